@@ -1,0 +1,56 @@
+import { openapi } from '@elysiajs/openapi'
+import { Elysia } from 'elysia'
+import type { AppContext } from './context'
+import docsPage from './http/docs.html' with { type: 'text' }
+import { errorResponse } from './http/error-handler'
+import { apiKeyRoutes } from './modules/api-keys/routes'
+import { healthRoutes } from './modules/health/routes'
+
+export const OPENAPI_PATH = '/api/v1/openapi.json'
+
+/** The whole HTTP API for one context. It does not listen: main.ts serves it, tests call `app.handle`. */
+export function createApp(ctx: AppContext) {
+  const startedAt = new WeakMap<Request, { id: string; at: number }>()
+  const app = new Elysia()
+    .onRequest(({ request, set }) => {
+      const id = request.headers.get('x-request-id')?.slice(0, 64) || crypto.randomUUID()
+      startedAt.set(request, { id, at: performance.now() })
+      set.headers['x-request-id'] = id
+    })
+    .onError({ as: 'global' }, (context) => {
+      const response = errorResponse(app, ctx.log, { ...context, requestId: startedAt.get(context.request)?.id } as Parameters<typeof errorResponse>[2])
+      context.set.status = response.status
+      return response
+    })
+    .onAfterResponse({ as: 'global' }, (context) => {
+      const started = startedAt.get(context.request)
+      const principal = (context as { principal?: { organizationId: number } }).principal
+      ctx.log.info({
+        requestId: started?.id,
+        method: context.request.method,
+        path: context.path,
+        status: Number(context.set.status ?? 200),
+        durationMs: started ? Math.round((performance.now() - started.at) * 100) / 100 : undefined,
+        orgId: principal?.organizationId,
+      }, 'request')
+    })
+    .use(openapi({
+      provider: null,
+      specPath: OPENAPI_PATH,
+      path: '/api/v1/openapi',
+      documentation: {
+        info: { title: 'Ringbase API', version: ctx.version, description: 'Self-hosted voice-agent platform' },
+        components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
+        security: [{ ApiKey: [] }],
+      },
+      exclude: { paths: ['/api/v1/docs', '/api/v1/openapi'] },
+    }))
+    .get('/api/v1/docs', () => new Response(docsPage, { headers: { 'content-type': 'text/html; charset=utf-8' } }), {
+      detail: { hide: true },
+    })
+    .use(healthRoutes(ctx))
+    .use(apiKeyRoutes(ctx))
+  return app
+}
+
+export type App = ReturnType<typeof createApp>

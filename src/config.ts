@@ -1,0 +1,82 @@
+import { resolve } from 'node:path'
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+
+export type Config = {
+  httpHost: string
+  httpPort: number
+  dataDir: string
+  publicUrl: string
+  logLevel: LogLevel
+  bootstrapApiKey: string | null
+  masterKey: string | null
+  maxUploadBytes: number
+}
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+export const DEFAULT_HTTP = '127.0.0.1:8000'
+export const DEFAULT_DATA_DIR = './data'
+export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024
+
+export type Flags = Record<string, string | true>
+
+/** `--name value`, `--name=value` and bare `--switch`; everything else is positional. */
+export function parseArgs(argv: string[]): { positional: string[]; flags: Flags } {
+  const positional: string[] = []
+  const flags: Flags = {}
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    if (!arg.startsWith('--')) {
+      positional.push(arg)
+      continue
+    }
+    const eq = arg.indexOf('=')
+    if (eq > 0) flags[arg.slice(2, eq)] = arg.slice(eq + 1)
+    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) flags[arg.slice(2)] = argv[++i]
+    else flags[arg.slice(2)] = true
+  }
+  return { positional, flags }
+}
+
+export function parseHostPort(value: string): { host: string; port: number } {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(value)
+  const port = match ? Number(match[2]) : NaN
+  if (!match || port < 0 || port > 65535) throw new ConfigError(`--http must be HOST:PORT, got '${value}'`)
+  return { host: match[1], port }
+}
+
+function flagString(flags: Flags, name: string): string | undefined {
+  const value = flags[name]
+  if (value === true) throw new ConfigError(`--${name} needs a value`)
+  return value
+}
+
+/** Flags override environment variables, which override defaults. No other file reads process.env. */
+export function loadConfig(flags: Flags, env: Record<string, string | undefined> = process.env): Config {
+  const http = flagString(flags, 'http') ?? env.RINGBASE_HTTP ?? DEFAULT_HTTP
+  const { host, port } = parseHostPort(http)
+  const dataDir = resolve(flagString(flags, 'dir') ?? env.RINGBASE_DIR ?? DEFAULT_DATA_DIR)
+  const publicUrl = (flagString(flags, 'public-url') ?? env.RINGBASE_PUBLIC_URL ?? `http://${host}:${port}`).replace(/\/+$/, '')
+  if (!/^https?:\/\/[^/]+/.test(publicUrl)) throw new ConfigError(`--public-url must be an http(s) URL, got '${publicUrl}'`)
+  const logLevel = (env.RINGBASE_LOG_LEVEL ?? 'info') as LogLevel
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`RINGBASE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`)
+  const bootstrapApiKey = env.RINGBASE_BOOTSTRAP_API_KEY || null
+  if (bootstrapApiKey !== null && bootstrapApiKey.length < 16) {
+    throw new ConfigError('RINGBASE_BOOTSTRAP_API_KEY must be at least 16 characters')
+  }
+  const maxUpload = flagString(flags, 'max-upload-bytes') ?? env.RINGBASE_MAX_UPLOAD_BYTES
+  const maxUploadBytes = maxUpload === undefined ? DEFAULT_MAX_UPLOAD_BYTES : Number(maxUpload)
+  if (!Number.isInteger(maxUploadBytes) || maxUploadBytes < 1) throw new ConfigError('--max-upload-bytes must be a positive integer')
+  return {
+    httpHost: host.replace(/^\[|\]$/g, ''),
+    httpPort: port,
+    dataDir,
+    publicUrl,
+    logLevel,
+    bootstrapApiKey,
+    masterKey: env.RINGBASE_MASTER_KEY || null,
+    maxUploadBytes,
+  }
+}

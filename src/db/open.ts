@@ -1,0 +1,39 @@
+import { Database } from 'bun:sqlite'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
+import { MIGRATIONS, type Migration } from '../../migrations/index'
+import * as schema from './schema'
+
+export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
+
+export type OpenedDb = { db: Db; sqlite: Database; applied: string[] }
+
+/** Opens (creating if needed) `<dataDir>/ringbase.db` with the pragmas every connection needs, then migrates. */
+export function openDatabase(dataDir: string, migrations: Migration[] = MIGRATIONS): OpenedDb {
+  mkdirSync(dataDir, { recursive: true })
+  const sqlite = new Database(join(dataDir, 'ringbase.db'), { create: true, strict: true })
+  // busy_timeout first: the other pragmas may already need to wait for a writer (e.g. `keys create` beside a server).
+  sqlite.run('PRAGMA busy_timeout = 5000')
+  sqlite.run('PRAGMA journal_mode = WAL')
+  sqlite.run('PRAGMA synchronous = NORMAL')
+  sqlite.run('PRAGMA foreign_keys = ON')
+  const applied = applyMigrations(sqlite, migrations)
+  return { db: drizzle(sqlite, { schema }) as Db, sqlite, applied }
+}
+
+/** Applies every pending migration, tracked by file name, all in one transaction. Returns the names applied. */
+export function applyMigrations(sqlite: Database, migrations: Migration[]): string[] {
+  sqlite.run('CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)')
+  const done = new Set(sqlite.query<{ name: string }, []>('SELECT name FROM _migrations').all().map((row) => row.name))
+  const pending = migrations.filter((migration) => !done.has(migration.name))
+  if (pending.length === 0) return []
+  const record = sqlite.prepare('INSERT INTO _migrations (name, applied_at) VALUES (?, ?)')
+  sqlite.transaction(() => {
+    for (const migration of pending) {
+      sqlite.run(migration.sql)
+      record.run(migration.name, new Date().toISOString())
+    }
+  }).immediate()
+  return pending.map((migration) => migration.name)
+}

@@ -1,0 +1,21 @@
+import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+
+export const organizations = sqliteTable('organizations', {
+  id: integer('id').primaryKey(),
+  name: text('name').notNull().unique(),
+  concurrentCallLimit: integer('concurrent_call_limit').notNull().default(10),
+  createdAt: text('created_at').notNull(),
+})
+
+export const apiKeys = sqliteTable('api_keys', {
+  id: integer('id').primaryKey(),
+  organizationId: integer('organization_id').notNull().references(() => organizations.id),
+  name: text('name').notNull(),
+  keyHash: text('key_hash').notNull().unique(),
+  keyPrefix: text('key_prefix').notNull(),
+  scope: text('scope', { enum: ['admin', 'trigger'] }).notNull().default('admin'),
+  isActive: integer('is_active', { mode: 'boolean' }).notNull().default(true),
+  createdAt: text('created_at').notNull(),
+  lastUsedAt: text('last_used_at'),
+  archivedAt: text('archived_at'),
+})

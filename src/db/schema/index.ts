@@ -1,0 +1,2 @@
+// The only place tables are declared: one file per domain, mirrored by the SQL files in migrations/.
+export * from './core'

@@ -1,0 +1,120 @@
+#!/usr/bin/env bun
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createApp, OPENAPI_PATH } from './app'
+import { ConfigError, loadConfig, parseArgs, type Flags } from './config'
+import { buildContext, VERSION, type AppContext } from './context'
+import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from './modules/api-keys/service'
+import { createLogger } from './log'
+
+const USAGE = `ringbase ${VERSION}: self-hosted voice-agent platform
+
+Usage:
+  ringbase serve [--http HOST:PORT] [--dir DATA_DIR] [--public-url URL]
+  ringbase migrate [--dir DATA_DIR]
+  ringbase keys create --org NAME [--name KEY_NAME] [--scope admin|trigger] [--dir DATA_DIR]
+  ringbase openapi
+  ringbase version
+`
+
+async function serve(flags: Flags): Promise<void> {
+  const config = loadConfig(flags)
+  const ctx = buildContext(config)
+  const bootstrapKey = bootstrapInstallation(ctx)
+  if (bootstrapKey) {
+    // The one time the key is ever shown: keep it on one clearly marked line, outside the JSON logger's redaction.
+    ctx.log.flush()
+    process.stdout.write(`\n=== RINGBASE BOOTSTRAP ADMIN API KEY (organization 'default', shown once): ${bootstrapKey.api_key} ===\n\n`)
+  }
+  const app = createApp(ctx)
+  const server = Bun.serve({ hostname: config.httpHost, port: config.httpPort, fetch: (request) => app.handle(request) })
+  ctx.log.info({ url: `http://${config.httpHost}:${server.port}`, dataDir: config.dataDir, version: VERSION }, 'listening')
+
+  let stopping = false
+  const shutdown = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    ctx.log.info({ signal }, 'shutting down')
+    await server.stop()
+    ctx.sqlite.close()
+    ctx.log.info('stopped')
+    ctx.log.flush()
+    process.exit(0)
+  }
+  process.on('SIGINT', () => void shutdown('SIGINT'))
+  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+}
+
+function withContext<T>(flags: Flags, run: (ctx: AppContext) => T): T {
+  const config = loadConfig(flags)
+  const ctx = buildContext(config, { log: createLogger('warn') })
+  try {
+    return run(ctx)
+  } finally {
+    ctx.sqlite.close()
+  }
+}
+
+function keysCreate(flags: Flags): void {
+  const org = flags.org
+  if (typeof org !== 'string' || org.trim() === '') throw new ConfigError('keys create needs --org NAME')
+  const scope = (flags.scope ?? 'admin') as ApiKeyScope
+  if (scope !== 'admin' && scope !== 'trigger') throw new ConfigError('--scope must be admin or trigger')
+  const name = typeof flags.name === 'string' ? flags.name : `${scope} key`
+  const created = withContext(flags, (ctx) =>
+    ctx.sqlite.transaction(() => createApiKey(ctx, ensureOrganization(ctx, org.trim()), name, scope)).immediate(),
+  )
+  process.stdout.write(`${created.api_key}\n`)
+}
+
+/** Builds the app on a throwaway data dir and prints the document it serves. */
+async function printOpenApi(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'ringbase-openapi-'))
+  try {
+    const ctx = buildContext(loadConfig({ dir: dataDir }, {}), { log: createLogger('silent') })
+    const response = await createApp(ctx).handle(new Request(`http://localhost${OPENAPI_PATH}`))
+    process.stdout.write(`${JSON.stringify(await response.json(), null, 2)}\n`)
+    ctx.sqlite.close()
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { positional, flags } = parseArgs(argv)
+  const [command, subcommand] = positional
+  switch (command) {
+    case 'serve':
+      await serve(flags)
+      return -1
+    case 'migrate':
+      withContext(flags, () => undefined)
+      process.stdout.write('migrations applied\n')
+      return 0
+    case 'keys':
+      if (subcommand !== 'create') break
+      keysCreate(flags)
+      return 0
+    case 'openapi':
+      await printOpenApi()
+      return 0
+    case 'version':
+      process.stdout.write(`${VERSION}\n`)
+      return 0
+    case undefined:
+    case 'help':
+      process.stdout.write(USAGE)
+      return 0
+  }
+  process.stderr.write(`unknown command: ${positional.join(' ')}\n\n${USAGE}`)
+  return 2
+}
+
+main(process.argv.slice(2)).then(
+  (code) => { if (code >= 0) process.exit(code) },
+  (error) => {
+    process.stderr.write(`ringbase: ${error instanceof ConfigError ? error.message : String(error?.message ?? error)}\n`)
+    process.exit(error instanceof ConfigError ? 2 : 1)
+  },
+)

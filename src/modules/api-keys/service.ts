@@ -1,0 +1,107 @@
+import { and, asc, eq, isNull } from 'drizzle-orm'
+import type { AppContext } from '../../context'
+import { apiKeys, organizations } from '../../db/schema'
+import { isoNow } from '../../lib/clock'
+import { digestsEqual, mintApiKey, sha256Hex } from '../../lib/keys'
+import { notFound } from '../../http/errors'
+
+export type ApiKeyScope = 'admin' | 'trigger'
+
+export type Principal = { organizationId: number; apiKeyId: number; scope: ApiKeyScope }
+
+export type ApiKeyView = {
+  id: number
+  name: string
+  key_prefix: string
+  scope: ApiKeyScope
+  is_active: boolean
+  created_at: string
+  last_used_at: string | null
+  archived_at: string | null
+}
+
+export type CreatedApiKey = { id: number; name: string; key_prefix: string; scope: ApiKeyScope; api_key: string; created_at: string }
+
+/** Only write last_used_at when it is this stale, so authenticated reads do not all turn into writes. */
+const LAST_USED_RESOLUTION_MS = 60_000
+
+export function ensureOrganization(ctx: AppContext, name: string): number {
+  const existing = ctx.db.select({ id: organizations.id }).from(organizations).where(eq(organizations.name, name)).get()
+  if (existing) return existing.id
+  return ctx.db.insert(organizations).values({ name, createdAt: isoNow(ctx.clock) }).returning({ id: organizations.id }).get().id
+}
+
+export function createApiKey(
+  ctx: AppContext,
+  organizationId: number,
+  name: string,
+  scope: ApiKeyScope = 'admin',
+  rawKey: string = mintApiKey(),
+): CreatedApiKey {
+  const createdAt = isoNow(ctx.clock)
+  const row = ctx.db
+    .insert(apiKeys)
+    .values({ organizationId, name, scope, keyHash: sha256Hex(rawKey), keyPrefix: rawKey.slice(0, 8), createdAt })
+    .returning({ id: apiKeys.id })
+    .get()
+  return { id: row.id, name, key_prefix: rawKey.slice(0, 8), scope, api_key: rawKey, created_at: createdAt }
+}
+
+/** Creates organization `default` and its first admin key on an empty installation; returns the key, or null if not empty. */
+export function bootstrapInstallation(ctx: AppContext): CreatedApiKey | null {
+  return ctx.sqlite.transaction(() => {
+    const anyOrganization = ctx.db.select({ id: organizations.id }).from(organizations).limit(1).get()
+    if (anyOrganization) return null
+    const organizationId = ensureOrganization(ctx, 'default')
+    return createApiKey(ctx, organizationId, 'bootstrap admin', 'admin', ctx.config.bootstrapApiKey ?? undefined)
+  }).immediate()
+}
+
+export function authenticateKey(ctx: AppContext, rawKey: string): Principal | null {
+  const hash = sha256Hex(rawKey)
+  const row = ctx.db
+    .select({ id: apiKeys.id, keyHash: apiKeys.keyHash, organizationId: apiKeys.organizationId, scope: apiKeys.scope, lastUsedAt: apiKeys.lastUsedAt })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.keyHash, hash), eq(apiKeys.isActive, true), isNull(apiKeys.archivedAt)))
+    .get()
+  if (!row || !digestsEqual(row.keyHash, hash)) return null
+  const now = ctx.clock.now()
+  if (row.lastUsedAt === null || now - Date.parse(row.lastUsedAt) >= LAST_USED_RESOLUTION_MS) {
+    ctx.db.update(apiKeys).set({ lastUsedAt: new Date(now).toISOString() }).where(eq(apiKeys.id, row.id)).run()
+  }
+  return { organizationId: row.organizationId, apiKeyId: row.id, scope: row.scope }
+}
+
+const viewColumns = {
+  id: apiKeys.id,
+  name: apiKeys.name,
+  key_prefix: apiKeys.keyPrefix,
+  scope: apiKeys.scope,
+  is_active: apiKeys.isActive,
+  created_at: apiKeys.createdAt,
+  last_used_at: apiKeys.lastUsedAt,
+  archived_at: apiKeys.archivedAt,
+}
+
+export function listApiKeys(ctx: AppContext, organizationId: number, includeArchived: boolean): ApiKeyView[] {
+  const scoped = eq(apiKeys.organizationId, organizationId)
+  return ctx.db
+    .select(viewColumns)
+    .from(apiKeys)
+    .where(includeArchived ? scoped : and(scoped, isNull(apiKeys.archivedAt)))
+    .orderBy(asc(apiKeys.id))
+    .all()
+}
+
+function setArchived(ctx: AppContext, organizationId: number, id: number, archived: boolean): void {
+  const updated = ctx.db
+    .update(apiKeys)
+    .set({ isActive: !archived, archivedAt: archived ? isoNow(ctx.clock) : null })
+    .where(and(eq(apiKeys.id, id), eq(apiKeys.organizationId, organizationId)))
+    .returning({ id: apiKeys.id })
+    .get()
+  if (!updated) throw notFound('API key not found')
+}
+
+export const archiveApiKey = (ctx: AppContext, organizationId: number, id: number) => setArchived(ctx, organizationId, id, true)
+export const reactivateApiKey = (ctx: AppContext, organizationId: number, id: number) => setArchived(ctx, organizationId, id, false)

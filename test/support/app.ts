@@ -1,0 +1,64 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import { createApp, type App } from '../../src/app'
+import { loadConfig, type Flags } from '../../src/config'
+import { buildContext, type AppContext } from '../../src/context'
+import { manualClock, type Clock } from '../../src/lib/clock'
+import { createLogger } from '../../src/log'
+import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from '../../src/modules/api-keys/service'
+
+export type TestApp = {
+  app: App
+  ctx: AppContext
+  dataDir: string
+  /** Admin key of organization `default`. */
+  adminKey: string
+  /** Every log line written so far, raw. */
+  logText(): string
+  request(method: string, path: string, options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<TestResponse>
+  newOrg(name: string, scope?: ApiKeyScope): { organizationId: number; key: string }
+  close(): void
+}
+
+export type TestResponse = { status: number; body: any; text: string; headers: Headers }
+
+/** A fresh app on its own temporary data dir, with a captured log and (by default) a manual clock. */
+export function createTestApp(options: { flags?: Flags; env?: Record<string, string>; clock?: Clock } = {}): TestApp {
+  const dataDir = mkdtempSync(join(tmpdir(), 'ringbase-test-'))
+  const config = loadConfig({ dir: dataDir, http: '127.0.0.1:8000', ...options.flags }, { RINGBASE_LOG_LEVEL: 'debug', ...options.env })
+  const logChunks: string[] = []
+  const sink = new Writable({ write(chunk, _encoding, done) { logChunks.push(String(chunk)); done() } })
+  const ctx = buildContext(config, { log: createLogger('debug', sink), clock: options.clock ?? manualClock(Date.parse('2026-01-05T10:00:00Z')) })
+  const adminKey = bootstrapInstallation(ctx)!.api_key
+  const app = createApp(ctx)
+  return {
+    app,
+    ctx,
+    dataDir,
+    adminKey,
+    logText: () => logChunks.join(''),
+    async request(method, path, { key = adminKey, body, rawBody, headers = {} } = {}) {
+      const init: RequestInit = { method, headers: { ...headers } }
+      if (key !== null) (init.headers as Record<string, string>)['x-api-key'] = key
+      if (body !== undefined || rawBody !== undefined) {
+        init.body = rawBody ?? JSON.stringify(body)
+        ;(init.headers as Record<string, string>)['content-type'] ??= 'application/json'
+      }
+      const response = await app.handle(new Request(`http://localhost${path}`, init))
+      const text = await response.text()
+      let parsed: unknown = undefined
+      try { parsed = JSON.parse(text) } catch { parsed = undefined }
+      return { status: response.status, body: parsed, text, headers: response.headers }
+    },
+    newOrg(name, scope = 'admin') {
+      const organizationId = ensureOrganization(ctx, name)
+      return { organizationId, key: createApiKey(ctx, organizationId, `${name} key`, scope).api_key }
+    },
+    close() {
+      ctx.sqlite.close()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
