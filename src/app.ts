@@ -45,7 +45,7 @@ export function createApp(ctx: AppContext) {
       },
       exclude: { paths: ['/api/v1/docs', '/api/v1/openapi'] },
     }))
-    .get('/api/v1/docs', () => new Response(docsPage, { headers: { 'content-type': 'text/html; charset=utf-8' } }), {
+    .get('/api/v1/docs', () => new Response(docsPage as unknown as string, { headers: { 'content-type': 'text/html; charset=utf-8' } }), {
       detail: { hide: true },
     })
     .use(healthRoutes(ctx))

@@ -54,7 +54,7 @@ describe('compiled binary', () => {
       const base = match[1]
       const health = await fetch(`${base}/api/v1/health`)
       expect(health.status).toBe(200)
-      expect((await health.json()).status).toBe('ok')
+      expect(((await health.json()) as { status: string }).status).toBe('ok')
 
       const keys = Bun.spawnSync([binary, 'keys', 'create', '--org', 'acme', '--scope', 'admin'], { cwd: workDir })
       expect(keys.exitCode).toBe(0)
@@ -62,7 +62,7 @@ describe('compiled binary', () => {
       expect(newKey).toMatch(/^rb_[A-Za-z0-9_-]{43}$/)
       const listed = await fetch(`${base}/api/v1/user/api-keys`, { headers: { 'x-api-key': newKey } })
       expect(listed.status).toBe(200)
-      expect((await listed.json())[0].name).toBe('admin key')
+      expect(((await listed.json()) as { name: string }[])[0].name).toBe('admin key')
       const bootstrapList = await fetch(`${base}/api/v1/user/api-keys`, { headers: { 'x-api-key': bootstrapKey! } })
       expect(bootstrapList.status).toBe(200)
     } finally {

@@ -190,7 +190,7 @@ export function checkValue(schema: TSchema, value: unknown, loc: Loc, mode: Inpu
     case 'Boolean': return checkBoolean(value, loc, mode)
     case 'Array': return checkArray(schema, value, loc, mode)
     case 'Union': return checkUnion(schema, value, loc, mode)
-    case 'Literal': return checkUnion({ [Kind]: 'Union', anyOf: [schema] } as TSchema, value, loc, mode)
+    case 'Literal': return checkUnion({ [Kind]: 'Union', anyOf: [schema] } as unknown as TSchema, value, loc, mode)
     case 'Null': return value === null ? [] : [{ type: 'none_required', loc, msg: 'Input should be None', input: value }]
     case 'Record': return isPlainObject(value) ? [] : [{ type: 'dict_type', loc, msg: 'Input should be a valid dictionary', input: value }]
     default: return []
