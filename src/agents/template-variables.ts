@@ -1,0 +1,136 @@
+import { isPlainObject, type WorkflowDefinition } from './definition'
+
+/**
+ * `{{ path }}` placeholders in prompts, greetings and transition speech: `{{ path | default }}` and the older
+ * `{{ path | fallback:default }}` give a default, which makes the variable optional.
+ */
+const PLACEHOLDER = /\{\{\s*([^|\s}]+)(?:\s*\|\s*([^:}]+)(?::([^}]+))?)?\s*\}\}/g
+
+/** Filled in by the platform for every call, never expected from contact data. */
+const SYSTEM_VARIABLES = new Set(['campaign_id', 'provider', 'source_uuid'])
+
+const PROMPTED_NODE_TYPES = new Set(['startCall', 'agentNode', 'endCall', 'globalNode'])
+
+type Placeholder = { path: string; fallback: string | undefined }
+
+// Like Python's str.title(): the first letter of each run of letters upper-cased, the rest lower-cased.
+const titleCase = (text: string) =>
+  text.toLowerCase().replace(/(^|[^\p{L}])(\p{L})/gu, (_, before: string, letter: string) => before + letter.toUpperCase())
+
+function toPlaceholder(path: string, filter: string | undefined, argument: string | undefined): Placeholder {
+  const name = filter?.trim()
+  const value = argument?.trim()
+  if (name === undefined) return { path, fallback: undefined }
+  if (name === 'fallback') return { path, fallback: value ?? titleCase(path) }
+  // Not a filter we know: the whole text after `|` is the default, so `{{ time | 10:30 }}` means "10:30".
+  return { path, fallback: value === undefined ? name : `${name}:${value}` }
+}
+
+const placeholdersIn = (text: string): Placeholder[] =>
+  [...text.matchAll(PLACEHOLDER)].map(([, path, filter, argument]) => toPlaceholder(path, filter, argument))
+
+/** `current_time`, `current_weekday`, and both with `_<IANA zone>` appended; undefined for any other name. */
+function clockVariable(name: string): ((now: Date) => string) | undefined {
+  const match = /^current_(time|weekday)(?:_(.+))?$/i.exec(name)
+  if (!match) return undefined
+  const [, kind, zone = 'UTC'] = match
+  let format: Intl.DateTimeFormat
+  try {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+      weekday: 'long',
+    })
+  } catch {
+    return undefined
+  }
+  return (now) => {
+    const part = Object.fromEntries(format.formatToParts(now).map(({ type, value }) => [type, value]))
+    if (kind.toLowerCase() === 'weekday') return part.weekday
+    return `${part.year}-${part.month}-${part.day} ${part.hour}:${part.minute} ${format.resolvedOptions().timeZone}`
+  }
+}
+
+function templateTexts(definition: WorkflowDefinition): string[] {
+  const texts: unknown[] = []
+  for (const node of definition.nodes) {
+    if (PROMPTED_NODE_TYPES.has(node.type)) texts.push(node.data.prompt)
+    if (node.type === 'startCall') texts.push(node.data.greeting)
+  }
+  for (const edge of definition.edges) texts.push(edge.data.transition_speech)
+  return texts.filter((text): text is string => typeof text === 'string')
+}
+
+/** Placeholders whose value must come from the call context: not nested paths, clock variables or system variables. */
+function contextPlaceholders(definition: WorkflowDefinition): Placeholder[] {
+  return templateTexts(definition)
+    .flatMap(placeholdersIn)
+    .filter(({ path }) => !path.includes('.') && !SYSTEM_VARIABLES.has(path.toLowerCase()) && !clockVariable(path))
+}
+
+/**
+ * Variables a campaign's contact data must supply: sorted, lowercased, unique. Compare them with lowercased CSV headers
+ * (lookups in `renderTemplate` ignore case too, so `{{FirstName}}` is filled from a `firstname` column).
+ */
+export function requiredTemplateVariables(definition: WorkflowDefinition): string[] {
+  const names = contextPlaceholders(definition)
+    .filter(({ fallback }) => fallback === undefined)
+    .map(({ path }) => path.toLowerCase())
+  return [...new Set(names)].sort()
+}
+
+/**
+ * The agent's `template_context_variables`: every variable it reads from the call context (lowercased, sorted) mapped to
+ * the default its placeholder gives, or "" when it has none; i.e. a sample `initial_context` to fill in. The reference
+ * stores a free-form object its editor sets; we derive it from the definition so it never disagrees with the prompts.
+ */
+export function templateContextVariables(definition: WorkflowDefinition): Record<string, string> {
+  const defaults = new Map<string, string>()
+  for (const { path, fallback } of contextPlaceholders(definition)) {
+    const name = path.toLowerCase()
+    // The first placeholder that gives a default decides it.
+    if (!defaults.get(name)) defaults.set(name, fallback ?? '')
+  }
+  return Object.fromEntries([...defaults].sort(([a], [b]) => (a < b ? -1 : 1)))
+}
+
+const NOT_FOUND = Symbol('not found')
+
+/** Follows a dotted path through objects and arrays; an exact key wins, otherwise keys match ignoring case. */
+function lookUp(context: unknown, path: string): unknown {
+  let current = context
+  for (const segment of path.split('.')) {
+    if (Array.isArray(current) && /^\d+$/.test(segment) && Number(segment) < current.length) {
+      current = current[Number(segment)]
+      continue
+    }
+    if (!isPlainObject(current)) return NOT_FOUND
+    const lowered = segment.toLowerCase()
+    const key = Object.hasOwn(current, segment) ? segment : Object.keys(current).find((candidate) => candidate.toLowerCase() === lowered)
+    if (key === undefined) return NOT_FOUND
+    current = current[key]
+  }
+  return current
+}
+
+const INITIAL_CONTEXT_PREFIX = 'initial_context.'
+
+/**
+ * Fills every placeholder of `text` from `context` (a run's initial context). A missing, null or empty value gives the
+ * placeholder's default, or "" without one; objects and arrays are written as JSON; clock variables use `now`.
+ */
+export function renderTemplate(text: string, context: Record<string, unknown>, now: Date = new Date()): string {
+  return text.replace(PLACEHOLDER, (_, rawPath: string, filter?: string, argument?: string) => {
+    const { path, fallback } = toPlaceholder(rawPath, filter, argument)
+    let value = lookUp(context, path)
+    if (value === NOT_FOUND && path.startsWith(INITIAL_CONTEXT_PREFIX)) value = lookUp(context, path.slice(INITIAL_CONTEXT_PREFIX.length))
+    if (value === NOT_FOUND) value = clockVariable(path)?.(now) ?? NOT_FOUND
+    if (value === NOT_FOUND || value === null || value === undefined || value === '') return fallback ?? ''
+    return typeof value === 'object' ? JSON.stringify(value) : String(value)
+  })
+}
