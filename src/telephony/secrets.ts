@@ -1,0 +1,149 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { PROVIDERS, sensitivePaths, type Credentials, type ProviderName } from './providers'
+
+const KEY_BYTES = 32
+const IV_BYTES = 12
+const TAG_BYTES = 16
+const SEALED_PREFIX = 'v1:'
+const MASTER_KEY_FILE = 'master.key'
+
+/** Accepts 64 hex characters or the base64 (standard or URL-safe, padding optional) of 32 bytes. */
+function parseMasterKey(text: string, origin: string): Buffer {
+  const value = text.trim()
+  if (/^[0-9a-fA-F]{64}$/.test(value)) return Buffer.from(value, 'hex')
+  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(value)) {
+    const decoded = Buffer.from(value, 'base64')
+    if (decoded.length === KEY_BYTES) return decoded
+  }
+  throw new Error(`${origin} must be 64 hex characters or the base64 of 32 bytes (generate one with: openssl rand -hex 32)`)
+}
+
+/**
+ * The key that encrypts provider secrets at rest: `RINGBASE_MASTER_KEY` when set (`env`, empty counts as unset),
+ * otherwise `<dataDir>/master.key`, created with mode 0600 on first use and reused afterwards.
+ */
+export function loadMasterKey(options: { env: string | undefined; dataDir: string }): Buffer {
+  if (options.env !== undefined && options.env.trim() !== '') return parseMasterKey(options.env, 'RINGBASE_MASTER_KEY')
+
+  const keyPath = join(options.dataDir, MASTER_KEY_FILE)
+  try {
+    return parseMasterKey(readFileSync(keyPath, 'utf8'), keyPath)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+
+  // Written under a temporary name and linked into place, so a crash never leaves a half-written key
+  // and two processes starting together end up with the same key.
+  mkdirSync(options.dataDir, { recursive: true })
+  const temporaryPath = `${keyPath}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  writeFileSync(temporaryPath, `${randomBytes(KEY_BYTES).toString('hex')}\n`, { mode: 0o600, flag: 'wx' })
+  try {
+    linkSync(temporaryPath, keyPath)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  } finally {
+    unlinkSync(temporaryPath)
+  }
+  return parseMasterKey(readFileSync(keyPath, 'utf8'), keyPath)
+}
+
+/** AES-256-GCM with a random IV: `v1:<iv>:<tag>:<ciphertext>`, each part base64. */
+export function encryptSecret(key: Buffer, plain: string): string {
+  const iv = randomBytes(IV_BYTES)
+  const cipher = createCipheriv('aes-256-gcm', key, iv)
+  const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()])
+  return `${SEALED_PREFIX}${iv.toString('base64')}:${cipher.getAuthTag().toString('base64')}:${ciphertext.toString('base64')}`
+}
+
+/** Inverse of `encryptSecret`; throws when the value is not sealed, was altered, or was sealed with another key. */
+export function decryptSecret(key: Buffer, stored: string): string {
+  const parts = stored.startsWith(SEALED_PREFIX) ? stored.slice(SEALED_PREFIX.length).split(':') : []
+  if (parts.length !== 3) throw new Error('Stored secret is not in the v1 sealed format')
+  const [iv, tag, ciphertext] = parts.map((part) => Buffer.from(part, 'base64'))
+  // A short tag would be accepted by the decipher and weaken the integrity check.
+  if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw new Error('Stored secret is not in the v1 sealed format')
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, iv)
+    decipher.setAuthTag(tag)
+    return Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8')
+  } catch {
+    throw new Error('Stored secret cannot be decrypted: wrong master key or altered data')
+  }
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+function getPath(source: Record<string, unknown>, dottedPath: string): unknown {
+  let current: unknown = source
+  for (const segment of dottedPath.split('.')) {
+    if (!isPlainObject(current)) return undefined
+    current = current[segment]
+  }
+  return current
+}
+
+/** Sets a value whose parent objects already exist; `target` must be a deep copy the caller owns. */
+function setPath(target: Record<string, unknown>, dottedPath: string, value: unknown): void {
+  const parentSegments = dottedPath.split('.')
+  const last = parentSegments.pop()!
+  const parent = parentSegments.length === 0 ? target : getPath(target, parentSegments.join('.'))
+  if (isPlainObject(parent)) parent[last] = value
+}
+
+/** Copies `credentials` and replaces every non-empty string at a sensitive path with `transform(value)`. */
+function mapSensitive(provider: ProviderName, credentials: Credentials, transform: (value: string) => string): Credentials {
+  const copy = structuredClone(credentials)
+  for (const path of sensitivePaths(provider)) {
+    const value = getPath(copy, path)
+    if (typeof value === 'string' && value !== '') setPath(copy, path, transform(value))
+  }
+  return copy
+}
+
+/** Credentials with every sensitive value encrypted, ready to be written to the database. */
+export function sealCredentials(key: Buffer, provider: ProviderName, credentials: Credentials): Credentials {
+  return mapSensitive(provider, credentials, (value) => encryptSecret(key, value))
+}
+
+/** Inverse of `sealCredentials`. */
+export function openCredentials(key: Buffer, provider: ProviderName, sealed: Credentials): Credentials {
+  return mapSensitive(provider, sealed, (value) => decryptSecret(key, value))
+}
+
+/** Every character but the last four becomes `*` (same length); four or fewer are all `*`; null and "" are kept. */
+export function maskSecret(value: string): string
+export function maskSecret(value: string | null | undefined): string | null | undefined
+export function maskSecret(value: string | null | undefined): string | null | undefined {
+  if (!value) return value
+  const characters = [...value]
+  const hiddenCount = characters.length > 4 ? characters.length - 4 : characters.length
+  return '*'.repeat(hiddenCount) + characters.slice(hiddenCount).join('')
+}
+
+/** Decrypted credentials as shown in a response: sensitive values masked, hidden server-managed fields left out. */
+export function maskCredentials(provider: ProviderName, credentials: Credentials): Credentials {
+  const masked = mapSensitive(provider, credentials, maskSecret)
+  for (const field of PROVIDERS[provider].serverManaged) {
+    if (!field.shownInResponse) delete masked[field.name]
+  }
+  return masked
+}
+
+/**
+ * Lets a client send back what it was shown: an incoming sensitive value that exactly equals the mask of
+ * the stored value is replaced by the stored value. Any other value, a mask of another length included,
+ * is a new secret.
+ */
+export function preserveMasked(provider: ProviderName, incoming: Credentials, stored: Credentials): Credentials {
+  const resolved = structuredClone(incoming)
+  for (const path of sensitivePaths(provider)) {
+    const incomingValue = getPath(resolved, path)
+    const storedValue = getPath(stored, path)
+    if (typeof incomingValue !== 'string' || incomingValue === '' || typeof storedValue !== 'string') continue
+    if (incomingValue === maskSecret(storedValue)) setPath(resolved, path, storedValue)
+  }
+  return resolved
+}
