@@ -1,0 +1,260 @@
+import { AriError, ariBaseUrl, basicAuthorization, createAriRest } from './rest'
+import type { AriConnectionSettings, AriEvent, AriLogger } from './types'
+
+export type AriEventsState = 'connecting' | 'connected' | 'backoff' | 'stopped'
+
+/** auth: ARI refused the credentials; network: unreachable, dropped or silent; protocol: ARI answered unexpectedly. */
+export type AriFailure = { kind: 'auth' | 'network' | 'protocol'; message: string }
+
+export type AriEventHandlers = {
+  onEvent(event: AriEvent): void
+  /** After every (re)connect. Asterisk does not replay missed events: reconcile live calls over REST here. */
+  onConnected?(): void | Promise<void>
+  onFailure?(failure: AriFailure): void
+}
+
+export type BackoffPolicy = { baseMs: number; capMs: number }
+
+export type AriEventsOptions = {
+  backoff?: BackoffPolicy
+  /** A connection that stayed up this long resets the backoff. */
+  stableAfterMs?: number
+  pingIntervalMs?: number
+  /** No message and no pong for this long: the connection is dead. */
+  silenceTimeoutMs?: number
+  /** Limit for the preflight request and for the websocket upgrade. */
+  connectTimeoutMs?: number
+  /** Source of jitter in [0, 1). */
+  random?: () => number
+  fetch?: typeof fetch
+  logger?: AriLogger
+}
+
+export type AriEvents = {
+  readonly state: AriEventsState
+  /** Connects and keeps reconnecting until stop(); a no-op while already running. */
+  start(): void
+  /** Closes the socket and never reconnects; resolves once the socket is closed. */
+  stop(): Promise<void>
+}
+
+const DEFAULTS = {
+  backoff: { baseMs: 500, capMs: 30_000 },
+  stableAfterMs: 30_000,
+  pingIntervalMs: 10_000,
+  silenceTimeoutMs: 25_000,
+  connectTimeoutMs: 10_000,
+}
+
+/** How long a stop() waits for the server's close frame before dropping the socket. */
+const CLOSE_GRACE_MS = 1_000
+
+/** Capped exponential backoff with full jitter: uniform in [0, min(cap, base·2^failures)). */
+export function backoffDelayMs(consecutiveFailures: number, policy: BackoffPolicy, random: () => number = Math.random): number {
+  const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** consecutiveFailures)
+  return Math.floor(random() * ceiling)
+}
+
+/** `ws(s)://host[/prefix]/ari/events?app=…&subscribeAll=true`; credentials go in a header, never in the URL. */
+export function ariEventsUrl(settings: AriConnectionSettings): string {
+  const url = new URL(`${ariBaseUrl(settings.endpoint)}/events`)
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:'
+  url.searchParams.set('app', settings.app)
+  url.searchParams.set('subscribeAll', 'true')
+  return url.toString()
+}
+
+export function createAriEvents(
+  settings: AriConnectionSettings,
+  handlers: AriEventHandlers,
+  opts: AriEventsOptions = {},
+): AriEvents {
+  const backoff = opts.backoff ?? DEFAULTS.backoff
+  const stableAfterMs = opts.stableAfterMs ?? DEFAULTS.stableAfterMs
+  const pingIntervalMs = opts.pingIntervalMs ?? DEFAULTS.pingIntervalMs
+  const silenceTimeoutMs = opts.silenceTimeoutMs ?? DEFAULTS.silenceTimeoutMs
+  const connectTimeoutMs = opts.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs
+  const random = opts.random ?? Math.random
+  const log = opts.logger
+  const rest = createAriRest(settings, { fetch: opts.fetch, timeoutMs: connectTimeoutMs })
+  const url = ariEventsUrl(settings)
+  const logContext = { app: settings.app, url }
+
+  let state: AriEventsState = 'stopped'
+  let consecutiveFailures = 0
+  /** Bumped by start() and stop(): callbacks of an older run find it changed and do nothing. */
+  let run = 0
+  let retryTimer: ReturnType<typeof setTimeout> | undefined
+  let openSocket: { socket: WebSocket; closed: Promise<void> } | undefined
+
+  function start() {
+    if (state !== 'stopped') return
+    run += 1
+    void connect(run)
+  }
+
+  async function stop() {
+    run += 1
+    state = 'stopped'
+    clearTimeout(retryTimer)
+    const current = openSocket
+    openSocket = undefined
+    if (!current) return
+    current.socket.close(1000, 'client stopping')
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => { current.socket.terminate(); resolve() }, CLOSE_GRACE_MS)
+      void current.closed.then(() => { clearTimeout(timer); resolve() })
+    })
+  }
+
+  async function connect(thisRun: number) {
+    state = 'connecting'
+    const preflightFailure = await preflight()
+    if (thisRun !== run) return
+    if (preflightFailure) return retryAfter(preflightFailure, thisRun)
+    openWebSocket(thisRun)
+  }
+
+  /**
+   * A websocket upgrade refused with 401 reaches a WebSocket client only as a generic error, so credentials
+   * and reachability are checked over REST first.
+   */
+  async function preflight(): Promise<AriFailure | undefined> {
+    try {
+      await rest.ping()
+      return undefined
+    } catch (error) {
+      if (error instanceof AriError) return failureFromStatus(error.status, error.message)
+      return { kind: 'protocol', message: `unexpected answer to GET /asterisk/ping: ${String(error)}` }
+    }
+  }
+
+  function openWebSocket(thisRun: number) {
+    const socket = new WebSocket(url, { headers: { authorization: basicAuthorization(settings) } })
+    let markClosed!: () => void
+    openSocket = { socket, closed: new Promise<void>((resolve) => { markClosed = resolve }) }
+    let openedAt: number | undefined
+    let lastTrafficAt = performance.now()
+    let errorMessage: string | undefined
+    let heartbeat: ReturnType<typeof setInterval> | undefined
+    let finished = false
+
+    const connectTimer = setTimeout(() => {
+      finish({ kind: 'network', message: `websocket not open after ${connectTimeoutMs} ms` })
+    }, connectTimeoutMs)
+
+    /** Ends this socket once, whatever ended it, and schedules the next attempt unless stop() came first. */
+    const finish = (failure: AriFailure) => {
+      if (finished) return
+      finished = true
+      clearTimeout(connectTimer)
+      clearInterval(heartbeat)
+      if (socket.readyState !== WebSocket.CLOSED) socket.terminate()
+      if (openSocket?.socket === socket) openSocket = undefined
+      if (thisRun !== run) return
+      if (openedAt !== undefined && performance.now() - openedAt >= stableAfterMs) consecutiveFailures = 0
+      retryAfter(failure, thisRun)
+    }
+
+    socket.addEventListener('open', () => {
+      if (thisRun !== run) return
+      openedAt = performance.now()
+      lastTrafficAt = openedAt
+      clearTimeout(connectTimer)
+      state = 'connected'
+      log?.info(logContext, 'ARI events connected')
+      heartbeat = setInterval(() => {
+        const silentForMs = performance.now() - lastTrafficAt
+        if (silentForMs >= silenceTimeoutMs) {
+          finish({ kind: 'network', message: `no message or pong for ${Math.round(silentForMs)} ms` })
+        } else {
+          socket.ping()
+        }
+      }, pingIntervalMs)
+      void runHandler('onConnected', () => handlers.onConnected?.())
+    })
+    socket.addEventListener('pong', () => { lastTrafficAt = performance.now() })
+    socket.addEventListener('message', (message) => {
+      lastTrafficAt = performance.now()
+      if (thisRun === run) deliver(message.data)
+    })
+    socket.addEventListener('error', (event) => { errorMessage = (event as ErrorEvent).message })
+    socket.addEventListener('close', (event) => {
+      markClosed()
+      finish(openedAt === undefined
+        ? failureFromUpgradeError(errorMessage)
+        : { kind: 'network', message: `websocket closed (code ${event.code}${event.reason ? `: ${event.reason}` : ''})` })
+    })
+  }
+
+  function deliver(data: unknown) {
+    const event = parseEvent(data)
+    if (!event) {
+      const what = typeof data === 'string' ? `${data.length} chars` : 'binary'
+      report({ kind: 'protocol', message: `ignored a websocket message that is not an ARI event (${what})` })
+      return
+    }
+    log?.debug({ app: settings.app, type: event.type }, 'ARI event')
+    if (event.type === 'ApplicationReplaced') {
+      report({
+        kind: 'protocol',
+        message: `another websocket registered app "${settings.app}"; its events no longer come to this connection`,
+      })
+    }
+    void runHandler('onEvent', () => handlers.onEvent(event))
+  }
+
+  function retryAfter(failure: AriFailure, thisRun: number) {
+    const delayMs = backoffDelayMs(consecutiveFailures, backoff, random)
+    consecutiveFailures += 1
+    state = 'backoff'
+    report(failure, delayMs)
+    retryTimer = setTimeout(() => { if (thisRun === run) void connect(thisRun) }, delayMs)
+  }
+
+  function report(failure: AriFailure, retryInMs?: number) {
+    const fields = { ...logContext, kind: failure.kind, reason: failure.message, retryInMs }
+    if (failure.kind === 'network') log?.warn(fields, 'ARI events connection failed')
+    else log?.error(fields, 'ARI events connection problem')
+    void runHandler('onFailure', () => handlers.onFailure?.(failure))
+  }
+
+  /** A throwing handler must not take the connection down with it. */
+  async function runHandler(name: keyof AriEventHandlers, call: () => void | Promise<void>) {
+    try {
+      await call()
+    } catch (error) {
+      log?.error({ ...logContext, handler: name, err: error }, 'ARI events handler failed')
+    }
+  }
+
+  return {
+    get state() { return state },
+    start,
+    stop,
+  }
+}
+
+function failureFromStatus(status: number | null, message: string): AriFailure {
+  if (status === 401 || status === 403) return { kind: 'auth', message: `ARI refused the credentials (HTTP ${status}: ${message})` }
+  if (status === null || status >= 500) return { kind: 'network', message: `ARI unreachable: ${message}` }
+  return { kind: 'protocol', message: `ARI answered HTTP ${status}: ${message}` }
+}
+
+/** Bun words a refused upgrade as "… Expected 101 status code: 401"; the status is the best clue there is. */
+function failureFromUpgradeError(errorMessage: string | undefined): AriFailure {
+  const status = errorMessage?.match(/Expected 101 status code: (\d{3})/)?.[1]
+  if (status) return failureFromStatus(Number(status), 'websocket upgrade refused')
+  return { kind: 'network', message: `websocket did not open${errorMessage ? `: ${errorMessage}` : ''}` }
+}
+
+function parseEvent(data: unknown): AriEvent | undefined {
+  if (typeof data !== 'string') return undefined
+  try {
+    const parsed: unknown = JSON.parse(data)
+    const isEvent = typeof parsed === 'object' && parsed !== null && typeof (parsed as { type?: unknown }).type === 'string'
+    return isEvent ? (parsed as AriEvent) : undefined
+  } catch {
+    return undefined
+  }
+}

@@ -1,0 +1,221 @@
+import type {
+  AriConnectionSettings, AsteriskInfo, AsteriskPing, Bridge, Channel, LiveRecording,
+} from './types'
+
+/**
+ * A failed ARI request. `status` is the HTTP status, or null when no response came (refused, DNS, timeout).
+ * `message` is Asterisk's own (`{"message": …}` or, for some 500s, `{"error": …}`); never a credential.
+ */
+export class AriError extends Error {
+  override readonly name = 'AriError'
+
+  constructor(
+    readonly status: number | null,
+    message: string,
+    /** e.g. `DELETE /channels/{id}` with the real id: safe to log. */
+    readonly operation: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options)
+  }
+}
+
+export type AriRestOptions = {
+  fetch?: typeof fetch
+  /** Time allowed until the response headers arrive. */
+  timeoutMs?: number
+}
+
+export type OriginateParams = {
+  /** Chosen by us so events that race the response can be correlated (the `;2` Local half gets `<id>;2`). */
+  channelId: string
+  /** Dial string, e.g. `PJSIP/1001` or `Local/100@test`. */
+  endpoint: string
+  /** Asterisk splits appArgs on commas, so each element must be comma-free. */
+  appArgs?: string[]
+  /** e.g. `"Sales" <+15551000>` */
+  callerId?: string
+  /** Seconds to wait for an answer; ARI's default is 30. */
+  timeoutSeconds?: number
+  variables?: Record<string, string>
+  otherChannelId?: string
+}
+
+export type ExternalMediaParams = {
+  channelId: string
+  format: string
+  externalHost?: string
+  encapsulation?: 'rtp' | 'audiosocket' | 'none'
+  transport?: 'udp' | 'tcp' | 'websocket'
+  connectionType?: 'client' | 'server'
+  direction?: 'both'
+  data?: string
+  transportData?: string
+  variables?: Record<string, string>
+}
+
+export type RecordBridgeParams = {
+  name: string
+  format: string
+  maxDurationSeconds?: number
+  maxSilenceSeconds?: number
+  ifExists?: 'fail' | 'overwrite' | 'append'
+  beep?: boolean
+  terminateOn?: 'none' | 'any' | '*' | '#'
+}
+
+export type AriRest = {
+  /** POST /channels with our channelId, into the settings' Stasis app. */
+  originate(params: OriginateParams): Promise<Channel>
+  /** DELETE /channels/{id}; a channel that is already gone throws AriError with status 404. */
+  hangup(channelId: string, reasonCode?: number): Promise<void>
+  answer(channelId: string): Promise<void>
+  getChannel(channelId: string): Promise<Channel>
+  /** Every channel Asterisk has (both halves of Local pairs), for reconciliation after a reconnect. */
+  listChannels(): Promise<Channel[]>
+  createBridge(params?: { bridgeId?: string; name?: string }): Promise<Bridge>
+  addChannelToBridge(bridgeId: string, channelIds: readonly string[]): Promise<void>
+  destroyBridge(bridgeId: string): Promise<void>
+  externalMedia(params: ExternalMediaParams): Promise<Channel>
+  recordBridge(bridgeId: string, params: RecordBridgeParams): Promise<LiveRecording>
+  /** The unread response: stream its body (e.g. `Bun.write(path, response)`) rather than buffering a long call. */
+  getStoredRecordingFile(recordingName: string): Promise<Response>
+  deleteStoredRecording(recordingName: string): Promise<void>
+  /** GET /asterisk/ping: cheap, checks reachability and credentials. */
+  ping(): Promise<AsteriskPing>
+  asteriskInfo(): Promise<AsteriskInfo>
+}
+
+type QueryValue = string | number | boolean | undefined
+
+const DEFAULT_TIMEOUT_MS = 10_000
+
+/** `http://h:8088`, `http://h:8088/`, `http://h:8088/ari/` → `http://h:8088/ari` (a path prefix is kept). */
+export function ariBaseUrl(endpoint: string): string {
+  const url = new URL(endpoint)
+  url.username = ''
+  url.password = ''
+  url.search = ''
+  url.hash = ''
+  const path = url.pathname.replace(/\/+$/, '').replace(/\/ari$/, '')
+  return `${url.origin}${path}/ari`
+}
+
+export function basicAuthorization(settings: AriConnectionSettings): string {
+  return `Basic ${Buffer.from(`${settings.username}:${settings.password}`, 'utf8').toString('base64')}`
+}
+
+export function createAriRest(settings: AriConnectionSettings, opts: AriRestOptions = {}): AriRest {
+  const baseUrl = ariBaseUrl(settings.endpoint)
+  const authorization = basicAuthorization(settings)
+  const fetchImpl = opts.fetch ?? fetch
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS
+
+  async function request(method: string, path: string, query: Record<string, QueryValue> = {}, body?: unknown) {
+    const url = new URL(baseUrl + path)
+    for (const [name, value] of Object.entries(query)) {
+      if (value !== undefined) url.searchParams.set(name, String(value))
+    }
+    const operation = `${method} ${path}`
+    const headers: Record<string, string> = { authorization, accept: 'application/json' }
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    const abort = new AbortController()
+    const timer = setTimeout(() => abort.abort(), timeoutMs)
+    let response: Response
+    try {
+      response = await fetchImpl(url, {
+        method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: abort.signal,
+      })
+    } catch (cause) {
+      const message = abort.signal.aborted ? `no response within ${timeoutMs} ms` : describeCause(cause)
+      throw new AriError(null, message, operation, { cause })
+    } finally {
+      clearTimeout(timer)
+    }
+    if (!response.ok) throw new AriError(response.status, await errorMessage(response), operation)
+    return response
+  }
+
+  async function json<T>(method: string, path: string, query?: Record<string, QueryValue>, body?: unknown) {
+    const response = await request(method, path, query, body)
+    return (await response.json()) as T
+  }
+
+  async function noContent(method: string, path: string, query?: Record<string, QueryValue>) {
+    const response = await request(method, path, query)
+    await response.body?.cancel()
+  }
+
+  const variablesBody = (variables?: Record<string, string>) => (variables ? { variables } : undefined)
+  const segment = encodeURIComponent
+
+  return {
+    originate: (params) =>
+      json<Channel>('POST', '/channels', {
+        endpoint: params.endpoint,
+        app: settings.app,
+        appArgs: params.appArgs?.join(','),
+        callerId: params.callerId,
+        timeout: params.timeoutSeconds,
+        channelId: params.channelId,
+        otherChannelId: params.otherChannelId,
+      }, variablesBody(params.variables)),
+    hangup: (channelId, reasonCode) =>
+      noContent('DELETE', `/channels/${segment(channelId)}`, { reason_code: reasonCode }),
+    answer: (channelId) => noContent('POST', `/channels/${segment(channelId)}/answer`),
+    getChannel: (channelId) => json<Channel>('GET', `/channels/${segment(channelId)}`),
+    listChannels: () => json<Channel[]>('GET', '/channels'),
+    createBridge: (params = {}) =>
+      json<Bridge>('POST', '/bridges', { type: 'mixing', bridgeId: params.bridgeId, name: params.name }),
+    addChannelToBridge: (bridgeId, channelIds) =>
+      noContent('POST', `/bridges/${segment(bridgeId)}/addChannel`, { channel: channelIds.join(',') }),
+    destroyBridge: (bridgeId) => noContent('DELETE', `/bridges/${segment(bridgeId)}`),
+    externalMedia: (params) =>
+      json<Channel>('POST', '/channels/externalMedia', {
+        channelId: params.channelId,
+        app: settings.app,
+        external_host: params.externalHost,
+        encapsulation: params.encapsulation,
+        transport: params.transport,
+        connection_type: params.connectionType,
+        format: params.format,
+        direction: params.direction,
+        data: params.data,
+        transport_data: params.transportData,
+      }, variablesBody(params.variables)),
+    recordBridge: (bridgeId, params) =>
+      json<LiveRecording>('POST', `/bridges/${segment(bridgeId)}/record`, {
+        name: params.name,
+        format: params.format,
+        maxDurationSeconds: params.maxDurationSeconds,
+        maxSilenceSeconds: params.maxSilenceSeconds,
+        ifExists: params.ifExists,
+        beep: params.beep,
+        terminateOn: params.terminateOn,
+      }),
+    getStoredRecordingFile: (recordingName) => request('GET', `/recordings/stored/${segment(recordingName)}/file`),
+    deleteStoredRecording: (recordingName) => noContent('DELETE', `/recordings/stored/${segment(recordingName)}`),
+    ping: () => json<AsteriskPing>('GET', '/asterisk/ping'),
+    asteriskInfo: () => json<AsteriskInfo>('GET', '/asterisk/info'),
+  }
+}
+
+/** Asterisk answers errors as `{"message": …}`, except e.g. an unknown channel technology: 500 `{"error": …}`. */
+async function errorMessage(response: Response): Promise<string> {
+  const text = await response.text().catch(() => '')
+  try {
+    const body: unknown = JSON.parse(text)
+    if (typeof body === 'object' && body !== null) {
+      const { message, error } = body as { message?: unknown; error?: unknown }
+      if (typeof message === 'string') return message
+      if (typeof error === 'string') return error
+    }
+  } catch {
+    // not JSON (e.g. a proxy's HTML page): fall through to the status line
+  }
+  return `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`
+}
+
+function describeCause(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause)
+}

@@ -1,0 +1,715 @@
+/**
+ * A fake Asterisk ARI (22.10, ARI 10) for black-box tests, replaying what a real Asterisk sent.
+ *
+ * Every call outcome below is a recorded sequence from shared/reference/ari/event-traces.json (scenario names
+ * in the comments): the same event types, order, channel halves, states, causes and dial statuses, with the
+ * channel ids rewritten to the ids of the call being faked and the timing multiplied by `timeScale`.
+ * Local/… endpoints get both halves of the Local pair (`<id>` and `<id>;2`, or otherChannelId), as Asterisk does;
+ * any other technology gets only the originated channel's events. Error bodies are Asterisk's own.
+ *
+ * What the traces do not show (bridge recordings, stored recording files, externalMedia) is kept minimal and
+ * follows the Swagger descriptions in shared/reference/ari/api-docs.
+ */
+import type { Server, ServerWebSocket } from 'bun'
+import type {
+  AriConnectionSettings, Bridge, CallerId, Channel, ChannelState, LiveRecording,
+} from '../../src/telephony/ari/types'
+
+export type FakeAriScenario =
+  | 'answered' | 'answered-stays-up' | 'ringing-then-answered' | 'busy' | 'no-answer' | 'congestion' | 'rejected'
+  | 'unallocated' | 'nonexistent-extension'
+
+export type FakeAriOptions = {
+  username?: string
+  password?: string
+  /** Multiplies the recorded offsets: the default 0.001 plays a 5 s call in 5 ms. */
+  timeScale?: number
+  /** Dialled endpoint → scenario, over the defaults (the trace's own extensions, see DEFAULT_SCENARIOS). */
+  scenarios?: Record<string, FakeAriScenario>
+  /** For endpoints not in `scenarios`. */
+  defaultScenario?: FakeAriScenario
+  /**
+   * How long originate and externalMedia wait before answering, while the call's first events already flow:
+   * Asterisk's events often overtake its REST response.
+   */
+  responseLagMs?: number
+}
+
+export type RecordedRequest = { method: string; path: string; query: Record<string, string>; body: unknown }
+
+export type FakeAri = {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string
+  /** Settings that reach this fake with its current credentials. */
+  settings(app?: string): AriConnectionSettings
+  /** Every HTTP request, websocket upgrades and refused ones included, oldest first. */
+  readonly requests: RecordedRequest[]
+  /** Websockets currently open. */
+  readonly socketCount: number
+  liveChannelIds(): string[]
+  /** Cuts every websocket without a close frame, as a crashed Asterisk or a dead link would. */
+  dropSockets(): void
+  /** Stops reading every open websocket: no more pongs or anything else, while TCP stays up. */
+  freezeSockets(): void
+  /** true: stop listening (connections are refused); false: listen again on the same port. */
+  refuseConnections(on: boolean): Promise<void>
+  setCredentials(username: string, password: string): void
+  /** Sends an arbitrary event to an app (default: every connected app); missing base fields are filled in. */
+  emit(event: { type: string; [field: string]: unknown }, app?: string): void
+  /** The far end hangs up (trace answer_100's hangup), whatever the scenario was doing. */
+  hangup(channelId: string): void
+  close(): Promise<void>
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Recorded sequences
+
+type StepType =
+  | 'Dial' | 'ChannelDialplan' | 'ChannelStateChange' | 'ChannelVarset' | 'StasisStart' | 'StasisEnd'
+  | 'ChannelHangupRequest' | 'ChannelDestroyed'
+
+/** One recorded event: ms from the start, which Local half it is about, that half's state then, its own fields. */
+type Step = { at: number; half: 1 | 2; type: StepType; state?: ChannelState; fields?: Record<string, unknown> }
+
+const step = (at: number, half: 1 | 2, type: StepType, state?: ChannelState, fields?: Record<string, unknown>): Step =>
+  ({ at, half, type, state, fields })
+
+/** answer_100 from t=5510 (far end runs Hangup(16)), offsets rebased; states are whatever the call has then. */
+const FAR_END_HANGUP: Step[] = [
+  step(0, 2, 'ChannelDialplan', undefined, { dialplan_app: 'Hangup', dialplan_app_data: '16' }),
+  step(0, 2, 'ChannelHangupRequest', undefined, { cause: 16, soft: true }),
+  step(0, 1, 'ChannelHangupRequest', undefined, { cause: 16 }),
+  step(0, 2, 'ChannelDestroyed', undefined, { cause: 16, cause_txt: 'Normal Clearing' }),
+  step(0, 1, 'StasisEnd'),
+  step(0, 1, 'ChannelVarset', undefined, { variable: 'STASISSTATUS', value: 'SUCCESS' }),
+  step(0, 1, 'ChannelDestroyed', undefined, { cause: 16, cause_txt: 'Normal Clearing' }),
+]
+
+/** app_hangup_102 after its DELETE /channels/{id} (t=306), offsets rebased. */
+const APP_HANGUP: Step[] = [
+  step(0, 1, 'ChannelHangupRequest', undefined, { cause: 32, soft: true }),
+  step(0, 1, 'StasisEnd'),
+  step(0, 1, 'ChannelVarset', undefined, { variable: 'STASISSTATUS', value: 'SUCCESS' }),
+  step(0, 2, 'ChannelHangupRequest', undefined, { cause: 16 }),
+  step(0, 1, 'ChannelDestroyed', undefined, { cause: 16, cause_txt: 'Normal Clearing' }),
+  step(1, 2, 'ChannelHangupRequest', undefined, { cause: 16, soft: true }),
+  step(1, 2, 'ChannelDestroyed', undefined, { cause: 16, cause_txt: 'Normal Clearing' }),
+]
+
+type Script = {
+  steps: Step[]
+  /** When the far end hangs up on its own (FAR_END_HANGUP), if it does. */
+  farEndHangupAt?: number
+  /** The recorded originate timeout: steps from here on move to the request's own timeout. */
+  recordedTimeoutMs?: number
+}
+
+const SCRIPTS: Record<FakeAriScenario, Script> = {
+  // answer_100: Answer(), Wait(5), Hangup(16)
+  'answered': {
+    steps: [
+      step(4, 1, 'Dial', 'Down', { dialstatus: '' }),
+      step(4, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'NoOp', dialplan_app_data: 'test 100: answer, wait 5s, hangup' }),
+      step(4, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Answer', dialplan_app_data: '' }),
+      step(4, 2, 'ChannelStateChange', 'Up'),
+      step(4, 1, 'ChannelStateChange', 'Up'),
+      step(4, 1, 'Dial', 'Up', { dialstatus: 'ANSWER' }),
+      step(4, 1, 'ChannelVarset', 'Up', { variable: 'STASISSTATUS', value: '' }),
+      step(4, 1, 'StasisStart', 'Up'),
+      step(504, 2, 'ChannelDialplan', 'Up', { dialplan_app: 'Wait', dialplan_app_data: '5' }),
+    ],
+    farEndHangupAt: 5510,
+  },
+  // app_hangup_102 until the app's DELETE: Answer() then Echo() until someone hangs up
+  'answered-stays-up': {
+    steps: [
+      step(3, 1, 'Dial', 'Down', { dialstatus: '' }),
+      step(3, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Answer', dialplan_app_data: '' }),
+      step(3, 2, 'ChannelStateChange', 'Up'),
+      step(3, 1, 'ChannelStateChange', 'Up'),
+      step(4, 1, 'Dial', 'Up', { dialstatus: 'ANSWER' }),
+      step(4, 1, 'ChannelVarset', 'Up', { variable: 'STASISSTATUS', value: '' }),
+      step(4, 1, 'StasisStart', 'Up'),
+    ],
+  },
+  // ring_then_answer_200: Ringing(), Wait(2), Answer(), Wait(5), Hangup(16)
+  'ringing-then-answered': {
+    steps: [
+      step(3, 1, 'Dial', 'Down', { dialstatus: '' }),
+      step(3, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Ringing', dialplan_app_data: '' }),
+      step(3, 1, 'ChannelStateChange', 'Ringing'),
+      step(3, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Wait', dialplan_app_data: '2' }),
+      step(3, 1, 'Dial', 'Ringing', { dialstatus: 'RINGING' }),
+      step(2005, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Answer', dialplan_app_data: '' }),
+      step(2005, 2, 'ChannelStateChange', 'Up'),
+      step(2005, 1, 'ChannelStateChange', 'Up'),
+      step(2005, 1, 'Dial', 'Up', { dialstatus: 'ANSWER' }),
+      step(2005, 1, 'ChannelVarset', 'Up', { variable: 'STASISSTATUS', value: '' }),
+      step(2005, 1, 'StasisStart', 'Up'),
+      step(2506, 2, 'ChannelDialplan', 'Up', { dialplan_app: 'Wait', dialplan_app_data: '5' }),
+    ],
+    farEndHangupAt: 7511,
+  },
+  // busy_486: Busy(20)
+  'busy': {
+    steps: [
+      step(4, 1, 'Dial', 'Down', { dialstatus: '' }),
+      step(4, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Busy', dialplan_app_data: '20' }),
+      step(4, 2, 'ChannelStateChange', 'Busy'),
+      step(4, 1, 'Dial', 'Down', { dialstatus: 'BUSY' }),
+      step(4, 2, 'ChannelHangupRequest', 'Busy', { cause: 0 }),
+      step(4, 2, 'ChannelHangupRequest', 'Busy', { cause: 16, soft: true }),
+      step(4, 2, 'ChannelDestroyed', 'Busy', { cause: 17, cause_txt: 'User busy' }),
+      step(4, 1, 'ChannelDestroyed', 'Down', { cause: 0, cause_txt: 'Unknown' }),
+    ],
+  },
+  // noanswer_408_timeout5: Ringing(), Wait(86400), originated with timeout=5
+  'no-answer': {
+    steps: [
+      step(3, 1, 'Dial', 'Down', { dialstatus: '' }),
+      step(3, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Ringing', dialplan_app_data: '' }),
+      step(3, 1, 'ChannelStateChange', 'Ringing'),
+      step(3, 1, 'Dial', 'Ringing', { dialstatus: 'RINGING' }),
+      step(3, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Wait', dialplan_app_data: '86400' }),
+      step(5005, 2, 'ChannelHangupRequest', 'Ring', { cause: 19 }),
+      step(5005, 1, 'ChannelDestroyed', 'Ringing', { cause: 19, cause_txt: 'User alerting, no answer' }),
+      step(5005, 2, 'ChannelHangupRequest', 'Ring', { cause: 16, soft: true }),
+      step(5005, 2, 'ChannelDestroyed', 'Ring', { cause: 19, cause_txt: 'User alerting, no answer' }),
+    ],
+    recordedTimeoutMs: 5000,
+  },
+  // congestion_500: Congestion(20)
+  'congestion': {
+    steps: [
+      step(3, 1, 'Dial', 'Down', { dialstatus: '' }),
+      step(3, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Congestion', dialplan_app_data: '20' }),
+      step(3, 2, 'ChannelStateChange', 'Busy'),
+      step(3, 1, 'Dial', 'Down', { dialstatus: 'CONGESTION' }),
+      step(3, 2, 'ChannelHangupRequest', 'Busy', { cause: 0 }),
+      step(3, 2, 'ChannelHangupRequest', 'Busy', { cause: 16, soft: true }),
+      step(3, 2, 'ChannelDestroyed', 'Busy', { cause: 34, cause_txt: 'Circuit/channel congestion' }),
+      step(3, 1, 'ChannelDestroyed', 'Down', { cause: 0, cause_txt: 'Unknown' }),
+    ],
+  },
+  // rejected_603: Hangup(21)
+  'rejected': {
+    steps: [
+      step(2, 1, 'Dial', 'Down', { dialstatus: '' }),
+      step(2, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Hangup', dialplan_app_data: '21' }),
+      step(2, 2, 'ChannelHangupRequest', 'Ring', { cause: 16, soft: true }),
+      step(2, 1, 'ChannelHangupRequest', 'Down', { cause: 21 }),
+      step(2, 2, 'ChannelDestroyed', 'Ring', { cause: 21, cause_txt: 'Call Rejected' }),
+      step(3, 1, 'Dial', 'Down', { dialstatus: 'NOANSWER' }),
+      step(3, 1, 'ChannelDestroyed', 'Down', { cause: 21, cause_txt: 'Call Rejected' }),
+    ],
+  },
+  // unallocated_404: Hangup(1)
+  'unallocated': {
+    steps: [
+      step(3, 1, 'Dial', 'Down', { dialstatus: '' }),
+      step(3, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Hangup', dialplan_app_data: '1' }),
+      step(3, 2, 'ChannelHangupRequest', 'Ring', { cause: 16, soft: true }),
+      step(3, 1, 'ChannelHangupRequest', 'Down', { cause: 1 }),
+      step(3, 2, 'ChannelDestroyed', 'Ring', { cause: 1, cause_txt: 'Unallocated (unassigned) number' }),
+      step(3, 1, 'Dial', 'Down', { dialstatus: 'NOANSWER' }),
+      step(3, 1, 'ChannelDestroyed', 'Down', { cause: 1, cause_txt: 'Unallocated (unassigned) number' }),
+    ],
+  },
+  // nonexistent_extension_999: the extension is not in the dialplan
+  'nonexistent-extension': {
+    steps: [
+      step(3, 2, 'ChannelDestroyed', 'Ring', { cause: 0, cause_txt: 'Unknown' }),
+      step(3, 1, 'ChannelDestroyed', 'Down', { cause: 0, cause_txt: 'Unknown' }),
+    ],
+  },
+}
+
+/** The endpoints the traces were recorded with (dialplan-used-for-traces.conf). */
+export const DEFAULT_SCENARIOS: Record<string, FakeAriScenario> = {
+  'Local/100@test': 'answered',
+  'Local/102@test': 'answered-stays-up',
+  'Local/200@test': 'ringing-then-answered',
+  'Local/486@test': 'busy',
+  'Local/408@test': 'no-answer',
+  'Local/500@test': 'congestion',
+  'Local/603@test': 'rejected',
+  'Local/404@test': 'unallocated',
+  'Local/999@test': 'nonexistent-extension',
+}
+
+/** Any other technology fails like trace bad_technology. */
+const KNOWN_TECHNOLOGIES = new Set(['Local', 'PJSIP', 'SIP', 'IAX2', 'DAHDI'])
+
+const RECORDING_FORMATS = new Set(['wav', 'gsm', 'ulaw', 'alaw', 'sln', 'sln16', 'g722'])
+
+/** GET /asterisk/info as recorded. */
+const ASTERISK_INFO = {
+  build: {
+    os: 'Linux', kernel: '6.18.44-fc-v669', machine: 'x86_64', options: 'OPTIONAL_API', date: '2026-11-22 01:56:26 UTC',
+    user: 'root',
+  },
+  system: { version: '22.10.1', entity_id: '02:fc:00:00:00:01' },
+  config: { name: '', default_language: 'en', setid: { user: '', group: '' } },
+  status: { startup_time: '2026-11-22T02:11:59.837+0000', last_reload_time: '2026-11-22T02:11:59.837+0000' },
+}
+const ASTERISK_ID = ASTERISK_INFO.system.entity_id
+
+// ---------------------------------------------------------------------------------------------------------------
+// State
+
+type FakeCall = {
+  app: string
+  endpoint: string
+  args: string[]
+  /** Index 0 is the originated channel (`;1`); index 1 the Local peer (`;2`), absent for other technologies. */
+  halves: Channel[]
+  inStasis: boolean
+  hangingUp: boolean
+  /** Bumped to cancel whatever sequence is playing for this call. */
+  generation: number
+}
+
+type FakeBridge = { bridge: Bridge; recording?: LiveRecording }
+
+type SocketData = { apps: string[] }
+
+/** `params` are the pattern's groups, URL-decoded. */
+type Handler = (ctx: { params: string[]; query: URLSearchParams }) => Response | Promise<Response>
+
+export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAri> {
+  const timeScale = options.timeScale ?? 0.001
+  const responseLagMs = options.responseLagMs ?? 3
+  const scenarios = { ...DEFAULT_SCENARIOS, ...options.scenarios }
+  const defaultScenario = options.defaultScenario ?? 'answered'
+  let credentials = { username: options.username ?? 'ariuser', password: options.password ?? 'aripass' }
+
+  const requests: RecordedRequest[] = []
+  const channels = new Map<string, { channel: Channel; call: FakeCall }>()
+  const bridges = new Map<string, FakeBridge>()
+  const storedRecordings = new Map<string, { format: string; bytes: Uint8Array }>()
+  /** The latest socket registered per app gets its events, as in Asterisk. */
+  const appSockets = new Map<string, ServerWebSocket<SocketData>>()
+  const sockets = new Set<ServerWebSocket<SocketData>>()
+  let channelCounter = 0
+  let closed = false
+
+  // -- events ---------------------------------------------------------------------------------------------------
+
+  function send(app: string, event: { type: string; [field: string]: unknown }) {
+    const full = { timestamp: asteriskTime(), asterisk_id: ASTERISK_ID, application: app, ...event }
+    appSockets.get(app)?.send(JSON.stringify(full))
+  }
+
+  function apply(call: FakeCall, s: Step) {
+    const channel = call.halves[s.half - 1]
+    if (!channel || !channels.has(channel.id)) return
+    if (s.state) channel.state = s.state
+    if (s.type === 'ChannelDialplan') {
+      channel.dialplan = {
+        ...channel.dialplan,
+        priority: channel.dialplan.app_name ? channel.dialplan.priority + 1 : 1,
+        app_name: String(s.fields?.dialplan_app),
+        app_data: String(s.fields?.dialplan_app_data),
+      }
+    }
+    if (s.type === 'StasisStart') {
+      call.inStasis = true
+      channel.dialplan = { ...channel.dialplan, app_name: 'Stasis', app_data: call.app }
+    }
+    if (s.type === 'StasisEnd') call.inStasis = false
+    if (s.type === 'ChannelDestroyed') leaveBridges(channel, call.app)
+    const snapshot = structuredClone(channel)
+    const event = s.type === 'Dial'
+      ? { type: s.type, ...s.fields, forward: '', dialstring: call.endpoint.slice(call.endpoint.indexOf('/') + 1), peer: snapshot }
+      : { type: s.type, ...s.fields, channel: snapshot, ...(s.type === 'StasisStart' ? { args: call.args } : {}) }
+    if (s.type === 'ChannelDestroyed') channels.delete(channel.id)
+    send(call.app, event)
+  }
+
+  /** Plays steps on their scaled offsets from now; stops when the call's generation moves on. */
+  async function play(call: FakeCall, steps: Step[]) {
+    const generation = call.generation
+    const startedAt = performance.now()
+    for (const s of steps) {
+      const waitMs = startedAt + s.at * timeScale - performance.now()
+      if (waitMs >= 1) await Bun.sleep(waitMs)
+      if (closed || call.generation !== generation) return
+      apply(call, s)
+    }
+  }
+
+  /** Ends a call with a hangup sequence; StasisEnd bookkeeping only if the channel is in the app. */
+  function endCall(call: FakeCall, template: Step[]) {
+    call.generation += 1
+    call.hangingUp = true
+    void play(call, call.inStasis ? template : template.filter((s) => !isStasisBookkeeping(s)))
+  }
+
+  function leaveBridges(channel: Channel, app: string) {
+    for (const { bridge } of bridges.values()) {
+      if (!bridge.channels.includes(channel.id)) continue
+      bridge.channels = bridge.channels.filter((id) => id !== channel.id)
+      send(app, { type: 'ChannelLeftBridge', bridge: structuredClone(bridge), channel: structuredClone(channel) })
+    }
+  }
+
+  // -- REST -----------------------------------------------------------------------------------------------------
+
+  /** Asterisk-style unique id, `<epoch seconds>.<counter>`, for channels the client did not name. */
+  function nextUniqueId(): string {
+    channelCounter += 1
+    return `${Math.floor(Date.now() / 1000)}.${channelCounter}`
+  }
+
+  /** Asterisk's channel name counter: the `00000008` of `Local/100@test-00000008;1`. */
+  function nextNameSuffix(): string {
+    channelCounter += 1
+    return channelCounter.toString(16).padStart(8, '0')
+  }
+
+  function addCall(app: string, endpoint: string, args: string[], halves: Channel[]): FakeCall {
+    const call: FakeCall = { app, endpoint, args, halves, inStasis: false, hangingUp: false, generation: 0 }
+    for (const channel of halves) channels.set(channel.id, { channel, call })
+    return call
+  }
+
+  function newChannel(id: string, name: string, endpoint: string, caller: CallerId): Channel {
+    const local = endpoint.match(/^Local\/([^@]+)@([^/]+)/)
+    return {
+      id, name, state: 'Down', protocol_id: '', caller: { ...caller }, connected: { ...caller }, accountcode: '',
+      dialplan: { context: local?.[2] ?? 'default', exten: local?.[1] ?? 's', priority: 1, app_name: '', app_data: '' },
+      creationtime: asteriskTime(), language: 'en',
+    }
+  }
+
+  async function originate(query: URLSearchParams, pathChannelId?: string): Promise<Response> {
+    const endpoint = query.get('endpoint')
+    const app = query.get('app')
+    if (!endpoint) return message(400, 'Endpoint must be specified')
+    if (!app) return message(400, 'Application or extension must be specified')
+    const technology = endpoint.split('/')[0]
+    if (!KNOWN_TECHNOLOGIES.has(technology)) return Response.json({ error: 'Allocation failed' }, { status: 500 })
+    const chosenId = pathChannelId ?? query.get('channelId') ?? undefined
+    if (chosenId && channels.has(chosenId)) return duplicateChannelId()
+
+    const isLocal = technology === 'Local'
+    const baseName = `${endpoint}-${nextNameSuffix()}`
+    const caller = parseCallerId(query.get('callerId'))
+    const halves = [newChannel(chosenId ?? nextUniqueId(), isLocal ? `${baseName};1` : baseName, endpoint, caller)]
+    halves[0].dialplan = { ...halves[0].dialplan, app_name: 'AppDial2', app_data: '(Outgoing Line)' }
+    if (isLocal) {
+      const peerId = query.get('otherChannelId') ?? (chosenId ? `${chosenId};2` : nextUniqueId())
+      halves.push(newChannel(peerId, `${baseName};2`, endpoint, caller))
+      halves[1].state = 'Ring'
+    }
+    const call = addCall(app, endpoint, splitArgs(query.get('appArgs')), halves)
+    const response = structuredClone(halves[0])
+    void play(call, scriptedSteps(SCRIPTS[scenarios[endpoint] ?? defaultScenario], Number(query.get('timeout') ?? 30)))
+    await Bun.sleep(responseLagMs)
+    return Response.json(response)
+  }
+
+  function hangupChannel(channelId: string, template: Step[]): boolean {
+    const entry = channels.get(channelId)
+    if (!entry) return false
+    if (!entry.call.hangingUp) endCall(entry.call, template)
+    return true
+  }
+
+  async function externalMedia(query: URLSearchParams): Promise<Response> {
+    const app = query.get('app')
+    const format = query.get('format')
+    if (!app || !format) return message(400, 'app and format are required')
+    const chosenId = query.get('channelId')
+    if (chosenId && channels.has(chosenId)) return duplicateChannelId()
+    const technology = query.get('transport') === 'websocket' ? 'WebSocket' : 'UnicastRTP'
+    const endpoint = `${technology}/${query.get('external_host') ?? 'media'}`
+    const channel = newChannel(chosenId ?? nextUniqueId(), `${endpoint}-${nextNameSuffix()}`, endpoint, { name: '', number: '' })
+    channel.state = 'Up'
+    const call = addCall(app, endpoint, [], [channel])
+    const response = structuredClone(channel)
+    apply(call, step(0, 1, 'StasisStart', 'Up'))
+    await Bun.sleep(responseLagMs)
+    return Response.json(response)
+  }
+
+  const routes: [method: string, path: RegExp, handler: Handler][] = [
+    ['GET', /^\/asterisk\/info$/, () => Response.json(ASTERISK_INFO)],
+    ['GET', /^\/asterisk\/ping$/, () => Response.json({ ping: 'pong', timestamp: asteriskTime(), asterisk_id: ASTERISK_ID })],
+    ['GET', /^\/channels$/, () => Response.json([...channels.values()].map(({ channel }) => channel))],
+    ['POST', /^\/channels$/, ({ query }) => originate(query)],
+    ['POST', /^\/channels\/externalMedia$/, ({ query }) => externalMedia(query)],
+    ['POST', /^\/channels\/([^/]+)$/, ({ params, query }) => originate(query, params[0])],
+    ['GET', /^\/channels\/([^/]+)$/, ({ params }) => {
+      const entry = channels.get(params[0])
+      return entry ? Response.json(entry.channel) : message(404, 'Channel not found')
+    }],
+    ['DELETE', /^\/channels\/([^/]+)$/, ({ params }) => {
+      const entry = channels.get(params[0])
+      if (!entry) return message(404, 'Channel not found')
+      // the 204 goes out before the hangup events, as recorded
+      setTimeout(() => hangupChannel(entry.channel.id, APP_HANGUP), 0)
+      return new Response(null, { status: 204 })
+    }],
+    ['POST', /^\/channels\/([^/]+)\/answer$/, ({ params }) => {
+      const entry = channels.get(params[0])
+      if (!entry) return message(404, 'Channel not found')
+      if (!entry.call.inStasis) return message(409, 'Channel not in Stasis application')
+      if (entry.channel.state !== 'Up') {
+        entry.channel.state = 'Up'
+        send(entry.call.app, { type: 'ChannelStateChange', channel: structuredClone(entry.channel) })
+      }
+      return new Response(null, { status: 204 })
+    }],
+    ['POST', /^\/bridges$/, ({ query }) => createBridge(query, query.get('bridgeId'))],
+    ['POST', /^\/bridges\/([^/]+)$/, ({ params, query }) => createBridge(query, params[0])],
+    ['GET', /^\/bridges\/([^/]+)$/, ({ params }) => {
+      const found = bridges.get(params[0])
+      return found ? Response.json(found.bridge) : message(404, 'Bridge not found')
+    }],
+    ['POST', /^\/bridges\/([^/]+)\/addChannel$/, ({ params, query }) => addChannels(params[0], query)],
+    ['DELETE', /^\/bridges\/([^/]+)$/, ({ params }) => destroyBridge(params[0])],
+    ['POST', /^\/bridges\/([^/]+)\/record$/, ({ params, query }) => recordBridge(params[0], query)],
+    ['GET', /^\/recordings\/stored\/([^/]+)\/file$/, ({ params }) => {
+      const stored = storedRecordings.get(params[0])
+      if (!stored) return message(404, 'Recording not found')
+      const contentType = stored.format === 'wav' ? 'audio/wav' : 'application/octet-stream'
+      return new Response(stored.bytes, { headers: { 'content-type': contentType } })
+    }],
+    ['DELETE', /^\/recordings\/stored\/([^/]+)$/, ({ params }) => {
+      const removed = storedRecordings.delete(params[0])
+      return removed ? new Response(null, { status: 204 }) : message(404, 'Recording not found')
+    }],
+  ]
+
+  function createBridge(query: URLSearchParams, bridgeId: string | null): Response {
+    const id = bridgeId ?? crypto.randomUUID()
+    if (bridges.has(id)) return message(409, 'Bridge with the same bridgeId already exists')
+    const bridge: Bridge = {
+      id, technology: 'simple_bridge', bridge_type: query.get('type') === 'holding' ? 'holding' : 'mixing',
+      bridge_class: 'stasis', creator: 'Stasis', name: query.get('name') ?? '', channels: [],
+      creationtime: asteriskTime(), video_mode: 'talker',
+    }
+    bridges.set(id, { bridge })
+    return Response.json(bridge)
+  }
+
+  /** As in trace bridge_two_channels: ChannelEnteredBridge per channel, then BRIDGEPEER on both of a pair. */
+  function addChannels(bridgeId: string, query: URLSearchParams): Response {
+    const found = bridges.get(bridgeId)
+    if (!found) return message(404, 'Bridge not found')
+    const entries = (query.get('channel') ?? '').split(',').map((id) => channels.get(id))
+    if (entries.some((entry) => !entry)) return message(400, 'Channel not found')
+    if (entries.some((entry) => !entry!.call.inStasis)) return message(422, 'Channel not in Stasis application')
+    const { bridge } = found
+    for (const { channel, call } of entries as NonNullable<(typeof entries)[number]>[]) {
+      bridge.channels.push(channel.id)
+      send(call.app, { type: 'ChannelEnteredBridge', bridge: structuredClone(bridge), channel: structuredClone(channel) })
+    }
+    setBridgePeers(bridge, (peer) => peer.name)
+    return new Response(null, { status: 204 })
+  }
+
+  function setBridgePeers(bridge: Bridge, value: (peer: Channel) => string) {
+    if (bridge.channels.length !== 2) return
+    const pair = bridge.channels.map((id) => channels.get(id)!)
+    pair.forEach((entry, index) => send(entry.call.app, {
+      type: 'ChannelVarset', variable: 'BRIDGEPEER', value: value(pair[1 - index].channel), channel: structuredClone(entry.channel),
+    }))
+  }
+
+  /** As in trace bridge_two_channels: BRIDGEPEER cleared, then ChannelLeftBridge per channel. */
+  function destroyBridge(bridgeId: string): Response {
+    const found = bridges.get(bridgeId)
+    if (!found) return message(404, 'Bridge not found')
+    const { bridge, recording } = found
+    setBridgePeers(bridge, () => '')
+    for (const id of [...bridge.channels]) {
+      const entry = channels.get(id)!
+      leaveBridges(entry.channel, entry.call.app)
+    }
+    if (recording) finishRecording(recording)
+    bridges.delete(bridgeId)
+    return new Response(null, { status: 204 })
+  }
+
+  function recordBridge(bridgeId: string, query: URLSearchParams): Response {
+    const found = bridges.get(bridgeId)
+    if (!found) return message(404, 'Bridge not found')
+    const name = query.get('name')
+    const format = query.get('format')
+    if (!name || !format) return message(400, 'Missing parameters')
+    if (!RECORDING_FORMATS.has(format)) return message(422, `Unknown format: ${format}`)
+    const liveWithName = [...bridges.values()].some((b) => b.recording?.name === name)
+    const ifExists = query.get('ifExists') ?? 'fail'
+    if (liveWithName || (storedRecordings.has(name) && ifExists === 'fail')) {
+      return message(409, 'A recording with the same name already exists on the system')
+    }
+    found.recording = { name, format, target_uri: `bridge:${bridgeId}`, state: 'queued' }
+    const started = { ...found.recording, state: 'recording' as const }
+    setTimeout(() => broadcast({ type: 'RecordingStarted', recording: started }), 0)
+    return Response.json(found.recording, { status: 201 })
+  }
+
+  function finishRecording(recording: LiveRecording) {
+    storedRecordings.set(recording.name, { format: recording.format, bytes: silentWav(200) })
+    broadcast({ type: 'RecordingFinished', recording: { ...recording, state: 'done', duration: 0 } })
+  }
+
+  function broadcast(event: { type: string; [field: string]: unknown }) {
+    for (const app of appSockets.keys()) send(app, event)
+  }
+
+  // -- HTTP server ----------------------------------------------------------------------------------------------
+
+  function authorized(request: Request, query: URLSearchParams): boolean {
+    const header = request.headers.get('authorization')
+    const expected = `${credentials.username}:${credentials.password}`
+    if (header?.startsWith('Basic ')) return Buffer.from(header.slice(6), 'base64').toString('utf8') === expected
+    return query.get('api_key') === expected
+  }
+
+  async function handle(request: Request, server: Server<SocketData>): Promise<Response | undefined> {
+    const url = new URL(request.url)
+    const body = request.headers.get('content-type')?.includes('json') ? await request.json().catch(() => null) : undefined
+    requests.push({ method: request.method, path: url.pathname, query: Object.fromEntries(url.searchParams), body })
+    if (!url.pathname.startsWith('/ari/')) return message(404, 'Resource not found')
+    if (!authorized(request, url.searchParams)) return message(401, 'Authentication required')
+    const path = url.pathname.slice('/ari'.length)
+    if (path === '/events') {
+      const apps = url.searchParams.get('app')?.split(',').filter(Boolean) ?? []
+      if (apps.length === 0) return new Response(MISSING_APP_PAGE, { status: 400, headers: { 'content-type': 'text/html' } })
+      return server.upgrade(request, { data: { apps } }) ? undefined : message(400, 'Expected a websocket upgrade')
+    }
+    for (const [method, pattern, handler] of routes) {
+      const match = path.match(pattern)
+      if (!match || method !== request.method) continue
+      return handler({ params: match.slice(1).map(decodeURIComponent), query: url.searchParams })
+    }
+    return message(404, 'Resource not found')
+  }
+
+  const serveOptions = {
+    hostname: '127.0.0.1',
+    fetch: handle,
+    websocket: {
+      data: {} as SocketData,
+      // Asterisk never pings and never times out an idle socket.
+      sendPings: false,
+      idleTimeout: 0,
+      open(ws: ServerWebSocket<SocketData>) {
+        sockets.add(ws)
+        for (const app of ws.data.apps) {
+          const previous = appSockets.get(app)
+          // trace application_replaced: the old socket is told, and stays open
+          previous?.send(JSON.stringify({
+            type: 'ApplicationReplaced', timestamp: asteriskTime(), application: app, asterisk_id: ASTERISK_ID,
+          }))
+          appSockets.set(app, ws)
+        }
+      },
+      message() {},
+      close(ws: ServerWebSocket<SocketData>) {
+        sockets.delete(ws)
+        for (const app of ws.data.apps) if (appSockets.get(app) === ws) appSockets.delete(app)
+      },
+    },
+  }
+  let server: Server<SocketData> = Bun.serve<SocketData>({ ...serveOptions, port: 0 })
+  const port = server.port
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    settings: (app = 'testapp') => ({ endpoint: `http://127.0.0.1:${port}`, ...credentials, app }),
+    requests,
+    get socketCount() { return sockets.size },
+    liveChannelIds: () => [...channels.keys()],
+    dropSockets: () => { for (const ws of sockets) ws.terminate() },
+    freezeSockets: () => { for (const ws of sockets) ws.pause() },
+    async refuseConnections(on) {
+      if (on) await server.stop(true)
+      else server = Bun.serve<SocketData>({ ...serveOptions, port })
+    },
+    setCredentials(username, password) { credentials = { username, password } },
+    emit(event, app) {
+      if (app) send(app, event)
+      else broadcast(event)
+    },
+    hangup(channelId) {
+      if (!hangupChannel(channelId, FAR_END_HANGUP)) throw new Error(`fake ARI: no live channel ${channelId}`)
+    },
+    async close() {
+      closed = true
+      await server.stop(true)
+    },
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Helpers
+
+/** Trace missing_app: Asterisk answers an upgrade without app= with an HTML page. */
+const MISSING_APP_PAGE = '<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">\r\n<html><head>\r\n<title>400 Bad Request</title>\r\n'
+  + '</head><body>\r\n<h1>Bad Request</h1>\r\n<p>HTTP request is missing param: [app]</p>\r\n<hr />\r\n'
+  + '<address>Asterisk</address>\r\n</body></html>\r\n'
+
+function message(status: number, text: string): Response {
+  return Response.json({ message: text }, { status })
+}
+
+/** The scenario's steps, its no-answer moved to the originate timeout, its far-end hangup appended. */
+function scriptedSteps(script: Script, timeoutSeconds: number): Step[] {
+  const { recordedTimeoutMs, farEndHangupAt } = script
+  const steps = recordedTimeoutMs === undefined ? script.steps : script.steps.map((s) =>
+    s.at >= recordedTimeoutMs ? { ...s, at: s.at - recordedTimeoutMs + timeoutSeconds * 1000 } : s)
+  if (farEndHangupAt === undefined) return steps
+  return [...steps, ...FAR_END_HANGUP.map((s) => ({ ...s, at: s.at + farEndHangupAt }))]
+}
+
+/** Swagger: "Channel with given unique ID already exists." (not in the traces). */
+function duplicateChannelId(): Response {
+  return message(409, 'Channel with given unique ID already exists')
+}
+
+function isStasisBookkeeping(s: Step): boolean {
+  return s.type === 'StasisEnd' || (s.type === 'ChannelVarset' && s.fields?.variable === 'STASISSTATUS')
+}
+
+/** Asterisk's timestamp format: `2026-11-22T02:12:01.520+0000`. */
+function asteriskTime(date = new Date()): string {
+  return date.toISOString().replace('Z', '+0000')
+}
+
+function splitArgs(appArgs: string | null): string[] {
+  return appArgs ? appArgs.split(',') : []
+}
+
+/** `"Name" <number>` or a bare number. */
+function parseCallerId(callerId: string | null): CallerId {
+  const named = callerId?.match(/^\s*"?([^"<]*?)"?\s*<([^>]*)>\s*$/)
+  if (named) return { name: named[1], number: named[2] }
+  return { name: '', number: callerId?.trim() ?? '' }
+}
+
+/** A mono 8 kHz 16-bit PCM WAV of silence. */
+function silentWav(durationMs: number): Uint8Array {
+  const sampleRate = 8000
+  const dataBytes = Math.round((sampleRate * durationMs) / 1000) * 2
+  const buffer = new ArrayBuffer(44 + dataBytes)
+  const view = new DataView(buffer)
+  const ascii = (offset: number, text: string) => [...text].forEach((c, i) => view.setUint8(offset + i, c.charCodeAt(0)))
+  ascii(0, 'RIFF')
+  view.setUint32(4, 36 + dataBytes, true)
+  ascii(8, 'WAVE')
+  ascii(12, 'fmt ')
+  view.setUint32(16, 16, true)
+  view.setUint16(20, 1, true) // PCM
+  view.setUint16(22, 1, true) // mono
+  view.setUint32(24, sampleRate, true)
+  view.setUint32(28, sampleRate * 2, true)
+  view.setUint16(32, 2, true)
+  view.setUint16(34, 16, true)
+  ascii(36, 'data')
+  view.setUint32(40, dataBytes, true)
+  return new Uint8Array(buffer)
+}
