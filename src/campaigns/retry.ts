@@ -1,6 +1,8 @@
 /** Retry policy for campaign contacts: what happens after an attempt ends with a given outcome. */
 
-export type CallOutcome = 'completed' | 'busy' | 'no_answer' | 'voicemail' | 'failed'
+import type { CallOutcome } from '../telephony/provider'
+
+export type { CallOutcome }
 
 export type RetryConfig = {
   enabled: boolean
