@@ -1,0 +1,80 @@
+/**
+ * The seam between whoever wants a call (API trigger, campaign scheduler) and whoever places it (ARI, a carrier API,
+ * a test fake). Callers create the run first, then ask a provider to dial; outcomes come back as CallReports.
+ */
+
+/** How a call ended, from the run's point of view. */
+export type CallOutcome = 'completed' | 'busy' | 'no_answer' | 'voicemail' | 'failed'
+
+export type DialRequest = {
+  /** Chosen by us before dialing and stored on the run, so events that race the dial response can be correlated. */
+  callId: string
+  runId: number
+  organizationId: number
+  configurationId: number
+  /** Decrypted credentials of the telephony configuration. */
+  credentials: Record<string, unknown>
+  destination: string
+  /** The caller id to present, or null for the provider's default. */
+  callerId: string | null
+  /** How long to let it ring. */
+  ringTimeoutSeconds: number
+  /** Hard stop for an answered call. */
+  maxCallDurationSeconds: number
+}
+
+/** The provider refused or could not be reached; `message` is safe to show to the API client. */
+export class DialError extends Error {}
+
+export type CallReport =
+  | { kind: 'answered'; callId: string; at: number }
+  | {
+    kind: 'ended'
+    callId: string
+    outcome: CallOutcome
+    at: number
+    /** When the far end answered, or null if it never did. */
+    answeredAt: number | null
+    /** Q.850 cause, when the provider reports one. */
+    cause?: { code: number; text: string }
+    /** Provider-specific status, e.g. ARI's dialstatus BUSY / NOANSWER / CONGESTION. */
+    providerStatus?: string
+    /** Object-store key of the call recording, if one was made. */
+    recordingKey?: string
+  }
+
+export type CallState = 'alive' | 'gone' | 'unknown'
+
+export interface TelephonyProvider {
+  /** Resolves once the provider accepted the call; rejects with DialError when it did not. */
+  dial(request: DialRequest): Promise<void>
+  hangup(configurationId: number, callId: string): Promise<void>
+  /** For reconciliation after a restart: whether the call is still up at the provider. */
+  callState(configurationId: number, callId: string): Promise<CallState>
+}
+
+export type CallReportListener = (report: CallReport) => void
+
+/** Providers by name, plus the fan-out of their call reports. Lives on the AppContext. */
+export type Telephony = {
+  providerFor(provider: string): TelephonyProvider | null
+  register(provider: string, implementation: TelephonyProvider): void
+  onReport(listener: CallReportListener): () => void
+  report(report: CallReport): void
+}
+
+export function createTelephony(): Telephony {
+  const providers = new Map<string, TelephonyProvider>()
+  const listeners = new Set<CallReportListener>()
+  return {
+    providerFor: (provider) => providers.get(provider) ?? null,
+    register: (provider, implementation) => { providers.set(provider, implementation) },
+    onReport(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+    report(report) {
+      for (const listener of listeners) listener(report)
+    },
+  }
+}
