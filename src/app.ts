@@ -5,6 +5,7 @@ import docsPage from './http/docs.html' with { type: 'text' }
 import { errorResponse } from './http/error-handler'
 import { apiKeyRoutes } from './modules/api-keys/routes'
 import { healthRoutes } from './modules/health/routes'
+import { telephonyRoutes } from './modules/telephony/routes'
 
 export const OPENAPI_PATH = '/api/v1/openapi.json'
 
@@ -50,6 +51,7 @@ export function createApp(ctx: AppContext) {
     })
     .use(healthRoutes(ctx))
     .use(apiKeyRoutes(ctx))
+    .use(telephonyRoutes(ctx))
   return app
 }
 

@@ -6,6 +6,9 @@ import type { Logger } from './log'
 import { openDatabase } from './db/open'
 import { systemClock } from './lib/clock'
 import { createLogger } from './log'
+import { PROVIDER_API_BASE_URLS, type ProviderApiBaseUrls } from './telephony/provisioning'
+import { loadMasterKey } from './telephony/secrets'
+import { createTelephony, type Telephony } from './telephony/provider'
 import packageJson from '../package.json'
 
 /** Everything a request or a background loop needs, built once in main.ts (or a test) and passed down. */
@@ -16,6 +19,14 @@ export type AppContext = {
   log: Logger
   clock: Clock
   version: string
+  /** Encrypts provider secrets at rest: RINGBASE_MASTER_KEY, else `<dataDir>/master.key` (created 0600). */
+  masterKey: Buffer
+  /** Provider REST APIs called when a telephony configuration is saved; tests point them at fakes. */
+  providerApis: ProviderApiBaseUrls
+  /** Whether an ARI configuration's events socket is up; the ARI connection manager replaces this default. */
+  ariConnected: (configurationId: number) => boolean
+  /** Telephony providers by name and the fan-out of their call reports. */
+  telephony: Telephony
 }
 export const VERSION: string = packageJson.version
 
@@ -24,5 +35,9 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
   const log = overrides.log ?? createLogger(config.logLevel)
   const { db, sqlite, applied } = openDatabase(config.dataDir)
   if (applied.length > 0) log.info({ migrations: applied }, 'database migrated')
-  return { config, db, sqlite, log, clock: overrides.clock ?? systemClock, version: VERSION }
+  const masterKey = loadMasterKey({ env: config.masterKey ?? undefined, dataDir: config.dataDir })
+  return {
+    config, db, sqlite, log, clock: overrides.clock ?? systemClock, version: VERSION,
+    masterKey, providerApis: { ...PROVIDER_API_BASE_URLS }, ariConnected: () => false, telephony: createTelephony(),
+  }
 }

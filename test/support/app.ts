@@ -9,6 +9,9 @@ import { manualClock, type Clock } from '../../src/lib/clock'
 import { createLogger } from '../../src/log'
 import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from '../../src/modules/api-keys/service'
 
+/** A local port nothing listens on (discard service): connections are refused at once. */
+export const UNREACHABLE_URL = 'http://127.0.0.1:9'
+
 export type TestApp = {
   app: App
   ctx: AppContext
@@ -31,6 +34,9 @@ export function createTestApp(options: { flags?: Flags; env?: Record<string, str
   const logChunks: string[] = []
   const sink = new Writable({ write(chunk, _encoding, done) { logChunks.push(String(chunk)); done() } })
   const ctx = buildContext(config, { log: createLogger('debug', sink), clock: options.clock ?? manualClock(Date.parse('2026-01-05T10:00:00Z')) })
+  // No test may reach a real provider: saving a configuration that needs provider-side resources answers 502
+  // unless the test starts fakes (test/support/fake-providers.ts).
+  for (const provider of Object.keys(ctx.providerApis) as (keyof AppContext['providerApis'])[]) ctx.providerApis[provider] = UNREACHABLE_URL
   const adminKey = bootstrapInstallation(ctx)!.api_key
   const app = createApp(ctx)
   return {

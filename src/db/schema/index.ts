@@ -1,2 +1,3 @@
 // The only place tables are declared: one file per domain, mirrored by the SQL files in migrations/.
 export * from './core'
+export * from './telephony'

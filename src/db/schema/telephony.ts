@@ -1,0 +1,52 @@
+import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import type { AddressType } from '../../lib/phone'
+import type { Credentials, ProviderName } from '../../telephony/providers'
+
+export const telephonyConfigurations = sqliteTable('telephony_configurations', {
+  id: integer('id').primaryKey(),
+  organizationId: integer('organization_id').notNull(),
+  name: text('name').notNull(),
+  provider: text('provider').$type<ProviderName>().notNull(),
+  /** Sensitive values sealed (see src/telephony/secrets.ts); open them with `openCredentials`. */
+  sealedCredentials: text('credentials', { mode: 'json' }).$type<Credentials>().notNull(),
+  isDefaultOutbound: integer('is_default_outbound', { mode: 'boolean' }).notNull().default(false),
+  inactive: integer('inactive', { mode: 'boolean' }).notNull().default(false),
+  inactiveSince: text('inactive_since'),
+  inactiveReason: text('inactive_reason'),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+})
+
+export const trunks = sqliteTable('trunks', {
+  id: integer('id').primaryKey(),
+  organizationId: integer('organization_id').notNull(),
+  telephonyConfigurationId: integer('telephony_configuration_id').notNull(),
+  name: text('name').notNull(),
+  enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
+  settings: text('settings', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+  externalId: text('external_id'),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+})
+
+export const phoneNumbers = sqliteTable('phone_numbers', {
+  id: integer('id').primaryKey(),
+  organizationId: integer('organization_id').notNull(),
+  telephonyConfigurationId: integer('telephony_configuration_id').notNull(),
+  address: text('address').notNull(),
+  addressNormalized: text('address_normalized').notNull(),
+  addressType: text('address_type').$type<AddressType>().notNull(),
+  countryCode: text('country_code'),
+  label: text('label'),
+  inboundWorkflowId: integer('inbound_workflow_id'),
+  telephonyTrunkId: integer('telephony_trunk_id'),
+  isActive: integer('is_active', { mode: 'boolean' }).notNull().default(true),
+  isDefaultCallerId: integer('is_default_caller_id', { mode: 'boolean' }).notNull().default(false),
+  extraMetadata: text('extra_metadata', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+  createdAt: text('created_at').notNull(),
+  updatedAt: text('updated_at').notNull(),
+})
+
+export type TelephonyConfigurationRow = typeof telephonyConfigurations.$inferSelect
+export type TrunkRow = typeof trunks.$inferSelect
+export type PhoneNumberRow = typeof phoneNumbers.$inferSelect

@@ -1,0 +1,225 @@
+import { randomInt } from 'node:crypto'
+import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm'
+import type { AppContext } from '../context'
+import { phoneNumbers, telephonyConfigurations, trunks, type PhoneNumberRow, type TelephonyConfigurationRow } from '../db/schema'
+import { tableExists } from '../db/tables'
+import { ApiError, badRequest, notFound } from '../http/errors'
+import { isoNow } from '../lib/clock'
+import { setupChecklist, type Credentials, type ProviderCredentials, type ProviderName, type SetupChecklist, type SetupFacts } from './providers'
+import { openCredentials } from './secrets'
+
+/**
+ * Telephony configurations as the rest of the server sees them: outbound resolution for the API trigger and
+ * campaigns, and what the ARI connection manager needs. The HTTP endpoints live in src/modules/telephony.
+ */
+
+export const CONFIGURATION_NOT_FOUND = 'Telephony configuration not found'
+export const NO_CONFIGURATION = 'Telephony provider not configured for this organization'
+export const FROM_PHONE_NUMBER_NOT_FOUND = 'from_phone_number_not_found'
+const MAX_INACTIVE_REASON_LENGTH = 255
+
+/** A configuration with its credentials decrypted. Never send `credentials` to a client or a log. */
+export type TelephonyConfiguration = {
+  id: number
+  organizationId: number
+  name: string
+  provider: ProviderName
+  credentials: Credentials
+  isDefaultOutbound: boolean
+  createdAt: string
+}
+
+const openConfiguration = (ctx: AppContext, row: TelephonyConfigurationRow): TelephonyConfiguration => ({
+  id: row.id,
+  organizationId: row.organizationId,
+  name: row.name,
+  provider: row.provider,
+  credentials: openCredentials(ctx.masterKey, row.provider, row.sealedCredentials),
+  isDefaultOutbound: row.isDefaultOutbound,
+  createdAt: row.createdAt,
+})
+
+/** A configuration of the organization, inactive ones included; another organization's id is not found (404). */
+export function requireConfigurationRow(ctx: AppContext, organizationId: number, id: number): TelephonyConfigurationRow {
+  const row = ctx.db
+    .select()
+    .from(telephonyConfigurations)
+    .where(and(eq(telephonyConfigurations.id, id), eq(telephonyConfigurations.organizationId, organizationId)))
+    .get()
+  if (!row) throw notFound(CONFIGURATION_NOT_FOUND)
+  return row
+}
+
+/** The counts each configuration's setup checklist is derived from, for several configurations in two queries. */
+export function setupFactsByConfiguration(ctx: AppContext, configurationIds: number[]): Map<number, SetupFacts> {
+  const facts = new Map<number, SetupFacts>(configurationIds.map((id) => [id, {
+    activeNumberCount: 0, enabledTrunkCount: 0, activeNumbersWithoutTrunkCount: 0, activeNumbersWithInboundWorkflowCount: 0,
+  }]))
+  if (configurationIds.length === 0) return facts
+  const numberCounts = ctx.db
+    .select({
+      configurationId: phoneNumbers.telephonyConfigurationId,
+      active: sql<number>`count(*)`,
+      withoutTrunk: sql<number>`sum(${phoneNumbers.telephonyTrunkId} IS NULL)`,
+      withInboundWorkflow: sql<number>`sum(${phoneNumbers.inboundWorkflowId} IS NOT NULL)`,
+    })
+    .from(phoneNumbers)
+    .where(and(inArray(phoneNumbers.telephonyConfigurationId, configurationIds), eq(phoneNumbers.isActive, true)))
+    .groupBy(phoneNumbers.telephonyConfigurationId)
+    .all()
+  for (const count of numberCounts) {
+    Object.assign(facts.get(count.configurationId)!, {
+      activeNumberCount: count.active,
+      activeNumbersWithoutTrunkCount: count.withoutTrunk,
+      activeNumbersWithInboundWorkflowCount: count.withInboundWorkflow,
+    })
+  }
+  const trunkCounts = ctx.db
+    .select({ configurationId: trunks.telephonyConfigurationId, enabled: sql<number>`count(*)` })
+    .from(trunks)
+    .where(and(inArray(trunks.telephonyConfigurationId, configurationIds), eq(trunks.enabled, true)))
+    .groupBy(trunks.telephonyConfigurationId)
+    .all()
+  for (const count of trunkCounts) facts.get(count.configurationId)!.enabledTrunkCount = count.enabled
+  return facts
+}
+
+export type OutboundReadiness = { checklist: SetupChecklist | null; ready: boolean; blockedReason: string | null }
+
+/** The checklist decides, except that an inactive configuration is never ready (ARI has no checklist at all). */
+export function outboundReadiness(row: TelephonyConfigurationRow, facts: SetupFacts): OutboundReadiness {
+  const checklist = setupChecklist(row.provider, facts)
+  if (row.inactive) {
+    return { checklist, ready: false, blockedReason: `This configuration is inactive (${row.inactiveReason ?? 'no reason recorded'}). Reactivate it to use it again.` }
+  }
+  return { checklist, ready: checklist?.ready_for_outbound ?? true, blockedReason: checklist?.outbound_blocked_reason ?? null }
+}
+
+const notReady = (row: TelephonyConfigurationRow, readiness: OutboundReadiness) =>
+  badRequest(`'${row.name}' is not ready for outbound calls. ${readiness.blockedReason}`)
+
+export type OutboundChoice = { telephonyConfigurationId?: number | null; fromPhoneNumberId?: number | null }
+
+export type OutboundResolution = {
+  config: TelephonyConfiguration
+  /** The explicit caller id, else the default caller id, else any active number; null when the configuration has none. */
+  fromNumber: PhoneNumberRow | null
+}
+
+export type OutboundResolutionOptions = {
+  /** Replaces both "not found" answers (unknown or inactive explicit id, no usable configuration), e.g. for campaigns. */
+  missingConfiguration?: () => ApiError
+}
+
+/**
+ * The configuration (credentials decrypted) and caller id for an outbound call.
+ * - An explicit id must name an active configuration of the organization (else 404 `Telephony configuration not
+ *   found`) that is ready (else 400 `'<name>' is not ready for outbound calls. <reason>`); there is no fallback.
+ * - Otherwise the active configurations are tried default first, then by creation; the first ready one wins. None
+ *   active → 400 `Telephony provider not configured for this organization`; none ready → the first one's 400.
+ * - `fromPhoneNumberId` must be an active number of the resolved configuration (else 400 `from_phone_number_not_found`).
+ */
+export function resolveOutbound(
+  ctx: AppContext,
+  organizationId: number,
+  choice: OutboundChoice,
+  options: OutboundResolutionOptions = {},
+): OutboundResolution {
+  const active = and(eq(telephonyConfigurations.organizationId, organizationId), eq(telephonyConfigurations.inactive, false))
+  const candidates = ctx.db
+    .select()
+    .from(telephonyConfigurations)
+    .where(choice.telephonyConfigurationId == null ? active : and(active, eq(telephonyConfigurations.id, choice.telephonyConfigurationId)))
+    .orderBy(desc(telephonyConfigurations.isDefaultOutbound), asc(telephonyConfigurations.createdAt), asc(telephonyConfigurations.id))
+    .all()
+  if (candidates.length === 0) {
+    throw options.missingConfiguration?.() ?? (choice.telephonyConfigurationId == null ? badRequest(NO_CONFIGURATION) : notFound(CONFIGURATION_NOT_FOUND))
+  }
+  const facts = setupFactsByConfiguration(ctx, candidates.map((row) => row.id))
+  const chosen = candidates.find((row) => outboundReadiness(row, facts.get(row.id)!).ready)
+  if (!chosen) throw notReady(candidates[0], outboundReadiness(candidates[0], facts.get(candidates[0].id)!))
+  return { config: openConfiguration(ctx, chosen), fromNumber: callerNumber(ctx, chosen.id, choice.fromPhoneNumberId ?? null) }
+}
+
+function callerNumber(ctx: AppContext, configurationId: number, fromPhoneNumberId: number | null): PhoneNumberRow | null {
+  const activeNumbers = ctx.db
+    .select()
+    .from(phoneNumbers)
+    .where(and(eq(phoneNumbers.telephonyConfigurationId, configurationId), eq(phoneNumbers.isActive, true)))
+    .orderBy(asc(phoneNumbers.id))
+    .all()
+  if (fromPhoneNumberId !== null) {
+    const explicit = activeNumbers.find((number) => number.id === fromPhoneNumberId)
+    if (!explicit) throw badRequest(FROM_PHONE_NUMBER_NOT_FOUND)
+    return explicit
+  }
+  if (activeNumbers.length === 0) return null
+  // Spreading one-off calls over the pool keeps any one caller id from being flagged as spam.
+  return activeNumbers.find((number) => number.isDefaultCallerId) ?? activeNumbers[randomInt(activeNumbers.length)]
+}
+
+/**
+ * Takes a configuration out of service (ARI connection manager: repeated connection failures, unusable stored
+ * config). Only `POST …/reactivate` brings it back. Returns false when it was already inactive or does not exist.
+ */
+export function markInactive(ctx: AppContext, configurationId: number, reason: string): boolean {
+  const updated = ctx.db
+    .update(telephonyConfigurations)
+    .set({ inactive: true, inactiveSince: isoNow(ctx.clock), inactiveReason: reason.slice(0, MAX_INACTIVE_REASON_LENGTH) })
+    .where(and(eq(telephonyConfigurations.id, configurationId), eq(telephonyConfigurations.inactive, false)))
+    .returning({ id: telephonyConfigurations.id })
+    .get()
+  if (updated) ctx.log.warn({ configurationId, reason }, 'telephony configuration marked inactive')
+  return updated !== undefined
+}
+
+export type AriConfiguration = {
+  id: number
+  organizationId: number
+  name: string
+  credentials: ProviderCredentials<'ari'>
+  /** Changes whenever the configuration is edited: compare it to know when to reconnect. */
+  updatedAt: string
+}
+
+/**
+ * Every active ARI configuration of every organization, by id. One whose credentials cannot be decrypted
+ * (master key changed) is marked inactive and left out, as any stored configuration that cannot be used.
+ */
+export function listActiveAriConfigs(ctx: AppContext): AriConfiguration[] {
+  const rows = ctx.db
+    .select()
+    .from(telephonyConfigurations)
+    .where(and(eq(telephonyConfigurations.provider, 'ari'), eq(telephonyConfigurations.inactive, false)))
+    .orderBy(asc(telephonyConfigurations.id))
+    .all()
+  return rows.flatMap((row) => {
+    try {
+      const { id, organizationId, name, credentials } = openConfiguration(ctx, row)
+      return [{ id, organizationId, name, credentials: credentials as ProviderCredentials<'ari'>, updatedAt: row.updatedAt }]
+    } catch (error) {
+      markInactive(ctx, row.id, `invalid_config: ${(error as Error).message}`)
+      return []
+    }
+  })
+}
+
+/** Decrypted credentials of any configuration by id (webhooks, adapters); check `organizationId` against the caller. */
+export function getConfigCredentials(
+  ctx: AppContext,
+  configurationId: number,
+): { organizationId: number; provider: ProviderName; credentials: Credentials } | null {
+  const row = ctx.db.select().from(telephonyConfigurations).where(eq(telephonyConfigurations.id, configurationId)).get()
+  if (!row) return null
+  const { organizationId, provider, credentials } = openConfiguration(ctx, row)
+  return { organizationId, provider, credentials }
+}
+
+/**
+ * Whether a campaign (in any state) refers to the configuration, which then cannot be deleted.
+ * Plain SQL because the campaigns table belongs to a later migration; before it exists nothing refers to one.
+ */
+export function isConfigurationInUse(ctx: AppContext, configurationId: number): boolean {
+  if (!tableExists(ctx.sqlite, 'campaigns')) return false
+  return ctx.sqlite.query('SELECT 1 FROM campaigns WHERE telephony_configuration_id = ? LIMIT 1').get(configurationId) !== null
+}
