@@ -1,0 +1,34 @@
+import { sql, type SQL } from 'drizzle-orm'
+import { workflowRuns } from './schema'
+
+/**
+ * Substring search on runs' caller and called numbers (the usage filters callerNumber / calledNumber) through the FTS5
+ * trigram index `workflow_run_numbers`, kept by triggers on workflow_runs. SQLite-specific (PostgreSQL: pg_trgm).
+ */
+
+export type NumberPatterns = { callerNumber?: string; calledNumber?: string }
+
+/** Trigrams need three characters; a shorter pattern is matched by scanning with LIKE. */
+const TRIGRAM = 3
+
+const phrase = (text: string) => `"${text.replaceAll('"', '""')}"`
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (character) => `\\${character}`)
+
+/**
+ * The FROM clause over workflow_runs and the conditions for the patterns. With a pattern of three or more characters
+ * the trigram index drives the query (CROSS JOIN keeps it the outer loop), so the cost follows its matches.
+ */
+export function runsMatchingNumbers(patterns: NumberPatterns): { from: SQL; conditions: SQL[]; drivenByIndex: boolean } {
+  const columns = [['caller_number', patterns.callerNumber, workflowRuns.callerNumber], ['called_number', patterns.calledNumber, workflowRuns.calledNumber]] as const
+  const indexed = columns.filter(([, pattern]) => pattern !== undefined && pattern.length >= TRIGRAM)
+  const scanned = columns.filter(([, pattern]) => pattern !== undefined && pattern.length < TRIGRAM)
+  const conditions = scanned.map(([, pattern, column]) => sql`${column} LIKE ${`%${escapeLike(pattern!)}%`} ESCAPE '\\'`)
+  if (indexed.length === 0) return { from: sql`${workflowRuns}`, conditions, drivenByIndex: false }
+  const match = indexed.map(([name, pattern]) => `${name} : ${phrase(pattern!)}`).join(' AND ')
+  return {
+    from: sql`workflow_run_numbers CROSS JOIN ${workflowRuns} ON ${workflowRuns.id} = workflow_run_numbers.rowid`,
+    conditions: [sql`workflow_run_numbers MATCH ${match}`, ...conditions],
+    drivenByIndex: true,
+  }
+}

@@ -1,0 +1,39 @@
+import { Elysia, t } from 'elysia'
+import type { AppContext } from '../../context'
+import { auth } from '../../http/auth'
+import { notFound } from '../../http/errors'
+import { authErrors, ErrorDetail } from '../../http/schemas'
+import { runDetail, RunDetailSchema } from '../../runs/detail'
+import { WorkflowIdParam } from '../agents/model'
+import { DownloadParams, DownloadQuery, RunList, RunListQuery, RunParams } from './model'
+import { downloadArtifact, listWorkflowRuns } from './service'
+
+const tags = ['Runs']
+
+export const runRoutes = (ctx: AppContext) =>
+  new Elysia()
+    // Public: the token in the path is the credential.
+    .get('/api/v1/public/download/workflow/:token/:artifact_type', ({ params, query }) =>
+      downloadArtifact(ctx, params.token, params.artifact_type, query.inline ?? false), {
+      params: DownloadParams,
+      query: DownloadQuery,
+      response: { 200: t.Unknown({ description: 'The artifact file' }), 400: ErrorDetail, 404: ErrorDetail },
+      detail: { tags, summary: 'Download a run recording or transcript with its public token (no API key)', security: [] },
+    })
+    .group('/api/v1/workflow/:workflow_id/runs', (app) => app
+      .use(auth(ctx))
+      .get('', ({ principal, params, query }) => listWorkflowRuns(ctx, principal.organizationId, params.workflow_id, query), {
+        params: WorkflowIdParam,
+        query: RunListQuery,
+        response: { 200: RunList, 400: ErrorDetail, 404: ErrorDetail, ...authErrors },
+        detail: { tags, summary: 'List the runs of an agent, filtered and paged' },
+      })
+      .get('/:run_id', ({ principal, params }) => {
+        const detail = runDetail(ctx, principal.organizationId, params.run_id, params.workflow_id)
+        if (!detail) throw notFound('Workflow run not found')
+        return detail
+      }, {
+        params: RunParams,
+        response: { 200: RunDetailSchema, 404: ErrorDetail, ...authErrors },
+        detail: { tags, summary: 'Get a run with its context, usage and artifact links' },
+      }))

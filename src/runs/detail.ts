@@ -1,0 +1,79 @@
+import { and, eq, type SQL } from 'drizzle-orm'
+import { t, type Static } from 'elysia'
+import type { AppContext } from '../context'
+import { workflowDefinitions, workflowRuns, workflows, type WorkflowRunRow } from '../db/schema'
+import { artifactLinks, ArtifactLinksSchema, ensurePublicAccess } from './artifacts'
+
+const JsonObject = t.Record(t.String(), t.Unknown())
+
+/** The API's run detail object. */
+export const RunDetailSchema = t.Object({
+  id: t.Integer(),
+  workflow_id: t.Integer(),
+  workflow_name: t.String(),
+  name: t.String(),
+  mode: t.String(),
+  call_type: t.Union([t.Literal('inbound'), t.Literal('outbound')]),
+  created_at: t.String({ format: 'date-time' }),
+  is_completed: t.Boolean(),
+  definition_id: t.Integer(),
+  version_number: t.Integer(),
+  initial_context: JsonObject,
+  gathered_context: JsonObject,
+  usage_info: JsonObject,
+  cost_info: JsonObject,
+  logs: JsonObject,
+  annotations: JsonObject,
+  ...ArtifactLinksSchema.properties,
+})
+
+export type RunDetail = Static<typeof RunDetailSchema>
+
+export type RunWithAgent = { run: WorkflowRunRow; workflowName: string; versionNumber: number }
+
+/** Selects runs with their agent's name and version number; add the conditions. */
+export function selectRunsWithAgent(ctx: AppContext, where: SQL | undefined) {
+  return ctx.db
+    .select({ run: workflowRuns, workflowName: workflows.name, versionNumber: workflowDefinitions.versionNumber })
+    .from(workflowRuns)
+    .innerJoin(workflows, eq(workflows.id, workflowRuns.workflowId))
+    .innerJoin(workflowDefinitions, eq(workflowDefinitions.id, workflowRuns.definitionId))
+    .where(where)
+}
+
+/** `token`: what ensurePublicAccess returned; omitted, the stored token is shown while valid. */
+export function runView(ctx: AppContext, { run, workflowName, versionNumber }: RunWithAgent, token?: string | null): RunDetail {
+  return {
+    id: run.id,
+    workflow_id: run.workflowId,
+    workflow_name: workflowName,
+    name: run.name,
+    mode: run.mode,
+    call_type: run.callType,
+    created_at: run.createdAt,
+    is_completed: run.state === 'completed',
+    definition_id: run.definitionId,
+    version_number: versionNumber,
+    initial_context: run.initialContext,
+    gathered_context: run.gatheredContext,
+    usage_info: run.usageInfo ?? {},
+    cost_info: run.costInfo ?? {},
+    logs: run.logs,
+    annotations: run.annotations,
+    ...artifactLinks(ctx, run, token),
+  }
+}
+
+/**
+ * The organization's run (in `workflowId` when given) as the API shows it, minting a public download token when it has
+ * artifacts and no valid token; null when there is no such run.
+ */
+export function runDetail(ctx: AppContext, organizationId: number, runId: number, workflowId?: number): RunDetail | null {
+  const found = selectRunsWithAgent(ctx, and(
+    eq(workflowRuns.id, runId),
+    eq(workflowRuns.organizationId, organizationId),
+    workflowId === undefined ? undefined : eq(workflowRuns.workflowId, workflowId),
+  )).get()
+  if (!found) return null
+  return runView(ctx, found, ensurePublicAccess(ctx, found.run))
+}

@@ -1,0 +1,149 @@
+import { and, eq, ne } from 'drizzle-orm'
+import type { AppContext } from '../context'
+import { workflowRuns, workflows, type CallType, type JsonObject, type WorkflowRunRow } from '../db/schema'
+import { isoNow } from '../lib/clock'
+
+/**
+ * The run record every entry point shares (API trigger, campaign dialer, inbound calls): create it when a call is about
+ * to be placed or has arrived, mark it running when media flows, finish it exactly once with its outcome, attach the
+ * artifacts stored in `ctx.objects` (src/runs/artifacts.ts). Resolve what to run first with `findRunTarget`
+ * (src/runs/target.ts).
+ */
+
+export type NewRun = {
+  organizationId: number
+  workflowId: number
+  /** The agent version the run executes (RunTarget.definitionId); in-progress calls keep it when the agent changes. */
+  definitionId: number
+  /** e.g. `WR-API-4821`, `WR-CAMPAIGN-3-17`, `ARI Inbound +4420…`. */
+  name: string
+  /** Provider name (`ari`, `twilio`, …) for calls, or `webrtc`, `smallwebrtc`, `textchat`. */
+  mode: string
+  callType: CallType
+  /** Template variables and call facts; `caller_number` and `called_number` (or `phone_number`) feed the usage filters. */
+  initialContext?: JsonObject
+  gatheredContext?: JsonObject
+  campaignId?: number | null
+  /** The campaign contact (CSV row) this attempt dials. */
+  campaignContactId?: number | null
+  telephonyConfigurationId?: number | null
+  /** Our id for the call at the provider (the ARI channel id), chosen before dialing so its events find the run. */
+  callId?: string | null
+  /** The campaign traffic-split variant this call was placed for. */
+  trafficVariantId?: string | null
+}
+
+/** Creates a run in state `initialized`. The workflow's total_runs follows (database trigger). */
+export function createRun(ctx: AppContext, run: NewRun): WorkflowRunRow {
+  return ctx.db.insert(workflowRuns).values({
+    organizationId: run.organizationId,
+    workflowId: run.workflowId,
+    definitionId: run.definitionId,
+    name: run.name,
+    mode: run.mode,
+    callType: run.callType,
+    campaignId: run.campaignId ?? null,
+    campaignContactId: run.campaignContactId ?? null,
+    telephonyConfigurationId: run.telephonyConfigurationId ?? null,
+    callId: run.callId ?? null,
+    trafficVariantId: run.trafficVariantId ?? null,
+    initialContext: run.initialContext ?? {},
+    gatheredContext: run.gatheredContext ?? {},
+    logs: {},
+    annotations: {},
+    createdAt: isoNow(ctx.clock),
+  }).returning().get()
+}
+
+/** The run if it belongs to the organization. */
+export function getRun(ctx: AppContext, organizationId: number, runId: number): WorkflowRunRow | null {
+  return ctx.db.select().from(workflowRuns)
+    .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.organizationId, organizationId))).get() ?? null
+}
+
+/** `initialized` → `running` (media is flowing). False when the run was already running or finished: a duplicate. */
+export function markRunRunning(ctx: AppContext, runId: number): boolean {
+  const updated = ctx.db.update(workflowRuns)
+    .set({ state: 'running', startedAt: isoNow(ctx.clock) })
+    .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.state, 'initialized')))
+    .returning({ id: workflowRuns.id })
+    .get()
+  return updated !== undefined
+}
+
+/** Keys to add or replace in a run's JSON objects; keys not named keep their values. */
+export type RunContextPatch = {
+  initialContext?: JsonObject
+  gatheredContext?: JsonObject
+  logs?: JsonObject
+  annotations?: JsonObject
+}
+
+const mergeInto = (stored: JsonObject, patch: JsonObject | undefined) => (patch ? { ...stored, ...patch } : stored)
+
+function patchedValues(run: WorkflowRunRow, patch: RunContextPatch) {
+  return {
+    initialContext: mergeInto(run.initialContext, patch.initialContext),
+    gatheredContext: mergeInto(run.gatheredContext, patch.gatheredContext),
+    logs: mergeInto(run.logs, patch.logs),
+    annotations: mergeInto(run.annotations, patch.annotations),
+  }
+}
+
+/** Shallow-merges call facts learnt while the call goes on (e.g. `caller_number` once dialled, the provider's call id). */
+export function updateRun(ctx: AppContext, runId: number, patch: RunContextPatch): void {
+  ctx.sqlite.transaction(() => {
+    const run = ctx.db.select().from(workflowRuns).where(eq(workflowRuns.id, runId)).get()
+    if (!run) throw new Error(`Run ${runId} does not exist`)
+    ctx.db.update(workflowRuns).set(patchedValues(run, patch)).where(eq(workflowRuns.id, runId)).run()
+  }).immediate()
+}
+
+export type RunOutcome = {
+  /** Seconds the call was connected (answer to hang-up); 0 when it never connected. */
+  durationSeconds: number
+  /**
+   * Why it ended: the disposition the conversation produced, else the end reason (`user_hangup`, `busy`, `no-answer`,
+   * `failed`, `voicemail_detected`, `max_call_duration`, …). Stored as gathered_context.mapped_call_disposition (what the
+   * usage report shows and filters) and added to the agent's call_disposition_codes.
+   */
+  disposition?: string | null
+  /** Usage to keep beside the duration in usage_info (`llm`, `tts`, `stt`, …). */
+  usage?: JsonObject
+  /**
+   * Replaces cost_info when given (null clears it). The usage report reads `service_token_usage` (integer) and
+   * `charge_usd` (number) from it.
+   */
+  cost?: JsonObject | null
+} & RunContextPatch
+
+/**
+ * Completes the run with its outcome, exactly once: true when this call completed it, false when it already was.
+ * Setting usage_info is what puts the run in the usage report.
+ */
+export function finishRun(ctx: AppContext, runId: number, outcome: RunOutcome): boolean {
+  return ctx.sqlite.transaction(() => {
+    const run = ctx.db.select().from(workflowRuns).where(and(eq(workflowRuns.id, runId), ne(workflowRuns.state, 'completed'))).get()
+    if (!run) return false
+    const { disposition } = outcome
+    const values = patchedValues(run, outcome)
+    if (disposition) {
+      values.gatheredContext = { ...values.gatheredContext, call_disposition: disposition, mapped_call_disposition: disposition }
+      addDispositionCode(ctx, run.workflowId, disposition)
+    }
+    ctx.db.update(workflowRuns).set({
+      ...values,
+      state: 'completed',
+      completedAt: isoNow(ctx.clock),
+      usageInfo: { ...outcome.usage, call_duration_seconds: outcome.durationSeconds },
+      costInfo: outcome.cost === undefined ? run.costInfo : outcome.cost,
+    }).where(eq(workflowRuns.id, runId)).run()
+    return true
+  }).immediate()
+}
+
+function addDispositionCode(ctx: AppContext, workflowId: number, code: string): void {
+  const workflow = ctx.db.select({ codes: workflows.callDispositionCodes }).from(workflows).where(eq(workflows.id, workflowId)).get()
+  if (!workflow || workflow.codes.includes(code)) return
+  ctx.db.update(workflows).set({ callDispositionCodes: [...workflow.codes, code] }).where(eq(workflows.id, workflowId)).run()
+}

@@ -1,0 +1,116 @@
+import { and, desc, eq, inArray, ne } from 'drizzle-orm'
+import type { AppContext } from '../context'
+import { findTriggerNodes, type WorkflowDefinition } from '../agents/definition'
+import { requiredTemplateVariables } from '../agents/template-variables'
+import { workflowDefinitions, workflows, workflowTriggers, type WorkflowDefinitionRow, type WorkflowRow } from '../db/schema'
+
+/** An agent version's `workflow_configurations`: free-form, with the keys the platform reads always present. */
+export type WorkflowConfigurations = Record<string, unknown> & { max_call_duration_seconds: number }
+
+export const DEFAULT_MAX_CALL_DURATION_SECONDS = 600
+
+export function withDefaultConfigurations(sent: Record<string, unknown> | null | undefined): WorkflowConfigurations {
+  return { max_call_duration_seconds: DEFAULT_MAX_CALL_DURATION_SECONDS, ...sent }
+}
+
+/** What a run executes: the agent and the version bound to the run when it is created. */
+export type RunTarget = {
+  organizationId: number
+  workflowId: number
+  workflowUuid: string
+  workflowName: string
+  definitionId: number
+  versionNumber: number
+  definition: WorkflowDefinition
+  configurations: WorkflowConfigurations
+  /** Variables the call context must supply (see requiredTemplateVariables). */
+  requiredVariables: string[]
+}
+
+/** How an entry point names the agent: its id, its Agent UUID, or the trigger_path of one of its API Trigger nodes. */
+export type AgentSelector = { workflowId: number } | { workflowUuid: string } | { triggerPath: string }
+
+/**
+ * Which version runs: a pinned `definitionId` (published or archived, never a draft), else with `preferDraft` (test
+ * calls) the draft when there is one, else the published version.
+ */
+export type VersionChoice = { definitionId?: number | null; preferDraft?: boolean }
+
+export type RunTargetProblem =
+  | 'trigger_not_found'
+  | 'workflow_not_found'
+  | 'workflow_not_active'
+  | 'no_published_definition'
+  | 'definition_not_found'
+  | 'trigger_not_in_definition'
+  | 'trigger_not_active'
+
+/** A 404 detail for each problem, worded as the reference platform's trigger endpoints answer. */
+export const RUN_TARGET_PROBLEMS: Record<RunTargetProblem, string> = {
+  trigger_not_found: 'Agent trigger not found',
+  workflow_not_found: 'Workflow not found',
+  workflow_not_active: 'Workflow is not active',
+  no_published_definition: 'Workflow has no published definition',
+  definition_not_found: 'Workflow definition not found',
+  trigger_not_in_definition: 'Trigger not found in the selected Agent',
+  trigger_not_active: 'Agent trigger is not active',
+}
+
+function findWorkflow(ctx: AppContext, organizationId: number, selector: AgentSelector): WorkflowRow | undefined {
+  const scoped = (condition: ReturnType<typeof eq>) => ctx.db.select().from(workflows)
+    .where(and(condition, eq(workflows.organizationId, organizationId))).get()
+  if ('workflowId' in selector) return scoped(eq(workflows.id, selector.workflowId))
+  if ('workflowUuid' in selector) return scoped(eq(workflows.workflowUuid, selector.workflowUuid))
+  const trigger = ctx.db.select({ workflowId: workflowTriggers.workflowId }).from(workflowTriggers)
+    .where(and(eq(workflowTriggers.triggerPath, selector.triggerPath), eq(workflowTriggers.organizationId, organizationId))).get()
+  return trigger && scoped(eq(workflows.id, trigger.workflowId))
+}
+
+function findVersion(ctx: AppContext, workflowId: number, choice: VersionChoice): WorkflowDefinitionRow | undefined {
+  const ofWorkflow = eq(workflowDefinitions.workflowId, workflowId)
+  if (choice.definitionId != null) {
+    return ctx.db.select().from(workflowDefinitions)
+      .where(and(ofWorkflow, eq(workflowDefinitions.id, choice.definitionId), ne(workflowDefinitions.status, 'draft'))).get()
+  }
+  return ctx.db.select().from(workflowDefinitions)
+    .where(and(ofWorkflow, inArray(workflowDefinitions.status, choice.preferDraft ? ['draft', 'published'] : ['published'])))
+    .orderBy(desc(workflowDefinitions.versionNumber))
+    .limit(1)
+    .get()
+}
+
+/**
+ * Resolves what a new run of the organization would execute, or why it cannot run. Another organization's agents and
+ * trigger paths are not found. Entry points answer a problem with 404 and `RUN_TARGET_PROBLEMS[problem]`.
+ */
+export function findRunTarget(
+  ctx: AppContext,
+  organizationId: number,
+  selector: AgentSelector,
+  choice: VersionChoice = {},
+): { target: RunTarget } | { problem: RunTargetProblem } {
+  const workflow = findWorkflow(ctx, organizationId, selector)
+  if (!workflow) return { problem: 'triggerPath' in selector ? 'trigger_not_found' : 'workflow_not_found' }
+  if (workflow.status !== 'active') return { problem: 'workflow_not_active' }
+  const version = findVersion(ctx, workflow.id, choice)
+  if (!version) return { problem: choice.definitionId != null ? 'definition_not_found' : 'no_published_definition' }
+  const definition = version.workflowJson as WorkflowDefinition
+  if ('triggerPath' in selector) {
+    const trigger = findTriggerNodes(definition).find((node) => node.data.trigger_path === selector.triggerPath)
+    if (!trigger) return { problem: 'trigger_not_in_definition' }
+    if (trigger.data.enabled === false) return { problem: 'trigger_not_active' }
+  }
+  return {
+    target: {
+      organizationId,
+      workflowId: workflow.id,
+      workflowUuid: workflow.workflowUuid,
+      workflowName: workflow.name,
+      definitionId: version.id,
+      versionNumber: version.versionNumber,
+      definition,
+      configurations: withDefaultConfigurations(version.workflowConfigurations),
+      requiredVariables: requiredTemplateVariables(definition),
+    },
+  }
+}

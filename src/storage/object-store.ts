@@ -1,0 +1,114 @@
+import type { BunFile } from 'bun'
+import { randomUUID } from 'node:crypto'
+import { mkdirSync } from 'node:fs'
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises'
+import { dirname, join, resolve, sep } from 'node:path'
+
+/** What `put` accepts: a stream is written as it arrives, the rest at once. */
+export type ObjectBody = ReadableStream<Uint8Array> | Uint8Array | string | Blob | Response
+
+/**
+ * Named blobs (uploaded CSVs, recordings, transcripts). Keys are relative paths such as `recordings/3/17.wav`:
+ * `/`-separated segments of printable characters, none empty, none starting with a dot.
+ * Local disk today; an S3-compatible store can implement the same interface.
+ */
+export interface ObjectStore {
+  /** Stores `body` under `key`, replacing any object there. Nothing is left behind when it fails or exceeds `maxBytes`. */
+  put(key: string, body: ObjectBody, options?: { maxBytes?: number }): Promise<{ size: number }>
+  /** The object as a lazily read file, or null when there is none. */
+  file(key: string): Promise<BunFile | null>
+  exists(key: string): Promise<boolean>
+  /** Removes the object; removing a missing one is not an error. */
+  delete(key: string): Promise<void>
+  /** The absolute path of the key's object; throws InvalidObjectKeyError for keys that could leave the store. */
+  resolve(key: string): string
+}
+
+export class InvalidObjectKeyError extends Error {}
+
+export class ObjectTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`Object exceeds ${maxBytes} bytes`)
+  }
+}
+
+/** Partial writes live here until renamed into place; a segment starting with a dot can never be a key. */
+const PARTIAL_DIR = '.partial'
+
+// Control characters (incl. NUL) and backslashes: refused so a key means the same path on every platform.
+const FORBIDDEN_CHARACTERS = /[\u0000-\u001f\u007f\\]/
+
+function checkKey(key: string): void {
+  const segments = key.split('/')
+  const problem = key === '' ? 'is empty'
+    : FORBIDDEN_CHARACTERS.test(key) ? 'contains a control character or a backslash'
+      : segments.some((segment) => segment === '') ? 'has an empty segment (or starts or ends with /)'
+        : segments.some((segment) => segment.startsWith('.')) ? 'has a segment starting with a dot'
+          : null
+  if (problem) throw new InvalidObjectKeyError(`Object key ${JSON.stringify(key)} ${problem}`)
+}
+
+async function* chunksOf(body: ObjectBody): AsyncGenerator<Uint8Array> {
+  if (typeof body === 'string') yield new TextEncoder().encode(body)
+  else if (body instanceof Uint8Array) yield body
+  else {
+    const stream = body instanceof Response ? body.body : body instanceof Blob ? body.stream() : body
+    if (stream) yield* stream
+  }
+}
+
+/** Objects as files under `root` (normally `<dataDir>/objects`). */
+export function localObjectStore(root: string): ObjectStore {
+  const rootDir = resolve(root)
+  mkdirSync(join(rootDir, PARTIAL_DIR), { recursive: true })
+
+  const pathOf = (key: string): string => {
+    checkKey(key)
+    const path = resolve(rootDir, key)
+    if (!path.startsWith(rootDir + sep)) throw new InvalidObjectKeyError(`Object key ${JSON.stringify(key)} leaves the store`)
+    return path
+  }
+
+  return {
+    resolve: pathOf,
+
+    async put(key, body, { maxBytes = Infinity } = {}) {
+      const target = pathOf(key)
+      const partial = join(rootDir, PARTIAL_DIR, randomUUID())
+      const handle = await open(partial, 'wx')
+      let size = 0
+      try {
+        try {
+          for await (const chunk of chunksOf(body)) {
+            size += chunk.byteLength
+            if (size > maxBytes) throw new ObjectTooLargeError(maxBytes)
+            await handle.write(chunk)
+          }
+          await handle.sync()
+        } finally {
+          await handle.close()
+        }
+        await mkdir(dirname(target), { recursive: true })
+        await rename(partial, target)
+      } catch (error) {
+        await rm(partial, { force: true })
+        throw error
+      }
+      return { size }
+    },
+
+    async file(key) {
+      const file = Bun.file(pathOf(key))
+      return (await file.exists()) ? file : null
+    },
+
+    async exists(key) {
+      const info = await stat(pathOf(key)).catch(() => null)
+      return info?.isFile() ?? false
+    },
+
+    async delete(key) {
+      await rm(pathOf(key), { force: true })
+    },
+  }
+}
