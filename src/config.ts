@@ -11,6 +11,8 @@ export type Config = {
   bootstrapApiKey: string | null
   masterKey: string | null
   maxUploadBytes: number
+  /** How long an outbound call may ring before the provider gives up (ARI originate timeout). */
+  ringTimeoutSeconds: number
 }
 
 export class ConfigError extends Error {}
@@ -19,6 +21,7 @@ const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trac
 export const DEFAULT_HTTP = '127.0.0.1:8000'
 export const DEFAULT_DATA_DIR = './data'
 export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024
+export const DEFAULT_RING_TIMEOUT_SECONDS = 30
 
 export type Flags = Record<string, string | true>
 
@@ -69,6 +72,11 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
   const maxUpload = flagString(flags, 'max-upload-bytes') ?? env.RINGBASE_MAX_UPLOAD_BYTES
   const maxUploadBytes = maxUpload === undefined ? DEFAULT_MAX_UPLOAD_BYTES : Number(maxUpload)
   if (!Number.isInteger(maxUploadBytes) || maxUploadBytes < 1) throw new ConfigError('--max-upload-bytes must be a positive integer')
+  const ringTimeout = flagString(flags, 'ring-timeout') ?? env.RINGBASE_RING_TIMEOUT_SECONDS
+  const ringTimeoutSeconds = ringTimeout === undefined ? DEFAULT_RING_TIMEOUT_SECONDS : Number(ringTimeout)
+  if (!Number.isInteger(ringTimeoutSeconds) || ringTimeoutSeconds < 1 || ringTimeoutSeconds > 300) {
+    throw new ConfigError('--ring-timeout must be a whole number of seconds from 1 to 300')
+  }
   return {
     httpHost: host.replace(/^\[|\]$/g, ''),
     httpPort: port,
@@ -78,5 +86,6 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
     bootstrapApiKey,
     masterKey: env.RINGBASE_MASTER_KEY || null,
     maxUploadBytes,
+    ringTimeoutSeconds,
   }
 }

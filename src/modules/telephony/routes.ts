@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { AppContext } from '../../context'
 import { auth } from '../../http/auth'
 import { authErrors, ErrorDetail } from '../../http/schemas'
+import { syncAriConnections } from '../../telephony/ari/manager'
 import { providerMetadata } from '../../telephony/providers'
 import {
   ConfigIdParams,
@@ -52,6 +53,8 @@ const saveErrors = { 400: ErrorDetail, 409: ErrorDetail, 502: ErrorDetail, ...co
 export const telephonyRoutes = (ctx: AppContext) =>
   new Elysia({ prefix: '/api/v1/organizations' })
     .use(auth(ctx))
+    // Creating, editing, reactivating or deleting a configuration may start, restart or stop an ARI connection.
+    .onAfterResponse(({ request }) => { if (request.method !== 'GET') void syncAriConnections(ctx) })
     .get('/telephony-providers/metadata', () => providerMetadata(), {
       response: { 200: ProvidersMetadata, ...authErrors },
       detail: { tags, summary: 'List supported providers and the form fields of each' },

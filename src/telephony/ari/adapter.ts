@@ -1,0 +1,295 @@
+import type { AppContext } from '../../context'
+import { AddressError, buildAriDialString, DEFAULT_DIAL_STRING_TEMPLATE } from '../../lib/phone'
+import { callIdOfRecording, hangupIgnoringGone, startCallSession, type CallSession, type ConversationHooks } from '../call-session'
+import { DialError, type CallOutcome, type CallReport, type CallState, type DialRequest, type TelephonyProvider } from '../provider'
+import { AriError, type AriRest } from './rest'
+import { eventChannel, type AriEvent, type Channel, type DialStatus } from './types'
+
+/**
+ * The ARI telephony provider: places calls into the configuration's Stasis app with our own channel id, follows
+ * each call's events and reports exactly one outcome per call through `ctx.telephony.report`.
+ *
+ * Events are correlated by channel id only. The call is tracked before the originate request goes out, because
+ * Asterisk's events often overtake its response. Every other channel is ignored: the `;2` half of a Local
+ * channel, calls of other configurations on the same Asterisk (subscribeAll delivers everything) and inbound calls.
+ *
+ * Outcome (README facts from the recorded traces):
+ * - answered (StasisStart, or the channel reaching Up) and later destroyed → completed;
+ * - never answered: the originated channel's ChannelDestroyed cause decides when it is specific
+ *   (17 busy; 18, 19 no answer; any other Q.850 cause failed); busy and congestion destroy it with cause 0, so then
+ *   the last Dial `dialstatus` decides (BUSY busy, NOANSWER no answer, CONGESTION / CHANUNAVAIL / others failed);
+ * - channel gone without a ChannelDestroyed we saw (missed while disconnected) → failed, providerStatus 'vanished';
+ * - still open long after it should have ended (no way to check) → failed, providerStatus 'expired'.
+ */
+
+/** What the adapter needs from the connection manager about one configuration's live connection. */
+export type AriLink = {
+  rest: AriRest
+  /** Whether the events websocket is up; a call placed without it would have no outcome events. */
+  readonly connected: boolean
+  /** websocket_client.conf connection name for external media ('' when not configured). */
+  externalMediaHost: string
+}
+
+export type AriAdapterOptions = {
+  /** The live connection of a configuration; undefined when none runs (inactive, deleted, not ARI). */
+  link(configurationId: number): AriLink | undefined
+  /** A REST client for any stored ARI configuration (the live one's, else one from stored credentials); null when none. */
+  restFor(configurationId: number): AriRest | null
+  conversation?: ConversationHooks
+  /** How long a call missing from GET /channels may still have its ChannelDestroyed in flight. */
+  vanishGraceMs?: number
+}
+
+export type AriAdapter = TelephonyProvider & {
+  /** Feeds one event received on a configuration's websocket. Never throws, never waits on I/O. */
+  handleEvent(configurationId: number, event: AriEvent): void
+  /** After a (re)connect: ends the configuration's calls whose channels are gone, notices answers that were missed. */
+  reconcile(configurationId: number): Promise<void>
+  /** The watchdog's pass: reconciles every configuration with open calls and expires calls past their deadline. */
+  sweep(): Promise<void>
+  /** Calls placed and not yet reported ended. */
+  openCallCount(): number
+}
+
+type TrackedCall = {
+  callId: string
+  configurationId: number
+  /** Absent for a call adopted after a restart (see callState): no session is started for it. */
+  request?: DialRequest
+  /** The originate request was answered 200 (an adopted call counts as placed). */
+  placed: boolean
+  answeredAt: number | null
+  /** The last final Dial status, e.g. BUSY; '' while none came. */
+  dialStatus: DialStatus
+  /** The Local `;2` half's cause: only for the report, when the originated channel's own cause is 0 Unknown. */
+  peerCause?: { code: number; text: string }
+  session?: CallSession
+  /** After this (ctx.clock ms) the watchdog hangs the call up and closes it. */
+  deadline: number
+  ending: boolean
+}
+
+const DEFAULT_VANISH_GRACE_MS = 2_000
+/** Margin on top of ring time and max duration before the watchdog gives up on a call. */
+const EXPIRY_MARGIN_MS = 5 * 60_000
+/** For calls adopted after a restart, whose agent settings are unknown here. */
+const ADOPTED_CALL_LIFETIME_MS = 600_000
+const NORMAL_CLEARING = 16
+const UNKNOWN_CAUSE = 0
+
+const CAUSE_OUTCOMES: Record<number, CallOutcome> = { 17: 'busy', 18: 'no_answer', 19: 'no_answer' }
+/** Causes that say nothing about why an unanswered call ended: the Dial status decides instead. */
+const UNSPECIFIC_CAUSES = new Set([UNKNOWN_CAUSE, NORMAL_CLEARING, 31])
+const DIAL_STATUS_OUTCOMES: Partial<Record<DialStatus, CallOutcome>> = { BUSY: 'busy', NOANSWER: 'no_answer' }
+const NON_FINAL_DIAL_STATUSES = new Set<DialStatus>(['', 'RINGING', 'PROGRESS', 'ANSWER'])
+
+/** The outcome of a call that was never answered, from its own channel's cause and the last Dial status. */
+export function unansweredOutcome(cause: number, dialStatus: DialStatus): CallOutcome {
+  if (!UNSPECIFIC_CAUSES.has(cause)) return CAUSE_OUTCOMES[cause] ?? 'failed'
+  return DIAL_STATUS_OUTCOMES[dialStatus] ?? 'failed'
+}
+
+export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): AriAdapter {
+  const calls = new Map<string, TrackedCall>()
+  const vanishGraceMs = options.vanishGraceMs ?? DEFAULT_VANISH_GRACE_MS
+
+  const logFields = (call: TrackedCall) => ({ callId: call.callId, runId: call.request?.runId, configurationId: call.configurationId })
+
+  function track(call: Omit<TrackedCall, 'dialStatus' | 'ending' | 'answeredAt'>, answeredAt: number | null = null): TrackedCall {
+    const tracked: TrackedCall = { ...call, answeredAt, dialStatus: '', ending: false }
+    calls.set(call.callId, tracked)
+    return tracked
+  }
+
+  function markAnswered(call: TrackedCall) {
+    if (call.answeredAt !== null) return
+    call.answeredAt = ctx.clock.now()
+    ctx.telephony.report({ kind: 'answered', callId: call.callId, at: call.answeredAt })
+  }
+
+  /** The call's channel entered Stasis answered: bridge, record, hand over to the conversation engine. */
+  function startSession(call: TrackedCall) {
+    const link = options.link(call.configurationId)
+    if (call.session || !call.request || !link) return
+    const { request } = call
+    call.session = startCallSession({
+      ctx, rest: link.rest, externalMediaHost: link.externalMediaHost, conversation: options.conversation,
+      call: { callId: call.callId, runId: request.runId, organizationId: request.organizationId, configurationId: call.configurationId },
+      maxCallDurationMs: request.maxCallDurationSeconds * 1000,
+    })
+  }
+
+  /** Reports the call's single 'ended', after its session (if any) stored the recording. */
+  async function end(call: TrackedCall, outcome: CallOutcome, details: { cause?: { code: number; text: string }; providerStatus?: string }) {
+    if (call.ending) return
+    call.ending = true
+    const at = ctx.clock.now()
+    const recordingKey = await call.session?.finish()
+    calls.delete(call.callId)
+    const providerStatus = call.session?.hardStopped ? 'max_call_duration' : details.providerStatus
+    const report: CallReport = {
+      kind: 'ended', callId: call.callId, outcome, at, answeredAt: call.answeredAt,
+      ...(details.cause ? { cause: details.cause } : {}),
+      ...(providerStatus ? { providerStatus } : {}),
+      ...(recordingKey ? { recordingKey } : {}),
+    }
+    ctx.log.info({ ...logFields(call), outcome, cause: details.cause, providerStatus }, 'call ended')
+    ctx.telephony.report(report)
+  }
+
+  function channelDestroyed(call: TrackedCall, code: number, text: string) {
+    const cause = code === UNKNOWN_CAUSE && call.peerCause ? call.peerCause : { code, text }
+    const outcome = call.answeredAt !== null ? 'completed' : unansweredOutcome(code, call.dialStatus)
+    void end(call, outcome, { cause, providerStatus: call.dialStatus || undefined })
+  }
+
+  function handleEvent(configurationId: number, event: AriEvent) {
+    if (event.type === 'RecordingFinished' || event.type === 'RecordingFailed') {
+      const call = calls.get(callIdOfRecording(event.recording.name))
+      if (call?.configurationId === configurationId) call.session?.recordingEnded(event.type === 'RecordingFinished')
+      return
+    }
+    const channel = eventChannel(event)
+    if (!channel) return
+    const call = calls.get(channel.id) ?? peerOf(channel)
+    if (!call || call.configurationId !== configurationId || call.ending) return
+    if (channel.id !== call.callId) {
+      if (event.type === 'ChannelDestroyed') call.peerCause = { code: event.cause, text: event.cause_txt }
+      return
+    }
+    switch (event.type) {
+      case 'Dial':
+        if (event.dialstatus === 'ANSWER') markAnswered(call)
+        else if (!NON_FINAL_DIAL_STATUSES.has(event.dialstatus)) call.dialStatus = event.dialstatus
+        break
+      case 'ChannelStateChange':
+        if (channel.state === 'Up') markAnswered(call)
+        break
+      case 'StasisStart':
+        markAnswered(call)
+        startSession(call)
+        break
+      case 'ChannelDestroyed':
+        channelDestroyed(call, event.cause, event.cause_txt)
+        break
+    }
+  }
+
+  /** The Local `;2` half of a call we placed. */
+  function peerOf(channel: Channel): TrackedCall | undefined {
+    return channel.id.endsWith(';2') ? calls.get(channel.id.slice(0, -2)) : undefined
+  }
+
+  async function dial(request: DialRequest): Promise<void> {
+    const link = options.link(request.configurationId)
+    if (!link?.connected) {
+      throw new DialError('Asterisk is not connected for this telephony configuration (ARI events websocket down); try again shortly')
+    }
+    const template = typeof request.credentials.dial_string_template === 'string' && request.credentials.dial_string_template !== ''
+      ? request.credentials.dial_string_template
+      : DEFAULT_DIAL_STRING_TEMPLATE
+    let endpoint: string
+    try {
+      endpoint = buildAriDialString(request.destination, template)
+    } catch (error) {
+      if (error instanceof AddressError) throw new DialError(error.message)
+      throw error
+    }
+    const placedAt = ctx.clock.now()
+    const call = track({
+      callId: request.callId, configurationId: request.configurationId, request, placed: false,
+      deadline: placedAt + (request.ringTimeoutSeconds + request.maxCallDurationSeconds) * 1000 + EXPIRY_MARGIN_MS,
+    })
+    try {
+      await link.rest.originate({
+        channelId: request.callId, endpoint, callerId: request.callerId ?? undefined, timeoutSeconds: request.ringTimeoutSeconds,
+      })
+      call.placed = true
+    } catch (error) {
+      if (!call.ending) calls.delete(call.callId)
+      // No answer at all: the call may exist anyway; make sure it does not ring on unobserved.
+      if (error instanceof AriError && error.status === null) void hangupIgnoringGone(link.rest, request.callId).catch(() => undefined)
+      ctx.log.warn({ ...logFields(call), endpoint, err: error }, 'originate failed')
+      throw new DialError(dialErrorMessage(error))
+    }
+  }
+
+  async function liveChannels(rest: AriRest): Promise<Map<string, Channel>> {
+    return new Map((await rest.listChannels()).map((channel) => [channel.id, channel]))
+  }
+
+  async function reconcile(configurationId: number): Promise<void> {
+    const open = () => [...calls.values()].filter((call) => call.configurationId === configurationId && call.placed && !call.ending)
+    if (open().length === 0) return
+    const rest = options.restFor(configurationId)
+    if (!rest) return
+    try {
+      let live = await liveChannels(rest)
+      for (const call of open()) {
+        const channel = live.get(call.callId)
+        if (channel?.state === 'Up') {
+          markAnswered(call)
+          if (channel.dialplan.app_name === 'Stasis') startSession(call)
+        }
+      }
+      if (!open().some((call) => !live.has(call.callId))) return
+      await Bun.sleep(vanishGraceMs)
+      live = await liveChannels(rest)
+      for (const call of open().filter((candidate) => !live.has(candidate.callId))) {
+        ctx.log.warn(logFields(call), 'call channel vanished without a ChannelDestroyed event')
+        void end(call, 'failed', { providerStatus: 'vanished' })
+      }
+    } catch (error) {
+      ctx.log.warn({ configurationId, err: error }, 'ARI reconciliation failed; the watchdog will retry')
+    }
+  }
+
+  async function sweep(): Promise<void> {
+    const now = ctx.clock.now()
+    for (const call of [...calls.values()].filter((candidate) => !candidate.ending && candidate.deadline <= now)) {
+      ctx.log.error(logFields(call), 'call open past its deadline: hanging up and closing it')
+      const rest = options.restFor(call.configurationId)
+      if (rest) void hangupIgnoringGone(rest, call.callId).catch(() => undefined)
+      void end(call, 'failed', { providerStatus: 'expired' })
+    }
+    const configurationIds = new Set([...calls.values()].filter((call) => !call.ending).map((call) => call.configurationId))
+    await Promise.all([...configurationIds].map(reconcile))
+  }
+
+  /** Works for any call id. A live call not tracked (placed before a restart) is adopted so its end is reported. */
+  async function callState(configurationId: number, callId: string): Promise<CallState> {
+    const rest = options.restFor(configurationId)
+    if (!rest) return 'unknown'
+    try {
+      const channel = await rest.getChannel(callId)
+      if (!calls.has(callId)) {
+        track({ callId, configurationId, placed: true, deadline: ctx.clock.now() + ADOPTED_CALL_LIFETIME_MS }, channel.state === 'Up' ? ctx.clock.now() : null)
+      }
+      return 'alive'
+    } catch (error) {
+      if (error instanceof AriError && error.status === 404) return 'gone'
+      ctx.log.warn({ configurationId, callId, err: error }, 'ARI call state lookup failed')
+      return 'unknown'
+    }
+  }
+
+  async function hangup(configurationId: number, callId: string): Promise<void> {
+    const rest = options.restFor(configurationId)
+    if (!rest) throw new DialError('No ARI connection settings for this telephony configuration')
+    await hangupIgnoringGone(rest, callId)
+  }
+
+  return {
+    dial, hangup, callState, handleEvent, reconcile, sweep,
+    openCallCount: () => calls.size,
+  }
+}
+
+/** Asterisk's own words and the status: safe for API clients (no URL, no credentials). */
+function dialErrorMessage(error: unknown): string {
+  if (error instanceof AriError) {
+    return error.status === null ? `Asterisk unreachable: ${error.message}` : `Asterisk refused the call (HTTP ${error.status}: ${error.message})`
+  }
+  return 'Asterisk refused the call'
+}

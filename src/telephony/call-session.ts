@@ -1,0 +1,184 @@
+import type { AppContext } from '../context'
+import { AriError, type AriRest } from './ari/rest'
+
+/**
+ * What happens to an outbound call between answer and hangup, and the seam where the conversation engine attaches.
+ *
+ * On answer the call's channel is put in a mixing bridge (`ringbase-<callId>`) and the bridge is recorded. Then
+ * `ConversationHooks.onAnswered` gets an `AnsweredCall`: the engine creates its media leg with
+ * `attachExternalMedia` (chan_websocket towards the configuration's `ws_client_name`), which joins the bridge, so
+ * the caller, the engine and the recording all share one mix. The agent's `max_call_duration_seconds` is a hard
+ * stop: when it passes, the call is hung up whatever the engine is doing.
+ *
+ * After hangup, `finish` tears the bridge and any media legs down, downloads the stored recording from Asterisk
+ * into the object store (`recordings/<org>/<runId>.wav`) and returns its key, which the adapter puts in the call's
+ * 'ended' report. Asterisk's copy is then deleted.
+ */
+
+export type AnsweredCall = {
+  callId: string
+  runId: number
+  organizationId: number
+  configurationId: number
+  /** The mixing bridge the call's channel is in. */
+  bridgeId: string
+  /** websocket_client.conf connection name for chan_websocket external media; '' when the configuration has none. */
+  externalMediaHost: string
+  /**
+   * Creates a chan_websocket external media channel (8 kHz µ-law, raw binary frames, Asterisk connects out to
+   * `externalMediaHost`) and adds it to the bridge. `transportData` is appended to that connection's URI (Asterisk's
+   * `v(key=value,…)` form). Returns the media channel id; it is hung up with the call.
+   */
+  attachExternalMedia(transportData?: string): Promise<string>
+  /** Hangs the call up; its outcome is reported like any other hangup. */
+  hangup(): Promise<void>
+}
+
+export type ConversationHooks = {
+  /** Called once per answered call, after the bridge is recording. A throw is logged; the call goes on. */
+  onAnswered(call: AnsweredCall): void | Promise<void>
+}
+
+export type CallSessionOptions = {
+  ctx: Pick<AppContext, 'log' | 'objects'>
+  rest: AriRest
+  call: { callId: string; runId: number; organizationId: number; configurationId: number }
+  externalMediaHost: string
+  maxCallDurationMs: number
+  conversation?: ConversationHooks
+}
+
+export type CallSession = {
+  /** True once the max call duration hung the call up. */
+  readonly hardStopped: boolean
+  /** The adapter routes RecordingFinished / RecordingFailed of `recordingName(callId)` here. */
+  recordingEnded(stored: boolean): void
+  /** After the call's channel is gone: tears down, stores the recording; resolves to its object key, if any. */
+  finish(): Promise<string | undefined>
+}
+
+/** How long finish() waits for Asterisk to close the recording file after the bridge is destroyed. */
+const RECORDING_CLOSE_TIMEOUT_MS = 5_000
+
+const NAME_PREFIX = 'ringbase-'
+/** Bridge id and recording name of a call: both ours, both named after the call. */
+const sessionNameFor = (callId: string) => `${NAME_PREFIX}${callId}`
+/** The call a bridge recording belongs to ('' for recordings that are not ours). */
+export const callIdOfRecording = (name: string) => (name.startsWith(NAME_PREFIX) ? name.slice(NAME_PREFIX.length) : '')
+export const recordingKeyFor = (organizationId: number, runId: number) => `recordings/${organizationId}/${runId}.wav`
+
+/** Starts the session of a call that has just entered Stasis answered. Never throws: failures are logged. */
+export function startCallSession(options: CallSessionOptions): CallSession {
+  const { ctx, rest, call } = options
+  const logContext = { callId: call.callId, runId: call.runId, configurationId: call.configurationId }
+  const bridgeId = sessionNameFor(call.callId)
+  const recordingName = sessionNameFor(call.callId)
+  const mediaChannelIds: string[] = []
+  let bridgeCreated = false
+  let recordingStarted = false
+  /** Set by RecordingFinished / RecordingFailed, which may come before or after finish() starts waiting. */
+  let recordingStored: boolean | undefined
+  let onRecordingEnded: ((stored: boolean) => void) | undefined
+  let finished = false
+  let hardStopped = false
+
+  const hardStop = setTimeout(() => {
+    hardStopped = true
+    ctx.log.info({ ...logContext, maxCallDurationMs: options.maxCallDurationMs }, 'max call duration reached: hanging up')
+    void answeredCall.hangup().catch((error) => ctx.log.warn({ ...logContext, err: error }, 'hard stop hangup failed'))
+  }, options.maxCallDurationMs)
+
+  const answeredCall: AnsweredCall = {
+    ...call,
+    bridgeId,
+    externalMediaHost: options.externalMediaHost,
+    async attachExternalMedia(transportData) {
+      const channelId = `${call.callId}-media-${mediaChannelIds.length + 1}`
+      mediaChannelIds.push(channelId)
+      await rest.externalMedia({
+        channelId, externalHost: options.externalMediaHost, format: 'ulaw', transport: 'websocket', encapsulation: 'none',
+        connectionType: 'client', direction: 'both', transportData,
+      })
+      await rest.addChannelToBridge(bridgeId, [channelId])
+      return channelId
+    },
+    hangup: () => hangupIgnoringGone(rest, call.callId),
+  }
+
+  /** Each step checks `finished`: the far end may hang up while the bridge is being set up. */
+  async function setUp(): Promise<boolean> {
+    try {
+      await rest.createBridge({ bridgeId, name: bridgeId })
+      bridgeCreated = true
+      if (finished) return false
+      await rest.addChannelToBridge(bridgeId, [call.callId])
+      if (finished) return false
+      await rest.recordBridge(bridgeId, { name: recordingName, format: 'wav', ifExists: 'overwrite' })
+      recordingStarted = true
+      return !finished
+    } catch (error) {
+      if (!finished) ctx.log.warn({ ...logContext, err: error }, 'call session setup failed')
+      return false
+    }
+  }
+  const setup = setUp()
+  // Not awaited by finish(): an engine may keep its hook running for the whole conversation.
+  void setup.then(async (ready) => {
+    if (ready && options.conversation) await options.conversation.onAnswered(answeredCall)
+  }).catch((error) => ctx.log.error({ ...logContext, err: error }, 'conversation engine failed on answer'))
+
+  async function storeRecording(): Promise<string | undefined> {
+    if (!recordingStarted) return undefined
+    const closed = new Promise<boolean>((resolve) => { onRecordingEnded = resolve })
+    const stored = recordingStored ?? await settledWithin(closed, RECORDING_CLOSE_TIMEOUT_MS, true)
+    if (!stored) return undefined
+    const key = recordingKeyFor(call.organizationId, call.runId)
+    await ctx.objects.put(key, await rest.getStoredRecordingFile(recordingName))
+    // Asterisk's copy is no longer needed; the run does not wait for its deletion.
+    void rest.deleteStoredRecording(recordingName).catch((error) =>
+      ctx.log.warn({ ...logContext, err: error }, 'could not delete the recording from Asterisk'))
+    return key
+  }
+
+  return {
+    get hardStopped() { return hardStopped },
+    recordingEnded(stored) {
+      recordingStored = stored
+      onRecordingEnded?.(stored)
+    },
+    async finish() {
+      finished = true
+      clearTimeout(hardStop)
+      await setup
+      try {
+        await Promise.all(mediaChannelIds.map((id) => hangupIgnoringGone(rest, id)))
+        // Destroying the bridge is what makes Asterisk close the recording file.
+        if (bridgeCreated) await rest.destroyBridge(bridgeId).catch(ignoreGone)
+        return await storeRecording()
+      } catch (error) {
+        ctx.log.warn({ ...logContext, err: error }, 'call session teardown failed; the recording may be missing')
+        return undefined
+      }
+    },
+  }
+}
+
+/** The promise's value, or `fallback` when it takes longer than `ms`. */
+async function settledWithin<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<T>((resolve) => { timer = setTimeout(() => resolve(fallback), ms) })
+  try {
+    return await Promise.race([promise, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function ignoreGone(error: unknown): void {
+  if (!(error instanceof AriError && error.status === 404)) throw error
+}
+
+/** DELETE /channels/{id}; a channel that is already gone is what we wanted. */
+export async function hangupIgnoringGone(rest: AriRest, channelId: string): Promise<void> {
+  await rest.hangup(channelId).catch(ignoreGone)
+}
