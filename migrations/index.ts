@@ -1,11 +1,17 @@
 // Every migration, in order. Imported as text so `bun build --compile` embeds them in the binary.
 // A shipped migration is never edited: add a new file and a new line here.
 import core from './0001_core.sql' with { type: 'text' }
+import agentsRuns from './0002_agents_runs.sql' with { type: 'text' }
 import telephony from './0003_telephony.sql' with { type: 'text' }
+import campaigns from './0004_campaigns.sql' with { type: 'text' }
+import calls from './0005_calls.sql' with { type: 'text' }
 
 export type Migration = { name: string; sql: string }
 
 export const MIGRATIONS: Migration[] = [
   { name: '0001_core', sql: core },
+  { name: '0002_agents_runs', sql: agentsRuns },
   { name: '0003_telephony', sql: telephony },
+  { name: '0004_campaigns', sql: campaigns },
+  { name: '0005_calls', sql: calls },
 ]

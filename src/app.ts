@@ -3,9 +3,16 @@ import { Elysia } from 'elysia'
 import type { AppContext } from './context'
 import docsPage from './http/docs.html' with { type: 'text' }
 import { errorResponse } from './http/error-handler'
+import { agentRoutes } from './modules/agents/routes'
 import { apiKeyRoutes } from './modules/api-keys/routes'
+import { campaignRoutes } from './modules/campaigns/routes'
 import { healthRoutes } from './modules/health/routes'
+import { nodeTypeRoutes } from './modules/node-types/routes'
+import { runRoutes } from './modules/runs/routes'
+import { publicAgentRoutes } from './modules/public-agent/routes'
 import { telephonyRoutes } from './modules/telephony/routes'
+import { usageRoutes } from './modules/usage/routes'
+import { uploadRoutes } from './modules/uploads/routes'
 
 export const OPENAPI_PATH = '/api/v1/openapi.json'
 
@@ -51,7 +58,14 @@ export function createApp(ctx: AppContext) {
     })
     .use(healthRoutes(ctx))
     .use(apiKeyRoutes(ctx))
+    .use(agentRoutes(ctx))
+    .use(nodeTypeRoutes(ctx))
+    .use(runRoutes(ctx))
+    .use(usageRoutes(ctx))
     .use(telephonyRoutes(ctx))
+    .use(uploadRoutes(ctx))
+    .use(campaignRoutes(ctx))
+    .use(publicAgentRoutes(ctx))
   return app
 }
 

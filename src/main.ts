@@ -7,11 +7,12 @@ import { ConfigError, loadConfig, parseArgs, type Flags } from './config'
 import { buildContext, VERSION, type AppContext } from './context'
 import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from './modules/api-keys/service'
 import { createLogger } from './log'
+import { startBackgroundServices } from './background'
 
 const USAGE = `ringbase ${VERSION}: self-hosted voice-agent platform
 
 Usage:
-  ringbase serve [--http HOST:PORT] [--dir DATA_DIR] [--public-url URL]
+  ringbase serve [--http HOST:PORT] [--dir DATA_DIR] [--public-url URL] [--ring-timeout SECONDS]
   ringbase migrate [--dir DATA_DIR]
   ringbase keys create --org NAME [--name KEY_NAME] [--scope admin|trigger] [--dir DATA_DIR]
   ringbase openapi
@@ -28,6 +29,7 @@ async function serve(flags: Flags): Promise<void> {
     process.stdout.write(`\n=== RINGBASE BOOTSTRAP ADMIN API KEY (organization 'default', shown once): ${bootstrapKey.api_key} ===\n\n`)
   }
   const app = createApp(ctx)
+  const background = await startBackgroundServices(ctx)
   const server = Bun.serve({ hostname: config.httpHost, port: config.httpPort, fetch: (request) => app.handle(request) })
   ctx.log.info({ url: `http://${config.httpHost}:${server.port}`, dataDir: config.dataDir, version: VERSION }, 'listening')
 
@@ -37,6 +39,7 @@ async function serve(flags: Flags): Promise<void> {
     stopping = true
     ctx.log.info({ signal }, 'shutting down')
     await server.stop()
+    await background.stop()
     ctx.sqlite.close()
     ctx.log.info('stopped')
     ctx.log.flush()
@@ -74,7 +77,9 @@ async function printOpenApi(): Promise<void> {
   try {
     const ctx = buildContext(loadConfig({ dir: dataDir }, {}), { log: createLogger('silent') })
     const response = await createApp(ctx).handle(new Request(`http://localhost${OPENAPI_PATH}`))
-    process.stdout.write(`${JSON.stringify(await response.json(), null, 2)}\n`)
+    const document = `${JSON.stringify(await response.json(), null, 2)}\n`
+    // Wait for the pipe to take it all: main() exits the process right after, which would cut a long write short.
+    await new Promise<void>((resolve, reject) => process.stdout.write(document, (error) => (error ? reject(error) : resolve())))
     ctx.sqlite.close()
   } finally {
     rmSync(dataDir, { recursive: true, force: true })

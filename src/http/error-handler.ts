@@ -27,6 +27,9 @@ function headerItems(schema: TSchema, headers: Headers): ValidationItem[] {
   }))
 }
 
+/** Whether the request carried a body at all (Elysia may hand an empty object to the validator when it did not). */
+const sentBody = (request: Request) => request.body !== null
+
 function bodyItems(schema: TSchema, body: unknown): ValidationItem[] {
   if (body === undefined || body === null || body === '') return [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]
   return checkValue(schema, body, ['body'])
@@ -46,7 +49,7 @@ export function requestValidationItems(
   if (schemas.params) items.push(...checkValue(schemas.params, params, ['path'], 'text'))
   if (schemas.query) items.push(...checkValue(schemas.query, queryObject(request.url), ['query'], 'text'))
   if (schemas.headers) items.push(...headerItems(schemas.headers, request.headers))
-  if (schemas.body) items.push(...bodyItems(schemas.body, body))
+  if (schemas.body) items.push(...bodyItems(schemas.body, sentBody(request) ? body : undefined))
   const seen = new Set<string>()
   return items.filter((item) => {
     const key = JSON.stringify(item.loc)

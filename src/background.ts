@@ -1,0 +1,42 @@
+import type { AppContext } from './context'
+import { closeCallsInterruptedByRestart, closeVanishedCalls } from './calls/recovery'
+import { createCampaignScheduler } from './campaigns/scheduler'
+import { startAriManager } from './telephony/ari/manager'
+
+/** How often the watchdog looks for calls that vanished, and how long past ringing a call must be open to be checked. */
+const WATCHDOG_INTERVAL_MS = 60_000
+const WATCHDOG_GRACE_MS = 300_000
+
+export type BackgroundServices = { stop(): Promise<void> }
+
+/** Campaigns whose create request never finished (the process died while streaming their CSV). */
+function removeUnfinishedImports(ctx: AppContext): void {
+  const removed = ctx.sqlite.query(`DELETE FROM campaigns WHERE state = 'importing'`).run().changes
+  if (removed > 0) ctx.log.warn({ campaigns: removed }, 'removed campaigns whose contacts import was interrupted')
+}
+
+/**
+ * Everything that runs beside the HTTP API, in start-up order: clean up what a crash left half done, connect to the
+ * PBXs, close calls nobody can follow any more, then dial. `stop` reverses it.
+ */
+export async function startBackgroundServices(ctx: AppContext): Promise<BackgroundServices> {
+  removeUnfinishedImports(ctx)
+  const ari = startAriManager(ctx)
+  await closeCallsInterruptedByRestart(ctx)
+  const scheduler = createCampaignScheduler(ctx)
+  const stopWaking = ctx.telephony.onReport(() => scheduler.wake())
+  scheduler.start()
+  // Only calls the provider no longer has are closed, so long conversations are safe from the watchdog.
+  const maxOpenMs = ctx.config.ringTimeoutSeconds * 1000 + WATCHDOG_GRACE_MS
+  const watchdog = setInterval(() => {
+    closeVanishedCalls(ctx, maxOpenMs).catch((error) => ctx.log.error({ err: error }, 'watchdog failed'))
+  }, WATCHDOG_INTERVAL_MS)
+  return {
+    async stop() {
+      clearInterval(watchdog)
+      stopWaking()
+      await scheduler.stop()
+      await ari.stop()
+    },
+  }
+}

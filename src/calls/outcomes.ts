@@ -1,0 +1,46 @@
+import type { AppContext } from '../context'
+import { settleAttempt } from '../campaigns/attempts'
+import { attachArtifact } from '../runs/artifacts'
+import { finishRun, markRunRunning } from '../runs/service'
+import type { CallOutcome, CallReport } from '../telephony/provider'
+
+/** The disposition a run gets from how its call ended (before any conversation sets a richer one). */
+export const OUTCOME_DISPOSITIONS: Record<CallOutcome, string> = {
+  completed: 'completed',
+  busy: 'busy',
+  no_answer: 'no-answer',
+  voicemail: 'voicemail_detected',
+  failed: 'failed',
+}
+
+type CallRun = { id: number; state: string; campaign_contact_id: number | null }
+
+/**
+ * Applies a provider's call report to the run it belongs to (found by call id) and, for campaign calls, to the
+ * contact's attempt, in one transaction. Reports for unknown calls and reports after the end are ignored, so a
+ * provider may repeat itself safely. Returns whether anything changed.
+ */
+export function applyCallReport(ctx: AppContext, report: CallReport): boolean {
+  return ctx.sqlite.transaction(() => {
+    const run = ctx.sqlite.query<CallRun, [string]>('SELECT id, state, campaign_contact_id FROM workflow_runs WHERE call_id = ?').get(report.callId)
+    if (!run || run.state === 'completed') return false
+    if (report.kind === 'answered') return markRunRunning(ctx, run.id)
+    const durationSeconds = report.answeredAt === null ? 0 : Math.max(0, Math.round((report.at - report.answeredAt) / 10) / 100)
+    if (report.recordingKey) attachArtifact(ctx, run.id, 'recording', report.recordingKey)
+    const finished = finishRun(ctx, run.id, {
+      durationSeconds,
+      disposition: OUTCOME_DISPOSITIONS[report.outcome],
+      logs: {
+        telephony: {
+          outcome: report.outcome,
+          answered_at: report.answeredAt === null ? null : new Date(report.answeredAt).toISOString(),
+          ended_at: new Date(report.at).toISOString(),
+          ...(report.cause ? { hangup_cause: report.cause.code, hangup_cause_text: report.cause.text } : {}),
+          ...(report.providerStatus ? { provider_status: report.providerStatus } : {}),
+        },
+      },
+    })
+    if (finished && run.campaign_contact_id !== null) settleAttempt(ctx, run.campaign_contact_id, report.outcome, run.id)
+    return finished
+  }).immediate()
+}

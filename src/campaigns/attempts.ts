@@ -1,0 +1,91 @@
+import type { AppContext } from '../context'
+import type { CampaignState } from '../db/schema/campaigns'
+import type { CallOutcome } from '../telephony/provider'
+import { evaluateBreaker, tripDetails, tripMessage, type BreakerOutcome, type CircuitBreakerConfig } from './circuit-breaker'
+import { appendCampaignLog } from './lifecycle'
+import { retryDecision, type RetryConfig } from './retry'
+
+/** Dispositions of runs that count as failures for the circuit breaker: calls that could not be placed or failed. */
+export const FAILED_DISPOSITION = 'failed'
+
+type SettlingContact = {
+  id: number
+  campaign_id: number
+  state: string
+  attempts: number
+  campaign_state: CampaignState
+  retry_config: string
+  circuit_breaker: string
+  breaker_window_reset_at: number
+}
+
+/**
+ * Closes the claimed attempt of a campaign contact after its call ended: schedules the retry the policy asks for
+ * (unless the campaign was stopped) or closes the contact, and keeps the campaign's counters exact. Runs inside the
+ * caller's transaction, next to the run's own update. Settling a contact that is not dialing does nothing, so a
+ * report delivered twice changes nothing.
+ */
+export function settleAttempt(ctx: AppContext, contactId: number, outcome: CallOutcome, runId: number): void {
+  const contact = ctx.sqlite.query<SettlingContact, [number]>(
+    `SELECT c.id, c.campaign_id, c.state, c.attempts, k.state AS campaign_state, k.retry_config, k.circuit_breaker,
+            k.breaker_window_reset_at
+       FROM campaign_contacts c JOIN campaigns k ON k.id = c.campaign_id
+      WHERE c.id = ?`,
+  ).get(contactId)
+  if (!contact || contact.state !== 'dialing') return
+  const now = ctx.clock.now()
+  const decision = retryDecision(JSON.parse(contact.retry_config) as RetryConfig, outcome, contact.attempts, now)
+  const retries = decision.retry && contact.campaign_state !== 'stopped'
+  if (retries) {
+    ctx.sqlite.query(`UPDATE campaign_contacts SET state = 'queued', next_attempt_at = ?, last_outcome = ?, last_run_id = ? WHERE id = ?`)
+      .run(decision.at, outcome, runId, contactId)
+  } else {
+    ctx.sqlite.query(`UPDATE campaign_contacts SET state = 'done', last_outcome = ?, last_run_id = ? WHERE id = ?`)
+      .run(outcome, runId, contactId)
+  }
+  const closedUnreached = !retries && outcome !== 'completed'
+  ctx.sqlite.query(
+    `UPDATE campaigns SET executed_count = executed_count + 1, total_queued_count = total_queued_count + ?,
+            failed_rows = failed_rows + ? WHERE id = ?`,
+  ).run(retries ? 1 : 0, closedUnreached ? 1 : 0, contact.campaign_id)
+
+  const breaker = JSON.parse(contact.circuit_breaker) as CircuitBreakerConfig
+  if (outcome === 'failed' && breaker.enabled && contact.campaign_state === 'running') {
+    tripBreakerIfNeeded(ctx, contact.campaign_id, breaker, contact.breaker_window_reset_at, now)
+  }
+}
+
+type WindowRun = { id: number; completed_at: string; disposition: string | null }
+
+/** Evaluates the campaign's sliding window of finished calls and pauses it, with a warning log, when it trips. */
+function tripBreakerIfNeeded(ctx: AppContext, campaignId: number, config: CircuitBreakerConfig, resetAt: number, now: number): void {
+  const windowStart = new Date(Math.max(now - config.window_seconds * 1000, resetAt)).toISOString()
+  const runs = ctx.sqlite.query<WindowRun, [number, string]>(
+    'SELECT id, completed_at, disposition FROM workflow_runs WHERE campaign_id = ? AND completed_at > ?',
+  ).all(campaignId, windowStart)
+  const outcomes: BreakerOutcome[] = runs.map((run) => ({
+    at: Date.parse(run.completed_at),
+    failed: run.disposition === FAILED_DISPOSITION,
+    runId: run.id,
+    reason: run.disposition ?? undefined,
+  }))
+  const stats = evaluateBreaker(config, outcomes, now)
+  if (!stats.trip) return
+  ctx.sqlite.query(`UPDATE campaigns SET state = 'paused', updated_at = ? WHERE id = ? AND state = 'running'`)
+    .run(new Date(now).toISOString(), campaignId)
+  appendCampaignLog(ctx, campaignId, 'warning', 'circuit_breaker_tripped', tripMessage(stats, config), tripDetails(stats, config, outcomes, now))
+}
+
+/**
+ * After a restart, an attempt whose call cannot be followed any more goes back to the queue as a new attempt (its
+ * attempt number was already spent, so the same attempt is never dialled twice). Inside the caller's transaction.
+ */
+export function requeueInterruptedAttempt(ctx: AppContext, contactId: number, runId: number): void {
+  const requeued = ctx.sqlite.query(
+    `UPDATE campaign_contacts SET state = 'queued', next_attempt_at = ?, last_outcome = 'interrupted', last_run_id = ? WHERE id = ? AND state = 'dialing'
+     RETURNING campaign_id`,
+  ).get(ctx.clock.now(), runId, contactId) as { campaign_id: number } | null
+  if (!requeued) return
+  ctx.sqlite.query('UPDATE campaigns SET executed_count = executed_count + 1, total_queued_count = total_queued_count + 1 WHERE id = ?')
+    .run(requeued.campaign_id)
+}

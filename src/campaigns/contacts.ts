@@ -1,0 +1,204 @@
+import type { Database } from 'bun:sqlite'
+import { parse } from 'csv-parse'
+import type { GreetingOverride } from '../db/schema/campaigns'
+import { ARI_PROVIDER, validateDestination } from '../lib/phone'
+
+/** A CSV that breaks a rule; `message` names the rows and is safe to show (400). */
+export class ContactsError extends Error {}
+
+export type ContactRules = {
+  /** Provider of the campaign's telephony configuration: decides which phone numbers are valid. */
+  provider: string
+  /** Lowercased template variables every selected agent version needs. */
+  requiredVariables: readonly string[]
+}
+
+export type IngestTarget = { sqlite: Database; campaignId: number; organizationId: number; firstAttemptAt: number }
+
+const PHONE_COLUMN = 'phone_number'
+const GREETING_COLUMNS = ['greeting_override_type', 'greeting_override_text', 'greeting_override_recording_id']
+/** Rows per transaction: small enough that one batch holds the database for only a few milliseconds. */
+const BATCH_ROWS = 2000
+const ROWS_NAMED = 5
+
+/** `2, 5, 9, 11, 12 and 3 more` */
+export function describeRows(rows: readonly number[], total: number): string {
+  const named = rows.slice(0, ROWS_NAMED).join(', ')
+  return total > ROWS_NAMED ? `${named} and ${total - ROWS_NAMED} more` : named
+}
+
+/** Row numbers of one kind of problem: the first few and how many in all. */
+class RowList {
+  readonly rows: number[] = []
+  total = 0
+  add(row: number) {
+    if (this.rows.length < ROWS_NAMED) this.rows.push(row)
+    this.total++
+  }
+  toString() {
+    return describeRows(this.rows, this.total)
+  }
+}
+
+const phoneRule = (provider: string) =>
+  provider === ARI_PROVIDER
+    ? 'Phone numbers must be E.164 numbers, extensions, SIP URIs or dial strings, without spaces, commas or ampersands.'
+    : "All phone numbers must include country code (start with '+') in E.164 format."
+
+function greetingOverride(type: string, text: string, recordingId: string): GreetingOverride | null | 'invalid' {
+  const kind = type.trim().toLowerCase()
+  if (kind === '') return null
+  if (kind === 'text') return text.trim() === '' ? null : { type: 'text', text }
+  if (kind === 'audio') return recordingId.trim() === '' ? null : { type: 'audio', recording_id: recordingId.trim() }
+  return 'invalid'
+}
+
+/** Records parsed from at most this many bytes are handled before the event loop gets a turn (a few ms of work). */
+const SLICE_BYTES = 64 * 1024
+
+/**
+ * Feeds a byte stream to csv-parse in small slices and hands back the records of each slice, pausing for other work
+ * between slices: csv-parse emits records synchronously while it is written to, so no slice can hold the process long.
+ */
+async function* csvRecordBatches(source: ReadableStream<Uint8Array>): AsyncGenerator<string[][]> {
+  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: true })
+  let records: string[][] = []
+  let failure: Error | null = null
+  parser.on('data', (record: string[]) => records.push(record))
+  parser.on('error', (error: Error) => { failure ??= error })
+  const ended = new Promise<void>((resolve) => parser.on('end', resolve).on('error', () => resolve()))
+  const take = () => {
+    if (failure) throw failure
+    const batch = records
+    records = []
+    return batch
+  }
+  for await (const chunk of source) {
+    for (let offset = 0; offset < chunk.byteLength; offset += SLICE_BYTES) {
+      parser.write(chunk.subarray(offset, offset + SLICE_BYTES))
+      yield take()
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  }
+  parser.end()
+  await ended
+  yield take()
+}
+
+/** Which cells of a row become what, decided once from the header. */
+type ColumnPlan = {
+  phone: number
+  /** Context keys and their cell; the greeting override columns are not part of the context. */
+  context: [string, number][]
+  required: [string, number][]
+  greeting: [number, number, number]
+}
+
+function planColumns(header: string[], rules: ContactRules): ColumnPlan {
+  const names = header.map((name) => name.trim().toLowerCase())
+  const phone = names.indexOf(PHONE_COLUMN)
+  if (phone < 0) throw new ContactsError(`Source must contain a '${PHONE_COLUMN}' column`)
+  const missing = rules.requiredVariables.filter((name) => !names.includes(name)).sort()
+  if (missing.length > 0) {
+    throw new ContactsError(
+      `Workflow uses template variables that are missing from the source data: ${missing.map((name) => `'${name}'`).join(', ')}. ` +
+        'Add the missing columns or remove them from the workflow.',
+    )
+  }
+  // With duplicate header names the last column wins, as it would when building a dictionary row by row.
+  const lastIndex = (name: string) => names.lastIndexOf(name)
+  const contextNames = [...new Set(names)].filter((name) => !GREETING_COLUMNS.includes(name))
+  return {
+    phone,
+    context: contextNames.map((name) => [name, lastIndex(name)]),
+    required: rules.requiredVariables.map((name) => [name, lastIndex(name)]),
+    greeting: [lastIndex(GREETING_COLUMNS[0]), lastIndex(GREETING_COLUMNS[1]), lastIndex(GREETING_COLUMNS[2])],
+  }
+}
+
+/**
+ * Streams a contacts CSV into `campaign_contacts`, validating every rule on the way, in transactions of at most
+ * BATCH_ROWS rows with a pause for other work between slices of input. Throws ContactsError naming the rows when a rule
+ * is broken; the caller then discards the campaign (rows already written belong to it). Returns the number of contacts.
+ */
+export async function ingestContacts(source: ReadableStream<Uint8Array>, rules: ContactRules, target: IngestTarget): Promise<number> {
+  const insert = target.sqlite.prepare(
+    `INSERT INTO campaign_contacts (campaign_id, organization_id, row_number, phone_number, context, greeting_override, state, attempts, next_attempt_at)
+     VALUES (?, ?, ?, ?, ?, ?, 'queued', 0, ?)`,
+  )
+  const writeBatch = target.sqlite.transaction((rows: [number, string, string, string | null][]) => {
+    for (const [rowNumber, phone, context, greeting] of rows) {
+      insert.run(target.campaignId, target.organizationId, rowNumber, phone, context, greeting, target.firstAttemptAt)
+    }
+  })
+
+  let plan: ColumnPlan | null = null
+  const invalidPhones = new RowList()
+  const duplicates = new RowList()
+  const invalidGreetings = new RowList()
+  const emptyVariables = new Map<string, RowList>()
+  const seenPhones = new Set<string>()
+  let rowNumber = 1
+  let contacts = 0
+  let problems = 0
+
+  for await (const records of csvRecordBatches(source)) {
+    const batch: [number, string, string, string | null][] = []
+    for (const record of records) {
+      if (plan === null) {
+        plan = planColumns(record, rules)
+        continue
+      }
+      rowNumber++
+      const cell = (index: number) => (index >= 0 && index < record.length ? record[index] : '')
+      const phone = cell(plan.phone).trim()
+      if (phone === '') continue
+      if (validateDestination(phone, rules.provider) !== null) {
+        invalidPhones.add(rowNumber)
+        problems++
+      } else if (seenPhones.has(phone)) {
+        duplicates.add(rowNumber)
+        problems++
+      } else {
+        seenPhones.add(phone)
+      }
+      for (const [name, index] of plan.required) {
+        if (cell(index).trim() !== '') continue
+        if (!emptyVariables.has(name)) emptyVariables.set(name, new RowList())
+        emptyVariables.get(name)!.add(rowNumber)
+        problems++
+      }
+      const greeting = greetingOverride(cell(plan.greeting[0]), cell(plan.greeting[1]), cell(plan.greeting[2]))
+      if (greeting === 'invalid') {
+        invalidGreetings.add(rowNumber)
+        problems++
+      }
+      // Once the file is known to be rejected, only the problems are still worth collecting.
+      if (problems > 0) continue
+      const context: Record<string, string> = {}
+      for (const [name, index] of plan.context) context[name] = cell(index)
+      context[PHONE_COLUMN] = phone
+      batch.push([rowNumber, phone, JSON.stringify(context), greeting === null ? null : JSON.stringify(greeting)])
+    }
+    if (problems > 0 || batch.length === 0) continue
+    for (let start = 0; start < batch.length; start += BATCH_ROWS) writeBatch(batch.slice(start, start + BATCH_ROWS))
+    contacts += batch.length
+  }
+
+  if (plan === null || rowNumber === 1) throw new ContactsError('CSV file must have a header row and at least one data row')
+  if (invalidPhones.total > 0) throw new ContactsError(`Invalid phone numbers in rows: ${invalidPhones}. ${phoneRule(rules.provider)}`)
+  if (duplicates.total > 0) {
+    throw new ContactsError(`Duplicate phone numbers found in rows: ${duplicates}. Phone numbers in a campaign must be unique.`)
+  }
+  const [emptyName, emptyRows] = [...emptyVariables.entries()].sort(([a], [b]) => a.localeCompare(b))[0] ?? []
+  if (emptyName !== undefined) {
+    throw new ContactsError(
+      `Template variable '${emptyName}' is empty in rows: ${emptyRows}. All template variables used in the workflow must have values in every row.`,
+    )
+  }
+  if (invalidGreetings.total > 0) {
+    throw new ContactsError(`Invalid greeting_override_type in rows: ${invalidGreetings}. Use 'text' or 'audio', or leave it empty.`)
+  }
+  if (contacts === 0) throw new ContactsError(`CSV file has no row with a ${PHONE_COLUMN}`)
+  return contacts
+}

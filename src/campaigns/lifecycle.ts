@@ -1,0 +1,62 @@
+import { and, eq } from 'drizzle-orm'
+import type { AppContext } from '../context'
+import { campaignLogs, campaigns, type CampaignLogLevel, type CampaignState } from '../db/schema/campaigns'
+import { badRequest, notFound } from '../http/errors'
+import { isoNow } from '../lib/clock'
+
+export type CampaignAction = 'start' | 'pause' | 'resume' | 'stop'
+
+type Transition = { from: CampaignState[]; to: CampaignState; event: string; message: string }
+
+const TRANSITIONS: Record<CampaignAction, Transition> = {
+  start: { from: ['draft', 'paused'], to: 'running', event: 'campaign_started', message: 'Campaign started' },
+  pause: { from: ['running'], to: 'paused', event: 'campaign_paused', message: 'Campaign paused' },
+  resume: { from: ['paused'], to: 'running', event: 'campaign_resumed', message: 'Campaign resumed' },
+  stop: { from: ['running', 'paused'], to: 'stopped', event: 'campaign_stopped', message: 'Campaign stopped: queued contacts will not be dialled; calls in progress finish' },
+}
+
+const quoted = (states: CampaignState[]) => states.map((state) => `'${state}'`).join(' or ')
+
+export function appendCampaignLog(
+  ctx: AppContext,
+  campaignId: number,
+  level: CampaignLogLevel,
+  event: string,
+  message: string,
+  details: Record<string, unknown> | null = null,
+): void {
+  ctx.db.insert(campaignLogs).values({ campaignId, ts: isoNow(ctx.clock), level, event, message, details }).run()
+  const log = level === 'error' ? ctx.log.error.bind(ctx.log) : level === 'warning' ? ctx.log.warn.bind(ctx.log) : ctx.log.info.bind(ctx.log)
+  log({ campaignId, event, ...(details ? { details } : {}) }, message)
+}
+
+/**
+ * Moves a campaign of the organization through start / pause / resume / stop, with its log entry, in one
+ * transaction. A wrong state is a 400 naming the current state.
+ */
+export function transitionCampaign(ctx: AppContext, organizationId: number, campaignId: number, action: CampaignAction): void {
+  const transition = TRANSITIONS[action]
+  ctx.sqlite.transaction(() => {
+    const campaign = ctx.db
+      .select({ state: campaigns.state, startedAt: campaigns.startedAt })
+      .from(campaigns)
+      .where(and(eq(campaigns.id, campaignId), eq(campaigns.organizationId, organizationId)))
+      .get()
+    if (!campaign || campaign.state === 'importing') throw notFound('Campaign not found')
+    if (!transition.from.includes(campaign.state)) {
+      throw badRequest(`Campaign must be in ${quoted(transition.from)} state to ${action}, current state: ${campaign.state}`)
+    }
+    const now = isoNow(ctx.clock)
+    const resumes = transition.to === 'running' && campaign.state === 'paused'
+    ctx.db.update(campaigns).set({
+      state: transition.to,
+      updatedAt: now,
+      ...(campaign.startedAt === null && transition.to === 'running' ? { startedAt: now } : {}),
+      ...(transition.to === 'stopped' ? { completedAt: now } : {}),
+      // A resumed campaign starts the circuit breaker from a clean slate.
+      ...(resumes ? { breakerWindowResetAt: ctx.clock.now() } : {}),
+    }).where(eq(campaigns.id, campaignId)).run()
+    const event = resumes ? TRANSITIONS.resume : transition
+    appendCampaignLog(ctx, campaignId, 'info', event.event, event.message, { from: campaign.state, to: transition.to })
+  }).immediate()
+}

@@ -1,0 +1,351 @@
+import { randomUUID } from 'node:crypto'
+import type { AppContext } from '../context'
+import type { GreetingOverride, StoredTrafficSplit } from '../db/schema/campaigns'
+import { ApiError } from '../http/errors'
+import { createRun } from '../runs/service'
+import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/target'
+import { resolveOutbound } from '../telephony/configurations'
+import { DialError, type TelephonyProvider } from '../telephony/provider'
+import { appendCampaignLog } from './lifecycle'
+import { createPacer, type Pacer } from './pacer'
+import { isWithinSchedule, nextWindowStart, type ScheduleConfig } from './schedule-window'
+import { assignVariant } from './traffic-split'
+
+/** The agent a campaign dials cannot run (archived, version gone): the campaign pauses with the reason. */
+class AgentUnavailableError extends Error {}
+
+/** Longest pause between two looks at the database; dial slots and wake() make it shorter. */
+const MAX_TICK_MS = 250
+
+export type CampaignScheduler = {
+  start(): void
+  /** Stops ticking and waits for dial requests already sent to their providers. */
+  stop(): Promise<void>
+  /** Asks for a tick soon: a campaign started, a call ended, capacity freed. */
+  wake(): void
+  /** One pass over every running campaign; returns the ms until a dial slot opens (tests drive it by hand). */
+  tick(): Promise<number>
+}
+
+type RunningCampaign = {
+  id: number
+  organization_id: number
+  workflow_id: number | null
+  rate_limit_per_second: number
+  max_concurrency: number | null
+  schedule_config: string | null
+  traffic_split: string | null
+  allocation_seed: string
+  telephony_configuration_id: number | null
+  concurrent_call_limit: number
+}
+
+type ClaimedContact = {
+  id: number
+  phone_number: string
+  context: string
+  greeting_override: string | null
+  attempts: number
+  last_outcome: string | null
+}
+
+/** How a campaign's calls are placed; resolved at most once per TELEPHONY_PLAN_TTL_MS. */
+type TelephonyPlan = {
+  /** Agent versions resolved for this plan's lifetime, by `workflowId:definitionId|latest`. */
+  targets: Map<string, RunTarget>
+  provider: TelephonyProvider
+  providerName: string
+  configurationId: number
+  credentials: Record<string, unknown>
+  callerId: string | null
+}
+
+type DialPlan = TelephonyPlan & { campaign: RunningCampaign }
+
+/**
+ * Telephony changes (a configuration parked, a new caller id) and newly published agent versions reach running
+ * campaigns within this long.
+ */
+const TELEPHONY_PLAN_TTL_MS = 1000
+
+const RUNNING_CAMPAIGNS = `
+  SELECT c.id, c.organization_id, c.workflow_id, c.rate_limit_per_second, c.max_concurrency, c.schedule_config,
+         c.traffic_split, c.allocation_seed, c.telephony_configuration_id, o.concurrent_call_limit
+    FROM campaigns c JOIN organizations o ON o.id = c.organization_id
+   WHERE c.state = 'running'`
+
+/** Due contacts are taken oldest due time first; a contact's first attempt is due from the campaign's creation. */
+const CLAIM_NEXT_CONTACT = `
+  UPDATE campaign_contacts SET state = 'dialing', attempts = attempts + 1
+   WHERE id = (SELECT id FROM campaign_contacts
+                WHERE campaign_id = ? AND state = 'queued' AND next_attempt_at <= ?
+                ORDER BY next_attempt_at, id LIMIT 1)
+  RETURNING id, phone_number, context, greeting_override, attempts, last_outcome`
+
+/**
+ * The one loop that dials every running campaign: schedule windows, a pacer per campaign for
+ * rate_limit_per_second, max_concurrency and the organization's concurrent call limit. Each attempt is claimed and
+ * its run written in one transaction before the provider is asked to dial, so a crash can never dial an attempt twice.
+ * The database is the truth; memory holds only pacers and which campaigns were already logged as outside schedule.
+ */
+export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
+  const pacers = new Map<number, { rate: number; pacer: Pacer }>()
+  const outsideScheduleLogged = new Map<number, number | null>()
+  const telephonyPlans = new Map<number, { plan: TelephonyPlan; until: number }>()
+  const dialsInFlight = new Set<Promise<void>>()
+  let timer: ReturnType<typeof setTimeout> | null = null
+  let timerDueAt = Infinity
+  let running = false
+  let ticking = false
+
+  const countDialing = ctx.sqlite.query<{ n: number }, [number]>(
+    `SELECT count(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND state = 'dialing'`,
+  )
+  const countOpenCalls = ctx.sqlite.query<{ n: number }, [number]>(
+    `SELECT count(*) AS n FROM workflow_runs WHERE organization_id = ? AND call_id IS NOT NULL AND state <> 'completed'`,
+  )
+  const hasOpenContacts = ctx.sqlite.query<{ n: number }, [number]>(
+    `SELECT EXISTS (SELECT 1 FROM campaign_contacts WHERE campaign_id = ? AND state IN ('queued', 'dialing')) AS n`,
+  )
+  const hasDueContact = ctx.sqlite.query<{ n: number }, [number, number]>(
+    `SELECT EXISTS (SELECT 1 FROM campaign_contacts WHERE campaign_id = ? AND state = 'queued' AND next_attempt_at <= ?) AS n`,
+  )
+  const claimNextContact = ctx.sqlite.query<ClaimedContact, [number, number]>(CLAIM_NEXT_CONTACT)
+
+  function complete(campaign: RunningCampaign): void {
+    const now = new Date(ctx.clock.now()).toISOString()
+    ctx.sqlite.transaction(() => {
+      const changed = ctx.sqlite.query(`UPDATE campaigns SET state = 'completed', completed_at = ?, updated_at = ? WHERE id = ? AND state = 'running'`)
+        .run(now, now, campaign.id).changes
+      if (changed > 0) appendCampaignLog(ctx, campaign.id, 'info', 'campaign_completed', 'Campaign completed: every contact has been called')
+    }).immediate()
+    pacers.delete(campaign.id)
+    outsideScheduleLogged.delete(campaign.id)
+  }
+
+  function pause(campaign: RunningCampaign, event: string, message: string, details: Record<string, unknown>): void {
+    const now = new Date(ctx.clock.now()).toISOString()
+    ctx.sqlite.transaction(() => {
+      const changed = ctx.sqlite.query(`UPDATE campaigns SET state = 'paused', updated_at = ? WHERE id = ? AND state = 'running'`)
+        .run(now, campaign.id).changes
+      if (changed > 0) appendCampaignLog(ctx, campaign.id, 'warning', event, message, details)
+    }).immediate()
+  }
+
+  /** Logs `outside_schedule` once per closed window, not once per tick. */
+  function noteOutsideSchedule(campaign: RunningCampaign, schedule: ScheduleConfig, now: number): void {
+    const nextOpening = nextWindowStart(schedule, new Date(now))?.getTime() ?? null
+    if (outsideScheduleLogged.has(campaign.id) && outsideScheduleLogged.get(campaign.id) === nextOpening) return
+    outsideScheduleLogged.set(campaign.id, nextOpening)
+    appendCampaignLog(ctx, campaign.id, 'info', 'outside_schedule',
+      nextOpening === null ? 'Outside the schedule, and no slot opens in the next 8 days' : `Outside the schedule: dialing resumes at ${new Date(nextOpening).toISOString()}`,
+      { timezone: schedule.timezone, next_window_start: nextOpening === null ? null : new Date(nextOpening).toISOString() })
+  }
+
+  /** The provider and caller id a campaign dials with now, or null after pausing the campaign. */
+  function telephonyPlan(campaign: RunningCampaign, now: number): TelephonyPlan | null {
+    const cached = telephonyPlans.get(campaign.id)
+    if (cached && cached.until > now) return cached.plan
+    try {
+      const { config, fromNumber } = resolveOutbound(ctx, campaign.organization_id, { telephonyConfigurationId: campaign.telephony_configuration_id })
+      const provider = ctx.telephony.providerFor(config.provider)
+      if (!provider) {
+        pause(campaign, 'telephony_unavailable', `Paused: this appliance cannot place calls through provider '${config.provider}'`, { provider: config.provider })
+        return null
+      }
+      const plan = {
+        targets: new Map(),
+        provider, providerName: config.provider, configurationId: config.id,
+        credentials: config.credentials, callerId: fromNumber?.addressNormalized ?? null,
+      }
+      telephonyPlans.set(campaign.id, { plan, until: now + TELEPHONY_PLAN_TTL_MS })
+      return plan
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error
+      pause(campaign, 'telephony_unavailable', `Paused: telephony configuration unusable: ${String(error.detail)}`, { status: error.status })
+      return null
+    }
+  }
+
+  /** The agent version a campaign call runs: pinned, or the latest published one at dial time. */
+  function runTarget(plan: DialPlan, workflowId: number, definitionId: number | null): RunTarget {
+    const key = `${workflowId}:${definitionId ?? 'latest'}`
+    const cached = plan.targets.get(key)
+    if (cached) return cached
+    const found = findRunTarget(ctx, plan.campaign.organization_id, { workflowId }, { definitionId })
+    if ('problem' in found) throw new AgentUnavailableError(RUN_TARGET_PROBLEMS[found.problem])
+    plan.targets.set(key, found.target)
+    return found.target
+  }
+
+  /** Claims the next due contact and writes its run, in one transaction. Null when nothing is due. */
+  function claimAttempt(plan: DialPlan, now: number) {
+    const { campaign } = plan
+    return ctx.sqlite.transaction(() => {
+      const contact = claimNextContact.get(campaign.id, now)
+      if (!contact) return null
+      const split = campaign.traffic_split ? (JSON.parse(campaign.traffic_split) as StoredTrafficSplit) : null
+      // The phone number is the contact's identity for allocation, so a redial campaign keeps each contact's variant.
+      const variant = split ? assignVariant(contact.phone_number, campaign.allocation_seed, split.variants) : null
+      const version = runTarget(plan, variant?.workflow_id ?? campaign.workflow_id!, variant?.workflow_definition_id ?? null)
+      const greeting = contact.greeting_override ? (JSON.parse(contact.greeting_override) as GreetingOverride) : null
+      const callId = randomUUID()
+      const run = createRun(ctx, {
+        organizationId: campaign.organization_id,
+        workflowId: version.workflowId,
+        definitionId: version.definitionId,
+        name: `WR-CAMPAIGN-${campaign.id}-${contact.id}-${contact.attempts}`,
+        mode: plan.providerName,
+        callType: 'outbound',
+        campaignId: campaign.id,
+        campaignContactId: contact.id,
+        telephonyConfigurationId: plan.configurationId,
+        callId,
+        trafficVariantId: variant?.id ?? null,
+        initialContext: {
+          ...(JSON.parse(contact.context) as Record<string, string>),
+          campaign_id: campaign.id,
+          provider: plan.providerName,
+          direction: 'outbound',
+          called_number: contact.phone_number,
+          ...(plan.callerId ? { caller_number: plan.callerId } : {}),
+          telephony_configuration_id: plan.configurationId,
+          ...(greeting ? { greeting_override: greeting } : {}),
+          ...(contact.attempts > 1 ? { is_retry: true, retry_attempt: contact.attempts - 1, retry_reason: contact.last_outcome } : {}),
+        },
+      })
+      ctx.sqlite.query('UPDATE campaign_contacts SET last_run_id = ?, variant_id = ? WHERE id = ?').run(run.id, variant?.id ?? null, contact.id)
+      ctx.sqlite.query('UPDATE campaigns SET processed_rows = processed_rows + 1 WHERE id = ?').run(campaign.id)
+      return { contact, runId: run.id, callId, version }
+    }).immediate()
+  }
+
+  function dial(plan: DialPlan, attempt: NonNullable<ReturnType<typeof claimAttempt>>): void {
+    const request = plan.provider.dial({
+      callId: attempt.callId,
+      runId: attempt.runId,
+      organizationId: plan.campaign.organization_id,
+      configurationId: plan.configurationId,
+      credentials: plan.credentials,
+      destination: attempt.contact.phone_number,
+      callerId: plan.callerId,
+      ringTimeoutSeconds: ctx.config.ringTimeoutSeconds,
+      maxCallDurationSeconds: attempt.version.configurations.max_call_duration_seconds,
+    }).catch((error: unknown) => {
+      const message = error instanceof DialError ? error.message : 'the provider could not be reached'
+      if (!(error instanceof DialError)) ctx.log.error({ err: error, campaignId: plan.campaign.id, runId: attempt.runId }, 'dial failed')
+      ctx.telephony.report({ kind: 'ended', callId: attempt.callId, outcome: 'failed', at: ctx.clock.now(), answeredAt: null, providerStatus: `dial_failed: ${message}` })
+    })
+    dialsInFlight.add(request)
+    void request.finally(() => dialsInFlight.delete(request))
+  }
+
+  /** Dials what one campaign may dial now; returns when its next dial slot opens (Infinity: nothing to wait for). */
+  function serveCampaign(campaign: RunningCampaign, now: number): number {
+    if (hasOpenContacts.get(campaign.id)!.n === 0) {
+      complete(campaign)
+      return Infinity
+    }
+    const schedule = campaign.schedule_config ? (JSON.parse(campaign.schedule_config) as ScheduleConfig) : null
+    if (schedule && !isWithinSchedule(schedule, new Date(now))) {
+      noteOutsideSchedule(campaign, schedule, now)
+      return Infinity
+    }
+    outsideScheduleLogged.delete(campaign.id)
+    let paced = pacers.get(campaign.id)
+    if (!paced) pacers.set(campaign.id, (paced = { rate: campaign.rate_limit_per_second, pacer: createPacer(campaign.rate_limit_per_second) }))
+    // Only on a real change: setting the rate restarts the pacer's rhythm.
+    if (paced.rate !== campaign.rate_limit_per_second) {
+      paced.rate = campaign.rate_limit_per_second
+      paced.pacer.setRate(paced.rate)
+    }
+    const { pacer } = paced
+
+    const campaignLimit = campaign.max_concurrency ?? Infinity
+    let capacity = Math.min(campaignLimit - countDialing.get(campaign.id)!.n, campaign.concurrent_call_limit - countOpenCalls.get(campaign.organization_id)!.n)
+    if (capacity <= 0 || hasDueContact.get(campaign.id, now)!.n === 0) return Infinity
+    if (pacer.nextSlot(now) > now) return pacer.nextSlot(now)
+    const telephony = telephonyPlan(campaign, now)
+    if (!telephony) return Infinity
+    const plan: DialPlan = { ...telephony, campaign }
+    // The pacer is asked and told with the time of each dial itself, not the tick's: claiming takes a little time.
+    while (capacity > 0 && pacer.nextSlot(ctx.clock.now()) <= ctx.clock.now()) {
+      let attempt: ReturnType<typeof claimAttempt>
+      try {
+        attempt = claimAttempt(plan, now)
+      } catch (error) {
+        if (!(error instanceof AgentUnavailableError)) throw error
+        pause(campaign, 'agent_unavailable', `Paused: ${error.message}`, {})
+        return Infinity
+      }
+      if (!attempt) return Infinity
+      pacer.record(ctx.clock.now())
+      dial(plan, attempt)
+      capacity--
+    }
+    return capacity > 0 ? pacer.nextSlot(ctx.clock.now()) : Infinity
+  }
+
+  async function tick(): Promise<number> {
+    if (ticking) return MAX_TICK_MS
+    ticking = true
+    try {
+      const now = ctx.clock.now()
+      let nextSlot = Infinity
+      const campaigns = ctx.sqlite.query<RunningCampaign, []>(RUNNING_CAMPAIGNS).all()
+      for (const campaign of campaigns) {
+        try {
+          nextSlot = Math.min(nextSlot, serveCampaign(campaign, now))
+        } catch (error) {
+          ctx.log.error({ err: error, campaignId: campaign.id }, 'campaign scheduling failed')
+        }
+      }
+      const runningIds = new Set(campaigns.map((campaign) => campaign.id))
+      for (const id of pacers.keys()) if (!runningIds.has(id)) pacers.delete(id)
+      for (const id of telephonyPlans.keys()) if (!runningIds.has(id)) telephonyPlans.delete(id)
+      return Math.max(0, nextSlot - now)
+    } finally {
+      ticking = false
+    }
+  }
+
+  function schedule(delayMs: number): void {
+    if (!running) return
+    const delay = Math.max(1, Math.min(MAX_TICK_MS, delayMs))
+    // Many wakes in a row (a burst of ended calls) make one tick, not one each.
+    if (timer && timerDueAt <= performance.now() + delay) return
+    if (timer) clearTimeout(timer)
+    timerDueAt = performance.now() + delay
+    timer = setTimeout(loop, delay)
+  }
+
+  async function loop(): Promise<void> {
+    timer = null
+    timerDueAt = Infinity
+    let delay = MAX_TICK_MS
+    try {
+      delay = await tick()
+    } catch (error) {
+      ctx.log.error({ err: error }, 'scheduler tick failed')
+    }
+    schedule(delay)
+  }
+
+  return {
+    start() {
+      running = true
+      schedule(0)
+    },
+    async stop() {
+      running = false
+      if (timer) clearTimeout(timer)
+      timer = null
+      timerDueAt = Infinity
+      await Promise.allSettled([...dialsInFlight])
+    },
+    wake() {
+      schedule(0)
+    },
+    tick,
+  }
+}

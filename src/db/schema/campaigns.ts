@@ -1,0 +1,84 @@
+import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import type { CircuitBreakerConfig } from '../../campaigns/circuit-breaker'
+import type { RetryConfig } from '../../campaigns/retry'
+import type { ScheduleConfig } from '../../campaigns/schedule-window'
+import type { TrafficVariant } from '../../campaigns/traffic-split'
+
+export type CampaignState = 'importing' | 'draft' | 'running' | 'paused' | 'stopped' | 'completed' | 'failed'
+export type ContactState = 'queued' | 'dialing' | 'done' | 'cancelled'
+export type StoredTrafficSplit = {
+  revision: number
+  variants: TrafficVariant[]
+  /** Variants no longer in the split, kept so their ids (and stats) survive. */
+  removed: TrafficVariant[]
+}
+export type GreetingOverride = { type: 'text'; text: string } | { type: 'audio'; recording_id: string }
+export type CampaignLogLevel = 'info' | 'warning' | 'error'
+
+export const uploads = sqliteTable('uploads', {
+  id: integer('id').primaryKey(),
+  organizationId: integer('organization_id').notNull(),
+  fileKey: text('file_key').notNull().unique(),
+  fileName: text('file_name').notNull(),
+  contentType: text('content_type').notNull(),
+  declaredSize: integer('declared_size').notNull(),
+  size: integer('size'),
+  createdAt: text('created_at').notNull(),
+  completedAt: text('completed_at'),
+})
+
+export const campaigns = sqliteTable('campaigns', {
+  id: integer('id').primaryKey(),
+  organizationId: integer('organization_id').notNull(),
+  name: text('name').notNull(),
+  workflowId: integer('workflow_id'),
+  state: text('state').$type<CampaignState>().notNull(),
+  sourceType: text('source_type').notNull(),
+  sourceId: text('source_id').notNull(),
+  totalRows: integer('total_rows'),
+  processedRows: integer('processed_rows').notNull().default(0),
+  failedRows: integer('failed_rows').notNull().default(0),
+  executedCount: integer('executed_count').notNull().default(0),
+  totalQueuedCount: integer('total_queued_count').notNull().default(0),
+  retryConfig: text('retry_config', { mode: 'json' }).$type<RetryConfig>().notNull(),
+  trafficSplit: text('traffic_split', { mode: 'json' }).$type<StoredTrafficSplit | null>(),
+  allocationSeed: text('allocation_seed').notNull(),
+  maxConcurrency: integer('max_concurrency'),
+  rateLimitPerSecond: integer('rate_limit_per_second').notNull().default(1),
+  scheduleConfig: text('schedule_config', { mode: 'json' }).$type<ScheduleConfig | null>(),
+  circuitBreaker: text('circuit_breaker', { mode: 'json' }).$type<CircuitBreakerConfig>().notNull(),
+  breakerWindowResetAt: integer('breaker_window_reset_at').notNull().default(0),
+  parentCampaignId: integer('parent_campaign_id'),
+  redialedCampaignId: integer('redialed_campaign_id'),
+  telephonyConfigurationId: integer('telephony_configuration_id'),
+  createdAt: text('created_at').notNull(),
+  startedAt: text('started_at'),
+  completedAt: text('completed_at'),
+  updatedAt: text('updated_at').notNull(),
+})
+
+export const campaignContacts = sqliteTable('campaign_contacts', {
+  id: integer('id').primaryKey(),
+  campaignId: integer('campaign_id').notNull(),
+  organizationId: integer('organization_id').notNull(),
+  rowNumber: integer('row_number').notNull(),
+  phoneNumber: text('phone_number').notNull(),
+  context: text('context', { mode: 'json' }).$type<Record<string, string>>().notNull(),
+  greetingOverride: text('greeting_override', { mode: 'json' }).$type<GreetingOverride | null>(),
+  state: text('state').$type<ContactState>().notNull(),
+  attempts: integer('attempts').notNull().default(0),
+  nextAttemptAt: integer('next_attempt_at').notNull(),
+  lastOutcome: text('last_outcome'),
+  lastRunId: integer('last_run_id'),
+  variantId: text('variant_id'),
+})
+
+export const campaignLogs = sqliteTable('campaign_logs', {
+  id: integer('id').primaryKey(),
+  campaignId: integer('campaign_id').notNull(),
+  ts: text('ts').notNull(),
+  level: text('level').$type<CampaignLogLevel>().notNull(),
+  event: text('event').notNull(),
+  message: text('message').notNull(),
+  details: text('details', { mode: 'json' }).$type<Record<string, unknown> | null>(),
+})
