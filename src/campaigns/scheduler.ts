@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { AppContext } from '../context'
 import type { GreetingOverride, StoredTrafficSplit } from '../db/schema/campaigns'
 import { ApiError } from '../http/errors'
-import { createRun } from '../runs/service'
+import { createRun, openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/target'
 import { resolveOutbound } from '../telephony/configurations'
 import { DialError, type TelephonyProvider } from '../telephony/provider'
@@ -100,9 +100,6 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
 
   const countDialing = ctx.sqlite.query<{ n: number }, [number]>(
     `SELECT count(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND state = 'dialing'`,
-  )
-  const countOpenCalls = ctx.sqlite.query<{ n: number }, [number]>(
-    `SELECT count(*) AS n FROM workflow_runs WHERE organization_id = ? AND call_id IS NOT NULL AND state <> 'completed'`,
   )
   const hasOpenContacts = ctx.sqlite.query<{ n: number }, [number]>(
     `SELECT EXISTS (SELECT 1 FROM campaign_contacts WHERE campaign_id = ? AND state IN ('queued', 'dialing')) AS n`,
@@ -262,7 +259,7 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
     const { pacer } = paced
 
     const campaignLimit = campaign.max_concurrency ?? Infinity
-    let capacity = Math.min(campaignLimit - countDialing.get(campaign.id)!.n, campaign.concurrent_call_limit - countOpenCalls.get(campaign.organization_id)!.n)
+    let capacity = Math.min(campaignLimit - countDialing.get(campaign.id)!.n, campaign.concurrent_call_limit - openCallCount(ctx, campaign.organization_id))
     if (capacity <= 0 || hasDueContact.get(campaign.id, now)!.n === 0) return Infinity
     if (pacer.nextSlot(now) > now) return pacer.nextSlot(now)
     const telephony = telephonyPlan(campaign, now)

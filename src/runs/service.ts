@@ -147,3 +147,10 @@ function addDispositionCode(ctx: AppContext, workflowId: number, code: string): 
   if (!workflow || workflow.codes.includes(code)) return
   ctx.db.update(workflows).set({ callDispositionCodes: [...workflow.codes, code] }).where(eq(workflows.id, workflowId)).run()
 }
+
+/** Calls of the organization placed and not finished yet, whatever started them: what its concurrent call limit counts. */
+export function openCallCount(ctx: AppContext, organizationId: number): number {
+  return ctx.sqlite
+    .query<{ n: number }, [number]>(`SELECT count(*) AS n FROM workflow_runs WHERE organization_id = ? AND call_id IS NOT NULL AND state <> 'completed'`)
+    .get(organizationId)!.n
+}

@@ -198,6 +198,9 @@ describe('dialing', () => {
     expect(run).toMatchObject({ is_completed: true, call_type: 'outbound', mode: 'ari', workflow_name: 'Sales agent' })
     expect(run.initial_context).toMatchObject({ first_name: 'Ann', called_number: '+14155550100', campaign_id: campaign.id, direction: 'outbound' })
     expect(run.gathered_context.mapped_call_disposition).toBe('completed')
+    const triggerKey = (await t.request('POST', '/api/v1/user/api-keys', { body: { name: 'robot', scope: 'trigger' } })).body.api_key
+    expect((await t.request('GET', `/api/v1/workflow/${workflowId}/runs/${telephony.dials[0].runId}`, { key: triggerKey })).status).toBe(200)
+    expect((await t.request('GET', `/api/v1/campaign/${campaign.id}`, { key: triggerKey })).status).toBe(403)
   })
 
   test('rate_limit_per_second: never more than N dial starts at one instant, paced across the second', async () => {
@@ -441,8 +444,8 @@ describe('redial', () => {
   })
 })
 
-describe('progress and source download', () => {
-  test('progress reports closed contacts; the source link downloads the CSV', async () => {
+describe('progress, runs and source download', () => {
+  test('progress reports closed contacts; runs are listed; the source link downloads the CSV', async () => {
     const csv = csvOf(['phone_number'], phones(2))
     const { campaign } = await createDraft({ rate_limit_per_second: 100 }, { csv })
     scriptedTelephony(t, () => 'busy')
@@ -454,6 +457,12 @@ describe('progress and source download', () => {
     const progress = (await t.request('GET', `/api/v1/campaign/${campaign.id}/progress`)).body
     expect(progress).toMatchObject({ campaign_id: campaign.id, state: 'running', total_rows: 2, processed_rows: 2, failed_calls: 2, rate_limit: 100 })
     expect(progress.progress_percentage).toBe(0)
+    const runs = (await t.request('GET', `/api/v1/campaign/${campaign.id}/runs?limit=1`)).body
+    expect(runs).toMatchObject({ total_count: 2, page: 1, limit: 1, total_pages: 2 })
+    expect(runs.runs[0].initial_context.campaign_id).toBe(campaign.id)
+    const badFilter = await t.request('GET', `/api/v1/campaign/${campaign.id}/runs?filters=${encodeURIComponent('[{"attribute":"callerNumber","type":"text","value":{"value":"1"}}]')}`)
+    expect(badFilter.status).toBe(403)
+    expect((await t.request('GET', `/api/v1/campaign/${campaign.id}/runs`, { key: t.newOrg('other').key })).status).toBe(404)
     const link = (await t.request('GET', `/api/v1/campaign/${campaign.id}/source-download-url`)).body
     expect(link.expires_in).toBe(3600)
     const download = await t.app.handle(new Request(link.download_url.replace(/^https?:\/\/[^/]+/, 'http://localhost')))

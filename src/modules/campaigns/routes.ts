@@ -3,13 +3,14 @@ import type { AppContext } from '../../context'
 import type { CampaignAction } from '../../campaigns/lifecycle'
 import { auth } from '../../http/auth'
 import { authErrors, ErrorDetail } from '../../http/schemas'
+import { RunList, RunListQuery } from '../../runs/list'
 import { downloadLink } from '../../storage/signed-urls'
 import {
   CampaignIdParams, CampaignListResponse, CampaignProgressResponse, CampaignResponse, CreateCampaignBody, RedialBody,
   SourceDownloadResponse, TrafficStatsResponse, UpdateCampaignBody,
 } from './model'
 import {
-  campaignProgress, campaignSourceKey, changeCampaignState, createCampaign, getCampaign, listCampaigns, redialCampaign,
+  campaignProgress, campaignRuns, campaignSourceKey, changeCampaignState, createCampaign, getCampaign, listCampaigns, redialCampaign,
   trafficStats, updateCampaign,
 } from './service'
 
@@ -61,6 +62,12 @@ export const campaignRoutes = (ctx: AppContext) => {
       body: RedialBody,
       response: { 200: CampaignResponse, ...campaignErrors },
       detail: { tags, summary: 'Create a campaign that calls again the contacts that were busy, unanswered or reached voicemail' },
+    })
+    .get('/:campaign_id/runs', ({ principal, params, query }) => campaignRuns(ctx, principal.organizationId, params.campaign_id, query), {
+      params: CampaignIdParams,
+      query: RunListQuery,
+      response: { 200: RunList, ...campaignErrors },
+      detail: { tags, summary: "The campaign's runs, filtered and paged" },
     })
     .get('/:campaign_id/source-download-url', ({ principal, params }) =>
       downloadLink(ctx, campaignSourceKey(ctx, principal.organizationId, params.campaign_id)), {

@@ -10,6 +10,7 @@ import { isSameSplit, reconcileVariantIds, validateSplit, type TrafficVariantInp
 import { campaigns, type StoredTrafficSplit } from '../../db/schema/campaigns'
 import { ApiError, badRequest, notFound, unprocessable, valueError, type Loc, type ValidationItem } from '../../http/errors'
 import { isoNow } from '../../lib/clock'
+import { listRuns, type RunListQuery } from '../../runs/list'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../../runs/target'
 import { resolveOutbound } from '../../telephony/configurations'
 import { findUpload } from '../../campaigns/sources'
@@ -311,6 +312,11 @@ export function redialCampaign(ctx: AppContext, organizationId: number, campaign
     return id
   }).immediate()
   return getCampaign(ctx, organizationId, childId)
+}
+
+export function campaignRuns(ctx: AppContext, organizationId: number, campaignId: number, query: Static<typeof RunListQuery>) {
+  requireCampaign(ctx, organizationId, campaignId)
+  return listRuns(ctx, organizationId, { campaignId }, query)
 }
 
 /** The organization's contacts file of a campaign, for a signed download link. */

@@ -3,7 +3,7 @@ import type { Static } from 'elysia'
 import type { AppContext } from '../../context'
 import { ApiError, badRequest, notFound, unauthorized } from '../../http/errors'
 import { ARI_PROVIDER, validateDestination } from '../../lib/phone'
-import { createRun } from '../../runs/service'
+import { createRun, openCallCount } from '../../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../../runs/target'
 import { resolveOutbound } from '../../telephony/configurations'
 import { DialError } from '../../telephony/provider'
@@ -101,13 +101,6 @@ export async function startRunByApi(
   }
   ctx.log.info({ organizationId, runId: run.id, callId, configurationId: config.id, mode }, 'run started over the API')
   return { status: 'initiated', workflow_run_id: run.id, workflow_run_name: run.name }
-}
-
-/** Calls of the organization placed and not finished yet (any entry point). */
-function openCallCount(ctx: AppContext, organizationId: number): number {
-  return ctx.sqlite
-    .query<{ n: number }, [number]>(`SELECT count(*) AS n FROM workflow_runs WHERE organization_id = ? AND call_id IS NOT NULL AND state <> 'completed'`)
-    .get(organizationId)!.n
 }
 
 function concurrentCallLimit(ctx: AppContext, organizationId: number): number {

@@ -1,30 +1,6 @@
 import { t } from 'elysia'
-import { RunDetailSchema } from '../../runs/detail'
-
-const JsonObject = t.Record(t.String(), t.Unknown())
 
 export const RunParams = t.Object({ workflow_id: t.Integer(), run_id: t.Integer() })
-
-export const RunListQuery = t.Object({
-  page: t.Optional(t.Integer({ minimum: 1, default: 1 })),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50 })),
-  filters: t.Optional(t.String({
-    description: 'JSON array of `{attribute, type, value}`: dateRange (dateRange, `{from, to}`), dispositionCode '
-      + '(multiSelect, `{codes}`), duration (numberRange, `{min, max}`), status (radio, `{status}`: completed|in_progress), '
-      + 'tokenUsage (numberRange, `{min, max}`). Another attribute is a 403.',
-  })),
-  sort_by: t.Optional(t.String({ description: '`duration`; anything else sorts by created_at' })),
-  sort_order: t.Optional(t.String({ pattern: '^(asc|desc)$', default: 'desc' })),
-})
-
-export const RunList = t.Object({
-  runs: t.Array(RunDetailSchema),
-  total_count: t.Integer(),
-  page: t.Integer(),
-  limit: t.Integer(),
-  total_pages: t.Integer(),
-  applied_filters: t.Array(t.Object({ attribute: t.String(), type: t.Unknown(), value: JsonObject })),
-})
 
 export const DownloadParams = t.Object({ token: t.String(), artifact_type: t.String() })
 

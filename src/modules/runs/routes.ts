@@ -5,7 +5,8 @@ import { notFound } from '../../http/errors'
 import { authErrors, ErrorDetail } from '../../http/schemas'
 import { runDetail, RunDetailSchema } from '../../runs/detail'
 import { WorkflowIdParam } from '../agents/model'
-import { DownloadParams, DownloadQuery, RunList, RunListQuery, RunParams } from './model'
+import { RunList, RunListQuery } from '../../runs/list'
+import { DownloadParams, DownloadQuery, RunParams } from './model'
 import { downloadArtifact, listWorkflowRuns } from './service'
 
 const tags = ['Runs']
@@ -21,7 +22,8 @@ export const runRoutes = (ctx: AppContext) =>
       detail: { tags, summary: 'Download a run recording or transcript with its public token (no API key)', security: [] },
     })
     .group('/api/v1/workflow/:workflow_id/runs', (app) => app
-      .use(auth(ctx))
+      // Trigger-scoped keys may read the runs they start.
+      .use(auth(ctx, ['admin', 'trigger']))
       .get('', ({ principal, params, query }) => listWorkflowRuns(ctx, principal.organizationId, params.workflow_id, query), {
         params: WorkflowIdParam,
         query: RunListQuery,

@@ -1,15 +1,10 @@
-import { and, eq, inArray } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import type { Static } from 'elysia'
 import type { AppContext } from '../../context'
-import { workflowRuns, workflows } from '../../db/schema'
-import { badRequest, forbidden, notFound } from '../../http/errors'
+import { workflows } from '../../db/schema'
+import { badRequest, notFound } from '../../http/errors'
 import { artifactKey, findRunByPublicToken, RUN_ARTIFACTS, type RunArtifact } from '../../runs/artifacts'
-import { runView, selectRunsWithAgent } from '../../runs/detail'
-import { criteriaFrom, parseFilterItems } from '../../runs/filters'
-import { findRunIdPage } from '../../runs/query'
-import type { RunList, RunListQuery } from './model'
-
-const RUN_LIST_FILTERS = ['dateRange', 'dispositionCode', 'duration', 'status', 'tokenUsage']
+import { listRuns, type RunList, type RunListQuery } from '../../runs/list'
 
 /** The agent's runs of every state, newest first unless sorted otherwise. */
 export function listWorkflowRuns(
@@ -21,30 +16,7 @@ export function listWorkflowRuns(
   const workflow = ctx.db.select({ id: workflows.id }).from(workflows)
     .where(and(eq(workflows.id, workflowId), eq(workflows.organizationId, organizationId))).get()
   if (!workflow) throw notFound(`Workflow with id ${workflowId} not found`)
-  const items = parseFilterItems(query.filters)
-  if (!items) throw badRequest('Invalid filter format')
-  const { criteria, unknown } = criteriaFrom(items, RUN_LIST_FILTERS)
-  if (unknown.length > 0) throw forbidden(`Invalid attribute '${unknown[0]}'`)
-  const page = query.page ?? 1
-  const limit = query.limit ?? 50
-  const { total, ids } = findRunIdPage(ctx, {
-    organizationId,
-    criteria: { ...criteria, workflowId },
-    withUsageOnly: false,
-    sort: { by: query.sort_by === 'duration' ? 'duration' : 'created_at', order: query.sort_order === 'asc' ? 'asc' : 'desc' },
-    page,
-    limit,
-  })
-  const found = ids.length === 0 ? [] : selectRunsWithAgent(ctx, inArray(workflowRuns.id, ids)).all()
-  const byId = new Map(found.map((row) => [row.run.id, row]))
-  return {
-    runs: ids.map((id) => runView(ctx, byId.get(id)!)),
-    total_count: total,
-    page,
-    limit,
-    total_pages: Math.ceil(total / limit),
-    applied_filters: items,
-  }
+  return listRuns(ctx, organizationId, { workflowId }, query)
 }
 
 const isArtifact = (value: string): value is RunArtifact => (RUN_ARTIFACTS as string[]).includes(value)

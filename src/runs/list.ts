@@ -1,0 +1,69 @@
+import { inArray } from 'drizzle-orm'
+import { t, type Static } from 'elysia'
+import type { AppContext } from '../context'
+import { workflowRuns } from '../db/schema'
+import { badRequest, forbidden } from '../http/errors'
+import { runView, RunDetailSchema, selectRunsWithAgent } from './detail'
+import { criteriaFrom, parseFilterItems, type RunCriteria } from './filters'
+import { findRunIdPage } from './query'
+
+const JsonObject = t.Record(t.String(), t.Unknown())
+
+export const RunListQuery = t.Object({
+  page: t.Optional(t.Integer({ minimum: 1, default: 1 })),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50 })),
+  filters: t.Optional(t.String({
+    description: 'JSON array of `{attribute, type, value}`: dateRange (dateRange, `{from, to}`), dispositionCode '
+      + '(multiSelect, `{codes}`), duration (numberRange, `{min, max}`), status (radio, `{status}`: completed|in_progress), '
+      + 'tokenUsage (numberRange, `{min, max}`). Another attribute is a 403.',
+  })),
+  sort_by: t.Optional(t.String({ description: '`duration`; anything else sorts by created_at' })),
+  sort_order: t.Optional(t.String({ pattern: '^(asc|desc)$', default: 'desc' })),
+})
+
+export const RunList = t.Object({
+  runs: t.Array(RunDetailSchema),
+  total_count: t.Integer(),
+  page: t.Integer(),
+  limit: t.Integer(),
+  total_pages: t.Integer(),
+  applied_filters: t.Array(t.Object({ attribute: t.String(), type: t.Unknown(), value: JsonObject })),
+})
+
+const RUN_LIST_FILTERS = ['dateRange', 'dispositionCode', 'duration', 'status', 'tokenUsage']
+
+/**
+ * A page of the runs of one agent or one campaign (the caller checked it belongs to the organization), of every state,
+ * newest first unless sorted otherwise, with the reference's run-list filters.
+ */
+export function listRuns(
+  ctx: AppContext,
+  organizationId: number,
+  scope: Pick<RunCriteria, 'workflowId' | 'campaignId'>,
+  query: Static<typeof RunListQuery>,
+): Static<typeof RunList> {
+  const items = parseFilterItems(query.filters)
+  if (!items) throw badRequest('Invalid filter format')
+  const { criteria, unknown } = criteriaFrom(items, RUN_LIST_FILTERS)
+  if (unknown.length > 0) throw forbidden(`Invalid attribute '${unknown[0]}'`)
+  const page = query.page ?? 1
+  const limit = query.limit ?? 50
+  const { total, ids } = findRunIdPage(ctx, {
+    organizationId,
+    criteria: { ...criteria, ...scope },
+    withUsageOnly: false,
+    sort: { by: query.sort_by === 'duration' ? 'duration' : 'created_at', order: query.sort_order === 'asc' ? 'asc' : 'desc' },
+    page,
+    limit,
+  })
+  const found = ids.length === 0 ? [] : selectRunsWithAgent(ctx, inArray(workflowRuns.id, ids)).all()
+  const byId = new Map(found.map((row) => [row.run.id, row]))
+  return {
+    runs: ids.map((id) => runView(ctx, byId.get(id)!)),
+    total_count: total,
+    page,
+    limit,
+    total_pages: Math.ceil(total / limit),
+    applied_filters: items,
+  }
+}
