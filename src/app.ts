@@ -2,7 +2,8 @@ import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import type { AppContext } from './context'
 import docsPage from './http/docs.html' with { type: 'text' }
-import { errorResponse } from './http/error-handler'
+import { errorResponse, sentBodyItems } from './http/error-handler'
+import { unprocessable } from './http/errors'
 import { agentRoutes } from './modules/agents/routes'
 import { apiKeyRoutes } from './modules/api-keys/routes'
 import { campaignRoutes } from './modules/campaigns/routes'
@@ -16,17 +17,31 @@ import { uploadRoutes } from './modules/uploads/routes'
 
 export const OPENAPI_PATH = '/api/v1/openapi.json'
 
-/** The whole HTTP API for one context. It does not listen: main.ts serves it, tests call `app.handle`. */
-export function createApp(ctx: AppContext) {
+/**
+ * The whole HTTP API for one context. It does not listen: main.ts serves it, tests call `app.handle`. `precompile`
+ * builds every route's handler up front (about half a second) instead of on its first request (up to ~100 ms each).
+ */
+export function createApp(ctx: AppContext, options: { precompile?: boolean } = {}) {
   const startedAt = new WeakMap<Request, { id: string; at: number }>()
-  const app = new Elysia()
+  /** Parsed bodies before Elysia normalizes them (see `sentBodyItems`). */
+  const sentBodies = new WeakMap<Request, unknown>()
+  const app = new Elysia({ precompile: options.precompile ?? false })
     .onRequest(({ request, set }) => {
       const id = request.headers.get('x-request-id')?.slice(0, 64) || crypto.randomUUID()
       startedAt.set(request, { id, at: performance.now() })
       set.headers['x-request-id'] = id
     })
+    .onTransform({ as: 'global' }, ({ request, body }) => {
+      sentBodies.set(request, body)
+    })
+    // Checked before the handler rather than at transform time so that authentication (a transform) answers first.
+    .onBeforeHandle({ as: 'global' }, ({ request, route }) => {
+      const items = sentBodyItems(app, request, route, sentBodies.get(request))
+      if (items.length > 0) throw unprocessable(items)
+    })
     .onError({ as: 'global' }, (context) => {
-      const response = errorResponse(app, ctx.log, { ...context, requestId: startedAt.get(context.request)?.id } as Parameters<typeof errorResponse>[2])
+      const errorContext = { ...context, body: sentBodies.get(context.request), requestId: startedAt.get(context.request)?.id }
+      const response = errorResponse(app, ctx.log, errorContext as Parameters<typeof errorResponse>[2])
       context.set.status = response.status
       return response
     })

@@ -35,6 +35,17 @@ function bodyItems(schema: TSchema, body: unknown): ValidationItem[] {
   return checkValue(schema, body, ['body'])
 }
 
+/**
+ * Problems in the body as the client sent it. Elysia's default normalizer (exact-mirror) rebuilds the body in the
+ * schema's shape before validating it, so a string sent for a `t.Record`/`t.Object` field passes as `{"0": "g", …}`
+ * and a number as `{}`; only the parsed body from before that step shows the real type.
+ */
+export function sentBodyItems(app: AnyElysia, request: Request, route: string, sent: unknown): ValidationItem[] {
+  const schema = routeSchemas(app, request.method, route)?.body
+  if (!schema || sent === undefined || !sentBody(request)) return []
+  return checkValue(schema, sent, ['body'])
+}
+
 /** FastAPI validates every part of a request at once and reports all problems; Elysia stops at the first part. */
 export function requestValidationItems(
   app: AnyElysia,

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PROVIDERS, sensitivePaths, type Credentials, type ProviderName } from './providers'
+import { maskSecret } from '../lib/mask'
 
 const KEY_BYTES = 32
 const IV_BYTES = 12
@@ -111,16 +112,6 @@ export function sealCredentials(key: Buffer, provider: ProviderName, credentials
 /** Inverse of `sealCredentials`. */
 export function openCredentials(key: Buffer, provider: ProviderName, sealed: Credentials): Credentials {
   return mapSensitive(provider, sealed, (value) => decryptSecret(key, value))
-}
-
-/** Every character but the last four becomes `*` (same length); four or fewer are all `*`; null and "" are kept. */
-export function maskSecret(value: string): string
-export function maskSecret(value: string | null | undefined): string | null | undefined
-export function maskSecret(value: string | null | undefined): string | null | undefined {
-  if (!value) return value
-  const characters = [...value]
-  const hiddenCount = characters.length > 4 ? characters.length - 4 : characters.length
-  return '*'.repeat(hiddenCount) + characters.slice(hiddenCount).join('')
 }
 
 /** Decrypted credentials as shown in a response: sensitive values masked, hidden server-managed fields left out. */

@@ -5,7 +5,7 @@ import {
   PROVIDER_NAMES, PROVIDERS, applyDefaults, createCredentials, isProviderName, mergeUpdate, providerMetadata, sensitivePaths,
   setupChecklist, validateConfig, validatePartialUpdate, type ProviderName, type ValidatedConfig,
 } from '../../src/telephony/providers'
-import { maskSecret } from '../../src/telephony/secrets'
+import { maskSecret } from '../../src/lib/mask'
 
 const LOC = ['body', 'config']
 

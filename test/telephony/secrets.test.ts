@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { maskSecret } from '../../src/lib/mask'
 import {
-  decryptSecret, encryptSecret, loadMasterKey, maskCredentials, maskSecret, openCredentials, preserveMasked, sealCredentials,
+  decryptSecret, encryptSecret, loadMasterKey, maskCredentials, openCredentials, preserveMasked, sealCredentials,
 } from '../../src/telephony/secrets'
 
 const temporaryDirs: string[] = []

@@ -2,6 +2,7 @@ import { and, count, desc, eq, inArray } from 'drizzle-orm'
 import type { Static } from 'elysia'
 import type { AppContext } from '../../context'
 import { findTriggerNodes, validateDefinition, type DefinitionError, type WorkflowDefinition } from '../../agents/definition'
+import { maskDefinitionSecrets, restoreMaskedSecrets } from '../../agents/secrets'
 import { templateContextVariables } from '../../agents/template-variables'
 import {
   workflowDefinitions,
@@ -58,7 +59,7 @@ function agentView(workflow: WorkflowRow, version: WorkflowDefinitionRow): Agent
     name: workflow.name,
     status: workflow.status,
     created_at: workflow.createdAt,
-    workflow_definition: version.workflowJson,
+    workflow_definition: maskDefinitionSecrets(version.workflowJson as WorkflowDefinition),
     current_definition_id: version.id,
     template_context_variables: version.templateContextVariables,
     call_disposition_codes: { disposition_codes: workflow.callDispositionCodes },
@@ -141,7 +142,8 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
       .where(eq(workflows.id, workflowId))
       .run()
     if (!sent && body.workflow_configurations == null) return
-    const definition = sent?.definition ?? (current.version.workflowJson as WorkflowDefinition)
+    const stored = current.version.workflowJson as WorkflowDefinition
+    const definition = sent ? restoreMaskedSecrets(sent.definition, stored) : stored
     if (sent) claimTriggerPaths(ctx, organizationId, workflowId, definition, sent.triggerPaths)
     const configurations = withDefaultConfigurations(body.workflow_configurations ?? current.version.workflowConfigurations)
     const values = versionValues(definition, configurations)
@@ -261,4 +263,5 @@ export function listAgentVersions(
     .limit(page.limit ?? Number.MAX_SAFE_INTEGER)
     .offset(page.offset ?? 0)
     .all()
+    .map((version) => ({ ...version, workflow_json: maskDefinitionSecrets(version.workflow_json as WorkflowDefinition) }))
 }

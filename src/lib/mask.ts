@@ -1,0 +1,9 @@
+/** Every character but the last four becomes `*` (same length); four or fewer are all `*`; null and "" are kept. */
+export function maskSecret(value: string): string
+export function maskSecret(value: string | null | undefined): string | null | undefined
+export function maskSecret(value: string | null | undefined): string | null | undefined {
+  if (!value) return value
+  const characters = [...value]
+  const hiddenCount = characters.length > 4 ? characters.length - 4 : characters.length
+  return '*'.repeat(hiddenCount) + characters.slice(hiddenCount).join('')
+}
