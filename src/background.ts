@@ -1,6 +1,8 @@
 import type { AppContext } from './context'
 import { closeCallsInterruptedByRestart, closeVanishedCalls } from './calls/recovery'
 import { createCampaignScheduler } from './campaigns/scheduler'
+import { startCheckpointer } from './db/checkpointer'
+import { databasePath } from './db/open'
 import { startAriManager } from './telephony/ari/manager'
 
 /** How often the watchdog looks for calls that vanished, and how long past ringing a call must be open to be checked. */
@@ -21,6 +23,7 @@ function removeUnfinishedImports(ctx: AppContext): void {
  */
 export async function startBackgroundServices(ctx: AppContext): Promise<BackgroundServices> {
   removeUnfinishedImports(ctx)
+  const checkpointer = startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
   const ari = startAriManager(ctx)
   await closeCallsInterruptedByRestart(ctx)
   const scheduler = createCampaignScheduler(ctx)
@@ -37,6 +40,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
       stopWaking()
       await scheduler.stop()
       await ari.stop()
+      await checkpointer.stop()
     },
   }
 }

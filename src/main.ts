@@ -28,7 +28,7 @@ async function serve(flags: Flags): Promise<void> {
     ctx.log.flush()
     process.stdout.write(`\n=== RINGBASE BOOTSTRAP ADMIN API KEY (organization 'default', shown once): ${bootstrapKey.api_key} ===\n\n`)
   }
-  const app = createApp(ctx)
+  const app = createApp(ctx, { precompile: true })
   const background = await startBackgroundServices(ctx)
   const server = Bun.serve({ hostname: config.httpHost, port: config.httpPort, fetch: (request) => app.handle(request) })
   ctx.log.info({ url: `http://${config.httpHost}:${server.port}`, dataDir: config.dataDir, version: VERSION }, 'listening')

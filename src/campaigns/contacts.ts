@@ -17,8 +17,6 @@ export type IngestTarget = { sqlite: Database; campaignId: number; organizationI
 
 const PHONE_COLUMN = 'phone_number'
 const GREETING_COLUMNS = ['greeting_override_type', 'greeting_override_text', 'greeting_override_recording_id']
-/** Rows per transaction: small enough that one batch holds the database for only a few milliseconds. */
-const BATCH_ROWS = 2000
 const ROWS_NAMED = 5
 
 /** `2, 5, 9, 11, 12 and 3 more` */
@@ -54,7 +52,9 @@ function greetingOverride(type: string, text: string, recordingId: string): Gree
 }
 
 /** Records parsed from at most this many bytes are handled before the event loop gets a turn (a few ms of work). */
-const SLICE_BYTES = 64 * 1024
+const SLICE_BYTES = 32 * 1024
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 /**
  * Feeds a byte stream to csv-parse in small slices and hands back the records of each slice, pausing for other work
@@ -76,8 +76,10 @@ async function* csvRecordBatches(source: ReadableStream<Uint8Array>): AsyncGener
   for await (const chunk of source) {
     for (let offset = 0; offset < chunk.byteLength; offset += SLICE_BYTES) {
       parser.write(chunk.subarray(offset, offset + SLICE_BYTES))
+      // Parsing a slice and storing its records are two turns of the event loop, each a few milliseconds.
+      await nextTurn()
       yield take()
-      await new Promise((resolve) => setImmediate(resolve))
+      await nextTurn()
     }
   }
   parser.end()
@@ -88,7 +90,7 @@ async function* csvRecordBatches(source: ReadableStream<Uint8Array>): AsyncGener
 /** Which cells of a row become what, decided once from the header. */
 type ColumnPlan = {
   phone: number
-  /** Context keys and their cell; the greeting override columns are not part of the context. */
+  /** The context keys, JSON-encoded with their colon, and their cell; greeting override columns are not context. */
   context: [string, number][]
   required: [string, number][]
   greeting: [number, number, number]
@@ -110,80 +112,68 @@ function planColumns(header: string[], rules: ContactRules): ColumnPlan {
   const contextNames = [...new Set(names)].filter((name) => !GREETING_COLUMNS.includes(name))
   return {
     phone,
-    context: contextNames.map((name) => [name, lastIndex(name)]),
+    context: contextNames.map((name) => [`${JSON.stringify(name)}:`, lastIndex(name)]),
     required: rules.requiredVariables.map((name) => [name, lastIndex(name)]),
     greeting: [lastIndex(GREETING_COLUMNS[0]), lastIndex(GREETING_COLUMNS[1]), lastIndex(GREETING_COLUMNS[2])],
   }
 }
 
+const cellOf = (record: string[], index: number) => (index >= 0 && index < record.length ? record[index] : '')
+
 /**
- * Streams a contacts CSV into `campaign_contacts`, validating every rule on the way, in transactions of at most
- * BATCH_ROWS rows with a pause for other work between slices of input. Throws ContactsError naming the rows when a rule
- * is broken; the caller then discards the campaign (rows already written belong to it). Returns the number of contacts.
+ * Streams a contacts CSV into `campaign_contacts`, validating every rule on the way, one transaction per slice of
+ * input with a pause for other work between slices. Throws ContactsError naming the rows when a rule is broken; the
+ * caller then discards the campaign (rows already written belong to it). Returns the number of contacts.
+ * Duplicates are found by the (campaign, phone number) unique index, so memory stays flat whatever the file size.
  */
 export async function ingestContacts(source: ReadableStream<Uint8Array>, rules: ContactRules, target: IngestTarget): Promise<number> {
   const insert = target.sqlite.prepare(
     `INSERT INTO campaign_contacts (campaign_id, organization_id, row_number, phone_number, context, greeting_override, state, attempts, next_attempt_at)
-     VALUES (?, ?, ?, ?, ?, ?, 'queued', 0, ?)`,
+     VALUES (?, ?, ?, ?, ?, ?, 'queued', 0, ?) ON CONFLICT (campaign_id, phone_number) DO NOTHING`,
   )
-  const writeBatch = target.sqlite.transaction((rows: [number, string, string, string | null][]) => {
-    for (const [rowNumber, phone, context, greeting] of rows) {
-      insert.run(target.campaignId, target.organizationId, rowNumber, phone, context, greeting, target.firstAttemptAt)
-    }
-  })
-
-  let plan: ColumnPlan | null = null
   const invalidPhones = new RowList()
   const duplicates = new RowList()
   const invalidGreetings = new RowList()
   const emptyVariables = new Map<string, RowList>()
-  const seenPhones = new Set<string>()
+  let plan: ColumnPlan | null = null
   let rowNumber = 1
   let contacts = 0
-  let problems = 0
 
-  for await (const records of csvRecordBatches(source)) {
-    const batch: [number, string, string, string | null][] = []
-    for (const record of records) {
-      if (plan === null) {
-        plan = planColumns(record, rules)
-        continue
-      }
-      rowNumber++
-      const cell = (index: number) => (index >= 0 && index < record.length ? record[index] : '')
-      const phone = cell(plan.phone).trim()
-      if (phone === '') continue
-      if (validateDestination(phone, rules.provider) !== null) {
-        invalidPhones.add(rowNumber)
-        problems++
-      } else if (seenPhones.has(phone)) {
-        duplicates.add(rowNumber)
-        problems++
-      } else {
-        seenPhones.add(phone)
-      }
-      for (const [name, index] of plan.required) {
-        if (cell(index).trim() !== '') continue
-        if (!emptyVariables.has(name)) emptyVariables.set(name, new RowList())
-        emptyVariables.get(name)!.add(rowNumber)
-        problems++
-      }
-      const greeting = greetingOverride(cell(plan.greeting[0]), cell(plan.greeting[1]), cell(plan.greeting[2]))
-      if (greeting === 'invalid') {
-        invalidGreetings.add(rowNumber)
-        problems++
-      }
-      // Once the file is known to be rejected, only the problems are still worth collecting.
-      if (problems > 0) continue
-      const context: Record<string, string> = {}
-      for (const [name, index] of plan.context) context[name] = cell(index)
-      context[PHONE_COLUMN] = phone
-      batch.push([rowNumber, phone, JSON.stringify(context), greeting === null ? null : JSON.stringify(greeting)])
+  const ingestRow = (record: string[], columns: ColumnPlan) => {
+    rowNumber++
+    const phone = cellOf(record, columns.phone).trim()
+    if (phone === '') return
+    for (const [name, index] of columns.required) {
+      if (cellOf(record, index).trim() !== '') continue
+      if (!emptyVariables.has(name)) emptyVariables.set(name, new RowList())
+      emptyVariables.get(name)!.add(rowNumber)
     }
-    if (problems > 0 || batch.length === 0) continue
-    for (let start = 0; start < batch.length; start += BATCH_ROWS) writeBatch(batch.slice(start, start + BATCH_ROWS))
-    contacts += batch.length
+    const greeting = greetingOverride(cellOf(record, columns.greeting[0]), cellOf(record, columns.greeting[1]), cellOf(record, columns.greeting[2]))
+    if (greeting === 'invalid') invalidGreetings.add(rowNumber)
+    if (validateDestination(phone, rules.provider) !== null) {
+      invalidPhones.add(rowNumber)
+      return
+    }
+    let context = '{'
+    for (const [key, index] of columns.context) {
+      if (context.length > 1) context += ','
+      context += key + JSON.stringify(index === columns.phone ? phone : cellOf(record, index))
+    }
+    const inserted = insert.run(
+      target.campaignId, target.organizationId, rowNumber, phone, `${context}}`,
+      greeting === null || greeting === 'invalid' ? null : JSON.stringify(greeting), target.firstAttemptAt,
+    )
+    if (inserted.changes === 0) duplicates.add(rowNumber)
+    else contacts++
   }
+  const ingestSlice = target.sqlite.transaction((records: string[][]) => {
+    for (const record of records) {
+      if (plan === null) plan = planColumns(record, rules)
+      else ingestRow(record, plan)
+    }
+  })
+
+  for await (const records of csvRecordBatches(source)) ingestSlice(records)
 
   if (plan === null || rowNumber === 1) throw new ContactsError('CSV file must have a header row and at least one data row')
   if (invalidPhones.total > 0) throw new ContactsError(`Invalid phone numbers in rows: ${invalidPhones}. ${phoneRule(rules.provider)}`)

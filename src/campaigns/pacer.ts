@@ -3,9 +3,9 @@
  * 1000/N ms apart, never a burst, not even a catch-up burst after an idle period.
  *
  * Two rules combine:
- * - a rhythm of ideal start times 1000/N ms apart. A start less than half an interval late keeps the rhythm (so a
- *   caller polling on whole milliseconds still reaches N per second when 1000/N is fractional); a later start restarts
- *   the rhythm from itself, so missed slots are never made up;
+ * - a rhythm of ideal start times 1000/N ms apart. A start less than half an interval (and at least 5 ms, a timer's
+ *   usual lateness) late keeps the rhythm, so a caller polling on whole milliseconds still reaches N per second; a later
+ *   start restarts the rhythm from itself, so missed slots are never made up after a pause;
  * - a hard window: a start is allowed only when the N-th previous start is at least 1000 ms earlier.
  *
  * In-memory and per campaign; time is always passed in (ms).
@@ -21,6 +21,8 @@ export type Pacer = {
 }
 
 const WINDOW_MS = 1000
+/** How late a start may be and still keep the rhythm, at least. */
+const TIMER_SLACK_MS = 5
 
 function checkRate(ratePerSecond: number) {
   if (!Number.isInteger(ratePerSecond) || ratePerSecond < 1) {
@@ -39,6 +41,8 @@ export function createPacer(ratePerSecond: number): Pacer {
   let startsInRhythm = 0
 
   const interval = () => WINDOW_MS / rate
+  // Timers fire a few ms late; at high rates a slot missed by that little is still made up, or N/s is never reached.
+  const lateness = () => Math.max(interval() / 2, TIMER_SLACK_MS)
   const nextIdeal = () => (rhythmStart === null ? null : rhythmStart + (startsInRhythm * WINDOW_MS) / rate)
 
   function nextSlot(now: number): number {
@@ -49,7 +53,7 @@ export function createPacer(ratePerSecond: number): Pacer {
 
   function record(now: number) {
     const ideal = nextIdeal()
-    if (ideal !== null && now < ideal + interval() / 2) {
+    if (ideal !== null && now < ideal + lateness()) {
       startsInRhythm++
     } else {
       rhythmStart = now

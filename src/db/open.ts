@@ -9,10 +9,12 @@ export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
 
 export type OpenedDb = { db: Db; sqlite: Database; applied: string[] }
 
+export const databasePath = (dataDir: string) => join(dataDir, 'ringbase.db')
+
 /** Opens (creating if needed) `<dataDir>/ringbase.db` with the pragmas every connection needs, then migrates. */
 export function openDatabase(dataDir: string, migrations: Migration[] = MIGRATIONS): OpenedDb {
   mkdirSync(dataDir, { recursive: true })
-  const sqlite = new Database(join(dataDir, 'ringbase.db'), { create: true, strict: true })
+  const sqlite = new Database(databasePath(dataDir), { create: true, strict: true })
   // busy_timeout first: the other pragmas may already need to wait for a writer (e.g. `keys create` beside a server).
   sqlite.run('PRAGMA busy_timeout = 5000')
   sqlite.run('PRAGMA journal_mode = WAL')

@@ -1,6 +1,6 @@
-import { and, eq, ne } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import type { AppContext } from '../context'
-import { workflowRuns, workflows, type CallType, type JsonObject, type WorkflowRunRow } from '../db/schema'
+import { workflowRuns, type CallType, type JsonObject, type WorkflowRunRow } from '../db/schema'
 import { isoNow } from '../lib/clock'
 
 /**
@@ -33,26 +33,23 @@ export type NewRun = {
   trafficVariantId?: string | null
 }
 
-/** Creates a run in state `initialized`. The workflow's total_runs follows (database trigger). */
-export function createRun(ctx: AppContext, run: NewRun): WorkflowRunRow {
-  return ctx.db.insert(workflowRuns).values({
-    organizationId: run.organizationId,
-    workflowId: run.workflowId,
-    definitionId: run.definitionId,
-    name: run.name,
-    mode: run.mode,
-    callType: run.callType,
-    campaignId: run.campaignId ?? null,
-    campaignContactId: run.campaignContactId ?? null,
-    telephonyConfigurationId: run.telephonyConfigurationId ?? null,
-    callId: run.callId ?? null,
-    trafficVariantId: run.trafficVariantId ?? null,
-    initialContext: run.initialContext ?? {},
-    gatheredContext: run.gatheredContext ?? {},
-    logs: {},
-    annotations: {},
-    createdAt: isoNow(ctx.clock),
-  }).returning().get()
+export type CreatedRun = { id: number; name: string }
+
+/**
+ * Creates a run in state `initialized`. The workflow's total_runs follows (database trigger). Plain SQL through the
+ * connection's statement cache: every call placed goes through here.
+ */
+export function createRun(ctx: AppContext, run: NewRun): CreatedRun {
+  const { id } = ctx.sqlite.query<{ id: number }, (string | number | null)[]>(
+    `INSERT INTO workflow_runs (organization_id, workflow_id, definition_id, name, mode, call_type, campaign_id, campaign_contact_id,
+       telephony_configuration_id, call_id, traffic_variant_id, initial_context, gathered_context, logs, annotations, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', ?) RETURNING id`,
+  ).get(
+    run.organizationId, run.workflowId, run.definitionId, run.name, run.mode, run.callType, run.campaignId ?? null,
+    run.campaignContactId ?? null, run.telephonyConfigurationId ?? null, run.callId ?? null, run.trafficVariantId ?? null,
+    JSON.stringify(run.initialContext ?? {}), JSON.stringify(run.gatheredContext ?? {}), isoNow(ctx.clock),
+  )!
+  return { id, name: run.name }
 }
 
 /** The run if it belongs to the organization. */
@@ -63,12 +60,8 @@ export function getRun(ctx: AppContext, organizationId: number, runId: number): 
 
 /** `initialized` → `running` (media is flowing). False when the run was already running or finished: a duplicate. */
 export function markRunRunning(ctx: AppContext, runId: number): boolean {
-  const updated = ctx.db.update(workflowRuns)
-    .set({ state: 'running', startedAt: isoNow(ctx.clock) })
-    .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.state, 'initialized')))
-    .returning({ id: workflowRuns.id })
-    .get()
-  return updated !== undefined
+  return ctx.sqlite.query(`UPDATE workflow_runs SET state = 'running', started_at = ? WHERE id = ? AND state = 'initialized'`)
+    .run(isoNow(ctx.clock), runId).changes > 0
 }
 
 /** Keys to add or replace in a run's JSON objects; keys not named keep their values. */
@@ -117,35 +110,52 @@ export type RunOutcome = {
   cost?: JsonObject | null
 } & RunContextPatch
 
+type OpenRunJson = {
+  workflow_id: number
+  initial_context: string
+  gathered_context: string
+  logs: string
+  annotations: string
+  cost_info: string | null
+}
+
 /**
  * Completes the run with its outcome, exactly once: true when this call completed it, false when it already was.
- * Setting usage_info is what puts the run in the usage report.
+ * Setting usage_info is what puts the run in the usage report. Plain SQL: every call that ends goes through here.
  */
 export function finishRun(ctx: AppContext, runId: number, outcome: RunOutcome): boolean {
   return ctx.sqlite.transaction(() => {
-    const run = ctx.db.select().from(workflowRuns).where(and(eq(workflowRuns.id, runId), ne(workflowRuns.state, 'completed'))).get()
+    const run = ctx.sqlite.query<OpenRunJson, [number]>(
+      `SELECT workflow_id, initial_context, gathered_context, logs, annotations, cost_info FROM workflow_runs WHERE id = ? AND state <> 'completed'`,
+    ).get(runId)
     if (!run) return false
     const { disposition } = outcome
-    const values = patchedValues(run, outcome)
-    if (disposition) {
-      values.gatheredContext = { ...values.gatheredContext, call_disposition: disposition, mapped_call_disposition: disposition }
-      addDispositionCode(ctx, run.workflowId, disposition)
-    }
-    ctx.db.update(workflowRuns).set({
-      ...values,
-      state: 'completed',
-      completedAt: isoNow(ctx.clock),
-      usageInfo: { ...outcome.usage, call_duration_seconds: outcome.durationSeconds },
-      costInfo: outcome.cost === undefined ? run.costInfo : outcome.cost,
-    }).where(eq(workflowRuns.id, runId)).run()
+    const merged = (stored: string, patch: JsonObject | undefined, extra?: JsonObject) =>
+      patch || extra ? JSON.stringify({ ...(JSON.parse(stored) as JsonObject), ...patch, ...extra }) : stored
+    if (disposition) addDispositionCode(ctx, run.workflow_id, disposition)
+    ctx.sqlite.query(
+      `UPDATE workflow_runs SET state = 'completed', completed_at = ?, usage_info = ?, cost_info = ?,
+         initial_context = ?, gathered_context = ?, logs = ?, annotations = ? WHERE id = ?`,
+    ).run(
+      isoNow(ctx.clock),
+      JSON.stringify({ ...outcome.usage, call_duration_seconds: outcome.durationSeconds }),
+      outcome.cost === undefined ? run.cost_info : outcome.cost === null ? null : JSON.stringify(outcome.cost),
+      merged(run.initial_context, outcome.initialContext),
+      merged(run.gathered_context, outcome.gatheredContext, disposition ? { call_disposition: disposition, mapped_call_disposition: disposition } : undefined),
+      merged(run.logs, outcome.logs),
+      merged(run.annotations, outcome.annotations),
+      runId,
+    )
     return true
   }).immediate()
 }
 
 function addDispositionCode(ctx: AppContext, workflowId: number, code: string): void {
-  const workflow = ctx.db.select({ codes: workflows.callDispositionCodes }).from(workflows).where(eq(workflows.id, workflowId)).get()
-  if (!workflow || workflow.codes.includes(code)) return
-  ctx.db.update(workflows).set({ callDispositionCodes: [...workflow.codes, code] }).where(eq(workflows.id, workflowId)).run()
+  const workflow = ctx.sqlite.query<{ codes: string }, [number]>('SELECT call_disposition_codes AS codes FROM workflows WHERE id = ?').get(workflowId)
+  if (!workflow) return
+  const codes = JSON.parse(workflow.codes) as string[]
+  if (codes.includes(code)) return
+  ctx.sqlite.query('UPDATE workflows SET call_disposition_codes = ? WHERE id = ?').run(JSON.stringify([...codes, code]), workflowId)
 }
 
 /** Calls of the organization placed and not finished yet, whatever started them: what its concurrent call limit counts. */

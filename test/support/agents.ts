@@ -1,6 +1,6 @@
 import type { CallType } from '../../src/db/schema'
 import { attachArtifact } from '../../src/runs/artifacts'
-import { createRun, finishRun, type RunOutcome } from '../../src/runs/service'
+import { createRun, getRun, finishRun, type RunOutcome } from '../../src/runs/service'
 import type { TestApp } from './app'
 
 /** A valid definition: start → end, plus an API trigger (path minted by the server unless given). */
@@ -39,7 +39,7 @@ export type SeedRun = {
 
 /** A run as an entry point creates it, optionally finished and with artifacts (keys only). */
 export function seedRun(t: TestApp, seed: SeedRun) {
-  const run = createRun(t.ctx, {
+  const { id } = createRun(t.ctx, {
     organizationId: seed.organizationId,
     workflowId: seed.agent.id,
     definitionId: seed.agent.current_definition_id,
@@ -49,6 +49,7 @@ export function seedRun(t: TestApp, seed: SeedRun) {
     initialContext: seed.initialContext,
     campaignId: seed.campaignId,
   })
+  const run = getRun(t.ctx, seed.organizationId, id)!
   if (seed.outcome) finishRun(t.ctx, run.id, seed.outcome)
   for (const [artifact, key] of Object.entries(seed.artifacts ?? {})) attachArtifact(t.ctx, run.id, artifact as 'recording', key)
   return run
