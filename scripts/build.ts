@@ -1,11 +1,10 @@
-// Compiles the single executable: `bun run build` → dist/ringbase (migrations, docs page and package.json embedded;
-// the checkpoint worker is a second entry point so the binary can start it).
+// Compiles the single executable: `bun run build` → dist/ringbase (migrations, docs page and package.json embedded).
 import { join } from 'node:path'
 
 const root = join(import.meta.dir, '..')
 const outfile = process.argv[2] ?? join(root, 'dist', 'ringbase')
 const result = Bun.spawnSync(
-  [process.execPath, 'build', '--compile', '--minify', '--no-compile-autoload-bunfig', join(root, 'src', 'main.ts'), join(root, 'src', 'db', 'checkpoint-worker.ts'), '--outfile', outfile],
+  [process.execPath, 'build', '--compile', '--minify', '--no-compile-autoload-bunfig', join(root, 'src', 'main.ts'), '--outfile', outfile],
   { cwd: root, stdout: 'inherit', stderr: 'inherit' },
 )
 process.exit(result.exitCode ?? 1)

@@ -23,7 +23,7 @@ function removeUnfinishedImports(ctx: AppContext): void {
  */
 export async function startBackgroundServices(ctx: AppContext): Promise<BackgroundServices> {
   removeUnfinishedImports(ctx)
-  const checkpointer = startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
+  const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
   const ari = startAriManager(ctx)
   await closeCallsInterruptedByRestart(ctx)
   const scheduler = createCampaignScheduler(ctx)

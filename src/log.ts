@@ -20,3 +20,9 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
     destination ?? pino.destination({ fd: 1, sync: false }),
   )
 }
+
+/** Writes out every buffered line before the process exits (pino's async flush may never call back during shutdown). */
+export function flushLogSync(log: Logger): void {
+  const stream = (log as unknown as Record<symbol, { flushSync?: () => void }>)[pino.symbols.streamSym]
+  stream?.flushSync?.()
+}

@@ -19,19 +19,29 @@ beforeAll(() => {
 
 afterAll(() => rmSync(workDir, { recursive: true, force: true }))
 
-async function readUntil(stream: ReadableStream<Uint8Array>, pattern: RegExp): Promise<{ match: RegExpMatchArray; text: string }> {
-  const reader = stream.getReader()
-  const decoder = new TextDecoder()
+/** Reads a process's output as it comes; `waitFor` resolves once the text so far matches. */
+function outputOf(stream: ReadableStream<Uint8Array>) {
   let text = ''
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`stream ended before ${pattern}: ${text}`)
-    text += decoder.decode(value)
-    const match = text.match(pattern)
-    if (match) {
-      reader.releaseLock()
-      return { match, text }
-    }
+  const ended = (async () => {
+    const decoder = new TextDecoder()
+    for await (const chunk of stream) text += decoder.decode(chunk)
+  })()
+  return {
+    async waitFor(pattern: RegExp): Promise<{ match: RegExpMatchArray; text: string }> {
+      for (;;) {
+        const match = text.match(pattern)
+        if (match) return { match, text }
+        if (await Promise.race([ended.then(() => true), Bun.sleep(5).then(() => false)])) {
+          const last = text.match(pattern)
+          if (last) return { match: last, text }
+          throw new Error(`output ended before ${pattern}: ${text}`)
+        }
+      }
+    },
+    all: async () => {
+      await ended
+      return text
+    },
   }
 }
 
@@ -47,8 +57,9 @@ describe('compiled binary', () => {
 
   test('serves, migrates, creates keys while serving, and stops on SIGTERM', async () => {
     const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], { cwd: workDir, stdout: 'pipe', stderr: 'pipe' })
+    const output = outputOf(server.stdout)
     try {
-      const { match, text } = await readUntil(server.stdout, /"url":"(http:\/\/127\.0\.0\.1:\d+)"/)
+      const { match, text } = await output.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/)
       const bootstrapKey = text.match(/BOOTSTRAP ADMIN API KEY[^:]*: (rb_\S+) ===/)?.[1]
       expect(bootstrapKey).toBeDefined()
       const base = match[1]
@@ -69,12 +80,14 @@ describe('compiled binary', () => {
       server.kill('SIGTERM')
     }
     expect(await server.exited).toBe(0)
+    // A graceful stop: background services (dialer, PBX connections, checkpoint worker) and the database closed.
+    expect(await output.all()).toContain('"msg":"stopped"')
   }, 30_000)
 
   test('a second start on the same data dir creates no new bootstrap key', async () => {
     const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], { cwd: workDir, stdout: 'pipe', stderr: 'pipe' })
     try {
-      const { text } = await readUntil(server.stdout, /"msg":"listening"/)
+      const { text } = await outputOf(server.stdout).waitFor(/"msg":"listening"/)
       expect(text).not.toContain('BOOTSTRAP')
     } finally {
       server.kill('SIGTERM')

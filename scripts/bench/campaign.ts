@@ -27,7 +27,7 @@ const ctx = buildContext(loadConfig({ dir: dataDir, 'max-upload-bytes': String(1
 const key = bootstrapInstallation(ctx)!.api_key
 const app = createApp(ctx, { precompile: true })
 ctx.sqlite.run('UPDATE organizations SET concurrent_call_limit = 10000')
-const checkpointer = startCheckpointer(ctx.sqlite, databasePath(dataDir))
+const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(dataDir))
 
 async function api(method: string, path: string, body?: unknown) {
   const response = await app.handle(new Request(`http://localhost${path}`, {
