@@ -70,12 +70,12 @@ describe('connections follow the configurations', () => {
         body: { config: { provider: 'ari', ari_endpoint: other.url, app_name: 'u2', app_password: 'p2' } },
       })
       expect(updated.status).toBe(200)
-      await waitFor('moved to the new Asterisk', () => other.socketCount === 1 && fake.socketCount === 0)
-      expect(manager!.isConnected(config.id)).toBe(true)
+      // The fake sees the socket before the client sees it open, so wait for both.
+      await waitFor('moved to the new Asterisk', () => other.socketCount === 1 && fake.socketCount === 0 && manager!.isConnected(config.id))
 
       const deleted = await t.request('DELETE', `${CONFIGS_PATH}/${config.id}`)
       expect(deleted.status).toBe(200)
-      await waitFor('disconnected after delete', () => other.socketCount === 0)
+      await waitFor('disconnected after delete', async () => other.socketCount === 0 && (await health()).total === 0)
       expect(await health()).toEqual({ connected: 0, total: 0 })
     } finally {
       await other.close()
