@@ -203,6 +203,15 @@ const APPLICATION_ACCOUNT_FIELDS: FieldSpec[] = [
   { name: 'application_id', label: 'Application ID', type: 'text', placeholder: 'Created on save when empty' },
 ]
 
+/** What most carrier accounts have in common: outbound calls from caller ids synced with the provider, no trunks. */
+const CARRIER_ACCOUNT = {
+  serverManaged: [],
+  supportsTrunks: false,
+  supportsOutbound: true,
+  supportsPhoneNumberSync: true,
+  requiresCallerId: true,
+} as const satisfies Partial<ProviderInfo>
+
 export const PROVIDERS: Record<ProviderName, ProviderInfo> = {
   ari: {
     name: 'ari',
@@ -284,11 +293,7 @@ export const PROVIDERS: Record<ProviderName, ProviderInfo> = {
     connectivity: 'api',
     schema: PlivoConfigSchema,
     fields: APPLICATION_ACCOUNT_FIELDS,
-    serverManaged: [],
-    supportsTrunks: false,
-    supportsOutbound: true,
-    supportsPhoneNumberSync: true,
-    requiresCallerId: true,
+    ...CARRIER_ACCOUNT,
   },
   telnyx: {
     name: 'telnyx',
@@ -300,11 +305,7 @@ export const PROVIDERS: Record<ProviderName, ProviderInfo> = {
       { name: 'connection_id', label: 'Connection ID', type: 'text', placeholder: 'Created on save when empty' },
       { name: 'webhook_public_key', label: 'Webhook Public Key', type: 'text' },
     ],
-    serverManaged: [],
-    supportsTrunks: false,
-    supportsOutbound: true,
-    supportsPhoneNumberSync: true,
-    requiresCallerId: true,
+    ...CARRIER_ACCOUNT,
   },
   twilio: {
     name: 'twilio',
@@ -315,11 +316,7 @@ export const PROVIDERS: Record<ProviderName, ProviderInfo> = {
       { name: 'account_sid', label: 'Account SID', type: 'text', sensitive: true, placeholder: 'AC...' },
       { name: 'auth_token', label: 'Auth Token', type: 'password', sensitive: true },
     ],
-    serverManaged: [],
-    supportsTrunks: false,
-    supportsOutbound: true,
-    supportsPhoneNumberSync: true,
-    requiresCallerId: true,
+    ...CARRIER_ACCOUNT,
   },
   vobiz: {
     name: 'vobiz',
@@ -327,11 +324,7 @@ export const PROVIDERS: Record<ProviderName, ProviderInfo> = {
     connectivity: 'api',
     schema: VobizConfigSchema,
     fields: APPLICATION_ACCOUNT_FIELDS,
-    serverManaged: [],
-    supportsTrunks: false,
-    supportsOutbound: true,
-    supportsPhoneNumberSync: true,
-    requiresCallerId: true,
+    ...CARRIER_ACCOUNT,
   },
   vonage: {
     name: 'vonage',
@@ -345,11 +338,7 @@ export const PROVIDERS: Record<ProviderName, ProviderInfo> = {
       { name: 'private_key', label: 'Private Key', type: 'textarea', sensitive: true, placeholder: '-----BEGIN PRIVATE KEY-----' },
       { name: 'signature_secret', label: 'Signature Secret', type: 'password', sensitive: true },
     ],
-    serverManaged: [],
-    supportsTrunks: false,
-    supportsOutbound: true,
-    supportsPhoneNumberSync: true,
-    requiresCallerId: true,
+    ...CARRIER_ACCOUNT,
   },
   whatsapp: {
     name: 'whatsapp',
