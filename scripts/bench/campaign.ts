@@ -81,6 +81,7 @@ Bun.gc(true)
 await Bun.sleep(500) // let the collector finish before measuring
 peakRss = 0
 longestBlockMs = 0
+slowTurns.length = 0
 lastBeat = performance.now()
 ingestStart = performance.now()
 const campaign = await api('POST', '/api/v1/campaign/create', {

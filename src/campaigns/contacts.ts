@@ -53,6 +53,7 @@ function greetingOverride(type: string, text: string, recordingId: string): Gree
 
 /** Records parsed from at most this many bytes are handled before the event loop gets a turn (a few ms of work). */
 const SLICE_BYTES = 32 * 1024
+const FIRST_SLICE_BYTES = 1024
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
@@ -68,14 +69,18 @@ async function* csvRecordBatches(source: ReadableStream<Uint8Array>): AsyncGener
   parser.on('error', (error: Error) => { failure ??= error })
   const ended = new Promise<void>((resolve) => parser.on('end', resolve).on('error', () => resolve()))
   const take = () => {
-    if (failure) throw failure
+    if (failure) throw new ContactsError(`The CSV file could not be parsed: ${failure.message}`)
     const batch = records
     records = []
     return batch
   }
+  let sliceBytes = FIRST_SLICE_BYTES
   for await (const chunk of source) {
-    for (let offset = 0; offset < chunk.byteLength; offset += SLICE_BYTES) {
-      parser.write(chunk.subarray(offset, offset + SLICE_BYTES))
+    for (let offset = 0; offset < chunk.byteLength;) {
+      parser.write(chunk.subarray(offset, offset + sliceBytes))
+      offset += sliceBytes
+      // The first slices run on cold (not yet optimised) code, so they start small.
+      sliceBytes = Math.min(sliceBytes * 2, SLICE_BYTES)
       // Parsing a slice and storing its records are two turns of the event loop, each a few milliseconds.
       await nextTurn()
       yield take()

@@ -96,6 +96,7 @@ describe('create', () => {
       ['phone_number\n+14155550100\n', "Workflow uses template variables that are missing from the source data: 'first_name'"],
       ['phone_number,first_name\n+14155550100,Ann\n+14155550101,\n+14155550102,\n', "Template variable 'first_name' is empty in rows: 3, 4"],
       ['phone_number,first_name\n+14155550100,Ann\n+14155550100,Bob\n', 'Duplicate phone numbers found in rows: 3.'],
+      ['phone_number,first_name\n+14155550100,"Ann\n+14155550101,Bob"x\n', 'The CSV file could not be parsed'],
       ['phone_number,first_name\n1 415 555 0100,Ann\n12,Bo\n1&2,C\n4,D\n5,E\n6,F\n7,G\n', 'Invalid phone numbers in rows: 2, 4 and 0 more'.replace(' and 0 more', '')],
     ]
     for (const [csv, message] of cases) {

@@ -154,7 +154,6 @@ export async function createCampaign(ctx: AppContext, organizationId: number, bo
   } catch (error) {
     ctx.db.delete(campaigns).where(eq(campaigns.id, campaignId)).run()
     if (error instanceof ContactsError) throw badRequest(error.message)
-    if (error instanceof Error && error.name === 'CsvError') throw badRequest(`The CSV file could not be parsed: ${error.message}`)
     throw error
   }
   ctx.db.update(campaigns).set({ state: 'draft', totalRows: contacts, totalQueuedCount: contacts }).where(eq(campaigns.id, campaignId)).run()
