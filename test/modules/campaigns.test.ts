@@ -124,6 +124,12 @@ describe('create', () => {
     const rejected = await createCampaign({ workflow_id: workflowId, source_id: pbx, telephony_configuration_id: twilio.body.id })
     expect(rejected.status).toBe(400)
     expect(rejected.body.detail).toStartWith('Invalid phone numbers in rows: 2, 3, 4.')
+    const carrierCsv = await uploadCsv(t, csvOf(['phone_number'], phones(2)))
+    const carrier = await createCampaign({ workflow_id: workflowId, source_id: carrierCsv, telephony_configuration_id: twilio.body.id, max_concurrency: 15 })
+    expect(carrier.body.warnings).toEqual([
+      "max_concurrency (15) is above the organization's concurrent call limit (10): at most 10 calls run at once",
+      "max_concurrency (15) is above the 1 caller id(s) of telephony configuration 'Carrier': calls will share caller ids",
+    ])
   })
 
   test('CSV with BOM, quoted fields, CRLF and upper-case headers', async () => {

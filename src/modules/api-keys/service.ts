@@ -57,19 +57,20 @@ export function bootstrapInstallation(ctx: AppContext): CreatedApiKey | null {
   }).immediate()
 }
 
+type KeyRow = { id: number; key_hash: string; organization_id: number; scope: ApiKeyScope; last_used_at: string | null }
+
+/** Every authenticated request comes through here, so it is plain SQL through the connection's statement cache. */
 export function authenticateKey(ctx: AppContext, rawKey: string): Principal | null {
   const hash = sha256Hex(rawKey)
-  const row = ctx.db
-    .select({ id: apiKeys.id, keyHash: apiKeys.keyHash, organizationId: apiKeys.organizationId, scope: apiKeys.scope, lastUsedAt: apiKeys.lastUsedAt })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.keyHash, hash), eq(apiKeys.isActive, true), isNull(apiKeys.archivedAt)))
-    .get()
-  if (!row || !digestsEqual(row.keyHash, hash)) return null
+  const row = ctx.sqlite.query<KeyRow, [string]>(
+    'SELECT id, key_hash, organization_id, scope, last_used_at FROM api_keys WHERE key_hash = ? AND is_active = 1 AND archived_at IS NULL',
+  ).get(hash)
+  if (!row || !digestsEqual(row.key_hash, hash)) return null
   const now = ctx.clock.now()
-  if (row.lastUsedAt === null || now - Date.parse(row.lastUsedAt) >= LAST_USED_RESOLUTION_MS) {
-    ctx.db.update(apiKeys).set({ lastUsedAt: new Date(now).toISOString() }).where(eq(apiKeys.id, row.id)).run()
+  if (row.last_used_at === null || now - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
+    ctx.sqlite.query('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(new Date(now).toISOString(), row.id)
   }
-  return { organizationId: row.organizationId, apiKeyId: row.id, scope: row.scope }
+  return { organizationId: row.organization_id, apiKeyId: row.id, scope: row.scope }
 }
 
 const viewColumns = {

@@ -5,6 +5,8 @@ import { nextWindowStart } from '../../campaigns/schedule-window'
 import { campaignLogs, campaigns, type StoredTrafficSplit } from '../../db/schema/campaigns'
 import { organizations } from '../../db/schema/core'
 import { telephonyConfigurations } from '../../db/schema/telephony'
+import { setupFactsByConfiguration } from '../../telephony/configurations'
+import { PROVIDERS } from '../../telephony/providers'
 import { workflowDefinitions, workflows } from '../../db/schema'
 import type { CampaignResponse } from './model'
 
@@ -32,7 +34,9 @@ function lookups(ctx: AppContext, rows: CampaignRow[]) {
   }
   const configurationRows = byId(
     configurationIds.length
-      ? ctx.db.select({ id: telephonyConfigurations.id, name: telephonyConfigurations.name, inactive: telephonyConfigurations.inactive })
+      ? ctx.db.select({
+        id: telephonyConfigurations.id, name: telephonyConfigurations.name, inactive: telephonyConfigurations.inactive, provider: telephonyConfigurations.provider,
+      })
         .from(telephonyConfigurations).where(inArray(telephonyConfigurations.id, configurationIds)).all()
       : [],
   )
@@ -45,7 +49,8 @@ function lookups(ctx: AppContext, rows: CampaignRow[]) {
   }
   const organizationIds = unique(rows.map((row) => row.organizationId))
   const callLimits = byId(organizationIds.length ? ctx.db.select({ id: organizations.id, limit: organizations.concurrentCallLimit }).from(organizations).where(inArray(organizations.id, organizationIds)).all() : [])
-  return { workflowNames, definitions, latestPublishedVersion, configurationRows, logsByCampaign, callLimits }
+  const setupFacts = setupFactsByConfiguration(ctx, configurationIds)
+  return { workflowNames, definitions, latestPublishedVersion, configurationRows, setupFacts, logsByCampaign, callLimits }
 }
 
 type Lookups = ReturnType<typeof lookups>
@@ -75,6 +80,10 @@ function warnings(ctx: AppContext, row: CampaignRow, found: Lookups): string[] {
     problems.push(`max_concurrency (${row.maxConcurrency}) is above the organization's concurrent call limit (${callLimit}): at most ${callLimit} calls run at once`)
   }
   const configuration = row.telephonyConfigurationId === null ? undefined : found.configurationRows.get(row.telephonyConfigurationId)
+  const callerIds = row.telephonyConfigurationId === null ? undefined : found.setupFacts.get(row.telephonyConfigurationId)?.activeNumberCount
+  if (configuration && PROVIDERS[configuration.provider].requiresCallerId && callerIds !== undefined && row.maxConcurrency !== null && row.maxConcurrency > callerIds) {
+    problems.push(`max_concurrency (${row.maxConcurrency}) is above the ${callerIds} caller id(s) of telephony configuration '${configuration.name}': calls will share caller ids`)
+  }
   if (configuration?.inactive) problems.push(`Telephony configuration '${configuration.name}' is inactive: reactivate it before dialing`)
   if (row.scheduleConfig?.enabled && nextWindowStart(row.scheduleConfig, new Date(ctx.clock.now())) === null) {
     problems.push('The schedule opens no calling window in the next 8 days: nothing will be dialled')
