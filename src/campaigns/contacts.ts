@@ -52,7 +52,7 @@ function greetingOverride(type: string, text: string, recordingId: string): Gree
 }
 
 /** Records parsed from at most this many bytes are handled before the event loop gets a turn (a few ms of work). */
-const SLICE_BYTES = 32 * 1024
+const SLICE_BYTES = 64 * 1024
 const FIRST_SLICE_BYTES = 1024
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
