@@ -1,5 +1,6 @@
 import type { AppContext } from './context'
 import { closeCallsInterruptedByRestart, closeVanishedCalls } from './calls/recovery'
+import { discardImportingCampaigns } from './campaigns/lifecycle'
 import { createCampaignScheduler } from './campaigns/scheduler'
 import { startCheckpointer } from './db/checkpointer'
 import { databasePath } from './db/open'
@@ -13,7 +14,7 @@ export type BackgroundServices = { stop(): Promise<void> }
 
 /** Campaigns whose create request never finished (the process died while streaming their CSV). */
 function removeUnfinishedImports(ctx: AppContext): void {
-  const removed = ctx.sqlite.query(`DELETE FROM campaigns WHERE state = 'importing'`).run().changes
+  const removed = discardImportingCampaigns(ctx)
   if (removed > 0) ctx.log.warn({ campaigns: removed }, 'removed campaigns whose contacts import was interrupted')
 }
 

@@ -60,3 +60,12 @@ export function transitionCampaign(ctx: AppContext, organizationId: number, camp
     appendCampaignLog(ctx, campaignId, 'info', event.event, event.message, { from: campaign.state, to: transition.to })
   }).immediate()
 }
+
+/** Removes campaigns still importing (their import failed or was interrupted) with the contacts written so far; all of them without an id. */
+export function discardImportingCampaigns(ctx: AppContext, campaignId: number | null = null): number {
+  const which = `state = 'importing' AND (?1 IS NULL OR id = ?1)`
+  return ctx.sqlite.transaction(() => {
+    ctx.sqlite.query(`DELETE FROM campaign_contacts WHERE campaign_id IN (SELECT id FROM campaigns WHERE ${which})`).run(campaignId)
+    return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${which}`).run(campaignId).changes
+  }).immediate()
+}

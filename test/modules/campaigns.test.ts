@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { discardImportingCampaigns } from '../../src/campaigns/lifecycle'
 import type { manualClock } from '../../src/lib/clock'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent, createAriConfiguration, csvOf, manualScheduler, scriptedTelephony, uploadCsv } from '../support/campaigns'
@@ -475,5 +476,19 @@ describe('progress, runs and source download', () => {
     const download = await t.app.handle(new Request(link.download_url.replace(/^https?:\/\/[^/]+/, 'http://localhost')))
     expect(download.status).toBe(200)
     expect(await download.text()).toBe(csv)
+  })
+})
+
+describe('interrupted imports', () => {
+  test('campaigns left importing by a crash are removed with their contacts at start-up, others are kept', async () => {
+    const { campaign } = await createDraft({}, { csv: csvOf(['phone_number'], phones(2)) })
+    t.ctx.sqlite.run(`INSERT INTO campaigns (organization_id, name, state, source_type, source_id, retry_config, allocation_seed, circuit_breaker, created_at, updated_at)
+      VALUES (1, 'half', 'importing', 'csv', 'k', '{}', 's', '{}', 'now', 'now')`)
+    const half = (t.ctx.sqlite.query('SELECT max(id) AS id FROM campaigns').get() as { id: number }).id
+    t.ctx.sqlite.run(`INSERT INTO campaign_contacts (campaign_id, organization_id, row_number, phone_number, context, state, next_attempt_at) VALUES (${half}, 1, 2, '+14155550999', '{}', 'queued', 0)`)
+    expect(discardImportingCampaigns(t.ctx)).toBe(1)
+    const counts = t.ctx.sqlite.query<{ campaign_id: number; n: number }, []>('SELECT campaign_id, count(*) AS n FROM campaign_contacts GROUP BY campaign_id').all()
+    expect(counts).toEqual([{ campaign_id: campaign.id, n: 2 }])
+    expect((await t.request('GET', '/api/v1/campaign/')).body.campaigns.map((c: { id: number }) => c.id)).toEqual([campaign.id])
   })
 })

@@ -3,7 +3,7 @@ import type { Static } from 'elysia'
 import type { AppContext } from '../../context'
 import { resolveCircuitBreakerConfig } from '../../campaigns/circuit-breaker'
 import { ContactsError, ingestContacts } from '../../campaigns/contacts'
-import { appendCampaignLog, transitionCampaign, type CampaignAction } from '../../campaigns/lifecycle'
+import { appendCampaignLog, discardImportingCampaigns, transitionCampaign, type CampaignAction } from '../../campaigns/lifecycle'
 import { RETRY_CONFIG_REQUEST_DEFAULTS, RETRY_CONFIG_WHEN_OMITTED, type RetryConfig } from '../../campaigns/retry'
 import { isValidTimeZone, validateSlots, type ScheduleConfig } from '../../campaigns/schedule-window'
 import { isSameSplit, reconcileVariantIds, validateSplit, type TrafficVariantInput } from '../../campaigns/traffic-split'
@@ -152,7 +152,7 @@ export async function createCampaign(ctx: AppContext, organizationId: number, bo
       sqlite: ctx.sqlite, campaignId, organizationId, firstAttemptAt: ctx.clock.now(),
     })
   } catch (error) {
-    ctx.db.delete(campaigns).where(eq(campaigns.id, campaignId)).run()
+    discardImportingCampaigns(ctx, campaignId)
     if (error instanceof ContactsError) throw badRequest(error.message)
     throw error
   }
