@@ -1,3 +1,4 @@
+import cron from 'node-cron'
 import type { AppContext } from './context'
 import { closeCallsInterruptedByRestart, closeVanishedCalls } from './calls/recovery'
 import { discardImportingCampaigns } from './campaigns/lifecycle'
@@ -6,8 +7,8 @@ import { startCheckpointer } from './db/checkpointer'
 import { databasePath } from './db/open'
 import { startAriManager } from './telephony/ari/manager'
 
-/** How often the watchdog looks for calls that vanished, and how long past ringing a call must be open to be checked. */
-const WATCHDOG_INTERVAL_MS = 60_000
+/** The watchdog looks for calls that vanished every minute; a call is checked once open this long past ringing. */
+const WATCHDOG_SCHEDULE = '* * * * *'
 const WATCHDOG_GRACE_MS = 300_000
 
 export type BackgroundServices = { stop(): Promise<void> }
@@ -32,12 +33,13 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   scheduler.start()
   // Only calls the provider no longer has are closed, so long conversations are safe from the watchdog.
   const maxOpenMs = ctx.config.ringTimeoutSeconds * 1000 + WATCHDOG_GRACE_MS
-  const watchdog = setInterval(() => {
-    closeVanishedCalls(ctx, maxOpenMs).catch((error) => ctx.log.error({ err: error }, 'watchdog failed'))
-  }, WATCHDOG_INTERVAL_MS)
+  // noOverlap: a slow provider lookup never lets two rounds run at once.
+  const watchdog = cron.schedule(WATCHDOG_SCHEDULE, async () => {
+    await closeVanishedCalls(ctx, maxOpenMs).catch((error) => ctx.log.error({ err: error }, 'watchdog failed'))
+  }, { name: 'call-watchdog', noOverlap: true })
   return {
     async stop() {
-      clearInterval(watchdog)
+      await watchdog.destroy()
       stopWaking()
       await scheduler.stop()
       await ari.stop()

@@ -1,3 +1,4 @@
+import WebSocket from 'ws'
 import { AriError, ariBaseUrl, basicAuthorization, createAriRest } from './rest'
 import type { AriConnectionSettings, AriEvent, AriLogger } from './types'
 
@@ -173,12 +174,12 @@ export function createAriEvents(
       }, pingIntervalMs)
       void runHandler('onConnected', () => handlers.onConnected?.())
     })
-    socket.addEventListener('pong', () => { lastTrafficAt = performance.now() })
+    socket.on('pong', () => { lastTrafficAt = performance.now() })
     socket.addEventListener('message', (message) => {
       lastTrafficAt = performance.now()
       if (thisRun === run) deliver(message.data)
     })
-    socket.addEventListener('error', (event) => { errorMessage = (event as ErrorEvent).message })
+    socket.on('error', (error: Error) => { errorMessage = error.message })
     socket.addEventListener('close', (event) => {
       markClosed()
       finish(openedAt === undefined
