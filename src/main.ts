@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { createApp, OPENAPI_PATH } from './app'
 import { ConfigError, loadConfig, parseArgs, type Flags } from './config'
 import { buildContext, VERSION, type AppContext } from './context'
-import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from './modules/api-keys/service'
+import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from './auth/keys'
 import { createLogger, flushLogSync } from './log'
 import { startBackgroundServices } from './background'
 

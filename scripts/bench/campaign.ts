@@ -15,7 +15,7 @@ import { buildContext } from '../../src/context'
 import { startCheckpointer } from '../../src/db/checkpointer'
 import { databasePath } from '../../src/db/open'
 import { createLogger } from '../../src/log'
-import { bootstrapInstallation } from '../../src/modules/api-keys/service'
+import { bootstrapInstallation } from '../../src/auth/keys'
 import type { TelephonyProvider } from '../../src/telephony/provider'
 
 const rows = Number(process.argv[2] ?? 1_000_000)

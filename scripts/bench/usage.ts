@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config'
 import { buildContext } from '../../src/context'
 import { createLogger } from '../../src/log'
 import { createAgent } from '../../src/modules/agents/service'
-import { bootstrapInstallation, createApiKey, ensureOrganization } from '../../src/modules/api-keys/service'
+import { bootstrapInstallation, createApiKey, ensureOrganization } from '../../src/auth/keys'
 
 const RUNS = Number(process.argv[2] ?? 1_000_000)
 const ITERATIONS = Number(process.argv[3] ?? 200)

@@ -5,7 +5,8 @@ import { ApiError } from '../http/errors'
 import { createRun, openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/target'
 import { resolveOutbound } from '../telephony/configurations'
-import { DialError, type TelephonyProvider } from '../telephony/provider'
+import type { TelephonyProvider } from '../telephony/provider'
+import { placeCall } from '../calls/place'
 import { appendCampaignLog } from './lifecycle'
 import { createPacer, type Pacer } from './pacer'
 import { isWithinSchedule, nextWindowStart, type ScheduleConfig } from './schedule-window'
@@ -92,7 +93,7 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
   const pacers = new Map<number, { rate: number; pacer: Pacer }>()
   const outsideScheduleLogged = new Map<number, number | null>()
   const telephonyPlans = new Map<number, { plan: TelephonyPlan; until: number }>()
-  const dialsInFlight = new Set<Promise<void>>()
+  const dialsInFlight = new Set<Promise<unknown>>()
   let timer: ReturnType<typeof setTimeout> | null = null
   let timerDueAt = Infinity
   let running = false
@@ -218,7 +219,7 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
   }
 
   function dial(plan: DialPlan, attempt: NonNullable<ReturnType<typeof claimAttempt>>): void {
-    const request = plan.provider.dial({
+    const request = placeCall(ctx, plan.provider, {
       callId: attempt.callId,
       runId: attempt.runId,
       organizationId: plan.campaign.organization_id,
@@ -228,10 +229,6 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
       callerId: plan.callerId,
       ringTimeoutSeconds: ctx.config.ringTimeoutSeconds,
       maxCallDurationSeconds: attempt.version.configurations.max_call_duration_seconds,
-    }).catch((error: unknown) => {
-      const message = error instanceof DialError ? error.message : 'the provider could not be reached'
-      if (!(error instanceof DialError)) ctx.log.error({ err: error, campaignId: plan.campaign.id, runId: attempt.runId }, 'dial failed')
-      ctx.telephony.report({ kind: 'ended', callId: attempt.callId, outcome: 'failed', at: ctx.clock.now(), answeredAt: null, providerStatus: `dial_failed: ${message}` })
     })
     dialsInFlight.add(request)
     void request.finally(() => dialsInFlight.delete(request))

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
-import { authenticateKey, type ApiKeyScope, type Principal } from '../modules/api-keys/service'
+import { authenticateKey, type ApiKeyScope, type Principal } from '../auth/keys'
 import { forbidden, unauthorized } from './errors'
 
 export const MISSING_OR_INVALID_KEY = 'Invalid or expired API key'

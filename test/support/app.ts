@@ -7,7 +7,7 @@ import { loadConfig, type Flags } from '../../src/config'
 import { buildContext, type AppContext } from '../../src/context'
 import { manualClock, type Clock } from '../../src/lib/clock'
 import { createLogger } from '../../src/log'
-import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from '../../src/modules/api-keys/service'
+import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from '../../src/auth/keys'
 
 /** A local port nothing listens on (discard service): connections are refused at once. */
 export const UNREACHABLE_URL = 'http://127.0.0.1:9'

@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { IdParam } from '../../http/schemas'
 
 const JsonObject = t.Record(t.String(), t.Unknown())
 
@@ -39,7 +40,7 @@ export const VersionsQuery = t.Object({
   offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
 })
 
-export const WorkflowIdParam = t.Object({ workflow_id: t.Integer() })
+export const WorkflowIdParam = IdParam('workflow_id')
 
 export const Agent = t.Object({
   id: t.Integer(),

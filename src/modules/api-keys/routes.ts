@@ -3,7 +3,8 @@ import type { AppContext } from '../../context'
 import { auth } from '../../http/auth'
 import { authErrors, ErrorDetail, IdParam, SuccessMessage } from '../../http/schemas'
 import { ApiKeyView, CreateApiKeyBody, CreatedApiKey, ListApiKeysQuery } from './model'
-import { archiveApiKey, createApiKey, listApiKeys, reactivateApiKey } from './service'
+import { createApiKey } from '../../auth/keys'
+import { archiveApiKey, listApiKeys, reactivateApiKey } from './service'
 
 const tags = ['API keys']
 

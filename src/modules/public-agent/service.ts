@@ -6,8 +6,8 @@ import { ARI_PROVIDER, validateDestination } from '../../lib/phone'
 import { createRun, openCallCount } from '../../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../../runs/target'
 import { resolveOutbound } from '../../telephony/configurations'
-import { DialError } from '../../telephony/provider'
-import { authenticateKey } from '../api-keys/service'
+import { placeCall } from '../../calls/place'
+import { authenticateKey } from '../../auth/keys'
 import type { TriggerCallBody, TriggerCallResponse } from './model'
 
 export type TriggerMode = 'production' | 'test'
@@ -87,18 +87,12 @@ export async function startRunByApi(
     })
   }).immediate()
 
-  try {
-    await provider.dial({
-      callId, runId: run.id, organizationId, configurationId: config.id, credentials: config.credentials,
-      destination: body.phone_number, callerId, ringTimeoutSeconds: ctx.config.ringTimeoutSeconds,
-      maxCallDurationSeconds: target.configurations.max_call_duration_seconds,
-    })
-  } catch (error) {
-    const message = error instanceof DialError ? error.message : 'the telephony provider could not be reached'
-    if (!(error instanceof DialError)) ctx.log.error({ err: error, runId: run.id }, 'dial failed')
-    ctx.telephony.report({ kind: 'ended', callId, outcome: 'failed', at: ctx.clock.now(), answeredAt: null, providerStatus: `dial_failed: ${message}` })
-    throw badRequest(`Failed to initiate call: ${message}`)
-  }
+  const refusal = await placeCall(ctx, provider, {
+    callId, runId: run.id, organizationId, configurationId: config.id, credentials: config.credentials,
+    destination: body.phone_number, callerId, ringTimeoutSeconds: ctx.config.ringTimeoutSeconds,
+    maxCallDurationSeconds: target.configurations.max_call_duration_seconds,
+  })
+  if (refusal !== null) throw badRequest(`Failed to initiate call: ${refusal}`)
   ctx.log.info({ organizationId, runId: run.id, callId, configurationId: config.id, mode }, 'run started over the API')
   return { status: 'initiated', workflow_run_id: run.id, workflow_run_name: run.name }
 }

@@ -2,9 +2,8 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { auth } from '../../http/auth'
 import { notFound } from '../../http/errors'
-import { authErrors, ErrorDetail } from '../../http/schemas'
+import { authErrors, ErrorDetail, IdParam } from '../../http/schemas'
 import { runDetail, RunDetailSchema } from '../../runs/detail'
-import { WorkflowIdParam } from '../agents/model'
 import { RunList, RunListQuery } from '../../runs/list'
 import { DownloadParams, DownloadQuery, RunParams } from './model'
 import { downloadArtifact, listWorkflowRuns } from './service'
@@ -25,7 +24,7 @@ export const runRoutes = (ctx: AppContext) =>
       // Trigger-scoped keys may read the runs they start.
       .use(auth(ctx, ['admin', 'trigger']))
       .get('', ({ principal, params, query }) => listWorkflowRuns(ctx, principal.organizationId, params.workflow_id, query), {
-        params: WorkflowIdParam,
+        params: IdParam('workflow_id'),
         query: RunListQuery,
         response: { 200: RunList, 400: ErrorDetail, 404: ErrorDetail, ...authErrors },
         detail: { tags, summary: 'List the runs of an agent, filtered and paged' },
