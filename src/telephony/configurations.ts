@@ -5,8 +5,8 @@ import { phoneNumbers, telephonyConfigurations, trunks, type PhoneNumberRow, typ
 import { tableExists } from '../db/tables'
 import { ApiError, badRequest, notFound } from '../http/errors'
 import { isoNow } from '../lib/clock'
-import { setupChecklist, type Credentials, type ProviderCredentials, type ProviderName, type SetupChecklist, type SetupFacts } from './providers'
-import { openCredentials } from './secrets'
+import { PROVIDERS, setupChecklist, storableCredentials, type Credentials, type ProviderCredentials, type ProviderName, type SetupChecklist, type SetupFacts } from './providers'
+import { openCredentials, preserveMasked } from './secrets'
 
 /**
  * Telephony configurations as the rest of the server sees them: outbound resolution for the API trigger and
@@ -222,4 +222,25 @@ export function getConfigCredentials(
 export function isConfigurationInUse(ctx: AppContext, configurationId: number): boolean {
   if (!tableExists(ctx.sqlite, 'campaigns')) return false
   return ctx.sqlite.query('SELECT 1 FROM campaigns WHERE telephony_configuration_id = ? LIMIT 1').get(configurationId) !== null
+}
+
+/** Cloudonix ids that belong to one domain and are looked up again when the domain changes. */
+const CLOUDONIX_DOMAIN_BOUND_FIELDS = ['domain_uuid', 'application_id', 'application_uuid']
+
+/**
+ * Applies a validated partial `config` to decrypted stored credentials. Only the top-level fields present
+ * in the patch change; a nested object (ARI `external_pbx`) is replaced as a whole. A sensitive value equal
+ * to the mask of the stored one keeps the stored secret. Server-managed fields come from `stored` only;
+ * Cloudonix domain-bound ids are dropped when the domain changes.
+ */
+export function mergeUpdate(provider: ProviderName, stored: Credentials, patch: Record<string, unknown>): Credentials {
+  const resolvedPatch = preserveMasked(provider, patch, stored)
+  const next = storableCredentials(provider, { ...stored, ...resolvedPatch })
+  const domainChanged = provider === 'cloudonix' && next.domain_id !== stored.domain_id
+  for (const { name } of PROVIDERS[provider].serverManaged) {
+    if (stored[name] === undefined) continue
+    if (domainChanged && CLOUDONIX_DOMAIN_BOUND_FIELDS.includes(name)) continue
+    next[name] = stored[name]
+  }
+  return next
 }

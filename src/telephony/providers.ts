@@ -3,7 +3,6 @@ import type { Static, TObject, TSchema } from '@sinclair/typebox'
 import { Kind, OptionalKind } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { checkValue, valueError, type Loc, type ValidationItem } from '../http/errors'
-import { preserveMasked } from './secrets'
 
 /** The nine provider constants, sorted: the order of the union and of every listing. */
 export const PROVIDER_NAMES = ['ari', 'cloudonix', 'exotel', 'plivo', 'telnyx', 'twilio', 'vobiz', 'vonage', 'whatsapp'] as const
@@ -415,7 +414,7 @@ function normaliseCredentials(provider: ProviderName, credentials: Credentials):
   return credentials
 }
 
-function storableCredentials(provider: ProviderName, config: Record<string, unknown>): Credentials {
+export function storableCredentials(provider: ProviderName, config: Record<string, unknown>): Credentials {
   const { provider: _tag, from_numbers: _ignored, ...declared } = withDefaults(VARIANT_SCHEMAS[provider], config)
   return normaliseCredentials(provider, declared)
 }
@@ -434,27 +433,6 @@ export function createCredentials(config: ValidatedConfig): Credentials {
     PROVIDERS[config.provider].serverManaged.flatMap((field) => (field.mint ? [[field.name, field.mint()]] : [])),
   )
   return { ...applyDefaults(config), ...minted }
-}
-
-/** Cloudonix ids that belong to one domain and are looked up again when the domain changes. */
-const CLOUDONIX_DOMAIN_BOUND_FIELDS = ['domain_uuid', 'application_id', 'application_uuid']
-
-/**
- * Applies a validated partial `config` to decrypted stored credentials. Only the top-level fields present
- * in the patch change; a nested object (ARI `external_pbx`) is replaced as a whole. A sensitive value equal
- * to the mask of the stored one keeps the stored secret. Server-managed fields come from `stored` only;
- * Cloudonix domain-bound ids are dropped when the domain changes.
- */
-export function mergeUpdate(provider: ProviderName, stored: Credentials, patch: Record<string, unknown>): Credentials {
-  const resolvedPatch = preserveMasked(provider, patch, stored)
-  const next = storableCredentials(provider, { ...stored, ...resolvedPatch })
-  const domainChanged = provider === 'cloudonix' && next.domain_id !== stored.domain_id
-  for (const { name } of PROVIDERS[provider].serverManaged) {
-    if (stored[name] === undefined) continue
-    if (domainChanged && CLOUDONIX_DOMAIN_BOUND_FIELDS.includes(name)) continue
-    next[name] = stored[name]
-  }
-  return next
 }
 
 /** Rules across fields that a schema cannot state. */

@@ -2,10 +2,11 @@ import { describe, expect, test } from 'bun:test'
 import type { TObject, TSchema } from '@sinclair/typebox'
 import { Kind } from '@sinclair/typebox'
 import {
-  PROVIDER_NAMES, PROVIDERS, applyDefaults, createCredentials, isProviderName, mergeUpdate, providerMetadata, sensitivePaths,
+  PROVIDER_NAMES, PROVIDERS, applyDefaults, createCredentials, isProviderName, providerMetadata, sensitivePaths,
   setupChecklist, validateConfig, validatePartialUpdate, type ProviderName, type ValidatedConfig,
 } from '../../src/telephony/providers'
 import { maskSecret } from '../../src/lib/mask'
+import { mergeUpdate } from '../../src/telephony/configurations'
 
 const LOC = ['body', 'config']
 

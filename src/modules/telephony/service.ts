@@ -7,6 +7,7 @@ import { isoNow } from '../../lib/clock'
 import {
   CONFIGURATION_NOT_FOUND,
   isConfigurationInUse,
+  mergeUpdate,
   outboundReadiness,
   requireConfigurationRow,
   setupFactsByConfiguration,
@@ -14,7 +15,6 @@ import {
 import {
   createCredentials,
   isProviderName,
-  mergeUpdate,
   PROVIDERS,
   validateConfig,
   validatePartialUpdate,
