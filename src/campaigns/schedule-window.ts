@@ -6,6 +6,8 @@
  * midnight (split overnight hours into two slots).
  */
 
+import type { Problem } from '../lib/problem'
+
 export type ScheduleSlot = { day_of_week: number; start_time: string; end_time: string }
 
 export type ScheduleConfig = { enabled: boolean; timezone: string; slots: readonly ScheduleSlot[] }
@@ -139,22 +141,22 @@ export function nextWindowStart(schedule: ScheduleConfig | null | undefined, at:
 
 const TIME = /^(?:[01]\d|2[0-3]):[0-5]\d$/
 
-/** Problems with requested slots, each naming the slot by its 0-based position; empty when valid. */
-export function validateSlots(slots: readonly ScheduleSlot[]): string[] {
-  const problems: string[] = []
+/** Problems with requested slots, located relative to the schedule (e.g. `slots`, 1, `start_time`); empty when valid. */
+export function validateSlots(slots: readonly ScheduleSlot[]): Problem[] {
+  const problems: Problem[] = []
   if (slots.length < MIN_SLOTS || slots.length > MAX_SLOTS) {
-    problems.push(`slots must have ${MIN_SLOTS} to ${MAX_SLOTS} entries, got ${slots.length}`)
+    problems.push({ path: ['slots'], message: `slots must have ${MIN_SLOTS} to ${MAX_SLOTS} entries, got ${slots.length}` })
   }
   slots.forEach((slot, index) => {
     if (!Number.isInteger(slot.day_of_week) || slot.day_of_week < 0 || slot.day_of_week > 6) {
-      problems.push(`slots[${index}].day_of_week must be 0 (Monday) to 6 (Sunday), got ${slot.day_of_week}`)
+      problems.push({ path: ['slots', index, 'day_of_week'], message: `day_of_week must be 0 (Monday) to 6 (Sunday), got ${slot.day_of_week}` })
     }
     const startValid = TIME.test(slot.start_time)
     const endValid = TIME.test(slot.end_time) || slot.end_time === '24:00'
-    if (!startValid) problems.push(`slots[${index}].start_time must be HH:MM from 00:00 to 23:59, got '${slot.start_time}'`)
-    if (!endValid) problems.push(`slots[${index}].end_time must be HH:MM from 00:01 to 24:00, got '${slot.end_time}'`)
+    if (!startValid) problems.push({ path: ['slots', index, 'start_time'], message: `start_time must be HH:MM from 00:00 to 23:59, got '${slot.start_time}'` })
+    if (!endValid) problems.push({ path: ['slots', index, 'end_time'], message: `end_time must be HH:MM from 00:01 to 24:00, got '${slot.end_time}'` })
     if (startValid && endValid && minutesOf(slot.start_time) >= minutesOf(slot.end_time)) {
-      problems.push(`slots[${index}]: start_time must be before end_time`)
+      problems.push({ path: ['slots', index], message: 'start_time must be before end_time' })
     }
   })
   return problems

@@ -7,6 +7,8 @@
  * contacts; raising one weight only pulls contacts into that variant; lowering one only pushes contacts out of it.
  */
 
+import type { Problem } from '../lib/problem'
+
 export type TrafficVariant = {
   id: string
   workflow_id: number
@@ -97,29 +99,29 @@ export function isSameSplit(a: readonly TrafficVariant[], b: readonly TrafficVar
   return b.every((v) => weightById.get(v.id) === v.weight)
 }
 
-/** Problems with a requested split, each naming the variant by its 0-based position; empty when valid. */
-export function validateSplit(variants: readonly TrafficVariantInput[]): string[] {
-  const problems: string[] = []
+/** Problems with a requested split, located relative to the split (e.g. `variants`, 0, `weight`); empty when valid. */
+export function validateSplit(variants: readonly TrafficVariantInput[]): Problem[] {
+  const problems: Problem[] = []
   if (variants.length < MIN_VARIANTS || variants.length > MAX_VARIANTS) {
-    problems.push(`traffic_split must have ${MIN_VARIANTS} to ${MAX_VARIANTS} variants, got ${variants.length}`)
+    problems.push({ path: ['variants'], message: `traffic_split must have ${MIN_VARIANTS} to ${MAX_VARIANTS} variants, got ${variants.length}` })
   }
   const firstIndexByPair = new Map<string, number>()
   let total = 0
   variants.forEach((variant, index) => {
     if (!Number.isInteger(variant.workflow_id) || variant.workflow_id <= 0) {
-      problems.push(`variants[${index}].workflow_id must be a positive integer`)
+      problems.push({ path: ['variants', index, 'workflow_id'], message: 'workflow_id must be a positive integer' })
     }
     if (!Number.isInteger(variant.weight) || variant.weight < 1 || variant.weight > 100) {
-      problems.push(`variants[${index}].weight must be a whole number from 1 to 100, got ${variant.weight}`)
+      problems.push({ path: ['variants', index, 'weight'], message: `weight must be a whole number from 1 to 100, got ${variant.weight}` })
     }
     total += variant.weight
     const key = pairKey(variant.workflow_id, variant.workflow_definition_id)
     const first = firstIndexByPair.get(key)
     if (first === undefined) firstIndexByPair.set(key, index)
-    else problems.push(`variants[${index}] repeats the workflow_id and workflow_definition_id of variants[${first}]`)
+    else problems.push({ path: ['variants', index], message: `repeats the workflow_id and workflow_definition_id of variants[${first}]` })
   })
   if (variants.length > 0 && total !== TOTAL_WEIGHT) {
-    problems.push(`traffic_split weights must total ${TOTAL_WEIGHT}, got ${total}`)
+    problems.push({ path: ['variants'], message: `traffic_split weights must total ${TOTAL_WEIGHT}, got ${total}` })
   }
   return problems
 }

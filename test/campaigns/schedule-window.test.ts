@@ -174,36 +174,36 @@ describe('validateSlots', () => {
   })
 
   test('1 to 50 slots', () => {
-    expect(validateSlots([])).toEqual(['slots must have 1 to 50 entries, got 0'])
+    expect(validateSlots([])).toEqual([{ path: ['slots'], message: 'slots must have 1 to 50 entries, got 0' }])
     expect(validateSlots(Array.from({ length: 51 }, () => slot(MON, '09:00', '10:00')))).toEqual([
-      'slots must have 1 to 50 entries, got 51',
+      { path: ['slots'], message: 'slots must have 1 to 50 entries, got 51' },
     ])
     expect(validateSlots(Array.from({ length: 50 }, () => slot(MON, '09:00', '10:00')))).toEqual([])
   })
 
   test('day_of_week 0..6', () => {
-    expect(validateSlots([slot(7, '09:00', '10:00')])).toEqual(['slots[0].day_of_week must be 0 (Monday) to 6 (Sunday), got 7'])
+    expect(validateSlots([slot(7, '09:00', '10:00')])).toEqual([{ path: ['slots', 0, 'day_of_week'], message: 'day_of_week must be 0 (Monday) to 6 (Sunday), got 7' }])
     expect(validateSlots([slot(-1, '09:00', '10:00')])).toHaveLength(1)
     expect(validateSlots([slot(1.5, '09:00', '10:00')])).toHaveLength(1)
   })
 
   test('times are real HH:MM; only end_time may be 24:00', () => {
     expect(validateSlots([slot(MON, '25:99', '26:00')])).toEqual([
-      "slots[0].start_time must be HH:MM from 00:00 to 23:59, got '25:99'",
-      "slots[0].end_time must be HH:MM from 00:01 to 24:00, got '26:00'",
+      { path: ['slots', 0, 'start_time'], message: "start_time must be HH:MM from 00:00 to 23:59, got '25:99'" },
+      { path: ['slots', 0, 'end_time'], message: "end_time must be HH:MM from 00:01 to 24:00, got '26:00'" },
     ])
     expect(validateSlots([slot(MON, '9:00', '10:00')])).toHaveLength(1)
     expect(validateSlots([slot(MON, '09:60', '10:00')])).toHaveLength(1)
     expect(validateSlots([slot(MON, '24:00', '24:00')])).toEqual([
-      "slots[0].start_time must be HH:MM from 00:00 to 23:59, got '24:00'",
+      { path: ['slots', 0, 'start_time'], message: "start_time must be HH:MM from 00:00 to 23:59, got '24:00'" },
     ])
     expect(validateSlots([slot(MON, '09:00', '24:01')])).toHaveLength(1)
   })
 
   test('start before end: no empty or overnight slots', () => {
-    expect(validateSlots([slot(MON, '10:00', '10:00')])).toEqual(['slots[0]: start_time must be before end_time'])
+    expect(validateSlots([slot(MON, '10:00', '10:00')])).toEqual([{ path: ['slots', 0], message: 'start_time must be before end_time' }])
     expect(validateSlots([slot(MON, '09:00', '10:00'), slot(MON, '22:00', '06:00')])).toEqual([
-      'slots[1]: start_time must be before end_time',
+      { path: ['slots', 1], message: 'start_time must be before end_time' },
     ])
   })
 })

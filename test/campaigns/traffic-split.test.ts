@@ -193,33 +193,33 @@ describe('validateSplit', () => {
   })
 
   test('counts 1 to 5', () => {
-    expect(validateSplit([])).toEqual(['traffic_split must have 1 to 5 variants, got 0'])
+    expect(validateSplit([])).toEqual([{ path: ['variants'], message: 'traffic_split must have 1 to 5 variants, got 0' }])
     expect(validateSplit([20, 20, 20, 20, 10, 10].map((weight, i) => input(i + 1, weight)))).toEqual([
-      'traffic_split must have 1 to 5 variants, got 6',
+      { path: ['variants'], message: 'traffic_split must have 1 to 5 variants, got 6' },
     ])
   })
 
   test('weights are whole numbers 1..100 totalling exactly 100', () => {
     expect(validateSplit([input(1, 0), input(2, 100)])).toEqual([
-      'variants[0].weight must be a whole number from 1 to 100, got 0',
+      { path: ['variants', 0, 'weight'], message: 'weight must be a whole number from 1 to 100, got 0' },
     ])
     expect(validateSplit([input(1, 50.5), input(2, 49.5)])).toEqual([
-      'variants[0].weight must be a whole number from 1 to 100, got 50.5',
-      'variants[1].weight must be a whole number from 1 to 100, got 49.5',
+      { path: ['variants', 0, 'weight'], message: 'weight must be a whole number from 1 to 100, got 50.5' },
+      { path: ['variants', 1, 'weight'], message: 'weight must be a whole number from 1 to 100, got 49.5' },
     ])
-    expect(validateSplit([input(1, 101)])).toContain('variants[0].weight must be a whole number from 1 to 100, got 101')
-    expect(validateSplit([input(1, 60), input(2, 30)])).toEqual(['traffic_split weights must total 100, got 90'])
+    expect(validateSplit([input(1, 101)])).toContainEqual({ path: ['variants', 0, 'weight'], message: 'weight must be a whole number from 1 to 100, got 101' })
+    expect(validateSplit([input(1, 60), input(2, 30)])).toEqual([{ path: ['variants'], message: 'traffic_split weights must total 100, got 90' }])
   })
 
   test('pairs are unique; null and omitted definition are the same pair', () => {
     expect(validateSplit([input(1, 50), input(1, 50, null)])).toEqual([
-      'variants[1] repeats the workflow_id and workflow_definition_id of variants[0]',
+      { path: ['variants', 1], message: 'repeats the workflow_id and workflow_definition_id of variants[0]' },
     ])
     expect(validateSplit([input(1, 50, 4), input(1, 50, 4)])).toHaveLength(1)
     expect(validateSplit([input(1, 50, 4), input(1, 50, 5)])).toEqual([])
   })
 
   test('workflow_id must be a positive integer', () => {
-    expect(validateSplit([input(0, 100)])).toEqual(['variants[0].workflow_id must be a positive integer'])
+    expect(validateSplit([input(0, 100)])).toEqual([{ path: ['variants', 0, 'workflow_id'], message: 'workflow_id must be a positive integer' }])
   })
 })

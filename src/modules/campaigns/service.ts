@@ -9,6 +9,7 @@ import { isValidTimeZone, validateSlots, type ScheduleConfig } from '../../campa
 import { isSameSplit, reconcileVariantIds, validateSplit, type TrafficVariantInput } from '../../campaigns/traffic-split'
 import { campaigns, type StoredTrafficSplit } from '../../db/schema/campaigns'
 import { ApiError, badRequest, notFound, unprocessable, valueError, type Loc, type ValidationItem } from '../../http/errors'
+import type { Problem } from '../../lib/problem'
 import { isoNow } from '../../lib/clock'
 import { listRuns, type RunListQuery } from '../../runs/list'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../../runs/target'
@@ -26,27 +27,21 @@ type SplitRequest = NonNullable<CreateRequest['traffic_split']>
 const TELEPHONY_CONFIGURATION_NOT_FOUND = 'telephony_configuration_not_found'
 const FINISHED_STATES = new Set(['stopped', 'completed', 'failed'])
 
-const withoutPrefix = (message: string) => message.replace(/^(slots|variants)\[\d+\][.:]?\s*/, '')
-
 /** Rules of a campaign request that its schema cannot express, as 422 items. */
 function requestProblems(body: Pick<CreateRequest, 'schedule_config' | 'traffic_split'>): ValidationItem[] {
   const problems: ValidationItem[] = []
+  const itemsOf = (field: string, value: Record<string, unknown>, found: Problem[]) => {
+    for (const { path, message } of found) {
+      const input = path.reduce<unknown>((at, key) => (at as Record<string | number, unknown>)?.[key], value)
+      problems.push(valueError(['body', field, ...path], message, input))
+    }
+  }
   if (body.schedule_config) {
     const timezone = body.schedule_config.timezone ?? 'UTC'
     if (!isValidTimeZone(timezone)) problems.push(valueError(['body', 'schedule_config', 'timezone'], `Invalid timezone: ${timezone}`, timezone))
-    body.schedule_config.slots.forEach((slot, index) => {
-      for (const message of validateSlots([slot])) {
-        problems.push(valueError(['body', 'schedule_config', 'slots', index], withoutPrefix(message), slot))
-      }
-    })
+    itemsOf('schedule_config', body.schedule_config, validateSlots(body.schedule_config.slots))
   }
-  if (body.traffic_split) {
-    for (const message of validateSplit(body.traffic_split.variants)) {
-      const index = /^variants\[(\d+)\]/.exec(message)?.[1]
-      const loc: Loc = index === undefined ? ['body', 'traffic_split', 'variants'] : ['body', 'traffic_split', 'variants', Number(index)]
-      problems.push(valueError(loc, message, index === undefined ? body.traffic_split.variants : body.traffic_split.variants[Number(index)]))
-    }
-  }
+  if (body.traffic_split) itemsOf('traffic_split', body.traffic_split, validateSplit(body.traffic_split.variants))
   return problems
 }
 

@@ -1,7 +1,8 @@
 import { eq } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import { uploads } from '../../db/schema/campaigns'
-import { ApiError, notFound } from '../../http/errors'
+import { t } from 'elysia'
+import { ApiError, checkValue, notFound, unprocessable } from '../../http/errors'
 import { isoNow } from '../../lib/clock'
 import { ObjectTooLargeError } from '../../storage/object-store'
 import { signedObjectUrl, verifySignedFields } from '../../storage/signed-urls'
@@ -19,17 +20,12 @@ const tooLarge = (maxBytes: number) => new ApiError(413, `The file is larger tha
 
 /** Signs a short-lived PUT URL on this server for one CSV of at most `fileSize` bytes in the organization's area. */
 export function createUploadUrl(ctx: AppContext, organizationId: number, fileName: string, fileSize: number, contentType: string): UploadGrant {
-  if (fileSize > ctx.config.maxUploadBytes) {
-    throw new ApiError(422, [{
-      type: 'less_than_equal', loc: ['body', 'file_size'], msg: `Input should be less than or equal to ${ctx.config.maxUploadBytes}`,
-      input: fileSize, ctx: { le: ctx.config.maxUploadBytes },
-    }])
-  }
-  if (baseContentType(contentType) !== CSV_CONTENT_TYPE) {
-    throw new ApiError(422, [{
-      type: 'literal_error', loc: ['body', 'content_type'], msg: `Input should be '${CSV_CONTENT_TYPE}'`, input: contentType, ctx: { expected: `'${CSV_CONTENT_TYPE}'` },
-    }])
-  }
+  // Rules that depend on the configuration, worded like the schema's own errors.
+  const problems = [
+    ...checkValue(t.Integer({ maximum: ctx.config.maxUploadBytes }), fileSize, ['body', 'file_size']),
+    ...checkValue(t.Literal(CSV_CONTENT_TYPE), baseContentType(contentType), ['body', 'content_type']),
+  ]
+  if (problems.length > 0) throw unprocessable(problems)
   const fileKey = `campaigns/${organizationId}/${crypto.randomUUID()}_${sanitizeFileName(fileName)}`
   ctx.db.insert(uploads).values({
     organizationId, fileKey, fileName, contentType: CSV_CONTENT_TYPE, declaredSize: fileSize, createdAt: isoNow(ctx.clock),
