@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { discardImportingCampaigns } from '../../src/campaigns/lifecycle'
+import { markInactive } from '../../src/telephony/configurations'
 import type { manualClock } from '../../src/lib/clock'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent, createAriConfiguration, csvOf, manualScheduler, scriptedTelephony, uploadCsv } from '../support/campaigns'
@@ -166,6 +167,38 @@ describe('create', () => {
   })
 })
 
+describe('settings', () => {
+  test('PATCH replaces retries, concurrency, rate, schedule and breaker; invalid values are 422 and change nothing', async () => {
+    const { campaign } = await createDraft()
+    const path = `/api/v1/campaign/${campaign.id}`
+    const changed = await t.request('PATCH', path, {
+      body: {
+        retry_config: { max_retries: 3, retry_on_voicemail: false },
+        max_concurrency: 4,
+        rate_limit_per_second: 7,
+        schedule_config: { timezone: 'Europe/Paris', slots: [{ day_of_week: 4, start_time: '09:00', end_time: '12:00' }] },
+        circuit_breaker: { window_seconds: 60 },
+      },
+    })
+    expect(changed.status).toBe(200)
+    expect(changed.body).toMatchObject({
+      retry_config: { enabled: true, max_retries: 3, retry_delay_seconds: 120, retry_on_busy: true, retry_on_no_answer: true, retry_on_voicemail: false },
+      max_concurrency: 4,
+      rate_limit_per_second: 7,
+      schedule_config: { enabled: true, timezone: 'Europe/Paris', slots: [{ day_of_week: 4, start_time: '09:00', end_time: '12:00' }] },
+      circuit_breaker: { enabled: true, failure_threshold: 0.5, window_seconds: 60, min_calls_in_window: 5 },
+    })
+    const invalid = await t.request('PATCH', path, { body: { rate_limit_per_second: 0, schedule_config: { timezone: 'Nowhere/City', slots: [{ day_of_week: 0, start_time: '10:00', end_time: '09:00' }] } } })
+    expect(invalid.status).toBe(422)
+    expect(invalid.body.detail.map((item: { loc: unknown }) => item.loc)).toEqual([['body', 'rate_limit_per_second']])
+    const badSchedule = await t.request('PATCH', path, { body: { schedule_config: { timezone: 'Nowhere/City', slots: [{ day_of_week: 0, start_time: '10:00', end_time: '09:00' }] } } })
+    expect(badSchedule.body.detail.map((item: { loc: unknown }) => item.loc)).toEqual([
+      ['body', 'schedule_config', 'timezone'], ['body', 'schedule_config', 'slots', 0],
+    ])
+    expect((await campaignState(campaign.id)).rate_limit_per_second).toBe(7)
+  })
+})
+
 describe('state machine', () => {
   test('start, pause, resume, stop with logs; wrong states answer 400 naming the current state', async () => {
     const { campaign } = await createDraft()
@@ -185,6 +218,36 @@ describe('state machine', () => {
 })
 
 describe('dialing', () => {
+  test("the organization's concurrent call limit caps calls across its campaigns", async () => {
+    t.ctx.sqlite.run('UPDATE organizations SET concurrent_call_limit = 3')
+    const { campaign } = await createDraft({ rate_limit_per_second: 100 }, { csv: csvOf(['phone_number'], phones(6)) })
+    const telephony = scriptedTelephony(t, () => 'hold')
+    const scheduler = manualScheduler(t)
+    await t.request('POST', `/api/v1/campaign/${campaign.id}/start`)
+    for (let i = 0; i < 5; i++) {
+      await scheduler.tickAndSettle()
+      clock.advance(100)
+    }
+    expect(telephony.dials).toHaveLength(3)
+  })
+
+  test('a telephony configuration taken out of service pauses the campaign with a warning', async () => {
+    const { campaign, configurationId } = await createDraft({ rate_limit_per_second: 100 }, { csv: csvOf(['phone_number'], phones(3)) })
+    const telephony = scriptedTelephony(t, () => 'completed')
+    const scheduler = manualScheduler(t)
+    await t.request('POST', `/api/v1/campaign/${campaign.id}/start`)
+    await scheduler.tickAndSettle()
+    expect(telephony.dials).toHaveLength(1)
+    markInactive(t.ctx, configurationId, 'ari-auth: refused')
+    clock.advance(1000) // campaigns see telephony changes within a second
+    await scheduler.tickAndSettle()
+    const paused = await campaignState(campaign.id)
+    expect(paused.state).toBe('paused')
+    expect(paused.logs.at(-1)).toMatchObject({ level: 'warning', event: 'telephony_unavailable' })
+    expect(paused.warnings).toContain("Telephony configuration 'PBX' is inactive: reactivate it before dialing")
+    expect(telephony.dials).toHaveLength(1)
+  })
+
   test('dials every contact once, writes runs first, and completes with exact counters', async () => {
     const { campaign, workflowId } = await createDraft({}, { variables: ['first_name'], csv: csvOf(['phone_number', 'first_name'], [['+14155550100', 'Ann'], ['+14155550101', 'Bob']]) })
     const telephony = scriptedTelephony(t, (request) => {

@@ -2,40 +2,20 @@ import { expect } from 'bun:test'
 import { createCampaignScheduler, type CampaignScheduler } from '../../src/campaigns/scheduler'
 import type { CallOutcome, DialRequest, TelephonyProvider } from '../../src/telephony/provider'
 import { DialError } from '../../src/telephony/provider'
+import { createAgent as createAgentBody, sampleDefinition } from './agents'
 import type { TestApp } from './app'
+import { createConfiguration } from './telephony'
 
-/** An agent whose prompts use the given template variables; returns its id. */
+/** An agent whose start prompt uses the given template variables; returns its id. */
 export async function createAgent(t: TestApp, options: { name?: string; variables?: string[]; key?: string } = {}): Promise<number> {
-  const uses = (options.variables ?? []).map((name) => `{{${name}}}`).join(' ')
-  const response = await t.request('POST', '/api/v1/workflow/create/definition', {
-    key: options.key,
-    body: {
-      name: options.name ?? 'Sales agent',
-      workflow_definition: {
-        nodes: [
-          { id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { prompt: `Greet the caller. ${uses}`, greeting: 'Hello' } },
-          { id: '2', type: 'endCall', position: { x: 0, y: 100 }, data: { prompt: 'Say goodbye' } },
-        ],
-        edges: [{ id: '1-2', source: '1', target: '2', data: { label: 'done', condition: 'when finished' } }],
-      },
-    },
-  })
-  expect(response.status).toBe(200)
-  return response.body.id
+  const prompt = `Greet the caller. ${(options.variables ?? []).map((name) => `{{${name}}}`).join(' ')}`
+  return (await createAgentBody(t, options.name ?? 'Sales agent', options.key, sampleDefinition({ prompt, triggerPath: null }))).id
 }
 
-/** An ARI configuration (saving it calls nothing); returns its id. */
-export async function createAriConfiguration(t: TestApp, options: { key?: string; name?: string; isDefault?: boolean } = {}): Promise<number> {
-  const response = await t.request('POST', '/api/v1/organizations/telephony-configs', {
-    key: options.key,
-    body: {
-      name: options.name ?? 'PBX',
-      is_default_outbound: options.isDefault ?? true,
-      config: { provider: 'ari', ari_endpoint: 'http://127.0.0.1:9/ari', app_name: 'ringbase', app_password: 'pbx-secret' },
-    },
-  })
-  expect(response.status).toBe(200)
-  return response.body.id
+/** The default ARI configuration of the organization (saving it calls nothing); returns its id. */
+export async function createAriConfiguration(t: TestApp, options: { key?: string } = {}): Promise<number> {
+  const config = { provider: 'ari', ari_endpoint: 'http://127.0.0.1:9/ari', app_name: 'ringbase', app_password: 'pbx-secret' }
+  return (await createConfiguration(t, 'PBX', config, { key: options.key, isDefaultOutbound: true })).id
 }
 
 /** Uploads a CSV through the signed-URL flow; returns its file_key. */
