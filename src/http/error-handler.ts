@@ -8,9 +8,16 @@ type RouteSchemas = { params?: TSchema; query?: TSchema; headers?: TSchema; body
 /** Header names as clients write them; Elysia needs them lowercased in schemas. */
 const HEADER_DISPLAY_NAMES: Record<string, string> = { 'x-api-key': 'X-API-Key', authorization: 'authorization' }
 
+/** Each app's routes by `METHOD path`, indexed once: every request with a body looks its schema up. */
+const schemasByApp = new WeakMap<AnyElysia, Map<string, RouteSchemas>>()
+
 function routeSchemas(app: AnyElysia, method: string, path: string): RouteSchemas | undefined {
-  const route = app.routes.find((candidate) => candidate.method === method && candidate.path === path)
-  return route?.hooks as RouteSchemas | undefined
+  let byRoute = schemasByApp.get(app)
+  if (!byRoute) {
+    byRoute = new Map(app.routes.map((route) => [`${route.method} ${route.path}`, route.hooks as RouteSchemas]))
+    schemasByApp.set(app, byRoute)
+  }
+  return byRoute.get(`${method} ${path}`)
 }
 
 function queryObject(url: string): Record<string, string> {
