@@ -111,6 +111,22 @@ describe('create', () => {
     expect(t.ctx.sqlite.query('SELECT count(*) AS n FROM campaign_contacts').get()).toEqual({ n: 0 })
   })
 
+  test('duplicates are found wherever they are, inside many-row inserts too', async () => {
+    await createAriConfiguration(t)
+    const workflowId = await createAgent(t)
+    const numbers = phones(150).map(([phone]) => phone)
+    numbers[39] = numbers[4] // row 41 repeats row 6
+    numbers[119] = numbers[100] // row 121 repeats row 102
+    numbers[120] = numbers[100] // and so does row 122
+    const response = await createCampaign({ workflow_id: workflowId, source_id: await uploadCsv(t, csvOf(['phone_number'], numbers.map((n) => [n]))) })
+    expect(response.status).toBe(400)
+    expect(response.body.detail).toStartWith('Duplicate phone numbers found in rows: 41, 121, 122.')
+    const unique = phones(150).map(([phone]) => [phone])
+    const accepted = await createCampaign({ workflow_id: workflowId, source_id: await uploadCsv(t, csvOf(['phone_number'], unique)) })
+    expect(accepted.body.total_rows).toBe(150)
+    expect(t.ctx.sqlite.query('SELECT count(*) AS n, max(row_number) AS last FROM campaign_contacts WHERE campaign_id = ?').get(accepted.body.id)).toEqual({ n: 150, last: 151 })
+  })
+
   test('ARI campaigns accept extensions, SIP URIs and dial strings; carrier campaigns require E.164', async () => {
     const workflowId = await createAgent(t)
     await createAriConfiguration(t)
