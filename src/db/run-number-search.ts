@@ -1,5 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm'
-import { workflowRuns } from './schema'
+import { sqlPart, type SqlPart } from './sql-parts'
 
 /**
  * Substring search on runs' caller and called numbers (the usage filters callerNumber / calledNumber) through the FTS5
@@ -19,16 +18,16 @@ const escapeLike = (text: string) => text.replace(/[\\%_]/g, (character) => `\\$
  * The FROM clause over workflow_runs and the conditions for the patterns. With a pattern of three or more characters
  * the trigram index drives the query (CROSS JOIN keeps it the outer loop), so the cost follows its matches.
  */
-export function runsMatchingNumbers(patterns: NumberPatterns): { from: SQL; conditions: SQL[]; drivenByIndex: boolean } {
-  const columns = [['caller_number', patterns.callerNumber, workflowRuns.callerNumber], ['called_number', patterns.calledNumber, workflowRuns.calledNumber]] as const
+export function runsMatchingNumbers(patterns: NumberPatterns): { from: string; conditions: SqlPart[]; drivenByIndex: boolean } {
+  const columns = [['caller_number', patterns.callerNumber], ['called_number', patterns.calledNumber]] as const
   const indexed = columns.filter(([, pattern]) => pattern !== undefined && pattern.length >= TRIGRAM)
   const scanned = columns.filter(([, pattern]) => pattern !== undefined && pattern.length < TRIGRAM)
-  const conditions = scanned.map(([, pattern, column]) => sql`${column} LIKE ${`%${escapeLike(pattern!)}%`} ESCAPE '\\'`)
-  if (indexed.length === 0) return { from: sql`${workflowRuns}`, conditions, drivenByIndex: false }
+  const conditions = scanned.map(([name, pattern]) => sqlPart(`workflow_runs.${name} LIKE ? ESCAPE '\\'`, `%${escapeLike(pattern!)}%`))
+  if (indexed.length === 0) return { from: 'workflow_runs', conditions, drivenByIndex: false }
   const match = indexed.map(([name, pattern]) => `${name} : ${phrase(pattern!)}`).join(' AND ')
   return {
-    from: sql`workflow_run_numbers CROSS JOIN ${workflowRuns} ON ${workflowRuns.id} = workflow_run_numbers.rowid`,
-    conditions: [sql`workflow_run_numbers MATCH ${match}`, ...conditions],
+    from: 'workflow_run_numbers CROSS JOIN workflow_runs ON workflow_runs.id = workflow_run_numbers.rowid',
+    conditions: [sqlPart('workflow_run_numbers MATCH ?', match), ...conditions],
     drivenByIndex: true,
   }
 }

@@ -77,6 +77,9 @@ export const ArtifactLinksSchema = t.Object({
 
 export type ArtifactLinks = Static<typeof ArtifactLinksSchema>
 
+/** Public download links are this base followed by `<token>/<artifact>`. */
+const publicDownloadBase = (ctx: AppContext) => `${ctx.config.publicUrl}/api/v1/public/download/workflow/`
+
 /**
  * `<artifact>_url` is the object-store key (as the reference platform exposes it); `<artifact>_public_url` downloads it
  * without an API key while `token` is valid. Pass the token `ensurePublicAccess` returned, or omit it to use the
@@ -87,11 +90,25 @@ export function artifactLinks(ctx: AppContext, run: ArtifactFields, token: strin
   for (const artifact of RUN_ARTIFACTS) {
     const key = artifactKey(run, artifact)
     links[`${artifact}_url`] = key
-    links[`${artifact}_public_url`] = key !== null && token !== null
-      ? `${ctx.config.publicUrl}/api/v1/public/download/workflow/${token}/${artifact}`
-      : null
+    links[`${artifact}_public_url`] = key !== null && token !== null ? `${publicDownloadBase(ctx)}${token}/${artifact}` : null
   }
   return links
+}
+
+/** What `artifactLinksJsonArgs` placeholders are bound to. */
+export const publicLinkParams = (ctx: AppContext) => ({ base: publicDownloadBase(ctx), now: new Date(ctx.clock.now()).toISOString() })
+
+/**
+ * `artifactLinks` as `json_object` arguments over the workflow_runs row named `run`, for reports whose JSON SQLite
+ * writes; `placeholders` name the parameters bound to `publicLinkParams`.
+ */
+export function artifactLinksJsonArgs(run: string, placeholders: { base: string; now: string }): string {
+  const token = `CASE WHEN ${run}.public_access_expires_at > ${placeholders.now} THEN ${run}.public_access_token END`
+  const links = RUN_ARTIFACTS.map((artifact) => {
+    const key = `${run}.${workflowRuns[ARTIFACT_COLUMNS[artifact]].name}`
+    return `'${artifact}_url', ${key}, '${artifact}_public_url', CASE WHEN ${key} IS NOT NULL THEN ${placeholders.base} || (${token}) || '/${artifact}' END`
+  })
+  return [`'public_access_token', ${token}`, ...links].join(', ')
 }
 
 /** The run a public download token opens, or null when the token is unknown or expired. */

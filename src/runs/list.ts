@@ -2,10 +2,11 @@ import { inArray } from 'drizzle-orm'
 import { t, type Static } from 'elysia'
 import type { AppContext } from '../context'
 import { workflowRuns } from '../db/schema'
+import { allRows } from '../db/sql-parts'
 import { badRequest, forbidden } from '../http/errors'
 import { runView, RunDetailSchema, selectRunsWithAgent } from './detail'
 import { criteriaFrom, parseFilterItems, type RunCriteria } from './filters'
-import { findRunIdPage } from './query'
+import { findRunPage, selectRunPage } from './query'
 
 const JsonObject = t.Record(t.String(), t.Unknown())
 
@@ -48,7 +49,7 @@ export function listRuns(
   if (unknown.length > 0) throw forbidden(`Invalid attribute '${unknown[0]}'`)
   const page = query.page ?? 1
   const limit = query.limit ?? 50
-  const { total, ids } = findRunIdPage(ctx, {
+  const found = findRunPage(ctx, {
     organizationId,
     criteria: { ...criteria, ...scope },
     withUsageOnly: false,
@@ -56,14 +57,16 @@ export function listRuns(
     page,
     limit,
   })
-  const found = ids.length === 0 ? [] : selectRunsWithAgent(ctx, inArray(workflowRuns.id, ids)).all()
-  const byId = new Map(found.map((row) => [row.run.id, row]))
+  const pageQuery = selectRunPage(found, 'run.id AS id')
+  const ids = pageQuery ? allRows<{ id: number }>(ctx.sqlite, pageQuery).map((row) => row.id) : []
+  const runs = ids.length === 0 ? [] : selectRunsWithAgent(ctx, inArray(workflowRuns.id, ids)).all()
+  const byId = new Map(runs.map((row) => [row.run.id, row]))
   return {
     runs: ids.map((id) => runView(ctx, byId.get(id)!)),
-    total_count: total,
+    total_count: found.total,
     page,
     limit,
-    total_pages: Math.ceil(total / limit),
+    total_pages: Math.ceil(found.total / limit),
     applied_filters: items,
   }
 }

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Value } from '@sinclair/typebox/value'
 import { manualClock } from '../../src/lib/clock'
+import { UsageResponse } from '../../src/modules/usage/model'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent, seedRun } from '../support/agents'
 import { expectedIds, listedIds, type SeededRun } from '../support/usage-oracle'
@@ -184,7 +186,10 @@ describe('items', () => {
     const seededRun = seeded.find((run) => run.organizationId === 1 && run.callType === 'inbound' && run.duration !== null && run.workflowId === seeded[0].workflowId)!
     const outbound = seeded.find((run) => run.organizationId === 1 && run.callType === 'outbound' && run.duration !== null && run.calledNumber?.endsWith('7000000'))
     const filters = [{ attribute: 'runId', type: 'number', value: { value: seededRun.id } }]
-    const [item] = (await usage({ filters: JSON.stringify(filters) })).body.runs
+    const { body } = await usage({ filters: JSON.stringify(filters) })
+    // SQLite writes the report's JSON: the schema the OpenAPI document advertises must hold.
+    expect([...Value.Errors(UsageResponse, body)]).toEqual([])
+    const [item] = body.runs
     const index = Number(item.name.slice(3))
     expect(item).toEqual({
       id: seededRun.id,
@@ -228,6 +233,24 @@ describe('items', () => {
     expect(item.recording_url).toBe('recordings/1/4.wav')
     expect(item.public_access_token).toMatch(/^[0-9a-f-]{36}$/)
     expect(item.recording_public_url).toEndWith(`/api/v1/public/download/workflow/${item.public_access_token}/recording`)
+  })
+
+  test('odd stored values: numbers as text, a charge that is not a number as null, a context as stored', async () => {
+    const other = t.newOrg('odd-values')
+    const agent = await createAgent(t, 'Odd', other.key)
+    const initialContext = { caller_number: 14155550100, phone_number: 4420700, nested: { list: [1, 'two', null], unicode: 'é "q"' } }
+    const run = seedRun(t, {
+      organizationId: other.organizationId, agent, callType: 'outbound', initialContext,
+      outcome: { durationSeconds: 2.5, cost: { service_token_usage: 7, charge_usd: 'n/a' } },
+    })
+    const { status, body } = await usage({}, other.key)
+    expect(status).toBe(200)
+    expect([...Value.Errors(UsageResponse, body)]).toEqual([])
+    expect(body).toMatchObject({ total_count: 1, total_service_tokens: 7, total_duration_seconds: 3, total_pages: 1 })
+    expect(body.runs[0]).toMatchObject({
+      id: run.id, caller_number: '14155550100', called_number: '4420700', phone_number: '4420700', charge_usd: null,
+      call_duration_seconds: 3, initial_context: initialContext, gathered_context: {},
+    })
   })
 })
 

@@ -1,13 +1,12 @@
-import { eq, sql } from 'drizzle-orm'
 import type { Static } from 'elysia'
 import type { AppContext } from '../../context'
-import { workflowRuns, workflows } from '../../db/schema'
+import { allRows, sqlPart } from '../../db/sql-parts'
 import { badRequest, unprocessable, type ValidationItem } from '../../http/errors'
 import { parseIsoDateTime } from '../../lib/iso-datetime'
-import { artifactLinks } from '../../runs/artifacts'
+import { artifactLinksJsonArgs, publicLinkParams } from '../../runs/artifacts'
 import { criteriaFrom, DAY_MS, parseFilterItems } from '../../runs/filters'
-import { findRunIdPage } from '../../runs/query'
-import type { UsageQuery, UsageResponse, UsageRun } from './model'
+import { findRunPage, selectRunPage } from '../../runs/query'
+import type { UsageQuery, UsageResponse } from './model'
 
 const USAGE_FILTERS = [
   'runId', 'workflowId', 'campaignId', 'callerNumber', 'calledNumber', 'dispositionCode', 'duration', 'callDirection', 'callChannel',
@@ -38,53 +37,40 @@ function dateBounds(query: Static<typeof UsageQuery>): { createdFrom?: string; c
   return bounds
 }
 
-const usageColumns = {
-  id: workflowRuns.id,
-  workflowId: workflowRuns.workflowId,
-  workflowName: workflows.name,
-  name: workflowRuns.name,
-  createdAt: workflowRuns.createdAt,
-  serviceTokenUsage: workflowRuns.serviceTokenUsage,
-  callDurationSeconds: workflowRuns.callDurationSeconds,
-  callType: workflowRuns.callType,
-  mode: workflowRuns.mode,
-  disposition: workflowRuns.disposition,
-  calledNumber: workflowRuns.calledNumber,
-  initialContext: workflowRuns.initialContext,
-  gatheredContext: workflowRuns.gatheredContext,
-  costInfo: workflowRuns.costInfo,
-  recordingKey: workflowRuns.recordingKey,
-  transcriptKey: workflowRuns.transcriptKey,
-  userRecordingKey: workflowRuns.userRecordingKey,
-  botRecordingKey: workflowRuns.botRecordingKey,
-  publicAccessToken: workflowRuns.publicAccessToken,
-  publicAccessExpiresAt: workflowRuns.publicAccessExpiresAt,
-}
+/**
+ * A run of the report as JSON text written by SQLite. Parsing the stored contexts into objects only to serialize them
+ * again took most of the report's time (0.6 of 1.1 ms for 50 runs); here they are copied as they are stored.
+ * Parameters after the page's: ?1 and ?2, the public link base and the current time.
+ */
+const USAGE_RUN_COLUMNS = `run.id AS id, coalesce(run.service_token_usage, 0) AS tokens,
+  CAST(round(coalesce(run.call_duration_seconds, 0)) AS INTEGER) AS seconds,
+  json_object(
+    'id', run.id, 'workflow_id', run.workflow_id, 'workflow_name', agent.name, 'name', run.name, 'created_at', run.created_at,
+    'service_token_usage', coalesce(run.service_token_usage, 0),
+    'call_duration_seconds', CAST(round(coalesce(run.call_duration_seconds, 0)) AS INTEGER),
+    ${artifactLinksJsonArgs('run', { base: '?1', now: '?2' })},
+    'phone_number', CAST(CASE WHEN run.call_type = 'inbound' THEN run.caller_number
+      ELSE coalesce(json_extract(run.initial_context, '$.phone_number'), run.called_number) END AS TEXT),
+    'caller_number', CAST(run.caller_number AS TEXT),
+    'called_number', CAST(run.called_number AS TEXT),
+    'call_type', run.call_type, 'mode', run.mode, 'disposition', run.disposition,
+    'initial_context', json(run.initial_context), 'gathered_context', json(run.gathered_context),
+    'charge_usd', CASE WHEN json_type(run.cost_info, '$.charge_usd') IN ('integer', 'real') THEN json_extract(run.cost_info, '$.charge_usd') END
+  ) AS json`
 
-const prepareUsageRows = (ctx: AppContext) => ctx.db.select(usageColumns).from(workflowRuns)
-  .innerJoin(workflows, eq(workflows.id, workflowRuns.workflowId))
-  .where(sql`${workflowRuns.id} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`)
-  .prepare()
+type UsageRunJson = { id: number; tokens: number; seconds: number; json: string }
 
-/** The hot path's statement, compiled once per context. */
-const usageRowStatements = new WeakMap<AppContext, ReturnType<typeof prepareUsageRows>>()
-
-function usageRows(ctx: AppContext, ids: number[]) {
-  let statement = usageRowStatements.get(ctx)
-  if (!statement) usageRowStatements.set(ctx, statement = prepareUsageRows(ctx))
-  return statement.all({ ids: JSON.stringify(ids) })
-}
-
-const asText = (value: unknown): string | null => (value === undefined || value === null ? null : String(value))
-
-/** The organization's finished runs (those with usage_info), filtered, sorted and paged. Totals are of the page. */
-export function usageRuns(ctx: AppContext, organizationId: number, query: Static<typeof UsageQuery>): Static<typeof UsageResponse> {
+/**
+ * The organization's finished runs (those with usage_info), filtered, sorted and paged, as the JSON text of a
+ * UsageResponse. Totals are of the page.
+ */
+export function usageReportJson(ctx: AppContext, organizationId: number, query: Static<typeof UsageQuery>): string {
   const bounds = dateBounds(query)
   const items = parseFilterItems(query.filters)
   if (!items) throw badRequest('Invalid filters format')
   const page = query.page ?? 1
   const limit = query.limit ?? 50
-  const { total, ids } = findRunIdPage(ctx, {
+  const found = findRunPage(ctx, {
     organizationId,
     criteria: { ...criteriaFrom(items, USAGE_FILTERS).criteria, ...bounds },
     withUsageOnly: true,
@@ -92,40 +78,17 @@ export function usageRuns(ctx: AppContext, organizationId: number, query: Static
     page,
     limit,
   })
-  const rows = ids.length === 0 ? [] : usageRows(ctx, ids)
-  const rowsById = new Map(rows.map((row) => [row.id, row]))
-  const runs = ids.map((id): Static<typeof UsageRun> => {
-    const row = rowsById.get(id)!
-    const context = row.initialContext
-    const callerNumber = asText(context.caller_number)
-    const charge = row.costInfo?.charge_usd
-    return {
-      id: row.id,
-      workflow_id: row.workflowId,
-      workflow_name: row.workflowName,
-      name: row.name,
-      created_at: row.createdAt,
-      service_token_usage: row.serviceTokenUsage ?? 0,
-      call_duration_seconds: Math.round(row.callDurationSeconds ?? 0),
-      ...artifactLinks(ctx, row),
-      phone_number: row.callType === 'inbound' ? callerNumber : asText(context.phone_number ?? row.calledNumber),
-      caller_number: callerNumber,
-      called_number: asText(row.calledNumber),
-      call_type: row.callType,
-      mode: row.mode,
-      disposition: row.disposition,
-      initial_context: context,
-      gathered_context: row.gatheredContext,
-      charge_usd: typeof charge === 'number' ? charge : null,
-    }
-  })
-  return {
-    runs,
-    total_service_tokens: runs.reduce((sum, run) => sum + run.service_token_usage, 0),
-    total_duration_seconds: runs.reduce((sum, run) => sum + run.call_duration_seconds, 0),
-    total_count: total,
+  const links = publicLinkParams(ctx)
+  const pageQuery = selectRunPage(found, USAGE_RUN_COLUMNS, 'JOIN workflows agent ON agent.id = run.workflow_id')
+  const runs = pageQuery ? allRows<UsageRunJson>(ctx.sqlite, sqlPart(pageQuery.text, links.base, links.now, ...pageQuery.params)) : []
+  const totals: Omit<Static<typeof UsageResponse>, 'runs'> = {
+    total_service_tokens: runs.reduce((sum, run) => sum + run.tokens, 0),
+    total_duration_seconds: runs.reduce((sum, run) => sum + run.seconds, 0),
+    total_count: found.total,
     page,
     limit,
-    total_pages: Math.ceil(total / limit),
+    total_pages: Math.ceil(found.total / limit),
   }
+  // The totals' JSON without its opening brace completes the object.
+  return `{"runs":[${runs.map((run) => run.json).join(',')}],${JSON.stringify(totals).slice(1)}`
 }

@@ -1,0 +1,21 @@
+import type { Database, SQLQueryBindings } from 'bun:sqlite'
+
+/**
+ * SQL text with its `?` parameters, for queries composed per request on hot paths. Composing them with drizzle's `sql`
+ * cost ~70 µs a request (measured on the usage report), plain strings a few µs; the text of each query shape stays the
+ * same, so bun:sqlite's statement cache compiles it once.
+ */
+export type SqlPart = { text: string; params: SQLQueryBindings[] }
+
+export const sqlPart = (text: string, ...params: SQLQueryBindings[]): SqlPart => ({ text, params })
+
+/** The parts joined by `separator`, empty ones left out. */
+export function joinSqlParts(parts: (SqlPart | undefined)[], separator: string): SqlPart {
+  const present = parts.filter((part): part is SqlPart => part !== undefined && part.text !== '')
+  return { text: present.map((part) => part.text).join(separator), params: present.flatMap((part) => part.params) }
+}
+
+/** Every row of the query, through the statement cache. */
+export function allRows<Row>(sqlite: Database, query: SqlPart): Row[] {
+  return sqlite.query<Row, SQLQueryBindings[]>(query.text).all(...query.params)
+}
