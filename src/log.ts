@@ -21,8 +21,22 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
   )
 }
 
-/** Writes out every buffered line before the process exits (pino's async flush may never call back during shutdown). */
-export function flushLogSync(log: Logger): void {
-  const stream = (log as unknown as Record<symbol, { flushSync?: () => void }>)[pino.symbols.streamSym]
-  stream?.flushSync?.()
+type EndableStream = { end?: () => void; once?: (event: 'close', listener: () => void) => void }
+
+/**
+ * Ends the log stream once every buffered line is out, the line an asynchronous write still holds included (pino's
+ * flushSync skips that one: a stop's last lines were sometimes lost at exit). Gives up after `timeoutMs`, so a stdout
+ * nobody reads cannot hold up a stop.
+ */
+export function closeLog(log: Logger, timeoutMs = 2000): Promise<void> {
+  const stream = (log as unknown as Record<symbol, EndableStream>)[pino.symbols.streamSym]
+  if (!stream?.end || !stream.once) return Promise.resolve()
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs)
+    stream.once!('close', () => {
+      clearTimeout(timer)
+      resolve()
+    })
+    stream.end!()
+  })
 }

@@ -6,7 +6,7 @@ import { createApp, OPENAPI_PATH } from './app'
 import { ConfigError, loadConfig, parseArgs, type Flags } from './config'
 import { buildContext, VERSION, type AppContext } from './context'
 import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from './auth/keys'
-import { createLogger, flushLogSync } from './log'
+import { closeLog, createLogger } from './log'
 import { startBackgroundServices } from './background'
 
 const USAGE = `ringbase ${VERSION}: self-hosted voice-agent platform
@@ -42,7 +42,7 @@ async function serve(flags: Flags): Promise<void> {
     await background.stop()
     ctx.sqlite.close()
     ctx.log.info('stopped')
-    flushLogSync(ctx.log)
+    await closeLog(ctx.log)
     process.exit(0)
   }
   process.on('SIGINT', () => void shutdown('SIGINT'))

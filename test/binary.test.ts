@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -93,5 +93,56 @@ describe('compiled binary', () => {
       server.kill('SIGTERM')
     }
     await server.exited
+  }, 30_000)
+
+  test('SIGTERM during an upload: no new connections, the upload in flight completes and is kept, then exit 0', async () => {
+    const dataHome = mkdtempSync(join(tmpdir(), 'ringbase-stop-'))
+    const key = `rb_${'s'.repeat(43)}`
+    const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], {
+      cwd: dataHome, env: { ...process.env, RINGBASE_BOOTSTRAP_API_KEY: key }, stdout: 'pipe', stderr: 'pipe',
+    })
+    const output = outputOf(server.stdout)
+    try {
+      const base = (await output.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/)).match[1]
+      const halves = ['phone_number,first_name\n+14155550100,Ada\n', '+14155550101,Grace\n']
+      const size = halves.join('').length
+      const grant = await fetch(`${base}/api/v1/s3/presigned-upload-url`, {
+        // Not left open for reuse: the request after SIGTERM must need a new connection.
+        method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json', connection: 'close' },
+        body: JSON.stringify({ file_name: 'c.csv', file_size: size }),
+      })
+      expect(grant.status).toBe(200)
+      const { upload_url: uploadUrl, file_key: fileKey } = (await grant.json()) as { upload_url: string; file_key: string }
+      const upload = new URL(uploadUrl)
+
+      let sendRest!: () => void
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(halves[0]))
+          sendRest = () => {
+            controller.enqueue(new TextEncoder().encode(halves[1]))
+            controller.close()
+          }
+        },
+      })
+      const put = fetch(`${base}${upload.pathname}${upload.search}`, { method: 'PUT', body, headers: { 'content-type': 'text/csv' } })
+      // The handler has the request once its partial object exists.
+      const partialDir = join(dataHome, 'data', 'objects', '.partial')
+      while (!existsSync(partialDir) || readdirSync(partialDir).length === 0) await Bun.sleep(5)
+
+      server.kill('SIGTERM')
+      await output.waitFor(/"msg":"shutting down"/)
+      expect(await fetch(`${base}/api/v1/health`).then(() => 'answered', () => 'refused')).toBe('refused')
+
+      sendRest()
+      const response = await put
+      expect(response.status).toBe(200)
+      expect(await server.exited).toBe(0)
+      expect(await output.all()).toContain('"msg":"stopped"')
+      expect(readFileSync(join(dataHome, 'data', 'objects', fileKey), 'utf8')).toBe(halves.join(''))
+    } finally {
+      server.kill('SIGKILL')
+      rmSync(dataHome, { recursive: true, force: true })
+    }
   }, 30_000)
 })
