@@ -240,10 +240,7 @@ describe('dialing', () => {
     const telephony = scriptedTelephony(t, () => 'hold')
     const scheduler = manualScheduler(t)
     await t.request('POST', `/api/v1/campaign/${campaign.id}/start`)
-    for (let i = 0; i < 5; i++) {
-      await scheduler.tickAndSettle()
-      clock.advance(100)
-    }
+    await scheduler.tickEvery(100, 5)
     expect(telephony.dials).toHaveLength(3)
   })
 
@@ -273,10 +270,7 @@ describe('dialing', () => {
     })
     const scheduler = manualScheduler(t)
     await t.request('POST', `/api/v1/campaign/${campaign.id}/start`)
-    for (let i = 0; i < 3; i++) {
-      await scheduler.tickAndSettle()
-      clock.advance(1000)
-    }
+    await scheduler.tickEvery(1000, 3)
     expect(telephony.dials.map((dial) => dial.destination)).toEqual(['+14155550100', '+14155550101'])
     const done = await campaignState(campaign.id)
     expect(done).toMatchObject({ state: 'completed', processed_rows: 2, executed_count: 2, failed_rows: 0, total_queued_count: 2, completed_at: expect.any(String) })
@@ -311,10 +305,7 @@ describe('dialing', () => {
     const telephony = scriptedTelephony(t, () => 'hold')
     const scheduler = manualScheduler(t)
     await t.request('POST', `/api/v1/campaign/${campaign.id}/start`)
-    for (let i = 0; i < 5; i++) {
-      await scheduler.tickAndSettle()
-      clock.advance(100)
-    }
+    await scheduler.tickEvery(100, 5)
     expect(telephony.dials).toHaveLength(2)
     telephony.end(telephony.dials[0].callId, 'completed', 5000)
     await scheduler.tickAndSettle()
@@ -366,10 +357,7 @@ describe('dialing', () => {
     const telephony = scriptedTelephony(t, () => 'completed')
     const scheduler = manualScheduler(t)
     await t.request('POST', `/api/v1/campaign/${campaign.id}/start`)
-    for (let i = 0; i < 3; i++) {
-      await scheduler.tickAndSettle()
-      clock.advance(60_000)
-    }
+    await scheduler.tickEvery(60_000, 3)
     expect(telephony.dials).toHaveLength(0)
     const waiting = await campaignState(campaign.id)
     expect(waiting.state).toBe('running')
@@ -385,10 +373,7 @@ describe('dialing', () => {
     scriptedTelephony(t, () => 'refuse')
     const scheduler = manualScheduler(t)
     await t.request('POST', `/api/v1/campaign/${campaign.id}/start`)
-    for (let i = 0; i < 5; i++) {
-      await scheduler.tickAndSettle()
-      clock.advance(50)
-    }
+    await scheduler.tickEvery(50, 5)
     const paused = await campaignState(campaign.id)
     expect(paused.state).toBe('paused')
     expect(paused.processed_rows).toBe(3)
@@ -458,20 +443,14 @@ describe('traffic split', () => {
     const telephony = scriptedTelephony(t, () => 'completed')
     const scheduler = manualScheduler(t)
     await t.request('POST', `/api/v1/campaign/${campaign.id}/start`)
-    for (let i = 0; i < 20; i++) {
-      await scheduler.tickAndSettle()
-      clock.advance(1)
-    }
+    await scheduler.tickEvery(1, 20)
     expect(telephony.dials).toHaveLength(20)
     const patched = await t.request('PATCH', `/api/v1/campaign/${campaign.id}`, {
       body: { traffic_split: { variants: [{ workflow_id: second, weight: 100 }] } },
     })
     expect(patched.body.traffic_split.revision).toBe(2)
     expect(patched.body.logs.at(-1).event).toBe('traffic_split_changed')
-    for (let i = 0; i < 40; i++) {
-      await scheduler.tickAndSettle()
-      clock.advance(1)
-    }
+    await scheduler.tickEvery(1, 40)
     const workflowOfRun = (runId: number) => t.ctx.sqlite.query<{ workflow_id: number }, [number]>('SELECT workflow_id FROM workflow_runs WHERE id = ?').get(runId)!.workflow_id
     expect(telephony.dials.slice(20).every((dial) => workflowOfRun(dial.runId) === second)).toBe(true)
     const stats = (await t.request('GET', `/api/v1/campaign/${campaign.id}/traffic-stats`)).body
@@ -493,10 +472,7 @@ describe('traffic split', () => {
     await saveDraft(first)
     expect((await t.request('POST', `/api/v1/workflow/${first}/publish`)).status).toBe(200)
     clock.advance(1000) // running campaigns see a newly published version within a second
-    for (let i = 0; i < 40; i++) {
-      await scheduler.tickAndSettle()
-      clock.advance(1)
-    }
+    await scheduler.tickEvery(1, 40)
     const versions = t.ctx.sqlite.query<{ version_number: number }, [number, number]>(
       `SELECT DISTINCT d.version_number FROM workflow_runs r JOIN workflow_definitions d ON d.id = r.definition_id
         WHERE r.campaign_id = ? AND r.workflow_id = ? ORDER BY 1`,
@@ -513,10 +489,7 @@ describe('redial', () => {
     const early = await t.request('POST', `/api/v1/campaign/${campaign.id}/redial`, { body: {} })
     expect(early.status).toBe(400)
     await t.request('POST', `/api/v1/campaign/${campaign.id}/start`)
-    for (let i = 0; i < 6; i++) {
-      await scheduler.tickAndSettle()
-      clock.advance(200_000)
-    }
+    await scheduler.tickEvery(200_000, 6)
     expect((await campaignState(campaign.id)).state).toBe('completed')
     const child = await t.request('POST', `/api/v1/campaign/${campaign.id}/redial`, { body: { retry_on_no_answer: false } })
     expect(child.status).toBe(200)

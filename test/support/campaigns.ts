@@ -1,5 +1,6 @@
 import { expect } from 'bun:test'
 import { createCampaignScheduler, type CampaignScheduler } from '../../src/campaigns/scheduler'
+import type { manualClock } from '../../src/lib/clock'
 import type { CallOutcome, DialRequest, TelephonyProvider } from '../../src/telephony/provider'
 import { DialError } from '../../src/telephony/provider'
 import { createAgent as createAgentBody, sampleDefinition } from './agents'
@@ -76,14 +77,28 @@ export function scriptedTelephony(t: TestApp, script: (request: DialRequest) => 
   return { dials, end, alive }
 }
 
+type ManualScheduler = CampaignScheduler & {
+  tickAndSettle(): Promise<void>
+  /** `count` rounds of tickAndSettle, the test app's manual clock advanced `stepMs` after each. */
+  tickEvery(stepMs: number, count: number): Promise<void>
+}
+
 /** A scheduler on the test app's context, ticked by hand; dials settle before tick() resolves. */
-export function manualScheduler(t: TestApp): CampaignScheduler & { tickAndSettle(): Promise<void> } {
+export function manualScheduler(t: TestApp): ManualScheduler {
   const scheduler = createCampaignScheduler(t.ctx)
+  const clock = t.ctx.clock as ReturnType<typeof manualClock>
+  const tickAndSettle = async () => {
+    await scheduler.tick()
+    await scheduler.stop()
+  }
   return {
     ...scheduler,
-    async tickAndSettle() {
-      await scheduler.tick()
-      await scheduler.stop()
+    tickAndSettle,
+    async tickEvery(stepMs, count) {
+      for (let round = 0; round < count; round++) {
+        await tickAndSettle()
+        clock.advance(stepMs)
+      }
     },
   }
 }
