@@ -15,6 +15,13 @@ export function joinSqlParts(parts: (SqlPart | undefined)[], separator: string):
   return { text: present.map((part) => part.text).join(separator), params: present.flatMap((part) => part.params) }
 }
 
+/**
+ * A page's LIMIT and OFFSET as parameters. Not a bare `LIMIT ?`: SQLite (3.47+) plans with a bound LIMIT's value, so it
+ * prepares such a statement again each time it is bound (measured on the usage report: 27 µs instead of 2 µs for a
+ * one-run page, 50 µs once the report's columns are around it).
+ */
+export const limitOffset = (limit: number, offset: number): SqlPart => sqlPart('LIMIT ? + 0 OFFSET ?', limit, offset)
+
 /** Every row of the query, through the statement cache. */
 export function allRows<Row>(sqlite: Database, query: SqlPart): Row[] {
   return sqlite.query<Row, SQLQueryBindings[]>(query.text).all(...query.params)
