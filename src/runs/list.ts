@@ -2,11 +2,11 @@ import { inArray } from 'drizzle-orm'
 import { t, type Static } from 'elysia'
 import type { AppContext } from '../context'
 import { workflowRuns } from '../db/schema'
-import { allRows } from '../db/sql-parts'
+import { sqlPart } from '../db/sql-parts'
 import { badRequest, forbidden } from '../http/errors'
 import { runView, RunDetailSchema, selectRunsWithAgent } from './detail'
 import { criteriaFrom, parseFilterItems, type RunCriteria } from './filters'
-import { findRunPage, selectRunPage } from './query'
+import { readRunPage } from './query'
 
 const JsonObject = t.Record(t.String(), t.Unknown())
 
@@ -49,16 +49,15 @@ export function listRuns(
   if (unknown.length > 0) throw forbidden(`Invalid attribute '${unknown[0]}'`)
   const page = query.page ?? 1
   const limit = query.limit ?? 50
-  const found = findRunPage(ctx, {
+  const found = readRunPage<{ id: number }>(ctx, {
     organizationId,
     criteria: { ...criteria, ...scope },
     withUsageOnly: false,
     sort: { by: query.sort_by === 'duration' ? 'duration' : 'created_at', order: query.sort_order === 'asc' ? 'asc' : 'desc' },
     page,
     limit,
-  })
-  const pageQuery = selectRunPage(found, 'run.id AS id')
-  const ids = pageQuery ? allRows<{ id: number }>(ctx.sqlite, pageQuery).map((row) => row.id) : []
+  }, sqlPart('run.id AS id'))
+  const ids = found.rows.map((row) => row.id)
   const runs = ids.length === 0 ? [] : selectRunsWithAgent(ctx, inArray(workflowRuns.id, ids)).all()
   const byId = new Map(runs.map((row) => [row.run.id, row]))
   return {

@@ -5,7 +5,7 @@ import type { RunCriteria } from './filters'
 
 /**
  * One page of runs for the run lists (the usage report and an agent's runs), fast on millions of runs: the page is found
- * as ids, then only its rows are read (`selectRunPage`).
+ * as ids, then only its rows are read (`readRunPage`).
  *
  * SQLite picks one index per query and, without statistics, guesses badly between a filter's index and the sort
  * order's (e.g. walking every run by date to find a rare disposition). So the plan is chosen here from the match count,
@@ -15,6 +15,7 @@ import type { RunCriteria } from './filters'
  * - many matches, or an index that holds every filter in the sort order: the sort order is walked (through an
  *   equality filter's index when it keeps that order) and the other conditions are checked row by row; a page past the
  *   middle walks from the other end.
+ * A run id filter matches one run at most: one query reads it and its presence is the total.
  * The unfiltered usage total comes from usage_run_counts. The migration has one index per filter.
  */
 
@@ -109,10 +110,10 @@ function countedTotal(ctx: AppContext, request: RunPageRequest): number | null {
   return row.total ?? 0
 }
 
-/** One page of runs: how many match, and the page as a query of their ids (null when the page is past the end). */
-export type RunPage = { total: number; ids: SqlPart | null; sort: RunSort }
+/** How many runs match, and the page as a query of their ids (null when the page is past the end). */
+type RunPageIds = { total: number; ids: SqlPart | null }
 
-export function findRunPage(ctx: AppContext, request: RunPageRequest): RunPage {
+function findRunPage(ctx: AppContext, request: RunPageRequest): RunPageIds {
   const terms = termsOf(request.criteria)
   const present = new Set(terms.map((term) => term.key))
   const numbers = runsMatchingNumbers(request.criteria)
@@ -126,7 +127,7 @@ export function findRunPage(ctx: AppContext, request: RunPageRequest): RunPage {
     total = allRows<{ total: number }>(ctx.sqlite, sqlPart(`SELECT count(*) AS total FROM ${numbers.from} WHERE ${where.text}`, ...where.params))[0].total
   }
   const offset = (request.page - 1) * request.limit
-  if (offset >= total) return { total, ids: null, sort: request.sort }
+  if (offset >= total) return { total, ids: null }
 
   const byDuration = request.sort.by === 'duration'
   const walkDriver = byDuration ? undefined : CREATED_ORDER_DRIVERS.find((key) => present.has(key))
@@ -155,16 +156,24 @@ export function findRunPage(ctx: AppContext, request: RunPageRequest): RunPage {
       ORDER BY ${sortKey} ${order}, workflow_runs.id ${order}`, ...where.params),
     limitOffset(pageLength, pageOffset),
   ], ' ')
-  return { total, ids, sort: request.sort }
+  return { total, ids }
 }
 
 /**
- * The page's runs in the requested order: `columns` over `workflow_runs run` (joined to whatever `joins` adds), read
- * by id after the page is found, so only the page's rows are read and their columns computed.
+ * One page of runs and how many match. A row is `columns` (with their parameters) over `workflow_runs run` joined to
+ * whatever `joins` adds, computed only for the page's runs, which are found first as ids.
  */
-export function selectRunPage(page: RunPage, columns: string, joins = ''): SqlPart | null {
-  if (!page.ids) return null
-  const { by, order } = page.sort
-  return sqlPart(`SELECT ${columns} FROM (${page.ids.text}) AS page JOIN workflow_runs run ON run.id = page.id ${joins}
-    ORDER BY run.${SORT_COLUMNS[by]} ${order}, run.id ${order}`, ...page.ids.params)
+export function readRunPage<Row>(ctx: AppContext, request: RunPageRequest, columns: SqlPart, joins = ''): { total: number; rows: Row[] } {
+  const { by, order } = request.sort
+  const readRows = (ids: SqlPart) => allRows<Row>(ctx.sqlite, sqlPart(`SELECT ${columns.text} FROM (${ids.text}) AS page
+    JOIN workflow_runs run ON run.id = page.id ${joins} ORDER BY run.${SORT_COLUMNS[by]} ${order}, run.id ${order}`, ...columns.params, ...ids.params))
+  if (request.criteria.runId !== undefined) {
+    const terms = termsOf(request.criteria)
+    const numbers = runsMatchingNumbers(request.criteria, { scanOnly: true })
+    const where = whereClause(request, terms, numbers.conditions, (key) => key === 'runId')
+    const rows = readRows(sqlPart(`SELECT workflow_runs.id AS id FROM workflow_runs WHERE ${where.text}`, ...where.params))
+    return { total: rows.length, rows: request.page === 1 ? rows : [] }
+  }
+  const found = findRunPage(ctx, request)
+  return { total: found.total, rows: found.ids ? readRows(found.ids) : [] }
 }

@@ -57,6 +57,7 @@ type Filter = { attribute: string; type: string; value: any }
 const usage = (query: Record<string, string>, key?: string) =>
   t.request('GET', `/api/v1/organizations/usage/runs?${new URLSearchParams(query)}`, { key })
 const idOfSeeded = (organizationId: number, index: number) => seeded.filter((run) => run.organizationId === organizationId)[index].id
+const seededById = (id: number) => seeded.find((run) => run.id === id)!
 
 describe('filters alone and combined, against the seeded data', () => {
   const scenarios: [string, () => Filter[]][] = [
@@ -95,6 +96,19 @@ describe('filters alone and combined, against the seeded data', () => {
       { attribute: 'calledNumber', type: 'text', value: { value: '442070' } },
       { attribute: 'campaignId', type: 'number', value: { value: 6 } },
     ]],
+    ['runId + callerNumber of that run', () => [
+      { attribute: 'runId', type: 'number', value: { value: idOfSeeded(1, 4) } },
+      { attribute: 'callerNumber', type: 'text', value: { value: seededById(idOfSeeded(1, 4)).callerNumber!.slice(-5) } },
+    ]],
+    ['runId + callerNumber of another run', () => [
+      { attribute: 'runId', type: 'number', value: { value: idOfSeeded(1, 4) } },
+      { attribute: 'callerNumber', type: 'text', value: { value: seededById(idOfSeeded(1, 6)).callerNumber!.slice(-5) } },
+    ]],
+    ['runId + dispositionCode + callDirection of that run', () => [
+      { attribute: 'runId', type: 'number', value: { value: idOfSeeded(1, 4) } },
+      { attribute: 'dispositionCode', type: 'multiSelect', value: { codes: [seededById(idOfSeeded(1, 4)).disposition] } },
+      { attribute: 'callDirection', type: 'radio', value: { status: seededById(idOfSeeded(1, 4)).callType } },
+    ]],
     ['unknown attribute and mismatched types (ignored)', () => [
       { attribute: 'status', type: 'radio', value: { status: 'completed' } },
       { attribute: 'duration', type: 'radio', value: { status: 'x' } },
@@ -112,7 +126,7 @@ describe('filters alone and combined, against the seeded data', () => {
   })
 
   test('a scenario matches something: the data set exercises every filter', () => {
-    for (const [label, filtersOf] of scenarios.filter(([label]) => !label.includes('unfinished') && !label.includes('wildcards'))) {
+    for (const [label, filtersOf] of scenarios.filter(([label]) => !['unfinished', 'wildcards', 'another run'].some((word) => label.includes(word)))) {
       expect({ label, count: expectedIds(seeded, 1, filtersOf()).length > 0 }).toEqual({ label, count: true })
     }
   })
@@ -172,6 +186,15 @@ describe('dates, sorting and paging', () => {
     expect(response.body.total_service_tokens).toBeGreaterThan(0)
     const past = await usage({ page: '99', limit: '10' })
     expect(past.body).toMatchObject({ runs: [], total_count: all.length, page: 99, total_duration_seconds: 0, total_service_tokens: 0 })
+  })
+
+  test('a run by id: counted on every page, listed on the first', async () => {
+    const filters = JSON.stringify([{ attribute: 'runId', type: 'number', value: { value: idOfSeeded(1, 4) } }])
+    const first = await usage({ filters, limit: '1' })
+    expect(first.body).toMatchObject({ total_count: 1, page: 1, total_pages: 1 })
+    expect(first.body.runs.map((run: any) => run.id)).toEqual([idOfSeeded(1, 4)])
+    const second = await usage({ filters, page: '2', limit: '1' })
+    expect(second.body).toMatchObject({ runs: [], total_count: 1, page: 2, total_pages: 1, total_duration_seconds: 0, total_service_tokens: 0 })
   })
 
   test('defaults: page 1, limit 50', async () => {

@@ -1,11 +1,11 @@
 import type { Static } from 'elysia'
 import type { AppContext } from '../../context'
-import { allRows, sqlPart } from '../../db/sql-parts'
+import { sqlPart } from '../../db/sql-parts'
 import { badRequest, unprocessable, type ValidationItem } from '../../http/errors'
 import { parseIsoDateTime } from '../../lib/iso-datetime'
 import { artifactLinksJsonArgs, publicLinkParams } from '../../runs/artifacts'
 import { criteriaFrom, DAY_MS, parseFilterItems } from '../../runs/filters'
-import { findRunPage, selectRunPage } from '../../runs/query'
+import { readRunPage } from '../../runs/query'
 import type { UsageQuery, UsageResponse } from './model'
 
 const USAGE_FILTERS = [
@@ -70,24 +70,22 @@ export function usageReportJson(ctx: AppContext, organizationId: number, query: 
   if (!items) throw badRequest('Invalid filters format')
   const page = query.page ?? 1
   const limit = query.limit ?? 50
-  const found = findRunPage(ctx, {
+  const links = publicLinkParams(ctx)
+  const { total, rows: runs } = readRunPage<UsageRunJson>(ctx, {
     organizationId,
     criteria: { ...criteriaFrom(items, USAGE_FILTERS).criteria, ...bounds },
     withUsageOnly: true,
     sort: { by: query.sort_by === 'duration' ? 'duration' : 'created_at', order: query.sort_order === 'asc' ? 'asc' : 'desc' },
     page,
     limit,
-  })
-  const links = publicLinkParams(ctx)
-  const pageQuery = selectRunPage(found, USAGE_RUN_COLUMNS, 'JOIN workflows agent ON agent.id = run.workflow_id')
-  const runs = pageQuery ? allRows<UsageRunJson>(ctx.sqlite, sqlPart(pageQuery.text, links.base, links.now, ...pageQuery.params)) : []
+  }, sqlPart(USAGE_RUN_COLUMNS, links.base, links.now), 'JOIN workflows agent ON agent.id = run.workflow_id')
   const totals: Omit<Static<typeof UsageResponse>, 'runs'> = {
     total_service_tokens: runs.reduce((sum, run) => sum + run.tokens, 0),
     total_duration_seconds: runs.reduce((sum, run) => sum + run.seconds, 0),
-    total_count: found.total,
+    total_count: total,
     page,
     limit,
-    total_pages: Math.ceil(found.total / limit),
+    total_pages: Math.ceil(total / limit),
   }
   // The totals' JSON without its opening brace completes the object.
   return `{"runs":[${runs.map((run) => run.json).join(',')}],${JSON.stringify(totals).slice(1)}`
