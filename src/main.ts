@@ -20,6 +20,13 @@ Usage:
 `
 
 async function serve(flags: Flags): Promise<void> {
+  // Signals are handled from the start: one that comes while starting up stops the server as soon as it is up, so a
+  // stop is always graceful, whenever it comes.
+  let stopRequested: string | null = null
+  let requestStop = (signal: string) => { stopRequested ??= signal }
+  process.on('SIGINT', () => requestStop('SIGINT'))
+  process.on('SIGTERM', () => requestStop('SIGTERM'))
+
   const config = loadConfig(flags)
   const ctx = buildContext(config)
   const bootstrapKey = bootstrapInstallation(ctx)
@@ -45,8 +52,8 @@ async function serve(flags: Flags): Promise<void> {
     await closeLog(ctx.log)
     process.exit(0)
   }
-  process.on('SIGINT', () => void shutdown('SIGINT'))
-  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+  requestStop = (signal) => void shutdown(signal)
+  if (stopRequested) requestStop(stopRequested)
 }
 
 function withContext<T>(flags: Flags, run: (ctx: AppContext) => T): T {

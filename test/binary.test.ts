@@ -95,6 +95,22 @@ describe('compiled binary', () => {
     await server.exited
   }, 30_000)
 
+  test('SIGTERM while starting up: the server finishes starting, then stops gracefully with exit 0', async () => {
+    const dataHome = mkdtempSync(join(tmpdir(), 'ringbase-early-stop-'))
+    const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], { cwd: dataHome, stdout: 'pipe', stderr: 'pipe' })
+    const output = outputOf(server.stdout)
+    try {
+      // The first line comes from opening the database, long before the server listens.
+      await output.waitFor(/"msg":"database migrated"/)
+      server.kill('SIGTERM')
+      expect(await server.exited).toBe(0)
+      expect(await output.all()).toMatch(/"msg":"listening"[^]*"msg":"shutting down"[^]*"msg":"stopped"/)
+    } finally {
+      server.kill('SIGKILL')
+      rmSync(dataHome, { recursive: true, force: true })
+    }
+  }, 30_000)
+
   test('SIGTERM during an upload: no new connections, the upload in flight completes and is kept, then exit 0', async () => {
     const dataHome = mkdtempSync(join(tmpdir(), 'ringbase-stop-'))
     const key = `rb_${'s'.repeat(43)}`
