@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs'
 import pino from 'pino'
 import type { LogLevel } from './config'
 
@@ -17,26 +18,63 @@ const REDACTED_PATHS = [
 export function createLogger(level: LogLevel, destination?: pino.DestinationStream): Logger {
   return pino(
     { level, base: undefined, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime },
-    destination ?? pino.destination({ fd: 1, sync: false }),
+    destination ?? new StdoutLog(),
   )
 }
 
-type EndableStream = { end?: () => void; once?: (event: 'close', listener: () => void) => void }
+const writeNow = (line: string) => {
+  try {
+    writeSync(1, line)
+  } catch {
+    // stdout is gone: nowhere left to say it.
+  }
+}
 
 /**
- * Ends the log stream once every buffered line is out, the line an asynchronous write still holds included (pino's
- * flushSync skips that one: a stop's last lines were sometimes lost at exit). Gives up after `timeoutMs`, so a stdout
- * nobody reads cannot hold up a stop.
+ * Standard output, written asynchronously. `close` ends the stream once every buffered line is out, the line an
+ * asynchronous write still holds included (pino's flushSync skips that one: a stop's last lines were sometimes lost).
+ * A line logged while or after it closes is written synchronously after those, not dropped and not thrown on.
  */
-export function closeLog(log: Logger, timeoutMs = 2000): Promise<void> {
-  const stream = (log as unknown as Record<symbol, EndableStream>)[pino.symbols.streamSym]
-  if (!stream?.end || !stream.once) return Promise.resolve()
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, timeoutMs)
-    stream.once!('close', () => {
-      clearTimeout(timer)
-      resolve()
+class StdoutLog implements pino.DestinationStream {
+  readonly #stream = pino.destination({ fd: 1, sync: false })
+  /** Lines logged while the stream drains; null when it is not closing. */
+  #held: string[] | null = null
+  /** What becomes of a line once closed: written, or dropped when stdout stopped draining. Null while open. */
+  #afterClose: 'write' | 'drop' | null = null
+
+  write(line: string): void {
+    if (this.#held) this.#held.push(line)
+    else if (this.#afterClose === 'write') writeNow(line)
+    else if (this.#afterClose === null) this.#stream.write(line)
+  }
+
+  flush(callback?: (error?: Error) => void): void {
+    if (this.#held || this.#afterClose) callback?.()
+    else this.#stream.flush(callback)
+  }
+
+  /** Gives up after `timeoutMs` and drops the rest, so a stdout nobody reads cannot hold up a stop. */
+  close(timeoutMs: number): Promise<void> {
+    if (this.#held || this.#afterClose) return Promise.resolve()
+    const held: string[] = []
+    this.#held = held
+    return new Promise((resolve) => {
+      const finish = (drained: boolean) => {
+        clearTimeout(timer)
+        this.#held = null
+        this.#afterClose = drained ? 'write' : 'drop'
+        if (drained) held.forEach(writeNow)
+        resolve()
+      }
+      const timer = setTimeout(() => finish(false), timeoutMs)
+      this.#stream.once('close', () => finish(true))
+      this.#stream.end()
     })
-    stream.end!()
-  })
+  }
+}
+
+/** Closes the log's stdout stream (see StdoutLog); other destinations are left as they are. */
+export function closeLog(log: Logger, timeoutMs = 2000): Promise<void> {
+  const destination = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym]
+  return destination instanceof StdoutLog ? destination.close(timeoutMs) : Promise.resolve()
 }

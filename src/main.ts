@@ -46,6 +46,9 @@ async function serve(flags: Flags): Promise<void> {
     stopping = true
     ctx.log.info({ signal }, 'shutting down')
     await server.stop()
+    // Each request's log line is written by an after-response hook that Elysia runs in an immediate queued with the
+    // response: one more turn of that queue lets every finished request log before the log closes.
+    await new Promise((resolve) => setImmediate(resolve))
     await background.stop()
     ctx.sqlite.close()
     ctx.log.info('stopped')

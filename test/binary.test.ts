@@ -80,8 +80,11 @@ describe('compiled binary', () => {
       server.kill('SIGTERM')
     }
     expect(await server.exited).toBe(0)
-    // A graceful stop: background services (dialer, PBX connections, checkpoint worker) and the database closed.
-    expect(await output.all()).toContain('"msg":"stopped"')
+    // A graceful stop: background services (dialer, PBX connections, checkpoint worker) and the database closed, and
+    // the log line of each request, the one answered just before the signal included, written before "stopped".
+    const [beforeStop, afterStop] = (await output.all()).split('"msg":"stopped"')
+    expect(afterStop).toBeDefined()
+    expect(beforeStop.match(/"path":"\/api\/v1\/user\/api-keys","status":200,[^\n]*"msg":"request"/g)).toHaveLength(2)
   }, 30_000)
 
   test('a second start on the same data dir creates no new bootstrap key', async () => {
