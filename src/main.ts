@@ -21,9 +21,12 @@ Usage:
 
 async function serve(flags: Flags): Promise<void> {
   // Signals are handled from the start: one that comes while starting up stops the server as soon as it is up, so a
-  // stop is always graceful, whenever it comes.
+  // stop is always graceful, whenever it comes. A second one while still starting (a start-up that hangs) exits at once.
   let stopRequested: string | null = null
-  let requestStop = (signal: string) => { stopRequested ??= signal }
+  let requestStop = (signal: string) => {
+    if (stopRequested) process.exit(1)
+    stopRequested = signal
+  }
   process.on('SIGINT', () => requestStop('SIGINT'))
   process.on('SIGTERM', () => requestStop('SIGTERM'))
 

@@ -114,6 +114,23 @@ describe('compiled binary', () => {
     }
   }, 30_000)
 
+  test('a second signal while starting up exits at once (exit 1), without serving', async () => {
+    const dataHome = mkdtempSync(join(tmpdir(), 'ringbase-double-stop-'))
+    const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], { cwd: dataHome, stdout: 'pipe', stderr: 'pipe' })
+    const output = outputOf(server.stdout)
+    try {
+      await output.waitFor(/"msg":"database migrated"/)
+      // Two different signals: a second pending SIGTERM would merge into the first.
+      server.kill('SIGINT')
+      server.kill('SIGTERM')
+      expect(await server.exited).toBe(1)
+      expect(await output.all()).not.toContain('"msg":"listening"')
+    } finally {
+      server.kill('SIGKILL')
+      rmSync(dataHome, { recursive: true, force: true })
+    }
+  }, 30_000)
+
   test('SIGTERM during an upload: no new connections, the upload in flight completes and is kept, then exit 0', async () => {
     const dataHome = mkdtempSync(join(tmpdir(), 'ringbase-stop-'))
     const key = `rb_${'s'.repeat(43)}`
