@@ -45,6 +45,26 @@ function outputOf(stream: ReadableStream<Uint8Array>) {
   }
 }
 
+/**
+ * Runs `serve` in a new, empty directory for one test; the process is killed and the directory removed afterwards,
+ * whatever the test did.
+ */
+async function inFreshServer(
+  run: (server: Bun.Subprocess<'ignore', 'pipe', 'pipe'>, output: ReturnType<typeof outputOf>, dataHome: string) => Promise<void>,
+  env: Record<string, string> = {},
+): Promise<void> {
+  const dataHome = mkdtempSync(join(tmpdir(), 'ringbase-serve-'))
+  const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], {
+    cwd: dataHome, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe',
+  })
+  try {
+    await run(server, outputOf(server.stdout), dataHome)
+  } finally {
+    server.kill('SIGKILL')
+    rmSync(dataHome, { recursive: true, force: true })
+  }
+}
+
 describe('compiled binary', () => {
   test('version and openapi work with nothing beside the binary', () => {
     const version = Bun.spawnSync([binary, 'version'], { cwd: workDir })
@@ -98,47 +118,26 @@ describe('compiled binary', () => {
     await server.exited
   }, 30_000)
 
-  test('SIGTERM while starting up: the server finishes starting, then stops gracefully with exit 0', async () => {
-    const dataHome = mkdtempSync(join(tmpdir(), 'ringbase-early-stop-'))
-    const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], { cwd: dataHome, stdout: 'pipe', stderr: 'pipe' })
-    const output = outputOf(server.stdout)
-    try {
-      // The first line comes from opening the database, long before the server listens.
-      await output.waitFor(/"msg":"database migrated"/)
-      server.kill('SIGTERM')
-      expect(await server.exited).toBe(0)
-      expect(await output.all()).toMatch(/"msg":"listening"[^]*"msg":"shutting down"[^]*"msg":"stopped"/)
-    } finally {
-      server.kill('SIGKILL')
-      rmSync(dataHome, { recursive: true, force: true })
-    }
-  }, 30_000)
+  test('SIGTERM while starting up: the server finishes starting, then stops gracefully with exit 0', () => inFreshServer(async (server, output) => {
+    // The first line comes from opening the database, long before the server listens.
+    await output.waitFor(/"msg":"database migrated"/)
+    server.kill('SIGTERM')
+    expect(await server.exited).toBe(0)
+    expect(await output.all()).toMatch(/"msg":"listening"[^]*"msg":"shutting down"[^]*"msg":"stopped"/)
+  }), 30_000)
 
-  test('a second signal while starting up exits at once (exit 1), without serving', async () => {
-    const dataHome = mkdtempSync(join(tmpdir(), 'ringbase-double-stop-'))
-    const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], { cwd: dataHome, stdout: 'pipe', stderr: 'pipe' })
-    const output = outputOf(server.stdout)
-    try {
-      await output.waitFor(/"msg":"database migrated"/)
-      // Two different signals: a second pending SIGTERM would merge into the first.
-      server.kill('SIGINT')
-      server.kill('SIGTERM')
-      expect(await server.exited).toBe(1)
-      expect(await output.all()).not.toContain('"msg":"listening"')
-    } finally {
-      server.kill('SIGKILL')
-      rmSync(dataHome, { recursive: true, force: true })
-    }
-  }, 30_000)
+  test('a second signal while starting up exits at once (exit 1), without serving', () => inFreshServer(async (server, output) => {
+    await output.waitFor(/"msg":"database migrated"/)
+    // Two different signals: a second pending SIGTERM would merge into the first.
+    server.kill('SIGINT')
+    server.kill('SIGTERM')
+    expect(await server.exited).toBe(1)
+    expect(await output.all()).not.toContain('"msg":"listening"')
+  }), 30_000)
 
-  test('SIGTERM during an upload: no new connections, the upload in flight completes and is kept, then exit 0', async () => {
-    const dataHome = mkdtempSync(join(tmpdir(), 'ringbase-stop-'))
+  test('SIGTERM during an upload: no new connections, the upload in flight completes and is kept, then exit 0', () => {
     const key = `rb_${'s'.repeat(43)}`
-    const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], {
-      cwd: dataHome, env: { ...process.env, RINGBASE_BOOTSTRAP_API_KEY: key }, stdout: 'pipe', stderr: 'pipe',
-    })
-    const output = outputOf(server.stdout)
-    try {
+    return inFreshServer(async (server, output, dataHome) => {
       const base = (await output.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/)).match[1]
       const halves = ['phone_number,first_name\n+14155550100,Ada\n', '+14155550101,Grace\n']
       const size = halves.join('').length
@@ -176,9 +175,6 @@ describe('compiled binary', () => {
       expect(await server.exited).toBe(0)
       expect(await output.all()).toContain('"msg":"stopped"')
       expect(readFileSync(join(dataHome, 'data', 'objects', fileKey), 'utf8')).toBe(halves.join(''))
-    } finally {
-      server.kill('SIGKILL')
-      rmSync(dataHome, { recursive: true, force: true })
-    }
+    }, { RINGBASE_BOOTSTRAP_API_KEY: key })
   }, 30_000)
 })
