@@ -114,18 +114,20 @@ try {
     { name: 'unfiltered, page 5000', query: { page: '5000' }, where: base, params: [], page: 5000 },
   ]
 
-  const results = []
-  let runIdRaw = (): unknown => undefined
-  for (const benchCase of cases) {
-    const page = benchCase.page ?? 1
-    const url = `http://localhost/api/v1/organizations/usage/runs?${new URLSearchParams({ ...benchCase.query, limit: String(LIMIT) })}`
+  /** The case's page and total by plain bun:sqlite queries. */
+  const rawQueryOf = (benchCase: Case) => {
     const params = [measuredOrganization, ...benchCase.params]
     const rawPage = ctx.sqlite.query<{ id: number }, (string | number)[]>(`SELECT r.*, w.name AS workflow_name FROM workflow_runs r
       JOIN workflows w ON w.id = r.workflow_id WHERE ${benchCase.where}
-      ORDER BY ${benchCase.order ?? 'r.created_at DESC, r.id DESC'} LIMIT ${LIMIT} OFFSET ${(page - 1) * LIMIT}`)
+      ORDER BY ${benchCase.order ?? 'r.created_at DESC, r.id DESC'} LIMIT ${LIMIT} OFFSET ${((benchCase.page ?? 1) - 1) * LIMIT}`)
     const rawCount = ctx.sqlite.query<{ total: number }, (string | number)[]>(`SELECT count(*) AS total FROM workflow_runs r WHERE ${benchCase.where}`)
-    const raw = () => ({ rows: rawPage.all(...params), total: rawCount.get(...params)!.total })
-    if (benchCase === cases[1]) runIdRaw = raw
+    return () => ({ rows: rawPage.all(...params), total: rawCount.get(...params)!.total })
+  }
+
+  const results = []
+  for (const benchCase of cases) {
+    const url = `http://localhost/api/v1/organizations/usage/runs?${new URLSearchParams({ ...benchCase.query, limit: String(LIMIT) })}`
+    const raw = rawQueryOf(benchCase)
     /** The response body as the client receives it (parsing it is the client's work, not timed). */
     const api = async () => {
       const response = await app.handle(new Request(url, { headers: { 'x-api-key': key } }))
@@ -171,7 +173,7 @@ try {
   const runIdRequest = () => new Request(`http://localhost/api/v1/organizations/usage/runs?${runIdQuery}`, { headers: { 'x-api-key': key } })
   const parts: Record<string, () => unknown> = {
     'runId: the whole request, again': async () => (await app.handle(runIdRequest())).text(),
-    'runId: the raw query, again': () => runIdRaw(),
+    'runId: the raw query, again': rawQueryOf(cases[1]),
     'runId: a bare route, same schema and key check': async () => (await floorApp.handle(runIdRequest())).text(),
     'runId: the report alone, no HTTP': () =>
       usageReportJson(ctx, measuredOrganization, { filters: runIdQuery.get('filters')!, limit: LIMIT, page: 1, sort_order: 'desc' }),

@@ -171,7 +171,7 @@ export function readRunPage<Row>(ctx: AppContext, request: RunPageRequest, colum
     const terms = termsOf(request.criteria)
     const numbers = runsMatchingNumbers(request.criteria, { scanOnly: true })
     const where = whereClause(request, terms, numbers.conditions, (key) => key === 'runId')
-    const rows = readRows(sqlPart(`SELECT workflow_runs.id AS id FROM workflow_runs WHERE ${where.text}`, ...where.params))
+    const rows = readRows(sqlPart(`SELECT workflow_runs.id AS id FROM ${numbers.from} WHERE ${where.text}`, ...where.params))
     return { total: rows.length, rows: request.page === 1 ? rows : [] }
   }
   const found = findRunPage(ctx, request)
