@@ -1,0 +1,64 @@
+/**
+ * What the conversation runtime and the voice pipeline need from a model server, whatever speaks behind it
+ * (any OpenAI-compatible HTTP API: Ollama, vLLM, llama.cpp, LocalAI, speaches, kokoro, hosted ones).
+ * Clients live in src/models/; the runtime and voice code depend on these types only.
+ */
+
+export type ToolCall = { id: string; name: string; arguments: string }
+
+export type ChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string }
+
+/** A function the LLM may call; `parameters` is a JSON schema object. */
+export type ToolSpec = { name: string; description: string; parameters: Record<string, unknown> }
+
+export type TokenUsage = { promptTokens: number; completionTokens: number; totalTokens: number }
+
+export type LlmSettings = { model: string; temperature?: number; maxTokens?: number }
+
+/** What a streamed chat completion yields, in order: text pieces and tool calls as they complete, then `done` once. */
+export type LlmEvent =
+  | { type: 'text'; text: string }
+  | { type: 'tool_call'; call: ToolCall }
+  | { type: 'done'; usage: TokenUsage; finishReason: string | null }
+
+export type ChatRequest = { messages: ChatMessage[]; tools?: ToolSpec[]; signal?: AbortSignal }
+
+export type JsonRequest = {
+  messages: ChatMessage[]
+  /** A JSON schema object the answer must satisfy (sent as response_format json_schema). */
+  schema: Record<string, unknown>
+  schemaName: string
+  signal?: AbortSignal
+}
+
+/** Which service and model answered, as usage_info keys it: `<service>|||<model>`. */
+export type ModelRef = { service: string; model: string }
+
+export interface LlmClient {
+  readonly ref: ModelRef
+  stream(request: ChatRequest): AsyncIterable<LlmEvent>
+  /** One non-streamed completion constrained to `schema`; `text` is the raw answer, parsed by the caller. */
+  completeJson(request: JsonRequest): Promise<{ text: string; usage: TokenUsage }>
+}
+
+export interface SttClient {
+  readonly ref: ModelRef
+  /** `pcm16k` is 16 kHz mono signed 16-bit PCM; the answer is the recognised text (may be empty). */
+  transcribe(pcm16k: Int16Array, options?: { signal?: AbortSignal }): Promise<string>
+}
+
+export interface TtsClient {
+  readonly ref: ModelRef
+  /** Speech for `text` as mono signed 16-bit PCM at `sampleRate`, streamed in chunks as the server sends them. */
+  synthesize(text: string, options?: { signal?: AbortSignal }): AsyncIterable<{ pcm: Int16Array; sampleRate: number }>
+}
+
+/** A model server that failed: `status` is the HTTP status when there was one; `message` is safe to show. */
+export class ModelServerError extends Error {
+  constructor(message: string, readonly status: number | null = null) {
+    super(message)
+  }
+}
