@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createApp, OPENAPI_PATH } from './app'
+import { createApp, OPENAPI_PATH } from './api/app'
 import { ConfigError, loadConfig, parseArgs, type Flags } from './config'
 import { buildContext, VERSION, type AppContext } from './context'
 import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from './auth/keys'

@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createApp } from '../../src/app'
+import { createApp } from '../../src/api/app'
 import { createCampaignScheduler } from '../../src/campaigns/scheduler'
 import { loadConfig } from '../../src/config'
 import { buildContext } from '../../src/context'

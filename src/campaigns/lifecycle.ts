@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { campaignLogs, campaigns, type CampaignLogLevel, type CampaignState } from '../db/schema/campaigns'
-import { badRequest, notFound } from '../http/errors'
+import { badRequest, notFound } from '../lib/validation'
 import { isoNow } from '../lib/clock'
 
 export type CampaignAction = 'start' | 'pause' | 'resume' | 'stop'

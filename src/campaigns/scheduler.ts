@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { AppContext } from '../context'
 import type { GreetingOverride, StoredTrafficSplit } from '../db/schema/campaigns'
-import { ApiError } from '../http/errors'
+import { ApiError } from '../lib/validation'
 import { createRun, openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/target'
 import { resolveOutbound } from '../telephony/configurations'

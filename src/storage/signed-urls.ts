@@ -1,5 +1,5 @@
 import type { AppContext } from '../context'
-import { forbidden } from '../http/errors'
+import { forbidden } from '../lib/validation'
 import { deriveKey, sign, signatureMatches } from '../lib/hmac'
 
 /**

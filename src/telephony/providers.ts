@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { Static, TObject, TSchema } from '@sinclair/typebox'
 import { Kind, OptionalKind } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { checkValue, valueError, type Loc, type ValidationItem } from '../http/errors'
+import { checkValue, valueError, type Loc, type ValidationItem } from '../lib/validation'
 
 /** The nine provider constants, sorted: the order of the union and of every listing. */
 export const PROVIDER_NAMES = ['ari', 'cloudonix', 'exotel', 'plivo', 'telnyx', 'twilio', 'vobiz', 'vonage', 'whatsapp'] as const

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Config } from '../config'
 import type { AppContext } from '../context'
-import { ApiError, badRequest } from '../http/errors'
+import { ApiError, badRequest } from '../lib/validation'
 import { PROVIDERS, type Credentials, type ProviderName } from './providers'
 
 /**

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { ApiError, badRequest } from '../../src/http/errors'
+import { ApiError, badRequest } from '../../src/lib/validation'
 import { getConfigCredentials, listActiveAriConfigs, markInactive, resolveOutbound, type OutboundChoice } from '../../src/telephony/configurations'
 import { createTestApp, type TestApp } from '../support/app'
 import { addPhoneNumber, createConfiguration, VALID_CONFIGS } from '../support/telephony'

@@ -1,0 +1,267 @@
+import { and, count, desc, eq, inArray } from 'drizzle-orm'
+import type { Static } from 'elysia'
+import type { AppContext } from '../context'
+import { findTriggerNodes, validateDefinition, type DefinitionError, type WorkflowDefinition } from './definition'
+import { maskDefinitionSecrets, restoreMaskedSecrets } from './secrets'
+import { templateContextVariables } from './template-variables'
+import {
+  workflowDefinitions,
+  workflows,
+  workflowTriggers,
+  type WorkflowDefinitionRow,
+  type WorkflowRow,
+  type WorkflowStatus,
+} from '../db/schema'
+import { ApiError, badRequest, notFound } from '../lib/validation'
+import { isoNow } from '../lib/clock'
+import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
+import type { Agent, AgentCount, AgentListItem, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from '../api/agents/model'
+
+type AgentView = Static<typeof Agent>
+
+const WORKFLOW_STATUSES: WorkflowStatus[] = ['active', 'archived']
+
+const workflowNotFound = (id: number) => notFound(`Workflow with id ${id} not found`)
+
+const definitionErrors = (status: 409 | 422, errors: DefinitionError[]) => new ApiError(status, { is_valid: false, errors })
+
+/** The definition with minted trigger paths, or the 422 listing every problem. */
+function checkedDefinition(input: unknown): { definition: WorkflowDefinition; triggerPaths: string[] } {
+  const { definition, errors, triggerPaths } = validateDefinition(input)
+  if (errors.length > 0) throw definitionErrors(422, errors)
+  return { definition, triggerPaths }
+}
+
+/** Reserves the definition's trigger paths for the workflow; 409 when another workflow (of any organization) has one. */
+function claimTriggerPaths(ctx: AppContext, organizationId: number, workflowId: number, definition: WorkflowDefinition, paths: string[]): void {
+  if (paths.length === 0) return
+  const owners = ctx.db.select().from(workflowTriggers).where(inArray(workflowTriggers.triggerPath, paths)).all()
+  const taken = owners.filter((owner) => owner.workflowId !== workflowId).map((owner) => owner.triggerPath)
+  if (taken.length > 0) {
+    throw definitionErrors(409, findTriggerNodes(definition)
+      .filter((node) => taken.includes(node.data.trigger_path as string))
+      .map((node) => ({
+        kind: 'node',
+        id: node.id,
+        field: 'data.trigger_path',
+        message: `Trigger path '${node.data.trigger_path}' is already used by another agent: choose another, or leave it empty to get a generated one`,
+      })))
+  }
+  const owned = new Set(owners.map((owner) => owner.triggerPath))
+  const createdAt = isoNow(ctx.clock)
+  const fresh = paths.filter((path) => !owned.has(path)).map((triggerPath) => ({ triggerPath, workflowId, organizationId, createdAt }))
+  if (fresh.length > 0) ctx.db.insert(workflowTriggers).values(fresh).run()
+}
+
+function agentView(workflow: WorkflowRow, version: WorkflowDefinitionRow): AgentView {
+  return {
+    id: workflow.id,
+    name: workflow.name,
+    status: workflow.status,
+    created_at: workflow.createdAt,
+    workflow_definition: maskDefinitionSecrets(version.workflowJson as WorkflowDefinition),
+    current_definition_id: version.id,
+    template_context_variables: version.templateContextVariables,
+    call_disposition_codes: { disposition_codes: workflow.callDispositionCodes },
+    total_runs: workflow.totalRuns,
+    workflow_configurations: version.workflowConfigurations,
+    version_number: version.versionNumber,
+    version_status: version.status,
+    workflow_uuid: workflow.workflowUuid,
+  }
+}
+
+/** The workflow with the version clients edit: its draft when there is one, else its published version. */
+function findCurrent(ctx: AppContext, organizationId: number, workflowId: number) {
+  return ctx.db
+    .select({ workflow: workflows, version: workflowDefinitions })
+    .from(workflows)
+    .innerJoin(workflowDefinitions, eq(workflowDefinitions.workflowId, workflows.id))
+    .where(and(
+      eq(workflows.id, workflowId),
+      eq(workflows.organizationId, organizationId),
+      inArray(workflowDefinitions.status, ['draft', 'published']),
+    ))
+    // A draft is always newer than the published version.
+    .orderBy(desc(workflowDefinitions.versionNumber))
+    .limit(1)
+    .get()
+}
+
+export function getAgent(ctx: AppContext, organizationId: number, workflowId: number): AgentView {
+  const current = findCurrent(ctx, organizationId, workflowId)
+  if (!current) throw workflowNotFound(workflowId)
+  return agentView(current.workflow, current.version)
+}
+
+function versionValues(definition: WorkflowDefinition, configurations: WorkflowConfigurations) {
+  return {
+    workflowJson: definition,
+    workflowConfigurations: configurations,
+    templateContextVariables: templateContextVariables(definition),
+  }
+}
+
+/** A new agent whose first version is published at once. */
+export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): AgentView {
+  const { definition, triggerPaths } = checkedDefinition(body.workflow_definition)
+  const now = isoNow(ctx.clock)
+  const workflowId = ctx.sqlite.transaction(() => {
+    const { id } = ctx.db.insert(workflows).values({
+      organizationId,
+      workflowUuid: crypto.randomUUID(),
+      name: body.name,
+      callDispositionCodes: [],
+      createdAt: now,
+      updatedAt: now,
+    }).returning({ id: workflows.id }).get()
+    claimTriggerPaths(ctx, organizationId, id, definition, triggerPaths)
+    ctx.db.insert(workflowDefinitions).values({
+      workflowId: id,
+      organizationId,
+      versionNumber: 1,
+      status: 'published',
+      ...versionValues(definition, withDefaultConfigurations(body.workflow_configurations)),
+      createdAt: now,
+      publishedAt: now,
+    }).run()
+    return id
+  }).immediate()
+  return getAgent(ctx, organizationId, workflowId)
+}
+
+/** Renames, and saves a sent definition or configuration as the draft (created from the published version if none). */
+export function updateAgent(ctx: AppContext, organizationId: number, workflowId: number, body: Static<typeof UpdateWorkflowBody>): AgentView {
+  const current = findCurrent(ctx, organizationId, workflowId)
+  if (!current) throw workflowNotFound(workflowId)
+  const sent = body.workflow_definition != null ? checkedDefinition(body.workflow_definition) : null
+  const now = isoNow(ctx.clock)
+  ctx.sqlite.transaction(() => {
+    ctx.db.update(workflows)
+      .set({ name: body.name ?? current.workflow.name, updatedAt: now })
+      .where(eq(workflows.id, workflowId))
+      .run()
+    if (!sent && body.workflow_configurations == null) return
+    const stored = current.version.workflowJson as WorkflowDefinition
+    const definition = sent ? restoreMaskedSecrets(sent.definition, stored) : stored
+    if (sent) claimTriggerPaths(ctx, organizationId, workflowId, definition, sent.triggerPaths)
+    const configurations = withDefaultConfigurations(body.workflow_configurations ?? current.version.workflowConfigurations)
+    const values = versionValues(definition, configurations)
+    if (current.version.status === 'draft') {
+      ctx.db.update(workflowDefinitions).set(values).where(eq(workflowDefinitions.id, current.version.id)).run()
+    } else {
+      ctx.db.insert(workflowDefinitions).values({
+        workflowId,
+        organizationId,
+        versionNumber: current.version.versionNumber + 1,
+        status: 'draft',
+        ...values,
+        createdAt: now,
+      }).run()
+    }
+  }).immediate()
+  return getAgent(ctx, organizationId, workflowId)
+}
+
+/** The draft becomes the published version; the version published before is archived. */
+export function publishAgent(ctx: AppContext, organizationId: number, workflowId: number): AgentView {
+  const current = findCurrent(ctx, organizationId, workflowId)
+  if (!current) throw workflowNotFound(workflowId)
+  if (current.version.status !== 'draft') throw badRequest('Workflow has no draft to publish')
+  ctx.sqlite.transaction(() => {
+    // Archive first: at most one version may be published at any moment.
+    ctx.db.update(workflowDefinitions)
+      .set({ status: 'archived' })
+      .where(and(eq(workflowDefinitions.workflowId, workflowId), eq(workflowDefinitions.status, 'published')))
+      .run()
+    ctx.db.update(workflowDefinitions)
+      .set({ status: 'published', publishedAt: isoNow(ctx.clock) })
+      .where(eq(workflowDefinitions.id, current.version.id))
+      .run()
+  }).immediate()
+  return getAgent(ctx, organizationId, workflowId)
+}
+
+export function setAgentStatus(ctx: AppContext, organizationId: number, workflowId: number, status: WorkflowStatus): AgentView {
+  const updated = ctx.db.update(workflows)
+    .set({ status, updatedAt: isoNow(ctx.clock) })
+    .where(and(eq(workflows.id, workflowId), eq(workflows.organizationId, organizationId)))
+    .returning({ id: workflows.id })
+    .get()
+  if (!updated) throw notFound(`Workflow with ID ${workflowId} not found`)
+  return getAgent(ctx, organizationId, workflowId)
+}
+
+/** `active`, `archived` or both comma-separated; anything else is a 422 with a string detail. */
+function parseStatusFilter(raw: string | undefined): WorkflowStatus[] {
+  if (raw === undefined) return WORKFLOW_STATUSES
+  const requested = raw.split(',').map((token) => token.trim())
+  const invalid = requested.filter((token) => !WORKFLOW_STATUSES.includes(token as WorkflowStatus))
+  if (invalid.length > 0) {
+    const pythonList = (values: string[]) => `[${values.map((value) => `'${value}'`).join(', ')}]`
+    throw new ApiError(422, `Invalid workflow status filter: ${pythonList(invalid)}. Allowed values: ${pythonList(WORKFLOW_STATUSES)}.`)
+  }
+  return requested as WorkflowStatus[]
+}
+
+export function listAgents(ctx: AppContext, organizationId: number, status: string | undefined): Static<typeof AgentListItem>[] {
+  return ctx.db
+    .select({
+      id: workflows.id,
+      name: workflows.name,
+      status: workflows.status,
+      created_at: workflows.createdAt,
+      total_runs: workflows.totalRuns,
+      workflow_uuid: workflows.workflowUuid,
+    })
+    .from(workflows)
+    .where(and(eq(workflows.organizationId, organizationId), inArray(workflows.status, parseStatusFilter(status))))
+    .orderBy(desc(workflows.id))
+    .all()
+    .map((row) => ({ ...row, folder_id: null }))
+}
+
+export function countAgents(ctx: AppContext, organizationId: number): Static<typeof AgentCount> {
+  const counts = { total: 0, active: 0, archived: 0 }
+  const rows = ctx.db
+    .select({ status: workflows.status, workflows: count() })
+    .from(workflows)
+    .where(eq(workflows.organizationId, organizationId))
+    .groupBy(workflows.status)
+    .all()
+  for (const row of rows) {
+    counts[row.status] = row.workflows
+    counts.total += row.workflows
+  }
+  return counts
+}
+
+/** Newest first. */
+export function listAgentVersions(
+  ctx: AppContext,
+  organizationId: number,
+  workflowId: number,
+  page: { limit?: number; offset?: number },
+): Static<typeof AgentVersion>[] {
+  const owner = ctx.db.select({ id: workflows.id }).from(workflows)
+    .where(and(eq(workflows.id, workflowId), eq(workflows.organizationId, organizationId))).get()
+  if (!owner) throw workflowNotFound(workflowId)
+  return ctx.db
+    .select({
+      id: workflowDefinitions.id,
+      version_number: workflowDefinitions.versionNumber,
+      status: workflowDefinitions.status,
+      created_at: workflowDefinitions.createdAt,
+      published_at: workflowDefinitions.publishedAt,
+      workflow_json: workflowDefinitions.workflowJson,
+      workflow_configurations: workflowDefinitions.workflowConfigurations,
+      template_context_variables: workflowDefinitions.templateContextVariables,
+    })
+    .from(workflowDefinitions)
+    .where(eq(workflowDefinitions.workflowId, workflowId))
+    .orderBy(desc(workflowDefinitions.versionNumber))
+    .limit(page.limit ?? Number.MAX_SAFE_INTEGER)
+    .offset(page.offset ?? 0)
+    .all()
+    .map((version) => ({ ...version, workflow_json: maskDefinitionSecrets(version.workflow_json as WorkflowDefinition) }))
+}

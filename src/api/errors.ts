@@ -1,0 +1,115 @@
+import type { TSchema } from '@sinclair/typebox'
+import type { AnyElysia } from 'elysia'
+import type { Logger } from '../log'
+import { ApiError, checkValue, type Loc, type ValidationItem } from '../lib/validation'
+
+type RouteSchemas = { params?: TSchema; query?: TSchema; headers?: TSchema; body?: TSchema }
+
+/** Header names as clients write them; Elysia needs them lowercased in schemas. */
+const HEADER_DISPLAY_NAMES: Record<string, string> = { 'x-api-key': 'X-API-Key', authorization: 'authorization' }
+
+/** Each app's routes by `METHOD path`, indexed once: every request with a body looks its schema up. */
+const schemasByApp = new WeakMap<AnyElysia, Map<string, RouteSchemas>>()
+
+function routeSchemas(app: AnyElysia, method: string, path: string): RouteSchemas | undefined {
+  let byRoute = schemasByApp.get(app)
+  if (!byRoute) {
+    byRoute = new Map(app.routes.map((route) => [`${route.method} ${route.path}`, route.hooks as RouteSchemas]))
+    schemasByApp.set(app, byRoute)
+  }
+  return byRoute.get(`${method} ${path}`)
+}
+
+function queryObject(url: string): Record<string, string> {
+  return Object.fromEntries(new URL(url).searchParams)
+}
+
+function headerItems(schema: TSchema, headers: Headers): ValidationItem[] {
+  const values = Object.fromEntries(headers)
+  return checkValue(schema, values, ['header'], 'text').map((item) => ({
+    ...item,
+    loc: item.loc.map((part, index) => (index === 1 ? HEADER_DISPLAY_NAMES[String(part)] ?? part : part)),
+    // Pydantic reports a missing header with input null, not the whole header map.
+    input: item.type === 'missing' ? null : item.input,
+  }))
+}
+
+/** Whether the request carried a body at all (Elysia may hand an empty object to the validator when it did not). */
+const sentBody = (request: Request) => request.body !== null
+
+function bodyItems(schema: TSchema, body: unknown): ValidationItem[] {
+  if (body === undefined || body === null || body === '') return [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]
+  return checkValue(schema, body, ['body'])
+}
+
+/**
+ * Problems in the body as the client sent it. Elysia's default normalizer (exact-mirror) rebuilds the body in the
+ * schema's shape before validating it, so a string sent for a `t.Record`/`t.Object` field passes as `{"0": "g", …}`
+ * and a number as `{}`; only the parsed body from before that step shows the real type.
+ */
+export function sentBodyItems(app: AnyElysia, request: Request, route: string, sent: unknown): ValidationItem[] {
+  const schema = routeSchemas(app, request.method, route)?.body
+  if (!schema || sent === undefined || !sentBody(request)) return []
+  return checkValue(schema, sent, ['body'])
+}
+
+/** FastAPI validates every part of a request at once and reports all problems; Elysia stops at the first part. */
+export function requestValidationItems(
+  app: AnyElysia,
+  request: Request,
+  route: string,
+  params: Record<string, unknown>,
+  body: unknown,
+): ValidationItem[] {
+  const schemas = routeSchemas(app, request.method, route)
+  if (!schemas) return []
+  const items: ValidationItem[] = []
+  if (schemas.params) items.push(...checkValue(schemas.params, params, ['path'], 'text'))
+  if (schemas.query) items.push(...checkValue(schemas.query, queryObject(request.url), ['query'], 'text'))
+  if (schemas.headers) items.push(...headerItems(schemas.headers, request.headers))
+  if (schemas.body) items.push(...bodyItems(schemas.body, sentBody(request) ? body : undefined))
+  const seen = new Set<string>()
+  return items.filter((item) => {
+    const key = JSON.stringify(item.loc)
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+}
+
+function fallbackItem(error: { type?: string; message?: string }): ValidationItem {
+  const section = ({ params: 'path', headers: 'header' } as Record<string, string>)[error.type ?? ''] ?? error.type ?? 'body'
+  return { type: 'value_error', loc: [section] as Loc, msg: 'Value error, invalid input', input: null, ctx: { error: {} } }
+}
+
+type ErrorContext = {
+  code: string | number
+  error: unknown
+  request: Request
+  route: string
+  params: Record<string, unknown>
+  body?: unknown
+  set: { status?: number | string; headers: Record<string, string | number> }
+  requestId?: string
+}
+
+/** Turns every error into the contract's JSON body; causes of 500s go to the log only. */
+export function errorResponse(app: AnyElysia, log: Logger, context: ErrorContext): Response {
+  const json = (status: number, detail: unknown) =>
+    new Response(JSON.stringify({ detail }), { status, headers: { 'content-type': 'application/json' } })
+  const { code, error } = context
+  if (error instanceof ApiError) {
+    if (error.status >= 500) log.error({ err: error.cause ?? error, requestId: context.requestId }, error.message)
+    return json(error.status, error.detail)
+  }
+  if (code === 'VALIDATION') {
+    const items = requestValidationItems(app, context.request, context.route, context.params, context.body)
+    return json(422, items.length > 0 ? items : [fallbackItem(error as { type?: string })])
+  }
+  if (code === 'PARSE') {
+    return json(422, [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: 'Invalid JSON body' } }])
+  }
+  if (code === 'NOT_FOUND') return json(404, 'Not Found')
+  log.error({ err: error, requestId: context.requestId, path: new URL(context.request.url).pathname }, 'unhandled error')
+  return json(500, 'Internal Server Error')
+}

@@ -1,0 +1,104 @@
+import { randomInt, randomUUID } from 'node:crypto'
+import type { Static } from 'elysia'
+import type { AppContext } from '../context'
+import { ApiError, badRequest, notFound, unauthorized } from '../lib/validation'
+import { ARI_PROVIDER, validateDestination } from '../lib/phone'
+import { createRun, openCallCount } from '../runs/service'
+import { findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../runs/target'
+import { resolveOutbound } from '../telephony/configurations'
+import { placeCall } from './place'
+import { authenticateKey } from '../auth/keys'
+import type { TriggerCallBody, TriggerCallResponse } from '../api/public-agent/model'
+
+export type TriggerMode = 'production' | 'test'
+
+export const INVALID_API_KEY = 'Invalid API key'
+export const CONCURRENT_CALL_LIMIT_REACHED = 'Concurrent call limit reached'
+
+/** Keys of initial_context only the server writes; a client's values for them are dropped. */
+const RESERVED_CONTEXT_KEYS = new Set(['provider', 'runtime_configuration'])
+
+const tooManyCalls = () => new ApiError(429, CONCURRENT_CALL_LIMIT_REACHED)
+
+/**
+ * Starts an outbound run over the public API, checking in the reference platform's order (validation already
+ * passed): the key (401), the agent (404, another organization's agents do not exist), the telephony
+ * configuration and caller id (404/400), the destination for that provider (400), the organization's concurrent
+ * call limit (429). Then the run is written with its call id and the provider dials; a refused dial fails the run
+ * (through the same call report as any other outcome) and answers 400.
+ */
+export async function startRunByApi(
+  ctx: AppContext,
+  rawKey: string,
+  selector: AgentSelector,
+  mode: TriggerMode,
+  body: Static<typeof TriggerCallBody>,
+): Promise<Static<typeof TriggerCallResponse>> {
+  const principal = authenticateKey(ctx, rawKey)
+  if (!principal) throw unauthorized(INVALID_API_KEY)
+  const { organizationId } = principal
+  const found = findRunTarget(ctx, organizationId, selector, { preferDraft: mode === 'test' })
+  if ('problem' in found) throw notFound(RUN_TARGET_PROBLEMS[found.problem])
+  const { target } = found
+
+  const { config, fromNumber } = resolveOutbound(ctx, organizationId, {
+    telephonyConfigurationId: body.telephony_configuration_id, fromPhoneNumberId: body.from_phone_number_id,
+  })
+  const provider = ctx.telephony.providerFor(config.provider)
+  if (!provider) {
+    throw badRequest(`Telephony provider not configured for this ${body.telephony_configuration_id == null ? 'organization' : 'configuration'}`)
+  }
+  const destinationProblem = validateDestination(body.phone_number, config.provider)
+  if (destinationProblem) throw badRequest(`phone_number ${destinationProblem}`)
+
+  // ARI leaves the caller id to the trunk unless one was chosen or is the default: it never presents one picked at random.
+  const presentsCallerId = fromNumber !== null
+    && (config.provider !== ARI_PROVIDER || body.from_phone_number_id != null || fromNumber.isDefaultCallerId)
+  const callerId = presentsCallerId ? fromNumber.addressNormalized : null
+  const callId = randomUUID()
+  const clientContext = Object.fromEntries(Object.entries(body.initial_context ?? {}).filter(([key]) => !RESERVED_CONTEXT_KEYS.has(key)))
+  const run = ctx.sqlite.transaction(() => {
+    if (openCallCount(ctx, organizationId) >= concurrentCallLimit(ctx, organizationId)) throw tooManyCalls()
+    return createRun(ctx, {
+      organizationId,
+      workflowId: target.workflowId,
+      definitionId: target.definitionId,
+      name: `${mode === 'test' ? 'WR-TEST' : 'WR-API'}-${randomInt(1000, 10_000)}`,
+      mode: config.provider,
+      callType: 'outbound',
+      telephonyConfigurationId: config.id,
+      callId,
+      initialContext: {
+        ...clientContext,
+        provider: config.provider,
+        direction: 'outbound',
+        phone_number: body.phone_number,
+        called_number: body.phone_number,
+        ...(callerId ? { caller_number: callerId } : {}),
+        telephony_configuration_id: config.id,
+        ...(presentsCallerId ? { from_phone_number_id: fromNumber.id } : {}),
+        trigger_mode: mode,
+        agent_identifier: 'triggerPath' in selector ? selector.triggerPath : target.workflowUuid,
+        agent_identifier_type: 'triggerPath' in selector ? 'trigger_path' : 'workflow_uuid',
+        workflow_uuid: target.workflowUuid,
+        api_key_id: principal.apiKeyId,
+        ...(body.model_overrides ? { runtime_configuration: { model_overrides: body.model_overrides } } : {}),
+      },
+    })
+  }).immediate()
+
+  const refusal = await placeCall(ctx, provider, {
+    callId, runId: run.id, organizationId, configurationId: config.id, credentials: config.credentials,
+    destination: body.phone_number, callerId, ringTimeoutSeconds: ctx.config.ringTimeoutSeconds,
+    maxCallDurationSeconds: target.configurations.max_call_duration_seconds,
+  })
+  if (refusal !== null) throw badRequest(`Failed to initiate call: ${refusal}`)
+  ctx.log.info({ organizationId, runId: run.id, callId, configurationId: config.id, mode }, 'run started over the API')
+  return { status: 'initiated', workflow_run_id: run.id, workflow_run_name: run.name }
+}
+
+function concurrentCallLimit(ctx: AppContext, organizationId: number): number {
+  return ctx.sqlite
+    .query<{ limit: number }, [number]>('SELECT concurrent_call_limit AS "limit" FROM organizations WHERE id = ?')
+    .get(organizationId)!.limit
+}

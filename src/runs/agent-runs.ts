@@ -1,0 +1,40 @@
+import { and, eq } from 'drizzle-orm'
+import type { Static } from 'elysia'
+import type { AppContext } from '../context'
+import { workflows } from '../db/schema'
+import { badRequest, notFound } from '../lib/validation'
+import { artifactKey, findRunByPublicToken, RUN_ARTIFACTS, type RunArtifact } from './artifacts'
+import { listRuns, type RunList, type RunListQuery } from './list'
+
+/** The agent's runs of every state, newest first unless sorted otherwise. */
+export function listWorkflowRuns(
+  ctx: AppContext,
+  organizationId: number,
+  workflowId: number,
+  query: Static<typeof RunListQuery>,
+): Static<typeof RunList> {
+  const workflow = ctx.db.select({ id: workflows.id }).from(workflows)
+    .where(and(eq(workflows.id, workflowId), eq(workflows.organizationId, organizationId))).get()
+  if (!workflow) throw notFound(`Workflow with id ${workflowId} not found`)
+  return listRuns(ctx, organizationId, { workflowId }, query)
+}
+
+const isArtifact = (value: string): value is RunArtifact => (RUN_ARTIFACTS as string[]).includes(value)
+
+/** Streams a run's artifact to anyone holding its unexpired public token. */
+export async function downloadArtifact(ctx: AppContext, token: string, artifactType: string, inline: boolean): Promise<Response> {
+  const run = findRunByPublicToken(ctx, token)
+  if (!run) throw notFound('Invalid or expired token')
+  if (!isArtifact(artifactType)) throw badRequest('Unsupported artifact type')
+  const key = artifactKey(run, artifactType)
+  const file = key === null ? null : await ctx.objects.file(key)
+  if (!file) throw notFound(`No ${artifactType} available for this workflow run`)
+  const extension = key!.includes('.') ? key!.slice(key!.lastIndexOf('.')) : ''
+  return new Response(file, {
+    headers: {
+      'content-type': file.type,
+      'content-disposition': `${inline ? 'inline' : 'attachment'}; filename="run-${run.id}-${artifactType}${extension}"`,
+      'cache-control': 'private, no-store',
+    },
+  })
+}

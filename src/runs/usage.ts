@@ -1,0 +1,92 @@
+import type { Static } from 'elysia'
+import type { AppContext } from '../context'
+import { sqlPart } from '../db/sql-parts'
+import { badRequest, unprocessable, type ValidationItem } from '../lib/validation'
+import { parseIsoDateTime } from '../lib/iso-datetime'
+import { artifactLinksJsonArgs, publicLinkParams } from './artifacts'
+import { criteriaFrom, DAY_MS, parseFilterItems } from './filters'
+import { readRunPage } from './query'
+import type { UsageQuery, UsageResponse } from '../api/usage/model'
+
+const USAGE_FILTERS = [
+  'runId', 'workflowId', 'campaignId', 'callerNumber', 'calledNumber', 'dispositionCode', 'duration', 'callDirection', 'callChannel',
+]
+
+const DATE_MESSAGES = {
+  datetime_from_date_parsing: 'Input should be a valid datetime or date',
+  datetime_parsing: 'Input should be a valid datetime',
+}
+
+/** Inclusive created_at bounds as ISO strings; a date alone as end_date means the end of that day. */
+function dateBounds(query: Static<typeof UsageQuery>): { createdFrom?: string; createdTo?: string } {
+  const bounds: { createdFrom?: string; createdTo?: string } = {}
+  const problems: ValidationItem[] = []
+  for (const [name, bound] of [['start_date', 'createdFrom'], ['end_date', 'createdTo']] as const) {
+    const value = query[name]
+    if (value === undefined) continue
+    const parsed = parseIsoDateTime(value)
+    if (!parsed.ok) {
+      const msg = `${DATE_MESSAGES[parsed.type]}, ${parsed.error}`
+      problems.push({ type: parsed.type, loc: ['query', name], msg, input: value, ctx: { error: parsed.error } })
+      continue
+    }
+    const ms = parsed.dateOnly && name === 'end_date' ? parsed.ms + DAY_MS - 1 : parsed.ms
+    bounds[bound] = new Date(ms).toISOString()
+  }
+  if (problems.length > 0) throw unprocessable(problems)
+  return bounds
+}
+
+/**
+ * A run of the report as JSON text written by SQLite. Parsing the stored contexts into objects only to serialize them
+ * again took most of the report's time (0.6 of 1.1 ms for 50 runs); here they are copied as they are stored.
+ * Parameters after the page's: ?1 and ?2, the public link base and the current time.
+ */
+const USAGE_RUN_COLUMNS = `run.id AS id, coalesce(run.service_token_usage, 0) AS tokens,
+  CAST(round(coalesce(run.call_duration_seconds, 0)) AS INTEGER) AS seconds,
+  json_object(
+    'id', run.id, 'workflow_id', run.workflow_id, 'workflow_name', agent.name, 'name', run.name, 'created_at', run.created_at,
+    'service_token_usage', coalesce(run.service_token_usage, 0),
+    'call_duration_seconds', CAST(round(coalesce(run.call_duration_seconds, 0)) AS INTEGER),
+    ${artifactLinksJsonArgs('run', { base: '?1', now: '?2' })},
+    'phone_number', CAST(CASE WHEN run.call_type = 'inbound' THEN run.caller_number
+      ELSE coalesce(json_extract(run.initial_context, '$.phone_number'), run.called_number) END AS TEXT),
+    'caller_number', CAST(run.caller_number AS TEXT),
+    'called_number', CAST(run.called_number AS TEXT),
+    'call_type', run.call_type, 'mode', run.mode, 'disposition', run.disposition,
+    'initial_context', json(run.initial_context), 'gathered_context', json(run.gathered_context),
+    'charge_usd', CASE WHEN json_type(run.cost_info, '$.charge_usd') IN ('integer', 'real') THEN json_extract(run.cost_info, '$.charge_usd') END
+  ) AS json`
+
+type UsageRunJson = { id: number; tokens: number; seconds: number; json: string }
+
+/**
+ * The organization's finished runs (those with usage_info), filtered, sorted and paged, as the JSON text of a
+ * UsageResponse. Totals are of the page.
+ */
+export function usageReportJson(ctx: AppContext, organizationId: number, query: Static<typeof UsageQuery>): string {
+  const bounds = dateBounds(query)
+  const items = parseFilterItems(query.filters)
+  if (!items) throw badRequest('Invalid filters format')
+  const page = query.page ?? 1
+  const limit = query.limit ?? 50
+  const links = publicLinkParams(ctx)
+  const { total, rows: runs } = readRunPage<UsageRunJson>(ctx, {
+    organizationId,
+    criteria: { ...criteriaFrom(items, USAGE_FILTERS).criteria, ...bounds },
+    withUsageOnly: true,
+    sort: { by: query.sort_by === 'duration' ? 'duration' : 'created_at', order: query.sort_order === 'asc' ? 'asc' : 'desc' },
+    page,
+    limit,
+  }, sqlPart(USAGE_RUN_COLUMNS, links.base, links.now), 'JOIN workflows agent ON agent.id = run.workflow_id')
+  const totals: Omit<Static<typeof UsageResponse>, 'runs'> = {
+    total_service_tokens: runs.reduce((sum, run) => sum + run.tokens, 0),
+    total_duration_seconds: runs.reduce((sum, run) => sum + run.seconds, 0),
+    total_count: total,
+    page,
+    limit,
+    total_pages: Math.ceil(total / limit),
+  }
+  // The totals' JSON without its opening brace completes the object.
+  return `{"runs":[${runs.map((run) => run.json).join(',')}],${JSON.stringify(totals).slice(1)}`
+}

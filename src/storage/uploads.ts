@@ -1,0 +1,70 @@
+import { eq } from 'drizzle-orm'
+import type { AppContext } from '../context'
+import { uploads } from '../db/schema/campaigns'
+import { t } from 'elysia'
+import { ApiError, checkValue, notFound, unprocessable } from '../lib/validation'
+import { isoNow } from '../lib/clock'
+import { ObjectTooLargeError } from './object-store'
+import { signedObjectUrl, verifySignedFields } from './signed-urls'
+
+export const UPLOAD_URL_TTL_SECONDS = 900
+export const CSV_CONTENT_TYPE = 'text/csv'
+
+export type UploadGrant = { upload_url: string; file_key: string; expires_in: number }
+type UploadQuery = { key: string; content_type: string; size: string; expires: string; signature: string }
+type DownloadQuery = { key: string; expires: string; signature: string }
+
+const sanitizeFileName = (fileName: string) => fileName.replace(/[^A-Za-z0-9._-]/g, '_').slice(-120)
+const baseContentType = (header: string | null) => (header ?? '').split(';')[0].trim().toLowerCase()
+const tooLarge = (maxBytes: number) => new ApiError(413, `The file is larger than the ${maxBytes} bytes this upload URL allows`)
+
+/** Signs a short-lived PUT URL on this server for one CSV of at most `fileSize` bytes in the organization's area. */
+export function createUploadUrl(ctx: AppContext, organizationId: number, fileName: string, fileSize: number, contentType: string): UploadGrant {
+  // Rules that depend on the configuration, worded like the schema's own errors.
+  const problems = [
+    ...checkValue(t.Integer({ maximum: ctx.config.maxUploadBytes }), fileSize, ['body', 'file_size']),
+    ...checkValue(t.Literal(CSV_CONTENT_TYPE), baseContentType(contentType), ['body', 'content_type']),
+  ]
+  if (problems.length > 0) throw unprocessable(problems)
+  const fileKey = `campaigns/${organizationId}/${crypto.randomUUID()}_${sanitizeFileName(fileName)}`
+  ctx.db.insert(uploads).values({
+    organizationId, fileKey, fileName, contentType: CSV_CONTENT_TYPE, declaredSize: fileSize, createdAt: isoNow(ctx.clock),
+  }).run()
+  const uploadUrl = signedObjectUrl(ctx, 'upload', { key: fileKey, content_type: CSV_CONTENT_TYPE, size: String(fileSize) }, UPLOAD_URL_TTL_SECONDS)
+  return { upload_url: uploadUrl, file_key: fileKey, expires_in: UPLOAD_URL_TTL_SECONDS }
+}
+
+/**
+ * Receives the PUT of a signed upload. The body is streamed to the object store and refused (413, nothing kept) as soon
+ * as it exceeds the signed size; the object appears only once complete.
+ */
+export async function receiveUpload(ctx: AppContext, query: UploadQuery, request: Request): Promise<{ file_key: string; size: number }> {
+  const { signature, ...fields } = query
+  verifySignedFields(ctx, 'upload', fields, signature)
+  if (baseContentType(request.headers.get('content-type')) !== fields.content_type) {
+    throw new ApiError(415, `Content-Type must be ${fields.content_type}`)
+  }
+  const maxBytes = Number(fields.size)
+  if (Number(request.headers.get('content-length') ?? 0) > maxBytes) throw tooLarge(maxBytes)
+  if (!request.body) throw new ApiError(400, 'The upload has no body')
+  let size: number
+  try {
+    size = (await ctx.objects.put(fields.key, request.body, { maxBytes })).size
+  } catch (error) {
+    if (error instanceof ObjectTooLargeError) throw tooLarge(maxBytes)
+    throw error
+  }
+  ctx.db.update(uploads).set({ size, completedAt: isoNow(ctx.clock) }).where(eq(uploads.fileKey, fields.key)).run()
+  ctx.log.info({ fileKey: fields.key, size }, 'upload received')
+  return { file_key: fields.key, size }
+}
+
+/** Streams an object behind a signed download link. */
+export async function serveDownload(ctx: AppContext, query: DownloadQuery): Promise<Response> {
+  const { signature, ...fields } = query
+  verifySignedFields(ctx, 'download', fields, signature)
+  const file = await ctx.objects.file(fields.key)
+  if (!file) throw notFound('File not found')
+  const name = fields.key.split('/').at(-1)!
+  return new Response(file, { headers: { 'content-type': CSV_CONTENT_TYPE, 'content-disposition': `attachment; filename="${name}"` } })
+}
