@@ -12,7 +12,7 @@ import {
   type WorkflowRow,
   type WorkflowStatus,
 } from '../db/schema'
-import { ApiError, badRequest, notFound } from '../lib/validation'
+import { DomainError, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
 import type { Agent, AgentCount, AgentListItem, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from '../api/agents/model'
@@ -23,12 +23,12 @@ const WORKFLOW_STATUSES: WorkflowStatus[] = ['active', 'archived']
 
 const workflowNotFound = (id: number) => notFound(`Workflow with id ${id} not found`)
 
-const definitionErrors = (status: 409 | 422, errors: DefinitionError[]) => new ApiError(status, { is_valid: false, errors })
+const definitionErrors = (kind: 'conflict' | 'invalid', errors: DefinitionError[]) => new DomainError(kind, { is_valid: false, errors })
 
 /** The definition with minted trigger paths, or the 422 listing every problem. */
 function checkedDefinition(input: unknown): { definition: WorkflowDefinition; triggerPaths: string[] } {
   const { definition, errors, triggerPaths } = validateDefinition(input)
-  if (errors.length > 0) throw definitionErrors(422, errors)
+  if (errors.length > 0) throw definitionErrors('invalid', errors)
   return { definition, triggerPaths }
 }
 
@@ -38,7 +38,7 @@ function claimTriggerPaths(ctx: AppContext, organizationId: number, workflowId: 
   const owners = ctx.db.select().from(workflowTriggers).where(inArray(workflowTriggers.triggerPath, paths)).all()
   const taken = owners.filter((owner) => owner.workflowId !== workflowId).map((owner) => owner.triggerPath)
   if (taken.length > 0) {
-    throw definitionErrors(409, findTriggerNodes(definition)
+    throw definitionErrors('conflict', findTriggerNodes(definition)
       .filter((node) => taken.includes(node.data.trigger_path as string))
       .map((node) => ({
         kind: 'node',
@@ -167,7 +167,7 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
 export function publishAgent(ctx: AppContext, organizationId: number, workflowId: number): AgentView {
   const current = findCurrent(ctx, organizationId, workflowId)
   if (!current) throw workflowNotFound(workflowId)
-  if (current.version.status !== 'draft') throw badRequest('Workflow has no draft to publish')
+  if (current.version.status !== 'draft') throw refused('Workflow has no draft to publish')
   ctx.sqlite.transaction(() => {
     // Archive first: at most one version may be published at any moment.
     ctx.db.update(workflowDefinitions)
@@ -196,10 +196,10 @@ export function setAgentStatus(ctx: AppContext, organizationId: number, workflow
 function parseStatusFilter(raw: string | undefined): WorkflowStatus[] {
   if (raw === undefined) return WORKFLOW_STATUSES
   const requested = raw.split(',').map((token) => token.trim())
-  const invalid = requested.filter((token) => !WORKFLOW_STATUSES.includes(token as WorkflowStatus))
-  if (invalid.length > 0) {
+  const unknown = requested.filter((token) => !WORKFLOW_STATUSES.includes(token as WorkflowStatus))
+  if (unknown.length > 0) {
     const pythonList = (values: string[]) => `[${values.map((value) => `'${value}'`).join(', ')}]`
-    throw new ApiError(422, `Invalid workflow status filter: ${pythonList(invalid)}. Allowed values: ${pythonList(WORKFLOW_STATUSES)}.`)
+    throw invalid(`Invalid workflow status filter: ${pythonList(unknown)}. Allowed values: ${pythonList(WORKFLOW_STATUSES)}.`)
   }
   return requested as WorkflowStatus[]
 }

@@ -3,7 +3,7 @@ import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import docsPage from './docs.html' with { type: 'text' }
 import { errorResponse, sentBodyItems } from './errors'
-import { unprocessable } from '../lib/validation'
+import { invalid } from '../lib/errors'
 import { agentRoutes } from './agents/routes'
 import { apiKeyRoutes } from './api-keys/routes'
 import { campaignRoutes } from './campaigns/routes'
@@ -37,7 +37,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
     // Checked before the handler rather than at transform time so that authentication (a transform) answers first.
     .onBeforeHandle({ as: 'global' }, ({ request, route }) => {
       const items = sentBodyItems(app, request, route, sentBodies.get(request))
-      if (items.length > 0) throw unprocessable(items)
+      if (items.length > 0) throw invalid(items)
     })
     .onError({ as: 'global' }, (context) => {
       const errorContext = { ...context, body: sentBodies.get(context.request), requestId: startedAt.get(context.request)?.id }

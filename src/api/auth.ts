@@ -1,16 +1,16 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import { authenticateKey, type ApiKeyScope, type Principal } from '../auth/keys'
-import { forbidden, unauthorized } from '../lib/validation'
+import { forbidden, unauthenticated } from '../lib/errors'
 
 export const MISSING_OR_INVALID_KEY = 'Invalid or expired API key'
 
 /** Resolves `X-API-Key` to its principal, or throws the 401 the contract asks for. */
 export function requirePrincipal(ctx: AppContext, headers: Record<string, string | undefined>): Principal {
   const rawKey = headers['x-api-key']
-  if (!rawKey) throw unauthorized('Not authenticated: send an API key in the X-API-Key header')
+  if (!rawKey) throw unauthenticated('Not authenticated: send an API key in the X-API-Key header')
   const principal = authenticateKey(ctx, rawKey)
-  if (!principal) throw unauthorized(MISSING_OR_INVALID_KEY)
+  if (!principal) throw unauthenticated(MISSING_OR_INVALID_KEY)
   return principal
 }
 

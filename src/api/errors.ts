@@ -1,7 +1,22 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { AnyElysia } from 'elysia'
 import type { Logger } from '../log'
-import { ApiError, checkValue, type Loc, type ValidationItem } from '../lib/validation'
+import { checkValue, type Loc, type ValidationItem } from '../lib/validation'
+import { DomainError, type DomainErrorKind } from '../lib/errors'
+
+/** The one place a domain error becomes an HTTP status. */
+const STATUS_OF: Record<DomainErrorKind, number> = {
+  refused: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  unsupported_type: 415,
+  invalid: 422,
+  limit_reached: 429,
+  upstream_failed: 502,
+}
 
 type RouteSchemas = { params?: TSchema; query?: TSchema; headers?: TSchema; body?: TSchema }
 
@@ -98,9 +113,10 @@ export function errorResponse(app: AnyElysia, log: Logger, context: ErrorContext
   const json = (status: number, detail: unknown) =>
     new Response(JSON.stringify({ detail }), { status, headers: { 'content-type': 'application/json' } })
   const { code, error } = context
-  if (error instanceof ApiError) {
-    if (error.status >= 500) log.error({ err: error.cause ?? error, requestId: context.requestId }, error.message)
-    return json(error.status, error.detail)
+  if (error instanceof DomainError) {
+    const status = STATUS_OF[error.kind]
+    if (status >= 500) log.error({ err: error.cause ?? error, requestId: context.requestId }, error.message)
+    return json(status, error.detail)
   }
   if (code === 'VALIDATION') {
     const items = requestValidationItems(app, context.request, context.route, context.params, context.body)

@@ -1,7 +1,7 @@
 import { and, asc, eq, isNull } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { apiKeys } from '../db/schema'
-import { notFound } from '../lib/validation'
+import { notFound } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import type { ApiKeyScope } from './keys'
 

@@ -1,7 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto'
 import type { Static } from 'elysia'
 import type { AppContext } from '../context'
-import { ApiError, badRequest, notFound, unauthorized } from '../lib/validation'
+import { limitReached, notFound, refused, unauthenticated } from '../lib/errors'
 import { ARI_PROVIDER, validateDestination } from '../lib/phone'
 import { createRun, openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../runs/target'
@@ -18,7 +18,7 @@ export const CONCURRENT_CALL_LIMIT_REACHED = 'Concurrent call limit reached'
 /** Keys of initial_context only the server writes; a client's values for them are dropped. */
 const RESERVED_CONTEXT_KEYS = new Set(['provider', 'runtime_configuration'])
 
-const tooManyCalls = () => new ApiError(429, CONCURRENT_CALL_LIMIT_REACHED)
+const tooManyCalls = () => limitReached(CONCURRENT_CALL_LIMIT_REACHED)
 
 /**
  * Starts an outbound run over the public API, checking in the reference platform's order (validation already
@@ -35,7 +35,7 @@ export async function startRunByApi(
   body: Static<typeof TriggerCallBody>,
 ): Promise<Static<typeof TriggerCallResponse>> {
   const principal = authenticateKey(ctx, rawKey)
-  if (!principal) throw unauthorized(INVALID_API_KEY)
+  if (!principal) throw unauthenticated(INVALID_API_KEY)
   const { organizationId } = principal
   const found = findRunTarget(ctx, organizationId, selector, { preferDraft: mode === 'test' })
   if ('problem' in found) throw notFound(RUN_TARGET_PROBLEMS[found.problem])
@@ -46,10 +46,10 @@ export async function startRunByApi(
   })
   const provider = ctx.telephony.providerFor(config.provider)
   if (!provider) {
-    throw badRequest(`Telephony provider not configured for this ${body.telephony_configuration_id == null ? 'organization' : 'configuration'}`)
+    throw refused(`Telephony provider not configured for this ${body.telephony_configuration_id == null ? 'organization' : 'configuration'}`)
   }
   const destinationProblem = validateDestination(body.phone_number, config.provider)
-  if (destinationProblem) throw badRequest(`phone_number ${destinationProblem}`)
+  if (destinationProblem) throw refused(`phone_number ${destinationProblem}`)
 
   // ARI leaves the caller id to the trunk unless one was chosen or is the default: it never presents one picked at random.
   const presentsCallerId = fromNumber !== null
@@ -92,7 +92,7 @@ export async function startRunByApi(
     destination: body.phone_number, callerId, ringTimeoutSeconds: ctx.config.ringTimeoutSeconds,
     maxCallDurationSeconds: target.configurations.max_call_duration_seconds,
   })
-  if (refusal !== null) throw badRequest(`Failed to initiate call: ${refusal}`)
+  if (refusal !== null) throw refused(`Failed to initiate call: ${refusal}`)
   ctx.log.info({ organizationId, runId: run.id, callId, configurationId: config.id, mode }, 'run started over the API')
   return { status: 'initiated', workflow_run_id: run.id, workflow_run_name: run.name }
 }

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { campaignLogs, campaigns, type CampaignLogLevel, type CampaignState } from '../db/schema/campaigns'
-import { badRequest, notFound } from '../lib/validation'
+import { notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 
 export type CampaignAction = 'start' | 'pause' | 'resume' | 'stop'
@@ -44,7 +44,7 @@ export function transitionCampaign(ctx: AppContext, organizationId: number, camp
       .get()
     if (!campaign || campaign.state === 'importing') throw notFound('Campaign not found')
     if (!transition.from.includes(campaign.state)) {
-      throw badRequest(`Campaign must be in ${quoted(transition.from)} state to ${action}, current state: ${campaign.state}`)
+      throw refused(`Campaign must be in ${quoted(transition.from)} state to ${action}, current state: ${campaign.state}`)
     }
     const now = isoNow(ctx.clock)
     const resumes = transition.to === 'running' && campaign.state === 'paused'

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { AppContext } from '../context'
 import type { GreetingOverride, StoredTrafficSplit } from '../db/schema/campaigns'
-import { ApiError } from '../lib/validation'
+import { DomainError } from '../lib/errors'
 import { createRun, openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/target'
 import { resolveOutbound } from '../telephony/configurations'
@@ -159,8 +159,8 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
       telephonyPlans.set(campaign.id, { plan, until: now + TELEPHONY_PLAN_TTL_MS })
       return plan
     } catch (error) {
-      if (!(error instanceof ApiError)) throw error
-      pause(campaign, 'telephony_unavailable', `Paused: telephony configuration unusable: ${String(error.detail)}`, { status: error.status })
+      if (!(error instanceof DomainError)) throw error
+      pause(campaign, 'telephony_unavailable', `Paused: telephony configuration unusable: ${String(error.detail)}`, { reason: error.kind })
       return null
     }
   }

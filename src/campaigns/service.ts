@@ -8,7 +8,8 @@ import { RETRY_CONFIG_REQUEST_DEFAULTS, RETRY_CONFIG_WHEN_OMITTED, type RetryCon
 import { isValidTimeZone, validateSlots, type ScheduleConfig } from './schedule-window'
 import { isSameSplit, reconcileVariantIds, validateSplit, type TrafficVariantInput } from './traffic-split'
 import { campaigns, type StoredTrafficSplit } from '../db/schema/campaigns'
-import { ApiError, badRequest, notFound, unprocessable, valueError, type Loc, type ValidationItem } from '../lib/validation'
+import { valueError, type Loc, type ValidationItem } from '../lib/validation'
+import { invalid, notFound, refused } from '../lib/errors'
 import type { Problem } from '../lib/problem'
 import { isoNow } from '../lib/clock'
 import { listRuns, type RunListQuery } from '../runs/list'
@@ -61,9 +62,9 @@ function resolveTargets(ctx: AppContext, organizationId: number, selections: { w
     switch (found.problem) {
       case 'workflow_not_found': throw notFound(RUN_TARGET_PROBLEMS.workflow_not_found)
       case 'definition_not_found':
-        throw unprocessable([valueError([...loc, 'workflow_definition_id'],
+        throw invalid([valueError([...loc, 'workflow_definition_id'],
           `workflow_definition_id ${definitionId} is not a published or archived version of agent ${workflowId}`, definitionId)])
-      default: throw badRequest(RUN_TARGET_PROBLEMS[found.problem])
+      default: throw refused(RUN_TARGET_PROBLEMS[found.problem])
     }
   })
 }
@@ -104,17 +105,17 @@ export async function createCampaign(ctx: AppContext, organizationId: number, bo
   if (hasWorkflow === hasSplit) {
     problems.push(valueError(['body'], hasWorkflow ? 'send either workflow_id or traffic_split, not both' : 'workflow_id or traffic_split is required', body))
   }
-  if (problems.length > 0) throw unprocessable(problems)
+  if (problems.length > 0) throw invalid(problems)
 
   const targets = resolveTargets(ctx, organizationId, body.traffic_split
     ? splitSelections(body.traffic_split)
     : [{ workflowId: body.workflow_id!, definitionId: null, loc: ['body'] }])
   const upload = findUpload(ctx, organizationId, body.source_id)
-  if (!upload) throw badRequest(`Source file '${body.source_id}' not found: upload it with POST /api/v1/s3/presigned-upload-url first`)
+  if (!upload) throw refused(`Source file '${body.source_id}' not found: upload it with POST /api/v1/s3/presigned-upload-url first`)
   const file = await ctx.objects.file(upload.fileKey)
-  if (!file) throw badRequest(`Source file '${body.source_id}' is no longer stored`)
+  if (!file) throw refused(`Source file '${body.source_id}' is no longer stored`)
   const { config } = resolveOutbound(ctx, organizationId, { telephonyConfigurationId: body.telephony_configuration_id ?? null }, {
-    missingConfiguration: () => badRequest(TELEPHONY_CONFIGURATION_NOT_FOUND),
+    missingConfiguration: () => refused(TELEPHONY_CONFIGURATION_NOT_FOUND),
   })
 
   const now = isoNow(ctx.clock)
@@ -148,7 +149,7 @@ export async function createCampaign(ctx: AppContext, organizationId: number, bo
     })
   } catch (error) {
     discardImportingCampaigns(ctx, campaignId)
-    if (error instanceof ContactsError) throw badRequest(error.message)
+    if (error instanceof ContactsError) throw refused(error.message)
     throw error
   }
   ctx.db.update(campaigns).set({ state: 'draft', totalRows: contacts, totalQueuedCount: contacts }).where(eq(campaigns.id, campaignId)).run()
@@ -159,9 +160,9 @@ export async function createCampaign(ctx: AppContext, organizationId: number, bo
 /** Changes settings; traffic split changes are logged and apply to the next dial, retries included. */
 export function updateCampaign(ctx: AppContext, organizationId: number, campaignId: number, body: UpdateRequest): CampaignView {
   const campaign = requireCampaign(ctx, organizationId, campaignId)
-  if (FINISHED_STATES.has(campaign.state)) throw badRequest(`Cannot update a ${campaign.state} campaign`)
+  if (FINISHED_STATES.has(campaign.state)) throw refused(`Cannot update a ${campaign.state} campaign`)
   const problems = requestProblems(body)
-  if (problems.length > 0) throw unprocessable(problems)
+  if (problems.length > 0) throw invalid(problems)
   if (body.traffic_split) resolveTargets(ctx, organizationId, splitSelections(body.traffic_split))
 
   ctx.sqlite.transaction(() => {
@@ -272,13 +273,13 @@ const REDIAL_OUTCOMES = { retry_on_busy: 'busy', retry_on_no_answer: 'no_answer'
 export function redialCampaign(ctx: AppContext, organizationId: number, campaignId: number, body: RedialRequest): CampaignView {
   const chosen = (Object.keys(REDIAL_OUTCOMES) as (keyof typeof REDIAL_OUTCOMES)[]).filter((flag) => body[flag] ?? true)
   if (chosen.length === 0) {
-    throw unprocessable([valueError(['body'], 'At least one of retry_on_voicemail, retry_on_no_answer, retry_on_busy must be true', body)])
+    throw invalid([valueError(['body'], 'At least one of retry_on_voicemail, retry_on_no_answer, retry_on_busy must be true', body)])
   }
   const parent = requireCampaign(ctx, organizationId, campaignId)
   if (parent.state !== 'completed' && parent.state !== 'stopped') {
-    throw badRequest(`Only completed or stopped campaigns can be redialed (current state: ${parent.state})`)
+    throw refused(`Only completed or stopped campaigns can be redialed (current state: ${parent.state})`)
   }
-  if (parent.redialedCampaignId !== null) throw badRequest('This campaign has already been redialed')
+  if (parent.redialedCampaignId !== null) throw refused('This campaign has already been redialed')
   const outcomes = chosen.map((flag) => REDIAL_OUTCOMES[flag])
   const now = isoNow(ctx.clock)
   const childId = ctx.sqlite.transaction(() => {
@@ -299,7 +300,7 @@ export function redialCampaign(ctx: AppContext, organizationId: number, campaign
        SELECT ?, organization_id, row_number, phone_number, context, greeting_override, 'queued', 0, ?
          FROM campaign_contacts WHERE campaign_id = ? AND state = 'done' AND last_outcome IN (${outcomes.map(() => '?').join(', ')})`,
     ).run(id, ctx.clock.now(), parent.id, ...outcomes).changes
-    if (copied === 0) throw badRequest('No contacts match the selected redial criteria')
+    if (copied === 0) throw refused('No contacts match the selected redial criteria')
     ctx.db.update(campaigns).set({ totalRows: copied, totalQueuedCount: copied }).where(eq(campaigns.id, id)).run()
     ctx.db.update(campaigns).set({ redialedCampaignId: id, updatedAt: now }).where(eq(campaigns.id, parent.id)).run()
     appendCampaignLog(ctx, parent.id, 'info', 'campaign_redialed', `Redial campaign ${id} created for ${copied} contacts`, { redial_campaign_id: id, outcomes })
@@ -316,8 +317,8 @@ export function campaignRuns(ctx: AppContext, organizationId: number, campaignId
 /** The organization's contacts file of a campaign, for a signed download link. */
 export function campaignSourceKey(ctx: AppContext, organizationId: number, campaignId: number): string {
   const campaign = requireCampaign(ctx, organizationId, campaignId)
-  if (campaign.sourceType !== 'csv') throw badRequest('Only CSV sources can be downloaded')
-  if (!findUpload(ctx, organizationId, campaign.sourceId)) throw new ApiError(404, 'Source file not found')
+  if (campaign.sourceType !== 'csv') throw refused('Only CSV sources can be downloaded')
+  if (!findUpload(ctx, organizationId, campaign.sourceId)) throw notFound('Source file not found')
   return campaign.sourceId
 }
 

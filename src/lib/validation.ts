@@ -12,24 +12,6 @@ export type ValidationItem = {
 
 export type Loc = (string | number)[]
 
-/** An error as a value: a status and a safe body. The cause, if any, goes only to the log. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly detail: string | ValidationItem[] | Record<string, unknown>,
-    readonly cause?: unknown,
-  ) {
-    super(typeof detail === 'string' ? detail : `HTTP ${status}`)
-  }
-}
-
-export const badRequest = (detail: string) => new ApiError(400, detail)
-export const unauthorized = (detail: string) => new ApiError(401, detail)
-export const forbidden = (detail: string) => new ApiError(403, detail)
-export const notFound = (detail: string) => new ApiError(404, detail)
-export const conflict = (detail: string) => new ApiError(409, detail)
-export const unprocessable = (items: ValidationItem[]) => new ApiError(422, items)
-
 /** A model-level rule that failed (Pydantic's `value_error`). */
 export function valueError(loc: Loc, message: string, input: unknown): ValidationItem {
   return { type: 'value_error', loc, msg: `Value error, ${message}`, input, ctx: { error: {} } }

@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm'
 import type { Static } from 'elysia'
 import type { AppContext } from '../context'
 import { workflows } from '../db/schema'
-import { badRequest, notFound } from '../lib/validation'
+import { notFound, refused } from '../lib/errors'
 import { artifactKey, findRunByPublicToken, RUN_ARTIFACTS, type RunArtifact } from './artifacts'
 import { listRuns, type RunList, type RunListQuery } from './list'
 
@@ -25,7 +25,7 @@ const isArtifact = (value: string): value is RunArtifact => (RUN_ARTIFACTS as st
 export async function downloadArtifact(ctx: AppContext, token: string, artifactType: string, inline: boolean): Promise<Response> {
   const run = findRunByPublicToken(ctx, token)
   if (!run) throw notFound('Invalid or expired token')
-  if (!isArtifact(artifactType)) throw badRequest('Unsupported artifact type')
+  if (!isArtifact(artifactType)) throw refused('Unsupported artifact type')
   const key = artifactKey(run, artifactType)
   const file = key === null ? null : await ctx.objects.file(key)
   if (!file) throw notFound(`No ${artifactType} available for this workflow run`)

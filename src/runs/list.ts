@@ -3,7 +3,7 @@ import { t, type Static } from 'elysia'
 import type { AppContext } from '../context'
 import { workflowRuns } from '../db/schema'
 import { sqlPart } from '../db/sql-parts'
-import { badRequest, forbidden } from '../lib/validation'
+import { forbidden, refused } from '../lib/errors'
 import { runView, RunDetailSchema, selectRunsWithAgent } from './detail'
 import { criteriaFrom, parseFilterItems, type RunCriteria } from './filters'
 import { readRunPage } from './query'
@@ -44,7 +44,7 @@ export function listRuns(
   query: Static<typeof RunListQuery>,
 ): Static<typeof RunList> {
   const items = parseFilterItems(query.filters)
-  if (!items) throw badRequest('Invalid filter format')
+  if (!items) throw refused('Invalid filter format')
   const { criteria, unknown } = criteriaFrom(items, RUN_LIST_FILTERS)
   if (unknown.length > 0) throw forbidden(`Invalid attribute '${unknown[0]}'`)
   const page = query.page ?? 1

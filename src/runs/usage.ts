@@ -1,7 +1,8 @@
 import type { Static } from 'elysia'
 import type { AppContext } from '../context'
 import { sqlPart } from '../db/sql-parts'
-import { badRequest, unprocessable, type ValidationItem } from '../lib/validation'
+import { type ValidationItem } from '../lib/validation'
+import { invalid, refused } from '../lib/errors'
 import { parseIsoDateTime } from '../lib/iso-datetime'
 import { artifactLinksJsonArgs, publicLinkParams } from './artifacts'
 import { criteriaFrom, DAY_MS, parseFilterItems } from './filters'
@@ -33,7 +34,7 @@ function dateBounds(query: Static<typeof UsageQuery>): { createdFrom?: string; c
     const ms = parsed.dateOnly && name === 'end_date' ? parsed.ms + DAY_MS - 1 : parsed.ms
     bounds[bound] = new Date(ms).toISOString()
   }
-  if (problems.length > 0) throw unprocessable(problems)
+  if (problems.length > 0) throw invalid(problems)
   return bounds
 }
 
@@ -67,7 +68,7 @@ type UsageRunJson = { id: number; tokens: number; seconds: number; json: string 
 export function usageReportJson(ctx: AppContext, organizationId: number, query: Static<typeof UsageQuery>): string {
   const bounds = dateBounds(query)
   const items = parseFilterItems(query.filters)
-  if (!items) throw badRequest('Invalid filters format')
+  if (!items) throw refused('Invalid filters format')
   const page = query.page ?? 1
   const limit = query.limit ?? 50
   const links = publicLinkParams(ctx)

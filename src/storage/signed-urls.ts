@@ -1,5 +1,5 @@
 import type { AppContext } from '../context'
-import { forbidden } from '../lib/validation'
+import { forbidden } from '../lib/errors'
 import { deriveKey, sign, signatureMatches } from '../lib/hmac'
 
 /**

@@ -2,7 +2,8 @@ import { eq } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { uploads } from '../db/schema/campaigns'
 import { t } from 'elysia'
-import { ApiError, checkValue, notFound, unprocessable } from '../lib/validation'
+import { checkValue } from '../lib/validation'
+import { invalid, notFound, refused, tooLarge, unsupportedType } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { ObjectTooLargeError } from './object-store'
 import { signedObjectUrl, verifySignedFields } from './signed-urls'
@@ -16,7 +17,7 @@ type DownloadQuery = { key: string; expires: string; signature: string }
 
 const sanitizeFileName = (fileName: string) => fileName.replace(/[^A-Za-z0-9._-]/g, '_').slice(-120)
 const baseContentType = (header: string | null) => (header ?? '').split(';')[0].trim().toLowerCase()
-const tooLarge = (maxBytes: number) => new ApiError(413, `The file is larger than the ${maxBytes} bytes this upload URL allows`)
+const fileTooLarge = (maxBytes: number) => tooLarge(`The file is larger than the ${maxBytes} bytes this upload URL allows`)
 
 /** Signs a short-lived PUT URL on this server for one CSV of at most `fileSize` bytes in the organization's area. */
 export function createUploadUrl(ctx: AppContext, organizationId: number, fileName: string, fileSize: number, contentType: string): UploadGrant {
@@ -25,7 +26,7 @@ export function createUploadUrl(ctx: AppContext, organizationId: number, fileNam
     ...checkValue(t.Integer({ maximum: ctx.config.maxUploadBytes }), fileSize, ['body', 'file_size']),
     ...checkValue(t.Literal(CSV_CONTENT_TYPE), baseContentType(contentType), ['body', 'content_type']),
   ]
-  if (problems.length > 0) throw unprocessable(problems)
+  if (problems.length > 0) throw invalid(problems)
   const fileKey = `campaigns/${organizationId}/${crypto.randomUUID()}_${sanitizeFileName(fileName)}`
   ctx.db.insert(uploads).values({
     organizationId, fileKey, fileName, contentType: CSV_CONTENT_TYPE, declaredSize: fileSize, createdAt: isoNow(ctx.clock),
@@ -42,16 +43,16 @@ export async function receiveUpload(ctx: AppContext, query: UploadQuery, request
   const { signature, ...fields } = query
   verifySignedFields(ctx, 'upload', fields, signature)
   if (baseContentType(request.headers.get('content-type')) !== fields.content_type) {
-    throw new ApiError(415, `Content-Type must be ${fields.content_type}`)
+    throw unsupportedType(`Content-Type must be ${fields.content_type}`)
   }
   const maxBytes = Number(fields.size)
-  if (Number(request.headers.get('content-length') ?? 0) > maxBytes) throw tooLarge(maxBytes)
-  if (!request.body) throw new ApiError(400, 'The upload has no body')
+  if (Number(request.headers.get('content-length') ?? 0) > maxBytes) throw fileTooLarge(maxBytes)
+  if (!request.body) throw refused('The upload has no body')
   let size: number
   try {
     size = (await ctx.objects.put(fields.key, request.body, { maxBytes })).size
   } catch (error) {
-    if (error instanceof ObjectTooLargeError) throw tooLarge(maxBytes)
+    if (error instanceof ObjectTooLargeError) throw fileTooLarge(maxBytes)
     throw error
   }
   ctx.db.update(uploads).set({ size, completedAt: isoNow(ctx.clock) }).where(eq(uploads.fileKey, fields.key)).run()

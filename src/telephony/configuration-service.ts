@@ -2,7 +2,7 @@ import { and, asc, eq, ne } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { telephonyConfigurations, type TelephonyConfigurationRow } from '../db/schema'
 import { translateUniqueViolations } from '../db/tables'
-import { badRequest, conflict, notFound, unprocessable } from '../lib/validation'
+import { conflict, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import {
   CONFIGURATION_NOT_FOUND,
@@ -126,7 +126,7 @@ function clearDefaultOutbound(ctx: AppContext, organizationId: number): void {
  */
 export async function createConfiguration(ctx: AppContext, organizationId: number, body: CreateConfigurationInput): Promise<ConfigurationDetail> {
   const items = validateConfig(body.config)
-  if (items.length > 0) throw unprocessable(items)
+  if (items.length > 0) throw invalid(items)
   ensureNameAvailable(ctx, organizationId, body.name, null)
   const provider = body.config.provider
   const credentials = await provisionMissing(ctx, provider, createCredentials(body.config))
@@ -158,9 +158,9 @@ export async function updateConfiguration(
   const name = body.name ?? row.name
   let credentials: Credentials | null = null
   if (body.config) {
-    if (isProviderName(body.config.provider) && body.config.provider !== row.provider) throw badRequest(PROVIDER_IMMUTABLE)
+    if (isProviderName(body.config.provider) && body.config.provider !== row.provider) throw refused(PROVIDER_IMMUTABLE)
     const items = validatePartialUpdate(body.config, row.provider)
-    if (items.length > 0) throw unprocessable(items)
+    if (items.length > 0) throw invalid(items)
     credentials = mergeUpdate(row.provider, openCredentials(ctx.masterKey, row.provider, row.sealedCredentials), body.config)
   }
   ensureNameAvailable(ctx, organizationId, name, id)

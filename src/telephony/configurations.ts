@@ -3,7 +3,7 @@ import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { phoneNumbers, telephonyConfigurations, trunks, type PhoneNumberRow, type TelephonyConfigurationRow } from '../db/schema'
 import { tableExists } from '../db/tables'
-import { ApiError, badRequest, notFound } from '../lib/validation'
+import { DomainError, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { PROVIDERS, setupChecklist, storableCredentials, type Credentials, type ProviderCredentials, type ProviderName, type SetupChecklist, type SetupFacts } from './providers'
 import { openCredentials, preserveMasked } from './secrets'
@@ -96,7 +96,7 @@ export function outboundReadiness(row: TelephonyConfigurationRow, facts: SetupFa
 }
 
 const notReady = (row: TelephonyConfigurationRow, readiness: OutboundReadiness) =>
-  badRequest(`'${row.name}' is not ready for outbound calls. ${readiness.blockedReason}`)
+  refused(`'${row.name}' is not ready for outbound calls. ${readiness.blockedReason}`)
 
 export type OutboundChoice = { telephonyConfigurationId?: number | null; fromPhoneNumberId?: number | null }
 
@@ -108,7 +108,7 @@ export type OutboundResolution = {
 
 export type OutboundResolutionOptions = {
   /** Replaces both "not found" answers (unknown or inactive explicit id, no usable configuration), e.g. for campaigns. */
-  missingConfiguration?: () => ApiError
+  missingConfiguration?: () => DomainError
 }
 
 /**
@@ -133,7 +133,7 @@ export function resolveOutbound(
     .orderBy(desc(telephonyConfigurations.isDefaultOutbound), asc(telephonyConfigurations.createdAt), asc(telephonyConfigurations.id))
     .all()
   if (candidates.length === 0) {
-    throw options.missingConfiguration?.() ?? (choice.telephonyConfigurationId == null ? badRequest(NO_CONFIGURATION) : notFound(CONFIGURATION_NOT_FOUND))
+    throw options.missingConfiguration?.() ?? (choice.telephonyConfigurationId == null ? refused(NO_CONFIGURATION) : notFound(CONFIGURATION_NOT_FOUND))
   }
   const facts = setupFactsByConfiguration(ctx, candidates.map((row) => row.id))
   const chosen = candidates.find((row) => outboundReadiness(row, facts.get(row.id)!).ready)
@@ -150,7 +150,7 @@ function callerNumber(ctx: AppContext, configurationId: number, fromPhoneNumberI
     .all()
   if (fromPhoneNumberId !== null) {
     const explicit = activeNumbers.find((number) => number.id === fromPhoneNumberId)
-    if (!explicit) throw badRequest(FROM_PHONE_NUMBER_NOT_FOUND)
+    if (!explicit) throw refused(FROM_PHONE_NUMBER_NOT_FOUND)
     return explicit
   }
   if (activeNumbers.length === 0) return null

@@ -2,7 +2,8 @@ import { and, asc, eq } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { phoneNumbers, trunks, type PhoneNumberRow } from '../db/schema'
 import { tableExists, translateUniqueViolations } from '../db/tables'
-import { badRequest, conflict, notFound, unprocessable, valueError, type ValidationItem } from '../lib/validation'
+import { valueError, type ValidationItem } from '../lib/validation'
+import { conflict, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { AddressError, dialCodeFor, normalizeAddress, type NormalizedAddress } from '../lib/phone'
 import { requireConfigurationRow } from './configurations'
@@ -99,7 +100,7 @@ function normalised(address: string, countryCode: string | null): NormalizedAddr
   try {
     return normalizeAddress(address, countryCode)
   } catch (error) {
-    if (error instanceof AddressError) throw badRequest(`Invalid address: ${error.message}`)
+    if (error instanceof AddressError) throw refused(`Invalid address: ${error.message}`)
     throw error
   }
 }
@@ -137,7 +138,7 @@ export const getPhoneNumber = (ctx: AppContext, organizationId: number, configur
 export function createPhoneNumber(ctx: AppContext, organizationId: number, configurationId: number, body: CreatePhoneNumberBody): PhoneNumberView {
   const countryCode = body.country_code?.toUpperCase() ?? null
   const items = countryItems(body.address, countryCode, body)
-  if (items.length > 0) throw unprocessable(items)
+  if (items.length > 0) throw invalid(items)
   requireConfigurationRow(ctx, organizationId, configurationId)
   const inboundWorkflowName = body.inbound_workflow_id == null ? null : requireWorkflowName(ctx, organizationId, body.inbound_workflow_id)
   if (body.telephony_trunk_id != null) requireTrunkOnConfiguration(ctx, configurationId, body.telephony_trunk_id)
@@ -182,7 +183,7 @@ export function updatePhoneNumber(
   let address: NormalizedAddress = { address_normalized: stored.addressNormalized, address_type: stored.addressType }
   if (countryCode !== stored.countryCode) {
     const items = countryItems(stored.address, countryCode, body)
-    if (items.length > 0) throw unprocessable(items)
+    if (items.length > 0) throw invalid(items)
     address = normalised(stored.address, countryCode)
   }
   if (!body.clear_inbound_workflow && body.inbound_workflow_id != null) requireWorkflowName(ctx, organizationId, body.inbound_workflow_id)

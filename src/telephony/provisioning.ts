@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Config } from '../config'
 import type { AppContext } from '../context'
-import { ApiError, badRequest } from '../lib/validation'
+import { refused, upstreamFailed } from '../lib/errors'
 import { PROVIDERS, type Credentials, type ProviderName } from './providers'
 
 /**
@@ -80,15 +80,15 @@ async function callProvider(ctx: AppContext, request: ProviderRequest): Promise<
   } catch (error) {
     const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` : 'connection failed'
     const detail = `Failed to reach ${displayName} to ${request.action}: ${reason}`
-    throw new ApiError(502, detail, new Error(`${detail} (${(error as Error).name})`))
+    throw upstreamFailed(detail, new Error(`${detail} (${(error as Error).name})`))
   }
   const payload = parseJsonObject(text)
   if (status >= 400 && status < 500) {
-    throw badRequest(`${displayName} refused to ${request.action} (HTTP ${status})${providerMessage(payload)}`)
+    throw refused(`${displayName} refused to ${request.action} (HTTP ${status})${providerMessage(payload)}`)
   }
   if (status >= 300 || payload === null) {
     const detail = `${displayName} gave an unusable answer (HTTP ${status}) when asked to ${request.action}`
-    throw new ApiError(502, detail, new Error(detail))
+    throw upstreamFailed(detail, new Error(detail))
   }
   return payload
 }
@@ -97,7 +97,7 @@ function requireId(provider: ProvisionedProvider, action: string, value: unknown
   if (typeof value === 'string' && value !== '') return value
   if (typeof value === 'number') return String(value)
   const detail = `${PROVIDERS[provider].displayName} did not return an id when asked to ${action}`
-  throw new ApiError(502, detail, new Error(detail))
+  throw upstreamFailed(detail, new Error(detail))
 }
 
 const basicAuth = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`

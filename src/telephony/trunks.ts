@@ -3,7 +3,8 @@ import { t } from 'elysia'
 import type { AppContext } from '../context'
 import { phoneNumbers, trunks, type TelephonyConfigurationRow, type TrunkRow } from '../db/schema'
 import { translateUniqueViolations } from '../db/tables'
-import { badRequest, checkValue, conflict, notFound, unprocessable, valueError, type ValidationItem } from '../lib/validation'
+import { checkValue, valueError, type ValidationItem } from '../lib/validation'
+import { conflict, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { requireConfigurationRow } from './configurations'
 import { PROVIDERS } from './providers'
@@ -25,7 +26,7 @@ function requireTrunkConfiguration(ctx: AppContext, organizationId: number, conf
   const row = requireConfigurationRow(ctx, organizationId, configurationId)
   const info = PROVIDERS[row.provider]
   if (!info.supportsTrunks) {
-    throw badRequest(
+    throw refused(
       `Trunks are not modelled on ${info.displayName} configurations: calls route through the provider account itself. `
       + 'Numbers on this configuration need no trunk.',
     )
@@ -79,7 +80,7 @@ function validatedTrunk(name: string, settings: Record<string, unknown>): { name
   if (typeof settings.region === 'string' && !region) {
     items.push(valueError(['body', 'settings', 'region'], `region must be one of ${CLOUDONIX_REGIONS.join(', ')}`, settings.region))
   }
-  if (items.length > 0) throw unprocessable(items)
+  if (items.length > 0) throw invalid(items)
   return { name: strippedName, settings: { region, sip_domain: settings.sip_domain } }
 }
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { ApiError, badRequest } from '../../src/lib/validation'
+import { DomainError, refused } from '../../src/lib/errors'
 import { getConfigCredentials, listActiveAriConfigs, markInactive, resolveOutbound, type OutboundChoice } from '../../src/telephony/configurations'
 import { createTestApp, type TestApp } from '../support/app'
 import { addPhoneNumber, createConfiguration, VALID_CONFIGS } from '../support/telephony'
@@ -10,29 +10,29 @@ afterEach(() => t.close())
 
 const ORG = 1
 
-/** The ApiError `resolveOutbound` throws, as `{status, detail}`, or the chosen configuration's name. */
-function outcome(choice: OutboundChoice, options = {}): string | { status: number; detail: unknown } {
+/** The DomainError `resolveOutbound` throws, as `{kind, detail}`, or the chosen configuration's name. */
+function outcome(choice: OutboundChoice, options = {}): string | { kind: string; detail: unknown } {
   try {
     return resolveOutbound(t.ctx, ORG, choice, options).config.name
   } catch (error) {
-    if (!(error instanceof ApiError)) throw error
-    return { status: error.status, detail: error.detail }
+    if (!(error instanceof DomainError)) throw error
+    return { kind: error.kind, detail: error.detail }
   }
 }
 
-const notReady = (name: string) => expect.objectContaining({ status: 400, detail: expect.stringMatching(new RegExp(`^'${name}' is not ready for outbound calls\\. \\S`)) })
+const notReady = (name: string) => expect.objectContaining({ kind: 'refused', detail: expect.stringMatching(new RegExp(`^'${name}' is not ready for outbound calls\\. \\S`)) })
 
 describe('resolveOutbound: which configuration', () => {
   test('no configuration at all → 400; unknown, foreign or inactive explicit id → 404', async () => {
-    expect(outcome({})).toEqual({ status: 400, detail: 'Telephony provider not configured for this organization' })
+    expect(outcome({})).toEqual({ kind: 'refused', detail: 'Telephony provider not configured for this organization' })
     const acme = t.newOrg('acme')
     const foreign = await createConfiguration(t, 'theirs', VALID_CONFIGS.ari.config, { key: acme.key })
     const inactive = await createConfiguration(t, 'pbx', VALID_CONFIGS.ari.config)
     markInactive(t.ctx, inactive.id, 'down')
     for (const id of [999, foreign.id, inactive.id]) {
-      expect(outcome({ telephonyConfigurationId: id })).toEqual({ status: 404, detail: 'Telephony configuration not found' })
+      expect(outcome({ telephonyConfigurationId: id })).toEqual({ kind: 'not_found', detail: 'Telephony configuration not found' })
     }
-    expect(outcome({})).toEqual({ status: 400, detail: 'Telephony provider not configured for this organization' })
+    expect(outcome({})).toEqual({ kind: 'refused', detail: 'Telephony provider not configured for this organization' })
   })
 
   test('an explicit id must be ready; there is no fallback', async () => {
@@ -61,9 +61,9 @@ describe('resolveOutbound: which configuration', () => {
   })
 
   test('callers may replace the not-found answers (campaigns answer 400 telephony_configuration_not_found)', async () => {
-    const missingConfiguration = () => badRequest('telephony_configuration_not_found')
-    expect(outcome({}, { missingConfiguration })).toEqual({ status: 400, detail: 'telephony_configuration_not_found' })
-    expect(outcome({ telephonyConfigurationId: 5 }, { missingConfiguration })).toEqual({ status: 400, detail: 'telephony_configuration_not_found' })
+    const missingConfiguration = () => refused('telephony_configuration_not_found')
+    expect(outcome({}, { missingConfiguration })).toEqual({ kind: 'refused', detail: 'telephony_configuration_not_found' })
+    expect(outcome({ telephonyConfigurationId: 5 }, { missingConfiguration })).toEqual({ kind: 'refused', detail: 'telephony_configuration_not_found' })
   })
 
   test('the resolved configuration carries decrypted credentials', async () => {
@@ -82,7 +82,7 @@ describe('resolveOutbound: which caller id', () => {
     const inactive = await addPhoneNumber(t, plivo.id, { address: '+14155550101', is_active: false })
     const elsewhere = await addPhoneNumber(t, other.id, { address: '+14155550102' })
     for (const fromPhoneNumberId of [inactive.id, elsewhere.id, 999]) {
-      expect(outcome({ telephonyConfigurationId: plivo.id, fromPhoneNumberId })).toEqual({ status: 400, detail: 'from_phone_number_not_found' })
+      expect(outcome({ telephonyConfigurationId: plivo.id, fromPhoneNumberId })).toEqual({ kind: 'refused', detail: 'from_phone_number_not_found' })
     }
     expect(resolveOutbound(t.ctx, ORG, { telephonyConfigurationId: plivo.id, fromPhoneNumberId: active.id }).fromNumber?.addressNormalized).toBe('+14155550100')
   })

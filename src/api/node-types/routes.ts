@@ -3,7 +3,7 @@ import type { AppContext } from '../../context'
 import { getNodeType, listNodeTypes, NodeSpecSchema, NodeTypesResponseSchema, SPEC_VERSION } from '../../agents/node-catalog'
 import { auth } from '../auth'
 import { authErrors, ErrorDetail } from '../schemas'
-import { notFound } from '../../lib/validation'
+import { notFound } from '../../lib/errors'
 
 const tags = ['Agents']
 

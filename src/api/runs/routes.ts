@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { auth } from '../auth'
-import { notFound } from '../../lib/validation'
+import { notFound } from '../../lib/errors'
 import { authErrors, ErrorDetail, IdParam } from '../schemas'
 import { runDetail, RunDetailSchema } from '../../runs/detail'
 import { RunList, RunListQuery } from '../../runs/list'
