@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createApp, OPENAPI_PATH } from './api/app'
 import { ConfigError, loadConfig, parseArgs, type Flags } from './config'
-import { buildContext, VERSION, type AppContext } from './context'
+import { buildContext, startBackgroundServices, VERSION } from './boot'
+import type { AppContext } from './context'
 import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from './auth/keys'
 import { closeLog, createLogger } from './log'
-import { startBackgroundServices } from './background'
 
 const USAGE = `ringbase ${VERSION}: self-hosted voice-agent platform
 

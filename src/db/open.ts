@@ -7,7 +7,10 @@ import * as schema from './schema'
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
 
-export type OpenedDb = { db: Db; sqlite: Database; applied: string[] }
+/** The connection for raw SQL (plain ANSI SQL with `?` parameters outside src/db/), bulk work and pragmas. */
+export type SqlDatabase = Database
+
+export type OpenedDb = { db: Db; sqlite: SqlDatabase; applied: string[] }
 
 export const databasePath = (dataDir: string) => join(dataDir, 'ringbase.db')
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Config } from '../config'
-import type { AppContext } from '../context'
+import type { AppContext, ProviderApiBaseUrls } from '../context'
 import { refused, upstreamFailed } from '../lib/errors'
 import { PROVIDERS, type Credentials, type ProviderName } from './providers'
 
@@ -9,11 +9,9 @@ import { PROVIDERS, type Credentials, type ProviderName } from './providers'
  * that routes the account's inbound calls to us). When the request carries those ids, nothing is called.
  */
 
-export type ProvisionedProvider = 'cloudonix' | 'plivo' | 'telnyx' | 'vobiz'
+export type ProvisionedProvider = keyof ProviderApiBaseUrls
 
 /** Where each provider's REST API lives; tests point these at fakes on 127.0.0.1. */
-export type ProviderApiBaseUrls = Record<ProvisionedProvider, string>
-
 export const PROVIDER_API_BASE_URLS: ProviderApiBaseUrls = {
   cloudonix: 'https://api.cloudonix.io',
   plivo: 'https://api.plivo.com',

@@ -1,0 +1,43 @@
+import { join } from 'node:path'
+import packageJson from '../package.json'
+import { applyCallReport } from './calls/outcomes'
+import type { Config } from './config'
+import type { AppContext } from './context'
+import { openDatabase } from './db/open'
+import { systemClock, type Clock } from './lib/clock'
+import { createLogger, type Logger } from './log'
+import { localObjectStore } from './storage/object-store'
+import { createTelephony } from './telephony/provider'
+import { PROVIDER_API_BASE_URLS } from './telephony/provisioning'
+import { loadMasterKey } from './telephony/secrets'
+
+/**
+ * The composition root: the only module that wires implementations together. `buildContext` assembles the context
+ * and its listeners; `startBackgroundServices` (src/background.ts) starts what runs beside the HTTP API.
+ */
+export { startBackgroundServices, type BackgroundServices } from './background'
+
+export const VERSION: string = packageJson.version
+
+/** Opens the data dir (database, migrations) and assembles the context. The caller closes `ctx.sqlite`. */
+export function buildContext(config: Config, overrides: { log?: Logger; clock?: Clock } = {}): AppContext {
+  const log = overrides.log ?? createLogger(config.logLevel)
+  const { db, sqlite, applied } = openDatabase(config.dataDir)
+  if (applied.length > 0) log.info({ migrations: applied }, 'database migrated')
+  const masterKey = loadMasterKey({ env: config.masterKey ?? undefined, dataDir: config.dataDir })
+  const ctx: AppContext = {
+    config, db, sqlite, log, clock: overrides.clock ?? systemClock, version: VERSION,
+    masterKey, providerApis: { ...PROVIDER_API_BASE_URLS }, ariConnected: () => false, telephony: createTelephony(),
+    ari: null,
+    objects: localObjectStore(join(config.dataDir, 'objects')),
+  }
+  // Every provider's call reports land on their runs (and campaign contacts) here, whoever placed the call.
+  ctx.telephony.onReport((report) => {
+    try {
+      applyCallReport(ctx, report)
+    } catch (error) {
+      log.error({ err: error, callId: report.callId, kind: report.kind }, 'call report not applied')
+    }
+  })
+  return ctx
+}
