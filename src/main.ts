@@ -8,6 +8,7 @@ import { buildContext, startBackgroundServices, VERSION } from './boot'
 import type { AppContext } from './context'
 import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from './auth/keys'
 import { closeLog, createLogger } from './log'
+import { transaction } from './db/transaction'
 
 const USAGE = `ringbase ${VERSION}: self-hosted voice-agent platform
 
@@ -79,7 +80,7 @@ function keysCreate(flags: Flags): void {
   if (scope !== 'admin' && scope !== 'trigger') throw new ConfigError('--scope must be admin or trigger')
   const name = typeof flags.name === 'string' ? flags.name : `${scope} key`
   const created = withContext(flags, (ctx) =>
-    ctx.sqlite.transaction(() => createApiKey(ctx, ensureOrganization(ctx, org.trim()), name, scope)).immediate(),
+    transaction(ctx, () => createApiKey(ctx, ensureOrganization(ctx, org.trim()), name, scope)),
   )
   process.stdout.write(`${created.api_key}\n`)
 }

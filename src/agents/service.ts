@@ -16,6 +16,7 @@ import { DomainError, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
 import type { Agent, AgentCount, AgentListItem, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from '../api/agents/model'
+import { transaction } from '../db/transaction'
 
 type AgentView = Static<typeof Agent>
 
@@ -106,7 +107,7 @@ function versionValues(definition: WorkflowDefinition, configurations: WorkflowC
 export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): AgentView {
   const { definition, triggerPaths } = checkedDefinition(body.workflow_definition)
   const now = isoNow(ctx.clock)
-  const workflowId = ctx.sqlite.transaction(() => {
+  const workflowId = transaction(ctx, () => {
     const { id } = ctx.db.insert(workflows).values({
       organizationId,
       workflowUuid: crypto.randomUUID(),
@@ -126,7 +127,7 @@ export function createAgent(ctx: AppContext, organizationId: number, body: Stati
       publishedAt: now,
     }).run()
     return id
-  }).immediate()
+  })
   return getAgent(ctx, organizationId, workflowId)
 }
 
@@ -136,7 +137,7 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
   if (!current) throw workflowNotFound(workflowId)
   const sent = body.workflow_definition != null ? checkedDefinition(body.workflow_definition) : null
   const now = isoNow(ctx.clock)
-  ctx.sqlite.transaction(() => {
+  transaction(ctx, () => {
     ctx.db.update(workflows)
       .set({ name: body.name ?? current.workflow.name, updatedAt: now })
       .where(eq(workflows.id, workflowId))
@@ -159,7 +160,7 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
         createdAt: now,
       }).run()
     }
-  }).immediate()
+  })
   return getAgent(ctx, organizationId, workflowId)
 }
 
@@ -168,7 +169,7 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
   const current = findCurrent(ctx, organizationId, workflowId)
   if (!current) throw workflowNotFound(workflowId)
   if (current.version.status !== 'draft') throw refused('Workflow has no draft to publish')
-  ctx.sqlite.transaction(() => {
+  transaction(ctx, () => {
     // Archive first: at most one version may be published at any moment.
     ctx.db.update(workflowDefinitions)
       .set({ status: 'archived' })
@@ -178,7 +179,7 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
       .set({ status: 'published', publishedAt: isoNow(ctx.clock) })
       .where(eq(workflowDefinitions.id, current.version.id))
       .run()
-  }).immediate()
+  })
   return getAgent(ctx, organizationId, workflowId)
 }
 

@@ -4,6 +4,7 @@ import type { AppContext } from '../context'
 import { apiKeys, organizations } from '../db/schema'
 import { isoNow } from '../lib/clock'
 import { digestsEqual, mintApiKey, sha256Hex } from '../lib/keys'
+import { transaction } from '../db/transaction'
 
 export type ApiKeyScope = 'admin' | 'trigger'
 
@@ -38,12 +39,12 @@ export function createApiKey(
 
 /** Creates organization `default` and its first admin key on an empty installation; returns the key, or null if not empty. */
 export function bootstrapInstallation(ctx: AppContext): CreatedApiKey | null {
-  return ctx.sqlite.transaction(() => {
+  return transaction(ctx, () => {
     const anyOrganization = ctx.db.select({ id: organizations.id }).from(organizations).limit(1).get()
     if (anyOrganization) return null
     const organizationId = ensureOrganization(ctx, 'default')
     return createApiKey(ctx, organizationId, 'bootstrap admin', 'admin', ctx.config.bootstrapApiKey ?? undefined)
-  }).immediate()
+  })
 }
 
 type KeyRow = { id: number; key_hash: string; organization_id: number; scope: ApiKeyScope; last_used_at: string | null }

@@ -3,6 +3,7 @@ import { settleAttempt } from '../campaigns/attempts'
 import { attachArtifact } from '../runs/artifacts'
 import { finishRun, markRunRunning } from '../runs/service'
 import type { CallOutcome, CallReport } from '../telephony/provider'
+import { transaction } from '../db/transaction'
 
 /** The disposition a run gets from how its call ended (before any conversation sets a richer one). */
 export const OUTCOME_DISPOSITIONS: Record<CallOutcome, string> = {
@@ -21,7 +22,7 @@ type CallRun = { id: number; state: string; campaign_contact_id: number | null }
  * provider may repeat itself safely. Returns whether anything changed.
  */
 export function applyCallReport(ctx: AppContext, report: CallReport): boolean {
-  return ctx.sqlite.transaction(() => {
+  return transaction(ctx, () => {
     const run = ctx.sqlite.query<CallRun, [string]>('SELECT id, state, campaign_contact_id FROM workflow_runs WHERE call_id = ?').get(report.callId)
     if (!run || run.state === 'completed') return false
     if (report.kind === 'answered') return markRunRunning(ctx, run.id)
@@ -42,5 +43,5 @@ export function applyCallReport(ctx: AppContext, report: CallReport): boolean {
     })
     if (finished && run.campaign_contact_id !== null) settleAttempt(ctx, run.campaign_contact_id, report.outcome, run.id)
     return finished
-  }).immediate()
+  })
 }

@@ -2,6 +2,7 @@ import type { AppContext } from '../context'
 import { requeueInterruptedAttempt, settleAttempt } from '../campaigns/attempts'
 import { finishRun } from '../runs/service'
 import type { CallState } from '../telephony/provider'
+import { transaction } from '../db/transaction'
 
 /** Runs whose call is neither known to be alive nor finished end with this disposition. */
 export const INTERRUPTED_DISPOSITION = 'interrupted'
@@ -29,7 +30,7 @@ async function callState(ctx: AppContext, call: OpenCall): Promise<CallState> {
 type ContactFollowUp = 'requeue' | 'settle'
 
 function closeInterrupted(ctx: AppContext, call: OpenCall, reason: string, followUp: ContactFollowUp): void {
-  ctx.sqlite.transaction(() => {
+  transaction(ctx, () => {
     const finished = finishRun(ctx, call.id, {
       durationSeconds: 0,
       disposition: INTERRUPTED_DISPOSITION,
@@ -38,7 +39,7 @@ function closeInterrupted(ctx: AppContext, call: OpenCall, reason: string, follo
     if (!finished || call.campaign_contact_id === null) return
     if (followUp === 'requeue') requeueInterruptedAttempt(ctx, call.campaign_contact_id, call.id)
     else settleAttempt(ctx, call.campaign_contact_id, 'failed', call.id)
-  }).immediate()
+  })
 }
 
 /**

@@ -9,6 +9,7 @@ import { resolveOutbound } from '../telephony/configurations'
 import { placeCall } from './place'
 import { authenticateKey } from '../auth/keys'
 import type { TriggerCallBody, TriggerCallResponse } from '../api/public-agent/model'
+import { transaction } from '../db/transaction'
 
 export type TriggerMode = 'production' | 'test'
 
@@ -57,7 +58,7 @@ export async function startRunByApi(
   const callerId = presentsCallerId ? fromNumber.addressNormalized : null
   const callId = randomUUID()
   const clientContext = Object.fromEntries(Object.entries(body.initial_context ?? {}).filter(([key]) => !RESERVED_CONTEXT_KEYS.has(key)))
-  const run = ctx.sqlite.transaction(() => {
+  const run = transaction(ctx, () => {
     if (openCallCount(ctx, organizationId) >= concurrentCallLimit(ctx, organizationId)) throw tooManyCalls()
     return createRun(ctx, {
       organizationId,
@@ -85,7 +86,7 @@ export async function startRunByApi(
         ...(body.model_overrides ? { runtime_configuration: { model_overrides: body.model_overrides } } : {}),
       },
     })
-  }).immediate()
+  })
 
   const refusal = await placeCall(ctx, provider, {
     callId, runId: run.id, organizationId, configurationId: config.id, credentials: config.credentials,

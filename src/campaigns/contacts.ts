@@ -1,6 +1,7 @@
-import type { Database } from 'bun:sqlite'
 import { parse } from 'csv-parse'
+import type { SqlDatabase } from '../db/open'
 import type { GreetingOverride } from '../db/schema/campaigns'
+import { transaction } from '../db/transaction'
 import { ARI_PROVIDER, validateDestination } from '../lib/phone'
 
 /** A CSV that breaks a rule; `message` names the rows and is safe to show (400). */
@@ -13,7 +14,7 @@ export type ContactRules = {
   requiredVariables: readonly string[]
 }
 
-export type IngestTarget = { sqlite: Database; campaignId: number; organizationId: number; firstAttemptAt: number }
+export type IngestTarget = { sqlite: SqlDatabase; campaignId: number; organizationId: number; firstAttemptAt: number }
 
 const PHONE_COLUMN = 'phone_number'
 const GREETING_COLUMNS = ['greeting_override_type', 'greeting_override_text', 'greeting_override_recording_id']
@@ -196,7 +197,7 @@ export async function ingestContacts(source: ReadableStream<Uint8Array>, rules: 
     }
     pending = []
   }
-  const ingestSlice = target.sqlite.transaction((records: string[][]) => {
+  const ingestSlice = (records: string[][]) => transaction(target, () => {
     for (const record of records) {
       if (plan === null) plan = planColumns(record, rules)
       else ingestRow(record, plan)

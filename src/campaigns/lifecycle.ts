@@ -3,6 +3,7 @@ import type { AppContext } from '../context'
 import { campaignLogs, campaigns, type CampaignLogLevel, type CampaignState } from '../db/schema/campaigns'
 import { notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
+import { transaction } from '../db/transaction'
 
 export type CampaignAction = 'start' | 'pause' | 'resume' | 'stop'
 
@@ -36,7 +37,7 @@ export function appendCampaignLog(
  */
 export function transitionCampaign(ctx: AppContext, organizationId: number, campaignId: number, action: CampaignAction): void {
   const transition = TRANSITIONS[action]
-  ctx.sqlite.transaction(() => {
+  transaction(ctx, () => {
     const campaign = ctx.db
       .select({ state: campaigns.state, startedAt: campaigns.startedAt })
       .from(campaigns)
@@ -58,14 +59,14 @@ export function transitionCampaign(ctx: AppContext, organizationId: number, camp
     }).where(eq(campaigns.id, campaignId)).run()
     const event = resumes ? TRANSITIONS.resume : transition
     appendCampaignLog(ctx, campaignId, 'info', event.event, event.message, { from: campaign.state, to: transition.to })
-  }).immediate()
+  })
 }
 
 /** Removes campaigns still importing (their import failed or was interrupted) with the contacts written so far; all of them without an id. */
 export function discardImportingCampaigns(ctx: AppContext, campaignId: number | null = null): number {
-  const which = `state = 'importing' AND (?1 IS NULL OR id = ?1)`
-  return ctx.sqlite.transaction(() => {
-    ctx.sqlite.query(`DELETE FROM campaign_contacts WHERE campaign_id IN (SELECT id FROM campaigns WHERE ${which})`).run(campaignId)
-    return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${which}`).run(campaignId).changes
-  }).immediate()
+  const which = `state = 'importing' AND (? IS NULL OR id = ?)`
+  return transaction(ctx, () => {
+    ctx.sqlite.query(`DELETE FROM campaign_contacts WHERE campaign_id IN (SELECT id FROM campaigns WHERE ${which})`).run(campaignId, campaignId)
+    return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${which}`).run(campaignId, campaignId).changes
+  })
 }

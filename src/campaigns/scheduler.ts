@@ -11,6 +11,7 @@ import { appendCampaignLog } from './lifecycle'
 import { createPacer, type Pacer } from './pacer'
 import { isWithinSchedule, nextWindowStart, type ScheduleConfig } from './schedule-window'
 import { assignVariant } from './traffic-split'
+import { transaction } from '../db/transaction'
 
 /** The agent a campaign dials cannot run (archived, version gone): the campaign pauses with the reason. */
 class AgentUnavailableError extends Error {}
@@ -112,22 +113,22 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
 
   function complete(campaign: RunningCampaign): void {
     const now = new Date(ctx.clock.now()).toISOString()
-    ctx.sqlite.transaction(() => {
+    transaction(ctx, () => {
       const changed = ctx.sqlite.query(`UPDATE campaigns SET state = 'completed', completed_at = ?, updated_at = ? WHERE id = ? AND state = 'running'`)
         .run(now, now, campaign.id).changes
       if (changed > 0) appendCampaignLog(ctx, campaign.id, 'info', 'campaign_completed', 'Campaign completed: every contact has been called')
-    }).immediate()
+    })
     pacers.delete(campaign.id)
     outsideScheduleLogged.delete(campaign.id)
   }
 
   function pause(campaign: RunningCampaign, event: string, message: string, details: Record<string, unknown>): void {
     const now = new Date(ctx.clock.now()).toISOString()
-    ctx.sqlite.transaction(() => {
+    transaction(ctx, () => {
       const changed = ctx.sqlite.query(`UPDATE campaigns SET state = 'paused', updated_at = ? WHERE id = ? AND state = 'running'`)
         .run(now, campaign.id).changes
       if (changed > 0) appendCampaignLog(ctx, campaign.id, 'warning', event, message, details)
-    }).immediate()
+    })
   }
 
   /** Logs `outside_schedule` once per closed window, not once per tick. */
@@ -179,7 +180,7 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
   /** Claims the next due contact and writes its run, in one transaction. Null when nothing is due. */
   function claimAttempt(plan: DialPlan, now: number) {
     const { campaign } = plan
-    return ctx.sqlite.transaction(() => {
+    return transaction(ctx, () => {
       const contact = claimNextContact.get(campaign.id, now)
       if (!contact) return null
       const split = campaign.traffic_split ? (JSON.parse(campaign.traffic_split) as StoredTrafficSplit) : null
@@ -215,7 +216,7 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
       ctx.sqlite.query('UPDATE campaign_contacts SET last_run_id = ?, variant_id = ? WHERE id = ?').run(run.id, variant?.id ?? null, contact.id)
       ctx.sqlite.query('UPDATE campaigns SET processed_rows = processed_rows + 1 WHERE id = ?').run(campaign.id)
       return { contact, runId: run.id, callId, version }
-    }).immediate()
+    })
   }
 
   function dial(plan: DialPlan, attempt: NonNullable<ReturnType<typeof claimAttempt>>): void {

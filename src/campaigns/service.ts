@@ -18,6 +18,7 @@ import { resolveOutbound } from '../telephony/configurations'
 import { findUpload } from './sources'
 import type { CreateCampaignBody, RedialBody, UpdateCampaignBody } from '../api/campaigns/model'
 import { campaignViews, type CampaignRow, type CampaignView } from '../api/campaigns/view'
+import { transaction } from '../db/transaction'
 
 type CreateRequest = Static<typeof CreateCampaignBody>
 type UpdateRequest = Static<typeof UpdateCampaignBody>
@@ -165,7 +166,7 @@ export function updateCampaign(ctx: AppContext, organizationId: number, campaign
   if (problems.length > 0) throw invalid(problems)
   if (body.traffic_split) resolveTargets(ctx, organizationId, splitSelections(body.traffic_split))
 
-  ctx.sqlite.transaction(() => {
+  transaction(ctx, () => {
     const changes: Partial<typeof campaigns.$inferInsert> = { updatedAt: isoNow(ctx.clock) }
     if (body.name != null) changes.name = body.name
     if (body.retry_config != null) changes.retryConfig = normalizeRetry(body.retry_config)
@@ -188,7 +189,7 @@ export function updateCampaign(ctx: AppContext, organizationId: number, campaign
       }
     }
     ctx.db.update(campaigns).set(changes).where(eq(campaigns.id, campaignId)).run()
-  }).immediate()
+  })
   return getCampaign(ctx, organizationId, campaignId)
 }
 
@@ -282,7 +283,7 @@ export function redialCampaign(ctx: AppContext, organizationId: number, campaign
   if (parent.redialedCampaignId !== null) throw refused('This campaign has already been redialed')
   const outcomes = chosen.map((flag) => REDIAL_OUTCOMES[flag])
   const now = isoNow(ctx.clock)
-  const childId = ctx.sqlite.transaction(() => {
+  const childId = transaction(ctx, () => {
     const id = ctx.db.insert(campaigns).values({
       ...parent,
       id: undefined,
@@ -305,7 +306,7 @@ export function redialCampaign(ctx: AppContext, organizationId: number, campaign
     ctx.db.update(campaigns).set({ redialedCampaignId: id, updatedAt: now }).where(eq(campaigns.id, parent.id)).run()
     appendCampaignLog(ctx, parent.id, 'info', 'campaign_redialed', `Redial campaign ${id} created for ${copied} contacts`, { redial_campaign_id: id, outcomes })
     return id
-  }).immediate()
+  })
   return getCampaign(ctx, organizationId, childId)
 }
 

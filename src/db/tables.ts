@@ -1,23 +1,4 @@
-import type { Database } from 'bun:sqlite'
-
-/** SQLite-specific questions about the schema and its constraint errors, kept here so services stay portable SQL. */
-
-const knownTables = new WeakMap<Database, Map<string, boolean>>()
-
-/**
- * Whether a table exists, asked once per connection: migrations run before a connection is handed out, so the
- * answer cannot change while it is open. Lets a module read a table that a later migration may add.
- */
-export function tableExists(sqlite: Database, name: string): boolean {
-  let tables = knownTables.get(sqlite)
-  if (!tables) knownTables.set(sqlite, (tables = new Map()))
-  let exists = tables.get(name)
-  if (exists === undefined) {
-    exists = sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== null
-    tables.set(name, exists)
-  }
-  return exists
-}
+/** SQLite's wording of constraint errors, kept here so services stay portable SQL. */
 
 const isUniqueViolation = (error: unknown, table: string, columns: string[]) =>
   error instanceof Error && error.message === `UNIQUE constraint failed: ${columns.map((column) => `${table}.${column}`).join(', ')}`

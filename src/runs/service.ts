@@ -2,6 +2,7 @@ import { and, eq } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { workflowRuns, type CallType, type JsonObject, type WorkflowRunRow } from '../db/schema'
 import { isoNow } from '../lib/clock'
+import { transaction } from '../db/transaction'
 
 /**
  * The run record every entry point shares (API trigger, campaign dialer, inbound calls): create it when a call is about
@@ -85,11 +86,11 @@ function patchedValues(run: WorkflowRunRow, patch: RunContextPatch) {
 
 /** Shallow-merges call facts learnt while the call goes on (e.g. `caller_number` once dialled, the provider's call id). */
 export function updateRun(ctx: AppContext, runId: number, patch: RunContextPatch): void {
-  ctx.sqlite.transaction(() => {
+  transaction(ctx, () => {
     const run = ctx.db.select().from(workflowRuns).where(eq(workflowRuns.id, runId)).get()
     if (!run) throw new Error(`Run ${runId} does not exist`)
     ctx.db.update(workflowRuns).set(patchedValues(run, patch)).where(eq(workflowRuns.id, runId)).run()
-  }).immediate()
+  })
 }
 
 export type RunOutcome = {
@@ -124,7 +125,7 @@ type OpenRunJson = {
  * Setting usage_info is what puts the run in the usage report. Plain SQL: every call that ends goes through here.
  */
 export function finishRun(ctx: AppContext, runId: number, outcome: RunOutcome): boolean {
-  return ctx.sqlite.transaction(() => {
+  return transaction(ctx, () => {
     const run = ctx.sqlite.query<OpenRunJson, [number]>(
       `SELECT workflow_id, initial_context, gathered_context, logs, annotations, cost_info FROM workflow_runs WHERE id = ? AND state <> 'completed'`,
     ).get(runId)
@@ -147,7 +148,7 @@ export function finishRun(ctx: AppContext, runId: number, outcome: RunOutcome): 
       runId,
     )
     return true
-  }).immediate()
+  })
 }
 
 function addDispositionCode(ctx: AppContext, workflowId: number, code: string): void {

@@ -26,6 +26,7 @@ import { provisionMissing } from './provisioning'
 import { maskCredentials, openCredentials, sealCredentials } from './secrets'
 import type { ConfigurationDetail, ConfigurationListItem } from '../api/telephony/model'
 import { trunkViews } from './trunks'
+import { transaction } from '../db/transaction'
 
 export type CreateConfigurationInput = { name: string; is_default_outbound?: boolean; config: { provider: ProviderName } & Record<string, unknown> }
 export type UpdateConfigurationInput = { name?: string | null; config?: Record<string, unknown> | null }
@@ -132,7 +133,7 @@ export async function createConfiguration(ctx: AppContext, organizationId: numbe
   const credentials = await provisionMissing(ctx, provider, createCredentials(body.config))
   const sealedCredentials = sealCredentials(ctx.masterKey, provider, credentials)
   const now = isoNow(ctx.clock)
-  const row = writeConfiguration(body.name, () => ctx.sqlite.transaction(() => {
+  const row = writeConfiguration(body.name, () => transaction(ctx, () => {
     if (body.is_default_outbound) clearDefaultOutbound(ctx, organizationId)
     return ctx.db
       .insert(telephonyConfigurations)
@@ -142,7 +143,7 @@ export async function createConfiguration(ctx: AppContext, organizationId: numbe
       })
       .returning()
       .get()
-  }).immediate())
+  }))
   ctx.log.info({ organizationId, configurationId: row.id, provider }, 'telephony configuration created')
   return configurationDetail(ctx, row)
 }
@@ -193,7 +194,7 @@ export function deleteConfiguration(ctx: AppContext, organizationId: number, id:
 
 /** Unsets the current default and sets this one in one transaction; inactive configurations may be chosen too. */
 export function setDefaultOutbound(ctx: AppContext, organizationId: number, id: number): ConfigurationDetail {
-  const row = ctx.sqlite.transaction(() => {
+  const row = transaction(ctx, () => {
     requireConfigurationRow(ctx, organizationId, id)
     clearDefaultOutbound(ctx, organizationId)
     return ctx.db
@@ -202,7 +203,7 @@ export function setDefaultOutbound(ctx: AppContext, organizationId: number, id: 
       .where(and(eq(telephonyConfigurations.id, id), eq(telephonyConfigurations.organizationId, organizationId)))
       .returning()
       .get()!
-  }).immediate()
+  })
   return configurationDetail(ctx, row)
 }
 

@@ -2,7 +2,6 @@ import { randomInt } from 'node:crypto'
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { phoneNumbers, telephonyConfigurations, trunks, type PhoneNumberRow, type TelephonyConfigurationRow } from '../db/schema'
-import { tableExists } from '../db/tables'
 import { DomainError, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { PROVIDERS, setupChecklist, storableCredentials, type Credentials, type ProviderCredentials, type ProviderName, type SetupChecklist, type SetupFacts } from './providers'
@@ -215,12 +214,8 @@ export function getConfigCredentials(
   return { organizationId, provider, credentials }
 }
 
-/**
- * Whether a campaign (in any state) refers to the configuration, which then cannot be deleted.
- * Plain SQL because the campaigns table belongs to a later migration; before it exists nothing refers to one.
- */
+/** Whether a campaign (in any state) refers to the configuration, which then cannot be deleted. */
 export function isConfigurationInUse(ctx: AppContext, configurationId: number): boolean {
-  if (!tableExists(ctx.sqlite, 'campaigns')) return false
   return ctx.sqlite.query('SELECT 1 FROM campaigns WHERE telephony_configuration_id = ? LIMIT 1').get(configurationId) !== null
 }
 

@@ -1,13 +1,14 @@
 import { and, asc, eq } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { phoneNumbers, trunks, type PhoneNumberRow } from '../db/schema'
-import { tableExists, translateUniqueViolations } from '../db/tables'
+import { translateUniqueViolations } from '../db/tables'
 import { valueError, type ValidationItem } from '../lib/validation'
 import { conflict, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { AddressError, dialCodeFor, normalizeAddress, type NormalizedAddress } from '../lib/phone'
 import { requireConfigurationRow } from './configurations'
 import type { CreatePhoneNumberBody, PhoneNumberView, UpdatePhoneNumberBody } from '../api/telephony/model'
+import { transaction } from '../db/transaction'
 
 /** Phone numbers of a configuration: caller ids for outbound calls and the addresses inbound calls are routed by. */
 
@@ -39,12 +40,9 @@ function phoneNumberView(row: PhoneNumberRow, inboundWorkflowName: string | null
   }
 }
 
-/**
- * Names of the organization's workflows among `ids`. Plain SQL because the workflows table belongs to another
- * migration; before it exists there are no workflows.
- */
+/** Names of the organization's workflows among `ids`. */
 function workflowNames(ctx: AppContext, organizationId: number, ids: number[]): Map<number, string> {
-  if (ids.length === 0 || !tableExists(ctx.sqlite, 'workflows')) return new Map()
+  if (ids.length === 0) return new Map()
   const rows = ctx.sqlite
     .query<{ id: number; name: string }, number[]>(`SELECT id, name FROM workflows WHERE organization_id = ? AND id IN (${ids.map(() => '?').join(', ')})`)
     .all(organizationId, ...ids)
@@ -144,7 +142,7 @@ export function createPhoneNumber(ctx: AppContext, organizationId: number, confi
   if (body.telephony_trunk_id != null) requireTrunkOnConfiguration(ctx, configurationId, body.telephony_trunk_id)
   const address = normalised(body.address, countryCode)
   const now = isoNow(ctx.clock)
-  const row = writePhoneNumber(() => ctx.sqlite.transaction(() => {
+  const row = writePhoneNumber(() => transaction(ctx, () => {
     if (body.is_default_caller_id) clearDefaultCaller(ctx, configurationId)
     return ctx.db
       .insert(phoneNumbers)
@@ -166,7 +164,7 @@ export function createPhoneNumber(ctx: AppContext, organizationId: number, confi
       })
       .returning()
       .get()
-  }).immediate())
+  }))
   return phoneNumberView(row, inboundWorkflowName)
 }
 
@@ -214,10 +212,10 @@ export function deletePhoneNumber(ctx: AppContext, organizationId: number, confi
 
 /** The caller id of one-off calls on this configuration; unsets the previous one in the same transaction. */
 export function setDefaultCaller(ctx: AppContext, organizationId: number, configurationId: number, id: number): PhoneNumberView {
-  const row = ctx.sqlite.transaction(() => {
+  const row = transaction(ctx, () => {
     requirePhoneNumber(ctx, organizationId, configurationId, id)
     clearDefaultCaller(ctx, configurationId)
     return ctx.db.update(phoneNumbers).set({ isDefaultCallerId: true }).where(eq(phoneNumbers.id, id)).returning().get()!
-  }).immediate()
+  })
   return phoneNumberView(row, workflowNameOf(ctx, row))
 }

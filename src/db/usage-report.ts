@@ -1,0 +1,24 @@
+/** Where a usage report's artifact links take their parameters: the public link base and the current time. */
+export const USAGE_LINK_PLACEHOLDERS = { base: '?1', now: '?2' }
+
+/**
+ * A run of the usage report as JSON text written by SQLite (json_object, json_extract, json_type). Parsing the stored
+ * contexts into objects only to serialize them again took most of the report's time (0.6 of 1.1 ms for 50 runs); here
+ * they are copied as they are stored. `artifactLinkArgs` are more json_object arguments, written over
+ * USAGE_LINK_PLACEHOLDERS: the parameters after the page's are the public link base and the current time.
+ */
+export const usageRunColumns = (artifactLinkArgs: string) => `run.id AS id, coalesce(run.service_token_usage, 0) AS tokens,
+  CAST(round(coalesce(run.call_duration_seconds, 0)) AS INTEGER) AS seconds,
+  json_object(
+    'id', run.id, 'workflow_id', run.workflow_id, 'workflow_name', agent.name, 'name', run.name, 'created_at', run.created_at,
+    'service_token_usage', coalesce(run.service_token_usage, 0),
+    'call_duration_seconds', CAST(round(coalesce(run.call_duration_seconds, 0)) AS INTEGER),
+    ${artifactLinkArgs},
+    'phone_number', CAST(CASE WHEN run.call_type = 'inbound' THEN run.caller_number
+      ELSE coalesce(json_extract(run.initial_context, '$.phone_number'), run.called_number) END AS TEXT),
+    'caller_number', CAST(run.caller_number AS TEXT),
+    'called_number', CAST(run.called_number AS TEXT),
+    'call_type', run.call_type, 'mode', run.mode, 'disposition', run.disposition,
+    'initial_context', json(run.initial_context), 'gathered_context', json(run.gathered_context),
+    'charge_usd', CASE WHEN json_type(run.cost_info, '$.charge_usd') IN ('integer', 'real') THEN json_extract(run.cost_info, '$.charge_usd') END
+  ) AS json`
