@@ -1,4 +1,4 @@
-import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { index, integer, sqliteTable, text, unique } from 'drizzle-orm/sqlite-core'
 import type { CircuitBreakerConfig } from '../../campaigns/circuit-breaker'
 import type { RetryConfig } from '../../campaigns/retry'
 import type { ScheduleConfig } from '../../campaigns/schedule-window'
@@ -25,7 +25,9 @@ export const uploads = sqliteTable('uploads', {
   size: integer('size'),
   createdAt: text('created_at').notNull(),
   completedAt: text('completed_at'),
-})
+}, (table) => [
+  index('uploads_org').on(table.organizationId, table.id),
+])
 
 export const campaigns = sqliteTable('campaigns', {
   id: integer('id').primaryKey(),
@@ -55,7 +57,11 @@ export const campaigns = sqliteTable('campaigns', {
   startedAt: text('started_at'),
   completedAt: text('completed_at'),
   updatedAt: text('updated_at').notNull(),
-})
+}, (table) => [
+  index('campaigns_org').on(table.organizationId, table.id),
+  index('campaigns_state').on(table.state),
+  index('campaigns_telephony').on(table.telephonyConfigurationId),
+])
 
 export const campaignContacts = sqliteTable('campaign_contacts', {
   id: integer('id').primaryKey(),
@@ -71,7 +77,10 @@ export const campaignContacts = sqliteTable('campaign_contacts', {
   lastOutcome: text('last_outcome'),
   lastRunId: integer('last_run_id'),
   variantId: text('variant_id'),
-})
+}, (table) => [
+  unique().on(table.campaignId, table.phoneNumber),
+  index('campaign_contacts_due').on(table.campaignId, table.state, table.nextAttemptAt, table.id),
+])
 
 export const campaignLogs = sqliteTable('campaign_logs', {
   id: integer('id').primaryKey(),
@@ -81,4 +90,6 @@ export const campaignLogs = sqliteTable('campaign_logs', {
   event: text('event').notNull(),
   message: text('message').notNull(),
   details: text('details', { mode: 'json' }).$type<Record<string, unknown> | null>(),
-})
+}, (table) => [
+  index('campaign_logs_campaign').on(table.campaignId, table.id),
+])

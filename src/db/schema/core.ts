@@ -1,4 +1,4 @@
-import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 
 export const organizations = sqliteTable('organizations', {
   id: integer('id').primaryKey(),
@@ -18,4 +18,6 @@ export const apiKeys = sqliteTable('api_keys', {
   createdAt: text('created_at').notNull(),
   lastUsedAt: text('last_used_at'),
   archivedAt: text('archived_at'),
-})
+}, (table) => [
+  index('api_keys_org').on(table.organizationId, table.id),
+])

@@ -1,4 +1,5 @@
-import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { sql } from 'drizzle-orm'
+import { index, integer, sqliteTable, text, unique, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import type { AddressType } from '../../lib/phone'
 import type { Credentials, ProviderName } from '../../telephony/providers'
 
@@ -15,7 +16,11 @@ export const telephonyConfigurations = sqliteTable('telephony_configurations', {
   inactiveReason: text('inactive_reason'),
   createdAt: text('created_at').notNull(),
   updatedAt: text('updated_at').notNull(),
-})
+}, (table) => [
+  unique().on(table.organizationId, table.name),
+  uniqueIndex('telephony_configurations_one_default').on(table.organizationId).where(sql`is_default_outbound = 1`),
+  index('telephony_configurations_provider').on(table.provider, table.inactive),
+])
 
 export const trunks = sqliteTable('trunks', {
   id: integer('id').primaryKey(),
@@ -27,7 +32,9 @@ export const trunks = sqliteTable('trunks', {
   externalId: text('external_id'),
   createdAt: text('created_at').notNull(),
   updatedAt: text('updated_at').notNull(),
-})
+}, (table) => [
+  unique().on(table.telephonyConfigurationId, table.name),
+])
 
 export const phoneNumbers = sqliteTable('phone_numbers', {
   id: integer('id').primaryKey(),
@@ -45,7 +52,12 @@ export const phoneNumbers = sqliteTable('phone_numbers', {
   extraMetadata: text('extra_metadata', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
   createdAt: text('created_at').notNull(),
   updatedAt: text('updated_at').notNull(),
-})
+}, (table) => [
+  unique().on(table.organizationId, table.addressNormalized),
+  uniqueIndex('phone_numbers_one_default_caller').on(table.telephonyConfigurationId).where(sql`is_default_caller_id = 1`),
+  index('phone_numbers_configuration').on(table.telephonyConfigurationId, table.id),
+  index('phone_numbers_trunk').on(table.telephonyTrunkId),
+])
 
 export type TelephonyConfigurationRow = typeof telephonyConfigurations.$inferSelect
 export type TrunkRow = typeof trunks.$inferSelect

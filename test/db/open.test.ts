@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { applyMigrations, openDatabase } from '../src/db/open'
+import { applyMigrations, openDatabase } from '../../src/db/open'
 
 describe('database', () => {
   test('pragmas are set and migrations are applied once, tracked by name', () => {
