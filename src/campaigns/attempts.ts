@@ -4,6 +4,7 @@ import type { CallOutcome } from '../telephony/provider'
 import { evaluateBreaker, tripDetails, tripMessage, type BreakerOutcome, type CircuitBreakerConfig } from './circuit-breaker'
 import { appendCampaignLog } from './lifecycle'
 import { retryDecision, type RetryConfig } from './retry'
+import { applyTransition } from './state-machine'
 
 /** Dispositions of runs that count as failures for the circuit breaker: calls that could not be placed or failed. */
 export const FAILED_DISPOSITION = 'failed'
@@ -71,8 +72,7 @@ function tripBreakerIfNeeded(ctx: AppContext, campaignId: number, config: Circui
   }))
   const stats = evaluateBreaker(config, outcomes, now)
   if (!stats.trip) return
-  ctx.sqlite.query(`UPDATE campaigns SET state = 'paused', updated_at = ? WHERE id = ? AND state = 'running'`)
-    .run(new Date(now).toISOString(), campaignId)
+  applyTransition(ctx, campaignId, 'suspend')
   appendCampaignLog(ctx, campaignId, 'warning', 'circuit_breaker_tripped', tripMessage(stats, config), tripDetails(stats, config, outcomes, now))
 }
 

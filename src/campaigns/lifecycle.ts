@@ -4,19 +4,19 @@ import { campaignLogs, campaigns, type CampaignLogLevel, type CampaignState } fr
 import { notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { transaction } from '../db/transaction'
+import { applyTransition, CAMPAIGN_TRANSITIONS } from './state-machine'
 
+/** The transitions a client asks for over the API. */
 export type CampaignAction = 'start' | 'pause' | 'resume' | 'stop'
 
-type Transition = { from: CampaignState[]; to: CampaignState; event: string; message: string }
-
-const TRANSITIONS: Record<CampaignAction, Transition> = {
-  start: { from: ['draft', 'paused'], to: 'running', event: 'campaign_started', message: 'Campaign started' },
-  pause: { from: ['running'], to: 'paused', event: 'campaign_paused', message: 'Campaign paused' },
-  resume: { from: ['paused'], to: 'running', event: 'campaign_resumed', message: 'Campaign resumed' },
-  stop: { from: ['running', 'paused'], to: 'stopped', event: 'campaign_stopped', message: 'Campaign stopped: queued contacts will not be dialled; calls in progress finish' },
+const ACTION_LOGS: Record<CampaignAction, { event: string; message: string }> = {
+  start: { event: 'campaign_started', message: 'Campaign started' },
+  pause: { event: 'campaign_paused', message: 'Campaign paused' },
+  resume: { event: 'campaign_resumed', message: 'Campaign resumed' },
+  stop: { event: 'campaign_stopped', message: 'Campaign stopped: queued contacts will not be dialled; calls in progress finish' },
 }
 
-const quoted = (states: CampaignState[]) => states.map((state) => `'${state}'`).join(' or ')
+const quoted = (states: readonly CampaignState[]) => states.map((state) => `'${state}'`).join(' or ')
 
 export function appendCampaignLog(
   ctx: AppContext,
@@ -36,10 +36,10 @@ export function appendCampaignLog(
  * transaction. A wrong state is a 400 naming the current state.
  */
 export function transitionCampaign(ctx: AppContext, organizationId: number, campaignId: number, action: CampaignAction): void {
-  const transition = TRANSITIONS[action]
+  const transition = CAMPAIGN_TRANSITIONS[action]
   transaction(ctx, () => {
     const campaign = ctx.db
-      .select({ state: campaigns.state, startedAt: campaigns.startedAt })
+      .select({ state: campaigns.state })
       .from(campaigns)
       .where(and(eq(campaigns.id, campaignId), eq(campaigns.organizationId, organizationId)))
       .get()
@@ -47,17 +47,9 @@ export function transitionCampaign(ctx: AppContext, organizationId: number, camp
     if (!transition.from.includes(campaign.state)) {
       throw refused(`Campaign must be in ${quoted(transition.from)} state to ${action}, current state: ${campaign.state}`)
     }
-    const now = isoNow(ctx.clock)
+    applyTransition(ctx, campaignId, action)
     const resumes = transition.to === 'running' && campaign.state === 'paused'
-    ctx.db.update(campaigns).set({
-      state: transition.to,
-      updatedAt: now,
-      ...(campaign.startedAt === null && transition.to === 'running' ? { startedAt: now } : {}),
-      ...(transition.to === 'stopped' ? { completedAt: now } : {}),
-      // A resumed campaign starts the circuit breaker from a clean slate.
-      ...(resumes ? { breakerWindowResetAt: ctx.clock.now() } : {}),
-    }).where(eq(campaigns.id, campaignId)).run()
-    const event = resumes ? TRANSITIONS.resume : transition
+    const event = ACTION_LOGS[resumes ? 'resume' : action]
     appendCampaignLog(ctx, campaignId, 'info', event.event, event.message, { from: campaign.state, to: transition.to })
   })
 }

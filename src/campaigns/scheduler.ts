@@ -12,6 +12,7 @@ import { createPacer, type Pacer } from './pacer'
 import { isWithinSchedule, nextWindowStart, type ScheduleConfig } from './schedule-window'
 import { assignVariant } from './traffic-split'
 import { transaction } from '../db/transaction'
+import { applyTransition } from './state-machine'
 
 /** The agent a campaign dials cannot run (archived, version gone): the campaign pauses with the reason. */
 class AgentUnavailableError extends Error {}
@@ -112,22 +113,16 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
   const claimNextContact = ctx.sqlite.query<ClaimedContact, [number, number]>(CLAIM_NEXT_CONTACT)
 
   function complete(campaign: RunningCampaign): void {
-    const now = new Date(ctx.clock.now()).toISOString()
     transaction(ctx, () => {
-      const changed = ctx.sqlite.query(`UPDATE campaigns SET state = 'completed', completed_at = ?, updated_at = ? WHERE id = ? AND state = 'running'`)
-        .run(now, now, campaign.id).changes
-      if (changed > 0) appendCampaignLog(ctx, campaign.id, 'info', 'campaign_completed', 'Campaign completed: every contact has been called')
+      if (applyTransition(ctx, campaign.id, 'complete') !== null) appendCampaignLog(ctx, campaign.id, 'info', 'campaign_completed', 'Campaign completed: every contact has been called')
     })
     pacers.delete(campaign.id)
     outsideScheduleLogged.delete(campaign.id)
   }
 
   function pause(campaign: RunningCampaign, event: string, message: string, details: Record<string, unknown>): void {
-    const now = new Date(ctx.clock.now()).toISOString()
     transaction(ctx, () => {
-      const changed = ctx.sqlite.query(`UPDATE campaigns SET state = 'paused', updated_at = ? WHERE id = ? AND state = 'running'`)
-        .run(now, campaign.id).changes
-      if (changed > 0) appendCampaignLog(ctx, campaign.id, 'warning', event, message, details)
+      if (applyTransition(ctx, campaign.id, 'suspend') !== null) appendCampaignLog(ctx, campaign.id, 'warning', event, message, details)
     })
   }
 

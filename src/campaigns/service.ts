@@ -16,6 +16,7 @@ import { listRuns, type RunListQuery } from '../runs/list'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/target'
 import { resolveOutbound } from '../telephony/configurations'
 import { findUpload } from './sources'
+import { applyTransition } from './state-machine'
 import type { CreateCampaignBody, RedialBody, UpdateCampaignBody } from '../api/campaigns/model'
 import { campaignViews, type CampaignRow, type CampaignView } from '../api/campaigns/view'
 import { transaction } from '../db/transaction'
@@ -153,7 +154,7 @@ export async function createCampaign(ctx: AppContext, organizationId: number, bo
     if (error instanceof ContactsError) throw refused(error.message)
     throw error
   }
-  ctx.db.update(campaigns).set({ state: 'draft', totalRows: contacts, totalQueuedCount: contacts }).where(eq(campaigns.id, campaignId)).run()
+  applyTransition(ctx, campaignId, 'imported', { totalRows: contacts, totalQueuedCount: contacts })
   ctx.log.info({ campaignId, organizationId, contacts }, 'campaign created')
   return getCampaign(ctx, organizationId, campaignId)
 }
