@@ -1,15 +1,13 @@
-import { randomInt, randomUUID } from 'node:crypto'
+import { randomInt } from 'node:crypto'
 import type { Static } from 'elysia'
 import type { AppContext } from '../context'
 import { limitReached, notFound, refused, unauthenticated } from '../lib/errors'
-import { ARI_PROVIDER, validateDestination } from '../lib/phone'
-import { createRun, openCallCount } from '../runs/service'
+import { validateDestination } from '../lib/phone'
+import { openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../runs/target'
-import { resolveOutbound } from '../telephony/configurations'
-import { placeCall } from './place'
+import { resolveOutboundLine, startOutboundCall } from './start'
 import { authenticateKey } from '../auth/keys'
 import type { TriggerCallBody, TriggerCallResponse } from '../api/public-agent/model'
-import { transaction } from '../db/transaction'
 
 export type TriggerMode = 'production' | 'test'
 
@@ -42,42 +40,28 @@ export async function startRunByApi(
   if ('problem' in found) throw notFound(RUN_TARGET_PROBLEMS[found.problem])
   const { target } = found
 
-  const { config, fromNumber } = resolveOutbound(ctx, organizationId, {
+  const line = resolveOutboundLine(ctx, organizationId, {
     telephonyConfigurationId: body.telephony_configuration_id, fromPhoneNumberId: body.from_phone_number_id,
-  })
-  const provider = ctx.telephony.providerFor(config.provider)
+  }, 'chosen_or_default_on_ari')
+  const { provider } = line
   if (!provider) {
     throw refused(`Telephony provider not configured for this ${body.telephony_configuration_id == null ? 'organization' : 'configuration'}`)
   }
-  const destinationProblem = validateDestination(body.phone_number, config.provider)
+  const destinationProblem = validateDestination(body.phone_number, line.providerName)
   if (destinationProblem) throw refused(`phone_number ${destinationProblem}`)
 
-  // ARI leaves the caller id to the trunk unless one was chosen or is the default: it never presents one picked at random.
-  const presentsCallerId = fromNumber !== null
-    && (config.provider !== ARI_PROVIDER || body.from_phone_number_id != null || fromNumber.isDefaultCallerId)
-  const callerId = presentsCallerId ? fromNumber.addressNormalized : null
-  const callId = randomUUID()
   const clientContext = Object.fromEntries(Object.entries(body.initial_context ?? {}).filter(([key]) => !RESERVED_CONTEXT_KEYS.has(key)))
-  const run = transaction(ctx, () => {
+  const started = startOutboundCall(ctx, () => {
     if (openCallCount(ctx, organizationId) >= concurrentCallLimit(ctx, organizationId)) throw tooManyCalls()
-    return createRun(ctx, {
+    return {
       organizationId,
-      workflowId: target.workflowId,
-      definitionId: target.definitionId,
-      name: `${mode === 'test' ? 'WR-TEST' : 'WR-API'}-${randomInt(1000, 10_000)}`,
-      mode: config.provider,
-      callType: 'outbound',
-      telephonyConfigurationId: config.id,
-      callId,
-      initialContext: {
-        ...clientContext,
-        provider: config.provider,
-        direction: 'outbound',
-        phone_number: body.phone_number,
-        called_number: body.phone_number,
-        ...(callerId ? { caller_number: callerId } : {}),
-        telephony_configuration_id: config.id,
-        ...(presentsCallerId ? { from_phone_number_id: fromNumber.id } : {}),
+      target,
+      line: { ...line, provider },
+      destination: body.phone_number,
+      runName: `${mode === 'test' ? 'WR-TEST' : 'WR-API'}-${randomInt(1000, 10_000)}`,
+      context: { ...clientContext, phone_number: body.phone_number },
+      extraContext: {
+        ...(line.fromPhoneNumberId !== null ? { from_phone_number_id: line.fromPhoneNumberId } : {}),
         trigger_mode: mode,
         agent_identifier: 'triggerPath' in selector ? selector.triggerPath : target.workflowUuid,
         agent_identifier_type: 'triggerPath' in selector ? 'trigger_path' : 'workflow_uuid',
@@ -85,17 +69,12 @@ export async function startRunByApi(
         api_key_id: principal.apiKeyId,
         ...(body.model_overrides ? { runtime_configuration: { model_overrides: body.model_overrides } } : {}),
       },
-    })
-  })
-
-  const refusal = await placeCall(ctx, provider, {
-    callId, runId: run.id, organizationId, configurationId: config.id, credentials: config.credentials,
-    destination: body.phone_number, callerId, ringTimeoutSeconds: ctx.config.ringTimeoutSeconds,
-    maxCallDurationSeconds: target.configurations.max_call_duration_seconds,
-  })
+    }
+  })!
+  const refusal = await started.placed
   if (refusal !== null) throw refused(`Failed to initiate call: ${refusal}`)
-  ctx.log.info({ organizationId, runId: run.id, callId, configurationId: config.id, mode }, 'run started over the API')
-  return { status: 'initiated', workflow_run_id: run.id, workflow_run_name: run.name }
+  ctx.log.info({ organizationId, runId: started.runId, callId: started.callId, configurationId: line.configurationId, mode }, 'run started over the API')
+  return { status: 'initiated', workflow_run_id: started.runId, workflow_run_name: started.runName }
 }
 
 function concurrentCallLimit(ctx: AppContext, organizationId: number): number {

@@ -1,12 +1,10 @@
-import { randomUUID } from 'node:crypto'
 import type { AppContext } from '../context'
 import type { GreetingOverride, StoredTrafficSplit } from '../db/schema/campaigns'
 import { DomainError } from '../lib/errors'
-import { createRun, openCallCount } from '../runs/service'
+import { openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/target'
-import { resolveOutbound } from '../telephony/configurations'
 import type { TelephonyProvider } from '../telephony/provider'
-import { placeCall } from '../calls/place'
+import { resolveOutboundLine, startOutboundCall, type OutboundLine } from '../calls/start'
 import { appendCampaignLog } from './lifecycle'
 import { createPacer, type Pacer } from './pacer'
 import { isWithinSchedule, nextWindowStart, type ScheduleConfig } from './schedule-window'
@@ -56,11 +54,7 @@ type ClaimedContact = {
 type TelephonyPlan = {
   /** Agent versions resolved for this plan's lifetime, by `workflowId:definitionId|latest`. */
   targets: Map<string, RunTarget>
-  provider: TelephonyProvider
-  providerName: string
-  configurationId: number
-  credentials: Record<string, unknown>
-  callerId: string | null
+  line: OutboundLine & { provider: TelephonyProvider }
 }
 
 type DialPlan = TelephonyPlan & { campaign: RunningCampaign }
@@ -141,17 +135,13 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
     const cached = telephonyPlans.get(campaign.id)
     if (cached && cached.until > now) return cached.plan
     try {
-      const { config, fromNumber } = resolveOutbound(ctx, campaign.organization_id, { telephonyConfigurationId: campaign.telephony_configuration_id })
-      const provider = ctx.telephony.providerFor(config.provider)
+      const line = resolveOutboundLine(ctx, campaign.organization_id, { telephonyConfigurationId: campaign.telephony_configuration_id }, 'resolved')
+      const { provider } = line
       if (!provider) {
-        pause(campaign, 'telephony_unavailable', `Paused: this appliance cannot place calls through provider '${config.provider}'`, { provider: config.provider })
+        pause(campaign, 'telephony_unavailable', `Paused: this appliance cannot place calls through provider '${line.providerName}'`, { provider: line.providerName })
         return null
       }
-      const plan = {
-        targets: new Map(),
-        provider, providerName: config.provider, configurationId: config.id,
-        credentials: config.credentials, callerId: fromNumber?.addressNormalized ?? null,
-      }
+      const plan = { targets: new Map(), line: { ...line, provider } }
       telephonyPlans.set(campaign.id, { plan, until: now + TELEPHONY_PLAN_TTL_MS })
       return plan
     } catch (error) {
@@ -172,62 +162,38 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
     return found.target
   }
 
-  /** Claims the next due contact and writes its run, in one transaction. Null when nothing is due. */
-  function claimAttempt(plan: DialPlan, now: number) {
+  /** Claims the next due contact, writes its run in the same transaction, and dials. False when nothing is due. */
+  function dialNextContact(plan: DialPlan, now: number): boolean {
     const { campaign } = plan
-    return transaction(ctx, () => {
+    const started = startOutboundCall(ctx, () => {
       const contact = claimNextContact.get(campaign.id, now)
       if (!contact) return null
       const split = campaign.traffic_split ? (JSON.parse(campaign.traffic_split) as StoredTrafficSplit) : null
       // The phone number is the contact's identity for allocation, so a redial campaign keeps each contact's variant.
       const variant = split ? assignVariant(contact.phone_number, campaign.allocation_seed, split.variants) : null
-      const version = runTarget(plan, variant?.workflow_id ?? campaign.workflow_id!, variant?.workflow_definition_id ?? null)
+      const target = runTarget(plan, variant?.workflow_id ?? campaign.workflow_id!, variant?.workflow_definition_id ?? null)
       const greeting = contact.greeting_override ? (JSON.parse(contact.greeting_override) as GreetingOverride) : null
-      const callId = randomUUID()
-      const run = createRun(ctx, {
+      return {
         organizationId: campaign.organization_id,
-        workflowId: version.workflowId,
-        definitionId: version.definitionId,
-        name: `WR-CAMPAIGN-${campaign.id}-${contact.id}-${contact.attempts}`,
-        mode: plan.providerName,
-        callType: 'outbound',
-        campaignId: campaign.id,
-        campaignContactId: contact.id,
-        telephonyConfigurationId: plan.configurationId,
-        callId,
-        trafficVariantId: variant?.id ?? null,
-        initialContext: {
-          ...(JSON.parse(contact.context) as Record<string, string>),
-          campaign_id: campaign.id,
-          provider: plan.providerName,
-          direction: 'outbound',
-          called_number: contact.phone_number,
-          ...(plan.callerId ? { caller_number: plan.callerId } : {}),
-          telephony_configuration_id: plan.configurationId,
+        target,
+        line: plan.line,
+        destination: contact.phone_number,
+        runName: `WR-CAMPAIGN-${campaign.id}-${contact.id}-${contact.attempts}`,
+        campaign: { campaignId: campaign.id, contactId: contact.id, trafficVariantId: variant?.id ?? null },
+        context: { ...(JSON.parse(contact.context) as Record<string, string>), campaign_id: campaign.id },
+        extraContext: {
           ...(greeting ? { greeting_override: greeting } : {}),
           ...(contact.attempts > 1 ? { is_retry: true, retry_attempt: contact.attempts - 1, retry_reason: contact.last_outcome } : {}),
         },
-      })
-      ctx.sqlite.query('UPDATE campaign_contacts SET last_run_id = ?, variant_id = ? WHERE id = ?').run(run.id, variant?.id ?? null, contact.id)
+      }
+    }, (call, runId) => {
+      ctx.sqlite.query('UPDATE campaign_contacts SET last_run_id = ?, variant_id = ? WHERE id = ?').run(runId, call.campaign!.trafficVariantId, call.campaign!.contactId)
       ctx.sqlite.query('UPDATE campaigns SET processed_rows = processed_rows + 1 WHERE id = ?').run(campaign.id)
-      return { contact, runId: run.id, callId, version }
     })
-  }
-
-  function dial(plan: DialPlan, attempt: NonNullable<ReturnType<typeof claimAttempt>>): void {
-    const request = placeCall(ctx, plan.provider, {
-      callId: attempt.callId,
-      runId: attempt.runId,
-      organizationId: plan.campaign.organization_id,
-      configurationId: plan.configurationId,
-      credentials: plan.credentials,
-      destination: attempt.contact.phone_number,
-      callerId: plan.callerId,
-      ringTimeoutSeconds: ctx.config.ringTimeoutSeconds,
-      maxCallDurationSeconds: attempt.version.configurations.max_call_duration_seconds,
-    })
-    dialsInFlight.add(request)
-    void request.finally(() => dialsInFlight.delete(request))
+    if (!started) return false
+    dialsInFlight.add(started.placed)
+    void started.placed.finally(() => dialsInFlight.delete(started.placed))
+    return true
   }
 
   /** Dials what one campaign may dial now; returns when its next dial slot opens (Infinity: nothing to wait for). */
@@ -260,17 +226,16 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
     const plan: DialPlan = { ...telephony, campaign }
     // The pacer is asked and told with the time of each dial itself, not the tick's: claiming takes a little time.
     while (capacity > 0 && pacer.nextSlot(ctx.clock.now()) <= ctx.clock.now()) {
-      let attempt: ReturnType<typeof claimAttempt>
+      let dialled: boolean
       try {
-        attempt = claimAttempt(plan, now)
+        dialled = dialNextContact(plan, now)
       } catch (error) {
         if (!(error instanceof AgentUnavailableError)) throw error
         pause(campaign, 'agent_unavailable', `Paused: ${error.message}`, {})
         return Infinity
       }
-      if (!attempt) return Infinity
+      if (!dialled) return Infinity
       pacer.record(ctx.clock.now())
-      dial(plan, attempt)
       capacity--
     }
     return capacity > 0 ? pacer.nextSlot(ctx.clock.now()) : Infinity
