@@ -1,5 +1,4 @@
-import { Type, type TSchema } from '@sinclair/typebox'
-import { t, type Static } from 'elysia'
+import { Kind, Type, Type as t, type Static, type TSchema } from '@sinclair/typebox'
 
 /**
  * The workflow node catalog served at `GET /api/v1/node-types`. Client SDKs build and validate node `data` against it
@@ -10,11 +9,10 @@ import { t, type Static } from 'elysia'
 /** Clients pin to this and warn when the server reports a newer one: bump it when the catalog changes shape. */
 export const SPEC_VERSION = '1.0.0'
 
-// t.UnionEnum gives its first value as `default` (for Elysia's request error messages); these enums only describe
-// responses, where a default would misinform clients.
-const noDefault = { default: undefined }
+/** A string enum described as `{type: 'string', enum}`, of the UnionEnum kind that the HTTP layer knows how to check. */
+const stringEnum = <const T extends readonly string[]>(values: T) => t.Unsafe<T[number]>({ [Kind]: 'UnionEnum', type: 'string', enum: values })
 
-export const PropertyTypeSchema = t.UnionEnum([
+export const PropertyTypeSchema = stringEnum([
   'string',
   'number',
   'boolean',
@@ -28,9 +26,9 @@ export const PropertyTypeSchema = t.UnionEnum([
   'credential_ref',
   'mention_textarea',
   'url',
-], noDefault)
+])
 
-export const NodeCategorySchema = t.UnionEnum(['call_node', 'global_node', 'trigger', 'integration'], noDefault)
+export const NodeCategorySchema = stringEnum(['call_node', 'global_node', 'trigger', 'integration'])
 
 const nullable = <T extends TSchema>(schema: T) => t.Optional(t.Union([schema, t.Null()]))
 

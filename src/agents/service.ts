@@ -1,5 +1,5 @@
 import { and, count, desc, eq, inArray } from 'drizzle-orm'
-import type { Static } from 'elysia'
+import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { findTriggerNodes, validateDefinition, type DefinitionError, type WorkflowDefinition } from './definition'
 import { maskDefinitionSecrets, restoreMaskedSecrets } from './secrets'

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto'
-import type { Static } from 'elysia'
+import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { limitReached, notFound, refused, unauthenticated } from '../lib/errors'
 import { validateDestination } from '../lib/phone'

@@ -1,5 +1,5 @@
 import { and, desc, eq, ne } from 'drizzle-orm'
-import type { Static } from 'elysia'
+import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { resolveCircuitBreakerConfig } from './circuit-breaker'
 import { ContactsError, ingestContacts } from './contacts'
@@ -12,7 +12,7 @@ import { valueError, type Loc, type ValidationItem } from '../lib/validation'
 import { invalid, notFound, refused } from '../lib/errors'
 import type { Problem } from '../lib/problem'
 import { isoNow } from '../lib/clock'
-import { listRuns, type RunListQuery } from '../runs/list'
+import { listRuns, type RunListOptions } from '../runs/list'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/target'
 import { resolveOutbound } from '../telephony/configurations'
 import { findUpload } from './sources'
@@ -311,7 +311,7 @@ export function redialCampaign(ctx: AppContext, organizationId: number, campaign
   return getCampaign(ctx, organizationId, childId)
 }
 
-export function campaignRuns(ctx: AppContext, organizationId: number, campaignId: number, query: Static<typeof RunListQuery>) {
+export function campaignRuns(ctx: AppContext, organizationId: number, campaignId: number, query: RunListOptions) {
   requireCampaign(ctx, organizationId, campaignId)
   return listRuns(ctx, organizationId, { campaignId }, query)
 }

@@ -1,17 +1,17 @@
 import { and, eq } from 'drizzle-orm'
-import type { Static } from 'elysia'
+import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { workflows } from '../db/schema'
 import { notFound, refused } from '../lib/errors'
 import { artifactKey, findRunByPublicToken, RUN_ARTIFACTS, type RunArtifact } from './artifacts'
-import { listRuns, type RunList, type RunListQuery } from './list'
+import { listRuns, type RunList, type RunListOptions } from './list'
 
 /** The agent's runs of every state, newest first unless sorted otherwise. */
 export function listWorkflowRuns(
   ctx: AppContext,
   organizationId: number,
   workflowId: number,
-  query: Static<typeof RunListQuery>,
+  query: RunListOptions,
 ): Static<typeof RunList> {
   const workflow = ctx.db.select({ id: workflows.id }).from(workflows)
     .where(and(eq(workflows.id, workflowId), eq(workflows.organizationId, organizationId))).get()

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { t, type Static } from 'elysia'
+import { Type as t, type Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { workflowRuns, type WorkflowRunRow } from '../db/schema'
 

@@ -1,5 +1,5 @@
 import { and, eq, type SQL } from 'drizzle-orm'
-import { t, type Static } from 'elysia'
+import { Type as t, type Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { workflowDefinitions, workflowRuns, workflows, type WorkflowRunRow } from '../db/schema'
 import { artifactLinks, ArtifactLinksSchema, ensurePublicAccess } from './artifacts'

@@ -1,5 +1,5 @@
 import { inArray } from 'drizzle-orm'
-import { t, type Static } from 'elysia'
+import { Type as t, type Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { workflowRuns } from '../db/schema'
 import { sqlPart } from '../db/sql-parts'
@@ -10,17 +10,8 @@ import { readRunPage } from './query'
 
 const JsonObject = t.Record(t.String(), t.Unknown())
 
-export const RunListQuery = t.Object({
-  page: t.Optional(t.Integer({ minimum: 1, default: 1 })),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50 })),
-  filters: t.Optional(t.String({
-    description: 'JSON array of `{attribute, type, value}`: dateRange (dateRange, `{from, to}`), dispositionCode '
-      + '(multiSelect, `{codes}`), duration (numberRange, `{min, max}`), status (radio, `{status}`: completed|in_progress), '
-      + 'tokenUsage (numberRange, `{min, max}`). Another attribute is a 403.',
-  })),
-  sort_by: t.Optional(t.String({ description: '`duration`; anything else sorts by created_at' })),
-  sort_order: t.Optional(t.String({ pattern: '^(asc|desc)$', default: 'desc' })),
-})
+/** A page request of the run lists (the HTTP layer validates it: api/runs/model.ts RunListQuery). */
+export type RunListOptions = { page?: number; limit?: number; filters?: string; sort_by?: string; sort_order?: string }
 
 export const RunList = t.Object({
   runs: t.Array(RunDetailSchema),
@@ -41,7 +32,7 @@ export function listRuns(
   ctx: AppContext,
   organizationId: number,
   scope: Pick<RunCriteria, 'workflowId' | 'campaignId'>,
-  query: Static<typeof RunListQuery>,
+  query: RunListOptions,
 ): Static<typeof RunList> {
   const items = parseFilterItems(query.filters)
   if (!items) throw refused('Invalid filter format')

@@ -1,4 +1,4 @@
-import type { Static } from 'elysia'
+import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { sqlPart } from '../db/sql-parts'
 import { type ValidationItem } from '../lib/validation'

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { uploads } from '../db/schema/campaigns'
-import { t } from 'elysia'
+import { Type as t } from '@sinclair/typebox'
 import { checkValue } from '../lib/validation'
 import { invalid, notFound, refused, tooLarge, unsupportedType } from '../lib/errors'
 import { isoNow } from '../lib/clock'

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Static, TObject, TSchema } from '@sinclair/typebox'
 import { Kind, OptionalKind } from '@sinclair/typebox'
-import { t } from 'elysia'
+import { Type as t } from '@sinclair/typebox'
 import { checkValue, valueError, type Loc, type ValidationItem } from '../lib/validation'
 
 /** The nine provider constants, sorted: the order of the union and of every listing. */

@@ -1,5 +1,5 @@
 import { and, asc, eq, sql } from 'drizzle-orm'
-import { t } from 'elysia'
+import { Type as t } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { phoneNumbers, trunks, type TelephonyConfigurationRow, type TrunkRow } from '../db/schema'
 import { translateUniqueViolations } from '../db/tables'

@@ -3,7 +3,8 @@ import type { AppContext } from '../../context'
 import type { CampaignAction } from '../../campaigns/lifecycle'
 import { auth } from '../auth'
 import { authErrors, ErrorDetail } from '../schemas'
-import { RunList, RunListQuery } from '../../runs/list'
+import { RunList } from '../../runs/list'
+import { RunListQuery } from '../runs/model'
 import { downloadLink } from '../../storage/signed-urls'
 import {
   CampaignIdParams, CampaignListResponse, CampaignProgressResponse, CampaignResponse, CreateCampaignBody, RedialBody,

@@ -7,3 +7,15 @@ export const DownloadParams = t.Object({ token: t.String(), artifact_type: t.Str
 export const DownloadQuery = t.Object({
   inline: t.Optional(t.Boolean({ default: false, description: 'Show in the browser instead of downloading' })),
 })
+
+export const RunListQuery = t.Object({
+  page: t.Optional(t.Integer({ minimum: 1, default: 1 })),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50 })),
+  filters: t.Optional(t.String({
+    description: 'JSON array of `{attribute, type, value}`: dateRange (dateRange, `{from, to}`), dispositionCode '
+      + '(multiSelect, `{codes}`), duration (numberRange, `{min, max}`), status (radio, `{status}`: completed|in_progress), '
+      + 'tokenUsage (numberRange, `{min, max}`). Another attribute is a 403.',
+  })),
+  sort_by: t.Optional(t.String({ description: '`duration`; anything else sorts by created_at' })),
+  sort_order: t.Optional(t.String({ pattern: '^(asc|desc)$', default: 'desc' })),
+})

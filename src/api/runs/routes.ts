@@ -4,8 +4,8 @@ import { auth } from '../auth'
 import { notFound } from '../../lib/errors'
 import { authErrors, ErrorDetail, IdParam } from '../schemas'
 import { runDetail, RunDetailSchema } from '../../runs/detail'
-import { RunList, RunListQuery } from '../../runs/list'
-import { DownloadParams, DownloadQuery, RunParams } from './model'
+import { RunList } from '../../runs/list'
+import { DownloadParams, DownloadQuery, RunParams, RunListQuery } from './model'
 import { downloadArtifact, listWorkflowRuns } from '../../runs/agent-runs'
 
 const tags = ['Runs']
