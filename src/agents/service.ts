@@ -15,7 +15,7 @@ import {
 import { DomainError, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
-import type { Agent, AgentCount, AgentListItem, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from '../api/agents/model'
+import type { Agent, AgentCount, AgentListItem, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from './schemas'
 import { transaction } from '../db/transaction'
 
 type AgentView = Static<typeof Agent>

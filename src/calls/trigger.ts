@@ -7,7 +7,7 @@ import { openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../runs/target'
 import { resolveOutboundLine, startOutboundCall } from './start'
 import { authenticateKey } from '../auth/keys'
-import type { TriggerCallBody, TriggerCallResponse } from '../api/public-agent/model'
+import type { TriggerCallBody, TriggerCallResponse } from './schemas'
 
 export type TriggerMode = 'production' | 'test'
 

@@ -17,8 +17,8 @@ import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/targ
 import { resolveOutbound } from '../telephony/configurations'
 import { findUpload } from './sources'
 import { applyTransition } from './state-machine'
-import type { CreateCampaignBody, RedialBody, UpdateCampaignBody } from '../api/campaigns/model'
-import { campaignViews, type CampaignRow, type CampaignView } from '../api/campaigns/view'
+import type { CreateCampaignBody, RedialBody, UpdateCampaignBody } from './schemas'
+import { campaignViews, type CampaignRow, type CampaignView } from './view'
 import { transaction } from '../db/transaction'
 
 type CreateRequest = Static<typeof CreateCampaignBody>

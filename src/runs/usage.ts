@@ -7,8 +7,9 @@ import { parseIsoDateTime } from '../lib/iso-datetime'
 import { artifactLinksJsonArgs, publicLinkParams } from './artifacts'
 import { USAGE_LINK_PLACEHOLDERS, usageRunColumns } from '../db/usage-report'
 import { criteriaFrom, DAY_MS, parseFilterItems } from './filters'
+import type { RunListOptions } from './list'
 import { readRunPage } from './query'
-import type { UsageQuery, UsageResponse } from '../api/usage/model'
+import type { UsageResponse } from './usage-schemas'
 
 const USAGE_FILTERS = [
   'runId', 'workflowId', 'campaignId', 'callerNumber', 'calledNumber', 'dispositionCode', 'duration', 'callDirection', 'callChannel',
@@ -20,7 +21,7 @@ const DATE_MESSAGES = {
 }
 
 /** Inclusive created_at bounds as ISO strings; a date alone as end_date means the end of that day. */
-function dateBounds(query: Static<typeof UsageQuery>): { createdFrom?: string; createdTo?: string } {
+function dateBounds(query: UsageOptions): { createdFrom?: string; createdTo?: string } {
   const bounds: { createdFrom?: string; createdTo?: string } = {}
   const problems: ValidationItem[] = []
   for (const [name, bound] of [['start_date', 'createdFrom'], ['end_date', 'createdTo']] as const) {
@@ -39,6 +40,9 @@ function dateBounds(query: Static<typeof UsageQuery>): { createdFrom?: string; c
   return bounds
 }
 
+/** A usage page request (the HTTP layer validates it: api/usage/model.ts UsageQuery). */
+export type UsageOptions = RunListOptions & { start_date?: string; end_date?: string }
+
 const USAGE_RUN_COLUMNS = usageRunColumns(artifactLinksJsonArgs('run', USAGE_LINK_PLACEHOLDERS))
 
 type UsageRunJson = { id: number; tokens: number; seconds: number; json: string }
@@ -47,7 +51,7 @@ type UsageRunJson = { id: number; tokens: number; seconds: number; json: string 
  * The organization's finished runs (those with usage_info), filtered, sorted and paged, as the JSON text of a
  * UsageResponse. Totals are of the page.
  */
-export function usageReportJson(ctx: AppContext, organizationId: number, query: Static<typeof UsageQuery>): string {
+export function usageReportJson(ctx: AppContext, organizationId: number, query: UsageOptions): string {
   const bounds = dateBounds(query)
   const items = parseFilterItems(query.filters)
   if (!items) throw refused('Invalid filters format')

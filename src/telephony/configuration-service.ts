@@ -24,7 +24,7 @@ import {
 } from './providers'
 import { provisionMissing } from './provisioning'
 import { maskCredentials, openCredentials, sealCredentials } from './secrets'
-import type { ConfigurationDetail, ConfigurationListItem } from '../api/telephony/model'
+import type { ConfigurationDetail, ConfigurationListItem } from './schemas'
 import { trunkViews } from './trunks'
 import { transaction } from '../db/transaction'
 

@@ -7,7 +7,7 @@ import { conflict, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { AddressError, dialCodeFor, normalizeAddress, type NormalizedAddress } from '../lib/phone'
 import { requireConfigurationRow } from './configurations'
-import type { CreatePhoneNumberBody, PhoneNumberView, UpdatePhoneNumberBody } from '../api/telephony/model'
+import type { CreatePhoneNumberBody, PhoneNumberView, UpdatePhoneNumberBody } from './schemas'
 import { transaction } from '../db/transaction'
 
 /** Phone numbers of a configuration: caller ids for outbound calls and the addresses inbound calls are routed by. */

@@ -8,7 +8,7 @@ import { conflict, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { requireConfigurationRow } from './configurations'
 import { PROVIDERS } from './providers'
-import type { CreateTrunkBody, TrunkView, UpdateTrunkBody } from '../api/telephony/model'
+import type { CreateTrunkBody, TrunkView, UpdateTrunkBody } from './schemas'
 
 /** Trunks (carrier paths of a configuration); only providers that route calls over several trunks have them. */
 

@@ -1,33 +1,18 @@
 import { t } from 'elysia'
 import { IdParam } from '../schemas'
+import { WorkflowStatusSchema } from '../../agents/schemas'
 
-const JsonObject = t.Record(t.String(), t.Unknown())
-
-export const WorkflowStatusSchema = t.Union([t.Literal('active'), t.Literal('archived')])
-
-/** Free-form, with the keys the platform reads checked. Stored with each version. */
-export const WorkflowConfigurationsSchema = t.Object(
-  {
-    max_call_duration_seconds: t.Optional(t.Integer({
-      minimum: 1,
-      maximum: 14_400,
-      description: 'Hard limit of one call; the call is hung up when it is reached. Default 600.',
-    })),
-  },
-  { additionalProperties: true },
-)
-
-export const CreateWorkflowBody = t.Object({
-  name: t.String({ minLength: 1, maxLength: 255 }),
-  workflow_definition: JsonObject,
-  workflow_configurations: t.Optional(WorkflowConfigurationsSchema),
-})
-
-export const UpdateWorkflowBody = t.Object({
-  name: t.Optional(t.Union([t.String({ minLength: 1, maxLength: 255 }), t.Null()])),
-  workflow_definition: t.Optional(t.Union([JsonObject, t.Null()])),
-  workflow_configurations: t.Optional(t.Union([WorkflowConfigurationsSchema, t.Null()])),
-})
+/** The request and response shapes the domain declares, described to OpenAPI from here with the routes' own. */
+export {
+  WorkflowStatusSchema,
+  WorkflowConfigurationsSchema,
+  CreateWorkflowBody,
+  UpdateWorkflowBody,
+  Agent,
+  AgentListItem,
+  AgentVersion,
+  AgentCount,
+} from '../../agents/schemas'
 
 export const UpdateWorkflowStatusBody = t.Object({ status: WorkflowStatusSchema })
 
@@ -41,47 +26,6 @@ export const VersionsQuery = t.Object({
 })
 
 export const WorkflowIdParam = IdParam('workflow_id')
-
-export const Agent = t.Object({
-  id: t.Integer(),
-  name: t.String(),
-  status: WorkflowStatusSchema,
-  created_at: t.String({ format: 'date-time' }),
-  workflow_definition: JsonObject,
-  current_definition_id: t.Integer({ description: 'Id of the version shown: the draft if there is one, else the published one' }),
-  template_context_variables: t.Record(t.String(), t.String(), {
-    description: 'Every variable the prompts read from the call context, with the default its placeholder gives ("" if none)',
-  }),
-  call_disposition_codes: t.Object({ disposition_codes: t.Array(t.String()) }),
-  total_runs: t.Integer(),
-  workflow_configurations: JsonObject,
-  version_number: t.Integer(),
-  version_status: t.Union([t.Literal('draft'), t.Literal('published'), t.Literal('archived')]),
-  workflow_uuid: t.String({ format: 'uuid' }),
-})
-
-export const AgentListItem = t.Object({
-  id: t.Integer(),
-  name: t.String(),
-  status: WorkflowStatusSchema,
-  created_at: t.String({ format: 'date-time' }),
-  total_runs: t.Integer(),
-  folder_id: t.Null(),
-  workflow_uuid: t.String({ format: 'uuid' }),
-})
-
-export const AgentVersion = t.Object({
-  id: t.Integer(),
-  version_number: t.Integer(),
-  status: t.Union([t.Literal('draft'), t.Literal('published'), t.Literal('archived')]),
-  created_at: t.String({ format: 'date-time' }),
-  published_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
-  workflow_json: JsonObject,
-  workflow_configurations: JsonObject,
-  template_context_variables: t.Record(t.String(), t.String()),
-})
-
-export const AgentCount = t.Object({ total: t.Integer(), active: t.Integer(), archived: t.Integer() })
 
 export const DefinitionErrorsBody = t.Object(
   {

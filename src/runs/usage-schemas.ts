@@ -1,0 +1,34 @@
+import { Type as t, type Static } from '@sinclair/typebox'
+import { ArtifactLinksSchema } from './artifacts'
+
+const nullableString = t.Union([t.String(), t.Null()])
+
+export const UsageRun = t.Object({
+  id: t.Integer(),
+  workflow_id: t.Integer(),
+  workflow_name: t.String(),
+  name: t.String(),
+  created_at: t.String({ format: 'date-time' }),
+  service_token_usage: t.Integer(),
+  call_duration_seconds: t.Integer({ description: 'Rounded to whole seconds' }),
+  ...ArtifactLinksSchema.properties,
+  phone_number: t.Union([t.String(), t.Null()], { description: 'Deprecated: the caller for inbound calls, the number dialled otherwise' }),
+  caller_number: nullableString,
+  called_number: nullableString,
+  call_type: t.Union([t.Literal('inbound'), t.Literal('outbound')]),
+  mode: t.String(),
+  disposition: nullableString,
+  initial_context: t.Record(t.String(), t.Unknown()),
+  gathered_context: t.Record(t.String(), t.Unknown()),
+  charge_usd: t.Union([t.Number(), t.Null()]),
+})
+
+export const UsageResponse = t.Object({
+  runs: t.Array(UsageRun),
+  total_service_tokens: t.Integer({ description: 'Sum over the runs of this page' }),
+  total_duration_seconds: t.Integer({ description: 'Sum over the runs of this page' }),
+  total_count: t.Integer(),
+  page: t.Integer(),
+  limit: t.Integer(),
+  total_pages: t.Integer(),
+})
