@@ -1,4 +1,5 @@
 import { getNodeType, listNodeTypes, type GraphConstraints, type PropertySpec, type RowPropertySpec } from './node-catalog'
+import { isPlainObject, plural } from '../lib/values'
 
 /**
  * Workflow definitions in the graph format clients build and reload:
@@ -72,14 +73,9 @@ const EDGE_DATA_PROPERTIES: PropertySpec[] = [
 
 type FieldError = { field: string | null; message: string }
 
-export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-
 const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
 
 const isFiniteNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value)
-
-const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`
 
 function checkPropertyValue(spec: PropertySpec | RowPropertySpec, value: unknown, field: string): FieldError[] {
   const fail = (message: string): FieldError[] => [{ field, message: `${spec.display_name} ${message}` }]

@@ -1,4 +1,5 @@
-import { isPlainObject, type WorkflowDefinition } from './definition'
+import { isPlainObject } from '../lib/values'
+import type { WorkflowDefinition } from './definition'
 
 /**
  * `{{ path }}` placeholders in prompts, greetings and transition speech: `{{ path | default }}` and the older

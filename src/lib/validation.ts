@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox'
 import { Kind, OptionalKind } from '@sinclair/typebox'
+import { isPlainObject, plural } from './values'
 
 /** One problem in a 422 body, worded like FastAPI/Pydantic v2 so existing clients parse it unchanged. */
 export type ValidationItem = {
@@ -21,15 +22,10 @@ export function missing(loc: Loc, parent: unknown): ValidationItem {
   return { type: 'missing', loc, msg: 'Field required', input: parent ?? null }
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
-
 const quoteList = (values: unknown[]) => {
   const quoted = values.map((v) => (typeof v === 'string' ? `'${v}'` : String(v)))
   return quoted.length <= 1 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`
 }
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** Query and path values arrive as strings; numbers and booleans in them are parsed the way Pydantic's lax mode does. */
 export type InputMode = 'json' | 'text'

@@ -3,6 +3,7 @@ import type { Static, TObject, TSchema } from '@sinclair/typebox'
 import { Kind, OptionalKind } from '@sinclair/typebox'
 import { Type as t } from '@sinclair/typebox'
 import { checkValue, valueError, type Loc, type ValidationItem } from '../lib/validation'
+import { isPlainObject } from '../lib/values'
 
 /** The nine provider constants, sorted: the order of the union and of every listing. */
 export const PROVIDER_NAMES = ['ari', 'cloudonix', 'exotel', 'plivo', 'telnyx', 'twilio', 'vobiz', 'vonage', 'whatsapp'] as const
@@ -370,9 +371,6 @@ export const isProviderName = (value: unknown): value is ProviderName =>
 export function sensitivePaths(provider: ProviderName): string[] {
   return PROVIDERS[provider].fields.filter((field) => field.sensitive).map((field) => field.name)
 }
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 const objectBranch = (schema: TSchema): TObject | undefined => {
   if (schema[Kind] === 'Object') return schema as TObject

@@ -3,6 +3,7 @@ import type { Config } from '../config'
 import type { AppContext, ProviderApiBaseUrls } from '../context'
 import { refused, upstreamFailed } from '../lib/errors'
 import { PROVIDERS, type Credentials, type ProviderName } from './providers'
+import { isPlainObject } from '../lib/values'
 
 /**
  * Saving a configuration asks the provider to create what the request left out (an application or connection
@@ -36,9 +37,6 @@ type ProviderRequest = {
   headers: Record<string, string>
   body?: Record<string, unknown>
 }
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 function parseJsonObject(text: string): Record<string, unknown> | null {
   try {

@@ -3,6 +3,7 @@ import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'no
 import { join } from 'node:path'
 import { PROVIDERS, sensitivePaths, type Credentials, type ProviderName } from './providers'
 import { maskSecret } from '../lib/mask'
+import { isPlainObject } from '../lib/values'
 
 const KEY_BYTES = 32
 const IV_BYTES = 12
@@ -73,9 +74,6 @@ export function decryptSecret(key: Buffer, stored: string): string {
     throw new Error('Stored secret cannot be decrypted: wrong master key or altered data')
   }
 }
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 function getPath(source: Record<string, unknown>, dottedPath: string): unknown {
   let current: unknown = source
