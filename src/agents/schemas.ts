@@ -1,4 +1,4 @@
-import { Type as t, type Static } from '@sinclair/typebox'
+import { Type as t } from '@sinclair/typebox'
 
 const JsonObject = t.Record(t.String(), t.Unknown())
 

@@ -1,4 +1,4 @@
-import { Type as t, type Static } from '@sinclair/typebox'
+import { Type as t } from '@sinclair/typebox'
 
 // The pattern is what the 422 mapping reports; `format` is for the OpenAPI document.
 const Uuid = t.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' })

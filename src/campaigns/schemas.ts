@@ -1,4 +1,4 @@
-import { Type as t, type Static } from '@sinclair/typebox'
+import { Type as t } from '@sinclair/typebox'
 
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()])
 

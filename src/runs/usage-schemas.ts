@@ -1,4 +1,4 @@
-import { Type as t, type Static } from '@sinclair/typebox'
+import { Type as t } from '@sinclair/typebox'
 import { ArtifactLinksSchema } from './artifacts'
 
 const nullableString = t.Union([t.String(), t.Null()])

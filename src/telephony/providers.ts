@@ -1,122 +1,30 @@
-import { randomBytes } from 'node:crypto'
 import type { Static, TObject, TSchema } from '@sinclair/typebox'
-import { Kind, OptionalKind } from '@sinclair/typebox'
-import { Type as t } from '@sinclair/typebox'
-import { checkValue, valueError, type Loc, type ValidationItem } from '../lib/validation'
+import { Kind, OptionalKind, Type as t } from '@sinclair/typebox'
+import { checkValue, type Loc, type ValidationItem } from '../lib/validation'
 import { isPlainObject } from '../lib/values'
+import { ari, AriConfigSchema } from './providers/ari'
+import { cloudonix, CloudonixConfigSchema } from './providers/cloudonix'
+import { exotel, ExotelConfigSchema } from './providers/exotel'
+import { plivo, PlivoConfigSchema } from './providers/plivo'
+import {
+  callerIdStep, PROVIDER_NAMES, type Credentials, type FieldOption, type FieldSpec, type FieldType, type ProviderInfo, type ProviderName,
+  type SetupFacts, type SetupStep,
+} from './providers/shared'
+import { telnyx, TelnyxConfigSchema } from './providers/telnyx'
+import { twilio, TwilioConfigSchema } from './providers/twilio'
+import { vobiz, VobizConfigSchema } from './providers/vobiz'
+import { vonage, VonageConfigSchema } from './providers/vonage'
+import { whatsapp, WhatsappConfigSchema } from './providers/whatsapp'
 
-/** The nine provider constants, sorted: the order of the union and of every listing. */
-export const PROVIDER_NAMES = ['ari', 'cloudonix', 'exotel', 'plivo', 'telnyx', 'twilio', 'vobiz', 'vonage', 'whatsapp'] as const
-export type ProviderName = (typeof PROVIDER_NAMES)[number]
+/**
+ * The registry of telephony providers: one file per provider under providers/ (schema, form fields, defaults,
+ * checklist), and what is done with any of them (validation, stored credentials, form metadata, checklists).
+ */
 
-/** Provider-specific credentials as stored on a configuration row (decrypted form); free-form by design. */
-export type Credentials = Record<string, unknown>
-
-const HTTP_URL_PATTERN = '^https?://\\S+$'
-const DEFAULT_PBX_API_SOURCE = 'ringbase'
-
-// The tag stays required: without it no variant can be chosen. Other fields with a default are optional in the
-// schema too, so the generated OpenAPI does not list them as required.
-const providerTag = <P extends ProviderName>(provider: P) => t.Literal(provider, { default: provider })
-const nullableString = (description: string) => t.Optional(t.Union([t.String(), t.Null()], { default: null, description }))
-
-const VicidialAgentApiSchema = t.Object({
-  url: t.String({ minLength: 1, pattern: HTTP_URL_PATTERN, description: 'Full http(s) URL of the VICIdial agent API (agc/api.php).' }),
-  username: t.String({ minLength: 1, description: 'VICIdial agent API user.' }),
-  password: t.String({ minLength: 1, description: 'Password of the VICIdial agent API user.' }),
-  source: t.Optional(t.String({ default: DEFAULT_PBX_API_SOURCE, description: 'Source tag sent with every agent API request.' })),
-})
-
-const VicidialNonAgentApiSchema = t.Object({
-  url: t.Optional(t.Union([t.String({ pattern: '^(https?://\\S+)?$' }), t.Null()], {
-    default: null,
-    description: 'Full http(s) URL of the VICIdial non-agent API (non_agent_api.php). Empty disables it.',
-  })),
-  username: nullableString('VICIdial non-agent API user.'),
-  password: nullableString('Password of the VICIdial non-agent API user.'),
-  source: t.Optional(t.String({ default: DEFAULT_PBX_API_SOURCE, description: 'Source tag sent with every non-agent API request.' })),
-})
-
-const ExternalPbxSchema = t.Object({
-  type: t.Optional(t.Literal('vicidial', { default: 'vicidial', description: 'Kind of external PBX adapter.' })),
-  agent_api: VicidialAgentApiSchema,
-  non_agent_api: t.Optional(t.Union([VicidialNonAgentApiSchema, t.Null()], { default: null, description: 'Optional API used for lead updates.' })),
-  timeout_seconds: t.Optional(t.Integer({ minimum: 1, maximum: 30, default: 8, description: 'Timeout of each request to the PBX, in seconds.' })),
-})
-
-const AriConfigSchema = t.Object({
-  provider: providerTag('ari'),
-  ari_endpoint: t.String({ pattern: HTTP_URL_PATTERN, description: 'ARI base URL without /ari, e.g. http://pbx.example.com:8088.' }),
-  app_name: t.String({ description: 'ARI username (the section name in ari.conf).' }),
-  app_password: t.String({ description: 'ARI password.' }),
-  ws_client_name: t.Optional(t.String({ default: '', description: 'Connection name in websocket_client.conf used for external media.' })),
-  dial_string_template: t.Optional(t.String({
-    default: 'PJSIP/{number}',
-    pattern: '\\{number\\}',
-    description: 'How a destination is dialled; {number} is replaced by it. A destination that already names a channel technology (PJSIP/, SIP/, IAX2/, Local/, DAHDI/) is dialled as written.',
-  })),
-  external_pbx: t.Optional(t.Union([ExternalPbxSchema, t.Null()], { default: null, description: 'External PBX reached through this Asterisk.' })),
-})
-
-const CloudonixConfigSchema = t.Object({
-  provider: providerTag('cloudonix'),
-  bearer_token: t.String({ description: 'API bearer token.' }),
-  domain_id: t.String({ description: 'Domain name; a bare name gets .cloudonix.net appended.' }),
-  application_name: nullableString('Voice application name. When omitted, one is created on save and its name is stored.'),
-})
-
-const ExotelConfigSchema = t.Object({
-  provider: providerTag('exotel'),
-  account_sid: t.String({ description: 'Account SID.' }),
-  api_key: t.String({ description: 'API key.' }),
-  api_token: t.String({ description: 'API token.' }),
-  api_base_url: t.Optional(t.String({
-    default: 'https://api.in.exotel.com',
-    pattern: HTTP_URL_PATTERN,
-    description: 'Regional API base URL; the default is the India region.',
-  })),
-  from_numbers: t.Optional(t.Array(t.String(), { description: 'Ignored: phone numbers are managed through the phone-number endpoints.' })),
-})
-
-const applicationAccountSchema = <P extends 'plivo' | 'vobiz'>(provider: P) =>
-  t.Object({
-    provider: providerTag(provider),
-    auth_id: t.String({ description: 'Auth ID of the account.' }),
-    auth_token: t.String({ description: 'Auth token of the account.' }),
-    application_id: nullableString('Application whose answer URL receives inbound calls. When omitted, one is created on save and its id is stored.'),
-  })
-
-const PlivoConfigSchema = applicationAccountSchema('plivo')
-const VobizConfigSchema = applicationAccountSchema('vobiz')
-
-const TelnyxConfigSchema = t.Object({
-  provider: providerTag('telnyx'),
-  api_key: t.String({ description: 'API key.' }),
-  connection_id: nullableString('Call Control application id. When omitted, one is created on save and its id is stored.'),
-  webhook_public_key: nullableString('Public key used to verify webhook signatures.'),
-})
-
-const TwilioConfigSchema = t.Object({
-  provider: providerTag('twilio'),
-  account_sid: t.String({ description: 'Account SID.' }),
-  auth_token: t.String({ description: 'Auth token.' }),
-})
-
-const VonageConfigSchema = t.Object({
-  provider: providerTag('vonage'),
-  api_key: t.String({ description: 'API key.' }),
-  api_secret: t.String({ description: 'API secret.' }),
-  application_id: t.String({ description: 'Voice application id.' }),
-  private_key: t.String({ description: 'Private key of the application, used to sign JWTs.' }),
-  signature_secret: nullableString('Secret used to verify signed webhooks.'),
-})
-
-const WhatsappConfigSchema = t.Object({
-  provider: providerTag('whatsapp'),
-  access_token: t.String({ minLength: 1, description: 'Access token of the business account.' }),
-  waba_id: t.String({ minLength: 1, description: 'Business account id.' }),
-  app_secret: t.String({ minLength: 1, description: 'App secret used to verify webhook signatures.' }),
-})
+export {
+  PROVIDER_NAMES,
+  type Credentials, type FieldOption, type FieldSpec, type FieldType, type ProviderInfo, type ProviderName, type SetupFacts, type SetupStep,
+}
 
 const VARIANT_SCHEMAS = {
   ari: AriConfigSchema,
@@ -129,6 +37,8 @@ const VARIANT_SCHEMAS = {
   vonage: VonageConfigSchema,
   whatsapp: WhatsappConfigSchema,
 } satisfies Record<ProviderName, TObject>
+
+export const PROVIDERS: Record<ProviderName, ProviderInfo> = { ari, cloudonix, exotel, plivo, telnyx, twilio, vobiz, vonage, whatsapp }
 
 /** The `config` of a create request: one variant per provider, chosen by `provider`. */
 export const TelephonyConfigSchema = t.Union(
@@ -156,213 +66,6 @@ type ServerManagedCredentials = {
 /** Typed view of a provider's stored credentials, for adapters. */
 export type ProviderCredentials<P extends ProviderName> = Required<Omit<Static<(typeof VARIANT_SCHEMAS)[P]>, 'provider' | 'from_numbers'>> &
   (P extends keyof ServerManagedCredentials ? ServerManagedCredentials[P] : unknown)
-
-export type FieldType = 'text' | 'password' | 'textarea' | 'string-array' | 'number' | 'boolean' | 'select' | 'readonly'
-export type FieldOption = { value: string; label: string }
-
-/** One form field of a provider as declared here; `required` and a missing description come from the schema. */
-export type FieldSpec = {
-  name: string
-  label: string
-  type: FieldType
-  sensitive?: boolean
-  description?: string
-  placeholder?: string
-  options?: FieldOption[]
-  section?: string
-}
-
-/** A credential the server sets itself; never read from a request. */
-export type ServerManagedField = {
-  name: string
-  shownInResponse: boolean
-  mint?: () => string
-}
-
-export type ProviderInfo = {
-  name: ProviderName
-  displayName: string
-  connectivity: 'api' | 'sip'
-  schema: TObject
-  /** Form fields in display order; nested fields use dotted names. Also the source of sensitive paths. */
-  fields: FieldSpec[]
-  serverManaged: ServerManagedField[]
-  supportsTrunks: boolean
-  supportsOutbound: boolean
-  supportsPhoneNumberSync: boolean
-  requiresCallerId: boolean
-}
-
-const randomHex = (bytes: number) => randomBytes(bytes).toString('hex')
-
-const EXTERNAL_PBX_SECTION = 'External PBX'
-
-const APPLICATION_ACCOUNT_FIELDS: FieldSpec[] = [
-  { name: 'auth_id', label: 'Auth ID', type: 'text', sensitive: true },
-  { name: 'auth_token', label: 'Auth Token', type: 'password', sensitive: true },
-  { name: 'application_id', label: 'Application ID', type: 'text', placeholder: 'Created on save when empty' },
-]
-
-/** What most carrier accounts have in common: outbound calls from caller ids synced with the provider, no trunks. */
-const CARRIER_ACCOUNT = {
-  serverManaged: [],
-  supportsTrunks: false,
-  supportsOutbound: true,
-  supportsPhoneNumberSync: true,
-  requiresCallerId: true,
-} as const satisfies Partial<ProviderInfo>
-
-export const PROVIDERS: Record<ProviderName, ProviderInfo> = {
-  ari: {
-    name: 'ari',
-    displayName: 'Asterisk ARI',
-    connectivity: 'sip',
-    schema: AriConfigSchema,
-    fields: [
-      { name: 'ari_endpoint', label: 'ARI URL', type: 'text', placeholder: 'http://pbx.example.com:8088' },
-      { name: 'app_name', label: 'ARI Username', type: 'text' },
-      { name: 'app_password', label: 'ARI Password', type: 'password', sensitive: true },
-      { name: 'ws_client_name', label: 'WebSocket Client Name', type: 'text', placeholder: 'ringbase_media' },
-      { name: 'dial_string_template', label: 'Dial String Template', type: 'text', placeholder: 'PJSIP/{number}' },
-      {
-        name: 'stasis_app_name', label: 'Stasis Application', type: 'readonly',
-        description: 'Assigned by the server on create. Route calls to it in the dialplan with Stasis(<name>).',
-      },
-      {
-        name: 'external_pbx.type', label: 'PBX Type', type: 'select', section: EXTERNAL_PBX_SECTION,
-        options: [{ value: 'vicidial', label: 'VICIdial' }],
-      },
-      { name: 'external_pbx.agent_api.url', label: 'Agent API URL', type: 'text', section: EXTERNAL_PBX_SECTION, placeholder: 'https://dialer.example.com/agc/api.php' },
-      { name: 'external_pbx.agent_api.username', label: 'Agent API Username', type: 'text', sensitive: true, section: EXTERNAL_PBX_SECTION },
-      { name: 'external_pbx.agent_api.password', label: 'Agent API Password', type: 'password', sensitive: true, section: EXTERNAL_PBX_SECTION },
-      { name: 'external_pbx.agent_api.source', label: 'Agent API Source', type: 'text', section: EXTERNAL_PBX_SECTION },
-      { name: 'external_pbx.non_agent_api.url', label: 'Non-Agent API URL', type: 'text', section: EXTERNAL_PBX_SECTION, placeholder: 'https://dialer.example.com/vicidial/non_agent_api.php' },
-      { name: 'external_pbx.non_agent_api.username', label: 'Non-Agent API Username', type: 'text', sensitive: true, section: EXTERNAL_PBX_SECTION },
-      { name: 'external_pbx.non_agent_api.password', label: 'Non-Agent API Password', type: 'password', sensitive: true, section: EXTERNAL_PBX_SECTION },
-      { name: 'external_pbx.non_agent_api.source', label: 'Non-Agent API Source', type: 'text', section: EXTERNAL_PBX_SECTION },
-      { name: 'external_pbx.timeout_seconds', label: 'Request Timeout (seconds)', type: 'number', section: EXTERNAL_PBX_SECTION },
-    ],
-    // A Stasis app is delivered only to the websocket that registered it last, so each configuration gets its own name.
-    serverManaged: [{ name: 'stasis_app_name', shownInResponse: true, mint: () => `ringbase_${randomHex(6)}` }],
-    supportsTrunks: false,
-    supportsOutbound: true,
-    supportsPhoneNumberSync: false,
-    requiresCallerId: false,
-  },
-  cloudonix: {
-    name: 'cloudonix',
-    displayName: 'Cloudonix',
-    connectivity: 'sip',
-    schema: CloudonixConfigSchema,
-    fields: [
-      { name: 'bearer_token', label: 'Bearer Token', type: 'password', sensitive: true },
-      { name: 'domain_id', label: 'Domain', type: 'text', placeholder: 'example.cloudonix.net' },
-      { name: 'application_name', label: 'Voice Application Name', type: 'text', placeholder: 'Created on save when empty' },
-    ],
-    serverManaged: [
-      { name: 'domain_uuid', shownInResponse: false },
-      { name: 'application_id', shownInResponse: false },
-      { name: 'application_uuid', shownInResponse: false },
-    ],
-    supportsTrunks: true,
-    supportsOutbound: true,
-    supportsPhoneNumberSync: true,
-    requiresCallerId: true,
-  },
-  exotel: {
-    name: 'exotel',
-    displayName: 'Exotel',
-    connectivity: 'api',
-    schema: ExotelConfigSchema,
-    fields: [
-      { name: 'account_sid', label: 'Account SID', type: 'text', sensitive: true },
-      { name: 'api_key', label: 'API Key', type: 'password', sensitive: true },
-      { name: 'api_token', label: 'API Token', type: 'password', sensitive: true },
-      { name: 'api_base_url', label: 'API Base URL', type: 'text', placeholder: 'https://api.in.exotel.com' },
-    ],
-    serverManaged: [],
-    supportsTrunks: false,
-    supportsOutbound: true,
-    // Inbound routing on this provider is configured in its own console, not over its API.
-    supportsPhoneNumberSync: false,
-    requiresCallerId: true,
-  },
-  plivo: {
-    name: 'plivo',
-    displayName: 'Plivo',
-    connectivity: 'api',
-    schema: PlivoConfigSchema,
-    fields: APPLICATION_ACCOUNT_FIELDS,
-    ...CARRIER_ACCOUNT,
-  },
-  telnyx: {
-    name: 'telnyx',
-    displayName: 'Telnyx',
-    connectivity: 'api',
-    schema: TelnyxConfigSchema,
-    fields: [
-      { name: 'api_key', label: 'API Key', type: 'password', sensitive: true },
-      { name: 'connection_id', label: 'Connection ID', type: 'text', placeholder: 'Created on save when empty' },
-      { name: 'webhook_public_key', label: 'Webhook Public Key', type: 'text' },
-    ],
-    ...CARRIER_ACCOUNT,
-  },
-  twilio: {
-    name: 'twilio',
-    displayName: 'Twilio',
-    connectivity: 'api',
-    schema: TwilioConfigSchema,
-    fields: [
-      { name: 'account_sid', label: 'Account SID', type: 'text', sensitive: true, placeholder: 'AC...' },
-      { name: 'auth_token', label: 'Auth Token', type: 'password', sensitive: true },
-    ],
-    ...CARRIER_ACCOUNT,
-  },
-  vobiz: {
-    name: 'vobiz',
-    displayName: 'Vobiz',
-    connectivity: 'api',
-    schema: VobizConfigSchema,
-    fields: APPLICATION_ACCOUNT_FIELDS,
-    ...CARRIER_ACCOUNT,
-  },
-  vonage: {
-    name: 'vonage',
-    displayName: 'Vonage',
-    connectivity: 'api',
-    schema: VonageConfigSchema,
-    fields: [
-      { name: 'api_key', label: 'API Key', type: 'text', sensitive: true },
-      { name: 'api_secret', label: 'API Secret', type: 'password', sensitive: true },
-      { name: 'application_id', label: 'Application ID', type: 'text' },
-      { name: 'private_key', label: 'Private Key', type: 'textarea', sensitive: true, placeholder: '-----BEGIN PRIVATE KEY-----' },
-      { name: 'signature_secret', label: 'Signature Secret', type: 'password', sensitive: true },
-    ],
-    ...CARRIER_ACCOUNT,
-  },
-  whatsapp: {
-    name: 'whatsapp',
-    displayName: 'WhatsApp Business',
-    connectivity: 'api',
-    schema: WhatsappConfigSchema,
-    fields: [
-      { name: 'access_token', label: 'Access Token', type: 'password', sensitive: true },
-      { name: 'waba_id', label: 'Business Account ID', type: 'text' },
-      { name: 'app_secret', label: 'App Secret', type: 'password', sensitive: true },
-      {
-        name: 'webhook_verify_token', label: 'Webhook Verify Token', type: 'readonly',
-        description: 'Assigned by the server on create. Paste it into the webhook settings of your app.',
-      },
-    ],
-    // Shown in clear: the admin copies it into the provider's console.
-    serverManaged: [{ name: 'webhook_verify_token', shownInResponse: true, mint: () => randomHex(16) }],
-    supportsTrunks: false,
-    // It carries calls of a messaging app, not PSTN calls.
-    supportsOutbound: false,
-    supportsPhoneNumberSync: false,
-    requiresCallerId: false,
-  },
-}
 
 export const isProviderName = (value: unknown): value is ProviderName =>
   typeof value === 'string' && (PROVIDER_NAMES as readonly string[]).includes(value)
@@ -393,28 +96,9 @@ function withDefaults(schema: TObject, value: Record<string, unknown>): Record<s
   return result
 }
 
-/** Trimmed, lowercased, without a trailing dot; a bare name is a subdomain of the provider's own domain. */
-function normaliseCloudonixDomain(domain: string): string {
-  const cleaned = domain.trim().replace(/\.+$/, '').toLowerCase()
-  return cleaned === '' || cleaned.includes('.') ? cleaned : `${cleaned}.cloudonix.net`
-}
-
-function normaliseCredentials(provider: ProviderName, credentials: Credentials): Credentials {
-  if (provider === 'cloudonix' && typeof credentials.domain_id === 'string') {
-    return { ...credentials, domain_id: normaliseCloudonixDomain(credentials.domain_id) }
-  }
-  if (provider === 'ari' && isPlainObject(credentials.external_pbx)) {
-    const nonAgentApi = credentials.external_pbx.non_agent_api
-    if (isPlainObject(nonAgentApi) && !nonAgentApi.url) {
-      return { ...credentials, external_pbx: { ...credentials.external_pbx, non_agent_api: null } }
-    }
-  }
-  return credentials
-}
-
 export function storableCredentials(provider: ProviderName, config: Record<string, unknown>): Credentials {
   const { provider: _tag, from_numbers: _ignored, ...declared } = withDefaults(VARIANT_SCHEMAS[provider], config)
-  return normaliseCredentials(provider, declared)
+  return PROVIDERS[provider].normaliseCredentials?.(declared) ?? declared
 }
 
 /**
@@ -433,21 +117,12 @@ export function createCredentials(config: ValidatedConfig): Credentials {
   return { ...applyDefaults(config), ...minted }
 }
 
-/** Rules across fields that a schema cannot state. */
-function crossFieldItems(provider: ProviderName, config: Record<string, unknown>, loc: Loc): ValidationItem[] {
-  if (provider !== 'ari' || !isPlainObject(config.external_pbx)) return []
-  const nonAgentApi = config.external_pbx.non_agent_api
-  if (!isPlainObject(nonAgentApi) || !nonAgentApi.url) return []
-  if (nonAgentApi.username && nonAgentApi.password) return []
-  return [valueError([...loc, provider, 'external_pbx', 'non_agent_api'], 'non_agent_api needs url, username and password together', nonAgentApi)]
-}
-
 /** Validates a create `config` (every variant rule, Pydantic-shaped items, `loc` includes the provider tag). */
 export function validateConfig(config: unknown, loc: Loc = ['body', 'config']): ValidationItem[] {
   const items = checkValue(TelephonyConfigSchema, config, loc)
   if (items.length > 0) return items
   const { provider } = config as { provider: ProviderName }
-  return crossFieldItems(provider, config as Record<string, unknown>, loc)
+  return PROVIDERS[provider].crossFieldItems?.(config as Record<string, unknown>, loc) ?? []
 }
 
 /**
@@ -459,7 +134,7 @@ export function validatePartialUpdate(patch: unknown, storedProvider: ProviderNa
   const items = checkValue(TelephonyConfigPatchSchema, tagged, loc)
   if (items.length > 0) return items
   const { provider } = tagged as { provider: ProviderName }
-  return crossFieldItems(provider, tagged as Record<string, unknown>, loc)
+  return PROVIDERS[provider].crossFieldItems?.(tagged as Record<string, unknown>, loc) ?? []
 }
 
 export type ProviderFieldMetadata = {
@@ -529,72 +204,11 @@ export function providerMetadata(): { providers: ProviderMetadata[] } {
   }
 }
 
-export type SetupStep = { key: string; title: string; description: string; complete: boolean; blocks_outbound: boolean }
-
 export type SetupChecklist = {
   ready_for_outbound: boolean
   outbound_blocked_reason: string | null
   steps: SetupStep[]
   docs_url: string | null
-}
-
-/** Counts the checklist is derived from; the trunk and inbound counts matter only to providers with trunks. */
-export type SetupFacts = {
-  activeNumberCount: number
-  enabledTrunkCount?: number
-  activeNumbersWithoutTrunkCount?: number
-  activeNumbersWithInboundWorkflowCount?: number
-}
-
-function callerIdStep(displayName: string, activeNumberCount: number): SetupStep {
-  return {
-    key: 'caller_id',
-    title: 'Add a caller ID number',
-    description: `Outbound calls need a number to call from: add at least one active ${displayName} number under Phone numbers.`,
-    complete: activeNumberCount > 0,
-    blocks_outbound: true,
-  }
-}
-
-function cloudonixSteps(facts: SetupFacts): SetupStep[] {
-  const enabledTrunks = facts.enabledTrunkCount ?? 0
-  const steps: SetupStep[] = [
-    {
-      key: 'outbound_trunk',
-      title: 'Add an outbound trunk',
-      description: 'Add an enabled trunk to choose the region calls leave through; without one the domain default is used.',
-      complete: enabledTrunks > 0,
-      blocks_outbound: false,
-    },
-    callerIdStep('Cloudonix', facts.activeNumberCount),
-  ]
-  if (enabledTrunks > 1) {
-    steps.push({
-      key: 'trunk_assignment',
-      title: 'Assign numbers to trunks',
-      description: 'With more than one trunk, pick the trunk of each active number.',
-      complete: (facts.activeNumbersWithoutTrunkCount ?? 0) === 0,
-      blocks_outbound: false,
-    })
-  }
-  steps.push({
-    key: 'inbound_routing',
-    title: 'Route inbound calls to an agent',
-    description: 'Attach an agent to at least one active number to answer calls to it.',
-    complete: (facts.activeNumbersWithInboundWorkflowCount ?? 0) > 0,
-    blocks_outbound: false,
-  })
-  return steps
-}
-
-function whatsappSteps(facts: SetupFacts): SetupStep[] {
-  return [{
-    key: 'business_number',
-    title: 'Add your business number',
-    description: 'Calls are routed by the business phone number: add it under Phone numbers.',
-    complete: facts.activeNumberCount > 0,
-    blocks_outbound: false,
-  }]
 }
 
 /**
@@ -604,8 +218,7 @@ function whatsappSteps(facts: SetupFacts): SetupStep[] {
 export function setupChecklist(provider: ProviderName, facts: SetupFacts): SetupChecklist | null {
   const info = PROVIDERS[provider]
   let steps: SetupStep[]
-  if (provider === 'cloudonix') steps = cloudonixSteps(facts)
-  else if (provider === 'whatsapp') steps = whatsappSteps(facts)
+  if (info.setupSteps) steps = info.setupSteps(facts)
   else if (info.requiresCallerId) steps = [callerIdStep(info.displayName, facts.activeNumberCount)]
   else return null
 

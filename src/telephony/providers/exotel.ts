@@ -1,0 +1,36 @@
+import { Type as t } from '@sinclair/typebox'
+import { HTTP_URL_PATTERN, providerTag, type ProviderInfo } from './shared'
+
+/** Exotel: the configuration schema, form fields, defaults and setup checklist of this provider. */
+
+export const ExotelConfigSchema = t.Object({
+  provider: providerTag('exotel'),
+  account_sid: t.String({ description: 'Account SID.' }),
+  api_key: t.String({ description: 'API key.' }),
+  api_token: t.String({ description: 'API token.' }),
+  api_base_url: t.Optional(t.String({
+    default: 'https://api.in.exotel.com',
+    pattern: HTTP_URL_PATTERN,
+    description: 'Regional API base URL; the default is the India region.',
+  })),
+  from_numbers: t.Optional(t.Array(t.String(), { description: 'Ignored: phone numbers are managed through the phone-number endpoints.' })),
+})
+
+export const exotel: ProviderInfo = {
+  name: 'exotel',
+  displayName: 'Exotel',
+  connectivity: 'api',
+  schema: ExotelConfigSchema,
+  fields: [
+    { name: 'account_sid', label: 'Account SID', type: 'text', sensitive: true },
+    { name: 'api_key', label: 'API Key', type: 'password', sensitive: true },
+    { name: 'api_token', label: 'API Token', type: 'password', sensitive: true },
+    { name: 'api_base_url', label: 'API Base URL', type: 'text', placeholder: 'https://api.in.exotel.com' },
+  ],
+  serverManaged: [],
+  supportsTrunks: false,
+  supportsOutbound: true,
+  // Inbound routing on this provider is configured in its own console, not over its API.
+  supportsPhoneNumberSync: false,
+  requiresCallerId: true,
+}

@@ -1,0 +1,14 @@
+import { APPLICATION_ACCOUNT_FIELDS, applicationAccountSchema, CARRIER_ACCOUNT, type ProviderInfo } from './shared'
+
+/** Plivo: the configuration schema, form fields, defaults and setup checklist of this provider. */
+
+export const PlivoConfigSchema = applicationAccountSchema('plivo')
+
+export const plivo: ProviderInfo = {
+  name: 'plivo',
+  displayName: 'Plivo',
+  connectivity: 'api',
+  schema: PlivoConfigSchema,
+  fields: APPLICATION_ACCOUNT_FIELDS,
+  ...CARRIER_ACCOUNT,
+}

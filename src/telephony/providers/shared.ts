@@ -1,0 +1,107 @@
+import { randomBytes } from 'node:crypto'
+import type { TObject } from '@sinclair/typebox'
+import { Type as t } from '@sinclair/typebox'
+import type { Loc, ValidationItem } from '../../lib/validation'
+
+// What every provider file declares, and the pieces several of them share.
+
+/** The nine provider constants, sorted: the order of the union and of every listing. */
+export const PROVIDER_NAMES = ['ari', 'cloudonix', 'exotel', 'plivo', 'telnyx', 'twilio', 'vobiz', 'vonage', 'whatsapp'] as const
+export type ProviderName = (typeof PROVIDER_NAMES)[number]
+
+/** Provider-specific credentials as stored on a configuration row (decrypted form); free-form by design. */
+export type Credentials = Record<string, unknown>
+
+export const HTTP_URL_PATTERN = '^https?://\\S+$'
+
+// The tag stays required: without it no variant can be chosen. Other fields with a default are optional in the
+// schema too, so the generated OpenAPI does not list them as required.
+export const providerTag = <P extends ProviderName>(provider: P) => t.Literal(provider, { default: provider })
+export const nullableString = (description: string) => t.Optional(t.Union([t.String(), t.Null()], { default: null, description }))
+
+export type FieldType = 'text' | 'password' | 'textarea' | 'string-array' | 'number' | 'boolean' | 'select' | 'readonly'
+export type FieldOption = { value: string; label: string }
+
+/** One form field of a provider as declared here; `required` and a missing description come from the schema. */
+export type FieldSpec = {
+  name: string
+  label: string
+  type: FieldType
+  sensitive?: boolean
+  description?: string
+  placeholder?: string
+  options?: FieldOption[]
+  section?: string
+}
+
+/** A credential the server sets itself; never read from a request. */
+export type ServerManagedField = {
+  name: string
+  shownInResponse: boolean
+  mint?: () => string
+}
+
+export type SetupStep = { key: string; title: string; description: string; complete: boolean; blocks_outbound: boolean }
+
+/** Counts the checklist is derived from; the trunk and inbound counts matter only to providers with trunks. */
+export type SetupFacts = {
+  activeNumberCount: number
+  enabledTrunkCount?: number
+  activeNumbersWithoutTrunkCount?: number
+  activeNumbersWithInboundWorkflowCount?: number
+}
+
+export type ProviderInfo = {
+  name: ProviderName
+  displayName: string
+  connectivity: 'api' | 'sip'
+  schema: TObject
+  /** Form fields in display order; nested fields use dotted names. Also the source of sensitive paths. */
+  fields: FieldSpec[]
+  serverManaged: ServerManagedField[]
+  supportsTrunks: boolean
+  supportsOutbound: boolean
+  supportsPhoneNumberSync: boolean
+  requiresCallerId: boolean
+  /** The checklist's steps; without them a provider that requires a caller id has that one step, others none. */
+  setupSteps?: (facts: SetupFacts) => SetupStep[]
+  /** Rewrites stored credentials into their canonical form. */
+  normaliseCredentials?: (credentials: Credentials) => Credentials
+  /** Rules across fields that a schema cannot state, on a `config` that passed its schema. */
+  crossFieldItems?: (config: Record<string, unknown>, loc: Loc) => ValidationItem[]
+}
+
+export const randomHex = (bytes: number) => randomBytes(bytes).toString('hex')
+
+export const APPLICATION_ACCOUNT_FIELDS: FieldSpec[] = [
+  { name: 'auth_id', label: 'Auth ID', type: 'text', sensitive: true },
+  { name: 'auth_token', label: 'Auth Token', type: 'password', sensitive: true },
+  { name: 'application_id', label: 'Application ID', type: 'text', placeholder: 'Created on save when empty' },
+]
+
+export const applicationAccountSchema = <P extends 'plivo' | 'vobiz'>(provider: P) =>
+  t.Object({
+    provider: providerTag(provider),
+    auth_id: t.String({ description: 'Auth ID of the account.' }),
+    auth_token: t.String({ description: 'Auth token of the account.' }),
+    application_id: nullableString('Application whose answer URL receives inbound calls. When omitted, one is created on save and its id is stored.'),
+  })
+
+/** What most carrier accounts have in common: outbound calls from caller ids synced with the provider, no trunks. */
+export const CARRIER_ACCOUNT = {
+  serverManaged: [],
+  supportsTrunks: false,
+  supportsOutbound: true,
+  supportsPhoneNumberSync: true,
+  requiresCallerId: true,
+} as const satisfies Partial<ProviderInfo>
+
+export function callerIdStep(displayName: string, activeNumberCount: number): SetupStep {
+  return {
+    key: 'caller_id',
+    title: 'Add a caller ID number',
+    description: `Outbound calls need a number to call from: add at least one active ${displayName} number under Phone numbers.`,
+    complete: activeNumberCount > 0,
+    blocks_outbound: true,
+  }
+}

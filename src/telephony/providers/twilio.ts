@@ -1,0 +1,22 @@
+import { Type as t } from '@sinclair/typebox'
+import { CARRIER_ACCOUNT, providerTag, type ProviderInfo } from './shared'
+
+/** Twilio: the configuration schema, form fields, defaults and setup checklist of this provider. */
+
+export const TwilioConfigSchema = t.Object({
+  provider: providerTag('twilio'),
+  account_sid: t.String({ description: 'Account SID.' }),
+  auth_token: t.String({ description: 'Auth token.' }),
+})
+
+export const twilio: ProviderInfo = {
+  name: 'twilio',
+  displayName: 'Twilio',
+  connectivity: 'api',
+  schema: TwilioConfigSchema,
+  fields: [
+    { name: 'account_sid', label: 'Account SID', type: 'text', sensitive: true, placeholder: 'AC...' },
+    { name: 'auth_token', label: 'Auth Token', type: 'password', sensitive: true },
+  ],
+  ...CARRIER_ACCOUNT,
+}

@@ -1,0 +1,14 @@
+import { APPLICATION_ACCOUNT_FIELDS, applicationAccountSchema, CARRIER_ACCOUNT, type ProviderInfo } from './shared'
+
+/** Vobiz: the configuration schema, form fields, defaults and setup checklist of this provider. */
+
+export const VobizConfigSchema = applicationAccountSchema('vobiz')
+
+export const vobiz: ProviderInfo = {
+  name: 'vobiz',
+  displayName: 'Vobiz',
+  connectivity: 'api',
+  schema: VobizConfigSchema,
+  fields: APPLICATION_ACCOUNT_FIELDS,
+  ...CARRIER_ACCOUNT,
+}
