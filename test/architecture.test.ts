@@ -96,7 +96,7 @@ const HTTP_PACKAGE = /^(elysia|@elysiajs\/)/
 const SQLITE_SPECIFIC = [
   /from\s*['"](bun:sqlite|drizzle-orm\/bun-sqlite|drizzle-orm\/sqlite-core)['"]/,
   /\.immediate\(\)/,
-  /\bjson_extract\s*\(|\bjson_type\s*\(|\bsqlite_master\b/i,
+  /\b(json_extract|json_type|json_each|json_object)\s*\(|\bsqlite_master\b/i,
   /\bPRAGMA\b/,
   /['"`][^'"`]*\?\d[^'"`]*['"`]/,
 ]

@@ -22,6 +22,13 @@ export function joinSqlParts(parts: (SqlPart | undefined)[], separator: string):
  */
 export const limitOffset = (limit: number, offset: number): SqlPart => sqlPart('LIMIT ? + 0 OFFSET ?', limit, offset)
 
+/**
+ * `expression IN (values)` with one parameter for any number of values (SQLite: json_each over a JSON array), so the
+ * statement text, and with it its cached compilation, stays the same. PostgreSQL: `= ANY(?)` with an array.
+ */
+export const inList = (expression: string, values: readonly (string | number)[]): SqlPart =>
+  sqlPart(`${expression} IN (SELECT value FROM json_each(?))`, JSON.stringify(values))
+
 /** Every row of the query, through the statement cache. */
 export function allRows<Row>(sqlite: Database, query: SqlPart): Row[] {
   return sqlite.query<Row, SQLQueryBindings[]>(query.text).all(...query.params)

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context'
 import { runsMatchingNumbers } from '../db/run-number-search'
-import { allRows, joinSqlParts, limitOffset, sqlPart, type SqlPart } from '../db/sql-parts'
+import { allRows, inList, joinSqlParts, limitOffset, sqlPart, type SqlPart } from '../db/sql-parts'
 import type { RunCriteria } from './filters'
 
 /**
@@ -64,9 +64,7 @@ function termsOf(criteria: RunCriteria): Term[] {
     c.runId !== undefined && { key: 'runId', build: (on) => equals('id', c.runId!, on) },
     c.workflowId !== undefined && { key: 'workflowId', build: (on) => equals('workflow_id', c.workflowId!, on) },
     c.campaignId !== undefined && { key: 'campaignId', build: (on) => equals('campaign_id', c.campaignId!, on) },
-    // One parameter for any number of codes keeps the statement text, and so its cached compilation, the same.
-    c.dispositions !== undefined
-      && { key: 'dispositions', build: (on) => sqlPart(`${column('disposition', on)} IN (SELECT value FROM json_each(?))`, JSON.stringify(c.dispositions)) },
+    c.dispositions !== undefined && { key: 'dispositions', build: (on) => inList(column('disposition', on), c.dispositions!) },
     (c.minDuration !== undefined || c.maxDuration !== undefined)
       && { key: 'duration', build: (on) => range('call_duration_seconds', c.minDuration, c.maxDuration, on) },
     c.callType !== undefined && { key: 'callType', build: (on) => equals('call_type', c.callType!, on) },
