@@ -3,7 +3,7 @@ import { valueError } from '../../lib/validation'
 import { isPlainObject } from '../../lib/values'
 import { HTTP_URL_PATTERN, nullableString, providerTag, randomHex, type ProviderInfo } from './shared'
 
-/** Asterisk ARI: the configuration schema, form fields, defaults and setup checklist of this provider. */
+// Asterisk ARI: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 
 const DEFAULT_PBX_API_SOURCE = 'ringbase'
 

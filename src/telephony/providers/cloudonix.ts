@@ -1,7 +1,7 @@
 import { Type as t } from '@sinclair/typebox'
 import { callerIdStep, nullableString, providerTag, type ProviderInfo, type SetupFacts, type SetupStep } from './shared'
 
-/** Cloudonix: the configuration schema, form fields, defaults and setup checklist of this provider. */
+// Cloudonix: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 
 export const CloudonixConfigSchema = t.Object({
   provider: providerTag('cloudonix'),

@@ -1,7 +1,7 @@
 import { Type as t } from '@sinclair/typebox'
 import { HTTP_URL_PATTERN, providerTag, type ProviderInfo } from './shared'
 
-/** Exotel: the configuration schema, form fields, defaults and setup checklist of this provider. */
+// Exotel: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 
 export const ExotelConfigSchema = t.Object({
   provider: providerTag('exotel'),

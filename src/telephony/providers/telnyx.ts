@@ -1,7 +1,7 @@
 import { Type as t } from '@sinclair/typebox'
 import { CARRIER_ACCOUNT, nullableString, providerTag, type ProviderInfo } from './shared'
 
-/** Telnyx: the configuration schema, form fields, defaults and setup checklist of this provider. */
+// Telnyx: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 
 export const TelnyxConfigSchema = t.Object({
   provider: providerTag('telnyx'),

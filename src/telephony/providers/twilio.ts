@@ -1,7 +1,7 @@
 import { Type as t } from '@sinclair/typebox'
 import { CARRIER_ACCOUNT, providerTag, type ProviderInfo } from './shared'
 
-/** Twilio: the configuration schema, form fields, defaults and setup checklist of this provider. */
+// Twilio: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 
 export const TwilioConfigSchema = t.Object({
   provider: providerTag('twilio'),

@@ -1,6 +1,6 @@
 import { APPLICATION_ACCOUNT_FIELDS, applicationAccountSchema, CARRIER_ACCOUNT, type ProviderInfo } from './shared'
 
-/** Vobiz: the configuration schema, form fields, defaults and setup checklist of this provider. */
+// Vobiz: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 
 export const VobizConfigSchema = applicationAccountSchema('vobiz')
 

@@ -1,7 +1,7 @@
 import { Type as t } from '@sinclair/typebox'
 import { CARRIER_ACCOUNT, nullableString, providerTag, type ProviderInfo } from './shared'
 
-/** Vonage: the configuration schema, form fields, defaults and setup checklist of this provider. */
+// Vonage: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 
 export const VonageConfigSchema = t.Object({
   provider: providerTag('vonage'),

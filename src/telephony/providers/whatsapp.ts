@@ -1,7 +1,7 @@
 import { Type as t } from '@sinclair/typebox'
 import { providerTag, randomHex, type ProviderInfo, type SetupFacts, type SetupStep } from './shared'
 
-/** WhatsApp Business: the configuration schema, form fields, defaults and setup checklist of this provider. */
+// WhatsApp Business: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 
 export const WhatsappConfigSchema = t.Object({
   provider: providerTag('whatsapp'),
