@@ -179,9 +179,11 @@ function referenceNamedShapes(schema: unknown, shapes: Map<string, Shape>, isRoo
 }
 
 /** An operation's schemas to hoist: where each sits, and the names it may take. */
-function claimOperationSchemas(registry: ShapeRegistry, operation: Operation, names: OperationNames): (() => void)[] {
+type Placement = (byName: Map<string, Shape>) => void
+
+function claimOperationSchemas(registry: ShapeRegistry, operation: Operation, names: OperationNames): Placement[] {
   const base = pascalCase(names.name)
-  const placements: (() => void)[] = []
+  const placements: Placement[] = []
   const hoist = (content: Record<string, { schema?: Schema }>, claims: [string | undefined, Rank][]) => {
     for (const media of Object.values(content ?? {})) {
       const schema = media.schema
@@ -189,8 +191,10 @@ function claimOperationSchemas(registry: ShapeRegistry, operation: Operation, na
       // A list is named by its items, as the reference does (`WorkflowListResponse[]`).
       const listOfObjects = schema.type === 'array' && isObject(schema.items) && isStructured(schema.items) && !schema.items.$ref
       const shape = registry.claim(listOfObjects ? schema.items : schema, claims)
-      placements.push(() => {
-        media.schema = listOfObjects ? { ...schema, items: ref(shape.name!) } : ref(shape.name!)
+      placements.push((byName) => {
+        // The table's name for this place, even when it is an alias of the shape's first name.
+        const name = claims.find(([claimed, rank]) => rank === Rank.Table && claimed && byName.get(claimed) === shape)?.[0] ?? shape.name!
+        media.schema = listOfObjects ? { ...schema, items: ref(name) } : ref(name)
       })
     }
   }
@@ -237,7 +241,7 @@ function shareErrorResponses(paths: OpenApiDocument['paths']): Record<string, Sc
 export function nameSchemas(source: OpenApiDocument): OpenApiDocument {
   const document = simplify(structuredClone(source)) as OpenApiDocument
   const registry = new ShapeRegistry()
-  const placements: (() => void)[] = []
+  const placements: Placement[] = []
   const usedIds = new Set<string>()
   for (const [path, item] of Object.entries(document.paths)) {
     for (const method of HTTP_METHODS) {
@@ -254,7 +258,7 @@ export function nameSchemas(source: OpenApiDocument): OpenApiDocument {
   }
   claimNestedShapes(registry)
   const byName = registry.resolve()
-  for (const place of placements) place()
+  for (const place of placements) place(byName)
   const schemas: Record<string, Schema> = { ...document.components?.schemas }
   for (const [name, shape] of [...byName].sort(([a], [b]) => a.localeCompare(b))) {
     schemas[name] = shape.name === name ? referenceNamedShapes(shape.schema, registry.shapes, true) as Schema : ref(shape.name!)
