@@ -86,6 +86,8 @@ describe('compiled binary', () => {
       const health = await fetch(`${base}/api/v1/health`)
       expect(health.status).toBe(200)
       expect(((await health.json()) as { status: string }).status).toBe('ok')
+      const healthCommand = Bun.spawn([binary, 'health', '--http', base.replace('http://', '')], { stdout: 'pipe' })
+      expect(await healthCommand.exited).toBe(0)
 
       const keys = Bun.spawnSync([binary, 'keys', 'create', '--org', 'acme', '--scope', 'admin'], { cwd: workDir })
       expect(keys.exitCode).toBe(0)
