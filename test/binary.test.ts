@@ -72,7 +72,7 @@ describe('compiled binary', () => {
     expect(version.stdout.toString().trim()).toMatch(/^\d+\.\d+\.\d+$/)
     const openapi = Bun.spawnSync([binary, 'openapi'], { cwd: workDir })
     expect(openapi.exitCode).toBe(0)
-    expect(JSON.parse(openapi.stdout.toString()).paths['/api/v1/health']).toBeDefined()
+    expect(JSON.parse(openapi.stdout.toString()).paths['/api/v1/health'].get.operationId).toBe('health_api_v1_health_get')
   })
 
   test('serves, migrates, creates keys while serving, and stops on SIGTERM', async () => {

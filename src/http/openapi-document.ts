@@ -274,7 +274,7 @@ export function openApiDocument(options: DocumentOptions) {
   let document: OpenApiDocument | undefined
   const plugin = new Elysia({ name: 'ringbase-openapi' }).get(options.path, () => {
     if (!document) {
-      const { paths, components } = toOpenAPISchema(plugin, { paths: [options.path] }, undefined, undefined, '3.1.2')
+      const { paths, components } = toOpenAPISchema(plugin, undefined, undefined, undefined, '3.1.2')
       document = nameSchemas({
         openapi: '3.1.2',
         info: options.info,
