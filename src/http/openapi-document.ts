@@ -56,6 +56,8 @@ const COERCED_FORMATS = new Set(['integer', 'numeric', 'number', 'boolean'])
  * Elysia widens numbers and booleans to `string (format: integer) | integer` so that path and query text can be
  * coerced; JSON bodies and responses carry the real type, and a query parameter's type is its parsed one. Records
  * come out as `patternProperties: {"^(.*)$": …}`, which most generators ignore: `additionalProperties` says the same.
+ * `additionalProperties: false` goes: Elysia adds it to a shared schema object when it first compiles a response
+ * cleaner, so it would come and go with what the process has served (bodies ignore unknown properties anyway).
  */
 function simplify(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(simplify)
@@ -67,6 +69,7 @@ function simplify(value: unknown): unknown {
   }
   const out: Schema = {}
   for (const [key, child] of Object.entries(value)) out[key] = simplify(child)
+  if (out.additionalProperties === false) delete out.additionalProperties
   const patterns = out.patternProperties
   if (isObject(patterns) && Object.keys(patterns).length === 1 && '^(.*)$' in patterns && out.additionalProperties === undefined) {
     const values = patterns['^(.*)$']
@@ -178,9 +181,10 @@ function referenceNamedShapes(schema: unknown, shapes: Map<string, Shape>, isRoo
   return out
 }
 
-/** An operation's schemas to hoist: where each sits, and the names it may take. */
+/** Puts a `$ref` where a hoisted schema was, once names are settled. */
 type Placement = (byName: Map<string, Shape>) => void
 
+/** Registers an operation's request body and responses under the names each may take. */
 function claimOperationSchemas(registry: ShapeRegistry, operation: Operation, names: OperationNames): Placement[] {
   const base = pascalCase(names.name)
   const placements: Placement[] = []
@@ -272,7 +276,7 @@ type DocumentOptions = { path: string; info: Record<string, unknown>; components
 /** Serves the rewritten document at `options.path`, built once from every route of the app it is used in. */
 export function openApiDocument(options: DocumentOptions) {
   let document: OpenApiDocument | undefined
-  const plugin = new Elysia({ name: 'ringbase-openapi' }).get(options.path, () => {
+  const plugin = new Elysia().get(options.path, () => {
     if (!document) {
       const { paths, components } = toOpenAPISchema(plugin, undefined, undefined, undefined, '3.1.2')
       document = nameSchemas({

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { validate } from '@readme/openapi-parser'
 import { t as types } from 'elysia'
-import { operationId } from '../../src/http/openapi-document'
+import { nameSchemas, operationId } from '../../src/http/openapi-document'
 import { OPERATION_NAMES } from '../../src/http/openapi-names'
 import { createTestApp, type TestApp } from '../support/app'
 
@@ -98,5 +98,17 @@ describe('OpenAPI document', () => {
     // No shape is left inline in the operations, and the integers Elysia widens for coercion are plain integers again.
     expect(JSON.stringify(doc.paths)).not.toContain('"properties"')
     expect(JSON.stringify(doc)).not.toContain('"format":"integer"')
+  })
+
+  test('the document does not depend on what the process served before (Elysia marks response schemas as it compiles them)', () => {
+    const documentFor = (marked: boolean) => nameSchemas({
+      openapi: '3.1.2',
+      info: { title: 'x', version: '1' },
+      paths: { '/api/v1/health': { get: { responses: { 200: { description: 'ok', content: { 'application/json': { schema: {
+        type: 'object', properties: { status: { type: 'string' } }, required: ['status'], ...(marked ? { additionalProperties: false } : {}),
+      } } } } } } } },
+    })
+    expect(documentFor(true)).toEqual(documentFor(false))
+    expect(documentFor(true).components!.schemas!.HealthResponse).toEqual({ type: 'object', properties: { status: { type: 'string' } }, required: ['status'] })
   })
 })
