@@ -13,5 +13,8 @@ COPY --from=build /src/dist/ringbase /usr/local/bin/ringbase
 USER ringbase
 VOLUME ["/data"]
 EXPOSE 8000
+# The binary checks itself (there is no curl in this image): exit 0 when /api/v1/health answers 200.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["/usr/local/bin/ringbase", "health", "--http", "127.0.0.1:8000"]
 ENTRYPOINT ["/usr/local/bin/ringbase"]
 CMD ["serve", "--http", "0.0.0.0:8000", "--dir", "/data"]

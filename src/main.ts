@@ -9,6 +9,7 @@ import type { AppContext } from './context'
 import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from './auth/keys'
 import { closeLog, createLogger } from './log'
 import { transaction } from './db/transaction'
+import { checkHealth } from './health-check'
 
 const USAGE = `ringbase ${VERSION}: self-hosted voice-agent platform
 
@@ -16,6 +17,7 @@ Usage:
   ringbase serve [--http HOST:PORT] [--dir DATA_DIR] [--public-url URL] [--ring-timeout SECONDS]
   ringbase migrate [--dir DATA_DIR]
   ringbase keys create --org NAME [--name KEY_NAME] [--scope admin|trigger] [--dir DATA_DIR]
+  ringbase health [--http HOST:PORT]
   ringbase openapi
   ringbase version
 `
@@ -115,6 +117,12 @@ async function main(argv: string[]): Promise<number> {
       if (subcommand !== 'create') break
       keysCreate(flags)
       return 0
+    case 'health': {
+      const config = loadConfig(flags)
+      const result = await checkHealth(config.httpHost, config.httpPort)
+      ;(result.ok ? process.stdout : process.stderr).write(`${result.message}\n`)
+      return result.ok ? 0 : 1
+    }
     case 'openapi':
       await printOpenApi()
       return 0

@@ -72,7 +72,7 @@ describe('compiled binary', () => {
     expect(version.stdout.toString().trim()).toMatch(/^\d+\.\d+\.\d+$/)
     const openapi = Bun.spawnSync([binary, 'openapi'], { cwd: workDir })
     expect(openapi.exitCode).toBe(0)
-    expect(JSON.parse(openapi.stdout.toString()).paths['/api/v1/health']).toBeDefined()
+    expect(JSON.parse(openapi.stdout.toString()).paths['/api/v1/health'].get.operationId).toBe('health_api_v1_health_get')
   })
 
   test('serves, migrates, creates keys while serving, and stops on SIGTERM', async () => {
@@ -86,6 +86,8 @@ describe('compiled binary', () => {
       const health = await fetch(`${base}/api/v1/health`)
       expect(health.status).toBe(200)
       expect(((await health.json()) as { status: string }).status).toBe('ok')
+      const healthCommand = Bun.spawn([binary, 'health', '--http', base.replace('http://', '')], { stdout: 'pipe' })
+      expect(await healthCommand.exited).toBe(0)
 
       const keys = Bun.spawnSync([binary, 'keys', 'create', '--org', 'acme', '--scope', 'admin'], { cwd: workDir })
       expect(keys.exitCode).toBe(0)

@@ -1,9 +1,9 @@
-import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import docsPage from './docs.html' with { type: 'text' }
 import { errorResponse, sentBodyItems } from './errors'
 import { invalid } from '../lib/errors'
+import { openApiDocument } from './openapi-document'
 import { agentRoutes } from './agents/routes'
 import { apiKeyRoutes } from './api-keys/routes'
 import { campaignRoutes } from './campaigns/routes'
@@ -57,16 +57,11 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
         orgId: principal?.organizationId,
       }, 'request')
     })
-    .use(openapi({
-      provider: null,
-      specPath: OPENAPI_PATH,
-      path: '/api/v1/openapi',
-      documentation: {
-        info: { title: 'Ringbase API', version: ctx.version, description: 'Self-hosted voice-agent platform' },
-        components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
-        security: [{ ApiKey: [] }],
-      },
-      exclude: { paths: ['/api/v1/docs', '/api/v1/openapi'] },
+    .use(openApiDocument({
+      path: OPENAPI_PATH,
+      info: { title: 'Ringbase API', version: ctx.version, description: 'Self-hosted voice-agent platform' },
+      components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
+      security: [{ ApiKey: [] }],
     }))
     .get('/api/v1/docs', () => new Response(docsPage as unknown as string, { headers: { 'content-type': 'text/html; charset=utf-8' } }), {
       detail: { hide: true },
