@@ -376,7 +376,7 @@ export function createConversation(options: ConversationOptions): Conversation {
   async function turnsDuring(action: () => Promise<void>): Promise<TranscriptTurn[]> {
     const before = transcript.length
     await action()
-    return transcript.slice(before).filter(({ role }) => role === 'agent')
+    return structuredClone(transcript.slice(before).filter(({ role }) => role === 'agent'))
   }
 
   // ---- the end ----
