@@ -249,6 +249,7 @@ export function createConversation(options: ConversationOptions): Conversation {
       names: variables.map(({ name }) => name),
       promise: extractVariables(extractionLlm, variables, messages, (ref, usage) => onEvent({ type: 'usage', ref, usage, purpose: 'extraction' }))
         .then((result) => {
+          if (state === 'completed') return
           if (!result.ok) return warn(`Extraction for node '${nodeName(from)}' failed: ${result.error}`)
           Object.assign(gathered, result.values)
           Object.assign(extracted, result.values)

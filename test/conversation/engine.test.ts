@@ -61,7 +61,11 @@ function setUp(definition: WorkflowDefinition, extra: Partial<ConversationOption
     llm,
     clock,
     onEvent: (event) => events.push(event),
-    sleep: async (ms) => { sleeps.push(ms) },
+    // Resolves after pending microtasks, so scripted extractions finish before the bounded wait at the end gives up.
+    sleep: async (ms) => {
+      sleeps.push(ms)
+      await Bun.sleep(0)
+    },
     ...extra,
   })
   const ofType = <T extends ConversationEvent['type']>(type: T) =>
@@ -280,6 +284,18 @@ describe('extraction', () => {
     expect(gathered).toMatchObject({ customer_name: 'Kim', call_disposition: 'user_hangup', mapped_call_disposition: 'user_hangup', call_tags: ['user_speech', 'user_hangup'] })
   })
 
+  test('the end waits for a hanging extraction only for a bounded time, then warns', async () => {
+    const { llm, conversation, sleeps } = setUp(salesAgent())
+    llm.answerJson(new Promise<string>(() => {}))
+    await conversation.start()
+    llm.say({ calls: ['wants_a_demo'] }, { text: 'Name?' })
+    await conversation.userMessage('demo')
+    await conversation.end('user_hangup')
+    expect(sleeps).toEqual([30_000])
+    expect(conversation.record().logs.warnings).toEqual(['Variable extraction did not finish before the call ended'])
+    expect(conversation.record().gathered_context.call_disposition).toBe('user_hangup')
+  })
+
   test('no final extraction after a pipeline error', async () => {
     const { llm, conversation, ofType } = setUp(salesAgent())
     await conversation.start()
@@ -339,6 +355,21 @@ describe('ending on time and silence', () => {
     llm.say({ text: 'Goodbye!' })
     expect((await conversation.tick()).map(({ text }) => text)).toEqual(['Goodbye!'])
     expect(ofType('ended')).toEqual([{ type: 'ended', reason: 'user_idle_max_duration_exceeded', graceful: true }])
+  })
+
+  test('the voice driver reports when speech really ended: the turn end moves and the idle timer starts there', async () => {
+    const { llm, clock, conversation } = setUp(salesAgent())
+    await conversation.start()
+    clock.advance(3_000)
+    conversation.agentSpeechEnded({ turn: 0 })
+    expect(conversation.record().logs.transcript[0].end_ms).toBe(3_000)
+    clock.advance(9_999)
+    await conversation.tick()
+    expect(llm.requests).toHaveLength(0)
+    clock.advance(1)
+    llm.say({ text: 'Still there?' })
+    await conversation.tick()
+    expect(llm.requests).toHaveLength(1)
   })
 
   test('idle rules off (text chat): silence never ends the conversation', async () => {

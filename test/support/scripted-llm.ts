@@ -16,7 +16,8 @@ export type ScriptedReply = {
   error?: Error
 }
 
-export type ScriptedJson = string | Error
+/** An answer, a failure, or a promise of an answer (one that never settles stands for a server that hangs). */
+export type ScriptedJson = string | Error | Promise<string>
 
 export type SeenRequest = { messages: ChatRequest['messages']; tools: ToolSpec[]; aborted: boolean }
 
@@ -76,6 +77,6 @@ export class ScriptedLlm implements LlmClient {
     const answer = this.jsonReplies.shift()
     if (answer === undefined) throw new Error(`ScriptedLlm: no scripted JSON answer for request ${this.jsonRequests.length}`)
     if (answer instanceof Error) throw answer
-    return { text: answer, usage: USAGE }
+    return { text: await answer, usage: USAGE }
   }
 }
