@@ -167,11 +167,10 @@ export function createConversation(options: ConversationOptions): Conversation {
     warnings.push(message)
     onEvent({ type: 'warning', message })
   }
-  const recordEvent = (type: string, payload: Record<string, unknown>, extra: Partial<RealtimeFeedbackEvent> = {}) =>
-    recordedEvents.push({ type, payload, timestamp: new Date(clock.now()).toISOString(), node_id: node.id, node_name: nodeName(node), ...extra })
+  const recordEvent = (type: string, payload: Record<string, unknown>) =>
+    recordedEvents.push({ type, payload, timestamp: new Date(clock.now()).toISOString(), node_id: node.id, node_name: nodeName(node) })
 
-  const renderContext = () => ({ ...options.variables, ...extracted })
-  const render = (text: string) => renderTemplate(text, renderContext(), new Date(clock.now()))
+  const render = (text: string) => renderTemplate(text, { ...options.variables, ...extracted }, new Date(clock.now()))
 
   function systemPrompt(instruction?: string): string {
     const parts = [
@@ -286,7 +285,7 @@ export function createConversation(options: ConversationOptions): Conversation {
 
   // ---- the LLM ----
 
-  /** One completion under the current node. True when it called functions, so the model must speak again. */
+  /** One completion under the current node. True when it called functions, so the model must speak again (not when aborted). */
   async function complete(current: PendingReply, { instruction, offerFunctions = true }: ReplyOptions): Promise<boolean> {
     await awaitMentionedExtractions()
     if (current.controller.signal.aborted) return false
@@ -356,9 +355,11 @@ export function createConversation(options: ConversationOptions): Conversation {
     pending = current
     idleSince = null
     try {
-      for (let step = 0; step < MAX_COMPLETIONS_PER_REPLY; step++) {
-        const again = await complete(current, replyOptions)
-        if (!again || current.controller.signal.aborted || endReason) break
+      for (let completions = 1; await complete(current, replyOptions); completions++) {
+        if (completions === MAX_COMPLETIONS_PER_REPLY) {
+          warn(`The LLM called functions ${completions} times in a row; its reply was cut short`)
+          break
+        }
       }
       if (!current.controller.signal.aborted && node.type === 'endCall') await finish('user_qualified')
     } catch (error) {

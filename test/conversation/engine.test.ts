@@ -219,6 +219,16 @@ describe('walking the graph', () => {
     expect(llm.requests[1].messages.at(-1)).toEqual({ role: 'tool', toolCallId: 'call_1', content: expect.stringContaining('"status":"error"') })
     expect(conversation.record().current_node_id).toBe('1')
   })
+
+  test('a model that keeps calling functions is stopped after six completions, with a warning', async () => {
+    const { llm, conversation } = setUp(salesAgent())
+    await conversation.start()
+    llm.say(...Array.from({ length: 7 }, () => ({ calls: ['book_flight'] })))
+    expect(await conversation.userMessage('loop')).toEqual([])
+    expect(llm.requests).toHaveLength(6)
+    expect(conversation.record().logs.warnings).toEqual(['The LLM called functions 6 times in a row; its reply was cut short'])
+    expect(conversation.ended).toBe(false)
+  })
 })
 
 describe('extraction', () => {
