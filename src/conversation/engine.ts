@@ -103,6 +103,9 @@ const FINAL_EXTRACTION_WAIT_MS = 30_000
 /** Bounds tool-call chains in one reply, so a model calling functions forever cannot hang the call. */
 const MAX_COMPLETIONS_PER_REPLY = 6
 
+/** gathered_context keys the runtime owns: an extracted variable of that name stays in `extracted_variables` only. */
+const RUNTIME_KEYS = new Set(['nodes_visited', 'extracted_variables', 'mapped_call_disposition', 'call_tags'])
+
 const NO_FINAL_EXTRACTION = new Set<EndReason>(['pipeline_error', 'voicemail_detected'])
 const IMMEDIATE_ENDS = new Set<EndReason>(['call_duration_exceeded', 'user_hangup', 'call_transferred', 'voicemail_detected', 'pipeline_error'])
 
@@ -250,8 +253,8 @@ export function createConversation(options: ConversationOptions): Conversation {
         .then((result) => {
           if (state === 'completed') return
           if (!result.ok) return warn(`Extraction for node '${nodeName(from)}' failed: ${result.error}`)
-          Object.assign(gathered, result.values)
           Object.assign(extracted, result.values)
+          for (const [name, value] of Object.entries(result.values)) if (!RUNTIME_KEYS.has(name)) gathered[name] = value
           onEvent({ type: 'extraction', node_id: from.id, values: result.values })
         })
         .finally(() => pendingExtractions.delete(extraction)),

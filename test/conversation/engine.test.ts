@@ -269,6 +269,18 @@ describe('extraction', () => {
     expect(systemPromptOf(llm, 3)).toBe('Book a demo for 42 (), budget unknown.')
   })
 
+  test('an extracted variable named like a runtime key does not overwrite it', async () => {
+    const { llm, conversation } = setUp(salesAgent({ qualify: { extraction_variables: [{ name: 'nodes_visited', type: 'string' }] } }))
+    llm.answerJson('{"nodes_visited": "everywhere"}')
+    await conversation.start()
+    llm.say({ calls: ['wants_a_demo'] }, { text: 'Name?' }, { calls: ['details_collected'] }, { text: 'When?' })
+    await conversation.userMessage('demo')
+    await conversation.userMessage('me')
+    const gathered = conversation.record().gathered_context
+    expect(gathered.nodes_visited).toEqual(['Start', 'Qualify', 'Schedule'])
+    expect(gathered.extracted_variables).toEqual({ nodes_visited: 'everywhere' })
+  })
+
   test('twice invalid JSON is logged as a warning and nothing is stored, never {raw}', async () => {
     const { llm, conversation, ofType } = setUp(salesAgent())
     llm.answerJson('nope', '[1, 2]')
