@@ -24,6 +24,11 @@
  * `user_qualified`. Leaving a node with extraction enabled extracts in the background; a later prompt mentioning an
  * extracted name waits for it. At the end the current node is extracted too (not after `pipeline_error` or
  * `voicemail_detected`) and the disposition is settled.
+ *
+ * Left to the caller: merging `template_context_variables` defaults and pre-call fetch data into `variables` (an
+ * extracted value wins over a variable of the same name in prompts); passing a no-op `sleep` where `delayed_start`
+ * should not wait (text chat); persisting `record()`; accumulating `usage` events; an LLM error ends the call with
+ * `pipeline_error`, so retries and `llm_fallback` belong inside the LlmClient given here.
  */
 import type { WorkflowDefinition, WorkflowNode } from '../agents/definition'
 import { isPlainObject } from '../agents/definition'

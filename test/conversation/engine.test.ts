@@ -150,6 +150,9 @@ describe('walking the graph', () => {
     expect(feedbackTypes.filter((type) => type === 'rtf-node-transition')).toHaveLength(4)
     expect(feedbackTypes).toContain('rtf-function-call-start')
     expect(feedbackTypes).toContain('rtf-user-transcription')
+    expect(feedbackTypes).toContain('rtf-ttfb-metric')
+    const stamps = record.logs.realtime_feedback_events.map(({ timestamp }) => timestamp)
+    expect(stamps).toEqual([...stamps].sort())
     const transition = record.logs.realtime_feedback_events.find(({ type, node_id }) => type === 'rtf-node-transition' && node_id === '2')!
     expect(transition.payload).toEqual({ node_id: '2', node_name: 'Qualify', previous_node_id: '1', previous_node_name: 'Start', allow_interrupt: true })
 
