@@ -28,6 +28,8 @@ export type FakeChatAnswer = {
   chunkDelayMs?: number
   /** Streamed answers: after this many chunks nothing more is sent, and the connection stays open. */
   stallAfterChunks?: number
+  /** Streamed answers: an error event in place of the finish (vLLM and OpenRouter report late failures so). */
+  streamedError?: { message: string }
   fail?: FakeFailure
 }
 
@@ -36,12 +38,14 @@ export type FakeTranscriptionAnswer = { text?: string; delayMs?: number; fail?: 
 export type FakeSpeechAnswer = {
   /** Before the first byte of audio (the headers go out at once). */
   delayMs?: number
-  /** Answer in this format whatever was asked (a server that ignores `response_format`). */
-  format?: 'pcm' | 'wav'
+  /** Answer in this format whatever was asked (a server that ignores `response_format`); mp3 is a few fake bytes. */
+  format?: 'pcm' | 'wav' | 'mp3'
   /** Of a WAV answer (pcm is always 24 kHz). */
   sampleRate?: number
   /** Bytes per chunk sent; odd by default so samples straddle chunks. */
   chunkBytes?: number
+  /** Pause between chunks. */
+  chunkDelayMs?: number
   fail?: FakeFailure
 }
 
@@ -80,6 +84,8 @@ export type FakeModels = {
   transcription: FakeScript<FakeTranscriptionAnswer>
   speech: FakeScript<FakeSpeechAnswer>
   models: FakeScript<FakeModelListAnswer>
+  /** Forgets the requests, empties the queues and restores the default handlers. */
+  reset(): void
   stop(): void
 }
 
@@ -107,10 +113,16 @@ export function fakeSpeech(text: string, sampleRate = FAKE_SPEECH_RATE): Int16Ar
 
 const nothingScripted = (path: string) => () => failWith(500, { error: { message: `fake model server: nothing scripted for ${path}` } })
 
-function script<Answer>(handler: FakeScript<Answer>['handler']): FakeScript<Answer> & { next(request: FakeModelRequest): Promise<Answer> } {
+function script<Answer>(
+  defaultHandler: FakeScript<Answer>['handler'],
+): FakeScript<Answer> & { next(request: FakeModelRequest): Promise<Answer>; reset(): void } {
   const queued: Scripted<Answer>[] = []
   const self = {
-    handler,
+    handler: defaultHandler,
+    reset() {
+      queued.length = 0
+      self.handler = defaultHandler
+    },
     queue: (...answers: Scripted<Answer>[]) => { queued.push(...answers) },
     async next(request: FakeModelRequest): Promise<Answer> {
       const answer = queued.shift()
@@ -121,9 +133,10 @@ function script<Answer>(handler: FakeScript<Answer>['handler']): FakeScript<Answ
   return self
 }
 
-/** Resolves after `ms`, or at once when `signal` fires. */
+/** Resolves after `ms`, or at once when `signal` fires; 0 still lets the event loop turn, so pieces leave apart. */
 const pause = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
   if (signal.aborted) return resolve()
+  if (ms <= 0) return setImmediate(resolve)
   const timer = setTimeout(resolve, ms)
   signal.addEventListener('abort', () => { clearTimeout(timer); resolve() }, { once: true })
 })
@@ -201,7 +214,8 @@ function chatCompletion(request: FakeModelRequest, answer: FakeChatAnswer, signa
     chunks.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }))
     for (const fragment of fragments(call.arguments, 7)) chunks.push(chunk({ tool_calls: [{ index, function: { arguments: fragment } }] }))
   }
-  chunks.push(chunk({}, finishReason))
+  if (answer.streamedError) chunks.push({ error: answer.streamedError })
+  else chunks.push(chunk({}, finishReason))
   if (usage && request.body?.stream_options?.include_usage) chunks.push({ ...base, object: 'chat.completion.chunk', choices: [], usage })
   const events = [...chunks.map((item) => `data: ${JSON.stringify(item)}\n\n`), 'data: [DONE]\n\n']
   const body = pacedBody(events.map((event) => encoder.encode(event)), signal, {
@@ -212,6 +226,7 @@ function chatCompletion(request: FakeModelRequest, answer: FakeChatAnswer, signa
 
 function speechAnswer(request: FakeModelRequest, answer: FakeSpeechAnswer, signal: AbortSignal): Response {
   const format = answer.format ?? request.body?.response_format
+  if (answer.format === 'mp3') return new Response(encoder.encode('ID3 not really mp3'), { headers: { 'content-type': 'audio/mpeg' } })
   if (format !== 'pcm' && format !== 'wav') {
     return Response.json({ error: { message: `fake model server: response_format ${format} is not supported` } }, { status: 400 })
   }
@@ -221,7 +236,7 @@ function speechAnswer(request: FakeModelRequest, answer: FakeSpeechAnswer, signa
   const size = answer.chunkBytes ?? 4801
   const pieces: Uint8Array[] = []
   for (let start = 0; start < bytes.length; start += size) pieces.push(bytes.slice(start, start + size))
-  return new Response(pacedBody(pieces, signal, { firstDelayMs: answer.delayMs }), {
+  return new Response(pacedBody(pieces, signal, { firstDelayMs: answer.delayMs, delayMs: answer.chunkDelayMs }), {
     headers: { 'content-type': format === 'wav' ? 'audio/wav' : 'audio/pcm' },
   })
 }
@@ -299,6 +314,10 @@ export function startFakeModels(): FakeModels {
     transcription,
     speech,
     models,
+    reset() {
+      requests.length = 0
+      for (const endpoint of [chat, transcription, speech, models]) endpoint.reset()
+    },
     stop: () => { server.stop(true) },
   }
 }
