@@ -22,7 +22,7 @@ export type FakeChatAnswer = {
   /** Reported usage; by default counted from lengths; `'none'` sends none at all. */
   usage?: { prompt_tokens: number; completion_tokens: number } | 'none'
   finishReason?: string
-  /** Streamed answers: the headers go out at once, the first chunk only after this delay. */
+  /** Streamed answers: the headers go out at once, the first chunk only after this delay; others wait it whole. */
   firstTokenDelayMs?: number
   /** Streamed answers: pause between chunks. */
   chunkDelayMs?: number
@@ -178,7 +178,7 @@ function fragments(text: string, size: number): string[] {
 
 let completionCount = 0
 
-function chatCompletion(request: FakeModelRequest, answer: FakeChatAnswer, signal: AbortSignal): Response {
+async function chatCompletion(request: FakeModelRequest, answer: FakeChatAnswer, signal: AbortSignal): Promise<Response> {
   const model = request.body?.model ?? 'fake'
   const base = { id: `chatcmpl-fake-${++completionCount}`, created: Math.floor(Date.now() / 1000), model }
   const calls = (answer.toolCalls ?? []).map((call, index) => ({
@@ -196,6 +196,7 @@ function chatCompletion(request: FakeModelRequest, answer: FakeChatAnswer, signa
   }
 
   if (request.body?.stream !== true) {
+    await pause(answer.firstTokenDelayMs ?? 0, signal)
     const message: Record<string, unknown> = { role: 'assistant', content: answer.text ?? null }
     if (calls.length > 0) {
       message.tool_calls = calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }))
