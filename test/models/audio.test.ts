@@ -1,8 +1,8 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import { createSttClient } from '../../src/models/stt'
 import { createTtsClient } from '../../src/models/tts'
-import { ModelServerError, type TtsClient } from '../../src/models/types'
-import { deadBaseUrl, failWith, fakeSpeech, startFakeModels } from '../support/fake-models'
+import type { TtsClient } from '../../src/models/types'
+import { deadBaseUrl, failWith, modelServerFailure, fakeSpeech, startFakeModels } from '../support/fake-models'
 import { waitFor } from '../support/wait'
 
 const API_KEY = 'speaches-key-93be1d'
@@ -14,12 +14,6 @@ const connection = () => ({ provider: 'speaches', baseUrl: models.baseUrl, apiKe
 
 /** 0.25 s of a ramp at 16 kHz: every sample different, so any reordering or loss shows. */
 const utterance = Int16Array.from({ length: 4000 }, (_, index) => ((index * 37) % 65536) - 32768)
-
-async function failureOf(promise: Promise<unknown>): Promise<ModelServerError> {
-  const error = await promise.then(() => null, (caught) => caught)
-  expect(error).toBeInstanceOf(ModelServerError)
-  return error
-}
 
 describe('STT client', () => {
   test('sends a 16 kHz mono WAV of the samples with model and language, answers the text', async () => {
@@ -51,14 +45,14 @@ describe('STT client', () => {
   test('errors and a slow server become ModelServerErrors without the key', async () => {
     models.transcription.queue(failWith(400, { detail: `Invalid language 'xx' for key ${API_KEY}` }), { text: 'late', delayMs: 5_000 })
     const stt = createSttClient(connection(), { model: 'm', language: 'xx' }, { timeouts: { firstByteMs: 100 } })
-    const refused = await failureOf(stt.transcribe(utterance))
+    const refused = await modelServerFailure(stt.transcribe(utterance))
     expect(refused.status).toBe(400)
     expect(refused.message).toContain("Invalid language 'xx'")
     expect(refused.message).not.toContain(API_KEY)
-    expect((await failureOf(stt.transcribe(utterance))).message).toContain('did not answer within 100 ms')
+    expect((await modelServerFailure(stt.transcribe(utterance))).message).toContain('did not answer within 100 ms')
     await waitFor('the server to see the client leave', () => models.requests[1]?.aborted === true)
     const dead = createSttClient({ provider: 'speaches', baseUrl: deadBaseUrl(), apiKey: API_KEY }, { model: 'm' })
-    expect((await failureOf(dead.transcribe(utterance))).message).toStartWith('transcription failed:')
+    expect((await modelServerFailure(dead.transcribe(utterance))).message).toStartWith('transcription failed:')
   })
 
   test('aborting stops the upload', async () => {
@@ -76,7 +70,7 @@ describe('STT client', () => {
 async function synthesized(tts: TtsClient, text: string, signal?: AbortSignal) {
   const chunks: { pcm: Int16Array; sampleRate: number }[] = []
   for await (const chunk of tts.synthesize(text, { signal })) chunks.push(chunk)
-  const pcm = new Int16Array(chunks.reduce((total, chunk) => total + chunk.pcm.length, 0))
+  const pcm: Int16Array = new Int16Array(chunks.reduce((total, chunk) => total + chunk.pcm.length, 0))
   let offset = 0
   for (const chunk of chunks) {
     pcm.set(chunk.pcm, offset)
@@ -122,13 +116,13 @@ describe('TTS client', () => {
   test('errors, and audio it cannot read, become ModelServerErrors', async () => {
     models.speech.queue(failWith(404, { error: { message: "voice 'zz' not found" } }))
     const tts = createTtsClient(connection(), { model: 'kokoro', voice: 'zz' })
-    const missing = await failureOf(synthesized(tts, text))
+    const missing = await modelServerFailure(synthesized(tts, text))
     expect(missing.status).toBe(404)
     expect(missing.message).toContain("voice 'zz' not found")
     expect(missing.message).toStartWith('speech failed:')
 
     models.speech.queue({ format: 'mp3' })
-    expect((await failureOf(synthesized(tts, text))).message).toContain('audio/mpeg, not pcm or wav')
+    expect((await modelServerFailure(synthesized(tts, text))).message).toContain('audio/mpeg, not pcm or wav')
   })
 
   test('aborting mid-audio stops the request', async () => {

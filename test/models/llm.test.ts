@@ -1,8 +1,8 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import { listModels } from '../../src/models/list-models'
 import { createLlmClient } from '../../src/models/llm'
-import { ModelServerError, type ChatMessage, type LlmClient, type LlmEvent } from '../../src/models/types'
-import { callTool, callTools, deadBaseUrl, failWith, say, startFakeModels } from '../support/fake-models'
+import type { ChatMessage, LlmClient, LlmEvent } from '../../src/models/types'
+import { callTool, callTools, deadBaseUrl, failWith, modelServerFailure, say, startFakeModels } from '../support/fake-models'
 import { waitFor } from '../support/wait'
 
 const API_KEY = 'sk-test-4f9a2c7e1b'
@@ -17,12 +17,6 @@ async function collect(client: LlmClient, messages = hello, signal?: AbortSignal
   const events: LlmEvent[] = []
   for await (const event of client.stream({ messages, signal })) events.push(event)
   return events
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<ModelServerError> {
-  const error = await promise.then(() => null, (caught) => caught)
-  expect(error).toBeInstanceOf(ModelServerError)
-  return error
 }
 
 describe('LLM client: streaming', () => {
@@ -131,7 +125,7 @@ describe('LLM client: streaming', () => {
   test('a stream that stalls is cut by the total timeout', async () => {
     models.chat.queue(say('a b c', { stallAfterChunks: 2 }))
     const llm = createLlmClient(connection(), { model: 'm' }, { timeouts: { totalMs: 150 } })
-    const error = await failureOf(collect(llm))
+    const error = await modelServerFailure(collect(llm))
     expect(error.message).toContain('did not finish within 150 ms')
     await waitFor('the server to see the client leave', () => models.requests[0]?.aborted === true)
   })
@@ -169,9 +163,9 @@ describe('model list', () => {
     expect(await listModels(connection())).toEqual(['qwen2.5:7b', 'whisper-1'])
     expect(models.requestsTo('/models')[0].headers.get('authorization')).toBe(`Bearer ${API_KEY}`)
     models.models.queue(failWith(401, { error: { message: 'bad key' } }))
-    expect((await failureOf(listModels(connection()))).status).toBe(401)
+    expect((await modelServerFailure(listModels(connection()))).status).toBe(401)
     models.models.queue(failWith(200, { models: [] }))
-    expect((await failureOf(listModels(connection()))).message).toContain('no "data" list')
+    expect((await modelServerFailure(listModels(connection()))).message).toContain('no "data" list')
   })
 })
 
@@ -186,7 +180,7 @@ describe('LLM client: errors are ModelServerErrors that never show the key', () 
     test(name, async () => {
       models.chat.queue(answer, answer)
       const llm = createLlmClient(connection(), { model: 'm' })
-      for (const error of [await failureOf(collect(llm)), await failureOf(llm.completeJson({ messages: hello, schema: {}, schemaName: 'x' }))]) {
+      for (const error of [await modelServerFailure(collect(llm)), await modelServerFailure(llm.completeJson({ messages: hello, schema: {}, schemaName: 'x' }))]) {
         expect(error.status).toBe(status)
         expect(error.message).toContain(String(status))
         expect(error.message).toContain(shows)
@@ -199,7 +193,7 @@ describe('LLM client: errors are ModelServerErrors that never show the key', () 
     models.chat.queue(say('Partial answer', { streamedError: { message: 'upstream overloaded' } }))
     const llm = createLlmClient(connection(), { model: 'm' })
     const texts: string[] = []
-    const error = await failureOf((async () => {
+    const error = await modelServerFailure((async () => {
       for await (const event of llm.stream({ messages: hello })) if (event.type === 'text') texts.push(event.text)
     })())
     expect(texts.join('')).toBe('Partial answer')
@@ -215,7 +209,7 @@ describe('LLM client: errors are ModelServerErrors that never show the key', () 
 
   test('connection refused', async () => {
     const llm = createLlmClient({ provider: 'openai', baseUrl: deadBaseUrl(), apiKey: API_KEY }, { model: 'm' })
-    const error = await failureOf(collect(llm))
+    const error = await modelServerFailure(collect(llm))
     expect(error.status).toBeNull()
     expect(error.message).toStartWith('chat completion failed:')
     expect(error.message).toContain('127.0.0.1')
@@ -224,7 +218,7 @@ describe('LLM client: errors are ModelServerErrors that never show the key', () 
 
   test('nothing scripted is a visible failure, not a silent answer', async () => {
     const llm = createLlmClient(connection(), { model: 'm' })
-    expect((await failureOf(collect(llm))).message).toContain('nothing scripted')
+    expect((await modelServerFailure(collect(llm))).message).toContain('nothing scripted')
   })
 
   test('two tool calls via callTool helpers keep their own arguments', async () => {

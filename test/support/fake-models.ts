@@ -1,4 +1,6 @@
+import { expect } from 'bun:test'
 import { decodeWav, encodeWav, type WavFormat } from '../../src/lib/wav'
+import { ModelServerError } from '../../src/models/types'
 
 /**
  * One OpenAI-compatible model server on 127.0.0.1 for every test that needs an LLM, STT or TTS: `GET /models`,
@@ -329,4 +331,11 @@ export function deadBaseUrl(): string {
   const url = `http://127.0.0.1:${server.port}/v1`
   server.stop(true)
   return url
+}
+
+/** The ModelServerError `promise` rejects with (fails the test if it resolves or rejects with anything else). */
+export async function modelServerFailure(promise: Promise<unknown>): Promise<ModelServerError> {
+  const error = await promise.then(() => null, (caught) => caught)
+  expect(error).toBeInstanceOf(ModelServerError)
+  return error
 }
