@@ -103,7 +103,8 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
   const failure = (error: unknown): unknown => {
     if (signal?.aborted) return signal.reason
     if (timedOut) return fail(timedOut)
-    if (error instanceof ModelServerError) return error
+    // Errors made from what the server streamed may quote the key too.
+    if (error instanceof ModelServerError) return new ModelServerError(scrub(error.message), error.status)
     const reason = error instanceof Error ? (error as Error & { code?: string }).code ?? error.message : String(error)
     return fail(`${reason} (${server})`)
   }

@@ -190,7 +190,7 @@ describe('LLM client: errors are ModelServerErrors that never show the key', () 
   }
 
   test('an error streamed as an event fails the stream after the text before it', async () => {
-    models.chat.queue(say('Partial answer', { streamedError: { message: 'upstream overloaded' } }))
+    models.chat.queue(say('Partial answer', { streamedError: { message: `upstream overloaded (key ${API_KEY})` } }))
     const llm = createLlmClient(connection(), { model: 'm' })
     const texts: string[] = []
     const error = await modelServerFailure((async () => {
@@ -198,6 +198,7 @@ describe('LLM client: errors are ModelServerErrors that never show the key', () 
     })())
     expect(texts.join('')).toBe('Partial answer')
     expect(error.message).toContain('upstream overloaded')
+    expect(error.message).not.toContain(API_KEY)
   })
 
   test('a handler answers when the queue is empty', async () => {
