@@ -172,9 +172,9 @@ function textPieces(text: string): string[] {
   return text.match(/\s*\S+\s*/g) ?? (text === '' ? [] : [text])
 }
 
-function fragments(text: string, size: number): string[] {
-  const pieces: string[] = []
-  for (let start = 0; start < text.length; start += size) pieces.push(text.slice(start, start + size))
+function piecesOf<Whole extends { length: number; slice(start: number, end: number): Whole }>(whole: Whole, size: number): Whole[] {
+  const pieces: Whole[] = []
+  for (let start = 0; start < whole.length; start += size) pieces.push(whole.slice(start, start + size))
   return pieces
 }
 
@@ -190,12 +190,12 @@ async function chatCompletion(request: FakeModelRequest, answer: FakeChatAnswer,
   }))
   const finishReason = answer.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop')
   const completionLength = (answer.text ?? '').length + calls.reduce((total, call) => total + call.arguments.length, 0)
-  const promptTokens = Math.ceil(JSON.stringify(request.body?.messages ?? []).length / 4)
-  const usage = answer.usage === 'none' ? null : {
-    prompt_tokens: answer.usage?.prompt_tokens ?? promptTokens,
-    completion_tokens: answer.usage?.completion_tokens ?? Math.ceil(completionLength / 4),
-    total_tokens: (answer.usage?.prompt_tokens ?? promptTokens) + (answer.usage?.completion_tokens ?? Math.ceil(completionLength / 4)),
-  }
+  const scripted = answer.usage === 'none' ? undefined : answer.usage
+  const promptTokens = scripted?.prompt_tokens ?? Math.ceil(JSON.stringify(request.body?.messages ?? []).length / 4)
+  const completionTokens = scripted?.completion_tokens ?? Math.ceil(completionLength / 4)
+  const usage = answer.usage === 'none'
+    ? null
+    : { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens }
 
   if (request.body?.stream !== true) {
     await pause(answer.firstTokenDelayMs ?? 0, signal)
@@ -215,7 +215,7 @@ async function chatCompletion(request: FakeModelRequest, answer: FakeChatAnswer,
   for (const piece of textPieces(answer.text ?? '')) chunks.push(chunk({ content: piece }))
   for (const [index, call] of calls.entries()) {
     chunks.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }))
-    for (const fragment of fragments(call.arguments, 7)) chunks.push(chunk({ tool_calls: [{ index, function: { arguments: fragment } }] }))
+    for (const fragment of piecesOf(call.arguments, 7)) chunks.push(chunk({ tool_calls: [{ index, function: { arguments: fragment } }] }))
   }
   if (answer.streamedError) chunks.push({ error: answer.streamedError })
   else chunks.push(chunk({}, finishReason))
@@ -236,9 +236,7 @@ function speechAnswer(request: FakeModelRequest, answer: FakeSpeechAnswer, signa
   const sampleRate = format === 'wav' ? answer.sampleRate ?? FAKE_SPEECH_RATE : FAKE_SPEECH_RATE
   const pcm = fakeSpeech(String(request.body?.input ?? ''), sampleRate)
   const bytes = format === 'wav' ? encodeWav(pcm, sampleRate) : new Uint8Array(pcm.buffer)
-  const size = answer.chunkBytes ?? 4801
-  const pieces: Uint8Array[] = []
-  for (let start = 0; start < bytes.length; start += size) pieces.push(bytes.slice(start, start + size))
+  const pieces = piecesOf(bytes, answer.chunkBytes ?? 4801)
   return new Response(pacedBody(pieces, signal, { firstDelayMs: answer.delayMs, delayMs: answer.chunkDelayMs }), {
     headers: { 'content-type': format === 'wav' ? 'audio/wav' : 'audio/pcm' },
   })
