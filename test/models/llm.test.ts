@@ -13,6 +13,9 @@ beforeEach(() => models.reset())
 const connection = () => ({ provider: 'openai', baseUrl: models.baseUrl, apiKey: API_KEY })
 const hello: ChatMessage[] = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }]
 
+const textOf = (events: LlmEvent[]) => events.flatMap((event) => (event.type === 'text' ? [event.text] : [])).join('')
+const toolCallsOf = (events: LlmEvent[]) => events.flatMap((event) => (event.type === 'tool_call' ? [event.call] : []))
+
 async function collect(client: LlmClient, messages = hello, signal?: AbortSignal): Promise<LlmEvent[]> {
   const events: LlmEvent[] = []
   for await (const event of client.stream({ messages, signal })) events.push(event)
@@ -53,7 +56,7 @@ describe('LLM client: streaming', () => {
     const llm = createLlmClient(connection(), { model: 'm' })
     const events = await collect(llm)
     expect(events.map((event) => event.type)).toEqual(['text', 'text', 'text', 'tool_call', 'tool_call', 'done'])
-    const calls = events.flatMap((event) => (event.type === 'tool_call' ? [event.call] : []))
+    const calls = toolCallsOf(events)
     expect(calls.map((call) => call.name)).toEqual(['check_calendar', 'qualified'])
     expect(JSON.parse(calls[0].arguments)).toEqual({ day: 'monday', slots: ['09:00', '10:30'], note: 'a "quoted" word' })
     expect(JSON.parse(calls[1].arguments)).toEqual({})
@@ -82,6 +85,33 @@ describe('LLM client: streaming', () => {
       { role: 'assistant', content: 'Booked.' },
     ])
     expect('temperature' in sent.body).toBe(false)
+  })
+
+  test('tool-call deltas without index, with the name repeated, and arguments as an object still assemble', async () => {
+    const delta = (tool_calls: object[], finish_reason: string | null = null) =>
+      JSON.stringify({ choices: [{ index: 0, delta: { tool_calls }, finish_reason }] })
+    models.chat.queue({
+      rawEvents: [
+        delta([{ id: 'a1', function: { name: 'lookup', arguments: '{"q":' } }]),
+        delta([{ function: { name: 'lookup', arguments: '"x"}' } }]),
+        delta([{ id: 'b2', function: { name: 'hang_up', arguments: { reason: 'done' } } }], 'tool_calls'),
+        '[DONE]',
+      ],
+    })
+    const events = await collect(createLlmClient(connection(), { model: 'm' }))
+    const calls = toolCallsOf(events)
+    expect(calls).toEqual([
+      { id: 'a1', name: 'lookup', arguments: '{"q":"x"}' },
+      { id: 'b2', name: 'hang_up', arguments: '{"reason":"done"}' },
+    ])
+  })
+
+  test('a stream cut before its end, or carrying something that is not JSON, is an error', async () => {
+    const piece = JSON.stringify({ choices: [{ index: 0, delta: { content: 'Half' }, finish_reason: null }] })
+    models.chat.queue({ rawEvents: [piece] }, { rawEvents: [piece, '{"choices": ['] })
+    const llm = createLlmClient(connection(), { model: 'm' })
+    expect((await modelServerFailure(collect(llm))).message).toContain('the stream ended before the answer did')
+    expect((await modelServerFailure(collect(llm))).message).toContain('not JSON')
   })
 
   test('a server that sends no usage counts zero and says so in the log', async () => {
@@ -201,13 +231,6 @@ describe('LLM client: errors are ModelServerErrors that never show the key', () 
     expect(error.message).not.toContain(API_KEY)
   })
 
-  test('a handler answers when the queue is empty', async () => {
-    models.chat.handler = (request) => say(`You said: ${request.body.messages.at(-1).content}`)
-    const llm = createLlmClient(connection(), { model: 'm' })
-    const texts = (await collect(llm)).flatMap((event) => (event.type === 'text' ? [event.text] : []))
-    expect(texts.join('')).toBe('You said: Hi')
-  })
-
   test('connection refused', async () => {
     const llm = createLlmClient({ provider: 'openai', baseUrl: deadBaseUrl(), apiKey: API_KEY }, { model: 'm' })
     const error = await modelServerFailure(collect(llm))
@@ -221,12 +244,20 @@ describe('LLM client: errors are ModelServerErrors that never show the key', () 
     const llm = createLlmClient(connection(), { model: 'm' })
     expect((await modelServerFailure(collect(llm))).message).toContain('nothing scripted')
   })
+})
+
+describe('the fake server scripted from tests', () => {
+  test('a handler answers when the queue is empty', async () => {
+    models.chat.handler = (request) => say(`You said: ${request.body.messages.at(-1).content}`)
+    const llm = createLlmClient(connection(), { model: 'm' })
+    expect(textOf(await collect(llm))).toBe('You said: Hi')
+  })
 
   test('two tool calls via callTool helpers keep their own arguments', async () => {
     models.chat.queue(callTools({ name: 'a', arguments: { n: 1 } }, { name: 'b', arguments: { n: 2 } }), callTool('c', { n: 3 }))
     const llm = createLlmClient(connection(), { model: 'm' })
-    const first = (await collect(llm)).flatMap((event) => (event.type === 'tool_call' ? [event.call] : []))
-    const second = (await collect(llm)).flatMap((event) => (event.type === 'tool_call' ? [event.call] : []))
+    const first = toolCallsOf(await collect(llm))
+    const second = toolCallsOf(await collect(llm))
     expect(first.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual([['a', { n: 1 }], ['b', { n: 2 }]])
     expect(second.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual([['c', { n: 3 }]])
   })

@@ -30,6 +30,8 @@ export type FakeChatAnswer = {
   chunkDelayMs?: number
   /** Streamed answers: after this many chunks nothing more is sent, and the connection stays open. */
   stallAfterChunks?: number
+  /** Streamed answers: these `data` payloads verbatim and nothing else (no [DONE] unless listed), for odd servers. */
+  rawEvents?: string[]
   /** Streamed answers: an error event in place of the finish (vLLM and OpenRouter report late failures so). */
   streamedError?: { message: string }
   fail?: FakeFailure
@@ -220,7 +222,8 @@ async function chatCompletion(request: FakeModelRequest, answer: FakeChatAnswer,
   if (answer.streamedError) chunks.push({ error: answer.streamedError })
   else chunks.push(chunk({}, finishReason))
   if (usage && request.body?.stream_options?.include_usage) chunks.push({ ...base, object: 'chat.completion.chunk', choices: [], usage })
-  const events = [...chunks.map((item) => `data: ${JSON.stringify(item)}\n\n`), 'data: [DONE]\n\n']
+  const payloads = answer.rawEvents ?? [...chunks.map((item) => JSON.stringify(item)), '[DONE]']
+  const events = payloads.map((payload) => `data: ${payload}\n\n`)
   const body = pacedBody(events.map((event) => encoder.encode(event)), signal, {
     firstDelayMs: answer.firstTokenDelayMs, delayMs: answer.chunkDelayMs, stallAfter: answer.stallAfterChunks,
   })
