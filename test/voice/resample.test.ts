@@ -51,7 +51,7 @@ describe('resampler', () => {
     const joined = new Int16Array(pieces.reduce((total, piece) => total + piece.length, 0))
     let offset = 0
     for (const piece of pieces) joined.set(piece, offset), (offset += piece.length)
-    expect(joined).toEqual(whole)
+    expect(whole).toEqual(joined)
   })
 
   test('160 samples of 8 kHz always become 320 samples of 16 kHz', () => {
