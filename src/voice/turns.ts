@@ -47,7 +47,7 @@ export type TurnDetector = {
   tick(nowMs: number): TurnEvent[]
 }
 
-export function frameRmsDbfs(frame: Int16Array): number {
+function frameRmsDbfs(frame: Int16Array): number {
   let sum = 0
   for (let i = 0; i < frame.length; i++) sum += frame[i] * frame[i]
   const rms = Math.sqrt(sum / frame.length)
