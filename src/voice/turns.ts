@@ -37,8 +37,11 @@ export type TurnEvent =
 
 const FRAME_MS = (VAD_FRAME_SAMPLES / VAD_SAMPLE_RATE) * 1000
 const SAMPLES_PER_MS = VAD_SAMPLE_RATE / 1000
-/** Arrival jitter tolerated before a late frame is taken as a gap of silence. */
-const JITTER_MS = FRAME_MS / 2
+/**
+ * A stretch without frames longer than this is silence (Asterisk stops sending while the bridge is quiet); shorter
+ * is arrival jitter, event-loop pauses included, and must not reset a start window.
+ */
+const GAP_MS = 3 * FRAME_MS
 
 export type TurnDetector = {
   /** Caller audio (16 kHz PCM, any length) that arrived at `atMs`, i.e. ended then. */
@@ -91,7 +94,7 @@ export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters>
   function onFrame(frame: Int16Array, endMs: number, events: TurnEvent[]): void {
     const frameStartMs = endMs - FRAME_MS
     const gapMs = frameStartMs - lastFrameEndMs
-    if (gapMs > JITTER_MS) {
+    if (gapMs > GAP_MS) {
       candidateStartMs = null
       recent = []
       if (utterance) {

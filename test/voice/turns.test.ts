@@ -47,6 +47,14 @@ describe('turn detector (timing, with a stand-in VAD)', () => {
     expect(detector.tick(speech.endMs + 5000)).toEqual([])
   })
 
+  test('late and bunched frames (arrival jitter, an event-loop pause) do not reset the start window', () => {
+    const detector = createTurnDetector(loudIsSpeech)
+    const audio = tone(300)
+    const arrivals = [20, 38, 65, 80, 100, 150, 151, 152, 180, 200, 220, 240, 260, 280, 300]
+    const events = arrivals.flatMap((atMs, index) => detector.push(audio.subarray(index * VAD_FRAME_SAMPLES, (index + 1) * VAD_FRAME_SAMPLES), atMs))
+    expect(events.map((event) => event.type)).toEqual(['speech_started'])
+  })
+
   test('a gap without frames shorter than the stop window stays inside one utterance, filled with silence', () => {
     const detector = createTurnDetector(loudIsSpeech)
     const first = feed(detector, tone(600), 0)
