@@ -14,7 +14,7 @@ export interface MediaTransport {
   onAudio(listener: (ulaw: Uint8Array, atMs: number) => void): void
   /** Called once when the media ends, whoever ended it. */
   onClose(listener: (close: MediaClose) => void): void
-  /** Queues agent audio (µ-law, any length) after what is already queued; the far end plays it in real time. */
+  /** Queues agent audio (µ-law, any length) after what is already queued; the far end plays it in real time. The array is kept until sent: do not reuse it. */
   send(ulaw: Uint8Array): void
   /** Resolves once everything sent before it has been played, or when that will never happen. */
   mark(): Promise<MarkOutcome>
