@@ -211,6 +211,7 @@ export function connectAriMedia(options: AriMediaOptions): Promise<AriMediaTrans
       outgoing.length = 0
       sendCommand('FLUSH_MEDIA')
       playoutEndMs = now()
+      xoff = false // the queue at Asterisk is empty now, far below its XON level
       settleMarks(queuedMarks, 'flushed')
       settleMarks(sentMarks, 'flushed')
     },

@@ -180,6 +180,11 @@ export function startFakeAriMedia(): FakeAriMedia {
         state.channel.flushes.push(performance.now())
         state.queue = []
         state.queuedBytes = 0
+        if (state.xoff) {
+          // not seen in the traces (assumed): an emptied queue is below the XON level at once
+          state.xoff = false
+          sendEvent(state, 'MEDIA_XON')
+        }
         return
       case 'GET_STATUS':
         sendEvent(state, 'STATUS', {

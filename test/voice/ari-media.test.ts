@@ -134,6 +134,20 @@ describe('ARI media transport against a fake chan_websocket', () => {
     await finish(transport, channel)
   }, 10_000)
 
+  test('a flush during XOFF empties the queue and sending resumes', async () => {
+    const { channel, transport } = await open({ maxQueuedMs: 60_000, xoffFrames: 50, xonFrames: 40 })
+    transport.send(ulawTone(1200))
+    await waitFor('MEDIA_XOFF', () => transport.flowPaused)
+    transport.flush()
+    expect(transport.flowPaused).toBe(false)
+    const next = ulawTone(100, 880)
+    transport.send(next)
+    expect(await transport.mark()).toBe('played')
+    expect(channel.droppedBytes).toBe(0)
+    expect(concat(channel.played.slice(-5))).toEqual(next)
+    await finish(transport, channel)
+  })
+
   test('a dropped socket is reported as a remote close with its code; pending marks resolve as closed', async () => {
     const { channel, transport, closes } = await open()
     transport.send(ulawTone(2000))
