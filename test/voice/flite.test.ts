@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createFliteTts, type FliteTts } from '../../src/voice/flite.ts'
+import { ModelServerError } from '../../src/models/types.ts'
+import { createFliteTts, type FliteTts, type FliteVoice } from '../../src/voice/flite.ts'
 import { rms } from '../support/audio.ts'
 
 describe('built-in voice (Flite under WASI)', () => {
@@ -41,6 +42,17 @@ describe('built-in voice (Flite under WASI)', () => {
     const controller = new AbortController()
     controller.abort()
     await expect(collect('Hello.', tts, controller.signal)).rejects.toThrow()
+  })
+
+  test('an unknown voice is refused up front (Flite would silently use its default)', async () => {
+    await expect(createFliteTts({ voice: 'no_such_voice' as FliteVoice })).rejects.toThrow('unknown built-in voice')
+  })
+
+  test('a synthesis that writes no audio is a ModelServerError, and the process keeps running', async () => {
+    const broken = await createFliteTts()
+    broken.close() // its work directory is gone: Flite cannot write
+    await expect(collect('Hello.', broken)).rejects.toBeInstanceOf(ModelServerError)
+    expect(await collect('Still here.')).toHaveLength(1)
   })
 
   test('text that looks like a command-line flag is spoken, not interpreted', async () => {
