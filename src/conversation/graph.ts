@@ -1,0 +1,94 @@
+import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../agents/definition'
+import type { ToolSpec } from '../models/types'
+
+/**
+ * The parts of a published definition the runtime walks: call nodes by id, their outgoing edges, the global prompt,
+ * and the functions each node offers the LLM.
+ */
+
+export type ConversationGraph = {
+  start: WorkflowNode
+  nodes: Map<string, WorkflowNode>
+  outgoing: Map<string, WorkflowEdge[]>
+  globalPrompt: string | null
+}
+
+const CALL_NODE_TYPES = new Set(['startCall', 'agentNode', 'endCall'])
+
+/** Throws when the definition has no Start node (a published definition always has one). */
+export function buildGraph(definition: WorkflowDefinition): ConversationGraph {
+  const nodes = new Map(definition.nodes.filter((node) => CALL_NODE_TYPES.has(node.type)).map((node) => [node.id, node]))
+  const start = definition.nodes.find((node) => node.type === 'startCall')
+  if (!start) throw new Error('The agent definition has no Start node')
+  const outgoing = new Map<string, WorkflowEdge[]>()
+  for (const edge of definition.edges) {
+    if (!nodes.has(edge.source) || !nodes.has(edge.target)) continue
+    outgoing.set(edge.source, [...(outgoing.get(edge.source) ?? []), edge])
+  }
+  const globalNode = definition.nodes.find((node) => node.type === 'globalNode')
+  const globalPrompt = typeof globalNode?.data.prompt === 'string' && globalNode.data.prompt.trim() !== '' ? globalNode.data.prompt : null
+  return { start, nodes, outgoing, globalPrompt }
+}
+
+export const nodeName = (node: WorkflowNode): string =>
+  typeof node.data.name === 'string' && node.data.name !== '' ? node.data.name : node.id
+
+export const nodeText = (node: WorkflowNode, field: string): string =>
+  typeof node.data[field] === 'string' ? (node.data[field] as string) : ''
+
+export const nodeFlag = (node: WorkflowNode, field: string, fallback: boolean): boolean =>
+  typeof node.data[field] === 'boolean' ? (node.data[field] as boolean) : fallback
+
+/**
+ * A function offered to the LLM while in a node. Today only graph transitions; HTTP, end-call, transfer and calculator
+ * tools join this union later as more kinds, each with its own handler in the engine, named through the same
+ * `uniqueFunctionName` so edge and tool names never collide.
+ */
+export type NodeFunction = { kind: 'transition'; spec: ToolSpec; edge: WorkflowEdge }
+
+const NO_PARAMETERS = { type: 'object', properties: {}, additionalProperties: false }
+
+/** OpenAI-compatible servers accept `^[a-zA-Z0-9_-]{1,64}$`; ours are lower-case snake_case within that. */
+const MAX_FUNCTION_NAME_LENGTH = 64
+
+/** A label as a function name: lower-cased, runs of anything but [a-z0-9] as one `_`, unique among `taken`. */
+export function uniqueFunctionName(label: string, taken: Set<string>): string {
+  const base = label.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, MAX_FUNCTION_NAME_LENGTH) || 'transition'
+  let name = base
+  for (let copy = 2; taken.has(name); copy++) {
+    const suffix = `_${copy}`
+    name = base.slice(0, MAX_FUNCTION_NAME_LENGTH - suffix.length) + suffix
+  }
+  taken.add(name)
+  return name
+}
+
+/** The functions of a node: one per outgoing edge, described by the edge's condition. An End node has none. */
+export function nodeFunctions(graph: ConversationGraph, node: WorkflowNode): NodeFunction[] {
+  if (node.type === 'endCall') return []
+  const taken = new Set<string>()
+  return (graph.outgoing.get(node.id) ?? []).map((edge) => ({
+    kind: 'transition',
+    edge,
+    spec: {
+      name: uniqueFunctionName(edge.data.label ?? '', taken),
+      description: edge.data.condition ?? '',
+      parameters: NO_PARAMETERS,
+    },
+  }))
+}
+
+/** Node fields the runtime does not run yet; each use becomes a warning listed on the run instead of being ignored silently. */
+const UNSUPPORTED_NODE_FIELDS = [
+  { field: 'tool_uuids', what: 'tools' },
+  { field: 'document_uuids', what: 'knowledge-base documents' },
+]
+
+export function unsupportedFeatureWarnings(definition: WorkflowDefinition): string[] {
+  return definition.nodes.flatMap((node) =>
+    UNSUPPORTED_NODE_FIELDS.flatMap(({ field, what }) => {
+      const value = node.data[field]
+      if (!Array.isArray(value) || value.length === 0) return []
+      return [`Node '${nodeName(node)}' (${node.id}): ${what} are not supported yet; ${field} ${value.join(', ')} ignored`]
+    }))
+}

@@ -1,0 +1,164 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { WorkflowNode } from '../agents/definition'
+import { isPlainObject } from '../lib/values'
+import { renderTemplate } from '../agents/template-variables'
+
+/**
+ * The pure half of webhook nodes: what a delivery sends (payload, headers, signature) and what a response means for
+ * the next attempt. The durable outbox that sends, stores attempts and survives restarts lives elsewhere.
+ */
+
+export const WEBHOOK_MAX_ATTEMPTS = 5
+const FIRST_RETRY_SECONDS = 30
+const MAX_RETRY_SECONDS = 600
+/** Statuses worth another attempt; any other non-2xx answer will not change by retrying. */
+const RETRYABLE_STATUSES = new Set([408, 425, 429, 500, 502, 503, 504])
+
+export type DeliveryOutcome = { status: number } | { networkError: string }
+
+export type DeliveryVerdict =
+  | { kind: 'delivered' }
+  | { kind: 'retry'; delayMs: number; reason: string }
+  | { kind: 'dead'; reason: string }
+
+/** Seconds to wait after failed attempt `attempt` (1-based): 30, 60, 120, 240, … capped at 600. */
+export const retryDelaySeconds = (attempt: number): number => Math.min(FIRST_RETRY_SECONDS * 2 ** (attempt - 1), MAX_RETRY_SECONDS)
+
+/** What to do after attempt `attempt` (1-based) ended with `outcome`. */
+export function classifyDelivery(outcome: DeliveryOutcome, attempt: number): DeliveryVerdict {
+  if ('status' in outcome && outcome.status >= 200 && outcome.status < 300) return { kind: 'delivered' }
+  const reason = 'status' in outcome ? `HTTP ${outcome.status}` : `Network error: ${outcome.networkError}`
+  if ('status' in outcome && !RETRYABLE_STATUSES.has(outcome.status)) return { kind: 'dead', reason }
+  if (attempt >= WEBHOOK_MAX_ATTEMPTS) return { kind: 'dead', reason: `${reason} after ${attempt} attempts` }
+  return { kind: 'retry', delayMs: retryDelaySeconds(attempt) * 1000, reason }
+}
+
+const hmacHex = (secret: string, message: string) => createHmac('sha256', secret).update(message).digest('hex')
+
+/** `X-Ringbase-Signature`: `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`. */
+export const signWebhook = (secret: string, body: string, unixSeconds: number): string =>
+  `t=${unixSeconds},v1=${hmacHex(secret, `${unixSeconds}.${body}`)}`
+
+/** What a receiver does: the signature matches the body and is not older (or newer) than `toleranceSeconds`. */
+export function verifyWebhookSignature(secret: string, header: string, body: string, nowUnixSeconds: number, toleranceSeconds = 300): boolean {
+  const parts = new Map(header.split(',').map((part) => part.trim().split('=', 2) as [string, string]))
+  const timestamp = Number(parts.get('t'))
+  const given = parts.get('v1')
+  if (!Number.isInteger(timestamp) || !given || Math.abs(nowUnixSeconds - timestamp) > toleranceSeconds) return false
+  const expected = Buffer.from(hmacHex(secret, `${timestamp}.${body}`))
+  const received = Buffer.from(given)
+  return expected.length === received.length && timingSafeEqual(expected, received)
+}
+
+/** The facts about a finished run that payload templates may use. */
+export type WebhookRunFacts = {
+  runId: number
+  runName: string
+  workflowId: number
+  workflowName: string
+  campaignId: number | null
+  /** ISO creation time of the run. */
+  callTime: string
+  initialContext: Record<string, unknown>
+  gatheredContext: Record<string, unknown>
+  annotations: Record<string, unknown>
+  usageInfo: Record<string, unknown>
+  costInfo: Record<string, unknown>
+  recordingUrl: string | null
+  transcriptUrl: string | null
+}
+
+/** Template variables of a payload. Unlike the reference, `cost_info` is the cost and `usage_info` the usage. */
+export function webhookTemplateContext(facts: WebhookRunFacts): Record<string, unknown> {
+  return {
+    workflow_run_id: facts.runId,
+    workflow_run_name: facts.runName,
+    workflow_id: facts.workflowId,
+    workflow_name: facts.workflowName,
+    campaign_id: facts.campaignId,
+    call_time: facts.callTime,
+    initial_context: facts.initialContext,
+    gathered_context: facts.gatheredContext,
+    annotations: facts.annotations,
+    usage_info: facts.usageInfo,
+    cost_info: facts.costInfo,
+    recording_url: facts.recordingUrl,
+    transcript_url: facts.transcriptUrl,
+  }
+}
+
+/** Every string in the template rendered (objects and arrays walked); other values kept as they are. */
+export function renderPayload(template: unknown, context: Record<string, unknown>, now: Date): unknown {
+  if (typeof template === 'string') return renderTemplate(template, context, now)
+  if (Array.isArray(template)) return template.map((item) => renderPayload(item, context, now))
+  if (isPlainObject(template)) return Object.fromEntries(Object.entries(template).map(([key, value]) => [key, renderPayload(value, context, now)]))
+  return template
+}
+
+/** Header names that would carry secrets belong in a credential (stored encrypted), not in plain node data. */
+const SECRET_HEADER = /auth|token|secret|api[-_]?key|cookie|password|session/i
+
+export type CredentialHeader = { name: string; value: string }
+
+/** The header a stored credential produces; `data` is the decrypted credential_data. */
+export function credentialHeader(type: string, data: Record<string, unknown>): CredentialHeader | null {
+  const text = (key: string) => (typeof data[key] === 'string' ? (data[key] as string) : '')
+  switch (type) {
+    case 'bearer_token':
+      return text('token') ? { name: 'Authorization', value: `Bearer ${text('token')}` } : null
+    case 'api_key':
+      return text('api_key') ? { name: text('header_name') || 'X-API-Key', value: text('api_key') } : null
+    case 'basic_auth':
+      return text('username') ? { name: 'Authorization', value: `Basic ${Buffer.from(`${text('username')}:${text('password')}`).toString('base64')}` } : null
+    case 'custom_header':
+      return text('header_name') ? { name: text('header_name'), value: text('header_value') } : null
+    default:
+      return null
+  }
+}
+
+export type WebhookRequest = { method: string; url: string; headers: Record<string, string>; body: string | null }
+
+export type WebhookDelivery = {
+  node: WorkflowNode
+  context: Record<string, unknown>
+  deliveryId: string
+  runId: number
+  /** 1-based. */
+  attempt: number
+  signingSecret: string
+  credential: CredentialHeader | null
+  now: Date
+}
+
+const BODYLESS_METHODS = new Set(['GET', 'DELETE'])
+
+/**
+ * The request of one attempt. An object payload gets `call_disposition` when it has none. GET and DELETE send no
+ * body (the signature then covers the empty string). Custom headers that look secret are dropped.
+ */
+export function buildWebhookRequest(delivery: WebhookDelivery): WebhookRequest {
+  const { data } = delivery.node
+  const method = typeof data.http_method === 'string' ? data.http_method.toUpperCase() : 'POST'
+  let payload = renderPayload(data.payload_template ?? {}, delivery.context, delivery.now)
+  const gathered = delivery.context.gathered_context
+  if (isPlainObject(payload) && !('call_disposition' in payload) && isPlainObject(gathered)) {
+    payload = { ...payload, call_disposition: gathered.call_disposition ?? null }
+  }
+  const body = BODYLESS_METHODS.has(method) ? null : JSON.stringify(payload)
+  const headers: Record<string, string> = {}
+  if (body !== null) headers['Content-Type'] = 'application/json'
+  for (const row of Array.isArray(data.custom_headers) ? data.custom_headers : []) {
+    if (isPlainObject(row) && typeof row.key === 'string' && row.key !== '' && typeof row.value === 'string' && !SECRET_HEADER.test(row.key)) {
+      headers[row.key] = row.value
+    }
+  }
+  if (delivery.credential) headers[delivery.credential.name] = delivery.credential.value
+  Object.assign(headers, {
+    'X-Ringbase-Delivery-Id': delivery.deliveryId,
+    'X-Ringbase-Run-Id': String(delivery.runId),
+    'X-Ringbase-Delivery-Attempt': String(delivery.attempt),
+    'X-Ringbase-Signature': signWebhook(delivery.signingSecret, body ?? '', Math.floor(delivery.now.getTime() / 1000)),
+  })
+  return { method, url: typeof data.endpoint_url === 'string' ? data.endpoint_url : '', headers, body }
+}

@@ -1,0 +1,152 @@
+import { ModelServerError } from './types'
+
+/** Where a model server is and how to authenticate; `provider` names the service in usage keys. */
+export type ModelConnection = { provider: string; baseUrl: string; apiKey?: string | null }
+
+/** `firstByteMs`: until the response headers arrive; `totalMs`: the whole exchange, body included. */
+export type ModelTimeouts = { firstByteMs: number; totalMs: number }
+
+/** pino-compatible; the clients never pass a key to it. */
+export type ModelLog = { warn(fields: object, message: string): void }
+
+export type ModelRequest = {
+  /** What was being done, as the error messages say it: "chat completion", "transcription"… */
+  what: string
+  /** Below the base URL, e.g. `/chat/completions`. */
+  path: string
+  method?: 'GET' | 'POST'
+  /** A plain object is sent as JSON. */
+  body?: FormData | Record<string, unknown>
+  timeouts: ModelTimeouts
+  signal?: AbortSignal
+}
+
+/** A response whose status was good; its body is still to be read, under the same timeouts and signal. */
+export type ModelExchange = {
+  response: Response
+  /** What to throw for an error met while reading the body: the caller's abort reason, else a ModelServerError. */
+  failure(error: unknown): unknown
+  /** Clears the timers and closes the connection if the body was not read to its end. Call it in `finally`. */
+  end(): void
+  /** The whole body as text, then `end`. */
+  readText(): Promise<string>
+}
+
+const SERVER_MESSAGE_MAX = 300
+
+/** The base URL as messages may show it: no user info, no query. */
+function describeServer(baseUrl: string): string {
+  try {
+    const url = new URL(baseUrl)
+    return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`
+  } catch {
+    return 'the configured base URL'
+  }
+}
+
+/** The readable part of an error body: OpenAI's `error.message`, FastAPI's `detail`, or the text itself. */
+function serverMessage(text: string): string {
+  let message = text.trim()
+  try {
+    const body = JSON.parse(text)
+    const error = body?.error
+    const detail = body?.detail
+    const picked = typeof error?.message === 'string' ? error.message
+      : typeof error === 'string' ? error
+      : typeof detail === 'string' ? detail
+      : Array.isArray(detail) ? detail.map((item) => item?.msg ?? JSON.stringify(item)).join('; ')
+      : typeof body?.message === 'string' ? body.message
+      : null
+    if (picked) message = picked
+  } catch {
+    // Not JSON: the text is the message.
+  }
+  message = message.replace(/\s+/g, ' ')
+  if (message.length > SERVER_MESSAGE_MAX) message = `${message.slice(0, SERVER_MESSAGE_MAX)}…`
+  return message || '(empty body)'
+}
+
+export function joinUrl(baseUrl: string, path: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}${path}`
+}
+
+/**
+ * Sends one request to a model server. Resolves once a good status arrived; rejects with the caller's abort reason
+ * when the signal fired, else with a ModelServerError whose message never contains the API key (servers like to
+ * echo it back).
+ */
+export async function requestModel(connection: ModelConnection, request: ModelRequest): Promise<ModelExchange> {
+  const { signal, timeouts } = request
+  signal?.throwIfAborted()
+  const apiKey = connection.apiKey || null
+  const server = describeServer(connection.baseUrl)
+  const scrub = (text: string) => (apiKey ? text.split(apiKey).join('[redacted]') : text)
+  const fail = (detail: string, status: number | null = null) =>
+    new ModelServerError(scrub(`${request.what} failed: ${detail}`), status)
+
+  const controller = new AbortController()
+  let timedOut: string | null = null
+  const onCallerAbort = () => controller.abort(signal?.reason)
+  signal?.addEventListener('abort', onCallerAbort, { once: true })
+  const timeout = (ms: number, what: string) => setTimeout(() => {
+    timedOut = `${server} ${what} within ${ms} ms`
+    controller.abort()
+  }, ms)
+  const firstByteTimer = timeout(timeouts.firstByteMs, 'did not answer')
+  const totalTimer = timeout(timeouts.totalMs, 'did not finish')
+  const end = () => {
+    clearTimeout(firstByteTimer)
+    clearTimeout(totalTimer)
+    signal?.removeEventListener('abort', onCallerAbort)
+    controller.abort()
+  }
+  const failure = (error: unknown): unknown => {
+    if (signal?.aborted) return signal.reason
+    if (timedOut) return fail(timedOut)
+    // Errors made from what the server streamed may quote the key too.
+    if (error instanceof ModelServerError) return new ModelServerError(scrub(error.message), error.status)
+    const reason = error instanceof Error ? (error as Error & { code?: string }).code ?? error.message : String(error)
+    return fail(`${reason} (${server})`)
+  }
+
+  const headers: Record<string, string> = {}
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`
+  let body: FormData | string | undefined
+  if (request.body instanceof FormData) body = request.body
+  else if (request.body) {
+    headers['content-type'] = 'application/json'
+    body = JSON.stringify(request.body)
+  }
+  try {
+    const response = await fetch(joinUrl(connection.baseUrl, request.path), {
+      method: request.method ?? 'POST', headers, body, signal: controller.signal,
+    })
+    clearTimeout(firstByteTimer)
+    if (!response.ok) {
+      const text = await response.text()
+      throw fail(`${server} answered ${response.status}: ${serverMessage(text)}`, response.status)
+    }
+    if (!response.body) throw fail(`${server} answered with no body`)
+    const readText = async () => {
+      try {
+        return await response.text()
+      } catch (error) {
+        throw failure(error)
+      } finally {
+        end()
+      }
+    }
+    return { response, failure, end, readText }
+  } catch (error) {
+    end()
+    throw failure(error)
+  }
+}
+
+export function parseJsonAnswer(text: string, what: string): any {
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new ModelServerError(`${what} failed: the server sent something that is not JSON`)
+  }
+}

@@ -1,0 +1,37 @@
+import { encodeWav } from '../lib/wav'
+import { parseJsonAnswer, requestModel, type ModelConnection, type ModelTimeouts } from './http'
+import { ModelServerError, type SttClient } from './types'
+
+export type SttSettings = { model: string; language?: string }
+
+export type SttClientOptions = {
+  /** Defaults: 15 s to the response headers, 60 s in all. */
+  timeouts?: Partial<ModelTimeouts>
+}
+
+const DEFAULT_TIMEOUTS: ModelTimeouts = { firstByteMs: 15_000, totalMs: 60_000 }
+
+export const STT_SAMPLE_RATE = 16_000
+
+/** Speech to text behind any OpenAI-compatible `/audio/transcriptions` (whisper servers, speaches, hosted ones). */
+export function createSttClient(connection: ModelConnection, settings: SttSettings, options: SttClientOptions = {}): SttClient {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts }
+  return {
+    ref: { service: connection.provider, model: settings.model },
+    async transcribe(pcm16k, { signal } = {}) {
+      const what = 'transcription'
+      const form = new FormData()
+      form.append('file', new Blob([encodeWav(pcm16k, STT_SAMPLE_RATE)], { type: 'audio/wav' }), 'speech.wav')
+      form.append('model', settings.model)
+      if (settings.language) form.append('language', settings.language)
+      form.append('response_format', 'json')
+      const exchange = await requestModel(connection, { what, path: '/audio/transcriptions', body: form, timeouts, signal })
+      const text = await exchange.readText()
+      // Asked for JSON; a server that ignores response_format answers plain text.
+      if (!text.trimStart().startsWith('{')) return text.trim()
+      const recognised = parseJsonAnswer(text, what)?.text
+      if (typeof recognised !== 'string') throw new ModelServerError(`${what} failed: the answer has no text`)
+      return recognised.trim()
+    },
+  }
+}

@@ -1,0 +1,89 @@
+import { pcm16FromBytes, readWavHeader, startsLikeWav } from '../lib/wav'
+import { requestModel, type ModelConnection, type ModelTimeouts } from './http'
+import { ModelServerError, type TtsClient } from './types'
+
+export type TtsSettings = { model: string; voice: string; speed?: number }
+
+export type TtsClientOptions = {
+  /** Defaults: 15 s to the response headers, 60 s for the whole audio. */
+  timeouts?: Partial<ModelTimeouts>
+}
+
+const DEFAULT_TIMEOUTS: ModelTimeouts = { firstByteMs: 15_000, totalMs: 60_000 }
+
+/** OpenAI's `pcm` format: 24 kHz, signed 16-bit little-endian, mono. */
+export const TTS_PCM_SAMPLE_RATE = 24_000
+
+const COMPRESSED_AUDIO = /mpeg|mp3|ogg|opus|aac|flac|webm/i
+
+type Chunk = { pcm: Int16Array; sampleRate: number }
+
+/**
+ * Turns the bytes of a speech answer into sample chunks: raw PCM (rate from a `rate=` content-type parameter, else
+ * 24 kHz), or a WAV recognised by its header whatever the content type said. Chunks may split a sample or the header.
+ */
+function speechDecoder(contentType: string, what: string) {
+  const fail = (detail: string) => new ModelServerError(`${what} failed: ${detail}`)
+  const declaredRate = Number(/rate=(\d+)/.exec(contentType)?.[1] ?? TTS_PCM_SAMPLE_RATE)
+  let pending = new Uint8Array(0)
+  let sampleRate: number | null = null
+  return (bytes: Uint8Array, final: boolean): Chunk | null => {
+    const joined = new Uint8Array(pending.length + bytes.length)
+    joined.set(pending)
+    joined.set(bytes, pending.length)
+    pending = joined
+    if (sampleRate === null) {
+      if (pending.length < 4 && !final) return null
+      if (!startsLikeWav(pending)) sampleRate = declaredRate
+      else {
+        let header: ReturnType<typeof readWavHeader>
+        try {
+          header = readWavHeader(pending)
+        } catch (error) {
+          throw fail(`the WAV answer is unusable: ${(error as Error).message}`)
+        }
+        if (!header) {
+          if (final) throw fail('the WAV answer ends inside its header')
+          return null
+        }
+        if (header.format.channels !== 1) throw fail(`a ${header.format.channels}-channel WAV is not supported`)
+        sampleRate = header.format.sampleRate
+        pending = pending.subarray(header.dataOffset)
+      }
+    }
+    const usable = pending.length - (pending.length % 2)
+    if (usable === 0) return null
+    const pcm = pcm16FromBytes(pending.subarray(0, usable))
+    pending = pending.slice(usable)
+    return { pcm, sampleRate }
+  }
+}
+
+/** Text to speech behind any OpenAI-compatible `/audio/speech` (speaches, kokoro-fastapi, hosted ones). */
+export function createTtsClient(connection: ModelConnection, settings: TtsSettings, options: TtsClientOptions = {}): TtsClient {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts }
+  async function* synthesize(text: string, { signal }: { signal?: AbortSignal } = {}): AsyncGenerator<Chunk> {
+    const what = 'speech'
+    const body: Record<string, unknown> = { model: settings.model, voice: settings.voice, input: text, response_format: 'pcm' }
+    if (settings.speed !== undefined) body.speed = settings.speed
+    const exchange = await requestModel(connection, { what, path: '/audio/speech', body, timeouts, signal })
+    try {
+      const contentType = exchange.response.headers.get('content-type') ?? ''
+      if (COMPRESSED_AUDIO.test(contentType)) {
+        throw new ModelServerError(`${what} failed: the server answered ${contentType}, not pcm or wav`)
+      }
+      const decode = speechDecoder(contentType, what)
+      for await (const bytes of exchange.response.body!) {
+        const chunk = decode(bytes, false)
+        if (chunk) yield chunk
+      }
+      const last = decode(new Uint8Array(0), true)
+      if (last) yield last
+    } catch (error) {
+      throw exchange.failure(error)
+    } finally {
+      exchange.end()
+    }
+  }
+  return { ref: { service: connection.provider, model: settings.model }, synthesize }
+}

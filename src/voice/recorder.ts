@@ -1,0 +1,94 @@
+/**
+ * Records a call from the audio Ringbase itself receives and sends, aligned by wall-clock offsets from the start of
+ * the call: the caller track places each received frame at its arrival time; the agent track places sent audio
+ * where it is actually played (after everything sent before it, as the PBX queues it) and cuts it at a flush.
+ *
+ * Memory: both tracks are kept as 8 kHz PCM16 in growable arrays (≈ 1 MB per track per minute; a 10-minute call
+ * holds ≈ 19 MB, plus the WAVs built at the end). Audio past `maxDurationMs` is dropped.
+ */
+import { encodeWav } from './wav.ts'
+
+const SAMPLE_RATE = 8000
+const SAMPLES_PER_MS = SAMPLE_RATE / 1000
+/** A frame arriving this close to where the previous one ended continues it (arrival jitter), rather than leaving a gap. */
+const CONTIGUOUS_TOLERANCE_MS = 40
+
+export type CallRecording = {
+  /** Left: caller, right: agent. */
+  stereo: Uint8Array
+  caller: Uint8Array
+  agent: Uint8Array
+  durationMs: number
+}
+
+export type CallRecorder = {
+  /** Caller audio (8 kHz PCM) that arrived at `atMs` (it ended then). */
+  caller(pcm8k: Int16Array, atMs: number): void
+  /** Agent audio (8 kHz PCM) handed to the transport at `atMs`: played after what is still queued. */
+  agent(pcm8k: Int16Array, atMs: number): void
+  /** The agent's queued audio was dropped at `atMs` (barge-in): what was not yet played is removed. */
+  agentFlushed(atMs: number): void
+  /** The WAVs, up to `endMs` (default: the end of the last audio). */
+  finish(endMs?: number): CallRecording
+}
+
+type Track = { samples: Int16Array; end: number }
+
+function ensureCapacity(track: Track, needed: number): void {
+  if (needed <= track.samples.length) return
+  const grown = new Int16Array(Math.max(needed, track.samples.length * 2))
+  grown.set(track.samples.subarray(0, track.end))
+  track.samples = grown
+}
+
+export function createCallRecorder(startedAtMs: number, options: { maxDurationMs?: number } = {}): CallRecorder {
+  const maxSamples = Math.round((options.maxDurationMs ?? 3_600_000) * SAMPLES_PER_MS)
+  const callerTrack: Track = { samples: new Int16Array(SAMPLE_RATE * 60), end: 0 }
+  const agentTrack: Track = { samples: new Int16Array(SAMPLE_RATE * 60), end: 0 }
+
+  function offsetOf(atMs: number): number {
+    return Math.max(0, Math.round((atMs - startedAtMs) * SAMPLES_PER_MS))
+  }
+
+  function write(track: Track, pcm: Int16Array, at: number): void {
+    const length = Math.min(pcm.length, maxSamples - at)
+    if (length <= 0) return
+    ensureCapacity(track, at + length)
+    if (at > track.end) track.samples.fill(0, track.end, at)
+    track.samples.set(pcm.subarray(0, length), at)
+    track.end = Math.max(track.end, at + length)
+  }
+
+  return {
+    caller(pcm8k, atMs) {
+      let at = offsetOf(atMs) - pcm8k.length
+      if (Math.abs(at - callerTrack.end) <= CONTIGUOUS_TOLERANCE_MS * SAMPLES_PER_MS) at = callerTrack.end
+      write(callerTrack, pcm8k, Math.max(0, at))
+    },
+    agent(pcm8k, atMs) {
+      write(agentTrack, pcm8k, Math.max(offsetOf(atMs), agentTrack.end))
+    },
+    agentFlushed(atMs) {
+      const at = offsetOf(atMs)
+      if (at < agentTrack.end) agentTrack.end = at
+    },
+    finish(endMs) {
+      const length = endMs === undefined ? Math.max(callerTrack.end, agentTrack.end) : Math.min(offsetOf(endMs), maxSamples)
+      const caller = padded(callerTrack, length)
+      const agent = padded(agentTrack, length)
+      return {
+        stereo: encodeWav([caller, agent], SAMPLE_RATE),
+        caller: encodeWav(caller, SAMPLE_RATE),
+        agent: encodeWav(agent, SAMPLE_RATE),
+        durationMs: length / SAMPLES_PER_MS,
+      }
+    },
+  }
+}
+
+/** The track's first `length` samples, silence past its end. */
+function padded(track: Track, length: number): Int16Array {
+  const out = new Int16Array(length)
+  out.set(track.samples.subarray(0, Math.min(track.end, length)))
+  return out
+}

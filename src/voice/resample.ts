@@ -1,0 +1,104 @@
+/**
+ * Streaming rational resampler (polyphase FIR, Kaiser-windowed sinc). One instance per audio stream: it keeps the
+ * filter history across chunks, so chunk boundaries leave no clicks. The low-pass sits below the lower of the two
+ * Nyquist frequencies, so downsampling is anti-aliased and upsampling removes the images.
+ *
+ * Used rates: 8 kHz → 16 kHz (caller audio for VAD/STT), 24 kHz → 8 kHz (OpenAI-compatible PCM speech),
+ * 16 kHz → 8 kHz (built-in voice). Any integer pair works.
+ */
+
+export type Resampler = {
+  readonly fromRate: number
+  readonly toRate: number
+  /** Resamples the next chunk of the stream. The result is a fresh array (its length varies by ±1 between chunks). */
+  process(input: Int16Array): Int16Array
+}
+
+/** Kaiser window β for ≈ 80 dB stopband attenuation. */
+const KAISER_BETA = 8
+const STOPBAND_DB = 80
+/** The transition band takes this fraction of the lower Nyquist frequency: 8 kHz → pass to 3.4 kHz, stop at 4 kHz. */
+const TRANSITION_FRACTION = 0.15
+
+function greatestCommonDivisor(a: number, b: number): number {
+  return b === 0 ? a : greatestCommonDivisor(b, a % b)
+}
+
+function besselI0(x: number): number {
+  let sum = 1
+  let term = 1
+  for (let k = 1; k < 50; k++) {
+    term *= (x / (2 * k)) ** 2
+    sum += term
+    if (term < sum * 1e-12) break
+  }
+  return sum
+}
+
+/**
+ * Low-pass taps for the upsampled rate `up × fromRate`, grouped by phase: `phases[p][q]` multiplies input sample
+ * `i − q` for output phase `p`. Gain `up` compensates the zeros that upsampling inserts.
+ */
+function designPolyphaseFilter(up: number, down: number): Float64Array[] {
+  const lowerNyquist = 0.5 / Math.max(up, down) // as a fraction of the upsampled rate
+  const transition = lowerNyquist * TRANSITION_FRACTION
+  const cutoff = lowerNyquist - transition / 2
+  const length = Math.ceil((STOPBAND_DB - 8) / (2.285 * 2 * Math.PI * transition) / up) * up + 1
+  const tapsPerPhase = Math.ceil(length / up)
+  const phases = Array.from({ length: up }, () => new Float64Array(tapsPerPhase))
+  const middle = (length - 1) / 2
+  const windowNorm = besselI0(KAISER_BETA)
+  for (let n = 0; n < length; n++) {
+    const offset = n - middle
+    const sinc = offset === 0 ? 2 * cutoff : Math.sin(2 * Math.PI * cutoff * offset) / (Math.PI * offset)
+    const window = besselI0(KAISER_BETA * Math.sqrt(1 - (offset / middle) ** 2)) / windowNorm
+    phases[n % up][Math.floor(n / up)] = sinc * window * up
+  }
+  return phases
+}
+
+export function createResampler(fromRate: number, toRate: number): Resampler {
+  const divisor = greatestCommonDivisor(fromRate, toRate)
+  const up = toRate / divisor
+  const down = fromRate / divisor
+  const phases = designPolyphaseFilter(up, down)
+  const tapsPerPhase = phases[0].length
+  // history holds the last tapsPerPhase − 1 input samples, then the current chunk
+  let work = new Float64Array(tapsPerPhase - 1 + 4096)
+  const historyLength = tapsPerPhase - 1
+  // position of the next output in the upsampled domain, counted from the first sample of the current chunk
+  let nextPosition = 0
+
+  return {
+    fromRate,
+    toRate,
+    process(input) {
+      const total = historyLength + input.length
+      if (work.length < total) {
+        const grown = new Float64Array(total * 2)
+        grown.set(work.subarray(0, historyLength))
+        work = grown
+      }
+      for (let i = 0; i < input.length; i++) work[historyLength + i] = input[i]
+      const end = input.length * up
+      const count = nextPosition < end ? Math.ceil((end - nextPosition) / down) : 0
+      const output = new Int16Array(count)
+      let position = nextPosition
+      for (let o = 0; o < count; o++, position += down) {
+        const taps = phases[position % up]
+        const newest = historyLength + Math.floor(position / up)
+        let sum = 0
+        for (let q = 0; q < tapsPerPhase; q++) sum += taps[q] * work[newest - q]
+        output[o] = sum > 32767 ? 32767 : sum < -32768 ? -32768 : Math.round(sum)
+      }
+      nextPosition = position - end
+      work.copyWithin(0, input.length, total)
+      return output
+    },
+  }
+}
+
+/** Resamples a whole signal at once (a fresh resampler; the filter delay is included). */
+export function resample(input: Int16Array, fromRate: number, toRate: number): Int16Array {
+  return fromRate === toRate ? input.slice() : createResampler(fromRate, toRate).process(input)
+}

@@ -1,0 +1,153 @@
+/**
+ * Turns from caller audio, driven by time rather than frame counts: Asterisk sends no frames at all while the bridge
+ * is silent, so a missing stretch of audio counts as silence, and `tick(nowMs)` ends an utterance when nothing
+ * arrives. Pure: frames and times in, events out.
+ *
+ * Defaults follow the reference platform's VAD (start 0.2 s, stop 0.2 s) except the stop window: there the turn ends
+ * after a further ≈ 0.6 s transcription timeout, here the stop window alone ends the turn, so it is 0.6 s.
+ */
+import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE, type Vad } from './vad.ts'
+
+export type TurnParameters = {
+  /** Speech must last this long (without a silent frame) before an utterance starts. */
+  startMs: number
+  /** Silence (quiet frames, or no frames) this long ends the utterance. */
+  stopMs: number
+  /** Frames quieter than this RMS level (dBFS) never count as speech, whatever the VAD says. */
+  minVolumeDbfs: number
+  /** Audio kept from before the start window's first frame, so the first syllable reaches STT whole. */
+  preRollMs: number
+  /** An utterance this long is cut and emitted even if the caller keeps talking (bounds memory and STT input). */
+  maxUtteranceMs: number
+}
+
+export const DEFAULT_TURN_PARAMETERS: TurnParameters = {
+  startMs: 200,
+  stopMs: 600,
+  minVolumeDbfs: -45,
+  preRollMs: 200,
+  maxUtteranceMs: 30_000,
+}
+
+export type TurnEvent =
+  /** Speech passed the start window: the moment to barge in. `atMs` is when the window was complete. */
+  | { type: 'speech_started'; atMs: number }
+  /** A finished utterance: 16 kHz mono PCM, from its start (with pre-roll) to its last speech frame (plus the silence heard up to the stop). */
+  | { type: 'utterance'; pcm: Int16Array; startedAtMs: number; endedAtMs: number }
+
+const FRAME_MS = (VAD_FRAME_SAMPLES / VAD_SAMPLE_RATE) * 1000
+const SAMPLES_PER_MS = VAD_SAMPLE_RATE / 1000
+/**
+ * A stretch without frames longer than this is silence (Asterisk stops sending while the bridge is quiet); shorter
+ * is arrival jitter, event-loop pauses included, and must not reset a start window.
+ */
+const GAP_MS = 3 * FRAME_MS
+
+export type TurnDetector = {
+  /** Caller audio (16 kHz PCM, any length) that arrived at `atMs`, i.e. ended then. */
+  push(pcm16k: Int16Array, atMs: number): TurnEvent[]
+  /** Time passes with no audio: may end the current utterance. */
+  tick(nowMs: number): TurnEvent[]
+}
+
+function frameRmsDbfs(frame: Int16Array): number {
+  let sum = 0
+  for (let i = 0; i < frame.length; i++) sum += frame[i] * frame[i]
+  const rms = Math.sqrt(sum / frame.length)
+  return rms === 0 ? -Infinity : 20 * Math.log10(rms / 32768)
+}
+
+export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters> = {}): TurnDetector {
+  const { startMs, stopMs, minVolumeDbfs, preRollMs, maxUtteranceMs } = { ...DEFAULT_TURN_PARAMETERS, ...parameters }
+  const pending = new Int16Array(VAD_FRAME_SAMPLES)
+  let pendingLength = 0
+  /** End time of the last frame seen, to spot gaps. */
+  let lastFrameEndMs = -Infinity
+  /** Recent frames kept while quiet (pre-roll + start window), with their end times. */
+  let recent: { pcm: Int16Array; endMs: number }[] = []
+  let candidateStartMs: number | null = null
+  let utterance: { chunks: Int16Array[]; samples: number; startedAtMs: number; lastSpeechEndMs: number } | null = null
+
+  function finishUtterance(endedAtMs: number): TurnEvent {
+    const current = utterance!
+    utterance = null
+    candidateStartMs = null
+    recent = []
+    const pcm = new Int16Array(current.samples)
+    let offset = 0
+    for (const chunk of current.chunks) {
+      pcm.set(chunk, offset)
+      offset += chunk.length
+    }
+    return { type: 'utterance', pcm, startedAtMs: current.startedAtMs, endedAtMs }
+  }
+
+  function appendToUtterance(pcm: Int16Array): void {
+    utterance!.chunks.push(pcm)
+    utterance!.samples += pcm.length
+  }
+
+  function silenceEnds(nowMs: number, events: TurnEvent[]): void {
+    if (utterance && nowMs - utterance.lastSpeechEndMs >= stopMs) events.push(finishUtterance(utterance.lastSpeechEndMs + stopMs))
+  }
+
+  function onFrame(frame: Int16Array, endMs: number, events: TurnEvent[]): void {
+    const frameStartMs = endMs - FRAME_MS
+    const gapMs = frameStartMs - lastFrameEndMs
+    if (gapMs > GAP_MS) {
+      candidateStartMs = null
+      recent = []
+      if (utterance) {
+        silenceEnds(frameStartMs, events)
+        if (utterance) appendToUtterance(new Int16Array(Math.round(gapMs * SAMPLES_PER_MS)))
+      }
+    }
+    lastFrameEndMs = endMs
+    const speech = frameRmsDbfs(frame) >= minVolumeDbfs && vad.isSpeech(frame)
+    const copy = frame.slice()
+
+    if (utterance) {
+      appendToUtterance(copy)
+      if (speech) utterance.lastSpeechEndMs = endMs
+      else silenceEnds(endMs, events)
+      if (utterance && endMs - utterance.startedAtMs >= maxUtteranceMs) events.push(finishUtterance(endMs))
+      return
+    }
+
+    recent.push({ pcm: copy, endMs })
+    while (recent.length > 0 && recent[0].endMs - FRAME_MS < endMs - preRollMs - startMs - FRAME_MS) recent.shift()
+    if (!speech) {
+      candidateStartMs = null
+      return
+    }
+    candidateStartMs ??= frameStartMs
+    if (endMs - candidateStartMs < startMs) return
+    const kept = recent.filter((entry) => entry.endMs - FRAME_MS >= candidateStartMs! - preRollMs)
+    utterance = { chunks: [], samples: 0, startedAtMs: kept[0].endMs - FRAME_MS, lastSpeechEndMs: endMs }
+    for (const entry of kept) appendToUtterance(entry.pcm)
+    recent = []
+    events.push({ type: 'speech_started', atMs: endMs })
+  }
+
+  return {
+    push(pcm16k, atMs) {
+      const events: TurnEvent[] = []
+      let offset = 0
+      while (pendingLength + pcm16k.length - offset >= VAD_FRAME_SAMPLES) {
+        const take = VAD_FRAME_SAMPLES - pendingLength
+        pending.set(pcm16k.subarray(offset, offset + take), pendingLength)
+        offset += take
+        pendingLength = 0
+        onFrame(pending, atMs - (pcm16k.length - offset) / SAMPLES_PER_MS, events)
+      }
+      pending.set(pcm16k.subarray(offset), pendingLength)
+      pendingLength += pcm16k.length - offset
+      return events
+    },
+    tick(nowMs) {
+      const events: TurnEvent[] = []
+      silenceEnds(nowMs, events)
+      return events
+    },
+  }
+}

@@ -1,0 +1,41 @@
+import { describe, expect, test } from 'bun:test'
+import { readSseData } from '../../src/models/sse'
+
+/** `text` as a stream cut at the given byte offsets. */
+function streamOf(bytes: Uint8Array, cuts: number[]): ReadableStream<Uint8Array> {
+  const bounds = [0, ...cuts, bytes.length]
+  return new ReadableStream({
+    start(controller) {
+      for (let index = 1; index < bounds.length; index++) controller.enqueue(bytes.slice(bounds[index - 1], bounds[index]))
+      controller.close()
+    },
+  })
+}
+
+async function collect(stream: ReadableStream<Uint8Array>): Promise<string[]> {
+  const events: string[] = []
+  for await (const data of readSseData(stream)) events.push(data)
+  return events
+}
+
+describe('readSseData', () => {
+  const wire = ': keep-alive comment\r\n'
+    + 'data: {"text":"héllo €"}\r\n\r\n'
+    + 'event: ignored\ndata:{"n":2}\n\n'
+    + 'data: first line\ndata: second line\n\n'
+    + 'id: 7\rdata: cr only\r\r'
+    + 'data: [DONE]\n\n'
+  const expected = ['{"text":"héllo €"}', '{"n":2}', 'first line\nsecond line', 'cr only', '[DONE]']
+
+  test('yields the same events whatever byte the network cuts at', async () => {
+    const bytes = new TextEncoder().encode(wire)
+    for (let cut = 1; cut < bytes.length; cut++) {
+      expect(await collect(streamOf(bytes, [cut]))).toEqual(expected)
+    }
+    expect(await collect(streamOf(bytes, Array.from({ length: bytes.length - 1 }, (_, index) => index + 1)))).toEqual(expected)
+  })
+
+  test('a last event without its blank line still counts', async () => {
+    expect(await collect(streamOf(new TextEncoder().encode('data: a\n\ndata: b'), []))).toEqual(['a', 'b'])
+  })
+})

@@ -1,0 +1,71 @@
+import { describe, expect, test } from 'bun:test'
+import { createCallRecorder } from '../../src/voice/recorder.ts'
+import { decodeWav } from '../../src/voice/wav.ts'
+import { rms, sine } from '../support/audio.ts'
+
+const frame = (value: number) => new Int16Array(160).fill(value)
+/** Samples [fromMs, toMs) of an 8 kHz track. */
+const span = (track: Int16Array, fromMs: number, toMs: number) => track.subarray(fromMs * 8, toMs * 8)
+
+function tracks(recording: { stereo: Uint8Array }) {
+  const { samples, channelCount, sampleRate } = decodeWav(recording.stereo)
+  expect(channelCount).toBe(2)
+  expect(sampleRate).toBe(8000)
+  const caller = new Int16Array(samples.length / 2)
+  const agent = new Int16Array(samples.length / 2)
+  for (let i = 0; i < caller.length; i++) (caller[i] = samples[2 * i]), (agent[i] = samples[2 * i + 1])
+  return { caller, agent }
+}
+
+describe('call recorder', () => {
+  test('caller frames land at their arrival time; jittered frames stay contiguous; a silent stretch stays silent', () => {
+    const recorder = createCallRecorder(10_000)
+    recorder.caller(frame(100), 10_120) // covers 100–120 ms
+    recorder.caller(frame(200), 10_143) // 3 ms late: still right after the previous frame
+    recorder.caller(frame(300), 10_520) // after 360 ms without frames
+    const { caller } = tracks(recorder.finish())
+    expect(caller.length).toBe(520 * 8)
+    expect(rms(span(caller, 0, 100))).toBe(0)
+    expect([...new Set(span(caller, 100, 120))]).toEqual([100])
+    expect([...new Set(span(caller, 120, 140))]).toEqual([200])
+    expect(rms(span(caller, 140, 500))).toBe(0)
+    expect([...new Set(span(caller, 500, 520))]).toEqual([300])
+  })
+
+  test('agent audio plays after what is still queued, and a flush cuts what was not played', () => {
+    const recorder = createCallRecorder(0)
+    recorder.agent(new Int16Array(8 * 1000).fill(1000), 100) // plays 100–1100 ms
+    recorder.agent(new Int16Array(8 * 1000).fill(2000), 300) // queued behind it: 1100–2100 ms
+    recorder.agentFlushed(1500) // barge-in
+    recorder.agent(new Int16Array(8 * 200).fill(3000), 1800) // next reply after the flush: 1800–2000 ms
+    const { agent } = tracks(recorder.finish(2500))
+    expect(rms(span(agent, 0, 100))).toBe(0)
+    expect([...new Set(span(agent, 100, 1100))]).toEqual([1000])
+    expect([...new Set(span(agent, 1100, 1500))]).toEqual([2000])
+    expect(rms(span(agent, 1500, 1800))).toBe(0)
+    expect([...new Set(span(agent, 1800, 2000))]).toEqual([3000])
+    expect(rms(span(agent, 2000, 2500))).toBe(0)
+  })
+
+  test('stereo is left caller, right agent, aligned; the mono tracks equal the stereo channels', () => {
+    const recorder = createCallRecorder(0)
+    const greeting = sine(440, 8000, 1000)
+    recorder.agent(greeting, 0)
+    for (let atMs = 1220; atMs <= 2200; atMs += 20) recorder.caller(sine(300, 8000, 20), atMs)
+    const recording = recorder.finish()
+    expect(recording.durationMs).toBe(2200)
+    const { caller, agent } = tracks(recording)
+    expect(span(agent, 0, 1000)).toEqual(greeting)
+    expect(rms(span(agent, 1000, 2200))).toBe(0)
+    expect(rms(span(caller, 0, 1200))).toBe(0)
+    expect(rms(span(caller, 1200, 2200))).toBeGreaterThan(5000)
+    expect(decodeWav(recording.caller).samples).toEqual(caller)
+    expect(decodeWav(recording.agent).samples).toEqual(agent)
+  })
+
+  test('audio past maxDurationMs is dropped', () => {
+    const recorder = createCallRecorder(0, { maxDurationMs: 1000 })
+    recorder.agent(new Int16Array(8 * 3000).fill(7), 0)
+    expect(recorder.finish().durationMs).toBe(1000)
+  })
+})
