@@ -1,4 +1,5 @@
 /** Driving a `ringbase serve` child process (the compiled binary or `bun src/main.ts`) from tests. */
+import { join } from 'node:path'
 
 export type ServeProcess = Bun.Subprocess<'ignore', 'pipe', 'pipe'>
 
@@ -46,4 +47,24 @@ export function outputOf(stream: ReadableStream<Uint8Array>) {
 /** The base URL `serve` logs once it listens. */
 export async function listeningUrl(output: ReturnType<typeof outputOf>): Promise<string> {
   return (await output.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/)).match[1]
+}
+
+/** `ringbase` from source, for tests that need a real process but not the compiled binary. */
+export const SOURCE_COMMAND = [process.execPath, join(import.meta.dir, '..', '..', 'src', 'main.ts')]
+
+/** Starts `serve` and resolves once it listens, with its base URL; its output keeps being read. */
+export async function startServe(command: string | string[], args: string[], env: Record<string, string> = {}) {
+  const server = spawnServe(command, args, env)
+  const output = outputOf(server.stdout)
+  return { server, output, url: await listeningUrl(output) }
+}
+
+/** A JSON call with the key; anything but 200 throws with the answer. */
+export async function callApi(base: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
+  const response = await fetch(`${base}${path}`, {
+    method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const json = await response.json()
+  if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`)
+  return json
 }
