@@ -100,6 +100,9 @@ async function printOpenApi(): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // The data dir holds call recordings, contacts and keys: whatever this process creates is its user's alone
+  // (folders 0700, files 0600: the database, its WAL and SHM, objects, backups).
+  process.umask(0o077)
   const { positional, flags } = parseArgs(argv)
   const [command, subcommand] = positional
   switch (command) {
