@@ -12,7 +12,7 @@ import { startBackgroundServices } from './background'
 const USAGE = `ringbase ${VERSION}: self-hosted voice-agent platform
 
 Usage:
-  ringbase serve [--http HOST:PORT] [--dir DATA_DIR] [--public-url URL] [--ring-timeout SECONDS]
+  ringbase serve [--http HOST:PORT] [--dir DATA_DIR] [--public-url URL] [--ring-timeout SECONDS] [--http-idle-timeout SECONDS]
   ringbase migrate [--dir DATA_DIR]
   ringbase keys create --org NAME [--name KEY_NAME] [--scope admin|trigger] [--dir DATA_DIR]
   ringbase openapi
@@ -40,7 +40,10 @@ async function serve(flags: Flags): Promise<void> {
   }
   const app = createApp(ctx, { precompile: true })
   const background = await startBackgroundServices(ctx)
-  const server = Bun.serve({ hostname: config.httpHost, port: config.httpPort, fetch: (request) => app.handle(request) })
+  // idleTimeout given explicitly: left to its default, Bun prints a plain-text warning for each request it times out.
+  const server = Bun.serve({
+    hostname: config.httpHost, port: config.httpPort, idleTimeout: config.httpIdleTimeoutSeconds, fetch: (request) => app.handle(request),
+  })
   ctx.log.info({ url: `http://${config.httpHost}:${server.port}`, dataDir: config.dataDir, version: VERSION }, 'listening')
 
   let stopping = false
