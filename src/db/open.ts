@@ -9,7 +9,10 @@ export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
 
 export type OpenedDb = { db: Db; sqlite: Database; applied: string[] }
 
-export const databasePath = (dataDir: string) => join(dataDir, 'ringbase.db')
+/** The database's file name inside a data dir. */
+export const DATABASE_FILE = 'ringbase.db'
+
+export const databasePath = (dataDir: string) => join(dataDir, DATABASE_FILE)
 
 /** Opens (creating if needed) `<dataDir>/ringbase.db` with the pragmas every connection needs, then migrates. */
 export function openDatabase(dataDir: string, migrations: Migration[] = MIGRATIONS): OpenedDb {
