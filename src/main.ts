@@ -8,6 +8,7 @@ import { buildContext, VERSION, type AppContext } from './context'
 import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from './auth/keys'
 import { closeLog, createLogger } from './log'
 import { startBackgroundServices } from './background'
+import { backupCommand, restoreCommand } from './backup-commands'
 
 const USAGE = `ringbase ${VERSION}: self-hosted voice-agent platform
 
@@ -15,6 +16,8 @@ Usage:
   ringbase serve [--http HOST:PORT] [--dir DATA_DIR] [--public-url URL] [--ring-timeout SECONDS] [--http-idle-timeout SECONDS]
   ringbase migrate [--dir DATA_DIR]
   ringbase keys create --org NAME [--name KEY_NAME] [--scope admin|trigger] [--dir DATA_DIR]
+  ringbase backup --out FILE [--dir DATA_DIR]
+  ringbase restore --from FILE [--dir DATA_DIR]
   ringbase openapi
   ringbase version
 `
@@ -119,6 +122,12 @@ async function main(argv: string[]): Promise<number> {
     case 'keys':
       if (subcommand !== 'create') break
       keysCreate(flags)
+      return 0
+    case 'backup':
+      backupCommand(flags)
+      return 0
+    case 'restore':
+      restoreCommand(flags)
       return 0
     case 'openapi':
       await printOpenApi()
