@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { modesUnder, notPrivate } from './support/file-modes'
 import { callApi, SOURCE_COMMAND, startServe } from './support/serve-process'
 
 // Everything under the data dir is its user's alone: folders 0700, files 0600 (database, WAL, SHM, key, objects).
@@ -10,17 +11,6 @@ const KEY = 'rb_file_modes_bootstrap_key_0123456789ab'
 let home: string
 beforeAll(() => { home = mkdtempSync(join(tmpdir(), 'ringbase-modes-')) })
 afterAll(() => rmSync(home, { recursive: true, force: true }))
-
-/** Every path under `dir` (itself included) with its permission bits, as `path mode` lines. */
-function modesUnder(dir: string): string[] {
-  const modeOf = (path: string) => (statSync(path).mode & 0o777).toString(8)
-  return [`. ${modeOf(dir)}`, ...readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((path) => `${path} ${modeOf(join(dir, path))}`)]
-}
-
-const isPrivate = (line: string, dataDir: string) => {
-  const [path, mode] = line.split(' ')
-  return mode === (statSync(join(dataDir, path)).isDirectory() ? '700' : '600')
-}
 
 test('serve creates a private data dir and keeps the database, its WAL/SHM, the key and uploads private', async () => {
   const dataDir = join(home, 'serve')
@@ -34,7 +24,7 @@ test('serve creates a private data dir and keeps the database, its WAL/SHM, the 
     expect(modes.join('\n')).toMatch(/ringbase\.db-wal 600[^]*ringbase\.db-shm 600|ringbase\.db-shm 600[^]*ringbase\.db-wal 600/)
     expect(modes.some((line) => line.startsWith('master.key '))).toBe(true)
     expect(modes.some((line) => line.startsWith(`objects/${grant.file_key} `))).toBe(true)
-    expect(modes.filter((line) => !isPrivate(line, dataDir))).toEqual([])
+    expect(notPrivate(dataDir)).toEqual([])
   } finally {
     server.kill('SIGKILL')
     await server.exited
@@ -51,5 +41,5 @@ test('migrate and keys create make the same private files; an existing open data
   const modes = modesUnder(dataDir)
   expect(modes).toContain('. 700')
   expect(modes.some((line) => line.startsWith('ringbase.db '))).toBe(true)
-  expect(modes.filter((line) => !isPrivate(line, dataDir))).toEqual([])
+  expect(notPrivate(dataDir)).toEqual([])
 })
