@@ -3,6 +3,7 @@ import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { databaseProblems } from '../src/db/integrity'
 import { startFakeAri, type FakeAri } from './support/fake-ari'
 import { callApi, SOURCE_COMMAND, startServe } from './support/serve-process'
 import { waitFor } from './support/wait'
@@ -93,6 +94,7 @@ test('kill -9 mid-campaign, restart: each attempt dialled at most once, every co
     } finally {
       db.close()
     }
+    expect(databaseProblems(dataDir)).toEqual([])
   } finally {
     server.kill('SIGTERM')
     await server.exited
