@@ -21,12 +21,16 @@ const clients = Number(process.argv[3] ?? 64)
 const AGENTS = 20
 const KEY = `rb_${'b'.repeat(43)}`
 
-type Endpoint = { name: string; method: string; path: (agentIds: number[], n: number) => string; body?: (n: number) => unknown; weight: number }
+type Endpoint = {
+  name: string; method: string; path: (agentIds: number[], n: number) => string; body?: (n: number) => unknown; weight: number
+  /** Sent with a second organization's key, so that what it creates does not grow the lists the readers fetch. */
+  asWriter?: true
+}
 
 const DEFINITION = { nodes: [{ id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { prompt: 'Hello {{first_name}}' } }], edges: [] }
 const pick = <T>(items: T[], n: number) => items[n % items.length]
 
-/** The mix: reads dominate, as on a dashboard; writes rename agents and create keys. */
+/** The mix: reads dominate, as on a dashboard; writes rename agents, create keys and agents. */
 const ENDPOINTS: Endpoint[] = [
   { name: 'GET health', method: 'GET', path: () => '/api/v1/health', weight: 10 },
   { name: 'GET agents', method: 'GET', path: () => '/api/v1/workflow/fetch', weight: 20 },
@@ -36,14 +40,14 @@ const ENDPOINTS: Endpoint[] = [
   { name: 'GET telephony-configs', method: 'GET', path: () => '/api/v1/organizations/telephony-configs', weight: 10 },
   { name: 'PUT agent (rename)', method: 'PUT', path: (ids, n) => `/api/v1/workflow/${pick(ids, n)}`, body: (n) => ({ name: `Agent ${n}` }), weight: 10 },
   { name: 'POST api-key', method: 'POST', path: () => '/api/v1/user/api-keys', body: (n) => ({ name: `key ${n}` }), weight: 5 },
-  { name: 'POST agent', method: 'POST', path: () => '/api/v1/workflow/create/definition', body: (n) => ({ name: `New ${n}`, workflow_definition: DEFINITION }), weight: 5 },
+  { name: 'POST agent', method: 'POST', path: () => '/api/v1/workflow/create/definition', body: (n) => ({ name: `New ${n}`, workflow_definition: DEFINITION }), weight: 5, asWriter: true },
 ]
 const WEIGHTED = ENDPOINTS.flatMap((endpoint) => Array.from({ length: endpoint.weight }, () => endpoint))
 
 type Stats = { latencies: number[]; errors: number; busy: number }
 type RunResult = { perEndpoint: Map<string, Stats>; total: number; wallSeconds: number }
 
-async function drive(base: string, agentIds: number[], durationMs: number): Promise<RunResult> {
+async function drive(base: string, agentIds: number[], writerKey: string, durationMs: number): Promise<RunResult> {
   const perEndpoint = new Map(ENDPOINTS.map((endpoint) => [endpoint.name, { latencies: [], errors: 0, busy: 0 } as Stats]))
   let counter = 0
   const start = performance.now()
@@ -58,7 +62,7 @@ async function drive(base: string, agentIds: number[], durationMs: number): Prom
       try {
         const response = await fetch(`${base}${endpoint.path(agentIds, n)}`, {
           method: endpoint.method,
-          headers: { 'x-api-key': KEY, ...(body ? { 'content-type': 'application/json' } : {}) },
+          headers: { 'x-api-key': endpoint.asWriter ? writerKey : KEY, ...(body ? { 'content-type': 'application/json' } : {}) },
           body: body ? JSON.stringify(body) : undefined,
         })
         const text = await response.text()
@@ -119,6 +123,7 @@ const agentIds: number[] = []
 for (let index = 0; index < AGENTS; index++) {
   agentIds.push((await api(base, 'POST', '/api/v1/workflow/create/definition', { name: `Agent ${index}`, workflow_definition: DEFINITION })).id)
 }
+const writerKey = Bun.spawnSync([binary, 'keys', 'create', '--org', 'bench-writer', '--dir', join(work, 'data')]).stdout.toString().trim()
 await api(base, 'POST', '/api/v1/organizations/telephony-configs', {
   name: 'Carrier', config: { provider: 'twilio', account_sid: 'ACbench', auth_token: 'bench-token' },
 })
@@ -138,7 +143,7 @@ for (const endpoint of ENDPOINTS) {
 
 let peakRss = rssOf(server.pid)
 const sampler = setInterval(() => { peakRss = Math.max(peakRss, rssOf(server.pid)) }, 250)
-const ringbase = await drive(base, agentIds, seconds * 1000)
+const ringbase = await drive(base, agentIds, writerKey, seconds * 1000)
 clearInterval(sampler)
 server.kill('SIGTERM')
 await server.exited
@@ -158,7 +163,7 @@ const bare = Bun.spawn([process.execPath, bareScript], { stdout: 'pipe', stderr:
 const bareUrl = await announcedUrl(bare.stdout)
 let barePeakRss = rssOf(bare.pid)
 const bareSampler = setInterval(() => { barePeakRss = Math.max(barePeakRss, rssOf(bare.pid)) }, 250)
-const floor = await drive(bareUrl, agentIds, seconds * 1000)
+const floor = await drive(bareUrl, agentIds, writerKey, seconds * 1000)
 clearInterval(bareSampler)
 bare.kill('SIGTERM')
 await bare.exited
