@@ -1,10 +1,16 @@
 // Compiles the single executable: `bun run build` → dist/ringbase (migrations, docs page and package.json embedded).
+//
+// No --minify: Elysia's generated request handlers recognise a failed TypeBox decode by
+// `error.constructor.name === 'TransformDecodeError'`. --minify-identifiers renames that class (Bun 1.4's --keep-names
+// does not keep class names), so a query value that parsed but broke a range (`page=0`, `limit=101`) was let through
+// undecoded, as a string, and reached the handler. Minifying saves under 1 % of the binary; the black-box HTTP suites
+// run against the compiled binary too (test/binary-http.test.ts) so a build flag cannot change behaviour unseen.
 import { join } from 'node:path'
 
 const root = join(import.meta.dir, '..')
 const outfile = process.argv[2] ?? join(root, 'dist', 'ringbase')
 const result = Bun.spawnSync(
-  [process.execPath, 'build', '--compile', '--minify', '--no-compile-autoload-bunfig', join(root, 'src', 'main.ts'), '--outfile', outfile],
+  [process.execPath, 'build', '--compile', '--no-compile-autoload-bunfig', join(root, 'src', 'main.ts'), '--outfile', outfile],
   { cwd: root, stdout: 'inherit', stderr: 'inherit' },
 )
 process.exit(result.exitCode ?? 1)

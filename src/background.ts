@@ -1,5 +1,6 @@
 import cron from 'node-cron'
 import type { AppContext } from './context'
+import { cronLogger } from './log'
 import { closeCallsInterruptedByRestart, closeVanishedCalls } from './calls/recovery'
 import { discardImportingCampaigns } from './campaigns/lifecycle'
 import { createCampaignScheduler } from './campaigns/scheduler'
@@ -36,7 +37,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   // noOverlap: a slow provider lookup never lets two rounds run at once.
   const watchdog = cron.schedule(WATCHDOG_SCHEDULE, async () => {
     await closeVanishedCalls(ctx, maxOpenMs).catch((error) => ctx.log.error({ err: error }, 'watchdog failed'))
-  }, { name: 'call-watchdog', noOverlap: true })
+  }, { name: 'call-watchdog', noOverlap: true, logger: cronLogger(ctx.log) })
   return {
     async stop() {
       await watchdog.destroy()

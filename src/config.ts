@@ -13,6 +13,8 @@ export type Config = {
   maxUploadBytes: number
   /** How long an outbound call may ring before the provider gives up (ARI originate timeout). */
   ringTimeoutSeconds: number
+  /** A connection with a request in progress and no traffic for this long is closed. */
+  httpIdleTimeoutSeconds: number
 }
 
 export class ConfigError extends Error {}
@@ -22,6 +24,8 @@ export const DEFAULT_HTTP = '127.0.0.1:8000'
 export const DEFAULT_DATA_DIR = './data'
 export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024
 export const DEFAULT_RING_TIMEOUT_SECONDS = 30
+/** Above the 10 s a provider's REST API may take to answer a request that waits on it. Bun allows up to 255. */
+export const DEFAULT_HTTP_IDLE_TIMEOUT_SECONDS = 30
 
 export type Flags = Record<string, string | true>
 
@@ -56,6 +60,14 @@ function flagString(flags: Flags, name: string): string | undefined {
   return value
 }
 
+function wholeSeconds(value: string | undefined, fallback: number, flag: string, max: number): number {
+  const seconds = value === undefined ? fallback : Number(value)
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > max) {
+    throw new ConfigError(`--${flag} must be a whole number of seconds from 1 to ${max}`)
+  }
+  return seconds
+}
+
 /** Flags override environment variables, which override defaults. No other file reads process.env. */
 export function loadConfig(flags: Flags, env: Record<string, string | undefined> = process.env): Config {
   const http = flagString(flags, 'http') ?? env.RINGBASE_HTTP ?? DEFAULT_HTTP
@@ -72,11 +84,10 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
   const maxUpload = flagString(flags, 'max-upload-bytes') ?? env.RINGBASE_MAX_UPLOAD_BYTES
   const maxUploadBytes = maxUpload === undefined ? DEFAULT_MAX_UPLOAD_BYTES : Number(maxUpload)
   if (!Number.isInteger(maxUploadBytes) || maxUploadBytes < 1) throw new ConfigError('--max-upload-bytes must be a positive integer')
-  const ringTimeout = flagString(flags, 'ring-timeout') ?? env.RINGBASE_RING_TIMEOUT_SECONDS
-  const ringTimeoutSeconds = ringTimeout === undefined ? DEFAULT_RING_TIMEOUT_SECONDS : Number(ringTimeout)
-  if (!Number.isInteger(ringTimeoutSeconds) || ringTimeoutSeconds < 1 || ringTimeoutSeconds > 300) {
-    throw new ConfigError('--ring-timeout must be a whole number of seconds from 1 to 300')
-  }
+  const ringTimeoutSeconds = wholeSeconds(
+    flagString(flags, 'ring-timeout') ?? env.RINGBASE_RING_TIMEOUT_SECONDS, DEFAULT_RING_TIMEOUT_SECONDS, 'ring-timeout', 300)
+  const httpIdleTimeoutSeconds = wholeSeconds(
+    flagString(flags, 'http-idle-timeout') ?? env.RINGBASE_HTTP_IDLE_TIMEOUT_SECONDS, DEFAULT_HTTP_IDLE_TIMEOUT_SECONDS, 'http-idle-timeout', 255)
   return {
     httpHost: host.replace(/^\[|\]$/g, ''),
     httpPort: port,
@@ -87,5 +98,6 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
     masterKey: env.RINGBASE_MASTER_KEY || null,
     maxUploadBytes,
     ringTimeoutSeconds,
+    httpIdleTimeoutSeconds,
   }
 }

@@ -1,4 +1,5 @@
 import { writeSync } from 'node:fs'
+import type { Logger as CronLogger } from 'node-cron'
 import pino from 'pino'
 import type { LogLevel } from './config'
 
@@ -70,6 +71,19 @@ class StdoutLog implements pino.DestinationStream {
       this.#stream.once('close', () => finish(true))
       this.#stream.end()
     })
+  }
+}
+
+/** node-cron's messages (e.g. a run missed while the process was busy) as our JSON lines, not its coloured text. */
+export function cronLogger(log: Logger): CronLogger {
+  const cron = log.child({ component: 'cron' })
+  const entry = (message: string | Error, err?: Error) =>
+    [{ err: err ?? (message instanceof Error ? message : undefined) }, message instanceof Error ? message.message : message] as const
+  return {
+    info: (message) => cron.info(message),
+    warn: (message) => cron.warn(message),
+    error: (message, err) => cron.error(...entry(message, err)),
+    debug: (message, err) => cron.debug(...entry(message, err)),
   }
 }
 

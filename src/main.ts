@@ -10,14 +10,17 @@ import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeySco
 import { closeLog, createLogger } from './log'
 import { transaction } from './db/transaction'
 import { checkHealth } from './health-check'
+import { backupCommand, restoreCommand } from './backup-commands'
 
 const USAGE = `ringbase ${VERSION}: self-hosted voice-agent platform
 
 Usage:
-  ringbase serve [--http HOST:PORT] [--dir DATA_DIR] [--public-url URL] [--ring-timeout SECONDS]
+  ringbase serve [--http HOST:PORT] [--dir DATA_DIR] [--public-url URL] [--ring-timeout SECONDS] [--http-idle-timeout SECONDS]
   ringbase migrate [--dir DATA_DIR]
   ringbase keys create --org NAME [--name KEY_NAME] [--scope admin|trigger] [--dir DATA_DIR]
   ringbase health [--http HOST:PORT]
+  ringbase backup --out FILE [--dir DATA_DIR]
+  ringbase restore --from FILE [--dir DATA_DIR]
   ringbase openapi
   ringbase version
 `
@@ -43,7 +46,10 @@ async function serve(flags: Flags): Promise<void> {
   }
   const app = createApp(ctx, { precompile: true })
   const background = await startBackgroundServices(ctx)
-  const server = Bun.serve({ hostname: config.httpHost, port: config.httpPort, fetch: (request) => app.handle(request) })
+  // idleTimeout given explicitly: left to its default, Bun prints a plain-text warning for each request it times out.
+  const server = Bun.serve({
+    hostname: config.httpHost, port: config.httpPort, idleTimeout: config.httpIdleTimeoutSeconds, fetch: (request) => app.handle(request),
+  })
   ctx.log.info({ url: `http://${config.httpHost}:${server.port}`, dataDir: config.dataDir, version: VERSION }, 'listening')
 
   let stopping = false
@@ -103,6 +109,9 @@ async function printOpenApi(): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // The data dir holds call recordings, contacts and keys: whatever this process creates is its user's alone
+  // (folders 0700, files 0600: the database, its WAL and SHM, objects, backups).
+  process.umask(0o077)
   const { positional, flags } = parseArgs(argv)
   const [command, subcommand] = positional
   switch (command) {
@@ -123,6 +132,12 @@ async function main(argv: string[]): Promise<number> {
       ;(result.ok ? process.stdout : process.stderr).write(`${result.message}\n`)
       return result.ok ? 0 : 1
     }
+    case 'backup':
+      backupCommand(flags)
+      return 0
+    case 'restore':
+      restoreCommand(flags)
+      return 0
     case 'openapi':
       await printOpenApi()
       return 0

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { listeningUrl, outputOf, spawnServe, type ServeProcess } from './support/serve-process'
 
 // Builds the single executable once, copies it ALONE into an empty directory and drives it like an admin would.
 let workDir: string
@@ -19,44 +20,16 @@ beforeAll(() => {
 
 afterAll(() => rmSync(workDir, { recursive: true, force: true }))
 
-/** Reads a process's output as it comes; `waitFor` resolves once the text so far matches. */
-function outputOf(stream: ReadableStream<Uint8Array>) {
-  let text = ''
-  const ended = (async () => {
-    const decoder = new TextDecoder()
-    for await (const chunk of stream) text += decoder.decode(chunk)
-  })()
-  return {
-    async waitFor(pattern: RegExp): Promise<{ match: RegExpMatchArray; text: string }> {
-      for (;;) {
-        const match = text.match(pattern)
-        if (match) return { match, text }
-        if (await Promise.race([ended.then(() => true), Bun.sleep(5).then(() => false)])) {
-          const last = text.match(pattern)
-          if (last) return { match: last, text }
-          throw new Error(`output ended before ${pattern}: ${text}`)
-        }
-      }
-    },
-    all: async () => {
-      await ended
-      return text
-    },
-  }
-}
-
 /**
  * Runs `serve` in a new, empty directory for one test; the process is killed and the directory removed afterwards,
  * whatever the test did.
  */
 async function inFreshServer(
-  run: (server: Bun.Subprocess<'ignore', 'pipe', 'pipe'>, output: ReturnType<typeof outputOf>, dataHome: string) => Promise<void>,
+  run: (server: ServeProcess, output: ReturnType<typeof outputOf>, dataHome: string) => Promise<void>,
   env: Record<string, string> = {},
 ): Promise<void> {
   const dataHome = mkdtempSync(join(tmpdir(), 'ringbase-serve-'))
-  const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], {
-    cwd: dataHome, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe',
-  })
+  const server = spawnServe(binary, [], env, dataHome)
   try {
     await run(server, outputOf(server.stdout), dataHome)
   } finally {
@@ -140,7 +113,7 @@ describe('compiled binary', () => {
   test('SIGTERM during an upload: no new connections, the upload in flight completes and is kept, then exit 0', () => {
     const key = `rb_${'s'.repeat(43)}`
     return inFreshServer(async (server, output, dataHome) => {
-      const base = (await output.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/)).match[1]
+      const base = await listeningUrl(output)
       const halves = ['phone_number,first_name\n+14155550100,Ada\n', '+14155550101,Grace\n']
       const size = halves.join('').length
       const grant = await fetch(`${base}/api/v1/s3/presigned-upload-url`, {

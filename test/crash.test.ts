@@ -3,7 +3,9 @@ import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { databaseProblems } from '../src/db/integrity'
 import { startFakeAri, type FakeAri } from './support/fake-ari'
+import { callApi, SOURCE_COMMAND, startServe } from './support/serve-process'
 import { waitFor } from './support/wait'
 
 // kill -9 of a server in the middle of a campaign, then a restart on the same data dir: no attempt is dialled twice,
@@ -12,7 +14,6 @@ import { waitFor } from './support/wait'
 
 const KEY = 'rb_crash_test_bootstrap_key_0123456789'
 const CONTACTS = 60
-const MAIN = join(import.meta.dir, '..', 'src', 'main.ts')
 
 let fake: FakeAri
 let dataDir: string
@@ -27,34 +28,10 @@ afterAll(async () => {
 })
 
 async function startServer() {
-  const server = Bun.spawn([process.execPath, MAIN, 'serve', '--dir', dataDir, '--http', '127.0.0.1:0', '--ring-timeout', '5'], {
-    env: { ...process.env, RINGBASE_BOOTSTRAP_API_KEY: KEY, RINGBASE_LOG_LEVEL: 'info' },
-    stdout: 'pipe',
-    stderr: 'inherit',
-  })
-  const reader = server.stdout.getReader()
-  let text = ''
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`server exited before listening: ${text}`)
-    text += new TextDecoder().decode(value)
-    const url = text.match(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/)?.[1]
-    if (url) {
-      // Keep draining stdout so the server never blocks on a full pipe.
-      void (async () => { while (!(await reader.read()).done); })()
-      return { server, url }
-    }
-  }
+  return startServe(SOURCE_COMMAND, ['--dir', dataDir, '--ring-timeout', '5'], { RINGBASE_BOOTSTRAP_API_KEY: KEY, RINGBASE_LOG_LEVEL: 'info' })
 }
 
-async function api(base: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const json = (await response.json()) as any
-  if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`)
-  return json
-}
+const api = (base: string, method: string, path: string, body?: unknown) => callApi(base, KEY, method, path, body)
 
 const originatedChannelIds = () =>
   fake.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/channels')).map((request) => request.query.channelId)
@@ -117,6 +94,7 @@ test('kill -9 mid-campaign, restart: each attempt dialled at most once, every co
     } finally {
       db.close()
     }
+    expect(databaseProblems(dataDir)).toEqual([])
   } finally {
     server.kill('SIGTERM')
     await server.exited

@@ -1,8 +1,9 @@
 import type { AppContext } from '../context'
-import { requeueInterruptedAttempt, settleAttempt } from '../campaigns/attempts'
+import { retryInterruptedAttempt, settleAttempt } from '../campaigns/attempts'
 import { finishRun } from '../runs/service'
 import type { CallState } from '../telephony/provider'
 import { transaction } from '../db/transaction'
+import { removeLeftoverCallObjects } from './leftovers'
 
 /** Runs whose call is neither known to be alive nor finished end with this disposition. */
 export const INTERRUPTED_DISPOSITION = 'interrupted'
@@ -14,6 +15,8 @@ type OpenCall = {
   telephony_configuration_id: number | null
   campaign_contact_id: number | null
   created_at: string
+  /** `running` once the call was answered. */
+  state: string
 }
 
 async function callState(ctx: AppContext, call: OpenCall): Promise<CallState> {
@@ -26,8 +29,11 @@ async function callState(ctx: AppContext, call: OpenCall): Promise<CallState> {
   }
 }
 
-/** What happens to the campaign contact of a closed call: dialled again as a new attempt, or settled as failed. */
-type ContactFollowUp = 'requeue' | 'settle'
+/**
+ * What happens to the campaign contact of a closed call: `reached` (answered: never dialled again), `retry` (never
+ * answered: a new attempt if retry_config allows one) or `failed` (settled as a failed attempt).
+ */
+type ContactFollowUp = 'reached' | 'retry' | 'failed'
 
 function closeInterrupted(ctx: AppContext, call: OpenCall, reason: string, followUp: ContactFollowUp): void {
   transaction(ctx, () => {
@@ -37,20 +43,22 @@ function closeInterrupted(ctx: AppContext, call: OpenCall, reason: string, follo
       logs: { telephony: { outcome: 'failed', provider_status: reason, ended_at: new Date(ctx.clock.now()).toISOString() } },
     })
     if (!finished || call.campaign_contact_id === null) return
-    if (followUp === 'requeue') requeueInterruptedAttempt(ctx, call.campaign_contact_id, call.id)
-    else settleAttempt(ctx, call.campaign_contact_id, 'failed', call.id)
+    if (followUp === 'retry') retryInterruptedAttempt(ctx, call.campaign_contact_id, call.id)
+    else settleAttempt(ctx, call.campaign_contact_id, followUp === 'reached' ? 'completed' : 'failed', call.id)
   })
 }
 
 /**
  * At start-up, no call placed before the restart can be followed (its session state is gone), so every open call is
- * closed: a call still up at the provider is hung up and its run ends `interrupted`; a call the provider no longer has
- * (ended while we were down, or never placed) ends `interrupted` too, and its campaign contact is queued again as a
- * new attempt rather than redialled under the same one. Returns how many runs were closed.
+ * closed: a call still up at the provider is hung up, and every run ends `interrupted`. A campaign contact whose call
+ * was answered has been reached and is never dialled again (whether its call was still up or ended while we were
+ * down); one whose call was never answered gets a new attempt, within its campaign's retry_config, rather than being
+ * redialled under the same one. Then the PBX objects (bridges, media channels) of closed calls are removed.
+ * Returns how many runs were closed.
  */
 export async function closeCallsInterruptedByRestart(ctx: AppContext): Promise<number> {
   const open = ctx.sqlite.query<OpenCall, []>(
-    `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at
+    `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state
        FROM workflow_runs WHERE call_id IS NOT NULL AND state <> 'completed'`,
   ).all()
   for (const call of open) {
@@ -58,9 +66,11 @@ export async function closeCallsInterruptedByRestart(ctx: AppContext): Promise<n
     if (state === 'alive') {
       await ctx.telephony.providerFor(call.mode)!.hangup(call.telephony_configuration_id!, call.call_id).catch(() => undefined)
     }
-    closeInterrupted(ctx, call, state === 'alive' ? 'hung_up_after_restart' : `not_followed_after_restart (${state})`, state === 'alive' ? 'settle' : 'requeue')
+    const reason = state === 'alive' ? 'hung_up_after_restart' : `not_followed_after_restart (${state})`
+    closeInterrupted(ctx, call, reason, call.state === 'running' ? 'reached' : 'retry')
   }
   if (open.length > 0) ctx.log.warn({ calls: open.length }, 'closed calls interrupted by a restart')
+  await removeLeftoverCallObjects(ctx)
   return open.length
 }
 
@@ -71,13 +81,13 @@ export async function closeCallsInterruptedByRestart(ctx: AppContext): Promise<n
 export async function closeVanishedCalls(ctx: AppContext, maxOpenMs: number): Promise<number> {
   const cutoff = new Date(ctx.clock.now() - maxOpenMs).toISOString()
   const stale = ctx.sqlite.query<OpenCall, [string]>(
-    `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at
+    `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state
        FROM workflow_runs WHERE call_id IS NOT NULL AND state <> 'completed' AND created_at < ?`,
   ).all(cutoff)
   let closed = 0
   for (const call of stale) {
     if ((await callState(ctx, call)) === 'alive') continue
-    closeInterrupted(ctx, call, 'vanished', 'settle')
+    closeInterrupted(ctx, call, 'vanished', 'failed')
     closed++
   }
   if (closed > 0) ctx.log.warn({ calls: closed }, 'watchdog closed calls that vanished')

@@ -3,7 +3,7 @@ import type { CampaignState } from '../db/schema/campaigns'
 import type { CallOutcome } from '../telephony/provider'
 import { evaluateBreaker, tripDetails, tripMessage, type BreakerOutcome, type CircuitBreakerConfig } from './circuit-breaker'
 import { appendCampaignLog } from './lifecycle'
-import { retryDecision, type RetryConfig } from './retry'
+import { hasRetriesLeft, retryDecision, type RetryConfig } from './retry'
 import { applyTransition } from './state-machine'
 
 /** Dispositions of runs that count as failures for the circuit breaker: calls that could not be placed or failed. */
@@ -27,13 +27,8 @@ type SettlingContact = {
  * report delivered twice changes nothing.
  */
 export function settleAttempt(ctx: AppContext, contactId: number, outcome: CallOutcome, runId: number): void {
-  const contact = ctx.sqlite.query<SettlingContact, [number]>(
-    `SELECT c.id, c.campaign_id, c.state, c.attempts, k.state AS campaign_state, k.retry_config, k.circuit_breaker,
-            k.breaker_window_reset_at
-       FROM campaign_contacts c JOIN campaigns k ON k.id = c.campaign_id
-      WHERE c.id = ?`,
-  ).get(contactId)
-  if (!contact || contact.state !== 'dialing') return
+  const contact = dialingContact(ctx, contactId)
+  if (!contact) return
   const now = ctx.clock.now()
   const decision = retryDecision(JSON.parse(contact.retry_config) as RetryConfig, outcome, contact.attempts, now)
   const retries = decision.retry && contact.campaign_state !== 'stopped'
@@ -54,6 +49,17 @@ export function settleAttempt(ctx: AppContext, contactId: number, outcome: CallO
   if (outcome === 'failed' && breaker.enabled && contact.campaign_state === 'running') {
     tripBreakerIfNeeded(ctx, contact.campaign_id, breaker, contact.breaker_window_reset_at, now)
   }
+}
+
+/** The contact with its campaign's settings, when its attempt is still open (state `dialing`). */
+function dialingContact(ctx: AppContext, contactId: number): SettlingContact | null {
+  const contact = ctx.sqlite.query<SettlingContact, [number]>(
+    `SELECT c.id, c.campaign_id, c.state, c.attempts, k.state AS campaign_state, k.retry_config, k.circuit_breaker,
+            k.breaker_window_reset_at
+       FROM campaign_contacts c JOIN campaigns k ON k.id = c.campaign_id
+      WHERE c.id = ?`,
+  ).get(contactId)
+  return contact?.state === 'dialing' ? contact : null
 }
 
 type WindowRun = { id: number; completed_at: string; disposition: string | null }
@@ -77,15 +83,18 @@ function tripBreakerIfNeeded(ctx: AppContext, campaignId: number, config: Circui
 }
 
 /**
- * After a restart, an attempt whose call cannot be followed any more goes back to the queue as a new attempt (its
- * attempt number was already spent, so the same attempt is never dialled twice). Inside the caller's transaction.
+ * After a restart, an attempt whose call was never answered and cannot be followed any more goes back to the queue as
+ * a new attempt when `retry_config` allows one more (its attempt number was already spent, so the same attempt is
+ * never dialled twice); otherwise the contact closes unreached. Inside the caller's transaction.
  */
-export function requeueInterruptedAttempt(ctx: AppContext, contactId: number, runId: number): void {
-  const requeued = ctx.sqlite.query(
-    `UPDATE campaign_contacts SET state = 'queued', next_attempt_at = ?, last_outcome = 'interrupted', last_run_id = ? WHERE id = ? AND state = 'dialing'
-     RETURNING campaign_id`,
-  ).get(ctx.clock.now(), runId, contactId) as { campaign_id: number } | null
-  if (!requeued) return
-  ctx.sqlite.query('UPDATE campaigns SET executed_count = executed_count + 1, total_queued_count = total_queued_count + 1 WHERE id = ?')
-    .run(requeued.campaign_id)
+export function retryInterruptedAttempt(ctx: AppContext, contactId: number, runId: number): void {
+  const contact = dialingContact(ctx, contactId)
+  if (!contact) return
+  const retries = contact.campaign_state !== 'stopped' && hasRetriesLeft(JSON.parse(contact.retry_config) as RetryConfig, contact.attempts)
+  ctx.sqlite.query(`UPDATE campaign_contacts SET state = ?, next_attempt_at = ?, last_outcome = 'interrupted', last_run_id = ? WHERE id = ?`)
+    .run(retries ? 'queued' : 'done', ctx.clock.now(), runId, contactId)
+  ctx.sqlite.query(
+    `UPDATE campaigns SET executed_count = executed_count + 1, total_queued_count = total_queued_count + ?,
+            failed_rows = failed_rows + ? WHERE id = ?`,
+  ).run(retries ? 1 : 0, retries ? 0 : 1, contact.campaign_id)
 }

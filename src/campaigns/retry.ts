@@ -53,6 +53,11 @@ function retriesOutcome(config: RetryConfig, outcome: CallOutcome): boolean {
   }
 }
 
+/** Whether the config allows another attempt after `attemptsSoFar` (whatever the last one's outcome). */
+export function hasRetriesLeft(config: RetryConfig, attemptsSoFar: number): boolean {
+  return config.enabled && attemptsSoFar - 1 < config.max_retries
+}
+
 /** What to do after attempt number `attemptsSoFar` (1 for the first call) ended with `outcome` at `now` (ms). */
 export function retryDecision(
   config: RetryConfig,
@@ -65,6 +70,6 @@ export function retryDecision(
   }
   if (outcome === 'completed') return { retry: false, final: false, reason: 'completed' }
   if (!config.enabled || !retriesOutcome(config, outcome)) return { retry: false, final: true, reason: 'not_retryable' }
-  if (attemptsSoFar - 1 >= config.max_retries) return { retry: false, final: true, reason: 'retries_exhausted' }
+  if (!hasRetriesLeft(config, attemptsSoFar)) return { retry: false, final: true, reason: 'retries_exhausted' }
   return { retry: true, at: now + config.retry_delay_seconds * 1000 }
 }

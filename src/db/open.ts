@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { mkdirSync } from 'node:fs'
+import { chmodSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import { MIGRATIONS, type Migration } from '../../migrations/index'
@@ -12,11 +12,16 @@ export type SqlDatabase = Database
 
 export type OpenedDb = { db: Db; sqlite: SqlDatabase; applied: string[] }
 
-export const databasePath = (dataDir: string) => join(dataDir, 'ringbase.db')
+/** The database's file name inside a data dir. */
+export const DATABASE_FILE = 'ringbase.db'
+
+export const databasePath = (dataDir: string) => join(dataDir, DATABASE_FILE)
 
 /** Opens (creating if needed) `<dataDir>/ringbase.db` with the pragmas every connection needs, then migrates. */
 export function openDatabase(dataDir: string, migrations: Migration[] = MIGRATIONS): OpenedDb {
-  mkdirSync(dataDir, { recursive: true })
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  // A data dir made before files were private (or by hand) is closed too: what is inside is then out of reach.
+  chmodSync(dataDir, 0o700)
   const sqlite = new Database(databasePath(dataDir), { create: true, strict: true })
   // busy_timeout first: the other pragmas may already need to wait for a writer (e.g. `keys create` beside a server).
   sqlite.run('PRAGMA busy_timeout = 5000')

@@ -33,7 +33,8 @@ export class ObjectTooLargeError extends Error {
 }
 
 /** Partial writes live here until renamed into place; a segment starting with a dot can never be a key. */
-const PARTIAL_DIR = '.partial'
+/** Uploads in progress, inside the store's root: never part of a backup. */
+export const PARTIAL_DIR = '.partial'
 
 // Control characters (incl. NUL) and backslashes: refused so a key means the same path on every platform.
 const FORBIDDEN_CHARACTERS = /[\u0000-\u001f\u007f\\]/

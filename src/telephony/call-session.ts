@@ -63,8 +63,11 @@ const RECORDING_CLOSE_TIMEOUT_MS = 5_000
 const NAME_PREFIX = 'ringbase-'
 /** Bridge id and recording name of a call: both ours, both named after the call. */
 const sessionNameFor = (callId: string) => `${NAME_PREFIX}${callId}`
-/** The call a bridge recording belongs to ('' for recordings that are not ours). */
-export const callIdOfRecording = (name: string) => (name.startsWith(NAME_PREFIX) ? name.slice(NAME_PREFIX.length) : '')
+/** The call a bridge or bridge recording belongs to ('' for names that are not ours). */
+export const callIdOfSessionName = (name: string) => (name.startsWith(NAME_PREFIX) ? name.slice(NAME_PREFIX.length) : '')
+const mediaChannelIdFor = (callId: string, index: number) => `${callId}-media-${index}`
+/** The call an external media channel id would belong to ('' when the id has not that shape). */
+export const callIdOfMediaChannel = (channelId: string) => channelId.match(/^(.+)-media-\d+$/)?.[1] ?? ''
 export const recordingKeyFor = (organizationId: number, runId: number) => `recordings/${organizationId}/${runId}.wav`
 
 /** Starts the session of a call that has just entered Stasis answered. Never throws: failures are logged. */
@@ -93,7 +96,7 @@ export function startCallSession(options: CallSessionOptions): CallSession {
     bridgeId,
     externalMediaHost: options.externalMediaHost,
     async attachExternalMedia(transportData) {
-      const channelId = `${call.callId}-media-${mediaChannelIds.length + 1}`
+      const channelId = mediaChannelIdFor(call.callId, mediaChannelIds.length + 1)
       mediaChannelIds.push(channelId)
       await rest.externalMedia({
         channelId, externalHost: options.externalMediaHost, format: 'ulaw', transport: 'websocket', encapsulation: 'none',
@@ -174,7 +177,8 @@ async function settledWithin<T>(promise: Promise<T>, ms: number, fallback: T): P
   }
 }
 
-function ignoreGone(error: unknown): void {
+/** For deletions: a 404 means it is already gone, which is what we wanted. */
+export function ignoreGone(error: unknown): void {
   if (!(error instanceof AriError && error.status === 404)) throw error
 }
 

@@ -45,12 +45,20 @@ export type CallReport =
 
 export type CallState = 'alive' | 'gone' | 'unknown'
 
+/** Whose a call id is, by our records: a run still open, a run closed, or no run of ours (another system's call). */
+export type CallOwnership = 'open' | 'closed' | 'unknown'
+
 export interface TelephonyProvider {
   /** Resolves once the provider accepted the call; rejects with DialError when it did not. */
   dial(request: DialRequest): Promise<void>
   hangup(configurationId: number, callId: string): Promise<void>
   /** For reconciliation after a restart: whether the call is still up at the provider. */
   callState(configurationId: number, callId: string): Promise<CallState>
+  /**
+   * After a restart: removes what the provider keeps on our behalf (e.g. ARI bridges, media channels) for calls whose
+   * run is `closed`; never touches an `open` call's or anything not ours. Returns how many objects were removed.
+   */
+  removeLeftovers?(ownership: (callId: string) => CallOwnership): Promise<number>
 }
 
 export type CallReportListener = (report: CallReport) => void
@@ -58,6 +66,7 @@ export type CallReportListener = (report: CallReport) => void
 /** Providers by name, plus the fan-out of their call reports. Lives on the AppContext. */
 export type Telephony = {
   providerFor(provider: string): TelephonyProvider | null
+  registered(): TelephonyProvider[]
   register(provider: string, implementation: TelephonyProvider): void
   onReport(listener: CallReportListener): () => void
   report(report: CallReport): void
@@ -68,6 +77,7 @@ export function createTelephony(): Telephony {
   const listeners = new Set<CallReportListener>()
   return {
     providerFor: (provider) => providers.get(provider) ?? null,
+    registered: () => [...providers.values()],
     register: (provider, implementation) => { providers.set(provider, implementation) },
     onReport(listener) {
       listeners.add(listener)

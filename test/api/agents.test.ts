@@ -1,9 +1,10 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { createTestApp, type TestApp } from '../support/app'
+import type { TestApp } from '../support/app'
+import { inProcessTest, NOW, startHttpTestApp, type HttpTestApp } from '../support/http-app'
 import { createAgent, sampleDefinition, seedRun } from '../support/agents'
 
-let t: TestApp
-beforeEach(() => { t = createTestApp() })
+let t: HttpTestApp
+beforeEach(async () => { t = await startHttpTestApp() })
 afterEach(() => t.close())
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -27,7 +28,7 @@ describe('create', () => {
       id: expect.any(Number),
       name: 'Reminders',
       status: 'active',
-      created_at: '2026-01-05T10:00:00.000Z',
+      created_at: NOW,
       workflow_definition: expect.any(Object),
       current_definition_id: expect.any(Number),
       template_context_variables: { city: 'Paris', first_name: '' },
@@ -139,8 +140,8 @@ describe('versions: update, publish, fetch', () => {
       id: drafted.body.current_definition_id,
       version_number: 2,
       status: 'published',
-      created_at: '2026-01-05T10:00:00.000Z',
-      published_at: '2026-01-05T10:00:00.000Z',
+      created_at: NOW,
+      published_at: NOW,
       workflow_json: again.body.workflow_definition,
       workflow_configurations: { max_call_duration_seconds: 90 },
       template_context_variables: { order_id: '' },
@@ -209,9 +210,9 @@ describe('status, list and count', () => {
     expect(response.body.detail[0]).toMatchObject({ type: 'literal_error', loc: ['body', 'status'], msg: "Input should be 'active' or 'archived'" })
   })
 
-  test('total_runs counts the runs of the agent', async () => {
+  inProcessTest('total_runs counts the runs of the agent', async () => {
     const agent = await createAgent(t, 'Busy')
-    for (let index = 0; index < 3; index++) seedRun(t, { organizationId: 1, agent })
+    for (let index = 0; index < 3; index++) seedRun(t as TestApp, { organizationId: 1, agent })
     expect((await t.request('GET', `/api/v1/workflow/fetch/${agent.id}`)).body.total_runs).toBe(3)
     expect((await t.request('GET', '/api/v1/workflow/fetch')).body[0].total_runs).toBe(3)
   })

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Elysia } from 'elysia'
 import { errorResponse } from '../../src/api/errors'
-import { createTestApp, type TestApp } from '../support/app'
+import type { TestApp } from '../support/app'
+import { inProcessTest, startHttpTestApp, type HttpTestApp } from '../support/http-app'
 
-let t: TestApp
-beforeAll(() => { t = createTestApp({ flags: { 'public-url': 'https://pbx.example.test/' } }) })
+let t: HttpTestApp
+beforeAll(async () => { t = await startHttpTestApp({ flags: { 'public-url': 'https://pbx.example.test/' } }) })
 afterAll(() => t.close())
 
 describe('health', () => {
@@ -65,7 +66,7 @@ describe('error envelope', () => {
 })
 
 describe('OpenAPI', () => {
-  test('the document is OpenAPI 3 and lists every implemented route with tags and a summary', async () => {
+  inProcessTest('the document is OpenAPI 3 and lists every implemented route with tags and a summary', async () => {
     const response = await t.request('GET', '/api/v1/openapi.json', { key: null })
     expect(response.status).toBe(200)
     const doc = response.body
@@ -80,7 +81,7 @@ describe('OpenAPI', () => {
         expect(Object.keys(operation.responses ?? {})).toContain('200')
       }
     }
-    const implemented = t.app.routes
+    const implemented = (t as TestApp).app.routes
       .filter((route) => route.path.startsWith('/api/v1/') && !['/api/v1/docs', '/api/v1/openapi', '/api/v1/openapi.json'].includes(route.path))
       .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`)
     expect(implemented.length).toBeGreaterThan(3)

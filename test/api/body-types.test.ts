@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { createTestApp, type TestApp } from '../support/app'
+import { startHttpTestApp, type HttpTestApp } from '../support/http-app'
 import { createAgent, sampleDefinition } from '../support/agents'
 import { CONFIGS_PATH, VALID_CONFIGS } from '../support/telephony'
 
-let t: TestApp
-beforeEach(() => { t = createTestApp() })
+let t: HttpTestApp
+beforeEach(async () => { t = await startHttpTestApp() })
 afterEach(() => t.close())
 
 const CREATE_AGENT = '/api/v1/workflow/create/definition'

@@ -2,6 +2,7 @@ import type { CallType } from '../../src/db/schema'
 import { attachArtifact } from '../../src/runs/artifacts'
 import { createRun, getRun, finishRun, type RunOutcome } from '../../src/runs/service'
 import type { TestApp } from './app'
+import type { HttpClient } from './http-app'
 
 /** A valid definition: start → end, plus an API trigger (path minted by the server unless given). */
 export function sampleDefinition(options: { prompt?: string; triggerPath?: string | null } = {}) {
@@ -18,7 +19,7 @@ export function sampleDefinition(options: { prompt?: string; triggerPath?: strin
 }
 
 /** Creates an agent over the API and returns its body. */
-export async function createAgent(t: TestApp, name: string, key?: string, definition: unknown = sampleDefinition()) {
+export async function createAgent(t: HttpClient, name: string, key?: string, definition: unknown = sampleDefinition()) {
   const response = await t.request('POST', '/api/v1/workflow/create/definition', { key, body: { name, workflow_definition: definition } })
   if (response.status !== 200) throw new Error(`create agent: ${response.status} ${response.text}`)
   return response.body

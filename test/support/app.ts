@@ -28,13 +28,16 @@ export type TestApp = {
 
 export type TestResponse = { status: number; body: any; text: string; headers: Headers }
 
+/** The manual clock's instant when a test app starts. */
+export const TEST_CLOCK_START = Date.parse('2026-01-05T10:00:00Z')
+
 /** A fresh app on its own temporary data dir, with a captured log and (by default) a manual clock. */
 export function createTestApp(options: { flags?: Flags; env?: Record<string, string>; clock?: Clock } = {}): TestApp {
   const dataDir = mkdtempSync(join(tmpdir(), 'ringbase-test-'))
   const config = loadConfig({ dir: dataDir, http: '127.0.0.1:8000', ...options.flags }, { RINGBASE_LOG_LEVEL: 'debug', ...options.env })
   const logChunks: string[] = []
   const sink = new Writable({ write(chunk, _encoding, done) { logChunks.push(String(chunk)); done() } })
-  const ctx = buildContext(config, { log: createLogger('debug', sink), clock: options.clock ?? manualClock(Date.parse('2026-01-05T10:00:00Z')) })
+  const ctx = buildContext(config, { log: createLogger('debug', sink), clock: options.clock ?? manualClock(TEST_CLOCK_START) })
   // No test may reach a real provider: saving a configuration that needs provider-side resources answers 502
   // unless the test starts fakes (test/support/fake-providers.ts).
   for (const provider of Object.keys(ctx.providerApis) as (keyof AppContext['providerApis'])[]) ctx.providerApis[provider] = UNREACHABLE_URL

@@ -47,6 +47,8 @@ export type FakeAri = {
   /** Websockets currently open. */
   readonly socketCount: number
   liveChannelIds(): string[]
+  /** Bridges that exist (Asterisk keeps a bridge until it is destroyed, empty or not). */
+  bridgeIds(): string[]
   /** Cuts every websocket without a close frame, as a crashed Asterisk or a dead link would. */
   dropSockets(): void
   /** Stops reading every open websocket: no more pongs or anything else, while TCP stays up. */
@@ -461,6 +463,7 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
       }
       return new Response(null, { status: 204 })
     }],
+    ['GET', /^\/bridges$/, () => Response.json([...bridges.values()].map(({ bridge }) => bridge))],
     ['POST', /^\/bridges$/, ({ query }) => createBridge(query, query.get('bridgeId'))],
     ['POST', /^\/bridges\/([^/]+)$/, ({ params, query }) => createBridge(query, params[0])],
     ['GET', /^\/bridges\/([^/]+)$/, ({ params }) => {
@@ -624,6 +627,7 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     requests,
     get socketCount() { return sockets.size },
     liveChannelIds: () => [...channels.keys()],
+    bridgeIds: () => [...bridges.keys()],
     dropSockets: () => { for (const ws of sockets) ws.terminate() },
     freezeSockets: () => { for (const ws of sockets) ws.pause() },
     async refuseConnections(on) {

@@ -1,7 +1,8 @@
 import type { AppContext } from '../../context'
 import { AddressError, buildAriDialString, DEFAULT_DIAL_STRING_TEMPLATE } from '../../lib/phone'
-import { callIdOfRecording, hangupIgnoringGone, startCallSession, type CallSession, type ConversationHooks } from '../call-session'
-import { DialError, type CallOutcome, type CallReport, type CallState, type DialRequest, type TelephonyProvider } from '../provider'
+import { callIdOfSessionName, hangupIgnoringGone, startCallSession, type CallSession, type ConversationHooks } from '../call-session'
+import { removeAriLeftovers } from './leftovers'
+import { DialError, type CallOutcome, type CallOwnership, type CallReport, type CallState, type DialRequest, type TelephonyProvider } from '../provider'
 import { AriError, type AriRest } from './rest'
 import { eventChannel, type AriEvent, type Channel, type DialStatus } from './types'
 
@@ -39,6 +40,8 @@ export type AriAdapterOptions = {
   conversation?: ConversationHooks
   /** How long a call missing from GET /channels may still have its ChannelDestroyed in flight. */
   vanishGraceMs?: number
+  /** The configurations whose Asterisk `removeLeftovers` cleans (none when absent). */
+  configurationIds?(): number[]
 }
 
 export type AriAdapter = TelephonyProvider & {
@@ -146,7 +149,7 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
 
   function handleEvent(configurationId: number, event: AriEvent) {
     if (event.type === 'RecordingFinished' || event.type === 'RecordingFailed') {
-      const call = calls.get(callIdOfRecording(event.recording.name))
+      const call = calls.get(callIdOfSessionName(event.recording.name))
       if (call?.configurationId === configurationId) call.session?.recordingEnded(event.type === 'RecordingFinished')
       return
     }
@@ -274,6 +277,22 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     }
   }
 
+  async function removeLeftovers(ownership: (callId: string) => CallOwnership): Promise<number> {
+    let removed = 0
+    for (const configurationId of options.configurationIds?.() ?? []) {
+      const rest = options.restFor(configurationId)
+      if (!rest) continue
+      try {
+        const objects = await removeAriLeftovers(rest, ownership)
+        if (objects.length > 0) ctx.log.warn({ configurationId, objects }, 'removed PBX objects left by calls interrupted by a restart')
+        removed += objects.length
+      } catch (error) {
+        ctx.log.warn({ configurationId, err: error }, 'could not remove PBX objects left by interrupted calls')
+      }
+    }
+    return removed
+  }
+
   async function hangup(configurationId: number, callId: string): Promise<void> {
     const rest = options.restFor(configurationId)
     if (!rest) throw new DialError('No ARI connection settings for this telephony configuration')
@@ -281,7 +300,7 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
   }
 
   return {
-    dial, hangup, callState, handleEvent, reconcile, sweep,
+    dial, hangup, callState, handleEvent, reconcile, sweep, removeLeftovers,
     openCallCount: () => calls.size,
   }
 }

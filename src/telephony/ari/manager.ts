@@ -83,6 +83,7 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
     restFor: (configurationId) => connections.get(configurationId)?.rest ?? storedRest(ctx, configurationId),
     conversation: options.conversation,
     vanishGraceMs: options.vanishGraceMs,
+    configurationIds: () => listActiveAriConfigs(ctx).map((config) => config.id),
   })
 
   function open(config: AriConfiguration): Connection {

@@ -74,6 +74,8 @@ export type AriRest = {
   /** Every channel Asterisk has (both halves of Local pairs), for reconciliation after a reconnect. */
   listChannels(): Promise<Channel[]>
   createBridge(params?: { bridgeId?: string; name?: string }): Promise<Bridge>
+  /** Every bridge Asterisk has, ours and others'. */
+  listBridges(): Promise<Bridge[]>
   addChannelToBridge(bridgeId: string, channelIds: readonly string[]): Promise<void>
   destroyBridge(bridgeId: string): Promise<void>
   externalMedia(params: ExternalMediaParams): Promise<Channel>
@@ -167,6 +169,7 @@ export function createAriRest(settings: AriConnectionSettings, opts: AriRestOpti
     listChannels: () => json<Channel[]>('GET', '/channels'),
     createBridge: (params = {}) =>
       json<Bridge>('POST', '/bridges', { type: 'mixing', bridgeId: params.bridgeId, name: params.name }),
+    listBridges: () => json<Bridge[]>('GET', '/bridges'),
     addChannelToBridge: (bridgeId, channelIds) =>
       noContent('POST', `/bridges/${segment(bridgeId)}/addChannel`, { channel: channelIds.join(',') }),
     destroyBridge: (bridgeId) => noContent('DELETE', `/bridges/${segment(bridgeId)}`),

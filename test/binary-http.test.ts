@@ -1,0 +1,34 @@
+import { expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+// The black-box HTTP suites again, against the compiled binary over real HTTP (test/support/http-app.ts), so that a
+// build flag can never change what the server answers without a test failing.
+const PURE_HTTP_SUITES = [
+  'test/api/query-ranges.test.ts',
+  'test/api/app.test.ts',
+  'test/api/body-types.test.ts',
+  'test/api/no-500.test.ts',
+  'test/api/agents.test.ts',
+]
+
+test('the pure HTTP suites pass against the compiled binary', () => {
+  const root = join(import.meta.dir, '..')
+  const buildDir = mkdtempSync(join(tmpdir(), 'ringbase-build-'))
+  try {
+    const binary = join(buildDir, 'ringbase')
+    const build = Bun.spawnSync([process.execPath, join(root, 'scripts', 'build.ts'), binary], { stdout: 'pipe', stderr: 'pipe' })
+    expect(build.exitCode, build.stderr.toString()).toBe(0)
+    const run = Bun.spawnSync([process.execPath, 'test', ...PURE_HTTP_SUITES], {
+      cwd: root, env: { ...process.env, RINGBASE_TEST_BINARY: binary }, stdout: 'pipe', stderr: 'pipe',
+    })
+    const report = run.stderr.toString()
+    // The inner run's own summary lines would be read as the outer run's by .ci/run: keep them out of the message.
+    const failures = report.split('\n').filter((line) => line.includes('(fail)') || line.includes('error:')).join('\n')
+    expect(run.exitCode, `against ${binary}:\n${failures}`).toBe(0)
+    expect(report).toMatch(/\n\s*0 fail/)
+  } finally {
+    rmSync(buildDir, { recursive: true, force: true })
+  }
+}, 600_000)
