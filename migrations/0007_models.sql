@@ -47,5 +47,8 @@ CREATE TABLE organization_price_cards (
   updated_at TEXT NOT NULL
 );
 
+-- The run's model_overrides as its start request sent them (resolved when the conversation starts).
+ALTER TABLE workflow_runs ADD COLUMN model_overrides TEXT;
+
 -- Per-run model choices of a campaign's calls (the spec's model_overrides), applied to every call it places.
 ALTER TABLE campaigns ADD COLUMN model_overrides TEXT;
