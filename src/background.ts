@@ -6,6 +6,7 @@ import { createCampaignScheduler } from './campaigns/scheduler'
 import { startCheckpointer } from './db/checkpointer'
 import { databasePath } from './db/open'
 import { startAriManager } from './telephony/ari/manager'
+import { closeSessionsInterruptedByRestart } from './conversation/session-recovery'
 
 /** The watchdog looks for calls that vanished every minute; a call is checked once open this long past ringing. */
 const WATCHDOG_SCHEDULE = '* * * * *'
@@ -28,6 +29,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
   const ari = startAriManager(ctx)
   await closeCallsInterruptedByRestart(ctx)
+  await closeSessionsInterruptedByRestart(ctx)
   const scheduler = createCampaignScheduler(ctx)
   const stopWaking = ctx.telephony.onReport(() => scheduler.wake())
   scheduler.start()
