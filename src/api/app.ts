@@ -15,6 +15,7 @@ import { telephonyRoutes } from './telephony/routes'
 import { usageRoutes } from './usage/routes'
 import { uploadRoutes } from './uploads/routes'
 import { modelRoutes } from './models/routes'
+import { textChatRoutes } from './text-chat/routes'
 
 export const OPENAPI_PATH = '/api/v1/openapi.json'
 
@@ -78,6 +79,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
     .use(campaignRoutes(ctx))
     .use(publicAgentRoutes(ctx))
     .use(modelRoutes(ctx))
+    .use(textChatRoutes(ctx))
   return app
 }
 

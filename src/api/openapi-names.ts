@@ -85,6 +85,11 @@ export const OPERATION_NAMES: Record<string, OperationNames> = {
   'PUT /api/v1/organizations/price-card': { name: 'update_price_card', request: 'PriceCardRequest', response: 'PriceCardResponse' },
   'DELETE /api/v1/organizations/price-card': { name: 'delete_price_card', response: 'PriceCardResponse' },
 
+  'POST /api/v1/workflow/{workflow_id}/text-chat/sessions': { name: 'create_text_chat_session', request: 'CreateTextChatSessionRequest', response: 'TextChatSessionResponse' },
+  'GET /api/v1/workflow/{workflow_id}/text-chat/sessions/{run_id}': { name: 'get_text_chat_session', response: 'TextChatSessionResponse' },
+  'POST /api/v1/workflow/{workflow_id}/text-chat/sessions/{run_id}/messages': { name: 'send_text_chat_message', request: 'TextChatMessageRequest', response: 'TextChatSessionResponse', errors: { 409: 'TextChatRevisionConflict' } },
+  'POST /api/v1/workflow/{workflow_id}/text-chat/sessions/{run_id}/end': { name: 'end_text_chat_session', response: 'TextChatSessionResponse' },
+
   'GET /api/v1/s3/signed-url': { name: 'get_signed_url', response: 'S3SignedUrlResponse' },
   'POST /api/v1/s3/presigned-upload-url': { name: 'get_presigned_upload_url', request: 'PresignedUploadUrlRequest', response: 'PresignedUploadUrlResponse' },
   'PUT /api/v1/s3/upload': { name: 'upload_object', response: 'S3UploadResponse' },
