@@ -7,6 +7,7 @@ import { openApiDocument } from './openapi-document'
 import { agentRoutes } from './agents/routes'
 import { apiKeyRoutes } from './api-keys/routes'
 import { campaignRoutes } from './campaigns/routes'
+import { credentialRoutes } from './credentials/routes'
 import { healthRoutes } from './health/routes'
 import { nodeTypeRoutes } from './node-types/routes'
 import { runRoutes } from './runs/routes'
@@ -80,6 +81,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
     .use(publicAgentRoutes(ctx))
     .use(modelRoutes(ctx))
     .use(textChatRoutes(ctx))
+    .use(credentialRoutes(ctx))
   return app
 }
 

@@ -90,6 +90,12 @@ export const OPERATION_NAMES: Record<string, OperationNames> = {
   'POST /api/v1/workflow/{workflow_id}/text-chat/sessions/{run_id}/messages': { name: 'send_text_chat_message', request: 'TextChatMessageRequest', response: 'TextChatSessionResponse', errors: { 409: 'TextChatRevisionConflict' } },
   'POST /api/v1/workflow/{workflow_id}/text-chat/sessions/{run_id}/end': { name: 'end_text_chat_session', response: 'TextChatSessionResponse' },
 
+  'GET /api/v1/credentials': { name: 'list_credentials', response: 'CredentialResponse' },
+  'POST /api/v1/credentials': { name: 'create_credential', request: 'CreateCredentialRequest', response: 'CredentialResponse' },
+  'GET /api/v1/credentials/{credential_uuid}': { name: 'get_credential', response: 'CredentialResponse' },
+  'PUT /api/v1/credentials/{credential_uuid}': { name: 'update_credential', request: 'UpdateCredentialRequest', response: 'CredentialResponse' },
+  'DELETE /api/v1/credentials/{credential_uuid}': { name: 'delete_credential', response: 'DeleteCredentialResponse' },
+
   'GET /api/v1/s3/signed-url': { name: 'get_signed_url', response: 'S3SignedUrlResponse' },
   'POST /api/v1/s3/presigned-upload-url': { name: 'get_presigned_upload_url', request: 'PresignedUploadUrlRequest', response: 'PresignedUploadUrlResponse' },
   'PUT /api/v1/s3/upload': { name: 'upload_object', response: 'S3UploadResponse' },
