@@ -10,11 +10,13 @@
  *   await session.conversation.tick()               // about once a second: max duration (and the idle rule on voice)
  *   await session.ended                             // the conversation ended, by itself or through finish
  *   await session.finish('user_hangup')             // ends it if needed, completes the run, starts the post-call work
+ *   await session.afterCall                         // QA reviewed, webhook deliveries released (tests, shutdown)
  *
  * `openRunSession` loads the run and the agent version it is pinned to (a draft for test runs), resolves its models
  * (model_overrides → agent → organization default) and records them in `initial_context.runtime_configuration`,
  * creates the clients (`clients.stt` and `clients.tts` for voice only; `tts` is the built-in voice unless one is
- * configured) and the Conversation. It throws RunSessionError (message safe to show) when the run cannot be run: not
+ * configured), runs the Start node's pre-call fetch (its variables merged into `initial_context`, reserved keys refused,
+ * failures logged on the run and ignored) and creates the Conversation. It throws RunSessionError (message safe to show) when the run cannot be run: not
  * found, already completed, or its models cannot be resolved (the run is then completed with `pipeline_error`).
  *
  * `conversation` is the engine's Conversation; after each of its calls and on each of its events the session writes
@@ -26,7 +28,9 @@
  *
  * `finish` is idempotent and resolves when the run is completed: the transcript file is stored behind
  * `transcript_url`; if something else already completed the run (a call's hang-up report), what the conversation
- * produced is written over it, the call's duration kept. The engine's `ended` event does not finish the run by
+ * produced is written over it, the call's duration kept. The same transaction queues one webhook delivery per webhook
+ * node (webhook-outbox.ts); then, in the background (`afterCall`), QA nodes review the call and the deliveries, held
+ * until then so that their payload carries the review, are released. The engine's `ended` event does not finish the run by
  * itself: a voice channel lets the closing line play out, hangs up, then calls `finish`; text chat calls it at once.
  * A process that dies mid-session leaves the run `running`; `closeSessionsInterruptedByRestart` closes it at boot.
  */
@@ -46,6 +50,9 @@ import { amendCompletedRun, finishRun, markRunRunning, updateRun, type RunOutcom
 import { withDefaultConfigurations } from '../runs/target'
 import { transaction } from '../db/transaction'
 import { createConversation, type Conversation, type ConversationEvent } from './engine'
+import { qaNodes, runPostCall } from './post-call'
+import { runPreCallFetch } from './pre-call'
+import { releaseHeldDeliveries, enqueueWebhookDeliveries } from './webhook-outbox'
 import { transcriptText, type ConversationRecord, type EndReason } from './record'
 
 export type RunChannel = 'chat' | 'voice'
@@ -69,6 +76,8 @@ export type RunSession = {
   reportTtsCharacters(ref: ModelRef, characters: number): void
   /** Ends the conversation with `reason` (default `user_hangup`) unless it has ended, then completes the run, once. */
   finish(reason?: EndReason): Promise<void>
+  /** Settles when the post-call work after `finish` is done (QA, webhook deliveries released); never rejects. */
+  readonly afterCall: Promise<void>
 }
 
 /** Why a run cannot be run; the message is safe to show. */
@@ -96,10 +105,10 @@ const variablesOf = (run: WorkflowRunRow): Record<string, unknown> => ({ ...run.
 type FinalWrite = { record: ConversationRecord; usage: UsageInfo; transcriptKey: string | null }
 
 /** Completes the run with what the conversation produced, or writes it over a run something else completed. */
-function writeFinal(ctx: AppContext, loaded: LoadedRun, channel: RunChannel, logs: Record<string, unknown>, { record, usage, transcriptKey }: FinalWrite): void {
+function writeFinal(ctx: AppContext, loaded: LoadedRun, telephony: boolean, logs: Record<string, unknown>, { record, usage, transcriptKey }: FinalWrite): void {
   const { run } = loaded
   const disposition = typeof record.gathered_context.call_disposition === 'string' ? record.gathered_context.call_disposition : record.end_reason
-  const cost = costInfo(usage, readPriceCard(ctx, run.organizationId), { telephony: channel === 'voice' && run.callId !== null })
+  const cost = costInfo(usage, readPriceCard(ctx, run.organizationId), { telephony })
   const outcome: RunOutcome = {
     durationSeconds: record.call_duration_seconds,
     disposition,
@@ -111,15 +120,19 @@ function writeFinal(ctx: AppContext, loaded: LoadedRun, channel: RunChannel, log
   transaction(ctx, () => {
     if (!finishRun(ctx, run.id, outcome)) amendCompletedRun(ctx, run.id, outcome)
     if (transcriptKey) attachArtifact(ctx, run.id, 'transcript', transcriptKey)
+    enqueueWebhookDeliveries(ctx, run, loaded.definition, qaNodes(loaded.definition).length > 0)
   })
 }
 
-/** A run that cannot be run: completed at once with the reason, so it does not stay open. */
-function failRun(ctx: AppContext, run: WorkflowRunRow, message: string): void {
-  finishRun(ctx, run.id, {
-    durationSeconds: 0,
-    disposition: 'pipeline_error',
-    logs: { warnings: [message], session: { end_reason: 'pipeline_error', ended_at: isoNow(ctx.clock) } },
+/** A run that cannot be run: completed at once with the reason (its webhooks tell), so it does not stay open. */
+function failRun(ctx: AppContext, { run, definition }: LoadedRun, message: string): void {
+  transaction(ctx, () => {
+    finishRun(ctx, run.id, {
+      durationSeconds: 0,
+      disposition: 'pipeline_error',
+      logs: { warnings: [message], session: { end_reason: 'pipeline_error', ended_at: isoNow(ctx.clock) } },
+    })
+    enqueueWebhookDeliveries(ctx, run, definition, false)
   })
 }
 
@@ -161,11 +174,23 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   } catch (error) {
     if (!(error instanceof ModelResolutionError)) throw error
     const message = `The run's models cannot be used: ${error.message}`
-    failRun(ctx, run, message)
+    failRun(ctx, loaded, message)
     log.warn({ err: error }, 'run session not opened')
     throw new RunSessionError(message)
   }
   updateRun(ctx, run.id, { initialContext: { runtime_configuration: runtime } })
+  const variables = variablesOf(run)
+  const start = definition.nodes.find((node) => node.type === 'startCall')
+  const fetched = start ? await runPreCallFetch(ctx, start, { organizationId: run.organizationId, workflowId: run.workflowId, initialContext: variables }) : null
+  if (fetched) {
+    Object.assign(variables, fetched.variables)
+    sessionWarnings.push(...fetched.warnings)
+    updateRun(ctx, run.id, { initialContext: fetched.variables, logs: { pre_call_fetch: fetched.log } })
+  }
+
+  let settleAfterCall!: (work: Promise<void>) => void
+  const afterCall = new Promise<void>((resolve) => { settleAfterCall = (work) => resolve(work.catch(() => undefined)) })
+  const isTelephony = channel === 'voice' && run.callId !== null
 
   let resolveEnded!: (value: { reason: EndReason; graceful: boolean }) => void
   const ended = new Promise<{ reason: EndReason; graceful: boolean }>((resolve) => { resolveEnded = resolve })
@@ -173,7 +198,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   const engine = createConversation({
     definition,
     configurations,
-    variables: variablesOf(run),
+    variables,
     llm: clients.llm,
     extractionLlm: clients.extractionLlm,
     clock: ctx.clock,
@@ -268,9 +293,14 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     const record = engine.record()
     usage = { ...usage, call_duration_seconds: record.call_duration_seconds }
     const transcriptKey = await storeTranscript(record)
-    writeFinal(ctx, loaded, channel, logsOf(record), { record, usage, transcriptKey })
-    clients.close()
+    writeFinal(ctx, loaded, isTelephony, logsOf(record), { record, usage, transcriptKey })
     log.info({ endReason: record.end_reason, durationSeconds: record.call_duration_seconds }, 'run session finished')
+    settleAfterCall(runPostCall(ctx, {
+      runId: run.id, organizationId: run.organizationId, definition, record, llm: clients.extractionLlm, telephony: isTelephony,
+    }).catch((error) => {
+      log.error({ err: error }, 'post-call work failed; webhook deliveries released without it')
+      releaseHeldDeliveries(ctx, run.id)
+    }).finally(() => clients.close()))
   }
 
   log.info({ runtime }, 'run session opened')
@@ -281,6 +311,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     conversation,
     clients,
     ended,
+    afterCall,
     reportSttSeconds(ref, seconds) {
       if (seconds > 0) usage = addSttSeconds(usage, ref, seconds)
     },
