@@ -8,6 +8,7 @@ import { databasePath } from './db/open'
 import { startAriManager } from './telephony/ari/manager'
 import { closeSessionsInterruptedByRestart } from './conversation/session-recovery'
 import { startTextChatSweeper } from './conversation/text-chat'
+import { createWebhookDispatcher, releaseHeldDeliveries } from './conversation/webhook-outbox'
 
 /** The watchdog looks for calls that vanished every minute; a call is checked once open this long past ringing. */
 const WATCHDOG_SCHEDULE = '* * * * *'
@@ -31,6 +32,10 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   const ari = startAriManager(ctx)
   await closeCallsInterruptedByRestart(ctx)
   await closeSessionsInterruptedByRestart(ctx)
+  // No QA review from before the restart is still running: deliveries held for one go out now.
+  releaseHeldDeliveries(ctx)
+  const webhooks = createWebhookDispatcher(ctx)
+  webhooks.start()
   const scheduler = createCampaignScheduler(ctx)
   const stopWaking = ctx.telephony.onReport(() => scheduler.wake())
   scheduler.start()
@@ -45,6 +50,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
     async stop() {
       await watchdog.destroy()
       await textChats.stop()
+      await webhooks.stop()
       stopWaking()
       await scheduler.stop()
       await ari.stop()

@@ -17,6 +17,7 @@ import { usageRoutes } from './usage/routes'
 import { uploadRoutes } from './uploads/routes'
 import { modelRoutes } from './models/routes'
 import { textChatRoutes } from './text-chat/routes'
+import { webhookRoutes } from './webhooks/routes'
 
 export const OPENAPI_PATH = '/api/v1/openapi.json'
 
@@ -81,6 +82,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
     .use(publicAgentRoutes(ctx))
     .use(modelRoutes(ctx))
     .use(textChatRoutes(ctx))
+    .use(webhookRoutes(ctx))
     .use(credentialRoutes(ctx))
   return app
 }

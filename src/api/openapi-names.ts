@@ -89,6 +89,8 @@ export const OPERATION_NAMES: Record<string, OperationNames> = {
   'GET /api/v1/workflow/{workflow_id}/text-chat/sessions/{run_id}': { name: 'get_text_chat_session', response: 'TextChatSessionResponse' },
   'POST /api/v1/workflow/{workflow_id}/text-chat/sessions/{run_id}/messages': { name: 'send_text_chat_message', request: 'TextChatMessageRequest', response: 'TextChatSessionResponse', errors: { 409: 'TextChatRevisionConflict' } },
   'POST /api/v1/workflow/{workflow_id}/text-chat/sessions/{run_id}/end': { name: 'end_text_chat_session', response: 'TextChatSessionResponse' },
+  'GET /api/v1/organizations/webhook-signing-secret': { name: 'get_webhook_signing_secret', response: 'WebhookSigningSecretStatusResponse' },
+  'POST /api/v1/organizations/webhook-signing-secret': { name: 'create_webhook_signing_secret', response: 'WebhookSigningSecretResponse' },
 
   'GET /api/v1/credentials': { name: 'list_credentials', response: 'CredentialResponse' },
   'POST /api/v1/credentials': { name: 'create_credential', request: 'CreateCredentialRequest', response: 'CredentialResponse' },
