@@ -16,8 +16,9 @@
  * (model_overrides → agent → organization default) and records them in `initial_context.runtime_configuration`,
  * creates the clients (`clients.stt` and `clients.tts` for voice only; `tts` is the built-in voice unless one is
  * configured), runs the Start node's pre-call fetch (its variables merged into `initial_context`, reserved keys refused,
- * failures logged on the run and ignored) and creates the Conversation. It throws RunSessionError (message safe to show) when the run cannot be run: not
- * found, already completed, or its models cannot be resolved (the run is then completed with `pipeline_error`).
+ * failures logged on the run and ignored) and creates the Conversation. It throws RunSessionError (message safe to
+ * show) when the run cannot be run: not found, already completed, or its models cannot be resolved (the run is then
+ * completed with `pipeline_error`).
  *
  * `conversation` is the engine's Conversation; after each of its calls and on each of its events the session writes
  * to the run: `gathered_context` (nodes_visited, extracted values; at the end the disposition and tags),
@@ -30,9 +31,10 @@
  * `transcript_url`; if something else already completed the run (a call's hang-up report), what the conversation
  * produced is written over it, the call's duration kept. The same transaction queues one webhook delivery per webhook
  * node (webhook-outbox.ts); then, in the background (`afterCall`), QA nodes review the call and the deliveries, held
- * until then so that their payload carries the review, are released. The engine's `ended` event does not finish the run by
- * itself: a voice channel lets the closing line play out, hangs up, then calls `finish`; text chat calls it at once.
- * A process that dies mid-session leaves the run `running`; `closeSessionsInterruptedByRestart` closes it at boot.
+ * until then so that their payload carries the review, are released. The engine's `ended` event does not finish the
+ * run by itself: a voice channel lets the closing line play out, hangs up, then calls `finish`; text chat calls it at
+ * once. A process that dies mid-session leaves the run open: at boot, session-recovery.ts closes runs without a call
+ * and calls/recovery.ts those with one.
  */
 import { eq } from 'drizzle-orm'
 import type { WorkflowDefinition } from '../agents/definition'
