@@ -7,6 +7,9 @@ import { createCampaignScheduler } from './campaigns/scheduler'
 import { startCheckpointer } from './db/checkpointer'
 import { databasePath } from './db/open'
 import { startAriManager } from './telephony/ari/manager'
+import { closeSessionsInterruptedByRestart } from './conversation/session-recovery'
+import { startTextChatSweeper } from './conversation/text-chat'
+import { createWebhookDispatcher, releaseHeldDeliveries } from './conversation/webhook-outbox'
 
 /** The watchdog looks for calls that vanished every minute; a call is checked once open this long past ringing. */
 const WATCHDOG_SCHEDULE = '* * * * *'
@@ -29,9 +32,15 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
   const ari = startAriManager(ctx)
   await closeCallsInterruptedByRestart(ctx)
+  await closeSessionsInterruptedByRestart(ctx)
+  // No QA review from before the restart is still running: deliveries held for one go out now.
+  releaseHeldDeliveries(ctx)
+  const webhooks = createWebhookDispatcher(ctx)
+  webhooks.start()
   const scheduler = createCampaignScheduler(ctx)
   const stopWaking = ctx.telephony.onReport(() => scheduler.wake())
   scheduler.start()
+  const textChats = startTextChatSweeper(ctx)
   // Only calls the provider no longer has are closed, so long conversations are safe from the watchdog.
   const maxOpenMs = ctx.config.ringTimeoutSeconds * 1000 + WATCHDOG_GRACE_MS
   // noOverlap: a slow provider lookup never lets two rounds run at once.
@@ -41,6 +50,8 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   return {
     async stop() {
       await watchdog.destroy()
+      await textChats.stop()
+      await webhooks.stop()
       stopWaking()
       await scheduler.stop()
       await ari.stop()

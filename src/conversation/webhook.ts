@@ -109,7 +109,8 @@ export type WebhookDelivery = {
   runId: number
   /** 1-based. */
   attempt: number
-  signingSecret: string
+  /** The organization's signing secret; without one the request goes unsigned (no X-Ringbase-Signature). */
+  signingSecret: string | null
   /** The node's credential, decrypted (`readCredential`). */
   credential: Credential | null
   now: Date
@@ -142,7 +143,9 @@ export function buildWebhookRequest(delivery: WebhookDelivery): WebhookRequest {
     'X-Ringbase-Delivery-Id': delivery.deliveryId,
     'X-Ringbase-Run-Id': String(delivery.runId),
     'X-Ringbase-Delivery-Attempt': String(delivery.attempt),
-    'X-Ringbase-Signature': signWebhook(delivery.signingSecret, body ?? '', Math.floor(delivery.now.getTime() / 1000)),
   })
+  if (delivery.signingSecret !== null) {
+    headers['X-Ringbase-Signature'] = signWebhook(delivery.signingSecret, body ?? '', Math.floor(delivery.now.getTime() / 1000))
+  }
   return { method, url: typeof data.endpoint_url === 'string' ? data.endpoint_url : '', headers, body }
 }

@@ -23,7 +23,8 @@ export type TestApp = {
   logText(): string
   request(method: string, path: string, options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<TestResponse>
   newOrg(name: string, scope?: ApiKeyScope): { organizationId: number; key: string }
-  close(): void
+  /** `keepData`: leave the data dir for another app (a restart). */
+  close(options?: { keepData?: boolean }): void
 }
 
 export type TestResponse = { status: number; body: any; text: string; headers: Headers }
@@ -31,9 +32,12 @@ export type TestResponse = { status: number; body: any; text: string; headers: H
 /** The manual clock's instant when a test app starts. */
 export const TEST_CLOCK_START = Date.parse('2026-01-05T10:00:00Z')
 
-/** A fresh app on its own temporary data dir, with a captured log and (by default) a manual clock. */
-export function createTestApp(options: { flags?: Flags; env?: Record<string, string>; clock?: Clock } = {}): TestApp {
-  const dataDir = mkdtempSync(join(tmpdir(), 'ringbase-test-'))
+/**
+ * A fresh app on its own temporary data dir, with a captured log and (by default) a manual clock. `restartOf`: an app
+ * on the data dir another one left (closed with keepData), as the same installation after a restart.
+ */
+export function createTestApp(options: { flags?: Flags; env?: Record<string, string>; clock?: Clock; restartOf?: TestApp } = {}): TestApp {
+  const dataDir = options.restartOf?.dataDir ?? mkdtempSync(join(tmpdir(), 'ringbase-test-'))
   const config = loadConfig({ dir: dataDir, http: '127.0.0.1:8000', ...options.flags }, { RINGBASE_LOG_LEVEL: 'debug', ...options.env })
   const logChunks: string[] = []
   const sink = new Writable({ write(chunk, _encoding, done) { logChunks.push(String(chunk)); done() } })
@@ -41,7 +45,7 @@ export function createTestApp(options: { flags?: Flags; env?: Record<string, str
   // No test may reach a real provider: saving a configuration that needs provider-side resources answers 502
   // unless the test starts fakes (test/support/fake-providers.ts).
   for (const provider of Object.keys(ctx.providerApis) as (keyof AppContext['providerApis'])[]) ctx.providerApis[provider] = UNREACHABLE_URL
-  const adminKey = bootstrapInstallation(ctx)!.api_key
+  const adminKey = options.restartOf?.adminKey ?? bootstrapInstallation(ctx)!.api_key
   const app = createApp(ctx)
   return {
     app,
@@ -66,9 +70,9 @@ export function createTestApp(options: { flags?: Flags; env?: Record<string, str
       const organizationId = ensureOrganization(ctx, name)
       return { organizationId, key: createApiKey(ctx, organizationId, `${name} key`, scope).api_key }
     },
-    close() {
+    close({ keepData = false } = {}) {
       ctx.sqlite.close()
-      rmSync(dataDir, { recursive: true, force: true })
+      if (!keepData) rmSync(dataDir, { recursive: true, force: true })
     },
   }
 }
