@@ -14,6 +14,7 @@ import { publicAgentRoutes } from './public-agent/routes'
 import { telephonyRoutes } from './telephony/routes'
 import { usageRoutes } from './usage/routes'
 import { uploadRoutes } from './uploads/routes'
+import { toolRoutes } from './tools/routes'
 
 export const OPENAPI_PATH = '/api/v1/openapi.json'
 
@@ -76,6 +77,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
     .use(uploadRoutes(ctx))
     .use(campaignRoutes(ctx))
     .use(publicAgentRoutes(ctx))
+    .use(toolRoutes(ctx))
   return app
 }
 
