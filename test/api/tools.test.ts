@@ -29,8 +29,7 @@ async function create(body: unknown, key?: string) {
 /** The start node of the sample agent with `tool_uuids`. */
 function definitionWithTools(toolUuids: string[]) {
   const definition = sampleDefinition()
-  definition.nodes[0].data = { ...definition.nodes[0].data, tool_uuids: toolUuids } as typeof definition.nodes[0]['data']
-  return definition
+  return { ...definition, nodes: definition.nodes.map((node) => (node.id === '1' ? { ...node, data: { ...node.data, tool_uuids: toolUuids } } : node)) }
 }
 
 describe('tools resource', () => {
