@@ -7,6 +7,7 @@ import { openApiDocument } from './openapi-document'
 import { agentRoutes } from './agents/routes'
 import { apiKeyRoutes } from './api-keys/routes'
 import { campaignRoutes } from './campaigns/routes'
+import { credentialRoutes } from './credentials/routes'
 import { healthRoutes } from './health/routes'
 import { nodeTypeRoutes } from './node-types/routes'
 import { runRoutes } from './runs/routes'
@@ -77,6 +78,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
     .use(uploadRoutes(ctx))
     .use(campaignRoutes(ctx))
     .use(publicAgentRoutes(ctx))
+    .use(credentialRoutes(ctx))
     .use(toolRoutes(ctx))
   return app
 }

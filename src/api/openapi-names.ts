@@ -70,6 +70,12 @@ export const OPERATION_NAMES: Record<string, OperationNames> = {
   'DELETE /api/v1/organizations/telephony-configs/{config_id}/phone-numbers/{phone_number_id}': { name: 'delete_phone_number', response: 'DeletePhoneNumberResponse' },
   'POST /api/v1/organizations/telephony-configs/{config_id}/phone-numbers/{phone_number_id}/set-default-caller': { name: 'set_default_caller_id', response: 'PhoneNumberResponse' },
 
+  'GET /api/v1/credentials': { name: 'list_credentials', response: 'CredentialResponse' },
+  'POST /api/v1/credentials': { name: 'create_credential', request: 'CreateCredentialRequest', response: 'CredentialResponse' },
+  'GET /api/v1/credentials/{credential_uuid}': { name: 'get_credential', response: 'CredentialResponse' },
+  'PUT /api/v1/credentials/{credential_uuid}': { name: 'update_credential', request: 'UpdateCredentialRequest', response: 'CredentialResponse' },
+  'DELETE /api/v1/credentials/{credential_uuid}': { name: 'delete_credential', response: 'DeleteCredentialResponse' },
+
   'GET /api/v1/s3/signed-url': { name: 'get_signed_url', response: 'S3SignedUrlResponse' },
   'POST /api/v1/s3/presigned-upload-url': { name: 'get_presigned_upload_url', request: 'PresignedUploadUrlRequest', response: 'PresignedUploadUrlResponse' },
   'PUT /api/v1/s3/upload': { name: 'upload_object', response: 'S3UploadResponse' },
