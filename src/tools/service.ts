@@ -2,6 +2,7 @@ import { and, asc, eq, inArray } from 'drizzle-orm'
 import type { DefinitionError, WorkflowDefinition } from '../agents/definition'
 import type { AppContext } from '../context'
 import { tools, type ToolRow } from '../db/schema'
+import { readCredential } from '../credentials/store'
 import { isoNow } from '../lib/clock'
 import { invalid, notFound } from '../lib/errors'
 import { valueError, type ValidationItem } from '../lib/validation'
@@ -75,9 +76,13 @@ function findTool(ctx: AppContext, organizationId: number, toolUuid: string): To
 
 export const getTool = (ctx: AppContext, organizationId: number, toolUuid: string) => toolView(findTool(ctx, organizationId, toolUuid))
 
-function checkedDefinition(definition: CreateToolInput['definition'], category: ToolCategory | null | undefined) {
+function checkedDefinition(ctx: AppContext, organizationId: number, definition: CreateToolInput['definition'], category: ToolCategory | null | undefined) {
   const { definition: checked, problems } = checkDefinition(definition, ['body', 'definition'])
   const items: ValidationItem[] = [...problems]
+  const credentialUuid = checked.type === 'http_api' ? checked.config.credential_uuid : null
+  if (credentialUuid && !readCredential(ctx, organizationId, credentialUuid)) {
+    items.push(valueError(['body', 'definition', 'http_api', 'config', 'credential_uuid'], `credential '${credentialUuid}' is not a credential of this organization`, credentialUuid))
+  }
   if (category && category !== definition.type) {
     items.push(valueError(['body', 'category'], `category '${category}' must match definition.type '${definition.type}'`, category))
   }
@@ -86,7 +91,7 @@ function checkedDefinition(definition: CreateToolInput['definition'], category: 
 }
 
 export function createTool(ctx: AppContext, organizationId: number, body: CreateToolInput): ToolViewShape {
-  const definition = checkedDefinition(body.definition, body.category)
+  const definition = checkedDefinition(ctx, organizationId, body.definition, body.category)
   const now = isoNow(ctx.clock)
   const row = ctx.db.insert(tools).values({
     organizationId,
@@ -106,7 +111,7 @@ export function createTool(ctx: AppContext, organizationId: number, body: Create
 /** Changes what is sent; a new definition may change the tool's type (its category follows). */
 export function updateTool(ctx: AppContext, organizationId: number, toolUuid: string, body: UpdateToolInput): ToolViewShape {
   const current = findTool(ctx, organizationId, toolUuid)
-  const definition = body.definition ? checkedDefinition(body.definition, null) : current.definition
+  const definition = body.definition ? checkedDefinition(ctx, organizationId, body.definition, null) : current.definition
   const row = ctx.db.update(tools).set({
     name: body.name ?? current.name,
     description: body.description === undefined ? current.description : body.description,
