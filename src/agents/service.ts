@@ -18,8 +18,15 @@ import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/
 import type { Agent, AgentCount, AgentListItem, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from './schemas'
 import { transaction } from '../db/transaction'
 import { unknownToolReferences } from '../tools/service'
+import { modelConfigurationPinProblems } from '../models/configurations'
 
 type AgentView = Static<typeof Agent>
+
+/** The pinned model configuration must be one of the organization's (422 otherwise). */
+function checkModelPin(ctx: AppContext, organizationId: number, configurations: Record<string, unknown>, loc: (string | number)[]): void {
+  const problems = modelConfigurationPinProblems(ctx, organizationId, configurations, loc)
+  if (problems.length > 0) throw invalid(problems)
+}
 
 const WORKFLOW_STATUSES: WorkflowStatus[] = ['active', 'archived']
 
@@ -114,6 +121,7 @@ function versionValues(definition: WorkflowDefinition, configurations: WorkflowC
 export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): AgentView {
   const { definition, triggerPaths } = checkedDefinition(body.workflow_definition)
   checkToolReferences(ctx, organizationId, definition)
+  checkModelPin(ctx, organizationId, body.workflow_configurations ?? {}, ['body', 'workflow_configurations'])
   const now = isoNow(ctx.clock)
   const workflowId = transaction(ctx, () => {
     const { id } = ctx.db.insert(workflows).values({
@@ -145,6 +153,7 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
   if (!current) throw workflowNotFound(workflowId)
   const sent = body.workflow_definition != null ? checkedDefinition(body.workflow_definition) : null
   if (sent) checkToolReferences(ctx, organizationId, sent.definition)
+  if (body.workflow_configurations) checkModelPin(ctx, organizationId, body.workflow_configurations, ['body', 'workflow_configurations'])
   const now = isoNow(ctx.clock)
   transaction(ctx, () => {
     ctx.db.update(workflows)
@@ -179,6 +188,7 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
   if (!current) throw workflowNotFound(workflowId)
   if (current.version.status !== 'draft') throw refused('Workflow has no draft to publish')
   checkToolReferences(ctx, organizationId, current.version.workflowJson as WorkflowDefinition)
+  checkModelPin(ctx, organizationId, current.version.workflowConfigurations, ['workflow_configurations'])
   transaction(ctx, () => {
     // Archive first: at most one version may be published at any moment.
     ctx.db.update(workflowDefinitions)

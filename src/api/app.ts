@@ -15,6 +15,8 @@ import { publicAgentRoutes } from './public-agent/routes'
 import { telephonyRoutes } from './telephony/routes'
 import { usageRoutes } from './usage/routes'
 import { uploadRoutes } from './uploads/routes'
+import { modelRoutes } from './models/routes'
+import { textChatRoutes } from './text-chat/routes'
 import { toolRoutes } from './tools/routes'
 
 export const OPENAPI_PATH = '/api/v1/openapi.json'
@@ -78,6 +80,8 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
     .use(uploadRoutes(ctx))
     .use(campaignRoutes(ctx))
     .use(publicAgentRoutes(ctx))
+    .use(modelRoutes(ctx))
+    .use(textChatRoutes(ctx))
     .use(credentialRoutes(ctx))
     .use(toolRoutes(ctx))
   return app
