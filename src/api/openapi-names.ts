@@ -124,6 +124,13 @@ export const OPERATION_NAMES: Record<string, OperationNames> = {
   'PUT /api/v1/organizations/tool-settings': { name: 'update_tool_settings', request: 'ToolSettingsRequest', response: 'ToolSettingsResponse' },
 }
 
+const TOOL_DEFINITION_NAMES = {
+  'definition(http_api)': 'HttpApiToolDefinition',
+  'definition(end_call)': 'EndCallToolDefinition',
+  'definition(transfer_call)': 'TransferCallToolDefinition',
+  'definition(calculator)': 'CalculatorToolDefinition',
+}
+
 /**
  * Names of shapes nested in a named schema, as the reference names them. The path walks properties by name; `[]`
  * steps into array items and `(tag)` into the member of a discriminated union whose discriminator is `tag`.
@@ -178,18 +185,8 @@ export const NESTED_SCHEMA_NAMES: Record<string, Record<string, string>> = {
   WorkflowConfigurationDefaults: { ambient_noise_configuration: 'AmbientNoiseConfigurationDefaults', 'external_pbx_field_mappings[]': 'ExternalPBXFieldMapping' },
   WorkflowRunResponseSchema: { call_type: 'CallType' },
   CampaignDefaultsResponse: { default_retry_config: 'RetryConfigResponse', last_campaign_settings: 'LastCampaignSettingsResponse' },
-  CreateToolRequest: {
-    'definition(http_api)': 'HttpApiToolDefinition',
-    'definition(end_call)': 'EndCallToolDefinition',
-    'definition(transfer_call)': 'TransferCallToolDefinition',
-    'definition(calculator)': 'CalculatorToolDefinition',
-  },
-  UpdateToolRequest: {
-    'definition(http_api)': 'HttpApiToolDefinition',
-    'definition(end_call)': 'EndCallToolDefinition',
-    'definition(transfer_call)': 'TransferCallToolDefinition',
-    'definition(calculator)': 'CalculatorToolDefinition',
-  },
+  CreateToolRequest: TOOL_DEFINITION_NAMES,
+  UpdateToolRequest: TOOL_DEFINITION_NAMES,
   HttpApiToolDefinition: { config: 'HttpApiConfig' },
   EndCallToolDefinition: { config: 'EndCallConfig' },
   TransferCallToolDefinition: { config: 'TransferCallConfig' },

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent, sampleDefinition } from '../support/agents'
+import { httpApiConfig } from '../support/tools'
 
 let t: TestApp
 beforeEach(() => { t = createTestApp() })
@@ -49,19 +50,10 @@ describe('tools resource', () => {
     expect(created.definition).toEqual({
       schema_version: 1,
       type: 'http_api',
-      config: {
-        method: 'GET',
+      config: httpApiConfig({
         url: 'https://shop.example.com/orders/{{order_number}}',
-        headers: {},
-        credential_uuid: null,
         parameters: [{ name: 'order_number', type: 'string', description: 'The order number the caller gives', required: true }],
-        preset_parameters: [],
-        timeout_ms: 5000,
-        body_template: null,
-        customMessage: null,
-        customMessageType: null,
-        customMessageRecordingId: null,
-      },
+      }),
     })
     expect((await t.request('GET', `/api/v1/tools/${created.tool_uuid}`)).body).toEqual(created)
     // The issue's path without the trailing slash works too.

@@ -6,6 +6,7 @@ import { manualClock } from '../../src/lib/clock'
 import type { HttpToolOutcome } from '../../src/tools/http-tool'
 import type { AgentTool, EndCallConfig, HttpApiConfig, ToolDefinition, TransferCallConfig } from '../../src/tools/schemas'
 import { ScriptedLlm } from '../support/scripted-llm'
+import { httpApiConfig } from '../support/tools'
 
 type Json = Record<string, any>
 
@@ -14,10 +15,9 @@ const START_MS = Date.parse('2026-03-02T09:30:00.000Z')
 const tool = (uuid: string, name: string, definition: ToolDefinition, description: string | null = null): AgentTool =>
   ({ tool_uuid: uuid, name, description, definition })
 
-const httpConfig = (overrides: Partial<HttpApiConfig> = {}): HttpApiConfig => ({
-  method: 'GET', url: 'https://shop.example.com/orders/{{order_number}}', headers: {}, credential_uuid: null,
+const httpConfig = (overrides: Partial<HttpApiConfig> = {}): HttpApiConfig => httpApiConfig({
+  url: 'https://shop.example.com/orders/{{order_number}}',
   parameters: [{ name: 'order_number', type: 'string', description: 'The order number', required: true }],
-  preset_parameters: [], timeout_ms: 5000, body_template: null, customMessage: null, customMessageType: null, customMessageRecordingId: null,
   ...overrides,
 })
 const endCallConfig = (overrides: Partial<EndCallConfig> = {}): EndCallConfig =>

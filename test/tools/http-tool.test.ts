@@ -3,6 +3,7 @@ import type { Server } from 'bun'
 import { callHttpTool, MAX_RESPONSE_BYTES, type HttpToolEnvironment } from '../../src/tools/http-tool'
 import { hostAllowed, targetsAppliance } from '../../src/tools/network-policy'
 import type { HttpApiConfig } from '../../src/tools/schemas'
+import { httpApiConfig } from '../support/tools'
 
 /** A local service the tool calls: it records each request and answers by path. */
 type Seen = { method: string; path: string; query: Record<string, string>; headers: Record<string, string>; body: string }
@@ -48,18 +49,9 @@ const environment = (overrides: Partial<HttpToolEnvironment> = {}): HttpToolEnvi
   ...overrides,
 })
 
-const config = (overrides: Partial<HttpApiConfig> = {}): HttpApiConfig => ({
-  method: 'GET',
-  url: `${'BASE'}/orders/{{order_number}}`,
-  headers: {},
-  credential_uuid: null,
+const config = (overrides: Partial<HttpApiConfig> = {}): HttpApiConfig => httpApiConfig({
+  url: 'BASE/orders/{{order_number}}',
   parameters: [{ name: 'order_number', type: 'string', description: '', required: true }],
-  preset_parameters: [],
-  timeout_ms: 5000,
-  body_template: null,
-  customMessage: null,
-  customMessageType: null,
-  customMessageRecordingId: null,
   ...overrides,
 })
 
