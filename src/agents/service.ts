@@ -17,6 +17,7 @@ import { isoNow } from '../lib/clock'
 import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
 import type { Agent, AgentCount, AgentListItem, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from './schemas'
 import { transaction } from '../db/transaction'
+import { unknownToolReferences } from '../tools/service'
 import { modelConfigurationPinProblems } from '../models/configurations'
 
 type AgentView = Static<typeof Agent>
@@ -38,6 +39,12 @@ function checkedDefinition(input: unknown): { definition: WorkflowDefinition; tr
   const { definition, errors, triggerPaths } = validateDefinition(input)
   if (errors.length > 0) throw definitionErrors('invalid', errors)
   return { definition, triggerPaths }
+}
+
+/** Every node's `tool_uuids` must name active tools of the organization: checked on save and again at publish. */
+function checkToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): void {
+  const errors = unknownToolReferences(ctx, organizationId, definition)
+  if (errors.length > 0) throw definitionErrors('invalid', errors)
 }
 
 /** Reserves the definition's trigger paths for the workflow; 409 when another workflow (of any organization) has one. */
@@ -113,6 +120,7 @@ function versionValues(definition: WorkflowDefinition, configurations: WorkflowC
 /** A new agent whose first version is published at once. */
 export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): AgentView {
   const { definition, triggerPaths } = checkedDefinition(body.workflow_definition)
+  checkToolReferences(ctx, organizationId, definition)
   checkModelPin(ctx, organizationId, body.workflow_configurations ?? {}, ['body', 'workflow_configurations'])
   const now = isoNow(ctx.clock)
   const workflowId = transaction(ctx, () => {
@@ -144,6 +152,7 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
   const current = findCurrent(ctx, organizationId, workflowId)
   if (!current) throw workflowNotFound(workflowId)
   const sent = body.workflow_definition != null ? checkedDefinition(body.workflow_definition) : null
+  if (sent) checkToolReferences(ctx, organizationId, sent.definition)
   if (body.workflow_configurations) checkModelPin(ctx, organizationId, body.workflow_configurations, ['body', 'workflow_configurations'])
   const now = isoNow(ctx.clock)
   transaction(ctx, () => {
@@ -178,6 +187,7 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
   const current = findCurrent(ctx, organizationId, workflowId)
   if (!current) throw workflowNotFound(workflowId)
   if (current.version.status !== 'draft') throw refused('Workflow has no draft to publish')
+  checkToolReferences(ctx, organizationId, current.version.workflowJson as WorkflowDefinition)
   checkModelPin(ctx, organizationId, current.version.workflowConfigurations, ['workflow_configurations'])
   transaction(ctx, () => {
     // Archive first: at most one version may be published at any moment.

@@ -30,6 +30,9 @@ function toPlaceholder(path: string, filter: string | undefined, argument: strin
 const placeholdersIn = (text: string): Placeholder[] =>
   [...text.matchAll(PLACEHOLDER)].map(([, path, filter, argument]) => toPlaceholder(path, filter, argument))
 
+/** The paths `text`'s placeholders read, in order. */
+export const placeholderPaths = (text: string): string[] => placeholdersIn(text).map(({ path }) => path)
+
 /** `current_time`, `current_weekday`, and both with `_<IANA zone>` appended; undefined for any other name. */
 function clockVariable(name: string): ((now: Date) => string) | undefined {
   const match = /^current_(time|weekday)(?:_(.+))?$/i.exec(name)
@@ -121,17 +124,42 @@ function lookUp(context: unknown, path: string): unknown {
 
 const INITIAL_CONTEXT_PREFIX = 'initial_context.'
 
+/** A placeholder's value: the context's (clock variables included), else its default; undefined when it has neither. */
+function placeholderValue(placeholder: Placeholder, context: Record<string, unknown>, now: Date): unknown {
+  const { path, fallback } = placeholder
+  let value = lookUp(context, path)
+  if (value === NOT_FOUND && path.startsWith(INITIAL_CONTEXT_PREFIX)) value = lookUp(context, path.slice(INITIAL_CONTEXT_PREFIX.length))
+  if (value === NOT_FOUND) value = clockVariable(path)?.(now) ?? NOT_FOUND
+  if (value === NOT_FOUND || value === null || value === undefined || value === '') return fallback
+  return value
+}
+
 /**
  * Fills every placeholder of `text` from `context` (a run's initial context). A missing, null or empty value gives the
  * placeholder's default, or "" without one; objects and arrays are written as JSON; clock variables use `now`.
+ * `escape` is applied to each filled-in value (e.g. encodeURIComponent for a URL), not to the text around it.
  */
-export function renderTemplate(text: string, context: Record<string, unknown>, now: Date = new Date()): string {
+export function renderTemplate(
+  text: string,
+  context: Record<string, unknown>,
+  now: Date = new Date(),
+  escape: (value: string) => string = (value) => value,
+): string {
   return text.replace(PLACEHOLDER, (_, rawPath: string, filter?: string, argument?: string) => {
-    const { path, fallback } = toPlaceholder(rawPath, filter, argument)
-    let value = lookUp(context, path)
-    if (value === NOT_FOUND && path.startsWith(INITIAL_CONTEXT_PREFIX)) value = lookUp(context, path.slice(INITIAL_CONTEXT_PREFIX.length))
-    if (value === NOT_FOUND) value = clockVariable(path)?.(now) ?? NOT_FOUND
-    if (value === NOT_FOUND || value === null || value === undefined || value === '') return fallback ?? ''
-    return typeof value === 'object' ? JSON.stringify(value) : String(value)
+    const value = placeholderValue(toPlaceholder(rawPath, filter, argument), context, now) ?? ''
+    return escape(typeof value === 'object' ? JSON.stringify(value) : String(value))
   })
+}
+
+/**
+ * Like renderTemplate, except that a text which is exactly one placeholder gives the value itself, its JSON type kept
+ * (a number stays a number, a list a list); undefined when that value is missing and there is no default.
+ */
+export function templateValue(text: string, context: Record<string, unknown>, now: Date = new Date()): unknown {
+  const single = [...text.trim().matchAll(PLACEHOLDER)]
+  if (single.length === 1 && single[0][0] === text.trim()) {
+    const [, path, filter, argument] = single[0]
+    return placeholderValue(toPlaceholder(path, filter, argument), context, now)
+  }
+  return renderTemplate(text, context, now)
 }

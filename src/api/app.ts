@@ -18,6 +18,7 @@ import { uploadRoutes } from './uploads/routes'
 import { modelRoutes } from './models/routes'
 import { textChatRoutes } from './text-chat/routes'
 import { webhookRoutes } from './webhooks/routes'
+import { toolRoutes } from './tools/routes'
 
 export const OPENAPI_PATH = '/api/v1/openapi.json'
 
@@ -84,6 +85,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
     .use(textChatRoutes(ctx))
     .use(webhookRoutes(ctx))
     .use(credentialRoutes(ctx))
+    .use(toolRoutes(ctx))
   return app
 }
 

@@ -116,6 +116,21 @@ export const OPERATION_NAMES: Record<string, OperationNames> = {
   'GET /api/v1/campaign/{campaign_id}/progress': { name: 'get_campaign_progress', response: 'CampaignProgressResponse' },
   'GET /api/v1/campaign/{campaign_id}/traffic-stats': { name: 'get_campaign_traffic_stats', response: 'CampaignTrafficStatsResponse' },
   'GET /api/v1/campaign/{campaign_id}/source-download-url': { name: 'get_campaign_source_download_url', response: 'CampaignSourceDownloadResponse' },
+
+  'GET /api/v1/tools/': { name: 'list_tools', response: 'ToolResponse' },
+  'POST /api/v1/tools/': { name: 'create_tool', request: 'CreateToolRequest', response: 'ToolResponse' },
+  'GET /api/v1/tools/{tool_uuid}': { name: 'get_tool', response: 'ToolResponse' },
+  'PUT /api/v1/tools/{tool_uuid}': { name: 'update_tool', request: 'UpdateToolRequest', response: 'ToolResponse' },
+  'DELETE /api/v1/tools/{tool_uuid}': { name: 'delete_tool', response: 'DeleteToolResponse' },
+  'GET /api/v1/organizations/tool-settings': { name: 'get_tool_settings', response: 'ToolSettingsResponse' },
+  'PUT /api/v1/organizations/tool-settings': { name: 'update_tool_settings', request: 'ToolSettingsRequest', response: 'ToolSettingsResponse' },
+}
+
+const TOOL_DEFINITION_NAMES = {
+  'definition(http_api)': 'HttpApiToolDefinition',
+  'definition(end_call)': 'EndCallToolDefinition',
+  'definition(transfer_call)': 'TransferCallToolDefinition',
+  'definition(calculator)': 'CalculatorToolDefinition',
 }
 
 /**
@@ -172,4 +187,11 @@ export const NESTED_SCHEMA_NAMES: Record<string, Record<string, string>> = {
   WorkflowConfigurationDefaults: { ambient_noise_configuration: 'AmbientNoiseConfigurationDefaults', 'external_pbx_field_mappings[]': 'ExternalPBXFieldMapping' },
   WorkflowRunResponseSchema: { call_type: 'CallType' },
   CampaignDefaultsResponse: { default_retry_config: 'RetryConfigResponse', last_campaign_settings: 'LastCampaignSettingsResponse' },
+  CreateToolRequest: TOOL_DEFINITION_NAMES,
+  UpdateToolRequest: TOOL_DEFINITION_NAMES,
+  HttpApiToolDefinition: { config: 'HttpApiConfig' },
+  EndCallToolDefinition: { config: 'EndCallConfig' },
+  TransferCallToolDefinition: { config: 'TransferCallConfig' },
+  HttpApiConfig: { 'parameters[]': 'ToolParameter', 'preset_parameters[]': 'PresetToolParameter' },
+  TransferCallConfig: { 'destinations[]': 'TransferDestination' },
 }

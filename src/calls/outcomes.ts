@@ -28,9 +28,15 @@ export function applyCallReport(ctx: AppContext, report: CallReport): boolean {
     if (report.kind === 'answered') return markRunRunning(ctx, run.id)
     const durationSeconds = report.answeredAt === null ? 0 : Math.max(0, Math.round((report.at - report.answeredAt) / 10) / 100)
     if (report.recordingKey) attachArtifact(ctx, run.id, 'recording', report.recordingKey)
+    const transfer = report.transfer && {
+      destination: report.transfer.destination,
+      connected_at: new Date(report.transfer.connectedAt).toISOString(),
+      talk_seconds: Math.max(0, Math.round((report.at - report.transfer.connectedAt) / 1000)),
+    }
     const finished = finishRun(ctx, run.id, {
       durationSeconds,
-      disposition: OUTCOME_DISPOSITIONS[report.outcome],
+      disposition: transfer ? 'call_transferred' : OUTCOME_DISPOSITIONS[report.outcome],
+      ...(transfer ? { gatheredContext: { transfer_destination: transfer.destination, transfer_talk_seconds: transfer.talk_seconds } } : {}),
       logs: {
         telephony: {
           outcome: report.outcome,
@@ -38,6 +44,7 @@ export function applyCallReport(ctx: AppContext, report: CallReport): boolean {
           ended_at: new Date(report.at).toISOString(),
           ...(report.cause ? { hangup_cause: report.cause.code, hangup_cause_text: report.cause.text } : {}),
           ...(report.providerStatus ? { provider_status: report.providerStatus } : {}),
+          ...(transfer ? { transfer } : {}),
         },
       },
     })

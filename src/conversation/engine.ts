@@ -25,6 +25,11 @@
  * extracted name waits for it. At the end the current node is extracted too (not after `pipeline_error` or
  * `voicemail_detected`) and the disposition is settled.
  *
+ * Tools (tool-calls.ts): a node's `tool_uuids` found in `tools` are offered beside its edge functions; each result
+ * goes back to the model as a tool message, and the caller is muted (messages wait) while one runs. end_call ends the
+ * call once its goodbye has been heard (`agentSpeechEnded`), with the model's reason as disposition; transfer_call
+ * hands the caller over through `transferCall` and ends the conversation, or tells the model it failed.
+ *
  * Left to the caller: merging `template_context_variables` defaults and pre-call fetch data into `variables` (an
  * extracted value wins over a variable of the same name in prompts); turning `delayedStart` off where nobody waits
  * for the line to connect (text chat); persisting `record()`; accumulating `usage` events; an LLM error ends the call with
@@ -43,18 +48,23 @@ import {
   type ConversationRecord,
   type EndReason,
   type RealtimeFeedbackEvent,
+  type ToolCallLog,
   type TranscriptTurn,
 } from './record'
+import { offeredTools, runToolCall, toolWarnings, type ConversationTools, type ToolCallHost, type ToolEffect, type TransferCall } from './tool-calls'
 
-export type AgentSpeechKind = 'greeting' | 'reply' | 'transition_speech'
+export type AgentSpeechKind = 'greeting' | 'reply' | 'transition_speech' | 'tool_message'
 
 export type ConversationEvent =
   /** A piece of agent speech as the LLM streams it; `turn` indexes `record().logs.transcript`. */
   | { type: 'agent_text'; turn: number; text: string; kind: AgentSpeechKind }
   /** The turn's text is complete (`interrupted`: cut by a barge-in, `text` is what was heard). */
   | { type: 'agent_turn_done'; turn: number; text: string; interrupted: boolean }
-  /** A recorded clip to play (greeting or transition speech of type audio); channels without audio skip it. */
-  | { type: 'play_recording'; recording_id: string; purpose: 'greeting' | 'transition_speech' }
+  /**
+   * A recorded clip to play (greeting, transition speech or a tool's message of type audio); channels without audio
+   * skip it. After a tool's clip the driver calls `agentSpeechEnded()` once it has been played.
+   */
+  | { type: 'play_recording'; recording_id: string; purpose: 'greeting' | 'transition_speech' | 'tool_message' }
   | { type: 'node_entered'; node_id: string; node_name: string; previous_node_id: string | null }
   | { type: 'transition'; from_node_id: string; to_node_id: string; function_name: string; edge_id: string }
   /** One completion's tokens, for the usage_info accumulator (key `<service>|||<model>`). */
@@ -82,6 +92,15 @@ export type ConversationOptions = {
   delayedStart?: boolean
   /** Waits for delayed_start and bounds the wait for pending extractions at the end; tests pass a fake. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>
+  /** The organization's tools the nodes name (`tool_uuids`) and how to run HTTP ones (src/tools/runtime.ts). */
+  tools?: ConversationTools
+  /** How this channel hands the caller over; without it (text chat) transfer_call tools are not offered. */
+  transferCall?: TransferCall
+  /**
+   * Whether the driver reports with `agentSpeechEnded` when speech has been heard (voice). Default true: an end_call
+   * tool's goodbye then ends the conversation only once heard. Text chat passes false: it ends at once.
+   */
+  awaitSpeechEnd?: boolean
 }
 
 export type UserTiming = { startMs?: number; endMs?: number }
@@ -109,6 +128,8 @@ const DEFAULT_DELAYED_START_SECONDS = 2
 const FINAL_EXTRACTION_WAIT_MS = 30_000
 /** Bounds tool-call chains in one reply, so a model calling functions forever cannot hang the call. */
 const MAX_COMPLETIONS_PER_REPLY = 6
+/** After an end_call goodbye, how long to wait for the driver to report it heard before ending anyway. */
+const GOODBYE_HEARD_TIMEOUT_MS = 60_000
 
 /** gathered_context keys the runtime owns: an extracted variable of that name stays in `extracted_variables` only. */
 const RUNTIME_KEYS = new Set(['nodes_visited', 'extracted_variables', 'mapped_call_disposition', 'call_tags'])
@@ -133,8 +154,14 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&
 
 type OpenTurn = { index: number; text: string; heardText?: string }
 
-/** A reply being produced: its abort switch and the turn currently streaming, if any. */
-type PendingReply = { controller: AbortController; done: Promise<void>; open: OpenTurn | null }
+/** A reply being produced: its abort switch, the turn currently streaming, if any, and whether a tool call is running. */
+type PendingReply = { controller: AbortController; done: Promise<void>; open: OpenTurn | null; toolRunning: boolean }
+
+/**
+ * A tool ended the conversation (end_call, transfer): nothing more is asked of the model, and the end comes once what
+ * was said last has been heard (`afterTurn`, or any played clip when null), unless nothing needs to be.
+ */
+type Closing = { reason: EndReason; disposition: string | null; awaitHeard: boolean; afterTurn: number | null; since: number }
 
 type PendingExtraction = { names: string[]; promise: Promise<void> }
 
@@ -143,6 +170,9 @@ type ReplyOptions = { instruction?: string; offerFunctions?: boolean }
 export function createConversation(options: ConversationOptions): Conversation {
   const { clock, onEvent, llm } = options
   const extractionLlm = options.extractionLlm ?? llm
+  const awaitSpeechEnd = options.awaitSpeechEnd ?? true
+  const canTransfer = options.transferCall !== undefined
+  const tools = offeredTools(options.tools?.byUuid ?? new Map(), canTransfer)
   const sleep = options.sleep ?? defaultSleep
   const graph: ConversationGraph = buildGraph(options.definition)
   const maxDurationMs = options.configurations.max_call_duration_seconds * 1000
@@ -159,6 +189,9 @@ export function createConversation(options: ConversationOptions): Conversation {
   let pending: PendingReply | null = null
   let idleSince: number | null = null
   let idleStrikes = 0
+  let closing: Closing | null = null
+  /** The latest agent turn the driver reported heard. */
+  let heardUpTo = -1
 
   const history: ChatMessage[] = []
   const transcript: TranscriptTurn[] = []
@@ -170,7 +203,8 @@ export function createConversation(options: ConversationOptions): Conversation {
   const pendingExtractions = new Set<PendingExtraction>()
   const extracted: Record<string, unknown> = {}
   const gathered: Record<string, unknown> = { nodes_visited: [] as string[], extracted_variables: extracted }
-  const warnings = unsupportedFeatureWarnings(options.definition)
+  const warnings = [...unsupportedFeatureWarnings(options.definition), ...toolWarnings(options.definition, options.tools?.byUuid ?? new Map(), canTransfer)]
+  const toolCalls: ToolCallLog[] = []
 
   const sinceStart = (at: number) => at - (startedAt ?? at)
   const warn = (message: string) => {
@@ -277,7 +311,7 @@ export function createConversation(options: ConversationOptions): Conversation {
     await Promise.all(mentioned.map(({ promise }) => promise))
   }
 
-  function takeTransition(fn: NodeFunction, call: ToolCall) {
+  function takeTransition(fn: Extract<NodeFunction, { kind: 'transition' }>, call: ToolCall) {
     const from = node
     const target = graph.nodes.get(fn.edge.target)!
     transitionCallIds.add(call.id)
@@ -299,7 +333,7 @@ export function createConversation(options: ConversationOptions): Conversation {
   async function complete(current: PendingReply, { instruction, offerFunctions = true }: ReplyOptions): Promise<boolean> {
     await awaitMentionedExtractions()
     if (current.controller.signal.aborted) return false
-    const functions = offerFunctions ? nodeFunctions(graph, node) : []
+    const functions = offerFunctions ? nodeFunctions(graph, node, tools) : []
     const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt(instruction) }, ...history]
     const { signal } = current.controller
     const requestedAt = clock.now()
@@ -346,22 +380,62 @@ export function createConversation(options: ConversationOptions): Conversation {
       let result: Record<string, unknown>
       if (!fn) result = { status: 'error', error: `There is no function named ${call.name}` }
       else if (moved) result = { status: 'ignored', reason: 'The conversation already moved to another step' }
-      else {
+      else if (fn.kind === 'transition') {
         takeTransition(fn, call)
         moved = true
         result = { status: 'done' }
+      } else {
+        const said = { turn: turn?.index ?? null, recording: false }
+        current.toolRunning = true
+        const outcome = await runToolCall(fn, call, toolHost(current, said), node.id).finally(() => { current.toolRunning = false })
+        toolCalls.push(outcome.log)
+        result = outcome.result
+        if (outcome.effect.kind !== 'none') {
+          moved = true
+          beginClosing(outcome.effect, said)
+        }
       }
       const content = JSON.stringify(result)
       history.push({ role: 'tool', toolCallId: call.id, content })
       recordEvent('rtf-function-call-end', { function_name: call.name, tool_call_id: call.id, result: content })
     }
-    return calls.length > 0
+    return calls.length > 0 && closing === null
+  }
+
+  function toolHost(current: PendingReply, said: { turn: number | null; recording: boolean }): ToolCallHost {
+    return {
+      tools: options.tools,
+      transferCall: options.transferCall,
+      say(message) {
+        if ('text' in message) {
+          speak(message.text, 'tool_message', false)
+          said.turn = transcript.length - 1
+        } else {
+          onEvent({ type: 'play_recording', recording_id: message.recordingId, purpose: 'tool_message' })
+          said.recording = true
+        }
+      },
+      render,
+      variables: () => ({ ...options.variables, ...extracted, gathered_context: structuredClone(gathered) }),
+      now: () => clock.now(),
+      signal: current.controller.signal,
+    }
+  }
+
+  function beginClosing(effect: Exclude<ToolEffect, { kind: 'none' }>, said: { turn: number | null; recording: boolean }) {
+    if (effect.kind === 'transferred') {
+      gathered.transfer_destination = effect.destination
+      closing = { reason: 'call_transferred', disposition: null, awaitHeard: false, afterTurn: null, since: clock.now() }
+      return
+    }
+    const unheard = said.recording || (said.turn !== null && said.turn > heardUpTo)
+    closing = { reason: 'end_call_tool', disposition: effect.disposition, awaitHeard: awaitSpeechEnd && unheard, afterTurn: said.turn, since: clock.now() }
   }
 
   /** The agent's reply: completions until it stops calling functions; entering an End node ends the call after it. */
   async function reply(replyOptions: ReplyOptions = {}): Promise<void> {
     let settle!: () => void
-    const current: PendingReply = { controller: new AbortController(), done: new Promise((resolve) => { settle = resolve }), open: null }
+    const current: PendingReply = { controller: new AbortController(), done: new Promise((resolve) => { settle = resolve }), open: null, toolRunning: false }
     pending = current
     idleSince = null
     try {
@@ -371,7 +445,8 @@ export function createConversation(options: ConversationOptions): Conversation {
           break
         }
       }
-      if (!current.controller.signal.aborted && node.type === 'endCall') await finish('user_qualified')
+      if (!current.controller.signal.aborted && closing && !closing.awaitHeard) await finish(closing.reason, closing.disposition)
+      else if (!current.controller.signal.aborted && !closing && node.type === 'endCall') await finish('user_qualified')
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error)
       recordEvent('rtf-pipeline-error', { error: message, fatal: true, processor: llm.ref.service })
@@ -393,7 +468,8 @@ export function createConversation(options: ConversationOptions): Conversation {
 
   // ---- the end ----
 
-  function finish(reason: EndReason): Promise<void> {
+  /** `disposition`: the end_call tool's reason, which wins over an extracted one. */
+  function finish(reason: EndReason, disposition: string | null = null): Promise<void> {
     finishing ??= (async () => {
       endReason = reason
       if (!NO_FINAL_EXTRACTION.has(reason)) startExtraction(node)
@@ -401,7 +477,9 @@ export function createConversation(options: ConversationOptions): Conversation {
       await Promise.race([Promise.all([...pendingExtractions].map(({ promise }) => promise)), sleep(FINAL_EXTRACTION_WAIT_MS, stopWaiting.signal)])
       stopWaiting.abort()
       if (pendingExtractions.size > 0) warn('Variable extraction did not finish before the call ended')
-      Object.assign(gathered, dispositionFields(gathered, reason, transcript.some(({ role }) => role === 'user')))
+      const fields = dispositionFields(disposition ? { ...gathered, call_disposition: disposition } : gathered, reason, transcript.some(({ role }) => role === 'user'))
+      if (disposition && !fields.call_tags.includes(reason)) fields.call_tags.push(reason)
+      Object.assign(gathered, fields)
       startedAt ??= clock.now()
       endedAt = clock.now()
       state = 'completed'
@@ -418,7 +496,7 @@ export function createConversation(options: ConversationOptions): Conversation {
     await current.done
   }
 
-  const isActive = () => state === 'running' && endReason === null
+  const isActive = () => state === 'running' && endReason === null && closing === null
 
   function latestAgentTurn(): number | undefined {
     for (let index = transcript.length - 1; index >= 0; index--) if (transcript[index].role === 'agent') return index
@@ -427,7 +505,7 @@ export function createConversation(options: ConversationOptions): Conversation {
 
   function canInterrupt(turn?: number): boolean {
     const index = turn ?? pending?.open?.index ?? latestAgentTurn()
-    if (!isActive() || index === undefined || turnKinds.get(index) !== 'reply') return false
+    if (!isActive() || pending?.toolRunning || index === undefined || turnKinds.get(index) !== 'reply') return false
     const spokenIn = graph.nodes.get(transcript[index].node_id)
     return spokenIn ? nodeFlag(spokenIn, 'allow_interrupt', true) : true
   }
@@ -455,23 +533,27 @@ export function createConversation(options: ConversationOptions): Conversation {
       idleSince ??= clock.now()
     }),
 
-    userMessage: (text, timing = {}) => turnsDuring(async () => {
-      if (!isActive() || text.trim() === '') return
-      await stopPendingReply()
-      if (!isActive()) return
-      const now = clock.now()
-      transcript.push({
-        role: 'user',
-        text: text.trim(),
-        start_ms: sinceStart(timing.startMs ?? now),
-        end_ms: sinceStart(timing.endMs ?? now),
-        node_id: node.id,
-        interrupted: false,
+    async userMessage(text, timing = {}) {
+      // The caller is muted while a tool runs: the message waits for the agent's answer to the tool (not part of its turns).
+      while (pending?.toolRunning) await pending.done
+      return turnsDuring(async () => {
+        if (!isActive() || text.trim() === '') return
+        await stopPendingReply()
+        if (!isActive()) return
+        const now = clock.now()
+        transcript.push({
+          role: 'user',
+          text: text.trim(),
+          start_ms: sinceStart(timing.startMs ?? now),
+          end_ms: sinceStart(timing.endMs ?? now),
+          node_id: node.id,
+          interrupted: false,
+        })
+        history.push({ role: 'user', content: text.trim() })
+        idleStrikes = 0
+        await reply()
       })
-      history.push({ role: 'user', content: text.trim() })
-      idleStrikes = 0
-      await reply()
-    }),
+    },
 
     canInterrupt,
 
@@ -493,12 +575,16 @@ export function createConversation(options: ConversationOptions): Conversation {
 
     agentSpeechEnded({ turn, atMs } = {}) {
       const at = atMs ?? clock.now()
-      const entry = transcript[turn ?? latestAgentTurn() ?? -1]
+      const index = turn ?? latestAgentTurn() ?? -1
+      const entry = transcript[index]
       if (entry?.role === 'agent' && !entry.interrupted) entry.end_ms = Math.max(entry.end_ms, sinceStart(at))
+      heardUpTo = Math.max(heardUpTo, index)
+      if (closing?.awaitHeard && (closing.afterTurn === null || index >= closing.afterTurn)) void finish(closing.reason, closing.disposition)
       if (isActive() && !pending) idleSince = at
     },
 
     tick: () => turnsDuring(async () => {
+      if (closing?.awaitHeard && clock.now() - closing.since >= GOODBYE_HEARD_TIMEOUT_MS) await finish(closing.reason, closing.disposition)
       if (!isActive() || startedAt === null) return
       const now = clock.now()
       if (now - startedAt >= maxDurationMs) {
@@ -516,7 +602,8 @@ export function createConversation(options: ConversationOptions): Conversation {
     async end(reason) {
       if (endReason) return finishing ?? undefined
       await stopPendingReply()
-      await finish(reason)
+      // A hang-up while the goodbye plays still ends the call the way the tool did.
+      await (closing ? finish(closing.reason, closing.disposition) : finish(reason))
     },
 
     record(): ConversationRecord {
@@ -529,7 +616,7 @@ export function createConversation(options: ConversationOptions): Conversation {
         call_duration_seconds: startedAt === null ? 0 : Math.round((end - startedAt) / 1000),
         current_node_id: state === 'initialized' ? null : node.id,
         gathered_context: gathered,
-        logs: { transcript, realtime_feedback_events: feedbackEvents(), warnings },
+        logs: { transcript, realtime_feedback_events: feedbackEvents(), warnings, tool_calls: toolCalls },
       })
     },
   }

@@ -1,5 +1,7 @@
 import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../agents/definition'
 import type { ToolSpec } from '../models/types'
+import { toolFunctionName, toolFunctionSpec } from '../tools/functions'
+import type { AgentTool } from '../tools/schemas'
 
 /**
  * The parts of a published definition the runtime walks: call nodes by id, their outgoing edges, the global prompt,
@@ -40,11 +42,13 @@ export const nodeFlag = (node: WorkflowNode, field: string, fallback: boolean): 
   typeof node.data[field] === 'boolean' ? (node.data[field] as boolean) : fallback
 
 /**
- * A function offered to the LLM while in a node. Today only graph transitions; HTTP, end-call, transfer and calculator
- * tools join this union later as more kinds, each with its own handler in the engine, named through the same
- * `uniqueFunctionName` so edge and tool names never collide.
+ * A function offered to the LLM while in a node: a graph transition, or one of the node's tools (HTTP request, end or
+ * transfer the call, calculator). All are named through `uniqueFunctionName`, transitions first, so edge and tool
+ * names never collide.
  */
-export type NodeFunction = { kind: 'transition'; spec: ToolSpec; edge: WorkflowEdge }
+export type NodeFunction =
+  | { kind: 'transition'; spec: ToolSpec; edge: WorkflowEdge }
+  | { kind: 'tool'; spec: ToolSpec; tool: AgentTool }
 
 const NO_PARAMETERS = { type: 'object', properties: {}, additionalProperties: false }
 
@@ -63,11 +67,20 @@ export function uniqueFunctionName(label: string, taken: Set<string>): string {
   return name
 }
 
-/** The functions of a node: one per outgoing edge, described by the edge's condition. An End node has none. */
-export function nodeFunctions(graph: ConversationGraph, node: WorkflowNode): NodeFunction[] {
+/** The node's `tool_uuids`, without repeats. */
+export function nodeToolUuids(node: WorkflowNode): string[] {
+  const value = node.data.tool_uuids
+  return Array.isArray(value) ? [...new Set(value.filter((uuid): uuid is string => typeof uuid === 'string'))] : []
+}
+
+/**
+ * The functions of a node: one per outgoing edge, described by the edge's condition, then one per tool of the node
+ * found in `tools`. An End node has none.
+ */
+export function nodeFunctions(graph: ConversationGraph, node: WorkflowNode, tools: ReadonlyMap<string, AgentTool> = new Map()): NodeFunction[] {
   if (node.type === 'endCall') return []
   const taken = new Set<string>()
-  return (graph.outgoing.get(node.id) ?? []).map((edge) => ({
+  const transitions = (graph.outgoing.get(node.id) ?? []).map((edge): NodeFunction => ({
     kind: 'transition',
     edge,
     spec: {
@@ -76,11 +89,15 @@ export function nodeFunctions(graph: ConversationGraph, node: WorkflowNode): Nod
       parameters: NO_PARAMETERS,
     },
   }))
+  const toolFunctions = nodeToolUuids(node).flatMap((uuid): NodeFunction[] => {
+    const tool = tools.get(uuid)
+    return tool ? [{ kind: 'tool', tool, spec: toolFunctionSpec(tool, uniqueFunctionName(toolFunctionName(tool.name), taken)) }] : []
+  })
+  return [...transitions, ...toolFunctions]
 }
 
 /** Node fields the runtime does not run yet; each use becomes a warning listed on the run instead of being ignored silently. */
 const UNSUPPORTED_NODE_FIELDS = [
-  { field: 'tool_uuids', what: 'tools' },
   { field: 'document_uuids', what: 'knowledge-base documents' },
 ]
 

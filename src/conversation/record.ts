@@ -44,6 +44,20 @@ export const END_REASONS = [
 ] as const
 export type EndReason = (typeof END_REASONS)[number]
 
+/** One tool call, for `logs.tool_calls`: never its arguments' secrets, a credential, or an HTTP request's path and query. */
+export type ToolCallLog = {
+  /** UTC ISO, when the model's call was taken up. */
+  timestamp: string
+  node_id: string
+  function_name: string
+  tool_uuid: string
+  type: 'http_api' | 'end_call' | 'transfer_call' | 'calculator'
+  status: 'success' | 'error'
+  duration_ms: number
+  /** http_api calls that sent a request: `status_code` null when no answer came (timeout, refused, unreachable). */
+  http?: { method: string; host: string; status_code: number | null; duration_ms: number }
+}
+
 export type ConversationRecord = {
   state: 'initialized' | 'running' | 'completed'
   /** UTC ISO; null until `start()`. */
@@ -60,6 +74,8 @@ export type ConversationRecord = {
     realtime_feedback_events: RealtimeFeedbackEvent[]
     /** Things the run did not do although the agent asks for them ("not supported yet"), and failures it survived. */
     warnings: string[]
+    /** Every tool call of the run (the engine always fills it; records built elsewhere may leave it out). */
+    tool_calls?: ToolCallLog[]
   }
 }
 

@@ -23,7 +23,9 @@
  * `conversation` is the engine's Conversation; after each of its calls and on each of its events the session writes
  * to the run: `gathered_context` (nodes_visited, extracted values; at the end the disposition and tags),
  * `logs.transcript`, `logs.realtime_feedback_events`, `logs.warnings` (agent features not supported yet, failures
- * survived), `logs.llm_fallback` (every switch to a fallback model), `logs.session` (channel, times, end reason).
+ * survived), `logs.llm_fallback` (every switch to a fallback model), `logs.tool_calls` (each tool call: type, status,
+ * duration, and an HTTP request's method, host and status), `logs.session` (channel, times, end reason).
+ * The agent's tools come from the organization (src/tools/runtime.ts); transfers only where `transferCall` is given.
  * Usage is kept in memory and written once at the end: `usage_info` (LLM tokens from the engine, STT seconds and TTS
  * characters reported by the channel, the duration) and `cost_info` from the organization's price card.
  *
@@ -51,11 +53,13 @@ import { attachArtifact } from '../runs/artifacts'
 import { amendCompletedRun, finishRun, markRunRunning, updateRun, type RunOutcome } from '../runs/service'
 import { withDefaultConfigurations } from '../runs/target'
 import { transaction } from '../db/transaction'
+import { conversationTools } from '../tools/runtime'
 import { createConversation, type Conversation, type ConversationEvent } from './engine'
 import { qaNodes, runPostCall } from './post-call'
 import { runPreCallFetch } from './pre-call'
 import { releaseHeldDeliveries, enqueueWebhookDeliveries } from './webhook-outbox'
 import { transcriptText, type ConversationRecord, type EndReason } from './record'
+import type { TransferCall } from './tool-calls'
 
 export type RunChannel = 'chat' | 'voice'
 
@@ -63,6 +67,8 @@ export type RunSessionOptions = {
   channel: RunChannel
   /** Hears every engine event once the session has recorded it (voice: `agent_text` pieces go to TTS). */
   onEvent?: (event: ConversationEvent) => void
+  /** How the voice channel hands the caller over (ARI: AnsweredCall.transfer); without it transfer tools are not offered. */
+  transferCall?: TransferCall
 }
 
 export type RunSession = {
@@ -206,6 +212,9 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     clock: ctx.clock,
     idleRules: channel === 'voice',
     delayedStart: channel === 'voice',
+    tools: conversationTools(ctx, run.organizationId, definition, run.id),
+    transferCall: options.transferCall,
+    awaitSpeechEnd: channel === 'voice',
     onEvent(event) {
       if (event.type === 'usage') usage = addLlmUsage(usage, event.ref, event.usage)
       if (event.type === 'ended') resolveEnded({ reason: event.reason, graceful: event.graceful })
@@ -224,6 +233,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
       realtime_feedback_events: record.logs.realtime_feedback_events,
       warnings: [...record.logs.warnings, ...sessionWarnings],
       ...(fallbackSwitches.length ? { llm_fallback: fallbackSwitches } : {}),
+      ...(record.logs.tool_calls?.length ? { tool_calls: record.logs.tool_calls } : {}),
       session: {
         channel,
         started_at: record.started_at,

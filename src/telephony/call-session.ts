@@ -1,5 +1,7 @@
 import type { AppContext } from '../context'
+import { AddressError, buildAriDialString, DEFAULT_DIAL_STRING_TEMPLATE } from '../lib/phone'
 import { AriError, type AriRest } from './ari/rest'
+import { transferOverAri, type AriTransferResult, type ChannelWatch } from './ari/transfer'
 
 /**
  * What happens to an outbound call between answer and hangup, and the seam where the conversation engine attaches.
@@ -9,6 +11,10 @@ import { AriError, type AriRest } from './ari/rest'
  * `attachExternalMedia` (chan_websocket towards the configuration's `ws_client_name`), which joins the bridge, so
  * the caller, the engine and the recording all share one mix. The agent's `max_call_duration_seconds` is a hard
  * stop: when it passes, the call is hung up whatever the engine is doing.
+ *
+ * `transfer` hands the caller to another destination by bridge swap (ari/transfer.ts); after it the destination and
+ * the caller talk in the same bridge (still recorded, no longer bound by the agent's max call duration) until either
+ * hangs up, which hangs the other up too.
  *
  * After hangup, `finish` tears the bridge and any media legs down, downloads the stored recording from Asterisk
  * into the object store (`recordings/<org>/<runId>.wav`) and returns its key, which the adapter puts in the call's
@@ -32,6 +38,12 @@ export type AnsweredCall = {
   attachExternalMedia(transportData?: string): Promise<string>
   /** Hangs the call up; its outcome is reported like any other hangup. */
   hangup(): Promise<void>
+  /**
+   * Rings `destination` (dialled through the configuration's dial string template) for up to `timeoutSeconds` with a
+   * ring tone for the caller; on answer connects it to the caller and releases the media legs. Resolves to the outcome;
+   * never throws. One transfer at a time.
+   */
+  transfer(request: { destination: string; timeoutSeconds: number }, signal?: AbortSignal): Promise<AriTransferResult>
 }
 
 export type ConversationHooks = {
@@ -40,17 +52,28 @@ export type ConversationHooks = {
 }
 
 export type CallSessionOptions = {
-  ctx: Pick<AppContext, 'log' | 'objects'>
+  ctx: Pick<AppContext, 'log' | 'objects' | 'clock'>
   rest: AriRest
   call: { callId: string; runId: number; organizationId: number; configurationId: number }
   externalMediaHost: string
   maxCallDurationMs: number
   conversation?: ConversationHooks
+  /** The configuration's `dial_string_template`, for transfer destinations (default PJSIP/{number}). */
+  dialStringTemplate?: string
+  /** Events of channels other than the call's own (a transfer destination); transfers fail without it. */
+  watchChannel?: ChannelWatch
+  /** After a transfer connected: the agent's max call duration no longer applies, the caller's own limits do. */
+  onTransferred?: () => void
 }
+
+/** Where the caller went, and since when (ctx.clock ms). */
+export type CallTransfer = { destination: string; connectedAt: number }
 
 export type CallSession = {
   /** True once the max call duration hung the call up. */
   readonly hardStopped: boolean
+  /** Set once a transfer connected the caller to its destination. */
+  readonly transfer: CallTransfer | null
   /** The adapter routes RecordingFinished / RecordingFailed of `recordingName(callId)` here. */
   recordingEnded(stored: boolean): void
   /** After the call's channel is gone: tears down, stores the recording; resolves to its object key, if any. */
@@ -84,6 +107,10 @@ export function startCallSession(options: CallSessionOptions): CallSession {
   let onRecordingEnded: ((stored: boolean) => void) | undefined
   let finished = false
   let hardStopped = false
+  let transfer: CallTransfer | null = null
+  let transferredChannelId: string | null = null
+  let transferring: AbortController | null = null
+  let unwatchTransferred = () => {}
 
   const hardStop = setTimeout(() => {
     hardStopped = true
@@ -106,6 +133,41 @@ export function startCallSession(options: CallSessionOptions): CallSession {
       return channelId
     },
     hangup: () => hangupIgnoringGone(rest, call.callId),
+    async transfer({ destination, timeoutSeconds }, signal) {
+      const fail = (message: string): AriTransferResult => ({ status: 'failed', reason: 'failed', message })
+      if (!options.watchChannel) return fail('This call cannot be transferred')
+      if (transferring || transfer || finished) return fail('The call is already being transferred or has ended')
+      let endpoint: string
+      try {
+        endpoint = buildAriDialString(destination, options.dialStringTemplate || DEFAULT_DIAL_STRING_TEMPLATE)
+      } catch (error) {
+        if (error instanceof AddressError) return fail(error.message)
+        throw error
+      }
+      transferring = new AbortController()
+      const stop = transferring.signal
+      try {
+        const result = await transferOverAri({
+          rest, watch: options.watchChannel, bridgeId, agentChannelIds: [...mediaChannelIds], endpoint,
+          channelId: `${call.callId}-transfer`, timeoutSeconds, signal: signal ? AbortSignal.any([signal, stop]) : stop,
+        })
+        ctx.log.info({ ...logContext, outcome: result.status, reason: result.status === 'failed' ? result.reason : undefined }, 'call transfer')
+        if (result.status === 'transferred') {
+          clearTimeout(hardStop)
+          options.onTransferred?.()
+          transfer = { destination, connectedAt: ctx.clock.now() }
+          transferredChannelId = result.channelId
+          // Whoever hangs up first ends the call for both.
+          unwatchTransferred = options.watchChannel(result.channelId, (event) => {
+            if (event.type === 'ChannelDestroyed' && event.channel.id === result.channelId) void answeredCall.hangup().catch(() => undefined)
+          })
+          if (finished) await hangupIgnoringGone(rest, result.channelId).catch(() => undefined)
+        }
+        return result
+      } finally {
+        transferring = null
+      }
+    },
   }
 
   /** Each step checks `finished`: the far end may hang up while the bridge is being set up. */
@@ -145,6 +207,7 @@ export function startCallSession(options: CallSessionOptions): CallSession {
 
   return {
     get hardStopped() { return hardStopped },
+    get transfer() { return transfer },
     recordingEnded(stored) {
       recordingStored = stored
       onRecordingEnded?.(stored)
@@ -152,9 +215,11 @@ export function startCallSession(options: CallSessionOptions): CallSession {
     async finish() {
       finished = true
       clearTimeout(hardStop)
+      transferring?.abort()
+      unwatchTransferred()
       await setup
       try {
-        await Promise.all(mediaChannelIds.map((id) => hangupIgnoringGone(rest, id)))
+        await Promise.all([...mediaChannelIds, ...(transferredChannelId ? [transferredChannelId] : [])].map((id) => hangupIgnoringGone(rest, id)))
         // Destroying the bridge is what makes Asterisk close the recording file.
         if (bridgeCreated) await rest.destroyBridge(bridgeId).catch(ignoreGone)
         return await storeRecording()

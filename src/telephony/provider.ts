@@ -41,6 +41,8 @@ export type CallReport =
     providerStatus?: string
     /** Object-store key of the call recording, if one was made. */
     recordingKey?: string
+    /** The agent handed the caller to `destination` at `connectedAt`; the call went on from there. */
+    transfer?: { destination: string; connectedAt: number }
   }
 
 export type CallState = 'alive' | 'gone' | 'unknown'

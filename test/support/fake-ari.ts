@@ -7,12 +7,13 @@
  * Local/… endpoints get both halves of the Local pair (`<id>` and `<id>;2`, or otherChannelId), as Asterisk does;
  * any other technology gets only the originated channel's events. Error bodies are Asterisk's own.
  *
- * What the traces do not show (bridge recordings, stored recording files, externalMedia) is kept minimal and
- * follows the Swagger descriptions in shared/reference/ari/api-docs.
+ * What the traces do not show (bridge recordings, stored recording files, externalMedia, playing to a bridge,
+ * removing a channel from one) is kept minimal and follows the Swagger descriptions in shared/reference/ari/api-docs;
+ * playbacks answer and send events as trace app_play_then_hangup_103 does for a channel.
  */
 import type { Server, ServerWebSocket } from 'bun'
 import type {
-  AriConnectionSettings, Bridge, CallerId, Channel, ChannelState, LiveRecording,
+  AriConnectionSettings, Bridge, CallerId, Channel, ChannelState, LiveRecording, Playback,
 } from '../../src/telephony/ari/types'
 
 export type FakeAriScenario =
@@ -60,6 +61,10 @@ export type FakeAri = {
   emit(event: { type: string; [field: string]: unknown }, app?: string): void
   /** The far end hangs up (trace answer_100's hangup), whatever the scenario was doing. */
   hangup(channelId: string): void
+  /** Playbacks still playing, by id (a `tone:` plays until stopped). */
+  playingIds(): string[]
+  /** The channels in a bridge, or undefined when there is no such bridge. */
+  bridgeChannels(bridgeId: string): string[] | undefined
   close(): Promise<void>
 }
 
@@ -289,6 +294,7 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
   const channels = new Map<string, { channel: Channel; call: FakeCall }>()
   const bridges = new Map<string, FakeBridge>()
   const storedRecordings = new Map<string, { format: string; bytes: Uint8Array }>()
+  const playbacks = new Map<string, { playback: Playback; app: string }>()
   /** The latest socket registered per app gets its events, as in Asterisk. */
   const appSockets = new Map<string, ServerWebSocket<SocketData>>()
   const sockets = new Set<ServerWebSocket<SocketData>>()
@@ -473,6 +479,14 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     ['POST', /^\/bridges\/([^/]+)\/addChannel$/, ({ params, query }) => addChannels(params[0], query)],
     ['DELETE', /^\/bridges\/([^/]+)$/, ({ params }) => destroyBridge(params[0])],
     ['POST', /^\/bridges\/([^/]+)\/record$/, ({ params, query }) => recordBridge(params[0], query)],
+    ['POST', /^\/bridges\/([^/]+)\/removeChannel$/, ({ params, query }) => removeChannels(params[0], query)],
+    ['POST', /^\/bridges\/([^/]+)\/play$/, ({ params, query }) => playOnBridge(params[0], query)],
+    ['DELETE', /^\/playbacks\/([^/]+)$/, ({ params }) => {
+      const found = playbacks.get(params[0])
+      if (!found) return message(404, 'Playback not found')
+      finishPlayback(found.playback.id, 'done')
+      return new Response(null, { status: 204 })
+    }],
     ['GET', /^\/recordings\/stored\/([^/]+)\/file$/, ({ params }) => {
       const stored = storedRecordings.get(params[0])
       if (!stored) return message(404, 'Recording not found')
@@ -511,6 +525,44 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     }
     setBridgePeers(bridge, (peer) => peer.name)
     return new Response(null, { status: 204 })
+  }
+
+  function removeChannels(bridgeId: string, query: URLSearchParams): Response {
+    const found = bridges.get(bridgeId)
+    if (!found) return message(404, 'Bridge not found')
+    const ids = (query.get('channel') ?? '').split(',')
+    if (ids.some((id) => !channels.has(id))) return message(400, 'Channel not found')
+    if (ids.some((id) => !found.bridge.channels.includes(id))) return message(422, 'Channel not in this bridge')
+    for (const id of ids) {
+      found.bridge.channels = found.bridge.channels.filter((member) => member !== id)
+      const { channel, call } = channels.get(id)!
+      send(call.app, { type: 'ChannelLeftBridge', bridge: structuredClone(found.bridge), channel: structuredClone(channel) })
+    }
+    return new Response(null, { status: 204 })
+  }
+
+  /** 201 with the queued playback, then PlaybackStarted; a `tone:` plays until stopped, other media for 2 s (scaled). */
+  function playOnBridge(bridgeId: string, query: URLSearchParams): Response {
+    if (!bridges.has(bridgeId)) return message(404, 'Bridge not found')
+    const media = query.get('media')
+    if (!media) return message(400, 'media is required')
+    const id = query.get('playbackId') ?? crypto.randomUUID()
+    const playback: Playback = { id, media_uri: media, target_uri: `bridge:${bridgeId}`, language: 'en', state: 'queued' }
+    const app = [...appSockets.keys()][0] ?? ''
+    playbacks.set(id, { playback, app })
+    setTimeout(() => {
+      if (!playbacks.has(id)) return
+      send(app, { type: 'PlaybackStarted', playback: { ...playback, state: 'playing' } })
+      if (!media.startsWith('tone:')) setTimeout(() => finishPlayback(id, 'done'), 2000 * timeScale)
+    }, 0)
+    return Response.json(playback, { status: 201 })
+  }
+
+  function finishPlayback(id: string, state: 'done' | 'failed') {
+    const found = playbacks.get(id)
+    if (!found) return
+    playbacks.delete(id)
+    send(found.app, { type: 'PlaybackFinished', playback: { ...found.playback, state } })
   }
 
   function setBridgePeers(bridge: Bridge, value: (peer: Channel) => string) {
@@ -642,6 +694,8 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     hangup(channelId) {
       if (!hangupChannel(channelId, FAR_END_HANGUP)) throw new Error(`fake ARI: no live channel ${channelId}`)
     },
+    playingIds: () => [...playbacks.keys()],
+    bridgeChannels: (bridgeId) => (bridges.has(bridgeId) ? [...bridges.get(bridgeId)!.bridge.channels] : undefined),
     async close() {
       closed = true
       await server.stop(true)

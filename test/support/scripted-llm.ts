@@ -8,8 +8,8 @@ import type { ChatRequest, JsonRequest, LlmClient, LlmEvent, ModelRef, TokenUsag
 export type ScriptedReply = {
   /** Streamed as separate text pieces. */
   text?: string | string[]
-  /** Function calls by name; ids are generated. */
-  calls?: string[]
+  /** Function calls by name, or with arguments (an object, or raw text as a model might send); ids are generated. */
+  calls?: (string | { name: string; arguments: Record<string, unknown> | string })[]
   /** Streams `text`, then waits until the request is aborted (an answer the caller barges into). */
   hang?: boolean
   /** Throws this instead of answering. */
@@ -65,9 +65,10 @@ export class ScriptedLlm implements LlmClient {
       seen.aborted = true
       throw new DOMException('The operation was aborted', 'AbortError')
     }
-    for (const name of reply.calls ?? []) {
+    for (const call of reply.calls ?? []) {
       this.callCount += 1
-      yield { type: 'tool_call', call: { id: `call_${this.callCount}`, name, arguments: '{}' } }
+      const { name, arguments: args } = typeof call === 'string' ? { name: call, arguments: {} } : call
+      yield { type: 'tool_call', call: { id: `call_${this.callCount}`, name, arguments: typeof args === 'string' ? args : JSON.stringify(args) } }
     }
     yield { type: 'done', usage: USAGE, finishReason: reply.calls?.length ? 'tool_calls' : 'stop' }
   }

@@ -11,8 +11,9 @@ import { eventChannel, type AriEvent, type Channel, type DialStatus } from './ty
  * each call's events and reports exactly one outcome per call through `ctx.telephony.report`.
  *
  * Events are correlated by channel id only. The call is tracked before the originate request goes out, because
- * Asterisk's events often overtake its response. Every other channel is ignored: the `;2` half of a Local
- * channel, calls of other configurations on the same Asterisk (subscribeAll delivers everything) and inbound calls.
+ * Asterisk's events often overtake its response. Channels a session watches (a transfer's destination) go to that
+ * session; every other channel is ignored: the `;2` half of a Local channel, calls of other configurations on the
+ * same Asterisk (subscribeAll delivers everything) and inbound calls.
  *
  * Outcome (README facts from the recorded traces):
  * - answered (StasisStart, or the channel reaching Up) and later destroyed → completed;
@@ -78,6 +79,8 @@ const DEFAULT_VANISH_GRACE_MS = 2_000
 const EXPIRY_MARGIN_MS = 5 * 60_000
 /** For calls adopted after a restart, whose agent settings are unknown here. */
 const ADOPTED_CALL_LIFETIME_MS = 600_000
+/** A caller handed to a person is no longer bound by the agent's max duration; the watchdog still ends it some time. */
+const TRANSFERRED_CALL_LIFETIME_MS = 4 * 3600_000
 const NORMAL_CLEARING = 16
 const UNKNOWN_CAUSE = 0
 
@@ -95,6 +98,8 @@ export function unansweredOutcome(cause: number, dialStatus: DialStatus): CallOu
 
 export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): AriAdapter {
   const calls = new Map<string, TrackedCall>()
+  /** Channels that are not calls but whose events someone waits for (transfer destinations), by channel id. */
+  const watchers = new Map<string, Set<(event: AriEvent) => void>>()
   const vanishGraceMs = options.vanishGraceMs ?? DEFAULT_VANISH_GRACE_MS
 
   const logFields = (call: TrackedCall) => ({ callId: call.callId, runId: call.request?.runId, configurationId: call.configurationId })
@@ -116,11 +121,25 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     const link = options.link(call.configurationId)
     if (call.session || !call.request || !link) return
     const { request } = call
+    const template = request.credentials.dial_string_template
     call.session = startCallSession({
       ctx, rest: link.rest, externalMediaHost: link.externalMediaHost, conversation: options.conversation,
       call: { callId: call.callId, runId: request.runId, organizationId: request.organizationId, configurationId: call.configurationId },
       maxCallDurationMs: request.maxCallDurationSeconds * 1000,
+      dialStringTemplate: typeof template === 'string' ? template : undefined,
+      watchChannel,
+      onTransferred: () => { call.deadline = ctx.clock.now() + TRANSFERRED_CALL_LIFETIME_MS },
     })
+  }
+
+  /** Routes the events of `channelId` and of its Local `;2` half to `onEvent` until the returned function is called. */
+  function watchChannel(channelId: string, onEvent: (event: AriEvent) => void): () => void {
+    const handlers = watchers.get(channelId) ?? new Set()
+    watchers.set(channelId, handlers.add(onEvent))
+    return () => {
+      handlers.delete(onEvent)
+      if (handlers.size === 0) watchers.delete(channelId)
+    }
   }
 
   /** Reports the call's single 'ended', after its session (if any) stored the recording. */
@@ -131,11 +150,13 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     const recordingKey = await call.session?.finish()
     calls.delete(call.callId)
     const providerStatus = call.session?.hardStopped ? 'max_call_duration' : details.providerStatus
+    const transfer = call.session?.transfer
     const report: CallReport = {
       kind: 'ended', callId: call.callId, outcome, at, answeredAt: call.answeredAt,
       ...(details.cause ? { cause: details.cause } : {}),
       ...(providerStatus ? { providerStatus } : {}),
       ...(recordingKey ? { recordingKey } : {}),
+      ...(transfer ? { transfer } : {}),
     }
     ctx.log.info({ ...logFields(call), outcome, cause: details.cause, providerStatus }, 'call ended')
     ctx.telephony.report(report)
@@ -155,6 +176,11 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     }
     const channel = eventChannel(event)
     if (!channel) return
+    const watching = watchers.get(channel.id) ?? (channel.id.endsWith(';2') ? watchers.get(channel.id.slice(0, -2)) : undefined)
+    if (watching) {
+      for (const onEvent of [...watching]) onEvent(event)
+      return
+    }
     const call = calls.get(channel.id) ?? peerOf(channel)
     if (!call || call.configurationId !== configurationId || call.ending) return
     if (channel.id !== call.callId) {

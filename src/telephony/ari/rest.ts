@@ -1,5 +1,5 @@
 import type {
-  AriConnectionSettings, AsteriskInfo, AsteriskPing, Bridge, Channel, LiveRecording,
+  AriConnectionSettings, AsteriskInfo, AsteriskPing, Bridge, Channel, LiveRecording, Playback,
 } from './types'
 
 /**
@@ -78,6 +78,11 @@ export type AriRest = {
   listBridges(): Promise<Bridge[]>
   addChannelToBridge(bridgeId: string, channelIds: readonly string[]): Promise<void>
   destroyBridge(bridgeId: string): Promise<void>
+  removeChannelFromBridge(bridgeId: string, channelIds: readonly string[]): Promise<void>
+  /** Plays to everyone in the bridge; `media` such as `tone:ring` or `sound:hello-world`. */
+  playOnBridge(bridgeId: string, params: { media: string; playbackId: string }): Promise<Playback>
+  /** DELETE /playbacks/{id}; one already finished throws AriError with status 404. */
+  stopPlayback(playbackId: string): Promise<void>
   externalMedia(params: ExternalMediaParams): Promise<Channel>
   recordBridge(bridgeId: string, params: RecordBridgeParams): Promise<LiveRecording>
   /** The unread response: stream its body (e.g. `Bun.write(path, response)`) rather than buffering a long call. */
@@ -173,6 +178,11 @@ export function createAriRest(settings: AriConnectionSettings, opts: AriRestOpti
     addChannelToBridge: (bridgeId, channelIds) =>
       noContent('POST', `/bridges/${segment(bridgeId)}/addChannel`, { channel: channelIds.join(',') }),
     destroyBridge: (bridgeId) => noContent('DELETE', `/bridges/${segment(bridgeId)}`),
+    removeChannelFromBridge: (bridgeId, channelIds) =>
+      noContent('POST', `/bridges/${segment(bridgeId)}/removeChannel`, { channel: channelIds.join(',') }),
+    playOnBridge: (bridgeId, params) =>
+      json<Playback>('POST', `/bridges/${segment(bridgeId)}/play`, { media: params.media, playbackId: params.playbackId }),
+    stopPlayback: (playbackId) => noContent('DELETE', `/playbacks/${segment(playbackId)}`),
     externalMedia: (params) =>
       json<Channel>('POST', '/channels/externalMedia', {
         channelId: params.channelId,

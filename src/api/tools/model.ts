@@ -1,0 +1,14 @@
+import { t } from 'elysia'
+
+/** The request and response shapes the domain declares, described to OpenAPI from here with the routes' own. */
+export {
+  CreateToolBody,
+  UpdateToolBody,
+  ToolView,
+  ToolArchived,
+  ToolListQuery,
+  ToolSettingsBody,
+  ToolSettingsView,
+} from '../../tools/schemas'
+
+export const ToolUuidParam = t.Object({ tool_uuid: t.String({ maxLength: 64 }) })

@@ -1,0 +1,58 @@
+import { Elysia, t } from 'elysia'
+import type { AppContext } from '../../context'
+import { auth } from '../auth'
+import { authErrors, ErrorDetail } from '../schemas'
+import { archiveTool, createTool, getTool, listTools, updateTool } from '../../tools/service'
+import { getToolSettings, putToolSettings } from '../../tools/settings'
+import {
+  CreateToolBody,
+  ToolArchived,
+  ToolListQuery,
+  ToolSettingsBody,
+  ToolSettingsView,
+  ToolUuidParam,
+  ToolView,
+  UpdateToolBody,
+} from './model'
+
+const tags = ['Tools']
+const toolErrors = { 404: ErrorDetail, ...authErrors }
+
+export const toolRoutes = (ctx: AppContext) =>
+  new Elysia({ prefix: '/api/v1' })
+    .use(auth(ctx))
+    .get('/tools/', ({ principal, query }) => listTools(ctx, principal.organizationId, query), {
+      query: ToolListQuery,
+      response: { 200: t.Array(ToolView), ...authErrors },
+      detail: { tags, summary: 'List the organization\'s tools (active ones unless `status` says otherwise)' },
+    })
+    .post('/tools/', ({ principal, body }) => createTool(ctx, principal.organizationId, body), {
+      body: CreateToolBody,
+      response: { 200: ToolView, ...authErrors },
+      detail: { tags, summary: 'Create a tool: an HTTP request, ending or transferring the call, or a calculator' },
+    })
+    .get('/tools/:tool_uuid', ({ principal, params }) => getTool(ctx, principal.organizationId, params.tool_uuid), {
+      params: ToolUuidParam,
+      response: { 200: ToolView, ...toolErrors },
+      detail: { tags, summary: 'Get a tool (archived ones too)' },
+    })
+    .put('/tools/:tool_uuid', ({ principal, params, body }) => updateTool(ctx, principal.organizationId, params.tool_uuid, body), {
+      params: ToolUuidParam,
+      body: UpdateToolBody,
+      response: { 200: ToolView, ...toolErrors },
+      detail: { tags, summary: 'Update a tool partially; `status: active` restores an archived one' },
+    })
+    .delete('/tools/:tool_uuid', ({ principal, params }) => archiveTool(ctx, principal.organizationId, params.tool_uuid), {
+      params: ToolUuidParam,
+      response: { 200: ToolArchived, ...toolErrors },
+      detail: { tags, summary: 'Archive a tool: agents can no longer be saved or published naming it' },
+    })
+    .get('/organizations/tool-settings', ({ principal }) => getToolSettings(ctx, principal.organizationId), {
+      response: { 200: ToolSettingsView, ...authErrors },
+      detail: { tags, summary: 'The hosts the organization\'s HTTP tools may call' },
+    })
+    .put('/organizations/tool-settings', ({ principal, body }) => putToolSettings(ctx, principal.organizationId, body), {
+      body: ToolSettingsBody,
+      response: { 200: ToolSettingsView, ...authErrors },
+      detail: { tags, summary: 'Set the hosts the organization\'s HTTP tools may call (null: any host)' },
+    })

@@ -1,0 +1,33 @@
+import type { WorkflowDefinition } from '../agents/definition'
+import type { AppContext } from '../context'
+import type { ConversationTools } from '../conversation/tool-calls'
+import { credentialHeaders } from '../credentials/headers'
+import { readCredential } from '../credentials/store'
+import { nodeToolUuids } from '../conversation/graph'
+import { callHttpTool } from './http-tool'
+import { activeToolsByUuid } from './service'
+import { getToolSettings } from './settings'
+
+/**
+ * The tools of one run, for `createConversation({ tools })`: the organization's active tools the definition's nodes
+ * name, and HTTP calls made under the organization's current allow-list, with the tool's credential, never towards
+ * this appliance, each logged (method, host, status, duration; never the path, query or credential).
+ */
+export function conversationTools(ctx: AppContext, organizationId: number, definition: WorkflowDefinition, runId?: number): ConversationTools {
+  return {
+    byUuid: activeToolsByUuid(ctx, organizationId, definition.nodes.flatMap(nodeToolUuids)),
+    async callHttp(tool, config, args, variables, signal) {
+      const outcome = await callHttpTool(config, args, variables, {
+        allowedHosts: getToolSettings(ctx, organizationId).allowed_hosts,
+        appliance: { listenHost: ctx.config.httpHost, listenPort: ctx.config.httpPort, publicUrl: ctx.config.publicUrl },
+        async credentialHeaders(credentialUuid) {
+          const credential = readCredential(ctx, organizationId, credentialUuid)
+          if (!credential) throw new Error(`credential ${credentialUuid} not found`)
+          return credentialHeaders(credential)
+        },
+      }, signal, new Date(ctx.clock.now()))
+      ctx.log.info({ runId, toolUuid: tool.tool_uuid, ...outcome.request, outcome: outcome.result.status }, 'tool HTTP request')
+      return outcome
+    },
+  }
+}

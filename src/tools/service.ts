@@ -1,0 +1,157 @@
+import { and, asc, eq, inArray } from 'drizzle-orm'
+import type { DefinitionError, WorkflowDefinition } from '../agents/definition'
+import type { AppContext } from '../context'
+import { tools, type ToolRow } from '../db/schema'
+import { readCredential } from '../credentials/store'
+import { isoNow } from '../lib/clock'
+import { invalid, notFound } from '../lib/errors'
+import { valueError, type ValidationItem } from '../lib/validation'
+import { checkDefinition } from './definitions'
+import { toolFunctionName } from './functions'
+import {
+  TOOL_TYPES,
+  type AgentTool,
+  type CreateToolInput,
+  type ToolCategory,
+  type ToolStatus,
+  type ToolViewShape,
+  type UpdateToolInput,
+} from './schemas'
+
+/** The organization's tools: `/tools` CRUD (DELETE archives), and the lookups agents and the runtime make. */
+
+const DEFAULT_ICON = 'globe'
+const DEFAULT_ICON_COLOR = '#3B82F6'
+const STATUSES: ToolStatus[] = ['active', 'archived']
+
+const toolNotFound = () => notFound('Tool not found')
+
+export function toolView(row: ToolRow): ToolViewShape {
+  return {
+    id: row.id,
+    tool_uuid: row.toolUuid,
+    name: row.name,
+    description: row.description,
+    category: row.category,
+    icon: row.icon,
+    icon_color: row.iconColor,
+    status: row.status,
+    definition: row.definition,
+    function_name: toolFunctionName(row.name),
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  }
+}
+
+/** A comma-separated filter of allowed values, or the 422 naming the unknown ones. */
+function parseFilter<T extends string>(raw: string | undefined, allowed: readonly T[], field: string): T[] | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined
+  const values = raw.split(',').map((value) => value.trim())
+  const unknown = values.filter((value) => !allowed.includes(value as T))
+  if (unknown.length > 0) {
+    throw invalid([valueError(['query', field], `unknown ${field} ${unknown.map((value) => `'${value}'`).join(', ')}; use ${allowed.join(', ')}`, raw)])
+  }
+  return values as T[]
+}
+
+export function listTools(ctx: AppContext, organizationId: number, filters: { status?: string; category?: string }): ToolViewShape[] {
+  const statuses = parseFilter(filters.status, STATUSES, 'status') ?? ['active']
+  const categories = parseFilter(filters.category, TOOL_TYPES, 'category')
+  return ctx.db.select().from(tools)
+    .where(and(
+      eq(tools.organizationId, organizationId),
+      inArray(tools.status, statuses),
+      categories ? inArray(tools.category, categories) : undefined,
+    ))
+    .orderBy(asc(tools.id))
+    .all()
+    .map(toolView)
+}
+
+function findTool(ctx: AppContext, organizationId: number, toolUuid: string): ToolRow {
+  const row = ctx.db.select().from(tools).where(and(eq(tools.toolUuid, toolUuid), eq(tools.organizationId, organizationId))).get()
+  if (!row) throw toolNotFound()
+  return row
+}
+
+export const getTool = (ctx: AppContext, organizationId: number, toolUuid: string) => toolView(findTool(ctx, organizationId, toolUuid))
+
+function checkedDefinition(ctx: AppContext, organizationId: number, definition: CreateToolInput['definition'], category: ToolCategory | null | undefined) {
+  const { definition: checked, problems } = checkDefinition(definition, ['body', 'definition'])
+  const items: ValidationItem[] = [...problems]
+  const credentialUuid = checked.type === 'http_api' ? checked.config.credential_uuid : null
+  if (credentialUuid && !readCredential(ctx, organizationId, credentialUuid)) {
+    items.push(valueError(['body', 'definition', 'http_api', 'config', 'credential_uuid'], `credential '${credentialUuid}' is not a credential of this organization`, credentialUuid))
+  }
+  if (category && category !== definition.type) {
+    items.push(valueError(['body', 'category'], `category '${category}' must match definition.type '${definition.type}'`, category))
+  }
+  if (items.length > 0) throw invalid(items)
+  return checked
+}
+
+export function createTool(ctx: AppContext, organizationId: number, body: CreateToolInput): ToolViewShape {
+  const definition = checkedDefinition(ctx, organizationId, body.definition, body.category)
+  const now = isoNow(ctx.clock)
+  const row = ctx.db.insert(tools).values({
+    organizationId,
+    toolUuid: crypto.randomUUID(),
+    name: body.name,
+    description: body.description ?? null,
+    category: definition.type,
+    icon: body.icon ?? DEFAULT_ICON,
+    iconColor: body.icon_color ?? DEFAULT_ICON_COLOR,
+    definition,
+    createdAt: now,
+    updatedAt: now,
+  }).returning().get()
+  return toolView(row)
+}
+
+/** Changes what is sent; a new definition may change the tool's type (its category follows). */
+export function updateTool(ctx: AppContext, organizationId: number, toolUuid: string, body: UpdateToolInput): ToolViewShape {
+  const current = findTool(ctx, organizationId, toolUuid)
+  const definition = body.definition ? checkedDefinition(ctx, organizationId, body.definition, null) : current.definition
+  const row = ctx.db.update(tools).set({
+    name: body.name ?? current.name,
+    description: body.description === undefined ? current.description : body.description,
+    icon: body.icon ?? current.icon,
+    iconColor: body.icon_color ?? current.iconColor,
+    status: body.status ?? current.status,
+    definition,
+    category: definition.type,
+    updatedAt: isoNow(ctx.clock),
+  }).where(eq(tools.id, current.id)).returning().get()
+  return toolView(row)
+}
+
+/** Archived, not removed: agent versions and runs keep naming it; PUT `status: active` brings it back. */
+export function archiveTool(ctx: AppContext, organizationId: number, toolUuid: string): { status: 'archived'; tool_uuid: string } {
+  const current = findTool(ctx, organizationId, toolUuid)
+  ctx.db.update(tools).set({ status: 'archived', updatedAt: isoNow(ctx.clock) }).where(eq(tools.id, current.id)).run()
+  return { status: 'archived', tool_uuid: toolUuid }
+}
+
+/** The active tools of the organization among `uuids`, by uuid; uuids of archived tools, of other organizations or of nothing are absent. */
+export function activeToolsByUuid(ctx: AppContext, organizationId: number, uuids: readonly string[]): Map<string, AgentTool> {
+  if (uuids.length === 0) return new Map()
+  const rows = ctx.db.select().from(tools)
+    .where(and(eq(tools.organizationId, organizationId), eq(tools.status, 'active'), inArray(tools.toolUuid, [...new Set(uuids)])))
+    .all()
+  return new Map(rows.map((row) => [row.toolUuid, { tool_uuid: row.toolUuid, name: row.name, description: row.description, definition: row.definition }]))
+}
+
+/** The `tool_uuids` of a definition's nodes that name no active tool of the organization, one error per node and uuid. */
+export function unknownToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): DefinitionError[] {
+  const named = definition.nodes.map((node) => ({
+    node,
+    uuids: Array.isArray(node.data.tool_uuids) ? node.data.tool_uuids.filter((uuid): uuid is string => typeof uuid === 'string') : [],
+  }))
+  const known = activeToolsByUuid(ctx, organizationId, named.flatMap(({ uuids }) => uuids))
+  return named.flatMap(({ node, uuids }) => uuids.filter((uuid) => !known.has(uuid)).map((uuid) => ({
+    kind: 'node' as const,
+    id: node.id,
+    field: 'data.tool_uuids',
+    message: `Tool '${uuid}' is not an active tool of this organization`,
+  })))
+}

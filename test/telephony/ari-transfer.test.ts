@@ -1,0 +1,140 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { manualClock } from '../../src/lib/clock'
+import { startAriManager } from '../../src/telephony/ari/manager'
+import { HOLD_TONE, transferFailure } from '../../src/telephony/ari/transfer'
+import type { AnsweredCall } from '../../src/telephony/call-session'
+import { createTestApp, type TestApp } from '../support/app'
+import { startFakeAri, type FakeAri } from '../support/fake-ari'
+import { createConfiguration } from '../support/telephony'
+import { waitFor } from '../support/wait'
+
+/**
+ * Transfer by bridge swap, black-box: a call placed through the API to the fake Asterisk (recorded scenarios), the
+ * conversation hook attaching its media leg as the engine does, then AnsweredCall.transfer towards destinations that
+ * answer, are busy, ring out or refuse; the run shows the transfer after the call ends.
+ */
+
+let t: TestApp
+let fake: FakeAri
+let clock: ReturnType<typeof manualClock>
+let answered: { call: AnsweredCall; mediaChannelId: string }[]
+
+beforeEach(async () => {
+  fake = await startFakeAri()
+  clock = manualClock(Date.parse('2026-01-05T10:00:00Z'))
+  t = createTestApp({ clock })
+  answered = []
+  startAriManager(t.ctx, {
+    events: { backoff: { baseMs: 2, capMs: 10 } },
+    conversation: { async onAnswered(call) { answered.push({ call, mediaChannelId: await call.attachExternalMedia() }) } },
+  })
+})
+afterEach(async () => {
+  await t.ctx.ari!.stop()
+  await fake.close()
+  t.close()
+})
+
+/** An agent with an API trigger, an ARI configuration on the fake, and a call to `Local/102@test` (answers, stays up). */
+async function answeredCall(configurations: Record<string, unknown> = {}) {
+  const config = await createConfiguration(t, 'pbx', { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass' }, { isDefaultOutbound: true })
+  await waitFor('ARI connected', () => t.ctx.ariConnected(config.id))
+  const agent = await t.request('POST', '/api/v1/workflow/create/definition', {
+    body: {
+      name: 'Front desk',
+      workflow_definition: {
+        nodes: [
+          { id: '1', type: 'startCall', data: { name: 'Start', prompt: 'Help the caller.' } },
+          { id: '2', type: 'trigger', data: { name: 'API', trigger_path: crypto.randomUUID() } },
+        ],
+        edges: [],
+      },
+      workflow_configurations: configurations,
+    },
+  })
+  const started = await t.request('POST', `/api/v1/public/agent/workflow/${agent.body.workflow_uuid}`, { body: { phone_number: 'Local/102@test' } })
+  expect(started.status, started.text).toBe(200)
+  await waitFor('answered and media attached', () => answered.length === 1)
+  const { call, mediaChannelId } = answered[0]
+  return { call, mediaChannelId, agentId: agent.body.id as number, runId: started.body.workflow_run_id as number }
+}
+
+const transferOriginate = () => fake.requests.find((request) => request.path === '/ari/channels' && request.query.appArgs?.startsWith('transfer,'))
+
+describe('transfer by bridge swap', () => {
+  test('answered: ring tone while it rings, the destination joins the caller, the agent leg goes; the run records the transfer and talk time', async () => {
+    const { call, mediaChannelId, agentId, runId } = await answeredCall()
+    const result = await call.transfer({ destination: 'Local/102@test', timeoutSeconds: 20 })
+    const destinationId = `${call.callId}-transfer`
+    expect(result).toEqual({ status: 'transferred', channelId: destinationId })
+    const callerApp = fake.requests.find((request) => request.path === '/ari/channels' && request.query.channelId === call.callId)!.query.app
+    expect(transferOriginate()?.query).toMatchObject({ endpoint: 'Local/102@test', app: callerApp, channelId: destinationId, timeout: '20', appArgs: `transfer,${destinationId}` })
+    const tone = fake.requests.find((request) => request.path === `/ari/bridges/${call.bridgeId}/play`)
+    expect(tone?.query).toMatchObject({ media: HOLD_TONE, playbackId: `${destinationId}-hold` })
+    expect(fake.requests.some((request) => request.method === 'DELETE' && request.path === `/ari/playbacks/${destinationId}-hold`)).toBe(true)
+    expect(fake.playingIds()).toEqual([])
+    expect(fake.bridgeChannels(call.bridgeId)).toEqual([call.callId, destinationId])
+    await waitFor('agent media leg hung up', () => !fake.liveChannelIds().includes(mediaChannelId))
+
+    clock.advance(95_000)
+    fake.hangup(destinationId)
+    await waitFor('caller hung up after the destination', () => !fake.liveChannelIds().includes(call.callId))
+    await waitFor('run completed', async () => (await t.request('GET', `/api/v1/workflow/${agentId}/runs/${runId}`)).body.is_completed)
+    const run = (await t.request('GET', `/api/v1/workflow/${agentId}/runs/${runId}`)).body
+    expect(run.gathered_context).toMatchObject({ call_disposition: 'call_transferred', transfer_destination: 'Local/102@test', transfer_talk_seconds: 95 })
+    expect(run.logs.telephony.transfer).toEqual({ destination: 'Local/102@test', connected_at: '2026-01-05T10:00:00.000Z', talk_seconds: 95 })
+  })
+
+  const failures = [
+    { scenario: 'busy', destination: 'Local/486@test', reason: 'busy', message: 'The destination is busy' },
+    { scenario: 'no answer', destination: 'Local/408@test', reason: 'no_answer', message: 'No answer within 5 seconds' },
+    { scenario: 'rejected', destination: 'Local/603@test', reason: 'rejected', message: 'The destination refused the call' },
+    { scenario: 'congestion', destination: 'Local/500@test', reason: 'failed', message: 'The transfer failed: Circuit/channel congestion' },
+  ] as const
+  for (const row of failures) {
+    test(`${row.scenario}: the transfer fails (${row.reason}) and the call stays with the agent`, async () => {
+      const { call, mediaChannelId } = await answeredCall()
+      const result = await call.transfer({ destination: row.destination, timeoutSeconds: 5 })
+      expect(result).toEqual({ status: 'failed', reason: row.reason, message: row.message })
+      expect(fake.bridgeChannels(call.bridgeId)).toEqual([call.callId, mediaChannelId])
+      expect(fake.playingIds()).toEqual([])
+      expect(fake.liveChannelIds()).not.toContain(`${call.callId}-transfer`)
+      // A second attempt is possible.
+      expect((await call.transfer({ destination: 'Local/102@test', timeoutSeconds: 5 })).status).toBe('transferred')
+    })
+  }
+
+  test('a destination the dial rules refuse fails before anything is dialled', async () => {
+    const { call } = await answeredCall()
+    expect(await call.transfer({ destination: '555 0100', timeoutSeconds: 5 })).toMatchObject({ status: 'failed', reason: 'failed', message: expect.stringContaining('spaces') })
+    expect(transferOriginate()).toBeUndefined()
+  })
+
+  test('the caller hanging up while the destination rings stops the transfer and hangs the destination up', async () => {
+    const { call } = await answeredCall()
+    const pending = call.transfer({ destination: 'Local/408@test', timeoutSeconds: 60 })
+    await waitFor('destination ringing', () => fake.liveChannelIds().includes(`${call.callId}-transfer`))
+    fake.hangup(call.callId)
+    expect(await pending).toEqual({ status: 'failed', reason: 'failed', message: 'The call ended during the transfer' })
+    await waitFor('destination hung up', () => !fake.liveChannelIds().includes(`${call.callId}-transfer`))
+  })
+
+  test('after the transfer the agent\'s max call duration no longer hangs the call up; the caller hanging up ends the destination', async () => {
+    const { call } = await answeredCall({ max_call_duration_seconds: 1 })
+    expect((await call.transfer({ destination: 'Local/102@test', timeoutSeconds: 5 })).status).toBe('transferred')
+    await Bun.sleep(1_200)
+    expect(fake.liveChannelIds()).toContain(call.callId)
+    fake.hangup(call.callId)
+    await waitFor('destination hung up with the caller', () => !fake.liveChannelIds().includes(`${call.callId}-transfer`))
+  })
+})
+
+describe('transfer failure causes', () => {
+  test('Q.850 causes and Dial statuses compared as numbers and values', () => {
+    expect(transferFailure({ code: 0, text: 'Unknown' }, 'BUSY', 30)).toMatchObject({ reason: 'busy' })
+    expect(transferFailure({ code: 17, text: 'User busy' }, '', 30)).toMatchObject({ reason: 'busy' })
+    expect(transferFailure({ code: 19, text: 'User alerting, no answer' }, '', 30)).toEqual({ status: 'failed', reason: 'no_answer', message: 'No answer within 30 seconds' })
+    expect(transferFailure({ code: 21, text: 'Call Rejected' }, 'NOANSWER', 30)).toMatchObject({ reason: 'rejected' })
+    expect(transferFailure({ code: 1, text: 'Unallocated (unassigned) number' }, 'CHANUNAVAIL', 30)).toMatchObject({ reason: 'failed' })
+  })
+})
