@@ -1,7 +1,8 @@
 import { Type as t } from '@sinclair/typebox'
+import { MAX_NAME_LENGTH, MAX_TOKEN_LENGTH } from '../lib/limits'
 
 // The pattern is what the 422 mapping reports; `format` is for the OpenAPI document.
-const Uuid = t.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' })
+const Uuid = t.String({ format: 'uuid', maxLength: 36, pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' })
 
 const Settings = t.Record(t.String(), t.Unknown())
 
@@ -12,7 +13,7 @@ const ServiceOverride = t.Object({
 
 const FallbackRule = t.Object({
   condition: t.Object({
-    type: t.String({ description: 'When to switch, e.g. no_output.' }),
+    type: t.String({ maxLength: MAX_TOKEN_LENGTH, description: 'When to switch, e.g. no_output.' }),
     after_ms: t.Optional(t.Integer({ minimum: 0 })),
   }),
   target: t.Object({ provider_connection_uuid: Uuid, settings: t.Optional(Settings) }),
@@ -30,7 +31,7 @@ export const ModelOverrides = t.Object({
 })
 
 export const TriggerCallBody = t.Object({
-  phone_number: t.String({ description: 'Number to call: E.164 for carriers; ARI also takes extensions, SIP URIs and dial strings.' }),
+  phone_number: t.String({ maxLength: MAX_NAME_LENGTH, description: 'Number to call: E.164 for carriers; ARI also takes extensions, SIP URIs and dial strings.' }),
   initial_context: t.Optional(t.Union([t.Record(t.String(), t.Unknown()), t.Null()], {
     description: 'Runtime data for the agent, available to its prompts as template variables.',
   })),

@@ -2,26 +2,27 @@ import { Type as t } from '@sinclair/typebox'
 import { valueError } from '../../lib/validation'
 import { isPlainObject } from '../../lib/values'
 import { HTTP_URL_PATTERN, nullableString, providerTag, randomHex, type ProviderInfo } from './shared'
+import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGTH } from '../../lib/limits'
 
 // Asterisk ARI: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 
 const DEFAULT_PBX_API_SOURCE = 'ringbase'
 
 const VicidialAgentApiSchema = t.Object({
-  url: t.String({ minLength: 1, pattern: HTTP_URL_PATTERN, description: 'Full http(s) URL of the VICIdial agent API (agc/api.php).' }),
-  username: t.String({ minLength: 1, description: 'VICIdial agent API user.' }),
-  password: t.String({ minLength: 1, description: 'Password of the VICIdial agent API user.' }),
-  source: t.Optional(t.String({ default: DEFAULT_PBX_API_SOURCE, description: 'Source tag sent with every agent API request.' })),
+  url: t.String({ minLength: 1, maxLength: MAX_URL_LENGTH, pattern: HTTP_URL_PATTERN, description: 'Full http(s) URL of the VICIdial agent API (agc/api.php).' }),
+  username: t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'VICIdial agent API user.' }),
+  password: t.String({ minLength: 1, maxLength: MAX_SECRET_LENGTH, description: 'Password of the VICIdial agent API user.' }),
+  source: t.Optional(t.String({ default: DEFAULT_PBX_API_SOURCE, maxLength: MAX_NAME_LENGTH, description: 'Source tag sent with every agent API request.' })),
 })
 
 const VicidialNonAgentApiSchema = t.Object({
-  url: t.Optional(t.Union([t.String({ pattern: '^(https?://\\S+)?$' }), t.Null()], {
+  url: t.Optional(t.Union([t.String({ maxLength: MAX_URL_LENGTH, pattern: '^(https?://\\S+)?$' }), t.Null()], {
     default: null,
     description: 'Full http(s) URL of the VICIdial non-agent API (non_agent_api.php). Empty disables it.',
   })),
   username: nullableString('VICIdial non-agent API user.'),
-  password: nullableString('Password of the VICIdial non-agent API user.'),
-  source: t.Optional(t.String({ default: DEFAULT_PBX_API_SOURCE, description: 'Source tag sent with every non-agent API request.' })),
+  password: nullableString('Password of the VICIdial non-agent API user.', MAX_SECRET_LENGTH),
+  source: t.Optional(t.String({ default: DEFAULT_PBX_API_SOURCE, maxLength: MAX_NAME_LENGTH, description: 'Source tag sent with every non-agent API request.' })),
 })
 
 const ExternalPbxSchema = t.Object({
@@ -33,12 +34,13 @@ const ExternalPbxSchema = t.Object({
 
 export const AriConfigSchema = t.Object({
   provider: providerTag('ari'),
-  ari_endpoint: t.String({ pattern: HTTP_URL_PATTERN, description: 'ARI base URL without /ari, e.g. http://pbx.example.com:8088.' }),
-  app_name: t.String({ description: 'ARI username (the section name in ari.conf).' }),
-  app_password: t.String({ description: 'ARI password.' }),
-  ws_client_name: t.Optional(t.String({ default: '', description: 'Connection name in websocket_client.conf used for external media.' })),
+  ari_endpoint: t.String({ maxLength: MAX_URL_LENGTH, pattern: HTTP_URL_PATTERN, description: 'ARI base URL without /ari, e.g. http://pbx.example.com:8088.' }),
+  app_name: t.String({ maxLength: MAX_NAME_LENGTH, description: 'ARI username (the section name in ari.conf).' }),
+  app_password: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'ARI password.' }),
+  ws_client_name: t.Optional(t.String({ default: '', maxLength: MAX_NAME_LENGTH, description: 'Connection name in websocket_client.conf used for external media.' })),
   dial_string_template: t.Optional(t.String({
     default: 'PJSIP/{number}',
+    maxLength: MAX_NAME_LENGTH,
     pattern: '\\{number\\}',
     description: 'How a destination is dialled; {number} is replaced by it. A destination that already names a channel technology (PJSIP/, SIP/, IAX2/, Local/, DAHDI/) is dialled as written.',
   })),

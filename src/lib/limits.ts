@@ -1,0 +1,14 @@
+/**
+ * How much a request may carry. Every string a request schema declares has a maxLength (test/api/request-limits.test.ts
+ * reads the OpenAPI document to make sure), so no rule and no pattern ever runs over an unbounded string.
+ */
+
+/** Names, labels, file names, identifiers and numbers a client picks. */
+export const MAX_NAME_LENGTH = 255
+/** Short tokens: dates, sort keys, ids minted by the server, signatures. */
+export const MAX_TOKEN_LENGTH = 128
+export const MAX_URL_LENGTH = 2048
+/** Passwords, API tokens and keys (a PEM private key included). */
+export const MAX_SECRET_LENGTH = 8192
+/** Longer free text: descriptions, JSON filter lists in a query string. */
+export const MAX_TEXT_LENGTH = 8192
