@@ -12,3 +12,6 @@ export const MAX_URL_LENGTH = 2048
 export const MAX_SECRET_LENGTH = 8192
 /** Longer free text: descriptions, JSON filter lists in a query string. */
 export const MAX_TEXT_LENGTH = 8192
+
+/** The largest JSON body any route takes; only the signed upload PUT streams more (up to --max-upload-bytes). */
+export const MAX_JSON_BODY_BYTES = 1024 * 1024

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startHttpTestApp, type HttpTestApp } from '../support/http-app'
+import { rawHttp } from '../support/raw-http'
 
 // What one request may carry. Also run against the compiled binary (test/binary-http.test.ts).
 
@@ -58,6 +59,59 @@ describe('request strings are bounded', () => {
 
   test('a file name of 255 characters ending in .csv is still fine', async () => {
     const response = await t.request('POST', '/api/v1/s3/presigned-upload-url', { body: { file_name: `${'a'.repeat(251)}.csv`, file_size: 10 } })
+    expect(response.status).toBe(200)
+  })
+})
+
+const HUNDRED_MB = 100 * 1024 * 1024
+
+/** A request head announcing a body that never comes: only a server that answers without reading it answers at all. */
+const headOnly = (method: string, path: string, headers: Record<string, string>) =>
+  `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`
+
+describe('bodies are read only after authentication, and at most 1 MiB of them', () => {
+  test('no key and a 100 MB body announced: 401 at once, nothing read', async () => {
+    const response = await rawHttp(await t.httpUrl(), headOnly('POST', '/api/v1/workflow/create/definition', {
+      'content-type': 'application/json', 'content-length': String(HUNDRED_MB),
+    }))
+    expect(response.status).toBe(401)
+    expect(JSON.parse(response.body)).toEqual({ detail: expect.any(String) })
+  })
+
+  test('a wrong key, the same: 401 at once', async () => {
+    const response = await rawHttp(await t.httpUrl(), headOnly('POST', '/api/v1/user/api-keys', {
+      'x-api-key': 'rb_wrong', 'content-type': 'application/json', 'content-length': String(HUNDRED_MB),
+    }))
+    expect(response.status).toBe(401)
+  })
+
+  test('a valid key and a body announced above 1 MiB: 413 {detail} at once', async () => {
+    const response = await rawHttp(await t.httpUrl(), headOnly('POST', '/api/v1/user/api-keys', {
+      'x-api-key': t.adminKey, 'content-type': 'application/json', 'content-length': String(1024 * 1024 + 1),
+    }))
+    expect(response.status).toBe(413)
+    expect(JSON.parse(response.body)).toEqual({ detail: expect.stringContaining('1048576 bytes') })
+  })
+
+  test('a public route that reads its body (run trigger): 413 at once for a body announced above 1 MiB', async () => {
+    const response = await rawHttp(await t.httpUrl(), headOnly('POST', '/api/v1/public/agent/some-trigger', {
+      'content-type': 'application/json', 'content-length': String(HUNDRED_MB),
+    }))
+    expect(response.status).toBe(413)
+  })
+
+  test('a chunked body is cut off at 1 MiB: 413, and nothing is created', async () => {
+    const chunk = `{"name":"${'x'.repeat(2 * 1024 * 1024)}"}`
+    const head = headOnly('POST', '/api/v1/user/api-keys', {
+      'x-api-key': t.adminKey, 'content-type': 'application/json', 'transfer-encoding': 'chunked',
+    })
+    const response = await rawHttp(await t.httpUrl(), head, `${chunk.length.toString(16)}\r\n${chunk}\r\n0\r\n\r\n`)
+    expect(response.status).toBe(413)
+    expect((await t.request('GET', '/api/v1/user/api-keys')).body).toHaveLength(1)
+  })
+
+  test('a body just under 1 MiB is read as usual (and judged by its schema)', async () => {
+    const response = await t.request('POST', '/api/v1/user/api-keys', { body: { name: 'n', padding: 'x'.repeat(1024 * 1024 - 100) } })
     expect(response.status).toBe(200)
   })
 })

@@ -23,6 +23,8 @@ export type TestApp = {
   logText(): string
   request(method: string, path: string, options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<TestResponse>
   newOrg(name: string, scope?: ApiKeyScope): { organizationId: number; key: string }
+  /** The app served over real HTTP on 127.0.0.1 (started on first call), for tests that write raw requests. */
+  httpUrl(): Promise<string>
   close(): void
 }
 
@@ -43,6 +45,7 @@ export function createTestApp(options: { flags?: Flags; env?: Record<string, str
   for (const provider of Object.keys(ctx.providerApis) as (keyof AppContext['providerApis'])[]) ctx.providerApis[provider] = UNREACHABLE_URL
   const adminKey = bootstrapInstallation(ctx)!.api_key
   const app = createApp(ctx)
+  let server: ReturnType<typeof Bun.serve> | null = null
   return {
     app,
     ctx,
@@ -66,7 +69,12 @@ export function createTestApp(options: { flags?: Flags; env?: Record<string, str
       const organizationId = ensureOrganization(ctx, name)
       return { organizationId, key: createApiKey(ctx, organizationId, `${name} key`, scope).api_key }
     },
+    async httpUrl() {
+      server ??= Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => app.handle(request) })
+      return `http://127.0.0.1:${server.port}`
+    },
     close() {
+      void server?.stop(true)
       ctx.sqlite.close()
       rmSync(dataDir, { recursive: true, force: true })
     },
