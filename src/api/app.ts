@@ -4,6 +4,7 @@ import docsPage from './docs.html' with { type: 'text' }
 import { errorResponse, sentBodyItems } from './errors'
 import { invalid } from '../lib/errors'
 import { openApiDocument } from './openapi-document'
+import { parseBody } from './request-body'
 import { agentRoutes } from './agents/routes'
 import { apiKeyRoutes } from './api-keys/routes'
 import { campaignRoutes } from './campaigns/routes'
@@ -32,6 +33,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
       startedAt.set(request, { id, at: performance.now() })
       set.headers['x-request-id'] = id
     })
+    .onParse({ as: 'global' }, (context, contentType) => parseBody(app, context, contentType))
     .onTransform({ as: 'global' }, ({ request, body }) => {
       sentBodies.set(request, body)
     })
