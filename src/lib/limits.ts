@@ -15,3 +15,9 @@ export const MAX_TEXT_LENGTH = 8192
 
 /** The largest JSON body any route takes; only the signed upload PUT streams more (up to --max-upload-bytes). */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024
+
+/**
+ * How deep a JSON body may nest (the body itself is level 1). Free-form objects (initial_context, definitions, model
+ * settings) are stored as JSON, and SQLite's JSON functions stop at 1000 levels; nobody needs more than a few.
+ */
+export const MAX_JSON_DEPTH = 32

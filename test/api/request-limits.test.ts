@@ -115,3 +115,34 @@ describe('bodies are read only after authentication, and at most 1 MiB of them',
     expect(response.status).toBe(200)
   })
 })
+
+/** `{"a": {"a": … 1}}` with `levels` objects. */
+const nested = (levels: number): unknown => (levels === 0 ? 1 : { a: nested(levels - 1) })
+
+describe('free-form objects nest at most 32 levels (the body is level 1)', () => {
+  test('initial_context 1,100 levels deep on a run start: 422 naming where, not a 500 from SQLite', async () => {
+    const trigger = t.newOrg('deep', 'trigger')
+    const response = await t.request('POST', '/api/v1/public/agent/workflow/00000000-0000-4000-8000-000000000000', {
+      key: trigger.key, body: { phone_number: '+14155550100', initial_context: nested(1100) },
+    })
+    expect(response.status).toBe(422)
+    expect(response.body.detail).toEqual([{
+      type: 'value_error', loc: ['body', 'initial_context', ...Array(31).fill('a')], msg: 'Value error, JSON may nest at most 32 levels deep', ctx: { max_depth: 32 },
+    }])
+  })
+
+  test('a workflow definition or an array nested too deep: 422, nothing saved', async () => {
+    const deepArray = JSON.parse(`${'['.repeat(40)}${']'.repeat(40)}`)
+    for (const workflow_definition of [nested(40), { nodes: deepArray, edges: [] }]) {
+      const response = await t.request('POST', '/api/v1/workflow/create/definition', { body: { name: 'Deep', workflow_definition } })
+      expect(response.status).toBe(422)
+      expect(response.body.detail[0].loc.slice(0, 2)).toEqual(['body', 'workflow_definition'])
+    }
+    expect((await t.request('GET', '/api/v1/workflow/count')).body.total).toBe(0)
+  })
+
+  test('32 levels are fine', async () => {
+    const response = await t.request('POST', '/api/v1/user/api-keys', { body: { name: 'Deep enough', extra: nested(31) } })
+    expect(response.status).toBe(200)
+  })
+})
