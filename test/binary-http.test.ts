@@ -12,6 +12,7 @@ const PURE_HTTP_SUITES = [
   'test/api/no-500.test.ts',
   'test/api/agents.test.ts',
   'test/api/request-limits.test.ts',
+  'test/api/host-routing.test.ts',
 ]
 
 test('the pure HTTP suites pass against the compiled binary', () => {

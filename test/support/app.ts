@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { createApp, type App } from '../../src/api/app'
+import { httpHandler } from '../../src/api/http-handler'
 import { loadConfig, type Flags } from '../../src/config'
 import { buildContext } from '../../src/boot'
 import type { AppContext } from '../../src/context'
@@ -70,7 +71,7 @@ export function createTestApp(options: { flags?: Flags; env?: Record<string, str
       return { organizationId, key: createApiKey(ctx, organizationId, `${name} key`, scope).api_key }
     },
     async httpUrl() {
-      server ??= Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => app.handle(request) })
+      server ??= Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: httpHandler(app) })
       return `http://127.0.0.1:${server.port}`
     },
     close() {
