@@ -13,6 +13,7 @@ const PURE_HTTP_SUITES = [
   'test/api/agents.test.ts',
   'test/api/request-limits.test.ts',
   'test/api/host-routing.test.ts',
+  'test/api/path-ids.test.ts',
 ]
 
 test('the pure HTTP suites pass against the compiled binary', () => {

@@ -27,14 +27,22 @@ const quoteList = (values: unknown[]) => {
   return quoted.length <= 1 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`
 }
 
-/** Query and path values arrive as strings; numbers and booleans in them are parsed the way Pydantic's lax mode does. */
+/**
+ * Query and path values arrive as strings. An integer in them is decimal digits, with a minus sign at most (no `0x1`,
+ * `1e0`, `+1`, `1.0` or spaces), as Elysia's coercion reads it too (src/api/schemas.ts); other numbers and booleans
+ * are parsed the way Pydantic's lax mode does.
+ */
 export type InputMode = 'json' | 'text'
+
+export const DECIMAL_INTEGER = /^-?\d+$/
 
 function checkNumber(schema: TSchema, value: unknown, loc: Loc, mode: InputMode): ValidationItem[] {
   const integer = schema[Kind] === 'Integer'
   let n: number
   if (typeof value === 'number') n = value
-  else if (typeof value === 'string' && mode === 'text' && value.trim() !== '' && Number.isFinite(Number(value))) n = Number(value)
+  else if (typeof value === 'string' && mode === 'text' && (integer ? DECIMAL_INTEGER.test(value) : value.trim() !== '' && Number.isFinite(Number(value)))) {
+    n = Number(value)
+  }
   else if (typeof value === 'string') {
     return [integer
       ? { type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input: value }

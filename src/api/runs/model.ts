@@ -1,7 +1,8 @@
 import { t } from 'elysia'
+import { PathId } from '../schemas'
 import { MAX_TEXT_LENGTH, MAX_TOKEN_LENGTH } from '../../lib/limits'
 
-export const RunParams = t.Object({ workflow_id: t.Integer(), run_id: t.Integer() })
+export const RunParams = t.Object({ workflow_id: PathId, run_id: PathId })
 
 export const DownloadParams = t.Object({ token: t.String({ maxLength: MAX_TOKEN_LENGTH }), artifact_type: t.String({ maxLength: MAX_TOKEN_LENGTH }) })
 
