@@ -79,9 +79,14 @@ export function requestValidationItems(
   })
 }
 
-function fallbackItem(error: { type?: string; message?: string }): ValidationItem {
+/**
+ * When Elysia refused a value our checker accepts (the two should agree; see lib/validation.ts), the item still names
+ * the field, from the path of Elysia's own first error (`/include_archived` → `['query', 'include_archived']`).
+ */
+function fallbackItem(error: { type?: string; valueError?: { path?: string } }): ValidationItem {
   const section = ({ params: 'path', headers: 'header' } as Record<string, string>)[error.type ?? ''] ?? error.type ?? 'body'
-  return { type: 'value_error', loc: [section] as Loc, msg: 'Value error, invalid input', input: null, ctx: { error: {} } }
+  const field = (error.valueError?.path ?? '').split('/').filter((part) => part !== '').map((part) => (/^\d+$/.test(part) ? Number(part) : part))
+  return { type: 'value_error', loc: [section, ...field] as Loc, msg: 'Value error, invalid input', input: null, ctx: { error: {} } }
 }
 
 type ErrorContext = {

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startHttpTestApp, type HttpTestApp } from '../support/http-app'
+import { Elysia } from 'elysia'
+import { errorResponse } from '../../src/api/errors'
+import { inProcessTest, startHttpTestApp, type HttpTestApp } from '../support/http-app'
 
 // Integer ids in paths are decimal digits, for every operation the OpenAPI document lists (one schema, PathId, in
-// src/api/schemas.ts). Also run against the compiled binary.
+// src/api/schemas.ts); every 422 names the field it is about. Also run against the compiled binary.
 
 let t: HttpTestApp
 let operations: { method: string; path: string; idParameters: string[] }[]
@@ -50,4 +52,32 @@ describe('integer path ids', () => {
     expect(archived.status).toBe(200)
     expect((await t.request('GET', '/api/v1/workflow/fetch/000123')).status).toBe(404)
   })
+})
+
+describe('every 422 names its loc', () => {
+  test.each([
+    ['/api/v1/user/api-keys?include_archived=1', ['query', 'include_archived']],
+    ['/api/v1/user/api-keys?include_archived=yes', ['query', 'include_archived']],
+    ['/api/v1/organizations/usage/runs?page=%2B1', ['query', 'page']],
+    ['/api/v1/organizations/usage/runs?limit=1e1', ['query', 'limit']],
+  ])('%s → 422 at %j', async (url, loc) => {
+    const response = await t.request('GET', url)
+    expect(response.status).toBe(422)
+    expect(response.body.detail.map((item: { loc: unknown[] }) => item.loc)).toEqual([loc])
+  })
+
+  test('true and false are the booleans of a query', async () => {
+    for (const value of ['true', 'false']) {
+      expect((await t.request('GET', `/api/v1/user/api-keys?include_archived=${value}`)).status).toBe(200)
+    }
+  })
+})
+
+inProcessTest('a value only Elysia refuses still gets a 422 naming the field, from Elysia\'s own error', async () => {
+  const response = errorResponse(new Elysia(), { error: () => undefined } as any, {
+    code: 'VALIDATION', error: { type: 'query', valueError: { path: '/include_archived' } }, request: new Request('http://localhost/x?include_archived=1'),
+    route: '/x', params: {}, set: { headers: {} },
+  })
+  expect(response.status).toBe(422)
+  expect(((await response.json()) as { detail: unknown }).detail).toEqual([expect.objectContaining({ loc: ['query', 'include_archived'] })])
 })
