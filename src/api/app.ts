@@ -5,6 +5,7 @@ import { errorResponse, sentBodyItems } from './errors'
 import { invalid } from '../lib/errors'
 import { openApiDocument } from './openapi-document'
 import { parseBody } from './request-body'
+import { loggedPath } from './request-log'
 import { agentRoutes } from './agents/routes'
 import { apiKeyRoutes } from './api-keys/routes'
 import { campaignRoutes } from './campaigns/routes'
@@ -54,7 +55,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
       ctx.log.info({
         requestId: started?.id,
         method: context.request.method,
-        path: context.path,
+        path: loggedPath(app, context.path),
         status: Number(context.set.status ?? 200),
         durationMs: started ? Math.round((performance.now() - started.at) * 100) / 100 : undefined,
         orgId: principal?.organizationId,

@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { AnyElysia } from 'elysia'
+import { loggedPath } from './request-log'
 import { routeHooks } from './route-hooks'
 import type { Logger } from '../log'
 import { checkValue, type Loc, type ValidationItem } from '../lib/validation'
@@ -121,6 +122,6 @@ export function errorResponse(app: AnyElysia, log: Logger, context: ErrorContext
     return json(422, [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: 'Invalid JSON body' } }])
   }
   if (code === 'NOT_FOUND') return json(404, 'Not Found')
-  log.error({ err: error, requestId: context.requestId, path: new URL(context.request.url).pathname }, 'unhandled error')
+  log.error({ err: error, requestId: context.requestId, path: loggedPath(app, new URL(context.request.url).pathname) }, 'unhandled error')
   return json(500, 'Internal Server Error')
 }
