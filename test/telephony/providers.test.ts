@@ -436,3 +436,19 @@ describe('setup checklist', () => {
     expect(checklist.steps.every((step) => step.complete)).toBe(true)
   })
 })
+
+describe('destinations', () => {
+  /** Dotted paths of every string in a provider's schema whose pattern is a URL's. */
+  const urlFields = (schema: TSchema, prefix = ''): string[] => {
+    if (schema[Kind] === 'Union') return (schema.anyOf as TSchema[]).flatMap((branch) => urlFields(branch, prefix))
+    if (schema[Kind] === 'Object') {
+      return Object.entries((schema as TObject).properties).flatMap(([name, property]) => urlFields(property, prefix ? `${prefix}.${name}` : name))
+    }
+    return schema[Kind] === 'String' && String(schema.pattern ?? '').includes('https?://') ? [prefix] : []
+  }
+
+  test.each(PROVIDER_NAMES)('%s: every URL a configuration connects to is declared a destination (secrets are re-sent to change it)', (provider) => {
+    const declared = PROVIDERS[provider].fields.filter((field) => field.destination).map((field) => field.name).sort()
+    expect(declared).toEqual([...new Set(urlFields(PROVIDERS[provider].schema))].sort())
+  })
+})

@@ -27,7 +27,7 @@ export const exotel: ProviderInfo = {
     { name: 'account_sid', label: 'Account SID', type: 'text', sensitive: true },
     { name: 'api_key', label: 'API Key', type: 'password', sensitive: true },
     { name: 'api_token', label: 'API Token', type: 'password', sensitive: true },
-    { name: 'api_base_url', label: 'API Base URL', type: 'text', placeholder: 'https://api.in.exotel.com' },
+    { name: 'api_base_url', label: 'API Base URL', type: 'text', destination: true, placeholder: 'https://api.in.exotel.com' },
   ],
   serverManaged: [],
   supportsTrunks: false,

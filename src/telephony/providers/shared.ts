@@ -30,6 +30,11 @@ export type FieldSpec = {
   label: string
   type: FieldType
   sensitive?: boolean
+  /**
+   * Where the configuration connects (a URL): the sensitive fields beside it (same parent object) are sent there, so
+   * changing it needs them sent again in clear, never kept from storage or given as masks.
+   */
+  destination?: true
   description?: string
   placeholder?: string
   options?: FieldOption[]
