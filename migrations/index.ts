@@ -6,6 +6,7 @@ import telephony from './0003_telephony.sql' with { type: 'text' }
 import campaigns from './0004_campaigns.sql' with { type: 'text' }
 import calls from './0005_calls.sql' with { type: 'text' }
 import credentials from './0006_credentials.sql' with { type: 'text' }
+import hardening from './0011_hardening.sql' with { type: 'text' }
 
 export type Migration = { name: string; sql: string }
 
@@ -16,4 +17,5 @@ export const MIGRATIONS: Migration[] = [
   { name: '0004_campaigns', sql: campaigns },
   { name: '0005_calls', sql: calls },
   { name: '0006_credentials', sql: credentials },
+  { name: '0011_hardening', sql: hardening },
 ]
