@@ -13,8 +13,8 @@ export const uploadRoutes = (ctx: AppContext) =>
     .put('/upload', ({ query, request }) => receiveUpload(ctx, query, request), {
       query: UploadQuery,
       parse: 'none',
-      response: { 200: UploadResponse, 400: ErrorDetail, 403: ErrorDetail, 413: ErrorDetail, 415: ErrorDetail },
-      detail: { tags, summary: 'Upload a contacts CSV to a signed URL (streamed; no API key)' },
+      response: { 200: UploadResponse, 400: ErrorDetail, 403: ErrorDetail, 409: ErrorDetail, 413: ErrorDetail, 415: ErrorDetail },
+      detail: { tags, summary: 'Upload a contacts CSV to a signed URL, once (streamed; no API key)' },
     })
     .get('/download', ({ query }) => serveDownload(ctx, query), {
       query: DownloadQuery,
