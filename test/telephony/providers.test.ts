@@ -20,7 +20,7 @@ const CASES: Record<ProviderName, Case> = {
     valid: { provider: 'ari', ari_endpoint: 'http://pbx.example.com:8088', app_name: 'ringbase', app_password: 'ari-secret' },
     stored: {
       ari_endpoint: 'http://pbx.example.com:8088', app_name: 'ringbase', app_password: 'ari-secret',
-      ws_client_name: '', dial_string_template: 'PJSIP/{number}', external_pbx: null,
+      ws_client_name: '', dial_string_template: 'PJSIP/{number}', allow_raw_dial_strings: false, external_pbx: null,
     },
     required: ['ari_endpoint', 'app_name', 'app_password'],
   },

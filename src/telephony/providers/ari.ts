@@ -1,7 +1,8 @@
 import { Type as t } from '@sinclair/typebox'
 import { valueError } from '../../lib/validation'
 import { isPlainObject } from '../../lib/values'
-import { HTTP_URL_PATTERN, nullableString, providerTag, randomHex, type ProviderInfo } from './shared'
+import { HTTP_URL_PATTERN, nullableString, providerTag, randomHex, type Credentials, type ProviderInfo } from './shared'
+import type { DestinationRules } from '../../lib/phone'
 import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGTH } from '../../lib/limits'
 
 // Asterisk ARI: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
@@ -42,12 +43,20 @@ export const AriConfigSchema = t.Object({
     default: 'PJSIP/{number}',
     maxLength: MAX_NAME_LENGTH,
     pattern: '\\{number\\}',
-    description: 'How a destination is dialled; {number} is replaced by it. A destination that already names a channel technology (PJSIP/, SIP/, IAX2/, Local/, DAHDI/) is dialled as written.',
+    description: 'How a destination is dialled; {number} is replaced by it.',
+  })),
+  allow_raw_dial_strings: t.Optional(t.Boolean({
+    default: false,
+    description: 'Dial a destination that names a channel technology (PJSIP/, SIP/, IAX2/, Local/, DAHDI/) as written, '
+      + 'bypassing dial_string_template. Off: anyone with a trigger key could reach any dialplan context or trunk.',
   })),
   external_pbx: t.Optional(t.Union([ExternalPbxSchema, t.Null()], { default: null, description: 'External PBX reached through this Asterisk.' })),
 })
 
 const EXTERNAL_PBX_SECTION = 'External PBX'
+
+/** What destinations a stored ARI configuration accepts (older configurations, without the flag, take no raw dial strings). */
+export const ariDestinationRules = (credentials: Credentials): DestinationRules => ({ rawDialStrings: credentials.allow_raw_dial_strings === true })
 
 export const ari: ProviderInfo = {
   name: 'ari',
@@ -60,6 +69,7 @@ export const ari: ProviderInfo = {
     { name: 'app_password', label: 'ARI Password', type: 'password', sensitive: true },
     { name: 'ws_client_name', label: 'WebSocket Client Name', type: 'text', placeholder: 'ringbase_media' },
     { name: 'dial_string_template', label: 'Dial String Template', type: 'text', placeholder: 'PJSIP/{number}' },
+    { name: 'allow_raw_dial_strings', label: 'Allow Raw Dial Strings', type: 'boolean' },
     {
       name: 'stasis_app_name', label: 'Stasis Application', type: 'readonly',
       description: 'Assigned by the server on create. Route calls to it in the dialplan with Stasis(<name>).',
