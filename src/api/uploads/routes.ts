@@ -14,12 +14,12 @@ export const uploadRoutes = (ctx: AppContext) =>
       query: UploadQuery,
       parse: 'none',
       response: { 200: UploadResponse, 400: ErrorDetail, 403: ErrorDetail, 409: ErrorDetail, 413: ErrorDetail, 415: ErrorDetail },
-      detail: { tags, summary: 'Upload a contacts CSV to a signed URL, once (streamed; no API key)' },
+      detail: { tags, summary: 'Upload a contacts CSV to a signed URL, once (streamed; no API key)', security: [] },
     })
     .get('/download', ({ query }) => serveDownload(ctx, query), {
       query: DownloadQuery,
       response: { 200: t.String({ description: 'The file' }), 403: ErrorDetail, 404: ErrorDetail },
-      detail: { tags, summary: 'Download a file through a signed link (no API key)' },
+      detail: { tags, summary: 'Download a file through a signed link (no API key)', security: [] },
     })
     .use(auth(ctx))
     .post('/presigned-upload-url', ({ principal, body }) =>
