@@ -11,6 +11,12 @@ const PURE_HTTP_SUITES = [
   'test/api/body-types.test.ts',
   'test/api/no-500.test.ts',
   'test/api/agents.test.ts',
+  'test/api/request-limits.test.ts',
+  'test/api/host-routing.test.ts',
+  'test/api/path-ids.test.ts',
+  'test/api/telephony-secrets.test.ts',
+  'test/api/upload-once.test.ts',
+  'test/security/isolation.test.ts',
 ]
 
 test('the pure HTTP suites pass against the compiled binary', () => {

@@ -44,9 +44,10 @@ test('a request whose client stalls is timed out without a plain-text warning', 
   const errors = outputOf(server.stderr)
   try {
     const { port } = new URL(url)
-    // Headers and half the body, then nothing: the handler waits on the body until the idle timeout closes it.
+    // Headers and half the body, then nothing: the handler waits on the body until the idle timeout closes it. (The run
+    // trigger reads its body before the key, which it checks together with the body, as the reference does.)
     const socket = connect(Number(port), '127.0.0.1', () => {
-      socket.write('POST /api/v1/user/api-keys HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na')
+      socket.write('POST /api/v1/public/agent/any-trigger HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na')
     })
     socket.on('error', () => undefined)
     await new Promise((resolve) => socket.on('close', resolve))

@@ -4,6 +4,8 @@ import docsPage from './docs.html' with { type: 'text' }
 import { errorResponse, sentBodyItems } from './errors'
 import { invalid } from '../lib/errors'
 import { openApiDocument } from './openapi-document'
+import { parseBody } from './request-body'
+import { loggedPath } from './request-log'
 import { agentRoutes } from './agents/routes'
 import { apiKeyRoutes } from './api-keys/routes'
 import { campaignRoutes } from './campaigns/routes'
@@ -36,6 +38,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
       startedAt.set(request, { id, at: performance.now() })
       set.headers['x-request-id'] = id
     })
+    .onParse({ as: 'global' }, (context, contentType) => parseBody(app, context, contentType))
     .onTransform({ as: 'global' }, ({ request, body }) => {
       sentBodies.set(request, body)
     })
@@ -56,7 +59,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
       ctx.log.info({
         requestId: started?.id,
         method: context.request.method,
-        path: context.path,
+        path: loggedPath(app, context.path),
         status: Number(context.set.status ?? 200),
         durationMs: started ? Math.round((performance.now() - started.at) * 100) / 100 : undefined,
         orgId: principal?.organizationId,

@@ -14,14 +14,32 @@ export function requirePrincipal(ctx: AppContext, headers: Record<string, string
   return principal
 }
 
+type AuthenticationContext = { request: Request; headers: Record<string, string | undefined> }
+type Authentication = (context: AuthenticationContext) => { principal: Principal }
+
+/** The auth plugin's derive functions, so the body reader can find a route's and run it before reading (request-body.ts). */
+const authentications = new WeakSet<Authentication>()
+
+/** Principals already resolved for a request (by the body reader), so the key is looked up once. */
+const principals = new WeakMap<Request, Principal>()
+
 /**
- * Authenticates before validation (derive runs in the transform phase), so a bad key with a bad body is a 401.
+ * Authenticates from the headers alone: it runs before the body is read (see `routeAuthentication`) and again, from the
+ * cache, as the route's derive (the transform phase, before validation), so a bad key with a bad body is a 401.
  * `allowed` lists the key scopes the routes behind this plugin accept; others get 403.
  */
 export function auth(ctx: AppContext, allowed: ApiKeyScope[] = ['admin']) {
-  return new Elysia({ name: `auth:${allowed.join(',')}` }).derive({ as: 'scoped' }, ({ headers }) => {
-    const principal = requirePrincipal(ctx, headers)
+  const authenticate: Authentication = ({ request, headers }) => {
+    const principal = principals.get(request) ?? requirePrincipal(ctx, headers)
+    principals.set(request, principal)
     if (!allowed.includes(principal.scope)) throw forbidden(`This API key's scope '${principal.scope}' does not allow this operation`)
     return { principal }
-  })
+  }
+  authentications.add(authenticate)
+  return new Elysia({ name: `auth:${allowed.join(',')}` }).derive({ as: 'scoped' }, authenticate)
+}
+
+/** The authentication a route runs, among its transform hooks; undefined for a public route. */
+export function routeAuthentication(transforms: { fn: unknown }[] = []): Authentication | undefined {
+  return transforms.find((hook) => authentications.has(hook.fn as Authentication))?.fn as Authentication | undefined
 }

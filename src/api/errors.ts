@@ -1,5 +1,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { AnyElysia } from 'elysia'
+import { loggedPath } from './request-log'
+import { routeHooks } from './route-hooks'
 import type { Logger } from '../log'
 import { checkValue, type Loc, type ValidationItem } from '../lib/validation'
 import { DomainError, type DomainErrorKind } from '../lib/errors'
@@ -18,22 +20,8 @@ const STATUS_OF: Record<DomainErrorKind, number> = {
   upstream_failed: 502,
 }
 
-type RouteSchemas = { params?: TSchema; query?: TSchema; headers?: TSchema; body?: TSchema }
-
 /** Header names as clients write them; Elysia needs them lowercased in schemas. */
 const HEADER_DISPLAY_NAMES: Record<string, string> = { 'x-api-key': 'X-API-Key', authorization: 'authorization' }
-
-/** Each app's routes by `METHOD path`, indexed once: every request with a body looks its schema up. */
-const schemasByApp = new WeakMap<AnyElysia, Map<string, RouteSchemas>>()
-
-function routeSchemas(app: AnyElysia, method: string, path: string): RouteSchemas | undefined {
-  let byRoute = schemasByApp.get(app)
-  if (!byRoute) {
-    byRoute = new Map(app.routes.map((route) => [`${route.method} ${route.path}`, route.hooks as RouteSchemas]))
-    schemasByApp.set(app, byRoute)
-  }
-  return byRoute.get(`${method} ${path}`)
-}
 
 function queryObject(url: string): Record<string, string> {
   return Object.fromEntries(new URL(url).searchParams)
@@ -63,7 +51,7 @@ function bodyItems(schema: TSchema, body: unknown): ValidationItem[] {
  * and a number as `{}`; only the parsed body from before that step shows the real type.
  */
 export function sentBodyItems(app: AnyElysia, request: Request, route: string, sent: unknown): ValidationItem[] {
-  const schema = routeSchemas(app, request.method, route)?.body
+  const schema = routeHooks(app, request.method, route)?.body
   if (!schema || sent === undefined || !sentBody(request)) return []
   return checkValue(schema, sent, ['body'])
 }
@@ -76,7 +64,7 @@ export function requestValidationItems(
   params: Record<string, unknown>,
   body: unknown,
 ): ValidationItem[] {
-  const schemas = routeSchemas(app, request.method, route)
+  const schemas = routeHooks(app, request.method, route)
   if (!schemas) return []
   const items: ValidationItem[] = []
   if (schemas.params) items.push(...checkValue(schemas.params, params, ['path'], 'text'))
@@ -92,9 +80,14 @@ export function requestValidationItems(
   })
 }
 
-function fallbackItem(error: { type?: string; message?: string }): ValidationItem {
+/**
+ * When Elysia refused a value our checker accepts (the two should agree; see lib/validation.ts), the item still names
+ * the field, from the path of Elysia's own first error (`/include_archived` → `['query', 'include_archived']`).
+ */
+function fallbackItem(error: { type?: string; valueError?: { path?: string } }): ValidationItem {
   const section = ({ params: 'path', headers: 'header' } as Record<string, string>)[error.type ?? ''] ?? error.type ?? 'body'
-  return { type: 'value_error', loc: [section] as Loc, msg: 'Value error, invalid input', input: null, ctx: { error: {} } }
+  const field = (error.valueError?.path ?? '').split('/').filter((part) => part !== '').map((part) => (/^\d+$/.test(part) ? Number(part) : part))
+  return { type: 'value_error', loc: [section, ...field] as Loc, msg: 'Value error, invalid input', input: null, ctx: { error: {} } }
 }
 
 type ErrorContext = {
@@ -112,7 +105,10 @@ type ErrorContext = {
 export function errorResponse(app: AnyElysia, log: Logger, context: ErrorContext): Response {
   const json = (status: number, detail: unknown) =>
     new Response(JSON.stringify({ detail }), { status, headers: { 'content-type': 'application/json' } })
-  const { code, error } = context
+  const { code } = context
+  // What a parse hook throws (a 401 before the body is read, a 413) reaches here wrapped in Elysia's ParseError.
+  const cause = code === 'PARSE' ? (context.error as Error).cause : undefined
+  const error = cause instanceof DomainError ? cause : context.error
   if (error instanceof DomainError) {
     const status = STATUS_OF[error.kind]
     if (status >= 500) log.error({ err: error.cause ?? error, requestId: context.requestId }, error.message)
@@ -126,6 +122,6 @@ export function errorResponse(app: AnyElysia, log: Logger, context: ErrorContext
     return json(422, [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: 'Invalid JSON body' } }])
   }
   if (code === 'NOT_FOUND') return json(404, 'Not Found')
-  log.error({ err: error, requestId: context.requestId, path: new URL(context.request.url).pathname }, 'unhandled error')
+  log.error({ err: error, requestId: context.requestId, path: loggedPath(app, new URL(context.request.url).pathname) }, 'unhandled error')
   return json(500, 'Internal Server Error')
 }

@@ -1,5 +1,5 @@
 import { toOpenAPISchema } from '@elysiajs/openapi'
-import { Elysia } from 'elysia'
+import { Elysia, type AnyElysia } from 'elysia'
 import { NESTED_SCHEMA_NAMES, OPERATION_NAMES, type OperationNames } from './openapi-names'
 
 /*
@@ -273,12 +273,26 @@ export function nameSchemas(source: OpenApiDocument): OpenApiDocument {
 
 type DocumentOptions = { path: string; info: Record<string, unknown>; components?: Record<string, unknown>; security?: unknown[] }
 
+/**
+ * The app's routes as the generator should see them. Bodies are read by one parse hook, a function (request-body.ts),
+ * which the generator skips: it would list no content type at all. That hook reads JSON, so say so.
+ */
+function documentedRoutes(app: AnyElysia): AnyElysia {
+  type Route = { hooks: { parse?: { fn: unknown }[] } }
+  const { getGlobalRoutes, getGlobalDefinitions } = app as unknown as { getGlobalRoutes(): Route[]; getGlobalDefinitions(): unknown }
+  const routes = getGlobalRoutes.call(app).map((route) => {
+    const named = route.hooks.parse?.filter((hook) => typeof hook.fn === 'string') ?? []
+    return { ...route, hooks: { ...route.hooks, parse: named.length > 0 ? named : [{ fn: 'application/json' }] } }
+  })
+  return { getGlobalRoutes: () => routes, getGlobalDefinitions: () => getGlobalDefinitions.call(app) } as unknown as AnyElysia
+}
+
 /** Serves the rewritten document at `options.path`, built once from every route of the app it is used in. */
 export function openApiDocument(options: DocumentOptions) {
   let document: OpenApiDocument | undefined
   const plugin = new Elysia().get(options.path, () => {
     if (!document) {
-      const { paths, components } = toOpenAPISchema(plugin, undefined, undefined, undefined, '3.1.2')
+      const { paths, components } = toOpenAPISchema(documentedRoutes(plugin), undefined, undefined, undefined, '3.1.2')
       document = nameSchemas({
         openapi: '3.1.2',
         info: options.info,

@@ -1,10 +1,11 @@
 import { Type as t } from '@sinclair/typebox'
+import { MAX_NAME_LENGTH } from '../lib/limits'
 import { ModelOverrides } from '../models/schemas'
 
 export { ModelOverrides }
 
 export const TriggerCallBody = t.Object({
-  phone_number: t.String({ description: 'Number to call: E.164 for carriers; ARI also takes extensions, SIP URIs and dial strings.' }),
+  phone_number: t.String({ maxLength: MAX_NAME_LENGTH, description: 'Number to call: E.164 for carriers; ARI also takes extensions, SIP URIs and dial strings.' }),
   initial_context: t.Optional(t.Union([t.Record(t.String(), t.Unknown()), t.Null()], {
     description: 'Runtime data for the agent, available to its prompts as template variables.',
   })),

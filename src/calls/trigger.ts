@@ -4,6 +4,7 @@ import type { AppContext } from '../context'
 import { invalid, limitReached, notFound, refused, unauthenticated } from '../lib/errors'
 import { modelOverridesProblems } from '../models/resolve'
 import { validateDestination } from '../lib/phone'
+import { ariDestinationRules } from '../telephony/providers/ari'
 import { openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../runs/target'
 import { resolveOutboundLine, startOutboundCall } from './start'
@@ -50,7 +51,7 @@ export async function startRunByApi(
   if (!provider) {
     throw refused(`Telephony provider not configured for this ${body.telephony_configuration_id == null ? 'organization' : 'configuration'}`)
   }
-  const destinationProblem = validateDestination(body.phone_number, line.providerName)
+  const destinationProblem = validateDestination(body.phone_number, line.providerName, ariDestinationRules(line.credentials))
   if (destinationProblem) throw refused(`phone_number ${destinationProblem}`)
 
   const clientContext = Object.fromEntries(Object.entries(body.initial_context ?? {}).filter(([key]) => !RESERVED_CONTEXT_KEYS.has(key)))

@@ -2,14 +2,15 @@ import { parse } from 'csv-parse'
 import type { SqlDatabase } from '../db/open'
 import type { GreetingOverride } from '../db/schema/campaigns'
 import { transaction } from '../db/transaction'
-import { ARI_PROVIDER, validateDestination } from '../lib/phone'
+import { ARI_PROVIDER, validateDestination, type DestinationRules } from '../lib/phone'
 
 /** A CSV that breaks a rule; `message` names the rows and is safe to show (400). */
 export class ContactsError extends Error {}
 
 export type ContactRules = {
-  /** Provider of the campaign's telephony configuration: decides which phone numbers are valid. */
+  /** Provider of the campaign's telephony configuration and what it lets a destination be: which phone numbers are valid. */
   provider: string
+  destinations: DestinationRules
   /** Lowercased template variables every selected agent version needs. */
   requiredVariables: readonly string[]
 }
@@ -39,10 +40,10 @@ class RowList {
   }
 }
 
-const phoneRule = (provider: string) =>
-  provider === ARI_PROVIDER
-    ? 'Phone numbers must be E.164 numbers, extensions, SIP URIs or dial strings, without spaces, commas or ampersands.'
-    : "All phone numbers must include country code (start with '+') in E.164 format."
+const phoneRule = ({ provider, destinations }: ContactRules) =>
+  provider !== ARI_PROVIDER ? "All phone numbers must include country code (start with '+') in E.164 format."
+    : destinations.rawDialStrings ? 'Phone numbers must be E.164 numbers, extensions, SIP URIs or dial strings, without spaces, commas or ampersands.'
+      : 'Phone numbers must be E.164 numbers, extensions or SIP URIs, without spaces, commas or ampersands (raw dial strings need allow_raw_dial_strings on the ARI configuration).'
 
 function greetingOverride(type: string, text: string, recordingId: string): GreetingOverride | null | 'invalid' {
   const kind = type.trim().toLowerCase()
@@ -168,7 +169,7 @@ export async function ingestContacts(source: ReadableStream<Uint8Array>, rules: 
     }
     const greeting = greetingOverride(cellOf(record, columns.greeting[0]), cellOf(record, columns.greeting[1]), cellOf(record, columns.greeting[2]))
     if (greeting === 'invalid') invalidGreetings.add(rowNumber)
-    if (validateDestination(phone, rules.provider) !== null) {
+    if (validateDestination(phone, rules.provider, rules.destinations) !== null) {
       invalidPhones.add(rowNumber)
       return
     }
@@ -208,7 +209,7 @@ export async function ingestContacts(source: ReadableStream<Uint8Array>, rules: 
   for await (const records of csvRecordBatches(source)) ingestSlice(records)
 
   if (plan === null || rowNumber === 1) throw new ContactsError('CSV file must have a header row and at least one data row')
-  if (invalidPhones.total > 0) throw new ContactsError(`Invalid phone numbers in rows: ${invalidPhones}. ${phoneRule(rules.provider)}`)
+  if (invalidPhones.total > 0) throw new ContactsError(`Invalid phone numbers in rows: ${invalidPhones}. ${phoneRule(rules)}`)
   if (duplicates.total > 0) {
     throw new ContactsError(`Duplicate phone numbers found in rows: ${duplicates}. Phone numbers in a campaign must be unique.`)
   }

@@ -1,5 +1,6 @@
 import { Type as t } from '@sinclair/typebox'
 import { ModelOverrides } from '../models/schemas'
+import { MAX_TOKEN_LENGTH, MAX_URL_LENGTH } from '../lib/limits'
 
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()])
 
@@ -25,13 +26,13 @@ export const RetryConfigResponse = t.Object({
 
 const TimeSlot = t.Object({
   day_of_week: t.Integer({ minimum: 0, maximum: 6, description: '0 = Monday … 6 = Sunday' }),
-  start_time: t.String({ pattern: '^\\d{2}:\\d{2}$', description: 'HH:MM, 24-hour, inclusive' }),
-  end_time: t.String({ pattern: '^\\d{2}:\\d{2}$', description: 'HH:MM, 24-hour, exclusive (24:00 allowed)' }),
+  start_time: t.String({ maxLength: MAX_TOKEN_LENGTH, pattern: '^\\d{2}:\\d{2}$', description: 'HH:MM, 24-hour, inclusive' }),
+  end_time: t.String({ maxLength: MAX_TOKEN_LENGTH, pattern: '^\\d{2}:\\d{2}$', description: 'HH:MM, 24-hour, exclusive (24:00 allowed)' }),
 })
 
 export const ScheduleConfigRequest = t.Object({
   enabled: t.Optional(t.Boolean({ default: true })),
-  timezone: t.Optional(t.String({ default: 'UTC', description: 'IANA time zone of every slot' })),
+  timezone: t.Optional(t.String({ default: 'UTC', maxLength: MAX_TOKEN_LENGTH, description: 'IANA time zone of every slot' })),
   slots: t.Array(TimeSlot, { minItems: 1, maxItems: 50 }),
 })
 
@@ -55,7 +56,7 @@ const TrafficVariantRequest = t.Object({
   workflow_id: t.Integer({ exclusiveMinimum: 0 }),
   weight: t.Integer({ minimum: 1, maximum: 100, description: 'Whole percentage; all weights total 100' }),
   workflow_definition_id: t.Optional(Nullable(t.Integer({ exclusiveMinimum: 0 }))),
-  id: t.Optional(t.String({ description: 'Ignored: the server keeps one stable id per agent/version pair' })),
+  id: t.Optional(t.String({ maxLength: MAX_TOKEN_LENGTH, description: 'Ignored: the server keeps one stable id per agent/version pair' })),
 })
 
 export const TrafficSplitRequest = t.Object({
@@ -75,8 +76,8 @@ export const TrafficSplitResponse = t.Object({ revision: t.Integer(), variants: 
 
 export const CreateCampaignBody = t.Object({
   name: t.String({ minLength: 1, maxLength: 255 }),
-  source_type: t.String({ pattern: '^csv$' }),
-  source_id: t.String({ minLength: 1, description: 'file_key returned by POST /api/v1/s3/presigned-upload-url' }),
+  source_type: t.String({ maxLength: MAX_TOKEN_LENGTH, pattern: '^csv$' }),
+  source_id: t.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: 'file_key returned by POST /api/v1/s3/presigned-upload-url' }),
   workflow_id: t.Optional(Nullable(t.Integer({ exclusiveMinimum: 0 }))),
   traffic_split: t.Optional(Nullable(TrafficSplitRequest)),
   telephony_configuration_id: t.Optional(Nullable(t.Integer())),

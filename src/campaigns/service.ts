@@ -16,6 +16,7 @@ import { listRuns, type RunListOptions } from '../runs/list'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/target'
 import { resolveOutbound } from '../telephony/configurations'
 import { modelOverridesProblems } from '../models/resolve'
+import { ariDestinationRules } from '../telephony/providers/ari'
 import { findUpload } from './sources'
 import { applyTransition } from './state-machine'
 import type { CreateCampaignBody, RedialBody, UpdateCampaignBody } from './schemas'
@@ -149,7 +150,7 @@ export async function createCampaign(ctx: AppContext, organizationId: number, bo
   let contacts: number
   try {
     const requiredVariables = [...new Set(targets.flatMap((target) => target.requiredVariables))]
-    contacts = await ingestContacts(file.stream(), { provider: config.provider, requiredVariables }, {
+    contacts = await ingestContacts(file.stream(), { provider: config.provider, destinations: ariDestinationRules(config.credentials), requiredVariables }, {
       sqlite: ctx.sqlite, campaignId, organizationId, firstAttemptAt: ctx.clock.now(),
     })
   } catch (error) {

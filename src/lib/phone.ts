@@ -166,20 +166,38 @@ const SIP_URI = /^sips?:[A-Za-z0-9._~+*#-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?:
 const SIP_SCHEME = /^sips?:/i
 const SEPARATORS = /[\s,&]/
 
+/**
+ * What an ARI configuration lets a destination be. A raw dial string (`Local/s@from-internal`, `PJSIP/…@trunk`) bypasses
+ * the configuration's `dial_string_template` and reaches anything the dialplan or a trunk does: only when the
+ * configuration says so (`allow_raw_dial_strings`).
+ */
+export type DestinationRules = { rawDialStrings: boolean }
+
+const NO_RAW_DIAL_STRINGS: DestinationRules = { rawDialStrings: false }
+
 /** Error message (without the field name) when `value` cannot be a call destination for `provider`, else null. */
-export function validateDestination(value: string, provider: string): string | null {
+export function validateDestination(value: string, provider: string, rules: DestinationRules = NO_RAW_DIAL_STRINGS): string | null {
   if (value === '') return 'must not be empty'
   if (SEPARATORS.test(value)) return "must not contain spaces, commas or '&'"
   if (value.length > MAX_DESTINATION_LENGTH) return `must be at most ${MAX_DESTINATION_LENGTH} characters`
   if (provider !== ARI_PROVIDER) {
     return isE164(value) ? null : "must be an E.164 number: '+' and 8 to 15 digits, e.g. +14155550100"
   }
-  if (isE164(value) || EXTENSION.test(value) || DIAL_STRING.test(value)) return null
+  if (isE164(value) || EXTENSION.test(value)) return null
+  if (CHANNEL_TECHNOLOGY.test(value)) {
+    if (!rules.rawDialStrings) return RAW_DIAL_STRING_REFUSED
+    if (DIAL_STRING.test(value)) return null
+  }
   const uri = SIP_URI.exec(value)
   if (uri && (uri[1] === undefined || Number(uri[1]) <= 65535)) return null
-  return 'must be an E.164 number, an extension (digits, * and #), a SIP URI (sip:user@host[:port]) '
-    + 'or a dial string starting with PJSIP/, SIP/, IAX2/, Local/ or DAHDI/'
+  return rules.rawDialStrings
+    ? 'must be an E.164 number, an extension (digits, * and #), a SIP URI (sip:user@host[:port]) '
+      + 'or a dial string starting with PJSIP/, SIP/, IAX2/, Local/ or DAHDI/'
+    : 'must be an E.164 number, an extension (digits, * and #) or a SIP URI (sip:user@host[:port])'
 }
+
+const RAW_DIAL_STRING_REFUSED = 'must be a number, an extension or a SIP URI, dialled through the configuration\'s dial_string_template: '
+  + 'raw dial strings (PJSIP/, SIP/, IAX2/, Local/, DAHDI/) need allow_raw_dial_strings on the ARI configuration'
 
 /** Error message when an ARI `dial_string_template` cannot produce safe dial strings, else null. */
 export function validateDialStringTemplate(template: string): string | null {
@@ -192,14 +210,14 @@ export function validateDialStringTemplate(template: string): string | null {
 }
 
 /**
- * The ARI `endpoint` to originate for a destination that passed `validateDestination(…, 'ari')`.
- * A destination carrying a channel technology is dialled as written; anything else replaces every `{number}` in the
- * template. A `sip:`/`sips:` URI is substituted without its scheme, so the default `PJSIP/{number}` yields chan_pjsip's
+ * The ARI `endpoint` to originate for a destination that passes `validateDestination(…, 'ari', rules)`.
+ * A destination carrying a channel technology is dialled as written (only when `rules` allow raw dial strings); anything
+ * else replaces every `{number}` in the template. A `sip:`/`sips:` URI is substituted without its scheme, so the default `PJSIP/{number}` yields chan_pjsip's
  * `PJSIP/user@endpoint` form (the URI's host names a PJSIP endpoint); to reach arbitrary SIP hosts an admin sets a
  * template such as `PJSIP/mytrunk/sip:{number}`.
  */
-export function buildAriDialString(destination: string, template: string = DEFAULT_DIAL_STRING_TEMPLATE): string {
-  const problem = validateDestination(destination, ARI_PROVIDER)
+export function buildAriDialString(destination: string, template: string = DEFAULT_DIAL_STRING_TEMPLATE, rules: DestinationRules = NO_RAW_DIAL_STRINGS): string {
+  const problem = validateDestination(destination, ARI_PROVIDER, rules)
   if (problem) throw new AddressError(`Destination ${JSON.stringify(destination)} ${problem}`)
   if (CHANNEL_TECHNOLOGY.test(destination)) return destination
   if (!template.includes(NUMBER_PLACEHOLDER)) throw new AddressError(`Dial string template must contain ${NUMBER_PLACEHOLDER}`)

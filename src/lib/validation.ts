@@ -27,14 +27,23 @@ const quoteList = (values: unknown[]) => {
   return quoted.length <= 1 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`
 }
 
-/** Query and path values arrive as strings; numbers and booleans in them are parsed the way Pydantic's lax mode does. */
+/**
+ * Query and path values arrive as strings. An integer in them is decimal digits, with a minus sign at most (no `0x1`,
+ * `1e0`, `+1`, `1.0` or spaces); other numbers are parsed the way Pydantic's lax mode does; a boolean is `true` or
+ * `false`. Elysia's own coercion reads them the same way (src/api/schemas.ts), so both validators agree.
+ */
 export type InputMode = 'json' | 'text'
+
+export const DECIMAL_INTEGER = /^-?\d+$/
+export const BOOLEAN_TEXT = /^(true|false)$/
 
 function checkNumber(schema: TSchema, value: unknown, loc: Loc, mode: InputMode): ValidationItem[] {
   const integer = schema[Kind] === 'Integer'
   let n: number
   if (typeof value === 'number') n = value
-  else if (typeof value === 'string' && mode === 'text' && value.trim() !== '' && Number.isFinite(Number(value))) n = Number(value)
+  else if (typeof value === 'string' && mode === 'text' && (integer ? DECIMAL_INTEGER.test(value) : value.trim() !== '' && Number.isFinite(Number(value)))) {
+    n = Number(value)
+  }
   else if (typeof value === 'string') {
     return [integer
       ? { type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input: value }
@@ -79,7 +88,7 @@ function checkString(schema: TSchema, value: unknown, loc: Loc): ValidationItem[
 
 function checkBoolean(value: unknown, loc: Loc, mode: InputMode): ValidationItem[] {
   if (typeof value === 'boolean') return []
-  if (mode === 'text' && typeof value === 'string' && /^(true|false|1|0|yes|no|on|off|t|f|y|n)$/i.test(value)) return []
+  if (mode === 'text' && typeof value === 'string' && BOOLEAN_TEXT.test(value)) return []
   if (typeof value === 'string') return [{ type: 'bool_parsing', loc, msg: 'Input should be a valid boolean, unable to interpret input', input: value }]
   return [{ type: 'bool_type', loc, msg: 'Input should be a valid boolean', input: value }]
 }

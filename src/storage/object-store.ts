@@ -1,7 +1,7 @@
 import type { BunFile } from 'bun'
 import { randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises'
+import { link, mkdir, open, rename, rm, stat } from 'node:fs/promises'
 import { dirname, join, resolve, sep } from 'node:path'
 
 /** What `put` accepts: a stream is written as it arrives, the rest at once. */
@@ -13,8 +13,11 @@ export type ObjectBody = ReadableStream<Uint8Array> | Uint8Array | string | Blob
  * Local disk today; an S3-compatible store can implement the same interface.
  */
 export interface ObjectStore {
-  /** Stores `body` under `key`, replacing any object there. Nothing is left behind when it fails or exceeds `maxBytes`. */
-  put(key: string, body: ObjectBody, options?: { maxBytes?: number }): Promise<{ size: number }>
+  /**
+   * Stores `body` under `key`, replacing any object there unless `replace` is false (then an object already there is
+   * kept and ObjectExistsError thrown). Nothing is left behind when it fails or exceeds `maxBytes`.
+   */
+  put(key: string, body: ObjectBody, options?: { maxBytes?: number; replace?: boolean }): Promise<{ size: number }>
   /** The object as a lazily read file, or null when there is none. */
   file(key: string): Promise<BunFile | null>
   exists(key: string): Promise<boolean>
@@ -25,6 +28,8 @@ export interface ObjectStore {
 }
 
 export class InvalidObjectKeyError extends Error {}
+
+export class ObjectExistsError extends Error {}
 
 export class ObjectTooLargeError extends Error {
   constructor(readonly maxBytes: number) {
@@ -73,7 +78,7 @@ export function localObjectStore(root: string): ObjectStore {
   return {
     resolve: pathOf,
 
-    async put(key, body, { maxBytes = Infinity } = {}) {
+    async put(key, body, { maxBytes = Infinity, replace = true } = {}) {
       const target = pathOf(key)
       const partial = join(rootDir, PARTIAL_DIR, randomUUID())
       const handle = await open(partial, 'wx')
@@ -90,7 +95,15 @@ export function localObjectStore(root: string): ObjectStore {
           await handle.close()
         }
         await mkdir(dirname(target), { recursive: true })
-        await rename(partial, target)
+        if (replace) {
+          await rename(partial, target)
+        } else {
+          // A hard link appears atomically and only where nothing is: two writers cannot both win.
+          await link(partial, target).catch((error: NodeJS.ErrnoException) => {
+            throw error.code === 'EEXIST' ? new ObjectExistsError(`Object ${JSON.stringify(key)} already exists`) : error
+          })
+          await rm(partial)
+        }
       } catch (error) {
         await rm(partial, { force: true })
         throw error

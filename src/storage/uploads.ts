@@ -1,11 +1,11 @@
-import { eq } from 'drizzle-orm'
+import { and, eq, isNull } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { uploads } from '../db/schema/campaigns'
 import { Type as t } from '@sinclair/typebox'
 import { checkValue } from '../lib/validation'
-import { invalid, notFound, refused, tooLarge, unsupportedType } from '../lib/errors'
+import { conflict, invalid, notFound, refused, tooLarge, unsupportedType } from '../lib/errors'
 import { isoNow } from '../lib/clock'
-import { ObjectTooLargeError } from './object-store'
+import { ObjectExistsError, ObjectTooLargeError } from './object-store'
 import { signedObjectUrl, verifySignedFields } from './signed-urls'
 
 export const UPLOAD_URL_TTL_SECONDS = 900
@@ -35,9 +35,26 @@ export function createUploadUrl(ctx: AppContext, organizationId: number, fileNam
   return { upload_url: uploadUrl, file_key: fileKey, expires_in: UPLOAD_URL_TTL_SECONDS }
 }
 
+const alreadyUploaded = () => conflict('This upload URL has been used already: ask for a new one to upload another file')
+
+/** Takes the upload for this PUT: one signed URL uploads once (409 while another PUT of it runs, or once one succeeded). */
+function claimUpload(ctx: AppContext, fileKey: string): void {
+  const claimed = ctx.db.update(uploads)
+    .set({ receivingSince: isoNow(ctx.clock) })
+    .where(and(eq(uploads.fileKey, fileKey), isNull(uploads.completedAt), isNull(uploads.receivingSince)))
+    .returning({ id: uploads.id })
+    .get()
+  if (!claimed) throw alreadyUploaded()
+}
+
+/** A PUT that failed (too large, cut off) leaves the URL usable for another try. */
+function releaseUpload(ctx: AppContext, fileKey: string): void {
+  ctx.db.update(uploads).set({ receivingSince: null }).where(and(eq(uploads.fileKey, fileKey), isNull(uploads.completedAt))).run()
+}
+
 /**
- * Receives the PUT of a signed upload. The body is streamed to the object store and refused (413, nothing kept) as soon
- * as it exceeds the signed size; the object appears only once complete.
+ * Receives the PUT of a signed upload, once. The body is streamed to the object store and refused (413, nothing kept) as
+ * soon as it exceeds the signed size; the object appears only once complete.
  */
 export async function receiveUpload(ctx: AppContext, query: UploadQuery, request: Request): Promise<{ file_key: string; size: number }> {
   const { signature, ...fields } = query
@@ -48,11 +65,15 @@ export async function receiveUpload(ctx: AppContext, query: UploadQuery, request
   const maxBytes = Number(fields.size)
   if (Number(request.headers.get('content-length') ?? 0) > maxBytes) throw fileTooLarge(maxBytes)
   if (!request.body) throw refused('The upload has no body')
+  claimUpload(ctx, fields.key)
   let size: number
   try {
-    size = (await ctx.objects.put(fields.key, request.body, { maxBytes })).size
+    // Never over an object already there: a campaign may have been made from it.
+    size = (await ctx.objects.put(fields.key, request.body, { maxBytes, replace: false })).size
   } catch (error) {
+    releaseUpload(ctx, fields.key)
     if (error instanceof ObjectTooLargeError) throw fileTooLarge(maxBytes)
+    if (error instanceof ObjectExistsError) throw alreadyUploaded()
     throw error
   }
   ctx.db.update(uploads).set({ size, completedAt: isoNow(ctx.clock) }).where(eq(uploads.fileKey, fields.key)).run()

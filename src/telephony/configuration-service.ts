@@ -23,7 +23,7 @@ import {
   type SetupFacts,
 } from './providers'
 import { provisionMissing } from './provisioning'
-import { maskCredentials, openCredentials, sealCredentials } from './secrets'
+import { maskCredentials, openCredentials, sealCredentials, secretItems } from './secrets'
 import type { ConfigurationDetail, ConfigurationListItem } from './schemas'
 import { trunkViews } from './trunks'
 import { transaction } from '../db/transaction'
@@ -127,6 +127,7 @@ function clearDefaultOutbound(ctx: AppContext, organizationId: number): void {
  */
 export async function createConfiguration(ctx: AppContext, organizationId: number, body: CreateConfigurationInput): Promise<ConfigurationDetail> {
   const items = validateConfig(body.config)
+  if (items.length === 0) items.push(...secretItems(body.config.provider, body.config, {}, ['body', 'config']))
   if (items.length > 0) throw invalid(items)
   ensureNameAvailable(ctx, organizationId, body.name, null)
   const provider = body.config.provider
@@ -160,9 +161,11 @@ export async function updateConfiguration(
   let credentials: Credentials | null = null
   if (body.config) {
     if (isProviderName(body.config.provider) && body.config.provider !== row.provider) throw refused(PROVIDER_IMMUTABLE)
+    const stored = openCredentials(ctx.masterKey, row.provider, row.sealedCredentials)
     const items = validatePartialUpdate(body.config, row.provider)
+    if (items.length === 0) items.push(...secretItems(row.provider, body.config, stored, ['body', 'config']))
     if (items.length > 0) throw invalid(items)
-    credentials = mergeUpdate(row.provider, openCredentials(ctx.masterKey, row.provider, row.sealedCredentials), body.config)
+    credentials = mergeUpdate(row.provider, stored, body.config)
   }
   ensureNameAvailable(ctx, organizationId, name, id)
   const sealedCredentials = credentials

@@ -1,6 +1,7 @@
 import { PROVIDERS, sensitivePaths, type Credentials, type ProviderName } from './providers'
 import { decryptSecret, encryptSecret } from '../lib/encryption'
-import { maskSecret } from '../lib/mask'
+import { looksMasked, maskSecret } from '../lib/mask'
+import { valueError, type Loc, type ValidationItem } from '../lib/validation'
 import { isPlainObject } from '../lib/values'
 
 function getPath(source: Record<string, unknown>, dottedPath: string): unknown {
@@ -63,4 +64,39 @@ export function preserveMasked(provider: ProviderName, incoming: Credentials, st
     if (incomingValue === maskSecret(storedValue)) setPath(resolved, path, storedValue)
   }
   return resolved
+}
+
+const parentOf = (dottedPath: string) => dottedPath.split('.').slice(0, -1).join('.')
+
+/**
+ * What a configuration's incoming secrets may not be (`stored` is {} on create; `loc` is where `incoming` sits):
+ * - a masked value that is not exactly the mask of the stored secret (a copied or edited mask would store asterisks);
+ * - kept from storage (left out, or sent as its mask) while a destination beside it changes: the stored secret would
+ *   be sent, as credentials, to a host the request names. It has to come again in clear.
+ */
+export function secretItems(provider: ProviderName, incoming: Credentials, stored: Credentials, loc: Loc): ValidationItem[] {
+  const items: ValidationItem[] = []
+  const at = (path: string) => [...loc, provider, ...path.split('.')]
+  const sentInClear = new Set<string>()
+  for (const path of sensitivePaths(provider)) {
+    const value = getPath(incoming, path)
+    if (typeof value !== 'string' || value === '') continue
+    const storedValue = getPath(stored, path)
+    if (typeof storedValue === 'string' && value === maskSecret(storedValue)) continue
+    if (looksMasked(value)) {
+      items.push(valueError(at(path), 'this is a masked value but not the mask of the stored secret: send the secret itself, or its mask unchanged', value))
+    } else {
+      sentInClear.add(path)
+    }
+  }
+  for (const destination of PROVIDERS[provider].fields.filter((field) => field.destination)) {
+    const next = getPath(incoming, destination.name)
+    if (typeof next !== 'string' || next === '' || next === getPath(stored, destination.name)) continue
+    for (const path of sensitivePaths(provider)) {
+      const storedValue = getPath(stored, path)
+      if (parentOf(path) !== parentOf(destination.name) || typeof storedValue !== 'string' || storedValue === '' || sentInClear.has(path)) continue
+      items.push(valueError(at(path), `send it again in clear when ${destination.name} changes: the stored one is not sent to a new address`, getPath(incoming, path) ?? null))
+    }
+  }
+  return items
 }

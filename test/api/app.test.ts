@@ -65,6 +65,20 @@ describe('error envelope', () => {
   })
 })
 
+describe('the request log', () => {
+  test('writes a public download path with its token redacted (the token is a 7-day credential)', async () => {
+    const token = crypto.randomUUID()
+    const response = await t.request('GET', `/api/v1/public/download/workflow/${token}/recording`, { key: null })
+    expect(response.status).toBe(404)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(t.logText()).not.toContain(token)
+    const lines = t.logText().trim().split('\n').map((line) => JSON.parse(line))
+    expect(lines.findLast((entry) => entry.msg === 'request')).toMatchObject({
+      path: '/api/v1/public/download/workflow/<redacted>/recording', status: 404,
+    })
+  })
+})
+
 describe('OpenAPI', () => {
   inProcessTest('the document is OpenAPI 3 and lists every implemented route with tags and a summary', async () => {
     const response = await t.request('GET', '/api/v1/openapi.json', { key: null })

@@ -49,9 +49,10 @@ async function createAgent(key = t.adminKey, configurations: Record<string, unkn
   return { id: response.body.id, workflow_uuid: response.body.workflow_uuid, triggerPath }
 }
 
-async function createAriConfiguration(key?: string) {
+async function createAriConfiguration(key?: string, { rawDialStrings = true } = {}) {
   const config = await createConfiguration(t, `pbx ${crypto.randomUUID().slice(0, 8)}`, {
-    provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass',
+    // The fake Asterisk scripts its scenarios by endpoint (Local/486@test is busy…): dialled as written.
+    provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass', allow_raw_dial_strings: rawDialStrings,
   }, { key, isDefaultOutbound: true })
   await waitFor('ARI connected', () => t.ctx.ariConnected(config.id))
   return config
@@ -176,6 +177,31 @@ describe('telephony, destination and limits', () => {
     const unchosen = await byUuid(agent, { phone_number: 'Local/486@test' })
     expect(originates()[1].query.callerId).toBeUndefined()
     expect((await untilCompleted(agent, unchosen.body.workflow_run_id)).initial_context.caller_number).toBeUndefined()
+  })
+
+  test('toll fraud: a trigger key cannot dial a raw dial string unless the ARI configuration allows them', async () => {
+    await createAriConfiguration(undefined, { rawDialStrings: false })
+    const agent = await createAgent()
+    const trigger = t.newOrg('default', 'trigger')
+    for (const phone of ['Local/s@from-internal', 'PJSIP/0044900123456@trunk', 'SIP/trunk/0900123', 'DAHDI/g1/0900123']) {
+      const response = await byUuid(agent, { phone_number: phone }, trigger.key)
+      expect(response.status, phone).toBe(400)
+      expect(response.body.detail).toContain('allow_raw_dial_strings')
+    }
+    expect(fake.requests.some((r) => r.path === '/ari/channels' && r.method === 'POST')).toBe(false)
+    expect(t.ctx.sqlite.query('SELECT count(*) AS n FROM workflow_runs').get()).toEqual({ n: 0 })
+    // A number goes through dial_string_template (PJSIP/{number} by default).
+    expect((await byUuid(agent, { phone_number: '486' }, trigger.key)).status).toBe(200)
+    expect(fake.requests.filter((r) => r.path === '/ari/channels' && r.method === 'POST').at(-1)!.query.endpoint).toBe('PJSIP/486')
+  })
+
+  test('the ARI form lists allow_raw_dial_strings, off by default', async () => {
+    const metadata = (await t.request('GET', '/api/v1/organizations/telephony-providers/metadata')).body.providers
+    expect(metadata.find((provider: { provider: string }) => provider.provider === 'ari').fields).toContainEqual(expect.objectContaining({
+      name: 'allow_raw_dial_strings', type: 'boolean', required: false, description: expect.stringContaining('dial_string_template'),
+    }))
+    const created = await createConfiguration(t, 'plain pbx', { provider: 'ari', ari_endpoint: fake.url, app_name: 'u', app_password: 'p' })
+    expect(created.credentials.allow_raw_dial_strings).toBe(false)
   })
 
   test('destinations are checked for the provider: no separators or injection; E.164 for carriers', async () => {

@@ -167,13 +167,15 @@ describe('telephony configurations: secrets', () => {
     }
   })
 
-  test('any value other than the exact mask replaces the secret, a mask of another length included', async () => {
+  test('a new value replaces the secret; a mask of another length is refused and keeps it', async () => {
     const { twilio } = await createEveryProvider()
     const rotated = await t.request('PUT', `${CONFIGS_PATH}/${twilio.id}`, { body: { config: { auth_token: 'S3cr3t-new-token-9876' } } })
     expect(rotated.body.credentials.auth_token).toBe('*****************9876')
     expect(storedCredentials(twilio.id)).toEqual({ account_sid: 'S3cr3t-twilio-sid', auth_token: 'S3cr3t-new-token-9876' })
-    await t.request('PUT', `${CONFIGS_PATH}/${twilio.id}`, { body: { config: { auth_token: '****9876' } } })
-    expect(storedCredentials(twilio.id).auth_token).toBe('****9876')
+    const wrongMask = await t.request('PUT', `${CONFIGS_PATH}/${twilio.id}`, { body: { config: { auth_token: '****9876' } } })
+    expect(wrongMask.status).toBe(422)
+    expect(wrongMask.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'config', 'twilio', 'auth_token'], input: '****9876' })])
+    expect(storedCredentials(twilio.id).auth_token).toBe('S3cr3t-new-token-9876')
   })
 
   test('the master key file is created with mode 0600 in the data dir', () => {

@@ -99,16 +99,29 @@ describe('validateDestination', () => {
     'sip:alice@example.com',
     'sips:Alice.Smith@pbx.example.com:5061',
     'SIP:1001@pbx',
+  ])('ari accepts %p', (value) => {
+    expect(validateDestination(value, 'ari')).toBeNull()
+  })
+
+  const RAW_DIAL_STRINGS = [
     'PJSIP/1001',
     'PJSIP/mytrunk/sip:alice@example.com:5070',
     'PJSIP/+14155550100@mytrunk',
     'SIP/trunk/5551234',
     'IAX2/peer/100',
     'Local/100@from-internal',
+    'Local/s@from-internal',
     'Local/100@from-internal/n',
     'DAHDI/g1/5551234',
-  ])('ari accepts %p', (value) => {
-    expect(validateDestination(value, 'ari')).toBeNull()
+  ]
+
+  test.each(RAW_DIAL_STRINGS)('ari refuses the raw dial string %p by default (toll fraud through a trigger key)', (value) => {
+    expect(validateDestination(value, 'ari')).toContain('allow_raw_dial_strings')
+    expect(validateDestination(value, 'ari', { rawDialStrings: false })).toContain('allow_raw_dial_strings')
+  })
+
+  test.each(RAW_DIAL_STRINGS)('ari accepts the raw dial string %p when the configuration allows them', (value) => {
+    expect(validateDestination(value, 'ari', { rawDialStrings: true })).toBeNull()
   })
 
   test.each([
@@ -142,14 +155,15 @@ describe('validateDestination', () => {
     '+1234567', // too short for E.164, and '+' is not an extension character
     '+04155550100',
     'x'.repeat(129),
-  ])('ari refuses %p', (value) => {
+  ])('ari refuses %p, raw dial strings allowed or not', (value) => {
+    expect(validateDestination(value, 'ari', { rawDialStrings: true })).not.toBeNull()
     expect(validateDestination(value, 'ari')).not.toBeNull()
   })
 
   test('empty and over-long values name the rule', () => {
     expect(validateDestination('', 'ari')).toBe('must not be empty')
-    expect(validateDestination(`PJSIP/${'1'.repeat(123)}`, 'ari')).toContain('128')
-    expect(validateDestination(`PJSIP/${'1'.repeat(122)}`, 'ari')).toBeNull()
+    expect(validateDestination(`PJSIP/${'1'.repeat(123)}`, 'ari', { rawDialStrings: true })).toContain('128')
+    expect(validateDestination(`PJSIP/${'1'.repeat(122)}`, 'ari', { rawDialStrings: true })).toBeNull()
   })
 })
 
@@ -165,9 +179,10 @@ describe('buildAriDialString', () => {
     expect(buildAriDialString('#1', 'PJSIP/{number}@{trunk}')).toBe('PJSIP/#1@{trunk}')
   })
 
-  test('destinations with a channel technology are dialled as written', () => {
+  test('destinations with a channel technology are dialled as written only when raw dial strings are allowed', () => {
     for (const value of ['PJSIP/1001', 'SIP/trunk/555', 'IAX2/peer/100', 'Local/100@from-internal', 'DAHDI/g1/555']) {
-      expect(buildAriDialString(value, 'Local/{number}@other')).toBe(value)
+      expect(buildAriDialString(value, 'Local/{number}@other', { rawDialStrings: true })).toBe(value)
+      expect(() => buildAriDialString(value, 'Local/{number}@other')).toThrow('allow_raw_dial_strings')
     }
   })
 

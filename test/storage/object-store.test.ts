@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { InvalidObjectKeyError, localObjectStore, ObjectTooLargeError, type ObjectStore } from '../../src/storage/object-store'
+import { InvalidObjectKeyError, localObjectStore, ObjectExistsError, ObjectTooLargeError, type ObjectStore } from '../../src/storage/object-store'
 
 let root: string
 let store: ObjectStore
@@ -96,5 +96,14 @@ describe('local object store', () => {
 
   test('resolve gives a path inside the root', () => {
     expect(store.resolve('campaigns/1/x y.csv')).toBe(join(root, 'campaigns/1/x y.csv'))
+  })
+})
+
+describe('put without replacing', () => {
+  test('stores a new object; over an existing one it throws ObjectExistsError, keeps the first and leaves nothing behind', async () => {
+    expect(await store.put('campaigns/1/a.csv', 'first', { replace: false })).toEqual({ size: 5 })
+    await expect(store.put('campaigns/1/a.csv', streamOf('sec', 'ond'), { replace: false })).rejects.toBeInstanceOf(ObjectExistsError)
+    expect(await (await store.file('campaigns/1/a.csv'))!.text()).toBe('first')
+    expect(filesUnder(root)).toEqual(['campaigns/1/a.csv'])
   })
 })

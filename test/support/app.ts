@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { createApp, type App } from '../../src/api/app'
+import { httpHandler } from '../../src/api/http-handler'
 import { loadConfig, type Flags } from '../../src/config'
 import { buildContext } from '../../src/boot'
 import type { AppContext } from '../../src/context'
@@ -23,6 +24,8 @@ export type TestApp = {
   logText(): string
   request(method: string, path: string, options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<TestResponse>
   newOrg(name: string, scope?: ApiKeyScope): { organizationId: number; key: string }
+  /** The app served over real HTTP on 127.0.0.1 (started on first call), for tests that write raw requests. */
+  httpUrl(): Promise<string>
   /** `keepData`: leave the data dir for another app (a restart). */
   close(options?: { keepData?: boolean }): void
 }
@@ -47,6 +50,7 @@ export function createTestApp(options: { flags?: Flags; env?: Record<string, str
   for (const provider of Object.keys(ctx.providerApis) as (keyof AppContext['providerApis'])[]) ctx.providerApis[provider] = UNREACHABLE_URL
   const adminKey = options.restartOf?.adminKey ?? bootstrapInstallation(ctx)!.api_key
   const app = createApp(ctx)
+  let server: ReturnType<typeof Bun.serve> | null = null
   return {
     app,
     ctx,
@@ -70,7 +74,12 @@ export function createTestApp(options: { flags?: Flags; env?: Record<string, str
       const organizationId = ensureOrganization(ctx, name)
       return { organizationId, key: createApiKey(ctx, organizationId, `${name} key`, scope).api_key }
     },
+    async httpUrl() {
+      server ??= Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: httpHandler(app) })
+      return `http://127.0.0.1:${server.port}`
+    },
     close({ keepData = false } = {}) {
+      void server?.stop(true)
       ctx.sqlite.close()
       if (!keepData) rmSync(dataDir, { recursive: true, force: true })
     },

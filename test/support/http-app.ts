@@ -21,7 +21,7 @@ export const NOW = TEST_BINARY === null
 /** A test that needs the in-process app (its context, its route table): skipped against the binary. */
 export const inProcessTest = test.skipIf(TEST_BINARY !== null)
 
-export type HttpTestApp = Pick<TestApp, 'dataDir' | 'adminKey' | 'logText' | 'request'> & {
+export type HttpTestApp = Pick<TestApp, 'dataDir' | 'adminKey' | 'logText' | 'request' | 'httpUrl'> & {
   newOrg(name: string, scope?: 'admin' | 'trigger'): { key: string }
   close(): void | Promise<void>
 }
@@ -73,6 +73,7 @@ async function startBinaryTestApp(binary: string, options: { flags?: Flags; env?
       try { parsed = JSON.parse(text) } catch { parsed = undefined }
       return { status: response.status, body: parsed, text, headers: response.headers } satisfies TestResponse
     },
+    httpUrl: async () => base,
     newOrg(name, scope = 'admin') {
       const created = Bun.spawnSync([binary, 'keys', 'create', '--org', name, '--scope', scope, '--dir', dataDir])
       if (created.exitCode !== 0) throw new Error(`keys create: ${created.stderr.toString()}`)

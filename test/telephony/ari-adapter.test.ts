@@ -58,7 +58,7 @@ function dialRequest(destination: string, overrides: Partial<DialRequest> = {}):
   runIds += 1
   return {
     callId: crypto.randomUUID(), runId: runIds, organizationId: ORGANIZATION_ID, configurationId: CONFIGURATION_ID,
-    credentials: { dial_string_template: 'PJSIP/{number}' }, destination, callerId: null,
+    credentials: { dial_string_template: 'PJSIP/{number}', allow_raw_dial_strings: true }, destination, callerId: null,
     ringTimeoutSeconds: 30, maxCallDurationSeconds: 600, ...overrides,
   }
 }
@@ -113,11 +113,20 @@ describe('outcomes of the recorded scenarios', () => {
     expect((await untilEnded(request.callId)).outcome).toBe('busy')
   })
 
-  test('a destination carrying a channel technology is dialled as written', async () => {
-    const request = dialRequest('Local/486@test', { credentials: { dial_string_template: 'PJSIP/trunk/{number}' } })
+  test('a destination carrying a channel technology is dialled as written when the configuration allows raw dial strings', async () => {
+    const request = dialRequest('Local/486@test', { credentials: { dial_string_template: 'PJSIP/trunk/{number}', allow_raw_dial_strings: true } })
     await adapter.dial(request)
     expect(originates().at(-1)?.query.endpoint).toBe('Local/486@test')
     await untilEnded(request.callId)
+  })
+
+  test('without allow_raw_dial_strings a raw dial string is a DialError and Asterisk is never asked', async () => {
+    const before = originates().length
+    const request = dialRequest('Local/s@from-internal', { credentials: { dial_string_template: 'PJSIP/trunk/{number}' } })
+    const error = await adapter.dial(request).catch((caught) => caught)
+    expect(error).toBeInstanceOf(DialError)
+    expect(error.message).toContain('allow_raw_dial_strings')
+    expect(originates()).toHaveLength(before)
   })
 
   test('a rejected originate is a DialError and leaves nothing to report', async () => {

@@ -142,7 +142,7 @@ describe('parking', () => {
 describe('calls across reconnects and organizations', () => {
   function dialRequest(config: any, organizationId: number, destination: string): DialRequest {
     return {
-      callId: crypto.randomUUID(), runId: 1, organizationId, configurationId: config.id, credentials: {},
+      callId: crypto.randomUUID(), runId: 1, organizationId, configurationId: config.id, credentials: { allow_raw_dial_strings: true },
       destination, callerId: null, ringTimeoutSeconds: 30, maxCallDurationSeconds: 600,
     }
   }

@@ -20,7 +20,7 @@ const CASES: Record<ProviderName, Case> = {
     valid: { provider: 'ari', ari_endpoint: 'http://pbx.example.com:8088', app_name: 'ringbase', app_password: 'ari-secret' },
     stored: {
       ari_endpoint: 'http://pbx.example.com:8088', app_name: 'ringbase', app_password: 'ari-secret',
-      ws_client_name: '', dial_string_template: 'PJSIP/{number}', external_pbx: null,
+      ws_client_name: '', dial_string_template: 'PJSIP/{number}', allow_raw_dial_strings: false, external_pbx: null,
     },
     required: ['ari_endpoint', 'app_name', 'app_password'],
   },
@@ -434,5 +434,21 @@ describe('setup checklist', () => {
     expect(checklist.ready_for_outbound).toBe(false)
     expect(checklist.outbound_blocked_reason).toBeString()
     expect(checklist.steps.every((step) => step.complete)).toBe(true)
+  })
+})
+
+describe('destinations', () => {
+  /** Dotted paths of every string in a provider's schema whose pattern is a URL's. */
+  const urlFields = (schema: TSchema, prefix = ''): string[] => {
+    if (schema[Kind] === 'Union') return (schema.anyOf as TSchema[]).flatMap((branch) => urlFields(branch, prefix))
+    if (schema[Kind] === 'Object') {
+      return Object.entries((schema as TObject).properties).flatMap(([name, property]) => urlFields(property, prefix ? `${prefix}.${name}` : name))
+    }
+    return schema[Kind] === 'String' && String(schema.pattern ?? '').includes('https?://') ? [prefix] : []
+  }
+
+  test.each(PROVIDER_NAMES)('%s: every URL a configuration connects to is declared a destination (secrets are re-sent to change it)', (provider) => {
+    const declared = PROVIDERS[provider].fields.filter((field) => field.destination).map((field) => field.name).sort()
+    expect(declared).toEqual([...new Set(urlFields(PROVIDERS[provider].schema))].sort())
   })
 })

@@ -1,6 +1,7 @@
 import { t } from 'elysia'
 import { IdParam } from '../schemas'
 import { WorkflowStatusSchema } from '../../agents/schemas'
+import { MAX_TOKEN_LENGTH } from '../../lib/limits'
 
 /** The request and response shapes the domain declares, described to OpenAPI from here with the routes' own. */
 export {
@@ -17,7 +18,7 @@ export {
 export const UpdateWorkflowStatusBody = t.Object({ status: WorkflowStatusSchema })
 
 export const WorkflowListQuery = t.Object({
-  status: t.Optional(t.String({ description: 'active, archived, or both comma-separated' })),
+  status: t.Optional(t.String({ maxLength: MAX_TOKEN_LENGTH, description: 'active, archived, or both comma-separated' })),
 })
 
 export const VersionsQuery = t.Object({

@@ -1,4 +1,4 @@
-import { t } from 'elysia'
+import { IdParam } from '../schemas'
 
 /** The request and response shapes the domain declares, described to OpenAPI from here with the routes' own. */
 export {
@@ -20,4 +20,4 @@ export {
   SourceDownloadResponse,
 } from '../../campaigns/schemas'
 
-export const CampaignIdParams = t.Object({ campaign_id: t.Integer() })
+export const CampaignIdParams = IdParam('campaign_id')

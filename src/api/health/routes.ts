@@ -25,5 +25,5 @@ export const healthRoutes = (ctx: AppContext) =>
       auth_provider: 'api_key',
       ari: ariConnectionCounts(ctx),
     }),
-    { response: { 200: HealthResponse }, detail: { tags: ['Health'], summary: 'Reachability and version' } },
+    { response: { 200: HealthResponse }, detail: { tags: ['Health'], summary: 'Reachability and version (no API key)', security: [] } },
   )

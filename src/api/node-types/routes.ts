@@ -4,6 +4,7 @@ import { getNodeType, listNodeTypes, NodeSpecSchema, NodeTypesResponseSchema, SP
 import { auth } from '../auth'
 import { authErrors, ErrorDetail } from '../schemas'
 import { notFound } from '../../lib/errors'
+import { MAX_TOKEN_LENGTH } from '../../lib/limits'
 
 const tags = ['Agents']
 
@@ -19,7 +20,7 @@ export const nodeTypeRoutes = (ctx: AppContext) =>
       if (!spec) throw notFound(`Node type '${params.name}' not found`)
       return spec
     }, {
-      params: t.Object({ name: t.String() }),
+      params: t.Object({ name: t.String({ maxLength: MAX_TOKEN_LENGTH }) }),
       response: { 200: NodeSpecSchema, 404: ErrorDetail, ...authErrors },
       detail: { tags, summary: 'Get one node type by name' },
     })

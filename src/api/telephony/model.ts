@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { IdParam, PathId } from '../schemas'
 
 /** The request and response shapes the domain declares, described to OpenAPI from here with the routes' own. */
 export {
@@ -21,8 +22,8 @@ export {
   TrunkDeleted,
 } from '../../telephony/schemas'
 
-export const ConfigIdParams = t.Object({ config_id: t.Integer() })
+export const ConfigIdParams = IdParam('config_id')
 
-export const PhoneNumberParams = t.Object({ config_id: t.Integer(), phone_number_id: t.Integer() })
+export const PhoneNumberParams = t.Object({ config_id: PathId, phone_number_id: PathId })
 
-export const TrunkParams = t.Object({ config_id: t.Integer(), trunk_id: t.Integer() })
+export const TrunkParams = t.Object({ config_id: PathId, trunk_id: PathId })

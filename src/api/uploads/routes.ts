@@ -13,13 +13,13 @@ export const uploadRoutes = (ctx: AppContext) =>
     .put('/upload', ({ query, request }) => receiveUpload(ctx, query, request), {
       query: UploadQuery,
       parse: 'none',
-      response: { 200: UploadResponse, 400: ErrorDetail, 403: ErrorDetail, 413: ErrorDetail, 415: ErrorDetail },
-      detail: { tags, summary: 'Upload a contacts CSV to a signed URL (streamed; no API key)' },
+      response: { 200: UploadResponse, 400: ErrorDetail, 403: ErrorDetail, 409: ErrorDetail, 413: ErrorDetail, 415: ErrorDetail },
+      detail: { tags, summary: 'Upload a contacts CSV to a signed URL, once (streamed; no API key)', security: [] },
     })
     .get('/download', ({ query }) => serveDownload(ctx, query), {
       query: DownloadQuery,
       response: { 200: t.String({ description: 'The file' }), 403: ErrorDetail, 404: ErrorDetail },
-      detail: { tags, summary: 'Download a file through a signed link (no API key)' },
+      detail: { tags, summary: 'Download a file through a signed link (no API key)', security: [] },
     })
     .use(auth(ctx))
     .post('/presigned-upload-url', ({ principal, body }) =>

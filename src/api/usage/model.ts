@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { MAX_TEXT_LENGTH, MAX_TOKEN_LENGTH } from '../../lib/limits'
 
 /** The request and response shapes the domain declares, described to OpenAPI from here with the routes' own. */
 export {
@@ -12,11 +13,11 @@ const FILTERS_DESCRIPTION = 'JSON array of `{attribute, type, value}`, all ANDed
   + 'callChannel (radio, `{status}`: telephony|web|chat). Unknown attributes and mismatched types are ignored.'
 
 export const UsageQuery = t.Object({
-  start_date: t.Optional(t.String({ description: 'ISO 8601 date or date-time (UTC when no zone); inclusive lower bound on created_at' })),
-  end_date: t.Optional(t.String({ description: 'ISO 8601 date-time (UTC when no zone), inclusive upper bound on created_at; a date alone includes that whole day' })),
+  start_date: t.Optional(t.String({ maxLength: MAX_TOKEN_LENGTH, description: 'ISO 8601 date or date-time (UTC when no zone); inclusive lower bound on created_at' })),
+  end_date: t.Optional(t.String({ maxLength: MAX_TOKEN_LENGTH, description: 'ISO 8601 date-time (UTC when no zone), inclusive upper bound on created_at; a date alone includes that whole day' })),
   page: t.Optional(t.Integer({ minimum: 1, default: 1 })),
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50 })),
-  filters: t.Optional(t.String({ description: FILTERS_DESCRIPTION })),
-  sort_by: t.Optional(t.String({ description: '`duration`; anything else sorts by created_at' })),
-  sort_order: t.Optional(t.String({ pattern: '^(asc|desc)$', default: 'desc' })),
+  filters: t.Optional(t.String({ maxLength: MAX_TEXT_LENGTH, description: FILTERS_DESCRIPTION })),
+  sort_by: t.Optional(t.String({ maxLength: MAX_TOKEN_LENGTH, description: '`duration`; anything else sorts by created_at' })),
+  sort_order: t.Optional(t.String({ maxLength: MAX_TOKEN_LENGTH, pattern: '^(asc|desc)$', default: 'desc' })),
 })

@@ -25,6 +25,7 @@ export const uploads = sqliteTable('uploads', {
   size: integer('size'),
   createdAt: text('created_at').notNull(),
   completedAt: text('completed_at'),
+  receivingSince: text('receiving_since'),
 }, (table) => [
   index('uploads_org').on(table.organizationId, table.id),
 ])

@@ -5,6 +5,7 @@ import { removeAriLeftovers } from './leftovers'
 import { DialError, type CallOutcome, type CallOwnership, type CallReport, type CallState, type DialRequest, type TelephonyProvider } from '../provider'
 import { AriError, type AriRest } from './rest'
 import { eventChannel, type AriEvent, type Channel, type DialStatus } from './types'
+import { ariDestinationRules } from '../providers/ari'
 
 /**
  * The ARI telephony provider: places calls into the configuration's Stasis app with our own channel id, follows
@@ -220,7 +221,7 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
       : DEFAULT_DIAL_STRING_TEMPLATE
     let endpoint: string
     try {
-      endpoint = buildAriDialString(request.destination, template)
+      endpoint = buildAriDialString(request.destination, template, ariDestinationRules(request.credentials))
     } catch (error) {
       if (error instanceof AddressError) throw new DialError(error.message)
       throw error

@@ -1,12 +1,13 @@
 import { Type as t } from '@sinclair/typebox'
 import { callerIdStep, nullableString, providerTag, type ProviderInfo, type SetupFacts, type SetupStep } from './shared'
+import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../lib/limits'
 
 // Cloudonix: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 
 export const CloudonixConfigSchema = t.Object({
   provider: providerTag('cloudonix'),
-  bearer_token: t.String({ description: 'API bearer token.' }),
-  domain_id: t.String({ description: 'Domain name; a bare name gets .cloudonix.net appended.' }),
+  bearer_token: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'API bearer token.' }),
+  domain_id: t.String({ maxLength: MAX_NAME_LENGTH, description: 'Domain name; a bare name gets .cloudonix.net appended.' }),
   application_name: nullableString('Voice application name. When omitted, one is created on save and its name is stored.'),
 })
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { TObject } from '@sinclair/typebox'
 import { Type as t } from '@sinclair/typebox'
 import type { Loc, ValidationItem } from '../../lib/validation'
+import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../lib/limits'
 
 // What every provider file declares, and the pieces several of them share.
 
@@ -17,7 +18,8 @@ export const HTTP_URL_PATTERN = '^https?://\\S+$'
 // The tag stays required: without it no variant can be chosen. Other fields with a default are optional in the
 // schema too, so the generated OpenAPI does not list them as required.
 export const providerTag = <P extends ProviderName>(provider: P) => t.Literal(provider, { default: provider })
-export const nullableString = (description: string) => t.Optional(t.Union([t.String(), t.Null()], { default: null, description }))
+export const nullableString = (description: string, maxLength = MAX_NAME_LENGTH) =>
+  t.Optional(t.Union([t.String({ maxLength }), t.Null()], { default: null, description }))
 
 export type FieldType = 'text' | 'password' | 'textarea' | 'string-array' | 'number' | 'boolean' | 'select' | 'readonly'
 export type FieldOption = { value: string; label: string }
@@ -28,6 +30,11 @@ export type FieldSpec = {
   label: string
   type: FieldType
   sensitive?: boolean
+  /**
+   * Where the configuration connects (a URL): the sensitive fields beside it (same parent object) are sent there, so
+   * changing it needs them sent again in clear, never kept from storage or given as masks.
+   */
+  destination?: true
   description?: string
   placeholder?: string
   options?: FieldOption[]
@@ -82,8 +89,8 @@ export const APPLICATION_ACCOUNT_FIELDS: FieldSpec[] = [
 export const applicationAccountSchema = <P extends 'plivo' | 'vobiz'>(provider: P) =>
   t.Object({
     provider: providerTag(provider),
-    auth_id: t.String({ description: 'Auth ID of the account.' }),
-    auth_token: t.String({ description: 'Auth token of the account.' }),
+    auth_id: t.String({ maxLength: MAX_NAME_LENGTH, description: 'Auth ID of the account.' }),
+    auth_token: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'Auth token of the account.' }),
     application_id: nullableString('Application whose answer URL receives inbound calls. When omitted, one is created on save and its id is stored.'),
   })
 

@@ -1,12 +1,13 @@
 import { Type as t } from '@sinclair/typebox'
 import { CARRIER_ACCOUNT, providerTag, type ProviderInfo } from './shared'
+import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../lib/limits'
 
 // Twilio: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 
 export const TwilioConfigSchema = t.Object({
   provider: providerTag('twilio'),
-  account_sid: t.String({ description: 'Account SID.' }),
-  auth_token: t.String({ description: 'Auth token.' }),
+  account_sid: t.String({ maxLength: MAX_NAME_LENGTH, description: 'Account SID.' }),
+  auth_token: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'Auth token.' }),
 })
 
 export const twilio: ProviderInfo = {

@@ -1,15 +1,16 @@
 import { Type as t } from '@sinclair/typebox'
 import { CARRIER_ACCOUNT, nullableString, providerTag, type ProviderInfo } from './shared'
+import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../lib/limits'
 
 // Vonage: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 
 export const VonageConfigSchema = t.Object({
   provider: providerTag('vonage'),
-  api_key: t.String({ description: 'API key.' }),
-  api_secret: t.String({ description: 'API secret.' }),
-  application_id: t.String({ description: 'Voice application id.' }),
-  private_key: t.String({ description: 'Private key of the application, used to sign JWTs.' }),
-  signature_secret: nullableString('Secret used to verify signed webhooks.'),
+  api_key: t.String({ maxLength: MAX_NAME_LENGTH, description: 'API key.' }),
+  api_secret: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'API secret.' }),
+  application_id: t.String({ maxLength: MAX_NAME_LENGTH, description: 'Voice application id.' }),
+  private_key: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'Private key of the application, used to sign JWTs.' }),
+  signature_secret: nullableString('Secret used to verify signed webhooks.', MAX_SECRET_LENGTH),
 })
 
 export const vonage: ProviderInfo = {

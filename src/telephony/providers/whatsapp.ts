@@ -1,13 +1,14 @@
 import { Type as t } from '@sinclair/typebox'
 import { providerTag, randomHex, type ProviderInfo, type SetupFacts, type SetupStep } from './shared'
+import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../lib/limits'
 
 // WhatsApp Business: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 
 export const WhatsappConfigSchema = t.Object({
   provider: providerTag('whatsapp'),
-  access_token: t.String({ minLength: 1, description: 'Access token of the business account.' }),
-  waba_id: t.String({ minLength: 1, description: 'Business account id.' }),
-  app_secret: t.String({ minLength: 1, description: 'App secret used to verify webhook signatures.' }),
+  access_token: t.String({ minLength: 1, maxLength: MAX_SECRET_LENGTH, description: 'Access token of the business account.' }),
+  waba_id: t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'Business account id.' }),
+  app_secret: t.String({ minLength: 1, maxLength: MAX_SECRET_LENGTH, description: 'App secret used to verify webhook signatures.' }),
 })
 
 function whatsappSteps(facts: SetupFacts): SetupStep[] {

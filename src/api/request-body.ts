@@ -1,0 +1,59 @@
+import type { AnyElysia } from 'elysia'
+import { routeAuthentication } from './auth'
+import { routeHooks } from './route-hooks'
+import { invalid, tooLarge } from '../lib/errors'
+import { MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH } from '../lib/limits'
+import type { Loc } from '../lib/validation'
+
+type ParseContext = { request: Request; route: string; headers: Record<string, string | undefined> }
+
+const bodyTooLarge = () => tooLarge(`The request body is larger than the ${MAX_JSON_BODY_BYTES} bytes a request may carry`)
+
+/** The body as text, refused (413) as soon as it is longer than `maxBytes`: a declared length before reading anything. */
+export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
+  if (Number(request.headers.get('content-length') ?? 0) > maxBytes) throw bodyTooLarge()
+  if (!request.body) return ''
+  const chunks: Uint8Array[] = []
+  let length = 0
+  for await (const chunk of request.body) {
+    length += chunk.byteLength
+    if (length > maxBytes) throw bodyTooLarge()
+    chunks.push(chunk)
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks))
+}
+
+/** Where `value` first nests deeper than `maxDepth` levels (as a loc under `at`), or null. */
+function tooDeepAt(value: unknown, maxDepth: number, at: Loc): Loc | null {
+  if (typeof value !== 'object' || value === null) return null
+  if (maxDepth === 0) return at
+  for (const [key, child] of Object.entries(value)) {
+    const found = tooDeepAt(child, maxDepth - 1, [...at, Array.isArray(value) ? Number(key) : key])
+    if (found) return found
+  }
+  return null
+}
+
+const isJson = (contentType: string) => contentType === 'application/json' || contentType.endsWith('+json')
+
+/**
+ * Every route's body parser (the one global parse hook). The key is checked first, from the headers, for routes behind
+ * the auth plugin, so nobody without one makes the server read a body; then at most MAX_JSON_BODY_BYTES are read. A
+ * route that declares `parse: 'none'` (the signed upload) streams its own body under its own limit. A body without a
+ * Content-Type is not read, as Elysia does; one that is not JSON stays text, which no JSON schema accepts. JSON nested
+ * deeper than MAX_JSON_DEPTH, in any field, is a 422 here: the one check for every free-form object.
+ */
+export async function parseBody(app: AnyElysia, context: ParseContext, contentType: string | undefined): Promise<unknown> {
+  const hooks = routeHooks(app, context.request.method, context.route)
+  routeAuthentication(hooks?.transform)?.(context)
+  if (hooks?.parse?.some((hook) => hook.fn === 'none')) return null
+  if (!contentType) return undefined
+  const text = await readBodyText(context.request, MAX_JSON_BODY_BYTES)
+  if (!isJson(contentType)) return text
+  const value: unknown = JSON.parse(text)
+  const tooDeep = tooDeepAt(value, MAX_JSON_DEPTH, ['body'])
+  if (tooDeep) {
+    throw invalid([{ type: 'value_error', loc: tooDeep, msg: `Value error, JSON may nest at most ${MAX_JSON_DEPTH} levels deep`, ctx: { max_depth: MAX_JSON_DEPTH } }])
+  }
+  return value
+}
