@@ -12,7 +12,7 @@ export const WorkflowConfigurationsSchema = t.Object(
       maximum: 14_400,
       description: 'Hard limit of one call; the call is hung up when it is reached. Default 600.',
     })),
-    model_configuration_uuid: t.Optional(t.Union([t.String({ format: 'uuid' }), t.Null()], {
+    model_configuration_uuid: t.Optional(t.Union([t.String({ format: 'uuid', maxLength: 36 }), t.Null()], {
       description: 'The model configuration runs of this agent use (else the organization default); run model_overrides go over it.',
     })),
   },

@@ -1,11 +1,12 @@
 import { Type as t, type Static } from '@sinclair/typebox'
 import { FLITE_VOICES } from '../voice/flite'
+import { MAX_NAME_LENGTH, MAX_TOKEN_LENGTH } from '../lib/limits'
 import { MODEL_PROVIDER_NAMES } from './providers'
 
 /** Request and response shapes of provider connections, model configurations, run model overrides and price cards. */
 
 // The pattern is what the 422 mapping reports; `format` is for the OpenAPI document.
-export const Uuid = t.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' })
+export const Uuid = t.String({ format: 'uuid', maxLength: 36, pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' })
 
 const DateTime = t.String({ format: 'date-time' })
 const Name = t.String({ minLength: 1, maxLength: 64 })
@@ -26,7 +27,7 @@ export const CreateProviderConnectionBody = t.Object({
 
 export const UpdateProviderConnectionBody = t.Object({
   name: t.Optional(Name),
-  provider: t.Optional(t.String({ description: 'Cannot change; sending another provider is refused.' })),
+  provider: t.Optional(t.String({ maxLength: MAX_NAME_LENGTH, description: 'Cannot change; sending another provider is refused.' })),
   base_url: t.Optional(t.String({ maxLength: 2048 })),
   api_key: t.Optional(Nullable(ApiKey)),
 })
@@ -50,19 +51,19 @@ export const ProviderConnectionCheck = t.Object({
 })
 
 export const LlmSettingsSchema = t.Object({
-  model: t.Optional(t.String({ minLength: 1, description: 'Defaults to the provider\'s usual model when it has one.' })),
+  model: t.Optional(t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'Defaults to the provider\'s usual model when it has one.' })),
   temperature: t.Optional(t.Number({ minimum: 0, maximum: 2 })),
   max_tokens: t.Optional(t.Integer({ minimum: 1 })),
 })
 
 export const SttSettingsSchema = t.Object({
-  model: t.Optional(t.String({ minLength: 1 })),
+  model: t.Optional(t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH })),
   language: t.Optional(t.String({ minLength: 2, maxLength: 16, description: 'ISO 639-1, e.g. en' })),
 })
 
 export const TtsSettingsSchema = t.Object({
-  model: t.Optional(t.String({ minLength: 1 })),
-  voice: t.Optional(t.String({ minLength: 1 })),
+  model: t.Optional(t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH })),
+  voice: t.Optional(t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH })),
   speed: t.Optional(t.Number({ minimum: 0.25, maximum: 4 })),
 })
 
@@ -123,7 +124,7 @@ const ServiceOverride = t.Object({
 
 const FallbackRule = t.Object({
   condition: t.Object({
-    type: t.String({ description: 'When to switch: no_output (no token after after_ms).' }),
+    type: t.String({ maxLength: MAX_TOKEN_LENGTH, description: 'When to switch: no_output (no token after after_ms).' }),
     after_ms: t.Optional(t.Integer({ minimum: 0 })),
   }),
   target: t.Object({ provider_connection_uuid: Uuid, settings: t.Optional(Settings) }),
@@ -145,7 +146,7 @@ export type ModelOverridesInput = Static<typeof ModelOverrides>
 const Price = t.Optional(t.Number({ minimum: 0 }))
 
 export const PriceCardSchema = t.Object({
-  currency: t.Optional(t.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; default USD' })),
+  currency: t.Optional(t.String({ maxLength: 3, pattern: '^[A-Z]{3}$', description: 'ISO 4217; default USD' })),
   llm_input_per_1k_tokens: Price,
   llm_output_per_1k_tokens: Price,
   stt_per_minute: Price,

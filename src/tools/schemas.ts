@@ -1,4 +1,5 @@
 import { Type as t, type Static, type TSchema } from '@sinclair/typebox'
+import { MAX_TEXT_LENGTH } from '../lib/limits'
 
 /**
  * Tools as the API takes and shows them: `{tool_uuid, name, description, category, definition: {type, config}}`, in the
@@ -12,7 +13,7 @@ export type ToolStatus = 'active' | 'archived'
 
 const nullable = <T extends TSchema>(schema: T) => t.Optional(t.Union([schema, t.Null()]))
 
-const PARAMETER_NAME = { pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$', description: 'A JSON key: letters, digits and _, not starting with a digit' }
+const PARAMETER_NAME = { maxLength: 64, pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$', description: 'A JSON key: letters, digits and _, not starting with a digit' }
 const ParameterType = t.Union([t.Literal('string'), t.Literal('number'), t.Literal('boolean'), t.Literal('object'), t.Literal('array')])
 const MessageType = t.Union([t.Literal('none'), t.Literal('custom'), t.Literal('audio')])
 const Message = t.String({ maxLength: 2000 })
@@ -44,7 +45,7 @@ export const HttpApiConfigSchema = t.Object({
     description: 'http(s) URL; {{name}} placeholders in its path and query take arguments and run variables, URL-encoded. '
       + 'The host must be written out.',
   }),
-  headers: nullable(t.Record(t.String(), t.String(), { description: 'Static headers; secrets belong in a credential' })),
+  headers: nullable(t.Record(t.String(), t.String({ maxLength: MAX_TEXT_LENGTH }), { description: 'Static headers; secrets belong in a credential' })),
   credential_uuid: nullable(t.String({ maxLength: 64, description: 'Credential whose authentication header every request carries' })),
   parameters: nullable(t.Array(ToolParameterSchema, { maxItems: 30, description: 'Arguments the model fills in' })),
   preset_parameters: nullable(t.Array(PresetParameterSchema, { maxItems: 30, description: 'Arguments filled from run variables' })),

@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { MAX_TOKEN_LENGTH } from '../../lib/limits'
 
 /** The request and response shapes the domain declares, described to OpenAPI from here with the routes' own. */
 export {
@@ -15,7 +16,7 @@ export {
   PriceCardView,
 } from '../../models/schemas'
 
-export const UuidParams = t.Object({ uuid: t.String() })
+export const UuidParams = t.Object({ uuid: t.String({ maxLength: MAX_TOKEN_LENGTH }) })
 
 export const DeletedConnection = t.Object({ message: t.String() })
 
