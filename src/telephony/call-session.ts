@@ -1,5 +1,5 @@
 import type { AppContext } from '../context'
-import { AddressError, buildAriDialString, DEFAULT_DIAL_STRING_TEMPLATE } from '../lib/phone'
+import { AddressError, buildAriDialString, DEFAULT_DIAL_STRING_TEMPLATE, type DestinationRules } from '../lib/phone'
 import { AriError, type AriRest } from './ari/rest'
 import { transferOverAri, type AriTransferResult, type ChannelWatch } from './ari/transfer'
 
@@ -60,6 +60,8 @@ export type CallSessionOptions = {
   conversation?: ConversationHooks
   /** The configuration's `dial_string_template`, for transfer destinations (default PJSIP/{number}). */
   dialStringTemplate?: string
+  /** The configuration's rule for raw dial strings in transfer destinations (refused without it). */
+  destinationRules?: DestinationRules
   /** Events of channels other than the call's own (a transfer destination); transfers fail without it. */
   watchChannel?: ChannelWatch
   /** After a transfer connected: the agent's max call duration no longer applies, the caller's own limits do. */
@@ -139,7 +141,7 @@ export function startCallSession(options: CallSessionOptions): CallSession {
       if (transferring || transfer || finished) return fail('The call is already being transferred or has ended')
       let endpoint: string
       try {
-        endpoint = buildAriDialString(destination, options.dialStringTemplate || DEFAULT_DIAL_STRING_TEMPLATE)
+        endpoint = buildAriDialString(destination, options.dialStringTemplate || DEFAULT_DIAL_STRING_TEMPLATE, options.destinationRules)
       } catch (error) {
         if (error instanceof AddressError) return fail(error.message)
         throw error

@@ -35,9 +35,18 @@ afterEach(async () => {
   t.close()
 })
 
-/** An agent with an API trigger, an ARI configuration on the fake, and a call to `Local/102@test` (answers, stays up). */
-async function answeredCall(configurations: Record<string, unknown> = {}) {
-  const config = await createConfiguration(t, 'pbx', { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass' }, { isDefaultOutbound: true })
+const FAKE_PBX = { provider: 'ari', app_name: 'ariuser', app_password: 'aripass' }
+/** Dials the fake's scenarios as raw dial strings (`Local/102@test`); the toll-fraud guard needs the flag for that. */
+const RAW_DIALLING = { allow_raw_dial_strings: true }
+/** Dials plain numbers into the fake's scenarios (`102` → `Local/102@test`); raw dial strings refused. */
+const TEMPLATE_ONLY = { dial_string_template: 'Local/{number}@test' }
+
+/**
+ * An agent with an API trigger, an ARI configuration on the fake, and a call to `Local/102@test` (answers, stays up),
+ * dialled as written (RAW_DIALLING, the default) or as `102` through the template (TEMPLATE_ONLY).
+ */
+async function answeredCall(configurations: Record<string, unknown> = {}, dialling: Record<string, unknown> = RAW_DIALLING) {
+  const config = await createConfiguration(t, 'pbx', { ...FAKE_PBX, ari_endpoint: fake.url, ...dialling }, { isDefaultOutbound: true })
   await waitFor('ARI connected', () => t.ctx.ariConnected(config.id))
   const agent = await t.request('POST', '/api/v1/workflow/create/definition', {
     body: {
@@ -52,7 +61,8 @@ async function answeredCall(configurations: Record<string, unknown> = {}) {
       workflow_configurations: configurations,
     },
   })
-  const started = await t.request('POST', `/api/v1/public/agent/workflow/${agent.body.workflow_uuid}`, { body: { phone_number: 'Local/102@test' } })
+  const phoneNumber = dialling === TEMPLATE_ONLY ? '102' : 'Local/102@test'
+  const started = await t.request('POST', `/api/v1/public/agent/workflow/${agent.body.workflow_uuid}`, { body: { phone_number: phoneNumber } })
   expect(started.status, started.text).toBe(200)
   await waitFor('answered and media attached', () => answered.length === 1)
   const { call, mediaChannelId } = answered[0]
@@ -108,6 +118,16 @@ describe('transfer by bridge swap', () => {
     const { call } = await answeredCall()
     expect(await call.transfer({ destination: '555 0100', timeoutSeconds: 5 })).toMatchObject({ status: 'failed', reason: 'failed', message: expect.stringContaining('spaces') })
     expect(transferOriginate()).toBeUndefined()
+  })
+
+  test('without allow_raw_dial_strings a raw transfer destination (one the model may pick) is refused before anything is dialled; a number goes through the template', async () => {
+    const { call } = await answeredCall({}, TEMPLATE_ONLY)
+    expect(await call.transfer({ destination: 'Local/s@from-internal', timeoutSeconds: 5 })).toMatchObject({
+      status: 'failed', reason: 'failed', message: expect.stringContaining('allow_raw_dial_strings'),
+    })
+    expect(transferOriginate()).toBeUndefined()
+    expect(await call.transfer({ destination: '486', timeoutSeconds: 5 })).toMatchObject({ status: 'failed', reason: 'busy' })
+    expect(transferOriginate()?.query.endpoint).toBe('Local/486@test')
   })
 
   test('the caller hanging up while the destination rings stops the transfer and hangs the destination up', async () => {

@@ -128,6 +128,7 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
       call: { callId: call.callId, runId: request.runId, organizationId: request.organizationId, configurationId: call.configurationId },
       maxCallDurationMs: request.maxCallDurationSeconds * 1000,
       dialStringTemplate: typeof template === 'string' ? template : undefined,
+      destinationRules: ariDestinationRules(request.credentials),
       watchChannel,
       onTransferred: () => { call.deadline = ctx.clock.now() + TRANSFERRED_CALL_LIFETIME_MS },
     })
