@@ -128,7 +128,9 @@ function transferConfig(config: Input<'transfer_call'>, at: At, fail: Fail): Tra
   const destinations = (config.destinations ?? []).map((choice) => ({ ...choice, description: text(choice.description) }))
   const checkDestination = (value: string, path: Loc) => {
     if (value.includes('{{')) return
-    const problem = validateDestination(value, ARI_PROVIDER)
+    // A tool belongs to no telephony configuration: whether a raw dial string may be dialled is the rule of the call's
+    // configuration, applied when the transfer dials (telephony/call-session.ts).
+    const problem = validateDestination(value, ARI_PROVIDER, { rawDialStrings: true })
     if (problem) fail(path, `the destination ${problem}`, value)
   }
   if (source === 'static') {

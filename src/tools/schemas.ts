@@ -68,7 +68,11 @@ export const EndCallConfigSchema = t.Object({
 
 export const TransferDestinationSchema = t.Object({
   name: t.String({ minLength: 1, maxLength: 64, description: 'What the model chooses, e.g. "billing"' }),
-  destination: t.String({ minLength: 1, maxLength: 255, description: 'Number, extension or SIP URI' }),
+  destination: t.String({
+    minLength: 1,
+    maxLength: 255,
+    description: 'Number, extension or SIP URI; a raw dial string (PJSIP/…, Local/…) is dialled only where the ARI configuration sets allow_raw_dial_strings',
+  }),
   description: nullable(t.String({ maxLength: 500, description: 'When to choose it' })),
 })
 
