@@ -18,8 +18,12 @@ let operations: Operation[]
 const ids: Record<string, string> = {}
 /** Names every resource of organization A carries: none may show up in organization B's answers. */
 const MARK = 'OrgA-only'
-/** Trunks belong to a configuration whose provider has them (Cloudonix); `ids.config_id` is the ARI one. */
-let trunkConfigId: string
+/**
+ * Parameters whose resource depends on the route, over `ids`: the first entry whose fragment the path contains.
+ * `{uuid}` is a trigger path in `ids`; trunks belong to a configuration whose provider has them (Cloudonix), while
+ * `ids.config_id` is the ARI one; text chat sessions are runs of their own mode.
+ */
+const idsOnPaths: { fragment: string; ids: Record<string, string> }[] = []
 let otherKey: string
 
 const ok = async (method: string, path: string, body?: unknown) => {
@@ -52,7 +56,9 @@ beforeAll(async () => {
     })))
 
   const triggerPath = crypto.randomUUID()
-  const agent = await ok('POST', '/api/v1/workflow/create/definition', { name: `${MARK} agent`, workflow_definition: sampleDefinition({ triggerPath }) })
+  const definition = sampleDefinition({ triggerPath })
+  Object.assign(definition.nodes[0].data, { greeting: 'Hello.' }) // a text chat opens with it, no model server asked
+  const agent = await ok('POST', '/api/v1/workflow/create/definition', { name: `${MARK} agent`, workflow_definition: definition })
   Object.assign(ids, { workflow_id: String(agent.id), workflow_uuid: agent.workflow_uuid, uuid: triggerPath })
   ids.api_key_id = String((await ok('POST', '/api/v1/user/api-keys', { name: `${MARK} key` })).id)
   const ari = await ok('POST', '/api/v1/organizations/telephony-configs', {
@@ -62,7 +68,7 @@ beforeAll(async () => {
   ids.config_id = String(ari.id)
   ids.phone_number_id = String((await ok('POST', `/api/v1/organizations/telephony-configs/${ari.id}/phone-numbers`, { address: '1001', label: MARK })).id)
   const cloudonix = await ok('POST', '/api/v1/organizations/telephony-configs', { name: `${MARK} cloudonix`, config: VALID_CONFIGS.cloudonix.config })
-  trunkConfigId = String(cloudonix.id)
+  idsOnPaths.push({ fragment: '/trunks', ids: { config_id: String(cloudonix.id) } })
   ids.trunk_id = String((await ok('POST', `/api/v1/organizations/telephony-configs/${cloudonix.id}/trunks`, { name: `${MARK}-trunk`, settings: { region: 'india', sip_domain: 'acme.cloudonix.net' } })).id)
   // A run: the trigger writes it before dialling, and the dial fails (the compiled server's PBX address has nothing
   // listening; in-process, where no ARI connection manager runs, a provider that refuses stands in for it).
@@ -74,6 +80,14 @@ beforeAll(async () => {
   })
   ids.campaign_id = String(campaign.id)
   ids.credential_uuid = (await ok('POST', '/api/v1/credentials', { name: `${MARK} credential`, credential_type: 'bearer_token', credential_data: { token: 't0ken' } })).uuid
+  ids.tool_uuid = (await ok('POST', '/api/v1/tools/', { name: `${MARK} tool`, definition: { type: 'calculator' } })).tool_uuid
+  // Nothing listens at the model server's address: no operation here asks it.
+  const connection = await ok('POST', '/api/v1/organizations/provider-connections', { name: `${MARK} models`, provider: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key: 'k' })
+  idsOnPaths.push({ fragment: '/provider-connections/', ids: { uuid: connection.uuid } })
+  const configuration = await ok('POST', '/api/v1/organizations/model-configurations', { name: `${MARK} models`, llm: { provider_connection_uuid: connection.uuid } })
+  idsOnPaths.push({ fragment: '/model-configurations/', ids: { uuid: configuration.uuid } })
+  const chat = await ok('POST', `/api/v1/workflow/${agent.id}/text-chat/sessions`, { name: `${MARK} chat` })
+  idsOnPaths.push({ fragment: '/text-chat/', ids: { run_id: String(chat.workflow_run_id) } })
 })
 afterAll(() => t.close())
 
@@ -105,10 +119,15 @@ const VALID_BODIES: Record<string, unknown> = {
   'POST /api/v1/s3/presigned-upload-url': { file_name: 'a.csv', file_size: 1 },
   'POST /api/v1/campaign/create': { name: 'c', source_type: 'csv', source_id: 'missing', workflow_id: 1 },
   'POST /api/v1/credentials': { name: 'c', credential_type: 'bearer_token', credential_data: { token: 't' } },
+  'PUT /api/v1/organizations/provider-connections/{uuid}': { name: 'Renamed' },
+  'PUT /api/v1/organizations/model-configurations/{uuid}': { name: 'Renamed' },
+  'POST /api/v1/workflow/{workflow_id}/text-chat/sessions': {},
+  'POST /api/v1/workflow/{workflow_id}/text-chat/sessions/{run_id}/messages': { text: 'Hi' },
+  'PUT /api/v1/tools/{tool_uuid}': { name: 'Renamed' },
 }
 
 const urlOf = (operation: Operation) => operation.path.replace(/\{(\w+)\}/g, (_, name: string) =>
-  (name === 'config_id' && operation.path.includes('/trunks') ? trunkConfigId : ids[name]) ?? 'unknown')
+  idsOnPaths.find((entry) => operation.path.includes(entry.fragment) && name in entry.ids)?.ids[name] ?? ids[name] ?? 'unknown')
 
 describe("another organization's ids do not exist", () => {
   test('every operation with a path parameter answers 404 {detail} to another organization', async () => {
