@@ -5,8 +5,9 @@ import { CONFIGS_PATH, VALID_CONFIGS } from '../support/telephony'
 
 /*
  * A scenario that creates every kind of secret the server holds or hands out (provider credentials, credentials for
- * other services, API keys, public download tokens, upload signatures), then uses the API the way clients do, errors
- * included. No response carries a secret except the one response that hands it out, and no log line ever does.
+ * other services, model server keys, the webhook signing secret, API keys, public download tokens, upload signatures),
+ * then uses the API the way clients do, errors included. No response carries a secret except the one response that
+ * hands it out, and no log line ever does.
  * In-process: a run with artifacts is seeded through the domain (no call needed to get a download token).
  */
 
@@ -66,6 +67,25 @@ beforeAll(async () => {
   await call('POST', '/api/v1/credentials', { body: { name: 'x', credential_type: 'bearer_token', credential_data: { token: 'cred-refused-S3cr3t-value\n' } } })
   await ok('GET', '/api/v1/credentials')
 
+  // A model server connection's key: shown masked, sent back masked, checked against a server that is not there.
+  const modelKey = 'sk-model-S3cr3t-value'
+  secrets.push({ value: modelKey, kind: 'provider connection API key', handedOutIn: never })
+  const connection = await ok('POST', '/api/v1/organizations/provider-connections', { name: 'models', provider: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key: modelKey })
+  const connectionPath = `/api/v1/organizations/provider-connections/${connection.uuid}`
+  await ok('PUT', connectionPath, { api_key: (await ok('GET', connectionPath)).api_key })
+  await ok('POST', `${connectionPath}/check`)
+  await call('PUT', connectionPath, { body: { api_key: 5 } })
+  await ok('GET', '/api/v1/organizations/provider-connections')
+  await ok('POST', '/api/v1/organizations/model-configurations', { name: 'models', llm: { provider_connection_uuid: connection.uuid } })
+
+  // The webhook signing secret: shown once, in the answer that creates (or rotates) it.
+  for (const round of ['created', 'rotated']) {
+    const { secret } = await ok('POST', '/api/v1/organizations/webhook-signing-secret')
+    const handout = responses.at(-1)!
+    secrets.push({ value: secret, kind: `webhook signing secret (${round})`, handedOutIn: (r) => r === handout })
+    await ok('GET', '/api/v1/organizations/webhook-signing-secret')
+  }
+
   // API keys: each is shown once, in the answer that creates it.
   for (const scope of ['admin', 'trigger']) {
     const created = await ok('POST', '/api/v1/user/api-keys', { name: `${scope} key`, scope })
@@ -95,7 +115,9 @@ beforeAll(async () => {
   responses.push({ method: 'PUT', path: pathname, status: put.status, text: await put.text() })
 
   // Every GET operation of the document, with the ids of this scenario.
-  const ids: Record<string, string> = { workflow_id: String(agent.id), run_id: String(run.id), config_id: String(configIds.ari), name: 'startCall' }
+  const ids: Record<string, string> = {
+    workflow_id: String(agent.id), run_id: String(run.id), config_id: String(configIds.ari), name: 'startCall', uuid: connection.uuid,
+  }
   const document = await ok('GET', '/api/v1/openapi.json')
   for (const [path, byMethod] of Object.entries(document.paths as Record<string, Record<string, unknown>>)) {
     if ('get' in byMethod) await call('GET', path.replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? '1'))
@@ -107,7 +129,10 @@ afterAll(() => t.close())
 test('the scenario made every kind of secret and handed out those meant to be', () => {
   const kinds = secrets.map((secret) => secret.kind)
   for (const provider of Object.keys(VALID_CONFIGS)) if (VALID_CONFIGS[provider as keyof typeof VALID_CONFIGS].secrets.length > 0) expect(kinds).toContain(`${provider} credential`)
-  for (const kind of ['bearer_token credential', 'basic_auth credential', 'admin API key', 'trigger API key', 'download token', 'upload signature']) {
+  for (const kind of [
+    'bearer_token credential', 'basic_auth credential', 'admin API key', 'trigger API key', 'download token', 'upload signature',
+    'provider connection API key', 'webhook signing secret (created)', 'webhook signing secret (rotated)',
+  ]) {
     expect(kinds).toContain(kind)
   }
   for (const secret of secrets.filter((s) => s.handedOutIn !== never)) {
