@@ -6,7 +6,7 @@ import { translateUniqueViolations } from '../db/tables'
 import { decryptSecret, encryptSecret } from '../lib/encryption'
 import { conflict, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
-import { maskSecret } from '../lib/mask'
+import { looksMasked, maskSecret } from '../lib/mask'
 import { valueError, type ValidationItem } from '../lib/validation'
 import type { ModelConnection } from './http'
 import { listModels } from './list-models'
@@ -82,6 +82,10 @@ function connectionProblems(provider: ModelProvider, baseUrl: string, apiKey: st
   if (!apiKey && MODEL_PROVIDERS[provider].apiKey === 'required') {
     items.push(valueError(['body', 'api_key'], `${provider} connections need an API key`, sent.api_key ?? null))
   }
+  // A mask copied from elsewhere or edited would be stored as asterisks (the exact mask of the stored key is resolved before).
+  if (apiKey !== null && apiKey === sent.api_key && looksMasked(apiKey)) {
+    items.push(valueError(['body', 'api_key'], 'api_key is masked but not the mask of the stored key: send the key in clear', apiKey))
+  }
   return items
 }
 
@@ -128,6 +132,10 @@ export function updateConnection(ctx: AppContext, organizationId: number, uuid: 
   const apiKey = body.api_key === undefined || (stored !== null && body.api_key === maskSecret(stored)) ? stored : body.api_key || null
   const baseUrl = body.base_url === undefined ? row.baseUrl : withoutTrailingSlash(body.base_url)
   const items = connectionProblems(row.provider, baseUrl, apiKey, body)
+  // The stored key would go, as credentials, to an address the request names.
+  if (stored !== null && apiKey === stored && body.api_key !== stored && baseUrl !== row.baseUrl) {
+    items.push(valueError(['body', 'api_key'], 'base_url changes: send the api_key again in clear (a stored key never follows a new address)', body.api_key ?? null))
+  }
   if (items.length > 0) throw invalid(items)
   const name = body.name ?? row.name
   const updated = writeConnection(name, () => ctx.db.update(providerConnections).set({

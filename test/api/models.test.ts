@@ -81,6 +81,23 @@ describe('provider connections', () => {
     expect(t.logText()).not.toContain(KEY)
   })
 
+  test('a stored key never follows a new base_url, and a mask that is not the stored key\'s is never stored', async () => {
+    const kept = await connection({ name: 'Kept', provider: 'openai', base_url: models.baseUrl, api_key: KEY })
+    const path = `${CONNECTIONS}/${kept.uuid}`
+    const elsewhere = 'http://127.0.0.1:9/v1'
+    for (const body of [{ base_url: elsewhere }, { base_url: elsewhere, api_key: kept.api_key }]) {
+      const moved = await t.request('PUT', path, { body })
+      expect(moved.status).toBe(422)
+      expect(moved.body.detail.map((item: { loc: string[] }) => item.loc)).toEqual([['body', 'api_key']])
+    }
+    expect((await t.request('GET', path)).body.base_url).toBe(models.baseUrl)
+    const edited = await t.request('PUT', path, { body: { api_key: `*${kept.api_key}` } })
+    expect(edited.status).toBe(422)
+    expect((await t.request('POST', CONNECTIONS, { body: { name: 'Masked', provider: 'openai', api_key: '****cdef' } })).status).toBe(422)
+    // Sent again in clear with the new address, it moves.
+    expect((await t.request('PUT', path, { body: { base_url: elsewhere, api_key: KEY } })).body).toMatchObject({ base_url: elsewhere, api_key: kept.api_key })
+  })
+
   test("another organization's connection does not exist for you", async () => {
     const mine = await connection({ name: 'Mine', provider: 'openai', base_url: models.baseUrl })
     const other = t.newOrg('other-connections')
