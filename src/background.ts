@@ -6,6 +6,8 @@ import { createCampaignScheduler } from './campaigns/scheduler'
 import { startCheckpointer } from './db/checkpointer'
 import { databasePath } from './db/open'
 import { startAriManager } from './telephony/ari/manager'
+import { closeSessionsInterruptedByRestart } from './conversation/session-recovery'
+import { startTextChatSweeper } from './conversation/text-chat'
 
 /** The watchdog looks for calls that vanished every minute; a call is checked once open this long past ringing. */
 const WATCHDOG_SCHEDULE = '* * * * *'
@@ -28,9 +30,11 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
   const ari = startAriManager(ctx)
   await closeCallsInterruptedByRestart(ctx)
+  await closeSessionsInterruptedByRestart(ctx)
   const scheduler = createCampaignScheduler(ctx)
   const stopWaking = ctx.telephony.onReport(() => scheduler.wake())
   scheduler.start()
+  const textChats = startTextChatSweeper(ctx)
   // Only calls the provider no longer has are closed, so long conversations are safe from the watchdog.
   const maxOpenMs = ctx.config.ringTimeoutSeconds * 1000 + WATCHDOG_GRACE_MS
   // noOverlap: a slow provider lookup never lets two rounds run at once.
@@ -40,6 +44,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   return {
     async stop() {
       await watchdog.destroy()
+      await textChats.stop()
       stopWaking()
       await scheduler.stop()
       await ari.stop()

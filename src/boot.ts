@@ -5,11 +5,11 @@ import type { Config } from './config'
 import type { AppContext } from './context'
 import { openDatabase } from './db/open'
 import { systemClock, type Clock } from './lib/clock'
+import { loadMasterKey } from './lib/encryption'
 import { createLogger, type Logger } from './log'
 import { localObjectStore } from './storage/object-store'
 import { createTelephony } from './telephony/provider'
 import { PROVIDER_API_BASE_URLS } from './telephony/provisioning'
-import { loadMasterKey } from './telephony/secrets'
 
 /**
  * The composition root: the only module that wires implementations together. `buildContext` assembles the context

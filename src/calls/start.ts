@@ -63,6 +63,8 @@ export type OutboundCall = {
   /** initial_context entries after them. */
   extraContext?: Record<string, unknown>
   campaign?: { campaignId: number; contactId: number; trafficVariantId: string | null }
+  /** The spec's model_overrides, validated by the caller. */
+  modelOverrides?: Record<string, unknown> | null
 }
 
 export type StartedCall = {
@@ -98,6 +100,7 @@ export function startOutboundCall(
       callType: 'outbound',
       telephonyConfigurationId: line.configurationId,
       callId,
+      modelOverrides: call.modelOverrides,
       ...(call.campaign ? { campaignId: call.campaign.campaignId, campaignContactId: call.campaign.contactId, trafficVariantId: call.campaign.trafficVariantId } : {}),
       initialContext: {
         ...call.context,

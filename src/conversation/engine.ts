@@ -26,8 +26,8 @@
  * `voicemail_detected`) and the disposition is settled.
  *
  * Left to the caller: merging `template_context_variables` defaults and pre-call fetch data into `variables` (an
- * extracted value wins over a variable of the same name in prompts); passing a no-op `sleep` where `delayed_start`
- * should not wait (text chat); persisting `record()`; accumulating `usage` events; an LLM error ends the call with
+ * extracted value wins over a variable of the same name in prompts); turning `delayedStart` off where nobody waits
+ * for the line to connect (text chat); persisting `record()`; accumulating `usage` events; an LLM error ends the call with
  * `pipeline_error`, so retries and `llm_fallback` belong inside the LlmClient given here.
  */
 import type { WorkflowDefinition, WorkflowNode } from '../agents/definition'
@@ -78,6 +78,8 @@ export type ConversationOptions = {
   onEvent: (event: ConversationEvent) => void
   /** The idle rule (ask once, then say goodbye and end) applies to voice; text chat turns it off. Default true. */
   idleRules?: boolean
+  /** Whether the Start node's `delayed_start` waits before the opening; text chat turns it off. Default true. */
+  delayedStart?: boolean
   /** Waits for delayed_start and bounds the wait for pending extractions at the end; tests pass a fake. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>
 }
@@ -440,7 +442,7 @@ export function createConversation(options: ConversationOptions): Conversation {
       state = 'running'
       startedAt = clock.now()
       for (const message of warnings) onEvent({ type: 'warning', message })
-      if (nodeFlag(graph.start, 'delayed_start', false)) {
+      if (options.delayedStart !== false && nodeFlag(graph.start, 'delayed_start', false)) {
         const seconds = positiveNumber(graph.start.data.delayed_start_duration) ?? DEFAULT_DELAYED_START_SECONDS
         await sleep(seconds * 1000, new AbortController().signal)
         if (!isActive()) return
