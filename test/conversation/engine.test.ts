@@ -397,7 +397,7 @@ describe('ending on time and silence', () => {
       clock.advance(8_000)
       llm.say({ text: 'Goodbye!' })
       await conversation.tick()
-      expect(llm.requests.map(({ messages }) => messages[0].content.includes('goodbye'))).toEqual([...Array(reprompts).fill(false), true])
+      expect(llm.requests.map(({ messages }) => String(messages[0].content).includes('goodbye'))).toEqual([...Array(reprompts).fill(false), true])
       expect(ofType('ended')).toEqual([{ type: 'ended', reason: 'user_idle_max_duration_exceeded', graceful: true }])
     }
   })
