@@ -43,7 +43,7 @@ import type { ModelRef } from '../models/types'
 import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
 import { attachArtifact } from '../runs/artifacts'
 import { amendCompletedRun, finishRun, markRunRunning, updateRun, type RunOutcome } from '../runs/service'
-import { withDefaultConfigurations } from '../runs/target'
+import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
 import { transaction } from '../db/transaction'
 import { createConversation, type Conversation, type ConversationEvent } from './engine'
 import { transcriptText, type ConversationRecord, type EndReason } from './record'
@@ -60,6 +60,8 @@ export type RunSession = {
   readonly runId: number
   readonly organizationId: number
   readonly channel: RunChannel
+  /** The pinned agent version's workflow configurations (voice reads its answering-machine settings there). */
+  readonly configurations: WorkflowConfigurations
   /** The engine, wrapped so that the run is written after each call. */
   readonly conversation: Conversation
   readonly clients: RunClients
@@ -278,6 +280,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     runId: run.id,
     organizationId: run.organizationId,
     channel,
+    configurations,
     conversation,
     clients,
     ended,
