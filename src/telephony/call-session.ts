@@ -36,6 +36,11 @@ export type AnsweredCall = {
   onDtmf(listener: (digit: string) => void): void
   /** Resolves once the call's channel is gone, whoever hung up. */
   readonly ended: Promise<void>
+  /**
+   * Resolves once the call's end has been reported (its run completed with the call's outcome, a campaign contact
+   * settled): what the conversation produced is written over it after that.
+   */
+  readonly reported: Promise<void>
   /** Hangs the call up; its outcome is reported like any other hangup. */
   hangup(): Promise<void>
 }
@@ -87,6 +92,8 @@ export type CallSession = {
   dtmf(digit: string): void
   /** After the call's channel is gone: lets the engine finish, tears down; resolves to what the report should say. */
   finish(): Promise<SessionEnd>
+  /** The call's end was reported. */
+  reported(): void
 }
 
 /** How long finish() lets the engine store its results (recordings, transcript) after the hangup. */
@@ -115,6 +122,8 @@ export function startCallSession(options: CallSessionOptions): CallSession {
   let conversationDone: Promise<ConversationOutcome | void> | null = null
   let onEnded: () => void = () => {}
   const ended = new Promise<void>((resolve) => { onEnded = resolve })
+  let onReported: () => void = () => {}
+  const reported = new Promise<void>((resolve) => { onReported = resolve })
   let onMediaInApp: () => void = () => {}
   const mediaInApp = new Promise<void>((resolve) => { onMediaInApp = resolve })
 
@@ -181,7 +190,7 @@ export function startCallSession(options: CallSessionOptions): CallSession {
   void setup.then((media) => {
     if (!media || !options.conversation) return
     conversationDone = options.conversation.onAnswered({
-      ...call, media, ended, hangup,
+      ...call, media, ended, reported, hangup,
       onDtmf: (listener) => { dtmfListeners.push(listener) },
     }).catch((error) => {
       ctx.log.error({ ...logContext, err: error }, 'the conversation engine failed')
@@ -201,6 +210,7 @@ export function startCallSession(options: CallSessionOptions): CallSession {
     dtmf(digit) {
       for (const listener of dtmfListeners) listener(digit)
     },
+    reported: onReported,
     async finish() {
       finished = true
       clearTimeout(hardStop)

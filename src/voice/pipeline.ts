@@ -70,6 +70,10 @@ export type VoicePipelineOptions = {
   drainTimeoutMs?: number
   /** Problems the call survives (an STT or TTS failure): for the run's log. */
   onWarning?: (message: string) => void
+  /** Seconds of audio sent to speech recognition, per utterance (usage). */
+  onSttAudio?: (seconds: number) => void
+  /** Characters sent to speech synthesis, per sentence (usage). */
+  onTtsText?: (characters: number) => void
 }
 
 /** One caller turn answered by the agent. Times are ms on the transport's clock, durations in ms. */
@@ -207,6 +211,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   async function synthesizeAndSend(text: string, signal: AbortSignal): Promise<boolean> {
     let resampler: Resampler | undefined
     let sent = false
+    options.onTtsText?.(text.length)
     try {
       for await (const chunk of tts.synthesize(text, { signal })) {
         if (signal.aborted) break
@@ -405,6 +410,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
 
   function transcribeInOrder(pcm16k: Int16Array, startedAtMs: number, endedAtMs: number): void {
     const requestedAtMs = now()
+    options.onSttAudio?.(pcm16k.length / VAD_RATE)
     const text = stt.transcribe(pcm16k).catch((error: Error) => {
       warn(`Speech recognition failed (${stt.ref.service}/${stt.ref.model}): ${error.message}`)
       return ''

@@ -160,8 +160,9 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
       ...(details.cause ? { cause: details.cause } : {}),
       ...(providerStatus ? { providerStatus } : {}),
     }
-    ctx.log.info({ ...logFields(call), outcome, cause: details.cause, providerStatus }, 'call ended')
+    ctx.log.info({ ...logFields(call), outcome: report.outcome, cause: details.cause, providerStatus }, 'call ended')
     ctx.telephony.report(report)
+    call.session?.reported()
   }
 
   function channelDestroyed(call: TrackedCall, code: number, text: string) {
