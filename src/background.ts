@@ -1,6 +1,8 @@
 import cron from 'node-cron'
 import type { AppContext } from './context'
+import { routeInboundCall } from './calls/inbound'
 import { closeCallsInterruptedByRestart, closeVanishedCalls } from './calls/recovery'
+import { createVoiceConversations } from './calls/voice'
 import { discardImportingCampaigns } from './campaigns/lifecycle'
 import { createCampaignScheduler } from './campaigns/scheduler'
 import { startCheckpointer } from './db/checkpointer'
@@ -28,7 +30,7 @@ function removeUnfinishedImports(ctx: AppContext): void {
 export async function startBackgroundServices(ctx: AppContext): Promise<BackgroundServices> {
   removeUnfinishedImports(ctx)
   const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
-  const ari = startAriManager(ctx)
+  const ari = startAriManager(ctx, { conversation: createVoiceConversations(ctx), inbound: (call) => routeInboundCall(ctx, call) })
   await closeCallsInterruptedByRestart(ctx)
   await closeSessionsInterruptedByRestart(ctx)
   const scheduler = createCampaignScheduler(ctx)
