@@ -21,6 +21,12 @@ export type FliteVoice = (typeof FLITE_VOICES)[number]
 
 export const FLITE_REF: ModelRef = { service: 'builtin', model: 'flite' }
 
+/** The voice to use (default slt). Flite silently falls back to its default for an unknown name: refused here instead. */
+export function knownVoice(voice: FliteVoice = 'slt'): FliteVoice {
+  if (!FLITE_VOICES.includes(voice)) throw new Error(`unknown built-in voice "${voice}" (known: ${FLITE_VOICES.join(', ')})`)
+  return voice
+}
+
 class FliteExit extends Error {
   constructor(readonly code: number) {
     super(`flite exited with code ${code}`)
@@ -38,9 +44,7 @@ export type FliteTts = TtsClient & {
 }
 
 export async function createFliteTts(options: { voice?: FliteVoice } = {}): Promise<FliteTts> {
-  const voice = options.voice ?? 'slt'
-  // Flite silently falls back to its default voice for an unknown name: refuse it here instead.
-  if (!FLITE_VOICES.includes(voice)) throw new Error(`unknown built-in voice "${voice}" (known: ${FLITE_VOICES.join(', ')})`)
+  const voice = knownVoice(options.voice)
   const module = await WebAssembly.compile(await Bun.file(fliteWasmPath).arrayBuffer())
   const workDir = mkdtempSync(join(tmpdir(), 'ringbase-flite-'))
   // Flite calls proc_exit on errors; the default binding would end the whole process.

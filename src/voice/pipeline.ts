@@ -174,7 +174,6 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   let voicemail: VoicemailDetector | null = options.voicemail ? createVoicemailDetector(options.voicemail.parameters) : null
   let voicemailFound: VoiceCallResult['voicemail'] = null
   let callerSpeaking = false
-  let lastFrameAtMs = 0
   let stopTimer: ReturnType<typeof setTimeout> | undefined
   let beepTimer: ReturnType<typeof setTimeout> | undefined
   /** Utterances reach the conversation in the order spoken, each after its transcription. */
@@ -376,21 +375,24 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     if (ending) return
     const pcm8k = ulawToPcm16(ulaw)
     recorder.caller(pcm8k, atMs)
-    lastFrameAtMs = atMs
     if (voicemail) watchForVoicemail(pcm8k, atMs)
     handleTurnEvents(turns.push(upsampler.process(pcm8k), atMs))
     if (callerSpeaking) armStopTimer()
   }
 
-  /** Frames stop while the line is silent: a timer ends the utterance once the stop window has passed without them. */
+  /**
+   * Frames stop while the line is silent: a timer ends the utterance when the stop window after its last speech has
+   * passed (later speech moves that moment: the timer then looks again).
+   */
   function armStopTimer(): void {
-    if (stopTimer !== undefined) return
+    const endsAtMs = turns.utteranceEndsAtMs
+    if (stopTimer !== undefined || endsAtMs === null) return
     stopTimer = setTimeout(() => {
       stopTimer = undefined
       if (ending) return
       handleTurnEvents(turns.tick(now()))
       if (callerSpeaking) armStopTimer()
-    }, Math.max(1, lastFrameAtMs + turnParameters.stopMs - now()))
+    }, Math.max(0, endsAtMs - now()))
   }
 
   function handleTurnEvents(events: TurnEvent[]): void {
