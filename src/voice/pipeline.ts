@@ -359,7 +359,9 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
       case 'agent_turn_done':
         return onAgentTurnDone(event.turn, event.interrupted)
       case 'play_recording':
-        return warn(`Recorded audio (${event.purpose}, recording ${event.recording_id}) is not played on voice calls yet`)
+        warn(`Recorded audio (${event.purpose}, recording ${event.recording_id}) is not played on voice calls yet`)
+        if (event.purpose === 'tool_message') clipSkipped()
+        return
       case 'ended':
         endReason = event.reason
         endGraceful = event.graceful
@@ -367,6 +369,17 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
         onEnded()
         return
     }
+  }
+
+  /**
+   * A tool's clip (an end_call goodbye) is waited for by the conversation until `agentSpeechEnded`; unplayed, it is
+   * over once what was said before it has been heard. After a macrotask: the tool call that said it is still running,
+   * and its end (the conversation's closing) is set when it returns.
+   */
+  function clipSkipped(): void {
+    void whenSpeechIdle().then(() => setTimeout(() => {
+      if (!ending) conversation?.agentSpeechEnded()
+    }))
   }
 
   // ---- caller audio ----

@@ -1,18 +1,20 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { WorkflowDefinition } from '../../src/agents/definition'
 import { createConversation, type Conversation, type ConversationEvent } from '../../src/conversation/engine'
+import type { ConversationTools } from '../../src/conversation/tool-calls'
 import { decodeWav } from '../../src/lib/wav'
 import { systemClock } from '../../src/lib/clock'
 import { createLlmClient } from '../../src/models/llm'
 import { createSttClient } from '../../src/models/stt'
 import { createTtsClient } from '../../src/models/tts'
+import type { EndCallConfig } from '../../src/tools/schemas'
 import { connectAriMedia } from '../../src/voice/ari-media'
 import { ulawToPcm16 } from '../../src/voice/g711'
 import { createVoicePipeline, type VoiceCallResult, type VoicePipeline, type VoicePipelineOptions } from '../../src/voice/pipeline'
 import { loadVadEngine, type VadEngine } from '../../src/voice/vad'
 import { loudestWindow, rms, toneAmplitude } from '../support/audio'
 import { startFakeAriMedia, type FakeAriMedia, type FakeMediaChannel } from '../support/fake-ari-media'
-import { say, startFakeModels, type FakeModels } from '../support/fake-models'
+import { callTool, say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { waitFor } from '../support/wait'
 import { answeringMachine, callerSpeech } from '../support/voice'
 
@@ -64,7 +66,7 @@ type Call = {
   result: Promise<VoiceCallResult>
 }
 
-async function startCall(options: { definition?: WorkflowDefinition; configurations?: Json; pipeline?: Partial<VoicePipelineOptions> } = {}): Promise<Call> {
+async function startCall(options: { definition?: WorkflowDefinition; configurations?: Json; pipeline?: Partial<VoicePipelineOptions>; tools?: ConversationTools } = {}): Promise<Call> {
   const channel = media.addChannel()
   const transport = await connectAriMedia({ endpoint: media.url, connectionId: channel.connectionId })
   const connection = { provider: 'openai', baseUrl: models.baseUrl }
@@ -81,6 +83,7 @@ async function startCall(options: { definition?: WorkflowDefinition; configurati
     configurations: { max_call_duration_seconds: 120, ...options.configurations },
     variables: {},
     llm: createLlmClient(connection, { model: 'fake-llm' }),
+    tools: options.tools,
     clock: systemClock,
     onEvent: (event) => {
       events.push(event)
@@ -228,6 +231,38 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     expect(lastUserMessage(models.requestsTo('/chat/completions')[0])).toBe('DTMF: 42#')
     await call.pipeline.stop('user_hangup')
     await call.result
+  }, 30_000)
+
+  /** An agent whose Start node has an end_call tool 'Hang up' saying `message`. */
+  function hangUpTool(message: Pick<EndCallConfig, 'messageType' | 'customMessage' | 'audioRecordingId'>) {
+    const config: EndCallConfig = { endCallReason: false, endCallReasonDescription: null, ...message }
+    const tools: ConversationTools = {
+      byUuid: new Map([['t-end', { tool_uuid: 't-end', name: 'Hang up', description: null, definition: { schema_version: 1, type: 'end_call', config } }]]),
+      callHttp: () => { throw new Error('no http tools here') },
+    }
+    return { definition: agent({ tool_uuids: ['t-end'] }), tools }
+  }
+
+  test('an end_call tool\'s spoken goodbye (a tool_message turn) is played out, then the call ends', async () => {
+    models.chat.queue(callTool('hang_up', {}))
+    const call = await startCall(hangUpTool({ messageType: 'custom', customMessage: 'Thanks for calling, goodbye.', audioRecordingId: null }))
+    await greetingHeard(call)
+    for (const digit of ['1', '#']) call.pipeline.dtmf(digit)
+    const result = await call.result
+    expect(result.endReason).toBe('end_call_tool')
+    expect(speechInputs()).toEqual(['Hello, this is Ava.', 'Thanks for calling, goodbye.'])
+    expect(marksProcessed(call.channel)).toHaveLength(2)
+  }, 30_000)
+
+  test('an end_call tool\'s recorded goodbye (not played on calls yet) does not hold the end', async () => {
+    models.chat.queue(callTool('hang_up', {}))
+    const call = await startCall(hangUpTool({ messageType: 'audio', customMessage: null, audioRecordingId: 'rec-9' }))
+    await greetingHeard(call)
+    for (const digit of ['1', '#']) call.pipeline.dtmf(digit)
+    // without the pipeline's word the conversation would wait a minute for the clip to be heard
+    const result = await Promise.race([call.result, Bun.sleep(10_000).then(() => null)])
+    expect(result?.endReason).toBe('end_call_tool')
+    expect(call.warnings).toEqual(['Recorded audio (tool_message, recording rec-9) is not played on voice calls yet'])
   }, 30_000)
 
   test('an answering machine (long greeting, beep) ends the call as voicemail; the workflow\'s message is left after the beep', async () => {
