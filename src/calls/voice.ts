@@ -18,6 +18,10 @@ import { loadVadEngine, type VadEngine } from '../voice/vad'
  * call is then hung up; once its end has been reported (the run completed with the call's outcome) the run session
  * completes the run with what the conversation produced.
  *
+ * The agent's transfer_call tools hand the caller over with `AnsweredCall.transfer`: once the destination answered the
+ * media leg is gone, the conversation ends (`call_transferred`) and the recordings stop there; the call goes on
+ * between the caller and the destination, and the run completes when it ends.
+ *
  * Answering-machine detection runs on outbound calls unless the agent's `voicemail_detection.enabled` is false;
  * `voicemail_detection.message` (template variables allowed) is left after the beep.
  */
@@ -42,7 +46,11 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
       let pipeline: VoicePipeline | null = null
       let session: RunSession
       try {
-        session = await openRunSession(ctx, call.runId, { channel: 'voice', onEvent: (event) => pipeline?.conversationEvent(event) })
+        session = await openRunSession(ctx, call.runId, {
+          channel: 'voice',
+          onEvent: (event) => pipeline?.conversationEvent(event),
+          transferCall: (request, signal) => call.transfer(request, signal),
+        })
       } catch (error) {
         // The session completed the run with the reason; the call is hung up when this returns.
         if (error instanceof RunSessionError) return {}

@@ -9,7 +9,7 @@ import { loudestWindow, rms, toneAmplitude } from '../support/audio'
 import { createTestApp, type TestApp } from '../support/app'
 import { startFakeAri, type FakeAri } from '../support/fake-ari'
 import type { FakeMediaChannel } from '../support/fake-ari-media'
-import { say, startFakeModels, type FakeModels } from '../support/fake-models'
+import { callTool, say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { addPhoneNumber, createConfiguration } from '../support/telephony'
 import { answeringMachine, callerSpeech } from '../support/voice'
 import { waitFor } from '../support/wait'
@@ -239,6 +239,42 @@ describe('outbound voice calls through ARI', () => {
     expect(run.logs.telephony.provider_status).toBe('media_lost')
     expect(run.logs.voice.media_lost).toBeDefined()
     expect(run.logs.session.end_reason).toBe('unexpected_error')
+  }, 30_000)
+
+  test('a transfer_call tool: its message is said, the destination joins the caller, the media leg goes; the call stays up until the destination hangs up', async () => {
+    const tool = await t.request('POST', '/api/v1/tools/', {
+      body: { name: 'Front desk', definition: { type: 'transfer_call', config: { destination: '{{desk_line}}', timeout: 20, messageType: 'custom', customMessage: 'Putting you through.' } } },
+    })
+    expect(tool.status, tool.text).toBe(200)
+    const agent = await createAgent({ start: { tool_uuids: [tool.body.tool_uuid] } })
+    models.chat.queue(callTool('front_desk', {}))
+    const call = await placeCall(agent, { desk_line: 'Local/102@test' })
+    const destinationId = `${call.callId}-transfer`
+    await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 5_000)
+    for (const digit of ['0', '#']) fake.dtmf(call.callId, digit)
+
+    await waitFor('the destination in the caller\'s bridge', () => fake.bridgeChannels(`ringbase-${call.callId}`)?.includes(destinationId) === true, 10_000)
+    await waitFor('the media leg hung up', () => !fake.liveChannelIds().includes(`${call.callId}-media`), 5_000)
+    expect(fake.bridgeChannels(`ringbase-${call.callId}`)).toEqual([call.callId, destinationId])
+    expect(speechInputs()).toEqual([GREETING, 'Putting you through.'])
+    // the conversation is over (its log written) and the caller is still with the destination
+    await waitFor('the conversation over', async () => (await runDetail(agent, call.runId)).logs.voice !== undefined, 10_000)
+    await Bun.sleep(300) // time for a wrong hang-up after the conversation to reach the fake
+    expect(fake.liveChannelIds()).toContain(call.callId)
+    expect(hungUpByUs(call.callId)).toBe(false)
+    expect((await runDetail(agent, call.runId)).is_completed).toBe(false)
+
+    fake.hangup(destinationId)
+    const run = await untilWritten(agent, call.runId)
+    expect(hungUpByUs(call.callId)).toBe(true)
+    expect(run.gathered_context).toMatchObject({ call_disposition: 'call_transferred', transfer_destination: 'Local/102@test' })
+    expect(run.logs.session.end_reason).toBe('call_transferred')
+    expect(run.logs.telephony).toMatchObject({ outcome: 'completed', transfer: { destination: 'Local/102@test' } })
+    expect(run.logs.telephony.provider_status).toBeUndefined()
+    expect(run.logs.voice.media_lost).toBeUndefined()
+    expect(run.logs.tool_calls).toMatchObject([{ function_name: 'front_desk', type: 'transfer_call', status: 'success' }])
+    // Ringbase's recording covers the conversation with the agent, up to the transfer
+    expect(run.recording_url).toBe(`recordings/1/${call.runId}.wav`)
   }, 30_000)
 })
 
