@@ -1,7 +1,9 @@
 import cron from 'node-cron'
 import type { AppContext } from './context'
+import { routeInboundCall } from './calls/inbound'
 import { cronLogger } from './log'
 import { closeCallsInterruptedByRestart, closeVanishedCalls } from './calls/recovery'
+import { createVoiceConversations } from './calls/voice'
 import { discardImportingCampaigns } from './campaigns/lifecycle'
 import { createCampaignScheduler } from './campaigns/scheduler'
 import { startCheckpointer } from './db/checkpointer'
@@ -30,7 +32,7 @@ function removeUnfinishedImports(ctx: AppContext): void {
 export async function startBackgroundServices(ctx: AppContext): Promise<BackgroundServices> {
   removeUnfinishedImports(ctx)
   const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
-  const ari = startAriManager(ctx)
+  const ari = startAriManager(ctx, { conversation: createVoiceConversations(ctx), inbound: (call) => routeInboundCall(ctx, call) })
   await closeCallsInterruptedByRestart(ctx)
   await closeSessionsInterruptedByRestart(ctx)
   // No QA review from before the restart is still running: deliveries held for one go out now.

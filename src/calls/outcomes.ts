@@ -20,11 +20,21 @@ type CallRun = { id: number; state: string; campaign_contact_id: number | null }
  * Applies a provider's call report to the run it belongs to (found by call id) and, for campaign calls, to the
  * contact's attempt, in one transaction. Reports for unknown calls and reports after the end are ignored, so a
  * provider may repeat itself safely. Returns whether anything changed.
+ *
+ * A run its conversation completed before the call ended (its models could not be used) keeps what it has, but the
+ * call's end still settles the campaign attempt when that attempt is this run's and is still open.
  */
 export function applyCallReport(ctx: AppContext, report: CallReport): boolean {
   return transaction(ctx, () => {
     const run = ctx.sqlite.query<CallRun, [string]>('SELECT id, state, campaign_contact_id FROM workflow_runs WHERE call_id = ?').get(report.callId)
-    if (!run || run.state === 'completed') return false
+    if (!run) return false
+    if (run.state === 'completed') {
+      if (report.kind === 'ended' && run.campaign_contact_id !== null && isOpenAttemptOf(ctx, run.campaign_contact_id, run.id)) {
+        settleAttempt(ctx, run.campaign_contact_id, report.outcome, run.id)
+        return true
+      }
+      return false
+    }
     if (report.kind === 'answered') return markRunRunning(ctx, run.id)
     const durationSeconds = report.answeredAt === null ? 0 : Math.max(0, Math.round((report.at - report.answeredAt) / 10) / 100)
     if (report.recordingKey) attachArtifact(ctx, run.id, 'recording', report.recordingKey)
@@ -51,4 +61,10 @@ export function applyCallReport(ctx: AppContext, report: CallReport): boolean {
     if (finished && run.campaign_contact_id !== null) settleAttempt(ctx, run.campaign_contact_id, report.outcome, run.id)
     return finished
   })
+}
+
+function isOpenAttemptOf(ctx: AppContext, contactId: number, runId: number): boolean {
+  return ctx.sqlite.query<{ id: number }, [number, number]>(
+    `SELECT id FROM campaign_contacts WHERE id = ? AND last_run_id = ? AND state = 'dialing'`,
+  ).get(contactId, runId) !== null
 }

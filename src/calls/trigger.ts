@@ -81,7 +81,7 @@ export async function startRunByApi(
   return { status: 'initiated', workflow_run_id: started.runId, workflow_run_name: started.runName }
 }
 
-function concurrentCallLimit(ctx: AppContext, organizationId: number): number {
+export function concurrentCallLimit(ctx: AppContext, organizationId: number): number {
   return ctx.sqlite
     .query<{ limit: number }, [number]>('SELECT concurrent_call_limit AS "limit" FROM organizations WHERE id = ?')
     .get(organizationId)!.limit

@@ -77,7 +77,11 @@ export type ConversationEvent =
 export type ConversationOptions = {
   /** The published (or, for test runs, draft) definition the run is pinned to. */
   definition: WorkflowDefinition
-  /** `max_call_duration_seconds`; `max_user_idle_timeout_seconds` (or the reference's `max_user_idle_timeout`), default 10. */
+  /**
+   * `max_call_duration_seconds`; `max_user_idle_timeout_seconds` (or the reference's `max_user_idle_timeout`), default
+   * 10; `user_idle_reprompts`: how many times the agent asks whether the caller is still there before saying goodbye
+   * (default 1).
+   */
   configurations: WorkflowConfigurations
   /** The run's initial_context: contact/template variables, pre-call fetch data, `greeting_override`. */
   variables: Record<string, unknown>
@@ -124,6 +128,7 @@ export type Conversation = {
 }
 
 const DEFAULT_IDLE_TIMEOUT_SECONDS = 10
+const DEFAULT_IDLE_REPROMPTS = 1
 const DEFAULT_DELAYED_START_SECONDS = 2
 const FINAL_EXTRACTION_WAIT_MS = 30_000
 /** Bounds tool-call chains in one reply, so a model calling functions forever cannot hang the call. */
@@ -149,6 +154,7 @@ const defaultSleep = (ms: number, signal: AbortSignal) =>
   })
 
 const positiveNumber = (value: unknown): number | undefined => (typeof value === 'number' && value > 0 ? value : undefined)
+const nonNegativeInteger = (value: unknown): number | undefined => (Number.isInteger(value) && (value as number) >= 0 ? (value as number) : undefined)
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
@@ -179,6 +185,7 @@ export function createConversation(options: ConversationOptions): Conversation {
   const idleTimeoutMs = 1000 * (positiveNumber(options.configurations.max_user_idle_timeout_seconds)
     ?? positiveNumber(options.configurations.max_user_idle_timeout) ?? DEFAULT_IDLE_TIMEOUT_SECONDS)
   const idleRules = options.idleRules ?? true
+  const idleReprompts = nonNegativeInteger(options.configurations.user_idle_reprompts) ?? DEFAULT_IDLE_REPROMPTS
 
   let state: ConversationRecord['state'] = 'initialized'
   let startedAt: number | null = null
@@ -594,7 +601,7 @@ export function createConversation(options: ConversationOptions): Conversation {
       }
       if (!idleRules || pending || idleSince === null || now - idleSince < idleTimeoutMs) return
       idleStrikes += 1
-      if (idleStrikes === 1) return reply({ instruction: STILL_THERE_INSTRUCTION, offerFunctions: false })
+      if (idleStrikes <= idleReprompts) return reply({ instruction: STILL_THERE_INSTRUCTION, offerFunctions: false })
       await reply({ instruction: IDLE_GOODBYE_INSTRUCTION, offerFunctions: false })
       await finish('user_idle_max_duration_exceeded')
     }),

@@ -51,7 +51,7 @@ import type { ModelRef } from '../models/types'
 import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
 import { attachArtifact } from '../runs/artifacts'
 import { amendCompletedRun, finishRun, markRunRunning, updateRun, type RunOutcome } from '../runs/service'
-import { withDefaultConfigurations } from '../runs/target'
+import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
 import { transaction } from '../db/transaction'
 import { conversationTools } from '../tools/runtime'
 import { createConversation, type Conversation, type ConversationEvent } from './engine'
@@ -75,6 +75,8 @@ export type RunSession = {
   readonly runId: number
   readonly organizationId: number
   readonly channel: RunChannel
+  /** The pinned agent version's workflow configurations (voice reads its answering-machine settings there). */
+  readonly configurations: WorkflowConfigurations
   /** The engine, wrapped so that the run is written after each call. */
   readonly conversation: Conversation
   readonly clients: RunClients
@@ -320,6 +322,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     runId: run.id,
     organizationId: run.organizationId,
     channel,
+    configurations,
     conversation,
     clients,
     ended,

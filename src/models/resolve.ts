@@ -2,7 +2,8 @@ import type { AppContext } from '../context'
 import type { ModelConfigurationRow, ProviderConnectionRow, StoredModelSection } from '../db/schema'
 import { isPlainObject } from '../lib/values'
 import { valueError, type Loc, type ValidationItem } from '../lib/validation'
-import { createFliteTts, FLITE_VOICES, type FliteVoice } from '../voice/flite'
+import { createBuiltinVoice } from '../voice/builtin-voice'
+import { FLITE_VOICES, type FliteVoice } from '../voice/flite'
 import { connectionOf, findConnectionRow } from './connections'
 import { defaultConfigurationRow, findConfigurationRow } from './configurations'
 import { withLlmFallback, type LlmSwitch } from './fallback'
@@ -231,9 +232,7 @@ export async function createRunClients(
     clients.tts = createTtsClient(tts.connection, { model: text(tts.settings.model) ?? '', voice: text(tts.settings.voice) ?? '', speed: number(tts.settings.speed) })
   } else {
     const voice = text(tts?.settings.voice)
-    const flite = await createFliteTts({ voice: FLITE_VOICES.includes(voice as FliteVoice) ? (voice as FliteVoice) : undefined })
-    clients.tts = flite
-    clients.close = () => flite.close()
+    clients.tts = createBuiltinVoice({ voice: FLITE_VOICES.includes(voice as FliteVoice) ? (voice as FliteVoice) : undefined })
   }
   return clients
 }

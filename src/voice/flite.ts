@@ -13,13 +13,19 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { WASI } from 'node:wasi'
 import { ModelServerError, type ModelRef, type TtsClient } from '../models/types.ts'
-import { decodeWav } from './wav.ts'
+import { decodeWav } from '../lib/wav.ts'
 
 /** US English voices built into the WASM: slt (female), rms (male), awb (Scottish male), kal16 (male, diphone). */
 export const FLITE_VOICES = ['slt', 'rms', 'awb', 'kal16'] as const
 export type FliteVoice = (typeof FLITE_VOICES)[number]
 
 export const FLITE_REF: ModelRef = { service: 'builtin', model: 'flite' }
+
+/** The voice to use (default slt). Flite silently falls back to its default for an unknown name: refused here instead. */
+export function knownVoice(voice: FliteVoice = 'slt'): FliteVoice {
+  if (!FLITE_VOICES.includes(voice)) throw new Error(`unknown built-in voice "${voice}" (known: ${FLITE_VOICES.join(', ')})`)
+  return voice
+}
 
 class FliteExit extends Error {
   constructor(readonly code: number) {
@@ -38,9 +44,7 @@ export type FliteTts = TtsClient & {
 }
 
 export async function createFliteTts(options: { voice?: FliteVoice } = {}): Promise<FliteTts> {
-  const voice = options.voice ?? 'slt'
-  // Flite silently falls back to its default voice for an unknown name: refuse it here instead.
-  if (!FLITE_VOICES.includes(voice)) throw new Error(`unknown built-in voice "${voice}" (known: ${FLITE_VOICES.join(', ')})`)
+  const voice = knownVoice(options.voice)
   const module = await WebAssembly.compile(await Bun.file(fliteWasmPath).arrayBuffer())
   const workDir = mkdtempSync(join(tmpdir(), 'ringbase-flite-'))
   // Flite calls proc_exit on errors; the default binding would end the whole process.
@@ -66,7 +70,7 @@ export async function createFliteTts(options: { voice?: FliteVoice } = {}): Prom
     if (!existsSync(file)) throw new ModelServerError('the built-in voice wrote no audio')
     const wav = decodeWav(readFileSync(file))
     rmSync(file)
-    return { pcm: wav.samples, sampleRate: wav.sampleRate }
+    return { pcm: wav.pcm, sampleRate: wav.format.sampleRate }
   }
 
   return {

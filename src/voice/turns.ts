@@ -48,6 +48,8 @@ export type TurnDetector = {
   push(pcm16k: Int16Array, atMs: number): TurnEvent[]
   /** Time passes with no audio: may end the current utterance. */
   tick(nowMs: number): TurnEvent[]
+  /** When `tick` will end the current utterance if no more speech comes (its last speech + the stop window); null when none is going on. */
+  readonly utteranceEndsAtMs: number | null
 }
 
 function frameRmsDbfs(frame: Int16Array): number {
@@ -148,6 +150,9 @@ export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters>
       const events: TurnEvent[] = []
       silenceEnds(nowMs, events)
       return events
+    },
+    get utteranceEndsAtMs() {
+      return utterance ? utterance.lastSpeechEndMs + stopMs : null
     },
   }
 }

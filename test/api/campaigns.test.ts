@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { discardImportingCampaigns } from '../../src/campaigns/lifecycle'
+import { finishRun } from '../../src/runs/service'
 import { markInactive } from '../../src/telephony/configurations'
 import type { manualClock } from '../../src/lib/clock'
 import { createTestApp, type TestApp } from '../support/app'
@@ -288,6 +289,23 @@ describe('dialing', () => {
     const triggerKey = (await t.request('POST', '/api/v1/user/api-keys', { body: { name: 'robot', scope: 'trigger' } })).body.api_key
     expect((await t.request('GET', `/api/v1/workflow/${workflowId}/runs/${telephony.dials[0].runId}`, { key: triggerKey })).status).toBe(200)
     expect((await t.request('GET', `/api/v1/campaign/${campaign.id}`, { key: triggerKey })).status).toBe(403)
+  })
+
+  test('a run its conversation completed before the call ended still settles its contact when the call ends', async () => {
+    const { campaign } = await createDraft({}, { csv: csvOf(['phone_number'], phones(1)) })
+    const telephony = scriptedTelephony(t, () => 'hold')
+    const scheduler = manualScheduler(t)
+    await t.request('POST', `/api/v1/campaign/${campaign.id}/start`)
+    await scheduler.tickAndSettle()
+    const [dial] = telephony.dials
+    // as a run session does when the run's models cannot be used
+    finishRun(t.ctx, dial.runId, { durationSeconds: 0, disposition: 'pipeline_error' })
+    telephony.end(dial.callId, 'completed')
+    telephony.end(dial.callId, 'completed')
+    const done = await campaignState(campaign.id)
+    expect(done).toMatchObject({ executed_count: 1, processed_rows: 1 })
+    const contact = t.ctx.sqlite.query<{ state: string; last_outcome: string }, []>('SELECT state, last_outcome FROM campaign_contacts').get()
+    expect(contact).toEqual({ state: 'done', last_outcome: 'completed' })
   })
 
   test('rate_limit_per_second: never more than N dial starts at one instant, paced across the second', async () => {

@@ -50,3 +50,18 @@ export function dominantFrequency(samples: Int16Array, sampleRate: number): numb
   }
   return best
 }
+
+/** The `size` samples (aligned on `size`) with the most energy: where a sound in a mostly silent track is. */
+export function loudestWindow(samples: Int16Array, size: number): Int16Array {
+  let best = 0
+  let bestEnergy = -1
+  for (let start = 0; start + size <= samples.length; start += size) {
+    let energy = 0
+    for (let i = start; i < start + size; i++) energy += samples[i] * samples[i]
+    if (energy > bestEnergy) {
+      bestEnergy = energy
+      best = start
+    }
+  }
+  return samples.subarray(best, best + size)
+}

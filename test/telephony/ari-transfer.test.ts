@@ -2,22 +2,22 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { manualClock } from '../../src/lib/clock'
 import { startAriManager } from '../../src/telephony/ari/manager'
 import { HOLD_TONE, transferFailure } from '../../src/telephony/ari/transfer'
-import type { AnsweredCall } from '../../src/telephony/call-session'
+import { bridgeIdFor, mediaChannelIdFor, type AnsweredCall } from '../../src/telephony/call-session'
 import { createTestApp, type TestApp } from '../support/app'
 import { startFakeAri, type FakeAri } from '../support/fake-ari'
 import { createConfiguration } from '../support/telephony'
 import { waitFor } from '../support/wait'
 
 /**
- * Transfer by bridge swap, black-box: a call placed through the API to the fake Asterisk (recorded scenarios), the
- * conversation hook attaching its media leg as the engine does, then AnsweredCall.transfer towards destinations that
- * answer, are busy, ring out or refuse; the run shows the transfer after the call ends.
+ * Transfer by bridge swap, black-box: a call placed through the API to the fake Asterisk (recorded scenarios), its
+ * media leg in the bridge and a conversation hook that holds the call until it ends, then AnsweredCall.transfer
+ * towards destinations that answer, are busy, ring out or refuse; the run shows the transfer after the call ends.
  */
 
 let t: TestApp
 let fake: FakeAri
 let clock: ReturnType<typeof manualClock>
-let answered: { call: AnsweredCall; mediaChannelId: string }[]
+let answered: AnsweredCall[]
 
 beforeEach(async () => {
   fake = await startFakeAri()
@@ -26,7 +26,12 @@ beforeEach(async () => {
   answered = []
   startAriManager(t.ctx, {
     events: { backoff: { baseMs: 2, capMs: 10 } },
-    conversation: { async onAnswered(call) { answered.push({ call, mediaChannelId: await call.attachExternalMedia() }) } },
+    conversation: {
+      async onAnswered(call) {
+        answered.push(call)
+        await call.ended
+      },
+    },
   })
 })
 afterEach(async () => {
@@ -65,25 +70,25 @@ async function answeredCall(configurations: Record<string, unknown> = {}, dialli
   const started = await t.request('POST', `/api/v1/public/agent/workflow/${agent.body.workflow_uuid}`, { body: { phone_number: phoneNumber } })
   expect(started.status, started.text).toBe(200)
   await waitFor('answered and media attached', () => answered.length === 1)
-  const { call, mediaChannelId } = answered[0]
-  return { call, mediaChannelId, agentId: agent.body.id as number, runId: started.body.workflow_run_id as number }
+  const call = answered[0]
+  return { call, bridgeId: bridgeIdFor(call.callId), mediaChannelId: mediaChannelIdFor(call.callId), agentId: agent.body.id as number, runId: started.body.workflow_run_id as number }
 }
 
 const transferOriginate = () => fake.requests.find((request) => request.path === '/ari/channels' && request.query.appArgs?.startsWith('transfer,'))
 
 describe('transfer by bridge swap', () => {
   test('answered: ring tone while it rings, the destination joins the caller, the agent leg goes; the run records the transfer and talk time', async () => {
-    const { call, mediaChannelId, agentId, runId } = await answeredCall()
+    const { call, bridgeId, mediaChannelId, agentId, runId } = await answeredCall()
     const result = await call.transfer({ destination: 'Local/102@test', timeoutSeconds: 20 })
     const destinationId = `${call.callId}-transfer`
     expect(result).toEqual({ status: 'transferred', channelId: destinationId })
     const callerApp = fake.requests.find((request) => request.path === '/ari/channels' && request.query.channelId === call.callId)!.query.app
     expect(transferOriginate()?.query).toMatchObject({ endpoint: 'Local/102@test', app: callerApp, channelId: destinationId, timeout: '20', appArgs: `transfer,${destinationId}` })
-    const tone = fake.requests.find((request) => request.path === `/ari/bridges/${call.bridgeId}/play`)
+    const tone = fake.requests.find((request) => request.path === `/ari/bridges/${bridgeId}/play`)
     expect(tone?.query).toMatchObject({ media: HOLD_TONE, playbackId: `${destinationId}-hold` })
     expect(fake.requests.some((request) => request.method === 'DELETE' && request.path === `/ari/playbacks/${destinationId}-hold`)).toBe(true)
     expect(fake.playingIds()).toEqual([])
-    expect(fake.bridgeChannels(call.bridgeId)).toEqual([call.callId, destinationId])
+    expect(fake.bridgeChannels(bridgeId)).toEqual([call.callId, destinationId])
     await waitFor('agent media leg hung up', () => !fake.liveChannelIds().includes(mediaChannelId))
 
     clock.advance(95_000)
@@ -103,10 +108,10 @@ describe('transfer by bridge swap', () => {
   ] as const
   for (const row of failures) {
     test(`${row.scenario}: the transfer fails (${row.reason}) and the call stays with the agent`, async () => {
-      const { call, mediaChannelId } = await answeredCall()
+      const { call, bridgeId, mediaChannelId } = await answeredCall()
       const result = await call.transfer({ destination: row.destination, timeoutSeconds: 5 })
       expect(result).toEqual({ status: 'failed', reason: row.reason, message: row.message })
-      expect(fake.bridgeChannels(call.bridgeId)).toEqual([call.callId, mediaChannelId])
+      expect(fake.bridgeChannels(bridgeId)).toEqual([call.callId, mediaChannelId])
       expect(fake.playingIds()).toEqual([])
       expect(fake.liveChannelIds()).not.toContain(`${call.callId}-transfer`)
       // A second attempt is possible.

@@ -34,17 +34,24 @@ describe('turn detector (timing, with a stand-in VAD)', () => {
     expect(speech.events).toEqual([{ type: 'speech_started', atMs: pause.endMs + DEFAULT_TURN_PARAMETERS.startMs }])
   })
 
-  test('when frames stop arriving, tick() ends the utterance once the stop window has passed', () => {
+  test('when frames stop arriving, tick() ends the utterance once the stop window after the last speech has passed', () => {
     const detector = createTurnDetector(loudIsSpeech)
+    expect(detector.utteranceEndsAtMs).toBeNull()
     const speech = feed(detector, tone(1000), 1000)
     expect(speech.events.map((event) => event.type)).toEqual(['speech_started'])
+    expect(detector.utteranceEndsAtMs).toBe(speech.endMs + DEFAULT_TURN_PARAMETERS.stopMs)
+    // trailing quiet frames do not move the end: it is counted from the last speech
+    const trailing = feed(detector, quiet(200), speech.endMs)
+    expect(trailing.events).toEqual([])
+    expect(detector.utteranceEndsAtMs).toBe(speech.endMs + DEFAULT_TURN_PARAMETERS.stopMs)
     expect(detector.tick(speech.endMs + DEFAULT_TURN_PARAMETERS.stopMs - 1)).toEqual([])
     const [utterance] = detector.tick(speech.endMs + DEFAULT_TURN_PARAMETERS.stopMs + 50)
     if (utterance?.type !== 'utterance') throw new Error('expected an utterance')
     expect(utterance.endedAtMs).toBe(speech.endMs + DEFAULT_TURN_PARAMETERS.stopMs)
     expect(utterance.startedAtMs).toBe(1000)
-    expect(utterance.pcm.length).toBe(16 * 1000) // no frames came after the speech: nothing is added for the wait
+    expect(utterance.pcm.length).toBe(16 * 1200) // the quiet frames that came are kept; nothing is added for the wait
     expect(detector.tick(speech.endMs + 5000)).toEqual([])
+    expect(detector.utteranceEndsAtMs).toBeNull()
   })
 
   test('late and bunched frames (arrival jitter, an event-loop pause) do not reset the start window', () => {

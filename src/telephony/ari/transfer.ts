@@ -37,6 +37,8 @@ export type AriTransferResult =
   | { status: 'failed'; reason: TransferFailureReason; message: string }
 
 export const HOLD_TONE = 'tone:ring'
+/** The first Stasis argument of a transfer's destination channel. */
+export const TRANSFER_APP_ARG = 'transfer'
 /** Beyond the originate timeout, how long to wait for Asterisk to report the end before giving up ourselves. */
 const NO_ANSWER_GRACE_MS = 5_000
 
@@ -89,7 +91,7 @@ export async function transferOverAri(request: AriTransferRequest): Promise<AriT
     // The tone is a courtesy: a transfer goes on without it.
     await rest.playOnBridge(request.bridgeId, { media: HOLD_TONE, playbackId: holdId }).catch(() => undefined)
     rest.originate({
-      channelId, endpoint: request.endpoint, appArgs: ['transfer', channelId], timeoutSeconds, callerId: request.callerId,
+      channelId, endpoint: request.endpoint, appArgs: [TRANSFER_APP_ARG, channelId], timeoutSeconds, callerId: request.callerId,
     }).catch((error) => settle(failed('failed', error instanceof AriError ? `Asterisk refused the transfer call: ${error.message}` : 'Asterisk could not be reached')))
     const result = await outcome
     await stopHoldTone()

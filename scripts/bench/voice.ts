@@ -1,0 +1,237 @@
+// Voice pipeline timing: `bun scripts/bench/voice.ts [latency calls] [load calls]` (defaults 20 and 100); pin it to one
+// core with `taskset -c 1 bun scripts/bench/voice.ts`. Conversations run through the fake chan_websocket endpoint with
+// instant fake STT/LLM/TTS. Both fakes and the scripted callers run in a child process (this file with --fakes), so
+// the CPU measured here is Ringbase's alone: pipeline, VAD, resampling, codecs, model clients and conversations.
+//
+// Each call: the greeting, then the caller speaks (real speech from the built-in voice) at 1.5 s and 14 s, each time
+// answered with a 5-sentence reply (~8 s of audio); the call is hung up at 26 s.
+// Reported: per turn, end of caller speech → first agent audio sent, minus the stop window (`response_ms`; with
+// instant models it is the engine's own overhead: goal p99 < 50 ms), split into the models' first bytes (STT answer,
+// LLM first text, TTS first audio, as the fakes answered over HTTP) and the rest (`engine_overhead_ms`); with `load
+// calls` simultaneous calls, the share of one core per call (goal < 2 %) and agent audio played late (frames missing
+// inside an agent turn because a chunk came late: goal 0). Last, the built-in voice: how long Flite holds the event
+// loop when it synthesises in this thread, and when it runs in its worker threads (builtin-voice.ts).
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import type { WorkflowDefinition } from '../../src/agents/definition'
+import { createConversation } from '../../src/conversation/engine'
+import { systemClock } from '../../src/lib/clock'
+import { createLlmClient } from '../../src/models/llm'
+import { createSttClient } from '../../src/models/stt'
+import { createTtsClient } from '../../src/models/tts'
+import { connectAriMedia } from '../../src/voice/ari-media'
+import { createVoicePipeline, type VoiceTurnMetric } from '../../src/voice/pipeline'
+import { createBuiltinVoice } from '../../src/voice/builtin-voice'
+import { createFliteTts } from '../../src/voice/flite'
+import type { TtsClient } from '../../src/models/types'
+import { loadVadEngine, type VadEngine } from '../../src/voice/vad'
+import { startFakeAriMedia, type FakeMediaChannel } from '../../test/support/fake-ari-media'
+import { say, startFakeModels } from '../../test/support/fake-models'
+import { callerSpeech } from '../../test/support/voice'
+
+const UTTERANCE = 'Can I book a table for two tonight at eight?'
+const SPEAK_AT_MS = [1_500, 14_000]
+const CALL_MS = 26_000
+const GREETING = 'Hello, this is Ava from Acme.'
+const REPLY = 'Of course, I can help you with that booking tonight. We have a quiet table by the window at eight. '
+  + 'It seats two people comfortably and looks over the garden. Would you like me to hold it under your name for you? '
+  + 'I can also send a confirmation to your phone once it is booked.'
+const FRAME_MS = 20
+
+// ---------------------------------------------------------------------------------------------------------------
+// The child: fake models, fake chan_websocket, scripted callers
+
+async function runFakes(): Promise<void> {
+  const media = startFakeAriMedia()
+  const models = startFakeModels()
+  models.chat.handler = () => say(REPLY)
+  models.transcription.handler = () => ({ text: UTTERANCE })
+  const speech = await callerSpeech(UTTERANCE)
+  const channels = new Map<string, { channel: FakeMediaChannel; spokeAt: number[] }>()
+
+  /** Frames missing inside agent turns: each turn is the played stretch between two caller utterances. */
+  function lateFrames(entry: { channel: FakeMediaChannel; spokeAt: number[] }): { played: number; late: number } {
+    const bounds = [...entry.spokeAt, Infinity]
+    let late = 0
+    let previous: number | null = null
+    let window = 0
+    for (const { atMs } of entry.channel.played) {
+      while (atMs >= bounds[window]) {
+        window++
+        previous = null
+      }
+      if (previous !== null && atMs - previous > FRAME_MS + 1) late += Math.round((atMs - previous) / FRAME_MS) - 1
+      previous = atMs
+    }
+    return { played: entry.channel.played.length, late }
+  }
+
+  const control = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      const path = new URL(request.url).pathname
+      if (request.method === 'POST' && path === '/channels') {
+        const channel = media.addChannel()
+        const entry = { channel, spokeAt: [] as number[] }
+        channels.set(channel.connectionId, entry)
+        void channel.connected.then(() => {
+          for (const at of SPEAK_AT_MS) {
+            setTimeout(() => {
+              entry.spokeAt.push(performance.now())
+              channel.speak(speech)
+            }, at)
+          }
+        })
+        return Response.json({ connectionId: channel.connectionId })
+      }
+      if (request.method === 'GET' && path === '/stats') {
+        const all = [...channels.values()].map(lateFrames)
+        return Response.json({ played: all.reduce((n, s) => n + s.played, 0), late: all.reduce((n, s) => n + s.late, 0), calls: all.length })
+      }
+      if (request.method === 'POST' && path === '/reset') {
+        channels.clear()
+        return Response.json({})
+      }
+      return new Response('not found', { status: 404 })
+    },
+  })
+  console.log(`READY ${media.url} ${models.baseUrl} http://127.0.0.1:${control.port}`)
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The parent: the calls
+
+const definition: WorkflowDefinition = {
+  nodes: [
+    { id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', greeting: GREETING, prompt: 'Help the caller book a table.' } },
+  ],
+  edges: [],
+}
+
+type Endpoints = { mediaUrl: string; modelsUrl: string; controlUrl: string }
+
+/** The fakes may use every core (this process may be pinned to one: its CPU is what is measured). */
+async function startChild(): Promise<{ endpoints: Endpoints; stop(): void }> {
+  const command = [process.execPath, import.meta.path, '--fakes']
+  const everyCore = Bun.which('taskset') ? ['taskset', '-c', `0-${navigator.hardwareConcurrency - 1}`] : []
+  const child = Bun.spawn([...everyCore, ...command], { stdout: 'pipe', stderr: 'inherit' })
+  const reader = child.stdout.getReader()
+  let text = ''
+  while (!text.includes('\n')) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error('the fakes process ended before it was ready')
+    text += new TextDecoder().decode(value)
+  }
+  const [, mediaUrl, modelsUrl, controlUrl] = text.trim().split(/\s+/)
+  return { endpoints: { mediaUrl, modelsUrl, controlUrl }, stop: () => child.kill() }
+}
+
+async function oneCall(endpoints: Endpoints, vad: VadEngine): Promise<VoiceTurnMetric[]> {
+  const { connectionId } = await (await fetch(`${endpoints.controlUrl}/channels`, { method: 'POST' })).json() as { connectionId: string }
+  const transport = await connectAriMedia({ endpoint: endpoints.mediaUrl, connectionId })
+  const connection = { provider: 'openai', baseUrl: endpoints.modelsUrl }
+  const pipeline = createVoicePipeline({
+    transport, vad, clock: systemClock,
+    stt: createSttClient(connection, { model: 'fake-stt' }),
+    tts: createTtsClient(connection, { model: 'fake-tts', voice: 'alloy' }),
+  })
+  const conversation = createConversation({
+    definition, configurations: { max_call_duration_seconds: 600, max_user_idle_timeout_seconds: 60 }, variables: {},
+    llm: createLlmClient(connection, { model: 'fake-llm' }), clock: systemClock, onEvent: pipeline.conversationEvent,
+  })
+  const hangup = setTimeout(() => void pipeline.stop('user_hangup'), CALL_MS)
+  const result = await pipeline.run(conversation)
+  clearTimeout(hangup)
+  return result.turns
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN
+const ms = (value: number) => Math.round(value * 10) / 10
+
+function distribution(values: number[]) {
+  const sorted = [...values].sort((a, b) => a - b)
+  return { n: sorted.length, p50: ms(percentile(sorted, 50)), p90: ms(percentile(sorted, 90)), p99: ms(percentile(sorted, 99)), max: ms(sorted.at(-1) ?? NaN) }
+}
+
+async function phase(name: string, calls: number, endpoints: Endpoints, vad: VadEngine) {
+  await fetch(`${endpoints.controlUrl}/reset`, { method: 'POST' })
+  const loop = monitorEventLoopDelay({ resolution: 10 })
+  loop.enable()
+  const cpuBefore = process.cpuUsage()
+  const startedAt = performance.now()
+  // calls start spread over two seconds, as a dialer would ramp up
+  const results = await Promise.all(Array.from({ length: calls }, async (_, index) => {
+    await Bun.sleep((index * 2_000) / calls)
+    return oneCall(endpoints, vad)
+  }))
+  const wallMs = performance.now() - startedAt
+  const cpu = process.cpuUsage(cpuBefore)
+  loop.disable()
+  const stats = await (await fetch(`${endpoints.controlUrl}/stats`)).json() as { played: number; late: number }
+  const turns = results.flat()
+  const coreShare = (cpu.user + cpu.system) / 1000 / wallMs
+  console.log(JSON.stringify({
+    phase: name,
+    calls,
+    turns: turns.length,
+    response_ms: distribution(turns.map((turn) => turn.responseMs)),
+    stt_ms: distribution(turns.map((turn) => turn.sttMs)),
+    first_text_ms: distribution(turns.flatMap((turn) => (turn.firstTextMs === null ? [] : [turn.firstTextMs]))),
+    first_audio_ms: distribution(turns.flatMap((turn) => (turn.firstAudioMs === null ? [] : [turn.firstAudioMs]))),
+    engine_overhead_ms: distribution(turns.map((turn) => turn.responseMs - turn.sttMs - (turn.firstTextMs ?? 0) - (turn.firstAudioMs ?? 0))),
+    cpu_cores_used: Math.round(coreShare * 1000) / 1000,
+    cpu_percent_of_a_core_per_call: Math.round((coreShare / calls) * 100_000) / 1000,
+    agent_frames_played: stats.played,
+    agent_frames_late: stats.late,
+    event_loop_delay_ms: { p99: ms(loop.percentile(99) / 1e6), max: ms(loop.max / 1e6) },
+  }, null, 2))
+}
+
+/** The longest the event loop went without running a 5 ms timer while 6 sentences were synthesised at once. */
+async function longestStall(tts: TtsClient): Promise<number> {
+  const sentences = Array.from({ length: 6 }, (_, index) => `This is sentence number ${index + 1}, spoken while the calls go on.`)
+  let last = performance.now()
+  let longest = 0
+  const timer = setInterval(() => {
+    const at = performance.now()
+    longest = Math.max(longest, at - last)
+    last = at
+  }, 5)
+  await Promise.all(sentences.map(async (text) => {
+    for await (const _ of tts.synthesize(text)) { /* drained */ }
+  }))
+  await Bun.sleep(10)
+  clearInterval(timer)
+  return ms(longest)
+}
+
+async function builtinVoiceStalls() {
+  const inThread = await createFliteTts()
+  const inWorkers = createBuiltinVoice()
+  await longestStall(inWorkers) // starts the workers
+  const rounds = [0, 1, 2]
+  const stalls = { in_thread: [] as number[], in_workers: [] as number[] }
+  for (const _ of rounds) {
+    stalls.in_thread.push(await longestStall(inThread))
+    stalls.in_workers.push(await longestStall(inWorkers))
+  }
+  inThread.close()
+  console.log(JSON.stringify({ phase: 'builtin-voice', longest_event_loop_stall_ms: stalls }, null, 2))
+}
+
+if (process.argv.includes('--fakes')) {
+  await runFakes()
+} else {
+  const latencyCalls = Number(process.argv[2] ?? 20)
+  const loadCalls = Number(process.argv[3] ?? 100)
+  const child = await startChild()
+  try {
+    const vad = await loadVadEngine()
+    await phase('warm-up', 2, child.endpoints, vad)
+    await phase('latency', latencyCalls, child.endpoints, vad)
+    await phase('load', loadCalls, child.endpoints, vad)
+    await builtinVoiceStalls()
+  } finally {
+    child.stop()
+  }
+}
