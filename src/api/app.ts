@@ -15,6 +15,7 @@ import { publicAgentRoutes } from './public-agent/routes'
 import { telephonyRoutes } from './telephony/routes'
 import { usageRoutes } from './usage/routes'
 import { uploadRoutes } from './uploads/routes'
+import { usePlainFormatChecks } from './formats'
 
 export const OPENAPI_PATH = '/api/v1/openapi.json'
 
@@ -23,6 +24,7 @@ export const OPENAPI_PATH = '/api/v1/openapi.json'
  * builds every route's handler up front (about half a second) instead of on its first request (up to ~100 ms each).
  */
 export function createApp(ctx: AppContext, options: { precompile?: boolean } = {}) {
+  usePlainFormatChecks()
   const startedAt = new WeakMap<Request, { id: string; at: number }>()
   /** Parsed bodies before Elysia normalizes them (see `sentBodyItems`). */
   const sentBodies = new WeakMap<Request, unknown>()
