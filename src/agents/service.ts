@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray } from 'drizzle-orm'
+import { and, count, desc, eq, inArray, sql } from 'drizzle-orm'
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { findTriggerNodes, validateDefinition, type DefinitionError, type WorkflowDefinition } from './definition'
@@ -17,6 +17,7 @@ import { isoNow } from '../lib/clock'
 import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
 import type { Agent, AgentCount, AgentListItem, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from './schemas'
 import { transaction } from '../db/transaction'
+import { preparedQuery } from '../db/prepared'
 
 type AgentView = Static<typeof Agent>
 
@@ -72,21 +73,23 @@ function agentView(workflow: WorkflowRow, version: WorkflowDefinitionRow): Agent
   }
 }
 
+const currentVersionQuery = preparedQuery((db) => db
+  .select({ workflow: workflows, version: workflowDefinitions })
+  .from(workflows)
+  .innerJoin(workflowDefinitions, eq(workflowDefinitions.workflowId, workflows.id))
+  .where(and(
+    eq(workflows.id, sql.placeholder('workflowId')),
+    eq(workflows.organizationId, sql.placeholder('organizationId')),
+    inArray(workflowDefinitions.status, ['draft', 'published']),
+  ))
+  // A draft is always newer than the published version.
+  .orderBy(desc(workflowDefinitions.versionNumber))
+  .limit(1)
+  .prepare())
+
 /** The workflow with the version clients edit: its draft when there is one, else its published version. */
 function findCurrent(ctx: AppContext, organizationId: number, workflowId: number) {
-  return ctx.db
-    .select({ workflow: workflows, version: workflowDefinitions })
-    .from(workflows)
-    .innerJoin(workflowDefinitions, eq(workflowDefinitions.workflowId, workflows.id))
-    .where(and(
-      eq(workflows.id, workflowId),
-      eq(workflows.organizationId, organizationId),
-      inArray(workflowDefinitions.status, ['draft', 'published']),
-    ))
-    // A draft is always newer than the published version.
-    .orderBy(desc(workflowDefinitions.versionNumber))
-    .limit(1)
-    .get()
+  return currentVersionQuery(ctx.db).get({ workflowId, organizationId })
 }
 
 export function getAgent(ctx: AppContext, organizationId: number, workflowId: number): AgentView {
@@ -205,21 +208,27 @@ function parseStatusFilter(raw: string | undefined): WorkflowStatus[] {
   return requested as WorkflowStatus[]
 }
 
+/** Two status parameters (there are two statuses), the same one twice when the filter names one. */
+const agentListQuery = preparedQuery((db) => db
+  .select({
+    id: workflows.id,
+    name: workflows.name,
+    status: workflows.status,
+    created_at: workflows.createdAt,
+    total_runs: workflows.totalRuns,
+    workflow_uuid: workflows.workflowUuid,
+  })
+  .from(workflows)
+  .where(and(
+    eq(workflows.organizationId, sql.placeholder('organizationId')),
+    inArray(workflows.status, [sql.placeholder('status'), sql.placeholder('otherStatus')]),
+  ))
+  .orderBy(desc(workflows.id))
+  .prepare())
+
 export function listAgents(ctx: AppContext, organizationId: number, status: string | undefined): Static<typeof AgentListItem>[] {
-  return ctx.db
-    .select({
-      id: workflows.id,
-      name: workflows.name,
-      status: workflows.status,
-      created_at: workflows.createdAt,
-      total_runs: workflows.totalRuns,
-      workflow_uuid: workflows.workflowUuid,
-    })
-    .from(workflows)
-    .where(and(eq(workflows.organizationId, organizationId), inArray(workflows.status, parseStatusFilter(status))))
-    .orderBy(desc(workflows.id))
-    .all()
-    .map((row) => ({ ...row, folder_id: null }))
+  const [first, second = first] = new Set(parseStatusFilter(status))
+  return agentListQuery(ctx.db).all({ organizationId, status: first, otherStatus: second }).map((row) => ({ ...row, folder_id: null }))
 }
 
 export function countAgents(ctx: AppContext, organizationId: number): Static<typeof AgentCount> {

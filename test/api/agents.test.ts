@@ -187,6 +187,7 @@ describe('status, list and count', () => {
     expect(await list('?status=active')).toEqual(['Kept'])
     expect(await list('?status=archived')).toEqual(['Archived'])
     expect(await list('?status=active,archived')).toEqual(['Archived', 'Kept'])
+    expect(await list('?status=archived,archived,active')).toEqual(['Archived', 'Kept'])
     expect((await t.request('GET', '/api/v1/workflow/count')).body).toEqual({ total: 2, active: 1, archived: 1 })
 
     const item = (await t.request('GET', '/api/v1/workflow/fetch')).body.find((agent: any) => agent.id === kept.id)
