@@ -1,3 +1,4 @@
+import { sql, type Column, type SQL } from 'drizzle-orm'
 import type { Db } from './open'
 
 /**
@@ -16,3 +17,13 @@ export function preparedQuery<Query>(build: (db: Db) => Query): (db: Db) => Quer
     return query
   }
 }
+
+/**
+ * `column IN (…)` for a prepared query: the values are bound to the placeholder `name` as one JSON array
+ * (`boundList(values)`), so the query's text, and its prepared statement, stay the same for any number of values.
+ * SQLite: json_each; PostgreSQL: `= ANY(?)` with an array.
+ */
+export const inBoundList = (column: Column, name: string): SQL =>
+  sql`${column} IN (SELECT value FROM json_each(${sql.placeholder(name)}))`
+
+export const boundList = (values: readonly (string | number)[]): string => JSON.stringify(values)
