@@ -84,32 +84,64 @@ const writeNow = (line: string) => {
   }
 }
 
+const openStdoutLogs = new Set<StdoutLog>()
+process.once('exit', () => openStdoutLogs.forEach((log) => log.handOverAtExit()))
+
 /**
- * Standard output, written asynchronously. `close` ends the stream once every buffered line is out, the line an
- * asynchronous write still holds included (pino's flushSync skips that one: a stop's last lines were sometimes lost).
- * A line logged while or after it closes is written synchronously after those, not dropped and not thrown on.
+ * Standard output, written asynchronously. The lines of one turn of the event loop go to the stream as one string:
+ * sonic-boom measures the bytes of its pending buffer on every write, which per line under load (a write in flight
+ * while dozens of requests finish) cost more than everything else a request to `GET /health` did.
+ * `close` ends the stream once every buffered line is out, the line an asynchronous write still holds included (pino's
+ * flushSync skips that one: a stop's last lines were sometimes lost). A line logged while or after it closes is
+ * written synchronously after those, not dropped and not thrown on.
  */
 class StdoutLog implements pino.DestinationStream {
   readonly #stream = pino.destination({ fd: 1, sync: false })
+  /** Lines of this turn of the event loop, not yet handed to the stream. */
+  #batch = ''
   /** Lines logged while the stream drains; null when it is not closing. */
   #held: string[] | null = null
   /** What becomes of a line once closed: written, or dropped when stdout stopped draining. Null while open. */
   #afterClose: 'write' | 'drop' | null = null
 
+  constructor() {
+    openStdoutLogs.add(this)
+  }
+
+  /**
+   * A process that exits (an uncaught error, process.exit) runs no more turns: the batch goes to the stream, which
+   * pino's own exit handler (registered after this one) then writes out synchronously, in order.
+   */
+  handOverAtExit(): void {
+    this.#handOver()
+  }
+
   write(line: string): void {
     if (this.#held) this.#held.push(line)
     else if (this.#afterClose === 'write') writeNow(line)
-    else if (this.#afterClose === null) this.#stream.write(line)
+    else if (this.#afterClose === null) {
+      if (this.#batch === '') setImmediate(this.#handOver)
+      this.#batch += line
+    }
+  }
+
+  readonly #handOver = () => {
+    if (this.#batch === '') return
+    this.#stream.write(this.#batch)
+    this.#batch = ''
   }
 
   flush(callback?: (error?: Error) => void): void {
-    if (this.#held || this.#afterClose) callback?.()
-    else this.#stream.flush(callback)
+    if (this.#held || this.#afterClose) return callback?.()
+    this.#handOver()
+    this.#stream.flush(callback)
   }
 
   /** Gives up after `timeoutMs` and drops the rest, so a stdout nobody reads cannot hold up a stop. */
   close(timeoutMs: number): Promise<void> {
     if (this.#held || this.#afterClose) return Promise.resolve()
+    this.#handOver()
+    openStdoutLogs.delete(this)
     const held: string[] = []
     this.#held = held
     return new Promise((resolve) => {

@@ -26,6 +26,22 @@ test('closing the log writes every line, including lines logged while and after 
   expect(messages.slice(200).map((message) => message.msg)).toEqual(['while closing', 'after closing'])
 })
 
+test('lines logged just before the process exits or crashes are written, in order', () => {
+  for (const ending of ['process.exit(3)', "setTimeout(() => { log.info('before the throw'); throw new Error('boom') }, 5)"]) {
+    const script = `
+import { createLogger } from ${JSON.stringify(join(import.meta.dir, '..', 'src', 'log.ts'))}
+const log = createLogger('info')
+for (let index = 0; index < 50; index++) log.info({ index }, 'line')
+${ending}
+`
+    const child = Bun.spawnSync([process.execPath, '-e', script], { stdout: 'pipe', stderr: 'pipe' })
+    expect(child.exitCode).not.toBe(0)
+    const messages = child.stdout.toString().trim().split('\n').map((line) => JSON.parse(line) as { msg: string; index?: number })
+    expect(messages.slice(0, 50).map((message) => message.index)).toEqual(Array.from({ length: 50 }, (_, index) => index))
+    expect(messages.slice(50).map((message) => message.msg)).toEqual(ending.startsWith('process') ? [] : ['before the throw'])
+  }
+})
+
 test('secret keys are redacted at any depth, in logged objects, child bindings and errors, without touching the originals', () => {
   const lines: string[] = []
   const log = createLogger('info', new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done() } }))
