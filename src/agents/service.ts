@@ -137,18 +137,22 @@ export function createAgent(ctx: AppContext, organizationId: number, body: Stati
   return getAgent(ctx, organizationId, workflowId)
 }
 
+const renameQuery = preparedQuery((db) => db.update(workflows)
+  .set({ name: sql`${sql.placeholder('name')}`, updatedAt: sql`${sql.placeholder('updatedAt')}` })
+  .where(eq(workflows.id, sql.placeholder('workflowId')))
+  .prepare())
+
 /** Renames, and saves a sent definition or configuration as the draft (created from the published version if none). */
 export function updateAgent(ctx: AppContext, organizationId: number, workflowId: number, body: Static<typeof UpdateWorkflowBody>): AgentView {
   const current = findCurrent(ctx, organizationId, workflowId)
   if (!current) throw workflowNotFound(workflowId)
   const sent = body.workflow_definition != null ? checkedDefinition(body.workflow_definition) : null
+  const savesVersion = sent !== null || body.workflow_configurations != null
+  const name = body.name ?? current.workflow.name
   const now = isoNow(ctx.clock)
   transaction(ctx, () => {
-    ctx.db.update(workflows)
-      .set({ name: body.name ?? current.workflow.name, updatedAt: now })
-      .where(eq(workflows.id, workflowId))
-      .run()
-    if (!sent && body.workflow_configurations == null) return
+    renameQuery(ctx.db).run({ name, updatedAt: now, workflowId })
+    if (!savesVersion) return
     const stored = current.version.workflowJson as WorkflowDefinition
     const definition = sent ? restoreMaskedSecrets(sent.definition, stored) : stored
     if (sent) claimTriggerPaths(ctx, organizationId, workflowId, definition, sent.triggerPaths)
@@ -167,7 +171,8 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
       }).run()
     }
   })
-  return getAgent(ctx, organizationId, workflowId)
+  // A rename changes nothing else: the rows read above, renamed, are what reading them again would give.
+  return savesVersion ? getAgent(ctx, organizationId, workflowId) : agentView({ ...current.workflow, name, updatedAt: now }, current.version)
 }
 
 /** The draft becomes the published version; the version published before is archived. */
