@@ -109,21 +109,41 @@ function versionValues(definition: WorkflowDefinition, configurations: WorkflowC
   }
 }
 
+const insertWorkflowQuery = preparedQuery((db) => db.insert(workflows).values({
+  organizationId: sql.placeholder('organizationId'),
+  workflowUuid: sql.placeholder('workflowUuid'),
+  name: sql.placeholder('name'),
+  callDispositionCodes: sql.placeholder('callDispositionCodes'),
+  createdAt: sql.placeholder('now'),
+  updatedAt: sql.placeholder('now'),
+}).returning({ id: workflows.id }).prepare())
+
+type NewVersion = ReturnType<typeof versionValues> & Pick<WorkflowDefinitionRow, 'workflowId' | 'organizationId' | 'versionNumber' | 'status' | 'createdAt' | 'publishedAt'>
+
+const insertVersionQuery = preparedQuery((db) => db.insert(workflowDefinitions).values({
+  workflowId: sql.placeholder('workflowId'),
+  organizationId: sql.placeholder('organizationId'),
+  versionNumber: sql.placeholder('versionNumber'),
+  status: sql.placeholder('status'),
+  workflowJson: sql.placeholder('workflowJson'),
+  workflowConfigurations: sql.placeholder('workflowConfigurations'),
+  templateContextVariables: sql.placeholder('templateContextVariables'),
+  createdAt: sql.placeholder('createdAt'),
+  publishedAt: sql.placeholder('publishedAt'),
+}).prepare())
+
+const insertVersion = (ctx: AppContext, version: NewVersion) => insertVersionQuery(ctx.db).run(version)
+
 /** A new agent whose first version is published at once. */
 export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): AgentView {
   const { definition, triggerPaths } = checkedDefinition(body.workflow_definition)
   const now = isoNow(ctx.clock)
   const workflowId = transaction(ctx, () => {
-    const { id } = ctx.db.insert(workflows).values({
-      organizationId,
-      workflowUuid: crypto.randomUUID(),
-      name: body.name,
-      callDispositionCodes: [],
-      createdAt: now,
-      updatedAt: now,
-    }).returning({ id: workflows.id }).get()
+    const { id } = insertWorkflowQuery(ctx.db).get({
+      organizationId, workflowUuid: crypto.randomUUID(), name: body.name, callDispositionCodes: [], now,
+    })!
     claimTriggerPaths(ctx, organizationId, id, definition, triggerPaths)
-    ctx.db.insert(workflowDefinitions).values({
+    insertVersion(ctx, {
       workflowId: id,
       organizationId,
       versionNumber: 1,
@@ -131,7 +151,7 @@ export function createAgent(ctx: AppContext, organizationId: number, body: Stati
       ...versionValues(definition, withDefaultConfigurations(body.workflow_configurations)),
       createdAt: now,
       publishedAt: now,
-    }).run()
+    })
     return id
   })
   return getAgent(ctx, organizationId, workflowId)
@@ -161,14 +181,15 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
     if (current.version.status === 'draft') {
       ctx.db.update(workflowDefinitions).set(values).where(eq(workflowDefinitions.id, current.version.id)).run()
     } else {
-      ctx.db.insert(workflowDefinitions).values({
+      insertVersion(ctx, {
         workflowId,
         organizationId,
         versionNumber: current.version.versionNumber + 1,
         status: 'draft',
         ...values,
         createdAt: now,
-      }).run()
+        publishedAt: null,
+      })
     }
   })
   // A rename changes nothing else: the rows read above, renamed, are what reading them again would give.
