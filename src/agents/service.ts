@@ -239,13 +239,13 @@ function parseStatusFilter(raw: string | undefined): WorkflowStatus[] {
 
 type AgentListRow = Static<typeof AgentListItem>
 
+const AGENT_LIST = 'SELECT id, name, status, created_at, total_runs, NULL AS folder_id, workflow_uuid FROM workflows WHERE organization_id = ?'
+
 /** Plain SQL through the connection's statement cache: the rows come out in the response's shape, nothing to map. */
 export function listAgents(ctx: AppContext, organizationId: number, status: string | undefined): AgentListRow[] {
-  const [first, second = first] = new Set(parseStatusFilter(status))
-  return ctx.sqlite.query<AgentListRow, [number, string, string]>(
-    'SELECT id, name, status, created_at, total_runs, NULL AS folder_id, workflow_uuid FROM workflows'
-    + ' WHERE organization_id = ? AND status IN (?, ?) ORDER BY id DESC',
-  ).all(organizationId, first, second)
+  const [first, ...others] = new Set(parseStatusFilter(status))
+  if (others.length > 0) return ctx.sqlite.query<AgentListRow, [number]>(`${AGENT_LIST} ORDER BY id DESC`).all(organizationId)
+  return ctx.sqlite.query<AgentListRow, [number, string]>(`${AGENT_LIST} AND status = ? ORDER BY id DESC`).all(organizationId, first)
 }
 
 export function countAgents(ctx: AppContext, organizationId: number): Static<typeof AgentCount> {
