@@ -116,7 +116,7 @@ const insertWorkflowQuery = preparedQuery((db) => db.insert(workflows).values({
   callDispositionCodes: sql.placeholder('callDispositionCodes'),
   createdAt: sql.placeholder('now'),
   updatedAt: sql.placeholder('now'),
-}).returning({ id: workflows.id }).prepare())
+}).returning().prepare())
 
 type NewVersion = ReturnType<typeof versionValues> & Pick<WorkflowDefinitionRow, 'workflowId' | 'organizationId' | 'versionNumber' | 'status' | 'createdAt' | 'publishedAt'>
 
@@ -130,21 +130,21 @@ const insertVersionQuery = preparedQuery((db) => db.insert(workflowDefinitions).
   templateContextVariables: sql.placeholder('templateContextVariables'),
   createdAt: sql.placeholder('createdAt'),
   publishedAt: sql.placeholder('publishedAt'),
-}).prepare())
+}).returning().prepare())
 
-const insertVersion = (ctx: AppContext, version: NewVersion) => insertVersionQuery(ctx.db).run(version)
+const insertVersion = (ctx: AppContext, version: NewVersion) => insertVersionQuery(ctx.db).get(version)!
 
 /** A new agent whose first version is published at once. */
 export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): AgentView {
   const { definition, triggerPaths } = checkedDefinition(body.workflow_definition)
   const now = isoNow(ctx.clock)
-  const workflowId = transaction(ctx, () => {
-    const { id } = insertWorkflowQuery(ctx.db).get({
+  return transaction(ctx, () => {
+    const workflow = insertWorkflowQuery(ctx.db).get({
       organizationId, workflowUuid: crypto.randomUUID(), name: body.name, callDispositionCodes: [], now,
     })!
-    claimTriggerPaths(ctx, organizationId, id, definition, triggerPaths)
-    insertVersion(ctx, {
-      workflowId: id,
+    claimTriggerPaths(ctx, organizationId, workflow.id, definition, triggerPaths)
+    const version = insertVersion(ctx, {
+      workflowId: workflow.id,
       organizationId,
       versionNumber: 1,
       status: 'published',
@@ -152,9 +152,8 @@ export function createAgent(ctx: AppContext, organizationId: number, body: Stati
       createdAt: now,
       publishedAt: now,
     })
-    return id
+    return agentView(workflow, version)
   })
-  return getAgent(ctx, organizationId, workflowId)
 }
 
 const renameQuery = preparedQuery((db) => db.update(workflows)
