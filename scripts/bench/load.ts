@@ -1,11 +1,15 @@
-// Load benchmark: `npx bun scripts/bench/load.ts [seconds=60] [clients=64]`
+// Load benchmark: `npx bun scripts/bench/load.ts [seconds=60] [clients=64] [endpointSeconds=5] [rounds=3]`
 //
-// Builds the single executable, serves a fresh data dir (20 agents, a telephony configuration) and drives a read/write
-// mix from `clients` concurrent clients over real HTTP for `seconds`: throughput, p50/p99 per endpoint, errors (any
-// status but 200, SQLITE_BUSY named apart) and the server's peak RSS. Then the same mix against a bare Bun.serve in
-// its own process that answers each endpoint with the bytes the server gave: the HTTP floor of this machine.
-// Last, each endpoint through `app.handle` in this process, one request at a time: the server's own work per request
-// without sockets, to tell framework and handler time from HTTP and client time.
+// Builds the single executable, serves a fresh data dir (20 agents, a telephony configuration) and, beside it, a bare
+// Bun.serve in its own process answering each endpoint with the bytes the server gave: the HTTP floor of this machine.
+// 1. The mix: a read/write mix from `clients` concurrent clients over real HTTP for `seconds` against each server:
+//    throughput, p50/p99 per endpoint, errors (any status but 200, SQLITE_BUSY named apart) and the server's peak RSS.
+//    In a closed loop every endpoint of the mix runs at the rate of the whole, so its share of the floor is the mix's.
+// 2. Each endpoint alone, `clients` clients for `endpointSeconds`, alternately against ringbase and the floor, `rounds`
+//    times (the machine is shared: alternating and taking medians keeps noise from favouring either side): median
+//    req/s of both, the median of the rounds' ratios, p50/p99 over all rounds.
+// 3. Each endpoint through `app.handle` in this process, one request at a time: the server's own work per request
+//    without sockets, to tell framework and handler time from HTTP and client time.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,6 +22,8 @@ import { spawnServe } from '../../test/support/serve-process'
 
 const seconds = Number(process.argv[2] ?? 60)
 const clients = Number(process.argv[3] ?? 64)
+const endpointSeconds = Number(process.argv[4] ?? 5)
+const rounds = Number(process.argv[5] ?? 3)
 const AGENTS = 20
 const KEY = `rb_${'b'.repeat(43)}`
 
@@ -42,25 +48,32 @@ const ENDPOINTS: Endpoint[] = [
   { name: 'POST api-key', method: 'POST', path: () => '/api/v1/user/api-keys', body: (n) => ({ name: `key ${n}` }), weight: 5 },
   { name: 'POST agent', method: 'POST', path: () => '/api/v1/workflow/create/definition', body: (n) => ({ name: `New ${n}`, workflow_definition: DEFINITION }), weight: 5, asWriter: true },
 ]
-const WEIGHTED = ENDPOINTS.flatMap((endpoint) => Array.from({ length: endpoint.weight }, () => endpoint))
+const MIX = ENDPOINTS.flatMap((endpoint) => Array.from({ length: endpoint.weight }, () => endpoint))
 
 type Stats = { latencies: number[]; errors: number; busy: number }
 type RunResult = { perEndpoint: Map<string, Stats>; total: number; wallSeconds: number }
+type Target = { url: string; pid: number; peakRss: number }
 
-async function drive(base: string, agentIds: number[], writerKey: string, durationMs: number): Promise<RunResult> {
-  const perEndpoint = new Map(ENDPOINTS.map((endpoint) => [endpoint.name, { latencies: [], errors: 0, busy: 0 } as Stats]))
+const emptyStats = (): Stats => ({ latencies: [], errors: 0, busy: 0 })
+
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024
+
+/** `clients` closed loops over `endpoints` (round robin, spread by a prime) for `durationMs`, sampling the target's RSS. */
+async function drive(target: Target, endpoints: Endpoint[], agentIds: number[], writerKey: string, durationMs: number): Promise<RunResult> {
+  const perEndpoint = new Map(endpoints.map((endpoint) => [endpoint.name, emptyStats()]))
+  const sampler = setInterval(() => { target.peakRss = Math.max(target.peakRss, rssOf(target.pid)) }, 250)
   let counter = 0
   const start = performance.now()
   const deadline = start + durationMs
   await Promise.all(Array.from({ length: clients }, async () => {
     while (performance.now() < deadline) {
       const n = counter++
-      const endpoint = WEIGHTED[(n * 7919) % WEIGHTED.length]
+      const endpoint = endpoints[(n * 7919) % endpoints.length]
       const body = endpoint.body?.(n)
       const sent = performance.now()
       const stats = perEndpoint.get(endpoint.name)!
       try {
-        const response = await fetch(`${base}${endpoint.path(agentIds, n)}`, {
+        const response = await fetch(`${target.url}${endpoint.path(agentIds, n)}`, {
           method: endpoint.method,
           headers: { 'x-api-key': endpoint.asWriter ? writerKey : KEY, ...(body ? { 'content-type': 'application/json' } : {}) },
           body: body ? JSON.stringify(body) : undefined,
@@ -76,6 +89,7 @@ async function drive(base: string, agentIds: number[], writerKey: string, durati
       }
     }
   }))
+  clearInterval(sampler)
   const total = [...perEndpoint.values()].reduce((sum, stats) => sum + stats.latencies.length, 0)
   return { perEndpoint, total, wallSeconds: (performance.now() - start) / 1000 }
 }
@@ -84,7 +98,7 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 }
 
-const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024
+const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50)
 
 /** The URL the process prints first (`"url":"…"`); the rest of its output is read and dropped, never stored. */
 async function announcedUrl(stream: ReadableStream<Uint8Array>): Promise<string> {
@@ -118,13 +132,13 @@ if (build.exitCode !== 0) throw new Error('build failed')
 
 // Logs at info like a production server: one JSON line per request is part of the cost.
 const server = spawnServe(binary, ['--dir', join(work, 'data')], { RINGBASE_BOOTSTRAP_API_KEY: KEY, RINGBASE_LOG_LEVEL: 'info' })
-const base = await announcedUrl(server.stdout)
+const ringbase: Target = { url: await announcedUrl(server.stdout), pid: server.pid, peakRss: 0 }
 const agentIds: number[] = []
 for (let index = 0; index < AGENTS; index++) {
-  agentIds.push((await api(base, 'POST', '/api/v1/workflow/create/definition', { name: `Agent ${index}`, workflow_definition: DEFINITION })).id)
+  agentIds.push((await api(ringbase.url, 'POST', '/api/v1/workflow/create/definition', { name: `Agent ${index}`, workflow_definition: DEFINITION })).id)
 }
 const writerKey = Bun.spawnSync([binary, 'keys', 'create', '--org', 'bench-writer', '--dir', join(work, 'data')]).stdout.toString().trim()
-await api(base, 'POST', '/api/v1/organizations/telephony-configs', {
+await api(ringbase.url, 'POST', '/api/v1/organizations/telephony-configs', {
   name: 'Carrier', config: { provider: 'twilio', account_sid: 'ACbench', auth_token: 'bench-token' },
 })
 
@@ -133,21 +147,13 @@ const canned: Record<string, { status: number; body: string; type: string }> = {
 for (const endpoint of ENDPOINTS) {
   const path = endpoint.path(agentIds, 0)
   const body = endpoint.body?.(0)
-  const response = await fetch(`${base}${path}`, {
+  const response = await fetch(`${ringbase.url}${path}`, {
     method: endpoint.method, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined,
   })
-  canned[`${endpoint.method} ${new URL(path, base).pathname.replace(/\/\d+$/, '/:id')}`] = {
+  canned[`${endpoint.method} ${new URL(path, ringbase.url).pathname.replace(/\/\d+$/, '/:id')}`] = {
     status: response.status, body: await response.text(), type: response.headers.get('content-type') ?? 'application/json',
   }
 }
-
-let peakRss = rssOf(server.pid)
-const sampler = setInterval(() => { peakRss = Math.max(peakRss, rssOf(server.pid)) }, 250)
-const ringbase = await drive(base, agentIds, writerKey, seconds * 1000)
-clearInterval(sampler)
-server.kill('SIGTERM')
-await server.exited
-
 const bareScript = join(work, 'bare.ts')
 writeFileSync(join(work, 'canned.json'), JSON.stringify(canned))
 writeFileSync(bareScript, `
@@ -159,14 +165,24 @@ const server = Bun.serve({ port: 0, idleTimeout: 30, fetch(request) {
 } })
 console.log(JSON.stringify({ url: 'http://127.0.0.1:' + server.port }))
 `)
-const bare = Bun.spawn([process.execPath, bareScript], { stdout: 'pipe', stderr: 'inherit' })
-const bareUrl = await announcedUrl(bare.stdout)
-let barePeakRss = rssOf(bare.pid)
-const bareSampler = setInterval(() => { barePeakRss = Math.max(barePeakRss, rssOf(bare.pid)) }, 250)
-const floor = await drive(bareUrl, agentIds, writerKey, seconds * 1000)
-clearInterval(bareSampler)
-bare.kill('SIGTERM')
-await bare.exited
+const bareProcess = Bun.spawn([process.execPath, bareScript], { stdout: 'pipe', stderr: 'inherit' })
+const bare: Target = { url: await announcedUrl(bareProcess.stdout), pid: bareProcess.pid, peakRss: 0 }
+
+const mixOurs = await drive(ringbase, MIX, agentIds, writerKey, seconds * 1000)
+const mixFloor = await drive(bare, MIX, agentIds, writerKey, seconds * 1000)
+
+type Alone = { ours: RunResult[]; floor: RunResult[] }
+const alone = new Map<string, Alone>(ENDPOINTS.map((endpoint) => [endpoint.name, { ours: [], floor: [] }]))
+for (let round = 0; round < rounds; round++) {
+  for (const endpoint of ENDPOINTS) {
+    const runs = alone.get(endpoint.name)!
+    runs.ours.push(await drive(ringbase, [endpoint], agentIds, writerKey, endpointSeconds * 1000))
+    runs.floor.push(await drive(bare, [endpoint], agentIds, writerKey, endpointSeconds * 1000))
+  }
+}
+server.kill('SIGTERM')
+bareProcess.kill('SIGTERM')
+await Promise.all([server.exited, bareProcess.exited])
 
 // In process, one request at a time: what the server itself spends per request.
 const inProcessDir = join(work, 'in-process')
@@ -192,21 +208,36 @@ ctx.sqlite.close()
 
 const ms = (value: number) => value.toFixed(2)
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`
-console.log(`\n${clients} clients, ${seconds} s per server, ${AGENTS} agents; build ${binary}`)
-console.log(`ringbase: ${(ringbase.total / ringbase.wallSeconds).toFixed(0)} req/s, peak RSS ${mb(peakRss)}; `
-  + `bare Bun.serve: ${(floor.total / floor.wallSeconds).toFixed(0)} req/s, peak RSS ${mb(barePeakRss)}`)
+const rate = (run: RunResult, name: string) => run.perEndpoint.get(name)!.latencies.length / run.wallSeconds
+const sortedLatencies = (runs: RunResult[], name: string) => runs.flatMap((run) => run.perEndpoint.get(name)!.latencies).sort((a, b) => a - b)
+const errorsOf = (runs: RunResult[], name: string) => runs.reduce((sum, run) => sum + run.perEndpoint.get(name)!.errors, 0)
+const busyOf = (runs: RunResult[], name: string) => runs.reduce((sum, run) => sum + run.perEndpoint.get(name)!.busy, 0)
+
+console.log(`\n${clients} clients; build ${binary}; peak RSS: ringbase ${mb(ringbase.peakRss)}, bare Bun.serve ${mb(bare.peakRss)}`)
+console.log(`\nThe mix, ${seconds} s per server: ringbase ${(mixOurs.total / mixOurs.wallSeconds).toFixed(0)} req/s, `
+  + `bare ${(mixFloor.total / mixFloor.wallSeconds).toFixed(0)} req/s (${((100 * mixOurs.total * mixFloor.wallSeconds) / (mixFloor.total * mixOurs.wallSeconds)).toFixed(0)} %)`)
+console.log(['endpoint'.padEnd(24), 'req/s', 'p50 ms', 'p99 ms', 'errors', 'busy', '| bare req/s', 'p50', 'p99'].join('\t'))
+for (const endpoint of ENDPOINTS) {
+  const ours = sortedLatencies([mixOurs], endpoint.name)
+  const theirs = sortedLatencies([mixFloor], endpoint.name)
+  console.log([
+    endpoint.name.padEnd(24), rate(mixOurs, endpoint.name).toFixed(0), ms(percentile(ours, 50)), ms(percentile(ours, 99)),
+    errorsOf([mixOurs], endpoint.name), busyOf([mixOurs], endpoint.name),
+    `| ${rate(mixFloor, endpoint.name).toFixed(0)}`, ms(percentile(theirs, 50)), ms(percentile(theirs, 99)),
+  ].join('\t'))
+}
+console.log(`\nEach endpoint alone, ${endpointSeconds} s per server, ${rounds} alternating rounds (medians; latencies over all rounds)`)
 console.log(['endpoint'.padEnd(24), 'req/s', 'p50 ms', 'p99 ms', 'errors', 'busy', '| bare req/s', 'p50', 'p99', '| share', '| in-process µs'].join('\t'))
 for (const endpoint of ENDPOINTS) {
-  const ours = ringbase.perEndpoint.get(endpoint.name)!
-  const theirs = floor.perEndpoint.get(endpoint.name)!
-  const oursSorted = ours.latencies.sort((a, b) => a - b)
-  const theirsSorted = theirs.latencies.sort((a, b) => a - b)
-  const oursRate = oursSorted.length / ringbase.wallSeconds
-  const theirsRate = theirsSorted.length / floor.wallSeconds
+  const { ours, floor } = alone.get(endpoint.name)!
+  const oursSorted = sortedLatencies(ours, endpoint.name)
+  const theirsSorted = sortedLatencies(floor, endpoint.name)
+  const shares = ours.map((run, round) => rate(run, endpoint.name) / rate(floor[round], endpoint.name))
   console.log([
-    endpoint.name.padEnd(24), oursRate.toFixed(0), ms(percentile(oursSorted, 50)), ms(percentile(oursSorted, 99)), ours.errors, ours.busy,
-    `| ${theirsRate.toFixed(0)}`, ms(percentile(theirsSorted, 50)), ms(percentile(theirsSorted, 99)),
-    `| ${((100 * oursRate) / theirsRate).toFixed(0)} %`, `| ${inProcess.get(endpoint.name)!.toFixed(0)}`,
+    endpoint.name.padEnd(24), median(ours.map((run) => rate(run, endpoint.name))).toFixed(0), ms(percentile(oursSorted, 50)),
+    ms(percentile(oursSorted, 99)), errorsOf(ours, endpoint.name), busyOf(ours, endpoint.name),
+    `| ${median(floor.map((run) => rate(run, endpoint.name))).toFixed(0)}`, ms(percentile(theirsSorted, 50)), ms(percentile(theirsSorted, 99)),
+    `| ${(100 * median(shares)).toFixed(0)} %`, `| ${inProcess.get(endpoint.name)!.toFixed(0)}`,
   ].join('\t'))
 }
 rmSync(work, { recursive: true, force: true })

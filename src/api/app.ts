@@ -21,6 +21,7 @@ import { modelRoutes } from './models/routes'
 import { textChatRoutes } from './text-chat/routes'
 import { webhookRoutes } from './webhooks/routes'
 import { toolRoutes } from './tools/routes'
+import { usePlainFormatChecks } from './formats'
 
 export const OPENAPI_PATH = '/api/v1/openapi.json'
 
@@ -29,6 +30,7 @@ export const OPENAPI_PATH = '/api/v1/openapi.json'
  * builds every route's handler up front (about half a second) instead of on its first request (up to ~100 ms each).
  */
 export function createApp(ctx: AppContext, options: { precompile?: boolean } = {}) {
+  usePlainFormatChecks()
   const startedAt = new WeakMap<Request, { id: string; at: number }>()
   /** Parsed bodies before Elysia normalizes them (see `sentBodyItems`). */
   const sentBodies = new WeakMap<Request, unknown>()

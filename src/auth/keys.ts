@@ -1,10 +1,11 @@
 /** Organizations and API keys as the rest of the server needs them: bootstrap, creation, authentication. */
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { apiKeys, organizations } from '../db/schema'
 import { isoNow } from '../lib/clock'
 import { digestsEqual, mintApiKey, sha256Hex } from '../lib/keys'
 import { transaction } from '../db/transaction'
+import { preparedQuery } from '../db/prepared'
 
 export type ApiKeyScope = 'admin' | 'trigger'
 
@@ -21,6 +22,15 @@ export function ensureOrganization(ctx: AppContext, name: string): number {
   return ctx.db.insert(organizations).values({ name, createdAt: isoNow(ctx.clock) }).returning({ id: organizations.id }).get().id
 }
 
+const insertKeyQuery = preparedQuery((db) => db.insert(apiKeys).values({
+  organizationId: sql.placeholder('organizationId'),
+  name: sql.placeholder('name'),
+  scope: sql.placeholder('scope'),
+  keyHash: sql.placeholder('keyHash'),
+  keyPrefix: sql.placeholder('keyPrefix'),
+  createdAt: sql.placeholder('createdAt'),
+}).returning({ id: apiKeys.id }).prepare())
+
 export function createApiKey(
   ctx: AppContext,
   organizationId: number,
@@ -29,12 +39,9 @@ export function createApiKey(
   rawKey: string = mintApiKey(),
 ): CreatedApiKey {
   const createdAt = isoNow(ctx.clock)
-  const row = ctx.db
-    .insert(apiKeys)
-    .values({ organizationId, name, scope, keyHash: sha256Hex(rawKey), keyPrefix: rawKey.slice(0, 8), createdAt })
-    .returning({ id: apiKeys.id })
-    .get()
-  return { id: row.id, name, key_prefix: rawKey.slice(0, 8), scope, api_key: rawKey, created_at: createdAt }
+  const keyPrefix = rawKey.slice(0, 8)
+  const row = insertKeyQuery(ctx.db).get({ organizationId, name, scope, keyHash: sha256Hex(rawKey), keyPrefix, createdAt })!
+  return { id: row.id, name, key_prefix: keyPrefix, scope, api_key: rawKey, created_at: createdAt }
 }
 
 /** Creates organization `default` and its first admin key on an empty installation; returns the key, or null if not empty. */

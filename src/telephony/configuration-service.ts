@@ -1,4 +1,4 @@
-import { and, asc, eq, ne } from 'drizzle-orm'
+import { and, asc, eq, ne, sql } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { telephonyConfigurations, type TelephonyConfigurationRow } from '../db/schema'
 import { translateUniqueViolations } from '../db/tables'
@@ -27,6 +27,7 @@ import { maskCredentials, openCredentials, sealCredentials, secretItems } from '
 import type { ConfigurationDetail, ConfigurationListItem } from './schemas'
 import { trunkViews } from './trunks'
 import { transaction } from '../db/transaction'
+import { preparedQuery } from '../db/prepared'
 
 export type CreateConfigurationInput = { name: string; is_default_outbound?: boolean; config: { provider: ProviderName } & Record<string, unknown> }
 export type UpdateConfigurationInput = { name?: string | null; config?: Record<string, unknown> | null }
@@ -83,13 +84,15 @@ function listItem(ctx: AppContext, row: TelephonyConfigurationRow, facts: SetupF
   }
 }
 
+const configurationListQuery = preparedQuery((db) => db
+  .select()
+  .from(telephonyConfigurations)
+  .where(eq(telephonyConfigurations.organizationId, sql.placeholder('organizationId')))
+  .orderBy(asc(telephonyConfigurations.createdAt), asc(telephonyConfigurations.id))
+  .prepare())
+
 export function listConfigurations(ctx: AppContext, organizationId: number): { configurations: ConfigurationListItem[] } {
-  const rows = ctx.db
-    .select()
-    .from(telephonyConfigurations)
-    .where(eq(telephonyConfigurations.organizationId, organizationId))
-    .orderBy(asc(telephonyConfigurations.createdAt), asc(telephonyConfigurations.id))
-    .all()
+  const rows = configurationListQuery(ctx.db).all({ organizationId })
   const facts = setupFactsByConfiguration(ctx, rows.map((row) => row.id))
   return { configurations: rows.map((row) => listItem(ctx, row, facts.get(row.id)!)) }
 }

@@ -1,11 +1,12 @@
 import { randomInt } from 'node:crypto'
-import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, sql } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { phoneNumbers, telephonyConfigurations, trunks, type PhoneNumberRow, type TelephonyConfigurationRow } from '../db/schema'
 import { DomainError, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { PROVIDERS, setupChecklist, storableCredentials, type Credentials, type ProviderCredentials, type ProviderName, type SetupChecklist, type SetupFacts } from './providers'
 import { openCredentials, preserveMasked } from './secrets'
+import { boundList, inBoundList, preparedQuery } from '../db/prepared'
 
 /**
  * Telephony configurations as the rest of the server sees them: outbound resolution for the API trigger and
@@ -49,37 +50,40 @@ export function requireConfigurationRow(ctx: AppContext, organizationId: number,
   return row
 }
 
+const activeNumberCountsQuery = preparedQuery((db) => db
+  .select({
+    configurationId: phoneNumbers.telephonyConfigurationId,
+    active: sql<number>`count(*)`,
+    withoutTrunk: sql<number>`sum(${phoneNumbers.telephonyTrunkId} IS NULL)`,
+    withInboundWorkflow: sql<number>`sum(${phoneNumbers.inboundWorkflowId} IS NOT NULL)`,
+  })
+  .from(phoneNumbers)
+  .where(and(inBoundList(phoneNumbers.telephonyConfigurationId, 'configurationIds'), eq(phoneNumbers.isActive, true)))
+  .groupBy(phoneNumbers.telephonyConfigurationId)
+  .prepare())
+
+const enabledTrunkCountsQuery = preparedQuery((db) => db
+  .select({ configurationId: trunks.telephonyConfigurationId, enabled: sql<number>`count(*)` })
+  .from(trunks)
+  .where(and(inBoundList(trunks.telephonyConfigurationId, 'configurationIds'), eq(trunks.enabled, true)))
+  .groupBy(trunks.telephonyConfigurationId)
+  .prepare())
+
 /** The counts each configuration's setup checklist is derived from, for several configurations in two queries. */
 export function setupFactsByConfiguration(ctx: AppContext, configurationIds: number[]): Map<number, SetupFacts> {
   const facts = new Map<number, SetupFacts>(configurationIds.map((id) => [id, {
     activeNumberCount: 0, enabledTrunkCount: 0, activeNumbersWithoutTrunkCount: 0, activeNumbersWithInboundWorkflowCount: 0,
   }]))
   if (configurationIds.length === 0) return facts
-  const numberCounts = ctx.db
-    .select({
-      configurationId: phoneNumbers.telephonyConfigurationId,
-      active: sql<number>`count(*)`,
-      withoutTrunk: sql<number>`sum(${phoneNumbers.telephonyTrunkId} IS NULL)`,
-      withInboundWorkflow: sql<number>`sum(${phoneNumbers.inboundWorkflowId} IS NOT NULL)`,
-    })
-    .from(phoneNumbers)
-    .where(and(inArray(phoneNumbers.telephonyConfigurationId, configurationIds), eq(phoneNumbers.isActive, true)))
-    .groupBy(phoneNumbers.telephonyConfigurationId)
-    .all()
-  for (const count of numberCounts) {
+  const ids = { configurationIds: boundList(configurationIds) }
+  for (const count of activeNumberCountsQuery(ctx.db).all(ids)) {
     Object.assign(facts.get(count.configurationId)!, {
       activeNumberCount: count.active,
       activeNumbersWithoutTrunkCount: count.withoutTrunk,
       activeNumbersWithInboundWorkflowCount: count.withInboundWorkflow,
     })
   }
-  const trunkCounts = ctx.db
-    .select({ configurationId: trunks.telephonyConfigurationId, enabled: sql<number>`count(*)` })
-    .from(trunks)
-    .where(and(inArray(trunks.telephonyConfigurationId, configurationIds), eq(trunks.enabled, true)))
-    .groupBy(trunks.telephonyConfigurationId)
-    .all()
-  for (const count of trunkCounts) facts.get(count.configurationId)!.enabledTrunkCount = count.enabled
+  for (const count of enabledTrunkCountsQuery(ctx.db).all(ids)) facts.get(count.configurationId)!.enabledTrunkCount = count.enabled
   return facts
 }
 

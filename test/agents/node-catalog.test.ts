@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
+// Registers the UnionEnum kind the catalog's enums use (the HTTP layer checks them); without it Value.Check throws.
+import 'elysia'
 import { validateDefinition, type WorkflowNode } from '../../src/agents/definition'
 import {
   getNodeType,

@@ -2,6 +2,9 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { TestApp } from '../support/app'
 import { inProcessTest, NOW, startHttpTestApp, type HttpTestApp } from '../support/http-app'
 import { createAgent, sampleDefinition, seedRun } from '../support/agents'
+import { Type } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { AgentListItem } from '../../src/agents/schemas'
 
 let t: HttpTestApp
 beforeEach(async () => { t = await startHttpTestApp() })
@@ -187,9 +190,14 @@ describe('status, list and count', () => {
     expect(await list('?status=active')).toEqual(['Kept'])
     expect(await list('?status=archived')).toEqual(['Archived'])
     expect(await list('?status=active,archived')).toEqual(['Archived', 'Kept'])
+    expect(await list('?status=archived,archived,active')).toEqual(['Archived', 'Kept'])
     expect((await t.request('GET', '/api/v1/workflow/count')).body).toEqual({ total: 2, active: 1, archived: 1 })
 
-    const item = (await t.request('GET', '/api/v1/workflow/fetch')).body.find((agent: any) => agent.id === kept.id)
+    const listed = await t.request('GET', '/api/v1/workflow/fetch')
+    // The list is sent without Elysia's run-time check (uncheckedJson): the schema it documents must hold.
+    expect([...Value.Errors(Type.Array(AgentListItem), listed.body)]).toEqual([])
+    expect(listed.headers.get('content-type')).toBe('application/json;charset=utf-8')
+    const item = listed.body.find((agent: any) => agent.id === kept.id)
     expect(item).toEqual({ id: kept.id, name: 'Kept', status: 'active', created_at: kept.created_at, total_runs: 0, folder_id: null, workflow_uuid: kept.workflow_uuid })
 
     const restored = await t.request('PUT', `/api/v1/workflow/${archived.id}/status`, { body: { status: 'active' } })

@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { auth } from '../auth'
+import { uncheckedJson } from '../json-response'
 import { authErrors, ErrorDetail, ValidationErrorBody } from '../schemas'
 import {
   Agent,
@@ -27,6 +28,7 @@ import {
 } from '../../agents/service'
 
 const tags = ['Agents']
+const AgentList = t.Array(AgentListItem)
 const agentErrors = { 404: ErrorDetail, ...authErrors }
 /** Saving a definition: 422 is either a request validation error or the definition's own errors. */
 const saveErrors = { ...agentErrors, 409: DefinitionErrorsBody, 422: t.Union([ValidationErrorBody, DefinitionErrorsBody]) }
@@ -39,9 +41,9 @@ export const agentRoutes = (ctx: AppContext) =>
       response: { 200: Agent, ...saveErrors },
       detail: { tags, summary: 'Create an agent; its first version is published and it gets its Agent UUID' },
     })
-    .get('/fetch', ({ principal, query }) => listAgents(ctx, principal.organizationId, query.status), {
+    .get('/fetch', ({ principal, query }) => uncheckedJson(AgentList, listAgents(ctx, principal.organizationId, query.status)), {
       query: WorkflowListQuery,
-      response: { 200: t.Array(AgentListItem), 422: t.Union([ValidationErrorBody, ErrorDetail]), 401: ErrorDetail, 403: ErrorDetail },
+      response: { 200: AgentList, 422: t.Union([ValidationErrorBody, ErrorDetail]), 401: ErrorDetail, 403: ErrorDetail },
       detail: { tags, summary: 'List the agents of the organization, newest first' },
     })
     .get('/fetch/:workflow_id', ({ principal, params }) => getAgent(ctx, principal.organizationId, params.workflow_id), {
