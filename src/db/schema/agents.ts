@@ -84,6 +84,8 @@ export const workflowRuns = sqliteTable('workflow_runs', {
   /** Added by migrations/0005_calls.sql. */
   callId: text('call_id'),
   trafficVariantId: text('traffic_variant_id'),
+  /** Added by migrations/0010_carriers.sql. */
+  providerCallId: text('provider_call_id'),
   callerNumber: text('caller_number').generatedAlwaysAs(generated),
   calledNumber: text('called_number').generatedAlwaysAs(generated),
   disposition: text('disposition').generatedAlwaysAs(generated),
@@ -102,6 +104,7 @@ export const workflowRuns = sqliteTable('workflow_runs', {
   index('workflow_runs_usage_channel').on(table.organizationId, table.channel, table.createdAt).where(sql`usage_info IS NOT NULL`),
   uniqueIndex('workflow_runs_call').on(table.callId).where(sql`call_id IS NOT NULL`),
   index('workflow_runs_open_calls').on(table.organizationId).where(sql`call_id IS NOT NULL AND state <> 'completed'`),
+  uniqueIndex('workflow_runs_provider_call').on(table.mode, table.providerCallId).where(sql`provider_call_id IS NOT NULL`),
   index('workflow_runs_campaign_completed').on(table.campaignId, table.completedAt, table.disposition).where(sql`campaign_id IS NOT NULL`),
 ])
 
