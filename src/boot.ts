@@ -8,7 +8,7 @@ import { systemClock, type Clock } from './lib/clock'
 import { createLogger, type Logger } from './log'
 import { localObjectStore } from './storage/object-store'
 import { createTelephony } from './telephony/provider'
-import { PROVIDER_API_BASE_URLS } from './telephony/provisioning'
+import { PROVIDER_API_BASE_URLS } from './telephony/carrier-api'
 import { loadMasterKey } from './telephony/secrets'
 
 /**
@@ -27,7 +27,7 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
   const masterKey = loadMasterKey({ env: config.masterKey ?? undefined, dataDir: config.dataDir })
   const ctx: AppContext = {
     config, db, sqlite, log, clock: overrides.clock ?? systemClock, version: VERSION,
-    masterKey, providerApis: { ...PROVIDER_API_BASE_URLS }, ariConnected: () => false, telephony: createTelephony(),
+    masterKey, providerApis: { ...PROVIDER_API_BASE_URLS, ...config.providerApiOverrides }, ariConnected: () => false, telephony: createTelephony(),
     ari: null,
     objects: localObjectStore(join(config.dataDir, 'objects')),
   }

@@ -13,7 +13,14 @@ export type Config = {
   maxUploadBytes: number
   /** How long an outbound call may ring before the provider gives up (ARI originate timeout). */
   ringTimeoutSeconds: number
+  /** Carrier REST API base URLs replacing the public ones (`RINGBASE_PROVIDER_API_<PROVIDER>`): tests, proxies, regions. */
+  providerApiOverrides: Partial<Record<ProviderApiName, string>>
 }
+
+/** Carriers whose REST API base URL is configuration (Exotel's is a field of each configuration instead). */
+export const PROVIDER_API_NAMES = ['cloudonix', 'plivo', 'telnyx', 'twilio', 'vobiz', 'vonage', 'whatsapp'] as const
+export type ProviderApiName = (typeof PROVIDER_API_NAMES)[number]
+const PROVIDER_API_VARIABLE = /^RINGBASE_PROVIDER_API_(.+)$/
 
 export class ConfigError extends Error {}
 
@@ -78,6 +85,7 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
     throw new ConfigError('--ring-timeout must be a whole number of seconds from 1 to 300')
   }
   return {
+    providerApiOverrides: providerApiOverrides(env),
     httpHost: host.replace(/^\[|\]$/g, ''),
     httpPort: port,
     dataDir,
@@ -88,4 +96,18 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
     maxUploadBytes,
     ringTimeoutSeconds,
   }
+}
+
+function providerApiOverrides(env: Record<string, string | undefined>): Partial<Record<ProviderApiName, string>> {
+  const overrides: Partial<Record<ProviderApiName, string>> = {}
+  for (const [variable, value] of Object.entries(env)) {
+    const provider = PROVIDER_API_VARIABLE.exec(variable)?.[1].toLowerCase()
+    if (provider === undefined || value === undefined || value === '') continue
+    if (!(PROVIDER_API_NAMES as readonly string[]).includes(provider)) {
+      throw new ConfigError(`${variable}: unknown provider; the variables are RINGBASE_PROVIDER_API_ followed by one of ${PROVIDER_API_NAMES.join(', ').toUpperCase()}`)
+    }
+    if (!/^https?:\/\/[^/]+/.test(value)) throw new ConfigError(`${variable} must be an http(s) URL, got '${value}'`)
+    overrides[provider as ProviderApiName] = value.replace(/\/+$/, '')
+  }
+  return overrides
 }

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto'
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
-import { limitReached, notFound, refused, unauthenticated } from '../lib/errors'
+import { limitReached, notFound, refused, unauthenticated, upstreamFailed } from '../lib/errors'
 import { validateDestination } from '../lib/phone'
 import { openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../runs/target'
@@ -72,7 +72,10 @@ export async function startRunByApi(
     }
   })!
   const refusal = await started.placed
-  if (refusal !== null) throw refused(`Failed to initiate call: ${refusal}`)
+  if (refusal !== null) {
+    const detail = `Failed to initiate call: ${refusal.reason}`
+    throw refusal.unreachable ? upstreamFailed(detail, new Error(detail)) : refused(detail)
+  }
   ctx.log.info({ organizationId, runId: started.runId, callId: started.callId, configurationId: line.configurationId, mode }, 'run started over the API')
   return { status: 'initiated', workflow_run_id: started.runId, workflow_run_name: started.runName }
 }

@@ -4,13 +4,15 @@
  */
 
 /** How a call ended, from the run's point of view. */
-export type CallOutcome = 'completed' | 'busy' | 'no_answer' | 'voicemail' | 'failed'
+export type CallOutcome = 'completed' | 'busy' | 'no_answer' | 'voicemail' | 'failed' | 'canceled'
 
 export type DialRequest = {
   /** Chosen by us before dialing and stored on the run, so events that race the dial response can be correlated. */
   callId: string
   runId: number
   organizationId: number
+  /** The agent the run belongs to (carriers put it in the media stream's URL). */
+  workflowId: number
   configurationId: number
   /** Decrypted credentials of the telephony configuration. */
   credentials: Record<string, unknown>
@@ -21,10 +23,16 @@ export type DialRequest = {
   ringTimeoutSeconds: number
   /** Hard stop for an answered call. */
   maxCallDurationSeconds: number
+  /** Ask the provider to tell a machine from a person on answer, where it can (a machine ends the call as voicemail). */
+  detectAnsweringMachine: boolean
 }
 
-/** The provider refused or could not be reached; `message` is safe to show to the API client. */
-export class DialError extends Error {}
+/** The provider refused (`unreachable` false) or could not be reached; `message` is safe to show to the API client. */
+export class DialError extends Error {
+  constructor(message: string, readonly unreachable = false) {
+    super(message)
+  }
+}
 
 export type CallReport =
   | { kind: 'answered'; callId: string; at: number }
