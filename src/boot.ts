@@ -8,6 +8,7 @@ import { systemClock, type Clock } from './lib/clock'
 import { createLogger, type Logger } from './log'
 import { localObjectStore } from './storage/object-store'
 import { createTelephony } from './telephony/provider'
+import { registerCarriers } from './telephony/carriers'
 import { PROVIDER_API_BASE_URLS } from './telephony/carrier-api'
 import { loadMasterKey } from './telephony/secrets'
 
@@ -31,6 +32,7 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
     ari: null,
     objects: localObjectStore(join(config.dataDir, 'objects')),
   }
+  registerCarriers(ctx)
   // Every provider's call reports land on their runs (and campaign contacts) here, whoever placed the call.
   ctx.telephony.onReport((report) => {
     try {

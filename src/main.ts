@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createApp, OPENAPI_PATH } from './api/app'
+import { serveApi } from './api/server'
 import { ConfigError, loadConfig, parseArgs, type Flags } from './config'
 import { buildContext, startBackgroundServices, VERSION } from './boot'
 import type { AppContext } from './context'
@@ -43,7 +44,7 @@ async function serve(flags: Flags): Promise<void> {
   }
   const app = createApp(ctx, { precompile: true })
   const background = await startBackgroundServices(ctx)
-  const server = Bun.serve({ hostname: config.httpHost, port: config.httpPort, fetch: (request) => app.handle(request) })
+  const server = serveApi(ctx, app, { hostname: config.httpHost, port: config.httpPort })
   ctx.log.info({ url: `http://${config.httpHost}:${server.port}`, dataDir: config.dataDir, version: VERSION }, 'listening')
 
   let stopping = false

@@ -5,7 +5,7 @@ import { limitReached, notFound, refused, unauthenticated, upstreamFailed } from
 import { validateDestination } from '../lib/phone'
 import { openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../runs/target'
-import { resolveOutboundLine, startOutboundCall } from './start'
+import { concurrentCallLimit, resolveOutboundLine, startOutboundCall } from './start'
 import { authenticateKey } from '../auth/keys'
 import type { TriggerCallBody, TriggerCallResponse } from './schemas'
 
@@ -78,10 +78,4 @@ export async function startRunByApi(
   }
   ctx.log.info({ organizationId, runId: started.runId, callId: started.callId, configurationId: line.configurationId, mode }, 'run started over the API')
   return { status: 'initiated', workflow_run_id: started.runId, workflow_run_name: started.runName }
-}
-
-function concurrentCallLimit(ctx: AppContext, organizationId: number): number {
-  return ctx.sqlite
-    .query<{ limit: number }, [number]>('SELECT concurrent_call_limit AS "limit" FROM organizations WHERE id = ?')
-    .get(organizationId)!.limit
 }

@@ -149,5 +149,13 @@ export async function callCarrierForJson(ctx: AppContext, request: CarrierReques
   return payload
 }
 
+/** An id from a carrier's answer; a missing one is a 502 naming what was asked. */
+export function requireId(provider: ProviderName, action: string, value: unknown): string {
+  if (typeof value === 'string' && value !== '') return value
+  if (typeof value === 'number') return String(value)
+  const detail = `${PROVIDERS[provider].displayName} did not return an id when asked to ${action}`
+  throw upstreamFailed(detail, new Error(detail))
+}
+
 export const basicAuth = (user: unknown, password: unknown) => `Basic ${Buffer.from(`${String(user)}:${String(password)}`).toString('base64')}`
 export const bearer = (token: unknown) => `Bearer ${String(token)}`

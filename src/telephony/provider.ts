@@ -1,3 +1,5 @@
+import type { MediaTransport } from '../voice/media-transport'
+
 /**
  * The seam between whoever wants a call (API trigger, campaign scheduler) and whoever places it (ARI, a carrier API,
  * a test fake). Callers create the run first, then ask a provider to dial; outcomes come back as CallReports.
@@ -63,17 +65,34 @@ export interface TelephonyProvider {
 
 export type CallReportListener = (report: CallReport) => void
 
-/** Providers by name, plus the fan-out of their call reports. Lives on the AppContext. */
+/** A carrier call whose media stream was admitted: the speech pipeline takes it from here. */
+export type MediaStreamCall = {
+  runId: number
+  organizationId: number
+  workflowId: number
+  provider: string
+  transport: MediaTransport
+  /** Hangs the call up at the carrier; its end is reported like any other. */
+  hangup(): Promise<void>
+}
+
+export type MediaStreamListener = (call: MediaStreamCall) => void
+
+/** Providers by name, plus the fan-out of their call reports and carrier media streams. Lives on the AppContext. */
 export type Telephony = {
   providerFor(provider: string): TelephonyProvider | null
   register(provider: string, implementation: TelephonyProvider): void
   onReport(listener: CallReportListener): () => void
   report(report: CallReport): void
+  onMediaStream(listener: MediaStreamListener): () => void
+  /** Hands an admitted media stream to the listeners; false when nobody listens (no speech pipeline attached). */
+  mediaStream(call: MediaStreamCall): boolean
 }
 
 export function createTelephony(): Telephony {
   const providers = new Map<string, TelephonyProvider>()
   const listeners = new Set<CallReportListener>()
+  const mediaListeners = new Set<MediaStreamListener>()
   return {
     providerFor: (provider) => providers.get(provider) ?? null,
     register: (provider, implementation) => { providers.set(provider, implementation) },
@@ -83,6 +102,14 @@ export function createTelephony(): Telephony {
     },
     report(report) {
       for (const listener of listeners) listener(report)
+    },
+    onMediaStream(listener) {
+      mediaListeners.add(listener)
+      return () => mediaListeners.delete(listener)
+    },
+    mediaStream(call) {
+      for (const listener of mediaListeners) listener(call)
+      return mediaListeners.size > 0
     },
   }
 }

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import type { Config } from '../config'
 import type { AppContext } from '../context'
-import { upstreamFailed } from '../lib/errors'
-import { basicAuth, bearer, callCarrierForJson } from './carrier-api'
-import { PROVIDERS, type Credentials, type ProviderName } from './providers'
+import { basicAuth, bearer, callCarrierForJson, requireId } from './carrier-api'
+import type { Credentials, ProviderName } from './providers'
 import { isPlainObject } from '../lib/values'
 
 /**
@@ -30,13 +29,6 @@ type ProviderRequest = {
 
 const callProvider = (ctx: AppContext, request: ProviderRequest) =>
   callCarrierForJson(ctx, { ...request, baseUrl: ctx.providerApis[request.provider], json: request.body })
-
-function requireId(provider: ProvisionedProvider, action: string, value: unknown): string {
-  if (typeof value === 'string' && value !== '') return value
-  if (typeof value === 'number') return String(value)
-  const detail = `${PROVIDERS[provider].displayName} did not return an id when asked to ${action}`
-  throw upstreamFailed(detail, new Error(detail))
-}
 
 /** Plivo and Vobiz share the application API; only their authentication headers differ. */
 async function createAnswerApplication(ctx: AppContext, provider: 'plivo' | 'vobiz', credentials: Credentials): Promise<Credentials> {

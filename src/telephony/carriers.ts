@@ -1,0 +1,16 @@
+import type { AppContext } from '../context'
+import { createCarrierProvider, type CarrierDriver, type CarrierName } from './carrier'
+import { twilioDriver } from './providers/twilio-adapter'
+
+/** Every carrier adapter, by provider name (ARI has its own, src/telephony/ari/). */
+export const CARRIER_DRIVERS: Partial<Record<CarrierName, CarrierDriver>> = {
+  twilio: twilioDriver,
+}
+
+export const carrierDriver = (provider: string): CarrierDriver | null =>
+  (CARRIER_DRIVERS as Record<string, CarrierDriver | undefined>)[provider] ?? null
+
+/** Makes every carrier a TelephonyProvider of the context: runs on their configurations dial through them. */
+export function registerCarriers(ctx: AppContext): void {
+  for (const driver of Object.values(CARRIER_DRIVERS)) ctx.telephony.register(driver.provider, createCarrierProvider(ctx, driver))
+}
