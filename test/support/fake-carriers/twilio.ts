@@ -81,7 +81,7 @@ export function startFakeTwilio(options: {
       return call
     }
     call.status = 'in-progress'
-    const answeredBy = call.params.MachineDetection && plan.answeredBy ? { AnsweredBy: plan.answeredBy } : {}
+    const answeredBy: Record<string, string> = call.params.MachineDetection && plan.answeredBy ? { AnsweredBy: plan.answeredBy } : {}
     await callback('in-progress', answeredBy)
     const answer = await post(call.params.Url, callbackParams(call, 'in-progress', answeredBy))
     call.twiml = await answer.text()
