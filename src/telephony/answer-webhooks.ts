@@ -113,11 +113,11 @@ export async function handleInboundWebhook(ctx: AppContext, provider: CarrierNam
   const candidates = numbersCalled(ctx, driver.provider, start.to)
   const verified = candidates
     .map((candidate) => ({ candidate, credentials: getConfigCredentials(ctx, candidate.configurationId)!.credentials }))
-    .find(({ credentials }) => driver.verify(request, credentials, null) === 'valid')
+    .find(({ credentials }) => driver.verify(request, credentials, { runId: null, nowMs: ctx.clock.now() }) === 'valid')
   if (!verified) {
     // Nothing of ours is called: nothing to verify against, and nothing changes.
     if (candidates.length === 0) return reject(ctx, driver, null, start, 'no active number with this address')
-    requireValid(driver.verify(request, getConfigCredentials(ctx, candidates[0].configurationId)!.credentials, null))
+    requireValid(driver.verify(request, getConfigCredentials(ctx, candidates[0].configurationId)!.credentials, { runId: null, nowMs: ctx.clock.now() }))
   }
   const { candidate, credentials } = verified!
 

@@ -84,7 +84,8 @@ export type CarrierDriver = {
   dial(ctx: AppContext, request: DialRequest, links: CallLinks): Promise<string>
   hangup(ctx: AppContext, credentials: Credentials, providerCallId: string): Promise<void>
   callState(ctx: AppContext, credentials: Credentials, providerCallId: string): Promise<CallState>
-  verify(request: WebhookRequest, credentials: Credentials, runId: number | null): Verdict
+  /** `runId`: the run the webhook's URL names (null on inbound and number-level URLs); `nowMs`: our clock, for replay windows. */
+  verify(request: WebhookRequest, credentials: Credentials, context: { runId: number | null; nowMs: number }): Verdict
   parseStatus(request: WebhookRequest): StatusUpdate | null
   /** Markup that connects the answered call to its media stream (answer URLs, inbound calls). */
   connect?(links: CallLinks, credentials: Credentials): WebhookAnswer

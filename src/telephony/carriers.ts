@@ -1,9 +1,11 @@
 import type { AppContext } from '../context'
 import { createCarrierProvider, type CarrierDriver, type CarrierName } from './carrier'
+import { telnyxDriver } from './providers/telnyx-adapter'
 import { twilioDriver } from './providers/twilio-adapter'
 
 /** Every carrier adapter, by provider name (ARI has its own, src/telephony/ari/). */
 export const CARRIER_DRIVERS: Partial<Record<CarrierName, CarrierDriver>> = {
+  telnyx: telnyxDriver,
   twilio: twilioDriver,
 }
 

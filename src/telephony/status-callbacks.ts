@@ -45,7 +45,7 @@ function runCredentials(ctx: AppContext, run: WorkflowRunRow) {
 export function verifiedRun(ctx: AppContext, driver: CarrierDriver, run: WorkflowRunRow | undefined, request: WebhookRequest) {
   if (!run || run.mode !== driver.provider) throw notFound(RUN_NOT_FOUND)
   const credentials = runCredentials(ctx, run)
-  requireValid(driver.verify(request, credentials, run.id))
+  requireValid(driver.verify(request, credentials, { runId: run.id, nowMs: ctx.clock.now() }))
   return { run, credentials }
 }
 

@@ -4,6 +4,7 @@ import type { MediaStreamCall } from '../../../src/telephony/provider'
 import { createAgent, csvOf, manualScheduler, uploadCsv } from '../../support/campaigns'
 import { createCarrierLine, runRow, type RunRow } from '../../support/fake-carriers/calls'
 import { createCarrierTestApp, type CarrierTestApp } from '../../support/fake-carriers/shared'
+import { startFakeTelnyx } from '../../support/fake-carriers/telnyx'
 import { startFakeTwilio } from '../../support/fake-carriers/twilio'
 import { waitFor } from '../../support/wait'
 
@@ -34,6 +35,26 @@ const CARRIERS: CarrierUnderTest[] = [
       })
       t.ctx.providerApis.twilio = fake.baseUrl
       return { config: { provider: 'twilio', account_sid: fake.accountSid, auth_token: fake.authToken }, idle: fake.idle, stop: fake.stop }
+    },
+  },
+  {
+    name: 'telnyx',
+    async start(t, outcomeOf) {
+      const causes = { busy: 'user_busy', 'no-answer': 'timeout', failed: 'call_rejected' } as const
+      const fake = startFakeTelnyx({
+        reach: t.reach,
+        now: () => t.ctx.clock.now(),
+        plan: (call) => {
+          const outcome = outcomeOf(call.body.to)
+          return { outcome: outcome === 'answered' ? 'answered' : causes[outcome] }
+        },
+      })
+      t.ctx.providerApis.telnyx = fake.baseUrl
+      return {
+        config: { provider: 'telnyx', api_key: fake.apiKey, connection_id: 'conn-1', webhook_public_key: fake.publicKey },
+        idle: fake.idle,
+        stop: fake.stop,
+      }
     },
   },
 ]
