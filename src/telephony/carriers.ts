@@ -1,12 +1,15 @@
 import type { AppContext } from '../context'
 import { createCarrierProvider, type CarrierDriver, type CarrierName } from './carrier'
+import { plivoDriver, vobizDriver } from './providers/plivo-adapter'
 import { telnyxDriver } from './providers/telnyx-adapter'
 import { twilioDriver } from './providers/twilio-adapter'
 
 /** Every carrier adapter, by provider name (ARI has its own, src/telephony/ari/). */
 export const CARRIER_DRIVERS: Partial<Record<CarrierName, CarrierDriver>> = {
+  plivo: plivoDriver,
   telnyx: telnyxDriver,
   twilio: twilioDriver,
+  vobiz: vobizDriver,
 }
 
 export const carrierDriver = (provider: string): CarrierDriver | null =>

@@ -9,8 +9,9 @@ import { carrierDriver } from './carriers'
  * The media streams carriers open to `/api/v1/telephony/ws/{workflow_id}/{organization_id}/{run_id}/{token}`.
  * Admission follows the reference's checks and close codes; an admitted stream moves its run from `initialized` to
  * `running` (so a second stream for the same run is refused) and goes to the speech pipeline. When the stream ends the
- * call is over: the run ends (unless a status callback ended it first) and, when the stream did not end with the call
- * (our side closed it, or the socket dropped), the call is hung up at the carrier.
+ * call is over: when the stream did not end with the call (our side closed it, or the socket dropped) the call is hung
+ * up at the carrier, and the run ends. A carrier that reports this call's status has a few seconds for its final
+ * callback (its duration and status are the authority); a call nobody reports on ends with the stream.
  */
 
 /** WebSocket close codes of a refused stream (the reference's). */
@@ -42,6 +43,13 @@ export function admitMediaStream(ctx: AppContext, path: MediaStreamPath): MediaA
 
 /** Normal closes by the carrier: the call ended with the stream. */
 const CALL_ENDED_CODES = new Set([1000, 1001, 1005])
+/** How long a carrier that reports on the call has for its final status after the stream ended. */
+const FINAL_STATUS_GRACE_MS = 10_000
+
+const reportsStatus = (ctx: AppContext, runId: number) => {
+  const callbacks = runById(ctx, runId)?.logs.telephony_status_callbacks
+  return Array.isArray(callbacks) && callbacks.length > 0
+}
 
 /** Hands an admitted stream to the speech pipeline and ends the call with it. */
 export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, transport: CarrierMediaTransport): void {
@@ -53,13 +61,18 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
     if (provider && run.telephonyConfigurationId !== null && run.callId) await provider.hangup(run.telephonyConfigurationId, run.callId)
   }
   transport.onClose((close) => {
+    const closedAt = ctx.clock.now()
     ctx.log.info({ ...logContext, code: close.code, initiatedBy: close.initiatedBy }, 'carrier media stream ended')
-    if (run.callId) {
-      ctx.telephony.report({ kind: 'ended', callId: run.callId, outcome: 'completed', at: ctx.clock.now(), answeredAt: openedAt, providerStatus: 'media_stream_ended' })
-    }
     if (close.initiatedBy === 'app' || !CALL_ENDED_CODES.has(close.code)) {
       void hangup().catch((error) => ctx.log.warn({ ...logContext, err: error }, 'hanging up after the media stream ended failed'))
     }
+    const endWithStream = () => {
+      if (run.callId) {
+        ctx.telephony.report({ kind: 'ended', callId: run.callId, outcome: 'completed', at: closedAt, answeredAt: openedAt, providerStatus: 'media_stream_ended' })
+      }
+    }
+    if (reportsStatus(ctx, run.id)) setTimeout(endWithStream, FINAL_STATUS_GRACE_MS).unref()
+    else endWithStream()
   })
   ctx.log.info(logContext, 'carrier media stream admitted')
   const taken = ctx.telephony.mediaStream({

@@ -158,6 +158,7 @@ export function startFakeTelnyx(options: {
       track((async () => {
         await send(call, 'call.answered', { state: 'answered' })
         await openStream(call, request.body.stream_url, call.talk)
+        await hangup(call, 'normal_clearing')
       })())
     }
     return Response.json({ data: { result: 'ok' } })
