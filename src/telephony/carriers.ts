@@ -3,6 +3,7 @@ import { createCarrierProvider, type CarrierDriver, type CarrierName } from './c
 import { plivoDriver, vobizDriver } from './providers/plivo-adapter'
 import { telnyxDriver } from './providers/telnyx-adapter'
 import { twilioDriver } from './providers/twilio-adapter'
+import { vonageDriver } from './providers/vonage-adapter'
 
 /** Every carrier adapter, by provider name (ARI has its own, src/telephony/ari/). */
 export const CARRIER_DRIVERS: Partial<Record<CarrierName, CarrierDriver>> = {
@@ -10,6 +11,7 @@ export const CARRIER_DRIVERS: Partial<Record<CarrierName, CarrierDriver>> = {
   telnyx: telnyxDriver,
   twilio: twilioDriver,
   vobiz: vobizDriver,
+  vonage: vonageDriver,
 }
 
 export const carrierDriver = (provider: string): CarrierDriver | null =>
