@@ -76,6 +76,11 @@ export type CarrierDriver = {
   provider: CarrierName
   /** How its media stream is framed; null when it has none we can carry (WhatsApp's is WebRTC). */
   mediaFraming: MediaFraming | null
+  /**
+   * Whether it always sends a final status for inbound calls too (CDRs, events to the connection or application URL);
+   * it always does for the calls we place, since we ask for their callbacks.
+   */
+  reportsInboundCalls: boolean
   /** Its callback paths under `/api/v1/telephony/<provider>/` (e.g. `status-callback`, `events`), each with or without a run id. */
   callbackPaths: string[]
   /** Handles its callbacks itself instead of as status callbacks (WhatsApp's one webhook carries every event). */

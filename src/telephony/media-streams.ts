@@ -10,8 +10,9 @@ import { carrierDriver } from './carriers'
  * Admission follows the reference's checks and close codes; an admitted stream moves its run from `initialized` to
  * `running` (so a second stream for the same run is refused) and goes to the speech pipeline. When the stream ends the
  * call is over: when the stream did not end with the call (our side closed it, or the socket dropped) the call is hung
- * up at the carrier, and the run ends. A carrier that reports this call's status has a few seconds for its final
- * callback (its duration and status are the authority); a call nobody reports on ends with the stream.
+ * up at the carrier, and the run ends. A carrier that reports this call's status (every call we placed, and inbound
+ * calls of carriers that always report or did report this one) has a few seconds for its final callback: its
+ * duration and status are the authority. A call nobody reports on ends with the stream.
  */
 
 /** WebSocket close codes of a refused stream (the reference's). */
@@ -46,8 +47,9 @@ const CALL_ENDED_CODES = new Set([1000, 1001, 1005])
 /** How long a carrier that reports on the call has for its final status after the stream ended. */
 const FINAL_STATUS_GRACE_MS = 10_000
 
-const reportsStatus = (ctx: AppContext, runId: number) => {
-  const callbacks = runById(ctx, runId)?.logs.telephony_status_callbacks
+function finalStatusExpected(ctx: AppContext, admitted: AdmittedStream): boolean {
+  if (admitted.run.callType === 'outbound' || admitted.driver.reportsInboundCalls) return true
+  const callbacks = runById(ctx, admitted.run.id)?.logs.telephony_status_callbacks
   return Array.isArray(callbacks) && callbacks.length > 0
 }
 
@@ -71,7 +73,7 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
         ctx.telephony.report({ kind: 'ended', callId: run.callId, outcome: 'completed', at: closedAt, answeredAt: openedAt, providerStatus: 'media_stream_ended' })
       }
     }
-    if (reportsStatus(ctx, run.id)) setTimeout(endWithStream, FINAL_STATUS_GRACE_MS).unref()
+    if (finalStatusExpected(ctx, admitted)) setTimeout(endWithStream, FINAL_STATUS_GRACE_MS).unref()
     else endWithStream()
   })
   ctx.log.info(logContext, 'carrier media stream admitted')

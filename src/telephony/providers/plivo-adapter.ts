@@ -115,6 +115,8 @@ function applicationCarrier(variant: Variant): CarrierDriver {
   return {
     provider,
     mediaFraming: 'plivo',
+    // The application's hang-up URL (its answer URL unless set otherwise).
+    reportsInboundCalls: true,
     callbackPaths: ['hangup-callback', 'ring-callback', 'machine-detection'],
     async dial(ctx, dial, links) {
       const callback = (name: string) => `${links.publicUrl}/api/v1/telephony/${provider}/${name}/${links.runId}`

@@ -107,6 +107,7 @@ function parseTelnyxStatus(webhook: WebhookRequest): StatusUpdate | null {
 export const telnyxDriver: CarrierDriver = {
   provider: 'telnyx',
   mediaFraming: 'telnyx',
+  reportsInboundCalls: true,
   callbackPaths: ['events'],
   async dial(ctx, dial, links) {
     if (typeof dial.credentials.webhook_public_key !== 'string' || !publicKeyOf(dial.credentials.webhook_public_key)) {

@@ -60,6 +60,8 @@ export function parseTwilioStatus(request: WebhookRequest): StatusUpdate | null 
 export const twilioDriver: CarrierDriver = {
   provider: 'twilio',
   mediaFraming: 'twilio',
+  // Only when a status callback URL is set on the number in its console.
+  reportsInboundCalls: false,
   callbackPaths: ['status-callback'],
   async dial(ctx, dial, links) {
     const form = new URLSearchParams({

@@ -97,6 +97,8 @@ const request = (ctx: AppContext, credentials: Credentials) => ({
 export const vonageDriver: CarrierDriver = {
   provider: 'vonage',
   mediaFraming: 'vonage',
+  // The application's event URL.
+  reportsInboundCalls: true,
   callbackPaths: ['events'],
   async dial(ctx, dial, links) {
     if (typeof dial.credentials.signature_secret !== 'string' || dial.credentials.signature_secret === '') {

@@ -57,7 +57,8 @@ describe('admission', () => {
     await first.closed
   })
 
-  test('the pipeline closing the stream ends the run and hangs the call up at the carrier', async () => {
+  test('the pipeline closing the stream hangs the call up at the carrier, whose final status ends the run', async () => {
+    for (const call of fake.calls.values()) call.status = 'in-progress'
     const media = connectMedia(streamUrl)
     await media.opened
     media.send({ event: 'start', streamSid: 'MZ7', start: { streamSid: 'MZ7' } })
@@ -67,8 +68,9 @@ describe('admission', () => {
     expect(media.texts.find((message) => message.event === 'media')).toMatchObject({ streamSid: 'MZ7' })
     streams[0].transport.close()
     expect((await media.closed).code).toBe(1000)
-    const row = await untilRunCompleted(t, runId)
-    expect(row).toMatchObject({ disposition: 'completed' })
     await waitFor('hang-up sent to Twilio', () => fake.requests.some((request) => request.body.Status === 'completed'))
+    const row = await untilRunCompleted(t, runId)
+    expect(row).toMatchObject({ disposition: 'completed', call_duration_seconds: 3 })
+    expect(row.logs.telephony.provider_status).toBe('completed')
   })
 })
