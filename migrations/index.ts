@@ -5,6 +5,8 @@ import agentsRuns from './0002_agents_runs.sql' with { type: 'text' }
 import telephony from './0003_telephony.sql' with { type: 'text' }
 import campaigns from './0004_campaigns.sql' with { type: 'text' }
 import calls from './0005_calls.sql' with { type: 'text' }
+import credentials from './0006_credentials.sql' with { type: 'text' }
+import models from './0007_models.sql' with { type: 'text' }
 import carriers from './0010_carriers.sql' with { type: 'text' }
 
 export type Migration = { name: string; sql: string }
@@ -15,5 +17,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '0003_telephony', sql: telephony },
   { name: '0004_campaigns', sql: campaigns },
   { name: '0005_calls', sql: calls },
+  { name: '0006_credentials', sql: credentials },
+  { name: '0007_models', sql: models },
   { name: '0010_carriers', sql: carriers },
 ]

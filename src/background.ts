@@ -1,11 +1,15 @@
 import cron from 'node-cron'
 import type { AppContext } from './context'
+import { routeInboundCall } from './calls/inbound'
 import { closeCallsInterruptedByRestart, closeVanishedCalls } from './calls/recovery'
+import { createVoiceConversations } from './calls/voice'
 import { discardImportingCampaigns } from './campaigns/lifecycle'
 import { createCampaignScheduler } from './campaigns/scheduler'
 import { startCheckpointer } from './db/checkpointer'
 import { databasePath } from './db/open'
 import { startAriManager } from './telephony/ari/manager'
+import { closeSessionsInterruptedByRestart } from './conversation/session-recovery'
+import { startTextChatSweeper } from './conversation/text-chat'
 
 /** The watchdog looks for calls that vanished every minute; a call is checked once open this long past ringing. */
 const WATCHDOG_SCHEDULE = '* * * * *'
@@ -26,11 +30,13 @@ function removeUnfinishedImports(ctx: AppContext): void {
 export async function startBackgroundServices(ctx: AppContext): Promise<BackgroundServices> {
   removeUnfinishedImports(ctx)
   const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
-  const ari = startAriManager(ctx)
+  const ari = startAriManager(ctx, { conversation: createVoiceConversations(ctx), inbound: (call) => routeInboundCall(ctx, call) })
   await closeCallsInterruptedByRestart(ctx)
+  await closeSessionsInterruptedByRestart(ctx)
   const scheduler = createCampaignScheduler(ctx)
   const stopWaking = ctx.telephony.onReport(() => scheduler.wake())
   scheduler.start()
+  const textChats = startTextChatSweeper(ctx)
   // Only calls the provider no longer has are closed, so long conversations are safe from the watchdog.
   const maxOpenMs = ctx.config.ringTimeoutSeconds * 1000 + WATCHDOG_GRACE_MS
   // noOverlap: a slow provider lookup never lets two rounds run at once.
@@ -40,6 +46,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   return {
     async stop() {
       await watchdog.destroy()
+      await textChats.stop()
       stopWaking()
       await scheduler.stop()
       await ari.stop()

@@ -5,12 +5,12 @@ import type { Config } from './config'
 import type { AppContext } from './context'
 import { openDatabase } from './db/open'
 import { systemClock, type Clock } from './lib/clock'
+import { loadMasterKey } from './lib/encryption'
 import { createLogger, type Logger } from './log'
 import { localObjectStore } from './storage/object-store'
 import { createTelephony } from './telephony/provider'
 import { registerCarriers } from './telephony/carriers'
 import { PROVIDER_API_BASE_URLS } from './telephony/carrier-api'
-import { loadMasterKey } from './telephony/secrets'
 
 /**
  * The composition root: the only module that wires implementations together. `buildContext` assembles the context

@@ -7,7 +7,7 @@ import { createResampler } from '../../src/voice/resample'
 import { createSentenceSplitter } from '../../src/voice/sentences'
 import { createTurnDetector } from '../../src/voice/turns'
 import { loadVadEngine, VAD_FRAME_SAMPLES } from '../../src/voice/vad'
-import { encodeWav } from '../../src/voice/wav'
+import { encodeWav } from '../../src/lib/wav'
 
 const ROUNDS = 7
 

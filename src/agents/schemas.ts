@@ -12,6 +12,9 @@ export const WorkflowConfigurationsSchema = t.Object(
       maximum: 14_400,
       description: 'Hard limit of one call; the call is hung up when it is reached. Default 600.',
     })),
+    model_configuration_uuid: t.Optional(t.Union([t.String({ format: 'uuid' }), t.Null()], {
+      description: 'The model configuration runs of this agent use (else the organization default); run model_overrides go over it.',
+    })),
   },
   { additionalProperties: true },
 )

@@ -17,8 +17,15 @@ import { isoNow } from '../lib/clock'
 import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
 import type { Agent, AgentCount, AgentListItem, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from './schemas'
 import { transaction } from '../db/transaction'
+import { modelConfigurationPinProblems } from '../models/configurations'
 
 type AgentView = Static<typeof Agent>
+
+/** The pinned model configuration must be one of the organization's (422 otherwise). */
+function checkModelPin(ctx: AppContext, organizationId: number, configurations: Record<string, unknown>, loc: (string | number)[]): void {
+  const problems = modelConfigurationPinProblems(ctx, organizationId, configurations, loc)
+  if (problems.length > 0) throw invalid(problems)
+}
 
 const WORKFLOW_STATUSES: WorkflowStatus[] = ['active', 'archived']
 
@@ -106,6 +113,7 @@ function versionValues(definition: WorkflowDefinition, configurations: WorkflowC
 /** A new agent whose first version is published at once. */
 export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): AgentView {
   const { definition, triggerPaths } = checkedDefinition(body.workflow_definition)
+  checkModelPin(ctx, organizationId, body.workflow_configurations ?? {}, ['body', 'workflow_configurations'])
   const now = isoNow(ctx.clock)
   const workflowId = transaction(ctx, () => {
     const { id } = ctx.db.insert(workflows).values({
@@ -136,6 +144,7 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
   const current = findCurrent(ctx, organizationId, workflowId)
   if (!current) throw workflowNotFound(workflowId)
   const sent = body.workflow_definition != null ? checkedDefinition(body.workflow_definition) : null
+  if (body.workflow_configurations) checkModelPin(ctx, organizationId, body.workflow_configurations, ['body', 'workflow_configurations'])
   const now = isoNow(ctx.clock)
   transaction(ctx, () => {
     ctx.db.update(workflows)
@@ -169,6 +178,7 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
   const current = findCurrent(ctx, organizationId, workflowId)
   if (!current) throw workflowNotFound(workflowId)
   if (current.version.status !== 'draft') throw refused('Workflow has no draft to publish')
+  checkModelPin(ctx, organizationId, current.version.workflowConfigurations, ['workflow_configurations'])
   transaction(ctx, () => {
     // Archive first: at most one version may be published at any moment.
     ctx.db.update(workflowDefinitions)

@@ -7,6 +7,7 @@ import { openApiDocument } from './openapi-document'
 import { agentRoutes } from './agents/routes'
 import { apiKeyRoutes } from './api-keys/routes'
 import { campaignRoutes } from './campaigns/routes'
+import { credentialRoutes } from './credentials/routes'
 import { healthRoutes } from './health/routes'
 import { nodeTypeRoutes } from './node-types/routes'
 import { runRoutes } from './runs/routes'
@@ -15,6 +16,8 @@ import { telephonyRoutes } from './telephony/routes'
 import { telephonyWebhookRoutes } from './telephony-webhooks/routes'
 import { usageRoutes } from './usage/routes'
 import { uploadRoutes } from './uploads/routes'
+import { modelRoutes } from './models/routes'
+import { textChatRoutes } from './text-chat/routes'
 
 export const OPENAPI_PATH = '/api/v1/openapi.json'
 
@@ -78,6 +81,9 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
     .use(uploadRoutes(ctx))
     .use(campaignRoutes(ctx))
     .use(publicAgentRoutes(ctx))
+    .use(modelRoutes(ctx))
+    .use(textChatRoutes(ctx))
+    .use(credentialRoutes(ctx))
   return app
 }
 

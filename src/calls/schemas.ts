@@ -1,33 +1,7 @@
 import { Type as t } from '@sinclair/typebox'
+import { ModelOverrides } from '../models/schemas'
 
-// The pattern is what the 422 mapping reports; `format` is for the OpenAPI document.
-const Uuid = t.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' })
-
-const Settings = t.Record(t.String(), t.Unknown())
-
-const ServiceOverride = t.Object({
-  settings: t.Optional(Settings),
-  provider_connection_uuid: t.Optional(Uuid),
-})
-
-const FallbackRule = t.Object({
-  condition: t.Object({
-    type: t.String({ description: 'When to switch, e.g. no_output.' }),
-    after_ms: t.Optional(t.Integer({ minimum: 0 })),
-  }),
-  target: t.Object({ provider_connection_uuid: Uuid, settings: t.Optional(Settings) }),
-})
-
-/** Per-run model choices; validated here and stored with the run for the conversation engine. */
-export const ModelOverrides = t.Object({
-  model_configuration_uuid: t.Optional(Uuid),
-  llm: t.Optional(ServiceOverride),
-  stt: t.Optional(ServiceOverride),
-  tts: t.Optional(ServiceOverride),
-  realtime: t.Optional(ServiceOverride),
-  embeddings: t.Optional(ServiceOverride),
-  llm_fallback: t.Optional(t.Object({ version: t.Optional(t.Integer()), rules: t.Optional(t.Array(FallbackRule)) })),
-})
+export { ModelOverrides }
 
 export const TriggerCallBody = t.Object({
   phone_number: t.String({ description: 'Number to call: E.164 for carriers; ARI also takes extensions, SIP URIs and dial strings.' }),

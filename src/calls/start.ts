@@ -65,6 +65,8 @@ export type OutboundCall = {
   /** initial_context entries after them. */
   extraContext?: Record<string, unknown>
   campaign?: { campaignId: number; contactId: number; trafficVariantId: string | null }
+  /** The spec's model_overrides, validated by the caller. */
+  modelOverrides?: Record<string, unknown> | null
 }
 
 export type StartedCall = {
@@ -94,6 +96,7 @@ export function startOutboundCall(
     const run = createRun(ctx, {
       ...callRunBasics(call, line.providerName, line.configurationId, callId),
       callType: 'outbound',
+      modelOverrides: call.modelOverrides,
       ...(call.campaign ? { campaignId: call.campaign.campaignId, campaignContactId: call.campaign.contactId, trafficVariantId: call.campaign.trafficVariantId } : {}),
       initialContext: {
         ...call.context,

@@ -1,7 +1,8 @@
 import { randomInt } from 'node:crypto'
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
-import { limitReached, notFound, refused, unauthenticated, upstreamFailed } from '../lib/errors'
+import { invalid, limitReached, notFound, refused, unauthenticated, upstreamFailed } from '../lib/errors'
+import { modelOverridesProblems } from '../models/resolve'
 import { validateDestination } from '../lib/phone'
 import { openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../runs/target'
@@ -39,6 +40,8 @@ export async function startRunByApi(
   const found = findRunTarget(ctx, organizationId, selector, { preferDraft: mode === 'test' })
   if ('problem' in found) throw notFound(RUN_TARGET_PROBLEMS[found.problem])
   const { target } = found
+  const overrideProblems = modelOverridesProblems(ctx, organizationId, body.model_overrides, ['body', 'model_overrides'])
+  if (overrideProblems.length > 0) throw invalid(overrideProblems)
 
   const line = resolveOutboundLine(ctx, organizationId, {
     telephonyConfigurationId: body.telephony_configuration_id, fromPhoneNumberId: body.from_phone_number_id,
@@ -67,8 +70,8 @@ export async function startRunByApi(
         agent_identifier_type: 'triggerPath' in selector ? 'trigger_path' : 'workflow_uuid',
         workflow_uuid: target.workflowUuid,
         api_key_id: principal.apiKeyId,
-        ...(body.model_overrides ? { runtime_configuration: { model_overrides: body.model_overrides } } : {}),
       },
+      modelOverrides: body.model_overrides,
     }
   })!
   const refusal = await started.placed

@@ -38,6 +38,7 @@ type RunningCampaign = {
   traffic_split: string | null
   allocation_seed: string
   telephony_configuration_id: number | null
+  model_overrides: string | null
   concurrent_call_limit: number
 }
 
@@ -67,7 +68,7 @@ const TELEPHONY_PLAN_TTL_MS = 1000
 
 const RUNNING_CAMPAIGNS = `
   SELECT c.id, c.organization_id, c.workflow_id, c.rate_limit_per_second, c.max_concurrency, c.schedule_config,
-         c.traffic_split, c.allocation_seed, c.telephony_configuration_id, o.concurrent_call_limit
+         c.traffic_split, c.allocation_seed, c.telephony_configuration_id, c.model_overrides, o.concurrent_call_limit
     FROM campaigns c JOIN organizations o ON o.id = c.organization_id
    WHERE c.state = 'running'`
 
@@ -180,6 +181,7 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
         destination: contact.phone_number,
         runName: `WR-CAMPAIGN-${campaign.id}-${contact.id}-${contact.attempts}`,
         campaign: { campaignId: campaign.id, contactId: contact.id, trafficVariantId: variant?.id ?? null },
+        modelOverrides: campaign.model_overrides ? JSON.parse(campaign.model_overrides) : null,
         context: { ...(JSON.parse(contact.context) as Record<string, string>), campaign_id: campaign.id },
         extraContext: {
           ...(greeting ? { greeting_override: greeting } : {}),

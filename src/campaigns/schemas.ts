@@ -1,4 +1,5 @@
 import { Type as t } from '@sinclair/typebox'
+import { ModelOverrides } from '../models/schemas'
 
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()])
 
@@ -84,6 +85,7 @@ export const CreateCampaignBody = t.Object({
   rate_limit_per_second: t.Optional(t.Integer({ minimum: 1, default: 1 })),
   schedule_config: t.Optional(Nullable(ScheduleConfigRequest)),
   circuit_breaker: t.Optional(Nullable(CircuitBreakerRequest)),
+  model_overrides: t.Optional(Nullable(ModelOverrides)),
 })
 
 export const UpdateCampaignBody = t.Object({
@@ -138,6 +140,7 @@ export const CampaignResponse = t.Object({
   redialed_campaign_id: Nullable(t.Integer()),
   telephony_configuration_id: Nullable(t.Integer()),
   telephony_configuration_name: Nullable(t.String()),
+  model_overrides: Nullable(t.Record(t.String(), t.Unknown(), { description: 'Model choices applied to every call of the campaign.' })),
   logs: t.Array(CampaignLogEntry),
   warnings: t.Array(t.String()),
 })

@@ -15,6 +15,7 @@ import { isoNow } from '../lib/clock'
 import { listRuns, type RunListOptions } from '../runs/list'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/target'
 import { resolveOutbound } from '../telephony/configurations'
+import { modelOverridesProblems } from '../models/resolve'
 import { findUpload } from './sources'
 import { applyTransition } from './state-machine'
 import type { CreateCampaignBody, RedialBody, UpdateCampaignBody } from './schemas'
@@ -107,6 +108,7 @@ export async function createCampaign(ctx: AppContext, organizationId: number, bo
   if (hasWorkflow === hasSplit) {
     problems.push(valueError(['body'], hasWorkflow ? 'send either workflow_id or traffic_split, not both' : 'workflow_id or traffic_split is required', body))
   }
+  problems.push(...modelOverridesProblems(ctx, organizationId, body.model_overrides, ['body', 'model_overrides']))
   if (problems.length > 0) throw invalid(problems)
 
   const targets = resolveTargets(ctx, organizationId, body.traffic_split
@@ -139,6 +141,7 @@ export async function createCampaign(ctx: AppContext, organizationId: number, bo
     scheduleConfig: body.schedule_config ? normalizeSchedule(body.schedule_config) : null,
     circuitBreaker: resolveCircuitBreakerConfig(body.circuit_breaker),
     telephonyConfigurationId: config.id,
+    modelOverrides: body.model_overrides ?? null,
     createdAt: now,
     updatedAt: now,
   }).returning({ id: campaigns.id }).get().id

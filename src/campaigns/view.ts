@@ -122,6 +122,7 @@ export function campaignViews(ctx: AppContext, rows: CampaignRow[]): CampaignVie
       redialed_campaign_id: row.redialedCampaignId,
       telephony_configuration_id: row.telephonyConfigurationId,
       telephony_configuration_name: row.telephonyConfigurationId === null ? null : found.configurationRows.get(row.telephonyConfigurationId)?.name ?? null,
+      model_overrides: row.modelOverrides,
       logs: found.logsByCampaign.get(row.id) ?? [],
       warnings: warnings(ctx, row, found),
     }

@@ -26,8 +26,8 @@
  * `voicemail_detected`) and the disposition is settled.
  *
  * Left to the caller: merging `template_context_variables` defaults and pre-call fetch data into `variables` (an
- * extracted value wins over a variable of the same name in prompts); passing a no-op `sleep` where `delayed_start`
- * should not wait (text chat); persisting `record()`; accumulating `usage` events; an LLM error ends the call with
+ * extracted value wins over a variable of the same name in prompts); turning `delayedStart` off where nobody waits
+ * for the line to connect (text chat); persisting `record()`; accumulating `usage` events; an LLM error ends the call with
  * `pipeline_error`, so retries and `llm_fallback` belong inside the LlmClient given here.
  */
 import type { WorkflowDefinition, WorkflowNode } from '../agents/definition'
@@ -67,7 +67,11 @@ export type ConversationEvent =
 export type ConversationOptions = {
   /** The published (or, for test runs, draft) definition the run is pinned to. */
   definition: WorkflowDefinition
-  /** `max_call_duration_seconds`; `max_user_idle_timeout_seconds` (or the reference's `max_user_idle_timeout`), default 10. */
+  /**
+   * `max_call_duration_seconds`; `max_user_idle_timeout_seconds` (or the reference's `max_user_idle_timeout`), default
+   * 10; `user_idle_reprompts`: how many times the agent asks whether the caller is still there before saying goodbye
+   * (default 1).
+   */
   configurations: WorkflowConfigurations
   /** The run's initial_context: contact/template variables, pre-call fetch data, `greeting_override`. */
   variables: Record<string, unknown>
@@ -78,6 +82,8 @@ export type ConversationOptions = {
   onEvent: (event: ConversationEvent) => void
   /** The idle rule (ask once, then say goodbye and end) applies to voice; text chat turns it off. Default true. */
   idleRules?: boolean
+  /** Whether the Start node's `delayed_start` waits before the opening; text chat turns it off. Default true. */
+  delayedStart?: boolean
   /** Waits for delayed_start and bounds the wait for pending extractions at the end; tests pass a fake. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>
 }
@@ -103,6 +109,7 @@ export type Conversation = {
 }
 
 const DEFAULT_IDLE_TIMEOUT_SECONDS = 10
+const DEFAULT_IDLE_REPROMPTS = 1
 const DEFAULT_DELAYED_START_SECONDS = 2
 const FINAL_EXTRACTION_WAIT_MS = 30_000
 /** Bounds tool-call chains in one reply, so a model calling functions forever cannot hang the call. */
@@ -126,6 +133,7 @@ const defaultSleep = (ms: number, signal: AbortSignal) =>
   })
 
 const positiveNumber = (value: unknown): number | undefined => (typeof value === 'number' && value > 0 ? value : undefined)
+const nonNegativeInteger = (value: unknown): number | undefined => (Number.isInteger(value) && (value as number) >= 0 ? (value as number) : undefined)
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
@@ -147,6 +155,7 @@ export function createConversation(options: ConversationOptions): Conversation {
   const idleTimeoutMs = 1000 * (positiveNumber(options.configurations.max_user_idle_timeout_seconds)
     ?? positiveNumber(options.configurations.max_user_idle_timeout) ?? DEFAULT_IDLE_TIMEOUT_SECONDS)
   const idleRules = options.idleRules ?? true
+  const idleReprompts = nonNegativeInteger(options.configurations.user_idle_reprompts) ?? DEFAULT_IDLE_REPROMPTS
 
   let state: ConversationRecord['state'] = 'initialized'
   let startedAt: number | null = null
@@ -440,7 +449,7 @@ export function createConversation(options: ConversationOptions): Conversation {
       state = 'running'
       startedAt = clock.now()
       for (const message of warnings) onEvent({ type: 'warning', message })
-      if (nodeFlag(graph.start, 'delayed_start', false)) {
+      if (options.delayedStart !== false && nodeFlag(graph.start, 'delayed_start', false)) {
         const seconds = positiveNumber(graph.start.data.delayed_start_duration) ?? DEFAULT_DELAYED_START_SECONDS
         await sleep(seconds * 1000, new AbortController().signal)
         if (!isActive()) return
@@ -506,7 +515,7 @@ export function createConversation(options: ConversationOptions): Conversation {
       }
       if (!idleRules || pending || idleSince === null || now - idleSince < idleTimeoutMs) return
       idleStrikes += 1
-      if (idleStrikes === 1) return reply({ instruction: STILL_THERE_INSTRUCTION, offerFunctions: false })
+      if (idleStrikes <= idleReprompts) return reply({ instruction: STILL_THERE_INSTRUCTION, offerFunctions: false })
       await reply({ instruction: IDLE_GOODBYE_INSTRUCTION, offerFunctions: false })
       await finish('user_idle_max_duration_exceeded')
     }),

@@ -2,6 +2,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { WorkflowNode } from '../agents/definition'
 import { isPlainObject } from '../lib/values'
 import { renderTemplate } from '../agents/template-variables'
+import { credentialHeaders } from '../credentials/headers'
+import type { Credential } from '../credentials/types'
 
 /**
  * The pure half of webhook nodes: what a delivery sends (payload, headers, signature) and what a response means for
@@ -98,25 +100,6 @@ export function renderPayload(template: unknown, context: Record<string, unknown
 /** Header names that would carry secrets belong in a credential (stored encrypted), not in plain node data. */
 const SECRET_HEADER = /auth|token|secret|api[-_]?key|cookie|password|session/i
 
-export type CredentialHeader = { name: string; value: string }
-
-/** The header a stored credential produces; `data` is the decrypted credential_data. */
-export function credentialHeader(type: string, data: Record<string, unknown>): CredentialHeader | null {
-  const text = (key: string) => (typeof data[key] === 'string' ? (data[key] as string) : '')
-  switch (type) {
-    case 'bearer_token':
-      return text('token') ? { name: 'Authorization', value: `Bearer ${text('token')}` } : null
-    case 'api_key':
-      return text('api_key') ? { name: text('header_name') || 'X-API-Key', value: text('api_key') } : null
-    case 'basic_auth':
-      return text('username') ? { name: 'Authorization', value: `Basic ${Buffer.from(`${text('username')}:${text('password')}`).toString('base64')}` } : null
-    case 'custom_header':
-      return text('header_name') ? { name: text('header_name'), value: text('header_value') } : null
-    default:
-      return null
-  }
-}
-
 export type WebhookRequest = { method: string; url: string; headers: Record<string, string>; body: string | null }
 
 export type WebhookDelivery = {
@@ -127,7 +110,8 @@ export type WebhookDelivery = {
   /** 1-based. */
   attempt: number
   signingSecret: string
-  credential: CredentialHeader | null
+  /** The node's credential, decrypted (`readCredential`). */
+  credential: Credential | null
   now: Date
 }
 
@@ -153,7 +137,7 @@ export function buildWebhookRequest(delivery: WebhookDelivery): WebhookRequest {
       headers[row.key] = row.value
     }
   }
-  if (delivery.credential) headers[delivery.credential.name] = delivery.credential.value
+  if (delivery.credential) Object.assign(headers, credentialHeaders(delivery.credential))
   Object.assign(headers, {
     'X-Ringbase-Delivery-Id': delivery.deliveryId,
     'X-Ringbase-Run-Id': String(delivery.runId),

@@ -1,31 +1,49 @@
-/** RIFF/WAVE with 16-bit little-endian PCM, the only kind Ringbase writes or reads. */
+/**
+ * RIFF/WAVE with signed 16-bit little-endian PCM, the only kind Ringbase writes or reads: STT uploads, TTS answers
+ * (whole or still arriving), the built-in voice's output and call recordings. Samples are copied as bytes, which is
+ * right on the little-endian machines Bun runs on.
+ */
 
 export type WavFormat = { sampleRate: number; channels: number; bitsPerSample: number }
 
-const HEADER_BYTES = 44
+/** A WAV this code cannot read; `message` says why and is safe to show. */
+export class WavFormatError extends Error {}
 
-/** A complete WAV file holding `pcm` (interleaved when `channels` > 1). */
-export function encodeWav(pcm: Int16Array, sampleRate: number, channels = 1): Uint8Array {
-  const dataBytes = pcm.length * 2
+const HEADER_BYTES = 44
+const FORMAT_PCM = 1
+/** WAVE_FORMAT_EXTENSIBLE, which servers use for plain PCM too; the sub-format GUID says what it holds. */
+const FORMAT_EXTENSIBLE = 0xfffe
+
+/** A complete WAV of one mono track, or of several tracks of equal length interleaved (stereo: `[left, right]`). */
+export function encodeWav(tracks: Int16Array | Int16Array[], sampleRate: number): Uint8Array {
+  const channels = Array.isArray(tracks) ? tracks : [tracks]
+  const frames = channels[0].length
+  if (channels.some((track) => track.length !== frames)) throw new Error('WAV tracks must have the same length')
+  const dataBytes = frames * channels.length * 2
   const bytes = new Uint8Array(HEADER_BYTES + dataBytes)
   const view = new DataView(bytes.buffer)
-  const ascii = (offset: number, text: string) => {
-    for (let index = 0; index < text.length; index++) bytes[offset + index] = text.charCodeAt(index)
-  }
-  ascii(0, 'RIFF')
+  writeAscii(bytes, 0, 'RIFF')
   view.setUint32(4, 36 + dataBytes, true)
-  ascii(8, 'WAVE')
-  ascii(12, 'fmt ')
+  writeAscii(bytes, 8, 'WAVE')
+  writeAscii(bytes, 12, 'fmt ')
   view.setUint32(16, 16, true)
-  view.setUint16(20, 1, true)
-  view.setUint16(22, channels, true)
+  view.setUint16(20, FORMAT_PCM, true)
+  view.setUint16(22, channels.length, true)
   view.setUint32(24, sampleRate, true)
-  view.setUint32(28, sampleRate * channels * 2, true)
-  view.setUint16(32, channels * 2, true)
+  view.setUint32(28, sampleRate * channels.length * 2, true)
+  view.setUint16(32, channels.length * 2, true)
   view.setUint16(34, 16, true)
-  ascii(36, 'data')
+  writeAscii(bytes, 36, 'data')
   view.setUint32(40, dataBytes, true)
-  for (let index = 0; index < pcm.length; index++) view.setInt16(HEADER_BYTES + index * 2, pcm[index], true)
+  if (channels.length === 1) {
+    bytes.set(new Uint8Array(channels[0].buffer, channels[0].byteOffset, dataBytes), HEADER_BYTES)
+    return bytes
+  }
+  const interleaved = new Int16Array(bytes.buffer, HEADER_BYTES, frames * channels.length)
+  for (let c = 0; c < channels.length; c++) {
+    const track = channels[c]
+    for (let i = 0, o = c; i < frames; i++, o += channels.length) interleaved[o] = track[i]
+  }
   return bytes
 }
 
@@ -33,53 +51,72 @@ export const startsLikeWav = (bytes: Uint8Array) =>
   bytes.length >= 4 && bytes[0] === 0x52 && bytes[1] === 0x49 && bytes[2] === 0x46 && bytes[3] === 0x46
 
 /**
- * Reads the header of a WAV that may still be arriving: null while `bytes` does not yet reach the `data` chunk,
- * else the format and where the samples start. The data chunk's declared size is ignored (streaming servers write
- * 0 or 0xFFFFFFFF there): the samples run to the end of the stream. Throws on anything but PCM WAV.
+ * Reads the header of a WAV that may still be arriving: null while `bytes` does not yet reach the `data` chunk, else
+ * the format, where the samples start and the data size declared (0 or 0xFFFFFFFF from streaming writers that cannot
+ * seek back). Chunks before `fmt ` and `data` are skipped. Throws WavFormatError on anything but 16-bit PCM.
  */
-export function readWavHeader(bytes: Uint8Array): { format: WavFormat; dataOffset: number } | null {
+export function readWavHeader(bytes: Uint8Array): { format: WavFormat; dataOffset: number; declaredDataBytes: number } | null {
   if (bytes.length < 12) return null
-  const tag = (offset: number) => String.fromCharCode(...bytes.subarray(offset, offset + 4))
-  if (tag(0) !== 'RIFF' || tag(8) !== 'WAVE') throw new Error('not a WAV file')
+  if (readAscii(bytes, 0) !== 'RIFF' || readAscii(bytes, 8) !== 'WAVE') throw new WavFormatError('not a RIFF/WAVE file')
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   let format: WavFormat | null = null
   let offset = 12
   while (offset + 8 <= bytes.length) {
-    const id = tag(offset)
+    const id = readAscii(bytes, offset)
     const size = view.getUint32(offset + 4, true)
     if (id === 'data') {
-      if (!format) throw new Error('WAV data before its fmt chunk')
-      return { format, dataOffset: offset + 8 }
+      if (!format) throw new WavFormatError('WAV data chunk comes before its fmt chunk')
+      return { format, dataOffset: offset + 8, declaredDataBytes: size }
     }
     if (offset + 8 + size > bytes.length) return null
-    if (id === 'fmt ') {
-      const encoding = view.getUint16(offset + 8, true)
-      // 0xFFFE is WAVE_FORMAT_EXTENSIBLE, which servers use for plain PCM too.
-      if (encoding !== 1 && encoding !== 0xfffe) throw new Error(`WAV encoding ${encoding} is not PCM`)
-      format = {
-        channels: view.getUint16(offset + 10, true),
-        sampleRate: view.getUint32(offset + 12, true),
-        bitsPerSample: view.getUint16(offset + 22, true),
-      }
-      if (format.bitsPerSample !== 16) throw new Error(`WAV with ${format.bitsPerSample}-bit samples is not supported`)
-    }
-    offset += 8 + size + (size % 2)
+    if (id === 'fmt ') format = readFormat(view, offset + 8, size)
+    offset += 8 + size + (size & 1)
   }
   return null
 }
 
-/** Samples of 16-bit little-endian PCM bytes (an even count). */
+/** Samples of 16-bit little-endian PCM bytes (a trailing odd byte is ignored). */
 export function pcm16FromBytes(bytes: Uint8Array): Int16Array {
   const samples = new Int16Array(bytes.length >> 1)
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  for (let index = 0; index < samples.length; index++) samples[index] = view.getInt16(index * 2, true)
+  new Uint8Array(samples.buffer).set(bytes.subarray(0, samples.length * 2))
   return samples
 }
 
-/** A whole WAV file back into its format and samples. */
+/**
+ * A whole WAV file: its format and its samples (interleaved when it has several channels). The declared data size
+ * is honoured unless it is 0, 0xFFFFFFFF or past the end of the file, which mean "to the end of the file".
+ */
 export function decodeWav(bytes: Uint8Array): { format: WavFormat; pcm: Int16Array } {
   const header = readWavHeader(bytes)
-  if (!header) throw new Error('WAV file ends before its data')
-  const data = bytes.subarray(header.dataOffset)
-  return { format: header.format, pcm: pcm16FromBytes(data.subarray(0, data.length - (data.length % 2))) }
+  if (!header) throw new WavFormatError(bytes.length < 12 ? 'not a RIFF/WAVE file' : 'WAV has no data chunk')
+  const { format, dataOffset, declaredDataBytes } = header
+  const toEnd = declaredDataBytes === 0 || declaredDataBytes === 0xffffffff || dataOffset + declaredDataBytes > bytes.length
+  const end = toEnd ? bytes.length : dataOffset + declaredDataBytes
+  const frameBytes = format.channels * 2
+  const usable = end - dataOffset - ((end - dataOffset) % frameBytes)
+  return { format, pcm: pcm16FromBytes(bytes.subarray(dataOffset, dataOffset + usable)) }
+}
+
+function readFormat(view: DataView, at: number, size: number): WavFormat {
+  if (size < 16) throw new WavFormatError('WAV fmt chunk is too short')
+  let formatTag = view.getUint16(at, true)
+  const channels = view.getUint16(at + 2, true)
+  const sampleRate = view.getUint32(at + 4, true)
+  const bitsPerSample = view.getUint16(at + 14, true)
+  if (formatTag === FORMAT_EXTENSIBLE) {
+    if (size < 40) throw new WavFormatError('WAV extensible fmt chunk is too short')
+    formatTag = view.getUint16(at + 24, true) // first two bytes of the sub-format GUID
+  }
+  if (formatTag !== FORMAT_PCM) throw new WavFormatError(`WAV format ${formatTag} is not supported (16-bit PCM only)`)
+  if (bitsPerSample !== 16) throw new WavFormatError(`WAV with ${bitsPerSample}-bit samples is not supported (16-bit only)`)
+  if (channels < 1 || sampleRate < 1) throw new WavFormatError('WAV declares no channels or no sample rate')
+  return { sampleRate, channels, bitsPerSample }
+}
+
+function writeAscii(bytes: Uint8Array, at: number, text: string): void {
+  for (let i = 0; i < text.length; i++) bytes[at + i] = text.charCodeAt(i)
+}
+
+function readAscii(bytes: Uint8Array, at: number): string {
+  return String.fromCharCode(bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3])
 }

@@ -34,6 +34,8 @@ export type NewRun = {
   providerCallId?: string | null
   /** The campaign traffic-split variant this call was placed for. */
   trafficVariantId?: string | null
+  /** The spec's model_overrides (already validated), resolved when the conversation starts. */
+  modelOverrides?: JsonObject | null
 }
 
 export type CreatedRun = { id: number; name: string }
@@ -45,11 +47,12 @@ export type CreatedRun = { id: number; name: string }
 export function createRun(ctx: AppContext, run: NewRun): CreatedRun {
   const { id } = ctx.sqlite.query<{ id: number }, (string | number | null)[]>(
     `INSERT INTO workflow_runs (organization_id, workflow_id, definition_id, name, mode, call_type, campaign_id, campaign_contact_id,
-       telephony_configuration_id, call_id, provider_call_id, traffic_variant_id, initial_context, gathered_context, logs, annotations, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', ?) RETURNING id`,
+       telephony_configuration_id, call_id, provider_call_id, traffic_variant_id, model_overrides, initial_context, gathered_context, logs, annotations, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', ?) RETURNING id`,
   ).get(
     run.organizationId, run.workflowId, run.definitionId, run.name, run.mode, run.callType, run.campaignId ?? null,
     run.campaignContactId ?? null, run.telephonyConfigurationId ?? null, run.callId ?? null, run.providerCallId ?? null, run.trafficVariantId ?? null,
+    run.modelOverrides ? JSON.stringify(run.modelOverrides) : null,
     JSON.stringify(run.initialContext ?? {}), JSON.stringify(run.gatheredContext ?? {}), isoNow(ctx.clock),
   )!
   return { id, name: run.name }
@@ -149,6 +152,30 @@ export function finishRun(ctx: AppContext, runId: number, outcome: RunOutcome): 
       merged(run.annotations, outcome.annotations),
       runId,
     )
+    return true
+  })
+}
+
+/**
+ * Writes an outcome onto a run that is already completed (a call's hang-up report may complete it before its
+ * conversation has written what it produced): contexts, logs and annotations merged, usage merged with the stored call
+ * duration kept, cost replaced when given. False when the run is not completed.
+ */
+export function amendCompletedRun(ctx: AppContext, runId: number, outcome: Omit<RunOutcome, 'durationSeconds'>): boolean {
+  return transaction(ctx, () => {
+    const run = ctx.db.select().from(workflowRuns).where(and(eq(workflowRuns.id, runId), eq(workflowRuns.state, 'completed'))).get()
+    if (!run) return false
+    const { disposition } = outcome
+    if (disposition) addDispositionCode(ctx, run.workflowId, disposition)
+    const values = patchedValues(run, {
+      ...outcome,
+      gatheredContext: { ...outcome.gatheredContext, ...(disposition ? { call_disposition: disposition, mapped_call_disposition: disposition } : {}) },
+    })
+    ctx.db.update(workflowRuns).set({
+      ...values,
+      usageInfo: { ...run.usageInfo, ...outcome.usage, call_duration_seconds: run.usageInfo?.call_duration_seconds ?? 0 },
+      ...(outcome.cost === undefined ? {} : { costInfo: outcome.cost }),
+    }).where(eq(workflowRuns.id, runId)).run()
     return true
   })
 }

@@ -1,18 +1,27 @@
 import type { AppContext } from '../context'
+import { connectAriMedia } from '../voice/ari-media'
+import type { MediaTransport } from '../voice/media-transport'
 import { AriError, type AriRest } from './ari/rest'
+import type { AriEvent } from './ari/types'
 
 /**
- * What happens to an outbound call between answer and hangup, and the seam where the conversation engine attaches.
+ * What happens to an answered ARI call (outbound or inbound) until it is over, and the seam where the conversation
+ * engine attaches.
  *
- * On answer the call's channel is put in a mixing bridge (`ringbase-<callId>`) and the bridge is recorded. Then
- * `ConversationHooks.onAnswered` gets an `AnsweredCall`: the engine creates its media leg with
- * `attachExternalMedia` (chan_websocket towards the configuration's `ws_client_name`), which joins the bridge, so
- * the caller, the engine and the recording all share one mix. The agent's `max_call_duration_seconds` is a hard
- * stop: when it passes, the call is hung up whatever the engine is doing.
+ * On answer the call's channel is put in a mixing bridge (`ringbase-<callId>`). When an engine is wired
+ * (`ConversationHooks`), a media leg joins the bridge: `externalMedia` over Asterisk's WebSocket channel driver in
+ * server mode (`transport=websocket`, `connection_type=server`, `encapsulation=none`, `format=ulaw`, JSON control
+ * messages with `transport_data=f(json)`); Ringbase connects to `<ari_endpoint>/media/<MEDIA_WEBSOCKET_CONNECTION_ID>`
+ * (subprotocol `media`; the random connection id is what admits it), waits for the media channel to enter the app
+ * (it does once the socket is open) and adds it to the bridge. The engine then gets an `AnsweredCall` and runs the
+ * conversation over it. Ringbase records the call itself from that audio, so the bridge is not recorded.
  *
- * After hangup, `finish` tears the bridge and any media legs down, downloads the stored recording from Asterisk
- * into the object store (`recordings/<org>/<runId>.wav`) and returns its key, which the adapter puts in the call's
- * 'ended' report. Asterisk's copy is then deleted.
+ * A media leg that cannot be set up hangs the call up (the caller would hear silence) and the report says
+ * `media_failed`. The agent's `max_call_duration_seconds` is a hard stop: when it passes, the call is hung up
+ * whatever the engine is doing.
+ *
+ * After hangup, `finish` tells the engine the call is gone, waits (bounded) for it to store its results, hangs up
+ * the media leg, destroys the bridge, and returns what the engine concluded for the call's report.
  */
 
 export type AnsweredCall = {
@@ -20,144 +29,205 @@ export type AnsweredCall = {
   runId: number
   organizationId: number
   configurationId: number
-  /** The mixing bridge the call's channel is in. */
-  bridgeId: string
-  /** websocket_client.conf connection name for chan_websocket external media; '' when the configuration has none. */
-  externalMediaHost: string
+  direction: 'outbound' | 'inbound'
+  /** The caller's audio in, the agent's audio out (8 kHz µ-law), already in the call's bridge. */
+  media: MediaTransport
+  /** Keys the caller presses (ChannelDtmfReceived on the call's channel). */
+  onDtmf(listener: (digit: string) => void): void
+  /** Resolves once the call's channel is gone, whoever hung up. */
+  readonly ended: Promise<void>
   /**
-   * Creates a chan_websocket external media channel (8 kHz µ-law, raw binary frames, Asterisk connects out to
-   * `externalMediaHost`) and adds it to the bridge. `transportData` is appended to that connection's URI (Asterisk's
-   * `v(key=value,…)` form). Returns the media channel id; it is hung up with the call.
+   * Resolves once the call's end has been reported (its run completed with the call's outcome, a campaign contact
+   * settled): what the conversation produced is written over it after that.
    */
-  attachExternalMedia(transportData?: string): Promise<string>
+  readonly reported: Promise<void>
   /** Hangs the call up; its outcome is reported like any other hangup. */
   hangup(): Promise<void>
 }
 
+/** What the engine learnt about the call, for its report. */
+export type ConversationOutcome = {
+  /** An answering machine took the call. */
+  voicemail?: boolean
+  /** The media leg closed while the call was up. */
+  mediaLost?: boolean
+}
+
 export type ConversationHooks = {
-  /** Called once per answered call, after the bridge is recording. A throw is logged; the call goes on. */
-  onAnswered(call: AnsweredCall): void | Promise<void>
+  /** Runs the call's conversation; resolves once it is over and its results are stored. A throw is logged. */
+  onAnswered(call: AnsweredCall): Promise<ConversationOutcome | void>
+}
+
+/** A call's run, as the session needs it. */
+export type SessionCall = {
+  callId: string
+  runId: number
+  organizationId: number
+  configurationId: number
+  direction: 'outbound' | 'inbound'
 }
 
 export type CallSessionOptions = {
-  ctx: Pick<AppContext, 'log' | 'objects'>
+  ctx: Pick<AppContext, 'log'>
   rest: AriRest
-  call: { callId: string; runId: number; organizationId: number; configurationId: number }
-  externalMediaHost: string
+  /** The configuration's `ari_endpoint`: the media socket is on the same server. */
+  ariEndpoint: string
+  call: SessionCall
   maxCallDurationMs: number
   conversation?: ConversationHooks
+  /** How long the media leg may take to come up (externalMedia, socket, entering the app). */
+  mediaTimeoutMs?: number
 }
+
+export type SessionEnd = { outcome?: 'voicemail'; providerStatus?: string }
 
 export type CallSession = {
   /** True once the max call duration hung the call up. */
   readonly hardStopped: boolean
-  /** The adapter routes RecordingFinished / RecordingFailed of `recordingName(callId)` here. */
-  recordingEnded(stored: boolean): void
-  /** After the call's channel is gone: tears down, stores the recording; resolves to its object key, if any. */
-  finish(): Promise<string | undefined>
+  /** Our id for the media leg's channel, fixed before it is created: the adapter routes its events here. */
+  readonly mediaChannelId: string
+  /** An event about the media channel. */
+  mediaEvent(event: AriEvent): void
+  /** A DTMF key pressed on the call's channel. */
+  dtmf(digit: string): void
+  /** After the call's channel is gone: lets the engine finish, tears down; resolves to what the report should say. */
+  finish(): Promise<SessionEnd>
+  /** The call's end was reported. */
+  reported(): void
 }
 
-/** How long finish() waits for Asterisk to close the recording file after the bridge is destroyed. */
-const RECORDING_CLOSE_TIMEOUT_MS = 5_000
+/** How long finish() lets the engine store its results (recordings, transcript) after the hangup. */
+const CONVERSATION_FINISH_TIMEOUT_MS = 15_000
+const DEFAULT_MEDIA_TIMEOUT_MS = 10_000
 
 const NAME_PREFIX = 'ringbase-'
-/** Bridge id and recording name of a call: both ours, both named after the call. */
-const sessionNameFor = (callId: string) => `${NAME_PREFIX}${callId}`
-/** The call a bridge recording belongs to ('' for recordings that are not ours). */
-export const callIdOfRecording = (name: string) => (name.startsWith(NAME_PREFIX) ? name.slice(NAME_PREFIX.length) : '')
-export const recordingKeyFor = (organizationId: number, runId: number) => `recordings/${organizationId}/${runId}.wav`
+export const bridgeIdFor = (callId: string) => `${NAME_PREFIX}${callId}`
+export const mediaChannelIdFor = (callId: string) => `${callId}-media`
 
-/** Starts the session of a call that has just entered Stasis answered. Never throws: failures are logged. */
+class MediaLegError extends Error {}
+
+/** Starts the session of a call that has just been answered in Stasis. Never throws: failures are logged. */
 export function startCallSession(options: CallSessionOptions): CallSession {
   const { ctx, rest, call } = options
   const logContext = { callId: call.callId, runId: call.runId, configurationId: call.configurationId }
-  const bridgeId = sessionNameFor(call.callId)
-  const recordingName = sessionNameFor(call.callId)
-  const mediaChannelIds: string[] = []
+  const bridgeId = bridgeIdFor(call.callId)
+  const mediaChannelId = mediaChannelIdFor(call.callId)
+  const dtmfListeners: ((digit: string) => void)[] = []
   let bridgeCreated = false
-  let recordingStarted = false
-  /** Set by RecordingFinished / RecordingFailed, which may come before or after finish() starts waiting. */
-  let recordingStored: boolean | undefined
-  let onRecordingEnded: ((stored: boolean) => void) | undefined
+  let mediaCreated = false
+  let mediaFailed = false
+  let transport: MediaTransport | null = null
   let finished = false
   let hardStopped = false
+  let conversationDone: Promise<ConversationOutcome | void> | null = null
+  let onEnded: () => void = () => {}
+  const ended = new Promise<void>((resolve) => { onEnded = resolve })
+  let onReported: () => void = () => {}
+  const reported = new Promise<void>((resolve) => { onReported = resolve })
+  let onMediaInApp: () => void = () => {}
+  const mediaInApp = new Promise<void>((resolve) => { onMediaInApp = resolve })
 
+  const hangup = () => hangupIgnoringGone(rest, call.callId)
   const hardStop = setTimeout(() => {
     hardStopped = true
     ctx.log.info({ ...logContext, maxCallDurationMs: options.maxCallDurationMs }, 'max call duration reached: hanging up')
-    void answeredCall.hangup().catch((error) => ctx.log.warn({ ...logContext, err: error }, 'hard stop hangup failed'))
+    void hangup().catch((error) => ctx.log.warn({ ...logContext, err: error }, 'hard stop hangup failed'))
   }, options.maxCallDurationMs)
 
-  const answeredCall: AnsweredCall = {
-    ...call,
-    bridgeId,
-    externalMediaHost: options.externalMediaHost,
-    async attachExternalMedia(transportData) {
-      const channelId = `${call.callId}-media-${mediaChannelIds.length + 1}`
-      mediaChannelIds.push(channelId)
-      await rest.externalMedia({
-        channelId, externalHost: options.externalMediaHost, format: 'ulaw', transport: 'websocket', encapsulation: 'none',
-        connectionType: 'client', direction: 'both', transportData,
-      })
-      await rest.addChannelToBridge(bridgeId, [channelId])
-      return channelId
-    },
-    hangup: () => hangupIgnoringGone(rest, call.callId),
+  async function withinMediaTimeout<T>(step: Promise<T>, what: string): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const timeoutMs = options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new MediaLegError(`${what} took longer than ${timeoutMs} ms`)), timeoutMs)
+    })
+    try {
+      return await Promise.race([step, timeout])
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
-  /** Each step checks `finished`: the far end may hang up while the bridge is being set up. */
-  async function setUp(): Promise<boolean> {
+  async function attachMedia(): Promise<MediaTransport> {
+    const channel = await rest.externalMedia({
+      channelId: mediaChannelId, format: 'ulaw', transport: 'websocket', connectionType: 'server', encapsulation: 'none',
+      direction: 'both', transportData: 'f(json)',
+    })
+    mediaCreated = true
+    const connectionId = channel.channelvars?.MEDIA_WEBSOCKET_CONNECTION_ID
+    if (!connectionId) {
+      throw new MediaLegError('externalMedia answered without MEDIA_WEBSOCKET_CONNECTION_ID: Asterisk needs chan_websocket (22.6+, 21.11+ or 20.16+)')
+    }
+    const media = await withinMediaTimeout(connectAriMedia({ endpoint: options.ariEndpoint, connectionId, logger: ctx.log }), 'connecting the media socket')
+    transport = media
+    await withinMediaTimeout(mediaInApp, 'the media channel entering the app')
+    if (finished) return media
+    await rest.addChannelToBridge(bridgeId, [mediaChannelId])
+    return media
+  }
+
+  /** Each step checks `finished`: the far end may hang up while the call is being set up. */
+  async function setUp(): Promise<MediaTransport | null> {
     try {
       await rest.createBridge({ bridgeId, name: bridgeId })
       bridgeCreated = true
-      if (finished) return false
+      if (finished) return null
       await rest.addChannelToBridge(bridgeId, [call.callId])
-      if (finished) return false
-      await rest.recordBridge(bridgeId, { name: recordingName, format: 'wav', ifExists: 'overwrite' })
-      recordingStarted = true
-      return !finished
+      if (finished || !options.conversation) return null
+      const media = await attachMedia()
+      return finished ? null : media
     } catch (error) {
-      if (!finished) ctx.log.warn({ ...logContext, err: error }, 'call session setup failed')
-      return false
+      if (finished) return null
+      if (options.conversation) {
+        mediaFailed = true
+        ctx.log.error({ ...logContext, err: error }, 'the media leg could not be set up: hanging up')
+        void hangup().catch(() => undefined)
+      } else ctx.log.warn({ ...logContext, err: error }, 'call session setup failed')
+      return null
     }
   }
-  const setup = setUp()
-  // Not awaited by finish(): an engine may keep its hook running for the whole conversation.
-  void setup.then(async (ready) => {
-    if (ready && options.conversation) await options.conversation.onAnswered(answeredCall)
-  }).catch((error) => ctx.log.error({ ...logContext, err: error }, 'conversation engine failed on answer'))
 
-  async function storeRecording(): Promise<string | undefined> {
-    if (!recordingStarted) return undefined
-    const closed = new Promise<boolean>((resolve) => { onRecordingEnded = resolve })
-    const stored = recordingStored ?? await settledWithin(closed, RECORDING_CLOSE_TIMEOUT_MS, true)
-    if (!stored) return undefined
-    const key = recordingKeyFor(call.organizationId, call.runId)
-    await ctx.objects.put(key, await rest.getStoredRecordingFile(recordingName))
-    // Asterisk's copy is no longer needed; the run does not wait for its deletion.
-    void rest.deleteStoredRecording(recordingName).catch((error) =>
-      ctx.log.warn({ ...logContext, err: error }, 'could not delete the recording from Asterisk'))
-    return key
-  }
+  const setup = setUp()
+  void setup.then((media) => {
+    if (!media || !options.conversation) return
+    conversationDone = options.conversation.onAnswered({
+      ...call, media, ended, reported, hangup,
+      onDtmf: (listener) => { dtmfListeners.push(listener) },
+    }).catch((error) => {
+      ctx.log.error({ ...logContext, err: error }, 'the conversation engine failed')
+    })
+    // The conversation is over: a call still up is hung up.
+    void conversationDone.then(() => {
+      if (!finished) void hangup().catch((error) => ctx.log.warn({ ...logContext, err: error }, 'hangup after the conversation failed'))
+    })
+  })
 
   return {
     get hardStopped() { return hardStopped },
-    recordingEnded(stored) {
-      recordingStored = stored
-      onRecordingEnded?.(stored)
+    mediaChannelId,
+    mediaEvent(event) {
+      if (event.type === 'StasisStart') onMediaInApp()
     },
+    dtmf(digit) {
+      for (const listener of dtmfListeners) listener(digit)
+    },
+    reported: onReported,
     async finish() {
       finished = true
       clearTimeout(hardStop)
+      onEnded()
       await setup
+      const outcome = conversationDone ? await settledWithin(conversationDone, CONVERSATION_FINISH_TIMEOUT_MS, undefined) : undefined
       try {
-        await Promise.all(mediaChannelIds.map((id) => hangupIgnoringGone(rest, id)))
-        // Destroying the bridge is what makes Asterisk close the recording file.
+        ;(transport as MediaTransport | null)?.close()
+        if (mediaCreated) await hangupIgnoringGone(rest, mediaChannelId)
         if (bridgeCreated) await rest.destroyBridge(bridgeId).catch(ignoreGone)
-        return await storeRecording()
       } catch (error) {
-        ctx.log.warn({ ...logContext, err: error }, 'call session teardown failed; the recording may be missing')
-        return undefined
+        ctx.log.warn({ ...logContext, err: error }, 'call session teardown failed')
+      }
+      if (mediaFailed) return { providerStatus: 'media_failed' }
+      return {
+        ...(outcome?.voicemail ? { outcome: 'voicemail' as const } : {}),
+        ...(outcome?.mediaLost ? { providerStatus: 'media_lost' } : {}),
       }
     },
   }

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { WASI } from 'node:wasi'
 import { ModelServerError, type ModelRef, type TtsClient } from '../models/types.ts'
-import { decodeWav } from './wav.ts'
+import { decodeWav } from '../lib/wav.ts'
 
 /** US English voices built into the WASM: slt (female), rms (male), awb (Scottish male), kal16 (male, diphone). */
 export const FLITE_VOICES = ['slt', 'rms', 'awb', 'kal16'] as const
@@ -66,7 +66,7 @@ export async function createFliteTts(options: { voice?: FliteVoice } = {}): Prom
     if (!existsSync(file)) throw new ModelServerError('the built-in voice wrote no audio')
     const wav = decodeWav(readFileSync(file))
     rmSync(file)
-    return { pcm: wav.samples, sampleRate: wav.sampleRate }
+    return { pcm: wav.pcm, sampleRate: wav.format.sampleRate }
   }
 
   return {

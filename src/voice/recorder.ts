@@ -6,7 +6,7 @@
  * Memory: both tracks are kept as 8 kHz PCM16 in growable arrays (≈ 1 MB per track per minute; a 10-minute call
  * holds ≈ 19 MB, plus the WAVs built at the end). Audio past `maxDurationMs` is dropped.
  */
-import { encodeWav } from './wav.ts'
+import { encodeWav } from '../lib/wav.ts'
 
 const SAMPLE_RATE = 8000
 const SAMPLES_PER_MS = SAMPLE_RATE / 1000

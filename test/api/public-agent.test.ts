@@ -250,8 +250,11 @@ describe('a started run', () => {
     expect(run.initial_context).toMatchObject({
       first_name: 'Ada', provider: 'ari', direction: 'outbound', called_number: 'Local/486@test', caller_number: '+14155550100',
       telephony_configuration_id: config.id, trigger_mode: 'production', agent_identifier_type: 'trigger_path',
-      runtime_configuration: { model_overrides: { llm: { settings: { temperature: 0.2 } } } },
     })
+    // The client cannot write runtime_configuration (the conversation records what it used there); the overrides are kept with the run.
+    expect(run.initial_context.runtime_configuration).toBeUndefined()
+    const stored = t.ctx.sqlite.query<{ model_overrides: string }, [number]>('SELECT model_overrides FROM workflow_runs WHERE id = ?').get(run.id)!
+    expect(JSON.parse(stored.model_overrides)).toEqual({ llm: { settings: { temperature: 0.2 } } })
     const originate = fake.requests.find((r) => r.path === '/ari/channels' && r.method === 'POST')!
     expect(originate.query).toMatchObject({ endpoint: 'Local/486@test', app: config.credentials.stasis_app_name, timeout: '5' })
   })

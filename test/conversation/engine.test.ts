@@ -382,6 +382,26 @@ describe('ending on time and silence', () => {
     expect(ofType('ended')).toEqual([{ type: 'ended', reason: 'user_idle_max_duration_exceeded', graceful: true }])
   })
 
+  test('user_idle_reprompts sets how many times the agent asks before the goodbye (0: the goodbye comes first)', async () => {
+    for (const reprompts of [0, 2]) {
+      const { llm, clock, conversation, ofType } = setUp(salesAgent(), {
+        configurations: { max_call_duration_seconds: 300, max_user_idle_timeout_seconds: 8, user_idle_reprompts: reprompts },
+      })
+      await conversation.start()
+      for (let ask = 0; ask < reprompts; ask++) {
+        clock.advance(8_000)
+        llm.say({ text: `Still there (${ask + 1})?` })
+        await conversation.tick()
+        expect(conversation.ended).toBe(false)
+      }
+      clock.advance(8_000)
+      llm.say({ text: 'Goodbye!' })
+      await conversation.tick()
+      expect(llm.requests.map(({ messages }) => String(messages[0].content).includes('goodbye'))).toEqual([...Array(reprompts).fill(false), true])
+      expect(ofType('ended')).toEqual([{ type: 'ended', reason: 'user_idle_max_duration_exceeded', graceful: true }])
+    }
+  })
+
   test('the voice driver reports when speech really ended: the turn end moves and the idle timer starts there', async () => {
     const { llm, clock, conversation } = setUp(salesAgent())
     await conversation.start()

@@ -7,7 +7,6 @@ import type { TranscriptTurn } from '../../src/conversation/record'
 import {
   buildWebhookRequest,
   classifyDelivery,
-  credentialHeader,
   retryDelaySeconds,
   signWebhook,
   verifyWebhookSignature,
@@ -41,7 +40,7 @@ describe('webhook deliveries', () => {
     runId: 42,
     attempt: 2,
     signingSecret: 'whsec_test',
-    credential: credentialHeader('bearer_token', { token: 'abc' }),
+    credential: { uuid: 'c-1', name: 'CRM', credential_type: 'bearer_token', credential_data: { token: 'abc' } },
     now: new Date('2026-03-02T10:00:00.000Z'),
   })
 
@@ -87,14 +86,6 @@ describe('webhook deliveries', () => {
     expect(classifyDelivery({ networkError: 'ECONNREFUSED' }, 3)).toEqual({ kind: 'retry', delayMs: 120_000, reason: 'Network error: ECONNREFUSED' })
     expect(classifyDelivery({ status: 503 }, 5)).toEqual({ kind: 'dead', reason: 'HTTP 503 after 5 attempts' })
     expect([1, 2, 3, 4, 5, 6].map(retryDelaySeconds)).toEqual([30, 60, 120, 240, 480, 600])
-  })
-
-  test('credential headers per type', () => {
-    expect(credentialHeader('api_key', { api_key: 'k' })).toEqual({ name: 'X-API-Key', value: 'k' })
-    expect(credentialHeader('api_key', { api_key: 'k', header_name: 'X-Key' })).toEqual({ name: 'X-Key', value: 'k' })
-    expect(credentialHeader('basic_auth', { username: 'u', password: 'p' })).toEqual({ name: 'Authorization', value: `Basic ${btoa('u:p')}` })
-    expect(credentialHeader('custom_header', { header_name: 'X-Sig', header_value: 'v' })).toEqual({ name: 'X-Sig', value: 'v' })
-    expect(credentialHeader('bearer_token', {})).toBeNull()
   })
 })
 

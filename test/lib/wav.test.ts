@@ -1,13 +1,45 @@
 import { describe, expect, test } from 'bun:test'
-import { decodeWav, encodeWav, readWavHeader } from '../../src/lib/wav'
+import { decodeWav, encodeWav, pcm16FromBytes, readWavHeader, startsLikeWav, WavFormatError } from '../../src/lib/wav'
+import { sine } from '../support/audio'
 
-describe('wav', () => {
+const ascii = (text: string) => [...text].map((c) => c.charCodeAt(0))
+const le16 = (value: number) => [value & 0xff, (value >> 8) & 0xff]
+const le32 = (value: number) => [...le16(value & 0xffff), ...le16(value >>> 16)]
+
+/** A hand-built WAV: `fmt` body bytes and data bytes, with extra chunks where asked. */
+function buildWav(fmt: number[], data: Uint8Array, options: { dataSize?: number; before?: Uint8Array } = {}): Uint8Array {
+  const parts = [...ascii('RIFF'), 0, 0, 0, 0, ...ascii('WAVE')]
+  if (options.before) parts.push(...options.before)
+  parts.push(...ascii('fmt '), fmt.length, 0, 0, 0, ...fmt)
+  parts.push(...ascii('data'), ...le32(options.dataSize ?? data.length))
+  return Uint8Array.from([...parts, ...data])
+}
+
+function pcmFmt(channels: number, rate: number, bits = 16, tag = 1): number[] {
+  return [...le16(tag), ...le16(channels), ...le32(rate), ...le32((rate * channels * bits) / 8), ...le16((channels * bits) / 8), ...le16(bits)]
+}
+const PCM_GUID_TAIL = [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xaa, 0x00, 0x38, 0x9b, 0x71]
+const LIST_CHUNK = Uint8Array.from([...ascii('LIST'), 3, 0, 0, 0, 1, 2, 3, 0])
+
+describe('WAV', () => {
   const pcm = Int16Array.from([0, 1, -1, 32767, -32768, 1234])
 
-  test('a file encoded is decoded to the same samples and format', () => {
-    const { format, pcm: decoded } = decodeWav(encodeWav(pcm, 16_000))
-    expect(format).toEqual({ sampleRate: 16_000, channels: 1, bitsPerSample: 16 })
-    expect([...decoded]).toEqual([...pcm])
+  test('mono round trip keeps format and samples; the header is the canonical 44 bytes', () => {
+    const tone = sine(440, 16000, 100)
+    const wav = encodeWav(tone, 16000)
+    expect(wav.length).toBe(44 + tone.length * 2)
+    expect(startsLikeWav(wav)).toBe(true)
+    const decoded = decodeWav(wav)
+    expect(decoded.format).toEqual({ sampleRate: 16_000, channels: 1, bitsPerSample: 16 })
+    expect(decoded.pcm).toEqual(tone)
+    expect([...decodeWav(encodeWav(pcm, 8000)).pcm]).toEqual([...pcm])
+  })
+
+  test('stereo round trip interleaves left then right; tracks of different lengths are refused', () => {
+    const decoded = decodeWav(encodeWav([Int16Array.from([1, 2, 3]), Int16Array.from([-1, -2, -3])], 8000))
+    expect(decoded.format.channels).toBe(2)
+    expect([...decoded.pcm]).toEqual([1, -1, 2, -2, 3, -3])
+    expect(() => encodeWav([new Int16Array(2), new Int16Array(3)], 8000)).toThrow('same length')
   })
 
   test('a header still arriving reads as null until the data chunk starts', () => {
@@ -16,14 +48,30 @@ describe('wav', () => {
     expect(readWavHeader(bytes.subarray(0, 44))?.dataOffset).toBe(44)
   })
 
-  test('chunks before fmt and data are skipped; non-PCM is refused', () => {
-    const plain = encodeWav(pcm, 22_050)
-    const list = new Uint8Array([...new TextEncoder().encode('LIST'), 3, 0, 0, 0, 1, 2, 3, 0])
-    const withList = new Uint8Array([...plain.subarray(0, 12), ...list, ...plain.subarray(12)])
-    expect(decodeWav(withList).format.sampleRate).toBe(22_050)
-    expect([...decodeWav(withList).pcm]).toEqual([...pcm])
-    const float = plain.slice()
-    float[20] = 3
-    expect(() => readWavHeader(float)).toThrow('not PCM')
+  test('reads WAVE_FORMAT_EXTENSIBLE with the PCM sub-format, after an extra LIST chunk', () => {
+    const fmt = [...pcmFmt(1, 24000, 16, 0xfffe), ...le16(22), ...le16(16), ...le32(4), ...le16(1), ...PCM_GUID_TAIL]
+    const decoded = decodeWav(buildWav(fmt, Uint8Array.from([0x10, 0x00, 0xff, 0xff]), { before: LIST_CHUNK }))
+    expect(decoded.format.sampleRate).toBe(24000)
+    expect([...decoded.pcm]).toEqual([16, -1])
+  })
+
+  test('a streaming header (data size 0xFFFFFFFF or 0) reads to the end; a true size stops before trailing chunks', () => {
+    const data = Uint8Array.from([1, 0, 2, 0, 3, 0])
+    expect([...decodeWav(buildWav(pcmFmt(1, 24000), data, { dataSize: 0xffffffff })).pcm]).toEqual([1, 2, 3])
+    expect([...decodeWav(buildWav(pcmFmt(1, 24000), data, { dataSize: 0 })).pcm]).toEqual([1, 2, 3])
+    expect([...decodeWav(buildWav(pcmFmt(1, 24000), data, { dataSize: 4 })).pcm]).toEqual([1, 2])
+  })
+
+  test('rejects what is not 16-bit PCM, saying why', () => {
+    expect(() => decodeWav(new TextEncoder().encode('ID3 not a wav at all'))).toThrow(WavFormatError)
+    expect(() => decodeWav(buildWav(pcmFmt(1, 8000, 32, 3), new Uint8Array(8)))).toThrow('WAV format 3 is not supported')
+    expect(() => decodeWav(buildWav(pcmFmt(1, 8000, 8), new Uint8Array(8)))).toThrow('8-bit samples')
+    expect(() => decodeWav(buildWav(pcmFmt(1, 8000, 8, 7), new Uint8Array(8)))).toThrow('WAV format 7')
+    expect(() => decodeWav(encodeWav(new Int16Array(4), 8000).subarray(0, 36))).toThrow('no data chunk')
+  })
+
+  test('PCM bytes of any alignment become samples; an odd last byte is ignored', () => {
+    const bytes = Uint8Array.from([9, 0x10, 0x00, 0xff, 0xff, 0x05])
+    expect([...pcm16FromBytes(bytes.subarray(1))]).toEqual([16, -1])
   })
 })

@@ -56,12 +56,37 @@ export type FakeMediaChannel = {
   hangup(): void
 }
 
+export type FakeMediaChannelOptions = {
+  controlFormat?: 'json' | 'plain'
+  channelId?: string
+  /** Lower Asterisk's queue limits (900/800) so a test need not queue 18 s of audio. */
+  xoffFrames?: number
+  xonFrames?: number
+  /** The channel name MEDIA_START reports (default `WebSocket/INCOMING/0x<n>`). */
+  channelName?: string
+}
+
 export type FakeAriMedia = {
   /** `http://127.0.0.1:<port>`: what an ARI endpoint setting would hold. */
   readonly url: string
-  /** `xoffFrames`/`xonFrames` lower Asterisk's queue limits (900/800) so a test need not queue 18 s of audio. */
-  addChannel(options?: { controlFormat?: 'json' | 'plain'; channelId?: string; xoffFrames?: number; xonFrames?: number }): FakeMediaChannel
+  addChannel(options?: FakeMediaChannelOptions): FakeMediaChannel
   stop(): Promise<void>
+}
+
+export type MediaSocketData = { connectionId: string }
+
+/** The media endpoint without a server of its own, for a fake that serves it beside other paths (the fake ARI). */
+export type FakeMediaHub = {
+  addChannel(options?: FakeMediaChannelOptions): FakeMediaChannel
+  /** Upgrades `/media/<connection id>` requests; null when the path is not a media path. */
+  upgrade(request: Request, server: Server<MediaSocketData>): Response | undefined | null
+  websocket: {
+    open(socket: ServerWebSocket<MediaSocketData>): void
+    message(socket: ServerWebSocket<MediaSocketData>, message: string | Buffer): void
+    close(socket: ServerWebSocket<MediaSocketData>, code: number, reason: string): void
+  }
+  /** Stops every channel's media clock. */
+  stop(): void
 }
 
 type QueueItem = { kind: 'audio'; ulaw: Uint8Array } | { kind: 'mark'; id: string }
@@ -69,7 +94,8 @@ type QueueItem = { kind: 'audio'; ulaw: Uint8Array } | { kind: 'mark'; id: strin
 type ChannelState = {
   channel: FakeMediaChannel
   controlFormat: 'json' | 'plain'
-  socket: ServerWebSocket<{ connectionId: string }> | null
+  channelName: string
+  socket: ServerWebSocket<MediaSocketData> | null
   callerAudio: Uint8Array[]
   queue: QueueItem[]
   queuedBytes: number
@@ -87,6 +113,24 @@ type ChannelState = {
 }
 
 export function startFakeAriMedia(): FakeAriMedia {
+  const hub = createFakeMediaHub()
+  const server: Server<MediaSocketData> = Bun.serve<MediaSocketData>({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (request, server) => hub.upgrade(request, server) ?? new Response('Not found', { status: 404 }),
+    websocket: hub.websocket,
+  })
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    addChannel: hub.addChannel,
+    async stop() {
+      hub.stop()
+      await server.stop(true)
+    },
+  }
+}
+
+export function createFakeMediaHub(): FakeMediaHub {
   const channels = new Map<string, ChannelState>()
   let channelCount = 0
 
@@ -210,12 +254,11 @@ export function startFakeAriMedia(): FakeAriMedia {
     }
   }
 
-  const server: Server<{ connectionId: string }> = Bun.serve<{ connectionId: string }>({
-    hostname: '127.0.0.1',
-    port: 0,
-    fetch(request, server) {
+  return {
+    upgrade(request, server) {
       const match = /^\/media\/([^/]+)$/.exec(new URL(request.url).pathname)
-      const state = match ? channels.get(decodeURIComponent(match[1])) : undefined
+      if (!match) return null
+      const state = channels.get(decodeURIComponent(match[1]))
       if (!state || state.socket) return new Response('Not found', { status: 404 })
       const upgraded = server.upgrade(request, {
         data: { connectionId: state.channel.connectionId },
@@ -228,7 +271,7 @@ export function startFakeAriMedia(): FakeAriMedia {
         const state = channels.get(socket.data.connectionId)!
         state.socket = socket
         const start = {
-          connection_id: state.channel.connectionId, channel: `WebSocket/INCOMING/0x${channelCount.toString(16)}`,
+          connection_id: state.channel.connectionId, channel: state.channelName,
           format: 'ulaw', optimal_frame_size: FRAME_BYTES, ptime: FRAME_MS,
         }
         if (state.controlFormat === 'json') {
@@ -257,10 +300,6 @@ export function startFakeAriMedia(): FakeAriMedia {
         state.onClosed({ code, reason })
       },
     },
-  })
-
-  return {
-    url: `http://127.0.0.1:${server.port}`,
     addChannel(options = {}) {
       channelCount++
       const controlFormat = options.controlFormat ?? 'json'
@@ -270,7 +309,7 @@ export function startFakeAriMedia(): FakeAriMedia {
       const connected = new Promise<void>((resolve) => (onConnected = resolve))
       const closed = new Promise<{ code: number; reason: string }>((resolve) => (onClosed = resolve))
       const state: ChannelState = {
-        controlFormat, socket: null, callerAudio: [], queue: [], queuedBytes: 0, xoff: false,
+        controlFormat, channelName: options.channelName ?? `WebSocket/INCOMING/0x${channelCount.toString(16)}`, socket: null, callerAudio: [], queue: [], queuedBytes: 0, xoff: false,
         xoffFrames: options.xoffFrames ?? XOFF_FRAMES, xonFrames: options.xonFrames ?? XON_FRAMES,
         receivedAudioBytes: 0, droppedBytes: 0, peakQueuedFrames: 0,
         onConnected, onClosed, clock: undefined, framesDone: 0, clockStartMs: 0,
@@ -311,9 +350,8 @@ export function startFakeAriMedia(): FakeAriMedia {
       channels.set(connectionId, state)
       return state.channel
     },
-    async stop() {
+    stop() {
       for (const state of channels.values()) clearInterval(state.clock)
-      await server.stop(true)
     },
   }
 }

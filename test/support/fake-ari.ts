@@ -7,13 +7,23 @@
  * Local/… endpoints get both halves of the Local pair (`<id>` and `<id>;2`, or otherChannelId), as Asterisk does;
  * any other technology gets only the originated channel's events. Error bodies are Asterisk's own.
  *
- * What the traces do not show (bridge recordings, stored recording files, externalMedia) is kept minimal and
- * follows the Swagger descriptions in shared/reference/ari/api-docs.
+ * Inbound calls (`inboundCall`) replay inbound_stasis_answer_hangup / inbound_stasis_caller_abandons: the channel enters
+ * the app ringing with the extension as its argument, and leaves with StasisEnd but no ChannelDestroyed.
+ *
+ * externalMedia in server mode over websocket (`transport=websocket&connection_type=server`) follows
+ * media-traces.json: the answer is a `WebSocket/INCOMING/…` channel, Down, whose `channelvars` carry
+ * MEDIA_WEBSOCKET_CONNECTION_ID; the app connects to `/media/<that id>` on this same server (the fake chan_websocket
+ * of fake-ari-media.ts) and only then does the channel come Up and enter the app. The app closing that socket hangs up
+ * only the media channel (cause 16); deleting the media channel closes the socket (1000).
+ *
+ * What the traces do not show (bridge recordings, stored recording files, other externalMedia modes) is kept minimal
+ * and follows the Swagger descriptions in shared/reference/ari/api-docs.
  */
 import type { Server, ServerWebSocket } from 'bun'
 import type {
   AriConnectionSettings, Bridge, CallerId, Channel, ChannelState, LiveRecording,
 } from '../../src/telephony/ari/types'
+import { createFakeMediaHub, type FakeMediaChannel, type MediaSocketData } from './fake-ari-media'
 
 export type FakeAriScenario =
   | 'answered' | 'answered-stays-up' | 'ringing-then-answered' | 'busy' | 'no-answer' | 'congestion' | 'rejected'
@@ -33,6 +43,8 @@ export type FakeAriOptions = {
    * Asterisk's events often overtake its REST response.
    */
   responseLagMs?: number
+  /** Media sockets are refused (404), as when Asterisk's HTTP server does not reach chan_websocket. */
+  refuseMediaSockets?: boolean
 }
 
 export type RecordedRequest = { method: string; path: string; query: Record<string, string>; body: unknown }
@@ -56,8 +68,14 @@ export type FakeAri = {
   setCredentials(username: string, password: string): void
   /** Sends an arbitrary event to an app (default: every connected app); missing base fields are filled in. */
   emit(event: { type: string; [field: string]: unknown }, app?: string): void
-  /** The far end hangs up (trace answer_100's hangup), whatever the scenario was doing. */
+  /** The far end hangs up (trace answer_100's hangup, or the caller of an inbound call), whatever it was doing. */
   hangup(channelId: string): void
+  /** A call from the dialplan into `app` (default: every connected app's first), `Stasis(app,${EXTEN})`; returns its channel id. */
+  inboundCall(options: { exten: string; callerNumber?: string; app?: string }): string
+  /** The caller presses a key on the channel. */
+  dtmf(channelId: string, digit: string): void
+  /** The media endpoint of the externalMedia channel sharing a bridge with `channelId`, once there is one. */
+  mediaOf(channelId: string): FakeMediaChannel | undefined
   close(): Promise<void>
 }
 
@@ -86,6 +104,26 @@ const FAR_END_HANGUP: Step[] = [
 ]
 
 /** app_hangup_102 after its DELETE /channels/{id} (t=306), offsets rebased. */
+/** inbound_stasis_answer_hangup after the app's DELETE: no ChannelDestroyed reaches the app. */
+const INBOUND_APP_HANGUP: Step[] = [
+  step(0, 1, 'ChannelHangupRequest', undefined, { cause: 32 }),
+  step(0, 1, 'StasisEnd'),
+]
+
+/** The caller of an inbound call hangs up (inbound_stasis_caller_abandons, with its cause 16 once answered). */
+const INBOUND_CALLER_HANGUP: Step[] = [
+  step(0, 1, 'ChannelHangupRequest', undefined, { cause: 16 }),
+  step(0, 1, 'StasisEnd'),
+]
+
+/** app_closes_media and the end of echo_json: the media channel alone is hung up. */
+const MEDIA_HANGUP: Step[] = [
+  step(0, 1, 'ChannelHangupRequest', undefined, { cause: 16 }),
+  step(0, 1, 'StasisEnd'),
+  step(0, 1, 'ChannelVarset', undefined, { variable: 'STASISSTATUS', value: 'SUCCESS' }),
+  step(0, 1, 'ChannelDestroyed', undefined, { cause: 16, cause_txt: 'Normal Clearing' }),
+]
+
 const APP_HANGUP: Step[] = [
   step(0, 1, 'ChannelHangupRequest', undefined, { cause: 32, soft: true }),
   step(0, 1, 'StasisEnd'),
@@ -267,11 +305,16 @@ type FakeCall = {
   hangingUp: boolean
   /** Bumped to cancel whatever sequence is playing for this call. */
   generation: number
+  /** Entered from the dialplan: leaves the app with StasisEnd, no ChannelDestroyed. */
+  inbound?: boolean
+  /** An externalMedia websocket channel: its media endpoint, and whether the app's socket is open. */
+  media?: FakeMediaChannel
+  mediaSocketOpen?: boolean
 }
 
 type FakeBridge = { bridge: Bridge; recording?: LiveRecording }
 
-type SocketData = { apps: string[] }
+type SocketData = { apps: string[] } | MediaSocketData
 
 /** `params` are the pattern's groups, URL-decoded. */
 type Handler = (ctx: { params: string[]; query: URLSearchParams }) => Response | Promise<Response>
@@ -290,6 +333,7 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
   /** The latest socket registered per app gets its events, as in Asterisk. */
   const appSockets = new Map<string, ServerWebSocket<SocketData>>()
   const sockets = new Set<ServerWebSocket<SocketData>>()
+  const mediaHub = createFakeMediaHub()
   let channelCounter = 0
   let closed = false
 
@@ -314,15 +358,16 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     }
     if (s.type === 'StasisStart') {
       call.inStasis = true
-      channel.dialplan = { ...channel.dialplan, app_name: 'Stasis', app_data: call.app }
+      channel.dialplan = { ...channel.dialplan, app_name: 'Stasis', app_data: [call.app, ...call.args].join(',') }
     }
     if (s.type === 'StasisEnd') call.inStasis = false
-    if (s.type === 'ChannelDestroyed') leaveBridges(channel, call.app)
+    const gone = s.type === 'ChannelDestroyed' || (s.type === 'StasisEnd' && call.inbound)
+    if (gone) leaveBridges(channel, call.app)
     const snapshot = structuredClone(channel)
     const event = s.type === 'Dial'
       ? { type: s.type, ...s.fields, forward: '', dialstring: call.endpoint.slice(call.endpoint.indexOf('/') + 1), peer: snapshot }
       : { type: s.type, ...s.fields, channel: snapshot, ...(s.type === 'StasisStart' ? { args: call.args } : {}) }
-    if (s.type === 'ChannelDestroyed') channels.delete(channel.id)
+    if (gone) channels.delete(channel.id)
     send(call.app, event)
   }
 
@@ -412,8 +457,41 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
   function hangupChannel(channelId: string, template: Step[]): boolean {
     const entry = channels.get(channelId)
     if (!entry) return false
-    if (!entry.call.hangingUp) endCall(entry.call, template)
+    const { call } = entry
+    if (call.hangingUp) return true
+    if (call.media) {
+      call.hangingUp = true
+      if (call.mediaSocketOpen) call.media.hangup()
+      else void play(call, MEDIA_HANGUP)
+      return true
+    }
+    endCall(call, call.inbound ? (template === APP_HANGUP ? INBOUND_APP_HANGUP : INBOUND_CALLER_HANGUP) : template)
     return true
+  }
+
+  /** media-traces.json: a Down channel whose socket the app must open; Up and in the app once it did. */
+  function websocketMedia(app: string, chosenId: string | null): Channel {
+    const name = `WebSocket/INCOMING/0x${(0x7ff914000000 + channelCounter * 0x1000).toString(16)}`
+    const channel = newChannel(chosenId ?? nextUniqueId(), name, 'WebSocket/INCOMING', { name: '', number: '' })
+    const media = mediaHub.addChannel({ channelId: channel.id, channelName: name })
+    channel.channelvars = { MEDIA_WEBSOCKET_CONNECTION_ID: media.connectionId, MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE: '160' }
+    const call = addCall(app, 'WebSocket/INCOMING', [], [channel])
+    call.media = media
+    void media.connected.then(() => {
+      call.mediaSocketOpen = true
+      if (closed || !channels.has(channel.id)) return
+      channel.state = 'Up'
+      send(app, { type: 'ChannelStateChange', channel: structuredClone(channel) })
+      apply(call, step(0, 1, 'ChannelVarset', 'Up', { variable: 'STASISSTATUS', value: '' }))
+      apply(call, step(0, 1, 'StasisStart', 'Up'))
+    })
+    void media.closed.then(() => {
+      call.mediaSocketOpen = false
+      if (closed || !channels.has(channel.id)) return
+      call.hangingUp = true
+      void play(call, MEDIA_HANGUP)
+    })
+    return channel
   }
 
   async function externalMedia(query: URLSearchParams): Promise<Response> {
@@ -422,6 +500,11 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     if (!app || !format) return message(400, 'app and format are required')
     const chosenId = query.get('channelId')
     if (chosenId && channels.has(chosenId)) return duplicateChannelId()
+    if (query.get('transport') === 'websocket' && query.get('connection_type') === 'server') {
+      const response = structuredClone(websocketMedia(app, chosenId))
+      await Bun.sleep(responseLagMs)
+      return Response.json(response)
+    }
     const technology = query.get('transport') === 'websocket' ? 'WebSocket' : 'UnicastRTP'
     const endpoint = `${technology}/${query.get('external_host') ?? 'media'}`
     const channel = newChannel(chosenId ?? nextUniqueId(), `${endpoint}-${nextNameSuffix()}`, endpoint, { name: '', number: '' })
@@ -571,6 +654,10 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
 
   async function handle(request: Request, server: Server<SocketData>): Promise<Response | undefined> {
     const url = new URL(request.url)
+    // chan_websocket's media path: no credentials, the connection id admits the app (as traced)
+    if (options.refuseMediaSockets && url.pathname.startsWith('/media/')) return message(404, 'Not Found')
+    const media = mediaHub.upgrade(request, server as Server<MediaSocketData>)
+    if (media !== null) return media
     const body = request.headers.get('content-type')?.includes('json') ? await request.json().catch(() => null) : undefined
     requests.push({ method: request.method, path: url.pathname, query: Object.fromEntries(url.searchParams), body })
     if (!url.pathname.startsWith('/ari/')) return message(404, 'Resource not found')
@@ -598,6 +685,7 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
       sendPings: false,
       idleTimeout: 0,
       open(ws: ServerWebSocket<SocketData>) {
+        if (!('apps' in ws.data)) return mediaHub.websocket.open(ws as ServerWebSocket<MediaSocketData>)
         sockets.add(ws)
         for (const app of ws.data.apps) {
           const previous = appSockets.get(app)
@@ -608,8 +696,11 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
           appSockets.set(app, ws)
         }
       },
-      message() {},
-      close(ws: ServerWebSocket<SocketData>) {
+      message(ws: ServerWebSocket<SocketData>, data: string | Buffer) {
+        if (!('apps' in ws.data)) mediaHub.websocket.message(ws as ServerWebSocket<MediaSocketData>, data)
+      },
+      close(ws: ServerWebSocket<SocketData>, code: number, reason: string) {
+        if (!('apps' in ws.data)) return mediaHub.websocket.close(ws as ServerWebSocket<MediaSocketData>, code, reason)
         sockets.delete(ws)
         for (const app of ws.data.apps) if (appSockets.get(app) === ws) appSockets.delete(app)
       },
@@ -638,8 +729,29 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     hangup(channelId) {
       if (!hangupChannel(channelId, FAR_END_HANGUP)) throw new Error(`fake ARI: no live channel ${channelId}`)
     },
+    inboundCall({ exten, callerNumber = '', app = [...appSockets.keys()][0] }) {
+      if (!app) throw new Error('fake ARI: no app connected to call into')
+      const endpoint = `Local/${exten}@stasis`
+      const channel = newChannel(nextUniqueId(), `${endpoint}-${nextNameSuffix()};2`, endpoint, { name: '', number: callerNumber })
+      channel.state = 'Ring'
+      channel.dialplan = { context: 'stasis', exten, priority: 2, app_name: 'Stasis', app_data: `${app},${exten}` }
+      const call = addCall(app, endpoint, [exten], [channel])
+      call.inbound = true
+      apply(call, step(0, 1, 'StasisStart', 'Ring'))
+      return channel.id
+    },
+    dtmf(channelId, digit) {
+      const entry = channels.get(channelId)
+      if (!entry) throw new Error(`fake ARI: no live channel ${channelId}`)
+      send(entry.call.app, { type: 'ChannelDtmfReceived', digit, duration_ms: 100, channel: structuredClone(entry.channel) })
+    },
+    mediaOf(channelId) {
+      const bridge = [...bridges.values()].find(({ bridge }) => bridge.channels.includes(channelId))?.bridge
+      return bridge?.channels.map((id) => channels.get(id)?.call.media).find((media) => media !== undefined)
+    },
     async close() {
       closed = true
+      mediaHub.stop()
       await server.stop(true)
     },
   }

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { manualClock } from '../../src/lib/clock'
-import { createAriAdapter, unansweredOutcome, type AriAdapter } from '../../src/telephony/ari/adapter'
+import { createAriAdapter, unansweredOutcome, type AriAdapter, type AriAdapterOptions as AdapterOptions, type InboundCall } from '../../src/telephony/ari/adapter'
 import { createAriEvents, type AriEvents } from '../../src/telephony/ari/events'
 import { createAriRest } from '../../src/telephony/ari/rest'
-import type { ConversationHooks, AnsweredCall } from '../../src/telephony/call-session'
+import type { AnsweredCall, ConversationHooks } from '../../src/telephony/call-session'
 import { DialError, type CallReport, type DialRequest } from '../../src/telephony/provider'
 import { createTestApp, type TestApp } from '../support/app'
 import { startFakeAri, type FakeAri, type FakeAriOptions } from '../support/fake-ari'
@@ -21,18 +21,19 @@ let reports: CallReport[]
 let runIds = 0
 let clock: ReturnType<typeof manualClock>
 
-async function setUp(fakeOptions: FakeAriOptions = {}, conversation?: ConversationHooks) {
+async function setUp(fakeOptions: FakeAriOptions = {}, conversation?: ConversationHooks, inbound?: AdapterOptions['inbound']) {
   fake = await startFakeAri(fakeOptions)
   clock = manualClock(Date.parse('2026-01-05T10:00:00Z'))
   t = createTestApp({ clock })
   reports = []
   t.ctx.telephony.onReport((report) => { reports.push(report) })
   const rest = createAriRest(fake.settings())
-  const link = { rest, get connected() { return events.state === 'connected' }, externalMediaHost: 'ringbase_media' }
+  const link = { rest, get connected() { return events.state === 'connected' }, endpoint: fake.url, app: 'testapp' }
   adapter = createAriAdapter(t.ctx, {
     link: (id) => (id === CONFIGURATION_ID ? link : undefined),
     restFor: (id) => (id === CONFIGURATION_ID ? rest : null),
     conversation,
+    inbound,
     vanishGraceMs: 20,
   })
   events = connect()
@@ -169,22 +170,20 @@ describe('correlation', () => {
 })
 
 describe('answered calls', () => {
-  test('duration runs from answer to hangup; the call is bridged, recorded, and the recording stored', async () => {
+  test('duration runs from answer to hangup; the call is bridged, and the bridge is not recorded', async () => {
     await setUp()
     const request = dialRequest('Local/102@test')
     await adapter.dial(request)
-    await waitFor('recording started', () => fake.requests.some((r) => r.path === `/ari/bridges/ringbase-${request.callId}/record`))
+    await waitFor('bridged', () => fake.requests.some((r) => r.path === `/ari/bridges/ringbase-${request.callId}/addChannel`))
     clock.advance(65_000)
     fake.hangup(request.callId)
     const ended = await untilEnded(request.callId)
     expect(ended.outcome).toBe('completed')
     expect(ended.at - ended.answeredAt!).toBe(65_000)
-    expect(ended.recordingKey).toBe(`recordings/${ORGANIZATION_ID}/${request.runId}.wav`)
-    expect(await t.ctx.objects.exists(ended.recordingKey!)).toBe(true)
     const paths = fake.requests.map((r) => `${r.method} ${r.path}`)
-    expect(paths).toContain(`POST /ari/bridges/ringbase-${request.callId}/addChannel`)
     expect(paths).toContain(`DELETE /ari/bridges/ringbase-${request.callId}`)
-    expect(paths).toContain(`DELETE /ari/recordings/stored/ringbase-${request.callId}`)
+    expect(paths.some((path) => path.endsWith('/record'))).toBe(false)
+    expect(paths).not.toContain('POST /ari/channels/externalMedia')
   })
 
   test('max call duration is a hard stop', async () => {
@@ -197,27 +196,105 @@ describe('answered calls', () => {
     expect(fake.requests.some((r) => r.method === 'DELETE' && r.path === `/ari/channels/${request.callId}`)).toBe(true)
   })
 
-  test('the conversation engine gets the bridge and can attach external media to it', async () => {
+  test('with an engine, a chan_websocket media leg (server mode) joins the bridge; the engine hears, speaks and gets DTMF', async () => {
     const answered: AnsweredCall[] = []
-    const mediaChannels: string[] = []
+    const digits: string[] = []
+    const heardBytes: number[] = []
     await setUp({}, {
       async onAnswered(call) {
         answered.push(call)
-        mediaChannels.push(await call.attachExternalMedia('v(run=1)'))
+        call.onDtmf((digit) => digits.push(digit))
+        call.media.onAudio((ulaw) => heardBytes.push(ulaw.length))
+        call.media.send(new Uint8Array(1600).fill(0x10))
+        await call.ended
       },
     })
     const request = dialRequest('Local/102@test')
     await adapter.dial(request)
-    await waitFor('media attached', () => mediaChannels.length === 1)
-    expect(answered[0]).toMatchObject({
-      callId: request.callId, runId: request.runId, organizationId: ORGANIZATION_ID, configurationId: CONFIGURATION_ID,
-      bridgeId: `ringbase-${request.callId}`, externalMediaHost: 'ringbase_media',
-    })
+    await waitFor('the engine has the call', () => answered.length === 1)
+    expect(answered[0]).toMatchObject({ callId: request.callId, runId: request.runId, organizationId: ORGANIZATION_ID, configurationId: CONFIGURATION_ID, direction: 'outbound' })
     const media = fake.requests.find((r) => r.path === '/ari/channels/externalMedia')!
-    expect(media.query).toMatchObject({ external_host: 'ringbase_media', format: 'ulaw', transport: 'websocket', encapsulation: 'none', transport_data: 'v(run=1)' })
+    expect(media.query).toMatchObject({
+      app: 'testapp', channelId: `${request.callId}-media`, transport: 'websocket', connection_type: 'server', encapsulation: 'none',
+      format: 'ulaw', transport_data: 'f(json)',
+    })
+    expect(media.query.external_host).toBeUndefined()
+    const added = fake.requests.filter((r) => r.path === `/ari/bridges/ringbase-${request.callId}/addChannel`).map((r) => r.query.channel)
+    expect(added).toEqual([request.callId, `${request.callId}-media`])
+
+    const endpoint = fake.mediaOf(request.callId)!
+    endpoint.speak(new Uint8Array(480).fill(0x20))
+    await waitFor('caller audio reaches the engine', () => heardBytes.length === 3)
+    await waitFor('agent audio is played', () => endpoint.played.length === 10)
+    fake.dtmf(request.callId, '7')
+    await waitFor('the digit reaches the engine', () => digits.length === 1)
+    expect(digits).toEqual(['7'])
+
     await answered[0].hangup()
     expect((await untilEnded(request.callId)).outcome).toBe('completed')
-    await waitFor('media leg hung up', () => !fake.liveChannelIds().includes(mediaChannels[0]))
+    await waitFor('media leg hung up', () => !fake.liveChannelIds().includes(`${request.callId}-media`))
+    expect(await endpoint.closed).toMatchObject({ code: 1000 })
+  })
+
+  test('the engine\'s conclusions shape the report: voicemail becomes the outcome, a lost media leg the provider status', async () => {
+    const verdicts = [{ voicemail: true }, { mediaLost: true }]
+    await setUp({}, {
+      async onAnswered(call) {
+        const verdict = verdicts.shift()
+        await call.hangup()
+        await call.ended
+        return verdict
+      },
+    })
+    const machine = dialRequest('Local/102@test')
+    await adapter.dial(machine)
+    expect(await untilEnded(machine.callId)).toMatchObject({ outcome: 'voicemail' })
+    const dropped = dialRequest('Local/102@test')
+    await adapter.dial(dropped)
+    expect(await untilEnded(dropped.callId)).toMatchObject({ outcome: 'completed', providerStatus: 'media_lost' })
+  })
+
+  test('a media leg that cannot connect hangs the call up, reported media_failed; the engine never starts', async () => {
+    let started = 0
+    await setUp({ refuseMediaSockets: true }, { async onAnswered() { started++ } })
+    const request = dialRequest('Local/102@test')
+    await adapter.dial(request)
+    expect(await untilEnded(request.callId)).toMatchObject({ outcome: 'completed', providerStatus: 'media_failed' })
+    expect(started).toBe(0)
+    await waitFor('media channel gone', () => !fake.liveChannelIds().includes(`${request.callId}-media`))
+  })
+})
+
+describe('inbound calls', () => {
+  test('a channel we did not create is routed by its called number, answered, bridged with media, and ended by StasisEnd', async () => {
+    const routed: InboundCall[] = []
+    const answered: AnsweredCall[] = []
+    await setUp({}, {
+      async onAnswered(call) {
+        answered.push(call)
+        await call.ended
+      },
+    }, (call) => {
+      routed.push(call)
+      return { run: { runId: 41, organizationId: ORGANIZATION_ID, maxCallDurationSeconds: 600 } }
+    })
+    const channelId = fake.inboundCall({ exten: '5551234', callerNumber: '+15550001111' })
+    await waitFor('the engine has the call', () => answered.length === 1)
+    expect(routed).toEqual([{ configurationId: CONFIGURATION_ID, callId: channelId, callerNumber: '+15550001111', calledNumber: '5551234' }])
+    expect(answered[0]).toMatchObject({ callId: channelId, runId: 41, direction: 'inbound' })
+    expect(fake.requests.some((r) => r.method === 'POST' && r.path === `/ari/channels/${channelId}/answer`)).toBe(true)
+    expect(reportsOf(channelId).map((report) => report.kind)).toEqual(['answered'])
+    fake.hangup(channelId)
+    expect(await untilEnded(channelId)).toMatchObject({ outcome: 'completed', cause: { code: 16 } })
+    expect(adapter.openCallCount()).toBe(0)
+  })
+
+  test('no route: the call is hung up and nothing is reported', async () => {
+    await setUp({}, undefined, () => ({ refused: 'no phone number matches' }))
+    const channelId = fake.inboundCall({ exten: '999' })
+    await waitFor('hung up', () => !fake.liveChannelIds().includes(channelId))
+    expect(fake.requests.some((r) => r.path === `/ari/channels/${channelId}/answer`)).toBe(false)
+    expect(reports).toEqual([])
   })
 })
 

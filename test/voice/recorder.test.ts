@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createCallRecorder } from '../../src/voice/recorder.ts'
-import { decodeWav } from '../../src/voice/wav.ts'
+import { decodeWav } from '../../src/lib/wav.ts'
 import { rms, sine } from '../support/audio.ts'
 
 const frame = (value: number) => new Int16Array(160).fill(value)
@@ -8,9 +8,9 @@ const frame = (value: number) => new Int16Array(160).fill(value)
 const span = (track: Int16Array, fromMs: number, toMs: number) => track.subarray(fromMs * 8, toMs * 8)
 
 function tracks(recording: { stereo: Uint8Array }) {
-  const { samples, channelCount, sampleRate } = decodeWav(recording.stereo)
-  expect(channelCount).toBe(2)
-  expect(sampleRate).toBe(8000)
+  const { pcm: samples, format } = decodeWav(recording.stereo)
+  expect(format.channels).toBe(2)
+  expect(format.sampleRate).toBe(8000)
   const caller = new Int16Array(samples.length / 2)
   const agent = new Int16Array(samples.length / 2)
   for (let i = 0; i < caller.length; i++) (caller[i] = samples[2 * i]), (agent[i] = samples[2 * i + 1])
@@ -59,8 +59,8 @@ describe('call recorder', () => {
     expect(rms(span(agent, 1000, 2200))).toBe(0)
     expect(rms(span(caller, 0, 1200))).toBe(0)
     expect(rms(span(caller, 1200, 2200))).toBeGreaterThan(5000)
-    expect(decodeWav(recording.caller).samples).toEqual(caller)
-    expect(decodeWav(recording.agent).samples).toEqual(agent)
+    expect(decodeWav(recording.caller).pcm).toEqual(caller)
+    expect(decodeWav(recording.agent).pcm).toEqual(agent)
   })
 
   test('audio past maxDurationMs is dropped', () => {

@@ -84,6 +84,8 @@ export const workflowRuns = sqliteTable('workflow_runs', {
   /** Added by migrations/0005_calls.sql. */
   callId: text('call_id'),
   trafficVariantId: text('traffic_variant_id'),
+  /** Added by migrations/0007_models.sql: the spec's model_overrides sent with the run's start. */
+  modelOverrides: text('model_overrides', { mode: 'json' }).$type<JsonObject | null>(),
   /** Added by migrations/0010_carriers.sql. */
   providerCallId: text('provider_call_id'),
   callerNumber: text('caller_number').generatedAlwaysAs(generated),

@@ -53,6 +53,8 @@ export const campaigns = sqliteTable('campaigns', {
   parentCampaignId: integer('parent_campaign_id'),
   redialedCampaignId: integer('redialed_campaign_id'),
   telephonyConfigurationId: integer('telephony_configuration_id'),
+  /** Added by migrations/0007_models.sql: the spec's model_overrides for every call of the campaign. */
+  modelOverrides: text('model_overrides', { mode: 'json' }).$type<Record<string, unknown> | null>(),
   createdAt: text('created_at').notNull(),
   startedAt: text('started_at'),
   completedAt: text('completed_at'),

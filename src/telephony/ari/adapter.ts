@@ -1,17 +1,20 @@
 import type { AppContext } from '../../context'
 import { AddressError, buildAriDialString, DEFAULT_DIAL_STRING_TEMPLATE } from '../../lib/phone'
-import { callIdOfRecording, hangupIgnoringGone, startCallSession, type CallSession, type ConversationHooks } from '../call-session'
+import { hangupIgnoringGone, startCallSession, type CallSession, type ConversationHooks } from '../call-session'
 import { DialError, type CallOutcome, type CallReport, type CallState, type DialRequest, type TelephonyProvider } from '../provider'
 import { AriError, type AriRest } from './rest'
-import { eventChannel, type AriEvent, type Channel, type DialStatus } from './types'
+import { eventChannel, type AriEvent, type Channel, type DialStatus, type StasisStart } from './types'
 
 /**
  * The ARI telephony provider: places calls into the configuration's Stasis app with our own channel id, follows
  * each call's events and reports exactly one outcome per call through `ctx.telephony.report`.
  *
  * Events are correlated by channel id only. The call is tracked before the originate request goes out, because
- * Asterisk's events often overtake its response. Every other channel is ignored: the `;2` half of a Local
- * channel, calls of other configurations on the same Asterisk (subscribeAll delivers everything) and inbound calls.
+ * Asterisk's events often overtake its response; the media leg's channel id is known before it is created too. Other
+ * channels are ignored (the `;2` half of a Local channel, calls of other configurations on the same Asterisk:
+ * subscribeAll delivers everything), except one entering our Stasis app that we did not create: an inbound call,
+ * routed by `inbound` (no route: hung up), answered and tracked like ours. Inbound channels leave the app with
+ * StasisEnd and no ChannelDestroyed (trace inbound_stasis_answer_hangup): that ends them.
  *
  * Outcome (README facts from the recorded traces):
  * - answered (StasisStart, or the channel reaching Up) and later destroyed → completed;
@@ -27,9 +30,20 @@ export type AriLink = {
   rest: AriRest
   /** Whether the events websocket is up; a call placed without it would have no outcome events. */
   readonly connected: boolean
-  /** websocket_client.conf connection name for external media ('' when not configured). */
-  externalMediaHost: string
+  /** The configuration's ARI endpoint: the media sockets are on the same server. */
+  endpoint: string
+  /** The Stasis app the events websocket registered. */
+  app: string
 }
+
+/** A call arriving in our Stasis app, as the dialplan sent it. */
+export type InboundCall = { configurationId: number; callId: string; callerNumber: string; calledNumber: string }
+
+/** The run an inbound call was given; why it is refused (it is then hung up); or `ours`: a call this app placed (before a restart), left alone. */
+export type InboundRoute = { run: CallRun } | { refused: string } | { ours: true }
+
+/** The run behind a call, as the adapter needs it. */
+export type CallRun = { runId: number; organizationId: number; maxCallDurationSeconds: number }
 
 export type AriAdapterOptions = {
   /** The live connection of a configuration; undefined when none runs (inactive, deleted, not ARI). */
@@ -37,6 +51,8 @@ export type AriAdapterOptions = {
   /** A REST client for any stored ARI configuration (the live one's, else one from stored credentials); null when none. */
   restFor(configurationId: number): AriRest | null
   conversation?: ConversationHooks
+  /** Routes an inbound call to an agent and creates its run; absent: inbound calls are hung up. */
+  inbound?: (call: InboundCall) => InboundRoute
   /** How long a call missing from GET /channels may still have its ChannelDestroyed in flight. */
   vanishGraceMs?: number
 }
@@ -56,7 +72,11 @@ type TrackedCall = {
   callId: string
   configurationId: number
   /** Absent for a call adopted after a restart (see callState): no session is started for it. */
-  request?: DialRequest
+  run?: CallRun
+  /** Entered our app from the dialplan; it ends with StasisEnd. */
+  inbound: boolean
+  /** The cause of the last hangup request (inbound calls have no ChannelDestroyed to take it from). */
+  hangupCause?: number
   /** The originate request was answered 200 (an adopted call counts as placed). */
   placed: boolean
   answeredAt: number | null
@@ -92,12 +112,14 @@ export function unansweredOutcome(cause: number, dialStatus: DialStatus): CallOu
 
 export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): AriAdapter {
   const calls = new Map<string, TrackedCall>()
+  /** Media leg channel id → its call. */
+  const mediaLegs = new Map<string, TrackedCall>()
   const vanishGraceMs = options.vanishGraceMs ?? DEFAULT_VANISH_GRACE_MS
 
-  const logFields = (call: TrackedCall) => ({ callId: call.callId, runId: call.request?.runId, configurationId: call.configurationId })
+  const logFields = (call: TrackedCall) => ({ callId: call.callId, runId: call.run?.runId, configurationId: call.configurationId })
 
-  function track(call: Omit<TrackedCall, 'dialStatus' | 'ending' | 'answeredAt'>, answeredAt: number | null = null): TrackedCall {
-    const tracked: TrackedCall = { ...call, answeredAt, dialStatus: '', ending: false }
+  function track(call: Omit<TrackedCall, 'dialStatus' | 'ending' | 'answeredAt' | 'inbound'> & { inbound?: boolean }, answeredAt: number | null = null): TrackedCall {
+    const tracked: TrackedCall = { inbound: false, ...call, answeredAt, dialStatus: '', ending: false }
     calls.set(call.callId, tracked)
     return tracked
   }
@@ -108,34 +130,39 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     ctx.telephony.report({ kind: 'answered', callId: call.callId, at: call.answeredAt })
   }
 
-  /** The call's channel entered Stasis answered: bridge, record, hand over to the conversation engine. */
+  /** The call's channel is in Stasis answered: bridge, media leg, hand over to the conversation engine. */
   function startSession(call: TrackedCall) {
     const link = options.link(call.configurationId)
-    if (call.session || !call.request || !link) return
-    const { request } = call
+    if (call.session || !call.run || !link) return
+    const { run } = call
     call.session = startCallSession({
-      ctx, rest: link.rest, externalMediaHost: link.externalMediaHost, conversation: options.conversation,
-      call: { callId: call.callId, runId: request.runId, organizationId: request.organizationId, configurationId: call.configurationId },
-      maxCallDurationMs: request.maxCallDurationSeconds * 1000,
+      ctx, rest: link.rest, ariEndpoint: link.endpoint, conversation: options.conversation,
+      call: {
+        callId: call.callId, runId: run.runId, organizationId: run.organizationId, configurationId: call.configurationId,
+        direction: call.inbound ? 'inbound' : 'outbound',
+      },
+      maxCallDurationMs: run.maxCallDurationSeconds * 1000,
     })
+    mediaLegs.set(call.session.mediaChannelId, call)
   }
 
-  /** Reports the call's single 'ended', after its session (if any) stored the recording. */
+  /** Reports the call's single 'ended', after its session (if any) let the conversation finish and tore down. */
   async function end(call: TrackedCall, outcome: CallOutcome, details: { cause?: { code: number; text: string }; providerStatus?: string }) {
     if (call.ending) return
     call.ending = true
     const at = ctx.clock.now()
-    const recordingKey = await call.session?.finish()
+    const sessionEnd = await call.session?.finish()
     calls.delete(call.callId)
-    const providerStatus = call.session?.hardStopped ? 'max_call_duration' : details.providerStatus
+    if (call.session) mediaLegs.delete(call.session.mediaChannelId)
+    const providerStatus = call.session?.hardStopped ? 'max_call_duration' : sessionEnd?.providerStatus ?? details.providerStatus
     const report: CallReport = {
-      kind: 'ended', callId: call.callId, outcome, at, answeredAt: call.answeredAt,
+      kind: 'ended', callId: call.callId, outcome: sessionEnd?.outcome ?? outcome, at, answeredAt: call.answeredAt,
       ...(details.cause ? { cause: details.cause } : {}),
       ...(providerStatus ? { providerStatus } : {}),
-      ...(recordingKey ? { recordingKey } : {}),
     }
-    ctx.log.info({ ...logFields(call), outcome, cause: details.cause, providerStatus }, 'call ended')
+    ctx.log.info({ ...logFields(call), outcome: report.outcome, cause: details.cause, providerStatus }, 'call ended')
     ctx.telephony.report(report)
+    call.session?.reported()
   }
 
   function channelDestroyed(call: TrackedCall, code: number, text: string) {
@@ -145,15 +172,19 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
   }
 
   function handleEvent(configurationId: number, event: AriEvent) {
-    if (event.type === 'RecordingFinished' || event.type === 'RecordingFailed') {
-      const call = calls.get(callIdOfRecording(event.recording.name))
-      if (call?.configurationId === configurationId) call.session?.recordingEnded(event.type === 'RecordingFinished')
-      return
-    }
     const channel = eventChannel(event)
     if (!channel) return
+    const mediaOf = mediaLegs.get(channel.id)
+    if (mediaOf) {
+      if (mediaOf.configurationId === configurationId) mediaOf.session?.mediaEvent(event)
+      return
+    }
     const call = calls.get(channel.id) ?? peerOf(channel)
-    if (!call || call.configurationId !== configurationId || call.ending) return
+    if (!call) {
+      if (event.type === 'StasisStart') inboundCall(configurationId, event)
+      return
+    }
+    if (call.configurationId !== configurationId || call.ending) return
     if (channel.id !== call.callId) {
       if (event.type === 'ChannelDestroyed') call.peerCause = { code: event.cause, text: event.cause_txt }
       return
@@ -170,10 +201,60 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
         markAnswered(call)
         startSession(call)
         break
+      case 'ChannelDtmfReceived':
+        call.session?.dtmf(event.digit)
+        break
+      case 'ChannelHangupRequest':
+        if (event.cause !== undefined && !event.soft) call.hangupCause = event.cause
+        break
+      case 'StasisEnd':
+        if (call.inbound) {
+          const code = call.hangupCause ?? NORMAL_CLEARING
+          void end(call, call.answeredAt !== null ? 'completed' : 'failed', { cause: { code, text: code === NORMAL_CLEARING ? 'Normal Clearing' : `Cause ${code}` } })
+        }
+        break
       case 'ChannelDestroyed':
         channelDestroyed(call, event.cause, event.cause_txt)
         break
     }
+  }
+
+  /** A channel we did not create entered our app: route it, answer it and run its conversation, or hang it up. */
+  function inboundCall(configurationId: number, event: StasisStart) {
+    const link = options.link(configurationId)
+    if (!options.inbound || !link || event.application !== link.app) return
+    const { channel } = event
+    const inbound: InboundCall = {
+      configurationId, callId: channel.id, callerNumber: channel.caller.number,
+      calledNumber: event.args[0] || channel.dialplan.exten,
+    }
+    let route: InboundRoute
+    try {
+      route = options.inbound(inbound)
+    } catch (error) {
+      ctx.log.error({ ...inbound, err: error }, 'inbound call routing failed')
+      route = { refused: 'routing failed' }
+    }
+    if ('ours' in route) return
+    if ('refused' in route) {
+      ctx.log.info({ ...inbound, reason: route.refused }, 'inbound call refused: hanging up')
+      void hangupIgnoringGone(link.rest, channel.id).catch((error) => ctx.log.warn({ ...inbound, err: error }, 'could not hang up a refused inbound call'))
+      return
+    }
+    const call = track({
+      callId: channel.id, configurationId, run: route.run, inbound: true, placed: true,
+      deadline: ctx.clock.now() + route.run.maxCallDurationSeconds * 1000 + EXPIRY_MARGIN_MS,
+    })
+    ctx.log.info({ ...inbound, runId: route.run.runId }, 'inbound call accepted')
+    link.rest.answer(channel.id).then(() => {
+      if (call.ending) return
+      markAnswered(call)
+      startSession(call)
+    }, (error) => {
+      ctx.log.warn({ ...logFields(call), err: error }, 'could not answer an inbound call')
+      void hangupIgnoringGone(link.rest, channel.id).catch(() => undefined)
+      void end(call, 'failed', { providerStatus: 'answer_failed' })
+    })
   }
 
   /** The Local `;2` half of a call we placed. */
@@ -198,7 +279,8 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     }
     const placedAt = ctx.clock.now()
     const call = track({
-      callId: request.callId, configurationId: request.configurationId, request, placed: false,
+      callId: request.callId, configurationId: request.configurationId, placed: false,
+      run: { runId: request.runId, organizationId: request.organizationId, maxCallDurationSeconds: request.maxCallDurationSeconds },
       deadline: placedAt + (request.ringTimeoutSeconds + request.maxCallDurationSeconds) * 1000 + EXPIRY_MARGIN_MS,
     })
     try {

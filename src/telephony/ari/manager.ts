@@ -2,7 +2,7 @@ import type { AppContext } from '../../context'
 import type { ConversationHooks } from '../call-session'
 import { getConfigCredentials, listActiveAriConfigs, markInactive, type AriConfiguration } from '../configurations'
 import type { Credentials } from '../providers'
-import { createAriAdapter, type AriAdapter, type AriLink } from './adapter'
+import { createAriAdapter, type AriAdapter, type AriAdapterOptions, type AriLink } from './adapter'
 import { createAriEvents, type AriEvents, type AriEventsOptions, type AriFailure } from './events'
 import { createAriRest, type AriRest } from './rest'
 import type { AriConnectionSettings } from './types'
@@ -26,6 +26,7 @@ export type AriManagerOptions = {
   watchdogIntervalMs?: number
   vanishGraceMs?: number
   conversation?: ConversationHooks
+  inbound?: AriAdapterOptions['inbound']
 }
 
 export type AriConnectionCounts = { connected: number; total: number }
@@ -69,8 +70,7 @@ function ariSettings(credentials: Credentials): AriConnectionSettings {
   }
 }
 
-const connectionKey = (config: AriConfiguration) =>
-  JSON.stringify([ariSettings(config.credentials), config.credentials.ws_client_name ?? ''])
+const connectionKey = (config: AriConfiguration) => JSON.stringify(ariSettings(config.credentials))
 
 /** Starts the manager, registers the ARI provider and makes the context report connection state. */
 export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}): AriManager {
@@ -82,6 +82,7 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
     link: (configurationId) => connections.get(configurationId),
     restFor: (configurationId) => connections.get(configurationId)?.rest ?? storedRest(ctx, configurationId),
     conversation: options.conversation,
+    inbound: options.inbound,
     vanishGraceMs: options.vanishGraceMs,
   })
 
@@ -92,7 +93,8 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
       config,
       key: connectionKey(config),
       rest: createAriRest(settings),
-      externalMediaHost: config.credentials.ws_client_name ?? '',
+      endpoint: settings.endpoint,
+      app: settings.app,
       get connected() { return connection.events.state === 'connected' },
       events: createAriEvents(settings, {
         onEvent: (event) => adapter.handleEvent(config.id, event),

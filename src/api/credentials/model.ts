@@ -1,0 +1,6 @@
+import { t } from 'elysia'
+
+/** The request and response shapes the domain declares, described to OpenAPI from here with the routes' own. */
+export { CreateCredentialBody, UpdateCredentialBody, CredentialView, DeletedCredential } from '../../credentials/schemas'
+
+export const CredentialParams = t.Object({ credential_uuid: t.String() })

@@ -1,0 +1,114 @@
+import { renderTemplate } from '../agents/template-variables'
+import type { AppContext } from '../context'
+import { openRunSession, RunSessionError, type RunSession } from '../conversation/run-session'
+import { isPlainObject } from '../lib/values'
+import { attachArtifact, type RunArtifact } from '../runs/artifacts'
+import { getRun, updateRun } from '../runs/service'
+import type { AnsweredCall, ConversationHooks, ConversationOutcome } from '../telephony/call-session'
+import { createVoicePipeline, type VoiceCallResult, type VoicemailOptions, type VoicePipeline, type VoicePipelineOptions } from '../voice/pipeline'
+import type { CallRecording } from '../voice/recorder'
+import { loadVadEngine, type VadEngine } from '../voice/vad'
+
+/**
+ * The conversation of an answered voice call: the run session (models, the Conversation, the run written as it goes)
+ * driven by the voice pipeline over the call's media leg. When the conversation is over the call's own results are
+ * stored: the recordings (stereo `recordings/<org>/<run>.wav`, left caller / right agent, as `recording_url`; the
+ * caller-only and agent-only tracks `…/<run>/user.wav` and `…/<run>/bot.wav` as `user_recording_url` and
+ * `bot_recording_url`) and `logs.voice` (per-turn response times, answering machine, media loss, warnings). The
+ * call is then hung up; once its end has been reported (the run completed with the call's outcome) the run session
+ * completes the run with what the conversation produced.
+ *
+ * Answering-machine detection runs on outbound calls unless the agent's `voicemail_detection.enabled` is false;
+ * `voicemail_detection.message` (template variables allowed) is left after the beep.
+ */
+
+export type VoiceConversationOptions = {
+  /** Pipeline timings tests shorten. */
+  pipeline?: Partial<Pick<VoicePipelineOptions, 'tickIntervalMs' | 'dtmfTimeoutMs' | 'mediaLossGraceMs' | 'drainTimeoutMs' | 'turn'>>
+}
+
+export const recordingKeysFor = (organizationId: number, runId: number) => ({
+  recording: `recordings/${organizationId}/${runId}.wav`,
+  user_recording: `recordings/${organizationId}/${runId}/user.wav`,
+  bot_recording: `recordings/${organizationId}/${runId}/bot.wav`,
+}) satisfies Partial<Record<RunArtifact, string>>
+
+export function createVoiceConversations(ctx: AppContext, options: VoiceConversationOptions = {}): ConversationHooks {
+  let vad: Promise<VadEngine> | null = null
+
+  return {
+    async onAnswered(call) {
+      const log = ctx.log.child({ runId: call.runId, callId: call.callId })
+      let pipeline: VoicePipeline | null = null
+      let session: RunSession
+      try {
+        session = await openRunSession(ctx, call.runId, { channel: 'voice', onEvent: (event) => pipeline?.conversationEvent(event) })
+      } catch (error) {
+        // The session completed the run with the reason; the call is hung up when this returns.
+        if (error instanceof RunSessionError) return {}
+        throw error
+      }
+      const { stt, tts } = session.clients
+      const warnings: string[] = []
+      vad ??= loadVadEngine()
+      const voice = createVoicePipeline({
+        transport: call.media, stt: stt!, tts: tts!, vad: await vad, clock: ctx.clock,
+        voicemail: call.direction === 'outbound' ? voicemailOptions(ctx, call, session) : null,
+        onWarning(message) {
+          warnings.push(message)
+          log.warn({ warning: message }, 'voice call problem')
+        },
+        onSttAudio: (seconds) => session.reportSttSeconds(stt!.ref, seconds),
+        onTtsText: (characters) => session.reportTtsCharacters(tts!.ref, characters),
+        ...options.pipeline,
+      })
+      pipeline = voice
+      call.onDtmf((digit) => voice.dtmf(digit))
+      void call.ended.then(() => voice.stop('user_hangup'))
+
+      const result = await voice.run(session.conversation)
+      await storeRecordings(ctx, call, result.recording).catch((error) => {
+        log.error({ err: error }, 'call recording not stored')
+        warnings.push('The call recording could not be stored')
+      })
+      updateRun(ctx, call.runId, { logs: { voice: voiceLog(result, warnings) } })
+      void call.reported.then(() => session.finish(result.endReason)).catch((error) => log.error({ err: error }, 'run not completed after the call'))
+      const outcome: ConversationOutcome = { voicemail: result.voicemail !== null, mediaLost: result.mediaLost !== null }
+      return outcome
+    },
+  }
+}
+
+function voicemailOptions(ctx: AppContext, call: AnsweredCall, session: RunSession): VoicemailOptions | null {
+  const settings = isPlainObject(session.configurations.voicemail_detection) ? session.configurations.voicemail_detection : {}
+  if (settings.enabled === false) return null
+  if (typeof settings.message !== 'string' || settings.message.trim() === '') return {}
+  const variables = getRun(ctx, call.organizationId, call.runId)?.initialContext ?? {}
+  return { message: renderTemplate(settings.message, variables, new Date(ctx.clock.now())) }
+}
+
+async function storeRecordings(ctx: AppContext, call: AnsweredCall, recording: CallRecording): Promise<void> {
+  if (recording.durationMs === 0) return
+  const keys = recordingKeysFor(call.organizationId, call.runId)
+  const files = { recording: recording.stereo, user_recording: recording.caller, bot_recording: recording.agent }
+  for (const artifact of ['recording', 'user_recording', 'bot_recording'] as const) {
+    await ctx.objects.put(keys[artifact], files[artifact])
+    attachArtifact(ctx, call.runId, artifact, keys[artifact])
+  }
+}
+
+function voiceLog(result: VoiceCallResult, warnings: string[]): Record<string, unknown> {
+  return {
+    end_reason: result.endReason,
+    recording_seconds: Math.round(result.recording.durationMs) / 1000,
+    turns: result.turns.map((turn) => ({
+      response_ms: Math.round(turn.responseMs),
+      stt_ms: Math.round(turn.sttMs),
+      first_text_ms: turn.firstTextMs === null ? null : Math.round(turn.firstTextMs),
+      first_audio_ms: turn.firstAudioMs === null ? null : Math.round(turn.firstAudioMs),
+    })),
+    ...(result.voicemail ? { voicemail: { detected_after_ms: Math.round(result.voicemail.detectedAfterMs), message_left: result.voicemail.messageLeft } } : {}),
+    ...(result.mediaLost ? { media_lost: { code: result.mediaLost.code, reason: result.mediaLost.reason } } : {}),
+    warnings,
+  }
+}

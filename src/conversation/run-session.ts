@@ -1,0 +1,301 @@
+/**
+ * A run session: one run's conversation, channel-neutral, persisted as it goes. The text chat routes and the voice
+ * pipeline both drive a run through it; it owns everything between the run row and the engine.
+ *
+ *   const session = await openRunSession(ctx, runId, { channel: 'chat' | 'voice', onEvent? })
+ *   await session.conversation.start()              // the run becomes `running`; the opening turn
+ *   await session.conversation.userMessage(text)    // chat text, or a voice utterance from STT
+ *   session.reportSttSeconds(session.clients.stt!.ref, 2.4)         // voice: audio sent to transcription
+ *   session.reportTtsCharacters(session.clients.tts!.ref, 57)       // voice: characters sent to synthesis
+ *   await session.conversation.tick()               // about once a second: max duration (and the idle rule on voice)
+ *   await session.ended                             // the conversation ended, by itself or through finish
+ *   await session.finish('user_hangup')             // ends it if needed, completes the run, starts the post-call work
+ *
+ * `openRunSession` loads the run and the agent version it is pinned to (a draft for test runs), resolves its models
+ * (model_overrides → agent → organization default) and records them in `initial_context.runtime_configuration`,
+ * creates the clients (`clients.stt` and `clients.tts` for voice only; `tts` is the built-in voice unless one is
+ * configured) and the Conversation. It throws RunSessionError (message safe to show) when the run cannot be run: not
+ * found, already completed, or its models cannot be resolved (the run is then completed with `pipeline_error`).
+ *
+ * `conversation` is the engine's Conversation; after each of its calls and on each of its events the session writes
+ * to the run: `gathered_context` (nodes_visited, extracted values; at the end the disposition and tags),
+ * `logs.transcript`, `logs.realtime_feedback_events`, `logs.warnings` (agent features not supported yet, failures
+ * survived), `logs.llm_fallback` (every switch to a fallback model), `logs.session` (channel, times, end reason).
+ * Usage is kept in memory and written once at the end: `usage_info` (LLM tokens from the engine, STT seconds and TTS
+ * characters reported by the channel, the duration) and `cost_info` from the organization's price card.
+ *
+ * `finish` is idempotent and resolves when the run is completed: the transcript file is stored behind
+ * `transcript_url`; if something else already completed the run (a call's hang-up report), what the conversation
+ * produced is written over it, the call's duration kept. The engine's `ended` event does not finish the run by
+ * itself: a voice channel lets the closing line play out, hangs up, then calls `finish`; text chat calls it at once.
+ * A process that dies mid-session leaves the run `running`; `closeSessionsInterruptedByRestart` closes it at boot.
+ */
+import { eq } from 'drizzle-orm'
+import type { WorkflowDefinition } from '../agents/definition'
+import type { AppContext } from '../context'
+import { workflowDefinitions, workflowRuns, type WorkflowRunRow } from '../db/schema'
+import { isoNow } from '../lib/clock'
+import { isPlainObject } from '../lib/values'
+import type { LlmSwitch } from '../models/fallback'
+import { readPriceCard } from '../models/price-card'
+import { createRunClients, ModelResolutionError, resolveRunModels, runtimeConfiguration, storedOverrides, type RunClients } from '../models/resolve'
+import type { ModelRef } from '../models/types'
+import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
+import { attachArtifact } from '../runs/artifacts'
+import { amendCompletedRun, finishRun, markRunRunning, updateRun, type RunOutcome } from '../runs/service'
+import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
+import { transaction } from '../db/transaction'
+import { createConversation, type Conversation, type ConversationEvent } from './engine'
+import { transcriptText, type ConversationRecord, type EndReason } from './record'
+
+export type RunChannel = 'chat' | 'voice'
+
+export type RunSessionOptions = {
+  channel: RunChannel
+  /** Hears every engine event once the session has recorded it (voice: `agent_text` pieces go to TTS). */
+  onEvent?: (event: ConversationEvent) => void
+}
+
+export type RunSession = {
+  readonly runId: number
+  readonly organizationId: number
+  readonly channel: RunChannel
+  /** The pinned agent version's workflow configurations (voice reads its answering-machine settings there). */
+  readonly configurations: WorkflowConfigurations
+  /** The engine, wrapped so that the run is written after each call. */
+  readonly conversation: Conversation
+  readonly clients: RunClients
+  /** Settles when the conversation has ended, whoever ended it. */
+  readonly ended: Promise<{ reason: EndReason; graceful: boolean }>
+  reportSttSeconds(ref: ModelRef, seconds: number): void
+  reportTtsCharacters(ref: ModelRef, characters: number): void
+  /** Ends the conversation with `reason` (default `user_hangup`) unless it has ended, then completes the run, once. */
+  finish(reason?: EndReason): Promise<void>
+}
+
+/** Why a run cannot be run; the message is safe to show. */
+export class RunSessionError extends Error {}
+
+export const transcriptKeyFor = (organizationId: number, runId: number) => `transcripts/${organizationId}/${runId}.txt`
+
+type LoadedRun = { run: WorkflowRunRow; definition: WorkflowDefinition; configurations: ReturnType<typeof withDefaultConfigurations> }
+
+function loadRun(ctx: AppContext, runId: number): LoadedRun {
+  const found = ctx.db.select({ run: workflowRuns, version: workflowDefinitions }).from(workflowRuns)
+    .innerJoin(workflowDefinitions, eq(workflowDefinitions.id, workflowRuns.definitionId))
+    .where(eq(workflowRuns.id, runId)).get()
+  if (!found) throw new RunSessionError(`Run ${runId} does not exist`)
+  if (found.run.state === 'completed') throw new RunSessionError(`Run ${runId} is already completed`)
+  return {
+    run: found.run,
+    definition: found.version.workflowJson as WorkflowDefinition,
+    configurations: withDefaultConfigurations(found.version.workflowConfigurations),
+  }
+}
+
+const variablesOf = (run: WorkflowRunRow): Record<string, unknown> => ({ ...run.initialContext })
+
+type FinalWrite = { record: ConversationRecord; usage: UsageInfo; transcriptKey: string | null }
+
+/** Completes the run with what the conversation produced, or writes it over a run something else completed. */
+function writeFinal(ctx: AppContext, loaded: LoadedRun, channel: RunChannel, logs: Record<string, unknown>, { record, usage, transcriptKey }: FinalWrite): void {
+  const { run } = loaded
+  const disposition = typeof record.gathered_context.call_disposition === 'string' ? record.gathered_context.call_disposition : record.end_reason
+  const cost = costInfo(usage, readPriceCard(ctx, run.organizationId), { telephony: channel === 'voice' && run.callId !== null })
+  const outcome: RunOutcome = {
+    durationSeconds: record.call_duration_seconds,
+    disposition,
+    usage: { llm: usage.llm, tts: usage.tts, stt: usage.stt },
+    cost,
+    gatheredContext: record.gathered_context,
+    logs,
+  }
+  transaction(ctx, () => {
+    if (!finishRun(ctx, run.id, outcome)) amendCompletedRun(ctx, run.id, outcome)
+    if (transcriptKey) attachArtifact(ctx, run.id, 'transcript', transcriptKey)
+  })
+}
+
+/** A run that cannot be run: completed at once with the reason, so it does not stay open. */
+function failRun(ctx: AppContext, run: WorkflowRunRow, message: string): void {
+  finishRun(ctx, run.id, {
+    durationSeconds: 0,
+    disposition: 'pipeline_error',
+    logs: { warnings: [message], session: { end_reason: 'pipeline_error', ended_at: isoNow(ctx.clock) } },
+  })
+}
+
+export async function openRunSession(ctx: AppContext, runId: number, options: RunSessionOptions): Promise<RunSession> {
+  const loaded = loadRun(ctx, runId)
+  const { run, definition, configurations } = loaded
+  const { channel } = options
+  const log = ctx.log.child({ runId, organizationId: run.organizationId, channel })
+
+  const fallbackSwitches: Record<string, unknown>[] = []
+  const sessionWarnings: string[] = []
+  let usage = emptyUsageInfo()
+  let persistQueued = false
+  let finishing: Promise<void> | null = null
+
+  const onSwitch = (change: LlmSwitch) => {
+    fallbackSwitches.push({
+      at: isoNow(ctx.clock),
+      from: `${change.from.service}|||${change.from.model}`,
+      to: `${change.to.service}|||${change.to.model}`,
+      reason: change.reason,
+      after_ms: change.afterMs,
+      ...(change.error ? { error: change.error } : {}),
+    })
+    log.warn({ from: change.from, to: change.to, reason: change.reason }, 'LLM fallback: switched to the next model')
+    queuePersist()
+  }
+
+  let clients: RunClients
+  let runtime: Record<string, unknown>
+  try {
+    const agentPin = configurations.model_configuration_uuid
+    const resolved = resolveRunModels(ctx, run.organizationId, {
+      overrides: storedOverrides(run.modelOverrides),
+      agentConfigurationUuid: typeof agentPin === 'string' ? agentPin : null,
+    })
+    runtime = runtimeConfiguration(resolved)
+    clients = await createRunClients(resolved, { voice: channel === 'voice', log, onSwitch })
+  } catch (error) {
+    if (!(error instanceof ModelResolutionError)) throw error
+    const message = `The run's models cannot be used: ${error.message}`
+    failRun(ctx, run, message)
+    log.warn({ err: error }, 'run session not opened')
+    throw new RunSessionError(message)
+  }
+  updateRun(ctx, run.id, { initialContext: { runtime_configuration: runtime } })
+
+  let resolveEnded!: (value: { reason: EndReason; graceful: boolean }) => void
+  const ended = new Promise<{ reason: EndReason; graceful: boolean }>((resolve) => { resolveEnded = resolve })
+
+  const engine = createConversation({
+    definition,
+    configurations,
+    variables: variablesOf(run),
+    llm: clients.llm,
+    extractionLlm: clients.extractionLlm,
+    clock: ctx.clock,
+    idleRules: channel === 'voice',
+    delayedStart: channel === 'voice',
+    onEvent(event) {
+      if (event.type === 'usage') usage = addLlmUsage(usage, event.ref, event.usage)
+      if (event.type === 'ended') resolveEnded({ reason: event.reason, graceful: event.graceful })
+      if (event.type !== 'agent_text') queuePersist()
+      try {
+        options.onEvent?.(event)
+      } catch (error) {
+        log.error({ err: error, event: event.type }, 'run session listener failed')
+      }
+    },
+  })
+
+  function logsOf(record: ConversationRecord): Record<string, unknown> {
+    return {
+      transcript: record.logs.transcript,
+      realtime_feedback_events: record.logs.realtime_feedback_events,
+      warnings: [...record.logs.warnings, ...sessionWarnings],
+      ...(fallbackSwitches.length ? { llm_fallback: fallbackSwitches } : {}),
+      session: {
+        channel,
+        started_at: record.started_at,
+        ended_at: record.ended_at,
+        end_reason: record.end_reason,
+        current_node_id: record.current_node_id,
+      },
+    }
+  }
+
+  function persist() {
+    persistQueued = false
+    if (finishing) return
+    const record = engine.record()
+    try {
+      updateRun(ctx, run.id, { gatheredContext: record.gathered_context, logs: logsOf(record) })
+    } catch (error) {
+      log.error({ err: error }, 'run session could not write the run')
+    }
+  }
+
+  function queuePersist() {
+    if (persistQueued) return
+    persistQueued = true
+    queueMicrotask(persist)
+  }
+
+  const persisting = <Args extends unknown[], Result>(method: (...args: Args) => Promise<Result>) =>
+    async (...args: Args): Promise<Result> => {
+      try {
+        return await method(...args)
+      } finally {
+        persist()
+      }
+    }
+
+  const conversation: Conversation = {
+    get ended() { return engine.ended },
+    start: persisting(async () => {
+      markRunRunning(ctx, run.id)
+      return engine.start()
+    }),
+    userMessage: persisting(engine.userMessage),
+    canInterrupt: engine.canInterrupt,
+    interrupt: persisting(engine.interrupt),
+    noteUserActivity: engine.noteUserActivity,
+    agentSpeechEnded: engine.agentSpeechEnded,
+    tick: persisting(engine.tick),
+    end: persisting(engine.end),
+    record: engine.record,
+  }
+
+  async function storeTranscript(record: ConversationRecord): Promise<string | null> {
+    if (record.logs.transcript.length === 0) return null
+    const includeEndTimestamps = isPlainObject(configurations.transcript_configuration) && configurations.transcript_configuration.include_end_timestamps === true
+    const key = transcriptKeyFor(run.organizationId, run.id)
+    try {
+      await ctx.objects.put(key, transcriptText(record, { includeEndTimestamps }))
+      return key
+    } catch (error) {
+      log.error({ err: error }, 'transcript not stored')
+      sessionWarnings.push('The transcript file could not be stored')
+      return null
+    }
+  }
+
+  async function complete(reason: EndReason) {
+    await engine.end(reason)
+    const record = engine.record()
+    usage = { ...usage, call_duration_seconds: record.call_duration_seconds }
+    const transcriptKey = await storeTranscript(record)
+    writeFinal(ctx, loaded, channel, logsOf(record), { record, usage, transcriptKey })
+    clients.close()
+    log.info({ endReason: record.end_reason, durationSeconds: record.call_duration_seconds }, 'run session finished')
+  }
+
+  log.info({ runtime }, 'run session opened')
+  return {
+    runId: run.id,
+    organizationId: run.organizationId,
+    channel,
+    configurations,
+    conversation,
+    clients,
+    ended,
+    reportSttSeconds(ref, seconds) {
+      if (seconds > 0) usage = addSttSeconds(usage, ref, seconds)
+    },
+    reportTtsCharacters(ref, characters) {
+      if (characters > 0) usage = addTtsCharacters(usage, ref, characters)
+    },
+    finish(reason = 'user_hangup') {
+      finishing ??= complete(reason).catch((error) => {
+        log.error({ err: error }, 'run session could not complete the run')
+        throw error
+      })
+      return finishing
+    },
+  }
+}

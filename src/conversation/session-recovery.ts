@@ -1,0 +1,55 @@
+import type { AppContext } from '../context'
+import { INTERRUPTED_DISPOSITION } from '../calls/recovery'
+import { isPlainObject } from '../lib/values'
+import { costInfo, emptyUsageInfo } from '../models/usage'
+import { readPriceCard } from '../models/price-card'
+import { attachArtifact } from '../runs/artifacts'
+import { finishRun } from '../runs/service'
+import { transaction } from '../db/transaction'
+import { transcriptText, type TranscriptTurn } from './record'
+import { transcriptKeyFor } from './run-session'
+
+/** The end reason recorded for a session the process stopped in the middle of. */
+export const RESTART_END_REASON = 'system_cancelled'
+
+type OpenSessionRun = { id: number; organization_id: number; logs: string; started_at: string | null }
+
+/**
+ * At start-up, no conversation from before can go on (the engine's state was in memory), so every run without a call
+ * that is not completed (text chat, and any other channel without a telephony call; runs with a call are closed by
+ * calls/recovery.ts) is completed now: disposition `interrupted`, `logs.session.end_reason` `system_cancelled`, the
+ * duration up to its last recorded turn, the transcript written so far stored as its file. Returns how many.
+ */
+export async function closeSessionsInterruptedByRestart(ctx: AppContext): Promise<number> {
+  const open = ctx.sqlite.query<OpenSessionRun, []>(
+    `SELECT id, organization_id, logs, started_at FROM workflow_runs WHERE call_id IS NULL AND state <> 'completed'`,
+  ).all()
+  for (const run of open) {
+    const logs = JSON.parse(run.logs) as Record<string, unknown>
+    const session = isPlainObject(logs.session) ? logs.session : {}
+    const transcript = (Array.isArray(logs.transcript) ? logs.transcript : []) as TranscriptTurn[]
+    const startedAt = typeof session.started_at === 'string' ? session.started_at : run.started_at
+    const durationSeconds = Math.round(Math.max(0, ...transcript.map((turn) => turn.end_ms)) / 1000)
+    let transcriptKey: string | null = null
+    if (transcript.length > 0) {
+      transcriptKey = transcriptKeyFor(run.organization_id, run.id)
+      await ctx.objects.put(transcriptKey, transcriptText({ started_at: startedAt, logs: { transcript } }))
+    }
+    const usage = { ...emptyUsageInfo(), call_duration_seconds: durationSeconds }
+    transaction(ctx, () => {
+      finishRun(ctx, run.id, {
+        durationSeconds,
+        disposition: INTERRUPTED_DISPOSITION,
+        usage: { llm: {}, tts: {}, stt: {} },
+        cost: costInfo(usage, readPriceCard(ctx, run.organization_id), { telephony: false }),
+        logs: {
+          warnings: [...(Array.isArray(logs.warnings) ? logs.warnings : []), 'The server stopped during the conversation; the run was closed when it started again'],
+          session: { ...session, end_reason: RESTART_END_REASON, ended_at: new Date(ctx.clock.now()).toISOString() },
+        },
+      })
+      if (transcriptKey) attachArtifact(ctx, run.id, 'transcript', transcriptKey)
+    })
+    ctx.log.warn({ runId: run.id, endReason: RESTART_END_REASON }, 'closed a conversation interrupted by a restart')
+  }
+  return open.length
+}

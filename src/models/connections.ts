@@ -1,0 +1,164 @@
+import { and, asc, eq } from 'drizzle-orm'
+import type { Static } from '@sinclair/typebox'
+import type { AppContext } from '../context'
+import { modelConfigurationConnections, modelConfigurations, providerConnections, type ProviderConnectionRow } from '../db/schema'
+import { translateUniqueViolations } from '../db/tables'
+import { decryptSecret, encryptSecret } from '../lib/encryption'
+import { conflict, invalid, notFound, refused } from '../lib/errors'
+import { isoNow } from '../lib/clock'
+import { maskSecret } from '../lib/mask'
+import { valueError, type ValidationItem } from '../lib/validation'
+import type { ModelConnection } from './http'
+import { listModels } from './list-models'
+import { MODEL_PROVIDERS, type ModelProvider } from './providers'
+import type {
+  CreateProviderConnectionBody, ProviderConnectionCheck, ProviderConnectionList, ProviderConnectionView, UpdateProviderConnectionBody,
+} from './schemas'
+
+/**
+ * Provider connections: an organization's named model servers (`{provider, base_url, api_key}`). The key is sealed at
+ * rest and shown masked; a masked key sent back keeps the stored one. A connection a model configuration uses cannot
+ * be deleted.
+ */
+
+type View = Static<typeof ProviderConnectionView>
+type CreateInput = Static<typeof CreateProviderConnectionBody>
+type UpdateInput = Static<typeof UpdateProviderConnectionBody>
+
+export const CONNECTION_NOT_FOUND = 'Provider connection not found'
+
+const duplicateName = (name: string) => conflict(`A provider connection named '${name}' already exists in this organization. Pick a different name.`)
+
+function view(ctx: AppContext, row: ProviderConnectionRow): View {
+  return {
+    uuid: row.uuid,
+    name: row.name,
+    provider: row.provider,
+    base_url: row.baseUrl,
+    api_key: row.sealedApiKey === null ? null : maskSecret(decryptSecret(ctx.masterKey, row.sealedApiKey)),
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  }
+}
+
+/** The organization's connection with this uuid; another organization's is not found. */
+export function findConnectionRow(ctx: AppContext, organizationId: number, uuid: string): ProviderConnectionRow | undefined {
+  return ctx.db.select().from(providerConnections)
+    .where(and(eq(providerConnections.uuid, uuid), eq(providerConnections.organizationId, organizationId))).get()
+}
+
+function requireConnectionRow(ctx: AppContext, organizationId: number, uuid: string): ProviderConnectionRow {
+  const row = findConnectionRow(ctx, organizationId, uuid)
+  if (!row) throw notFound(CONNECTION_NOT_FOUND)
+  return row
+}
+
+/** What the model clients need, key decrypted. Never log it. */
+export function connectionOf(ctx: AppContext, row: ProviderConnectionRow): ModelConnection {
+  return {
+    provider: row.provider,
+    baseUrl: row.baseUrl,
+    apiKey: row.sealedApiKey === null ? null : decryptSecret(ctx.masterKey, row.sealedApiKey),
+  }
+}
+
+function baseUrlProblem(baseUrl: string): string | null {
+  let url: URL
+  try {
+    url = new URL(baseUrl)
+  } catch {
+    return 'base_url must be an absolute http(s) URL'
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'base_url must be an http or https URL'
+  if (url.username || url.password) return 'base_url must not carry credentials: use api_key'
+  if (url.search || url.hash) return 'base_url must not have a query or fragment'
+  return null
+}
+
+function connectionProblems(provider: ModelProvider, baseUrl: string, apiKey: string | null, sent: { base_url?: string; api_key?: string | null }): ValidationItem[] {
+  const items: ValidationItem[] = []
+  const urlProblem = baseUrlProblem(baseUrl)
+  if (urlProblem) items.push(valueError(['body', 'base_url'], urlProblem, sent.base_url ?? baseUrl))
+  if (!apiKey && MODEL_PROVIDERS[provider].apiKey === 'required') {
+    items.push(valueError(['body', 'api_key'], `${provider} connections need an API key`, sent.api_key ?? null))
+  }
+  return items
+}
+
+const writeConnection = <T>(name: string, write: () => T): T =>
+  translateUniqueViolations('provider_connections', [[['organization_id', 'name'], () => duplicateName(name)]], write)
+
+const withoutTrailingSlash = (url: string) => url.trim().replace(/\/+$/, '')
+
+export function listConnections(ctx: AppContext, organizationId: number): Static<typeof ProviderConnectionList> {
+  const rows = ctx.db.select().from(providerConnections).where(eq(providerConnections.organizationId, organizationId))
+    .orderBy(asc(providerConnections.id)).all()
+  return { connections: rows.map((row) => view(ctx, row)) }
+}
+
+export const getConnection = (ctx: AppContext, organizationId: number, uuid: string): View =>
+  view(ctx, requireConnectionRow(ctx, organizationId, uuid))
+
+export function createConnection(ctx: AppContext, organizationId: number, body: CreateInput): View {
+  const provider = body.provider as ModelProvider
+  const baseUrl = withoutTrailingSlash(body.base_url ?? MODEL_PROVIDERS[provider].defaultBaseUrl)
+  const apiKey = body.api_key || null
+  const items = connectionProblems(provider, baseUrl, apiKey, body)
+  if (items.length > 0) throw invalid(items)
+  const now = isoNow(ctx.clock)
+  const row = writeConnection(body.name, () => ctx.db.insert(providerConnections).values({
+    uuid: crypto.randomUUID(),
+    organizationId,
+    name: body.name,
+    provider,
+    baseUrl,
+    sealedApiKey: apiKey === null ? null : encryptSecret(ctx.masterKey, apiKey),
+    createdAt: now,
+    updatedAt: now,
+  }).returning().get())
+  ctx.log.info({ organizationId, connection: row.uuid, provider }, 'provider connection created')
+  return view(ctx, row)
+}
+
+/** Partial: only sent fields change; the provider cannot; `api_key: null` removes the key. */
+export function updateConnection(ctx: AppContext, organizationId: number, uuid: string, body: UpdateInput): View {
+  const row = requireConnectionRow(ctx, organizationId, uuid)
+  if (body.provider !== undefined && body.provider !== row.provider) throw refused('Provider cannot be changed; create a new connection instead.')
+  const stored = row.sealedApiKey === null ? null : decryptSecret(ctx.masterKey, row.sealedApiKey)
+  const apiKey = body.api_key === undefined || (stored !== null && body.api_key === maskSecret(stored)) ? stored : body.api_key || null
+  const baseUrl = body.base_url === undefined ? row.baseUrl : withoutTrailingSlash(body.base_url)
+  const items = connectionProblems(row.provider, baseUrl, apiKey, body)
+  if (items.length > 0) throw invalid(items)
+  const name = body.name ?? row.name
+  const updated = writeConnection(name, () => ctx.db.update(providerConnections).set({
+    name,
+    baseUrl,
+    sealedApiKey: apiKey === stored ? row.sealedApiKey : apiKey === null ? null : encryptSecret(ctx.masterKey, apiKey),
+    updatedAt: isoNow(ctx.clock),
+  }).where(eq(providerConnections.id, row.id)).returning().get())
+  ctx.log.info({ organizationId, connection: uuid, keyChanged: apiKey !== stored }, 'provider connection updated')
+  return view(ctx, updated)
+}
+
+export function deleteConnection(ctx: AppContext, organizationId: number, uuid: string): void {
+  const row = requireConnectionRow(ctx, organizationId, uuid)
+  const users = ctx.db.select({ name: modelConfigurations.name }).from(modelConfigurationConnections)
+    .innerJoin(modelConfigurations, eq(modelConfigurations.id, modelConfigurationConnections.configurationId))
+    .where(eq(modelConfigurationConnections.connectionId, row.id)).all()
+  if (users.length > 0) {
+    throw conflict(`Provider connection '${row.name}' is used by model configuration ${users.map(({ name }) => `'${name}'`).join(', ')}; change those first.`)
+  }
+  ctx.db.delete(providerConnections).where(eq(providerConnections.id, row.id)).run()
+  ctx.log.info({ organizationId, connection: uuid }, 'provider connection deleted')
+}
+
+/** Asks the server for its model list: what it found, or the error (its message never contains the key). */
+export async function checkConnection(ctx: AppContext, organizationId: number, uuid: string): Promise<Static<typeof ProviderConnectionCheck>> {
+  const row = requireConnectionRow(ctx, organizationId, uuid)
+  try {
+    return { ok: true, models: await listModels(connectionOf(ctx, row)), error: null }
+  } catch (error) {
+    ctx.log.info({ organizationId, connection: uuid, err: error }, 'provider connection check failed')
+    return { ok: false, models: [], error: error instanceof Error ? error.message : String(error) }
+  }
+}

@@ -1,0 +1,159 @@
+import { Type as t, type Static } from '@sinclair/typebox'
+import { FLITE_VOICES } from '../voice/flite'
+import { MODEL_PROVIDER_NAMES } from './providers'
+
+/** Request and response shapes of provider connections, model configurations, run model overrides and price cards. */
+
+// The pattern is what the 422 mapping reports; `format` is for the OpenAPI document.
+export const Uuid = t.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' })
+
+const DateTime = t.String({ format: 'date-time' })
+const Name = t.String({ minLength: 1, maxLength: 64 })
+const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()])
+
+const ProviderName = t.Union(MODEL_PROVIDER_NAMES.map((name) => t.Literal(name)), {
+  description: '`openai` is any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LocalAI, …) behind `base_url`.',
+})
+
+const ApiKey = t.String({ maxLength: 4096, description: 'Sent as `Authorization: Bearer …`. A masked value as a GET shows it keeps the stored key.' })
+
+export const CreateProviderConnectionBody = t.Object({
+  name: Name,
+  provider: ProviderName,
+  base_url: t.Optional(t.String({ maxLength: 2048, description: 'Defaults to the provider\'s usual address; ends before /chat/completions.' })),
+  api_key: t.Optional(Nullable(ApiKey)),
+})
+
+export const UpdateProviderConnectionBody = t.Object({
+  name: t.Optional(Name),
+  provider: t.Optional(t.String({ description: 'Cannot change; sending another provider is refused.' })),
+  base_url: t.Optional(t.String({ maxLength: 2048 })),
+  api_key: t.Optional(Nullable(ApiKey)),
+})
+
+export const ProviderConnectionView = t.Object({
+  uuid: Uuid,
+  name: t.String(),
+  provider: t.String(),
+  base_url: t.String(),
+  api_key: Nullable(t.String({ description: 'Masked: `*` for all but the last 4 characters.' })),
+  created_at: DateTime,
+  updated_at: DateTime,
+})
+
+export const ProviderConnectionList = t.Object({ connections: t.Array(ProviderConnectionView) })
+
+export const ProviderConnectionCheck = t.Object({
+  ok: t.Boolean(),
+  models: t.Array(t.String(), { description: 'Model ids the server lists at GET {base_url}/models.' }),
+  error: Nullable(t.String()),
+})
+
+export const LlmSettingsSchema = t.Object({
+  model: t.Optional(t.String({ minLength: 1, description: 'Defaults to the provider\'s usual model when it has one.' })),
+  temperature: t.Optional(t.Number({ minimum: 0, maximum: 2 })),
+  max_tokens: t.Optional(t.Integer({ minimum: 1 })),
+})
+
+export const SttSettingsSchema = t.Object({
+  model: t.Optional(t.String({ minLength: 1 })),
+  language: t.Optional(t.String({ minLength: 2, maxLength: 16, description: 'ISO 639-1, e.g. en' })),
+})
+
+export const TtsSettingsSchema = t.Object({
+  model: t.Optional(t.String({ minLength: 1 })),
+  voice: t.Optional(t.String({ minLength: 1 })),
+  speed: t.Optional(t.Number({ minimum: 0.25, maximum: 4 })),
+})
+
+const BuiltinTts = t.Object({
+  builtin: t.Literal(true),
+  settings: t.Optional(t.Object({
+    voice: t.Optional(t.Union(FLITE_VOICES.map((voice) => t.Literal(voice)))),
+  })),
+}, { description: 'The voice built into the binary (Flite, US English); no model server needed.' })
+
+const section = <S extends ReturnType<typeof t.Object>>(settings: S) => t.Object({ provider_connection_uuid: Uuid, settings: t.Optional(settings) })
+
+export const LlmSection = section(LlmSettingsSchema)
+export const SttSection = section(SttSettingsSchema)
+export const TtsSection = t.Union([section(TtsSettingsSchema), BuiltinTts])
+
+export const CreateModelConfigurationBody = t.Object({
+  name: Name,
+  is_default: t.Optional(t.Boolean({ description: 'The organization default (unsets the current one). The first configuration is the default unless false is sent.' })),
+  llm: LlmSection,
+  stt: t.Optional(Nullable(SttSection)),
+  tts: t.Optional(Nullable(TtsSection)),
+})
+
+export const UpdateModelConfigurationBody = t.Object({
+  name: t.Optional(Name),
+  is_default: t.Optional(t.Boolean()),
+  llm: t.Optional(LlmSection),
+  stt: t.Optional(Nullable(SttSection)),
+  tts: t.Optional(Nullable(TtsSection)),
+})
+
+const SectionView = t.Object({
+  provider_connection_uuid: t.Optional(Uuid),
+  builtin: t.Optional(t.Boolean()),
+  settings: t.Record(t.String(), t.Unknown()),
+})
+
+export const ModelConfigurationView = t.Object({
+  uuid: Uuid,
+  name: t.String(),
+  is_default: t.Boolean(),
+  llm: SectionView,
+  stt: Nullable(SectionView),
+  tts: Nullable(SectionView),
+  created_at: DateTime,
+  updated_at: DateTime,
+})
+
+export const ModelConfigurationList = t.Object({ configurations: t.Array(ModelConfigurationView) })
+
+const Settings = t.Record(t.String(), t.Unknown())
+
+const ServiceOverride = t.Object({
+  settings: t.Optional(Settings),
+  provider_connection_uuid: t.Optional(Uuid),
+})
+
+const FallbackRule = t.Object({
+  condition: t.Object({
+    type: t.String({ description: 'When to switch: no_output (no token after after_ms).' }),
+    after_ms: t.Optional(t.Integer({ minimum: 0 })),
+  }),
+  target: t.Object({ provider_connection_uuid: Uuid, settings: t.Optional(Settings) }),
+})
+
+/** Per-run model choices: over the agent's configuration, over the organization default. */
+export const ModelOverrides = t.Object({
+  model_configuration_uuid: t.Optional(Uuid),
+  llm: t.Optional(ServiceOverride),
+  stt: t.Optional(ServiceOverride),
+  tts: t.Optional(ServiceOverride),
+  realtime: t.Optional(ServiceOverride),
+  embeddings: t.Optional(ServiceOverride),
+  llm_fallback: t.Optional(t.Object({ version: t.Optional(t.Integer()), rules: t.Optional(t.Array(FallbackRule)) })),
+})
+
+export type ModelOverridesInput = Static<typeof ModelOverrides>
+
+const Price = t.Optional(t.Number({ minimum: 0 }))
+
+export const PriceCardSchema = t.Object({
+  currency: t.Optional(t.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217; default USD' })),
+  llm_input_per_1k_tokens: Price,
+  llm_output_per_1k_tokens: Price,
+  stt_per_minute: Price,
+  tts_per_1k_characters: Price,
+  telephony_per_minute: Price,
+})
+
+export const PriceCardView = t.Object({
+  price_card: Nullable(PriceCardSchema),
+  updated_at: Nullable(DateTime),
+})

@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createTestApp, type TestApp } from '../support/app'
+import { createAgent, sampleDefinition } from '../support/agents'
+import { deadBaseUrl, failWith, startFakeModels, type FakeModels } from '../support/fake-models'
+
+const KEY = 'sk-live-0123456789abcdef'
+const CONNECTIONS = '/api/v1/organizations/provider-connections'
+const CONFIGURATIONS = '/api/v1/organizations/model-configurations'
+
+let t: TestApp
+let models: FakeModels
+
+beforeAll(() => {
+  t = createTestApp()
+  models = startFakeModels()
+})
+afterAll(() => {
+  models.stop()
+  t.close()
+})
+
+async function connection(body: Record<string, unknown>, key?: string) {
+  const response = await t.request('POST', CONNECTIONS, { body, key })
+  expect(response.status).toBe(200)
+  return response.body
+}
+
+describe('provider connections', () => {
+  test('the key is encrypted at rest, masked in every response, and a masked key sent back keeps it', async () => {
+    const created = await connection({ name: 'Local vLLM', provider: 'openai', base_url: `${models.baseUrl}/`, api_key: KEY })
+    expect(created).toMatchObject({ name: 'Local vLLM', provider: 'openai', base_url: models.baseUrl, api_key: `${'*'.repeat(KEY.length - 4)}cdef` })
+    expect(created.uuid).toMatch(/^[0-9a-f-]{36}$/)
+    const stored = t.ctx.sqlite.query<{ api_key: string }, [string]>('SELECT api_key FROM provider_connections WHERE uuid = ?').get(created.uuid)!
+    expect(stored.api_key).toStartWith('v1:')
+    expect(stored.api_key).not.toContain(KEY)
+
+    const renamed = await t.request('PUT', `${CONNECTIONS}/${created.uuid}`, { body: { ...created, name: 'vLLM' } })
+    expect(renamed.status).toBe(200)
+    expect(renamed.body).toMatchObject({ name: 'vLLM', api_key: created.api_key })
+    // The stored key is still the real one: the server receives it.
+    expect((await t.request('POST', `${CONNECTIONS}/${created.uuid}/check`)).body).toEqual({ ok: true, models: ['fake-llm', 'fake-stt', 'fake-tts'], error: null })
+    expect(models.requestsTo('/models').at(-1)!.headers.get('authorization')).toBe(`Bearer ${KEY}`)
+
+    const listed = await t.request('GET', CONNECTIONS)
+    expect(listed.body.connections.map((item: { uuid: string }) => item.uuid)).toContain(created.uuid)
+    for (const text of [listed.text, renamed.text, (await t.request('GET', `${CONNECTIONS}/${created.uuid}`)).text, t.logText()]) {
+      expect(text).not.toContain(KEY)
+    }
+  })
+
+  test('defaults, required keys, URL rules and an immutable provider', async () => {
+    expect(await connection({ name: 'Groq', provider: 'groq', api_key: 'gsk_abcdefgh' })).toMatchObject({ base_url: 'https://api.groq.com/openai/v1' })
+    const noKey = await t.request('POST', CONNECTIONS, { body: { name: 'Router', provider: 'openrouter' } })
+    expect(noKey.status).toBe(422)
+    expect(noKey.body.detail.map((item: { loc: string[] }) => item.loc)).toEqual([['body', 'api_key']])
+    const badUrl = await t.request('POST', CONNECTIONS, { body: { name: 'Bad', provider: 'openai', base_url: 'ftp://models.local/v1' } })
+    expect(badUrl.status).toBe(422)
+    expect(badUrl.body.detail[0].loc).toEqual(['body', 'base_url'])
+    const unknown = await t.request('POST', CONNECTIONS, { body: { name: 'X', provider: 'anthropic' } })
+    expect(unknown.status).toBe(422)
+    const speaches = await connection({ name: 'Speech', provider: 'speaches', base_url: models.baseUrl })
+    expect(speaches.api_key).toBeNull()
+    const changed = await t.request('PUT', `${CONNECTIONS}/${speaches.uuid}`, { body: { provider: 'openai' } })
+    expect(changed.status).toBe(400)
+    const duplicate = await t.request('POST', CONNECTIONS, { body: { name: 'Speech', provider: 'speaches' } })
+    expect(duplicate.status).toBe(409)
+  })
+
+  test('check answers the server\'s error, without the key', async () => {
+    const down = await connection({ name: 'Down', provider: 'openai', base_url: deadBaseUrl(), api_key: KEY })
+    const check = await t.request('POST', `${CONNECTIONS}/${down.uuid}/check`)
+    expect(check.status).toBe(200)
+    expect(check.body.ok).toBe(false)
+    expect(check.body.error).toContain('model list failed')
+    const refusing = await connection({ name: 'Refusing', provider: 'openai', base_url: models.baseUrl, api_key: KEY })
+    models.models.queue(failWith(401, { error: { message: `Incorrect API key provided: ${KEY}` } }))
+    const answer = await t.request('POST', `${CONNECTIONS}/${refusing.uuid}/check`)
+    expect(answer.body).toMatchObject({ ok: false, models: [] })
+    expect(answer.body.error).toContain('401')
+    expect(answer.text).not.toContain(KEY)
+    expect(t.logText()).not.toContain(KEY)
+  })
+
+  test("another organization's connection does not exist for you", async () => {
+    const mine = await connection({ name: 'Mine', provider: 'openai', base_url: models.baseUrl })
+    const other = t.newOrg('other-connections')
+    for (const [method, path] of [['GET', ''], ['PUT', ''], ['DELETE', ''], ['POST', '/check']] as const) {
+      const response = await t.request(method, `${CONNECTIONS}/${mine.uuid}${path}`, { key: other.key, body: method === 'PUT' ? { name: 'x' } : undefined })
+      expect({ method, status: response.status }).toEqual({ method, status: 404 })
+    }
+    expect((await t.request('GET', CONNECTIONS, { key: other.key })).body.connections).toEqual([])
+    const borrowing = await t.request('POST', CONFIGURATIONS, { key: other.key, body: { name: 'Borrow', llm: { provider_connection_uuid: mine.uuid } } })
+    expect(borrowing.status).toBe(422)
+    expect(borrowing.body.detail[0].loc).toEqual(['body', 'llm', 'provider_connection_uuid'])
+  })
+})
+
+describe('model configurations', () => {
+  test('sections get the preset defaults; tts may be the built-in voice; one default per organization', async () => {
+    const org = t.newOrg('configurations')
+    const llm = await connection({ name: 'LLM', provider: 'openai', base_url: models.baseUrl }, org.key)
+    const speech = await connection({ name: 'Speech', provider: 'speaches', base_url: models.baseUrl }, org.key)
+    const first = await t.request('POST', CONFIGURATIONS, {
+      key: org.key,
+      body: { name: 'Main', llm: { provider_connection_uuid: llm.uuid, settings: { model: 'qwen3', temperature: 0.3 } }, stt: { provider_connection_uuid: speech.uuid }, tts: { builtin: true } },
+    })
+    expect(first.status).toBe(200)
+    expect(first.body).toMatchObject({
+      name: 'Main',
+      is_default: true,
+      llm: { provider_connection_uuid: llm.uuid, settings: { model: 'qwen3', temperature: 0.3 } },
+      stt: { provider_connection_uuid: speech.uuid, settings: { model: 'Systran/faster-distil-whisper-small.en' } },
+      tts: { builtin: true, settings: { voice: 'slt' } },
+    })
+    const second = await t.request('POST', CONFIGURATIONS, { key: org.key, body: { name: 'Second', llm: { provider_connection_uuid: llm.uuid } } })
+    expect(second.body).toMatchObject({ is_default: false, stt: null, tts: null, llm: { settings: { model: 'gpt-4.1' } } })
+    const promoted = await t.request('PUT', `${CONFIGURATIONS}/${second.body.uuid}`, { key: org.key, body: { is_default: true } })
+    expect(promoted.body.is_default).toBe(true)
+    expect((await t.request('GET', `${CONFIGURATIONS}/${first.body.uuid}`, { key: org.key })).body.is_default).toBe(false)
+
+    const noModel = await t.request('POST', CONFIGURATIONS, { key: org.key, body: { name: 'NoModel', llm: { provider_connection_uuid: speech.uuid } } })
+    expect(noModel.status).toBe(422)
+    expect(noModel.body.detail[0].loc).toEqual(['body', 'llm', 'settings', 'model'])
+    const badVoice = await t.request('POST', CONFIGURATIONS, { key: org.key, body: { name: 'Voice', llm: { provider_connection_uuid: llm.uuid }, tts: { builtin: true, settings: { voice: 'kevin' } } } })
+    expect(badVoice.status).toBe(422)
+
+    // The connection is in use: 409 until no configuration uses it.
+    const inUse = await t.request('DELETE', `${CONNECTIONS}/${speech.uuid}`, { key: org.key })
+    expect(inUse.status).toBe(409)
+    expect(inUse.body.detail).toContain("'Main'")
+    expect((await t.request('PUT', `${CONFIGURATIONS}/${first.body.uuid}`, { key: org.key, body: { stt: null } })).body.stt).toBeNull()
+    expect((await t.request('DELETE', `${CONNECTIONS}/${speech.uuid}`, { key: org.key })).status).toBe(200)
+    expect((await t.request('GET', `${CONNECTIONS}/${speech.uuid}`, { key: org.key })).status).toBe(404)
+  })
+
+  test('an agent may pin one of its organization\'s configurations, checked on save and publish', async () => {
+    const org = t.newOrg('pins')
+    const llm = await connection({ name: 'LLM', provider: 'openai', base_url: models.baseUrl }, org.key)
+    const configuration = (await t.request('POST', CONFIGURATIONS, { key: org.key, body: { name: 'Pinned', llm: { provider_connection_uuid: llm.uuid } } })).body
+    const foreign = t.newOrg('pins-other')
+    const stranger = crypto.randomUUID()
+
+    const refused = await t.request('POST', '/api/v1/workflow/create/definition', {
+      key: foreign.key,
+      body: { name: 'Agent', workflow_definition: sampleDefinition(), workflow_configurations: { model_configuration_uuid: configuration.uuid } },
+    })
+    expect(refused.status).toBe(422)
+    expect(refused.body.detail[0].loc).toEqual(['body', 'workflow_configurations', 'model_configuration_uuid'])
+
+    const agent = await createAgent(t, 'Pinned agent', org.key)
+    const unknown = await t.request('PUT', `/api/v1/workflow/${agent.id}`, { key: org.key, body: { workflow_configurations: { model_configuration_uuid: stranger } } })
+    expect(unknown.status).toBe(422)
+    const pinned = await t.request('PUT', `/api/v1/workflow/${agent.id}`, { key: org.key, body: { workflow_configurations: { model_configuration_uuid: configuration.uuid } } })
+    expect(pinned.status).toBe(200)
+    expect(pinned.body.workflow_configurations.model_configuration_uuid).toBe(configuration.uuid)
+    expect((await t.request('POST', `/api/v1/workflow/${agent.id}/publish`, { key: org.key })).status).toBe(200)
+
+    const deleting = await t.request('DELETE', `${CONFIGURATIONS}/${configuration.uuid}`, { key: org.key })
+    expect(deleting.status).toBe(409)
+    expect(deleting.body.detail).toContain("'Pinned agent'")
+    expect((await t.request('GET', `${CONFIGURATIONS}/${configuration.uuid}`, { key: foreign.key })).status).toBe(404)
+  })
+})

@@ -1,0 +1,281 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { routeInboundCall } from '../../src/calls/inbound'
+import { createVoiceConversations } from '../../src/calls/voice'
+import { systemClock } from '../../src/lib/clock'
+import { decodeWav } from '../../src/lib/wav'
+import { startAriManager } from '../../src/telephony/ari/manager'
+import { ulawToPcm16 } from '../../src/voice/g711'
+import { rms, toneAmplitude } from '../support/audio'
+import { createTestApp, type TestApp } from '../support/app'
+import { startFakeAri, type FakeAri } from '../support/fake-ari'
+import type { FakeMediaChannel } from '../support/fake-ari-media'
+import { say, startFakeModels, type FakeModels } from '../support/fake-models'
+import { addPhoneNumber, createConfiguration } from '../support/telephony'
+import { answeringMachine, callerSpeech } from '../support/voice'
+import { waitFor } from '../support/wait'
+
+/**
+ * Voice calls end to end, black-box where there is HTTP: agents, model servers and the ARI configuration are set up
+ * through the API; calls start through the public trigger (outbound) or the fake Asterisk's dialplan (inbound);
+ * the fake Asterisk replays recorded ARI traffic and serves the chan_websocket media endpoint; STT, LLM and TTS are the
+ * fake OpenAI-compatible server; the run is read back through the API.
+ */
+
+type Json = Record<string, any>
+
+let t: TestApp
+let fake: FakeAri
+let models: FakeModels
+let configurationId: number
+
+const GREETING = 'Hello, this is Ava from Acme.'
+
+beforeAll(async () => {
+  // conversations run on real time (idle timers, turn times)
+  t = createTestApp({ clock: systemClock })
+  models = startFakeModels()
+  fake = await startFakeAri()
+  const connection = (await t.request('POST', '/api/v1/organizations/provider-connections', { body: { name: 'Fake', provider: 'openai', base_url: models.baseUrl } })).body
+  const configuration = await t.request('POST', '/api/v1/organizations/model-configurations', {
+    body: {
+      name: 'Fake voice',
+      llm: { provider_connection_uuid: connection.uuid, settings: { model: 'fake-llm' } },
+      stt: { provider_connection_uuid: connection.uuid, settings: { model: 'fake-stt' } },
+      tts: { provider_connection_uuid: connection.uuid, settings: { model: 'fake-tts', voice: 'alloy' } },
+    },
+  })
+  expect(configuration.status, configuration.text).toBe(200)
+  startAriManager(t.ctx, {
+    events: { backoff: { baseMs: 2, capMs: 10 } },
+    conversation: createVoiceConversations(t.ctx, { pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100 } }),
+    inbound: (call) => routeInboundCall(t.ctx, call),
+  })
+  const config = await createConfiguration(t, 'pbx', { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass' }, { isDefaultOutbound: true })
+  configurationId = config.id
+  await waitFor('ARI connected', () => t.ctx.ariConnected(configurationId))
+})
+afterAll(async () => {
+  await t.ctx.ari!.stop()
+  await fake.close()
+  models.stop()
+  t.close()
+})
+beforeEach(() => {
+  models.reset()
+  models.transcription.handler = () => ({ text: '' })
+})
+/** A test that failed half-way leaves no call up for the next one. */
+afterEach(() => {
+  for (const id of fake.liveChannelIds()) fake.hangup(id)
+})
+
+type Agent = { id: number; triggerPath: string }
+
+async function createAgent(options: { start?: Json; configurations?: Json } = {}): Promise<Agent> {
+  const triggerPath = crypto.randomUUID()
+  const definition = {
+    nodes: [
+      { id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', greeting: GREETING, prompt: 'Help the caller book a table.', ...options.start } },
+      { id: '2', type: 'endCall', position: { x: 200, y: 0 }, data: { name: 'End', prompt: 'Say goodbye.' } },
+      { id: '3', type: 'trigger', position: { x: 0, y: 200 }, data: { name: 'API', trigger_path: triggerPath } },
+    ],
+    edges: [{ id: '1-2', source: '1', target: '2', data: { label: 'Done', condition: 'The caller is done' } }],
+  }
+  const response = await t.request('POST', '/api/v1/workflow/create/definition', {
+    body: { name: `Agent ${triggerPath.slice(0, 6)}`, workflow_definition: definition, workflow_configurations: options.configurations ?? {} },
+  })
+  expect(response.status, response.text).toBe(200)
+  return { id: response.body.id, triggerPath }
+}
+
+type Call = { runId: number; callId: string; media: FakeMediaChannel }
+
+async function placeCall(agent: Agent, initialContext: Json = {}): Promise<Call> {
+  const response = await t.request('POST', `/api/v1/public/agent/${agent.triggerPath}`, { body: { phone_number: 'Local/102@test', initial_context: initialContext } })
+  expect(response.status, response.text).toBe(200)
+  const runId = response.body.workflow_run_id
+  const callId = t.ctx.sqlite.query<{ call_id: string }, [number]>('SELECT call_id FROM workflow_runs WHERE id = ?').get(runId)!.call_id
+  let media: FakeMediaChannel | undefined
+  await waitFor('the media leg', () => (media = fake.mediaOf(callId)) !== undefined, 5_000)
+  await media!.connected
+  return { runId, callId, media: media! }
+}
+
+async function runDetail(agent: { id: number }, runId: number): Promise<Json> {
+  const response = await t.request('GET', `/api/v1/workflow/${agent.id}/runs/${runId}`)
+  expect(response.status, response.text).toBe(200)
+  return response.body
+}
+
+/** The call's report completed the run, then its conversation was written over it (the transcript file is the last). */
+async function untilWritten(agent: { id: number }, runId: number): Promise<Json> {
+  await waitFor(`run ${runId} completed and written`, async () => {
+    const run = await runDetail(agent, runId)
+    return run.is_completed && run.transcript_url !== null && run.logs.voice !== undefined
+  }, 15_000)
+  return runDetail(agent, runId)
+}
+
+const speechInputs = () => models.requestsTo('/audio/speech').map((request) => request.body.input)
+const marksProcessed = (media: FakeMediaChannel) => media.sent.filter(({ text }) => text.includes('MEDIA_MARK_PROCESSED')).length
+const turnsOf = (run: Json) => run.logs.transcript.map((turn: Json) => [turn.role, turn.text])
+const hungUpByUs = (callId: string) => fake.requests.some((request) => request.method === 'DELETE' && request.path === `/ari/channels/${callId}`)
+
+describe('outbound voice calls through ARI', () => {
+  test('greeting heard, an utterance transcribed and answered, hang-up: the run has transcript, usage, response times and the recordings', async () => {
+    const agent = await createAgent()
+    models.transcription.queue({ text: 'Can I book a table for two tonight?' })
+    models.chat.queue(say('Of course. Which time suits you?'))
+    const call = await placeCall(agent)
+    await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 5_000)
+    expect(speechInputs()).toEqual([GREETING])
+    expect(toneAmplitude(ulawToPcm16(call.media.played[5].ulaw), 440, 8000)).toBeGreaterThan(1000)
+
+    call.media.speak(await callerSpeech('Can I book a table for two tonight?'))
+    await waitFor('the answer played', () => marksProcessed(call.media) >= 3, 10_000)
+    expect(speechInputs()).toEqual([GREETING, 'Of course.', 'Which time suits you?'])
+    expect(models.requestsTo('/audio/transcriptions')[0].audio?.format.sampleRate).toBe(16_000)
+    fake.hangup(call.callId)
+
+    const run = await untilWritten(agent, call.runId)
+    expect(turnsOf(run)).toEqual([['agent', GREETING], ['user', 'Can I book a table for two tonight?'], ['agent', 'Of course. Which time suits you?']])
+    const [, userTurn, answer] = run.logs.transcript
+    expect(userTurn.start_ms).toBeGreaterThan(0)
+    expect(userTurn.end_ms).toBeLessThan(answer.start_ms)
+    expect(run.logs.telephony).toMatchObject({ outcome: 'completed', hangup_cause: 16 })
+    expect(run.logs.session.end_reason).toBe('user_hangup')
+    expect(run.logs.voice.turns).toHaveLength(1)
+    expect(run.logs.voice.turns[0].response_ms).toBeGreaterThanOrEqual(0)
+    expect(Object.keys(run.usage_info.stt)).toEqual(['openai|||fake-stt'])
+    expect(Object.values(run.usage_info.tts)).toEqual([GREETING.length + 'Of course.'.length + 'Which time suits you?'.length])
+
+    // recordings: stored, linked and downloadable without a key; stereo left caller / right agent, and one track each
+    expect(run.recording_url).toBe(`recordings/1/${call.runId}.wav`)
+    expect(run.user_recording_url).toBe(`recordings/1/${call.runId}/user.wav`)
+    expect(run.bot_recording_url).toBe(`recordings/1/${call.runId}/bot.wav`)
+    const download = await t.request('GET', new URL(run.bot_recording_public_url).pathname, { key: null })
+    expect(download.status).toBe(200)
+    const stereo = decodeWav(new Uint8Array(await (await t.ctx.objects.file(run.recording_url))!.arrayBuffer()))
+    expect(stereo.format).toMatchObject({ channels: 2, sampleRate: 8000 })
+    const left = stereo.pcm.filter((_, index) => index % 2 === 0)
+    const right = stereo.pcm.filter((_, index) => index % 2 === 1)
+    expect(rms(left)).toBeGreaterThan(100)
+    expect(toneAmplitude(right, 440, 8000)).toBeGreaterThan(500)
+    const user = decodeWav(new Uint8Array(await (await t.ctx.objects.file(run.user_recording_url))!.arrayBuffer()))
+    expect(user.format.channels).toBe(1)
+    expect(user.pcm).toEqual(left)
+    // the PBX did not record anything: Ringbase did
+    expect(fake.requests.some((request) => request.path.endsWith('/record'))).toBe(false)
+  }, 30_000)
+
+  test('barge-in: caller speech over the reply flushes it within one frame; the transcript keeps what was heard', async () => {
+    const agent = await createAgent()
+    const reply = ['First, we have tables at six.', 'Second, there is a table at seven.', 'Third, we can seat you at eight.', 'Fourth, nine is also free.']
+    models.transcription.queue({ text: 'Tables please.' }, { text: 'Seven works.' })
+    models.chat.queue(say(reply.join(' ')), say('Great.'))
+    const call = await placeCall(agent)
+    await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 5_000)
+    call.media.speak(await callerSpeech('Tables please.'))
+    await waitFor('the first sentence of the reply played', () => marksProcessed(call.media) >= 2, 10_000)
+    call.media.speak(await callerSpeech('Seven works.'))
+    await waitFor('a flush', () => call.media.flushes.length === 1, 5_000)
+    const flushedAt = call.media.flushes[0]
+    await waitFor('the answer to the barge-in', () => speechInputs().includes('Great.'), 10_000)
+    const replayFrames = call.media.played.filter(({ atMs }) => atMs > flushedAt && atMs < flushedAt + 300)
+    expect(replayFrames.length).toBeLessThanOrEqual(1)
+    fake.hangup(call.callId)
+
+    const run = await untilWritten(agent, call.runId)
+    const cut = run.logs.transcript[2]
+    expect(cut).toMatchObject({ role: 'agent', interrupted: true })
+    expect(reply.join(' ').startsWith(cut.text)).toBe(true)
+    expect(cut.text.length).toBeLessThan(reply.join(' ').length)
+    expect(turnsOf(run).slice(3)).toEqual([['user', 'Seven works.'], ['agent', 'Great.']])
+  }, 30_000)
+
+  test('silence: a reprompt, then the goodbye is played and the call hung up (user_idle_max_duration_exceeded)', async () => {
+    const agent = await createAgent({ configurations: { max_user_idle_timeout_seconds: 0.3, user_idle_reprompts: 1 } })
+    models.chat.queue(say('Are you still there?'), say('Goodbye for now.'))
+    const call = await placeCall(agent)
+    const run = await untilWritten(agent, call.runId)
+    expect(speechInputs()).toEqual([GREETING, 'Are you still there?', 'Goodbye for now.'])
+    expect(marksProcessed(call.media)).toBe(3)
+    expect(hungUpByUs(call.callId)).toBe(true)
+    expect(run.logs.session.end_reason).toBe('user_idle_max_duration_exceeded')
+    expect(run.gathered_context.mapped_call_disposition).toBe('user_idle_max_duration_exceeded')
+  }, 30_000)
+
+  test('DTMF keys reach the conversation as the caller\'s turn', async () => {
+    const agent = await createAgent()
+    models.chat.queue(say('Thanks, account found.'))
+    const call = await placeCall(agent)
+    await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 5_000)
+    for (const digit of ['1', '2', '#']) fake.dtmf(call.callId, digit)
+    await waitFor('the answer', () => speechInputs().includes('Thanks, account found.'), 5_000)
+    fake.hangup(call.callId)
+    const run = await untilWritten(agent, call.runId)
+    expect(turnsOf(run)).toEqual([['agent', GREETING], ['user', 'DTMF: 12#'], ['agent', 'Thanks, account found.']])
+  }, 30_000)
+
+  test('an answering machine: the outcome is voicemail (retry policy), the workflow\'s message is left after the beep, then the call is hung up', async () => {
+    const agent = await createAgent({ configurations: { voicemail_detection: { message: 'Hi {{first_name}}, please call Acme back.' } } })
+    const call = await placeCall(agent, { first_name: 'Jordan' })
+    call.media.speak(await answeringMachine())
+    const run = await untilWritten(agent, call.runId)
+    expect(run.logs.telephony.outcome).toBe('voicemail')
+    expect(run.gathered_context.mapped_call_disposition).toBe('voicemail_detected')
+    expect(run.logs.voice.voicemail).toMatchObject({ message_left: true })
+    expect(speechInputs().at(-1)).toBe('Hi Jordan, please call Acme back.')
+    expect(hungUpByUs(call.callId)).toBe(true)
+  }, 30_000)
+
+  test('the media socket dropping mid-call is logged on the run and the call is hung up', async () => {
+    const agent = await createAgent()
+    const call = await placeCall(agent)
+    await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 5_000)
+    call.media.drop()
+    const run = await untilWritten(agent, call.runId)
+    expect(hungUpByUs(call.callId)).toBe(true)
+    expect(run.logs.telephony.provider_status).toBe('media_lost')
+    expect(run.logs.voice.media_lost).toBeDefined()
+    expect(run.logs.session.end_reason).toBe('unexpected_error')
+  }, 30_000)
+})
+
+describe('inbound voice calls through ARI', () => {
+  test('a call into our Stasis app is routed by the number dialled to its inbound agent, answered, and talked to', async () => {
+    const agent = await createAgent()
+    await addPhoneNumber(t, configurationId, { address: '+15551230000', inbound_workflow_id: agent.id })
+    const channelId = fake.inboundCall({ exten: '+15551230000', callerNumber: '+15559870000' })
+    let media: FakeMediaChannel | undefined
+    await waitFor('the media leg', () => (media = fake.mediaOf(channelId)) !== undefined, 5_000)
+    await waitFor('the greeting played', () => marksProcessed(media!) >= 1, 5_000)
+    const runId = t.ctx.sqlite.query<{ id: number }, [string]>('SELECT id FROM workflow_runs WHERE call_id = ?').get(channelId)!.id
+    fake.hangup(channelId)
+    const run = await untilWritten(agent, runId)
+    expect(run).toMatchObject({ call_type: 'inbound', name: 'ARI Inbound +15559870000' })
+    expect(run.initial_context).toMatchObject({ caller_number: '+15559870000', called_number: '+15551230000', direction: 'inbound', provider: 'ari', telephony_configuration_id: configurationId })
+    expect(turnsOf(run)).toEqual([['agent', GREETING]])
+    expect(run.logs.telephony.outcome).toBe('completed')
+  }, 30_000)
+
+  test('a number nobody has, or no free call slot: the call is hung up and no run is created', async () => {
+    const agent = await createAgent()
+    await addPhoneNumber(t, configurationId, { address: '+15551231111', inbound_workflow_id: agent.id })
+    const runsBefore = t.ctx.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM workflow_runs').get()!.n
+    const unknown = fake.inboundCall({ exten: '+15550000000' })
+    await waitFor('hung up', () => !fake.liveChannelIds().includes(unknown))
+
+    t.ctx.sqlite.run('UPDATE organizations SET concurrent_call_limit = 0')
+    let busy = ''
+    try {
+      busy = fake.inboundCall({ exten: '+15551231111' })
+      await waitFor('hung up', () => !fake.liveChannelIds().includes(busy))
+    } finally {
+      t.ctx.sqlite.run('UPDATE organizations SET concurrent_call_limit = 10')
+    }
+    expect(t.ctx.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM workflow_runs').get()!.n).toBe(runsBefore)
+    const answered = fake.requests.filter((request) => request.path.endsWith('/answer')).map((request) => request.path)
+    expect(answered.some((path) => path.includes(unknown) || path.includes(busy))).toBe(false)
+  })
+})

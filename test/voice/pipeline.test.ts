@@ -1,0 +1,283 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import type { WorkflowDefinition } from '../../src/agents/definition'
+import { createConversation, type Conversation, type ConversationEvent } from '../../src/conversation/engine'
+import { decodeWav } from '../../src/lib/wav'
+import { systemClock } from '../../src/lib/clock'
+import { createLlmClient } from '../../src/models/llm'
+import { createSttClient } from '../../src/models/stt'
+import { createTtsClient } from '../../src/models/tts'
+import { connectAriMedia } from '../../src/voice/ari-media'
+import { ulawToPcm16 } from '../../src/voice/g711'
+import { createVoicePipeline, type VoiceCallResult, type VoicePipeline, type VoicePipelineOptions } from '../../src/voice/pipeline'
+import { loadVadEngine, type VadEngine } from '../../src/voice/vad'
+import { rms, toneAmplitude } from '../support/audio'
+import { startFakeAriMedia, type FakeAriMedia, type FakeMediaChannel } from '../support/fake-ari-media'
+import { say, startFakeModels, type FakeModels } from '../support/fake-models'
+import { waitFor } from '../support/wait'
+import { answeringMachine, callerSpeech } from '../support/voice'
+
+type Json = Record<string, any>
+
+const node = (id: string, type: string, data: Json) => ({ id, type, position: { x: 0, y: 0 }, data })
+
+function agent(start: Json = {}): WorkflowDefinition {
+  return {
+    nodes: [
+      node('1', 'startCall', { name: 'Start', greeting: 'Hello, this is Ava.', prompt: 'Help the caller book a table.', ...start }),
+      node('2', 'endCall', { name: 'Goodbye', prompt: 'Say goodbye.' }),
+    ],
+    edges: [{ id: '1-2', source: '1', target: '2', data: { label: 'Done', condition: 'The caller is done' } }],
+  }
+}
+
+let media: FakeAriMedia
+let models: FakeModels
+let vad: VadEngine
+beforeAll(async () => {
+  media = startFakeAriMedia()
+  models = startFakeModels()
+  vad = await loadVadEngine()
+})
+afterAll(async () => {
+  models.stop()
+  await media.stop()
+})
+beforeEach(() => {
+  models.reset()
+  models.transcription.handler = () => ({ text: '' })
+})
+/** A test that failed half-way leaves no call running into the next one. */
+const running: Call[] = []
+afterEach(async () => {
+  await Promise.all(running.splice(0).map(async (call) => {
+    await call.pipeline.stop('user_hangup')
+    await call.result
+  }))
+})
+
+type Call = {
+  channel: FakeMediaChannel
+  pipeline: VoicePipeline
+  conversation: Conversation
+  events: ConversationEvent[]
+  warnings: string[]
+  result: Promise<VoiceCallResult>
+}
+
+async function startCall(options: { definition?: WorkflowDefinition; configurations?: Json; pipeline?: Partial<VoicePipelineOptions> } = {}): Promise<Call> {
+  const channel = media.addChannel()
+  const transport = await connectAriMedia({ endpoint: media.url, connectionId: channel.connectionId })
+  const connection = { provider: 'openai', baseUrl: models.baseUrl }
+  const events: ConversationEvent[] = []
+  const warnings: string[] = []
+  const pipeline = createVoicePipeline({
+    transport, vad, clock: systemClock, tickIntervalMs: 20, onWarning: (message) => warnings.push(message),
+    stt: createSttClient(connection, { model: 'fake-stt' }),
+    tts: createTtsClient(connection, { model: 'fake-tts', voice: 'alloy' }),
+    ...options.pipeline,
+  })
+  const conversation = createConversation({
+    definition: options.definition ?? agent(),
+    configurations: { max_call_duration_seconds: 120, ...options.configurations },
+    variables: {},
+    llm: createLlmClient(connection, { model: 'fake-llm' }),
+    clock: systemClock,
+    onEvent: (event) => {
+      events.push(event)
+      pipeline.conversationEvent(event)
+    },
+  })
+  const call = { channel, pipeline, conversation, events, warnings, result: pipeline.run(conversation) }
+  running.push(call)
+  return call
+}
+
+const speechInputs = () => models.requestsTo('/audio/speech').map((request) => request.body.input)
+const marksProcessed = (channel: FakeMediaChannel) => channel.sent.filter(({ text }) => text.includes('MEDIA_MARK_PROCESSED'))
+const playedPcm = (channel: FakeMediaChannel) => ulawToPcm16(Uint8Array.from(channel.played.flatMap((frame) => [...frame.ulaw])))
+const lastUserMessage = (request: { body: any }) => request.body.messages.filter((message: Json) => message.role === 'user').at(-1)?.content
+
+/** Waits until the fake has played the agent's audio sent so far (its queue is empty and a mark came back). */
+async function greetingHeard(call: Call): Promise<void> {
+  await waitFor('the greeting to be played', () => marksProcessed(call.channel).length >= 1, 5_000)
+}
+
+describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversation', () => {
+  test('the greeting is synthesised, sent as µ-law, marked, heard, and recorded on the right channel', async () => {
+    const call = await startCall()
+    await greetingHeard(call)
+    expect(speechInputs()).toEqual(['Hello, this is Ava.'])
+    expect(models.requestsTo('/audio/speech')[0].body).toMatchObject({ model: 'fake-tts', voice: 'alloy', response_format: 'pcm' })
+    // 20 ms per character of a 440 Hz tone at 24 kHz, resampled to 8 kHz and played by the fake
+    const played = playedPcm(call.channel)
+    expect(played.length / 8).toBeGreaterThanOrEqual('Hello, this is Ava.'.length * 20 - 40)
+    expect(toneAmplitude(played, 440, 8000)).toBeGreaterThan(4000)
+    expect(call.channel.received.some(({ text }) => text.includes('MARK_MEDIA'))).toBe(true)
+
+    await call.pipeline.stop('user_hangup')
+    const result = await call.result
+    expect(result.endReason).toBe('user_hangup')
+    const { format, pcm } = decodeWav(result.recording.stereo)
+    expect(format).toMatchObject({ channels: 2, sampleRate: 8000 })
+    const right = pcm.filter((_, index) => index % 2 === 1)
+    const left = pcm.filter((_, index) => index % 2 === 0)
+    expect(toneAmplitude(right, 440, 8000)).toBeGreaterThan(1000)
+    expect(rms(left)).toBe(0)
+    expect(decodeWav(result.recording.agent).format.channels).toBe(1)
+    expect(await call.channel.closed).toMatchObject({ code: 1000 })
+  })
+
+  test('an utterance is transcribed (16 kHz WAV), answered sentence by sentence, and its response time measured', async () => {
+    models.transcription.queue({ text: 'Can I book a table for two tonight?' })
+    models.chat.queue(say('Of course. Which time suits you?'))
+    const call = await startCall()
+    await greetingHeard(call)
+    const speech = await callerSpeech('Can I book a table for two tonight?')
+    call.channel.speak(speech)
+    await waitFor('the answer to be played', () => marksProcessed(call.channel).length >= 3, 10_000)
+
+    const [transcription] = models.requestsTo('/audio/transcriptions')
+    expect(transcription.audio?.format).toEqual({ sampleRate: 16_000, channels: 1, bitsPerSample: 16 })
+    // the whole utterance: the speech (± the pre-roll and the stop window)
+    expect(transcription.audio!.pcm.length / 16).toBeGreaterThan((speech.length / 8) * 0.8)
+    expect(lastUserMessage(models.requestsTo('/chat/completions')[0])).toBe('Can I book a table for two tonight?')
+    expect(speechInputs()).toEqual(['Hello, this is Ava.', 'Of course.', 'Which time suits you?'])
+
+    await call.pipeline.stop('user_hangup')
+    const result = await call.result
+    expect(result.turns).toHaveLength(1)
+    const [turn] = result.turns
+    expect(turn.responseMs).toBeGreaterThanOrEqual(0)
+    expect(turn.firstTextMs).not.toBeNull()
+    expect(turn.firstAudioMs).not.toBeNull()
+    const { transcript } = call.conversation.record().logs
+    expect(transcript.map(({ role, text }) => [role, text])).toEqual([
+      ['agent', 'Hello, this is Ava.'], ['user', 'Can I book a table for two tonight?'], ['agent', 'Of course. Which time suits you?'],
+    ])
+    // the caller's speech is on the left channel
+    const { pcm } = decodeWav(result.recording.caller)
+    expect(rms(pcm)).toBeGreaterThan(300)
+  })
+
+  test('barge-in: caller speech over an interruptible reply flushes at once; the turn keeps only the sentences played', async () => {
+    const reply = ['First, we have tables at six.', 'Second, there is a table at seven.', 'Third, we can seat you at eight.', 'Fourth, nine is also free.']
+    models.transcription.queue({ text: 'Tables please.' }, { text: 'Seven works.' })
+    models.chat.queue(say(reply.join(' ')), say('Great.'))
+    const call = await startCall()
+    await greetingHeard(call)
+    call.channel.speak(await callerSpeech('Tables please.'))
+    await waitFor('the first sentence of the reply to be played', () => marksProcessed(call.channel).length >= 2, 10_000)
+    call.channel.speak(await callerSpeech('Seven works.'))
+    await waitFor('a flush', () => call.channel.flushes.length === 1, 5_000)
+    const flushedAt = call.channel.flushes[0]
+    const marksBefore = marksProcessed(call.channel).filter(({ atMs }) => atMs < flushedAt).length
+    await waitFor('the answer to the barge-in', () => speechInputs().includes('Great.'), 10_000)
+
+    // the agent stopped within one frame of the flush
+    const agentFramesAfterFlush = call.channel.played.filter(({ atMs }) => atMs > flushedAt && atMs < flushedAt + 300)
+    expect(agentFramesAfterFlush.length).toBeLessThanOrEqual(1)
+    const heard = reply.slice(0, marksBefore - 1) // the greeting's mark came first
+    const cut = call.conversation.record().logs.transcript[2]
+    expect(cut).toMatchObject({ role: 'agent', interrupted: true, text: heard.join(' ') })
+    expect(heard.length).toBeLessThan(reply.length)
+    // the next request shows the model only what was heard
+    const second = models.requestsTo('/chat/completions')[1].body.messages
+    expect(second.at(-2)).toEqual({ role: 'assistant', content: heard.join(' ') })
+    expect(second.at(-1)).toEqual({ role: 'user', content: 'Seven works.' })
+    await call.pipeline.stop('user_hangup')
+    await call.result
+  }, 30_000)
+
+  test('without allow_interrupt the agent finishes; what the caller said meanwhile is answered after it', async () => {
+    const reply = 'Let me read you our whole menu of the evening, starting with soup. Then there is fish and a cake.'
+    models.transcription.queue({ text: 'What is on the menu tonight?' }, { text: 'Sounds good.' })
+    models.chat.queue(say(reply), say('Wonderful.'))
+    const call = await startCall({ definition: agent({ allow_interrupt: false }) })
+    await greetingHeard(call)
+    call.channel.speak(await callerSpeech('What is on the menu tonight?'))
+    await waitFor('the reply to start playing', () => speechInputs().length >= 2, 10_000)
+    call.channel.speak(await callerSpeech('Sounds good.'))
+    await waitFor('the second answer', () => speechInputs().includes('Wonderful.'), 15_000)
+    expect(call.channel.flushes).toEqual([])
+    expect(call.events.some((event) => event.type === 'agent_turn_done' && event.interrupted)).toBe(false)
+    // the whole reply was synthesised and its last mark came back before the caller's turn went to the model
+    const secondChat = models.requestsTo('/chat/completions')[1]
+    expect(lastUserMessage(secondChat)).toBe('Sounds good.')
+    expect(secondChat.body.messages.at(-2)).toEqual({ role: 'assistant', content: reply })
+    await call.pipeline.stop('user_hangup')
+    await call.result
+  }, 30_000)
+
+  test('silence: a reprompt after the idle timeout, then a goodbye and the end (user_idle_max_duration_exceeded)', async () => {
+    models.chat.queue(say('Are you still there?'), say('Goodbye for now.'))
+    const call = await startCall({ configurations: { max_user_idle_timeout_seconds: 0.3 } })
+    const result = await call.result
+    expect(result.endReason).toBe('user_idle_max_duration_exceeded')
+    expect(speechInputs()).toEqual(['Hello, this is Ava.', 'Are you still there?', 'Goodbye for now.'])
+    // a graceful end: the goodbye was played out before the media closed
+    expect(marksProcessed(call.channel)).toHaveLength(3)
+    expect(models.requestsTo('/chat/completions')[0].body.messages[0].content).toContain('silent')
+  }, 30_000)
+
+  test('DTMF digits reach the conversation as the caller\'s turn, "#" ending the entry', async () => {
+    models.chat.queue(say('Thanks, account found.'))
+    const call = await startCall()
+    await greetingHeard(call)
+    for (const digit of ['4', '2', '#']) call.pipeline.dtmf(digit)
+    await waitFor('the answer', () => speechInputs().includes('Thanks, account found.'), 5_000)
+    expect(lastUserMessage(models.requestsTo('/chat/completions')[0])).toBe('DTMF: 42#')
+    await call.pipeline.stop('user_hangup')
+    await call.result
+  }, 30_000)
+
+  test('an answering machine (long greeting, beep) ends the call as voicemail; the workflow\'s message is left after the beep', async () => {
+    const call = await startCall({ pipeline: { voicemail: { message: 'Hi Jordan, please call us back.' } } })
+    const machine = await answeringMachine()
+    call.channel.speak(machine)
+    const result = await call.result
+    expect(result.endReason).toBe('voicemail_detected')
+    expect(result.voicemail).toMatchObject({ messageLeft: true })
+    // decided at the end of the beep: after the whole machine audio has been sent
+    expect(result.voicemail!.detectedAfterMs).toBeGreaterThan((machine.length / 8) * 0.9)
+    expect(speechInputs().at(-1)).toBe('Hi Jordan, please call us back.')
+    expect(call.conversation.record().end_reason).toBe('voicemail_detected')
+  }, 30_000)
+
+  test('voicemail without a message hangs up at once; a person saying hello is not a machine', async () => {
+    const machineCall = await startCall({ pipeline: { voicemail: {} } })
+    machineCall.channel.speak(await answeringMachine())
+    const machine = await machineCall.result
+    expect(machine.voicemail).toMatchObject({ messageLeft: false })
+    expect(speechInputs()).not.toContain('Hi Jordan, please call us back.')
+
+    models.reset()
+    models.transcription.handler = () => ({ text: '' })
+    const personCall = await startCall({ pipeline: { voicemail: {} } })
+    personCall.channel.speak(await callerSpeech('Hello? Who is this?'))
+    await waitFor('the hello to be transcribed', () => models.requestsTo('/audio/transcriptions').length === 1, 5_000)
+    await personCall.pipeline.stop('user_hangup')
+    const person = await personCall.result
+    expect(person.voicemail).toBeNull()
+    expect(person.endReason).toBe('user_hangup')
+  }, 30_000)
+
+  test('the media socket dropping mid-call ends the call, reported as lost', async () => {
+    const call = await startCall()
+    await greetingHeard(call)
+    call.channel.drop()
+    const result = await call.result
+    expect(result.mediaLost).not.toBeNull()
+    expect(result.endReason).toBe('unexpected_error')
+    expect(call.warnings.some((warning) => warning.includes('media connection closed'))).toBe(true)
+  })
+
+  test('a hang-up reported during the grace period is not a lost media connection', async () => {
+    const call = await startCall({ pipeline: { mediaLossGraceMs: 200 } })
+    await greetingHeard(call)
+    call.channel.hangup()
+    await call.pipeline.stop('user_hangup')
+    const result = await call.result
+    expect(result.mediaLost).toBeNull()
+    expect(result.endReason).toBe('user_hangup')
+  })
+})
