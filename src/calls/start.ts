@@ -3,16 +3,15 @@ import type { AppContext } from '../context'
 import { transaction } from '../db/transaction'
 import { ARI_PROVIDER } from '../lib/phone'
 import { isPlainObject } from '../lib/values'
-import { createRun, openCallCount } from '../runs/service'
+import { createRun } from '../runs/service'
 import type { RunTarget } from '../runs/target'
 import { resolveOutbound, type OutboundChoice, type OutboundResolutionOptions } from '../telephony/configurations'
 import type { TelephonyProvider } from '../telephony/provider'
 import { placeCall, type DialRefusal } from './place'
 
 /**
- * The one way a call starts. Outbound (API trigger, campaign dialer): the line it goes out on, the agent version it
- * runs, the run written with its call id BEFORE anything is dialled, then the dial. Inbound (a carrier offering a call
- * to one of the organization's numbers): the call limit checked and the run written in one transaction.
+ * The one way an outbound call starts (API trigger, campaign dialer; inbound calls start in inbound.ts): the line it
+ * goes out on, the agent version it runs, the run written with its call id BEFORE anything is dialled, then the dial.
  */
 
 /** Which telephony configuration, provider and caller id a call goes out with. */
@@ -94,8 +93,14 @@ export function startOutboundCall(
     if (!call) return null
     const { line } = call
     const run = createRun(ctx, {
-      ...callRunBasics(call, line.providerName, line.configurationId, callId),
+      organizationId: call.organizationId,
+      workflowId: call.target.workflowId,
+      definitionId: call.target.definitionId,
+      name: call.runName,
+      mode: line.providerName,
       callType: 'outbound',
+      telephonyConfigurationId: line.configurationId,
+      callId,
       modelOverrides: call.modelOverrides,
       ...(call.campaign ? { campaignId: call.campaign.campaignId, campaignContactId: call.campaign.contactId, trafficVariantId: call.campaign.trafficVariantId } : {}),
       initialContext: {
@@ -128,57 +133,9 @@ function voicemailDetectionEnabled(configurations: Record<string, unknown>): boo
   return isPlainObject(detection) && detection.enabled === true
 }
 
-function callRunBasics(call: { organizationId: number; target: RunTarget; runName: string }, providerName: string, configurationId: number, callId: string) {
-  return {
-    organizationId: call.organizationId,
-    workflowId: call.target.workflowId,
-    definitionId: call.target.definitionId,
-    name: call.runName,
-    mode: providerName,
-    telephonyConfigurationId: configurationId,
-    callId,
-  }
-}
-
 /** Calls of the organization that may be up at once. */
 export function concurrentCallLimit(ctx: AppContext, organizationId: number): number {
   return ctx.sqlite
     .query<{ limit: number }, [number]>('SELECT concurrent_call_limit AS "limit" FROM organizations WHERE id = ?')
     .get(organizationId)!.limit
-}
-
-export type InboundCall = {
-  organizationId: number
-  target: RunTarget
-  providerName: string
-  configurationId: number
-  runName: string
-  /** The carrier's id of the call. */
-  providerCallId: string
-  caller: string
-  /** The organization's number that was called, as stored. */
-  called: string
-  phoneNumberId: number
-}
-
-/** Writes the run of an inbound call unless the organization's concurrent call limit is reached (then null). */
-export function startInboundCall(ctx: AppContext, call: InboundCall): { runId: number; callId: string } | null {
-  const callId = randomUUID()
-  return transaction(ctx, () => {
-    if (openCallCount(ctx, call.organizationId) >= concurrentCallLimit(ctx, call.organizationId)) return null
-    const run = createRun(ctx, {
-      ...callRunBasics(call, call.providerName, call.configurationId, callId),
-      callType: 'inbound',
-      providerCallId: call.providerCallId,
-      initialContext: {
-        provider: call.providerName,
-        direction: 'inbound',
-        caller_number: call.caller,
-        called_number: call.called,
-        telephony_configuration_id: call.configurationId,
-        phone_number_id: call.phoneNumberId,
-      },
-    })
-    return { runId: run.id, callId }
-  })
 }

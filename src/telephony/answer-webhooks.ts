@@ -1,10 +1,7 @@
-import { and, asc, eq } from 'drizzle-orm'
-import { startInboundCall } from '../calls/start'
+import { randomUUID } from 'node:crypto'
+import { matchingNumber, startInboundRun } from '../calls/inbound'
 import type { AppContext } from '../context'
-import { phoneNumbers, telephonyConfigurations } from '../db/schema'
 import { unauthenticated } from '../lib/errors'
-import { AddressError, normalizeAddress } from '../lib/phone'
-import { findRunTarget } from '../runs/target'
 import {
   acknowledge, callLinks, displayName, runById, runByProviderCallId, type CarrierDriver, type CarrierName, type InboundCallStart,
   type WebhookAnswer, type WebhookRequest,
@@ -60,48 +57,20 @@ function detectCarrier(request: WebhookRequest): CarrierName | null {
   return null
 }
 
-type Candidate = {
-  phoneNumberId: number
-  organizationId: number
-  configurationId: number
-  inboundWorkflowId: number | null
-  address: string
-}
-
-/** Active numbers with the called address on active configurations of the carrier (any organization). */
-function numbersCalled(ctx: AppContext, provider: CarrierName, calledAddress: string): Candidate[] {
-  let normalized: string
-  try {
-    normalized = normalizeAddress(calledAddress).address_normalized
-  } catch (error) {
-    if (error instanceof AddressError) return []
-    throw error
-  }
-  return ctx.db
-    .select({
-      phoneNumberId: phoneNumbers.id,
-      organizationId: phoneNumbers.organizationId,
-      configurationId: phoneNumbers.telephonyConfigurationId,
-      inboundWorkflowId: phoneNumbers.inboundWorkflowId,
-      address: phoneNumbers.addressNormalized,
-    })
-    .from(phoneNumbers)
-    .innerJoin(telephonyConfigurations, eq(telephonyConfigurations.id, phoneNumbers.telephonyConfigurationId))
-    .where(and(
-      eq(phoneNumbers.addressNormalized, normalized),
-      eq(phoneNumbers.isActive, true),
-      eq(telephonyConfigurations.provider, provider),
-      eq(telephonyConfigurations.inactive, false),
-    ))
-    .orderBy(asc(phoneNumbers.id))
-    .all()
+/** Active configurations of the carrier (any organization) with an active number that is the called address. */
+function configurationsCalled(ctx: AppContext, provider: CarrierName, calledAddress: string) {
+  return ctx.sqlite.query<{ id: number }, [string]>('SELECT id FROM telephony_configurations WHERE provider = ? AND inactive = 0 ORDER BY id')
+    .all(provider)
+    .filter((configuration) => matchingNumber(ctx, configuration.id, calledAddress) !== undefined)
+    .map((configuration) => ({ id: configuration.id, credentials: getConfigCredentials(ctx, configuration.id)!.credentials }))
 }
 
 /**
- * An inbound webhook. A call start is routed by the called number: the first active number on an active configuration
- * of this carrier whose stored secret verifies the webhook. Its inbound agent, the organization's call limit, then an
- * inbound run and the markup opening its media stream. No number, no agent or no capacity → the carrier's reject markup
- * and no run. Anything else the carrier sends to this URL (Telnyx sends every event of the call) is a status callback.
+ * An inbound webhook. A call start goes to the first active configuration of this carrier that has the called number
+ * and whose stored secret verifies the webhook; then the rules every provider shares (calls/inbound.ts: inbound agent,
+ * call limit, inbound run) and the markup opening the run's media stream. No number, no agent or no capacity → the
+ * carrier's reject markup and no run. Anything else the carrier sends to this URL (Telnyx sends every event of the
+ * call) is a status callback.
  */
 export async function handleInboundWebhook(ctx: AppContext, provider: CarrierName | null, request: WebhookRequest): Promise<WebhookAnswer> {
   const carrier = provider ?? detectCarrier(request)
@@ -110,16 +79,15 @@ export async function handleInboundWebhook(ctx: AppContext, provider: CarrierNam
   const start = driver.parseInbound?.(request) ?? null
   if (!start) return handleStatusCallback(ctx, driver, null, request)
 
-  const candidates = numbersCalled(ctx, driver.provider, start.to)
-  const verified = candidates
-    .map((candidate) => ({ candidate, credentials: getConfigCredentials(ctx, candidate.configurationId)!.credentials }))
-    .find(({ credentials }) => driver.verify(request, credentials, { runId: null, nowMs: ctx.clock.now() }) === 'valid')
+  const candidates = configurationsCalled(ctx, driver.provider, start.to)
+  const nowMs = ctx.clock.now()
+  const verified = candidates.find(({ credentials }) => driver.verify(request, credentials, { runId: null, nowMs }) === 'valid')
   if (!verified) {
     // Nothing of ours is called: nothing to verify against, and nothing changes.
     if (candidates.length === 0) return reject(ctx, driver, null, start, 'no active number with this address')
-    requireValid(driver.verify(request, getConfigCredentials(ctx, candidates[0].configurationId)!.credentials, { runId: null, nowMs: ctx.clock.now() }))
+    requireValid(driver.verify(request, candidates[0].credentials, { runId: null, nowMs }))
   }
-  const { candidate, credentials } = verified!
+  const { id: configurationId, credentials } = verified!
 
   const existing = runByProviderCallId(ctx, driver.provider, start.providerCallId)
   if (existing) {
@@ -127,22 +95,20 @@ export async function handleInboundWebhook(ctx: AppContext, provider: CarrierNam
     if (existing.state !== 'initialized') return reject(ctx, driver, credentials, start, 'run already started')
     return answer(ctx, driver, credentials, start, existing)
   }
-  const found = candidate.inboundWorkflowId === null ? null : findRunTarget(ctx, candidate.organizationId, { workflowId: candidate.inboundWorkflowId })
-  if (!found || 'problem' in found) return reject(ctx, driver, credentials, start, found ? found.problem : 'no inbound agent on this number')
-  const started = startInboundCall(ctx, {
-    organizationId: candidate.organizationId,
-    target: found.target,
-    providerName: driver.provider,
-    configurationId: candidate.configurationId,
-    runName: `${displayName(driver.provider)} Inbound ${start.from || 'unknown'}`,
-    providerCallId: start.providerCallId,
-    caller: start.from,
-    called: candidate.address,
-    phoneNumberId: candidate.phoneNumberId,
+  const decision = startInboundRun(ctx, {
+    provider: driver.provider, configurationId, callerNumber: start.from, calledNumber: start.to, callId: randomUUID(),
+    providerCallId: start.providerCallId, runName: (caller) => `${displayName(driver.provider)} Inbound ${caller}`,
   })
-  if (!started) return reject(ctx, driver, credentials, start, 'concurrent call limit reached')
-  ctx.log.info({ provider: driver.provider, runId: started.runId, organizationId: candidate.organizationId }, 'inbound call accepted')
-  return answer(ctx, driver, credentials, start, runById(ctx, started.runId)!)
+  if ('refused' in decision) return reject(ctx, driver, credentials, start, decision.refused)
+  const run = runById(ctx, decision.run.runId)!
+  ctx.log.info({ provider: driver.provider, runId: run.id, organizationId: run.organizationId }, 'inbound call accepted')
+  try {
+    return await answer(ctx, driver, credentials, start, run)
+  } catch (error) {
+    // The carrier could not be told to answer (Telnyx's answer command): the call never connects.
+    ctx.telephony.report({ kind: 'ended', callId: run.callId!, outcome: 'failed', at: ctx.clock.now(), answeredAt: null, providerStatus: 'answer_failed' })
+    throw error
+  }
 }
 
 async function answer(
