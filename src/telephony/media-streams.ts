@@ -53,20 +53,39 @@ function finalStatusExpected(ctx: AppContext, admitted: AdmittedStream): boolean
   return Array.isArray(callbacks) && callbacks.length > 0
 }
 
-/** Hands an admitted stream to the speech pipeline and ends the call with it. */
+/** Resolves once the call's end has been reported (the run completed with its outcome). */
+function endReported(ctx: AppContext, callId: string): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = ctx.telephony.onReport((report) => {
+      if (report.kind !== 'ended' || report.callId !== callId) return
+      stop()
+      resolve()
+    })
+  })
+}
+
+/** Hands an admitted stream to the conversation engine as an answered call, and ends the call with the stream. */
 export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, transport: CarrierMediaTransport): void {
   const { run } = admitted
   const openedAt = ctx.clock.now()
   const logContext = { provider: run.mode, runId: run.id }
-  const hangup = async () => {
+  const hangUpCarrier = async () => {
     const provider = ctx.telephony.providerFor(run.mode)
     if (provider && run.telephonyConfigurationId !== null && run.callId) await provider.hangup(run.telephonyConfigurationId, run.callId)
   }
+  let hungUp = false
+  const hangup = async () => {
+    hungUp = true
+    await hangUpCarrier()
+    transport.close()
+  }
+  const ended = new Promise<void>((resolve) => transport.onClose(() => resolve()))
+  const reported = run.callId ? endReported(ctx, run.callId) : Promise.resolve()
   transport.onClose((close) => {
     const closedAt = ctx.clock.now()
     ctx.log.info({ ...logContext, code: close.code, initiatedBy: close.initiatedBy }, 'carrier media stream ended')
-    if (close.initiatedBy === 'app' || !CALL_ENDED_CODES.has(close.code)) {
-      void hangup().catch((error) => ctx.log.warn({ ...logContext, err: error }, 'hanging up after the media stream ended failed'))
+    if (!hungUp && (close.initiatedBy === 'app' || !CALL_ENDED_CODES.has(close.code))) {
+      void hangUpCarrier().catch((error) => ctx.log.warn({ ...logContext, err: error }, 'hanging up after the media stream ended failed'))
     }
     const endWithStream = () => {
       if (run.callId) {
@@ -78,7 +97,9 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
   })
   ctx.log.info(logContext, 'carrier media stream admitted')
   const taken = ctx.telephony.mediaStream({
-    runId: run.id, organizationId: run.organizationId, workflowId: run.workflowId, provider: run.mode, transport, hangup,
+    callId: run.callId!, runId: run.id, organizationId: run.organizationId, configurationId: run.telephonyConfigurationId!,
+    direction: run.callType === 'inbound' ? 'inbound' : 'outbound',
+    media: transport, onDtmf: (listener) => transport.onDtmf(listener), ended, reported, hangup,
   })
   if (!taken) ctx.log.warn(logContext, 'no speech pipeline is attached: the caller hears silence until the call ends')
 }

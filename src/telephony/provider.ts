@@ -1,4 +1,4 @@
-import type { MediaTransport } from '../voice/media-transport'
+import type { AnsweredCall } from './call-session'
 
 /**
  * The seam between whoever wants a call (API trigger, campaign scheduler) and whoever places it (ARI, a carrier API,
@@ -65,18 +65,8 @@ export interface TelephonyProvider {
 
 export type CallReportListener = (report: CallReport) => void
 
-/** A carrier call whose media stream was admitted: the speech pipeline takes it from here. */
-export type MediaStreamCall = {
-  runId: number
-  organizationId: number
-  workflowId: number
-  provider: string
-  transport: MediaTransport
-  /** Hangs the call up at the carrier; its end is reported like any other. */
-  hangup(): Promise<void>
-}
-
-export type MediaStreamListener = (call: MediaStreamCall) => void
+/** A carrier call whose media stream was admitted, as the conversation engine takes answered calls. */
+export type MediaStreamListener = (call: AnsweredCall) => void
 
 /** Providers by name, plus the fan-out of their call reports and carrier media streams. Lives on the AppContext. */
 export type Telephony = {
@@ -86,7 +76,7 @@ export type Telephony = {
   report(report: CallReport): void
   onMediaStream(listener: MediaStreamListener): () => void
   /** Hands an admitted media stream to the listeners; false when nobody listens (no speech pipeline attached). */
-  mediaStream(call: MediaStreamCall): boolean
+  mediaStream(call: AnsweredCall): boolean
 }
 
 export function createTelephony(): Telephony {

@@ -26,6 +26,8 @@ export type MediaSocket = {
 }
 
 export type CarrierMediaTransport = MediaTransport & {
+  /** Keys the caller presses, as the carrier reports them on the stream. */
+  onDtmf(listener: (digit: string) => void): void
   /** Feed every message the carrier sends. */
   receive(message: string | Uint8Array): void
   /** The socket closed, whoever closed it. */
@@ -38,6 +40,7 @@ type Inbound =
   | { type: 'start'; streamId: string | null }
   | { type: 'audio'; ulaw: Uint8Array }
   | { type: 'mark'; name: string }
+  | { type: 'dtmf'; digit: string }
   | { type: 'stop' }
 
 type Framing = {
@@ -94,6 +97,10 @@ function readJson(message: string | Uint8Array, streamIdOf: (start: JsonMessage)
     case markEvent: {
       const name = event.mark?.name ?? event.name
       return typeof name === 'string' ? [{ type: 'mark', name }] : []
+    }
+    case 'dtmf': {
+      const digit = event.dtmf?.digit
+      return typeof digit === 'string' ? [{ type: 'dtmf', digit }] : []
     }
     case 'stop':
       return [{ type: 'stop' }]
@@ -157,6 +164,7 @@ function vonageFraming(): Framing {
       const event = parseJson(message)
       if (event?.event === 'websocket:connected') return [{ type: 'start', streamId: null }]
       if (event?.event === 'websocket:notify' && typeof event.payload?.name === 'string') return [{ type: 'mark', name: event.payload.name }]
+      if (event?.event === 'websocket:dtmf' && typeof event.digit === 'string') return [{ type: 'dtmf', digit: event.digit }]
       return []
     },
     encode: (ulaw) => pcmBytes(up.process(ulawToPcm16(ulaw))),
@@ -186,6 +194,7 @@ export function createCarrierMediaTransport(kind: MediaFraming, socket: MediaSoc
   const now = options.now ?? (() => performance.now())
   const audioListeners: ((ulaw: Uint8Array, atMs: number) => void)[] = []
   const closeListeners: ((close: MediaClose) => void)[] = []
+  const dtmfListeners: ((digit: string) => void)[] = []
   /** Pending marks in the order sent; a carrier plays in order, so one mark played means every earlier one was too. */
   const marks: { name: string; resolve: (outcome: MarkOutcome) => void }[] = []
   /** Messages held until `start` gives the stream id. */
@@ -252,6 +261,9 @@ export function createCarrierMediaTransport(kind: MediaFraming, socket: MediaSoc
         if (index >= 0) settleMarks('played', index + 1)
         break
       }
+      case 'dtmf':
+        for (const listener of dtmfListeners) listener(event.digit)
+        break
       case 'stop':
         socket.close(1000, 'stream stopped')
         finish(1000, 'stream stopped')
@@ -264,6 +276,7 @@ export function createCarrierMediaTransport(kind: MediaFraming, socket: MediaSoc
     get streamId() { return streamId },
     onAudio(listener) { audioListeners.push(listener) },
     onClose(listener) { closeListeners.push(listener) },
+    onDtmf(listener) { dtmfListeners.push(listener) },
     send(ulaw) {
       deliver(() => sendFrames(framing.encode(ulaw), false))
     },

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import type { manualClock } from '../../../src/lib/clock'
-import type { MediaStreamCall } from '../../../src/telephony/provider'
+import type { AnsweredCall } from '../../../src/telephony/call-session'
 import { createAgent, csvOf, manualScheduler, uploadCsv } from '../../support/campaigns'
 import { createCarrierLine, runRow, type RunRow } from '../../support/fake-carriers/calls'
 import { createCarrierTestApp, type CarrierTestApp } from '../../support/fake-carriers/shared'
@@ -85,11 +85,11 @@ describe.each(CARRIERS)('a campaign on $name', (carrier) => {
     })
     stopFake = fake.stop
     // The speech pipeline's place: take each stream, hear the caller, answer, and hang up.
-    const streams: MediaStreamCall[] = []
+    const streams: AnsweredCall[] = []
     t.ctx.telephony.onMediaStream((call) => {
       streams.push(call)
-      call.transport.onAudio(() => {})
-      setTimeout(() => call.transport.close(), 5)
+      call.media.onAudio(() => {})
+      setTimeout(() => call.media.close(), 5)
     })
 
     await createCarrierLine(t, fake.config)

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import type { MediaStreamCall } from '../../../src/telephony/provider'
+import type { AnsweredCall } from '../../../src/telephony/call-session'
 import { createCarrierAgent, createCarrierLine, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
 import { startFakeCloudonix, type CloudonixCallPlan, type FakeCloudonix } from '../../support/fake-carriers/cloudonix'
 import { createCarrierTestApp, PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
@@ -12,7 +12,7 @@ let t: CarrierTestApp
 let fake: FakeCloudonix
 let agent: CarrierAgent
 let plan: () => CloudonixCallPlan
-let streams: MediaStreamCall[]
+let streams: AnsweredCall[]
 let configurationId: number
 
 beforeEach(async () => {

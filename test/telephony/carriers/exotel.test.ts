@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test'
-import type { MediaStreamCall } from '../../../src/telephony/provider'
+import type { AnsweredCall } from '../../../src/telephony/call-session'
 import { ulawToPcm16 } from '../../../src/voice/g711'
 import { createCarrierAgent, createCarrierLine, latestRunId, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
 import { startFakeExotel, type ExotelCallPlan, type FakeExotel } from '../../support/fake-carriers/exotel'
@@ -12,7 +12,7 @@ let t: CarrierTestApp
 let fake: FakeExotel
 let agent: CarrierAgent
 let plan: () => ExotelCallPlan
-let streams: MediaStreamCall[]
+let streams: AnsweredCall[]
 let configurationId: number
 
 beforeEach(async () => {
@@ -69,8 +69,8 @@ test('answered: the stream speaks 16-bit PCM; the terminal callback completes th
     outcome: 'completed', conversationSeconds: 27,
     talk: async (media) => {
       await waitFor('stream admitted', () => streams.length === 1)
-      streams[0].transport.send(new Uint8Array([0x00, 0x80, 0xff, 0x7f]))
-      streams[0].transport.mark()
+      streams[0].media.send(new Uint8Array([0x00, 0x80, 0xff, 0x7f]))
+      streams[0].media.mark()
       await waitFor('agent audio', () => media.texts.some((message) => message.event === 'media'))
       const payload = Buffer.from(media.texts.find((message) => message.event === 'media').media.payload, 'base64')
       expect(payload.length).toBe(320)

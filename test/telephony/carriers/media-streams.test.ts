@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { callLinks } from '../../../src/telephony/carrier'
-import type { MediaStreamCall } from '../../../src/telephony/provider'
+import type { AnsweredCall } from '../../../src/telephony/call-session'
 import { createCarrierAgent, createCarrierLine, runRow, triggerCall, untilRunCompleted } from '../../support/fake-carriers/calls'
 import { connectMedia, createCarrierTestApp, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeTwilio, type FakeTwilio } from '../../support/fake-carriers/twilio'
@@ -12,7 +12,7 @@ let t: CarrierTestApp
 let fake: FakeTwilio
 let runId: number
 let streamUrl: string
-let streams: MediaStreamCall[]
+let streams: AnsweredCall[]
 
 beforeEach(async () => {
   t = createCarrierTestApp()
@@ -63,10 +63,10 @@ describe('admission', () => {
     await media.opened
     media.send({ event: 'start', streamSid: 'MZ7', start: { streamSid: 'MZ7' } })
     await waitFor('admitted', () => streams.length === 1)
-    streams[0].transport.send(new Uint8Array(160).fill(0xff))
+    streams[0].media.send(new Uint8Array(160).fill(0xff))
     await waitFor('agent audio on the wire', () => media.texts.some((message) => message.event === 'media'))
     expect(media.texts.find((message) => message.event === 'media')).toMatchObject({ streamSid: 'MZ7' })
-    streams[0].transport.close()
+    streams[0].media.close()
     expect((await media.closed).code).toBe(1000)
     await waitFor('hang-up sent to Twilio', () => fake.requests.some((request) => request.body.Status === 'completed'))
     const row = await untilRunCompleted(t, runId)

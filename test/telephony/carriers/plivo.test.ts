@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import type { MediaStreamCall } from '../../../src/telephony/provider'
+import type { AnsweredCall } from '../../../src/telephony/call-session'
 import { createCarrierAgent, createCarrierLine, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
 import { nonceSignatureOf, startFakePlivo, type FakePlivo, type PlivoCallPlan } from '../../support/fake-carriers/plivo'
 import { createCarrierTestApp, PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
@@ -12,7 +12,7 @@ describe.each(['plivo', 'vobiz'] as const)('%s', (variant) => {
   let fake: FakePlivo
   let agent: CarrierAgent
   let plan: () => PlivoCallPlan
-  let streams: MediaStreamCall[]
+  let streams: AnsweredCall[]
   let configurationId: number
   const header = variant === 'plivo' ? 'X-Plivo-Signature' : 'X-Vobiz-Signature'
 
@@ -75,7 +75,7 @@ describe.each(['plivo', 'vobiz'] as const)('%s', (variant) => {
     expect(call.xml).toMatch(/<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio\/x-mulaw;rate=8000">wss:\/\/ringbase\.example\.com\/api\/v1\/telephony\/ws\/[^<]+<\/Stream><\/Response>$/)
     const row = await untilRunCompleted(t, runId)
     expect(row).toMatchObject({ disposition: 'completed', call_duration_seconds: 13 })
-    expect(streams[0]).toMatchObject({ runId, provider: variant })
+    expect(streams[0]).toMatchObject({ runId, direction: 'outbound' })
   })
 
   test('machine detection: asked for when voicemail detection is on; a machine is hung up on and ends as voicemail', async () => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { manualClock } from '../../../src/lib/clock'
-import type { MediaStreamCall } from '../../../src/telephony/provider'
+import type { AnsweredCall } from '../../../src/telephony/call-session'
 import { createCarrierAgent, createCarrierLine, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
 import { createCarrierTestApp, PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeTelnyx, type FakeTelnyx, type TelnyxCallPlan } from '../../support/fake-carriers/telnyx'
@@ -12,7 +12,7 @@ let t: CarrierTestApp
 let fake: FakeTelnyx
 let agent: CarrierAgent
 let plan: () => TelnyxCallPlan
-let streams: MediaStreamCall[]
+let streams: AnsweredCall[]
 let configurationId: number
 
 beforeEach(async () => {
@@ -108,7 +108,7 @@ describe('events settle the run', () => {
     const row = await untilRunCompleted(t, runId)
     expect(row).toMatchObject({ disposition: 'completed', call_duration_seconds: 9 })
     expect(loggedStatuses(row)).toContain('call.answered')
-    expect(streams[0]).toMatchObject({ runId, provider: 'telnyx' })
+    expect(streams[0]).toMatchObject({ runId, direction: 'outbound' })
   })
 
   test('answering machine detection: a machine is hung up on and the run ends as voicemail', async () => {

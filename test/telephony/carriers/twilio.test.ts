@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import type { MediaStreamCall } from '../../../src/telephony/provider'
+import type { AnsweredCall } from '../../../src/telephony/call-session'
 import { createCarrierAgent, createCarrierLine, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
 import { connectMedia, createCarrierTestApp, PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeTwilio, twilioSignatureOf, type FakeTwilio, type TwilioCallPlan } from '../../support/fake-carriers/twilio'
@@ -16,7 +16,7 @@ let t: CarrierTestApp
 let fake: FakeTwilio
 let agent: CarrierAgent
 let plan: (to: string) => TwilioCallPlan
-let streams: MediaStreamCall[]
+let streams: AnsweredCall[]
 
 beforeEach(async () => {
   t = createCarrierTestApp()
@@ -121,7 +121,7 @@ describe('status callbacks settle the run', () => {
     const row = await untilRunCompleted(t, runId)
     expect(row.disposition).toBe('completed')
     expect(loggedStatuses(row)).toEqual(['initiated', 'ringing', 'in-progress', 'in-progress', 'completed'])
-    expect(streams[0]).toMatchObject({ runId, provider: 'twilio' })
+    expect(streams[0]).toMatchObject({ runId, direction: 'outbound' })
   })
 
   test('with voicemail detection on, Twilio is asked for AMD; a machine gets <Hangup/> and the run ends as voicemail', async () => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
-import type { MediaStreamCall } from '../../../src/telephony/provider'
+import type { AnsweredCall } from '../../../src/telephony/call-session'
 import { createCarrierAgent, createCarrierLine, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
 import { createCarrierTestApp, PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeVonage, type FakeVonage, type VonageCallPlan } from '../../support/fake-carriers/vonage'
@@ -12,7 +12,7 @@ let t: CarrierTestApp
 let fake: FakeVonage
 let agent: CarrierAgent
 let plan: () => VonageCallPlan
-let streams: MediaStreamCall[]
+let streams: AnsweredCall[]
 let configurationId: number
 
 beforeEach(async () => {
@@ -87,10 +87,10 @@ describe('events settle the run', () => {
       talk: async (media) => {
         await waitFor('stream admitted', () => streams.length === 1)
         const heard: number[] = []
-        streams[0].transport.onAudio((ulaw) => heard.push(ulaw.length))
+        streams[0].media.onAudio((ulaw) => heard.push(ulaw.length))
         media.send(new Uint8Array(new Int16Array(320).fill(500).buffer))
         await waitFor('caller audio reached the pipeline', () => heard.length === 1)
-        streams[0].transport.send(new Uint8Array(160).fill(0xff))
+        streams[0].media.send(new Uint8Array(160).fill(0xff))
         await waitFor('agent audio as one 640-byte frame', () => media.binaries.length === 1)
         expect(media.binaries[0].byteLength).toBe(640)
       },
