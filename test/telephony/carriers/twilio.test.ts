@@ -218,6 +218,16 @@ describe('inbound calls', () => {
     expect(ended.disposition).toBe('completed')
   })
 
+  test("the number's status callback URL (no run in it) finds the inbound run by CallSid", async () => {
+    await offer('+14155550199', 'CA-inbound-7')
+    const runId = latestRunId(t)
+    const url = `${PUBLIC_URL}/api/v1/telephony/twilio/status-callback`
+    expect((await fake.post(url, { CallSid: 'CA-inbound-7', CallStatus: 'completed', CallDuration: '14' }, 'forged')).status).toBe(403)
+    expect((await fake.post(url, { CallSid: 'CA-unknown', CallStatus: 'completed' })).status).toBe(404)
+    expect((await fake.post(url, { CallSid: 'CA-inbound-7', CallStatus: 'completed', CallDuration: '14' })).status).toBe(200)
+    expect(await untilRunCompleted(t, runId)).toMatchObject({ disposition: 'completed', call_duration_seconds: 14 })
+  })
+
   test('no such number, no inbound agent, or no capacity → <Reject/> and no run', async () => {
     const runsBefore = latestRunId(t)
     expect(await (await offer('+14155550111')).text()).toContain('<Response><Reject/></Response>')
