@@ -5,8 +5,8 @@ import { transaction } from '../db/transaction'
 import { forbidden, notFound, unauthenticated } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import {
-  acknowledge, FINAL_STATUSES, recordProviderCallId, runById, runByProviderCallId, type CarrierCallStatus, type CarrierDriver,
-  type CarrierName, type StatusUpdate, type Verdict, type WebhookAnswer, type WebhookRequest,
+  acknowledge, FINAL_STATUSES, recordProviderCallId, runById, runByProviderCallId, type CarrierCallStatus, type CarrierDriver, type StatusUpdate,
+  type Verdict, type WebhookAnswer, type WebhookRequest,
 } from './carrier'
 import { getConfigCredentials } from './configurations'
 import type { CallOutcome } from './provider'

@@ -1,5 +1,7 @@
 import { expect } from 'bun:test'
+import type { AnsweredCall } from '../../../src/telephony/call-session'
 import type { TestApp } from '../app'
+import { createCarrierTestApp, type CarrierTestApp, type FakeServer } from './shared'
 import { addPhoneNumber, createConfiguration } from '../telephony'
 import { waitFor } from '../wait'
 
@@ -71,3 +73,36 @@ export async function untilRunCompleted(t: TestApp, runId: number): Promise<RunR
 
 /** The statuses logged in `logs.telephony_status_callbacks`, in order. */
 export const loggedStatuses = (row: RunRow) => (row.logs.telephony_status_callbacks ?? []).map((entry: { status: string }) => entry.status)
+
+/** Places a call through the agent's API trigger; fails the test unless it was accepted. Returns its run id. */
+export async function placeCarrierCall(t: TestApp, agent: CarrierAgent, to = '+14155550123'): Promise<number> {
+  const response = await triggerCall(t, agent, to)
+  expect(response.status, response.text).toBe(200)
+  return response.body.workflow_run_id as number
+}
+
+export type CarrierTest<F> = { t: CarrierTestApp; fake: F; agent: CarrierAgent; streams: AnsweredCall[]; configurationId: number }
+
+/**
+ * A served test app with a carrier's fake (started by `start`, which also points the carrier's API at it), an agent,
+ * the organization's default line on that carrier, and every answered call's stream collected.
+ */
+export async function startCarrierTest<F>(
+  start: (t: CarrierTestApp) => { fake: F; config: Record<string, unknown>; number?: string },
+): Promise<CarrierTest<F>> {
+  const t = createCarrierTestApp()
+  const { fake, config, number } = start(t)
+  const streams: AnsweredCall[] = []
+  t.ctx.telephony.onMediaStream((call) => streams.push(call))
+  const agent = await createCarrierAgent(t)
+  const { configurationId } = await createCarrierLine(t, config, { number })
+  return { t, fake, agent, streams, configurationId }
+}
+
+/** Lets the fake finish what it is playing, then stops it and the app. */
+export async function stopCarrierTest(t: CarrierTestApp, fake: FakeServer & { idle?(): Promise<void> }): Promise<void> {
+  await fake.idle?.()
+  fake.stop()
+  t.stopServer()
+  t.close()
+}

@@ -1,4 +1,4 @@
-import { connectMedia, formBody, startFakeServer, type FakeServer, type MediaClient } from './shared'
+import { connectMedia, createPlayback, type FakeServer, formBody, type MediaClient, startFakeServer } from './shared'
 
 /**
  * A fake Cloudonix from the documented shapes: `POST /calls/{domain}/application` (Bearer token; JSON destination,
@@ -29,7 +29,7 @@ export function startFakeCloudonix(options: { reach: (url: string) => string; cd
   const bearerToken = 'XI-cloudonix-bearer-0001'
   const domain = 'acme.cloudonix.net'
   const calls = new Map<string, FakeCloudonixCall>()
-  const playing = new Set<Promise<unknown>>()
+  const { track, idle } = createPlayback()
   let sequence = 0
 
   const withKey = (apiKey: string | null | undefined): Record<string, string> => (apiKey === null ? {} : { 'x-cx-apikey': apiKey ?? bearerToken })
@@ -60,11 +60,6 @@ export function startFakeCloudonix(options: { reach: (url: string) => string; cd
     return call
   }
 
-  const track = <T>(promise: Promise<T>) => {
-    playing.add(promise)
-    void promise.finally(() => playing.delete(promise))
-    return promise
-  }
 
   const server = startFakeServer((request) => {
     if (request.headers.get('authorization') !== `Bearer ${bearerToken}`) return Response.json({ message: 'Unauthorized' }, { status: 401 })
@@ -94,8 +89,6 @@ export function startFakeCloudonix(options: { reach: (url: string) => string; cd
   return Object.assign(server, {
     bearerToken, domain, calls, cdr, voiceRequest,
     play: (token: string, plan: Exclude<CloudonixCallPlan, 'hold'>, cdrUrl: string) => track(play(token, plan, cdrUrl)),
-    async idle() {
-      while (playing.size > 0) await Promise.allSettled([...playing])
-    },
+    idle,
   })
 }

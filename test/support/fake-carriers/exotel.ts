@@ -1,4 +1,4 @@
-import { connectMedia, formBody, startFakeServer, type FakeServer, type MediaClient } from './shared'
+import { connectMedia, createPlayback, type FakeServer, formBody, type MediaClient, startFakeServer } from './shared'
 
 /**
  * A fake Exotel from the documented shapes: "connect to a stream" calls (`POST /v1/Accounts/{sid}/Calls/connect.json`,
@@ -28,7 +28,7 @@ export function startFakeExotel(options: { reach: (url: string) => string; plan?
   const apiKey = 'exotel-key-0001'
   const apiToken = 'exotel-token-0001'
   const calls = new Map<string, FakeExotelCall>()
-  const playing = new Set<Promise<unknown>>()
+  const { track, idle } = createPlayback()
   let sequence = 0
 
   const post = (url: string, params: Record<string, string>, headers: Record<string, string> = {}) => {
@@ -66,9 +66,7 @@ export function startFakeExotel(options: { reach: (url: string) => string; plan?
       calls.set(call.sid, call)
       const plan = options.plan?.(call) ?? 'hold'
       if (plan !== 'hold') {
-        const played = Bun.sleep(1).then(() => play(call, plan))
-        playing.add(played)
-        void played.finally(() => playing.delete(played))
+        track(Bun.sleep(1).then(() => play(call, plan)))
       }
       return Response.json({ Call: { Sid: call.sid, Status: 'in-progress', From: request.body.From, PhoneNumberSid: request.body.CallerId } })
     }
@@ -80,8 +78,6 @@ export function startFakeExotel(options: { reach: (url: string) => string; plan?
 
   return Object.assign(server, {
     accountSid, apiKey, apiToken, calls, post,
-    async idle() {
-      while (playing.size > 0) await Promise.allSettled([...playing])
-    },
+    idle,
   })
 }

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto'
-import { connectMedia, formBody, startFakeServer, type FakeServer, type MediaClient } from './shared'
+import { connectMedia, createPlayback, type FakeServer, formBody, type MediaClient, startFakeServer } from './shared'
 
 /**
  * A fake Plivo (and Vobiz, its Plivo-compatible twin) built from the public documentation: the Call API
@@ -48,7 +48,7 @@ export function startFakePlivo(options: {
   const authId = variant === 'plivo' ? 'MAPLIVOAUTHID0001' : 'MAVOBIZAUTHID0001'
   const authToken = `${variant}-auth-token-0001`
   const calls = new Map<string, FakePlivoCall>()
-  const playing = new Set<Promise<unknown>>()
+  const { track, idle } = createPlayback()
   const prefix = variant === 'vobiz' ? '/api' : ''
   const header = variant === 'plivo' ? 'X-Plivo-Signature' : 'X-Vobiz-Signature'
   let sequence = 0
@@ -101,11 +101,6 @@ export function startFakePlivo(options: {
     return call
   }
 
-  const track = <T>(promise: Promise<T>) => {
-    playing.add(promise)
-    void promise.finally(() => playing.delete(promise))
-    return promise
-  }
 
   const authorized = (headers: Headers) => (variant === 'plivo'
     ? headers.get('authorization') === `Basic ${Buffer.from(`${authId}:${authToken}`).toString('base64')}`
@@ -143,8 +138,6 @@ export function startFakePlivo(options: {
   return Object.assign(server, {
     authId, authToken, calls, post,
     play: (uuid: string, plan: Exclude<PlivoCallPlan, 'hold'>) => track(play(uuid, plan)),
-    async idle() {
-      while (playing.size > 0) await Promise.allSettled([...playing])
-    },
+    idle,
   })
 }

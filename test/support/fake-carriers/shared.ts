@@ -107,3 +107,18 @@ export const formBody = (params: Record<string, string>) => ({
   body: new URLSearchParams(params).toString(),
   headers: { 'content-type': 'application/x-www-form-urlencoded' },
 })
+
+/** What a fake is still doing (calls it plays, callbacks it sends), so a test can wait until it is all done. */
+export function createPlayback() {
+  const playing = new Set<Promise<unknown>>()
+  return {
+    track<T>(promise: Promise<T>): Promise<T> {
+      playing.add(promise)
+      void promise.finally(() => playing.delete(promise)).catch(() => undefined)
+      return promise
+    },
+    async idle(): Promise<void> {
+      while (playing.size > 0) await Promise.allSettled([...playing])
+    },
+  }
+}

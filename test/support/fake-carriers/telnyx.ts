@@ -1,5 +1,5 @@
 import { generateKeyPairSync, sign } from 'node:crypto'
-import { connectMedia, startFakeServer, type FakeServer, type MediaClient } from './shared'
+import { connectMedia, createPlayback, type FakeServer, type MediaClient, startFakeServer } from './shared'
 
 /**
  * A fake Telnyx Call Control built from its public documentation: `POST /v2/calls` (Bearer API key; `data.call_control_id`),
@@ -52,7 +52,7 @@ export function startFakeTelnyx(options: {
   const { publicKey, privateKey } = generateKeyPairSync('ed25519')
   const publicKeyBase64 = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64')
   const calls = new Map<string, FakeTelnyxCall>()
-  const playing = new Set<Promise<unknown>>()
+  const { track, idle } = createPlayback()
   let failure: { status: number; body: unknown } | null = null
   let sequence = 0
 
@@ -120,11 +120,6 @@ export function startFakeTelnyx(options: {
     return call
   }
 
-  const track = <T>(promise: Promise<T>) => {
-    playing.add(promise)
-    void promise.finally(() => playing.delete(promise))
-    return promise
-  }
 
   const server = startFakeServer((request) => {
     if (request.headers.get('authorization') !== `Bearer ${apiKey}`) {
@@ -173,9 +168,7 @@ export function startFakeTelnyx(options: {
       const response = await send(call, 'call.initiated', { state: 'parked' })
       return { call, response }
     },
-    async idle() {
-      while (playing.size > 0) await Promise.allSettled([...playing])
-    },
+    idle,
     failNext(status: number, body: unknown) { failure = { status, body } },
   })
 }

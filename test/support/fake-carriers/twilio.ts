@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto'
-import { connectMedia, formBody, startFakeServer, type FakeServer, type MediaClient } from './shared'
+import { connectMedia, createPlayback, type FakeServer, formBody, type MediaClient, startFakeServer } from './shared'
 
 /**
  * A fake Twilio built from its public documentation: the Calls resource (form-encoded, HTTP Basic with the account
@@ -54,7 +54,7 @@ export function startFakeTwilio(options: {
   const accountSid = options.accountSid ?? 'AC00000000000000000000000000000001'
   const authToken = options.authToken ?? 'twilio-auth-token-0001'
   const calls = new Map<string, FakeTwilioCall>()
-  const playing = new Set<Promise<unknown>>()
+  const { track, idle } = createPlayback()
   let failure: { status: number; body: unknown } | null = null
   let sequence = 0
   const expectedAuth = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`
@@ -108,10 +108,6 @@ export function startFakeTwilio(options: {
     return call
   }
 
-  const track = (promise: Promise<unknown>) => {
-    playing.add(promise)
-    void promise.finally(() => playing.delete(promise))
-  }
 
   const server = startFakeServer((request) => {
     const callPath = /^\/2010-04-01\/Accounts\/([^/]+)\/Calls(?:\/([^/]+))?\.json$/.exec(request.path)
@@ -150,9 +146,7 @@ export function startFakeTwilio(options: {
       track(played)
       return played
     },
-    async idle() {
-      while (playing.size > 0) await Promise.allSettled([...playing])
-    },
+    idle,
     failNext(status: number, body: unknown) { failure = { status, body } },
   })
 }

@@ -1,5 +1,5 @@
 import { createHash, createHmac, generateKeyPairSync, verify } from 'node:crypto'
-import { connectMedia, startFakeServer, type FakeServer, type MediaClient } from './shared'
+import { connectMedia, createPlayback, type FakeServer, type MediaClient, startFakeServer } from './shared'
 
 /**
  * A fake Vonage Voice API built from its public documentation: `POST /v1/calls` authenticated by an RS256 JWT of the
@@ -45,7 +45,7 @@ export function startFakeVonage(options: { reach: (url: string) => string; plan?
   })
   const { publicKey, privateKey: privateKeyPem } = applicationKeys
   const calls = new Map<string, FakeVonageCall>()
-  const playing = new Set<Promise<unknown>>()
+  const { track, idle } = createPlayback()
   let sequence = 0
 
   function webhookToken(claims: Record<string, unknown>, secret = signatureSecret) {
@@ -102,11 +102,6 @@ export function startFakeVonage(options: { reach: (url: string) => string; plan?
     return call
   }
 
-  const track = <T>(promise: Promise<T>) => {
-    playing.add(promise)
-    void promise.finally(() => playing.delete(promise))
-    return promise
-  }
 
   /** The application's RS256 JWT, checked as Vonage does. */
   function authorized(headers: Headers): boolean {
@@ -144,8 +139,6 @@ export function startFakeVonage(options: { reach: (url: string) => string; plan?
   return Object.assign(server, {
     apiKey, apiSecret, applicationId, privateKey: privateKeyPem, signatureSecret, calls, event, webhookToken,
     play: (uuid: string, plan: Exclude<VonageCallPlan, 'hold'>) => track(play(uuid, plan)),
-    async idle() {
-      while (playing.size > 0) await Promise.allSettled([...playing])
-    },
+    idle,
   })
 }

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { AnsweredCall } from '../../../src/telephony/call-session'
-import { createCarrierAgent, createCarrierLine, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
+import { createCarrierAgent, placeCarrierCall, startCarrierTest, stopCarrierTest, latestRunId, loggedStatuses, runRow, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
 import { startFakeCloudonix, type CloudonixCallPlan, type FakeCloudonix } from '../../support/fake-carriers/cloudonix'
-import { createCarrierTestApp, PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
+import { PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { waitFor } from '../../support/wait'
 
 /** Cloudonix end to end against a local fake: application calls with inline CXML, CDRs, inbound voice requests. */
@@ -16,27 +16,16 @@ let streams: AnsweredCall[]
 let configurationId: number
 
 beforeEach(async () => {
-  t = createCarrierTestApp()
   plan = () => 'hold'
-  fake = startFakeCloudonix({ reach: t.reach, cdrUrl: CDR_URL, plan: () => plan() })
-  t.ctx.providerApis.cloudonix = fake.baseUrl
-  streams = []
-  t.ctx.telephony.onMediaStream((call) => streams.push(call))
-  agent = await createCarrierAgent(t)
-  configurationId = (await createCarrierLine(t, { provider: 'cloudonix', bearer_token: fake.bearerToken, domain_id: fake.domain, application_name: 'acme-voice' })).configurationId
+  ;({ t, fake, agent, streams, configurationId } = await startCarrierTest((app) => {
+    const started = startFakeCloudonix({ reach: app.reach, cdrUrl: CDR_URL, plan: () => plan() })
+    app.ctx.providerApis.cloudonix = started.baseUrl
+    return { fake: started, config: { provider: 'cloudonix', bearer_token: started.bearerToken, domain_id: started.domain, application_name: 'acme-voice' } }
+  }))
 })
-afterEach(async () => {
-  await fake.idle()
-  fake.stop()
-  t.stopServer()
-  t.close()
-})
+afterEach(() => stopCarrierTest(t, fake))
 
-async function placeCall() {
-  const response = await triggerCall(t, agent, '+14155550123')
-  expect(response.status, response.text).toBe(200)
-  return response.body.workflow_run_id as number
-}
+const placeCall = () => placeCarrierCall(t, agent)
 
 test('the application API gets destination, caller id, ring timeout and CXML connecting the media stream', async () => {
   const runId = await placeCall()

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test'
 import type { AnsweredCall } from '../../../src/telephony/call-session'
 import { ulawToPcm16 } from '../../../src/voice/g711'
-import { createCarrierAgent, createCarrierLine, latestRunId, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
+import { createCarrierAgent, placeCarrierCall, startCarrierTest, stopCarrierTest, latestRunId, runRow, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
 import { startFakeExotel, type ExotelCallPlan, type FakeExotel } from '../../support/fake-carriers/exotel'
-import { createCarrierTestApp, PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
+import { PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { waitFor } from '../../support/wait'
 
 /** Exotel end to end against a local fake: connect-to-stream calls on the configuration's base URL, per-run tokens, PCM media. */
@@ -16,28 +16,19 @@ let streams: AnsweredCall[]
 let configurationId: number
 
 beforeEach(async () => {
-  t = createCarrierTestApp()
   plan = () => 'hold'
-  fake = startFakeExotel({ reach: t.reach, plan: () => plan() })
-  streams = []
-  t.ctx.telephony.onMediaStream((call) => streams.push(call))
-  agent = await createCarrierAgent(t)
-  configurationId = (await createCarrierLine(t, {
-    provider: 'exotel', account_sid: fake.accountSid, api_key: fake.apiKey, api_token: fake.apiToken, api_base_url: fake.baseUrl,
-  }, { number: '+918047491899' })).configurationId
+  ;({ t, fake, agent, streams, configurationId } = await startCarrierTest((app) => {
+    const started = startFakeExotel({ reach: app.reach, plan: () => plan() })
+    return {
+      fake: started,
+      config: { provider: 'exotel', account_sid: started.accountSid, api_key: started.apiKey, api_token: started.apiToken, api_base_url: started.baseUrl },
+      number: '+918047491899',
+    }
+  }))
 })
-afterEach(async () => {
-  await fake.idle()
-  fake.stop()
-  t.stopServer()
-  t.close()
-})
+afterEach(() => stopCarrierTest(t, fake))
 
-async function placeCall() {
-  const response = await triggerCall(t, agent, '+919876543210')
-  expect(response.status, response.text).toBe(200)
-  return response.body.workflow_run_id as number
-}
+const placeCall = () => placeCarrierCall(t, agent, '+919876543210')
 
 test("the configuration's api_base_url gets the call: callee, ExoPhone, bidirectional stream, timeouts, a per-run status token", async () => {
   const runId = await placeCall()

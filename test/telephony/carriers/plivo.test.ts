@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { AnsweredCall } from '../../../src/telephony/call-session'
-import { createCarrierAgent, createCarrierLine, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
+import { createCarrierAgent, placeCarrierCall, startCarrierTest, stopCarrierTest, latestRunId, loggedStatuses, runRow, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
 import { nonceSignatureOf, startFakePlivo, type FakePlivo, type PlivoCallPlan } from '../../support/fake-carriers/plivo'
-import { createCarrierTestApp, PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
+import { PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { waitFor } from '../../support/wait'
 
 /** Plivo and Vobiz (same API shape) end to end against local fakes built from the documented formats. */
@@ -17,27 +17,16 @@ describe.each(['plivo', 'vobiz'] as const)('%s', (variant) => {
   const header = variant === 'plivo' ? 'X-Plivo-Signature' : 'X-Vobiz-Signature'
 
   beforeEach(async () => {
-    t = createCarrierTestApp()
     plan = () => 'hold'
-    fake = startFakePlivo({ variant, reach: t.reach, plan: () => plan() })
-    t.ctx.providerApis[variant] = variant === 'vobiz' ? `${fake.baseUrl}/api` : fake.baseUrl
-    streams = []
-    t.ctx.telephony.onMediaStream((call) => streams.push(call))
-    agent = await createCarrierAgent(t)
-    configurationId = (await createCarrierLine(t, { provider: variant, auth_id: fake.authId, auth_token: fake.authToken, application_id: 'app-1' })).configurationId
+    ;({ t, fake, agent, streams, configurationId } = await startCarrierTest((app) => {
+      const started = startFakePlivo({ variant, reach: app.reach, plan: () => plan() })
+      app.ctx.providerApis[variant] = variant === 'vobiz' ? `${started.baseUrl}/api` : started.baseUrl
+      return { fake: started, config: { provider: variant, auth_id: started.authId, auth_token: started.authToken, application_id: 'app-1' } }
+    }))
   })
-  afterEach(async () => {
-    await fake.idle()
-    fake.stop()
-    t.stopServer()
-    t.close()
-  })
+  afterEach(() => stopCarrierTest(t, fake))
 
-  async function placeCall() {
-    const response = await triggerCall(t, agent, '+14155550123')
-    expect(response.status, response.text).toBe(200)
-    return response.body.workflow_run_id as number
-  }
+  const placeCall = () => placeCarrierCall(t, agent)
 
   test('the Call API gets numbers without +, our answer / hangup / ring URLs, ring timeout and time limit', async () => {
     const runId = await placeCall()

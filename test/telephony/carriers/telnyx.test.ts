@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { manualClock } from '../../../src/lib/clock'
 import type { AnsweredCall } from '../../../src/telephony/call-session'
-import { createCarrierAgent, createCarrierLine, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
-import { createCarrierTestApp, PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
+import { createCarrierAgent, placeCarrierCall, startCarrierTest, stopCarrierTest, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
+import { PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeTelnyx, type FakeTelnyx, type TelnyxCallPlan } from '../../support/fake-carriers/telnyx'
 import { waitFor } from '../../support/wait'
 
@@ -16,29 +16,16 @@ let streams: AnsweredCall[]
 let configurationId: number
 
 beforeEach(async () => {
-  t = createCarrierTestApp()
   plan = () => 'hold'
-  fake = startFakeTelnyx({ reach: t.reach, now: () => t.ctx.clock.now(), plan: () => plan() })
-  t.ctx.providerApis.telnyx = fake.baseUrl
-  streams = []
-  t.ctx.telephony.onMediaStream((call) => streams.push(call))
-  agent = await createCarrierAgent(t)
-  configurationId = (await createCarrierLine(t, {
-    provider: 'telnyx', api_key: fake.apiKey, connection_id: 'conn-42', webhook_public_key: fake.publicKey,
-  })).configurationId
+  ;({ t, fake, agent, streams, configurationId } = await startCarrierTest((app) => {
+    const started = startFakeTelnyx({ reach: app.reach, now: () => app.ctx.clock.now(), plan: () => plan() })
+    app.ctx.providerApis.telnyx = started.baseUrl
+    return { fake: started, config: { provider: 'telnyx', api_key: started.apiKey, connection_id: 'conn-42', webhook_public_key: started.publicKey } }
+  }))
 })
-afterEach(async () => {
-  await fake.idle()
-  fake.stop()
-  t.stopServer()
-  t.close()
-})
+afterEach(() => stopCarrierTest(t, fake))
 
-async function placeCall(to = '+14155550123') {
-  const response = await triggerCall(t, agent, to)
-  expect(response.status, response.text).toBe(200)
-  return response.body.workflow_run_id as number
-}
+const placeCall = (to?: string) => placeCarrierCall(t, agent, to)
 
 describe('placing a call', () => {
   test('POST /v2/calls carries the connection, caller id, timeouts, our event URL and a bidirectional PCMU stream', async () => {

@@ -7,6 +7,7 @@ import { createCarrierTestApp, type CarrierTestApp, type MediaClient } from '../
 import { startFakeTwilio, type FakeTwilio } from '../../support/fake-carriers/twilio'
 import { say, startFakeModels, type FakeModels } from '../../support/fake-models'
 import { callerSpeech, silence8k } from '../../support/voice'
+import { configureFakeVoiceModels } from '../../support/voice-models'
 import { waitFor } from '../../support/wait'
 
 /**
@@ -26,16 +27,7 @@ beforeAll(async () => {
   models = startFakeModels()
   const conversations = createVoiceConversations(t.ctx, { pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100 } })
   t.ctx.telephony.onMediaStream((call) => { void conversations.onAnswered(call) })
-  const connection = (await t.request('POST', '/api/v1/organizations/provider-connections', { body: { name: 'Fake', provider: 'openai', base_url: models.baseUrl } })).body
-  const configuration = await t.request('POST', '/api/v1/organizations/model-configurations', {
-    body: {
-      name: 'Fake voice',
-      llm: { provider_connection_uuid: connection.uuid, settings: { model: 'fake-llm' } },
-      stt: { provider_connection_uuid: connection.uuid, settings: { model: 'fake-stt' } },
-      tts: { provider_connection_uuid: connection.uuid, settings: { model: 'fake-tts', voice: 'alloy' } },
-    },
-  })
-  expect(configuration.status, configuration.text).toBe(200)
+  await configureFakeVoiceModels(t, models)
 })
 afterAll(() => {
   fake?.stop()

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { AnsweredCall } from '../../../src/telephony/call-session'
-import { createCarrierAgent, createCarrierLine, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
-import { connectMedia, createCarrierTestApp, PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
+import { createCarrierAgent, placeCarrierCall, startCarrierTest, stopCarrierTest, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
+import { connectMedia, PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeTwilio, twilioSignatureOf, type FakeTwilio, type TwilioCallPlan } from '../../support/fake-carriers/twilio'
 import { UNREACHABLE_URL } from '../../support/app'
 import { waitFor } from '../../support/wait'
@@ -19,27 +19,16 @@ let plan: (to: string) => TwilioCallPlan
 let streams: AnsweredCall[]
 
 beforeEach(async () => {
-  t = createCarrierTestApp()
   plan = () => 'hold'
-  fake = startFakeTwilio({ reach: t.reach, plan: (call) => plan(call.params.To) })
-  t.ctx.providerApis.twilio = fake.baseUrl
-  streams = []
-  t.ctx.telephony.onMediaStream((call) => streams.push(call))
-  agent = await createCarrierAgent(t)
-  await createCarrierLine(t, { provider: 'twilio', account_sid: fake.accountSid, auth_token: fake.authToken })
+  ;({ t, fake, agent, streams } = await startCarrierTest((app) => {
+    const started = startFakeTwilio({ reach: app.reach, plan: (call) => plan(call.params.To) })
+    app.ctx.providerApis.twilio = started.baseUrl
+    return { fake: started, config: { provider: 'twilio', account_sid: started.accountSid, auth_token: started.authToken } }
+  }))
 })
-afterEach(async () => {
-  await fake.idle()
-  fake.stop()
-  t.stopServer()
-  t.close()
-})
+afterEach(() => stopCarrierTest(t, fake))
 
-async function placeCall(to = '+14155550123') {
-  const response = await triggerCall(t, agent, to)
-  expect(response.status, response.text).toBe(200)
-  return response.body.workflow_run_id as number
-}
+const placeCall = (to?: string) => placeCarrierCall(t, agent, to)
 
 describe('placing a call', () => {
   test('the Calls API gets the caller id, ring timeout, time limit and our callback URLs; the run keeps the CallSid', async () => {

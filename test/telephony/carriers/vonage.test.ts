@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import type { AnsweredCall } from '../../../src/telephony/call-session'
-import { createCarrierAgent, createCarrierLine, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
-import { createCarrierTestApp, PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
+import { createCarrierAgent, placeCarrierCall, startCarrierTest, stopCarrierTest, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
+import { PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeVonage, type FakeVonage, type VonageCallPlan } from '../../support/fake-carriers/vonage'
 import { waitFor } from '../../support/wait'
 
@@ -16,30 +16,22 @@ let streams: AnsweredCall[]
 let configurationId: number
 
 beforeEach(async () => {
-  t = createCarrierTestApp()
   plan = () => 'hold'
-  fake = startFakeVonage({ reach: t.reach, plan: () => plan() })
-  t.ctx.providerApis.vonage = fake.baseUrl
-  streams = []
-  t.ctx.telephony.onMediaStream((call) => streams.push(call))
-  agent = await createCarrierAgent(t)
-  configurationId = (await createCarrierLine(t, {
-    provider: 'vonage', api_key: fake.apiKey, api_secret: fake.apiSecret, application_id: fake.applicationId,
-    private_key: fake.privateKey, signature_secret: fake.signatureSecret,
-  })).configurationId
+  ;({ t, fake, agent, streams, configurationId } = await startCarrierTest((app) => {
+    const started = startFakeVonage({ reach: app.reach, plan: () => plan() })
+    app.ctx.providerApis.vonage = started.baseUrl
+    return {
+      fake: started,
+      config: {
+        provider: 'vonage', api_key: started.apiKey, api_secret: started.apiSecret, application_id: started.applicationId,
+        private_key: started.privateKey, signature_secret: started.signatureSecret,
+      },
+    }
+  }))
 })
-afterEach(async () => {
-  await fake.idle()
-  fake.stop()
-  t.stopServer()
-  t.close()
-})
+afterEach(() => stopCarrierTest(t, fake))
 
-async function placeCall() {
-  const response = await triggerCall(t, agent, '+14155550123')
-  expect(response.status, response.text).toBe(200)
-  return response.body.workflow_run_id as number
-}
+const placeCall = () => placeCarrierCall(t, agent)
 
 describe('placing a call', () => {
   test('POST /v1/calls with the application JWT, numbers without +, our answer and event URLs and the timers', async () => {
