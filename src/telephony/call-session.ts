@@ -1,4 +1,4 @@
-import type { AppContext } from '../context'
+import type { Logger } from '../log'
 import { connectAriMedia } from '../voice/ari-media'
 import type { MediaTransport } from '../voice/media-transport'
 import { AriError, type AriRest } from './ari/rest'
@@ -68,7 +68,7 @@ export type SessionCall = {
 }
 
 export type CallSessionOptions = {
-  ctx: Pick<AppContext, 'log'>
+  ctx: { log: Logger }
   rest: AriRest
   /** The configuration's `ari_endpoint`: the media socket is on the same server. */
   ariEndpoint: string
