@@ -18,10 +18,13 @@ export const MAX_WEBHOOK_BODY_BYTES = 64 * 1024
 const tags = ['Telephony webhooks']
 const errors = { 401: ErrorDetail, 403: ErrorDetail, 404: ErrorDetail, 413: ErrorDetail }
 const markup = t.String({ description: "The carrier's markup (TwiML, Plivo XML, NCCO …) or an empty acknowledgement" })
-const ProviderParams = t.Object({ provider: t.String() })
-const RunParams = t.Object({ provider: t.String(), run_id: t.String() })
-const CallbackParams = t.Object({ provider: t.String(), callback: t.String() })
-const RunCallbackParams = t.Object({ provider: t.String(), callback: t.String(), run_id: t.String() })
+const provider = t.String({ maxLength: 32 })
+const callbackName = t.String({ maxLength: 64 })
+const runId = t.String({ maxLength: 64 })
+const ProviderParams = t.Object({ provider })
+const RunParams = t.Object({ provider, run_id: runId })
+const CallbackParams = t.Object({ provider, callback: callbackName })
+const RunCallbackParams = t.Object({ provider, callback: callbackName, run_id: runId })
 
 const payloadTooLarge = () => tooLarge(`Webhook bodies are limited to ${MAX_WEBHOOK_BODY_BYTES} bytes`)
 
