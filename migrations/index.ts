@@ -9,6 +9,7 @@ import credentials from './0006_credentials.sql' with { type: 'text' }
 import models from './0007_models.sql' with { type: 'text' }
 import webhookOutbox from './0008_webhook_outbox.sql' with { type: 'text' }
 import tools from './0009_tools.sql' with { type: 'text' }
+import carriers from './0010_carriers.sql' with { type: 'text' }
 import hardening from './0011_hardening.sql' with { type: 'text' }
 
 export type Migration = { name: string; sql: string }
@@ -23,5 +24,6 @@ export const MIGRATIONS: Migration[] = [
   { name: '0007_models', sql: models },
   { name: '0008_webhook_outbox', sql: webhookOutbox },
   { name: '0009_tools', sql: tools },
+  { name: '0010_carriers', sql: carriers },
   { name: '0011_hardening', sql: hardening },
 ]

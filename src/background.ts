@@ -32,7 +32,12 @@ function removeUnfinishedImports(ctx: AppContext): void {
 export async function startBackgroundServices(ctx: AppContext): Promise<BackgroundServices> {
   removeUnfinishedImports(ctx)
   const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
-  const ari = startAriManager(ctx, { conversation: createVoiceConversations(ctx), inbound: (call) => routeInboundCall(ctx, call) })
+  const conversations = createVoiceConversations(ctx)
+  const ari = startAriManager(ctx, { conversation: conversations, inbound: (call) => routeInboundCall(ctx, call) })
+  // Carrier media streams are answered calls too: the same conversation runs on them.
+  const stopCarrierConversations = ctx.telephony.onMediaStream((call) => {
+    void conversations.onAnswered(call).catch((error) => ctx.log.error({ err: error, runId: call.runId }, 'carrier call conversation failed'))
+  })
   await closeCallsInterruptedByRestart(ctx)
   await closeSessionsInterruptedByRestart(ctx)
   // No QA review from before the restart is still running: deliveries held for one go out now.
@@ -55,6 +60,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
       await textChats.stop()
       await webhooks.stop()
       stopWaking()
+      stopCarrierConversations()
       await scheduler.stop()
       await ari.stop()
       await checkpointer.stop()

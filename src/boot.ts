@@ -9,7 +9,8 @@ import { loadMasterKey } from './lib/encryption'
 import { createLogger, type Logger } from './log'
 import { localObjectStore } from './storage/object-store'
 import { createTelephony } from './telephony/provider'
-import { PROVIDER_API_BASE_URLS } from './telephony/provisioning'
+import { registerCarriers } from './telephony/carriers'
+import { PROVIDER_API_BASE_URLS } from './telephony/carrier-api'
 
 /**
  * The composition root: the only module that wires implementations together. `buildContext` assembles the context
@@ -27,10 +28,11 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
   const masterKey = loadMasterKey({ env: config.masterKey ?? undefined, dataDir: config.dataDir })
   const ctx: AppContext = {
     config, db, sqlite, log, clock: overrides.clock ?? systemClock, version: VERSION,
-    masterKey, providerApis: { ...PROVIDER_API_BASE_URLS }, ariConnected: () => false, telephony: createTelephony(),
+    masterKey, providerApis: { ...PROVIDER_API_BASE_URLS, ...config.providerApiOverrides }, ariConnected: () => false, telephony: createTelephony(),
     ari: null,
     objects: localObjectStore(join(config.dataDir, 'objects')),
   }
+  registerCarriers(ctx)
   // Every provider's call reports land on their runs (and campaign contacts) here, whoever placed the call.
   ctx.telephony.onReport((report) => {
     try {

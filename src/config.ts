@@ -15,7 +15,14 @@ export type Config = {
   ringTimeoutSeconds: number
   /** A connection with a request in progress and no traffic for this long is closed. */
   httpIdleTimeoutSeconds: number
+  /** Carrier REST API base URLs replacing the public ones (`RINGBASE_PROVIDER_API_<PROVIDER>`): tests, proxies, regions. */
+  providerApiOverrides: Partial<Record<ProviderApiName, string>>
 }
+
+/** Carriers whose REST API base URL is configuration (Exotel's is a field of each configuration instead). */
+export const PROVIDER_API_NAMES = ['cloudonix', 'plivo', 'telnyx', 'twilio', 'vobiz', 'vonage', 'whatsapp'] as const
+export type ProviderApiName = (typeof PROVIDER_API_NAMES)[number]
+const PROVIDER_API_VARIABLE = /^RINGBASE_PROVIDER_API_(.+)$/
 
 export class ConfigError extends Error {}
 
@@ -89,6 +96,7 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
   const httpIdleTimeoutSeconds = wholeSeconds(
     flagString(flags, 'http-idle-timeout') ?? env.RINGBASE_HTTP_IDLE_TIMEOUT_SECONDS, DEFAULT_HTTP_IDLE_TIMEOUT_SECONDS, 'http-idle-timeout', 255)
   return {
+    providerApiOverrides: providerApiOverrides(env),
     httpHost: host.replace(/^\[|\]$/g, ''),
     httpPort: port,
     dataDir,
@@ -100,4 +108,18 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
     ringTimeoutSeconds,
     httpIdleTimeoutSeconds,
   }
+}
+
+function providerApiOverrides(env: Record<string, string | undefined>): Partial<Record<ProviderApiName, string>> {
+  const overrides: Partial<Record<ProviderApiName, string>> = {}
+  for (const [variable, value] of Object.entries(env)) {
+    const provider = PROVIDER_API_VARIABLE.exec(variable)?.[1].toLowerCase()
+    if (provider === undefined || value === undefined || value === '') continue
+    if (!(PROVIDER_API_NAMES as readonly string[]).includes(provider)) {
+      throw new ConfigError(`${variable}: unknown provider; the variables are RINGBASE_PROVIDER_API_ followed by one of ${PROVIDER_API_NAMES.join(', ').toUpperCase()}`)
+    }
+    if (!/^https?:\/\/[^/]+/.test(value)) throw new ConfigError(`${variable} must be an http(s) URL, got '${value}'`)
+    overrides[provider as ProviderApiName] = value.replace(/\/+$/, '')
+  }
+  return overrides
 }

@@ -1,12 +1,12 @@
-import type { Config } from './config'
+import type { Config, ProviderApiName } from './config'
 import type { Db, SqlDatabase } from './db/open'
 import type { Clock } from './lib/clock'
 import type { Logger } from './log'
 import type { ObjectStore } from './storage/object-store'
 import type { Telephony } from './telephony/provider'
 
-/** The provider REST APIs that provisioning calls (a configuration's webhooks, trunks), by provider. */
-export type ProviderApiBaseUrls = Record<'cloudonix' | 'plivo' | 'telnyx' | 'vobiz', string>
+/** The carrier REST APIs (calls, provisioning on save), by provider. */
+export type ProviderApiBaseUrls = Record<ProviderApiName, string>
 
 /** The ARI connections, as the rest of the app sees them. */
 export interface AriConnections {
@@ -31,7 +31,7 @@ export type AppContext = {
   version: string
   /** Encrypts provider secrets at rest: RINGBASE_MASTER_KEY, else `<dataDir>/master.key` (created 0600). */
   masterKey: Buffer
-  /** Provider REST APIs called when a telephony configuration is saved; tests point them at fakes. */
+  /** Carrier REST APIs (calls, and what a configuration save creates); tests point them at fakes. */
   providerApis: ProviderApiBaseUrls
   /** Whether an ARI configuration's events socket is up; the ARI connection manager replaces this default. */
   ariConnected: (configurationId: number) => boolean

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createApp, OPENAPI_PATH } from './api/app'
-import { httpHandler } from './api/http-handler'
+import { serveApi } from './api/server'
 import { ConfigError, loadConfig, parseArgs, type Flags } from './config'
 import { buildContext, startBackgroundServices, VERSION } from './boot'
 import type { AppContext } from './context'
@@ -48,9 +48,7 @@ async function serve(flags: Flags): Promise<void> {
   const app = createApp(ctx, { precompile: true })
   const background = await startBackgroundServices(ctx)
   // idleTimeout given explicitly: left to its default, Bun prints a plain-text warning for each request it times out.
-  const server = Bun.serve({
-    hostname: config.httpHost, port: config.httpPort, idleTimeout: config.httpIdleTimeoutSeconds, fetch: httpHandler(app),
-  })
+  const server = serveApi(ctx, app, { hostname: config.httpHost, port: config.httpPort, idleTimeout: config.httpIdleTimeoutSeconds })
   ctx.log.info({ url: `http://${config.httpHost}:${server.port}`, dataDir: config.dataDir, version: VERSION }, 'listening')
 
   let stopping = false

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { databaseProblems } from '../src/db/integrity'
 import { startFakeAri, type FakeAri } from './support/fake-ari'
-import { callApi, SOURCE_COMMAND, startServe } from './support/serve-process'
+import { callApi, listeningUrl, outputOf, SOURCE_COMMAND, spawnServe, type ServeProcess } from './support/serve-process'
 import { waitFor } from './support/wait'
 
 // kill -9 of a server in the middle of a campaign, then a restart on the same data dir: no attempt is dialled twice,
@@ -17,18 +17,24 @@ const CONTACTS = 60
 
 let fake: FakeAri
 let dataDir: string
+/** Every server started here: a failing test (a wait timing out before its kill) must leave no `ringbase serve` behind. */
+const servers: ServeProcess[] = []
 
 beforeAll(async () => {
   fake = await startFakeAri({ timeScale: 0.05 })
   dataDir = mkdtempSync(join(tmpdir(), 'ringbase-crash-'))
 })
 afterAll(async () => {
+  for (const server of servers) server.kill('SIGKILL')
+  await Promise.all(servers.map((server) => server.exited))
   await fake.close()
   rmSync(dataDir, { recursive: true, force: true })
 })
 
 async function startServer() {
-  return startServe(SOURCE_COMMAND, ['--dir', dataDir, '--ring-timeout', '5'], { RINGBASE_BOOTSTRAP_API_KEY: KEY, RINGBASE_LOG_LEVEL: 'info' })
+  const server = spawnServe(SOURCE_COMMAND, ['--dir', dataDir, '--ring-timeout', '5'], { RINGBASE_BOOTSTRAP_API_KEY: KEY, RINGBASE_LOG_LEVEL: 'info' })
+  servers.push(server)
+  return { server, url: await listeningUrl(outputOf(server.stdout)) }
 }
 
 const api = (base: string, method: string, path: string, body?: unknown) => callApi(base, KEY, method, path, body)

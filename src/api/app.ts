@@ -15,6 +15,7 @@ import { nodeTypeRoutes } from './node-types/routes'
 import { runRoutes } from './runs/routes'
 import { publicAgentRoutes } from './public-agent/routes'
 import { telephonyRoutes } from './telephony/routes'
+import { telephonyWebhookRoutes } from './telephony-webhooks/routes'
 import { usageRoutes } from './usage/routes'
 import { uploadRoutes } from './uploads/routes'
 import { modelRoutes } from './models/routes'
@@ -83,6 +84,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
     .use(runRoutes(ctx))
     .use(usageRoutes(ctx))
     .use(telephonyRoutes(ctx))
+    .use(telephonyWebhookRoutes(ctx))
     .use(uploadRoutes(ctx))
     .use(campaignRoutes(ctx))
     .use(publicAgentRoutes(ctx))

@@ -98,6 +98,16 @@ export const OPERATION_NAMES: Record<string, OperationNames> = {
   'PUT /api/v1/credentials/{credential_uuid}': { name: 'update_credential', request: 'UpdateCredentialRequest', response: 'CredentialResponse' },
   'DELETE /api/v1/credentials/{credential_uuid}': { name: 'delete_credential', response: 'DeleteCredentialResponse' },
 
+  'POST /api/v1/telephony/inbound/run': { name: 'handle_inbound_call' },
+  'GET /api/v1/telephony/inbound/run': { name: 'handle_inbound_call' },
+  'POST /api/v1/telephony/{provider}/inbound': { name: 'handle_provider_inbound_call' },
+  'GET /api/v1/telephony/{provider}/inbound': { name: 'handle_provider_inbound_call' },
+  'POST /api/v1/telephony/{provider}/answer/{run_id}': { name: 'handle_answer_webhook' },
+  'GET /api/v1/telephony/{provider}/answer/{run_id}': { name: 'handle_answer_webhook' },
+  'POST /api/v1/telephony/{provider}/{callback}/{run_id}': { name: 'handle_status_callback' },
+  'POST /api/v1/telephony/{provider}/{callback}': { name: 'handle_provider_webhook' },
+  'GET /api/v1/telephony/{provider}/{callback}': { name: 'verify_provider_webhook' },
+
   'GET /api/v1/s3/signed-url': { name: 'get_signed_url', response: 'S3SignedUrlResponse' },
   'POST /api/v1/s3/presigned-upload-url': { name: 'get_presigned_upload_url', request: 'PresignedUploadUrlRequest', response: 'PresignedUploadUrlResponse' },
   'PUT /api/v1/s3/upload': { name: 'upload_object', response: 'S3UploadResponse' },

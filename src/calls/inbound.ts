@@ -5,60 +5,88 @@ import { createRun, openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS } from '../runs/target'
 import type { InboundCall, InboundRoute } from '../telephony/ari/adapter'
 import { getConfigCredentials } from '../telephony/configurations'
-import { concurrentCallLimit } from './trigger'
+import { concurrentCallLimit } from './start'
 
 /**
- * Where an inbound ARI call goes (reference §1.8, deciding inbound by channel id): a channel id that is already a
- * run's call id is a call we placed, not an inbound one. Otherwise the called number must match an active phone
- * number of the configuration the call arrived on (compared normalized, with that number's country), the number
- * must have an inbound agent with a published version, and the organization must be under its concurrent call
- * limit. Then the inbound run is created (`call_type: inbound`, the caller and called numbers in its initial
- * context) with the channel id as its call id, before the call is answered. One transaction: two calls cannot both
- * take the last free slot.
+ * Where an inbound call goes, on every provider (reference §1.8): the called number must match an active phone number
+ * of the configuration the call arrived on (compared normalized, with that number's country), the number must have an
+ * inbound agent with a published version, and the organization must be under its concurrent call limit. Then the
+ * inbound run is created (`call_type: inbound`, the caller and called numbers in its initial context) before the call
+ * is answered. One transaction: two calls cannot both take the last free slot.
  */
-export function routeInboundCall(ctx: AppContext, call: InboundCall): InboundRoute {
+
+/** A call a provider offers on one of its configurations. */
+export type InboundOffer = {
+  provider: string
+  configurationId: number
+  callerNumber: string
+  calledNumber: string
+  /** Our id of the call (a run's call_id). */
+  callId: string
+  /** The carrier's own id of the call, when it has one apart from ours. */
+  providerCallId?: string
+  /** The run's name, e.g. `ARI Inbound +4420…`. */
+  runName: (callerNumber: string) => string
+}
+
+export type InboundDecision = Exclude<InboundRoute, { ours: true }>
+
+/** Routes an inbound call offered on a configuration to its run, or says why it is refused. */
+export function startInboundRun(ctx: AppContext, offer: InboundOffer): InboundDecision {
   return transaction(ctx, () => {
-    const known = ctx.sqlite.query<{ id: number }, [string]>('SELECT id FROM workflow_runs WHERE call_id = ?').get(call.callId)
-    if (known) return { ours: true }
     const configuration = ctx.sqlite.query<{ organization_id: number }, [number, string]>(
       'SELECT organization_id FROM telephony_configurations WHERE id = ? AND provider = ? AND inactive = 0',
-    ).get(call.configurationId, ARI_PROVIDER)
-    if (!configuration) return { refused: 'the telephony configuration is not an active ARI configuration' }
+    ).get(offer.configurationId, offer.provider)
+    if (!configuration) return { refused: `the telephony configuration is not an active ${offer.provider} configuration` }
     const organizationId = configuration.organization_id
-    const number = matchingNumber(ctx, call.configurationId, call.calledNumber)
-    if (!number) return { refused: `no active phone number of this configuration is ${call.calledNumber || '(no number)'}` }
+    const number = matchingNumber(ctx, offer.configurationId, offer.calledNumber)
+    if (!number) return { refused: `no active phone number of this configuration is ${offer.calledNumber || '(no number)'}` }
     if (number.inbound_workflow_id === null) return { refused: `phone number ${number.address_normalized} has no inbound agent` }
     const found = findRunTarget(ctx, organizationId, { workflowId: number.inbound_workflow_id })
     if ('problem' in found) return { refused: `inbound agent of ${number.address_normalized}: ${RUN_TARGET_PROBLEMS[found.problem]}` }
     if (openCallCount(ctx, organizationId) >= concurrentCallLimit(ctx, organizationId)) return { refused: 'concurrent call limit reached' }
     const { target } = found
-    const callerNumber = call.callerNumber || 'unknown'
+    const callerNumber = offer.callerNumber || 'unknown'
     const run = createRun(ctx, {
       organizationId,
       workflowId: target.workflowId,
       definitionId: target.definitionId,
-      name: `ARI Inbound ${callerNumber}`,
-      mode: ARI_PROVIDER,
+      name: offer.runName(callerNumber),
+      mode: offer.provider,
       callType: 'inbound',
-      telephonyConfigurationId: call.configurationId,
-      callId: call.callId,
+      telephonyConfigurationId: offer.configurationId,
+      callId: offer.callId,
+      providerCallId: offer.providerCallId,
       initialContext: {
         caller_number: callerNumber,
         called_number: number.address_normalized,
         direction: 'inbound',
-        provider: ARI_PROVIDER,
-        telephony_configuration_id: call.configurationId,
+        provider: offer.provider,
+        telephony_configuration_id: offer.configurationId,
         phone_number_id: number.id,
       },
     })
-    const credentials = getConfigCredentials(ctx, call.configurationId)?.credentials ?? {}
+    const credentials = getConfigCredentials(ctx, offer.configurationId)?.credentials ?? {}
     return { run: { runId: run.id, organizationId, maxCallDurationSeconds: target.configurations.max_call_duration_seconds, credentials } }
+  })
+}
+
+/** An ARI channel entering our app: a channel id that is already a run's call id is a call we placed, not an inbound one. */
+export function routeInboundCall(ctx: AppContext, call: InboundCall): InboundRoute {
+  return transaction(ctx, () => {
+    const known = ctx.sqlite.query<{ id: number }, [string]>('SELECT id FROM workflow_runs WHERE call_id = ?').get(call.callId)
+    if (known) return { ours: true }
+    return startInboundRun(ctx, {
+      provider: ARI_PROVIDER, configurationId: call.configurationId, callerNumber: call.callerNumber, calledNumber: call.calledNumber,
+      callId: call.callId, runName: (caller) => `ARI Inbound ${caller}`,
+    })
   })
 }
 
 type NumberRow = { id: number; address_normalized: string; country_code: string | null; inbound_workflow_id: number | null }
 
-function matchingNumber(ctx: AppContext, configurationId: number, calledNumber: string): NumberRow | undefined {
+/** The configuration's active number that `calledNumber` is, normalized with each number's own country. */
+export function matchingNumber(ctx: AppContext, configurationId: number, calledNumber: string): NumberRow | undefined {
   if (calledNumber.trim() === '') return undefined
   const numbers = ctx.sqlite.query<NumberRow, [number]>(
     'SELECT id, address_normalized, country_code, inbound_workflow_id FROM phone_numbers WHERE telephony_configuration_id = ? AND is_active = 1 ORDER BY id',

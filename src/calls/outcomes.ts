@@ -12,6 +12,7 @@ export const OUTCOME_DISPOSITIONS: Record<CallOutcome, string> = {
   no_answer: 'no-answer',
   voicemail: 'voicemail_detected',
   failed: 'failed',
+  canceled: 'canceled',
 }
 
 type CallRun = { id: number; state: string; campaign_contact_id: number | null }

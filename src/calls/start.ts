@@ -2,14 +2,15 @@ import { randomUUID } from 'node:crypto'
 import type { AppContext } from '../context'
 import { transaction } from '../db/transaction'
 import { ARI_PROVIDER } from '../lib/phone'
+import { isPlainObject } from '../lib/values'
 import { createRun } from '../runs/service'
 import type { RunTarget } from '../runs/target'
 import { resolveOutbound, type OutboundChoice, type OutboundResolutionOptions } from '../telephony/configurations'
 import type { TelephonyProvider } from '../telephony/provider'
-import { placeCall } from './place'
+import { placeCall, type DialRefusal } from './place'
 
 /**
- * The one way an outbound call starts (API trigger, campaign dialer; later chat, inbound and redial): the line it
+ * The one way an outbound call starts (API trigger, campaign dialer; inbound calls start in inbound.ts): the line it
  * goes out on, the agent version it runs, the run written with its call id BEFORE anything is dialled, then the dial.
  */
 
@@ -72,8 +73,8 @@ export type StartedCall = {
   runName: string
   callId: string
   call: OutboundCall
-  /** Settles once the provider accepted the call (null) or refused it (a reason safe to show; the run is failed). */
-  placed: Promise<string | null>
+  /** Settles once the provider accepted the call (null) or refused it (the run is failed). */
+  placed: Promise<DialRefusal | null>
 }
 
 /**
@@ -118,9 +119,23 @@ export function startOutboundCall(
   if (!started) return null
   const { call, run } = started
   const placed = placeCall(ctx, call.line.provider, {
-    callId, runId: run.id, organizationId: call.organizationId, configurationId: call.line.configurationId,
+    callId, runId: run.id, organizationId: call.organizationId, workflowId: call.target.workflowId, configurationId: call.line.configurationId,
     credentials: call.line.credentials, destination: call.destination, callerId: call.line.callerId,
     ringTimeoutSeconds: ctx.config.ringTimeoutSeconds, maxCallDurationSeconds: call.target.configurations.max_call_duration_seconds,
+    detectAnsweringMachine: voicemailDetectionEnabled(call.target.configurations),
   })
   return { runId: run.id, runName: run.name, callId, call, placed }
+}
+
+/** The agent's `voicemail_detection.enabled`: carriers that detect answering machines are asked to. */
+function voicemailDetectionEnabled(configurations: Record<string, unknown>): boolean {
+  const detection = configurations.voicemail_detection
+  return isPlainObject(detection) && detection.enabled === true
+}
+
+/** Calls of the organization that may be up at once. */
+export function concurrentCallLimit(ctx: AppContext, organizationId: number): number {
+  return ctx.sqlite
+    .query<{ limit: number }, [number]>('SELECT concurrent_call_limit AS "limit" FROM organizations WHERE id = ?')
+    .get(organizationId)!.limit
 }

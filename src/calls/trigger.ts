@@ -1,13 +1,13 @@
 import { randomInt } from 'node:crypto'
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
-import { invalid, limitReached, notFound, refused, unauthenticated } from '../lib/errors'
+import { invalid, limitReached, notFound, refused, unauthenticated, upstreamFailed } from '../lib/errors'
 import { modelOverridesProblems } from '../models/resolve'
 import { validateDestination } from '../lib/phone'
 import { ariDestinationRules } from '../telephony/providers/ari'
 import { openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../runs/target'
-import { resolveOutboundLine, startOutboundCall } from './start'
+import { concurrentCallLimit, resolveOutboundLine, startOutboundCall } from './start'
 import { authenticateKey } from '../auth/keys'
 import type { TriggerCallBody, TriggerCallResponse } from './schemas'
 
@@ -76,13 +76,10 @@ export async function startRunByApi(
     }
   })!
   const refusal = await started.placed
-  if (refusal !== null) throw refused(`Failed to initiate call: ${refusal}`)
+  if (refusal !== null) {
+    const detail = `Failed to initiate call: ${refusal.reason}`
+    throw refusal.unreachable ? upstreamFailed(detail, new Error(detail)) : refused(detail)
+  }
   ctx.log.info({ organizationId, runId: started.runId, callId: started.callId, configurationId: line.configurationId, mode }, 'run started over the API')
   return { status: 'initiated', workflow_run_id: started.runId, workflow_run_name: started.runName }
-}
-
-export function concurrentCallLimit(ctx: AppContext, organizationId: number): number {
-  return ctx.sqlite
-    .query<{ limit: number }, [number]>('SELECT concurrent_call_limit AS "limit" FROM organizations WHERE id = ?')
-    .get(organizationId)!.limit
 }

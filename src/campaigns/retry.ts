@@ -49,6 +49,7 @@ function retriesOutcome(config: RetryConfig, outcome: CallOutcome): boolean {
     case 'voicemail': return config.retry_on_voicemail
     case 'completed':
     case 'failed':
+    case 'canceled':
       return false
   }
 }

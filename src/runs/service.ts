@@ -30,6 +30,8 @@ export type NewRun = {
   telephonyConfigurationId?: number | null
   /** Our id for the call at the provider (the ARI channel id), chosen before dialing so its events find the run. */
   callId?: string | null
+  /** The carrier's own id of the call, when known at creation (inbound calls). */
+  providerCallId?: string | null
   /** The campaign traffic-split variant this call was placed for. */
   trafficVariantId?: string | null
   /** The spec's model_overrides (already validated), resolved when the conversation starts. */
@@ -45,11 +47,11 @@ export type CreatedRun = { id: number; name: string }
 export function createRun(ctx: AppContext, run: NewRun): CreatedRun {
   const { id } = ctx.sqlite.query<{ id: number }, (string | number | null)[]>(
     `INSERT INTO workflow_runs (organization_id, workflow_id, definition_id, name, mode, call_type, campaign_id, campaign_contact_id,
-       telephony_configuration_id, call_id, traffic_variant_id, model_overrides, initial_context, gathered_context, logs, annotations, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', ?) RETURNING id`,
+       telephony_configuration_id, call_id, provider_call_id, traffic_variant_id, model_overrides, initial_context, gathered_context, logs, annotations, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', ?) RETURNING id`,
   ).get(
     run.organizationId, run.workflowId, run.definitionId, run.name, run.mode, run.callType, run.campaignId ?? null,
-    run.campaignContactId ?? null, run.telephonyConfigurationId ?? null, run.callId ?? null, run.trafficVariantId ?? null,
+    run.campaignContactId ?? null, run.telephonyConfigurationId ?? null, run.callId ?? null, run.providerCallId ?? null, run.trafficVariantId ?? null,
     run.modelOverrides ? JSON.stringify(run.modelOverrides) : null,
     JSON.stringify(run.initialContext ?? {}), JSON.stringify(run.gatheredContext ?? {}), isoNow(ctx.clock),
   )!

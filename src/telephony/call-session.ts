@@ -1,4 +1,5 @@
-import type { AppContext } from '../context'
+import type { Clock } from '../lib/clock'
+import type { Logger } from '../log'
 import { AddressError, buildAriDialString, DEFAULT_DIAL_STRING_TEMPLATE, type DestinationRules } from '../lib/phone'
 import { connectAriMedia } from '../voice/ari-media'
 import type { MediaTransport } from '../voice/media-transport'
@@ -81,7 +82,8 @@ export type SessionCall = {
 }
 
 export type CallSessionOptions = {
-  ctx: Pick<AppContext, 'log' | 'clock'>
+  /** Not AppContext: provider.ts (which AppContext imports) imports this file's types. */
+  ctx: { log: Logger; clock: Clock }
   rest: AriRest
   /** The configuration's `ari_endpoint`: the media socket is on the same server. */
   ariEndpoint: string

@@ -207,6 +207,15 @@ export function listActiveAriConfigs(ctx: AppContext): AriConfiguration[] {
   })
 }
 
+/** Every active configuration of a provider, all organizations, credentials decrypted (webhooks that name no run). */
+export function listActiveConfigurations(ctx: AppContext, provider: ProviderName): TelephonyConfiguration[] {
+  return ctx.db.select().from(telephonyConfigurations)
+    .where(and(eq(telephonyConfigurations.provider, provider), eq(telephonyConfigurations.inactive, false)))
+    .orderBy(asc(telephonyConfigurations.id))
+    .all()
+    .map((row) => openConfiguration(ctx, row))
+}
+
 /** Decrypted credentials of any configuration by id (webhooks, adapters); check `organizationId` against the caller. */
 export function getConfigCredentials(
   ctx: AppContext,

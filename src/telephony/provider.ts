@@ -1,16 +1,20 @@
+import type { AnsweredCall } from './call-session'
+
 /**
  * The seam between whoever wants a call (API trigger, campaign scheduler) and whoever places it (ARI, a carrier API,
  * a test fake). Callers create the run first, then ask a provider to dial; outcomes come back as CallReports.
  */
 
 /** How a call ended, from the run's point of view. */
-export type CallOutcome = 'completed' | 'busy' | 'no_answer' | 'voicemail' | 'failed'
+export type CallOutcome = 'completed' | 'busy' | 'no_answer' | 'voicemail' | 'failed' | 'canceled'
 
 export type DialRequest = {
   /** Chosen by us before dialing and stored on the run, so events that race the dial response can be correlated. */
   callId: string
   runId: number
   organizationId: number
+  /** The agent the run belongs to (carriers put it in the media stream's URL). */
+  workflowId: number
   configurationId: number
   /** Decrypted credentials of the telephony configuration. */
   credentials: Record<string, unknown>
@@ -21,10 +25,16 @@ export type DialRequest = {
   ringTimeoutSeconds: number
   /** Hard stop for an answered call. */
   maxCallDurationSeconds: number
+  /** Ask the provider to tell a machine from a person on answer, where it can (a machine ends the call as voicemail). */
+  detectAnsweringMachine: boolean
 }
 
-/** The provider refused or could not be reached; `message` is safe to show to the API client. */
-export class DialError extends Error {}
+/** The provider refused (`unreachable` false) or could not be reached; `message` is safe to show to the API client. */
+export class DialError extends Error {
+  constructor(message: string, readonly unreachable = false) {
+    super(message)
+  }
+}
 
 export type CallReport =
   | { kind: 'answered'; callId: string; at: number }
@@ -65,18 +75,25 @@ export interface TelephonyProvider {
 
 export type CallReportListener = (report: CallReport) => void
 
-/** Providers by name, plus the fan-out of their call reports. Lives on the AppContext. */
+/** A carrier call whose media stream was admitted, as the conversation engine takes answered calls. */
+export type MediaStreamListener = (call: AnsweredCall) => void
+
+/** Providers by name, plus the fan-out of their call reports and carrier media streams. Lives on the AppContext. */
 export type Telephony = {
   providerFor(provider: string): TelephonyProvider | null
   registered(): TelephonyProvider[]
   register(provider: string, implementation: TelephonyProvider): void
   onReport(listener: CallReportListener): () => void
   report(report: CallReport): void
+  onMediaStream(listener: MediaStreamListener): () => void
+  /** Hands an admitted media stream to the listeners; false when nobody listens (no speech pipeline attached). */
+  mediaStream(call: AnsweredCall): boolean
 }
 
 export function createTelephony(): Telephony {
   const providers = new Map<string, TelephonyProvider>()
   const listeners = new Set<CallReportListener>()
+  const mediaListeners = new Set<MediaStreamListener>()
   return {
     providerFor: (provider) => providers.get(provider) ?? null,
     registered: () => [...providers.values()],
@@ -87,6 +104,14 @@ export function createTelephony(): Telephony {
     },
     report(report) {
       for (const listener of listeners) listener(report)
+    },
+    onMediaStream(listener) {
+      mediaListeners.add(listener)
+      return () => mediaListeners.delete(listener)
+    },
+    mediaStream(call) {
+      for (const listener of mediaListeners) listener(call)
+      return mediaListeners.size > 0
     },
   }
 }

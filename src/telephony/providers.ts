@@ -225,6 +225,6 @@ export function setupChecklist(provider: ProviderName, facts: SetupFacts): Setup
   const firstBlocking = steps.find((step) => step.blocks_outbound && !step.complete)
   const blockedReason = info.supportsOutbound
     ? firstBlocking?.description ?? null
-    : `${info.displayName} configurations do not place outbound calls.`
+    : info.noOutboundReason ?? `${info.displayName} configurations do not place outbound calls.`
   return { ready_for_outbound: blockedReason === null, outbound_blocked_reason: blockedReason, steps, docs_url: null }
 }

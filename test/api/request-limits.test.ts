@@ -116,6 +116,41 @@ describe('bodies are read only after authentication, and at most 1 MiB of them',
   })
 })
 
+/**
+ * The carriers' webhooks take their bodies raw (forms, JSON, signed byte for byte), so the document has no body schema
+ * for the check above to read: they are bounded by size instead, every one of them, found in the document.
+ */
+describe('carrier webhooks: raw bodies of at most 64 KiB', () => {
+  const SAMPLE_PARAMETERS: Record<string, string> = { provider: 'twilio', callback: 'status-callback', run_id: '1' }
+  const webhookPosts = async () => {
+    const document = (await t.request('GET', '/api/v1/openapi.json')).body
+    return Object.entries(document.paths as Record<string, Record<string, Schema>>)
+      .filter(([path, operations]) => path.startsWith('/api/v1/telephony/') && operations.post?.security?.length === 0)
+      .map(([path, operations]) => ({ path: path.replace(/\{(\w+)\}/g, (_, name: string) => SAMPLE_PARAMETERS[name]), operation: operations.post }))
+  }
+
+  test('none declares a body schema, and each refuses a body announced above 64 KiB with 413, unread', async () => {
+    const posts = await webhookPosts()
+    expect(posts.length).toBeGreaterThanOrEqual(4)
+    expect(posts.filter(({ operation }) => operation.requestBody !== undefined).map(({ path }) => path)).toEqual([])
+    for (const { path } of posts) {
+      const response = await rawHttp(await t.httpUrl(), headOnly('POST', path, {
+        'content-type': 'application/x-www-form-urlencoded', 'content-length': String(64 * 1024 + 1),
+      }))
+      expect(`${path} ${response.status}`).toBe(`${path} 413`)
+    }
+  })
+
+  test('a chunked body over 64 KiB is cut off: 413', async () => {
+    const chunk = `CallSid=CA1&Junk=${'x'.repeat(70_000)}`
+    const head = headOnly('POST', '/api/v1/telephony/twilio/status-callback/1', {
+      'content-type': 'application/x-www-form-urlencoded', 'transfer-encoding': 'chunked',
+    })
+    const response = await rawHttp(await t.httpUrl(), head, `${chunk.length.toString(16)}\r\n${chunk}\r\n0\r\n\r\n`)
+    expect(response.status).toBe(413)
+  })
+})
+
 /** `{"a": {"a": … 1}}` with `levels` objects. */
 const nested = (levels: number): unknown => (levels === 0 ? 1 : { a: nested(levels - 1) })
 

@@ -87,7 +87,7 @@ describe('a provider that fails: nothing is stored', () => {
     t.ctx.providerApis.plivo = UNREACHABLE_URL
     const response = await t.request('POST', CONFIGS_PATH, { body: { name: 'plivo', config: { provider: 'plivo', auth_id: 'MA1', auth_token: 'S3cr3t-x' } } })
     expect(response.status).toBe(502)
-    expect(response.body).toEqual({ detail: 'Failed to reach Plivo to create an application: connection failed' })
+    expect(response.body).toEqual({ detail: 'Failed to reach Plivo to create an application: connection refused' })
     expect(await listed()).toEqual([])
   })
 
@@ -99,7 +99,7 @@ describe('a provider that fails: nothing is stored', () => {
     fakes.failNext('cloudonix', 500, { message: 'boom' })
     const broken = await t.request('POST', CONFIGS_PATH, { body: { name: 'cx', config: { provider: 'cloudonix', bearer_token: 'S3cr3t-x', domain_id: 'acme' } } })
     expect(broken.status).toBe(502)
-    expect(broken.body.detail).toBe('Cloudonix gave an unusable answer (HTTP 500) when asked to look up the domain')
+    expect(broken.body.detail).toBe('Cloudonix gave an unusable answer (HTTP 500) when asked to look up the domain: boom')
     fakes.failNext('vobiz', 201, { no_app_id: true })
     const noId = await t.request('POST', CONFIGS_PATH, { body: { name: 'vobiz', config: { provider: 'vobiz', auth_id: 'MA1', auth_token: 'S3cr3t-x' } } })
     expect(noId.status).toBe(502)

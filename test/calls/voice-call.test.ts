@@ -12,6 +12,7 @@ import type { FakeMediaChannel } from '../support/fake-ari-media'
 import { callTool, say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { addPhoneNumber, createConfiguration } from '../support/telephony'
 import { answeringMachine, callerSpeech } from '../support/voice'
+import { configureFakeVoiceModels } from '../support/voice-models'
 import { waitFor } from '../support/wait'
 
 /**
@@ -35,16 +36,7 @@ beforeAll(async () => {
   t = createTestApp({ clock: systemClock })
   models = startFakeModels()
   fake = await startFakeAri()
-  const connection = (await t.request('POST', '/api/v1/organizations/provider-connections', { body: { name: 'Fake', provider: 'openai', base_url: models.baseUrl } })).body
-  const configuration = await t.request('POST', '/api/v1/organizations/model-configurations', {
-    body: {
-      name: 'Fake voice',
-      llm: { provider_connection_uuid: connection.uuid, settings: { model: 'fake-llm' } },
-      stt: { provider_connection_uuid: connection.uuid, settings: { model: 'fake-stt' } },
-      tts: { provider_connection_uuid: connection.uuid, settings: { model: 'fake-tts', voice: 'alloy' } },
-    },
-  })
-  expect(configuration.status, configuration.text).toBe(200)
+  await configureFakeVoiceModels(t, models)
   startAriManager(t.ctx, {
     events: { backoff: { baseMs: 2, capMs: 10 } },
     conversation: createVoiceConversations(t.ctx, { pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100 } }),

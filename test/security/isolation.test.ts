@@ -91,10 +91,18 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
+const CARRIER_WEBHOOK = "a carrier's webhook: takes no API key, the carrier's signature is checked against the stored secret of the configuration it names"
 /** Path parameters that name no organization's resource, and why. */
 const NOT_ORGANIZATION_SCOPED: Record<string, string> = {
   'GET /api/v1/node-types/{name}': 'the node catalog is the same for every organization',
   'GET /api/v1/public/download/workflow/{token}/{artifact_type}': 'takes no API key: the token in the path is the credential',
+  'POST /api/v1/telephony/{provider}/inbound': CARRIER_WEBHOOK,
+  'GET /api/v1/telephony/{provider}/inbound': CARRIER_WEBHOOK,
+  'POST /api/v1/telephony/{provider}/answer/{run_id}': CARRIER_WEBHOOK,
+  'GET /api/v1/telephony/{provider}/answer/{run_id}': CARRIER_WEBHOOK,
+  'POST /api/v1/telephony/{provider}/{callback}/{run_id}': CARRIER_WEBHOOK,
+  'POST /api/v1/telephony/{provider}/{callback}': CARRIER_WEBHOOK,
+  'GET /api/v1/telephony/{provider}/{callback}': CARRIER_WEBHOOK,
 }
 
 /** A body the schema accepts, for operations that take one: the organization check must be what answers. */
@@ -195,9 +203,13 @@ describe('a trigger key reaches only what the README says', () => {
     expect(wrong).toEqual([])
   })
 
-  test('health and the signed links are the operations that take no key', () => {
+  test("health, the signed links and the carriers' signed webhooks are the operations that take no key", () => {
     expect(operations.filter((operation) => operation.isPublic).map((operation) => operation.key).sort()).toEqual([
-      'GET /api/v1/health', 'GET /api/v1/public/download/workflow/{token}/{artifact_type}', 'GET /api/v1/s3/download', 'PUT /api/v1/s3/upload',
+      'GET /api/v1/health', 'GET /api/v1/public/download/workflow/{token}/{artifact_type}', 'GET /api/v1/s3/download',
+      'GET /api/v1/telephony/inbound/run', 'GET /api/v1/telephony/{provider}/answer/{run_id}', 'GET /api/v1/telephony/{provider}/inbound',
+      'GET /api/v1/telephony/{provider}/{callback}', 'POST /api/v1/telephony/inbound/run', 'POST /api/v1/telephony/{provider}/answer/{run_id}',
+      'POST /api/v1/telephony/{provider}/inbound', 'POST /api/v1/telephony/{provider}/{callback}', 'POST /api/v1/telephony/{provider}/{callback}/{run_id}',
+      'PUT /api/v1/s3/upload',
     ])
   })
 })

@@ -86,6 +86,8 @@ export const workflowRuns = sqliteTable('workflow_runs', {
   trafficVariantId: text('traffic_variant_id'),
   /** Added by migrations/0007_models.sql: the spec's model_overrides sent with the run's start. */
   modelOverrides: text('model_overrides', { mode: 'json' }).$type<JsonObject | null>(),
+  /** Added by migrations/0010_carriers.sql. */
+  providerCallId: text('provider_call_id'),
   callerNumber: text('caller_number').generatedAlwaysAs(generated),
   calledNumber: text('called_number').generatedAlwaysAs(generated),
   disposition: text('disposition').generatedAlwaysAs(generated),
@@ -104,6 +106,7 @@ export const workflowRuns = sqliteTable('workflow_runs', {
   index('workflow_runs_usage_channel').on(table.organizationId, table.channel, table.createdAt).where(sql`usage_info IS NOT NULL`),
   uniqueIndex('workflow_runs_call').on(table.callId).where(sql`call_id IS NOT NULL`),
   index('workflow_runs_open_calls').on(table.organizationId).where(sql`call_id IS NOT NULL AND state <> 'completed'`),
+  uniqueIndex('workflow_runs_provider_call').on(table.mode, table.providerCallId).where(sql`provider_call_id IS NOT NULL`),
   index('workflow_runs_campaign_completed').on(table.campaignId, table.completedAt, table.disposition).where(sql`campaign_id IS NOT NULL`),
 ])
 

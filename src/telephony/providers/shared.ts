@@ -68,6 +68,8 @@ export type ProviderInfo = {
   serverManaged: ServerManagedField[]
   supportsTrunks: boolean
   supportsOutbound: boolean
+  /** Why a provider without outbound calls has none (its checklist's blocked reason). */
+  noOutboundReason?: string
   supportsPhoneNumberSync: boolean
   requiresCallerId: boolean
   /** The checklist's steps; without them a provider that requires a caller id has that one step, others none. */

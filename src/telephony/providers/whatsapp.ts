@@ -11,6 +11,10 @@ export const WhatsappConfigSchema = t.Object({
   app_secret: t.String({ minLength: 1, maxLength: MAX_SECRET_LENGTH, description: 'App secret used to verify webhook signatures.' }),
 })
 
+/** Why no call runs on WhatsApp: said in the form metadata, the checklist and every refusal. */
+export const WHATSAPP_MEDIA_LIMITATION = 'WhatsApp calls carry their audio over WebRTC (ICE, DTLS-SRTP, Opus), which Ringbase cannot carry: '
+  + 'it verifies the webhooks and follows the call signalling, but rejects WhatsApp calls and places none.'
+
 function whatsappSteps(facts: SetupFacts): SetupStep[] {
   return [{
     key: 'business_number',
@@ -32,14 +36,15 @@ export const whatsapp: ProviderInfo = {
     { name: 'app_secret', label: 'App Secret', type: 'password', sensitive: true },
     {
       name: 'webhook_verify_token', label: 'Webhook Verify Token', type: 'readonly',
-      description: 'Assigned by the server on create. Paste it into the webhook settings of your app.',
+      description: `Assigned by the server on create. Paste it into the webhook settings of your app (subscribe to "calls"). ${WHATSAPP_MEDIA_LIMITATION}`,
     },
   ],
   // Shown in clear: the admin copies it into the provider's console.
   serverManaged: [{ name: 'webhook_verify_token', shownInResponse: true, mint: () => randomHex(16) }],
   supportsTrunks: false,
-  // It carries calls of a messaging app, not PSTN calls.
+  // It carries calls of a messaging app, not PSTN calls, and their audio is WebRTC.
   supportsOutbound: false,
+  noOutboundReason: WHATSAPP_MEDIA_LIMITATION,
   supportsPhoneNumberSync: false,
   requiresCallerId: false,
   setupSteps: whatsappSteps,

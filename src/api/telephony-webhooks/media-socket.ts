@@ -1,0 +1,52 @@
+import type { Server, ServerWebSocket, WebSocketHandler } from 'bun'
+import type { AppContext } from '../../context'
+import { admitMediaStream, startMediaStream, type MediaStreamPath } from '../../telephony/media-streams'
+import { createCarrierMediaTransport, type CarrierMediaTransport } from '../../voice/carrier-media'
+
+/**
+ * The WebSocket endpoint carriers stream call audio to: `/api/v1/telephony/ws/{workflow_id}/{organization_id}/{run_id}/{token}`.
+ * Every request to it is upgraded, so that a refusal reaches the carrier as a close code (4400, 4401, 4404, 4409).
+ */
+
+const MEDIA_PATH = /^\/api\/v1\/telephony\/ws\/([^/]+)\/([^/]+)\/([^/]+)\/([^/]+)\/?$/
+
+export type MediaSocketData = { path: MediaStreamPath; transport?: CarrierMediaTransport }
+
+export type MediaSocketServer = {
+  /** Upgrades a media stream request; false when the request is not one (it goes to the HTTP app). */
+  upgrade(request: Request, server: Server<MediaSocketData>): boolean
+  websocket: WebSocketHandler<MediaSocketData>
+}
+
+export function mediaSocketServer(ctx: AppContext): MediaSocketServer {
+  return {
+    upgrade(request, server) {
+      const match = MEDIA_PATH.exec(new URL(request.url).pathname)
+      if (!match || request.headers.get('upgrade')?.toLowerCase() !== 'websocket') return false
+      const [, workflowId, organizationId, runId, token] = match.map(decodeURIComponent)
+      return server.upgrade(request, { data: { path: { workflowId, organizationId, runId, token } } })
+    },
+    websocket: {
+      open(socket: ServerWebSocket<MediaSocketData>) {
+        const admission = admitMediaStream(ctx, socket.data.path)
+        if ('refused' in admission) {
+          ctx.log.warn({ runId: socket.data.path.runId, code: admission.refused.code, reason: admission.refused.reason }, 'carrier media stream refused')
+          socket.close(admission.refused.code, admission.refused.reason)
+          return
+        }
+        const transport = createCarrierMediaTransport(admission.admitted.framing, {
+          send: (data) => { socket.send(data) },
+          close: (code, reason) => socket.close(code, reason),
+        })
+        socket.data.transport = transport
+        startMediaStream(ctx, admission.admitted, transport)
+      },
+      message(socket, message) {
+        socket.data.transport?.receive(typeof message === 'string' ? message : new Uint8Array(message))
+      },
+      close(socket, code, reason) {
+        socket.data.transport?.socketClosed(code, reason)
+      },
+    },
+  }
+}

@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto'
+import { matchingNumber, startInboundRun } from '../calls/inbound'
+import type { AppContext } from '../context'
+import { unauthenticated } from '../lib/errors'
+import {
+  acknowledge, callLinks, displayName, runById, runByProviderCallId, type CarrierDriver, type CarrierName, type InboundCallStart,
+  type WebhookAnswer, type WebhookRequest,
+} from './carrier'
+import { carrierDriver } from './carriers'
+import { getConfigCredentials } from './configurations'
+import type { Credentials } from './providers'
+import { applyStatusUpdate, handleStatusCallback, requireValid, verifiedRun } from './status-callbacks'
+
+/**
+ * The webhooks whose answer tells the carrier what to do with a call: the answer URL of an outbound call we placed,
+ * and the inbound webhook of the organization's numbers (`/api/v1/telephony/inbound/run` for every carrier, or the
+ * carrier's own `/api/v1/telephony/<provider>/inbound`). Both answer with the carrier's markup that opens the run's
+ * media stream, or with markup that ends the call.
+ */
+
+const NO_MARKUP = (provider: CarrierName) => new Error(`${provider} has no answer markup`)
+
+function refuseMarkup(driver: CarrierDriver, direction: 'inbound' | 'outbound'): WebhookAnswer {
+  if (!driver.refuse) throw NO_MARKUP(driver.provider)
+  return driver.refuse(direction)
+}
+
+/**
+ * The answer URL of an outbound call: a machine (when the carrier detected one) or a run that already ended gets the
+ * hang-up markup; otherwise the call is connected to its media stream.
+ */
+export function handleAnswerWebhook(ctx: AppContext, driver: CarrierDriver, runId: number, request: WebhookRequest): WebhookAnswer {
+  const { run, credentials } = verifiedRun(ctx, driver, runById(ctx, runId), request)
+  const update = driver.parseStatus(request)
+  if (update) applyStatusUpdate(ctx, driver, run, update)
+  if (update?.machine || run.state !== 'initialized' || !driver.connect) return refuseMarkup(driver, 'outbound')
+  return driver.connect(callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId }), credentials)
+}
+
+/** Which carrier sent an inbound webhook to the shared URL, by the signature header each one sets. */
+const SIGNATURE_HEADERS: [string, CarrierName][] = [
+  ['x-twilio-signature', 'twilio'],
+  ['telnyx-signature-ed25519', 'telnyx'],
+  ['x-plivo-signature-v3', 'plivo'],
+  ['x-plivo-signature-ma-v3', 'plivo'],
+  ['x-vobiz-signature-v3', 'vobiz'],
+  ['x-vobiz-signature-ma-v3', 'vobiz'],
+  ['x-cx-apikey', 'cloudonix'],
+  ['x-hub-signature-256', 'whatsapp'],
+]
+
+function detectCarrier(request: WebhookRequest): CarrierName | null {
+  const bySignature = SIGNATURE_HEADERS.find(([header]) => request.headers.has(header))?.[1]
+  if (bySignature) return bySignature
+  if (/^Bearer\s+\S+\.\S+\.\S+$/.test(request.headers.get('authorization') ?? '')) return 'vonage'
+  if (request.params.CallSid && request.params.CallFrom !== undefined) return 'exotel'
+  return null
+}
+
+/** Active configurations of the carrier (any organization) with an active number that is the called address. */
+function configurationsCalled(ctx: AppContext, provider: CarrierName, calledAddress: string) {
+  return ctx.sqlite.query<{ id: number }, [string]>('SELECT id FROM telephony_configurations WHERE provider = ? AND inactive = 0 ORDER BY id')
+    .all(provider)
+    .filter((configuration) => matchingNumber(ctx, configuration.id, calledAddress) !== undefined)
+    .map((configuration) => ({ id: configuration.id, credentials: getConfigCredentials(ctx, configuration.id)!.credentials }))
+}
+
+/**
+ * An inbound webhook. A call start goes to the first active configuration of this carrier that has the called number
+ * and whose stored secret verifies the webhook; then the rules every provider shares (calls/inbound.ts: inbound agent,
+ * call limit, inbound run) and the markup opening the run's media stream. No number, no agent or no capacity → the
+ * carrier's reject markup and no run. Anything else the carrier sends to this URL (Telnyx sends every event of the
+ * call) is a status callback.
+ */
+export async function handleInboundWebhook(ctx: AppContext, provider: CarrierName | null, request: WebhookRequest): Promise<WebhookAnswer> {
+  const carrier = provider ?? detectCarrier(request)
+  const driver = carrier ? carrierDriver(carrier) : null
+  if (!driver) throw unauthenticated('Missing webhook signature')
+  const start = driver.parseInbound?.(request) ?? null
+  if (!start) return handleStatusCallback(ctx, driver, null, request)
+
+  const candidates = configurationsCalled(ctx, driver.provider, start.to)
+  const nowMs = ctx.clock.now()
+  const verified = candidates.find(({ credentials }) => driver.verify(request, credentials, { runId: null, nowMs }) === 'valid')
+  if (!verified) {
+    // Nothing of ours is called: nothing to verify against, and nothing changes.
+    if (candidates.length === 0) return reject(ctx, driver, null, start, 'no active number with this address')
+    requireValid(driver.verify(request, candidates[0].credentials, { runId: null, nowMs }))
+  }
+  const { id: configurationId, credentials } = verified!
+
+  const existing = runByProviderCallId(ctx, driver.provider, start.providerCallId)
+  if (existing) {
+    // The carrier asked again for the same call (a retried webhook): same answer, no second run.
+    if (existing.state !== 'initialized') return reject(ctx, driver, credentials, start, 'run already started')
+    return answer(ctx, driver, credentials, start, existing)
+  }
+  const decision = startInboundRun(ctx, {
+    provider: driver.provider, configurationId, callerNumber: start.from, calledNumber: start.to, callId: randomUUID(),
+    providerCallId: start.providerCallId, runName: (caller) => `${displayName(driver.provider)} Inbound ${caller}`,
+  })
+  if ('refused' in decision) return reject(ctx, driver, credentials, start, decision.refused)
+  const run = runById(ctx, decision.run.runId)!
+  ctx.log.info({ provider: driver.provider, runId: run.id, organizationId: run.organizationId }, 'inbound call accepted')
+  try {
+    return await answer(ctx, driver, credentials, start, run)
+  } catch (error) {
+    // The carrier could not be told to answer (Telnyx's answer command): the call never connects.
+    ctx.telephony.report({ kind: 'ended', callId: run.callId!, outcome: 'failed', at: ctx.clock.now(), answeredAt: null, providerStatus: 'answer_failed' })
+    throw error
+  }
+}
+
+async function answer(
+  ctx: AppContext, driver: CarrierDriver, credentials: Credentials, start: InboundCallStart,
+  run: { id: number; workflowId: number; organizationId: number },
+): Promise<WebhookAnswer> {
+  const links = callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId })
+  if (driver.answerInbound) return driver.answerInbound(ctx, credentials, start, links)
+  if (!driver.connect) throw NO_MARKUP(driver.provider)
+  return driver.connect(links, credentials)
+}
+
+async function reject(ctx: AppContext, driver: CarrierDriver, credentials: Credentials | null, start: InboundCallStart, reason: string): Promise<WebhookAnswer> {
+  ctx.log.info({ provider: driver.provider, providerCallId: start.providerCallId, reason }, 'inbound call rejected')
+  if (driver.rejectInbound) return driver.rejectInbound(ctx, credentials, start)
+  return driver.refuse ? driver.refuse('inbound') : acknowledge()
+}

@@ -1,0 +1,190 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { and, eq } from 'drizzle-orm'
+import type { AppContext } from '../context'
+import { workflowRuns, type WorkflowRunRow } from '../db/schema'
+import { DomainError } from '../lib/errors'
+import { deriveKey } from '../lib/hmac'
+import { getConfigCredentials } from './configurations'
+import { PROVIDERS, type Credentials, type ProviderName } from './providers'
+import type { MediaFraming } from '../voice/carrier-media'
+import { DialError, type CallState, type DialRequest, type TelephonyProvider } from './provider'
+
+/**
+ * What every carrier adapter (Twilio, Telnyx, Plivo, Vobiz, Vonage, Cloudonix, Exotel, WhatsApp) provides, and the
+ * TelephonyProvider built on top of one. A driver knows its carrier's wire formats only: the REST calls, how a webhook
+ * is signed, what its status callbacks say, the markup that opens a media stream. Runs, outcomes and campaigns are
+ * handled once, here and in status-callbacks.ts, media-streams.ts and inbound.ts.
+ */
+
+export type CarrierName = Exclude<ProviderName, 'ari'>
+
+/** A carrier's webhook as it arrived, addressed by the URL the carrier called (our public URL, which it signs). */
+export type WebhookRequest = {
+  method: string
+  url: string
+  headers: Headers
+  rawBody: string
+  /** The form body of a POST, else the query string's parameters. */
+  params: Record<string, string>
+  /** The body when it is a JSON object. */
+  json: Record<string, unknown> | null
+}
+
+/** `unsigned` answers 401, `invalid` 403; either way nothing changes. */
+export type Verdict = 'valid' | 'unsigned' | 'invalid'
+
+/** A carrier's call status in the reference's vocabulary (what `logs.telephony_status_callbacks` and dispositions show). */
+export type CarrierCallStatus = 'initiated' | 'ringing' | 'answered' | 'completed' | 'busy' | 'no-answer' | 'failed' | 'canceled'
+
+export const FINAL_STATUSES = new Set<CarrierCallStatus>(['completed', 'busy', 'no-answer', 'failed', 'canceled'])
+
+/** One status callback, read. `status` null: an event that says nothing about the call's progress (kept in the log). */
+export type StatusUpdate = {
+  status: CarrierCallStatus | null
+  /** The carrier's own word for it (CallStatus, event type, hangup cause…). */
+  providerStatus: string
+  providerCallId?: string
+  durationSeconds?: number
+  /** The carrier's answering machine verdict as it said it, and whether it means a machine. */
+  answeredBy?: string
+  machine?: boolean
+}
+
+/** The URLs a call's carrier is given. */
+export type CallLinks = {
+  runId: number
+  /** Base of every callback: our public URL. */
+  publicUrl: string
+  /** ws(s) URL the carrier streams the call's audio to; the admission token is in the path (carriers drop queries). */
+  mediaStreamUrl: string
+}
+
+/** The start of an inbound call, as the carrier announces it. */
+export type InboundCallStart = { providerCallId: string; from: string; to: string }
+
+/** What a webhook answers: markup for the carrier, or an empty acknowledgement. */
+export type WebhookAnswer = { status: number; contentType: string; body: string }
+
+export const acknowledge = (): WebhookAnswer => ({ status: 200, contentType: 'text/plain', body: '' })
+export const xmlAnswer = (body: string): WebhookAnswer => ({ status: 200, contentType: 'application/xml', body: `<?xml version="1.0" encoding="UTF-8"?>${body}` })
+export const jsonAnswer = (body: unknown): WebhookAnswer => ({ status: 200, contentType: 'application/json', body: JSON.stringify(body) })
+
+export const escapeXml = (value: string) =>
+  value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;')
+
+export type CarrierDriver = {
+  provider: CarrierName
+  /** How its media stream is framed; null when it has none we can carry (WhatsApp's is WebRTC). */
+  mediaFraming: MediaFraming | null
+  /**
+   * Whether it always sends a final status for inbound calls too (CDRs, events to the connection or application URL);
+   * it always does for the calls we place, since we ask for their callbacks.
+   */
+  reportsInboundCalls: boolean
+  /** Its callback paths under `/api/v1/telephony/<provider>/` (e.g. `status-callback`, `events`), each with or without a run id. */
+  callbackPaths: string[]
+  /** Handles its callbacks itself instead of as status callbacks (WhatsApp's one webhook carries every event). */
+  webhook?(ctx: AppContext, request: WebhookRequest): Promise<WebhookAnswer>
+  /** Places the call and returns the carrier's id for it. Throws the DomainError of `callCarrier`. */
+  dial(ctx: AppContext, request: DialRequest, links: CallLinks): Promise<string>
+  hangup(ctx: AppContext, credentials: Credentials, providerCallId: string): Promise<void>
+  callState(ctx: AppContext, credentials: Credentials, providerCallId: string): Promise<CallState>
+  /** `runId`: the run the webhook's URL names (null on inbound and number-level URLs); `nowMs`: our clock, for replay windows. */
+  verify(request: WebhookRequest, credentials: Credentials, context: { runId: number | null; nowMs: number }): Verdict
+  parseStatus(request: WebhookRequest): StatusUpdate | null
+  /** Markup that connects the answered call to its media stream (answer URLs, inbound calls). */
+  connect?(links: CallLinks, credentials: Credentials): WebhookAnswer
+  /** Markup that ends the call at once: an answered outbound call (a machine answered), an inbound call nobody takes. */
+  refuse?(direction: 'inbound' | 'outbound'): WebhookAnswer
+  /** The start of an inbound call in a webhook; null when the webhook is about something else. */
+  parseInbound?(request: WebhookRequest): InboundCallStart | null
+  /** Carriers driven by API calls rather than markup (Telnyx) answer or reject inbound calls here. */
+  answerInbound?(ctx: AppContext, credentials: Credentials, call: InboundCallStart, links: CallLinks): Promise<WebhookAnswer>
+  rejectInbound?(ctx: AppContext, credentials: Credentials | null, call: InboundCallStart): Promise<WebhookAnswer>
+}
+
+export const displayName = (provider: CarrierName) => PROVIDERS[provider].displayName
+
+/** Constant-time string comparison. */
+export function sameText(given: string, expected: string): boolean {
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+export const hmac = (algorithm: 'sha1' | 'sha256', key: string, message: string) => createHmac(algorithm, key).update(message)
+
+function mediaStreamToken(ctx: AppContext, workflowId: number, organizationId: number, runId: number): string {
+  return createHmac('sha256', deriveKey(ctx.masterKey, 'carrier-media-stream')).update(`${workflowId}:${organizationId}:${runId}`).digest('hex')
+}
+
+export function mediaStreamTokenMatches(ctx: AppContext, workflowId: number, organizationId: number, runId: number, token: string): boolean {
+  return sameText(token, mediaStreamToken(ctx, workflowId, organizationId, runId))
+}
+
+export function callLinks(ctx: AppContext, run: { runId: number; workflowId: number; organizationId: number }): CallLinks {
+  const { publicUrl } = ctx.config
+  const token = mediaStreamToken(ctx, run.workflowId, run.organizationId, run.runId)
+  return {
+    runId: run.runId,
+    publicUrl,
+    mediaStreamUrl: `${publicUrl.replace(/^http/, 'ws')}/api/v1/telephony/ws/${run.workflowId}/${run.organizationId}/${run.runId}/${token}`,
+  }
+}
+
+export const runById = (ctx: AppContext, runId: number): WorkflowRunRow | undefined =>
+  ctx.db.select().from(workflowRuns).where(eq(workflowRuns.id, runId)).get()
+
+export const runByProviderCallId = (ctx: AppContext, provider: CarrierName, providerCallId: string): WorkflowRunRow | undefined =>
+  ctx.db.select().from(workflowRuns).where(and(eq(workflowRuns.mode, provider), eq(workflowRuns.providerCallId, providerCallId))).get()
+
+const runByCallId = (ctx: AppContext, callId: string): WorkflowRunRow | undefined =>
+  ctx.db.select().from(workflowRuns).where(eq(workflowRuns.callId, callId)).get()
+
+/** Stores the carrier's id of a run's call, unless one is stored already (the first one learnt wins). */
+export function recordProviderCallId(ctx: AppContext, runId: number, providerCallId: string): void {
+  ctx.sqlite.query('UPDATE workflow_runs SET provider_call_id = ? WHERE id = ? AND provider_call_id IS NULL').run(providerCallId, runId)
+}
+
+/** The carrier's refusal as a DialError (its detail is safe to show); anything else is a bug and rethrown. */
+export function asDialError(error: unknown): never {
+  if (error instanceof DomainError) throw new DialError(String(error.detail), error.kind === 'upstream_failed')
+  throw error
+}
+
+/** The TelephonyProvider of a carrier: dial, hang up and look up calls through its driver. */
+export function createCarrierProvider(ctx: AppContext, driver: CarrierDriver): TelephonyProvider {
+  /** The run's carrier call id and the credentials to reach it; null when the call was never placed. */
+  function placedCall(configurationId: number, callId: string) {
+    const run = runByCallId(ctx, callId)
+    const configuration = getConfigCredentials(ctx, configurationId)
+    if (!run?.providerCallId || !configuration) return null
+    return { providerCallId: run.providerCallId, credentials: configuration.credentials }
+  }
+
+  return {
+    async dial(request) {
+      if (!request.callerId) {
+        throw new DialError(`${displayName(driver.provider)} needs a caller id: add an active phone number to the telephony configuration`)
+      }
+      const links = callLinks(ctx, request)
+      const providerCallId = await driver.dial(ctx, request, links).catch(asDialError)
+      recordProviderCallId(ctx, request.runId, providerCallId)
+      ctx.log.info({ provider: driver.provider, runId: request.runId, providerCallId }, 'carrier call placed')
+    },
+    async hangup(configurationId, callId) {
+      const call = placedCall(configurationId, callId)
+      if (call) await driver.hangup(ctx, call.credentials, call.providerCallId).catch(asDialError)
+    },
+    async callState(configurationId, callId) {
+      const call = placedCall(configurationId, callId)
+      if (!call) return 'unknown'
+      try {
+        return await driver.callState(ctx, call.credentials, call.providerCallId)
+      } catch (error) {
+        ctx.log.warn({ provider: driver.provider, callId, err: error }, 'carrier call state lookup failed')
+        return 'unknown'
+      }
+    },
+  }
+}

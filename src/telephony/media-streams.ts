@@ -1,0 +1,107 @@
+import type { AppContext } from '../context'
+import type { WorkflowRunRow } from '../db/schema'
+import { markRunRunning } from '../runs/service'
+import type { CarrierMediaTransport, MediaFraming } from '../voice/carrier-media'
+import { mediaStreamTokenMatches, runById, type CarrierDriver } from './carrier'
+import { carrierDriver } from './carriers'
+
+/**
+ * The media streams carriers open to `/api/v1/telephony/ws/{workflow_id}/{organization_id}/{run_id}/{token}`.
+ * Admission follows the reference's checks and close codes; an admitted stream moves its run from `initialized` to
+ * `running` (so a second stream for the same run is refused) and goes to the speech pipeline. When the stream ends the
+ * call is over: when the stream did not end with the call (our side closed it, or the socket dropped) the call is hung
+ * up at the carrier, and the run ends. A carrier that reports this call's status (every call we placed, and inbound
+ * calls of carriers that always report or did report this one) has a few seconds for its final callback: its
+ * duration and status are the authority. A call nobody reports on ends with the stream.
+ */
+
+/** WebSocket close codes of a refused stream (the reference's). */
+export const MEDIA_CLOSE = { badRequest: 4400, unauthorized: 4401, notFound: 4404, conflict: 4409 } as const
+
+export type MediaStreamPath = { workflowId: string; organizationId: string; runId: string; token: string }
+
+export type AdmittedStream = { run: WorkflowRunRow; driver: CarrierDriver; framing: MediaFraming }
+
+export type MediaAdmission = { admitted: AdmittedStream } | { refused: { code: number; reason: string } }
+
+const refuse = (code: number, reason: string): MediaAdmission => ({ refused: { code, reason } })
+const positiveInteger = (text: string) => (/^[1-9]\d{0,15}$/.test(text) ? Number(text) : null)
+
+export function admitMediaStream(ctx: AppContext, path: MediaStreamPath): MediaAdmission {
+  const workflowId = positiveInteger(path.workflowId)
+  const organizationId = positiveInteger(path.organizationId)
+  const runId = positiveInteger(path.runId)
+  if (workflowId === null || organizationId === null || runId === null) return refuse(MEDIA_CLOSE.badRequest, 'malformed_stream_path')
+  if (!mediaStreamTokenMatches(ctx, workflowId, organizationId, runId, path.token)) return refuse(MEDIA_CLOSE.unauthorized, 'invalid_token')
+  const run = runById(ctx, runId)
+  if (!run || run.organizationId !== organizationId) return refuse(MEDIA_CLOSE.notFound, 'workflow_run_not_found')
+  if (run.workflowId !== workflowId) return refuse(MEDIA_CLOSE.badRequest, 'workflow_run_workflow_mismatch')
+  const driver = carrierDriver(run.mode)
+  if (!driver?.mediaFraming) return refuse(MEDIA_CLOSE.badRequest, 'provider_has_no_media_stream')
+  if (run.state !== 'initialized' || !markRunRunning(ctx, run.id)) return refuse(MEDIA_CLOSE.conflict, 'workflow_run_not_initialized')
+  return { admitted: { run, driver, framing: driver.mediaFraming } }
+}
+
+/** Normal closes by the carrier: the call ended with the stream. */
+const CALL_ENDED_CODES = new Set([1000, 1001, 1005])
+/** How long a carrier that reports on the call has for its final status after the stream ended. */
+const FINAL_STATUS_GRACE_MS = 10_000
+
+function finalStatusExpected(ctx: AppContext, admitted: AdmittedStream): boolean {
+  if (admitted.run.callType === 'outbound' || admitted.driver.reportsInboundCalls) return true
+  const callbacks = runById(ctx, admitted.run.id)?.logs.telephony_status_callbacks
+  return Array.isArray(callbacks) && callbacks.length > 0
+}
+
+/** Resolves once the call's end has been reported (the run completed with its outcome). */
+function endReported(ctx: AppContext, callId: string): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = ctx.telephony.onReport((report) => {
+      if (report.kind !== 'ended' || report.callId !== callId) return
+      stop()
+      resolve()
+    })
+  })
+}
+
+/** Hands an admitted stream to the conversation engine as an answered call, and ends the call with the stream. */
+export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, transport: CarrierMediaTransport): void {
+  const { run } = admitted
+  const openedAt = ctx.clock.now()
+  const logContext = { provider: run.mode, runId: run.id }
+  const hangUpCarrier = async () => {
+    const provider = ctx.telephony.providerFor(run.mode)
+    if (provider && run.telephonyConfigurationId !== null && run.callId) await provider.hangup(run.telephonyConfigurationId, run.callId)
+  }
+  let hungUp = false
+  const hangup = async () => {
+    hungUp = true
+    await hangUpCarrier()
+    transport.close()
+  }
+  const ended = new Promise<void>((resolve) => transport.onClose(() => resolve()))
+  const reported = run.callId ? endReported(ctx, run.callId) : Promise.resolve()
+  transport.onClose((close) => {
+    const closedAt = ctx.clock.now()
+    ctx.log.info({ ...logContext, code: close.code, initiatedBy: close.initiatedBy }, 'carrier media stream ended')
+    if (!hungUp && (close.initiatedBy === 'app' || !CALL_ENDED_CODES.has(close.code))) {
+      void hangUpCarrier().catch((error) => ctx.log.warn({ ...logContext, err: error }, 'hanging up after the media stream ended failed'))
+    }
+    const endWithStream = () => {
+      if (run.callId) {
+        ctx.telephony.report({ kind: 'ended', callId: run.callId, outcome: 'completed', at: closedAt, answeredAt: openedAt, providerStatus: 'media_stream_ended' })
+      }
+    }
+    if (finalStatusExpected(ctx, admitted)) setTimeout(endWithStream, FINAL_STATUS_GRACE_MS).unref()
+    else endWithStream()
+  })
+  ctx.log.info(logContext, 'carrier media stream admitted')
+  const taken = ctx.telephony.mediaStream({
+    callId: run.callId!, runId: run.id, organizationId: run.organizationId, configurationId: run.telephonyConfigurationId!,
+    direction: run.callType === 'inbound' ? 'inbound' : 'outbound',
+    media: transport, onDtmf: (listener) => transport.onDtmf(listener), ended, reported, hangup,
+    // Transfers are bridge swaps on Asterisk; a carrier call would need the carrier's own redirect, not built yet.
+    transfer: async () => ({ status: 'failed', reason: 'failed', message: `Calls on ${run.mode} cannot be transferred yet` }),
+  })
+  if (!taken) ctx.log.warn(logContext, 'no speech pipeline is attached: the caller hears silence until the call ends')
+}

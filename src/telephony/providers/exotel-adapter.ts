@@ -1,0 +1,103 @@
+import type { AppContext } from '../../context'
+import { isPlainObject } from '../../lib/values'
+import { basicAuth, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
+import { acknowledge, hmac, jsonAnswer, sameText, type CarrierCallStatus, type CarrierDriver, type InboundCallStart, type StatusUpdate, type Verdict, type WebhookRequest } from '../carrier'
+import type { Credentials } from '../providers'
+
+// Exotel: "connect to a stream" calls (form-encoded, Basic auth with the API key and token, on the configuration's
+// regional api_base_url), terminal status callbacks authenticated by a per-run HMAC token in their URL, inbound calls
+// through the Voicebot applet's dynamic URL (answered with the stream's WebSocket URL). Its media stream carries 16-bit
+// linear PCM at 8 kHz in JSON.
+
+const STATUSES: Record<string, CarrierCallStatus> = {
+  queued: 'initiated',
+  ringing: 'ringing',
+  'in-progress': 'answered',
+  completed: 'completed',
+  busy: 'busy',
+  'no-answer': 'no-answer',
+  failed: 'failed',
+  canceled: 'canceled',
+}
+
+const LIVE_STATUSES = new Set(['queued', 'ringing', 'in-progress'])
+
+/** The token that authenticates a run's status callback: hex HMAC-SHA256 under the API token of "exotel-status:<sid>:<run>". */
+export const exotelStatusToken = (credentials: Credentials, runId: number) =>
+  hmac('sha256', String(credentials.api_token), `exotel-status:${String(credentials.account_sid)}:${runId}`).digest('hex')
+
+const callsPath = (credentials: Credentials) => `/v1/Accounts/${encodeURIComponent(String(credentials.account_sid))}/Calls`
+
+const request = (credentials: Credentials) => ({
+  provider: 'exotel' as const,
+  baseUrl: String(credentials.api_base_url).replace(/\/+$/, ''),
+  headers: { authorization: basicAuth(credentials.api_key, credentials.api_token) },
+  secrets: [credentials.account_sid, credentials.api_key, credentials.api_token],
+})
+
+/** A status callback's per-run token; an inbound webhook's Basic credentials (the applet URL's user and password). */
+function verifyExotel(webhook: WebhookRequest, credentials: Credentials, runId: number | null): Verdict {
+  const token = new URL(webhook.url).searchParams.get('exotel_auth')
+  const authorization = webhook.headers.get('authorization')
+  if (token !== null && runId !== null) return sameText(token, exotelStatusToken(credentials, runId)) ? 'valid' : 'invalid'
+  if (authorization) return sameText(authorization, basicAuth(credentials.api_key, credentials.api_token)) ? 'valid' : 'invalid'
+  return token !== null ? 'invalid' : 'unsigned'
+}
+
+const fieldsOf = (webhook: WebhookRequest): Record<string, unknown> => webhook.json ?? webhook.params
+
+function parseStatus(webhook: WebhookRequest): StatusUpdate | null {
+  const { CallSid: callSid, Status: status, ConversationDuration: talk, Duration: duration } = fieldsOf(webhook)
+  if (typeof callSid !== 'string') return null
+  const seconds = Number(talk ?? duration)
+  return {
+    status: STATUSES[String(status)] ?? null,
+    providerStatus: String(status ?? 'unknown'),
+    providerCallId: callSid,
+    ...(Number.isFinite(seconds) && (talk ?? duration) !== undefined ? { durationSeconds: seconds } : {}),
+  }
+}
+
+export const exotelDriver: CarrierDriver = {
+  provider: 'exotel',
+  mediaFraming: 'exotel',
+  reportsInboundCalls: false,
+  callbackPaths: ['status-callback'],
+  async dial(ctx, dial, links) {
+    const form = new URLSearchParams({
+      From: dial.destination,
+      CallerId: dial.callerId!,
+      StreamUrl: links.mediaStreamUrl,
+      StreamType: 'bidirectional',
+      TimeOut: String(dial.ringTimeoutSeconds),
+      TimeLimit: String(dial.maxCallDurationSeconds),
+      StatusCallback: `${links.publicUrl}/api/v1/telephony/exotel/status-callback/${links.runId}?exotel_auth=${exotelStatusToken(dial.credentials, links.runId)}`,
+      'StatusCallbackEvents[]': 'terminal',
+    })
+    const action = 'place the call'
+    const answer = await callCarrierForJson(ctx, { ...request(dial.credentials), action, method: 'POST', path: `${callsPath(dial.credentials)}/connect.json`, form })
+    return requireId('exotel', action, isPlainObject(answer.Call) ? answer.Call.Sid : undefined)
+  },
+  // Exotel has no API to end a call: a "connect to a stream" call ends when its stream closes.
+  async hangup(ctx, _credentials, callSid) {
+    ctx.log.info({ provider: 'exotel', providerCallId: callSid }, 'Exotel calls end with their media stream; nothing to ask Exotel')
+  },
+  async callState(ctx, credentials, callSid) {
+    const { status, payload } = await callCarrier(ctx, {
+      ...request(credentials), action: 'look up the call', method: 'GET', path: `${callsPath(credentials)}/${encodeURIComponent(callSid)}.json`,
+      idempotent: true, accept: [404],
+    })
+    const call = isPlainObject(payload?.Call) ? payload.Call : null
+    return status !== 404 && LIVE_STATUSES.has(String(call?.Status)) ? 'alive' : 'gone'
+  },
+  verify: (webhook, credentials, { runId }) => verifyExotel(webhook, credentials, runId),
+  parseStatus,
+  // The Voicebot applet's dynamic URL expects the WebSocket URL to stream to.
+  connect: (links) => jsonAnswer({ url: links.mediaStreamUrl }),
+  refuse: () => acknowledge(),
+  parseInbound(webhook): InboundCallStart | null {
+    const { CallSid: callSid, CallFrom: from, CallTo: to, Status: status } = fieldsOf(webhook)
+    if (typeof callSid !== 'string' || typeof to !== 'string' || status !== undefined) return null
+    return { providerCallId: callSid, from: String(from ?? ''), to }
+  },
+}

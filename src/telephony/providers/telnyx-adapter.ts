@@ -1,0 +1,171 @@
+import { createPublicKey, verify as verifySignature, type KeyObject } from 'node:crypto'
+import type { AppContext } from '../../context'
+import { refused } from '../../lib/errors'
+import { isPlainObject } from '../../lib/values'
+import { bearer, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
+import { acknowledge, type CarrierCallStatus, type CarrierDriver, type CallLinks, type InboundCallStart, type StatusUpdate, type WebhookRequest } from '../carrier'
+import type { Credentials } from '../providers'
+
+// Telnyx Call Control: calls are driven by API commands (Bearer API key), events arrive as JSON webhooks signed with
+// Ed25519 over "<telnyx-timestamp>|<raw body>", verified with the account's public key; media streams are RTP payloads
+// (PCMU) in JSON, bidirectional.
+
+/** Seconds a webhook's timestamp may differ from our clock. */
+export const TELNYX_TIMESTAMP_TOLERANCE_SECONDS = 300
+
+/** hangup_cause values that say the call never connected; any other ends a call that was up. */
+const UNCONNECTED_CAUSES: Record<string, CarrierCallStatus> = {
+  user_busy: 'busy',
+  busy: 'busy',
+  timeout: 'no-answer',
+  no_answer: 'no-answer',
+  originator_cancel: 'canceled',
+  call_rejected: 'failed',
+  unallocated_number: 'failed',
+  not_found: 'failed',
+  destination_out_of_order: 'failed',
+  invalid_number_format: 'failed',
+}
+
+const EVENT_STATUSES: Record<string, CarrierCallStatus> = {
+  'call.initiated': 'initiated',
+  'call.answered': 'answered',
+}
+
+const request = (ctx: AppContext, credentials: Credentials) => ({
+  provider: 'telnyx' as const,
+  baseUrl: ctx.providerApis.telnyx,
+  headers: { authorization: bearer(credentials.api_key) },
+  secrets: [credentials.api_key],
+})
+
+const callPath = (callControlId: string) => `/v2/calls/${encodeURIComponent(callControlId)}`
+
+/** The stream settings of a dial or an answer: both tracks' audio as PCMU RTP payloads, our audio back the same way. */
+const streamSettings = (links: CallLinks) => ({
+  stream_url: links.mediaStreamUrl,
+  stream_track: 'inbound_track',
+  stream_bidirectional_mode: 'rtp',
+  stream_bidirectional_codec: 'PCMU',
+})
+
+type TelnyxEvent = { eventType: string; payload: Record<string, unknown> }
+
+function eventOf(webhook: WebhookRequest): TelnyxEvent | null {
+  const data = webhook.json?.data
+  if (!isPlainObject(data) || typeof data.event_type !== 'string' || !isPlainObject(data.payload)) return null
+  return { eventType: data.event_type, payload: data.payload }
+}
+
+const publicKeys = new Map<string, KeyObject | null>()
+
+/** The configuration's webhook public key (base64 of the raw 32-byte Ed25519 key); null when it is not one. */
+function publicKeyOf(encoded: string): KeyObject | null {
+  if (!publicKeys.has(encoded)) {
+    const raw = Buffer.from(encoded, 'base64')
+    let key: KeyObject | null = null
+    if (raw.length === 32) {
+      try {
+        key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' })
+      } catch {
+        key = null
+      }
+    }
+    publicKeys.set(encoded, key)
+  }
+  return publicKeys.get(encoded)!
+}
+
+/** Telnyx's Ed25519 signature over "<timestamp>|<body>", within the tolerance of our clock. */
+export function verifyTelnyxSignature(webhook: WebhookRequest, publicKey: unknown, nowMs: number): 'valid' | 'unsigned' | 'invalid' {
+  const signature = webhook.headers.get('telnyx-signature-ed25519')
+  const timestamp = webhook.headers.get('telnyx-timestamp')
+  if (!signature || !timestamp) return 'unsigned'
+  const key = typeof publicKey === 'string' && publicKey !== '' ? publicKeyOf(publicKey) : null
+  if (!key || !/^\d{1,12}$/.test(timestamp)) return 'invalid'
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > TELNYX_TIMESTAMP_TOLERANCE_SECONDS) return 'invalid'
+  const signed = verifySignature(null, Buffer.from(`${timestamp}|${webhook.rawBody}`), key, Buffer.from(signature, 'base64'))
+  return signed ? 'valid' : 'invalid'
+}
+
+function parseTelnyxStatus(webhook: WebhookRequest): StatusUpdate | null {
+  const event = eventOf(webhook)
+  if (!event) return null
+  const { payload } = event
+  const providerCallId = typeof payload.call_control_id === 'string' ? payload.call_control_id : undefined
+  if (event.eventType === 'call.hangup') {
+    const cause = String(payload.hangup_cause ?? 'unspecified')
+    return { status: UNCONNECTED_CAUSES[cause] ?? 'completed', providerStatus: `call.hangup:${cause}`, providerCallId }
+  }
+  if (event.eventType === 'call.machine.detection.ended' || event.eventType === 'call.machine.premium.detection.ended') {
+    const result = String(payload.result ?? 'not_sure')
+    return { status: null, providerStatus: event.eventType, providerCallId, answeredBy: result, machine: result.startsWith('machine') }
+  }
+  return { status: EVENT_STATUSES[event.eventType] ?? null, providerStatus: event.eventType, providerCallId }
+}
+
+export const telnyxDriver: CarrierDriver = {
+  provider: 'telnyx',
+  mediaFraming: 'telnyx',
+  reportsInboundCalls: true,
+  callbackPaths: ['events'],
+  async dial(ctx, dial, links) {
+    if (typeof dial.credentials.webhook_public_key !== 'string' || !publicKeyOf(dial.credentials.webhook_public_key)) {
+      // Its call events could not be verified, so the call could never settle.
+      throw refused('Telnyx calls need the webhook public key of the account (Mission Control → Keys & Credentials → Public Key) in webhook_public_key')
+    }
+    const action = 'place the call'
+    const answer = await callCarrierForJson(ctx, {
+      ...request(ctx, dial.credentials), action, method: 'POST', path: '/v2/calls',
+      json: {
+        connection_id: dial.credentials.connection_id,
+        to: dial.destination,
+        from: dial.callerId,
+        timeout_secs: dial.ringTimeoutSeconds,
+        time_limit_secs: dial.maxCallDurationSeconds,
+        webhook_url: `${links.publicUrl}/api/v1/telephony/telnyx/events/${links.runId}`,
+        webhook_url_method: 'POST',
+        ...streamSettings(links),
+        ...(dial.detectAnsweringMachine ? { answering_machine_detection: 'detect' } : {}),
+      },
+    })
+    return requireId('telnyx', action, isPlainObject(answer.data) ? answer.data.call_control_id : undefined)
+  },
+  async hangup(ctx, credentials, callControlId) {
+    await callCarrier(ctx, {
+      ...request(ctx, credentials), action: 'hang up the call', method: 'POST', path: `${callPath(callControlId)}/actions/hangup`, json: {},
+      idempotent: true, accept: [404, 422],
+    })
+  },
+  async callState(ctx, credentials, callControlId) {
+    const { status, payload } = await callCarrier(ctx, {
+      ...request(ctx, credentials), action: 'look up the call', method: 'GET', path: callPath(callControlId), idempotent: true, accept: [404],
+    })
+    if (status === 404) return 'gone'
+    return isPlainObject(payload?.data) && payload.data.is_alive === true ? 'alive' : 'gone'
+  },
+  verify: (webhook, credentials, { nowMs }) => verifyTelnyxSignature(webhook, credentials.webhook_public_key, nowMs),
+  parseStatus: parseTelnyxStatus,
+  parseInbound(webhook): InboundCallStart | null {
+    const event = eventOf(webhook)
+    if (event?.eventType !== 'call.initiated' || event.payload.direction !== 'incoming') return null
+    const { call_control_id: id, from, to } = event.payload
+    return typeof id === 'string' && typeof to === 'string' ? { providerCallId: id, from: String(from ?? ''), to } : null
+  },
+  async answerInbound(ctx, credentials, call, links) {
+    await callCarrier(ctx, {
+      ...request(ctx, credentials), action: 'answer the call', method: 'POST', path: `${callPath(call.providerCallId)}/actions/answer`,
+      json: streamSettings(links),
+    })
+    return acknowledge()
+  },
+  async rejectInbound(ctx, credentials, call) {
+    if (credentials) {
+      await callCarrier(ctx, {
+        ...request(ctx, credentials), action: 'reject the call', method: 'POST', path: `${callPath(call.providerCallId)}/actions/reject`,
+        json: { cause: 'CALL_REJECTED' }, idempotent: true, accept: [404, 422],
+      })
+    }
+    return acknowledge()
+  },
+}

@@ -1,0 +1,110 @@
+import type { AppContext } from '../../context'
+import { basicAuth, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
+import {
+  escapeXml, hmac, sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type InboundCallStart, type StatusUpdate,
+  type WebhookRequest,
+} from '../carrier'
+import type { Credentials } from '../providers'
+
+// Twilio Programmable Voice: Calls API (form-encoded, Basic auth), TwiML answers, X-Twilio-Signature webhooks.
+// Cloudonix speaks the same TwiML/Media Streams dialect; its driver reuses `connectTwiml`.
+
+const STATUSES: Record<string, CarrierCallStatus> = {
+  queued: 'initiated',
+  initiated: 'initiated',
+  ringing: 'ringing',
+  'in-progress': 'answered',
+  completed: 'completed',
+  busy: 'busy',
+  'no-answer': 'no-answer',
+  failed: 'failed',
+  canceled: 'canceled',
+}
+
+const LIVE_STATUSES = new Set(['queued', 'initiated', 'ringing', 'in-progress'])
+
+/** AnsweredBy values that mean no person: machine_start, machine_end_beep, machine_end_silence, machine_end_other, fax. */
+export const isMachineAnswer = (answeredBy: string) => answeredBy.startsWith('machine') || answeredBy === 'fax'
+
+const callsPath = (credentials: Credentials) => `/2010-04-01/Accounts/${encodeURIComponent(String(credentials.account_sid))}/Calls`
+
+const request = (ctx: AppContext, credentials: Credentials) => ({
+  provider: 'twilio' as const,
+  baseUrl: ctx.providerApis.twilio,
+  headers: { authorization: basicAuth(credentials.account_sid, credentials.auth_token) },
+  secrets: [credentials.account_sid, credentials.auth_token],
+})
+
+/** Twilio's signature: base64 HMAC-SHA1 under the auth token of the URL followed by each POST parameter, sorted by name, as name+value. */
+export function twilioSignature(authToken: string, url: string, params: Record<string, string>): string {
+  const data = url + Object.keys(params).sort().map((name) => name + params[name]).join('')
+  return hmac('sha1', authToken, data).digest('base64')
+}
+
+/** TwiML that connects the call to a bidirectional media stream; <Connect> holds the call until the stream ends. */
+export const connectTwiml = (mediaStreamUrl: string) =>
+  xmlAnswer(`<Response><Connect><Stream url="${escapeXml(mediaStreamUrl)}"/></Connect></Response>`)
+
+export function parseTwilioStatus(request: WebhookRequest): StatusUpdate | null {
+  const { CallStatus: callStatus, CallSid: callSid, CallDuration: duration, AnsweredBy: answeredBy } = request.params
+  if (!callSid) return null
+  return {
+    status: STATUSES[callStatus] ?? null,
+    providerStatus: callStatus ?? 'unknown',
+    providerCallId: callSid,
+    ...(duration !== undefined && duration !== '' ? { durationSeconds: Number(duration) } : {}),
+    ...(answeredBy ? { answeredBy, machine: isMachineAnswer(answeredBy) } : {}),
+  }
+}
+
+export const twilioDriver: CarrierDriver = {
+  provider: 'twilio',
+  mediaFraming: 'twilio',
+  // Only when a status callback URL is set on the number in its console.
+  reportsInboundCalls: false,
+  callbackPaths: ['status-callback'],
+  async dial(ctx, dial, links) {
+    const form = new URLSearchParams({
+      To: dial.destination,
+      From: dial.callerId!,
+      Url: `${links.publicUrl}/api/v1/telephony/twilio/answer/${links.runId}`,
+      Method: 'POST',
+      StatusCallback: `${links.publicUrl}/api/v1/telephony/twilio/status-callback/${links.runId}`,
+      StatusCallbackMethod: 'POST',
+      Timeout: String(dial.ringTimeoutSeconds),
+      TimeLimit: String(dial.maxCallDurationSeconds),
+    })
+    for (const event of ['initiated', 'ringing', 'answered', 'completed']) form.append('StatusCallbackEvent', event)
+    if (dial.detectAnsweringMachine) form.set('MachineDetection', 'Enable')
+    const action = 'place the call'
+    const call = await callCarrierForJson(ctx, { ...request(ctx, dial.credentials), action, method: 'POST', path: `${callsPath(dial.credentials)}.json`, form })
+    return requireId('twilio', action, call.sid)
+  },
+  async hangup(ctx, credentials, callSid) {
+    await callCarrier(ctx, {
+      ...request(ctx, credentials), action: 'hang up the call', method: 'POST', path: `${callsPath(credentials)}/${encodeURIComponent(callSid)}.json`,
+      form: new URLSearchParams({ Status: 'completed' }), idempotent: true, accept: [404],
+    })
+  },
+  async callState(ctx, credentials, callSid) {
+    const { status, payload } = await callCarrier(ctx, {
+      ...request(ctx, credentials), action: 'look up the call', method: 'GET', path: `${callsPath(credentials)}/${encodeURIComponent(callSid)}.json`,
+      idempotent: true, accept: [404],
+    })
+    if (status === 404) return 'gone'
+    return LIVE_STATUSES.has(String(payload?.status)) ? 'alive' : 'gone'
+  },
+  verify(webhook, credentials) {
+    const signature = webhook.headers.get('x-twilio-signature')
+    if (!signature) return 'unsigned'
+    const params = webhook.method === 'POST' ? webhook.params : {}
+    return sameText(signature, twilioSignature(String(credentials.auth_token), webhook.url, params)) ? 'valid' : 'invalid'
+  },
+  parseStatus: parseTwilioStatus,
+  connect: (links) => connectTwiml(links.mediaStreamUrl),
+  refuse: (direction) => xmlAnswer(direction === 'inbound' ? '<Response><Reject/></Response>' : '<Response><Hangup/></Response>'),
+  parseInbound(webhook): InboundCallStart | null {
+    const { CallSid: callSid, From: from, To: to } = webhook.params
+    return callSid && to ? { providerCallId: callSid, from: from ?? '', to } : null
+  },
+}

@@ -1,0 +1,151 @@
+import { createHash, createPrivateKey, randomUUID, sign } from 'node:crypto'
+import type { AppContext } from '../../context'
+import { refused } from '../../lib/errors'
+import { isPlainObject } from '../../lib/values'
+import { bearer, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
+import { hmac, jsonAnswer, sameText, type CarrierCallStatus, type CarrierDriver, type InboundCallStart, type StatusUpdate, type Verdict, type WebhookRequest } from '../carrier'
+import type { Credentials } from '../providers'
+
+// Vonage Voice API: calls created with a JWT signed RS256 by the application's private key, NCCO answers that connect a
+// WebSocket (16-bit linear PCM at 16 kHz), JSON events signed with an HS256 JWT under the signature secret.
+
+const STATUSES: Record<string, CarrierCallStatus> = {
+  started: 'initiated',
+  ringing: 'ringing',
+  answered: 'answered',
+  completed: 'completed',
+  disconnected: 'completed',
+  busy: 'busy',
+  rejected: 'busy',
+  timeout: 'no-answer',
+  unanswered: 'no-answer',
+  cancelled: 'canceled',
+  failed: 'failed',
+}
+
+const LIVE_STATUSES = new Set(['started', 'ringing', 'answered'])
+const JWT_LIFETIME_SECONDS = 300
+
+const base64url = (data: string | Buffer) => Buffer.from(data).toString('base64url')
+
+/** The application's API token: an RS256 JWT with application_id, iat, exp and jti, signed by its private key. */
+export function vonageApplicationJwt(credentials: Credentials, nowMs: number): string {
+  const iat = Math.floor(nowMs / 1000)
+  const header = base64url(JSON.stringify({ alg: 'RS256', typ: 'JWT' }))
+  const claims = base64url(JSON.stringify({ application_id: credentials.application_id, iat, exp: iat + JWT_LIFETIME_SECONDS, jti: randomUUID() }))
+  let key
+  try {
+    key = createPrivateKey(String(credentials.private_key))
+  } catch {
+    throw refused('The Vonage private key of this configuration is not a valid PEM private key')
+  }
+  return `${header}.${claims}.${sign('RSA-SHA256', Buffer.from(`${header}.${claims}`), key).toString('base64url')}`
+}
+
+function decodeSegment(segment: string): Record<string, unknown> | null {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'))
+    return isPlainObject(parsed) ? parsed : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * A signed Vonage webhook: `Authorization: Bearer <JWT>` signed HS256 with the signature secret, issued by Vonage for
+ * this account (`api_key`) and application, and, when it carries `payload_hash`, bound to the body's SHA-256.
+ */
+export function verifyVonageWebhook(webhook: WebhookRequest, credentials: Credentials): Verdict {
+  const token = /^Bearer\s+(\S+)$/.exec(webhook.headers.get('authorization') ?? '')?.[1]
+  if (!token) return 'unsigned'
+  const secret = credentials.signature_secret
+  const [header, claims, signature] = token.split('.')
+  if (typeof secret !== 'string' || secret === '' || !header || !claims || !signature) return 'invalid'
+  if (decodeSegment(header)?.alg !== 'HS256') return 'invalid'
+  if (!sameText(signature, hmac('sha256', secret, `${header}.${claims}`).digest('base64url'))) return 'invalid'
+  const payload = decodeSegment(claims)
+  if (!payload || payload.iss !== 'Vonage' || payload.api_key !== credentials.api_key) return 'invalid'
+  if (payload.application_id !== undefined && payload.application_id !== credentials.application_id) return 'invalid'
+  if (payload.payload_hash !== undefined && payload.payload_hash !== createHash('sha256').update(webhook.rawBody).digest('hex')) return 'invalid'
+  return 'valid'
+}
+
+const fieldsOf = (webhook: WebhookRequest): Record<string, unknown> => webhook.json ?? webhook.params
+
+function parseStatus(webhook: WebhookRequest): StatusUpdate | null {
+  const { uuid, status, duration } = fieldsOf(webhook)
+  if (typeof uuid !== 'string') return null
+  const machine = status === 'machine' || status === 'human' ? { answeredBy: String(status), machine: status === 'machine' } : {}
+  return {
+    status: STATUSES[String(status)] ?? null,
+    providerStatus: String(status ?? 'unknown'),
+    providerCallId: uuid,
+    ...(duration !== undefined && duration !== '' ? { durationSeconds: Number(duration) } : {}),
+    ...machine,
+  }
+}
+
+const bareNumber = (number: string) => number.replace(/^\+/, '')
+
+const request = (ctx: AppContext, credentials: Credentials) => ({
+  provider: 'vonage' as const,
+  baseUrl: ctx.providerApis.vonage,
+  headers: { authorization: bearer(vonageApplicationJwt(credentials, ctx.clock.now())) },
+  secrets: [credentials.api_key, credentials.api_secret, credentials.signature_secret],
+})
+
+export const vonageDriver: CarrierDriver = {
+  provider: 'vonage',
+  mediaFraming: 'vonage',
+  // The application's event URL.
+  reportsInboundCalls: true,
+  callbackPaths: ['events'],
+  async dial(ctx, dial, links) {
+    if (typeof dial.credentials.signature_secret !== 'string' || dial.credentials.signature_secret === '') {
+      // Its events could not be verified, so the call could never settle.
+      throw refused('Vonage calls need the signature secret of the account (Dashboard → Settings) in signature_secret, with signed webhooks on')
+    }
+    const action = 'place the call'
+    const answer = await callCarrierForJson(ctx, {
+      ...request(ctx, dial.credentials), action, method: 'POST', path: '/v1/calls',
+      json: {
+        to: [{ type: 'phone', number: bareNumber(dial.destination) }],
+        from: { type: 'phone', number: bareNumber(dial.callerId!) },
+        answer_url: [`${links.publicUrl}/api/v1/telephony/vonage/answer/${links.runId}`],
+        answer_method: 'GET',
+        event_url: [`${links.publicUrl}/api/v1/telephony/vonage/events/${links.runId}`],
+        event_method: 'POST',
+        ringing_timer: dial.ringTimeoutSeconds,
+        length_timer: dial.maxCallDurationSeconds,
+        ...(dial.detectAnsweringMachine ? { machine_detection: 'continue' } : {}),
+      },
+    })
+    return requireId('vonage', action, answer.uuid)
+  },
+  async hangup(ctx, credentials, uuid) {
+    await callCarrier(ctx, {
+      ...request(ctx, credentials), action: 'hang up the call', method: 'PUT', path: `/v1/calls/${encodeURIComponent(uuid)}`,
+      json: { action: 'hangup' }, idempotent: true, accept: [404, 400],
+    })
+  },
+  async callState(ctx, credentials, uuid) {
+    const { status, payload } = await callCarrier(ctx, {
+      ...request(ctx, credentials), action: 'look up the call', method: 'GET', path: `/v1/calls/${encodeURIComponent(uuid)}`, idempotent: true, accept: [404],
+    })
+    if (status === 404) return 'gone'
+    return LIVE_STATUSES.has(String(payload?.status)) ? 'alive' : 'gone'
+  },
+  verify: (webhook, credentials) => verifyVonageWebhook(webhook, credentials),
+  parseStatus,
+  connect: (links) => jsonAnswer([{
+    action: 'connect',
+    endpoint: [{ type: 'websocket', uri: links.mediaStreamUrl, 'content-type': 'audio/l16;rate=16000', headers: {} }],
+  }]),
+  // An NCCO with no action ends the call.
+  refuse: () => jsonAnswer([]),
+  parseInbound(webhook): InboundCallStart | null {
+    const { uuid, from, to, status } = fieldsOf(webhook)
+    if (typeof uuid !== 'string' || typeof to !== 'string' || status !== undefined) return null
+    return { providerCallId: uuid, from: String(from ?? ''), to }
+  },
+}

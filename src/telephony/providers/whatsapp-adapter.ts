@@ -1,0 +1,96 @@
+import type { AppContext } from '../../context'
+import { forbidden, refused, unauthenticated } from '../../lib/errors'
+import { isPlainObject } from '../../lib/values'
+import { bearer, callCarrier } from '../carrier-api'
+import { acknowledge, hmac, sameText, type CarrierDriver, type Verdict, type WebhookAnswer, type WebhookRequest } from '../carrier'
+import { listActiveConfigurations } from '../configurations'
+import type { Credentials } from '../providers'
+import { WHATSAPP_MEDIA_LIMITATION } from './whatsapp'
+
+// WhatsApp Business Calling: the Graph API webhook (GET subscription handshake with hub.verify_token, POSTs signed with
+// X-Hub-Signature-256 under the app secret) and the call signalling. Call audio is WebRTC, which Ringbase cannot
+// carry: every call offered is rejected through the Graph API, and no run is ever started on WhatsApp.
+
+type CallEvent = { id: string; event: string; from?: string; to?: string; phoneNumberId: string }
+
+/** `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body under the app secret>`. */
+export function verifyHubSignature(webhook: WebhookRequest, appSecret: string): Verdict {
+  const header = webhook.headers.get('x-hub-signature-256')
+  if (!header) return 'unsigned'
+  return sameText(header, `sha256=${hmac('sha256', appSecret, webhook.rawBody).digest('hex')}`) ? 'valid' : 'invalid'
+}
+
+/** The subscription handshake: the challenge echoed when the verify token is one we minted. */
+function verifySubscription(ctx: AppContext, webhook: WebhookRequest): WebhookAnswer {
+  const { 'hub.mode': mode, 'hub.verify_token': token, 'hub.challenge': challenge } = webhook.params
+  const known = token !== undefined && listActiveConfigurations(ctx, 'whatsapp')
+    .some((configuration) => sameText(token, String(configuration.credentials.webhook_verify_token)))
+  if (mode !== 'subscribe' || !known || challenge === undefined) throw forbidden('Unknown webhook verify token')
+  return { status: 200, contentType: 'text/plain', body: challenge }
+}
+
+/** The `calls` changes of a webhook body, per business account (`entry[].id` is the WABA id). */
+function callChanges(body: Record<string, unknown> | null): { wabaId: string; calls: CallEvent[] }[] {
+  const entries = Array.isArray(body?.entry) ? body.entry : []
+  return entries.filter(isPlainObject).map((entry) => ({
+    wabaId: String(entry.id ?? ''),
+    calls: (Array.isArray(entry.changes) ? entry.changes : []).filter(isPlainObject).filter((change) => change.field === 'calls' && isPlainObject(change.value))
+      .flatMap((change) => {
+        const value = change.value as Record<string, unknown>
+        const phoneNumberId = isPlainObject(value.metadata) ? String(value.metadata.phone_number_id ?? '') : ''
+        return (Array.isArray(value.calls) ? value.calls : []).filter(isPlainObject).map((call) => ({
+          id: String(call.id ?? ''), event: String(call.event ?? ''), phoneNumberId,
+          from: typeof call.from === 'string' ? call.from : undefined, to: typeof call.to === 'string' ? call.to : undefined,
+        }))
+      }),
+  }))
+}
+
+async function rejectCall(ctx: AppContext, credentials: Credentials, call: CallEvent): Promise<void> {
+  try {
+    await callCarrier(ctx, {
+      provider: 'whatsapp', baseUrl: ctx.providerApis.whatsapp, action: 'reject the call', method: 'POST',
+      path: `/${encodeURIComponent(call.phoneNumberId)}/calls`, headers: { authorization: bearer(credentials.access_token) },
+      json: { messaging_product: 'whatsapp', call_id: call.id, action: 'reject' }, secrets: [credentials.access_token, credentials.app_secret],
+    })
+  } catch (error) {
+    ctx.log.warn({ provider: 'whatsapp', callId: call.id, err: error }, 'rejecting a WhatsApp call failed')
+  }
+}
+
+/**
+ * A POST: the business account's configuration (by WABA id) must verify the signature; offered calls (`connect`) are
+ * rejected, other call events (`terminate`, statuses) only logged. Bodies without call changes are acknowledged.
+ */
+async function receive(ctx: AppContext, webhook: WebhookRequest): Promise<WebhookAnswer> {
+  const changes = callChanges(webhook.json)
+  const configurations = listActiveConfigurations(ctx, 'whatsapp')
+  const accounts = new Set(changes.map((change) => change.wabaId))
+  const candidates = configurations.filter((configuration) => accounts.has(String(configuration.credentials.waba_id)))
+  if (!webhook.headers.get('x-hub-signature-256')) throw unauthenticated('Missing webhook signature')
+  const verified = candidates.find((configuration) => verifyHubSignature(webhook, String(configuration.credentials.app_secret)) === 'valid')
+  if (!verified) throw forbidden('Invalid webhook signature')
+  const { credentials } = verified
+  for (const call of changes.flatMap((change) => change.calls)) {
+    ctx.log.info({ provider: 'whatsapp', callId: call.id, event: call.event }, 'WhatsApp call event')
+    if (call.event === 'connect') await rejectCall(ctx, credentials, call)
+  }
+  return acknowledge()
+}
+
+export const whatsappDriver: CarrierDriver = {
+  provider: 'whatsapp',
+  mediaFraming: null,
+  reportsInboundCalls: false,
+  callbackPaths: ['webhook'],
+  async dial() {
+    throw refused(WHATSAPP_MEDIA_LIMITATION)
+  },
+  async hangup() {},
+  async callState() {
+    return 'gone'
+  },
+  verify: (webhook, credentials) => verifyHubSignature(webhook, String(credentials.app_secret)),
+  parseStatus: () => null,
+  webhook: async (ctx, webhook) => (webhook.method === 'GET' ? verifySubscription(ctx, webhook) : receive(ctx, webhook)),
+}

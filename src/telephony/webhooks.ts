@@ -1,0 +1,46 @@
+import type { AppContext } from '../context'
+import { notFound } from '../lib/errors'
+import type { WebhookAnswer, WebhookRequest } from './carrier'
+import { carrierDriver } from './carriers'
+import { handleAnswerWebhook, handleInboundWebhook } from './answer-webhooks'
+import { handleStatusCallback } from './status-callbacks'
+
+/**
+ * Every carrier webhook under `/api/v1/telephony/<provider>/…`, dispatched to its carrier's driver. Each one is
+ * authenticated before anything changes (see status-callbacks.ts); unknown carriers and paths are not found.
+ */
+
+const UNKNOWN_WEBHOOK = 'Unknown telephony webhook'
+
+function driverOf(provider: string) {
+  const driver = carrierDriver(provider)
+  if (!driver) throw notFound(UNKNOWN_WEBHOOK)
+  return driver
+}
+
+const runIdOf = (text: string) => {
+  if (!/^[1-9]\d{0,15}$/.test(text)) throw notFound(UNKNOWN_WEBHOOK)
+  return Number(text)
+}
+
+/** `/<provider>/<callback>[/<run_id>]`: a status callback (or the carrier's other event webhook) it was given. */
+export async function handleCarrierCallback(
+  ctx: AppContext, provider: string, callback: string, runId: string | null, request: WebhookRequest,
+): Promise<WebhookAnswer> {
+  const driver = driverOf(provider)
+  if (!driver.callbackPaths.includes(callback)) throw notFound(UNKNOWN_WEBHOOK)
+  if (driver.webhook) return driver.webhook(ctx, request)
+  return handleStatusCallback(ctx, driver, runId === null ? null : runIdOf(runId), request)
+}
+
+/** `/<provider>/answer/<run_id>`: the answer URL of an outbound call. */
+export function handleCarrierAnswer(ctx: AppContext, provider: string, runId: string, request: WebhookRequest): WebhookAnswer {
+  const driver = driverOf(provider)
+  if (!driver.connect) throw notFound(UNKNOWN_WEBHOOK)
+  return handleAnswerWebhook(ctx, driver, runIdOf(runId), request)
+}
+
+/** `/<provider>/inbound`, or `/inbound/run` for every carrier (the carrier told apart by its signature header). */
+export function handleCarrierInbound(ctx: AppContext, provider: string | null, request: WebhookRequest): Promise<WebhookAnswer> {
+  return handleInboundWebhook(ctx, provider === null ? null : driverOf(provider).provider, request)
+}

@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { createVoiceConversations } from '../../../src/calls/voice'
+import { systemClock } from '../../../src/lib/clock'
+import { pcm16ToUlaw } from '../../../src/voice/g711'
+import { createCarrierLine } from '../../support/fake-carriers/calls'
+import { createCarrierTestApp, type CarrierTestApp, type MediaClient } from '../../support/fake-carriers/shared'
+import { startFakeTwilio, type FakeTwilio } from '../../support/fake-carriers/twilio'
+import { say, startFakeModels, type FakeModels } from '../../support/fake-models'
+import { callerSpeech, silence8k } from '../../support/voice'
+import { configureFakeVoiceModels } from '../../support/voice-models'
+import { waitFor } from '../../support/wait'
+
+/**
+ * A short conversation over a Twilio media stream: the call placed through the API trigger on the fake Twilio, its
+ * answer URL opening the stream, the same voice pipeline and conversation engine as ARI calls (fake model servers
+ * for STT, LLM and TTS), the caller heard, answered, then hanging up; the run carries the transcript and recordings.
+ */
+
+const GREETING = 'Hello, this is Ava from Acme.'
+const FRAME_BYTES = 160
+let t: CarrierTestApp
+let fake: FakeTwilio
+let models: FakeModels
+
+beforeAll(async () => {
+  t = createCarrierTestApp({ clock: systemClock })
+  models = startFakeModels()
+  const conversations = createVoiceConversations(t.ctx, { pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100 } })
+  t.ctx.telephony.onMediaStream((call) => { void conversations.onAnswered(call) })
+  await configureFakeVoiceModels(t, models)
+})
+afterAll(() => {
+  fake?.stop()
+  models.stop()
+  t.stopServer()
+  t.close()
+})
+
+/** The caller's side of a Twilio stream: 20 ms µ-law frames in real time, and marks answered once the audio before them arrived. */
+function twilioCaller(media: MediaClient) {
+  const echoed = new Set<string>()
+  const timer = setInterval(() => {
+    for (const message of media.texts) {
+      if (message?.event === 'mark' && !echoed.has(message.mark.name)) {
+        echoed.add(message.mark.name)
+        media.send({ event: 'mark', streamSid: message.streamSid, mark: { name: message.mark.name } })
+      }
+    }
+  }, 5)
+  return {
+    marks: () => echoed.size,
+    async speak(pcm: Int16Array) {
+      const ulaw = pcm16ToUlaw(pcm)
+      for (let offset = 0, chunk = 1; offset < ulaw.length; offset += FRAME_BYTES, chunk++) {
+        media.send({ event: 'media', streamSid: 'MZ1', media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * 20), payload: Buffer.from(ulaw.subarray(offset, offset + FRAME_BYTES)).toString('base64') } })
+        await Bun.sleep(20)
+      }
+    },
+    stop: () => clearInterval(timer),
+  }
+}
+
+test('the caller hears the greeting, is heard and answered, hangs up; the run has the conversation and its recordings', async () => {
+  models.transcription.queue({ text: 'Can I book a table for two tonight?' })
+  models.chat.queue(say('Of course. Which time suits you?'))
+  const speechRequests = () => models.requestsTo('/audio/speech').map((request) => request.body.input)
+  fake = startFakeTwilio({
+    reach: t.reach,
+    plan: () => ({
+      outcome: 'completed',
+      durationSeconds: 6,
+      talk: async (media) => {
+        const caller = twilioCaller(media)
+        await waitFor('the greeting played', () => caller.marks() >= 1, 10_000)
+        expect(media.texts.filter((message) => message?.event === 'media').length).toBeGreaterThan(0)
+        await caller.speak(await callerSpeech('Can I book a table for two tonight?'))
+        await caller.speak(silence8k(1_200))
+        await waitFor('the answer played', () => speechRequests().length >= 3 && caller.marks() >= 3, 10_000)
+        caller.stop()
+      },
+    }),
+  })
+  t.ctx.providerApis.twilio = fake.baseUrl
+  await createCarrierLine(t, { provider: 'twilio', account_sid: fake.accountSid, auth_token: fake.authToken })
+  const triggerPath = crypto.randomUUID()
+  const agent = (await t.request('POST', '/api/v1/workflow/create/definition', {
+    body: {
+      name: 'Ava',
+      workflow_definition: {
+        nodes: [
+          { id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', greeting: GREETING, prompt: 'Help the caller book a table.' } },
+          { id: '2', type: 'endCall', position: { x: 200, y: 0 }, data: { name: 'End', prompt: 'Say goodbye.' } },
+          { id: '3', type: 'trigger', position: { x: 0, y: 200 }, data: { name: 'API', trigger_path: triggerPath } },
+        ],
+        edges: [{ id: '1-2', source: '1', target: '2', data: { label: 'Done', condition: 'The caller is done' } }],
+      },
+    },
+  })).body
+  const started = await t.request('POST', `/api/v1/public/agent/${triggerPath}`, { body: { phone_number: '+14155550123' } })
+  expect(started.status, started.text).toBe(200)
+  const runId = started.body.workflow_run_id
+
+  const detail = async () => (await t.request('GET', `/api/v1/workflow/${agent.id}/runs/${runId}`)).body
+  await waitFor('run completed and its conversation written', async () => {
+    const run = await detail()
+    return run.is_completed && run.transcript_url !== null && run.logs.voice !== undefined
+  }, 30_000)
+  const run = await detail()
+  expect(speechRequests()).toEqual([GREETING, 'Of course.', 'Which time suits you?'])
+  expect(run.logs.transcript.map((turn: { role: string; text: string }) => [turn.role, turn.text])).toEqual([
+    ['agent', GREETING], ['user', 'Can I book a table for two tonight?'], ['agent', 'Of course. Which time suits you?'],
+  ])
+  expect(run.usage_info.call_duration_seconds).toBe(6)
+  expect(run.logs.telephony).toMatchObject({ outcome: 'completed', provider_status: 'completed' })
+  expect(run.recording_url).toBe(`recordings/1/${runId}.wav`)
+  expect(run.mode).toBe('twilio')
+}, 60_000)
