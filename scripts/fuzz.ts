@@ -4,21 +4,18 @@
 // document (test/support/fuzz.ts: every operation, wrong types, huge and negative numbers, 100k-character strings,
 // unicode, null bytes, deep nesting, broken JSON, other content types, wrong methods; admin, trigger, unknown and no
 // key). Every answer is checked (no 5xx but a documented one, JSON, the documented error shape, under a second) and so
-// is the database after every error (nothing written). Prints the problems grouped with an example of each, the answers by status and
-// the slowest requests; exits 1 if there was any problem. The seed is printed: the same seed replays the same requests.
+// is the database after every error (nothing written). Prints the problems grouped with an example of each, the answers
+// by status and the slowest requests; exits 1 on any problem. The seed is printed: the same seed replays the requests.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { openFingerprintReader } from '../src/db/fingerprint'
-import type { TestResponse } from '../test/support/app'
-import { describeRequest, fuzzCase, requestArbitrary, seedFuzzFixtures, type FuzzRequest, type Send } from '../test/support/fuzz'
-import type { HttpClient } from '../test/support/http-app'
-import { listeningUrl, outputOf, spawnServe } from '../test/support/serve-process'
+import { describeRequest, fuzzCase, requestArbitrary, seedFuzzFixtures, sendThrough, type FuzzRequest } from '../test/support/fuzz'
+import { startBinaryTestApp } from '../test/support/http-app'
 
 const cases = Number(process.argv[2] ?? 20_000)
 const seed = Number(process.argv[3] ?? Math.floor(Math.random() * 2 ** 31))
-const ADMIN_KEY = `rb_${'f'.repeat(43)}`
 /** A request taking longer stalls every other one (the server runs one request at a time): a problem too. */
 const SLOW_MS = 1000
 /** A key unused for this long records its next use (a write): every key is used at least this often. */
@@ -28,36 +25,11 @@ const work = mkdtempSync(join(tmpdir(), 'ringbase-fuzz-'))
 const binary = join(work, 'ringbase')
 const build = Bun.spawnSync([process.execPath, join(import.meta.dir, 'build.ts'), binary], { stdout: 'ignore', stderr: 'inherit' })
 if (build.exitCode !== 0) throw new Error('build failed')
-const dataDir = join(work, 'data')
-const server = spawnServe(binary, ['--dir', dataDir], { RINGBASE_BOOTSTRAP_API_KEY: ADMIN_KEY, RINGBASE_LOG_LEVEL: 'info' })
-const output = outputOf(server.stdout)
-const base = await listeningUrl(output)
-
-const client: HttpClient = {
-  async request(method, path, { key = ADMIN_KEY, body, rawBody, headers = {} } = {}) {
-    const init: RequestInit = { method, headers: { ...headers } }
-    if (key !== null) (init.headers as Record<string, string>)['x-api-key'] = key
-    if (body !== undefined || rawBody !== undefined) {
-      init.body = rawBody ?? JSON.stringify(body)
-      ;(init.headers as Record<string, string>)['content-type'] ??= 'application/json'
-    }
-    const response = await fetch(`${base}${path}`, init)
-    const text = await response.text()
-    let parsed: unknown
-    try { parsed = JSON.parse(text) } catch { parsed = undefined }
-    return { status: response.status, body: parsed, text, headers: response.headers } satisfies TestResponse
-  },
-}
-
-const doc = (await client.request('GET', '/api/v1/openapi.json')).body
-const setup = await seedFuzzFixtures(client, ADMIN_KEY)
-const fingerprints = openFingerprintReader(dataDir)
-const send: Send = async (request) => {
-  const answer = await client.request(request.method, request.url, {
-    key: setup.keys[request.key], rawBody: request.body, headers: request.contentType ? { 'content-type': request.contentType } : {},
-  })
-  return { status: answer.status, text: answer.text, contentType: answer.headers.get('content-type') }
-}
+const t = await startBinaryTestApp(binary, {})
+const doc = (await t.request('GET', '/api/v1/openapi.json')).body
+const setup = await seedFuzzFixtures(t, t.adminKey)
+const fingerprints = openFingerprintReader(t.dataDir)
+const send = sendThrough(t, setup.keys)
 
 const problems = new Map<string, { count: number; example: string }>()
 const statuses = new Map<number, number>()
@@ -66,7 +38,7 @@ let keysUsedAt = 0
 const started = performance.now()
 for (const request of fc.sample(requestArbitrary(doc, setup.fixtures), { seed, numRuns: cases })) {
   if (performance.now() - keysUsedAt > KEY_REFRESH_MS) {
-    for (const key of [setup.keys.admin, setup.keys.trigger]) await client.request('GET', '/api/v1/workflow/fetch', { key })
+    for (const key of [setup.keys.admin, setup.keys.trigger]) await t.request('GET', '/api/v1/workflow/fetch', { key })
     keysUsedAt = performance.now()
   }
   const sentAt = performance.now()
@@ -88,8 +60,7 @@ for (const request of fc.sample(requestArbitrary(doc, setup.fixtures), { seed, n
 }
 const seconds = (performance.now() - started) / 1000
 fingerprints.close()
-server.kill('SIGTERM')
-await server.exited
+await t.close()
 rmSync(work, { recursive: true, force: true })
 
 console.log(`\n${cases} cases, seed ${seed}, ${seconds.toFixed(0)} s against ${binary}`)

@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { openFingerprintReader, type FingerprintReader } from '../../src/db/fingerprint'
 import { startHttpTestApp, type HttpTestApp } from '../support/http-app'
 import {
-  answerProblems, describeRequest, fuzzCase, requestArbitrary, seedFuzzFixtures, writtenOnError, type FuzzSetup, type OpenApiDocument, type Send,
+  answerProblems, describeRequest, fuzzCase, requestArbitrary, seedFuzzFixtures, sendThrough, writtenOnError, type FuzzSetup, type OpenApiDocument,
 } from '../support/fuzz'
 
 // Generated requests to every operation of our OpenAPI document: never a 5xx (but a documented 502), always JSON, the
@@ -26,17 +26,10 @@ afterAll(async () => {
   await t.close()
 })
 
-const send: Send = async (request) => {
-  const answer = await t.request(request.method, request.url, {
-    key: setup.keys[request.key], rawBody: request.body, headers: request.contentType ? { 'content-type': request.contentType } : {},
-  })
-  return { status: answer.status, text: answer.text, contentType: answer.headers.get('content-type') }
-}
-
 test('every operation, fuzzed: no 5xx, JSON errors of the documented shape, nothing written on an error', async () => {
   let failure = ''
   await fc.assert(fc.asyncProperty(requestArbitrary(doc, setup.fixtures), async (request) => {
-    const problems = await fuzzCase(doc, send, () => fingerprints.read(), request)
+    const problems = await fuzzCase(doc, sendThrough(t, setup.keys), () => fingerprints.read(), request)
     if (problems.length > 0) failure = `${describeRequest(request)}\n    ${problems.join('\n    ')}`
     return problems.length === 0
   }), { seed: SEED, numRuns: CASES, endOnFailure: true })

@@ -36,7 +36,7 @@ export async function startHttpTestApp(options: { flags?: Flags; env?: Record<st
   return startBinaryTestApp(TEST_BINARY, options)
 }
 
-async function startBinaryTestApp(binary: string, options: { flags?: Flags; env?: Record<string, string> }): Promise<HttpTestApp> {
+export async function startBinaryTestApp(binary: string, options: { flags?: Flags; env?: Record<string, string> }): Promise<HttpTestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ringbase-test-'))
   const flags = Object.entries(options.flags ?? {}).flatMap(([name, value]) => [`--${name}`, String(value)])
   const server = spawnServe(binary, ['--dir', dataDir, ...flags], {
