@@ -25,7 +25,7 @@ const work = mkdtempSync(join(tmpdir(), 'ringbase-fuzz-'))
 const binary = join(work, 'ringbase')
 const build = Bun.spawnSync([process.execPath, join(import.meta.dir, 'build.ts'), binary], { stdout: 'ignore', stderr: 'inherit' })
 if (build.exitCode !== 0) throw new Error('build failed')
-const t = await startBinaryTestApp(binary, {})
+const t = await startBinaryTestApp(binary, { waitForLogLines: false })
 const doc = (await t.request('GET', '/api/v1/openapi.json')).body
 const setup = await seedFuzzFixtures(t, t.adminKey)
 const fingerprints = openFingerprintReader(t.dataDir)
