@@ -36,7 +36,11 @@ export async function startHttpTestApp(options: { flags?: Flags; env?: Record<st
   return startBinaryTestApp(TEST_BINARY, options)
 }
 
-async function startBinaryTestApp(binary: string, options: { flags?: Flags; env?: Record<string, string> }): Promise<HttpTestApp> {
+/** `waitForLogLines: false` answers without waiting for each request's log line (the wait rereads all the output). */
+export async function startBinaryTestApp(
+  binary: string,
+  options: { flags?: Flags; env?: Record<string, string>; waitForLogLines?: boolean },
+): Promise<HttpTestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ringbase-test-'))
   const flags = Object.entries(options.flags ?? {}).flatMap(([name, value]) => [`--${name}`, String(value)])
   const server = spawnServe(binary, ['--dir', dataDir, ...flags], {
@@ -68,7 +72,7 @@ async function startBinaryTestApp(binary: string, options: { flags?: Flags; env?
       const response = await fetch(`${base}${path}`, init)
       const text = await response.text()
       // Like in-process, the request's log line is there once the answer is: wait for it.
-      await output.waitFor(new RegExp(`"requestId":"${requestId.replace(/[^\w-]/g, '\\$&')}"`))
+      if (options.waitForLogLines !== false) await output.waitFor(new RegExp(`"requestId":"${requestId.replace(/[^\w-]/g, '\\$&')}"`))
       let parsed: unknown = undefined
       try { parsed = JSON.parse(text) } catch { parsed = undefined }
       return { status: response.status, body: parsed, text, headers: response.headers } satisfies TestResponse
