@@ -41,9 +41,9 @@ async function serve(flags: Flags): Promise<void> {
   const ctx = buildContext(config)
   const bootstrapKey = bootstrapInstallation(ctx)
   if (bootstrapKey) {
-    // The one time the key is ever shown: keep it on one clearly marked line, outside the JSON logger's redaction.
-    ctx.log.flush()
-    process.stdout.write(`\n=== RINGBASE BOOTSTRAP ADMIN API KEY (organization 'default', shown once): ${bootstrapKey.api_key} ===\n\n`)
+    // The one time the key is ever shown: on stderr, for the person starting the server, so stdout stays the JSON log
+    // (what a log collector reads) and no log line ever holds a key.
+    process.stderr.write(`\n=== RINGBASE BOOTSTRAP ADMIN API KEY (organization 'default', shown once): ${bootstrapKey.api_key} ===\n\n`)
   }
   const app = createApp(ctx, { precompile: true })
   const background = await startBackgroundServices(ctx)

@@ -51,9 +51,11 @@ describe('compiled binary', () => {
   test('serves, migrates, creates keys while serving, and stops on SIGTERM', async () => {
     const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], { cwd: workDir, stdout: 'pipe', stderr: 'pipe' })
     const output = outputOf(server.stdout)
+    const banner = outputOf(server.stderr)
     try {
       const { match, text } = await output.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/)
-      const bootstrapKey = text.match(/BOOTSTRAP ADMIN API KEY[^:]*: (rb_\S+) ===/)?.[1]
+      expect(text).not.toContain('BOOTSTRAP')
+      const bootstrapKey = (await banner.waitFor(/BOOTSTRAP ADMIN API KEY[^:]*: (rb_\S+) ===/)).match[1]
       expect(bootstrapKey).toBeDefined()
       const base = match[1]
       const health = await fetch(`${base}/api/v1/health`)
@@ -85,8 +87,10 @@ describe('compiled binary', () => {
   test('a second start on the same data dir creates no new bootstrap key', async () => {
     const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], { cwd: workDir, stdout: 'pipe', stderr: 'pipe' })
     try {
+      const banner = outputOf(server.stderr)
       const { text } = await outputOf(server.stdout).waitFor(/"msg":"listening"/)
       expect(text).not.toContain('BOOTSTRAP')
+      expect(banner.text()).not.toContain('BOOTSTRAP')
     } finally {
       server.kill('SIGTERM')
     }

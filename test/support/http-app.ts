@@ -59,8 +59,7 @@ export async function startBinaryTestApp(
   return {
     dataDir,
     adminKey: ADMIN_KEY,
-    // The bootstrap banner holds the admin key and is not a log line.
-    logText: () => output.text().replace(/\n=== RINGBASE BOOTSTRAP ADMIN API KEY[^\n]*\n\n/, ''),
+    logText: () => output.text(),
     async request(method, path, { key = ADMIN_KEY, body, rawBody, headers = {} } = {}) {
       const requestId = headers['x-request-id'] ?? `test-${++requestCount}`
       const init: RequestInit = { method, headers: { 'x-request-id': requestId, ...headers } }
