@@ -11,7 +11,8 @@ const root = join(import.meta.dir, '..')
 const outfile = process.argv[2] ?? join(root, 'dist', 'ringbase')
 const result = Bun.spawnSync(
   [process.execPath, 'build', '--compile', '--no-compile-autoload-bunfig', join(root, 'src', 'main.ts'),
-    // the built-in voice's worker thread is an entrypoint of its own (src/voice/builtin-voice.ts starts it)
+    // the built-in voice's worker thread is an entrypoint of its own, embedded as voice/flite-worker.js below the
+    // bundle (src/voice/builtin-voice.ts starts it from there; test/binary-voice.test.ts runs it in the binary)
     join(root, 'src', 'voice', 'flite-worker.ts'), '--outfile', outfile],
   { cwd: root, stdout: 'inherit', stderr: 'inherit' },
 )

@@ -3,8 +3,11 @@ import { ModelServerError } from './types'
 /** Where a model server is and how to authenticate; `provider` names the service in usage keys. */
 export type ModelConnection = { provider: string; baseUrl: string; apiKey?: string | null }
 
-/** `firstByteMs`: until the response headers arrive; `totalMs`: the whole exchange, body included. */
-export type ModelTimeouts = { firstByteMs: number; totalMs: number }
+/**
+ * `firstByteMs`: until the response headers arrive; `idleMs`: each wait for the body's next piece, the first included
+ * (a stream that stalls half-way fails then, not at `totalMs`); `totalMs`: the whole exchange, body included.
+ */
+export type ModelTimeouts = { firstByteMs: number; idleMs: number; totalMs: number }
 
 /** pino-compatible; the clients never pass a key to it. */
 export type ModelLog = { warn(fields: object, message: string): void }
@@ -26,6 +29,8 @@ export type ModelExchange = {
   response: Response
   /** What to throw for an error met while reading the body: the caller's abort reason, else a ModelServerError. */
   failure(error: unknown): unknown
+  /** The body's pieces as they come, each awaited under the idle timeout. */
+  chunks(): AsyncGenerator<Uint8Array>
   /** Clears the timers and closes the connection if the body was not read to its end. Call it in `finally`. */
   end(): void
   /** The whole body as text, then `end`. */
@@ -89,14 +94,16 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
   const onCallerAbort = () => controller.abort(signal?.reason)
   signal?.addEventListener('abort', onCallerAbort, { once: true })
   const timeout = (ms: number, what: string) => setTimeout(() => {
-    timedOut = `${server} ${what} within ${ms} ms`
+    timedOut = `${server} ${what} ${ms} ms`
     controller.abort()
   }, ms)
-  const firstByteTimer = timeout(timeouts.firstByteMs, 'did not answer')
-  const totalTimer = timeout(timeouts.totalMs, 'did not finish')
+  const firstByteTimer = timeout(timeouts.firstByteMs, 'did not answer within')
+  const totalTimer = timeout(timeouts.totalMs, 'did not finish within')
+  let idleTimer: ReturnType<typeof setTimeout> | undefined
   const end = () => {
     clearTimeout(firstByteTimer)
     clearTimeout(totalTimer)
+    clearTimeout(idleTimer)
     signal?.removeEventListener('abort', onCallerAbort)
     controller.abort()
   }
@@ -126,17 +133,36 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
       const text = await response.text()
       throw fail(`${server} answered ${response.status}: ${serverMessage(text)}`, response.status)
     }
-    if (!response.body) throw fail(`${server} answered with no body`)
+    const answerBody = response.body
+    if (!answerBody) throw fail(`${server} answered with no body`)
+    // Only the time spent waiting on the server counts: a consumer pacing itself (audio played out) is not idle.
+    async function* chunks(): AsyncGenerator<Uint8Array> {
+      const reader = answerBody!.getReader()
+      try {
+        for (;;) {
+          idleTimer = timeout(timeouts.idleMs, 'sent nothing for')
+          const { done, value } = await reader.read()
+          clearTimeout(idleTimer)
+          if (done) return
+          yield value
+        }
+      } finally {
+        clearTimeout(idleTimer)
+        reader.releaseLock()
+      }
+    }
     const readText = async () => {
       try {
-        return await response.text()
+        const pieces: Uint8Array[] = []
+        for await (const piece of chunks()) pieces.push(piece)
+        return Buffer.concat(pieces).toString('utf8')
       } catch (error) {
         throw failure(error)
       } finally {
         end()
       }
     }
-    return { response, failure, end, readText }
+    return { response, failure, chunks, end, readText }
   } catch (error) {
     end()
     throw failure(error)

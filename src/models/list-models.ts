@@ -1,7 +1,7 @@
 import { parseJsonAnswer, requestModel, type ModelConnection, type ModelTimeouts } from './http'
 import { ModelServerError } from './types'
 
-const DEFAULT_TIMEOUTS: ModelTimeouts = { firstByteMs: 10_000, totalMs: 10_000 }
+const DEFAULT_TIMEOUTS: ModelTimeouts = { firstByteMs: 10_000, idleMs: 10_000, totalMs: 10_000 }
 
 /** The ids a server lists at `GET {base_url}/models`: the connection check. */
 export async function listModels(

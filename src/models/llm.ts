@@ -6,13 +6,13 @@ import {
 } from './types'
 
 export type LlmClientOptions = {
-  /** Defaults: 15 s to the response headers, 120 s for the whole answer. */
+  /** Defaults: 15 s to the response headers, 15 s without a piece of the answer, 120 s for the whole answer. */
   timeouts?: Partial<ModelTimeouts>
   /** Told when a server sends no token usage (counted as zero). */
   log?: ModelLog
 }
 
-const DEFAULT_TIMEOUTS: ModelTimeouts = { firstByteMs: 15_000, totalMs: 120_000 }
+const DEFAULT_TIMEOUTS: ModelTimeouts = { firstByteMs: 15_000, idleMs: 15_000, totalMs: 120_000 }
 
 const ZERO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 }
 
@@ -101,7 +101,7 @@ export function createLlmClient(connection: ModelConnection, settings: LlmSettin
     let finishReason: string | null = null
     let sawDone = false
     try {
-      for await (const data of readSseData(exchange.response.body!)) {
+      for await (const data of readSseData(exchange.chunks())) {
         if (data === '[DONE]') {
           sawDone = true
           break

@@ -5,7 +5,7 @@
 /** The value of a `data:` line (one leading space is not part of it), or null for any other line. */
 const dataValue = (line: string) => (line.startsWith('data:') ? line.slice(line[5] === ' ' ? 6 : 5) : null)
 
-export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+export async function* readSseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder()
   let pending = ''
   let data: string[] = []

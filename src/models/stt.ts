@@ -5,11 +5,11 @@ import { ModelServerError, type SttClient } from './types'
 export type SttSettings = { model: string; language?: string }
 
 export type SttClientOptions = {
-  /** Defaults: 15 s to the response headers, 60 s in all. */
+  /** Defaults: 15 s to the response headers, 15 s without a piece of the answer, 60 s in all. */
   timeouts?: Partial<ModelTimeouts>
 }
 
-const DEFAULT_TIMEOUTS: ModelTimeouts = { firstByteMs: 15_000, totalMs: 60_000 }
+const DEFAULT_TIMEOUTS: ModelTimeouts = { firstByteMs: 15_000, idleMs: 15_000, totalMs: 60_000 }
 
 export const STT_SAMPLE_RATE = 16_000
 

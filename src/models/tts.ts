@@ -5,11 +5,11 @@ import { ModelServerError, type TtsClient } from './types'
 export type TtsSettings = { model: string; voice: string; speed?: number }
 
 export type TtsClientOptions = {
-  /** Defaults: 15 s to the response headers, 60 s for the whole audio. */
+  /** Defaults: 15 s to the response headers, 15 s without a piece of audio, 60 s for the whole audio. */
   timeouts?: Partial<ModelTimeouts>
 }
 
-const DEFAULT_TIMEOUTS: ModelTimeouts = { firstByteMs: 15_000, totalMs: 60_000 }
+const DEFAULT_TIMEOUTS: ModelTimeouts = { firstByteMs: 15_000, idleMs: 15_000, totalMs: 60_000 }
 
 /** OpenAI's `pcm` format: 24 kHz, signed 16-bit little-endian, mono. */
 export const TTS_PCM_SAMPLE_RATE = 24_000
@@ -73,7 +73,7 @@ export function createTtsClient(connection: ModelConnection, settings: TtsSettin
         throw new ModelServerError(`${what} failed: the server answered ${contentType}, not pcm or wav`)
       }
       const decode = speechDecoder(contentType, what)
-      for await (const bytes of exchange.response.body!) {
+      for await (const bytes of exchange.chunks()) {
         const chunk = decode(bytes, false)
         if (chunk) yield chunk
       }

@@ -1,8 +1,8 @@
 import { lookup } from 'node:dns/promises'
-import { isIP } from 'node:net'
+import { isIP, isIPv6 } from 'node:net'
 import { placeholderPaths, renderTemplate, templateValue } from '../agents/template-variables'
 import { isPlainObject } from '../lib/values'
-import { bareHost, effectivePort, hostAllowed, targetsAppliance, type ApplianceAddress } from './network-policy'
+import { bareHost, hostAllowed, targetsAppliance, type ApplianceAddress } from './network-policy'
 import type { HttpApiConfig, ParameterType, PresetParameter } from './schemas'
 
 /**
@@ -120,16 +120,42 @@ async function prepare(
   return { url, method: config.method, headers, body: JSON.stringify(body) }
 }
 
-/** Refuses a URL the organization's rules do not allow; the message is for the model. */
-async function checkTarget(url: URL, env: HttpToolEnvironment): Promise<void> {
+/**
+ * Refuses a URL the organization's rules do not allow (the message is for the model), else answers the addresses
+ * its host may be reached at: the name is resolved once here and every address checked, so that the request goes to
+ * one of these and a second lookup (DNS rebinding) cannot send it to the appliance.
+ */
+async function checkTarget(url: URL, env: HttpToolEnvironment): Promise<string[]> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ToolCallFailure('Only http and https URLs can be called')
   if (!hostAllowed(url, env.allowedHosts)) throw new ToolCallFailure(`The host ${url.host} is not on this organization's list of allowed hosts`)
   const host = bareHost(url.hostname)
-  // Only a request to the appliance's own port can reach it: resolve names just for those.
-  const resolved = isIP(host) === 0 && effectivePort(url) === env.appliance.listenPort
-    ? await (env.resolve ?? systemResolve)(host).catch(() => [])
-    : []
-  if (targetsAppliance(url, resolved, env.appliance)) throw new ToolCallFailure('Tools cannot call this appliance itself')
+  const addresses = isIP(host) !== 0 ? [host] : await (env.resolve ?? systemResolve)(host).catch(() => [])
+  if (addresses.length === 0) throw new ToolCallFailure(`The host ${url.hostname} could not be found`)
+  if (targetsAppliance(url, addresses, env.appliance)) throw new ToolCallFailure('Tools cannot call this appliance itself')
+  return addresses
+}
+
+/** Failures to connect: nothing was sent, so the next address may be tried. */
+const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'])
+
+/**
+ * The request to `url`, connected to one of the checked `addresses` in turn until one takes the connection, with the
+ * URL's own Host header and TLS server name (so virtual hosts and certificates work as with the name).
+ */
+async function fetchAt(url: URL, addresses: string[], init: RequestInit, env: HttpToolEnvironment): Promise<Response> {
+  const fetchImpl = env.fetch ?? fetch
+  const headers = new Headers(init.headers)
+  headers.set('host', url.host)
+  const tls = url.protocol === 'https:' && isIP(bareHost(url.hostname)) === 0 ? { serverName: url.hostname } : undefined
+  for (let index = 0; ; index++) {
+    const direct = new URL(url)
+    direct.hostname = isIPv6(addresses[index]) ? `[${addresses[index]}]` : addresses[index]
+    try {
+      return await fetchImpl(direct, { ...init, headers, tls })
+    } catch (error) {
+      if (index + 1 === addresses.length || !CONNECT_FAILURES.has((error as { code?: string }).code ?? '')) throw error
+    }
+  }
 }
 
 /** At most `limit` bytes of the body as text; `truncated` when there was more (the rest is never read). */
@@ -161,13 +187,12 @@ function responseData(text: string, truncated: boolean): unknown {
   return truncated ? { raw_response: text, truncated: true } : { raw_response: text }
 }
 
-/** Follows redirects only within the same host and port, re-checking the rules for each hop. */
+/** Follows redirects only within the same host and port, to the addresses checked for the first request. */
 async function send(prepared: PreparedRequest, env: HttpToolEnvironment, signal: AbortSignal): Promise<Response> {
-  const fetchImpl = env.fetch ?? fetch
   let { url, method, body } = prepared
+  const addresses = await checkTarget(url, env)
   for (let hop = 0; ; hop++) {
-    await checkTarget(url, env)
-    const response = await fetchImpl(url, { method, headers: prepared.headers, body, redirect: 'manual', signal })
+    const response = await fetchAt(url, addresses, { method, headers: prepared.headers, body, redirect: 'manual', signal }, env)
     const location = response.headers.get('location')
     if (response.status < 300 || response.status >= 400 || location === null) return response
     await response.body?.cancel().catch(() => undefined)

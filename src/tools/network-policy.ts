@@ -30,27 +30,46 @@ export function hostAllowed(url: URL, allowedHosts: readonly string[] | null): b
   })
 }
 
-const isLoopback = (address: string) => /^127\./.test(address) || address === '::1' || address === 'localhost' || /^::ffff:127\./.test(address)
+/** An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`, or as URLs write it `::ffff:7f00:1`) as the IPv4 address it reaches. */
+function unmapped(address: string): string {
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address)
+  if (dotted) return dotted[1]
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(address)
+  if (!hex) return address
+  const [high, low] = [parseInt(hex[1], 16), parseInt(hex[2], 16)]
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.')
+}
+
+const isLoopback = (address: string) => /^127\./.test(address) || address === '::1' || address === 'localhost'
+
+/** A connection to the unspecified address lands on the loopback address of its family. */
+const UNSPECIFIED_REACHES: Record<string, string> = { '0.0.0.0': '127.0.0.1', '::': '::1' }
+
+/** The address a connection to `host` (a name or an address) really goes to, as the comparisons below need it. */
+function reachedAddress(host: string): string {
+  const bare = unmapped(bareHost(host))
+  return UNSPECIFIED_REACHES[bare] ?? bare
+}
 
 /** The machine's own addresses: what a socket bound to 0.0.0.0 or :: answers on. */
 function localAddresses(): Set<string> {
-  const addresses = Object.values(networkInterfaces()).flatMap((entries) => (entries ?? []).map((entry) => bareHost(entry.address)))
-  return new Set([...addresses, '0.0.0.0', '::'])
+  return new Set(Object.values(networkInterfaces()).flatMap((entries) => (entries ?? []).map((entry) => unmapped(bareHost(entry.address)))))
 }
 
 /**
  * Whether `url` reaches this appliance: its public URL's host and port, or the port it listens on at the address it
  * listens on (any local address when that is 0.0.0.0 or ::). `resolved` are the addresses the URL's host name
- * resolves to (empty for an IP literal).
+ * resolves to (empty for an IP literal): every one is checked, as the request may connect to any of them.
+ * Another name that resolves to the public URL host's addresses is not refused: those are often a shared proxy's,
+ * which routes by name.
  */
 export function targetsAppliance(url: URL, resolved: readonly string[], appliance: ApplianceAddress): boolean {
-  const host = bareHost(url.hostname)
   const port = effectivePort(url)
+  const candidates = [url.hostname, ...resolved].map(reachedAddress)
   const publicUrl = new URL(appliance.publicUrl)
-  if (host === bareHost(publicUrl.hostname) && port === effectivePort(publicUrl)) return true
+  if (port === effectivePort(publicUrl) && candidates.includes(reachedAddress(publicUrl.hostname))) return true
   if (port !== appliance.listenPort) return false
-  const listen = bareHost(appliance.listenHost)
-  const candidates = [host, ...resolved.map(bareHost)]
+  const listen = unmapped(bareHost(appliance.listenHost))
   if (listen === '0.0.0.0' || listen === '::') {
     const local = localAddresses()
     return candidates.some((candidate) => isLoopback(candidate) || local.has(candidate))

@@ -14,11 +14,18 @@ type FliteWorker = { worker: Worker; pending: Map<number, Pending> }
 /** Flite is CPU-bound: one worker per spare core, at most two (each holds a compiled 21 MB module). */
 const WORKER_COUNT = Math.max(1, Math.min(2, navigator.hardwareConcurrency - 1))
 
+/**
+ * The worker's code. From source it sits beside this file. In the compiled binary this module is bundled into the
+ * executable's one file at the root of its embedded filesystem (`/$bunfs/root/`), and the worker, an entry point of
+ * its own (scripts/build.ts), keeps its place below src/: `voice/flite-worker.js`, which Bun finds by its source name.
+ */
+const WORKER_URL = new URL(import.meta.url.includes('/$bunfs/') ? './voice/flite-worker.ts' : './flite-worker.ts', import.meta.url)
+
 let workers: FliteWorker[] | null = null
 let requestCount = 0
 
 function startWorker(): FliteWorker {
-  const entry: FliteWorker = { worker: new Worker(new URL('./flite-worker.ts', import.meta.url)), pending: new Map() }
+  const entry: FliteWorker = { worker: new Worker(WORKER_URL), pending: new Map() }
   entry.worker.unref()
   entry.worker.onmessage = (event: MessageEvent<FliteAnswer>) => {
     const answer = event.data

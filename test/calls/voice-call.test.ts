@@ -13,6 +13,7 @@ import { callTool, say, startFakeModels, type FakeModels } from '../support/fake
 import { addPhoneNumber, createConfiguration } from '../support/telephony'
 import { answeringMachine, callerSpeech } from '../support/voice'
 import { configureFakeVoiceModels } from '../support/voice-models'
+import { createVoiceAgent, GREETING, marksProcessed, placeCall, runDetail, turnsOf, untilWritten } from '../support/voice-calls'
 import { waitFor } from '../support/wait'
 
 /**
@@ -22,14 +23,10 @@ import { waitFor } from '../support/wait'
  * fake OpenAI-compatible server; the run is read back through the API.
  */
 
-type Json = Record<string, any>
-
 let t: TestApp
 let fake: FakeAri
 let models: FakeModels
 let configurationId: number
-
-const GREETING = 'Hello, this is Ava from Acme.'
 
 beforeAll(async () => {
   // conversations run on real time (idle timers, turn times)
@@ -61,64 +58,15 @@ afterEach(() => {
   for (const id of fake.liveChannelIds()) fake.hangup(id)
 })
 
-type Agent = { id: number; triggerPath: string }
-
-async function createAgent(options: { start?: Json; configurations?: Json } = {}): Promise<Agent> {
-  const triggerPath = crypto.randomUUID()
-  const definition = {
-    nodes: [
-      { id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', greeting: GREETING, prompt: 'Help the caller book a table.', ...options.start } },
-      { id: '2', type: 'endCall', position: { x: 200, y: 0 }, data: { name: 'End', prompt: 'Say goodbye.' } },
-      { id: '3', type: 'trigger', position: { x: 0, y: 200 }, data: { name: 'API', trigger_path: triggerPath } },
-    ],
-    edges: [{ id: '1-2', source: '1', target: '2', data: { label: 'Done', condition: 'The caller is done' } }],
-  }
-  const response = await t.request('POST', '/api/v1/workflow/create/definition', {
-    body: { name: `Agent ${triggerPath.slice(0, 6)}`, workflow_definition: definition, workflow_configurations: options.configurations ?? {} },
-  })
-  expect(response.status, response.text).toBe(200)
-  return { id: response.body.id, triggerPath }
-}
-
-type Call = { runId: number; callId: string; media: FakeMediaChannel }
-
-async function placeCall(agent: Agent, initialContext: Json = {}): Promise<Call> {
-  const response = await t.request('POST', `/api/v1/public/agent/${agent.triggerPath}`, { body: { phone_number: 'Local/102@test', initial_context: initialContext } })
-  expect(response.status, response.text).toBe(200)
-  const runId = response.body.workflow_run_id
-  const callId = t.ctx.sqlite.query<{ call_id: string }, [number]>('SELECT call_id FROM workflow_runs WHERE id = ?').get(runId)!.call_id
-  let media: FakeMediaChannel | undefined
-  await waitFor('the media leg', () => (media = fake.mediaOf(callId)) !== undefined, 5_000)
-  await media!.connected
-  return { runId, callId, media: media! }
-}
-
-async function runDetail(agent: { id: number }, runId: number): Promise<Json> {
-  const response = await t.request('GET', `/api/v1/workflow/${agent.id}/runs/${runId}`)
-  expect(response.status, response.text).toBe(200)
-  return response.body
-}
-
-/** The call's report completed the run, then its conversation was written over it (the transcript file is the last). */
-async function untilWritten(agent: { id: number }, runId: number): Promise<Json> {
-  await waitFor(`run ${runId} completed and written`, async () => {
-    const run = await runDetail(agent, runId)
-    return run.is_completed && run.transcript_url !== null && run.logs.voice !== undefined
-  }, 15_000)
-  return runDetail(agent, runId)
-}
-
 const speechInputs = () => models.requestsTo('/audio/speech').map((request) => request.body.input)
-const marksProcessed = (media: FakeMediaChannel) => media.sent.filter(({ text }) => text.includes('MEDIA_MARK_PROCESSED')).length
-const turnsOf = (run: Json) => run.logs.transcript.map((turn: Json) => [turn.role, turn.text])
 const hungUpByUs = (callId: string) => fake.requests.some((request) => request.method === 'DELETE' && request.path === `/ari/channels/${callId}`)
 
 describe('outbound voice calls through ARI', () => {
   test('greeting heard, an utterance transcribed and answered, hang-up: the run has transcript, usage, response times and the recordings', async () => {
-    const agent = await createAgent()
+    const agent = await createVoiceAgent(t)
     models.transcription.queue({ text: 'Can I book a table for two tonight?' })
     models.chat.queue(say('Of course. Which time suits you?'))
-    const call = await placeCall(agent)
+    const call = await placeCall(t, fake, agent)
     await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 5_000)
     expect(speechInputs()).toEqual([GREETING])
     expect(toneAmplitude(ulawToPcm16(call.media.played[5].ulaw), 440, 8000)).toBeGreaterThan(1000)
@@ -129,7 +77,7 @@ describe('outbound voice calls through ARI', () => {
     expect(models.requestsTo('/audio/transcriptions')[0].audio?.format.sampleRate).toBe(16_000)
     fake.hangup(call.callId)
 
-    const run = await untilWritten(agent, call.runId)
+    const run = await untilWritten(t, agent, call.runId)
     expect(turnsOf(run)).toEqual([['agent', GREETING], ['user', 'Can I book a table for two tonight?'], ['agent', 'Of course. Which time suits you?']])
     const [, userTurn, answer] = run.logs.transcript
     expect(userTurn.start_ms).toBeGreaterThan(0)
@@ -161,11 +109,11 @@ describe('outbound voice calls through ARI', () => {
   }, 30_000)
 
   test('barge-in: caller speech over the reply flushes it within one frame; the transcript keeps what was heard', async () => {
-    const agent = await createAgent()
+    const agent = await createVoiceAgent(t)
     const reply = ['First, we have tables at six.', 'Second, there is a table at seven.', 'Third, we can seat you at eight.', 'Fourth, nine is also free.']
     models.transcription.queue({ text: 'Tables please.' }, { text: 'Seven works.' })
     models.chat.queue(say(reply.join(' ')), say('Great.'))
-    const call = await placeCall(agent)
+    const call = await placeCall(t, fake, agent)
     await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 5_000)
     call.media.speak(await callerSpeech('Tables please.'))
     await waitFor('the first sentence of the reply played', () => marksProcessed(call.media) >= 2, 10_000)
@@ -177,7 +125,7 @@ describe('outbound voice calls through ARI', () => {
     expect(replayFrames.length).toBeLessThanOrEqual(1)
     fake.hangup(call.callId)
 
-    const run = await untilWritten(agent, call.runId)
+    const run = await untilWritten(t, agent, call.runId)
     const cut = run.logs.transcript[2]
     expect(cut).toMatchObject({ role: 'agent', interrupted: true })
     expect(reply.join(' ').startsWith(cut.text)).toBe(true)
@@ -186,10 +134,10 @@ describe('outbound voice calls through ARI', () => {
   }, 30_000)
 
   test('silence: a reprompt, then the goodbye is played and the call hung up (user_idle_max_duration_exceeded)', async () => {
-    const agent = await createAgent({ configurations: { max_user_idle_timeout_seconds: 0.3, user_idle_reprompts: 1 } })
+    const agent = await createVoiceAgent(t, { configurations: { max_user_idle_timeout_seconds: 0.3, user_idle_reprompts: 1 } })
     models.chat.queue(say('Are you still there?'), say('Goodbye for now.'))
-    const call = await placeCall(agent)
-    const run = await untilWritten(agent, call.runId)
+    const call = await placeCall(t, fake, agent)
+    const run = await untilWritten(t, agent, call.runId)
     expect(speechInputs()).toEqual([GREETING, 'Are you still there?', 'Goodbye for now.'])
     expect(marksProcessed(call.media)).toBe(3)
     expect(hungUpByUs(call.callId)).toBe(true)
@@ -198,22 +146,22 @@ describe('outbound voice calls through ARI', () => {
   }, 30_000)
 
   test('DTMF keys reach the conversation as the caller\'s turn', async () => {
-    const agent = await createAgent()
+    const agent = await createVoiceAgent(t)
     models.chat.queue(say('Thanks, account found.'))
-    const call = await placeCall(agent)
+    const call = await placeCall(t, fake, agent)
     await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 5_000)
     for (const digit of ['1', '2', '#']) fake.dtmf(call.callId, digit)
     await waitFor('the answer', () => speechInputs().includes('Thanks, account found.'), 5_000)
     fake.hangup(call.callId)
-    const run = await untilWritten(agent, call.runId)
+    const run = await untilWritten(t, agent, call.runId)
     expect(turnsOf(run)).toEqual([['agent', GREETING], ['user', 'DTMF: 12#'], ['agent', 'Thanks, account found.']])
   }, 30_000)
 
   test('an answering machine: the outcome is voicemail (retry policy), the workflow\'s message is left after the beep, then the call is hung up', async () => {
-    const agent = await createAgent({ configurations: { voicemail_detection: { message: 'Hi {{first_name}}, please call Acme back.' } } })
-    const call = await placeCall(agent, { first_name: 'Jordan' })
+    const agent = await createVoiceAgent(t, { configurations: { voicemail_detection: { message: 'Hi {{first_name}}, please call Acme back.' } } })
+    const call = await placeCall(t, fake, agent, { first_name: 'Jordan' })
     call.media.speak(await answeringMachine())
-    const run = await untilWritten(agent, call.runId)
+    const run = await untilWritten(t, agent, call.runId)
     expect(run.logs.telephony.outcome).toBe('voicemail')
     expect(run.gathered_context.mapped_call_disposition).toBe('voicemail_detected')
     expect(run.logs.voice.voicemail).toMatchObject({ message_left: true })
@@ -222,11 +170,11 @@ describe('outbound voice calls through ARI', () => {
   }, 30_000)
 
   test('the media socket dropping mid-call is logged on the run and the call is hung up', async () => {
-    const agent = await createAgent()
-    const call = await placeCall(agent)
+    const agent = await createVoiceAgent(t)
+    const call = await placeCall(t, fake, agent)
     await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 5_000)
     call.media.drop()
-    const run = await untilWritten(agent, call.runId)
+    const run = await untilWritten(t, agent, call.runId)
     expect(hungUpByUs(call.callId)).toBe(true)
     expect(run.logs.telephony.provider_status).toBe('media_lost')
     expect(run.logs.voice.media_lost).toBeDefined()
@@ -238,9 +186,9 @@ describe('outbound voice calls through ARI', () => {
       body: { name: 'Front desk', definition: { type: 'transfer_call', config: { destination: '{{desk_line}}', timeout: 20, messageType: 'custom', customMessage: 'Putting you through.' } } },
     })
     expect(tool.status, tool.text).toBe(200)
-    const agent = await createAgent({ start: { tool_uuids: [tool.body.tool_uuid] } })
+    const agent = await createVoiceAgent(t, { start: { tool_uuids: [tool.body.tool_uuid] } })
     models.chat.queue(callTool('front_desk', {}))
-    const call = await placeCall(agent, { desk_line: 'Local/102@test' })
+    const call = await placeCall(t, fake, agent, { desk_line: 'Local/102@test' })
     const destinationId = `${call.callId}-transfer`
     await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 5_000)
     for (const digit of ['0', '#']) fake.dtmf(call.callId, digit)
@@ -250,14 +198,14 @@ describe('outbound voice calls through ARI', () => {
     expect(fake.bridgeChannels(`ringbase-${call.callId}`)).toEqual([call.callId, destinationId])
     expect(speechInputs()).toEqual([GREETING, 'Putting you through.'])
     // the conversation is over (its log written) and the caller is still with the destination
-    await waitFor('the conversation over', async () => (await runDetail(agent, call.runId)).logs.voice !== undefined, 10_000)
+    await waitFor('the conversation over', async () => (await runDetail(t, agent, call.runId)).logs.voice !== undefined, 10_000)
     await Bun.sleep(300) // time for a wrong hang-up after the conversation to reach the fake
     expect(fake.liveChannelIds()).toContain(call.callId)
     expect(hungUpByUs(call.callId)).toBe(false)
-    expect((await runDetail(agent, call.runId)).is_completed).toBe(false)
+    expect((await runDetail(t, agent, call.runId)).is_completed).toBe(false)
 
     fake.hangup(destinationId)
-    const run = await untilWritten(agent, call.runId)
+    const run = await untilWritten(t, agent, call.runId)
     expect(hungUpByUs(call.callId)).toBe(true)
     expect(run.gathered_context).toMatchObject({ call_disposition: 'call_transferred', transfer_destination: 'Local/102@test' })
     expect(run.logs.session.end_reason).toBe('call_transferred')
@@ -272,7 +220,7 @@ describe('outbound voice calls through ARI', () => {
 
 describe('inbound voice calls through ARI', () => {
   test('a call into our Stasis app is routed by the number dialled to its inbound agent, answered, and talked to', async () => {
-    const agent = await createAgent()
+    const agent = await createVoiceAgent(t)
     await addPhoneNumber(t, configurationId, { address: '+15551230000', inbound_workflow_id: agent.id })
     const channelId = fake.inboundCall({ exten: '+15551230000', callerNumber: '+15559870000' })
     let media: FakeMediaChannel | undefined
@@ -280,7 +228,7 @@ describe('inbound voice calls through ARI', () => {
     await waitFor('the greeting played', () => marksProcessed(media!) >= 1, 5_000)
     const runId = t.ctx.sqlite.query<{ id: number }, [string]>('SELECT id FROM workflow_runs WHERE call_id = ?').get(channelId)!.id
     fake.hangup(channelId)
-    const run = await untilWritten(agent, runId)
+    const run = await untilWritten(t, agent, runId)
     expect(run).toMatchObject({ call_type: 'inbound', name: 'ARI Inbound +15559870000' })
     expect(run.initial_context).toMatchObject({ caller_number: '+15559870000', called_number: '+15551230000', direction: 'inbound', provider: 'ari', telephony_configuration_id: configurationId })
     expect(turnsOf(run)).toEqual([['agent', GREETING]])
@@ -288,7 +236,7 @@ describe('inbound voice calls through ARI', () => {
   }, 30_000)
 
   test('a number nobody has, or no free call slot: the call is hung up and no run is created', async () => {
-    const agent = await createAgent()
+    const agent = await createVoiceAgent(t)
     await addPhoneNumber(t, configurationId, { address: '+15551231111', inbound_workflow_id: agent.id })
     const runsBefore = t.ctx.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM workflow_runs').get()!.n
     const unknown = fake.inboundCall({ exten: '+15550000000' })

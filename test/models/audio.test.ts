@@ -125,6 +125,23 @@ describe('TTS client', () => {
     expect((await modelServerFailure(synthesized(tts, text))).message).toContain('audio/mpeg, not pcm or wav')
   })
 
+  test('audio that stops coming is cut by the idle timeout; a reader that pauses is not', async () => {
+    models.speech.queue({ chunkBytes: 960, stallAfterChunks: 3 })
+    const tts = createTtsClient(connection(), { model: 'kokoro', voice: 'af_heart' }, { timeouts: { idleMs: 150 } })
+    const error = await modelServerFailure(synthesized(tts, text))
+    expect(error.message).toBe(`speech failed: ${models.baseUrl} sent nothing for 150 ms`)
+    await waitFor('the server to see the client leave', () => models.requests[0]?.aborted === true)
+
+    // Playing audio out takes the pipeline longer than the idle timeout between chunks: only waits on the server count.
+    models.speech.queue({ chunkBytes: 960 })
+    const samples: number[] = []
+    for await (const chunk of tts.synthesize('Hi.')) {
+      samples.push(chunk.pcm.length)
+      await Bun.sleep(300)
+    }
+    expect(samples.reduce((total, length) => total + length, 0)).toBe(fakeSpeech('Hi.').length)
+  })
+
   test('aborting mid-audio stops the request', async () => {
     models.speech.queue({ delayMs: 5_000 })
     const tts = createTtsClient(connection(), { model: 'kokoro', voice: 'af_heart' })

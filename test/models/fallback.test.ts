@@ -77,6 +77,18 @@ describe('llm_fallback', () => {
     expect(switches[0].error).not.toContain('primary-key-1')
   })
 
+  test('a stream that stalls before its first token fails on the idle timeout and switches at once', async () => {
+    // The role chunk comes (no text in it), then nothing: the primary's idle timeout ends it long before after_ms.
+    primaryServer.chat.queue(say('never said', { stallAfterChunks: 1 }))
+    backupServer.chat.queue(say('Backup here.'))
+    const stalling = createLlmClient({ provider: 'openai', baseUrl: primaryServer.baseUrl }, { model: 'big' }, { timeouts: { idleMs: 100 } })
+    const switches: LlmSwitch[] = []
+    const llm = withLlmFallback(stalling, [{ noOutputAfterMs: 60_000, target: backup() }], (change) => switches.push(change))
+    expect((await answer(llm)).text).toBe('Backup here.')
+    expect(switches).toMatchObject([{ reason: 'error', from: { model: 'big' }, to: { model: 'small' } }])
+    expect(switches[0].error).toContain('sent nothing for 100 ms')
+  })
+
   test('rules chain: each target is watched by the next rule; the last target gets no deadline', async () => {
     const third = startFakeModels()
     try {

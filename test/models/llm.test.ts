@@ -152,6 +152,26 @@ describe('LLM client: streaming', () => {
     await waitFor('the server to see the client leave', () => models.requests[0]?.aborted === true)
   })
 
+  test('a stream that stalls after its first chunks is cut by the idle timeout, long before the total one', async () => {
+    models.chat.queue(say('a b c', { stallAfterChunks: 2 }))
+    const llm = createLlmClient(connection(), { model: 'm' }, { timeouts: { idleMs: 150 } })
+    const texts: string[] = []
+    const failed = (async () => {
+      for await (const event of llm.stream({ messages: hello })) if (event.type === 'text') texts.push(event.text)
+    })()
+    const error = await modelServerFailure(failed)
+    expect(error.message).toBe(`chat completion failed: ${models.baseUrl} sent nothing for 150 ms`)
+    expect(texts).toEqual(['a '])
+    await waitFor('the server to see the client leave', () => models.requests[0]?.aborted === true)
+  })
+
+  test('a stream that keeps sending is not cut, however long it takes in all', async () => {
+    // 9 chunks 60 ms apart: the answer takes several idle timeouts, no pause reaches one.
+    models.chat.queue(say('one two three four five six seven', { chunkDelayMs: 60 }))
+    const llm = createLlmClient(connection(), { model: 'm' }, { timeouts: { idleMs: 400 } })
+    expect(textOf(await collect(llm))).toBe('one two three four five six seven')
+  })
+
   test('a stream that stalls is cut by the total timeout', async () => {
     models.chat.queue(say('a b c', { stallAfterChunks: 2 }))
     const llm = createLlmClient(connection(), { model: 'm' }, { timeouts: { totalMs: 150 } })

@@ -50,6 +50,8 @@ export type FakeSpeechAnswer = {
   chunkBytes?: number
   /** Pause between chunks. */
   chunkDelayMs?: number
+  /** After this many chunks nothing more is sent, and the connection stays open. */
+  stallAfterChunks?: number
   fail?: FakeFailure
 }
 
@@ -240,7 +242,7 @@ function speechAnswer(request: FakeModelRequest, answer: FakeSpeechAnswer, signa
   const pcm = fakeSpeech(String(request.body?.input ?? ''), sampleRate)
   const bytes = format === 'wav' ? encodeWav(pcm, sampleRate) : new Uint8Array(pcm.buffer)
   const pieces = piecesOf(bytes, answer.chunkBytes ?? 4801)
-  return new Response(pacedBody(pieces, signal, { firstDelayMs: answer.delayMs, delayMs: answer.chunkDelayMs }), {
+  return new Response(pacedBody(pieces, signal, { firstDelayMs: answer.delayMs, delayMs: answer.chunkDelayMs, stallAfter: answer.stallAfterChunks }), {
     headers: { 'content-type': format === 'wav' ? 'audio/wav' : 'audio/pcm' },
   })
 }

@@ -1,6 +1,6 @@
 import { expect } from 'bun:test'
 import type { ProviderName } from '../../src/telephony/providers'
-import type { TestApp } from './app'
+import type { HttpClient } from './http-app'
 
 export const CONFIGS_PATH = '/api/v1/organizations/telephony-configs'
 
@@ -61,7 +61,7 @@ export const VALID_CONFIGS: Record<ProviderName, { config: Record<string, unknow
 
 /** Creates a configuration over HTTP and returns its detail; fails the test unless the answer is 200. */
 export async function createConfiguration(
-  t: TestApp,
+  t: HttpClient,
   name: string,
   config: Record<string, unknown>,
   options: { key?: string; isDefaultOutbound?: boolean } = {},
@@ -75,7 +75,7 @@ export async function createConfiguration(
 }
 
 /** Adds a phone number to a configuration over HTTP and returns it. */
-export async function addPhoneNumber(t: TestApp, configurationId: number, body: Record<string, unknown>, key?: string): Promise<any> {
+export async function addPhoneNumber(t: HttpClient, configurationId: number, body: Record<string, unknown>, key?: string): Promise<any> {
   const response = await t.request('POST', `${CONFIGS_PATH}/${configurationId}/phone-numbers`, { key, body })
   expect(response.status, response.text).toBe(200)
   return response.body

@@ -157,6 +157,60 @@ describe('http_api tool calls against a local service', () => {
   })
 })
 
+describe('host names: resolved once, every address checked, the request sent to a checked one (no DNS rebinding)', () => {
+  /** A resolver answering `answers` in turn (the last one again after), counting its lookups. */
+  function resolver(...answers: string[][]) {
+    const lookups: string[] = []
+    return { lookups, resolve: async (name: string) => answers[Math.min(lookups.push(name), answers.length) - 1] }
+  }
+  const partnerUrl = () => `http://api.partner.test:${service.port}/orders/{{order_number}}`
+
+  test('a name that resolves to the address this server listens on, on its port, is refused without a request', async () => {
+    const dns = resolver(['127.0.0.1'])
+    const itself = environment({ resolve: dns.resolve, appliance: { listenHost: '127.0.0.1', listenPort: service.port!, publicUrl: 'https://voice.example.com' } })
+    expect((await call({ url: partnerUrl() }, { order_number: '1' }, {}, itself)).result).toEqual({ status: 'error', error: 'Tools cannot call this appliance itself' })
+    expect(seen).toEqual([])
+    // every address counts, not just the first; IPv4-mapped IPv6 is the IPv4 address
+    for (const answer of [['198.51.100.7', '127.0.0.1'], ['::ffff:127.0.0.1']]) {
+      const env = environment({ resolve: resolver(answer).resolve, appliance: itself.appliance })
+      expect((await call({ url: partnerUrl() }, { order_number: '1' }, {}, env)).result.error).toBe('Tools cannot call this appliance itself')
+    }
+    expect(seen).toEqual([])
+  })
+
+  test('the request goes to the address checked, with the name as Host, even when the name resolves elsewhere later; redirects too', async () => {
+    // A rebinding name: first a harmless answer, then (to any second lookup) somewhere else.
+    const dns = resolver(['127.0.0.1'], ['198.51.100.7'])
+    const outcome = await call({ url: `http://api.partner.test:${service.port}/moved` }, {}, {}, environment({ resolve: dns.resolve }))
+    expect(outcome.result).toEqual({ status: 'success', status_code: 200, data: { ok: true, path: '/orders/42' } })
+    expect(dns.lookups).toEqual(['api.partner.test'])
+    expect(seen.map((request) => [request.path, request.headers.host])).toEqual([
+      ['/moved', `api.partner.test:${service.port}`], ['/orders/42', `api.partner.test:${service.port}`],
+    ])
+    expect(outcome.request?.host).toBe(`api.partner.test:${service.port}`)
+  })
+
+  test('an address that refuses the connection: the next checked one is tried; a name with no address is an error', async () => {
+    // Nothing listens on 127.0.0.2 (the service is bound to 127.0.0.1 only).
+    const outcome = await call({ url: partnerUrl() }, { order_number: '5' }, {}, environment({ resolve: resolver(['127.0.0.2', '127.0.0.1']).resolve }))
+    expect(outcome.result).toEqual({ status: 'success', status_code: 200, data: { ok: true, path: '/orders/5' } })
+    const unknown = await call({ url: partnerUrl() }, { order_number: '5' }, {}, environment({ resolve: async () => { throw new Error('ENOTFOUND') } }))
+    expect(unknown.result).toEqual({ status: 'error', error: 'The host api.partner.test could not be found' })
+    expect(seen).toEqual([])
+  })
+
+  test('https: connected to the checked address, with the name as Host and as the TLS server name (SNI and certificate)', async () => {
+    const sent: { url: string; host: string | null; tls: unknown }[] = []
+    const recordingFetch = (async (url: URL, init: RequestInit & { tls?: unknown }) => {
+      sent.push({ url: String(url), host: new Headers(init.headers).get('host'), tls: init.tls })
+      return Response.json({ ok: true })
+    }) as unknown as typeof fetch
+    const env = environment({ resolve: resolver(['2001:db8::7']).resolve, fetch: recordingFetch })
+    expect((await call({ url: 'https://api.partner.test/orders/{{order_number}}' }, { order_number: '9' }, {}, env)).result.status).toBe('success')
+    expect(sent).toEqual([{ url: 'https://[2001:db8::7]/orders/9', host: 'api.partner.test', tls: { serverName: 'api.partner.test' } }])
+  })
+})
+
 describe('network policy', () => {
   test('allow-list entries: host (any port), host:port, *.domain (subdomains only), bracketed IPv6', () => {
     const allowed = (url: string, hosts: string[] | null) => hostAllowed(new URL(url), hosts)
@@ -181,6 +235,10 @@ describe('network policy', () => {
     expect(targets('https://voice.example.com/api')).toBe(true)
     expect(targets('http://127.0.0.1:8001/')).toBe(false)
     expect(targets('http://127.0.0.2:8000/')).toBe(false)
+    expect(targets('http://0.0.0.0:8000/')).toBe(true)
+    expect(targets('http://[::ffff:127.0.0.1]:8000/')).toBe(true)
+    expect(targets('http://intranet.test:8000/', ['10.0.0.9', '::ffff:127.0.0.1'])).toBe(true)
+    expect(targets('http://intranet.test:8001/', ['127.0.0.1'])).toBe(false)
     const wildcard = { ...appliance, listenHost: '0.0.0.0' }
     expect(targets('http://127.0.0.2:8000/', [], wildcard)).toBe(true)
     expect(targets('http://[::1]:8000/', [], wildcard)).toBe(true)
