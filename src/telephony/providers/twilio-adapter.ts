@@ -9,7 +9,8 @@ import type { Credentials } from '../providers'
 // Twilio Programmable Voice: Calls API (form-encoded, Basic auth), TwiML answers, X-Twilio-Signature webhooks.
 // Cloudonix speaks the same TwiML/Media Streams dialect; its driver reuses `connectTwiml`.
 
-const STATUSES: Record<string, CarrierCallStatus> = {
+/** Twilio's CallStatus words, which Exotel's Status shares. */
+export const TWILIO_CALL_STATUSES: Record<string, CarrierCallStatus> = {
   queued: 'initiated',
   initiated: 'initiated',
   ringing: 'ringing',
@@ -21,7 +22,8 @@ const STATUSES: Record<string, CarrierCallStatus> = {
   canceled: 'canceled',
 }
 
-const LIVE_STATUSES = new Set(['queued', 'initiated', 'ringing', 'in-progress'])
+/** The statuses (Twilio's and Exotel's) of a call that is not over. */
+export const LIVE_CALL_STATUSES = new Set(['queued', 'initiated', 'ringing', 'in-progress'])
 
 /** AnsweredBy values that mean no person: machine_start, machine_end_beep, machine_end_silence, machine_end_other, fax. */
 export const isMachineAnswer = (answeredBy: string) => answeredBy.startsWith('machine') || answeredBy === 'fax'
@@ -49,7 +51,7 @@ export function parseTwilioStatus(request: WebhookRequest): StatusUpdate | null 
   const { CallStatus: callStatus, CallSid: callSid, CallDuration: duration, AnsweredBy: answeredBy } = request.params
   if (!callSid) return null
   return {
-    status: STATUSES[callStatus] ?? null,
+    status: TWILIO_CALL_STATUSES[callStatus] ?? null,
     providerStatus: callStatus ?? 'unknown',
     providerCallId: callSid,
     ...(duration !== undefined && duration !== '' ? { durationSeconds: Number(duration) } : {}),
@@ -92,7 +94,7 @@ export const twilioDriver: CarrierDriver = {
       idempotent: true, accept: [404],
     })
     if (status === 404) return 'gone'
-    return LIVE_STATUSES.has(String(payload?.status)) ? 'alive' : 'gone'
+    return LIVE_CALL_STATUSES.has(String(payload?.status)) ? 'alive' : 'gone'
   },
   verify(webhook, credentials) {
     const signature = webhook.headers.get('x-twilio-signature')
