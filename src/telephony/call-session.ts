@@ -56,8 +56,11 @@ export type AnsweredCall = {
    * `timeoutSeconds` with a ring tone for the caller; on answer connects it to the caller and releases the media leg.
    * Resolves to the outcome; never throws. One transfer at a time.
    */
-  transfer(request: { destination: string; timeoutSeconds: number }, signal?: AbortSignal): Promise<AriTransferResult>
+  transfer(request: { destination: string; timeoutSeconds: number }, signal?: AbortSignal): Promise<CallTransferResult>
 }
+
+/** How a transfer went, on any provider (`channelId`: the destination's channel, on Asterisk). */
+export type CallTransferResult = { status: 'transferred'; channelId?: string } | Extract<AriTransferResult, { status: 'failed' }>
 
 /** What the engine learnt about the call, for its report. */
 export type ConversationOutcome = {

@@ -7,6 +7,7 @@ import { deriveKey } from '../lib/hmac'
 import { getConfigCredentials } from './configurations'
 import { PROVIDERS, type Credentials, type ProviderName } from './providers'
 import type { MediaFraming } from '../voice/carrier-media'
+import type { TransferFailureReason } from './ari/transfer'
 import { DialError, type CallState, type DialRequest, type TelephonyProvider } from './provider'
 
 /**
@@ -71,9 +72,6 @@ export const jsonAnswer = (body: unknown): WebhookAnswer => ({ status: 200, cont
 
 export const escapeXml = (value: string) =>
   value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;')
-
-/** Why a transfer did not connect the caller (the same words as ARI transfers). */
-export type TransferFailureReason = 'busy' | 'no_answer' | 'rejected' | 'failed'
 
 /** A transfer's destination as carriers take it: a number or a SIP URI. */
 export type TransferAddress = { type: 'number' | 'sip'; address: string }
