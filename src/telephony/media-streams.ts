@@ -176,7 +176,9 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
     callId: run.callId!, runId: run.id, organizationId: run.organizationId, configurationId: run.telephonyConfigurationId!,
     direction: run.callType === 'inbound' ? 'inbound' : 'outbound',
     media, onDtmf: (listener) => media.onDtmf(listener), ended, reported, hangup,
-    transfer: (request, signal) => transferCarrierCall(ctx, { run, driver, media, connected: () => { transferred = true } }, request, signal),
+    ...(driver.transfer
+      ? { transfer: (request, signal) => transferCarrierCall(ctx, { run, driver, media, connected: () => { transferred = true } }, request, signal) }
+      : {}),
   })
   if (!taken) ctx.log.warn(logContext, 'no speech pipeline is attached: the caller hears silence until the call ends')
 }
