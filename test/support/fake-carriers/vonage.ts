@@ -13,7 +13,8 @@ export type VonageOutcome = 'answered' | 'busy' | 'timeout' | 'rejected' | 'fail
 
 export type VonageCallPlan = 'hold' | { outcome: VonageOutcome; machine?: boolean; talk?: (media: MediaClient) => Promise<void>; durationSeconds?: number }
 
-export type FakeVonageCall = { uuid: string; body: Record<string, any>; status: string; ncco?: any; media?: MediaClient }
+/** `transfers`: the bodies of its transfer requests. */
+export type FakeVonageCall = { uuid: string; body: Record<string, any>; status: string; ncco?: any; media?: MediaClient; transfers: Record<string, any>[] }
 
 export type FakeVonage = FakeServer & {
   apiKey: string
@@ -116,7 +117,7 @@ export function startFakeVonage(options: { reach: (url: string) => string; plan?
   const server = startFakeServer((request) => {
     if (!authorized(request.headers)) return Response.json({ title: 'Unauthorized', detail: 'You did not provide correct credentials.' }, { status: 401 })
     if (request.method === 'POST' && request.path === '/v1/calls') {
-      const call: FakeVonageCall = { uuid: `vonage-call-${++sequence}`, body: request.body, status: 'started' }
+      const call: FakeVonageCall = { uuid: `vonage-call-${++sequence}`, body: request.body, status: 'started', transfers: [] }
       calls.set(call.uuid, call)
       const plan = options.plan?.(call) ?? 'hold'
       if (plan !== 'hold') track(Bun.sleep(1).then(() => play(call.uuid, plan)))
@@ -131,6 +132,10 @@ export function startFakeVonage(options: { reach: (url: string) => string; plan?
         call.media?.close(1000)
         track(send(call, call.status === 'started' || call.status === 'ringing' ? 'cancelled' : 'completed', { duration: '2' }))
       }
+      return new Response(null, { status: 204 })
+    }
+    if (request.method === 'PUT' && request.body.action === 'transfer' && call.status === 'answered') {
+      call.transfers.push(request.body)
       return new Response(null, { status: 204 })
     }
     return Response.json({ title: 'Bad Request' }, { status: 400 })

@@ -153,10 +153,10 @@ test('answered: the caller goes to the destination, the agent\'s stream ends wit
   expect(run.logs.voice.media_lost).toBeUndefined()
 }, 60_000)
 
-test('busy: the model reads transfer_failed, the caller comes back on a new stream and hears the next answer; the call is not transferred', async () => {
+for (const [outcome, reason] of [['busy', 'busy'], ['no-answer', 'no_answer']] as const) test(`${outcome}: the model reads transfer_failed, the caller comes back on a new stream and hears the next answer; the call is not transferred`, async () => {
   models.chat.queue(callTool('front_desk', {}), say('The desk is busy. Can I take a message?'))
   const { runId } = await placeCall({
-    transfer: () => ({ outcome: 'busy' }),
+    transfer: () => ({ outcome }),
     async talk(media, call) {
       const caller = twilioCaller(media)
       await waitFor('the greeting played', () => caller.marks() >= 1, 10_000)
@@ -172,7 +172,7 @@ test('busy: the model reads transfer_failed, the caller comes back on a new stre
   const run = await untilWritten(runId)
 
   const toolResult = models.requestsTo('/chat/completions')[1].body.messages.find((message: { role: string }) => message.role === 'tool')
-  expect(JSON.parse(toolResult.content)).toMatchObject({ status: 'transfer_failed', reason: 'busy' })
+  expect(JSON.parse(toolResult.content)).toMatchObject({ status: 'transfer_failed', reason })
   expect(speechInputs()).toEqual([GREETING, 'Putting you through.', 'The desk is busy.', 'Can I take a message?'])
   expect(run.logs.transcript.at(-1)).toMatchObject({ role: 'agent', text: 'The desk is busy. Can I take a message?' })
   expect(run.logs.tool_calls).toMatchObject([{ function_name: 'front_desk', type: 'transfer_call', status: 'error' }])
