@@ -57,6 +57,8 @@ export type TransferringCall = {
   run: WorkflowRunRow
   driver: CarrierDriver
   media: CallMedia
+  /** Resolves once the call's end has been reported (the caller may hang up while the destination rings). */
+  reported: Promise<void>
   /** The caller is with the destination: the stream's end must not hang the call up. Called before the media is released. */
   connected(): void
 }
@@ -149,6 +151,10 @@ export async function transferCarrierCall(
   }
   const onAbort = () => settle(failed('failed', 'The call ended during the transfer'))
   signal?.addEventListener('abort', onAbort, { once: true })
+  void call.reported.then(() => {
+    onAbort()
+    onReturned()
+  })
   const result = await within(outcome, timeoutSeconds * 1000 + OUTCOME_GRACE_MS, failed('no_answer', FAILURE_MESSAGES.no_answer(timeoutSeconds)))
   signal?.removeEventListener('abort', onAbort)
   ctx.log.info({ ...logContext, outcome: result.status, reason: result.status === 'failed' ? result.reason : undefined }, 'carrier call transfer')

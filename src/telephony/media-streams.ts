@@ -177,7 +177,7 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
     direction: run.callType === 'inbound' ? 'inbound' : 'outbound',
     media, onDtmf: (listener) => media.onDtmf(listener), ended, reported, hangup,
     ...(driver.transfer
-      ? { transfer: (request, signal) => transferCarrierCall(ctx, { run, driver, media, connected: () => { transferred = true } }, request, signal) }
+      ? { transfer: (request, signal) => transferCarrierCall(ctx, { run, driver, media, reported, connected: () => { transferred = true } }, request, signal) }
       : {}),
   })
   if (!taken) ctx.log.warn(logContext, 'no speech pipeline is attached: the caller hears silence until the call ends')
