@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto'
+import { pcm16ToUlaw } from '../../../src/voice/g711'
 import { connectMedia, createPlayback, type FakeServer, formBody, type MediaClient, startFakeServer } from './shared'
 
 /**
@@ -209,4 +210,37 @@ export function startFakeTwilio(options: {
     idle,
     failNext(status: number, body: unknown) { failure = { status, body } },
   })
+}
+
+const FRAME_BYTES = 160
+
+/**
+ * The caller's side of one Twilio stream: marks answered once the audio before them arrived, 20 ms µ-law frames spoken
+ * in real time, keys pressed.
+ */
+export function twilioCaller(media: MediaClient) {
+  const echoed = new Set<string>()
+  const timer = setInterval(() => {
+    for (const message of media.texts) {
+      if (message?.event === 'mark' && !echoed.has(message.mark.name)) {
+        echoed.add(message.mark.name)
+        media.send({ event: 'mark', streamSid: message.streamSid, mark: { name: message.mark.name } })
+      }
+    }
+  }, 5)
+  return {
+    marks: () => echoed.size,
+    /** Agent audio frames received. */
+    audioFrames: () => media.texts.filter((message) => message?.event === 'media').length,
+    async speak(pcm: Int16Array) {
+      const ulaw = pcm16ToUlaw(pcm)
+      for (let offset = 0, chunk = 1; offset < ulaw.length; offset += FRAME_BYTES, chunk++) {
+        const payload = Buffer.from(ulaw.subarray(offset, offset + FRAME_BYTES)).toString('base64')
+        media.send({ event: 'media', streamSid: 'MZ1', media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * 20), payload } })
+        await Bun.sleep(20)
+      }
+    },
+    press: (digits: string) => { for (const digit of digits) media.send({ event: 'dtmf', streamSid: 'MZ1', dtmf: { track: 'inbound_track', digit } }) },
+    stop: () => clearInterval(timer),
+  }
 }

@@ -147,3 +147,9 @@ export function startFakeVonage(options: { reach: (url: string) => string; plan?
     idle,
   })
 }
+
+/** The telephony configuration of the fake's account and application. */
+export const vonageConfig = (fake: FakeVonage) => ({
+  provider: 'vonage', api_key: fake.apiKey, api_secret: fake.apiSecret, application_id: fake.applicationId,
+  private_key: fake.privateKey, signature_secret: fake.signatureSecret,
+})

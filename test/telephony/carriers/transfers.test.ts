@@ -3,9 +3,9 @@ import type { manualClock } from '../../../src/lib/clock'
 import { createTestApp } from '../../support/app'
 import { placeCarrierCall, runRow, startCarrierTest, stopCarrierTest, untilRunCompleted } from '../../support/fake-carriers/calls'
 import { startFakePlivo, type FakePlivo } from '../../support/fake-carriers/plivo'
-import { connectMedia, PUBLIC_URL, type MediaClient } from '../../support/fake-carriers/shared'
+import { connectMedia, PUBLIC_URL, type CarrierTestApp, type FakeServer, type MediaClient } from '../../support/fake-carriers/shared'
 import { startFakeTelnyx, type FakeTelnyx, type TelnyxTransferPlan } from '../../support/fake-carriers/telnyx'
-import { startFakeVonage, type FakeVonage } from '../../support/fake-carriers/vonage'
+import { startFakeVonage, vonageConfig, type FakeVonage } from '../../support/fake-carriers/vonage'
 import { waitFor } from '../../support/wait'
 
 /**
@@ -35,30 +35,34 @@ function echoMarks(media: MediaClient, reply: (message: any) => object | null): 
 let stopTest: () => Promise<void> = async () => {}
 afterEach(() => stopTest())
 
+type CarrierSetup<F> = { fake: F; config: Record<string, unknown> }
+
+/** A carrier test with one call placed and answered, its caller on the stream until the test ends. */
+async function answeredCallTest<F extends FakeServer & { idle(): Promise<void> }>(start: (app: CarrierTestApp, held: Promise<void>) => CarrierSetup<F>) {
+  let release!: () => void
+  const held = new Promise<void>((resolve) => { release = resolve })
+  const test = await startCarrierTest<F>((app) => start(app, held))
+  stopTest = async () => {
+    release()
+    await stopCarrierTest(test.t, test.fake)
+  }
+  const runId = await placeCarrierCall(test.t, test.agent)
+  await waitFor('the stream admitted', () => test.streams.length === 1, 5_000)
+  return { ...test, runId, call: test.streams[0], release }
+}
+
 describe('Telnyx: actions/transfer, with the destination leg\'s events on the transfer webhook', () => {
   let transferPlan: TelnyxTransferPlan
 
   async function telnyxCall() {
-    let release!: () => void
-    const held = new Promise<void>((resolve) => { release = resolve })
-    const test = await startCarrierTest<FakeTelnyx>((app) => {
-      const fake = startFakeTelnyx({
-        reach: app.reach, now: () => app.ctx.clock.now(),
-        plan: () => ({ outcome: 'answered', talk: () => held }),
-        transfer: () => transferPlan,
-      })
+    const test = await answeredCallTest<FakeTelnyx>((app, held) => {
+      const fake = startFakeTelnyx({ reach: app.reach, now: () => app.ctx.clock.now(), plan: () => ({ outcome: 'answered', talk: () => held }), transfer: () => transferPlan })
       app.ctx.providerApis.telnyx = fake.baseUrl
       return { fake, config: { provider: 'telnyx', api_key: fake.apiKey, connection_id: 'conn-42', webhook_public_key: fake.publicKey } }
     })
-    stopTest = async () => {
-      release()
-      await stopCarrierTest(test.t, test.fake)
-    }
-    const runId = await placeCarrierCall(test.t, test.agent)
-    await waitFor('the stream admitted', () => test.streams.length === 1, 5_000)
     const fakeCall = test.fake.calls.get('v3:call-1')!
     echoMarks(fakeCall.media!, (message) => (message?.event === 'mark' ? { event: 'mark', mark: { name: message.mark.name } } : null))
-    return { ...test, runId, call: test.streams[0], fakeCall }
+    return { ...test, fakeCall }
   }
 
   test('answered: transferred; the agent\'s stream ends without a hang-up; the bridge\'s end completes the run with the destination and the talk time', async () => {
@@ -112,19 +116,11 @@ describe('Telnyx: actions/transfer, with the destination leg\'s events on the tr
 for (const variant of ['plivo', 'vobiz'] as const) {
   describe(`${variant}: the call moved to our transfer URL, which answers <Dial>`, () => {
     test('the request, the <Dial> XML, and a busy destination: the caller comes back on a new stream of the same conversation', async () => {
-      let release!: () => void
-      const held = new Promise<void>((resolve) => { release = resolve })
-      const { t, fake, agent, streams } = await startCarrierTest<FakePlivo>((app) => {
+      const { t, fake, runId, streams } = await answeredCallTest<FakePlivo>((app, held) => {
         const started = startFakePlivo({ variant, reach: app.reach, plan: () => ({ outcome: 'completed', talk: () => held }) })
         app.ctx.providerApis[variant] = variant === 'vobiz' ? `${started.baseUrl}/api` : started.baseUrl
         return { fake: started, config: { provider: variant, auth_id: started.authId, auth_token: started.authToken, application_id: 'app-1' } }
       })
-      stopTest = async () => {
-        release()
-        await stopCarrierTest(t, fake)
-      }
-      const runId = await placeCarrierCall(t, agent)
-      await waitFor('the stream admitted', () => streams.length === 1, 5_000)
       const [fakeCall] = fake.calls.values()
       echoMarks(fakeCall.media!, (message) => (message?.event === 'checkpoint' ? { event: 'playedStream', streamId: message.streamId, name: message.name } : null))
 
@@ -161,25 +157,11 @@ for (const variant of ['plivo', 'vobiz'] as const) {
 
 describe('Vonage: the call transferred to an NCCO that connects the destination', () => {
   test('the request; the connect leg answering transfers the call; its completion ends the run as call_transferred', async () => {
-    let release!: () => void
-    const held = new Promise<void>((resolve) => { release = resolve })
-    const { t, fake, agent, streams } = await startCarrierTest<FakeVonage>((app) => {
+    const { t, fake, runId, streams, release } = await answeredCallTest<FakeVonage>((app, held) => {
       const started = startFakeVonage({ reach: app.reach, plan: () => ({ outcome: 'answered', talk: () => held, durationSeconds: 80 }) })
       app.ctx.providerApis.vonage = started.baseUrl
-      return {
-        fake: started,
-        config: {
-          provider: 'vonage', api_key: started.apiKey, api_secret: started.apiSecret, application_id: started.applicationId,
-          private_key: started.privateKey, signature_secret: started.signatureSecret,
-        },
-      }
+      return { fake: started, config: vonageConfig(started) }
     })
-    stopTest = async () => {
-      release()
-      await stopCarrierTest(t, fake)
-    }
-    const runId = await placeCarrierCall(t, agent)
-    await waitFor('the stream admitted', () => streams.length === 1, 5_000)
     const [fakeCall] = fake.calls.values()
     echoMarks(fakeCall.media!, (message) => (message?.action === 'notify' ? { event: 'websocket:notify', payload: message.payload } : null))
 

@@ -1,11 +1,8 @@
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test'
-import { createVoiceConversations } from '../../../src/calls/voice'
-import { systemClock } from '../../../src/lib/clock'
-import { createCarrierLine, runRow } from '../../support/fake-carriers/calls'
-import { createCarrierTestApp, PUBLIC_URL, type CarrierTestApp, type MediaClient } from '../../support/fake-carriers/shared'
-import { startFakeTwilio, type FakeTwilio, type FakeTwilioCall, type TwilioTransferPlan } from '../../support/fake-carriers/twilio'
-import { callTool, say, startFakeModels, type FakeModels } from '../../support/fake-models'
-import { configureFakeVoiceModels } from '../../support/voice-models'
+import { createCarrierLine, runRow, startCarrierVoiceApp } from '../../support/fake-carriers/calls'
+import { PUBLIC_URL, type CarrierTestApp, type MediaClient } from '../../support/fake-carriers/shared'
+import { startFakeTwilio, twilioCaller, type FakeTwilio, type FakeTwilioCall, type TwilioTransferPlan } from '../../support/fake-carriers/twilio'
+import { callTool, say, type FakeModels } from '../../support/fake-models'
 import { waitFor } from '../../support/wait'
 
 /**
@@ -25,11 +22,7 @@ let agentTriggerPath: string
 let agentId: number
 
 beforeAll(async () => {
-  t = createCarrierTestApp({ clock: systemClock })
-  models = startFakeModels()
-  const conversations = createVoiceConversations(t.ctx, { pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100, dtmfTimeoutMs: 200 } })
-  t.ctx.telephony.onMediaStream((call) => { void conversations.onAnswered(call) })
-  await configureFakeVoiceModels(t, models)
+  ;({ t, models } = await startCarrierVoiceApp({ tickIntervalMs: 20, mediaLossGraceMs: 100, dtmfTimeoutMs: 200 }))
   const tool = await t.request('POST', '/api/v1/tools/', {
     body: { name: 'Front desk', definition: { type: 'transfer_call', config: { destination: DESK, timeout: 20, messageType: 'custom', customMessage: 'Putting you through.' } } },
   })
@@ -68,25 +61,6 @@ afterAll(() => {
   t.stopServer()
   t.close()
 })
-
-/** The caller's side of one Twilio stream: marks echoed once the audio before them "played", keys pressed. */
-function twilioCaller(media: MediaClient) {
-  const echoed = new Set<string>()
-  const timer = setInterval(() => {
-    for (const message of media.texts) {
-      if (message?.event === 'mark' && !echoed.has(message.mark.name)) {
-        echoed.add(message.mark.name)
-        media.send({ event: 'mark', streamSid: message.streamSid, mark: { name: message.mark.name } })
-      }
-    }
-  }, 5)
-  return {
-    marks: () => echoed.size,
-    audioFrames: () => media.texts.filter((message) => message?.event === 'media').length,
-    press: (digits: string) => { for (const digit of digits) media.send({ event: 'dtmf', streamSid: 'MZ1', dtmf: { track: 'inbound_track', digit } }) },
-    stop: () => clearInterval(timer),
-  }
-}
 
 const speechInputs = () => models.requestsTo('/audio/speech').map((request) => request.body.input)
 const hangupRequests = () => fake.requests.filter((request) => request.body.Status === 'completed')
