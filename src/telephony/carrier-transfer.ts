@@ -68,6 +68,8 @@ type PendingTransfer = {
   request: CarrierTransferRequest
   /** The carrier answered a failure with a new media stream for the caller: the next stream admitted for the run is it. */
   returning: boolean
+  /** The outcome is known (from the carrier, or our own timeout): later events change nothing. */
+  settled: boolean
   settle(outcome: CallTransferResult): void
   resume(transport: CarrierMediaTransport): void
 }
@@ -115,21 +117,25 @@ export async function transferCarrierCall(
   if (!driver.transfer) return failed('failed', `Calls on ${displayName(driver.provider)} cannot be transferred`)
   const address = transferAddress(destination)
   if (!address) return failed('failed', `Destination ${JSON.stringify(destination)} must be an E.164 number or a SIP URI to transfer a ${displayName(driver.provider)} call`)
-  if (transfers.has(run.id)) return failed('failed', 'The call is already being transferred')
   const providerCallId = runById(ctx, run.id)?.providerCallId
   const configuration = run.telephonyConfigurationId === null ? null : getConfigCredentials(ctx, run.telephonyConfigurationId)
   if (!providerCallId || !configuration) return failed('failed', 'The call cannot be transferred: the carrier has not identified it')
+  if (transfers.has(run.id)) return failed('failed', 'The call is already being transferred')
 
   const links = callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId })
   const request: CarrierTransferRequest = {
     destination: address, timeoutSeconds, eventsUrl: `${links.publicUrl}/api/v1/telephony/${driver.provider}/${TRANSFER_CALLBACK}/${run.id}`,
   }
-  let settle!: (outcome: CallTransferResult) => void
-  const outcome = new Promise<CallTransferResult>((resolve) => { settle = resolve })
+  let resolveOutcome!: (outcome: CallTransferResult) => void
+  const outcome = new Promise<CallTransferResult>((resolve) => { resolveOutcome = resolve })
   let onReturned!: () => void
   const returned = new Promise<void>((resolve) => { onReturned = resolve })
   const pending: PendingTransfer = {
-    destination, request, returning: false, settle,
+    destination, request, returning: false, settled: false,
+    settle(result) {
+      pending.settled = true
+      resolveOutcome(result)
+    },
     resume(transport) {
       pending.returning = false
       media.attach(transport)
@@ -137,9 +143,12 @@ export async function transferCarrierCall(
     },
   }
   const logContext = { provider: driver.provider, runId: run.id }
-  await within(media.mark(), HEARD_TIMEOUT_MS, 'closed')
-  if (media.closed || signal?.aborted) return failed('failed', 'The call ended before the transfer')
   transfers.set(run.id, pending)
+  await within(media.mark(), HEARD_TIMEOUT_MS, 'closed')
+  if (media.closed || signal?.aborted) {
+    transfers.delete(run.id)
+    return failed('failed', 'The call ended before the transfer')
+  }
   media.hold()
   try {
     await driver.transfer.start(ctx, configuration.credentials, providerCallId, request)
@@ -149,13 +158,14 @@ export async function transferCarrierCall(
     if (!(error instanceof DomainError)) ctx.log.error({ ...logContext, err: error }, 'carrier transfer request failed')
     return failed('failed', error instanceof DomainError ? String(error.detail) : 'The carrier could not be asked to transfer the call')
   }
-  const onAbort = () => settle(failed('failed', 'The call ended during the transfer'))
+  const onAbort = () => pending.settle(failed('failed', 'The call ended during the transfer'))
   signal?.addEventListener('abort', onAbort, { once: true })
   void call.reported.then(() => {
     onAbort()
     onReturned()
   })
   const result = await within(outcome, timeoutSeconds * 1000 + OUTCOME_GRACE_MS, failed('no_answer', FAILURE_MESSAGES.no_answer(timeoutSeconds)))
+  pending.settled = true
   signal?.removeEventListener('abort', onAbort)
   ctx.log.info({ ...logContext, outcome: result.status, reason: result.status === 'failed' ? result.reason : undefined }, 'carrier call transfer')
   if (result.status === 'transferred') {
@@ -171,8 +181,9 @@ export async function transferCarrierCall(
   return result
 }
 
-function connect(ctx: AppContext, run: WorkflowRunRow, pending: PendingTransfer | undefined): void {
-  if (!pending) return
+/** The destination answered while the transfer waits: the run keeps where the caller went and since when. */
+function recordConnected(ctx: AppContext, run: WorkflowRunRow, pending: PendingTransfer | undefined): void {
+  if (!pending || pending.settled) return
   updateRun(ctx, run.id, { logs: { transfer: { destination: pending.destination, connected_at: new Date(ctx.clock.now()).toISOString() } } })
   pending.settle({ status: 'transferred' })
 }
@@ -204,7 +215,7 @@ export function handleTransferCallback(ctx: AppContext, driver: CarrierDriver, r
     case 'instructions':
       return pending && driver.transfer.instructions ? driver.transfer.instructions(pending.request) : hangUp()
     case 'answered':
-      connect(ctx, run, pending)
+      recordConnected(ctx, run, pending)
       return acknowledge()
     case 'ended':
       if (event.failure) {
@@ -216,7 +227,7 @@ export function handleTransferCallback(ctx: AppContext, driver: CarrierDriver, r
         return driver.connect(callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId }), credentials)
       }
       // Some carriers say the destination answered only once its leg is over.
-      connect(ctx, run, pending)
+      recordConnected(ctx, run, pending)
       endTransferredCall(ctx, run, event)
       return hangUp()
   }
