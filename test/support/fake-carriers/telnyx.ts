@@ -32,7 +32,8 @@ export type FakeTelnyxCall = {
   talk?: (media: MediaClient) => Promise<void>
 }
 
-export type TelnyxTransferPlan = 'answered' | 'user_busy' | 'timeout' | 'call_rejected'
+/** `ringing`: the destination rings until the test ends the call. */
+export type TelnyxTransferPlan = 'answered' | 'ringing' | 'user_busy' | 'timeout' | 'call_rejected'
 
 export type FakeTelnyx = FakeServer & {
   apiKey: string
@@ -139,6 +140,7 @@ export function startFakeTelnyx(options: {
     legs.set(call.id, leg)
     await send(leg, 'call.initiated', { state: 'bridging' })
     const outcome = options.transfer?.(call) ?? 'user_busy'
+    if (outcome === 'ringing') return
     if (outcome !== 'answered') {
       leg.alive = false
       await send(leg, 'call.hangup', { hangup_cause: outcome, hangup_source: 'callee' })

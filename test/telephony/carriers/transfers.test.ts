@@ -104,6 +104,18 @@ describe('Telnyx: actions/transfer, with the destination leg\'s events on the tr
     expect(runRow(t, runId).logs.transfer).toBeUndefined()
   })
 
+  test('the caller hanging up while the destination rings ends the transfer: failed, and the run completes as a plain call', async () => {
+    transferPlan = 'ringing'
+    const { t, fake, runId, call, fakeCall } = await telnyxCall()
+    const transfer = call.transfer!({ destination: DESK, timeoutSeconds: 60 })
+    await waitFor('the transfer asked for', () => fakeCall.commands.includes('transfer'), 5_000)
+    await fake.event(fakeCall.webhookUrl, 'call.hangup', { call_control_id: fakeCall.id, hangup_cause: 'normal_clearing', hangup_source: 'caller' })
+    expect(await transfer).toEqual({ status: 'failed', reason: 'failed', message: 'The call ended during the transfer' })
+    const row = await untilRunCompleted(t, runId)
+    expect(row.disposition).toBe('completed')
+    expect(row.logs.transfer).toBeUndefined()
+  })
+
   test('a destination that is neither an E.164 number nor a SIP URI is refused without asking Telnyx', async () => {
     transferPlan = 'answered'
     const { fakeCall, call } = await telnyxCall()
