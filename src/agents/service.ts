@@ -17,7 +17,7 @@ import { isoNow } from '../lib/clock'
 import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
 import type { Agent, AgentCount, AgentListItem, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from './schemas'
 import { transaction } from '../db/transaction'
-import { unknownToolReferences } from '../tools/service'
+import { unknownToolReferences, untransferableToolReferences } from '../tools/service'
 import { modelConfigurationPinProblems } from '../models/configurations'
 import { preparedQuery } from '../db/prepared'
 
@@ -42,9 +42,14 @@ function checkedDefinition(input: unknown): { definition: WorkflowDefinition; tr
   return { definition, triggerPaths }
 }
 
-/** Every node's `tool_uuids` must name active tools of the organization: checked on save and again at publish. */
-function checkToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): void {
+/**
+ * Every node's `tool_uuids` must name active tools of the organization: checked on save and again at publish. Publishing
+ * (creating an agent publishes its first version) also refuses transfer_call tools when the organization's default
+ * telephony configuration cannot transfer calls; a draft may wait for the configuration to change.
+ */
+function checkToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition, publishing: boolean): void {
   const errors = unknownToolReferences(ctx, organizationId, definition)
+  if (publishing) errors.push(...untransferableToolReferences(ctx, organizationId, definition))
   if (errors.length > 0) throw definitionErrors('invalid', errors)
 }
 
@@ -151,7 +156,7 @@ const insertVersion = (ctx: AppContext, version: NewVersion) => insertVersionQue
 /** A new agent whose first version is published at once. */
 export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): AgentView {
   const { definition, triggerPaths } = checkedDefinition(body.workflow_definition)
-  checkToolReferences(ctx, organizationId, definition)
+  checkToolReferences(ctx, organizationId, definition, true)
   checkModelPin(ctx, organizationId, body.workflow_configurations ?? {}, ['body', 'workflow_configurations'])
   const now = isoNow(ctx.clock)
   return transaction(ctx, () => {
@@ -182,7 +187,7 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
   const current = findCurrent(ctx, organizationId, workflowId)
   if (!current) throw workflowNotFound(workflowId)
   const sent = body.workflow_definition != null ? checkedDefinition(body.workflow_definition) : null
-  if (sent) checkToolReferences(ctx, organizationId, sent.definition)
+  if (sent) checkToolReferences(ctx, organizationId, sent.definition, false)
   if (body.workflow_configurations) checkModelPin(ctx, organizationId, body.workflow_configurations, ['body', 'workflow_configurations'])
   const savesVersion = sent !== null || body.workflow_configurations != null
   const name = body.name ?? current.workflow.name
@@ -218,7 +223,7 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
   const current = findCurrent(ctx, organizationId, workflowId)
   if (!current) throw workflowNotFound(workflowId)
   if (current.version.status !== 'draft') throw refused('Workflow has no draft to publish')
-  checkToolReferences(ctx, organizationId, current.version.workflowJson as WorkflowDefinition)
+  checkToolReferences(ctx, organizationId, current.version.workflowJson as WorkflowDefinition, true)
   checkModelPin(ctx, organizationId, current.version.workflowConfigurations, ['workflow_configurations'])
   transaction(ctx, () => {
     // Archive first: at most one version may be published at any moment.

@@ -49,7 +49,7 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
         session = await openRunSession(ctx, call.runId, {
           channel: 'voice',
           onEvent: (event) => pipeline?.conversationEvent(event),
-          transferCall: (request, signal) => call.transfer(request, signal),
+          ...(call.transfer ? { transferCall: (request, signal) => call.transfer!(request, signal) } : {}),
         })
       } catch (error) {
         // The session completed the run with the reason; the call is hung up when this returns.

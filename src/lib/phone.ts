@@ -166,6 +166,12 @@ const SIP_URI = /^sips?:[A-Za-z0-9._~+*#-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?:
 const SIP_SCHEME = /^sips?:/i
 const SEPARATORS = /[\s,&]/
 
+/** A `sip:`/`sips:` URI with a user part and a port, if any, that can be one. */
+export function isSipUri(value: string): boolean {
+  const uri = SIP_URI.exec(value)
+  return uri !== null && (uri[1] === undefined || Number(uri[1]) <= 65535)
+}
+
 /**
  * What an ARI configuration lets a destination be. A raw dial string (`Local/s@from-internal`, `PJSIP/…@trunk`) bypasses
  * the configuration's `dial_string_template` and reaches anything the dialplan or a trunk does: only when the
@@ -188,8 +194,7 @@ export function validateDestination(value: string, provider: string, rules: Dest
     if (!rules.rawDialStrings) return RAW_DIAL_STRING_REFUSED
     if (DIAL_STRING.test(value)) return null
   }
-  const uri = SIP_URI.exec(value)
-  if (uri && (uri[1] === undefined || Number(uri[1]) <= 65535)) return null
+  if (isSipUri(value)) return null
   return rules.rawDialStrings
     ? 'must be an E.164 number, an extension (digits, * and #), a SIP URI (sip:user@host[:port]) '
       + 'or a dial string starting with PJSIP/, SIP/, IAX2/, Local/ or DAHDI/'

@@ -54,10 +54,14 @@ export type AnsweredCall = {
   /**
    * Rings `destination` (dialled through the configuration's dial string template and destination rules) for up to
    * `timeoutSeconds` with a ring tone for the caller; on answer connects it to the caller and releases the media leg.
-   * Resolves to the outcome; never throws. One transfer at a time.
+   * Resolves to the outcome; never throws. One transfer at a time. Absent on calls that cannot be transferred (carriers
+   * without a transfer API): transfer_call tools are not offered on them.
    */
-  transfer(request: { destination: string; timeoutSeconds: number }, signal?: AbortSignal): Promise<AriTransferResult>
+  transfer?(request: { destination: string; timeoutSeconds: number }, signal?: AbortSignal): Promise<CallTransferResult>
 }
+
+/** How a transfer went, on any provider (`channelId`: the destination's channel, on Asterisk). */
+export type CallTransferResult = { status: 'transferred'; channelId?: string } | Extract<AriTransferResult, { status: 'failed' }>
 
 /** What the engine learnt about the call, for its report. */
 export type ConversationOutcome = {

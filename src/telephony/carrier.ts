@@ -7,6 +7,7 @@ import { deriveKey } from '../lib/hmac'
 import { getConfigCredentials } from './configurations'
 import { PROVIDERS, type Credentials, type ProviderName } from './providers'
 import type { MediaFraming } from '../voice/carrier-media'
+import type { TransferFailureReason } from './ari/transfer'
 import { DialError, type CallState, type DialRequest, type TelephonyProvider } from './provider'
 
 /**
@@ -72,6 +73,32 @@ export const jsonAnswer = (body: unknown): WebhookAnswer => ({ status: 200, cont
 export const escapeXml = (value: string) =>
   value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;')
 
+/** A transfer's destination as carriers take it: a number or a SIP URI. */
+export type TransferAddress = { type: 'number' | 'sip'; address: string }
+
+/** What a carrier is asked to do for a transfer; `eventsUrl` is where it reports the destination's leg. */
+export type CarrierTransferRequest = { destination: TransferAddress; timeoutSeconds: number; eventsUrl: string }
+
+/** What a transfer webhook says about the destination's leg. */
+export type TransferEvent =
+  | { kind: 'answered'; providerStatus: string }
+  /** The destination's leg is over: `failure` when it never connected, else after talking for `talkSeconds` (when said). */
+  | { kind: 'ended'; failure: TransferFailureReason | null; talkSeconds?: number; providerStatus: string }
+  /** The carrier asks what to do with the caller now (Plivo fetches the transfer URL): answered with `instructions`. */
+  | { kind: 'instructions'; providerStatus: string }
+
+/**
+ * A carrier's own transfer: the caller's call is handed to the destination by the carrier, which reports the
+ * destination's leg to `eventsUrl`. Markup carriers (Twilio, Plivo, Vobiz, Vonage) replace the call's markup, which
+ * ends its media stream; after a failure their answer to the event connects the caller to a new media stream.
+ */
+export type CarrierTransfer = {
+  start(ctx: AppContext, credentials: Credentials, providerCallId: string, request: CarrierTransferRequest): Promise<void>
+  parseEvent(request: WebhookRequest): TransferEvent | null
+  /** The markup that rings the destination, for carriers that fetch it (`instructions`). */
+  instructions?(request: CarrierTransferRequest): WebhookAnswer
+}
+
 export type CarrierDriver = {
   provider: CarrierName
   /** How its media stream is framed; null when it has none we can carry (WhatsApp's is WebRTC). */
@@ -101,6 +128,8 @@ export type CarrierDriver = {
   /** Carriers driven by API calls rather than markup (Telnyx) answer or reject inbound calls here. */
   answerInbound?(ctx: AppContext, credentials: Credentials, call: InboundCallStart, links: CallLinks): Promise<WebhookAnswer>
   rejectInbound?(ctx: AppContext, credentials: Credentials | null, call: InboundCallStart): Promise<WebhookAnswer>
+  /** Hands an answered call to another destination; carriers without it cannot transfer (provider metadata says so). */
+  transfer?: CarrierTransfer
 }
 
 export const displayName = (provider: CarrierName) => PROVIDERS[provider].displayName

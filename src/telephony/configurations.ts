@@ -165,6 +165,14 @@ function callerNumber(ctx: AppContext, configurationId: number, fromPhoneNumberI
  * Takes a configuration out of service (ARI connection manager: repeated connection failures, unusable stored
  * config). Only `POST …/reactivate` brings it back. Returns false when it was already inactive or does not exist.
  */
+/** The provider of the organization's default configuration for outbound calls; null when it has none. */
+export function defaultOutboundProvider(ctx: AppContext, organizationId: number): ProviderName | null {
+  const row = ctx.db.select({ provider: telephonyConfigurations.provider }).from(telephonyConfigurations)
+    .where(and(eq(telephonyConfigurations.organizationId, organizationId), eq(telephonyConfigurations.isDefaultOutbound, true)))
+    .get()
+  return row ? (row.provider as ProviderName) : null
+}
+
 export function markInactive(ctx: AppContext, configurationId: number, reason: string): boolean {
   const updated = ctx.db
     .update(telephonyConfigurations)

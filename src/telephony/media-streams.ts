@@ -2,7 +2,9 @@ import type { AppContext } from '../context'
 import type { WorkflowRunRow } from '../db/schema'
 import { markRunRunning } from '../runs/service'
 import type { CarrierMediaTransport, MediaFraming } from '../voice/carrier-media'
+import type { MediaClose } from '../voice/media-transport'
 import { mediaStreamTokenMatches, runById, type CarrierDriver } from './carrier'
+import { returningCaller, transferCarrierCall, type CallMedia } from './carrier-transfer'
 import { carrierDriver } from './carriers'
 
 /**
@@ -13,6 +15,10 @@ import { carrierDriver } from './carriers'
  * up at the carrier, and the run ends. A carrier that reports this call's status (every call we placed, and inbound
  * calls of carriers that always report or did report this one) has a few seconds for its final callback: its
  * duration and status are the authority. A call nobody reports on ends with the stream.
+ *
+ * Transfers (carrier-transfer.ts): once the caller is with the destination, the stream's end neither hangs up nor ends
+ * the call; after a failed transfer, the caller's new stream (admitted while the run is `running`) continues the same
+ * conversation.
  */
 
 /** WebSocket close codes of a refused stream (the reference's). */
@@ -20,7 +26,13 @@ export const MEDIA_CLOSE = { badRequest: 4400, unauthorized: 4401, notFound: 440
 
 export type MediaStreamPath = { workflowId: string; organizationId: string; runId: string; token: string }
 
-export type AdmittedStream = { run: WorkflowRunRow; driver: CarrierDriver; framing: MediaFraming }
+export type AdmittedStream = {
+  run: WorkflowRunRow
+  driver: CarrierDriver
+  framing: MediaFraming
+  /** The caller is back from a failed transfer: the stream goes to the conversation already under way. */
+  returning?: (transport: CarrierMediaTransport) => void
+}
 
 export type MediaAdmission = { admitted: AdmittedStream } | { refused: { code: number; reason: string } }
 
@@ -38,6 +50,8 @@ export function admitMediaStream(ctx: AppContext, path: MediaStreamPath): MediaA
   if (run.workflowId !== workflowId) return refuse(MEDIA_CLOSE.badRequest, 'workflow_run_workflow_mismatch')
   const driver = carrierDriver(run.mode)
   if (!driver?.mediaFraming) return refuse(MEDIA_CLOSE.badRequest, 'provider_has_no_media_stream')
+  const returning = run.state === 'running' ? returningCaller(ctx, run.id) : null
+  if (returning) return { admitted: { run, driver, framing: driver.mediaFraming, returning } }
   if (run.state !== 'initialized' || !markRunRunning(ctx, run.id)) return refuse(MEDIA_CLOSE.conflict, 'workflow_run_not_initialized')
   return { admitted: { run, driver, framing: driver.mediaFraming } }
 }
@@ -64,9 +78,68 @@ function endReported(ctx: AppContext, callId: string): Promise<void> {
   })
 }
 
+/** The call's media over its streams: the first one, then the one a caller returning from a failed transfer opens. */
+function createCallMedia(first: CarrierMediaTransport): CallMedia {
+  const audioListeners: ((ulaw: Uint8Array, atMs: number) => void)[] = []
+  const dtmfListeners: ((digit: string) => void)[] = []
+  const closeListeners: ((close: MediaClose) => void)[] = []
+  let current: CarrierMediaTransport | null = null
+  let held = false
+  let closed = false
+  const finish = (close: MediaClose) => {
+    if (closed) return
+    closed = true
+    for (const listener of closeListeners) listener(close)
+  }
+  const use = (transport: CarrierMediaTransport) => {
+    current = transport
+    transport.onAudio((ulaw, atMs) => { if (current === transport) for (const listener of audioListeners) listener(ulaw, atMs) })
+    transport.onDtmf((digit) => { if (current === transport) for (const listener of dtmfListeners) listener(digit) })
+    transport.onClose((close) => {
+      if (current !== transport) return
+      current = null
+      if (!held) finish(close)
+    })
+  }
+  use(first)
+  return {
+    onAudio: (listener) => { audioListeners.push(listener) },
+    onDtmf: (listener) => { dtmfListeners.push(listener) },
+    onClose: (listener) => { closeListeners.push(listener) },
+    send: (ulaw) => current?.send(ulaw),
+    mark: () => current?.mark() ?? Promise.resolve('flushed'),
+    flush: () => current?.flush(),
+    close() {
+      const transport = current
+      current = null
+      transport?.close()
+      finish({ code: 1000, reason: '', initiatedBy: 'app' })
+    },
+    get closed() { return closed },
+    get streaming() { return current !== null },
+    hold() { held = true },
+    attach(next) {
+      const previous = current
+      use(next)
+      previous?.close()
+      held = false
+    },
+    release() {
+      held = false
+      if (!current) finish({ code: 1000, reason: 'stream replaced by the carrier', initiatedBy: 'app' })
+    },
+  }
+}
+
 /** Hands an admitted stream to the conversation engine as an answered call, and ends the call with the stream. */
 export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, transport: CarrierMediaTransport): void {
-  const { run } = admitted
+  const { run, driver } = admitted
+  if (admitted.returning) {
+    ctx.log.info({ provider: run.mode, runId: run.id }, 'carrier media stream resumed after a failed transfer')
+    admitted.returning(transport)
+    return
+  }
+  const media = createCallMedia(transport)
   const openedAt = ctx.clock.now()
   const logContext = { provider: run.mode, runId: run.id }
   const hangUpCarrier = async () => {
@@ -74,16 +147,19 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
     if (provider && run.telephonyConfigurationId !== null && run.callId) await provider.hangup(run.telephonyConfigurationId, run.callId)
   }
   let hungUp = false
+  let transferred = false
   const hangup = async () => {
     hungUp = true
     await hangUpCarrier()
-    transport.close()
+    media.close()
   }
-  const ended = new Promise<void>((resolve) => transport.onClose(() => resolve()))
+  const ended = new Promise<void>((resolve) => media.onClose(() => resolve()))
   const reported = run.callId ? endReported(ctx, run.callId) : Promise.resolve()
-  transport.onClose((close) => {
+  media.onClose((close) => {
     const closedAt = ctx.clock.now()
-    ctx.log.info({ ...logContext, code: close.code, initiatedBy: close.initiatedBy }, 'carrier media stream ended')
+    ctx.log.info({ ...logContext, code: close.code, initiatedBy: close.initiatedBy, transferred }, 'carrier media stream ended')
+    // The caller is with the transfer's destination: the call goes on, and its end is reported by the carrier.
+    if (transferred) return
     if (!hungUp && (close.initiatedBy === 'app' || !CALL_ENDED_CODES.has(close.code))) {
       void hangUpCarrier().catch((error) => ctx.log.warn({ ...logContext, err: error }, 'hanging up after the media stream ended failed'))
     }
@@ -99,9 +175,10 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
   const taken = ctx.telephony.mediaStream({
     callId: run.callId!, runId: run.id, organizationId: run.organizationId, configurationId: run.telephonyConfigurationId!,
     direction: run.callType === 'inbound' ? 'inbound' : 'outbound',
-    media: transport, onDtmf: (listener) => transport.onDtmf(listener), ended, reported, hangup,
-    // Transfers are bridge swaps on Asterisk; a carrier call would need the carrier's own redirect, not built yet.
-    transfer: async () => ({ status: 'failed', reason: 'failed', message: `Calls on ${run.mode} cannot be transferred yet` }),
+    media, onDtmf: (listener) => media.onDtmf(listener), ended, reported, hangup,
+    ...(driver.transfer
+      ? { transfer: (request, signal) => transferCarrierCall(ctx, { run, driver, media, reported, connected: () => { transferred = true } }, request, signal) }
+      : {}),
   })
   if (!taken) ctx.log.warn(logContext, 'no speech pipeline is attached: the caller hears silence until the call ends')
 }

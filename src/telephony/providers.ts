@@ -155,6 +155,7 @@ export type ProviderMetadata = {
   display_name: string
   connectivity: 'api' | 'sip'
   fields: ProviderFieldMetadata[]
+  supports_call_transfer: boolean
   docs_url: string | null
 }
 
@@ -198,6 +199,7 @@ export function providerMetadata(): { providers: ProviderMetadata[] } {
         display_name: info.displayName,
         connectivity: info.connectivity,
         fields: info.fields.map((field) => fieldMetadata(info, field)),
+        supports_call_transfer: info.supportsCallTransfer,
         docs_url: null,
       }
     }),

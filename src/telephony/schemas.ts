@@ -132,6 +132,7 @@ export const ProvidersMetadata = t.Object({
       visible_when: t.Union([t.Object({ field: t.String(), equals: t.Unknown() }), t.Null()]),
       section: NullableString,
     })),
+    supports_call_transfer: t.Boolean({ description: 'Whether calls on this provider can be transferred (transfer_call tools); agents using them are refused at publish when the default configuration cannot.' }),
     docs_url: NullableString,
   })),
 })

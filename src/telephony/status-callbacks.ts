@@ -4,6 +4,7 @@ import { workflowRuns, type JsonObject, type WorkflowRunRow } from '../db/schema
 import { transaction } from '../db/transaction'
 import { forbidden, notFound, unauthenticated } from '../lib/errors'
 import { isoNow } from '../lib/clock'
+import { isPlainObject } from '../lib/values'
 import {
   acknowledge, FINAL_STATUSES, recordProviderCallId, runById, runByProviderCallId, type CarrierCallStatus, type CarrierDriver, type StatusUpdate,
   type Verdict, type WebhookAnswer, type WebhookRequest,
@@ -73,6 +74,15 @@ export function handleStatusCallback(ctx: AppContext, driver: CarrierDriver, run
   return acknowledge()
 }
 
+/** The transfer a run's call went through (`logs.transfer`, see carrier-transfer.ts); undefined when it was not transferred. */
+export function recordedTransfer(logs: JsonObject): { destination: string; connectedAt: number } | undefined {
+  const transfer = logs.transfer
+  if (!isPlainObject(transfer)) return undefined
+  const { destination, connected_at: connectedAt } = transfer
+  if (typeof destination !== 'string' || typeof connectedAt !== 'string') return undefined
+  return { destination, connectedAt: Date.parse(connectedAt) }
+}
+
 type CallbackEntry = JsonObject & { status: string; timestamp: string }
 
 const answeredEntryTime = (entries: CallbackEntry[]) => {
@@ -111,10 +121,13 @@ export function applyStatusUpdate(ctx: AppContext, driver: CarrierDriver, run: W
     const machine = gathered.answering_machine_detected === true
     const outcome = update.status === 'completed' && machine ? 'voicemail' : FINAL_OUTCOMES[update.status as keyof typeof FINAL_OUTCOMES]
     const answeredAt = update.durationSeconds ? at - update.durationSeconds * 1000 : answeredEntryTime(entries)
-    return { outcome, answeredAt: update.status === 'completed' ? answeredAt ?? at : null }
+    return { outcome, answeredAt: update.status === 'completed' ? answeredAt ?? at : null, transfer: recordedTransfer(current.logs) }
   })
   ctx.log.info({ provider: driver.provider, runId: run.id, status: update.providerStatus, outcome: ending?.outcome }, 'carrier status callback')
   if (!ending || !run.callId) return false
-  ctx.telephony.report({ kind: 'ended', callId: run.callId, outcome: ending.outcome, at, answeredAt: ending.answeredAt, providerStatus: update.providerStatus })
+  ctx.telephony.report({
+    kind: 'ended', callId: run.callId, outcome: ending.outcome, at, answeredAt: ending.answeredAt, providerStatus: update.providerStatus,
+    ...(ending.transfer ? { transfer: ending.transfer } : {}),
+  })
   return true
 }

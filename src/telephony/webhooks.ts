@@ -4,6 +4,7 @@ import type { WebhookAnswer, WebhookRequest } from './carrier'
 import { carrierDriver } from './carriers'
 import { handleAnswerWebhook, handleInboundWebhook } from './answer-webhooks'
 import { handleStatusCallback } from './status-callbacks'
+import { handleTransferCallback, TRANSFER_CALLBACK } from './carrier-transfer'
 
 /**
  * Every carrier webhook under `/api/v1/telephony/<provider>/…`, dispatched to its carrier's driver. Each one is
@@ -28,6 +29,7 @@ export async function handleCarrierCallback(
   ctx: AppContext, provider: string, callback: string, runId: string | null, request: WebhookRequest,
 ): Promise<WebhookAnswer> {
   const driver = driverOf(provider)
+  if (callback === TRANSFER_CALLBACK && driver.transfer && runId !== null) return handleTransferCallback(ctx, driver, runIdOf(runId), request)
   if (!driver.callbackPaths.includes(callback)) throw notFound(UNKNOWN_WEBHOOK)
   if (driver.webhook) return driver.webhook(ctx, request)
   return handleStatusCallback(ctx, driver, runId === null ? null : runIdOf(runId), request)

@@ -6,6 +6,8 @@ import { readCredential } from '../credentials/store'
 import { isoNow } from '../lib/clock'
 import { invalid, notFound } from '../lib/errors'
 import { valueError, type ValidationItem } from '../lib/validation'
+import { defaultOutboundProvider } from '../telephony/configurations'
+import { PROVIDERS } from '../telephony/providers'
 import { checkDefinition } from './definitions'
 import { toolFunctionName } from './functions'
 import {
@@ -141,17 +143,34 @@ export function activeToolsByUuid(ctx: AppContext, organizationId: number, uuids
   return new Map(rows.map((row) => [row.toolUuid, { tool_uuid: row.toolUuid, name: row.name, description: row.description, definition: row.definition }]))
 }
 
-/** The `tool_uuids` of a definition's nodes that name no active tool of the organization, one error per node and uuid. */
-export function unknownToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): DefinitionError[] {
+/** Each node with the tool uuids it names, and the organization's active tools among them. */
+function toolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition) {
   const named = definition.nodes.map((node) => ({
     node,
     uuids: Array.isArray(node.data.tool_uuids) ? node.data.tool_uuids.filter((uuid): uuid is string => typeof uuid === 'string') : [],
   }))
-  const known = activeToolsByUuid(ctx, organizationId, named.flatMap(({ uuids }) => uuids))
-  return named.flatMap(({ node, uuids }) => uuids.filter((uuid) => !known.has(uuid)).map((uuid) => ({
-    kind: 'node' as const,
-    id: node.id,
-    field: 'data.tool_uuids',
-    message: `Tool '${uuid}' is not an active tool of this organization`,
-  })))
+  return { named, known: activeToolsByUuid(ctx, organizationId, named.flatMap(({ uuids }) => uuids)) }
+}
+
+const nodeToolError = (nodeId: string, message: string): DefinitionError => ({ kind: 'node', id: nodeId, field: 'data.tool_uuids', message })
+
+/** The `tool_uuids` of a definition's nodes that name no active tool of the organization, one error per node and uuid. */
+export function unknownToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): DefinitionError[] {
+  const { named, known } = toolReferences(ctx, organizationId, definition)
+  return named.flatMap(({ node, uuids }) => uuids.filter((uuid) => !known.has(uuid))
+    .map((uuid) => nodeToolError(node.id, `Tool '${uuid}' is not an active tool of this organization`)))
+}
+
+/**
+ * The `transfer_call` tools a definition's nodes name when the organization's default telephony configuration is on a
+ * provider that cannot transfer calls (nothing to say without a default configuration), one error per node and tool.
+ */
+export function untransferableToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): DefinitionError[] {
+  const provider = defaultOutboundProvider(ctx, organizationId)
+  if (provider === null || PROVIDERS[provider].supportsCallTransfer) return []
+  const { named, known } = toolReferences(ctx, organizationId, definition)
+  const { displayName } = PROVIDERS[provider]
+  return named.flatMap(({ node, uuids }) => [...new Set(uuids)].map((uuid) => known.get(uuid))
+    .filter((tool) => tool?.definition.type === 'transfer_call')
+    .map((tool) => nodeToolError(node.id, `Tool '${tool!.name}' (${tool!.tool_uuid}) transfers calls, which ${displayName}, the provider of the default telephony configuration, cannot do`)))
 }

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent, sampleDefinition } from '../support/agents'
 import { httpApiConfig } from '../support/tools'
+import { CONFIGS_PATH, createConfiguration, VALID_CONFIGS } from '../support/telephony'
 
 let t: TestApp
 beforeEach(() => { t = createTestApp() })
@@ -201,6 +202,37 @@ describe('tools resource', () => {
     expect(publish.body.detail.errors[0]).toMatchObject({ id: '1', field: 'data.tool_uuids', message: expect.stringContaining(tool.tool_uuid) })
     await t.request('PUT', `/api/v1/tools/${tool.tool_uuid}`, { body: { status: 'active' } })
     expect((await t.request('POST', `/api/v1/workflow/${agent.id}/publish`)).status).toBe(200)
+  })
+
+  test('transfer_call tools are refused at publish (create publishes too) while the default telephony configuration cannot transfer; drafts may be saved', async () => {
+    const transfer = await create({ name: 'Front desk', definition: { type: 'transfer_call', config: { destination: '+14155550199' } } })
+    const lookup = await create(httpTool())
+    await createConfiguration(t, 'exotel line', VALID_CONFIGS.exotel.config, { isDefaultOutbound: true })
+    const refusal = {
+      kind: 'node', id: '1', field: 'data.tool_uuids',
+      message: `Tool 'Front desk' (${transfer.tool_uuid}) transfers calls, which Exotel, the provider of the default telephony configuration, cannot do`,
+    }
+
+    const refused = await t.request('POST', '/api/v1/workflow/create/definition', {
+      body: { name: 'agent', workflow_definition: definitionWithTools([lookup.tool_uuid, transfer.tool_uuid]) },
+    })
+    expect(refused.status).toBe(422)
+    expect(refused.body.detail.errors).toEqual([refusal])
+    const withoutTransfer = await createAgent(t, 'agent', undefined, definitionWithTools([lookup.tool_uuid]))
+    const draft = await t.request('PUT', `/api/v1/workflow/${withoutTransfer.id}`, { body: { workflow_definition: definitionWithTools([transfer.tool_uuid]) } })
+    expect(draft.status, draft.text).toBe(200)
+    const publish = await t.request('POST', `/api/v1/workflow/${withoutTransfer.id}/publish`)
+    expect(publish.status).toBe(422)
+    expect(publish.body.detail.errors).toEqual([refusal])
+
+    // A default configuration that can transfer (Twilio) lets it through; so does having no default configuration.
+    const twilio = await createConfiguration(t, 'twilio line', VALID_CONFIGS.twilio.config)
+    expect((await t.request('POST', `${CONFIGS_PATH}/${twilio.id}/set-default-outbound`)).status).toBe(200)
+    expect((await t.request('POST', `/api/v1/workflow/${withoutTransfer.id}/publish`)).status).toBe(200)
+    expect((await t.request('DELETE', `${CONFIGS_PATH}/${twilio.id}`)).status).toBe(200)
+    expect((await t.request('POST', '/api/v1/workflow/create/definition', {
+      body: { name: 'agent 2', workflow_definition: definitionWithTools([transfer.tool_uuid]) },
+    })).status).toBe(200)
   })
 
   test('tool settings: any host until set; hosts are validated and lower-cased; per organization', async () => {

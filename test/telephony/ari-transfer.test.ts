@@ -79,7 +79,7 @@ const transferOriginate = () => fake.requests.find((request) => request.path ===
 describe('transfer by bridge swap', () => {
   test('answered: ring tone while it rings, the destination joins the caller, the agent leg goes; the run records the transfer and talk time', async () => {
     const { call, bridgeId, mediaChannelId, agentId, runId } = await answeredCall()
-    const result = await call.transfer({ destination: 'Local/102@test', timeoutSeconds: 20 })
+    const result = await call.transfer!({ destination: 'Local/102@test', timeoutSeconds: 20 })
     const destinationId = `${call.callId}-transfer`
     expect(result).toEqual({ status: 'transferred', channelId: destinationId })
     const callerApp = fake.requests.find((request) => request.path === '/ari/channels' && request.query.channelId === call.callId)!.query.app
@@ -109,35 +109,35 @@ describe('transfer by bridge swap', () => {
   for (const row of failures) {
     test(`${row.scenario}: the transfer fails (${row.reason}) and the call stays with the agent`, async () => {
       const { call, bridgeId, mediaChannelId } = await answeredCall()
-      const result = await call.transfer({ destination: row.destination, timeoutSeconds: 5 })
+      const result = await call.transfer!({ destination: row.destination, timeoutSeconds: 5 })
       expect(result).toEqual({ status: 'failed', reason: row.reason, message: row.message })
       expect(fake.bridgeChannels(bridgeId)).toEqual([call.callId, mediaChannelId])
       expect(fake.playingIds()).toEqual([])
       expect(fake.liveChannelIds()).not.toContain(`${call.callId}-transfer`)
       // A second attempt is possible.
-      expect((await call.transfer({ destination: 'Local/102@test', timeoutSeconds: 5 })).status).toBe('transferred')
+      expect((await call.transfer!({ destination: 'Local/102@test', timeoutSeconds: 5 })).status).toBe('transferred')
     })
   }
 
   test('a destination the dial rules refuse fails before anything is dialled', async () => {
     const { call } = await answeredCall()
-    expect(await call.transfer({ destination: '555 0100', timeoutSeconds: 5 })).toMatchObject({ status: 'failed', reason: 'failed', message: expect.stringContaining('spaces') })
+    expect(await call.transfer!({ destination: '555 0100', timeoutSeconds: 5 })).toMatchObject({ status: 'failed', reason: 'failed', message: expect.stringContaining('spaces') })
     expect(transferOriginate()).toBeUndefined()
   })
 
   test('without allow_raw_dial_strings a raw transfer destination (one the model may pick) is refused before anything is dialled; a number goes through the template', async () => {
     const { call } = await answeredCall({}, TEMPLATE_ONLY)
-    expect(await call.transfer({ destination: 'Local/s@from-internal', timeoutSeconds: 5 })).toMatchObject({
+    expect(await call.transfer!({ destination: 'Local/s@from-internal', timeoutSeconds: 5 })).toMatchObject({
       status: 'failed', reason: 'failed', message: expect.stringContaining('allow_raw_dial_strings'),
     })
     expect(transferOriginate()).toBeUndefined()
-    expect(await call.transfer({ destination: '486', timeoutSeconds: 5 })).toMatchObject({ status: 'failed', reason: 'busy' })
+    expect(await call.transfer!({ destination: '486', timeoutSeconds: 5 })).toMatchObject({ status: 'failed', reason: 'busy' })
     expect(transferOriginate()?.query.endpoint).toBe('Local/486@test')
   })
 
   test('the caller hanging up while the destination rings stops the transfer and hangs the destination up', async () => {
     const { call } = await answeredCall()
-    const pending = call.transfer({ destination: 'Local/408@test', timeoutSeconds: 60 })
+    const pending = call.transfer!({ destination: 'Local/408@test', timeoutSeconds: 60 })
     await waitFor('destination ringing', () => fake.liveChannelIds().includes(`${call.callId}-transfer`))
     fake.hangup(call.callId)
     expect(await pending).toEqual({ status: 'failed', reason: 'failed', message: 'The call ended during the transfer' })
@@ -146,7 +146,7 @@ describe('transfer by bridge swap', () => {
 
   test('after the transfer the agent\'s max call duration no longer hangs the call up; the caller hanging up ends the destination', async () => {
     const { call } = await answeredCall({ max_call_duration_seconds: 1 })
-    expect((await call.transfer({ destination: 'Local/102@test', timeoutSeconds: 5 })).status).toBe('transferred')
+    expect((await call.transfer!({ destination: 'Local/102@test', timeoutSeconds: 5 })).status).toBe('transferred')
     await Bun.sleep(1_200)
     expect(fake.liveChannelIds()).toContain(call.callId)
     fake.hangup(call.callId)

@@ -7,6 +7,7 @@ import {
 } from '../../src/telephony/providers'
 import { maskSecret } from '../../src/lib/mask'
 import { mergeUpdate } from '../../src/telephony/configurations'
+import { CARRIER_DRIVERS } from '../../src/telephony/carriers'
 
 const LOC = ['body', 'config']
 
@@ -337,6 +338,12 @@ describe('provider metadata', () => {
     expect([...PROVIDER_NAMES].sort()).toEqual([...PROVIDER_NAMES])
   })
 
+  test('supports_call_transfer: Asterisk, and the carriers whose driver can transfer', () => {
+    const transferring = providers.filter((entry) => entry.supports_call_transfer).map((entry) => entry.provider)
+    expect(transferring).toEqual(['ari', 'plivo', 'telnyx', 'twilio', 'vobiz', 'vonage'])
+    for (const [name, driver] of Object.entries(CARRIER_DRIVERS)) expect(driver.transfer !== undefined).toBe(PROVIDERS[name as ProviderName].supportsCallTransfer)
+  })
+
   for (const provider of PROVIDER_NAMES) {
     test(`${provider}: the schema requires exactly the spec's required fields`, () => {
       expect(PROVIDERS[provider].schema.required).toEqual(['provider', ...CASES[provider].required])
@@ -356,7 +363,7 @@ describe('provider metadata', () => {
         if (field.type === 'readonly') expect(PROVIDERS[provider].serverManaged.map((managed) => managed.name)).toContain(field.name)
         else expect(requestFields).toContain(field.name)
       }
-      expect(Object.keys(entry).sort()).toEqual(['connectivity', 'display_name', 'docs_url', 'fields', 'provider'])
+      expect(Object.keys(entry).sort()).toEqual(['connectivity', 'display_name', 'docs_url', 'fields', 'provider', 'supports_call_transfer'])
     })
   }
 

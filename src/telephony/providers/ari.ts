@@ -92,6 +92,7 @@ export const ari: ProviderInfo = {
   serverManaged: [{ name: 'stasis_app_name', shownInResponse: true, mint: () => `ringbase_${randomHex(6)}` }],
   supportsTrunks: false,
   supportsOutbound: true,
+  supportsCallTransfer: true,
   supportsPhoneNumberSync: false,
   requiresCallerId: false,
   // An empty non-agent API URL means there is none.

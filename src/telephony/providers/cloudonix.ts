@@ -65,6 +65,8 @@ export const cloudonix: ProviderInfo = {
   ],
   supportsTrunks: true,
   supportsOutbound: true,
+  // Its API has no documented way to redirect a live call to new CXML.
+  supportsCallTransfer: false,
   supportsPhoneNumberSync: true,
   requiresCallerId: true,
   normaliseCredentials: (credentials) =>

@@ -1,26 +1,14 @@
 import type { AppContext } from '../../context'
 import { isPlainObject } from '../../lib/values'
 import { basicAuth, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
-import { acknowledge, hmac, jsonAnswer, sameText, type CarrierCallStatus, type CarrierDriver, type InboundCallStart, type StatusUpdate, type Verdict, type WebhookRequest } from '../carrier'
+import { acknowledge, hmac, jsonAnswer, sameText, type CarrierDriver, type InboundCallStart, type StatusUpdate, type Verdict, type WebhookRequest } from '../carrier'
 import type { Credentials } from '../providers'
+import { LIVE_CALL_STATUSES, TWILIO_CALL_STATUSES } from './twilio-adapter'
 
 // Exotel: "connect to a stream" calls (form-encoded, Basic auth with the API key and token, on the configuration's
 // regional api_base_url), terminal status callbacks authenticated by a per-run HMAC token in their URL, inbound calls
 // through the Voicebot applet's dynamic URL (answered with the stream's WebSocket URL). Its media stream carries 16-bit
 // linear PCM at 8 kHz in JSON.
-
-const STATUSES: Record<string, CarrierCallStatus> = {
-  queued: 'initiated',
-  ringing: 'ringing',
-  'in-progress': 'answered',
-  completed: 'completed',
-  busy: 'busy',
-  'no-answer': 'no-answer',
-  failed: 'failed',
-  canceled: 'canceled',
-}
-
-const LIVE_STATUSES = new Set(['queued', 'ringing', 'in-progress'])
 
 /** The token that authenticates a run's status callback: hex HMAC-SHA256 under the API token of "exotel-status:<sid>:<run>". */
 export const exotelStatusToken = (credentials: Credentials, runId: number) =>
@@ -51,7 +39,7 @@ function parseStatus(webhook: WebhookRequest): StatusUpdate | null {
   if (typeof callSid !== 'string') return null
   const seconds = Number(talk ?? duration)
   return {
-    status: STATUSES[String(status)] ?? null,
+    status: TWILIO_CALL_STATUSES[String(status)] ?? null,
     providerStatus: String(status ?? 'unknown'),
     providerCallId: callSid,
     ...(Number.isFinite(seconds) && (talk ?? duration) !== undefined ? { durationSeconds: seconds } : {}),
@@ -88,7 +76,7 @@ export const exotelDriver: CarrierDriver = {
       idempotent: true, accept: [404],
     })
     const call = isPlainObject(payload?.Call) ? payload.Call : null
-    return status !== 404 && LIVE_STATUSES.has(String(call?.Status)) ? 'alive' : 'gone'
+    return status !== 404 && LIVE_CALL_STATUSES.has(String(call?.Status)) ? 'alive' : 'gone'
   },
   verify: (webhook, credentials, { runId }) => verifyExotel(webhook, credentials, runId),
   parseStatus,

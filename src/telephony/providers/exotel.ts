@@ -32,6 +32,8 @@ export const exotel: ProviderInfo = {
   serverManaged: [],
   supportsTrunks: false,
   supportsOutbound: true,
+  // A "connect to a stream" call has no API to redirect it (a transfer needs a Connect applet in a dashboard flow).
+  supportsCallTransfer: false,
   // Inbound routing on this provider is configured in its own console, not over its API.
   supportsPhoneNumberSync: false,
   requiresCallerId: true,

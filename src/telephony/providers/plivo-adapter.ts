@@ -1,9 +1,10 @@
 import type { AppContext } from '../../context'
 import { basicAuth, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
 import {
-  escapeXml, hmac, sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type InboundCallStart, type StatusUpdate, type Verdict,
-  type WebhookRequest,
+  escapeXml, hmac, sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart,
+  type StatusUpdate, type TransferEvent, type Verdict, type WebhookRequest,
 } from '../carrier'
+import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../providers'
 
 // Plivo and Vobiz (Plivo-compatible): the Call API (JSON, numbers without '+'), Plivo XML answers with a bidirectional
@@ -103,6 +104,27 @@ function parseStatus(webhook: WebhookRequest): StatusUpdate | null {
   }
 }
 
+const DIAL_FAILURES: Record<string, TransferFailureReason> = { busy: 'busy', 'no-answer': 'no_answer', timeout: 'no_answer', cancel: 'failed', failed: 'failed' }
+
+/**
+ * A transfer moves the call (its A leg) to the transfer URL, which answers with <Dial>: its callbackUrl says when the
+ * destination answered (DialAction `answer`), its action URL how the dial ended (DialStatus, DialBLegDuration).
+ */
+function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
+  const { DialStatus: dialStatus, DialAction: dialAction, DialBLegDuration: duration } = webhook.params
+  if (dialStatus === 'completed') return { kind: 'ended', failure: null, providerStatus: dialStatus, ...(duration ? { talkSeconds: Number(duration) } : {}) }
+  if (dialStatus) return { kind: 'ended', failure: DIAL_FAILURES[dialStatus] ?? 'failed', providerStatus: dialStatus }
+  if (dialAction === 'answer') return { kind: 'answered', providerStatus: dialAction }
+  return dialAction ? null : { kind: 'instructions', providerStatus: webhook.params.CallStatus ?? 'transfer' }
+}
+
+function transferDial(transfer: CarrierTransferRequest) {
+  const url = escapeXml(transfer.eventsUrl)
+  const { type, address } = transfer.destination
+  const noun = type === 'sip' ? `<User>${escapeXml(address)}</User>` : `<Number>${escapeXml(bareNumber(address))}</Number>`
+  return xmlAnswer(`<Response><Dial timeout="${transfer.timeoutSeconds}" action="${url}" method="POST" callbackUrl="${url}" callbackMethod="POST">${noun}</Dial></Response>`)
+}
+
 function applicationCarrier(variant: Variant): CarrierDriver {
   const { provider } = variant
   const request = (ctx: AppContext, credentials: Credentials) => ({
@@ -156,6 +178,16 @@ function applicationCarrier(variant: Variant): CarrierDriver {
     },
     verify: (webhook, credentials) => verifyNonceSignature(variant, webhook, String(credentials.auth_token)),
     parseStatus,
+    transfer: {
+      async start(ctx, credentials, callUuid, transfer) {
+        await callCarrier(ctx, {
+          ...request(ctx, credentials), action: 'transfer the call', method: 'POST', path: `${accountPath(credentials)}/Call/${encodeURIComponent(callUuid)}/`,
+          json: { legs: 'aleg', aleg_url: transfer.eventsUrl, aleg_method: 'POST' },
+        })
+      },
+      parseEvent: parseTransferEvent,
+      instructions: transferDial,
+    },
     connect: (links) => xmlAnswer(
       `<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000">${escapeXml(links.mediaStreamUrl)}</Stream></Response>`,
     ),

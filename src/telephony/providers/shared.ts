@@ -68,6 +68,8 @@ export type ProviderInfo = {
   serverManaged: ServerManagedField[]
   supportsTrunks: boolean
   supportsOutbound: boolean
+  /** Whether its calls can be handed to another destination (transfer_call tools; carriers: their driver's `transfer`). */
+  supportsCallTransfer: boolean
   /** Why a provider without outbound calls has none (its checklist's blocked reason). */
   noOutboundReason?: string
   supportsPhoneNumberSync: boolean
@@ -101,6 +103,7 @@ export const CARRIER_ACCOUNT = {
   serverManaged: [],
   supportsTrunks: false,
   supportsOutbound: true,
+  supportsCallTransfer: true,
   supportsPhoneNumberSync: true,
   requiresCallerId: true,
 } as const satisfies Partial<ProviderInfo>

@@ -3,7 +3,10 @@ import type { AppContext } from '../../context'
 import { refused } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
 import { bearer, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
-import { acknowledge, type CarrierCallStatus, type CarrierDriver, type CallLinks, type InboundCallStart, type StatusUpdate, type WebhookRequest } from '../carrier'
+import {
+  acknowledge, type CarrierCallStatus, type CarrierDriver, type CallLinks, type InboundCallStart, type StatusUpdate, type TransferEvent, type WebhookRequest,
+} from '../carrier'
+import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../providers'
 
 // Telnyx Call Control: calls are driven by API commands (Bearer API key), events arrive as JSON webhooks signed with
@@ -104,6 +107,19 @@ function parseTelnyxStatus(webhook: WebhookRequest): StatusUpdate | null {
   return { status: EVENT_STATUSES[event.eventType] ?? null, providerStatus: event.eventType, providerCallId }
 }
 
+const TRANSFER_FAILURES: Partial<Record<CarrierCallStatus, TransferFailureReason>> = { busy: 'busy', 'no-answer': 'no_answer', canceled: 'failed', failed: 'failed' }
+
+/** Events of a transfer's destination leg (the transfer's webhook_url): answered or bridged, then its hang-up. */
+function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
+  const event = eventOf(webhook)
+  if (event?.eventType === 'call.answered' || event?.eventType === 'call.bridged') return { kind: 'answered', providerStatus: event.eventType }
+  if (event?.eventType !== 'call.hangup') return null
+  const cause = String(event.payload.hangup_cause ?? 'unspecified')
+  const unconnected = UNCONNECTED_CAUSES[cause]
+  const failure = unconnected === undefined ? null : cause === 'call_rejected' ? 'rejected' : TRANSFER_FAILURES[unconnected] ?? 'failed'
+  return { kind: 'ended', failure, providerStatus: `call.hangup:${cause}` }
+}
+
 export const telnyxDriver: CarrierDriver = {
   provider: 'telnyx',
   mediaFraming: 'telnyx',
@@ -146,6 +162,16 @@ export const telnyxDriver: CarrierDriver = {
   },
   verify: (webhook, credentials, { nowMs }) => verifyTelnyxSignature(webhook, credentials.webhook_public_key, nowMs),
   parseStatus: parseTelnyxStatus,
+  // The caller's call and its media stream stay as they are while the destination rings; a failure leaves them so.
+  transfer: {
+    async start(ctx, credentials, callControlId, transfer) {
+      await callCarrier(ctx, {
+        ...request(ctx, credentials), action: 'transfer the call', method: 'POST', path: `${callPath(callControlId)}/actions/transfer`,
+        json: { to: transfer.destination.address, timeout_secs: transfer.timeoutSeconds, webhook_url: transfer.eventsUrl, webhook_url_method: 'POST' },
+      })
+    },
+    parseEvent: parseTransferEvent,
+  },
   parseInbound(webhook): InboundCallStart | null {
     const event = eventOf(webhook)
     if (event?.eventType !== 'call.initiated' || event.payload.direction !== 'incoming') return null

@@ -1,15 +1,17 @@
 import type { AppContext } from '../../context'
 import { basicAuth, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
 import {
-  escapeXml, hmac, sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type InboundCallStart, type StatusUpdate,
-  type WebhookRequest,
+  escapeXml, hmac, sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart,
+  type StatusUpdate, type TransferEvent, type WebhookRequest,
 } from '../carrier'
+import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../providers'
 
 // Twilio Programmable Voice: Calls API (form-encoded, Basic auth), TwiML answers, X-Twilio-Signature webhooks.
 // Cloudonix speaks the same TwiML/Media Streams dialect; its driver reuses `connectTwiml`.
 
-const STATUSES: Record<string, CarrierCallStatus> = {
+/** Twilio's CallStatus words, which Exotel's Status shares. */
+export const TWILIO_CALL_STATUSES: Record<string, CarrierCallStatus> = {
   queued: 'initiated',
   initiated: 'initiated',
   ringing: 'ringing',
@@ -21,7 +23,8 @@ const STATUSES: Record<string, CarrierCallStatus> = {
   canceled: 'canceled',
 }
 
-const LIVE_STATUSES = new Set(['queued', 'initiated', 'ringing', 'in-progress'])
+/** The statuses (Twilio's and Exotel's) of a call that is not over. */
+export const LIVE_CALL_STATUSES = new Set(['queued', 'initiated', 'ringing', 'in-progress'])
 
 /** AnsweredBy values that mean no person: machine_start, machine_end_beep, machine_end_silence, machine_end_other, fax. */
 export const isMachineAnswer = (answeredBy: string) => answeredBy.startsWith('machine') || answeredBy === 'fax'
@@ -45,11 +48,35 @@ export function twilioSignature(authToken: string, url: string, params: Record<s
 export const connectTwiml = (mediaStreamUrl: string) =>
   xmlAnswer(`<Response><Connect><Stream url="${escapeXml(mediaStreamUrl)}"/></Connect></Response>`)
 
+/**
+ * The TwiML a transfer replaces the call's with (ending its media stream): <Dial> rings the destination for the timeout;
+ * its `answered` progress event says when the destination picked up, and the action URL is told how the dial ended.
+ */
+function transferTwiml(transfer: CarrierTransferRequest): string {
+  const url = escapeXml(transfer.eventsUrl)
+  const progress = `statusCallbackEvent="answered" statusCallback="${url}" statusCallbackMethod="POST"`
+  const noun = transfer.destination.type === 'sip' ? 'Sip' : 'Number'
+  return `<Response><Dial timeout="${transfer.timeoutSeconds}" action="${url}" method="POST">`
+    + `<${noun} ${progress}>${escapeXml(transfer.destination.address)}</${noun}></Dial></Response>`
+}
+
+const DIAL_FAILURES: Record<string, TransferFailureReason> = { busy: 'busy', 'no-answer': 'no_answer', failed: 'failed', canceled: 'failed' }
+
+/** The <Dial> action (DialCallStatus, DialCallDuration) or the dialled leg's progress callback (ParentCallSid, CallStatus). */
+function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
+  const { DialCallStatus: dialStatus, DialCallDuration: duration, CallStatus: callStatus, ParentCallSid: parent } = webhook.params
+  if (dialStatus === 'completed' || dialStatus === 'answered') {
+    return { kind: 'ended', failure: null, providerStatus: dialStatus, ...(duration ? { talkSeconds: Number(duration) } : {}) }
+  }
+  if (dialStatus) return { kind: 'ended', failure: DIAL_FAILURES[dialStatus] ?? 'failed', providerStatus: dialStatus }
+  return parent && callStatus === 'in-progress' ? { kind: 'answered', providerStatus: callStatus } : null
+}
+
 export function parseTwilioStatus(request: WebhookRequest): StatusUpdate | null {
   const { CallStatus: callStatus, CallSid: callSid, CallDuration: duration, AnsweredBy: answeredBy } = request.params
   if (!callSid) return null
   return {
-    status: STATUSES[callStatus] ?? null,
+    status: TWILIO_CALL_STATUSES[callStatus] ?? null,
     providerStatus: callStatus ?? 'unknown',
     providerCallId: callSid,
     ...(duration !== undefined && duration !== '' ? { durationSeconds: Number(duration) } : {}),
@@ -92,7 +119,7 @@ export const twilioDriver: CarrierDriver = {
       idempotent: true, accept: [404],
     })
     if (status === 404) return 'gone'
-    return LIVE_STATUSES.has(String(payload?.status)) ? 'alive' : 'gone'
+    return LIVE_CALL_STATUSES.has(String(payload?.status)) ? 'alive' : 'gone'
   },
   verify(webhook, credentials) {
     const signature = webhook.headers.get('x-twilio-signature')
@@ -101,6 +128,15 @@ export const twilioDriver: CarrierDriver = {
     return sameText(signature, twilioSignature(String(credentials.auth_token), webhook.url, params)) ? 'valid' : 'invalid'
   },
   parseStatus: parseTwilioStatus,
+  transfer: {
+    async start(ctx, credentials, callSid, transfer) {
+      await callCarrier(ctx, {
+        ...request(ctx, credentials), action: 'transfer the call', method: 'POST', path: `${callsPath(credentials)}/${encodeURIComponent(callSid)}.json`,
+        form: new URLSearchParams({ Twiml: transferTwiml(transfer) }),
+      })
+    },
+    parseEvent: parseTransferEvent,
+  },
   connect: (links) => connectTwiml(links.mediaStreamUrl),
   refuse: (direction) => xmlAnswer(direction === 'inbound' ? '<Response><Reject/></Response>' : '<Response><Hangup/></Response>'),
   parseInbound(webhook): InboundCallStart | null {

@@ -3,7 +3,11 @@ import type { AppContext } from '../../context'
 import { refused } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
 import { bearer, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
-import { hmac, jsonAnswer, sameText, type CarrierCallStatus, type CarrierDriver, type InboundCallStart, type StatusUpdate, type Verdict, type WebhookRequest } from '../carrier'
+import {
+  hmac, jsonAnswer, sameText, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart, type StatusUpdate,
+  type TransferEvent, type Verdict, type WebhookRequest,
+} from '../carrier'
+import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../providers'
 
 // Vonage Voice API: calls created with a JWT signed RS256 by the application's private key, NCCO answers that connect a
@@ -87,6 +91,35 @@ function parseStatus(webhook: WebhookRequest): StatusUpdate | null {
 
 const bareNumber = (number: string) => number.replace(/^\+/, '')
 
+const TRANSFER_FAILURES: Record<string, TransferFailureReason> = {
+  busy: 'busy', rejected: 'rejected', timeout: 'no_answer', unanswered: 'no_answer', failed: 'failed', cancelled: 'failed',
+}
+
+/** Events of the transfer's connect leg (its synchronous eventUrl): answered, then completed with its duration, or a failure. */
+function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
+  const { status, duration } = fieldsOf(webhook)
+  if (status === 'answered') return { kind: 'answered', providerStatus: status }
+  if (status === 'completed') {
+    const talkSeconds = Number(duration)
+    return { kind: 'ended', failure: null, providerStatus: status, ...(duration !== undefined && Number.isFinite(talkSeconds) ? { talkSeconds } : {}) }
+  }
+  const failure = TRANSFER_FAILURES[String(status)]
+  return failure ? { kind: 'ended', failure, providerStatus: String(status) } : null
+}
+
+/** The NCCO a transfer moves the call to: connect the destination; with a synchronous eventUrl, a failure's answer is the next NCCO. */
+function transferNcco(transfer: CarrierTransferRequest) {
+  const { type, address } = transfer.destination
+  return [{
+    action: 'connect',
+    timeout: transfer.timeoutSeconds,
+    eventType: 'synchronous',
+    eventUrl: [transfer.eventsUrl],
+    eventMethod: 'POST',
+    endpoint: [type === 'sip' ? { type: 'sip', uri: address } : { type: 'phone', number: bareNumber(address) }],
+  }]
+}
+
 const request = (ctx: AppContext, credentials: Credentials) => ({
   provider: 'vonage' as const,
   baseUrl: ctx.providerApis.vonage,
@@ -137,6 +170,15 @@ export const vonageDriver: CarrierDriver = {
   },
   verify: (webhook, credentials) => verifyVonageWebhook(webhook, credentials),
   parseStatus,
+  transfer: {
+    async start(ctx, credentials, uuid, transfer) {
+      await callCarrier(ctx, {
+        ...request(ctx, credentials), action: 'transfer the call', method: 'PUT', path: `/v1/calls/${encodeURIComponent(uuid)}`,
+        json: { action: 'transfer', destination: { type: 'ncco', ncco: transferNcco(transfer) } },
+      })
+    },
+    parseEvent: parseTransferEvent,
+  },
   connect: (links) => jsonAnswer([{
     action: 'connect',
     endpoint: [{ type: 'websocket', uri: links.mediaStreamUrl, 'content-type': 'audio/l16;rate=16000', headers: {} }],

@@ -44,6 +44,7 @@ export const whatsapp: ProviderInfo = {
   supportsTrunks: false,
   // It carries calls of a messaging app, not PSTN calls, and their audio is WebRTC.
   supportsOutbound: false,
+  supportsCallTransfer: false,
   noOutboundReason: WHATSAPP_MEDIA_LIMITATION,
   supportsPhoneNumberSync: false,
   requiresCallerId: false,

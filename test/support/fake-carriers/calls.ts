@@ -4,6 +4,10 @@ import type { TestApp } from '../app'
 import { createCarrierTestApp, type CarrierTestApp, type FakeServer } from './shared'
 import { addPhoneNumber, createConfiguration } from '../telephony'
 import { waitFor } from '../wait'
+import { createVoiceConversations, type VoiceConversationOptions } from '../../../src/calls/voice'
+import { systemClock } from '../../../src/lib/clock'
+import { startFakeModels, type FakeModels } from '../fake-models'
+import { configureFakeVoiceModels } from '../voice-models'
 
 /** Agents, numbers and runs for the carrier tests, through the API; run rows read straight from the database. */
 
@@ -105,4 +109,17 @@ export async function stopCarrierTest(t: CarrierTestApp, fake: FakeServer & { id
   fake.stop()
   t.stopServer()
   t.close()
+}
+
+/**
+ * A served test app on the real clock whose carrier calls run the voice conversation against fake model servers (STT,
+ * LLM, TTS), configured as the organization's models.
+ */
+export async function startCarrierVoiceApp(pipeline: VoiceConversationOptions['pipeline']): Promise<{ t: CarrierTestApp; models: FakeModels }> {
+  const t = createCarrierTestApp({ clock: systemClock })
+  const models = startFakeModels()
+  const conversations = createVoiceConversations(t.ctx, { pipeline })
+  t.ctx.telephony.onMediaStream((call) => { void conversations.onAnswered(call) })
+  await configureFakeVoiceModels(t, models)
+  return { t, models }
 }

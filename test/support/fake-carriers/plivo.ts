@@ -13,7 +13,8 @@ export type PlivoOutcome = 'completed' | 'busy' | 'timeout' | 'failed' | 'cancel
 
 export type PlivoCallPlan = 'hold' | { outcome: PlivoOutcome; machine?: boolean; talk?: (media: MediaClient) => Promise<void>; durationSeconds?: number }
 
-export type FakePlivoCall = { uuid: string; body: Record<string, any>; status: string; xml?: string; media?: MediaClient }
+/** `transferXml`: what the transfer's aleg_url answered (a transfer ends the call's stream, then fetches it). */
+export type FakePlivoCall = { uuid: string; body: Record<string, any>; status: string; xml?: string; media?: MediaClient; transferXml?: string }
 
 export type FakePlivo = FakeServer & {
   authId: string
@@ -117,6 +118,16 @@ export function startFakePlivo(options: {
       const plan = options.plan?.(call) ?? 'hold'
       if (plan !== 'hold') track(Bun.sleep(1).then(() => play(call.uuid, plan)))
       return Response.json({ api_id: 'api-1', message: 'call fired', request_uuid: call.uuid }, { status: 201 })
+    }
+    const transferred = /^\/Call\/([^/]+)\/$/.exec(path)
+    const transferring = transferred && request.method === 'POST' ? calls.get(transferred[1]) : undefined
+    if (transferring?.status === 'in-progress' && request.body.legs === 'aleg') {
+      track((async () => {
+        transferring.media?.close(1000)
+        const answer = await post(request.body.aleg_url, params(transferring, { CallStatus: 'in-progress', Event: 'Transfer' }))
+        transferring.transferXml = await answer.text()
+      })())
+      return Response.json({ api_id: 'api-2', message: 'call transferred' }, { status: 202 })
     }
     const target = /^\/(Call|Request)\/([^/]+)\/(\?status=live)?$/.exec(path)
     const call = target ? calls.get(target[2]) : undefined

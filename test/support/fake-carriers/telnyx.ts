@@ -7,6 +7,10 @@ import { connectMedia, createPlayback, type FakeServer, type MediaClient, startF
  * `call.answered`, `call.machine.detection.ended`, `call.hangup` with `hangup_cause`) signed with Ed25519 over
  * "<telnyx-timestamp>|<body>" (headers telnyx-signature-ed25519, telnyx-timestamp), and the media stream
  * (connected, start, media with base64 PCMU RTP payloads, stop) opened to `stream_url` when the call is answered.
+ * `actions/transfer` rings `to` as the test's `transfer` plan says, with the new leg's events (call.initiated, then
+ * call.answered and call.bridged, or call.hangup with the failure's cause) sent to the command's webhook_url; the
+ * caller's call and stream stay as they are meanwhile. An answered destination hangs up with `endTransfer`, which ends
+ * the caller's call too.
  */
 
 export type TelnyxOutcome = 'answered' | 'user_busy' | 'timeout' | 'call_rejected' | 'originator_cancel'
@@ -28,6 +32,9 @@ export type FakeTelnyxCall = {
   talk?: (media: MediaClient) => Promise<void>
 }
 
+/** `ringing`: the destination rings until the test ends the call. */
+export type TelnyxTransferPlan = 'answered' | 'ringing' | 'user_busy' | 'timeout' | 'call_rejected'
+
 export type FakeTelnyx = FakeServer & {
   apiKey: string
   /** Base64 of the raw Ed25519 public key: the configuration's webhook_public_key. */
@@ -40,6 +47,8 @@ export type FakeTelnyx = FakeServer & {
   offer(connectionUrl: string, from: string, to: string, talk?: (media: MediaClient) => Promise<void>): Promise<{ call: FakeTelnyxCall; response: Response }>
   idle(): Promise<void>
   failNext(status: number, body: unknown): void
+  /** The answered destination of the call's transfer hangs up: the bridge ends, and the caller's call with it. */
+  endTransfer(id: string): Promise<void>
 }
 
 export function startFakeTelnyx(options: {
@@ -47,6 +56,7 @@ export function startFakeTelnyx(options: {
   /** The app's clock (ms): webhook timestamps follow it. */
   now: () => number
   plan?: (call: FakeTelnyxCall) => TelnyxCallPlan
+  transfer?: (call: FakeTelnyxCall) => TelnyxTransferPlan
 }): FakeTelnyx {
   const apiKey = 'KEYtelnyx-api-key-0001'
   const { publicKey, privateKey } = generateKeyPairSync('ed25519')
@@ -121,6 +131,25 @@ export function startFakeTelnyx(options: {
   }
 
 
+  /** The transfer's destination leg: its events go to the transfer command's webhook_url. */
+  const legs = new Map<string, FakeTelnyxCall>()
+  async function transfer(call: FakeTelnyxCall, body: Record<string, any>) {
+    const leg: FakeTelnyxCall = {
+      id: `${call.id}-transfer`, body: { from: call.body.from, to: body.to }, alive: true, direction: 'outgoing', webhookUrl: body.webhook_url, commands: [],
+    }
+    legs.set(call.id, leg)
+    await send(leg, 'call.initiated', { state: 'bridging' })
+    const outcome = options.transfer?.(call) ?? 'user_busy'
+    if (outcome === 'ringing') return
+    if (outcome !== 'answered') {
+      leg.alive = false
+      await send(leg, 'call.hangup', { hangup_cause: outcome, hangup_source: 'callee' })
+      return
+    }
+    await send(leg, 'call.answered', { state: 'answered' })
+    await send(leg, 'call.bridged', { state: 'bridged' })
+  }
+
   const server = startFakeServer((request) => {
     if (request.headers.get('authorization') !== `Bearer ${apiKey}`) {
       return Response.json({ errors: [{ code: '10009', title: 'Authentication failed', detail: 'The API key is not valid' }] }, { status: 401 })
@@ -145,6 +174,7 @@ export function startFakeTelnyx(options: {
     if (!command[2]) return Response.json({ data: { call_control_id: call.id, is_alive: call.alive, record_type: 'call' } })
     call.commands.push(command[2])
     if (command[2] === 'hangup') track(hangup(call, 'normal_clearing'))
+    if (command[2] === 'transfer') track(Bun.sleep(1).then(() => transfer(call, request.body)))
     if (command[2] === 'reject') {
       call.alive = false
       track(send(call, 'call.hangup', { hangup_cause: 'call_rejected', hangup_source: 'callee' }))
@@ -170,5 +200,11 @@ export function startFakeTelnyx(options: {
     },
     idle,
     failNext(status: number, body: unknown) { failure = { status, body } },
+    async endTransfer(id: string) {
+      const leg = legs.get(id)!
+      leg.alive = false
+      await send(leg, 'call.hangup', { hangup_cause: 'normal_clearing', hangup_source: 'callee' })
+      await hangup(calls.get(id)!, 'normal_clearing')
+    },
   })
 }

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto'
+import { pcm16ToUlaw } from '../../../src/voice/g711'
 import { connectMedia, createPlayback, type FakeServer, formBody, type MediaClient, startFakeServer } from './shared'
 
 /**
@@ -7,6 +8,10 @@ import { connectMedia, createPlayback, type FakeServer, formBody, type MediaClie
  * AnsweredBy), the answer URL fetched on answer (with AnsweredBy when MachineDetection was asked for), TwiML
  * `<Connect><Stream>` followed by a Media Streams WebSocket (connected, start, media, mark, stop), and every webhook
  * signed with X-Twilio-Signature (base64 HMAC-SHA1 of the URL followed by the sorted POST parameters, as name+value).
+ * A live call updated with `Twiml` holding a <Dial> (a transfer) loses its media stream, rings the destination as the
+ * test's `transfer` plan says, sends the <Number>'s `answered` progress callback and then the <Dial> action
+ * (DialCallStatus, DialCallDuration), and follows the TwiML that answers it: a <Stream> connects a new media stream, a
+ * <Hangup> ends the call.
  */
 
 export type TwilioOutcome = 'completed' | 'busy' | 'no-answer' | 'failed' | 'canceled'
@@ -23,7 +28,20 @@ export type TwilioCallPlan =
     durationSeconds?: number
   }
 
-export type FakeTwilioCall = { sid: string; params: Record<string, any>; status: string; twiml?: string; media?: MediaClient }
+export type FakeTwilioCall = {
+  sid: string
+  params: Record<string, any>
+  status: string
+  twiml?: string
+  /** The call's current media stream, and every one it had. */
+  media?: MediaClient
+  streams: MediaClient[]
+  /** The TwiML the call was updated with (transfers). */
+  redirects: string[]
+}
+
+/** How a transfer's <Dial> goes: `bridged` runs while the caller talks to the destination (answered only). */
+export type TwilioTransferPlan = { outcome: 'completed' | 'busy' | 'no-answer' | 'failed'; talkSeconds?: number; bridged?: () => Promise<void> }
 
 export type FakeTwilio = FakeServer & {
   accountSid: string
@@ -50,6 +68,8 @@ export function startFakeTwilio(options: {
   authToken?: string
   reach: (url: string) => string
   plan?: (call: FakeTwilioCall) => TwilioCallPlan
+  /** How a transfer to `destination` goes (default: busy). */
+  transfer?: (call: FakeTwilioCall, destination: string) => TwilioTransferPlan
 }): FakeTwilio {
   const accountSid = options.accountSid ?? 'AC00000000000000000000000000000001'
   const authToken = options.authToken ?? 'twilio-auth-token-0001'
@@ -70,6 +90,53 @@ export function startFakeTwilio(options: {
     ApiVersion: '2010-04-01', CallStatus: status, ...extra,
   })
 
+  /** Connects the media stream the TwiML asks for, and says connected and start on it. */
+  async function openStream(call: FakeTwilioCall, twiml: string): Promise<MediaClient | null> {
+    const stream = /<Stream url="([^"]+)"/.exec(twiml)
+    if (!stream) return null
+    const media = connectMedia(options.reach(unescapeXml(stream[1])))
+    call.media = media
+    call.streams.push(media)
+    await media.opened
+    const streamSid = `MZ${call.sid.slice(2)}${call.streams.length}`
+    media.send({ event: 'connected', protocol: 'Call', version: '1.0.0' })
+    media.send({
+      event: 'start', sequenceNumber: '1', streamSid,
+      start: { accountSid, streamSid, callSid: call.sid, tracks: ['inbound'], customParameters: {}, mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } },
+    })
+    return media
+  }
+
+  /** The caller's stream ends as Twilio ends it: stop, then a normal close. */
+  async function closeStream(call: FakeTwilioCall): Promise<void> {
+    const media = call.media
+    if (!media) return
+    media.send({ event: 'stop', sequenceNumber: '99', streamSid: `MZ${call.sid.slice(2)}`, stop: { accountSid, callSid: call.sid } })
+    media.close(1000)
+    await media.closed
+  }
+
+  /** A transfer: the update's <Dial> replaces the stream, rings, and the action's answer says what comes next. */
+  async function dial(call: FakeTwilioCall, twiml: string): Promise<void> {
+    await Bun.sleep(1)
+    await closeStream(call)
+    const action = unescapeXml(/<Dial[^>]* action="([^"]+)"/.exec(twiml)![1])
+    const progress = unescapeXml(/statusCallback="([^"]+)"/.exec(twiml)![1])
+    const destination = unescapeXml(/>([^<>]+)<\/(?:Number|Sip)>/.exec(twiml)![1])
+    const plan = options.transfer?.(call, destination) ?? { outcome: 'busy' }
+    const childSid = `CA${'f'.repeat(30)}${String(call.redirects.length).padStart(2, '0')}`
+    if (plan.outcome === 'completed') {
+      await post(progress, { AccountSid: accountSid, CallSid: childSid, ParentCallSid: call.sid, CallStatus: 'in-progress', Direction: 'outbound-dial', To: destination })
+      await plan.bridged?.()
+    }
+    const talkSeconds = plan.outcome === 'completed' ? plan.talkSeconds ?? 42 : 0
+    const answer = await post(action, { ...callbackParams(call, 'in-progress'), DialCallStatus: plan.outcome, DialCallSid: childSid, DialCallDuration: String(talkSeconds) })
+    call.twiml = await answer.text()
+    if (await openStream(call, call.twiml)) return
+    call.status = 'completed'
+    await post(call.params.StatusCallback, callbackParams(call, 'completed', { CallDuration: String(talkSeconds + 20) }))
+  }
+
   async function play(sid: string, plan: Exclude<TwilioCallPlan, 'hold'>): Promise<FakeTwilioCall> {
     const call = calls.get(sid)!
     const callback = (status: string, extra?: Record<string, string>) => post(call.params.StatusCallback, callbackParams(call, status, extra))
@@ -85,23 +152,12 @@ export function startFakeTwilio(options: {
     await callback('in-progress', answeredBy)
     const answer = await post(call.params.Url, callbackParams(call, 'in-progress', answeredBy))
     call.twiml = await answer.text()
-    const stream = /<Stream url="([^"]+)"/.exec(call.twiml)
-    if (stream) {
-      const media = connectMedia(options.reach(unescapeXml(stream[1])))
-      call.media = media
-      await media.opened
-      const streamSid = `MZ${call.sid.slice(2)}`
-      media.send({ event: 'connected', protocol: 'Call', version: '1.0.0' })
-      media.send({
-        event: 'start', sequenceNumber: '1', streamSid,
-        start: { accountSid, streamSid, callSid: call.sid, tracks: ['inbound'], customParameters: {}, mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } },
-      })
+    const media = await openStream(call, call.twiml)
+    if (media) {
       await plan.talk?.(media)
-      if (call.status === 'in-progress') {
-        media.send({ event: 'stop', sequenceNumber: '99', streamSid, stop: { accountSid, callSid: call.sid } })
-        media.close(1000)
-      }
-      await media.closed
+      // A transfer may have ended the call already.
+      if (call.status !== 'in-progress') return call
+      await closeStream(call)
     }
     call.status = 'completed'
     await callback('completed', { CallDuration: String(plan.durationSeconds ?? 7), ...answeredBy })
@@ -121,7 +177,7 @@ export function startFakeTwilio(options: {
         failure = null
         return Response.json(body, { status })
       }
-      const call: FakeTwilioCall = { sid: `CA${String(++sequence).padStart(32, '0')}`, params: request.body, status: 'queued' }
+      const call: FakeTwilioCall = { sid: `CA${String(++sequence).padStart(32, '0')}`, params: request.body, status: 'queued', streams: [], redirects: [] }
       calls.set(call.sid, call)
       const plan = options.plan?.(call) ?? 'hold'
       if (plan !== 'hold') track(Bun.sleep(1).then(() => play(call.sid, plan)))
@@ -129,6 +185,11 @@ export function startFakeTwilio(options: {
     }
     const call = callPath[2] ? calls.get(callPath[2]) : undefined
     if (!call) return Response.json({ code: 20404, message: 'The requested resource was not found', status: 404 }, { status: 404 })
+    if (request.method === 'POST' && typeof request.body.Twiml === 'string' && call.status === 'in-progress') {
+      call.redirects.push(request.body.Twiml)
+      if (request.body.Twiml.includes('<Dial')) track(dial(call, request.body.Twiml))
+      return Response.json({ sid: call.sid, status: call.status })
+    }
     if (request.method === 'POST' && request.body.Status === 'completed') {
       const wasUp = call.status === 'in-progress' || call.status === 'queued' || call.status === 'ringing'
       call.status = call.status === 'in-progress' ? 'completed' : 'canceled'
@@ -149,4 +210,37 @@ export function startFakeTwilio(options: {
     idle,
     failNext(status: number, body: unknown) { failure = { status, body } },
   })
+}
+
+const FRAME_BYTES = 160
+
+/**
+ * The caller's side of one Twilio stream: marks answered once the audio before them arrived, 20 ms µ-law frames spoken
+ * in real time, keys pressed.
+ */
+export function twilioCaller(media: MediaClient) {
+  const echoed = new Set<string>()
+  const timer = setInterval(() => {
+    for (const message of media.texts) {
+      if (message?.event === 'mark' && !echoed.has(message.mark.name)) {
+        echoed.add(message.mark.name)
+        media.send({ event: 'mark', streamSid: message.streamSid, mark: { name: message.mark.name } })
+      }
+    }
+  }, 5)
+  return {
+    marks: () => echoed.size,
+    /** Agent audio frames received. */
+    audioFrames: () => media.texts.filter((message) => message?.event === 'media').length,
+    async speak(pcm: Int16Array) {
+      const ulaw = pcm16ToUlaw(pcm)
+      for (let offset = 0, chunk = 1; offset < ulaw.length; offset += FRAME_BYTES, chunk++) {
+        const payload = Buffer.from(ulaw.subarray(offset, offset + FRAME_BYTES)).toString('base64')
+        media.send({ event: 'media', streamSid: 'MZ1', media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * 20), payload } })
+        await Bun.sleep(20)
+      }
+    },
+    press: (digits: string) => { for (const digit of digits) media.send({ event: 'dtmf', streamSid: 'MZ1', dtmf: { track: 'inbound_track', digit } }) },
+    stop: () => clearInterval(timer),
+  }
 }

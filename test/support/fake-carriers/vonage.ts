@@ -13,7 +13,8 @@ export type VonageOutcome = 'answered' | 'busy' | 'timeout' | 'rejected' | 'fail
 
 export type VonageCallPlan = 'hold' | { outcome: VonageOutcome; machine?: boolean; talk?: (media: MediaClient) => Promise<void>; durationSeconds?: number }
 
-export type FakeVonageCall = { uuid: string; body: Record<string, any>; status: string; ncco?: any; media?: MediaClient }
+/** `transfers`: the bodies of its transfer requests. */
+export type FakeVonageCall = { uuid: string; body: Record<string, any>; status: string; ncco?: any; media?: MediaClient; transfers: Record<string, any>[] }
 
 export type FakeVonage = FakeServer & {
   apiKey: string
@@ -116,7 +117,7 @@ export function startFakeVonage(options: { reach: (url: string) => string; plan?
   const server = startFakeServer((request) => {
     if (!authorized(request.headers)) return Response.json({ title: 'Unauthorized', detail: 'You did not provide correct credentials.' }, { status: 401 })
     if (request.method === 'POST' && request.path === '/v1/calls') {
-      const call: FakeVonageCall = { uuid: `vonage-call-${++sequence}`, body: request.body, status: 'started' }
+      const call: FakeVonageCall = { uuid: `vonage-call-${++sequence}`, body: request.body, status: 'started', transfers: [] }
       calls.set(call.uuid, call)
       const plan = options.plan?.(call) ?? 'hold'
       if (plan !== 'hold') track(Bun.sleep(1).then(() => play(call.uuid, plan)))
@@ -133,6 +134,10 @@ export function startFakeVonage(options: { reach: (url: string) => string; plan?
       }
       return new Response(null, { status: 204 })
     }
+    if (request.method === 'PUT' && request.body.action === 'transfer' && call.status === 'answered') {
+      call.transfers.push(request.body)
+      return new Response(null, { status: 204 })
+    }
     return Response.json({ title: 'Bad Request' }, { status: 400 })
   })
 
@@ -142,3 +147,9 @@ export function startFakeVonage(options: { reach: (url: string) => string; plan?
     idle,
   })
 }
+
+/** The telephony configuration of the fake's account and application. */
+export const vonageConfig = (fake: FakeVonage) => ({
+  provider: 'vonage', api_key: fake.apiKey, api_secret: fake.apiSecret, application_id: fake.applicationId,
+  private_key: fake.privateKey, signature_secret: fake.signatureSecret,
+})

@@ -1,13 +1,9 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { createVoiceConversations } from '../../../src/calls/voice'
-import { systemClock } from '../../../src/lib/clock'
-import { pcm16ToUlaw } from '../../../src/voice/g711'
-import { createCarrierLine } from '../../support/fake-carriers/calls'
-import { createCarrierTestApp, type CarrierTestApp, type MediaClient } from '../../support/fake-carriers/shared'
-import { startFakeTwilio, type FakeTwilio } from '../../support/fake-carriers/twilio'
-import { say, startFakeModels, type FakeModels } from '../../support/fake-models'
+import { createCarrierLine, startCarrierVoiceApp } from '../../support/fake-carriers/calls'
+import { type CarrierTestApp } from '../../support/fake-carriers/shared'
+import { startFakeTwilio, twilioCaller, type FakeTwilio } from '../../support/fake-carriers/twilio'
+import { say, type FakeModels } from '../../support/fake-models'
 import { callerSpeech, silence8k } from '../../support/voice'
-import { configureFakeVoiceModels } from '../../support/voice-models'
 import { waitFor } from '../../support/wait'
 
 /**
@@ -17,17 +13,12 @@ import { waitFor } from '../../support/wait'
  */
 
 const GREETING = 'Hello, this is Ava from Acme.'
-const FRAME_BYTES = 160
 let t: CarrierTestApp
 let fake: FakeTwilio
 let models: FakeModels
 
 beforeAll(async () => {
-  t = createCarrierTestApp({ clock: systemClock })
-  models = startFakeModels()
-  const conversations = createVoiceConversations(t.ctx, { pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100 } })
-  t.ctx.telephony.onMediaStream((call) => { void conversations.onAnswered(call) })
-  await configureFakeVoiceModels(t, models)
+  ;({ t, models } = await startCarrierVoiceApp({ tickIntervalMs: 20, mediaLossGraceMs: 100 }))
 })
 afterAll(() => {
   fake?.stop()
@@ -35,30 +26,6 @@ afterAll(() => {
   t.stopServer()
   t.close()
 })
-
-/** The caller's side of a Twilio stream: 20 ms µ-law frames in real time, and marks answered once the audio before them arrived. */
-function twilioCaller(media: MediaClient) {
-  const echoed = new Set<string>()
-  const timer = setInterval(() => {
-    for (const message of media.texts) {
-      if (message?.event === 'mark' && !echoed.has(message.mark.name)) {
-        echoed.add(message.mark.name)
-        media.send({ event: 'mark', streamSid: message.streamSid, mark: { name: message.mark.name } })
-      }
-    }
-  }, 5)
-  return {
-    marks: () => echoed.size,
-    async speak(pcm: Int16Array) {
-      const ulaw = pcm16ToUlaw(pcm)
-      for (let offset = 0, chunk = 1; offset < ulaw.length; offset += FRAME_BYTES, chunk++) {
-        media.send({ event: 'media', streamSid: 'MZ1', media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * 20), payload: Buffer.from(ulaw.subarray(offset, offset + FRAME_BYTES)).toString('base64') } })
-        await Bun.sleep(20)
-      }
-    },
-    stop: () => clearInterval(timer),
-  }
-}
 
 test('the caller hears the greeting, is heard and answered, hangs up; the run has the conversation and its recordings', async () => {
   models.transcription.queue({ text: 'Can I book a table for two tonight?' })

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import type { AnsweredCall } from '../../../src/telephony/call-session'
 import { createCarrierAgent, placeCarrierCall, startCarrierTest, stopCarrierTest, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
 import { PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
-import { startFakeVonage, type FakeVonage, type VonageCallPlan } from '../../support/fake-carriers/vonage'
+import { startFakeVonage, vonageConfig, type FakeVonage, type VonageCallPlan } from '../../support/fake-carriers/vonage'
 import { waitFor } from '../../support/wait'
 
 /** Vonage end to end against a local fake built from its documentation. */
@@ -20,13 +20,7 @@ beforeEach(async () => {
   ;({ t, fake, agent, streams, configurationId } = await startCarrierTest((app) => {
     const started = startFakeVonage({ reach: app.reach, plan: () => plan() })
     app.ctx.providerApis.vonage = started.baseUrl
-    return {
-      fake: started,
-      config: {
-        provider: 'vonage', api_key: started.apiKey, api_secret: started.apiSecret, application_id: started.applicationId,
-        private_key: started.privateKey, signature_secret: started.signatureSecret,
-      },
-    }
+    return { fake: started, config: vonageConfig(started) }
   }))
 })
 afterEach(() => stopCarrierTest(t, fake))

@@ -1,0 +1,234 @@
+import type { AppContext } from '../context'
+import type { WorkflowRunRow } from '../db/schema'
+import { DomainError, notFound } from '../lib/errors'
+import { isE164, isSipUri } from '../lib/phone'
+import { updateRun } from '../runs/service'
+import type { TransferFailureReason } from './ari/transfer'
+import type { CallTransferResult } from './call-session'
+import {
+  acknowledge, callLinks, displayName, runById, type CarrierDriver, type CarrierTransferRequest, type TransferAddress, type TransferEvent,
+  type WebhookAnswer, type WebhookRequest,
+} from './carrier'
+import { getConfigCredentials } from './configurations'
+import type { CarrierMediaTransport } from '../voice/carrier-media'
+import type { MediaTransport } from '../voice/media-transport'
+import { recordedTransfer, verifiedRun } from './status-callbacks'
+
+/**
+ * Transfers of carrier calls, one flow for every carrier whose driver has `transfer`: the agent's last words are heard,
+ * the carrier is asked to ring the destination and bridge the caller to it, and its events about the destination's leg
+ * (at `/api/v1/telephony/<provider>/transfer/<run_id>`, authenticated like its status callbacks) settle the outcome.
+ *
+ * Answered: the run keeps `logs.transfer` (destination, connected_at) and the agent's media stream is released without
+ * hanging the call up; the call's end, reported by the destination leg's end or the call's final status, carries the
+ * transfer (`call_transferred`, the destination, the talk time after the transfer).
+ * Busy, no answer, refused or failed: the model is told (`transfer_failed`) and the conversation goes on. Markup carriers
+ * lose the call's media stream when its markup is replaced; their answer to the failure connects the caller to a new
+ * stream of the same run, which takes the old one's place under the conversation (`CallMedia`). A caller who is not
+ * back on a stream in time is hung up.
+ */
+
+export const TRANSFER_CALLBACK = 'transfer'
+/** Beyond the ring timeout, how long the carrier has to say how the transfer went. */
+const OUTCOME_GRACE_MS = 15_000
+/** How long a caller returned after a failed transfer has to reappear on a media stream. */
+const RETURN_TIMEOUT_MS = 15_000
+/** How long the agent's words before the transfer (the tool's message) may take to be heard. */
+const HEARD_TIMEOUT_MS = 15_000
+
+/**
+ * The media of a carrier call as the conversation sees it: one transport over the streams the call has. While held (a
+ * transfer is under way) a stream that ends leaves the call's media open; `attach` puts the caller's next stream in
+ * its place.
+ */
+export type CallMedia = MediaTransport & {
+  onDtmf(listener: (digit: string) => void): void
+  hold(): void
+  /** The caller's new stream (after a failed transfer): replaces the current one, and holding ends. */
+  attach(next: CarrierMediaTransport): void
+  /** Holding ends; without a stream the media ends now. */
+  release(): void
+  /** Whether a stream carries the caller's audio now. */
+  readonly streaming: boolean
+}
+
+/** A carrier call being transferred, and what the media stream side needs to know. */
+export type TransferringCall = {
+  run: WorkflowRunRow
+  driver: CarrierDriver
+  media: CallMedia
+  /** Resolves once the call's end has been reported (the caller may hang up while the destination rings). */
+  reported: Promise<void>
+  /** The caller is with the destination: the stream's end must not hang the call up. Called before the media is released. */
+  connected(): void
+}
+
+type PendingTransfer = {
+  destination: string
+  request: CarrierTransferRequest
+  /** The carrier answered a failure with a new media stream for the caller: the next stream admitted for the run is it. */
+  returning: boolean
+  /** The outcome is known (from the carrier, or our own timeout): later events change nothing. */
+  settled: boolean
+  settle(outcome: CallTransferResult): void
+  resume(transport: CarrierMediaTransport): void
+}
+
+const pendingByContext = new WeakMap<AppContext, Map<number, PendingTransfer>>()
+
+function pendingTransfers(ctx: AppContext): Map<number, PendingTransfer> {
+  let pending = pendingByContext.get(ctx)
+  if (!pending) pendingByContext.set(ctx, pending = new Map())
+  return pending
+}
+
+const failed = (reason: TransferFailureReason, message: string): CallTransferResult => ({ status: 'failed', reason, message })
+
+const FAILURE_MESSAGES: Record<TransferFailureReason, (timeoutSeconds: number) => string> = {
+  busy: () => 'The destination is busy',
+  no_answer: (timeoutSeconds) => `No answer within ${timeoutSeconds} seconds`,
+  rejected: () => 'The destination refused the call',
+  failed: () => 'The transfer failed',
+}
+
+/** A carrier transfer's destination: an E.164 number or a SIP URI; null for anything else (extensions, dial strings). */
+export function transferAddress(destination: string): TransferAddress | null {
+  if (isE164(destination)) return { type: 'number', address: destination }
+  return isSipUri(destination) ? { type: 'sip', address: destination } : null
+}
+
+/** Takes a stream opened for a run whose caller is coming back from a failed transfer; null when none is expected. */
+export function returningCaller(ctx: AppContext, runId: number): ((transport: CarrierMediaTransport) => void) | null {
+  const pending = pendingTransfers(ctx).get(runId)
+  return pending?.returning ? pending.resume : null
+}
+
+function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  return Promise.race([promise, new Promise<T>((resolve) => { timer = setTimeout(() => resolve(fallback), ms) })]).finally(() => clearTimeout(timer))
+}
+
+/** Hands the caller to `destination` through the carrier. Resolves to the outcome; never throws. One transfer at a time. */
+export async function transferCarrierCall(
+  ctx: AppContext, call: TransferringCall, { destination, timeoutSeconds }: { destination: string; timeoutSeconds: number }, signal?: AbortSignal,
+): Promise<CallTransferResult> {
+  const { run, driver, media } = call
+  const transfers = pendingTransfers(ctx)
+  if (!driver.transfer) return failed('failed', `Calls on ${displayName(driver.provider)} cannot be transferred`)
+  const address = transferAddress(destination)
+  if (!address) return failed('failed', `Destination ${JSON.stringify(destination)} must be an E.164 number or a SIP URI to transfer a ${displayName(driver.provider)} call`)
+  const providerCallId = runById(ctx, run.id)?.providerCallId
+  const configuration = run.telephonyConfigurationId === null ? null : getConfigCredentials(ctx, run.telephonyConfigurationId)
+  if (!providerCallId || !configuration) return failed('failed', 'The call cannot be transferred: the carrier has not identified it')
+  if (transfers.has(run.id)) return failed('failed', 'The call is already being transferred')
+
+  const links = callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId })
+  const request: CarrierTransferRequest = {
+    destination: address, timeoutSeconds, eventsUrl: `${links.publicUrl}/api/v1/telephony/${driver.provider}/${TRANSFER_CALLBACK}/${run.id}`,
+  }
+  let resolveOutcome!: (outcome: CallTransferResult) => void
+  const outcome = new Promise<CallTransferResult>((resolve) => { resolveOutcome = resolve })
+  let onReturned!: () => void
+  const returned = new Promise<void>((resolve) => { onReturned = resolve })
+  const pending: PendingTransfer = {
+    destination, request, returning: false, settled: false,
+    settle(result) {
+      pending.settled = true
+      resolveOutcome(result)
+    },
+    resume(transport) {
+      pending.returning = false
+      media.attach(transport)
+      onReturned()
+    },
+  }
+  const logContext = { provider: driver.provider, runId: run.id }
+  transfers.set(run.id, pending)
+  await within(media.mark(), HEARD_TIMEOUT_MS, 'closed')
+  if (media.closed || signal?.aborted) {
+    transfers.delete(run.id)
+    return failed('failed', 'The call ended before the transfer')
+  }
+  media.hold()
+  try {
+    await driver.transfer.start(ctx, configuration.credentials, providerCallId, request)
+  } catch (error) {
+    transfers.delete(run.id)
+    media.release()
+    if (!(error instanceof DomainError)) ctx.log.error({ ...logContext, err: error }, 'carrier transfer request failed')
+    return failed('failed', error instanceof DomainError ? String(error.detail) : 'The carrier could not be asked to transfer the call')
+  }
+  const onAbort = () => pending.settle(failed('failed', 'The call ended during the transfer'))
+  signal?.addEventListener('abort', onAbort, { once: true })
+  void call.reported.then(() => {
+    onAbort()
+    onReturned()
+  })
+  const result = await within(outcome, timeoutSeconds * 1000 + OUTCOME_GRACE_MS, failed('no_answer', FAILURE_MESSAGES.no_answer(timeoutSeconds)))
+  pending.settled = true
+  signal?.removeEventListener('abort', onAbort)
+  ctx.log.info({ ...logContext, outcome: result.status, reason: result.status === 'failed' ? result.reason : undefined }, 'carrier call transfer')
+  if (result.status === 'transferred') {
+    transfers.delete(run.id)
+    call.connected()
+    media.release()
+    return result
+  }
+  if (!media.streaming) await within(returned, RETURN_TIMEOUT_MS, undefined)
+  transfers.delete(run.id)
+  if (!media.streaming) ctx.log.warn(logContext, 'the caller did not come back on a media stream after the failed transfer')
+  media.release()
+  return result
+}
+
+/** The destination answered while the transfer waits: the run keeps where the caller went and since when. */
+function recordConnected(ctx: AppContext, run: WorkflowRunRow, pending: PendingTransfer | undefined): void {
+  if (!pending || pending.settled) return
+  updateRun(ctx, run.id, { logs: { transfer: { destination: pending.destination, connected_at: new Date(ctx.clock.now()).toISOString() } } })
+  pending.settle({ status: 'transferred' })
+}
+
+/** The destination's leg ended after talking: the call is over for the caller too (the carrier hangs up the bridge). */
+function endTransferredCall(ctx: AppContext, run: WorkflowRunRow, event: Extract<TransferEvent, { kind: 'ended' }>): void {
+  const current = runById(ctx, run.id)
+  const transfer = current && recordedTransfer(current.logs)
+  if (!current || !transfer || !current.callId || current.state === 'completed') return
+  const at = ctx.clock.now()
+  const connectedAt = event.talkSeconds === undefined ? transfer.connectedAt : at - event.talkSeconds * 1000
+  ctx.telephony.report({
+    kind: 'ended', callId: current.callId, outcome: 'completed', at, answeredAt: current.startedAt ? Date.parse(current.startedAt) : null,
+    providerStatus: `transfer:${event.providerStatus}`, transfer: { destination: transfer.destination, connectedAt },
+  })
+}
+
+/** `/<provider>/transfer/<run_id>`: the carrier's events about a transfer's destination leg. */
+export function handleTransferCallback(ctx: AppContext, driver: CarrierDriver, runId: number, webhook: WebhookRequest): WebhookAnswer {
+  if (!driver.transfer) throw notFound('Unknown telephony webhook')
+  const { run, credentials } = verifiedRun(ctx, driver, runById(ctx, runId), webhook)
+  const event = driver.transfer.parseEvent(webhook)
+  const pending = pendingTransfers(ctx).get(run.id)
+  ctx.log.info({ provider: driver.provider, runId: run.id, event: event?.kind, status: event?.providerStatus, waiting: pending !== undefined }, 'carrier transfer event')
+  const hangUp = () => driver.refuse?.('outbound') ?? acknowledge()
+  switch (event?.kind) {
+    case undefined:
+      return acknowledge()
+    case 'instructions':
+      return pending && driver.transfer.instructions ? driver.transfer.instructions(pending.request) : hangUp()
+    case 'answered':
+      recordConnected(ctx, run, pending)
+      return acknowledge()
+    case 'ended':
+      if (event.failure) {
+        // Nobody waits for the caller any more (a restart, or the outcome came too late): the call ends.
+        if (!pending) return hangUp()
+        pending.returning = driver.connect !== undefined
+        pending.settle(failed(event.failure, FAILURE_MESSAGES[event.failure](pending.request.timeoutSeconds)))
+        if (!driver.connect) return acknowledge()
+        return driver.connect(callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId }), credentials)
+      }
+      // Some carriers say the destination answered only once its leg is over.
+      recordConnected(ctx, run, pending)
+      endTransferredCall(ctx, run, event)
+      return hangUp()
+  }
+}

@@ -1,0 +1,216 @@
+import { afterEach, describe, expect, test } from 'bun:test'
+import type { manualClock } from '../../../src/lib/clock'
+import { createTestApp } from '../../support/app'
+import { placeCarrierCall, runRow, startCarrierTest, stopCarrierTest, untilRunCompleted } from '../../support/fake-carriers/calls'
+import { startFakePlivo, type FakePlivo } from '../../support/fake-carriers/plivo'
+import { connectMedia, PUBLIC_URL, type CarrierTestApp, type FakeServer, type MediaClient } from '../../support/fake-carriers/shared'
+import { startFakeTelnyx, type FakeTelnyx, type TelnyxTransferPlan } from '../../support/fake-carriers/telnyx'
+import { startFakeVonage, vonageConfig, type FakeVonage } from '../../support/fake-carriers/vonage'
+import { waitFor } from '../../support/wait'
+
+/**
+ * Carrier transfers through the AnsweredCall seam the conversation uses (the model's side is in twilio-transfer.test.ts):
+ * the request each carrier gets, its events about the destination settling the outcome, the call not hung up once the
+ * caller is with the destination, and the run ending `call_transferred` with the destination and the talk time.
+ */
+
+const DESK = '+14155550199'
+const eventsUrl = (provider: string, runId: number) => `${PUBLIC_URL}/api/v1/telephony/${provider}/transfer/${runId}`
+
+/** Answers the marks the app sends on a carrier stream (the flow waits for the agent's words to be heard), as the carrier would. */
+function echoMarks(media: MediaClient, reply: (message: any) => object | null): () => void {
+  const answered = new Set<unknown>()
+  const timer = setInterval(() => {
+    for (const message of media.texts) {
+      const answer = answered.has(message) ? null : reply(message)
+      if (answer) {
+        answered.add(message)
+        media.send(answer)
+      }
+    }
+  }, 5)
+  return () => clearInterval(timer)
+}
+
+let stopTest: () => Promise<void> = async () => {}
+afterEach(() => stopTest())
+
+type CarrierSetup<F> = { fake: F; config: Record<string, unknown> }
+
+/** A carrier test with one call placed and answered, its caller on the stream until the test ends. */
+async function answeredCallTest<F extends FakeServer & { idle(): Promise<void> }>(start: (app: CarrierTestApp, held: Promise<void>) => CarrierSetup<F>) {
+  let release!: () => void
+  const held = new Promise<void>((resolve) => { release = resolve })
+  const test = await startCarrierTest<F>((app) => start(app, held))
+  stopTest = async () => {
+    release()
+    await stopCarrierTest(test.t, test.fake)
+  }
+  const runId = await placeCarrierCall(test.t, test.agent)
+  await waitFor('the stream admitted', () => test.streams.length === 1, 5_000)
+  return { ...test, runId, call: test.streams[0], release }
+}
+
+describe('Telnyx: actions/transfer, with the destination leg\'s events on the transfer webhook', () => {
+  let transferPlan: TelnyxTransferPlan
+
+  async function telnyxCall() {
+    const test = await answeredCallTest<FakeTelnyx>((app, held) => {
+      const fake = startFakeTelnyx({ reach: app.reach, now: () => app.ctx.clock.now(), plan: () => ({ outcome: 'answered', talk: () => held }), transfer: () => transferPlan })
+      app.ctx.providerApis.telnyx = fake.baseUrl
+      return { fake, config: { provider: 'telnyx', api_key: fake.apiKey, connection_id: 'conn-42', webhook_public_key: fake.publicKey } }
+    })
+    const fakeCall = test.fake.calls.get('v3:call-1')!
+    echoMarks(fakeCall.media!, (message) => (message?.event === 'mark' ? { event: 'mark', mark: { name: message.mark.name } } : null))
+    return { ...test, fakeCall }
+  }
+
+  test('answered: transferred; the agent\'s stream ends without a hang-up; the bridge\'s end completes the run with the destination and the talk time', async () => {
+    transferPlan = 'answered'
+    const { t, fake, runId, call, fakeCall } = await telnyxCall()
+    expect(await call.transfer!({ destination: DESK, timeoutSeconds: 15 })).toEqual({ status: 'transferred' })
+    const command = fake.requests.find((request) => request.path.endsWith('/actions/transfer'))!
+    expect(command.path).toBe(`/v2/calls/${encodeURIComponent('v3:call-1')}/actions/transfer`)
+    expect(command.body).toEqual({ to: DESK, timeout_secs: 15, webhook_url: eventsUrl('telnyx', runId), webhook_url_method: 'POST' })
+    expect(runRow(t, runId).logs.transfer).toEqual({ destination: DESK, connected_at: new Date(t.ctx.clock.now()).toISOString() })
+
+    // The conversation is over: its media stream goes, the call stays up.
+    call.media.close()
+    await fakeCall.media!.closed
+    await Bun.sleep(100)
+    expect(fakeCall.commands).toEqual(['transfer'])
+    expect(runRow(t, runId).state).toBe('running')
+
+    ;(t.ctx.clock as ReturnType<typeof manualClock>).advance(95_000)
+    await fake.endTransfer('v3:call-1')
+    const row = await untilRunCompleted(t, runId)
+    expect(row.disposition).toBe('call_transferred')
+    expect(row.gathered_context).toMatchObject({ transfer_destination: DESK, transfer_talk_seconds: 95 })
+    expect(row.logs.telephony.transfer).toMatchObject({ destination: DESK, talk_seconds: 95 })
+    expect(fakeCall.commands).toEqual(['transfer'])
+  })
+
+  test.each([
+    ['user_busy', 'busy', 'The destination is busy'],
+    ['timeout', 'no_answer', 'No answer within 15 seconds'],
+    ['call_rejected', 'rejected', 'The destination refused the call'],
+  ] as const)('%s: failed (%s); the caller stays on the agent\'s stream', async (plan, reason, message) => {
+    transferPlan = plan
+    const { t, runId, call, fakeCall } = await telnyxCall()
+    expect(await call.transfer!({ destination: DESK, timeoutSeconds: 15 })).toEqual({ status: 'failed', reason, message })
+    expect(call.media.closed).toBe(false)
+    expect(fakeCall.commands).toEqual(['transfer'])
+    expect(runRow(t, runId)).toMatchObject({ state: 'running' })
+    expect(runRow(t, runId).logs.transfer).toBeUndefined()
+  })
+
+  test('the caller hanging up while the destination rings ends the transfer: failed, and the run completes as a plain call', async () => {
+    transferPlan = 'ringing'
+    const { t, fake, runId, call, fakeCall } = await telnyxCall()
+    const transfer = call.transfer!({ destination: DESK, timeoutSeconds: 60 })
+    await waitFor('the transfer asked for', () => fakeCall.commands.includes('transfer'), 5_000)
+    await fake.event(fakeCall.webhookUrl, 'call.hangup', { call_control_id: fakeCall.id, hangup_cause: 'normal_clearing', hangup_source: 'caller' })
+    expect(await transfer).toEqual({ status: 'failed', reason: 'failed', message: 'The call ended during the transfer' })
+    const row = await untilRunCompleted(t, runId)
+    expect(row.disposition).toBe('completed')
+    expect(row.logs.transfer).toBeUndefined()
+  })
+
+  test('a destination that is neither an E.164 number nor a SIP URI is refused without asking Telnyx', async () => {
+    transferPlan = 'answered'
+    const { fakeCall, call } = await telnyxCall()
+    const result = await call.transfer!({ destination: 'PJSIP/102', timeoutSeconds: 15 })
+    expect(result).toMatchObject({ status: 'failed', reason: 'failed', message: expect.stringContaining('must be an E.164 number or a SIP URI') })
+    expect(fakeCall.commands).toEqual([])
+  })
+})
+
+for (const variant of ['plivo', 'vobiz'] as const) {
+  describe(`${variant}: the call moved to our transfer URL, which answers <Dial>`, () => {
+    test('the request, the <Dial> XML, and a busy destination: the caller comes back on a new stream of the same conversation', async () => {
+      const { t, fake, runId, streams } = await answeredCallTest<FakePlivo>((app, held) => {
+        const started = startFakePlivo({ variant, reach: app.reach, plan: () => ({ outcome: 'completed', talk: () => held }) })
+        app.ctx.providerApis[variant] = variant === 'vobiz' ? `${started.baseUrl}/api` : started.baseUrl
+        return { fake: started, config: { provider: variant, auth_id: started.authId, auth_token: started.authToken, application_id: 'app-1' } }
+      })
+      const [fakeCall] = fake.calls.values()
+      echoMarks(fakeCall.media!, (message) => (message?.event === 'checkpoint' ? { event: 'playedStream', streamId: message.streamId, name: message.name } : null))
+
+      const transfer = streams[0].transfer!({ destination: DESK, timeoutSeconds: 25 })
+      await waitFor('the <Dial> fetched', () => fakeCall.transferXml !== undefined, 5_000)
+      const request = fake.requests.find((candidate) => candidate.body.legs === 'aleg')!
+      expect(request.path).toBe(`${variant === 'vobiz' ? '/api' : ''}/v1/Account/${fake.authId}/Call/${fakeCall.uuid}/`)
+      expect(request.body).toEqual({ legs: 'aleg', aleg_url: eventsUrl(variant, runId), aleg_method: 'POST' })
+      const url = eventsUrl(variant, runId)
+      expect(fakeCall.transferXml).toBe(
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        + `<Response><Dial timeout="25" action="${url}" method="POST" callbackUrl="${url}" callbackMethod="POST"><Number>14155550199</Number></Dial></Response>`,
+      )
+
+      // Transfer events are authenticated like status callbacks: an unsigned one changes nothing.
+      const busy = { CallUUID: fakeCall.uuid, Direction: 'outbound', DialStatus: 'busy', DialALegUUID: fakeCall.uuid, DialHangupCause: 'USER_BUSY' }
+      expect((await fake.post(url, busy, {})).status).toBe(401)
+      const dialEnded = await fake.post(url, busy)
+      const streamUrl = /<Stream[^>]*>([^<]+)<\/Stream>/.exec(await dialEnded.text())?.[1]
+      expect(streamUrl).toStartWith('wss://ringbase.example.com/api/v1/telephony/ws/')
+      const back = connectMedia(t.reach(streamUrl!))
+      await back.opened
+      back.send({ event: 'start', sequenceNumber: 0, start: { callId: fakeCall.uuid, streamId: 'stream-2', tracks: ['inbound'], mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000 } } })
+      expect(await transfer).toEqual({ status: 'failed', reason: 'busy', message: 'The destination is busy' })
+      // The same conversation goes on over the new stream: no second call for the engine, and the agent's audio reaches it.
+      expect(streams).toHaveLength(1)
+      streams[0].media.send(new Uint8Array(160).fill(0xff))
+      await waitFor('agent audio on the new stream', () => back.texts.some((message) => message?.event === 'playAudio'), 5_000)
+      expect(runRow(t, runId).state).toBe('running')
+      back.close(1000)
+    })
+  })
+}
+
+describe('Vonage: the call transferred to an NCCO that connects the destination', () => {
+  test('the request; the connect leg answering transfers the call; its completion ends the run as call_transferred', async () => {
+    const { t, fake, runId, streams, release } = await answeredCallTest<FakeVonage>((app, held) => {
+      const started = startFakeVonage({ reach: app.reach, plan: () => ({ outcome: 'answered', talk: () => held, durationSeconds: 80 }) })
+      app.ctx.providerApis.vonage = started.baseUrl
+      return { fake: started, config: vonageConfig(started) }
+    })
+    const [fakeCall] = fake.calls.values()
+    echoMarks(fakeCall.media!, (message) => (message?.action === 'notify' ? { event: 'websocket:notify', payload: message.payload } : null))
+
+    const destination = 'sip:desk@pbx.example.com'
+    const transfer = streams[0].transfer!({ destination, timeoutSeconds: 30 })
+    await waitFor('the transfer asked for', () => fakeCall.transfers.length === 1, 5_000)
+    const url = eventsUrl('vonage', runId)
+    expect(fakeCall.transfers[0]).toEqual({
+      action: 'transfer',
+      destination: {
+        type: 'ncco',
+        ncco: [{ action: 'connect', timeout: 30, eventType: 'synchronous', eventUrl: [url], eventMethod: 'POST', endpoint: [{ type: 'sip', uri: destination }] }],
+      },
+    })
+    await fake.event(url, { uuid: 'vonage-leg-2', conversation_uuid: 'CON-2', status: 'ringing', direction: 'outbound' })
+    await fake.event(url, { uuid: 'vonage-leg-2', conversation_uuid: 'CON-2', status: 'answered', direction: 'outbound' })
+    expect(await transfer).toEqual({ status: 'transferred' })
+
+    // The conversation ends and closes its stream; the call is the caller's and the destination's now.
+    streams[0].media.close()
+    release()
+    const row = await untilRunCompleted(t, runId)
+    expect(fake.requests.filter((request) => request.body.action === 'hangup')).toEqual([])
+    expect(row.disposition).toBe('call_transferred')
+    expect(row.gathered_context.transfer_destination).toBe(destination)
+    expect(row.logs.telephony.transfer.destination).toBe(destination)
+  })
+})
+
+test('provider metadata says which providers can transfer calls', async () => {
+  const t = createTestApp()
+  try {
+    const response = await t.request('GET', '/api/v1/organizations/telephony-providers/metadata')
+    expect(response.status).toBe(200)
+    const flags = Object.fromEntries(response.body.providers.map((entry: any) => [entry.provider, entry.supports_call_transfer]))
+    expect(flags).toEqual({ ari: true, cloudonix: false, exotel: false, plivo: true, telnyx: true, twilio: true, vobiz: true, vonage: true, whatsapp: false })
+  } finally {
+    t.close()
+  }
+})
