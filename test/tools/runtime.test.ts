@@ -90,6 +90,6 @@ describe('a run\'s tools', () => {
       body: { name: 'Self', definition: { type: 'http_api', config: { method: 'GET', url: 'http://127.0.0.1:8000/api/v1/tools/' } } },
     })).body
     const outcome = await callTool(conversationTools(t.ctx, 1, withTools([self.tool_uuid])), self.tool_uuid)
-    expect(outcome.result).toEqual({ status: 'error', error: 'Tools cannot call this appliance itself' })
+    expect(outcome.result).toEqual({ status: 'error', error: 'This server itself is never called' })
   })
 })
