@@ -15,6 +15,9 @@ export function outboundPolicy(ctx: AppContext, organizationId: number): Outboun
   return { allowedHosts: getToolSettings(ctx, organizationId).allowed_hosts, appliance: applianceAddress(ctx), resolve: ctx.resolveHost }
 }
 
+/** Why a URL that names this server is refused on save. */
+export const THIS_SERVER_MESSAGE = 'This URL is this Ringbase server itself, which agents never call'
+
 /**
  * Whether `url` is written to reach this appliance, asking no DNS: a literal address it listens on, `localhost`, or its
  * public URL's host, at the right port. What a name resolves to is checked when a request is sent.
