@@ -48,15 +48,22 @@ const MAX_REDIRECTS = 5
 export const resolveHostAddresses = async (hostname: string): Promise<string[]> =>
   (await lookup(hostname, { all: true })).map(({ address }) => address)
 
+/** The resolver's answer (none when it fails), or the signal's reason once it aborts: a lookup cannot outlast the timeout. */
+function resolveUntilAborted(host: string, policy: OutboundPolicy, signal: AbortSignal): Promise<string[]> {
+  signal.throwIfAborted()
+  const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }))
+  return Promise.race([(policy.resolve ?? resolveHostAddresses)(host).catch(() => []), aborted])
+}
+
 /**
  * Refuses a URL the rules do not allow, else answers the addresses its host may be reached at: the name is resolved
  * once here and every address checked, so that the request goes to one of these.
  */
-async function checkTarget(url: URL, policy: OutboundPolicy): Promise<string[]> {
+async function checkTarget(url: URL, policy: OutboundPolicy, signal: AbortSignal): Promise<string[]> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundRefused('Only http and https URLs can be called')
   if (!hostAllowed(url, policy.allowedHosts)) throw new OutboundRefused(`The host ${url.host} is not on this organization's list of allowed hosts`)
   const host = bareHost(url.hostname)
-  const addresses = isIP(host) !== 0 ? [host] : await (policy.resolve ?? resolveHostAddresses)(host).catch(() => [])
+  const addresses = isIP(host) !== 0 ? [host] : await resolveUntilAborted(host, policy, signal)
   if (addresses.length === 0) throw new OutboundFailure(`The host ${url.hostname} could not be found`)
   if (targetsAppliance(url, addresses, policy.appliance)) throw new OutboundRefused('This server itself is never called')
   return addresses
@@ -99,7 +106,7 @@ async function follow(request: OutboundRequest, policy: OutboundPolicy, redirect
   }
   let { method } = request
   let body = request.body ?? undefined
-  const addresses = await checkTarget(url, policy)
+  const addresses = await checkTarget(url, policy, signal)
   for (let hop = 0; ; hop++) {
     const response = await fetchAt(url, addresses, { method, headers: request.headers, body, redirect: 'manual', signal }, policy)
     const location = response.headers.get('location')

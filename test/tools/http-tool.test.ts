@@ -199,6 +199,11 @@ describe('host names: resolved once, every address checked, the request sent to 
     expect(seen).toEqual([])
   })
 
+  test('a lookup that never answers ends at the timeout like a slow service', async () => {
+    const outcome = await call({ url: partnerUrl(), timeout_ms: 100 }, { order_number: '1' }, {}, environment({ resolve: () => new Promise(() => undefined) }))
+    expect(outcome.result).toEqual({ status: 'error', error: 'No answer within 100 ms' })
+  })
+
   test('https: connected to the checked address, with the name as Host and as the TLS server name (SNI and certificate)', async () => {
     const sent: { url: string; host: string | null; tls: unknown }[] = []
     const recordingFetch = (async (url: URL, init: RequestInit & { tls?: unknown }) => {
