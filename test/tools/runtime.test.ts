@@ -87,7 +87,7 @@ describe('a run\'s tools', () => {
 
   test('the appliance itself: a URL naming it is refused on save, a name resolving to it when the tool is called', async () => {
     const tool = (url: string) => ({ name: 'Self', definition: { type: 'http_api', config: { method: 'GET', url } } })
-    for (const url of ['http://127.0.0.1:8000/api/v1/tools/', 'http://localhost:8000/x', 'http://[::ffff:127.0.0.1]:8000/x']) {
+    for (const url of ['http://127.0.0.1:8000/api/v1/tools/', 'http://localhost:8000/x', 'http://[::ffff:127.0.0.1]:8000/x', 'http://2130706433:8000/{{id}}']) {
       const refused = await t.request('POST', '/api/v1/tools/', { body: tool(url) })
       expect(refused.status).toBe(422)
       expect(refused.body.detail[0]).toMatchObject({ loc: ['body', 'definition', 'http_api', 'config', 'url'], msg: expect.stringContaining('this Ringbase server itself') })
