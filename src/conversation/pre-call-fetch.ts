@@ -4,8 +4,8 @@ import { isPlainObject } from '../lib/values'
 
 /**
  * The pure half of the pre-call fetch: whether the Start node asks for one, the request body, and how the answer
- * becomes initial_context variables. Sending it (10 s timeout, credential header, network rules) is the caller's; any failure means
- * `{}` and the call goes on, with the failure logged on the run.
+ * becomes initial_context variables. Sending it (10 s timeout, credential header, network rules) is the caller's; any
+ * failure means `{}` and the call goes on, with the failure logged on the run.
  */
 
 export const PRE_CALL_FETCH_TIMEOUT_MS = 10_000
