@@ -22,7 +22,8 @@ import {
  * errors are retried, any other answer ends the delivery at once, and so does a refusal by the organization's network
  * rules (outside its allow-list, this server itself, a redirect to another host): those do not change by retrying. An
  * attempt is claimed before it is sent (attempts counted, a lease set), so a process that dies mid-send sends it again
- * after the lease as the next attempt: receivers drop repeats by X-Ringbase-Delivery-Id. Every attempt is appended to the run's `logs.webhook_deliveries`.
+ * after the lease as the next attempt: receivers drop repeats by X-Ringbase-Delivery-Id. Every attempt is appended to
+ * the run's `logs.webhook_deliveries`.
  */
 
 /** How long a claimed attempt may take before it counts as lost (above the request timeout). */
