@@ -4,6 +4,7 @@ import { applyCallReport } from './calls/outcomes'
 import type { Config } from './config'
 import type { AppContext } from './context'
 import { openDatabase } from './db/open'
+import { resolveHostAddresses } from './egress/outbound'
 import { systemClock, type Clock } from './lib/clock'
 import { loadMasterKey } from './lib/encryption'
 import { createLogger, type Logger } from './log'
@@ -31,6 +32,7 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
     masterKey, providerApis: { ...PROVIDER_API_BASE_URLS, ...config.providerApiOverrides }, ariConnected: () => false, telephony: createTelephony(),
     ari: null,
     objects: localObjectStore(join(config.dataDir, 'objects')),
+    resolveHost: resolveHostAddresses,
   }
   registerCarriers(ctx)
   // Every provider's call reports land on their runs (and campaign contacts) here, whoever placed the call.

@@ -41,4 +41,6 @@ export type AppContext = {
   ari: AriConnections | null
   /** Uploaded CSVs, recordings and transcripts, under `<dataDir>/objects`. */
   objects: ObjectStore
+  /** The addresses of a host name, for outbound requests (which check them all); tests answer for made-up names. */
+  resolveHost: (hostname: string) => Promise<string[]>
 }

@@ -18,6 +18,7 @@ import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/
 import type { Agent, AgentCount, AgentListItem, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from './schemas'
 import { transaction } from '../db/transaction'
 import { unknownToolReferences, untransferableToolReferences } from '../tools/service'
+import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { modelConfigurationPinProblems } from '../models/configurations'
 import { preparedQuery } from '../db/prepared'
 
@@ -50,6 +51,20 @@ function checkedDefinition(input: unknown): { definition: WorkflowDefinition; tr
 function checkToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition, publishing: boolean): void {
   const errors = unknownToolReferences(ctx, organizationId, definition)
   if (publishing) errors.push(...untransferableToolReferences(ctx, organizationId, definition))
+  if (errors.length > 0) throw definitionErrors('invalid', errors)
+}
+
+/** The node fields holding a URL that Ringbase sends requests to: webhook nodes' and the Start node's pre-call fetch. */
+const OUTBOUND_URL_FIELDS = ['endpoint_url', 'pre_call_fetch_url']
+
+/**
+ * A webhook or pre-call fetch URL written to reach this server itself is refused on save and at publish (422); a name
+ * that resolves to it is refused when the request is sent.
+ */
+function checkOutboundUrls(ctx: AppContext, definition: WorkflowDefinition): void {
+  const errors = definition.nodes.flatMap((node) => OUTBOUND_URL_FIELDS
+    .filter((field) => typeof node.data[field] === 'string' && namesThisServer(ctx, node.data[field]))
+    .map((field): DefinitionError => ({ kind: 'node', id: node.id, field: `data.${field}`, message: THIS_SERVER_MESSAGE })))
   if (errors.length > 0) throw definitionErrors('invalid', errors)
 }
 
@@ -157,6 +172,7 @@ const insertVersion = (ctx: AppContext, version: NewVersion) => insertVersionQue
 export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): AgentView {
   const { definition, triggerPaths } = checkedDefinition(body.workflow_definition)
   checkToolReferences(ctx, organizationId, definition, true)
+  checkOutboundUrls(ctx, definition)
   checkModelPin(ctx, organizationId, body.workflow_configurations ?? {}, ['body', 'workflow_configurations'])
   const now = isoNow(ctx.clock)
   return transaction(ctx, () => {
@@ -187,7 +203,10 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
   const current = findCurrent(ctx, organizationId, workflowId)
   if (!current) throw workflowNotFound(workflowId)
   const sent = body.workflow_definition != null ? checkedDefinition(body.workflow_definition) : null
-  if (sent) checkToolReferences(ctx, organizationId, sent.definition, false)
+  if (sent) {
+    checkToolReferences(ctx, organizationId, sent.definition, false)
+    checkOutboundUrls(ctx, sent.definition)
+  }
   if (body.workflow_configurations) checkModelPin(ctx, organizationId, body.workflow_configurations, ['body', 'workflow_configurations'])
   const savesVersion = sent !== null || body.workflow_configurations != null
   const name = body.name ?? current.workflow.name
@@ -224,6 +243,7 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
   if (!current) throw workflowNotFound(workflowId)
   if (current.version.status !== 'draft') throw refused('Workflow has no draft to publish')
   checkToolReferences(ctx, organizationId, current.version.workflowJson as WorkflowDefinition, true)
+  checkOutboundUrls(ctx, current.version.workflowJson as WorkflowDefinition)
   checkModelPin(ctx, organizationId, current.version.workflowConfigurations, ['workflow_configurations'])
   transaction(ctx, () => {
     // Archive first: at most one version may be published at any moment.

@@ -1,13 +1,16 @@
 import type { WorkflowNode } from '../agents/definition'
+import type { OutboundAnswer } from '../egress/outbound'
 import { isPlainObject } from '../lib/values'
 
 /**
  * The pure half of the pre-call fetch: whether the Start node asks for one, the request body, and how the answer
- * becomes initial_context variables. Sending it (10 s timeout, credential header) is the caller's; any failure means
- * `{}` and the call goes on, with the failure logged on the run.
+ * becomes initial_context variables. Sending it (10 s timeout, credential header, network rules) is the caller's; any
+ * failure means `{}` and the call goes on, with the failure logged on the run.
  */
 
 export const PRE_CALL_FETCH_TIMEOUT_MS = 10_000
+/** An answer's variables go into every prompt of the call: a larger answer is refused, not read. */
+export const PRE_CALL_FETCH_MAX_BYTES = 64 * 1024
 
 /** Keys only the platform sets: an answer cannot overwrite them. */
 export const RESERVED_CONTEXT_KEYS = new Set(['provider', 'runtime_configuration', 'campaign_id', 'source_uuid'])
@@ -32,11 +35,12 @@ export type PreCallFetchAnswer =
  * Reads a response: a 2xx JSON object whose `initial_context` (or the older `dynamic_variables`), at the top level
  * or under `call_inbound`, holds the variables. Reserved keys are refused and named.
  */
-export function readPreCallFetchAnswer(status: number, body: string): PreCallFetchAnswer {
+export function readPreCallFetchAnswer({ status, text, truncated }: OutboundAnswer): PreCallFetchAnswer {
   if (status < 200 || status >= 300) return { ok: false, error: `Pre-call fetch answered HTTP ${status}` }
+  if (truncated) return { ok: false, error: `Pre-call fetch answer is larger than ${PRE_CALL_FETCH_MAX_BYTES / 1024} KB` }
   let parsed: unknown
   try {
-    parsed = JSON.parse(body)
+    parsed = JSON.parse(text)
   } catch {
     return { ok: false, error: 'Pre-call fetch answer is not JSON' }
   }

@@ -2,7 +2,9 @@ import type { WorkflowNode } from '../agents/definition'
 import type { AppContext } from '../context'
 import { credentialHeaders } from '../credentials/headers'
 import { readCredential } from '../credentials/store'
-import { PRE_CALL_FETCH_TIMEOUT_MS, preCallFetchBody, preCallFetchUrl, readPreCallFetchAnswer } from './pre-call-fetch'
+import { outboundFailureReason, OutboundRefused, sendOutbound, type OutboundAnswer } from '../egress/outbound'
+import { outboundPolicy } from '../egress/policy'
+import { PRE_CALL_FETCH_MAX_BYTES, PRE_CALL_FETCH_TIMEOUT_MS, preCallFetchBody, preCallFetchUrl, readPreCallFetchAnswer } from './pre-call-fetch'
 
 export type PreCallFetchResult = {
   /** To merge into initial_context (reserved keys already left out). */
@@ -16,9 +18,9 @@ export type PreCallFetchResult = {
 const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null)
 
 /**
- * The Start node's pre-call fetch, when it has one: POSTs the call facts to its URL (with its credential, 10 s at most)
- * and reads variables from the answer. Any failure gives no variables and a warning: the call goes on. Null when the
- * node asks for no fetch.
+ * The Start node's pre-call fetch, when it has one: POSTs the call facts to its URL (with its credential, 10 s at most,
+ * under the organization's network rules) and reads variables from the answer. Any failure, a refusal by those rules
+ * included, gives no variables and a warning: the call goes on. Null when the node asks for no fetch.
  */
 export async function runPreCallFetch(
   ctx: AppContext,
@@ -40,22 +42,21 @@ export async function runPreCallFetch(
     fromNumber: text(call.initialContext.caller_number),
     toNumber: text(call.initialContext.called_number) ?? text(call.initialContext.phone_number),
   })
-  let status: number
-  let answer: string
+  let answer: OutboundAnswer
   try {
-    const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(PRE_CALL_FETCH_TIMEOUT_MS), redirect: 'manual' })
-    status = response.status
-    answer = await response.text()
+    answer = await sendOutbound({ url, method: 'POST', headers, body }, outboundPolicy(ctx, call.organizationId), {
+      timeoutMs: PRE_CALL_FETCH_TIMEOUT_MS, maxBodyBytes: PRE_CALL_FETCH_MAX_BYTES, redirects: 'keeping-method',
+    })
   } catch (error) {
-    const reason = error instanceof Error ? (error as Error & { code?: string }).code ?? error.message : String(error)
+    const reason = outboundFailureReason(error)
     ctx.log.warn({ url, reason }, 'pre-call fetch failed')
-    return failed(`request failed (${reason})`)
+    return failed(error instanceof OutboundRefused ? `not sent: ${reason}` : `request failed (${reason})`)
   }
-  const read = readPreCallFetchAnswer(status, answer)
+  const read = readPreCallFetchAnswer(answer)
   if (!read.ok) return failed(read.error)
   return {
     variables: read.variables,
-    log: { url, ok: true, status, variables: Object.keys(read.variables), ...(read.refused.length ? { refused: read.refused } : {}) },
+    log: { url, ok: true, status: answer.status, variables: Object.keys(read.variables), ...(read.refused.length ? { refused: read.refused } : {}) },
     warnings: read.refused.length ? [`Pre-call fetch: reserved keys refused: ${read.refused.join(', ')}`] : [],
   }
 }

@@ -5,6 +5,8 @@ import type { AppContext } from '../context'
 import { readCredential } from '../credentials/store'
 import { webhookDeliveries, workflowDefinitions, workflowRuns, workflows, type WebhookDeliveryRow } from '../db/schema'
 import { transaction } from '../db/transaction'
+import { outboundFailureReason, OutboundRefused, sendOutbound, type OutboundPolicy } from '../egress/outbound'
+import { outboundPolicy } from '../egress/policy'
 import { isoNow } from '../lib/clock'
 import { artifactLinks, ensurePublicAccess } from '../runs/artifacts'
 import { updateRun } from '../runs/service'
@@ -17,17 +19,17 @@ import {
 /**
  * The webhook outbox: one row per (run, webhook node), written in the transaction that completes the run, delivered by
  * a loop that survives restarts. At most 5 attempts, 30 s · 2^(n−1) apart (capped at 600 s); 408/425/429/5xx and network
- * errors are retried, any other answer ends the delivery at once. An attempt is claimed before it is sent (attempts
- * counted, a lease set), so a process that dies mid-send sends it again after the lease as the next attempt: receivers
- * drop repeats by X-Ringbase-Delivery-Id. Every attempt is appended to the run's `logs.webhook_deliveries`.
+ * errors are retried, any other answer ends the delivery at once, and so does a refusal by the organization's network
+ * rules (outside its allow-list, this server itself, a redirect to another host): those do not change by retrying. An
+ * attempt is claimed before it is sent (attempts counted, a lease set), so a process that dies mid-send sends it again
+ * after the lease as the next attempt: receivers drop repeats by X-Ringbase-Delivery-Id. Every attempt is appended to
+ * the run's `logs.webhook_deliveries`.
  */
 
 /** How long a claimed attempt may take before it counts as lost (above the request timeout). */
 const LEASE_MS = 60_000
 const REQUEST_TIMEOUT_MS = 30_000
 const BATCH = 10
-
-type Fetch = (input: string, init: RequestInit) => Promise<Response>
 
 export function webhookNodes(definition: WorkflowDefinition): WorkflowNode[] {
   return definition.nodes.filter((node) => node.type === 'webhook' && node.data.enabled !== false
@@ -95,21 +97,18 @@ function recordAttempt(ctx: AppContext, { delivery, verdict, status, url, nodeNa
   log({ runId: delivery.runId, nodeId: delivery.nodeId, attempt: delivery.attempts, status, outcome: verdict.kind, error }, 'webhook delivery attempt')
 }
 
-async function send(fetcher: Fetch, request: ReturnType<typeof buildWebhookRequest>, timeoutMs: number): Promise<DeliveryOutcome> {
+/** No answer's body is read; only a redirect that sends the same method and body again is followed (same host). */
+async function send(policy: OutboundPolicy, request: ReturnType<typeof buildWebhookRequest>, timeoutMs: number): Promise<DeliveryOutcome> {
   try {
-    const response = await fetcher(request.url, {
-      method: request.method, headers: request.headers, body: request.body, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual',
-    })
-    await response.body?.cancel()
-    return { status: response.status }
+    const { status } = await sendOutbound(request, policy, { timeoutMs, maxBodyBytes: 0, redirects: 'keeping-method' })
+    return { status }
   } catch (error) {
-    const reason = error instanceof Error ? (error as Error & { code?: string }).code ?? error.message : String(error)
-    return { networkError: reason }
+    return error instanceof OutboundRefused ? { refused: error.message } : { networkError: outboundFailureReason(error) }
   }
 }
 
 /** One attempt of a claimed delivery: the request is built from the run as it is now (QA annotations included). */
-async function attempt(ctx: AppContext, delivery: WebhookDeliveryRow, fetcher: Fetch, timeoutMs: number): Promise<void> {
+async function attempt(ctx: AppContext, delivery: WebhookDeliveryRow, timeoutMs: number): Promise<void> {
   const found = ctx.db.select({ run: workflowRuns, workflowName: workflows.name, definition: workflowDefinitions.workflowJson })
     .from(workflowRuns)
     .innerJoin(workflows, eq(workflows.id, workflowRuns.workflowId))
@@ -150,7 +149,7 @@ async function attempt(ctx: AppContext, delivery: WebhookDeliveryRow, fetcher: F
     credential,
     now: new Date(ctx.clock.now()),
   })
-  const outcome = await send(fetcher, request, timeoutMs)
+  const outcome = await send(outboundPolicy(ctx, run.organizationId), request, timeoutMs)
   recordAttempt(ctx, {
     delivery, verdict: classifyDelivery(outcome, delivery.attempts), status: 'status' in outcome ? outcome.status : null, url, nodeName: name, signed: signingSecret !== null,
   })
@@ -164,8 +163,7 @@ export type WebhookDispatcher = {
   stop(): Promise<void>
 }
 
-export function createWebhookDispatcher(ctx: AppContext, options: { fetch?: Fetch; timeoutMs?: number; everyMs?: number } = {}): WebhookDispatcher {
-  const fetcher = options.fetch ?? ((input, init) => fetch(input, init))
+export function createWebhookDispatcher(ctx: AppContext, options: { timeoutMs?: number; everyMs?: number } = {}): WebhookDispatcher {
   const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS
   let timer: ReturnType<typeof setInterval> | null = null
   let running: Promise<number> | null = null
@@ -190,7 +188,7 @@ export function createWebhookDispatcher(ctx: AppContext, options: { fetch?: Fetc
 
   async function tick(): Promise<number> {
     const claimed = claim()
-    await Promise.all(claimed.map((delivery) => attempt(ctx, delivery, fetcher, timeoutMs).catch((error) => {
+    await Promise.all(claimed.map((delivery) => attempt(ctx, delivery, timeoutMs).catch((error) => {
       ctx.log.error({ err: error, runId: delivery.runId, nodeId: delivery.nodeId }, 'webhook delivery failed unexpectedly')
     })))
     return claimed.length

@@ -16,7 +16,8 @@ const MAX_RETRY_SECONDS = 600
 /** Statuses worth another attempt; any other non-2xx answer will not change by retrying. */
 const RETRYABLE_STATUSES = new Set([408, 425, 429, 500, 502, 503, 504])
 
-export type DeliveryOutcome = { status: number } | { networkError: string }
+/** `refused`: not sent, by the organization's network rules (or a redirect they do not allow): permanent. */
+export type DeliveryOutcome = { status: number } | { networkError: string } | { refused: string }
 
 export type DeliveryVerdict =
   | { kind: 'delivered' }
@@ -29,6 +30,7 @@ export const retryDelaySeconds = (attempt: number): number => Math.min(FIRST_RET
 /** What to do after attempt `attempt` (1-based) ended with `outcome`. */
 export function classifyDelivery(outcome: DeliveryOutcome, attempt: number): DeliveryVerdict {
   if ('status' in outcome && outcome.status >= 200 && outcome.status < 300) return { kind: 'delivered' }
+  if ('refused' in outcome) return { kind: 'dead', reason: `Not sent: ${outcome.refused}` }
   const reason = 'status' in outcome ? `HTTP ${outcome.status}` : `Network error: ${outcome.networkError}`
   if ('status' in outcome && !RETRYABLE_STATUSES.has(outcome.status)) return { kind: 'dead', reason }
   if (attempt >= WEBHOOK_MAX_ATTEMPTS) return { kind: 'dead', reason: `${reason} after ${attempt} attempts` }

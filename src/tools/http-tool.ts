@@ -1,8 +1,6 @@
-import { lookup } from 'node:dns/promises'
-import { isIP, isIPv6 } from 'node:net'
 import { placeholderPaths, renderTemplate, templateValue } from '../agents/template-variables'
 import { isPlainObject } from '../lib/values'
-import { bareHost, hostAllowed, targetsAppliance, type ApplianceAddress } from './network-policy'
+import { OutboundFailure, sendOutbound, type OutboundPolicy } from '../egress/outbound'
 import type { HttpApiConfig, ParameterType, PresetParameter } from './schemas'
 
 /**
@@ -17,23 +15,14 @@ export type HttpRequestLog = { method: string; host: string; status_code: number
 
 export type HttpToolOutcome = { result: Record<string, unknown>; request?: HttpRequestLog }
 
-export type HttpToolEnvironment = {
-  /** The organization's allow-list; null allows any host. */
-  allowedHosts: readonly string[] | null
-  appliance: ApplianceAddress
+export type HttpToolEnvironment = OutboundPolicy & {
   /** The headers a credential adds; throws when it cannot be used (gone, undecryptable). */
   credentialHeaders(credentialUuid: string): Promise<Record<string, string>>
-  fetch?: typeof fetch
-  /** Addresses of a host name; the default asks the system resolver. */
-  resolve?(hostname: string): Promise<string[]>
 }
 
 /** What the model reads of a response body; the rest is not read at all. */
 export const MAX_RESPONSE_BYTES = 16 * 1024
-const MAX_REDIRECTS = 5
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
-
-const systemResolve = async (hostname: string) => (await lookup(hostname, { all: true })).map(({ address }) => address)
 
 const failure = (error: string): Record<string, unknown> => ({ status: 'error', error })
 
@@ -120,93 +109,11 @@ async function prepare(
   return { url, method: config.method, headers, body: JSON.stringify(body) }
 }
 
-/**
- * Refuses a URL the organization's rules do not allow (the message is for the model), else answers the addresses
- * its host may be reached at: the name is resolved once here and every address checked, so that the request goes to
- * one of these and a second lookup (DNS rebinding) cannot send it to the appliance.
- */
-async function checkTarget(url: URL, env: HttpToolEnvironment): Promise<string[]> {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ToolCallFailure('Only http and https URLs can be called')
-  if (!hostAllowed(url, env.allowedHosts)) throw new ToolCallFailure(`The host ${url.host} is not on this organization's list of allowed hosts`)
-  const host = bareHost(url.hostname)
-  const addresses = isIP(host) !== 0 ? [host] : await (env.resolve ?? systemResolve)(host).catch(() => [])
-  if (addresses.length === 0) throw new ToolCallFailure(`The host ${url.hostname} could not be found`)
-  if (targetsAppliance(url, addresses, env.appliance)) throw new ToolCallFailure('Tools cannot call this appliance itself')
-  return addresses
-}
-
-/** Failures to connect: nothing was sent, so the next address may be tried. */
-const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'])
-
-/**
- * The request to `url`, connected to one of the checked `addresses` in turn until one takes the connection, with the
- * URL's own Host header and TLS server name (so virtual hosts and certificates work as with the name).
- */
-async function fetchAt(url: URL, addresses: string[], init: RequestInit, env: HttpToolEnvironment): Promise<Response> {
-  const fetchImpl = env.fetch ?? fetch
-  const headers = new Headers(init.headers)
-  headers.set('host', url.host)
-  const tls = url.protocol === 'https:' && isIP(bareHost(url.hostname)) === 0 ? { serverName: url.hostname } : undefined
-  for (let index = 0; ; index++) {
-    const direct = new URL(url)
-    direct.hostname = isIPv6(addresses[index]) ? `[${addresses[index]}]` : addresses[index]
-    try {
-      return await fetchImpl(direct, { ...init, headers, tls })
-    } catch (error) {
-      if (index + 1 === addresses.length || !CONNECT_FAILURES.has((error as { code?: string }).code ?? '')) throw error
-    }
-  }
-}
-
-/** At most `limit` bytes of the body as text; `truncated` when there was more (the rest is never read). */
-async function readCapped(response: Response, limit: number): Promise<{ text: string; truncated: boolean }> {
-  if (!response.body) return { text: '', truncated: false }
-  const reader = response.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  let truncated = false
-  while (true) {
-    const { done, value } = await reader.read()
-    if (done) break
-    if (size + value.length > limit) {
-      chunks.push(value.subarray(0, limit - size))
-      truncated = true
-      await reader.cancel().catch(() => undefined)
-      break
-    }
-    chunks.push(value)
-    size += value.length
-  }
-  return { text: new TextDecoder().decode(Buffer.concat(chunks)), truncated }
-}
-
 function responseData(text: string, truncated: boolean): unknown {
   if (!truncated && text.trim() !== '') {
     try { return JSON.parse(text) } catch { /* not JSON: passed as text */ }
   }
   return truncated ? { raw_response: text, truncated: true } : { raw_response: text }
-}
-
-/** Follows redirects only within the same host and port, to the addresses checked for the first request. */
-async function send(prepared: PreparedRequest, env: HttpToolEnvironment, signal: AbortSignal): Promise<Response> {
-  let { url, method, body } = prepared
-  const addresses = await checkTarget(url, env)
-  for (let hop = 0; ; hop++) {
-    const response = await fetchAt(url, addresses, { method, headers: prepared.headers, body, redirect: 'manual', signal }, env)
-    const location = response.headers.get('location')
-    if (response.status < 300 || response.status >= 400 || location === null) return response
-    await response.body?.cancel().catch(() => undefined)
-    const next = new URL(location, url)
-    if (next.host !== url.host || next.protocol !== url.protocol) {
-      throw new ToolCallFailure(`The service redirected to another host (${next.host}); only redirects within ${url.host} are followed`)
-    }
-    if (hop + 1 >= MAX_REDIRECTS) throw new ToolCallFailure(`More than ${MAX_REDIRECTS} redirects`)
-    if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
-      method = 'GET'
-      body = undefined
-    }
-    url = next
-  }
 }
 
 export async function callHttpTool(
@@ -228,22 +135,16 @@ export async function callHttpTool(
   const log = (status_code: number | null): HttpRequestLog => ({
     method: prepared.method, host: prepared.url.host, status_code, duration_ms: Math.round(performance.now() - started),
   })
-  const timeout = new AbortController()
-  const timer = setTimeout(() => timeout.abort(), config.timeout_ms)
   try {
-    const response = await send(prepared, env, AbortSignal.any([signal, timeout.signal]))
-    const { text, truncated } = await readCapped(response, MAX_RESPONSE_BYTES)
-    return {
-      result: { status: response.ok ? 'success' : 'error', status_code: response.status, data: responseData(text, truncated) },
-      request: log(response.status),
-    }
+    const { status, text, truncated } = await sendOutbound(
+      prepared, env, { timeoutMs: config.timeout_ms, signal, maxBodyBytes: MAX_RESPONSE_BYTES, redirects: 'all' },
+    )
+    const ok = status >= 200 && status < 300
+    return { result: { status: ok ? 'success' : 'error', status_code: status, data: responseData(text, truncated) }, request: log(status) }
   } catch (error) {
-    if (error instanceof ToolCallFailure) return { result: failure(error.message), request: log(null) }
-    const message = timeout.signal.aborted ? `No answer within ${config.timeout_ms} ms`
+    const message = error instanceof OutboundFailure ? error.message
       : signal.aborted ? 'The call ended before the request finished'
         : 'The service could not be reached'
     return { result: failure(message), request: log(null) }
-  } finally {
-    clearTimeout(timer)
   }
 }

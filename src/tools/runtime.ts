@@ -4,9 +4,9 @@ import type { ConversationTools } from '../conversation/tool-calls'
 import { credentialHeaders } from '../credentials/headers'
 import { readCredential } from '../credentials/store'
 import { nodeToolUuids } from '../conversation/graph'
+import { outboundPolicy } from '../egress/policy'
 import { callHttpTool } from './http-tool'
 import { activeToolsByUuid } from './service'
-import { getToolSettings } from './settings'
 
 /**
  * The tools of one run, for `createConversation({ tools })`: the organization's active tools the definition's nodes
@@ -18,8 +18,7 @@ export function conversationTools(ctx: AppContext, organizationId: number, defin
     byUuid: activeToolsByUuid(ctx, organizationId, definition.nodes.flatMap(nodeToolUuids)),
     async callHttp(tool, config, args, variables, signal) {
       const outcome = await callHttpTool(config, args, variables, {
-        allowedHosts: getToolSettings(ctx, organizationId).allowed_hosts,
-        appliance: { listenHost: ctx.config.httpHost, listenPort: ctx.config.httpPort, publicUrl: ctx.config.publicUrl },
+        ...outboundPolicy(ctx, organizationId),
         async credentialHeaders(credentialUuid) {
           const credential = readCredential(ctx, organizationId, credentialUuid)
           if (!credential) throw new Error(`credential ${credentialUuid} not found`)

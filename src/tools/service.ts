@@ -8,6 +8,7 @@ import { invalid, notFound } from '../lib/errors'
 import { valueError, type ValidationItem } from '../lib/validation'
 import { defaultOutboundProvider } from '../telephony/configurations'
 import { PROVIDERS } from '../telephony/providers'
+import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { checkDefinition } from './definitions'
 import { toolFunctionName } from './functions'
 import {
@@ -84,6 +85,9 @@ function checkedDefinition(ctx: AppContext, organizationId: number, definition: 
   const credentialUuid = checked.type === 'http_api' ? checked.config.credential_uuid : null
   if (credentialUuid && !readCredential(ctx, organizationId, credentialUuid)) {
     items.push(valueError(['body', 'definition', 'http_api', 'config', 'credential_uuid'], `credential '${credentialUuid}' is not a credential of this organization`, credentialUuid))
+  }
+  if (checked.type === 'http_api' && namesThisServer(ctx, checked.config.url)) {
+    items.push(valueError(['body', 'definition', 'http_api', 'config', 'url'], THIS_SERVER_MESSAGE, checked.config.url))
   }
   if (category && category !== definition.type) {
     items.push(valueError(['body', 'category'], `category '${category}' must match definition.type '${definition.type}'`, category))

@@ -5,7 +5,10 @@ import { isoNow } from '../lib/clock'
 import { invalid } from '../lib/errors'
 import { valueError } from '../lib/validation'
 
-/** An organization's rules for the HTTP requests its tools make: which hosts they may reach (any, until set). */
+/**
+ * An organization's rules for the HTTP requests its agents make (HTTP tools, webhook nodes, pre-call fetch; the name is
+ * the shipped API's): which hosts they may reach (any, until set).
+ */
 
 export type ToolSettings = { allowed_hosts: string[] | null; updated_at: string | null }
 

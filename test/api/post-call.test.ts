@@ -280,3 +280,159 @@ describe('pre-call fetch', () => {
     expect(detail.logs.warnings).toContain('Pre-call fetch ignored: Pre-call fetch answered HTTP 500')
   })
 })
+
+describe('webhook nodes and pre-call fetch under the organization\'s network rules', () => {
+  const receiverPort = () => new URL(receiver.url).port
+
+  /** An app that listens (as far as its config says) where the receiver does: the receiver stands for this server. */
+  async function appAtReceiver() {
+    const self = createTestApp({ flags: { http: `127.0.0.1:${receiverPort()}` } })
+    await setUpModels(self)
+    return self
+  }
+
+  const deliveries = (app: TestApp, runId: number) => Object.fromEntries(app.ctx.sqlite.query<{ node_id: string; state: string; attempts: number; last_error: string | null }, [number]>(
+    'SELECT node_id, state, attempts, last_error FROM webhook_deliveries WHERE run_id = ?').all(runId).map((row) => [row.node_id, `${row.state}/${row.attempts}: ${row.last_error}`]))
+
+  async function finishedChat(workflowId: number, app = t) {
+    const chat = await post(`/api/v1/workflow/${workflowId}/text-chat/sessions`, {}, app)
+    await post(`/api/v1/workflow/${workflowId}/text-chat/sessions/${chat.workflow_run_id}/end`, {}, app)
+    return chat.workflow_run_id as number
+  }
+
+  test('a URL naming this server is refused on save; a name resolving to it is refused when sent: dead at once, never retried', async () => {
+    const self = await appAtReceiver()
+    try {
+      const saved = await self.request('POST', '/api/v1/workflow/create/definition', { body: {
+        name: 'Self', workflow_definition: agentWith(node('hook', 'webhook', { name: 'Loop', endpoint_url: `${receiver.url}/api/v1/tools` })),
+      } })
+      expect(saved.status).toBe(422)
+      expect(saved.body.detail.errors).toEqual([{ kind: 'node', id: 'hook', field: 'data.endpoint_url', message: expect.stringContaining('this Ringbase server itself') }])
+      const viaPublicUrl = await self.request('POST', '/api/v1/workflow/create/definition', { body: {
+        name: 'Self', workflow_definition: agentWith(node('hook', 'webhook', { name: 'Loop', endpoint_url: `http://localhost:${receiverPort()}/x` })),
+      } })
+      expect(viaPublicUrl.status).toBe(422)
+
+      self.ctx.resolveHost = async () => ['198.51.100.7', '127.0.0.1']
+      const workflowId = await agent(agentWith(node('hook', 'webhook', { name: 'Loop', endpoint_url: `http://hooks.partner.test:${receiverPort()}/api/v1/tools` })), self)
+      const runId = await finishedChat(workflowId, self)
+      const dispatcher = createWebhookDispatcher(self.ctx)
+      expect(await dispatcher.tick()).toBe(1)
+      expect(deliveries(self, runId)).toEqual({ hook: 'dead/1: Not sent: This server itself is never called' })
+      ;(self.ctx.clock as ReturnType<typeof manualClock>).advance(3_600_000)
+      expect(await dispatcher.tick()).toBe(0)
+      expect(receiver.received).toEqual([])
+      expect((await run(workflowId, runId, self)).logs.webhook_deliveries).toEqual([expect.objectContaining({
+        node_id: 'hook', attempt: 1, status_code: null, outcome: 'dead', error: 'Not sent: This server itself is never called',
+      })])
+    } finally {
+      self.close()
+    }
+  })
+
+  test('a draft saved before the server moved to the port its webhook names is refused at publish', async () => {
+    const workflowId = await agent(agentWith())
+    const draft = await t.request('PUT', `/api/v1/workflow/${workflowId}`, {
+      body: { workflow_definition: agentWith(node('hook', 'webhook', { name: 'Loop', endpoint_url: `${receiver.url}/calls` })) },
+    })
+    expect(draft.status).toBe(200)
+    t.close({ keepData: true })
+    t = createTestApp({ restartOf: t, flags: { http: `127.0.0.1:${receiverPort()}` } })
+    const published = await t.request('POST', `/api/v1/workflow/${workflowId}/publish`)
+    expect(published.status).toBe(422)
+    expect(published.body.detail.errors).toEqual([{ kind: 'node', id: 'hook', field: 'data.endpoint_url', message: expect.stringContaining('this Ringbase server itself') }])
+  })
+
+  test('the allow-list: a host on it is delivered (to the address checked, the name as Host), one outside it is dead at once', async () => {
+    await t.request('PUT', '/api/v1/organizations/tool-settings', { body: { allowed_hosts: ['hooks.partner.test'] } })
+    t.ctx.resolveHost = async () => ['127.0.0.1']
+    const workflowId = await agent(agentWith(
+      node('listed', 'webhook', { name: 'Listed', endpoint_url: `http://hooks.partner.test:${receiverPort()}/in` }),
+      node('unlisted', 'webhook', { name: 'Unlisted', endpoint_url: `${receiver.url}/out` }),
+    ))
+    const runId = await finishedChat(workflowId)
+    expect(await createWebhookDispatcher(t.ctx).tick()).toBe(2)
+    expect(deliveries(t, runId)).toEqual({
+      listed: 'delivered/1: null',
+      unlisted: `dead/1: Not sent: The host 127.0.0.1:${receiverPort()} is not on this organization's list of allowed hosts`,
+    })
+    expect(receiver.received.map(({ path, headers }) => [path, headers.get('host')])).toEqual([['/in', `hooks.partner.test:${receiverPort()}`]])
+  })
+
+  test('redirects: a 307 within the host is followed with the same body; to another host, or a 302, it is not', async () => {
+    const elsewhere = startReceiver()
+    try {
+      receiver.answerWith((path) => ({
+        '/moved': Response.redirect(`${receiver.url}/calls`, 307),
+        '/away': Response.redirect(`${elsewhere.url}/steal`, 307),
+        '/found': Response.redirect(`${receiver.url}/calls`, 302),
+      } as Record<string, Response>)[path] ?? null)
+      const workflowId = await agent(agentWith(
+        node('moved', 'webhook', { name: 'Moved', endpoint_url: `${receiver.url}/moved`, payload_template: { hello: 'world' } }),
+        node('away', 'webhook', { name: 'Away', endpoint_url: `${receiver.url}/away` }),
+        node('found', 'webhook', { name: 'Found', endpoint_url: `${receiver.url}/found` }),
+      ))
+      const runId = await finishedChat(workflowId)
+      expect(await createWebhookDispatcher(t.ctx).tick()).toBe(3)
+      expect(deliveries(t, runId)).toEqual({
+        moved: 'delivered/1: null',
+        away: `dead/1: Not sent: The service redirected to another host (${new URL(elsewhere.url).host}); only redirects within ${new URL(receiver.url).host} are followed`,
+        found: 'dead/1: HTTP 302',
+      })
+      const followed = receiver.received.filter(({ path }) => path === '/calls')
+      expect(followed).toHaveLength(1)
+      expect(followed[0].method).toBe('POST')
+      expect(JSON.parse(followed[0].body)).toMatchObject({ hello: 'world' })
+      expect(elsewhere.received).toEqual([])
+    } finally {
+      elsewhere.stop()
+    }
+  })
+
+  const fetchingAgent = (url: string) => ({
+    nodes: [node('start', 'startCall', { name: 'Start', greeting: 'Hi {{first_name | there}}.', prompt: 'Help.', pre_call_fetch_enabled: true, pre_call_fetch_url: url })],
+    edges: [],
+  })
+
+  test('pre-call fetch: naming this server is refused on save; a name resolving to it is not sent, and the call goes on without it', async () => {
+    const self = await appAtReceiver()
+    try {
+      const saved = await self.request('POST', '/api/v1/workflow/create/definition', { body: { name: 'Self', workflow_definition: fetchingAgent(`${receiver.url}/lookup`) } })
+      expect(saved.status).toBe(422)
+      expect(saved.body.detail.errors).toEqual([{ kind: 'node', id: 'start', field: 'data.pre_call_fetch_url', message: expect.stringContaining('this Ringbase server itself') }])
+
+      self.ctx.resolveHost = async () => ['127.0.0.1']
+      const url = `http://crm.partner.test:${receiverPort()}/lookup`
+      const workflowId = await agent(fetchingAgent(url), self)
+      const chat = await post(`/api/v1/workflow/${workflowId}/text-chat/sessions`, {}, self)
+      expect(chat.session_data.turns[0].assistant_message.text).toBe('Hi there.')
+      expect(receiver.received).toEqual([])
+      const detail = await run(workflowId, chat.workflow_run_id, self)
+      expect(detail.logs.pre_call_fetch).toEqual({ url, ok: false, error: 'not sent: This server itself is never called' })
+      expect(detail.logs.warnings).toContain('Pre-call fetch ignored: not sent: This server itself is never called')
+    } finally {
+      self.close()
+    }
+  })
+
+  test('pre-call fetch: a redirect to another host is not followed, and the allow-list applies', async () => {
+    const elsewhere = startReceiver()
+    try {
+      receiver.answerWith((path) => path === '/lookup' ? Response.redirect(`${elsewhere.url}/lookup`, 307) : null)
+      const workflowId = await agent(fetchingAgent(`${receiver.url}/lookup`))
+      const redirected = await post(`/api/v1/workflow/${workflowId}/text-chat/sessions`)
+      expect(redirected.session_data.turns[0].assistant_message.text).toBe('Hi there.')
+      expect(elsewhere.received).toEqual([])
+      expect((await run(workflowId, redirected.workflow_run_id)).logs.pre_call_fetch.error)
+        .toBe(`not sent: The service redirected to another host (${new URL(elsewhere.url).host}); only redirects within ${new URL(receiver.url).host} are followed`)
+
+      await t.request('PUT', '/api/v1/organizations/tool-settings', { body: { allowed_hosts: ['crm.example.com'] } })
+      const unlisted = await post(`/api/v1/workflow/${workflowId}/text-chat/sessions`)
+      expect((await run(workflowId, unlisted.workflow_run_id)).logs.pre_call_fetch.error)
+        .toBe(`not sent: The host ${new URL(receiver.url).host} is not on this organization's list of allowed hosts`)
+      expect(receiver.received).toHaveLength(1)
+    } finally {
+      elsewhere.stop()
+    }
+  })
+})

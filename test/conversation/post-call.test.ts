@@ -163,16 +163,19 @@ describe('pre-call fetch', () => {
     })
   })
 
+  const answered = (status: number, text: string, truncated = false) => readPreCallFetchAnswer({ status, text, truncated })
+
   test('variables from initial_context, dynamic_variables or under call_inbound; reserved keys refused', () => {
-    expect(readPreCallFetchAnswer(200, JSON.stringify({ initial_context: { tier: 'gold', provider: 'x', greeting_override: { type: 'text', text: 'Hi VIP' } } }))).toEqual({
+    expect(answered(200, JSON.stringify({ initial_context: { tier: 'gold', provider: 'x', greeting_override: { type: 'text', text: 'Hi VIP' } } }))).toEqual({
       ok: true,
       variables: { tier: 'gold', greeting_override: { type: 'text', text: 'Hi VIP' } },
       refused: ['provider'],
     })
-    expect(readPreCallFetchAnswer(200, JSON.stringify({ call_inbound: { dynamic_variables: { tier: 'silver' } } }))).toEqual({ ok: true, variables: { tier: 'silver' }, refused: [] })
-    expect(readPreCallFetchAnswer(200, '{}')).toEqual({ ok: true, variables: {}, refused: [] })
-    expect(readPreCallFetchAnswer(500, '{}')).toEqual({ ok: false, error: 'Pre-call fetch answered HTTP 500' })
-    expect(readPreCallFetchAnswer(200, 'nope').ok).toBe(false)
-    expect(readPreCallFetchAnswer(200, '[1]').ok).toBe(false)
+    expect(answered(200, JSON.stringify({ call_inbound: { dynamic_variables: { tier: 'silver' } } }))).toEqual({ ok: true, variables: { tier: 'silver' }, refused: [] })
+    expect(answered(200, '{}')).toEqual({ ok: true, variables: {}, refused: [] })
+    expect(answered(500, '{}')).toEqual({ ok: false, error: 'Pre-call fetch answered HTTP 500' })
+    expect(answered(200, 'nope').ok).toBe(false)
+    expect(answered(200, '[1]').ok).toBe(false)
+    expect(answered(200, '{"initial_context": {"a": "', true)).toEqual({ ok: false, error: 'Pre-call fetch answer is larger than 64 KB' })
   })
 })

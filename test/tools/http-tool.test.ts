@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Server } from 'bun'
 import { callHttpTool, MAX_RESPONSE_BYTES, type HttpToolEnvironment } from '../../src/tools/http-tool'
-import { hostAllowed, targetsAppliance } from '../../src/tools/network-policy'
+import { hostAllowed, targetsAppliance } from '../../src/egress/network-policy'
 import type { HttpApiConfig } from '../../src/tools/schemas'
 import { httpApiConfig } from '../support/tools'
 
@@ -152,7 +152,7 @@ describe('http_api tool calls against a local service', () => {
     expect(allowed.result.status).toBe('success')
 
     const itself = environment({ appliance: { listenHost: '127.0.0.1', listenPort: service.port!, publicUrl: 'https://voice.example.com' } })
-    expect((await call({}, { order_number: '1' }, {}, itself)).result).toEqual({ status: 'error', error: 'Tools cannot call this appliance itself' })
+    expect((await call({}, { order_number: '1' }, {}, itself)).result).toEqual({ status: 'error', error: 'This server itself is never called' })
     expect(seen).toEqual([])
   })
 })
@@ -168,12 +168,12 @@ describe('host names: resolved once, every address checked, the request sent to 
   test('a name that resolves to the address this server listens on, on its port, is refused without a request', async () => {
     const dns = resolver(['127.0.0.1'])
     const itself = environment({ resolve: dns.resolve, appliance: { listenHost: '127.0.0.1', listenPort: service.port!, publicUrl: 'https://voice.example.com' } })
-    expect((await call({ url: partnerUrl() }, { order_number: '1' }, {}, itself)).result).toEqual({ status: 'error', error: 'Tools cannot call this appliance itself' })
+    expect((await call({ url: partnerUrl() }, { order_number: '1' }, {}, itself)).result).toEqual({ status: 'error', error: 'This server itself is never called' })
     expect(seen).toEqual([])
     // every address counts, not just the first; IPv4-mapped IPv6 is the IPv4 address
     for (const answer of [['198.51.100.7', '127.0.0.1'], ['::ffff:127.0.0.1']]) {
       const env = environment({ resolve: resolver(answer).resolve, appliance: itself.appliance })
-      expect((await call({ url: partnerUrl() }, { order_number: '1' }, {}, env)).result.error).toBe('Tools cannot call this appliance itself')
+      expect((await call({ url: partnerUrl() }, { order_number: '1' }, {}, env)).result.error).toBe('This server itself is never called')
     }
     expect(seen).toEqual([])
   })
@@ -197,6 +197,11 @@ describe('host names: resolved once, every address checked, the request sent to 
     const unknown = await call({ url: partnerUrl() }, { order_number: '5' }, {}, environment({ resolve: async () => { throw new Error('ENOTFOUND') } }))
     expect(unknown.result).toEqual({ status: 'error', error: 'The host api.partner.test could not be found' })
     expect(seen).toEqual([])
+  })
+
+  test('a lookup that never answers ends at the timeout like a slow service', async () => {
+    const outcome = await call({ url: partnerUrl(), timeout_ms: 100 }, { order_number: '1' }, {}, environment({ resolve: () => new Promise(() => undefined) }))
+    expect(outcome.result).toEqual({ status: 'error', error: 'No answer within 100 ms' })
   })
 
   test('https: connected to the checked address, with the name as Host and as the TLS server name (SNI and certificate)', async () => {

@@ -85,11 +85,16 @@ describe('a run\'s tools', () => {
     expect((await call()).result).toEqual({ status: 'error', error: `The host 127.0.0.1:${service.port} is not on this organization's list of allowed hosts` })
   })
 
-  test('the appliance itself is refused: its listen address and port', async () => {
-    const self = (await t.request('POST', '/api/v1/tools/', {
-      body: { name: 'Self', definition: { type: 'http_api', config: { method: 'GET', url: 'http://127.0.0.1:8000/api/v1/tools/' } } },
-    })).body
+  test('the appliance itself: a URL naming it is refused on save, a name resolving to it when the tool is called', async () => {
+    const tool = (url: string) => ({ name: 'Self', definition: { type: 'http_api', config: { method: 'GET', url } } })
+    for (const url of ['http://127.0.0.1:8000/api/v1/tools/', 'http://localhost:8000/x', 'http://[::ffff:127.0.0.1]:8000/x', 'http://2130706433:8000/{{id}}']) {
+      const refused = await t.request('POST', '/api/v1/tools/', { body: tool(url) })
+      expect(refused.status).toBe(422)
+      expect(refused.body.detail[0]).toMatchObject({ loc: ['body', 'definition', 'http_api', 'config', 'url'], msg: expect.stringContaining('this Ringbase server itself') })
+    }
+    t.ctx.resolveHost = async () => ['127.0.0.1']
+    const self = (await t.request('POST', '/api/v1/tools/', { body: tool('http://intranet.test:8000/api/v1/tools/') })).body
     const outcome = await callTool(conversationTools(t.ctx, 1, withTools([self.tool_uuid])), self.tool_uuid)
-    expect(outcome.result).toEqual({ status: 'error', error: 'Tools cannot call this appliance itself' })
+    expect(outcome.result).toEqual({ status: 'error', error: 'This server itself is never called' })
   })
 })

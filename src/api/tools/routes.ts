@@ -49,10 +49,10 @@ export const toolRoutes = (ctx: AppContext) =>
     })
     .get('/organizations/tool-settings', ({ principal }) => getToolSettings(ctx, principal.organizationId), {
       response: { 200: ToolSettingsView, ...authErrors },
-      detail: { tags, summary: 'The hosts the organization\'s HTTP tools may call' },
+      detail: { tags, summary: 'The hosts the organization\'s HTTP tools, webhook nodes and pre-call fetch may call' },
     })
     .put('/organizations/tool-settings', ({ principal, body }) => putToolSettings(ctx, principal.organizationId, body), {
       body: ToolSettingsBody,
       response: { 200: ToolSettingsView, ...authErrors },
-      detail: { tags, summary: 'Set the hosts the organization\'s HTTP tools may call (null: any host)' },
+      detail: { tags, summary: 'Set the hosts the organization\'s HTTP tools, webhook nodes and pre-call fetch may call (null: any host)' },
     })

@@ -1,8 +1,9 @@
 import { networkInterfaces } from 'node:os'
 
 /**
- * Where HTTP tools may send requests: hosts on the organization's allow-list (any host when it has none), and never
- * this appliance itself (the address it listens on, or its public URL), so a tool cannot drive the appliance's own API.
+ * Where requests to admin-named URLs (HTTP tools, webhook nodes, pre-call fetch) may go: hosts on the organization's
+ * allow-list (any host when it has none), and never this appliance itself (the address it listens on, or its public
+ * URL), so an agent cannot drive the appliance's own API.
  */
 
 export type ApplianceAddress = { listenHost: string; listenPort: number; publicUrl: string }
