@@ -7,6 +7,8 @@ import { createRun } from '../runs/service'
 import type { RunTarget } from '../runs/target'
 import { resolveOutbound, type OutboundChoice, type OutboundResolutionOptions } from '../telephony/configurations'
 import type { TelephonyProvider } from '../telephony/provider'
+import { supportsCallTransfer } from '../telephony/providers'
+import { offersCallTransfer } from '../tools/service'
 import { placeCall, type DialRefusal } from './place'
 
 /**
@@ -122,6 +124,7 @@ export function startOutboundCall(
     callId, runId: run.id, organizationId: call.organizationId, workflowId: call.target.workflowId, configurationId: call.line.configurationId,
     credentials: call.line.credentials, destination: call.destination, callerId: call.line.callerId,
     ringTimeoutSeconds: ctx.config.ringTimeoutSeconds, maxCallDurationSeconds: call.target.configurations.max_call_duration_seconds,
+    mayBeTransferred: supportsCallTransfer(call.line.providerName) && offersCallTransfer(ctx, call.organizationId, call.target.definition),
     detectAnsweringMachine: voicemailDetectionEnabled(call.target.configurations),
   })
   return { runId: run.id, runName: run.name, callId, call, placed }

@@ -70,6 +70,16 @@ export const acknowledge = (): WebhookAnswer => ({ status: 200, contentType: 'te
 export const xmlAnswer = (body: string): WebhookAnswer => ({ status: 200, contentType: 'application/xml', body: `<?xml version="1.0" encoding="UTF-8"?>${body}` })
 export const jsonAnswer = (body: unknown): WebhookAnswer => ({ status: 200, contentType: 'application/json', body: JSON.stringify(body) })
 
+/**
+ * The carrier's time-limit field for a call: the agent's max duration, or no field (the carrier's own ceiling) when the
+ * call may be transferred, so the caller's talk with the destination is not cut at the agent's limit.
+ */
+export function timeLimitField<F extends string, V = number>(field: F, dial: DialRequest, format?: (seconds: number) => V): Partial<Record<F, V>> {
+  if (dial.mayBeTransferred) return {}
+  const seconds = dial.maxCallDurationSeconds
+  return { [field]: format ? format(seconds) : seconds } as Partial<Record<F, V>>
+}
+
 export const escapeXml = (value: string) =>
   value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;')
 

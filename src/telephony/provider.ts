@@ -25,6 +25,11 @@ export type DialRequest = {
   ringTimeoutSeconds: number
   /** Hard stop for an answered call. */
   maxCallDurationSeconds: number
+  /**
+   * The agent offers a transfer tool: the call may outlive the agent's part, so a carrier gets no time limit of ours
+   * (its own ceiling applies) and Ringbase ends the agent's part itself, as it does on every call.
+   */
+  mayBeTransferred: boolean
   /** Ask the provider to tell a machine from a person on answer, where it can (a machine ends the call as voicemail). */
   detectAnsweringMachine: boolean
 }

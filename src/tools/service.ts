@@ -7,7 +7,7 @@ import { isoNow } from '../lib/clock'
 import { invalid, notFound } from '../lib/errors'
 import { valueError, type ValidationItem } from '../lib/validation'
 import { defaultOutboundProvider } from '../telephony/configurations'
-import { PROVIDERS } from '../telephony/providers'
+import { PROVIDERS, supportsCallTransfer } from '../telephony/providers'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { checkDefinition } from './definitions'
 import { toolFunctionName } from './functions'
@@ -169,9 +169,15 @@ export function unknownToolReferences(ctx: AppContext, organizationId: number, d
  * The `transfer_call` tools a definition's nodes name when the organization's default telephony configuration is on a
  * provider that cannot transfer calls (nothing to say without a default configuration), one error per node and tool.
  */
+/** Whether a definition's nodes name an active `transfer_call` tool of the organization. */
+export function offersCallTransfer(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): boolean {
+  const { named, known } = toolReferences(ctx, organizationId, definition)
+  return named.some(({ uuids }) => uuids.some((uuid) => known.get(uuid)?.definition.type === 'transfer_call'))
+}
+
 export function untransferableToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): DefinitionError[] {
   const provider = defaultOutboundProvider(ctx, organizationId)
-  if (provider === null || PROVIDERS[provider].supportsCallTransfer) return []
+  if (provider === null || supportsCallTransfer(provider)) return []
   const { named, known } = toolReferences(ctx, organizationId, definition)
   const { displayName } = PROVIDERS[provider]
   return named.flatMap(({ node, uuids }) => [...new Set(uuids)].map((uuid) => known.get(uuid))

@@ -59,7 +59,7 @@ function dialRequest(destination: string, overrides: Partial<DialRequest> = {}):
   runIds += 1
   return {
     callId: crypto.randomUUID(), runId: runIds, organizationId: ORGANIZATION_ID, configurationId: CONFIGURATION_ID,
-    credentials: { dial_string_template: 'PJSIP/{number}', allow_raw_dial_strings: true }, destination, callerId: null,
+    credentials: { dial_string_template: 'PJSIP/{number}', allow_raw_dial_strings: true }, destination, callerId: null, mayBeTransferred: false,
     ringTimeoutSeconds: 30, maxCallDurationSeconds: 600, workflowId: 1, detectAnsweringMachine: false, ...overrides,
   }
 }

@@ -143,7 +143,7 @@ describe('calls across reconnects and organizations', () => {
   function dialRequest(config: any, organizationId: number, destination: string): DialRequest {
     return {
       callId: crypto.randomUUID(), runId: 1, organizationId, configurationId: config.id, credentials: { allow_raw_dial_strings: true },
-      destination, callerId: null, ringTimeoutSeconds: 30, maxCallDurationSeconds: 600, workflowId: 1, detectAnsweringMachine: false,
+      destination, callerId: null, ringTimeoutSeconds: 30, maxCallDurationSeconds: 600, workflowId: 1, detectAnsweringMachine: false, mayBeTransferred: false,
     }
   }
 

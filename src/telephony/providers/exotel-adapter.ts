@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context'
 import { isPlainObject } from '../../lib/values'
 import { basicAuth, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
-import { acknowledge, hmac, jsonAnswer, sameText, type CarrierDriver, type InboundCallStart, type StatusUpdate, type Verdict, type WebhookRequest } from '../carrier'
+import { acknowledge, hmac, jsonAnswer, sameText, type CarrierDriver, type InboundCallStart, type StatusUpdate, type Verdict, type WebhookRequest, timeLimitField } from '../carrier'
 import type { Credentials } from '../providers'
 import { LIVE_CALL_STATUSES, TWILIO_CALL_STATUSES } from './twilio-adapter'
 
@@ -58,7 +58,7 @@ export const exotelDriver: CarrierDriver = {
       StreamUrl: links.mediaStreamUrl,
       StreamType: 'bidirectional',
       TimeOut: String(dial.ringTimeoutSeconds),
-      TimeLimit: String(dial.maxCallDurationSeconds),
+      ...timeLimitField('TimeLimit', dial, String),
       StatusCallback: `${links.publicUrl}/api/v1/telephony/exotel/status-callback/${links.runId}?exotel_auth=${exotelStatusToken(dial.credentials, links.runId)}`,
       'StatusCallbackEvents[]': 'terminal',
     })

@@ -2,8 +2,7 @@ import type { AppContext } from '../../context'
 import { basicAuth, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
 import {
   escapeXml, hmac, sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart,
-  type StatusUpdate, type TransferEvent, type Verdict, type WebhookRequest,
-} from '../carrier'
+  type StatusUpdate, type TransferEvent, type Verdict, type WebhookRequest, timeLimitField } from '../carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../providers'
 
@@ -155,7 +154,7 @@ function applicationCarrier(variant: Variant): CarrierDriver {
           ring_url: callback('ring-callback'),
           ring_method: 'POST',
           ring_timeout: dial.ringTimeoutSeconds,
-          time_limit: dial.maxCallDurationSeconds,
+          ...timeLimitField('time_limit', dial),
           ...(dial.detectAnsweringMachine
             ? { machine_detection: 'true', machine_detection_url: callback('machine-detection'), machine_detection_method: 'POST' }
             : {}),

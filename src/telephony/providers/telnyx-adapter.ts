@@ -4,8 +4,7 @@ import { refused } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
 import { bearer, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
 import {
-  acknowledge, type CarrierCallStatus, type CarrierDriver, type CallLinks, type InboundCallStart, type StatusUpdate, type TransferEvent, type WebhookRequest,
-} from '../carrier'
+  acknowledge, type CarrierCallStatus, type CarrierDriver, type CallLinks, type InboundCallStart, type StatusUpdate, type TransferEvent, type WebhookRequest, timeLimitField } from '../carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../providers'
 
@@ -138,7 +137,7 @@ export const telnyxDriver: CarrierDriver = {
         to: dial.destination,
         from: dial.callerId,
         timeout_secs: dial.ringTimeoutSeconds,
-        time_limit_secs: dial.maxCallDurationSeconds,
+        ...timeLimitField('time_limit_secs', dial),
         webhook_url: `${links.publicUrl}/api/v1/telephony/telnyx/events/${links.runId}`,
         webhook_url_method: 'POST',
         ...streamSettings(links),

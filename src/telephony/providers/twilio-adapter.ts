@@ -2,8 +2,7 @@ import type { AppContext } from '../../context'
 import { basicAuth, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
 import {
   escapeXml, hmac, sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart,
-  type StatusUpdate, type TransferEvent, type WebhookRequest,
-} from '../carrier'
+  type StatusUpdate, type TransferEvent, type WebhookRequest, timeLimitField } from '../carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../providers'
 
@@ -99,7 +98,7 @@ export const twilioDriver: CarrierDriver = {
       StatusCallback: `${links.publicUrl}/api/v1/telephony/twilio/status-callback/${links.runId}`,
       StatusCallbackMethod: 'POST',
       Timeout: String(dial.ringTimeoutSeconds),
-      TimeLimit: String(dial.maxCallDurationSeconds),
+      ...timeLimitField('TimeLimit', dial, String),
     })
     for (const event of ['initiated', 'ringing', 'answered', 'completed']) form.append('StatusCallbackEvent', event)
     if (dial.detectAnsweringMachine) form.set('MachineDetection', 'Enable')

@@ -5,8 +5,7 @@ import { isPlainObject } from '../../lib/values'
 import { bearer, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
 import {
   hmac, jsonAnswer, sameText, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart, type StatusUpdate,
-  type TransferEvent, type Verdict, type WebhookRequest,
-} from '../carrier'
+  type TransferEvent, type Verdict, type WebhookRequest, timeLimitField } from '../carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../providers'
 
@@ -149,7 +148,7 @@ export const vonageDriver: CarrierDriver = {
         event_url: [`${links.publicUrl}/api/v1/telephony/vonage/events/${links.runId}`],
         event_method: 'POST',
         ringing_timer: dial.ringTimeoutSeconds,
-        length_timer: dial.maxCallDurationSeconds,
+        ...timeLimitField('length_timer', dial),
         ...(dial.detectAnsweringMachine ? { machine_detection: 'continue' } : {}),
       },
     })

@@ -113,6 +113,10 @@ test('answered: the caller goes to the destination, the agent\'s stream ends wit
 
   expect(whileBridged).toEqual({ completed: false, hangups: 0, voiceLogged: true, transfer: { destination: DESK, connected_at: expect.any(String) } })
   expect(hangupRequests()).toEqual([])
+  // The agent can transfer: Twilio gets no time limit of ours, so the talk with the desk is not cut at the agent's.
+  const [dial] = fake.requests.filter((request) => request.path.endsWith('/Calls.json'))
+  expect(dial.body.To).toBe('+14155550123')
+  expect(dial.body.TimeLimit).toBeUndefined()
   expect(updates()).toHaveLength(1)
   const eventsUrl = `${PUBLIC_URL}/api/v1/telephony/twilio/transfer/${runId}`
   expect(updates()[0].body.Twiml).toBe(
