@@ -12,6 +12,20 @@ export const WorkflowConfigurationsSchema = t.Object(
       maximum: 14_400,
       description: 'Hard limit of one call; the call is hung up when it is reached. Default 600.',
     })),
+    user_turn_stop_timeout: t.Optional(t.Number({
+      minimum: 0.2,
+      maximum: 5,
+      description: 'Seconds of silence that end the caller\'s turn on voice calls (the turn detector\'s stop window). Default 0.6.',
+    })),
+    turn_start_strategy: t.Optional(t.Union([t.Literal('default'), t.Literal('min_words')], {
+      description: '`default`: caller speech interrupts the agent as soon as it starts. `min_words`: only once its transcript has '
+        + '`turn_start_min_words` words; shorter speech over the agent ("mm-hm") is ignored.',
+    })),
+    turn_start_min_words: t.Optional(t.Integer({ minimum: 1, maximum: 10, description: 'Words an interruption needs with `min_words`. Default 3.' })),
+    turn_stop_strategy: t.Optional(t.Union([t.Literal('transcription'), t.Literal('turn_analyzer')], {
+      description: '`transcription` (default): the turn ends after `user_turn_stop_timeout` of silence. `turn_analyzer` is '
+        + 'accepted but needs a Smart-Turn model Ringbase does not have: it behaves as `transcription` and the run logs a warning.',
+    })),
     model_configuration_uuid: t.Optional(t.Union([t.String({ format: 'uuid', maxLength: 36 }), t.Null()], {
       description: 'The model configuration runs of this agent use (else the organization default); run model_overrides go over it.',
     })),

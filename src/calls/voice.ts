@@ -24,11 +24,18 @@ import { loadVadEngine, type VadEngine } from '../voice/vad'
  *
  * Answering-machine detection runs on outbound calls unless the agent's `voicemail_detection.enabled` is false;
  * `voicemail_detection.message` (template variables allowed) is left after the beep.
+ *
+ * The agent's turn settings (checked when saved, agents/schemas.ts): `user_turn_stop_timeout` is the turn detector's
+ * stop window; `turn_start_strategy: min_words` lets caller speech interrupt only with `turn_start_min_words` words;
+ * `turn_stop_strategy: turn_analyzer` (a Smart-Turn model we do not have) ends turns like `transcription`, with a
+ * warning on the run.
  */
+
+const DEFAULT_TURN_START_MIN_WORDS = 3
 
 export type VoiceConversationOptions = {
   /** Pipeline timings tests shorten. */
-  pipeline?: Partial<Pick<VoicePipelineOptions, 'tickIntervalMs' | 'dtmfTimeoutMs' | 'mediaLossGraceMs' | 'drainTimeoutMs' | 'turn'>>
+  pipeline?: Partial<Pick<VoicePipelineOptions, 'tickIntervalMs' | 'dtmfTimeoutMs' | 'mediaLossGraceMs' | 'drainTimeoutMs'>>
 }
 
 export const recordingKeysFor = (organizationId: number, runId: number) => ({
@@ -58,14 +65,16 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
       }
       const { stt, tts } = session.clients
       const warnings: string[] = []
+      const warn = (message: string) => {
+        warnings.push(message)
+        log.warn({ warning: message }, 'voice call problem')
+      }
       vad ??= loadVadEngine()
       const voice = createVoicePipeline({
         transport: call.media, stt: stt!, tts: tts!, vad: await vad, clock: ctx.clock,
         voicemail: call.direction === 'outbound' ? voicemailOptions(ctx, call, session) : null,
-        onWarning(message) {
-          warnings.push(message)
-          log.warn({ warning: message }, 'voice call problem')
-        },
+        ...turnOptions(session.configurations, warn),
+        onWarning: warn,
         onSttAudio: (seconds) => session.reportSttSeconds(stt!.ref, seconds),
         onTtsText: (characters) => session.reportTtsCharacters(tts!.ref, characters),
         ...options.pipeline,
@@ -95,6 +104,20 @@ function voicemailOptions(ctx: AppContext, call: AnsweredCall, session: RunSessi
   return { message: renderTemplate(settings.message, variables, new Date(ctx.clock.now())) }
 }
 
+/** Turn settings of an agent saved before they were checked may be anything: those out of shape are ignored. */
+function turnOptions(configurations: RunSession['configurations'], warn: (message: string) => void): Pick<VoicePipelineOptions, 'turn' | 'bargeInMinWords'> {
+  const options: Pick<VoicePipelineOptions, 'turn' | 'bargeInMinWords'> = {}
+  const { user_turn_stop_timeout: stopSeconds, turn_start_min_words: minWords } = configurations
+  if (typeof stopSeconds === 'number' && stopSeconds > 0) options.turn = { stopMs: stopSeconds * 1000 }
+  if (configurations.turn_start_strategy === 'min_words') {
+    options.bargeInMinWords = Number.isInteger(minWords) && (minWords as number) > 0 ? minWords as number : DEFAULT_TURN_START_MIN_WORDS
+  }
+  if (configurations.turn_stop_strategy === 'turn_analyzer') {
+    warn('turn_stop_strategy "turn_analyzer" needs a Smart-Turn model Ringbase does not have: turns ended as with "transcription"')
+  }
+  return options
+}
+
 async function storeRecordings(ctx: AppContext, call: AnsweredCall, recording: CallRecording): Promise<void> {
   if (recording.durationMs === 0) return
   const keys = recordingKeysFor(call.organizationId, call.runId)
@@ -109,6 +132,7 @@ function voiceLog(result: VoiceCallResult, warnings: string[]): Record<string, u
   return {
     end_reason: result.endReason,
     recording_seconds: Math.round(result.recording.durationMs) / 1000,
+    ...(result.firstAnswerHeldMs === null ? {} : { first_answer_held_ms: Math.round(result.firstAnswerHeldMs) }),
     turns: result.turns.map((turn) => ({
       response_ms: Math.round(turn.responseMs),
       stt_ms: Math.round(turn.sttMs),

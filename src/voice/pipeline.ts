@@ -17,6 +17,14 @@
  * cut the same way. On a turn that cannot be interrupted (greeting, transition speech, `allow_interrupt: false`)
  * the agent finishes speaking; what the caller said meanwhile is answered after it.
  *
+ * With `bargeInMinWords` an interruption waits for the transcript instead: caller speech over an interruptible turn
+ * cuts it only if it has that many words, and shorter speech ("mm-hm") is dropped as a backchannel.
+ *
+ * While answering-machine detection is undecided (outbound calls) the caller's turns are held from the conversation:
+ * the agent must not answer a machine's greeting. The detector's 'person' verdict (or its expiry, or a DTMF key)
+ * gives them to the conversation as one turn; its 'machine' verdict ends the call with them unanswered. The greeting
+ * and the conversation's own speech are not held.
+ *
  * Timing comes from the transport's clock (`now`), never from frame counts: Asterisk sends no frames while the
  * line is silent, so a timer ends an utterance when frames stop. The conversation's `tick` runs every
  * `tickIntervalMs` while nobody speaks (idle reprompt, idle hang-up, max duration). DTMF digits are collected until
@@ -37,7 +45,7 @@ import { createResampler, type Resampler } from './resample'
 import { createSentenceSplitter, type SentenceSplitter } from './sentences'
 import { createTurnDetector, DEFAULT_TURN_PARAMETERS, type TurnEvent, type TurnParameters } from './turns'
 import type { VadEngine, VadMode } from './vad'
-import { createVoicemailDetector, type VoicemailDetector, type VoicemailParameters } from './voicemail'
+import { createVoicemailDetector, type VoicemailDetector, type VoicemailParameters, type VoicemailVerdict } from './voicemail'
 
 export type VoicemailOptions = {
   parameters?: Partial<VoicemailParameters>
@@ -54,6 +62,11 @@ export type VoicePipelineOptions = {
   /** WebRTC VAD aggressiveness; 3 (the default) suits telephone lines best. */
   vadMode?: VadMode
   turn?: Partial<TurnParameters>
+  /**
+   * Caller speech over an interruptible agent turn interrupts it only when its transcript has this many words, and is
+   * dropped otherwise (the reference's `min_words` turn start); absent or 0: any speech interrupts once it starts.
+   */
+  bargeInMinWords?: number
   /** Answering-machine detection (outbound calls); null or absent: off. */
   voicemail?: VoicemailOptions | null
   /** The conversation's clock (epoch ms): utterance times are given to the conversation on it. */
@@ -95,6 +108,8 @@ export type VoiceCallResult = {
   mediaLost: MediaClose | null
   /** Answering machine detected: when (ms after the start) and whether the workflow's message was played. */
   voicemail: { detectedAfterMs: number; messageLeft: boolean } | null
+  /** How long answering-machine detection held the answer to the caller's first turn (0: it had decided by then); null: detection off, or no caller turn while it ran. */
+  firstAnswerHeldMs: number | null
   recording: CallRecording
   turns: VoiceTurnMetric[]
 }
@@ -113,8 +128,6 @@ export type VoicePipeline = {
 const DEFAULTS = { vadMode: 3 as VadMode, tickIntervalMs: 1_000, dtmfTimeoutMs: 2_000, mediaLossGraceMs: 500, drainTimeoutMs: 30_000 }
 const LINE_RATE = 8000
 const VAD_RATE = 16000
-/** A sounding beep is checked for its end this often once frames stop. */
-const BEEP_CHECK_MS = 30
 const MEDIA_LOST_REASON: EndReason = 'unexpected_error'
 
 /** What the agent is saying in one conversation turn, until the caller has heard all of it. */
@@ -132,6 +145,8 @@ type TurnSpeech = {
 }
 
 type Sentence = { turn: number; text: string }
+
+type CallerTurn = { text: string; timing: { startMs?: number; endMs?: number }; metric: OpenMetric | null }
 
 type OpenMetric = Omit<VoiceTurnMetric, 'responseMs' | 'firstTextMs' | 'firstAudioMs'> & {
   endOfTurnAtMs: number
@@ -173,9 +188,12 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   const turns = createTurnDetector(vad, turnParameters)
   let voicemail: VoicemailDetector | null = options.voicemail ? createVoicemailDetector(options.voicemail.parameters) : null
   let voicemailFound: VoiceCallResult['voicemail'] = null
+  let voicemailTimer: { atMs: number; handle: ReturnType<typeof setTimeout> } | undefined
+  /** Caller turns kept from the conversation until answering-machine detection decides; null when not holding. */
+  let answerHold: { turns: CallerTurn[]; sinceMs: number | null } | null = voicemail ? { turns: [], sinceMs: null } : null
+  let firstAnswerHeldMs: number | null = null
   let callerSpeaking = false
   let stopTimer: ReturnType<typeof setTimeout> | undefined
-  let beepTimer: ReturnType<typeof setTimeout> | undefined
   /** Utterances reach the conversation in the order spoken, each after its transcription. */
   let deliveries: Promise<void> = Promise.resolve()
   let dtmfDigits = ''
@@ -325,7 +343,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
       speech = { turn, splitter: createSentenceSplitter(), streaming: true, pending: 0, marks: 0, heard: [] }
       speeches.set(turn, speech)
       if (openMetric?.messageAtMs !== undefined) openMetric.firstTextAtMs ??= now()
-      if (callerSpeaking && conversation?.canInterrupt(turn)) {
+      if (callerSpeaking && !options.bargeInMinWords && conversation?.canInterrupt(turn)) {
         bargeIn(speech)
         return
       }
@@ -413,7 +431,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
       if (event.type === 'speech_started') {
         callerSpeaking = true
         conversation?.noteUserActivity(clockTime(event.atMs))
-        yieldToCaller()
+        if (!options.bargeInMinWords) yieldToCaller()
       } else {
         callerSpeaking = false
         clearTimeout(stopTimer)
@@ -432,14 +450,45 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     })
     deliveries = deliveries.then(async () => {
       const heard = (await text).trim()
-      if (!heard || ending) return
+      if (!heard || ending || isBackchannel(heard)) return
       const metric: OpenMetric = { speechEndedAtMs: endedAtMs - turnParameters.stopMs, endOfTurnAtMs: endedAtMs, sttMs: now() - requestedAtMs }
-      await tellConversation(heard, { startMs: clockTime(startedAtMs), endMs: clockTime(metric.speechEndedAtMs) }, metric)
+      const turn = { text: heard, timing: { startMs: clockTime(startedAtMs), endMs: clockTime(metric.speechEndedAtMs) }, metric }
+      if (answerHold) {
+        answerHold.sinceMs ??= now()
+        answerHold.turns.push(turn)
+        return
+      }
+      if (options.voicemail) firstAnswerHeldMs ??= 0
+      await tellConversation(turn)
     })
   }
 
+  /** With `bargeInMinWords`: too few words said over an interruptible agent turn are no turn at all. */
+  function isBackchannel(text: string): boolean {
+    if (!options.bargeInMinWords) return false
+    const speech = heardTurn()
+    if (!speech || !conversation?.canInterrupt(speech.turn)) return false
+    return text.split(/\s+/).filter(Boolean).length < options.bargeInMinWords
+  }
+
+  /** Answering-machine detection is over: the held turns go to the conversation as one, or are dropped (a machine). */
+  function endAnswerHold(answer: boolean): void {
+    const hold = answerHold
+    answerHold = null
+    if (!hold || hold.sinceMs === null) return
+    firstAnswerHeldMs = now() - hold.sinceMs
+    if (!answer) return
+    const { turns: held } = hold
+    const turn: CallerTurn = {
+      text: held.map(({ text }) => text).join(' '),
+      timing: { startMs: held[0].timing.startMs, endMs: held.at(-1)!.timing.endMs },
+      metric: held.at(-1)!.metric,
+    }
+    deliveries = deliveries.then(() => tellConversation(turn))
+  }
+
   /** Gives the caller's turn to the conversation once the agent may be cut or has finished its turn. */
-  async function tellConversation(text: string, timing: { startMs?: number; endMs?: number }, metric: OpenMetric | null): Promise<void> {
+  async function tellConversation({ text, timing, metric }: CallerTurn): Promise<void> {
     if (!yieldToCaller()) await Promise.race([whenSpeechIdle(), ended])
     if (ending || !conversation) return
     openMetric = metric
@@ -464,25 +513,51 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   }
 
   function watchForVoicemail(pcm8k: Int16Array, atMs: number): void {
-    const detector = voicemail!
     const sinceStart = atMs - startedAtMs
-    if (sinceStart > detector.expiresAfterMs) {
-      voicemail = null
-      return
-    }
-    if (detector.push(pcm8k, sinceStart)) return voicemailDetected(sinceStart)
-    if (detector.beepSounding && beepTimer === undefined) {
-      beepTimer = setTimeout(function checkBeepEnd() {
-        beepTimer = undefined
+    if (sinceStart > voicemail!.expiresAfterMs) return stopVoicemailDetection()
+    onVoicemailVerdict(voicemail!.push(pcm8k, sinceStart), sinceStart)
+  }
+
+  function onVoicemailVerdict(verdict: VoicemailVerdict | null, sinceStart: number): void {
+    if (verdict === 'machine') return voicemailDetected(sinceStart)
+    if (verdict === 'person') endAnswerHold(true)
+    armVoicemailTimer()
+  }
+
+  /**
+   * Frames stop while the line is silent: a timer gives the detector the time it asked for (a beep's end, a pause), or
+   * its expiry. Like the stop timer it may fire early (sound moved that moment) and then looks again; it is only moved
+   * to an earlier moment.
+   */
+  function armVoicemailTimer(): void {
+    const detector = voicemail
+    if (!detector || ending) return
+    const atMs = startedAtMs + Math.min(detector.nextCheckAtMs ?? Infinity, detector.expiresAfterMs)
+    if (voicemailTimer && voicemailTimer.atMs <= atMs) return
+    clearTimeout(voicemailTimer?.handle)
+    voicemailTimer = {
+      atMs,
+      handle: setTimeout(() => {
+        voicemailTimer = undefined
         if (voicemail !== detector || ending) return
-        if (detector.tick(now() - startedAtMs)) voicemailDetected(now() - startedAtMs)
-        else if (detector.beepSounding) beepTimer = setTimeout(checkBeepEnd, BEEP_CHECK_MS)
-      }, BEEP_CHECK_MS)
+        const sinceStart = now() - startedAtMs
+        if (sinceStart >= detector.expiresAfterMs) stopVoicemailDetection()
+        else onVoicemailVerdict(detector.tick(sinceStart), sinceStart)
+      }, Math.max(0, atMs - now())),
     }
+  }
+
+  /** Nothing more can be decided (or a DTMF key showed a person): held turns are answered. */
+  function stopVoicemailDetection(): void {
+    voicemail = null
+    clearTimeout(voicemailTimer?.handle)
+    voicemailTimer = undefined
+    endAnswerHold(true)
   }
 
   function voicemailDetected(afterMs: number): void {
     voicemail = null
+    endAnswerHold(false)
     voicemailFound = { detectedAfterMs: afterMs, messageLeft: false }
     silenceAgent()
     void conversation?.end('voicemail_detected')
@@ -496,7 +571,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     const digits = dtmfDigits
     dtmfDigits = ''
     if (!digits) return
-    deliveries = deliveries.then(() => tellConversation(`DTMF: ${digits}`, {}, null))
+    deliveries = deliveries.then(() => tellConversation({ text: `DTMF: ${digits}`, timing: {}, metric: null }))
   }
 
   // ---- the call ----
@@ -521,6 +596,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
         void given.end(MEDIA_LOST_REASON)
       }, settings.mediaLossGraceMs)
     })
+    armVoicemailTimer()
     const ticker = setInterval(() => {
       if (!ending && !callerSpeaking && speeches.size === 0) void given.tick().catch((error) => warn(`The conversation tick failed: ${(error as Error).message}`))
     }, settings.tickIntervalMs)
@@ -529,7 +605,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     await ended
     clearInterval(ticker)
     clearTimeout(stopTimer)
-    clearTimeout(beepTimer)
+    clearTimeout(voicemailTimer?.handle)
     clearTimeout(dtmfTimer)
     const message = options.voicemail?.message?.trim()
     if (voicemailFound && message && !stopRequested) {
@@ -548,6 +624,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
       endReason: endReason!,
       mediaLost,
       voicemail: voicemailFound,
+      firstAnswerHeldMs,
       recording: recorder.finish(endedAtMs),
       turns: metrics,
     }
@@ -559,6 +636,8 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     dtmf(digit) {
       if (ending || !/^[0-9A-D*#]$/.test(digit)) return
       conversation?.noteUserActivity()
+      // Machines press no keys.
+      if (voicemail) stopVoicemailDetection()
       if (!dtmfDigits) yieldToCaller()
       dtmfDigits += digit
       clearTimeout(dtmfTimer)
