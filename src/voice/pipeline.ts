@@ -458,7 +458,6 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
         answerHold.turns.push(turn)
         return
       }
-      if (options.voicemail) firstAnswerHeldMs ??= 0
       await tellConversation(turn)
     })
   }
@@ -491,6 +490,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   async function tellConversation({ text, timing, metric }: CallerTurn): Promise<void> {
     if (!yieldToCaller()) await Promise.race([whenSpeechIdle(), ended])
     if (ending || !conversation) return
+    if (options.voicemail) firstAnswerHeldMs ??= 0
     openMetric = metric
     if (metric) metric.messageAtMs = now()
     void conversation.userMessage(text, timing)

@@ -57,6 +57,13 @@ describe('create', () => {
     expect(response.body.workflow_definition.nodes[2].data.trigger_path).toBe('crm-lead_1')
   })
 
+  test('turn settings in range are saved as sent', async () => {
+    const turnSettings = { user_turn_stop_timeout: 0.8, turn_start_strategy: 'min_words', turn_start_min_words: 2, turn_stop_strategy: 'turn_analyzer' }
+    const response = await create({ name: 'Turns', workflow_definition: sampleDefinition(), workflow_configurations: turnSettings })
+    expect(response.status).toBe(200)
+    expect(response.body.workflow_configurations).toEqual({ max_call_duration_seconds: 600, ...turnSettings })
+  })
+
   const invalidDefinitions: [string, unknown, { kind: string; id: string | null; field: string | null }][] = [
     ['no start node', { nodes: [sampleDefinition().nodes[1]], edges: [] }, { kind: 'workflow', id: null, field: null }],
     ['two start nodes', { ...sampleDefinition(), nodes: [...sampleDefinition().nodes, { ...sampleDefinition().nodes[0], id: '9' }] }, { kind: 'node', id: '9', field: null }],
@@ -102,6 +109,11 @@ describe('create', () => {
     ['an empty name', { name: '', workflow_definition: {} }, [expect.objectContaining({ type: 'string_too_short', loc: ['body', 'name'] })]],
     ['a zero max call duration', { name: 'x', workflow_definition: sampleDefinition(), workflow_configurations: { max_call_duration_seconds: 0 } },
       [expect.objectContaining({ type: 'greater_than_equal', loc: ['body', 'workflow_configurations', 'max_call_duration_seconds'] })]],
+    ...([
+      ['user_turn_stop_timeout', 0.1], ['user_turn_stop_timeout', 6], ['turn_start_strategy', 'provisional_vad'],
+      ['turn_start_min_words', 0], ['turn_start_min_words', 2.5], ['turn_stop_strategy', 'smart'],
+    ] as const).map(([key, value]) => [`${key} ${value}`, { name: 'x', workflow_definition: sampleDefinition(), workflow_configurations: { [key]: value } },
+      [expect.objectContaining({ loc: ['body', 'workflow_configurations', key] })]] as const),
   ])('request validation: %s is a 422 with Pydantic items', async (_label, body, detail) => {
     const response = await create(body)
     expect(response.status).toBe(422)

@@ -11,7 +11,7 @@ import { startFakeAri, type FakeAri } from '../support/fake-ari'
 import type { FakeMediaChannel } from '../support/fake-ari-media'
 import { callTool, say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { addPhoneNumber, createConfiguration } from '../support/telephony'
-import { answeringMachine, callerSpeech } from '../support/voice'
+import { answeringMachine, callerSpeech, concatPcm, silence8k } from '../support/voice'
 import { configureFakeVoiceModels } from '../support/voice-models'
 import { createVoiceAgent, GREETING, marksProcessed, placeCall, runDetail, turnsOf, untilWritten } from '../support/voice-calls'
 import { waitFor } from '../support/wait'
@@ -86,6 +86,8 @@ describe('outbound voice calls through ARI', () => {
     expect(run.logs.session.end_reason).toBe('user_hangup')
     expect(run.logs.voice.turns).toHaveLength(1)
     expect(run.logs.voice.turns[0].response_ms).toBeGreaterThanOrEqual(0)
+    // an outbound call: answering-machine detection held the first answer for as long as it was undecided
+    expect(run.logs.voice.first_answer_held_ms).toEqual(expect.any(Number))
     expect(Object.keys(run.usage_info.stt)).toEqual(['openai|||fake-stt'])
     expect(Object.values(run.usage_info.tts)).toEqual([GREETING.length + 'Of course.'.length + 'Which time suits you?'.length])
 
@@ -167,6 +169,24 @@ describe('outbound voice calls through ARI', () => {
     expect(run.logs.voice.voicemail).toMatchObject({ message_left: true })
     expect(speechInputs().at(-1)).toBe('Hi Jordan, please call Acme back.')
     expect(hungUpByUs(call.callId)).toBe(true)
+  }, 30_000)
+
+  test('the agent\'s turn settings: its stop window joins two sentences a 1.2 s pause apart; turn_analyzer is warned about; no detection, no hold', async () => {
+    const agent = await createVoiceAgent(t, {
+      configurations: { user_turn_stop_timeout: 1.5, turn_stop_strategy: 'turn_analyzer', voicemail_detection: { enabled: false } },
+    })
+    models.transcription.queue({ text: 'Hello? Who is this?' })
+    models.chat.queue(say('This is Ava from Acme.'))
+    const call = await placeCall(t, fake, agent)
+    await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 5_000)
+    call.media.speak(concatPcm([await callerSpeech('Hello?'), silence8k(800), await callerSpeech('Who is this?')]))
+    await waitFor('the answer played', () => marksProcessed(call.media) >= 2, 10_000)
+    fake.hangup(call.callId)
+    const run = await untilWritten(t, agent, call.runId)
+    expect(models.requestsTo('/audio/transcriptions')).toHaveLength(1)
+    expect(turnsOf(run)).toEqual([['agent', GREETING], ['user', 'Hello? Who is this?'], ['agent', 'This is Ava from Acme.']])
+    expect(run.logs.voice.warnings).toEqual([expect.stringContaining('turn_analyzer')])
+    expect(run.logs.voice).not.toHaveProperty('first_answer_held_ms')
   }, 30_000)
 
   test('the media socket dropping mid-call is logged on the run and the call is hung up', async () => {

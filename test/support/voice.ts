@@ -33,8 +33,11 @@ export function concatPcm(parts: Int16Array[]): Int16Array {
 
 export const silence8k = (ms: number) => new Int16Array(ms * 8)
 
-/** An answering machine: a long greeting, a short pause, a 1 kHz beep. */
+/**
+ * An answering machine: a greeting of two sentences, a short pause, a 1 kHz beep. The pause between the sentences
+ * (~0.8 s) ends a caller turn (stop window 0.6 s) but not the greeting (pauses up to 1 s).
+ */
 export async function answeringMachine(): Promise<Int16Array> {
-  const greeting = await callerSpeech('Hi, you have reached Jordan. Please leave your name and number after the tone.')
-  return concatPcm([greeting, silence8k(300), sine(1000, 8000, 400, 8000)])
+  const [first, second] = await Promise.all([callerSpeech('Hi, you have reached Jordan.'), callerSpeech('Please leave your name and number after the tone.')])
+  return concatPcm([first, silence8k(450), second, silence8k(300), sine(1000, 8000, 400, 8000)])
 }

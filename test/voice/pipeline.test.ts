@@ -12,11 +12,12 @@ import { connectAriMedia } from '../../src/voice/ari-media'
 import { ulawToPcm16 } from '../../src/voice/g711'
 import { createVoicePipeline, type VoiceCallResult, type VoicePipeline, type VoicePipelineOptions } from '../../src/voice/pipeline'
 import { loadVadEngine, type VadEngine } from '../../src/voice/vad'
+import { DEFAULT_VOICEMAIL_PARAMETERS } from '../../src/voice/voicemail'
 import { loudestWindow, rms, toneAmplitude } from '../support/audio'
 import { startFakeAriMedia, type FakeAriMedia, type FakeMediaChannel } from '../support/fake-ari-media'
 import { callTool, say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { waitFor } from '../support/wait'
-import { answeringMachine, callerSpeech } from '../support/voice'
+import { answeringMachine, callerSpeech, concatPcm, silence8k } from '../support/voice'
 
 type Json = Record<string, any>
 
@@ -148,6 +149,8 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
 
     await call.pipeline.stop('user_hangup')
     const result = await call.result
+    // no answering-machine detection here: nothing held the answer
+    expect(result.firstAnswerHeldMs).toBeNull()
     expect(result.turns).toHaveLength(1)
     const [turn] = result.turns
     expect(turn.responseMs).toBeGreaterThanOrEqual(0)
@@ -278,23 +281,94 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     expect(call.conversation.record().end_reason).toBe('voicemail_detected')
   }, 30_000)
 
-  test('voicemail without a message hangs up at once; a person saying hello is not a machine', async () => {
-    const machineCall = await startCall({ pipeline: { voicemail: {} } })
-    machineCall.channel.speak(await answeringMachine())
-    const machine = await machineCall.result
-    expect(machine.voicemail).toMatchObject({ messageLeft: false })
-    expect(speechInputs()).not.toContain('Hi Jordan, please call us back.')
-
-    models.reset()
-    models.transcription.handler = () => ({ text: '' })
-    const personCall = await startCall({ pipeline: { voicemail: {} } })
-    personCall.channel.speak(await callerSpeech('Hello? Who is this?'))
-    await waitFor('the hello to be transcribed', () => models.requestsTo('/audio/transcriptions').length === 1, 5_000)
-    await personCall.pipeline.stop('user_hangup')
-    const person = await personCall.result
-    expect(person.voicemail).toBeNull()
-    expect(person.endReason).toBe('user_hangup')
+  test('the machine\'s greeting is not answered: its turns are held (no LLM request) until the beep; no message: hung up at once', async () => {
+    models.transcription.handler = () => ({ text: 'Hi, you have reached Jordan.' })
+    const call = await startCall({ pipeline: { voicemail: {} } })
+    call.channel.speak(await answeringMachine())
+    const result = await call.result
+    expect(result.endReason).toBe('voicemail_detected')
+    expect(result.voicemail).toMatchObject({ messageLeft: false })
+    // the pause inside the greeting ended a caller turn, which was transcribed and then held until the verdict
+    expect(models.requestsTo('/audio/transcriptions').length).toBeGreaterThanOrEqual(1)
+    expect(result.firstAnswerHeldMs).toBeGreaterThan(0)
+    expect(models.requestsTo('/chat/completions')).toEqual([])
+    expect(speechInputs()).toEqual(['Hello, this is Ava.'])
+    expect(call.conversation.record().logs.transcript.map(({ role }) => role)).toEqual(['agent'])
   }, 30_000)
+
+  test('a person\'s short hello is answered once its pause rules a machine out: the hold is shorter than that pause', async () => {
+    models.transcription.queue({ text: 'Hello?' })
+    models.chat.queue(say('Hi, this is Ava from Acme.'))
+    const call = await startCall({ pipeline: { voicemail: {} } })
+    await greetingHeard(call)
+    call.channel.speak(await callerSpeech('Hello?'))
+    await waitFor('the answer', () => speechInputs().includes('Hi, this is Ava from Acme.'), 10_000)
+    expect(lastUserMessage(models.requestsTo('/chat/completions')[0])).toBe('Hello?')
+    await call.pipeline.stop('user_hangup')
+    const result = await call.result
+    expect(result.voicemail).toBeNull()
+    expect(result.endReason).toBe('user_hangup')
+    // held at most from the end of the turn (its stop window after the speech) to the end of the pause
+    expect(result.firstAnswerHeldMs).not.toBeNull()
+    expect(result.firstAnswerHeldMs!).toBeLessThan(DEFAULT_VOICEMAIL_PARAMETERS.maxPauseMs)
+  }, 30_000)
+
+  test('a DTMF key while detection is undecided shows a person: the keys are answered at once', async () => {
+    models.chat.queue(say('Thanks, account found.'))
+    const call = await startCall({ pipeline: { voicemail: {} } })
+    for (const digit of ['4', '#']) call.pipeline.dtmf(digit)
+    await waitFor('the answer', () => speechInputs().includes('Thanks, account found.'), 5_000)
+    await call.pipeline.stop('user_hangup')
+    expect((await call.result).firstAnswerHeldMs).toBe(0)
+  }, 30_000)
+
+  test('a configured stop window decides where a turn ends: a 1.2 s pause splits two sentences at 0.6 s, not at 1.5 s', async () => {
+    // ~1.2 s without speech: the voice's own silence at the end and start of each sentence (~0.4 s) and 0.8 s
+    const speech = concatPcm([await callerSpeech('Hello?'), silence8k(800), await callerSpeech('Who is this?')])
+    for (const [stopMs, turns] of [[600, 2], [1_500, 1]]) {
+      // transcribed as nothing: only where the turns end matters here
+      models.reset()
+      models.transcription.handler = () => ({ text: '' })
+      const call = await startCall({ pipeline: { turn: { stopMs } } })
+      await greetingHeard(call)
+      call.channel.speak(speech)
+      await waitFor('the caller\'s speech to be transcribed', () => models.requestsTo('/audio/transcriptions').length >= 1, 10_000)
+      // past the end of the speech and the longer stop window: every turn has ended
+      await Bun.sleep(speech.length / 8 + 1_500)
+      expect(models.requestsTo('/audio/transcriptions')).toHaveLength(turns)
+      await call.pipeline.stop('user_hangup')
+      await call.result
+    }
+  }, 30_000)
+
+  test('min_words barge-in: "Okay." over the reply is dropped, no flush; a sentence of enough words interrupts it', async () => {
+    const reply = Array.from({ length: 10 }, (_, index) => `Option ${index + 1} is a quiet table for two by the window.`)
+    models.transcription.queue({ text: 'Tables please.' }, { text: 'Okay.' }, { text: 'Wait, I would rather come at seven.' })
+    models.chat.queue(say(reply.join(' ')), say('Seven it is.'))
+    const call = await startCall({ pipeline: { bargeInMinWords: 3 } })
+    await greetingHeard(call)
+    call.channel.speak(await callerSpeech('Tables please.'))
+    await waitFor('the first sentence of the reply to be played', () => marksProcessed(call.channel).length >= 2, 10_000)
+    call.channel.speak(await callerSpeech('Okay.'))
+    await waitFor('the backchannel to be transcribed', () => models.requestsTo('/audio/transcriptions').length === 2, 10_000)
+    call.channel.speak(await callerSpeech('Wait, I would rather come at seven.'))
+    await waitFor('a flush', () => call.channel.flushes.length >= 1, 10_000)
+    await waitFor('the answer to the interruption', () => speechInputs().includes('Seven it is.'), 10_000)
+
+    expect(call.channel.flushes).toHaveLength(1)
+    const chats = models.requestsTo('/chat/completions')
+    expect(chats).toHaveLength(2)
+    const messages = chats[1].body.messages
+    expect(messages.at(-1)).toEqual({ role: 'user', content: 'Wait, I would rather come at seven.' })
+    expect(messages.some((message: Json) => message.content === 'Okay.')).toBe(false)
+    // the reply was cut, keeping only what was played (more than the sentence playing when "Okay." came)
+    const cut = call.conversation.record().logs.transcript[2]
+    expect(cut).toMatchObject({ role: 'agent', interrupted: true })
+    expect(reply.join(' ').startsWith(cut.text)).toBe(true)
+    expect(cut.text.length).toBeLessThan(reply.join(' ').length)
+    await call.pipeline.stop('user_hangup')
+    await call.result
+  }, 40_000)
 
   test('the media socket dropping mid-call ends the call, reported as lost', async () => {
     const call = await startCall()
