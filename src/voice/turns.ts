@@ -4,7 +4,8 @@
  * arrives. Pure: frames and times in, events out.
  *
  * Defaults follow the reference platform's VAD (start 0.2 s, stop 0.2 s) except the stop window: there the turn ends
- * after a further ≈ 0.6 s transcription timeout, here the stop window alone ends the turn, so it is 0.6 s.
+ * after a further ≈ 0.6 s transcription timeout, here the stop window alone ends the turn, so it is 0.6 s (an agent's
+ * `user_turn_stop_timeout` sets it for its calls).
  */
 import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE, type Vad } from './vad.ts'
 
