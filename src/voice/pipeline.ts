@@ -470,7 +470,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     return text.split(/\s+/).filter(Boolean).length < options.bargeInMinWords
   }
 
-  /** Answering-machine detection is over: the held turns go to the conversation as one, or are dropped (a machine). */
+  /** The hold is over: the held turns go to the conversation as one turn, or are dropped (a machine). */
   function endAnswerHold(answer: boolean): void {
     const hold = answerHold
     answerHold = null
@@ -483,7 +483,8 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
       timing: { startMs: held[0].timing.startMs, endMs: held.at(-1)!.timing.endMs },
       metric: held.at(-1)!.metric,
     }
-    deliveries = deliveries.then(() => tellConversation(turn))
+    // At once, not after the deliveries queued: a turn still being transcribed was spoken after these.
+    void tellConversation(turn)
   }
 
   /** Gives the caller's turn to the conversation once the agent may be cut or has finished its turn. */
