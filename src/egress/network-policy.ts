@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import { networkInterfaces } from 'node:os'
 
 /**
@@ -59,7 +60,8 @@ function localAddresses(): Set<string> {
 
 /**
  * Whether `url` reaches this appliance: its public URL's host and port, or the port it listens on at the address it
- * listens on (any local address when that is 0.0.0.0 or ::). `resolved` are the addresses the URL's host name
+ * listens on (any local address when that is 0.0.0.0 or :: or a name such as `localhost`: a name we could bind to
+ * resolves to some of our own addresses, and which ones is the resolver's business). `resolved` are the addresses the URL's host name
  * resolves to (empty for an IP literal): every one is checked, as the request may connect to any of them.
  * Another name that resolves to the public URL host's addresses is not refused: those are often a shared proxy's,
  * which routes by name.
@@ -71,7 +73,7 @@ export function targetsAppliance(url: URL, resolved: readonly string[], applianc
   if (port === effectivePort(publicUrl) && candidates.includes(reachedAddress(publicUrl.hostname))) return true
   if (port !== appliance.listenPort) return false
   const listen = unmapped(bareHost(appliance.listenHost))
-  if (listen === '0.0.0.0' || listen === '::') {
+  if (listen === '0.0.0.0' || listen === '::' || isIP(listen) === 0) {
     const local = localAddresses()
     return candidates.some((candidate) => isLoopback(candidate) || local.has(candidate))
   }

@@ -161,10 +161,6 @@ function callerNumber(ctx: AppContext, configurationId: number, fromPhoneNumberI
   return activeNumbers.find((number) => number.isDefaultCallerId) ?? activeNumbers[randomInt(activeNumbers.length)]
 }
 
-/**
- * Takes a configuration out of service (ARI connection manager: repeated connection failures, unusable stored
- * config). Only `POST …/reactivate` brings it back. Returns false when it was already inactive or does not exist.
- */
 /** The provider of the organization's default configuration for outbound calls; null when it has none. */
 export function defaultOutboundProvider(ctx: AppContext, organizationId: number): ProviderName | null {
   const row = ctx.db.select({ provider: telephonyConfigurations.provider }).from(telephonyConfigurations)
@@ -173,6 +169,10 @@ export function defaultOutboundProvider(ctx: AppContext, organizationId: number)
   return row ? (row.provider as ProviderName) : null
 }
 
+/**
+ * Takes a configuration out of service (ARI connection manager: repeated connection failures, unusable stored
+ * config). Only `POST …/reactivate` brings it back. Returns false when it was already inactive or does not exist.
+ */
 export function markInactive(ctx: AppContext, configurationId: number, reason: string): boolean {
   const updated = ctx.db
     .update(telephonyConfigurations)

@@ -70,10 +70,10 @@ export type ProviderCredentials<P extends ProviderName> = Required<Omit<Static<(
 export const isProviderName = (value: unknown): value is ProviderName =>
   typeof value === 'string' && (PROVIDER_NAMES as readonly string[]).includes(value)
 
-/** Dotted paths of the credentials that are encrypted at rest and masked in responses. */
 /** Whether calls on the provider (a name as stored on a configuration or run) can be transferred. */
 export const supportsCallTransfer = (provider: string): boolean => isProviderName(provider) && PROVIDERS[provider].supportsCallTransfer
 
+/** Dotted paths of the credentials that are encrypted at rest and masked in responses. */
 export function sensitivePaths(provider: ProviderName): string[] {
   return PROVIDERS[provider].fields.filter((field) => field.sensitive).map((field) => field.name)
 }

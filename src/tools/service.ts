@@ -165,16 +165,16 @@ export function unknownToolReferences(ctx: AppContext, organizationId: number, d
     .map((uuid) => nodeToolError(node.id, `Tool '${uuid}' is not an active tool of this organization`)))
 }
 
-/**
- * The `transfer_call` tools a definition's nodes name when the organization's default telephony configuration is on a
- * provider that cannot transfer calls (nothing to say without a default configuration), one error per node and tool.
- */
 /** Whether a definition's nodes name an active `transfer_call` tool of the organization. */
 export function offersCallTransfer(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): boolean {
   const { named, known } = toolReferences(ctx, organizationId, definition)
   return named.some(({ uuids }) => uuids.some((uuid) => known.get(uuid)?.definition.type === 'transfer_call'))
 }
 
+/**
+ * The `transfer_call` tools a definition's nodes name when the organization's default telephony configuration is on a
+ * provider that cannot transfer calls (nothing to say without a default configuration), one error per node and tool.
+ */
 export function untransferableToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): DefinitionError[] {
   const provider = defaultOutboundProvider(ctx, organizationId)
   if (provider === null || supportsCallTransfer(provider)) return []

@@ -231,7 +231,7 @@ describe('network policy', () => {
     expect(allowed('http://[::1]:9001/x', ['[::1]:9000'])).toBe(false)
   })
 
-  test('the appliance is its listen address and port, its public URL, and with a wildcard listen any local address on that port', () => {
+  test('the appliance is its listen address and port, its public URL, and with a wildcard or named listen any local address on that port', () => {
     const appliance = { listenHost: '127.0.0.1', listenPort: 8000, publicUrl: 'https://voice.example.com' }
     const targets = (url: string, resolved: string[] = [], address = appliance) => targetsAppliance(new URL(url), resolved, address)
     expect(targets('http://127.0.0.1:8000/api/v1/tools')).toBe(true)
@@ -248,5 +248,12 @@ describe('network policy', () => {
     expect(targets('http://127.0.0.2:8000/', [], wildcard)).toBe(true)
     expect(targets('http://[::1]:8000/', [], wildcard)).toBe(true)
     expect(targets('http://10.255.255.254:8000/', [], wildcard)).toBe(false)
+    // Listening on a name (`--http localhost:8000`): whatever it resolved to, every loopback and local address counts.
+    const named = { ...appliance, listenHost: 'localhost' }
+    for (const url of ['http://127.0.0.1:8000/', 'http://[::1]:8000/', 'http://[::ffff:127.0.0.1]:8000/', 'http://localhost:8000/']) {
+      expect(targets(url, [], named)).toBe(true)
+    }
+    expect(targets('http://intranet.test:8000/', ['127.0.0.1'], named)).toBe(true)
+    expect(targets('http://127.0.0.1:8001/', [], named)).toBe(false)
   })
 })
