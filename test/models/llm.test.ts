@@ -166,9 +166,10 @@ describe('LLM client: streaming', () => {
   })
 
   test('a stream that keeps sending is not cut, however long it takes in all', async () => {
-    // 9 chunks 60 ms apart: the answer takes several idle timeouts, no pause reaches one.
-    models.chat.queue(say('one two three four five six seven', { chunkDelayMs: 60 }))
-    const llm = createLlmClient(connection(), { model: 'm' }, { timeouts: { idleMs: 400 } })
+    // 9 chunks 150 ms apart: the answer takes longer than the idle timeout, no pause comes near it (a tenth of it, so
+    // a busy machine does not cut it).
+    models.chat.queue(say('one two three four five six seven', { chunkDelayMs: 150 }))
+    const llm = createLlmClient(connection(), { model: 'm' }, { timeouts: { idleMs: 1_200 } })
     expect(textOf(await collect(llm))).toBe('one two three four five six seven')
   })
 
