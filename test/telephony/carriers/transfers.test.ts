@@ -170,7 +170,7 @@ for (const variant of ['plivo', 'vobiz'] as const) {
 describe('Vonage: the call transferred to an NCCO that connects the destination', () => {
   test('the request; the connect leg answering transfers the call; its completion ends the run as call_transferred', async () => {
     const { t, fake, runId, streams, release } = await answeredCallTest<FakeVonage>((app, held) => {
-      const started = startFakeVonage({ reach: app.reach, plan: () => ({ outcome: 'answered', talk: () => held, durationSeconds: 80 }) })
+      const started = startFakeVonage({ reach: app.reach, now: () => app.ctx.clock.now(), plan: () => ({ outcome: 'answered', talk: () => held, durationSeconds: 80 }) })
       app.ctx.providerApis.vonage = started.baseUrl
       return { fake: started, config: vonageConfig(started) }
     })
