@@ -54,12 +54,14 @@ function closeInterrupted(ctx: AppContext, call: OpenCall, reason: string, follo
  * was answered has been reached and is never dialled again (whether its call was still up or ended while we were
  * down); one whose call was never answered gets a new attempt, within its campaign's retry_config, rather than being
  * redialled under the same one. Then the PBX objects (bridges, media channels) of closed calls are removed.
+ * Except transferred carrier calls (`logs.transfer`): the caller is talking to the destination, and the call's end comes
+ * through the carrier's transfer and status callbacks, which need no session (the watchdog closes it if they never come).
  * Returns how many runs were closed.
  */
 export async function closeCallsInterruptedByRestart(ctx: AppContext): Promise<number> {
   const open = ctx.sqlite.query<OpenCall, []>(
     `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state
-       FROM workflow_runs WHERE call_id IS NOT NULL AND state <> 'completed'`,
+       FROM workflow_runs WHERE call_id IS NOT NULL AND state <> 'completed' AND json_extract(logs, '$.transfer') IS NULL`,
   ).all()
   for (const call of open) {
     const state = await callState(ctx, call)
