@@ -5,7 +5,7 @@ import { createTestApp } from '../../support/app'
 import { placeCarrierCall, runRow, startCarrierTest, stopCarrierTest, untilRunCompleted } from '../../support/fake-carriers/calls'
 import { startFakePlivo, type FakePlivo } from '../../support/fake-carriers/plivo'
 import { connectMedia, PUBLIC_URL, type CarrierTestApp, type FakeServer, type MediaClient } from '../../support/fake-carriers/shared'
-import { startFakeTelnyx, type FakeTelnyx, type TelnyxTransferPlan } from '../../support/fake-carriers/telnyx'
+import { startFakeTelnyx, type FakeTelnyx, type FakeTelnyxCall, type TelnyxTransferPlan } from '../../support/fake-carriers/telnyx'
 import { startFakeVonage, vonageConfig, type FakeVonage } from '../../support/fake-carriers/vonage'
 import { waitFor } from '../../support/wait'
 
@@ -74,6 +74,16 @@ describe('Telnyx: actions/transfer, with the destination leg\'s events on the tr
     const fakeCall = test.fake.calls.get('v3:call-1')!
     echoMarks(fakeCall.media!, (message) => (message?.event === 'mark' ? { event: 'mark', mark: { name: message.mark.name } } : null))
     return { ...test, fakeCall }
+  }
+
+  /** `talkSeconds` after the transfer the caller's call ends (its final call.hangup): the run completes as call_transferred. */
+  async function endsTransferred({ t, fake, runId, fakeCall }: { t: CarrierTestApp; fake: FakeTelnyx; runId: number; fakeCall: FakeTelnyxCall }, talkSeconds: number) {
+    advanceClock(t, talkSeconds * 1000)
+    fakeCall.alive = false
+    await fake.event(fakeCall.webhookUrl, 'call.hangup', { call_control_id: fakeCall.id, hangup_cause: 'normal_clearing', hangup_source: 'callee' })
+    const row = await untilRunCompleted(t, runId)
+    expect(row.disposition).toBe('call_transferred')
+    expect(row.logs.telephony.transfer).toMatchObject({ destination: DESK, talk_seconds: talkSeconds })
   }
 
   test('answered: transferred; the agent\'s stream ends without a hang-up; the bridge\'s end completes the run with the destination and the talk time', async () => {
@@ -151,12 +161,7 @@ describe('Telnyx: actions/transfer, with the destination leg\'s events on the tr
 
     call.media.close()
     await fakeCall.media!.closed
-    advanceClock(t, 30_000)
-    fakeCall.alive = false
-    await fake.event(fakeCall.webhookUrl, 'call.hangup', { call_control_id: fakeCall.id, hangup_cause: 'normal_clearing', hangup_source: 'callee' })
-    const row = await untilRunCompleted(t, runId)
-    expect(row.disposition).toBe('call_transferred')
-    expect(row.logs.telephony.transfer).toMatchObject({ destination: DESK, talk_seconds: 30 })
+    await endsTransferred({ t, fake, runId, fakeCall }, 30)
     expect(fakeCall.commands).toEqual(['transfer'])
   })
 
@@ -182,12 +187,7 @@ describe('Telnyx: actions/transfer, with the destination leg\'s events on the tr
     expect(fakeCall.commands).toEqual(['transfer'])
     expect(runRow(t, runId).state).toBe('running')
 
-    advanceClock(t, 60_000)
-    fakeCall.alive = false
-    await fake.event(fakeCall.webhookUrl, 'call.hangup', { call_control_id: fakeCall.id, hangup_cause: 'normal_clearing', hangup_source: 'callee' })
-    const row = await untilRunCompleted(t, runId)
-    expect(row.disposition).toBe('call_transferred')
-    expect(row.logs.telephony.transfer).toMatchObject({ destination: DESK, talk_seconds: 60 })
+    await endsTransferred({ t, fake, runId, fakeCall }, 60)
   })
 
   test('a destination that is neither an E.164 number nor a SIP URI is refused without asking Telnyx', async () => {
