@@ -2,6 +2,7 @@ import type { AppContext } from '../context'
 import { retryInterruptedAttempt, settleAttempt } from '../campaigns/attempts'
 import { finishRun } from '../runs/service'
 import type { CallState } from '../telephony/provider'
+import { recordedTransfer } from '../telephony/status-callbacks'
 import { transaction } from '../db/transaction'
 import { removeLeftoverCallObjects } from './leftovers'
 
@@ -59,10 +60,10 @@ function closeInterrupted(ctx: AppContext, call: OpenCall, reason: string, follo
  * Returns how many runs were closed.
  */
 export async function closeCallsInterruptedByRestart(ctx: AppContext): Promise<number> {
-  const open = ctx.sqlite.query<OpenCall, []>(
-    `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state
-       FROM workflow_runs WHERE call_id IS NOT NULL AND state <> 'completed' AND json_extract(logs, '$.transfer') IS NULL`,
-  ).all()
+  const open = ctx.sqlite.query<OpenCall & { logs: string }, []>(
+    `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state, logs
+       FROM workflow_runs WHERE call_id IS NOT NULL AND state <> 'completed'`,
+  ).all().filter((call) => !recordedTransfer(JSON.parse(call.logs)))
   for (const call of open) {
     const state = await callState(ctx, call)
     if (state === 'alive') {
