@@ -2,6 +2,7 @@ import type { AppContext } from '../context'
 import { retryInterruptedAttempt, settleAttempt } from '../campaigns/attempts'
 import { finishRun } from '../runs/service'
 import type { CallState } from '../telephony/provider'
+import { recordedTransfer } from '../telephony/status-callbacks'
 import { transaction } from '../db/transaction'
 import { removeLeftoverCallObjects } from './leftovers'
 
@@ -54,13 +55,15 @@ function closeInterrupted(ctx: AppContext, call: OpenCall, reason: string, follo
  * was answered has been reached and is never dialled again (whether its call was still up or ended while we were
  * down); one whose call was never answered gets a new attempt, within its campaign's retry_config, rather than being
  * redialled under the same one. Then the PBX objects (bridges, media channels) of closed calls are removed.
+ * Except transferred carrier calls (`logs.transfer`): the caller is talking to the destination, and the call's end comes
+ * through the carrier's transfer and status callbacks, which need no session (the watchdog closes it if they never come).
  * Returns how many runs were closed.
  */
 export async function closeCallsInterruptedByRestart(ctx: AppContext): Promise<number> {
-  const open = ctx.sqlite.query<OpenCall, []>(
-    `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state
+  const open = ctx.sqlite.query<OpenCall & { logs: string }, []>(
+    `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state, logs
        FROM workflow_runs WHERE call_id IS NOT NULL AND state <> 'completed'`,
-  ).all()
+  ).all().filter((call) => !recordedTransfer(JSON.parse(call.logs)))
   for (const call of open) {
     const state = await callState(ctx, call)
     if (state === 'alive') {

@@ -22,17 +22,18 @@ import { recordedTransfer, verifiedRun } from './status-callbacks'
  * Answered: the run keeps `logs.transfer` (destination, connected_at) and the agent's media stream is released without
  * hanging the call up; the call's end, reported by the destination leg's end or the call's final status, carries the
  * transfer (`call_transferred`, the destination, the talk time after the transfer).
- * Busy, no answer, refused or failed: the model is told (`transfer_failed`) and the conversation goes on. Markup carriers
- * lose the call's media stream when its markup is replaced; their answer to the failure connects the caller to a new
+ * Busy, no answer, refused or failed (a destination leg that ends without having answered): the model is told
+ * (`transfer_failed`) and the conversation goes on. Markup carriers lose the call's media stream when its markup is
+ * replaced, so we close it once the carrier took the transfer; their answer to the failure connects the caller to a new
  * stream of the same run, which takes the old one's place under the conversation (`CallMedia`). A caller who is not
- * back on a stream in time is hung up.
+ * back on a stream in time (`waits.transferReturnMs`) is hung up.
+ * No outcome in time (ring timeout + `waits.transferOutcomeGraceMs`: a lost or late callback): the carrier is asked
+ * about the call. One still up counts as transferred, since an unanswered destination stops ringing at the carrier's
+ * own timeout and a hang-up could cut the caller off from the destination; its end comes with the final status. One
+ * that is gone, or that the carrier cannot tell us about, failed (`no_answer`).
  */
 
 export const TRANSFER_CALLBACK = 'transfer'
-/** Beyond the ring timeout, how long the carrier has to say how the transfer went. */
-const OUTCOME_GRACE_MS = 15_000
-/** How long a caller returned after a failed transfer has to reappear on a media stream. */
-const RETURN_TIMEOUT_MS = 15_000
 /** How long the agent's words before the transfer (the tool's message) may take to be heard. */
 const HEARD_TIMEOUT_MS = 15_000
 
@@ -44,6 +45,8 @@ const HEARD_TIMEOUT_MS = 15_000
 export type CallMedia = MediaTransport & {
   onDtmf(listener: (digit: string) => void): void
   hold(): void
+  /** While held: closes the current stream (the carrier replaced the markup that fed it); the media stays open. */
+  detach(): void
   /** The caller's new stream (after a failed transfer): replaces the current one, and holding ends. */
   attach(next: CarrierMediaTransport): void
   /** Holding ends; without a stream the media ends now. */
@@ -81,6 +84,9 @@ function pendingTransfers(ctx: AppContext): Map<number, PendingTransfer> {
   if (!pending) pendingByContext.set(ctx, pending = new Map())
   return pending
 }
+
+/** Markup carriers: a transfer replaces the call's markup, which ends its media stream; `connect` brings the caller back. */
+const replacesStream = (driver: CarrierDriver) => driver.connect !== undefined
 
 const failed = (reason: TransferFailureReason, message: string): CallTransferResult => ({ status: 'failed', reason, message })
 
@@ -158,14 +164,16 @@ export async function transferCarrierCall(
     if (!(error instanceof DomainError)) ctx.log.error({ ...logContext, err: error }, 'carrier transfer request failed')
     return failed('failed', error instanceof DomainError ? String(error.detail) : 'The carrier could not be asked to transfer the call')
   }
+  if (replacesStream(driver)) media.detach()
   const onAbort = () => pending.settle(failed('failed', 'The call ended during the transfer'))
   signal?.addEventListener('abort', onAbort, { once: true })
   void call.reported.then(() => {
     onAbort()
     onReturned()
   })
-  const result = await within(outcome, timeoutSeconds * 1000 + OUTCOME_GRACE_MS, failed('no_answer', FAILURE_MESSAGES.no_answer(timeoutSeconds)))
-  pending.settled = true
+  const { waits } = ctx.telephony
+  if (!(await within(outcome, timeoutSeconds * 1000 + waits.transferOutcomeGraceMs, null))) await settleUnheard(ctx, run, pending)
+  const result = await outcome
   signal?.removeEventListener('abort', onAbort)
   ctx.log.info({ ...logContext, outcome: result.status, reason: result.status === 'failed' ? result.reason : undefined }, 'carrier call transfer')
   if (result.status === 'transferred') {
@@ -174,11 +182,23 @@ export async function transferCarrierCall(
     media.release()
     return result
   }
-  if (!media.streaming) await within(returned, RETURN_TIMEOUT_MS, undefined)
+  // The carrier's answer to the failure reconnects the caller, or may still do so (a late failure after our timeout).
+  if (pending.returning || !media.streaming) await within(returned, waits.transferReturnMs, undefined)
   transfers.delete(run.id)
   if (!media.streaming) ctx.log.warn(logContext, 'the caller did not come back on a media stream after the failed transfer')
   media.release()
   return result
+}
+
+/** No word from the carrier in time: the call's state at the carrier settles the transfer (see the top comment). */
+async function settleUnheard(ctx: AppContext, run: WorkflowRunRow, pending: PendingTransfer): Promise<void> {
+  const provider = ctx.telephony.providerFor(run.mode)
+  const state = provider && run.callId && run.telephonyConfigurationId !== null
+    ? await provider.callState(run.telephonyConfigurationId, run.callId)
+    : 'unknown'
+  ctx.log.warn({ provider: run.mode, runId: run.id, callState: state }, 'the carrier gave no transfer outcome in time')
+  if (state === 'alive') recordConnected(ctx, run, pending)
+  else if (!pending.settled) pending.settle(failed('no_answer', FAILURE_MESSAGES.no_answer(pending.request.timeoutSeconds)))
 }
 
 /** The destination answered while the transfer waits: the run keeps where the caller went and since when. */
@@ -213,16 +233,19 @@ export function handleTransferCallback(ctx: AppContext, driver: CarrierDriver, r
     case undefined:
       return acknowledge()
     case 'instructions':
-      return pending && driver.transfer.instructions ? driver.transfer.instructions(pending.request) : hangUp()
+      // Once settled, nobody waits for the destination any more: the carrier must not ring it.
+      return pending && !pending.settled && driver.transfer.instructions ? driver.transfer.instructions(pending.request) : hangUp()
     case 'answered':
       recordConnected(ctx, run, pending)
       return acknowledge()
-    case 'ended':
-      if (event.failure) {
+    case 'ended': {
+      // A leg that ends while the transfer waits, and that neither this event nor an earlier one says was answered, failed.
+      const failure = event.failure ?? (!event.answered && pending && !pending.settled ? 'failed' : null)
+      if (failure) {
         // Nobody waits for the caller any more (a restart, or the outcome came too late): the call ends.
         if (!pending) return hangUp()
-        pending.returning = driver.connect !== undefined
-        pending.settle(failed(event.failure, FAILURE_MESSAGES[event.failure](pending.request.timeoutSeconds)))
+        pending.returning = replacesStream(driver)
+        pending.settle(failed(failure, FAILURE_MESSAGES[failure](pending.request.timeoutSeconds)))
         if (!driver.connect) return acknowledge()
         return driver.connect(callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId }), credentials)
       }
@@ -230,5 +253,6 @@ export function handleTransferCallback(ctx: AppContext, driver: CarrierDriver, r
       recordConnected(ctx, run, pending)
       endTransferredCall(ctx, run, event)
       return hangUp()
+    }
   }
 }

@@ -92,8 +92,12 @@ export type CarrierTransferRequest = { destination: TransferAddress; timeoutSeco
 /** What a transfer webhook says about the destination's leg. */
 export type TransferEvent =
   | { kind: 'answered'; providerStatus: string }
-  /** The destination's leg is over: `failure` when it never connected, else after talking for `talkSeconds` (when said). */
-  | { kind: 'ended'; failure: TransferFailureReason | null; talkSeconds?: number; providerStatus: string }
+  /**
+   * The destination's leg is over: `failure` when the carrier says it never connected. `answered`: the event itself says
+   * the destination answered (Twilio's DialCallStatus `completed`); otherwise only an earlier `answered` event makes it
+   * a connected leg's end (after talking for `talkSeconds`, when said), and a leg that ends unanswered failed.
+   */
+  | { kind: 'ended'; failure: TransferFailureReason | null; answered: boolean; talkSeconds?: number; providerStatus: string }
   /** The carrier asks what to do with the caller now (Plivo fetches the transfer URL): answered with `instructions`. */
   | { kind: 'instructions'; providerStatus: string }
 

@@ -14,7 +14,8 @@ import { carrierDriver } from './carriers'
  * call is over: when the stream did not end with the call (our side closed it, or the socket dropped) the call is hung
  * up at the carrier, and the run ends. A carrier that reports this call's status (every call we placed, and inbound
  * calls of carriers that always report or did report this one) has a few seconds for its final callback: its
- * duration and status are the authority. A call nobody reports on ends with the stream.
+ * duration and status are the authority. A call nobody reports on ends with the stream. A stream that ends after the
+ * call's end was reported (the caller hung up during a transfer) changes nothing.
  *
  * Transfers (carrier-transfer.ts): once the caller is with the destination, the stream's end neither hangs up nor ends
  * the call; after a failed transfer, the caller's new stream (admitted while the run is `running`) continues the same
@@ -58,8 +59,6 @@ export function admitMediaStream(ctx: AppContext, path: MediaStreamPath): MediaA
 
 /** Normal closes by the carrier: the call ended with the stream. */
 const CALL_ENDED_CODES = new Set([1000, 1001, 1005])
-/** How long a carrier that reports on the call has for its final status after the stream ended. */
-const FINAL_STATUS_GRACE_MS = 10_000
 
 function finalStatusExpected(ctx: AppContext, admitted: AdmittedStream): boolean {
   if (admitted.run.callType === 'outbound' || admitted.driver.reportsInboundCalls) return true
@@ -118,6 +117,11 @@ function createCallMedia(first: CarrierMediaTransport): CallMedia {
     get closed() { return closed },
     get streaming() { return current !== null },
     hold() { held = true },
+    detach() {
+      const transport = current
+      current = null
+      transport?.close()
+    },
     attach(next) {
       const previous = current
       use(next)
@@ -155,11 +159,14 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
   }
   const ended = new Promise<void>((resolve) => media.onClose(() => resolve()))
   const reported = run.callId ? endReported(ctx, run.callId) : Promise.resolve()
+  let endWasReported = false
+  void reported.then(() => { endWasReported = true })
   media.onClose((close) => {
     const closedAt = ctx.clock.now()
-    ctx.log.info({ ...logContext, code: close.code, initiatedBy: close.initiatedBy, transferred }, 'carrier media stream ended')
-    // The caller is with the transfer's destination: the call goes on, and its end is reported by the carrier.
-    if (transferred) return
+    ctx.log.info({ ...logContext, code: close.code, initiatedBy: close.initiatedBy, transferred, endWasReported }, 'carrier media stream ended')
+    // The caller is with the transfer's destination: the call goes on, and its end is reported by the carrier. Or the
+    // call is over already: nothing to hang up, nothing more to report.
+    if (transferred || endWasReported) return
     if (!hungUp && (close.initiatedBy === 'app' || !CALL_ENDED_CODES.has(close.code))) {
       void hangUpCarrier().catch((error) => ctx.log.warn({ ...logContext, err: error }, 'hanging up after the media stream ended failed'))
     }
@@ -168,7 +175,7 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
         ctx.telephony.report({ kind: 'ended', callId: run.callId, outcome: 'completed', at: closedAt, answeredAt: openedAt, providerStatus: 'media_stream_ended' })
       }
     }
-    if (finalStatusExpected(ctx, admitted)) setTimeout(endWithStream, FINAL_STATUS_GRACE_MS).unref()
+    if (finalStatusExpected(ctx, admitted)) setTimeout(endWithStream, ctx.telephony.waits.finalStatusGraceMs).unref()
     else endWithStream()
   })
   ctx.log.info(logContext, 'carrier media stream admitted')

@@ -83,8 +83,21 @@ export type CallReportListener = (report: CallReport) => void
 /** A carrier call whose media stream was admitted, as the conversation engine takes answered calls. */
 export type MediaStreamListener = (call: AnsweredCall) => void
 
+/** How long carrier calls wait on their carrier before deciding without it; tests shorten them. */
+export type CarrierWaits = {
+  /** Beyond a transfer's ring timeout, how long the carrier has to say how the transfer went. */
+  transferOutcomeGraceMs: number
+  /** After a failed transfer, how long the caller has to reappear on a media stream. */
+  transferReturnMs: number
+  /** After the media stream ended, how long a carrier that reports on the call has for its final status. */
+  finalStatusGraceMs: number
+}
+
+const CARRIER_WAITS: CarrierWaits = { transferOutcomeGraceMs: 15_000, transferReturnMs: 15_000, finalStatusGraceMs: 10_000 }
+
 /** Providers by name, plus the fan-out of their call reports and carrier media streams. Lives on the AppContext. */
 export type Telephony = {
+  waits: CarrierWaits
   providerFor(provider: string): TelephonyProvider | null
   registered(): TelephonyProvider[]
   register(provider: string, implementation: TelephonyProvider): void
@@ -100,6 +113,7 @@ export function createTelephony(): Telephony {
   const listeners = new Set<CallReportListener>()
   const mediaListeners = new Set<MediaStreamListener>()
   return {
+    waits: { ...CARRIER_WAITS },
     providerFor: (provider) => providers.get(provider) ?? null,
     registered: () => [...providers.values()],
     register: (provider, implementation) => { providers.set(provider, implementation) },

@@ -111,8 +111,10 @@ const DIAL_FAILURES: Record<string, TransferFailureReason> = { busy: 'busy', 'no
  */
 function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
   const { DialStatus: dialStatus, DialAction: dialAction, DialBLegDuration: duration } = webhook.params
-  if (dialStatus === 'completed') return { kind: 'ended', failure: null, providerStatus: dialStatus, ...(duration ? { talkSeconds: Number(duration) } : {}) }
-  if (dialStatus) return { kind: 'ended', failure: DIAL_FAILURES[dialStatus] ?? 'failed', providerStatus: dialStatus }
+  if (dialStatus === 'completed') {
+    return { kind: 'ended', failure: null, answered: true, providerStatus: dialStatus, ...(duration ? { talkSeconds: Number(duration) } : {}) }
+  }
+  if (dialStatus) return { kind: 'ended', failure: DIAL_FAILURES[dialStatus] ?? 'failed', answered: false, providerStatus: dialStatus }
   if (dialAction === 'answer') return { kind: 'answered', providerStatus: dialAction }
   return dialAction ? null : { kind: 'instructions', providerStatus: webhook.params.CallStatus ?? 'transfer' }
 }

@@ -116,7 +116,8 @@ function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
   const cause = String(event.payload.hangup_cause ?? 'unspecified')
   const unconnected = UNCONNECTED_CAUSES[cause]
   const failure = unconnected === undefined ? null : cause === 'call_rejected' ? 'rejected' : TRANSFER_FAILURES[unconnected] ?? 'failed'
-  return { kind: 'ended', failure, providerStatus: `call.hangup:${cause}` }
+  // A hang-up says nothing about an answer: only call.answered / call.bridged before it do.
+  return { kind: 'ended', failure, answered: false, providerStatus: `call.hangup:${cause}` }
 }
 
 export const telnyxDriver: CarrierDriver = {

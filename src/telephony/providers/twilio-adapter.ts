@@ -65,9 +65,9 @@ const DIAL_FAILURES: Record<string, TransferFailureReason> = { busy: 'busy', 'no
 function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
   const { DialCallStatus: dialStatus, DialCallDuration: duration, CallStatus: callStatus, ParentCallSid: parent } = webhook.params
   if (dialStatus === 'completed' || dialStatus === 'answered') {
-    return { kind: 'ended', failure: null, providerStatus: dialStatus, ...(duration ? { talkSeconds: Number(duration) } : {}) }
+    return { kind: 'ended', failure: null, answered: true, providerStatus: dialStatus, ...(duration ? { talkSeconds: Number(duration) } : {}) }
   }
-  if (dialStatus) return { kind: 'ended', failure: DIAL_FAILURES[dialStatus] ?? 'failed', providerStatus: dialStatus }
+  if (dialStatus) return { kind: 'ended', failure: DIAL_FAILURES[dialStatus] ?? 'failed', answered: false, providerStatus: dialStatus }
   return parent && callStatus === 'in-progress' ? { kind: 'answered', providerStatus: callStatus } : null
 }
 

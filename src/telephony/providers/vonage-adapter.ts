@@ -28,6 +28,9 @@ const STATUSES: Record<string, CarrierCallStatus> = {
 
 const LIVE_STATUSES = new Set(['started', 'ringing', 'answered'])
 const JWT_LIFETIME_SECONDS = 300
+/** How old a webhook's token may be (its `iat`), and how far ahead of our clock. */
+export const VONAGE_WEBHOOK_MAX_AGE_SECONDS = 300
+const VONAGE_WEBHOOK_CLOCK_SKEW_SECONDS = 30
 
 const base64url = (data: string | Buffer) => Buffer.from(data).toString('base64url')
 
@@ -56,9 +59,10 @@ function decodeSegment(segment: string): Record<string, unknown> | null {
 
 /**
  * A signed Vonage webhook: `Authorization: Bearer <JWT>` signed HS256 with the signature secret, issued by Vonage for
- * this account (`api_key`) and application, and, when it carries `payload_hash`, bound to the body's SHA-256.
+ * this account (`api_key`) and application within the last 5 minutes (`iat`), and bound to the body's SHA-256
+ * (`payload_hash`, required whenever there is a body): a captured token cannot carry another body, nor be replayed later.
  */
-export function verifyVonageWebhook(webhook: WebhookRequest, credentials: Credentials): Verdict {
+export function verifyVonageWebhook(webhook: WebhookRequest, credentials: Credentials, nowMs: number): Verdict {
   const token = /^Bearer\s+(\S+)$/.exec(webhook.headers.get('authorization') ?? '')?.[1]
   if (!token) return 'unsigned'
   const secret = credentials.signature_secret
@@ -69,7 +73,10 @@ export function verifyVonageWebhook(webhook: WebhookRequest, credentials: Creden
   const payload = decodeSegment(claims)
   if (!payload || payload.iss !== 'Vonage' || payload.api_key !== credentials.api_key) return 'invalid'
   if (payload.application_id !== undefined && payload.application_id !== credentials.application_id) return 'invalid'
-  if (payload.payload_hash !== undefined && payload.payload_hash !== createHash('sha256').update(webhook.rawBody).digest('hex')) return 'invalid'
+  const age = nowMs / 1000 - Number(payload.iat)
+  if (typeof payload.iat !== 'number' || !(age <= VONAGE_WEBHOOK_MAX_AGE_SECONDS && age >= -VONAGE_WEBHOOK_CLOCK_SKEW_SECONDS)) return 'invalid'
+  const bodyHash = createHash('sha256').update(webhook.rawBody).digest('hex')
+  if ((webhook.rawBody !== '' || payload.payload_hash !== undefined) && payload.payload_hash !== bodyHash) return 'invalid'
   return 'valid'
 }
 
@@ -100,10 +107,10 @@ function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
   if (status === 'answered') return { kind: 'answered', providerStatus: status }
   if (status === 'completed') {
     const talkSeconds = Number(duration)
-    return { kind: 'ended', failure: null, providerStatus: status, ...(duration !== undefined && Number.isFinite(talkSeconds) ? { talkSeconds } : {}) }
+    return { kind: 'ended', failure: null, answered: true, providerStatus: status, ...(duration !== undefined && Number.isFinite(talkSeconds) ? { talkSeconds } : {}) }
   }
   const failure = TRANSFER_FAILURES[String(status)]
-  return failure ? { kind: 'ended', failure, providerStatus: String(status) } : null
+  return failure ? { kind: 'ended', failure, answered: false, providerStatus: String(status) } : null
 }
 
 /** The NCCO a transfer moves the call to: connect the destination; with a synchronous eventUrl, a failure's answer is the next NCCO. */
@@ -167,7 +174,7 @@ export const vonageDriver: CarrierDriver = {
     if (status === 404) return 'gone'
     return LIVE_STATUSES.has(String(payload?.status)) ? 'alive' : 'gone'
   },
-  verify: (webhook, credentials) => verifyVonageWebhook(webhook, credentials),
+  verify: (webhook, credentials, { nowMs }) => verifyVonageWebhook(webhook, credentials, nowMs),
   parseStatus,
   transfer: {
     async start(ctx, credentials, uuid, transfer) {

@@ -32,8 +32,8 @@ export type FakeTelnyxCall = {
   talk?: (media: MediaClient) => Promise<void>
 }
 
-/** `ringing`: the destination rings until the test ends the call. */
-export type TelnyxTransferPlan = 'answered' | 'ringing' | 'user_busy' | 'timeout' | 'call_rejected'
+/** `ringing`: the destination rings until the test ends the call; else the leg answers, or hangs up with that cause. */
+export type TelnyxTransferPlan = 'answered' | 'ringing' | 'user_busy' | 'timeout' | 'call_rejected' | 'unspecified' | 'normal_temporary_failure'
 
 export type FakeTelnyx = FakeServer & {
   apiKey: string

@@ -11,7 +11,7 @@ import { connectMedia, createPlayback, type FakeServer, formBody, type MediaClie
  * A live call updated with `Twiml` holding a <Dial> (a transfer) loses its media stream, rings the destination as the
  * test's `transfer` plan says, sends the <Number>'s `answered` progress callback and then the <Dial> action
  * (DialCallStatus, DialCallDuration), and follows the TwiML that answers it: a <Stream> connects a new media stream, a
- * <Hangup> ends the call.
+ * <Hangup> ends the call. With `streamEndsLate` the old stream ends only after the action was answered.
  */
 
 export type TwilioOutcome = 'completed' | 'busy' | 'no-answer' | 'failed' | 'canceled'
@@ -40,8 +40,16 @@ export type FakeTwilioCall = {
   redirects: string[]
 }
 
-/** How a transfer's <Dial> goes: `bridged` runs while the caller talks to the destination (answered only). */
-export type TwilioTransferPlan = { outcome: 'completed' | 'busy' | 'no-answer' | 'failed'; talkSeconds?: number; bridged?: () => Promise<void> }
+/**
+ * How a transfer's <Dial> goes: `bridged` runs while the caller talks to the destination (answered only);
+ * `streamEndsLate`: the call's old media stream is still open (on Twilio's side) when the action is posted.
+ */
+export type TwilioTransferPlan = {
+  outcome: 'completed' | 'busy' | 'no-answer' | 'failed'
+  talkSeconds?: number
+  bridged?: () => Promise<void>
+  streamEndsLate?: boolean
+}
 
 export type FakeTwilio = FakeServer & {
   accountSid: string
@@ -108,8 +116,7 @@ export function startFakeTwilio(options: {
   }
 
   /** The caller's stream ends as Twilio ends it: stop, then a normal close. */
-  async function closeStream(call: FakeTwilioCall): Promise<void> {
-    const media = call.media
+  async function closeStream(call: FakeTwilioCall, media = call.media): Promise<void> {
     if (!media) return
     media.send({ event: 'stop', sequenceNumber: '99', streamSid: `MZ${call.sid.slice(2)}`, stop: { accountSid, callSid: call.sid } })
     media.close(1000)
@@ -119,11 +126,12 @@ export function startFakeTwilio(options: {
   /** A transfer: the update's <Dial> replaces the stream, rings, and the action's answer says what comes next. */
   async function dial(call: FakeTwilioCall, twiml: string): Promise<void> {
     await Bun.sleep(1)
-    await closeStream(call)
     const action = unescapeXml(/<Dial[^>]* action="([^"]+)"/.exec(twiml)![1])
     const progress = unescapeXml(/statusCallback="([^"]+)"/.exec(twiml)![1])
     const destination = unescapeXml(/>([^<>]+)<\/(?:Number|Sip)>/.exec(twiml)![1])
     const plan = options.transfer?.(call, destination) ?? { outcome: 'busy' }
+    const replaced = call.media
+    if (!plan.streamEndsLate) await closeStream(call, replaced)
     const childSid = `CA${'f'.repeat(30)}${String(call.redirects.length).padStart(2, '0')}`
     if (plan.outcome === 'completed') {
       await post(progress, { AccountSid: accountSid, CallSid: childSid, ParentCallSid: call.sid, CallStatus: 'in-progress', Direction: 'outbound-dial', To: destination })
@@ -132,7 +140,9 @@ export function startFakeTwilio(options: {
     const talkSeconds = plan.outcome === 'completed' ? plan.talkSeconds ?? 42 : 0
     const answer = await post(action, { ...callbackParams(call, 'in-progress'), DialCallStatus: plan.outcome, DialCallSid: childSid, DialCallDuration: String(talkSeconds) })
     call.twiml = await answer.text()
-    if (await openStream(call, call.twiml)) return
+    const reconnected = await openStream(call, call.twiml)
+    if (plan.streamEndsLate) await closeStream(call, replaced)
+    if (reconnected) return
     call.status = 'completed'
     await post(call.params.StatusCallback, callbackParams(call, 'completed', { CallDuration: String(talkSeconds + 20) }))
   }

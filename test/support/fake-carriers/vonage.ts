@@ -6,7 +6,9 @@ import { connectMedia, createPlayback, type FakeServer, type MediaClient, startF
  * application (checked against its public key), `PUT /v1/calls/{uuid}` hangup, `GET /v1/calls/{uuid}`; the answer URL
  * fetched with GET and answered with an NCCO whose `connect` opens the WebSocket (`websocket:connected` first, then
  * binary 16-bit PCM at 16 kHz); JSON events (started, ringing, answered, busy, timeout, machine, completed + duration)
- * signed with an HS256 JWT under the signature secret (iss Vonage, api_key, application_id, payload_hash).
+ * signed with an HS256 JWT under the signature secret (iat, jti, iss Vonage, api_key, application_id, payload_hash).
+ * A transfer (`PUT` action transfer) is only recorded: the call's WebSocket stays open, and the test plays the connect
+ * leg's events to the NCCO's eventUrl.
  */
 
 export type VonageOutcome = 'answered' | 'busy' | 'timeout' | 'rejected' | 'failed' | 'cancelled'
@@ -36,7 +38,12 @@ const b64url = (value: string | Buffer) => Buffer.from(value).toString('base64ur
 /** One application key pair for every fake: RSA key generation is slow. */
 let applicationKeys: { publicKey: string; privateKey: string } | null = null
 
-export function startFakeVonage(options: { reach: (url: string) => string; plan?: (call: FakeVonageCall) => VonageCallPlan }): FakeVonage {
+export function startFakeVonage(options: {
+  reach: (url: string) => string
+  /** The app's clock (ms): webhook tokens are issued (`iat`) at its time. */
+  now: () => number
+  plan?: (call: FakeVonageCall) => VonageCallPlan
+}): FakeVonage {
   const apiKey = 'vonage-key-0001'
   const apiSecret = 'vonage-secret-0001'
   const applicationId = 'aaaaaaaa-bbbb-cccc-dddd-000000000001'
@@ -51,7 +58,7 @@ export function startFakeVonage(options: { reach: (url: string) => string; plan?
 
   function webhookToken(claims: Record<string, unknown>, secret = signatureSecret) {
     const header = b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))
-    const payload = b64url(JSON.stringify({ iat: Math.floor(Date.now() / 1000), jti: crypto.randomUUID(), iss: 'Vonage', api_key: apiKey, application_id: applicationId, ...claims }))
+    const payload = b64url(JSON.stringify({ iat: Math.floor(options.now() / 1000), jti: crypto.randomUUID(), iss: 'Vonage', api_key: apiKey, application_id: applicationId, ...claims }))
     return `${header}.${payload}.${createHmac('sha256', secret).update(`${header}.${payload}`).digest('base64url')}`
   }
 

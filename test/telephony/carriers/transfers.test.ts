@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, test } from 'bun:test'
+import { closeCallsInterruptedByRestart } from '../../../src/calls/recovery'
 import type { manualClock } from '../../../src/lib/clock'
 import { createTestApp } from '../../support/app'
 import { placeCarrierCall, runRow, startCarrierTest, stopCarrierTest, untilRunCompleted } from '../../support/fake-carriers/calls'
 import { startFakePlivo, type FakePlivo } from '../../support/fake-carriers/plivo'
 import { connectMedia, PUBLIC_URL, type CarrierTestApp, type FakeServer, type MediaClient } from '../../support/fake-carriers/shared'
-import { startFakeTelnyx, type FakeTelnyx, type TelnyxTransferPlan } from '../../support/fake-carriers/telnyx'
+import { startFakeTelnyx, type FakeTelnyx, type FakeTelnyxCall, type TelnyxTransferPlan } from '../../support/fake-carriers/telnyx'
 import { startFakeVonage, vonageConfig, type FakeVonage } from '../../support/fake-carriers/vonage'
 import { waitFor } from '../../support/wait'
 
@@ -12,13 +13,24 @@ import { waitFor } from '../../support/wait'
  * Carrier transfers through the AnsweredCall seam the conversation uses (the model's side is in twilio-transfer.test.ts):
  * the request each carrier gets, its events about the destination settling the outcome, the call not hung up once the
  * caller is with the destination, and the run ending `call_transferred` with the destination and the talk time.
+ * The carrier waits (`ctx.telephony.waits`) are shortened where a test needs one to pass.
  */
 
 const DESK = '+14155550199'
 const eventsUrl = (provider: string, runId: number) => `${PUBLIC_URL}/api/v1/telephony/${provider}/transfer/${runId}`
 
-/** Answers the marks the app sends on a carrier stream (the flow waits for the agent's words to be heard), as the carrier would. */
-function echoMarks(media: MediaClient, reply: (message: any) => object | null): () => void {
+let stopTest: () => Promise<void> = async () => {}
+const stopEchoes: (() => void)[] = []
+afterEach(async () => {
+  for (const stop of stopEchoes.splice(0)) stop()
+  await stopTest()
+})
+
+/**
+ * Answers the marks the app sends on a carrier stream (the flow waits for the agent's words to be heard), as the carrier
+ * would, until the test ends.
+ */
+function echoMarks(media: MediaClient, reply: (message: any) => object | null): void {
   const answered = new Set<unknown>()
   const timer = setInterval(() => {
     for (const message of media.texts) {
@@ -29,11 +41,10 @@ function echoMarks(media: MediaClient, reply: (message: any) => object | null): 
       }
     }
   }, 5)
-  return () => clearInterval(timer)
+  stopEchoes.push(() => clearInterval(timer))
 }
 
-let stopTest: () => Promise<void> = async () => {}
-afterEach(() => stopTest())
+const advanceClock = (t: CarrierTestApp, ms: number) => (t.ctx.clock as ReturnType<typeof manualClock>).advance(ms)
 
 type CarrierSetup<F> = { fake: F; config: Record<string, unknown> }
 
@@ -65,6 +76,16 @@ describe('Telnyx: actions/transfer, with the destination leg\'s events on the tr
     return { ...test, fakeCall }
   }
 
+  /** `talkSeconds` after the transfer the caller's call ends (its final call.hangup): the run completes as call_transferred. */
+  async function endsTransferred({ t, fake, runId, fakeCall }: { t: CarrierTestApp; fake: FakeTelnyx; runId: number; fakeCall: FakeTelnyxCall }, talkSeconds: number) {
+    advanceClock(t, talkSeconds * 1000)
+    fakeCall.alive = false
+    await fake.event(fakeCall.webhookUrl, 'call.hangup', { call_control_id: fakeCall.id, hangup_cause: 'normal_clearing', hangup_source: 'callee' })
+    const row = await untilRunCompleted(t, runId)
+    expect(row.disposition).toBe('call_transferred')
+    expect(row.logs.telephony.transfer).toMatchObject({ destination: DESK, talk_seconds: talkSeconds })
+  }
+
   test('answered: transferred; the agent\'s stream ends without a hang-up; the bridge\'s end completes the run with the destination and the talk time', async () => {
     transferPlan = 'answered'
     const { t, fake, runId, call, fakeCall } = await telnyxCall()
@@ -81,7 +102,7 @@ describe('Telnyx: actions/transfer, with the destination leg\'s events on the tr
     expect(fakeCall.commands).toEqual(['transfer'])
     expect(runRow(t, runId).state).toBe('running')
 
-    ;(t.ctx.clock as ReturnType<typeof manualClock>).advance(95_000)
+    advanceClock(t, 95_000)
     await fake.endTransfer('v3:call-1')
     const row = await untilRunCompleted(t, runId)
     expect(row.disposition).toBe('call_transferred')
@@ -94,6 +115,9 @@ describe('Telnyx: actions/transfer, with the destination leg\'s events on the tr
     ['user_busy', 'busy', 'The destination is busy'],
     ['timeout', 'no_answer', 'No answer within 15 seconds'],
     ['call_rejected', 'rejected', 'The destination refused the call'],
+    // Causes that name no failure: the leg never answered, so it failed all the same.
+    ['unspecified', 'failed', 'The transfer failed'],
+    ['normal_temporary_failure', 'failed', 'The transfer failed'],
   ] as const)('%s: failed (%s); the caller stays on the agent\'s stream', async (plan, reason, message) => {
     transferPlan = plan
     const { t, runId, call, fakeCall } = await telnyxCall()
@@ -104,16 +128,66 @@ describe('Telnyx: actions/transfer, with the destination leg\'s events on the tr
     expect(runRow(t, runId).logs.transfer).toBeUndefined()
   })
 
-  test('the caller hanging up while the destination rings ends the transfer: failed, and the run completes as a plain call', async () => {
+  test('the caller hanging up while the destination rings ends the transfer: failed, the run completes as a plain call, nothing hung up or reported after', async () => {
     transferPlan = 'ringing'
     const { t, fake, runId, call, fakeCall } = await telnyxCall()
+    t.ctx.telephony.waits.finalStatusGraceMs = 20
+    const endReports: unknown[] = []
+    t.ctx.telephony.onReport((report) => { if (report.kind === 'ended') endReports.push(report) })
     const transfer = call.transfer!({ destination: DESK, timeoutSeconds: 60 })
     await waitFor('the transfer asked for', () => fakeCall.commands.includes('transfer'), 5_000)
+    // As Telnyx ends a call: its stream closes, then call.hangup.
+    fakeCall.alive = false
+    fakeCall.media!.close(1000)
+    await fakeCall.media!.closed
     await fake.event(fakeCall.webhookUrl, 'call.hangup', { call_control_id: fakeCall.id, hangup_cause: 'normal_clearing', hangup_source: 'caller' })
     expect(await transfer).toEqual({ status: 'failed', reason: 'failed', message: 'The call ended during the transfer' })
     const row = await untilRunCompleted(t, runId)
     expect(row.disposition).toBe('completed')
     expect(row.logs.transfer).toBeUndefined()
+    // Well past the final-status grace: the media's end asked for no hang-up of the finished call and reported nothing.
+    await Bun.sleep(200)
+    expect(fakeCall.commands).toEqual(['transfer'])
+    expect(endReports).toHaveLength(1)
+  })
+
+  test('no outcome from Telnyx in time, the call still up: transferred (the carrier was asked), never hung up, ended by its final status', async () => {
+    transferPlan = 'ringing'
+    const { t, fake, runId, call, fakeCall } = await telnyxCall()
+    t.ctx.telephony.waits.transferOutcomeGraceMs = 50
+    expect(await call.transfer!({ destination: DESK, timeoutSeconds: 0 })).toEqual({ status: 'transferred' })
+    expect(fake.requests.some((request) => request.method === 'GET' && request.path === `/v2/calls/${encodeURIComponent(fakeCall.id)}`)).toBe(true)
+    expect(runRow(t, runId).logs.transfer).toMatchObject({ destination: DESK })
+
+    call.media.close()
+    await fakeCall.media!.closed
+    await endsTransferred({ t, fake, runId, fakeCall }, 30)
+    expect(fakeCall.commands).toEqual(['transfer'])
+  })
+
+  test('no outcome from Telnyx in time, the call gone: failed (no answer)', async () => {
+    transferPlan = 'ringing'
+    const { t, runId, call, fakeCall } = await telnyxCall()
+    t.ctx.telephony.waits.transferOutcomeGraceMs = 50
+    fakeCall.alive = false
+    expect(await call.transfer!({ destination: DESK, timeoutSeconds: 0 })).toEqual({ status: 'failed', reason: 'no_answer', message: 'No answer within 0 seconds' })
+    expect(runRow(t, runId).logs.transfer).toBeUndefined()
+    fakeCall.media!.close(1000)
+  })
+
+  test('a restart leaves a transferred call to the carrier: not hung up, and its final status completes the run as call_transferred', async () => {
+    transferPlan = 'answered'
+    const { t, fake, runId, call, fakeCall } = await telnyxCall()
+    expect(await call.transfer!({ destination: DESK, timeoutSeconds: 15 })).toEqual({ status: 'transferred' })
+    call.media.close()
+    await fakeCall.media!.closed
+
+    // What start-up runs after a restart.
+    expect(await closeCallsInterruptedByRestart(t.ctx)).toBe(0)
+    expect(fakeCall.commands).toEqual(['transfer'])
+    expect(runRow(t, runId).state).toBe('running')
+
+    await endsTransferred({ t, fake, runId, fakeCall }, 60)
   })
 
   test('a destination that is neither an E.164 number nor a SIP URI is refused without asking Telnyx', async () => {
@@ -153,6 +227,9 @@ for (const variant of ['plivo', 'vobiz'] as const) {
       const dialEnded = await fake.post(url, busy)
       const streamUrl = /<Stream[^>]*>([^<]+)<\/Stream>/.exec(await dialEnded.text())?.[1]
       expect(streamUrl).toStartWith('wss://ringbase.example.com/api/v1/telephony/ws/')
+      // Settled: fetching the transfer URL again must not ring the destination.
+      const refetched = await fake.post(url, { CallUUID: fakeCall.uuid, Direction: 'outbound', CallStatus: 'in-progress', Event: 'Transfer' })
+      expect(await refetched.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>')
       const back = connectMedia(t.reach(streamUrl!))
       await back.opened
       back.send({ event: 'start', sequenceNumber: 0, start: { callId: fakeCall.uuid, streamId: 'stream-2', tracks: ['inbound'], mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000 } } })
@@ -168,14 +245,19 @@ for (const variant of ['plivo', 'vobiz'] as const) {
 }
 
 describe('Vonage: the call transferred to an NCCO that connects the destination', () => {
-  test('the request; the connect leg answering transfers the call; its completion ends the run as call_transferred', async () => {
-    const { t, fake, runId, streams, release } = await answeredCallTest<FakeVonage>((app, held) => {
-      const started = startFakeVonage({ reach: app.reach, plan: () => ({ outcome: 'answered', talk: () => held, durationSeconds: 80 }) })
+  async function vonageCall() {
+    const test = await answeredCallTest<FakeVonage>((app, held) => {
+      const started = startFakeVonage({ reach: app.reach, now: () => app.ctx.clock.now(), plan: () => ({ outcome: 'answered', talk: () => held, durationSeconds: 80 }) })
       app.ctx.providerApis.vonage = started.baseUrl
       return { fake: started, config: vonageConfig(started) }
     })
-    const [fakeCall] = fake.calls.values()
+    const [fakeCall] = test.fake.calls.values()
     echoMarks(fakeCall.media!, (message) => (message?.action === 'notify' ? { event: 'websocket:notify', payload: message.payload } : null))
+    return { ...test, fakeCall }
+  }
+
+  test('the request; the connect leg answering transfers the call; its completion ends the run as call_transferred', async () => {
+    const { t, fake, runId, streams, release, fakeCall } = await vonageCall()
 
     const destination = 'sip:desk@pbx.example.com'
     const transfer = streams[0].transfer!({ destination, timeoutSeconds: 30 })
@@ -200,6 +282,26 @@ describe('Vonage: the call transferred to an NCCO that connects the destination'
     expect(row.disposition).toBe('call_transferred')
     expect(row.gathered_context.transfer_destination).toBe(destination)
     expect(row.logs.telephony.transfer.destination).toBe(destination)
+  })
+
+  test('busy: we close the WebSocket the transfer replaced; the failure event is answered with an NCCO connecting a new one, which carries the same conversation', async () => {
+    const { t, fake, runId, streams, fakeCall } = await vonageCall()
+    const transfer = streams[0].transfer!({ destination: DESK, timeoutSeconds: 30 })
+    await waitFor('the transfer asked for', () => fakeCall.transfers.length === 1, 5_000)
+    await fakeCall.media!.closed
+
+    const answer = await fake.event(eventsUrl('vonage', runId), { uuid: 'vonage-leg-2', conversation_uuid: 'CON-2', status: 'busy', direction: 'outbound' })
+    const ncco: any = await answer.json()
+    expect(ncco).toMatchObject([{ action: 'connect', endpoint: [{ type: 'websocket', 'content-type': 'audio/l16;rate=16000' }] }])
+    const back = connectMedia(t.reach(ncco[0].endpoint[0].uri))
+    await back.opened
+    back.send({ event: 'websocket:connected', 'content-type': 'audio/l16;rate=16000' })
+    expect(await transfer).toEqual({ status: 'failed', reason: 'busy', message: 'The destination is busy' })
+    expect(streams).toHaveLength(1)
+    streams[0].media.send(new Uint8Array(160).fill(0xff))
+    await waitFor('agent audio on the new WebSocket', () => back.binaries.length > 0, 5_000)
+    expect(runRow(t, runId).state).toBe('running')
+    back.close(1000)
   })
 })
 

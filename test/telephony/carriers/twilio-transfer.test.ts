@@ -131,16 +131,18 @@ test('answered: the caller goes to the destination, the agent\'s stream ends wit
   expect(run.logs.voice.media_lost).toBeUndefined()
 }, 60_000)
 
-for (const [outcome, reason] of [['busy', 'busy'], ['no-answer', 'no_answer']] as const) test(`${outcome}: the model reads transfer_failed, the caller comes back on a new stream and hears the next answer; the call is not transferred`, async () => {
+for (const [outcome, reason, streamEndsLate] of [['busy', 'busy', false], ['no-answer', 'no_answer', false], ['busy', 'busy', true]] as const) test(`${outcome}${streamEndsLate ? ', the old stream still open when the action comes' : ''}: the model reads transfer_failed, the caller comes back on a new stream and hears the next answer; the call is not transferred`, async () => {
   models.chat.queue(callTool('front_desk', {}), say('The desk is busy. Can I take a message?'))
   const { runId } = await placeCall({
-    transfer: () => ({ outcome }),
+    transfer: () => ({ outcome, streamEndsLate }),
     async talk(media, call) {
       const caller = twilioCaller(media)
       await waitFor('the greeting played', () => caller.marks() >= 1, 10_000)
       caller.press('0#')
       await waitFor('the caller back on a second stream', () => call.streams.length === 2, 20_000)
       caller.stop()
+      // We closed the stream the transfer replaced, whether or not Twilio had ended it yet.
+      await media.closed
       const back = twilioCaller(call.streams[1])
       await waitFor('the next answer played on it', () => speechInputs().includes('Can I take a message?') && back.marks() >= 2, 20_000)
       expect(back.audioFrames()).toBeGreaterThan(0)

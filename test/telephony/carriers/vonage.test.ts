@@ -18,7 +18,7 @@ let configurationId: number
 beforeEach(async () => {
   plan = () => 'hold'
   ;({ t, fake, agent, streams, configurationId } = await startCarrierTest((app) => {
-    const started = startFakeVonage({ reach: app.reach, plan: () => plan() })
+    const started = startFakeVonage({ reach: app.reach, now: () => app.ctx.clock.now(), plan: () => plan() })
     app.ctx.providerApis.vonage = started.baseUrl
     return { fake: started, config: vonageConfig(started) }
   }))
@@ -99,11 +99,12 @@ describe('events settle the run', () => {
     expect(row.gathered_context).toMatchObject({ answered_by: 'machine' })
   })
 
-  test('no token → 401; wrong secret, wrong api_key, another application or a body not matching payload_hash → 403', async () => {
+  test('no token → 401; wrong secret, wrong api_key, another application, a body not bound by payload_hash, or a token issued too long ago or ahead of our clock → 403', async () => {
     const runId = await placeCall()
     const url = `${PUBLIC_URL}/api/v1/telephony/vonage/events/${runId}`
     const body = { uuid: 'vonage-call-1', status: 'busy' }
     const hash = createHash('sha256').update(JSON.stringify(body)).digest('hex')
+    const nowSeconds = Math.floor(t.ctx.clock.now() / 1000)
     expect((await fake.event(url, body, null)).status).toBe(401)
     for (const token of [
       fake.webhookToken({ payload_hash: hash }, 'wrong-secret'),
@@ -111,6 +112,11 @@ describe('events settle the run', () => {
       fake.webhookToken({ payload_hash: hash, application_id: 'another-app' }),
       fake.webhookToken({ payload_hash: createHash('sha256').update('{"uuid":"vonage-call-1","status":"completed"}').digest('hex') }),
       fake.webhookToken({ payload_hash: hash, iss: 'Someone' }),
+      // A token without payload_hash (as on a GET answer URL) replayed with a body.
+      fake.webhookToken({}),
+      fake.webhookToken({ payload_hash: hash, iat: nowSeconds - 301 }),
+      fake.webhookToken({ payload_hash: hash, iat: nowSeconds + 60 }),
+      fake.webhookToken({ payload_hash: hash, iat: undefined }),
     ]) {
       expect((await fake.event(url, body, `Bearer ${token}`)).status).toBe(403)
     }
