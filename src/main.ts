@@ -28,7 +28,8 @@ Usage:
 
 async function serve(flags: Flags): Promise<void> {
   // Signals are handled from the start: one that comes while starting up stops the server as soon as it is up, so a
-  // stop is always graceful, whenever it comes. A second one while still starting (a start-up that hangs) exits at once.
+  // stop is always graceful, whenever it comes. A second one before the stop is over (a start-up or a stop that hangs)
+  // exits at once.
   let stopRequested: string | null = null
   let requestStop = (signal: string) => {
     if (stopRequested) process.exit(1)
@@ -53,7 +54,7 @@ async function serve(flags: Flags): Promise<void> {
 
   let stopping = false
   const shutdown = async (signal: string) => {
-    if (stopping) return
+    if (stopping) process.exit(1)
     stopping = true
     ctx.log.info({ signal }, 'shutting down')
     await server.stop()

@@ -105,13 +105,14 @@ describe('compiled binary', () => {
     expect(await output.all()).toMatch(/"msg":"listening"[^]*"msg":"shutting down"[^]*"msg":"stopped"/)
   }), 30_000)
 
-  test('a second signal while starting up exits at once (exit 1), without serving', () => inFreshServer(async (server, output) => {
+  test('a second signal before the stop is over exits at once (exit 1), whether it comes while starting up or stopping', () => inFreshServer(async (server, output) => {
     await output.waitFor(/"msg":"database migrated"/)
-    // Two different signals: a second pending SIGTERM would merge into the first.
+    // Two different signals: a second pending SIGTERM would merge into the first. Whether the server got to listening
+    // in between is a race; either way the second signal ends it before a graceful stop could finish.
     server.kill('SIGINT')
     server.kill('SIGTERM')
     expect(await server.exited).toBe(1)
-    expect(await output.all()).not.toContain('"msg":"listening"')
+    expect(await output.all()).not.toContain('"msg":"stopped"')
   }), 30_000)
 
   test('SIGTERM during an upload: no new connections, the upload in flight completes and is kept, then exit 0', () => {
