@@ -41,7 +41,9 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
       startedAt.set(request, { id, at: performance.now() })
       set.headers['x-request-id'] = id
     })
-    .onParse({ as: 'global' }, (context, contentType) => parseBody(app, context, contentType))
+    // Every hook names the context fields it reads: Elysia prepares only those for each request (a hook handed the
+    // whole context makes every request build a headers object, parse cookies and parse the query string).
+    .onParse({ as: 'global' }, ({ request, route }, contentType) => parseBody(app, request, route, contentType))
     .onTransform({ as: 'global' }, ({ request, body }) => {
       sentBodies.set(request, body)
     })
@@ -50,10 +52,11 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
       const items = sentBodyItems(app, request, route, sentBodies.get(request))
       if (items.length > 0) throw invalid(items)
     })
-    .onError({ as: 'global' }, (context) => {
-      const errorContext = { ...context, body: sentBodies.get(context.request), requestId: startedAt.get(context.request)?.id }
-      const response = errorResponse(app, ctx.log, errorContext as Parameters<typeof errorResponse>[2])
-      context.set.status = response.status
+    .onError({ as: 'global' }, ({ code, error, request, route, params, set }) => {
+      const response = errorResponse(app, ctx.log, {
+        code, error, request, route, params, set, body: sentBodies.get(request), requestId: startedAt.get(request)?.id,
+      })
+      set.status = response.status
       return response
     })
     .onAfterResponse({ as: 'global' }, (context) => {

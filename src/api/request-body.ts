@@ -5,7 +5,6 @@ import { invalid, tooLarge } from '../lib/errors'
 import { MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH } from '../lib/limits'
 import type { Loc } from '../lib/validation'
 
-type ParseContext = { request: Request; route: string; headers: Record<string, string | undefined> }
 
 const bodyTooLarge = () => tooLarge(`The request body is larger than the ${MAX_JSON_BODY_BYTES} bytes a request may carry`)
 
@@ -43,12 +42,12 @@ const isJson = (contentType: string) => contentType === 'application/json' || co
  * Content-Type is not read, as Elysia does; one that is not JSON stays text, which no JSON schema accepts. JSON nested
  * deeper than MAX_JSON_DEPTH, in any field, is a 422 here: the one check for every free-form object.
  */
-export async function parseBody(app: AnyElysia, context: ParseContext, contentType: string | undefined): Promise<unknown> {
-  const hooks = routeHooks(app, context.request.method, context.route)
-  routeAuthentication(hooks?.transform)?.(context)
+export async function parseBody(app: AnyElysia, request: Request, route: string, contentType: string | undefined): Promise<unknown> {
+  const hooks = routeHooks(app, request.method, route)
+  routeAuthentication(hooks?.transform)?.({ request })
   if (hooks?.parse?.some((hook) => hook.fn === 'none')) return null
   if (!contentType) return undefined
-  const text = await readBodyText(context.request, MAX_JSON_BODY_BYTES)
+  const text = await readBodyText(request, MAX_JSON_BODY_BYTES)
   if (!isJson(contentType)) return text
   const value: unknown = JSON.parse(text)
   const tooDeep = tooDeepAt(value, MAX_JSON_DEPTH, ['body'])
