@@ -6,6 +6,7 @@ import { invalid } from '../lib/errors'
 import { openApiDocument } from './openapi-document'
 import { parseBody } from './request-body'
 import { loggedPath } from './request-log'
+import { logFlatInfo } from '../log'
 import { agentRoutes } from './agents/routes'
 import { apiKeyRoutes } from './api-keys/routes'
 import { campaignRoutes } from './campaigns/routes'
@@ -62,7 +63,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
     .onAfterResponse({ as: 'global' }, (context) => {
       const started = startedAt.get(context.request)
       const principal = (context as { principal?: { organizationId: number } }).principal
-      ctx.log.info({
+      logFlatInfo(ctx.log, {
         requestId: started?.id,
         method: context.request.method,
         path: loggedPath(app, context.path),
