@@ -1,0 +1,17 @@
+import type { SqlDatabase } from './open'
+
+/** See `changeStamp`. */
+export type ChangeStamp = { version: number; changes: number }
+
+/**
+ * A stamp that differs from an earlier one of the same connection whenever the database may have changed in between:
+ * another connection committed (any process: `ringbase keys create` beside a server; SQLite's data_version), or this
+ * connection wrote a row (total_changes, which also counts writes that were rolled back and writes by triggers). What
+ * was read after a stamp was taken still holds while the stamp is the same. Take it before reading what it vouches for,
+ * outside a transaction (inside one, this connection's uncommitted writes could still be rolled back). ~1 µs.
+ */
+export function changeStamp(sqlite: SqlDatabase): ChangeStamp {
+  return sqlite.query<ChangeStamp, []>('SELECT data_version AS version, total_changes() AS changes FROM pragma_data_version').get()!
+}
+
+export const sameStamp = (a: ChangeStamp, b: ChangeStamp) => a.version === b.version && a.changes === b.changes
