@@ -5,10 +5,14 @@ import { forbidden, unauthenticated } from '../lib/errors'
 
 export const MISSING_OR_INVALID_KEY = 'Invalid or expired API key'
 
+/** Requests that only read: their key is looked up through the key cache (see authenticateKey). */
+const READING_METHODS = new Set(['GET', 'HEAD'])
+
 /** Resolves `X-API-Key` to its principal, or throws the 401 the contract asks for. */
-export function requirePrincipal(ctx: AppContext, rawKey: string | null): Principal {
+export function requirePrincipal(ctx: AppContext, request: Request): Principal {
+  const rawKey = request.headers.get('x-api-key')
   if (!rawKey) throw unauthenticated('Not authenticated: send an API key in the X-API-Key header')
-  const principal = authenticateKey(ctx, rawKey)
+  const principal = authenticateKey(ctx, rawKey, READING_METHODS.has(request.method))
   if (!principal) throw unauthenticated(MISSING_OR_INVALID_KEY)
   return principal
 }
@@ -29,7 +33,7 @@ const principals = new WeakMap<Request, Principal>()
 export function auth(ctx: AppContext, allowed: ApiKeyScope[] = ['admin']) {
   // Only `request` is read (not Elysia's `headers` object): what a hook reads, Elysia builds for every request.
   const authenticate: Authentication = ({ request }) => {
-    const principal = principals.get(request) ?? requirePrincipal(ctx, request.headers.get('x-api-key'))
+    const principal = principals.get(request) ?? requirePrincipal(ctx, request)
     principals.set(request, principal)
     if (!allowed.includes(principal.scope)) throw forbidden(`This API key's scope '${principal.scope}' does not allow this operation`)
     return { principal }

@@ -96,9 +96,9 @@ function lookUpKey(ctx: AppContext, hash: string): KnownKey | null {
 }
 
 /** The key's principal, from the cache while the database has not changed, else from the database. */
-function knownKey(ctx: AppContext, hash: string): KnownKey | null {
+function knownKey(ctx: AppContext, hash: string, cached: boolean): KnownKey | null {
   // Inside a transaction this connection's own writes could still be rolled back: nothing is cached from there.
-  if (ctx.sqlite.inTransaction) return lookUpKey(ctx, hash)
+  if (!cached || ctx.sqlite.inTransaction) return lookUpKey(ctx, hash)
   const cache = keyCacheOf(ctx.sqlite)
   // Taken before the lookup: a change that lands between the two makes the next stamp differ, never the other way.
   const stamp = changeStamp(ctx.sqlite)
@@ -106,8 +106,8 @@ function knownKey(ctx: AppContext, hash: string): KnownKey | null {
     cache.byHash.clear()
     cache.stamp = stamp
   }
-  const cached = cache.byHash.get(hash)
-  if (cached) return cached
+  const hit = cache.byHash.get(hash)
+  if (hit) return hit
   const found = lookUpKey(ctx, hash)
   if (found) {
     if (cache.byHash.size >= MAX_CACHED_KEYS) cache.byHash.clear()
@@ -116,8 +116,12 @@ function knownKey(ctx: AppContext, hash: string): KnownKey | null {
   return found
 }
 
-export function authenticateKey(ctx: AppContext, rawKey: string): Principal | null {
-  const known = knownKey(ctx, sha256Hex(rawKey))
+/**
+ * The principal of an active key, or null. `cached`: through the key cache, for requests that only read. A request that
+ * writes changes the database's stamp anyway, which empties the cache: taking the stamp would only add its cost.
+ */
+export function authenticateKey(ctx: AppContext, rawKey: string, cached = false): Principal | null {
+  const known = knownKey(ctx, sha256Hex(rawKey), cached)
   if (!known) return null
   const now = ctx.clock.now()
   if (known.lastUsedAt === null || now - known.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
