@@ -145,9 +145,11 @@ const insertVersionQuery = preparedQuery((db) => db.insert(workflowDefinitions).
   templateContextVariables: sql.placeholder('templateContextVariables'),
   createdAt: sql.placeholder('createdAt'),
   publishedAt: sql.placeholder('publishedAt'),
-}).returning().prepare())
+}).returning({ id: workflowDefinitions.id }).prepare())
 
-const insertVersion = (ctx: AppContext, version: NewVersion) => insertVersionQuery(ctx.db).get(version)!
+/** The new version's row is what was written, with its id: not read back, so its JSON columns are not parsed again. */
+const insertVersion = (ctx: AppContext, version: NewVersion): WorkflowDefinitionRow =>
+  ({ ...version, id: insertVersionQuery(ctx.db).get(version)!.id })
 
 /** A new agent whose first version is published at once. */
 export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): AgentView {
