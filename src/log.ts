@@ -76,6 +76,27 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
   return logger
 }
 
+/** Fields of a line that nests nothing. */
+export type FlatFields = Record<string, string | number | boolean | null | undefined>
+
+const INFO = pino.levels.values.info
+
+/**
+ * An info line of flat fields, exactly as pino writes one (level, time, the logger's bindings, the fields, msg), built
+ * by one JSON.stringify. For the line every request writes: pino's own path (its per-line formatting, its diagnostics
+ * channel, the redaction walk over the merged object) cost ~6 µs of the ~15 µs a request to `GET /health` took.
+ * Secret keys are redacted as in every other line.
+ */
+export function logFlatInfo(log: Logger, fields: FlatFields, msg: string): void {
+  if (!log.isLevelEnabled('info')) return
+  const symbols = log as unknown as Record<symbol, unknown>
+  const bindings = symbols[pino.symbols.chindingsSym] as string
+  const json = JSON.stringify(redactSecrets(fields))
+  const fieldsText = json.length > 2 ? `,${json.slice(1, -1)}` : ''
+  const line = `{"level":${INFO},"time":"${new Date().toISOString()}"${bindings}${fieldsText},"msg":${JSON.stringify(msg)}}\n`
+  ;(symbols[pino.symbols.streamSym] as pino.DestinationStream).write(line)
+}
+
 const writeNow = (line: string) => {
   try {
     writeSync(1, line)

@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { createLogger } from '../src/log'
+import { createLogger, logFlatInfo } from '../src/log'
 
 // The stdout log of a process that stops: run in a child process, since the log is its stdout.
 const script = `
@@ -67,4 +67,21 @@ test('secret keys are redacted at any depth, in logged objects, child bindings a
   expect(config.app_password).toBe(SECRET)
   expect(config.nested.deeper.auth_token).toBe(SECRET)
   expect(error.password).toBe(SECRET)
+})
+
+test('a flat info line is the line pino writes for the same fields, bindings and message, secret keys redacted', () => {
+  const lines: string[] = []
+  const root = createLogger('info', new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done() } }))
+  const fields = { requestId: 'a"b\n', path: '/api/v1/é', status: 200, durationMs: 1.25, orgId: undefined, password: 'secret-password' }
+  for (const log of [root, root.child({ component: 'http' })]) {
+    log.info(fields, 'request "done"')
+    logFlatInfo(log, fields, 'request "done"')
+  }
+  logFlatInfo(createLogger('warn', new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done() } })), fields, 'not at warn')
+  const withoutTime = lines.map((line) => line.replace(/"time":"[^"]+"/, '"time":"T"'))
+  expect(withoutTime).toHaveLength(4)
+  expect(withoutTime[1]).toBe(withoutTime[0])
+  expect(withoutTime[3]).toBe(withoutTime[2])
+  expect(JSON.parse(lines[3])).toMatchObject({ level: 30, component: 'http', password: '[redacted]', requestId: 'a"b\n', msg: 'request "done"' })
+  expect(lines.join('')).not.toContain('secret-password')
 })

@@ -1,5 +1,5 @@
 import { getNodeType, listNodeTypes, type GraphConstraints, type PropertySpec, type RowPropertySpec } from './node-catalog'
-import { isPlainObject, plural } from '../lib/values'
+import { cloneJson, isPlainObject, plural } from '../lib/values'
 
 /**
  * Workflow definitions in the graph format clients build and reload:
@@ -216,7 +216,7 @@ export function validateDefinition(input: unknown): DefinitionValidation {
       triggerPaths: [],
     }
   }
-  const definition = structuredClone(input) as WorkflowDefinition
+  const definition = cloneJson(input) as WorkflowDefinition
   const errors: DefinitionError[] = []
   const workflowError = (field: string, message: string) => errors.push({ kind: 'workflow', id: null, field, message })
   if (!Array.isArray(definition.nodes)) workflowError('nodes', 'nodes must be a list')

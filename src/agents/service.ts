@@ -15,12 +15,13 @@ import {
 import { DomainError, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
-import type { Agent, AgentCount, AgentListItem, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from './schemas'
+import type { Agent, AgentCount, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from './schemas'
 import { transaction } from '../db/transaction'
 import { unknownToolReferences, untransferableToolReferences } from '../tools/service'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { modelConfigurationPinProblems } from '../models/configurations'
 import { preparedQuery } from '../db/prepared'
+import { jsonRows, sqlPart } from '../db/sql-parts'
 
 type AgentView = Static<typeof Agent>
 
@@ -164,9 +165,11 @@ const insertVersionQuery = preparedQuery((db) => db.insert(workflowDefinitions).
   templateContextVariables: sql.placeholder('templateContextVariables'),
   createdAt: sql.placeholder('createdAt'),
   publishedAt: sql.placeholder('publishedAt'),
-}).returning().prepare())
+}).returning({ id: workflowDefinitions.id }).prepare())
 
-const insertVersion = (ctx: AppContext, version: NewVersion) => insertVersionQuery(ctx.db).get(version)!
+/** The new version's row is what was written, with its id: not read back, so its JSON columns are not parsed again. */
+const insertVersion = (ctx: AppContext, version: NewVersion): WorkflowDefinitionRow =>
+  ({ ...version, id: insertVersionQuery(ctx.db).get(version)!.id })
 
 /** A new agent whose first version is published at once. */
 export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): AgentView {
@@ -281,15 +284,19 @@ function parseStatusFilter(raw: string | undefined): WorkflowStatus[] {
   return requested as WorkflowStatus[]
 }
 
-type AgentListRow = Static<typeof AgentListItem>
-
+const AGENT_LIST_COLUMNS = ['id', 'name', 'status', 'created_at', 'total_runs', 'folder_id', 'workflow_uuid'] as const
 const AGENT_LIST = 'SELECT id, name, status, created_at, total_runs, NULL AS folder_id, workflow_uuid FROM workflows WHERE organization_id = ?'
 
-/** Plain SQL through the connection's statement cache: the rows come out in the response's shape, nothing to map. */
-export function listAgents(ctx: AppContext, organizationId: number, status: string | undefined): AgentListRow[] {
+/**
+ * The agents of the organization as the JSON text of the list response (`AgentListItem`s, newest first): the rows come
+ * out in the response's shape, so the database writes the JSON (see `jsonRows`).
+ */
+export function listAgentsJson(ctx: AppContext, organizationId: number, status: string | undefined): string {
   const [first, ...others] = new Set(parseStatusFilter(status))
-  if (others.length > 0) return ctx.sqlite.query<AgentListRow, [number]>(`${AGENT_LIST} ORDER BY id DESC`).all(organizationId)
-  return ctx.sqlite.query<AgentListRow, [number, string]>(`${AGENT_LIST} AND status = ? ORDER BY id DESC`).all(organizationId, first)
+  const query = others.length > 0
+    ? sqlPart(`${AGENT_LIST} ORDER BY id DESC`, organizationId)
+    : sqlPart(`${AGENT_LIST} AND status = ? ORDER BY id DESC`, organizationId, first)
+  return jsonRows(ctx.sqlite, AGENT_LIST_COLUMNS, query)
 }
 
 export function countAgents(ctx: AppContext, organizationId: number): Static<typeof AgentCount> {

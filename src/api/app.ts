@@ -6,6 +6,7 @@ import { invalid } from '../lib/errors'
 import { openApiDocument } from './openapi-document'
 import { parseBody } from './request-body'
 import { loggedPath } from './request-log'
+import { logFlatInfo } from '../log'
 import { agentRoutes } from './agents/routes'
 import { apiKeyRoutes } from './api-keys/routes'
 import { campaignRoutes } from './campaigns/routes'
@@ -41,7 +42,9 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
       startedAt.set(request, { id, at: performance.now() })
       set.headers['x-request-id'] = id
     })
-    .onParse({ as: 'global' }, (context, contentType) => parseBody(app, context, contentType))
+    // Every hook names the context fields it reads: Elysia prepares only those for each request (a hook handed the
+    // whole context makes every request build a headers object, parse cookies and parse the query string).
+    .onParse({ as: 'global' }, ({ request, route }, contentType) => parseBody(app, request, route, contentType))
     .onTransform({ as: 'global' }, ({ request, body }) => {
       sentBodies.set(request, body)
     })
@@ -50,16 +53,17 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
       const items = sentBodyItems(app, request, route, sentBodies.get(request))
       if (items.length > 0) throw invalid(items)
     })
-    .onError({ as: 'global' }, (context) => {
-      const errorContext = { ...context, body: sentBodies.get(context.request), requestId: startedAt.get(context.request)?.id }
-      const response = errorResponse(app, ctx.log, errorContext as Parameters<typeof errorResponse>[2])
-      context.set.status = response.status
+    .onError({ as: 'global' }, ({ code, error, request, route, params, set }) => {
+      const response = errorResponse(app, ctx.log, {
+        code, error, request, route, params, set, body: sentBodies.get(request), requestId: startedAt.get(request)?.id,
+      })
+      set.status = response.status
       return response
     })
     .onAfterResponse({ as: 'global' }, (context) => {
       const started = startedAt.get(context.request)
       const principal = (context as { principal?: { organizationId: number } }).principal
-      ctx.log.info({
+      logFlatInfo(ctx.log, {
         requestId: started?.id,
         method: context.request.method,
         path: loggedPath(app, context.path),

@@ -5,17 +5,19 @@ import { forbidden, unauthenticated } from '../lib/errors'
 
 export const MISSING_OR_INVALID_KEY = 'Invalid or expired API key'
 
+/** Requests that only read: their key is looked up through the key cache (see authenticateKey). */
+const READING_METHODS = new Set(['GET', 'HEAD'])
+
 /** Resolves `X-API-Key` to its principal, or throws the 401 the contract asks for. */
-export function requirePrincipal(ctx: AppContext, headers: Record<string, string | undefined>): Principal {
-  const rawKey = headers['x-api-key']
+export function requirePrincipal(ctx: AppContext, request: Request): Principal {
+  const rawKey = request.headers.get('x-api-key')
   if (!rawKey) throw unauthenticated('Not authenticated: send an API key in the X-API-Key header')
-  const principal = authenticateKey(ctx, rawKey)
+  const principal = authenticateKey(ctx, rawKey, READING_METHODS.has(request.method))
   if (!principal) throw unauthenticated(MISSING_OR_INVALID_KEY)
   return principal
 }
 
-type AuthenticationContext = { request: Request; headers: Record<string, string | undefined> }
-type Authentication = (context: AuthenticationContext) => { principal: Principal }
+type Authentication = (context: { request: Request }) => { principal: Principal }
 
 /** The auth plugin's derive functions, so the body reader can find a route's and run it before reading (request-body.ts). */
 const authentications = new WeakSet<Authentication>()
@@ -29,8 +31,9 @@ const principals = new WeakMap<Request, Principal>()
  * `allowed` lists the key scopes the routes behind this plugin accept; others get 403.
  */
 export function auth(ctx: AppContext, allowed: ApiKeyScope[] = ['admin']) {
-  const authenticate: Authentication = ({ request, headers }) => {
-    const principal = principals.get(request) ?? requirePrincipal(ctx, headers)
+  // Only `request` is read (not Elysia's `headers` object): what a hook reads, Elysia builds for every request.
+  const authenticate: Authentication = ({ request }) => {
+    const principal = principals.get(request) ?? requirePrincipal(ctx, request)
     principals.set(request, principal)
     if (!allowed.includes(principal.scope)) throw forbidden(`This API key's scope '${principal.scope}' does not allow this operation`)
     return { principal }

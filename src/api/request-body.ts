@@ -5,14 +5,21 @@ import { invalid, tooLarge } from '../lib/errors'
 import { MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH } from '../lib/limits'
 import type { Loc } from '../lib/validation'
 
-type ParseContext = { request: Request; route: string; headers: Record<string, string | undefined> }
 
 const bodyTooLarge = () => tooLarge(`The request body is larger than the ${MAX_JSON_BODY_BYTES} bytes a request may carry`)
 
 /** The body as text, refused (413) as soon as it is longer than `maxBytes`: a declared length before reading anything. */
 export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
-  if (Number(request.headers.get('content-length') ?? 0) > maxBytes) throw bodyTooLarge()
+  const declaredLength = request.headers.get('content-length')
+  if (Number(declaredLength ?? 0) > maxBytes) throw bodyTooLarge()
   if (!request.body) return ''
+  // A body of a declared length is framed by it (HTTP/1.1): read at once, without a stream reader (~5 µs a request).
+  // One without (chunked) is read chunk by chunk and cut off at the limit.
+  if (declaredLength !== null && !request.headers.has('transfer-encoding')) {
+    const bytes = await request.bytes()
+    if (bytes.byteLength > maxBytes) throw bodyTooLarge()
+    return new TextDecoder().decode(bytes)
+  }
   const chunks: Uint8Array[] = []
   let length = 0
   for await (const chunk of request.body) {
@@ -23,13 +30,25 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
   return new TextDecoder().decode(Buffer.concat(chunks))
 }
 
-/** Where `value` first nests deeper than `maxDepth` levels (as a loc under `at`), or null. */
+const NO_LOC: Loc = []
+
+/**
+ * Where `value` first nests deeper than `maxDepth` levels (as a loc under `at`), or null. The loc is built only on the
+ * way back from a find: the walk itself allocates nothing (it runs over every JSON body).
+ */
 function tooDeepAt(value: unknown, maxDepth: number, at: Loc): Loc | null {
   if (typeof value !== 'object' || value === null) return null
   if (maxDepth === 0) return at
-  for (const [key, child] of Object.entries(value)) {
-    const found = tooDeepAt(child, maxDepth - 1, [...at, Array.isArray(value) ? Number(key) : key])
-    if (found) return found
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = tooDeepAt(value[index], maxDepth - 1, NO_LOC)
+      if (found) return [...at, index, ...found]
+    }
+    return null
+  }
+  for (const key in value) {
+    const found = tooDeepAt((value as Record<string, unknown>)[key], maxDepth - 1, NO_LOC)
+    if (found) return [...at, key, ...found]
   }
   return null
 }
@@ -43,12 +62,12 @@ const isJson = (contentType: string) => contentType === 'application/json' || co
  * Content-Type is not read, as Elysia does; one that is not JSON stays text, which no JSON schema accepts. JSON nested
  * deeper than MAX_JSON_DEPTH, in any field, is a 422 here: the one check for every free-form object.
  */
-export async function parseBody(app: AnyElysia, context: ParseContext, contentType: string | undefined): Promise<unknown> {
-  const hooks = routeHooks(app, context.request.method, context.route)
-  routeAuthentication(hooks?.transform)?.(context)
+export async function parseBody(app: AnyElysia, request: Request, route: string, contentType: string | undefined): Promise<unknown> {
+  const hooks = routeHooks(app, request.method, route)
+  routeAuthentication(hooks?.transform)?.({ request })
   if (hooks?.parse?.some((hook) => hook.fn === 'none')) return null
   if (!contentType) return undefined
-  const text = await readBodyText(context.request, MAX_JSON_BODY_BYTES)
+  const text = await readBodyText(request, MAX_JSON_BODY_BYTES)
   if (!isJson(contentType)) return text
   const value: unknown = JSON.parse(text)
   const tooDeep = tooDeepAt(value, MAX_JSON_DEPTH, ['body'])

@@ -6,6 +6,8 @@ import { isoNow } from '../lib/clock'
 import { digestsEqual, mintApiKey, sha256Hex } from '../lib/keys'
 import { transaction } from '../db/transaction'
 import { preparedQuery } from '../db/prepared'
+import { changeStamp, sameStamp, type ChangeStamp } from '../db/change-stamp'
+import type { SqlDatabase } from '../db/open'
 
 export type ApiKeyScope = 'admin' | 'trigger'
 
@@ -56,16 +58,76 @@ export function bootstrapInstallation(ctx: AppContext): CreatedApiKey | null {
 
 type KeyRow = { id: number; key_hash: string; organization_id: number; scope: ApiKeyScope; last_used_at: string | null }
 
-/** Every authenticated request comes through here, so it is plain SQL through the connection's statement cache. */
-export function authenticateKey(ctx: AppContext, rawKey: string): Principal | null {
-  const hash = sha256Hex(rawKey)
+/** An active key as looked up, and when its last use was recorded (ms). */
+type KnownKey = { principal: Principal; lastUsedAt: number | null }
+
+/**
+ * Each connection's active keys already looked up, by key hash, and the change stamp of the database they were read
+ * under. Any change to the database since (a key archived, reactivated or created, here or by another process, or any
+ * other write) empties it: what it holds is what the database says. It saves the key's SQLite lookup, ~10 µs of every
+ * request over HTTP (measured; far more than the same lookup in a loop), for ~1.5 µs of stamp.
+ */
+type KeyCache = { stamp: ChangeStamp | null; byHash: Map<string, KnownKey> }
+
+/** More than any installation has keys in use; past it, the cache starts over (it holds no unknown keys). */
+const MAX_CACHED_KEYS = 1000
+
+const keyCaches = new WeakMap<SqlDatabase, KeyCache>()
+
+function keyCacheOf(sqlite: SqlDatabase): KeyCache {
+  let cache = keyCaches.get(sqlite)
+  if (!cache) {
+    cache = { stamp: null, byHash: new Map() }
+    keyCaches.set(sqlite, cache)
+  }
+  return cache
+}
+
+/** A key the cache cannot answer for: plain SQL through the connection's statement cache. */
+function lookUpKey(ctx: AppContext, hash: string): KnownKey | null {
   const row = ctx.sqlite.query<KeyRow, [string]>(
     'SELECT id, key_hash, organization_id, scope, last_used_at FROM api_keys WHERE key_hash = ? AND is_active = 1 AND archived_at IS NULL',
   ).get(hash)
   if (!row || !digestsEqual(row.key_hash, hash)) return null
-  const now = ctx.clock.now()
-  if (row.last_used_at === null || now - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
-    ctx.sqlite.query('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(new Date(now).toISOString(), row.id)
+  return {
+    principal: { organizationId: row.organization_id, apiKeyId: row.id, scope: row.scope },
+    lastUsedAt: row.last_used_at === null ? null : Date.parse(row.last_used_at),
   }
-  return { organizationId: row.organization_id, apiKeyId: row.id, scope: row.scope }
+}
+
+/** The key's principal, from the cache while the database has not changed, else from the database. */
+function knownKey(ctx: AppContext, hash: string, cached: boolean): KnownKey | null {
+  // Inside a transaction this connection's own writes could still be rolled back: nothing is cached from there.
+  if (!cached || ctx.sqlite.inTransaction) return lookUpKey(ctx, hash)
+  const cache = keyCacheOf(ctx.sqlite)
+  // Taken before the lookup: a change that lands between the two makes the next stamp differ, never the other way.
+  const stamp = changeStamp(ctx.sqlite)
+  if (cache.stamp === null || !sameStamp(cache.stamp, stamp)) {
+    cache.byHash.clear()
+    cache.stamp = stamp
+  }
+  const hit = cache.byHash.get(hash)
+  if (hit) return hit
+  const found = lookUpKey(ctx, hash)
+  if (found) {
+    if (cache.byHash.size >= MAX_CACHED_KEYS) cache.byHash.clear()
+    cache.byHash.set(hash, found)
+  }
+  return found
+}
+
+/**
+ * The principal of an active key, or null. `cached`: through the key cache, for requests that only read. A request that
+ * writes changes the database's stamp anyway, which empties the cache: taking the stamp would only add its cost.
+ */
+export function authenticateKey(ctx: AppContext, rawKey: string, cached = false): Principal | null {
+  const known = knownKey(ctx, sha256Hex(rawKey), cached)
+  if (!known) return null
+  const now = ctx.clock.now()
+  if (known.lastUsedAt === null || now - known.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
+    // A write: it changes the stamp, so the next request reads every key afresh.
+    ctx.sqlite.query('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(new Date(now).toISOString(), known.principal.apiKeyId)
+    known.lastUsedAt = now
+  }
+  return known.principal
 }

@@ -33,3 +33,16 @@ export const inList = (expression: string, values: readonly (string | number)[])
 export function allRows<Row>(sqlite: Database, query: SqlPart): Row[] {
   return sqlite.query<Row, SQLQueryBindings[]>(query.text).all(...query.params)
 }
+
+/**
+ * The rows of `query` as the text of a JSON array of objects, built by the database: a list answered this way makes no
+ * JS object or string per row (listing 20 agents over HTTP, that was ~10 µs of server CPU per request, much of it the
+ * garbage collector's). `columns` are the query's result column names, in order; values come out as stored (integers,
+ * text, null: no booleans). The elements keep the query's ORDER BY (SQLite keeps a subquery's order for an aggregate
+ * over it; the list tests check the order). PostgreSQL: json_agg over json_build_object.
+ */
+export function jsonRows(sqlite: Database, columns: readonly string[], query: SqlPart): string {
+  const object = `json_object(${columns.map((column) => `'${column}', "${column}"`).join(', ')})`
+  const text = `SELECT json_group_array(${object}) AS rows FROM (${query.text})`
+  return sqlite.query<{ rows: string }, SQLQueryBindings[]>(text).get(...query.params)!.rows
+}

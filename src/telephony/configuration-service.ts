@@ -10,6 +10,7 @@ import {
   mergeUpdate,
   outboundReadiness,
   requireConfigurationRow,
+  setupFactColumns,
   setupFactsByConfiguration,
 } from './configurations'
 import {
@@ -85,7 +86,7 @@ function listItem(ctx: AppContext, row: TelephonyConfigurationRow, facts: SetupF
 }
 
 const configurationListQuery = preparedQuery((db) => db
-  .select()
+  .select({ row: telephonyConfigurations, facts: setupFactColumns })
   .from(telephonyConfigurations)
   .where(eq(telephonyConfigurations.organizationId, sql.placeholder('organizationId')))
   .orderBy(asc(telephonyConfigurations.createdAt), asc(telephonyConfigurations.id))
@@ -93,8 +94,7 @@ const configurationListQuery = preparedQuery((db) => db
 
 export function listConfigurations(ctx: AppContext, organizationId: number): { configurations: ConfigurationListItem[] } {
   const rows = configurationListQuery(ctx.db).all({ organizationId })
-  const facts = setupFactsByConfiguration(ctx, rows.map((row) => row.id))
-  return { configurations: rows.map((row) => listItem(ctx, row, facts.get(row.id)!)) }
+  return { configurations: rows.map(({ row, facts }) => listItem(ctx, row, facts)) }
 }
 
 export const getConfiguration = (ctx: AppContext, organizationId: number, id: number): ConfigurationDetail =>

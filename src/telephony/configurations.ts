@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto'
 import { and, asc, desc, eq, sql } from 'drizzle-orm'
 import type { AppContext } from '../context'
-import { phoneNumbers, telephonyConfigurations, trunks, type PhoneNumberRow, type TelephonyConfigurationRow } from '../db/schema'
+import { phoneNumbers, telephonyConfigurations, type PhoneNumberRow, type TelephonyConfigurationRow } from '../db/schema'
 import { DomainError, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { PROVIDERS, setupChecklist, storableCredentials, type Credentials, type ProviderCredentials, type ProviderName, type SetupChecklist, type SetupFacts } from './providers'
@@ -50,41 +50,33 @@ export function requireConfigurationRow(ctx: AppContext, organizationId: number,
   return row
 }
 
-const activeNumberCountsQuery = preparedQuery((db) => db
-  .select({
-    configurationId: phoneNumbers.telephonyConfigurationId,
-    active: sql<number>`count(*)`,
-    withoutTrunk: sql<number>`sum(${phoneNumbers.telephonyTrunkId} IS NULL)`,
-    withInboundWorkflow: sql<number>`sum(${phoneNumbers.inboundWorkflowId} IS NOT NULL)`,
-  })
-  .from(phoneNumbers)
-  .where(and(inBoundList(phoneNumbers.telephonyConfigurationId, 'configurationIds'), eq(phoneNumbers.isActive, true)))
-  .groupBy(phoneNumbers.telephonyConfigurationId)
+/** Drizzle writes columns without their table in a one-table query: these correlated subqueries name theirs. */
+const activeNumbersWhere = (condition: string) => sql<number>`(SELECT count(*) FROM phone_numbers AS counted
+  WHERE counted.telephony_configuration_id = ${sql.raw('"telephony_configurations"."id"')} AND counted.is_active = 1 AND ${sql.raw(condition)})`
+
+/**
+ * A configuration's setup facts as columns of a query over telephony_configurations (each a count over its phone
+ * numbers or trunks, through their configuration indexes): listing configurations with them is one query.
+ */
+export const setupFactColumns = {
+  activeNumberCount: activeNumbersWhere('1'),
+  activeNumbersWithoutTrunkCount: activeNumbersWhere('counted.telephony_trunk_id IS NULL'),
+  activeNumbersWithInboundWorkflowCount: activeNumbersWhere('counted.inbound_workflow_id IS NOT NULL'),
+  enabledTrunkCount: sql<number>`(SELECT count(*) FROM trunks AS counted
+    WHERE counted.telephony_configuration_id = ${sql.raw('"telephony_configurations"."id"')} AND counted.enabled = 1)`,
+}
+
+const setupFactsQuery = preparedQuery((db) => db
+  .select({ id: telephonyConfigurations.id, ...setupFactColumns })
+  .from(telephonyConfigurations)
+  .where(inBoundList(telephonyConfigurations.id, 'configurationIds'))
   .prepare())
 
-const enabledTrunkCountsQuery = preparedQuery((db) => db
-  .select({ configurationId: trunks.telephonyConfigurationId, enabled: sql<number>`count(*)` })
-  .from(trunks)
-  .where(and(inBoundList(trunks.telephonyConfigurationId, 'configurationIds'), eq(trunks.enabled, true)))
-  .groupBy(trunks.telephonyConfigurationId)
-  .prepare())
-
-/** The counts each configuration's setup checklist is derived from, for several configurations in two queries. */
+/** The counts each configuration's setup checklist is derived from, for several configurations in one query. */
 export function setupFactsByConfiguration(ctx: AppContext, configurationIds: number[]): Map<number, SetupFacts> {
-  const facts = new Map<number, SetupFacts>(configurationIds.map((id) => [id, {
-    activeNumberCount: 0, enabledTrunkCount: 0, activeNumbersWithoutTrunkCount: 0, activeNumbersWithInboundWorkflowCount: 0,
-  }]))
-  if (configurationIds.length === 0) return facts
-  const ids = { configurationIds: boundList(configurationIds) }
-  for (const count of activeNumberCountsQuery(ctx.db).all(ids)) {
-    Object.assign(facts.get(count.configurationId)!, {
-      activeNumberCount: count.active,
-      activeNumbersWithoutTrunkCount: count.withoutTrunk,
-      activeNumbersWithInboundWorkflowCount: count.withInboundWorkflow,
-    })
-  }
-  for (const count of enabledTrunkCountsQuery(ctx.db).all(ids)) facts.get(count.configurationId)!.enabledTrunkCount = count.enabled
-  return facts
+  if (configurationIds.length === 0) return new Map()
+  const rows = setupFactsQuery(ctx.db).all({ configurationIds: boundList(configurationIds) })
+  return new Map(rows.map(({ id, ...facts }) => [id, facts]))
 }
 
 export type OutboundReadiness = { checklist: SetupChecklist | null; ready: boolean; blockedReason: string | null }

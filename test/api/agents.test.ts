@@ -206,7 +206,7 @@ describe('status, list and count', () => {
     expect((await t.request('GET', '/api/v1/workflow/count')).body).toEqual({ total: 2, active: 1, archived: 1 })
 
     const listed = await t.request('GET', '/api/v1/workflow/fetch')
-    // The list is sent without Elysia's run-time check (uncheckedJson): the schema it documents must hold.
+    // The list is sent as the database writes it, without Elysia's run-time check (jsonText): the schema it documents must hold.
     expect([...Value.Errors(Type.Array(AgentListItem), listed.body)]).toEqual([])
     expect(listed.headers.get('content-type')).toBe('application/json;charset=utf-8')
     const item = listed.body.find((agent: any) => agent.id === kept.id)
@@ -214,6 +214,14 @@ describe('status, list and count', () => {
 
     const restored = await t.request('PUT', `/api/v1/workflow/${archived.id}/status`, { body: { status: 'active' } })
     expect(restored.body.status).toBe('active')
+  })
+
+  test('the list (JSON written by the database) carries any name as it was saved', async () => {
+    const name = 'Quote " back \\ slash / tab \t nl \n nul-free \u0001 é 日本 😀 \u2028 </script>'
+    const agent = await createAgent(t, name)
+    const listed = await t.request('GET', '/api/v1/workflow/fetch')
+    expect(listed.body.find((item: any) => item.id === agent.id)?.name).toBe(name)
+    expect((await t.request('GET', `/api/v1/workflow/fetch/${agent.id}`)).body.name).toBe(name)
   })
 
   test.each(['deleted', 'active,', 'ACTIVE'])('status filter %j is a 422 naming the bad values', async (status) => {

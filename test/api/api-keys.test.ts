@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestApp, type TestApp } from '../support/app'
@@ -48,6 +49,30 @@ describe('API keys', () => {
     const reactivated = await t.request('PUT', `/api/v1/user/api-keys/${created.body.id}/reactivate`)
     expect(reactivated.body).toEqual({ success: true, message: 'API key reactivated successfully' })
     expect((await t.request('GET', '/api/v1/user/api-keys', { key })).status).toBe(200)
+  })
+
+  test('a key archived, reactivated or created by another process counts at once (authentication caches keys)', async () => {
+    const created = await t.request('POST', '/api/v1/user/api-keys', { body: { name: 'elsewhere' } })
+    const key = created.body.api_key
+    expect((await t.request('GET', '/api/v1/workflow/fetch', { key })).status).toBe(200)
+    expect((await t.request('GET', '/api/v1/workflow/fetch', { key })).status).toBe(200)
+    // Another process: its own connection to the same database file.
+    const other = new Database(join(t.dataDir, 'ringbase.db'))
+    try {
+      other.run('PRAGMA busy_timeout = 5000')
+      other.query("UPDATE api_keys SET archived_at = '2026-01-05T10:00:00.000Z' WHERE id = ?").run(created.body.id)
+      expect((await t.request('GET', '/api/v1/workflow/fetch', { key })).status).toBe(401)
+      other.query('UPDATE api_keys SET archived_at = NULL WHERE id = ?').run(created.body.id)
+      expect((await t.request('GET', '/api/v1/workflow/fetch', { key })).status).toBe(200)
+      other.query('UPDATE api_keys SET scope = ? WHERE id = ?').run('trigger', created.body.id)
+      expect((await t.request('GET', '/api/v1/workflow/fetch', { key })).status).toBe(403)
+      const minted = `rb_${'m'.repeat(43)}`
+      other.query("INSERT INTO api_keys (organization_id, name, scope, key_hash, key_prefix, created_at) VALUES (1, 'minted', 'admin', ?, 'rb_mmmmm', '2026-01-05T10:00:00.000Z')")
+        .run(new Bun.CryptoHasher('sha256').update(minted).digest('hex'))
+      expect((await t.request('GET', '/api/v1/workflow/fetch', { key: minted })).status).toBe(200)
+    } finally {
+      other.close()
+    }
   })
 
   test('last_used_at is set when a key is used', async () => {

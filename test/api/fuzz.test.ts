@@ -8,6 +8,7 @@ import {
 
 // Generated requests to every operation of our OpenAPI document: never a 5xx (but a documented 502), always JSON, the
 // documented error shape, nothing written on an error. A fixed seed and case count here; scripts/fuzz.ts runs more.
+// test/binary-http.test.ts runs this suite against the compiled binary too, over real HTTP (the same cases: ~6 s there).
 const SEED = 20_261_124
 const CASES = 6000
 
@@ -16,7 +17,8 @@ let fingerprints: FingerprintReader
 let doc: OpenApiDocument
 let setup: FuzzSetup
 beforeAll(async () => {
-  t = await startHttpTestApp()
+  // The answer is all a case reads: no waiting for each request's log line (the wait rereads all the output so far).
+  t = await startHttpTestApp({ waitForLogLines: false })
   doc = (await t.request('GET', '/api/v1/openapi.json')).body
   setup = await seedFuzzFixtures(t, t.adminKey)
   fingerprints = openFingerprintReader(t.dataDir)

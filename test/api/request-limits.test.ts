@@ -173,6 +173,8 @@ describe('free-form objects nest at most 32 levels (the body is level 1)', () =>
       expect(response.status).toBe(422)
       expect(response.body.detail[0].loc.slice(0, 2)).toEqual(['body', 'workflow_definition'])
     }
+    const inArray = await t.request('POST', '/api/v1/workflow/create/definition', { body: { name: 'Deep', workflow_definition: { nodes: deepArray, edges: [] } } })
+    expect(inArray.body.detail[0].loc).toEqual(['body', 'workflow_definition', 'nodes', ...Array(30).fill(0)])
     expect((await t.request('GET', '/api/v1/workflow/count')).body.total).toBe(0)
   })
 

@@ -31,7 +31,9 @@ export type HttpClient = Pick<HttpTestApp, 'request'>
 
 const ADMIN_KEY = `rb_${'t'.repeat(43)}`
 
-export async function startHttpTestApp(options: { flags?: Flags; env?: Record<string, string> } = {}): Promise<HttpTestApp> {
+export async function startHttpTestApp(
+  options: { flags?: Flags; env?: Record<string, string>; waitForLogLines?: boolean } = {},
+): Promise<HttpTestApp> {
   if (TEST_BINARY === null) return createTestApp(options)
   return startBinaryTestApp(TEST_BINARY, options)
 }

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { auth } from '../auth'
-import { uncheckedJson } from '../json-response'
+import { jsonText } from '../json-response'
 import { authErrors, ErrorDetail, ValidationErrorBody } from '../schemas'
 import {
   Agent,
@@ -20,7 +20,7 @@ import {
   countAgents,
   createAgent,
   getAgent,
-  listAgents,
+  listAgentsJson,
   listAgentVersions,
   publishAgent,
   setAgentStatus,
@@ -41,7 +41,7 @@ export const agentRoutes = (ctx: AppContext) =>
       response: { 200: Agent, ...saveErrors },
       detail: { tags, summary: 'Create an agent; its first version is published and it gets its Agent UUID' },
     })
-    .get('/fetch', ({ principal, query }) => uncheckedJson(AgentList, listAgents(ctx, principal.organizationId, query.status)), {
+    .get('/fetch', ({ principal, query }) => jsonText(listAgentsJson(ctx, principal.organizationId, query.status)), {
       query: WorkflowListQuery,
       response: { 200: AgentList, 422: t.Union([ValidationErrorBody, ErrorDetail]), 401: ErrorDetail, 403: ErrorDetail },
       detail: { tags, summary: 'List the agents of the organization, newest first' },

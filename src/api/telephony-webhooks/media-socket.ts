@@ -21,8 +21,10 @@ export type MediaSocketServer = {
 export function mediaSocketServer(ctx: AppContext): MediaSocketServer {
   return {
     upgrade(request, server) {
+      // The header first: every HTTP request comes through here, and only an upgrade is worth parsing the URL for.
+      if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket') return false
       const match = MEDIA_PATH.exec(new URL(request.url).pathname)
-      if (!match || request.headers.get('upgrade')?.toLowerCase() !== 'websocket') return false
+      if (!match) return false
       const [, workflowId, organizationId, runId, token] = match.map(decodeURIComponent)
       return server.upgrade(request, { data: { path: { workflowId, organizationId, runId, token } } })
     },
