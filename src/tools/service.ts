@@ -176,11 +176,15 @@ export function offersCallTransfer(ctx: AppContext, organizationId: number, defi
  * provider that cannot transfer calls (nothing to say without a default configuration), one error per node and tool.
  */
 export function untransferableToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): DefinitionError[] {
+  const { named, known } = toolReferences(ctx, organizationId, definition)
+  const transfers = named.flatMap(({ node, uuids }) => [...new Set(uuids)].map((uuid) => known.get(uuid))
+    .filter((tool): tool is AgentTool => tool?.definition.type === 'transfer_call')
+    .map((tool) => ({ node, tool })))
+  // Most agents name no transfer tool: then the default configuration is not even looked up.
+  if (transfers.length === 0) return []
   const provider = defaultOutboundProvider(ctx, organizationId)
   if (provider === null || supportsCallTransfer(provider)) return []
-  const { named, known } = toolReferences(ctx, organizationId, definition)
   const { displayName } = PROVIDERS[provider]
-  return named.flatMap(({ node, uuids }) => [...new Set(uuids)].map((uuid) => known.get(uuid))
-    .filter((tool) => tool?.definition.type === 'transfer_call')
-    .map((tool) => nodeToolError(node.id, `Tool '${tool!.name}' (${tool!.tool_uuid}) transfers calls, which ${displayName}, the provider of the default telephony configuration, cannot do`)))
+  return transfers.map(({ node, tool }) =>
+    nodeToolError(node.id, `Tool '${tool.name}' (${tool.tool_uuid}) transfers calls, which ${displayName}, the provider of the default telephony configuration, cannot do`))
 }
