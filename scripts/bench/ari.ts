@@ -50,7 +50,7 @@ try {
     name: 'bench pbx', is_default_outbound: true,
     config: { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass' },
   })
-  const agent = createAgent(ctx, 1, {
+  const agent = await createAgent(ctx, 1, {
     name: 'bench', workflow_definition: { nodes: [{ id: '1', type: 'startCall', data: { prompt: 'Hello' } }], edges: [] },
   })
 

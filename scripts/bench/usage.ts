@@ -52,14 +52,14 @@ try {
   const organizationIds = [1, ...Array.from({ length: ORGANIZATIONS - 1 }, (_, index) => ensureOrganization(ctx, `org-${index + 2}`))]
   const measuredOrganization = organizationIds[0]
   const key = createApiKey(ctx, measuredOrganization, 'bench').api_key
-  const agents = Array.from({ length: AGENTS }, (_, index) => {
+  const agents = await Promise.all(Array.from({ length: AGENTS }, async (_, index) => {
     const organizationId = organizationIds[index % ORGANIZATIONS]
-    const agent = createAgent(ctx, organizationId, {
+    const agent = await createAgent(ctx, organizationId, {
       name: `Agent ${index + 1}`,
       workflow_definition: { nodes: [{ id: '1', type: 'startCall', data: { prompt: 'Hello {{first_name}}' } }], edges: [] },
     })
     return { id: agent.id, definitionId: agent.current_definition_id, organizationId }
-  })
+  }))
 
   const seedStarted = performance.now()
   const insert = ctx.sqlite.prepare(`INSERT INTO workflow_runs (organization_id, workflow_id, definition_id, name, mode, call_type,

@@ -17,6 +17,7 @@ import { isoNow } from '../lib/clock'
 import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
 import type { Agent, AgentCount, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from './schemas'
 import { transaction } from '../db/transaction'
+import { batchedTransaction } from '../db/batched-transaction'
 import { unknownToolReferences, untransferableToolReferences } from '../tools/service'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { modelConfigurationPinProblems } from '../models/configurations'
@@ -171,14 +172,17 @@ const insertVersionQuery = preparedQuery((db) => db.insert(workflowDefinitions).
 const insertVersion = (ctx: AppContext, version: NewVersion): WorkflowDefinitionRow =>
   ({ ...version, id: insertVersionQuery(ctx.db).get(version)!.id })
 
-/** A new agent whose first version is published at once. */
-export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): AgentView {
+/**
+ * A new agent whose first version is published at once. Creates arriving together share one commit (most of a
+ * create's cost was its own BEGIN and COMMIT); a definition's 422 is found before it joins the batch.
+ */
+export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): Promise<AgentView> {
   const { definition, triggerPaths } = checkedDefinition(body.workflow_definition)
   checkToolReferences(ctx, organizationId, definition, true)
   checkOutboundUrls(ctx, definition)
   checkModelPin(ctx, organizationId, body.workflow_configurations ?? {}, ['body', 'workflow_configurations'])
   const now = isoNow(ctx.clock)
-  return transaction(ctx, () => {
+  return batchedTransaction(ctx, () => {
     const workflow = insertWorkflowQuery(ctx.db).get({
       organizationId, workflowUuid: crypto.randomUUID(), name: body.name, callDispositionCodes: [], now,
     })!
