@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { TestApp } from '../support/app'
 import { inProcessTest, NOW, startHttpTestApp, type HttpTestApp } from '../support/http-app'
 import { createAgent, sampleDefinition, seedRun } from '../support/agents'
+import { Database } from 'bun:sqlite'
+import { join } from 'node:path'
 import { Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { AgentListItem } from '../../src/agents/schemas'
@@ -123,6 +125,44 @@ describe('create', () => {
   test('needs an admin key', async () => {
     expect((await t.request('POST', '/api/v1/workflow/create/definition', { key: null, body: {} })).status).toBe(401)
     expect((await create({ name: 'x', workflow_definition: sampleDefinition() }, t.newOrg('bots', 'trigger').key)).status).toBe(403)
+  })
+})
+
+describe('concurrent creates (they share commits)', () => {
+  test('50 creates at once all succeed, each with its own id, version and trigger path', async () => {
+    const responses = await Promise.all(Array.from({ length: 50 }, (_, index) => create({ name: `Agent ${index}`, workflow_definition: sampleDefinition() })))
+    expect(responses.map((response) => response.status)).toEqual(Array(50).fill(200))
+    const agents = responses.map((response) => response.body)
+    expect(agents.map((agent) => agent.name)).toEqual(Array.from({ length: 50 }, (_, index) => `Agent ${index}`))
+    for (const field of ['id', 'current_definition_id', 'workflow_uuid']) expect(new Set(agents.map((agent) => agent[field])).size).toBe(50)
+    expect(new Set(agents.map((agent) => agent.workflow_definition.nodes[2].data.trigger_path)).size).toBe(50)
+    expect(agents.every((agent) => agent.version_number === 1 && agent.version_status === 'published')).toBe(true)
+    expect((await t.request('GET', '/api/v1/workflow/count')).body.total).toBe(50)
+  })
+
+  test('of creates claiming the same trigger path at once, exactly one gets it; only the other is a 409', async () => {
+    const responses = await Promise.all(Array.from({ length: 10 }, (_, index) => create({
+      name: `Agent ${index}`, workflow_definition: sampleDefinition({ triggerPath: index === 3 || index === 7 ? 'claimed' : `own-${index}` }),
+    })))
+    expect(responses.filter((response) => response.status !== 200).map((response) => [response.status, response.body.detail.errors[0].field]))
+      .toEqual([[409, 'data.trigger_path']])
+    expect([responses[3].status, responses[7].status].sort()).toEqual([200, 409])
+    // The refused create's workflow row, written before its claim failed, is gone; the others' rows stay.
+    expect((await t.request('GET', '/api/v1/workflow/count')).body.total).toBe(9)
+  })
+
+  test('a create is answered only once it is committed: another connection sees it then', async () => {
+    const reader = new Database(join(t.dataDir, 'ringbase.db'), { readonly: true })
+    try {
+      const responses = await Promise.all(Array.from({ length: 5 }, async (_, index) => {
+        const response = await create({ name: `Agent ${index}`, workflow_definition: sampleDefinition() })
+        const stored = reader.query<{ name: string }, [number]>('SELECT name FROM workflows WHERE id = ?').get(response.body.id)
+        return { status: response.status, stored: stored?.name }
+      }))
+      expect(responses).toEqual(Array.from({ length: 5 }, (_, index) => ({ status: 200, stored: `Agent ${index}` })))
+    } finally {
+      reader.close()
+    }
   })
 })
 
