@@ -18,7 +18,7 @@ import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/
 import type { Agent, AgentCount, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from './schemas'
 import { transaction } from '../db/transaction'
 import { batchedTransaction } from '../db/batched-transaction'
-import { unknownToolReferences, untransferableToolReferences } from '../tools/service'
+import { toolReferenceErrors } from '../tools/service'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { modelConfigurationPinProblems } from '../models/configurations'
 import { preparedQuery } from '../db/prepared'
@@ -51,8 +51,7 @@ function checkedDefinition(input: unknown): { definition: WorkflowDefinition; tr
  * telephony configuration cannot transfer calls; a draft may wait for the configuration to change.
  */
 function checkToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition, publishing: boolean): void {
-  const errors = unknownToolReferences(ctx, organizationId, definition)
-  if (publishing) errors.push(...untransferableToolReferences(ctx, organizationId, definition))
+  const errors = toolReferenceErrors(ctx, organizationId, definition, publishing)
   if (errors.length > 0) throw definitionErrors('invalid', errors)
 }
 

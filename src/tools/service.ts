@@ -158,28 +158,34 @@ function toolReferences(ctx: AppContext, organizationId: number, definition: Wor
 
 const nodeToolError = (nodeId: string, message: string): DefinitionError => ({ kind: 'node', id: nodeId, field: 'data.tool_uuids', message })
 
-/** The `tool_uuids` of a definition's nodes that name no active tool of the organization, one error per node and uuid. */
-export function unknownToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): DefinitionError[] {
-  const { named, known } = toolReferences(ctx, organizationId, definition)
-  return named.flatMap(({ node, uuids }) => uuids.filter((uuid) => !known.has(uuid))
-    .map((uuid) => nodeToolError(node.id, `Tool '${uuid}' is not an active tool of this organization`)))
+type ToolReferences = ReturnType<typeof toolReferences>
+
+/** The nodes naming an active `transfer_call` tool, each with that tool (once per node). */
+function namedTransferTools({ named, known }: ToolReferences): { node: WorkflowDefinition['nodes'][number]; tool: AgentTool }[] {
+  return named.flatMap(({ node, uuids }) => [...new Set(uuids)].map((uuid) => known.get(uuid))
+    .filter((tool): tool is AgentTool => tool?.definition.type === 'transfer_call')
+    .map((tool) => ({ node, tool })))
 }
 
 /** Whether a definition's nodes name an active `transfer_call` tool of the organization. */
 export function offersCallTransfer(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): boolean {
-  const { named, known } = toolReferences(ctx, organizationId, definition)
-  return named.some(({ uuids }) => uuids.some((uuid) => known.get(uuid)?.definition.type === 'transfer_call'))
+  return namedTransferTools(toolReferences(ctx, organizationId, definition)).length > 0
 }
 
 /**
- * The `transfer_call` tools a definition's nodes name when the organization's default telephony configuration is on a
- * provider that cannot transfer calls (nothing to say without a default configuration), one error per node and tool.
+ * What is wrong with a definition's `tool_uuids`, one error per node and tool, from one look-up of the tools: uuids
+ * that name no active tool of the organization; and when publishing, `transfer_call` tools while the organization's
+ * default telephony configuration is on a provider that cannot transfer calls (nothing to say without a default).
  */
-export function untransferableToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): DefinitionError[] {
-  const { named, known } = toolReferences(ctx, organizationId, definition)
-  const transfers = named.flatMap(({ node, uuids }) => [...new Set(uuids)].map((uuid) => known.get(uuid))
-    .filter((tool): tool is AgentTool => tool?.definition.type === 'transfer_call')
-    .map((tool) => ({ node, tool })))
+export function toolReferenceErrors(ctx: AppContext, organizationId: number, definition: WorkflowDefinition, publishing: boolean): DefinitionError[] {
+  const references = toolReferences(ctx, organizationId, definition)
+  const unknown = references.named.flatMap(({ node, uuids }) => uuids.filter((uuid) => !references.known.has(uuid))
+    .map((uuid) => nodeToolError(node.id, `Tool '${uuid}' is not an active tool of this organization`)))
+  return publishing ? [...unknown, ...untransferableTools(ctx, organizationId, references)] : unknown
+}
+
+function untransferableTools(ctx: AppContext, organizationId: number, references: ToolReferences): DefinitionError[] {
+  const transfers = namedTransferTools(references)
   // Most agents name no transfer tool: then the default configuration is not even looked up.
   if (transfers.length === 0) return []
   const provider = defaultOutboundProvider(ctx, organizationId)
