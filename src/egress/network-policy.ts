@@ -13,8 +13,8 @@ const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 }
 
 export const effectivePort = (url: URL): number => (url.port ? Number(url.port) : DEFAULT_PORTS[url.protocol] ?? 0)
 
-/** Lower-case, IPv6 brackets removed. */
-export const bareHost = (host: string): string => host.toLowerCase().replace(/^\[(.*)\]$/, '$1')
+/** Lower-case, IPv6 brackets removed, and a name's root dot (`localhost.` is `localhost`). */
+export const bareHost = (host: string): string => host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/(?<=[^.])\.$/, '')
 
 /**
  * `host`, `host:port` and `*.domain` (subdomains only) entries; an entry without a port allows every port.

@@ -227,6 +227,8 @@ describe('network policy', () => {
     expect(allowed('https://a.b.example.org/x', ['*.example.org'])).toBe(true)
     expect(allowed('https://example.org/x', ['*.example.org'])).toBe(false)
     expect(allowed('https://badexample.org/x', ['*.example.org'])).toBe(false)
+    expect(allowed('https://api.example.com./x', ['api.example.com'])).toBe(true)
+    expect(allowed('https://a.example.org./x', ['*.example.org'])).toBe(true)
     expect(allowed('http://[::1]:9000/x', ['[::1]:9000'])).toBe(true)
     expect(allowed('http://[::1]:9001/x', ['[::1]:9000'])).toBe(false)
   })
@@ -236,6 +238,9 @@ describe('network policy', () => {
     const targets = (url: string, resolved: string[] = [], address = appliance) => targetsAppliance(new URL(url), resolved, address)
     expect(targets('http://127.0.0.1:8000/api/v1/tools')).toBe(true)
     expect(targets('http://localhost:8000/')).toBe(true)
+    // A name written with its root dot is the same name, on the allow-list too.
+    expect(targets('http://localhost.:8000/')).toBe(true)
+    expect(targets('http://LOCALHOST.:8000/')).toBe(true)
     expect(targets('http://intranet.test:8000/', ['127.0.0.1'])).toBe(true)
     expect(targets('https://voice.example.com/api')).toBe(true)
     expect(targets('http://127.0.0.1:8001/')).toBe(false)
