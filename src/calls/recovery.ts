@@ -1,13 +1,10 @@
 import type { AppContext } from '../context'
 import { retryInterruptedAttempt, settleAttempt } from '../campaigns/attempts'
-import { finishRun } from '../runs/service'
+import { finishRun, INTERRUPTED_DISPOSITION } from '../runs/service'
 import type { CallState } from '../telephony/provider'
 import { recordedTransfer } from '../telephony/status-callbacks'
 import { transaction } from '../db/transaction'
 import { removeLeftoverCallObjects } from './leftovers'
-
-/** Runs whose call is neither known to be alive nor finished end with this disposition. */
-export const INTERRUPTED_DISPOSITION = 'interrupted'
 
 type OpenCall = {
   id: number

@@ -48,6 +48,7 @@ import type { LlmSwitch } from '../models/fallback'
 import { readPriceCard } from '../models/price-card'
 import { createRunClients, ModelResolutionError, resolveRunModels, runtimeConfiguration, storedOverrides, type RunClients } from '../models/resolve'
 import type { ModelRef } from '../models/types'
+import { createBuiltinVoice } from '../voice/builtin-voice'
 import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
 import { attachArtifact } from '../runs/artifacts'
 import { amendCompletedRun, finishRun, markRunRunning, updateRun, type RunOutcome } from '../runs/service'
@@ -180,7 +181,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
       agentConfigurationUuid: typeof agentPin === 'string' ? agentPin : null,
     })
     runtime = runtimeConfiguration(resolved)
-    clients = await createRunClients(resolved, { voice: channel === 'voice', log, onSwitch })
+    clients = await createRunClients(resolved, { voice: channel === 'voice', log, onSwitch, builtinVoice: (voice) => createBuiltinVoice({ voice }) })
   } catch (error) {
     if (!(error instanceof ModelResolutionError)) throw error
     const message = `The run's models cannot be used: ${error.message}`

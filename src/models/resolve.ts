@@ -2,8 +2,6 @@ import type { AppContext } from '../context'
 import type { ModelConfigurationRow, ProviderConnectionRow, StoredModelSection } from '../db/schema'
 import { isPlainObject } from '../lib/values'
 import { valueError, type Loc, type ValidationItem } from '../lib/validation'
-import { createBuiltinVoice } from '../voice/builtin-voice'
-import { FLITE_VOICES, type FliteVoice } from '../voice/flite'
 import { connectionOf, findConnectionRow } from './connections'
 import { defaultConfigurationRow, findConfigurationRow } from './configurations'
 import { withLlmFallback, type LlmSwitch } from './fallback'
@@ -13,7 +11,7 @@ import { MODEL_PROVIDERS, type ModelService } from './providers'
 import type { ModelOverridesInput } from './schemas'
 import { createSttClient } from './stt'
 import { createTtsClient } from './tts'
-import type { LlmClient, ModelRef, SttClient, TtsClient } from './types'
+import { FLITE_VOICES, type FliteVoice, type LlmClient, type ModelRef, type SttClient, type TtsClient } from './types'
 
 /**
  * Which models a run uses: its `model_overrides` over the agent's pinned configuration over the organization default.
@@ -209,10 +207,13 @@ function withAnsweringRef(primary: LlmClient, rules: ResolvedFallback[], log: Mo
   }
 }
 
-/** The clients a run talks to; `voice` adds speech to text (required) and text to speech (the built-in voice by default). */
+/**
+ * The clients a run talks to; `voice` adds speech to text (required) and text to speech (the built-in voice by
+ * default, which the voice layer above provides as `builtinVoice`).
+ */
 export async function createRunClients(
   resolved: ResolvedModels,
-  options: { voice: boolean; log: ModelLog; onSwitch: (change: LlmSwitch) => void },
+  options: { voice: boolean; log: ModelLog; onSwitch: (change: LlmSwitch) => void; builtinVoice: (voice: FliteVoice | undefined) => TtsClient },
 ): Promise<RunClients> {
   if (!resolved.llm) throw new ModelResolutionError('no LLM is configured: create a model configuration (or make one the default)')
   const primary = llmOf(resolved.llm, options.log)
@@ -232,7 +233,7 @@ export async function createRunClients(
     clients.tts = createTtsClient(tts.connection, { model: text(tts.settings.model) ?? '', voice: text(tts.settings.voice) ?? '', speed: number(tts.settings.speed) })
   } else {
     const voice = text(tts?.settings.voice)
-    clients.tts = createBuiltinVoice({ voice: FLITE_VOICES.includes(voice as FliteVoice) ? (voice as FliteVoice) : undefined })
+    clients.tts = options.builtinVoice(FLITE_VOICES.includes(voice as FliteVoice) ? (voice as FliteVoice) : undefined)
   }
   return clients
 }

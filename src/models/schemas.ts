@@ -1,7 +1,7 @@
 import { Type as t, type Static } from '@sinclair/typebox'
-import { FLITE_VOICES } from '../voice/flite'
 import { MAX_NAME_LENGTH, MAX_TOKEN_LENGTH } from '../lib/limits'
 import { MODEL_PROVIDER_NAMES } from './providers'
+import { FLITE_VOICES } from './types'
 
 /** Request and response shapes of provider connections, model configurations, run model overrides and price cards. */
 

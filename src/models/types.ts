@@ -34,6 +34,10 @@ export type JsonRequest = {
   signal?: AbortSignal
 }
 
+/** The voices of the built-in text to speech (Flite): slt (female), rms (male), awb (Scottish male), kal16 (male, diphone). */
+export const FLITE_VOICES = ['slt', 'rms', 'awb', 'kal16'] as const
+export type FliteVoice = (typeof FLITE_VOICES)[number]
+
 /** Which service and model answered, as usage_info keys it: `<service>|||<model>`. */
 export type ModelRef = { service: string; model: string }
 

@@ -98,6 +98,9 @@ export function updateRun(ctx: AppContext, runId: number, patch: RunContextPatch
   })
 }
 
+/** Runs whose call or session is neither known to be alive nor finished end with this disposition. */
+export const INTERRUPTED_DISPOSITION = 'interrupted'
+
 export type RunOutcome = {
   /** Seconds the call was connected (answer to hang-up); 0 when it never connected. */
   durationSeconds: number

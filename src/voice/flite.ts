@@ -12,12 +12,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { WASI } from 'node:wasi'
-import { ModelServerError, type ModelRef, type TtsClient } from '../models/types.ts'
+import { FLITE_VOICES, ModelServerError, type FliteVoice, type ModelRef, type TtsClient } from '../models/types.ts'
 import { decodeWav } from '../lib/wav.ts'
 
-/** US English voices built into the WASM: slt (female), rms (male), awb (Scottish male), kal16 (male, diphone). */
-export const FLITE_VOICES = ['slt', 'rms', 'awb', 'kal16'] as const
-export type FliteVoice = (typeof FLITE_VOICES)[number]
+export type { FliteVoice }
 
 export const FLITE_REF: ModelRef = { service: 'builtin', model: 'flite' }
 
