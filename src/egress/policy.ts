@@ -1,5 +1,5 @@
 import type { AppContext } from '../context'
-import { getToolSettings } from '../tools/settings'
+import { getToolSettings } from './allowed-hosts'
 import { targetsAppliance, type ApplianceAddress } from './network-policy'
 import type { OutboundPolicy } from './outbound'
 

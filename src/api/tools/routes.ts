@@ -3,7 +3,7 @@ import type { AppContext } from '../../context'
 import { auth } from '../auth'
 import { authErrors, ErrorDetail } from '../schemas'
 import { archiveTool, createTool, getTool, listTools, updateTool } from '../../tools/service'
-import { getToolSettings, putToolSettings } from '../../tools/settings'
+import { getToolSettings, putToolSettings } from '../../egress/allowed-hosts'
 import {
   CreateToolBody,
   ToolArchived,
