@@ -4,6 +4,7 @@ import { routeInboundCall } from './calls/inbound'
 import { cronLogger } from './log'
 import { closeCallsInterruptedByRestart, closeVanishedCalls } from './calls/recovery'
 import { createVoiceConversations } from './calls/voice'
+import { contactAttempts } from './campaigns/attempts'
 import { discardImportingCampaigns } from './campaigns/lifecycle'
 import { createCampaignScheduler } from './campaigns/scheduler'
 import { startCheckpointer } from './db/checkpointer'
@@ -38,7 +39,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   const stopCarrierConversations = ctx.telephony.onMediaStream((call) => {
     void conversations.onAnswered(call).catch((error) => ctx.log.error({ err: error, runId: call.runId }, 'carrier call conversation failed'))
   })
-  await closeCallsInterruptedByRestart(ctx)
+  await closeCallsInterruptedByRestart(ctx, contactAttempts)
   await closeSessionsInterruptedByRestart(ctx)
   // No QA review from before the restart is still running: deliveries held for one go out now.
   releaseHeldDeliveries(ctx)
@@ -52,7 +53,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   const maxOpenMs = ctx.config.ringTimeoutSeconds * 1000 + WATCHDOG_GRACE_MS
   // noOverlap: a slow provider lookup never lets two rounds run at once.
   const watchdog = cron.schedule(WATCHDOG_SCHEDULE, async () => {
-    await closeVanishedCalls(ctx, maxOpenMs).catch((error) => ctx.log.error({ err: error }, 'watchdog failed'))
+    await closeVanishedCalls(ctx, maxOpenMs, contactAttempts).catch((error) => ctx.log.error({ err: error }, 'watchdog failed'))
   }, { name: 'call-watchdog', noOverlap: true, logger: cronLogger(ctx.log) })
   return {
     async stop() {

@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import packageJson from '../package.json'
 import { applyCallReport } from './calls/outcomes'
+import { contactAttempts } from './campaigns/attempts'
 import type { Config } from './config'
 import type { AppContext } from './context'
 import { openDatabase } from './db/open'
@@ -38,7 +39,7 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
   // Every provider's call reports land on their runs (and campaign contacts) here, whoever placed the call.
   ctx.telephony.onReport((report) => {
     try {
-      applyCallReport(ctx, report)
+      applyCallReport(ctx, report, contactAttempts)
     } catch (error) {
       log.error({ err: error, callId: report.callId, kind: report.kind }, 'call report not applied')
     }

@@ -1,5 +1,4 @@
 import type { AppContext } from '../context'
-import { settleAttempt } from '../campaigns/attempts'
 import { attachArtifact } from '../runs/artifacts'
 import { finishRun, markRunRunning } from '../runs/service'
 import type { CallOutcome, CallReport } from '../telephony/provider'
@@ -15,6 +14,15 @@ export const OUTCOME_DISPOSITIONS: Record<CallOutcome, string> = {
   canceled: 'canceled',
 }
 
+/**
+ * What a call's end does to the campaign contact it dialled, inside the caller's transaction. campaigns/ (a layer above
+ * calls/) provides it as `contactAttempts`; src/boot.ts and src/background.ts pass it in.
+ */
+export type ContactAttempts = {
+  settle(ctx: AppContext, contactId: number, outcome: CallOutcome, runId: number): void
+  retryInterrupted(ctx: AppContext, contactId: number, runId: number): void
+}
+
 type CallRun = { id: number; state: string; campaign_contact_id: number | null }
 
 /**
@@ -25,13 +33,13 @@ type CallRun = { id: number; state: string; campaign_contact_id: number | null }
  * A run its conversation completed before the call ended (its models could not be used) keeps what it has, but the
  * call's end still settles the campaign attempt when that attempt is this run's and is still open.
  */
-export function applyCallReport(ctx: AppContext, report: CallReport): boolean {
+export function applyCallReport(ctx: AppContext, report: CallReport, attempts: ContactAttempts): boolean {
   return transaction(ctx, () => {
     const run = ctx.sqlite.query<CallRun, [string]>('SELECT id, state, campaign_contact_id FROM workflow_runs WHERE call_id = ?').get(report.callId)
     if (!run) return false
     if (run.state === 'completed') {
       if (report.kind === 'ended' && run.campaign_contact_id !== null && isOpenAttemptOf(ctx, run.campaign_contact_id, run.id)) {
-        settleAttempt(ctx, run.campaign_contact_id, report.outcome, run.id)
+        attempts.settle(ctx, run.campaign_contact_id, report.outcome, run.id)
         return true
       }
       return false
@@ -59,7 +67,7 @@ export function applyCallReport(ctx: AppContext, report: CallReport): boolean {
         },
       },
     })
-    if (finished && run.campaign_contact_id !== null) settleAttempt(ctx, run.campaign_contact_id, report.outcome, run.id)
+    if (finished && run.campaign_contact_id !== null) attempts.settle(ctx, run.campaign_contact_id, report.outcome, run.id)
     return finished
   })
 }

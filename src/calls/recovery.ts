@@ -1,10 +1,10 @@
 import type { AppContext } from '../context'
-import { retryInterruptedAttempt, settleAttempt } from '../campaigns/attempts'
 import { finishRun, INTERRUPTED_DISPOSITION } from '../runs/service'
 import type { CallState } from '../telephony/provider'
 import { recordedTransfer } from '../telephony/status-callbacks'
 import { transaction } from '../db/transaction'
 import { removeLeftoverCallObjects } from './leftovers'
+import type { ContactAttempts } from './outcomes'
 
 type OpenCall = {
   id: number
@@ -33,7 +33,7 @@ async function callState(ctx: AppContext, call: OpenCall): Promise<CallState> {
  */
 type ContactFollowUp = 'reached' | 'retry' | 'failed'
 
-function closeInterrupted(ctx: AppContext, call: OpenCall, reason: string, followUp: ContactFollowUp): void {
+function closeInterrupted(ctx: AppContext, attempts: ContactAttempts, call: OpenCall, reason: string, followUp: ContactFollowUp): void {
   transaction(ctx, () => {
     const finished = finishRun(ctx, call.id, {
       durationSeconds: 0,
@@ -41,8 +41,8 @@ function closeInterrupted(ctx: AppContext, call: OpenCall, reason: string, follo
       logs: { telephony: { outcome: 'failed', provider_status: reason, ended_at: new Date(ctx.clock.now()).toISOString() } },
     })
     if (!finished || call.campaign_contact_id === null) return
-    if (followUp === 'retry') retryInterruptedAttempt(ctx, call.campaign_contact_id, call.id)
-    else settleAttempt(ctx, call.campaign_contact_id, followUp === 'reached' ? 'completed' : 'failed', call.id)
+    if (followUp === 'retry') attempts.retryInterrupted(ctx, call.campaign_contact_id, call.id)
+    else attempts.settle(ctx, call.campaign_contact_id, followUp === 'reached' ? 'completed' : 'failed', call.id)
   })
 }
 
@@ -56,7 +56,7 @@ function closeInterrupted(ctx: AppContext, call: OpenCall, reason: string, follo
  * through the carrier's transfer and status callbacks, which need no session (the watchdog closes it if they never come).
  * Returns how many runs were closed.
  */
-export async function closeCallsInterruptedByRestart(ctx: AppContext): Promise<number> {
+export async function closeCallsInterruptedByRestart(ctx: AppContext, attempts: ContactAttempts): Promise<number> {
   const open = ctx.sqlite.query<OpenCall & { logs: string }, []>(
     `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state, logs
        FROM workflow_runs WHERE call_id IS NOT NULL AND state <> 'completed'`,
@@ -67,7 +67,7 @@ export async function closeCallsInterruptedByRestart(ctx: AppContext): Promise<n
       await ctx.telephony.providerFor(call.mode)!.hangup(call.telephony_configuration_id!, call.call_id).catch(() => undefined)
     }
     const reason = state === 'alive' ? 'hung_up_after_restart' : `not_followed_after_restart (${state})`
-    closeInterrupted(ctx, call, reason, call.state === 'running' ? 'reached' : 'retry')
+    closeInterrupted(ctx, attempts, call, reason, call.state === 'running' ? 'reached' : 'retry')
   }
   if (open.length > 0) ctx.log.warn({ calls: open.length }, 'closed calls interrupted by a restart')
   await removeLeftoverCallObjects(ctx)
@@ -78,7 +78,7 @@ export async function closeCallsInterruptedByRestart(ctx: AppContext): Promise<n
  * The watchdog: a call open longer than `maxOpenMs` whose channel is gone at the provider (or cannot be asked) is
  * closed as `interrupted`, so no run stays open forever. Returns how many runs were closed.
  */
-export async function closeVanishedCalls(ctx: AppContext, maxOpenMs: number): Promise<number> {
+export async function closeVanishedCalls(ctx: AppContext, maxOpenMs: number, attempts: ContactAttempts): Promise<number> {
   const cutoff = new Date(ctx.clock.now() - maxOpenMs).toISOString()
   const stale = ctx.sqlite.query<OpenCall, [string]>(
     `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state
@@ -87,7 +87,7 @@ export async function closeVanishedCalls(ctx: AppContext, maxOpenMs: number): Pr
   let closed = 0
   for (const call of stale) {
     if ((await callState(ctx, call)) === 'alive') continue
-    closeInterrupted(ctx, call, 'vanished', 'failed')
+    closeInterrupted(ctx, attempts, call, 'vanished', 'failed')
     closed++
   }
   if (closed > 0) ctx.log.warn({ calls: closed }, 'watchdog closed calls that vanished')

@@ -1,3 +1,4 @@
+import type { ContactAttempts } from '../calls/outcomes'
 import type { AppContext } from '../context'
 import type { CampaignState } from '../db/schema/campaigns'
 import type { CallOutcome } from '../telephony/provider'
@@ -98,3 +99,6 @@ export function retryInterruptedAttempt(ctx: AppContext, contactId: number, runI
             failed_rows = failed_rows + ? WHERE id = ?`,
   ).run(retries ? 1 : 0, retries ? 0 : 1, contact.campaign_id)
 }
+
+/** What a call's end does to its campaign contact, as calls/ takes it (src/boot.ts wires it in). */
+export const contactAttempts: ContactAttempts = { settle: settleAttempt, retryInterrupted: retryInterruptedAttempt }

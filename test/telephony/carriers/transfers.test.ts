@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { closeCallsInterruptedByRestart } from '../../../src/calls/recovery'
+import { contactAttempts } from '../../../src/campaigns/attempts'
 import type { manualClock } from '../../../src/lib/clock'
 import { createTestApp } from '../../support/app'
 import { placeCarrierCall, runRow, startCarrierTest, stopCarrierTest, untilRunCompleted } from '../../support/fake-carriers/calls'
@@ -183,7 +184,7 @@ describe('Telnyx: actions/transfer, with the destination leg\'s events on the tr
     await fakeCall.media!.closed
 
     // What start-up runs after a restart.
-    expect(await closeCallsInterruptedByRestart(t.ctx)).toBe(0)
+    expect(await closeCallsInterruptedByRestart(t.ctx, contactAttempts)).toBe(0)
     expect(fakeCall.commands).toEqual(['transfer'])
     expect(runRow(t, runId).state).toBe('running')
 
