@@ -1,5 +1,5 @@
 import { maskSecret } from '../lib/mask'
-import type { WorkflowDefinition, WorkflowNode } from './definition'
+import type { WorkflowDefinition, WorkflowNode } from '../definition/definition'
 
 /** Node data fields that hold credentials, by node type. Stored as sent, masked in every response. */
 const SECRET_FIELDS: Record<string, readonly string[]> = {

@@ -1,9 +1,9 @@
 import { and, count, desc, eq, inArray, sql } from 'drizzle-orm'
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
-import { findTriggerNodes, validateDefinition, type DefinitionError, type WorkflowDefinition } from './definition'
+import { findTriggerNodes, validateDefinition, type DefinitionError, type WorkflowDefinition } from '../definition/definition'
 import { maskDefinitionSecrets, restoreMaskedSecrets } from './secrets'
-import { templateContextVariables } from './template-variables'
+import { templateContextVariables } from '../definition/template-variables'
 import {
   workflowDefinitions,
   workflows,
@@ -14,7 +14,7 @@ import {
 } from '../db/schema'
 import { DomainError, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
-import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
+import { withDefaultConfigurations, type WorkflowConfigurations } from '../definition/configurations'
 import type { Agent, AgentCount, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from './schemas'
 import { transaction } from '../db/transaction'
 import { batchedTransaction } from '../db/batched-transaction'

@@ -1,4 +1,4 @@
-import { renderTemplate } from '../agents/template-variables'
+import { renderTemplate } from '../definition/template-variables'
 import type { AppContext } from '../context'
 import { openRunSession, RunSessionError, type RunSession } from '../conversation/run-session'
 import { isPlainObject } from '../lib/values'

@@ -1,4 +1,4 @@
-import type { WorkflowNode } from '../agents/definition'
+import type { WorkflowNode } from '../definition/definition'
 import { isPlainObject } from '../lib/values'
 import type { ChatMessage, LlmClient, ModelRef, TokenUsage } from '../models/types'
 

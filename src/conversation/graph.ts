@@ -1,4 +1,4 @@
-import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../agents/definition'
+import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../definition/definition'
 import type { ToolSpec } from '../models/types'
 import { toolFunctionName, toolFunctionSpec } from '../tools/functions'
 import type { AgentTool } from '../tools/schemas'

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import type { WorkflowDefinition, WorkflowNode } from '../agents/definition'
+import type { WorkflowDefinition, WorkflowNode } from '../definition/definition'
 import type { AppContext } from '../context'
 import { workflowRuns } from '../db/schema'
 import { transaction } from '../db/transaction'

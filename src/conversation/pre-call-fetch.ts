@@ -1,4 +1,4 @@
-import type { WorkflowNode } from '../agents/definition'
+import type { WorkflowNode } from '../definition/definition'
 import type { OutboundAnswer } from '../egress/outbound'
 import { isPlainObject } from '../lib/values'
 

@@ -1,4 +1,4 @@
-import type { WorkflowNode } from '../agents/definition'
+import type { WorkflowNode } from '../definition/definition'
 import type { AppContext } from '../context'
 import { credentialHeaders } from '../credentials/headers'
 import { readCredential } from '../credentials/store'

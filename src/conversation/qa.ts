@@ -1,6 +1,6 @@
-import type { WorkflowDefinition, WorkflowNode } from '../agents/definition'
+import type { WorkflowDefinition, WorkflowNode } from '../definition/definition'
 import { isPlainObject } from '../lib/values'
-import { renderTemplate } from '../agents/template-variables'
+import { renderTemplate } from '../definition/template-variables'
 import type { LlmClient, ModelRef, TokenUsage } from '../models/types'
 import { nodeName, nodeText } from './graph'
 import type { ConversationRecord, TranscriptTurn } from './record'

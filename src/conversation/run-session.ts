@@ -39,7 +39,7 @@
  * and calls/recovery.ts those with one.
  */
 import { eq } from 'drizzle-orm'
-import type { WorkflowDefinition } from '../agents/definition'
+import type { WorkflowDefinition } from '../definition/definition'
 import type { AppContext } from '../context'
 import { workflowDefinitions, workflowRuns, type WorkflowRunRow } from '../db/schema'
 import { isoNow } from '../lib/clock'
@@ -52,7 +52,7 @@ import { createBuiltinVoice } from '../voice/builtin-voice'
 import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
 import { attachArtifact } from '../runs/artifacts'
 import { amendCompletedRun, finishRun, markRunRunning, updateRun, type RunOutcome } from '../runs/service'
-import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
+import { withDefaultConfigurations, type WorkflowConfigurations } from '../definition/configurations'
 import { transaction } from '../db/transaction'
 import { conversationTools } from '../tools/runtime'
 import { createConversation, type Conversation, type ConversationEvent } from './engine'

@@ -8,7 +8,7 @@ import { transaction } from '../db/transaction'
 import { transcriptText, type TranscriptTurn } from './record'
 import { transcriptKeyFor } from './run-session'
 import { enqueueWebhookDeliveries } from './webhook-outbox'
-import type { WorkflowDefinition } from '../agents/definition'
+import type { WorkflowDefinition } from '../definition/definition'
 
 /** The end reason recorded for a session the process stopped in the middle of. */
 export const RESTART_END_REASON = 'system_cancelled'

@@ -1,4 +1,4 @@
-import type { WorkflowDefinition } from '../agents/definition'
+import type { WorkflowDefinition } from '../definition/definition'
 import type { ToolCall } from '../models/types'
 import { CalculatorError, evaluateArithmetic } from '../tools/calculator'
 import { parseArguments } from '../tools/functions'

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { and, eq, gte, lte } from 'drizzle-orm'
-import type { WorkflowDefinition, WorkflowNode } from '../agents/definition'
+import type { WorkflowDefinition, WorkflowNode } from '../definition/definition'
 import type { AppContext } from '../context'
 import { readCredential } from '../credentials/store'
 import { webhookDeliveries, workflowDefinitions, workflowRuns, workflows, type WebhookDeliveryRow } from '../db/schema'

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import type { WorkflowNode } from '../agents/definition'
+import type { WorkflowNode } from '../definition/definition'
 import { isPlainObject } from '../lib/values'
-import { renderTemplate } from '../agents/template-variables'
+import { renderTemplate } from '../definition/template-variables'
 import { credentialHeaders } from '../credentials/headers'
 import type { Credential } from '../credentials/types'
 

@@ -1,17 +1,9 @@
 import { and, desc, eq, inArray, ne } from 'drizzle-orm'
 import type { AppContext } from '../context'
-import { findTriggerNodes, type WorkflowDefinition } from '../agents/definition'
-import { requiredTemplateVariables } from '../agents/template-variables'
+import { findTriggerNodes, type WorkflowDefinition } from '../definition/definition'
+import { withDefaultConfigurations, type WorkflowConfigurations } from '../definition/configurations'
+import { requiredTemplateVariables } from '../definition/template-variables'
 import { workflowDefinitions, workflows, workflowTriggers, type WorkflowDefinitionRow, type WorkflowRow } from '../db/schema'
-
-/** An agent version's `workflow_configurations`: free-form, with the keys the platform reads always present. */
-export type WorkflowConfigurations = Record<string, unknown> & { max_call_duration_seconds: number }
-
-export const DEFAULT_MAX_CALL_DURATION_SECONDS = 600
-
-export function withDefaultConfigurations(sent: Record<string, unknown> | null | undefined): WorkflowConfigurations {
-  return { max_call_duration_seconds: DEFAULT_MAX_CALL_DURATION_SECONDS, ...sent }
-}
 
 /** What a run executes: the agent and the version bound to the run when it is created. */
 export type RunTarget = {

@@ -1,4 +1,4 @@
-import { placeholderPaths, renderTemplate, templateValue } from '../agents/template-variables'
+import { placeholderPaths, renderTemplate, templateValue } from '../definition/template-variables'
 import { isPlainObject } from '../lib/values'
 import { OutboundFailure, sendOutbound, type OutboundPolicy } from '../egress/outbound'
 import type { HttpApiConfig, ParameterType, PresetParameter } from './schemas'

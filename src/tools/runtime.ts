@@ -1,4 +1,4 @@
-import type { WorkflowDefinition } from '../agents/definition'
+import type { WorkflowDefinition } from '../definition/definition'
 import type { AppContext } from '../context'
 import type { ConversationTools } from '../conversation/tool-calls'
 import { credentialHeaders } from '../credentials/headers'

@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray } from 'drizzle-orm'
-import type { DefinitionError, WorkflowDefinition } from '../agents/definition'
+import type { DefinitionError, WorkflowDefinition } from '../definition/definition'
 import type { AppContext } from '../context'
 import { tools, type ToolRow } from '../db/schema'
 import { readCredential } from '../credentials/store'

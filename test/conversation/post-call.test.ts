@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
-import type { WorkflowDefinition, WorkflowNode } from '../../src/agents/definition'
+import type { WorkflowDefinition, WorkflowNode } from '../../src/definition/definition'
 import { readPreCallFetchAnswer, preCallFetchBody, preCallFetchUrl } from '../../src/conversation/pre-call-fetch'
 import { qaMetrics, qaSkipReason, reviewCall } from '../../src/conversation/qa'
 import type { TranscriptTurn } from '../../src/conversation/record'

@@ -5,7 +5,7 @@ import {
   validateDefinition,
   type DefinitionError,
   type WorkflowDefinition,
-} from '../../src/agents/definition'
+} from '../../src/definition/definition'
 
 type Json = Record<string, any>
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
 // Registers the UnionEnum kind the catalog's enums use (the HTTP layer checks them); without it Value.Check throws.
 import 'elysia'
-import { validateDefinition, type WorkflowNode } from '../../src/agents/definition'
+import { validateDefinition, type WorkflowNode } from '../../src/definition/definition'
 import {
   getNodeType,
   listNodeTypes,
@@ -11,7 +11,7 @@ import {
   SPEC_VERSION,
   type PropertySpec,
   type RowPropertySpec,
-} from '../../src/agents/node-catalog'
+} from '../../src/definition/node-catalog'
 
 // The properties published client SDKs build and validate (shared/reference/node-types.md): the TypeScript type they
 // generate for each property, and whether it is required. Rows of fixed collections are nested tables.

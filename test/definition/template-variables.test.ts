@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import type { WorkflowDefinition, WorkflowNode } from '../../src/agents/definition'
-import { renderTemplate, requiredTemplateVariables, templateContextVariables } from '../../src/agents/template-variables'
+import type { WorkflowDefinition, WorkflowNode } from '../../src/definition/definition'
+import { renderTemplate, requiredTemplateVariables, templateContextVariables } from '../../src/definition/template-variables'
 
 const node = (id: string, type: string, data: Record<string, unknown>): WorkflowNode => ({ id, type, position: { x: 0, y: 0 }, data })
 

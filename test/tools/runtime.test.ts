@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { Server } from 'bun'
-import type { WorkflowDefinition } from '../../src/agents/definition'
+import type { WorkflowDefinition } from '../../src/definition/definition'
 import type { ConversationTools } from '../../src/conversation/tool-calls'
 import { conversationTools } from '../../src/tools/runtime'
 import { createTestApp, type TestApp } from '../support/app'

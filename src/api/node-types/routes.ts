@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { listNodeTypes, NodeSpecSchema, NodeTypesResponseSchema, SPEC_VERSION } from '../../agents/node-catalog'
+import { listNodeTypes, NodeSpecSchema, NodeTypesResponseSchema, SPEC_VERSION } from '../../definition/node-catalog'
 import { auth } from '../auth'
 import { jsonText } from '../json-response'
 import { authErrors, ErrorDetail } from '../schemas'
