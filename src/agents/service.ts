@@ -18,7 +18,9 @@ import { withDefaultConfigurations, type WorkflowConfigurations } from '../defin
 import type { Agent, AgentCount, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from './schemas'
 import { transaction } from '../db/transaction'
 import { batchedTransaction } from '../db/batched-transaction'
-import { toolReferenceErrors } from '../tools/service'
+import { nodeToolError, toolReferenceCheck, type NamedTransferTool } from '../tools/service'
+import { defaultOutboundProvider } from '../telephony/configurations'
+import { PROVIDERS, supportsCallTransfer } from '../telephony/providers'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { modelConfigurationPinProblems } from '../models/configurations'
 import { preparedQuery } from '../db/prepared'
@@ -51,8 +53,19 @@ function checkedDefinition(input: unknown): { definition: WorkflowDefinition; tr
  * telephony configuration cannot transfer calls; a draft may wait for the configuration to change.
  */
 function checkToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition, publishing: boolean): void {
-  const errors = toolReferenceErrors(ctx, organizationId, definition, publishing)
+  const { unknown, transfers } = toolReferenceCheck(ctx, organizationId, definition)
+  const errors = publishing ? [...unknown, ...untransferableTools(ctx, organizationId, transfers)] : unknown
   if (errors.length > 0) throw definitionErrors('invalid', errors)
+}
+
+function untransferableTools(ctx: AppContext, organizationId: number, transfers: NamedTransferTool[]): DefinitionError[] {
+  // Most agents name no transfer tool: then the default configuration is not even looked up.
+  if (transfers.length === 0) return []
+  const provider = defaultOutboundProvider(ctx, organizationId)
+  if (provider === null || supportsCallTransfer(provider)) return []
+  const { displayName } = PROVIDERS[provider]
+  return transfers.map(({ node, tool }) =>
+    nodeToolError(node.id, `Tool '${tool.name}' (${tool.tool_uuid}) transfers calls, which ${displayName}, the provider of the default telephony configuration, cannot do`))
 }
 
 /** The node fields holding a URL that Ringbase sends requests to: webhook nodes' and the Start node's pre-call fetch. */

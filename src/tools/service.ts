@@ -6,8 +6,6 @@ import { readCredential } from '../credentials/store'
 import { isoNow } from '../lib/clock'
 import { invalid, notFound } from '../lib/errors'
 import { valueError, type ValidationItem } from '../lib/validation'
-import { defaultOutboundProvider } from '../telephony/configurations'
-import { PROVIDERS, supportsCallTransfer } from '../telephony/providers'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { checkDefinition } from './definitions'
 import { toolFunctionName } from './functions'
@@ -156,12 +154,15 @@ function toolReferences(ctx: AppContext, organizationId: number, definition: Wor
   return { named, known: activeToolsByUuid(ctx, organizationId, named.flatMap(({ uuids }) => uuids)) }
 }
 
-const nodeToolError = (nodeId: string, message: string): DefinitionError => ({ kind: 'node', id: nodeId, field: 'data.tool_uuids', message })
+export const nodeToolError = (nodeId: string, message: string): DefinitionError => ({ kind: 'node', id: nodeId, field: 'data.tool_uuids', message })
 
 type ToolReferences = ReturnType<typeof toolReferences>
 
+/** A node naming an active `transfer_call` tool, with that tool. */
+export type NamedTransferTool = { node: WorkflowDefinition['nodes'][number]; tool: AgentTool }
+
 /** The nodes naming an active `transfer_call` tool, each with that tool (once per node). */
-function namedTransferTools({ named, known }: ToolReferences): { node: WorkflowDefinition['nodes'][number]; tool: AgentTool }[] {
+function namedTransferTools({ named, known }: ToolReferences): NamedTransferTool[] {
   return named.flatMap(({ node, uuids }) => [...new Set(uuids)].map((uuid) => known.get(uuid))
     .filter((tool): tool is AgentTool => tool?.definition.type === 'transfer_call')
     .map((tool) => ({ node, tool })))
@@ -173,24 +174,13 @@ export function offersCallTransfer(ctx: AppContext, organizationId: number, defi
 }
 
 /**
- * What is wrong with a definition's `tool_uuids`, one error per node and tool, from one look-up of the tools: uuids
- * that name no active tool of the organization; and when publishing, `transfer_call` tools while the organization's
- * default telephony configuration is on a provider that cannot transfer calls (nothing to say without a default).
+ * A definition's `tool_uuids` checked from one look-up of the tools: `unknown`, one error per node and uuid naming no
+ * active tool of the organization; `transfers`, the nodes naming an active `transfer_call` tool (the agent service
+ * checks those against the default telephony configuration when publishing).
  */
-export function toolReferenceErrors(ctx: AppContext, organizationId: number, definition: WorkflowDefinition, publishing: boolean): DefinitionError[] {
+export function toolReferenceCheck(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): { unknown: DefinitionError[]; transfers: NamedTransferTool[] } {
   const references = toolReferences(ctx, organizationId, definition)
   const unknown = references.named.flatMap(({ node, uuids }) => uuids.filter((uuid) => !references.known.has(uuid))
     .map((uuid) => nodeToolError(node.id, `Tool '${uuid}' is not an active tool of this organization`)))
-  return publishing ? [...unknown, ...untransferableTools(ctx, organizationId, references)] : unknown
-}
-
-function untransferableTools(ctx: AppContext, organizationId: number, references: ToolReferences): DefinitionError[] {
-  const transfers = namedTransferTools(references)
-  // Most agents name no transfer tool: then the default configuration is not even looked up.
-  if (transfers.length === 0) return []
-  const provider = defaultOutboundProvider(ctx, organizationId)
-  if (provider === null || supportsCallTransfer(provider)) return []
-  const { displayName } = PROVIDERS[provider]
-  return transfers.map(({ node, tool }) =>
-    nodeToolError(node.id, `Tool '${tool.name}' (${tool.tool_uuid}) transfers calls, which ${displayName}, the provider of the default telephony configuration, cannot do`))
+  return { unknown, transfers: namedTransferTools(references) }
 }
