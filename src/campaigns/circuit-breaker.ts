@@ -4,13 +4,9 @@
  * no-answer calls are successes here (the callee's line works).
  */
 
-export type CircuitBreakerConfig = {
-  enabled: boolean
-  /** Fraction 0..1; the breaker trips at or above it. */
-  failure_threshold: number
-  window_seconds: number
-  min_calls_in_window: number
-}
+import type { CircuitBreakerConfig } from '../db/schema/campaigns'
+
+export type { CircuitBreakerConfig }
 
 export type BreakerOutcome = { at: number; failed: boolean; runId?: number; reason?: string }
 

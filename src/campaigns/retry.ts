@@ -1,18 +1,11 @@
 /** Retry policy for campaign contacts: what happens after an attempt ends with a given outcome. */
 
+import type { RetryConfig } from '../db/schema/campaigns'
 import type { CallOutcome } from '../telephony/provider'
 
 export type { CallOutcome }
 
-export type RetryConfig = {
-  enabled: boolean
-  /** Retries after the first attempt: 2 means up to 3 attempts. */
-  max_retries: number
-  retry_delay_seconds: number
-  retry_on_busy: boolean
-  retry_on_no_answer: boolean
-  retry_on_voicemail: boolean
-}
+export type { RetryConfig }
 
 /** Defaults of each field of a `retry_config` object sent in a request. */
 export const RETRY_CONFIG_REQUEST_DEFAULTS: RetryConfig = {

@@ -6,11 +6,10 @@
  * midnight (split overnight hours into two slots).
  */
 
+import type { ScheduleConfig, ScheduleSlot } from '../db/schema/campaigns'
 import type { Problem } from '../lib/problem'
 
-export type ScheduleSlot = { day_of_week: number; start_time: string; end_time: string }
-
-export type ScheduleConfig = { enabled: boolean; timezone: string; slots: readonly ScheduleSlot[] }
+export type { ScheduleConfig, ScheduleSlot }
 
 export const MIN_SLOTS = 1
 export const MAX_SLOTS = 50

@@ -7,14 +7,10 @@
  * contacts; raising one weight only pulls contacts into that variant; lowering one only pushes contacts out of it.
  */
 
+import type { TrafficVariant } from '../db/schema/campaigns'
 import type { Problem } from '../lib/problem'
 
-export type TrafficVariant = {
-  id: string
-  workflow_id: number
-  workflow_definition_id: number | null
-  weight: number
-}
+export type { TrafficVariant }
 
 /** A variant as the request sends it: `id` is optional and never trusted (ids are kept per pair, see below). */
 export type TrafficVariantInput = {

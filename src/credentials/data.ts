@@ -3,7 +3,8 @@ import { invalid } from '../lib/errors'
 import { checkValue, type Loc, type ValidationItem } from '../lib/validation'
 import { isPlainObject } from '../lib/values'
 import { CredentialDescription, CredentialName, CredentialTypeSchema, type CreateCredentialInput, type UpdateCredentialInput } from './schemas'
-import { CREDENTIAL_TYPES, type CredentialData, type CredentialType } from './types'
+import { CREDENTIAL_TYPES, type CredentialType } from '../db/schema/credentials'
+import type { CredentialData } from './types'
 
 /**
  * Validation of credential bodies. Problems inside `credential_data` never echo the value (`input` left out), so a

@@ -1,8 +1,6 @@
-/** What a credential is, shared by the store, the header builder and the db schema. */
+import type { CredentialType } from '../db/schema/credentials'
 
-export const CREDENTIAL_TYPES = ['bearer_token', 'api_key', 'basic_auth', 'custom_header'] as const
-
-export type CredentialType = (typeof CREDENTIAL_TYPES)[number]
+/** What a credential is, shared by the store and the header builder (its types are the db schema's). */
 
 /** The secret part of each type, as stored (encrypted) and as `readCredential` returns it. */
 export type CredentialDataOf = {

@@ -6,10 +6,8 @@ import { ari, AriConfigSchema } from './providers/ari'
 import { cloudonix, CloudonixConfigSchema } from './providers/cloudonix'
 import { exotel, ExotelConfigSchema } from './providers/exotel'
 import { plivo, PlivoConfigSchema } from './providers/plivo'
-import {
-  callerIdStep, PROVIDER_NAMES, type Credentials, type FieldOption, type FieldSpec, type FieldType, type ProviderInfo, type ProviderName,
-  type SetupFacts, type SetupStep,
-} from './providers/shared'
+import { PROVIDER_NAMES, type Credentials, type ProviderName } from '../db/schema/telephony'
+import { callerIdStep, type FieldOption, type FieldSpec, type FieldType, type ProviderInfo, type SetupFacts, type SetupStep } from './providers/shared'
 import { telnyx, TelnyxConfigSchema } from './providers/telnyx'
 import { twilio, TwilioConfigSchema } from './providers/twilio'
 import { vobiz, VobizConfigSchema } from './providers/vobiz'

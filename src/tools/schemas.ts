@@ -1,5 +1,9 @@
 import { Type as t, type Static, type TSchema } from '@sinclair/typebox'
 import { MAX_TEXT_LENGTH } from '../lib/limits'
+import {
+  HTTP_METHODS, PARAMETER_TYPES, TOOL_TYPES, type EndCallConfig, type HttpApiConfig, type HttpMethod, type ParameterType, type PresetParameter, type SpokenMessage,
+  type ToolCategory, type ToolDefinition, type ToolParameter, type ToolStatus, type TransferCallConfig, type TransferDestination,
+} from '../db/schema/tools'
 
 /**
  * Tools as the API takes and shows them: `{tool_uuid, name, description, category, definition: {type, config}}`, in the
@@ -7,14 +11,12 @@ import { MAX_TEXT_LENGTH } from '../lib/limits'
  * value is a 422 naming its field, not a stored megabyte.
  */
 
-export const TOOL_TYPES = ['http_api', 'end_call', 'transfer_call', 'calculator'] as const
-export type ToolCategory = (typeof TOOL_TYPES)[number]
-export type ToolStatus = 'active' | 'archived'
+export { TOOL_TYPES, type ToolCategory, type ToolStatus }
 
 const nullable = <T extends TSchema>(schema: T) => t.Optional(t.Union([schema, t.Null()]))
 
 const PARAMETER_NAME = { maxLength: 64, pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$', description: 'A JSON key: letters, digits and _, not starting with a digit' }
-const ParameterType = t.Union([t.Literal('string'), t.Literal('number'), t.Literal('boolean'), t.Literal('object'), t.Literal('array')])
+const ParameterType = t.Union(PARAMETER_TYPES.map((type) => t.Literal(type)))
 const MessageType = t.Union([t.Literal('none'), t.Literal('custom'), t.Literal('audio')])
 const Message = t.String({ maxLength: 2000 })
 const RecordingId = t.String({ maxLength: 255 })
@@ -38,7 +40,7 @@ export const PresetParameterSchema = t.Object({
 })
 
 export const HttpApiConfigSchema = t.Object({
-  method: t.Union([t.Literal('GET'), t.Literal('POST'), t.Literal('PUT'), t.Literal('PATCH'), t.Literal('DELETE')]),
+  method: t.Union(HTTP_METHODS.map((method) => t.Literal(method))),
   url: t.String({
     minLength: 1,
     maxLength: 2048,
@@ -170,44 +172,11 @@ export type CreateToolInput = Static<typeof CreateToolBody>
 export type UpdateToolInput = Static<typeof UpdateToolBody>
 export type ToolViewShape = Static<typeof ToolView>
 
-// Stored definitions: what the API accepted with every default filled in (see definitions.ts).
-
-export type ParameterType = Static<typeof ParameterType>
-export type ToolParameter = { name: string; type: ParameterType; description: string; required: boolean }
-export type PresetParameter = { name: string; type: ParameterType; value_template: string; required: boolean }
-export type HttpMethod = Static<typeof HttpApiConfigSchema>['method']
-export type SpokenMessage = { messageType: 'none' | 'custom' | 'audio'; customMessage: string | null; audioRecordingId: string | null }
-
-export type HttpApiConfig = {
-  method: HttpMethod
-  url: string
-  headers: Record<string, string>
-  credential_uuid: string | null
-  parameters: ToolParameter[]
-  preset_parameters: PresetParameter[]
-  timeout_ms: number
-  body_template: Record<string, unknown> | null
-  customMessage: string | null
-  customMessageType: 'text' | 'audio' | null
-  customMessageRecordingId: string | null
+// Stored definitions (what the API accepted with every default filled in, see definitions.ts) are the db schema's types.
+export type {
+  EndCallConfig, HttpApiConfig, HttpMethod, ParameterType, PresetParameter, SpokenMessage, ToolDefinition, ToolParameter,
+  TransferCallConfig, TransferDestination,
 }
-
-export type EndCallConfig = SpokenMessage & { endCallReason: boolean; endCallReasonDescription: string | null }
-
-export type TransferDestination = { name: string; destination: string; description: string | null }
-
-export type TransferCallConfig = SpokenMessage & {
-  destination_source: 'static' | 'llm_choice'
-  destination: string | null
-  destinations: TransferDestination[]
-  timeout: number
-}
-
-export type ToolDefinition =
-  | { schema_version: 1; type: 'http_api'; config: HttpApiConfig }
-  | { schema_version: 1; type: 'end_call'; config: EndCallConfig }
-  | { schema_version: 1; type: 'transfer_call'; config: TransferCallConfig }
-  | { schema_version: 1; type: 'calculator'; config: Record<string, never> }
 
 /** A tool as the runtime gets it. */
 export type AgentTool = { tool_uuid: string; name: string; description: string | null; definition: ToolDefinition }

@@ -1,11 +1,37 @@
 import { index, integer, sqliteTable, text, unique } from 'drizzle-orm/sqlite-core'
-import type { CircuitBreakerConfig } from '../../campaigns/circuit-breaker'
-import type { RetryConfig } from '../../campaigns/retry'
-import type { ScheduleConfig } from '../../campaigns/schedule-window'
-import type { TrafficVariant } from '../../campaigns/traffic-split'
 
 export type CampaignState = 'importing' | 'draft' | 'running' | 'paused' | 'stopped' | 'completed' | 'failed'
 export type ContactState = 'queued' | 'dialing' | 'done' | 'cancelled'
+/** The campaign settings stored as JSON (src/campaigns/ validates and applies them). */
+export type CircuitBreakerConfig = {
+  enabled: boolean
+  /** Fraction 0..1; the breaker trips at or above it. */
+  failure_threshold: number
+  window_seconds: number
+  min_calls_in_window: number
+}
+
+export type RetryConfig = {
+  enabled: boolean
+  /** Retries after the first attempt: 2 means up to 3 attempts. */
+  max_retries: number
+  retry_delay_seconds: number
+  retry_on_busy: boolean
+  retry_on_no_answer: boolean
+  retry_on_voicemail: boolean
+}
+
+export type ScheduleSlot = { day_of_week: number; start_time: string; end_time: string }
+
+export type ScheduleConfig = { enabled: boolean; timezone: string; slots: readonly ScheduleSlot[] }
+
+export type TrafficVariant = {
+  id: string
+  workflow_id: number
+  workflow_definition_id: number | null
+  weight: number
+}
+
 export type StoredTrafficSplit = {
   revision: number
   variants: TrafficVariant[]

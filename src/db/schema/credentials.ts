@@ -1,5 +1,8 @@
 import { integer, sqliteTable, text, unique } from 'drizzle-orm/sqlite-core'
-import type { CredentialType } from '../../credentials/types'
+
+/** How a credential authenticates a request (src/credentials/ builds the headers). */
+export const CREDENTIAL_TYPES = ['bearer_token', 'api_key', 'basic_auth', 'custom_header'] as const
+export type CredentialType = (typeof CREDENTIAL_TYPES)[number]
 
 export const credentials = sqliteTable('credentials', {
   id: integer('id').primaryKey(),

@@ -1,7 +1,13 @@
 import { sql } from 'drizzle-orm'
 import { index, integer, sqliteTable, text, unique, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import type { AddressType } from '../../lib/phone'
-import type { Credentials, ProviderName } from '../../telephony/providers'
+
+/** The telephony providers (src/telephony/ has one file per provider). */
+export const PROVIDER_NAMES = ['ari', 'cloudonix', 'exotel', 'plivo', 'telnyx', 'twilio', 'vobiz', 'vonage', 'whatsapp'] as const
+export type ProviderName = (typeof PROVIDER_NAMES)[number]
+
+/** Provider-specific credentials as stored on a configuration row (decrypted form); free-form by design. */
+export type Credentials = Record<string, unknown>
 
 export const telephonyConfigurations = sqliteTable('telephony_configurations', {
   id: integer('id').primaryKey(),

@@ -1,5 +1,49 @@
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
-import type { ToolCategory, ToolDefinition, ToolStatus } from '../../tools/schemas'
+
+export const TOOL_TYPES = ['http_api', 'end_call', 'transfer_call', 'calculator'] as const
+export type ToolCategory = (typeof TOOL_TYPES)[number]
+export type ToolStatus = 'active' | 'archived'
+
+// Stored definitions: what the API accepted with every default filled in (src/tools/definitions.ts).
+
+export const PARAMETER_TYPES = ['string', 'number', 'boolean', 'object', 'array'] as const
+export type ParameterType = (typeof PARAMETER_TYPES)[number]
+export type ToolParameter = { name: string; type: ParameterType; description: string; required: boolean }
+export type PresetParameter = { name: string; type: ParameterType; value_template: string; required: boolean }
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
+export type HttpMethod = (typeof HTTP_METHODS)[number]
+export type SpokenMessage = { messageType: 'none' | 'custom' | 'audio'; customMessage: string | null; audioRecordingId: string | null }
+
+export type HttpApiConfig = {
+  method: HttpMethod
+  url: string
+  headers: Record<string, string>
+  credential_uuid: string | null
+  parameters: ToolParameter[]
+  preset_parameters: PresetParameter[]
+  timeout_ms: number
+  body_template: Record<string, unknown> | null
+  customMessage: string | null
+  customMessageType: 'text' | 'audio' | null
+  customMessageRecordingId: string | null
+}
+
+export type EndCallConfig = SpokenMessage & { endCallReason: boolean; endCallReasonDescription: string | null }
+
+export type TransferDestination = { name: string; destination: string; description: string | null }
+
+export type TransferCallConfig = SpokenMessage & {
+  destination_source: 'static' | 'llm_choice'
+  destination: string | null
+  destinations: TransferDestination[]
+  timeout: number
+}
+
+export type ToolDefinition =
+  | { schema_version: 1; type: 'http_api'; config: HttpApiConfig }
+  | { schema_version: 1; type: 'end_call'; config: EndCallConfig }
+  | { schema_version: 1; type: 'transfer_call'; config: TransferCallConfig }
+  | { schema_version: 1; type: 'calculator'; config: Record<string, never> }
 
 export const tools = sqliteTable('tools', {
   id: integer('id').primaryKey(),

@@ -1,7 +1,8 @@
 import { Type as t } from '@sinclair/typebox'
 import { valueError } from '../../lib/validation'
 import { isPlainObject } from '../../lib/values'
-import { HTTP_URL_PATTERN, nullableString, providerTag, randomHex, type Credentials, type ProviderInfo } from './shared'
+import type { Credentials } from '../../db/schema/telephony'
+import { HTTP_URL_PATTERN, nullableString, providerTag, randomHex, type ProviderInfo } from './shared'
 import type { DestinationRules } from '../../lib/phone'
 import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGTH } from '../../lib/limits'
 

@@ -3,16 +3,11 @@ import type { TObject } from '@sinclair/typebox'
 import { Type as t } from '@sinclair/typebox'
 import type { Loc, ValidationItem } from '../../lib/validation'
 import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../lib/limits'
+import type { Credentials, ProviderName } from '../../db/schema/telephony'
 
 // What every provider file declares, and the pieces several of them share.
 
 /** The nine provider constants, sorted: the order of the union and of every listing. */
-export const PROVIDER_NAMES = ['ari', 'cloudonix', 'exotel', 'plivo', 'telnyx', 'twilio', 'vobiz', 'vonage', 'whatsapp'] as const
-export type ProviderName = (typeof PROVIDER_NAMES)[number]
-
-/** Provider-specific credentials as stored on a configuration row (decrypted form); free-form by design. */
-export type Credentials = Record<string, unknown>
-
 export const HTTP_URL_PATTERN = '^https?://\\S+$'
 
 // The tag stays required: without it no variant can be chosen. Other fields with a default are optional in the
