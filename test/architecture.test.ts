@@ -16,8 +16,8 @@ import * as ts from 'typescript'
  */
 const LAYERS = [
   'lib', 'config.ts', 'log.ts', 'db',
-  'storage', 'auth', 'credentials', 'egress', 'models', 'agents', 'tools',
-  'conversation', 'voice', 'runs', 'telephony', 'calls', 'campaigns',
+  'storage', 'auth', 'credentials', 'egress', 'models', 'definition', 'tools',
+  'conversation', 'voice', 'runs', 'telephony', 'calls', 'campaigns', 'agents',
   'api', 'background.ts', 'boot.ts', 'health-check.ts', 'backup-commands.ts', 'main.ts',
 ]
 const CONTRACT = 'context.ts'
@@ -127,6 +127,44 @@ const SQLITE_SPECIFIC = [
   /['"`][^'"`]*\?\d[^'"`]*['"`]/,
 ]
 
+/**
+ * Where SQL is written: a statement as SQL text (a prepared statement on ctx.sqlite, a drizzle `sql` fragment, the
+ * sql-parts helpers) lives in src/db/ or in a domain's `queries.ts`; elsewhere data access is drizzle's query builder.
+ */
+const SQL_TEXT = [
+  /\bsqlite\.(query|prepare|run|exec)\s*[<(]/,
+  /\b(preparedQuery|sqlPart|allRows|joinSqlParts)\s*[<(]/,
+  /\bsql(\.raw)?`/,
+  /['"`]\s*(SELECT\s|INSERT\s+INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|WITH\s+\w+\s+AS\s*\()/,
+]
+const isQueryModule = (file: string) => inside(file, 'db') || /^src\/[^/]+\/(.+\/)?queries\.ts$/.test(rel(file))
+
+/**
+ * TODO(arch-pipeline): the voice pipeline, the engine and calls/ are being rewritten into stages by another branch,
+ * which brings their functions under the limit; remove this list once it has landed.
+ */
+const FUNCTION_LENGTH_PENDING_PIPELINE = ['src/voice/', 'src/conversation/engine.ts', 'src/calls/']
+const MAX_FUNCTION_LINES = 120
+
+/** Every function, method, accessor and arrow of src/ whose body is longer than MAX_FUNCTION_LINES, as `file:line (n lines)`. */
+function longFunctions(): string[] {
+  return FILES.flatMap((file) => {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true)
+    const found: string[] = []
+    const lineOf = (position: number) => source.getLineAndCharacterOfPosition(position).line + 1
+    const visit = (node: ts.Node) => {
+      if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+        const body = node.body as ts.Node
+        const lines = lineOf(body.getEnd()) - lineOf(body.getStart(source)) + 1
+        if (lines > MAX_FUNCTION_LINES) found.push(`${rel(file)}:${lineOf(node.getStart(source))} (${lines} lines)`)
+      }
+      ts.forEachChild(node, visit)
+    }
+    visit(source)
+    return found
+  })
+}
+
 describe('import graph of src/', () => {
   test('the graph was read (sanity)', () => {
     expect(FILES.length).toBeGreaterThan(50)
@@ -174,7 +212,31 @@ describe('import graph of src/', () => {
     expect(offenders((file, { text }) => rel(file) !== 'src/campaigns/state-machine.ts' && writesState.test(text))).toEqual([])
   })
 
+  test('src/db/schema/ imports nothing of the domain (only lib/ and db/)', () => {
+    expect(offenders((file, { local }) => inside(file, 'db/schema') && local.some((target) => !inside(target, 'lib') && !inside(target, 'db')))).toEqual([])
+  })
+
+  test('SQL text only in src/db/ and the domains\' queries.ts; drizzle\'s query builder elsewhere', () => {
+    expect(offenders((file, { text }) => !isQueryModule(file) && SQL_TEXT.some((pattern) => pattern.test(text)))).toEqual([])
+  })
+
   test('src/lib/ imports nothing else of src/', () => {
     expect(offenders((file, { local }) => inside(file, 'lib') && local.some((target) => !inside(target, 'lib')))).toEqual([])
   })
+})
+
+describe('functions of src/', () => {
+  test('the measure sees functions (sanity): a long one of this file would be found', () => {
+    const source = ts.createSourceFile('probe.ts', `const f = () => {\n${'  call()\n'.repeat(MAX_FUNCTION_LINES)}}`, ts.ScriptTarget.Latest, true)
+    let bodyLines = 0
+    ts.forEachChild(source, function visit(node) {
+      if (ts.isArrowFunction(node)) bodyLines = source.getLineAndCharacterOfPosition(node.body.getEnd()).line - source.getLineAndCharacterOfPosition(node.body.getStart(source)).line + 1
+      ts.forEachChild(node, visit)
+    })
+    expect(bodyLines).toBeGreaterThan(MAX_FUNCTION_LINES)
+  })
+
+  test(`no function, method or arrow body is longer than ${MAX_FUNCTION_LINES} lines`, () => {
+    expect(longFunctions().filter((where) => !FUNCTION_LENGTH_PENDING_PIPELINE.some((owned) => where.startsWith(owned)))).toEqual([])
+  }, 60_000)
 })
