@@ -182,7 +182,7 @@ describe('calls across reconnects and organizations', () => {
     const callA = dialRequest(configA, 1, 'Local/102@test')
     await ari.dial(callA)
     await waitFor('answered', () => reports.length === 1)
-    // Asterisk with subscribeAll may deliver A's channel events on B's socket too: B must not act on them.
+    // B's app may be subscribed to A's channel too (an explicit subscription, another client's subscribeAll): B must not act on it.
     fake.emit({ type: 'ChannelDestroyed', cause: 17, cause_txt: 'User busy', channel: { id: callA.callId, state: 'Down' } }, configB.credentials.stasis_app_name)
     fake.hangup(callA.callId)
     await waitFor('ended', () => reports.length === 2)
