@@ -170,6 +170,39 @@ describe('calls across reconnects and organizations', () => {
     expect(reports.find((r) => r.callId === kept.callId && r.kind === 'ended')).toMatchObject({ outcome: 'completed' })
   })
 
+  test('the events connection dropped, then restarted by a configuration edit, while calls are up: each keeps its outcome', async () => {
+    const config = await createConfiguration(t, 'pbx', ariConfig(fake))
+    const reports: CallReport[] = []
+    t.ctx.telephony.onReport((report) => { reports.push(report) })
+    start()
+    await waitFor('connected', () => manager!.isConnected(config.id))
+    const ari = t.ctx.telephony.providerFor('ari')!
+    const calls = [dialRequest(config, 1, 'Local/102@test'), dialRequest(config, 1, 'Local/102@test')]
+    for (const call of calls) await ari.dial(call)
+    await waitFor('both answered', () => reports.filter((r) => r.kind === 'answered').length === 2)
+    const subscriptions = () => fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/subscription'))
+
+    fake.dropSockets()
+    await waitFor('reconnected and subscribed again', () => upgrades(fake) === 2 && subscriptions().length === 1)
+    // the same server under another spelling of its address: a changed configuration, so a new connection
+    const edited = await t.request('PUT', `${CONFIGS_PATH}/${config.id}`, {
+      body: { config: { ...ariConfig(fake), ari_endpoint: `${fake.url}/ari/` } },
+    })
+    expect(edited.status).toBe(200)
+    await waitFor('reconnected after the edit', () => upgrades(fake) === 3 && subscriptions().length === 2 && manager!.isConnected(config.id))
+    expect(fake.socketCount).toBe(1)
+    for (const request of subscriptions()) {
+      expect(request.path).toBe(`/ari/applications/${config.credentials.stasis_app_name}/subscription`)
+      expect(request.query.eventSource.split(',').sort()).toEqual(calls.flatMap((call) => [`channel:${call.callId}`, `channel:${call.callId};2`]).sort())
+    }
+
+    for (const call of calls) fake.hangup(call.callId)
+    await waitFor('both ended', () => reports.filter((r) => r.kind === 'ended').length === 2)
+    for (const call of calls) {
+      expect(reports.find((r) => r.callId === call.callId && r.kind === 'ended')).toMatchObject({ outcome: 'completed', cause: { code: 16 } })
+    }
+  })
+
   test("two organizations on one Asterisk never see each other's calls", async () => {
     const orgB = t.newOrg('org b')
     const configA = await createConfiguration(t, 'pbx', ariConfig(fake))

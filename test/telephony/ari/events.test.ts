@@ -237,14 +237,17 @@ describe('ARI events websocket', () => {
   })
 
   test('heartbeat: pongs keep a quiet socket up; a peer that stops answering is dropped and reconnected', async () => {
-    const { seen } = listen(fake.settings(), { pingIntervalMs: 10, silenceTimeoutMs: 50 })
+    // The silence timeout is far above a stall of this process on a loaded machine (client and fake share one event
+    // loop: a stall that delays the pong past the timeout would drop a healthy socket), and ten pings fit in it.
+    const silenceTimeoutMs = 400
+    const { seen } = listen(fake.settings(), { pingIntervalMs: 40, silenceTimeoutMs })
     await waitFor('connected', () => seen.connects === 1)
-    await Bun.sleep(100) // twice the silence timeout, nothing but pongs
+    await Bun.sleep(2.5 * silenceTimeoutMs) // well past the silence timeout, with nothing but pongs
     expect(seen.connects).toBe(1)
     expect(seen.failures).toEqual([])
 
     fake.freezeSockets()
-    await waitFor('reconnected', () => seen.connects === 2)
+    await waitFor('reconnected', () => seen.connects === 2, 10 * silenceTimeoutMs)
     expect(seen.failures).toHaveLength(1)
     expect(seen.failures[0].kind).toBe('network')
     expect(seen.failures[0].message).toMatch(/no message or pong/)
