@@ -147,39 +147,34 @@ describe('calls across reconnects and organizations', () => {
     }
   }
 
-  test('after the socket drops, calls that ended meanwhile are reconciled as failed; live ones continue', async () => {
+  /** One configuration, connected, with two calls up (answered, in the app). */
+  async function twoAnsweredCalls() {
     const config = await createConfiguration(t, 'pbx', ariConfig(fake))
     const reports: CallReport[] = []
     t.ctx.telephony.onReport((report) => { reports.push(report) })
     start()
     await waitFor('connected', () => manager!.isConnected(config.id))
-    const ari = t.ctx.telephony.providerFor('ari')!
-    const lost = dialRequest(config, 1, 'Local/102@test')
-    const kept = dialRequest(config, 1, 'Local/102@test')
-    await ari.dial(lost)
-    await ari.dial(kept)
+    const calls = [dialRequest(config, 1, 'Local/102@test'), dialRequest(config, 1, 'Local/102@test')]
+    for (const call of calls) await t.ctx.telephony.providerFor('ari')!.dial(call)
     await waitFor('both answered', () => reports.filter((r) => r.kind === 'answered').length === 2)
+    return { config, reports, calls }
+  }
+
+  test('after the socket drops, calls that ended meanwhile are reconciled as failed; live ones continue', async () => {
+    const { reports, calls: [lost, kept] } = await twoAnsweredCalls()
     await fake.refuseConnections(true)
     fake.hangup(lost.callId)
     await fake.refuseConnections(false)
     await waitFor('lost call reconciled', () => reports.some((r) => r.callId === lost.callId && r.kind === 'ended'))
     expect(reports.find((r) => r.callId === lost.callId && r.kind === 'ended')).toMatchObject({ outcome: 'failed', providerStatus: 'vanished' })
-    expect(manager!.isConnected(config.id)).toBe(true)
+    expect(manager!.isConnected(lost.configurationId)).toBe(true)
     fake.hangup(kept.callId)
     await waitFor('kept call ended', () => reports.some((r) => r.callId === kept.callId && r.kind === 'ended'))
     expect(reports.find((r) => r.callId === kept.callId && r.kind === 'ended')).toMatchObject({ outcome: 'completed' })
   })
 
   test('the events connection dropped, then restarted by a configuration edit, while calls are up: each keeps its outcome', async () => {
-    const config = await createConfiguration(t, 'pbx', ariConfig(fake))
-    const reports: CallReport[] = []
-    t.ctx.telephony.onReport((report) => { reports.push(report) })
-    start()
-    await waitFor('connected', () => manager!.isConnected(config.id))
-    const ari = t.ctx.telephony.providerFor('ari')!
-    const calls = [dialRequest(config, 1, 'Local/102@test'), dialRequest(config, 1, 'Local/102@test')]
-    for (const call of calls) await ari.dial(call)
-    await waitFor('both answered', () => reports.filter((r) => r.kind === 'answered').length === 2)
+    const { config, reports, calls } = await twoAnsweredCalls()
     const subscriptions = () => fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/subscription'))
 
     fake.dropSockets()
