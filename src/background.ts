@@ -10,9 +10,9 @@ import { createCampaignScheduler } from './campaigns/scheduler'
 import { startCheckpointer } from './db/checkpointer'
 import { databasePath } from './db/open'
 import { startAriManager } from './telephony/ari/manager'
-import { closeSessionsInterruptedByRestart } from './conversation/session-recovery'
-import { startTextChatSweeper } from './conversation/text-chat'
-import { createWebhookDispatcher, releaseHeldDeliveries } from './conversation/webhook-outbox'
+import { closeSessionsInterruptedByRestart } from './runs/session-recovery'
+import { startTextChatSweeper } from './runs/text-chat'
+import { createWebhookDispatcher, releaseHeldDeliveries } from './runs/webhook-outbox'
 
 /** The watchdog looks for calls that vanished every minute; a call is checked once open this long past ringing. */
 const WATCHDOG_SCHEDULE = '* * * * *'

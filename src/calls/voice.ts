@@ -1,6 +1,6 @@
 import { renderTemplate } from '../definition/template-variables'
 import type { AppContext } from '../context'
-import { openRunSession, RunSessionError, type RunSession } from '../conversation/run-session'
+import { openRunSession, RunSessionError, type RunSession } from '../runs/run-session'
 import { isPlainObject } from '../lib/values'
 import { attachArtifact, type RunArtifact } from '../runs/artifacts'
 import { getRun, updateRun } from '../runs/service'

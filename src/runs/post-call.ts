@@ -8,9 +8,9 @@ import { readPriceCard } from '../models/price-card'
 import { isModelProvider, MODEL_PROVIDERS } from '../models/providers'
 import type { LlmClient, ModelRef, TokenUsage } from '../models/types'
 import { addLlmUsage, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
-import { updateRun } from '../runs/service'
+import { updateRun } from './service'
 import { qaSkipReason, reviewCall } from './qa'
-import type { ConversationRecord } from './record'
+import type { ConversationRecord } from '../conversation/record'
 import { releaseHeldDeliveries } from './webhook-outbox'
 
 /**

@@ -2,8 +2,8 @@ import type { WorkflowDefinition, WorkflowNode } from '../definition/definition'
 import { isPlainObject } from '../lib/values'
 import { renderTemplate } from '../definition/template-variables'
 import type { LlmClient, ModelRef, TokenUsage } from '../models/types'
-import { nodeName, nodeText } from './graph'
-import type { ConversationRecord, TranscriptTurn } from './record'
+import { nodeName, nodeText } from '../conversation/graph'
+import type { ConversationRecord, TranscriptTurn } from '../conversation/record'
 
 /**
  * Quality review of a finished call by a QA node: whether it runs (skip rules) and one evaluation per conversation

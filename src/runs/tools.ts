@@ -5,8 +5,8 @@ import { credentialHeaders } from '../credentials/headers'
 import { readCredential } from '../credentials/store'
 import { nodeToolUuids } from '../conversation/graph'
 import { outboundPolicy } from '../egress/policy'
-import { callHttpTool } from './http-tool'
-import { activeToolsByUuid } from './service'
+import { callHttpTool } from '../tools/http-tool'
+import { activeToolsByUuid } from '../tools/service'
 
 /**
  * The tools of one run, for `createConversation({ tools })`: the organization's active tools the definition's nodes

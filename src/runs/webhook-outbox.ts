@@ -8,9 +8,9 @@ import { transaction } from '../db/transaction'
 import { outboundFailureReason, OutboundRefused, sendOutbound, type OutboundPolicy } from '../egress/outbound'
 import { outboundPolicy } from '../egress/policy'
 import { isoNow } from '../lib/clock'
-import { artifactLinks, ensurePublicAccess } from '../runs/artifacts'
-import { updateRun } from '../runs/service'
-import { nodeName } from './graph'
+import { artifactLinks, ensurePublicAccess } from './artifacts'
+import { updateRun } from './service'
+import { nodeName } from '../conversation/graph'
 import { readSigningSecret } from './signing-secret'
 import {
   buildWebhookRequest, classifyDelivery, WEBHOOK_MAX_ATTEMPTS, webhookTemplateContext, type DeliveryOutcome, type DeliveryVerdict,

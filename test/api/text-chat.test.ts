@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { sweepTextChats } from '../../src/conversation/text-chat'
+import { sweepTextChats } from '../../src/runs/text-chat'
 import type { manualClock } from '../../src/lib/clock'
 import { createTestApp, type TestApp } from '../support/app'
 import { callTool, failWith, say, startFakeModels, type FakeChatAnswer, type FakeModelRequest, type FakeModels } from '../support/fake-models'

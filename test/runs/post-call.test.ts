@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import type { WorkflowDefinition, WorkflowNode } from '../../src/definition/definition'
-import { readPreCallFetchAnswer, preCallFetchBody, preCallFetchUrl } from '../../src/conversation/pre-call-fetch'
-import { qaMetrics, qaSkipReason, reviewCall } from '../../src/conversation/qa'
+import { readPreCallFetchAnswer, preCallFetchBody, preCallFetchUrl } from '../../src/runs/pre-call-fetch'
+import { qaMetrics, qaSkipReason, reviewCall } from '../../src/runs/qa'
 import type { TranscriptTurn } from '../../src/conversation/record'
 import {
   buildWebhookRequest,
@@ -11,7 +11,7 @@ import {
   signWebhook,
   verifyWebhookSignature,
   webhookTemplateContext,
-} from '../../src/conversation/webhook'
+} from '../../src/runs/webhook'
 import { ScriptedLlm } from '../support/scripted-llm'
 
 const node = (id: string, type: string, data: Record<string, unknown>): WorkflowNode => ({ id, type, data })

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { openRunSession, RunSessionError } from '../../src/conversation/run-session'
-import { closeSessionsInterruptedByRestart } from '../../src/conversation/session-recovery'
+import { openRunSession, RunSessionError } from '../../src/runs/run-session'
+import { closeSessionsInterruptedByRestart } from '../../src/runs/session-recovery'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent, seedRun } from '../support/agents'
 import { say, startFakeModels, type FakeModels } from '../support/fake-models'

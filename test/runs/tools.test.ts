@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import type { Server } from 'bun'
 import type { WorkflowDefinition } from '../../src/definition/definition'
 import type { ConversationTools } from '../../src/conversation/tool-calls'
-import { conversationTools } from '../../src/tools/runtime'
+import { conversationTools } from '../../src/runs/tools'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent, sampleDefinition } from '../support/agents'
 

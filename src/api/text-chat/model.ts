@@ -2,7 +2,7 @@ import { t } from 'elysia'
 import { PathId } from '../schemas'
 
 /** The request and response shapes the domain declares, described to OpenAPI from here with the routes' own. */
-export { CreateTextChatBody, TextChatMessageBody, TextChatSession } from '../../conversation/schemas'
+export { CreateTextChatBody, TextChatMessageBody, TextChatSession } from '../../runs/schemas'
 
 export const WorkflowParams = t.Object({ workflow_id: PathId })
 

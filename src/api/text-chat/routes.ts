@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import type { AppContext } from '../../context'
 import { auth } from '../auth'
 import { authErrors, ErrorDetail } from '../schemas'
-import { createTextChat, endTextChat, getTextChat, sendTextChatMessage } from '../../conversation/text-chat'
+import { createTextChat, endTextChat, getTextChat, sendTextChatMessage } from '../../runs/text-chat'
 import { CreateTextChatBody, SessionParams, StaleRevision, TextChatMessageBody, TextChatSession, WorkflowParams } from './model'
 
 const tags = ['Text chat']

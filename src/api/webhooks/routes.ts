@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import type { AppContext } from '../../context'
 import { auth } from '../auth'
 import { authErrors } from '../schemas'
-import { createSigningSecret, signingSecretStatus } from '../../conversation/signing-secret'
+import { createSigningSecret, signingSecretStatus } from '../../runs/signing-secret'
 import { CreatedSigningSecret, SigningSecretStatus } from './model'
 
 const tags = ['Webhooks']
