@@ -14,7 +14,7 @@ import type { ToolCallLog } from './record'
  * Each call returns the result the model reads, the effect on the conversation and the run's log entry.
  */
 
-/** The organization's tools the definition names, and how to run an http_api one; built by src/tools/runtime.ts. */
+/** The organization's tools the definition names, and how to run an http_api one; built by src/runs/tools.ts. */
 export type ConversationTools = {
   /** Active tools by tool_uuid; a node's uuid missing here is a warning and is not offered. */
   byUuid: ReadonlyMap<string, AgentTool>

@@ -25,7 +25,7 @@
  * `logs.transcript`, `logs.realtime_feedback_events`, `logs.warnings` (agent features not supported yet, failures
  * survived), `logs.llm_fallback` (every switch to a fallback model), `logs.tool_calls` (each tool call: type, status,
  * duration, and an HTTP request's method, host and status), `logs.session` (channel, times, end reason).
- * The agent's tools come from the organization (src/tools/runtime.ts); transfers only where `transferCall` is given.
+ * The agent's tools come from the organization (src/runs/tools.ts); transfers only where `transferCall` is given.
  * Usage is kept in memory and written once at the end: `usage_info` (LLM tokens from the engine, STT seconds and TTS
  * characters reported by the channel, the duration) and `cost_info` from the organization's price card.
  *
