@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto'
-import { matchingNumber, startInboundRun } from '../calls/inbound'
+import { matchingNumber, startInboundRun } from './inbound'
 import type { AppContext } from '../context'
 import { unauthenticated } from '../lib/errors'
 import {
   acknowledge, callLinks, displayName, runById, runByProviderCallId, type CarrierDriver, type CarrierName, type InboundCallStart,
   type WebhookAnswer, type WebhookRequest,
-} from './carrier'
-import { carrierDriver } from './carriers'
-import { getConfigCredentials } from './configurations'
-import type { Credentials } from './providers'
-import { applyStatusUpdate, handleStatusCallback, requireValid, verifiedRun } from './status-callbacks'
+} from '../telephony/carrier'
+import { carrierDriver } from '../telephony/carriers'
+import { getConfigCredentials } from '../telephony/configurations'
+import type { Credentials } from '../telephony/providers'
+import { applyStatusUpdate, handleStatusCallback, requireValid, verifiedRun } from '../telephony/status-callbacks'
 
 /**
  * The webhooks whose answer tells the carrier what to do with a call: the answer URL of an outbound call we placed,

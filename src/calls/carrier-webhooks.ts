@@ -1,10 +1,10 @@
 import type { AppContext } from '../context'
 import { notFound } from '../lib/errors'
-import type { WebhookAnswer, WebhookRequest } from './carrier'
-import { carrierDriver } from './carriers'
+import type { WebhookAnswer, WebhookRequest } from '../telephony/carrier'
+import { carrierDriver } from '../telephony/carriers'
 import { handleAnswerWebhook, handleInboundWebhook } from './answer-webhooks'
-import { handleStatusCallback } from './status-callbacks'
-import { handleTransferCallback, TRANSFER_CALLBACK } from './carrier-transfer'
+import { handleStatusCallback } from '../telephony/status-callbacks'
+import { handleTransferCallback, TRANSFER_CALLBACK } from '../telephony/carrier-transfer'
 
 /**
  * Every carrier webhook under `/api/v1/telephony/<provider>/…`, dispatched to its carrier's driver. Each one is

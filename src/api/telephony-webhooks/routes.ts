@@ -4,7 +4,7 @@ import type { AppContext } from '../../context'
 import { tooLarge } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
 import type { WebhookAnswer, WebhookRequest } from '../../telephony/carrier'
-import { handleCarrierAnswer, handleCarrierCallback, handleCarrierInbound } from '../../telephony/webhooks'
+import { handleCarrierAnswer, handleCarrierCallback, handleCarrierInbound } from '../../calls/carrier-webhooks'
 import { ErrorDetail } from '../schemas'
 
 /**
