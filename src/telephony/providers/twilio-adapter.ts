@@ -55,7 +55,8 @@ function transferTwiml(transfer: CarrierTransferRequest): string {
   const url = escapeXml(transfer.eventsUrl)
   const progress = `statusCallbackEvent="answered" statusCallback="${url}" statusCallbackMethod="POST"`
   const noun = transfer.destination.type === 'sip' ? 'Sip' : 'Number'
-  return `<Response><Dial timeout="${transfer.timeoutSeconds}" action="${url}" method="POST">`
+  const callerId = transfer.callerId ? ` callerId="${escapeXml(transfer.callerId)}"` : ''
+  return `<Response><Dial timeout="${transfer.timeoutSeconds}"${callerId} action="${url}" method="POST">`
     + `<${noun} ${progress}>${escapeXml(transfer.destination.address)}</${noun}></Dial></Response>`
 }
 
