@@ -358,7 +358,7 @@ describe('Vonage: the call transferred to an NCCO that connects the destination'
     expect(row.logs.telephony.transfer).toMatchObject({ destination: DESK, talk_seconds: 95 })
   })
 
-  test.each([true, false])('busy with the leg\'s completed %s: completed is no answer, only acknowledged; busy fails the transfer and its answer brings the caller back', async (completedFirst) => {
+  test.each([['first', true], ['last', false]] as const)('busy with the leg\'s completed %s: completed is no answer, only acknowledged; busy fails the transfer and its answer brings the caller back', async (_order, completedFirst) => {
     const { t, runId, streams, fakeCall } = await vonageCall({ outcome: 'busy', completedFirst })
     expect(await streams[0].transfer!({ destination: DESK, timeoutSeconds: 30 })).toEqual({ status: 'failed', reason: 'busy', message: 'The destination is busy' })
     await waitFor('the leg\'s events all answered', () => fakeCall.legEvents.length === 4, 5_000)
