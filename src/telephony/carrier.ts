@@ -109,6 +109,16 @@ export type TransferEvent =
   | { kind: 'caller'; providerStatus: string }
 
 /**
+ * The end of a leg that the carrier reports for unanswered legs too (Vonage's `completed`, Plivo's DialAction `hangup`):
+ * only a positive talk time says the destination answered; otherwise the leg's failure comes in an event of its own.
+ */
+export function legEnded(providerStatus: string, duration: unknown): TransferEvent {
+  const talkSeconds = Number(duration)
+  const talked = Number.isFinite(talkSeconds) && talkSeconds > 0
+  return { kind: 'ended', failure: null, answered: talked, providerStatus, failureFollows: true, ...(talked ? { talkSeconds } : {}) }
+}
+
+/**
  * A carrier's own transfer: the caller's call is handed to the destination by the carrier, which reports the
  * destination's leg to `eventsUrl`. Markup carriers (Twilio, Plivo, Vobiz, Vonage) replace the call's markup, which
  * ends its media stream; after a failure their answer to the event connects the caller to a new media stream.

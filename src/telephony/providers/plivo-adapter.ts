@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context'
 import { basicAuth, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
 import {
-  escapeXml, hmac, sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart,
+  escapeXml, hmac, legEnded, sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart,
   type StatusUpdate, type TransferEvent, type Verdict, type WebhookRequest, timeLimitField } from '../carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../providers'
@@ -116,12 +116,8 @@ function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
   if (dialStatus === 'completed') return { kind: 'ended', failure: null, answered: true, providerStatus: dialStatus }
   if (dialStatus) return { kind: 'ended', failure: DIAL_FAILURES[dialStatus] ?? 'failed', answered: false, providerStatus: dialStatus }
   if (dialAction === 'answer') return { kind: 'answered', providerStatus: dialAction }
-  if (dialAction === 'hangup') {
-    // An unanswered leg hangs up too (duration 0): the action's DialStatus says why.
-    const talkSeconds = Number(duration)
-    const talked = Number.isFinite(talkSeconds) && talkSeconds > 0
-    return { kind: 'ended', failure: null, answered: talked, providerStatus: `hangup:${webhook.params.DialBLegHangupCause ?? 'unknown'}`, failureFollows: true, ...(talked ? { talkSeconds } : {}) }
-  }
+  // An unanswered leg hangs up too (duration 0): the action's DialStatus says why.
+  if (dialAction === 'hangup') return legEnded(`hangup:${webhook.params.DialBLegHangupCause ?? 'unknown'}`, duration)
   return dialAction ? null : { kind: 'instructions', providerStatus: webhook.params.CallStatus ?? 'transfer' }
 }
 

@@ -4,7 +4,7 @@ import { refused } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
 import { bearer, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
 import {
-  hmac, jsonAnswer, sameText, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart, type StatusUpdate,
+  hmac, jsonAnswer, legEnded, sameText, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart, type StatusUpdate,
   type TransferEvent, type Verdict, type WebhookRequest, timeLimitField } from '../carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../providers'
@@ -109,11 +109,7 @@ const TRANSFER_FAILURES: Record<string, TransferFailureReason> = {
 function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
   const { status, duration } = fieldsOf(webhook)
   if (status === 'answered') return { kind: 'answered', providerStatus: status }
-  if (status === 'completed') {
-    const talkSeconds = Number(duration)
-    const talked = duration !== undefined && duration !== '' && Number.isFinite(talkSeconds) && talkSeconds > 0
-    return { kind: 'ended', failure: null, answered: talked, providerStatus: status, failureFollows: true, ...(talked ? { talkSeconds } : {}) }
-  }
+  if (status === 'completed') return legEnded(status, duration)
   const failure = TRANSFER_FAILURES[String(status)]
   return failure ? { kind: 'ended', failure, answered: false, providerStatus: String(status) } : null
 }
