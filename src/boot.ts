@@ -11,8 +11,8 @@ import { loadMasterKey } from './lib/encryption'
 import { createLogger, type Logger } from './log'
 import { localObjectStore } from './storage/object-store'
 import { createTelephony } from './telephony/provider'
-import { registerCarriers } from './telephony/carriers'
-import { PROVIDER_API_BASE_URLS } from './telephony/carrier-api'
+import { registerCarriers } from './telephony/carriers/registry'
+import { PROVIDER_API_BASE_URLS } from './telephony/carriers/http'
 
 /**
  * The composition root: the only module that wires implementations together. `buildContext` assembles the context

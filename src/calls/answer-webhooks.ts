@@ -5,11 +5,11 @@ import { unauthenticated } from '../lib/errors'
 import {
   acknowledge, callLinks, displayName, runById, runByProviderCallId, type CarrierDriver, type CarrierName, type InboundCallStart,
   type WebhookAnswer, type WebhookRequest,
-} from '../telephony/carrier'
-import { carrierDriver } from '../telephony/carriers'
-import { getConfigCredentials } from '../telephony/configurations'
-import type { Credentials } from '../telephony/providers'
-import { applyStatusUpdate, handleStatusCallback, requireValid, verifiedRun } from '../telephony/status-callbacks'
+} from '../telephony/carriers/carrier'
+import { carrierDriver } from '../telephony/carriers/registry'
+import { getConfigCredentials } from '../telephony/config/configurations'
+import type { Credentials } from '../telephony/config/providers'
+import { applyStatusUpdate, handleStatusCallback, requireValid, verifiedRun } from '../telephony/carriers/status-callbacks'
 
 /**
  * The webhooks whose answer tells the carrier what to do with a call: the answer URL of an outbound call we placed,

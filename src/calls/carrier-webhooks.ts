@@ -1,10 +1,10 @@
 import type { AppContext } from '../context'
 import { notFound } from '../lib/errors'
-import type { WebhookAnswer, WebhookRequest } from '../telephony/carrier'
-import { carrierDriver } from '../telephony/carriers'
+import type { WebhookAnswer, WebhookRequest } from '../telephony/carriers/carrier'
+import { carrierDriver } from '../telephony/carriers/registry'
 import { handleAnswerWebhook, handleInboundWebhook } from './answer-webhooks'
-import { handleStatusCallback } from '../telephony/status-callbacks'
-import { handleTransferCallback, TRANSFER_CALLBACK } from '../telephony/carrier-transfer'
+import { handleStatusCallback } from '../telephony/carriers/status-callbacks'
+import { handleTransferCallback, TRANSFER_CALLBACK } from '../telephony/carriers/transfer'
 
 /**
  * Every carrier webhook under `/api/v1/telephony/<provider>/…`, dispatched to its carrier's driver. Each one is

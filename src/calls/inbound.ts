@@ -4,7 +4,7 @@ import { AddressError, ARI_PROVIDER, normalizeAddress } from '../lib/phone'
 import { createRun, openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS } from '../runs/target'
 import type { InboundCall, InboundRoute } from '../telephony/ari/adapter'
-import { getConfigCredentials } from '../telephony/configurations'
+import { getConfigCredentials } from '../telephony/config/configurations'
 import { concurrentCallLimit } from './start'
 
 /**

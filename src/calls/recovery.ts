@@ -1,7 +1,7 @@
 import type { AppContext } from '../context'
 import { finishRun, INTERRUPTED_DISPOSITION } from '../runs/service'
 import type { CallState } from '../telephony/provider'
-import { recordedTransfer } from '../telephony/status-callbacks'
+import { recordedTransfer } from '../telephony/carriers/status-callbacks'
 import { transaction } from '../db/transaction'
 import { removeLeftoverCallObjects } from './leftovers'
 import type { ContactAttempts } from './outcomes'

@@ -4,7 +4,7 @@ import { openRunSession, RunSessionError, type RunSession } from '../runs/run-se
 import { isPlainObject } from '../lib/values'
 import { attachArtifact, type RunArtifact } from '../runs/artifacts'
 import { getRun, updateRun } from '../runs/service'
-import type { AnsweredCall, ConversationHooks, ConversationOutcome } from '../telephony/call-session'
+import type { AnsweredCall, ConversationHooks, ConversationOutcome } from '../telephony/ari/call-session'
 import { createVoicePipeline, type VoiceCallResult, type VoicemailOptions, type VoicePipeline, type VoicePipelineOptions } from '../voice/pipeline'
 import type { CallRecording } from '../voice/recorder'
 import { loadVadEngine, type VadEngine } from '../voice/vad'

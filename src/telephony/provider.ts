@@ -1,4 +1,4 @@
-import type { AnsweredCall } from './call-session'
+import type { AnsweredCall } from './ari/call-session'
 
 /**
  * The seam between whoever wants a call (API trigger, campaign scheduler) and whoever places it (ARI, a carrier API,

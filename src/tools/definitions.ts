@@ -129,7 +129,7 @@ function transferConfig(config: Input<'transfer_call'>, at: At, fail: Fail): Tra
   const checkDestination = (value: string, path: Loc) => {
     if (value.includes('{{')) return
     // A tool belongs to no telephony configuration: whether a raw dial string may be dialled is the rule of the call's
-    // configuration, applied when the transfer dials (telephony/call-session.ts).
+    // configuration, applied when the transfer dials (telephony/ari/call-session.ts).
     const problem = validateDestination(value, ARI_PROVIDER, { rawDialStrings: true })
     if (problem) fail(path, `the destination ${problem}`, value)
   }

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { discardImportingCampaigns } from '../../src/campaigns/lifecycle'
 import { finishRun } from '../../src/runs/service'
-import { markInactive } from '../../src/telephony/configurations'
+import { markInactive } from '../../src/telephony/config/configurations'
 import type { manualClock } from '../../src/lib/clock'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent, createAriConfiguration, csvOf, manualScheduler, scriptedTelephony, uploadCsv } from '../support/campaigns'

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { getConfigCredentials, markInactive } from '../../src/telephony/configurations'
-import { PROVIDER_NAMES, type ProviderName } from '../../src/telephony/providers'
+import { getConfigCredentials, markInactive } from '../../src/telephony/config/configurations'
+import { PROVIDER_NAMES, type ProviderName } from '../../src/telephony/config/providers'
 import { createTestApp, type TestApp } from '../support/app'
 import { addPhoneNumber, CONFIGS_PATH, createConfiguration, VALID_CONFIGS } from '../support/telephony'
 

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { getConfigCredentials } from '../../src/telephony/configurations'
+import { getConfigCredentials } from '../../src/telephony/config/configurations'
 import { createTestApp, UNREACHABLE_URL, type TestApp } from '../support/app'
 import { FAKE_IDS, startFakeProviders, type FakeProviders } from '../support/fake-providers'
 import { CONFIGS_PATH, createConfiguration, VALID_CONFIGS } from '../support/telephony'

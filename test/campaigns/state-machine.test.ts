@@ -3,7 +3,7 @@ import * as stateMachine from '../../src/campaigns/state-machine'
 import { applyTransition, CAMPAIGN_TRANSITIONS, type CampaignTransition } from '../../src/campaigns/state-machine'
 import type { CampaignState } from '../../src/db/schema/campaigns'
 import type { manualClock } from '../../src/lib/clock'
-import { markInactive } from '../../src/telephony/configurations'
+import { markInactive } from '../../src/telephony/config/configurations'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent, createAriConfiguration, csvOf, manualScheduler, scriptedTelephony, uploadCsv } from '../support/campaigns'
 

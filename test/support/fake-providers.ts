@@ -1,5 +1,5 @@
 import type { ProviderApiBaseUrls } from '../../src/context'
-import type { ProvisionedProvider } from '../../src/telephony/provisioning'
+import type { ProvisionedProvider } from '../../src/telephony/config/provisioning'
 
 /**
  * The provider REST endpoints a configuration save calls, served on 127.0.0.1 so tests never reach a real provider.

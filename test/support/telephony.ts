@@ -1,5 +1,5 @@
 import { expect } from 'bun:test'
-import type { ProviderName } from '../../src/telephony/providers'
+import type { ProviderName } from '../../src/telephony/config/providers'
 import type { HttpClient } from './http-app'
 
 export const CONFIGS_PATH = '/api/v1/organizations/telephony-configs'

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test'
 import { removeAriLeftovers } from '../../src/telephony/ari/leftovers'
 import { createAriRest, type AriRest } from '../../src/telephony/ari/rest'
-import { bridgeIdFor, callIdOfBridge, callIdOfMediaChannel, mediaChannelIdFor } from '../../src/telephony/call-session'
+import { bridgeIdFor, callIdOfBridge, callIdOfMediaChannel, mediaChannelIdFor } from '../../src/telephony/ari/call-session'
 import type { CallOwnership } from '../../src/telephony/provider'
 import { startFakeAri, type FakeAri } from '../support/fake-ari'
 import { waitFor } from '../support/wait'

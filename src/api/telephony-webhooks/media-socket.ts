@@ -1,6 +1,6 @@
 import type { Server, ServerWebSocket, WebSocketHandler } from 'bun'
 import type { AppContext } from '../../context'
-import { admitMediaStream, startMediaStream, type MediaStreamPath } from '../../telephony/media-streams'
+import { admitMediaStream, startMediaStream, type MediaStreamPath } from '../../telephony/carriers/media-streams'
 import { createCarrierMediaTransport, type CarrierMediaTransport } from '../../voice/carrier-media'
 
 /**

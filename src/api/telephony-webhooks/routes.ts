@@ -3,7 +3,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { tooLarge } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
-import type { WebhookAnswer, WebhookRequest } from '../../telephony/carrier'
+import type { WebhookAnswer, WebhookRequest } from '../../telephony/carriers/carrier'
 import { handleCarrierAnswer, handleCarrierCallback, handleCarrierInbound } from '../../calls/carrier-webhooks'
 import { ErrorDetail } from '../schemas'
 

@@ -20,7 +20,7 @@ export {
   CreateTrunkBody,
   UpdateTrunkBody,
   TrunkDeleted,
-} from '../../telephony/schemas'
+} from '../../telephony/config/schemas'
 
 export const ConfigIdParams = IdParam('config_id')
 

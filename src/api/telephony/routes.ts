@@ -3,7 +3,7 @@ import type { AppContext } from '../../context'
 import { auth } from '../auth'
 import { authErrors, ErrorDetail } from '../schemas'
 import { syncAriConnections } from '../../telephony/ari/manager'
-import { providerMetadata } from '../../telephony/providers'
+import { providerMetadata } from '../../telephony/config/providers'
 import {
   ConfigIdParams,
   ConfigurationDetail,
@@ -32,7 +32,7 @@ import {
   listPhoneNumbers,
   setDefaultCaller,
   updatePhoneNumber,
-} from '../../telephony/phone-numbers'
+} from '../../telephony/config/phone-numbers'
 import {
   createConfiguration,
   deleteConfiguration,
@@ -42,8 +42,8 @@ import {
   setDefaultOutbound,
   updateConfiguration,
   type CreateConfigurationInput,
-} from '../../telephony/configuration-service'
-import { createTrunk, deleteTrunk, listTrunks, updateTrunk } from '../../telephony/trunks'
+} from '../../telephony/config/configuration-service'
+import { createTrunk, deleteTrunk, listTrunks, updateTrunk } from '../../telephony/config/trunks'
 
 const tags = ['Telephony']
 const configErrors = { 404: ErrorDetail, ...authErrors }

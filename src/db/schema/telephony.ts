@@ -14,7 +14,7 @@ export const telephonyConfigurations = sqliteTable('telephony_configurations', {
   organizationId: integer('organization_id').notNull(),
   name: text('name').notNull(),
   provider: text('provider').$type<ProviderName>().notNull(),
-  /** Sensitive values sealed (see src/telephony/secrets.ts); open them with `openCredentials`. */
+  /** Sensitive values sealed (see src/telephony/config/secrets.ts); open them with `openCredentials`. */
   sealedCredentials: text('credentials', { mode: 'json' }).$type<Credentials>().notNull(),
   isDefaultOutbound: integer('is_default_outbound', { mode: 'boolean' }).notNull().default(false),
   inactive: integer('inactive', { mode: 'boolean' }).notNull().default(false),

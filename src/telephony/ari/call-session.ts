@@ -1,11 +1,11 @@
-import type { Clock } from '../lib/clock'
-import type { Logger } from '../log'
-import { AddressError, buildAriDialString, DEFAULT_DIAL_STRING_TEMPLATE, type DestinationRules } from '../lib/phone'
-import { connectAriMedia } from '../voice/ari-media'
-import type { MediaTransport } from '../voice/media-transport'
-import { AriError, type AriRest } from './ari/rest'
-import { transferOverAri, type AriTransferResult, type ChannelWatch } from './ari/transfer'
-import type { AriEvent } from './ari/types'
+import type { Clock } from '../../lib/clock'
+import type { Logger } from '../../log'
+import { AddressError, buildAriDialString, DEFAULT_DIAL_STRING_TEMPLATE, type DestinationRules } from '../../lib/phone'
+import { connectAriMedia } from '../../voice/ari-media'
+import type { MediaTransport } from '../../voice/media-transport'
+import { AriError, type AriRest } from './rest'
+import { transferOverAri, type AriTransferResult, type ChannelWatch } from './transfer'
+import type { AriEvent } from './types'
 
 /**
  * What happens to an answered ARI call (outbound or inbound) until it is over, and the seam where the conversation

@@ -1,4 +1,4 @@
-import { callIdOfBridge, callIdOfMediaChannel, hangupIgnoringGone, ignoreGone } from '../call-session'
+import { callIdOfBridge, callIdOfMediaChannel, hangupIgnoringGone, ignoreGone } from './call-session'
 import type { CallOwnership } from '../provider'
 import type { AriRest } from './rest'
 

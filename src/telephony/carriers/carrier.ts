@@ -1,14 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { and, eq } from 'drizzle-orm'
-import type { AppContext } from '../context'
-import { workflowRuns, type WorkflowRunRow } from '../db/schema'
-import { DomainError } from '../lib/errors'
-import { deriveKey } from '../lib/hmac'
-import { getConfigCredentials } from './configurations'
-import { PROVIDERS, type Credentials, type ProviderName } from './providers'
-import type { MediaFraming } from '../voice/carrier-media'
-import type { TransferFailureReason } from './ari/transfer'
-import { DialError, type CallState, type DialRequest, type TelephonyProvider } from './provider'
+import type { AppContext } from '../../context'
+import { workflowRuns, type WorkflowRunRow } from '../../db/schema'
+import { DomainError } from '../../lib/errors'
+import { deriveKey } from '../../lib/hmac'
+import { getConfigCredentials } from '../config/configurations'
+import { PROVIDERS, type Credentials, type ProviderName } from '../config/providers'
+import type { MediaFraming } from '../../voice/carrier-media'
+import type { TransferFailureReason } from '../ari/transfer'
+import { DialError, type CallState, type DialRequest, type TelephonyProvider } from '../provider'
 
 /**
  * What every carrier adapter (Twilio, Telnyx, Plivo, Vobiz, Vonage, Cloudonix, Exotel, WhatsApp) provides, and the

@@ -1,9 +1,9 @@
 import type { AppContext } from '../../context'
 import { isPlainObject } from '../../lib/values'
-import { bearer, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
-import { sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type InboundCallStart, type StatusUpdate, type WebhookRequest } from '../carrier'
-import type { Credentials } from '../providers'
-import { connectTwiml } from './twilio-adapter'
+import { bearer, callCarrier, callCarrierForJson, requireId } from './http'
+import { sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type InboundCallStart, type StatusUpdate, type WebhookRequest } from './carrier'
+import type { Credentials } from '../config/providers'
+import { connectTwiml } from './twilio'
 
 // Cloudonix: calls placed through the domain's application API with inline CXML (Twilio's dialect, so the same
 // <Connect><Stream> and Media Streams framing), outcomes from the domain's CDR webhook, matched by session token.

@@ -1,9 +1,9 @@
 import type { AppContext } from '../../context'
 import { isPlainObject } from '../../lib/values'
-import { basicAuth, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
-import { acknowledge, hmac, jsonAnswer, sameText, type CarrierDriver, type InboundCallStart, type StatusUpdate, type Verdict, type WebhookRequest, timeLimitField } from '../carrier'
-import type { Credentials } from '../providers'
-import { LIVE_CALL_STATUSES, TWILIO_CALL_STATUSES } from './twilio-adapter'
+import { basicAuth, callCarrier, callCarrierForJson, requireId } from './http'
+import { acknowledge, hmac, jsonAnswer, sameText, type CarrierDriver, type InboundCallStart, type StatusUpdate, type Verdict, type WebhookRequest, timeLimitField } from './carrier'
+import type { Credentials } from '../config/providers'
+import { LIVE_CALL_STATUSES, TWILIO_CALL_STATUSES } from './twilio'
 
 // Exotel: "connect to a stream" calls (form-encoded, Basic auth with the API key and token, on the configuration's
 // regional api_base_url), terminal status callbacks authenticated by a per-run HMAC token in their URL, inbound calls

@@ -1,7 +1,7 @@
-import type { AppContext, ProviderApiBaseUrls } from '../context'
-import { refused, upstreamFailed } from '../lib/errors'
-import { isPlainObject } from '../lib/values'
-import { PROVIDERS, type ProviderName } from './providers'
+import type { AppContext, ProviderApiBaseUrls } from '../../context'
+import { refused, upstreamFailed } from '../../lib/errors'
+import { isPlainObject } from '../../lib/values'
+import { PROVIDERS, type ProviderName } from '../config/providers'
 
 /**
  * The HTTP plumbing every carrier call shares (dialling, hanging up, status lookups, what a configuration save

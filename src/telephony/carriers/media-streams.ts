@@ -1,11 +1,11 @@
-import type { AppContext } from '../context'
-import type { WorkflowRunRow } from '../db/schema'
-import { markRunRunning } from '../runs/service'
-import type { CarrierMediaTransport, MediaFraming } from '../voice/carrier-media'
-import type { MediaClose } from '../voice/media-transport'
+import type { AppContext } from '../../context'
+import type { WorkflowRunRow } from '../../db/schema'
+import { markRunRunning } from '../../runs/service'
+import type { CarrierMediaTransport, MediaFraming } from '../../voice/carrier-media'
+import type { MediaClose } from '../../voice/media-transport'
 import { mediaStreamTokenMatches, runById, type CarrierDriver } from './carrier'
-import { returningCaller, transferCarrierCall, type CallMedia } from './carrier-transfer'
-import { carrierDriver } from './carriers'
+import { returningCaller, transferCarrierCall, type CallMedia } from './transfer'
+import { carrierDriver } from './registry'
 
 /**
  * The media streams carriers open to `/api/v1/telephony/ws/{workflow_id}/{organization_id}/{run_id}/{token}`.

@@ -1,10 +1,10 @@
 import type { AppContext } from '../../context'
-import { basicAuth, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
+import { basicAuth, callCarrier, callCarrierForJson, requireId } from './http'
 import {
   escapeXml, hmac, legEnded, sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart,
-  type StatusUpdate, type TransferEvent, type Verdict, type WebhookRequest, timeLimitField } from '../carrier'
+  type StatusUpdate, type TransferEvent, type Verdict, type WebhookRequest, timeLimitField } from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
-import type { Credentials } from '../providers'
+import type { Credentials } from '../config/providers'
 
 // Plivo and Vobiz (Plivo-compatible): the Call API (JSON, numbers without '+'), Plivo XML answers with a bidirectional
 // µ-law <Stream>, hang-up / ring / machine detection callbacks signed with the nonce-based V3 (or V2) signature.

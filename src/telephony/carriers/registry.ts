@@ -1,12 +1,12 @@
-import type { AppContext } from '../context'
+import type { AppContext } from '../../context'
 import { createCarrierProvider, type CarrierDriver, type CarrierName } from './carrier'
-import { cloudonixDriver } from './providers/cloudonix-adapter'
-import { exotelDriver } from './providers/exotel-adapter'
-import { plivoDriver, vobizDriver } from './providers/plivo-adapter'
-import { telnyxDriver } from './providers/telnyx-adapter'
-import { twilioDriver } from './providers/twilio-adapter'
-import { vonageDriver } from './providers/vonage-adapter'
-import { whatsappDriver } from './providers/whatsapp-adapter'
+import { cloudonixDriver } from './cloudonix'
+import { exotelDriver } from './exotel'
+import { plivoDriver, vobizDriver } from './plivo'
+import { telnyxDriver } from './telnyx'
+import { twilioDriver } from './twilio'
+import { vonageDriver } from './vonage'
+import { whatsappDriver } from './whatsapp'
 
 /** Every carrier adapter, by provider name (ARI has its own, src/telephony/ari/). */
 export const CARRIER_DRIVERS: Record<CarrierName, CarrierDriver> = {

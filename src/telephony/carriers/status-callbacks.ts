@@ -1,16 +1,16 @@
 import { eq } from 'drizzle-orm'
-import type { AppContext } from '../context'
-import { workflowRuns, type JsonObject, type WorkflowRunRow } from '../db/schema'
-import { transaction } from '../db/transaction'
-import { forbidden, notFound, unauthenticated } from '../lib/errors'
-import { isoNow } from '../lib/clock'
-import { isPlainObject } from '../lib/values'
+import type { AppContext } from '../../context'
+import { workflowRuns, type JsonObject, type WorkflowRunRow } from '../../db/schema'
+import { transaction } from '../../db/transaction'
+import { forbidden, notFound, unauthenticated } from '../../lib/errors'
+import { isoNow } from '../../lib/clock'
+import { isPlainObject } from '../../lib/values'
 import {
   acknowledge, FINAL_STATUSES, recordProviderCallId, runById, runByProviderCallId, type CarrierCallStatus, type CarrierDriver, type StatusUpdate,
   type Verdict, type WebhookAnswer, type WebhookRequest,
 } from './carrier'
-import { getConfigCredentials } from './configurations'
-import type { CallOutcome } from './provider'
+import { getConfigCredentials } from '../config/configurations'
+import type { CallOutcome } from '../provider'
 
 /**
  * Carrier status callbacks: authenticated with the stored secret of the run's configuration before anything changes,

@@ -2,11 +2,11 @@ import { createPublicKey, verify as verifySignature, type KeyObject } from 'node
 import type { AppContext } from '../../context'
 import { refused } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
-import { bearer, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
+import { bearer, callCarrier, callCarrierForJson, requireId } from './http'
 import {
-  acknowledge, type CarrierCallStatus, type CarrierDriver, type CallLinks, type InboundCallStart, type StatusUpdate, type TransferEvent, type WebhookRequest, timeLimitField } from '../carrier'
+  acknowledge, type CarrierCallStatus, type CarrierDriver, type CallLinks, type InboundCallStart, type StatusUpdate, type TransferEvent, type WebhookRequest, timeLimitField } from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
-import type { Credentials } from '../providers'
+import type { Credentials } from '../config/providers'
 
 // Telnyx Call Control: calls are driven by API commands (Bearer API key), events arrive as JSON webhooks signed with
 // Ed25519 over "<telnyx-timestamp>|<raw body>", verified with the account's public key; media streams are RTP payloads

@@ -1,17 +1,17 @@
-import type { AppContext } from '../context'
-import type { WorkflowRunRow } from '../db/schema'
-import { DomainError, notFound } from '../lib/errors'
-import { isE164, isSipUri } from '../lib/phone'
-import { updateRun } from '../runs/service'
-import type { TransferFailureReason } from './ari/transfer'
-import type { CallTransferResult } from './call-session'
+import type { AppContext } from '../../context'
+import type { WorkflowRunRow } from '../../db/schema'
+import { DomainError, notFound } from '../../lib/errors'
+import { isE164, isSipUri } from '../../lib/phone'
+import { updateRun } from '../../runs/service'
+import type { TransferFailureReason } from '../ari/transfer'
+import type { CallTransferResult } from '../ari/call-session'
 import {
   acknowledge, callLinks, displayName, runById, type CarrierDriver, type CarrierTransferRequest, type TransferAddress, type TransferEvent,
   type WebhookAnswer, type WebhookRequest,
 } from './carrier'
-import { getConfigCredentials } from './configurations'
-import type { CarrierMediaTransport } from '../voice/carrier-media'
-import type { MediaTransport } from '../voice/media-transport'
+import { getConfigCredentials } from '../config/configurations'
+import type { CarrierMediaTransport } from '../../voice/carrier-media'
+import type { MediaTransport } from '../../voice/media-transport'
 import { applyStatusUpdate, recordedTransfer, verifiedRun } from './status-callbacks'
 
 /**

@@ -1,10 +1,10 @@
 import type { AppContext } from '../../context'
-import { basicAuth, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
+import { basicAuth, callCarrier, callCarrierForJson, requireId } from './http'
 import {
   escapeXml, hmac, sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart,
-  type StatusUpdate, type TransferEvent, type WebhookRequest, timeLimitField } from '../carrier'
+  type StatusUpdate, type TransferEvent, type WebhookRequest, timeLimitField } from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
-import type { Credentials } from '../providers'
+import type { Credentials } from '../config/providers'
 
 // Twilio Programmable Voice: Calls API (form-encoded, Basic auth), TwiML answers, X-Twilio-Signature webhooks.
 // Cloudonix speaks the same TwiML/Media Streams dialect; its driver reuses `connectTwiml`.

@@ -2,12 +2,12 @@ import { createHash, createPrivateKey, randomUUID, sign } from 'node:crypto'
 import type { AppContext } from '../../context'
 import { refused } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
-import { bearer, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
+import { bearer, callCarrier, callCarrierForJson, requireId } from './http'
 import {
   hmac, jsonAnswer, legEnded, sameText, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart, type StatusUpdate,
-  type TransferEvent, type Verdict, type WebhookRequest, timeLimitField } from '../carrier'
+  type TransferEvent, type Verdict, type WebhookRequest, timeLimitField } from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
-import type { Credentials } from '../providers'
+import type { Credentials } from '../config/providers'
 
 // Vonage Voice API: calls created with a JWT signed RS256 by the application's private key, NCCO answers that connect a
 // WebSocket (16-bit linear PCM at 16 kHz), JSON events signed with an HS256 JWT under the signature secret.

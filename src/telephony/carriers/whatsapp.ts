@@ -1,11 +1,11 @@
 import type { AppContext } from '../../context'
 import { forbidden, refused, unauthenticated } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
-import { bearer, callCarrier } from '../carrier-api'
-import { acknowledge, hmac, sameText, type CarrierDriver, type Verdict, type WebhookAnswer, type WebhookRequest } from '../carrier'
-import { listActiveConfigurations } from '../configurations'
-import type { Credentials } from '../providers'
-import { WHATSAPP_MEDIA_LIMITATION } from './whatsapp'
+import { bearer, callCarrier } from './http'
+import { acknowledge, hmac, sameText, type CarrierDriver, type Verdict, type WebhookAnswer, type WebhookRequest } from './carrier'
+import { listActiveConfigurations } from '../config/configurations'
+import type { Credentials } from '../config/providers'
+import { WHATSAPP_MEDIA_LIMITATION } from '../config/providers/whatsapp'
 
 // WhatsApp Business Calling: the Graph API webhook (GET subscription handshake with hub.verify_token, POSTs signed with
 // X-Hub-Signature-256 under the app secret) and the call signalling. Call audio is WebRTC, which Ringbase cannot

@@ -1,9 +1,9 @@
 import { and, asc, eq, ne, sql } from 'drizzle-orm'
-import type { AppContext } from '../context'
-import { telephonyConfigurations, type TelephonyConfigurationRow } from '../db/schema'
-import { translateUniqueViolations } from '../db/tables'
-import { conflict, invalid, notFound, refused } from '../lib/errors'
-import { isoNow } from '../lib/clock'
+import type { AppContext } from '../../context'
+import { telephonyConfigurations, type TelephonyConfigurationRow } from '../../db/schema'
+import { translateUniqueViolations } from '../../db/tables'
+import { conflict, invalid, notFound, refused } from '../../lib/errors'
+import { isoNow } from '../../lib/clock'
 import {
   CONFIGURATION_NOT_FOUND,
   isConfigurationInUse,
@@ -27,8 +27,8 @@ import { provisionMissing } from './provisioning'
 import { maskCredentials, openCredentials, sealCredentials, secretItems } from './secrets'
 import type { ConfigurationDetail, ConfigurationListItem } from './schemas'
 import { trunkViews } from './trunks'
-import { transaction } from '../db/transaction'
-import { preparedQuery } from '../db/prepared'
+import { transaction } from '../../db/transaction'
+import { preparedQuery } from '../../db/prepared'
 
 export type CreateConfigurationInput = { name: string; is_default_outbound?: boolean; config: { provider: ProviderName } & Record<string, unknown> }
 export type UpdateConfigurationInput = { name?: string | null; config?: Record<string, unknown> | null }

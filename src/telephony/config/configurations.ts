@@ -1,12 +1,12 @@
 import { randomInt } from 'node:crypto'
 import { and, asc, desc, eq, sql } from 'drizzle-orm'
-import type { AppContext } from '../context'
-import { phoneNumbers, telephonyConfigurations, type PhoneNumberRow, type TelephonyConfigurationRow } from '../db/schema'
-import { DomainError, notFound, refused } from '../lib/errors'
-import { isoNow } from '../lib/clock'
+import type { AppContext } from '../../context'
+import { phoneNumbers, telephonyConfigurations, type PhoneNumberRow, type TelephonyConfigurationRow } from '../../db/schema'
+import { DomainError, notFound, refused } from '../../lib/errors'
+import { isoNow } from '../../lib/clock'
 import { PROVIDERS, setupChecklist, storableCredentials, type Credentials, type ProviderCredentials, type ProviderName, type SetupChecklist, type SetupFacts } from './providers'
 import { openCredentials, preserveMasked } from './secrets'
-import { boundList, inBoundList, preparedQuery } from '../db/prepared'
+import { boundList, inBoundList, preparedQuery } from '../../db/prepared'
 
 /**
  * Telephony configurations as the rest of the server sees them: outbound resolution for the API trigger and

@@ -1,14 +1,14 @@
 import { and, asc, eq } from 'drizzle-orm'
-import type { AppContext } from '../context'
-import { phoneNumbers, trunks, type PhoneNumberRow } from '../db/schema'
-import { translateUniqueViolations } from '../db/tables'
-import { valueError, type ValidationItem } from '../lib/validation'
-import { conflict, invalid, notFound, refused } from '../lib/errors'
-import { isoNow } from '../lib/clock'
-import { AddressError, dialCodeFor, normalizeAddress, type NormalizedAddress } from '../lib/phone'
+import type { AppContext } from '../../context'
+import { phoneNumbers, trunks, type PhoneNumberRow } from '../../db/schema'
+import { translateUniqueViolations } from '../../db/tables'
+import { valueError, type ValidationItem } from '../../lib/validation'
+import { conflict, invalid, notFound, refused } from '../../lib/errors'
+import { isoNow } from '../../lib/clock'
+import { AddressError, dialCodeFor, normalizeAddress, type NormalizedAddress } from '../../lib/phone'
 import { requireConfigurationRow } from './configurations'
 import type { CreatePhoneNumberBody, PhoneNumberView, UpdatePhoneNumberBody } from './schemas'
-import { transaction } from '../db/transaction'
+import { transaction } from '../../db/transaction'
 
 /** Phone numbers of a configuration: caller ids for outbound calls and the addresses inbound calls are routed by. */
 

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import type { Config } from '../config'
-import type { AppContext } from '../context'
-import { basicAuth, bearer, callCarrierForJson, requireId } from './carrier-api'
+import type { Config } from '../../config'
+import type { AppContext } from '../../context'
+import { basicAuth, bearer, callCarrierForJson, requireId } from '../carriers/http'
 import type { Credentials, ProviderName } from './providers'
-import { isPlainObject } from '../lib/values'
+import { isPlainObject } from '../../lib/values'
 
 /**
  * Saving a configuration asks the provider to create what the request left out (an application or connection

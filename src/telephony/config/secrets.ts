@@ -1,8 +1,8 @@
 import { PROVIDERS, sensitivePaths, type Credentials, type ProviderName } from './providers'
-import { decryptSecret, encryptSecret } from '../lib/encryption'
-import { looksMasked, maskSecret } from '../lib/mask'
-import { valueError, type Loc, type ValidationItem } from '../lib/validation'
-import { isPlainObject } from '../lib/values'
+import { decryptSecret, encryptSecret } from '../../lib/encryption'
+import { looksMasked, maskSecret } from '../../lib/mask'
+import { valueError, type Loc, type ValidationItem } from '../../lib/validation'
+import { isPlainObject } from '../../lib/values'
 
 function getPath(source: Record<string, unknown>, dottedPath: string): unknown {
   let current: unknown = source

@@ -1,5 +1,5 @@
 import { expect } from 'bun:test'
-import type { AnsweredCall } from '../../../src/telephony/call-session'
+import type { AnsweredCall } from '../../../src/telephony/ari/call-session'
 import type { TestApp } from '../app'
 import { createCarrierTestApp, type CarrierTestApp, type FakeServer } from './shared'
 import { addPhoneNumber, createConfiguration } from '../telephony'

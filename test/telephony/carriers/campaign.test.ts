@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import type { manualClock } from '../../../src/lib/clock'
-import type { AnsweredCall } from '../../../src/telephony/call-session'
+import type { AnsweredCall } from '../../../src/telephony/ari/call-session'
 import { createAgent, csvOf, manualScheduler, uploadCsv } from '../../support/campaigns'
 import { createCarrierLine, runRow, type RunRow } from '../../support/fake-carriers/calls'
 import { createCarrierTestApp, type CarrierTestApp } from '../../support/fake-carriers/shared'

@@ -6,7 +6,7 @@ import { buildContext } from '../../../src/boot'
 import { ConfigError, loadConfig } from '../../../src/config'
 import { DomainError } from '../../../src/lib/errors'
 import { createLogger } from '../../../src/log'
-import { callCarrier, PROVIDER_API_BASE_URLS } from '../../../src/telephony/carrier-api'
+import { callCarrier, PROVIDER_API_BASE_URLS } from '../../../src/telephony/carriers/http'
 import { createTestApp, type TestApp } from '../../support/app'
 import { startFakeServer, type FakeServer } from '../../support/fake-carriers/shared'
 

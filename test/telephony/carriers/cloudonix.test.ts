@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import type { AnsweredCall } from '../../../src/telephony/call-session'
+import type { AnsweredCall } from '../../../src/telephony/ari/call-session'
 import { createCarrierAgent, placeCarrierCall, startCarrierTest, stopCarrierTest, latestRunId, loggedStatuses, runRow, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
 import { startFakeCloudonix, type CloudonixCallPlan, type FakeCloudonix } from '../../support/fake-carriers/cloudonix'
 import { PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'

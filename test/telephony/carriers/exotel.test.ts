@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test'
-import type { AnsweredCall } from '../../../src/telephony/call-session'
+import type { AnsweredCall } from '../../../src/telephony/ari/call-session'
 import { ulawToPcm16 } from '../../../src/voice/g711'
 import { createCarrierAgent, placeCarrierCall, startCarrierTest, stopCarrierTest, latestRunId, runRow, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
 import { startFakeExotel, type ExotelCallPlan, type FakeExotel } from '../../support/fake-carriers/exotel'

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { callLinks } from '../../../src/telephony/carrier'
-import type { AnsweredCall } from '../../../src/telephony/call-session'
+import { callLinks } from '../../../src/telephony/carriers/carrier'
+import type { AnsweredCall } from '../../../src/telephony/ari/call-session'
 import { createCarrierAgent, createCarrierLine, runRow, triggerCall, untilRunCompleted } from '../../support/fake-carriers/calls'
 import { connectMedia, createCarrierTestApp, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeTwilio, type FakeTwilio } from '../../support/fake-carriers/twilio'

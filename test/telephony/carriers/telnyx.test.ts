@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { manualClock } from '../../../src/lib/clock'
-import type { AnsweredCall } from '../../../src/telephony/call-session'
+import type { AnsweredCall } from '../../../src/telephony/ari/call-session'
 import { createCarrierAgent, placeCarrierCall, startCarrierTest, stopCarrierTest, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
 import { PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeTelnyx, type FakeTelnyx, type TelnyxCallPlan } from '../../support/fake-carriers/telnyx'

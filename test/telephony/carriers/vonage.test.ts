@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
-import type { AnsweredCall } from '../../../src/telephony/call-session'
+import type { AnsweredCall } from '../../../src/telephony/ari/call-session'
 import { createCarrierAgent, placeCarrierCall, startCarrierTest, stopCarrierTest, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
 import { PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeVonage, vonageConfig, type FakeVonage, type VonageCallPlan } from '../../support/fake-carriers/vonage'

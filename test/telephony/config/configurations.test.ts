@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { DomainError, refused } from '../../src/lib/errors'
-import { getConfigCredentials, listActiveAriConfigs, markInactive, resolveOutbound, type OutboundChoice } from '../../src/telephony/configurations'
-import { createTestApp, type TestApp } from '../support/app'
-import { addPhoneNumber, createConfiguration, VALID_CONFIGS } from '../support/telephony'
+import { DomainError, refused } from '../../../src/lib/errors'
+import { getConfigCredentials, listActiveAriConfigs, markInactive, resolveOutbound, type OutboundChoice } from '../../../src/telephony/config/configurations'
+import { createTestApp, type TestApp } from '../../support/app'
+import { addPhoneNumber, createConfiguration, VALID_CONFIGS } from '../../support/telephony'
 
 let t: TestApp
 beforeEach(() => { t = createTestApp() })

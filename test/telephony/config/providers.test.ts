@@ -4,10 +4,10 @@ import { Kind } from '@sinclair/typebox'
 import {
   PROVIDER_NAMES, PROVIDERS, applyDefaults, createCredentials, isProviderName, providerMetadata, sensitivePaths,
   setupChecklist, validateConfig, validatePartialUpdate, type ProviderName, type ValidatedConfig,
-} from '../../src/telephony/providers'
-import { maskSecret } from '../../src/lib/mask'
-import { mergeUpdate } from '../../src/telephony/configurations'
-import { CARRIER_DRIVERS } from '../../src/telephony/carriers'
+} from '../../../src/telephony/config/providers'
+import { maskSecret } from '../../../src/lib/mask'
+import { mergeUpdate } from '../../../src/telephony/config/configurations'
+import { CARRIER_DRIVERS } from '../../../src/telephony/carriers/registry'
 
 const LOC = ['body', 'config']
 

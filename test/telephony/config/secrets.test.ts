@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
-import { maskSecret } from '../../src/lib/mask'
-import { maskCredentials, openCredentials, preserveMasked, sealCredentials } from '../../src/telephony/secrets'
+import { maskSecret } from '../../../src/lib/mask'
+import { maskCredentials, openCredentials, preserveMasked, sealCredentials } from '../../../src/telephony/config/secrets'
 
 const key = randomBytes(32)
 

@@ -1,6 +1,6 @@
 import { Type as t } from '@sinclair/typebox'
-import { callerIdStep, nullableString, providerTag, type ProviderInfo, type SetupFacts, type SetupStep } from './shared'
-import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../lib/limits'
+import { callerIdStep, nullableString, providerTag, type ProviderInfo, type SetupFacts, type SetupStep } from '../provider-info'
+import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../../lib/limits'
 
 // Cloudonix: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 

@@ -1,6 +1,6 @@
 import { Type as t } from '@sinclair/typebox'
-import { HTTP_URL_PATTERN, providerTag, type ProviderInfo } from './shared'
-import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGTH } from '../../lib/limits'
+import { HTTP_URL_PATTERN, providerTag, type ProviderInfo } from '../provider-info'
+import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGTH } from '../../../lib/limits'
 
 // Exotel: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 

@@ -1,6 +1,6 @@
 import { Type as t } from '@sinclair/typebox'
-import { CARRIER_ACCOUNT, nullableString, providerTag, type ProviderInfo } from './shared'
-import { MAX_SECRET_LENGTH } from '../../lib/limits'
+import { CARRIER_ACCOUNT, nullableString, providerTag, type ProviderInfo } from '../provider-info'
+import { MAX_SECRET_LENGTH } from '../../../lib/limits'
 
 // Telnyx: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 
