@@ -3,10 +3,10 @@ import { matchingNumber, startInboundRun } from './inbound'
 import type { AppContext } from '../context'
 import { unauthenticated } from '../lib/errors'
 import {
-  acknowledge, callLinks, displayName, runById, runByProviderCallId, type CarrierDriver, type CarrierName, type InboundCallStart,
+  acknowledge, callLinks, displayName, runById, runByProviderCallId, type Carrier, type CarrierName, type InboundCallStart,
   type WebhookAnswer, type WebhookRequest,
 } from '../telephony/carriers/carrier'
-import { carrierDriver } from '../telephony/carriers/registry'
+import { carrierOf } from '../telephony/carriers/registry'
 import { getConfigCredentials } from '../telephony/config/configurations'
 import type { Credentials } from '../telephony/config/providers'
 import { applyStatusUpdate, handleStatusCallback, requireValid, verifiedRun } from '../telephony/carriers/status-callbacks'
@@ -20,7 +20,7 @@ import { applyStatusUpdate, handleStatusCallback, requireValid, verifiedRun } fr
 
 const NO_MARKUP = (provider: CarrierName) => new Error(`${provider} has no answer markup`)
 
-function refuseMarkup(driver: CarrierDriver, direction: 'inbound' | 'outbound'): WebhookAnswer {
+function refuseMarkup(driver: Carrier, direction: 'inbound' | 'outbound'): WebhookAnswer {
   if (!driver.refuse) throw NO_MARKUP(driver.provider)
   return driver.refuse(direction)
 }
@@ -29,7 +29,7 @@ function refuseMarkup(driver: CarrierDriver, direction: 'inbound' | 'outbound'):
  * The answer URL of an outbound call: a machine (when the carrier detected one) or a run that already ended gets the
  * hang-up markup; otherwise the call is connected to its media stream.
  */
-export function handleAnswerWebhook(ctx: AppContext, driver: CarrierDriver, runId: number, request: WebhookRequest): WebhookAnswer {
+export function handleAnswerWebhook(ctx: AppContext, driver: Carrier, runId: number, request: WebhookRequest): WebhookAnswer {
   const { run, credentials } = verifiedRun(ctx, driver, runById(ctx, runId), request)
   const update = driver.parseStatus(request)
   if (update) applyStatusUpdate(ctx, driver, run, update)
@@ -74,7 +74,7 @@ function configurationsCalled(ctx: AppContext, provider: CarrierName, calledAddr
  */
 export async function handleInboundWebhook(ctx: AppContext, provider: CarrierName | null, request: WebhookRequest): Promise<WebhookAnswer> {
   const carrier = provider ?? detectCarrier(request)
-  const driver = carrier ? carrierDriver(carrier) : null
+  const driver = carrier ? carrierOf(carrier) : null
   if (!driver) throw unauthenticated('Missing webhook signature')
   const start = driver.parseInbound?.(request) ?? null
   if (!start) return handleStatusCallback(ctx, driver, null, request)
@@ -112,7 +112,7 @@ export async function handleInboundWebhook(ctx: AppContext, provider: CarrierNam
 }
 
 async function answer(
-  ctx: AppContext, driver: CarrierDriver, credentials: Credentials, start: InboundCallStart,
+  ctx: AppContext, driver: Carrier, credentials: Credentials, start: InboundCallStart,
   run: { id: number; workflowId: number; organizationId: number },
 ): Promise<WebhookAnswer> {
   const links = callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId })
@@ -121,7 +121,7 @@ async function answer(
   return driver.connect(links, credentials)
 }
 
-async function reject(ctx: AppContext, driver: CarrierDriver, credentials: Credentials | null, start: InboundCallStart, reason: string): Promise<WebhookAnswer> {
+async function reject(ctx: AppContext, driver: Carrier, credentials: Credentials | null, start: InboundCallStart, reason: string): Promise<WebhookAnswer> {
   ctx.log.info({ provider: driver.provider, providerCallId: start.providerCallId, reason }, 'inbound call rejected')
   if (driver.rejectInbound) return driver.rejectInbound(ctx, credentials, start)
   return driver.refuse ? driver.refuse('inbound') : acknowledge()

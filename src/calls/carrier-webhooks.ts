@@ -1,7 +1,7 @@
 import type { AppContext } from '../context'
 import { notFound } from '../lib/errors'
 import type { WebhookAnswer, WebhookRequest } from '../telephony/carriers/carrier'
-import { carrierDriver } from '../telephony/carriers/registry'
+import { carrierOf } from '../telephony/carriers/registry'
 import { handleAnswerWebhook, handleInboundWebhook } from './answer-webhooks'
 import { handleStatusCallback } from '../telephony/carriers/status-callbacks'
 import { handleTransferCallback, TRANSFER_CALLBACK } from '../telephony/carriers/transfer'
@@ -14,7 +14,7 @@ import { handleTransferCallback, TRANSFER_CALLBACK } from '../telephony/carriers
 const UNKNOWN_WEBHOOK = 'Unknown telephony webhook'
 
 function driverOf(provider: string) {
-  const driver = carrierDriver(provider)
+  const driver = carrierOf(provider)
   if (!driver) throw notFound(UNKNOWN_WEBHOOK)
   return driver
 }

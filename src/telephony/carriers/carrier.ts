@@ -11,7 +11,7 @@ import type { TransferFailureReason } from '../ari/transfer'
 import { DialError, type CallState, type DialRequest, type TelephonyProvider } from '../provider'
 
 /**
- * What every carrier adapter (Twilio, Telnyx, Plivo, Vobiz, Vonage, Cloudonix, Exotel, WhatsApp) provides, and the
+ * What every carrier (Twilio, Telnyx, Plivo, Vobiz, Vonage, Cloudonix, Exotel, WhatsApp) provides, and the
  * TelephonyProvider built on top of one. A driver knows its carrier's wire formats only: the REST calls, how a webhook
  * is signed, what its status callbacks say, the markup that opens a media stream. Runs, outcomes and campaigns are
  * handled once, here and in status-callbacks.ts, media-streams.ts and inbound.ts.
@@ -131,7 +131,7 @@ export type CarrierTransfer = {
   instructions?(request: CarrierTransferRequest): WebhookAnswer
 }
 
-export type CarrierDriver = {
+export type Carrier = {
   provider: CarrierName
   /** How its media stream is framed; null when it has none we can carry (WhatsApp's is WebRTC). */
   mediaFraming: MediaFraming | null
@@ -214,7 +214,7 @@ export function asDialError(error: unknown): never {
 }
 
 /** The TelephonyProvider of a carrier: dial, hang up and look up calls through its driver. */
-export function createCarrierProvider(ctx: AppContext, driver: CarrierDriver): TelephonyProvider {
+export function createCarrierProvider(ctx: AppContext, driver: Carrier): TelephonyProvider {
   /** The run's carrier call id and the credentials to reach it; null when the call was never placed. */
   function placedCall(configurationId: number, callId: string) {
     const run = runByCallId(ctx, callId)

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context'
 import { isPlainObject } from '../../lib/values'
 import { bearer, callCarrier, callCarrierForJson, requireId } from './http'
-import { sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type InboundCallStart, type StatusUpdate, type WebhookRequest } from './carrier'
+import { sameText, xmlAnswer, type CarrierCallStatus, type Carrier, type InboundCallStart, type StatusUpdate, type WebhookRequest } from './carrier'
 import type { Credentials } from '../config/providers'
 import { connectTwiml } from './twilio'
 
@@ -46,7 +46,7 @@ function parseCdr(webhook: WebhookRequest): StatusUpdate | null {
   }
 }
 
-export const cloudonixDriver: CarrierDriver = {
+export const cloudonixCarrier: Carrier = {
   provider: 'cloudonix',
   mediaFraming: 'twilio',
   reportsInboundCalls: true,

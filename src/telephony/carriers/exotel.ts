@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context'
 import { isPlainObject } from '../../lib/values'
 import { basicAuth, callCarrier, callCarrierForJson, requireId } from './http'
-import { acknowledge, hmac, jsonAnswer, sameText, type CarrierDriver, type InboundCallStart, type StatusUpdate, type Verdict, type WebhookRequest, timeLimitField } from './carrier'
+import { acknowledge, hmac, jsonAnswer, sameText, type Carrier, type InboundCallStart, type StatusUpdate, type Verdict, type WebhookRequest, timeLimitField } from './carrier'
 import type { Credentials } from '../config/providers'
 import { LIVE_CALL_STATUSES, TWILIO_CALL_STATUSES } from './twilio'
 
@@ -46,7 +46,7 @@ function parseStatus(webhook: WebhookRequest): StatusUpdate | null {
   }
 }
 
-export const exotelDriver: CarrierDriver = {
+export const exotelCarrier: Carrier = {
   provider: 'exotel',
   mediaFraming: 'exotel',
   reportsInboundCalls: false,

@@ -3,9 +3,9 @@ import type { WorkflowRunRow } from '../../db/schema'
 import { markRunRunning } from '../../runs/service'
 import type { CarrierMediaTransport, MediaFraming } from '../../voice/carrier-media'
 import type { MediaClose } from '../../voice/media-transport'
-import { mediaStreamTokenMatches, runById, type CarrierDriver } from './carrier'
+import { mediaStreamTokenMatches, runById, type Carrier } from './carrier'
 import { returningCaller, transferCarrierCall, type CallMedia } from './transfer'
-import { carrierDriver } from './registry'
+import { carrierOf } from './registry'
 
 /**
  * The media streams carriers open to `/api/v1/telephony/ws/{workflow_id}/{organization_id}/{run_id}/{token}`.
@@ -29,7 +29,7 @@ export type MediaStreamPath = { workflowId: string; organizationId: string; runI
 
 export type AdmittedStream = {
   run: WorkflowRunRow
-  driver: CarrierDriver
+  driver: Carrier
   framing: MediaFraming
   /** The caller is back from a failed transfer: the stream goes to the conversation already under way. */
   returning?: (transport: CarrierMediaTransport) => void
@@ -49,7 +49,7 @@ export function admitMediaStream(ctx: AppContext, path: MediaStreamPath): MediaA
   const run = runById(ctx, runId)
   if (!run || run.organizationId !== organizationId) return refuse(MEDIA_CLOSE.notFound, 'workflow_run_not_found')
   if (run.workflowId !== workflowId) return refuse(MEDIA_CLOSE.badRequest, 'workflow_run_workflow_mismatch')
-  const driver = carrierDriver(run.mode)
+  const driver = carrierOf(run.mode)
   if (!driver?.mediaFraming) return refuse(MEDIA_CLOSE.badRequest, 'provider_has_no_media_stream')
   const returning = run.state === 'running' ? returningCaller(ctx, run.id) : null
   if (returning) return { admitted: { run, driver, framing: driver.mediaFraming, returning } }

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context'
 import { basicAuth, callCarrier, callCarrierForJson, requireId } from './http'
 import {
-  escapeXml, hmac, legEnded, sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart,
+  escapeXml, hmac, legEnded, sameText, xmlAnswer, type CarrierCallStatus, type Carrier, type CarrierTransferRequest, type InboundCallStart,
   type StatusUpdate, type TransferEvent, type Verdict, type WebhookRequest, timeLimitField } from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../config/providers'
@@ -130,7 +130,7 @@ function transferDial(transfer: CarrierTransferRequest) {
   return xmlAnswer(`<Response><Dial timeout="${transfer.timeoutSeconds}"${callerId} action="${url}" method="POST" callbackUrl="${url}" callbackMethod="POST">${noun}</Dial></Response>`)
 }
 
-function applicationCarrier(variant: Variant): CarrierDriver {
+function applicationCarrier(variant: Variant): Carrier {
   const { provider } = variant
   const request = (ctx: AppContext, credentials: Credentials) => ({
     provider,
@@ -205,5 +205,5 @@ function applicationCarrier(variant: Variant): CarrierDriver {
   }
 }
 
-export const plivoDriver = applicationCarrier(PLIVO)
-export const vobizDriver = applicationCarrier(VOBIZ)
+export const plivoCarrier = applicationCarrier(PLIVO)
+export const vobizCarrier = applicationCarrier(VOBIZ)

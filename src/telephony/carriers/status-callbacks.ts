@@ -6,7 +6,7 @@ import { forbidden, notFound, unauthenticated } from '../../lib/errors'
 import { isoNow } from '../../lib/clock'
 import { isPlainObject } from '../../lib/values'
 import {
-  acknowledge, FINAL_STATUSES, recordProviderCallId, runById, runByProviderCallId, type CarrierCallStatus, type CarrierDriver, type StatusUpdate,
+  acknowledge, FINAL_STATUSES, recordProviderCallId, runById, runByProviderCallId, type CarrierCallStatus, type Carrier, type StatusUpdate,
   type Verdict, type WebhookAnswer, type WebhookRequest,
 } from './carrier'
 import { getConfigCredentials } from '../config/configurations'
@@ -43,7 +43,7 @@ function runCredentials(ctx: AppContext, run: WorkflowRunRow) {
 }
 
 /** Verifies a webhook about a run of this carrier, or throws (404 for runs that are not its, 401/403 for signatures). */
-export function verifiedRun(ctx: AppContext, driver: CarrierDriver, run: WorkflowRunRow | undefined, request: WebhookRequest) {
+export function verifiedRun(ctx: AppContext, driver: Carrier, run: WorkflowRunRow | undefined, request: WebhookRequest) {
   if (!run || run.mode !== driver.provider) throw notFound(RUN_NOT_FOUND)
   const credentials = runCredentials(ctx, run)
   requireValid(driver.verify(request, credentials, { runId: run.id, nowMs: ctx.clock.now() }))
@@ -54,7 +54,7 @@ export function verifiedRun(ctx: AppContext, driver: CarrierDriver, run: Workflo
  * A status callback for `runId` (in the URL we gave the carrier), or, without one, for the run whose carrier call id the
  * callback names (number-level webhooks, CDRs).
  */
-export function handleStatusCallback(ctx: AppContext, driver: CarrierDriver, runId: number | null, request: WebhookRequest): WebhookAnswer {
+export function handleStatusCallback(ctx: AppContext, driver: Carrier, runId: number | null, request: WebhookRequest): WebhookAnswer {
   const update = driver.parseStatus(request)
   const run = runId !== null
     ? runById(ctx, runId)
@@ -94,7 +94,7 @@ const answeredEntryTime = (entries: CallbackEntry[]) => {
  * Appends the callback to the run's log, keeps what it taught (carrier call id, machine verdict), and ends the call on
  * its first final status. Returns whether this callback ended it.
  */
-export function applyStatusUpdate(ctx: AppContext, driver: CarrierDriver, run: WorkflowRunRow, update: StatusUpdate): boolean {
+export function applyStatusUpdate(ctx: AppContext, driver: Carrier, run: WorkflowRunRow, update: StatusUpdate): boolean {
   const at = ctx.clock.now()
   const ending = transaction(ctx, () => {
     const current = ctx.db.select().from(workflowRuns).where(eq(workflowRuns.id, run.id)).get()!

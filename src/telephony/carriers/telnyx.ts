@@ -4,7 +4,7 @@ import { refused } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
 import { bearer, callCarrier, callCarrierForJson, requireId } from './http'
 import {
-  acknowledge, type CarrierCallStatus, type CarrierDriver, type CallLinks, type InboundCallStart, type StatusUpdate, type TransferEvent, type WebhookRequest, timeLimitField } from './carrier'
+  acknowledge, type CarrierCallStatus, type Carrier, type CallLinks, type InboundCallStart, type StatusUpdate, type TransferEvent, type WebhookRequest, timeLimitField } from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../config/providers'
 
@@ -125,7 +125,7 @@ function parseTransferEvent(webhook: WebhookRequest, callerCallId: string | null
   return { kind: 'ended', failure, answered: false, providerStatus: `call.hangup:${cause}` }
 }
 
-export const telnyxDriver: CarrierDriver = {
+export const telnyxCarrier: Carrier = {
   provider: 'telnyx',
   mediaFraming: 'telnyx',
   reportsInboundCalls: true,

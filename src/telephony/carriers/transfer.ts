@@ -6,7 +6,7 @@ import { updateRun } from '../../runs/service'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { CallTransferResult } from '../ari/call-session'
 import {
-  acknowledge, callLinks, displayName, runById, type CarrierDriver, type CarrierTransferRequest, type TransferAddress, type TransferEvent,
+  acknowledge, callLinks, displayName, runById, type Carrier, type CarrierTransferRequest, type TransferAddress, type TransferEvent,
   type WebhookAnswer, type WebhookRequest,
 } from './carrier'
 import { getConfigCredentials } from '../config/configurations'
@@ -58,7 +58,7 @@ export type CallMedia = MediaTransport & {
 /** A carrier call being transferred, and what the media stream side needs to know. */
 export type TransferringCall = {
   run: WorkflowRunRow
-  driver: CarrierDriver
+  driver: Carrier
   media: CallMedia
   /** Resolves once the call's end has been reported (the caller may hang up while the destination rings). */
   reported: Promise<void>
@@ -86,7 +86,7 @@ function pendingTransfers(ctx: AppContext): Map<number, PendingTransfer> {
 }
 
 /** Markup carriers: a transfer replaces the call's markup, which ends its media stream; `connect` brings the caller back. */
-const replacesStream = (driver: CarrierDriver) => driver.connect !== undefined
+const replacesStream = (driver: Carrier) => driver.connect !== undefined
 
 const failed = (reason: TransferFailureReason, message: string): CallTransferResult => ({ status: 'failed', reason, message })
 
@@ -226,7 +226,7 @@ function endTransferredCall(ctx: AppContext, run: WorkflowRunRow, event: Extract
 }
 
 /** `/<provider>/transfer/<run_id>`: the carrier's events about a transfer's destination leg. */
-export function handleTransferCallback(ctx: AppContext, driver: CarrierDriver, runId: number, webhook: WebhookRequest): WebhookAnswer {
+export function handleTransferCallback(ctx: AppContext, driver: Carrier, runId: number, webhook: WebhookRequest): WebhookAnswer {
   if (!driver.transfer) throw notFound('Unknown telephony webhook')
   const { run, credentials } = verifiedRun(ctx, driver, runById(ctx, runId), webhook)
   const event = driver.transfer.parseEvent(webhook, run.providerCallId)

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context'
 import { basicAuth, callCarrier, callCarrierForJson, requireId } from './http'
 import {
-  escapeXml, hmac, sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart,
+  escapeXml, hmac, sameText, xmlAnswer, type CarrierCallStatus, type Carrier, type CarrierTransferRequest, type InboundCallStart,
   type StatusUpdate, type TransferEvent, type WebhookRequest, timeLimitField } from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../config/providers'
@@ -84,7 +84,7 @@ export function parseTwilioStatus(request: WebhookRequest): StatusUpdate | null 
   }
 }
 
-export const twilioDriver: CarrierDriver = {
+export const twilioCarrier: Carrier = {
   provider: 'twilio',
   mediaFraming: 'twilio',
   // Only when a status callback URL is set on the number in its console.

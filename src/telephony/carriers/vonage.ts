@@ -4,7 +4,7 @@ import { refused } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
 import { bearer, callCarrier, callCarrierForJson, requireId } from './http'
 import {
-  hmac, jsonAnswer, legEnded, sameText, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart, type StatusUpdate,
+  hmac, jsonAnswer, legEnded, sameText, type CarrierCallStatus, type Carrier, type CarrierTransferRequest, type InboundCallStart, type StatusUpdate,
   type TransferEvent, type Verdict, type WebhookRequest, timeLimitField } from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../config/providers'
@@ -138,7 +138,7 @@ const request = (ctx: AppContext, credentials: Credentials) => ({
   secrets: [credentials.api_key, credentials.api_secret, credentials.signature_secret],
 })
 
-export const vonageDriver: CarrierDriver = {
+export const vonageCarrier: Carrier = {
   provider: 'vonage',
   mediaFraming: 'vonage',
   // The application's event URL.

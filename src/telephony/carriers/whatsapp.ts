@@ -2,7 +2,7 @@ import type { AppContext } from '../../context'
 import { forbidden, refused, unauthenticated } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
 import { bearer, callCarrier } from './http'
-import { acknowledge, hmac, sameText, type CarrierDriver, type Verdict, type WebhookAnswer, type WebhookRequest } from './carrier'
+import { acknowledge, hmac, sameText, type Carrier, type Verdict, type WebhookAnswer, type WebhookRequest } from './carrier'
 import { listActiveConfigurations } from '../config/configurations'
 import type { Credentials } from '../config/providers'
 import { WHATSAPP_MEDIA_LIMITATION } from '../config/providers/whatsapp'
@@ -78,7 +78,7 @@ async function receive(ctx: AppContext, webhook: WebhookRequest): Promise<Webhoo
   return acknowledge()
 }
 
-export const whatsappDriver: CarrierDriver = {
+export const whatsappCarrier: Carrier = {
   provider: 'whatsapp',
   mediaFraming: null,
   reportsInboundCalls: false,

@@ -15,7 +15,7 @@ import { vonage, VonageConfigSchema } from './providers/vonage'
 import { whatsapp, WhatsappConfigSchema } from './providers/whatsapp'
 
 /**
- * The registry of telephony providers: one file per provider under providers/ (schema, form fields, defaults,
+ * The registry of telephony providers: one file per provider under config/providers/ (schema, form fields, defaults,
  * checklist), and what is done with any of them (validation, stored credentials, form metadata, checklists).
  */
 

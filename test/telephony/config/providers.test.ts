@@ -7,7 +7,7 @@ import {
 } from '../../../src/telephony/config/providers'
 import { maskSecret } from '../../../src/lib/mask'
 import { mergeUpdate } from '../../../src/telephony/config/configurations'
-import { CARRIER_DRIVERS } from '../../../src/telephony/carriers/registry'
+import { CARRIERS } from '../../../src/telephony/carriers/registry'
 
 const LOC = ['body', 'config']
 
@@ -341,7 +341,7 @@ describe('provider metadata', () => {
   test('supports_call_transfer: Asterisk, and the carriers whose driver can transfer', () => {
     const transferring = providers.filter((entry) => entry.supports_call_transfer).map((entry) => entry.provider)
     expect(transferring).toEqual(['ari', 'plivo', 'telnyx', 'twilio', 'vobiz', 'vonage'])
-    for (const [name, driver] of Object.entries(CARRIER_DRIVERS)) expect(driver.transfer !== undefined).toBe(PROVIDERS[name as ProviderName].supportsCallTransfer)
+    for (const [name, driver] of Object.entries(CARRIERS)) expect(driver.transfer !== undefined).toBe(PROVIDERS[name as ProviderName].supportsCallTransfer)
   })
 
   for (const provider of PROVIDER_NAMES) {
