@@ -11,8 +11,9 @@ import * as ts from 'typescript'
 
 /**
  * The layers of src/, bottom first: a folder (or a file at the root) imports only from itself and from layers before
- * it, type-only imports included. docs/development.md (source map) explains each. `context.ts` is the one file outside the order:
- * the types-only contract that src/boot.ts fills in, which every layer receives and which names their services.
+ * it, type-only imports included. docs/development.md (source map) explains each. `context.ts` is the one file outside
+ * the order: the types-only contract that src/boot.ts fills in, which every layer receives and which names their
+ * services.
  */
 const LAYERS = [
   'lib', 'config.ts', 'log.ts', 'db',

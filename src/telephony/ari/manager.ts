@@ -70,6 +70,19 @@ function ariSettings(credentials: Credentials): AriConnectionSettings {
   }
 }
 
+/** Counts a connection's failure; returns why its configuration is to be parked, or null while it keeps retrying. */
+function recordFailure(connection: Connection, failure: AriFailure, now: number): string | null {
+  if (connection.connectedAt !== null && now - connection.connectedAt >= STABLE_CONNECTION_MS) connection.failingSince = null
+  connection.connectedAt = null
+  connection.failingSince ??= now
+  connection.authFailuresInRow = failure.kind === 'auth' ? connection.authFailuresInRow + 1 : 0
+  if (connection.authFailuresInRow >= PARK_AFTER_AUTH_FAILURES) return `ari-auth: ${failure.message}`
+  if (now - connection.failingSince >= PARK_AFTER_FAILING_MS) {
+    return `ari-unreachable: failing for ${Math.round((now - connection.failingSince) / 60_000)} min; last error: ${failure.message}`
+  }
+  return null
+}
+
 const connectionKey = (config: AriConfiguration) => JSON.stringify(ariSettings(config.credentials))
 
 /** Starts the manager, registers the ARI provider and makes the context report connection state. */
@@ -116,16 +129,8 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
 
   function onFailure(connection: Connection, failure: AriFailure) {
     if (connections.get(connection.config.id) !== connection) return
-    const now = ctx.clock.now()
-    if (connection.connectedAt !== null && now - connection.connectedAt >= STABLE_CONNECTION_MS) connection.failingSince = null
-    connection.connectedAt = null
-    connection.failingSince ??= now
-    connection.authFailuresInRow = failure.kind === 'auth' ? connection.authFailuresInRow + 1 : 0
-    if (connection.authFailuresInRow >= PARK_AFTER_AUTH_FAILURES) {
-      park(connection, `ari-auth: ${failure.message}`)
-    } else if (now - connection.failingSince >= PARK_AFTER_FAILING_MS) {
-      park(connection, `ari-unreachable: failing for ${Math.round((now - connection.failingSince) / 60_000)} min; last error: ${failure.message}`)
-    }
+    const parkReason = recordFailure(connection, failure, ctx.clock.now())
+    if (parkReason !== null) park(connection, parkReason)
   }
 
   function park(connection: Connection, reason: string) {
