@@ -10,6 +10,7 @@ import { createPacer, type Pacer } from './pacer'
 import { isWithinSchedule, nextWindowStart, type ScheduleConfig } from './schedule-window'
 import { assignVariant } from './traffic-split'
 import { transaction } from '../db/transaction'
+import { schedulerQueries, type ClaimedContact, type RunningCampaign } from './queries'
 import { applyTransition } from './state-machine'
 
 /** The agent a campaign dials cannot run (archived, version gone): the campaign pauses with the reason. */
@@ -28,29 +29,6 @@ export type CampaignScheduler = {
   tick(): Promise<number>
 }
 
-type RunningCampaign = {
-  id: number
-  organization_id: number
-  workflow_id: number | null
-  rate_limit_per_second: number
-  max_concurrency: number | null
-  schedule_config: string | null
-  traffic_split: string | null
-  allocation_seed: string
-  telephony_configuration_id: number | null
-  model_overrides: string | null
-  concurrent_call_limit: number
-}
-
-type ClaimedContact = {
-  id: number
-  phone_number: string
-  context: string
-  greeting_override: string | null
-  attempts: number
-  last_outcome: string | null
-}
-
 /** How a campaign's calls are placed; resolved at most once per TELEPHONY_PLAN_TTL_MS. */
 type TelephonyPlan = {
   /** Agent versions resolved for this plan's lifetime, by `workflowId:definitionId|latest`. */
@@ -66,205 +44,91 @@ type DialPlan = TelephonyPlan & { campaign: RunningCampaign }
  */
 const TELEPHONY_PLAN_TTL_MS = 1000
 
-const RUNNING_CAMPAIGNS = `
-  SELECT c.id, c.organization_id, c.workflow_id, c.rate_limit_per_second, c.max_concurrency, c.schedule_config,
-         c.traffic_split, c.allocation_seed, c.telephony_configuration_id, c.model_overrides, o.concurrent_call_limit
-    FROM campaigns c JOIN organizations o ON o.id = c.organization_id
-   WHERE c.state = 'running'`
+/** The call a claimed contact gets: its traffic-split variant's agent version, its context, greeting and retry facts. */
+function campaignCall(plan: DialPlan, contact: ClaimedContact, targetOf: (workflowId: number, definitionId: number | null) => RunTarget) {
+  const { campaign } = plan
+  const split = campaign.traffic_split ? (JSON.parse(campaign.traffic_split) as StoredTrafficSplit) : null
+  // The phone number is the contact's identity for allocation, so a redial campaign keeps each contact's variant.
+  const variant = split ? assignVariant(contact.phone_number, campaign.allocation_seed, split.variants) : null
+  const target = targetOf(variant?.workflow_id ?? campaign.workflow_id!, variant?.workflow_definition_id ?? null)
+  const greeting = contact.greeting_override ? (JSON.parse(contact.greeting_override) as GreetingOverride) : null
+  return {
+    organizationId: campaign.organization_id,
+    target,
+    line: plan.line,
+    destination: contact.phone_number,
+    runName: `WR-CAMPAIGN-${campaign.id}-${contact.id}-${contact.attempts}`,
+    campaign: { campaignId: campaign.id, contactId: contact.id, trafficVariantId: variant?.id ?? null },
+    modelOverrides: campaign.model_overrides ? JSON.parse(campaign.model_overrides) : null,
+    context: { ...(JSON.parse(contact.context) as Record<string, string>), campaign_id: campaign.id },
+    extraContext: {
+      ...(greeting ? { greeting_override: greeting } : {}),
+      ...(contact.attempts > 1 ? { is_retry: true, retry_attempt: contact.attempts - 1, retry_reason: contact.last_outcome } : {}),
+    },
+  }
+}
 
-/** Due contacts are taken oldest due time first; a contact's first attempt is due from the campaign's creation. */
-const CLAIM_NEXT_CONTACT = `
-  UPDATE campaign_contacts SET state = 'dialing', attempts = attempts + 1
-   WHERE id = (SELECT id FROM campaign_contacts
-                WHERE campaign_id = ? AND state = 'queued' AND next_attempt_at <= ?
-                ORDER BY next_attempt_at, id LIMIT 1)
-  RETURNING id, phone_number, context, greeting_override, attempts, last_outcome`
+function pauseCampaign(ctx: AppContext, campaign: RunningCampaign, event: string, message: string, details: Record<string, unknown>): void {
+  transaction(ctx, () => {
+    if (applyTransition(ctx, campaign.id, 'suspend') !== null) appendCampaignLog(ctx, campaign.id, 'warning', event, message, details)
+  })
+}
 
-/**
- * The one loop that dials every running campaign: schedule windows, a pacer per campaign for
- * rate_limit_per_second, max_concurrency and the organization's concurrent call limit. Each attempt is claimed and
- * its run written in one transaction before the provider is asked to dial, so a crash can never dial an attempt twice.
- * The database is the truth; memory holds only pacers and which campaigns were already logged as outside schedule.
- */
-export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
-  const pacers = new Map<number, { rate: number; pacer: Pacer }>()
-  const outsideScheduleLogged = new Map<number, number | null>()
-  const telephonyPlans = new Map<number, { plan: TelephonyPlan; until: number }>()
-  const dialsInFlight = new Set<Promise<unknown>>()
+/** Logs `outside_schedule` once per closed window (`logged`: the next opening last logged, by campaign), not once per tick. */
+function noteOutsideSchedule(ctx: AppContext, logged: Map<number, number | null>, campaign: RunningCampaign, schedule: ScheduleConfig, now: number): void {
+  const nextOpening = nextWindowStart(schedule, new Date(now))?.getTime() ?? null
+  if (logged.has(campaign.id) && logged.get(campaign.id) === nextOpening) return
+  logged.set(campaign.id, nextOpening)
+  appendCampaignLog(ctx, campaign.id, 'info', 'outside_schedule',
+    nextOpening === null ? 'Outside the schedule, and no slot opens in the next 8 days' : `Outside the schedule: dialing resumes at ${new Date(nextOpening).toISOString()}`,
+    { timezone: schedule.timezone, next_window_start: nextOpening === null ? null : new Date(nextOpening).toISOString() })
+}
+
+/** The provider and caller id a campaign dials with now, or null after pausing the campaign. */
+function resolveTelephonyPlan(ctx: AppContext, campaign: RunningCampaign): TelephonyPlan | null {
+  try {
+    const line = resolveOutboundLine(ctx, campaign.organization_id, { telephonyConfigurationId: campaign.telephony_configuration_id }, 'resolved')
+    const { provider } = line
+    if (!provider) {
+      pauseCampaign(ctx, campaign, 'telephony_unavailable', `Paused: this appliance cannot place calls through provider '${line.providerName}'`, { provider: line.providerName })
+      return null
+    }
+    return { targets: new Map(), line: { ...line, provider } }
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error
+    pauseCampaign(ctx, campaign, 'telephony_unavailable', `Paused: telephony configuration unusable: ${String(error.detail)}`, { reason: error.kind })
+    return null
+  }
+}
+
+/** The agent version a campaign call runs: pinned, or the latest published one at dial time (kept for the plan's life). */
+function runTarget(ctx: AppContext, plan: DialPlan, workflowId: number, definitionId: number | null): RunTarget {
+  const key = `${workflowId}:${definitionId ?? 'latest'}`
+  const cached = plan.targets.get(key)
+  if (cached) return cached
+  const found = findRunTarget(ctx, plan.campaign.organization_id, { workflowId }, { definitionId })
+  if ('problem' in found) throw new AgentUnavailableError(RUN_TARGET_PROBLEMS[found.problem])
+  plan.targets.set(key, found.target)
+  return found.target
+}
+
+/** The campaign's pacer, created on first use; its rate follows the campaign's rate_limit_per_second. */
+function pacerFor(pacers: Map<number, { rate: number; pacer: Pacer }>, campaign: RunningCampaign): Pacer {
+  let paced = pacers.get(campaign.id)
+  if (!paced) pacers.set(campaign.id, (paced = { rate: campaign.rate_limit_per_second, pacer: createPacer(campaign.rate_limit_per_second) }))
+  // Only on a real change: setting the rate restarts the pacer's rhythm.
+  if (paced.rate !== campaign.rate_limit_per_second) {
+    paced.rate = campaign.rate_limit_per_second
+    paced.pacer.setRate(paced.rate)
+  }
+  return paced.pacer
+}
+
+/** Runs `tick` again after the delay it returns (at most MAX_TICK_MS), or sooner on `wake`. */
+function createTickLoop(tick: () => Promise<number>, log: AppContext['log']): { start(): void; stop(): void; wake(): void } {
   let timer: ReturnType<typeof setTimeout> | null = null
   let timerDueAt = Infinity
   let running = false
-  let ticking = false
-
-  const countDialing = ctx.sqlite.query<{ n: number }, [number]>(
-    `SELECT count(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND state = 'dialing'`,
-  )
-  const hasOpenContacts = ctx.sqlite.query<{ n: number }, [number]>(
-    `SELECT EXISTS (SELECT 1 FROM campaign_contacts WHERE campaign_id = ? AND state IN ('queued', 'dialing')) AS n`,
-  )
-  const hasDueContact = ctx.sqlite.query<{ n: number }, [number, number]>(
-    `SELECT EXISTS (SELECT 1 FROM campaign_contacts WHERE campaign_id = ? AND state = 'queued' AND next_attempt_at <= ?) AS n`,
-  )
-  const claimNextContact = ctx.sqlite.query<ClaimedContact, [number, number]>(CLAIM_NEXT_CONTACT)
-
-  function complete(campaign: RunningCampaign): void {
-    transaction(ctx, () => {
-      if (applyTransition(ctx, campaign.id, 'complete') !== null) appendCampaignLog(ctx, campaign.id, 'info', 'campaign_completed', 'Campaign completed: every contact has been called')
-    })
-    pacers.delete(campaign.id)
-    outsideScheduleLogged.delete(campaign.id)
-  }
-
-  function pause(campaign: RunningCampaign, event: string, message: string, details: Record<string, unknown>): void {
-    transaction(ctx, () => {
-      if (applyTransition(ctx, campaign.id, 'suspend') !== null) appendCampaignLog(ctx, campaign.id, 'warning', event, message, details)
-    })
-  }
-
-  /** Logs `outside_schedule` once per closed window, not once per tick. */
-  function noteOutsideSchedule(campaign: RunningCampaign, schedule: ScheduleConfig, now: number): void {
-    const nextOpening = nextWindowStart(schedule, new Date(now))?.getTime() ?? null
-    if (outsideScheduleLogged.has(campaign.id) && outsideScheduleLogged.get(campaign.id) === nextOpening) return
-    outsideScheduleLogged.set(campaign.id, nextOpening)
-    appendCampaignLog(ctx, campaign.id, 'info', 'outside_schedule',
-      nextOpening === null ? 'Outside the schedule, and no slot opens in the next 8 days' : `Outside the schedule: dialing resumes at ${new Date(nextOpening).toISOString()}`,
-      { timezone: schedule.timezone, next_window_start: nextOpening === null ? null : new Date(nextOpening).toISOString() })
-  }
-
-  /** The provider and caller id a campaign dials with now, or null after pausing the campaign. */
-  function telephonyPlan(campaign: RunningCampaign, now: number): TelephonyPlan | null {
-    const cached = telephonyPlans.get(campaign.id)
-    if (cached && cached.until > now) return cached.plan
-    try {
-      const line = resolveOutboundLine(ctx, campaign.organization_id, { telephonyConfigurationId: campaign.telephony_configuration_id }, 'resolved')
-      const { provider } = line
-      if (!provider) {
-        pause(campaign, 'telephony_unavailable', `Paused: this appliance cannot place calls through provider '${line.providerName}'`, { provider: line.providerName })
-        return null
-      }
-      const plan = { targets: new Map(), line: { ...line, provider } }
-      telephonyPlans.set(campaign.id, { plan, until: now + TELEPHONY_PLAN_TTL_MS })
-      return plan
-    } catch (error) {
-      if (!(error instanceof DomainError)) throw error
-      pause(campaign, 'telephony_unavailable', `Paused: telephony configuration unusable: ${String(error.detail)}`, { reason: error.kind })
-      return null
-    }
-  }
-
-  /** The agent version a campaign call runs: pinned, or the latest published one at dial time. */
-  function runTarget(plan: DialPlan, workflowId: number, definitionId: number | null): RunTarget {
-    const key = `${workflowId}:${definitionId ?? 'latest'}`
-    const cached = plan.targets.get(key)
-    if (cached) return cached
-    const found = findRunTarget(ctx, plan.campaign.organization_id, { workflowId }, { definitionId })
-    if ('problem' in found) throw new AgentUnavailableError(RUN_TARGET_PROBLEMS[found.problem])
-    plan.targets.set(key, found.target)
-    return found.target
-  }
-
-  /** Claims the next due contact, writes its run in the same transaction, and dials. False when nothing is due. */
-  function dialNextContact(plan: DialPlan, now: number): boolean {
-    const { campaign } = plan
-    const started = startOutboundCall(ctx, () => {
-      const contact = claimNextContact.get(campaign.id, now)
-      if (!contact) return null
-      const split = campaign.traffic_split ? (JSON.parse(campaign.traffic_split) as StoredTrafficSplit) : null
-      // The phone number is the contact's identity for allocation, so a redial campaign keeps each contact's variant.
-      const variant = split ? assignVariant(contact.phone_number, campaign.allocation_seed, split.variants) : null
-      const target = runTarget(plan, variant?.workflow_id ?? campaign.workflow_id!, variant?.workflow_definition_id ?? null)
-      const greeting = contact.greeting_override ? (JSON.parse(contact.greeting_override) as GreetingOverride) : null
-      return {
-        organizationId: campaign.organization_id,
-        target,
-        line: plan.line,
-        destination: contact.phone_number,
-        runName: `WR-CAMPAIGN-${campaign.id}-${contact.id}-${contact.attempts}`,
-        campaign: { campaignId: campaign.id, contactId: contact.id, trafficVariantId: variant?.id ?? null },
-        modelOverrides: campaign.model_overrides ? JSON.parse(campaign.model_overrides) : null,
-        context: { ...(JSON.parse(contact.context) as Record<string, string>), campaign_id: campaign.id },
-        extraContext: {
-          ...(greeting ? { greeting_override: greeting } : {}),
-          ...(contact.attempts > 1 ? { is_retry: true, retry_attempt: contact.attempts - 1, retry_reason: contact.last_outcome } : {}),
-        },
-      }
-    }, (call, runId) => {
-      ctx.sqlite.query('UPDATE campaign_contacts SET last_run_id = ?, variant_id = ? WHERE id = ?').run(runId, call.campaign!.trafficVariantId, call.campaign!.contactId)
-      ctx.sqlite.query('UPDATE campaigns SET processed_rows = processed_rows + 1 WHERE id = ?').run(campaign.id)
-    })
-    if (!started) return false
-    dialsInFlight.add(started.placed)
-    void started.placed.finally(() => dialsInFlight.delete(started.placed))
-    return true
-  }
-
-  /** Dials what one campaign may dial now; returns when its next dial slot opens (Infinity: nothing to wait for). */
-  function serveCampaign(campaign: RunningCampaign, now: number): number {
-    if (hasOpenContacts.get(campaign.id)!.n === 0) {
-      complete(campaign)
-      return Infinity
-    }
-    const schedule = campaign.schedule_config ? (JSON.parse(campaign.schedule_config) as ScheduleConfig) : null
-    if (schedule && !isWithinSchedule(schedule, new Date(now))) {
-      noteOutsideSchedule(campaign, schedule, now)
-      return Infinity
-    }
-    outsideScheduleLogged.delete(campaign.id)
-    let paced = pacers.get(campaign.id)
-    if (!paced) pacers.set(campaign.id, (paced = { rate: campaign.rate_limit_per_second, pacer: createPacer(campaign.rate_limit_per_second) }))
-    // Only on a real change: setting the rate restarts the pacer's rhythm.
-    if (paced.rate !== campaign.rate_limit_per_second) {
-      paced.rate = campaign.rate_limit_per_second
-      paced.pacer.setRate(paced.rate)
-    }
-    const { pacer } = paced
-
-    const campaignLimit = campaign.max_concurrency ?? Infinity
-    let capacity = Math.min(campaignLimit - countDialing.get(campaign.id)!.n, campaign.concurrent_call_limit - openCallCount(ctx, campaign.organization_id))
-    if (capacity <= 0 || hasDueContact.get(campaign.id, now)!.n === 0) return Infinity
-    if (pacer.nextSlot(now) > now) return pacer.nextSlot(now)
-    const telephony = telephonyPlan(campaign, now)
-    if (!telephony) return Infinity
-    const plan: DialPlan = { ...telephony, campaign }
-    // The pacer is asked and told with the time of each dial itself, not the tick's: claiming takes a little time.
-    while (capacity > 0 && pacer.nextSlot(ctx.clock.now()) <= ctx.clock.now()) {
-      let dialled: boolean
-      try {
-        dialled = dialNextContact(plan, now)
-      } catch (error) {
-        if (!(error instanceof AgentUnavailableError)) throw error
-        pause(campaign, 'agent_unavailable', `Paused: ${error.message}`, {})
-        return Infinity
-      }
-      if (!dialled) return Infinity
-      pacer.record(ctx.clock.now())
-      capacity--
-    }
-    return capacity > 0 ? pacer.nextSlot(ctx.clock.now()) : Infinity
-  }
-
-  async function tick(): Promise<number> {
-    if (ticking) return MAX_TICK_MS
-    ticking = true
-    try {
-      const now = ctx.clock.now()
-      let nextSlot = Infinity
-      const campaigns = ctx.sqlite.query<RunningCampaign, []>(RUNNING_CAMPAIGNS).all()
-      for (const campaign of campaigns) {
-        try {
-          nextSlot = Math.min(nextSlot, serveCampaign(campaign, now))
-        } catch (error) {
-          ctx.log.error({ err: error, campaignId: campaign.id }, 'campaign scheduling failed')
-        }
-      }
-      const runningIds = new Set(campaigns.map((campaign) => campaign.id))
-      for (const id of pacers.keys()) if (!runningIds.has(id)) pacers.delete(id)
-      for (const id of telephonyPlans.keys()) if (!runningIds.has(id)) telephonyPlans.delete(id)
-      return Math.max(0, nextSlot - now)
-    } finally {
-      ticking = false
-    }
-  }
 
   function schedule(delayMs: number): void {
     if (!running) return
@@ -283,7 +147,7 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
     try {
       delay = await tick()
     } catch (error) {
-      ctx.log.error({ err: error }, 'scheduler tick failed')
+      log.error({ err: error }, 'scheduler tick failed')
     }
     schedule(delay)
   }
@@ -293,16 +157,131 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
       running = true
       schedule(0)
     },
-    async stop() {
+    stop() {
       running = false
       if (timer) clearTimeout(timer)
       timer = null
       timerDueAt = Infinity
-      await Promise.allSettled([...dialsInFlight])
     },
     wake() {
       schedule(0)
     },
+  }
+}
+
+/**
+ * The one loop that dials every running campaign: schedule windows, a pacer per campaign for
+ * rate_limit_per_second, max_concurrency and the organization's concurrent call limit. Each attempt is claimed and
+ * its run written in one transaction before the provider is asked to dial, so a crash can never dial an attempt twice.
+ * The database is the truth; memory holds only pacers and which campaigns were already logged as outside schedule.
+ */
+export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
+  const pacers = new Map<number, { rate: number; pacer: Pacer }>()
+  const outsideScheduleLogged = new Map<number, number | null>()
+  const telephonyPlans = new Map<number, { plan: TelephonyPlan; until: number }>()
+  const dialsInFlight = new Set<Promise<unknown>>()
+  let ticking = false
+
+  const queries = schedulerQueries(ctx)
+
+  function complete(campaign: RunningCampaign): void {
+    transaction(ctx, () => {
+      if (applyTransition(ctx, campaign.id, 'complete') !== null) appendCampaignLog(ctx, campaign.id, 'info', 'campaign_completed', 'Campaign completed: every contact has been called')
+    })
+    pacers.delete(campaign.id)
+    outsideScheduleLogged.delete(campaign.id)
+  }
+
+  /** The provider and caller id a campaign dials with now, or null after pausing the campaign. */
+  function telephonyPlan(campaign: RunningCampaign, now: number): TelephonyPlan | null {
+    const cached = telephonyPlans.get(campaign.id)
+    if (cached && cached.until > now) return cached.plan
+    const plan = resolveTelephonyPlan(ctx, campaign)
+    if (plan) telephonyPlans.set(campaign.id, { plan, until: now + TELEPHONY_PLAN_TTL_MS })
+    return plan
+  }
+
+  /** Claims the next due contact, writes its run in the same transaction, and dials. False when nothing is due. */
+  function dialNextContact(plan: DialPlan, now: number): boolean {
+    const { campaign } = plan
+    const started = startOutboundCall(ctx, () => {
+      const contact = queries.claimNextContact(campaign.id, now)
+      return contact ? campaignCall(plan, contact, (workflowId, definitionId) => runTarget(ctx, plan, workflowId, definitionId)) : null
+    }, (call, runId) => queries.recordDial(campaign.id, call.campaign!.contactId, runId, call.campaign!.trafficVariantId))
+    if (!started) return false
+    dialsInFlight.add(started.placed)
+    void started.placed.finally(() => dialsInFlight.delete(started.placed))
+    return true
+  }
+
+  /** Dials what one campaign may dial now; returns when its next dial slot opens (Infinity: nothing to wait for). */
+  function serveCampaign(campaign: RunningCampaign, now: number): number {
+    if (!queries.hasOpenContacts(campaign.id)) {
+      complete(campaign)
+      return Infinity
+    }
+    const schedule = campaign.schedule_config ? (JSON.parse(campaign.schedule_config) as ScheduleConfig) : null
+    if (schedule && !isWithinSchedule(schedule, new Date(now))) {
+      noteOutsideSchedule(ctx, outsideScheduleLogged, campaign, schedule, now)
+      return Infinity
+    }
+    outsideScheduleLogged.delete(campaign.id)
+    const pacer = pacerFor(pacers, campaign)
+    const campaignLimit = campaign.max_concurrency ?? Infinity
+    let capacity = Math.min(campaignLimit - queries.dialingCount(campaign.id), campaign.concurrent_call_limit - openCallCount(ctx, campaign.organization_id))
+    if (capacity <= 0 || !queries.hasDueContact(campaign.id, now)) return Infinity
+    if (pacer.nextSlot(now) > now) return pacer.nextSlot(now)
+    const telephony = telephonyPlan(campaign, now)
+    if (!telephony) return Infinity
+    const plan: DialPlan = { ...telephony, campaign }
+    // The pacer is asked and told with the time of each dial itself, not the tick's: claiming takes a little time.
+    while (capacity > 0 && pacer.nextSlot(ctx.clock.now()) <= ctx.clock.now()) {
+      let dialled: boolean
+      try {
+        dialled = dialNextContact(plan, now)
+      } catch (error) {
+        if (!(error instanceof AgentUnavailableError)) throw error
+        pauseCampaign(ctx, campaign, 'agent_unavailable', `Paused: ${error.message}`, {})
+        return Infinity
+      }
+      if (!dialled) return Infinity
+      pacer.record(ctx.clock.now())
+      capacity--
+    }
+    return capacity > 0 ? pacer.nextSlot(ctx.clock.now()) : Infinity
+  }
+
+  async function tick(): Promise<number> {
+    if (ticking) return MAX_TICK_MS
+    ticking = true
+    try {
+      const now = ctx.clock.now()
+      let nextSlot = Infinity
+      const campaigns = queries.runningCampaigns()
+      for (const campaign of campaigns) {
+        try {
+          nextSlot = Math.min(nextSlot, serveCampaign(campaign, now))
+        } catch (error) {
+          ctx.log.error({ err: error, campaignId: campaign.id }, 'campaign scheduling failed')
+        }
+      }
+      const runningIds = new Set(campaigns.map((campaign) => campaign.id))
+      for (const id of pacers.keys()) if (!runningIds.has(id)) pacers.delete(id)
+      for (const id of telephonyPlans.keys()) if (!runningIds.has(id)) telephonyPlans.delete(id)
+      return Math.max(0, nextSlot - now)
+    } finally {
+      ticking = false
+    }
+  }
+
+  const loop = createTickLoop(tick, ctx.log)
+  return {
+    start: loop.start,
+    async stop() {
+      loop.stop()
+      await Promise.allSettled([...dialsInFlight])
+    },
+    wake: loop.wake,
     tick,
   }
 }
