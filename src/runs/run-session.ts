@@ -41,6 +41,7 @@
 import { eq } from 'drizzle-orm'
 import type { WorkflowDefinition } from '../definition/definition'
 import type { AppContext } from '../context'
+import type { Logger } from '../log'
 import { workflowDefinitions, workflowRuns, type WorkflowRunRow } from '../db/schema'
 import { isoNow } from '../lib/clock'
 import { isPlainObject } from '../lib/values'
@@ -147,6 +148,115 @@ function failRun(ctx: AppContext, { run, definition }: LoadedRun, message: strin
   })
 }
 
+/** A switch to the next model of the LLM fallback chain, as `logs.llm_fallback` keeps it. */
+function fallbackSwitchLog(ctx: AppContext, change: LlmSwitch): Record<string, unknown> {
+  return {
+    at: isoNow(ctx.clock),
+    from: `${change.from.service}|||${change.from.model}`,
+    to: `${change.to.service}|||${change.to.model}`,
+    reason: change.reason,
+    after_ms: change.afterMs,
+    ...(change.error ? { error: change.error } : {}),
+  }
+}
+
+/** The run's model clients and what `runtime_configuration` records of them; a run whose models cannot be used is failed. */
+async function openRunClients(
+  ctx: AppContext, loaded: LoadedRun, options: { voice: boolean; log: Logger; onSwitch: (change: LlmSwitch) => void },
+): Promise<{ clients: RunClients; runtime: Record<string, unknown> }> {
+  const { run, configurations } = loaded
+  try {
+    const agentPin = configurations.model_configuration_uuid
+    const resolved = resolveRunModels(ctx, run.organizationId, {
+      overrides: storedOverrides(run.modelOverrides),
+      agentConfigurationUuid: typeof agentPin === 'string' ? agentPin : null,
+    })
+    const clients = await createRunClients(resolved, { ...options, builtinVoice: (voice) => createBuiltinVoice({ voice }) })
+    return { clients, runtime: runtimeConfiguration(resolved) }
+  } catch (error) {
+    if (!(error instanceof ModelResolutionError)) throw error
+    const message = `The run's models cannot be used: ${error.message}`
+    failRun(ctx, loaded, message)
+    options.log.warn({ err: error }, 'run session not opened')
+    throw new RunSessionError(message)
+  }
+}
+
+/** The run's variables: its initial context, plus what the start node's pre-call fetch returned (recorded on the run). */
+async function preCallVariables(ctx: AppContext, { run, definition }: LoadedRun, warnings: string[]): Promise<Record<string, unknown>> {
+  const variables = variablesOf(run)
+  const start = definition.nodes.find((node) => node.type === 'startCall')
+  const fetched = start ? await runPreCallFetch(ctx, start, { organizationId: run.organizationId, workflowId: run.workflowId, initialContext: variables }) : null
+  if (fetched) {
+    Object.assign(variables, fetched.variables)
+    warnings.push(...fetched.warnings)
+    updateRun(ctx, run.id, { initialContext: fetched.variables, logs: { pre_call_fetch: fetched.log } })
+  }
+  return variables
+}
+
+/** The run's `logs` for a conversation record. */
+function sessionLogs(record: ConversationRecord, channel: RunChannel, warnings: string[], fallbackSwitches: Record<string, unknown>[]): Record<string, unknown> {
+  return {
+    transcript: record.logs.transcript,
+    realtime_feedback_events: record.logs.realtime_feedback_events,
+    warnings: [...record.logs.warnings, ...warnings],
+    ...(fallbackSwitches.length ? { llm_fallback: fallbackSwitches } : {}),
+    ...(record.logs.tool_calls?.length ? { tool_calls: record.logs.tool_calls } : {}),
+    session: {
+      channel,
+      started_at: record.started_at,
+      ended_at: record.ended_at,
+      end_reason: record.end_reason,
+      current_node_id: record.current_node_id,
+    },
+  }
+}
+
+/** The engine as the channels drive it: every step that changes the conversation writes the run once it is done. */
+function persistingConversation(engine: Conversation, persist: () => void, onStart: () => void): Conversation {
+  const persisting = <Args extends unknown[], Result>(method: (...args: Args) => Promise<Result>) =>
+    async (...args: Args): Promise<Result> => {
+      try {
+        return await method(...args)
+      } finally {
+        persist()
+      }
+    }
+  return {
+    get ended() { return engine.ended },
+    start: persisting(async () => {
+      onStart()
+      return engine.start()
+    }),
+    userMessage: persisting(engine.userMessage),
+    canInterrupt: engine.canInterrupt,
+    interrupt: persisting(engine.interrupt),
+    noteUserActivity: engine.noteUserActivity,
+    agentSpeechEnded: engine.agentSpeechEnded,
+    tick: persisting(engine.tick),
+    end: persisting(engine.end),
+    record: engine.record,
+  }
+}
+
+/** Stores the transcript file; null when there is nothing to store or it could not be stored (`onFailure` is told). */
+async function storeTranscript(
+  ctx: AppContext, { run, configurations }: LoadedRun, record: ConversationRecord, log: Logger, onFailure: () => void,
+): Promise<string | null> {
+  if (record.logs.transcript.length === 0) return null
+  const includeEndTimestamps = isPlainObject(configurations.transcript_configuration) && configurations.transcript_configuration.include_end_timestamps === true
+  const key = transcriptKeyFor(run.organizationId, run.id)
+  try {
+    await ctx.objects.put(key, transcriptText(record, { includeEndTimestamps }))
+    return key
+  } catch (error) {
+    log.error({ err: error }, 'transcript not stored')
+    onFailure()
+    return null
+  }
+}
+
 export async function openRunSession(ctx: AppContext, runId: number, options: RunSessionOptions): Promise<RunSession> {
   const loaded = loadRun(ctx, runId)
   const { run, definition, configurations } = loaded
@@ -160,44 +270,14 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   let finishing: Promise<void> | null = null
 
   const onSwitch = (change: LlmSwitch) => {
-    fallbackSwitches.push({
-      at: isoNow(ctx.clock),
-      from: `${change.from.service}|||${change.from.model}`,
-      to: `${change.to.service}|||${change.to.model}`,
-      reason: change.reason,
-      after_ms: change.afterMs,
-      ...(change.error ? { error: change.error } : {}),
-    })
+    fallbackSwitches.push(fallbackSwitchLog(ctx, change))
     log.warn({ from: change.from, to: change.to, reason: change.reason }, 'LLM fallback: switched to the next model')
     queuePersist()
   }
 
-  let clients: RunClients
-  let runtime: Record<string, unknown>
-  try {
-    const agentPin = configurations.model_configuration_uuid
-    const resolved = resolveRunModels(ctx, run.organizationId, {
-      overrides: storedOverrides(run.modelOverrides),
-      agentConfigurationUuid: typeof agentPin === 'string' ? agentPin : null,
-    })
-    runtime = runtimeConfiguration(resolved)
-    clients = await createRunClients(resolved, { voice: channel === 'voice', log, onSwitch, builtinVoice: (voice) => createBuiltinVoice({ voice }) })
-  } catch (error) {
-    if (!(error instanceof ModelResolutionError)) throw error
-    const message = `The run's models cannot be used: ${error.message}`
-    failRun(ctx, loaded, message)
-    log.warn({ err: error }, 'run session not opened')
-    throw new RunSessionError(message)
-  }
+  const { clients, runtime } = await openRunClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch })
   updateRun(ctx, run.id, { initialContext: { runtime_configuration: runtime } })
-  const variables = variablesOf(run)
-  const start = definition.nodes.find((node) => node.type === 'startCall')
-  const fetched = start ? await runPreCallFetch(ctx, start, { organizationId: run.organizationId, workflowId: run.workflowId, initialContext: variables }) : null
-  if (fetched) {
-    Object.assign(variables, fetched.variables)
-    sessionWarnings.push(...fetched.warnings)
-    updateRun(ctx, run.id, { initialContext: fetched.variables, logs: { pre_call_fetch: fetched.log } })
-  }
+  const variables = await preCallVariables(ctx, loaded, sessionWarnings)
 
   let settleAfterCall!: (work: Promise<void>) => void
   const afterCall = new Promise<void>((resolve) => { settleAfterCall = (work) => resolve(work.catch(() => undefined)) })
@@ -230,22 +310,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     },
   })
 
-  function logsOf(record: ConversationRecord): Record<string, unknown> {
-    return {
-      transcript: record.logs.transcript,
-      realtime_feedback_events: record.logs.realtime_feedback_events,
-      warnings: [...record.logs.warnings, ...sessionWarnings],
-      ...(fallbackSwitches.length ? { llm_fallback: fallbackSwitches } : {}),
-      ...(record.logs.tool_calls?.length ? { tool_calls: record.logs.tool_calls } : {}),
-      session: {
-        channel,
-        started_at: record.started_at,
-        ended_at: record.ended_at,
-        end_reason: record.end_reason,
-        current_node_id: record.current_node_id,
-      },
-    }
-  }
+  const logsOf = (record: ConversationRecord) => sessionLogs(record, channel, sessionWarnings, fallbackSwitches)
 
   function persist() {
     persistQueued = false
@@ -264,50 +329,15 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     queueMicrotask(persist)
   }
 
-  const persisting = <Args extends unknown[], Result>(method: (...args: Args) => Promise<Result>) =>
-    async (...args: Args): Promise<Result> => {
-      try {
-        return await method(...args)
-      } finally {
-        persist()
-      }
-    }
-
-  const conversation: Conversation = {
-    get ended() { return engine.ended },
-    start: persisting(async () => {
-      markRunRunning(ctx, run.id)
-      return engine.start()
-    }),
-    userMessage: persisting(engine.userMessage),
-    canInterrupt: engine.canInterrupt,
-    interrupt: persisting(engine.interrupt),
-    noteUserActivity: engine.noteUserActivity,
-    agentSpeechEnded: engine.agentSpeechEnded,
-    tick: persisting(engine.tick),
-    end: persisting(engine.end),
-    record: engine.record,
-  }
-
-  async function storeTranscript(record: ConversationRecord): Promise<string | null> {
-    if (record.logs.transcript.length === 0) return null
-    const includeEndTimestamps = isPlainObject(configurations.transcript_configuration) && configurations.transcript_configuration.include_end_timestamps === true
-    const key = transcriptKeyFor(run.organizationId, run.id)
-    try {
-      await ctx.objects.put(key, transcriptText(record, { includeEndTimestamps }))
-      return key
-    } catch (error) {
-      log.error({ err: error }, 'transcript not stored')
-      sessionWarnings.push('The transcript file could not be stored')
-      return null
-    }
-  }
+  const conversation = persistingConversation(engine, persist, () => markRunRunning(ctx, run.id))
 
   async function complete(reason: EndReason) {
     await engine.end(reason)
     const record = engine.record()
     usage = { ...usage, call_duration_seconds: record.call_duration_seconds }
-    const transcriptKey = await storeTranscript(record)
+    const transcriptKey = await storeTranscript(ctx, loaded, record, log, () => {
+      sessionWarnings.push('The transcript file could not be stored')
+    })
     writeFinal(ctx, loaded, isTelephony, logsOf(record), { record, usage, transcriptKey })
     log.info({ endReason: record.end_reason, durationSeconds: record.call_duration_seconds }, 'run session finished')
     settleAfterCall(runPostCall(ctx, {
