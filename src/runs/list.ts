@@ -6,7 +6,7 @@ import { sqlPart } from '../db/sql-parts'
 import { forbidden, refused } from '../lib/errors'
 import { runView, RunDetailSchema, selectRunsWithAgent } from './detail'
 import { criteriaFrom, parseFilterItems, type RunCriteria } from './filters'
-import { readRunPage } from './query'
+import { readRunPage } from './queries'
 
 const JsonObject = t.Record(t.String(), t.Unknown())
 

@@ -8,7 +8,7 @@ import { artifactLinksJsonArgs, publicLinkParams } from './artifacts'
 import { USAGE_LINK_PLACEHOLDERS, usageRunColumns } from '../db/usage-report'
 import { criteriaFrom, DAY_MS, parseFilterItems } from './filters'
 import type { RunListOptions } from './list'
-import { readRunPage } from './query'
+import { readRunPage } from './queries'
 import type { UsageResponse } from './usage-schemas'
 
 const USAGE_FILTERS = [
