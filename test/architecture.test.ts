@@ -138,6 +138,19 @@ const SQL_TEXT = [
   /\bsql(\.raw)?`/,
   /['"`]\s*(SELECT\s|INSERT\s+INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|WITH\s+\w+\s+AS\s*\()/,
 ]
+/**
+ * TODO(issue 22, point 5): files that still write SQL text inline, to move into their domain's queries.ts (or turn into
+ * drizzle). The list only shrinks: an entry that no longer writes SQL fails the test below, so it is removed with the fix.
+ * calls/ is rewritten by the arch-pipeline branch; its files move after that lands.
+ */
+const SQL_TEXT_PENDING = [
+  'src/agents/service.ts', 'src/auth/keys.ts',
+  'src/calls/answer-webhooks.ts', 'src/calls/inbound.ts', 'src/calls/leftovers.ts', 'src/calls/outcomes.ts', 'src/calls/recovery.ts',
+  'src/calls/start.ts',
+  'src/campaigns/attempts.ts', 'src/campaigns/contacts.ts', 'src/campaigns/service.ts',
+  'src/runs/list.ts', 'src/runs/service.ts', 'src/runs/usage.ts',
+  'src/telephony/config/configuration-service.ts', 'src/telephony/config/configurations.ts', 'src/telephony/config/phone-numbers.ts',
+]
 const isQueryModule = (file: string) => inside(file, 'db') || /^src\/[^/]+\/(.+\/)?queries\.ts$/.test(rel(file))
 
 /**
@@ -145,6 +158,8 @@ const isQueryModule = (file: string) => inside(file, 'db') || /^src\/[^/]+\/(.+\
  * which brings their functions under the limit; remove this list once it has landed.
  */
 const FUNCTION_LENGTH_PENDING_PIPELINE = ['src/voice/', 'src/conversation/engine.ts', 'src/calls/']
+/** TODO(issue 22): the ARI call machinery's factory closures, still to split; the list only shrinks (checked below). */
+const FUNCTION_LENGTH_PENDING = ['src/telephony/ari/adapter.ts', 'src/telephony/ari/events.ts', 'src/telephony/ari/call-session.ts']
 const MAX_FUNCTION_LINES = 120
 
 /** Every function, method, accessor and arrow of src/ whose body is longer than MAX_FUNCTION_LINES, as `file:line (n lines)`. */
@@ -218,7 +233,9 @@ describe('import graph of src/', () => {
   })
 
   test('SQL text only in src/db/ and the domains\' queries.ts; drizzle\'s query builder elsewhere', () => {
-    expect(offenders((file, { text }) => !isQueryModule(file) && SQL_TEXT.some((pattern) => pattern.test(text)))).toEqual([])
+    const inline = offenders((file, { text }) => !isQueryModule(file) && SQL_TEXT.some((pattern) => pattern.test(text)))
+    expect(inline.filter((file) => !SQL_TEXT_PENDING.includes(file))).toEqual([])
+    expect(SQL_TEXT_PENDING.filter((file) => !inline.includes(file))).toEqual([])
   })
 
   test('src/lib/ imports nothing else of src/', () => {
@@ -238,6 +255,9 @@ describe('functions of src/', () => {
   })
 
   test(`no function, method or arrow body is longer than ${MAX_FUNCTION_LINES} lines`, () => {
-    expect(longFunctions().filter((where) => !FUNCTION_LENGTH_PENDING_PIPELINE.some((owned) => where.startsWith(owned)))).toEqual([])
+    const long = longFunctions()
+    const pending = [...FUNCTION_LENGTH_PENDING_PIPELINE, ...FUNCTION_LENGTH_PENDING]
+    expect(long.filter((where) => !pending.some((owned) => where.startsWith(owned)))).toEqual([])
+    expect(FUNCTION_LENGTH_PENDING.filter((file) => !long.some((where) => where.startsWith(`${file}:`)))).toEqual([])
   }, 60_000)
 })

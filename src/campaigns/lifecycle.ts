@@ -4,6 +4,7 @@ import { campaignLogs, campaigns, type CampaignLogLevel, type CampaignState } fr
 import { notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { transaction } from '../db/transaction'
+import { deleteImportingCampaigns } from './queries'
 import { applyTransition, CAMPAIGN_TRANSITIONS } from './state-machine'
 
 /** The transitions a client asks for over the API. */
@@ -56,9 +57,5 @@ export function transitionCampaign(ctx: AppContext, organizationId: number, camp
 
 /** Removes campaigns still importing (their import failed or was interrupted) with the contacts written so far; all of them without an id. */
 export function discardImportingCampaigns(ctx: AppContext, campaignId: number | null = null): number {
-  const which = `state = 'importing' AND (? IS NULL OR id = ?)`
-  return transaction(ctx, () => {
-    ctx.sqlite.query(`DELETE FROM campaign_contacts WHERE campaign_id IN (SELECT id FROM campaigns WHERE ${which})`).run(campaignId, campaignId)
-    return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${which}`).run(campaignId, campaignId).changes
-  })
+  return transaction(ctx, () => deleteImportingCampaigns(ctx, campaignId))
 }

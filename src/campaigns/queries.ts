@@ -1,6 +1,6 @@
 import type { AppContext } from '../context'
 
-/** The campaign dialer's statements (src/campaigns/scheduler.ts), prepared once per scheduler. */
+/** The campaigns' statements written as SQL: the dialer's (prepared once per scheduler) and the import clean-up. */
 
 export type RunningCampaign = {
   id: number
@@ -65,4 +65,11 @@ export function schedulerQueries(ctx: AppContext) {
       ctx.sqlite.query('UPDATE campaigns SET processed_rows = processed_rows + 1 WHERE id = ?').run(campaignId)
     },
   }
+}
+
+/** Deletes campaigns still importing (one, or all of them for null) with their contacts; returns how many campaigns. */
+export function deleteImportingCampaigns(ctx: AppContext, campaignId: number | null): number {
+  const which = `state = 'importing' AND (? IS NULL OR id = ?)`
+  ctx.sqlite.query(`DELETE FROM campaign_contacts WHERE campaign_id IN (SELECT id FROM campaigns WHERE ${which})`).run(campaignId, campaignId)
+  return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${which}`).run(campaignId, campaignId).changes
 }

@@ -175,3 +175,14 @@ export function readRunPage<Row>(ctx: AppContext, request: RunPageRequest, colum
   const found = findRunPage(ctx, request)
   return { total: found.total, rows: found.ids ? readRows(found.ids) : [] }
 }
+
+type OpenSessionRun = { id: number; organization_id: number; logs: string; started_at: string | null; definition: string }
+
+/** Runs without a call that are not completed (text chats, after a restart), with their version's definition JSON. */
+export function openSessionRuns(ctx: AppContext): OpenSessionRun[] {
+  return ctx.sqlite.query<OpenSessionRun, []>(
+    `SELECT r.id, r.organization_id, r.logs, r.started_at, d.workflow_json AS definition
+       FROM workflow_runs r JOIN workflow_definitions d ON d.id = r.definition_id
+      WHERE r.call_id IS NULL AND r.state <> 'completed'`,
+  ).all()
+}

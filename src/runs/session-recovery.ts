@@ -1,4 +1,5 @@
 import type { AppContext } from '../context'
+import { openSessionRuns } from './queries'
 import { isPlainObject } from '../lib/values'
 import { costInfo, emptyUsageInfo } from '../models/usage'
 import { readPriceCard } from '../models/price-card'
@@ -13,8 +14,6 @@ import type { WorkflowDefinition } from '../definition/definition'
 /** The end reason recorded for a session the process stopped in the middle of. */
 export const RESTART_END_REASON = 'system_cancelled'
 
-type OpenSessionRun = { id: number; organization_id: number; logs: string; started_at: string | null; definition: string }
-
 /**
  * At start-up, no conversation from before can go on (the engine's state was in memory), so every run without a call
  * that is not completed (text chat, and any other channel without a telephony call; runs with a call are closed by
@@ -23,11 +22,7 @@ type OpenSessionRun = { id: number; organization_id: number; logs: string; start
  * queued (no QA review: the model clients are gone). Returns how many.
  */
 export async function closeSessionsInterruptedByRestart(ctx: AppContext): Promise<number> {
-  const open = ctx.sqlite.query<OpenSessionRun, []>(
-    `SELECT r.id, r.organization_id, r.logs, r.started_at, d.workflow_json AS definition
-       FROM workflow_runs r JOIN workflow_definitions d ON d.id = r.definition_id
-      WHERE r.call_id IS NULL AND r.state <> 'completed'`,
-  ).all()
+  const open = openSessionRuns(ctx)
   for (const run of open) {
     const logs = JSON.parse(run.logs) as Record<string, unknown>
     const session = isPlainObject(logs.session) ? logs.session : {}

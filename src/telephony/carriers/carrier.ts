@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { and, eq } from 'drizzle-orm'
+import { and, eq, isNull } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import { workflowRuns, type WorkflowRunRow } from '../../db/schema'
 import { DomainError } from '../../lib/errors'
@@ -204,7 +204,7 @@ const runByCallId = (ctx: AppContext, callId: string): WorkflowRunRow | undefine
 
 /** Stores the carrier's id of a run's call, unless one is stored already (the first one learnt wins). */
 export function recordProviderCallId(ctx: AppContext, runId: number, providerCallId: string): void {
-  ctx.sqlite.query('UPDATE workflow_runs SET provider_call_id = ? WHERE id = ? AND provider_call_id IS NULL').run(providerCallId, runId)
+  ctx.db.update(workflowRuns).set({ providerCallId }).where(and(eq(workflowRuns.id, runId), isNull(workflowRuns.providerCallId))).run()
 }
 
 /** The carrier's refusal as a DialError (its detail is safe to show); anything else is a bug and rethrown. */
