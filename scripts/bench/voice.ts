@@ -12,7 +12,7 @@
 // inside an agent turn because a chunk came late: goal 0). Last, the built-in voice: how long Flite holds the event
 // loop when it synthesises in this thread, and when it runs in its worker threads (builtin-voice.ts).
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import type { WorkflowDefinition } from '../../src/definition/definition'
+import type { AgentDefinition } from '../../src/definition/definition'
 import { createConversation } from '../../src/conversation/engine'
 import { systemClock } from '../../src/lib/clock'
 import { createLlmClient } from '../../src/models/llm'
@@ -101,7 +101,7 @@ async function runFakes(): Promise<void> {
 // ---------------------------------------------------------------------------------------------------------------
 // The parent: the calls
 
-const definition: WorkflowDefinition = {
+const definition: AgentDefinition = {
   nodes: [
     { id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', greeting: GREETING, prompt: 'Help the caller book a table.' } },
   ],

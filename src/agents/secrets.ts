@@ -1,5 +1,5 @@
 import { maskSecret } from '../lib/mask'
-import type { WorkflowDefinition, WorkflowNode } from '../definition/definition'
+import type { AgentDefinition, AgentNode } from '../definition/definition'
 
 /** Node data fields that hold credentials, by node type. Stored as sent, masked in every response. */
 const SECRET_FIELDS: Record<string, readonly string[]> = {
@@ -8,7 +8,7 @@ const SECRET_FIELDS: Record<string, readonly string[]> = {
 }
 
 /** The node with each non-empty credential in its data replaced by `transform(field, value)`; the node itself when it has none. */
-function mapNodeSecrets(node: WorkflowNode, transform: (field: string, value: string) => string): WorkflowNode {
+function mapNodeSecrets(node: AgentNode, transform: (field: string, value: string) => string): AgentNode {
   const fields = (SECRET_FIELDS[node.type] ?? []).filter((field) => typeof node.data[field] === 'string' && node.data[field] !== '')
   if (fields.length === 0) return node
   const data = { ...node.data }
@@ -17,7 +17,7 @@ function mapNodeSecrets(node: WorkflowNode, transform: (field: string, value: st
 }
 
 /** A copy of the definition as responses show it: every credential masked like a telephony secret. */
-export function maskDefinitionSecrets(definition: WorkflowDefinition): WorkflowDefinition {
+export function maskDefinitionSecrets(definition: AgentDefinition): AgentDefinition {
   return { ...definition, nodes: definition.nodes.map((node) => mapNodeSecrets(node, (_field, value) => maskSecret(value))) }
 }
 
@@ -25,7 +25,7 @@ export function maskDefinitionSecrets(definition: WorkflowDefinition): WorkflowD
  * Lets a client send back the definition it was shown: a credential that exactly equals the mask of the one
  * stored in the node with the same id keeps the stored one. Any other value is a new credential.
  */
-export function restoreMaskedSecrets(incoming: WorkflowDefinition, stored: WorkflowDefinition): WorkflowDefinition {
+export function restoreMaskedSecrets(incoming: AgentDefinition, stored: AgentDefinition): AgentDefinition {
   const storedNodes = new Map(stored.nodes.map((node) => [node.id, node]))
   return {
     ...incoming,

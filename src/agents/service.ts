@@ -1,7 +1,7 @@
 import { and, count, desc, eq, inArray, sql } from 'drizzle-orm'
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
-import { findTriggerNodes, validateDefinition, type DefinitionError, type WorkflowDefinition } from '../definition/definition'
+import { findTriggerNodes, validateDefinition, type DefinitionError, type AgentDefinition } from '../definition/definition'
 import { maskDefinitionSecrets, restoreMaskedSecrets } from './secrets'
 import { templateContextVariables } from '../definition/template-variables'
 import {
@@ -14,7 +14,7 @@ import {
 } from '../db/schema'
 import { DomainError, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
-import { withDefaultConfigurations, type WorkflowConfigurations } from '../definition/configurations'
+import { withDefaultConfigurations, type AgentConfigurations } from '../definition/configurations'
 import type { Agent, AgentCount, AgentVersion, CreateWorkflowBody, UpdateWorkflowBody } from './schemas'
 import { transaction } from '../db/transaction'
 import { batchedTransaction } from '../db/batched-transaction'
@@ -41,7 +41,7 @@ const workflowNotFound = (id: number) => notFound(`Workflow with id ${id} not fo
 const definitionErrors = (kind: 'conflict' | 'invalid', errors: DefinitionError[]) => new DomainError(kind, { is_valid: false, errors })
 
 /** The definition with minted trigger paths, or the 422 listing every problem. */
-function checkedDefinition(input: unknown): { definition: WorkflowDefinition; triggerPaths: string[] } {
+function checkedDefinition(input: unknown): { definition: AgentDefinition; triggerPaths: string[] } {
   const { definition, errors, triggerPaths } = validateDefinition(input)
   if (errors.length > 0) throw definitionErrors('invalid', errors)
   return { definition, triggerPaths }
@@ -52,7 +52,7 @@ function checkedDefinition(input: unknown): { definition: WorkflowDefinition; tr
  * (creating an agent publishes its first version) also refuses transfer_call tools when the organization's default
  * telephony configuration cannot transfer calls; a draft may wait for the configuration to change.
  */
-function checkToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition, publishing: boolean): void {
+function checkToolReferences(ctx: AppContext, organizationId: number, definition: AgentDefinition, publishing: boolean): void {
   const { unknown, transfers } = toolReferenceCheck(ctx, organizationId, definition)
   const errors = publishing ? [...unknown, ...untransferableTools(ctx, organizationId, transfers)] : unknown
   if (errors.length > 0) throw definitionErrors('invalid', errors)
@@ -75,7 +75,7 @@ const OUTBOUND_URL_FIELDS = ['endpoint_url', 'pre_call_fetch_url']
  * A webhook or pre-call fetch URL written to reach this server itself is refused on save and at publish (422); a name
  * that resolves to it is refused when the request is sent.
  */
-function checkOutboundUrls(ctx: AppContext, definition: WorkflowDefinition): void {
+function checkOutboundUrls(ctx: AppContext, definition: AgentDefinition): void {
   const errors = definition.nodes.flatMap((node) => OUTBOUND_URL_FIELDS
     .filter((field) => typeof node.data[field] === 'string' && namesThisServer(ctx, node.data[field]))
     .map((field): DefinitionError => ({ kind: 'node', id: node.id, field: `data.${field}`, message: THIS_SERVER_MESSAGE })))
@@ -83,7 +83,7 @@ function checkOutboundUrls(ctx: AppContext, definition: WorkflowDefinition): voi
 }
 
 /** Reserves the definition's trigger paths for the workflow; 409 when another workflow (of any organization) has one. */
-function claimTriggerPaths(ctx: AppContext, organizationId: number, workflowId: number, definition: WorkflowDefinition, paths: string[]): void {
+function claimTriggerPaths(ctx: AppContext, organizationId: number, workflowId: number, definition: AgentDefinition, paths: string[]): void {
   if (paths.length === 0) return
   const owners = ctx.db.select().from(workflowTriggers).where(inArray(workflowTriggers.triggerPath, paths)).all()
   const taken = owners.filter((owner) => owner.workflowId !== workflowId).map((owner) => owner.triggerPath)
@@ -109,7 +109,7 @@ function agentView(workflow: WorkflowRow, version: WorkflowDefinitionRow): Agent
     name: workflow.name,
     status: workflow.status,
     created_at: workflow.createdAt,
-    workflow_definition: maskDefinitionSecrets(version.workflowJson as WorkflowDefinition),
+    workflow_definition: maskDefinitionSecrets(version.workflowJson as AgentDefinition),
     current_definition_id: version.id,
     template_context_variables: version.templateContextVariables,
     call_disposition_codes: { disposition_codes: workflow.callDispositionCodes },
@@ -149,7 +149,7 @@ export function getAgent(ctx: AppContext, organizationId: number, workflowId: nu
   return agentView(current.workflow, current.version)
 }
 
-function versionValues(definition: WorkflowDefinition, configurations: WorkflowConfigurations) {
+function versionValues(definition: AgentDefinition, configurations: AgentConfigurations) {
   return {
     workflowJson: definition,
     workflowConfigurations: configurations,
@@ -233,7 +233,7 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
   transaction(ctx, () => {
     renameQuery(ctx.db).run({ name, updatedAt: now, workflowId })
     if (!savesVersion) return
-    const stored = current.version.workflowJson as WorkflowDefinition
+    const stored = current.version.workflowJson as AgentDefinition
     const definition = sent ? restoreMaskedSecrets(sent.definition, stored) : stored
     if (sent) claimTriggerPaths(ctx, organizationId, workflowId, definition, sent.triggerPaths)
     const configurations = withDefaultConfigurations(body.workflow_configurations ?? current.version.workflowConfigurations)
@@ -261,8 +261,8 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
   const current = findCurrent(ctx, organizationId, workflowId)
   if (!current) throw workflowNotFound(workflowId)
   if (current.version.status !== 'draft') throw refused('Workflow has no draft to publish')
-  checkToolReferences(ctx, organizationId, current.version.workflowJson as WorkflowDefinition, true)
-  checkOutboundUrls(ctx, current.version.workflowJson as WorkflowDefinition)
+  checkToolReferences(ctx, organizationId, current.version.workflowJson as AgentDefinition, true)
+  checkOutboundUrls(ctx, current.version.workflowJson as AgentDefinition)
   checkModelPin(ctx, organizationId, current.version.workflowConfigurations, ['workflow_configurations'])
   transaction(ctx, () => {
     // Archive first: at most one version may be published at any moment.
@@ -357,5 +357,5 @@ export function listAgentVersions(
     .limit(page.limit ?? Number.MAX_SAFE_INTEGER)
     .offset(page.offset ?? 0)
     .all()
-    .map((version) => ({ ...version, workflow_json: maskDefinitionSecrets(version.workflow_json as WorkflowDefinition) }))
+    .map((version) => ({ ...version, workflow_json: maskDefinitionSecrets(version.workflow_json as AgentDefinition) }))
 }

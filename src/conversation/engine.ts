@@ -35,12 +35,12 @@
  * for the line to connect (text chat); persisting `record()`; accumulating `usage` events; an LLM error ends the call with
  * `pipeline_error`, so retries and `llm_fallback` belong inside the LlmClient given here.
  */
-import type { WorkflowDefinition, WorkflowNode } from '../definition/definition'
+import type { AgentDefinition as WorkflowDefinition, AgentNode as WorkflowNode } from '../definition/definition'
 import { isPlainObject } from '../lib/values'
 import { renderTemplate } from '../definition/template-variables'
 import type { Clock } from '../lib/clock'
 import type { ChatMessage, LlmClient, ModelRef, TokenUsage, ToolCall } from '../models/types'
-import type { WorkflowConfigurations } from '../definition/configurations'
+import type { AgentConfigurations as WorkflowConfigurations } from '../definition/configurations'
 import { extractionMessages, extractionVariables, extractVariables, historyForExtraction, type ExtractionVariable } from './extraction'
 import { buildGraph, nodeFlag, nodeFunctions, nodeName, nodeText, unsupportedFeatureWarnings, type ConversationGraph, type NodeFunction } from './graph'
 import {

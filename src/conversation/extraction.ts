@@ -1,4 +1,4 @@
-import type { WorkflowNode } from '../definition/definition'
+import type { AgentNode } from '../definition/definition'
 import { isPlainObject } from '../lib/values'
 import type { ChatMessage, LlmClient, ModelRef, TokenUsage } from '../models/types'
 
@@ -12,7 +12,7 @@ export type ExtractionResult =
 
 const JSON_TYPES: Record<string, string> = { string: 'string', number: 'number', integer: 'integer', boolean: 'boolean' }
 
-export function extractionVariables(node: WorkflowNode): ExtractionVariable[] {
+export function extractionVariables(node: AgentNode): ExtractionVariable[] {
   const rows = node.data.extraction_variables
   if (node.data.extraction_enabled !== true || !Array.isArray(rows)) return []
   return rows.filter(isPlainObject).flatMap((row) =>

@@ -1,4 +1,4 @@
-import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../definition/definition'
+import type { AgentDefinition, AgentEdge, AgentNode } from '../definition/definition'
 import type { ToolSpec } from '../models/types'
 import { toolFunctionName, toolFunctionSpec } from '../tools/functions'
 import type { AgentTool } from '../tools/schemas'
@@ -9,20 +9,20 @@ import type { AgentTool } from '../tools/schemas'
  */
 
 export type ConversationGraph = {
-  start: WorkflowNode
-  nodes: Map<string, WorkflowNode>
-  outgoing: Map<string, WorkflowEdge[]>
+  start: AgentNode
+  nodes: Map<string, AgentNode>
+  outgoing: Map<string, AgentEdge[]>
   globalPrompt: string | null
 }
 
 const CALL_NODE_TYPES = new Set(['startCall', 'agentNode', 'endCall'])
 
 /** Throws when the definition has no Start node (a published definition always has one). */
-export function buildGraph(definition: WorkflowDefinition): ConversationGraph {
+export function buildGraph(definition: AgentDefinition): ConversationGraph {
   const nodes = new Map(definition.nodes.filter((node) => CALL_NODE_TYPES.has(node.type)).map((node) => [node.id, node]))
   const start = definition.nodes.find((node) => node.type === 'startCall')
   if (!start) throw new Error('The agent definition has no Start node')
-  const outgoing = new Map<string, WorkflowEdge[]>()
+  const outgoing = new Map<string, AgentEdge[]>()
   for (const edge of definition.edges) {
     if (!nodes.has(edge.source) || !nodes.has(edge.target)) continue
     outgoing.set(edge.source, [...(outgoing.get(edge.source) ?? []), edge])
@@ -32,13 +32,13 @@ export function buildGraph(definition: WorkflowDefinition): ConversationGraph {
   return { start, nodes, outgoing, globalPrompt }
 }
 
-export const nodeName = (node: WorkflowNode): string =>
+export const nodeName = (node: AgentNode): string =>
   typeof node.data.name === 'string' && node.data.name !== '' ? node.data.name : node.id
 
-export const nodeText = (node: WorkflowNode, field: string): string =>
+export const nodeText = (node: AgentNode, field: string): string =>
   typeof node.data[field] === 'string' ? (node.data[field] as string) : ''
 
-export const nodeFlag = (node: WorkflowNode, field: string, fallback: boolean): boolean =>
+export const nodeFlag = (node: AgentNode, field: string, fallback: boolean): boolean =>
   typeof node.data[field] === 'boolean' ? (node.data[field] as boolean) : fallback
 
 /**
@@ -47,7 +47,7 @@ export const nodeFlag = (node: WorkflowNode, field: string, fallback: boolean): 
  * names never collide.
  */
 export type NodeFunction =
-  | { kind: 'transition'; spec: ToolSpec; edge: WorkflowEdge }
+  | { kind: 'transition'; spec: ToolSpec; edge: AgentEdge }
   | { kind: 'tool'; spec: ToolSpec; tool: AgentTool }
 
 const NO_PARAMETERS = { type: 'object', properties: {}, additionalProperties: false }
@@ -68,7 +68,7 @@ export function uniqueFunctionName(label: string, taken: Set<string>): string {
 }
 
 /** The node's `tool_uuids`, without repeats. */
-export function nodeToolUuids(node: WorkflowNode): string[] {
+export function nodeToolUuids(node: AgentNode): string[] {
   const value = node.data.tool_uuids
   return Array.isArray(value) ? [...new Set(value.filter((uuid): uuid is string => typeof uuid === 'string'))] : []
 }
@@ -77,7 +77,7 @@ export function nodeToolUuids(node: WorkflowNode): string[] {
  * The functions of a node: one per outgoing edge, described by the edge's condition, then one per tool of the node
  * found in `tools`. An End node has none.
  */
-export function nodeFunctions(graph: ConversationGraph, node: WorkflowNode, tools: ReadonlyMap<string, AgentTool> = new Map()): NodeFunction[] {
+export function nodeFunctions(graph: ConversationGraph, node: AgentNode, tools: ReadonlyMap<string, AgentTool> = new Map()): NodeFunction[] {
   if (node.type === 'endCall') return []
   const taken = new Set<string>()
   const transitions = (graph.outgoing.get(node.id) ?? []).map((edge): NodeFunction => ({
@@ -101,7 +101,7 @@ const UNSUPPORTED_NODE_FIELDS = [
   { field: 'document_uuids', what: 'knowledge-base documents' },
 ]
 
-export function unsupportedFeatureWarnings(definition: WorkflowDefinition): string[] {
+export function unsupportedFeatureWarnings(definition: AgentDefinition): string[] {
   return definition.nodes.flatMap((node) =>
     UNSUPPORTED_NODE_FIELDS.flatMap(({ field, what }) => {
       const value = node.data[field]

@@ -1,4 +1,4 @@
-import type { WorkflowDefinition } from '../definition/definition'
+import type { AgentDefinition } from '../definition/definition'
 import type { ToolCall } from '../models/types'
 import { CalculatorError, evaluateArithmetic } from '../tools/calculator'
 import { parseArguments } from '../tools/functions'
@@ -55,7 +55,7 @@ export type ToolFunction = Extract<NodeFunction, { kind: 'tool' }>
 export type ToolCallOutcome = { result: Record<string, unknown>; effect: ToolEffect; log: ToolCallLog }
 
 /** Tools of nodes that are missing (archived, deleted, another organization's) or that this channel cannot run. */
-export function toolWarnings(definition: WorkflowDefinition, tools: ReadonlyMap<string, AgentTool>, canTransfer: boolean): string[] {
+export function toolWarnings(definition: AgentDefinition, tools: ReadonlyMap<string, AgentTool>, canTransfer: boolean): string[] {
   return definition.nodes.flatMap((node) => nodeToolUuids(node).flatMap((uuid) => {
     const tool = tools.get(uuid)
     const where = `Node '${nodeName(node)}' (${node.id})`

@@ -8,7 +8,7 @@ import { cloneJson, isPlainObject, plural } from '../lib/values'
  * declare are kept and pass (clients validate those themselves; the server only needs the ones it understands).
  */
 
-export type WorkflowNode = {
+export type AgentNode = {
   id: string
   type: string
   position?: { x: number; y: number }
@@ -25,7 +25,7 @@ export type EdgeData = {
   [extra: string]: unknown
 }
 
-export type WorkflowEdge = {
+export type AgentEdge = {
   id: string
   source: string
   target: string
@@ -33,9 +33,9 @@ export type WorkflowEdge = {
   [extra: string]: unknown
 }
 
-export type WorkflowDefinition = {
-  nodes: WorkflowNode[]
-  edges: WorkflowEdge[]
+export type AgentDefinition = {
+  nodes: AgentNode[]
+  edges: AgentEdge[]
   viewport?: { x: number; y: number; zoom: number }
   [extra: string]: unknown
 }
@@ -49,8 +49,8 @@ export type DefinitionError = {
 }
 
 export type DefinitionValidation = {
-  /** A copy of the input with minted trigger paths; only a valid WorkflowDefinition when `errors` is empty. */
-  definition: WorkflowDefinition
+  /** A copy of the input with minted trigger paths; only a valid AgentDefinition when `errors` is empty. */
+  definition: AgentDefinition
   errors: DefinitionError[]
   /** Trigger paths of the definition, in node order; installation-wide uniqueness is the caller's check. */
   triggerPaths: string[]
@@ -133,7 +133,7 @@ function checkProperties(specs: (PropertySpec | RowPropertySpec)[], values: Reco
 }
 
 /** Instance and edge-count limits from each node type's `graph_constraints`. */
-function checkGraphConstraints(nodes: WorkflowNode[], edges: WorkflowEdge[]): DefinitionError[] {
+function checkGraphConstraints(nodes: AgentNode[], edges: AgentEdge[]): DefinitionError[] {
   const errors: DefinitionError[] = []
   const count = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1)
   const incoming = new Map<string, number>()
@@ -175,7 +175,7 @@ function checkGraphConstraints(nodes: WorkflowNode[], edges: WorkflowEdge[]): De
 /** Transitions become functions named after their label, so two transitions out of one node must not share a name. */
 const transitionName = (label: string) => label.toLowerCase().replace(/[^a-z0-9]/g, '_')
 
-function checkTransitionNames(edges: WorkflowEdge[]): DefinitionError[] {
+function checkTransitionNames(edges: AgentEdge[]): DefinitionError[] {
   const errors: DefinitionError[] = []
   const namesBySource = new Map<string, Set<string>>()
   for (const edge of edges) {
@@ -191,7 +191,7 @@ function checkTransitionNames(edges: WorkflowEdge[]): DefinitionError[] {
   return errors
 }
 
-function checkTriggerPaths(nodes: WorkflowNode[]): { errors: DefinitionError[]; triggerPaths: string[] } {
+function checkTriggerPaths(nodes: AgentNode[]): { errors: DefinitionError[]; triggerPaths: string[] } {
   const errors: DefinitionError[] = []
   const triggerPaths: string[] = []
   for (const node of findTriggerNodes({ nodes })) {
@@ -216,7 +216,7 @@ export function validateDefinition(input: unknown): DefinitionValidation {
       triggerPaths: [],
     }
   }
-  const definition = cloneJson(input) as WorkflowDefinition
+  const definition = cloneJson(input) as AgentDefinition
   const errors: DefinitionError[] = []
   const workflowError = (field: string, message: string) => errors.push({ kind: 'workflow', id: null, field, message })
   if (!Array.isArray(definition.nodes)) workflowError('nodes', 'nodes must be a list')
@@ -228,7 +228,7 @@ export function validateDefinition(input: unknown): DefinitionValidation {
   if (errors.length > 0) return { definition, errors, triggerPaths: [] }
 
   const nodeIds = new Set<string>()
-  const typedNodes: WorkflowNode[] = []
+  const typedNodes: AgentNode[] = []
   definition.nodes.forEach((node: unknown, index) => {
     if (!isPlainObject(node)) {
       errors.push({ kind: 'node', id: null, field: null, message: `nodes[${index}] must be an object` })
@@ -257,11 +257,11 @@ export function validateDefinition(input: unknown): DefinitionValidation {
       node.data.trigger_path = crypto.randomUUID()
     }
     checkProperties(spec.properties, node.data, 'data').forEach(nodeError)
-    if (id !== null) typedNodes.push(node as WorkflowNode)
+    if (id !== null) typedNodes.push(node as AgentNode)
   })
 
   const edgeIds = new Set<string>()
-  const connectedEdges: WorkflowEdge[] = []
+  const connectedEdges: AgentEdge[] = []
   definition.edges.forEach((edge: unknown, index) => {
     if (!isPlainObject(edge)) {
       errors.push({ kind: 'edge', id: null, field: null, message: `edges[${index}] must be an object` })
@@ -284,7 +284,7 @@ export function validateDefinition(input: unknown): DefinitionValidation {
       return
     }
     checkProperties(EDGE_DATA_PROPERTIES, edge.data, 'data').forEach(edgeError)
-    if (id !== null && connected) connectedEdges.push(edge as WorkflowEdge)
+    if (id !== null && connected) connectedEdges.push(edge as AgentEdge)
   })
 
   errors.push(...checkGraphConstraints(typedNodes, connectedEdges), ...checkTransitionNames(connectedEdges))
@@ -293,11 +293,11 @@ export function validateDefinition(input: unknown): DefinitionValidation {
   return { definition, errors, triggerPaths: triggers.triggerPaths }
 }
 
-export function findTriggerNodes(definition: Pick<WorkflowDefinition, 'nodes'>): WorkflowNode[] {
+export function findTriggerNodes(definition: Pick<AgentDefinition, 'nodes'>): AgentNode[] {
   return definition.nodes.filter((node) => node.type === 'trigger')
 }
 
 /** Whether one of the definition's trigger nodes has this path (enabled or not: the caller decides what disabled means). */
-export function hasTriggerPath(definition: WorkflowDefinition, path: string): boolean {
+export function hasTriggerPath(definition: AgentDefinition, path: string): boolean {
   return findTriggerNodes(definition).some((node) => node.data.trigger_path === path)
 }

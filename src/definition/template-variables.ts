@@ -1,5 +1,5 @@
 import { isPlainObject } from '../lib/values'
-import type { WorkflowDefinition } from './definition'
+import type { AgentDefinition } from './definition'
 
 /**
  * `{{ path }}` placeholders in prompts, greetings and transition speech: `{{ path | default }}` and the older
@@ -60,7 +60,7 @@ function clockVariable(name: string): ((now: Date) => string) | undefined {
   }
 }
 
-function templateTexts(definition: WorkflowDefinition): string[] {
+function templateTexts(definition: AgentDefinition): string[] {
   const texts: unknown[] = []
   for (const node of definition.nodes) {
     if (PROMPTED_NODE_TYPES.has(node.type)) texts.push(node.data.prompt)
@@ -71,7 +71,7 @@ function templateTexts(definition: WorkflowDefinition): string[] {
 }
 
 /** Placeholders whose value must come from the call context: not nested paths, clock variables or system variables. */
-function contextPlaceholders(definition: WorkflowDefinition): Placeholder[] {
+function contextPlaceholders(definition: AgentDefinition): Placeholder[] {
   return templateTexts(definition)
     .flatMap(placeholdersIn)
     .filter(({ path }) => !path.includes('.') && !SYSTEM_VARIABLES.has(path.toLowerCase()) && !clockVariable(path))
@@ -81,7 +81,7 @@ function contextPlaceholders(definition: WorkflowDefinition): Placeholder[] {
  * Variables a campaign's contact data must supply: sorted, lowercased, unique. Compare them with lowercased CSV headers
  * (lookups in `renderTemplate` ignore case too, so `{{FirstName}}` is filled from a `firstname` column).
  */
-export function requiredTemplateVariables(definition: WorkflowDefinition): string[] {
+export function requiredTemplateVariables(definition: AgentDefinition): string[] {
   const names = contextPlaceholders(definition)
     .filter(({ fallback }) => fallback === undefined)
     .map(({ path }) => path.toLowerCase())
@@ -93,7 +93,7 @@ export function requiredTemplateVariables(definition: WorkflowDefinition): strin
  * the default its placeholder gives, or "" when it has none; i.e. a sample `initial_context` to fill in. The reference
  * stores a free-form object its editor sets; we derive it from the definition so it never disagrees with the prompts.
  */
-export function templateContextVariables(definition: WorkflowDefinition): Record<string, string> {
+export function templateContextVariables(definition: AgentDefinition): Record<string, string> {
   const defaults = new Map<string, string>()
   for (const { path, fallback } of contextPlaceholders(definition)) {
     const name = path.toLowerCase()

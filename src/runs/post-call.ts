@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import type { WorkflowDefinition, WorkflowNode } from '../definition/definition'
+import type { AgentDefinition, AgentNode } from '../definition/definition'
 import type { AppContext } from '../context'
 import { workflowRuns } from '../db/schema'
 import { transaction } from '../db/transaction'
@@ -19,12 +19,12 @@ import { releaseHeldDeliveries } from './webhook-outbox'
  * then the run's webhook deliveries, held until now so their payload carries the review, are released.
  */
 
-export const qaNodes = (definition: WorkflowDefinition): WorkflowNode[] => definition.nodes.filter((node) => node.type === 'qa')
+export const qaNodes = (definition: AgentDefinition): AgentNode[] => definition.nodes.filter((node) => node.type === 'qa')
 
 const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null)
 
 /** The node's own model when it does not use the agent's: an OpenAI-compatible provider, its model and key. */
-function reviewerOf(node: WorkflowNode, agentLlm: LlmClient): LlmClient | string {
+function reviewerOf(node: AgentNode, agentLlm: LlmClient): LlmClient | string {
   const model = text(node.data.qa_model)
   if (node.data.qa_use_workflow_llm !== false || !model || model === 'default') return agentLlm
   const provider = text(node.data.qa_provider) ?? 'openai'
@@ -38,7 +38,7 @@ function reviewerOf(node: WorkflowNode, agentLlm: LlmClient): LlmClient | string
 export type PostCallInput = {
   runId: number
   organizationId: number
-  definition: WorkflowDefinition
+  definition: AgentDefinition
   record: ConversationRecord
   /** The agent's LLM (QA nodes use it unless they name their own). */
   llm: LlmClient

@@ -1,4 +1,4 @@
-import type { WorkflowNode } from '../definition/definition'
+import type { AgentNode } from '../definition/definition'
 import type { OutboundAnswer } from '../egress/outbound'
 import { isPlainObject } from '../lib/values'
 
@@ -15,7 +15,7 @@ export const PRE_CALL_FETCH_MAX_BYTES = 64 * 1024
 /** Keys only the platform sets: an answer cannot overwrite them. */
 export const RESERVED_CONTEXT_KEYS = new Set(['provider', 'runtime_configuration', 'campaign_id', 'source_uuid'])
 
-export function preCallFetchUrl(start: WorkflowNode): string | null {
+export function preCallFetchUrl(start: AgentNode): string | null {
   const url = start.data.pre_call_fetch_url
   return start.data.pre_call_fetch_enabled === true && typeof url === 'string' && url !== '' ? url : null
 }

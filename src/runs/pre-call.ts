@@ -1,4 +1,4 @@
-import type { WorkflowNode } from '../definition/definition'
+import type { AgentNode } from '../definition/definition'
 import type { AppContext } from '../context'
 import { credentialHeaders } from '../credentials/headers'
 import { readCredential } from '../credentials/store'
@@ -24,7 +24,7 @@ const text = (value: unknown) => (typeof value === 'string' && value !== '' ? va
  */
 export async function runPreCallFetch(
   ctx: AppContext,
-  start: WorkflowNode,
+  start: AgentNode,
   call: { organizationId: number; workflowId: number; initialContext: Record<string, unknown> },
 ): Promise<PreCallFetchResult | null> {
   const url = preCallFetchUrl(start)

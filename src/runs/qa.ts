@@ -1,4 +1,4 @@
-import type { WorkflowDefinition, WorkflowNode } from '../definition/definition'
+import type { AgentDefinition, AgentNode } from '../definition/definition'
 import { isPlainObject } from '../lib/values'
 import { renderTemplate } from '../definition/template-variables'
 import type { LlmClient, ModelRef, TokenUsage } from '../models/types'
@@ -22,7 +22,7 @@ const VOICEMAIL_REASONS = new Set(['voicemail_detected', 'voicemail'])
 const numberOr = (value: unknown, fallback: number) => (typeof value === 'number' && Number.isFinite(value) ? value : fallback)
 
 /** Why the call is not reviewed, or null when it is. `random` returns [0, 1) (Math.random in production). */
-export function qaSkipReason(qaNode: WorkflowNode, call: QaCall, random: () => number): string | null {
+export function qaSkipReason(qaNode: AgentNode, call: QaCall, random: () => number): string | null {
   const { data } = qaNode
   if (data.qa_enabled === false) return 'disabled'
   if (call.durationSeconds < numberOr(data.qa_min_call_duration, 15)) return 'call_too_short'
@@ -150,8 +150,8 @@ async function evaluateStep(llm: LlmClient, prompt: string, onUsage: (ref: Model
  */
 export async function reviewCall(
   llm: LlmClient,
-  qaNode: WorkflowNode,
-  definition: WorkflowDefinition,
+  qaNode: AgentNode,
+  definition: AgentDefinition,
   record: Pick<ConversationRecord, 'logs'>,
   onUsage: (ref: ModelRef, usage: TokenUsage) => void,
 ): Promise<{ key: string; annotation: QaAnnotation; tags: string[] }> {

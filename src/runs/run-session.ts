@@ -39,7 +39,7 @@
  * and calls/recovery.ts those with one.
  */
 import { eq } from 'drizzle-orm'
-import type { WorkflowDefinition } from '../definition/definition'
+import type { AgentDefinition } from '../definition/definition'
 import type { AppContext } from '../context'
 import type { Logger } from '../log'
 import { workflowDefinitions, workflowRuns, type WorkflowRunRow } from '../db/schema'
@@ -53,7 +53,7 @@ import { createBuiltinVoice } from '../voice/builtin-voice'
 import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
 import { attachArtifact } from './artifacts'
 import { amendCompletedRun, finishRun, markRunRunning, updateRun, type RunOutcome } from './service'
-import { withDefaultConfigurations, type WorkflowConfigurations } from '../definition/configurations'
+import { withDefaultConfigurations, type AgentConfigurations } from '../definition/configurations'
 import { transaction } from '../db/transaction'
 import { conversationTools } from './tools'
 import { createConversation, type Conversation, type ConversationEvent } from '../conversation/engine'
@@ -78,7 +78,7 @@ export type RunSession = {
   readonly organizationId: number
   readonly channel: RunChannel
   /** The pinned agent version's workflow configurations (voice reads its answering-machine settings there). */
-  readonly configurations: WorkflowConfigurations
+  readonly configurations: AgentConfigurations
   /** The engine, wrapped so that the run is written after each call. */
   readonly conversation: Conversation
   readonly clients: RunClients
@@ -97,7 +97,7 @@ export class RunSessionError extends Error {}
 
 export const transcriptKeyFor = (organizationId: number, runId: number) => `transcripts/${organizationId}/${runId}.txt`
 
-type LoadedRun = { run: WorkflowRunRow; definition: WorkflowDefinition; configurations: ReturnType<typeof withDefaultConfigurations> }
+type LoadedRun = { run: WorkflowRunRow; definition: AgentDefinition; configurations: ReturnType<typeof withDefaultConfigurations> }
 
 function loadRun(ctx: AppContext, runId: number): LoadedRun {
   const found = ctx.db.select({ run: workflowRuns, version: workflowDefinitions }).from(workflowRuns)
@@ -107,7 +107,7 @@ function loadRun(ctx: AppContext, runId: number): LoadedRun {
   if (found.run.state === 'completed') throw new RunSessionError(`Run ${runId} is already completed`)
   return {
     run: found.run,
-    definition: found.version.workflowJson as WorkflowDefinition,
+    definition: found.version.workflowJson as AgentDefinition,
     configurations: withDefaultConfigurations(found.version.workflowConfigurations),
   }
 }

@@ -9,7 +9,7 @@ import { transaction } from '../db/transaction'
 import { transcriptText, type TranscriptTurn } from '../conversation/record'
 import { transcriptKeyFor } from './run-session'
 import { enqueueWebhookDeliveries } from './webhook-outbox'
-import type { WorkflowDefinition } from '../definition/definition'
+import type { AgentDefinition } from '../definition/definition'
 
 /** The end reason recorded for a session the process stopped in the middle of. */
 export const RESTART_END_REASON = 'system_cancelled'
@@ -47,7 +47,7 @@ export async function closeSessionsInterruptedByRestart(ctx: AppContext): Promis
         },
       })
       if (transcriptKey) attachArtifact(ctx, run.id, 'transcript', transcriptKey)
-      enqueueWebhookDeliveries(ctx, { id: run.id, organizationId: run.organization_id }, JSON.parse(run.definition) as WorkflowDefinition, false)
+      enqueueWebhookDeliveries(ctx, { id: run.id, organizationId: run.organization_id }, JSON.parse(run.definition) as AgentDefinition, false)
     })
     ctx.log.warn({ runId: run.id, endReason: RESTART_END_REASON }, 'closed a conversation interrupted by a restart')
   }

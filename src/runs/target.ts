@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, ne } from 'drizzle-orm'
 import type { AppContext } from '../context'
-import { findTriggerNodes, type WorkflowDefinition } from '../definition/definition'
-import { withDefaultConfigurations, type WorkflowConfigurations } from '../definition/configurations'
+import { findTriggerNodes, type AgentDefinition } from '../definition/definition'
+import { withDefaultConfigurations, type AgentConfigurations } from '../definition/configurations'
 import { requiredTemplateVariables } from '../definition/template-variables'
 import { workflowDefinitions, workflows, workflowTriggers, type WorkflowDefinitionRow, type WorkflowRow } from '../db/schema'
 
@@ -13,8 +13,8 @@ export type RunTarget = {
   workflowName: string
   definitionId: number
   versionNumber: number
-  definition: WorkflowDefinition
-  configurations: WorkflowConfigurations
+  definition: AgentDefinition
+  configurations: AgentConfigurations
   /** Variables the call context must supply (see requiredTemplateVariables). */
   requiredVariables: string[]
 }
@@ -86,7 +86,7 @@ export function findRunTarget(
   if (workflow.status !== 'active') return { problem: 'workflow_not_active' }
   const version = findVersion(ctx, workflow.id, choice)
   if (!version) return { problem: choice.definitionId != null ? 'definition_not_found' : 'no_published_definition' }
-  const definition = version.workflowJson as WorkflowDefinition
+  const definition = version.workflowJson as AgentDefinition
   if ('triggerPath' in selector) {
     const trigger = findTriggerNodes(definition).find((node) => node.data.trigger_path === selector.triggerPath)
     if (!trigger) return { problem: 'trigger_not_in_definition' }

@@ -1,4 +1,4 @@
-import type { WorkflowDefinition } from '../definition/definition'
+import type { AgentDefinition } from '../definition/definition'
 import type { AppContext } from '../context'
 import type { ConversationTools } from '../conversation/tool-calls'
 import { credentialHeaders } from '../credentials/headers'
@@ -13,7 +13,7 @@ import { activeToolsByUuid } from '../tools/service'
  * name, and HTTP calls made under the organization's current allow-list, with the tool's credential, never towards
  * this appliance, each logged (method, host, status, duration; never the path, query or credential).
  */
-export function conversationTools(ctx: AppContext, organizationId: number, definition: WorkflowDefinition, runId?: number): ConversationTools {
+export function conversationTools(ctx: AppContext, organizationId: number, definition: AgentDefinition, runId?: number): ConversationTools {
   return {
     byUuid: activeToolsByUuid(ctx, organizationId, definition.nodes.flatMap(nodeToolUuids)),
     async callHttp(tool, config, args, variables, signal) {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { and, eq, gte, lte } from 'drizzle-orm'
-import type { WorkflowDefinition, WorkflowNode } from '../definition/definition'
+import type { AgentDefinition, AgentNode } from '../definition/definition'
 import type { AppContext } from '../context'
 import { readCredential } from '../credentials/store'
 import { webhookDeliveries, workflowDefinitions, workflowRuns, workflows, type WebhookDeliveryRow } from '../db/schema'
@@ -31,7 +31,7 @@ const LEASE_MS = 60_000
 const REQUEST_TIMEOUT_MS = 30_000
 const BATCH = 10
 
-export function webhookNodes(definition: WorkflowDefinition): WorkflowNode[] {
+export function webhookNodes(definition: AgentDefinition): AgentNode[] {
   return definition.nodes.filter((node) => node.type === 'webhook' && node.data.enabled !== false
     && typeof node.data.endpoint_url === 'string' && node.data.endpoint_url !== '')
 }
@@ -40,7 +40,7 @@ export function webhookNodes(definition: WorkflowDefinition): WorkflowNode[] {
  * Queues one delivery per webhook node of the run, idempotently; call it inside the transaction that completes the run.
  * `held` deliveries wait for `releaseHeldDeliveries` (the run's QA review goes first).
  */
-export function enqueueWebhookDeliveries(ctx: AppContext, run: { id: number; organizationId: number }, definition: WorkflowDefinition, held: boolean): number {
+export function enqueueWebhookDeliveries(ctx: AppContext, run: { id: number; organizationId: number }, definition: AgentDefinition, held: boolean): number {
   const nodes = webhookNodes(definition)
   if (nodes.length === 0) return 0
   const now = isoNow(ctx.clock)
@@ -114,7 +114,7 @@ async function attempt(ctx: AppContext, delivery: WebhookDeliveryRow, timeoutMs:
     .innerJoin(workflows, eq(workflows.id, workflowRuns.workflowId))
     .innerJoin(workflowDefinitions, eq(workflowDefinitions.id, workflowRuns.definitionId))
     .where(eq(workflowRuns.id, delivery.runId)).get()
-  const node = (found?.definition as WorkflowDefinition | undefined)?.nodes.find((candidate) => candidate.id === delivery.nodeId)
+  const node = (found?.definition as AgentDefinition | undefined)?.nodes.find((candidate) => candidate.id === delivery.nodeId)
   const url = typeof node?.data.endpoint_url === 'string' ? node.data.endpoint_url : ''
   const name = node ? nodeName(node) : delivery.nodeId
   const dead = (reason: string) => recordAttempt(ctx, { delivery, verdict: { kind: 'dead', reason }, status: null, url, nodeName: name, signed: false })

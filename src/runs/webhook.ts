@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import type { WorkflowNode } from '../definition/definition'
+import type { AgentNode } from '../definition/definition'
 import { isPlainObject } from '../lib/values'
 import { renderTemplate } from '../definition/template-variables'
 import { credentialHeaders } from '../credentials/headers'
@@ -105,7 +105,7 @@ const SECRET_HEADER = /auth|token|secret|api[-_]?key|cookie|password|session/i
 export type WebhookRequest = { method: string; url: string; headers: Record<string, string>; body: string | null }
 
 export type WebhookDelivery = {
-  node: WorkflowNode
+  node: AgentNode
   context: Record<string, unknown>
   deliveryId: string
   runId: number

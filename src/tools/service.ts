@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray } from 'drizzle-orm'
-import type { DefinitionError, WorkflowDefinition } from '../definition/definition'
+import type { DefinitionError, AgentDefinition } from '../definition/definition'
 import type { AppContext } from '../context'
 import { tools, type ToolRow } from '../db/schema'
 import { readCredential } from '../credentials/store'
@@ -146,7 +146,7 @@ export function activeToolsByUuid(ctx: AppContext, organizationId: number, uuids
 }
 
 /** Each node with the tool uuids it names, and the organization's active tools among them. */
-function toolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition) {
+function toolReferences(ctx: AppContext, organizationId: number, definition: AgentDefinition) {
   const named = definition.nodes.map((node) => ({
     node,
     uuids: Array.isArray(node.data.tool_uuids) ? node.data.tool_uuids.filter((uuid): uuid is string => typeof uuid === 'string') : [],
@@ -159,7 +159,7 @@ export const nodeToolError = (nodeId: string, message: string): DefinitionError 
 type ToolReferences = ReturnType<typeof toolReferences>
 
 /** A node naming an active `transfer_call` tool, with that tool. */
-export type NamedTransferTool = { node: WorkflowDefinition['nodes'][number]; tool: AgentTool }
+export type NamedTransferTool = { node: AgentDefinition['nodes'][number]; tool: AgentTool }
 
 /** The nodes naming an active `transfer_call` tool, each with that tool (once per node). */
 function namedTransferTools({ named, known }: ToolReferences): NamedTransferTool[] {
@@ -169,7 +169,7 @@ function namedTransferTools({ named, known }: ToolReferences): NamedTransferTool
 }
 
 /** Whether a definition's nodes name an active `transfer_call` tool of the organization. */
-export function offersCallTransfer(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): boolean {
+export function offersCallTransfer(ctx: AppContext, organizationId: number, definition: AgentDefinition): boolean {
   return namedTransferTools(toolReferences(ctx, organizationId, definition)).length > 0
 }
 
@@ -178,7 +178,7 @@ export function offersCallTransfer(ctx: AppContext, organizationId: number, defi
  * active tool of the organization; `transfers`, the nodes naming an active `transfer_call` tool (the agent service
  * checks those against the default telephony configuration when publishing).
  */
-export function toolReferenceCheck(ctx: AppContext, organizationId: number, definition: WorkflowDefinition): { unknown: DefinitionError[]; transfers: NamedTransferTool[] } {
+export function toolReferenceCheck(ctx: AppContext, organizationId: number, definition: AgentDefinition): { unknown: DefinitionError[]; transfers: NamedTransferTool[] } {
   const references = toolReferences(ctx, organizationId, definition)
   const unknown = references.named.flatMap(({ node, uuids }) => uuids.filter((uuid) => !references.known.has(uuid))
     .map((uuid) => nodeToolError(node.id, `Tool '${uuid}' is not an active tool of this organization`)))

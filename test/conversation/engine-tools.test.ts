@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import type { WorkflowDefinition } from '../../src/definition/definition'
+import type { AgentDefinition as WorkflowDefinition } from '../../src/definition/definition'
 import { createConversation, type ConversationEvent, type ConversationOptions } from '../../src/conversation/engine'
 import type { ConversationTools, TransferOutcome, TransferRequest } from '../../src/conversation/tool-calls'
 import { manualClock } from '../../src/lib/clock'

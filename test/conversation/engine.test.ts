@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import type { EdgeData, WorkflowDefinition } from '../../src/definition/definition'
+import type { EdgeData, AgentDefinition as WorkflowDefinition } from '../../src/definition/definition'
 import { createConversation, type ConversationEvent, type ConversationOptions } from '../../src/conversation/engine'
 import { transcriptText } from '../../src/conversation/record'
 import { manualClock } from '../../src/lib/clock'

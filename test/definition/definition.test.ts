@@ -4,7 +4,7 @@ import {
   hasTriggerPath,
   validateDefinition,
   type DefinitionError,
-  type WorkflowDefinition,
+  type AgentDefinition,
 } from '../../src/definition/definition'
 
 type Json = Record<string, any>
@@ -44,7 +44,7 @@ describe('validateDefinition: a valid definition', () => {
   test('passes unchanged, with no trigger paths', () => {
     const input = valid()
     const result = validateDefinition(input)
-    expect(result).toEqual({ definition: input as WorkflowDefinition, errors: [], triggerPaths: [] })
+    expect(result).toEqual({ definition: input as AgentDefinition, errors: [], triggerPaths: [] })
     expect(result.definition).not.toBe(input)
   })
 
@@ -60,7 +60,7 @@ describe('validateDefinition: a valid definition', () => {
     input.edges[0].data.ui_colour = 'blue'
     const result = validateDefinition(input)
     expect(result.errors).toEqual([])
-    expect(result.definition).toEqual(input as WorkflowDefinition)
+    expect(result.definition).toEqual(input as AgentDefinition)
   })
 
   test('every optional field of every node type, well typed', () => {

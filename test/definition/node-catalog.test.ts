@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
 // Registers the UnionEnum kind the catalog's enums use (the HTTP layer checks them); without it Value.Check throws.
 import 'elysia'
-import { validateDefinition, type WorkflowNode } from '../../src/definition/definition'
+import { validateDefinition, type AgentNode } from '../../src/definition/definition'
 import {
   getNodeType,
   listNodeTypes,
@@ -209,8 +209,8 @@ describe('node catalog', () => {
       const defaults = Object.fromEntries(spec.properties.filter((p) => p.default !== undefined).map((p) => [p.name, p.default]))
       expect(spec.examples?.length ?? 0).toBeGreaterThan(0)
       for (const example of spec.examples ?? []) {
-        const node: WorkflowNode = { id: '2', type: spec.name, position: { x: 0, y: 0 }, data: { ...defaults, ...example.data } }
-        const start: WorkflowNode = { id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { prompt: 'Hello' } }
+        const node: AgentNode = { id: '2', type: spec.name, position: { x: 0, y: 0 }, data: { ...defaults, ...example.data } }
+        const start: AgentNode = { id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { prompt: 'Hello' } }
         const callStep = spec.name === 'agentNode' || spec.name === 'endCall'
         const definition =
           spec.name === 'startCall'

@@ -1,11 +1,11 @@
 import { describe, expect, test } from 'bun:test'
-import type { WorkflowDefinition, WorkflowNode } from '../../src/definition/definition'
+import type { AgentDefinition, AgentNode } from '../../src/definition/definition'
 import { renderTemplate, requiredTemplateVariables, templateContextVariables } from '../../src/definition/template-variables'
 
-const node = (id: string, type: string, data: Record<string, unknown>): WorkflowNode => ({ id, type, position: { x: 0, y: 0 }, data })
+const node = (id: string, type: string, data: Record<string, unknown>): AgentNode => ({ id, type, position: { x: 0, y: 0 }, data })
 
 /** A definition whose start prompt is `prompt`, plus whatever other nodes and edges a test needs. */
-const definitionWith = (prompt: string, extra: Partial<WorkflowDefinition> = {}): WorkflowDefinition => ({
+const definitionWith = (prompt: string, extra: Partial<AgentDefinition> = {}): AgentDefinition => ({
   nodes: [node('1', 'startCall', { prompt }), ...(extra.nodes ?? [])],
   edges: extra.edges ?? [],
 })
@@ -14,7 +14,7 @@ const required = (prompt: string) => requiredTemplateVariables(definitionWith(pr
 
 describe('requiredTemplateVariables', () => {
   test('collects the Start greeting and prompt, Agent, End and Global prompts and transition speech', () => {
-    const definition: WorkflowDefinition = {
+    const definition: AgentDefinition = {
       nodes: [
         node('1', 'startCall', { prompt: 'Call {{first_name}}.', greeting: 'Hello {{title}} {{last_name}}' }),
         node('2', 'agentNode', { prompt: 'Ask about {{product}}.' }),

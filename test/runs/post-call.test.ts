@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
-import type { WorkflowDefinition, WorkflowNode } from '../../src/definition/definition'
+import type { AgentDefinition, AgentNode } from '../../src/definition/definition'
 import { readPreCallFetchAnswer, preCallFetchBody, preCallFetchUrl } from '../../src/runs/pre-call-fetch'
 import { qaMetrics, qaSkipReason, reviewCall } from '../../src/runs/qa'
 import type { TranscriptTurn } from '../../src/conversation/record'
@@ -14,7 +14,7 @@ import {
 } from '../../src/runs/webhook'
 import { ScriptedLlm } from '../support/scripted-llm'
 
-const node = (id: string, type: string, data: Record<string, unknown>): WorkflowNode => ({ id, type, data })
+const node = (id: string, type: string, data: Record<string, unknown>): AgentNode => ({ id, type, data })
 
 describe('webhook deliveries', () => {
   const context = webhookTemplateContext({
@@ -113,7 +113,7 @@ describe('QA', () => {
     turn('user', 'Dana', 6000, 6500, '2'),
     turn('agent', 'Thanks Dana', 7000, 8000, '2'),
   ]
-  const definition: WorkflowDefinition = {
+  const definition: AgentDefinition = {
     nodes: [node('1', 'startCall', { name: 'Start', prompt: 'Greet.' }), node('2', 'agentNode', { name: 'Qualify', prompt: 'Ask the name.' }), qa()],
     edges: [],
   }

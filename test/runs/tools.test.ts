@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { Server } from 'bun'
-import type { WorkflowDefinition } from '../../src/definition/definition'
+import type { AgentDefinition } from '../../src/definition/definition'
 import type { ConversationTools } from '../../src/conversation/tool-calls'
 import { conversationTools } from '../../src/runs/tools'
 import { createTestApp, type TestApp } from '../support/app'
@@ -36,7 +36,7 @@ const balanceTool = (credentialUuid: string | null) => ({
   definition: { type: 'http_api', config: { method: 'GET', url: `http://127.0.0.1:${service.port}/balance`, credential_uuid: credentialUuid } },
 })
 
-function withTools(uuids: string[]): WorkflowDefinition {
+function withTools(uuids: string[]): AgentDefinition {
   const definition = sampleDefinition()
   return { ...definition, nodes: definition.nodes.map((node) => (node.id === '1' ? { ...node, data: { ...node.data, tool_uuids: uuids } } : node)) }
 }

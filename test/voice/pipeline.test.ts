@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import type { WorkflowDefinition } from '../../src/definition/definition'
+import type { AgentDefinition as WorkflowDefinition } from '../../src/definition/definition'
 import { createConversation, type Conversation, type ConversationEvent } from '../../src/conversation/engine'
 import type { ConversationTools } from '../../src/conversation/tool-calls'
 import { decodeWav } from '../../src/lib/wav'
