@@ -6,6 +6,7 @@ import { translateUniqueViolations } from '../db/tables'
 import { decryptSecret, encryptSecret } from '../lib/encryption'
 import { conflict, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
+import { namesThisServer } from '../egress/policy'
 import { looksMasked, maskSecret } from '../lib/mask'
 import { valueError, type ValidationItem } from '../lib/validation'
 import type { ModelConnection } from './http'
@@ -75,9 +76,16 @@ function baseUrlProblem(baseUrl: string): string | null {
   return null
 }
 
-function connectionProblems(provider: ModelProvider, baseUrl: string, apiKey: string | null, sent: { base_url?: string; api_key?: string | null }): ValidationItem[] {
+/** Why a connection's base_url would reach this Ringbase server: its listen address or public URL, at its port. */
+export const BASE_URL_IS_THIS_SERVER = 'has a base_url that is this Ringbase server itself, not a model server'
+
+function connectionProblems(
+  ctx: AppContext, provider: ModelProvider, baseUrl: string | null, apiKey: string | null, sent: { base_url?: string; api_key?: string | null },
+): ValidationItem[] {
   const items: ValidationItem[] = []
-  const urlProblem = baseUrlProblem(baseUrl)
+  const urlProblem = baseUrl === null
+    ? `${provider} has no usual address (speaches listens on port 8000 by default, as Ringbase does): give the base_url of your server`
+    : baseUrlProblem(baseUrl) ?? (namesThisServer(ctx, baseUrl) ? `This connection ${BASE_URL_IS_THIS_SERVER}` : null)
   if (urlProblem) items.push(valueError(['body', 'base_url'], urlProblem, sent.base_url ?? baseUrl))
   if (!apiKey && MODEL_PROVIDERS[provider].apiKey === 'required') {
     items.push(valueError(['body', 'api_key'], `${provider} connections need an API key`, sent.api_key ?? null))
@@ -105,10 +113,11 @@ export const getConnection = (ctx: AppContext, organizationId: number, uuid: str
 
 export function createConnection(ctx: AppContext, organizationId: number, body: CreateInput): View {
   const provider = body.provider as ModelProvider
-  const baseUrl = withoutTrailingSlash(body.base_url ?? MODEL_PROVIDERS[provider].defaultBaseUrl)
+  const sentOrDefault = body.base_url ?? MODEL_PROVIDERS[provider].defaultBaseUrl
+  const baseUrl = sentOrDefault === null ? null : withoutTrailingSlash(sentOrDefault)
   const apiKey = body.api_key || null
-  const items = connectionProblems(provider, baseUrl, apiKey, body)
-  if (items.length > 0) throw invalid(items)
+  const items = connectionProblems(ctx, provider, baseUrl, apiKey, body)
+  if (items.length > 0 || baseUrl === null) throw invalid(items)
   const now = isoNow(ctx.clock)
   const row = writeConnection(body.name, () => ctx.db.insert(providerConnections).values({
     uuid: crypto.randomUUID(),
@@ -131,7 +140,7 @@ export function updateConnection(ctx: AppContext, organizationId: number, uuid: 
   const stored = row.sealedApiKey === null ? null : decryptSecret(ctx.masterKey, row.sealedApiKey)
   const apiKey = body.api_key === undefined || (stored !== null && body.api_key === maskSecret(stored)) ? stored : body.api_key || null
   const baseUrl = body.base_url === undefined ? row.baseUrl : withoutTrailingSlash(body.base_url)
-  const items = connectionProblems(row.provider, baseUrl, apiKey, body)
+  const items = connectionProblems(ctx, row.provider, baseUrl, apiKey, body)
   // The stored key would go, as credentials, to an address the request names.
   if (stored !== null && apiKey === stored && body.api_key !== stored && baseUrl !== row.baseUrl) {
     items.push(valueError(['body', 'api_key'], 'base_url changes: send the api_key again in clear (a stored key never follows a new address)', body.api_key ?? null))
@@ -163,6 +172,7 @@ export function deleteConnection(ctx: AppContext, organizationId: number, uuid: 
 /** Asks the server for its model list: what it found, or the error (its message never contains the key). */
 export async function checkConnection(ctx: AppContext, organizationId: number, uuid: string): Promise<Static<typeof ProviderConnectionCheck>> {
   const row = requireConnectionRow(ctx, organizationId, uuid)
+  if (namesThisServer(ctx, row.baseUrl)) return { ok: false, models: [], error: `This connection ${BASE_URL_IS_THIS_SERVER}` }
   try {
     return { ok: true, models: await listModels(connectionOf(ctx, row)), error: null }
   } catch (error) {
