@@ -167,8 +167,9 @@ async function talk(channelId: string, where: string) {
 async function settle(block: DocBlock, requestsBefore: number) {
   const where = `after ${block.file}:${block.line}`
   await waitFor(`${where}: every ARI configuration connected (do its ari_endpoint, app_name and app_password match http.conf and ari.conf?)`, async () => {
-    const { ari } = (await app.request('GET', '/api/v1/health')).body
-    return ari.connected === ari.total
+    const { configurations } = (await app.request('GET', '/api/v1/organizations/telephony-configs')).body
+    return configurations.every((configuration: { provider: string; inactive: boolean; connected: boolean | null }) =>
+      configuration.provider !== 'ari' || configuration.inactive || configuration.connected === true)
   }, 10_000, 20)
   const originated = fake.requests.slice(requestsBefore).filter((request) => request.method === 'POST' && request.path === '/ari/channels')
   for (const request of originated) await talk(request.query.channelId, where)
@@ -279,7 +280,11 @@ describe('the docs, run against the compiled binary', () => {
     // Carrier REST APIs the docs may name go nowhere (nothing leaves 127.0.0.1).
     const nowhere = deadBaseUrl()
     const carrierApis = Object.fromEntries(['TWILIO', 'TELNYX', 'PLIVO', 'VOBIZ', 'VONAGE', 'CLOUDONIX', 'WHATSAPP'].map((name) => [`RINGBASE_PROVIDER_API_${name}`, nowhere]))
-    app = await startBinaryTestApp(binary, { waitForLogLines: false, env: carrierApis })
+    // A port of its own, not 0: the public download links a run shows carry the port the server was given.
+    const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })
+    const port = probe.port
+    probe.stop(true)
+    app = await startBinaryTestApp(binary, { waitForLogLines: false, env: carrierApis, flags: { http: `127.0.0.1:${port}` } })
     base = await app.httpUrl()
 
     const modelOrigin = new URL(models.baseUrl).origin
@@ -346,6 +351,12 @@ describe('the docs, run against the compiled binary', () => {
     const printedRun = [...outputs.values()].flatMap((output) => jsonValues(output)).find((value: any) => value?.logs?.transcript) as any
     expect(printedRun.is_completed).toBe(true)
     expect(printedRun.logs.transcript.map((turn: any) => [turn.role, turn.text])).toEqual([['agent', AGENT_GREETS], ['user', CALLER_SAYS], ['agent', AGENT_ANSWERS]])
+    // "once the call is over the *_public_url fields download the transcript and recordings without a key"
+    for (const field of ['transcript_public_url', 'recording_public_url', 'user_recording_public_url', 'bot_recording_public_url']) {
+      const download = await fetch(printedRun[field])
+      expect(download.status, field).toBe(200)
+      expect((await download.arrayBuffer()).byteLength, field).toBeGreaterThan(0)
+    }
   }, 90_000)
 
   test('README: a phone dialling the extension of the dialplan line reaches the agent', async () => {
