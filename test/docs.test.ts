@@ -31,8 +31,11 @@ const CALLER_SAYS = 'When are you open tomorrow?'
 const AGENT_GREETS = 'Hello, Example Limited, how can I help?'
 const AGENT_ANSWERS = 'We are open from nine to five.'
 
-/** Where the docs' model servers listen (README step 2): both are the fake model server here. */
-const MODEL_SERVER_ADDRESSES = ['http://127.0.0.1:11434', 'http://localhost:11434', 'http://127.0.0.1:8001', 'http://localhost:8001']
+/** Where the docs' model servers listen (README step 2: Ollama, speaches): both are the fake model server here. */
+const MODEL_SERVER_PORTS = [11434, 8001]
+
+/** `127.0.0.1:port` and `localhost:port` (as written in URLs and in `--http HOST:PORT`) → `to`. */
+const addressesOf = (port: number | string, to: string): [string, string][] => [[`127.0.0.1:${port}`, to], [`localhost:${port}`, to]]
 
 // ---------------------------------------------------------------------------------------------------------------
 // What the configuration blocks say
@@ -287,15 +290,13 @@ describe('the docs, run against the compiled binary', () => {
     app = await startBinaryTestApp(binary, { waitForLogLines: false, env: carrierApis, flags: { http: `127.0.0.1:${port}` } })
     base = await app.httpUrl()
 
-    const modelOrigin = new URL(models.baseUrl).origin
     substitutions = [
       ['/var/lib/ringbase2', join(work, 'restored')],
       ['/var/lib/ringbase', app.dataDir],
       ['/backups/', `${join(work, 'backups')}/`],
-      ...MODEL_SERVER_ADDRESSES.map((address): [string, string] => [address, modelOrigin]),
-      ...(ASTERISK.port === null ? [] : [`http://127.0.0.1:${ASTERISK.port}`, `http://localhost:${ASTERISK.port}`].map((address): [string, string] => [address, fake.url])),
-      ['http://127.0.0.1:8000', base],
-      ['http://localhost:8000', base],
+      ...MODEL_SERVER_PORTS.flatMap((port) => addressesOf(port, new URL(models.baseUrl).host)),
+      ...(ASTERISK.port === null ? [] : addressesOf(ASTERISK.port, new URL(fake.url).host)),
+      ...addressesOf(8000, new URL(base).host),
     ]
   }, 120_000)
 
