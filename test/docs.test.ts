@@ -77,11 +77,10 @@ function writeCurlWrapper(path: string) {
 set -o pipefail
 fail=(--fail-with-body)
 for arg in "$@"; do
-  case "$arg" in
-    http://127.0.0.1[:/]*|http://localhost[:/]*) ;;
-    http://*|https://*) echo "docs-test: $arg is not on 127.0.0.1" >&2; exit 97 ;;
-    -i|--include|-w|--write-out|-f|--fail|--fail-with-body) fail=() ;;
-  esac
+  if [[ $arg =~ ^https?:// && ! $arg =~ ^http://(127\.0\.0\.1|localhost)([:/]|$) ]]; then
+    echo "docs-test: $arg is not on 127.0.0.1" >&2; exit 97
+  fi
+  if [[ $arg =~ ^(-[a-zA-Z]*[ifw][a-zA-Z]*|--include|--write-out|--fail|--fail-with-body)$ ]]; then fail=(); fi
 done
 ${real} "\${fail[@]}" --max-time 20 --noproxy '*' "$@" | tee "$DOCS_TEST_LAST_ANSWER"
 `)
@@ -121,13 +120,14 @@ async function runBlock(block: DocBlock, state: string): Promise<BlockRun> {
     env: { ...process.env, PATH: `${join(work, 'bin')}:${process.env.PATH}`, RB: base, KEY: app.adminKey, DOCS_TEST_LAST_ANSWER: files.answer },
     stdin: 'ignore', stdout: 'pipe', stderr: 'pipe',
   })
-  const timer = setTimeout(() => shell.kill('SIGKILL'), 30_000)
+  let timedOut = false
+  const timer = setTimeout(() => { timedOut = true; shell.kill('SIGKILL') }, 30_000)
   const [stdout, stderr, exitCode] = await Promise.all([new Response(shell.stdout).text(), new Response(shell.stderr).text(), shell.exited])
   clearTimeout(timer)
   const read = (path: string) => { try { return readFileSync(path, 'utf8') } catch { return '' } }
   if (exitCode !== 0) {
     const line = /docs-test: line (\d+): (.*)/.exec(stderr)
-    const where = line ? `${block.file}:${block.line + Number(line[1])}: ${line[2]}` : `${block.file}:${block.line}: exit ${exitCode}`
+    const where = line ? `${block.file}:${block.line + Number(line[1])}: ${line[2]}` : `${block.file}:${block.line}: ${timedOut ? 'still running after 30 s' : `exit ${exitCode}`}`
     throw new Error(`${where}\n--- stderr\n${stderr.slice(-2000)}\n--- stdout\n${stdout.slice(-1000)}\n--- last answer\n${read(files.answer).slice(0, 1000)}`)
   }
   return { exitCode, stdout, stderr, state: read(files.after) }
