@@ -158,7 +158,7 @@ const streamPathOf = (runId: number) => new RegExp(`/api/v1/telephony/ws/\\d+/\\
 beforeAll(() => {
   t = createCarrierTestApp()
   carrierApi = startFakeServer(() => Response.json({ data: { result: 'ok' } }))
-  for (const provider of ['telnyx', 'twilio', 'plivo', 'vobiz', 'vonage', 'cloudonix', 'exotel'] as const) t.ctx.providerApis[provider] = carrierApi.baseUrl
+  for (const provider of Object.keys(t.ctx.providerApis) as (keyof typeof t.ctx.providerApis)[]) t.ctx.providerApis[provider] = carrierApi.baseUrl
 })
 afterAll(() => {
   carrierApi.stop()
