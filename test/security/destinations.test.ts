@@ -1,14 +1,8 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { createVoiceConversations } from '../../src/calls/voice'
-import { systemClock } from '../../src/lib/clock'
-import { startAriManager } from '../../src/telephony/ari/manager'
-import { createTestApp, type TestApp } from '../support/app'
+import { afterAll, afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { startAriVoiceApp } from '../support/ari-voice-app'
 import { createAgent, uploadCsv } from '../support/campaigns'
-import { startFakeAri, type FakeAri } from '../support/fake-ari'
-import { callTool, startFakeModels, type FakeModels } from '../support/fake-models'
-import { createConfiguration } from '../support/telephony'
+import { callTool } from '../support/fake-models'
 import { createVoiceAgent, marksProcessed, placeCall, runDetail, untilWritten } from '../support/voice-calls'
-import { configureFakeVoiceModels } from '../support/voice-models'
 import { waitFor } from '../support/wait'
 
 /**
@@ -45,30 +39,9 @@ const HOSTILE = [
   '102\u2028',
 ]
 
-let t: TestApp
-let fake: FakeAri
-let models: FakeModels
-
-beforeAll(async () => {
-  t = createTestApp({ clock: systemClock })
-  models = startFakeModels()
-  fake = await startFakeAri()
-  await configureFakeVoiceModels(t, models)
-  startAriManager(t.ctx, {
-    events: { backoff: { baseMs: 2, capMs: 10 } },
-    conversation: createVoiceConversations(t.ctx, { pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100 } }),
-  })
-  const config = await createConfiguration(t, 'pbx', {
-    provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass', dial_string_template: TEMPLATE,
-  }, { isDefaultOutbound: true })
-  await waitFor('ARI connected', () => t.ctx.ariConnected(config.id))
-})
-afterAll(async () => {
-  await t.ctx.ari!.stop()
-  await fake.close()
-  models.stop()
-  t.close()
-})
+const app = await startAriVoiceApp({ dial_string_template: TEMPLATE })
+const { t, fake, models } = app
+afterAll(() => app.stop())
 beforeEach(() => {
   models.reset()
   models.transcription.handler = () => ({ text: '' })
