@@ -1,27 +1,34 @@
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createWebhookDispatcher } from '../../src/conversation/webhook-outbox'
 import { THIS_SERVER_MESSAGE } from '../../src/egress/policy'
-import { createTestApp, type TestApp } from '../support/app'
+import type { TestApp } from '../support/app'
 import { deadBaseUrl, startFakeModels, type FakeModels } from '../support/fake-models'
+import { inProcessTest, startHttpTestApp, type HttpTestApp } from '../support/http-app'
 
 /**
  * The URL rules a request body cannot walk around: where an HTTP tool, a webhook node or a pre-call fetch sends its
  * request is written out by the admin (never filled from a template, never an empty authority); a model server's
  * base_url cannot swallow the path requests append, nor be this Ringbase server; the connection check does not tell a
  * caller which ports of this machine are open; a run's webhook log shows where a delivery went, not its secret path.
+ * Over HTTP only, so test/binary-http.test.ts runs it against the compiled binary too, except the tests that need the
+ * in-process app (its resolver, its webhook dispatcher).
  */
 
-let t: TestApp
+let t: HttpTestApp
 let models: FakeModels
 
-beforeEach(() => {
-  t = createTestApp()
+// One server for the file: against the binary, starting one takes seconds on a loaded machine.
+beforeAll(async () => {
+  t = await startHttpTestApp()
   models = startFakeModels()
-})
-afterEach(() => {
+}, 30_000)
+afterAll(async () => {
   models.stop()
-  t.close()
+  await t.close()
 })
+
+/** The in-process app behind `t` (tests marked inProcessTest only). */
+const inProcess = () => t as TestApp
 
 /** URLs whose host is not written out: each would let a variable (from the request or the model) pick it. */
 const HOST_NOT_WRITTEN = [
@@ -77,7 +84,7 @@ describe('model server base_url', () => {
     expect(response.body.detail[0]).toMatchObject({ loc: ['body', 'base_url'], msg: expect.stringContaining('query or fragment') })
   })
 
-  test('this Ringbase server itself is refused as a model server, on save (as written) and on check (a name that resolves to it)', async () => {
+  inProcessTest('this Ringbase server itself is refused as a model server, on save (as written) and on check (a name that resolves to it)', async () => {
     for (const baseUrl of ['http://127.0.0.1:8000/v1', 'http://localhost:8000/v1', 'http://localhost.:8000/v1']) {
       const response = await create({ base_url: baseUrl })
       expect(response.status, `${baseUrl}: ${response.text}`).toBe(422)
@@ -88,9 +95,15 @@ describe('model server base_url', () => {
 
     const named = await create({ base_url: 'http://models.internal:8000/v1' })
     expect(named.status).toBe(200)
-    t.ctx.resolveHost = async () => ['127.0.0.1']
-    const check = await t.request('POST', `/api/v1/organizations/provider-connections/${named.body.uuid}/check`)
-    expect(check.body).toEqual({ ok: false, models: [], error: THIS_SERVER_MESSAGE })
+    const { ctx } = inProcess()
+    const resolveHost = ctx.resolveHost
+    ctx.resolveHost = async () => ['127.0.0.1']
+    try {
+      const check = await t.request('POST', `/api/v1/organizations/provider-connections/${named.body.uuid}/check`)
+      expect(check.body).toEqual({ ok: false, models: [], error: THIS_SERVER_MESSAGE })
+    } finally {
+      ctx.resolveHost = resolveHost
+    }
   })
 
   test('the check tells a caller nothing about a port of this machine: nothing listening and an HTTP answer read the same', async () => {
@@ -117,7 +130,7 @@ describe('model server base_url', () => {
 })
 
 describe('a run\'s webhook log', () => {
-  test('a trigger-scope key reads scheme, host and port of a delivery, never its path or query', async () => {
+  inProcessTest('a trigger-scope key reads scheme, host and port of a delivery, never its path or query', async () => {
     const receiver = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('ok') })
     try {
       const secretPath = '/hooks/T0KEN-in-the-path?signature=s3cr3t-query'
@@ -130,7 +143,7 @@ describe('a run\'s webhook log', () => {
       const workflowId = (await t.request('POST', '/api/v1/workflow/create/definition', { body: { name: 'Hooked', workflow_definition: definition } })).body.id
       const chat = (await t.request('POST', `/api/v1/workflow/${workflowId}/text-chat/sessions`, { body: {} })).body
       await t.request('POST', `/api/v1/workflow/${workflowId}/text-chat/sessions/${chat.workflow_run_id}/end`, { body: {} })
-      expect(await createWebhookDispatcher(t.ctx).tick()).toBe(1)
+      expect(await createWebhookDispatcher(inProcess().ctx).tick()).toBe(1)
 
       const trigger = t.newOrg('default', 'trigger').key
       const read = await t.request('GET', `/api/v1/workflow/${workflowId}/runs/${chat.workflow_run_id}`, { key: trigger })
