@@ -3,10 +3,11 @@ import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { modelConfigurationConnections, modelConfigurations, providerConnections, type ProviderConnectionRow } from '../db/schema'
 import { translateUniqueViolations } from '../db/tables'
+import { applianceAddress, namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
+import { bareHost, reachesThisMachine, targetsAppliance } from '../egress/network-policy'
 import { decryptSecret, encryptSecret } from '../lib/encryption'
 import { conflict, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
-import { namesThisServer } from '../egress/policy'
 import { looksMasked, maskSecret } from '../lib/mask'
 import { valueError, type ValidationItem } from '../lib/validation'
 import type { ModelConnection } from './http'
@@ -63,7 +64,7 @@ export function connectionOf(ctx: AppContext, row: ProviderConnectionRow): Model
   }
 }
 
-function baseUrlProblem(baseUrl: string): string | null {
+function baseUrlProblem(ctx: AppContext, baseUrl: string): string | null {
   let url: URL
   try {
     url = new URL(baseUrl)
@@ -72,12 +73,11 @@ function baseUrlProblem(baseUrl: string): string | null {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'base_url must be an http or https URL'
   if (url.username || url.password) return 'base_url must not carry credentials: use api_key'
-  if (url.search || url.hash) return 'base_url must not have a query or fragment'
+  // An empty query or fragment (`…/admin?`) parses to none, yet would swallow the path every request appends.
+  if (/[?#]/.test(baseUrl)) return 'base_url must not have a query or fragment'
+  if (namesThisServer(ctx, baseUrl)) return `base_url: ${THIS_SERVER_MESSAGE}`
   return null
 }
-
-/** Why a connection's base_url would reach this Ringbase server: its listen address or public URL, at its port. */
-export const BASE_URL_IS_THIS_SERVER = 'has a base_url that is this Ringbase server itself, not a model server'
 
 function connectionProblems(
   ctx: AppContext, provider: ModelProvider, baseUrl: string | null, apiKey: string | null, sent: { base_url?: string; api_key?: string | null },
@@ -85,7 +85,7 @@ function connectionProblems(
   const items: ValidationItem[] = []
   const urlProblem = baseUrl === null
     ? `${provider} has no usual address (speaches listens on port 8000 by default, as Ringbase does): give the base_url of your server`
-    : baseUrlProblem(baseUrl) ?? (namesThisServer(ctx, baseUrl) ? `This connection ${BASE_URL_IS_THIS_SERVER}` : null)
+    : baseUrlProblem(ctx, baseUrl)
   if (urlProblem) items.push(valueError(['body', 'base_url'], urlProblem, sent.base_url ?? baseUrl))
   if (!apiKey && MODEL_PROVIDERS[provider].apiKey === 'required') {
     items.push(valueError(['body', 'api_key'], `${provider} connections need an API key`, sent.api_key ?? null))
@@ -169,14 +169,31 @@ export function deleteConnection(ctx: AppContext, organizationId: number, uuid: 
   ctx.log.info({ organizationId, connection: uuid }, 'provider connection deleted')
 }
 
-/** Asks the server for its model list: what it found, or the error (its message never contains the key). */
+/** Where a connection's server is, as the check must know it: this Ringbase server itself, elsewhere on this machine, or not. */
+async function whereServerIs(ctx: AppContext, baseUrl: string): Promise<'this_server' | 'this_machine' | 'elsewhere'> {
+  const url = new URL(baseUrl)
+  const resolved = await ctx.resolveHost(bareHost(url.hostname)).catch(() => [])
+  if (targetsAppliance(url, resolved, applianceAddress(ctx))) return 'this_server'
+  return reachesThisMachine(url, resolved) ? 'this_machine' : 'elsewhere'
+}
+
+/**
+ * Asks the server for its model list: what it found, or the error (its message never contains the key). For a server
+ * on this machine the error does not tell a refused connection from an answer (the reason is in the server's log): the
+ * check must not tell a caller which of this machine's ports are open. This Ringbase server itself is never asked.
+ */
 export async function checkConnection(ctx: AppContext, organizationId: number, uuid: string): Promise<Static<typeof ProviderConnectionCheck>> {
   const row = requireConnectionRow(ctx, organizationId, uuid)
-  if (namesThisServer(ctx, row.baseUrl)) return { ok: false, models: [], error: `This connection ${BASE_URL_IS_THIS_SERVER}` }
+  const where = await whereServerIs(ctx, row.baseUrl)
+  if (where === 'this_server') return { ok: false, models: [], error: THIS_SERVER_MESSAGE }
   try {
     return { ok: true, models: await listModels(connectionOf(ctx, row)), error: null }
   } catch (error) {
     ctx.log.info({ organizationId, connection: uuid, err: error }, 'provider connection check failed')
-    return { ok: false, models: [], error: error instanceof Error ? error.message : String(error) }
+    const reason = error instanceof Error ? error.message : String(error)
+    return { ok: false, models: [], error: where === 'this_machine' ? ON_THIS_MACHINE_FAILED : reason }
   }
 }
+
+const ON_THIS_MACHINE_FAILED = 'No model list from this server. It is on this machine, so why (not listening, or the answer) is told only '
+  + 'in the Ringbase log, not to API callers'

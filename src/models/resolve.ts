@@ -1,11 +1,11 @@
 import type { AppContext } from '../context'
 import type { ModelConfigurationRow, ProviderConnectionRow, StoredModelSection } from '../db/schema'
 import { isPlainObject } from '../lib/values'
-import { namesThisServer } from '../egress/policy'
+import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { valueError, type Loc, type ValidationItem } from '../lib/validation'
 import { createBuiltinVoice } from '../voice/builtin-voice'
 import { FLITE_VOICES, type FliteVoice } from '../voice/flite'
-import { BASE_URL_IS_THIS_SERVER, connectionOf, findConnectionRow } from './connections'
+import { connectionOf, findConnectionRow } from './connections'
 import { defaultConfigurationRow, findConfigurationRow } from './configurations'
 import { withLlmFallback, type LlmSwitch } from './fallback'
 import type { ModelConnection, ModelLog } from './http'
@@ -84,7 +84,7 @@ function requireConnection(ctx: AppContext, organizationId: number, uuid: string
   const row = findConnectionRow(ctx, organizationId, uuid)
   if (!row) throw new ModelResolutionError(`${what}: provider connection ${uuid} no longer exists`)
   // Saved before the check on save existed, or before this server moved to its address.
-  if (namesThisServer(ctx, row.baseUrl)) throw new ModelResolutionError(`${what}: provider connection '${row.name}' ${BASE_URL_IS_THIS_SERVER}`)
+  if (namesThisServer(ctx, row.baseUrl)) throw new ModelResolutionError(`${what}: provider connection '${row.name}': ${THIS_SERVER_MESSAGE}`)
   return row
 }
 
