@@ -14,6 +14,12 @@ import { ModelServerError } from '../../src/models/types'
 
 export type FakeFailure = { status: number; body: unknown }
 
+/**
+ * A hostile server: `prefix`, then `bytes` of filler with no line end, in 16 KiB pieces made only as the client reads
+ * them (never held whole), under `status` (200 unless said). `FakeModelRequest.sentBytes` counts what left.
+ */
+export type FakeFlood = { bytes: number; status?: number; prefix?: string; contentType?: string }
+
 export type FakeToolCall = { name: string; arguments: unknown; id?: string }
 
 export type FakeChatAnswer = {
@@ -35,9 +41,10 @@ export type FakeChatAnswer = {
   /** Streamed answers: an error event in place of the finish (vLLM and OpenRouter report late failures so). */
   streamedError?: { message: string }
   fail?: FakeFailure
+  flood?: FakeFlood
 }
 
-export type FakeTranscriptionAnswer = { text?: string; delayMs?: number; fail?: FakeFailure }
+export type FakeTranscriptionAnswer = { text?: string; delayMs?: number; fail?: FakeFailure; flood?: FakeFlood }
 
 export type FakeSpeechAnswer = {
   /** Before the first byte of audio (the headers go out at once). */
@@ -53,9 +60,10 @@ export type FakeSpeechAnswer = {
   /** After this many chunks nothing more is sent, and the connection stays open. */
   stallAfterChunks?: number
   fail?: FakeFailure
+  flood?: FakeFlood
 }
 
-export type FakeModelListAnswer = { ids?: string[]; fail?: FakeFailure }
+export type FakeModelListAnswer = { ids?: string[]; fail?: FakeFailure; flood?: FakeFlood }
 
 export type ReceivedAudio = { wav: Uint8Array; format: WavFormat; pcm: Int16Array }
 
@@ -70,6 +78,8 @@ export type FakeModelRequest = {
   audio?: ReceivedAudio
   /** The client went away before the answer was complete. */
   aborted: boolean
+  /** Of a flood answer: the bytes handed to the connection so far. */
+  sentBytes: number
 }
 
 type Scripted<Answer> = Answer | ((request: FakeModelRequest) => Answer | Promise<Answer>)
@@ -172,6 +182,25 @@ function pacedBody(
 
 const encoder = new TextEncoder()
 
+const FLOOD_PIECE_BYTES = 16 * 1024
+
+function floodResponse(flood: FakeFlood, request: FakeModelRequest): Response {
+  const filler = new Uint8Array(FLOOD_PIECE_BYTES).fill(0x61)
+  let left = flood.bytes
+  let prefix: Uint8Array | null = encoder.encode(flood.prefix ?? '')
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (left <= 0) return controller.close()
+      const piece = prefix ?? filler.subarray(0, Math.min(left, FLOOD_PIECE_BYTES))
+      if (!prefix) left -= piece.byteLength
+      prefix = null
+      request.sentBytes += piece.byteLength
+      controller.enqueue(piece)
+    },
+  }, { highWaterMark: 0 })
+  return new Response(body, { status: flood.status ?? 200, headers: { 'content-type': flood.contentType ?? 'application/json' } })
+}
+
 function textPieces(text: string): string[] {
   return text.match(/\s*\S+\s*/g) ?? (text === '' ? [] : [text])
 }
@@ -248,7 +277,7 @@ function speechAnswer(request: FakeModelRequest, answer: FakeSpeechAnswer, signa
 }
 
 async function received(request: Request, path: string): Promise<FakeModelRequest> {
-  const recorded: FakeModelRequest = { method: request.method, path, headers: new Headers(request.headers), body: undefined, aborted: false }
+  const recorded: FakeModelRequest = { method: request.method, path, headers: new Headers(request.headers), body: undefined, aborted: false, sentBytes: 0 }
   if (request.method !== 'POST') return recorded
   if (path === '/audio/transcriptions') {
     const form = await request.formData()
@@ -287,7 +316,8 @@ export function startFakeModels(): FakeModels {
         recorded.aborted = true
         clientGone.abort()
       }, { once: true })
-      const failure = (answer: { fail?: FakeFailure }) => answer.fail && Response.json(answer.fail.body, { status: answer.fail.status })
+      const failure = (answer: { fail?: FakeFailure; flood?: FakeFlood }) => (answer.fail && Response.json(answer.fail.body, { status: answer.fail.status }))
+        || (answer.flood && floodResponse(answer.flood, recorded))
 
       if (request.method === 'GET' && path === '/models') {
         const answer = await models.next(recorded)
