@@ -18,7 +18,7 @@ export type FakeFailure = { status: number; body: unknown }
  * A hostile server: `prefix`, then `bytes` of filler with no line end, in 16 KiB pieces made only as the client reads
  * them (never held whole), under `status` (200 unless said). `FakeModelRequest.sentBytes` counts what left.
  */
-export type FakeFlood = { bytes: number; status?: number; prefix?: string; contentType?: string }
+export type FakeFlood = { bytes: number; status?: number; prefix?: string | Uint8Array; contentType?: string }
 
 export type FakeToolCall = { name: string; arguments: unknown; id?: string }
 
@@ -187,7 +187,7 @@ const FLOOD_PIECE_BYTES = 16 * 1024
 function floodResponse(flood: FakeFlood, request: FakeModelRequest): Response {
   const filler = new Uint8Array(FLOOD_PIECE_BYTES).fill(0x61)
   let left = flood.bytes
-  let prefix: Uint8Array | null = encoder.encode(flood.prefix ?? '')
+  let prefix: Uint8Array | null = typeof flood.prefix === 'string' || flood.prefix === undefined ? encoder.encode(flood.prefix ?? '') : flood.prefix
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {
       if (left <= 0) return controller.close()
