@@ -1,5 +1,6 @@
 import type { Server, ServerWebSocket, WebSocketHandler } from 'bun'
 import type { AppContext } from '../../context'
+import { requestTarget } from '../http-handler'
 import { admitMediaStream, startMediaStream, type MediaStreamPath } from '../../telephony/media-streams'
 import { createCarrierMediaTransport, type CarrierMediaTransport } from '../../voice/carrier-media'
 
@@ -23,7 +24,7 @@ export function mediaSocketServer(ctx: AppContext): MediaSocketServer {
     upgrade(request, server) {
       // The header first: every HTTP request comes through here, and only an upgrade is worth parsing the URL for.
       if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket') return false
-      const match = MEDIA_PATH.exec(new URL(request.url).pathname)
+      const match = MEDIA_PATH.exec(new URL(`http://localhost${requestTarget(request.url)}`).pathname)
       if (!match) return false
       const [, workflowId, organizationId, runId, token] = match.map(decodeURIComponent)
       return server.upgrade(request, { data: { path: { workflowId, organizationId, runId, token } } })
