@@ -9,7 +9,9 @@ import { createCarrierMediaTransport, type CarrierMediaTransport } from '../../v
  * Every request to it is upgraded, so that a refusal reaches the carrier as a close code (4400, 4401, 4404, 4409).
  */
 
-const MEDIA_PATH = /^\/api\/v1\/telephony\/ws\/([^/]+)\/([^/]+)\/([^/]+)\/([^/]+)\/?$/
+/** Not an Elysia route (upgrades never reach the app), so the request log learns of its token from here. */
+export const MEDIA_STREAM_ROUTE = '/api/v1/telephony/ws/:workflow_id/:organization_id/:run_id/:token'
+const MEDIA_PATH = new RegExp(`^${MEDIA_STREAM_ROUTE.replace(/:[a-z_]+/g, '([^/]+)')}/?$`)
 
 export type MediaSocketData = { path: MediaStreamPath; transport?: CarrierMediaTransport }
 
