@@ -1,6 +1,7 @@
 import { expect } from 'bun:test'
 import { decodeWav, encodeWav, type WavFormat } from '../../src/lib/wav'
 import { ModelServerError } from '../../src/models/types'
+import { floodBody } from './flood'
 
 /**
  * One OpenAI-compatible model server on 127.0.0.1 for every test that needs an LLM, STT or TTS: `GET /models`,
@@ -182,22 +183,8 @@ function pacedBody(
 
 const encoder = new TextEncoder()
 
-const FLOOD_PIECE_BYTES = 16 * 1024
-
 function floodResponse(flood: FakeFlood, request: FakeModelRequest): Response {
-  const filler = new Uint8Array(FLOOD_PIECE_BYTES).fill(0x61)
-  let left = flood.bytes
-  let prefix: Uint8Array | null = typeof flood.prefix === 'string' || flood.prefix === undefined ? encoder.encode(flood.prefix ?? '') : flood.prefix
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (left <= 0) return controller.close()
-      const piece = prefix ?? filler.subarray(0, Math.min(left, FLOOD_PIECE_BYTES))
-      if (!prefix) left -= piece.byteLength
-      prefix = null
-      request.sentBytes += piece.byteLength
-      controller.enqueue(piece)
-    },
-  }, { highWaterMark: 0 })
+  const body = floodBody(flood.bytes, { prefix: flood.prefix, sent: (bytes) => { request.sentBytes += bytes } })
   return new Response(body, { status: flood.status ?? 200, headers: { 'content-type': flood.contentType ?? 'application/json' } })
 }
 
