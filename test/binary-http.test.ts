@@ -14,6 +14,7 @@ const PURE_HTTP_SUITES = [
   'test/api/request-limits.test.ts',
   'test/security/host-routing.test.ts',
   'test/security/token-redaction.test.ts',
+  'test/security/hostile-model-server.test.ts',
   'test/api/path-ids.test.ts',
   'test/api/telephony-secrets.test.ts',
   'test/api/upload-once.test.ts',
