@@ -52,21 +52,22 @@ beforeEach(() => models.reset())
 describe('through the API', () => {
   const check = () => t.request('POST', `/api/v1/organizations/provider-connections/${connection}/check`)
 
-  test('a model list of 768 MB: the check fails naming the cap, the rest is never read', async () => {
+  test('a model list of 768 MB: the check fails, the log names the cap, the rest is never read', async () => {
     models.models.queue({ flood: { bytes: 768 * MiB, prefix: '{"object":"list","data":["' } })
     const answer = await check()
     expect(answer.status).toBe(200)
     expect(answer.body).toMatchObject({ ok: false, models: [] })
-    expect(answer.body.error).toContain(`sent an answer larger than ${MODEL_ANSWER_MAX_BYTES} bytes`)
+    // A server on this machine: the answer does not say why (docs/security.md), the log does.
+    expect(t.logText()).toContain(`sent an answer larger than ${MODEL_ANSWER_MAX_BYTES} bytes`)
     expect(onlyRequestTo('/models').sentBytes).toBeLessThan(MODEL_ANSWER_MAX_BYTES + BUFFERS)
     await expectHealthy()
   })
 
-  test('an error page of 768 MB: the check shows the status and the start of it, the rest is never read', async () => {
+  test('an error page of 768 MB: the check fails, the log shows the status and the start of it, the rest is never read', async () => {
     models.models.queue({ flood: { bytes: 768 * MiB, status: 500, contentType: 'text/html' } })
     const answer = await check()
     expect(answer.body.ok).toBe(false)
-    expect(answer.body.error).toMatch(/answered 500: a{300}…$/)
+    expect(t.logText()).toMatch(/answered 500: a{300}…"/)
     expect(onlyRequestTo('/models').sentBytes).toBeLessThan(BUFFERS)
     await expectHealthy()
   })
