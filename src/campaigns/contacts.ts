@@ -56,7 +56,7 @@ class RowList {
 const phoneRule = ({ provider, destinations }: ContactRules) =>
   provider !== ARI_PROVIDER ? "All phone numbers must include country code (start with '+') in E.164 format."
     : destinations.rawDialStrings ? 'Phone numbers must be E.164 numbers, extensions, SIP URIs or dial strings, without spaces, commas or ampersands.'
-      : 'Phone numbers must be E.164 numbers, extensions or SIP URIs, without spaces, commas or ampersands (raw dial strings need allow_raw_dial_strings on the ARI configuration).'
+      : 'Phone numbers must be E.164 numbers or extensions (SIP URIs and raw dial strings need allow_raw_dial_strings on the ARI configuration).'
 
 function greetingOverride(type: string, text: string, recordingId: string): GreetingOverride | null | 'invalid' {
   const kind = type.trim().toLowerCase()
