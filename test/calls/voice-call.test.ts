@@ -1,5 +1,4 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { routeInboundCall } from '../../src/calls/inbound'
 import { createVoiceConversations } from '../../src/calls/voice'
 import { systemClock } from '../../src/lib/clock'
 import { decodeWav } from '../../src/lib/wav'
@@ -34,11 +33,9 @@ beforeAll(async () => {
   models = startFakeModels()
   fake = await startFakeAri()
   await configureFakeVoiceModels(t, models)
-  startAriManager(t.ctx, {
-    events: { backoff: { baseMs: 2, capMs: 10 } },
-    conversation: createVoiceConversations(t.ctx, { pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100 } }),
-    inbound: (call) => routeInboundCall(t.ctx, call),
-  })
+  const conversations = createVoiceConversations(t.ctx, { pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100 } })
+  t.ctx.telephony.onAnswered((call) => conversations.onAnswered(call))
+  startAriManager(t.ctx, { events: { backoff: { baseMs: 2, capMs: 10 } } })
   const config = await createConfiguration(t, 'pbx', { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass', allow_raw_dial_strings: true }, { isDefaultOutbound: true })
   configurationId = config.id
   await waitFor('ARI connected', () => t.ctx.ariConnected(configurationId))
