@@ -7,7 +7,7 @@
  *   → DTMF collector → transcriber (STT, in order) → backchannel filter → answer gate → conversation
  *   → agent voice (sentences, TTS, marks) → line output (record agent (right), µ-law, transport) → turn metrics
  *
- * Interruption is one signal every stage obeys (`bargeIn` below, the only place it is decided): when the caller takes
+ * Interruption is one signal every stage obeys (`floorControl` below, the only place it is decided): when the caller takes
  * the floor (speech past the VAD start window, a turn, a key) while the agent is heard on an interruptible turn
  * (`conversation.canInterrupt`), every stage drops the agent's queued speech (the transport is flushed, the sentence
  * being synthesised aborted, queued sentences dropped) and the conversation is interrupted with the sentences actually
@@ -167,34 +167,14 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   ]
   let conversation: Conversation | null = null
   let push: ((frame: Parameters<Stage['process']>[0]) => void) | null = null
-
-  /** Every stage drops the agent's queued speech. */
-  const silenceAgent = () => { for (const stage of stages) stage.interrupt?.() }
-
-  /** The barge-in: the agent is cut on `turn`, the conversation keeps what the caller heard of it. */
-  function bargeIn(turn: number, heardText: string): void {
-    silenceAgent()
-    void conversation?.interrupt({ turn, heardText }).catch((error) => warn(`Interrupting the agent failed: ${(error as Error).message}`))
-  }
-
-  function yieldToCaller(): boolean {
-    const heard = voice.heardTurn()
-    if (!heard) return true
-    if (!conversation?.canInterrupt(heard.turn)) return false
-    bargeIn(heard.turn, heard.heardText)
-    return true
-  }
+  const floor = floorControl(stages, voice, () => conversation, warn)
 
   function contextFor(given: Conversation, startedAtMs: number): Omit<StageContext, 'push'> {
     return {
-      conversation: given, now, warn, startedAtMs, ended: end.ended, yieldToCaller, bargeIn, silenceAgent,
+      ...floor, conversation: given, now, warn, startedAtMs, ended: end.ended,
       clockTime: (atMs) => clock.now() - (now() - atMs),
       ending: () => end.ending,
       callerSpeaking: () => turns.speaking,
-      agentInterruptible() {
-        const heard = voice.heardTurn()
-        return heard !== undefined && given.canInterrupt(heard.turn)
-      },
     }
   }
 
@@ -219,7 +199,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
       voicemailMessage: answeringMachine?.detectedAfterMs != null ? options.voicemail?.message?.trim() || null : null,
       drainTimeoutMs: settings.drainTimeoutMs,
     })
-    if (!voice.silent) silenceAgent()
+    if (!voice.silent) floor.silenceAgent()
     for (const stage of stages) stage.stop?.()
     const endedAtMs = now()
     transport.close()
@@ -252,6 +232,35 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
       end.markStopped()
       if (!conversation) return
       await conversation.end(reason)
+    },
+  }
+}
+
+/**
+ * Barge-in, decided and done here only: the caller takes the floor (`yieldToCaller`) and the agent is cut when the
+ * turn the caller hears may be interrupted; every stage then drops the agent's queued speech (`silenceAgent`) and the
+ * conversation keeps what was heard.
+ */
+function floorControl(stages: Stage[], voice: AgentVoice, conversation: () => Conversation | null, warn: (message: string) => void) {
+  const silenceAgent = () => { for (const stage of stages) stage.interrupt?.() }
+  function bargeIn(turn: number, heardText: string): void {
+    silenceAgent()
+    void conversation()?.interrupt({ turn, heardText }).catch((error) => warn(`Interrupting the agent failed: ${(error as Error).message}`))
+  }
+  const interruptible = (turn: number) => conversation()?.canInterrupt(turn) ?? false
+  return {
+    silenceAgent,
+    bargeIn,
+    yieldToCaller(): boolean {
+      const heard = voice.heardTurn()
+      if (!heard) return true
+      if (!interruptible(heard.turn)) return false
+      bargeIn(heard.turn, heard.heardText)
+      return true
+    },
+    agentInterruptible(): boolean {
+      const heard = voice.heardTurn()
+      return heard !== undefined && interruptible(heard.turn)
     },
   }
 }
