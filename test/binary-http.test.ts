@@ -18,6 +18,7 @@ const PURE_HTTP_SUITES = [
   'test/api/upload-once.test.ts',
   'test/api/fuzz.test.ts',
   'test/security/isolation.test.ts',
+  'test/security/url-rules.test.ts',
 ]
 
 test('the pure HTTP suites pass against the compiled binary', () => {

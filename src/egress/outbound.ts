@@ -102,7 +102,8 @@ async function follow(request: OutboundRequest, policy: OutboundPolicy, redirect
   try {
     url = new URL(request.url)
   } catch {
-    throw new OutboundRefused(`'${String(request.url).slice(0, 200)}' is not a valid URL`)
+    // Not echoed: a URL's path and query may carry a secret, and this message goes to logs, runs and models.
+    throw new OutboundRefused('The URL is not valid')
   }
   let { method } = request
   let body = request.body ?? undefined
