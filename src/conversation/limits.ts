@@ -1,8 +1,8 @@
 /**
  * The rules time applies, checked on each `tick` (about once a second): a closing whose goodbye was never reported
- * heard ends anyway; `max_call_duration_seconds` ends the call at once (the only place a call's duration is limited:
- * telephony hangs up when the conversation is over); a silent caller is asked whether they are still there
- * (`user_idle_reprompts` times), then told goodbye, and the call ends (`user_idle_max_duration_exceeded`).
+ * heard ends anyway; `max_call_duration_seconds` ends the call at once (`call_duration_exceeded`; telephony has its own
+ * backstops, see docs/architecture.md); a silent caller is asked whether they are still there (`user_idle_reprompts`
+ * times), then told goodbye, and the call ends (`user_idle_max_duration_exceeded`).
  */
 import { finish, finishClosing, stopPendingReply } from './closing'
 import { isActive, positiveNumber, type EngineState } from './engine-state'

@@ -95,6 +95,16 @@ export interface Stage {
   stop?(): void
 }
 
+/** A stage that only handles frames, with the call's context (no timers, nothing to drop on a cut). */
+export function frameStage(name: string, handle: (frame: Frame, context: StageContext) => void | Promise<void>): Stage {
+  let context: StageContext
+  return {
+    name,
+    start(given) { context = given },
+    process: (frame) => handle(frame, context),
+  }
+}
+
 /** Links the stages in order: each one's `push` is the next one's `process`; what the last pushes is dropped. */
 export function linkStages(stages: Stage[], context: Omit<StageContext, 'push'>): Push {
   let next: Push = () => undefined

@@ -7,49 +7,26 @@ import type { CallRecorder } from '../recorder'
 import { createResampler } from '../resample'
 import { createTurnDetector, type TurnEvent, type TurnParameters } from '../turns'
 import type { Vad } from '../vad'
-import type { Stage, StageContext } from '../stage'
+import { frameStage, type Stage, type StageContext } from '../stage'
 
 export const LINE_RATE = 8000
 export const VAD_RATE = 16000
 
 /** Line µ-law → 8 kHz PCM. */
-export function decodeLine(): Stage {
-  let context: StageContext
-  return {
-    name: 'decode',
-    start(given) { context = given },
-    process(frame) {
-      if (frame.kind !== 'line_audio') return context.push(frame)
-      return context.push({ kind: 'caller_audio', pcm: ulawToPcm16(frame.ulaw), sampleRate: LINE_RATE, atMs: frame.atMs })
-    },
-  }
-}
+export const decodeLine = (): Stage => frameStage('decode', (frame, { push }) =>
+  frame.kind === 'line_audio' ? push({ kind: 'caller_audio', pcm: ulawToPcm16(frame.ulaw), sampleRate: LINE_RATE, atMs: frame.atMs }) : push(frame))
 
 /** The caller's track (left) of the call's recording. */
-export function recordCaller(recorder: CallRecorder): Stage {
-  let context: StageContext
-  return {
-    name: 'record caller',
-    start(given) { context = given },
-    process(frame) {
-      if (frame.kind === 'caller_audio') recorder.caller(frame.pcm, frame.atMs)
-      return context.push(frame)
-    },
-  }
-}
+export const recordCaller = (recorder: CallRecorder): Stage => frameStage('record caller', (frame, { push }) => {
+  if (frame.kind === 'caller_audio') recorder.caller(frame.pcm, frame.atMs)
+  return push(frame)
+})
 
 /** Caller audio at `fromRate` → `toRate` (8 → 16 kHz for the VAD). */
 export function resampleCaller(fromRate: number, toRate: number): Stage {
-  let context: StageContext
   const resampler = createResampler(fromRate, toRate)
-  return {
-    name: 'resample',
-    start(given) { context = given },
-    process(frame) {
-      if (frame.kind !== 'caller_audio' || frame.sampleRate !== fromRate) return context.push(frame)
-      return context.push({ ...frame, pcm: resampler.process(frame.pcm), sampleRate: toRate })
-    },
-  }
+  return frameStage('resample', (frame, { push }) =>
+    frame.kind === 'caller_audio' && frame.sampleRate === fromRate ? push({ ...frame, pcm: resampler.process(frame.pcm), sampleRate: toRate }) : push(frame))
 }
 
 /**

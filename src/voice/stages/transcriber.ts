@@ -4,7 +4,7 @@
  * taken up by the conversation.
  */
 import type { SttClient } from '../../models/types'
-import type { Stage, StageContext } from '../stage'
+import { frameStage, type Stage, type StageContext } from '../stage'
 import { VAD_RATE } from './caller-input'
 
 export function transcribe(stt: SttClient, options: { stopMs: number; onSttAudio?: (seconds: number) => void }): Stage {
@@ -46,15 +46,8 @@ export function transcribe(stt: SttClient, options: { stopMs: number; onSttAudio
  * Caller speech over an interruptible agent turn with fewer than `minWords` words ("mm-hm") is no turn at all (the
  * reference's `min_words` turn start); the turn detector's start then does not cut the agent either (conversation.ts).
  */
-export function dropBackchannels(minWords: number): Stage {
-  let context: StageContext
-  return {
-    name: 'backchannels',
-    start(given) { context = given },
-    process(frame) {
-      if (frame.kind === 'caller_turn' && frame.turn.source === 'speech' && context.agentInterruptible()
-        && frame.turn.text.split(/\s+/).filter(Boolean).length < minWords) return
-      return context.push(frame)
-    },
-  }
-}
+export const dropBackchannels = (minWords: number): Stage => frameStage('backchannels', (frame, context) => {
+  const backchannel = frame.kind === 'caller_turn' && frame.turn.source === 'speech' && context.agentInterruptible()
+    && frame.turn.text.split(/\s+/).filter(Boolean).length < minWords
+  return backchannel ? undefined : context.push(frame)
+})
