@@ -41,7 +41,6 @@
 import { eq } from 'drizzle-orm'
 import type { AgentDefinition } from '../definition/definition'
 import type { AppContext } from '../context'
-import type { Logger } from '../log'
 import { workflowDefinitions, workflowRuns, type WorkflowRunRow } from '../db/schema'
 import { isoNow } from '../lib/clock'
 import { isPlainObject } from '../lib/values'
@@ -148,115 +147,6 @@ function failRun(ctx: AppContext, { run, definition }: LoadedRun, message: strin
   })
 }
 
-/** A switch to the next model of the LLM fallback chain, as `logs.llm_fallback` keeps it. */
-function fallbackSwitchLog(ctx: AppContext, change: LlmSwitch): Record<string, unknown> {
-  return {
-    at: isoNow(ctx.clock),
-    from: `${change.from.service}|||${change.from.model}`,
-    to: `${change.to.service}|||${change.to.model}`,
-    reason: change.reason,
-    after_ms: change.afterMs,
-    ...(change.error ? { error: change.error } : {}),
-  }
-}
-
-/** The run's model clients and what `runtime_configuration` records of them; a run whose models cannot be used is failed. */
-async function openRunClients(
-  ctx: AppContext, loaded: LoadedRun, options: { voice: boolean; log: Logger; onSwitch: (change: LlmSwitch) => void },
-): Promise<{ clients: RunClients; runtime: Record<string, unknown> }> {
-  const { run, configurations } = loaded
-  try {
-    const agentPin = configurations.model_configuration_uuid
-    const resolved = resolveRunModels(ctx, run.organizationId, {
-      overrides: storedOverrides(run.modelOverrides),
-      agentConfigurationUuid: typeof agentPin === 'string' ? agentPin : null,
-    })
-    const clients = await createRunClients(resolved, { ...options, builtinVoice: (voice) => createBuiltinVoice({ voice }) })
-    return { clients, runtime: runtimeConfiguration(resolved) }
-  } catch (error) {
-    if (!(error instanceof ModelResolutionError)) throw error
-    const message = `The run's models cannot be used: ${error.message}`
-    failRun(ctx, loaded, message)
-    options.log.warn({ err: error }, 'run session not opened')
-    throw new RunSessionError(message)
-  }
-}
-
-/** The run's variables: its initial context, plus what the start node's pre-call fetch returned (recorded on the run). */
-async function preCallVariables(ctx: AppContext, { run, definition }: LoadedRun, warnings: string[]): Promise<Record<string, unknown>> {
-  const variables = variablesOf(run)
-  const start = definition.nodes.find((node) => node.type === 'startCall')
-  const fetched = start ? await runPreCallFetch(ctx, start, { organizationId: run.organizationId, workflowId: run.workflowId, initialContext: variables }) : null
-  if (fetched) {
-    Object.assign(variables, fetched.variables)
-    warnings.push(...fetched.warnings)
-    updateRun(ctx, run.id, { initialContext: fetched.variables, logs: { pre_call_fetch: fetched.log } })
-  }
-  return variables
-}
-
-/** The run's `logs` for a conversation record. */
-function sessionLogs(record: ConversationRecord, channel: RunChannel, warnings: string[], fallbackSwitches: Record<string, unknown>[]): Record<string, unknown> {
-  return {
-    transcript: record.logs.transcript,
-    realtime_feedback_events: record.logs.realtime_feedback_events,
-    warnings: [...record.logs.warnings, ...warnings],
-    ...(fallbackSwitches.length ? { llm_fallback: fallbackSwitches } : {}),
-    ...(record.logs.tool_calls?.length ? { tool_calls: record.logs.tool_calls } : {}),
-    session: {
-      channel,
-      started_at: record.started_at,
-      ended_at: record.ended_at,
-      end_reason: record.end_reason,
-      current_node_id: record.current_node_id,
-    },
-  }
-}
-
-/** The engine as the channels drive it: every step that changes the conversation writes the run once it is done. */
-function persistingConversation(engine: Conversation, persist: () => void, onStart: () => void): Conversation {
-  const persisting = <Args extends unknown[], Result>(method: (...args: Args) => Promise<Result>) =>
-    async (...args: Args): Promise<Result> => {
-      try {
-        return await method(...args)
-      } finally {
-        persist()
-      }
-    }
-  return {
-    get ended() { return engine.ended },
-    start: persisting(async () => {
-      onStart()
-      return engine.start()
-    }),
-    userMessage: persisting(engine.userMessage),
-    canInterrupt: engine.canInterrupt,
-    interrupt: persisting(engine.interrupt),
-    noteUserActivity: engine.noteUserActivity,
-    agentSpeechEnded: engine.agentSpeechEnded,
-    tick: persisting(engine.tick),
-    end: persisting(engine.end),
-    record: engine.record,
-  }
-}
-
-/** Stores the transcript file; null when there is nothing to store or it could not be stored (`onFailure` is told). */
-async function storeTranscript(
-  ctx: AppContext, { run, configurations }: LoadedRun, record: ConversationRecord, log: Logger, onFailure: () => void,
-): Promise<string | null> {
-  if (record.logs.transcript.length === 0) return null
-  const includeEndTimestamps = isPlainObject(configurations.transcript_configuration) && configurations.transcript_configuration.include_end_timestamps === true
-  const key = transcriptKeyFor(run.organizationId, run.id)
-  try {
-    await ctx.objects.put(key, transcriptText(record, { includeEndTimestamps }))
-    return key
-  } catch (error) {
-    log.error({ err: error }, 'transcript not stored')
-    onFailure()
-    return null
-  }
-}
-
 export async function openRunSession(ctx: AppContext, runId: number, options: RunSessionOptions): Promise<RunSession> {
   const loaded = loadRun(ctx, runId)
   const { run, definition, configurations } = loaded
@@ -270,14 +160,14 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   let finishing: Promise<void> | null = null
 
   const onSwitch = (change: LlmSwitch) => {
-    fallbackSwitches.push(fallbackSwitchLog(ctx, change))
+    fallbackSwitches.push(fallbackEntry(ctx, change))
     log.warn({ from: change.from, to: change.to, reason: change.reason }, 'LLM fallback: switched to the next model')
     queuePersist()
   }
 
-  const { clients, runtime } = await openRunClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch })
-  updateRun(ctx, run.id, { initialContext: { runtime_configuration: runtime } })
-  const variables = await preCallVariables(ctx, loaded, sessionWarnings)
+  const { clients, runtime } = await openClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch })
+  const variables = variablesOf(run)
+  sessionWarnings.push(...await applyPreCallFetch(ctx, loaded, variables))
 
   let settleAfterCall!: (work: Promise<void>) => void
   const afterCall = new Promise<void>((resolve) => { settleAfterCall = (work) => resolve(work.catch(() => undefined)) })
@@ -335,8 +225,10 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     await engine.end(reason)
     const record = engine.record()
     usage = { ...usage, call_duration_seconds: record.call_duration_seconds }
-    const transcriptKey = await storeTranscript(ctx, loaded, record, log, () => {
+    const transcriptKey = await storeTranscript(ctx, loaded, record).catch((error) => {
+      log.error({ err: error }, 'transcript not stored')
       sessionWarnings.push('The transcript file could not be stored')
+      return null
     })
     writeFinal(ctx, loaded, isTelephony, logsOf(record), { record, usage, transcriptKey })
     log.info({ endReason: record.end_reason, durationSeconds: record.call_duration_seconds }, 'run session finished')
@@ -372,4 +264,103 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
       return finishing
     },
   }
+}
+
+/** The run's logs from what the conversation recorded and what the session learnt. */
+function sessionLogs(record: ConversationRecord, channel: RunChannel, sessionWarnings: string[], fallbackSwitches: Record<string, unknown>[]): Record<string, unknown> {
+  return {
+    transcript: record.logs.transcript,
+    realtime_feedback_events: record.logs.realtime_feedback_events,
+    warnings: [...record.logs.warnings, ...sessionWarnings],
+    ...(fallbackSwitches.length ? { llm_fallback: fallbackSwitches } : {}),
+    ...(record.logs.tool_calls?.length ? { tool_calls: record.logs.tool_calls } : {}),
+    session: {
+      channel,
+      started_at: record.started_at,
+      ended_at: record.ended_at,
+      end_reason: record.end_reason,
+      current_node_id: record.current_node_id,
+    },
+  }
+}
+
+function fallbackEntry(ctx: AppContext, change: LlmSwitch): Record<string, unknown> {
+  return {
+    at: isoNow(ctx.clock),
+    from: `${change.from.service}|||${change.from.model}`,
+    to: `${change.to.service}|||${change.to.model}`,
+    reason: change.reason,
+    after_ms: change.afterMs,
+    ...(change.error ? { error: change.error } : {}),
+  }
+}
+
+/** The run's models resolved and their clients created; a run whose models cannot be used is failed and refused. */
+async function openClients(
+  ctx: AppContext, loaded: LoadedRun, options: Omit<Parameters<typeof createRunClients>[1], 'builtinVoice'>,
+): Promise<{ clients: RunClients; runtime: Record<string, unknown> }> {
+  const { run, configurations } = loaded
+  try {
+    const agentPin = configurations.model_configuration_uuid
+    const resolved = resolveRunModels(ctx, run.organizationId, {
+      overrides: storedOverrides(run.modelOverrides),
+      agentConfigurationUuid: typeof agentPin === 'string' ? agentPin : null,
+    })
+    const runtime = runtimeConfiguration(resolved)
+    const clients = await createRunClients(resolved, { ...options, builtinVoice: (voice) => createBuiltinVoice({ voice }) })
+    updateRun(ctx, run.id, { initialContext: { runtime_configuration: runtime } })
+    return { clients, runtime }
+  } catch (error) {
+    if (!(error instanceof ModelResolutionError)) throw error
+    const message = `The run's models cannot be used: ${error.message}`
+    failRun(ctx, loaded, message)
+    options.log.warn({ err: error }, 'run session not opened')
+    throw new RunSessionError(message)
+  }
+}
+
+/** The Start node's pre-call fetch: its variables merged into `variables` and the run; returns its warnings. */
+async function applyPreCallFetch(ctx: AppContext, { run, definition }: LoadedRun, variables: Record<string, unknown>): Promise<string[]> {
+  const start = definition.nodes.find((node) => node.type === 'startCall')
+  const fetched = start ? await runPreCallFetch(ctx, start, { organizationId: run.organizationId, workflowId: run.workflowId, initialContext: variables }) : null
+  if (!fetched) return []
+  Object.assign(variables, fetched.variables)
+  updateRun(ctx, run.id, { initialContext: fetched.variables, logs: { pre_call_fetch: fetched.log } })
+  return fetched.warnings
+}
+
+/** The engine, wrapped so that the run is written after each of its calls (`start` marks the run running first). */
+function persistingConversation(engine: Conversation, persist: () => void, markRunning: () => void): Conversation {
+  const persisting = <Args extends unknown[], Result>(method: (...args: Args) => Promise<Result>) =>
+    async (...args: Args): Promise<Result> => {
+      try {
+        return await method(...args)
+      } finally {
+        persist()
+      }
+    }
+  return {
+    get ended() { return engine.ended },
+    start: persisting(async () => {
+      markRunning()
+      return engine.start()
+    }),
+    userMessage: persisting(engine.userMessage),
+    canInterrupt: engine.canInterrupt,
+    interrupt: persisting(engine.interrupt),
+    noteUserActivity: engine.noteUserActivity,
+    agentSpeechEnded: engine.agentSpeechEnded,
+    tick: persisting(engine.tick),
+    end: persisting(engine.end),
+    record: engine.record,
+  }
+}
+
+/** The transcript file behind `transcript_url`; null when nothing was said. */
+async function storeTranscript(ctx: AppContext, { run, configurations }: LoadedRun, record: ConversationRecord): Promise<string | null> {
+  if (record.logs.transcript.length === 0) return null
+  const includeEndTimestamps = isPlainObject(configurations.transcript_configuration) && configurations.transcript_configuration.include_end_timestamps === true
+  const key = transcriptKeyFor(run.organizationId, run.id)
+  await ctx.objects.put(key, transcriptText(record, { includeEndTimestamps }))
+  return key
 }
