@@ -51,11 +51,13 @@ export type ToolCallLog = {
   node_id: string
   function_name: string
   tool_uuid: string
-  type: 'http_api' | 'end_call' | 'transfer_call' | 'calculator'
+  type: 'http_api' | 'end_call' | 'transfer_call' | 'calculator' | 'mcp'
   status: 'success' | 'error'
   duration_ms: number
   /** http_api calls that sent a request: `status_code` null when no answer came (timeout, refused, unreachable). */
   http?: { method: string; host: string; status_code: number | null; duration_ms: number }
+  /** mcp calls: the server's host and its name of the tool called. */
+  mcp?: { host: string; tool: string; duration_ms: number }
 }
 
 export type ConversationRecord = {

@@ -3,7 +3,8 @@ import type { ToolCall } from '../models/types'
 import { CalculatorError, evaluateArithmetic } from '../tools/calculator'
 import { parseArguments } from '../tools/functions'
 import type { HttpToolOutcome } from '../tools/http-tool'
-import type { AgentTool, HttpApiConfig, SpokenMessage } from '../tools/schemas'
+import type { McpCallOutcome } from '../tools/mcp-client'
+import type { AgentTool, HttpApiConfig, McpConfig, SpokenMessage } from '../tools/schemas'
 import { nodeName, nodeToolUuids, type NodeFunction } from './graph'
 import type { ToolCallLog } from './record'
 
@@ -19,6 +20,8 @@ export type ConversationTools = {
   /** Active tools by tool_uuid; a node's uuid missing here is a warning and is not offered. */
   byUuid: ReadonlyMap<string, AgentTool>
   callHttp(tool: AgentTool, config: HttpApiConfig, args: Record<string, unknown>, variables: Record<string, unknown>, signal: AbortSignal): Promise<HttpToolOutcome>
+  /** Calls `toolName` on the MCP tool's server (drivers without it offer MCP tools that answer an error). */
+  callMcp?(tool: AgentTool, config: McpConfig, toolName: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallOutcome>
 }
 
 export type TransferRequest = { destination: string; timeoutSeconds: number }
@@ -78,7 +81,7 @@ function sayMessage(host: ToolCallHost, { messageType, customMessage, audioRecor
 
 const error = (message: string) => ({ status: 'error', error: message })
 
-type Handled = { result: Record<string, unknown>; effect?: ToolEffect; http?: ToolCallLog['http'] }
+type Handled = { result: Record<string, unknown>; effect?: ToolEffect; http?: ToolCallLog['http']; mcp?: ToolCallLog['mcp'] }
 
 async function handle(fn: ToolFunction, args: Record<string, unknown>, host: ToolCallHost): Promise<Handled> {
   const { definition } = fn.tool
@@ -99,6 +102,11 @@ async function handle(fn: ToolFunction, args: Record<string, unknown>, host: Too
       if (!host.tools) return { result: error('HTTP tools are not available here') }
       const { result, request } = await host.tools.callHttp(fn.tool, config, args, host.variables(), host.signal)
       return { result, http: request }
+    }
+    case 'mcp': {
+      if (!host.tools?.callMcp || fn.mcpTool === undefined) return { result: error('MCP tools are not available here') }
+      const { result, request } = await host.tools.callMcp(fn.tool, definition.config, fn.mcpTool, args, host.signal)
+      return { result, mcp: request }
     }
     case 'end_call': {
       sayMessage(host, definition.config)
@@ -135,6 +143,7 @@ export async function runToolCall(fn: ToolFunction, call: ToolCall, host: ToolCa
     status: FAILED_STATUSES.has(String(handled.result.status)) ? 'error' : 'success',
     duration_ms: host.now() - startedAt,
     ...(handled.http ? { http: handled.http } : {}),
+    ...(handled.mcp ? { mcp: handled.mcp } : {}),
   }
   return { result: handled.result, effect: handled.effect ?? { kind: 'none' }, log }
 }

@@ -171,6 +171,34 @@ export async function sendOutbound(request: OutboundRequest, policy: OutboundPol
   }
 }
 
+/**
+ * A `fetch` for a client library that makes its own requests (the MCP SDK): each one sent under `policy` as
+ * `sendOutbound` sends (allow-list, never this appliance, connected to the checked addresses, same-host 307/308
+ * redirects only), its answer's body erroring once more than `maxBodyBytes` have come, so a client that reads a whole
+ * answer cannot be made to hold more. Only string bodies are sent (JSON-RPC is text).
+ */
+export function policedFetch(policy: OutboundPolicy, maxBodyBytes: number): typeof fetch {
+  const policed = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    if (input instanceof Request || (init.body != null && typeof init.body !== 'string')) throw new OutboundRefused('Only text request bodies are sent')
+    const signal = init.signal ?? new AbortController().signal
+    const response = await follow({ url: input, method: init.method ?? 'GET', headers: new Headers(init.headers), body: init.body }, policy, 'keeping-method', signal)
+    const { status, statusText, headers } = response
+    return new Response(response.body?.pipeThrough(byteCap(maxBodyBytes)) ?? null, { status, statusText, headers })
+  }
+  return policed as typeof fetch
+}
+
+function byteCap(limit: number): TransformStream<Uint8Array, Uint8Array> {
+  let size = 0
+  return new TransformStream({
+    transform(chunk, controller) {
+      size += chunk.length
+      if (size > limit) controller.error(new OutboundFailure(`The answer is larger than ${limit} bytes`))
+      else controller.enqueue(chunk)
+    },
+  })
+}
+
 /** A failure in a few words for a log: the failure's own words, else the system's error code (ECONNREFUSED, …). */
 export function outboundFailureReason(error: unknown): string {
   if (!(error instanceof Error)) return String(error)
