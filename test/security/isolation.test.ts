@@ -187,6 +187,8 @@ const TRIGGER_SCOPE = new Set([
   'POST /api/v1/public/agent/test/workflow/{workflow_uuid}',
   'GET /api/v1/workflow/{workflow_id}/runs',
   'GET /api/v1/workflow/{workflow_id}/runs/{run_id}',
+  // The MCP server: a trigger key is offered only the tools that start and read runs (test/api/mcp-server.test.ts).
+  'POST /api/v1/mcp',
 ])
 
 describe('a trigger key reaches only what docs/api.md says', () => {
