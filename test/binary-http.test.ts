@@ -18,6 +18,9 @@ const PURE_HTTP_SUITES = [
   'test/api/upload-once.test.ts',
   'test/api/fuzz.test.ts',
   'test/security/isolation.test.ts',
+  // The MCP SDK, client and server, inside the binary.
+  'test/api/mcp-tools.test.ts',
+  'test/api/mcp-server.test.ts',
 ]
 
 test('the pure HTTP suites pass against the compiled binary', () => {

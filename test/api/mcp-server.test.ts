@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { createTestApp, type TestApp } from '../support/app'
+import { startHttpTestApp, type HttpTestApp } from '../support/http-app'
 import { say, startFakeModels, type FakeModels } from '../support/fake-models'
 
 /**
@@ -10,7 +10,7 @@ import { say, startFakeModels, type FakeModels } from '../support/fake-models'
  * scopes.
  */
 
-let t: TestApp
+let t: HttpTestApp
 let models: FakeModels
 let baseUrl: string
 const clients: Client[] = []
@@ -37,17 +37,17 @@ const DEFINITION = {
 }
 
 beforeAll(async () => {
-  t = createTestApp()
+  t = await startHttpTestApp()
   models = startFakeModels()
   baseUrl = await t.httpUrl()
   const post = async (path: string, body: unknown) => (await t.request('POST', path, { body })).body
   const connection = (await post('/api/v1/organizations/provider-connections', { name: 'Fake', provider: 'openai', base_url: models.baseUrl, api_key: 'sk-fake' })).uuid
   await post('/api/v1/organizations/model-configurations', { name: 'Default', llm: { provider_connection_uuid: connection, settings: { model: 'fake-llm' } } })
-})
+}, 30_000)
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.close()))
   models.stop()
-  t.close()
+  await t.close()
 })
 beforeEach(() => models.reset())
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { createTestApp, type TestApp } from '../support/app'
+import { inProcessTest, startHttpTestApp, type HttpTestApp } from '../support/http-app'
 import { callTool, say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { startEverythingServer, startHostileMcpServer, type EverythingServer, type HostileMcpServer } from '../support/mcp-servers'
 
@@ -9,7 +9,7 @@ import { startEverythingServer, startHostileMcpServer, type EverythingServer, ty
  * a hostile one (silent, huge, broken, 10,000 tools, a giant schema). The LLM is the fake OpenAI-compatible server.
  */
 
-let t: TestApp
+let t: HttpTestApp
 let models: FakeModels
 let everything: EverythingServer
 let hostile: HostileMcpServer
@@ -47,18 +47,18 @@ async function chatWith(toolUuid: string, nodeData: Record<string, unknown> = {}
 const offeredNames = (request: { body: { tools?: { function: { name: string } }[] } }) => (request.body.tools ?? []).map((tool) => tool.function.name)
 
 beforeAll(async () => {
-  t = createTestApp()
+  t = await startHttpTestApp()
   models = startFakeModels()
   hostile = startHostileMcpServer()
   everything = await startEverythingServer()
   const connection = (await post('/api/v1/organizations/provider-connections', { name: 'Fake', provider: 'openai', base_url: models.baseUrl, api_key: 'sk-fake' })).uuid
   await post('/api/v1/organizations/model-configurations', { name: 'Default', llm: { provider_connection_uuid: connection, settings: { model: 'fake-llm' } } })
-})
-afterAll(() => {
+}, 30_000)
+afterAll(async () => {
   models.stop()
   hostile.stop()
   everything.stop()
-  t.close()
+  await t.close()
 })
 beforeEach(() => models.reset())
 
@@ -126,10 +126,14 @@ describe('an MCP server as a tool (server-everything over Streamable HTTP)', () 
 })
 
 describe('MCP tools under the outbound rules', () => {
-  test('a URL naming this server is refused on save; an unknown credential is a 422', async () => {
+  // The in-process app's configured address is 127.0.0.1:8000; the binary is started on a port chosen as it listens.
+  inProcessTest('a URL naming this server is refused on save', async () => {
     const self = await t.request('POST', '/api/v1/tools/', { body: { name: 'Me', definition: { type: 'mcp', config: { url: 'http://127.0.0.1:8000/api/v1/mcp' } } } })
     expect(self.status).toBe(422)
-    expect(self.body.detail[0]).toMatchObject({ loc: ['body', 'definition', 'mcp', 'config', 'url'] })
+    expect(self.body.detail[0]).toMatchObject({ loc: ['body', 'definition', 'mcp', 'config', 'url'], msg: expect.stringContaining('this Ringbase server itself') })
+  })
+
+  test('an unknown credential and a placeholder in the URL are 422s', async () => {
     const credential = await t.request('POST', '/api/v1/tools/', { body: { name: 'X', definition: { type: 'mcp', config: { url: hostile.url('well-behaved'), credential_uuid: crypto.randomUUID() } } } })
     expect(credential.status).toBe(422)
     expect(credential.body.detail[0].loc).toEqual(['body', 'definition', 'mcp', 'config', 'credential_uuid'])
