@@ -62,7 +62,7 @@ afterAll(async () => {
 })
 beforeEach(() => models.reset())
 
-describe('an MCP server as a tool (server-everything over Streamable HTTP)', () => {
+describe('an MCP server as a tool (server-everything)', () => {
   test('saving lists the server\'s tools with their input schemas; tools_filter keeps the chosen ones', async () => {
     const all = await mcpTool('Everything', everything.url)
     expect(all.category).toBe('mcp')
@@ -100,6 +100,20 @@ describe('an MCP server as a tool (server-everything over Streamable HTTP)', () 
       function_name: 'mcp__everything__get-sum', type: 'mcp', status: 'success', tool_uuid: tool.tool_uuid,
       mcp: { host: new URL(everything.url).host, tool: 'get-sum', duration_ms: expect.any(Number) },
     })])
+  })
+
+  test('an older server over HTTP+SSE (transport sse): listed and called the same way', async () => {
+    const sse = await startEverythingServer('sse')
+    try {
+      const tool = await mcpTool('Legacy', sse.url, { transport: 'sse', tools_filter: ['echo'] })
+      expect(tool.definition.config).toMatchObject({ transport: 'sse', discovery_error: null, discovered_tools: [expect.objectContaining({ name: 'echo' })] })
+      const chat = await chatWith(tool.tool_uuid)
+      models.chat.queue(callTool('mcp__legacy__echo', { message: 'over SSE' }), say('It echoed.'))
+      await chat.send('Echo something')
+      expect(JSON.parse(models.requestsTo('/chat/completions')[1].body.messages.at(-1).content)).toEqual({ status: 'success', content: 'Echo: over SSE' })
+    } finally {
+      sse.stop()
+    }
   })
 
   test('a node\'s mcp_tool_filters offers only the tools it lists', async () => {

@@ -18,20 +18,23 @@ function freePort(): number {
   return port!
 }
 
-/** server-everything in streamable-HTTP mode (`index.js streamableHttp`, port from PORT); its endpoint is `/mcp`. */
-export async function startEverythingServer(): Promise<EverythingServer> {
+/**
+ * server-everything over HTTP (`index.js streamableHttp` or `index.js sse`, port from PORT); its endpoint is `/mcp`,
+ * or `/sse` for the older HTTP+SSE transport.
+ */
+export async function startEverythingServer(transport: 'streamableHttp' | 'sse' = 'streamableHttp'): Promise<EverythingServer> {
   const port = freePort()
-  const child: Subprocess = Bun.spawn([process.execPath, EVERYTHING, 'streamableHttp'], {
+  const child: Subprocess = Bun.spawn([process.execPath, EVERYTHING, transport], {
     env: { ...process.env, PORT: String(port) }, stdout: 'ignore', stderr: 'ignore',
   })
   await waitFor('server-everything to listen', async () => {
     try {
-      return (await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status > 0
+      return (await fetch(`http://127.0.0.1:${port}/`)).status > 0
     } catch {
       return false
     }
   }, 20_000)
-  return { url: `http://127.0.0.1:${port}/mcp`, stop: () => child.kill() }
+  return { url: `http://127.0.0.1:${port}/${transport === 'sse' ? 'sse' : 'mcp'}`, stop: () => child.kill() }
 }
 
 export type HostileMcpServer = {
