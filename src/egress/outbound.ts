@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises'
 import { isIP, isIPv6 } from 'node:net'
 import { bareHost, hostAllowed, targetsAppliance, type ApplianceAddress } from './network-policy'
-import { readCappedText } from '../lib/capped-body'
+import { cappedStream, readCappedText } from '../lib/capped-body'
 
 /**
  * Every request Ringbase sends to a URL an admin or an agent definition names (http_api tools, webhook nodes, pre-call
@@ -160,20 +160,10 @@ export function policedFetch(policy: OutboundPolicy, maxBodyBytes: number): type
     const signal = init.signal ?? new AbortController().signal
     const response = await follow({ url: input, method: init.method ?? 'GET', headers: new Headers(init.headers), body: init.body }, policy, 'keeping-method', signal)
     const { status, statusText, headers } = response
-    return new Response(response.body?.pipeThrough(byteCap(maxBodyBytes)) ?? null, { status, statusText, headers })
+    const body = response.body && cappedStream(response.body, maxBodyBytes, () => new OutboundFailure(`The answer is larger than ${maxBodyBytes} bytes`))
+    return new Response(body, { status, statusText, headers })
   }
   return policed as typeof fetch
-}
-
-function byteCap(limit: number): TransformStream<Uint8Array, Uint8Array> {
-  let size = 0
-  return new TransformStream({
-    transform(chunk, controller) {
-      size += chunk.length
-      if (size > limit) controller.error(new OutboundFailure(`The answer is larger than ${limit} bytes`))
-      else controller.enqueue(chunk)
-    },
-  })
 }
 
 /** A failure in a few words for a log: the failure's own words, else the system's error code (ECONNREFUSED, …). */
