@@ -57,13 +57,17 @@ export type ToolFunction = Extract<NodeFunction, { kind: 'tool' }>
 
 export type ToolCallOutcome = { result: Record<string, unknown>; effect: ToolEffect; log: ToolCallLog }
 
-/** Tools of nodes that are missing (archived, deleted, another organization's) or that this channel cannot run. */
+/** Tools of nodes that are missing (archived, deleted, another organization's), that this channel cannot run, or MCP tools with nothing listed. */
 export function toolWarnings(definition: WorkflowDefinition, tools: ReadonlyMap<string, AgentTool>, canTransfer: boolean): string[] {
   return definition.nodes.flatMap((node) => nodeToolUuids(node).flatMap((uuid) => {
     const tool = tools.get(uuid)
     const where = `Node '${nodeName(node)}' (${node.id})`
     if (!tool) return [`${where}: tool ${uuid} is not an active tool of this organization; not offered`]
     if (tool.definition.type === 'transfer_call' && !canTransfer) return [`${where}: tool '${tool.name}' transfers calls, which this channel cannot do; not offered`]
+    if (tool.definition.type === 'mcp' && tool.definition.config.discovered_tools.length === 0) {
+      const why = tool.definition.config.discovery_error ?? 'it offers none'
+      return [`${where}: MCP tool '${tool.name}' has no tools listed from its server (${why}); refresh it once the server answers`]
+    }
     return []
   }))
 }

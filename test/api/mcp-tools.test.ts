@@ -189,6 +189,10 @@ describe('a hostile MCP server', () => {
   test('listing: silence, a huge answer, invalid JSON and 10,000 tools each end in a clean discovery_error', async () => {
     const silent = await mcpTool('Silent', hostile.url('silent'), { timeout_secs: 1 })
     expect(silent.definition.config).toMatchObject({ discovered_tools: [], discovery_error: 'The MCP server did not answer within 1 s' })
+    const chat = await chatWith(silent.tool_uuid)
+    expect((await chat.run()).logs.warnings).toContain(
+      "Node 'Start' (1): MCP tool 'Silent' has no tools listed from its server (The MCP server did not answer within 1 s); refresh it once the server answers",
+    )
     const huge = await mcpTool('Huge', hostile.url('huge'))
     expect(huge.definition.config.discovery_error).toBe('The answer is larger than 1048576 bytes')
     const invalid = await mcpTool('Broken', hostile.url('invalid-json'))

@@ -35,12 +35,16 @@ function mcpServer(ctx: AppContext, caller: McpCaller): Server {
   const server = new Server({ name: 'ringbase', version: ctx.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: serverTools(caller.principal.scope) }))
   server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
+    const logged = { orgId: caller.principal.organizationId, tool: params.name.slice(0, 100) }
     try {
-      return toolResult(await runServerTool(ctx, caller, params.name, params.arguments ?? {}))
+      const result = toolResult(await runServerTool(ctx, caller, params.name, params.arguments ?? {}))
+      ctx.log.info({ ...logged, status: 200 }, 'mcp tool call')
+      return result
     } catch (error) {
       if (!(error instanceof DomainError)) throw error
       const status = httpStatus(error)
-      if (status >= 500) ctx.log.error({ err: error.cause ?? error, tool: params.name }, error.message)
+      if (status >= 500) ctx.log.error({ err: error.cause ?? error, ...logged }, error.message)
+      else ctx.log.info({ ...logged, status }, 'mcp tool call')
       return { ...toolResult({ status, detail: error.detail }), isError: true }
     }
   })
