@@ -128,12 +128,16 @@ describe('Ringbase as an MCP server', () => {
     expect((await call(trigger, 'list_runs', { workflow_id: workflowId })).isError).toBe(false)
   })
 
-  test('without a valid key nothing is answered, initialize included', async () => {
+  test('without a valid key nothing is answered, initialize included; a body over the API\'s limit is a 413', async () => {
     await expect(connect({})).rejects.toThrow()
     await expect(connect({ authorization: 'Bearer rb_not-a-key' })).rejects.toThrow()
     const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }
     const anonymous = await t.request('POST', '/api/v1/mcp', { key: null, body: initialize, headers: { accept: 'application/json, text/event-stream' } })
     expect(anonymous.status).toBe(401)
+    const oversized = { ...initialize, params: { ...initialize.params, padding: 'x'.repeat(2 * 1024 * 1024) } }
+    const tooLarge = await t.request('POST', '/api/v1/mcp', { body: oversized, headers: { accept: 'application/json, text/event-stream' } })
+    expect(tooLarge.status).toBe(413)
+    expect(tooLarge.body.detail).toBeString()
     const wrongAccept = await t.request('POST', '/api/v1/mcp', { body: initialize, headers: { accept: 'text/html' } })
     expect(wrongAccept.status).toBe(406)
     expect(wrongAccept.body.detail).toBeString()

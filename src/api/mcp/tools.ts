@@ -45,6 +45,12 @@ const Id = (description: string) => t.Integer({ minimum: 0, maximum: Number.MAX_
 const WorkflowId = t.Object({ workflow_id: Id('The agent\'s id') })
 const RunIds = t.Object({ workflow_id: Id('The agent\'s id'), run_id: Id('The run\'s id') })
 
+/** What the route answers 404 to when it finds nothing. */
+function found<T>(value: T | null | undefined, notFoundMessage: string): T {
+  if (value == null) throw notFound(notFoundMessage)
+  return value
+}
+
 const TOOLS: ServerTool[] = [
   {
     name: 'list_workflows',
@@ -93,7 +99,7 @@ const TOOLS: ServerTool[] = [
     description: 'One node type by name, with its properties.',
     scopes: ADMIN,
     path: t.Object({ name: t.String({ maxLength: MAX_TOKEN_LENGTH }) }),
-    run: (_ctx, _caller, { path }) => getNodeType(path.name as string) ?? (() => { throw notFound(`Node type '${path.name}' not found`) })(),
+    run: (_ctx, _caller, { path }) => found(getNodeType(path.name as string), `Node type '${path.name}' not found`),
   },
   {
     name: 'start_text_chat',
@@ -126,7 +132,7 @@ const TOOLS: ServerTool[] = [
     scopes: ANY_KEY,
     path: RunIds,
     run: (ctx, { principal }, { path }) =>
-      runDetail(ctx, principal.organizationId, path.run_id as number, path.workflow_id as number) ?? (() => { throw notFound('Workflow run not found') })(),
+      found(runDetail(ctx, principal.organizationId, path.run_id as number, path.workflow_id as number), 'Workflow run not found'),
   },
   {
     name: 'start_test_call',
