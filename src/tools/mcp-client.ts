@@ -1,7 +1,5 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import { OutboundFailure, policedFetch, type OutboundPolicy } from '../egress/outbound'
 import { isPlainObject } from '../lib/values'
 import type { McpConfig, McpDiscoveredTool } from './schemas'
@@ -49,21 +47,36 @@ function causeChain(error: unknown): unknown[] {
   return chain
 }
 
-function describe(error: unknown, timeoutSecs: number, deadline: AbortSignal, caller: AbortSignal): string {
+/**
+ * The SDK, loaded on first use: it is a good part of what the server would otherwise load at start, and most
+ * installations never call an MCP server.
+ */
+const loadSdk = async () => {
+  const [{ Client }, { SSEClientTransport }, { StreamableHTTPClientTransport }, { McpError }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/sse.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ])
+  return { Client, SSEClientTransport, StreamableHTTPClientTransport, McpError }
+}
+
+function describe(error: unknown, timeoutSecs: number, deadline: AbortSignal, caller: AbortSignal, sdk: Awaited<ReturnType<typeof loadSdk>>): string {
   if (error instanceof McpFailure) return error.message
   const outbound = causeChain(error).find((link) => link instanceof OutboundFailure)
   if (outbound) return (outbound as Error).message
   if (caller.aborted) return 'The call ended before the server answered'
   if (deadline.aborted) return `The MCP server did not answer within ${timeoutSecs} s`
   const message = error instanceof Error ? error.message : String(error)
-  const prefix = error instanceof McpError ? 'The MCP server answered with an error' : 'The MCP server could not be used'
+  const prefix = error instanceof sdk.McpError ? 'The MCP server answered with an error' : 'The MCP server could not be used'
   return `${prefix}: ${message.slice(0, MAX_ERROR_LENGTH)}`
 }
 
 async function withSession<T>(config: McpConfig, env: McpEnvironment, signal: AbortSignal, use: (client: Client, options: { signal: AbortSignal; timeout: number }) => Promise<T>): Promise<T> {
   const timeout = config.timeout_secs * 1000
   const deadline = AbortSignal.any([signal, AbortSignal.timeout(timeout)])
-  const client = new Client({ name: 'ringbase', version: env.clientVersion })
+  const sdk = await loadSdk()
+  const client = new sdk.Client({ name: 'ringbase', version: env.clientVersion })
   try {
     let headers: Record<string, string> = {}
     if (config.credential_uuid) {
@@ -76,8 +89,8 @@ async function withSession<T>(config: McpConfig, env: McpEnvironment, signal: Ab
     const url = new URL(config.url)
     const fetch = policedFetch(env, MAX_ANSWER_BYTES)
     const transport = config.transport === 'sse'
-      ? new SSEClientTransport(url, { fetch, requestInit: { headers } })
-      : new StreamableHTTPClientTransport(url, {
+      ? new sdk.SSEClientTransport(url, { fetch, requestInit: { headers } })
+      : new sdk.StreamableHTTPClientTransport(url, {
         fetch,
         requestInit: { headers },
         reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
@@ -86,7 +99,7 @@ async function withSession<T>(config: McpConfig, env: McpEnvironment, signal: Ab
     await client.connect(transport, options)
     return await use(client, options)
   } catch (error) {
-    throw new McpFailure(describe(error, config.timeout_secs, deadline, signal))
+    throw new McpFailure(describe(error, config.timeout_secs, deadline, signal, sdk))
   } finally {
     await client.close().catch(() => undefined)
   }

@@ -1,6 +1,5 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { DomainError } from '../../lib/errors'
@@ -31,7 +30,19 @@ function toolResult(value: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value) }] }
 }
 
-function mcpServer(ctx: AppContext, caller: McpCaller): Server {
+/** The SDK, loaded on the first MCP request rather than at every start. */
+const loadSdk = async () => {
+  const [{ Server }, { WebStandardStreamableHTTPServerTransport }, { CallToolRequestSchema, ListToolsRequestSchema }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ])
+  return { Server, WebStandardStreamableHTTPServerTransport, CallToolRequestSchema, ListToolsRequestSchema }
+}
+
+type Sdk = Awaited<ReturnType<typeof loadSdk>>
+
+function mcpServer(ctx: AppContext, caller: McpCaller, { Server, CallToolRequestSchema, ListToolsRequestSchema }: Sdk): Server {
   const server = new Server({ name: 'ringbase', version: ctx.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: serverTools(caller.principal.scope) }))
   server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
@@ -71,8 +82,9 @@ export const mcpRoutes = (ctx: AppContext) =>
     .use(auth(ctx, ['admin', 'trigger'], { bearer: true }))
     .post(PATH, async ({ principal, request, body }) => {
       const caller: McpCaller = { principal, key: requestKey(request, true)! }
-      const server = mcpServer(ctx, caller)
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+      const sdk = await loadSdk()
+      const server = mcpServer(ctx, caller, sdk)
+      const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
       await server.connect(transport)
       try {
         return await withDetail(await transport.handleRequest(request, { parsedBody: body }))
