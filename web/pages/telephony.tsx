@@ -1,0 +1,96 @@
+import { useState, type FormEvent } from 'react'
+import { api, ApiError } from '../api'
+import { Empty, ErrorNote, Field, Page, Show, StateBadge, useLoad } from '../ui'
+
+type UiField = { name: string; label: string; type: string; required: boolean; sensitive: boolean; description: string | null; placeholder: string | null; options: { value: string; label: string }[] | null }
+type Provider = { provider: string; display_name: string; fields: UiField[] }
+
+/** `a.b.c` → nested object keys. */
+function setPath(target: Record<string, any>, dotted: string, value: unknown) {
+  const parts = dotted.split('.')
+  let node = target
+  for (const part of parts.slice(0, -1)) node = node[part] ??= {}
+  node[parts.at(-1)!] = value
+}
+
+export function Telephony() {
+  const configurations = useLoad(() => api<{ configurations: any[] }>('GET', '/api/v1/organizations/telephony-configs'), [])
+  const metadata = useLoad(() => api<{ providers: Provider[] }>('GET', '/api/v1/organizations/telephony-providers/metadata'), [])
+  return (
+    <Page title="Telephony">
+      <Show loaded={configurations} what="telephony configurations">
+        {({ configurations: list }) => list.length === 0
+          ? <Empty title="No telephony configuration yet.">Connect your PBX (Asterisk ARI) or a carrier below to place and answer calls.</Empty>
+          : (
+            <div className="table-wrap card">
+              <table>
+                <thead><tr><th scope="col">Name</th><th scope="col">Provider</th><th scope="col">Connection</th><th scope="col">Numbers</th><th scope="col">Outbound</th></tr></thead>
+                <tbody>
+                  {list.map((config) => (
+                    <tr key={config.id}>
+                      <td>{config.name}{config.is_default_outbound ? <span className="muted"> (default)</span> : null}</td>
+                      <td>{config.provider}</td>
+                      <td><StateBadge state={config.inactive ? 'inactive' : config.connected === false ? 'disconnected' : config.connected ? 'connected' : 'configured'} /></td>
+                      <td>{config.phone_number_count}</td>
+                      <td>{config.is_ready_for_outbound ? 'ready' : config.outbound_blocked_reason ?? 'not ready'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+      </Show>
+      <Show loaded={metadata} what="providers">
+        {({ providers }) => <NewConfiguration providers={providers} onCreated={configurations.reload} />}
+      </Show>
+    </Page>
+  )
+}
+
+function NewConfiguration({ providers, onCreated }: { providers: Provider[]; onCreated: () => void }) {
+  const [providerName, setProviderName] = useState(providers[0]?.provider ?? '')
+  const [name, setName] = useState('')
+  const [values, setValues] = useState<Record<string, string>>({})
+  const [error, setError] = useState<ApiError | null>(null)
+  const [saved, setSaved] = useState<string | null>(null)
+  const provider = providers.find((item) => item.provider === providerName)
+  const fields = (provider?.fields ?? []).filter((field) => field.name !== 'provider' && field.type !== 'readonly')
+  const submit = async (event: FormEvent) => {
+    event.preventDefault()
+    setError(null)
+    setSaved(null)
+    const config: Record<string, any> = { provider: providerName }
+    for (const field of fields) {
+      const raw = values[field.name]
+      if (raw === undefined || raw === '') continue
+      setPath(config, field.name, field.type === 'number' ? Number(raw) : field.type === 'boolean' ? raw === 'true' : field.type === 'string-array' ? raw.split(',').map((item) => item.trim()).filter(Boolean) : raw)
+    }
+    try {
+      const created = await api('POST', '/api/v1/organizations/telephony-configs', { name, config })
+      setSaved(created.name ?? name)
+      setValues({})
+      setName('')
+      onCreated()
+    } catch (caught) {
+      setError(caught as ApiError)
+    }
+  }
+  return (
+    <form className="card form" onSubmit={submit} aria-labelledby="new-telephony-title">
+      <h2 id="new-telephony-title">Add a configuration</h2>
+      <Field label="Provider" value={providerName} onChange={(value) => { setProviderName(value); setValues({}) }}
+        options={providers.map((item) => ({ value: item.provider, label: item.display_name }))} />
+      <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
+      {fields.map((field) => (
+        <Field key={`${providerName}-${field.name}`} label={field.label} type={field.sensitive || field.type === 'password' ? 'password' : field.type === 'number' ? 'number' : 'text'}
+          value={values[field.name] ?? ''} onChange={(value) => setValues({ ...values, [field.name]: value })}
+          error={error} path={['config', ...field.name.split('.')]} required={field.required} hint={field.description ?? undefined}
+          autoComplete={field.sensitive ? 'new-password' : 'off'}
+          options={field.type === 'select' && field.options ? [{ value: '', label: 'Choose…' }, ...field.options] : field.type === 'boolean' ? [{ value: '', label: 'Default' }, { value: 'true', label: 'Yes' }, { value: 'false', label: 'No' }] : undefined} />
+      ))}
+      <ErrorNote error={error && typeof error.detail === 'string' ? error : null} />
+      {saved ? <p role="status" className="ok">Saved “{saved}”. Secrets are stored encrypted and shown masked.</p> : null}
+      <button type="submit">Save configuration</button>
+    </form>
+  )
+}
