@@ -13,7 +13,7 @@ export async function buildConsole(outfile = join(root, 'dist', 'console.pack'))
   const result = await Bun.build({
     entrypoints: [join(root, 'web', 'index.html')],
     minify: true,
-    naming: { entry: 'assets/[name]-[hash].[ext]', chunk: 'assets/[name]-[hash].[ext]', asset: 'assets/[name]-[hash].[ext]' },
+    naming: { entry: '[name].[ext]', chunk: 'assets/[name]-[hash].[ext]', asset: 'assets/[name]-[hash].[ext]' },
     define: { 'process.env.NODE_ENV': '"production"' },
   })
   if (!result.success) throw new AggregateError(result.logs, 'console build failed')
