@@ -63,7 +63,7 @@ function NewConnection({ onCreated }: { onCreated: () => void }) {
     event.preventDefault()
     setError(null)
     try {
-      await api('POST', '/api/v1/organizations/provider-connections', { name, provider: 'openai_compatible', base_url: baseUrl, ...(key ? { api_key: key } : {}) })
+      await api('POST', '/api/v1/organizations/provider-connections', { name, provider: 'openai', base_url: baseUrl, ...(key ? { api_key: key } : {}) })
       setName(''); setBaseUrl(''); setKey('')
       onCreated()
     } catch (caught) {

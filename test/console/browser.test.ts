@@ -1,0 +1,253 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { startFakeAri, type FakeAri } from '../support/fake-ari'
+import { say, startFakeModels, type FakeModels } from '../support/fake-models'
+import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
+import { createConfiguration } from '../support/telephony'
+import { callerSpeech } from '../support/voice'
+import { createVoiceAgent, marksProcessed, placeCall, untilWritten, type VoiceAgent } from '../support/voice-calls'
+import { configureFakeVoiceModels } from '../support/voice-models'
+import { waitFor } from '../support/wait'
+
+/**
+ * The console in a real browser (Debian's chromium, driven by playwright-core) against the compiled binary, with the
+ * fake Asterisk and the fake model server: what an admin does, under the page's real Content-Security-Policy. Every
+ * page is checked with axe-core and photographed into test-artifacts/console/ for a person to look at.
+ */
+
+const ROOT = join(import.meta.dir, '..', '..')
+const SHOTS = join(ROOT, 'test-artifacts', 'console')
+const CHROMIUM = '/usr/bin/chromium'
+const AXE_SOURCE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8')
+
+/** What every hostile value is: markup that would run if it were ever parsed as HTML. */
+const hostile = (marker: string) => `<img src=x onerror="window.__xss='${marker}'"><script>window.__xss='${marker}'</script>`
+
+let buildDir: string
+let t: HttpTestApp
+let fake: FakeAri
+let models: FakeModels
+let browser: Browser
+let context: BrowserContext
+let page: Page
+let base: string
+let agent: VoiceAgent
+let agentName: string
+let runId: number
+const cspViolations: string[] = []
+const dialogs: string[] = []
+
+beforeAll(async () => {
+  buildDir = mkdtempSync(join(tmpdir(), 'ringbase-build-'))
+  const binary = join(buildDir, 'ringbase')
+  const build = Bun.spawnSync([process.execPath, join(ROOT, 'scripts', 'build.ts'), binary], { stdout: 'pipe', stderr: 'pipe' })
+  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`)
+  mkdirSync(SHOTS, { recursive: true })
+  models = startFakeModels()
+  fake = await startFakeAri()
+  t = await startBinaryTestApp(binary, { waitForLogLines: false })
+  base = await t.httpUrl()
+  await configureFakeVoiceModels(t, models, { tts: 'builtin' })
+  await createConfiguration(t, 'pbx', { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass', allow_raw_dial_strings: true }, { isDefaultOutbound: true })
+  agent = await createVoiceAgent(t)
+  agentName = `Agent ${hostile('agent-name')}`.slice(0, 250)
+  expect((await t.request('PUT', `/api/v1/workflow/${agent.id}`, { body: { name: agentName } })).status).toBe(200)
+  await waitFor('ARI connected', async () => (await t.request('GET', '/api/v1/health')).body.ari.connected === 1, 10_000)
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  })
+  context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+  page = await context.newPage()
+  page.on('console', (message) => { if (/Content[- ]Security[- ]Policy/i.test(message.text())) cspViolations.push(message.text()) })
+  page.on('dialog', (dialog) => { dialogs.push(dialog.message()); void dialog.dismiss() })
+}, 240_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await t?.close()
+  await fake?.close()
+  models?.stop()
+  rmSync(buildDir, { recursive: true, force: true })
+})
+
+/** axe-core's serious and critical findings on the page as it is now (evaluated over CDP: the page's CSP stays on). */
+async function seriousViolations(): Promise<string[]> {
+  await page.evaluate(`${AXE_SOURCE}\nundefined`)
+  const results = await page.evaluate(async () => (window as any).axe.run(document, { resultTypes: ['violations'] })) as { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }
+  return results.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)
+}
+
+/** Checks the page with axe and photographs it. */
+async function inspect(name: string) {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
+  expect(await seriousViolations(), `accessibility of ${name}`).toEqual([])
+}
+
+const go = async (fragment: string, heading: string) => {
+  await page.goto(`${base}/#${fragment}`)
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor()
+}
+
+describe('the console', () => {
+  test('sign-in: a wrong key is refused next to the form; the key makes an HttpOnly session, never stored in the page', async () => {
+    const response = await page.goto(`${base}/`)
+    const csp = response!.headers()['content-security-policy']
+    expect(csp).toContain("script-src 'self'")
+    expect(csp).toContain("frame-ancestors 'none'")
+    await page.getByRole('heading', { name: 'Sign in to Ringbase' }).waitFor()
+    await inspect('sign-in')
+    await page.getByLabel('API key').fill('rb_not-a-key')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('Invalid or archived API key')
+    await page.getByLabel('API key').fill(t.adminKey)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+    const [cookie] = await context.cookies()
+    expect(cookie).toMatchObject({ name: 'ringbase_session', httpOnly: true, sameSite: 'Strict' })
+    expect(cookie.value).not.toContain(t.adminKey)
+    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie)
+    expect(stored).not.toContain(t.adminKey)
+    expect(stored).not.toContain(cookie.value)
+    await inspect('overview-empty')
+  }, 60_000)
+
+  test('a live call appears on the overview with its agent and number, and leaves it when it ends', async () => {
+    await go('/', 'Overview')
+    await page.getByText('No call in progress.').waitFor()
+    models.transcription.queue({ text: `Book a table ${hostile('transcript')}` })
+    models.chat.queue(say(`Of course ${hostile('model-output')}`))
+    const call = await placeCall(t, fake, agent)
+    runId = call.runId
+    const row = page.locator(`tr[data-run-id="${call.runId}"]`)
+    await row.waitFor()
+    expect(await row.textContent()).toContain(agentName)
+    expect(await row.textContent()).toContain('outbound')
+    await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 15_000)
+    await page.locator(`tr[data-run-id="${call.runId}"]`, { hasText: 'talking' }).waitFor()
+    await inspect('overview-live-call')
+    call.media.speak(await callerSpeech('Can I book a table for two tonight?'))
+    await waitFor('the answer played', () => marksProcessed(call.media) >= 2, 20_000)
+    fake.hangup(call.callId)
+    await row.waitFor({ state: 'detached' })
+    await untilWritten(t, agent, call.runId)
+  }, 90_000)
+
+  test("a run's page: the transcript as text with speakers and times, the recording with its two tracks, downloads", async () => {
+    await go('/runs', 'Runs')
+    await page.getByRole('link', { name: /^WR-/ }).first().click()
+    await page.getByRole('heading', { name: 'Transcript' }).waitFor()
+    const transcript = page.locator('ol.transcript')
+    await expect(transcript.textContent()).resolves.toContain(hostile('transcript'))
+    await expect(transcript.textContent()).resolves.toContain(hostile('model-output'))
+    expect(await page.locator('.turn .speaker').allTextContents()).toEqual(['Agent', 'Caller', 'Agent'])
+    const audioSource = await page.locator('audio').getAttribute('src')
+    expect(audioSource).toMatch(/^\/api\/v1\/public\/download\//)
+    await page.locator('.waveform svg').first().waitFor()
+    expect(await page.locator('.waveform svg').count()).toBe(2)
+    await page.getByRole('button', { name: /^Play from 0:0/ }).first().click()
+    await expect(page.getByRole('link', { name: 'Download the transcript' }).count()).resolves.toBe(1)
+    await inspect('run')
+  }, 60_000)
+
+  test('no hostile value ran anywhere, and the page never broke its own CSP', async () => {
+    expect(await page.evaluate(() => (window as any).__xss ?? null)).toBeNull()
+    expect(dialogs).toEqual([])
+    expect(cspViolations).toEqual([])
+  })
+
+  test('a campaign from a CSV chosen in the browser: upload with progress, then started and followed', async () => {
+    await go('/campaigns', 'Campaigns')
+    await inspect('campaigns-empty')
+    await page.getByRole('link', { name: 'New campaign' }).click()
+    await page.getByRole('heading', { level: 1, name: 'New campaign' }).waitFor()
+    await page.getByLabel('Name', { exact: true }).fill(`Spring ${hostile('campaign-name')}`)
+    await page.getByLabel('Agent').selectOption(String(agent.id))
+    await page.getByLabel(/^Contacts/).setInputFiles({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from(`phone_number,name\nLocal/103@test,${JSON.stringify(hostile('csv-cell'))}\n`) })
+    await inspect('campaign-new')
+    await page.getByRole('button', { name: 'Upload and create' }).click()
+    await page.getByRole('heading', { name: 'Progress' }).waitFor()
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(`Spring ${hostile('campaign-name')}`)
+    await page.getByRole('button', { name: 'Start' }).click()
+    await page.getByRole('button', { name: 'Pause' }).waitFor()
+    await inspect('campaign')
+    await page.getByRole('button', { name: 'Pause' }).click()
+    await page.getByRole('button', { name: 'Resume' }).waitFor()
+    expect(await page.evaluate(() => (window as any).__xss ?? null)).toBeNull()
+  }, 60_000)
+
+  test('a telephony configuration through the form made from the provider metadata: the error next to its field, then saved', async () => {
+    await go('/telephony', 'Telephony')
+    await page.getByLabel('Provider').selectOption('ari')
+    await page.getByLabel('Name', { exact: true }).fill('Second PBX')
+    await page.getByLabel('ARI URL').fill('not a url')
+    await page.getByLabel('ARI Username').fill('ringbase')
+    await page.getByLabel('ARI Password').fill('secret-password')
+    await page.getByRole('button', { name: 'Save configuration' }).click()
+    const url = page.getByLabel('ARI URL')
+    await page.locator('input[aria-invalid="true"]').first().waitFor()
+    expect(await url.getAttribute('aria-invalid')).toBe('true')
+    await inspect('telephony-error')
+    await url.fill(fake.url)
+    await page.getByRole('button', { name: 'Save configuration' }).click()
+    await page.getByText('Saved “Second PBX”').waitFor()
+    await page.getByRole('cell', { name: 'Second PBX' }).waitFor()
+    expect(await page.content()).not.toContain('secret-password')
+    await inspect('telephony')
+  }, 60_000)
+
+  test('a model server added and checked, and a model configuration created through the forms', async () => {
+    await go('/models', 'Models')
+    await page.getByRole('textbox', { name: 'Name' }).first().fill('Lab server')
+    await page.getByLabel('Base URL').fill(models.baseUrl)
+    await page.getByRole('button', { name: 'Add server' }).click()
+    await page.getByRole('button', { name: 'Check Lab server' }).click()
+    await page.getByText(/^OK: \d+ models/).waitFor()
+    await page.getByRole('textbox', { name: 'Name' }).nth(1).fill('Lab voice')
+    await page.getByLabel('LLM server').selectOption({ label: 'Lab server' })
+    await page.getByRole('button', { name: 'Add configuration' }).click()
+    await page.getByText('Lab voice').waitFor()
+    await inspect('models')
+  }, 60_000)
+
+  test('an API key created (shown once) and revoked; usage charts', async () => {
+    await go('/keys', 'API keys')
+    await page.getByLabel('Name', { exact: true }).fill('Integration')
+    await page.getByRole('button', { name: 'Create key' }).click()
+    const shown = await page.getByLabel('The new API key').textContent()
+    expect(shown).toMatch(/^rb_/)
+    expect((await fetch(`${base}/api/v1/user/api-keys`, { headers: { 'x-api-key': shown! } })).status).toBe(200)
+    await inspect('keys')
+    await page.getByRole('button', { name: 'I have copied it' }).click()
+    expect(await page.content()).not.toContain(shown!)
+    await page.getByRole('button', { name: 'Revoke key Integration' }).click()
+    await page.getByRole('button', { name: 'Reactivate key Integration' }).waitFor()
+    expect((await fetch(`${base}/api/v1/user/api-keys`, { headers: { 'x-api-key': shown! } })).status).toBe(401)
+    await go('/usage', 'Usage and cost (last 30 days)')
+    await page.getByText('Calls by outcome').waitFor()
+    await inspect('usage')
+  }, 60_000)
+
+  test('usable at 390 px; a trigger key sees only its pages; sign-out ends the session', async () => {
+    await page.setViewportSize({ width: 390, height: 844 })
+    await go('/', 'Overview')
+    await page.screenshot({ path: join(SHOTS, 'overview-390px.png'), fullPage: true })
+    await go('/runs', 'Runs')
+    await inspect('runs-390px')
+    await page.setViewportSize({ width: 1280, height: 860 })
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByRole('heading', { name: 'Sign in to Ringbase' }).waitFor()
+    expect(await context.cookies()).toEqual([])
+    await page.getByLabel('API key').fill(t.newOrg('default', 'trigger').key)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Overview', 'Runs'])
+    await page.goto(`${base}/#/keys`)
+    await page.getByText('This page does not exist, or this key may not see it.').waitFor()
+  }, 60_000)
+})
