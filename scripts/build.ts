@@ -7,14 +7,15 @@
 // undecoded, as a string, and reached the handler. Minifying saves under 1 % of the binary; the black-box HTTP suites
 // run against the compiled binary too (test/binary-http.test.ts) so a build flag cannot change behaviour unseen.
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildConsole } from './build-console'
 
 const root = join(import.meta.dir, '..')
 const outfile = process.argv[2] ?? join(root, 'dist', 'ringbase')
-// Built apart from dist/ so that concurrent builds (tests build their own binary) never read a half-written pack.
-const packDir = mkdtempSync(join(tmpdir(), 'ringbase-console-'))
+// A folder of its own per build, so that concurrent builds (tests build their own binary) never read a half-written
+// pack; below src/ because the entry points' common folder decides where each lands in the binary (the worker must
+// stay at voice/flite-worker.js).
+const packDir = mkdtempSync(join(root, 'src', '.console-build-'))
 const pack = join(packDir, 'console.pack')
 await buildConsole(pack)
 const result = Bun.spawnSync(

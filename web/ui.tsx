@@ -66,6 +66,8 @@ type FieldProps = {
   error?: ApiError | null
   /** The body field the API names in a 422 `loc` (['body', ...path]). */
   path?: (string | number)[]
+  /** Other places the API may name it (a union's branch inserted in the `loc`, e.g. ['config', 'ari', 'ari_endpoint']). */
+  otherPaths?: (string | number)[][]
   type?: string
   required?: boolean
   hint?: string
@@ -74,13 +76,13 @@ type FieldProps = {
 }
 
 /** A labelled input (or select) with the API's message for its field next to it. */
-export function Field({ label, value, onChange, error, path, type = 'text', required, hint, options, autoComplete }: FieldProps) {
+export function Field({ label, value, onChange, error, path, otherPaths = [], type = 'text', required, hint, options, autoComplete }: FieldProps) {
   const id = useId()
-  const message = path ? error?.fieldMessage(...path) : undefined
+  const message = [...(path ? [path] : []), ...otherPaths].map((where) => error?.fieldMessage(...where)).find(Boolean)
   const described = [hint ? `${id}-hint` : '', message ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
   return (
     <div className="field">
-      <label htmlFor={id}>{label}{required ? <span aria-hidden="true"> *</span> : null}</label>
+      <label htmlFor={id}>{label}</label>
       {options ? (
         <select id={id} value={value} onChange={(event) => onChange(event.target.value)} aria-invalid={message ? true : undefined} aria-describedby={described} required={required}>
           {options.map((option) => <option key={option.value} value={option.value}>{option.label}</option>)}
@@ -119,7 +121,7 @@ export function Elapsed({ since }: { since: string | null }) {
   return <span>{since ? formatDuration((now - Date.parse(since)) / 1000) : '—'}</span>
 }
 
-/** Horizontal bars as inline SVG, labelled for screen readers too. */
+/** Horizontal bars as inline SVG (drawn in the page's own units, so text keeps its size), labelled for screen readers too. */
 export function BarChart({ title, bars, unit = '' }: { title: string; bars: { label: string; value: number }[]; unit?: string }) {
   const max = Math.max(1, ...bars.map((bar) => bar.value))
   const rowHeight = 26
@@ -127,14 +129,17 @@ export function BarChart({ title, bars, unit = '' }: { title: string; bars: { la
     <figure className="chart">
       <figcaption>{title}</figcaption>
       <svg role="img" aria-label={`${title}: ${bars.map((bar) => `${bar.label} ${bar.value}${unit}`).join(', ')}`}
-        viewBox={`0 0 400 ${Math.max(1, bars.length) * rowHeight}`} width="100%" preserveAspectRatio="xMinYMin meet">
-        {bars.map((bar, index) => (
-          <g key={bar.label} transform={`translate(0 ${index * rowHeight})`}>
-            <text x="0" y="17" className="chart-label">{bar.label}</text>
-            <rect x="140" y="4" height="16" rx="3" width={Math.max(2, (bar.value / max) * 200)} className="chart-bar" />
-            <text x={148 + (bar.value / max) * 200} y="17" className="chart-value">{`${bar.value}${unit}`}</text>
-          </g>
-        ))}
+        width="100%" height={Math.max(1, bars.length) * rowHeight}>
+        {bars.map((bar, index) => {
+          const share = (bar.value / max) * 45
+          return (
+            <g key={bar.label}>
+              <text x="0" y={index * rowHeight + 17} className="chart-label">{bar.label.length > 24 ? `${bar.label.slice(0, 23)}…` : bar.label}</text>
+              <rect x="38%" y={index * rowHeight + 4} height="16" rx="3" width={`${Math.max(0.5, share)}%`} className="chart-bar" />
+              <text x={`${39 + share}%`} y={index * rowHeight + 17} className="chart-value">{`${bar.value}${unit}`}</text>
+            </g>
+          )
+        })}
       </svg>
     </figure>
   )

@@ -52,7 +52,8 @@ describe('the cookie acts as its key', () => {
 
   test('a write without the CSRF token, or with a wrong one, is refused (403) and changes nothing; with it, it works', async () => {
     const { cookie, csrf } = await signIn()
-    for (const headers of [{ cookie }, { cookie, 'x-csrf-token': 'forged' }]) {
+    const attempts: Record<string, string>[] = [{ cookie }, { cookie, 'x-csrf-token': 'forged' }]
+    for (const headers of attempts) {
       const refused = await t.request('POST', '/api/v1/user/api-keys', { key: null, headers, body: { name: 'from another site' } })
       expect(refused.status).toBe(403)
       expect(refused.body.detail).toContain('X-CSRF-Token')

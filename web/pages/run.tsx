@@ -141,9 +141,12 @@ function Waveform({ url }: { url: string }) {
   return (
     <div className="waveform">
       {peaks.map((track, channel) => (
-        <svg key={channel} role="img" aria-label={`${channel === 0 ? 'Caller' : 'Agent'} track waveform`} viewBox="0 0 300 40" preserveAspectRatio="none">
-          <path className={`wave wave-${channel}`} d={track.map((peak, x) => `M${x} ${20 - peak * 19}V${20 + peak * 19}`).join('')} />
-        </svg>
+        <div key={channel} className="track">
+          <span className="muted">{channel === 0 ? 'Caller' : 'Agent'}</span>
+          <svg role="img" aria-label={`${channel === 0 ? 'Caller' : 'Agent'} track waveform`} viewBox="0 0 300 40" preserveAspectRatio="none">
+            <path className={`wave wave-${channel}`} d={track.map((peak, x) => `M${x} ${20 - peak * 19}V${20 + peak * 19}`).join('')} />
+          </svg>
+        </div>
       ))}
     </div>
   )

@@ -84,7 +84,7 @@ function NewConfiguration({ providers, onCreated }: { providers: Provider[]; onC
       {fields.map((field) => (
         <Field key={`${providerName}-${field.name}`} label={field.label} type={field.sensitive || field.type === 'password' ? 'password' : field.type === 'number' ? 'number' : 'text'}
           value={values[field.name] ?? ''} onChange={(value) => setValues({ ...values, [field.name]: value })}
-          error={error} path={['config', ...field.name.split('.')]} required={field.required} hint={field.description ?? undefined}
+          error={error} path={['config', ...field.name.split('.')]} otherPaths={[['config', providerName, ...field.name.split('.')]]} required={field.required} hint={field.description ?? undefined}
           autoComplete={field.sensitive ? 'new-password' : 'off'}
           options={field.type === 'select' && field.options ? [{ value: '', label: 'Choose…' }, ...field.options] : field.type === 'boolean' ? [{ value: '', label: 'Default' }, { value: 'true', label: 'Yes' }, { value: 'false', label: 'No' }] : undefined} />
       ))}
