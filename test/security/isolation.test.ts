@@ -177,7 +177,7 @@ describe("another organization's ids do not exist", () => {
 })
 
 /**
- * The README: "Scopes: `admin` (everything) and `trigger` (only starting runs, reading runs, and health)". Operations
+ * docs/api.md: "Scopes: `admin` (everything) and `trigger` (only starting runs, reading runs, and health)". Operations
  * that take no key at all (security: [] in the document) are outside scopes.
  */
 const TRIGGER_SCOPE = new Set([
@@ -193,7 +193,7 @@ const TRIGGER_SCOPE = new Set([
   'GET /api/v1/events',
 ])
 
-describe('a trigger key reaches only what the README says', () => {
+describe('a trigger key reaches only what docs/api.md says', () => {
   test('every other operation of the document answers 403 to it, before reading anything', async () => {
     const trigger = t.newOrg('default', 'trigger').key
     const wrong: string[] = []

@@ -16,6 +16,23 @@
  * of fake-ari-media.ts) and only then does the channel come Up and enter the app. The app closing that socket hangs up
  * only the media channel (cause 16); deleting the media channel closes the socket (1000).
  *
+ * Who gets which event (the app's subscriptions). The traces were recorded WITHOUT subscribeAll (their ws_url is
+ * `/ari/events?app=testapp`), so they show exactly what a plain app receives, and the fake delivers the same:
+ * - a channel originated with `app=` (and, for Local, its `;2` half) from the originate until it is destroyed, ringing
+ *   and unanswered endings included (busy_486, noanswer_408_timeout5; GET /applications/reconnapp in
+ *   ws_disconnect_reconnect lists both halves); an externalMedia channel likewise (media-traces app_closes_media);
+ * - a channel that entered the app from the dialplan only while it is in Stasis: StasisEnd, then nothing
+ *   (inbound_stasis_answer_hangup);
+ * - StasisStart / StasisEnd only to the app the channel is in;
+ * - ChannelEnteredBridge / ChannelLeftBridge for its channels (bridge_two_channels), and for anything in a bridge it
+ *   subscribed to;
+ * - whatever `POST /applications/{app}/subscription` added (`channel:<id>`, `bridge:<id>`; applications.json), until
+ *   the channel is destroyed;
+ * - subscriptions belong to the app, not to the socket: they survive a reconnect, and events with no socket for the app
+ *   are lost, not replayed (ws_disconnect_reconnect).
+ * A socket opened with `subscribeAll=true` gets every channel and bridge event of the fake (ws_edge_cases
+ * multi_app_subscribeAll), so tests can tell the two apart.
+ *
  * What the traces do not show (bridge recordings, stored recording files, other externalMedia modes, playing to a
  * bridge, removing a channel from one) is kept minimal and follows the Swagger descriptions in
  * shared/reference/ari/api-docs; playbacks answer and send events as trace app_play_then_hangup_103 does for a channel.
@@ -321,7 +338,7 @@ type FakeCall = {
 
 type FakeBridge = { bridge: Bridge; recording?: LiveRecording }
 
-type SocketData = { apps: string[] } | MediaSocketData
+type SocketData = { apps: string[]; subscribeAll: boolean } | MediaSocketData
 
 /** `params` are the pattern's groups, URL-decoded. */
 type Handler = (ctx: { params: string[]; query: URLSearchParams }) => Response | Promise<Response>
@@ -340,6 +357,10 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
   const playbacks = new Map<string, { playback: Playback; app: string }>()
   /** The latest socket registered per app gets its events, as in Asterisk. */
   const appSockets = new Map<string, ServerWebSocket<SocketData>>()
+  /** Apps whose current socket asked for subscribeAll. */
+  const subscribedToAll = new Set<string>()
+  /** Per app ever registered: its event sources (`channel:<id>`, `bridge:<id>`) other than being in Stasis. */
+  const subscriptions = new Map<string, Set<string>>()
   const sockets = new Set<ServerWebSocket<SocketData>>()
   const mediaHub = createFakeMediaHub()
   let channelCounter = 0
@@ -350,6 +371,39 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
   function send(app: string, event: { type: string; [field: string]: unknown }) {
     const full = { timestamp: asteriskTime(), asterisk_id: ASTERISK_ID, application: app, ...event }
     appSockets.get(app)?.send(JSON.stringify(full))
+  }
+
+  function subscribe(app: string, source: string) {
+    const sources = subscriptions.get(app) ?? new Set()
+    subscriptions.set(app, sources.add(source))
+  }
+
+  /** The apps subscribed to a channel: explicitly (or by originate), by having it in Stasis, or to everything. */
+  function channelAudience(channel: Channel, call: FakeCall): Set<string> {
+    const audience = new Set(subscribedToAll)
+    if (call.inStasis && call.halves[0] === channel) audience.add(call.app)
+    for (const [app, sources] of subscriptions) if (sources.has(`channel:${channel.id}`)) audience.add(app)
+    return audience
+  }
+
+  function sendAboutChannel(channel: Channel, call: FakeCall, event: { type: string; [field: string]: unknown }) {
+    for (const app of channelAudience(channel, call)) send(app, event)
+  }
+
+  /** For a channel entering or leaving a bridge: its own audience, and the apps subscribed to the bridge or in it. */
+  function bridgeAudience(bridge: Bridge, channel: Channel, call: FakeCall): Set<string> {
+    const audience = channelAudience(channel, call)
+    for (const [app, sources] of subscriptions) if (sources.has(`bridge:${bridge.id}`)) audience.add(app)
+    for (const id of bridge.channels) {
+      const member = channels.get(id)
+      if (member?.call.inStasis && member.call.halves[0] === member.channel) audience.add(member.call.app)
+    }
+    return audience
+  }
+
+  /** Asterisk drops every subscription to a destroyed channel. */
+  function forgetChannel(channelId: string) {
+    for (const sources of subscriptions.values()) sources.delete(`channel:${channelId}`)
   }
 
   function apply(call: FakeCall, s: Step) {
@@ -370,13 +424,18 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     }
     if (s.type === 'StasisEnd') call.inStasis = false
     const gone = s.type === 'ChannelDestroyed' || (s.type === 'StasisEnd' && call.inbound)
-    if (gone) leaveBridges(channel, call.app)
+    if (gone) leaveBridges(channel, call)
     const snapshot = structuredClone(channel)
     const event = s.type === 'Dial'
       ? { type: s.type, ...s.fields, forward: '', dialstring: call.endpoint.slice(call.endpoint.indexOf('/') + 1), peer: snapshot }
       : { type: s.type, ...s.fields, channel: snapshot, ...(s.type === 'StasisStart' ? { args: call.args } : {}) }
-    if (gone) channels.delete(channel.id)
-    send(call.app, event)
+    if (s.type === 'StasisStart' || s.type === 'StasisEnd') send(call.app, event)
+    else sendAboutChannel(channel, call, event)
+    if (!gone) return
+    // An inbound channel is destroyed after it left the app: only apps that subscribed to it hear of that.
+    if (s.type === 'StasisEnd') sendAboutChannel(channel, call, { type: 'ChannelDestroyed', cause: 16, cause_txt: 'Normal Clearing', channel: snapshot })
+    channels.delete(channel.id)
+    forgetChannel(channel.id)
   }
 
   /** Plays steps on their scaled offsets from now; stops when the call's generation moves on. */
@@ -398,11 +457,13 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     void play(call, call.inStasis ? template : template.filter((s) => !isStasisBookkeeping(s)))
   }
 
-  function leaveBridges(channel: Channel, app: string) {
+  function leaveBridges(channel: Channel, call: FakeCall) {
     for (const { bridge } of bridges.values()) {
       if (!bridge.channels.includes(channel.id)) continue
+      const audience = bridgeAudience(bridge, channel, call)
       bridge.channels = bridge.channels.filter((id) => id !== channel.id)
-      send(app, { type: 'ChannelLeftBridge', bridge: structuredClone(bridge), channel: structuredClone(channel) })
+      const event = { type: 'ChannelLeftBridge', bridge: structuredClone(bridge), channel: structuredClone(channel) }
+      for (const app of audience) send(app, event)
     }
   }
 
@@ -456,6 +517,7 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
       halves[1].state = 'Ring'
     }
     const call = addCall(app, endpoint, splitArgs(query.get('appArgs')), halves)
+    for (const channel of halves) subscribe(app, `channel:${channel.id}`)
     const response = structuredClone(halves[0])
     void play(call, scriptedSteps(SCRIPTS[scenarios[endpoint] ?? defaultScenario], Number(query.get('timeout') ?? 30)))
     await Bun.sleep(responseLagMs)
@@ -484,12 +546,13 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     const media = mediaHub.addChannel({ channelId: channel.id, channelName: name })
     channel.channelvars = { MEDIA_WEBSOCKET_CONNECTION_ID: media.connectionId, MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE: '160' }
     const call = addCall(app, 'WebSocket/INCOMING', [], [channel])
+    subscribe(app, `channel:${channel.id}`)
     call.media = media
     void media.connected.then(() => {
       call.mediaSocketOpen = true
       if (closed || !channels.has(channel.id)) return
       channel.state = 'Up'
-      send(app, { type: 'ChannelStateChange', channel: structuredClone(channel) })
+      sendAboutChannel(channel, call, { type: 'ChannelStateChange', channel: structuredClone(channel) })
       apply(call, step(0, 1, 'ChannelVarset', 'Up', { variable: 'STASISSTATUS', value: '' }))
       apply(call, step(0, 1, 'StasisStart', 'Up'))
     })
@@ -518,6 +581,7 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     const channel = newChannel(chosenId ?? nextUniqueId(), `${endpoint}-${nextNameSuffix()}`, endpoint, { name: '', number: '' })
     channel.state = 'Up'
     const call = addCall(app, endpoint, [], [channel])
+    subscribe(app, `channel:${channel.id}`)
     const response = structuredClone(channel)
     apply(call, step(0, 1, 'StasisStart', 'Up'))
     await Bun.sleep(responseLagMs)
@@ -548,10 +612,13 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
       if (!entry.call.inStasis) return message(409, 'Channel not in Stasis application')
       if (entry.channel.state !== 'Up') {
         entry.channel.state = 'Up'
-        send(entry.call.app, { type: 'ChannelStateChange', channel: structuredClone(entry.channel) })
+        sendAboutChannel(entry.channel, entry.call, { type: 'ChannelStateChange', channel: structuredClone(entry.channel) })
       }
       return new Response(null, { status: 204 })
     }],
+    ['GET', /^\/applications\/([^/]+)$/, ({ params }) => application(params[0])],
+    ['POST', /^\/applications\/([^/]+)\/subscription$/, ({ params, query }) => changeSubscription(params[0], query, 'add')],
+    ['DELETE', /^\/applications\/([^/]+)\/subscription$/, ({ params, query }) => changeSubscription(params[0], query, 'remove')],
     ['GET', /^\/bridges$/, () => Response.json([...bridges.values()].map(({ bridge }) => bridge))],
     ['POST', /^\/bridges$/, ({ query }) => createBridge(query, query.get('bridgeId'))],
     ['POST', /^\/bridges\/([^/]+)$/, ({ params, query }) => createBridge(query, params[0])],
@@ -582,6 +649,44 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     }],
   ]
 
+  /** GET /applications/{app}, as recorded (connect, ws_edge_cases multi_app_subscribeAll, ws_disconnect_reconnect). */
+  function application(app: string): Response {
+    const sources = subscriptions.get(app)
+    if (!sources) return message(404, 'Application does not exist.')
+    const all = subscribedToAll.has(app)
+    const ids = (kind: string) => [...sources].filter((source) => source.startsWith(`${kind}:`)).map((source) => source.slice(kind.length + 1))
+    const inStasis = [...channels.values()]
+      .filter(({ channel, call }) => call.app === app && call.inStasis && call.halves[0] === channel && !sources.has(`channel:${channel.id}`))
+      .map(({ channel }) => channel.id)
+    return Response.json({
+      name: app,
+      channel_ids: all ? ['__AST_CHANNEL_ALL_TOPIC'] : [...ids('channel'), ...inStasis],
+      bridge_ids: all ? ['__AST_BRIDGE_ALL_TOPIC'] : ids('bridge'),
+      endpoint_ids: all ? ['__AST_ENDPOINT_ALL_TOPIC'] : [],
+      device_names: all ? ['__AST_DEVICE_STATE_ALL_TOPIC'] : [],
+      events_allowed: [], events_disallowed: [],
+    })
+  }
+
+  /** POST / DELETE /applications/{app}/subscription (applications.json): channel and bridge sources. */
+  function changeSubscription(app: string, query: URLSearchParams, change: 'add' | 'remove'): Response {
+    const requested = (query.get('eventSource') ?? '').split(',').filter(Boolean)
+    if (requested.length === 0) return message(400, 'Missing parameter eventSource')
+    const sources = subscriptions.get(app)
+    if (!sources) return message(404, 'Application does not exist.')
+    for (const source of requested) {
+      const [scheme, id] = [source.slice(0, source.indexOf(':')), source.slice(source.indexOf(':') + 1)]
+      if (scheme !== 'channel' && scheme !== 'bridge') return message(400, `Invalid event source URI scheme: ${source}`)
+      if (!(scheme === 'channel' ? channels.has(id) : bridges.has(id))) return message(422, `Event source does not exist: ${source}`)
+      if (change === 'remove' && !sources.has(source)) return message(409, `Application not subscribed to event source: ${source}`)
+    }
+    for (const source of requested) {
+      if (change === 'add') sources.add(source)
+      else sources.delete(source)
+    }
+    return application(app)
+  }
+
   function createBridge(query: URLSearchParams, bridgeId: string | null): Response {
     const id = bridgeId ?? crypto.randomUUID()
     if (bridges.has(id)) return message(409, 'Bridge with the same bridgeId already exists')
@@ -604,7 +709,8 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     const { bridge } = found
     for (const { channel, call } of entries as NonNullable<(typeof entries)[number]>[]) {
       bridge.channels.push(channel.id)
-      send(call.app, { type: 'ChannelEnteredBridge', bridge: structuredClone(bridge), channel: structuredClone(channel) })
+      const event = { type: 'ChannelEnteredBridge', bridge: structuredClone(bridge), channel: structuredClone(channel) }
+      for (const app of bridgeAudience(bridge, channel, call)) send(app, event)
     }
     setBridgePeers(bridge, (peer) => peer.name)
     return new Response(null, { status: 204 })
@@ -617,9 +723,8 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     if (ids.some((id) => !channels.has(id))) return message(400, 'Channel not found')
     if (ids.some((id) => !found.bridge.channels.includes(id))) return message(422, 'Channel not in this bridge')
     for (const id of ids) {
-      found.bridge.channels = found.bridge.channels.filter((member) => member !== id)
       const { channel, call } = channels.get(id)!
-      send(call.app, { type: 'ChannelLeftBridge', bridge: structuredClone(found.bridge), channel: structuredClone(channel) })
+      leaveBridges(channel, call)
     }
     return new Response(null, { status: 204 })
   }
@@ -651,7 +756,7 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
   function setBridgePeers(bridge: Bridge, value: (peer: Channel) => string) {
     if (bridge.channels.length !== 2) return
     const pair = bridge.channels.map((id) => channels.get(id)!)
-    pair.forEach((entry, index) => send(entry.call.app, {
+    pair.forEach((entry, index) => sendAboutChannel(entry.channel, entry.call, {
       type: 'ChannelVarset', variable: 'BRIDGEPEER', value: value(pair[1 - index].channel), channel: structuredClone(entry.channel),
     }))
   }
@@ -664,7 +769,7 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     setBridgePeers(bridge, () => '')
     for (const id of [...bridge.channels]) {
       const entry = channels.get(id)!
-      leaveBridges(entry.channel, entry.call.app)
+      leaveBridges(entry.channel, entry.call)
     }
     if (recording) finishRecording(recording)
     bridges.delete(bridgeId)
@@ -721,7 +826,8 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     if (path === '/events') {
       const apps = url.searchParams.get('app')?.split(',').filter(Boolean) ?? []
       if (apps.length === 0) return new Response(MISSING_APP_PAGE, { status: 400, headers: { 'content-type': 'text/html' } })
-      return server.upgrade(request, { data: { apps } }) ? undefined : message(400, 'Expected a websocket upgrade')
+      const subscribeAll = url.searchParams.get('subscribeAll') === 'true'
+      return server.upgrade(request, { data: { apps, subscribeAll } }) ? undefined : message(400, 'Expected a websocket upgrade')
     }
     for (const [method, pattern, handler] of routes) {
       const match = path.match(pattern)
@@ -749,6 +855,9 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
             type: 'ApplicationReplaced', timestamp: asteriskTime(), application: app, asterisk_id: ASTERISK_ID,
           }))
           appSockets.set(app, ws)
+          if (!subscriptions.has(app)) subscriptions.set(app, new Set())
+          if (ws.data.subscribeAll) subscribedToAll.add(app)
+          else subscribedToAll.delete(app)
         }
       },
       message(ws: ServerWebSocket<SocketData>, data: string | Buffer) {
@@ -757,7 +866,11 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
       close(ws: ServerWebSocket<SocketData>, code: number, reason: string) {
         if (!('apps' in ws.data)) return mediaHub.websocket.close(ws as ServerWebSocket<MediaSocketData>, code, reason)
         sockets.delete(ws)
-        for (const app of ws.data.apps) if (appSockets.get(app) === ws) appSockets.delete(app)
+        for (const app of ws.data.apps) {
+          if (appSockets.get(app) !== ws) continue
+          appSockets.delete(app)
+          subscribedToAll.delete(app)
+        }
       },
     },
   }
@@ -801,7 +914,7 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     dtmf(channelId, digit) {
       const entry = channels.get(channelId)
       if (!entry) throw new Error(`fake ARI: no live channel ${channelId}`)
-      send(entry.call.app, { type: 'ChannelDtmfReceived', digit, duration_ms: 100, channel: structuredClone(entry.channel) })
+      sendAboutChannel(entry.channel, entry.call, { type: 'ChannelDtmfReceived', digit, duration_ms: 100, channel: structuredClone(entry.channel) })
     },
     mediaOf(channelId) {
       const bridge = [...bridges.values()].find(({ bridge }) => bridge.channels.includes(channelId))?.bridge

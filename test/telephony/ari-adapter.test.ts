@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { manualClock } from '../../src/lib/clock'
-import { createAriAdapter, unansweredOutcome, type AriAdapter, type AriAdapterOptions as AdapterOptions, type InboundCall } from '../../src/telephony/ari/adapter'
+import { createAriAdapter, unansweredOutcome, type AriAdapter, type AriLink, type AriAdapterOptions as AdapterOptions, type InboundCall } from '../../src/telephony/ari/adapter'
 import { createAriEvents, type AriEvents } from '../../src/telephony/ari/events'
 import { createAriRest } from '../../src/telephony/ari/rest'
 import type { AnsweredCall, ConversationHooks } from '../../src/telephony/call-session'
@@ -17,6 +17,8 @@ let fake: FakeAri
 let t: TestApp
 let adapter: AriAdapter
 let events: AriEvents
+/** The configuration's live connection, as the manager would hand it out; replaced when the app changes. */
+let link: AriLink
 let reports: CallReport[]
 let runIds = 0
 let clock: ReturnType<typeof manualClock>
@@ -27,23 +29,26 @@ async function setUp(fakeOptions: FakeAriOptions = {}, conversation?: Conversati
   t = createTestApp({ clock })
   reports = []
   t.ctx.telephony.onReport((report) => { reports.push(report) })
-  const rest = createAriRest(fake.settings())
-  const link = { rest, get connected() { return events.state === 'connected' }, endpoint: fake.url, app: 'testapp' }
+  link = linkFor('testapp')
   adapter = createAriAdapter(t.ctx, {
     link: (id) => (id === CONFIGURATION_ID ? link : undefined),
-    restFor: (id) => (id === CONFIGURATION_ID ? rest : null),
+    restFor: (id) => (id === CONFIGURATION_ID ? link.rest : null),
     conversation,
     inbound,
     vanishGraceMs: 20,
   })
-  events = connect()
+  events = connect('testapp')
   await waitFor('events connected', () => events.state === 'connected')
 }
 
-function connect(): AriEvents {
-  const client = createAriEvents(fake.settings(), {
+function linkFor(app: string): AriLink {
+  return { rest: createAriRest(fake.settings(app)), get connected() { return events.state === 'connected' }, endpoint: fake.url, app }
+}
+
+function connect(app: string): AriEvents {
+  const client = createAriEvents(fake.settings(app), {
     onEvent: (event) => adapter.handleEvent(CONFIGURATION_ID, event),
-    onConnected: () => adapter.reconcile(CONFIGURATION_ID),
+    onConnected: () => adapter.reconcile(CONFIGURATION_ID, { resubscribe: true }),
   }, { backoff: { baseMs: 5, capMs: 20 }, connectTimeoutMs: 1_000 })
   client.start()
   return client
@@ -334,6 +339,27 @@ describe('reconciliation and the watchdog', () => {
     expect(endedOf(request.callId)).toBeUndefined()
     fake.hangup(request.callId)
     expect((await untilEnded(request.callId)).outcome).toBe('completed')
+  })
+
+  test('the app renamed under open calls (configuration changed): they are subscribed again and keep their outcome', async () => {
+    await setUp({}, undefined, () => ({ run: { runId: 41, organizationId: ORGANIZATION_ID, maxCallDurationSeconds: 600, credentials: {} } }))
+    const outbound = dialRequest('Local/102@test')
+    await adapter.dial(outbound)
+    const inbound = fake.inboundCall({ exten: '5551234', app: 'testapp' })
+    await waitFor('both answered', () => reportsOf(outbound.callId).length === 1 && reportsOf(inbound).length === 1)
+
+    await events.stop()
+    link = linkFor('renamed')
+    events = connect('renamed')
+    const subscribed = () => fake.requests.find((r) => r.method === 'POST' && r.path === '/ari/applications/renamed/subscription')
+    await waitFor('subscribed again', () => subscribed() !== undefined)
+    expect(subscribed()!.query.eventSource.split(',').sort()).toEqual([`channel:${inbound}`, `channel:${outbound.callId}`, `channel:${outbound.callId};2`].sort())
+
+    fake.hangup(outbound.callId)
+    fake.hangup(inbound)
+    expect(await untilEnded(outbound.callId)).toMatchObject({ outcome: 'completed', cause: { code: 16 } })
+    expect(await untilEnded(inbound)).toMatchObject({ outcome: 'completed', cause: { code: 16 } })
+    expect(reports.filter((report) => report.kind === 'ended')).toHaveLength(2)
   })
 
   test('the watchdog expires a call open past its deadline and hangs it up', async () => {

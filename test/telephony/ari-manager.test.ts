@@ -147,27 +147,55 @@ describe('calls across reconnects and organizations', () => {
     }
   }
 
-  test('after the socket drops, calls that ended meanwhile are reconciled as failed; live ones continue', async () => {
+  /** One configuration, connected, with two calls up (answered, in the app). */
+  async function twoAnsweredCalls() {
     const config = await createConfiguration(t, 'pbx', ariConfig(fake))
     const reports: CallReport[] = []
     t.ctx.telephony.onReport((report) => { reports.push(report) })
     start()
     await waitFor('connected', () => manager!.isConnected(config.id))
-    const ari = t.ctx.telephony.providerFor('ari')!
-    const lost = dialRequest(config, 1, 'Local/102@test')
-    const kept = dialRequest(config, 1, 'Local/102@test')
-    await ari.dial(lost)
-    await ari.dial(kept)
+    const calls = [dialRequest(config, 1, 'Local/102@test'), dialRequest(config, 1, 'Local/102@test')]
+    for (const call of calls) await t.ctx.telephony.providerFor('ari')!.dial(call)
     await waitFor('both answered', () => reports.filter((r) => r.kind === 'answered').length === 2)
+    return { config, reports, calls }
+  }
+
+  test('after the socket drops, calls that ended meanwhile are reconciled as failed; live ones continue', async () => {
+    const { reports, calls: [lost, kept] } = await twoAnsweredCalls()
     await fake.refuseConnections(true)
     fake.hangup(lost.callId)
     await fake.refuseConnections(false)
     await waitFor('lost call reconciled', () => reports.some((r) => r.callId === lost.callId && r.kind === 'ended'))
     expect(reports.find((r) => r.callId === lost.callId && r.kind === 'ended')).toMatchObject({ outcome: 'failed', providerStatus: 'vanished' })
-    expect(manager!.isConnected(config.id)).toBe(true)
+    expect(manager!.isConnected(lost.configurationId)).toBe(true)
     fake.hangup(kept.callId)
     await waitFor('kept call ended', () => reports.some((r) => r.callId === kept.callId && r.kind === 'ended'))
     expect(reports.find((r) => r.callId === kept.callId && r.kind === 'ended')).toMatchObject({ outcome: 'completed' })
+  })
+
+  test('the events connection dropped, then restarted by a configuration edit, while calls are up: each keeps its outcome', async () => {
+    const { config, reports, calls } = await twoAnsweredCalls()
+    const subscriptions = () => fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/subscription'))
+
+    fake.dropSockets()
+    await waitFor('reconnected and subscribed again', () => upgrades(fake) === 2 && subscriptions().length === 1)
+    // the same server under another spelling of its address: a changed configuration, so a new connection
+    const edited = await t.request('PUT', `${CONFIGS_PATH}/${config.id}`, {
+      body: { config: { ...ariConfig(fake), ari_endpoint: `${fake.url}/ari/` } },
+    })
+    expect(edited.status).toBe(200)
+    await waitFor('reconnected after the edit', () => upgrades(fake) === 3 && subscriptions().length === 2 && manager!.isConnected(config.id))
+    expect(fake.socketCount).toBe(1)
+    for (const request of subscriptions()) {
+      expect(request.path).toBe(`/ari/applications/${config.credentials.stasis_app_name}/subscription`)
+      expect(request.query.eventSource.split(',').sort()).toEqual(calls.flatMap((call) => [`channel:${call.callId}`, `channel:${call.callId};2`]).sort())
+    }
+
+    for (const call of calls) fake.hangup(call.callId)
+    await waitFor('both ended', () => reports.filter((r) => r.kind === 'ended').length === 2)
+    for (const call of calls) {
+      expect(reports.find((r) => r.callId === call.callId && r.kind === 'ended')).toMatchObject({ outcome: 'completed', cause: { code: 16 } })
+    }
   })
 
   test("two organizations on one Asterisk never see each other's calls", async () => {
@@ -182,7 +210,7 @@ describe('calls across reconnects and organizations', () => {
     const callA = dialRequest(configA, 1, 'Local/102@test')
     await ari.dial(callA)
     await waitFor('answered', () => reports.length === 1)
-    // Asterisk with subscribeAll may deliver A's channel events on B's socket too: B must not act on them.
+    // B's app may be subscribed to A's channel too (an explicit subscription, another client's subscribeAll): B must not act on it.
     fake.emit({ type: 'ChannelDestroyed', cause: 17, cause_txt: 'User busy', channel: { id: callA.callId, state: 'Down' } }, configB.credentials.stasis_app_name)
     fake.hangup(callA.callId)
     await waitFor('ended', () => reports.length === 2)

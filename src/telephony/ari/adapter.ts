@@ -16,10 +16,17 @@ import { eventChannel, type AriEvent, type Channel, type DialStatus, type Stasis
  * Events are correlated by channel id only. The call is tracked before the originate request goes out, because
  * Asterisk's events often overtake its response; the media leg's channel id is known before it is created too.
  * Channels a session watches (a transfer's destination) go to that session. Other channels are ignored (the `;2` half
- * of a Local channel, calls of other configurations on the same Asterisk: subscribeAll delivers everything), except
- * one entering our Stasis app that we did not create: an inbound call, routed by `inbound` (no route: hung up),
- * answered and tracked like ours. Inbound channels leave the app with StasisEnd and no ChannelDestroyed (trace
- * inbound_stasis_answer_hangup): that ends them.
+ * of a Local channel, anything a misconfigured Asterisk sends), except one entering our Stasis app that we did not
+ * create: an inbound call, routed by `inbound` (no route: hung up), answered and tracked like ours. Inbound channels
+ * leave the app with StasisEnd and no ChannelDestroyed (trace inbound_stasis_answer_hangup): that ends them.
+ *
+ * Subscriptions (the websocket registers the app without subscribeAll): every channel Ringbase follows is one Asterisk
+ * subscribes the app to by itself, as the recorded traces show: a channel originated with `app=` (calls, transfer
+ * destinations) and, for Local channels, its `;2` half, from the originate until destroyed, ringing included
+ * (busy_486, ws_disconnect_reconnect's GET /applications); the externalMedia leg likewise; an inbound channel while
+ * it is in our app. These survive a reconnect of the same app (ws_disconnect_reconnect). After every (re)connect the
+ * open calls' live channels are subscribed again explicitly (`POST /applications/{app}/subscription`), for when the
+ * app is not the one they were placed with (its name changed with the configuration) or Asterisk dropped them.
  *
  * Outcome (README facts from the recorded traces):
  * - answered (StasisStart, or the channel reaching Up) and later destroyed → completed;
@@ -67,8 +74,11 @@ export type AriAdapterOptions = {
 export type AriAdapter = TelephonyProvider & {
   /** Feeds one event received on a configuration's websocket. Never throws, never waits on I/O. */
   handleEvent(configurationId: number, event: AriEvent): void
-  /** After a (re)connect: ends the configuration's calls whose channels are gone, notices answers that were missed. */
-  reconcile(configurationId: number): Promise<void>
+  /**
+   * Ends the configuration's calls whose channels are gone, notices answers that were missed. After a (re)connect
+   * (`resubscribe`), first subscribes the app again to the open calls' live channels.
+   */
+  reconcile(configurationId: number, options?: { resubscribe?: boolean }): Promise<void>
   /** The watchdog's pass: reconciles every configuration with open calls and expires calls past their deadline. */
   sweep(): Promise<void>
   /** Calls placed and not yet reported ended. */
@@ -124,7 +134,7 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
   /** Media leg channel id → its call. */
   const mediaLegs = new Map<string, TrackedCall>()
   /** Channels that are not calls but whose events someone waits for (transfer destinations), by channel id. */
-  const watchers = new Map<string, Set<(event: AriEvent) => void>>()
+  const watchers = new Map<string, { configurationId: number; handlers: Set<(event: AriEvent) => void> }>()
   const vanishGraceMs = options.vanishGraceMs ?? DEFAULT_VANISH_GRACE_MS
 
   const logFields = (call: TrackedCall) => ({ callId: call.callId, runId: call.run?.runId, configurationId: call.configurationId })
@@ -156,16 +166,16 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
       maxCallDurationMs: run.maxCallDurationSeconds * 1000,
       dialStringTemplate: typeof template === 'string' ? template : undefined,
       destinationRules: ariDestinationRules(run.credentials),
-      watchChannel,
+      watchChannel: (channelId, onEvent) => watchChannel(call.configurationId, channelId, onEvent),
       onTransferred: () => { call.deadline = ctx.clock.now() + TRANSFERRED_CALL_LIFETIME_MS },
     })
     mediaLegs.set(call.session.mediaChannelId, call)
   }
 
   /** Routes the events of `channelId` and of its Local `;2` half to `onEvent` until the returned function is called. */
-  function watchChannel(channelId: string, onEvent: (event: AriEvent) => void): () => void {
-    const handlers = watchers.get(channelId) ?? new Set()
-    watchers.set(channelId, handlers.add(onEvent))
+  function watchChannel(configurationId: number, channelId: string, onEvent: (event: AriEvent) => void): () => void {
+    const handlers = watchers.get(channelId)?.handlers ?? new Set()
+    watchers.set(channelId, { configurationId, handlers: handlers.add(onEvent) })
     return () => {
       handlers.delete(onEvent)
       if (handlers.size === 0) watchers.delete(channelId)
@@ -209,7 +219,7 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     }
     const watching = watchers.get(channel.id) ?? (channel.id.endsWith(';2') ? watchers.get(channel.id.slice(0, -2)) : undefined)
     if (watching) {
-      for (const onEvent of [...watching]) onEvent(event)
+      for (const onEvent of [...watching.handlers]) onEvent(event)
       return
     }
     const call = calls.get(channel.id) ?? peerOf(channel)
@@ -338,13 +348,32 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     return new Map((await rest.listChannels()).map((channel) => [channel.id, channel]))
   }
 
-  async function reconcile(configurationId: number): Promise<void> {
+  /** The channels of the configuration's open calls whose events we follow: calls, Local halves, media legs, watched. */
+  function followedChannelIds(configurationId: number, open: TrackedCall[]): string[] {
+    const ids = open.flatMap((call) => [call.callId, `${call.callId};2`, ...(call.session ? [call.session.mediaChannelId] : [])])
+    for (const [channelId, watcher] of watchers) {
+      if (watcher.configurationId === configurationId) ids.push(channelId, `${channelId};2`)
+    }
+    return ids
+  }
+
+  /** Asterisk refuses the whole subscription if one channel is gone, so only channels just seen live are asked for. */
+  async function resubscribe(rest: AriRest, configurationId: number, open: TrackedCall[], live: Map<string, Channel>) {
+    const sources = followedChannelIds(configurationId, open).filter((id) => live.has(id)).map((id) => `channel:${id}`)
+    if (sources.length === 0) return
+    await rest.subscribe(sources).catch((error) => {
+      ctx.log.warn({ configurationId, err: error }, 'could not subscribe the ARI app to its open calls again')
+    })
+  }
+
+  async function reconcile(configurationId: number, reconcileOptions: { resubscribe?: boolean } = {}): Promise<void> {
     const open = () => [...calls.values()].filter((call) => call.configurationId === configurationId && call.placed && !call.ending)
     if (open().length === 0) return
     const rest = options.restFor(configurationId)
     if (!rest) return
     try {
       let live = await liveChannels(rest)
+      if (reconcileOptions.resubscribe) await resubscribe(rest, configurationId, open(), live)
       for (const call of open()) {
         const channel = live.get(call.callId)
         if (channel?.state === 'Up') {
@@ -373,7 +402,7 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
       void end(call, 'failed', { providerStatus: 'expired' })
     }
     const configurationIds = new Set([...calls.values()].filter((call) => !call.ending).map((call) => call.configurationId))
-    await Promise.all([...configurationIds].map(reconcile))
+    await Promise.all([...configurationIds].map((configurationId) => reconcile(configurationId)))
   }
 
   /** Works for any call id. A live call not tracked (placed before a restart) is adopted so its end is reported. */

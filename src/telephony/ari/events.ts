@@ -56,12 +56,16 @@ export function backoffDelayMs(consecutiveFailures: number, policy: BackoffPolic
   return Math.floor(random() * ceiling)
 }
 
-/** `ws(s)://host[/prefix]/ari/events?app=…&subscribeAll=true`; credentials go in a header, never in the URL. */
+/**
+ * `ws(s)://host[/prefix]/ari/events?app=…`; credentials go in a header, never in the URL. No `subscribeAll`: it
+ * subscribes the app to every channel, bridge, endpoint and device state of the whole PBX (other tenants' calls
+ * included), and its device-state subscriptions deadlocked Asterisk 22.10.1's res_stasis_device_state on session
+ * teardown (issue 29). The app's own subscriptions carry what Ringbase needs (see the adapter).
+ */
 export function ariEventsUrl(settings: AriConnectionSettings): string {
   const url = new URL(`${ariBaseUrl(settings.endpoint)}/events`)
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:'
   url.searchParams.set('app', settings.app)
-  url.searchParams.set('subscribeAll', 'true')
   return url.toString()
 }
 

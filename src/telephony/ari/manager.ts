@@ -102,7 +102,7 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
         onConnected: () => {
           connection.connectedAt = ctx.clock.now()
           connection.authFailuresInRow = 0
-          return adapter.reconcile(config.id)
+          return adapter.reconcile(config.id, { resubscribe: true })
         },
         onFailure: (failure) => onFailure(connection, failure),
       }, { logger: ctx.log.child(logContext), ...options.events }),

@@ -88,6 +88,11 @@ export type AriRest = {
   /** The unread response: stream its body (e.g. `Bun.write(path, response)`) rather than buffering a long call. */
   getStoredRecordingFile(recordingName: string): Promise<Response>
   deleteStoredRecording(recordingName: string): Promise<void>
+  /**
+   * POST /applications/{app}/subscription: the settings' app also gets the events of these sources (`channel:<id>`,
+   * `bridge:<id>`) until they are destroyed, even outside Stasis. Asterisk refuses all (422) if one does not exist.
+   */
+  subscribe(eventSources: readonly string[]): Promise<void>
   /** GET /asterisk/ping: cheap, checks reachability and credentials. */
   ping(): Promise<AsteriskPing>
   asteriskInfo(): Promise<AsteriskInfo>
@@ -208,6 +213,10 @@ export function createAriRest(settings: AriConnectionSettings, opts: AriRestOpti
       }),
     getStoredRecordingFile: (recordingName) => request('GET', `/recordings/stored/${segment(recordingName)}/file`),
     deleteStoredRecording: (recordingName) => noContent('DELETE', `/recordings/stored/${segment(recordingName)}`),
+    subscribe: async (eventSources) => {
+      const response = await request('POST', `/applications/${segment(settings.app)}/subscription`, { eventSource: eventSources.join(',') })
+      await response.body?.cancel()
+    },
     ping: () => json<AsteriskPing>('GET', '/asterisk/ping'),
     asteriskInfo: () => json<AsteriskInfo>('GET', '/asterisk/info'),
   }

@@ -84,9 +84,9 @@ describe('backoff', () => {
 describe('ARI events websocket', () => {
   test('url: ws or wss like the endpoint, prefix kept, app encoded, no credentials', () => {
     const settings = { endpoint: 'https://pbx.example/asterisk/ari/', username: 'u', password: 'p@ss', app: 'ring base&x' }
-    expect(ariEventsUrl(settings)).toBe('wss://pbx.example/asterisk/ari/events?app=ring+base%26x&subscribeAll=true')
+    expect(ariEventsUrl(settings)).toBe('wss://pbx.example/asterisk/ari/events?app=ring+base%26x')
     expect(ariEventsUrl({ ...settings, endpoint: 'http://127.0.0.1:8088' }))
-      .toBe('ws://127.0.0.1:8088/ari/events?app=ring+base%26x&subscribeAll=true')
+      .toBe('ws://127.0.0.1:8088/ari/events?app=ring+base%26x')
   })
 
   test('connects with credentials in a header, reports onConnected, delivers events', async () => {
@@ -94,7 +94,7 @@ describe('ARI events websocket', () => {
     await waitFor('connected', () => seen.connects === 1)
     expect(client.state).toBe('connected')
     expect(upgradeRequests()).toHaveLength(1)
-    expect(upgradeRequests()[0].query).toEqual({ app: 'testapp', subscribeAll: 'true' })
+    expect(upgradeRequests()[0].query).toEqual({ app: 'testapp' })
     fake.emit({ type: 'ChannelUserevent', eventname: 'hello', userevent: {} })
     await waitFor('the event', () => seen.events.length === 1)
     expect(seen.events[0]).toMatchObject({ type: 'ChannelUserevent', application: 'testapp', eventname: 'hello' })
@@ -237,14 +237,17 @@ describe('ARI events websocket', () => {
   })
 
   test('heartbeat: pongs keep a quiet socket up; a peer that stops answering is dropped and reconnected', async () => {
-    const { seen } = listen(fake.settings(), { pingIntervalMs: 10, silenceTimeoutMs: 50 })
+    // The silence timeout is far above a stall of this process on a loaded machine (client and fake share one event
+    // loop: a stall that delays the pong past the timeout would drop a healthy socket), and ten pings fit in it.
+    const silenceTimeoutMs = 400
+    const { seen } = listen(fake.settings(), { pingIntervalMs: 40, silenceTimeoutMs })
     await waitFor('connected', () => seen.connects === 1)
-    await Bun.sleep(100) // twice the silence timeout, nothing but pongs
+    await Bun.sleep(2.5 * silenceTimeoutMs) // well past the silence timeout, with nothing but pongs
     expect(seen.connects).toBe(1)
     expect(seen.failures).toEqual([])
 
     fake.freezeSockets()
-    await waitFor('reconnected', () => seen.connects === 2)
+    await waitFor('reconnected', () => seen.connects === 2, 10 * silenceTimeoutMs)
     expect(seen.failures).toHaveLength(1)
     expect(seen.failures[0].kind).toBe('network')
     expect(seen.failures[0].message).toMatch(/no message or pong/)
@@ -288,5 +291,95 @@ describe('ARI events websocket', () => {
     const logged = JSON.stringify(entries)
     expect(logged).not.toContain(password)
     expect(logged).not.toContain(Buffer.from(`ariuser:${password}`).toString('base64'))
+  })
+})
+
+/** Which events reach an app registered without subscribeAll, as the fake ARI models it from the recorded traces. */
+describe('subscriptions of the app', () => {
+  /** A socket Ringbase would not open: `subscribeAll=true`, as ws_edge_cases multi_app_subscribeAll did. */
+  async function subscribeAllSocket(app: string) {
+    const { username, password } = fake.settings()
+    const url = `${fake.url.replace('http', 'ws')}/ari/events?app=${app}&subscribeAll=true&api_key=${username}:${password}`
+    const socket = new WebSocket(url)
+    const events: AriEvent[] = []
+    socket.addEventListener('message', (message) => { events.push(JSON.parse(String(message.data)) as AriEvent) })
+    await new Promise((resolve) => socket.addEventListener('open', resolve, { once: true }))
+    return { events, close: () => socket.close() }
+  }
+  const channelIdsIn = (events: AriEvent[]) => new Set(events.flatMap((event) => eventChannel(event)?.id ?? []))
+
+  test('an app hears only the calls originated into it, ringing and unanswered endings included; subscribeAll hears all', async () => {
+    const ours = listen(fake.settings())
+    const theirs = listen(fake.settings('otherapp'))
+    await waitFor('connected', () => ours.seen.connects === 1 && theirs.seen.connects === 1)
+    const everything = await subscribeAllSocket('spy')
+    try {
+      await createAriRest(fake.settings()).originate({ channelId: 'mine', endpoint: 'Local/486@test' })
+      await createAriRest(fake.settings('otherapp')).originate({ channelId: 'other', endpoint: 'Local/486@test' })
+      await theirs.untilDestroyed('other', 'other;2')
+      await ours.untilDestroyed('mine', 'mine;2')
+      await waitFor('the spy heard both', () => everything.events.filter((e) => e.type === 'ChannelDestroyed').length === 4)
+
+      expect(channelIdsIn(ours.seen.events)).toEqual(new Set(['mine', 'mine;2']))
+      expect(channelIdsIn(theirs.seen.events)).toEqual(new Set(['other', 'other;2']))
+      expect(channelIdsIn(everything.events)).toEqual(new Set(['mine', 'mine;2', 'other', 'other;2']))
+      expect(everything.events.every((event) => event.application === 'spy')).toBe(true)
+      // busy_486 as recorded on a plain app: Dial, the ;2 half's dialplan and cause, the Dial status
+      expect(ours.eventsFor('mine').map((e) => (e.type === 'Dial' ? `Dial ${e.dialstatus}` : e.type)))
+        .toEqual(['Dial ', 'Dial BUSY', 'ChannelDestroyed'])
+      expect(ours.eventsFor('mine;2').find((e) => e.type === 'ChannelDestroyed')).toMatchObject({ cause: 17 })
+    } finally {
+      everything.close()
+    }
+  })
+
+  test('an inbound channel is heard only while it is in the app; POST …/subscription follows it to its end', async () => {
+    const ours = listen(fake.settings())
+    const watcher = listen(fake.settings('watcher'))
+    await waitFor('connected', () => ours.seen.connects === 1 && watcher.seen.connects === 1)
+    const rest = createAriRest(fake.settings())
+    const left = fake.inboundCall({ exten: '5551234', app: 'testapp' })
+    const followed = fake.inboundCall({ exten: '5551235', app: 'testapp' })
+    await createAriRest(fake.settings('watcher')).subscribe([`channel:${followed}`])
+    await rest.answer(left)
+    await rest.answer(followed)
+    await rest.hangup(left)
+    await rest.hangup(followed)
+    await waitFor('the watcher heard the end', () => watcher.eventsFor(followed).some((e) => e.type === 'ChannelDestroyed'))
+    await waitFor('both left the app', () => ours.seen.events.filter((e) => e.type === 'StasisEnd').length === 2)
+
+    // inbound_stasis_answer_hangup: StasisEnd and nothing after it for the app the channel was in
+    expect(ours.eventsFor(left).map((e) => e.type)).toEqual(['StasisStart', 'ChannelStateChange', 'ChannelHangupRequest', 'StasisEnd'])
+    expect(ours.eventsFor(followed).map((e) => e.type)).toEqual(['StasisStart', 'ChannelStateChange', 'ChannelHangupRequest', 'StasisEnd'])
+    // the subscribed app: the channel's own events (StasisStart/End belong to the app it is in), then its destruction
+    expect(watcher.eventsFor(followed).map((e) => e.type)).toEqual(['ChannelStateChange', 'ChannelHangupRequest', 'ChannelDestroyed'])
+    expect(watcher.eventsFor(left)).toEqual([])
+  })
+
+  test('POST …/subscription: unknown app 404, a source that does not exist 422 (nothing subscribed), no source 400', async () => {
+    const ours = listen(fake.settings())
+    await waitFor('connected', () => ours.seen.connects === 1)
+    const rest = createAriRest(fake.settings())
+    await rest.originate({ channelId: 'up', endpoint: 'Local/102@test' })
+    const status = (promise: Promise<unknown>) => promise.then(() => 200, (error: AriError) => error.status)
+    expect(await status(createAriRest(fake.settings('never-connected')).subscribe(['channel:up']))).toBe(404)
+    expect(await status(rest.subscribe(['channel:up', 'channel:gone']))).toBe(422)
+    expect(await status(rest.subscribe([]))).toBe(400)
+    expect(await status(rest.subscribe(['channel:up']))).toBe(200)
+    await rest.hangup('up')
+  })
+
+  test("subscriptions belong to the app, not the socket: after a reconnect the call's events come again (ws_disconnect_reconnect)", async () => {
+    const { seen, eventsFor, untilDestroyed } = listen(fake.settings())
+    await waitFor('connected', () => seen.connects === 1)
+    const rest = createAriRest(fake.settings())
+    await rest.originate({ channelId: 'lasting', endpoint: 'Local/102@test' })
+    await waitFor('in the app', () => eventsFor('lasting').some((e) => e.type === 'StasisStart'))
+    fake.dropSockets()
+    await waitFor('reconnected', () => seen.connects === 2)
+    const application = await (await fetch(`${fake.url}/ari/applications/testapp`, { headers: { authorization: `Basic ${btoa('ariuser:aripass')}` } })).json()
+    expect(application).toMatchObject({ name: 'testapp', channel_ids: ['lasting', 'lasting;2'], bridge_ids: [] })
+    await rest.hangup('lasting')
+    await untilDestroyed('lasting', 'lasting;2')
   })
 })
