@@ -11,6 +11,7 @@ import { Campaigns } from './pages/campaigns'
 import { Telephony } from './pages/telephony'
 import { Models } from './pages/models'
 import { Usage } from './pages/usage'
+import { Tools } from './pages/tools'
 import { Loading } from './ui'
 
 export type Who = { organization_id: number; api_key_id: number; scope: 'admin' | 'trigger' }
@@ -21,6 +22,7 @@ const NAV: { path: string; label: string; adminOnly?: boolean }[] = [
   { path: '/campaigns', label: 'Campaigns', adminOnly: true },
   { path: '/telephony', label: 'Telephony', adminOnly: true },
   { path: '/models', label: 'Models', adminOnly: true },
+  { path: '/tools', label: 'Tools', adminOnly: true },
   { path: '/usage', label: 'Usage', adminOnly: true },
   { path: '/keys', label: 'API keys', adminOnly: true },
 ]
@@ -78,10 +80,11 @@ function Page({ who, path, params }: { who: Who; path: string[]; params: URLSear
   const admin = who.scope === 'admin'
   switch (path[0]) {
     case undefined: return <Overview admin={admin} />
-    case 'runs': return path[1] && path[2] ? <RunPage workflowId={Number(path[1])} runId={Number(path[2])} /> : <RunList params={params} />
+    case 'runs': return path[1] && path[2] ? <RunPage workflowId={Number(path[1])} runId={Number(path[2])} /> : <RunList params={params} admin={admin} />
     case 'campaigns': if (admin) return <Campaigns path={path} />; break
-    case 'telephony': if (admin) return <Telephony />; break
+    case 'telephony': if (admin) return <Telephony params={params} />; break
     case 'models': if (admin) return <Models />; break
+    case 'tools': if (admin) return <Tools />; break
     case 'usage': if (admin) return <Usage />; break
     case 'keys': if (admin) return <Keys currentKeyId={who.api_key_id} />; break
   }

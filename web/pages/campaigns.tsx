@@ -124,6 +124,7 @@ function CampaignPage({ id }: { id: number }) {
   const loaded = useLoad(async () => ({
     campaign: await api('GET', `/api/v1/campaign/${id}`),
     progress: await api('GET', `/api/v1/campaign/${id}/progress`),
+    traffic: await api('GET', `/api/v1/campaign/${id}/traffic-stats`),
   }), [id])
   const [error, setError] = useState<Error | null>(null)
   useLiveEvents((event) => {
@@ -140,7 +141,7 @@ function CampaignPage({ id }: { id: number }) {
   }
   return (
     <Show loaded={loaded} what="the campaign">
-      {({ campaign, progress }) => (
+      {({ campaign, progress, traffic }) => (
         <Page title={campaign.name} actions={(
           <>
             {campaign.state === 'draft' ? <button type="button" onClick={() => act('start')}>Start</button> : null}
@@ -165,6 +166,27 @@ function CampaignPage({ id }: { id: number }) {
             </dl>
             <a href={href('/runs', { campaign: id })}>Runs of this campaign</a>
           </section>
+          {traffic.variants.length > 1 ? (
+            <section className="card" aria-labelledby="split-title">
+              <h2 id="split-title">Traffic split</h2>
+              <div className="table-wrap">
+                <table>
+                  <thead><tr><th scope="col">Agent</th><th scope="col">Weight</th><th scope="col">Contacts</th><th scope="col">Calls</th><th scope="col">Outcomes</th></tr></thead>
+                  <tbody>
+                    {traffic.variants.map((variant: any) => (
+                      <tr key={variant.id}>
+                        <td>{variant.workflow_name}{variant.removed ? <span className="muted"> (removed)</span> : null}</td>
+                        <td>{variant.weight} %</td>
+                        <td>{variant.contacts_assigned}</td>
+                        <td>{variant.calls_placed}</td>
+                        <td>{Object.entries(variant.outcomes).map(([outcome, count]) => `${outcome}: ${count}`).join(', ') || '—'}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </section>
+          ) : null}
           {Array.isArray(campaign.logs) && campaign.logs.length ? (
             <section className="card" aria-labelledby="log-title">
               <h2 id="log-title">Log</h2>

@@ -50,6 +50,7 @@ export function Models() {
           {({ connections: list }) => <NewConfiguration connections={list} onCreated={configurations.reload} />}
         </Show>
       </section>
+      <PriceCard />
     </Page>
   )
 }
@@ -114,6 +115,49 @@ function NewConfiguration({ connections, onCreated }: { connections: any[]; onCr
         options={[{ value: '', label: 'None' }, ...['slt', 'rms', 'awb', 'kal16'].map((voice) => ({ value: voice, label: voice }))]} />
       <ErrorNote error={error && typeof error.detail === 'string' ? error : null} />
       <button type="submit">Add configuration</button>
+    </form>
+  )
+}
+
+const PRICES = [
+  ['llm_input_per_1k_tokens', 'LLM input, per 1k tokens'],
+  ['llm_output_per_1k_tokens', 'LLM output, per 1k tokens'],
+  ['stt_per_minute', 'Speech to text, per minute'],
+  ['tts_per_1k_characters', 'Text to speech, per 1k characters'],
+  ['telephony_per_minute', 'Telephony, per minute'],
+] as const
+
+/** The prices runs are costed with (their cost_info). */
+function PriceCard() {
+  const loaded = useLoad(() => api<{ price_card: Record<string, unknown> | null }>('GET', '/api/v1/organizations/price-card'), [])
+  const [values, setValues] = useState<Record<string, string> | null>(null)
+  const [error, setError] = useState<ApiError | null>(null)
+  const [saved, setSaved] = useState(false)
+  const shown = values ?? Object.fromEntries(Object.entries(loaded.data?.price_card ?? {}).map(([name, value]) => [name, String(value ?? '')]))
+  const save = async (event: FormEvent) => {
+    event.preventDefault()
+    setError(null)
+    setSaved(false)
+    const body: Record<string, unknown> = {}
+    for (const [name, value] of Object.entries(shown)) if (value !== '') body[name] = name === 'currency' ? value : Number(value)
+    try {
+      await api('PUT', '/api/v1/organizations/price-card', body)
+      setSaved(true)
+    } catch (caught) {
+      setError(caught as ApiError)
+    }
+  }
+  const set = (name: string) => (value: string) => setValues({ ...shown, [name]: value })
+  return (
+    <form className="card inline-form" onSubmit={save} aria-labelledby="price-card-title">
+      <h2 id="price-card-title">Price card</h2>
+      <Field label="Currency" value={shown.currency ?? ''} onChange={set('currency')} error={error} path={['currency']} hint="ISO 4217, e.g. USD" />
+      {PRICES.map(([name, label]) => (
+        <Field key={name} label={label} type="number" value={shown[name] ?? ''} onChange={set(name)} error={error} path={[name]} />
+      ))}
+      <ErrorNote error={error && typeof error.detail === 'string' ? error : null} />
+      {saved ? <p role="status" className="ok">Saved: runs that finish from now on are costed with it.</p> : null}
+      <button type="submit">Save prices</button>
     </form>
   )
 }

@@ -22,7 +22,80 @@ function apiFilters(filters: Filters) {
 /** A date field's day as the start (or end) of that day in the browser's time zone. */
 const dayBound = (day: string, end: boolean) => (day ? new Date(`${day}T${end ? '23:59:59.999' : '00:00:00'}`).toISOString() : undefined)
 
-export function RunList({ params }: { params: URLSearchParams }) {
+type Row = { id: number; workflow_id: number; name: string; workflow_name: string; created_at: string; call_type: string; number: string | null; disposition: string | null; duration: number | null; cost: number | null }
+
+/** A row of the usage list (finished runs of the organization). */
+const usageRow = (run: any): Row => ({
+  id: run.id, workflow_id: run.workflow_id, name: run.name, workflow_name: run.workflow_name, created_at: run.created_at, call_type: run.call_type,
+  number: (run.call_type === 'inbound' ? run.caller_number : run.called_number) ?? run.phone_number ?? null,
+  disposition: run.disposition ?? null, duration: run.call_duration_seconds ?? null, cost: typeof run.charge_usd === 'number' ? run.charge_usd : null,
+})
+
+/** A row of an agent's run list (what a trigger key may read). */
+const agentRunRow = (run: any): Row => ({
+  id: run.id, workflow_id: run.workflow_id, name: run.name, workflow_name: run.workflow_name, created_at: run.created_at, call_type: run.call_type,
+  number: run.initial_context?.called_number ?? run.initial_context?.phone_number ?? run.initial_context?.caller_number ?? null,
+  disposition: run.gathered_context?.mapped_call_disposition ?? null, duration: run.usage_info?.call_duration_seconds ?? null,
+  cost: typeof run.cost_info?.charge_usd === 'number' ? run.cost_info.charge_usd : null,
+})
+
+function RunTable({ runs, caption }: { runs: Row[]; caption: string }) {
+  return (
+    <div className="table-wrap card">
+      <table>
+        <caption className="muted">{caption}</caption>
+        <thead><tr><th scope="col">Run</th><th scope="col">Agent</th><th scope="col">When</th><th scope="col">Direction</th><th scope="col">Number</th><th scope="col">Outcome</th><th scope="col">Duration</th><th scope="col">Cost</th></tr></thead>
+        <tbody>
+          {runs.map((run) => (
+            <tr key={run.id}>
+              <td><a href={href(`/runs/${run.workflow_id}/${run.id}`)}>{run.name}</a></td>
+              <td>{run.workflow_name}</td>
+              <td><Time at={run.created_at} /></td>
+              <td>{run.call_type}</td>
+              <td>{run.number ?? '—'}</td>
+              <td>{run.disposition ?? '—'}</td>
+              <td>{formatDuration(run.duration)}</td>
+              <td>{run.cost === null ? '—' : `$${run.cost.toFixed(4)}`}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  )
+}
+
+export function RunList({ params, admin }: { params: URLSearchParams; admin: boolean }) {
+  return admin ? <OrganizationRuns params={params} /> : <AgentRuns params={params} />
+}
+
+/** A trigger key reads the runs of an agent it knows (by id), not the organization's usage. */
+function AgentRuns({ params }: { params: URLSearchParams }) {
+  const agent = params.get('agent') ?? ''
+  const page = Math.max(1, Number(params.get('page') ?? 1) || 1)
+  const [draft, setDraft] = useState(agent)
+  const runs = useLoad(async () => (agent ? api('GET', `/api/v1/workflow/${Number(agent)}/runs${query({ page, limit: 25 })}`) : null), [agent, page])
+  const show = (event: FormEvent) => {
+    event.preventDefault()
+    navigate('/runs', { agent: draft })
+  }
+  return (
+    <Page title="Runs">
+      <form className="card inline-form" onSubmit={show} aria-label="Choose an agent">
+        <Field label="Agent id" type="number" value={draft} onChange={setDraft} required hint="This key reads the runs of one agent at a time" />
+        <button type="submit">Show runs</button>
+      </form>
+      {agent ? (
+        <Show loaded={runs} what="runs">
+          {(result: any) => result.runs.length === 0
+            ? <Empty title="This agent has no run yet." />
+            : <RunTable runs={result.runs.map(agentRunRow)} caption={`${result.total_count} runs, page ${result.page} of ${Math.max(1, result.total_pages)}`} />}
+        </Show>
+      ) : null}
+    </Page>
+  )
+}
+
+function OrganizationRuns({ params }: { params: URLSearchParams }) {
   const applied = Object.fromEntries(FILTER_NAMES.map((name) => [name, params.get(name) ?? ''])) as Filters
   const page = Math.max(1, Number(params.get('page') ?? 1) || 1)
   const [draft, setDraft] = useState<Filters>(applied)
@@ -60,26 +133,7 @@ export function RunList({ params }: { params: URLSearchParams }) {
           ? <Empty title="No finished run matches.">Runs appear here once calls end. Start one from an agent's API trigger or a campaign.</Empty>
           : (
             <>
-              <div className="table-wrap card">
-                <table>
-                  <caption className="muted">{result.total_count} runs, page {result.page} of {Math.max(1, result.total_pages)}</caption>
-                  <thead><tr><th scope="col">Run</th><th scope="col">Agent</th><th scope="col">When</th><th scope="col">Direction</th><th scope="col">Number</th><th scope="col">Outcome</th><th scope="col">Duration</th><th scope="col">Cost</th></tr></thead>
-                  <tbody>
-                    {result.runs.map((run: any) => (
-                      <tr key={run.id}>
-                        <td><a href={href(`/runs/${run.workflow_id}/${run.id}`)}>{run.name}</a></td>
-                        <td>{run.workflow_name}</td>
-                        <td><Time at={run.created_at} /></td>
-                        <td>{run.call_type}</td>
-                        <td>{(run.call_type === 'inbound' ? run.caller_number : run.called_number) ?? run.phone_number ?? '—'}</td>
-                        <td>{run.disposition ?? '—'}</td>
-                        <td>{formatDuration(run.call_duration_seconds)}</td>
-                        <td>{typeof run.charge_usd === 'number' ? `$${run.charge_usd.toFixed(4)}` : '—'}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <RunTable runs={result.runs.map(usageRow)} caption={`${result.total_count} runs, page ${result.page} of ${Math.max(1, result.total_pages)}`} />
               <nav className="pager" aria-label="Pages">
                 {page > 1 ? <a href={href('/runs', { ...applied, page: page - 1 })}>Previous page</a> : null}
                 {page < result.total_pages ? <a href={href('/runs', { ...applied, page: page + 1 })}>Next page</a> : null}

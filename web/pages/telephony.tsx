@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react'
 import { api, ApiError } from '../api'
+import { href } from '../router'
 import { Empty, ErrorNote, Field, Page, Show, StateBadge, useLoad } from '../ui'
 
 type UiField = { name: string; label: string; type: string; required: boolean; sensitive: boolean; description: string | null; placeholder: string | null; options: { value: string; label: string }[] | null }
@@ -13,7 +14,8 @@ function setPath(target: Record<string, any>, dotted: string, value: unknown) {
   node[parts.at(-1)!] = value
 }
 
-export function Telephony() {
+export function Telephony({ params }: { params: URLSearchParams }) {
+  const numbersOf = Number(params.get('numbers')) || null
   const configurations = useLoad(() => api<{ configurations: any[] }>('GET', '/api/v1/organizations/telephony-configs'), [])
   const metadata = useLoad(() => api<{ providers: Provider[] }>('GET', '/api/v1/organizations/telephony-providers/metadata'), [])
   return (
@@ -28,7 +30,7 @@ export function Telephony() {
                 <tbody>
                   {list.map((config) => (
                     <tr key={config.id}>
-                      <td>{config.name}{config.is_default_outbound ? <span className="muted"> (default)</span> : null}</td>
+                      <td><a href={href('/telephony', { numbers: config.id })}>{config.name}</a>{config.is_default_outbound ? <span className="muted"> (default)</span> : null}</td>
                       <td>{config.provider}</td>
                       <td><StateBadge state={config.inactive ? 'inactive' : config.connected === false ? 'disconnected' : config.connected ? 'connected' : 'configured'} /></td>
                       <td>{config.phone_number_count}</td>
@@ -40,6 +42,8 @@ export function Telephony() {
             </div>
           )}
       </Show>
+      {numbersOf ? <PhoneNumbers configurationId={numbersOf} /> : null}
+      <TestCall />
       <Show loaded={metadata} what="providers">
         {({ providers }) => <NewConfiguration providers={providers} onCreated={configurations.reload} />}
       </Show>
@@ -91,6 +95,99 @@ function NewConfiguration({ providers, onCreated }: { providers: Provider[]; onC
       <ErrorNote error={error && typeof error.detail === 'string' ? error : null} />
       {saved ? <p role="status" className="ok">Saved “{saved}”. Secrets are stored encrypted and shown masked.</p> : null}
       <button type="submit">Save configuration</button>
+    </form>
+  )
+}
+
+type Agent = { id: number; name: string; status: string; workflow_uuid: string }
+
+const useAgents = () => useLoad(() => api<Agent[]>('GET', '/api/v1/workflow/fetch'), [])
+
+const agentOptions = (agents: Agent[] | null, none: string) =>
+  [{ value: '', label: none }, ...(agents ?? []).filter((agent) => agent.status !== 'archived').map((agent) => ({ value: String(agent.id), label: agent.name }))]
+
+/** The phone numbers of one configuration, with the agent that answers each, and a form to add one. */
+function PhoneNumbers({ configurationId }: { configurationId: number }) {
+  const path = `/api/v1/organizations/telephony-configs/${configurationId}/phone-numbers`
+  const numbers = useLoad(() => api<{ phone_numbers: any[] }>('GET', path), [configurationId])
+  const agents = useAgents()
+  const [address, setAddress] = useState('')
+  const [label, setLabel] = useState('')
+  const [inbound, setInbound] = useState('')
+  const [error, setError] = useState<ApiError | null>(null)
+  const add = async (event: FormEvent) => {
+    event.preventDefault()
+    setError(null)
+    try {
+      await api('POST', path, { address, ...(label ? { label } : {}), ...(inbound ? { inbound_workflow_id: Number(inbound) } : {}) })
+      setAddress(''); setLabel('')
+      numbers.reload()
+    } catch (caught) {
+      setError(caught as ApiError)
+    }
+  }
+  return (
+    <section className="card" aria-labelledby="numbers-title">
+      <h2 id="numbers-title">Phone numbers</h2>
+      <Show loaded={numbers} what="phone numbers">
+        {({ phone_numbers: list }) => list.length === 0 ? <Empty title="No phone number on this configuration.">Add one to answer its calls with an agent.</Empty> : (
+          <div className="table-wrap">
+            <table>
+              <thead><tr><th scope="col">Number</th><th scope="col">Label</th><th scope="col">Inbound agent</th><th scope="col">Caller id</th></tr></thead>
+              <tbody>
+                {list.map((number) => (
+                  <tr key={number.id}>
+                    <td>{number.address}</td>
+                    <td>{number.label ?? '—'}</td>
+                    <td>{number.inbound_workflow_name ?? '—'}</td>
+                    <td>{number.is_default_caller_id ? 'default' : ''}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Show>
+      <form className="inline-form" onSubmit={add} aria-labelledby="new-number-title">
+        <h3 id="new-number-title">Add a number</h3>
+        <Field label="Number" value={address} onChange={setAddress} error={error} path={['address']} required hint="E.164, an extension or a SIP URI" />
+        <Field label="Label" value={label} onChange={setLabel} error={error} path={['label']} />
+        <Field label="Inbound agent" value={inbound} onChange={setInbound} error={error} path={['inbound_workflow_id']} options={agentOptions(agents.data, 'None')} />
+        <ErrorNote error={error && typeof error.detail === 'string' ? error : null} />
+        <button type="submit">Add number</button>
+      </form>
+    </section>
+  )
+}
+
+/** Calls a number with an agent's draft (else its published version): the public test trigger. */
+function TestCall() {
+  const agents = useAgents()
+  const [agentId, setAgentId] = useState('')
+  const [number, setNumber] = useState('')
+  const [error, setError] = useState<ApiError | null>(null)
+  const [placed, setPlaced] = useState<{ run: number; agent: number } | null>(null)
+  const call = async (event: FormEvent) => {
+    event.preventDefault()
+    setError(null)
+    setPlaced(null)
+    const agent = agents.data?.find((item) => String(item.id) === agentId)
+    if (!agent) return setError(new ApiError(0, 'Choose the agent that makes the call'))
+    try {
+      const started = await api('POST', `/api/v1/public/agent/test/workflow/${agent.workflow_uuid}`, { phone_number: number })
+      setPlaced({ run: started.workflow_run_id, agent: agent.id })
+    } catch (caught) {
+      setError(caught as ApiError)
+    }
+  }
+  return (
+    <form className="card inline-form" onSubmit={call} aria-labelledby="test-call-title">
+      <h2 id="test-call-title">Test call</h2>
+      <Field label="Agent" value={agentId} onChange={setAgentId} options={agentOptions(agents.data, 'Choose an agent')} required />
+      <Field label="Number to call" value={number} onChange={setNumber} error={error} path={['phone_number']} required />
+      <ErrorNote error={error && typeof error.detail === 'string' ? error : null} />
+      {placed ? <p role="status" className="ok">Calling: <a href={href(`/runs/${placed.agent}/${placed.run}`)}>follow the run</a></p> : null}
+      <button type="submit">Call</button>
     </form>
   )
 }
