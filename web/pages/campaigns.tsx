@@ -113,7 +113,7 @@ function NewCampaign() {
           <input id="contacts-file" ref={file} type="file" accept=".csv,text/csv" required />
         </div>
         {progress !== null ? <progress max={1} value={progress} aria-label="Upload progress" /> : null}
-        <ErrorNote error={error && (typeof error.detail === 'string' || !error.detail.some((item) => item.loc[0] === 'body' && ['name', 'workflow_id'].includes(String(item.loc[1])))) ? error : null} />
+        <ErrorNote error={error} />
         <button type="submit" disabled={progress !== null}>Upload and create</button>
       </form>
     </Page>

@@ -40,7 +40,7 @@ export function Keys({ currentKeyId }: { currentKeyId: number }) {
           options={[{ value: 'admin', label: 'Admin (everything)' }, { value: 'trigger', label: 'Trigger (start and read runs)' }]} />
         <button type="submit">Create key</button>
       </form>
-      {error && typeof error.detail === 'string' ? <ErrorNote error={error} /> : null}
+      <ErrorNote error={error} />
       {created ? (
         <div className="card notice" role="status">
           <p>Key <strong>{created.name}</strong> created. Copy it now: it is shown only this once.</p>

@@ -77,7 +77,7 @@ function NewConnection({ onCreated }: { onCreated: () => void }) {
       <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
       <Field label="Base URL" value={baseUrl} onChange={setBaseUrl} error={error} path={['base_url']} required hint="e.g. http://10.0.0.5:8000/v1" />
       <Field label="API key" type="password" value={key} onChange={setKey} error={error} path={['api_key']} autoComplete="new-password" />
-      <ErrorNote error={error && typeof error.detail === 'string' ? error : null} />
+      <ErrorNote error={error} />
       <button type="submit">Add server</button>
     </form>
   )
@@ -113,7 +113,7 @@ function NewConfiguration({ connections, onCreated }: { connections: any[]; onCr
       <Field label="LLM model" value={model} onChange={setModel} error={error} path={['llm', 'settings', 'model']} />
       <Field label="Built-in voice" value={builtinVoice} onChange={setBuiltinVoice} error={error} path={['tts']}
         options={[{ value: '', label: 'None' }, ...['slt', 'rms', 'awb', 'kal16'].map((voice) => ({ value: voice, label: voice }))]} />
-      <ErrorNote error={error && typeof error.detail === 'string' ? error : null} />
+      <ErrorNote error={error} />
       <button type="submit">Add configuration</button>
     </form>
   )
@@ -155,7 +155,7 @@ function PriceCard() {
       {PRICES.map(([name, label]) => (
         <Field key={name} label={label} type="number" value={shown[name] ?? ''} onChange={set(name)} error={error} path={[name]} />
       ))}
-      <ErrorNote error={error && typeof error.detail === 'string' ? error : null} />
+      <ErrorNote error={error} />
       {saved ? <p role="status" className="ok">Saved: runs that finish from now on are costed with it.</p> : null}
       <button type="submit">Save prices</button>
     </form>

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react'
 import { api, ApiError } from '../api'
 import type { Who } from '../app'
-import { Field } from '../ui'
+import { ErrorNote, Field } from '../ui'
 
 type Session = Who & { session: { csrf_token: string; expires_at: string } | null }
 
@@ -27,7 +27,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
         <h1 id="sign-in-title">Sign in to Ringbase</h1>
         <p className="muted">Use an API key of your organization. On a new installation, the bootstrap key is printed once when the server first starts.</p>
         <Field label="API key" type="password" value={key} onChange={setKey} error={error} path={['api_key']} required autoComplete="current-password" />
-        {error && !error.fieldMessage('api_key') ? <p className="error" role="alert">{error.message}</p> : null}
+        <ErrorNote error={error} />
         <button type="submit" disabled={busy || key.trim() === ''}>{busy ? 'Signing in…' : 'Sign in'}</button>
       </form>
     </main>

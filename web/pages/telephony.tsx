@@ -42,8 +42,7 @@ export function Telephony({ params }: { params: URLSearchParams }) {
             </div>
           )}
       </Show>
-      {numbersOf ? <PhoneNumbers configurationId={numbersOf} /> : null}
-      <TestCall />
+      {numbersOf ? <PhoneNumbers configurationId={numbersOf} onChanged={configurations.reload} /> : null}
       <Show loaded={metadata} what="providers">
         {({ providers }) => <NewConfiguration providers={providers} onCreated={configurations.reload} />}
       </Show>
@@ -92,7 +91,7 @@ function NewConfiguration({ providers, onCreated }: { providers: Provider[]; onC
           autoComplete={field.sensitive ? 'new-password' : 'off'}
           options={field.type === 'select' && field.options ? [{ value: '', label: 'Choose…' }, ...field.options] : field.type === 'boolean' ? [{ value: '', label: 'Default' }, { value: 'true', label: 'Yes' }, { value: 'false', label: 'No' }] : undefined} />
       ))}
-      <ErrorNote error={error && typeof error.detail === 'string' ? error : null} />
+      <ErrorNote error={error} />
       {saved ? <p role="status" className="ok">Saved “{saved}”. Secrets are stored encrypted and shown masked.</p> : null}
       <button type="submit">Save configuration</button>
     </form>
@@ -107,7 +106,7 @@ const agentOptions = (agents: Agent[] | null, none: string) =>
   [{ value: '', label: none }, ...(agents ?? []).filter((agent) => agent.status !== 'archived').map((agent) => ({ value: String(agent.id), label: agent.name }))]
 
 /** The phone numbers of one configuration, with the agent that answers each, and a form to add one. */
-function PhoneNumbers({ configurationId }: { configurationId: number }) {
+function PhoneNumbers({ configurationId, onChanged }: { configurationId: number; onChanged: () => void }) {
   const path = `/api/v1/organizations/telephony-configs/${configurationId}/phone-numbers`
   const numbers = useLoad(() => api<{ phone_numbers: any[] }>('GET', path), [configurationId])
   const agents = useAgents()
@@ -122,6 +121,7 @@ function PhoneNumbers({ configurationId }: { configurationId: number }) {
       await api('POST', path, { address, ...(label ? { label } : {}), ...(inbound ? { inbound_workflow_id: Number(inbound) } : {}) })
       setAddress(''); setLabel('')
       numbers.reload()
+      onChanged()
     } catch (caught) {
       setError(caught as ApiError)
     }
@@ -153,41 +153,9 @@ function PhoneNumbers({ configurationId }: { configurationId: number }) {
         <Field label="Number" value={address} onChange={setAddress} error={error} path={['address']} required hint="E.164, an extension or a SIP URI" />
         <Field label="Label" value={label} onChange={setLabel} error={error} path={['label']} />
         <Field label="Inbound agent" value={inbound} onChange={setInbound} error={error} path={['inbound_workflow_id']} options={agentOptions(agents.data, 'None')} />
-        <ErrorNote error={error && typeof error.detail === 'string' ? error : null} />
+        <ErrorNote error={error} />
         <button type="submit">Add number</button>
       </form>
     </section>
-  )
-}
-
-/** Calls a number with an agent's draft (else its published version): the public test trigger. */
-function TestCall() {
-  const agents = useAgents()
-  const [agentId, setAgentId] = useState('')
-  const [number, setNumber] = useState('')
-  const [error, setError] = useState<ApiError | null>(null)
-  const [placed, setPlaced] = useState<{ run: number; agent: number } | null>(null)
-  const call = async (event: FormEvent) => {
-    event.preventDefault()
-    setError(null)
-    setPlaced(null)
-    const agent = agents.data?.find((item) => String(item.id) === agentId)
-    if (!agent) return setError(new ApiError(0, 'Choose the agent that makes the call'))
-    try {
-      const started = await api('POST', `/api/v1/public/agent/test/workflow/${agent.workflow_uuid}`, { phone_number: number })
-      setPlaced({ run: started.workflow_run_id, agent: agent.id })
-    } catch (caught) {
-      setError(caught as ApiError)
-    }
-  }
-  return (
-    <form className="card inline-form" onSubmit={call} aria-labelledby="test-call-title">
-      <h2 id="test-call-title">Test call</h2>
-      <Field label="Agent" value={agentId} onChange={setAgentId} options={agentOptions(agents.data, 'Choose an agent')} required />
-      <Field label="Number to call" value={number} onChange={setNumber} error={error} path={['phone_number']} required />
-      <ErrorNote error={error && typeof error.detail === 'string' ? error : null} />
-      {placed ? <p role="status" className="ok">Calling: <a href={href(`/runs/${placed.agent}/${placed.run}`)}>follow the run</a></p> : null}
-      <button type="submit">Call</button>
-    </form>
   )
 }

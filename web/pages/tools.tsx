@@ -66,7 +66,7 @@ function NewCredential({ onCreated }: { onCreated: () => void }) {
       <h3 id="new-credential-title">Add a bearer token</h3>
       <Field label="Credential name" value={name} onChange={setName} error={error} path={['name']} required />
       <Field label="Token" type="password" value={token} onChange={setToken} error={error} path={['credential_data', 'token']} required autoComplete="new-password" />
-      <ErrorNote error={error && typeof error.detail === 'string' ? error : null} />
+      <ErrorNote error={error} />
       <button type="submit">Add credential</button>
     </form>
   )
