@@ -1,5 +1,5 @@
 // Small shared pieces: loading data, showing errors, fields with their 422 message, times in the browser's zone, a chart.
-import { useCallback, useEffect, useId, useState, type ReactNode } from 'react'
+import { useCallback, useEffect, useId, useState, type FormEvent, type ReactNode } from 'react'
 import { ApiError } from './api'
 
 export type Loaded<T> = { data: T | null; error: Error | null; loading: boolean; reload: () => void }
@@ -147,4 +147,35 @@ export function BarChart({ title, bars, unit = '' }: { title: string; bars: { la
 
 export function StateBadge({ state }: { state: string }) {
   return <span className={`badge badge-${state.replace(/[^a-z_-]/gi, '')}`}>{state}</span>
+}
+
+/** A table with its column headings; the rows are the children. */
+export function Table({ columns, caption, children, card = true }: { columns: ReactNode[]; caption?: string; children: ReactNode; card?: boolean }) {
+  return (
+    <div className={card ? 'table-wrap card' : 'table-wrap'}>
+      <table>
+        {caption ? <caption className="muted">{caption}</caption> : null}
+        <thead><tr>{columns.map((column, index) => <th scope="col" key={index}>{column}</th>)}</tr></thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  )
+}
+
+/**
+ * A form's submission: `submit(action)` is the form's onSubmit; it clears the last error, runs `action`, and keeps the
+ * API's error, for the fields it names and the summary.
+ */
+export function useSubmit() {
+  const [error, setError] = useState<ApiError | null>(null)
+  const submit = (action: () => Promise<unknown>) => async (event?: FormEvent) => {
+    event?.preventDefault()
+    setError(null)
+    try {
+      await action()
+    } catch (caught) {
+      setError(caught instanceof ApiError ? caught : new ApiError(0, (caught as Error).message))
+    }
+  }
+  return { error, setError, submit }
 }

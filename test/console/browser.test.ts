@@ -206,7 +206,7 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Start' }).click()
     // the dialler calls the first contact; its call stays up, and the page follows over the events stream
     await page.getByRole('button', { name: 'Pause' }).waitFor()
-    await page.locator('.facts div', { hasText: 'Dialled' }).locator('dd', { hasText: /^[12]$/ }).waitFor()
+    await page.locator('.facts div', { hasText: 'Dial attempts' }).locator('dd', { hasText: /^[12]$/ }).waitFor()
     await inspect('campaign')
     await page.getByRole('button', { name: 'Pause' }).click()
     await page.getByRole('button', { name: 'Resume' }).click()
@@ -258,7 +258,7 @@ describe('the console', () => {
     await page.getByLabel('Currency').fill('usd')
     await page.getByLabel('Telephony, per minute').fill('0.01')
     await page.getByRole('button', { name: 'Save prices' }).click()
-    await page.getByText("String should match pattern '^[A-Z]{3}$'").waitFor()
+    await page.locator('.field-error', { hasText: "String should match pattern '^[A-Z]{3}$'" }).waitFor()
     expect(await page.getByLabel('Currency').getAttribute('aria-invalid')).toBe('true')
     await page.getByLabel('Currency').fill('EUR')
     await page.getByRole('button', { name: 'Save prices' }).click()

@@ -1,8 +1,8 @@
-import { useRef, useState, type FormEvent } from 'react'
+import { useRef, useState } from 'react'
 import { api, ApiError } from '../api'
 import { useLiveEvents } from '../events'
 import { href, navigate } from '../router'
-import { Empty, ErrorNote, Field, Page, Show, StateBadge, Time, useLoad } from '../ui'
+import { Empty, ErrorNote, Field, Page, Show, StateBadge, Table, Time, useLoad, useSubmit } from '../ui'
 import { CampaignProgress } from './overview'
 
 export function Campaigns({ path }: { path: string[] }) {
@@ -20,10 +20,7 @@ function CampaignList() {
         {({ campaigns }) => campaigns.length === 0
           ? <Empty title="No campaign yet."><a href={href('/campaigns/new')}>Upload a CSV of contacts</a> to call them with an agent.</Empty>
           : (
-            <div className="table-wrap card">
-              <table>
-                <thead><tr><th scope="col">Name</th><th scope="col">Agent</th><th scope="col">State</th><th scope="col">Contacts</th><th scope="col">Created</th></tr></thead>
-                <tbody>
+            <Table columns={['Name', 'Agent', 'State', 'Contacts', 'Created']}>
                   {campaigns.map((campaign) => (
                     <tr key={campaign.id}>
                       <td><a href={href(`/campaigns/${campaign.id}`)}>{campaign.name}</a></td>
@@ -33,9 +30,7 @@ function CampaignList() {
                       <td><Time at={campaign.created_at} /></td>
                     </tr>
                   ))}
-                </tbody>
-              </table>
-            </div>
+            </Table>
           )}
       </Show>
     </Page>
@@ -74,12 +69,10 @@ function NewCampaign() {
   const [retries, setRetries] = useState('2')
   const file = useRef<HTMLInputElement>(null)
   const [progress, setProgress] = useState<number | null>(null)
-  const [error, setError] = useState<ApiError | null>(null)
-  const submit = async (event: FormEvent) => {
-    event.preventDefault()
+  const { error, submit } = useSubmit()
+  const create = submit(async () => {
     const chosen = file.current?.files?.[0]
-    if (!chosen) return setError(new ApiError(0, 'Choose a CSV file of contacts'))
-    setError(null)
+    if (!chosen) throw new ApiError(0, 'Choose a CSV file of contacts')
     try {
       setProgress(0)
       const grant = await api('POST', '/api/v1/s3/presigned-upload-url', { file_name: chosen.name, file_size: chosen.size })
@@ -92,14 +85,13 @@ function NewCampaign() {
         retry_config: { enabled: Number(retries) > 0, max_retries: Number(retries) || 0 },
       })
       navigate(`/campaigns/${campaign.id}`)
-    } catch (caught) {
-      setError(caught as ApiError)
+    } finally {
       setProgress(null)
     }
-  }
+  })
   return (
     <Page title="New campaign">
-      <form className="card form" onSubmit={submit} aria-label="New campaign">
+      <form className="card form" onSubmit={create} aria-label="New campaign">
         <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
         <Field label="Agent" value={agent} onChange={setAgent} error={error} path={['workflow_id']} required
           options={[{ value: '', label: 'Choose an agent' }, ...(agents.data ?? []).filter((item) => item.status !== 'archived').map((item) => ({ value: String(item.id), label: item.name }))]} />
@@ -126,29 +118,25 @@ function CampaignPage({ id }: { id: number }) {
     progress: await api('GET', `/api/v1/campaign/${id}/progress`),
     traffic: await api('GET', `/api/v1/campaign/${id}/traffic-stats`),
   }), [id])
-  const [error, setError] = useState<Error | null>(null)
+  const { error, submit } = useSubmit()
   useLiveEvents((event) => {
     if ((event.type === 'campaign' && event.data.id === id) || (event.type === 'run' && event.data.campaign_id === id)) loaded.reload()
   })
-  const act = async (action: string) => {
-    setError(null)
-    try {
-      await api('POST', `/api/v1/campaign/${id}/${action}`, action === 'redial' ? {} : undefined)
-      loaded.reload()
-    } catch (caught) {
-      setError(caught as Error)
-    }
-  }
+  const act = (action: string) => submit(async () => {
+    const made = await api('POST', `/api/v1/campaign/${id}/${action}`, action === 'redial' ? {} : undefined)
+    if (action === 'redial') navigate(`/campaigns/${made.id}`)
+    else loaded.reload()
+  })
   return (
     <Show loaded={loaded} what="the campaign">
       {({ campaign, progress, traffic }) => (
         <Page title={campaign.name} actions={(
           <>
-            {campaign.state === 'draft' ? <button type="button" onClick={() => act('start')}>Start</button> : null}
-            {campaign.state === 'running' ? <button type="button" onClick={() => act('pause')}>Pause</button> : null}
-            {campaign.state === 'paused' ? <button type="button" onClick={() => act('resume')}>Resume</button> : null}
-            {['draft', 'running', 'paused'].includes(campaign.state) ? <button type="button" className="secondary" onClick={() => act('stop')}>Cancel campaign</button> : null}
-            {['completed', 'stopped'].includes(campaign.state) ? <button type="button" className="secondary" onClick={() => act('redial')}>Redial unreached</button> : null}
+            {campaign.state === 'draft' ? <button type="button" onClick={act('start')}>Start</button> : null}
+            {campaign.state === 'running' ? <button type="button" onClick={act('pause')}>Pause</button> : null}
+            {campaign.state === 'paused' ? <button type="button" onClick={act('resume')}>Resume</button> : null}
+            {['draft', 'running', 'paused'].includes(campaign.state) ? <button type="button" className="secondary" onClick={act('stop')}>Cancel campaign</button> : null}
+            {['completed', 'stopped'].includes(campaign.state) ? <button type="button" className="secondary" onClick={act('redial')}>Redial unreached</button> : null}
           </>
         )}>
           <ErrorNote error={error} />
@@ -157,8 +145,10 @@ function CampaignPage({ id }: { id: number }) {
             <ul className="plain"><CampaignProgress campaign={campaign} progress={progress} /></ul>
             <dl className="facts">
               <div><dt>State</dt><dd><StateBadge state={campaign.state} /></dd></div>
-              <div><dt>Dialled</dt><dd>{campaign.executed_count}</dd></div>
+              <div><dt>Dial attempts</dt><dd>{campaign.processed_rows}</dd></div>
+              <div><dt>Finished</dt><dd>{campaign.executed_count}</dd></div>
               <div><dt>Failed</dt><dd>{progress.failed_calls}</dd></div>
+              <div><dt>Still queued</dt><dd>{campaign.total_queued_count}</dd></div>
               <div><dt>Agent</dt><dd>{campaign.workflow_name ?? 'traffic split'}</dd></div>
               <div><dt>Telephony</dt><dd>{campaign.telephony_configuration_name ?? 'default'}</dd></div>
               <div><dt>Calls at once</dt><dd>{campaign.max_concurrency ?? '—'}</dd></div>
@@ -169,10 +159,7 @@ function CampaignPage({ id }: { id: number }) {
           {traffic.variants.length > 1 ? (
             <section className="card" aria-labelledby="split-title">
               <h2 id="split-title">Traffic split</h2>
-              <div className="table-wrap">
-                <table>
-                  <thead><tr><th scope="col">Agent</th><th scope="col">Weight</th><th scope="col">Contacts</th><th scope="col">Calls</th><th scope="col">Outcomes</th></tr></thead>
-                  <tbody>
+              <Table card={false} columns={['Agent', 'Weight', 'Contacts', 'Calls', 'Outcomes']}>
                     {traffic.variants.map((variant: any) => (
                       <tr key={variant.id}>
                         <td>{variant.workflow_name}{variant.removed ? <span className="muted"> (removed)</span> : null}</td>
@@ -182,9 +169,7 @@ function CampaignPage({ id }: { id: number }) {
                         <td>{Object.entries(variant.outcomes).map(([outcome, count]) => `${outcome}: ${count}`).join(', ') || '—'}</td>
                       </tr>
                     ))}
-                  </tbody>
-                </table>
-              </div>
+              </Table>
             </section>
           ) : null}
           {Array.isArray(campaign.logs) && campaign.logs.length ? (

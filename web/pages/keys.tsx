@@ -1,6 +1,6 @@
-import { useState, type FormEvent } from 'react'
-import { api, ApiError } from '../api'
-import { Empty, ErrorNote, Field, Page, Show, StateBadge, Time, useLoad } from '../ui'
+import { useState } from 'react'
+import { api } from '../api'
+import { Empty, ErrorNote, Field, Page, Show, StateBadge, Table, Time, useLoad, useSubmit } from '../ui'
 
 type Key = { id: number; name: string; key_prefix: string; scope: string; is_active: boolean; created_at: string; last_used_at: string | null; archived_at: string | null }
 
@@ -8,29 +8,18 @@ export function Keys({ currentKeyId }: { currentKeyId: number }) {
   const keys = useLoad(() => api<Key[]>('GET', '/api/v1/user/api-keys?include_archived=true'), [])
   const [name, setName] = useState('')
   const [scope, setScope] = useState('admin')
-  const [error, setError] = useState<ApiError | null>(null)
   const [created, setCreated] = useState<{ name: string; api_key: string } | null>(null)
-  const create = async (event: FormEvent) => {
-    event.preventDefault()
-    setError(null)
-    try {
-      setCreated(await api('POST', '/api/v1/user/api-keys', { name, scope }))
-      setName('')
-      keys.reload()
-    } catch (caught) {
-      setError(caught as ApiError)
-    }
-  }
-  const change = async (key: Key) => {
-    setError(null)
-    try {
-      if (key.archived_at) await api('PUT', `/api/v1/user/api-keys/${key.id}/reactivate`)
-      else await api('DELETE', `/api/v1/user/api-keys/${key.id}`)
-      keys.reload()
-    } catch (caught) {
-      setError(caught as ApiError)
-    }
-  }
+  const { error, submit } = useSubmit()
+  const create = submit(async () => {
+    setCreated(await api('POST', '/api/v1/user/api-keys', { name, scope }))
+    setName('')
+    keys.reload()
+  })
+  const change = (key: Key) => submit(async () => {
+    if (key.archived_at) await api('PUT', `/api/v1/user/api-keys/${key.id}/reactivate`)
+    else await api('DELETE', `/api/v1/user/api-keys/${key.id}`)
+    keys.reload()
+  })
   return (
     <Page title="API keys">
       <form className="card inline-form" onSubmit={create} aria-labelledby="new-key-title">
@@ -50,29 +39,24 @@ export function Keys({ currentKeyId }: { currentKeyId: number }) {
       ) : null}
       <Show loaded={keys} what="keys">
         {(list) => list.length === 0 ? <Empty title="No key yet." /> : (
-          <div className="table-wrap card">
-            <table>
-              <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scope</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span className="visually-hidden">Actions</span></th></tr></thead>
-              <tbody>
-                {list.map((key) => (
-                  <tr key={key.id}>
-                    <td>{key.name}{key.id === currentKeyId ? <span className="muted"> (this session)</span> : null}</td>
-                    <td><code>{key.key_prefix}…</code></td>
-                    <td>{key.scope}</td>
-                    <td><StateBadge state={key.archived_at ? 'archived' : 'active'} /></td>
-                    <td><Time at={key.created_at} /></td>
-                    <td><Time at={key.last_used_at} /></td>
-                    <td>
-                      <button type="button" className="secondary" onClick={() => change(key)} disabled={key.id === currentKeyId}
-                        aria-label={`${key.archived_at ? 'Reactivate' : 'Revoke'} key ${key.name}`}>
-                        {key.archived_at ? 'Reactivate' : 'Revoke'}
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table columns={['Name', 'Prefix', 'Scope', 'State', 'Created', 'Last used', <span className="visually-hidden">Actions</span>]}>
+            {list.map((key) => (
+              <tr key={key.id}>
+                <td>{key.name}{key.id === currentKeyId ? <span className="muted"> (this session)</span> : null}</td>
+                <td><code>{key.key_prefix}…</code></td>
+                <td>{key.scope}</td>
+                <td><StateBadge state={key.archived_at ? 'archived' : 'active'} /></td>
+                <td><Time at={key.created_at} /></td>
+                <td><Time at={key.last_used_at} /></td>
+                <td>
+                  <button type="button" className="secondary" onClick={change(key)} disabled={key.id === currentKeyId}
+                    aria-label={`${key.archived_at ? 'Reactivate' : 'Revoke'} key ${key.name}`}>
+                    {key.archived_at ? 'Reactivate' : 'Revoke'}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </Table>
         )}
       </Show>
     </Page>

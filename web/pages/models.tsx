@@ -1,6 +1,6 @@
-import { useState, type FormEvent } from 'react'
-import { api, ApiError } from '../api'
-import { Empty, ErrorNote, Field, Page, Show, useLoad } from '../ui'
+import { useState } from 'react'
+import { api } from '../api'
+import { Empty, ErrorNote, Field, Page, Show, useLoad, useSubmit } from '../ui'
 
 export function Models() {
   const connections = useLoad(() => api<{ connections: any[] }>('GET', '/api/v1/organizations/provider-connections'), [])
@@ -59,20 +59,14 @@ function NewConnection({ onCreated }: { onCreated: () => void }) {
   const [name, setName] = useState('')
   const [baseUrl, setBaseUrl] = useState('')
   const [key, setKey] = useState('')
-  const [error, setError] = useState<ApiError | null>(null)
-  const submit = async (event: FormEvent) => {
-    event.preventDefault()
-    setError(null)
-    try {
-      await api('POST', '/api/v1/organizations/provider-connections', { name, provider: 'openai', base_url: baseUrl, ...(key ? { api_key: key } : {}) })
-      setName(''); setBaseUrl(''); setKey('')
-      onCreated()
-    } catch (caught) {
-      setError(caught as ApiError)
-    }
-  }
+  const { error, submit } = useSubmit()
+  const create = submit(async () => {
+    await api('POST', '/api/v1/organizations/provider-connections', { name, provider: 'openai', base_url: baseUrl, ...(key ? { api_key: key } : {}) })
+    setName(''); setBaseUrl(''); setKey('')
+    onCreated()
+  })
   return (
-    <form className="inline-form" onSubmit={submit} aria-labelledby="new-connection-title">
+    <form className="inline-form" onSubmit={create} aria-labelledby="new-connection-title">
       <h3 id="new-connection-title">Add a model server</h3>
       <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
       <Field label="Base URL" value={baseUrl} onChange={setBaseUrl} error={error} path={['base_url']} required hint="e.g. http://10.0.0.5:8000/v1" />
@@ -88,25 +82,19 @@ function NewConfiguration({ connections, onCreated }: { connections: any[]; onCr
   const [llm, setLlm] = useState('')
   const [model, setModel] = useState('')
   const [builtinVoice, setBuiltinVoice] = useState('slt')
-  const [error, setError] = useState<ApiError | null>(null)
-  const submit = async (event: FormEvent) => {
-    event.preventDefault()
-    setError(null)
-    try {
-      await api('POST', '/api/v1/organizations/model-configurations', {
-        name,
-        llm: { provider_connection_uuid: llm, ...(model ? { settings: { model } } : {}) },
-        ...(builtinVoice ? { tts: { builtin: true, settings: { voice: builtinVoice } } } : {}),
-      })
-      setName(''); setModel('')
-      onCreated()
-    } catch (caught) {
-      setError(caught as ApiError)
-    }
-  }
+  const { error, submit } = useSubmit()
+  const create = submit(async () => {
+    await api('POST', '/api/v1/organizations/model-configurations', {
+      name,
+      llm: { provider_connection_uuid: llm, ...(model ? { settings: { model } } : {}) },
+      ...(builtinVoice ? { tts: { builtin: true, settings: { voice: builtinVoice } } } : {}),
+    })
+    setName(''); setModel('')
+    onCreated()
+  })
   const options = [{ value: '', label: 'Choose a model server' }, ...connections.map((item) => ({ value: item.uuid, label: item.name }))]
   return (
-    <form className="inline-form" onSubmit={submit} aria-labelledby="new-configuration-title">
+    <form className="inline-form" onSubmit={create} aria-labelledby="new-configuration-title">
       <h3 id="new-configuration-title">Add a configuration</h3>
       <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
       <Field label="LLM server" value={llm} onChange={setLlm} error={error} path={['llm', 'provider_connection_uuid']} required options={options} />
@@ -131,22 +119,16 @@ const PRICES = [
 function PriceCard() {
   const loaded = useLoad(() => api<{ price_card: Record<string, unknown> | null }>('GET', '/api/v1/organizations/price-card'), [])
   const [values, setValues] = useState<Record<string, string> | null>(null)
-  const [error, setError] = useState<ApiError | null>(null)
   const [saved, setSaved] = useState(false)
+  const { error, submit } = useSubmit()
   const shown = values ?? Object.fromEntries(Object.entries(loaded.data?.price_card ?? {}).map(([name, value]) => [name, String(value ?? '')]))
-  const save = async (event: FormEvent) => {
-    event.preventDefault()
-    setError(null)
+  const save = submit(async () => {
     setSaved(false)
     const body: Record<string, unknown> = {}
     for (const [name, value] of Object.entries(shown)) if (value !== '') body[name] = name === 'currency' ? value : Number(value)
-    try {
-      await api('PUT', '/api/v1/organizations/price-card', body)
-      setSaved(true)
-    } catch (caught) {
-      setError(caught as ApiError)
-    }
-  }
+    await api('PUT', '/api/v1/organizations/price-card', body)
+    setSaved(true)
+  })
   const set = (name: string) => (value: string) => setValues({ ...shown, [name]: value })
   return (
     <form className="card inline-form" onSubmit={save} aria-labelledby="price-card-title">

@@ -2,7 +2,7 @@ import { useRef, useState } from 'react'
 import { api, query } from '../api'
 import { useLiveEvents, type LiveRun } from '../events'
 import { href } from '../router'
-import { BarChart, Elapsed, Empty, Page, Show, StateBadge, useLoad } from '../ui'
+import { BarChart, Elapsed, Empty, Page, Show, StateBadge, Table, useLoad } from '../ui'
 
 const startOfToday = () => {
   const today = new Date()
@@ -51,10 +51,7 @@ function LiveCalls({ calls }: { calls: Map<number, LiveRun> | null }) {
   if (calls === null) return <p className="muted" role="status">Connecting to the live stream…</p>
   if (calls.size === 0) return <Empty title="No call in progress.">Calls appear here the moment they are placed or answered.</Empty>
   return (
-    <div className="table-wrap">
-      <table aria-live="polite">
-        <thead><tr><th scope="col">Agent</th><th scope="col">Number</th><th scope="col">Direction</th><th scope="col">State</th><th scope="col">Duration</th><th scope="col">Node</th></tr></thead>
-        <tbody>
+    <Table card={false} columns={['Agent', 'Number', 'Direction', 'State', 'Duration', 'Node']}>
           {[...calls.values()].map((run) => (
             <tr key={run.id} data-run-id={run.id}>
               <td><a href={href(`/runs/${run.workflow_id}/${run.id}`)}>{run.workflow_name}</a></td>
@@ -65,9 +62,7 @@ function LiveCalls({ calls }: { calls: Map<number, LiveRun> | null }) {
               <td>{run.current_node_id ?? '—'}</td>
             </tr>
           ))}
-        </tbody>
-      </table>
-    </div>
+    </Table>
   )
 }
 
@@ -122,8 +117,8 @@ export function CampaignProgress({ campaign, progress }: { campaign: { id: numbe
   return (
     <li>
       <a href={href(`/campaigns/${campaign.id}`)}>{campaign.name}</a> <StateBadge state={campaign.state} />
-      <progress max={Math.max(1, total)} value={done} aria-label={`${campaign.name}: ${done} of ${total} contacts done`} />
-      <span className="muted">{done} / {total}</span>
+      <progress max={Math.max(1, total)} value={Math.min(done, total)} aria-label={`${campaign.name}: ${done} dial attempts for ${total} contacts`} />
+      <span className="muted">{done} dial attempts · {total} contacts</span>
     </li>
   )
 }

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react'
 import { api, query } from '../api'
 import { href, navigate } from '../router'
-import { Empty, Field, formatDuration, Page, Show, Time, useLoad } from '../ui'
+import { Empty, Field, formatDuration, Page, Show, Table, Time, useLoad } from '../ui'
 
 /** The usage filters the page offers, as the fragment's parameters. */
 const FILTER_NAMES = ['agent', 'campaign', 'outcome', 'direction', 'channel', 'from', 'to', 'caller', 'called'] as const
@@ -41,11 +41,7 @@ const agentRunRow = (run: any): Row => ({
 
 function RunTable({ runs, caption }: { runs: Row[]; caption: string }) {
   return (
-    <div className="table-wrap card">
-      <table>
-        <caption className="muted">{caption}</caption>
-        <thead><tr><th scope="col">Run</th><th scope="col">Agent</th><th scope="col">When</th><th scope="col">Direction</th><th scope="col">Number</th><th scope="col">Outcome</th><th scope="col">Duration</th><th scope="col">Cost</th></tr></thead>
-        <tbody>
+    <Table caption={caption} columns={['Run', 'Agent', 'When', 'Direction', 'Number', 'Outcome', 'Duration', 'Cost']}>
           {runs.map((run) => (
             <tr key={run.id}>
               <td><a href={href(`/runs/${run.workflow_id}/${run.id}`)}>{run.name}</a></td>
@@ -58,9 +54,7 @@ function RunTable({ runs, caption }: { runs: Row[]; caption: string }) {
               <td>{run.cost === null ? '—' : `$${run.cost.toFixed(4)}`}</td>
             </tr>
           ))}
-        </tbody>
-      </table>
-    </div>
+    </Table>
   )
 }
 

@@ -1,7 +1,7 @@
-import { useState, type FormEvent } from 'react'
-import { api, ApiError } from '../api'
+import { useState } from 'react'
+import { api } from '../api'
 import { href } from '../router'
-import { Empty, ErrorNote, Field, Page, Show, StateBadge, useLoad } from '../ui'
+import { Empty, ErrorNote, Field, Page, Show, StateBadge, Table, useLoad, useSubmit } from '../ui'
 
 type UiField = { name: string; label: string; type: string; required: boolean; sensitive: boolean; description: string | null; placeholder: string | null; options: { value: string; label: string }[] | null }
 type Provider = { provider: string; display_name: string; fields: UiField[] }
@@ -24,10 +24,7 @@ export function Telephony({ params }: { params: URLSearchParams }) {
         {({ configurations: list }) => list.length === 0
           ? <Empty title="No telephony configuration yet.">Connect your PBX (Asterisk ARI) or a carrier below to place and answer calls.</Empty>
           : (
-            <div className="table-wrap card">
-              <table>
-                <thead><tr><th scope="col">Name</th><th scope="col">Provider</th><th scope="col">Connection</th><th scope="col">Numbers</th><th scope="col">Outbound</th></tr></thead>
-                <tbody>
+            <Table columns={['Name', 'Provider', 'Connection', 'Numbers', 'Outbound']}>
                   {list.map((config) => (
                     <tr key={config.id}>
                       <td><a href={href('/telephony', { numbers: config.id })}>{config.name}</a>{config.is_default_outbound ? <span className="muted"> (default)</span> : null}</td>
@@ -37,9 +34,7 @@ export function Telephony({ params }: { params: URLSearchParams }) {
                       <td>{config.is_ready_for_outbound ? 'ready' : config.outbound_blocked_reason ?? 'not ready'}</td>
                     </tr>
                   ))}
-                </tbody>
-              </table>
-            </div>
+            </Table>
           )}
       </Show>
       {numbersOf ? <PhoneNumbers configurationId={numbersOf} onChanged={configurations.reload} /> : null}
@@ -54,13 +49,11 @@ function NewConfiguration({ providers, onCreated }: { providers: Provider[]; onC
   const [providerName, setProviderName] = useState(providers[0]?.provider ?? '')
   const [name, setName] = useState('')
   const [values, setValues] = useState<Record<string, string>>({})
-  const [error, setError] = useState<ApiError | null>(null)
   const [saved, setSaved] = useState<string | null>(null)
+  const { error, submit } = useSubmit()
   const provider = providers.find((item) => item.provider === providerName)
   const fields = (provider?.fields ?? []).filter((field) => field.name !== 'provider' && field.type !== 'readonly')
-  const submit = async (event: FormEvent) => {
-    event.preventDefault()
-    setError(null)
+  const save = submit(async () => {
     setSaved(null)
     const config: Record<string, any> = { provider: providerName }
     for (const field of fields) {
@@ -68,18 +61,14 @@ function NewConfiguration({ providers, onCreated }: { providers: Provider[]; onC
       if (raw === undefined || raw === '') continue
       setPath(config, field.name, field.type === 'number' ? Number(raw) : field.type === 'boolean' ? raw === 'true' : field.type === 'string-array' ? raw.split(',').map((item) => item.trim()).filter(Boolean) : raw)
     }
-    try {
-      const created = await api('POST', '/api/v1/organizations/telephony-configs', { name, config })
-      setSaved(created.name ?? name)
-      setValues({})
-      setName('')
-      onCreated()
-    } catch (caught) {
-      setError(caught as ApiError)
-    }
-  }
+    const created = await api('POST', '/api/v1/organizations/telephony-configs', { name, config })
+    setSaved(created.name ?? name)
+    setValues({})
+    setName('')
+    onCreated()
+  })
   return (
-    <form className="card form" onSubmit={submit} aria-labelledby="new-telephony-title">
+    <form className="card form" onSubmit={save} aria-labelledby="new-telephony-title">
       <h2 id="new-telephony-title">Add a configuration</h2>
       <Field label="Provider" value={providerName} onChange={(value) => { setProviderName(value); setValues({}) }}
         options={providers.map((item) => ({ value: item.provider, label: item.display_name }))} />
@@ -113,28 +102,19 @@ function PhoneNumbers({ configurationId, onChanged }: { configurationId: number;
   const [address, setAddress] = useState('')
   const [label, setLabel] = useState('')
   const [inbound, setInbound] = useState('')
-  const [error, setError] = useState<ApiError | null>(null)
-  const add = async (event: FormEvent) => {
-    event.preventDefault()
-    setError(null)
-    try {
-      await api('POST', path, { address, ...(label ? { label } : {}), ...(inbound ? { inbound_workflow_id: Number(inbound) } : {}) })
-      setAddress(''); setLabel('')
-      numbers.reload()
-      onChanged()
-    } catch (caught) {
-      setError(caught as ApiError)
-    }
-  }
+  const { error, submit } = useSubmit()
+  const add = submit(async () => {
+    await api('POST', path, { address, ...(label ? { label } : {}), ...(inbound ? { inbound_workflow_id: Number(inbound) } : {}) })
+    setAddress(''); setLabel('')
+    numbers.reload()
+    onChanged()
+  })
   return (
     <section className="card" aria-labelledby="numbers-title">
       <h2 id="numbers-title">Phone numbers</h2>
       <Show loaded={numbers} what="phone numbers">
         {({ phone_numbers: list }) => list.length === 0 ? <Empty title="No phone number on this configuration.">Add one to answer its calls with an agent.</Empty> : (
-          <div className="table-wrap">
-            <table>
-              <thead><tr><th scope="col">Number</th><th scope="col">Label</th><th scope="col">Inbound agent</th><th scope="col">Caller id</th></tr></thead>
-              <tbody>
+          <Table card={false} columns={['Number', 'Label', 'Inbound agent', 'Caller id']}>
                 {list.map((number) => (
                   <tr key={number.id}>
                     <td>{number.address}</td>
@@ -143,9 +123,7 @@ function PhoneNumbers({ configurationId, onChanged }: { configurationId: number;
                     <td>{number.is_default_caller_id ? 'default' : ''}</td>
                   </tr>
                 ))}
-              </tbody>
-            </table>
-          </div>
+          </Table>
         )}
       </Show>
       <form className="inline-form" onSubmit={add} aria-labelledby="new-number-title">

@@ -1,6 +1,6 @@
-import { useState, type FormEvent } from 'react'
-import { api, ApiError } from '../api'
-import { Empty, ErrorNote, Field, Page, Show, StateBadge, Time, useLoad } from '../ui'
+import { useState } from 'react'
+import { api } from '../api'
+import { Empty, ErrorNote, Field, Page, Show, StateBadge, Table, Time, useLoad, useSubmit } from '../ui'
 
 /** The organization's tools (what agents may call) and credentials (secrets never shown back). */
 export function Tools() {
@@ -12,10 +12,7 @@ export function Tools() {
         <h2 id="tools-title">Tools</h2>
         <Show loaded={tools} what="tools">
           {(list) => list.length === 0 ? <Empty title="No tool yet.">Create tools with POST /api/v1/tools/ (HTTP requests, ending or transferring the call, a calculator); agents then call them by name.</Empty> : (
-            <div className="table-wrap">
-              <table>
-                <thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Function</th><th scope="col">State</th><th scope="col">Updated</th></tr></thead>
-                <tbody>
+            <Table card={false} columns={['Name', 'Kind', 'Function', 'State', 'Updated']}>
                   {list.map((tool) => (
                     <tr key={tool.tool_uuid}>
                       <td>{tool.name}</td>
@@ -25,9 +22,7 @@ export function Tools() {
                       <td><Time at={tool.updated_at} /></td>
                     </tr>
                   ))}
-                </tbody>
-              </table>
-            </div>
+            </Table>
           )}
         </Show>
       </section>
@@ -49,20 +44,14 @@ export function Tools() {
 function NewCredential({ onCreated }: { onCreated: () => void }) {
   const [name, setName] = useState('')
   const [token, setToken] = useState('')
-  const [error, setError] = useState<ApiError | null>(null)
-  const submit = async (event: FormEvent) => {
-    event.preventDefault()
-    setError(null)
-    try {
-      await api('POST', '/api/v1/credentials', { name, credential_type: 'bearer_token', credential_data: { token } })
-      setName(''); setToken('')
-      onCreated()
-    } catch (caught) {
-      setError(caught as ApiError)
-    }
-  }
+  const { error, submit } = useSubmit()
+  const create = submit(async () => {
+    await api('POST', '/api/v1/credentials', { name, credential_type: 'bearer_token', credential_data: { token } })
+    setName(''); setToken('')
+    onCreated()
+  })
   return (
-    <form className="inline-form" onSubmit={submit} aria-labelledby="new-credential-title">
+    <form className="inline-form" onSubmit={create} aria-labelledby="new-credential-title">
       <h3 id="new-credential-title">Add a bearer token</h3>
       <Field label="Credential name" value={name} onChange={setName} error={error} path={['name']} required />
       <Field label="Token" type="password" value={token} onChange={setToken} error={error} path={['credential_data', 'token']} required autoComplete="new-password" />
