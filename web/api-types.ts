@@ -1265,7 +1265,7 @@ export interface components {
             /** @description ARI password. */
             app_password: string;
             /**
-             * @description Connection name in websocket_client.conf used for external media.
+             * @description Not used: stored and shown only. Ringbase connects to each call's media WebSocket on Asterisk's HTTP server itself (chan_websocket in server mode), so websocket_client.conf needs no entry.
              * @default
              */
             ws_client_name: string;
@@ -2107,7 +2107,7 @@ export interface components {
             name: string;
             /** @enum {string} */
             provider: "openai" | "speaches" | "groq" | "openrouter";
-            /** @description Defaults to the provider's usual address; ends before /chat/completions. */
+            /** @description Defaults to the provider's usual address (speaches has none: its default port is Ringbase's, 8000); ends before /chat/completions. Never this Ringbase server. */
             base_url?: string;
             /** @description Sent as `Authorization: Bearer …`. A masked value as a GET shows it keeps the stored key. */
             api_key?: string | null;
