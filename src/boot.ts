@@ -3,11 +3,12 @@ import packageJson from '../package.json'
 import { applyCallReport } from './calls/outcomes'
 import { routeInboundCall } from './calls/inbound'
 import type { Config } from './config'
-import type { AppContext } from './context'
+import type { AppContext, ChangeEvent } from './context'
 import { openDatabase } from './db/open'
 import { resolveHostAddresses } from './egress/outbound'
 import { systemClock, type Clock } from './lib/clock'
 import { loadMasterKey } from './lib/encryption'
+import { createOrgEventBus } from './lib/org-event-bus'
 import { createLogger, type Logger } from './log'
 import { localObjectStore } from './storage/object-store'
 import { createTelephony } from './telephony/provider'
@@ -34,6 +35,7 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
     ari: null,
     objects: localObjectStore(join(config.dataDir, 'objects')),
     resolveHost: resolveHostAddresses,
+    events: createOrgEventBus<ChangeEvent>((error) => log.error({ err: error }, 'change event listener failed')),
   }
   registerCarriers(ctx)
   // Inbound calls of every provider (ARI's Stasis, carriers' answer webhooks) are routed here.

@@ -187,6 +187,10 @@ const TRIGGER_SCOPE = new Set([
   'POST /api/v1/public/agent/test/workflow/{workflow_uuid}',
   'GET /api/v1/workflow/{workflow_id}/runs',
   'GET /api/v1/workflow/{workflow_id}/runs/{run_id}',
+  // a browser session of the key (the console), and the changes of its runs as they happen
+  'GET /api/v1/auth/session',
+  'DELETE /api/v1/auth/session',
+  'GET /api/v1/events',
 ])
 
 describe('a trigger key reaches only what docs/api.md says', () => {
@@ -203,11 +207,11 @@ describe('a trigger key reaches only what docs/api.md says', () => {
     expect(wrong).toEqual([])
   })
 
-  test("health, the signed links and the carriers' signed webhooks are the operations that take no key", () => {
+  test("health, the signed links, the carriers' signed webhooks and signing in (which takes the key in its body) are the operations that take no key", () => {
     expect(operations.filter((operation) => operation.isPublic).map((operation) => operation.key).sort()).toEqual([
       'GET /api/v1/health', 'GET /api/v1/public/download/workflow/{token}/{artifact_type}', 'GET /api/v1/s3/download',
       'GET /api/v1/telephony/inbound/run', 'GET /api/v1/telephony/{provider}/answer/{run_id}', 'GET /api/v1/telephony/{provider}/inbound',
-      'GET /api/v1/telephony/{provider}/{callback}', 'POST /api/v1/telephony/inbound/run', 'POST /api/v1/telephony/{provider}/answer/{run_id}',
+      'GET /api/v1/telephony/{provider}/{callback}', 'POST /api/v1/auth/session', 'POST /api/v1/telephony/inbound/run', 'POST /api/v1/telephony/{provider}/answer/{run_id}',
       'POST /api/v1/telephony/{provider}/inbound', 'POST /api/v1/telephony/{provider}/{callback}', 'POST /api/v1/telephony/{provider}/{callback}/{run_id}',
       'PUT /api/v1/s3/upload',
     ])
