@@ -42,7 +42,7 @@ import type { Clock } from '../lib/clock'
 import type { ChatMessage, LlmClient, ModelRef, TokenUsage, ToolCall } from '../models/types'
 import type { WorkflowConfigurations } from '../runs/target'
 import { extractionMessages, extractionVariables, extractVariables, historyForExtraction, type ExtractionVariable } from './extraction'
-import { buildGraph, nodeFlag, nodeFunctions, nodeName, nodeText, unsupportedFeatureWarnings, type ConversationGraph, type NodeFunction } from './graph'
+import { buildGraph, nodeFlag, nodeFunctions, nodeName, nodeText, type ConversationGraph, type NodeFunction } from './graph'
 import {
   dispositionFields,
   type ConversationRecord,
@@ -210,7 +210,7 @@ export function createConversation(options: ConversationOptions): Conversation {
   const pendingExtractions = new Set<PendingExtraction>()
   const extracted: Record<string, unknown> = {}
   const gathered: Record<string, unknown> = { nodes_visited: [] as string[], extracted_variables: extracted }
-  const warnings = [...unsupportedFeatureWarnings(options.definition), ...toolWarnings(options.definition, options.tools?.byUuid ?? new Map(), canTransfer)]
+  const warnings = [...toolWarnings(options.definition, options.tools?.byUuid ?? new Map(), canTransfer)]
   const toolCalls: ToolCallLog[] = []
 
   const sinceStart = (at: number) => at - (startedAt ?? at)

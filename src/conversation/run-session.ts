@@ -46,7 +46,7 @@ import { isoNow } from '../lib/clock'
 import { isPlainObject } from '../lib/values'
 import type { LlmSwitch } from '../models/fallback'
 import { readPriceCard } from '../models/price-card'
-import { createRunClients, ModelResolutionError, resolveRunModels, runtimeConfiguration, storedOverrides, type RunClients } from '../models/resolve'
+import { createRunClients, ModelResolutionError, resolveRunModels, runtimeConfiguration, storedOverrides, type ResolvedService, type RunClients } from '../models/resolve'
 import type { ModelRef } from '../models/types'
 import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
 import { attachArtifact } from '../runs/artifacts'
@@ -173,6 +173,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
 
   let clients: RunClients
   let runtime: Record<string, unknown>
+  let embeddings: ResolvedService | null = null
   try {
     const agentPin = configurations.model_configuration_uuid
     const resolved = resolveRunModels(ctx, run.organizationId, {
@@ -180,6 +181,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
       agentConfigurationUuid: typeof agentPin === 'string' ? agentPin : null,
     })
     runtime = runtimeConfiguration(resolved)
+    embeddings = resolved.embeddings
     clients = await createRunClients(resolved, { voice: channel === 'voice', log, onSwitch })
   } catch (error) {
     if (!(error instanceof ModelResolutionError)) throw error
@@ -214,7 +216,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     clock: ctx.clock,
     idleRules: channel === 'voice',
     delayedStart: channel === 'voice',
-    tools: conversationTools(ctx, run.organizationId, definition, run.id),
+    tools: conversationTools(ctx, run.organizationId, definition, { id: run.id, embeddings }),
     transferCall: options.transferCall,
     awaitSpeechEnd: channel === 'voice',
     onEvent(event) {
