@@ -13,6 +13,7 @@ import { nearest, type DocumentVectors } from '../../src/knowledge/vector-index'
 import { createTestApp } from '../../test/support/app'
 import { startFakeModels } from '../../test/support/fake-models'
 import { inProcessClient, MIME, pdfWithPages, uploadDocument } from '../../test/support/knowledge'
+import { percentile, seededRandom } from './stats'
 
 const CHUNKS = Number(process.argv[2] ?? 100_000)
 const DIMENSION = Number(process.argv[3] ?? 768)
@@ -22,17 +23,11 @@ const TOP_K = 4
 const TARGET_P99_MS = 20
 const PAGES = 300
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0
 const round = (value: number) => Math.round(value * 100) / 100
 const mib = (bytes: number) => round(bytes / 1024 / 1024)
 
-let seed = 20261125
-const random = () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let value = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value
-  return ((value ^ (value >>> 14)) >>> 0) / 4294967296 - 0.5
-}
+const uniform = seededRandom(20261125)
+const random = () => uniform() - 0.5
 const unitVector = () => normalize(Float32Array.from({ length: DIMENSION }, random))
 
 async function benchSearch() {
