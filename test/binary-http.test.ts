@@ -12,12 +12,15 @@ const PURE_HTTP_SUITES = [
   'test/api/no-500.test.ts',
   'test/api/agents.test.ts',
   'test/api/request-limits.test.ts',
-  'test/api/host-routing.test.ts',
+  'test/security/host-routing.test.ts',
+  'test/security/token-redaction.test.ts',
+  'test/security/hostile-model-server.test.ts',
   'test/api/path-ids.test.ts',
   'test/api/telephony-secrets.test.ts',
   'test/api/upload-once.test.ts',
   'test/api/fuzz.test.ts',
   'test/security/isolation.test.ts',
+  'test/security/url-rules.test.ts',
 ]
 
 test('the pure HTTP suites pass against the compiled binary', () => {

@@ -20,6 +20,7 @@ import { transaction } from '../db/transaction'
 import { batchedTransaction } from '../db/batched-transaction'
 import { toolReferenceErrors } from '../tools/service'
 import { documentReferenceErrors } from '../knowledge/documents'
+import { hostNotWrittenOut } from '../egress/network-policy'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { modelConfigurationPinProblems } from '../models/configurations'
 import { preparedQuery } from '../db/prepared'
@@ -57,17 +58,26 @@ function checkToolReferences(ctx: AppContext, organizationId: number, definition
   if (errors.length > 0) throw definitionErrors('invalid', errors)
 }
 
-/** The node fields holding a URL that Ringbase sends requests to: webhook nodes' and the Start node's pre-call fetch. */
-const OUTBOUND_URL_FIELDS = ['endpoint_url', 'pre_call_fetch_url']
+/**
+ * The node fields holding a URL that Ringbase sends requests to: webhook nodes', the Start node's pre-call fetch and
+ * a QA node's own model server.
+ */
+const OUTBOUND_URL_FIELDS = ['endpoint_url', 'pre_call_fetch_url', 'qa_endpoint']
 
 /**
- * A webhook or pre-call fetch URL written to reach this server itself is refused on save and at publish (422); a name
- * that resolves to it is refused when the request is sent.
+ * A webhook, pre-call fetch or QA model URL must name its host as written (http(s), a host right after `//`, no
+ * placeholder in it), and one written to reach this server itself is refused, on save and at publish (422); a webhook
+ * or pre-call fetch name that resolves to it is refused when the request is sent.
  */
 function checkOutboundUrls(ctx: AppContext, definition: WorkflowDefinition): void {
-  const errors = definition.nodes.flatMap((node) => OUTBOUND_URL_FIELDS
-    .filter((field) => typeof node.data[field] === 'string' && namesThisServer(ctx, node.data[field]))
-    .map((field): DefinitionError => ({ kind: 'node', id: node.id, field: `data.${field}`, message: THIS_SERVER_MESSAGE })))
+  const problem = (url: unknown): string | null => {
+    if (typeof url !== 'string' || url === '') return null
+    return hostNotWrittenOut(url) ?? (namesThisServer(ctx, url) ? THIS_SERVER_MESSAGE : null)
+  }
+  const errors = definition.nodes.flatMap((node) => OUTBOUND_URL_FIELDS.flatMap((field): DefinitionError[] => {
+    const message = problem(node.data[field])
+    return message ? [{ kind: 'node', id: node.id, field: `data.${field}`, message }] : []
+  }))
   if (errors.length > 0) throw definitionErrors('invalid', errors)
 }
 

@@ -63,6 +63,19 @@ export function releaseHeldDeliveries(ctx: AppContext, runId?: number): void {
     .where(and(eq(webhookDeliveries.state, 'held'), runId === undefined ? undefined : eq(webhookDeliveries.runId, runId))).run()
 }
 
+/**
+ * Scheme, host and port of the URL, as tool logs show it: a run's log is read by trigger-scope keys too, and a webhook
+ * URL's path and query often carry a secret. Null when it is not a URL.
+ */
+function originOf(url: string): string | null {
+  try {
+    const { protocol, host } = new URL(url)
+    return `${protocol}//${host}`
+  } catch {
+    return null
+  }
+}
+
 type Attempt = { delivery: WebhookDeliveryRow; verdict: DeliveryVerdict; status: number | null; url: string; nodeName: string; signed: boolean }
 
 function recordAttempt(ctx: AppContext, { delivery, verdict, status, url, nodeName: name, signed }: Attempt): void {
@@ -75,7 +88,7 @@ function recordAttempt(ctx: AppContext, { delivery, verdict, status, url, nodeNa
     node_name: name,
     attempt: delivery.attempts,
     at: new Date(now).toISOString(),
-    url,
+    url: originOf(url),
     status_code: status,
     signed,
     outcome: verdict.kind,

@@ -79,3 +79,28 @@ export function targetsAppliance(url: URL, resolved: readonly string[], applianc
   }
   return candidates.some((candidate) => candidate === listen || (isLoopback(listen) && candidate === 'localhost'))
 }
+
+/**
+ * Whether `url` reaches this machine at all (any port): a loopback or unspecified address, or an address of one of its
+ * interfaces, written or among `resolved` (the addresses its host name resolves to).
+ */
+export function reachesThisMachine(url: URL, resolved: readonly string[]): boolean {
+  const local = localAddresses()
+  return [url.hostname, ...resolved].map(reachedAddress).some((candidate) => isLoopback(candidate) || local.has(candidate))
+}
+
+/** Scheme and authority as written: the authority ends at the first `/`, `?`, `#` or `\\` (URL parsers read `\\` as `/`). */
+const WRITTEN_AUTHORITY = /^(https?):\/\/([^/?#\\]*)/i
+
+/**
+ * Why `url` does not name its host as written, else null: http(s), a host right after `//`, no placeholder in it.
+ * A host a template fills, or an empty authority (`http:///{{host}}:18912/x`, which URL parsers read as the host
+ * `{{host}}`), would let the call's data pick where the request, and the credential it carries, go.
+ */
+export function hostNotWrittenOut(url: string): string | null {
+  const authority = WRITTEN_AUTHORITY.exec(url)
+  if (!authority) return 'the URL must start with http:// or https://'
+  if (authority[2].includes('{{')) return 'the URL\'s host cannot be a placeholder: write it out'
+  if (authority[2] === '') return 'the URL needs a host right after //'
+  return null
+}

@@ -194,12 +194,16 @@ export function validateDestination(value: string, provider: string, rules: Dest
     if (!rules.rawDialStrings) return RAW_DIAL_STRING_REFUSED
     if (DIAL_STRING.test(value)) return null
   }
-  if (isSipUri(value)) return null
+  if (isSipUri(value)) return rules.rawDialStrings ? null : SIP_URI_REFUSED
   return rules.rawDialStrings
     ? 'must be an E.164 number, an extension (digits, * and #), a SIP URI (sip:user@host[:port]) '
       + 'or a dial string starting with PJSIP/, SIP/, IAX2/, Local/ or DAHDI/'
-    : 'must be an E.164 number, an extension (digits, * and #) or a SIP URI (sip:user@host[:port])'
+    : 'must be an E.164 number or an extension (digits, * and #); SIP URIs and raw dial strings need allow_raw_dial_strings on the ARI configuration'
 }
+
+// The host of `sip:user@host` becomes the PJSIP endpoint (or SIP server) dialled: the destination would pick the trunk.
+const SIP_URI_REFUSED = 'must be a number or an extension, dialled through the configuration\'s dial_string_template: a SIP URI names '
+  + 'the endpoint or trunk to dial, so it needs allow_raw_dial_strings on the ARI configuration'
 
 const RAW_DIAL_STRING_REFUSED = 'must be a number, an extension or a SIP URI, dialled through the configuration\'s dial_string_template: '
   + 'raw dial strings (PJSIP/, SIP/, IAX2/, Local/, DAHDI/) need allow_raw_dial_strings on the ARI configuration'
@@ -216,10 +220,11 @@ export function validateDialStringTemplate(template: string): string | null {
 
 /**
  * The ARI `endpoint` to originate for a destination that passes `validateDestination(…, 'ari', rules)`.
- * A destination carrying a channel technology is dialled as written (only when `rules` allow raw dial strings); anything
- * else replaces every `{number}` in the template. A `sip:`/`sips:` URI is substituted without its scheme, so the default `PJSIP/{number}` yields chan_pjsip's
- * `PJSIP/user@endpoint` form (the URI's host names a PJSIP endpoint); to reach arbitrary SIP hosts an admin sets a
- * template such as `PJSIP/mytrunk/sip:{number}`.
+ * Without raw dial strings only numbers and extensions (`+`, digits, `*`, `#`: nothing Asterisk reads as a separator,
+ * an endpoint or a trunk) replace every `{number}` in the template. With them, a destination carrying a channel
+ * technology is dialled as written, and a `sip:`/`sips:` URI is substituted without its scheme, so the default
+ * `PJSIP/{number}` yields chan_pjsip's `PJSIP/user@endpoint` form (the URI's host names a PJSIP endpoint); to reach
+ * arbitrary SIP hosts an admin sets a template such as `PJSIP/mytrunk/sip:{number}`.
  */
 export function buildAriDialString(destination: string, template: string = DEFAULT_DIAL_STRING_TEMPLATE, rules: DestinationRules = NO_RAW_DIAL_STRINGS): string {
   const problem = validateDestination(destination, ARI_PROVIDER, rules)

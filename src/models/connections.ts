@@ -3,6 +3,8 @@ import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { modelConfigurationConnections, modelConfigurations, providerConnections, type ProviderConnectionRow } from '../db/schema'
 import { translateUniqueViolations } from '../db/tables'
+import { applianceAddress, namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
+import { bareHost, reachesThisMachine, targetsAppliance } from '../egress/network-policy'
 import { decryptSecret, encryptSecret } from '../lib/encryption'
 import { conflict, invalid, notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
@@ -62,7 +64,7 @@ export function connectionOf(ctx: AppContext, row: ProviderConnectionRow): Model
   }
 }
 
-function baseUrlProblem(baseUrl: string): string | null {
+function baseUrlProblem(ctx: AppContext, baseUrl: string): string | null {
   let url: URL
   try {
     url = new URL(baseUrl)
@@ -71,13 +73,19 @@ function baseUrlProblem(baseUrl: string): string | null {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'base_url must be an http or https URL'
   if (url.username || url.password) return 'base_url must not carry credentials: use api_key'
-  if (url.search || url.hash) return 'base_url must not have a query or fragment'
+  // An empty query or fragment (`…/admin?`) parses to none, yet would swallow the path every request appends.
+  if (/[?#]/.test(baseUrl)) return 'base_url must not have a query or fragment'
+  if (namesThisServer(ctx, baseUrl)) return `base_url: ${THIS_SERVER_MESSAGE}`
   return null
 }
 
-function connectionProblems(provider: ModelProvider, baseUrl: string, apiKey: string | null, sent: { base_url?: string; api_key?: string | null }): ValidationItem[] {
+function connectionProblems(
+  ctx: AppContext, provider: ModelProvider, baseUrl: string | null, apiKey: string | null, sent: { base_url?: string; api_key?: string | null },
+): ValidationItem[] {
   const items: ValidationItem[] = []
-  const urlProblem = baseUrlProblem(baseUrl)
+  const urlProblem = baseUrl === null
+    ? `${provider} has no usual address (speaches listens on port 8000 by default, as Ringbase does): give the base_url of your server`
+    : baseUrlProblem(ctx, baseUrl)
   if (urlProblem) items.push(valueError(['body', 'base_url'], urlProblem, sent.base_url ?? baseUrl))
   if (!apiKey && MODEL_PROVIDERS[provider].apiKey === 'required') {
     items.push(valueError(['body', 'api_key'], `${provider} connections need an API key`, sent.api_key ?? null))
@@ -105,10 +113,11 @@ export const getConnection = (ctx: AppContext, organizationId: number, uuid: str
 
 export function createConnection(ctx: AppContext, organizationId: number, body: CreateInput): View {
   const provider = body.provider as ModelProvider
-  const baseUrl = withoutTrailingSlash(body.base_url ?? MODEL_PROVIDERS[provider].defaultBaseUrl)
+  const sentOrDefault = body.base_url ?? MODEL_PROVIDERS[provider].defaultBaseUrl
+  const baseUrl = sentOrDefault === null ? null : withoutTrailingSlash(sentOrDefault)
   const apiKey = body.api_key || null
-  const items = connectionProblems(provider, baseUrl, apiKey, body)
-  if (items.length > 0) throw invalid(items)
+  const items = connectionProblems(ctx, provider, baseUrl, apiKey, body)
+  if (items.length > 0 || baseUrl === null) throw invalid(items)
   const now = isoNow(ctx.clock)
   const row = writeConnection(body.name, () => ctx.db.insert(providerConnections).values({
     uuid: crypto.randomUUID(),
@@ -131,7 +140,7 @@ export function updateConnection(ctx: AppContext, organizationId: number, uuid: 
   const stored = row.sealedApiKey === null ? null : decryptSecret(ctx.masterKey, row.sealedApiKey)
   const apiKey = body.api_key === undefined || (stored !== null && body.api_key === maskSecret(stored)) ? stored : body.api_key || null
   const baseUrl = body.base_url === undefined ? row.baseUrl : withoutTrailingSlash(body.base_url)
-  const items = connectionProblems(row.provider, baseUrl, apiKey, body)
+  const items = connectionProblems(ctx, row.provider, baseUrl, apiKey, body)
   // The stored key would go, as credentials, to an address the request names.
   if (stored !== null && apiKey === stored && body.api_key !== stored && baseUrl !== row.baseUrl) {
     items.push(valueError(['body', 'api_key'], 'base_url changes: send the api_key again in clear (a stored key never follows a new address)', body.api_key ?? null))
@@ -160,13 +169,31 @@ export function deleteConnection(ctx: AppContext, organizationId: number, uuid: 
   ctx.log.info({ organizationId, connection: uuid }, 'provider connection deleted')
 }
 
-/** Asks the server for its model list: what it found, or the error (its message never contains the key). */
+/** Where a connection's server is, as the check must know it: this Ringbase server itself, elsewhere on this machine, or not. */
+async function whereServerIs(ctx: AppContext, baseUrl: string): Promise<'this_server' | 'this_machine' | 'elsewhere'> {
+  const url = new URL(baseUrl)
+  const resolved = await ctx.resolveHost(bareHost(url.hostname)).catch(() => [])
+  if (targetsAppliance(url, resolved, applianceAddress(ctx))) return 'this_server'
+  return reachesThisMachine(url, resolved) ? 'this_machine' : 'elsewhere'
+}
+
+/**
+ * Asks the server for its model list: what it found, or the error (its message never contains the key). For a server
+ * on this machine the error does not tell a refused connection from an answer (the reason is in the server's log): the
+ * check must not tell a caller which of this machine's ports are open. This Ringbase server itself is never asked.
+ */
 export async function checkConnection(ctx: AppContext, organizationId: number, uuid: string): Promise<Static<typeof ProviderConnectionCheck>> {
   const row = requireConnectionRow(ctx, organizationId, uuid)
+  const where = await whereServerIs(ctx, row.baseUrl)
+  if (where === 'this_server') return { ok: false, models: [], error: THIS_SERVER_MESSAGE }
   try {
     return { ok: true, models: await listModels(connectionOf(ctx, row)), error: null }
   } catch (error) {
     ctx.log.info({ organizationId, connection: uuid, err: error }, 'provider connection check failed')
-    return { ok: false, models: [], error: error instanceof Error ? error.message : String(error) }
+    const reason = error instanceof Error ? error.message : String(error)
+    return { ok: false, models: [], error: where === 'this_machine' ? ON_THIS_MACHINE_FAILED : reason }
   }
 }
+
+const ON_THIS_MACHINE_FAILED = 'No model list from this server. It is on this machine, so why (not listening, or the answer) is told only '
+  + 'in the Ringbase log, not to API callers'

@@ -90,6 +90,13 @@ export async function handleInboundWebhook(ctx: AppContext, provider: CarrierNam
   const { id: configurationId, credentials } = verified!
 
   const existing = runByProviderCallId(ctx, driver.provider, start.providerCallId)
+  // Call ids are the carrier's, unique across its accounts: one already held by another configuration's run is named by
+  // a webhook that this configuration's secret signs but that is not about its call. Never that run, never a second run,
+  // and no command to the carrier about a call that is not this configuration's (Telnyx rejects by command).
+  if (existing && existing.telephonyConfigurationId !== configurationId) {
+    ctx.log.warn({ provider: driver.provider, configurationId, runId: existing.id }, 'inbound webhook names the call of another telephony configuration: refused')
+    return driver.refuse ? driver.refuse('inbound') : acknowledge()
+  }
   if (existing) {
     // The carrier asked again for the same call (a retried webhook): same answer, no second run.
     if (existing.state !== 'initialized') return reject(ctx, driver, credentials, start, 'run already started')

@@ -12,7 +12,7 @@ import {
 import { getConfigCredentials } from './configurations'
 import type { CarrierMediaTransport } from '../voice/carrier-media'
 import type { MediaTransport } from '../voice/media-transport'
-import { recordedTransfer, verifiedRun } from './status-callbacks'
+import { applyStatusUpdate, recordedTransfer, verifiedRun } from './status-callbacks'
 
 /**
  * Transfers of carrier calls, one flow for every carrier whose driver has `transfer`: the agent's last words are heard,
@@ -103,6 +103,9 @@ export function transferAddress(destination: string): TransferAddress | null {
   return isSipUri(destination) ? { type: 'sip', address: destination } : null
 }
 
+/** The run's own number: the one its outbound call came from, or the one its inbound call was made to. */
+const ownNumber = (run: WorkflowRunRow): string | null => (run.callType === 'inbound' ? run.calledNumber : run.callerNumber)
+
 /** Takes a stream opened for a run whose caller is coming back from a failed transfer; null when none is expected. */
 export function returningCaller(ctx: AppContext, runId: number): ((transport: CarrierMediaTransport) => void) | null {
   const pending = pendingTransfers(ctx).get(runId)
@@ -131,6 +134,7 @@ export async function transferCarrierCall(
   const links = callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId })
   const request: CarrierTransferRequest = {
     destination: address, timeoutSeconds, eventsUrl: `${links.publicUrl}/api/v1/telephony/${driver.provider}/${TRANSFER_CALLBACK}/${run.id}`,
+    callerId: ownNumber(run),
   }
   let resolveOutcome!: (outcome: CallTransferResult) => void
   const outcome = new Promise<CallTransferResult>((resolve) => { resolveOutcome = resolve })
@@ -225,7 +229,7 @@ function endTransferredCall(ctx: AppContext, run: WorkflowRunRow, event: Extract
 export function handleTransferCallback(ctx: AppContext, driver: CarrierDriver, runId: number, webhook: WebhookRequest): WebhookAnswer {
   if (!driver.transfer) throw notFound('Unknown telephony webhook')
   const { run, credentials } = verifiedRun(ctx, driver, runById(ctx, runId), webhook)
-  const event = driver.transfer.parseEvent(webhook)
+  const event = driver.transfer.parseEvent(webhook, run.providerCallId)
   const pending = pendingTransfers(ctx).get(run.id)
   ctx.log.info({ provider: driver.provider, runId: run.id, event: event?.kind, status: event?.providerStatus, waiting: pending !== undefined }, 'carrier transfer event')
   const hangUp = () => driver.refuse?.('outbound') ?? acknowledge()
@@ -238,7 +242,12 @@ export function handleTransferCallback(ctx: AppContext, driver: CarrierDriver, r
     case 'answered':
       recordConnected(ctx, run, pending)
       return acknowledge()
+    case 'caller':
+      applyStatusUpdate(ctx, driver, run, driver.parseStatus(webhook) ?? { status: null, providerStatus: event.providerStatus })
+      return acknowledge()
     case 'ended': {
+      // Not the outcome yet: an unanswered leg's own failure event follows, and the caller's call must go on till then.
+      if (event.failureFollows && !event.failure && !event.answered && !recordedTransfer(run.logs)) return acknowledge()
       // A leg that ends while the transfer waits, and that neither this event nor an earlier one says was answered, failed.
       const failure = event.failure ?? (!event.answered && pending && !pending.settled ? 'failed' : null)
       if (failure) {

@@ -86,8 +86,12 @@ export const escapeXml = (value: string) =>
 /** A transfer's destination as carriers take it: a number or a SIP URI. */
 export type TransferAddress = { type: 'number' | 'sip'; address: string }
 
-/** What a carrier is asked to do for a transfer; `eventsUrl` is where it reports the destination's leg. */
-export type CarrierTransferRequest = { destination: TransferAddress; timeoutSeconds: number; eventsUrl: string }
+/**
+ * What a carrier is asked to do for a transfer; `eventsUrl` is where it reports the destination's leg. `callerId`: the
+ * run's own number (the one it called from, or was called at), shown to the destination; carriers want one of the
+ * account's numbers there.
+ */
+export type CarrierTransferRequest = { destination: TransferAddress; timeoutSeconds: number; eventsUrl: string; callerId: string | null }
 
 /** What a transfer webhook says about the destination's leg. */
 export type TransferEvent =
@@ -95,11 +99,24 @@ export type TransferEvent =
   /**
    * The destination's leg is over: `failure` when the carrier says it never connected. `answered`: the event itself says
    * the destination answered (Twilio's DialCallStatus `completed`); otherwise only an earlier `answered` event makes it
-   * a connected leg's end (after talking for `talkSeconds`, when said), and a leg that ends unanswered failed.
+   * a connected leg's end (after talking for `talkSeconds`, when said), and a leg that ends unanswered failed, unless
+   * `failureFollows`: the carrier sends this for unanswered legs too, with their failure in an event of its own.
    */
-  | { kind: 'ended'; failure: TransferFailureReason | null; answered: boolean; talkSeconds?: number; providerStatus: string }
+  | { kind: 'ended'; failure: TransferFailureReason | null; answered: boolean; talkSeconds?: number; providerStatus: string; failureFollows?: true }
   /** The carrier asks what to do with the caller now (Plivo fetches the transfer URL): answered with `instructions`. */
   | { kind: 'instructions'; providerStatus: string }
+  /** An event about the caller's own call that reached the transfer URL (Telnyx): a status callback of the run. */
+  | { kind: 'caller'; providerStatus: string }
+
+/**
+ * The end of a leg that the carrier reports for unanswered legs too (Vonage's `completed`, Plivo's DialAction `hangup`):
+ * only a positive talk time says the destination answered; otherwise the leg's failure comes in an event of its own.
+ */
+export function legEnded(providerStatus: string, duration: unknown): TransferEvent {
+  const talkSeconds = Number(duration)
+  const talked = Number.isFinite(talkSeconds) && talkSeconds > 0
+  return { kind: 'ended', failure: null, answered: talked, providerStatus, failureFollows: true, ...(talked ? { talkSeconds } : {}) }
+}
 
 /**
  * A carrier's own transfer: the caller's call is handed to the destination by the carrier, which reports the
@@ -108,7 +125,8 @@ export type TransferEvent =
  */
 export type CarrierTransfer = {
   start(ctx: AppContext, credentials: Credentials, providerCallId: string, request: CarrierTransferRequest): Promise<void>
-  parseEvent(request: WebhookRequest): TransferEvent | null
+  /** `callerCallId`: the carrier's id of the run's own call, to tell its events from the destination leg's. */
+  parseEvent(request: WebhookRequest, callerCallId: string | null): TransferEvent | null
   /** The markup that rings the destination, for carriers that fetch it (`instructions`). */
   instructions?(request: CarrierTransferRequest): WebhookAnswer
 }

@@ -1,3 +1,4 @@
+import { hostNotWrittenOut } from '../egress/network-policy'
 import { ARI_PROVIDER, validateDestination } from '../lib/phone'
 import { valueError, type Loc, type ValidationItem } from '../lib/validation'
 import type {
@@ -96,10 +97,9 @@ function httpConfig(config: Input<'http_api'>, at: At, fail: Fail): HttpApiConfi
 
 /** http(s), no credentials in it, and a host written out (placeholders only after it), so the allow-list means something. */
 function checkUrl(url: string, loc: Loc, fail: Fail) {
-  const authority = /^(https?):\/\/([^/?#]*)/i.exec(url)
-  if (!authority) return fail(loc, 'the URL must start with http:// or https://', url)
-  if (authority[2].includes('{{')) return fail(loc, 'the URL\'s host cannot be a placeholder: write it out', url)
-  if (authority[2].includes('@')) return fail(loc, 'the URL cannot carry credentials: use credential_uuid', url)
+  const hostProblem = hostNotWrittenOut(url)
+  if (hostProblem) return fail(loc, hostProblem, url)
+  if (/^https?:\/\/[^/?#\\]*@/i.test(url)) return fail(loc, 'the URL cannot carry credentials: use credential_uuid', url)
   try {
     new URL(url.replace(PLACEHOLDER, 'x'))
   } catch {

@@ -128,13 +128,13 @@ describe('create', () => {
     expect(t.ctx.sqlite.query('SELECT count(*) AS n, max(row_number) AS last FROM campaign_contacts WHERE campaign_id = ?').get(accepted.body.id)).toEqual({ n: 150, last: 151 })
   })
 
-  test('ARI campaigns accept extensions and SIP URIs, raw dial strings when the configuration allows them; carrier campaigns require E.164', async () => {
+  test('ARI campaigns accept numbers and extensions, SIP URIs and raw dial strings when the configuration allows them; carrier campaigns require E.164', async () => {
     const workflowId = await createAgent(t)
     const ariId = await createAriConfiguration(t)
     const pbx = await uploadCsv(t, csvOf(['phone_number'], [['1001'], ['sip:alice@pbx.local'], ['PJSIP/2002'], ['+14155550100']]))
     const refused = await createCampaign({ workflow_id: workflowId, source_id: pbx })
     expect(refused.status).toBe(400)
-    expect(refused.body.detail).toStartWith('Invalid phone numbers in rows: 4.')
+    expect(refused.body.detail).toStartWith('Invalid phone numbers in rows: 3, 4.')
     expect(refused.body.detail).toContain('allow_raw_dial_strings')
     const allowed = await t.request('PUT', `/api/v1/organizations/telephony-configs/${ariId}`, { body: { config: { allow_raw_dial_strings: true } } })
     expect(allowed.body.credentials.allow_raw_dial_strings).toBe(true)

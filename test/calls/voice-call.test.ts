@@ -1,18 +1,14 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { routeInboundCall } from '../../src/calls/inbound'
-import { createVoiceConversations } from '../../src/calls/voice'
-import { systemClock } from '../../src/lib/clock'
 import { decodeWav } from '../../src/lib/wav'
-import { startAriManager } from '../../src/telephony/ari/manager'
 import { ulawToPcm16 } from '../../src/voice/g711'
 import { loudestWindow, rms, toneAmplitude } from '../support/audio'
-import { createTestApp, type TestApp } from '../support/app'
-import { startFakeAri, type FakeAri } from '../support/fake-ari'
+import type { TestApp } from '../support/app'
+import { startAriVoiceApp, type AriVoiceApp } from '../support/ari-voice-app'
+import type { FakeAri } from '../support/fake-ari'
 import type { FakeMediaChannel } from '../support/fake-ari-media'
-import { callTool, say, startFakeModels, type FakeModels } from '../support/fake-models'
+import { callTool, say, type FakeModels } from '../support/fake-models'
 import { addPhoneNumber, createConfiguration } from '../support/telephony'
 import { answeringMachine, callerSpeech, concatPcm, silence8k } from '../support/voice'
-import { configureFakeVoiceModels } from '../support/voice-models'
 import { createVoiceAgent, GREETING, marksProcessed, placeCall, runDetail, turnsOf, untilWritten } from '../support/voice-calls'
 import { waitFor } from '../support/wait'
 
@@ -27,28 +23,13 @@ let t: TestApp
 let fake: FakeAri
 let models: FakeModels
 let configurationId: number
+let app: AriVoiceApp
 
 beforeAll(async () => {
-  // conversations run on real time (idle timers, turn times)
-  t = createTestApp({ clock: systemClock })
-  models = startFakeModels()
-  fake = await startFakeAri()
-  await configureFakeVoiceModels(t, models)
-  startAriManager(t.ctx, {
-    events: { backoff: { baseMs: 2, capMs: 10 } },
-    conversation: createVoiceConversations(t.ctx, { pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100 } }),
-    inbound: (call) => routeInboundCall(t.ctx, call),
-  })
-  const config = await createConfiguration(t, 'pbx', { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass', allow_raw_dial_strings: true }, { isDefaultOutbound: true })
-  configurationId = config.id
-  await waitFor('ARI connected', () => t.ctx.ariConnected(configurationId))
+  app = await startAriVoiceApp({ allow_raw_dial_strings: true })
+  ;({ t, fake, models, configurationId } = app)
 })
-afterAll(async () => {
-  await t.ctx.ari!.stop()
-  await fake.close()
-  models.stop()
-  t.close()
-})
+afterAll(() => app.stop())
 beforeEach(() => {
   models.reset()
   models.transcription.handler = () => ({ text: '' })

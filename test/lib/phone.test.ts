@@ -96,11 +96,18 @@ describe('validateDestination', () => {
     '1001',
     '*97',
     '#1',
+  ])('ari accepts %p', (value) => {
+    expect(validateDestination(value, 'ari')).toBeNull()
+  })
+
+  test.each([
     'sip:alice@example.com',
     'sips:Alice.Smith@pbx.example.com:5061',
     'SIP:1001@pbx',
-  ])('ari accepts %p', (value) => {
-    expect(validateDestination(value, 'ari')).toBeNull()
+    'sip:0044912345678@intl-trunk',
+  ])('ari takes the SIP URI %p (its host picks the endpoint or trunk) only when the configuration allows raw dial strings', (value) => {
+    expect(validateDestination(value, 'ari')).toContain('allow_raw_dial_strings')
+    expect(validateDestination(value, 'ari', { rawDialStrings: true })).toBeNull()
   })
 
   const RAW_DIAL_STRINGS = [
@@ -186,9 +193,11 @@ describe('buildAriDialString', () => {
     }
   })
 
-  test('a SIP URI is substituted without its scheme', () => {
-    expect(buildAriDialString('sip:alice@office-pbx')).toBe('PJSIP/alice@office-pbx')
-    expect(buildAriDialString('SIPS:bob@example.com:5061', 'PJSIP/mytrunk/sip:{number}')).toBe('PJSIP/mytrunk/sip:bob@example.com:5061')
+  test('a SIP URI is substituted without its scheme when raw dial strings are allowed, refused otherwise', () => {
+    const raw = { rawDialStrings: true }
+    expect(buildAriDialString('sip:alice@office-pbx', undefined, raw)).toBe('PJSIP/alice@office-pbx')
+    expect(buildAriDialString('SIPS:bob@example.com:5061', 'PJSIP/mytrunk/sip:{number}', raw)).toBe('PJSIP/mytrunk/sip:bob@example.com:5061')
+    expect(() => buildAriDialString('sip:0044912345678@intl-trunk')).toThrow('allow_raw_dial_strings')
   })
 
   test('refuses unsafe destinations and templates without {number}', () => {

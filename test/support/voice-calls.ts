@@ -37,10 +37,13 @@ export async function createVoiceAgent(t: HttpClient, options: { start?: Json; c
 
 export type PlacedCall = { runId: number; callId: string; media: FakeMediaChannel }
 
-/** Starts a call through the agent's trigger and resolves once its media leg is connected. One call at a time. */
-export async function placeCall(t: HttpClient, fake: FakeAri, agent: VoiceAgent, initialContext: Json = {}): Promise<PlacedCall> {
+/**
+ * Starts a call through the agent's trigger and resolves once its media leg is connected. One call at a time.
+ * `phoneNumber`: CALLEE as a raw dial string, or a number the configuration's template turns into a fake scenario.
+ */
+export async function placeCall(t: HttpClient, fake: FakeAri, agent: VoiceAgent, initialContext: Json = {}, phoneNumber = CALLEE): Promise<PlacedCall> {
   const requestsBefore = fake.requests.length
-  const response = await t.request('POST', `/api/v1/public/agent/${agent.triggerPath}`, { body: { phone_number: CALLEE, initial_context: initialContext } })
+  const response = await t.request('POST', `/api/v1/public/agent/${agent.triggerPath}`, { body: { phone_number: phoneNumber, initial_context: initialContext } })
   expect(response.status, response.text).toBe(200)
   const originated = () => fake.requests.slice(requestsBefore).find((request) => request.method === 'POST' && request.path === '/ari/channels')
   await waitFor('the call originated', () => originated() !== undefined, 5_000)

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context'
 import { basicAuth, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
 import {
-  escapeXml, hmac, sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart,
+  escapeXml, hmac, legEnded, sameText, xmlAnswer, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart,
   type StatusUpdate, type TransferEvent, type Verdict, type WebhookRequest, timeLimitField } from '../carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../providers'
@@ -106,24 +106,28 @@ function parseStatus(webhook: WebhookRequest): StatusUpdate | null {
 const DIAL_FAILURES: Record<string, TransferFailureReason> = { busy: 'busy', 'no-answer': 'no_answer', timeout: 'no_answer', cancel: 'failed', failed: 'failed' }
 
 /**
- * A transfer moves the call (its A leg) to the transfer URL, which answers with <Dial>: its callbackUrl says when the
- * destination answered (DialAction `answer`), its action URL how the dial ended (DialStatus, DialBLegDuration).
+ * A transfer moves the call (its A leg) to the transfer URL, which answers <Dial>. Its callbackUrl says when the
+ * destination answered (DialAction `answer`) and when its leg hung up (DialAction `hangup`, with DialBLegDuration: the
+ * talk time); its action URL how the dial ended (DialStatus: completed, busy, no-answer, timeout, failed; Vobiz also
+ * cancel), without a duration.
  */
 function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
   const { DialStatus: dialStatus, DialAction: dialAction, DialBLegDuration: duration } = webhook.params
-  if (dialStatus === 'completed') {
-    return { kind: 'ended', failure: null, answered: true, providerStatus: dialStatus, ...(duration ? { talkSeconds: Number(duration) } : {}) }
-  }
+  if (dialStatus === 'completed') return { kind: 'ended', failure: null, answered: true, providerStatus: dialStatus }
   if (dialStatus) return { kind: 'ended', failure: DIAL_FAILURES[dialStatus] ?? 'failed', answered: false, providerStatus: dialStatus }
   if (dialAction === 'answer') return { kind: 'answered', providerStatus: dialAction }
+  // An unanswered leg hangs up too (duration 0): the action's DialStatus says why.
+  if (dialAction === 'hangup') return legEnded(`hangup:${webhook.params.DialBLegHangupCause ?? 'unknown'}`, duration)
   return dialAction ? null : { kind: 'instructions', providerStatus: webhook.params.CallStatus ?? 'transfer' }
 }
 
+/** The <Dial> of a transfer; `callerId` shows the run's own number (without it, Vobiz warns, the B leg may fail). */
 function transferDial(transfer: CarrierTransferRequest) {
   const url = escapeXml(transfer.eventsUrl)
   const { type, address } = transfer.destination
   const noun = type === 'sip' ? `<User>${escapeXml(address)}</User>` : `<Number>${escapeXml(bareNumber(address))}</Number>`
-  return xmlAnswer(`<Response><Dial timeout="${transfer.timeoutSeconds}" action="${url}" method="POST" callbackUrl="${url}" callbackMethod="POST">${noun}</Dial></Response>`)
+  const callerId = transfer.callerId ? ` callerId="${escapeXml(bareNumber(transfer.callerId))}"` : ''
+  return xmlAnswer(`<Response><Dial timeout="${transfer.timeoutSeconds}"${callerId} action="${url}" method="POST" callbackUrl="${url}" callbackMethod="POST">${noun}</Dial></Response>`)
 }
 
 function applicationCarrier(variant: Variant): CarrierDriver {

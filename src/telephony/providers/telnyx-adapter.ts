@@ -108,11 +108,16 @@ function parseTelnyxStatus(webhook: WebhookRequest): StatusUpdate | null {
 
 const TRANSFER_FAILURES: Partial<Record<CarrierCallStatus, TransferFailureReason>> = { busy: 'busy', 'no-answer': 'no_answer', canceled: 'failed', failed: 'failed' }
 
-/** Events of a transfer's destination leg (the transfer's webhook_url): answered or bridged, then its hang-up. */
-function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
+/**
+ * Events at a transfer's webhook_url: the destination leg's (answered or bridged, then its hang-up), and, since the URL
+ * replaces the call's own, those of the caller's call (`callerCallId`): its status, not the destination's outcome.
+ */
+function parseTransferEvent(webhook: WebhookRequest, callerCallId: string | null): TransferEvent | null {
   const event = eventOf(webhook)
-  if (event?.eventType === 'call.answered' || event?.eventType === 'call.bridged') return { kind: 'answered', providerStatus: event.eventType }
-  if (event?.eventType !== 'call.hangup') return null
+  if (!event) return null
+  if (callerCallId !== null && event.payload.call_control_id === callerCallId) return { kind: 'caller', providerStatus: event.eventType }
+  if (event.eventType === 'call.answered' || event.eventType === 'call.bridged') return { kind: 'answered', providerStatus: event.eventType }
+  if (event.eventType !== 'call.hangup') return null
   const cause = String(event.payload.hangup_cause ?? 'unspecified')
   const unconnected = UNCONNECTED_CAUSES[cause]
   const failure = unconnected === undefined ? null : cause === 'call_rejected' ? 'rejected' : TRANSFER_FAILURES[unconnected] ?? 'failed'
@@ -167,7 +172,10 @@ export const telnyxDriver: CarrierDriver = {
     async start(ctx, credentials, callControlId, transfer) {
       await callCarrier(ctx, {
         ...request(ctx, credentials), action: 'transfer the call', method: 'POST', path: `${callPath(callControlId)}/actions/transfer`,
-        json: { to: transfer.destination.address, timeout_secs: transfer.timeoutSeconds, webhook_url: transfer.eventsUrl, webhook_url_method: 'POST' },
+        json: {
+          to: transfer.destination.address, ...(transfer.callerId ? { from: transfer.callerId } : {}), timeout_secs: transfer.timeoutSeconds,
+          webhook_url: transfer.eventsUrl, webhook_url_method: 'POST',
+        },
       })
     },
     parseEvent: parseTransferEvent,

@@ -55,7 +55,8 @@ function transferTwiml(transfer: CarrierTransferRequest): string {
   const url = escapeXml(transfer.eventsUrl)
   const progress = `statusCallbackEvent="answered" statusCallback="${url}" statusCallbackMethod="POST"`
   const noun = transfer.destination.type === 'sip' ? 'Sip' : 'Number'
-  return `<Response><Dial timeout="${transfer.timeoutSeconds}" action="${url}" method="POST">`
+  const callerId = transfer.callerId ? ` callerId="${escapeXml(transfer.callerId)}"` : ''
+  return `<Response><Dial timeout="${transfer.timeoutSeconds}"${callerId} action="${url}" method="POST">`
     + `<${noun} ${progress}>${escapeXml(transfer.destination.address)}</${noun}></Dial></Response>`
 }
 
@@ -123,6 +124,8 @@ export const twilioDriver: CarrierDriver = {
   verify(webhook, credentials) {
     const signature = webhook.headers.get('x-twilio-signature')
     if (!signature) return 'unsigned'
+    // Signed by a Webhook Rule's SharedKey (HMAC-SHA256, public beta), whose secret a configuration does not hold: not supported.
+    if (webhook.headers.has('x-twilio-webhooks-signature-settings')) return 'invalid'
     const params = webhook.method === 'POST' ? webhook.params : {}
     return sameText(signature, twilioSignature(String(credentials.auth_token), webhook.url, params)) ? 'valid' : 'invalid'
   },

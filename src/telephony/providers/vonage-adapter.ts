@@ -4,7 +4,7 @@ import { refused } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
 import { bearer, callCarrier, callCarrierForJson, requireId } from '../carrier-api'
 import {
-  hmac, jsonAnswer, sameText, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart, type StatusUpdate,
+  hmac, jsonAnswer, legEnded, sameText, type CarrierCallStatus, type CarrierDriver, type CarrierTransferRequest, type InboundCallStart, type StatusUpdate,
   type TransferEvent, type Verdict, type WebhookRequest, timeLimitField } from '../carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../providers'
@@ -101,23 +101,28 @@ const TRANSFER_FAILURES: Record<string, TransferFailureReason> = {
   busy: 'busy', rejected: 'rejected', timeout: 'no_answer', unanswered: 'no_answer', failed: 'failed', cancelled: 'failed',
 }
 
-/** Events of the transfer's connect leg (its synchronous eventUrl): answered, then completed with its duration, or a failure. */
+/**
+ * Events of the transfer's connect leg (its synchronous eventUrl): answered, then completed with its duration. Vonage
+ * sends `completed` for legs that never answered too (busy, unanswered, failed; before or after their own status), so it
+ * says the destination talked only with a positive duration; the failure is the leg's own status.
+ */
 function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
   const { status, duration } = fieldsOf(webhook)
   if (status === 'answered') return { kind: 'answered', providerStatus: status }
-  if (status === 'completed') {
-    const talkSeconds = Number(duration)
-    return { kind: 'ended', failure: null, answered: true, providerStatus: status, ...(duration !== undefined && Number.isFinite(talkSeconds) ? { talkSeconds } : {}) }
-  }
+  if (status === 'completed') return legEnded(status, duration)
   const failure = TRANSFER_FAILURES[String(status)]
   return failure ? { kind: 'ended', failure, answered: false, providerStatus: String(status) } : null
 }
 
-/** The NCCO a transfer moves the call to: connect the destination; with a synchronous eventUrl, a failure's answer is the next NCCO. */
+/**
+ * The NCCO a transfer moves the call to: connect the destination; with a synchronous eventUrl, a failure's answer is the
+ * next NCCO. `from` must be one of the account's numbers, else the destination sees an unknown caller.
+ */
 function transferNcco(transfer: CarrierTransferRequest) {
   const { type, address } = transfer.destination
   return [{
     action: 'connect',
+    ...(transfer.callerId ? { from: bareNumber(transfer.callerId) } : {}),
     timeout: transfer.timeoutSeconds,
     eventType: 'synchronous',
     eventUrl: [transfer.eventsUrl],
@@ -151,7 +156,8 @@ export const vonageDriver: CarrierDriver = {
         to: [{ type: 'phone', number: bareNumber(dial.destination) }],
         from: { type: 'phone', number: bareNumber(dial.callerId!) },
         answer_url: [`${links.publicUrl}/api/v1/telephony/vonage/answer/${links.runId}`],
-        answer_method: 'GET',
+        // A signed GET would carry a payload_hash over its query; a POST's is the SHA-256 of its JSON body.
+        answer_method: 'POST',
         event_url: [`${links.publicUrl}/api/v1/telephony/vonage/events/${links.runId}`],
         event_method: 'POST',
         ringing_timer: dial.ringTimeoutSeconds,

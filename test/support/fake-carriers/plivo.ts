@@ -7,14 +7,23 @@ import { connectMedia, createPlayback, type FakeServer, formBody, type MediaClie
  * X-Auth-ID / X-Auth-Token for Vobiz), `DELETE …/Call/{uuid}/` and `…/Request/{uuid}/`, the live call lookup,
  * form callbacks (ring_url, answer_url, hangup_url with CallStatus/Duration/HangupCause, machine_detection_url with
  * Machine) signed with the nonce signature, Plivo XML `<Stream>` and the audio stream (start, media, playedStream…).
+ * A transfer (`POST …/Call/{uuid}/` with `legs=aleg`) ends the call's stream and fetches `aleg_url`; with a `transfer`
+ * plan the `<Dial>` it answers is played as Plivo's Dial XML reference says: the callbackUrl gets DialAction=answer when
+ * the B leg answers and DialAction=hangup when it hangs up (DialBLegDuration, DialBLegHangupCause), then the action URL
+ * gets DialStatus (completed, busy, no-answer, failed; Vobiz also cancel) with DialALegUUID / DialBLegUUID and no
+ * duration, and its answer is followed: a `<Stream>` opens a new stream, `<Hangup/>` ends the call. Without a plan the
+ * test posts the Dial's callbacks itself.
  */
 
 export type PlivoOutcome = 'completed' | 'busy' | 'timeout' | 'failed' | 'cancel'
 
 export type PlivoCallPlan = 'hold' | { outcome: PlivoOutcome; machine?: boolean; talk?: (media: MediaClient) => Promise<void>; durationSeconds?: number }
 
-/** `transferXml`: what the transfer's aleg_url answered (a transfer ends the call's stream, then fetches it). */
-export type FakePlivoCall = { uuid: string; body: Record<string, any>; status: string; xml?: string; media?: MediaClient; transferXml?: string }
+/** `transferXml`: what the transfer's aleg_url answered (a transfer ends the call's stream, then fetches it); `actionXml`: what the Dial action answered. */
+export type FakePlivoCall = { uuid: string; body: Record<string, any>; status: string; xml?: string; media?: MediaClient; transferXml?: string; actionXml?: string }
+
+/** How a transfer's <Dial> goes: answered, the B leg hanging up after `talkSeconds`; or a DialStatus failure. */
+export type PlivoTransferPlan = { outcome: 'completed'; talkSeconds: number } | { outcome: 'busy' | 'no-answer' | 'failed' | 'cancel' }
 
 export type FakePlivo = FakeServer & {
   authId: string
@@ -44,6 +53,7 @@ export function startFakePlivo(options: {
   variant: 'plivo' | 'vobiz'
   reach: (url: string) => string
   plan?: (call: FakePlivoCall) => PlivoCallPlan
+  transfer?: (call: FakePlivoCall) => PlivoTransferPlan
 }): FakePlivo {
   const { variant } = options
   const authId = variant === 'plivo' ? 'MAPLIVOAUTHID0001' : 'MAVOBIZAUTHID0001'
@@ -71,6 +81,37 @@ export function startFakePlivo(options: {
     await post(call.body.hangup_url, params(call, { CallStatus: status, HangupCause: cause, Duration: duration, BillDuration: duration, Event: 'Hangup' }))
   }
 
+  const unescapeXml = (text: string) => text.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')
+
+  /** Opens the stream a Plivo XML asks for, and says start on it. */
+  async function openStream(call: FakePlivoCall, xml: string, streamId: string): Promise<MediaClient | null> {
+    const stream = /<Stream[^>]*>([^<]+)<\/Stream>/.exec(xml)
+    if (!stream) return null
+    const media = connectMedia(options.reach(unescapeXml(stream[1])))
+    call.media = media
+    await media.opened
+    media.send({ event: 'start', sequenceNumber: 0, start: { callId: call.uuid, streamId, tracks: ['inbound'], mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000 } } })
+    return media
+  }
+
+  /** The transfer's <Dial>, played to its callbackUrl and action URL. */
+  async function dial(call: FakePlivoCall, xml: string, plan: PlivoTransferPlan) {
+    const attribute = (name: string) => unescapeXml(new RegExp(`<Dial[^>]* ${name}="([^"]+)"`).exec(xml)![1])
+    const callbackUrl = attribute('callbackUrl')
+    const legs = { DialALegUUID: call.uuid, DialBLegUUID: `${call.uuid}-b` }
+    const causes = { completed: 'NORMAL_CLEARING', busy: 'USER_BUSY', 'no-answer': 'NO_ANSWER', failed: 'CALL_REJECTED', cancel: 'ORIGINATOR_CANCEL' }
+    const bLeg = (action: string, extra: Record<string, string> = {}) => post(callbackUrl, params(call, { DialAction: action, ...legs, ...extra }))
+    if (plan.outcome === 'completed') await bLeg('answer', { DialBLegStatus: 'answer' })
+    if (plan.outcome !== 'cancel') {
+      const talked = plan.outcome === 'completed' ? String(plan.talkSeconds) : '0'
+      await bLeg('hangup', { DialBLegStatus: 'hangup', DialBLegDuration: talked, DialBLegBillDuration: talked, DialBLegHangupCause: causes[plan.outcome] })
+    }
+    const answer = await post(attribute('action'), params(call, { CallStatus: 'in-progress', DialStatus: plan.outcome, ...legs, DialHangupCause: causes[plan.outcome] }))
+    call.actionXml = await answer.text()
+    const media = await openStream(call, call.actionXml, `stream-${call.uuid}-back`)
+    if (!media) await hangup(call, 'completed', 'NORMAL_CLEARING', String(plan.outcome === 'completed' ? plan.talkSeconds + 20 : 20))
+  }
+
   async function play(uuid: string, plan: Exclude<PlivoCallPlan, 'hold'>): Promise<FakePlivoCall> {
     const call = calls.get(uuid)!
     call.status = 'ringing'
@@ -88,15 +129,8 @@ export function startFakePlivo(options: {
     }
     const answer = await post(call.body.answer_url, params(call, { CallStatus: 'in-progress', Event: 'StartApp' }))
     call.xml = await answer.text()
-    const stream = /<Stream[^>]*>([^<]+)<\/Stream>/.exec(call.xml)
-    if (stream) {
-      const media = connectMedia(options.reach(stream[1].replace(/&amp;/g, '&')))
-      call.media = media
-      await media.opened
-      const streamId = `stream-${call.uuid}`
-      media.send({ event: 'start', sequenceNumber: 0, start: { callId: call.uuid, streamId, tracks: ['inbound'], mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000 } } })
-      await plan.talk?.(media)
-    }
+    const media = await openStream(call, call.xml, `stream-${call.uuid}`)
+    if (media) await plan.talk?.(media)
     if (call.status === 'in-progress') await hangup(call, 'completed', 'NORMAL_CLEARING', String(plan.durationSeconds ?? 11))
     await call.media?.closed
     return call
@@ -126,6 +160,8 @@ export function startFakePlivo(options: {
         transferring.media?.close(1000)
         const answer = await post(request.body.aleg_url, params(transferring, { CallStatus: 'in-progress', Event: 'Transfer' }))
         transferring.transferXml = await answer.text()
+        const plan = options.transfer?.(transferring)
+        if (plan && transferring.transferXml.includes('<Dial')) await dial(transferring, transferring.transferXml, plan)
       })())
       return Response.json({ api_id: 'api-2', message: 'call transferred' }, { status: 202 })
     }

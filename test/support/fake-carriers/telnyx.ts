@@ -7,10 +7,12 @@ import { connectMedia, createPlayback, type FakeServer, type MediaClient, startF
  * `call.answered`, `call.machine.detection.ended`, `call.hangup` with `hangup_cause`) signed with Ed25519 over
  * "<telnyx-timestamp>|<body>" (headers telnyx-signature-ed25519, telnyx-timestamp), and the media stream
  * (connected, start, media with base64 PCMU RTP payloads, stop) opened to `stream_url` when the call is answered.
- * `actions/transfer` rings `to` as the test's `transfer` plan says, with the new leg's events (call.initiated, then
- * call.answered and call.bridged, or call.hangup with the failure's cause) sent to the command's webhook_url; the
- * caller's call and stream stay as they are meanwhile. An answered destination hangs up with `endTransfer`, which ends
- * the caller's call too.
+ * `actions/transfer` rings `to` (from `from`, else the call's own number) as the test's `transfer` plan says, with the
+ * new leg's events (call.initiated, then call.answered and call.bridged, or call.hangup with the failure's cause) sent
+ * to the command's webhook_url. That URL overrides the one "for which Telnyx will send subsequent webhooks to for this
+ * call" (the transfer command in Telnyx's Call Control OpenAPI / telnyx-node), so the caller's own events go there too:
+ * its call.bridged when the destination answers, its call.hangup when it ends. The caller's call and stream stay as they
+ * are meanwhile. An answered destination hangs up with `endTransfer`, which ends the caller's call too.
  */
 
 export type TelnyxOutcome = 'answered' | 'user_busy' | 'timeout' | 'call_rejected' | 'originator_cancel'
@@ -135,7 +137,7 @@ export function startFakeTelnyx(options: {
   const legs = new Map<string, FakeTelnyxCall>()
   async function transfer(call: FakeTelnyxCall, body: Record<string, any>) {
     const leg: FakeTelnyxCall = {
-      id: `${call.id}-transfer`, body: { from: call.body.from, to: body.to }, alive: true, direction: 'outgoing', webhookUrl: body.webhook_url, commands: [],
+      id: `${call.id}-transfer`, body: { from: body.from ?? call.body.from, to: body.to }, alive: true, direction: 'outgoing', webhookUrl: body.webhook_url, commands: [],
     }
     legs.set(call.id, leg)
     await send(leg, 'call.initiated', { state: 'bridging' })
@@ -148,6 +150,7 @@ export function startFakeTelnyx(options: {
     }
     await send(leg, 'call.answered', { state: 'answered' })
     await send(leg, 'call.bridged', { state: 'bridged' })
+    await send(call, 'call.bridged', { state: 'bridged' })
   }
 
   const server = startFakeServer((request) => {
@@ -174,7 +177,10 @@ export function startFakeTelnyx(options: {
     if (!command[2]) return Response.json({ data: { call_control_id: call.id, is_alive: call.alive, record_type: 'call' } })
     call.commands.push(command[2])
     if (command[2] === 'hangup') track(hangup(call, 'normal_clearing'))
-    if (command[2] === 'transfer') track(Bun.sleep(1).then(() => transfer(call, request.body)))
+    if (command[2] === 'transfer') {
+      call.webhookUrl = request.body.webhook_url
+      track(Bun.sleep(1).then(() => transfer(call, request.body)))
+    }
     if (command[2] === 'reject') {
       call.alive = false
       track(send(call, 'call.hangup', { hangup_cause: 'call_rejected', hangup_source: 'callee' }))

@@ -55,8 +55,8 @@ export type FakeTwilio = FakeServer & {
   accountSid: string
   authToken: string
   calls: Map<string, FakeTwilioCall>
-  /** POSTs a webhook signed as Twilio does (or with the given signature / none) to a public URL of the app. */
-  post(url: string, params: Record<string, string>, signature?: string | null): Promise<Response>
+  /** POSTs a webhook signed as Twilio does (or with the given signature / none, and any other headers) to a public URL of the app. */
+  post(url: string, params: Record<string, string>, signature?: string | null, headers?: Record<string, string>): Promise<Response>
   play(sid: string, plan: Exclude<TwilioCallPlan, 'hold'>): Promise<FakeTwilioCall>
   /** Resolves once every call being played has finished. */
   idle(): Promise<void>
@@ -87,10 +87,10 @@ export function startFakeTwilio(options: {
   let sequence = 0
   const expectedAuth = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`
 
-  async function post(url: string, params: Record<string, string>, signature?: string | null): Promise<Response> {
+  async function post(url: string, params: Record<string, string>, signature?: string | null, extraHeaders: Record<string, string> = {}): Promise<Response> {
     const { body, headers } = formBody(params)
     const signed = signature === undefined ? twilioSignatureOf(authToken, url, params) : signature
-    return fetch(options.reach(url), { method: 'POST', body, headers: { ...headers, ...(signed === null ? {} : { 'x-twilio-signature': signed }) } })
+    return fetch(options.reach(url), { method: 'POST', body, headers: { ...headers, ...extraHeaders, ...(signed === null ? {} : { 'x-twilio-signature': signed }) } })
   }
 
   const callbackParams = (call: FakeTwilioCall, status: string, extra: Record<string, string> = {}) => ({

@@ -3,10 +3,10 @@ import { closeCallsInterruptedByRestart } from '../../../src/calls/recovery'
 import type { manualClock } from '../../../src/lib/clock'
 import { createTestApp } from '../../support/app'
 import { placeCarrierCall, runRow, startCarrierTest, stopCarrierTest, untilRunCompleted } from '../../support/fake-carriers/calls'
-import { startFakePlivo, type FakePlivo } from '../../support/fake-carriers/plivo'
+import { startFakePlivo, type FakePlivo, type PlivoTransferPlan } from '../../support/fake-carriers/plivo'
 import { connectMedia, PUBLIC_URL, type CarrierTestApp, type FakeServer, type MediaClient } from '../../support/fake-carriers/shared'
 import { startFakeTelnyx, type FakeTelnyx, type FakeTelnyxCall, type TelnyxTransferPlan } from '../../support/fake-carriers/telnyx'
-import { startFakeVonage, vonageConfig, type FakeVonage } from '../../support/fake-carriers/vonage'
+import { startFakeVonage, vonageConfig, type FakeVonage, type VonageTransferPlan } from '../../support/fake-carriers/vonage'
 import { waitFor } from '../../support/wait'
 
 /**
@@ -17,6 +17,8 @@ import { waitFor } from '../../support/wait'
  */
 
 const DESK = '+14155550199'
+/** The organization's number the test calls are placed from. */
+const CALLER_ID = '+14155550100'
 const eventsUrl = (provider: string, runId: number) => `${PUBLIC_URL}/api/v1/telephony/${provider}/transfer/${runId}`
 
 let stopTest: () => Promise<void> = async () => {}
@@ -92,7 +94,8 @@ describe('Telnyx: actions/transfer, with the destination leg\'s events on the tr
     expect(await call.transfer!({ destination: DESK, timeoutSeconds: 15 })).toEqual({ status: 'transferred' })
     const command = fake.requests.find((request) => request.path.endsWith('/actions/transfer'))!
     expect(command.path).toBe(`/v2/calls/${encodeURIComponent('v3:call-1')}/actions/transfer`)
-    expect(command.body).toEqual({ to: DESK, timeout_secs: 15, webhook_url: eventsUrl('telnyx', runId), webhook_url_method: 'POST' })
+    // The destination sees the run's own number.
+    expect(command.body).toEqual({ to: DESK, from: CALLER_ID, timeout_secs: 15, webhook_url: eventsUrl('telnyx', runId), webhook_url_method: 'POST' })
     expect(runRow(t, runId).logs.transfer).toEqual({ destination: DESK, connected_at: new Date(t.ctx.clock.now()).toISOString() })
 
     // The conversation is over: its media stream goes, the call stays up.
@@ -128,7 +131,7 @@ describe('Telnyx: actions/transfer, with the destination leg\'s events on the tr
     expect(runRow(t, runId).logs.transfer).toBeUndefined()
   })
 
-  test('the caller hanging up while the destination rings ends the transfer: failed, the run completes as a plain call, nothing hung up or reported after', async () => {
+  test('the caller hanging up while the destination rings ends the transfer (its call.hangup comes to the transfer\'s webhook_url): failed, the run completes as a plain call, nothing hung up or reported after', async () => {
     transferPlan = 'ringing'
     const { t, fake, runId, call, fakeCall } = await telnyxCall()
     t.ctx.telephony.waits.finalStatusGraceMs = 20
@@ -140,6 +143,8 @@ describe('Telnyx: actions/transfer, with the destination leg\'s events on the tr
     fakeCall.alive = false
     fakeCall.media!.close(1000)
     await fakeCall.media!.closed
+    // The transfer's webhook_url took the place of the call's own: the caller's events come there now.
+    expect(fakeCall.webhookUrl).toBe(eventsUrl('telnyx', runId))
     await fake.event(fakeCall.webhookUrl, 'call.hangup', { call_control_id: fakeCall.id, hangup_cause: 'normal_clearing', hangup_source: 'caller' })
     expect(await transfer).toEqual({ status: 'failed', reason: 'failed', message: 'The call ended during the transfer' })
     const row = await untilRunCompleted(t, runId)
@@ -218,7 +223,7 @@ for (const variant of ['plivo', 'vobiz'] as const) {
       const url = eventsUrl(variant, runId)
       expect(fakeCall.transferXml).toBe(
         '<?xml version="1.0" encoding="UTF-8"?>'
-        + `<Response><Dial timeout="25" action="${url}" method="POST" callbackUrl="${url}" callbackMethod="POST"><Number>14155550199</Number></Dial></Response>`,
+        + `<Response><Dial timeout="25" callerId="14155550100" action="${url}" method="POST" callbackUrl="${url}" callbackMethod="POST"><Number>14155550199</Number></Dial></Response>`,
       )
 
       // Transfer events are authenticated like status callbacks: an unsigned one changes nothing.
@@ -241,13 +246,52 @@ for (const variant of ['plivo', 'vobiz'] as const) {
       expect(runRow(t, runId).state).toBe('running')
       back.close(1000)
     })
+
+    async function playedDial(transferPlan: PlivoTransferPlan) {
+      const test = await answeredCallTest<FakePlivo>((app, held) => {
+        const started = startFakePlivo({ variant, reach: app.reach, plan: () => ({ outcome: 'completed', talk: () => held }), transfer: () => transferPlan })
+        app.ctx.providerApis[variant] = variant === 'vobiz' ? `${started.baseUrl}/api` : started.baseUrl
+        return { fake: started, config: { provider: variant, auth_id: started.authId, auth_token: started.authToken, application_id: 'app-1' } }
+      })
+      const [fakeCall] = test.fake.calls.values()
+      echoMarks(fakeCall.media!, (message) => (message?.event === 'checkpoint' ? { event: 'playedStream', streamId: message.streamId, name: message.name } : null))
+      return { ...test, fakeCall }
+    }
+
+    test('answered, then the destination hangs up: the talk time is the callbackUrl hang-up\'s DialBLegDuration (the action has none)', async () => {
+      const { t, runId, streams, fakeCall } = await playedDial({ outcome: 'completed', talkSeconds: 95 })
+      expect(await streams[0].transfer!({ destination: DESK, timeoutSeconds: 25 })).toEqual({ status: 'transferred' })
+      const row = await untilRunCompleted(t, runId)
+      expect(row.disposition).toBe('call_transferred')
+      expect(row.gathered_context).toMatchObject({ transfer_destination: DESK, transfer_talk_seconds: 95 })
+      expect(row.logs.telephony.transfer).toMatchObject({ destination: DESK, talk_seconds: 95 })
+      // The dial is over: the action is answered with a hang-up, not with a new stream.
+      await waitFor('the action answered', () => fakeCall.actionXml !== undefined, 5_000)
+      expect(fakeCall.actionXml).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>')
+    })
+
+    const failures = variant === 'vobiz'
+      ? [['busy', 'busy'], ['no-answer', 'no_answer'], ['cancel', 'failed']] as const
+      : [['busy', 'busy'], ['no-answer', 'no_answer']] as const
+    test.each(failures)('DialStatus %s after the B leg\'s hang-up (duration 0): failed (%s), and the action\'s answer brings the caller back on a new stream', async (dialStatus, reason) => {
+      const { t, runId, streams, fakeCall } = await playedDial({ outcome: dialStatus })
+      const result = await streams[0].transfer!({ destination: DESK, timeoutSeconds: 25 })
+      expect(result).toMatchObject({ status: 'failed', reason })
+      expect(fakeCall.actionXml).toContain('<Stream')
+      expect(fakeCall.status).toBe('in-progress')
+      expect(runRow(t, runId)).toMatchObject({ state: 'running' })
+      expect(runRow(t, runId).logs.transfer).toBeUndefined()
+    })
   })
 }
 
 describe('Vonage: the call transferred to an NCCO that connects the destination', () => {
-  async function vonageCall() {
+  async function vonageCall(transferPlan?: VonageTransferPlan) {
     const test = await answeredCallTest<FakeVonage>((app, held) => {
-      const started = startFakeVonage({ reach: app.reach, now: () => app.ctx.clock.now(), plan: () => ({ outcome: 'answered', talk: () => held, durationSeconds: 80 }) })
+      const started = startFakeVonage({
+        reach: app.reach, now: () => app.ctx.clock.now(), plan: () => ({ outcome: 'answered', talk: () => held, durationSeconds: 80 }),
+        ...(transferPlan ? { transfer: () => transferPlan } : {}),
+      })
       app.ctx.providerApis.vonage = started.baseUrl
       return { fake: started, config: vonageConfig(started) }
     })
@@ -267,7 +311,8 @@ describe('Vonage: the call transferred to an NCCO that connects the destination'
       action: 'transfer',
       destination: {
         type: 'ncco',
-        ncco: [{ action: 'connect', timeout: 30, eventType: 'synchronous', eventUrl: [url], eventMethod: 'POST', endpoint: [{ type: 'sip', uri: destination }] }],
+        // `from`: one of the account's numbers (the run's own), else the destination sees an unknown caller.
+        ncco: [{ action: 'connect', from: '14155550100', timeout: 30, eventType: 'synchronous', eventUrl: [url], eventMethod: 'POST', endpoint: [{ type: 'sip', uri: destination }] }],
       },
     })
     await fake.event(url, { uuid: 'vonage-leg-2', conversation_uuid: 'CON-2', status: 'ringing', direction: 'outbound' })
@@ -302,6 +347,29 @@ describe('Vonage: the call transferred to an NCCO that connects the destination'
     await waitFor('agent audio on the new WebSocket', () => back.binaries.length > 0, 5_000)
     expect(runRow(t, runId).state).toBe('running')
     back.close(1000)
+  })
+
+  test('played by the fake: answered, then the leg\'s completed with its duration ends the run as call_transferred with that talk time', async () => {
+    const { t, fake, runId, streams, fakeCall } = await vonageCall({ outcome: 'answered' })
+    expect(await streams[0].transfer!({ destination: DESK, timeoutSeconds: 30 })).toEqual({ status: 'transferred' })
+    await fake.endTransfer(fakeCall.uuid, 95)
+    const row = await untilRunCompleted(t, runId)
+    expect(row.disposition).toBe('call_transferred')
+    expect(row.logs.telephony.transfer).toMatchObject({ destination: DESK, talk_seconds: 95 })
+  })
+
+  test.each([['first', true], ['last', false]] as const)('busy with the leg\'s completed %s: completed is no answer, only acknowledged; busy fails the transfer and its answer brings the caller back', async (_order, completedFirst) => {
+    const { t, runId, streams, fakeCall } = await vonageCall({ outcome: 'busy', completedFirst })
+    expect(await streams[0].transfer!({ destination: DESK, timeoutSeconds: 30 })).toEqual({ status: 'failed', reason: 'busy', message: 'The destination is busy' })
+    await waitFor('the leg\'s events all answered', () => fakeCall.legEvents.length === 4, 5_000)
+    const answers = Object.fromEntries(fakeCall.legEvents.map(({ status, answer }) => [status, answer]))
+    expect(answers.completed).toBeNull()
+    expect(answers.busy).toMatchObject([{ action: 'connect', endpoint: [{ type: 'websocket' }] }])
+    // The caller is on a new WebSocket of the same conversation, and the call goes on.
+    await fakeCall.media!.opened
+    expect(fakeCall.status).toBe('answered')
+    expect(runRow(t, runId)).toMatchObject({ state: 'running' })
+    expect(runRow(t, runId).logs.transfer).toBeUndefined()
   })
 })
 

@@ -120,7 +120,8 @@ test('answered: the caller goes to the destination, the agent\'s stream ends wit
   expect(updates()).toHaveLength(1)
   const eventsUrl = `${PUBLIC_URL}/api/v1/telephony/twilio/transfer/${runId}`
   expect(updates()[0].body.Twiml).toBe(
-    `<Response><Dial timeout="20" action="${eventsUrl}" method="POST">`
+    // The caller id shown to the desk is the run's own number, as on every carrier.
+    `<Response><Dial timeout="20" callerId="+14155550100" action="${eventsUrl}" method="POST">`
     + `<Number statusCallbackEvent="answered" statusCallback="${eventsUrl}" statusCallbackMethod="POST">${DESK}</Number></Dial></Response>`,
   )
   expect(speechInputs()).toEqual([GREETING, 'Putting you through.'])

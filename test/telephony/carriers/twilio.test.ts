@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { AnsweredCall } from '../../../src/telephony/call-session'
 import { createCarrierAgent, placeCarrierCall, startCarrierTest, stopCarrierTest, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
+import { createHmac } from 'node:crypto'
 import { connectMedia, PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeTwilio, twilioSignatureOf, type FakeTwilio, type TwilioCallPlan } from '../../support/fake-carriers/twilio'
 import { UNREACHABLE_URL } from '../../support/app'
@@ -140,6 +141,20 @@ describe('status callbacks settle the run', () => {
     // A valid signature for another run's URL does not carry over.
     const otherUrl = `${PUBLIC_URL}/api/v1/telephony/twilio/status-callback/${runId + 1}`
     expect((await fake.post(url, params, twilioSignatureOf(fake.authToken, otherUrl, params))).status).toBe(403)
+    expect(runRow(t, runId)).toMatchObject({ state: 'initialized', logs: {} })
+  })
+
+  test('a webhook a Webhook Rule signed with its SharedKey (X-Twilio-Webhooks-Signature-Settings, HMAC-SHA256) is not supported: 403, nothing changes', async () => {
+    const runId = await placeCall()
+    const [sid] = fake.calls.keys()
+    const url = `${PUBLIC_URL}/api/v1/telephony/twilio/status-callback/${runId}`
+    const params = { CallSid: sid, CallStatus: 'busy', AccountSid: fake.accountSid }
+    // As twilio-node's webhook validation describes it: the same signed string, the SharedKey's secret and algorithm.
+    const sharedKeySecret = 'shared-key-secret-0001'
+    const signature = createHmac('sha256', sharedKeySecret).update(url + Object.keys(params).sort().map((name) => `${name}${params[name as keyof typeof params]}`).join('')).digest('base64')
+    expect((await fake.post(url, params, signature, { 'x-twilio-webhooks-signature-settings': 'key=HKshared0001,algorithm=HMAC_SHA256' })).status).toBe(403)
+    // Nor does the auth token's own signature pass under a header that says another key signed it.
+    expect((await fake.post(url, params, undefined, { 'x-twilio-webhooks-signature-settings': 'key=HKshared0001,algorithm=HMAC_SHA1' })).status).toBe(403)
     expect(runRow(t, runId)).toMatchObject({ state: 'initialized', logs: {} })
   })
 

@@ -32,7 +32,7 @@ describe('placing a call', () => {
     const runId = await placeCall()
     expect(fake.requests[0].body).toEqual({
       to: [{ type: 'phone', number: '14155550123' }], from: { type: 'phone', number: '14155550100' },
-      answer_url: [`${PUBLIC_URL}/api/v1/telephony/vonage/answer/${runId}`], answer_method: 'GET',
+      answer_url: [`${PUBLIC_URL}/api/v1/telephony/vonage/answer/${runId}`], answer_method: 'POST',
       event_url: [`${PUBLIC_URL}/api/v1/telephony/vonage/events/${runId}`], event_method: 'POST',
       ringing_timer: 30, length_timer: 600,
     })

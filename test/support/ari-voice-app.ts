@@ -1,0 +1,40 @@
+import { routeInboundCall } from '../../src/calls/inbound'
+import { createVoiceConversations } from '../../src/calls/voice'
+import { systemClock } from '../../src/lib/clock'
+import { startAriManager } from '../../src/telephony/ari/manager'
+import { createTestApp, type TestApp } from './app'
+import { startFakeAri, type FakeAri } from './fake-ari'
+import { startFakeModels, type FakeModels } from './fake-models'
+import { createConfiguration } from './telephony'
+import { configureFakeVoiceModels } from './voice-models'
+import { waitFor } from './wait'
+
+export type AriVoiceApp = { t: TestApp; fake: FakeAri; models: FakeModels; configurationId: number; stop(): Promise<void> }
+
+/**
+ * A test app on real time (idle timers, turn times) whose voice calls go through the fake Asterisk, with the fake model
+ * servers as the organization's models and an ARI configuration on the fake (`ari` over its connection fields) as the
+ * default outbound one, connected; inbound calls are routed.
+ */
+export async function startAriVoiceApp(ari: Record<string, unknown>): Promise<AriVoiceApp> {
+  const t = createTestApp({ clock: systemClock })
+  const models = startFakeModels()
+  const fake = await startFakeAri()
+  await configureFakeVoiceModels(t, models)
+  startAriManager(t.ctx, {
+    events: { backoff: { baseMs: 2, capMs: 10 } },
+    conversation: createVoiceConversations(t.ctx, { pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100 } }),
+    inbound: (call) => routeInboundCall(t.ctx, call),
+  })
+  const config = await createConfiguration(t, 'pbx', { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass', ...ari }, { isDefaultOutbound: true })
+  await waitFor('ARI connected', () => t.ctx.ariConnected(config.id))
+  return {
+    t, fake, models, configurationId: config.id,
+    async stop() {
+      await t.ctx.ari!.stop()
+      await fake.close()
+      models.stop()
+      t.close()
+    },
+  }
+}
