@@ -92,7 +92,7 @@ describe('documents: upload, background processing, list, get, delete, search', 
     expect((await t.request('GET', `${DOCS}/${csv}`)).status).toBe(404)
     const afterDelete = await post('/api/v1/knowledge-base/search', { query: 'gadget price', limit: 5 })
     expect(afterDelete.chunks.map((chunk: { document_uuid: string }) => chunk.document_uuid)).not.toContain(csv)
-  }), 60_000
+  }, 60_000)
 
   test('another organization never sees, searches, deletes or processes the document', async () => {
     const mine = await upload('secret.txt', new TextEncoder().encode('The vault code is 4711.'), MIME.txt)
@@ -106,7 +106,7 @@ describe('documents: upload, background processing, list, get, delete, search', 
     const grant = await post('/api/v1/knowledge-base/upload-url', { filename: 'x.txt', mime_type: MIME.txt })
     const stolen = await t.request('POST', '/api/v1/knowledge-base/process-document', { key: other.key, body: { document_uuid: grant.document_uuid, s3_key: grant.s3_key } })
     expect(stolen.status).toBe(404)
-  }), 60_000
+  }, 60_000)
 
   test('requests that cannot work are refused with the field named', async () => {
     const exe = await t.request('POST', '/api/v1/knowledge-base/upload-url', { body: { filename: 'tool.exe', mime_type: 'application/octet-stream' } })
@@ -212,7 +212,7 @@ describe('retrieval in a conversation', () => {
     expect(logged.knowledge_base.results[0]).toMatchObject({ document_uuid: ours, filename: 'policy.pdf' })
     expect(typeof logged.knowledge_base.search_ms).toBe('number')
     expect(typeof logged.knowledge_base.embedding_ms).toBe('number')
-  }), 60_000
+  }, 60_000)
 
   test('model_overrides.embeddings is the model the query is embedded with; documents of another model are reported', async () => {
     const doc = await upload('faq.txt', new TextEncoder().encode('Our support line opens at eight in the morning.'), MIME.txt)
@@ -225,5 +225,5 @@ describe('retrieval in a conversation', () => {
     const result = JSON.parse(toolMessage.content)
     expect(result.chunks).toEqual([])
     expect(result.unavailable_documents[0].reason).toContain('embedded with model fake-embed, not other-embed')
-  }), 60_000
+  }, 60_000)
 })
