@@ -3,6 +3,7 @@ import type { Db, SqlDatabase } from './db/open'
 import type { Clock } from './lib/clock'
 import type { OrgEventBus } from './lib/org-event-bus'
 import type { Logger } from './log'
+import type { VectorCache } from './knowledge/vector-index'
 import type { ObjectStore } from './storage/object-store'
 import type { Telephony } from './telephony/provider'
 
@@ -51,6 +52,11 @@ export type AppContext = {
   ari: AriConnections | null
   /** Uploaded CSVs, recordings and transcripts, under `<dataDir>/objects`. */
   objects: ObjectStore
+  /**
+   * The knowledge base's in-memory side: documents' vectors (a cache; the database holds them), and the nudge that has
+   * the background processor look for queued documents now (a no-op until it runs: tests drain the queue themselves).
+   */
+  knowledge: { vectors: VectorCache; wake(): void }
   /** The addresses of a host name, for outbound requests (which check them all); tests answer for made-up names. */
   resolveHost: (hostname: string) => Promise<string[]>
   /** Changes of runs and campaigns, as they happen in this process. */

@@ -587,7 +587,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Upload a contacts CSV to a signed URL, once (streamed; no API key) */
+        /** Upload a file (contacts CSV, knowledge-base document) to a signed URL, once (streamed; no API key) */
         put: operations["upload_object_api_v1_s3_upload_put"];
         post?: never;
         delete?: never;
@@ -1230,6 +1230,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/knowledge-base/upload-url": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a document: a signed URL to PUT the file to (PDF, DOCX, text, Markdown, CSV, JSON) */
+        post: operations["create_knowledge_base_upload_url_api_v1_knowledge_base_upload_url_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge-base/process-document": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Queue an uploaded document for processing (text extraction, chunking, embeddings) in the background */
+        post: operations["create_knowledge_base_process_document_api_v1_knowledge_base_process_document_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge-base/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization's documents, newest first */
+        get: operations["get_knowledge_base_documents_api_v1_knowledge_base_documents_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge-base/documents/{document_uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a document and its processing status */
+        get: operations["get_knowledge_base_documents_api_v1_knowledge_base_documents__document_uuid__get"];
+        put?: never;
+        post?: never;
+        /** Delete a document with its chunks and file */
+        delete: operations["delete_knowledge_base_documents_api_v1_knowledge_base_documents__document_uuid__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge-base/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Search the documents by meaning, as an agent would (for testing) */
+        post: operations["create_knowledge_base_search_api_v1_knowledge_base_search_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1545,6 +1631,97 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        CreateKnowledgeBaseProcessDocumentRequest: {
+            /** Format: uuid */
+            document_uuid: string;
+            s3_key: string;
+            /** @enum {string} */
+            retrieval_mode?: "chunked" | "full_document";
+        };
+        CreateKnowledgeBaseProcessDocumentResponse: {
+            id: number;
+            /** Format: uuid */
+            document_uuid: string;
+            filename: string;
+            file_size_bytes: number;
+            file_hash: string | null;
+            mime_type: string;
+            /** @enum {string} */
+            retrieval_mode: "chunked" | "full_document";
+            source_url: null;
+            total_chunks: number;
+            /** @enum {string} */
+            processing_status: "pending" | "processing" | "completed" | "failed";
+            /** @description Why processing failed */
+            processing_error: string | null;
+            processing_attempts: number;
+            embedding_model: string | null;
+            embedding_dimension: number | null;
+            /** @description Tokens the embeddings server counted for the chunks */
+            embedding_tokens: number;
+            docling_metadata: {
+                [key: string]: unknown;
+            };
+            custom_metadata: {
+                [key: string]: unknown;
+            };
+            is_active: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        CreateKnowledgeBaseSearchRequest: {
+            query: string;
+            /** @default 5 */
+            limit: number;
+            document_uuids?: string[];
+            min_similarity?: number;
+        };
+        CreateKnowledgeBaseSearchResponse: {
+            chunks: {
+                id: number;
+                document_id: number;
+                /** Format: uuid */
+                document_uuid: string;
+                filename: string;
+                chunk_index: number;
+                chunk_text: string;
+                contextualized_text: string;
+                chunk_metadata: {
+                    [key: string]: unknown;
+                };
+                similarity: number;
+            }[];
+            query: string;
+            total_results: number;
+            /** @description Named documents that were not searched (not ready, failed, unknown, embedded by another model), with the reason */
+            unavailable_documents: {
+                document_uuid: string;
+                reason: string;
+            }[];
+        };
+        CreateKnowledgeBaseUploadUrlRequest: {
+            /** @description One of .pdf, .docx, .txt, .md, .markdown, .csv, .json */
+            filename: string;
+            /** @description The Content-Type the PUT will send */
+            mime_type: string;
+            /** @description Bytes; the upload may not exceed it (default and maximum 26214400) */
+            file_size?: number;
+            custom_metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        CreateKnowledgeBaseUploadUrlResponse: {
+            /** @description PUT the file here with Content-Type = mime_type; no API key needed */
+            upload_url: string;
+            /** Format: uuid */
+            document_uuid: string;
+            /** @description Send back to process-document */
+            s3_key: string;
+            /** @description Seconds the upload URL stays valid */
+            expires_in: number;
+        };
         CreateTextChatSessionRequest: {
             name?: string;
             /** @description Variables for the agent's templates, as a call's initial_context. */
@@ -1705,6 +1882,12 @@ export interface components {
         };
         /** @description text/event-stream: `snapshot`, then `run` and `campaign` events, JSON each */
         GetEventsResponse: string;
+        GetKnowledgeBaseDocumentsResponse: {
+            documents: components["schemas"]["CreateKnowledgeBaseProcessDocumentResponse"][];
+            total: number;
+            limit: number;
+            offset: number;
+        };
         GetWorkflowsError: components["schemas"]["HTTPValidationError"] | components["schemas"]["HTTPError"];
         GraphConstraints: {
             min_incoming?: number | null;
@@ -1809,6 +1992,15 @@ export interface components {
                     voice?: "slt" | "rms" | "awb" | "kal16";
                 };
             }) | null;
+            embeddings?: {
+                /** Format: uuid */
+                provider_connection_uuid: string;
+                settings?: {
+                    model?: string;
+                    /** @description Sent as `dimensions` to models that can shorten their vectors; any length is stored as it comes otherwise. */
+                    dimensions?: number;
+                };
+            } | null;
         };
         ModelConfigurationListResponse: {
             configurations: components["schemas"]["ModelConfigurationResponse"][];
@@ -1835,6 +2027,14 @@ export interface components {
                 };
             } | null;
             tts: {
+                /** Format: uuid */
+                provider_connection_uuid?: string;
+                builtin?: boolean;
+                settings: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            embeddings: {
                 /** Format: uuid */
                 provider_connection_uuid?: string;
                 builtin?: boolean;
@@ -1885,6 +2085,15 @@ export interface components {
                     voice?: "slt" | "rms" | "awb" | "kal16";
                 };
             }) | null;
+            embeddings?: {
+                /** Format: uuid */
+                provider_connection_uuid: string;
+                settings?: {
+                    model?: string;
+                    /** @description Sent as `dimensions` to models that can shorten their vectors; any length is stored as it comes otherwise. */
+                    dimensions?: number;
+                };
+            } | null;
         };
         /** @enum {string} */
         NodeCategory: "call_node" | "global_node" | "trigger" | "integration";
@@ -5878,6 +6087,169 @@ export interface operations {
             403: components["responses"]["HTTPError"];
             406: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    create_knowledge_base_upload_url_api_v1_knowledge_base_upload_url_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateKnowledgeBaseUploadUrlRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateKnowledgeBaseUploadUrlResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    create_knowledge_base_process_document_api_v1_knowledge_base_process_document_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateKnowledgeBaseProcessDocumentRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateKnowledgeBaseProcessDocumentResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            409: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    get_knowledge_base_documents_api_v1_knowledge_base_documents_get: {
+        parameters: {
+            query?: {
+                status?: "pending" | "processing" | "completed" | "failed";
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetKnowledgeBaseDocumentsResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    get_knowledge_base_documents_api_v1_knowledge_base_documents__document_uuid__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateKnowledgeBaseProcessDocumentResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    delete_knowledge_base_documents_api_v1_knowledge_base_documents__document_uuid__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteTelephonyConfigurationResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    create_knowledge_base_search_api_v1_knowledge_base_search_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateKnowledgeBaseSearchRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateKnowledgeBaseSearchResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+            502: components["responses"]["HTTPError"];
         };
     };
 }

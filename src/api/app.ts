@@ -23,6 +23,7 @@ import { modelRoutes } from './models/routes'
 import { textChatRoutes } from './text-chat/routes'
 import { webhookRoutes } from './webhooks/routes'
 import { toolRoutes } from './tools/routes'
+import { knowledgeBaseRoutes } from './knowledge-base/routes'
 import { usePlainFormatChecks } from './formats'
 import { sessionRoutes } from './sessions/routes'
 import { eventRoutes } from './events/routes'
@@ -105,6 +106,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean; cons
     .use(sessionRoutes(ctx))
     .use(eventRoutes(ctx))
     .use(consoleRoutes(options.console ?? null))
+    .use(knowledgeBaseRoutes(ctx))
   return app
 }
 

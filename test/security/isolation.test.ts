@@ -86,6 +86,11 @@ beforeAll(async () => {
   idsOnPaths.push({ fragment: '/provider-connections/', ids: { uuid: connection.uuid } })
   const configuration = await ok('POST', '/api/v1/organizations/model-configurations', { name: `${MARK} models`, llm: { provider_connection_uuid: connection.uuid } })
   idsOnPaths.push({ fragment: '/model-configurations/', ids: { uuid: configuration.uuid } })
+  // A knowledge-base document: full_document needs no embeddings model (and it is never processed here).
+  const grant = await ok('POST', '/api/v1/knowledge-base/upload-url', { filename: 'faq.txt', mime_type: 'text/plain' })
+  const { pathname, search } = new URL(grant.upload_url)
+  expect((await fetch(`${await t.httpUrl()}${pathname}${search}`, { method: 'PUT', body: 'FAQ', headers: { 'content-type': 'text/plain' } })).status).toBe(200)
+  ids.document_uuid = (await ok('POST', '/api/v1/knowledge-base/process-document', { document_uuid: grant.document_uuid, s3_key: grant.s3_key, retrieval_mode: 'full_document' })).document_uuid
   const chat = await ok('POST', `/api/v1/workflow/${agent.id}/text-chat/sessions`, { name: `${MARK} chat` })
   idsOnPaths.push({ fragment: '/text-chat/', ids: { run_id: String(chat.workflow_run_id) } })
 })
