@@ -1,6 +1,5 @@
 import cron from 'node-cron'
 import type { AppContext } from './context'
-import { routeInboundCall } from './calls/inbound'
 import { cronLogger } from './log'
 import { closeCallsInterruptedByRestart, closeVanishedCalls } from './calls/recovery'
 import { createVoiceConversations } from './calls/voice'
@@ -12,6 +11,7 @@ import { startAriManager } from './telephony/ari/manager'
 import { closeSessionsInterruptedByRestart } from './conversation/session-recovery'
 import { startTextChatSweeper } from './conversation/text-chat'
 import { createWebhookDispatcher, releaseHeldDeliveries } from './conversation/webhook-outbox'
+import { startKnowledgeProcessor } from './knowledge/processing'
 
 /** The watchdog looks for calls that vanished every minute; a call is checked once open this long past ringing. */
 const WATCHDOG_SCHEDULE = '* * * * *'
@@ -33,11 +33,9 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   removeUnfinishedImports(ctx)
   const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
   const conversations = createVoiceConversations(ctx)
-  const ari = startAriManager(ctx, { conversation: conversations, inbound: (call) => routeInboundCall(ctx, call) })
-  // Carrier media streams are answered calls too: the same conversation runs on them.
-  const stopCarrierConversations = ctx.telephony.onMediaStream((call) => {
-    void conversations.onAnswered(call).catch((error) => ctx.log.error({ err: error, runId: call.runId }, 'carrier call conversation failed'))
-  })
+  // Every transport's answered calls (ARI media legs, carrier media streams) get this conversation.
+  const stopConversations = ctx.telephony.onAnswered((call) => conversations.onAnswered(call))
+  const ari = startAriManager(ctx)
   await closeCallsInterruptedByRestart(ctx)
   await closeSessionsInterruptedByRestart(ctx)
   // No QA review from before the restart is still running: deliveries held for one go out now.
@@ -48,6 +46,8 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   const stopWaking = ctx.telephony.onReport(() => scheduler.wake())
   scheduler.start()
   const textChats = startTextChatSweeper(ctx)
+  // Documents queued or interrupted before a restart are taken up here (interrupted ones once their lease runs out).
+  const knowledge = startKnowledgeProcessor(ctx, { leaseMs: ctx.config.knowledgeLeaseSeconds * 1000 })
   // Only calls the provider no longer has are closed, so long conversations are safe from the watchdog.
   const maxOpenMs = ctx.config.ringTimeoutSeconds * 1000 + WATCHDOG_GRACE_MS
   // noOverlap: a slow provider lookup never lets two rounds run at once.
@@ -57,10 +57,11 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   return {
     async stop() {
       await watchdog.destroy()
+      await knowledge.stop()
       await textChats.stop()
       await webhooks.stop()
       stopWaking()
-      stopCarrierConversations()
+      stopConversations()
       await scheduler.stop()
       await ari.stop()
       await checkpointer.stop()

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
+import ts from 'typescript'
 
 /**
  * The layering of src/, read from the source text: no import cycle (type-only imports included), HTTP only in
@@ -129,5 +130,59 @@ describe('import graph of src/', () => {
     expect(offenders((file, { local }) => inside(file, 'lib') && local.some((target) => !inside(target, 'lib')))).toEqual([])
     const context = GRAPH.get(join(SRC, 'context.ts'))!
     expect(context.text.match(/^import (?!type )[^\n]*$/gm) ?? []).toEqual([])
+  })
+})
+
+/**
+ * Function bodies, in lines, of every function in a file (declarations, expressions, arrows, methods). A closure counts
+ * as part of the function around it, so a factory cannot hide a long call behind nested functions.
+ */
+function functionLengths(path: string): { name: string; lines: number }[] {
+  const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true)
+  const found: { name: string; lines: number }[] = []
+  const lineOf = (position: number) => source.getLineAndCharacterOfPosition(position).line
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const body = node.body as ts.Node
+      const { parent } = node
+      const name = node.name?.getText(source)
+        ?? (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) ? parent.name.getText(source) : `<function at line ${lineOf(node.getStart(source)) + 1}>`)
+      found.push({ name: `${rel(path)} ${name}`, lines: lineOf(body.getEnd()) - lineOf(body.getStart(source)) - 1 })
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return found
+}
+
+describe('size of the call path', () => {
+  test('no function in src/voice/, src/conversation/ or src/calls/ has a body over 120 lines', () => {
+    const files = FILES.filter((file) => ['voice', 'conversation', 'calls'].some((folder) => inside(file, folder)))
+    expect(files.length).toBeGreaterThan(20)
+    expect(files.flatMap(functionLengths).filter(({ lines }) => lines > 120).map(({ name, lines }) => `${name}: ${lines}`)).toEqual([])
+  })
+})
+
+describe('the console (web/) is a client of the API', () => {
+  const WEB = join(ROOT, 'web')
+  const webFiles = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    if (statSync(path).isDirectory()) return webFiles(path)
+    return /\.tsx?$/.test(name) ? [path] : []
+  })
+  /** What the browser bundle may load: React, and its own files. */
+  const ALLOWED_PACKAGES = new Set(['react', 'react-dom/client'])
+
+  test('it imports only its own files, React, and nothing of the server (its API types are generated)', () => {
+    const files = webFiles(WEB)
+    expect(files.length).toBeGreaterThan(5)
+    const offending = files.flatMap((file) => specifiers(code(file))
+      .filter((specifier) => (specifier.startsWith('.') ? !join(dirname(file), specifier).startsWith(WEB) : !ALLOWED_PACKAGES.has(specifier)))
+      .map((specifier) => `${rel(file)}: ${specifier}`))
+    expect(offending).toEqual([])
+  })
+
+  test('it never sets HTML from strings', () => {
+    expect(webFiles(WEB).filter((file) => /dangerouslySetInnerHTML|\.innerHTML\s*=|outerHTML|insertAdjacentHTML|document\.write/.test(code(file))).map(rel)).toEqual([])
   })
 })

@@ -3,6 +3,7 @@ import type { ToolSpec } from '../models/types'
 import { mcpFunctionName, mcpFunctionSpec, toolFunctionName, toolFunctionSpec } from '../tools/functions'
 import { isPlainObject } from '../lib/values'
 import type { AgentTool, McpDiscoveredTool } from '../tools/schemas'
+import { knowledgeBaseTool } from '../tools/knowledge'
 
 /**
  * The parts of a published definition the runtime walks: call nodes by id, their outgoing edges, the global prompt,
@@ -81,7 +82,7 @@ export function nodeToolUuids(node: WorkflowNode): string[] {
 
 /**
  * The functions of a node: one per outgoing edge, described by the edge's condition, then one per tool of the node
- * found in `tools`. An End node has none.
+ * found in `tools`, then `retrieve_from_knowledge_base` when it names documents. An End node has none.
  */
 export function nodeFunctions(graph: ConversationGraph, node: WorkflowNode, tools: ReadonlyMap<string, AgentTool> = new Map()): NodeFunction[] {
   if (node.type === 'endCall') return []
@@ -100,7 +101,9 @@ export function nodeFunctions(graph: ConversationGraph, node: WorkflowNode, tool
     if (tool?.definition.type === 'mcp') return mcpFunctions(node, tool, tool.definition.config.discovered_tools, taken)
     return tool ? [{ kind: 'tool', tool, spec: toolFunctionSpec(tool, uniqueFunctionName(toolFunctionName(tool.name), taken)) }] : []
   })
-  return [...transitions, ...toolFunctions]
+  const knowledge = knowledgeBaseTool(node)
+  const knowledgeFunction: NodeFunction[] = knowledge ? [{ kind: 'tool', tool: knowledge, spec: toolFunctionSpec(knowledge, uniqueFunctionName(knowledge.name, taken)) }] : []
+  return [...transitions, ...toolFunctions, ...knowledgeFunction]
 }
 
 /**
@@ -116,18 +119,4 @@ function mcpFunctions(node: WorkflowNode, tool: AgentTool, offered: McpDiscovere
     mcpTool: remote.name,
     spec: mcpFunctionSpec(tool, remote, claimFunctionName(mcpFunctionName(tool.name, remote.name), taken)),
   }))
-}
-
-/** Node fields the runtime does not run yet; each use becomes a warning listed on the run instead of being ignored silently. */
-const UNSUPPORTED_NODE_FIELDS = [
-  { field: 'document_uuids', what: 'knowledge-base documents' },
-]
-
-export function unsupportedFeatureWarnings(definition: WorkflowDefinition): string[] {
-  return definition.nodes.flatMap((node) =>
-    UNSUPPORTED_NODE_FIELDS.flatMap(({ field, what }) => {
-      const value = node.data[field]
-      if (!Array.isArray(value) || value.length === 0) return []
-      return [`Node '${nodeName(node)}' (${node.id}): ${what} are not supported yet; ${field} ${value.join(', ')} ignored`]
-    }))
 }

@@ -6,6 +6,7 @@ import type { HttpToolOutcome } from '../tools/http-tool'
 import type { McpCallOutcome } from '../tools/mcp-client'
 import type { AgentTool, HttpApiConfig, McpConfig, SpokenMessage } from '../tools/schemas'
 import { nodeName, nodeToolUuids, type NodeFunction } from './graph'
+import type { RetrievalLog } from '../knowledge/retrieval'
 import type { ToolCallLog } from './record'
 
 /**
@@ -22,6 +23,8 @@ export type ConversationTools = {
   callHttp(tool: AgentTool, config: HttpApiConfig, args: Record<string, unknown>, variables: Record<string, unknown>, signal: AbortSignal): Promise<HttpToolOutcome>
   /** Calls `toolName` on the MCP tool's server (drivers without it offer MCP tools that answer an error). */
   callMcp?(tool: AgentTool, config: McpConfig, toolName: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallOutcome>
+  /** A node's `retrieve_from_knowledge_base`: its documents searched with the run's embeddings model. */
+  retrieve?(documentUuids: string[], query: string, signal: AbortSignal): Promise<{ result: Record<string, unknown>; log: RetrievalLog }>
 }
 
 export type TransferRequest = { destination: string; timeoutSeconds: number }
@@ -85,7 +88,7 @@ function sayMessage(host: ToolCallHost, { messageType, customMessage, audioRecor
 
 const error = (message: string) => ({ status: 'error', error: message })
 
-type Handled = { result: Record<string, unknown>; effect?: ToolEffect; http?: ToolCallLog['http']; mcp?: ToolCallLog['mcp'] }
+type Handled = { result: Record<string, unknown>; effect?: ToolEffect; http?: ToolCallLog['http']; mcp?: ToolCallLog['mcp']; knowledge?: RetrievalLog }
 
 async function handle(fn: ToolFunction, args: Record<string, unknown>, host: ToolCallHost): Promise<Handled> {
   const { definition } = fn.tool
@@ -111,6 +114,11 @@ async function handle(fn: ToolFunction, args: Record<string, unknown>, host: Too
       if (!host.tools?.callMcp || fn.mcpTool === undefined) return { result: error('MCP tools are not available here') }
       const { result, request } = await host.tools.callMcp(fn.tool, definition.config, fn.mcpTool, args, host.signal)
       return { result, mcp: request }
+    }
+    case 'knowledge_base': {
+      if (!host.tools?.retrieve) return { result: { ...error('The knowledge base is not available here'), chunks: [], total_results: 0 } }
+      const { result, log } = await host.tools.retrieve(definition.config.document_uuids, String(args.query), host.signal)
+      return { result, knowledge: log }
     }
     case 'end_call': {
       sayMessage(host, definition.config)
@@ -144,10 +152,11 @@ export async function runToolCall(fn: ToolFunction, call: ToolCall, host: ToolCa
     function_name: fn.spec.name,
     tool_uuid: fn.tool.tool_uuid,
     type: fn.tool.definition.type,
-    status: FAILED_STATUSES.has(String(handled.result.status)) ? 'error' : 'success',
+    status: FAILED_STATUSES.has(String(handled.result.status)) || handled.knowledge?.error ? 'error' : 'success',
     duration_ms: host.now() - startedAt,
     ...(handled.http ? { http: handled.http } : {}),
     ...(handled.mcp ? { mcp: handled.mcp } : {}),
+    ...(handled.knowledge ? { knowledge_base: handled.knowledge } : {}),
   }
   return { result: handled.result, effect: handled.effect ?? { kind: 'none' }, log }
 }
