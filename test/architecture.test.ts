@@ -17,7 +17,7 @@ import * as ts from 'typescript'
  */
 const LAYERS = [
   'lib', 'config.ts', 'log.ts', 'db',
-  'storage', 'auth', 'credentials', 'egress', 'models', 'definition', 'tools',
+  'storage', 'auth', 'credentials', 'egress', 'models', 'definition', 'tools', 'knowledge',
   'conversation', 'voice', 'runs', 'telephony', 'calls', 'campaigns', 'agents',
   'api', 'background.ts', 'boot.ts', 'health-check.ts', 'backup-commands.ts', 'main.ts',
 ]
@@ -144,10 +144,11 @@ const SQL_TEXT = [
  * (calls/ waited for the arch-pipeline branch, which has landed.)
  */
 const SQL_TEXT_PENDING = [
-  'src/agents/service.ts', 'src/auth/keys.ts',
+  'src/agents/service.ts', 'src/auth/keys.ts', 'src/auth/sessions.ts',
   'src/calls/answer-webhooks.ts', 'src/calls/inbound.ts', 'src/calls/leftovers.ts', 'src/calls/outcomes.ts', 'src/calls/recovery.ts',
   'src/calls/start.ts',
   'src/campaigns/attempts.ts', 'src/campaigns/contacts.ts', 'src/campaigns/service.ts',
+  'src/knowledge/processing.ts',
   'src/runs/list.ts', 'src/runs/service.ts', 'src/runs/usage.ts',
   'src/telephony/config/configuration-service.ts', 'src/telephony/config/configurations.ts', 'src/telephony/config/phone-numbers.ts',
 ]
@@ -254,4 +255,28 @@ describe('functions of src/', () => {
     expect(long.filter((where) => !FUNCTION_LENGTH_PENDING.some((file) => where.startsWith(`${file}:`)))).toEqual([])
     expect(FUNCTION_LENGTH_PENDING.filter((file) => !long.some((where) => where.startsWith(`${file}:`)))).toEqual([])
   }, 60_000)
+})
+
+describe('the console (web/) is a client of the API', () => {
+  const WEB = join(ROOT, 'web')
+  const webFiles = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    if (statSync(path).isDirectory()) return webFiles(path)
+    return /\.tsx?$/.test(name) ? [path] : []
+  })
+  /** What the browser bundle may load: React, and its own files. */
+  const ALLOWED_PACKAGES = new Set(['react', 'react-dom/client'])
+
+  test('it imports only its own files, React, and nothing of the server (its API types are generated)', () => {
+    const files = webFiles(WEB)
+    expect(files.length).toBeGreaterThan(5)
+    const offending = files.flatMap((file) => specifiers(code(file))
+      .filter((specifier) => (specifier.startsWith('.') ? !join(dirname(file), specifier).startsWith(WEB) : !ALLOWED_PACKAGES.has(specifier)))
+      .map((specifier) => `${rel(file)}: ${specifier}`))
+    expect(offending).toEqual([])
+  })
+
+  test('it never sets HTML from strings', () => {
+    expect(webFiles(WEB).filter((file) => /dangerouslySetInnerHTML|\.innerHTML\s*=|outerHTML|insertAdjacentHTML|document\.write/.test(code(file))).map(rel)).toEqual([])
+  })
 })

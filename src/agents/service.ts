@@ -21,6 +21,7 @@ import { batchedTransaction } from '../db/batched-transaction'
 import { nodeToolError, toolReferenceCheck, type NamedTransferTool } from '../tools/service'
 import { defaultOutboundProvider } from '../telephony/config/configurations'
 import { PROVIDERS, supportsCallTransfer } from '../telephony/config/providers'
+import { documentReferenceErrors } from '../knowledge/documents'
 import { hostNotWrittenOut } from '../egress/network-policy'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { modelConfigurationPinProblems } from '../models/configurations'
@@ -49,13 +50,15 @@ function checkedDefinition(input: unknown): { definition: AgentDefinition; trigg
 }
 
 /**
- * Every node's `tool_uuids` must name active tools of the organization: checked on save and again at publish. Publishing
+ * Every node's `tool_uuids` must name active tools of the organization, and its `document_uuids` the organization's
+ * knowledge-base documents: checked on save and again at publish. Publishing
  * (creating an agent publishes its first version) also refuses transfer_call tools when the organization's default
  * telephony configuration cannot transfer calls; a draft may wait for the configuration to change.
  */
 function checkToolReferences(ctx: AppContext, organizationId: number, definition: AgentDefinition, publishing: boolean): void {
   const { unknown, transfers } = toolReferenceCheck(ctx, organizationId, definition)
-  const errors = publishing ? [...unknown, ...untransferableTools(ctx, organizationId, transfers)] : unknown
+  const toolErrors = publishing ? [...unknown, ...untransferableTools(ctx, organizationId, transfers)] : unknown
+  const errors = [...toolErrors, ...documentReferenceErrors(ctx, organizationId, definition)]
   if (errors.length > 0) throw definitionErrors('invalid', errors)
 }
 

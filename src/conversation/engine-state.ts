@@ -9,7 +9,7 @@ import type { Clock } from '../lib/clock'
 import type { ChatMessage, LlmClient, ModelRef, TokenUsage } from '../models/types'
 import type { AgentConfigurations as WorkflowConfigurations } from '../definition/configurations'
 import type { AgentTool } from '../tools/schemas'
-import { buildGraph, nodeName, unsupportedFeatureWarnings, type ConversationGraph } from './graph'
+import { buildGraph, nodeName, type ConversationGraph } from './graph'
 import type { ConversationRecord, EndReason, RealtimeFeedbackEvent, ToolCallLog, TranscriptTurn } from './record'
 import { offeredTools, toolWarnings, type ConversationTools, type TransferCall } from './tool-calls'
 
@@ -56,7 +56,7 @@ export type ConversationOptions = {
   delayedStart?: boolean
   /** Waits for delayed_start and bounds the wait for pending extractions at the end; tests pass a fake. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>
-  /** The organization's tools the nodes name (`tool_uuids`) and how to run HTTP ones (src/tools/runtime.ts). */
+  /** The organization's tools the nodes name (`tool_uuids`) and how to run HTTP ones (src/runs/tools.ts). */
   tools?: ConversationTools
   /** How this channel hands the caller over; without it (text chat) transfer_call tools are not offered. */
   transferCall?: TransferCall
@@ -161,7 +161,7 @@ export function createEngineState(options: ConversationOptions): EngineState {
     pendingExtractions: new Set(),
     extracted,
     gathered: { nodes_visited: [] as string[], extracted_variables: extracted },
-    warnings: [...unsupportedFeatureWarnings(options.definition), ...toolWarnings(options.definition, options.tools?.byUuid ?? new Map(), canTransfer)],
+    warnings: toolWarnings(options.definition, options.tools?.byUuid ?? new Map(), canTransfer),
     toolCalls: [],
   }
 }

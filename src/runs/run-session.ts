@@ -46,7 +46,7 @@ import { isoNow } from '../lib/clock'
 import { isPlainObject } from '../lib/values'
 import type { LlmSwitch } from '../models/fallback'
 import { readPriceCard } from '../models/price-card'
-import { createRunClients, ModelResolutionError, resolveRunModels, runtimeConfiguration, storedOverrides, type RunClients } from '../models/resolve'
+import { createRunClients, ModelResolutionError, resolveRunModels, runtimeConfiguration, storedOverrides, type ResolvedService, type RunClients } from '../models/resolve'
 import type { ModelRef } from '../models/types'
 import { createBuiltinVoice } from '../voice/builtin-voice'
 import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
@@ -165,7 +165,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     queuePersist()
   }
 
-  const { clients, runtime } = await openClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch })
+  const { clients, runtime, embeddings } = await openClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch })
   const variables = variablesOf(run)
   sessionWarnings.push(...await applyPreCallFetch(ctx, loaded, variables))
 
@@ -185,7 +185,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     clock: ctx.clock,
     idleRules: channel === 'voice',
     delayedStart: channel === 'voice',
-    tools: conversationTools(ctx, run.organizationId, definition, run.id),
+    tools: conversationTools(ctx, run.organizationId, definition, { id: run.id, embeddings }),
     transferCall: options.transferCall,
     awaitSpeechEnd: channel === 'voice',
     onEvent(event) {
@@ -298,7 +298,7 @@ function fallbackEntry(ctx: AppContext, change: LlmSwitch): Record<string, unkno
 /** The run's models resolved and their clients created; a run whose models cannot be used is failed and refused. */
 async function openClients(
   ctx: AppContext, loaded: LoadedRun, options: Omit<Parameters<typeof createRunClients>[1], 'builtinVoice'>,
-): Promise<{ clients: RunClients; runtime: Record<string, unknown> }> {
+): Promise<{ clients: RunClients; runtime: Record<string, unknown>; embeddings: ResolvedService | null }> {
   const { run, configurations } = loaded
   try {
     const agentPin = configurations.model_configuration_uuid
@@ -309,7 +309,7 @@ async function openClients(
     const runtime = runtimeConfiguration(resolved)
     const clients = await createRunClients(resolved, { ...options, builtinVoice: (voice) => createBuiltinVoice({ voice }) })
     updateRun(ctx, run.id, { initialContext: { runtime_configuration: runtime } })
-    return { clients, runtime }
+    return { clients, runtime, embeddings: resolved.embeddings }
   } catch (error) {
     if (!(error instanceof ModelResolutionError)) throw error
     const message = `The run's models cannot be used: ${error.message}`

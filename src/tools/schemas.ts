@@ -1,8 +1,9 @@
 import { Type as t, type Static, type TSchema } from '@sinclair/typebox'
 import { MAX_TEXT_LENGTH } from '../lib/limits'
 import {
-  HTTP_METHODS, PARAMETER_TYPES, TOOL_TYPES, type EndCallConfig, type HttpApiConfig, type HttpMethod, type ParameterType, type PresetParameter, type SpokenMessage,
-  type ToolCategory, type ToolDefinition, type ToolParameter, type ToolStatus, type TransferCallConfig, type TransferDestination,
+  HTTP_METHODS, PARAMETER_TYPES, TOOL_TYPES, type EndCallConfig, type HttpApiConfig, type HttpMethod, type McpConfig,
+  type McpDiscoveredTool, type ParameterType, type PresetParameter, type SpokenMessage, type ToolCategory, type ToolDefinition,
+  type ToolParameter, type ToolStatus, type TransferCallConfig, type TransferDestination,
 } from '../db/schema/tools'
 
 /**
@@ -91,6 +92,20 @@ export const TransferCallConfigSchema = t.Object({
   timeout: nullable(t.Integer({ minimum: 5, maximum: 120, default: 30, description: 'Seconds the destination may ring' })),
 })
 
+export const McpConfigSchema = t.Object({
+  transport: nullable(t.Union([t.Literal('streamable_http'), t.Literal('sse')], {
+    default: 'streamable_http',
+    description: 'streamable_http (current servers) or sse (the older HTTP+SSE transport)',
+  })),
+  url: t.String({ minLength: 1, maxLength: 2048, description: 'The server\'s MCP endpoint, e.g. https://mcp.example.com/mcp' }),
+  credential_uuid: nullable(t.String({ maxLength: 64, description: 'Credential whose authentication header every request to the server carries' })),
+  tools_filter: nullable(t.Array(t.String({ minLength: 1, maxLength: 128 }), {
+    maxItems: 128,
+    description: 'The server\'s tools to offer, by name; empty or null offers all of them',
+  })),
+  timeout_secs: nullable(t.Integer({ minimum: 1, maximum: 120, default: 30, description: 'Seconds one call (connection included) may take' })),
+})
+
 const schemaVersion = t.Optional(t.Integer({ minimum: 1, maximum: 1, default: 1 }))
 
 export const ToolDefinitionSchema = t.Union([
@@ -98,6 +113,7 @@ export const ToolDefinitionSchema = t.Union([
   t.Object({ schema_version: schemaVersion, type: t.Literal('end_call'), config: t.Optional(EndCallConfigSchema) }),
   t.Object({ schema_version: schemaVersion, type: t.Literal('transfer_call'), config: TransferCallConfigSchema }),
   t.Object({ schema_version: schemaVersion, type: t.Literal('calculator'), config: t.Optional(t.Object({})) }),
+  t.Object({ schema_version: schemaVersion, type: t.Literal('mcp'), config: McpConfigSchema }),
 ], { discriminator: { propertyName: 'type' } })
 
 const ToolName = t.String({ minLength: 1, maxLength: 255, description: 'Also gives the function name the model sees' })
@@ -105,7 +121,7 @@ const Description = t.String({ maxLength: 4000, description: 'Tells the model wh
 const Icon = t.String({ maxLength: 50 })
 const IconColor = t.String({ maxLength: 7 })
 const Category = t.Union(
-  [t.Literal('http_api'), t.Literal('end_call'), t.Literal('transfer_call'), t.Literal('calculator')],
+  [t.Literal('http_api'), t.Literal('end_call'), t.Literal('transfer_call'), t.Literal('calculator'), t.Literal('mcp')],
   { description: 'Equal to definition.type (taken from it when left out)' },
 )
 const StatusSchema = t.Union([t.Literal('active'), t.Literal('archived')])
@@ -143,6 +159,12 @@ export const ToolView = t.Object({
   updated_at: t.String({ format: 'date-time' }),
 })
 
+export const McpRefreshView = t.Object({
+  tool_uuid: t.String({ format: 'uuid' }),
+  discovered_tools: t.Array(t.Object({ name: t.String(), description: t.Union([t.String(), t.Null()]), input_schema: t.Record(t.String(), t.Unknown()) })),
+  error: t.Union([t.String(), t.Null()], { description: 'Why the server could not be listed (the previous list is kept), or which of its tools were left out' }),
+})
+
 export const ToolArchived = t.Object({ status: t.Literal('archived'), tool_uuid: t.String({ format: 'uuid' }) })
 
 export const ToolListQuery = t.Object({
@@ -174,9 +196,12 @@ export type ToolViewShape = Static<typeof ToolView>
 
 // Stored definitions (what the API accepted with every default filled in, see definitions.ts) are the db schema's types.
 export type {
-  EndCallConfig, HttpApiConfig, HttpMethod, ParameterType, PresetParameter, SpokenMessage, ToolDefinition, ToolParameter,
-  TransferCallConfig, TransferDestination,
+  EndCallConfig, HttpApiConfig, HttpMethod, McpConfig, McpDiscoveredTool, ParameterType, PresetParameter, SpokenMessage,
+  ToolDefinition, ToolParameter, TransferCallConfig, TransferDestination,
 }
 
+/** The built-in retrieval a node's `document_uuids` give it (src/tools/knowledge.ts); never stored. */
+export type KnowledgeBaseDefinition = { schema_version: 1; type: 'knowledge_base'; config: { document_uuids: string[] } }
+
 /** A tool as the runtime gets it. */
-export type AgentTool = { tool_uuid: string; name: string; description: string | null; definition: ToolDefinition }
+export type AgentTool = { tool_uuid: string; name: string; description: string | null; definition: ToolDefinition | KnowledgeBaseDefinition }

@@ -1,6 +1,6 @@
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 
-export const TOOL_TYPES = ['http_api', 'end_call', 'transfer_call', 'calculator'] as const
+export const TOOL_TYPES = ['http_api', 'end_call', 'transfer_call', 'calculator', 'mcp'] as const
 export type ToolCategory = (typeof TOOL_TYPES)[number]
 export type ToolStatus = 'active' | 'archived'
 
@@ -39,11 +39,30 @@ export type TransferCallConfig = SpokenMessage & {
   timeout: number
 }
 
+export const MCP_TRANSPORTS = ['streamable_http', 'sse'] as const
+
+/** A tool the server listed (`tools/list`), as offered to the model. */
+export type McpDiscoveredTool = { name: string; description: string | null; input_schema: Record<string, unknown> }
+
+export type McpConfig = {
+  transport: (typeof MCP_TRANSPORTS)[number]
+  url: string
+  credential_uuid: string | null
+  tools_filter: string[]
+  timeout_secs: number
+  /** Server-managed: what the last successful listing found (kept when a later one fails). */
+  discovered_tools: McpDiscoveredTool[]
+  discovered_at: string | null
+  /** Why the last listing failed or left tools out; null when it went through whole. */
+  discovery_error: string | null
+}
+
 export type ToolDefinition =
   | { schema_version: 1; type: 'http_api'; config: HttpApiConfig }
   | { schema_version: 1; type: 'end_call'; config: EndCallConfig }
   | { schema_version: 1; type: 'transfer_call'; config: TransferCallConfig }
   | { schema_version: 1; type: 'calculator'; config: Record<string, never> }
+  | { schema_version: 1; type: 'mcp'; config: McpConfig }
 
 export const tools = sqliteTable('tools', {
   id: integer('id').primaryKey(),
