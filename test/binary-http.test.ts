@@ -21,6 +21,9 @@ const PURE_HTTP_SUITES = [
   'test/api/fuzz.test.ts',
   'test/security/isolation.test.ts',
   'test/security/url-rules.test.ts',
+  // The MCP SDK, client and server, inside the binary.
+  'test/api/mcp-tools.test.ts',
+  'test/api/mcp-server.test.ts',
 ]
 
 test('the pure HTTP suites pass against the compiled binary', () => {
