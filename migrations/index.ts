@@ -11,6 +11,7 @@ import webhookOutbox from './0008_webhook_outbox.sql' with { type: 'text' }
 import tools from './0009_tools.sql' with { type: 'text' }
 import carriers from './0010_carriers.sql' with { type: 'text' }
 import hardening from './0011_hardening.sql' with { type: 'text' }
+import recordings from './0012_recordings.sql' with { type: 'text' }
 
 export type Migration = { name: string; sql: string }
 
@@ -26,4 +27,5 @@ export const MIGRATIONS: Migration[] = [
   { name: '0009_tools', sql: tools },
   { name: '0010_carriers', sql: carriers },
   { name: '0011_hardening', sql: hardening },
+  { name: '0012_recordings', sql: recordings },
 ]

@@ -23,6 +23,7 @@ import { modelRoutes } from './models/routes'
 import { textChatRoutes } from './text-chat/routes'
 import { webhookRoutes } from './webhooks/routes'
 import { toolRoutes } from './tools/routes'
+import { workflowRecordingRoutes } from './workflow-recordings/routes'
 import { usePlainFormatChecks } from './formats'
 
 export const OPENAPI_PATH = '/api/v1/openapi.json'
@@ -97,6 +98,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
     .use(webhookRoutes(ctx))
     .use(credentialRoutes(ctx))
     .use(toolRoutes(ctx))
+    .use(workflowRecordingRoutes(ctx))
   return app
 }
 

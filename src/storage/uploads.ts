@@ -1,4 +1,4 @@
-import { and, eq, isNull } from 'drizzle-orm'
+import { and, eq, isNotNull, isNull } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { uploads } from '../db/schema/campaigns'
 import { Type as t } from '@sinclair/typebox'
@@ -15,7 +15,7 @@ export type UploadGrant = { upload_url: string; file_key: string; expires_in: nu
 type UploadQuery = { key: string; content_type: string; size: string; expires: string; signature: string }
 type DownloadQuery = { key: string; expires: string; signature: string }
 
-const sanitizeFileName = (fileName: string) => fileName.replace(/[^A-Za-z0-9._-]/g, '_').slice(-120)
+export const sanitizeFileName = (fileName: string) => fileName.replace(/[^A-Za-z0-9._-]/g, '_').slice(-120)
 const baseContentType = (header: string | null) => (header ?? '').split(';')[0].trim().toLowerCase()
 const fileTooLarge = (maxBytes: number) => tooLarge(`The file is larger than the ${maxBytes} bytes this upload URL allows`)
 
@@ -28,11 +28,27 @@ export function createUploadUrl(ctx: AppContext, organizationId: number, fileNam
   ]
   if (problems.length > 0) throw invalid(problems)
   const fileKey = `campaigns/${organizationId}/${crypto.randomUUID()}_${sanitizeFileName(fileName)}`
+  return grantUpload(ctx, organizationId, { fileKey, fileName, contentType: CSV_CONTENT_TYPE, fileSize })
+}
+
+/**
+ * Records an upload under `fileKey` and signs its PUT URL: one file of this content type and at most `fileSize`
+ * bytes, once. The caller has checked the request and chosen a key in the organization's area.
+ */
+export function grantUpload(ctx: AppContext, organizationId: number, upload: { fileKey: string; fileName: string; contentType: string; fileSize: number }): UploadGrant {
+  const { fileKey, fileName, contentType, fileSize } = upload
   ctx.db.insert(uploads).values({
-    organizationId, fileKey, fileName, contentType: CSV_CONTENT_TYPE, declaredSize: fileSize, createdAt: isoNow(ctx.clock),
+    organizationId, fileKey, fileName, contentType, declaredSize: fileSize, createdAt: isoNow(ctx.clock),
   }).run()
-  const uploadUrl = signedObjectUrl(ctx, 'upload', { key: fileKey, content_type: CSV_CONTENT_TYPE, size: String(fileSize) }, UPLOAD_URL_TTL_SECONDS)
+  const uploadUrl = signedObjectUrl(ctx, 'upload', { key: fileKey, content_type: contentType, size: String(fileSize) }, UPLOAD_URL_TTL_SECONDS)
   return { upload_url: uploadUrl, file_key: fileKey, expires_in: UPLOAD_URL_TTL_SECONDS }
+}
+
+/** The organization's upload under `fileKey` once its PUT has completed; undefined otherwise (another org's, pending, none). */
+export function completedUpload(ctx: AppContext, organizationId: number, fileKey: string) {
+  return ctx.db.select().from(uploads)
+    .where(and(eq(uploads.organizationId, organizationId), eq(uploads.fileKey, fileKey), isNotNull(uploads.completedAt)))
+    .get()
 }
 
 const alreadyUploaded = () => conflict('This upload URL has been used already: ask for a new one to upload another file')
