@@ -7,10 +7,14 @@
  * MAX_RECORDING_SECONDS, and the work is cut into slices with a turn of the event loop between them, so a large
  * upload never holds up the calls' audio.
  */
-import { MPEGDecoder } from 'mpg123-decoder'
+import { MPEGDecoder, MPEGDecoderWebWorker } from 'mpg123-decoder'
 import { startsLikeWav, wavData, WavFormatError, pcm16FromBytes } from '../lib/wav'
 import { alawToPcm16, pcm16ToUlaw, ulawToPcm16 } from '../voice/g711'
 import { createResampler } from '../voice/resample'
+
+// Named so that `bun build` keeps the class: the package's entry names both classes, and with only MPEGDecoder
+// imported the bundle drops this one but not that call, and the executable fails at start.
+export const MPEG_WORKER_CLASS = MPEGDecoderWebWorker.name
 
 export const LINE_RATE = 8000
 export const MAX_RECORDING_SECONDS = 300

@@ -3,7 +3,7 @@ import { DialError } from '../../src/telephony/provider'
 import type { TestApp } from '../support/app'
 import { startHttpTestApp, type HttpTestApp } from '../support/http-app'
 import { sampleDefinition } from '../support/agents'
-import { lineToneWav } from '../support/recordings'
+import { createRecording, lineToneWav } from '../support/recordings'
 import { VALID_CONFIGS } from '../support/telephony'
 
 /*
@@ -87,12 +87,7 @@ beforeAll(async () => {
   idsOnPaths.push({ fragment: '/provider-connections/', ids: { uuid: connection.uuid } })
   const configuration = await ok('POST', '/api/v1/organizations/model-configurations', { name: `${MARK} models`, llm: { provider_connection_uuid: connection.uuid } })
   idsOnPaths.push({ fragment: '/model-configurations/', ids: { uuid: configuration.uuid } })
-  const wav = lineToneWav(440, 200)
-  const recordingGrant = (await ok('POST', '/api/v1/workflow-recordings/upload-url', { files: [{ filename: 'clip.wav', file_size: wav.length }] })).items[0]
-  const { pathname: recordingPath, search: recordingSearch } = new URL(recordingGrant.upload_url)
-  const recordingPut = await fetch(`${await t.httpUrl()}${recordingPath}${recordingSearch}`, { method: 'PUT', body: wav, headers: { 'content-type': 'audio/wav' } })
-  expect(recordingPut.status).toBe(200)
-  const recording = (await ok('POST', '/api/v1/workflow-recordings/', { recordings: [{ recording_id: 'orga-clip', transcript: MARK, storage_key: recordingGrant.storage_key }] })).recordings[0]
+  const recording = (await createRecording(t, 'orga-clip', lineToneWav(440, 200), { transcript: MARK })).body.recordings[0]
   // `{id}` is only a recording's numeric id so far (PATCH /workflow-recordings/{id}, as the reference names it).
   Object.assign(ids, { id: String(recording.id), recording_id: recording.recording_id })
   const chat = await ok('POST', `/api/v1/workflow/${agent.id}/text-chat/sessions`, { name: `${MARK} chat` })

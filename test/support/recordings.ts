@@ -1,7 +1,7 @@
 import { expect } from 'bun:test'
 import { encodeWav } from '../../src/lib/wav'
 import { pcm16ToUlaw } from '../../src/voice/g711'
-import type { TestApp } from './app'
+import type { HttpTestApp } from './http-app'
 import { sine } from './audio'
 
 /** A WAV of G.711 µ-law (format 7) or A-law (format 6) bytes, written here: the app's own writer only makes PCM. */
@@ -26,7 +26,7 @@ export const lineToneWav = (frequencyHz: number, durationMs: number) => g711Wav(
 export const MP3_FIXTURE = new URL('../fixtures/tone-440hz-500ms.mp3', import.meta.url)
 
 /** Gets an upload URL and PUTs the file; returns the storage key. */
-export async function uploadRecordingFile(t: TestApp, bytes: Uint8Array, options: { mimeType?: string; key?: string; filename?: string } = {}) {
+export async function uploadRecordingFile(t: HttpTestApp, bytes: Uint8Array, options: { mimeType?: string; key?: string; filename?: string } = {}) {
   const mimeType = options.mimeType ?? 'audio/wav'
   const grant = await t.request('POST', '/api/v1/workflow-recordings/upload-url', {
     key: options.key,
@@ -34,15 +34,18 @@ export async function uploadRecordingFile(t: TestApp, bytes: Uint8Array, options
   })
   expect(grant.status).toBe(200)
   const item = grant.body.items[0]
-  const put = await t.app.handle(new Request(item.upload_url.replace(/^https?:\/\/[^/]+/, 'http://localhost'), {
-    method: 'PUT', body: bytes, headers: { 'content-type': mimeType },
-  }))
-  expect(put.status).toBe(200)
+  expect((await putRecordingFile(t, item.upload_url, bytes, mimeType)).status).toBe(200)
   return item.storage_key as string
 }
 
+/** PUTs a file to a signed upload URL, over real HTTP. */
+export async function putRecordingFile(t: HttpTestApp, uploadUrl: string, bytes: Uint8Array, mimeType = 'audio/wav') {
+  const { pathname, search } = new URL(uploadUrl)
+  return fetch(`${await t.httpUrl()}${pathname}${search}`, { method: 'PUT', body: bytes, headers: { 'content-type': mimeType } })
+}
+
 /** Uploads and creates one recording; returns the response (200 with the recording, or the error). */
-export async function createRecording(t: TestApp, recordingId: string, bytes: Uint8Array, options: { mimeType?: string; key?: string; transcript?: string } = {}) {
+export async function createRecording(t: HttpTestApp, recordingId: string, bytes: Uint8Array, options: { mimeType?: string; key?: string; transcript?: string } = {}) {
   const storageKey = await uploadRecordingFile(t, bytes, options)
   return t.request('POST', '/api/v1/workflow-recordings/', {
     key: options.key,
