@@ -8,12 +8,17 @@ import { and, desc, eq, inArray, ne } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import type { DefinitionError, WorkflowDefinition } from '../agents/definition'
 import { tools, workflowDefinitions, workflowRecordings, workflows, type WorkflowRecordingRow } from '../db/schema'
-import { conflict, invalid, notFound } from '../lib/errors'
+import { conflict, invalid, notFound, refused, upstreamFailed } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { valueError, type ValidationItem } from '../lib/validation'
 import { completedUpload, grantUpload, sanitizeFileName } from '../storage/uploads'
 import type { ToolDefinition } from '../tools/schemas'
-import { AudioImportError, decodeToLineAudio, type LineAudio } from './line-audio'
+import { ModelResolutionError, resolveRunModels } from '../models/resolve'
+import { createSttClient, STT_SAMPLE_RATE } from '../models/stt'
+import { ModelServerError } from '../models/types'
+import { ulawToPcm16 } from '../voice/g711'
+import { resample } from '../voice/resample'
+import { AudioImportError, decodeToLineAudio, LINE_RATE, type LineAudio } from './line-audio'
 import { definitionMentions, toolMention } from './references'
 
 export const MAX_RECORDING_BYTES = 5 * 1024 * 1024
@@ -108,7 +113,7 @@ export async function createRecordings(ctx: AppContext, organizationId: number, 
   const problems = items.flatMap((item, index) => itemProblems(ctx, organizationId, item, index, items))
   if (problems.length > 0) throw invalid(problems)
   const decoded: LineAudio[] = []
-  for (const [index, item] of items.entries()) decoded.push(await decodeUpload(ctx, item.storage_key, index))
+  for (const [index, item] of items.entries()) decoded.push(await decodeUpload(ctx, item.storage_key, ['body', 'recordings', index, 'storage_key']))
   const createdAt = isoNow(ctx.clock)
   const rows = items.map((item, index) => ({
     organizationId,
@@ -138,13 +143,44 @@ export async function createRecordings(ctx: AppContext, organizationId: number, 
 
 const lineAudioKey = (storageKey: string) => `${storageKey}.line-8k.ulaw`
 
-async function decodeUpload(ctx: AppContext, storageKey: string, index: number): Promise<LineAudio> {
+async function decodeUpload(ctx: AppContext, storageKey: string, loc: (string | number)[]): Promise<LineAudio> {
   const file = await ctx.objects.file(storageKey)
   const bytes = file ? new Uint8Array(await file.arrayBuffer()) : new Uint8Array(0)
   try {
     return await decodeToLineAudio(bytes)
   } catch (error) {
-    if (error instanceof AudioImportError) throw invalid([valueError(['body', 'recordings', index, 'storage_key'], error.message, storageKey)])
+    if (error instanceof AudioImportError) throw invalid([valueError(loc, error.message, storageKey)])
+    throw error
+  }
+}
+
+/**
+ * What an uploaded recording says, by the organization's speech to text (its default model configuration's stt):
+ * the reference's `/transcribe`, but of a file uploaded through a signed URL (so size-capped) instead of a second,
+ * unbounded multipart upload. The transcript is returned, not stored: send it with the create.
+ */
+export async function transcribeUpload(ctx: AppContext, organizationId: number, body: { storage_key: string; language?: string }) {
+  const loc = ['body', 'storage_key']
+  if (!body.storage_key.startsWith(`recordings/${organizationId}/`) || !completedUpload(ctx, organizationId, body.storage_key)) {
+    throw invalid([valueError(loc, 'not a completed recording upload of this organization', body.storage_key)])
+  }
+  let stt
+  try {
+    stt = resolveRunModels(ctx, organizationId, { overrides: null, agentConfigurationUuid: null }).stt
+  } catch (error) {
+    if (error instanceof ModelResolutionError) throw refused(`Speech to text is not available: ${error.message}`)
+    throw error
+  }
+  const model = typeof stt?.settings.model === 'string' ? stt.settings.model : ''
+  if (!stt?.connection || model === '') throw refused('No speech to text is configured: add an stt section to the default model configuration')
+  const audio = await decodeUpload(ctx, body.storage_key, loc)
+  const language = body.language && body.language !== 'multi' ? body.language : undefined
+  try {
+    const pcm16k = resample(ulawToPcm16(audio.ulaw), LINE_RATE, STT_SAMPLE_RATE)
+    const transcript = await createSttClient(stt.connection, { model, language }).transcribe(pcm16k)
+    return { transcript }
+  } catch (error) {
+    if (error instanceof ModelServerError) throw upstreamFailed(`Transcription failed: ${error.message}`, error)
     throw error
   }
 }

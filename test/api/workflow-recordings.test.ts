@@ -6,6 +6,8 @@ import { createTestApp, type TestApp } from '../support/app'
 import { createAgent, sampleDefinition } from '../support/agents'
 import { dominantFrequency, sine } from '../support/audio'
 import { createRecording, g711Wav, lineToneWav, MP3_FIXTURE, toneWav, uploadRecordingFile } from '../support/recordings'
+import { startFakeModels } from '../support/fake-models'
+import { configureFakeVoiceModels } from '../support/voice-models'
 
 let t: TestApp
 beforeEach(() => { t = createTestApp() })
@@ -141,5 +143,32 @@ describe('agents and tools naming recordings', () => {
     })
     expect(response.status).toBe(422)
     expect(response.body.detail[0].loc).toEqual(['body', 'definition', 'end_call', 'config', 'audioRecordingId'])
+  })
+})
+
+describe('transcribe', () => {
+  test('an uploaded file goes to the organization\'s speech to text as 16 kHz audio; nothing configured is a 400', async () => {
+    const storageKey = await uploadRecordingFile(t, toneWav(440, 44_100, 600))
+    const unconfigured = await t.request('POST', '/api/v1/workflow-recordings/transcribe', { body: { storage_key: storageKey } })
+    expect(unconfigured.status).toBe(400)
+    expect(unconfigured.body.detail).toContain('speech to text')
+    const models = startFakeModels()
+    try {
+      await configureFakeVoiceModels(t, models)
+      models.transcription.queue({ text: 'Welcome to Acme.' })
+      const response = await t.request('POST', '/api/v1/workflow-recordings/transcribe', { body: { storage_key: storageKey, language: 'en' } })
+      expect(response.status).toBe(200)
+      expect(response.body).toEqual({ transcript: 'Welcome to Acme.' })
+      const [request] = models.requestsTo('/audio/transcriptions')
+      expect(request.body.language).toBe('en')
+      expect(request.audio!.format.sampleRate).toBe(16_000)
+      expect(Math.abs(request.audio!.pcm.length - 9600)).toBeLessThan(400)
+      models.transcription.queue({ fail: { status: 500, body: { error: 'down' } } })
+      expect((await t.request('POST', '/api/v1/workflow-recordings/transcribe', { body: { storage_key: storageKey } })).status).toBe(502)
+      const other = t.newOrg('other')
+      expect((await t.request('POST', '/api/v1/workflow-recordings/transcribe', { key: other.key, body: { storage_key: storageKey } })).status).toBe(422)
+    } finally {
+      models.stop()
+    }
   })
 })

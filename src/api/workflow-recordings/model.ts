@@ -64,3 +64,10 @@ export const ListQuery = t.Object({
 
 export const RecordingIdParam = t.Object({ recording_id: t.String({ maxLength: 64 }) })
 export const RenameBody = t.Object({ recording_id: RecordingName })
+
+export const TranscribeBody = t.Object({
+  storage_key: t.String({ maxLength: 1000, description: 'A completed upload from POST /upload-url' }),
+  language: t.Optional(t.String({ maxLength: 16, description: 'Language code; `multi` or absent lets the model detect it' })),
+})
+
+export const TranscribeResponse = t.Object({ transcript: t.String() })

@@ -2,8 +2,8 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { auth } from '../auth'
 import { authErrors, ErrorDetail, IdParam, SuccessMessage } from '../schemas'
-import { createRecordings, createUploadUrls, deleteRecording, listRecordings, renameRecording } from '../../recordings/service'
-import { CreateRecordingsBody, ListQuery, RecordingIdParam, RecordingList, RecordingView, RenameBody, UploadUrlBody, UploadUrlResponse } from './model'
+import { createRecordings, createUploadUrls, deleteRecording, listRecordings, renameRecording, transcribeUpload } from '../../recordings/service'
+import { CreateRecordingsBody, ListQuery, RecordingIdParam, RecordingList, RecordingView, RenameBody, TranscribeBody, TranscribeResponse, UploadUrlBody, UploadUrlResponse } from './model'
 
 const tags = ['Recordings']
 const recordingErrors = { 404: ErrorDetail, 409: ErrorDetail, ...authErrors }
@@ -20,6 +20,11 @@ export const workflowRecordingRoutes = (ctx: AppContext) =>
       body: CreateRecordingsBody,
       response: { 200: t.Object({ recordings: t.Array(RecordingView) }), 409: ErrorDetail, ...authErrors },
       detail: { tags, summary: 'Create recordings from uploaded files: each is decoded once into call audio (all or none)' },
+    })
+    .post('/transcribe', ({ principal, body }) => transcribeUpload(ctx, principal.organizationId, body), {
+      body: TranscribeBody,
+      response: { 200: TranscribeResponse, 400: ErrorDetail, 502: ErrorDetail, ...authErrors },
+      detail: { tags, summary: 'Transcribe an uploaded recording file with the organization\'s speech to text (nothing is stored)' },
     })
     .get('/', ({ principal, query }) => listRecordings(ctx, principal.organizationId, query), {
       query: ListQuery,
