@@ -77,7 +77,7 @@ describe('hostile files', () => {
   test('a storage key not uploaded, or another organization\'s, is refused', async () => {
     const other = t.newOrg('other')
     const theirs = await uploadRecordingFile(t, toneWav(440, 8000, 200), { key: other.key })
-    for (const storageKey of [theirs, 'recordings/1/nothing/here.wav', 'campaigns/1/x.csv']) {
+    for (const storageKey of [theirs, 'workflow-recordings/1/nothing/here.wav', 'campaigns/1/x.csv']) {
       const response = await t.request('POST', '/api/v1/workflow-recordings/', { body: { recordings: [{ recording_id: 'x', storage_key: storageKey }] } })
       expect(response.status).toBe(422)
       expect(response.body.detail[0].loc).toEqual(['body', 'recordings', 0, 'storage_key'])

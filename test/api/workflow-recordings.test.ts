@@ -57,7 +57,7 @@ describe('upload and create', () => {
     expect(response.status).toBe(200)
     expect(response.body.items).toHaveLength(2)
     expect(response.body.items[0].recording_id).toMatch(/^[a-z0-9]{8}$/)
-    expect(response.body.items[0].storage_key).toMatch(/^recordings\/1\/[0-9a-f-]{36}\/a_b\.wav$/)
+    expect(response.body.items[0].storage_key).toMatch(/^workflow-recordings\/1\/[0-9a-f-]{36}\/a_b\.wav$/)
     const cases: [unknown, (string | number)[]][] = [
       [{ files: [{ filename: 'big.wav', file_size: 5 * 1024 * 1024 + 1 }] }, ['body', 'files', 0, 'file_size']],
       [{ files: [{ filename: 'doc.pdf', mime_type: 'application/pdf', file_size: 10 }] }, ['body', 'files', 0, 'mime_type']],
