@@ -19,7 +19,7 @@ beforeEach(async () => {
   fake = startFakeTwilio({ reach: t.reach })
   t.ctx.providerApis.twilio = fake.baseUrl
   streams = []
-  t.ctx.telephony.onMediaStream((call) => streams.push(call))
+  t.ctx.telephony.onAnswered(async (call) => { streams.push(call) })
   const agent = await createCarrierAgent(t)
   await createCarrierLine(t, { provider: 'twilio', account_sid: fake.accountSid, auth_token: fake.authToken })
   runId = (await triggerCall(t, agent, '+14155550123')).body.workflow_run_id
