@@ -29,6 +29,17 @@ export function definitionMentions(definition: WorkflowDefinition): RecordingMen
   return mentions
 }
 
+/** Every recording a run may play: its definition's, its tools' and the contact's `greeting_override`. */
+export function runMentions(definition: WorkflowDefinition, toolDefinitions: ToolDefinition[], variables: Record<string, unknown>): string[] {
+  const override = variables.greeting_override as { type?: unknown; recording_id?: unknown } | undefined
+  const ids = [
+    ...definitionMentions(definition).map((mention) => mention.recordingId),
+    ...toolDefinitions.map((tool) => toolMention(tool)?.recordingId),
+    override?.type === 'audio' ? named(override.recording_id) : null,
+  ]
+  return [...new Set(ids.filter((id): id is string => typeof id === 'string'))]
+}
+
 /** The recording a tool plays, with its config field: an end/transfer message or an HTTP tool's custom message. */
 export function toolMention(definition: ToolDefinition): { field: string; recordingId: string } | null {
   const config = definition.config as Record<string, unknown>

@@ -267,11 +267,23 @@ export function toolRecordingProblem(ctx: AppContext, organizationId: number, de
   return valueError([...loc, mention.field], `recording '${mention.recordingId}' is not a recording of this organization`, mention.recordingId)
 }
 
+export type PlayableRecording = { transcript: string; ulaw: Uint8Array }
+
 /** What a call plays for a recording: its line audio and transcript; null when the organization has no such recording. */
-export async function loadLineAudio(ctx: AppContext, organizationId: number, recordingId: string) {
+export async function loadLineAudio(ctx: AppContext, organizationId: number, recordingId: string): Promise<PlayableRecording | null> {
   const row = findByRecordingId(ctx, organizationId, recordingId)
   if (!row) return null
   const file = await ctx.objects.file(row.lineAudioKey)
   if (!file) return null
-  return { recordingId: row.recordingId, transcript: row.transcript, ulaw: new Uint8Array(await file.arrayBuffer()) }
+  return { transcript: row.transcript, ulaw: new Uint8Array(await file.arrayBuffer()) }
+}
+
+/** The organization's recordings among `ids`, loaded before a run starts so that playing one needs no I/O. */
+export async function loadPlayableRecordings(ctx: AppContext, organizationId: number, ids: string[]): Promise<Map<string, PlayableRecording>> {
+  const loaded = new Map<string, PlayableRecording>()
+  for (const id of ids) {
+    const recording = await loadLineAudio(ctx, organizationId, id)
+    if (recording) loaded.set(id, recording)
+  }
+  return loaded
 }
