@@ -180,8 +180,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   const ended = new Promise<{ reason: EndReason; graceful: boolean }>((resolve) => { resolveEnded = resolve })
 
   const tools = conversationTools(ctx, run.organizationId, definition, run.id)
-  const toolDefinitions = [...tools.byUuid.values()].map((tool) => tool.definition)
-  const recordings = await loadPlayableRecordings(ctx, run.organizationId, runMentions(definition, toolDefinitions, variables))
+  const recordings = await loadPlayableRecordings(ctx, run.organizationId, runMentions(definition, [...tools.byUuid.values()].map(({ definition }) => definition), variables))
   const engine = createConversation({
     definition,
     configurations,

@@ -20,7 +20,7 @@ let models: FakeModels
 let app: AriVoiceApp
 
 /** The µ-law bytes a µ-law WAV of 8 kHz holds: exactly the line audio a recording made of it plays. */
-const samplesOf = (wav: Uint8Array) => wav.subarray(44)
+const samplesOf = (wav: Uint8Array) => new Uint8Array(wav.subarray(44))
 const WELCOME = lineToneWav(1000, 600)
 const VIP = lineToneWav(600, 400)
 const LONG_CLIP = lineToneWav(500, 8000)

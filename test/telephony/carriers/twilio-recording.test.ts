@@ -63,7 +63,7 @@ test('an audio greeting reaches the Twilio stream byte for byte, with no speech 
     const run = await detail()
     return run.is_completed && run.transcript_url !== null && run.logs.voice !== undefined
   }, 30_000)
-  const expected = wav.subarray(44)
+  const expected = new Uint8Array(wav.subarray(44))
   expect(heard.subarray(0, expected.length)).toEqual(expected)
   expect(models.requestsTo('/audio/speech')).toEqual([])
   expect((await detail()).logs.transcript.map((turn: { role: string; text: string }) => [turn.role, turn.text])).toEqual([['agent', 'Welcome to Acme.']])
