@@ -272,7 +272,7 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     const result = await Promise.race([call.result, Bun.sleep(10_000).then(() => null)])
     expect(result?.endReason).toBe('end_call_tool')
     const clip = Buffer.concat(call.channel.played.slice(playedBefore).map(({ ulaw }) => ulaw))
-    expect(new Uint8Array(clip.subarray(0, goodbye.length))).toEqual(goodbye)
+    expect(new Uint8Array(clip.subarray(0, goodbye.length))).toEqual(new Uint8Array(goodbye))
     expect(speechInputs()).not.toContain('Goodbye!')
     expect(call.conversation.record().logs.transcript.at(-1)).toMatchObject({ role: 'agent', text: 'Goodbye!' })
   }, 30_000)
