@@ -20,6 +20,7 @@ import { transaction } from '../db/transaction'
 import { batchedTransaction } from '../db/batched-transaction'
 import { toolReferenceErrors } from '../tools/service'
 import { recordingReferenceErrors } from '../recordings/service'
+import { documentReferenceErrors } from '../knowledge/documents'
 import { hostNotWrittenOut } from '../egress/network-policy'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { modelConfigurationPinProblems } from '../models/configurations'
@@ -48,13 +49,18 @@ function checkedDefinition(input: unknown): { definition: WorkflowDefinition; tr
 }
 
 /**
- * Every node's `tool_uuids` must name active tools of the organization, and every recording the definition plays
- * (audio greeting, audio transition speech, `RECORDING_ID:` in a prompt) one of its recordings: checked on save and
- * again at publish. Publishing (creating an agent publishes its first version) also refuses transfer_call tools when
- * the organization's default telephony configuration cannot transfer calls; a draft may wait for the configuration to change.
+ * Every node's `tool_uuids` must name active tools of the organization, its `document_uuids` the organization's
+ * knowledge-base documents, and every recording the definition plays (audio greeting, audio transition speech,
+ * `RECORDING_ID:` in a prompt) one of its recordings: checked on save and again at publish. Publishing (creating an
+ * agent publishes its first version) also refuses transfer_call tools when the organization's default telephony
+ * configuration cannot transfer calls; a draft may wait for the configuration to change.
  */
 function checkReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition, publishing: boolean): void {
-  const errors = [...toolReferenceErrors(ctx, organizationId, definition, publishing), ...recordingReferenceErrors(ctx, organizationId, definition)]
+  const errors = [
+    ...toolReferenceErrors(ctx, organizationId, definition, publishing),
+    ...documentReferenceErrors(ctx, organizationId, definition),
+    ...recordingReferenceErrors(ctx, organizationId, definition),
+  ]
   if (errors.length > 0) throw definitionErrors('invalid', errors)
 }
 

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import { authenticateKey, type ApiKeyScope, type Principal } from '../auth/keys'
+import { csrfTokenMatches, findSession, type Session } from '../auth/sessions'
 import { forbidden, unauthenticated } from '../lib/errors'
 
 export const MISSING_OR_INVALID_KEY = 'Invalid or expired API key'
@@ -8,10 +9,39 @@ export const MISSING_OR_INVALID_KEY = 'Invalid or expired API key'
 /** Requests that only read: their key is looked up through the key cache (see authenticateKey). */
 const READING_METHODS = new Set(['GET', 'HEAD'])
 
-/** Resolves `X-API-Key` to its principal, or throws the 401 the contract asks for. */
+/** The cookie of a browser session (see src/auth/sessions.ts): HttpOnly, SameSite=Strict, Path=/. */
+export const SESSION_COOKIE = 'ringbase_session'
+
+/** The session token the request's Cookie header carries, if any. */
+export function sessionToken(request: Request): string | null {
+  const header = request.headers.get('cookie')
+  if (!header) return null
+  for (const part of header.split(';')) {
+    const separator = part.indexOf('=')
+    if (separator > 0 && part.slice(0, separator).trim() === SESSION_COOKIE) return part.slice(separator + 1).trim().slice(0, 128) || null
+  }
+  return null
+}
+
+/**
+ * The browser session of a request that carries no API key, or the 401. A request that may change something must also
+ * carry the session's CSRF token in `X-CSRF-Token`: another site can make the browser send the cookie, not the header.
+ */
+export function requireSession(ctx: AppContext, request: Request): Session & { token: string } {
+  const token = sessionToken(request)
+  if (!token) throw unauthenticated('Not authenticated: send an API key in the X-API-Key header')
+  const session = findSession(ctx, token)
+  if (!session) throw unauthenticated('Session expired or ended: sign in again')
+  if (!READING_METHODS.has(request.method) && !csrfTokenMatches(ctx, token, request.headers.get('x-csrf-token'))) {
+    throw forbidden('Missing or wrong X-CSRF-Token header: a signed-in browser must send the token GET /api/v1/auth/session gives')
+  }
+  return { ...session, token }
+}
+
+/** Resolves `X-API-Key` (or, without one, the browser session's cookie) to its principal, or throws the 401 the contract asks for. */
 export function requirePrincipal(ctx: AppContext, request: Request): Principal {
   const rawKey = request.headers.get('x-api-key')
-  if (!rawKey) throw unauthenticated('Not authenticated: send an API key in the X-API-Key header')
+  if (!rawKey) return requireSession(ctx, request).principal
   const principal = authenticateKey(ctx, rawKey, READING_METHODS.has(request.method))
   if (!principal) throw unauthenticated(MISSING_OR_INVALID_KEY)
   return principal

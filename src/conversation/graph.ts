@@ -1,6 +1,7 @@
 import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../agents/definition'
 import type { ToolSpec } from '../models/types'
 import { toolFunctionName, toolFunctionSpec } from '../tools/functions'
+import { knowledgeBaseTool } from '../tools/knowledge'
 import type { AgentTool } from '../tools/schemas'
 
 /**
@@ -75,7 +76,7 @@ export function nodeToolUuids(node: WorkflowNode): string[] {
 
 /**
  * The functions of a node: one per outgoing edge, described by the edge's condition, then one per tool of the node
- * found in `tools`. An End node has none.
+ * found in `tools`, then `retrieve_from_knowledge_base` when it names documents. An End node has none.
  */
 export function nodeFunctions(graph: ConversationGraph, node: WorkflowNode, tools: ReadonlyMap<string, AgentTool> = new Map()): NodeFunction[] {
   if (node.type === 'endCall') return []
@@ -93,19 +94,7 @@ export function nodeFunctions(graph: ConversationGraph, node: WorkflowNode, tool
     const tool = tools.get(uuid)
     return tool ? [{ kind: 'tool', tool, spec: toolFunctionSpec(tool, uniqueFunctionName(toolFunctionName(tool.name), taken)) }] : []
   })
-  return [...transitions, ...toolFunctions]
-}
-
-/** Node fields the runtime does not run yet; each use becomes a warning listed on the run instead of being ignored silently. */
-const UNSUPPORTED_NODE_FIELDS = [
-  { field: 'document_uuids', what: 'knowledge-base documents' },
-]
-
-export function unsupportedFeatureWarnings(definition: WorkflowDefinition): string[] {
-  return definition.nodes.flatMap((node) =>
-    UNSUPPORTED_NODE_FIELDS.flatMap(({ field, what }) => {
-      const value = node.data[field]
-      if (!Array.isArray(value) || value.length === 0) return []
-      return [`Node '${nodeName(node)}' (${node.id}): ${what} are not supported yet; ${field} ${value.join(', ')} ignored`]
-    }))
+  const knowledge = knowledgeBaseTool(node)
+  const knowledgeFunction: NodeFunction[] = knowledge ? [{ kind: 'tool', tool: knowledge, spec: toolFunctionSpec(knowledge, uniqueFunctionName(knowledge.name, taken)) }] : []
+  return [...transitions, ...toolFunctions, ...knowledgeFunction]
 }

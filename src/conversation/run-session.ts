@@ -46,7 +46,7 @@ import { isoNow } from '../lib/clock'
 import { isPlainObject } from '../lib/values'
 import type { LlmSwitch } from '../models/fallback'
 import { readPriceCard } from '../models/price-card'
-import { createRunClients, ModelResolutionError, resolveRunModels, runtimeConfiguration, storedOverrides, type RunClients } from '../models/resolve'
+import { createRunClients, ModelResolutionError, resolveRunModels, runtimeConfiguration, storedOverrides, type ResolvedService, type RunClients } from '../models/resolve'
 import type { ModelRef } from '../models/types'
 import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
 import { attachArtifact } from '../runs/artifacts'
@@ -168,7 +168,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     queuePersist()
   }
 
-  const { clients, runtime } = await openClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch })
+  const { clients, runtime, embeddings } = await openClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch })
   const variables = variablesOf(run)
   sessionWarnings.push(...await applyPreCallFetch(ctx, loaded, variables))
 
@@ -179,7 +179,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   let resolveEnded!: (value: { reason: EndReason; graceful: boolean }) => void
   const ended = new Promise<{ reason: EndReason; graceful: boolean }>((resolve) => { resolveEnded = resolve })
 
-  const tools = conversationTools(ctx, run.organizationId, definition, run.id)
+  const tools = conversationTools(ctx, run.organizationId, definition, { id: run.id, embeddings })
   const recordings = await loadPlayableRecordings(ctx, run.organizationId, runMentions(definition, [...tools.byUuid.values()].map(({ definition }) => definition), variables))
   const engine = createConversation({
     definition,
@@ -303,7 +303,9 @@ function fallbackEntry(ctx: AppContext, change: LlmSwitch): Record<string, unkno
 }
 
 /** The run's models resolved and their clients created; a run whose models cannot be used is failed and refused. */
-async function openClients(ctx: AppContext, loaded: LoadedRun, options: Parameters<typeof createRunClients>[1]): Promise<{ clients: RunClients; runtime: Record<string, unknown> }> {
+async function openClients(
+  ctx: AppContext, loaded: LoadedRun, options: Parameters<typeof createRunClients>[1],
+): Promise<{ clients: RunClients; runtime: Record<string, unknown>; embeddings: ResolvedService | null }> {
   const { run, configurations } = loaded
   try {
     const agentPin = configurations.model_configuration_uuid
@@ -314,7 +316,7 @@ async function openClients(ctx: AppContext, loaded: LoadedRun, options: Paramete
     const runtime = runtimeConfiguration(resolved)
     const clients = await createRunClients(resolved, options)
     updateRun(ctx, run.id, { initialContext: { runtime_configuration: runtime } })
-    return { clients, runtime }
+    return { clients, runtime, embeddings: resolved.embeddings }
   } catch (error) {
     if (!(error instanceof ModelResolutionError)) throw error
     const message = `The run's models cannot be used: ${error.message}`

@@ -5,6 +5,7 @@ import { parseArguments } from '../tools/functions'
 import type { HttpToolOutcome } from '../tools/http-tool'
 import type { AgentTool, HttpApiConfig, SpokenMessage } from '../tools/schemas'
 import { nodeName, nodeToolUuids, type NodeFunction } from './graph'
+import type { RetrievalLog } from '../knowledge/retrieval'
 import type { ToolCallLog } from './record'
 
 /**
@@ -19,6 +20,8 @@ export type ConversationTools = {
   /** Active tools by tool_uuid; a node's uuid missing here is a warning and is not offered. */
   byUuid: ReadonlyMap<string, AgentTool>
   callHttp(tool: AgentTool, config: HttpApiConfig, args: Record<string, unknown>, variables: Record<string, unknown>, signal: AbortSignal): Promise<HttpToolOutcome>
+  /** A node's `retrieve_from_knowledge_base`: its documents searched with the run's embeddings model. */
+  retrieve?(documentUuids: string[], query: string, signal: AbortSignal): Promise<{ result: Record<string, unknown>; log: RetrievalLog }>
 }
 
 export type TransferRequest = { destination: string; timeoutSeconds: number }
@@ -78,7 +81,7 @@ function sayMessage(host: ToolCallHost, { messageType, customMessage, audioRecor
 
 const error = (message: string) => ({ status: 'error', error: message })
 
-type Handled = { result: Record<string, unknown>; effect?: ToolEffect; http?: ToolCallLog['http'] }
+type Handled = { result: Record<string, unknown>; effect?: ToolEffect; http?: ToolCallLog['http']; knowledge?: RetrievalLog }
 
 async function handle(fn: ToolFunction, args: Record<string, unknown>, host: ToolCallHost): Promise<Handled> {
   const { definition } = fn.tool
@@ -99,6 +102,11 @@ async function handle(fn: ToolFunction, args: Record<string, unknown>, host: Too
       if (!host.tools) return { result: error('HTTP tools are not available here') }
       const { result, request } = await host.tools.callHttp(fn.tool, config, args, host.variables(), host.signal)
       return { result, http: request }
+    }
+    case 'knowledge_base': {
+      if (!host.tools?.retrieve) return { result: { ...error('The knowledge base is not available here'), chunks: [], total_results: 0 } }
+      const { result, log } = await host.tools.retrieve(definition.config.document_uuids, String(args.query), host.signal)
+      return { result, knowledge: log }
     }
     case 'end_call': {
       sayMessage(host, definition.config)
@@ -132,9 +140,10 @@ export async function runToolCall(fn: ToolFunction, call: ToolCall, host: ToolCa
     function_name: fn.spec.name,
     tool_uuid: fn.tool.tool_uuid,
     type: fn.tool.definition.type,
-    status: FAILED_STATUSES.has(String(handled.result.status)) ? 'error' : 'success',
+    status: FAILED_STATUSES.has(String(handled.result.status)) || handled.knowledge?.error ? 'error' : 'success',
     duration_ms: host.now() - startedAt,
     ...(handled.http ? { http: handled.http } : {}),
+    ...(handled.knowledge ? { knowledge_base: handled.knowledge } : {}),
   }
   return { result: handled.result, effect: handled.effect ?? { kind: 'none' }, log }
 }

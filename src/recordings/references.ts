@@ -30,7 +30,7 @@ export function definitionMentions(definition: WorkflowDefinition): RecordingMen
 }
 
 /** Every recording a run may play: its definition's, its tools' and the contact's `greeting_override`. */
-export function runMentions(definition: WorkflowDefinition, toolDefinitions: ToolDefinition[], variables: Record<string, unknown>): string[] {
+export function runMentions(definition: WorkflowDefinition, toolDefinitions: { config: unknown }[], variables: Record<string, unknown>): string[] {
   const override = variables.greeting_override as { type?: unknown; recording_id?: unknown } | undefined
   const ids = [
     ...definitionMentions(definition).map((mention) => mention.recordingId),
@@ -41,7 +41,7 @@ export function runMentions(definition: WorkflowDefinition, toolDefinitions: Too
 }
 
 /** The recording a tool plays, with its config field: an end/transfer message or an HTTP tool's custom message. */
-export function toolMention(definition: ToolDefinition): { field: string; recordingId: string } | null {
+export function toolMention(definition: { config: unknown }): { field: string; recordingId: string } | null {
   const config = definition.config as Record<string, unknown>
   if (config.messageType === 'audio' && named(config.audioRecordingId)) return { field: 'audioRecordingId', recordingId: named(config.audioRecordingId)! }
   if (config.customMessageType === 'audio' && named(config.customMessageRecordingId)) {

@@ -11,7 +11,7 @@ import { tools, workflowDefinitions, workflowRecordings, workflows, type Workflo
 import { conflict, invalid, notFound, refused, upstreamFailed } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { valueError, type ValidationItem } from '../lib/validation'
-import { completedUpload, grantUpload, sanitizeFileName } from '../storage/uploads'
+import { completedUploadSize, sanitizeFileName, signUpload } from '../storage/uploads'
 import type { ToolDefinition } from '../tools/schemas'
 import { ModelResolutionError, resolveRunModels } from '../models/resolve'
 import { createSttClient, STT_SAMPLE_RATE } from '../models/stt'
@@ -76,7 +76,7 @@ export function createUploadUrls(ctx: AppContext, organizationId: number, files:
   return {
     items: files.map((file) => {
       const fileKey = `workflow-recordings/${organizationId}/${crypto.randomUUID()}/${sanitizeFileName(file.filename)}`
-      const grant = grantUpload(ctx, organizationId, { fileKey, fileName: file.filename, contentType: file.mime_type ?? 'audio/wav', fileSize: file.file_size })
+      const grant = signUpload(ctx, organizationId, { fileKey, fileName: file.filename, contentType: file.mime_type ?? 'audio/wav', maxBytes: file.file_size })
       return { upload_url: grant.upload_url, recording_id: freshRecordingId(ctx, organizationId), storage_key: fileKey, expires_in: grant.expires_in }
     }),
   }
@@ -85,7 +85,7 @@ export function createUploadUrls(ctx: AppContext, organizationId: number, files:
 /** Problems of one item of a create request, before any decoding: where its file is, whether its name is free. */
 function itemProblems(ctx: AppContext, organizationId: number, item: CreateRequest, index: number, items: CreateRequest[]): ValidationItem[] {
   const at = (field: string) => ['body', 'recordings', index, field]
-  if (!completedUpload(ctx, organizationId, item.storage_key) || !item.storage_key.startsWith(`workflow-recordings/${organizationId}/`)) {
+  if (completedUploadSize(ctx, organizationId, item.storage_key) === null || !item.storage_key.startsWith(`workflow-recordings/${organizationId}/`)) {
     return [valueError(at('storage_key'), 'not a completed recording upload of this organization: ask for an upload URL and PUT the file first', item.storage_key)]
   }
   const used = ctx.db.select({ id: workflowRecordings.id }).from(workflowRecordings).where(eq(workflowRecordings.storageKey, item.storage_key)).get()
@@ -161,7 +161,7 @@ async function decodeUpload(ctx: AppContext, storageKey: string, loc: (string | 
  */
 export async function transcribeUpload(ctx: AppContext, organizationId: number, body: { storage_key: string; language?: string }) {
   const loc = ['body', 'storage_key']
-  if (!body.storage_key.startsWith(`workflow-recordings/${organizationId}/`) || !completedUpload(ctx, organizationId, body.storage_key)) {
+  if (!body.storage_key.startsWith(`workflow-recordings/${organizationId}/`) || completedUploadSize(ctx, organizationId, body.storage_key) === null) {
     throw invalid([valueError(loc, 'not a completed recording upload of this organization', body.storage_key)])
   }
   let stt

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, isNull } from 'drizzle-orm'
+import { and, eq, isNull } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { uploads } from '../db/schema/campaigns'
 import { Type as t } from '@sinclair/typebox'
@@ -28,27 +28,28 @@ export function createUploadUrl(ctx: AppContext, organizationId: number, fileNam
   ]
   if (problems.length > 0) throw invalid(problems)
   const fileKey = `campaigns/${organizationId}/${crypto.randomUUID()}_${sanitizeFileName(fileName)}`
-  return grantUpload(ctx, organizationId, { fileKey, fileName, contentType: CSV_CONTENT_TYPE, fileSize })
+  return signUpload(ctx, organizationId, { fileKey, fileName, contentType: CSV_CONTENT_TYPE, maxBytes: fileSize })
 }
 
 /**
- * Records an upload under `fileKey` and signs its PUT URL: one file of this content type and at most `fileSize`
- * bytes, once. The caller has checked the request and chosen a key in the organization's area.
+ * Records an upload of at most `maxBytes` to `fileKey` in the organization's area and signs its one-time PUT URL (the
+ * PUT must send `contentType`). Callers choose the key and check the type and size rules of what they take.
  */
-export function grantUpload(ctx: AppContext, organizationId: number, upload: { fileKey: string; fileName: string; contentType: string; fileSize: number }): UploadGrant {
-  const { fileKey, fileName, contentType, fileSize } = upload
+export function signUpload(
+  ctx: AppContext, organizationId: number, { fileKey, fileName, contentType, maxBytes }: { fileKey: string; fileName: string; contentType: string; maxBytes: number },
+): UploadGrant {
   ctx.db.insert(uploads).values({
-    organizationId, fileKey, fileName, contentType, declaredSize: fileSize, createdAt: isoNow(ctx.clock),
+    organizationId, fileKey, fileName, contentType, declaredSize: maxBytes, createdAt: isoNow(ctx.clock),
   }).run()
-  const uploadUrl = signedObjectUrl(ctx, 'upload', { key: fileKey, content_type: contentType, size: String(fileSize) }, UPLOAD_URL_TTL_SECONDS)
+  const uploadUrl = signedObjectUrl(ctx, 'upload', { key: fileKey, content_type: contentType, size: String(maxBytes) }, UPLOAD_URL_TTL_SECONDS)
   return { upload_url: uploadUrl, file_key: fileKey, expires_in: UPLOAD_URL_TTL_SECONDS }
 }
 
-/** The organization's upload under `fileKey` once its PUT has completed; undefined otherwise (another org's, pending, none). */
-export function completedUpload(ctx: AppContext, organizationId: number, fileKey: string) {
-  return ctx.db.select().from(uploads)
-    .where(and(eq(uploads.organizationId, organizationId), eq(uploads.fileKey, fileKey), isNotNull(uploads.completedAt)))
-    .get()
+/** The size of the completed upload to `fileKey` in the organization's area, or null when none was completed. */
+export function completedUploadSize(ctx: AppContext, organizationId: number, fileKey: string): number | null {
+  const row = ctx.db.select({ size: uploads.size, completedAt: uploads.completedAt }).from(uploads)
+    .where(and(eq(uploads.fileKey, fileKey), eq(uploads.organizationId, organizationId))).get()
+  return row?.completedAt ? row.size : null
 }
 
 const alreadyUploaded = () => conflict('This upload URL has been used already: ask for a new one to upload another file')

@@ -53,6 +53,8 @@ function parametersOf(tool: AgentTool): JsonSchema {
           description: 'Arithmetic to evaluate: numbers, + - * / % ** and parentheses, and abs, round, min, max, sum, pow, sqrt, floor, ceil. Example: (1200 + 80) * 0.15',
         },
       }, ['expression'])
+    case 'knowledge_base':
+      return objectSchema({ query: { type: 'string', description: 'What to look up: the question, or its key words' } }, ['query'])
   }
 }
 
@@ -61,6 +63,7 @@ const DEFAULT_DESCRIPTIONS: Record<AgentTool['definition']['type'], string> = {
   end_call: 'End the call',
   transfer_call: 'Transfer the caller to a person',
   calculator: 'Evaluate an arithmetic expression exactly',
+  knowledge_base: 'Look up facts in the knowledge base',
 }
 
 export function toolFunctionSpec(tool: AgentTool, name: string): ToolSpec {

@@ -7,14 +7,27 @@ import { nodeToolUuids } from '../conversation/graph'
 import { outboundPolicy } from '../egress/policy'
 import { callHttpTool } from './http-tool'
 import { activeToolsByUuid } from './service'
+import { embedderOf } from '../knowledge/embedder'
+import { retrieveFromKnowledgeBase } from '../knowledge/retrieval'
+import type { ResolvedService } from '../models/resolve'
 
 /**
  * The tools of one run, for `createConversation({ tools })`: the organization's active tools the definition's nodes
  * name, and HTTP calls made under the organization's current allow-list, with the tool's credential, never towards
- * this appliance, each logged (method, host, status, duration; never the path, query or credential).
+ * this appliance, each logged (method, host, status, duration; never the path, query or credential); and the nodes'
+ * knowledge-base retrieval, over the organization's documents only, with the run's embeddings model.
  */
-export function conversationTools(ctx: AppContext, organizationId: number, definition: WorkflowDefinition, runId?: number): ConversationTools {
+export function conversationTools(
+  ctx: AppContext, organizationId: number, definition: WorkflowDefinition, run: { id?: number; embeddings?: ResolvedService | null } = {},
+): ConversationTools {
+  const runId = run.id
+  const embedder = embedderOf(run.embeddings ?? null)
   return {
+    async retrieve(documentUuids, query, signal) {
+      const retrieved = await retrieveFromKnowledgeBase(ctx, organizationId, embedder, documentUuids, query, signal)
+      ctx.log.info({ runId, results: retrieved.log.results.length, unavailable: retrieved.log.unavailable_documents.length, embeddingMs: retrieved.log.embedding_ms, searchMs: retrieved.log.search_ms }, 'knowledge-base retrieval')
+      return retrieved
+    },
     byUuid: activeToolsByUuid(ctx, organizationId, definition.nodes.flatMap(nodeToolUuids)),
     async callHttp(tool, config, args, variables, signal) {
       const outcome = await callHttpTool(config, args, variables, {

@@ -209,5 +209,8 @@ export type ToolDefinition =
   | { schema_version: 1; type: 'transfer_call'; config: TransferCallConfig }
   | { schema_version: 1; type: 'calculator'; config: Record<string, never> }
 
+/** The built-in retrieval a node's `document_uuids` give it (src/tools/knowledge.ts); never stored. */
+export type KnowledgeBaseDefinition = { schema_version: 1; type: 'knowledge_base'; config: { document_uuids: string[] } }
+
 /** A tool as the runtime gets it. */
-export type AgentTool = { tool_uuid: string; name: string; description: string | null; definition: ToolDefinition }
+export type AgentTool = { tool_uuid: string; name: string; description: string | null; definition: ToolDefinition | KnowledgeBaseDefinition }

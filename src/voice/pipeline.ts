@@ -29,7 +29,7 @@ import type { Clock } from '../lib/clock'
 import type { SttClient, TtsClient } from '../models/types'
 import type { MediaClose, MediaTransport } from './media-transport'
 import { createCallRecorder, type CallRecording } from './recorder'
-import { linkStages, type Stage, type StageContext } from './stage'
+import { linkStages, type Push, type Stage, type StageContext } from './stage'
 import { agentVoice, type AgentVoice } from './stages/agent-voice'
 import { answerGate, detectAnsweringMachine } from './stages/answering-machine'
 import { decodeLine, detectTurns, LINE_RATE, recordCaller, resampleCaller, VAD_RATE } from './stages/caller-input'
@@ -169,7 +169,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     metrics,
   ]
   let conversation: Conversation | null = null
-  let push: ((frame: Parameters<Stage['process']>[0]) => void) | null = null
+  let push: Push | null = null
   const floor = floorControl(stages, voice, () => conversation, warn)
 
   function contextFor(given: Conversation, startedAtMs: number): Omit<StageContext, 'push'> {
