@@ -3,7 +3,6 @@
  * reference platform mixes it with integer primary keys and breaks on the mix).
  */
 import type { WorkflowDefinition } from '../agents/definition'
-import type { ToolDefinition } from '../tools/schemas'
 
 /** `RECORDING_ID: <id>` in a node prompt: the model may answer with that clip (see conversation/recording-replies.ts). */
 export const PROMPT_MENTION = /RECORDING_ID:\s*([A-Za-z0-9_-]{1,64})(?![A-Za-z0-9_-])/g
