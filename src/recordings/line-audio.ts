@@ -1,20 +1,16 @@
 /**
  * An uploaded recording turned into line audio once, at upload: 8 kHz G.711 µ-law, what ARI and every carrier
  * stream carries, so playing it on a call costs no decoding. Accepted: WAV (16-bit PCM, G.711 µ-law or A-law, any
- * rate, any channel count, mixed down) and MPEG audio (MP3, decoded by mpg123 compiled to WebAssembly).
+ * rate, any channel count, mixed down). MP3 is refused with a clear message: the maintained WebAssembly decoders
+ * (mpg123, LAME) are LGPL, which a single executable cannot carry; convert MP3 to WAV before uploading.
  *
  * Hostile input is bounded: the caller caps the file's size; decoding stops as soon as the audio passes
  * MAX_RECORDING_SECONDS, and the work is cut into slices with a turn of the event loop between them, so a large
  * upload never holds up the calls' audio.
  */
-import { MPEGDecoder, MPEGDecoderWebWorker } from 'mpg123-decoder'
 import { startsLikeWav, wavData, WavFormatError, pcm16FromBytes } from '../lib/wav'
 import { alawToPcm16, pcm16ToUlaw, ulawToPcm16 } from '../voice/g711'
 import { createResampler } from '../voice/resample'
-
-// Named so that `bun build` keeps the class: the package's entry names both classes, and with only MPEGDecoder
-// imported the bundle drops this one but not that call, and the executable fails at start.
-export const MPEG_WORKER_CLASS = MPEGDecoderWebWorker.name
 
 export const LINE_RATE = 8000
 export const MAX_RECORDING_SECONDS = 300
@@ -22,13 +18,11 @@ export const MAX_RECORDING_SECONDS = 300
 /** Audio this code cannot use; the message is safe to show. */
 export class AudioImportError extends Error {}
 
-export type SourceFormat = { container: 'wav' | 'mp3'; encoding: string; sample_rate: number; channels: number }
+export type SourceFormat = { container: 'wav'; encoding: string; sample_rate: number; channels: number }
 export type LineAudio = { ulaw: Uint8Array; durationMs: number; source: SourceFormat }
 
 /** Samples handled between two turns of the event loop (~30 ms of work at most). */
 const SLICE_SAMPLES = 48_000
-/** MP3 bytes handed to the decoder at a time. */
-const MP3_SLICE_BYTES = 16 * 1024
 /** A 10 ms frame is speech when a sample passes this (pipecat's threshold); silence around the clip is trimmed. */
 const SILENCE_THRESHOLD = 20
 
@@ -38,14 +32,17 @@ const tooLong = () => new AudioImportError(`The recording is longer than ${MAX_R
 
 export async function decodeToLineAudio(bytes: Uint8Array): Promise<LineAudio> {
   if (bytes.length === 0) throw new AudioImportError('The file is empty')
-  const decoded = startsLikeWav(bytes) ? decodeWavFile(bytes) : startsLikeMpeg(bytes) ? await decodeMp3(bytes) : null
-  if (!decoded) throw new AudioImportError('Not a WAV or MP3 file')
+  if (startsLikeMpeg(bytes)) throw new AudioImportError(MP3_REFUSED)
+  if (!startsLikeWav(bytes)) throw new AudioImportError('Not a WAV file')
+  const decoded = decodeWavFile(bytes)
   const ulaw = await toLine(decoded.mono, decoded.source.sample_rate)
   if (ulaw.length === 0) throw new AudioImportError('The file holds no audio')
   return { ulaw, durationMs: Math.round((ulaw.length * 1000) / LINE_RATE), source: decoded.source }
 }
 
-/** An ID3v2 tag, or an MPEG audio frame's sync word, at the start: a decoder fed anything else may hear noise in it. */
+export const MP3_REFUSED = 'MP3 is not accepted: convert it to WAV first (e.g. `ffmpeg -i in.mp3 -ac 1 -ar 8000 out.wav`)'
+
+/** An ID3v2 tag, or an MPEG audio frame's sync word, at the start. */
 const startsLikeMpeg = (bytes: Uint8Array) =>
   (bytes.length >= 3 && bytes[0] === 0x49 && bytes[1] === 0x44 && bytes[2] === 0x33) ||
   (bytes.length >= 2 && bytes[0] === 0xff && (bytes[1] & 0xe0) === 0xe0)
@@ -76,60 +73,6 @@ function mixDown(interleaved: Int16Array, channels: number): Int16Array {
     let sum = 0
     for (let channel = 0; channel < channels; channel++) sum += interleaved[at++]
     mono[frame] = Math.round(sum / channels)
-  }
-  return mono
-}
-
-async function decodeMp3(bytes: Uint8Array): Promise<Decoded> {
-  const decoder = new MPEGDecoder()
-  await decoder.ready
-  try {
-    const pieces: Int16Array[] = []
-    let total = 0
-    let sampleRate = 0
-    let channels = 0
-    for (let offset = 0; offset < bytes.length; offset += MP3_SLICE_BYTES) {
-      const slice = bytes.subarray(offset, offset + MP3_SLICE_BYTES)
-      const { channelData, samplesDecoded, sampleRate: rate, errors } = withoutConsoleErrors(() => decoder.decode(slice))
-      if (errors.length > 0) throw new AudioImportError(`The MP3 is damaged (${errors[0].message})`)
-      if (samplesDecoded > 0) {
-        if (sampleRate !== 0 && rate !== sampleRate) throw new AudioImportError('The MP3 changes its sample rate')
-        sampleRate = rate
-        channels = Math.max(channels, channelData.length)
-        pieces.push(mixFloat(channelData, samplesDecoded))
-        total += samplesDecoded
-        if (total > MAX_RECORDING_SECONDS * sampleRate) throw tooLong()
-      }
-      await nextTurn()
-    }
-    if (total === 0) throw new AudioImportError('The MP3 holds no audio this server can decode')
-    const mono = new Int16Array(total)
-    let at = 0
-    for (const piece of pieces) { mono.set(piece, at); at += piece.length }
-    return { mono, source: { container: 'mp3', encoding: 'mpeg', sample_rate: sampleRate, channels } }
-  } finally {
-    decoder.free()
-  }
-}
-
-/** The decoder prints each decoding error to stderr, past the log; its errors come back in its result anyway. */
-function withoutConsoleErrors<T>(run: () => T): T {
-  const original = console.error
-  console.error = () => {}
-  try {
-    return run()
-  } finally {
-    console.error = original
-  }
-}
-
-function mixFloat(channelData: Float32Array[], samples: number): Int16Array {
-  const mono = new Int16Array(samples)
-  for (let i = 0; i < samples; i++) {
-    let sum = 0
-    for (const channel of channelData) sum += channel[i]
-    const value = (sum / channelData.length) * 32767
-    mono[i] = value > 32767 ? 32767 : value < -32768 ? -32768 : Math.round(value)
   }
   return mono
 }

@@ -22,7 +22,7 @@ import { AudioImportError, decodeToLineAudio, LINE_RATE, type LineAudio } from '
 import { definitionMentions, toolMention } from './references'
 
 export const MAX_RECORDING_BYTES = 5 * 1024 * 1024
-export const RECORDING_CONTENT_TYPES = ['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd.wave', 'audio/mpeg', 'audio/mp3'] as const
+export const RECORDING_CONTENT_TYPES = ['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd.wave'] as const
 
 type UploadRequest = { filename: string; mime_type?: string; file_size: number }
 type CreateRequest = {

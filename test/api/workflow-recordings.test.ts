@@ -34,7 +34,7 @@ describe('upload and create', () => {
     expect(dominantFrequency(line.subarray(800, 4800), 8000)).toBe(1000)
   })
 
-  test('G.711 µ-law and A-law WAVs and an MP3 are accepted', async () => {
+  test('G.711 µ-law and A-law WAVs are accepted; an MP3 is refused with what to do instead', async () => {
     expect((await createRecording(t, 'ulaw', lineToneWav(500, 400))).status).toBe(200)
     expect(dominantFrequency((await lineAudio('ulaw')).subarray(0, 3000), 8000)).toBe(500)
     const alawSilenceThenTone = g711Wav(new Uint8Array(8000).fill(0xd5), 8000, 'alaw')
@@ -43,16 +43,14 @@ describe('upload and create', () => {
     expect(alaw.status).toBe(200)
     expect(alaw.body.recordings[0].duration_ms).toBe(1000)
     expect(Math.max(...(await lineAudio('alaw')).map(Math.abs))).toBeLessThan(16)
-    const mp3 = await createRecording(t, 'mp3-tone', new Uint8Array(readFileSync(MP3_FIXTURE)), { mimeType: 'audio/mpeg' })
-    expect(mp3.status).toBe(200)
-    expect(mp3.body.recordings[0].source_format).toMatchObject({ container: 'mp3', sample_rate: 22_050 })
-    const line = await lineAudio('mp3-tone')
-    expect(dominantFrequency(line.subarray(400, 3200), 8000)).toBe(440)
+    const mp3 = await createRecording(t, 'mp3-tone', new Uint8Array(readFileSync(MP3_FIXTURE)))
+    expect(mp3.status).toBe(422)
+    expect(mp3.body.detail[0]).toMatchObject({ loc: ['body', 'recordings', 0, 'storage_key'], msg: expect.stringContaining('convert it to WAV') })
   })
 
   test('upload-url validates files and gives free ids and org-scoped keys', async () => {
     const response = await t.request('POST', '/api/v1/workflow-recordings/upload-url', {
-      body: { files: [{ filename: 'a b.wav', file_size: 10 }, { filename: 'x.mp3', mime_type: 'audio/mpeg', file_size: 20 }] },
+      body: { files: [{ filename: 'a b.wav', file_size: 10 }, { filename: 'x.wav', mime_type: 'audio/x-wav', file_size: 20 }] },
     })
     expect(response.status).toBe(200)
     expect(response.body.items).toHaveLength(2)

@@ -8,7 +8,7 @@ const Optional = (schema: ReturnType<typeof t.String>) => t.Optional(t.Union([sc
 export const UploadUrlBody = t.Object({
   files: t.Array(t.Object({
     filename: t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH }),
-    mime_type: t.Optional(t.Union(RECORDING_CONTENT_TYPES.map((type) => t.Literal(type)), { default: 'audio/wav', description: 'WAV or MP3; the PUT must send this Content-Type' })),
+    mime_type: t.Optional(t.Union(RECORDING_CONTENT_TYPES.map((type) => t.Literal(type)), { default: 'audio/wav', description: 'WAV; the PUT must send this Content-Type' })),
     file_size: t.Integer({ minimum: 1, maximum: MAX_RECORDING_BYTES, description: 'Size in bytes; the upload may not exceed it' }),
   }), { minItems: 1, maxItems: 20 }),
 })

@@ -14,7 +14,7 @@ export const workflowRecordingRoutes = (ctx: AppContext) =>
     .post('/upload-url', ({ principal, body }) => createUploadUrls(ctx, principal.organizationId, body.files), {
       body: UploadUrlBody,
       response: { 200: UploadUrlResponse, ...authErrors },
-      detail: { tags, summary: 'Get signed URLs to upload recordings (WAV or MP3, at most 5 MiB each)' },
+      detail: { tags, summary: 'Get signed URLs to upload recordings (WAV, at most 5 MiB each)' },
     })
     .post('/', ({ principal, body }) => createRecordings(ctx, principal.organizationId, principal.apiKeyId, body.recordings), {
       body: CreateRecordingsBody,
