@@ -18,7 +18,7 @@ import * as ts from 'typescript'
 const LAYERS = [
   'lib', 'config.ts', 'log.ts', 'db',
   'storage', 'auth', 'credentials', 'egress', 'models', 'definition', 'tools', 'knowledge',
-  'conversation', 'voice', 'runs', 'telephony', 'calls', 'campaigns', 'agents',
+  'conversation', 'voice', 'recordings', 'runs', 'telephony', 'calls', 'campaigns', 'agents',
   'api', 'background.ts', 'boot.ts', 'health-check.ts', 'backup-commands.ts', 'main.ts',
 ]
 const CONTRACT = 'context.ts'

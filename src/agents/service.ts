@@ -21,6 +21,7 @@ import { batchedTransaction } from '../db/batched-transaction'
 import { nodeToolError, toolReferenceCheck, type NamedTransferTool } from '../tools/service'
 import { defaultOutboundProvider } from '../telephony/config/configurations'
 import { PROVIDERS, supportsCallTransfer } from '../telephony/config/providers'
+import { recordingReferenceErrors } from '../recordings/service'
 import { documentReferenceErrors } from '../knowledge/documents'
 import { hostNotWrittenOut } from '../egress/network-policy'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
@@ -50,15 +51,20 @@ function checkedDefinition(input: unknown): { definition: AgentDefinition; trigg
 }
 
 /**
- * Every node's `tool_uuids` must name active tools of the organization, and its `document_uuids` the organization's
- * knowledge-base documents: checked on save and again at publish. Publishing
- * (creating an agent publishes its first version) also refuses transfer_call tools when the organization's default
- * telephony configuration cannot transfer calls; a draft may wait for the configuration to change.
+ * Every node's `tool_uuids` must name active tools of the organization, its `document_uuids` the organization's
+ * knowledge-base documents, and every recording the definition plays (audio greeting, audio transition speech,
+ * `RECORDING_ID:` in a prompt) one of its recordings: checked on save and again at publish. Publishing (creating an
+ * agent publishes its first version) also refuses transfer_call tools when the organization's default telephony
+ * configuration cannot transfer calls; a draft may wait for the configuration to change.
  */
-function checkToolReferences(ctx: AppContext, organizationId: number, definition: AgentDefinition, publishing: boolean): void {
+function checkReferences(ctx: AppContext, organizationId: number, definition: AgentDefinition, publishing: boolean): void {
   const { unknown, transfers } = toolReferenceCheck(ctx, organizationId, definition)
-  const toolErrors = publishing ? [...unknown, ...untransferableTools(ctx, organizationId, transfers)] : unknown
-  const errors = [...toolErrors, ...documentReferenceErrors(ctx, organizationId, definition)]
+  const errors = [
+    ...unknown,
+    ...(publishing ? untransferableTools(ctx, organizationId, transfers) : []),
+    ...documentReferenceErrors(ctx, organizationId, definition),
+    ...recordingReferenceErrors(ctx, organizationId, definition),
+  ]
   if (errors.length > 0) throw definitionErrors('invalid', errors)
 }
 
@@ -203,7 +209,7 @@ const insertVersion = (ctx: AppContext, version: NewVersion): WorkflowDefinition
  */
 export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): Promise<AgentView> {
   const { definition, triggerPaths } = checkedDefinition(body.workflow_definition)
-  checkToolReferences(ctx, organizationId, definition, true)
+  checkReferences(ctx, organizationId, definition, true)
   checkOutboundUrls(ctx, definition)
   checkModelPin(ctx, organizationId, body.workflow_configurations ?? {}, ['body', 'workflow_configurations'])
   const now = isoNow(ctx.clock)
@@ -236,7 +242,7 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
   if (!current) throw workflowNotFound(workflowId)
   const sent = body.workflow_definition != null ? checkedDefinition(body.workflow_definition) : null
   if (sent) {
-    checkToolReferences(ctx, organizationId, sent.definition, false)
+    checkReferences(ctx, organizationId, sent.definition, false)
     checkOutboundUrls(ctx, sent.definition)
   }
   if (body.workflow_configurations) checkModelPin(ctx, organizationId, body.workflow_configurations, ['body', 'workflow_configurations'])
@@ -274,7 +280,7 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
   const current = findCurrent(ctx, organizationId, workflowId)
   if (!current) throw workflowNotFound(workflowId)
   if (current.version.status !== 'draft') throw refused('Workflow has no draft to publish')
-  checkToolReferences(ctx, organizationId, current.version.workflowJson as AgentDefinition, true)
+  checkReferences(ctx, organizationId, current.version.workflowJson as AgentDefinition, true)
   checkOutboundUrls(ctx, current.version.workflowJson as AgentDefinition)
   checkModelPin(ctx, organizationId, current.version.workflowConfigurations, ['workflow_configurations'])
   transaction(ctx, () => {

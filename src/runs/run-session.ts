@@ -55,6 +55,8 @@ import { amendCompletedRun, finishRun, markRunRunning, updateRun, type RunOutcom
 import { withDefaultConfigurations, type AgentConfigurations } from '../definition/configurations'
 import { transaction } from '../db/transaction'
 import { conversationTools } from './tools'
+import { runMentions } from '../definition/recording-references'
+import { loadPlayableRecordings, type PlayableRecording } from '../recordings/service'
 import { createConversation, type Conversation, type ConversationEvent } from '../conversation/engine'
 import { qaNodes, runPostCall } from './post-call'
 import { runPreCallFetch } from './pre-call'
@@ -78,6 +80,8 @@ export type RunSession = {
   readonly channel: RunChannel
   /** The pinned agent version's workflow configurations (voice reads its answering-machine settings there). */
   readonly configurations: AgentConfigurations
+  /** The recordings the run may play (line audio and transcript), by `recording_id`. */
+  readonly recordings: ReadonlyMap<string, PlayableRecording>
   /** The engine, wrapped so that the run is written after each call. */
   readonly conversation: Conversation
   readonly clients: RunClients
@@ -176,6 +180,8 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   let resolveEnded!: (value: { reason: EndReason; graceful: boolean }) => void
   const ended = new Promise<{ reason: EndReason; graceful: boolean }>((resolve) => { resolveEnded = resolve })
 
+  const tools = conversationTools(ctx, run.organizationId, definition, { id: run.id, embeddings })
+  const recordings = await loadPlayableRecordings(ctx, run.organizationId, runMentions(definition, [...tools.byUuid.values()].map(({ definition }) => definition), variables))
   const engine = createConversation({
     definition,
     configurations,
@@ -185,7 +191,8 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     clock: ctx.clock,
     idleRules: channel === 'voice',
     delayedStart: channel === 'voice',
-    tools: conversationTools(ctx, run.organizationId, definition, { id: run.id, embeddings }),
+    tools,
+    recordings,
     transferCall: options.transferCall,
     awaitSpeechEnd: channel === 'voice',
     onEvent(event) {
@@ -232,12 +239,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     })
     writeFinal(ctx, loaded, isTelephony, logsOf(record), { record, usage, transcriptKey })
     log.info({ endReason: record.end_reason, durationSeconds: record.call_duration_seconds }, 'run session finished')
-    settleAfterCall(runPostCall(ctx, {
-      runId: run.id, organizationId: run.organizationId, definition, record, llm: clients.extractionLlm, telephony: isTelephony,
-    }).catch((error) => {
-      log.error({ err: error }, 'post-call work failed; webhook deliveries released without it')
-      releaseHeldDeliveries(ctx, run.id)
-    }).finally(() => clients.close()))
+    settleAfterCall(postCallWork(ctx, loaded, record, clients, isTelephony, log).finally(() => clients.close()))
   }
 
   log.info({ runtime }, 'run session opened')
@@ -246,6 +248,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     organizationId: run.organizationId,
     channel,
     configurations,
+    recordings,
     conversation,
     clients,
     ended,
@@ -264,6 +267,16 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
       return finishing
     },
   }
+}
+
+/** The run's post-call work (QA, webhooks); when it fails, the held webhook deliveries are released without it. */
+function postCallWork(ctx: AppContext, { run, definition }: LoadedRun, record: ConversationRecord, clients: RunClients, telephony: boolean, log: AppContext['log']): Promise<void> {
+  return runPostCall(ctx, {
+    runId: run.id, organizationId: run.organizationId, definition, record, llm: clients.extractionLlm, telephony,
+  }).catch((error) => {
+    log.error({ err: error }, 'post-call work failed; webhook deliveries released without it')
+    releaseHeldDeliveries(ctx, run.id)
+  })
 }
 
 /** The run's logs from what the conversation recorded and what the session learnt. */

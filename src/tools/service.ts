@@ -8,6 +8,7 @@ import { invalid, notFound } from '../lib/errors'
 import { valueError, type ValidationItem } from '../lib/validation'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { checkDefinition, keepDiscovery } from './definitions'
+import { toolRecordingProblem } from './recordings'
 import { toolFunctionName } from './functions'
 import {
   TOOL_TYPES,
@@ -87,6 +88,8 @@ function checkedDefinition(ctx: AppContext, organizationId: number, definition: 
     }
     if (namesThisServer(ctx, url)) items.push(valueError(['body', 'definition', checked.type, 'config', 'url'], THIS_SERVER_MESSAGE, url))
   }
+  const recordingProblem = toolRecordingProblem(ctx, organizationId, checked, ['body', 'definition', checked.type, 'config'])
+  if (recordingProblem) items.push(recordingProblem)
   if (category && category !== definition.type) {
     items.push(valueError(['body', 'category'], `category '${category}' must match definition.type '${definition.type}'`, category))
   }
