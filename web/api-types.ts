@@ -5002,8 +5002,8 @@ export interface operations {
     initiate_call_api_v1_public_agent__uuid__post: {
         parameters: {
             query?: never;
-            header: {
-                "x-api-key": string;
+            header?: {
+                "x-api-key"?: string;
             };
             path: {
                 uuid: string;
@@ -5027,6 +5027,7 @@ export interface operations {
             };
             400: components["responses"]["HTTPError"];
             401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             429: components["responses"]["HTTPError"];
@@ -5035,8 +5036,8 @@ export interface operations {
     initiate_call_test_api_v1_public_agent_test__uuid__post: {
         parameters: {
             query?: never;
-            header: {
-                "x-api-key": string;
+            header?: {
+                "x-api-key"?: string;
             };
             path: {
                 uuid: string;
@@ -5060,6 +5061,7 @@ export interface operations {
             };
             400: components["responses"]["HTTPError"];
             401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             429: components["responses"]["HTTPError"];
@@ -5068,8 +5070,8 @@ export interface operations {
     initiate_call_by_workflow_uuid_api_v1_public_agent_workflow__workflow_uuid__post: {
         parameters: {
             query?: never;
-            header: {
-                "x-api-key": string;
+            header?: {
+                "x-api-key"?: string;
             };
             path: {
                 workflow_uuid: string;
@@ -5093,6 +5095,7 @@ export interface operations {
             };
             400: components["responses"]["HTTPError"];
             401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             429: components["responses"]["HTTPError"];
@@ -5101,8 +5104,8 @@ export interface operations {
     initiate_call_test_by_workflow_uuid_api_v1_public_agent_test_workflow__workflow_uuid__post: {
         parameters: {
             query?: never;
-            header: {
-                "x-api-key": string;
+            header?: {
+                "x-api-key"?: string;
             };
             path: {
                 workflow_uuid: string;
@@ -5126,6 +5129,7 @@ export interface operations {
             };
             400: components["responses"]["HTTPError"];
             401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             429: components["responses"]["HTTPError"];
