@@ -245,6 +245,20 @@ describe('the console', () => {
     await inspect('telephony-numbers')
   }, 60_000)
 
+  step('a test call: an agent and a number start a run through the public trigger with the session; its link opens the run', async () => {
+    await go('/telephony', 'Telephony')
+    await page.getByLabel('Agent', { exact: true }).selectOption(String(agent.id))
+    await page.getByLabel('Phone number', { exact: true }).fill('Local/103@test')
+    await page.getByRole('button', { name: 'Call', exact: true }).click()
+    const link = page.getByRole('status').getByRole('link', { name: /^WR-TEST-/ })
+    await link.waitFor()
+    const runName = await link.textContent()
+    await inspect('telephony-test-call')
+    await link.click()
+    await page.getByRole('heading', { level: 1, name: runName! }).waitFor()
+    for (const id of fake.liveChannelIds()) fake.hangup(id)
+  }, 60_000)
+
   step('a model server added and checked, and a model configuration created through the forms', async () => {
     await go('/models', 'Models')
     await page.getByRole('textbox', { name: 'Name' }).first().fill('Lab server')

@@ -56,7 +56,8 @@ describe('a test call from a signed-in browser', () => {
   test('without the CSRF token, or with a wrong one, it is 403 and no run is made', async () => {
     const agent = await createAgent()
     const { cookie } = await signIn(t.adminKey)
-    for (const headers of [{ cookie }, { cookie, 'x-csrf-token': 'forged' }]) {
+    const attempts: Record<string, string>[] = [{ cookie }, { cookie, 'x-csrf-token': 'forged' }]
+    for (const headers of attempts) {
       const response = await testCall(agent.workflow_uuid, headers)
       expect(response.status).toBe(403)
       expect(response.body.detail).toContain('X-CSRF-Token')
