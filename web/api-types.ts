@@ -12,7 +12,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Reachability and version (no API key) */
+        /** Reachability and version (no API key); with an admin key, also the data dir's disk space */
         get: operations["health_api_v1_health_get"];
         put?: never;
         post?: never;
@@ -1910,6 +1910,12 @@ export interface components {
                 connected: number;
                 /** @description Active ARI configurations (parked ones are not counted). */
                 total: number;
+            };
+            /** @description Only for a request made with an admin key (or its browser session): the data dir's disk space. */
+            disk?: {
+                /** @description Bytes free for the server on the file system of its data dir. */
+                free_bytes: number;
+                total_bytes: number;
             };
         };
         HttpApiConfig: {
