@@ -13,6 +13,7 @@ import carriers from './0010_carriers.sql' with { type: 'text' }
 import hardening from './0011_hardening.sql' with { type: 'text' }
 import sessions from './0012_sessions.sql' with { type: 'text' }
 import knowledgeBase from './0013_knowledge_base.sql' with { type: 'text' }
+import connectionChecks from './0014_connection_checks.sql' with { type: 'text' }
 
 export type Migration = { name: string; sql: string }
 
@@ -30,4 +31,5 @@ export const MIGRATIONS: Migration[] = [
   { name: '0011_hardening', sql: hardening },
   { name: '0012_sessions', sql: sessions },
   { name: '0013_knowledge_base', sql: knowledgeBase },
+  { name: '0014_connection_checks', sql: connectionChecks },
 ]

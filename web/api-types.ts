@@ -2338,6 +2338,13 @@ export interface components {
             base_url: string;
             /** @description Masked: `*` for all but the last 4 characters. */
             api_key: string | null;
+            /** @description The latest POST .../check of this server (null until one ran). */
+            last_check: {
+                ok: boolean;
+                /** Format: date-time */
+                at: string;
+                error: string | null;
+            } | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */

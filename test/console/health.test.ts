@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test'
 import { createTestApp, type TestApp } from '../support/app'
+import { deadBaseUrl, startFakeModels } from '../support/fake-models'
 
-// The overview's health: the data dir's disk space, for admin keys (and their sessions) only.
+// The overview's health: the data dir's disk space (admin keys and their sessions only) and each model server's last check.
 
 let t: TestApp
 beforeEach(() => { t = createTestApp() })
@@ -26,5 +27,26 @@ test('without a key, with a wrong one or with a trigger key: health answers 200 
     expect(response.status).toBe(200)
     expect(response.body.status).toBe('ok')
     expect(response.body).not.toHaveProperty('disk')
+  }
+})
+
+test("a model server's last check (ok or not, when, why) is kept and shown with the connection; another org's is 404", async () => {
+  const models = startFakeModels()
+  try {
+    const CONNECTIONS = '/api/v1/organizations/provider-connections'
+    const up = (await t.request('POST', CONNECTIONS, { body: { name: 'Up', provider: 'openai', base_url: models.baseUrl } })).body
+    const down = (await t.request('POST', CONNECTIONS, { body: { name: 'Down', provider: 'openai', base_url: deadBaseUrl() } })).body
+    expect(up.last_check).toBeNull()
+    expect((await t.request('POST', `${CONNECTIONS}/${up.uuid}/check`)).body.ok).toBe(true)
+    const failed = await t.request('POST', `${CONNECTIONS}/${down.uuid}/check`)
+    expect(failed.body.ok).toBe(false)
+    const listed = (await t.request('GET', CONNECTIONS)).body.connections
+    expect(listed.find((item: { name: string }) => item.name === 'Up').last_check).toEqual({ ok: true, at: expect.any(String), error: null })
+    expect(listed.find((item: { name: string }) => item.name === 'Down').last_check).toEqual({ ok: false, at: expect.any(String), error: failed.body.error })
+    expect((await t.request('GET', `${CONNECTIONS}/${up.uuid}`)).body.last_check.ok).toBe(true)
+    const other = t.newOrg('other')
+    expect((await t.request('POST', `${CONNECTIONS}/${up.uuid}/check`, { key: other.key })).status).toBe(404)
+  } finally {
+    models.stop()
   }
 })
