@@ -280,6 +280,11 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Save prices' }).click()
     await page.getByText('Saved: runs that finish from now on are costed with it.').waitFor()
     await inspect('models')
+    // the overview's health: the server just checked, and the data dir's disk space
+    await go('/', 'Overview')
+    await page.locator('li', { hasText: 'Lab server' }).getByText(/checked/).waitFor()
+    await page.getByText(/^Data dir disk: [\d.]+ [KMGT]?B free of [\d.]+ [KMGT]?B$/).waitFor()
+    await inspect('overview-health')
     await go('/tools', 'Tools and credentials')
     await page.getByLabel('Credential name').fill(`CRM ${hostile('credential-name')}`)
     await page.getByLabel('Token', { exact: true }).fill('tok-secret-123')
