@@ -273,8 +273,8 @@ describe('the console', () => {
     await inspect('telephony-test-call')
     await link.click()
     await page.getByRole('heading', { level: 1, name: runName! }).waitFor()
-    // hanging up one end of the local channel pair ends the other too
-    for (let [id] = fake.liveChannelIds(); id; [id] = fake.liveChannelIds()) fake.hangup(id)
+    const [callee] = fake.liveChannelIds()
+    if (callee) fake.hangup(callee)
   }, 60_000)
 
   step('a model server added and checked, and a model configuration created through the forms', async () => {
