@@ -13,7 +13,8 @@ import carriers from './0010_carriers.sql' with { type: 'text' }
 import hardening from './0011_hardening.sql' with { type: 'text' }
 import sessions from './0012_sessions.sql' with { type: 'text' }
 import knowledgeBase from './0013_knowledge_base.sql' with { type: 'text' }
-import connectionChecks from './0014_connection_checks.sql' with { type: 'text' }
+import mcpTools from './0014_mcp_tools.sql' with { type: 'text' }
+import connectionChecks from './0015_connection_checks.sql' with { type: 'text' }
 
 export type Migration = { name: string; sql: string }
 
@@ -31,5 +32,6 @@ export const MIGRATIONS: Migration[] = [
   { name: '0011_hardening', sql: hardening },
   { name: '0012_sessions', sql: sessions },
   { name: '0013_knowledge_base', sql: knowledgeBase },
-  { name: '0014_connection_checks', sql: connectionChecks },
+  { name: '0014_mcp_tools', sql: mcpTools },
+  { name: '0015_connection_checks', sql: connectionChecks },
 ]

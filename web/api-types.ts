@@ -1149,7 +1149,7 @@ export interface paths {
         /** List the organization's tools (active ones unless `status` says otherwise) */
         get: operations["list_tools_api_v1_tools__get"];
         put?: never;
-        /** Create a tool: an HTTP request, ending or transferring the call, or a calculator */
+        /** Create a tool: an HTTP request, ending or transferring the call, a calculator, or an MCP server (whose tools are listed) */
         post: operations["create_tool_api_v1_tools__post"];
         delete?: never;
         options?: never;
@@ -1171,6 +1171,23 @@ export interface paths {
         post?: never;
         /** Archive a tool: agents can no longer be saved or published naming it */
         delete: operations["delete_tool_api_v1_tools__tool_uuid__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tools/{tool_uuid}/mcp/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** List an MCP tool's server again and keep what it offers (an unreachable server is an `error`; the last list is kept) */
+        post: operations["create_tools_mcp_refresh_api_v1_tools__tool_uuid__mcp_refresh_post"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1310,6 +1327,23 @@ export interface paths {
         put?: never;
         /** Search the documents by meaning, as an agent would (for testing) */
         post: operations["create_knowledge_base_search_api_v1_knowledge_base_search_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ringbase as an MCP server (Streamable HTTP, stateless): tools to build agents, chat with them and read their runs */
+        post: operations["create_mcp_api_v1_mcp_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1722,6 +1756,12 @@ export interface components {
             /** @description Seconds the upload URL stays valid */
             expires_in: number;
         };
+        /** @description A JSON-RPC message of the Model Context Protocol (initialize, tools/list, tools/call, …) */
+        CreateMcpRequest: unknown;
+        /** @description The JSON-RPC answer */
+        CreateMcpResponse: unknown;
+        /** @description A notification was taken */
+        CreateMcpResponse2: unknown;
         CreateTextChatSessionRequest: {
             name?: string;
             /** @description Variables for the agent's templates, as a call's initial_context. */
@@ -1794,10 +1834,43 @@ export interface components {
             /** @description Tells the model when to call it and what it returns */
             description?: string | null;
             /** @enum {string|null} */
-            category?: "http_api" | "end_call" | "transfer_call" | "calculator" | null;
+            category?: "http_api" | "end_call" | "transfer_call" | "calculator" | "mcp" | null;
             icon?: string | null;
             icon_color?: string | null;
-            definition: components["schemas"]["HttpApiToolDefinition"] | components["schemas"]["EndCallToolDefinition"] | components["schemas"]["TransferCallToolDefinition"] | components["schemas"]["CalculatorToolDefinition"];
+            definition: components["schemas"]["HttpApiToolDefinition"] | components["schemas"]["EndCallToolDefinition"] | components["schemas"]["TransferCallToolDefinition"] | components["schemas"]["CalculatorToolDefinition"] | {
+                /** @default 1 */
+                schema_version: number;
+                /** @constant */
+                type: "mcp";
+                config: {
+                    /** @enum {string|null} */
+                    transport?: "streamable_http" | "sse" | null;
+                    /** @description The server's MCP endpoint, e.g. https://mcp.example.com/mcp */
+                    url: string;
+                    /** @description Credential whose authentication header every request to the server carries */
+                    credential_uuid?: string | null;
+                    /** @description The server's tools to offer, by name; empty or null offers all of them */
+                    tools_filter?: string[] | null;
+                    /**
+                     * @description Seconds one call (connection included) may take
+                     * @default 30
+                     */
+                    timeout_secs: number | null;
+                };
+            };
+        };
+        CreateToolsMcpRefreshResponse: {
+            /** Format: uuid */
+            tool_uuid: string;
+            discovered_tools: {
+                name: string;
+                description: string | null;
+                input_schema: {
+                    [key: string]: unknown;
+                };
+            }[];
+            /** @description Why the server could not be listed (the previous list is kept), or which of its tools were left out */
+            error: string | null;
         };
         CreateWorkflowRequest: {
             name: string;
@@ -2706,7 +2779,7 @@ export interface components {
             name: string;
             description: string | null;
             /** @enum {string} */
-            category: "http_api" | "end_call" | "transfer_call" | "calculator";
+            category: "http_api" | "end_call" | "transfer_call" | "calculator" | "mcp";
             icon: string | null;
             icon_color: string | null;
             /** @enum {string} */
@@ -2917,7 +2990,27 @@ export interface components {
             description?: string | null;
             icon?: string | null;
             icon_color?: string | null;
-            definition?: (components["schemas"]["HttpApiToolDefinition"] | components["schemas"]["EndCallToolDefinition"] | components["schemas"]["TransferCallToolDefinition"] | components["schemas"]["CalculatorToolDefinition"]) | null;
+            definition?: (components["schemas"]["HttpApiToolDefinition"] | components["schemas"]["EndCallToolDefinition"] | components["schemas"]["TransferCallToolDefinition"] | components["schemas"]["CalculatorToolDefinition"] | {
+                /** @default 1 */
+                schema_version: number;
+                /** @constant */
+                type: "mcp";
+                config: {
+                    /** @enum {string|null} */
+                    transport?: "streamable_http" | "sse" | null;
+                    /** @description The server's MCP endpoint, e.g. https://mcp.example.com/mcp */
+                    url: string;
+                    /** @description Credential whose authentication header every request to the server carries */
+                    credential_uuid?: string | null;
+                    /** @description The server's tools to offer, by name; empty or null offers all of them */
+                    tools_filter?: string[] | null;
+                    /**
+                     * @description Seconds one call (connection included) may take
+                     * @default 30
+                     */
+                    timeout_secs: number | null;
+                };
+            }) | null;
             /** @enum {string|null} */
             status?: "active" | "archived" | null;
         };
@@ -5960,6 +6053,33 @@ export interface operations {
             422: components["responses"]["HTTPValidationError"];
         };
     };
+    create_tools_mcp_refresh_api_v1_tools__tool_uuid__mcp_refresh_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tool_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateToolsMcpRefreshResponse"];
+                };
+            };
+            400: components["responses"]["HTTPError"];
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
     get_tool_settings_api_v1_organizations_tool_settings_get: {
         parameters: {
             query?: never;
@@ -6267,6 +6387,46 @@ export interface operations {
             403: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             502: components["responses"]["HTTPError"];
+        };
+    };
+    create_mcp_api_v1_mcp_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A JSON-RPC message of the Model Context Protocol (initialize, tools/list, tools/call, …) */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMcpRequest"];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC answer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateMcpResponse"];
+                };
+            };
+            /** @description A notification was taken */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateMcpResponse2"];
+                };
+            };
+            400: components["responses"]["HTTPError"];
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            406: components["responses"]["HTTPError"];
+            415: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
         };
     };
 }

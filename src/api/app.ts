@@ -24,6 +24,7 @@ import { textChatRoutes } from './text-chat/routes'
 import { webhookRoutes } from './webhooks/routes'
 import { toolRoutes } from './tools/routes'
 import { knowledgeBaseRoutes } from './knowledge-base/routes'
+import { mcpRoutes } from './mcp/routes'
 import { usePlainFormatChecks } from './formats'
 import { sessionRoutes } from './sessions/routes'
 import { eventRoutes } from './events/routes'
@@ -107,6 +108,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean; cons
     .use(eventRoutes(ctx))
     .use(consoleRoutes(options.console ?? null))
     .use(knowledgeBaseRoutes(ctx))
+    .use(mcpRoutes(ctx))
   return app
 }
 

@@ -38,14 +38,28 @@ export function requireSession(ctx: AppContext, request: Request): Session & { t
   return { ...session, token }
 }
 
-/** Resolves `X-API-Key` (or, without one, the browser session's cookie) to its principal, or throws the 401 the contract asks for. */
-export function requirePrincipal(ctx: AppContext, request: Request): Principal {
-  const rawKey = request.headers.get('x-api-key')
+const BEARER = /^Bearer\s+(\S+)$/i
+
+/** The request's API key: `X-API-Key`, or where `bearer` allows it (MCP clients send keys so) `Authorization: Bearer <key>`. */
+export function requestKey(request: Request, bearer = false): string | null {
+  const key = request.headers.get('x-api-key')
+  if (key || !bearer) return key
+  return BEARER.exec(request.headers.get('authorization') ?? '')?.[1] ?? null
+}
+
+/**
+ * Resolves the request's API key (`requestKey`) or, without one, the browser session's cookie to its principal, or
+ * throws the 401 the contract asks for.
+ */
+export function requirePrincipal(ctx: AppContext, request: Request, bearer = false): Principal {
+  const rawKey = requestKey(request, bearer)
   if (!rawKey) return requireSession(ctx, request).principal
   const principal = authenticateKey(ctx, rawKey, READING_METHODS.has(request.method))
   if (!principal) throw unauthenticated(MISSING_OR_INVALID_KEY)
   return principal
 }
+
+export const scopeNotAllowed = (scope: ApiKeyScope) => forbidden(`This API key's scope '${scope}' does not allow this operation`)
 
 type Authentication = (context: { request: Request }) => { principal: Principal }
 
@@ -60,16 +74,16 @@ const principals = new WeakMap<Request, Principal>()
  * cache, as the route's derive (the transform phase, before validation), so a bad key with a bad body is a 401.
  * `allowed` lists the key scopes the routes behind this plugin accept; others get 403.
  */
-export function auth(ctx: AppContext, allowed: ApiKeyScope[] = ['admin']) {
+export function auth(ctx: AppContext, allowed: ApiKeyScope[] = ['admin'], { bearer = false } = {}) {
   // Only `request` is read (not Elysia's `headers` object): what a hook reads, Elysia builds for every request.
   const authenticate: Authentication = ({ request }) => {
-    const principal = principals.get(request) ?? requirePrincipal(ctx, request)
+    const principal = principals.get(request) ?? requirePrincipal(ctx, request, bearer)
     principals.set(request, principal)
-    if (!allowed.includes(principal.scope)) throw forbidden(`This API key's scope '${principal.scope}' does not allow this operation`)
+    if (!allowed.includes(principal.scope)) throw scopeNotAllowed(principal.scope)
     return { principal }
   }
   authentications.add(authenticate)
-  return new Elysia({ name: `auth:${allowed.join(',')}` }).derive({ as: 'scoped' }, authenticate)
+  return new Elysia({ name: `auth:${allowed.join(',')}${bearer ? ':bearer' : ''}` }).derive({ as: 'scoped' }, authenticate)
 }
 
 /** The authentication a route runs, among its transform hooks; undefined for a public route. */

@@ -1,8 +1,9 @@
 import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../agents/definition'
 import type { ToolSpec } from '../models/types'
-import { toolFunctionName, toolFunctionSpec } from '../tools/functions'
+import { mcpFunctionName, mcpFunctionSpec, toolFunctionName, toolFunctionSpec } from '../tools/functions'
+import { isPlainObject } from '../lib/values'
+import type { AgentTool, McpDiscoveredTool } from '../tools/schemas'
 import { knowledgeBaseTool } from '../tools/knowledge'
-import type { AgentTool } from '../tools/schemas'
 
 /**
  * The parts of a published definition the runtime walks: call nodes by id, their outgoing edges, the global prompt,
@@ -49,7 +50,8 @@ export const nodeFlag = (node: WorkflowNode, field: string, fallback: boolean): 
  */
 export type NodeFunction =
   | { kind: 'transition'; spec: ToolSpec; edge: WorkflowEdge }
-  | { kind: 'tool'; spec: ToolSpec; tool: AgentTool }
+  /** `mcpTool`: for an MCP tool, the server's name of the tool this function calls. */
+  | { kind: 'tool'; spec: ToolSpec; tool: AgentTool; mcpTool?: string }
 
 const NO_PARAMETERS = { type: 'object', properties: {}, additionalProperties: false }
 
@@ -58,7 +60,11 @@ const MAX_FUNCTION_NAME_LENGTH = 64
 
 /** A label as a function name: lower-cased, runs of anything but [a-z0-9] as one `_`, unique among `taken`. */
 export function uniqueFunctionName(label: string, taken: Set<string>): string {
-  const base = label.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, MAX_FUNCTION_NAME_LENGTH) || 'transition'
+  return claimFunctionName(label.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, MAX_FUNCTION_NAME_LENGTH) || 'transition', taken)
+}
+
+/** `base`, or with a suffix `_2`, `_3`, … when taken; added to `taken`. */
+function claimFunctionName(base: string, taken: Set<string>): string {
   let name = base
   for (let copy = 2; taken.has(name); copy++) {
     const suffix = `_${copy}`
@@ -92,9 +98,25 @@ export function nodeFunctions(graph: ConversationGraph, node: WorkflowNode, tool
   }))
   const toolFunctions = nodeToolUuids(node).flatMap((uuid): NodeFunction[] => {
     const tool = tools.get(uuid)
+    if (tool?.definition.type === 'mcp') return mcpFunctions(node, tool, tool.definition.config.discovered_tools, taken)
     return tool ? [{ kind: 'tool', tool, spec: toolFunctionSpec(tool, uniqueFunctionName(toolFunctionName(tool.name), taken)) }] : []
   })
   const knowledge = knowledgeBaseTool(node)
   const knowledgeFunction: NodeFunction[] = knowledge ? [{ kind: 'tool', tool: knowledge, spec: toolFunctionSpec(knowledge, uniqueFunctionName(knowledge.name, taken)) }] : []
   return [...transitions, ...toolFunctions, ...knowledgeFunction]
+}
+
+/**
+ * An MCP tool's functions in a node: one per tool its server offers, or only those the node's
+ * `mcp_tool_filters: {tool_uuid: [names]}` lists (the reference's field: with it, a tool it leaves out offers none).
+ */
+function mcpFunctions(node: WorkflowNode, tool: AgentTool, offered: McpDiscoveredTool[], taken: Set<string>): NodeFunction[] {
+  const filters = node.data.mcp_tool_filters
+  const chosen = isPlainObject(filters) ? (Array.isArray(filters[tool.tool_uuid]) ? filters[tool.tool_uuid] as unknown[] : []) : null
+  return offered.filter(({ name }) => chosen === null || chosen.includes(name)).map((remote) => ({
+    kind: 'tool',
+    tool,
+    mcpTool: remote.name,
+    spec: mcpFunctionSpec(tool, remote, claimFunctionName(mcpFunctionName(tool.name, remote.name), taken)),
+  }))
 }

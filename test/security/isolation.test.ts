@@ -196,6 +196,8 @@ const TRIGGER_SCOPE = new Set([
   'GET /api/v1/auth/session',
   'DELETE /api/v1/auth/session',
   'GET /api/v1/events',
+  // The MCP server: a trigger key is offered only the tools that start and read runs (test/api/mcp-server.test.ts).
+  'POST /api/v1/mcp',
 ])
 
 describe('a trigger key reaches only what docs/api.md says', () => {
