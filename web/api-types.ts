@@ -12,7 +12,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Reachability and version (no API key) */
+        /** Reachability and version (no API key); with an admin key, also the data dir's disk space */
         get: operations["health_api_v1_health_get"];
         put?: never;
         post?: never;
@@ -1149,7 +1149,7 @@ export interface paths {
         /** List the organization's tools (active ones unless `status` says otherwise) */
         get: operations["list_tools_api_v1_tools__get"];
         put?: never;
-        /** Create a tool: an HTTP request, ending or transferring the call, or a calculator */
+        /** Create a tool: an HTTP request, ending or transferring the call, a calculator, or an MCP server (whose tools are listed) */
         post: operations["create_tool_api_v1_tools__post"];
         delete?: never;
         options?: never;
@@ -1171,6 +1171,23 @@ export interface paths {
         post?: never;
         /** Archive a tool: agents can no longer be saved or published naming it */
         delete: operations["delete_tool_api_v1_tools__tool_uuid__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tools/{tool_uuid}/mcp/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** List an MCP tool's server again and keep what it offers (an unreachable server is an `error`; the last list is kept) */
+        post: operations["create_tools_mcp_refresh_api_v1_tools__tool_uuid__mcp_refresh_post"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1311,6 +1328,109 @@ export interface paths {
         /** Search the documents by meaning, as an agent would (for testing) */
         post: operations["create_knowledge_base_search_api_v1_knowledge_base_search_post"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ringbase as an MCP server (Streamable HTTP, stateless): tools to build agents, chat with them and read their runs */
+        post: operations["create_mcp_api_v1_mcp_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflow-recordings/upload-url": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Get signed URLs to upload recordings (WAV, at most 5 MiB each) */
+        post: operations["create_workflow_recordings_upload_url_api_v1_workflow_recordings_upload_url_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflow-recordings/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization's recordings, newest first */
+        get: operations["get_workflow_recordings_api_v1_workflow_recordings__get"];
+        put?: never;
+        /** Create recordings from uploaded files: each is decoded once into call audio (all or none) */
+        post: operations["create_workflow_recordings_api_v1_workflow_recordings__post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflow-recordings/transcribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Transcribe an uploaded recording file with the organization's speech to text (nothing is stored) */
+        post: operations["create_workflow_recordings_transcribe_api_v1_workflow_recordings_transcribe_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflow-recordings/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Rename a recording (by its numeric id); refused while an agent or tool names it */
+        patch: operations["update_workflow_recordings_api_v1_workflow_recordings__id__patch"];
+        trace?: never;
+    };
+    "/api/v1/workflow-recordings/{recording_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a recording and its audio; refused while an agent or tool names it */
+        delete: operations["delete_workflow_recordings_api_v1_workflow_recordings__recording_id__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1722,6 +1842,12 @@ export interface components {
             /** @description Seconds the upload URL stays valid */
             expires_in: number;
         };
+        /** @description A JSON-RPC message of the Model Context Protocol (initialize, tools/list, tools/call, …) */
+        CreateMcpRequest: unknown;
+        /** @description The JSON-RPC answer */
+        CreateMcpResponse: unknown;
+        /** @description A notification was taken */
+        CreateMcpResponse2: unknown;
         CreateTextChatSessionRequest: {
             name?: string;
             /** @description Variables for the agent's templates, as a call's initial_context. */
@@ -1794,10 +1920,90 @@ export interface components {
             /** @description Tells the model when to call it and what it returns */
             description?: string | null;
             /** @enum {string|null} */
-            category?: "http_api" | "end_call" | "transfer_call" | "calculator" | null;
+            category?: "http_api" | "end_call" | "transfer_call" | "calculator" | "mcp" | null;
             icon?: string | null;
             icon_color?: string | null;
-            definition: components["schemas"]["HttpApiToolDefinition"] | components["schemas"]["EndCallToolDefinition"] | components["schemas"]["TransferCallToolDefinition"] | components["schemas"]["CalculatorToolDefinition"];
+            definition: components["schemas"]["HttpApiToolDefinition"] | components["schemas"]["EndCallToolDefinition"] | components["schemas"]["TransferCallToolDefinition"] | components["schemas"]["CalculatorToolDefinition"] | {
+                /** @default 1 */
+                schema_version: number;
+                /** @constant */
+                type: "mcp";
+                config: {
+                    /** @enum {string|null} */
+                    transport?: "streamable_http" | "sse" | null;
+                    /** @description The server's MCP endpoint, e.g. https://mcp.example.com/mcp */
+                    url: string;
+                    /** @description Credential whose authentication header every request to the server carries */
+                    credential_uuid?: string | null;
+                    /** @description The server's tools to offer, by name; empty or null offers all of them */
+                    tools_filter?: string[] | null;
+                    /**
+                     * @description Seconds one call (connection included) may take
+                     * @default 30
+                     */
+                    timeout_secs: number | null;
+                };
+            };
+        };
+        CreateToolsMcpRefreshResponse: {
+            /** Format: uuid */
+            tool_uuid: string;
+            discovered_tools: {
+                name: string;
+                description: string | null;
+                input_schema: {
+                    [key: string]: unknown;
+                };
+            }[];
+            /** @description Why the server could not be listed (the previous list is kept), or which of its tools were left out */
+            error: string | null;
+        };
+        CreateWorkflowRecordingsRequest: {
+            recordings: {
+                /** @description The name agents, tools, CSV rows and prompts use */
+                recording_id: string;
+                /** @description What the recording says: the agent's turn in transcripts and the model's context */
+                transcript?: string;
+                /** @description From the upload URL answer, once the PUT succeeded */
+                storage_key: string;
+                tts_provider?: string | null;
+                tts_model?: string | null;
+                tts_voice_id?: string | null;
+                metadata?: {
+                    [key: string]: unknown;
+                } | null;
+            }[];
+        };
+        CreateWorkflowRecordingsResponse: {
+            recordings: components["schemas"]["UpdateWorkflowRecordingsResponse"][];
+        };
+        CreateWorkflowRecordingsTranscribeRequest: {
+            /** @description A completed upload from POST /upload-url */
+            storage_key: string;
+            /** @description Language code; `multi` or absent lets the model detect it */
+            language?: string;
+        };
+        CreateWorkflowRecordingsTranscribeResponse: {
+            transcript: string;
+        };
+        CreateWorkflowRecordingsUploadUrlRequest: {
+            files: {
+                filename: string;
+                /** @enum {string} */
+                mime_type?: "audio/wav" | "audio/x-wav" | "audio/wave" | "audio/vnd.wave";
+                /** @description Size in bytes; the upload may not exceed it */
+                file_size: number;
+            }[];
+        };
+        CreateWorkflowRecordingsUploadUrlResponse: {
+            items: {
+                /** @description PUT the file here with its Content-Type; no API key needed */
+                upload_url: string;
+                /** @description A free name to create the recording with (any free name is accepted) */
+                recording_id: string;
+                storage_key: string;
+                expires_in: number;
+            }[];
         };
         CreateWorkflowRequest: {
             name: string;
@@ -1888,6 +2094,10 @@ export interface components {
             limit: number;
             offset: number;
         };
+        GetWorkflowRecordingsResponse: {
+            recordings: components["schemas"]["UpdateWorkflowRecordingsResponse"][];
+            total: number;
+        };
         GetWorkflowsError: components["schemas"]["HTTPValidationError"] | components["schemas"]["HTTPError"];
         GraphConstraints: {
             min_incoming?: number | null;
@@ -1910,6 +2120,12 @@ export interface components {
                 connected: number;
                 /** @description Active ARI configurations (parked ones are not counted). */
                 total: number;
+            };
+            /** @description Only for a request made with an admin key (or its browser session): the data dir's disk space. */
+            disk?: {
+                /** @description Bytes free for the server on the file system of its data dir. */
+                free_bytes: number;
+                total_bytes: number;
             };
         };
         HttpApiConfig: {
@@ -2332,6 +2548,13 @@ export interface components {
             base_url: string;
             /** @description Masked: `*` for all but the last 4 characters. */
             api_key: string | null;
+            /** @description The latest POST .../check of this server (null until one ran). */
+            last_check: {
+                ok: boolean;
+                /** Format: date-time */
+                at: string;
+                error: string | null;
+            } | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -2693,7 +2916,7 @@ export interface components {
             name: string;
             description: string | null;
             /** @enum {string} */
-            category: "http_api" | "end_call" | "transfer_call" | "calculator";
+            category: "http_api" | "end_call" | "transfer_call" | "calculator" | "mcp";
             icon: string | null;
             icon_color: string | null;
             /** @enum {string} */
@@ -2904,9 +3127,59 @@ export interface components {
             description?: string | null;
             icon?: string | null;
             icon_color?: string | null;
-            definition?: (components["schemas"]["HttpApiToolDefinition"] | components["schemas"]["EndCallToolDefinition"] | components["schemas"]["TransferCallToolDefinition"] | components["schemas"]["CalculatorToolDefinition"]) | null;
+            definition?: (components["schemas"]["HttpApiToolDefinition"] | components["schemas"]["EndCallToolDefinition"] | components["schemas"]["TransferCallToolDefinition"] | components["schemas"]["CalculatorToolDefinition"] | {
+                /** @default 1 */
+                schema_version: number;
+                /** @constant */
+                type: "mcp";
+                config: {
+                    /** @enum {string|null} */
+                    transport?: "streamable_http" | "sse" | null;
+                    /** @description The server's MCP endpoint, e.g. https://mcp.example.com/mcp */
+                    url: string;
+                    /** @description Credential whose authentication header every request to the server carries */
+                    credential_uuid?: string | null;
+                    /** @description The server's tools to offer, by name; empty or null offers all of them */
+                    tools_filter?: string[] | null;
+                    /**
+                     * @description Seconds one call (connection included) may take
+                     * @default 30
+                     */
+                    timeout_secs: number | null;
+                };
+            }) | null;
             /** @enum {string|null} */
             status?: "active" | "archived" | null;
+        };
+        UpdateWorkflowRecordingsRequest: {
+            /** @description The name agents, tools, CSV rows and prompts use */
+            recording_id: string;
+        };
+        UpdateWorkflowRecordingsResponse: {
+            id: number;
+            recording_id: string;
+            workflow_id: null;
+            organization_id: number;
+            transcript: string;
+            storage_key: string;
+            storage_backend: string;
+            /** @description Length of the audio as played (silence around it trimmed) */
+            duration_ms: number;
+            source_format: {
+                container: string;
+                encoding: string;
+                sample_rate: number;
+                channels: number;
+            };
+            tts_provider: string | null;
+            tts_model: string | null;
+            tts_voice_id: string | null;
+            metadata: {
+                [key: string]: unknown;
+            };
+            created_by: number | null;
+            created_at: string;
+            is_active: boolean;
         };
         UpdateWorkflowRequest: {
             name?: string | null;
@@ -5002,8 +5275,8 @@ export interface operations {
     initiate_call_api_v1_public_agent__uuid__post: {
         parameters: {
             query?: never;
-            header: {
-                "x-api-key": string;
+            header?: {
+                "x-api-key"?: string;
             };
             path: {
                 uuid: string;
@@ -5027,6 +5300,7 @@ export interface operations {
             };
             400: components["responses"]["HTTPError"];
             401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             429: components["responses"]["HTTPError"];
@@ -5035,8 +5309,8 @@ export interface operations {
     initiate_call_test_api_v1_public_agent_test__uuid__post: {
         parameters: {
             query?: never;
-            header: {
-                "x-api-key": string;
+            header?: {
+                "x-api-key"?: string;
             };
             path: {
                 uuid: string;
@@ -5060,6 +5334,7 @@ export interface operations {
             };
             400: components["responses"]["HTTPError"];
             401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             429: components["responses"]["HTTPError"];
@@ -5068,8 +5343,8 @@ export interface operations {
     initiate_call_by_workflow_uuid_api_v1_public_agent_workflow__workflow_uuid__post: {
         parameters: {
             query?: never;
-            header: {
-                "x-api-key": string;
+            header?: {
+                "x-api-key"?: string;
             };
             path: {
                 workflow_uuid: string;
@@ -5093,6 +5368,7 @@ export interface operations {
             };
             400: components["responses"]["HTTPError"];
             401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             429: components["responses"]["HTTPError"];
@@ -5101,8 +5377,8 @@ export interface operations {
     initiate_call_test_by_workflow_uuid_api_v1_public_agent_test_workflow__workflow_uuid__post: {
         parameters: {
             query?: never;
-            header: {
-                "x-api-key": string;
+            header?: {
+                "x-api-key"?: string;
             };
             path: {
                 workflow_uuid: string;
@@ -5126,6 +5402,7 @@ export interface operations {
             };
             400: components["responses"]["HTTPError"];
             401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             429: components["responses"]["HTTPError"];
@@ -5943,6 +6220,33 @@ export interface operations {
             422: components["responses"]["HTTPValidationError"];
         };
     };
+    create_tools_mcp_refresh_api_v1_tools__tool_uuid__mcp_refresh_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tool_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateToolsMcpRefreshResponse"];
+                };
+            };
+            400: components["responses"]["HTTPError"];
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
     get_tool_settings_api_v1_organizations_tool_settings_get: {
         parameters: {
             query?: never;
@@ -6250,6 +6554,216 @@ export interface operations {
             403: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             502: components["responses"]["HTTPError"];
+        };
+    };
+    create_mcp_api_v1_mcp_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A JSON-RPC message of the Model Context Protocol (initialize, tools/list, tools/call, …) */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMcpRequest"];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC answer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateMcpResponse"];
+                };
+            };
+            /** @description A notification was taken */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateMcpResponse2"];
+                };
+            };
+            400: components["responses"]["HTTPError"];
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            406: components["responses"]["HTTPError"];
+            415: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    create_workflow_recordings_upload_url_api_v1_workflow_recordings_upload_url_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorkflowRecordingsUploadUrlRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateWorkflowRecordingsUploadUrlResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    get_workflow_recordings_api_v1_workflow_recordings__get: {
+        parameters: {
+            query?: {
+                workflow_id?: number;
+                tts_provider?: string;
+                tts_model?: string;
+                tts_voice_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetWorkflowRecordingsResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    create_workflow_recordings_api_v1_workflow_recordings__post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorkflowRecordingsRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateWorkflowRecordingsResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            409: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    create_workflow_recordings_transcribe_api_v1_workflow_recordings_transcribe_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorkflowRecordingsTranscribeRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateWorkflowRecordingsTranscribeResponse"];
+                };
+            };
+            400: components["responses"]["HTTPError"];
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+            502: components["responses"]["HTTPError"];
+        };
+    };
+    update_workflow_recordings_api_v1_workflow_recordings__id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWorkflowRecordingsRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateWorkflowRecordingsResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            409: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    delete_workflow_recordings_api_v1_workflow_recordings__recording_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                recording_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKeyStatusResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            409: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
         };
     };
 }
