@@ -12,7 +12,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Reachability and version (no API key) */
+        /** Reachability and version (no API key); with an admin key, also the data dir's disk space */
         get: operations["health_api_v1_health_get"];
         put?: never;
         post?: never;
@@ -1350,6 +1350,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workflow-recordings/upload-url": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Get signed URLs to upload recordings (WAV, at most 5 MiB each) */
+        post: operations["create_workflow_recordings_upload_url_api_v1_workflow_recordings_upload_url_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflow-recordings/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization's recordings, newest first */
+        get: operations["get_workflow_recordings_api_v1_workflow_recordings__get"];
+        put?: never;
+        /** Create recordings from uploaded files: each is decoded once into call audio (all or none) */
+        post: operations["create_workflow_recordings_api_v1_workflow_recordings__post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflow-recordings/transcribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Transcribe an uploaded recording file with the organization's speech to text (nothing is stored) */
+        post: operations["create_workflow_recordings_transcribe_api_v1_workflow_recordings_transcribe_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflow-recordings/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Rename a recording (by its numeric id); refused while an agent or tool names it */
+        patch: operations["update_workflow_recordings_api_v1_workflow_recordings__id__patch"];
+        trace?: never;
+    };
+    "/api/v1/workflow-recordings/{recording_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a recording and its audio; refused while an agent or tool names it */
+        delete: operations["delete_workflow_recordings_api_v1_workflow_recordings__recording_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1872,6 +1958,53 @@ export interface components {
             /** @description Why the server could not be listed (the previous list is kept), or which of its tools were left out */
             error: string | null;
         };
+        CreateWorkflowRecordingsRequest: {
+            recordings: {
+                /** @description The name agents, tools, CSV rows and prompts use */
+                recording_id: string;
+                /** @description What the recording says: the agent's turn in transcripts and the model's context */
+                transcript?: string;
+                /** @description From the upload URL answer, once the PUT succeeded */
+                storage_key: string;
+                tts_provider?: string | null;
+                tts_model?: string | null;
+                tts_voice_id?: string | null;
+                metadata?: {
+                    [key: string]: unknown;
+                } | null;
+            }[];
+        };
+        CreateWorkflowRecordingsResponse: {
+            recordings: components["schemas"]["UpdateWorkflowRecordingsResponse"][];
+        };
+        CreateWorkflowRecordingsTranscribeRequest: {
+            /** @description A completed upload from POST /upload-url */
+            storage_key: string;
+            /** @description Language code; `multi` or absent lets the model detect it */
+            language?: string;
+        };
+        CreateWorkflowRecordingsTranscribeResponse: {
+            transcript: string;
+        };
+        CreateWorkflowRecordingsUploadUrlRequest: {
+            files: {
+                filename: string;
+                /** @enum {string} */
+                mime_type?: "audio/wav" | "audio/x-wav" | "audio/wave" | "audio/vnd.wave";
+                /** @description Size in bytes; the upload may not exceed it */
+                file_size: number;
+            }[];
+        };
+        CreateWorkflowRecordingsUploadUrlResponse: {
+            items: {
+                /** @description PUT the file here with its Content-Type; no API key needed */
+                upload_url: string;
+                /** @description A free name to create the recording with (any free name is accepted) */
+                recording_id: string;
+                storage_key: string;
+                expires_in: number;
+            }[];
+        };
         CreateWorkflowRequest: {
             name: string;
             workflow_definition: {
@@ -1961,6 +2094,10 @@ export interface components {
             limit: number;
             offset: number;
         };
+        GetWorkflowRecordingsResponse: {
+            recordings: components["schemas"]["UpdateWorkflowRecordingsResponse"][];
+            total: number;
+        };
         GetWorkflowsError: components["schemas"]["HTTPValidationError"] | components["schemas"]["HTTPError"];
         GraphConstraints: {
             min_incoming?: number | null;
@@ -1983,6 +2120,12 @@ export interface components {
                 connected: number;
                 /** @description Active ARI configurations (parked ones are not counted). */
                 total: number;
+            };
+            /** @description Only for a request made with an admin key (or its browser session): the data dir's disk space. */
+            disk?: {
+                /** @description Bytes free for the server on the file system of its data dir. */
+                free_bytes: number;
+                total_bytes: number;
             };
         };
         HttpApiConfig: {
@@ -2405,6 +2548,13 @@ export interface components {
             base_url: string;
             /** @description Masked: `*` for all but the last 4 characters. */
             api_key: string | null;
+            /** @description The latest POST .../check of this server (null until one ran). */
+            last_check: {
+                ok: boolean;
+                /** Format: date-time */
+                at: string;
+                error: string | null;
+            } | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -3000,6 +3150,36 @@ export interface components {
             }) | null;
             /** @enum {string|null} */
             status?: "active" | "archived" | null;
+        };
+        UpdateWorkflowRecordingsRequest: {
+            /** @description The name agents, tools, CSV rows and prompts use */
+            recording_id: string;
+        };
+        UpdateWorkflowRecordingsResponse: {
+            id: number;
+            recording_id: string;
+            workflow_id: null;
+            organization_id: number;
+            transcript: string;
+            storage_key: string;
+            storage_backend: string;
+            /** @description Length of the audio as played (silence around it trimmed) */
+            duration_ms: number;
+            source_format: {
+                container: string;
+                encoding: string;
+                sample_rate: number;
+                channels: number;
+            };
+            tts_provider: string | null;
+            tts_model: string | null;
+            tts_voice_id: string | null;
+            metadata: {
+                [key: string]: unknown;
+            };
+            created_by: number | null;
+            created_at: string;
+            is_active: boolean;
         };
         UpdateWorkflowRequest: {
             name?: string | null;
@@ -5095,8 +5275,8 @@ export interface operations {
     initiate_call_api_v1_public_agent__uuid__post: {
         parameters: {
             query?: never;
-            header: {
-                "x-api-key": string;
+            header?: {
+                "x-api-key"?: string;
             };
             path: {
                 uuid: string;
@@ -5120,6 +5300,7 @@ export interface operations {
             };
             400: components["responses"]["HTTPError"];
             401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             429: components["responses"]["HTTPError"];
@@ -5128,8 +5309,8 @@ export interface operations {
     initiate_call_test_api_v1_public_agent_test__uuid__post: {
         parameters: {
             query?: never;
-            header: {
-                "x-api-key": string;
+            header?: {
+                "x-api-key"?: string;
             };
             path: {
                 uuid: string;
@@ -5153,6 +5334,7 @@ export interface operations {
             };
             400: components["responses"]["HTTPError"];
             401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             429: components["responses"]["HTTPError"];
@@ -5161,8 +5343,8 @@ export interface operations {
     initiate_call_by_workflow_uuid_api_v1_public_agent_workflow__workflow_uuid__post: {
         parameters: {
             query?: never;
-            header: {
-                "x-api-key": string;
+            header?: {
+                "x-api-key"?: string;
             };
             path: {
                 workflow_uuid: string;
@@ -5186,6 +5368,7 @@ export interface operations {
             };
             400: components["responses"]["HTTPError"];
             401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             429: components["responses"]["HTTPError"];
@@ -5194,8 +5377,8 @@ export interface operations {
     initiate_call_test_by_workflow_uuid_api_v1_public_agent_test_workflow__workflow_uuid__post: {
         parameters: {
             query?: never;
-            header: {
-                "x-api-key": string;
+            header?: {
+                "x-api-key"?: string;
             };
             path: {
                 workflow_uuid: string;
@@ -5219,6 +5402,7 @@ export interface operations {
             };
             400: components["responses"]["HTTPError"];
             401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             429: components["responses"]["HTTPError"];
@@ -6409,6 +6593,176 @@ export interface operations {
             403: components["responses"]["HTTPError"];
             406: components["responses"]["HTTPError"];
             415: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    create_workflow_recordings_upload_url_api_v1_workflow_recordings_upload_url_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorkflowRecordingsUploadUrlRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateWorkflowRecordingsUploadUrlResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    get_workflow_recordings_api_v1_workflow_recordings__get: {
+        parameters: {
+            query?: {
+                workflow_id?: number;
+                tts_provider?: string;
+                tts_model?: string;
+                tts_voice_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetWorkflowRecordingsResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    create_workflow_recordings_api_v1_workflow_recordings__post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorkflowRecordingsRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateWorkflowRecordingsResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            409: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    create_workflow_recordings_transcribe_api_v1_workflow_recordings_transcribe_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorkflowRecordingsTranscribeRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateWorkflowRecordingsTranscribeResponse"];
+                };
+            };
+            400: components["responses"]["HTTPError"];
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+            502: components["responses"]["HTTPError"];
+        };
+    };
+    update_workflow_recordings_api_v1_workflow_recordings__id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWorkflowRecordingsRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateWorkflowRecordingsResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            409: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    delete_workflow_recordings_api_v1_workflow_recordings__recording_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                recording_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKeyStatusResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            409: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
         };
     };

@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { AnyElysia } from 'elysia'
 import { loggedPath } from './request-log'
 import { routeHooks } from './route-hooks'
+import { sessionToken } from './auth'
 import type { Logger } from '../log'
 import { checkValue, type Loc, type ValidationItem } from '../lib/validation'
 import { DomainError, type DomainErrorKind } from '../lib/errors'
@@ -29,14 +30,24 @@ function queryObject(url: string): Record<string, string> {
   return Object.fromEntries(new URL(url).searchParams)
 }
 
-function headerItems(schema: TSchema, headers: Headers): ValidationItem[] {
-  const values = Object.fromEntries(headers)
-  return checkValue(schema, values, ['header'], 'text').map((item) => ({
+/**
+ * A route that declares `x-api-key` as a header (the public trigger) lets a signed-in browser leave it out; a request
+ * with neither the key nor the session cookie is missing the key.
+ */
+function missingKeyItems(schema: TSchema, request: Request): ValidationItem[] {
+  if (!schema.properties?.['x-api-key'] || request.headers.has('x-api-key') || sessionToken(request)) return []
+  return [{ type: 'missing', loc: ['header', 'X-API-Key'], msg: 'Field required', input: null }]
+}
+
+function headerItems(schema: TSchema, request: Request): ValidationItem[] {
+  const values = Object.fromEntries(request.headers)
+  const items = checkValue(schema, values, ['header'], 'text').map((item) => ({
     ...item,
     loc: item.loc.map((part, index) => (index === 1 ? HEADER_DISPLAY_NAMES[String(part)] ?? part : part)),
     // Pydantic reports a missing header with input null, not the whole header map.
     input: item.type === 'missing' ? null : item.input,
   }))
+  return [...missingKeyItems(schema, request), ...items]
 }
 
 /** Whether the request carried a body at all (Elysia may hand an empty object to the validator when it did not). */
@@ -71,7 +82,7 @@ export function requestValidationItems(
   const items: ValidationItem[] = []
   if (schemas.params) items.push(...checkValue(schemas.params, params, ['path'], 'text'))
   if (schemas.query) items.push(...checkValue(schemas.query, queryObject(request.url), ['query'], 'text'))
-  if (schemas.headers) items.push(...headerItems(schemas.headers, request.headers))
+  if (schemas.headers) items.push(...headerItems(schemas.headers, request))
   if (schemas.body) items.push(...bodyItems(schemas.body, sentBody(request) ? body : undefined))
   const seen = new Set<string>()
   return items.filter((item) => {

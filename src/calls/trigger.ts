@@ -1,19 +1,18 @@
 import { randomInt } from 'node:crypto'
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
-import { invalid, limitReached, notFound, refused, unauthenticated, upstreamFailed } from '../lib/errors'
+import { invalid, limitReached, notFound, refused, upstreamFailed } from '../lib/errors'
 import { modelOverridesProblems } from '../models/resolve'
 import { validateDestination } from '../lib/phone'
 import { ariDestinationRules } from '../telephony/config/providers/ari'
 import { openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../runs/target'
 import { concurrentCallLimit, resolveOutboundLine, startOutboundCall } from './start'
-import { authenticateKey } from '../auth/keys'
+import type { Principal } from '../auth/keys'
 import type { TriggerCallBody, TriggerCallResponse } from './schemas'
 
 export type TriggerMode = 'production' | 'test'
 
-export const INVALID_API_KEY = 'Invalid API key'
 export const CONCURRENT_CALL_LIMIT_REACHED = 'Concurrent call limit reached'
 
 /** Keys of initial_context only the server writes; a client's values for them are dropped. */
@@ -23,20 +22,18 @@ const tooManyCalls = () => limitReached(CONCURRENT_CALL_LIMIT_REACHED)
 
 /**
  * Starts an outbound run over the public API, checking in the reference platform's order (validation already
- * passed): the key (401), the agent (404, another organization's agents do not exist), the telephony
+ * passed, the caller authenticated by the route): the agent (404, another organization's agents do not exist), the telephony
  * configuration and caller id (404/400), the destination for that provider (400), the organization's concurrent
  * call limit (429). Then the run is written with its call id and the provider dials; a refused dial fails the run
  * (through the same call report as any other outcome) and answers 400.
  */
 export async function startRunByApi(
   ctx: AppContext,
-  rawKey: string,
+  principal: Principal,
   selector: AgentSelector,
   mode: TriggerMode,
   body: Static<typeof TriggerCallBody>,
 ): Promise<Static<typeof TriggerCallResponse>> {
-  const principal = authenticateKey(ctx, rawKey)
-  if (!principal) throw unauthenticated(INVALID_API_KEY)
   const { organizationId } = principal
   const found = findRunTarget(ctx, organizationId, selector, { preferDraft: mode === 'test' })
   if ('problem' in found) throw notFound(RUN_TARGET_PROBLEMS[found.problem])

@@ -38,6 +38,7 @@ function view(ctx: AppContext, row: ProviderConnectionRow): View {
     provider: row.provider,
     base_url: row.baseUrl,
     api_key: row.sealedApiKey === null ? null : maskSecret(decryptSecret(ctx.masterKey, row.sealedApiKey)),
+    last_check: row.lastCheckOk === null || row.lastCheckAt === null ? null : { ok: row.lastCheckOk, at: row.lastCheckAt, error: row.lastCheckError },
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   }
@@ -184,6 +185,14 @@ async function whereServerIs(ctx: AppContext, baseUrl: string): Promise<'this_se
  * check must not tell a caller which of this machine's ports are open. This Ringbase server itself is never asked.
  */
 export async function checkConnection(ctx: AppContext, organizationId: number, uuid: string): Promise<Static<typeof ProviderConnectionCheck>> {
+  const result = await checkedConnection(ctx, organizationId, uuid)
+  ctx.db.update(providerConnections)
+    .set({ lastCheckOk: result.ok, lastCheckAt: isoNow(ctx.clock), lastCheckError: result.error })
+    .where(and(eq(providerConnections.uuid, uuid), eq(providerConnections.organizationId, organizationId))).run()
+  return result
+}
+
+async function checkedConnection(ctx: AppContext, organizationId: number, uuid: string): Promise<Static<typeof ProviderConnectionCheck>> {
   const row = requireConnectionRow(ctx, organizationId, uuid)
   const where = await whereServerIs(ctx, row.baseUrl)
   if (where === 'this_server') return { ok: false, models: [], error: THIS_SERVER_MESSAGE }

@@ -38,6 +38,11 @@ export const ProviderConnectionView = t.Object({
   provider: t.String(),
   base_url: t.String(),
   api_key: Nullable(t.String({ description: 'Masked: `*` for all but the last 4 characters.' })),
+  last_check: Nullable(t.Object({
+    ok: t.Boolean(),
+    at: DateTime,
+    error: Nullable(t.String()),
+  }, { description: 'The latest POST .../check of this server (null until one ran).' })),
   created_at: DateTime,
   updated_at: DateTime,
 })

@@ -193,7 +193,7 @@ describe('the console', () => {
     await page.getByRole('link', { name: 'New campaign' }).click()
     await page.getByRole('heading', { level: 1, name: 'New campaign' }).waitFor()
     await page.getByRole('textbox', { name: 'Name', exact: true }).fill(`Spring ${hostile('campaign-name')}`)
-    await page.getByLabel('Agent').selectOption(String(agent.id))
+    await page.getByLabel('Agent', { exact: true }).selectOption(String(agent.id))
     const cell = `"${hostile('csv-cell').replaceAll('"', '""')}"`
     const contacts = (phone: string) => ({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from(`phone_number,name\n103,ok\n${phone},${cell}\n`) })
     await page.getByLabel(/^Contacts/).setInputFiles(contacts('555 0100'))
@@ -215,6 +215,23 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Cancel campaign' }).click()
     await page.locator('.facts .badge', { hasText: 'stopped' }).waitFor()
     for (const id of fake.liveChannelIds()) fake.hangup(id)
+  }, 60_000)
+
+  step('a campaign with a dialling window: the form sends its schedule (weekdays, the times, the time zone)', async () => {
+    await go('/campaigns/new', 'New campaign')
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Office hours')
+    await page.getByLabel('Agent', { exact: true }).selectOption(String(agent.id))
+    await page.getByLabel('Dial from (HH:MM)').fill('09:00')
+    await page.getByLabel('Dial until (HH:MM)').fill('17:30')
+    await page.getByLabel('Time zone of the window').fill('Europe/Paris')
+    await page.getByLabel(/^Contacts/).setInputFiles({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from('phone_number\n105\n') })
+    await page.getByRole('button', { name: 'Upload and create' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Office hours' }).waitFor()
+    const id = Number(new URL(page.url()).hash.split('/').at(-1))
+    const campaign = await t.request('GET', `/api/v1/campaign/${id}`)
+    expect(campaign.body.schedule_config).toEqual({
+      enabled: true, timezone: 'Europe/Paris', slots: [0, 1, 2, 3, 4].map((day) => ({ day_of_week: day, start_time: '09:00', end_time: '17:30' })),
+    })
   }, 60_000)
 
   step('a telephony configuration through the form made from the provider metadata: the error next to its field, then saved', async () => {
@@ -245,6 +262,21 @@ describe('the console', () => {
     await inspect('telephony-numbers')
   }, 60_000)
 
+  step('a test call: an agent and a number start a run through the public trigger with the session; its link opens the run', async () => {
+    await go('/telephony', 'Telephony')
+    await page.getByLabel('Agent', { exact: true }).selectOption(String(agent.id))
+    await page.getByLabel('Phone number', { exact: true }).fill('Local/103@test')
+    await page.getByRole('button', { name: 'Call', exact: true }).click()
+    const link = page.getByRole('status').getByRole('link', { name: /^WR-TEST-/ })
+    await link.waitFor()
+    const runName = await link.textContent()
+    await inspect('telephony-test-call')
+    await link.click()
+    await page.getByRole('heading', { level: 1, name: runName! }).waitFor()
+    const [callee] = fake.liveChannelIds()
+    if (callee) fake.hangup(callee)
+  }, 60_000)
+
   step('a model server added and checked, and a model configuration created through the forms', async () => {
     await go('/models', 'Models')
     await page.getByRole('textbox', { name: 'Name' }).first().fill('Lab server')
@@ -265,6 +297,11 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Save prices' }).click()
     await page.getByText('Saved: runs that finish from now on are costed with it.').waitFor()
     await inspect('models')
+    // the overview's health: the server just checked, and the data dir's disk space
+    await go('/', 'Overview')
+    await page.locator('li', { hasText: 'Lab server' }).getByText(/checked/).waitFor()
+    await page.getByText(/^Data dir disk: [\d.]+ [KMGT]?B free of [\d.]+ [KMGT]?B$/).waitFor()
+    await inspect('overview-health')
     await go('/tools', 'Tools and credentials')
     await page.getByLabel('Credential name').fill(`CRM ${hostile('credential-name')}`)
     await page.getByLabel('Token', { exact: true }).fill('tok-secret-123')

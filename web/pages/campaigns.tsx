@@ -58,6 +58,16 @@ const safeDetail = (text: string) => {
   }
 }
 
+/** Two agents splitting the contacts: the first gets `firstShare` percent, the second the rest. */
+const trafficSplit = (first: number, second: number, firstShare: number) =>
+  ({ variants: [{ workflow_id: first, weight: firstShare }, { workflow_id: second, weight: 100 - firstShare }] })
+
+/** One daily window (`HH:MM`–`HH:MM` in `timezone`) on weekdays or every day; day 0 is Monday. */
+function scheduleConfig(timezone: string, days: string, start: string, end: string) {
+  const dayNumbers = days === 'weekdays' ? [0, 1, 2, 3, 4] : [0, 1, 2, 3, 4, 5, 6]
+  return { enabled: true, timezone, slots: dayNumbers.map((day) => ({ day_of_week: day, start_time: start, end_time: end })) }
+}
+
 function NewCampaign() {
   const agents = useLoad(() => api<{ id: number; name: string; status: string }[]>('GET', '/api/v1/workflow/fetch'), [])
   const telephony = useLoad(() => api<{ configurations: { id: number; name: string }[] }>('GET', '/api/v1/organizations/telephony-configs'), [])
@@ -67,6 +77,12 @@ function NewCampaign() {
   const [concurrency, setConcurrency] = useState('2')
   const [rate, setRate] = useState('1')
   const [retries, setRetries] = useState('2')
+  const [secondAgent, setSecondAgent] = useState('')
+  const [firstShare, setFirstShare] = useState('50')
+  const [windowStart, setWindowStart] = useState('')
+  const [windowEnd, setWindowEnd] = useState('')
+  const [windowDays, setWindowDays] = useState('weekdays')
+  const [timezone, setTimezone] = useState(Intl.DateTimeFormat().resolvedOptions().timeZone)
   const file = useRef<HTMLInputElement>(null)
   const [progress, setProgress] = useState<number | null>(null)
   const { error, submit } = useSubmit()
@@ -79,7 +95,11 @@ function NewCampaign() {
       const target = new URL(grant.upload_url, window.location.origin)
       await putWithProgress(`${target.pathname}${target.search}`, chosen, setProgress)
       const campaign = await api('POST', '/api/v1/campaign/create', {
-        name, source_type: 'csv', source_id: grant.file_key, workflow_id: Number(agent) || null,
+        name, source_type: 'csv', source_id: grant.file_key,
+        ...(secondAgent
+          ? { traffic_split: trafficSplit(Number(agent), Number(secondAgent), Number(firstShare)) }
+          : { workflow_id: Number(agent) || null }),
+        ...(windowStart && windowEnd ? { schedule_config: scheduleConfig(timezone, windowDays, windowStart, windowEnd) } : {}),
         telephony_configuration_id: configuration ? Number(configuration) : null,
         max_concurrency: Number(concurrency) || null, rate_limit_per_second: Number(rate) || 1,
         retry_config: { enabled: Number(retries) > 0, max_retries: Number(retries) || 0 },
@@ -95,6 +115,15 @@ function NewCampaign() {
         <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
         <Field label="Agent" value={agent} onChange={setAgent} error={error} path={['workflow_id']} required
           options={[{ value: '', label: 'Choose an agent' }, ...(agents.data ?? []).filter((item) => item.status !== 'archived').map((item) => ({ value: String(item.id), label: item.name }))]} />
+        <Field label="Split with a second agent" value={secondAgent} onChange={setSecondAgent} error={error} path={['traffic_split', 'variants']}
+          hint="Optional: each contact is called by one of the two, by weight"
+          options={[{ value: '', label: 'No split' }, ...(agents.data ?? []).filter((item) => item.status !== 'archived').map((item) => ({ value: String(item.id), label: item.name }))]} />
+        {secondAgent ? <Field label="First agent's share (%)" type="number" value={firstShare} onChange={setFirstShare} error={error} path={['traffic_split', 'variants', 0, 'weight']} hint="The second agent gets the rest of 100" /> : null}
+        <Field label="Dial from (HH:MM)" type="time" value={windowStart} onChange={setWindowStart} error={error} path={['schedule_config', 'slots']} hint="Optional: outside this window nothing is dialled" />
+        <Field label="Dial until (HH:MM)" type="time" value={windowEnd} onChange={setWindowEnd} error={error} path={['schedule_config', 'slots', 0, 'end_time']} />
+        <Field label="Days" value={windowDays} onChange={setWindowDays} error={error} path={['schedule_config', 'slots', 0, 'day_of_week']}
+          options={[{ value: 'weekdays', label: 'Monday to Friday' }, { value: 'every-day', label: 'Every day' }]} />
+        <Field label="Time zone of the window" value={timezone} onChange={setTimezone} error={error} path={['schedule_config', 'timezone']} />
         <Field label="Telephony configuration" value={configuration} onChange={setConfiguration} error={error} path={['telephony_configuration_id']}
           options={[{ value: '', label: 'The default for outbound calls' }, ...(telephony.data?.configurations ?? []).map((item) => ({ value: String(item.id), label: item.name }))]} />
         <Field label="Calls at once" type="number" value={concurrency} onChange={setConcurrency} error={error} path={['max_concurrency']} />

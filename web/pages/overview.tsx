@@ -2,7 +2,7 @@ import { useRef, useState } from 'react'
 import { api, query } from '../api'
 import { useLiveEvents, type LiveRun } from '../events'
 import { href } from '../router'
-import { BarChart, Elapsed, Empty, Page, Show, StateBadge, Table, useLoad } from '../ui'
+import { BarChart, Elapsed, Empty, Page, Show, StateBadge, Table, Time, useLoad } from '../ui'
 
 const startOfToday = () => {
   const today = new Date()
@@ -123,6 +123,15 @@ export function CampaignProgress({ campaign, progress }: { campaign: { id: numbe
   )
 }
 
+const BYTE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB']
+
+function formatBytes(bytes: number): string {
+  let value = bytes
+  let unit = 0
+  while (value >= 1000 && unit < BYTE_UNITS.length - 1) { value /= 1000; unit += 1 }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${BYTE_UNITS[unit]}`
+}
+
 function Health() {
   const loaded = useLoad(async () => ({
     health: await api('GET', '/api/v1/health'),
@@ -136,6 +145,7 @@ function Health() {
         {({ health, telephony, connections }) => (
           <ul className="plain">
             <li>Server {health.version}: <StateBadge state={health.status} /></li>
+            {health.disk ? <li>Data dir disk: {formatBytes(health.disk.free_bytes)} free of {formatBytes(health.disk.total_bytes)}</li> : null}
             {telephony.length === 0
               ? <li><a href={href('/telephony')}>Connect your PBX or carrier</a> to place and answer calls.</li>
               : telephony.map((config) => (
@@ -144,7 +154,12 @@ function Health() {
             {connections.length === 0
               ? <li><a href={href('/models')}>Add a model server</a> (LLM, speech to text, text to speech).</li>
               : connections.map((connection) => (
-                <li key={connection.uuid}>{connection.name} <span className="muted">({connection.base_url})</span>: <a href={href('/models')}>check it</a></li>
+                <li key={connection.uuid}>
+                  {connection.name} <span className="muted">({connection.base_url})</span>:{' '}
+                  {connection.last_check
+                    ? <><StateBadge state={connection.last_check.ok ? 'ok' : 'failed'} /> <span className="muted">checked <Time at={connection.last_check.at} />{connection.last_check.error ? `: ${connection.last_check.error}` : ''}</span></>
+                    : <a href={href('/models')}>never checked: check it</a>}
+                </li>
               ))}
           </ul>
         )}

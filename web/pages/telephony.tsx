@@ -38,6 +38,7 @@ export function Telephony({ params }: { params: URLSearchParams }) {
           )}
       </Show>
       {numbersOf ? <PhoneNumbers configurationId={numbersOf} onChanged={configurations.reload} /> : null}
+      <TestCall configurations={configurations.data?.configurations ?? []} />
       <Show loaded={metadata} what="providers">
         {({ providers }) => <NewConfiguration providers={providers} onCreated={configurations.reload} />}
       </Show>
@@ -135,5 +136,40 @@ function PhoneNumbers({ configurationId, onChanged }: { configurationId: number;
         <button type="submit">Add number</button>
       </form>
     </section>
+  )
+}
+
+type StartedRun = { workflowId: number; runId: number; runName: string }
+
+/**
+ * Calls a number with an agent's draft (else its published version) through the public trigger, which accepts the
+ * browser's session: the same call an API client makes with a key.
+ */
+function TestCall({ configurations }: { configurations: { id: number; name: string }[] }) {
+  const agents = useAgents()
+  const [agentId, setAgentId] = useState('')
+  const [phoneNumber, setPhoneNumber] = useState('')
+  const [configurationId, setConfigurationId] = useState('')
+  const [started, setStarted] = useState<StartedRun | null>(null)
+  const { error, submit } = useSubmit()
+  const call = submit(async () => {
+    setStarted(null)
+    const agent = agents.data?.find((item) => String(item.id) === agentId)
+    if (!agent) throw new Error('Choose an agent')
+    const body = { phone_number: phoneNumber, ...(configurationId ? { telephony_configuration_id: Number(configurationId) } : {}) }
+    const answer = await api<{ workflow_run_id: number; workflow_run_name: string }>('POST', `/api/v1/public/agent/test/workflow/${agent.workflow_uuid}`, body)
+    setStarted({ workflowId: agent.id, runId: answer.workflow_run_id, runName: answer.workflow_run_name })
+  })
+  return (
+    <form className="card form" onSubmit={call} aria-labelledby="test-call-title">
+      <h2 id="test-call-title">Test call</h2>
+      <Field label="Agent" value={agentId} onChange={setAgentId} options={agentOptions(agents.data, 'Choose…')} required />
+      <Field label="Phone number" value={phoneNumber} onChange={setPhoneNumber} error={error} path={['phone_number']} required hint="The number to call, with the agent's draft (else its published version)" />
+      <Field label="Telephony configuration" value={configurationId} onChange={setConfigurationId} error={error} path={['telephony_configuration_id']}
+        options={[{ value: '', label: 'Default outbound' }, ...configurations.map((config) => ({ value: String(config.id), label: config.name }))]} />
+      <ErrorNote error={error} />
+      {started ? <p role="status" className="ok">Calling: <a href={href(`/runs/${started.workflowId}/${started.runId}`)}>{started.runName}</a></p> : null}
+      <button type="submit">Call</button>
+    </form>
   )
 }

@@ -1,6 +1,8 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { ariConnectionCounts } from '../../telephony/ari/manager'
+import { diskSpace } from '../../storage/disk-space'
+import { requirePrincipal } from '../auth'
 
 export const HealthResponse = t.Object({
   status: t.String(),
@@ -12,18 +14,35 @@ export const HealthResponse = t.Object({
     connected: t.Integer({ description: 'Active ARI configurations whose events websocket is up.' }),
     total: t.Integer({ description: 'Active ARI configurations (parked ones are not counted).' }),
   }),
+  disk: t.Optional(t.Object({
+    free_bytes: t.Integer({ description: 'Bytes free for the server on the file system of its data dir.' }),
+    total_bytes: t.Integer(),
+  }, { description: 'Only for a request made with an admin key (or its browser session): the data dir\'s disk space.' })),
 })
+
+/** Whether the request is authenticated as an admin; health answers everyone, so a missing or bad key is just "no". */
+function isAdmin(ctx: AppContext, request: Request): boolean {
+  try {
+    return requirePrincipal(ctx, request).scope === 'admin'
+  } catch {
+    return false
+  }
+}
 
 export const healthRoutes = (ctx: AppContext) =>
   new Elysia({ prefix: '/api/v1' }).get(
     '/health',
-    () => ({
-      status: 'ok',
-      version: ctx.version,
-      backend_api_endpoint: ctx.config.publicUrl,
-      deployment_mode: 'oss',
-      auth_provider: 'api_key',
-      ari: ariConnectionCounts(ctx),
-    }),
-    { response: { 200: HealthResponse }, detail: { tags: ['Health'], summary: 'Reachability and version (no API key)', security: [] } },
+    ({ request }) => {
+      const disk = isAdmin(ctx, request) ? diskSpace(ctx.config.dataDir) : null
+      return {
+        status: 'ok',
+        version: ctx.version,
+        backend_api_endpoint: ctx.config.publicUrl,
+        deployment_mode: 'oss',
+        auth_provider: 'api_key',
+        ari: ariConnectionCounts(ctx),
+        ...(disk ? { disk } : {}),
+      }
+    },
+    { response: { 200: HealthResponse }, detail: { tags: ['Health'], summary: 'Reachability and version (no API key); with an admin key, also the data dir\'s disk space', security: [] } },
   )

@@ -4,7 +4,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { DomainError } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
-import { auth, requestKey } from '../auth'
+import { auth } from '../auth'
 import { httpStatus } from '../errors'
 import { authErrors, ErrorDetail } from '../schemas'
 import { runServerTool, serverTools, type McpCaller } from './tools'
@@ -81,7 +81,7 @@ export const mcpRoutes = (ctx: AppContext) =>
   new Elysia()
     .use(auth(ctx, ['admin', 'trigger'], { bearer: true }))
     .post(PATH, async ({ principal, request, body }) => {
-      const caller: McpCaller = { principal, key: requestKey(request, true)! }
+      const caller: McpCaller = { principal }
       const sdk = await loadSdk()
       const server = mcpServer(ctx, caller, sdk)
       const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })

@@ -24,7 +24,7 @@ import { scopeNotAllowed } from '../auth'
  * refusal carries the API's 422 items word for word. A key sees the tools its scope may use, as with the routes.
  */
 
-export type McpCaller = { principal: Principal; key: string }
+export type McpCaller = { principal: Principal }
 
 type Parts = { path: Record<string, unknown>; query: Record<string, unknown>; body: Record<string, unknown> }
 
@@ -140,7 +140,7 @@ const TOOLS: ServerTool[] = [
     scopes: ANY_KEY,
     path: t.Object({ workflow_uuid: t.String({ maxLength: MAX_TOKEN_LENGTH }) }),
     body: TriggerCallBody,
-    run: (ctx, { key }, { path, body }) => startRunByApi(ctx, key, { workflowUuid: path.workflow_uuid as string }, 'test', body as Static<typeof TriggerCallBody>),
+    run: (ctx, { principal }, { path, body }) => startRunByApi(ctx, principal, { workflowUuid: path.workflow_uuid as string }, 'test', body as Static<typeof TriggerCallBody>),
   },
 ]
 

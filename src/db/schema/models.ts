@@ -15,6 +15,10 @@ export const providerConnections = sqliteTable('provider_connections', {
   baseUrl: text('base_url').notNull(),
   /** Sealed (src/lib/encryption.ts); null when the server takes no key. */
   sealedApiKey: text('api_key'),
+  /** The latest check: null until one ran. */
+  lastCheckOk: integer('last_check_ok', { mode: 'boolean' }),
+  lastCheckAt: text('last_check_at'),
+  lastCheckError: text('last_check_error'),
   createdAt: text('created_at').notNull(),
   updatedAt: text('updated_at').notNull(),
 }, (table) => [
