@@ -8,6 +8,7 @@ import { resolveHostAddresses } from './egress/outbound'
 import { systemClock, type Clock } from './lib/clock'
 import { loadMasterKey } from './lib/encryption'
 import { createLogger, type Logger } from './log'
+import { createModelHealth } from './models/health'
 import { localObjectStore } from './storage/object-store'
 import { createTelephony } from './telephony/provider'
 import { registerCarriers } from './telephony/carriers'
@@ -27,12 +28,14 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
   const { db, sqlite, applied } = openDatabase(config.dataDir)
   if (applied.length > 0) log.info({ migrations: applied }, 'database migrated')
   const masterKey = loadMasterKey({ env: config.masterKey ?? undefined, dataDir: config.dataDir })
+  const clock = overrides.clock ?? systemClock
   const ctx: AppContext = {
-    config, db, sqlite, log, clock: overrides.clock ?? systemClock, version: VERSION,
+    config, db, sqlite, log, clock, version: VERSION,
     masterKey, providerApis: { ...PROVIDER_API_BASE_URLS, ...config.providerApiOverrides }, ariConnected: () => false, telephony: createTelephony(),
     ari: null,
     objects: localObjectStore(join(config.dataDir, 'objects')),
     resolveHost: resolveHostAddresses,
+    modelHealth: createModelHealth(() => clock.now()),
   }
   registerCarriers(ctx)
   // Every provider's call reports land on their runs (and campaign contacts) here, whoever placed the call.

@@ -2,6 +2,7 @@ import type { Config, ProviderApiName } from './config'
 import type { Db, SqlDatabase } from './db/open'
 import type { Clock } from './lib/clock'
 import type { Logger } from './log'
+import type { ModelHealth } from './models/health'
 import type { ObjectStore } from './storage/object-store'
 import type { Telephony } from './telephony/provider'
 
@@ -43,4 +44,6 @@ export type AppContext = {
   objects: ObjectStore
   /** The addresses of a host name, for outbound requests (which check them all); tests answer for made-up names. */
   resolveHost: (hostname: string) => Promise<string[]>
+  /** Model servers seen failing lately (models/health.ts): run starts refuse a call they would fail. */
+  modelHealth: ModelHealth
 }

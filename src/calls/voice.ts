@@ -8,6 +8,8 @@ import type { AnsweredCall, ConversationHooks, ConversationOutcome } from '../te
 import { createVoicePipeline, type VoiceCallResult, type VoicemailOptions, type VoicePipeline, type VoicePipelineOptions } from '../voice/pipeline'
 import type { CallRecording } from '../voice/recorder'
 import { loadVadEngine, type VadEngine } from '../voice/vad'
+import { speakBuiltinLine } from '../voice/fallback'
+import { unavailableCallOf } from '../agents/fallback-lines'
 
 /**
  * The conversation of an answered voice call: the run session (models, the Conversation, the run written as it goes)
@@ -59,9 +61,13 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
           ...(call.transfer ? { transferCall: (request, signal) => call.transfer!(request, signal) } : {}),
         })
       } catch (error) {
-        // The session completed the run with the reason; the call is hung up when this returns.
-        if (error instanceof RunSessionError) return {}
-        throw error
+        if (!(error instanceof RunSessionError)) throw error
+        // The session completed the run with the reason; the call is hung up when this returns. An agent whose models
+        // cannot run tells the caller so first.
+        if (error.configurations) {
+          await speakBuiltinLine(call.media, unavailableCallOf(error.configurations).message, (failure) => log.error({ err: failure }, 'unavailable line not said'))
+        }
+        return {}
       }
       const { stt, tts } = session.clients
       const warnings: string[] = []

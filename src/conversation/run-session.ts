@@ -46,7 +46,8 @@ import { isoNow } from '../lib/clock'
 import { isPlainObject } from '../lib/values'
 import type { LlmSwitch } from '../models/fallback'
 import { readPriceCard } from '../models/price-card'
-import { createRunClients, ModelResolutionError, resolveRunModels, runtimeConfiguration, storedOverrides, type RunClients } from '../models/resolve'
+import { createRunClients, ModelResolutionError, runtimeConfiguration, storedOverrides, type RunClients } from '../models/resolve'
+import { checkRunModels } from '../models/readiness'
 import type { ModelRef } from '../models/types'
 import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
 import { attachArtifact } from '../runs/artifacts'
@@ -90,8 +91,15 @@ export type RunSession = {
   readonly afterCall: Promise<void>
 }
 
-/** Why a run cannot be run; the message is safe to show. */
-export class RunSessionError extends Error {}
+/**
+ * Why a run cannot be run; the message is safe to show. `configurations`: the agent version's, when it is its models
+ * that keep it from running (the voice channel reads its unavailable line there).
+ */
+export class RunSessionError extends Error {
+  constructor(message: string, readonly configurations: WorkflowConfigurations | null = null) {
+    super(message)
+  }
+}
 
 export const transcriptKeyFor = (organizationId: number, runId: number) => `transcripts/${organizationId}/${runId}.txt`
 
@@ -173,20 +181,20 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
 
   let clients: RunClients
   let runtime: Record<string, unknown>
+  const cannotRun = (reason: string): RunSessionError => {
+    const message = `The run's models cannot be used: ${reason}`
+    failRun(ctx, loaded, message)
+    log.warn({ reason }, 'run session not opened')
+    return new RunSessionError(message, configurations)
+  }
+  const checked = checkRunModels(ctx, run.organizationId, { overrides: storedOverrides(run.modelOverrides), configurations }, channel)
+  if (!checked.resolved) throw cannotRun(checked.problem)
   try {
-    const agentPin = configurations.model_configuration_uuid
-    const resolved = resolveRunModels(ctx, run.organizationId, {
-      overrides: storedOverrides(run.modelOverrides),
-      agentConfigurationUuid: typeof agentPin === 'string' ? agentPin : null,
-    })
-    runtime = runtimeConfiguration(resolved)
-    clients = await createRunClients(resolved, { voice: channel === 'voice', log, onSwitch })
+    runtime = runtimeConfiguration(checked.resolved)
+    clients = await createRunClients(checked.resolved, { voice: channel === 'voice', log, onSwitch })
   } catch (error) {
     if (!(error instanceof ModelResolutionError)) throw error
-    const message = `The run's models cannot be used: ${error.message}`
-    failRun(ctx, loaded, message)
-    log.warn({ err: error }, 'run session not opened')
-    throw new RunSessionError(message)
+    throw cannotRun(error.message)
   }
   updateRun(ctx, run.id, { initialContext: { runtime_configuration: runtime } })
   const variables = variablesOf(run)

@@ -1,4 +1,4 @@
-import { ModelServerError } from './types'
+import { ModelServerError, type ModelFailureKind } from './types'
 
 /** Where a model server is and how to authenticate; `provider` names the service in usage keys. */
 export type ModelConnection = { provider: string; baseUrl: string; apiKey?: string | null }
@@ -86,15 +86,15 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
   const apiKey = connection.apiKey || null
   const server = describeServer(connection.baseUrl)
   const scrub = (text: string) => (apiKey ? text.split(apiKey).join('[redacted]') : text)
-  const fail = (detail: string, status: number | null = null) =>
-    new ModelServerError(scrub(`${request.what} failed: ${detail}`), status)
+  const fail = (detail: string, status: number | null = null, kind?: ModelFailureKind) =>
+    new ModelServerError(scrub(`${request.what} failed: ${detail}`), status, kind)
 
   const controller = new AbortController()
-  let timedOut: string | null = null
+  let timedOut: { message: string; kind: 'timeout' | 'stalled' } | null = null
   const onCallerAbort = () => controller.abort(signal?.reason)
   signal?.addEventListener('abort', onCallerAbort, { once: true })
-  const timeout = (ms: number, what: string) => setTimeout(() => {
-    timedOut = `${server} ${what} ${ms} ms`
+  const timeout = (ms: number, what: string, kind: 'timeout' | 'stalled' = 'timeout') => setTimeout(() => {
+    timedOut = { message: `${server} ${what} ${ms} ms`, kind }
     controller.abort()
   }, ms)
   const firstByteTimer = timeout(timeouts.firstByteMs, 'did not answer within')
@@ -109,11 +109,11 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
   }
   const failure = (error: unknown): unknown => {
     if (signal?.aborted) return signal.reason
-    if (timedOut) return fail(timedOut)
+    if (timedOut) return fail(timedOut.message, null, timedOut.kind)
     // Errors made from what the server streamed may quote the key too.
-    if (error instanceof ModelServerError) return new ModelServerError(scrub(error.message), error.status)
+    if (error instanceof ModelServerError) return new ModelServerError(scrub(error.message), error.status, error.kind)
     const reason = error instanceof Error ? (error as Error & { code?: string }).code ?? error.message : String(error)
-    return fail(`${reason} (${server})`)
+    return fail(`${reason} (${server})`, null, 'unreachable')
   }
 
   const headers: Record<string, string> = {}
@@ -140,7 +140,7 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
       const reader = answerBody!.getReader()
       try {
         for (;;) {
-          idleTimer = timeout(timeouts.idleMs, 'sent nothing for')
+          idleTimer = timeout(timeouts.idleMs, 'sent nothing for', 'stalled')
           const { done, value } = await reader.read()
           clearTimeout(idleTimer)
           if (done) return

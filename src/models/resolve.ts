@@ -209,13 +209,28 @@ function withAnsweringRef(primary: LlmClient, rules: ResolvedFallback[], log: Mo
   }
 }
 
+/**
+ * What keeps a run from using its resolved models, or null: a run needs an LLM (a server and a model); a voice run also
+ * speech to text. Run starts check it before dialling; the run session throws it.
+ */
+export function missingModels(resolved: ResolvedModels, voice: boolean): string | null {
+  if (!resolved.llm) return 'no LLM is configured: create a model configuration (or make one the default)'
+  if (!resolved.llm.connection || !text(resolved.llm.settings.model)) return 'the LLM has no model server or model'
+  if (resolved.fallback.some(({ target }) => !text(target.settings.model))) return 'an llm_fallback target has no model'
+  if (voice && (!resolved.stt?.connection || !text(resolved.stt.settings.model))) {
+    return 'no speech to text is configured: add an stt section to the model configuration'
+  }
+  return null
+}
+
 /** The clients a run talks to; `voice` adds speech to text (required) and text to speech (the built-in voice by default). */
 export async function createRunClients(
   resolved: ResolvedModels,
   options: { voice: boolean; log: ModelLog; onSwitch: (change: LlmSwitch) => void },
 ): Promise<RunClients> {
-  if (!resolved.llm) throw new ModelResolutionError('no LLM is configured: create a model configuration (or make one the default)')
-  const primary = llmOf(resolved.llm, options.log)
+  const missing = missingModels(resolved, options.voice)
+  if (missing) throw new ModelResolutionError(missing)
+  const primary = llmOf(resolved.llm!, options.log)
   const clients: RunClients = {
     llm: withAnsweringRef(primary, resolved.fallback, options.log, options.onSwitch),
     extractionLlm: primary,
@@ -225,9 +240,7 @@ export async function createRunClients(
   }
   if (!options.voice) return clients
   const { stt, tts } = resolved
-  const sttModel = text(stt?.settings.model)
-  if (!stt?.connection || !sttModel) throw new ModelResolutionError('no speech to text is configured: add an stt section to the model configuration')
-  clients.stt = createSttClient(stt.connection, { model: sttModel, language: text(stt.settings.language) })
+  clients.stt = createSttClient(stt!.connection!, { model: text(stt!.settings.model)!, language: text(stt!.settings.language) })
   if (tts?.connection) {
     clients.tts = createTtsClient(tts.connection, { model: text(tts.settings.model) ?? '', voice: text(tts.settings.voice) ?? '', speed: number(tts.settings.speed) })
   } else {
