@@ -7,6 +7,7 @@ import { databaseProblems } from '../src/db/integrity'
 import { startFakeAri, type FakeAri } from './support/fake-ari'
 import { callApi, listeningUrl, outputOf, SOURCE_COMMAND, spawnServe, type ServeProcess } from './support/serve-process'
 import { waitFor } from './support/wait'
+import { configureModelsNeverAsked } from './support/voice-models'
 
 // kill -9 of a server in the middle of a campaign, then a restart on the same data dir: no attempt is dialled twice,
 // no contact is lost, and the campaign finishes with exact counters. The server is a real `ringbase serve` process
@@ -51,6 +52,7 @@ test('kill -9 mid-campaign, restart: each attempt dialled at most once, every co
   await api(url, 'POST', '/api/v1/organizations/telephony-configs', {
     name: 'PBX', is_default_outbound: true, config: { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass' },
   })
+  await configureModelsNeverAsked((path, body) => api(url, 'POST', path, body))
   await waitFor('ARI connected', async () => (await api(url, 'GET', '/api/v1/health')).ari.connected === 1, 10_000)
   const csv = ['phone_number', ...Array.from({ length: CONTACTS }, (_, i) => String(1000 + i))].join('\n') + '\n'
   const grant = await api(url, 'POST', '/api/v1/s3/presigned-upload-url', { file_name: 'crash.csv', file_size: csv.length })

@@ -4,7 +4,8 @@ import type { HttpClient } from './http-app'
 import { UNREACHABLE_URL } from './app'
 
 /**
- * The organization's default model configuration, every service on the fake model server, made through the API;
+ * The organization's default model configuration (whatever was the default before), every service on the fake model
+ * server, made through the API;
  * `tts: 'builtin'` speaks with the voice built into the binary instead.
  */
 export async function configureFakeVoiceModels(t: HttpClient, models: FakeModels, options: { tts?: 'fake' | 'builtin' } = {}): Promise<void> {
@@ -12,6 +13,7 @@ export async function configureFakeVoiceModels(t: HttpClient, models: FakeModels
   const configuration = await t.request('POST', '/api/v1/organizations/model-configurations', {
     body: {
       name: 'Fake voice',
+      is_default: true,
       llm: { provider_connection_uuid: connection.uuid, settings: { model: 'fake-llm' } },
       stt: { provider_connection_uuid: connection.uuid, settings: { model: 'fake-stt' } },
       tts: options.tts === 'builtin'
@@ -22,25 +24,26 @@ export async function configureFakeVoiceModels(t: HttpClient, models: FakeModels
   expect(configuration.status, configuration.text).toBe(200)
 }
 
+/** POSTs a JSON body and resolves to the answer's body; throws on anything but 200 (callApi of serve-process.ts). */
+export type ApiPost = (path: string, body: unknown) => Promise<any>
+
 /**
- * A default model configuration whose servers are never asked (nothing listens there): enough for run starts to dial
- * (they refuse an agent without models, calls/trigger.ts), for tests about dialling rather than conversations. `key`:
- * another organization's.
+ * A model configuration whose servers are never asked (nothing listens there), the organization default when it has
+ * none: enough for run starts to dial (they refuse an agent without models, models/readiness.ts), for tests about
+ * dialling rather than conversations. `key`: another organization's.
  */
-export async function configureModelsNeverAsked(t: HttpClient, key?: string): Promise<void> {
-  const connection = await t.request('POST', '/api/v1/organizations/provider-connections', {
-    key, body: { name: `Never asked ${crypto.randomUUID().slice(0, 8)}`, provider: 'openai', base_url: UNREACHABLE_URL },
+export async function configureModelsNeverAsked(client: HttpClient | ApiPost, key?: string): Promise<void> {
+  const post: ApiPost = typeof client === 'function' ? client : async (path, body) => {
+    const response = await client.request('POST', path, { key, body })
+    expect(response.status, response.text).toBe(200)
+    return response.body
+  }
+  const name = `Never asked ${crypto.randomUUID().slice(0, 8)}`
+  const connection = await post('/api/v1/organizations/provider-connections', { name, provider: 'openai', base_url: UNREACHABLE_URL })
+  await post('/api/v1/organizations/model-configurations', {
+    name,
+    llm: { provider_connection_uuid: connection.uuid, settings: { model: 'm' } },
+    stt: { provider_connection_uuid: connection.uuid, settings: { model: 'm' } },
+    tts: { builtin: true },
   })
-  expect(connection.status, connection.text).toBe(200)
-  const uuid = connection.body.uuid
-  const configuration = await t.request('POST', '/api/v1/organizations/model-configurations', {
-    key,
-    body: {
-      name: `Never asked ${crypto.randomUUID().slice(0, 8)}`,
-      llm: { provider_connection_uuid: uuid, settings: { model: 'm' } },
-      stt: { provider_connection_uuid: uuid, settings: { model: 'm' } },
-      tts: { builtin: true },
-    },
-  })
-  expect(configuration.status, configuration.text).toBe(200)
 }
