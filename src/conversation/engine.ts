@@ -140,7 +140,7 @@ const GOODBYE_HEARD_TIMEOUT_MS = 60_000
 const RUNTIME_KEYS = new Set(['nodes_visited', 'extracted_variables', 'mapped_call_disposition', 'call_tags'])
 
 const NO_FINAL_EXTRACTION = new Set<EndReason>(['pipeline_error', 'voicemail_detected'])
-const IMMEDIATE_ENDS = new Set<EndReason>(['call_duration_exceeded', 'user_hangup', 'call_transferred', 'voicemail_detected', 'pipeline_error'])
+const IMMEDIATE_ENDS = new Set<EndReason>(['call_duration_exceeded', 'user_hangup', 'call_transferred', 'voicemail_detected', 'pipeline_error', 'model_error'])
 
 const STILL_THERE_INSTRUCTION =
   'The caller has been silent for a while. Briefly ask whether they are still there, in the language of the conversation.'

@@ -48,6 +48,8 @@ import type { LlmSwitch } from '../models/fallback'
 import { readPriceCard } from '../models/price-card'
 import { createRunClients, ModelResolutionError, runtimeConfiguration, storedOverrides, type RunClients } from '../models/resolve'
 import { checkRunModels } from '../models/readiness'
+import { guardLlm, guardStt, type ModelFailure, type OnModelFailure } from '../models/failures'
+import type { ModelTimeouts } from '../models/http'
 import type { ModelRef } from '../models/types'
 import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
 import { attachArtifact } from '../runs/artifacts'
@@ -70,6 +72,13 @@ export type RunSessionOptions = {
   onEvent?: (event: ConversationEvent) => void
   /** How the voice channel hands the caller over (ARI: AnsweredCall.transfer); without it transfer tools are not offered. */
   transferCall?: TransferCall
+  /**
+   * Hears the conversation LLM or speech to text failing (after `llm_fallback`), before the conversation does: the
+   * failed request waits until it returns (voice: the caller is told, then the call ends or is transferred).
+   */
+  onModelFailure?: OnModelFailure
+  /** Model server timeouts tests shorten. */
+  modelTimeouts?: Partial<ModelTimeouts>
 }
 
 export type RunSession = {
@@ -85,6 +94,8 @@ export type RunSession = {
   readonly ended: Promise<{ reason: EndReason; graceful: boolean }>
   reportSttSeconds(ref: ModelRef, seconds: number): void
   reportTtsCharacters(ref: ModelRef, characters: number): void
+  /** A model failed (the session hears LLM and STT failures itself): its server is remembered as failing (models/health.ts). */
+  noteModelFailure(failure: ModelFailure): void
   /** Ends the conversation with `reason` (default `user_hangup`) unless it has ended, then completes the run, once. */
   finish(reason?: EndReason): Promise<void>
   /** Settles when the post-call work after `finish` is done (QA, webhook deliveries released); never rejects. */
@@ -191,11 +202,23 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   if (!checked.resolved) throw cannotRun(checked.problem)
   try {
     runtime = runtimeConfiguration(checked.resolved)
-    clients = await createRunClients(checked.resolved, { voice: channel === 'voice', log, onSwitch })
+    clients = await createRunClients(checked.resolved, { voice: channel === 'voice', log, onSwitch, timeouts: options.modelTimeouts })
   } catch (error) {
     if (!(error instanceof ModelResolutionError)) throw error
     throw cannotRun(error.message)
   }
+  const { resolved } = checked
+  // Only a server that could not be reached at all keeps the next calls from starting: a 5xx or a slow answer in one
+  // call may be that call's (the connection check remembers those too).
+  const noteModelFailure = (failure: ModelFailure) => {
+    const uuid = resolved[failure.service]?.connectionUuid
+    if (uuid && failure.kind === 'unreachable') ctx.modelHealth.noteDown(uuid, failure.kind)
+  }
+  const onModelFailure: OnModelFailure = async (failure) => {
+    noteModelFailure(failure)
+    await options.onModelFailure?.(failure)
+  }
+  clients = { ...clients, llm: guardLlm(clients.llm, onModelFailure), stt: clients.stt && guardStt(clients.stt, onModelFailure) }
   updateRun(ctx, run.id, { initialContext: { runtime_configuration: runtime } })
   const variables = variablesOf(run)
   const start = definition.nodes.find((node) => node.type === 'startCall')
@@ -341,6 +364,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     reportTtsCharacters(ref, characters) {
       if (characters > 0) usage = addTtsCharacters(usage, ref, characters)
     },
+    noteModelFailure,
     finish(reason = 'user_hangup') {
       finishing ??= complete(reason).catch((error) => {
         log.error({ err: error }, 'run session could not complete the run')

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context'
 import { findConnectionRow } from './connections'
-import type { ModelService } from './providers'
+import { SERVICE_NAMES } from './failures'
 import { missingModels, ModelResolutionError, resolveRunModels, type ResolvedModels } from './resolve'
 import type { ModelOverridesInput } from './schemas'
 
@@ -18,8 +18,6 @@ export type RunModelsSource = {
   /** The agent version's `workflow_configurations` (its `model_configuration_uuid`). */
   configurations: Record<string, unknown>
 }
-
-const SERVICE_NAMES: Record<Extract<ModelService, 'llm' | 'stt' | 'tts'>, string> = { llm: 'LLM', stt: 'speech to text', tts: 'text to speech' }
 
 /** A run's models as its session uses them, or why it cannot run now (safe to show). */
 export type RunModelsCheck = { resolved: ResolvedModels; problem: null } | { resolved: null; problem: string }

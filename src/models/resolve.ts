@@ -7,7 +7,7 @@ import { FLITE_VOICES, type FliteVoice } from '../voice/flite'
 import { connectionOf, findConnectionRow } from './connections'
 import { defaultConfigurationRow, findConfigurationRow } from './configurations'
 import { withLlmFallback, type LlmSwitch } from './fallback'
-import type { ModelConnection, ModelLog } from './http'
+import type { ModelConnection, ModelLog, ModelTimeouts } from './http'
 import { createLlmClient } from './llm'
 import { MODEL_PROVIDERS, type ModelService } from './providers'
 import type { ModelOverridesInput } from './schemas'
@@ -178,21 +178,23 @@ export type RunClients = {
   close(): void
 }
 
-function llmOf(service: ResolvedService, log: ModelLog): LlmClient {
+function llmOf(service: ResolvedService, log: ModelLog, timeouts?: Partial<ModelTimeouts>): LlmClient {
   const settings = service.settings
   const model = text(settings.model)
   if (!service.connection || !model) throw new ModelResolutionError('the LLM has no model server or model')
-  return createLlmClient(service.connection, { model, temperature: number(settings.temperature), maxTokens: number(settings.max_tokens) }, { log })
+  return createLlmClient(service.connection, { model, temperature: number(settings.temperature), maxTokens: number(settings.max_tokens) }, { log, timeouts })
 }
 
 /**
  * Wraps the fallback chain so that `ref` is the model answering the current request: the engine reads `ref` when it
  * reports a completion's usage, which then counts against the model that produced it.
  */
-function withAnsweringRef(primary: LlmClient, rules: ResolvedFallback[], log: ModelLog, onSwitch: (change: LlmSwitch) => void): LlmClient {
+function withAnsweringRef(
+  primary: LlmClient, rules: ResolvedFallback[], log: ModelLog, onSwitch: (change: LlmSwitch) => void, timeouts?: Partial<ModelTimeouts>,
+): LlmClient {
   if (rules.length === 0) return primary
   let answering = primary.ref
-  const chain = withLlmFallback(primary, rules.map(({ afterMs, target }) => ({ noOutputAfterMs: afterMs, target: llmOf(target, log) })), (change) => {
+  const chain = withLlmFallback(primary, rules.map(({ afterMs, target }) => ({ noOutputAfterMs: afterMs, target: llmOf(target, log, timeouts) })), (change) => {
     answering = change.to
     onSwitch(change)
   })
@@ -226,13 +228,14 @@ export function missingModels(resolved: ResolvedModels, voice: boolean): string 
 /** The clients a run talks to; `voice` adds speech to text (required) and text to speech (the built-in voice by default). */
 export async function createRunClients(
   resolved: ResolvedModels,
-  options: { voice: boolean; log: ModelLog; onSwitch: (change: LlmSwitch) => void },
+  options: { voice: boolean; log: ModelLog; onSwitch: (change: LlmSwitch) => void; timeouts?: Partial<ModelTimeouts> },
 ): Promise<RunClients> {
   const missing = missingModels(resolved, options.voice)
   if (missing) throw new ModelResolutionError(missing)
-  const primary = llmOf(resolved.llm!, options.log)
+  const { timeouts } = options
+  const primary = llmOf(resolved.llm!, options.log, timeouts)
   const clients: RunClients = {
-    llm: withAnsweringRef(primary, resolved.fallback, options.log, options.onSwitch),
+    llm: withAnsweringRef(primary, resolved.fallback, options.log, options.onSwitch, timeouts),
     extractionLlm: primary,
     stt: null,
     tts: null,
@@ -240,9 +243,9 @@ export async function createRunClients(
   }
   if (!options.voice) return clients
   const { stt, tts } = resolved
-  clients.stt = createSttClient(stt!.connection!, { model: text(stt!.settings.model)!, language: text(stt!.settings.language) })
+  clients.stt = createSttClient(stt!.connection!, { model: text(stt!.settings.model)!, language: text(stt!.settings.language) }, { timeouts })
   if (tts?.connection) {
-    clients.tts = createTtsClient(tts.connection, { model: text(tts.settings.model) ?? '', voice: text(tts.settings.voice) ?? '', speed: number(tts.settings.speed) })
+    clients.tts = createTtsClient(tts.connection, { model: text(tts.settings.model) ?? '', voice: text(tts.settings.voice) ?? '', speed: number(tts.settings.speed) }, { timeouts })
   } else {
     const voice = text(tts?.settings.voice)
     clients.tts = createBuiltinVoice({ voice: FLITE_VOICES.includes(voice as FliteVoice) ? (voice as FliteVoice) : undefined })

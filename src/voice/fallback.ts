@@ -1,27 +1,17 @@
-import { ModelServerError, type ModelFailureKind } from '../models/types'
+import { modelFailureOf, type ModelFailure } from '../models/failures'
+import type { TtsClient } from '../models/types'
 import { createBuiltinVoice } from './builtin-voice'
 import { pcm16ToUlaw } from './g711'
 import type { MarkOutcome, MediaTransport } from './media-transport'
 import { resample } from './resample'
 
 /**
- * What a call does when its models fail: the failure named (which service, what kind of failure) for the run's logs,
- * and a line said in the built-in voice (Flite, inside the binary, so it works when every model server is down) rather
- * than silence. The lines themselves are the agent's (agents/fallback-lines.ts).
+ * What a call's audio does when its models fail (models/failures.ts names the failure): a line said in the built-in voice
+ * (Flite, inside the binary, so it works when every model server is down) rather than silence, and text to speech that
+ * goes on in the built-in voice. The lines themselves are the agent's (agents/fallback-lines.ts).
  */
 
-export type FailingService = 'llm' | 'stt' | 'tts'
-
-/** A model that failed mid-call; `message` is safe to show (model errors never carry a key). */
-export type ModelFailure = { service: FailingService; kind: ModelFailureKind; message: string }
-
 const LINE_RATE = 8000
-
-/** Names the failure of `service`; an error that is not a model server's (a bug) is `bad_answer` with its message. */
-export function modelFailureOf(service: FailingService, error: unknown): ModelFailure {
-  if (error instanceof ModelServerError) return { service, kind: error.kind, message: error.message }
-  return { service, kind: 'bad_answer', message: error instanceof Error ? error.message : String(error) }
-}
 
 /**
  * Says `text` in the built-in voice over `transport` and resolves once it was heard (or will never be: the call ended
@@ -38,4 +28,33 @@ export async function speakBuiltinLine(transport: MediaTransport, text: string, 
     onError(error)
   }
   return transport.closed ? 'closed' : transport.mark()
+}
+
+/**
+ * Text to speech that falls back to the built-in voice for the rest of the call once the configured one failed: the
+ * sentence it failed on is said again in the built-in voice unless part of it was already sent. `onFailure` hears the
+ * first failure (the call goes on).
+ */
+export function ttsWithBuiltinFallback(tts: TtsClient, onFailure: (failure: ModelFailure) => void): TtsClient {
+  let speaking = tts
+  const builtin = createBuiltinVoice()
+  return {
+    get ref() { return speaking.ref },
+    async *synthesize(text, options) {
+      let sent = false
+      try {
+        for await (const chunk of speaking.synthesize(text, options)) {
+          sent = true
+          yield chunk
+        }
+        return
+      } catch (error) {
+        if (speaking === builtin || options?.signal?.aborted) throw error
+        onFailure(modelFailureOf('tts', error))
+        speaking = builtin
+        if (sent) return
+      }
+      yield* builtin.synthesize(text, options)
+    },
+  }
 }

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import type { manualClock } from '../../src/lib/clock'
 import { ulawToPcm16 } from '../../src/voice/g711'
 import { rms } from '../support/audio'
 import { createTestApp, UNREACHABLE_URL, type TestApp } from '../support/app'
@@ -68,7 +69,7 @@ describe('outbound run starts and campaigns: refused before dialling', () => {
     // Its model server (nothing listens there) is checked and found down: the next dial does not happen.
     const [connection] = (await t.request('GET', CONNECTIONS)).body.connections.filter((row: { base_url: string }) => row.base_url === UNREACHABLE_URL)
     expect((await t.request('POST', `${CONNECTIONS}/${connection.uuid}/check`)).body.ok).toBe(false)
-    ;(t.ctx.clock as { advance(ms: number): void }).advance(5_000)
+    ;(t.ctx.clock as ReturnType<typeof manualClock>).advance(5_000)
     await scheduler.tickAndSettle()
     expect(telephony.dials).toHaveLength(1)
     const paused = (await t.request('GET', `/api/v1/campaign/${campaign.id}`)).body
