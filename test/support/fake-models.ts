@@ -43,7 +43,7 @@ export type FakeTranscriptionAnswer = {
   text?: string
   /** Before the answer, headers included. */
   delayMs?: number
-  /** The headers go out, the body never comes (the connection stays open). */
+  /** The headers and the start of the body go out, the rest never comes (the connection stays open). */
   stall?: boolean
   fail?: FakeFailure
 }
@@ -315,7 +315,10 @@ export function startFakeModels(): FakeModels {
         const answer = await transcription.next(recorded)
         await pause(answer.delayMs ?? 0, clientGone.signal)
         const text = answer.text ?? ''
-        if (answer.stall) return new Response(pacedBody([encoder.encode('{')], clientGone.signal, { stallAfter: 0 }), { headers: { 'content-type': 'application/json' } })
+        if (answer.stall) {
+          const pieces = [encoder.encode('{"text": '), encoder.encode(JSON.stringify(text) + '}')]
+          return new Response(pacedBody(pieces, clientGone.signal, { stallAfter: 1 }), { headers: { 'content-type': 'application/json' } })
+        }
         return failure(answer) || (recorded.body?.response_format === 'text' ? new Response(text) : Response.json({ text }))
       }
       if (request.method === 'POST' && path === '/audio/speech') {
