@@ -1,6 +1,5 @@
 import cron from 'node-cron'
 import type { AppContext } from './context'
-import { routeInboundCall } from './calls/inbound'
 import { cronLogger } from './log'
 import { closeCallsInterruptedByRestart, closeVanishedCalls } from './calls/recovery'
 import { createVoiceConversations } from './calls/voice'
@@ -33,11 +32,9 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   removeUnfinishedImports(ctx)
   const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
   const conversations = createVoiceConversations(ctx)
-  const ari = startAriManager(ctx, { conversation: conversations, inbound: (call) => routeInboundCall(ctx, call) })
-  // Carrier media streams are answered calls too: the same conversation runs on them.
-  const stopCarrierConversations = ctx.telephony.onMediaStream((call) => {
-    void conversations.onAnswered(call).catch((error) => ctx.log.error({ err: error, runId: call.runId }, 'carrier call conversation failed'))
-  })
+  // Every transport's answered calls (ARI media legs, carrier media streams) get this conversation.
+  const stopConversations = ctx.telephony.onAnswered((call) => conversations.onAnswered(call))
+  const ari = startAriManager(ctx)
   await closeCallsInterruptedByRestart(ctx)
   await closeSessionsInterruptedByRestart(ctx)
   // No QA review from before the restart is still running: deliveries held for one go out now.
@@ -60,7 +57,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
       await textChats.stop()
       await webhooks.stop()
       stopWaking()
-      stopCarrierConversations()
+      stopConversations()
       await scheduler.stop()
       await ari.stop()
       await checkpointer.stop()

@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import packageJson from '../package.json'
 import { applyCallReport } from './calls/outcomes'
+import { routeInboundCall } from './calls/inbound'
 import type { Config } from './config'
 import type { AppContext } from './context'
 import { openDatabase } from './db/open'
@@ -38,6 +39,8 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
     modelHealth: createModelHealth(() => clock.now()),
   }
   registerCarriers(ctx)
+  // Inbound calls of every provider (ARI's Stasis, carriers' answer webhooks) are routed here.
+  ctx.telephony.routeInboundWith((offer) => routeInboundCall(ctx, offer))
   // Every provider's call reports land on their runs (and campaign contacts) here, whoever placed the call.
   ctx.telephony.onReport((report) => {
     try {

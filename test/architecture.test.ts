@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
+import ts from 'typescript'
 
 /**
  * The layering of src/, read from the source text: no import cycle (type-only imports included), HTTP only in
@@ -129,5 +130,35 @@ describe('import graph of src/', () => {
     expect(offenders((file, { local }) => inside(file, 'lib') && local.some((target) => !inside(target, 'lib')))).toEqual([])
     const context = GRAPH.get(join(SRC, 'context.ts'))!
     expect(context.text.match(/^import (?!type )[^\n]*$/gm) ?? []).toEqual([])
+  })
+})
+
+/**
+ * Function bodies, in lines, of every function in a file (declarations, expressions, arrows, methods). A closure counts
+ * as part of the function around it, so a factory cannot hide a long call behind nested functions.
+ */
+function functionLengths(path: string): { name: string; lines: number }[] {
+  const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true)
+  const found: { name: string; lines: number }[] = []
+  const lineOf = (position: number) => source.getLineAndCharacterOfPosition(position).line
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const body = node.body as ts.Node
+      const { parent } = node
+      const name = node.name?.getText(source)
+        ?? (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) ? parent.name.getText(source) : `<function at line ${lineOf(node.getStart(source)) + 1}>`)
+      found.push({ name: `${rel(path)} ${name}`, lines: lineOf(body.getEnd()) - lineOf(body.getStart(source)) - 1 })
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return found
+}
+
+describe('size of the call path', () => {
+  test('no function in src/voice/, src/conversation/ or src/calls/ has a body over 120 lines', () => {
+    const files = FILES.filter((file) => ['voice', 'conversation', 'calls'].some((folder) => inside(file, folder)))
+    expect(files.length).toBeGreaterThan(20)
+    expect(files.flatMap(functionLengths).filter(({ lines }) => lines > 120).map(({ name, lines }) => `${name}: ${lines}`)).toEqual([])
   })
 })

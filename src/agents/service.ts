@@ -56,13 +56,16 @@ function checkToolReferences(ctx: AppContext, organizationId: number, definition
   if (errors.length > 0) throw definitionErrors('invalid', errors)
 }
 
-/** The node fields holding a URL that Ringbase sends requests to: webhook nodes' and the Start node's pre-call fetch. */
-const OUTBOUND_URL_FIELDS = ['endpoint_url', 'pre_call_fetch_url']
+/**
+ * The node fields holding a URL that Ringbase sends requests to: webhook nodes', the Start node's pre-call fetch and
+ * a QA node's own model server.
+ */
+const OUTBOUND_URL_FIELDS = ['endpoint_url', 'pre_call_fetch_url', 'qa_endpoint']
 
 /**
- * A webhook or pre-call fetch URL must name its host as written (http(s), a host right after `//`, no placeholder in
- * it), and one written to reach this server itself is refused, on save and at publish (422); a name that resolves to
- * it is refused when the request is sent.
+ * A webhook, pre-call fetch or QA model URL must name its host as written (http(s), a host right after `//`, no
+ * placeholder in it), and one written to reach this server itself is refused, on save and at publish (422); a webhook
+ * or pre-call fetch name that resolves to it is refused when the request is sent.
  */
 function checkOutboundUrls(ctx: AppContext, definition: WorkflowDefinition): void {
   const problem = (url: unknown): string | null => {

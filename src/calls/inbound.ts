@@ -1,9 +1,9 @@
 import type { AppContext } from '../context'
 import { transaction } from '../db/transaction'
-import { AddressError, ARI_PROVIDER, normalizeAddress } from '../lib/phone'
+import { AddressError, normalizeAddress } from '../lib/phone'
 import { createRun, openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS } from '../runs/target'
-import type { InboundCall, InboundRoute } from '../telephony/ari/adapter'
+import type { InboundOffer, InboundRoute } from '../telephony/provider'
 import { getConfigCredentials } from '../telephony/configurations'
 import { concurrentCallLimit } from './start'
 import { runModelsProblem } from '../models/readiness'
@@ -18,20 +18,6 @@ import { unavailableCallOf } from '../agents/fallback-lines'
  * models/readiness.ts) still gets its run, which fails when the answered call opens it and the caller hears the agent's
  * `unavailable_call.message` in the built-in voice; with `unavailable_call.answer: false` the call is refused instead.
  */
-
-/** A call a provider offers on one of its configurations. */
-export type InboundOffer = {
-  provider: string
-  configurationId: number
-  callerNumber: string
-  calledNumber: string
-  /** Our id of the call (a run's call_id). */
-  callId: string
-  /** The carrier's own id of the call, when it has one apart from ours. */
-  providerCallId?: string
-  /** The run's name, e.g. `ARI Inbound +4420…`. */
-  runName: (callerNumber: string) => string
-}
 
 export type InboundDecision = Exclude<InboundRoute, { ours: true }>
 
@@ -80,15 +66,15 @@ export function startInboundRun(ctx: AppContext, offer: InboundOffer): InboundDe
   })
 }
 
-/** An ARI channel entering our app: a channel id that is already a run's call id is a call we placed, not an inbound one. */
-export function routeInboundCall(ctx: AppContext, call: InboundCall): InboundRoute {
+/**
+ * The one router of inbound calls, every provider's (boot.ts gives it to ctx.telephony): a call id that is already a
+ * run's is a call we placed (an ARI channel back in our app after a restart), not an inbound one.
+ */
+export function routeInboundCall(ctx: AppContext, offer: InboundOffer): InboundRoute {
   return transaction(ctx, () => {
-    const known = ctx.sqlite.query<{ id: number }, [string]>('SELECT id FROM workflow_runs WHERE call_id = ?').get(call.callId)
+    const known = ctx.sqlite.query<{ id: number }, [string]>('SELECT id FROM workflow_runs WHERE call_id = ?').get(offer.callId)
     if (known) return { ours: true }
-    return startInboundRun(ctx, {
-      provider: ARI_PROVIDER, configurationId: call.configurationId, callerNumber: call.callerNumber, calledNumber: call.calledNumber,
-      callId: call.callId, runName: (caller) => `ARI Inbound ${caller}`,
-    })
+    return startInboundRun(ctx, offer)
   })
 }
 

@@ -7,6 +7,19 @@ import { ARI_PROVIDER, validateDestination, type DestinationRules } from '../lib
 /** A CSV that breaks a rule; `message` names the rows and is safe to show (400). */
 export class ContactsError extends Error {}
 
+/** A CSV past one of the size limits below; `message` names the limit (422). */
+export class ContactsLimitError extends ContactsError {}
+
+/**
+ * How big a contacts CSV may be, besides its byte size (--max-upload-bytes): every column becomes a template
+ * variable of every contact, so a header of thousands of columns would store thousands of keys per contact.
+ */
+export const MAX_CSV_COLUMNS = 200
+export const MAX_CSV_COLUMN_NAME_LENGTH = 255
+export const MAX_CSV_CELL_LENGTH = 8192
+/** One record's characters in all, checked by the parser while it reads (so even a row that never ends stays small). */
+const MAX_CSV_RECORD_LENGTH = MAX_CSV_COLUMNS * MAX_CSV_CELL_LENGTH
+
 export type ContactRules = {
   /** Provider of the campaign's telephony configuration and what it lets a destination be: which phone numbers are valid. */
   provider: string
@@ -43,7 +56,7 @@ class RowList {
 const phoneRule = ({ provider, destinations }: ContactRules) =>
   provider !== ARI_PROVIDER ? "All phone numbers must include country code (start with '+') in E.164 format."
     : destinations.rawDialStrings ? 'Phone numbers must be E.164 numbers, extensions, SIP URIs or dial strings, without spaces, commas or ampersands.'
-      : 'Phone numbers must be E.164 numbers, extensions or SIP URIs, without spaces, commas or ampersands (raw dial strings need allow_raw_dial_strings on the ARI configuration).'
+      : 'Phone numbers must be E.164 numbers or extensions (SIP URIs and raw dial strings need allow_raw_dial_strings on the ARI configuration).'
 
 function greetingOverride(type: string, text: string, recordingId: string): GreetingOverride | null | 'invalid' {
   const kind = type.trim().toLowerCase()
@@ -64,13 +77,16 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
  * between slices: csv-parse emits records synchronously while it is written to, so no slice can hold the process long.
  */
 async function* csvRecordBatches(source: ReadableStream<Uint8Array>): AsyncGenerator<string[][]> {
-  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: true })
+  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_CSV_RECORD_LENGTH })
   let records: string[][] = []
   let failure: Error | null = null
   parser.on('data', (record: string[]) => records.push(record))
   parser.on('error', (error: Error) => { failure ??= error })
   const ended = new Promise<void>((resolve) => parser.on('end', resolve).on('error', () => resolve()))
   const take = () => {
+    if ((failure as { code?: string } | null)?.code === 'CSV_MAX_RECORD_SIZE') {
+      throw new ContactsLimitError(`A row of the CSV file is longer than ${MAX_CSV_RECORD_LENGTH} characters`)
+    }
     if (failure) throw new ContactsError(`The CSV file could not be parsed: ${failure.message}`)
     const batch = records
     records = []
@@ -104,7 +120,14 @@ type ColumnPlan = {
 }
 
 function planColumns(header: string[], rules: ContactRules): ColumnPlan {
+  if (header.length > MAX_CSV_COLUMNS) {
+    throw new ContactsLimitError(`The CSV file has ${header.length} columns; at most ${MAX_CSV_COLUMNS} are allowed`)
+  }
   const names = header.map((name) => name.trim().toLowerCase())
+  const longName = names.findIndex((name) => name.length > MAX_CSV_COLUMN_NAME_LENGTH)
+  if (longName >= 0) {
+    throw new ContactsLimitError(`Column ${longName + 1} of the CSV header is longer than ${MAX_CSV_COLUMN_NAME_LENGTH} characters`)
+  }
   const phone = names.indexOf(PHONE_COLUMN)
   if (phone < 0) throw new ContactsError(`Source must contain a '${PHONE_COLUMN}' column`)
   const missing = rules.requiredVariables.filter((name) => !names.includes(name)).sort()
@@ -160,6 +183,10 @@ export async function ingestContacts(source: ReadableStream<Uint8Array>, rules: 
 
   const ingestRow = (record: string[], columns: ColumnPlan) => {
     rowNumber++
+    const longCell = record.findIndex((cell) => cell.length > MAX_CSV_CELL_LENGTH)
+    if (longCell >= 0) {
+      throw new ContactsLimitError(`Row ${rowNumber}, column ${longCell + 1} of the CSV file is longer than ${MAX_CSV_CELL_LENGTH} characters`)
+    }
     const phone = cellOf(record, columns.phone).trim()
     if (phone === '') return
     for (const [name, index] of columns.required) {
@@ -173,10 +200,13 @@ export async function ingestContacts(source: ReadableStream<Uint8Array>, rules: 
       invalidPhones.add(rowNumber)
       return
     }
+    // Only the cells a contact has: an empty one reads the same as a missing variable.
     let context = '{'
     for (const [key, index] of columns.context) {
+      const cell = index === columns.phone ? phone : cellOf(record, index)
+      if (cell === '') continue
       if (context.length > 1) context += ','
-      context += key + JSON.stringify(index === columns.phone ? phone : cellOf(record, index))
+      context += key + JSON.stringify(cell)
     }
     pending.push([rowNumber, phone, `${context}}`, greeting === null || greeting === 'invalid' ? null : JSON.stringify(greeting)])
   }

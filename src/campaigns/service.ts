@@ -2,7 +2,7 @@ import { and, desc, eq, ne } from 'drizzle-orm'
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { resolveCircuitBreakerConfig } from './circuit-breaker'
-import { ContactsError, ingestContacts } from './contacts'
+import { ContactsError, ContactsLimitError, ingestContacts } from './contacts'
 import { appendCampaignLog, discardImportingCampaigns, transitionCampaign, type CampaignAction } from './lifecycle'
 import { RETRY_CONFIG_REQUEST_DEFAULTS, RETRY_CONFIG_WHEN_OMITTED, type RetryConfig } from './retry'
 import { isValidTimeZone, validateSlots, type ScheduleConfig } from './schedule-window'
@@ -174,6 +174,7 @@ export async function createCampaign(ctx: AppContext, organizationId: number, bo
     })
   } catch (error) {
     discardImportingCampaigns(ctx, campaignId)
+    if (error instanceof ContactsLimitError) throw invalid([valueError(['body', 'source_id'], error.message, body.source_id)])
     if (error instanceof ContactsError) throw refused(error.message)
     throw error
   }

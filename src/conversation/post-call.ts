@@ -29,10 +29,9 @@ function reviewerOf(node: WorkflowNode, agentLlm: LlmClient): LlmClient | string
   if (node.data.qa_use_workflow_llm !== false || !model || model === 'default') return agentLlm
   const provider = text(node.data.qa_provider) ?? 'openai'
   if (!isModelProvider(provider)) return `QA provider '${provider}' is not supported: use an OpenAI-compatible one (${Object.keys(MODEL_PROVIDERS).join(', ')})`
-  return createLlmClient(
-    { provider, baseUrl: text(node.data.qa_endpoint) ?? MODEL_PROVIDERS[provider].defaultBaseUrl, apiKey: text(node.data.qa_api_key) },
-    { model },
-  )
+  const baseUrl = text(node.data.qa_endpoint) ?? MODEL_PROVIDERS[provider].defaultBaseUrl
+  if (baseUrl === null) return `QA provider '${provider}' has no usual address: set qa_endpoint`
+  return createLlmClient({ provider, baseUrl, apiKey: text(node.data.qa_api_key) }, { model })
 }
 
 export type PostCallInput = {

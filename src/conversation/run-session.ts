@@ -46,7 +46,7 @@ import { isoNow } from '../lib/clock'
 import { isPlainObject } from '../lib/values'
 import type { LlmSwitch } from '../models/fallback'
 import { readPriceCard } from '../models/price-card'
-import { createRunClients, ModelResolutionError, runtimeConfiguration, storedOverrides, type RunClients } from '../models/resolve'
+import { createRunClients, ModelResolutionError, runtimeConfiguration, storedOverrides, type ResolvedModels, type RunClients } from '../models/resolve'
 import { checkRunModels } from '../models/readiness'
 import { guardLlm, guardStt, type ModelFailure, type OnModelFailure } from '../models/failures'
 import type { ModelTimeouts } from '../models/http'
@@ -178,36 +178,12 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   let finishing: Promise<void> | null = null
 
   const onSwitch = (change: LlmSwitch) => {
-    fallbackSwitches.push({
-      at: isoNow(ctx.clock),
-      from: `${change.from.service}|||${change.from.model}`,
-      to: `${change.to.service}|||${change.to.model}`,
-      reason: change.reason,
-      after_ms: change.afterMs,
-      ...(change.error ? { error: change.error } : {}),
-    })
+    fallbackSwitches.push(fallbackEntry(ctx, change))
     log.warn({ from: change.from, to: change.to, reason: change.reason }, 'LLM fallback: switched to the next model')
     queuePersist()
   }
 
-  let clients: RunClients
-  let runtime: Record<string, unknown>
-  const cannotRun = (reason: string): RunSessionError => {
-    const message = `The run's models cannot be used: ${reason}`
-    failRun(ctx, loaded, message)
-    log.warn({ reason }, 'run session not opened')
-    return new RunSessionError(message, configurations)
-  }
-  const checked = checkRunModels(ctx, run.organizationId, { overrides: storedOverrides(run.modelOverrides), configurations }, channel)
-  if (!checked.resolved) throw cannotRun(checked.problem)
-  try {
-    runtime = runtimeConfiguration(checked.resolved)
-    clients = await createRunClients(checked.resolved, { voice: channel === 'voice', log, onSwitch, timeouts: options.modelTimeouts })
-  } catch (error) {
-    if (!(error instanceof ModelResolutionError)) throw error
-    throw cannotRun(error.message)
-  }
-  const { resolved } = checked
+  const { clients: opened, runtime, resolved } = await openClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch, timeouts: options.modelTimeouts })
   // Only a server that could not be reached at all keeps the next calls from starting: a 5xx or a slow answer in one
   // call may be that call's (the connection check remembers those too).
   const noteModelFailure = (failure: ModelFailure) => {
@@ -218,16 +194,9 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     noteModelFailure(failure)
     await options.onModelFailure?.(failure)
   }
-  clients = { ...clients, llm: guardLlm(clients.llm, onModelFailure), stt: clients.stt && guardStt(clients.stt, onModelFailure) }
-  updateRun(ctx, run.id, { initialContext: { runtime_configuration: runtime } })
+  const clients: RunClients = { ...opened, llm: guardLlm(opened.llm, onModelFailure), stt: opened.stt && guardStt(opened.stt, onModelFailure) }
   const variables = variablesOf(run)
-  const start = definition.nodes.find((node) => node.type === 'startCall')
-  const fetched = start ? await runPreCallFetch(ctx, start, { organizationId: run.organizationId, workflowId: run.workflowId, initialContext: variables }) : null
-  if (fetched) {
-    Object.assign(variables, fetched.variables)
-    sessionWarnings.push(...fetched.warnings)
-    updateRun(ctx, run.id, { initialContext: fetched.variables, logs: { pre_call_fetch: fetched.log } })
-  }
+  sessionWarnings.push(...await applyPreCallFetch(ctx, loaded, variables))
 
   let settleAfterCall!: (work: Promise<void>) => void
   const afterCall = new Promise<void>((resolve) => { settleAfterCall = (work) => resolve(work.catch(() => undefined)) })
@@ -260,22 +229,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     },
   })
 
-  function logsOf(record: ConversationRecord): Record<string, unknown> {
-    return {
-      transcript: record.logs.transcript,
-      realtime_feedback_events: record.logs.realtime_feedback_events,
-      warnings: [...record.logs.warnings, ...sessionWarnings],
-      ...(fallbackSwitches.length ? { llm_fallback: fallbackSwitches } : {}),
-      ...(record.logs.tool_calls?.length ? { tool_calls: record.logs.tool_calls } : {}),
-      session: {
-        channel,
-        started_at: record.started_at,
-        ended_at: record.ended_at,
-        end_reason: record.end_reason,
-        current_node_id: record.current_node_id,
-      },
-    }
-  }
+  const logsOf = (record: ConversationRecord) => sessionLogs(record, channel, sessionWarnings, fallbackSwitches)
 
   function persist() {
     persistQueued = false
@@ -294,50 +248,17 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     queueMicrotask(persist)
   }
 
-  const persisting = <Args extends unknown[], Result>(method: (...args: Args) => Promise<Result>) =>
-    async (...args: Args): Promise<Result> => {
-      try {
-        return await method(...args)
-      } finally {
-        persist()
-      }
-    }
-
-  const conversation: Conversation = {
-    get ended() { return engine.ended },
-    start: persisting(async () => {
-      markRunRunning(ctx, run.id)
-      return engine.start()
-    }),
-    userMessage: persisting(engine.userMessage),
-    canInterrupt: engine.canInterrupt,
-    interrupt: persisting(engine.interrupt),
-    noteUserActivity: engine.noteUserActivity,
-    agentSpeechEnded: engine.agentSpeechEnded,
-    tick: persisting(engine.tick),
-    end: persisting(engine.end),
-    record: engine.record,
-  }
-
-  async function storeTranscript(record: ConversationRecord): Promise<string | null> {
-    if (record.logs.transcript.length === 0) return null
-    const includeEndTimestamps = isPlainObject(configurations.transcript_configuration) && configurations.transcript_configuration.include_end_timestamps === true
-    const key = transcriptKeyFor(run.organizationId, run.id)
-    try {
-      await ctx.objects.put(key, transcriptText(record, { includeEndTimestamps }))
-      return key
-    } catch (error) {
-      log.error({ err: error }, 'transcript not stored')
-      sessionWarnings.push('The transcript file could not be stored')
-      return null
-    }
-  }
+  const conversation = persistingConversation(engine, persist, () => markRunRunning(ctx, run.id))
 
   async function complete(reason: EndReason) {
     await engine.end(reason)
     const record = engine.record()
     usage = { ...usage, call_duration_seconds: record.call_duration_seconds }
-    const transcriptKey = await storeTranscript(record)
+    const transcriptKey = await storeTranscript(ctx, loaded, record).catch((error) => {
+      log.error({ err: error }, 'transcript not stored')
+      sessionWarnings.push('The transcript file could not be stored')
+      return null
+    })
     writeFinal(ctx, loaded, isTelephony, logsOf(record), { record, usage, transcriptKey })
     log.info({ endReason: record.end_reason, durationSeconds: record.call_duration_seconds }, 'run session finished')
     settleAfterCall(runPostCall(ctx, {
@@ -373,4 +294,104 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
       return finishing
     },
   }
+}
+
+/** The run's logs from what the conversation recorded and what the session learnt. */
+function sessionLogs(record: ConversationRecord, channel: RunChannel, sessionWarnings: string[], fallbackSwitches: Record<string, unknown>[]): Record<string, unknown> {
+  return {
+    transcript: record.logs.transcript,
+    realtime_feedback_events: record.logs.realtime_feedback_events,
+    warnings: [...record.logs.warnings, ...sessionWarnings],
+    ...(fallbackSwitches.length ? { llm_fallback: fallbackSwitches } : {}),
+    ...(record.logs.tool_calls?.length ? { tool_calls: record.logs.tool_calls } : {}),
+    session: {
+      channel,
+      started_at: record.started_at,
+      ended_at: record.ended_at,
+      end_reason: record.end_reason,
+      current_node_id: record.current_node_id,
+    },
+  }
+}
+
+function fallbackEntry(ctx: AppContext, change: LlmSwitch): Record<string, unknown> {
+  return {
+    at: isoNow(ctx.clock),
+    from: `${change.from.service}|||${change.from.model}`,
+    to: `${change.to.service}|||${change.to.model}`,
+    reason: change.reason,
+    after_ms: change.afterMs,
+    ...(change.error ? { error: change.error } : {}),
+  }
+}
+
+/** The run's models resolved and their clients created; a run whose models cannot be used is failed and refused. */
+async function openClients(
+  ctx: AppContext, loaded: LoadedRun, options: Parameters<typeof createRunClients>[1],
+): Promise<{ clients: RunClients; runtime: Record<string, unknown>; resolved: ResolvedModels }> {
+  const { run, configurations } = loaded
+  const cannotRun = (reason: string): RunSessionError => {
+    const message = `The run's models cannot be used: ${reason}`
+    failRun(ctx, loaded, message)
+    options.log.warn({ reason }, 'run session not opened')
+    return new RunSessionError(message, configurations)
+  }
+  const checked = checkRunModels(ctx, run.organizationId, { overrides: storedOverrides(run.modelOverrides), configurations }, options.voice ? 'voice' : 'chat')
+  if (!checked.resolved) throw cannotRun(checked.problem)
+  const { resolved } = checked
+  try {
+    const runtime = runtimeConfiguration(resolved)
+    const clients = await createRunClients(resolved, options)
+    updateRun(ctx, run.id, { initialContext: { runtime_configuration: runtime } })
+    return { clients, runtime, resolved }
+  } catch (error) {
+    if (!(error instanceof ModelResolutionError)) throw error
+    throw cannotRun(error.message)
+  }
+}
+
+/** The Start node's pre-call fetch: its variables merged into `variables` and the run; returns its warnings. */
+async function applyPreCallFetch(ctx: AppContext, { run, definition }: LoadedRun, variables: Record<string, unknown>): Promise<string[]> {
+  const start = definition.nodes.find((node) => node.type === 'startCall')
+  const fetched = start ? await runPreCallFetch(ctx, start, { organizationId: run.organizationId, workflowId: run.workflowId, initialContext: variables }) : null
+  if (!fetched) return []
+  Object.assign(variables, fetched.variables)
+  updateRun(ctx, run.id, { initialContext: fetched.variables, logs: { pre_call_fetch: fetched.log } })
+  return fetched.warnings
+}
+
+/** The engine, wrapped so that the run is written after each of its calls (`start` marks the run running first). */
+function persistingConversation(engine: Conversation, persist: () => void, markRunning: () => void): Conversation {
+  const persisting = <Args extends unknown[], Result>(method: (...args: Args) => Promise<Result>) =>
+    async (...args: Args): Promise<Result> => {
+      try {
+        return await method(...args)
+      } finally {
+        persist()
+      }
+    }
+  return {
+    get ended() { return engine.ended },
+    start: persisting(async () => {
+      markRunning()
+      return engine.start()
+    }),
+    userMessage: persisting(engine.userMessage),
+    canInterrupt: engine.canInterrupt,
+    interrupt: persisting(engine.interrupt),
+    noteUserActivity: engine.noteUserActivity,
+    agentSpeechEnded: engine.agentSpeechEnded,
+    tick: persisting(engine.tick),
+    end: persisting(engine.end),
+    record: engine.record,
+  }
+}
+
+/** The transcript file behind `transcript_url`; null when nothing was said. */
+async function storeTranscript(ctx: AppContext, { run, configurations }: LoadedRun, record: ConversationRecord): Promise<string | null> {
+  if (record.logs.transcript.length === 0) return null
+  const includeEndTimestamps = isPlainObject(configurations.transcript_configuration) && configurations.transcript_configuration.include_end_timestamps === true
+  const key = transcriptKeyFor(run.organizationId, run.id)
+  await ctx.objects.put(key, transcriptText(record, { includeEndTimestamps }))
+  return key
 }

@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises'
 import { isIP, isIPv6 } from 'node:net'
 import { bareHost, hostAllowed, targetsAppliance, type ApplianceAddress } from './network-policy'
+import { readCappedText } from '../lib/capped-body'
 
 /**
  * Every request Ringbase sends to a URL an admin or an agent definition names (http_api tools, webhook nodes, pre-call
@@ -126,31 +127,6 @@ async function follow(request: OutboundRequest, policy: OutboundPolicy, redirect
   }
 }
 
-/** At most `limit` bytes of the body as text; `truncated` when there was more (the rest is never read). */
-async function readCapped(response: Response, limit: number): Promise<{ text: string; truncated: boolean }> {
-  if (!response.body || limit === 0) {
-    await response.body?.cancel().catch(() => undefined)
-    return { text: '', truncated: false }
-  }
-  const reader = response.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  let truncated = false
-  while (true) {
-    const { done, value } = await reader.read()
-    if (done) break
-    if (size + value.length > limit) {
-      chunks.push(value.subarray(0, limit - size))
-      truncated = true
-      await reader.cancel().catch(() => undefined)
-      break
-    }
-    chunks.push(value)
-    size += value.length
-  }
-  return { text: new TextDecoder().decode(Buffer.concat(chunks)), truncated }
-}
-
 /**
  * Sends `request` under `policy`. Throws OutboundRefused when it may not be sent (or a redirect may not be followed),
  * OutboundFailure when the host is unknown or no answer came within the timeout, and the network's own error otherwise
@@ -162,7 +138,7 @@ export async function sendOutbound(request: OutboundRequest, policy: OutboundPol
   const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal
   try {
     const response = await follow(request, policy, options.redirects, signal)
-    const { text, truncated } = await readCapped(response, options.maxBodyBytes)
+    const { text, truncated } = await readCappedText(response.body, options.maxBodyBytes)
     return { status: response.status, text, truncated }
   } catch (error) {
     if (timeout.signal.aborted && !(error instanceof OutboundFailure)) throw new OutboundFailure(`No answer within ${options.timeoutMs} ms`)

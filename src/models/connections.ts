@@ -81,10 +81,12 @@ function baseUrlProblem(ctx: AppContext, baseUrl: string): string | null {
 }
 
 function connectionProblems(
-  ctx: AppContext, provider: ModelProvider, baseUrl: string, apiKey: string | null, sent: { base_url?: string; api_key?: string | null },
+  ctx: AppContext, provider: ModelProvider, baseUrl: string | null, apiKey: string | null, sent: { base_url?: string; api_key?: string | null },
 ): ValidationItem[] {
   const items: ValidationItem[] = []
-  const urlProblem = baseUrlProblem(ctx, baseUrl)
+  const urlProblem = baseUrl === null
+    ? `${provider} has no usual address (speaches listens on port 8000 by default, as Ringbase does): give the base_url of your server`
+    : baseUrlProblem(ctx, baseUrl)
   if (urlProblem) items.push(valueError(['body', 'base_url'], urlProblem, sent.base_url ?? baseUrl))
   if (!apiKey && MODEL_PROVIDERS[provider].apiKey === 'required') {
     items.push(valueError(['body', 'api_key'], `${provider} connections need an API key`, sent.api_key ?? null))
@@ -112,10 +114,11 @@ export const getConnection = (ctx: AppContext, organizationId: number, uuid: str
 
 export function createConnection(ctx: AppContext, organizationId: number, body: CreateInput): View {
   const provider = body.provider as ModelProvider
-  const baseUrl = withoutTrailingSlash(body.base_url ?? MODEL_PROVIDERS[provider].defaultBaseUrl)
+  const sentOrDefault = body.base_url ?? MODEL_PROVIDERS[provider].defaultBaseUrl
+  const baseUrl = sentOrDefault === null ? null : withoutTrailingSlash(sentOrDefault)
   const apiKey = body.api_key || null
   const items = connectionProblems(ctx, provider, baseUrl, apiKey, body)
-  if (items.length > 0) throw invalid(items)
+  if (items.length > 0 || baseUrl === null) throw invalid(items)
   const now = isoNow(ctx.clock)
   const row = writeConnection(body.name, () => ctx.db.insert(providerConnections).values({
     uuid: crypto.randomUUID(),

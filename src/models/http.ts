@@ -1,3 +1,4 @@
+import { readCappedText } from '../lib/capped-body'
 import { ModelServerError, type ModelFailureKind } from './types'
 
 /** Where a model server is and how to authenticate; `provider` names the service in usage keys. */
@@ -21,15 +22,25 @@ export type ModelRequest = {
   /** A plain object is sent as JSON. */
   body?: FormData | Record<string, unknown>
   timeouts: ModelTimeouts
+  /** The most the answer's body may hold (MODEL_ANSWER_MAX_BYTES unless said); past it the request fails. */
+  maxBytes?: number
   signal?: AbortSignal
 }
+
+/**
+ * What a model server may send, whatever it declares: memory stays bounded. A JSON answer, a model list or a streamed
+ * chat answer up to 16 MiB (the largest public model lists are a few MB); speech sets its own cap. Of an error body
+ * only the first 64 KiB are read (300 characters of it are shown).
+ */
+export const MODEL_ANSWER_MAX_BYTES = 16 * 1024 * 1024
+const ERROR_BODY_MAX_BYTES = 64 * 1024
 
 /** A response whose status was good; its body is still to be read, under the same timeouts and signal. */
 export type ModelExchange = {
   response: Response
   /** What to throw for an error met while reading the body: the caller's abort reason, else a ModelServerError. */
   failure(error: unknown): unknown
-  /** The body's pieces as they come, each awaited under the idle timeout. */
+  /** The body's pieces as they come, each awaited under the idle timeout; past `maxBytes` in all it throws. */
   chunks(): AsyncGenerator<Uint8Array>
   /** Clears the timers and closes the connection if the body was not read to its end. Call it in `finally`. */
   end(): void
@@ -130,20 +141,25 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
     })
     clearTimeout(firstByteTimer)
     if (!response.ok) {
-      const text = await response.text()
+      const { text } = await readCappedText(response.body, ERROR_BODY_MAX_BYTES)
       throw fail(`${server} answered ${response.status}: ${serverMessage(text)}`, response.status)
     }
     const answerBody = response.body
     if (!answerBody) throw fail(`${server} answered with no body`)
+    const maxBytes = request.maxBytes ?? MODEL_ANSWER_MAX_BYTES
     // Only the time spent waiting on the server counts: a consumer pacing itself (audio played out) is not idle.
     async function* chunks(): AsyncGenerator<Uint8Array> {
       const reader = answerBody!.getReader()
+      let received = 0
       try {
         for (;;) {
           idleTimer = timeout(timeouts.idleMs, 'sent nothing for', 'stalled')
           const { done, value } = await reader.read()
           clearTimeout(idleTimer)
           if (done) return
+          received += value.byteLength
+          // `end()` then closes the connection: the rest is never read.
+          if (received > maxBytes) throw fail(`${server} sent an answer larger than ${maxBytes} bytes`)
           yield value
         }
       } finally {

@@ -101,7 +101,7 @@ export function createLlmClient(connection: ModelConnection, settings: LlmSettin
     let finishReason: string | null = null
     let sawDone = false
     try {
-      for await (const data of readSseData(exchange.chunks())) {
+      for await (const data of readSseData(exchange.chunks(), { what })) {
         if (data === '[DONE]') {
           sawDone = true
           break

@@ -8,7 +8,8 @@ export type ModelService = 'llm' | 'stt' | 'tts'
 
 export type ModelProviderPreset = {
   label: string
-  defaultBaseUrl: string
+  /** Null when no usual address can be right: a connection of this kind names its own. */
+  defaultBaseUrl: string | null
   apiKey: 'required' | 'optional'
   /** The services this kind of server offers, with the model (and voice) to suggest. */
   defaults: { llm?: { model: string }; stt?: { model: string }; tts?: { model: string; voice: string } }
@@ -28,7 +29,8 @@ export const MODEL_PROVIDERS = {
   },
   speaches: {
     label: 'speaches (self-hosted speech to text and text to speech)',
-    defaultBaseUrl: 'http://localhost:8000/v1',
+    // speaches listens on port 8000 by default, as Ringbase does: a default would point at Ringbase itself.
+    defaultBaseUrl: null,
     apiKey: 'optional',
     defaults: {
       stt: { model: 'Systran/faster-distil-whisper-small.en' },

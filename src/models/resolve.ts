@@ -1,6 +1,7 @@
 import type { AppContext } from '../context'
 import type { ModelConfigurationRow, ProviderConnectionRow, StoredModelSection } from '../db/schema'
 import { isPlainObject } from '../lib/values'
+import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { valueError, type Loc, type ValidationItem } from '../lib/validation'
 import { createBuiltinVoice } from '../voice/builtin-voice'
 import { FLITE_VOICES, type FliteVoice } from '../voice/flite'
@@ -82,6 +83,8 @@ function presetSettings(connection: ProviderConnectionRow, service: ModelService
 function requireConnection(ctx: AppContext, organizationId: number, uuid: string, what: string): ProviderConnectionRow {
   const row = findConnectionRow(ctx, organizationId, uuid)
   if (!row) throw new ModelResolutionError(`${what}: provider connection ${uuid} no longer exists`)
+  // Saved before the check on save existed, or before this server moved to its address.
+  if (namesThisServer(ctx, row.baseUrl)) throw new ModelResolutionError(`${what}: provider connection '${row.name}': ${THIS_SERVER_MESSAGE}`)
   return row
 }
 

@@ -21,7 +21,7 @@ const ApiKey = t.String({ maxLength: 4096, description: 'Sent as `Authorization:
 export const CreateProviderConnectionBody = t.Object({
   name: Name,
   provider: ProviderName,
-  base_url: t.Optional(t.String({ maxLength: 2048, description: 'Defaults to the provider\'s usual address; ends before /chat/completions.' })),
+  base_url: t.Optional(t.String({ maxLength: 2048, description: 'Defaults to the provider\'s usual address (speaches has none: its default port is Ringbase\'s, 8000); ends before /chat/completions. Never this Ringbase server.' })),
   api_key: t.Optional(Nullable(ApiKey)),
 })
 

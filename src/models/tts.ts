@@ -14,6 +14,11 @@ const DEFAULT_TIMEOUTS: ModelTimeouts = { firstByteMs: 15_000, idleMs: 15_000, t
 /** OpenAI's `pcm` format: 24 kHz, signed 16-bit little-endian, mono. */
 export const TTS_PCM_SAMPLE_RATE = 24_000
 
+/** The most audio one answer may hold: about 11 minutes of 24 kHz PCM, far more than one reply's sentences. */
+export const SPEECH_ANSWER_MAX_BYTES = 32 * 1024 * 1024
+
+const WAV_HEADER_MAX_BYTES = 64 * 1024
+
 const COMPRESSED_AUDIO = /mpeg|mp3|ogg|opus|aac|flac|webm/i
 
 type Chunk = { pcm: Int16Array; sampleRate: number }
@@ -44,6 +49,8 @@ function speechDecoder(contentType: string, what: string) {
         }
         if (!header) {
           if (final) throw fail('the WAV answer ends inside its header')
+          // Kept whole until complete: a header that never ends would be copied again with every piece.
+          if (pending.length > WAV_HEADER_MAX_BYTES) throw fail(`the WAV header is longer than ${WAV_HEADER_MAX_BYTES} bytes`)
           return null
         }
         if (header.format.channels !== 1) throw fail(`a ${header.format.channels}-channel WAV is not supported`)
@@ -66,7 +73,7 @@ export function createTtsClient(connection: ModelConnection, settings: TtsSettin
     const what = 'speech'
     const body: Record<string, unknown> = { model: settings.model, voice: settings.voice, input: text, response_format: 'pcm' }
     if (settings.speed !== undefined) body.speed = settings.speed
-    const exchange = await requestModel(connection, { what, path: '/audio/speech', body, timeouts, signal })
+    const exchange = await requestModel(connection, { what, path: '/audio/speech', body, timeouts, signal, maxBytes: SPEECH_ANSWER_MAX_BYTES })
     try {
       const contentType = exchange.response.headers.get('content-type') ?? ''
       if (COMPRESSED_AUDIO.test(contentType)) {

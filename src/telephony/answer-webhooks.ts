@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { matchingNumber, startInboundRun } from '../calls/inbound'
+import { matchingNumber } from '../calls/inbound'
 import type { AppContext } from '../context'
 import { unauthenticated } from '../lib/errors'
 import {
@@ -102,11 +102,11 @@ export async function handleInboundWebhook(ctx: AppContext, provider: CarrierNam
     if (existing.state !== 'initialized') return reject(ctx, driver, credentials, start, 'run already started')
     return answer(ctx, driver, credentials, start, existing)
   }
-  const decision = startInboundRun(ctx, {
+  const decision = ctx.telephony.routeInbound({
     provider: driver.provider, configurationId, callerNumber: start.from, calledNumber: start.to, callId: randomUUID(),
     providerCallId: start.providerCallId, runName: (caller) => `${displayName(driver.provider)} Inbound ${caller}`,
   })
-  if ('refused' in decision) return reject(ctx, driver, credentials, start, decision.refused)
+  if (!('run' in decision)) return reject(ctx, driver, credentials, start, 'refused' in decision ? decision.refused : 'the call is already known')
   const run = runById(ctx, decision.run.runId)!
   ctx.log.info({ provider: driver.provider, runId: run.id, organizationId: run.organizationId }, 'inbound call accepted')
   try {

@@ -11,10 +11,10 @@ import type { AriEvent } from './ari/types'
  * What happens to an answered ARI call (outbound or inbound) until it is over, and the seam where the conversation
  * engine attaches.
  *
- * On answer the call's channel is put in a mixing bridge (`ringbase-<callId>`). When an engine is wired
- * (`ConversationHooks`), a media leg joins the bridge: `externalMedia` over Asterisk's WebSocket channel driver in
- * server mode (`transport=websocket`, `connection_type=server`, `encapsulation=none`, `format=ulaw`, JSON control
- * messages with `transport_data=f(json)`); Ringbase connects to `<ari_endpoint>/media/<MEDIA_WEBSOCKET_CONNECTION_ID>`
+ * On answer the call's channel is put in a mixing bridge (`ringbase-<callId>`). When a conversation is attached
+ * (`ctx.telephony.onAnswered`, handed here as `ConversationHooks`), a media leg joins the bridge: `externalMedia` over
+ * Asterisk's WebSocket channel driver in server mode (`transport=websocket`, `connection_type=server`,
+ * `encapsulation=none`, `format=ulaw`, JSON control messages with `transport_data=f(json)`); Ringbase connects to `<ari_endpoint>/media/<MEDIA_WEBSOCKET_CONNECTION_ID>`
  * (subprotocol `media`; the random connection id is what admits it), waits for the media channel to enter the app
  * (it does once the socket is open) and adds it to the bridge. The engine then gets an `AnsweredCall` and runs the
  * conversation over it. Ringbase records the call itself from that audio, so the bridge is not recorded.

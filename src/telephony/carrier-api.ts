@@ -1,4 +1,5 @@
 import type { AppContext, ProviderApiBaseUrls } from '../context'
+import { readCappedText } from '../lib/capped-body'
 import { refused, upstreamFailed } from '../lib/errors'
 import { isPlainObject } from '../lib/values'
 import { PROVIDERS, type ProviderName } from './providers'
@@ -24,6 +25,8 @@ const ATTEMPT_TIMEOUT_MS = 10_000
 const MAX_ATTEMPTS = 3
 const BACKOFF_BASE_MS = 250
 const MAX_PROVIDER_MESSAGE_LENGTH = 200
+/** The most a carrier's answer may hold (its JSON answers are a few KB); past it the answer counts as a failure. */
+export const CARRIER_ANSWER_MAX_BYTES = 4 * 1024 * 1024
 /** The carrier said it did not act: asking again cannot do anything twice. */
 const DECLINED_STATUSES = new Set([429, 503])
 
@@ -83,7 +86,7 @@ function requestBody(request: CarrierRequest): { body?: string; contentType?: st
   return {}
 }
 
-type Attempt = { answer: { status: number; text: string } } | { failure: 'timeout' | 'refused' | 'broken' }
+type Attempt = { answer: { status: number; text: string } } | { failure: 'timeout' | 'refused' | 'broken' | 'oversized' }
 
 async function attempt(request: CarrierRequest): Promise<Attempt> {
   const { body, contentType } = requestBody(request)
@@ -94,7 +97,8 @@ async function attempt(request: CarrierRequest): Promise<Attempt> {
       body,
       signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
     })
-    return { answer: { status: response.status, text: await response.text() } }
+    const { text, truncated } = await readCappedText(response.body, CARRIER_ANSWER_MAX_BYTES)
+    return truncated ? { failure: 'oversized' } : { answer: { status: response.status, text } }
   } catch (error) {
     const { name, code } = error as { name?: string; code?: string }
     if (name === 'TimeoutError') return { failure: 'timeout' }
@@ -108,7 +112,12 @@ function retryable(request: CarrierRequest, outcome: Attempt): boolean {
   return DECLINED_STATUSES.has(status) || (request.idempotent === true && status >= 500)
 }
 
-const FAILURE_TEXT = { timeout: `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`, refused: 'connection refused', broken: 'connection failed' }
+const FAILURE_TEXT = {
+  timeout: `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`,
+  refused: 'connection refused',
+  broken: 'connection failed',
+  oversized: `an answer larger than ${CARRIER_ANSWER_MAX_BYTES} bytes`,
+}
 
 /**
  * Calls a carrier. 2xx (and the `accept`ed statuses) → status and JSON object (null when the body is not one).

@@ -179,7 +179,7 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
     else endWithStream()
   })
   ctx.log.info(logContext, 'carrier media stream admitted')
-  const taken = ctx.telephony.mediaStream({
+  const conversation = ctx.telephony.answered({
     callId: run.callId!, runId: run.id, organizationId: run.organizationId, configurationId: run.telephonyConfigurationId!,
     direction: run.callType === 'inbound' ? 'inbound' : 'outbound',
     media, onDtmf: (listener) => media.onDtmf(listener), ended, reported, hangup,
@@ -187,5 +187,6 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
       ? { transfer: (request, signal) => transferCarrierCall(ctx, { run, driver, media, reported, connected: () => { transferred = true } }, request, signal) }
       : {}),
   })
-  if (!taken) ctx.log.warn(logContext, 'no speech pipeline is attached: the caller hears silence until the call ends')
+  if (!conversation) ctx.log.warn(logContext, 'no speech pipeline is attached: the caller hears silence until the call ends')
+  else void conversation.catch((error) => ctx.log.error({ ...logContext, err: error }, 'carrier call conversation failed'))
 }

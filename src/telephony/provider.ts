@@ -1,4 +1,4 @@
-import type { AnsweredCall } from './call-session'
+import type { AnsweredCall, ConversationOutcome } from './call-session'
 
 /**
  * The seam between whoever wants a call (API trigger, campaign scheduler) and whoever places it (ARI, a carrier API,
@@ -80,8 +80,34 @@ export interface TelephonyProvider {
 
 export type CallReportListener = (report: CallReport) => void
 
-/** A carrier call whose media stream was admitted, as the conversation engine takes answered calls. */
-export type MediaStreamListener = (call: AnsweredCall) => void
+/**
+ * Runs an answered call's conversation, whatever its transport (an ARI media leg, a carrier media stream, later a web
+ * call); resolves once it is over and its results are stored (calls/voice.ts).
+ */
+export type AnsweredCallHandler = (call: AnsweredCall) => Promise<ConversationOutcome | void>
+
+/** A call a provider offers on one of its configurations. */
+export type InboundOffer = {
+  provider: string
+  configurationId: number
+  callerNumber: string
+  calledNumber: string
+  /** Our id of the call (a run's call_id). */
+  callId: string
+  /** The carrier's own id of the call, when it has one apart from ours. */
+  providerCallId?: string
+  /** The run's name, e.g. `ARI Inbound +4420…`. */
+  runName: (callerNumber: string) => string
+}
+
+/** The run behind a call, as a provider needs it; `credentials` (its configuration's, decrypted) dial its transfers. */
+export type CallRun = { runId: number; organizationId: number; maxCallDurationSeconds: number; credentials: Record<string, unknown> }
+
+/** The run an inbound call was given; why it is refused (it is then hung up); or `ours`: a call this app placed (before a restart), left alone. */
+export type InboundRoute = { run: CallRun } | { refused: string } | { ours: true }
+
+/** Where inbound calls go, on every provider (calls/inbound.ts). */
+export type InboundRouter = (offer: InboundOffer) => InboundRoute
 
 /** How long carrier calls wait on their carrier before deciding without it; tests shorten them. */
 export type CarrierWaits = {
@@ -95,7 +121,7 @@ export type CarrierWaits = {
 
 const CARRIER_WAITS: CarrierWaits = { transferOutcomeGraceMs: 15_000, transferReturnMs: 15_000, finalStatusGraceMs: 10_000 }
 
-/** Providers by name, plus the fan-out of their call reports and carrier media streams. Lives on the AppContext. */
+/** Providers by name, the fan-out of their call reports, and where answered and inbound calls go. Lives on the AppContext. */
 export type Telephony = {
   waits: CarrierWaits
   providerFor(provider: string): TelephonyProvider | null
@@ -103,15 +129,25 @@ export type Telephony = {
   register(provider: string, implementation: TelephonyProvider): void
   onReport(listener: CallReportListener): () => void
   report(report: CallReport): void
-  onMediaStream(listener: MediaStreamListener): () => void
-  /** Hands an admitted media stream to the listeners; false when nobody listens (no speech pipeline attached). */
-  mediaStream(call: AnsweredCall): boolean
+  /**
+   * The one way an answered call gets its conversation, on every transport: boot attaches the handler (one at a time),
+   * transports hand their answered calls to `answered`.
+   */
+  onAnswered(handler: AnsweredCallHandler): () => void
+  /** Runs the call's conversation; null when none is attached (the caller would hear silence). */
+  answered(call: AnsweredCall): Promise<ConversationOutcome | void> | null
+  /** Whether a conversation is attached (ARI sets up a call's media leg only then). */
+  readonly answering: boolean
+  /** The one way an inbound call is routed, on every provider: boot attaches the router; without one every call is refused. */
+  routeInboundWith(router: InboundRouter): void
+  routeInbound(offer: InboundOffer): InboundRoute
 }
 
 export function createTelephony(): Telephony {
   const providers = new Map<string, TelephonyProvider>()
   const listeners = new Set<CallReportListener>()
-  const mediaListeners = new Set<MediaStreamListener>()
+  let answer: AnsweredCallHandler | null = null
+  let router: InboundRouter = () => ({ refused: 'inbound calls are not routed here' })
   return {
     waits: { ...CARRIER_WAITS },
     providerFor: (provider) => providers.get(provider) ?? null,
@@ -124,13 +160,13 @@ export function createTelephony(): Telephony {
     report(report) {
       for (const listener of listeners) listener(report)
     },
-    onMediaStream(listener) {
-      mediaListeners.add(listener)
-      return () => mediaListeners.delete(listener)
+    onAnswered(handler) {
+      answer = handler
+      return () => { if (answer === handler) answer = null }
     },
-    mediaStream(call) {
-      for (const listener of mediaListeners) listener(call)
-      return mediaListeners.size > 0
-    },
+    answered: (call) => answer?.(call) ?? null,
+    get answering() { return answer !== null },
+    routeInboundWith(given) { router = given },
+    routeInbound: (offer) => router(offer),
   }
 }

@@ -96,38 +96,34 @@ export class MediaConnectError extends Error {}
 
 type Outgoing = { kind: 'audio'; ulaw: Uint8Array } | { kind: 'mark'; id: string }
 
-/** Opens the media socket and resolves once Asterisk's MEDIA_START has arrived. */
-export function connectAriMedia(options: AriMediaOptions): Promise<AriMediaTransport> {
-  const now = options.now ?? (() => performance.now())
-  const maxQueuedMs = options.maxQueuedMs ?? DEFAULTS.maxQueuedMs
-  const refillMs = Math.min(REFILL_MS, maxQueuedMs / 2)
-  const url = ariMediaUrl(options.endpoint, options.connectionId)
-  const socket = new WebSocket(url, 'media')
-  socket.binaryType = 'arraybuffer'
+type Marks = Map<string, (outcome: MarkOutcome) => void>
 
-  const audioListeners: ((ulaw: Uint8Array, atMs: number) => void)[] = []
-  const closeListeners: ((close: MediaClose) => void)[] = []
+function settleMarks(marks: Marks, outcome: MarkOutcome): void {
+  for (const resolve of marks.values()) resolve(outcome)
+  marks.clear()
+}
+
+/**
+ * Agent audio paced to Asterisk: at most `maxQueuedMs` of audio queued at the far end (our estimate of its playout),
+ * refilled as it plays; marks go out in order with the audio; MEDIA_XOFF pauses the pump until MEDIA_XON.
+ */
+function createPlayout(options: { now: () => number; maxQueuedMs: number; sendAudio(piece: Uint8Array): void; sendCommand(command: 'MARK_MEDIA' | 'FLUSH_MEDIA', correlationId?: string): void }) {
+  const { now, maxQueuedMs } = options
+  const refillMs = Math.min(REFILL_MS, maxQueuedMs / 2)
   const outgoing: Outgoing[] = []
-  const sentMarks = new Map<string, (outcome: MarkOutcome) => void>()
-  const queuedMarks = new Map<string, (outcome: MarkOutcome) => void>()
+  const sentMarks: Marks = new Map()
+  const queuedMarks: Marks = new Map()
   let markCount = 0
   /** When Asterisk's queue will have played everything sent so far (our estimate). */
   let playoutEndMs = 0
   let xoff = false
-  let closingByApp = false
-  let closed = false
+  let stopped = false
   let pumpTimer: ReturnType<typeof setTimeout> | undefined
-  let start: MediaStart | undefined
-
-  function sendCommand(command: 'MARK_MEDIA' | 'FLUSH_MEDIA', correlationId?: string): void {
-    if (start!.controlFormat === 'json') socket.send(JSON.stringify(correlationId ? { command, correlation_id: correlationId } : { command }))
-    else socket.send(correlationId ? `${command} ${correlationId}` : command)
-  }
 
   function pump(): void {
     clearTimeout(pumpTimer)
     pumpTimer = undefined
-    if (closed || xoff) return
+    if (stopped || xoff) return
     const at = now()
     while (outgoing.length > 0) {
       const head = outgoing[0]
@@ -135,14 +131,14 @@ export function connectAriMedia(options: AriMediaOptions): Promise<AriMediaTrans
         outgoing.shift()
         sentMarks.set(head.id, queuedMarks.get(head.id)!)
         queuedMarks.delete(head.id)
-        sendCommand('MARK_MEDIA', head.id)
+        options.sendCommand('MARK_MEDIA', head.id)
         continue
       }
       const queuedMs = Math.max(0, playoutEndMs - at)
       const room = Math.floor(((maxQueuedMs - queuedMs) * ULAW_BYTES_PER_MS) / 160) * 160
       if (room <= 0) break
       const piece = head.ulaw.length <= room ? head.ulaw : head.ulaw.subarray(0, room)
-      socket.send(piece)
+      options.sendAudio(piece)
       playoutEndMs = Math.max(playoutEndMs, at) + piece.length / ULAW_BYTES_PER_MS
       if (piece === head.ulaw) outgoing.shift()
       else head.ulaw = head.ulaw.subarray(room)
@@ -150,27 +146,84 @@ export function connectAriMedia(options: AriMediaOptions): Promise<AriMediaTrans
     if (outgoing.length > 0) pumpTimer = setTimeout(pump, Math.max(0, playoutEndMs - at - (maxQueuedMs - refillMs)))
   }
 
-  function settleMarks(marks: Map<string, (outcome: MarkOutcome) => void>, outcome: MarkOutcome): void {
-    for (const resolve of marks.values()) resolve(outcome)
-    marks.clear()
+  const queue = (item: Outgoing) => {
+    outgoing.push(item)
+    if (pumpTimer === undefined) pump()
   }
+
+  return {
+    get xoff() { return xoff },
+    send: (ulaw: Uint8Array) => queue({ kind: 'audio', ulaw }),
+    mark: (): Promise<MarkOutcome> => {
+      const id = `m${++markCount}`
+      return new Promise((resolve) => {
+        queuedMarks.set(id, resolve)
+        queue({ kind: 'mark', id })
+      })
+    },
+    played(id: string) {
+      sentMarks.get(id)?.('played')
+      sentMarks.delete(id)
+    },
+    pause() {
+      xoff = true
+      clearTimeout(pumpTimer)
+    },
+    resume() {
+      xoff = false
+      pump()
+    },
+    flush() {
+      clearTimeout(pumpTimer)
+      pumpTimer = undefined
+      outgoing.length = 0
+      options.sendCommand('FLUSH_MEDIA')
+      playoutEndMs = now()
+      xoff = false // the queue at Asterisk is empty now, far below its XON level
+      settleMarks(queuedMarks, 'flushed')
+      settleMarks(sentMarks, 'flushed')
+    },
+    /** The socket is gone: nothing more is sent, pending marks resolve as closed. */
+    stop() {
+      stopped = true
+      clearTimeout(pumpTimer)
+      outgoing.length = 0
+      settleMarks(queuedMarks, 'closed')
+      settleMarks(sentMarks, 'closed')
+    },
+  }
+}
+
+/** Opens the media socket and resolves once Asterisk's MEDIA_START has arrived. */
+export function connectAriMedia(options: AriMediaOptions): Promise<AriMediaTransport> {
+  const now = options.now ?? (() => performance.now())
+  const url = ariMediaUrl(options.endpoint, options.connectionId)
+  const socket = new WebSocket(url, 'media')
+  socket.binaryType = 'arraybuffer'
+
+  const audioListeners: ((ulaw: Uint8Array, atMs: number) => void)[] = []
+  const closeListeners: ((close: MediaClose) => void)[] = []
+  let closingByApp = false
+  let closed = false
+  let start: MediaStart | undefined
+  const playout = createPlayout({
+    now,
+    maxQueuedMs: options.maxQueuedMs ?? DEFAULTS.maxQueuedMs,
+    sendAudio: (piece) => socket.send(piece),
+    sendCommand(command, correlationId) {
+      if (start!.controlFormat === 'json') socket.send(JSON.stringify(correlationId ? { command, correlation_id: correlationId } : { command }))
+      else socket.send(correlationId ? `${command} ${correlationId}` : command)
+    },
+  })
 
   function onControl(control: MediaControl): void {
     switch (control.event) {
-      case 'MEDIA_MARK_PROCESSED': {
-        const id = String(control.fields.correlation_id ?? control.words[0] ?? '')
-        sentMarks.get(id)?.('played')
-        sentMarks.delete(id)
-        return
-      }
+      case 'MEDIA_MARK_PROCESSED':
+        return playout.played(String(control.fields.correlation_id ?? control.words[0] ?? ''))
       case 'MEDIA_XOFF':
-        xoff = true
-        clearTimeout(pumpTimer)
-        return
+        return playout.pause()
       case 'MEDIA_XON':
-        xoff = false
-        pump()
-        return
+        return playout.resume()
       case 'ERROR':
         options.logger?.warn({ channelId: start?.channelId, error: control.fields.error_text ?? control.words.join(' ') }, 'asterisk rejected a media command')
         return
@@ -182,7 +235,7 @@ export function connectAriMedia(options: AriMediaOptions): Promise<AriMediaTrans
       return closed
     },
     get flowPaused() {
-      return xoff
+      return playout.xoff
     },
     onAudio(listener) {
       audioListeners.push(listener)
@@ -192,28 +245,14 @@ export function connectAriMedia(options: AriMediaOptions): Promise<AriMediaTrans
     },
     send(ulaw) {
       if (closed || ulaw.length === 0) return
-      outgoing.push({ kind: 'audio', ulaw })
-      if (pumpTimer === undefined) pump()
+      playout.send(ulaw)
     },
     mark() {
       if (closed) return Promise.resolve('closed')
-      const id = `m${++markCount}`
-      return new Promise((resolve) => {
-        queuedMarks.set(id, resolve)
-        outgoing.push({ kind: 'mark', id })
-        if (pumpTimer === undefined) pump()
-      })
+      return playout.mark()
     },
     flush() {
-      if (closed) return
-      clearTimeout(pumpTimer)
-      pumpTimer = undefined
-      outgoing.length = 0
-      sendCommand('FLUSH_MEDIA')
-      playoutEndMs = now()
-      xoff = false // the queue at Asterisk is empty now, far below its XON level
-      settleMarks(queuedMarks, 'flushed')
-      settleMarks(sentMarks, 'flushed')
+      if (!closed) playout.flush()
     },
     close() {
       if (closed || closingByApp) return
@@ -249,10 +288,7 @@ export function connectAriMedia(options: AriMediaOptions): Promise<AriMediaTrans
 
     socket.onclose = (event) => {
       closed = true
-      clearTimeout(pumpTimer)
-      outgoing.length = 0
-      settleMarks(queuedMarks, 'closed')
-      settleMarks(sentMarks, 'closed')
+      playout.stop()
       if (!start) {
         clearTimeout(startTimer)
         reject(new MediaConnectError(`media socket ${url} closed before MEDIA_START (code ${event.code})`))

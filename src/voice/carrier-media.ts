@@ -189,6 +189,37 @@ export type CarrierMediaOptions = {
   now?: () => number
 }
 
+/**
+ * Agent audio cut into the carrier's frames when it has a fixed frame size (what does not fill one waits for more, or is
+ * padded with silence before a mark); sent as it comes otherwise.
+ */
+function frameWriter(kind: MediaFraming, framing: Framing, socket: MediaSocket) {
+  let partialFrame = new Uint8Array(0)
+  return {
+    write(bytes: Uint8Array, padLast: boolean, streamId: string | null) {
+      const frameBytes = framing.frameBytes
+      if (!frameBytes) {
+        if (bytes.byteLength > 0) socket.send(framing.audio(bytes, streamId))
+        return
+      }
+      const joined = new Uint8Array(partialFrame.byteLength + bytes.byteLength)
+      joined.set(partialFrame)
+      joined.set(bytes, partialFrame.byteLength)
+      let whole = joined.byteLength - (joined.byteLength % frameBytes)
+      if (padLast && whole < joined.byteLength) whole += frameBytes
+      const padded = whole > joined.byteLength ? new Uint8Array(whole) : joined
+      if (padded !== joined) padded.set(joined)
+      // Vonage wants one frame per message; Exotel takes any multiple of its frame.
+      const perMessage = kind === 'vonage' ? frameBytes : whole
+      for (let offset = 0; offset < whole; offset += perMessage) socket.send(framing.audio(padded.subarray(offset, offset + perMessage), streamId))
+      partialFrame = joined.byteLength > whole ? joined.slice(whole) : new Uint8Array(0)
+    },
+    reset() {
+      partialFrame = new Uint8Array(0)
+    },
+  }
+}
+
 export function createCarrierMediaTransport(kind: MediaFraming, socket: MediaSocket, options: CarrierMediaOptions = {}): CarrierMediaTransport {
   const framing = framingOf(kind)
   const now = options.now ?? (() => performance.now())
@@ -201,7 +232,7 @@ export function createCarrierMediaTransport(kind: MediaFraming, socket: MediaSoc
   const held: (() => void)[] = []
   let streamId: string | null = null
   let started = !framing.needsStreamId
-  let partialFrame = new Uint8Array(0)
+  const frames = frameWriter(kind, framing, socket)
   let markCount = 0
   let closed = false
   let closingByApp = false
@@ -212,24 +243,7 @@ export function createCarrierMediaTransport(kind: MediaFraming, socket: MediaSoc
     else held.push(send)
   }
 
-  function sendFrames(bytes: Uint8Array, padLast: boolean) {
-    const frameBytes = framing.frameBytes
-    if (!frameBytes) {
-      if (bytes.byteLength > 0) socket.send(framing.audio(bytes, streamId))
-      return
-    }
-    const joined = new Uint8Array(partialFrame.byteLength + bytes.byteLength)
-    joined.set(partialFrame)
-    joined.set(bytes, partialFrame.byteLength)
-    let whole = joined.byteLength - (joined.byteLength % frameBytes)
-    if (padLast && whole < joined.byteLength) whole += frameBytes
-    const padded = whole > joined.byteLength ? new Uint8Array(whole) : joined
-    if (padded !== joined) padded.set(joined)
-    // Vonage wants one frame per message; Exotel takes any multiple of its frame.
-    const perMessage = kind === 'vonage' ? frameBytes : whole
-    for (let offset = 0; offset < whole; offset += perMessage) socket.send(framing.audio(padded.subarray(offset, offset + perMessage), streamId))
-    partialFrame = joined.byteLength > whole ? joined.slice(whole) : new Uint8Array(0)
-  }
+  const sendFrames = (bytes: Uint8Array, padLast: boolean) => frames.write(bytes, padLast, streamId)
 
   function settleMarks(outcome: MarkOutcome, upTo = marks.length) {
     for (const mark of marks.splice(0, upTo)) mark.resolve(outcome)
@@ -293,7 +307,7 @@ export function createCarrierMediaTransport(kind: MediaFraming, socket: MediaSoc
     },
     flush() {
       if (closed) return
-      partialFrame = new Uint8Array(0)
+      frames.reset()
       held.length = 0
       settleMarks('flushed')
       if (started) socket.send(framing.clear(streamId))

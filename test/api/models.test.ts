@@ -66,6 +66,37 @@ describe('provider connections', () => {
     expect(duplicate.status).toBe(409)
   })
 
+  test('speaches has no default address (its default port, 8000, is Ringbase\'s): a connection names its own, never this server', async () => {
+    // The app under test listens on 127.0.0.1:8000, as Ringbase does by default.
+    const noAddress = await t.request('POST', CONNECTIONS, { body: { name: 'Speaches', provider: 'speaches' } })
+    expect(noAddress.status).toBe(422)
+    expect(noAddress.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'base_url'], msg: expect.stringContaining('give the base_url') })])
+    const nextDoor = await connection({ name: 'Next door', provider: 'speaches', base_url: 'http://127.0.0.1:8001/v1' })
+    const moved = await t.request('PUT', `${CONNECTIONS}/${nextDoor.uuid}`, { body: { base_url: 'http://localhost:8000/v1' } })
+    expect(moved.status).toBe(422)
+    expect(moved.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'base_url'], msg: expect.stringContaining('this Ringbase server itself') })])
+  })
+
+  test('a connection saved before the server moved to its address is refused when used: check, chat', async () => {
+    const app = createTestApp()
+    let restarted: TestApp | undefined
+    try {
+      const saved = (await app.request('POST', CONNECTIONS, { body: { name: 'Later self', provider: 'openai', base_url: 'http://127.0.0.1:8077/v1' } })).body
+      const configured = await app.request('POST', CONFIGURATIONS, { body: { name: 'Default', llm: { provider_connection_uuid: saved.uuid, settings: { model: 'm' } } } })
+      expect(configured.status).toBe(200)
+      const workflowId = (await createAgent(app, 'Receptionist')).id
+      app.close({ keepData: true })
+      restarted = createTestApp({ restartOf: app, flags: { http: '127.0.0.1:8077' } })
+      const check = await restarted.request('POST', `${CONNECTIONS}/${saved.uuid}/check`)
+      expect(check.body).toEqual({ ok: false, models: [], error: expect.stringContaining('this Ringbase server itself') })
+      const chat = await restarted.request('POST', `/api/v1/workflow/${workflowId}/text-chat/sessions`, { body: {} })
+      expect(chat.status).toBe(400)
+      expect(chat.body.detail).toContain("provider connection 'Later self': This URL is this Ringbase server itself")
+    } finally {
+      (restarted ?? app).close()
+    }
+  })
+
   test('check fails without the key; on this machine the answer is the same whether nothing listens or the server refused (the log tells which)', async () => {
     const down = await connection({ name: 'Down', provider: 'openai', base_url: deadBaseUrl(), api_key: KEY })
     const check = await t.request('POST', `${CONNECTIONS}/${down.uuid}/check`)

@@ -222,6 +222,18 @@ describe('QA nodes', () => {
     expect(JSON.parse(JSON.parse(receiver.received[0].body).annotations).tags).toEqual(['goal_achieved'])
   })
 
+  test('a QA node\'s own model server is never this server: refused on save', async () => {
+    const ownModel = (data: Record<string, unknown>) => agentWith(node('qa', 'qa', { name: 'Review', qa_use_workflow_llm: false, qa_model: 'judge', qa_min_call_duration: 0, ...data }))
+    const self = await t.request('POST', '/api/v1/workflow/create/definition', {
+      body: { name: 'Self review', workflow_definition: ownModel({ qa_endpoint: 'http://localhost:8000/v1' }) },
+    })
+    expect(self.status).toBe(422)
+    expect(self.body.detail.errors).toEqual([{ kind: 'node', id: 'qa', field: 'data.qa_endpoint', message: expect.stringContaining('this Ringbase server itself') }])
+    expect((await t.request('POST', '/api/v1/workflow/create/definition', {
+      body: { name: 'Own review', workflow_definition: ownModel({ qa_endpoint: 'http://127.0.0.1:8001/v1' }) },
+    })).status).toBe(200)
+  })
+
   test('skip rules: too short, not sampled; a held delivery is released at start-up if the review never finished', async () => {
     const skipped = async (qa: Record<string, unknown>) => {
       const workflowId = await agent(agentWith(node('qa', 'qa', { name: 'Review', ...qa }), node('hook', 'webhook', { name: 'CRM', endpoint_url: `${receiver.url}/calls` })))

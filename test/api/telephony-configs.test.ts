@@ -411,5 +411,8 @@ describe('telephony configurations: organizations and metadata', () => {
     expect(field('twilio', 'auth_token')).toMatchObject({ required: true, sensitive: true, type: 'password' })
     expect(field('ari', 'external_pbx.agent_api.password')).toMatchObject({ sensitive: true, required: false })
     expect(field('telnyx', 'webhook_public_key')).toMatchObject({ sensitive: false, required: false })
+    // Accepted and stored for compatibility, but the media leg never uses it: the form must not ask for a real value.
+    expect(field('ari', 'ws_client_name')).toMatchObject({ label: expect.stringContaining('not used'), description: expect.stringMatching(/^Not used: .*websocket_client\.conf needs no entry/) })
+    expect(field('ari', 'ws_client_name').placeholder ?? null).toBeNull()
   })
 })

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { readSseData } from '../../src/models/sse'
+import { ModelServerError } from '../../src/models/types'
 
 /** `text` as a stream cut at the given byte offsets. */
 function streamOf(bytes: Uint8Array, cuts: number[]): ReadableStream<Uint8Array> {
@@ -14,7 +15,7 @@ function streamOf(bytes: Uint8Array, cuts: number[]): ReadableStream<Uint8Array>
 
 async function collect(stream: ReadableStream<Uint8Array>): Promise<string[]> {
   const events: string[] = []
-  for await (const data of readSseData(stream)) events.push(data)
+  for await (const data of readSseData(stream, { what: 'test' })) events.push(data)
   return events
 }
 
@@ -37,5 +38,30 @@ describe('readSseData', () => {
 
   test('a last event without its blank line still counts', async () => {
     expect(await collect(streamOf(new TextEncoder().encode('data: a\n\ndata: b'), []))).toEqual(['a', 'b'])
+  })
+
+  test('a line that never ends fails once it passes the cap, after reading only that much', async () => {
+    let pulled = 0
+    async function* endless() {
+      yield new TextEncoder().encode('data: {"x":"')
+      for (;;) {
+        pulled++
+        yield new Uint8Array(1024).fill(0x61)
+      }
+    }
+    const reading = (async () => {
+      for await (const _ of readSseData(endless(), { what: 'chat completion', maxLineChars: 64 * 1024 })) { /* nothing comes */ }
+    })()
+    const error = await reading.then(() => null, (caught) => caught)
+    expect(error).toBeInstanceOf(ModelServerError)
+    expect(error.message).toBe('chat completion failed: the server sent a line longer than 65536 characters')
+    expect(pulled).toBe(64)
+  })
+
+  test('lines split across many pieces come out whole, each LF, CRLF or CR ending one', async () => {
+    const wire = `data: ${'b'.repeat(5000)}\r\n\r\ndata: c\r\rdata: d\n\n`
+    const bytes = new TextEncoder().encode(wire)
+    const cuts = Array.from({ length: Math.floor(bytes.length / 7) }, (_, index) => (index + 1) * 7)
+    expect(await collect(streamOf(bytes, cuts))).toEqual(['b'.repeat(5000), 'c', 'd'])
   })
 })

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { createApp, type App } from '../../src/api/app'
-import { httpHandler } from '../../src/api/http-handler'
+import { serveApi } from '../../src/api/server'
 import { loadConfig, type Flags } from '../../src/config'
 import { buildContext } from '../../src/boot'
 import type { AppContext } from '../../src/context'
@@ -75,7 +75,8 @@ export function createTestApp(options: { flags?: Flags; env?: Record<string, str
       return { organizationId, key: createApiKey(ctx, organizationId, `${name} key`, scope).api_key }
     },
     async httpUrl() {
-      server ??= Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: httpHandler(app) })
+      // Served as `ringbase serve` serves it: the HTTP API and the carriers' media stream WebSockets on one listener.
+      server ??= serveApi(ctx, app, { hostname: '127.0.0.1', port: 0, idleTimeout: ctx.config.httpIdleTimeoutSeconds })
       return `http://127.0.0.1:${server.port}`
     },
     close({ keepData = false } = {}) {

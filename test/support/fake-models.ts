@@ -1,6 +1,7 @@
 import { expect } from 'bun:test'
 import { decodeWav, encodeWav, type WavFormat } from '../../src/lib/wav'
 import { ModelServerError } from '../../src/models/types'
+import { floodBody } from './flood'
 
 /**
  * One OpenAI-compatible model server on 127.0.0.1 for every test that needs an LLM, STT or TTS: `GET /models`,
@@ -13,6 +14,12 @@ import { ModelServerError } from '../../src/models/types'
  */
 
 export type FakeFailure = { status: number; body: unknown }
+
+/**
+ * A hostile server: `prefix`, then `bytes` of filler with no line end, in 16 KiB pieces made only as the client reads
+ * them (never held whole), under `status` (200 unless said). `FakeModelRequest.sentBytes` counts what left.
+ */
+export type FakeFlood = { bytes: number; status?: number; prefix?: string | Uint8Array; contentType?: string }
 
 export type FakeToolCall = { name: string; arguments: unknown; id?: string }
 
@@ -37,6 +44,7 @@ export type FakeChatAnswer = {
   /** Streamed answers: an error event in place of the finish (vLLM and OpenRouter report late failures so). */
   streamedError?: { message: string }
   fail?: FakeFailure
+  flood?: FakeFlood
 }
 
 export type FakeTranscriptionAnswer = {
@@ -46,6 +54,7 @@ export type FakeTranscriptionAnswer = {
   /** The headers and the start of the body go out, the rest never comes (the connection stays open). */
   stall?: boolean
   fail?: FakeFailure
+  flood?: FakeFlood
 }
 
 export type FakeSpeechAnswer = {
@@ -64,9 +73,10 @@ export type FakeSpeechAnswer = {
   /** After this many chunks nothing more is sent, and the connection stays open. */
   stallAfterChunks?: number
   fail?: FakeFailure
+  flood?: FakeFlood
 }
 
-export type FakeModelListAnswer = { ids?: string[]; fail?: FakeFailure }
+export type FakeModelListAnswer = { ids?: string[]; fail?: FakeFailure; flood?: FakeFlood }
 
 export type ReceivedAudio = { wav: Uint8Array; format: WavFormat; pcm: Int16Array }
 
@@ -81,6 +91,8 @@ export type FakeModelRequest = {
   audio?: ReceivedAudio
   /** The client went away before the answer was complete. */
   aborted: boolean
+  /** Of a flood answer: the bytes handed to the connection so far. */
+  sentBytes: number
 }
 
 type Scripted<Answer> = Answer | ((request: FakeModelRequest) => Answer | Promise<Answer>)
@@ -183,6 +195,11 @@ function pacedBody(
 
 const encoder = new TextEncoder()
 
+function floodResponse(flood: FakeFlood, request: FakeModelRequest): Response {
+  const body = floodBody(flood.bytes, { prefix: flood.prefix, sent: (bytes) => { request.sentBytes += bytes } })
+  return new Response(body, { status: flood.status ?? 200, headers: { 'content-type': flood.contentType ?? 'application/json' } })
+}
+
 function textPieces(text: string): string[] {
   return text.match(/\s*\S+\s*/g) ?? (text === '' ? [] : [text])
 }
@@ -259,7 +276,7 @@ function speechAnswer(request: FakeModelRequest, answer: FakeSpeechAnswer, signa
 }
 
 async function received(request: Request, path: string): Promise<FakeModelRequest> {
-  const recorded: FakeModelRequest = { method: request.method, path, headers: new Headers(request.headers), body: undefined, aborted: false }
+  const recorded: FakeModelRequest = { method: request.method, path, headers: new Headers(request.headers), body: undefined, aborted: false, sentBytes: 0 }
   if (request.method !== 'POST') return recorded
   if (path === '/audio/transcriptions') {
     const form = await request.formData()
@@ -298,7 +315,8 @@ export function startFakeModels(): FakeModels {
         recorded.aborted = true
         clientGone.abort()
       }, { once: true })
-      const failure = (answer: { fail?: FakeFailure }) => answer.fail && Response.json(answer.fail.body, { status: answer.fail.status })
+      const failure = (answer: { fail?: FakeFailure; flood?: FakeFlood }) => (answer.fail && Response.json(answer.fail.body, { status: answer.fail.status }))
+        || (answer.flood && floodResponse(answer.flood, recorded))
 
       if (request.method === 'GET' && path === '/models') {
         const answer = await models.next(recorded)

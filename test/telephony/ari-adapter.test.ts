@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { manualClock } from '../../src/lib/clock'
-import { createAriAdapter, unansweredOutcome, type AriAdapter, type AriLink, type AriAdapterOptions as AdapterOptions, type InboundCall } from '../../src/telephony/ari/adapter'
+import { createAriAdapter, unansweredOutcome, type AriAdapter, type AriLink } from '../../src/telephony/ari/adapter'
 import { createAriEvents, type AriEvents } from '../../src/telephony/ari/events'
 import { createAriRest } from '../../src/telephony/ari/rest'
 import type { AnsweredCall, ConversationHooks } from '../../src/telephony/call-session'
-import { DialError, type CallReport, type DialRequest } from '../../src/telephony/provider'
+import { DialError, type CallReport, type DialRequest, type InboundOffer, type InboundRouter } from '../../src/telephony/provider'
 import { createTestApp, type TestApp } from '../support/app'
 import { startFakeAri, type FakeAri, type FakeAriOptions } from '../support/fake-ari'
 import { waitFor } from '../support/wait'
@@ -23,18 +23,19 @@ let reports: CallReport[]
 let runIds = 0
 let clock: ReturnType<typeof manualClock>
 
-async function setUp(fakeOptions: FakeAriOptions = {}, conversation?: ConversationHooks, inbound?: AdapterOptions['inbound']) {
+async function setUp(fakeOptions: FakeAriOptions = {}, conversation?: ConversationHooks, inbound?: InboundRouter) {
   fake = await startFakeAri(fakeOptions)
   clock = manualClock(Date.parse('2026-01-05T10:00:00Z'))
   t = createTestApp({ clock })
   reports = []
   t.ctx.telephony.onReport((report) => { reports.push(report) })
+  if (conversation) t.ctx.telephony.onAnswered((call) => conversation.onAnswered(call))
+  // Without a router of its own the test leaves channels it did not place alone (`ours`), as an adapter without one did.
+  t.ctx.telephony.routeInboundWith(inbound ?? (() => ({ ours: true })))
   link = linkFor('testapp')
   adapter = createAriAdapter(t.ctx, {
     link: (id) => (id === CONFIGURATION_ID ? link : undefined),
     restFor: (id) => (id === CONFIGURATION_ID ? link.rest : null),
-    conversation,
-    inbound,
     vanishGraceMs: 20,
   })
   events = connect('testapp')
@@ -281,7 +282,7 @@ describe('answered calls', () => {
 
 describe('inbound calls', () => {
   test('a channel we did not create is routed by its called number, answered, bridged with media, and ended by StasisEnd', async () => {
-    const routed: InboundCall[] = []
+    const routed: InboundOffer[] = []
     const answered: AnsweredCall[] = []
     await setUp({}, {
       async onAnswered(call) {
@@ -294,7 +295,9 @@ describe('inbound calls', () => {
     })
     const channelId = fake.inboundCall({ exten: '5551234', callerNumber: '+15550001111' })
     await waitFor('the engine has the call', () => answered.length === 1)
-    expect(routed).toEqual([{ configurationId: CONFIGURATION_ID, callId: channelId, callerNumber: '+15550001111', calledNumber: '5551234' }])
+    expect(routed).toEqual([{
+      provider: 'ari', configurationId: CONFIGURATION_ID, callId: channelId, callerNumber: '+15550001111', calledNumber: '5551234', runName: expect.any(Function),
+    }])
     expect(answered[0]).toMatchObject({ callId: channelId, runId: 41, direction: 'inbound' })
     expect(fake.requests.some((r) => r.method === 'POST' && r.path === `/ari/channels/${channelId}/answer`)).toBe(true)
     expect(reportsOf(channelId).map((report) => report.kind)).toEqual(['answered'])

@@ -25,15 +25,11 @@ beforeEach(async () => {
   clock = manualClock(Date.parse('2026-01-05T10:00:00Z'))
   t = createTestApp({ clock })
   answered = []
-  startAriManager(t.ctx, {
-    events: { backoff: { baseMs: 2, capMs: 10 } },
-    conversation: {
-      async onAnswered(call) {
-        answered.push(call)
-        await call.ended
-      },
-    },
+  t.ctx.telephony.onAnswered(async (call) => {
+    answered.push(call)
+    await call.ended
   })
+  startAriManager(t.ctx, { events: { backoff: { baseMs: 2, capMs: 10 } } })
 })
 afterEach(async () => {
   await t.ctx.ari!.stop()

@@ -1,5 +1,6 @@
 import type { Server, ServerWebSocket, WebSocketHandler } from 'bun'
 import type { AppContext } from '../../context'
+import { requestTarget } from '../http-handler'
 import { admitMediaStream, startMediaStream, type MediaStreamPath } from '../../telephony/media-streams'
 import { createCarrierMediaTransport, type CarrierMediaTransport } from '../../voice/carrier-media'
 
@@ -8,7 +9,9 @@ import { createCarrierMediaTransport, type CarrierMediaTransport } from '../../v
  * Every request to it is upgraded, so that a refusal reaches the carrier as a close code (4400, 4401, 4404, 4409).
  */
 
-const MEDIA_PATH = /^\/api\/v1\/telephony\/ws\/([^/]+)\/([^/]+)\/([^/]+)\/([^/]+)\/?$/
+/** Not an Elysia route (upgrades never reach the app), so the request log learns of its token from here. */
+export const MEDIA_STREAM_ROUTE = '/api/v1/telephony/ws/:workflow_id/:organization_id/:run_id/:token'
+const MEDIA_PATH = new RegExp(`^${MEDIA_STREAM_ROUTE.replace(/:[a-z_]+/g, '([^/]+)')}/?$`)
 
 export type MediaSocketData = { path: MediaStreamPath; transport?: CarrierMediaTransport }
 
@@ -23,7 +26,7 @@ export function mediaSocketServer(ctx: AppContext): MediaSocketServer {
     upgrade(request, server) {
       // The header first: every HTTP request comes through here, and only an upgrade is worth parsing the URL for.
       if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket') return false
-      const match = MEDIA_PATH.exec(new URL(request.url).pathname)
+      const match = MEDIA_PATH.exec(new URL(`http://localhost${requestTarget(request.url)}`).pathname)
       if (!match) return false
       const [, workflowId, organizationId, runId, token] = match.map(decodeURIComponent)
       return server.upgrade(request, { data: { path: { workflowId, organizationId, runId, token } } })

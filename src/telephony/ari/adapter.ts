@@ -1,9 +1,8 @@
 import type { AppContext } from '../../context'
-import { AddressError, buildAriDialString, DEFAULT_DIAL_STRING_TEMPLATE } from '../../lib/phone'
-import { hangupIgnoringGone, startCallSession, type CallSession, type ConversationHooks } from '../call-session'
-import { DialError, type CallOutcome, type CallOwnership, type CallReport, type CallState, type DialRequest, type TelephonyProvider } from '../provider'
+import { AddressError, ARI_PROVIDER, buildAriDialString, DEFAULT_DIAL_STRING_TEMPLATE } from '../../lib/phone'
+import { hangupIgnoringGone, startCallSession, type CallSession } from '../call-session'
+import { DialError, type CallOutcome, type CallOwnership, type CallReport, type CallRun, type CallState, type DialRequest, type InboundRoute, type TelephonyProvider } from '../provider'
 import { ariDestinationRules } from '../providers/ari'
-import type { Credentials } from '../providers'
 import { removeAriLeftovers } from './leftovers'
 import { AriError, type AriRest } from './rest'
 import { TRANSFER_APP_ARG } from './transfer'
@@ -51,20 +50,12 @@ export type AriLink = {
 /** A call arriving in our Stasis app, as the dialplan sent it. */
 export type InboundCall = { configurationId: number; callId: string; callerNumber: string; calledNumber: string }
 
-/** The run an inbound call was given; why it is refused (it is then hung up); or `ours`: a call this app placed (before a restart), left alone. */
-export type InboundRoute = { run: CallRun } | { refused: string } | { ours: true }
-
-/** The run behind a call, as the adapter needs it; `credentials` (its configuration's, decrypted) dial its transfers. */
-export type CallRun = { runId: number; organizationId: number; maxCallDurationSeconds: number; credentials: Credentials }
 
 export type AriAdapterOptions = {
   /** The live connection of a configuration; undefined when none runs (inactive, deleted, not ARI). */
   link(configurationId: number): AriLink | undefined
   /** A REST client for any stored ARI configuration (the live one's, else one from stored credentials); null when none. */
   restFor(configurationId: number): AriRest | null
-  conversation?: ConversationHooks
-  /** Routes an inbound call to an agent and creates its run; absent: inbound calls are hung up. */
-  inbound?: (call: InboundCall) => InboundRoute
   /** How long a call missing from GET /channels may still have its ChannelDestroyed in flight. */
   vanishGraceMs?: number
   /** The configurations whose Asterisk `removeLeftovers` cleans (none when absent). */
@@ -158,7 +149,8 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     const { run } = call
     const template = run.credentials.dial_string_template
     call.session = startCallSession({
-      ctx, rest: link.rest, ariEndpoint: link.endpoint, conversation: options.conversation,
+      ctx, rest: link.rest, ariEndpoint: link.endpoint,
+      conversation: ctx.telephony.answering ? { onAnswered: (answered) => ctx.telephony.answered(answered) ?? Promise.resolve() } : undefined,
       call: {
         callId: call.callId, runId: run.runId, organizationId: run.organizationId, configurationId: call.configurationId,
         direction: call.inbound ? 'inbound' : 'outbound',
@@ -266,7 +258,7 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
   function inboundCall(configurationId: number, event: StasisStart) {
     const link = options.link(configurationId)
     // A transfer destination nobody watches any more (its transfer gave up) is not a call from the dialplan.
-    if (!options.inbound || !link || event.application !== link.app || event.args[0] === TRANSFER_APP_ARG) return
+    if (!link || event.application !== link.app || event.args[0] === TRANSFER_APP_ARG) return
     const { channel } = event
     const inbound: InboundCall = {
       configurationId, callId: channel.id, callerNumber: channel.caller.number,
@@ -274,7 +266,7 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     }
     let route: InboundRoute
     try {
-      route = options.inbound(inbound)
+      route = ctx.telephony.routeInbound({ ...inbound, provider: ARI_PROVIDER, runName: (caller) => `ARI Inbound ${caller}` })
     } catch (error) {
       ctx.log.error({ ...inbound, err: error }, 'inbound call routing failed')
       route = { refused: 'routing failed' }

@@ -1,8 +1,7 @@
 import type { AppContext } from '../../context'
-import type { ConversationHooks } from '../call-session'
 import { getConfigCredentials, listActiveAriConfigs, markInactive, type AriConfiguration } from '../configurations'
 import type { Credentials } from '../providers'
-import { createAriAdapter, type AriAdapter, type AriAdapterOptions, type AriLink } from './adapter'
+import { createAriAdapter, type AriAdapter, type AriLink } from './adapter'
 import { createAriEvents, type AriEvents, type AriEventsOptions, type AriFailure } from './events'
 import { createAriRest, type AriRest } from './rest'
 import type { AriConnectionSettings } from './types'
@@ -25,8 +24,6 @@ export type AriManagerOptions = {
   /** How often the watchdog reconciles open calls and expires stuck ones. */
   watchdogIntervalMs?: number
   vanishGraceMs?: number
-  conversation?: ConversationHooks
-  inbound?: AriAdapterOptions['inbound']
 }
 
 export type AriConnectionCounts = { connected: number; total: number }
@@ -81,8 +78,6 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
   const adapter = createAriAdapter(ctx, {
     link: (configurationId) => connections.get(configurationId),
     restFor: (configurationId) => connections.get(configurationId)?.rest ?? storedRest(ctx, configurationId),
-    conversation: options.conversation,
-    inbound: options.inbound,
     vanishGraceMs: options.vanishGraceMs,
     configurationIds: () => listActiveAriConfigs(ctx).map((config) => config.id),
   })

@@ -1,3 +1,4 @@
+import { readCappedText } from '../../lib/capped-body'
 import type {
   AriConnectionSettings, AsteriskInfo, AsteriskPing, Bridge, Channel, LiveRecording, Playback,
 } from './types'
@@ -19,6 +20,10 @@ export class AriError extends Error {
     super(message, options)
   }
 }
+
+/** The most an ARI answer may hold (a channel list of a busy Asterisk is well under 1 MB); of an error, 64 KiB are read. */
+const ARI_ANSWER_MAX_BYTES = 4 * 1024 * 1024
+const ARI_ERROR_BODY_MAX_BYTES = 64 * 1024
 
 export type AriRestOptions = {
   fetch?: typeof fetch
@@ -150,7 +155,14 @@ export function createAriRest(settings: AriConnectionSettings, opts: AriRestOpti
 
   async function json<T>(method: string, path: string, query?: Record<string, QueryValue>, body?: unknown) {
     const response = await request(method, path, query, body)
-    return (await response.json()) as T
+    const operation = `${method} ${path}`
+    const { text, truncated } = await readCappedText(response.body, ARI_ANSWER_MAX_BYTES)
+    if (truncated) throw new AriError(response.status, `an answer larger than ${ARI_ANSWER_MAX_BYTES} bytes`, operation)
+    try {
+      return JSON.parse(text) as T
+    } catch (cause) {
+      throw new AriError(response.status, 'an answer that is not JSON', operation, { cause })
+    }
   }
 
   async function noContent(method: string, path: string, query?: Record<string, QueryValue>) {
@@ -224,7 +236,7 @@ export function createAriRest(settings: AriConnectionSettings, opts: AriRestOpti
 
 /** Asterisk answers errors as `{"message": …}`, except e.g. an unknown channel technology: 500 `{"error": …}`. */
 async function errorMessage(response: Response): Promise<string> {
-  const text = await response.text().catch(() => '')
+  const { text } = await readCappedText(response.body, ARI_ERROR_BODY_MAX_BYTES).catch(() => ({ text: '' }))
   try {
     const body: unknown = JSON.parse(text)
     if (typeof body === 'object' && body !== null) {

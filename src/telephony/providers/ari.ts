@@ -38,7 +38,12 @@ export const AriConfigSchema = t.Object({
   ari_endpoint: t.String({ maxLength: MAX_URL_LENGTH, pattern: HTTP_URL_PATTERN, description: 'ARI base URL without /ari, e.g. http://pbx.example.com:8088.' }),
   app_name: t.String({ maxLength: MAX_NAME_LENGTH, description: 'ARI username (the section name in ari.conf).' }),
   app_password: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'ARI password.' }),
-  ws_client_name: t.Optional(t.String({ default: '', maxLength: MAX_NAME_LENGTH, description: 'Connection name in websocket_client.conf used for external media.' })),
+  ws_client_name: t.Optional(t.String({
+    default: '',
+    maxLength: MAX_NAME_LENGTH,
+    description: 'Not used: stored and shown only. Ringbase connects to each call\'s media WebSocket on Asterisk\'s HTTP server '
+      + 'itself (chan_websocket in server mode), so websocket_client.conf needs no entry.',
+  })),
   dial_string_template: t.Optional(t.String({
     default: 'PJSIP/{number}',
     maxLength: MAX_NAME_LENGTH,
@@ -67,7 +72,7 @@ export const ari: ProviderInfo = {
     { name: 'ari_endpoint', label: 'ARI URL', type: 'text', destination: true, placeholder: 'http://pbx.example.com:8088' },
     { name: 'app_name', label: 'ARI Username', type: 'text' },
     { name: 'app_password', label: 'ARI Password', type: 'password', sensitive: true },
-    { name: 'ws_client_name', label: 'WebSocket Client Name', type: 'text', placeholder: 'ringbase_media' },
+    { name: 'ws_client_name', label: 'WebSocket Client Name (not used)', type: 'text' },
     { name: 'dial_string_template', label: 'Dial String Template', type: 'text', placeholder: 'PJSIP/{number}' },
     { name: 'allow_raw_dial_strings', label: 'Allow Raw Dial Strings', type: 'boolean' },
     {

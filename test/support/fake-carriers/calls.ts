@@ -98,7 +98,7 @@ export async function startCarrierTest<F>(
   const t = createCarrierTestApp()
   const { fake, config, number } = start(t)
   const streams: AnsweredCall[] = []
-  t.ctx.telephony.onMediaStream((call) => streams.push(call))
+  t.ctx.telephony.onAnswered(async (call) => { streams.push(call) })
   const agent = await createCarrierAgent(t)
   const { configurationId } = await createCarrierLine(t, config, { number })
   await configureModelsNeverAsked(t)
@@ -121,7 +121,7 @@ export async function startCarrierVoiceApp(pipeline: VoiceConversationOptions['p
   const t = createCarrierTestApp({ clock: systemClock })
   const models = startFakeModels()
   const conversations = createVoiceConversations(t.ctx, { pipeline })
-  t.ctx.telephony.onMediaStream((call) => { void conversations.onAnswered(call) })
+  t.ctx.telephony.onAnswered((call) => conversations.onAnswered(call))
   await configureFakeVoiceModels(t, models)
   return { t, models }
 }

@@ -87,7 +87,7 @@ describe.each(CARRIERS)('a campaign on $name', (carrier) => {
     stopFake = fake.stop
     // The speech pipeline's place: take each stream, hear the caller, answer, and hang up.
     const streams: AnsweredCall[] = []
-    t.ctx.telephony.onMediaStream((call) => {
+    t.ctx.telephony.onAnswered(async (call) => {
       streams.push(call)
       call.media.onAudio(() => {})
       setTimeout(() => call.media.close(), 5)

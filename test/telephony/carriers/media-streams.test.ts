@@ -20,7 +20,7 @@ beforeEach(async () => {
   fake = startFakeTwilio({ reach: t.reach })
   t.ctx.providerApis.twilio = fake.baseUrl
   streams = []
-  t.ctx.telephony.onMediaStream((call) => streams.push(call))
+  t.ctx.telephony.onAnswered(async (call) => { streams.push(call) })
   const agent = await createCarrierAgent(t)
   await createCarrierLine(t, { provider: 'twilio', account_sid: fake.accountSid, auth_token: fake.authToken })
   await configureModelsNeverAsked(t)

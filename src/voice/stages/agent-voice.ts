@@ -1,0 +1,223 @@
+/**
+ * The agent's voice: the conversation's streamed text → sentences → speech synthesis (a model or the built-in voice),
+ * one sentence at a time → 8 kHz `agent_audio` frames for the line. After each sentence a mark goes to the transport:
+ * when it comes back played, the caller heard that sentence (what a barge-in keeps); after a turn's last sentence the
+ * conversation learns the turn was heard (`agentSpeechEnded`: its idle timer starts there).
+ *
+ * `interrupt` drops everything not yet played: queued sentences, the synthesis under way, the turns being spoken (their
+ * late text is ignored). The agent voice also tells the rest of the call which turn the caller is hearing, and when the
+ * agent is silent.
+ */
+import type { ConversationEvent } from '../../conversation/engine'
+import type { TtsClient } from '../../models/types'
+import type { MarkOutcome } from '../media-transport'
+import { createResampler, type Resampler } from '../resample'
+import { createSentenceSplitter, type SentenceSplitter } from '../sentences'
+import type { Stage, StageContext } from '../stage'
+import { LINE_RATE } from './caller-input'
+
+/** What the agent is saying in one conversation turn, until the caller has heard all of it. */
+type TurnSpeech = {
+  turn: number
+  splitter: SentenceSplitter
+  /** The conversation is still streaming the turn's text. */
+  streaming: boolean
+  /** Sentences waiting for or in synthesis. */
+  pending: number
+  /** Sentences sent whose mark has not come back. */
+  marks: number
+  /** Sentences played in full, in order. */
+  heard: string[]
+}
+
+export type AgentVoiceOptions = {
+  tts: TtsClient
+  /** The line's marks: resolves once everything sent before it has been played (or never will be). */
+  mark(): Promise<MarkOutcome>
+  lineClosed(): boolean
+  /** Agent speech that starts while the caller is talking is cut at once (off with `bargeInMinWords`). */
+  cutWhileCallerSpeaks: boolean
+  onTtsText?: (characters: number) => void
+}
+
+export type AgentVoice = Stage & {
+  /** The turn the caller is hearing (the oldest with speech still to play) and what of it was played; undefined when silent. */
+  heardTurn(): { turn: number; heardText: string } | undefined
+  readonly silent: boolean
+  /** Settles once every turn's speech has been heard (or cut). */
+  whenSilent(): Promise<void>
+  /** Synthesises `text` outside any turn (the voicemail message); true when audio was sent. */
+  say(text: string, signal: AbortSignal): Promise<boolean>
+}
+
+type VoiceState = {
+  options: AgentVoiceOptions
+  context: StageContext
+  speeches: Map<number, TurnSpeech>
+  sentences: { turn: number; text: string }[]
+  synthesis: { turn: number; controller: AbortController } | null
+  /** Set and cleared synchronously with the loop's last check, so a sentence queued meanwhile is never stranded. */
+  speaking: boolean
+  /** Agent turns up to this index were cut: their late text is ignored. */
+  cutThroughTurn: number
+  silentWaiters: (() => void)[]
+}
+
+export function agentVoice(options: AgentVoiceOptions): AgentVoice {
+  const state = { options, speeches: new Map(), sentences: [], synthesis: null, speaking: false, cutThroughTurn: -1, silentWaiters: [] } as Omit<VoiceState, 'context'> as VoiceState
+  return {
+    name: 'agent voice',
+    start(given) { state.context = given },
+    process(frame) {
+      if (frame.kind !== 'conversation') return state.context.push(frame)
+      onConversationEvent(state, frame.event)
+    },
+    interrupt() {
+      state.sentences.length = 0
+      state.synthesis?.controller.abort()
+      for (const turn of state.speeches.keys()) state.cutThroughTurn = Math.max(state.cutThroughTurn, turn)
+      state.speeches.clear()
+      notifyIfSilent(state)
+    },
+    stop() { state.synthesis?.controller.abort() },
+    heardTurn() {
+      const speech = heardSpeech(state)
+      return speech && { turn: speech.turn, heardText: speech.heard.join(' ') }
+    },
+    get silent() { return state.speeches.size === 0 },
+    whenSilent: () => whenSilent(state),
+    say: (text, signal) => synthesizeAndSend(state, text, signal),
+  }
+}
+
+function onConversationEvent(state: VoiceState, event: Exclude<ConversationEvent, { type: 'ended' }>): void {
+  if (event.type === 'agent_text') return onAgentText(state, event.turn, event.text)
+  if (event.type === 'agent_turn_done') return onAgentTurnDone(state, event.turn, event.interrupted)
+  if (event.type !== 'play_recording') return
+  state.context.warn(`Recorded audio (${event.purpose}, recording ${event.recording_id}) is not played on voice calls yet`)
+  if (event.purpose === 'tool_message') clipSkipped(state)
+}
+
+function onAgentText(state: VoiceState, turn: number, text: string): void {
+  const { context } = state
+  if (turn <= state.cutThroughTurn || context.ending()) return
+  let speech = state.speeches.get(turn)
+  if (!speech) {
+    speech = { turn, splitter: createSentenceSplitter(), streaming: true, pending: 0, marks: 0, heard: [] }
+    state.speeches.set(turn, speech)
+    void context.push({ kind: 'agent_turn_started', turn })
+    if (state.options.cutWhileCallerSpeaks && context.callerSpeaking() && context.conversation.canInterrupt(turn)) {
+      context.bargeIn(turn, '')
+      return
+    }
+  }
+  for (const sentence of speech.splitter.push(text)) queueSentence(state, speech, sentence)
+}
+
+function onAgentTurnDone(state: VoiceState, turn: number, interrupted: boolean): void {
+  const speech = state.speeches.get(turn)
+  if (!speech) return
+  speech.streaming = false
+  if (interrupted) {
+    // Cut by the conversation itself (an ending, a new user message): what was sent may finish, nothing more.
+    for (let index = state.sentences.length - 1; index >= 0; index--) {
+      if (state.sentences[index].turn !== turn) continue
+      state.sentences.splice(index, 1)
+      speech.pending -= 1
+    }
+    if (state.synthesis?.turn === turn) state.synthesis.controller.abort()
+  } else {
+    const rest = speech.splitter.flush()
+    if (rest) queueSentence(state, speech, rest)
+  }
+  settleTurn(state, speech)
+}
+
+/**
+ * A tool's clip (an end_call goodbye) is waited for by the conversation until `agentSpeechEnded`; unplayed, it is over
+ * once what was said before it has been heard. After a macrotask: the tool call that said it is still running, and its
+ * end (the conversation's closing) is set when it returns.
+ */
+function clipSkipped(state: VoiceState): void {
+  void whenSilent(state).then(() => setTimeout(() => {
+    if (!state.context.ending()) state.context.conversation.agentSpeechEnded()
+  }))
+}
+
+function queueSentence(state: VoiceState, speech: TurnSpeech, text: string): void {
+  speech.pending += 1
+  state.sentences.push({ turn: speech.turn, text })
+  if (state.speaking) return
+  state.speaking = true
+  void speakSentences(state).finally(() => { state.speaking = false })
+}
+
+async function speakSentences(state: VoiceState): Promise<void> {
+  const { sentences, speeches, options } = state
+  while (sentences.length > 0 && !options.lineClosed()) {
+    const sentence = sentences.shift()!
+    const speech = speeches.get(sentence.turn)
+    if (!speech) continue
+    const controller = new AbortController()
+    state.synthesis = { turn: sentence.turn, controller }
+    void state.context.push({ kind: 'sentence_started' })
+    const sent = await synthesizeAndSend(state, sentence.text, controller.signal)
+    state.synthesis = null
+    if (speeches.get(sentence.turn) !== speech) continue
+    speech.pending -= 1
+    if (!sent) {
+      settleTurn(state, speech)
+      continue
+    }
+    speech.marks += 1
+    void options.mark().then((outcome) => {
+      speech.marks -= 1
+      if (outcome === 'played') speech.heard.push(sentence.text)
+      settleTurn(state, speech)
+    })
+  }
+}
+
+/** Synthesises `text` and pushes its audio as it comes; true when any audio was pushed. */
+async function synthesizeAndSend(state: VoiceState, text: string, signal: AbortSignal): Promise<boolean> {
+  const { tts } = state.options
+  let resampler: Resampler | undefined
+  let sent = false
+  state.options.onTtsText?.(text.length)
+  try {
+    for await (const chunk of tts.synthesize(text, { signal })) {
+      if (signal.aborted) break
+      if (chunk.sampleRate !== LINE_RATE && resampler?.fromRate !== chunk.sampleRate) resampler = createResampler(chunk.sampleRate, LINE_RATE)
+      const pcm = chunk.sampleRate === LINE_RATE ? chunk.pcm : resampler!.process(chunk.pcm)
+      void state.context.push({ kind: 'agent_audio', pcm, atMs: state.context.now() })
+      sent = true
+    }
+  } catch (error) {
+    if (!signal.aborted) state.context.warn(`Speech synthesis failed (${tts.ref.service}/${tts.ref.model}): ${(error as Error).message}`)
+  }
+  return sent && !signal.aborted
+}
+
+/** A turn's speech is over when its text is complete and every sentence was played (or failed). */
+function settleTurn(state: VoiceState, speech: TurnSpeech): void {
+  if (state.speeches.get(speech.turn) !== speech || speech.streaming || speech.pending > 0 || speech.marks > 0) return
+  state.speeches.delete(speech.turn)
+  state.context.conversation.agentSpeechEnded({ turn: speech.turn, atMs: state.context.clockTime(state.context.now()) })
+  notifyIfSilent(state)
+}
+
+function notifyIfSilent(state: VoiceState): void {
+  if (state.speeches.size > 0) return
+  const waiters = state.silentWaiters
+  state.silentWaiters = []
+  for (const resolve of waiters) resolve()
+}
+
+const whenSilent = (state: VoiceState) =>
+  state.speeches.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => state.silentWaiters.push(resolve))
+
+function heardSpeech(state: VoiceState): TurnSpeech | undefined {
+  let oldest: TurnSpeech | undefined
+  for (const speech of state.speeches.values()) if (!oldest || speech.turn < oldest.turn) oldest = speech
+  return oldest
+}

@@ -1,0 +1,82 @@
+/**
+ * The caller's side of the line, as small stages: µ-law decoding, the caller's track of the recording, resampling for
+ * the VAD, and the turn detector. The pure parts (g711, resample, turns) do the work; these stages only carry frames.
+ */
+import { ulawToPcm16 } from '../g711'
+import type { CallRecorder } from '../recorder'
+import { createResampler } from '../resample'
+import { createTurnDetector, type TurnEvent, type TurnParameters } from '../turns'
+import type { Vad } from '../vad'
+import { frameStage, type Stage, type StageContext } from '../stage'
+
+export const LINE_RATE = 8000
+export const VAD_RATE = 16000
+
+/** Line µ-law → 8 kHz PCM. */
+export const decodeLine = (): Stage => frameStage('decode', (frame, { push }) =>
+  frame.kind === 'line_audio' ? push({ kind: 'caller_audio', pcm: ulawToPcm16(frame.ulaw), sampleRate: LINE_RATE, atMs: frame.atMs }) : push(frame))
+
+/** The caller's track (left) of the call's recording. */
+export const recordCaller = (recorder: CallRecorder): Stage => frameStage('record caller', (frame, { push }) => {
+  if (frame.kind === 'caller_audio') recorder.caller(frame.pcm, frame.atMs)
+  return push(frame)
+})
+
+/** Caller audio at `fromRate` → `toRate` (8 → 16 kHz for the VAD). */
+export function resampleCaller(fromRate: number, toRate: number): Stage {
+  const resampler = createResampler(fromRate, toRate)
+  return frameStage('resample', (frame, { push }) =>
+    frame.kind === 'caller_audio' && frame.sampleRate === fromRate ? push({ ...frame, pcm: resampler.process(frame.pcm), sampleRate: toRate }) : push(frame))
+}
+
+/**
+ * Caller audio (16 kHz) → `speech_started` and `utterance` frames. Frames stop while the line is silent: a timer ends
+ * the utterance when the stop window after its last speech has passed (later speech moves that moment: the timer then
+ * looks again).
+ */
+export function detectTurns(vad: Vad, parameters: TurnParameters): Stage & { readonly speaking: boolean } {
+  let context: StageContext
+  const turns = createTurnDetector(vad, parameters)
+  let speaking = false
+  let stopTimer: ReturnType<typeof setTimeout> | undefined
+
+  function armStopTimer(): void {
+    const endsAtMs = turns.utteranceEndsAtMs
+    if (stopTimer !== undefined || endsAtMs === null) return
+    stopTimer = setTimeout(() => {
+      stopTimer = undefined
+      if (context.ending()) return
+      pushTurnEvents(turns.tick(context.now()))
+      if (speaking) armStopTimer()
+    }, Math.max(0, endsAtMs - context.now()))
+  }
+
+  function pushTurnEvents(events: TurnEvent[]): void {
+    for (const event of events) {
+      if (event.type === 'speech_started') {
+        speaking = true
+        void context.push({ kind: 'speech_started', atMs: event.atMs })
+      } else {
+        speaking = false
+        clearTimeout(stopTimer)
+        stopTimer = undefined
+        void context.push({ kind: 'utterance', pcm: event.pcm, startedAtMs: event.startedAtMs, endedAtMs: event.endedAtMs })
+      }
+    }
+  }
+
+  return {
+    name: 'turns',
+    get speaking() { return speaking },
+    start(given) { context = given },
+    process(frame) {
+      if (frame.kind !== 'caller_audio' || frame.sampleRate !== VAD_RATE) return context.push(frame)
+      pushTurnEvents(turns.push(frame.pcm, frame.atMs))
+      if (speaking) armStopTimer()
+    },
+    stop() {
+      clearTimeout(stopTimer)
+      vad.free()
+    },
+  }
+}
