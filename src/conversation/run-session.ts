@@ -183,18 +183,9 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     queuePersist()
   }
 
-  const { clients: opened, runtime, resolved } = await openClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch, timeouts: options.modelTimeouts })
-  // Only a server that could not be reached at all keeps the next calls from starting: a 5xx or a slow answer in one
-  // call may be that call's (the connection check remembers those too).
-  const noteModelFailure = (failure: ModelFailure) => {
-    const uuid = resolved[failure.service]?.connectionUuid
-    if (uuid && failure.kind === 'unreachable') ctx.modelHealth.noteDown(uuid, failure.kind)
-  }
-  const onModelFailure: OnModelFailure = async (failure) => {
-    noteModelFailure(failure)
-    await options.onModelFailure?.(failure)
-  }
-  const clients: RunClients = { ...opened, llm: guardLlm(opened.llm, onModelFailure), stt: opened.stt && guardStt(opened.stt, onModelFailure) }
+  const opened = await openClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch, timeouts: options.modelTimeouts })
+  const { runtime } = opened
+  const { clients, noteModelFailure } = watchedClients(ctx, opened, options.onModelFailure)
   const variables = variablesOf(run)
   sessionWarnings.push(...await applyPreCallFetch(ctx, loaded, variables))
 
@@ -348,6 +339,25 @@ async function openClients(
     if (!(error instanceof ModelResolutionError)) throw error
     throw cannotRun(error.message)
   }
+}
+
+/**
+ * The clients with their LLM and STT failures heard (`onModelFailure`, before the conversation sees them), and each
+ * failure noted against its server: only one that could not be reached at all keeps the next calls from starting (a 5xx
+ * or a slow answer in one call may be that call's; the connection check remembers those too).
+ */
+function watchedClients(
+  ctx: AppContext, { clients, resolved }: { clients: RunClients; resolved: ResolvedModels }, onModelFailure?: OnModelFailure,
+): { clients: RunClients; noteModelFailure: (failure: ModelFailure) => void } {
+  const noteModelFailure = (failure: ModelFailure) => {
+    const uuid = resolved[failure.service]?.connectionUuid
+    if (uuid && failure.kind === 'unreachable') ctx.modelHealth.noteDown(uuid, failure.kind)
+  }
+  const onFailure: OnModelFailure = async (failure) => {
+    noteModelFailure(failure)
+    await onModelFailure?.(failure)
+  }
+  return { clients: { ...clients, llm: guardLlm(clients.llm, onFailure), stt: clients.stt && guardStt(clients.stt, onFailure) }, noteModelFailure }
 }
 
 /** The Start node's pre-call fetch: its variables merged into `variables` and the run; returns its warnings. */
