@@ -11,6 +11,9 @@ import webhookOutbox from './0008_webhook_outbox.sql' with { type: 'text' }
 import tools from './0009_tools.sql' with { type: 'text' }
 import carriers from './0010_carriers.sql' with { type: 'text' }
 import hardening from './0011_hardening.sql' with { type: 'text' }
+import sessions from './0012_sessions.sql' with { type: 'text' }
+import knowledgeBase from './0013_knowledge_base.sql' with { type: 'text' }
+import mcpTools from './0014_mcp_tools.sql' with { type: 'text' }
 
 export type Migration = { name: string; sql: string }
 
@@ -26,4 +29,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '0009_tools', sql: tools },
   { name: '0010_carriers', sql: carriers },
   { name: '0011_hardening', sql: hardening },
+  { name: '0012_sessions', sql: sessions },
+  { name: '0013_knowledge_base', sql: knowledgeBase },
+  { name: '0014_mcp_tools', sql: mcpTools },
 ]

@@ -11,6 +11,7 @@ import { startAriManager } from './telephony/ari/manager'
 import { closeSessionsInterruptedByRestart } from './conversation/session-recovery'
 import { startTextChatSweeper } from './conversation/text-chat'
 import { createWebhookDispatcher, releaseHeldDeliveries } from './conversation/webhook-outbox'
+import { startKnowledgeProcessor } from './knowledge/processing'
 
 /** The watchdog looks for calls that vanished every minute; a call is checked once open this long past ringing. */
 const WATCHDOG_SCHEDULE = '* * * * *'
@@ -45,6 +46,8 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   const stopWaking = ctx.telephony.onReport(() => scheduler.wake())
   scheduler.start()
   const textChats = startTextChatSweeper(ctx)
+  // Documents queued or interrupted before a restart are taken up here (interrupted ones once their lease runs out).
+  const knowledge = startKnowledgeProcessor(ctx, { leaseMs: ctx.config.knowledgeLeaseSeconds * 1000 })
   // Only calls the provider no longer has are closed, so long conversations are safe from the watchdog.
   const maxOpenMs = ctx.config.ringTimeoutSeconds * 1000 + WATCHDOG_GRACE_MS
   // noOverlap: a slow provider lookup never lets two rounds run at once.
@@ -54,6 +57,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   return {
     async stop() {
       await watchdog.destroy()
+      await knowledge.stop()
       await textChats.stop()
       await webhooks.stop()
       stopWaking()

@@ -3,14 +3,16 @@ import packageJson from '../package.json'
 import { applyCallReport } from './calls/outcomes'
 import { routeInboundCall } from './calls/inbound'
 import type { Config } from './config'
-import type { AppContext } from './context'
+import type { AppContext, ChangeEvent } from './context'
 import { openDatabase } from './db/open'
 import { resolveHostAddresses } from './egress/outbound'
 import { systemClock, type Clock } from './lib/clock'
 import { loadMasterKey } from './lib/encryption'
+import { createOrgEventBus } from './lib/org-event-bus'
 import { createLogger, type Logger } from './log'
 import { createModelHealth } from './models/health'
 import { localObjectStore } from './storage/object-store'
+import { createVectorCache } from './knowledge/vector-index'
 import { createTelephony } from './telephony/provider'
 import { registerCarriers } from './telephony/carriers'
 import { PROVIDER_API_BASE_URLS } from './telephony/carrier-api'
@@ -22,6 +24,9 @@ import { PROVIDER_API_BASE_URLS } from './telephony/carrier-api'
 export { startBackgroundServices, type BackgroundServices } from './background'
 
 export const VERSION: string = packageJson.version
+
+/** Knowledge-base vectors kept in memory: 512 MiB holds ~170,000 chunks of 768 dimensions. */
+const KNOWLEDGE_CACHE_BYTES = 512 * 1024 * 1024
 
 /** Opens the data dir (database, migrations) and assembles the context. The caller closes `ctx.sqlite`. */
 export function buildContext(config: Config, overrides: { log?: Logger; clock?: Clock } = {}): AppContext {
@@ -35,8 +40,10 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
     masterKey, providerApis: { ...PROVIDER_API_BASE_URLS, ...config.providerApiOverrides }, ariConnected: () => false, telephony: createTelephony(),
     ari: null,
     objects: localObjectStore(join(config.dataDir, 'objects')),
+    knowledge: { vectors: createVectorCache(KNOWLEDGE_CACHE_BYTES), wake: () => {} },
     resolveHost: resolveHostAddresses,
     modelHealth: createModelHealth(() => clock.now()),
+    events: createOrgEventBus<ChangeEvent>((error) => log.error({ err: error }, 'change event listener failed')),
   }
   registerCarriers(ctx)
   // Inbound calls of every provider (ARI's Stasis, carriers' answer webhooks) are routed here.

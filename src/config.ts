@@ -15,6 +15,11 @@ export type Config = {
   ringTimeoutSeconds: number
   /** A connection with a request in progress and no traffic for this long is closed. */
   httpIdleTimeoutSeconds: number
+  /**
+   * How long a knowledge-base document being processed stays claimed without a renewal: after a crash or restart it is
+   * taken up again once this has passed (several instances may share the queue, so none can tell a dead claim sooner).
+   */
+  knowledgeLeaseSeconds: number
   /** Carrier REST API base URLs replacing the public ones (`RINGBASE_PROVIDER_API_<PROVIDER>`): tests, proxies, regions. */
   providerApiOverrides: Partial<Record<ProviderApiName, string>>
 }
@@ -33,6 +38,7 @@ export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024
 export const DEFAULT_RING_TIMEOUT_SECONDS = 30
 /** Above the 10 s a provider's REST API may take to answer a request that waits on it. Bun allows up to 255. */
 export const DEFAULT_HTTP_IDLE_TIMEOUT_SECONDS = 30
+export const DEFAULT_KNOWLEDGE_LEASE_SECONDS = 30
 
 export type Flags = Record<string, string | true>
 
@@ -95,6 +101,7 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
     flagString(flags, 'ring-timeout') ?? env.RINGBASE_RING_TIMEOUT_SECONDS, DEFAULT_RING_TIMEOUT_SECONDS, 'ring-timeout', 300)
   const httpIdleTimeoutSeconds = wholeSeconds(
     flagString(flags, 'http-idle-timeout') ?? env.RINGBASE_HTTP_IDLE_TIMEOUT_SECONDS, DEFAULT_HTTP_IDLE_TIMEOUT_SECONDS, 'http-idle-timeout', 255)
+  const knowledgeLeaseSeconds = wholeSeconds(env.RINGBASE_KNOWLEDGE_LEASE_SECONDS, DEFAULT_KNOWLEDGE_LEASE_SECONDS, 'knowledge-lease (RINGBASE_KNOWLEDGE_LEASE_SECONDS)', 3600)
   return {
     providerApiOverrides: providerApiOverrides(env),
     httpHost: host.replace(/^\[|\]$/g, ''),
@@ -107,6 +114,7 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
     maxUploadBytes,
     ringTimeoutSeconds,
     httpIdleTimeoutSeconds,
+    knowledgeLeaseSeconds,
   }
 }
 

@@ -1,8 +1,10 @@
 import type { Config, ProviderApiName } from './config'
 import type { Db, SqlDatabase } from './db/open'
 import type { Clock } from './lib/clock'
+import type { OrgEventBus } from './lib/org-event-bus'
 import type { Logger } from './log'
 import type { ModelHealth } from './models/health'
+import type { VectorCache } from './knowledge/vector-index'
 import type { ObjectStore } from './storage/object-store'
 import type { Telephony } from './telephony/provider'
 
@@ -18,6 +20,15 @@ export interface AriConnections {
   /** Closes every connection and stops the timers. */
   stop(): Promise<void>
 }
+
+/**
+ * A change of a run (created, ringing, talking, next node, finished) or of a campaign (state): ids only, for the live
+ * events stream (GET /api/v1/events), whose readers look up what they show. Published by the domain modules, wired in
+ * src/boot.ts.
+ */
+export type ChangeEvent =
+  | { kind: 'run'; organizationId: number; runId: number }
+  | { kind: 'campaign'; organizationId: number; campaignId: number }
 
 /**
  * Everything a request or a background loop needs, passed down explicitly. Types only: src/boot.ts builds it (or a
@@ -42,8 +53,15 @@ export type AppContext = {
   ari: AriConnections | null
   /** Uploaded CSVs, recordings and transcripts, under `<dataDir>/objects`. */
   objects: ObjectStore
+  /**
+   * The knowledge base's in-memory side: documents' vectors (a cache; the database holds them), and the nudge that has
+   * the background processor look for queued documents now (a no-op until it runs: tests drain the queue themselves).
+   */
+  knowledge: { vectors: VectorCache; wake(): void }
   /** The addresses of a host name, for outbound requests (which check them all); tests answer for made-up names. */
   resolveHost: (hostname: string) => Promise<string[]>
   /** Model servers seen failing lately (models/health.ts): run starts refuse a call they would fail. */
   modelHealth: ModelHealth
+  /** Changes of runs and campaigns, as they happen in this process. */
+  events: OrgEventBus<ChangeEvent>
 }

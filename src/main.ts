@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createApp, OPENAPI_PATH } from './api/app'
 import { serveApi } from './api/server'
+import { loadConsoleAssets } from './api/console/assets'
 import { ConfigError, loadConfig, parseArgs, type Flags } from './config'
 import { buildContext, startBackgroundServices, VERSION } from './boot'
 import type { AppContext } from './context'
@@ -46,7 +47,7 @@ async function serve(flags: Flags): Promise<void> {
     // (what a log collector reads) and no log line ever holds a key.
     process.stderr.write(`\n=== RINGBASE BOOTSTRAP ADMIN API KEY (organization 'default', shown once): ${bootstrapKey.api_key} ===\n\n`)
   }
-  const app = createApp(ctx, { precompile: true })
+  const app = createApp(ctx, { precompile: true, console: await loadConsoleAssets(join(import.meta.dir, '..')) })
   const background = await startBackgroundServices(ctx)
   // idleTimeout given explicitly: left to its default, Bun prints a plain-text warning for each request it times out.
   const server = serveApi(ctx, app, { hostname: config.httpHost, port: config.httpPort, idleTimeout: config.httpIdleTimeoutSeconds })

@@ -162,3 +162,27 @@ describe('size of the call path', () => {
     expect(files.flatMap(functionLengths).filter(({ lines }) => lines > 120).map(({ name, lines }) => `${name}: ${lines}`)).toEqual([])
   })
 })
+
+describe('the console (web/) is a client of the API', () => {
+  const WEB = join(ROOT, 'web')
+  const webFiles = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    if (statSync(path).isDirectory()) return webFiles(path)
+    return /\.tsx?$/.test(name) ? [path] : []
+  })
+  /** What the browser bundle may load: React, and its own files. */
+  const ALLOWED_PACKAGES = new Set(['react', 'react-dom/client'])
+
+  test('it imports only its own files, React, and nothing of the server (its API types are generated)', () => {
+    const files = webFiles(WEB)
+    expect(files.length).toBeGreaterThan(5)
+    const offending = files.flatMap((file) => specifiers(code(file))
+      .filter((specifier) => (specifier.startsWith('.') ? !join(dirname(file), specifier).startsWith(WEB) : !ALLOWED_PACKAGES.has(specifier)))
+      .map((specifier) => `${rel(file)}: ${specifier}`))
+    expect(offending).toEqual([])
+  })
+
+  test('it never sets HTML from strings', () => {
+    expect(webFiles(WEB).filter((file) => /dangerouslySetInnerHTML|\.innerHTML\s*=|outerHTML|insertAdjacentHTML|document\.write/.test(code(file))).map(rel)).toEqual([])
+  })
+})

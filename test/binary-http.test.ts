@@ -21,6 +21,9 @@ const PURE_HTTP_SUITES = [
   'test/api/fuzz.test.ts',
   'test/security/isolation.test.ts',
   'test/security/url-rules.test.ts',
+  // The MCP SDK, client and server, inside the binary.
+  'test/api/mcp-tools.test.ts',
+  'test/api/mcp-server.test.ts',
 ]
 
 test('the pure HTTP suites pass against the compiled binary', () => {
@@ -30,7 +33,7 @@ test('the pure HTTP suites pass against the compiled binary', () => {
     const binary = join(buildDir, 'ringbase')
     const build = Bun.spawnSync([process.execPath, join(root, 'scripts', 'build.ts'), binary], { stdout: 'pipe', stderr: 'pipe' })
     expect(build.exitCode, build.stderr.toString()).toBe(0)
-    const run = Bun.spawnSync([process.execPath, 'test', ...PURE_HTTP_SUITES], {
+    const run = Bun.spawnSync([process.execPath, 'test', '--timeout', '20000', ...PURE_HTTP_SUITES], {
       cwd: root, env: { ...process.env, RINGBASE_TEST_BINARY: binary }, stdout: 'pipe', stderr: 'pipe',
     })
     const report = run.stderr.toString()

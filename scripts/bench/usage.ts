@@ -16,6 +16,7 @@ import { buildContext } from '../../src/boot'
 import { createLogger } from '../../src/log'
 import { createAgent } from '../../src/agents/service'
 import { bootstrapInstallation, createApiKey, ensureOrganization } from '../../src/auth/keys'
+import { percentile, seededRandom } from './stats'
 
 const RUNS = Number(process.argv[2] ?? 1_000_000)
 const ITERATIONS = Number(process.argv[3] ?? 200)
@@ -31,17 +32,9 @@ const DISPOSITIONS = ['user_hangup', 'end_call_tool', 'busy', 'no-answer', 'voic
 const SPAN_MS = 90 * 24 * 60 * 60 * 1000
 const START_MS = Date.parse('2026-01-01T00:00:00Z')
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0
 const ms = (value: number) => Math.round(value * 1000) / 1000
 
-/** Deterministic (mulberry32), so every run of the benchmark measures the same data. */
-let seed = 20260101
-const random = () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let mixed = Math.imul(seed ^ (seed >>> 15), seed | 1)
-  mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61)
-  return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296
-}
+const random = seededRandom(20260101)
 const pick = <T>(values: T[]) => values[Math.floor(random() * values.length)]
 const digits = (count: number) => Array.from({ length: count }, () => Math.floor(random() * 10)).join('')
 

@@ -19,6 +19,7 @@ import type { Agent, AgentCount, AgentVersion, CreateWorkflowBody, UpdateWorkflo
 import { transaction } from '../db/transaction'
 import { batchedTransaction } from '../db/batched-transaction'
 import { toolReferenceErrors } from '../tools/service'
+import { documentReferenceErrors } from '../knowledge/documents'
 import { hostNotWrittenOut } from '../egress/network-policy'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { modelConfigurationPinProblems } from '../models/configurations'
@@ -47,12 +48,13 @@ function checkedDefinition(input: unknown): { definition: WorkflowDefinition; tr
 }
 
 /**
- * Every node's `tool_uuids` must name active tools of the organization: checked on save and again at publish. Publishing
+ * Every node's `tool_uuids` must name active tools of the organization, and its `document_uuids` the organization's
+ * knowledge-base documents: checked on save and again at publish. Publishing
  * (creating an agent publishes its first version) also refuses transfer_call tools when the organization's default
  * telephony configuration cannot transfer calls; a draft may wait for the configuration to change.
  */
 function checkToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition, publishing: boolean): void {
-  const errors = toolReferenceErrors(ctx, organizationId, definition, publishing)
+  const errors = [...toolReferenceErrors(ctx, organizationId, definition, publishing), ...documentReferenceErrors(ctx, organizationId, definition)]
   if (errors.length > 0) throw definitionErrors('invalid', errors)
 }
 

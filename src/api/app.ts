@@ -23,15 +23,22 @@ import { modelRoutes } from './models/routes'
 import { textChatRoutes } from './text-chat/routes'
 import { webhookRoutes } from './webhooks/routes'
 import { toolRoutes } from './tools/routes'
+import { knowledgeBaseRoutes } from './knowledge-base/routes'
+import { mcpRoutes } from './mcp/routes'
 import { usePlainFormatChecks } from './formats'
+import { sessionRoutes } from './sessions/routes'
+import { eventRoutes } from './events/routes'
+import { consoleRoutes } from './console/routes'
+import type { ConsoleAssets } from './console/assets'
 
 export const OPENAPI_PATH = '/api/v1/openapi.json'
 
 /**
  * The whole HTTP API for one context. It does not listen: main.ts serves it, tests call `app.handle`. `precompile`
  * builds every route's handler up front (about half a second) instead of on its first request (up to ~100 ms each).
+ * `console`: the admin console's built files (see api/console/assets.ts), served at `/`.
  */
-export function createApp(ctx: AppContext, options: { precompile?: boolean } = {}) {
+export function createApp(ctx: AppContext, options: { precompile?: boolean; console?: ConsoleAssets | null } = {}) {
   usePlainFormatChecks()
   const startedAt = new WeakMap<Request, { id: string; at: number }>()
   /** Parsed bodies before Elysia normalizes them (see `sentBodyItems`). */
@@ -97,6 +104,11 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean } = {
     .use(webhookRoutes(ctx))
     .use(credentialRoutes(ctx))
     .use(toolRoutes(ctx))
+    .use(sessionRoutes(ctx))
+    .use(eventRoutes(ctx))
+    .use(consoleRoutes(options.console ?? null))
+    .use(knowledgeBaseRoutes(ctx))
+    .use(mcpRoutes(ctx))
   return app
 }
 

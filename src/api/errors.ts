@@ -20,6 +20,8 @@ const STATUS_OF: Record<DomainErrorKind, number> = {
   upstream_failed: 502,
 }
 
+export const httpStatus = (error: DomainError): number => STATUS_OF[error.kind]
+
 /** Header names as clients write them; Elysia needs them lowercased in schemas. */
 const HEADER_DISPLAY_NAMES: Record<string, string> = { 'x-api-key': 'X-API-Key', authorization: 'authorization' }
 
@@ -110,7 +112,7 @@ export function errorResponse(app: AnyElysia, log: Logger, context: ErrorContext
   const cause = code === 'PARSE' ? (context.error as Error).cause : undefined
   const error = cause instanceof DomainError ? cause : context.error
   if (error instanceof DomainError) {
-    const status = STATUS_OF[error.kind]
+    const status = httpStatus(error)
     if (status >= 500) log.error({ err: error.cause ?? error, requestId: context.requestId }, error.message)
     return json(status, error.detail)
   }

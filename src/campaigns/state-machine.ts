@@ -54,6 +54,8 @@ export function applyTransition(
     ...(ends ? { completedAt: at } : {}),
     ...(rule.to === 'running' && current.state === 'paused' ? { breakerWindowResetAt: now } : {}),
     ...columns,
-  }).where(and(eq(campaigns.id, campaignId), eq(campaigns.state, current.state))).returning({ id: campaigns.id }).get()
-  return moved ? current.state : null
+  }).where(and(eq(campaigns.id, campaignId), eq(campaigns.state, current.state))).returning({ organizationId: campaigns.organizationId }).get()
+  if (!moved) return null
+  ctx.events.publish({ kind: 'campaign', organizationId: moved.organizationId, campaignId })
+  return current.state
 }

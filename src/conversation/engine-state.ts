@@ -9,7 +9,7 @@ import type { Clock } from '../lib/clock'
 import type { ChatMessage, LlmClient, ModelRef, TokenUsage } from '../models/types'
 import type { WorkflowConfigurations } from '../runs/target'
 import type { AgentTool } from '../tools/schemas'
-import { buildGraph, nodeName, unsupportedFeatureWarnings, type ConversationGraph } from './graph'
+import { buildGraph, nodeName, type ConversationGraph } from './graph'
 import type { ConversationRecord, EndReason, RealtimeFeedbackEvent, ToolCallLog, TranscriptTurn } from './record'
 import { offeredTools, toolWarnings, type ConversationTools, type TransferCall } from './tool-calls'
 
@@ -161,7 +161,7 @@ export function createEngineState(options: ConversationOptions): EngineState {
     pendingExtractions: new Set(),
     extracted,
     gathered: { nodes_visited: [] as string[], extracted_variables: extracted },
-    warnings: [...unsupportedFeatureWarnings(options.definition), ...toolWarnings(options.definition, options.tools?.byUuid ?? new Map(), canTransfer)],
+    warnings: toolWarnings(options.definition, options.tools?.byUuid ?? new Map(), canTransfer),
     toolCalls: [],
   }
 }

@@ -1,7 +1,9 @@
 import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../agents/definition'
 import type { ToolSpec } from '../models/types'
-import { toolFunctionName, toolFunctionSpec } from '../tools/functions'
-import type { AgentTool } from '../tools/schemas'
+import { mcpFunctionName, mcpFunctionSpec, toolFunctionName, toolFunctionSpec } from '../tools/functions'
+import { isPlainObject } from '../lib/values'
+import type { AgentTool, McpDiscoveredTool } from '../tools/schemas'
+import { knowledgeBaseTool } from '../tools/knowledge'
 
 /**
  * The parts of a published definition the runtime walks: call nodes by id, their outgoing edges, the global prompt,
@@ -48,7 +50,8 @@ export const nodeFlag = (node: WorkflowNode, field: string, fallback: boolean): 
  */
 export type NodeFunction =
   | { kind: 'transition'; spec: ToolSpec; edge: WorkflowEdge }
-  | { kind: 'tool'; spec: ToolSpec; tool: AgentTool }
+  /** `mcpTool`: for an MCP tool, the server's name of the tool this function calls. */
+  | { kind: 'tool'; spec: ToolSpec; tool: AgentTool; mcpTool?: string }
 
 const NO_PARAMETERS = { type: 'object', properties: {}, additionalProperties: false }
 
@@ -57,7 +60,11 @@ const MAX_FUNCTION_NAME_LENGTH = 64
 
 /** A label as a function name: lower-cased, runs of anything but [a-z0-9] as one `_`, unique among `taken`. */
 export function uniqueFunctionName(label: string, taken: Set<string>): string {
-  const base = label.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, MAX_FUNCTION_NAME_LENGTH) || 'transition'
+  return claimFunctionName(label.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, MAX_FUNCTION_NAME_LENGTH) || 'transition', taken)
+}
+
+/** `base`, or with a suffix `_2`, `_3`, … when taken; added to `taken`. */
+function claimFunctionName(base: string, taken: Set<string>): string {
   let name = base
   for (let copy = 2; taken.has(name); copy++) {
     const suffix = `_${copy}`
@@ -75,7 +82,7 @@ export function nodeToolUuids(node: WorkflowNode): string[] {
 
 /**
  * The functions of a node: one per outgoing edge, described by the edge's condition, then one per tool of the node
- * found in `tools`. An End node has none.
+ * found in `tools`, then `retrieve_from_knowledge_base` when it names documents. An End node has none.
  */
 export function nodeFunctions(graph: ConversationGraph, node: WorkflowNode, tools: ReadonlyMap<string, AgentTool> = new Map()): NodeFunction[] {
   if (node.type === 'endCall') return []
@@ -91,21 +98,25 @@ export function nodeFunctions(graph: ConversationGraph, node: WorkflowNode, tool
   }))
   const toolFunctions = nodeToolUuids(node).flatMap((uuid): NodeFunction[] => {
     const tool = tools.get(uuid)
+    if (tool?.definition.type === 'mcp') return mcpFunctions(node, tool, tool.definition.config.discovered_tools, taken)
     return tool ? [{ kind: 'tool', tool, spec: toolFunctionSpec(tool, uniqueFunctionName(toolFunctionName(tool.name), taken)) }] : []
   })
-  return [...transitions, ...toolFunctions]
+  const knowledge = knowledgeBaseTool(node)
+  const knowledgeFunction: NodeFunction[] = knowledge ? [{ kind: 'tool', tool: knowledge, spec: toolFunctionSpec(knowledge, uniqueFunctionName(knowledge.name, taken)) }] : []
+  return [...transitions, ...toolFunctions, ...knowledgeFunction]
 }
 
-/** Node fields the runtime does not run yet; each use becomes a warning listed on the run instead of being ignored silently. */
-const UNSUPPORTED_NODE_FIELDS = [
-  { field: 'document_uuids', what: 'knowledge-base documents' },
-]
-
-export function unsupportedFeatureWarnings(definition: WorkflowDefinition): string[] {
-  return definition.nodes.flatMap((node) =>
-    UNSUPPORTED_NODE_FIELDS.flatMap(({ field, what }) => {
-      const value = node.data[field]
-      if (!Array.isArray(value) || value.length === 0) return []
-      return [`Node '${nodeName(node)}' (${node.id}): ${what} are not supported yet; ${field} ${value.join(', ')} ignored`]
-    }))
+/**
+ * An MCP tool's functions in a node: one per tool its server offers, or only those the node's
+ * `mcp_tool_filters: {tool_uuid: [names]}` lists (the reference's field: with it, a tool it leaves out offers none).
+ */
+function mcpFunctions(node: WorkflowNode, tool: AgentTool, offered: McpDiscoveredTool[], taken: Set<string>): NodeFunction[] {
+  const filters = node.data.mcp_tool_filters
+  const chosen = isPlainObject(filters) ? (Array.isArray(filters[tool.tool_uuid]) ? filters[tool.tool_uuid] as unknown[] : []) : null
+  return offered.filter(({ name }) => chosen === null || chosen.includes(name)).map((remote) => ({
+    kind: 'tool',
+    tool,
+    mcpTool: remote.name,
+    spec: mcpFunctionSpec(tool, remote, claimFunctionName(mcpFunctionName(tool.name, remote.name), taken)),
+  }))
 }

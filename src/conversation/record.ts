@@ -1,3 +1,5 @@
+import type { RetrievalLog } from '../knowledge/retrieval'
+
 /**
  * What a conversation leaves behind, as plain data the caller persists on the run: the transcript, the
  * realtime feedback events clients read, the transcript text file, and the disposition.
@@ -53,11 +55,15 @@ export type ToolCallLog = {
   node_id: string
   function_name: string
   tool_uuid: string
-  type: 'http_api' | 'end_call' | 'transfer_call' | 'calculator'
+  type: 'http_api' | 'end_call' | 'transfer_call' | 'calculator' | 'mcp' | 'knowledge_base'
   status: 'success' | 'error'
   duration_ms: number
   /** http_api calls that sent a request: `status_code` null when no answer came (timeout, refused, unreachable). */
   http?: { method: string; host: string; status_code: number | null; duration_ms: number }
+  /** knowledge_base calls: the query, what came back (document, chunk, similarity), unusable documents, timings. */
+  knowledge_base?: RetrievalLog
+  /** mcp calls: the server's host and its name of the tool called. */
+  mcp?: { host: string; tool: string; duration_ms: number }
 }
 
 export type ConversationRecord = {

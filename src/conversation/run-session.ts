@@ -185,6 +185,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
 
   const opened = await openClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch, timeouts: options.modelTimeouts })
   const { runtime } = opened
+  const embeddings = opened.resolved.embeddings
   const { clients, noteModelFailure } = watchedClients(ctx, opened, options.onModelFailure)
   const variables = variablesOf(run)
   sessionWarnings.push(...await applyPreCallFetch(ctx, loaded, variables))
@@ -205,7 +206,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     clock: ctx.clock,
     idleRules: channel === 'voice',
     delayedStart: channel === 'voice',
-    tools: conversationTools(ctx, run.organizationId, definition, run.id),
+    tools: conversationTools(ctx, run.organizationId, definition, { id: run.id, embeddings }),
     transferCall: options.transferCall,
     awaitSpeechEnd: channel === 'voice',
     onEvent(event) {

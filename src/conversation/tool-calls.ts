@@ -3,8 +3,10 @@ import type { ToolCall } from '../models/types'
 import { CalculatorError, evaluateArithmetic } from '../tools/calculator'
 import { parseArguments } from '../tools/functions'
 import type { HttpToolOutcome } from '../tools/http-tool'
-import type { AgentTool, HttpApiConfig, SpokenMessage } from '../tools/schemas'
+import type { McpCallOutcome } from '../tools/mcp-client'
+import type { AgentTool, HttpApiConfig, McpConfig, SpokenMessage } from '../tools/schemas'
 import { nodeName, nodeToolUuids, type NodeFunction } from './graph'
+import type { RetrievalLog } from '../knowledge/retrieval'
 import type { ToolCallLog } from './record'
 
 /**
@@ -19,6 +21,10 @@ export type ConversationTools = {
   /** Active tools by tool_uuid; a node's uuid missing here is a warning and is not offered. */
   byUuid: ReadonlyMap<string, AgentTool>
   callHttp(tool: AgentTool, config: HttpApiConfig, args: Record<string, unknown>, variables: Record<string, unknown>, signal: AbortSignal): Promise<HttpToolOutcome>
+  /** Calls `toolName` on the MCP tool's server (drivers without it offer MCP tools that answer an error). */
+  callMcp?(tool: AgentTool, config: McpConfig, toolName: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallOutcome>
+  /** A node's `retrieve_from_knowledge_base`: its documents searched with the run's embeddings model. */
+  retrieve?(documentUuids: string[], query: string, signal: AbortSignal): Promise<{ result: Record<string, unknown>; log: RetrievalLog }>
 }
 
 export type TransferRequest = { destination: string; timeoutSeconds: number }
@@ -54,13 +60,17 @@ export type ToolFunction = Extract<NodeFunction, { kind: 'tool' }>
 
 export type ToolCallOutcome = { result: Record<string, unknown>; effect: ToolEffect; log: ToolCallLog }
 
-/** Tools of nodes that are missing (archived, deleted, another organization's) or that this channel cannot run. */
+/** Tools of nodes that are missing (archived, deleted, another organization's), that this channel cannot run, or MCP tools with nothing listed. */
 export function toolWarnings(definition: WorkflowDefinition, tools: ReadonlyMap<string, AgentTool>, canTransfer: boolean): string[] {
   return definition.nodes.flatMap((node) => nodeToolUuids(node).flatMap((uuid) => {
     const tool = tools.get(uuid)
     const where = `Node '${nodeName(node)}' (${node.id})`
     if (!tool) return [`${where}: tool ${uuid} is not an active tool of this organization; not offered`]
     if (tool.definition.type === 'transfer_call' && !canTransfer) return [`${where}: tool '${tool.name}' transfers calls, which this channel cannot do; not offered`]
+    if (tool.definition.type === 'mcp' && tool.definition.config.discovered_tools.length === 0) {
+      const why = tool.definition.config.discovery_error ?? 'it offers none'
+      return [`${where}: MCP tool '${tool.name}' has no tools listed from its server (${why}); refresh it once the server answers`]
+    }
     return []
   }))
 }
@@ -78,7 +88,7 @@ function sayMessage(host: ToolCallHost, { messageType, customMessage, audioRecor
 
 const error = (message: string) => ({ status: 'error', error: message })
 
-type Handled = { result: Record<string, unknown>; effect?: ToolEffect; http?: ToolCallLog['http'] }
+type Handled = { result: Record<string, unknown>; effect?: ToolEffect; http?: ToolCallLog['http']; mcp?: ToolCallLog['mcp']; knowledge?: RetrievalLog }
 
 async function handle(fn: ToolFunction, args: Record<string, unknown>, host: ToolCallHost): Promise<Handled> {
   const { definition } = fn.tool
@@ -99,6 +109,16 @@ async function handle(fn: ToolFunction, args: Record<string, unknown>, host: Too
       if (!host.tools) return { result: error('HTTP tools are not available here') }
       const { result, request } = await host.tools.callHttp(fn.tool, config, args, host.variables(), host.signal)
       return { result, http: request }
+    }
+    case 'mcp': {
+      if (!host.tools?.callMcp || fn.mcpTool === undefined) return { result: error('MCP tools are not available here') }
+      const { result, request } = await host.tools.callMcp(fn.tool, definition.config, fn.mcpTool, args, host.signal)
+      return { result, mcp: request }
+    }
+    case 'knowledge_base': {
+      if (!host.tools?.retrieve) return { result: { ...error('The knowledge base is not available here'), chunks: [], total_results: 0 } }
+      const { result, log } = await host.tools.retrieve(definition.config.document_uuids, String(args.query), host.signal)
+      return { result, knowledge: log }
     }
     case 'end_call': {
       sayMessage(host, definition.config)
@@ -132,9 +152,11 @@ export async function runToolCall(fn: ToolFunction, call: ToolCall, host: ToolCa
     function_name: fn.spec.name,
     tool_uuid: fn.tool.tool_uuid,
     type: fn.tool.definition.type,
-    status: FAILED_STATUSES.has(String(handled.result.status)) ? 'error' : 'success',
+    status: FAILED_STATUSES.has(String(handled.result.status)) || handled.knowledge?.error ? 'error' : 'success',
     duration_ms: host.now() - startedAt,
     ...(handled.http ? { http: handled.http } : {}),
+    ...(handled.mcp ? { mcp: handled.mcp } : {}),
+    ...(handled.knowledge ? { knowledge_base: handled.knowledge } : {}),
   }
   return { result: handled.result, effect: handled.effect ?? { kind: 'none' }, log }
 }

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises'
 import { isIP, isIPv6 } from 'node:net'
 import { bareHost, hostAllowed, targetsAppliance, type ApplianceAddress } from './network-policy'
-import { readCappedText } from '../lib/capped-body'
+import { cappedStream, readCappedText } from '../lib/capped-body'
 
 /**
  * Every request Ringbase sends to a URL an admin or an agent definition names (http_api tools, webhook nodes, pre-call
@@ -146,6 +146,24 @@ export async function sendOutbound(request: OutboundRequest, policy: OutboundPol
   } finally {
     clearTimeout(timer)
   }
+}
+
+/**
+ * A `fetch` for a client library that makes its own requests (the MCP SDK): each one sent under `policy` as
+ * `sendOutbound` sends (allow-list, never this appliance, connected to the checked addresses, same-host 307/308
+ * redirects only), its answer's body erroring once more than `maxBodyBytes` have come, so a client that reads a whole
+ * answer cannot be made to hold more. Only string bodies are sent (JSON-RPC is text).
+ */
+export function policedFetch(policy: OutboundPolicy, maxBodyBytes: number): typeof fetch {
+  const policed = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    if (input instanceof Request || (init.body != null && typeof init.body !== 'string')) throw new OutboundRefused('Only text request bodies are sent')
+    const signal = init.signal ?? new AbortController().signal
+    const response = await follow({ url: input, method: init.method ?? 'GET', headers: new Headers(init.headers), body: init.body }, policy, 'keeping-method', signal)
+    const { status, statusText, headers } = response
+    const body = response.body && cappedStream(response.body, maxBodyBytes, () => new OutboundFailure(`The answer is larger than ${maxBodyBytes} bytes`))
+    return new Response(body, { status, statusText, headers })
+  }
+  return policed as typeof fetch
 }
 
 /** A failure in a few words for a log: the failure's own words, else the system's error code (ECONNREFUSED, …). */

@@ -35,3 +35,18 @@ export async function readCappedText(body: ReadableStream<Uint8Array> | null, ma
   const { bytes, truncated } = await readCappedBytes(body, maxBytes)
   return { text: new TextDecoder().decode(bytes), truncated }
 }
+
+/**
+ * `body` passed on as it comes, for a reader that consumes a stream itself (a client library, an event stream): past
+ * `maxBytes` it errors with `tooLarge()` and the source is cancelled.
+ */
+export function cappedStream(body: ReadableStream<Uint8Array>, maxBytes: number, tooLarge: () => Error): ReadableStream<Uint8Array> {
+  let size = 0
+  return body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+    transform(piece, controller) {
+      size += piece.byteLength
+      if (size > maxBytes) controller.error(tooLarge())
+      else controller.enqueue(piece)
+    },
+  }))
+}

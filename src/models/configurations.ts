@@ -16,7 +16,7 @@ import type { CreateModelConfigurationBody, ModelConfigurationList, ModelConfigu
 
 /**
  * Model configurations: which connection and settings an organization's runs use for each service (`llm`, `stt`,
- * `tts`; `tts` may be the built-in voice). At most one is the organization default; an agent may pin one in
+ * `tts`, `embeddings`; `tts` may be the built-in voice). At most one is the organization default; an agent may pin one in
  * `workflow_configurations.model_configuration_uuid`.
  */
 
@@ -39,6 +39,7 @@ function view(row: ModelConfigurationRow): View {
     llm: row.llm,
     stt: row.stt,
     tts: row.tts,
+    embeddings: row.embeddings,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   }
@@ -90,22 +91,22 @@ function normalizeSection(
   return { section: { provider_connection_uuid: uuid, settings: filled }, connectionId: connection.id }
 }
 
-type Sections = { llm: NormalizedSection; stt: NormalizedSection | null; tts: NormalizedSection | null }
+type Sections = { llm: NormalizedSection; stt: NormalizedSection | null; tts: NormalizedSection | null; embeddings: NormalizedSection | null }
 
 function normalizeSections(
-  ctx: AppContext, organizationId: number, input: { llm: SectionInput; stt: SectionInput | null; tts: SectionInput | null },
+  ctx: AppContext, organizationId: number, input: { llm: SectionInput; stt: SectionInput | null; tts: SectionInput | null; embeddings: SectionInput | null },
 ): Sections {
   const items: ValidationItem[] = []
   const each = (service: ModelService, value: SectionInput | null) =>
     value === null ? null : normalizeSection(ctx, organizationId, service, value, ['body', service], items)
-  const sections = { llm: each('llm', input.llm), stt: each('stt', input.stt), tts: each('tts', input.tts) }
+  const sections = { llm: each('llm', input.llm), stt: each('stt', input.stt), tts: each('tts', input.tts), embeddings: each('embeddings', input.embeddings) }
   if (items.length > 0) throw invalid(items)
   return sections as Sections
 }
 
 function linkConnections(ctx: AppContext, configurationId: number, sections: Sections): void {
   ctx.db.delete(modelConfigurationConnections).where(eq(modelConfigurationConnections.configurationId, configurationId)).run()
-  const ids = [...new Set([sections.llm, sections.stt, sections.tts].flatMap((section) => (section?.connectionId == null ? [] : [section.connectionId])))]
+  const ids = [...new Set([sections.llm, sections.stt, sections.tts, sections.embeddings].flatMap((section) => (section?.connectionId == null ? [] : [section.connectionId])))]
   if (ids.length > 0) ctx.db.insert(modelConfigurationConnections).values(ids.map((connectionId) => ({ configurationId, connectionId }))).run()
 }
 
@@ -129,7 +130,7 @@ export const getConfiguration = (ctx: AppContext, organizationId: number, uuid: 
   view(requireConfigurationRow(ctx, organizationId, uuid))
 
 export function createConfiguration(ctx: AppContext, organizationId: number, body: CreateInput): View {
-  const sections = normalizeSections(ctx, organizationId, { llm: body.llm, stt: body.stt ?? null, tts: body.tts ?? null })
+  const sections = normalizeSections(ctx, organizationId, { llm: body.llm, stt: body.stt ?? null, tts: body.tts ?? null, embeddings: body.embeddings ?? null })
   const now = isoNow(ctx.clock)
   const row = writeConfiguration(body.name, () => transaction(ctx, () => {
     const isDefault = body.is_default ?? !defaultConfigurationRow(ctx, organizationId)
@@ -142,6 +143,7 @@ export function createConfiguration(ctx: AppContext, organizationId: number, bod
       llm: sections.llm.section,
       stt: sections.stt?.section ?? null,
       tts: sections.tts?.section ?? null,
+      embeddings: sections.embeddings?.section ?? null,
       createdAt: now,
       updatedAt: now,
     }).returning().get()
@@ -159,6 +161,7 @@ export function updateConfiguration(ctx: AppContext, organizationId: number, uui
     llm: body.llm ?? row.llm,
     stt: body.stt === undefined ? row.stt : body.stt,
     tts: body.tts === undefined ? row.tts : body.tts,
+    embeddings: body.embeddings === undefined ? row.embeddings : body.embeddings,
   })
   const name = body.name ?? row.name
   const updated = writeConfiguration(name, () => transaction(ctx, () => {
@@ -169,6 +172,7 @@ export function updateConfiguration(ctx: AppContext, organizationId: number, uui
       llm: sections.llm.section,
       stt: sections.stt?.section ?? null,
       tts: sections.tts?.section ?? null,
+      embeddings: sections.embeddings?.section ?? null,
       updatedAt: isoNow(ctx.clock),
     }).where(eq(modelConfigurations.id, row.id)).returning().get()
     linkConnections(ctx, row.id, sections)

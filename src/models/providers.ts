@@ -4,7 +4,7 @@
  * platform's registry, except that a connection has one base URL for all its services.
  */
 
-export type ModelService = 'llm' | 'stt' | 'tts'
+export type ModelService = 'llm' | 'stt' | 'tts' | 'embeddings'
 
 export type ModelProviderPreset = {
   label: string
@@ -12,7 +12,7 @@ export type ModelProviderPreset = {
   defaultBaseUrl: string | null
   apiKey: 'required' | 'optional'
   /** The services this kind of server offers, with the model (and voice) to suggest. */
-  defaults: { llm?: { model: string }; stt?: { model: string }; tts?: { model: string; voice: string } }
+  defaults: { llm?: { model: string }; stt?: { model: string }; tts?: { model: string; voice: string }; embeddings?: { model: string } }
 }
 
 export const MODEL_PROVIDERS = {
@@ -25,6 +25,7 @@ export const MODEL_PROVIDERS = {
       llm: { model: 'gpt-4.1' },
       stt: { model: 'gpt-4o-transcribe' },
       tts: { model: 'gpt-4o-mini-tts', voice: 'alloy' },
+      embeddings: { model: 'text-embedding-3-small' },
     },
   },
   speaches: {
@@ -47,7 +48,7 @@ export const MODEL_PROVIDERS = {
     label: 'OpenRouter',
     defaultBaseUrl: 'https://openrouter.ai/api/v1',
     apiKey: 'required',
-    defaults: { llm: { model: 'openai/gpt-4.1' } },
+    defaults: { llm: { model: 'openai/gpt-4.1' }, embeddings: { model: 'openai/text-embedding-3-small' } },
   },
 } as const satisfies Record<string, ModelProviderPreset>
 

@@ -39,10 +39,12 @@ export type ResolvedModels = {
   llm: ResolvedService | null
   stt: ResolvedService | null
   tts: ResolvedService | null
+  /** The knowledge base's query embeddings (src/knowledge/). */
+  embeddings: ResolvedService | null
   fallback: ResolvedFallback[]
 }
 
-const SERVICES: ModelService[] = ['llm', 'stt', 'tts']
+const SERVICES: ModelService[] = ['llm', 'stt', 'tts', 'embeddings']
 const CONNECTION_SECTIONS = ['llm', 'stt', 'tts', 'realtime', 'embeddings'] as const
 
 /**
@@ -116,7 +118,7 @@ export function resolveRunModels(
 ): ResolvedModels {
   const base = baseConfiguration(ctx, organizationId, overrides, agentConfigurationUuid)
   const resolved: ResolvedModels = {
-    configurationUuid: base.row?.uuid ?? null, configurationSource: base.source, llm: null, stt: null, tts: null, fallback: [],
+    configurationUuid: base.row?.uuid ?? null, configurationSource: base.source, llm: null, stt: null, tts: null, embeddings: null, fallback: [],
   }
   for (const service of SERVICES) {
     const stored = base.row?.[service] ?? null

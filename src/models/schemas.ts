@@ -67,6 +67,11 @@ export const TtsSettingsSchema = t.Object({
   speed: t.Optional(t.Number({ minimum: 0.25, maximum: 4 })),
 })
 
+export const EmbeddingsSettingsSchema = t.Object({
+  model: t.Optional(t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH })),
+  dimensions: t.Optional(t.Integer({ minimum: 1, maximum: 4096, description: 'Sent as `dimensions` to models that can shorten their vectors; any length is stored as it comes otherwise.' })),
+})
+
 const BuiltinTts = t.Object({
   builtin: t.Literal(true),
   settings: t.Optional(t.Object({
@@ -79,6 +84,7 @@ const section = <S extends ReturnType<typeof t.Object>>(settings: S) => t.Object
 export const LlmSection = section(LlmSettingsSchema)
 export const SttSection = section(SttSettingsSchema)
 export const TtsSection = t.Union([section(TtsSettingsSchema), BuiltinTts])
+export const EmbeddingsSection = section(EmbeddingsSettingsSchema)
 
 export const CreateModelConfigurationBody = t.Object({
   name: Name,
@@ -86,6 +92,7 @@ export const CreateModelConfigurationBody = t.Object({
   llm: LlmSection,
   stt: t.Optional(Nullable(SttSection)),
   tts: t.Optional(Nullable(TtsSection)),
+  embeddings: t.Optional(Nullable(EmbeddingsSection)),
 })
 
 export const UpdateModelConfigurationBody = t.Object({
@@ -94,6 +101,7 @@ export const UpdateModelConfigurationBody = t.Object({
   llm: t.Optional(LlmSection),
   stt: t.Optional(Nullable(SttSection)),
   tts: t.Optional(Nullable(TtsSection)),
+  embeddings: t.Optional(Nullable(EmbeddingsSection)),
 })
 
 const SectionView = t.Object({
@@ -109,6 +117,7 @@ export const ModelConfigurationView = t.Object({
   llm: SectionView,
   stt: Nullable(SectionView),
   tts: Nullable(SectionView),
+  embeddings: Nullable(SectionView),
   created_at: DateTime,
   updated_at: DateTime,
 })

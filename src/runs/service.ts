@@ -55,7 +55,15 @@ export function createRun(ctx: AppContext, run: NewRun): CreatedRun {
     run.modelOverrides ? JSON.stringify(run.modelOverrides) : null,
     JSON.stringify(run.initialContext ?? {}), JSON.stringify(run.gatheredContext ?? {}), isoNow(ctx.clock),
   )!
+  ctx.events.publish({ kind: 'run', organizationId: run.organizationId, runId: id })
   return { id, name: run.name }
+}
+
+/** Tells the live events stream that the run changed (its organization looked up only when someone listens). */
+function announceRunChange(ctx: AppContext, runId: number): void {
+  if (!ctx.events.hasListeners()) return
+  const run = ctx.sqlite.query<{ organization_id: number }, [number]>('SELECT organization_id FROM workflow_runs WHERE id = ?').get(runId)
+  if (run) ctx.events.publish({ kind: 'run', organizationId: run.organization_id, runId })
 }
 
 /** The run if it belongs to the organization. */
@@ -66,8 +74,10 @@ export function getRun(ctx: AppContext, organizationId: number, runId: number): 
 
 /** `initialized` → `running` (media is flowing). False when the run was already running or finished: a duplicate. */
 export function markRunRunning(ctx: AppContext, runId: number): boolean {
-  return ctx.sqlite.query(`UPDATE workflow_runs SET state = 'running', started_at = ? WHERE id = ? AND state = 'initialized'`)
+  const changed = ctx.sqlite.query(`UPDATE workflow_runs SET state = 'running', started_at = ? WHERE id = ? AND state = 'initialized'`)
     .run(isoNow(ctx.clock), runId).changes > 0
+  if (changed) announceRunChange(ctx, runId)
+  return changed
 }
 
 /** Keys to add or replace in a run's JSON objects; keys not named keep their values. */
@@ -96,6 +106,7 @@ export function updateRun(ctx: AppContext, runId: number, patch: RunContextPatch
     if (!run) throw new Error(`Run ${runId} does not exist`)
     ctx.db.update(workflowRuns).set(patchedValues(run, patch)).where(eq(workflowRuns.id, runId)).run()
   })
+  announceRunChange(ctx, runId)
 }
 
 export type RunOutcome = {
@@ -130,7 +141,7 @@ type OpenRunJson = {
  * Setting usage_info is what puts the run in the usage report. Plain SQL: every call that ends goes through here.
  */
 export function finishRun(ctx: AppContext, runId: number, outcome: RunOutcome): boolean {
-  return transaction(ctx, () => {
+  const finished = transaction(ctx, () => {
     const run = ctx.sqlite.query<OpenRunJson, [number]>(
       `SELECT workflow_id, initial_context, gathered_context, logs, annotations, cost_info FROM workflow_runs WHERE id = ? AND state <> 'completed'`,
     ).get(runId)
@@ -154,6 +165,8 @@ export function finishRun(ctx: AppContext, runId: number, outcome: RunOutcome): 
     )
     return true
   })
+  if (finished) announceRunChange(ctx, runId)
+  return finished
 }
 
 /**
@@ -162,7 +175,7 @@ export function finishRun(ctx: AppContext, runId: number, outcome: RunOutcome): 
  * duration kept, cost replaced when given. False when the run is not completed.
  */
 export function amendCompletedRun(ctx: AppContext, runId: number, outcome: Omit<RunOutcome, 'durationSeconds'>): boolean {
-  return transaction(ctx, () => {
+  const amended = transaction(ctx, () => {
     const run = ctx.db.select().from(workflowRuns).where(and(eq(workflowRuns.id, runId), eq(workflowRuns.state, 'completed'))).get()
     if (!run) return false
     const { disposition } = outcome
@@ -178,6 +191,8 @@ export function amendCompletedRun(ctx: AppContext, runId: number, outcome: Omit<
     }).where(eq(workflowRuns.id, runId)).run()
     return true
   })
+  if (amended) announceRunChange(ctx, runId)
+  return amended
 }
 
 function addDispositionCode(ctx: AppContext, workflowId: number, code: string): void {

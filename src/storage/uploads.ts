@@ -15,7 +15,7 @@ export type UploadGrant = { upload_url: string; file_key: string; expires_in: nu
 type UploadQuery = { key: string; content_type: string; size: string; expires: string; signature: string }
 type DownloadQuery = { key: string; expires: string; signature: string }
 
-const sanitizeFileName = (fileName: string) => fileName.replace(/[^A-Za-z0-9._-]/g, '_').slice(-120)
+export const sanitizeFileName = (fileName: string) => fileName.replace(/[^A-Za-z0-9._-]/g, '_').slice(-120)
 const baseContentType = (header: string | null) => (header ?? '').split(';')[0].trim().toLowerCase()
 const fileTooLarge = (maxBytes: number) => tooLarge(`The file is larger than the ${maxBytes} bytes this upload URL allows`)
 
@@ -28,11 +28,28 @@ export function createUploadUrl(ctx: AppContext, organizationId: number, fileNam
   ]
   if (problems.length > 0) throw invalid(problems)
   const fileKey = `campaigns/${organizationId}/${crypto.randomUUID()}_${sanitizeFileName(fileName)}`
+  return signUpload(ctx, organizationId, { fileKey, fileName, contentType: CSV_CONTENT_TYPE, maxBytes: fileSize })
+}
+
+/**
+ * Records an upload of at most `maxBytes` to `fileKey` in the organization's area and signs its one-time PUT URL (the
+ * PUT must send `contentType`). Callers choose the key and check the type and size rules of what they take.
+ */
+export function signUpload(
+  ctx: AppContext, organizationId: number, { fileKey, fileName, contentType, maxBytes }: { fileKey: string; fileName: string; contentType: string; maxBytes: number },
+): UploadGrant {
   ctx.db.insert(uploads).values({
-    organizationId, fileKey, fileName, contentType: CSV_CONTENT_TYPE, declaredSize: fileSize, createdAt: isoNow(ctx.clock),
+    organizationId, fileKey, fileName, contentType, declaredSize: maxBytes, createdAt: isoNow(ctx.clock),
   }).run()
-  const uploadUrl = signedObjectUrl(ctx, 'upload', { key: fileKey, content_type: CSV_CONTENT_TYPE, size: String(fileSize) }, UPLOAD_URL_TTL_SECONDS)
+  const uploadUrl = signedObjectUrl(ctx, 'upload', { key: fileKey, content_type: contentType, size: String(maxBytes) }, UPLOAD_URL_TTL_SECONDS)
   return { upload_url: uploadUrl, file_key: fileKey, expires_in: UPLOAD_URL_TTL_SECONDS }
+}
+
+/** The size of the completed upload to `fileKey` in the organization's area, or null when none was completed. */
+export function completedUploadSize(ctx: AppContext, organizationId: number, fileKey: string): number | null {
+  const row = ctx.db.select({ size: uploads.size, completedAt: uploads.completedAt }).from(uploads)
+    .where(and(eq(uploads.fileKey, fileKey), eq(uploads.organizationId, organizationId))).get()
+  return row?.completedAt ? row.size : null
 }
 
 const alreadyUploaded = () => conflict('This upload URL has been used already: ask for a new one to upload another file')

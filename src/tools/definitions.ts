@@ -4,6 +4,7 @@ import { valueError, type Loc, type ValidationItem } from '../lib/validation'
 import type {
   EndCallConfig,
   HttpApiConfig,
+  McpConfig,
   SpokenMessage,
   ToolDefinition,
   ToolDefinitionInput,
@@ -18,6 +19,7 @@ import type {
 
 const DEFAULT_TIMEOUT_MS = 5000
 const DEFAULT_TRANSFER_TIMEOUT_SECONDS = 30
+const DEFAULT_MCP_TIMEOUT_SECONDS = 30
 const MAX_HEADERS = 50
 const MAX_HEADER_VALUE_LENGTH = 4096
 const MAX_BODY_TEMPLATE_BYTES = 65_536
@@ -42,6 +44,7 @@ export function checkDefinition(input: ToolDefinitionInput, loc: Loc): CheckedDe
     case 'end_call': definition = { schema_version: 1, type: 'end_call', config: endCallConfig(input.config ?? {}, at, fail) }; break
     case 'transfer_call': definition = { schema_version: 1, type: 'transfer_call', config: transferConfig(input.config, at, fail) }; break
     case 'calculator': definition = { schema_version: 1, type: 'calculator', config: {} }; break
+    case 'mcp': definition = { schema_version: 1, type: 'mcp', config: mcpConfig(input.config, at, fail) }; break
   }
   return { definition, problems }
 }
@@ -93,6 +96,31 @@ function httpConfig(config: Input<'http_api'>, at: At, fail: Fail): HttpApiConfi
     customMessageType: messageType,
     customMessageRecordingId: text(config.customMessageRecordingId),
   }
+}
+
+/** What the server offers is not known yet: the service lists it (tools/mcp.ts). */
+function mcpConfig(config: Input<'mcp'>, at: At, fail: Fail): McpConfig {
+  if (config.url.includes('{{')) fail(at('url'), 'an MCP server\'s URL cannot hold placeholders', config.url)
+  else checkUrl(config.url, at('url'), fail)
+  return {
+    transport: config.transport ?? 'streamable_http',
+    url: config.url,
+    credential_uuid: text(config.credential_uuid),
+    tools_filter: [...new Set(config.tools_filter ?? [])],
+    timeout_secs: config.timeout_secs ?? DEFAULT_MCP_TIMEOUT_SECONDS,
+    discovered_tools: [],
+    discovered_at: null,
+    discovery_error: null,
+  }
+}
+
+export const sameMcpServer = (a: McpConfig, b: McpConfig) => a.url === b.url && a.transport === b.transport
+
+/** A new definition of the same MCP server keeps the last listing until the next one comes (tools/mcp.ts). */
+export function keepDiscovery(next: ToolDefinition, previous: ToolDefinition): ToolDefinition {
+  if (next.type !== 'mcp' || previous.type !== 'mcp' || !sameMcpServer(next.config, previous.config)) return next
+  const { discovered_tools, discovered_at, discovery_error } = previous.config
+  return { ...next, config: { ...next.config, discovered_tools, discovered_at, discovery_error } }
 }
 
 /** http(s), no credentials in it, and a host written out (placeholders only after it), so the allow-list means something. */

@@ -1,31 +1,42 @@
 import type { WorkflowDefinition } from '../agents/definition'
 import type { AppContext } from '../context'
 import type { ConversationTools } from '../conversation/tool-calls'
-import { credentialHeaders } from '../credentials/headers'
-import { readCredential } from '../credentials/store'
 import { nodeToolUuids } from '../conversation/graph'
-import { outboundPolicy } from '../egress/policy'
 import { callHttpTool } from './http-tool'
+import { toolEnvironment } from './mcp'
+import { callMcpTool } from './mcp-client'
 import { activeToolsByUuid } from './service'
+import { embedderOf } from '../knowledge/embedder'
+import { retrieveFromKnowledgeBase } from '../knowledge/retrieval'
+import type { ResolvedService } from '../models/resolve'
 
 /**
  * The tools of one run, for `createConversation({ tools })`: the organization's active tools the definition's nodes
  * name, and HTTP calls made under the organization's current allow-list, with the tool's credential, never towards
- * this appliance, each logged (method, host, status, duration; never the path, query or credential).
+ * this appliance, each logged (method, host, status, duration; never the path, query or credential); and the nodes'
+ * knowledge-base retrieval, over the organization's documents only, with the run's embeddings model; MCP calls as HTTP
+ * ones are (tools/mcp-client.ts), logged with host and the server's tool name.
  */
-export function conversationTools(ctx: AppContext, organizationId: number, definition: WorkflowDefinition, runId?: number): ConversationTools {
+export function conversationTools(
+  ctx: AppContext, organizationId: number, definition: WorkflowDefinition, run: { id?: number; embeddings?: ResolvedService | null } = {},
+): ConversationTools {
+  const runId = run.id
+  const embedder = embedderOf(run.embeddings ?? null)
   return {
+    async retrieve(documentUuids, query, signal) {
+      const retrieved = await retrieveFromKnowledgeBase(ctx, organizationId, embedder, documentUuids, query, signal)
+      ctx.log.info({ runId, results: retrieved.log.results.length, unavailable: retrieved.log.unavailable_documents.length, embeddingMs: retrieved.log.embedding_ms, searchMs: retrieved.log.search_ms }, 'knowledge-base retrieval')
+      return retrieved
+    },
     byUuid: activeToolsByUuid(ctx, organizationId, definition.nodes.flatMap(nodeToolUuids)),
     async callHttp(tool, config, args, variables, signal) {
-      const outcome = await callHttpTool(config, args, variables, {
-        ...outboundPolicy(ctx, organizationId),
-        async credentialHeaders(credentialUuid) {
-          const credential = readCredential(ctx, organizationId, credentialUuid)
-          if (!credential) throw new Error(`credential ${credentialUuid} not found`)
-          return credentialHeaders(credential)
-        },
-      }, signal, new Date(ctx.clock.now()))
+      const outcome = await callHttpTool(config, args, variables, toolEnvironment(ctx, organizationId), signal, new Date(ctx.clock.now()))
       ctx.log.info({ runId, toolUuid: tool.tool_uuid, ...outcome.request, outcome: outcome.result.status }, 'tool HTTP request')
+      return outcome
+    },
+    async callMcp(tool, config, toolName, args, signal) {
+      const outcome = await callMcpTool(config, toolName, args, toolEnvironment(ctx, organizationId), signal)
+      ctx.log.info({ runId, toolUuid: tool.tool_uuid, ...outcome.request, outcome: outcome.result.status }, 'tool MCP call')
       return outcome
     },
   }

@@ -7,7 +7,7 @@ import { MAX_TEXT_LENGTH } from '../lib/limits'
  * value is a 422 naming its field, not a stored megabyte.
  */
 
-export const TOOL_TYPES = ['http_api', 'end_call', 'transfer_call', 'calculator'] as const
+export const TOOL_TYPES = ['http_api', 'end_call', 'transfer_call', 'calculator', 'mcp'] as const
 export type ToolCategory = (typeof TOOL_TYPES)[number]
 export type ToolStatus = 'active' | 'archived'
 
@@ -89,6 +89,22 @@ export const TransferCallConfigSchema = t.Object({
   timeout: nullable(t.Integer({ minimum: 5, maximum: 120, default: 30, description: 'Seconds the destination may ring' })),
 })
 
+export const MCP_TRANSPORTS = ['streamable_http', 'sse'] as const
+
+export const McpConfigSchema = t.Object({
+  transport: nullable(t.Union([t.Literal('streamable_http'), t.Literal('sse')], {
+    default: 'streamable_http',
+    description: 'streamable_http (current servers) or sse (the older HTTP+SSE transport)',
+  })),
+  url: t.String({ minLength: 1, maxLength: 2048, description: 'The server\'s MCP endpoint, e.g. https://mcp.example.com/mcp' }),
+  credential_uuid: nullable(t.String({ maxLength: 64, description: 'Credential whose authentication header every request to the server carries' })),
+  tools_filter: nullable(t.Array(t.String({ minLength: 1, maxLength: 128 }), {
+    maxItems: 128,
+    description: 'The server\'s tools to offer, by name; empty or null offers all of them',
+  })),
+  timeout_secs: nullable(t.Integer({ minimum: 1, maximum: 120, default: 30, description: 'Seconds one call (connection included) may take' })),
+})
+
 const schemaVersion = t.Optional(t.Integer({ minimum: 1, maximum: 1, default: 1 }))
 
 export const ToolDefinitionSchema = t.Union([
@@ -96,6 +112,7 @@ export const ToolDefinitionSchema = t.Union([
   t.Object({ schema_version: schemaVersion, type: t.Literal('end_call'), config: t.Optional(EndCallConfigSchema) }),
   t.Object({ schema_version: schemaVersion, type: t.Literal('transfer_call'), config: TransferCallConfigSchema }),
   t.Object({ schema_version: schemaVersion, type: t.Literal('calculator'), config: t.Optional(t.Object({})) }),
+  t.Object({ schema_version: schemaVersion, type: t.Literal('mcp'), config: McpConfigSchema }),
 ], { discriminator: { propertyName: 'type' } })
 
 const ToolName = t.String({ minLength: 1, maxLength: 255, description: 'Also gives the function name the model sees' })
@@ -103,7 +120,7 @@ const Description = t.String({ maxLength: 4000, description: 'Tells the model wh
 const Icon = t.String({ maxLength: 50 })
 const IconColor = t.String({ maxLength: 7 })
 const Category = t.Union(
-  [t.Literal('http_api'), t.Literal('end_call'), t.Literal('transfer_call'), t.Literal('calculator')],
+  [t.Literal('http_api'), t.Literal('end_call'), t.Literal('transfer_call'), t.Literal('calculator'), t.Literal('mcp')],
   { description: 'Equal to definition.type (taken from it when left out)' },
 )
 const StatusSchema = t.Union([t.Literal('active'), t.Literal('archived')])
@@ -139,6 +156,12 @@ export const ToolView = t.Object({
   function_name: t.String({ description: 'The name the model calls it by (a node with two tools of one name gets a suffix on the second)' }),
   created_at: t.String({ format: 'date-time' }),
   updated_at: t.String({ format: 'date-time' }),
+})
+
+export const McpRefreshView = t.Object({
+  tool_uuid: t.String({ format: 'uuid' }),
+  discovered_tools: t.Array(t.Object({ name: t.String(), description: t.Union([t.String(), t.Null()]), input_schema: t.Record(t.String(), t.Unknown()) })),
+  error: t.Union([t.String(), t.Null()], { description: 'Why the server could not be listed (the previous list is kept), or which of its tools were left out' }),
 })
 
 export const ToolArchived = t.Object({ status: t.Literal('archived'), tool_uuid: t.String({ format: 'uuid' }) })
@@ -203,11 +226,31 @@ export type TransferCallConfig = SpokenMessage & {
   timeout: number
 }
 
+/** A tool the server listed (`tools/list`), as offered to the model. */
+export type McpDiscoveredTool = { name: string; description: string | null; input_schema: Record<string, unknown> }
+
+export type McpConfig = {
+  transport: (typeof MCP_TRANSPORTS)[number]
+  url: string
+  credential_uuid: string | null
+  tools_filter: string[]
+  timeout_secs: number
+  /** Server-managed: what the last successful listing found (kept when a later one fails). */
+  discovered_tools: McpDiscoveredTool[]
+  discovered_at: string | null
+  /** Why the last listing failed or left tools out; null when it went through whole. */
+  discovery_error: string | null
+}
+
 export type ToolDefinition =
   | { schema_version: 1; type: 'http_api'; config: HttpApiConfig }
   | { schema_version: 1; type: 'end_call'; config: EndCallConfig }
   | { schema_version: 1; type: 'transfer_call'; config: TransferCallConfig }
   | { schema_version: 1; type: 'calculator'; config: Record<string, never> }
+  | { schema_version: 1; type: 'mcp'; config: McpConfig }
+
+/** The built-in retrieval a node's `document_uuids` give it (src/tools/knowledge.ts); never stored. */
+export type KnowledgeBaseDefinition = { schema_version: 1; type: 'knowledge_base'; config: { document_uuids: string[] } }
 
 /** A tool as the runtime gets it. */
-export type AgentTool = { tool_uuid: string; name: string; description: string | null; definition: ToolDefinition }
+export type AgentTool = { tool_uuid: string; name: string; description: string | null; definition: ToolDefinition | KnowledgeBaseDefinition }

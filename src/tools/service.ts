@@ -9,7 +9,7 @@ import { valueError, type ValidationItem } from '../lib/validation'
 import { defaultOutboundProvider } from '../telephony/configurations'
 import { PROVIDERS, supportsCallTransfer } from '../telephony/providers'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
-import { checkDefinition } from './definitions'
+import { checkDefinition, keepDiscovery } from './definitions'
 import { toolFunctionName } from './functions'
 import {
   TOOL_TYPES,
@@ -71,7 +71,7 @@ export function listTools(ctx: AppContext, organizationId: number, filters: { st
     .map(toolView)
 }
 
-function findTool(ctx: AppContext, organizationId: number, toolUuid: string): ToolRow {
+export function findTool(ctx: AppContext, organizationId: number, toolUuid: string): ToolRow {
   const row = ctx.db.select().from(tools).where(and(eq(tools.toolUuid, toolUuid), eq(tools.organizationId, organizationId))).get()
   if (!row) throw toolNotFound()
   return row
@@ -82,12 +82,12 @@ export const getTool = (ctx: AppContext, organizationId: number, toolUuid: strin
 function checkedDefinition(ctx: AppContext, organizationId: number, definition: CreateToolInput['definition'], category: ToolCategory | null | undefined) {
   const { definition: checked, problems } = checkDefinition(definition, ['body', 'definition'])
   const items: ValidationItem[] = [...problems]
-  const credentialUuid = checked.type === 'http_api' ? checked.config.credential_uuid : null
-  if (credentialUuid && !readCredential(ctx, organizationId, credentialUuid)) {
-    items.push(valueError(['body', 'definition', 'http_api', 'config', 'credential_uuid'], `credential '${credentialUuid}' is not a credential of this organization`, credentialUuid))
-  }
-  if (checked.type === 'http_api' && namesThisServer(ctx, checked.config.url)) {
-    items.push(valueError(['body', 'definition', 'http_api', 'config', 'url'], THIS_SERVER_MESSAGE, checked.config.url))
+  if (checked.type === 'http_api' || checked.type === 'mcp') {
+    const { credential_uuid: credentialUuid, url } = checked.config
+    if (credentialUuid && !readCredential(ctx, organizationId, credentialUuid)) {
+      items.push(valueError(['body', 'definition', checked.type, 'config', 'credential_uuid'], `credential '${credentialUuid}' is not a credential of this organization`, credentialUuid))
+    }
+    if (namesThisServer(ctx, url)) items.push(valueError(['body', 'definition', checked.type, 'config', 'url'], THIS_SERVER_MESSAGE, url))
   }
   if (category && category !== definition.type) {
     items.push(valueError(['body', 'category'], `category '${category}' must match definition.type '${definition.type}'`, category))
@@ -117,7 +117,7 @@ export function createTool(ctx: AppContext, organizationId: number, body: Create
 /** Changes what is sent; a new definition may change the tool's type (its category follows). */
 export function updateTool(ctx: AppContext, organizationId: number, toolUuid: string, body: UpdateToolInput): ToolViewShape {
   const current = findTool(ctx, organizationId, toolUuid)
-  const definition = body.definition ? checkedDefinition(ctx, organizationId, body.definition, null) : current.definition
+  const definition = body.definition ? keepDiscovery(checkedDefinition(ctx, organizationId, body.definition, null), current.definition) : current.definition
   const row = ctx.db.update(tools).set({
     name: body.name ?? current.name,
     description: body.description === undefined ? current.description : body.description,

@@ -24,7 +24,6 @@ const salesAgent = {
   nodes: [
     node('1', 'startCall', {
       name: 'Start', greeting: 'Hello {{first_name | there}}, this is {{company}}.', prompt: 'Ask whether {{first_name}} wants a demo.',
-      document_uuids: ['9d0f1c52-8f43-4a8e-9b61-0d7c1f5e2a34'],
     }),
     node('2', 'agentNode', {
       name: 'Qualify', prompt: 'Collect name, age, budget and whether they want a demo. Today is {{current_weekday}}.',
@@ -176,7 +175,6 @@ describe('a multi-node agent walked by text chat', () => {
     for (const type of ['rtf-node-transition', 'rtf-function-call-start', 'rtf-function-call-end', 'rtf-bot-text', 'rtf-user-transcription', 'rtf-ttfb-metric']) {
       expect(eventTypes).toContain(type)
     }
-    expect(run.logs.warnings.join('\n')).toContain("Node 'Start' (1): knowledge-base documents are not supported yet")
     expect(run.logs.session).toMatchObject({ channel: 'chat', end_reason: 'user_qualified' })
 
     const tokens = models.requestsTo('/chat/completions').length

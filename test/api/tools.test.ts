@@ -94,7 +94,7 @@ describe('tools resource', () => {
     expect(calculator.definition).toEqual({ schema_version: 1, type: 'calculator', config: {} })
     const transfers = await t.request('GET', '/api/v1/tools/?category=transfer_call')
     expect(transfers.body.map((tool: any) => tool.name)).toEqual(['To sales', 'Route'])
-    const badFilter = await t.request('GET', '/api/v1/tools/?category=mcp')
+    const badFilter = await t.request('GET', '/api/v1/tools/?category=smtp')
     expect(badFilter.status).toBe(422)
     expect(badFilter.body.detail[0].loc).toEqual(['query', 'category'])
   })
@@ -120,7 +120,7 @@ describe('tools resource', () => {
   test('validation names each problem with its loc', async () => {
     const cases: [unknown, (string | number)[], RegExp][] = [
       [{ ...httpTool(), name: '' }, ['body', 'name'], /at least 1 character/],
-      [{ name: 'x', definition: { type: 'mcp', config: {} } }, ['body', 'definition'], /does not match any of the expected tags/],
+      [{ name: 'x', definition: { type: 'smtp', config: {} } }, ['body', 'definition'], /does not match any of the expected tags/],
       [httpTool({ method: 'get' }), ['body', 'definition', 'http_api', 'config', 'method'], /'GET'/],
       [httpTool({ url: 'ftp://example.com/x' }), ['body', 'definition', 'http_api', 'config', 'url'], /http:\/\/ or https:\/\//],
       [httpTool({ url: 'https://{{host}}/x' }), ['body', 'definition', 'http_api', 'config', 'url'], /host cannot be a placeholder/],
@@ -142,6 +142,9 @@ describe('tools resource', () => {
       [{ name: 'x', definition: { type: 'transfer_call', config: { destination_source: 'llm_choice', destinations: [{ name: 'A', destination: '1' }, { name: 'a', destination: '2' }] } } },
         ['body', 'definition', 'transfer_call', 'config', 'destinations', 1, 'name'], /used twice/],
       [{ name: 'x', category: 'end_call', definition: { type: 'calculator' } }, ['body', 'category'], /must match definition.type/],
+      [{ name: 'x', definition: { type: 'mcp', config: { url: 'ftp://example.com/mcp' } } }, ['body', 'definition', 'mcp', 'config', 'url'], /http:\/\/ or https:\/\//],
+      [{ name: 'x', definition: { type: 'mcp', config: { url: 'https://example.com/mcp', transport: 'stdio' } } }, ['body', 'definition', 'mcp', 'config', 'transport'], /streamable_http/],
+      [{ name: 'x', definition: { type: 'mcp', config: { url: 'https://example.com/mcp', timeout_secs: 0 } } }, ['body', 'definition', 'mcp', 'config', 'timeout_secs'], /greater than or equal to 1/],
     ]
     for (const [body, loc, message] of cases) {
       const response = await t.request('POST', '/api/v1/tools/', { body })

@@ -510,16 +510,15 @@ describe('interruption', () => {
 })
 
 describe('warnings', () => {
-  test('document_uuids are listed as not supported yet, tools the run was not given as unavailable; neither is offered to the LLM', async () => {
+  test('tools the run was not given are listed as unavailable and not offered; document_uuids offer retrieve_from_knowledge_base', async () => {
     const { llm, conversation, ofType } = setUp(salesAgent({ start: { tool_uuids: ['t-1'], document_uuids: ['d-1', 'd-2'] } }))
     await conversation.start()
     llm.say({ text: 'ok' })
     await conversation.userMessage('hi')
     expect(conversation.record().logs.warnings).toEqual([
-      "Node 'Start' (1): knowledge-base documents are not supported yet; document_uuids d-1, d-2 ignored",
       "Node 'Start' (1): tool t-1 is not an active tool of this organization; not offered",
     ])
-    expect(ofType('warning')).toHaveLength(2)
-    expect(toolNames(llm, 0)).toEqual(['wants_a_demo', 'not_interested'])
+    expect(ofType('warning')).toHaveLength(1)
+    expect(toolNames(llm, 0)).toEqual(['wants_a_demo', 'not_interested', 'retrieve_from_knowledge_base'])
   })
 })

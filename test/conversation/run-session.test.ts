@@ -16,7 +16,7 @@ let agent: { id: number; current_definition_id: number }
 
 const definition = {
   nodes: [
-    { id: 's', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', greeting: 'Hello {{first_name}}!', prompt: 'Help {{first_name}}.', document_uuids: ['0b9a7a38-1111-4b8e-9d5e-3f1c2d4e5f60'] } },
+    { id: 's', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', greeting: 'Hello {{first_name}}!', prompt: 'Help {{first_name}}.' } },
     { id: 'e', type: 'endCall', position: { x: 0, y: 0 }, data: { name: 'End', prompt: 'Say goodbye.' } },
   ],
   edges: [{ id: 's-e', source: 's', target: 'e', data: { label: 'Done', condition: 'The caller is done' } }],
@@ -64,7 +64,6 @@ describe('a run session', () => {
     expect(done.gatheredContext).toMatchObject({ call_disposition: 'user_hangup', mapped_call_disposition: 'user_hangup' })
     expect(done.usageInfo).toMatchObject({ llm: { 'openai|||fake-llm': { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 } }, stt: {}, tts: {} })
     expect(done.costInfo).toMatchObject({ currency: 'USD', llm: 2, total: 2, telephony: 0 })
-    expect((done.logs.warnings as string[]).join()).toContain('documents are not supported yet')
     expect(done.logs.session).toMatchObject({ channel: 'chat', end_reason: 'user_hangup' })
     expect(done.transcriptKey).toBe(`transcripts/1/${id}.txt`)
     const file = await (await t.ctx.objects.file(done.transcriptKey!))!.text()

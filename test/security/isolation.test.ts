@@ -87,6 +87,11 @@ beforeAll(async () => {
   ids.campaign_id = String(campaign.id)
   ids.credential_uuid = (await ok('POST', '/api/v1/credentials', { name: `${MARK} credential`, credential_type: 'bearer_token', credential_data: { token: 't0ken' } })).uuid
   ids.tool_uuid = (await ok('POST', '/api/v1/tools/', { name: `${MARK} tool`, definition: { type: 'calculator' } })).tool_uuid
+  // A knowledge-base document: full_document needs no embeddings model (and it is never processed here).
+  const grant = await ok('POST', '/api/v1/knowledge-base/upload-url', { filename: 'faq.txt', mime_type: 'text/plain' })
+  const { pathname, search } = new URL(grant.upload_url)
+  expect((await fetch(`${await t.httpUrl()}${pathname}${search}`, { method: 'PUT', body: 'FAQ', headers: { 'content-type': 'text/plain' } })).status).toBe(200)
+  ids.document_uuid = (await ok('POST', '/api/v1/knowledge-base/process-document', { document_uuid: grant.document_uuid, s3_key: grant.s3_key, retrieval_mode: 'full_document' })).document_uuid
   const chat = await ok('POST', `/api/v1/workflow/${agent.id}/text-chat/sessions`, { name: `${MARK} chat` })
   idsOnPaths.push({ fragment: '/text-chat/', ids: { run_id: String(chat.workflow_run_id) } })
 })
@@ -188,6 +193,12 @@ const TRIGGER_SCOPE = new Set([
   'POST /api/v1/public/agent/test/workflow/{workflow_uuid}',
   'GET /api/v1/workflow/{workflow_id}/runs',
   'GET /api/v1/workflow/{workflow_id}/runs/{run_id}',
+  // a browser session of the key (the console), and the changes of its runs as they happen
+  'GET /api/v1/auth/session',
+  'DELETE /api/v1/auth/session',
+  'GET /api/v1/events',
+  // The MCP server: a trigger key is offered only the tools that start and read runs (test/api/mcp-server.test.ts).
+  'POST /api/v1/mcp',
 ])
 
 describe('a trigger key reaches only what docs/api.md says', () => {
@@ -204,11 +215,11 @@ describe('a trigger key reaches only what docs/api.md says', () => {
     expect(wrong).toEqual([])
   })
 
-  test("health, the signed links and the carriers' signed webhooks are the operations that take no key", () => {
+  test("health, the signed links, the carriers' signed webhooks and signing in (which takes the key in its body) are the operations that take no key", () => {
     expect(operations.filter((operation) => operation.isPublic).map((operation) => operation.key).sort()).toEqual([
       'GET /api/v1/health', 'GET /api/v1/public/download/workflow/{token}/{artifact_type}', 'GET /api/v1/s3/download',
       'GET /api/v1/telephony/inbound/run', 'GET /api/v1/telephony/{provider}/answer/{run_id}', 'GET /api/v1/telephony/{provider}/inbound',
-      'GET /api/v1/telephony/{provider}/{callback}', 'POST /api/v1/telephony/inbound/run', 'POST /api/v1/telephony/{provider}/answer/{run_id}',
+      'GET /api/v1/telephony/{provider}/{callback}', 'POST /api/v1/auth/session', 'POST /api/v1/telephony/inbound/run', 'POST /api/v1/telephony/{provider}/answer/{run_id}',
       'POST /api/v1/telephony/{provider}/inbound', 'POST /api/v1/telephony/{provider}/{callback}', 'POST /api/v1/telephony/{provider}/{callback}/{run_id}',
       'PUT /api/v1/s3/upload',
     ])

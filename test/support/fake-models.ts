@@ -5,7 +5,8 @@ import { floodBody } from './flood'
 
 /**
  * One OpenAI-compatible model server on 127.0.0.1 for every test that needs an LLM, STT or TTS: `GET /models`,
- * `POST /chat/completions` (streamed or not), `POST /audio/transcriptions`, `POST /audio/speech`, all under `/v1`.
+ * `POST /chat/completions` (streamed or not), `POST /audio/transcriptions`, `POST /audio/speech`, `POST /embeddings`, all
+ * under `/v1`.
  * Tests script the answers (a queue per endpoint, then a handler) and read back every request it received.
  *
  *   const models = startFakeModels()
@@ -78,6 +79,21 @@ export type FakeSpeechAnswer = {
 
 export type FakeModelListAnswer = { ids?: string[]; fail?: FakeFailure; flood?: FakeFlood }
 
+/** Vectors are `fakeEmbedding` of each input; `delayMs` before answering (the client may leave meanwhile). */
+export type FakeEmbeddingsAnswer = { delayMs?: number; dimension?: number; fail?: FakeFailure }
+
+export const FAKE_EMBEDDING_DIMENSION = 64
+
+/**
+ * A deterministic vector with meaning enough for tests: each word (lower-cased, letters and digits) adds 1 to a bucket
+ * chosen by its hash, so texts sharing words are close and texts sharing none are orthogonal-ish.
+ */
+export function fakeEmbedding(text: string, dimension = FAKE_EMBEDDING_DIMENSION): number[] {
+  const vector = new Array<number>(dimension).fill(0)
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) vector[Number(Bun.hash.crc32(word)) % dimension] += 1
+  return vector
+}
+
 export type ReceivedAudio = { wav: Uint8Array; format: WavFormat; pcm: Int16Array }
 
 export type FakeModelRequest = {
@@ -113,6 +129,7 @@ export type FakeModels = {
   transcription: FakeScript<FakeTranscriptionAnswer>
   speech: FakeScript<FakeSpeechAnswer>
   models: FakeScript<FakeModelListAnswer>
+  embeddings: FakeScript<FakeEmbeddingsAnswer>
   /** Forgets the requests, empties the queues and restores the default handlers. */
   reset(): void
   stop(): void
@@ -300,6 +317,7 @@ export function startFakeModels(): FakeModels {
   const transcription = script<FakeTranscriptionAnswer>(nothingScripted('/audio/transcriptions'))
   const speech = script<FakeSpeechAnswer>(() => ({}))
   const models = script<FakeModelListAnswer>(() => ({ ids: ['fake-llm', 'fake-stt', 'fake-tts'] }))
+  const embeddings = script<FakeEmbeddingsAnswer>(() => ({}))
 
   const server = Bun.serve({
     hostname: '127.0.0.1',
@@ -344,6 +362,17 @@ export function startFakeModels(): FakeModels {
         await pause(answer.headersDelayMs ?? 0, clientGone.signal)
         return failure(answer) || speechAnswer(recorded, answer, clientGone.signal)
       }
+      if (request.method === 'POST' && path === '/embeddings') {
+        const answer = await embeddings.next(recorded)
+        await pause(answer.delayMs ?? 0, clientGone.signal)
+        const input: string[] = typeof recorded.body?.input === 'string' ? [recorded.body.input] : recorded.body?.input ?? []
+        return failure(answer) || Response.json({
+          object: 'list',
+          model: recorded.body?.model,
+          data: input.map((text, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(text, answer.dimension) })),
+          usage: { prompt_tokens: input.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0), total_tokens: 0 },
+        })
+      }
       return Response.json({ error: { message: `fake model server: no ${request.method} ${path}` } }, { status: 404 })
     },
   })
@@ -355,9 +384,10 @@ export function startFakeModels(): FakeModels {
     transcription,
     speech,
     models,
+    embeddings,
     reset() {
       requests.length = 0
-      for (const endpoint of [chat, transcription, speech, models]) endpoint.reset()
+      for (const endpoint of [chat, transcription, speech, models, embeddings]) endpoint.reset()
     },
     stop: () => { server.stop(true) },
   }

@@ -60,7 +60,7 @@ describe('a run\'s tools', () => {
     const definition = withTools([tool.tool_uuid])
     await createAgent(t, 'billing', undefined, definition)
 
-    const tools = conversationTools(t.ctx, 1, definition, 7)
+    const tools = conversationTools(t.ctx, 1, definition, { id: 7 })
     seenHeaders.length = 0
     const outcome = await callTool(tools, tool.tool_uuid)
     expect(outcome.result).toEqual({ status: 'success', status_code: 200, data: { balance: 42 } })

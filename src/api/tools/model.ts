@@ -6,6 +6,7 @@ export {
   UpdateToolBody,
   ToolView,
   ToolArchived,
+  McpRefreshView,
   ToolListQuery,
   ToolSettingsBody,
   ToolSettingsView,

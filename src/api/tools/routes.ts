@@ -3,9 +3,11 @@ import type { AppContext } from '../../context'
 import { auth } from '../auth'
 import { authErrors, ErrorDetail } from '../schemas'
 import { archiveTool, createTool, getTool, listTools, updateTool } from '../../tools/service'
+import { refreshMcpTool, withDiscoveredTools } from '../../tools/mcp'
 import { getToolSettings, putToolSettings } from '../../tools/settings'
 import {
   CreateToolBody,
+  McpRefreshView,
   ToolArchived,
   ToolListQuery,
   ToolSettingsBody,
@@ -26,17 +28,18 @@ export const toolRoutes = (ctx: AppContext) =>
       response: { 200: t.Array(ToolView), ...authErrors },
       detail: { tags, summary: 'List the organization\'s tools (active ones unless `status` says otherwise)' },
     })
-    .post('/tools/', ({ principal, body }) => createTool(ctx, principal.organizationId, body), {
+    .post('/tools/', ({ principal, body }) => withDiscoveredTools(ctx, principal.organizationId, createTool(ctx, principal.organizationId, body)), {
       body: CreateToolBody,
       response: { 200: ToolView, ...authErrors },
-      detail: { tags, summary: 'Create a tool: an HTTP request, ending or transferring the call, or a calculator' },
+      detail: { tags, summary: 'Create a tool: an HTTP request, ending or transferring the call, a calculator, or an MCP server (whose tools are listed)' },
     })
     .get('/tools/:tool_uuid', ({ principal, params }) => getTool(ctx, principal.organizationId, params.tool_uuid), {
       params: ToolUuidParam,
       response: { 200: ToolView, ...toolErrors },
       detail: { tags, summary: 'Get a tool (archived ones too)' },
     })
-    .put('/tools/:tool_uuid', ({ principal, params, body }) => updateTool(ctx, principal.organizationId, params.tool_uuid, body), {
+    .put('/tools/:tool_uuid', ({ principal, params, body }) =>
+      withDiscoveredTools(ctx, principal.organizationId, updateTool(ctx, principal.organizationId, params.tool_uuid, body)), {
       params: ToolUuidParam,
       body: UpdateToolBody,
       response: { 200: ToolView, ...toolErrors },
@@ -46,6 +49,11 @@ export const toolRoutes = (ctx: AppContext) =>
       params: ToolUuidParam,
       response: { 200: ToolArchived, ...toolErrors },
       detail: { tags, summary: 'Archive a tool: agents can no longer be saved or published naming it' },
+    })
+    .post('/tools/:tool_uuid/mcp/refresh', ({ principal, params }) => refreshMcpTool(ctx, principal.organizationId, params.tool_uuid), {
+      params: ToolUuidParam,
+      response: { 200: McpRefreshView, 400: ErrorDetail, ...toolErrors },
+      detail: { tags, summary: 'List an MCP tool\'s server again and keep what it offers (an unreachable server is an `error`; the last list is kept)' },
     })
     .get('/organizations/tool-settings', ({ principal }) => getToolSettings(ctx, principal.organizationId), {
       response: { 200: ToolSettingsView, ...authErrors },

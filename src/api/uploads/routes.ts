@@ -14,7 +14,7 @@ export const uploadRoutes = (ctx: AppContext) =>
       query: UploadQuery,
       parse: 'none',
       response: { 200: UploadResponse, 400: ErrorDetail, 403: ErrorDetail, 409: ErrorDetail, 413: ErrorDetail, 415: ErrorDetail },
-      detail: { tags, summary: 'Upload a contacts CSV to a signed URL, once (streamed; no API key)', security: [] },
+      detail: { tags, summary: 'Upload a file (contacts CSV, knowledge-base document) to a signed URL, once (streamed; no API key)', security: [] },
     })
     .get('/download', ({ query }) => serveDownload(ctx, query), {
       query: DownloadQuery,

@@ -21,3 +21,14 @@ export const apiKeys = sqliteTable('api_keys', {
 }, (table) => [
   index('api_keys_org').on(table.organizationId, table.id),
 ])
+
+export const sessions = sqliteTable('sessions', {
+  id: integer('id').primaryKey(),
+  organizationId: integer('organization_id').notNull().references(() => organizations.id),
+  apiKeyId: integer('api_key_id').notNull().references(() => apiKeys.id),
+  tokenHash: text('token_hash').notNull().unique(),
+  createdAt: text('created_at').notNull(),
+  expiresAt: text('expires_at').notNull(),
+}, (table) => [
+  index('sessions_expiry').on(table.expiresAt),
+])

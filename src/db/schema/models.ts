@@ -30,6 +30,7 @@ export const modelConfigurations = sqliteTable('model_configurations', {
   llm: text('llm', { mode: 'json' }).$type<StoredModelSection>().notNull(),
   stt: text('stt', { mode: 'json' }).$type<StoredModelSection | null>(),
   tts: text('tts', { mode: 'json' }).$type<StoredModelSection | null>(),
+  embeddings: text('embeddings', { mode: 'json' }).$type<StoredModelSection | null>(),
   createdAt: text('created_at').notNull(),
   updatedAt: text('updated_at').notNull(),
 }, (table) => [

@@ -1,0 +1,62 @@
+/**
+ * Browser sessions (the console): a session is made from an API key and acts exactly as that key (organization,
+ * scope) until it expires, is ended, or its key is archived. Only the hash of the cookie's token is stored. The CSRF
+ * token bound to a session is derived from its token (HMAC under the master key), so every tab of the browser can ask
+ * for it again and none invalidates another's.
+ */
+import { createHmac, randomBytes } from 'node:crypto'
+import { and, eq, lte } from 'drizzle-orm'
+import type { AppContext } from '../context'
+import { sessions } from '../db/schema'
+import { digestsEqual, sha256Hex } from '../lib/keys'
+import { authenticateKey, type Principal } from './keys'
+
+/** How long a sign-in lasts; signing in again makes a new session. */
+export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000
+
+export type Session = { id: number; principal: Principal; expiresAt: string }
+
+export type NewSession = Session & { token: string }
+
+/** A session for the key, or null when the key is unknown or archived. Expired sessions are cleared on the way. */
+export function createSession(ctx: AppContext, rawKey: string): NewSession | null {
+  const principal = authenticateKey(ctx, rawKey)
+  if (!principal) return null
+  const now = ctx.clock.now()
+  ctx.db.delete(sessions).where(lte(sessions.expiresAt, new Date(now).toISOString())).run()
+  const token = randomBytes(32).toString('base64url')
+  const expiresAt = new Date(now + SESSION_LIFETIME_MS).toISOString()
+  const { id } = ctx.db.insert(sessions).values({
+    organizationId: principal.organizationId, apiKeyId: principal.apiKeyId, tokenHash: sha256Hex(token),
+    createdAt: new Date(now).toISOString(), expiresAt,
+  }).returning({ id: sessions.id }).get()
+  return { id, token, principal, expiresAt }
+}
+
+type SessionRow = { id: number; organization_id: number; api_key_id: number; scope: Principal['scope']; token_hash: string; expires_at: string }
+
+/** The live session of a cookie token: not expired, and its key still active. */
+export function findSession(ctx: AppContext, token: string): Session | null {
+  const hash = sha256Hex(token)
+  const row = ctx.sqlite.query<SessionRow, [string, string]>(
+    `SELECT s.id, s.organization_id, s.api_key_id, k.scope, s.token_hash, s.expires_at
+       FROM sessions s JOIN api_keys k ON k.id = s.api_key_id
+      WHERE s.token_hash = ? AND s.expires_at > ? AND k.is_active = 1 AND k.archived_at IS NULL`,
+  ).get(hash, new Date(ctx.clock.now()).toISOString())
+  if (!row || !digestsEqual(row.token_hash, hash)) return null
+  return { id: row.id, principal: { organizationId: row.organization_id, apiKeyId: row.api_key_id, scope: row.scope }, expiresAt: row.expires_at }
+}
+
+/** The CSRF token bound to a session's cookie token. */
+export const csrfTokenOf = (ctx: AppContext, token: string) =>
+  createHmac('sha256', ctx.masterKey).update(`ringbase-csrf:${token}`).digest('base64url')
+
+/** Whether a request's CSRF token is the one bound to its cookie token. */
+export function csrfTokenMatches(ctx: AppContext, token: string, csrfToken: string | null): boolean {
+  if (csrfToken === null) return false
+  return digestsEqual(sha256Hex(csrfTokenOf(ctx, token)), sha256Hex(csrfToken))
+}
+
+export function endSession(ctx: AppContext, organizationId: number, sessionId: number): void {
+  ctx.db.delete(sessions).where(and(eq(sessions.id, sessionId), eq(sessions.organizationId, organizationId))).run()
+}

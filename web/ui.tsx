@@ -1,0 +1,181 @@
+// Small shared pieces: loading data, showing errors, fields with their 422 message, times in the browser's zone, a chart.
+import { useCallback, useEffect, useId, useState, type FormEvent, type ReactNode } from 'react'
+import { ApiError } from './api'
+
+export type Loaded<T> = { data: T | null; error: Error | null; loading: boolean; reload: () => void }
+
+/** Runs `load` now and whenever `deps` change or `reload` is called. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [state, setState] = useState<{ data: T | null; error: Error | null; loading: boolean }>({ data: null, error: null, loading: true })
+  const [generation, setGeneration] = useState(0)
+  useEffect(() => {
+    let current = true
+    setState((previous) => ({ ...previous, loading: true }))
+    load().then(
+      (data) => current && setState({ data, error: null, loading: false }),
+      (error: Error) => current && setState({ data: null, error, loading: false }),
+    )
+    return () => { current = false }
+  }, [...deps, generation])
+  const reload = useCallback(() => setGeneration((value) => value + 1), [])
+  return { ...state, reload }
+}
+
+export function Page({ title, actions, children }: { title: string; actions?: ReactNode; children: ReactNode }) {
+  useEffect(() => { document.title = `${title} · Ringbase` }, [title])
+  return (
+    <section className="page" aria-labelledby="page-title">
+      <header className="page-header">
+        <h1 id="page-title">{title}</h1>
+        {actions ? <div className="actions">{actions}</div> : null}
+      </header>
+      {children}
+    </section>
+  )
+}
+
+export function ErrorNote({ error }: { error: Error | null | undefined }) {
+  if (!error) return null
+  return <p className="error" role="alert">{error.message}</p>
+}
+
+export function Loading({ what }: { what: string }) {
+  return <p className="muted" role="status">Loading {what}…</p>
+}
+
+export function Empty({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="empty">
+      <p className="empty-title">{title}</p>
+      {children ? <div className="muted">{children}</div> : null}
+    </div>
+  )
+}
+
+/** Shows what a load gave, or its progress, or its error. */
+export function Show<T>({ loaded, what, children }: { loaded: Loaded<T>; what: string; children: (data: T) => ReactNode }) {
+  if (loaded.error) return <ErrorNote error={loaded.error} />
+  if (loaded.data === null) return <Loading what={what} />
+  return <>{children(loaded.data)}</>
+}
+
+type FieldProps = {
+  label: string
+  value: string
+  onChange: (value: string) => void
+  error?: ApiError | null
+  /** The body field the API names in a 422 `loc` (['body', ...path]). */
+  path?: (string | number)[]
+  /** Other places the API may name it (a union's branch inserted in the `loc`, e.g. ['config', 'ari', 'ari_endpoint']). */
+  otherPaths?: (string | number)[][]
+  type?: string
+  required?: boolean
+  hint?: string
+  options?: { value: string; label: string }[]
+  autoComplete?: string
+}
+
+/** A labelled input (or select) with the API's message for its field next to it. */
+export function Field({ label, value, onChange, error, path, otherPaths = [], type = 'text', required, hint, options, autoComplete }: FieldProps) {
+  const id = useId()
+  const message = [...(path ? [path] : []), ...otherPaths].map((where) => error?.fieldMessage(...where)).find(Boolean)
+  const described = [hint ? `${id}-hint` : '', message ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {options ? (
+        <select id={id} value={value} onChange={(event) => onChange(event.target.value)} aria-invalid={message ? true : undefined} aria-describedby={described} required={required}>
+          {options.map((option) => <option key={option.value} value={option.value}>{option.label}</option>)}
+        </select>
+      ) : (
+        <input id={id} type={type} value={value} onChange={(event) => onChange(event.target.value)} required={required}
+          aria-invalid={message ? true : undefined} aria-describedby={described} autoComplete={autoComplete} />
+      )}
+      {hint ? <small id={`${id}-hint`} className="muted">{hint}</small> : null}
+      {message ? <small id={`${id}-error`} className="field-error">{message}</small> : null}
+    </div>
+  )
+}
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' })
+
+/** A stored instant in the browser's time zone. */
+export function Time({ at }: { at: string | null | undefined }) {
+  if (!at) return <span className="muted">—</span>
+  return <time dateTime={at}>{dateTime.format(new Date(at))}</time>
+}
+
+export function formatDuration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '—'
+  const whole = Math.max(0, Math.round(seconds))
+  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`
+}
+
+/** Seconds since `since`, ticking every second while shown. */
+export function Elapsed({ since }: { since: string | null }) {
+  const [now, setNow] = useState(Date.now())
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000)
+    return () => clearInterval(timer)
+  }, [])
+  return <span>{since ? formatDuration((now - Date.parse(since)) / 1000) : '—'}</span>
+}
+
+/** Horizontal bars as inline SVG (drawn in the page's own units, so text keeps its size), labelled for screen readers too. */
+export function BarChart({ title, bars, unit = '' }: { title: string; bars: { label: string; value: number }[]; unit?: string }) {
+  const max = Math.max(1, ...bars.map((bar) => bar.value))
+  const rowHeight = 26
+  return (
+    <figure className="chart">
+      <figcaption>{title}</figcaption>
+      <svg role="img" aria-label={`${title}: ${bars.map((bar) => `${bar.label} ${bar.value}${unit}`).join(', ')}`}
+        width="100%" height={Math.max(1, bars.length) * rowHeight}>
+        {bars.map((bar, index) => {
+          const share = (bar.value / max) * 45
+          return (
+            <g key={bar.label}>
+              <text x="0" y={index * rowHeight + 17} className="chart-label">{bar.label.length > 24 ? `${bar.label.slice(0, 23)}…` : bar.label}</text>
+              <rect x="38%" y={index * rowHeight + 4} height="16" rx="3" width={`${Math.max(0.5, share)}%`} className="chart-bar" />
+              <text x={`${39 + share}%`} y={index * rowHeight + 17} className="chart-value">{`${bar.value}${unit}`}</text>
+            </g>
+          )
+        })}
+      </svg>
+    </figure>
+  )
+}
+
+export function StateBadge({ state }: { state: string }) {
+  return <span className={`badge badge-${state.replace(/[^a-z_-]/gi, '')}`}>{state}</span>
+}
+
+/** A table with its column headings; the rows are the children. */
+export function Table({ columns, caption, children, card = true }: { columns: ReactNode[]; caption?: string; children: ReactNode; card?: boolean }) {
+  return (
+    <div className={card ? 'table-wrap card' : 'table-wrap'}>
+      <table>
+        {caption ? <caption className="muted">{caption}</caption> : null}
+        <thead><tr>{columns.map((column, index) => <th scope="col" key={index}>{column}</th>)}</tr></thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  )
+}
+
+/**
+ * A form's submission: `submit(action)` is the form's onSubmit; it clears the last error, runs `action`, and keeps the
+ * API's error, for the fields it names and the summary.
+ */
+export function useSubmit() {
+  const [error, setError] = useState<ApiError | null>(null)
+  const submit = (action: () => Promise<unknown>) => async (event?: FormEvent) => {
+    event?.preventDefault()
+    setError(null)
+    try {
+      await action()
+    } catch (caught) {
+      setError(caught instanceof ApiError ? caught : new ApiError(0, (caught as Error).message))
+    }
+  }
+  return { error, setError, submit }
+}
