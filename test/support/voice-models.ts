@@ -30,16 +30,17 @@ export type ApiPost = (path: string, body: unknown) => Promise<any>
 /**
  * A model configuration whose servers are never asked (nothing listens there), the organization default when it has
  * none: enough for run starts to dial (they refuse an agent without models, models/readiness.ts), for tests about
- * dialling rather than conversations. `key`: another organization's.
+ * dialling rather than conversations. `key`: another organization's. `baseUrl`: a server that answers, for tests whose
+ * answered calls would otherwise find it unreachable (which stops further dials for a minute, models/health.ts).
  */
-export async function configureModelsNeverAsked(client: HttpClient | ApiPost, key?: string): Promise<void> {
+export async function configureModelsNeverAsked(client: HttpClient | ApiPost, key?: string, baseUrl = UNREACHABLE_URL): Promise<void> {
   const post: ApiPost = typeof client === 'function' ? client : async (path, body) => {
     const response = await client.request('POST', path, { key, body })
     expect(response.status, response.text).toBe(200)
     return response.body
   }
   const name = `Never asked ${crypto.randomUUID().slice(0, 8)}`
-  const connection = await post('/api/v1/organizations/provider-connections', { name, provider: 'openai', base_url: UNREACHABLE_URL })
+  const connection = await post('/api/v1/organizations/provider-connections', { name, provider: 'openai', base_url: baseUrl })
   await post('/api/v1/organizations/model-configurations', {
     name,
     llm: { provider_connection_uuid: connection.uuid, settings: { model: 'm' } },
