@@ -14,6 +14,7 @@ import hardening from './0011_hardening.sql' with { type: 'text' }
 import sessions from './0012_sessions.sql' with { type: 'text' }
 import knowledgeBase from './0013_knowledge_base.sql' with { type: 'text' }
 import mcpTools from './0014_mcp_tools.sql' with { type: 'text' }
+import recordings from './0015_recordings.sql' with { type: 'text' }
 
 export type Migration = { name: string; sql: string }
 
@@ -32,4 +33,5 @@ export const MIGRATIONS: Migration[] = [
   { name: '0012_sessions', sql: sessions },
   { name: '0013_knowledge_base', sql: knowledgeBase },
   { name: '0014_mcp_tools', sql: mcpTools },
+  { name: '0015_recordings', sql: recordings },
 ]

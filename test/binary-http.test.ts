@@ -18,6 +18,7 @@ const PURE_HTTP_SUITES = [
   'test/api/path-ids.test.ts',
   'test/api/telephony-secrets.test.ts',
   'test/api/upload-once.test.ts',
+  'test/api/recording-formats.test.ts',
   'test/api/fuzz.test.ts',
   'test/security/isolation.test.ts',
   'test/security/url-rules.test.ts',

@@ -19,6 +19,7 @@ import type { Agent, AgentCount, AgentVersion, CreateWorkflowBody, UpdateWorkflo
 import { transaction } from '../db/transaction'
 import { batchedTransaction } from '../db/batched-transaction'
 import { toolReferenceErrors } from '../tools/service'
+import { recordingReferenceErrors } from '../recordings/service'
 import { documentReferenceErrors } from '../knowledge/documents'
 import { hostNotWrittenOut } from '../egress/network-policy'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
@@ -48,13 +49,18 @@ function checkedDefinition(input: unknown): { definition: WorkflowDefinition; tr
 }
 
 /**
- * Every node's `tool_uuids` must name active tools of the organization, and its `document_uuids` the organization's
- * knowledge-base documents: checked on save and again at publish. Publishing
- * (creating an agent publishes its first version) also refuses transfer_call tools when the organization's default
- * telephony configuration cannot transfer calls; a draft may wait for the configuration to change.
+ * Every node's `tool_uuids` must name active tools of the organization, its `document_uuids` the organization's
+ * knowledge-base documents, and every recording the definition plays (audio greeting, audio transition speech,
+ * `RECORDING_ID:` in a prompt) one of its recordings: checked on save and again at publish. Publishing (creating an
+ * agent publishes its first version) also refuses transfer_call tools when the organization's default telephony
+ * configuration cannot transfer calls; a draft may wait for the configuration to change.
  */
-function checkToolReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition, publishing: boolean): void {
-  const errors = [...toolReferenceErrors(ctx, organizationId, definition, publishing), ...documentReferenceErrors(ctx, organizationId, definition)]
+function checkReferences(ctx: AppContext, organizationId: number, definition: WorkflowDefinition, publishing: boolean): void {
+  const errors = [
+    ...toolReferenceErrors(ctx, organizationId, definition, publishing),
+    ...documentReferenceErrors(ctx, organizationId, definition),
+    ...recordingReferenceErrors(ctx, organizationId, definition),
+  ]
   if (errors.length > 0) throw definitionErrors('invalid', errors)
 }
 
@@ -189,7 +195,7 @@ const insertVersion = (ctx: AppContext, version: NewVersion): WorkflowDefinition
  */
 export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): Promise<AgentView> {
   const { definition, triggerPaths } = checkedDefinition(body.workflow_definition)
-  checkToolReferences(ctx, organizationId, definition, true)
+  checkReferences(ctx, organizationId, definition, true)
   checkOutboundUrls(ctx, definition)
   checkModelPin(ctx, organizationId, body.workflow_configurations ?? {}, ['body', 'workflow_configurations'])
   const now = isoNow(ctx.clock)
@@ -222,7 +228,7 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
   if (!current) throw workflowNotFound(workflowId)
   const sent = body.workflow_definition != null ? checkedDefinition(body.workflow_definition) : null
   if (sent) {
-    checkToolReferences(ctx, organizationId, sent.definition, false)
+    checkReferences(ctx, organizationId, sent.definition, false)
     checkOutboundUrls(ctx, sent.definition)
   }
   if (body.workflow_configurations) checkModelPin(ctx, organizationId, body.workflow_configurations, ['body', 'workflow_configurations'])
@@ -260,7 +266,7 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
   const current = findCurrent(ctx, organizationId, workflowId)
   if (!current) throw workflowNotFound(workflowId)
   if (current.version.status !== 'draft') throw refused('Workflow has no draft to publish')
-  checkToolReferences(ctx, organizationId, current.version.workflowJson as WorkflowDefinition, true)
+  checkReferences(ctx, organizationId, current.version.workflowJson as WorkflowDefinition, true)
   checkOutboundUrls(ctx, current.version.workflowJson as WorkflowDefinition)
   checkModelPin(ctx, organizationId, current.version.workflowConfigurations, ['workflow_configurations'])
   transaction(ctx, () => {

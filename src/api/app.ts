@@ -25,6 +25,7 @@ import { webhookRoutes } from './webhooks/routes'
 import { toolRoutes } from './tools/routes'
 import { knowledgeBaseRoutes } from './knowledge-base/routes'
 import { mcpRoutes } from './mcp/routes'
+import { workflowRecordingRoutes } from './workflow-recordings/routes'
 import { usePlainFormatChecks } from './formats'
 import { sessionRoutes } from './sessions/routes'
 import { eventRoutes } from './events/routes'
@@ -109,6 +110,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean; cons
     .use(consoleRoutes(options.console ?? null))
     .use(knowledgeBaseRoutes(ctx))
     .use(mcpRoutes(ctx))
+    .use(workflowRecordingRoutes(ctx))
   return app
 }
 

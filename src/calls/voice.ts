@@ -90,7 +90,7 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
       })
       vad ??= loadVadEngine()
       const voice = createVoicePipeline({
-        transport: call.media, stt: stt!, tts, vad: await vad, clock: ctx.clock,
+        transport: call.media, stt: stt!, tts, vad: await vad, clock: ctx.clock, recordings: session.recordings,
         voicemail: call.direction === 'outbound' ? voicemailOptions(ctx, call, session) : null,
         ...turnOptions(session.configurations, warn),
         onWarning: warn,

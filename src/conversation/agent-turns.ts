@@ -4,7 +4,7 @@
  */
 import { nodeName } from './graph'
 import type { ConversationRecord, RealtimeFeedbackEvent } from './record'
-import { sinceStart, type AgentSpeechKind, type EngineState, type OpenTurn } from './engine-state'
+import { sinceStart, warn, type AgentSpeechKind, type EngineState, type OpenTurn } from './engine-state'
 
 export function openTurn(s: EngineState, kind: AgentSpeechKind): OpenTurn {
   const now = sinceStart(s, s.clock.now())
@@ -13,9 +13,9 @@ export function openTurn(s: EngineState, kind: AgentSpeechKind): OpenTurn {
   return { index, text: '' }
 }
 
-export function streamText(s: EngineState, turn: OpenTurn, text: string): void {
+export function streamText(s: EngineState, turn: OpenTurn, text: string, recordingId?: string): void {
   turn.text += text
-  s.onEvent({ type: 'agent_text', turn: turn.index, text, kind: s.turnKinds.get(turn.index)! })
+  s.onEvent({ type: 'agent_text', turn: turn.index, text, kind: s.turnKinds.get(turn.index)!, ...(recordingId ? { recording_id: recordingId } : {}) })
 }
 
 export function closeTurn(s: EngineState, turn: OpenTurn, interrupted: boolean): void {
@@ -27,14 +27,28 @@ export function closeTurn(s: EngineState, turn: OpenTurn, interrupted: boolean):
 }
 
 /** A whole agent turn at once (greeting, transition speech, a tool's message); `inContext`: the LLM sees it. */
-export function speak(s: EngineState, text: string, kind: AgentSpeechKind, inContext: boolean): void {
+export function speak(s: EngineState, text: string, kind: AgentSpeechKind, inContext: boolean, recordingId?: string): void {
   const turn = openTurn(s, kind)
-  streamText(s, turn, text)
+  streamText(s, turn, text, recordingId)
   closeTurn(s, turn, false)
   if (!inContext) return
   const message = { role: 'assistant' as const, content: text }
   s.history.push(message)
   s.turnMessages.set(turn.index, message)
+}
+
+/**
+ * A recording as a whole agent turn: its transcript (or its name) is the turn's text, the clip what voice channels
+ * play. False, with a warning, when the run has no such recording (deleted since, or a CSV row naming none).
+ */
+export function playRecording(s: EngineState, recordingId: string, kind: AgentSpeechKind, inContext: boolean): boolean {
+  const recording = s.options.recordings?.get(recordingId)
+  if (!recording) {
+    warn(s, `Recording '${recordingId}' (${kind}) does not exist in this organization: not played`)
+    return false
+  }
+  speak(s, recording.transcript.trim() || `[recording ${recordingId}]`, kind, inContext, recordingId)
+  return true
 }
 
 /** A barge-in after the turn's text was complete: the context keeps only what the caller heard. */

@@ -13,7 +13,7 @@ const NO_FINAL_EXTRACTION = new Set<EndReason>(['pipeline_error', 'voicemail_det
 const IMMEDIATE_ENDS = new Set<EndReason>(['call_duration_exceeded', 'user_hangup', 'call_transferred', 'voicemail_detected', 'pipeline_error', 'model_error'])
 
 /** What a tool said before its effect: an agent turn (its index) or a recorded clip. */
-export type ToolSpeech = { turn: number | null; recording: boolean }
+export type ToolSpeech = { turn: number | null }
 
 export function beginClosing(s: EngineState, effect: Exclude<ToolEffect, { kind: 'none' }>, said: ToolSpeech): void {
   if (effect.kind === 'transferred') {
@@ -21,7 +21,7 @@ export function beginClosing(s: EngineState, effect: Exclude<ToolEffect, { kind:
     s.closing = { reason: 'call_transferred', disposition: null, awaitHeard: false, afterTurn: null, since: s.clock.now() }
     return
   }
-  const unheard = said.recording || (said.turn !== null && said.turn > s.heardUpTo)
+  const unheard = said.turn !== null && said.turn > s.heardUpTo
   s.closing = { reason: 'end_call_tool', disposition: effect.disposition, awaitHeard: s.awaitSpeechEnd && unheard, afterTurn: said.turn, since: s.clock.now() }
 }
 

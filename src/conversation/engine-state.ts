@@ -16,15 +16,13 @@ import { offeredTools, toolWarnings, type ConversationTools, type TransferCall }
 export type AgentSpeechKind = 'greeting' | 'reply' | 'transition_speech' | 'tool_message'
 
 export type ConversationEvent =
-  /** A piece of agent speech as the LLM streams it; `turn` indexes `record().logs.transcript`. */
-  | { type: 'agent_text'; turn: number; text: string; kind: AgentSpeechKind }
+  /**
+   * A piece of agent speech as the LLM streams it; `turn` indexes `record().logs.transcript`. With `recording_id` the
+   * turn is that recording, `text` its transcript: channels with audio play the clip instead of speaking the text.
+   */
+  | { type: 'agent_text'; turn: number; text: string; kind: AgentSpeechKind; recording_id?: string }
   /** The turn's text is complete (`interrupted`: cut by a barge-in, `text` is what was heard). */
   | { type: 'agent_turn_done'; turn: number; text: string; interrupted: boolean }
-  /**
-   * A recorded clip to play (greeting, transition speech or a tool's message of type audio); channels without audio
-   * skip it. After a tool's clip the driver calls `agentSpeechEnded()` once it has been played.
-   */
-  | { type: 'play_recording'; recording_id: string; purpose: 'greeting' | 'transition_speech' | 'tool_message' }
   | { type: 'node_entered'; node_id: string; node_name: string; previous_node_id: string | null }
   | { type: 'transition'; from_node_id: string; to_node_id: string; function_name: string; edge_id: string }
   /** One completion's tokens, for the usage_info accumulator (key `<service>|||<model>`). */
@@ -56,6 +54,8 @@ export type ConversationOptions = {
   delayedStart?: boolean
   /** Waits for delayed_start and bounds the wait for pending extractions at the end; tests pass a fake. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>
+  /** The organization's recordings this run may play, by `recording_id`, with what each says. */
+  recordings?: ReadonlyMap<string, { transcript: string }>
   /** The organization's tools the nodes name (`tool_uuids`) and how to run HTTP ones (src/tools/runtime.ts). */
   tools?: ConversationTools
   /** How this channel hands the caller over; without it (text chat) transfer_call tools are not offered. */

@@ -40,7 +40,7 @@
  * `pipeline_error`, so retries and `llm_fallback` belong inside the LlmClient given here.
  */
 import { nodeFlag } from './graph'
-import { recordOf, rewriteClosedTurn, speak } from './agent-turns'
+import { playRecording, recordOf, rewriteClosedTurn, speak } from './agent-turns'
 import { finish, finishClosing, stopPendingReply } from './closing'
 import {
   createEngineState,
@@ -137,9 +137,9 @@ async function start(s: EngineState): Promise<void> {
   }
   enterNode(s, startNode, null)
   const opening = openingOf(startNode, s.options.variables, (text) => render(s, text))
-  if (opening?.kind === 'recording') s.onEvent({ type: 'play_recording', recording_id: opening.recordingId, purpose: 'greeting' })
-  else if (opening?.kind === 'text') speak(s, opening.text, 'greeting', true)
-  else await reply(s)
+  if (opening?.kind === 'text') speak(s, opening.text, 'greeting', true)
+  // A missing recording (a CSV row naming none): the model speaks first.
+  else if (opening?.kind !== 'recording' || !playRecording(s, opening.recordingId, 'greeting', true)) await reply(s)
   s.idleSince ??= s.clock.now()
 }
 

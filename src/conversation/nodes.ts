@@ -2,10 +2,11 @@
  * The graph walk: the system prompt of the current node, entering a node, taking a transition (its speech, the
  * extraction of the node left), the opening line, and the extractions running in the background.
  */
+import { offersRecordings, PROMPT_BLOCK } from './recording-replies'
 import type { WorkflowNode } from '../agents/definition'
 import { isPlainObject } from '../lib/values'
 import type { ToolCall } from '../models/types'
-import { speak } from './agent-turns'
+import { playRecording, speak } from './agent-turns'
 import { extractionMessages, extractionVariables, extractVariables, historyForExtraction, type ExtractionVariable } from './extraction'
 import { nodeFlag, nodeName, nodeText, type NodeFunction } from './graph'
 import { recordEvent, render, warn, type EngineState, type PendingExtraction } from './engine-state'
@@ -20,9 +21,13 @@ export function systemPrompt(s: EngineState, instruction?: string): string {
     s.graph.globalPrompt !== null && nodeFlag(s.node, 'add_global_prompt', true) ? s.graph.globalPrompt : '',
     nodeText(s.node, 'prompt'),
   ].map((text) => render(s, text).trim()).filter(Boolean)
+  if (offersClips(s)) parts.push(PROMPT_BLOCK)
   if (instruction) parts.push(instruction)
   return parts.join('\n\n')
 }
+
+/** Whether the current node's replies may be recordings (`RECORDING_ID:` in its prompt, and recordings to play). */
+export const offersClips = (s: EngineState) => (s.options.recordings?.size ?? 0) > 0 && offersRecordings(render(s, nodeText(s.node, 'prompt')))
 
 export function enterNode(s: EngineState, target: WorkflowNode, previous: WorkflowNode | null): void {
   s.node = target
@@ -72,7 +77,7 @@ export function takeTransition(s: EngineState, fn: Extract<NodeFunction, { kind:
   s.onEvent({ type: 'transition', from_node_id: from.id, to_node_id: target.id, function_name: fn.spec.name, edge_id: fn.edge.id })
   const { transition_speech_type: speechType, transition_speech_recording_id: recordingId } = fn.edge.data
   if (speechType === 'audio') {
-    if (recordingId != null && recordingId !== '') s.onEvent({ type: 'play_recording', recording_id: String(recordingId), purpose: 'transition_speech' })
+    if (recordingId != null && recordingId !== '') playRecording(s, String(recordingId), 'transition_speech', false)
   } else {
     const speech = render(s, fn.edge.data.transition_speech ?? '').trim()
     if (speech) speak(s, speech, 'transition_speech', false)

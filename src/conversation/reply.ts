@@ -5,10 +5,11 @@
  * stream and keeps what was heard in the context.
  */
 import type { ChatMessage, ToolCall } from '../models/types'
-import { closeTurn, openTurn, speak, streamText } from './agent-turns'
+import { closeTurn, openTurn, playRecording, speak, streamText } from './agent-turns'
 import { beginClosing, finish, type ToolSpeech } from './closing'
 import { nodeFunctions, type NodeFunction } from './graph'
-import { awaitMentionedExtractions, systemPrompt, takeTransition } from './nodes'
+import { awaitMentionedExtractions, offersClips, systemPrompt, takeTransition } from './nodes'
+import { createReplyRouter, type RoutedPiece } from './recording-replies'
 import { runToolCall, type ToolCallHost } from './tool-calls'
 import { recordEvent, render, warn, type EngineState, type OpenTurn, type PendingReply } from './engine-state'
 
@@ -71,17 +72,29 @@ async function streamCompletion(s: EngineState, current: PendingReply, functions
   const calls: ToolCall[] = []
   try {
     const stream = s.llm.stream({ messages, ...(functions.length ? { tools: functions.map(({ spec }) => spec) } : {}), signal })
-    for await (const event of stream) {
-      if (signal.aborted) break
-      if (event.type === 'text' && event.text !== '') {
+    const router = offersClips(s) ? createReplyRouter() : null
+    const say = (pieces: RoutedPiece[]) => {
+      for (const piece of pieces) {
+        const recording = piece.kind === 'recording' ? s.options.recordings?.get(piece.recordingId) : undefined
+        if (piece.kind === 'recording' && !recording) {
+          warn(s, `The LLM chose recording '${piece.recordingId}', which this organization does not have`)
+          continue
+        }
         if (!current.open) {
           current.open = openTurn(s, 'reply')
           recordEvent(s, 'rtf-ttfb-metric', { ttfb_seconds: (s.clock.now() - requestedAt) / 1000, processor: s.llm.ref.service, model: s.llm.ref.model })
         }
-        streamText(s, current.open, event.text)
-      } else if (event.type === 'tool_call') calls.push(event.call)
+        if (piece.kind === 'text') streamText(s, current.open, piece.text)
+        else streamText(s, current.open, recording!.transcript.trim() || `[recording ${piece.recordingId}]`, piece.recordingId)
+      }
+    }
+    for await (const event of stream) {
+      if (signal.aborted) break
+      if (event.type === 'text' && event.text !== '') say(router ? router.push(event.text) : [{ kind: 'text', text: event.text }])
+      else if (event.type === 'tool_call') calls.push(event.call)
       else if (event.type === 'done') s.onEvent({ type: 'usage', ref: s.llm.ref, usage: event.usage, purpose: 'conversation' })
     }
+    if (router && !signal.aborted) say(router.end())
   } catch (error) {
     if (!signal.aborted) throw error
   }
@@ -113,7 +126,7 @@ async function runFunctionCalls(s: EngineState, current: PendingReply, functions
       moved = true
       result = { status: 'done' }
     } else {
-      const said: ToolSpeech = { turn: turn?.index ?? null, recording: false }
+      const said: ToolSpeech = { turn: turn?.index ?? null }
       current.toolRunning = true
       const outcome = await runToolCall(fn, call, toolHost(s, current, said), s.node.id).finally(() => { current.toolRunning = false })
       s.toolCalls.push(outcome.log)
@@ -134,13 +147,9 @@ function toolHost(s: EngineState, current: PendingReply, said: ToolSpeech): Tool
     tools: s.options.tools,
     transferCall: s.options.transferCall,
     say(message) {
-      if ('text' in message) {
-        speak(s, message.text, 'tool_message', false)
-        said.turn = s.transcript.length - 1
-      } else {
-        s.onEvent({ type: 'play_recording', recording_id: message.recordingId, purpose: 'tool_message' })
-        said.recording = true
-      }
+      if ('text' in message) speak(s, message.text, 'tool_message', false)
+      else if (!playRecording(s, message.recordingId, 'tool_message', false)) return
+      said.turn = s.transcript.length - 1
     },
     render: (text) => render(s, text),
     variables: () => ({ ...s.options.variables, ...s.extracted, gathered_context: structuredClone(s.gathered) }),

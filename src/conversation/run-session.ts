@@ -57,6 +57,8 @@ import { amendCompletedRun, finishRun, markRunRunning, updateRun, type RunOutcom
 import { withDefaultConfigurations, type WorkflowConfigurations } from '../runs/target'
 import { transaction } from '../db/transaction'
 import { conversationTools } from '../tools/runtime'
+import { runMentions } from '../recordings/references'
+import { loadPlayableRecordings, type PlayableRecording } from '../recordings/service'
 import { createConversation, type Conversation, type ConversationEvent } from './engine'
 import { qaNodes, runPostCall } from './post-call'
 import { runPreCallFetch } from './pre-call'
@@ -87,6 +89,8 @@ export type RunSession = {
   readonly channel: RunChannel
   /** The pinned agent version's workflow configurations (voice reads its answering-machine settings there). */
   readonly configurations: WorkflowConfigurations
+  /** The recordings the run may play (line audio and transcript), by `recording_id`. */
+  readonly recordings: ReadonlyMap<string, PlayableRecording>
   /** The engine, wrapped so that the run is written after each call. */
   readonly conversation: Conversation
   readonly clients: RunClients
@@ -197,6 +201,8 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   let resolveEnded!: (value: { reason: EndReason; graceful: boolean }) => void
   const ended = new Promise<{ reason: EndReason; graceful: boolean }>((resolve) => { resolveEnded = resolve })
 
+  const tools = conversationTools(ctx, run.organizationId, definition, { id: run.id, embeddings })
+  const recordings = await loadPlayableRecordings(ctx, run.organizationId, runMentions(definition, [...tools.byUuid.values()].map(({ definition }) => definition), variables))
   const engine = createConversation({
     definition,
     configurations,
@@ -206,7 +212,8 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     clock: ctx.clock,
     idleRules: channel === 'voice',
     delayedStart: channel === 'voice',
-    tools: conversationTools(ctx, run.organizationId, definition, { id: run.id, embeddings }),
+    tools,
+    recordings,
     transferCall: options.transferCall,
     awaitSpeechEnd: channel === 'voice',
     onEvent(event) {
@@ -267,6 +274,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     organizationId: run.organizationId,
     channel,
     configurations,
+    recordings,
     conversation,
     clients,
     ended,

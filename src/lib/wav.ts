@@ -6,11 +6,18 @@
 
 export type WavFormat = { sampleRate: number; channels: number; bitsPerSample: number }
 
+/** How a WAV's samples are coded: 16-bit PCM, or 8-bit G.711 (read only when asked for, by recording uploads). */
+export type WavEncoding = 'pcm16' | 'ulaw' | 'alaw'
+
+export type WavReadOptions = { g711?: boolean }
+
 /** A WAV this code cannot read; `message` says why and is safe to show. */
 export class WavFormatError extends Error {}
 
 const HEADER_BYTES = 44
 const FORMAT_PCM = 1
+const FORMAT_ALAW = 6
+const FORMAT_ULAW = 7
 /** WAVE_FORMAT_EXTENSIBLE, which servers use for plain PCM too; the sub-format GUID says what it holds. */
 const FORMAT_EXTENSIBLE = 0xfffe
 
@@ -55,21 +62,21 @@ export const startsLikeWav = (bytes: Uint8Array) =>
  * the format, where the samples start and the data size declared (0 or 0xFFFFFFFF from streaming writers that cannot
  * seek back). Chunks before `fmt ` and `data` are skipped. Throws WavFormatError on anything but 16-bit PCM.
  */
-export function readWavHeader(bytes: Uint8Array): { format: WavFormat; dataOffset: number; declaredDataBytes: number } | null {
+export function readWavHeader(bytes: Uint8Array, options: WavReadOptions = {}): WavHeader | null {
   if (bytes.length < 12) return null
   if (readAscii(bytes, 0) !== 'RIFF' || readAscii(bytes, 8) !== 'WAVE') throw new WavFormatError('not a RIFF/WAVE file')
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  let format: WavFormat | null = null
+  let format: { format: WavFormat; encoding: WavEncoding } | null = null
   let offset = 12
   while (offset + 8 <= bytes.length) {
     const id = readAscii(bytes, offset)
     const size = view.getUint32(offset + 4, true)
     if (id === 'data') {
       if (!format) throw new WavFormatError('WAV data chunk comes before its fmt chunk')
-      return { format, dataOffset: offset + 8, declaredDataBytes: size }
+      return { ...format, dataOffset: offset + 8, declaredDataBytes: size }
     }
     if (offset + 8 + size > bytes.length) return null
-    if (id === 'fmt ') format = readFormat(view, offset + 8, size)
+    if (id === 'fmt ') format = readFormat(view, offset + 8, size, options)
     offset += 8 + size + (size & 1)
   }
   return null
@@ -83,21 +90,29 @@ export function pcm16FromBytes(bytes: Uint8Array): Int16Array {
 }
 
 /**
- * A whole WAV file: its format and its samples (interleaved when it has several channels). The declared data size
- * is honoured unless it is 0, 0xFFFFFFFF or past the end of the file, which mean "to the end of the file".
+ * A whole WAV file's format and the bytes of its whole sample frames. The declared data size is honoured unless it
+ * is 0, 0xFFFFFFFF or past the end of the file (a header that lies), which mean "to the end of the file".
  */
-export function decodeWav(bytes: Uint8Array): { format: WavFormat; pcm: Int16Array } {
-  const header = readWavHeader(bytes)
+export function wavData(bytes: Uint8Array, options: WavReadOptions = {}): { format: WavFormat; encoding: WavEncoding; data: Uint8Array } {
+  const header = readWavHeader(bytes, options)
   if (!header) throw new WavFormatError(bytes.length < 12 ? 'not a RIFF/WAVE file' : 'WAV has no data chunk')
-  const { format, dataOffset, declaredDataBytes } = header
+  const { format, encoding, dataOffset, declaredDataBytes } = header
   const toEnd = declaredDataBytes === 0 || declaredDataBytes === 0xffffffff || dataOffset + declaredDataBytes > bytes.length
   const end = toEnd ? bytes.length : dataOffset + declaredDataBytes
-  const frameBytes = format.channels * 2
+  const frameBytes = format.channels * (format.bitsPerSample / 8)
   const usable = end - dataOffset - ((end - dataOffset) % frameBytes)
-  return { format, pcm: pcm16FromBytes(bytes.subarray(dataOffset, dataOffset + usable)) }
+  return { format, encoding, data: bytes.subarray(dataOffset, dataOffset + usable) }
 }
 
-function readFormat(view: DataView, at: number, size: number): WavFormat {
+/** A whole 16-bit PCM WAV file: its format and its samples (interleaved when it has several channels). */
+export function decodeWav(bytes: Uint8Array): { format: WavFormat; pcm: Int16Array } {
+  const { format, data } = wavData(bytes)
+  return { format, pcm: pcm16FromBytes(data) }
+}
+
+export type WavHeader = { format: WavFormat; encoding: WavEncoding; dataOffset: number; declaredDataBytes: number }
+
+function readFormat(view: DataView, at: number, size: number, options: WavReadOptions): { format: WavFormat; encoding: WavEncoding } {
   if (size < 16) throw new WavFormatError('WAV fmt chunk is too short')
   let formatTag = view.getUint16(at, true)
   const channels = view.getUint16(at + 2, true)
@@ -107,10 +122,16 @@ function readFormat(view: DataView, at: number, size: number): WavFormat {
     if (size < 40) throw new WavFormatError('WAV extensible fmt chunk is too short')
     formatTag = view.getUint16(at + 24, true) // first two bytes of the sub-format GUID
   }
-  if (formatTag !== FORMAT_PCM) throw new WavFormatError(`WAV format ${formatTag} is not supported (16-bit PCM only)`)
-  if (bitsPerSample !== 16) throw new WavFormatError(`WAV with ${bitsPerSample}-bit samples is not supported (16-bit only)`)
   if (channels < 1 || sampleRate < 1) throw new WavFormatError('WAV declares no channels or no sample rate')
-  return { sampleRate, channels, bitsPerSample }
+  const format = { sampleRate, channels, bitsPerSample }
+  if (options.g711 && (formatTag === FORMAT_ULAW || formatTag === FORMAT_ALAW)) {
+    if (bitsPerSample !== 8) throw new WavFormatError(`G.711 WAV with ${bitsPerSample}-bit samples is not supported (8-bit only)`)
+    return { format, encoding: formatTag === FORMAT_ULAW ? 'ulaw' : 'alaw' }
+  }
+  const accepted = options.g711 ? '16-bit PCM, G.711 µ-law or A-law only' : '16-bit PCM only'
+  if (formatTag !== FORMAT_PCM) throw new WavFormatError(`WAV format ${formatTag} is not supported (${accepted})`)
+  if (bitsPerSample !== 16) throw new WavFormatError(`WAV with ${bitsPerSample}-bit samples is not supported (${accepted})`)
+  return { format, encoding: 'pcm16' }
 }
 
 function writeAscii(bytes: Uint8Array, at: number, text: string): void {

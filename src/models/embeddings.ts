@@ -1,4 +1,4 @@
-import { parseJsonAnswer, requestModel, type ModelConnection, type ModelTimeouts } from './http'
+import { parseJsonAnswer, readAnswer, requestModel, type ModelConnection, type ModelTimeouts } from './http'
 import { ModelServerError, type ModelRef } from './types'
 
 /**
@@ -71,7 +71,7 @@ export function createEmbeddingsClient(connection: ModelConnection, settings: Em
       try {
         const body = { model: settings.model, input, encoding_format: 'float', ...(settings.dimensions ? { dimensions: settings.dimensions } : {}) }
         const exchange = await requestModel(connection, { what, path: '/embeddings', body, timeouts, signal })
-        return parseVectors(parseJsonAnswer(await exchange.readText(), what), input.length, what)
+        return await readAnswer(exchange, (text) => parseVectors(parseJsonAnswer(text, what), input.length, what))
       } catch (error) {
         if (attempt >= attempts || !isTransient(error) || signal?.aborted) throw error
         await Bun.sleep(retryDelayMs * 2 ** (attempt - 1))

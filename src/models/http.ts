@@ -1,8 +1,16 @@
+import { isIP } from 'node:net'
+import { bareHost, reachesThisMachine } from '../egress/network-policy'
 import { readCappedText } from '../lib/capped-body'
 import { ModelServerError, type ModelFailureKind } from './types'
 
+/**
+ * How to tell whether a connection's server is on this machine (the app's resolver), and where its real failure
+ * reasons go then. Every connection made from a stored one carries it (`connectionOf`).
+ */
+export type ThisMachineRule = { resolveHost(hostname: string): Promise<string[]>; log: ModelLog }
+
 /** Where a model server is and how to authenticate; `provider` names the service in usage keys. */
-export type ModelConnection = { provider: string; baseUrl: string; apiKey?: string | null }
+export type ModelConnection = { provider: string; baseUrl: string; apiKey?: string | null; thisMachine?: ThisMachineRule }
 
 /**
  * `firstByteMs`: until the response headers arrive; `idleMs`: each wait for the body's next piece, the first included
@@ -12,6 +20,43 @@ export type ModelTimeouts = { firstByteMs: number; idleMs: number; totalMs: numb
 
 /** pino-compatible; the clients never pass a key to it. */
 export type ModelLog = { warn(fields: object, message: string): void }
+
+/**
+ * What a caller learns of a failed exchange with a server on this machine: one message whatever went wrong, so the
+ * model settings cannot be used to learn which of this machine's ports are open (refused, or what answered).
+ */
+export const onThisMachineFailed = (what: string) =>
+  `${what} failed: the model server on this machine gave no usable answer (the reason is in the Ringbase log)`
+
+const RESOLVED_KEEP_MS = 30_000
+/** A name's addresses, per resolver, kept briefly: a conversation asks the same server many times in a row. */
+const resolvedNames = new WeakMap<ThisMachineRule['resolveHost'], Map<string, { addresses: Promise<string[]>; until: number }>>()
+
+function resolveBriefly(resolveHost: ThisMachineRule['resolveHost'], hostname: string): Promise<string[]> {
+  let names = resolvedNames.get(resolveHost)
+  if (!names) resolvedNames.set(resolveHost, names = new Map())
+  const now = Date.now()
+  const known = names.get(hostname)
+  if (known && known.until > now) return known.addresses
+  for (const [name, entry] of names) if (entry.until <= now) names.delete(name)
+  const addresses = resolveHost(hostname).catch(() => [])
+  names.set(hostname, { addresses, until: now + RESOLVED_KEEP_MS })
+  return addresses
+}
+
+/** Whether `baseUrl` reaches this machine: literal addresses and `localhost` as written, a name by what it resolves to. */
+export async function serverOnThisMachine(baseUrl: string, resolveHost: ThisMachineRule['resolveHost']): Promise<boolean> {
+  let url: URL
+  try {
+    url = new URL(baseUrl)
+  } catch {
+    return false
+  }
+  if (reachesThisMachine(url, [])) return true
+  const host = bareHost(url.hostname)
+  if (isIP(host) !== 0) return false
+  return reachesThisMachine(url, await resolveBriefly(resolveHost, host))
+}
 
 export type ModelRequest = {
   /** What was being done, as the error messages say it: "chat completion", "transcription"… */
@@ -38,7 +83,10 @@ const ERROR_BODY_MAX_BYTES = 64 * 1024
 /** A response whose status was good; its body is still to be read, under the same timeouts and signal. */
 export type ModelExchange = {
   response: Response
-  /** What to throw for an error met while reading the body: the caller's abort reason, else a ModelServerError. */
+  /**
+   * What to throw for an error met while reading or parsing the body: the caller's abort reason, else a
+   * ModelServerError (for a server on this machine, the uniform one). Every error made from the answer goes through it.
+   */
   failure(error: unknown): unknown
   /** The body's pieces as they come, each awaited under the idle timeout; past `maxBytes` in all it throws. */
   chunks(): AsyncGenerator<Uint8Array>
@@ -97,8 +145,16 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
   const apiKey = connection.apiKey || null
   const server = describeServer(connection.baseUrl)
   const scrub = (text: string) => (apiKey ? text.split(apiKey).join('[redacted]') : text)
+  const onThisMachine = connection.thisMachine
+    ? await serverOnThisMachine(connection.baseUrl, connection.thisMachine.resolveHost) : false
+  // The real reason is logged; a caller of a server on this machine is told only that it failed.
+  const told = (error: ModelServerError): ModelServerError => {
+    if (!onThisMachine) return error
+    connection.thisMachine!.log.warn({ server, reason: error.message, status: error.status }, 'model server on this machine failed')
+    return new ModelServerError(onThisMachineFailed(request.what), error.status, error.kind)
+  }
   const fail = (detail: string, status: number | null = null, kind?: ModelFailureKind) =>
-    new ModelServerError(scrub(`${request.what} failed: ${detail}`), status, kind)
+    told(new ModelServerError(scrub(`${request.what} failed: ${detail}`), status, kind))
 
   const controller = new AbortController()
   let timedOut: { message: string; kind: 'timeout' | 'stalled' } | null = null
@@ -122,7 +178,10 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
     if (signal?.aborted) return signal.reason
     if (timedOut) return fail(timedOut.message, null, timedOut.kind)
     // Errors made from what the server streamed may quote the key too.
-    if (error instanceof ModelServerError) return new ModelServerError(scrub(error.message), error.status, error.kind)
+    if (error instanceof ModelServerError) {
+      if (error.message === onThisMachineFailed(request.what)) return error
+      return told(new ModelServerError(scrub(error.message), error.status, error.kind))
+    }
     const reason = error instanceof Error ? (error as Error & { code?: string }).code ?? error.message : String(error)
     return fail(`${reason} (${server})`, null, 'unreachable')
   }
@@ -182,6 +241,16 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
   } catch (error) {
     end()
     throw failure(error)
+  }
+}
+
+/** Reads the whole answer and makes a value of it; an error made from it goes through the exchange's `failure`. */
+export async function readAnswer<T>(exchange: ModelExchange, parse: (text: string) => T): Promise<T> {
+  const text = await exchange.readText()
+  try {
+    return parse(text)
+  } catch (error) {
+    throw exchange.failure(error)
   }
 }
 

@@ -1,4 +1,4 @@
-import { parseJsonAnswer, requestModel, type ModelConnection, type ModelTimeouts } from './http'
+import { parseJsonAnswer, readAnswer, requestModel, type ModelConnection, type ModelTimeouts } from './http'
 import { ModelServerError } from './types'
 
 const DEFAULT_TIMEOUTS: ModelTimeouts = { firstByteMs: 10_000, idleMs: 10_000, totalMs: 10_000 }
@@ -12,7 +12,9 @@ export async function listModels(
   const exchange = await requestModel(connection, {
     what, path: '/models', method: 'GET', timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts }, signal: options.signal,
   })
-  const data = parseJsonAnswer(await exchange.readText(), what)?.data
-  if (!Array.isArray(data)) throw new ModelServerError(`${what} failed: the answer has no "data" list`)
-  return data.map((model) => model?.id).filter((id): id is string => typeof id === 'string')
+  return readAnswer(exchange, (text) => {
+    const data = parseJsonAnswer(text, what)?.data
+    if (!Array.isArray(data)) throw new ModelServerError(`${what} failed: the answer has no "data" list`)
+    return data.map((model) => model?.id).filter((id): id is string => typeof id === 'string')
+  })
 }

@@ -1,4 +1,4 @@
-import { parseJsonAnswer, requestModel, type ModelConnection, type ModelLog, type ModelTimeouts } from './http'
+import { parseJsonAnswer, readAnswer, requestModel, type ModelConnection, type ModelLog, type ModelTimeouts } from './http'
 import { readSseData } from './sse'
 import {
   ModelServerError, type ChatMessage, type LlmClient, type LlmEvent, type LlmSettings, type TokenUsage, type ToolCall,
@@ -124,7 +124,7 @@ export function createLlmClient(connection: ModelConnection, settings: LlmSettin
     } finally {
       exchange.end()
     }
-    if (!sawDone && finishReason === null) throw new ModelServerError(`${what} failed: the stream ended before the answer did`)
+    if (!sawDone && finishReason === null) throw exchange.failure(new ModelServerError(`${what} failed: the stream ended before the answer did`))
     for (const call of toolCalls.finished()) yield { type: 'tool_call', call }
     yield { type: 'done', usage: usageOrZero(usage), finishReason }
   }
@@ -139,7 +139,7 @@ export function createLlmClient(connection: ModelConnection, settings: LlmSettin
         response_format: { type: 'json_schema', json_schema: { name: schemaName, schema, strict: true } },
       },
     })
-    const answer = parseJsonAnswer(await exchange.readText(), what)
+    const answer = await readAnswer(exchange, (text) => parseJsonAnswer(text, what))
     const content = answer?.choices?.[0]?.message?.content
     return { text: typeof content === 'string' ? content : '', usage: usageOrZero(answer?.usage) }
   }

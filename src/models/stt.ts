@@ -1,5 +1,5 @@
 import { encodeWav } from '../lib/wav'
-import { parseJsonAnswer, requestModel, type ModelConnection, type ModelTimeouts } from './http'
+import { parseJsonAnswer, readAnswer, requestModel, type ModelConnection, type ModelTimeouts } from './http'
 import { ModelServerError, type SttClient } from './types'
 
 export type SttSettings = { model: string; language?: string }
@@ -26,12 +26,13 @@ export function createSttClient(connection: ModelConnection, settings: SttSettin
       if (settings.language) form.append('language', settings.language)
       form.append('response_format', 'json')
       const exchange = await requestModel(connection, { what, path: '/audio/transcriptions', body: form, timeouts, signal })
-      const text = await exchange.readText()
-      // Asked for JSON; a server that ignores response_format answers plain text.
-      if (!text.trimStart().startsWith('{')) return text.trim()
-      const recognised = parseJsonAnswer(text, what)?.text
-      if (typeof recognised !== 'string') throw new ModelServerError(`${what} failed: the answer has no text`)
-      return recognised.trim()
+      return readAnswer(exchange, (text) => {
+        // Asked for JSON; a server that ignores response_format answers plain text.
+        if (!text.trimStart().startsWith('{')) return text.trim()
+        const recognised = parseJsonAnswer(text, what)?.text
+        if (typeof recognised !== 'string') throw new ModelServerError(`${what} failed: the answer has no text`)
+        return recognised.trim()
+      })
     },
   }
 }

@@ -1,3 +1,4 @@
+import { toolRecordingProblem } from '../recordings/service'
 import { and, asc, eq, inArray } from 'drizzle-orm'
 import type { DefinitionError, WorkflowDefinition } from '../agents/definition'
 import type { AppContext } from '../context'
@@ -89,6 +90,8 @@ function checkedDefinition(ctx: AppContext, organizationId: number, definition: 
     }
     if (namesThisServer(ctx, url)) items.push(valueError(['body', 'definition', checked.type, 'config', 'url'], THIS_SERVER_MESSAGE, url))
   }
+  const recordingProblem = toolRecordingProblem(ctx, organizationId, checked, ['body', 'definition', checked.type, 'config'])
+  if (recordingProblem) items.push(recordingProblem)
   if (category && category !== definition.type) {
     items.push(valueError(['body', 'category'], `category '${category}' must match definition.type '${definition.type}'`, category))
   }

@@ -55,6 +55,8 @@ export type VoicePipelineOptions = {
   stt: SttClient
   /** A model's TTS client, or the built-in voice. */
   tts: TtsClient
+  /** The line audio of the recordings the conversation may play, by `recording_id` (played instead of speech). */
+  recordings?: ReadonlyMap<string, { ulaw: Uint8Array }>
   vad: VadEngine
   /** WebRTC VAD aggressiveness; 3 (the default) suits telephone lines best. */
   vadMode?: VadMode
@@ -146,7 +148,8 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   const turns = detectTurns(options.vad.createVad(settings.vadMode), turnParameters)
   const answeringMachine = options.voicemail ? detectAnsweringMachine(options.voicemail.parameters) : null
   const voice = agentVoice({
-    tts: options.tts, mark: () => transport.mark(), lineClosed: () => transport.closed, cutWhileCallerSpeaks: !waitForWords, onTtsText: options.onTtsText,
+    tts: options.tts, mark: () => transport.mark(), lineClosed: () => transport.closed, cutWhileCallerSpeaks: !waitForWords,
+    recordings: options.recordings, onTtsText: options.onTtsText,
   })
   const conversationStage = converse({ interruptOnSpeechStart: !waitForWords, agentSilent: () => voice.whenSilent() })
   const metrics = measureTurns({ answeringMachineDetection: answeringMachine !== null })

@@ -220,11 +220,12 @@ describe('end_call', () => {
 
   test('a recorded goodbye ends the call once played; a channel without speech reports ends at once; an unreported goodbye ends after a minute', async () => {
     const recorded = tool('t-end', 'Hang up', { schema_version: 1, type: 'end_call', config: endCallConfig({ messageType: 'audio', audioRecordingId: 'rec-9' }) })
-    const voice = setUp(agent(['t-end']), [recorded])
+    const voice = setUp(agent(['t-end']), [recorded], { recordings: new Map([['rec-9', { transcript: 'Goodbye!' }]]) })
     await voice.conversation.start()
     voice.llm.say({ calls: ['hang_up'] })
     await voice.conversation.userMessage('bye')
-    expect(voice.ofType('play_recording')).toEqual([{ type: 'play_recording', recording_id: 'rec-9', purpose: 'tool_message' }])
+    expect(voice.ofType('agent_text').filter((event) => event.kind === 'tool_message'))
+      .toEqual([{ type: 'agent_text', turn: 2, text: 'Goodbye!', kind: 'tool_message', recording_id: 'rec-9' }])
     expect(voice.conversation.ended).toBe(false)
     voice.conversation.agentSpeechEnded()
     await Bun.sleep(1)

@@ -181,9 +181,16 @@ describe('walking the graph', () => {
     const invalid = setUp(salesAgent(), { variables: { greeting_override: { type: 'text', text: '' } } })
     expect((await invalid.conversation.start()).map(({ text }) => text)).toEqual(['Hello there, this is .'])
 
-    const audio = setUp(salesAgent(), { variables: { greeting_override: { type: 'audio', recording_id: 7 } } })
-    await audio.conversation.start()
-    expect(audio.ofType('play_recording')).toEqual([{ type: 'play_recording', recording_id: '7', purpose: 'greeting' }])
+    const recordings = new Map([['welcome_7', { transcript: 'Welcome to Acme.' }]])
+    const audio = setUp(salesAgent(), { recordings, variables: { greeting_override: { type: 'audio', recording_id: 'welcome_7' } } })
+    expect((await audio.conversation.start()).map(({ text }) => text)).toEqual(['Welcome to Acme.'])
+    expect(audio.ofType('agent_text')).toEqual([{ type: 'agent_text', turn: 0, text: 'Welcome to Acme.', kind: 'greeting', recording_id: 'welcome_7' }])
+
+    // A recording the organization does not have (a CSV row naming none): a warning, and the model speaks first.
+    const missing = setUp(salesAgent(), { recordings, variables: { greeting_override: { type: 'audio', recording_id: 'gone' } } })
+    missing.llm.say({ text: 'Good day!' })
+    expect((await missing.conversation.start()).map(({ text }) => text)).toEqual(['Good day!'])
+    expect(missing.conversation.record().logs.warnings).toEqual(["Recording 'gone' (greeting) does not exist in this organization: not played"])
 
     const silent = setUp(salesAgent({ start: { greeting: '' } }))
     silent.llm.say({ text: 'Good morning!' })

@@ -3,6 +3,7 @@ import { DialError } from '../../src/telephony/provider'
 import type { TestApp } from '../support/app'
 import { startHttpTestApp, type HttpTestApp } from '../support/http-app'
 import { sampleDefinition } from '../support/agents'
+import { createRecording, lineToneWav } from '../support/recordings'
 import { VALID_CONFIGS } from '../support/telephony'
 
 /*
@@ -92,6 +93,9 @@ beforeAll(async () => {
   const { pathname, search } = new URL(grant.upload_url)
   expect((await fetch(`${await t.httpUrl()}${pathname}${search}`, { method: 'PUT', body: 'FAQ', headers: { 'content-type': 'text/plain' } })).status).toBe(200)
   ids.document_uuid = (await ok('POST', '/api/v1/knowledge-base/process-document', { document_uuid: grant.document_uuid, s3_key: grant.s3_key, retrieval_mode: 'full_document' })).document_uuid
+  const recording = (await createRecording(t, 'orga-clip', lineToneWav(440, 200), { transcript: MARK })).body.recordings[0]
+  // `{id}` is only a recording's numeric id so far (PATCH /workflow-recordings/{id}, as the reference names it).
+  Object.assign(ids, { id: String(recording.id), recording_id: recording.recording_id })
   const chat = await ok('POST', `/api/v1/workflow/${agent.id}/text-chat/sessions`, { name: `${MARK} chat` })
   idsOnPaths.push({ fragment: '/text-chat/', ids: { run_id: String(chat.workflow_run_id) } })
 })
@@ -138,6 +142,8 @@ const VALID_BODIES: Record<string, unknown> = {
   'POST /api/v1/workflow/{workflow_id}/text-chat/sessions': {},
   'POST /api/v1/workflow/{workflow_id}/text-chat/sessions/{run_id}/messages': { text: 'Hi' },
   'PUT /api/v1/tools/{tool_uuid}': { name: 'Renamed' },
+  'PATCH /api/v1/workflow-recordings/{id}': { recording_id: 'renamed' },
+  'POST /api/v1/workflow-recordings/upload-url': { files: [{ filename: 'a.wav', file_size: 1 }] },
 }
 
 const urlOf = (operation: Operation) => operation.path.replace(/\{(\w+)\}/g, (_, name: string) =>

@@ -25,7 +25,7 @@ export type DocBlock = {
 }
 
 export const COMMAND_LANGUAGES = new Set(['sh', 'bash', 'shell', 'http'])
-const OTHER_LANGUAGES = new Set(['json', 'ini', 'text'])
+const OTHER_LANGUAGES = new Set(['json', 'ini', 'text', 'ts'])
 
 const FENCE = /^(\s*)(`{3,}|~{3,})\s*([^\s`]*)\s*$/
 const MARKER = /^<!--\s*docs-test:(.*?)-->$/
@@ -85,7 +85,7 @@ export function docBlocks(file: string, markdown: string): { blocks: DocBlock[];
       else if (!COMMAND_LANGUAGES.has(fence.lang)) problems.push(`${at}: only commands are skipped, this block is \`\`\`${fence.lang || '(no language)'}`)
     }
     if (!COMMAND_LANGUAGES.has(fence.lang) && !OTHER_LANGUAGES.has(fence.lang)) {
-      problems.push(`${at}: fence \`\`\`${fence.lang || '(no language)'}: label it sh, bash, shell or http (commands the test runs), json, ini or text`)
+      problems.push(`${at}: fence \`\`\`${fence.lang || '(no language)'}: label it sh, bash, shell or http (commands the test runs), json, ini, text or ts (a listing)`)
     }
     if (fence.lang === 'json' && jsonProblem(fence.text)) problems.push(`${at}: this json block is not JSON: ${jsonProblem(fence.text)}`)
     blocks.push({ file, line: fence.line, lang: fence.lang, text: fence.text, skip, output: null })

@@ -9,10 +9,10 @@ import { createSttClient } from '../../src/models/stt'
 import { createTtsClient } from '../../src/models/tts'
 import type { EndCallConfig } from '../../src/tools/schemas'
 import { connectAriMedia } from '../../src/voice/ari-media'
-import { ulawToPcm16 } from '../../src/voice/g711'
+import { pcm16ToUlaw, ulawToPcm16 } from '../../src/voice/g711'
 import { createVoicePipeline, type VoiceCallResult, type VoicePipeline, type VoicePipelineOptions } from '../../src/voice/pipeline'
 import { loadVadEngine, type VadEngine } from '../../src/voice/vad'
-import { loudestWindow, rms, toneAmplitude } from '../support/audio'
+import { loudestWindow, rms, sine, toneAmplitude } from '../support/audio'
 import { startFakeAriMedia, type FakeAriMedia, type FakeMediaChannel } from '../support/fake-ari-media'
 import { callTool, say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { waitFor } from '../support/wait'
@@ -66,7 +66,10 @@ type Call = {
   result: Promise<VoiceCallResult>
 }
 
-async function startCall(options: { definition?: WorkflowDefinition; configurations?: Json; pipeline?: Partial<VoicePipelineOptions>; tools?: ConversationTools } = {}): Promise<Call> {
+async function startCall(options: {
+  definition?: WorkflowDefinition; configurations?: Json; pipeline?: Partial<VoicePipelineOptions>; tools?: ConversationTools
+  recordings?: Map<string, { transcript: string; ulaw: Uint8Array }>
+} = {}): Promise<Call> {
   const channel = media.addChannel()
   const transport = await connectAriMedia({ endpoint: media.url, connectionId: channel.connectionId })
   const connection = { provider: 'openai', baseUrl: models.baseUrl }
@@ -76,6 +79,7 @@ async function startCall(options: { definition?: WorkflowDefinition; configurati
     transport, vad, clock: systemClock, tickIntervalMs: 20, onWarning: (message) => warnings.push(message),
     stt: createSttClient(connection, { model: 'fake-stt' }),
     tts: createTtsClient(connection, { model: 'fake-tts', voice: 'alloy' }),
+    recordings: options.recordings,
     ...options.pipeline,
   })
   const conversation = createConversation({
@@ -84,6 +88,7 @@ async function startCall(options: { definition?: WorkflowDefinition; configurati
     variables: {},
     llm: createLlmClient(connection, { model: 'fake-llm' }),
     tools: options.tools,
+    recordings: options.recordings,
     clock: systemClock,
     onEvent: (event) => {
       events.push(event)
@@ -256,15 +261,20 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     expect(marksProcessed(call.channel)).toHaveLength(2)
   }, 30_000)
 
-  test('an end_call tool\'s recorded goodbye (not played on calls yet) does not hold the end', async () => {
+  test('an end_call tool\'s recorded goodbye: its line audio is played (no synthesis), then the call ends', async () => {
     models.chat.queue(callTool('hang_up', {}))
-    const call = await startCall(hangUpTool({ messageType: 'audio', customMessage: null, audioRecordingId: 'rec-9' }))
+    const goodbye = pcm16ToUlaw(sine(700, 8000, 400))
+    const recordings = new Map([['rec-9', { transcript: 'Goodbye!', ulaw: goodbye }]])
+    const call = await startCall({ ...hangUpTool({ messageType: 'audio', customMessage: null, audioRecordingId: 'rec-9' }), recordings })
     await greetingHeard(call)
+    const playedBefore = call.channel.played.length
     for (const digit of ['1', '#']) call.pipeline.dtmf(digit)
-    // without the pipeline's word the conversation would wait a minute for the clip to be heard
     const result = await Promise.race([call.result, Bun.sleep(10_000).then(() => null)])
     expect(result?.endReason).toBe('end_call_tool')
-    expect(call.warnings).toEqual(['Recorded audio (tool_message, recording rec-9) is not played on voice calls yet'])
+    const clip = Buffer.concat(call.channel.played.slice(playedBefore).map(({ ulaw }) => ulaw))
+    expect(new Uint8Array(clip.subarray(0, goodbye.length))).toEqual(new Uint8Array(goodbye))
+    expect(speechInputs()).not.toContain('Goodbye!')
+    expect(call.conversation.record().logs.transcript.at(-1)).toMatchObject({ role: 'agent', text: 'Goodbye!' })
   }, 30_000)
 
   test('an answering machine (long greeting, beep) ends the call as voicemail; the workflow\'s message is left after the beep', async () => {

@@ -11,6 +11,7 @@
 import type { ConversationEvent } from '../../conversation/engine'
 import type { TtsClient } from '../../models/types'
 import type { MarkOutcome } from '../media-transport'
+import { ulawToPcm16 } from '../g711'
 import { createResampler, type Resampler } from '../resample'
 import { createSentenceSplitter, type SentenceSplitter } from '../sentences'
 import type { Stage, StageContext } from '../stage'
@@ -37,6 +38,8 @@ export type AgentVoiceOptions = {
   lineClosed(): boolean
   /** Agent speech that starts while the caller is talking is cut at once (off with `bargeInMinWords`). */
   cutWhileCallerSpeaks: boolean
+  /** The line audio (8 kHz µ-law) of the recordings the run may play, by `recording_id`: played instead of speech. */
+  recordings?: ReadonlyMap<string, { ulaw: Uint8Array }>
   onTtsText?: (characters: number) => void
 }
 
@@ -54,7 +57,8 @@ type VoiceState = {
   options: AgentVoiceOptions
   context: StageContext
   speeches: Map<number, TurnSpeech>
-  sentences: { turn: number; text: string }[]
+  /** `recordingId`: a recording's turn, played as its stored audio instead of synthesised. */
+  sentences: { turn: number; text: string; recordingId?: string }[]
   synthesis: { turn: number; controller: AbortController } | null
   /** Set and cleared synchronously with the loop's last check, so a sentence queued meanwhile is never stranded. */
   speaking: boolean
@@ -91,14 +95,11 @@ export function agentVoice(options: AgentVoiceOptions): AgentVoice {
 }
 
 function onConversationEvent(state: VoiceState, event: Exclude<ConversationEvent, { type: 'ended' }>): void {
-  if (event.type === 'agent_text') return onAgentText(state, event.turn, event.text)
+  if (event.type === 'agent_text') return onAgentText(state, event.turn, event.text, event.recording_id)
   if (event.type === 'agent_turn_done') return onAgentTurnDone(state, event.turn, event.interrupted)
-  if (event.type !== 'play_recording') return
-  state.context.warn(`Recorded audio (${event.purpose}, recording ${event.recording_id}) is not played on voice calls yet`)
-  if (event.purpose === 'tool_message') clipSkipped(state)
 }
 
-function onAgentText(state: VoiceState, turn: number, text: string): void {
+function onAgentText(state: VoiceState, turn: number, text: string, recordingId?: string): void {
   const { context } = state
   if (turn <= state.cutThroughTurn || context.ending()) return
   let speech = state.speeches.get(turn)
@@ -111,7 +112,9 @@ function onAgentText(state: VoiceState, turn: number, text: string): void {
       return
     }
   }
-  for (const sentence of speech.splitter.push(text)) queueSentence(state, speech, sentence)
+  // A recording is one piece: its whole clip, heard (or cut) like a sentence.
+  if (recordingId) queueSentence(state, speech, text, recordingId)
+  else for (const sentence of speech.splitter.push(text)) queueSentence(state, speech, sentence)
 }
 
 function onAgentTurnDone(state: VoiceState, turn: number, interrupted: boolean): void {
@@ -133,20 +136,9 @@ function onAgentTurnDone(state: VoiceState, turn: number, interrupted: boolean):
   settleTurn(state, speech)
 }
 
-/**
- * A tool's clip (an end_call goodbye) is waited for by the conversation until `agentSpeechEnded`; unplayed, it is over
- * once what was said before it has been heard. After a macrotask: the tool call that said it is still running, and its
- * end (the conversation's closing) is set when it returns.
- */
-function clipSkipped(state: VoiceState): void {
-  void whenSilent(state).then(() => setTimeout(() => {
-    if (!state.context.ending()) state.context.conversation.agentSpeechEnded()
-  }))
-}
-
-function queueSentence(state: VoiceState, speech: TurnSpeech, text: string): void {
+function queueSentence(state: VoiceState, speech: TurnSpeech, text: string, recordingId?: string): void {
   speech.pending += 1
-  state.sentences.push({ turn: speech.turn, text })
+  state.sentences.push({ turn: speech.turn, text, recordingId })
   if (state.speaking) return
   state.speaking = true
   void speakSentences(state).finally(() => { state.speaking = false })
@@ -161,7 +153,9 @@ async function speakSentences(state: VoiceState): Promise<void> {
     const controller = new AbortController()
     state.synthesis = { turn: sentence.turn, controller }
     void state.context.push({ kind: 'sentence_started' })
-    const sent = await synthesizeAndSend(state, sentence.text, controller.signal)
+    const sent = sentence.recordingId !== undefined
+      ? playRecorded(state, sentence.recordingId)
+      : await synthesizeAndSend(state, sentence.text, controller.signal)
     state.synthesis = null
     if (speeches.get(sentence.turn) !== speech) continue
     speech.pending -= 1
@@ -176,6 +170,17 @@ async function speakSentences(state: VoiceState): Promise<void> {
       settleTurn(state, speech)
     })
   }
+}
+
+/** Pushes a recording's stored line audio at once (no synthesis, no resampling); false when the run has none. */
+function playRecorded(state: VoiceState, recordingId: string): boolean {
+  const ulaw = state.options.recordings?.get(recordingId)?.ulaw
+  if (!ulaw) {
+    state.context.warn(`Recording '${recordingId}' has no audio on this call: not played`)
+    return false
+  }
+  void state.context.push({ kind: 'agent_audio', pcm: ulawToPcm16(ulaw), atMs: state.context.now() })
+  return true
 }
 
 /** Synthesises `text` and pushes its audio as it comes; true when any audio was pushed. */
