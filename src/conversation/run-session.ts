@@ -174,23 +174,19 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   const { run, definition, configurations } = loaded
   const { channel } = options
   const log = ctx.log.child({ runId, organizationId: run.organizationId, channel })
-
   const fallbackSwitches: Record<string, unknown>[] = []
   const sessionWarnings: string[] = []
   let usage = emptyUsageInfo()
   let persistQueued = false
   let finishing: Promise<void> | null = null
-
   const onSwitch = (change: LlmSwitch) => {
     fallbackSwitches.push(fallbackEntry(ctx, change))
     log.warn({ from: change.from, to: change.to, reason: change.reason }, 'LLM fallback: switched to the next model')
     queuePersist()
   }
 
-  const opened = await openClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch, timeouts: options.modelTimeouts })
-  const { runtime } = opened
-  const embeddings = opened.resolved.embeddings
-  const { clients, noteModelFailure } = watchedClients(ctx, opened, options.onModelFailure)
+  const { clients, runtime, embeddings, noteModelFailure } = watchedClients(ctx,
+    await openClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch, timeouts: options.modelTimeouts }), options.onModelFailure)
   const variables = variablesOf(run)
   sessionWarnings.push(...await applyPreCallFetch(ctx, loaded, variables))
 
@@ -356,8 +352,8 @@ async function openClients(
  * or a slow answer in one call may be that call's; the connection check remembers those too).
  */
 function watchedClients(
-  ctx: AppContext, { clients, resolved }: { clients: RunClients; resolved: ResolvedModels }, onModelFailure?: OnModelFailure,
-): { clients: RunClients; noteModelFailure: (failure: ModelFailure) => void } {
+  ctx: AppContext, { clients, runtime, resolved }: { clients: RunClients; runtime: Record<string, unknown>; resolved: ResolvedModels }, onModelFailure?: OnModelFailure,
+): { clients: RunClients; runtime: Record<string, unknown>; embeddings: ResolvedModels['embeddings']; noteModelFailure: (failure: ModelFailure) => void } {
   const noteModelFailure = (failure: ModelFailure) => {
     const uuid = resolved[failure.service]?.connectionUuid
     if (uuid && failure.kind === 'unreachable') ctx.modelHealth.noteDown(uuid, failure.kind)
@@ -366,7 +362,8 @@ function watchedClients(
     noteModelFailure(failure)
     await onModelFailure?.(failure)
   }
-  return { clients: { ...clients, llm: guardLlm(clients.llm, onFailure), stt: clients.stt && guardStt(clients.stt, onFailure) }, noteModelFailure }
+  const guarded = { ...clients, llm: guardLlm(clients.llm, onFailure), stt: clients.stt && guardStt(clients.stt, onFailure) }
+  return { clients: guarded, runtime, embeddings: resolved.embeddings, noteModelFailure }
 }
 
 /** The Start node's pre-call fetch: its variables merged into `variables` and the run; returns its warnings. */
