@@ -11,6 +11,7 @@ import { systemClock, type Clock } from './lib/clock'
 import { loadMasterKey } from './lib/encryption'
 import { createOrgEventBus } from './lib/org-event-bus'
 import { createLogger, type Logger } from './log'
+import { createModelHealth } from './models/health'
 import { localObjectStore } from './storage/object-store'
 import { createVectorCache } from './knowledge/vector-index'
 import { createTelephony } from './telephony/provider'
@@ -34,13 +35,15 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
   const { db, sqlite, applied } = openDatabase(config.dataDir)
   if (applied.length > 0) log.info({ migrations: applied }, 'database migrated')
   const masterKey = loadMasterKey({ env: config.masterKey ?? undefined, dataDir: config.dataDir })
+  const clock = overrides.clock ?? systemClock
   const ctx: AppContext = {
-    config, db, sqlite, log, clock: overrides.clock ?? systemClock, version: VERSION,
+    config, db, sqlite, log, clock, version: VERSION,
     masterKey, providerApis: { ...PROVIDER_API_BASE_URLS, ...config.providerApiOverrides }, ariConnected: () => false, telephony: createTelephony(),
     ari: null,
     objects: localObjectStore(join(config.dataDir, 'objects')),
     knowledge: { vectors: createVectorCache(KNOWLEDGE_CACHE_BYTES), wake: () => {} },
     resolveHost: resolveHostAddresses,
+    modelHealth: createModelHealth(() => clock.now()),
     events: createOrgEventBus<ChangeEvent>((error) => log.error({ err: error }, 'change event listener failed')),
   }
   registerCarriers(ctx)

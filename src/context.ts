@@ -3,6 +3,7 @@ import type { Db, SqlDatabase } from './db/open'
 import type { Clock } from './lib/clock'
 import type { OrgEventBus } from './lib/org-event-bus'
 import type { Logger } from './log'
+import type { ModelHealth } from './models/health'
 import type { VectorCache } from './knowledge/vector-index'
 import type { ObjectStore } from './storage/object-store'
 import type { Telephony } from './telephony/provider'
@@ -59,6 +60,8 @@ export type AppContext = {
   knowledge: { vectors: VectorCache; wake(): void }
   /** The addresses of a host name, for outbound requests (which check them all); tests answer for made-up names. */
   resolveHost: (hostname: string) => Promise<string[]>
+  /** Model servers seen failing lately (models/health.ts): run starts refuse a call they would fail. */
+  modelHealth: ModelHealth
   /** Changes of runs and campaigns, as they happen in this process. */
   events: OrgEventBus<ChangeEvent>
 }

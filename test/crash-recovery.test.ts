@@ -7,6 +7,7 @@ import { databaseProblems } from '../src/db/integrity'
 import { startFakeAri, type FakeAri } from './support/fake-ari'
 import { callApi, SOURCE_COMMAND, startServe } from './support/serve-process'
 import { waitFor } from './support/wait'
+import { configureModelsNeverAsked } from './support/voice-models'
 
 // kill -9 while a campaign call is up, the far end hangs up while the server is down, restart: the person who
 // already answered is not called again, and the bridge the call left on the PBX is destroyed (only ours, only closed).
@@ -46,6 +47,7 @@ async function startOneContactCampaign(retryConfig: Record<string, unknown>): Pr
   await api('POST', '/api/v1/organizations/telephony-configs', {
     name: 'PBX', is_default_outbound: true, config: { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass' },
   })
+  await configureModelsNeverAsked((path, body) => api('POST', path, body))
   await waitFor('ARI connected', async () => (await api('GET', '/api/v1/health')).ari.connected === 1, 10_000)
   const csv = 'phone_number\n1000\n'
   const grant = await api('POST', '/api/v1/s3/presigned-upload-url', { file_name: 'one.csv', file_size: csv.length })

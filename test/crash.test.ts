@@ -7,6 +7,8 @@ import { databaseProblems } from '../src/db/integrity'
 import { startFakeAri, type FakeAri } from './support/fake-ari'
 import { callApi, listeningUrl, outputOf, SOURCE_COMMAND, spawnServe, type ServeProcess } from './support/serve-process'
 import { waitFor } from './support/wait'
+import { configureModelsNeverAsked } from './support/voice-models'
+import { say, startFakeModels, type FakeModels } from './support/fake-models'
 
 // kill -9 of a server in the middle of a campaign, then a restart on the same data dir: no attempt is dialled twice,
 // no contact is lost, and the campaign finishes with exact counters. The server is a real `ringbase serve` process
@@ -20,7 +22,12 @@ let dataDir: string
 /** Every server started here: a failing test (a wait timing out before its kill) must leave no `ringbase serve` behind. */
 const servers: ServeProcess[] = []
 
+/** The model server the answered calls talk to: the agent says hello and waits. */
+let models: FakeModels
+
 beforeAll(async () => {
+  models = startFakeModels()
+  models.chat.handler = () => say('Hello.')
   fake = await startFakeAri({ timeScale: 0.05 })
   dataDir = mkdtempSync(join(tmpdir(), 'ringbase-crash-'))
 })
@@ -28,6 +35,7 @@ afterAll(async () => {
   for (const server of servers) server.kill('SIGKILL')
   await Promise.all(servers.map((server) => server.exited))
   await fake.close()
+  models.stop()
   rmSync(dataDir, { recursive: true, force: true })
 })
 
@@ -51,6 +59,8 @@ test('kill -9 mid-campaign, restart: each attempt dialled at most once, every co
   await api(url, 'POST', '/api/v1/organizations/telephony-configs', {
     name: 'PBX', is_default_outbound: true, config: { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass' },
   })
+  // Answered calls ask a model server that is there: one nothing listens on would stop the dialer (models/health.ts).
+  await configureModelsNeverAsked((path, body) => api(url, 'POST', path, body), undefined, models.baseUrl)
   await waitFor('ARI connected', async () => (await api(url, 'GET', '/api/v1/health')).ari.connected === 1, 10_000)
   const csv = ['phone_number', ...Array.from({ length: CONTACTS }, (_, i) => String(1000 + i))].join('\n') + '\n'
   const grant = await api(url, 'POST', '/api/v1/s3/presigned-upload-url', { file_name: 'crash.csv', file_size: csv.length })

@@ -29,6 +29,22 @@ export const WorkflowConfigurationsSchema = t.Object(
     model_configuration_uuid: t.Optional(t.Union([t.String({ format: 'uuid', maxLength: 36 }), t.Null()], {
       description: 'The model configuration runs of this agent use (else the organization default); run model_overrides go over it.',
     })),
+    unavailable_call: t.Optional(t.Object({
+      answer: t.Optional(t.Boolean({ description: 'Answer an inbound call to say `message` (default true); false leaves it unanswered.' })),
+      message: t.Optional(t.String({ minLength: 1, maxLength: 500, description: 'Said in the built-in voice. Default: "Sorry, this line cannot take calls right now. Please try again later."' })),
+    }, {
+      additionalProperties: false,
+      description: 'A call to this agent when it cannot run (no LLM, a pinned configuration gone, a model server failing). '
+        + 'Run starts are refused before dialling; an inbound call hears `message`, then is hung up.',
+    })),
+    model_failure: t.Optional(t.Object({
+      message: t.Optional(t.String({ minLength: 1, maxLength: 500, description: 'Said in the built-in voice. Default: "I\'m sorry, I\'m having trouble right now. Please call back later."' })),
+      transfer_to: t.Optional(t.String({ minLength: 1, maxLength: 255, description: 'Where the call is transferred after `message` (a phone number or SIP address, as transfer_call takes); else the call ends with disposition `model_error`.' })),
+    }, {
+      additionalProperties: false,
+      description: 'An LLM, speech-to-text or text-to-speech server failing mid-call (timeout, 5xx, stalled stream, refused '
+        + 'connection), once `llm_fallback` had its turn.',
+    })),
   },
   { additionalProperties: true },
 )

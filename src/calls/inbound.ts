@@ -6,13 +6,17 @@ import { findRunTarget, RUN_TARGET_PROBLEMS } from '../runs/target'
 import type { InboundOffer, InboundRoute } from '../telephony/provider'
 import { getConfigCredentials } from '../telephony/config/configurations'
 import { concurrentCallLimit } from './start'
+import { runModelsProblem } from '../models/readiness'
+import { unavailableCallOf } from '../definition/fallback-lines'
 
 /**
  * Where an inbound call goes, on every provider (reference §1.8): the called number must match an active phone number
  * of the configuration the call arrived on (compared normalized, with that number's country), the number must have an
  * inbound agent with a published version, and the organization must be under its concurrent call limit. Then the
  * inbound run is created (`call_type: inbound`, the caller and called numbers in its initial context) before the call
- * is answered. One transaction: two calls cannot both take the last free slot.
+ * is answered. One transaction: two calls cannot both take the last free slot. An agent that cannot run (its models:
+ * models/readiness.ts) still gets its run, which fails when the answered call opens it and the caller hears the agent's
+ * `unavailable_call.message` in the built-in voice; with `unavailable_call.answer: false` the call is refused instead.
  */
 
 export type InboundDecision = Exclude<InboundRoute, { ours: true }>
@@ -32,6 +36,11 @@ export function startInboundRun(ctx: AppContext, offer: InboundOffer): InboundDe
     if ('problem' in found) return { refused: `inbound agent of ${number.address_normalized}: ${RUN_TARGET_PROBLEMS[found.problem]}` }
     if (openCallCount(ctx, organizationId) >= concurrentCallLimit(ctx, organizationId)) return { refused: 'concurrent call limit reached' }
     const { target } = found
+    // An agent that cannot run is answered only to hear its unavailable line (calls/voice.ts), unless it says not to.
+    const modelsProblem = runModelsProblem(ctx, organizationId, { overrides: null, configurations: target.configurations }, 'voice')
+    if (modelsProblem && !unavailableCallOf(target.configurations).answer) {
+      return { refused: `inbound agent of ${number.address_normalized} cannot take a call: ${modelsProblem}` }
+    }
     const callerNumber = offer.callerNumber || 'unknown'
     const run = createRun(ctx, {
       organizationId,

@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { invalid, limitReached, notFound, refused, upstreamFailed } from '../lib/errors'
 import { modelOverridesProblems } from '../models/resolve'
+import { runModelsProblem } from '../models/readiness'
 import { validateDestination } from '../lib/phone'
 import { ariDestinationRules } from '../telephony/config/providers/ari'
 import { openCallCount } from '../runs/service'
@@ -14,6 +15,8 @@ import type { TriggerCallBody, TriggerCallResponse } from './schemas'
 export type TriggerMode = 'production' | 'test'
 
 export const CONCURRENT_CALL_LIMIT_REACHED = 'Concurrent call limit reached'
+/** How a run start that its agent's models keep from running begins its 400; nothing is dialled. */
+export const AGENT_CANNOT_RUN = 'The agent cannot take a call'
 
 /** Keys of initial_context only the server writes; a client's values for them are dropped. */
 const RESERVED_CONTEXT_KEYS = new Set(['provider', 'runtime_configuration'])
@@ -22,8 +25,10 @@ const tooManyCalls = () => limitReached(CONCURRENT_CALL_LIMIT_REACHED)
 
 /**
  * Starts an outbound run over the public API, checking in the reference platform's order (validation already
- * passed, the caller authenticated by the route): the agent (404, another organization's agents do not exist), the telephony
- * configuration and caller id (404/400), the destination for that provider (400), the organization's concurrent
+ * passed, the caller authenticated by the route): the agent (404, another organization's agents do not exist), the
+ * telephony configuration and caller id (404/400), the destination for that provider (400), the agent's models (400:
+ * none resolvable, a pinned configuration or connection gone, a model server seen failing; models/readiness.ts), the
+ * organization's concurrent
  * call limit (429). Then the run is written with its call id and the provider dials; a refused dial fails the run
  * (through the same call report as any other outcome) and answers 400.
  */
@@ -50,6 +55,8 @@ export async function startRunByApi(
   }
   const destinationProblem = validateDestination(body.phone_number, line.providerName, ariDestinationRules(line.credentials))
   if (destinationProblem) throw refused(`phone_number ${destinationProblem}`)
+  const modelsProblem = runModelsProblem(ctx, organizationId, { overrides: body.model_overrides ?? null, configurations: target.configurations }, 'voice')
+  if (modelsProblem) throw refused(`${AGENT_CANNOT_RUN}: ${modelsProblem}`)
 
   const clientContext = Object.fromEntries(Object.entries(body.initial_context ?? {}).filter(([key]) => !RESERVED_CONTEXT_KEYS.has(key)))
   const started = startOutboundCall(ctx, () => {

@@ -8,6 +8,11 @@ import type { AnsweredCall, ConversationHooks, ConversationOutcome } from '../te
 import { createVoicePipeline, type VoiceCallResult, type VoicemailOptions, type VoicePipeline, type VoicePipelineOptions } from '../voice/pipeline'
 import type { CallRecording } from '../voice/recorder'
 import { loadVadEngine, type VadEngine } from '../voice/vad'
+import { speakBuiltinLine, ttsWithBuiltinFallback } from '../voice/fallback'
+import { modelFailureLineOf, unavailableCallOf, type ModelFailureLine } from '../definition/fallback-lines'
+import { SERVICE_NAMES, type ModelFailure } from '../models/failures'
+import type { ModelTimeouts } from '../models/http'
+import type { EndReason } from '../conversation/record'
 
 /**
  * The conversation of an answered voice call: the run session (models, the Conversation, the run written as it goes)
@@ -36,6 +41,8 @@ const DEFAULT_TURN_START_MIN_WORDS = 3
 export type VoiceConversationOptions = {
   /** Pipeline timings tests shorten. */
   pipeline?: Partial<Pick<VoicePipelineOptions, 'tickIntervalMs' | 'dtmfTimeoutMs' | 'mediaLossGraceMs' | 'drainTimeoutMs'>>
+  /** Model server timeouts tests shorten. */
+  modelTimeouts?: Partial<ModelTimeouts>
 }
 
 export const recordingKeysFor = (organizationId: number, runId: number) => ({
@@ -50,33 +57,45 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
   return {
     async onAnswered(call) {
       const log = ctx.log.child({ runId: call.runId, callId: call.callId })
-      let pipeline: VoicePipeline | null = null
-      let session: RunSession
-      try {
-        session = await openRunSession(ctx, call.runId, {
-          channel: 'voice',
-          onEvent: (event) => pipeline?.conversationEvent(event),
-          ...(call.transfer ? { transferCall: (request, signal) => call.transfer!(request, signal) } : {}),
-        })
-      } catch (error) {
-        // The session completed the run with the reason; the call is hung up when this returns.
-        if (error instanceof RunSessionError) return {}
-        throw error
-      }
-      const { stt, tts } = session.clients
       const warnings: string[] = []
       const warn = (message: string) => {
         warnings.push(message)
         log.warn({ warning: message }, 'voice call problem')
       }
+      let pipeline: VoicePipeline | null = null
+      let session: RunSession
+      const failures = modelFailureHandling(call, (message) => warn(message), (reason) => pipeline?.stop(reason))
+      try {
+        session = await openRunSession(ctx, call.runId, {
+          channel: 'voice',
+          onEvent: (event) => pipeline?.conversationEvent(event),
+          ...(call.transfer ? { transferCall: (request, signal) => call.transfer!(request, signal) } : {}),
+          onModelFailure: failures.onFailure,
+          modelTimeouts: options.modelTimeouts,
+        })
+      } catch (error) {
+        if (!(error instanceof RunSessionError)) throw error
+        // The session completed the run with the reason; the call is hung up when this returns. An agent whose models
+        // cannot run tells the caller so first.
+        if (error.configurations) {
+          await speakBuiltinLine(call.media, unavailableCallOf(error.configurations).message, (failure) => log.error({ err: failure }, 'unavailable line not said'))
+        }
+        return {}
+      }
+      failures.useLine(modelFailureLineOf(session.configurations))
+      const { stt } = session.clients
+      const tts = ttsWithBuiltinFallback(session.clients.tts!, (failure) => {
+        session.noteModelFailure(failure)
+        failures.noteTtsFailure(failure)
+      })
       vad ??= loadVadEngine()
       const voice = createVoicePipeline({
-        transport: call.media, stt: stt!, tts: tts!, vad: await vad, clock: ctx.clock, recordings: session.recordings,
+        transport: call.media, stt: stt!, tts, vad: await vad, clock: ctx.clock, recordings: session.recordings,
         voicemail: call.direction === 'outbound' ? voicemailOptions(ctx, call, session) : null,
         ...turnOptions(session.configurations, warn),
         onWarning: warn,
         onSttAudio: (seconds) => session.reportSttSeconds(stt!.ref, seconds),
-        onTtsText: (characters) => session.reportTtsCharacters(tts!.ref, characters),
+        onTtsText: (characters) => session.reportTtsCharacters(tts.ref, characters),
         ...options.pipeline,
       })
       pipeline = voice
@@ -88,11 +107,51 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
         log.error({ err: error }, 'call recording not stored')
         warnings.push('The call recording could not be stored')
       })
-      updateRun(ctx, call.runId, { logs: { voice: voiceLog(result, warnings) } })
+      updateRun(ctx, call.runId, { logs: { voice: { ...voiceLog(result, warnings), ...failures.logEntry() } } })
       void call.reported.then(() => session.finish(result.endReason)).catch((error) => log.error({ err: error }, 'run not completed after the call'))
       const outcome: ConversationOutcome = { voicemail: result.voicemail !== null, mediaLost: result.mediaLost !== null }
       return outcome
     },
+  }
+}
+
+/** How long a transfer to the agent's `model_failure.transfer_to` may ring. */
+const MODEL_FAILURE_TRANSFER_TIMEOUT_SECONDS = 30
+
+/**
+ * What a call does when a model fails mid-call (after `llm_fallback`): the first LLM or STT failure flushes what the
+ * agent was saying, says the agent's `model_failure.message` in the built-in voice, then transfers the call to
+ * `model_failure.transfer_to` when there is one (and the call can be transferred), else ends it with `model_error`.
+ * A TTS failure does not end the call: the built-in voice speaks from then on (voice/fallback.ts). Every failure is
+ * in `logs.voice.model_failures` (service, kind, message).
+ */
+function modelFailureHandling(call: AnsweredCall, warn: (message: string) => void, stop: (reason: EndReason) => unknown) {
+  const failures: ModelFailure[] = []
+  let line: ModelFailureLine = modelFailureLineOf({})
+  let handled = false
+  const note = (failure: ModelFailure) => {
+    failures.push(failure)
+    warn(`The ${SERVICE_NAMES[failure.service]} failed (${failure.kind}): ${failure.message}`)
+  }
+  return {
+    useLine(agentLine: ModelFailureLine) { line = agentLine },
+    noteTtsFailure: note,
+    async onFailure(failure: ModelFailure): Promise<void> {
+      note(failure)
+      if (handled) return
+      handled = true
+      call.media.flush()
+      await speakBuiltinLine(call.media, line.message, (error) => warn(`The built-in voice failed: ${(error as Error).message}`))
+      let transferred = false
+      if (line.transferTo && call.transfer && !call.media.closed) {
+        const outcome = await call.transfer({ destination: line.transferTo, timeoutSeconds: MODEL_FAILURE_TRANSFER_TIMEOUT_SECONDS })
+        transferred = outcome.status === 'transferred'
+        if (!transferred) warn(`The transfer to model_failure.transfer_to failed: ${outcome.status === 'failed' ? outcome.message : outcome.status}`)
+      }
+      // Not awaited: ending the conversation waits for the request this failure holds.
+      void stop(transferred ? 'call_transferred' : 'model_error')
+    },
+    logEntry: () => (failures.length > 0 ? { model_failures: failures } : {}),
   }
 }
 

@@ -3,6 +3,7 @@ import type { GreetingOverride, StoredTrafficSplit } from '../db/schema/campaign
 import { DomainError } from '../lib/errors'
 import { openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/target'
+import { runModelsProblem } from '../models/readiness'
 import type { TelephonyProvider } from '../telephony/provider'
 import { resolveOutboundLine, startOutboundCall, type OutboundLine } from '../calls/start'
 import { appendCampaignLog } from './lifecycle'
@@ -13,8 +14,15 @@ import { transaction } from '../db/transaction'
 import { schedulerQueries, type ClaimedContact, type RunningCampaign } from './queries'
 import { applyTransition } from './state-machine'
 
-/** The agent a campaign dials cannot run (archived, version gone): the campaign pauses with the reason. */
-class AgentUnavailableError extends Error {}
+/**
+ * The agent a campaign dials cannot run (archived, version gone: `agent_unavailable`; its models: `models_unavailable`):
+ * the campaign pauses with the reason.
+ */
+class AgentUnavailableError extends Error {
+  constructor(message: string, readonly event: 'agent_unavailable' | 'models_unavailable') {
+    super(message)
+  }
+}
 
 /** Longest pause between two looks at the database; dial slots and wake() make it shorter. */
 const MAX_TICK_MS = 250
@@ -101,13 +109,21 @@ function resolveTelephonyPlan(ctx: AppContext, campaign: RunningCampaign): Telep
   }
 }
 
-/** The agent version a campaign call runs: pinned, or the latest published one at dial time (kept for the plan's life). */
+/**
+ * The agent version a campaign call runs: pinned, or the latest published one at dial time (kept for the plan's life).
+ * Checked with its models (the same resolution the run does, no request to a model server) once per plan, so at most
+ * once a second.
+ */
 function runTarget(ctx: AppContext, plan: DialPlan, workflowId: number, definitionId: number | null): RunTarget {
   const key = `${workflowId}:${definitionId ?? 'latest'}`
   const cached = plan.targets.get(key)
   if (cached) return cached
-  const found = findRunTarget(ctx, plan.campaign.organization_id, { workflowId }, { definitionId })
-  if ('problem' in found) throw new AgentUnavailableError(RUN_TARGET_PROBLEMS[found.problem])
+  const { campaign } = plan
+  const found = findRunTarget(ctx, campaign.organization_id, { workflowId }, { definitionId })
+  if ('problem' in found) throw new AgentUnavailableError(RUN_TARGET_PROBLEMS[found.problem], 'agent_unavailable')
+  const overrides = campaign.model_overrides ? JSON.parse(campaign.model_overrides) : null
+  const modelsProblem = runModelsProblem(ctx, campaign.organization_id, { overrides, configurations: found.target.configurations }, 'voice')
+  if (modelsProblem) throw new AgentUnavailableError(`agent ${workflowId} cannot take a call: ${modelsProblem}`, 'models_unavailable')
   plan.targets.set(key, found.target)
   return found.target
 }
@@ -241,7 +257,7 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
         dialled = dialNextContact(plan, now)
       } catch (error) {
         if (!(error instanceof AgentUnavailableError)) throw error
-        pauseCampaign(ctx, campaign, 'agent_unavailable', `Paused: ${error.message}`, {})
+        pauseCampaign(ctx, campaign, error.event, `Paused: ${error.message}`, {})
         return Infinity
       }
       if (!dialled) return Infinity

@@ -16,6 +16,7 @@ import { listRuns, type RunListOptions } from '../runs/list'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/target'
 import { resolveOutbound } from '../telephony/config/configurations'
 import { modelOverridesProblems } from '../models/resolve'
+import { runModelsProblem } from '../models/readiness'
 import { ariDestinationRules } from '../telephony/config/providers/ari'
 import { findUpload } from './sources'
 import { applyTransition } from './state-machine'
@@ -71,6 +72,24 @@ function resolveTargets(ctx: AppContext, organizationId: number, selections: { w
       default: throw refused(RUN_TARGET_PROBLEMS[found.problem])
     }
   })
+}
+
+/**
+ * Why the campaign's calls could not run now (an agent it dials archived or without a version, or its models: see
+ * models/readiness.ts), or null. Checked when it starts or resumes; the dialer checks again before its dials.
+ */
+function startProblem(ctx: AppContext, campaign: CampaignRow): string | null {
+  const selections = campaign.trafficSplit
+    ? campaign.trafficSplit.variants.map((variant) => ({ workflowId: variant.workflow_id, definitionId: variant.workflow_definition_id }))
+    : campaign.workflowId === null ? [] : [{ workflowId: campaign.workflowId, definitionId: null }]
+  for (const { workflowId, definitionId } of selections) {
+    const found = findRunTarget(ctx, campaign.organizationId, { workflowId }, { definitionId })
+    const problem = 'problem' in found
+      ? RUN_TARGET_PROBLEMS[found.problem]
+      : runModelsProblem(ctx, campaign.organizationId, { overrides: campaign.modelOverrides, configurations: found.target.configurations }, 'voice')
+    if (problem) return `agent ${workflowId}: ${problem}`
+  }
+  return null
 }
 
 function splitSelections(split: SplitRequest) {
@@ -200,6 +219,10 @@ export function updateCampaign(ctx: AppContext, organizationId: number, campaign
 }
 
 export function changeCampaignState(ctx: AppContext, organizationId: number, campaignId: number, action: CampaignAction): CampaignView {
+  if (action === 'start' || action === 'resume') {
+    const problem = startProblem(ctx, requireCampaign(ctx, organizationId, campaignId))
+    if (problem) throw refused(`The campaign cannot call: ${problem}`)
+  }
   transitionCampaign(ctx, organizationId, campaignId, action)
   return getCampaign(ctx, organizationId, campaignId)
 }

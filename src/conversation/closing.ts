@@ -10,7 +10,7 @@ import { warn, type EngineState } from './engine-state'
 
 const FINAL_EXTRACTION_WAIT_MS = 30_000
 const NO_FINAL_EXTRACTION = new Set<EndReason>(['pipeline_error', 'voicemail_detected'])
-const IMMEDIATE_ENDS = new Set<EndReason>(['call_duration_exceeded', 'user_hangup', 'call_transferred', 'voicemail_detected', 'pipeline_error'])
+const IMMEDIATE_ENDS = new Set<EndReason>(['call_duration_exceeded', 'user_hangup', 'call_transferred', 'voicemail_detected', 'pipeline_error', 'model_error'])
 
 /** What a tool said before its effect: an agent turn (its index) or a recorded clip. */
 export type ToolSpeech = { turn: number | null }

@@ -43,6 +43,8 @@ export const END_REASONS = [
   'unknown',
   'transfer_call',
   'pipeline_error',
+  // Ours: a model server failed mid-call and the caller was told so (calls/voice.ts).
+  'model_error',
 ] as const
 export type EndReason = (typeof END_REASONS)[number]
 

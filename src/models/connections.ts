@@ -12,6 +12,7 @@ import { looksMasked, maskSecret } from '../lib/mask'
 import { valueError, type ValidationItem } from '../lib/validation'
 import type { ModelConnection } from './http'
 import { listModels } from './list-models'
+import { ModelServerError } from './types'
 import { MODEL_PROVIDERS, type ModelProvider } from './providers'
 import type {
   CreateProviderConnectionBody, ProviderConnectionCheck, ProviderConnectionList, ProviderConnectionView, UpdateProviderConnectionBody,
@@ -197,9 +198,12 @@ async function checkedConnection(ctx: AppContext, organizationId: number, uuid: 
   const where = await whereServerIs(ctx, row.baseUrl)
   if (where === 'this_server') return { ok: false, models: [], error: THIS_SERVER_MESSAGE }
   try {
-    return { ok: true, models: await listModels(connectionOf(ctx, row)), error: null }
+    const models = await listModels(connectionOf(ctx, row))
+    ctx.modelHealth.noteUp(row.uuid)
+    return { ok: true, models, error: null }
   } catch (error) {
     ctx.log.info({ organizationId, connection: uuid, err: error }, 'provider connection check failed')
+    if (error instanceof ModelServerError) ctx.modelHealth.noteDown(row.uuid, error.kind)
     const reason = error instanceof Error ? error.message : String(error)
     return { ok: false, models: [], error: where === 'this_machine' ? ON_THIS_MACHINE_FAILED : reason }
   }

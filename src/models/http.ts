@@ -1,7 +1,7 @@
 import { isIP } from 'node:net'
 import { bareHost, reachesThisMachine } from '../egress/network-policy'
 import { readCappedText } from '../lib/capped-body'
-import { ModelServerError } from './types'
+import { ModelServerError, type ModelFailureKind } from './types'
 
 /**
  * How to tell whether a connection's server is on this machine (the app's resolver), and where its real failure
@@ -151,17 +151,17 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
   const told = (error: ModelServerError): ModelServerError => {
     if (!onThisMachine) return error
     connection.thisMachine!.log.warn({ server, reason: error.message, status: error.status }, 'model server on this machine failed')
-    return new ModelServerError(onThisMachineFailed(request.what), error.status)
+    return new ModelServerError(onThisMachineFailed(request.what), error.status, error.kind)
   }
-  const fail = (detail: string, status: number | null = null) =>
-    told(new ModelServerError(scrub(`${request.what} failed: ${detail}`), status))
+  const fail = (detail: string, status: number | null = null, kind?: ModelFailureKind) =>
+    told(new ModelServerError(scrub(`${request.what} failed: ${detail}`), status, kind))
 
   const controller = new AbortController()
-  let timedOut: string | null = null
+  let timedOut: { message: string; kind: 'timeout' | 'stalled' } | null = null
   const onCallerAbort = () => controller.abort(signal?.reason)
   signal?.addEventListener('abort', onCallerAbort, { once: true })
-  const timeout = (ms: number, what: string) => setTimeout(() => {
-    timedOut = `${server} ${what} ${ms} ms`
+  const timeout = (ms: number, what: string, kind: 'timeout' | 'stalled' = 'timeout') => setTimeout(() => {
+    timedOut = { message: `${server} ${what} ${ms} ms`, kind }
     controller.abort()
   }, ms)
   const firstByteTimer = timeout(timeouts.firstByteMs, 'did not answer within')
@@ -176,14 +176,14 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
   }
   const failure = (error: unknown): unknown => {
     if (signal?.aborted) return signal.reason
-    if (timedOut) return fail(timedOut)
+    if (timedOut) return fail(timedOut.message, null, timedOut.kind)
     // Errors made from what the server streamed may quote the key too.
     if (error instanceof ModelServerError) {
       if (error.message === onThisMachineFailed(request.what)) return error
-      return told(new ModelServerError(scrub(error.message), error.status))
+      return told(new ModelServerError(scrub(error.message), error.status, error.kind))
     }
     const reason = error instanceof Error ? (error as Error & { code?: string }).code ?? error.message : String(error)
-    return fail(`${reason} (${server})`)
+    return fail(`${reason} (${server})`, null, 'unreachable')
   }
 
   const headers: Record<string, string> = {}
@@ -212,7 +212,7 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
       let received = 0
       try {
         for (;;) {
-          idleTimer = timeout(timeouts.idleMs, 'sent nothing for')
+          idleTimer = timeout(timeouts.idleMs, 'sent nothing for', 'stalled')
           const { done, value } = await reader.read()
           clearTimeout(idleTimer)
           if (done) return

@@ -6,7 +6,7 @@ import { valueError, type Loc, type ValidationItem } from '../lib/validation'
 import { connectionOf, findConnectionRow } from './connections'
 import { defaultConfigurationRow, findConfigurationRow } from './configurations'
 import { withLlmFallback, type LlmSwitch } from './fallback'
-import type { ModelConnection, ModelLog } from './http'
+import type { ModelConnection, ModelLog, ModelTimeouts } from './http'
 import { createLlmClient } from './llm'
 import { MODEL_PROVIDERS, type ModelService } from './providers'
 import type { ModelOverridesInput } from './schemas'
@@ -181,21 +181,23 @@ export type RunClients = {
   close(): void
 }
 
-function llmOf(service: ResolvedService, log: ModelLog): LlmClient {
+function llmOf(service: ResolvedService, log: ModelLog, timeouts?: Partial<ModelTimeouts>): LlmClient {
   const settings = service.settings
   const model = text(settings.model)
   if (!service.connection || !model) throw new ModelResolutionError('the LLM has no model server or model')
-  return createLlmClient(service.connection, { model, temperature: number(settings.temperature), maxTokens: number(settings.max_tokens) }, { log })
+  return createLlmClient(service.connection, { model, temperature: number(settings.temperature), maxTokens: number(settings.max_tokens) }, { log, timeouts })
 }
 
 /**
  * Wraps the fallback chain so that `ref` is the model answering the current request: the engine reads `ref` when it
  * reports a completion's usage, which then counts against the model that produced it.
  */
-function withAnsweringRef(primary: LlmClient, rules: ResolvedFallback[], log: ModelLog, onSwitch: (change: LlmSwitch) => void): LlmClient {
+function withAnsweringRef(
+  primary: LlmClient, rules: ResolvedFallback[], log: ModelLog, onSwitch: (change: LlmSwitch) => void, timeouts?: Partial<ModelTimeouts>,
+): LlmClient {
   if (rules.length === 0) return primary
   let answering = primary.ref
-  const chain = withLlmFallback(primary, rules.map(({ afterMs, target }) => ({ noOutputAfterMs: afterMs, target: llmOf(target, log) })), (change) => {
+  const chain = withLlmFallback(primary, rules.map(({ afterMs, target }) => ({ noOutputAfterMs: afterMs, target: llmOf(target, log, timeouts) })), (change) => {
     answering = change.to
     onSwitch(change)
   })
@@ -213,17 +215,36 @@ function withAnsweringRef(primary: LlmClient, rules: ResolvedFallback[], log: Mo
 }
 
 /**
+ * What keeps a run from using its resolved models, or null: a run needs an LLM (a server and a model); a voice run also
+ * speech to text. Run starts check it before dialling; the run session throws it.
+ */
+export function missingModels(resolved: ResolvedModels, voice: boolean): string | null {
+  if (!resolved.llm) return 'no LLM is configured: create a model configuration (or make one the default)'
+  if (!resolved.llm.connection || !text(resolved.llm.settings.model)) return 'the LLM has no model server or model'
+  if (resolved.fallback.some(({ target }) => !text(target.settings.model))) return 'an llm_fallback target has no model'
+  if (voice && (!resolved.stt?.connection || !text(resolved.stt.settings.model))) {
+    return 'no speech to text is configured: add an stt section to the model configuration'
+  }
+  return null
+}
+
+/**
  * The clients a run talks to; `voice` adds speech to text (required) and text to speech (the built-in voice by
  * default, which the voice layer above provides as `builtinVoice`).
  */
 export async function createRunClients(
   resolved: ResolvedModels,
-  options: { voice: boolean; log: ModelLog; onSwitch: (change: LlmSwitch) => void; builtinVoice: (voice: FliteVoice | undefined) => TtsClient },
+  options: {
+    voice: boolean; log: ModelLog; onSwitch: (change: LlmSwitch) => void; timeouts?: Partial<ModelTimeouts>
+    builtinVoice: (voice: FliteVoice | undefined) => TtsClient
+  },
 ): Promise<RunClients> {
-  if (!resolved.llm) throw new ModelResolutionError('no LLM is configured: create a model configuration (or make one the default)')
-  const primary = llmOf(resolved.llm, options.log)
+  const missing = missingModels(resolved, options.voice)
+  if (missing) throw new ModelResolutionError(missing)
+  const { timeouts } = options
+  const primary = llmOf(resolved.llm!, options.log, timeouts)
   const clients: RunClients = {
-    llm: withAnsweringRef(primary, resolved.fallback, options.log, options.onSwitch),
+    llm: withAnsweringRef(primary, resolved.fallback, options.log, options.onSwitch, timeouts),
     extractionLlm: primary,
     stt: null,
     tts: null,
@@ -231,11 +252,9 @@ export async function createRunClients(
   }
   if (!options.voice) return clients
   const { stt, tts } = resolved
-  const sttModel = text(stt?.settings.model)
-  if (!stt?.connection || !sttModel) throw new ModelResolutionError('no speech to text is configured: add an stt section to the model configuration')
-  clients.stt = createSttClient(stt.connection, { model: sttModel, language: text(stt.settings.language) })
+  clients.stt = createSttClient(stt!.connection!, { model: text(stt!.settings.model)!, language: text(stt!.settings.language) }, { timeouts })
   if (tts?.connection) {
-    clients.tts = createTtsClient(tts.connection, { model: text(tts.settings.model) ?? '', voice: text(tts.settings.voice) ?? '', speed: number(tts.settings.speed) })
+    clients.tts = createTtsClient(tts.connection, { model: text(tts.settings.model) ?? '', voice: text(tts.settings.voice) ?? '', speed: number(tts.settings.speed) }, { timeouts })
   } else {
     const voice = text(tts?.settings.voice)
     clients.tts = options.builtinVoice(FLITE_VOICES.includes(voice as FliteVoice) ? (voice as FliteVoice) : undefined)

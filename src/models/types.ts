@@ -60,9 +60,19 @@ export interface TtsClient {
   synthesize(text: string, options?: { signal?: AbortSignal }): AsyncIterable<{ pcm: Int16Array; sampleRate: number }>
 }
 
+/**
+ * How a model server failed: `unreachable` (no connection: refused, no route, name unknown), `timeout` (no answer in
+ * time), `stalled` (a streamed answer stopped half-way), `server_error` (a 5xx), `refused` (another error status),
+ * `bad_answer` (an answer that makes no sense).
+ */
+export type ModelFailureKind = 'unreachable' | 'timeout' | 'stalled' | 'server_error' | 'refused' | 'bad_answer'
+
 /** A model server that failed: `status` is the HTTP status when there was one; `message` is safe to show. */
 export class ModelServerError extends Error {
-  constructor(message: string, readonly status: number | null = null) {
+  readonly kind: ModelFailureKind
+
+  constructor(message: string, readonly status: number | null = null, kind?: ModelFailureKind) {
     super(message)
+    this.kind = kind ?? (status === null ? 'bad_answer' : status >= 500 ? 'server_error' : 'refused')
   }
 }

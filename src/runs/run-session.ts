@@ -46,7 +46,10 @@ import { isoNow } from '../lib/clock'
 import { isPlainObject } from '../lib/values'
 import type { LlmSwitch } from '../models/fallback'
 import { readPriceCard } from '../models/price-card'
-import { createRunClients, ModelResolutionError, resolveRunModels, runtimeConfiguration, storedOverrides, type ResolvedService, type RunClients } from '../models/resolve'
+import { createRunClients, ModelResolutionError, runtimeConfiguration, storedOverrides, type ResolvedModels, type RunClients } from '../models/resolve'
+import { checkRunModels } from '../models/readiness'
+import { guardLlm, guardStt, type ModelFailure, type OnModelFailure } from '../models/failures'
+import type { ModelTimeouts } from '../models/http'
 import type { ModelRef } from '../models/types'
 import { createBuiltinVoice } from '../voice/builtin-voice'
 import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
@@ -72,6 +75,13 @@ export type RunSessionOptions = {
   onEvent?: (event: ConversationEvent) => void
   /** How the voice channel hands the caller over (ARI: AnsweredCall.transfer); without it transfer tools are not offered. */
   transferCall?: TransferCall
+  /**
+   * Hears the conversation LLM or speech to text failing (after `llm_fallback`), before the conversation does: the
+   * failed request waits until it returns (voice: the caller is told, then the call ends or is transferred).
+   */
+  onModelFailure?: OnModelFailure
+  /** Model server timeouts tests shorten. */
+  modelTimeouts?: Partial<ModelTimeouts>
 }
 
 export type RunSession = {
@@ -89,14 +99,23 @@ export type RunSession = {
   readonly ended: Promise<{ reason: EndReason; graceful: boolean }>
   reportSttSeconds(ref: ModelRef, seconds: number): void
   reportTtsCharacters(ref: ModelRef, characters: number): void
+  /** A model failed (the session hears LLM and STT failures itself): its server is remembered as failing (models/health.ts). */
+  noteModelFailure(failure: ModelFailure): void
   /** Ends the conversation with `reason` (default `user_hangup`) unless it has ended, then completes the run, once. */
   finish(reason?: EndReason): Promise<void>
   /** Settles when the post-call work after `finish` is done (QA, webhook deliveries released); never rejects. */
   readonly afterCall: Promise<void>
 }
 
-/** Why a run cannot be run; the message is safe to show. */
-export class RunSessionError extends Error {}
+/**
+ * Why a run cannot be run; the message is safe to show. `configurations`: the agent version's, when it is its models
+ * that keep it from running (the voice channel reads its unavailable line there).
+ */
+export class RunSessionError extends Error {
+  constructor(message: string, readonly configurations: AgentConfigurations | null = null) {
+    super(message)
+  }
+}
 
 export const transcriptKeyFor = (organizationId: number, runId: number) => `transcripts/${organizationId}/${runId}.txt`
 
@@ -156,20 +175,19 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   const { run, definition, configurations } = loaded
   const { channel } = options
   const log = ctx.log.child({ runId, organizationId: run.organizationId, channel })
-
   const fallbackSwitches: Record<string, unknown>[] = []
   const sessionWarnings: string[] = []
   let usage = emptyUsageInfo()
   let persistQueued = false
   let finishing: Promise<void> | null = null
-
   const onSwitch = (change: LlmSwitch) => {
     fallbackSwitches.push(fallbackEntry(ctx, change))
     log.warn({ from: change.from, to: change.to, reason: change.reason }, 'LLM fallback: switched to the next model')
     queuePersist()
   }
 
-  const { clients, runtime, embeddings } = await openClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch })
+  const { clients, runtime, embeddings, noteModelFailure } = watchedClients(ctx,
+    await openClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch, timeouts: options.modelTimeouts }), options.onModelFailure)
   const variables = variablesOf(run)
   sessionWarnings.push(...await applyPreCallFetch(ctx, loaded, variables))
 
@@ -259,6 +277,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     reportTtsCharacters(ref, characters) {
       if (characters > 0) usage = addTtsCharacters(usage, ref, characters)
     },
+    noteModelFailure,
     finish(reason = 'user_hangup') {
       finishing ??= complete(reason).catch((error) => {
         log.error({ err: error }, 'run session could not complete the run')
@@ -311,25 +330,46 @@ function fallbackEntry(ctx: AppContext, change: LlmSwitch): Record<string, unkno
 /** The run's models resolved and their clients created; a run whose models cannot be used is failed and refused. */
 async function openClients(
   ctx: AppContext, loaded: LoadedRun, options: Omit<Parameters<typeof createRunClients>[1], 'builtinVoice'>,
-): Promise<{ clients: RunClients; runtime: Record<string, unknown>; embeddings: ResolvedService | null }> {
+): Promise<{ clients: RunClients; runtime: Record<string, unknown>; resolved: ResolvedModels }> {
   const { run, configurations } = loaded
+  const cannotRun = (reason: string): RunSessionError => {
+    const message = `The run's models cannot be used: ${reason}`
+    failRun(ctx, loaded, message)
+    options.log.warn({ reason }, 'run session not opened')
+    return new RunSessionError(message, configurations)
+  }
+  const checked = checkRunModels(ctx, run.organizationId, { overrides: storedOverrides(run.modelOverrides), configurations }, options.voice ? 'voice' : 'chat')
+  if (!checked.resolved) throw cannotRun(checked.problem)
+  const { resolved } = checked
   try {
-    const agentPin = configurations.model_configuration_uuid
-    const resolved = resolveRunModels(ctx, run.organizationId, {
-      overrides: storedOverrides(run.modelOverrides),
-      agentConfigurationUuid: typeof agentPin === 'string' ? agentPin : null,
-    })
     const runtime = runtimeConfiguration(resolved)
     const clients = await createRunClients(resolved, { ...options, builtinVoice: (voice) => createBuiltinVoice({ voice }) })
     updateRun(ctx, run.id, { initialContext: { runtime_configuration: runtime } })
-    return { clients, runtime, embeddings: resolved.embeddings }
+    return { clients, runtime, resolved }
   } catch (error) {
     if (!(error instanceof ModelResolutionError)) throw error
-    const message = `The run's models cannot be used: ${error.message}`
-    failRun(ctx, loaded, message)
-    options.log.warn({ err: error }, 'run session not opened')
-    throw new RunSessionError(message)
+    throw cannotRun(error.message)
   }
+}
+
+/**
+ * The clients with their LLM and STT failures heard (`onModelFailure`, before the conversation sees them), and each
+ * failure noted against its server: only one that could not be reached at all keeps the next calls from starting (a 5xx
+ * or a slow answer in one call may be that call's; the connection check remembers those too).
+ */
+function watchedClients(
+  ctx: AppContext, { clients, runtime, resolved }: { clients: RunClients; runtime: Record<string, unknown>; resolved: ResolvedModels }, onModelFailure?: OnModelFailure,
+): { clients: RunClients; runtime: Record<string, unknown>; embeddings: ResolvedModels['embeddings']; noteModelFailure: (failure: ModelFailure) => void } {
+  const noteModelFailure = (failure: ModelFailure) => {
+    const uuid = resolved[failure.service]?.connectionUuid
+    if (uuid && failure.kind === 'unreachable') ctx.modelHealth.noteDown(uuid, failure.kind)
+  }
+  const onFailure: OnModelFailure = async (failure) => {
+    noteModelFailure(failure)
+    await onModelFailure?.(failure)
+  }
+  const guarded = { ...clients, llm: guardLlm(clients.llm, onFailure), stt: clients.stt && guardStt(clients.stt, onFailure) }
+  return { clients: guarded, runtime, embeddings: resolved.embeddings, noteModelFailure }
 }
 
 /** The Start node's pre-call fetch: its variables merged into `variables` and the run; returns its warnings. */

@@ -4,7 +4,8 @@ import type { AppContext } from '../context'
 import type { WorkflowRunRow } from '../db/schema'
 import { conflict, invalid, notFound, refused } from '../lib/errors'
 import { isPlainObject } from '../lib/values'
-import { ModelResolutionError, modelOverridesProblems, resolveRunModels } from '../models/resolve'
+import { modelOverridesProblems } from '../models/resolve'
+import { runModelsProblem } from '../models/readiness'
 import { createRun, getRun, updateRun } from './service'
 import { findRunTarget, RUN_TARGET_PROBLEMS } from './target'
 import type { ConversationEvent } from '../conversation/engine'
@@ -160,14 +161,8 @@ export async function createTextChat(ctx: AppContext, organizationId: number, wo
   const { target } = found
   const problems = modelOverridesProblems(ctx, organizationId, body.model_overrides, ['body', 'model_overrides'])
   if (problems.length > 0) throw invalid(problems)
-  const pinned = target.configurations.model_configuration_uuid
-  try {
-    const resolved = resolveRunModels(ctx, organizationId, { overrides: body.model_overrides ?? null, agentConfigurationUuid: typeof pinned === 'string' ? pinned : null })
-    if (!resolved.llm) throw new ModelResolutionError('no LLM is configured: create a model configuration (or make one the default)')
-  } catch (error) {
-    if (error instanceof ModelResolutionError) throw refused(`The agent cannot chat: ${error.message}`)
-    throw error
-  }
+  const modelsProblem = runModelsProblem(ctx, organizationId, { overrides: body.model_overrides ?? null, configurations: target.configurations }, 'chat')
+  if (modelsProblem) throw refused(`The agent cannot chat: ${modelsProblem}`)
 
   const initialContext = Object.fromEntries(Object.entries(body.initial_context ?? {}).filter(([key]) => !RESERVED_CONTEXT_KEYS.has(key)))
   const run = createRun(ctx, {

@@ -5,6 +5,7 @@ import { markInactive } from '../../src/telephony/config/configurations'
 import type { manualClock } from '../../src/lib/clock'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent, createAriConfiguration, csvOf, manualScheduler, scriptedTelephony, uploadCsv } from '../support/campaigns'
+import { configureModelsNeverAsked } from '../support/voice-models'
 
 let t: TestApp
 let clock: ReturnType<typeof manualClock>
@@ -19,6 +20,7 @@ const phones = (count: number, start = 100) => Array.from({ length: count }, (_,
 async function setup(options: { variables?: string[]; csv?: string } = {}) {
   const workflowId = await createAgent(t, { variables: options.variables })
   const configurationId = await createAriConfiguration(t)
+  await configureModelsNeverAsked(t)
   const sourceId = await uploadCsv(t, options.csv ?? csvOf(['phone_number'], phones(3)))
   return { workflowId, configurationId, sourceId }
 }
@@ -435,6 +437,7 @@ describe('traffic split', () => {
     const first = await createAgent(t, { name: 'Agent A' })
     const second = await createAgent(t, { name: 'Agent B' })
     await createAriConfiguration(t)
+    await configureModelsNeverAsked(t)
     const sourceId = await uploadCsv(t, csvOf(['phone_number'], phones(contacts, 1000)))
     const response = await createCampaign({
       source_id: sourceId, rate_limit_per_second: 1000,

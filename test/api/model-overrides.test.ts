@@ -84,7 +84,7 @@ describe('unknown or foreign uuids are a 422 naming each field', () => {
 test("a campaign's overrides are shown and go with every call it places", async () => {
   const org = t.newOrg('overrides-campaign')
   const connection = (await post(CONNECTIONS, { name: 'LLM', provider: 'openai', base_url: 'http://127.0.0.1:9/v1' }, org.key)).uuid
-  const overrides = { llm: { provider_connection_uuid: connection, settings: { model: 'qwen3:8b' } } }
+  const overrides = { llm: { provider_connection_uuid: connection, settings: { model: 'qwen3:8b' } }, stt: { provider_connection_uuid: connection, settings: { model: 'whisper-1' } } }
   await createAriConfiguration(t, { key: org.key })
   const telephony = scriptedTelephony(t, () => 'completed')
   const workflowId = (await createAgentBody(t, 'Dialer', org.key, sampleDefinition({ triggerPath: null, prompt: 'Greet the caller.' }))).id

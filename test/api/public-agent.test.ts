@@ -6,6 +6,7 @@ import { createTestApp, type TestApp } from '../support/app'
 import { startFakeAri, type FakeAri } from '../support/fake-ari'
 import { addPhoneNumber, createConfiguration } from '../support/telephony'
 import { waitFor } from '../support/wait'
+import { configureModelsNeverAsked } from '../support/voice-models'
 
 /**
  * The four run-start endpoints, black-box: agents and telephony configurations are created through the API, the
@@ -23,6 +24,7 @@ beforeEach(async () => {
   clock = manualClock(Date.parse('2026-01-05T10:00:00Z'))
   t = createTestApp({ clock, flags: { 'ring-timeout': '5' } })
   startAriManager(t.ctx, { events: { backoff: { baseMs: 2, capMs: 10 } } })
+  await configureModelsNeverAsked(t)
 })
 afterEach(async () => {
   await t.ctx.ari!.stop()

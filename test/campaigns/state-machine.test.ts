@@ -6,6 +6,7 @@ import type { manualClock } from '../../src/lib/clock'
 import { markInactive } from '../../src/telephony/config/configurations'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent, createAriConfiguration, csvOf, manualScheduler, scriptedTelephony, uploadCsv } from '../support/campaigns'
+import { configureModelsNeverAsked } from '../support/voice-models'
 
 let t: TestApp
 beforeEach(() => { t = createTestApp() })
@@ -17,6 +18,7 @@ let shared: { workflowId: number; configurationId: number } | null
 beforeEach(() => { shared = null })
 
 async function createCampaign(extra: Record<string, unknown> = {}, rows = 3): Promise<{ id: number; configurationId: number }> {
+  if (!shared) await configureModelsNeverAsked(t)
   shared ??= { workflowId: await createAgent(t), configurationId: await createAriConfiguration(t) }
   const { workflowId, configurationId } = shared
   const sourceId = await uploadCsv(t, csvOf(['phone_number'], phones(rows)))

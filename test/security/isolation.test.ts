@@ -71,6 +71,12 @@ beforeAll(async () => {
   const cloudonix = await ok('POST', '/api/v1/organizations/telephony-configs', { name: `${MARK} cloudonix`, config: VALID_CONFIGS.cloudonix.config })
   idsOnPaths.push({ fragment: '/trunks', ids: { config_id: String(cloudonix.id) } })
   ids.trunk_id = String((await ok('POST', `/api/v1/organizations/telephony-configs/${cloudonix.id}/trunks`, { name: `${MARK}-trunk`, settings: { region: 'india', sip_domain: 'acme.cloudonix.net' } })).id)
+  // Nothing listens at the model server's address: no operation here asks it (a run start needs
+  // models to dial).
+  const connection = await ok('POST', '/api/v1/organizations/provider-connections', { name: `${MARK} models`, provider: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key: 'k' })
+  idsOnPaths.push({ fragment: '/provider-connections/', ids: { uuid: connection.uuid } })
+  const configuration = await ok('POST', '/api/v1/organizations/model-configurations', { name: `${MARK} models`, llm: { provider_connection_uuid: connection.uuid }, stt: { provider_connection_uuid: connection.uuid, settings: { model: 'whisper-1' } } })
+  idsOnPaths.push({ fragment: '/model-configurations/', ids: { uuid: configuration.uuid } })
   // A run: the trigger writes it before dialling, and the dial fails (the compiled server's PBX address has nothing
   // listening; in-process, where no ARI connection manager runs, a provider that refuses stands in for it).
   if ('ctx' in t) (t as TestApp).ctx.telephony.register('ari', { dial: async () => { throw new DialError('unreachable') }, hangup: async () => {}, callState: async () => 'unknown' })
@@ -82,11 +88,6 @@ beforeAll(async () => {
   ids.campaign_id = String(campaign.id)
   ids.credential_uuid = (await ok('POST', '/api/v1/credentials', { name: `${MARK} credential`, credential_type: 'bearer_token', credential_data: { token: 't0ken' } })).uuid
   ids.tool_uuid = (await ok('POST', '/api/v1/tools/', { name: `${MARK} tool`, definition: { type: 'calculator' } })).tool_uuid
-  // Nothing listens at the model server's address: no operation here asks it.
-  const connection = await ok('POST', '/api/v1/organizations/provider-connections', { name: `${MARK} models`, provider: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key: 'k' })
-  idsOnPaths.push({ fragment: '/provider-connections/', ids: { uuid: connection.uuid } })
-  const configuration = await ok('POST', '/api/v1/organizations/model-configurations', { name: `${MARK} models`, llm: { provider_connection_uuid: connection.uuid } })
-  idsOnPaths.push({ fragment: '/model-configurations/', ids: { uuid: configuration.uuid } })
   // A knowledge-base document: full_document needs no embeddings model (and it is never processed here).
   const grant = await ok('POST', '/api/v1/knowledge-base/upload-url', { filename: 'faq.txt', mime_type: 'text/plain' })
   const { pathname, search } = new URL(grant.upload_url)

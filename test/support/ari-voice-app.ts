@@ -1,4 +1,4 @@
-import { createVoiceConversations } from '../../src/calls/voice'
+import { createVoiceConversations, type VoiceConversationOptions } from '../../src/calls/voice'
 import { systemClock } from '../../src/lib/clock'
 import { startAriManager } from '../../src/telephony/ari/manager'
 import { createTestApp, type TestApp } from './app'
@@ -13,14 +13,15 @@ export type AriVoiceApp = { t: TestApp; fake: FakeAri; models: FakeModels; confi
 /**
  * A test app on real time (idle timers, turn times) whose voice calls go through the fake Asterisk, with the fake model
  * servers as the organization's models and an ARI configuration on the fake (`ari` over its connection fields) as the
- * default outbound one, connected; inbound calls are routed (the context's router, calls/inbound.ts).
+ * default outbound one, connected; inbound calls are routed (the context's router, calls/inbound.ts). `conversation`:
+ * options of the voice conversations (shorter model timeouts, pipeline timings).
  */
-export async function startAriVoiceApp(ari: Record<string, unknown>): Promise<AriVoiceApp> {
+export async function startAriVoiceApp(ari: Record<string, unknown>, conversation: VoiceConversationOptions = {}): Promise<AriVoiceApp> {
   const t = createTestApp({ clock: systemClock })
   const models = startFakeModels()
   const fake = await startFakeAri()
   await configureFakeVoiceModels(t, models)
-  const conversations = createVoiceConversations(t.ctx, { pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100 } })
+  const conversations = createVoiceConversations(t.ctx, { ...conversation, pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100, ...conversation.pipeline } })
   t.ctx.telephony.onAnswered((call) => conversations.onAnswered(call))
   startAriManager(t.ctx, { events: { backoff: { baseMs: 2, capMs: 10 } } })
   const config = await createConfiguration(t, 'pbx', { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass', ...ari }, { isDefaultOutbound: true })

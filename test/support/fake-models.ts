@@ -34,6 +34,8 @@ export type FakeChatAnswer = {
   finishReason?: string
   /** Streamed answers: the headers go out at once, the first chunk only after this delay; others wait it whole. */
   firstTokenDelayMs?: number
+  /** Nothing at all, not even the headers, for this long (a server that does not answer). */
+  headersDelayMs?: number
   /** Streamed answers: pause between chunks. */
   chunkDelayMs?: number
   /** Streamed answers: after this many chunks nothing more is sent, and the connection stays open. */
@@ -46,11 +48,21 @@ export type FakeChatAnswer = {
   flood?: FakeFlood
 }
 
-export type FakeTranscriptionAnswer = { text?: string; delayMs?: number; fail?: FakeFailure; flood?: FakeFlood }
+export type FakeTranscriptionAnswer = {
+  text?: string
+  /** Before the answer, headers included. */
+  delayMs?: number
+  /** The headers and the start of the body go out, the rest never comes (the connection stays open). */
+  stall?: boolean
+  fail?: FakeFailure
+  flood?: FakeFlood
+}
 
 export type FakeSpeechAnswer = {
   /** Before the first byte of audio (the headers go out at once). */
   delayMs?: number
+  /** Nothing at all, not even the headers, for this long (a server that does not answer). */
+  headersDelayMs?: number
   /** Answer in this format whatever was asked (a server that ignores `response_format`); mp3 is a few fake bytes. */
   format?: 'pcm' | 'wav' | 'mp3'
   /** Of a WAV answer (pcm is always 24 kHz). */
@@ -332,16 +344,22 @@ export function startFakeModels(): FakeModels {
       }
       if (request.method === 'POST' && path === '/chat/completions') {
         const answer = await chat.next(recorded)
+        await pause(answer.headersDelayMs ?? 0, clientGone.signal)
         return failure(answer) || chatCompletion(recorded, answer, clientGone.signal)
       }
       if (request.method === 'POST' && path === '/audio/transcriptions') {
         const answer = await transcription.next(recorded)
         await pause(answer.delayMs ?? 0, clientGone.signal)
         const text = answer.text ?? ''
+        if (answer.stall) {
+          const pieces = [encoder.encode('{"text": '), encoder.encode(JSON.stringify(text) + '}')]
+          return new Response(pacedBody(pieces, clientGone.signal, { stallAfter: 1 }), { headers: { 'content-type': 'application/json' } })
+        }
         return failure(answer) || (recorded.body?.response_format === 'text' ? new Response(text) : Response.json({ text }))
       }
       if (request.method === 'POST' && path === '/audio/speech') {
         const answer = await speech.next(recorded)
+        await pause(answer.headersDelayMs ?? 0, clientGone.signal)
         return failure(answer) || speechAnswer(recorded, answer, clientGone.signal)
       }
       if (request.method === 'POST' && path === '/embeddings') {

@@ -7,6 +7,7 @@ import { createTestApp, type TestApp } from '../support/app'
 import { startFakeAri, type FakeAri } from '../support/fake-ari'
 import { createConfiguration } from '../support/telephony'
 import { waitFor } from '../support/wait'
+import { configureModelsNeverAsked } from '../support/voice-models'
 
 /**
  * Transfer by bridge swap, black-box: a call placed through the API to the fake Asterisk (recorded scenarios), its
@@ -49,6 +50,7 @@ const TEMPLATE_ONLY = { dial_string_template: 'Local/{number}@test' }
 async function answeredCall(configurations: Record<string, unknown> = {}, dialling: Record<string, unknown> = RAW_DIALLING) {
   const config = await createConfiguration(t, 'pbx', { ...FAKE_PBX, ari_endpoint: fake.url, ...dialling }, { isDefaultOutbound: true })
   await waitFor('ARI connected', () => t.ctx.ariConnected(config.id))
+  await configureModelsNeverAsked(t)
   const agent = await t.request('POST', '/api/v1/workflow/create/definition', {
     body: {
       name: 'Front desk',

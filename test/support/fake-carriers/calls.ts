@@ -7,7 +7,7 @@ import { waitFor } from '../wait'
 import { createVoiceConversations, type VoiceConversationOptions } from '../../../src/calls/voice'
 import { systemClock } from '../../../src/lib/clock'
 import { startFakeModels, type FakeModels } from '../fake-models'
-import { configureFakeVoiceModels } from '../voice-models'
+import { configureFakeVoiceModels, configureModelsNeverAsked } from '../voice-models'
 
 /** Agents, numbers and runs for the carrier tests, through the API; run rows read straight from the database. */
 
@@ -89,7 +89,8 @@ export type CarrierTest<F> = { t: CarrierTestApp; fake: F; agent: CarrierAgent; 
 
 /**
  * A served test app with a carrier's fake (started by `start`, which also points the carrier's API at it), an agent,
- * the organization's default line on that carrier, and every answered call's stream collected.
+ * the organization's default line on that carrier, models that let it dial (never asked), and every answered call's
+ * stream collected.
  */
 export async function startCarrierTest<F>(
   start: (t: CarrierTestApp) => { fake: F; config: Record<string, unknown>; number?: string },
@@ -100,6 +101,7 @@ export async function startCarrierTest<F>(
   t.ctx.telephony.onAnswered(async (call) => { streams.push(call) })
   const agent = await createCarrierAgent(t)
   const { configurationId } = await createCarrierLine(t, config, { number })
+  await configureModelsNeverAsked(t)
   return { t, fake, agent, streams, configurationId }
 }
 

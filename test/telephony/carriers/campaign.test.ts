@@ -7,6 +7,7 @@ import { createCarrierTestApp, type CarrierTestApp } from '../../support/fake-ca
 import { startFakeTelnyx } from '../../support/fake-carriers/telnyx'
 import { startFakeTwilio } from '../../support/fake-carriers/twilio'
 import { waitFor } from '../../support/wait'
+import { configureModelsNeverAsked } from '../../support/voice-models'
 
 /**
  * A small campaign end to end on each carrier the dialer is used with most: contacts dialled through the carrier's
@@ -93,6 +94,7 @@ describe.each(CARRIERS)('a campaign on $name', (carrier) => {
     })
 
     await createCarrierLine(t, fake.config)
+    await configureModelsNeverAsked(t)
     const workflowId = await createAgent(t)
     const sourceId = await uploadCsv(t, csvOf(['phone_number'], Object.keys(script).map((phone) => [phone])))
     const created = await t.request('POST', '/api/v1/campaign/create', {

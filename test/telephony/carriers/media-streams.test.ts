@@ -5,6 +5,7 @@ import { createCarrierAgent, createCarrierLine, runRow, triggerCall, untilRunCom
 import { connectMedia, createCarrierTestApp, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeTwilio, type FakeTwilio } from '../../support/fake-carriers/twilio'
 import { waitFor } from '../../support/wait'
+import { configureModelsNeverAsked } from '../../support/voice-models'
 
 /** Admission of carrier media streams (`/api/v1/telephony/ws/…`) and what ends with them. */
 
@@ -22,6 +23,7 @@ beforeEach(async () => {
   t.ctx.telephony.onAnswered(async (call) => { streams.push(call) })
   const agent = await createCarrierAgent(t)
   await createCarrierLine(t, { provider: 'twilio', account_sid: fake.accountSid, auth_token: fake.authToken })
+  await configureModelsNeverAsked(t)
   runId = (await triggerCall(t, agent, '+14155550123')).body.workflow_run_id
   const row = t.ctx.sqlite.query<{ workflow_id: number; organization_id: number }, [number]>('SELECT workflow_id, organization_id FROM workflow_runs WHERE id = ?').get(runId)!
   streamUrl = t.reach(callLinks(t.ctx, { runId, workflowId: row.workflow_id, organizationId: row.organization_id }).mediaStreamUrl)

@@ -1,0 +1,150 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { ulawToPcm16 } from '../../src/voice/g711'
+import { DEFAULT_MODEL_FAILURE_MESSAGE } from '../../src/definition/fallback-lines'
+import { rms } from '../support/audio'
+import { startAriVoiceApp, type AriVoiceApp } from '../support/ari-voice-app'
+import { deadBaseUrl, failWith, say, type FakeChatAnswer, type FakeSpeechAnswer, type FakeTranscriptionAnswer } from '../support/fake-models'
+import { callerSpeech } from '../support/voice'
+import { createVoiceAgent, GREETING, marksProcessed, placeCall, untilWritten, type PlacedCall } from '../support/voice-calls'
+import { waitFor } from '../support/wait'
+
+/**
+ * A model failing mid-call is heard as a sentence, not silence: per service (LLM, STT, TTS) and per failure kind
+ * (timeout, 5xx, stalled stream, connection refused), through the fake Asterisk's media leg and the fake model server.
+ * LLM and STT: the caller hears the agent's model_failure line in the built-in voice, then the call ends with
+ * disposition `model_error` and the failure in `logs.voice.model_failures`. TTS: the built-in voice speaks from then
+ * on and the call goes on.
+ */
+
+/** Short model timeouts, so a server that does not answer (or stalls) fails in half a second. */
+const TIMEOUTS = { firstByteMs: 500, idleMs: 500, totalMs: 10_000 }
+const NO_ANSWER_MS = 3_000
+
+let app: AriVoiceApp
+beforeAll(async () => { app = await startAriVoiceApp({ allow_raw_dial_strings: true }, { modelTimeouts: TIMEOUTS }) })
+afterAll(() => app.stop())
+beforeEach(() => {
+  app.models.reset()
+  app.models.transcription.handler = () => ({ text: '' })
+})
+afterEach(() => { for (const id of app.fake.liveChannelIds()) app.fake.hangup(id) })
+
+type Service = 'llm' | 'stt' | 'tts'
+type Kind = 'timeout' | 'server_error' | 'stalled' | 'unreachable'
+
+/** What the fake model server answers for each failure kind, per service (`unreachable`: the service's server is gone). */
+const FAILURES: Record<Exclude<Kind, 'unreachable'>, { llm: FakeChatAnswer; stt: FakeTranscriptionAnswer; tts: FakeSpeechAnswer }> = {
+  timeout: { llm: { headersDelayMs: NO_ANSWER_MS }, stt: { delayMs: NO_ANSWER_MS }, tts: { headersDelayMs: NO_ANSWER_MS } },
+  server_error: {
+    llm: failWith(503, { error: { message: 'model overloaded' } }),
+    stt: failWith(502, { error: { message: 'bad gateway' } }),
+    tts: failWith(500, { error: { message: 'synthesis crashed' } }),
+  },
+  stalled: { llm: { text: 'Let me see', stallAfterChunks: 2 }, stt: { stall: true }, tts: { stallAfterChunks: 1 } },
+}
+
+/**
+ * A configuration of its own for each call (the health of its servers is the call's alone): every service on the fake
+ * model server, the failing one on a server where nothing listens when `kind` is `unreachable`.
+ */
+async function agentFor(service: Service, kind: Kind, configurations: Record<string, unknown> = {}) {
+  const { t, models } = app
+  const connection = async (baseUrl: string) => (await t.request('POST', '/api/v1/organizations/provider-connections', {
+    body: { name: `Server ${crypto.randomUUID().slice(0, 8)}`, provider: 'openai', base_url: baseUrl },
+  })).body.uuid as string
+  const fake = await connection(models.baseUrl)
+  const failing = kind === 'unreachable' ? await connection(deadBaseUrl()) : fake
+  const on = (which: Service) => (which === service ? failing : fake)
+  const configuration = await t.request('POST', '/api/v1/organizations/model-configurations', {
+    body: {
+      name: `Case ${crypto.randomUUID().slice(0, 8)}`,
+      llm: { provider_connection_uuid: on('llm'), settings: { model: 'fake-llm' } },
+      stt: { provider_connection_uuid: on('stt'), settings: { model: 'fake-stt' } },
+      tts: { provider_connection_uuid: on('tts'), settings: { model: 'fake-tts', voice: 'alloy' } },
+    },
+  })
+  expect(configuration.status, configuration.text).toBe(200)
+  return createVoiceAgent(t, { configurations: { model_configuration_uuid: configuration.body.uuid, ...configurations } })
+}
+
+/** Scripts the fake so that `service` fails the `kind` way on the caller's first turn (TTS: on the answer to it). */
+function scriptFailure(service: Service, kind: Kind) {
+  const { models } = app
+  const failure = kind === 'unreachable' ? null : FAILURES[kind][service]
+  models.speech.queue({})
+  if (service === 'stt') models.transcription.queue(failure ?? {})
+  else models.transcription.queue({ text: 'Can I book a table for two tonight?' })
+  if (service === 'llm') models.chat.queue(failure ?? {})
+  else models.chat.queue(say('Of course. Which time suits you?'))
+  if (service === 'tts' && failure) models.speech.queue(failure)
+}
+
+/** Agent frames loud enough to be speech, played after the first `from`. */
+const loudFramesAfter = (call: PlacedCall, from: number) => call.media.played.slice(from).filter((frame) => rms(ulawToPcm16(frame.ulaw)) > 500).length
+
+/** Places the call, waits for the greeting to be heard, and has the caller speak once; returns where the greeting's frames end. */
+async function callAndSpeak(agent: { id: number; triggerPath: string }): Promise<{ call: PlacedCall; afterGreeting: number }> {
+  const { t, fake } = app
+  const call = await placeCall(t, fake, agent)
+  await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 10_000)
+  const afterGreeting = call.media.played.length
+  call.media.speak(await callerSpeech('Can I book a table for two tonight?'))
+  return { call, afterGreeting }
+}
+
+const speechInputs = () => app.models.requestsTo('/audio/speech').map((request) => request.body.input)
+
+const CASES: [Service, Kind][] = (['llm', 'stt', 'tts'] as const).flatMap((service) =>
+  (['timeout', 'server_error', 'stalled', 'unreachable'] as const).map((kind): [Service, Kind] => [service, kind]))
+
+describe.each(CASES.filter(([service]) => service !== 'tts'))('%s failing mid-call (%s)', (service, kind) => {
+  test('the caller hears the fallback line in the built-in voice; the call ends with model_error and the failure logged', async () => {
+    const { t, fake } = app
+    const agent = await agentFor(service, kind)
+    scriptFailure(service, kind)
+    const { call, afterGreeting } = await callAndSpeak(agent)
+    await waitFor('hung up by us', () => !fake.liveChannelIds().includes(call.callId), 15_000)
+    // The line, about 3 s of the built-in voice: far more than the 0.1 s of agent audio a stalled answer could leave.
+    expect(loudFramesAfter(call, afterGreeting)).toBeGreaterThan(50)
+    expect(speechInputs()).not.toContain(DEFAULT_MODEL_FAILURE_MESSAGE)
+    const run = await untilWritten(t, agent, call.runId)
+    expect(run.gathered_context.mapped_call_disposition).toBe('model_error')
+    expect(run.logs.voice.model_failures[0], JSON.stringify(run.logs.voice.model_failures)).toMatchObject({ service, kind })
+    expect(run.logs.voice.end_reason).toBe('model_error')
+  }, 40_000)
+})
+
+describe.each(CASES.filter(([service]) => service === 'tts'))('%s failing mid-call (%s)', (service, kind) => {
+  test('the built-in voice speaks for the rest of the call; the call goes on and the failure is logged', async () => {
+    const { t, fake } = app
+    const agent = await agentFor(service, kind)
+    scriptFailure(service, kind)
+    const { call, afterGreeting } = await callAndSpeak(agent)
+    // The answer's second sentence at least (about 1 s of the built-in voice) is heard.
+    await waitFor('the answer heard', () => loudFramesAfter(call, afterGreeting) > 40, 15_000)
+    expect(fake.liveChannelIds()).toContain(call.callId)
+    fake.hangup(call.callId)
+    const run = await untilWritten(t, agent, call.runId)
+    expect(run.gathered_context.mapped_call_disposition).toBe('user_hangup')
+    expect(run.logs.voice.model_failures).toEqual([expect.objectContaining({ service: 'tts', kind })])
+  }, 40_000)
+})
+
+test("an agent's own line, then a transfer to model_failure.transfer_to, when the LLM fails", async () => {
+  const { t, fake } = app
+  const message = 'Sorry, our assistant is down. Let me put you through to a colleague.'
+  const agent = await agentFor('llm', 'server_error', { model_failure: { message, transfer_to: 'Local/102@test' } })
+  scriptFailure('llm', 'server_error')
+  const originates = () => fake.requests.filter((request) => request.method === 'POST' && request.path === '/ari/channels').length
+  const before = originates()
+  const { call, afterGreeting } = await callAndSpeak(agent)
+  await waitFor('the transfer dialled', () => originates() >= before + 2, 15_000)
+  // The destination answered: the agent's media leg is gone, the caller is with the destination.
+  await call.media.closed
+  expect(loudFramesAfter(call, afterGreeting)).toBeGreaterThan(50)
+  fake.hangup(call.callId)
+  const run = await untilWritten(t, agent, call.runId)
+  expect(run.gathered_context.mapped_call_disposition).toBe('call_transferred')
+  expect(run.logs.voice.model_failures[0]).toMatchObject({ service: 'llm', kind: 'server_error' })
+  expect(speechInputs()).toEqual([GREETING])
+}, 40_000)
