@@ -3,6 +3,7 @@ import { startAriManager } from '../../src/telephony/ari/manager'
 import { createTestApp, type TestApp } from '../support/app'
 import { startFakeAri, type FakeAri } from '../support/fake-ari'
 import { createConfiguration } from '../support/telephony'
+import { configureModelsNeverAsked } from '../support/voice-models'
 import { waitFor } from '../support/wait'
 
 // The console's test call: the public trigger accepts a signed-in browser session (with its CSRF token) as well as a key.
@@ -19,6 +20,8 @@ beforeEach(async () => {
     provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass', allow_raw_dial_strings: true,
   }, { isDefaultOutbound: true })
   await waitFor('ARI connected', () => t.ctx.ariConnected(config.id))
+  // Run starts refuse an agent without models (models/readiness.ts).
+  await configureModelsNeverAsked(t)
 })
 afterEach(async () => {
   await t.ctx.ari!.stop()
