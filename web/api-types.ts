@@ -3338,6 +3338,20 @@ export interface components {
              * @description The model configuration runs of this agent use (else the organization default); run model_overrides go over it.
              */
             model_configuration_uuid?: string | null;
+            /** @description A call to this agent when it cannot run (no LLM, a pinned configuration gone, a model server failing). Run starts are refused before dialling; an inbound call hears `message`, then is hung up. */
+            unavailable_call?: {
+                /** @description Answer an inbound call to say `message` (default true); false leaves it unanswered. */
+                answer?: boolean;
+                /** @description Said in the built-in voice. Default: "Sorry, this line cannot take calls right now. Please try again later." */
+                message?: string;
+            };
+            /** @description An LLM, speech-to-text or text-to-speech server failing mid-call (timeout, 5xx, stalled stream, refused connection), once `llm_fallback` had its turn. */
+            model_failure?: {
+                /** @description Said in the built-in voice. Default: "I'm sorry, I'm having trouble right now. Please call back later." */
+                message?: string;
+                /** @description Where the call is transferred after `message` (a phone number or SIP address, as transfer_call takes); else the call ends with disposition `model_error`. */
+                transfer_to?: string;
+            };
         } & {
             [key: string]: unknown;
         };

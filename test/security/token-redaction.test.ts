@@ -14,8 +14,8 @@ import { rawHttp } from '../support/raw-http'
 
 /** Path parameters that are ids or names, not credentials. A new parameter must be added here or be redacted. */
 const NOT_SECRET = new Set([
-  'api_key_id', 'artifact_type', 'callback', 'campaign_id', 'config_id', 'credential_uuid', 'document_uuid', 'name', 'organization_id', 'phone_number_id',
-  'provider', 'run_id', 'tool_uuid', 'trunk_id', 'uuid', 'workflow_id', 'workflow_uuid',
+  'api_key_id', 'artifact_type', 'callback', 'campaign_id', 'config_id', 'credential_uuid', 'document_uuid', 'id', 'name', 'organization_id', 'phone_number_id',
+  'provider', 'recording_id', 'run_id', 'tool_uuid', 'trunk_id', 'uuid', 'workflow_id', 'workflow_uuid',
 ])
 
 type Operation = { method: string; path: string }
