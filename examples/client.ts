@@ -21,10 +21,17 @@ export async function callAndReadUsage(baseUrl: string, apiKey: string, phoneNum
       name: 'Reception',
       workflow_definition: {
         nodes: [
-          { id: 'start', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', prompt: 'Greet the caller.' } },
+          {
+            id: 'start',
+            type: 'startCall',
+            position: { x: 0, y: 0 },
+            data: { name: 'Start', prompt: 'Greet the caller.' },
+          },
           { id: 'end', type: 'endCall', position: { x: 200, y: 0 }, data: { name: 'End', prompt: 'Say goodbye.' } },
         ],
-        edges: [{ id: 'start-end', source: 'start', target: 'end', data: { label: 'done', condition: 'The caller is done' } }],
+        edges: [
+          { id: 'start-end', source: 'start', target: 'end', data: { label: 'done', condition: 'The caller is done' } },
+        ],
       },
     },
   })

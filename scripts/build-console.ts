@@ -31,8 +31,14 @@ export async function buildConsole(outfile = join(root, 'dist', 'console.pack'))
     const path = relative.endsWith('.html') ? '/' : `/${relative}`
     const identity = new Uint8Array(await output.arrayBuffer())
     const gzip = gzipSync(identity, { level: 9 })
-    const br = brotliCompressSync(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } })
-    const encodings: Record<Encoding, [number, number]> = { identity: append(identity), gzip: append(gzip), br: append(br) }
+    const br = brotliCompressSync(identity, {
+      params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length },
+    })
+    const encodings: Record<Encoding, [number, number]> = {
+      identity: append(identity),
+      gzip: append(gzip),
+      br: append(br),
+    }
     header.files.push({ path, type: output.type, encodings })
     gzippedSizes[path] = gzip.length
   }

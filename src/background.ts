@@ -52,9 +52,15 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   // Only calls the provider no longer has are closed, so long conversations are safe from the watchdog.
   const maxOpenMs = ctx.config.ringTimeoutSeconds * 1000 + WATCHDOG_GRACE_MS
   // noOverlap: a slow provider lookup never lets two rounds run at once.
-  const watchdog = cron.schedule(WATCHDOG_SCHEDULE, async () => {
-    await closeVanishedCalls(ctx, maxOpenMs, contactAttempts).catch((error) => ctx.log.error({ err: error }, 'watchdog failed'))
-  }, { name: 'call-watchdog', noOverlap: true, logger: cronLogger(ctx.log) })
+  const watchdog = cron.schedule(
+    WATCHDOG_SCHEDULE,
+    async () => {
+      await closeVanishedCalls(ctx, maxOpenMs, contactAttempts).catch((error) =>
+        ctx.log.error({ err: error }, 'watchdog failed'),
+      )
+    },
+    { name: 'call-watchdog', noOverlap: true, logger: cronLogger(ctx.log) },
+  )
   return {
     async stop() {
       await watchdog.destroy()

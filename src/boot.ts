@@ -37,8 +37,16 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
   const masterKey = loadMasterKey({ env: config.masterKey ?? undefined, dataDir: config.dataDir })
   const clock = overrides.clock ?? systemClock
   const ctx: AppContext = {
-    config, db, sqlite, log, clock, version: VERSION,
-    masterKey, providerApis: { ...PROVIDER_API_BASE_URLS, ...config.providerApiOverrides }, ariConnected: () => false, telephony: createTelephony(),
+    config,
+    db,
+    sqlite,
+    log,
+    clock,
+    version: VERSION,
+    masterKey,
+    providerApis: { ...PROVIDER_API_BASE_URLS, ...config.providerApiOverrides },
+    ariConnected: () => false,
+    telephony: createTelephony(),
     ari: null,
     objects: localObjectStore(join(config.dataDir, 'objects')),
     knowledge: { vectors: createVectorCache(KNOWLEDGE_CACHE_BYTES), wake: () => {} },

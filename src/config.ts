@@ -86,22 +86,41 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
   const http = flagString(flags, 'http') ?? env.RINGBASE_HTTP ?? DEFAULT_HTTP
   const { host, port } = parseHostPort(http)
   const dataDir = resolve(flagString(flags, 'dir') ?? env.RINGBASE_DIR ?? DEFAULT_DATA_DIR)
-  const publicUrl = (flagString(flags, 'public-url') ?? env.RINGBASE_PUBLIC_URL ?? `http://${host}:${port}`).replace(/\/+$/, '')
-  if (!/^https?:\/\/[^/]+/.test(publicUrl)) throw new ConfigError(`--public-url must be an http(s) URL, got '${publicUrl}'`)
+  const publicUrl = (flagString(flags, 'public-url') ?? env.RINGBASE_PUBLIC_URL ?? `http://${host}:${port}`).replace(
+    /\/+$/,
+    '',
+  )
+  if (!/^https?:\/\/[^/]+/.test(publicUrl))
+    throw new ConfigError(`--public-url must be an http(s) URL, got '${publicUrl}'`)
   const logLevel = (env.RINGBASE_LOG_LEVEL ?? 'info') as LogLevel
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`RINGBASE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`)
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new ConfigError(`RINGBASE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`)
   const bootstrapApiKey = env.RINGBASE_BOOTSTRAP_API_KEY || null
   if (bootstrapApiKey !== null && bootstrapApiKey.length < 16) {
     throw new ConfigError('RINGBASE_BOOTSTRAP_API_KEY must be at least 16 characters')
   }
   const maxUpload = flagString(flags, 'max-upload-bytes') ?? env.RINGBASE_MAX_UPLOAD_BYTES
   const maxUploadBytes = maxUpload === undefined ? DEFAULT_MAX_UPLOAD_BYTES : Number(maxUpload)
-  if (!Number.isInteger(maxUploadBytes) || maxUploadBytes < 1) throw new ConfigError('--max-upload-bytes must be a positive integer')
+  if (!Number.isInteger(maxUploadBytes) || maxUploadBytes < 1)
+    throw new ConfigError('--max-upload-bytes must be a positive integer')
   const ringTimeoutSeconds = wholeSeconds(
-    flagString(flags, 'ring-timeout') ?? env.RINGBASE_RING_TIMEOUT_SECONDS, DEFAULT_RING_TIMEOUT_SECONDS, 'ring-timeout', 300)
+    flagString(flags, 'ring-timeout') ?? env.RINGBASE_RING_TIMEOUT_SECONDS,
+    DEFAULT_RING_TIMEOUT_SECONDS,
+    'ring-timeout',
+    300,
+  )
   const httpIdleTimeoutSeconds = wholeSeconds(
-    flagString(flags, 'http-idle-timeout') ?? env.RINGBASE_HTTP_IDLE_TIMEOUT_SECONDS, DEFAULT_HTTP_IDLE_TIMEOUT_SECONDS, 'http-idle-timeout', 255)
-  const knowledgeLeaseSeconds = wholeSeconds(env.RINGBASE_KNOWLEDGE_LEASE_SECONDS, DEFAULT_KNOWLEDGE_LEASE_SECONDS, 'knowledge-lease (RINGBASE_KNOWLEDGE_LEASE_SECONDS)', 3600)
+    flagString(flags, 'http-idle-timeout') ?? env.RINGBASE_HTTP_IDLE_TIMEOUT_SECONDS,
+    DEFAULT_HTTP_IDLE_TIMEOUT_SECONDS,
+    'http-idle-timeout',
+    255,
+  )
+  const knowledgeLeaseSeconds = wholeSeconds(
+    env.RINGBASE_KNOWLEDGE_LEASE_SECONDS,
+    DEFAULT_KNOWLEDGE_LEASE_SECONDS,
+    'knowledge-lease (RINGBASE_KNOWLEDGE_LEASE_SECONDS)',
+    3600,
+  )
   return {
     providerApiOverrides: providerApiOverrides(env),
     httpHost: host.replace(/^\[|\]$/g, ''),
@@ -124,7 +143,9 @@ function providerApiOverrides(env: Record<string, string | undefined>): Partial<
     const provider = PROVIDER_API_VARIABLE.exec(variable)?.[1].toLowerCase()
     if (provider === undefined || value === undefined || value === '') continue
     if (!(PROVIDER_API_NAMES as readonly string[]).includes(provider)) {
-      throw new ConfigError(`${variable}: unknown provider; the variables are RINGBASE_PROVIDER_API_ followed by one of ${PROVIDER_API_NAMES.join(', ').toUpperCase()}`)
+      throw new ConfigError(
+        `${variable}: unknown provider; the variables are RINGBASE_PROVIDER_API_ followed by one of ${PROVIDER_API_NAMES.join(', ').toUpperCase()}`,
+      )
     }
     if (!/^https?:\/\/[^/]+/.test(value)) throw new ConfigError(`${variable} must be an http(s) URL, got '${value}'`)
     overrides[provider as ProviderApiName] = value.replace(/\/+$/, '')

@@ -21,7 +21,10 @@ export async function checkHealth(host: string, port: number, timeoutMs = 3000):
       ? { ok: true, message: `${url}: ok` }
       : { ok: false, message: `${url}: HTTP ${response.status}` }
   } catch (error) {
-    const reason = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : String((error as Error)?.message ?? error)
+    const reason =
+      error instanceof Error && error.name === 'TimeoutError'
+        ? `no answer within ${timeoutMs} ms`
+        : String((error as Error)?.message ?? error)
     return { ok: false, message: `${url}: ${reason}` }
   }
 }

@@ -11,8 +11,22 @@ export type Logger = pino.Logger
  * was half of what serving `GET /health` cost.
  */
 const SECRET_KEYS = new Set([
-  'api_key', 'apikey', 'key', 'password', 'app_password', 'auth_token', 'bearer_token', 'api_secret', 'api_token',
-  'private_key', 'access_token', 'app_secret', 'signature_secret', 'credentials', 'x-api-key', 'authorization',
+  'api_key',
+  'apikey',
+  'key',
+  'password',
+  'app_password',
+  'auth_token',
+  'bearer_token',
+  'api_secret',
+  'api_token',
+  'private_key',
+  'access_token',
+  'app_secret',
+  'signature_secret',
+  'credentials',
+  'x-api-key',
+  'authorization',
 ])
 
 const REDACTED = '[redacted]'
@@ -50,8 +64,9 @@ export function redactSecrets<T>(value: T, depth = 0): T {
   for (const key in source) {
     if (!Object.hasOwn(source, key)) continue
     const item = source[key]
-    const redacted = SECRET_KEYS.has(key.toLowerCase()) && item !== undefined ? REDACTED : redactSecrets(item, depth + 1)
-    if (redacted !== item) censor(copy ??= copyOf(source), key, redacted)
+    const redacted =
+      SECRET_KEYS.has(key.toLowerCase()) && item !== undefined ? REDACTED : redactSecrets(item, depth + 1)
+    if (redacted !== item) censor((copy ??= copyOf(source)), key, redacted)
   }
   return (copy ?? value) as T
 }
@@ -72,7 +87,9 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
   )
   // Pino formats no child's bindings; every child (and its children) inherits this method from the root.
   const child = logger.child
-  logger.child = function (this: Logger, bindings, options) { return child.call(this, redactSecrets(bindings), options) } as typeof child
+  logger.child = function (this: Logger, bindings, options) {
+    return child.call(this, redactSecrets(bindings), options)
+  } as typeof child
   return logger
 }
 
@@ -184,7 +201,10 @@ class StdoutLog implements pino.DestinationStream {
 export function cronLogger(log: Logger): CronLogger {
   const cron = log.child({ component: 'cron' })
   const entry = (message: string | Error, err?: Error) =>
-    [{ err: err ?? (message instanceof Error ? message : undefined) }, message instanceof Error ? message.message : message] as const
+    [
+      { err: err ?? (message instanceof Error ? message : undefined) },
+      message instanceof Error ? message.message : message,
+    ] as const
   return {
     info: (message) => cron.info(message),
     warn: (message) => cron.warn(message),

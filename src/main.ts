@@ -45,13 +45,22 @@ async function serve(flags: Flags): Promise<void> {
   if (bootstrapKey) {
     // The one time the key is ever shown: on stderr, for the person starting the server, so stdout stays the JSON log
     // (what a log collector reads) and no log line ever holds a key.
-    process.stderr.write(`\n=== RINGBASE BOOTSTRAP ADMIN API KEY (organization 'default', shown once): ${bootstrapKey.api_key} ===\n\n`)
+    process.stderr.write(
+      `\n=== RINGBASE BOOTSTRAP ADMIN API KEY (organization 'default', shown once): ${bootstrapKey.api_key} ===\n\n`,
+    )
   }
   const app = createApp(ctx, { precompile: true, console: await loadConsoleAssets(join(import.meta.dir, '..')) })
   const background = await startBackgroundServices(ctx)
   // idleTimeout given explicitly: left to its default, Bun prints a plain-text warning for each request it times out.
-  const server = serveApi(ctx, app, { hostname: config.httpHost, port: config.httpPort, idleTimeout: config.httpIdleTimeoutSeconds })
-  ctx.log.info({ url: `http://${config.httpHost}:${server.port}`, dataDir: config.dataDir, version: VERSION }, 'listening')
+  const server = serveApi(ctx, app, {
+    hostname: config.httpHost,
+    port: config.httpPort,
+    idleTimeout: config.httpIdleTimeoutSeconds,
+  })
+  ctx.log.info(
+    { url: `http://${config.httpHost}:${server.port}`, dataDir: config.dataDir, version: VERSION },
+    'listening',
+  )
 
   let stopping = false
   const shutdown = async (signal: string) => {
@@ -102,7 +111,9 @@ async function printOpenApi(): Promise<void> {
     const response = await createApp(ctx).handle(new Request(`http://localhost${OPENAPI_PATH}`))
     const document = `${JSON.stringify(await response.json(), null, 2)}\n`
     // Wait for the pipe to take it all: main() exits the process right after, which would cut a long write short.
-    await new Promise<void>((resolve, reject) => process.stdout.write(document, (error) => (error ? reject(error) : resolve())))
+    await new Promise<void>((resolve, reject) =>
+      process.stdout.write(document, (error) => (error ? reject(error) : resolve())),
+    )
     ctx.sqlite.close()
   } finally {
     rmSync(dataDir, { recursive: true, force: true })
@@ -155,9 +166,13 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => { if (code >= 0) process.exit(code) },
+  (code) => {
+    if (code >= 0) process.exit(code)
+  },
   (error) => {
-    process.stderr.write(`ringbase: ${error instanceof ConfigError ? error.message : String(error?.message ?? error)}\n`)
+    process.stderr.write(
+      `ringbase: ${error instanceof ConfigError ? error.message : String(error?.message ?? error)}\n`,
+    )
     process.exit(error instanceof ConfigError ? 2 : 1)
   },
 )

@@ -16,10 +16,32 @@ import * as ts from 'typescript'
  * services.
  */
 const LAYERS = [
-  'lib', 'config.ts', 'log.ts', 'db',
-  'storage', 'auth', 'credentials', 'egress', 'models', 'definition', 'tools', 'knowledge',
-  'conversation', 'voice', 'recordings', 'runs', 'telephony', 'calls', 'campaigns', 'agents',
-  'api', 'background.ts', 'boot.ts', 'health-check.ts', 'backup-commands.ts', 'main.ts',
+  'lib',
+  'config.ts',
+  'log.ts',
+  'db',
+  'storage',
+  'auth',
+  'credentials',
+  'egress',
+  'models',
+  'definition',
+  'tools',
+  'knowledge',
+  'conversation',
+  'voice',
+  'recordings',
+  'runs',
+  'telephony',
+  'calls',
+  'campaigns',
+  'agents',
+  'api',
+  'background.ts',
+  'boot.ts',
+  'health-check.ts',
+  'backup-commands.ts',
+  'main.ts',
 ]
 const CONTRACT = 'context.ts'
 
@@ -37,12 +59,17 @@ function sourceFiles(dir: string): string[] {
 const FILES = sourceFiles(SRC)
 const rel = (path: string) => relative(ROOT, path)
 /** Comments stripped, so a rule is not tripped by prose explaining it. Strings stay: SQL lives in them. */
-const code = (path: string) => readFileSync(path, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1')
+const code = (path: string) =>
+  readFileSync(path, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1')
 
 /** Every module a file imports or re-exports (static, type-only and dynamic), as written. */
 function specifiers(text: string): string[] {
   const found: string[] = []
-  for (const match of text.matchAll(/(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+  for (const match of text.matchAll(
+    /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm,
+  )) {
     found.push(match[1] ?? match[2] ?? match[3])
   }
   return found
@@ -58,11 +85,20 @@ function resolveLocal(from: string, specifier: string): string | null {
 }
 
 const SOURCE = new Set(FILES)
-const GRAPH = new Map(FILES.map((file) => {
-  const text = code(file)
-  const imports = specifiers(text)
-  return [file, { text, imports, local: imports.map((s) => resolveLocal(file, s)).filter((p): p is string => p !== null && SOURCE.has(p)) }]
-}))
+const GRAPH = new Map(
+  FILES.map((file) => {
+    const text = code(file)
+    const imports = specifiers(text)
+    return [
+      file,
+      {
+        text,
+        imports,
+        local: imports.map((s) => resolveLocal(file, s)).filter((p): p is string => p !== null && SOURCE.has(p)),
+      },
+    ]
+  }),
+)
 
 /** The cycles of the graph (strongly connected components with more than one file, or a file importing itself). */
 function cycles(): string[][] {
@@ -106,16 +142,22 @@ const rank = (layer: string) => LAYERS.indexOf(layer)
 
 /** Every import between two layers, as `from -> to` of the files. */
 function crossLayerImports(): { from: string; to: string; fromLayer: string; toLayer: string }[] {
-  return FILES.flatMap((file) => GRAPH.get(file)!.local
-    .filter((target) => layerOf(target) !== layerOf(file))
-    .map((target) => ({ from: rel(file), to: rel(target), fromLayer: layerOf(file), toLayer: layerOf(target) })))
+  return FILES.flatMap((file) =>
+    GRAPH.get(file)!
+      .local.filter((target) => layerOf(target) !== layerOf(file))
+      .map((target) => ({ from: rel(file), to: rel(target), fromLayer: layerOf(file), toLayer: layerOf(target) })),
+  )
 }
 
 const inside = (file: string, folder: string) => rel(file).startsWith(`src/${folder}/`)
 const isHttpLayer = (file: string) => inside(file, 'api') || rel(file) === 'src/main.ts'
 
-function offenders(rule: (file: string, entry: { text: string; imports: string[]; local: string[] }) => boolean): string[] {
-  return FILES.filter((file) => rule(file, GRAPH.get(file)!)).map(rel).sort()
+function offenders(
+  rule: (file: string, entry: { text: string; imports: string[]; local: string[] }) => boolean,
+): string[] {
+  return FILES.filter((file) => rule(file, GRAPH.get(file)!))
+    .map(rel)
+    .sort()
 }
 
 const HTTP_PACKAGE = /^(elysia|@elysiajs\/)/
@@ -144,18 +186,34 @@ const SQL_TEXT = [
  * (calls/ waited for the arch-pipeline branch, which has landed.)
  */
 const SQL_TEXT_PENDING = [
-  'src/agents/service.ts', 'src/auth/keys.ts', 'src/auth/sessions.ts',
-  'src/calls/answer-webhooks.ts', 'src/calls/inbound.ts', 'src/calls/leftovers.ts', 'src/calls/outcomes.ts', 'src/calls/recovery.ts',
+  'src/agents/service.ts',
+  'src/auth/keys.ts',
+  'src/auth/sessions.ts',
+  'src/calls/answer-webhooks.ts',
+  'src/calls/inbound.ts',
+  'src/calls/leftovers.ts',
+  'src/calls/outcomes.ts',
+  'src/calls/recovery.ts',
   'src/calls/start.ts',
-  'src/campaigns/attempts.ts', 'src/campaigns/contacts.ts', 'src/campaigns/service.ts',
+  'src/campaigns/attempts.ts',
+  'src/campaigns/contacts.ts',
+  'src/campaigns/service.ts',
   'src/knowledge/processing.ts',
-  'src/runs/list.ts', 'src/runs/service.ts', 'src/runs/usage.ts',
-  'src/telephony/config/configuration-service.ts', 'src/telephony/config/configurations.ts', 'src/telephony/config/phone-numbers.ts',
+  'src/runs/list.ts',
+  'src/runs/service.ts',
+  'src/runs/usage.ts',
+  'src/telephony/config/configuration-service.ts',
+  'src/telephony/config/configurations.ts',
+  'src/telephony/config/phone-numbers.ts',
 ]
 const isQueryModule = (file: string) => inside(file, 'db') || /^src\/[^/]+\/(.+\/)?queries\.ts$/.test(rel(file))
 
 /** TODO(issue 22): the ARI call machinery's factory closures, still to split; the list only shrinks (checked below). */
-const FUNCTION_LENGTH_PENDING = ['src/telephony/ari/adapter.ts', 'src/telephony/ari/events.ts', 'src/telephony/ari/call-session.ts']
+const FUNCTION_LENGTH_PENDING = [
+  'src/telephony/ari/adapter.ts',
+  'src/telephony/ari/events.ts',
+  'src/telephony/ari/call-session.ts',
+]
 const MAX_FUNCTION_LINES = 120
 
 /** Every function, method, accessor and arrow of src/ whose body is longer than MAX_FUNCTION_LINES, as `file:line (n lines)`. */
@@ -192,14 +250,19 @@ describe('import graph of src/', () => {
   })
 
   test('no two layers import each other, type-only imports included', () => {
-    const edges = new Set(crossLayerImports().filter(({ fromLayer, toLayer }) => fromLayer !== CONTRACT && toLayer !== CONTRACT)
-      .map(({ fromLayer, toLayer }) => `${fromLayer} -> ${toLayer}`))
+    const edges = new Set(
+      crossLayerImports()
+        .filter(({ fromLayer, toLayer }) => fromLayer !== CONTRACT && toLayer !== CONTRACT)
+        .map(({ fromLayer, toLayer }) => `${fromLayer} -> ${toLayer}`),
+    )
     expect([...edges].filter((edge) => edges.has(edge.split(' -> ').reverse().join(' -> '))).sort()).toEqual([])
   })
 
   test('every import points down the layer order (or at the context contract), type-only imports included', () => {
     const upward = crossLayerImports()
-      .filter(({ fromLayer, toLayer }) => toLayer !== CONTRACT && fromLayer !== CONTRACT && rank(toLayer) > rank(fromLayer))
+      .filter(
+        ({ fromLayer, toLayer }) => toLayer !== CONTRACT && fromLayer !== CONTRACT && rank(toLayer) > rank(fromLayer),
+      )
       .map(({ from, to }) => `${from} -> ${to}`)
     expect(upward.sort()).toEqual([])
   })
@@ -211,40 +274,65 @@ describe('import graph of src/', () => {
   })
 
   test('only src/api/ and src/main.ts know HTTP (elysia, @elysiajs/*, src/api/)', () => {
-    expect(offenders((file, { imports, local }) => !isHttpLayer(file)
-      && (imports.some((s) => HTTP_PACKAGE.test(s)) || local.some((target) => inside(target, 'api'))))).toEqual([])
+    expect(
+      offenders(
+        (file, { imports, local }) =>
+          !isHttpLayer(file) &&
+          (imports.some((s) => HTTP_PACKAGE.test(s)) || local.some((target) => inside(target, 'api'))),
+      ),
+    ).toEqual([])
   })
 
   test('only src/db/ knows the SQL dialect', () => {
-    expect(offenders((file, { text }) => !inside(file, 'db') && SQLITE_SPECIFIC.some((pattern) => pattern.test(text)))).toEqual([])
+    expect(
+      offenders((file, { text }) => !inside(file, 'db') && SQLITE_SPECIFIC.some((pattern) => pattern.test(text))),
+    ).toEqual([])
   })
 
   test('only the campaign state machine writes a campaign state', () => {
     const writesState = /UPDATE\s+campaigns\s+SET\b[^;`]*\bstate\s*=|\.update\(campaigns\)\s*\.set\(\{[^}]*\bstate\s*:/
-    expect(offenders((file, { text }) => rel(file) !== 'src/campaigns/state-machine.ts' && writesState.test(text))).toEqual([])
+    expect(
+      offenders((file, { text }) => rel(file) !== 'src/campaigns/state-machine.ts' && writesState.test(text)),
+    ).toEqual([])
   })
 
   test('src/db/schema/ imports nothing of the domain (only lib/ and db/)', () => {
-    expect(offenders((file, { local }) => inside(file, 'db/schema') && local.some((target) => !inside(target, 'lib') && !inside(target, 'db')))).toEqual([])
+    expect(
+      offenders(
+        (file, { local }) =>
+          inside(file, 'db/schema') && local.some((target) => !inside(target, 'lib') && !inside(target, 'db')),
+      ),
+    ).toEqual([])
   })
 
-  test('SQL text only in src/db/ and the domains\' queries.ts; drizzle\'s query builder elsewhere', () => {
+  test("SQL text only in src/db/ and the domains' queries.ts; drizzle's query builder elsewhere", () => {
     const inline = offenders((file, { text }) => !isQueryModule(file) && SQL_TEXT.some((pattern) => pattern.test(text)))
     expect(inline.filter((file) => !SQL_TEXT_PENDING.includes(file))).toEqual([])
     expect(SQL_TEXT_PENDING.filter((file) => !inline.includes(file))).toEqual([])
   })
 
   test('src/lib/ imports nothing else of src/', () => {
-    expect(offenders((file, { local }) => inside(file, 'lib') && local.some((target) => !inside(target, 'lib')))).toEqual([])
+    expect(
+      offenders((file, { local }) => inside(file, 'lib') && local.some((target) => !inside(target, 'lib'))),
+    ).toEqual([])
   })
 })
 
 describe('functions of src/', () => {
   test('the measure sees functions (sanity): a long one of this file would be found', () => {
-    const source = ts.createSourceFile('probe.ts', `const f = () => {\n${'  call()\n'.repeat(MAX_FUNCTION_LINES)}}`, ts.ScriptTarget.Latest, true)
+    const source = ts.createSourceFile(
+      'probe.ts',
+      `const f = () => {\n${'  call()\n'.repeat(MAX_FUNCTION_LINES)}}`,
+      ts.ScriptTarget.Latest,
+      true,
+    )
     let bodyLines = 0
     ts.forEachChild(source, function visit(node) {
-      if (ts.isArrowFunction(node)) bodyLines = source.getLineAndCharacterOfPosition(node.body.getEnd()).line - source.getLineAndCharacterOfPosition(node.body.getStart(source)).line + 1
+      if (ts.isArrowFunction(node))
+        bodyLines =
+          source.getLineAndCharacterOfPosition(node.body.getEnd()).line -
+          source.getLineAndCharacterOfPosition(node.body.getStart(source)).line +
+          1
       ts.forEachChild(node, visit)
     })
     expect(bodyLines).toBeGreaterThan(MAX_FUNCTION_LINES)
@@ -259,24 +347,37 @@ describe('functions of src/', () => {
 
 describe('the console (web/) is a client of the API', () => {
   const WEB = join(ROOT, 'web')
-  const webFiles = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name)
-    if (statSync(path).isDirectory()) return webFiles(path)
-    return /\.tsx?$/.test(name) ? [path] : []
-  })
+  const webFiles = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => {
+      const path = join(dir, name)
+      if (statSync(path).isDirectory()) return webFiles(path)
+      return /\.tsx?$/.test(name) ? [path] : []
+    })
   /** What the browser bundle may load: React, and its own files. */
   const ALLOWED_PACKAGES = new Set(['react', 'react-dom/client'])
 
   test('it imports only its own files, React, and nothing of the server (its API types are generated)', () => {
     const files = webFiles(WEB)
     expect(files.length).toBeGreaterThan(5)
-    const offending = files.flatMap((file) => specifiers(code(file))
-      .filter((specifier) => (specifier.startsWith('.') ? !join(dirname(file), specifier).startsWith(WEB) : !ALLOWED_PACKAGES.has(specifier)))
-      .map((specifier) => `${rel(file)}: ${specifier}`))
+    const offending = files.flatMap((file) =>
+      specifiers(code(file))
+        .filter((specifier) =>
+          specifier.startsWith('.')
+            ? !join(dirname(file), specifier).startsWith(WEB)
+            : !ALLOWED_PACKAGES.has(specifier),
+        )
+        .map((specifier) => `${rel(file)}: ${specifier}`),
+    )
     expect(offending).toEqual([])
   })
 
   test('it never sets HTML from strings', () => {
-    expect(webFiles(WEB).filter((file) => /dangerouslySetInnerHTML|\.innerHTML\s*=|outerHTML|insertAdjacentHTML|document\.write/.test(code(file))).map(rel)).toEqual([])
+    expect(
+      webFiles(WEB)
+        .filter((file) =>
+          /dangerouslySetInnerHTML|\.innerHTML\s*=|outerHTML|insertAdjacentHTML|document\.write/.test(code(file)),
+        )
+        .map(rel),
+    ).toEqual([])
   })
 })

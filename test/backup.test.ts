@@ -13,7 +13,9 @@ import { CONFIGS_PATH, VALID_CONFIGS } from './support/telephony'
 const KEY = 'rb_backup_test_bootstrap_key_0123456789ab'
 const CSV = 'phone_number,first_name\n+14155550100,Ada\n+14155550101,Grace\n'
 let home: string
-beforeAll(() => { home = mkdtempSync(join(tmpdir(), 'ringbase-backup-')) })
+beforeAll(() => {
+  home = mkdtempSync(join(tmpdir(), 'ringbase-backup-'))
+})
 afterAll(() => rmSync(home, { recursive: true, force: true }))
 
 const cli = (...args: string[]) => Bun.spawnSync([...SOURCE_COMMAND, ...args])
@@ -41,20 +43,48 @@ test('backup while serving, restore into an empty dir: same agents, configuratio
   let campaignId: number
   try {
     const api = (method: string, path: string, body?: unknown) => callApi(first.url, KEY, method, path, body)
-    const definition = { nodes: [{ id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { prompt: 'Hi {{first_name}}' } }], edges: [] }
-    const agent = await api('POST', '/api/v1/workflow/create/definition', { name: 'Backed up', workflow_definition: definition })
-    const carrier = await api('POST', CONFIGS_PATH, { name: 'Carrier', config: VALID_CONFIGS.twilio.config, is_default_outbound: true })
+    const definition = {
+      nodes: [{ id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { prompt: 'Hi {{first_name}}' } }],
+      edges: [],
+    }
+    const agent = await api('POST', '/api/v1/workflow/create/definition', {
+      name: 'Backed up',
+      workflow_definition: definition,
+    })
+    const carrier = await api('POST', CONFIGS_PATH, {
+      name: 'Carrier',
+      config: VALID_CONFIGS.twilio.config,
+      is_default_outbound: true,
+    })
     await api('POST', `${CONFIGS_PATH}/${carrier.id}/phone-numbers`, { address: '+14155550199' })
-    const grant = await api('POST', '/api/v1/s3/presigned-upload-url', { file_name: 'leads.csv', file_size: CSV.length })
-    const put = await fetch(grant.upload_url.replace(/^https?:\/\/[^/]+/, first.url), { method: 'PUT', body: CSV, headers: { 'content-type': 'text/csv' } })
+    const grant = await api('POST', '/api/v1/s3/presigned-upload-url', {
+      file_name: 'leads.csv',
+      file_size: CSV.length,
+    })
+    const put = await fetch(grant.upload_url.replace(/^https?:\/\/[^/]+/, first.url), {
+      method: 'PUT',
+      body: CSV,
+      headers: { 'content-type': 'text/csv' },
+    })
     expect(put.status).toBe(200)
-    campaignId = (await api('POST', '/api/v1/campaign/create', { name: 'Leads', source_type: 'csv', source_id: grant.file_key, workflow_id: agent.id })).id
+    campaignId = (
+      await api('POST', '/api/v1/campaign/create', {
+        name: 'Leads',
+        source_type: 'csv',
+        source_id: grant.file_key,
+        workflow_id: agent.id,
+      })
+    ).id
     before = await visibleState(first.url, campaignId)
 
     // The server keeps writing while the backup runs.
     const writes = Array.from({ length: 20 }, (_, index) =>
-      api('POST', '/api/v1/workflow/create/definition', { name: `During ${index}`, workflow_definition: definition }))
-    const backup = Bun.spawn([...SOURCE_COMMAND, 'backup', '--dir', original, '--out', archive], { stdout: 'pipe', stderr: 'pipe' })
+      api('POST', '/api/v1/workflow/create/definition', { name: `During ${index}`, workflow_definition: definition }),
+    )
+    const backup = Bun.spawn([...SOURCE_COMMAND, 'backup', '--dir', original, '--out', archive], {
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
     expect(await backup.exited).toBe(0)
     await Promise.all(writes)
   } finally {

@@ -32,14 +32,23 @@ test('the pure HTTP suites pass against the compiled binary', () => {
   const buildDir = mkdtempSync(join(tmpdir(), 'ringbase-build-'))
   try {
     const binary = join(buildDir, 'ringbase')
-    const build = Bun.spawnSync([process.execPath, join(root, 'scripts', 'build.ts'), binary], { stdout: 'pipe', stderr: 'pipe' })
+    const build = Bun.spawnSync([process.execPath, join(root, 'scripts', 'build.ts'), binary], {
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
     expect(build.exitCode, build.stderr.toString()).toBe(0)
     const run = Bun.spawnSync([process.execPath, 'test', '--timeout', '20000', ...PURE_HTTP_SUITES], {
-      cwd: root, env: { ...process.env, RINGBASE_TEST_BINARY: binary }, stdout: 'pipe', stderr: 'pipe',
+      cwd: root,
+      env: { ...process.env, RINGBASE_TEST_BINARY: binary },
+      stdout: 'pipe',
+      stderr: 'pipe',
     })
     const report = run.stderr.toString()
     // The inner run's own summary lines would be read as the outer run's by .ci/run: keep them out of the message.
-    const failures = report.split('\n').filter((line) => line.includes('(fail)') || line.includes('error:')).join('\n')
+    const failures = report
+      .split('\n')
+      .filter((line) => line.includes('(fail)') || line.includes('error:'))
+      .join('\n')
     expect(run.exitCode, `against ${binary}:\n${failures}`).toBe(0)
     expect(report).toMatch(/\n\s*0 fail/)
   } finally {

@@ -23,7 +23,10 @@ let running: Awaited<ReturnType<typeof startServe>> | null = null
 beforeAll(() => {
   buildDir = mkdtempSync(join(tmpdir(), 'ringbase-build-'))
   binary = join(buildDir, 'ringbase')
-  const build = Bun.spawnSync([process.execPath, join(import.meta.dir, '..', 'scripts', 'build.ts'), binary], { stdout: 'pipe', stderr: 'pipe' })
+  const build = Bun.spawnSync([process.execPath, join(import.meta.dir, '..', 'scripts', 'build.ts'), binary], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`)
   models = startFakeModels()
 }, 300_000)
@@ -40,15 +43,26 @@ afterEach(async () => {
 })
 
 async function start(command: string | string[]) {
-  running = await startServe(command, ['--dir', dataDir], { RINGBASE_BOOTSTRAP_API_KEY: KEY, RINGBASE_LOG_LEVEL: 'info', RINGBASE_KNOWLEDGE_LEASE_SECONDS: '1' })
+  running = await startServe(command, ['--dir', dataDir], {
+    RINGBASE_BOOTSTRAP_API_KEY: KEY,
+    RINGBASE_LOG_LEVEL: 'info',
+    RINGBASE_KNOWLEDGE_LEASE_SECONDS: '1',
+  })
 }
 
 const api = (method: string, path: string, body?: unknown) => callApi(running!.url, KEY, method, path, body)
 
 async function configureModels() {
-  const connection = (await api('POST', '/api/v1/organizations/provider-connections', { name: 'Fake', provider: 'openai', base_url: models.baseUrl })).uuid
+  const connection = (
+    await api('POST', '/api/v1/organizations/provider-connections', {
+      name: 'Fake',
+      provider: 'openai',
+      base_url: models.baseUrl,
+    })
+  ).uuid
   await api('POST', '/api/v1/organizations/model-configurations', {
-    name: 'Default', llm: { provider_connection_uuid: connection, settings: { model: 'fake-llm' } },
+    name: 'Default',
+    llm: { provider_connection_uuid: connection, settings: { model: 'fake-llm' } },
     embeddings: { provider_connection_uuid: connection, settings: { model: 'fake-embed' } },
   })
 }
@@ -56,9 +70,18 @@ async function configureModels() {
 async function submit(filename: string, bytes: Uint8Array, mimeType: string): Promise<string> {
   const grant = await api('POST', '/api/v1/knowledge-base/upload-url', { filename, mime_type: mimeType })
   const { pathname, search } = new URL(grant.upload_url)
-  const put = await fetch(`${running!.url}${pathname}${search}`, { method: 'PUT', body: bytes, headers: { 'content-type': mimeType } })
+  const put = await fetch(`${running!.url}${pathname}${search}`, {
+    method: 'PUT',
+    body: bytes,
+    headers: { 'content-type': mimeType },
+  })
   expect(put.status).toBe(200)
-  return (await api('POST', '/api/v1/knowledge-base/process-document', { document_uuid: grant.document_uuid, s3_key: grant.s3_key })).document_uuid
+  return (
+    await api('POST', '/api/v1/knowledge-base/process-document', {
+      document_uuid: grant.document_uuid,
+      s3_key: grant.s3_key,
+    })
+  ).document_uuid
 }
 
 /** Polls the document until it leaves pending/processing (the test's own timeout bounds it). */
@@ -74,7 +97,11 @@ test('the compiled binary turns a PDF and a DOCX into searchable documents', asy
   dataDir = mkdtempSync(join(tmpdir(), 'ringbase-knowledge-'))
   await start(binary)
   await configureModels()
-  const pdf = await submit('guide.pdf', pdfWithPages(['Installation needs a 10 amp fuse.', 'Cleaning: use a dry cloth only.']), MIME.pdf)
+  const pdf = await submit(
+    'guide.pdf',
+    pdfWithPages(['Installation needs a 10 amp fuse.', 'Cleaning: use a dry cloth only.']),
+    MIME.pdf,
+  )
   const docx = await submit('terms.docx', docxWithParagraphs(['Payment is due within fourteen days.']), MIME.docx)
   expect(await settled(pdf)).toMatchObject({ processing_status: 'completed', docling_metadata: { num_pages: 2 } })
   expect(await settled(docx)).toMatchObject({ processing_status: 'completed' })
@@ -88,7 +115,9 @@ test('a server killed while a document is processing completes it after the rest
   await configureModels()
   // The first embeddings request never answers: the document stays in processing until the kill.
   let held!: () => void
-  const embeddingsAsked = new Promise<void>((resolve) => { held = resolve })
+  const embeddingsAsked = new Promise<void>((resolve) => {
+    held = resolve
+  })
   models.embeddings.queue(() => {
     held()
     return { delayMs: 600_000 }

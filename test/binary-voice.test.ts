@@ -27,15 +27,33 @@ let models: FakeModels
 beforeAll(async () => {
   buildDir = mkdtempSync(join(tmpdir(), 'ringbase-build-'))
   const binary = join(buildDir, 'ringbase')
-  const build = Bun.spawnSync([process.execPath, join(import.meta.dir, '..', 'scripts', 'build.ts'), binary], { stdout: 'pipe', stderr: 'pipe' })
+  const build = Bun.spawnSync([process.execPath, join(import.meta.dir, '..', 'scripts', 'build.ts'), binary], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`)
   models = startFakeModels()
   fake = await startFakeAri()
   // Polling a run must not wait for each request's log line (that rereads the whole output).
   t = await startBinaryTestApp(binary, { waitForLogLines: false })
   await configureFakeVoiceModels(t, models, { tts: 'builtin' })
-  await createConfiguration(t, 'pbx', { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass', allow_raw_dial_strings: true }, { isDefaultOutbound: true })
-  await waitFor('ARI connected', async () => (await t.request('GET', '/api/v1/health')).body.ari.connected === 1, 10_000)
+  await createConfiguration(
+    t,
+    'pbx',
+    {
+      provider: 'ari',
+      ari_endpoint: fake.url,
+      app_name: 'ariuser',
+      app_password: 'aripass',
+      allow_raw_dial_strings: true,
+    },
+    { isDefaultOutbound: true },
+  )
+  await waitFor(
+    'ARI connected',
+    async () => (await t.request('GET', '/api/v1/health')).body.ari.connected === 1,
+    10_000,
+  )
 }, 120_000)
 
 afterAll(async () => {
@@ -69,7 +87,11 @@ test('a call on the binary: the built-in voice speaks the greeting, the VAD hear
   fake.hangup(call.callId)
 
   const run = await untilWritten(t, agent, call.runId)
-  expect(turnsOf(run)).toEqual([['agent', GREETING], ['user', question], ['agent', 'Of course.']])
+  expect(turnsOf(run)).toEqual([
+    ['agent', GREETING],
+    ['user', question],
+    ['agent', 'Of course.'],
+  ])
   expect(run.logs.session.end_reason).toBe('user_hangup')
   expect(run.initial_context.runtime_configuration).toMatchObject({ tts_provider: 'builtin', tts_model: 'flite' })
 }, 60_000)

@@ -11,7 +11,10 @@ let binary: string
 beforeAll(() => {
   workDir = mkdtempSync(join(tmpdir(), 'ringbase-bin-'))
   const built = join(mkdtempSync(join(tmpdir(), 'ringbase-build-')), 'ringbase')
-  const build = Bun.spawnSync([process.execPath, join(import.meta.dir, '..', 'scripts', 'build.ts'), built], { stdout: 'pipe', stderr: 'pipe' })
+  const build = Bun.spawnSync([process.execPath, join(import.meta.dir, '..', 'scripts', 'build.ts'), built], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`)
   binary = join(workDir, 'ringbase')
   copyFileSync(built, binary)
@@ -45,11 +48,17 @@ describe('compiled binary', () => {
     expect(version.stdout.toString().trim()).toMatch(/^\d+\.\d+\.\d+$/)
     const openapi = Bun.spawnSync([binary, 'openapi'], { cwd: workDir })
     expect(openapi.exitCode).toBe(0)
-    expect(JSON.parse(openapi.stdout.toString()).paths['/api/v1/health'].get.operationId).toBe('health_api_v1_health_get')
+    expect(JSON.parse(openapi.stdout.toString()).paths['/api/v1/health'].get.operationId).toBe(
+      'health_api_v1_health_get',
+    )
   })
 
   test('serves, migrates, creates keys while serving, and stops on SIGTERM', async () => {
-    const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], { cwd: workDir, stdout: 'pipe', stderr: 'pipe' })
+    const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], {
+      cwd: workDir,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
     const output = outputOf(server.stdout)
     const banner = outputOf(server.stderr)
     try {
@@ -85,7 +94,11 @@ describe('compiled binary', () => {
   }, 30_000)
 
   test('a second start on the same data dir creates no new bootstrap key', async () => {
-    const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], { cwd: workDir, stdout: 'pipe', stderr: 'pipe' })
+    const server = Bun.spawn([binary, 'serve', '--http', '127.0.0.1:0'], {
+      cwd: workDir,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
     try {
       const banner = outputOf(server.stderr)
       const { text } = await outputOf(server.stdout).waitFor(/"msg":"listening"/)
@@ -97,64 +110,90 @@ describe('compiled binary', () => {
     await server.exited
   }, 30_000)
 
-  test('SIGTERM while starting up: the server finishes starting, then stops gracefully with exit 0', () => inFreshServer(async (server, output) => {
-    // The first line comes from opening the database, long before the server listens.
-    await output.waitFor(/"msg":"database migrated"/)
-    server.kill('SIGTERM')
-    expect(await server.exited).toBe(0)
-    expect(await output.all()).toMatch(/"msg":"listening"[^]*"msg":"shutting down"[^]*"msg":"stopped"/)
-  }), 30_000)
+  test(
+    'SIGTERM while starting up: the server finishes starting, then stops gracefully with exit 0',
+    () =>
+      inFreshServer(async (server, output) => {
+        // The first line comes from opening the database, long before the server listens.
+        await output.waitFor(/"msg":"database migrated"/)
+        server.kill('SIGTERM')
+        expect(await server.exited).toBe(0)
+        expect(await output.all()).toMatch(/"msg":"listening"[^]*"msg":"shutting down"[^]*"msg":"stopped"/)
+      }),
+    30_000,
+  )
 
-  test('a second signal before the stop is over exits at once (exit 1), whether it comes while starting up or stopping', () => inFreshServer(async (server, output) => {
-    await output.waitFor(/"msg":"database migrated"/)
-    // Two different signals: a second pending SIGTERM would merge into the first. Whether the server got to listening
-    // in between is a race; either way the second signal ends it before a graceful stop could finish.
-    server.kill('SIGINT')
-    server.kill('SIGTERM')
-    expect(await server.exited).toBe(1)
-    expect(await output.all()).not.toContain('"msg":"stopped"')
-  }), 30_000)
+  test(
+    'a second signal before the stop is over exits at once (exit 1), whether it comes while starting up or stopping',
+    () =>
+      inFreshServer(async (server, output) => {
+        await output.waitFor(/"msg":"database migrated"/)
+        // Two different signals: a second pending SIGTERM would merge into the first. Whether the server got to listening
+        // in between is a race; either way the second signal ends it before a graceful stop could finish.
+        server.kill('SIGINT')
+        server.kill('SIGTERM')
+        expect(await server.exited).toBe(1)
+        expect(await output.all()).not.toContain('"msg":"stopped"')
+      }),
+    30_000,
+  )
 
   test('SIGTERM during an upload: no new connections, the upload in flight completes and is kept, then exit 0', () => {
     const key = `rb_${'s'.repeat(43)}`
-    return inFreshServer(async (server, output, dataHome) => {
-      const base = await listeningUrl(output)
-      const halves = ['phone_number,first_name\n+14155550100,Ada\n', '+14155550101,Grace\n']
-      const size = halves.join('').length
-      const grant = await fetch(`${base}/api/v1/s3/presigned-upload-url`, {
-        // Not left open for reuse: the request after SIGTERM must need a new connection.
-        method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json', connection: 'close' },
-        body: JSON.stringify({ file_name: 'c.csv', file_size: size }),
-      })
-      expect(grant.status).toBe(200)
-      const { upload_url: uploadUrl, file_key: fileKey } = (await grant.json()) as { upload_url: string; file_key: string }
-      const upload = new URL(uploadUrl)
+    return inFreshServer(
+      async (server, output, dataHome) => {
+        const base = await listeningUrl(output)
+        const halves = ['phone_number,first_name\n+14155550100,Ada\n', '+14155550101,Grace\n']
+        const size = halves.join('').length
+        const grant = await fetch(`${base}/api/v1/s3/presigned-upload-url`, {
+          // Not left open for reuse: the request after SIGTERM must need a new connection.
+          method: 'POST',
+          headers: { 'x-api-key': key, 'content-type': 'application/json', connection: 'close' },
+          body: JSON.stringify({ file_name: 'c.csv', file_size: size }),
+        })
+        expect(grant.status).toBe(200)
+        const { upload_url: uploadUrl, file_key: fileKey } = (await grant.json()) as {
+          upload_url: string
+          file_key: string
+        }
+        const upload = new URL(uploadUrl)
 
-      let sendRest!: () => void
-      const body = new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(new TextEncoder().encode(halves[0]))
-          sendRest = () => {
-            controller.enqueue(new TextEncoder().encode(halves[1]))
-            controller.close()
-          }
-        },
-      })
-      const put = fetch(`${base}${upload.pathname}${upload.search}`, { method: 'PUT', body, headers: { 'content-type': 'text/csv' } })
-      // The handler has the request once its partial object exists.
-      const partialDir = join(dataHome, 'data', 'objects', '.partial')
-      while (!existsSync(partialDir) || readdirSync(partialDir).length === 0) await Bun.sleep(5)
+        let sendRest!: () => void
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(halves[0]))
+            sendRest = () => {
+              controller.enqueue(new TextEncoder().encode(halves[1]))
+              controller.close()
+            }
+          },
+        })
+        const put = fetch(`${base}${upload.pathname}${upload.search}`, {
+          method: 'PUT',
+          body,
+          headers: { 'content-type': 'text/csv' },
+        })
+        // The handler has the request once its partial object exists.
+        const partialDir = join(dataHome, 'data', 'objects', '.partial')
+        while (!existsSync(partialDir) || readdirSync(partialDir).length === 0) await Bun.sleep(5)
 
-      server.kill('SIGTERM')
-      await output.waitFor(/"msg":"shutting down"/)
-      expect(await fetch(`${base}/api/v1/health`).then(() => 'answered', () => 'refused')).toBe('refused')
+        server.kill('SIGTERM')
+        await output.waitFor(/"msg":"shutting down"/)
+        expect(
+          await fetch(`${base}/api/v1/health`).then(
+            () => 'answered',
+            () => 'refused',
+          ),
+        ).toBe('refused')
 
-      sendRest()
-      const response = await put
-      expect(response.status).toBe(200)
-      expect(await server.exited).toBe(0)
-      expect(await output.all()).toContain('"msg":"stopped"')
-      expect(readFileSync(join(dataHome, 'data', 'objects', fileKey), 'utf8')).toBe(halves.join(''))
-    }, { RINGBASE_BOOTSTRAP_API_KEY: key })
+        sendRest()
+        const response = await put
+        expect(response.status).toBe(200)
+        expect(await server.exited).toBe(0)
+        expect(await output.all()).toContain('"msg":"stopped"')
+        expect(readFileSync(join(dataHome, 'data', 'objects', fileKey), 'utf8')).toBe(halves.join(''))
+      },
+      { RINGBASE_BOOTSTRAP_API_KEY: key },
+    )
   }, 30_000)
 })

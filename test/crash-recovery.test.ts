@@ -17,7 +17,9 @@ const KEY = 'rb_crash_recovery_bootstrap_key_0123456'
 let fake: FakeAri
 let dataDir: string
 let running: Awaited<ReturnType<typeof startServe>> | null = null
-beforeEach(() => { dataDir = mkdtempSync(join(tmpdir(), 'ringbase-recovery-')) })
+beforeEach(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'ringbase-recovery-'))
+})
 afterEach(async () => {
   running?.server.kill('SIGKILL')
   await running?.server.exited
@@ -27,7 +29,10 @@ afterEach(async () => {
 })
 
 async function startServer(): Promise<void> {
-  running = await startServe(SOURCE_COMMAND, ['--dir', dataDir], { RINGBASE_BOOTSTRAP_API_KEY: KEY, RINGBASE_LOG_LEVEL: 'info' })
+  running = await startServe(SOURCE_COMMAND, ['--dir', dataDir], {
+    RINGBASE_BOOTSTRAP_API_KEY: KEY,
+    RINGBASE_LOG_LEVEL: 'info',
+  })
 }
 
 async function killServer(): Promise<void> {
@@ -42,25 +47,39 @@ const api = (method: string, path: string, body?: unknown) => callApi(running!.u
 async function startOneContactCampaign(retryConfig: Record<string, unknown>): Promise<number> {
   const agent = await api('POST', '/api/v1/workflow/create/definition', {
     name: 'Recovery agent',
-    workflow_definition: { nodes: [{ id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { prompt: 'Hello' } }], edges: [] },
+    workflow_definition: {
+      nodes: [{ id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { prompt: 'Hello' } }],
+      edges: [],
+    },
   })
   await api('POST', '/api/v1/organizations/telephony-configs', {
-    name: 'PBX', is_default_outbound: true, config: { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass' },
+    name: 'PBX',
+    is_default_outbound: true,
+    config: { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass' },
   })
   await configureModelsNeverAsked((path, body) => api('POST', path, body))
   await waitFor('ARI connected', async () => (await api('GET', '/api/v1/health')).ari.connected === 1, 10_000)
   const csv = 'phone_number\n1000\n'
   const grant = await api('POST', '/api/v1/s3/presigned-upload-url', { file_name: 'one.csv', file_size: csv.length })
-  const put = await fetch(grant.upload_url.replace(/^https?:\/\/[^/]+/, running!.url), { method: 'PUT', body: csv, headers: { 'content-type': 'text/csv' } })
+  const put = await fetch(grant.upload_url.replace(/^https?:\/\/[^/]+/, running!.url), {
+    method: 'PUT',
+    body: csv,
+    headers: { 'content-type': 'text/csv' },
+  })
   expect(put.status).toBe(200)
   const campaign = await api('POST', '/api/v1/campaign/create', {
-    name: 'Recovery', source_type: 'csv', source_id: grant.file_key, workflow_id: agent.id, retry_config: retryConfig,
+    name: 'Recovery',
+    source_type: 'csv',
+    source_id: grant.file_key,
+    workflow_id: agent.id,
+    retry_config: retryConfig,
   })
   await api('POST', `/api/v1/campaign/${campaign.id}/start`)
   return campaign.id
 }
 
-const originates = () => fake.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/channels'))
+const originates = () =>
+  fake.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/channels'))
 
 function readDb<T>(sql: string): T[] {
   const db = new Database(join(dataDir, 'ringbase.db'), { readonly: true })
@@ -74,7 +93,8 @@ function readDb<T>(sql: string): T[] {
 /** A bridge made by someone else on the same Asterisk: recovery must leave it. */
 async function createBridge(bridgeId: string): Promise<void> {
   const response = await fetch(`${fake.url}/ari/bridges?type=mixing&bridgeId=${encodeURIComponent(bridgeId)}`, {
-    method: 'POST', headers: { authorization: `Basic ${btoa('ariuser:aripass')}` },
+    method: 'POST',
+    headers: { authorization: `Basic ${btoa('ariuser:aripass')}` },
   })
   expect(response.status).toBe(200)
 }
@@ -83,9 +103,13 @@ test('an answered call that ended while the server was down: contact not dialled
   fake = await startFakeAri({ defaultScenario: 'answered-stays-up' })
   await startServer()
   const campaignId = await startOneContactCampaign({ enabled: true, max_retries: 3, retry_delay_seconds: 30 })
-  await waitFor('the call answered and bridged', () =>
-    fake.bridgeIds().some((id) => id.startsWith('ringbase-'))
-    && readDb<{ state: string }>(`SELECT state FROM workflow_runs WHERE call_id IS NOT NULL`)[0]?.state === 'running', 10_000)
+  await waitFor(
+    'the call answered and bridged',
+    () =>
+      fake.bridgeIds().some((id) => id.startsWith('ringbase-')) &&
+      readDb<{ state: string }>(`SELECT state FROM workflow_runs WHERE call_id IS NOT NULL`)[0]?.state === 'running',
+    10_000,
+  )
   const callId = originates()[0].query.channelId
   await killServer()
 
@@ -95,11 +119,20 @@ test('an answered call that ended while the server was down: contact not dialled
   await createBridge('ringbase-00000000-0000-4000-8000-000000000000')
 
   await startServer()
-  await waitFor('campaign completed', async () => (await api('GET', `/api/v1/campaign/${campaignId}`)).state === 'completed', 10_000)
+  await waitFor(
+    'campaign completed',
+    async () => (await api('GET', `/api/v1/campaign/${campaignId}`)).state === 'completed',
+    10_000,
+  )
   expect(originates()).toHaveLength(1)
-  expect(readDb<{ state: string; attempts: number; last_outcome: string }>('SELECT state, attempts, last_outcome FROM campaign_contacts'))
-    .toEqual([{ state: 'done', attempts: 1, last_outcome: 'completed' }])
-  expect(readDb<{ disposition: string }>('SELECT disposition FROM workflow_runs')).toEqual([{ disposition: 'interrupted' }])
+  expect(
+    readDb<{ state: string; attempts: number; last_outcome: string }>(
+      'SELECT state, attempts, last_outcome FROM campaign_contacts',
+    ),
+  ).toEqual([{ state: 'done', attempts: 1, last_outcome: 'completed' }])
+  expect(readDb<{ disposition: string }>('SELECT disposition FROM workflow_runs')).toEqual([
+    { disposition: 'interrupted' },
+  ])
   // Ours and closed: destroyed. Another application's, and one named like ours but of no run of this installation: kept.
   expect(fake.bridgeIds().sort()).toEqual(['other-application-bridge', 'ringbase-00000000-0000-4000-8000-000000000000'])
   expect(databaseProblems(dataDir)).toEqual([])
@@ -114,10 +147,17 @@ test('a call never answered when the server died gets a new attempt only within 
   await killServer()
 
   await startServer()
-  await waitFor('campaign completed', async () => (await api('GET', `/api/v1/campaign/${campaignId}`)).state === 'completed', 10_000)
+  await waitFor(
+    'campaign completed',
+    async () => (await api('GET', `/api/v1/campaign/${campaignId}`)).state === 'completed',
+    10_000,
+  )
   expect(originates()).toHaveLength(1)
-  expect(readDb<{ state: string; attempts: number; last_outcome: string }>('SELECT state, attempts, last_outcome FROM campaign_contacts'))
-    .toEqual([{ state: 'done', attempts: 1, last_outcome: 'interrupted' }])
+  expect(
+    readDb<{ state: string; attempts: number; last_outcome: string }>(
+      'SELECT state, attempts, last_outcome FROM campaign_contacts',
+    ),
+  ).toEqual([{ state: 'done', attempts: 1, last_outcome: 'interrupted' }])
   const campaign = await api('GET', `/api/v1/campaign/${campaignId}`)
   expect(campaign).toMatchObject({ executed_count: 1, failed_rows: 1 })
   expect(databaseProblems(dataDir)).toEqual([])

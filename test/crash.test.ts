@@ -40,7 +40,10 @@ afterAll(async () => {
 })
 
 async function startServer() {
-  const server = spawnServe(SOURCE_COMMAND, ['--dir', dataDir, '--ring-timeout', '5'], { RINGBASE_BOOTSTRAP_API_KEY: KEY, RINGBASE_LOG_LEVEL: 'info' })
+  const server = spawnServe(SOURCE_COMMAND, ['--dir', dataDir, '--ring-timeout', '5'], {
+    RINGBASE_BOOTSTRAP_API_KEY: KEY,
+    RINGBASE_LOG_LEVEL: 'info',
+  })
   servers.push(server)
   return { server, url: await listeningUrl(outputOf(server.stdout)) }
 }
@@ -48,26 +51,45 @@ async function startServer() {
 const api = (base: string, method: string, path: string, body?: unknown) => callApi(base, KEY, method, path, body)
 
 const originatedChannelIds = () =>
-  fake.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/channels')).map((request) => request.query.channelId)
+  fake.requests
+    .filter((request) => request.method === 'POST' && request.path.endsWith('/channels'))
+    .map((request) => request.query.channelId)
 
 test('kill -9 mid-campaign, restart: each attempt dialled at most once, every contact settled, exact counters', async () => {
   let { server, url } = await startServer()
   const agent = await api(url, 'POST', '/api/v1/workflow/create/definition', {
     name: 'Crash agent',
-    workflow_definition: { nodes: [{ id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { prompt: 'Hello' } }], edges: [] },
+    workflow_definition: {
+      nodes: [{ id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { prompt: 'Hello' } }],
+      edges: [],
+    },
   })
   await api(url, 'POST', '/api/v1/organizations/telephony-configs', {
-    name: 'PBX', is_default_outbound: true, config: { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass' },
+    name: 'PBX',
+    is_default_outbound: true,
+    config: { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass' },
   })
   // Answered calls ask a model server that is there: one nothing listens on would stop the dialer (models/health.ts).
   await configureModelsNeverAsked((path, body) => api(url, 'POST', path, body), undefined, models.baseUrl)
   await waitFor('ARI connected', async () => (await api(url, 'GET', '/api/v1/health')).ari.connected === 1, 10_000)
   const csv = ['phone_number', ...Array.from({ length: CONTACTS }, (_, i) => String(1000 + i))].join('\n') + '\n'
-  const grant = await api(url, 'POST', '/api/v1/s3/presigned-upload-url', { file_name: 'crash.csv', file_size: csv.length })
-  const put = await fetch(grant.upload_url.replace(/^https?:\/\/[^/]+/, url), { method: 'PUT', body: csv, headers: { 'content-type': 'text/csv' } })
+  const grant = await api(url, 'POST', '/api/v1/s3/presigned-upload-url', {
+    file_name: 'crash.csv',
+    file_size: csv.length,
+  })
+  const put = await fetch(grant.upload_url.replace(/^https?:\/\/[^/]+/, url), {
+    method: 'PUT',
+    body: csv,
+    headers: { 'content-type': 'text/csv' },
+  })
   expect(put.status).toBe(200)
   const campaign = await api(url, 'POST', '/api/v1/campaign/create', {
-    name: 'Crash', source_type: 'csv', source_id: grant.file_key, workflow_id: agent.id, rate_limit_per_second: 25, max_concurrency: 8,
+    name: 'Crash',
+    source_type: 'csv',
+    source_id: grant.file_key,
+    workflow_id: agent.id,
+    rate_limit_per_second: 25,
+    max_concurrency: 8,
   })
   await api(url, 'POST', `/api/v1/campaign/${campaign.id}/start`)
 
@@ -77,7 +99,11 @@ test('kill -9 mid-campaign, restart: each attempt dialled at most once, every co
 
   ;({ server, url } = await startServer())
   try {
-    await waitFor('campaign completed', async () => (await api(url, 'GET', `/api/v1/campaign/${campaign.id}`)).state === 'completed', 30_000)
+    await waitFor(
+      'campaign completed',
+      async () => (await api(url, 'GET', `/api/v1/campaign/${campaign.id}`)).state === 'completed',
+      30_000,
+    )
     const done = await api(url, 'GET', `/api/v1/campaign/${campaign.id}`)
     expect(done.total_rows).toBe(CONTACTS)
     expect(done.executed_count).toBe(done.processed_rows)
@@ -88,12 +114,14 @@ test('kill -9 mid-campaign, restart: each attempt dialled at most once, every co
 
     const db = new Database(join(dataDir, 'ringbase.db'), { readonly: true })
     try {
-      const contacts = db.query<{ state: string; attempts: number; runs: number; open_runs: number }, [number]>(
-        `SELECT c.state, c.attempts,
+      const contacts = db
+        .query<{ state: string; attempts: number; runs: number; open_runs: number }, [number]>(
+          `SELECT c.state, c.attempts,
                 (SELECT count(*) FROM workflow_runs r WHERE r.campaign_contact_id = c.id) AS runs,
                 (SELECT count(*) FROM workflow_runs r WHERE r.campaign_contact_id = c.id AND r.state <> 'completed') AS open_runs
            FROM campaign_contacts c WHERE c.campaign_id = ?`,
-      ).all(campaign.id)
+        )
+        .all(campaign.id)
       expect(contacts).toHaveLength(CONTACTS)
       for (const contact of contacts) {
         expect(contact.state).toBe('done')
@@ -101,11 +129,20 @@ test('kill -9 mid-campaign, restart: each attempt dialled at most once, every co
         // One run per attempt, never two dials for one run.
         expect(contact.runs).toBe(contact.attempts)
       }
-      const runCallIds = new Set(db.query<{ call_id: string }, [number]>('SELECT call_id FROM workflow_runs WHERE campaign_id = ?').all(campaign.id).map((row) => row.call_id))
+      const runCallIds = new Set(
+        db
+          .query<{ call_id: string }, [number]>('SELECT call_id FROM workflow_runs WHERE campaign_id = ?')
+          .all(campaign.id)
+          .map((row) => row.call_id),
+      )
       for (const channelId of channelIds) expect(runCallIds.has(channelId)).toBe(true)
       expect(contacts.reduce((sum, contact) => sum + contact.attempts, 0)).toBe(done.processed_rows)
       // The kill caught calls in flight (max_concurrency 8 of ~300 ms calls at 25/s): the restart closed them.
-      const interrupted = db.query<{ n: number }, [number]>(`SELECT count(*) AS n FROM workflow_runs WHERE campaign_id = ? AND disposition = 'interrupted'`).get(campaign.id)!.n
+      const interrupted = db
+        .query<{ n: number }, [number]>(
+          `SELECT count(*) AS n FROM workflow_runs WHERE campaign_id = ? AND disposition = 'interrupted'`,
+        )
+        .get(campaign.id)!.n
       expect(interrupted).toBeGreaterThan(0)
     } finally {
       db.close()

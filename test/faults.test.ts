@@ -13,7 +13,9 @@ import { CONFIGS_PATH } from './support/telephony'
 const KEY = 'rb_fault_test_bootstrap_key_0123456789ab'
 let dataDir: string
 let running: Awaited<ReturnType<typeof startServe>> | null = null
-beforeEach(() => { dataDir = mkdtempSync(join(tmpdir(), 'ringbase-faults-')) })
+beforeEach(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'ringbase-faults-'))
+})
 afterEach(async () => {
   running?.server.kill('SIGKILL')
   await running?.server.exited
@@ -42,11 +44,19 @@ test('kill -9 during an upload: the finished upload is intact, the interrupted o
   await restart()
   const csv = 'phone_number\n+14155550100\n+14155550101\n'
   const done = await grantUpload(csv)
-  expect((await fetch(done.url, { method: 'PUT', body: csv, headers: { 'content-type': 'text/csv' } })).status).toBe(200)
+  expect((await fetch(done.url, { method: 'PUT', body: csv, headers: { 'content-type': 'text/csv' } })).status).toBe(
+    200,
+  )
 
   const interrupted = await grantUpload(csv)
-  const body = new ReadableStream<Uint8Array>({ start(controller) { controller.enqueue(new TextEncoder().encode(csv.slice(0, 20))) } })
-  const put = fetch(interrupted.url, { method: 'PUT', body, headers: { 'content-type': 'text/csv' } }).catch(() => 'cut')
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode(csv.slice(0, 20)))
+    },
+  })
+  const put = fetch(interrupted.url, { method: 'PUT', body, headers: { 'content-type': 'text/csv' } }).catch(
+    () => 'cut',
+  )
   const partialDir = join(dataDir, 'objects', '.partial')
   while (!existsSync(partialDir) || readdirSync(partialDir).length === 0) await Bun.sleep(5)
   await restart()
@@ -56,14 +66,20 @@ test('kill -9 during an upload: the finished upload is intact, the interrupted o
   expect(existsSync(join(dataDir, 'objects', interrupted.fileKey))).toBe(false)
   expect(databaseProblems(dataDir)).toEqual([])
   const agent = await api('POST', '/api/v1/workflow/create/definition', {
-    name: 'A', workflow_definition: { nodes: [{ id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { prompt: 'Hi' } }], edges: [] },
+    name: 'A',
+    workflow_definition: {
+      nodes: [{ id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { prompt: 'Hi' } }],
+      edges: [],
+    },
   })
   const ari = { provider: 'ari', ari_endpoint: 'http://127.0.0.1:9', app_name: 'ringbase', app_password: 'pbx-secret' }
   await api('POST', CONFIGS_PATH, { name: 'PBX', config: ari, is_default_outbound: true })
-  const create = (fileKey: string) => fetch(`${running!.url}/api/v1/campaign/create`, {
-    method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: fileKey, source_type: 'csv', source_id: fileKey, workflow_id: agent.id }),
-  })
+  const create = (fileKey: string) =>
+    fetch(`${running!.url}/api/v1/campaign/create`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: fileKey, source_type: 'csv', source_id: fileKey, workflow_id: agent.id }),
+    })
   const fromDone = await create(done.fileKey)
   expect(fromDone.status).toBe(200)
   expect(((await fromDone.json()) as { total_rows: number }).total_rows).toBe(2)
@@ -72,12 +88,19 @@ test('kill -9 during an upload: the finished upload is intact, the interrupted o
   expect(fromInterrupted.status).toBeLessThan(500)
 
   const again = await grantUpload(csv)
-  expect((await fetch(again.url, { method: 'PUT', body: csv, headers: { 'content-type': 'text/csv' } })).status).toBe(200)
+  expect((await fetch(again.url, { method: 'PUT', body: csv, headers: { 'content-type': 'text/csv' } })).status).toBe(
+    200,
+  )
 }, 60_000)
 
 test('kill -9 during telephony configuration updates: the last accepted update or the one in flight, once, secrets readable', async () => {
   await restart()
-  const config = (index: number) => ({ provider: 'ari', ari_endpoint: `http://127.0.0.1:9/ari${index}`, app_name: 'ringbase', app_password: `pbx-secret-${index}` })
+  const config = (index: number) => ({
+    provider: 'ari',
+    ari_endpoint: `http://127.0.0.1:9/ari${index}`,
+    app_name: 'ringbase',
+    app_password: `pbx-secret-${index}`,
+  })
   const created = await api('POST', CONFIGS_PATH, { name: 'v0', config: config(0), is_default_outbound: true })
   let accepted = 0
   for (let index = 1; index <= 15; index++) {
@@ -85,7 +108,10 @@ test('kill -9 during telephony configuration updates: the last accepted update o
     accepted = index
   }
   // One more in flight when the process dies.
-  const inFlight = api('PUT', `${CONFIGS_PATH}/${created.id}`, { name: `v${accepted + 1}`, config: config(accepted + 1) }).catch(() => 'cut')
+  const inFlight = api('PUT', `${CONFIGS_PATH}/${created.id}`, {
+    name: `v${accepted + 1}`,
+    config: config(accepted + 1),
+  }).catch(() => 'cut')
   await restart()
   await inFlight
 

@@ -9,7 +9,9 @@ import { callApi, SOURCE_COMMAND, startServe } from './support/serve-process'
 
 const KEY = 'rb_file_modes_bootstrap_key_0123456789ab'
 let home: string
-beforeAll(() => { home = mkdtempSync(join(tmpdir(), 'ringbase-modes-')) })
+beforeAll(() => {
+  home = mkdtempSync(join(tmpdir(), 'ringbase-modes-'))
+})
 afterAll(() => rmSync(home, { recursive: true, force: true }))
 
 test('serve creates a private data dir and keeps the database, its WAL/SHM, the key and uploads private', async () => {
@@ -17,11 +19,20 @@ test('serve creates a private data dir and keeps the database, its WAL/SHM, the 
   const { server, url } = await startServe(SOURCE_COMMAND, ['--dir', dataDir], { RINGBASE_BOOTSTRAP_API_KEY: KEY })
   try {
     const csv = 'phone_number\n+14155550100\n'
-    const grant = await callApi(url, KEY, 'POST', '/api/v1/s3/presigned-upload-url', { file_name: 'c.csv', file_size: csv.length })
-    const put = await fetch(grant.upload_url.replace(/^https?:\/\/[^/]+/, url), { method: 'PUT', body: csv, headers: { 'content-type': 'text/csv' } })
+    const grant = await callApi(url, KEY, 'POST', '/api/v1/s3/presigned-upload-url', {
+      file_name: 'c.csv',
+      file_size: csv.length,
+    })
+    const put = await fetch(grant.upload_url.replace(/^https?:\/\/[^/]+/, url), {
+      method: 'PUT',
+      body: csv,
+      headers: { 'content-type': 'text/csv' },
+    })
     expect(put.status).toBe(200)
     const modes = modesUnder(dataDir)
-    expect(modes.join('\n')).toMatch(/ringbase\.db-wal 600[^]*ringbase\.db-shm 600|ringbase\.db-shm 600[^]*ringbase\.db-wal 600/)
+    expect(modes.join('\n')).toMatch(
+      /ringbase\.db-wal 600[^]*ringbase\.db-shm 600|ringbase\.db-shm 600[^]*ringbase\.db-wal 600/,
+    )
     expect(modes.some((line) => line.startsWith('master.key '))).toBe(true)
     expect(modes.some((line) => line.startsWith(`objects/${grant.file_key} `))).toBe(true)
     expect(notPrivate(dataDir)).toEqual([])

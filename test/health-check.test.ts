@@ -7,8 +7,16 @@ const main = join(import.meta.dir, '..', 'src', 'main.ts')
 
 /** Runs the command without blocking this process, which serves the requests it makes. */
 async function health(args: string[], env: Record<string, string> = {}) {
-  const run = Bun.spawn([process.execPath, main, 'health', ...args], { env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' })
-  const [exitCode, stdout, stderr] = await Promise.all([run.exited, new Response(run.stdout).text(), new Response(run.stderr).text()])
+  const run = Bun.spawn([process.execPath, main, 'health', ...args], {
+    env: { ...process.env, ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const [exitCode, stdout, stderr] = await Promise.all([
+    run.exited,
+    new Response(run.stdout).text(),
+    new Response(run.stderr).text(),
+  ])
   return { exitCode, output: `${stdout}${stderr}` }
 }
 

@@ -12,19 +12,28 @@ import { waitFor } from './support/wait'
 // Every line the server writes is JSON: the chatter of node-cron and of Bun.serve goes through our logger or is not
 // produced at all.
 
-const nonJsonLines = (text: string) => text.split('\n').filter((line) => {
-  if (line === '') return false
-  try {
-    JSON.parse(line)
-    return false
-  } catch {
-    return true
-  }
-})
+const nonJsonLines = (text: string) =>
+  text.split('\n').filter((line) => {
+    if (line === '') return false
+    try {
+      JSON.parse(line)
+      return false
+    } catch {
+      return true
+    }
+  })
 
 test("node-cron's missed-execution warning is a JSON line of our log", async () => {
   const lines: string[] = []
-  const log = createLogger('info', new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done() } }))
+  const log = createLogger(
+    'info',
+    new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk))
+        done()
+      },
+    }),
+  )
   const task = cron.schedule('* * * * * *', () => undefined, { logger: cronLogger(log) })
   try {
     // Block the event loop across a whole second: the run of that second is missed.
@@ -35,7 +44,10 @@ test("node-cron's missed-execution warning is a JSON line of our log", async () 
     await task.destroy()
   }
   expect(nonJsonLines(lines.join(''))).toEqual([])
-  expect(JSON.parse(lines.find((line) => line.includes('missed execution'))!)).toMatchObject({ level: 40, component: 'cron' })
+  expect(JSON.parse(lines.find((line) => line.includes('missed execution'))!)).toMatchObject({
+    level: 40,
+    component: 'cron',
+  })
 }, 10_000)
 
 test('a request whose client stalls is timed out without a plain-text warning', async () => {
@@ -47,7 +59,9 @@ test('a request whose client stalls is timed out without a plain-text warning', 
     // Headers and half the body, then nothing: the handler waits on the body until the idle timeout closes it. (The run
     // trigger reads its body before the key, which it checks together with the body, as the reference does.)
     const socket = connect(Number(port), '127.0.0.1', () => {
-      socket.write('POST /api/v1/public/agent/any-trigger HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na')
+      socket.write(
+        'POST /api/v1/public/agent/any-trigger HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na',
+      )
     })
     socket.on('error', () => undefined)
     await new Promise((resolve) => socket.on('close', resolve))

@@ -7,31 +7,49 @@ export type FieldError = { loc: (string | number)[]; msg: string; type: string }
 
 /** An answer that was not a 2xx: the API's `detail`, as a message and (for a 422) per field. */
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly detail: string | FieldError[]) {
-    super(typeof detail === 'string' ? detail : detail.map((item) => `${item.loc.slice(1).join('.')}: ${item.msg}`).join('; '))
+  constructor(
+    readonly status: number,
+    readonly detail: string | FieldError[],
+  ) {
+    super(
+      typeof detail === 'string'
+        ? detail
+        : detail.map((item) => `${item.loc.slice(1).join('.')}: ${item.msg}`).join('; '),
+    )
   }
 
   /** The 422 message for a body field (`loc` ['body', ...path]), if any. */
   fieldMessage(...path: (string | number)[]): string | undefined {
     if (typeof this.detail === 'string') return undefined
-    return this.detail.find((item) => item.loc[0] === 'body' && path.every((part, index) => item.loc[index + 1] === part))?.msg
+    return this.detail.find(
+      (item) => item.loc[0] === 'body' && path.every((part, index) => item.loc[index + 1] === part),
+    )?.msg
   }
 }
 
 let csrfToken: string | null = null
 
 /** Set on sign-in and on reload (GET /api/v1/auth/session gives it again). */
-export const useCsrfToken = (token: string | null) => { csrfToken = token }
+export const useCsrfToken = (token: string | null) => {
+  csrfToken = token
+}
 
 /** Called when the session has ended (401 on a request): the app shows the sign-in form again. */
 let onSignedOut: () => void = () => {}
-export const whenSignedOut = (callback: () => void) => { onSignedOut = callback }
+export const whenSignedOut = (callback: () => void) => {
+  onSignedOut = callback
+}
 
 export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' }
   if (body !== undefined) headers['content-type'] = 'application/json'
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' })
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'same-origin',
+  })
   const text = await response.text()
   const json = text ? safeJson(text) : null
   if (!response.ok) {
@@ -52,7 +70,8 @@ function safeJson(text: string): any {
 /** A query string from the defined values. */
 export function query(values: Record<string, string | number | undefined | null>): string {
   const params = new URLSearchParams()
-  for (const [name, value] of Object.entries(values)) if (value !== undefined && value !== null && value !== '') params.set(name, String(value))
+  for (const [name, value] of Object.entries(values))
+    if (value !== undefined && value !== null && value !== '') params.set(name, String(value))
   const text = params.toString()
   return text ? `?${text}` : ''
 }

@@ -32,15 +32,35 @@ export function App() {
   const route = useRoute()
 
   useEffect(() => {
-    whenSignedOut(() => { closeEvents(); useCsrfToken(null); setWho(null) })
+    whenSignedOut(() => {
+      closeEvents()
+      useCsrfToken(null)
+      setWho(null)
+    })
     api<Who & { session: { csrf_token: string } | null }>('GET', '/api/v1/auth/session').then(
-      (session) => { useCsrfToken(session.session?.csrf_token ?? null); setWho(session) },
+      (session) => {
+        useCsrfToken(session.session?.csrf_token ?? null)
+        setWho(session)
+      },
       () => setWho(null),
     )
   }, [])
 
-  if (who === undefined) return <main className="centered"><Loading what="the console" /></main>
-  if (who === null) return <SignIn onSignedIn={(session) => { useCsrfToken(session.session?.csrf_token ?? null); setWho(session) }} />
+  if (who === undefined)
+    return (
+      <main className="centered">
+        <Loading what="the console" />
+      </main>
+    )
+  if (who === null)
+    return (
+      <SignIn
+        onSignedIn={(session) => {
+          useCsrfToken(session.session?.csrf_token ?? null)
+          setWho(session)
+        }}
+      />
+    )
 
   const signOut = async () => {
     await api('DELETE', '/api/v1/auth/session').catch(() => undefined)
@@ -52,21 +72,29 @@ export function App() {
   const section = `/${route.path[0] ?? ''}`
   return (
     <div className="shell">
-      <a className="skip" href="#main">Skip to content</a>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
       <header className="topbar">
-        <a className="brand" href="#/">Ringbase</a>
+        <a className="brand" href="#/">
+          Ringbase
+        </a>
         <nav aria-label="Main">
           <ul>
             {NAV.filter((item) => admin || !item.adminOnly).map((item) => (
               <li key={item.path}>
-                <a href={href(item.path)} aria-current={section === item.path ? 'page' : undefined}>{item.label}</a>
+                <a href={href(item.path)} aria-current={section === item.path ? 'page' : undefined}>
+                  {item.label}
+                </a>
               </li>
             ))}
           </ul>
         </nav>
         <div className="who">
           <span className="muted">{admin ? 'Admin' : 'Trigger key'}</span>
-          <button type="button" className="secondary" onClick={signOut}>Sign out</button>
+          <button type="button" className="secondary" onClick={signOut}>
+            Sign out
+          </button>
         </div>
       </header>
       <main id="main" tabIndex={-1}>
@@ -79,14 +107,36 @@ export function App() {
 function Page({ who, path, params }: { who: Who; path: string[]; params: URLSearchParams }) {
   const admin = who.scope === 'admin'
   switch (path[0]) {
-    case undefined: return <Overview admin={admin} />
-    case 'runs': return path[1] && path[2] ? <RunPage workflowId={Number(path[1])} runId={Number(path[2])} /> : <RunList params={params} admin={admin} />
-    case 'campaigns': if (admin) return <Campaigns path={path} />; break
-    case 'telephony': if (admin) return <Telephony params={params} />; break
-    case 'models': if (admin) return <Models />; break
-    case 'tools': if (admin) return <Tools />; break
-    case 'usage': if (admin) return <Usage />; break
-    case 'keys': if (admin) return <Keys currentKeyId={who.api_key_id} />; break
+    case undefined:
+      return <Overview admin={admin} />
+    case 'runs':
+      return path[1] && path[2] ? (
+        <RunPage workflowId={Number(path[1])} runId={Number(path[2])} />
+      ) : (
+        <RunList params={params} admin={admin} />
+      )
+    case 'campaigns':
+      if (admin) return <Campaigns path={path} />
+      break
+    case 'telephony':
+      if (admin) return <Telephony params={params} />
+      break
+    case 'models':
+      if (admin) return <Models />
+      break
+    case 'tools':
+      if (admin) return <Tools />
+      break
+    case 'usage':
+      if (admin) return <Usage />
+      break
+    case 'keys':
+      if (admin) return <Keys currentKeyId={who.api_key_id} />
+      break
   }
-  return <p role="alert">This page does not exist, or this key may not see it. <a href="#/">Back to the overview</a></p>
+  return (
+    <p role="alert">
+      This page does not exist, or this key may not see it. <a href="#/">Back to the overview</a>
+    </p>
+  )
 }

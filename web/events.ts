@@ -2,9 +2,22 @@
 import { useEffect, useRef } from 'react'
 
 export type LiveRun = {
-  id: number; workflow_id: number; workflow_name: string; name: string; state: string; mode: string; call_type: string
-  campaign_id: number | null; caller_number: string | null; called_number: string | null; current_node_id: string | null
-  disposition: string | null; call_duration_seconds: number | null; created_at: string; started_at: string | null; completed_at: string | null
+  id: number
+  workflow_id: number
+  workflow_name: string
+  name: string
+  state: string
+  mode: string
+  call_type: string
+  campaign_id: number | null
+  caller_number: string | null
+  called_number: string | null
+  current_node_id: string | null
+  disposition: string | null
+  call_duration_seconds: number | null
+  created_at: string
+  started_at: string | null
+  completed_at: string | null
 }
 
 export type LiveEvent =
@@ -43,6 +56,8 @@ export function useLiveEvents(onEvent: (event: LiveEvent) => void) {
       closeEvents()
     }
     connect()
-    return () => { listeners.delete(listener) }
+    return () => {
+      listeners.delete(listener)
+    }
   }, [])
 }

@@ -21,9 +21,12 @@ export function useRoute(): Route {
 
 export const href = (path: string, params?: Record<string, string | number | undefined>) => {
   const search = new URLSearchParams()
-  for (const [name, value] of Object.entries(params ?? {})) if (value !== undefined && value !== '') search.set(name, String(value))
+  for (const [name, value] of Object.entries(params ?? {}))
+    if (value !== undefined && value !== '') search.set(name, String(value))
   const text = search.toString()
   return `#${path}${text ? `?${text}` : ''}`
 }
 
-export const navigate = (path: string, params?: Record<string, string | number | undefined>) => { window.location.hash = href(path, params).slice(1) }
+export const navigate = (path: string, params?: Record<string, string | number | undefined>) => {
+  window.location.hash = href(path, params).slice(1)
+}

@@ -6,7 +6,11 @@ export type Loaded<T> = { data: T | null; error: Error | null; loading: boolean;
 
 /** Runs `load` now and whenever `deps` change or `reload` is called. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | null; error: Error | null; loading: boolean }>({ data: null, error: null, loading: true })
+  const [state, setState] = useState<{ data: T | null; error: Error | null; loading: boolean }>({
+    data: null,
+    error: null,
+    loading: true,
+  })
   const [generation, setGeneration] = useState(0)
   useEffect(() => {
     let current = true
@@ -15,14 +19,18 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
       (data) => current && setState({ data, error: null, loading: false }),
       (error: Error) => current && setState({ data: null, error, loading: false }),
     )
-    return () => { current = false }
+    return () => {
+      current = false
+    }
   }, [...deps, generation])
   const reload = useCallback(() => setGeneration((value) => value + 1), [])
   return { ...state, reload }
 }
 
 export function Page({ title, actions, children }: { title: string; actions?: ReactNode; children: ReactNode }) {
-  useEffect(() => { document.title = `${title} · Ringbase` }, [title])
+  useEffect(() => {
+    document.title = `${title} · Ringbase`
+  }, [title])
   return (
     <section className="page" aria-labelledby="page-title">
       <header className="page-header">
@@ -36,11 +44,19 @@ export function Page({ title, actions, children }: { title: string; actions?: Re
 
 export function ErrorNote({ error }: { error: Error | null | undefined }) {
   if (!error) return null
-  return <p className="error" role="alert">{error.message}</p>
+  return (
+    <p className="error" role="alert">
+      {error.message}
+    </p>
+  )
 }
 
 export function Loading({ what }: { what: string }) {
-  return <p className="muted" role="status">Loading {what}…</p>
+  return (
+    <p className="muted" role="status">
+      Loading {what}…
+    </p>
+  )
 }
 
 export function Empty({ title, children }: { title: string; children?: ReactNode }) {
@@ -53,7 +69,15 @@ export function Empty({ title, children }: { title: string; children?: ReactNode
 }
 
 /** Shows what a load gave, or its progress, or its error. */
-export function Show<T>({ loaded, what, children }: { loaded: Loaded<T>; what: string; children: (data: T) => ReactNode }) {
+export function Show<T>({
+  loaded,
+  what,
+  children,
+}: {
+  loaded: Loaded<T>
+  what: string
+  children: (data: T) => ReactNode
+}) {
   if (loaded.error) return <ErrorNote error={loaded.error} />
   if (loaded.data === null) return <Loading what={what} />
   return <>{children(loaded.data)}</>
@@ -76,7 +100,19 @@ type FieldProps = {
 }
 
 /** A labelled input (or select) with the API's message for its field next to it. */
-export function Field({ label, value, onChange, error, path, otherPaths = [], type = 'text', required, hint, options, autoComplete }: FieldProps) {
+export function Field({
+  label,
+  value,
+  onChange,
+  error,
+  path,
+  otherPaths = [],
+  type = 'text',
+  required,
+  hint,
+  options,
+  autoComplete,
+}: FieldProps) {
   const id = useId()
   const message = [...(path ? [path] : []), ...otherPaths].map((where) => error?.fieldMessage(...where)).find(Boolean)
   const described = [hint ? `${id}-hint` : '', message ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
@@ -84,15 +120,42 @@ export function Field({ label, value, onChange, error, path, otherPaths = [], ty
     <div className="field">
       <label htmlFor={id}>{label}</label>
       {options ? (
-        <select id={id} value={value} onChange={(event) => onChange(event.target.value)} aria-invalid={message ? true : undefined} aria-describedby={described} required={required}>
-          {options.map((option) => <option key={option.value} value={option.value}>{option.label}</option>)}
+        <select
+          id={id}
+          value={value}
+          onChange={(event) => onChange(event.target.value)}
+          aria-invalid={message ? true : undefined}
+          aria-describedby={described}
+          required={required}
+        >
+          {options.map((option) => (
+            <option key={option.value} value={option.value}>
+              {option.label}
+            </option>
+          ))}
         </select>
       ) : (
-        <input id={id} type={type} value={value} onChange={(event) => onChange(event.target.value)} required={required}
-          aria-invalid={message ? true : undefined} aria-describedby={described} autoComplete={autoComplete} />
+        <input
+          id={id}
+          type={type}
+          value={value}
+          onChange={(event) => onChange(event.target.value)}
+          required={required}
+          aria-invalid={message ? true : undefined}
+          aria-describedby={described}
+          autoComplete={autoComplete}
+        />
       )}
-      {hint ? <small id={`${id}-hint`} className="muted">{hint}</small> : null}
-      {message ? <small id={`${id}-error`} className="field-error">{message}</small> : null}
+      {hint ? (
+        <small id={`${id}-hint`} className="muted">
+          {hint}
+        </small>
+      ) : null}
+      {message ? (
+        <small id={`${id}-error`} className="field-error">
+          {message}
+        </small>
+      ) : null}
     </div>
   )
 }
@@ -122,21 +185,46 @@ export function Elapsed({ since }: { since: string | null }) {
 }
 
 /** Horizontal bars as inline SVG (drawn in the page's own units, so text keeps its size), labelled for screen readers too. */
-export function BarChart({ title, bars, unit = '' }: { title: string; bars: { label: string; value: number }[]; unit?: string }) {
+export function BarChart({
+  title,
+  bars,
+  unit = '',
+}: {
+  title: string
+  bars: { label: string; value: number }[]
+  unit?: string
+}) {
   const max = Math.max(1, ...bars.map((bar) => bar.value))
   const rowHeight = 26
   return (
     <figure className="chart">
       <figcaption>{title}</figcaption>
-      <svg role="img" aria-label={`${title}: ${bars.map((bar) => `${bar.label} ${bar.value}${unit}`).join(', ')}`}
-        width="100%" height={Math.max(1, bars.length) * rowHeight}>
+      <svg
+        role="img"
+        aria-label={`${title}: ${bars.map((bar) => `${bar.label} ${bar.value}${unit}`).join(', ')}`}
+        width="100%"
+        height={Math.max(1, bars.length) * rowHeight}
+      >
         {bars.map((bar, index) => {
           const share = (bar.value / max) * 45
           return (
             <g key={bar.label}>
-              <text x="0" y={index * rowHeight + 17} className="chart-label">{bar.label.length > 24 ? `${bar.label.slice(0, 23)}…` : bar.label}</text>
-              <rect x="38%" y={index * rowHeight + 4} height="16" rx="3" width={`${Math.max(0.5, share)}%`} className="chart-bar" />
-              <text x={`${39 + share}%`} y={index * rowHeight + 17} className="chart-value">{`${bar.value}${unit}`}</text>
+              <text x="0" y={index * rowHeight + 17} className="chart-label">
+                {bar.label.length > 24 ? `${bar.label.slice(0, 23)}…` : bar.label}
+              </text>
+              <rect
+                x="38%"
+                y={index * rowHeight + 4}
+                height="16"
+                rx="3"
+                width={`${Math.max(0.5, share)}%`}
+                className="chart-bar"
+              />
+              <text
+                x={`${39 + share}%`}
+                y={index * rowHeight + 17}
+                className="chart-value"
+              >{`${bar.value}${unit}`}</text>
             </g>
           )
         })}
@@ -150,12 +238,30 @@ export function StateBadge({ state }: { state: string }) {
 }
 
 /** A table with its column headings; the rows are the children. */
-export function Table({ columns, caption, children, card = true }: { columns: ReactNode[]; caption?: string; children: ReactNode; card?: boolean }) {
+export function Table({
+  columns,
+  caption,
+  children,
+  card = true,
+}: {
+  columns: ReactNode[]
+  caption?: string
+  children: ReactNode
+  card?: boolean
+}) {
   return (
     <div className={card ? 'table-wrap card' : 'table-wrap'}>
       <table>
         {caption ? <caption className="muted">{caption}</caption> : null}
-        <thead><tr>{columns.map((column, index) => <th scope="col" key={index}>{column}</th>)}</tr></thead>
+        <thead>
+          <tr>
+            {columns.map((column, index) => (
+              <th scope="col" key={index}>
+                {column}
+              </th>
+            ))}
+          </tr>
+        </thead>
         <tbody>{children}</tbody>
       </table>
     </div>

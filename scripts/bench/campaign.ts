@@ -23,17 +23,23 @@ const dialSeconds = Number(process.argv[3] ?? 10)
 const MAX_CONCURRENCY = 20
 
 const dataDir = mkdtempSync(join(tmpdir(), 'ringbase-bench-campaign-'))
-const ctx = buildContext(loadConfig({ dir: dataDir, 'max-upload-bytes': String(1024 ** 3) }, {}), { log: createLogger('warn') })
+const ctx = buildContext(loadConfig({ dir: dataDir, 'max-upload-bytes': String(1024 ** 3) }, {}), {
+  log: createLogger('warn'),
+})
 const key = bootstrapInstallation(ctx)!.api_key
 const app = createApp(ctx, { precompile: true })
 ctx.sqlite.run('UPDATE organizations SET concurrent_call_limit = 10000')
 const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(dataDir))
 
 async function api(method: string, path: string, body?: unknown) {
-  const response = await app.handle(new Request(`http://localhost${path}`, {
-    method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-  }))
-  const json = await response.json() as any
+  const response = await app.handle(
+    new Request(`http://localhost${path}`, {
+      method,
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+  )
+  const json = (await response.json()) as any
   if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`)
   return json
 }
@@ -50,7 +56,9 @@ const heartbeat = setInterval(() => {
 }, 5)
 const slowTurns: string[] = []
 let ingestStart = performance.now()
-const rssSampler = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss) }, 50)
+const rssSampler = setInterval(() => {
+  peakRss = Math.max(peakRss, process.memoryUsage().rss)
+}, 50)
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`
 
@@ -63,18 +71,26 @@ const agent = await api('POST', '/api/v1/workflow/create/definition', {
   },
 })
 await api('POST', '/api/v1/organizations/telephony-configs', {
-  name: 'PBX', is_default_outbound: true,
+  name: 'PBX',
+  is_default_outbound: true,
   config: { provider: 'ari', ari_endpoint: 'http://127.0.0.1:9', app_name: 'bench', app_password: 'bench-password' },
 })
 const lines: string[] = ['phone_number,first_name,company']
 for (let i = 0; i < rows; i++) lines.push(`+1${String(2000000000 + i)},Name${i},"Company ${i % 997}, Inc"`)
 let csv: Uint8Array | null = new TextEncoder().encode(lines.join('\n') + '\n')
 lines.length = 0
-const grant = await api('POST', '/api/v1/s3/presigned-upload-url', { file_name: 'bench.csv', file_size: csv.byteLength })
+const grant = await api('POST', '/api/v1/s3/presigned-upload-url', {
+  file_name: 'bench.csv',
+  file_size: csv.byteLength,
+})
 const csvBytes = csv.byteLength
-const put = await app.handle(new Request(grant.upload_url.replace(/^https?:\/\/[^/]+/, 'http://localhost'), {
-  method: 'PUT', body: csv, headers: { 'content-type': 'text/csv' },
-}))
+const put = await app.handle(
+  new Request(grant.upload_url.replace(/^https?:\/\/[^/]+/, 'http://localhost'), {
+    method: 'PUT',
+    body: csv,
+    headers: { 'content-type': 'text/csv' },
+  }),
+)
 if (put.status !== 200) throw new Error(`upload: ${put.status}`)
 csv = null
 Bun.gc(true)
@@ -85,13 +101,20 @@ slowTurns.length = 0
 lastBeat = performance.now()
 ingestStart = performance.now()
 const campaign = await api('POST', '/api/v1/campaign/create', {
-  name: 'Bench', source_type: 'csv', source_id: grant.file_key, workflow_id: agent.id, rate_limit_per_second: 1, max_concurrency: MAX_CONCURRENCY,
+  name: 'Bench',
+  source_type: 'csv',
+  source_id: grant.file_key,
+  workflow_id: agent.id,
+  rate_limit_per_second: 1,
+  max_concurrency: MAX_CONCURRENCY,
 })
 const ingestSeconds = (performance.now() - ingestStart) / 1000
 clearInterval(heartbeat)
 clearInterval(rssSampler)
-console.log(`ingest: ${campaign.total_rows} rows (${mb(csvBytes)}) in ${ingestSeconds.toFixed(2)} s = ${Math.round(campaign.total_rows / ingestSeconds)} rows/s; ` +
-  `peak RSS ${mb(peakRss)}; longest event-loop block ${longestBlockMs.toFixed(1)} ms (${slowTurns.length} over 50 ms: ${slowTurns.join(', ')})`)
+console.log(
+  `ingest: ${campaign.total_rows} rows (${mb(csvBytes)}) in ${ingestSeconds.toFixed(2)} s = ${Math.round(campaign.total_rows / ingestSeconds)} rows/s; ` +
+    `peak RSS ${mb(peakRss)}; longest event-loop block ${longestBlockMs.toFixed(1)} ms (${slowTurns.length} over 50 ms: ${slowTurns.join(', ')})`,
+)
 
 // --- dialing ----------------------------------------------------------------------------------------------------
 let inFlight = 0
@@ -104,11 +127,19 @@ const instant: TelephonyProvider = {
     maxInFlight = Math.max(maxInFlight, inFlight)
     queueMicrotask(() => {
       inFlight--
-      ctx.telephony.report({ kind: 'ended', callId: request.callId, outcome: 'completed', at: Date.now(), answeredAt: Date.now() })
+      ctx.telephony.report({
+        kind: 'ended',
+        callId: request.callId,
+        outcome: 'completed',
+        at: Date.now(),
+        answeredAt: Date.now(),
+      })
     })
   },
   async hangup() {},
-  async callState() { return 'gone' },
+  async callState() {
+    return 'gone'
+  },
 }
 ctx.telephony.register('ari', instant)
 const scheduler = createCampaignScheduler(ctx)
@@ -116,7 +147,7 @@ ctx.telephony.onReport(() => scheduler.wake())
 await api('POST', `/api/v1/campaign/${campaign.id}/start`)
 scheduler.start()
 
-const rates = (process.argv[4] ?? "1,50,500").split(",").map(Number)
+const rates = (process.argv[4] ?? '1,50,500').split(',').map(Number)
 for (const rate of rates) {
   await api('PATCH', `/api/v1/campaign/${campaign.id}`, { rate_limit_per_second: rate })
   await Bun.sleep(1500) // let the previous rate's rhythm end
@@ -135,11 +166,20 @@ for (const rate of rates) {
     while (dialTimes[i] - dialTimes[j] >= 999) j++
     maxInAnySecond = Math.max(maxInAnySecond, i - j + 1)
   }
-  if (rate === 1) console.log('rate 1 gaps (ms):', dialTimes.slice(1).map((t, i) => t - dialTimes[i]).join(' '))
-  console.log(`rate ${rate}/s: ${calls} calls in ${seconds} s, achieved ${achieved.toFixed(2)}/s (${(((achieved - rate) / rate) * 100).toFixed(2)} %), ` +
-    `max in any 1 s window ${maxInAnySecond}, max concurrency ${maxInFlight} (limit ${MAX_CONCURRENCY}), ` +
-    `CPU ${(((cpu.user + cpu.system) / 1000) / Math.max(calls, 1) * 1000).toFixed(0)} ms per 1,000 calls, ` +
-    `RSS ${mb(rssBefore)} → ${mb(process.memoryUsage().rss)}`)
+  if (rate === 1)
+    console.log(
+      'rate 1 gaps (ms):',
+      dialTimes
+        .slice(1)
+        .map((t, i) => t - dialTimes[i])
+        .join(' '),
+    )
+  console.log(
+    `rate ${rate}/s: ${calls} calls in ${seconds} s, achieved ${achieved.toFixed(2)}/s (${(((achieved - rate) / rate) * 100).toFixed(2)} %), ` +
+      `max in any 1 s window ${maxInAnySecond}, max concurrency ${maxInFlight} (limit ${MAX_CONCURRENCY}), ` +
+      `CPU ${(((cpu.user + cpu.system) / 1000 / Math.max(calls, 1)) * 1000).toFixed(0)} ms per 1,000 calls, ` +
+      `RSS ${mb(rssBefore)} → ${mb(process.memoryUsage().rss)}`,
+  )
 }
 
 await scheduler.stop()

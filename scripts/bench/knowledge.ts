@@ -38,7 +38,12 @@ async function benchSearch() {
     const count = Math.min(perDocument, CHUNKS - documentId * perDocument)
     const vectors = new Float32Array(count * DIMENSION)
     for (let row = 0; row < count; row++) vectors.set(unitVector(), row * DIMENSION)
-    documents.push({ documentId, dimension: DIMENSION, vectors, chunkIndexes: Int32Array.from({ length: count }, (_, index) => index) })
+    documents.push({
+      documentId,
+      dimension: DIMENSION,
+      vectors,
+      chunkIndexes: Int32Array.from({ length: count }, (_, index) => index),
+    })
   }
   const vectorBytes = documents.reduce((sum, { vectors }) => sum + vectors.byteLength, 0)
   for (let warm = 0; warm < 5; warm++) nearest(documents, unitVector(), TOP_K)
@@ -58,19 +63,36 @@ async function benchSearch() {
   times.sort((a, b) => a - b)
   cpuTimes.sort((a, b) => a - b)
   const p99 = percentile(times, 99)
-  console.log(JSON.stringify({
-    part: 'search', chunks: CHUNKS, dimension: DIMENSION, queries: QUERIES, top_k: TOP_K,
-    p50_ms: round(percentile(times, 50)), p99_ms: round(p99), max_ms: round(times.at(-1)!),
-    p99_to_target: round(p99 / TARGET_P99_MS), cpu_p50_ms: round(percentile(cpuTimes, 50)), cpu_p99_ms: round(percentile(cpuTimes, 99)),
-    load_average: (await import('node:os')).loadavg()[0], vectors_mib: mib(vectorBytes), rss_growth_mib: mib(process.memoryUsage().rss - rssBefore),
-  }))
+  console.log(
+    JSON.stringify({
+      part: 'search',
+      chunks: CHUNKS,
+      dimension: DIMENSION,
+      queries: QUERIES,
+      top_k: TOP_K,
+      p50_ms: round(percentile(times, 50)),
+      p99_ms: round(p99),
+      max_ms: round(times.at(-1)!),
+      p99_to_target: round(p99 / TARGET_P99_MS),
+      cpu_p50_ms: round(percentile(cpuTimes, 50)),
+      cpu_p99_ms: round(percentile(cpuTimes, 99)),
+      load_average: (await import('node:os')).loadavg()[0],
+      vectors_mib: mib(vectorBytes),
+      rss_growth_mib: mib(process.memoryUsage().rss - rssBefore),
+    }),
+  )
 }
 
 async function benchIngest() {
-  const sentences = ['The warranty covers parts and labour for two years from the date of purchase.',
+  const sentences = [
+    'The warranty covers parts and labour for two years from the date of purchase.',
     'Returns are accepted within thirty days when the product is unused and in its box.',
-    'Our support team answers by phone from eight to six on working days.']
-  const pages = Array.from({ length: PAGES }, (_, page) => `Page ${page + 1}. ${sentences.join(' ')} Section ${page + 1} ends here.`)
+    'Our support team answers by phone from eight to six on working days.',
+  ]
+  const pages = Array.from(
+    { length: PAGES },
+    (_, page) => `Page ${page + 1}. ${sentences.join(' ')} Section ${page + 1} ends here.`,
+  )
   const pdf = pdfWithPages(pages)
   const extractStart = performance.now()
   const extracted = await extractInWorker({ format: 'pdf', bytes: pdf.slice() })
@@ -83,9 +105,16 @@ async function benchIngest() {
   const models = startFakeModels()
   try {
     const post = async (path: string, body: unknown) => (await t.request('POST', path, { body })).body
-    const connection = (await post('/api/v1/organizations/provider-connections', { name: 'Fake', provider: 'openai', base_url: models.baseUrl })).uuid
+    const connection = (
+      await post('/api/v1/organizations/provider-connections', {
+        name: 'Fake',
+        provider: 'openai',
+        base_url: models.baseUrl,
+      })
+    ).uuid
     await post('/api/v1/organizations/model-configurations', {
-      name: 'Default', llm: { provider_connection_uuid: connection, settings: { model: 'fake-llm' } },
+      name: 'Default',
+      llm: { provider_connection_uuid: connection, settings: { model: 'fake-llm' } },
       embeddings: { provider_connection_uuid: connection, settings: { model: 'fake-embed' } },
     })
     const start = performance.now()
@@ -93,11 +122,20 @@ async function benchIngest() {
     await processQueuedDocuments(t.ctx)
     const totalMs = performance.now() - start
     const document = (await t.request('GET', `/api/v1/knowledge-base/documents/${submitted.body.document_uuid}`)).body
-    console.log(JSON.stringify({
-      part: 'ingest', pages: PAGES, pdf_kib: round(pdf.byteLength / 1024), status: document.processing_status, chunks: document.total_chunks,
-      extract_ms: Math.round(extractMs), chunk_ms: round(chunkMs), chunks_counted: chunks.length,
-      embedding_requests: models.requestsTo('/embeddings').length, end_to_end_ms: Math.round(totalMs),
-    }))
+    console.log(
+      JSON.stringify({
+        part: 'ingest',
+        pages: PAGES,
+        pdf_kib: round(pdf.byteLength / 1024),
+        status: document.processing_status,
+        chunks: document.total_chunks,
+        extract_ms: Math.round(extractMs),
+        chunk_ms: round(chunkMs),
+        chunks_counted: chunks.length,
+        embedding_requests: models.requestsTo('/embeddings').length,
+        end_to_end_ms: Math.round(totalMs),
+      }),
+    )
   } finally {
     models.stop()
     t.close()

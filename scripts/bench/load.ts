@@ -28,12 +28,19 @@ const AGENTS = 20
 const KEY = `rb_${'b'.repeat(43)}`
 
 type Endpoint = {
-  name: string; method: string; path: (agentIds: number[], n: number) => string; body?: (n: number) => unknown; weight: number
+  name: string
+  method: string
+  path: (agentIds: number[], n: number) => string
+  body?: (n: number) => unknown
+  weight: number
   /** Sent with a second organization's key, so that what it creates does not grow the lists the readers fetch. */
   asWriter?: true
 }
 
-const DEFINITION = { nodes: [{ id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { prompt: 'Hello {{first_name}}' } }], edges: [] }
+const DEFINITION = {
+  nodes: [{ id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { prompt: 'Hello {{first_name}}' } }],
+  edges: [],
+}
 const pick = <T>(items: T[], n: number) => items[n % items.length]
 
 /** The mix: reads dominate, as on a dashboard; writes rename agents, create keys and agents. */
@@ -44,9 +51,28 @@ const ENDPOINTS: Endpoint[] = [
   { name: 'GET node-types', method: 'GET', path: () => '/api/v1/node-types', weight: 10 },
   { name: 'GET usage', method: 'GET', path: () => '/api/v1/organizations/usage/runs', weight: 10 },
   { name: 'GET telephony-configs', method: 'GET', path: () => '/api/v1/organizations/telephony-configs', weight: 10 },
-  { name: 'PUT agent (rename)', method: 'PUT', path: (ids, n) => `/api/v1/workflow/${pick(ids, n)}`, body: (n) => ({ name: `Agent ${n}` }), weight: 10 },
-  { name: 'POST api-key', method: 'POST', path: () => '/api/v1/user/api-keys', body: (n) => ({ name: `key ${n}` }), weight: 5 },
-  { name: 'POST agent', method: 'POST', path: () => '/api/v1/workflow/create/definition', body: (n) => ({ name: `New ${n}`, workflow_definition: DEFINITION }), weight: 5, asWriter: true },
+  {
+    name: 'PUT agent (rename)',
+    method: 'PUT',
+    path: (ids, n) => `/api/v1/workflow/${pick(ids, n)}`,
+    body: (n) => ({ name: `Agent ${n}` }),
+    weight: 10,
+  },
+  {
+    name: 'POST api-key',
+    method: 'POST',
+    path: () => '/api/v1/user/api-keys',
+    body: (n) => ({ name: `key ${n}` }),
+    weight: 5,
+  },
+  {
+    name: 'POST agent',
+    method: 'POST',
+    path: () => '/api/v1/workflow/create/definition',
+    body: (n) => ({ name: `New ${n}`, workflow_definition: DEFINITION }),
+    weight: 5,
+    asWriter: true,
+  },
 ]
 const MIX = ENDPOINTS.flatMap((endpoint) => Array.from({ length: endpoint.weight }, () => endpoint))
 
@@ -56,39 +82,53 @@ type Target = { url: string; pid: number; peakRss: number }
 
 const emptyStats = (): Stats => ({ latencies: [], errors: 0, busy: 0 })
 
-const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024
+const rssOf = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024
 
 /** `clients` closed loops over `endpoints` (round robin, spread by a prime) for `durationMs`, sampling the target's RSS. */
-async function drive(target: Target, endpoints: Endpoint[], agentIds: number[], writerKey: string, durationMs: number): Promise<RunResult> {
+async function drive(
+  target: Target,
+  endpoints: Endpoint[],
+  agentIds: number[],
+  writerKey: string,
+  durationMs: number,
+): Promise<RunResult> {
   const perEndpoint = new Map(endpoints.map((endpoint) => [endpoint.name, emptyStats()]))
-  const sampler = setInterval(() => { target.peakRss = Math.max(target.peakRss, rssOf(target.pid)) }, 250)
+  const sampler = setInterval(() => {
+    target.peakRss = Math.max(target.peakRss, rssOf(target.pid))
+  }, 250)
   let counter = 0
   const start = performance.now()
   const deadline = start + durationMs
-  await Promise.all(Array.from({ length: clients }, async () => {
-    while (performance.now() < deadline) {
-      const n = counter++
-      const endpoint = endpoints[(n * 7919) % endpoints.length]
-      const body = endpoint.body?.(n)
-      const sent = performance.now()
-      const stats = perEndpoint.get(endpoint.name)!
-      try {
-        const response = await fetch(`${target.url}${endpoint.path(agentIds, n)}`, {
-          method: endpoint.method,
-          headers: { 'x-api-key': endpoint.asWriter ? writerKey : KEY, ...(body ? { 'content-type': 'application/json' } : {}) },
-          body: body ? JSON.stringify(body) : undefined,
-        })
-        const text = await response.text()
-        stats.latencies.push(performance.now() - sent)
-        if (response.status !== 200) {
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < deadline) {
+        const n = counter++
+        const endpoint = endpoints[(n * 7919) % endpoints.length]
+        const body = endpoint.body?.(n)
+        const sent = performance.now()
+        const stats = perEndpoint.get(endpoint.name)!
+        try {
+          const response = await fetch(`${target.url}${endpoint.path(agentIds, n)}`, {
+            method: endpoint.method,
+            headers: {
+              'x-api-key': endpoint.asWriter ? writerKey : KEY,
+              ...(body ? { 'content-type': 'application/json' } : {}),
+            },
+            body: body ? JSON.stringify(body) : undefined,
+          })
+          const text = await response.text()
+          stats.latencies.push(performance.now() - sent)
+          if (response.status !== 200) {
+            stats.errors++
+            if (text.includes('SQLITE_BUSY')) stats.busy++
+          }
+        } catch {
           stats.errors++
-          if (text.includes('SQLITE_BUSY')) stats.busy++
         }
-      } catch {
-        stats.errors++
       }
-    }
-  }))
+    }),
+  )
   clearInterval(sampler)
   const total = [...perEndpoint.values()].reduce((sum, stats) => sum + stats.latencies.length, 0)
   return { perEndpoint, total, wallSeconds: (performance.now() - start) / 1000 }
@@ -98,7 +138,11 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 }
 
-const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50)
+const median = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  )
 
 /** The URL the process prints first (`"url":"…"`); the rest of its output is read and dropped, never stored. */
 async function announcedUrl(stream: ReadableStream<Uint8Array>): Promise<string> {
@@ -110,7 +154,9 @@ async function announcedUrl(stream: ReadableStream<Uint8Array>): Promise<string>
     text += new TextDecoder().decode(value)
     const url = /"url":"(http:\/\/[^"]+)"/.exec(text)?.[1]
     if (url) {
-      void (async () => { while (!(await reader.read()).done); })()
+      void (async () => {
+        while (!(await reader.read()).done);
+      })()
       return url
     }
   }
@@ -118,28 +164,46 @@ async function announcedUrl(stream: ReadableStream<Uint8Array>): Promise<string>
 
 async function api(base: string, method: string, path: string, body?: unknown) {
   const response = await fetch(`${base}${path}`, {
-    method, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    method,
+    headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
   })
-  const json = await response.json() as any
+  const json = (await response.json()) as any
   if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`)
   return json
 }
 
 const work = mkdtempSync(join(tmpdir(), 'ringbase-bench-load-'))
 const binary = join(work, 'ringbase')
-const build = Bun.spawnSync([process.execPath, join(import.meta.dir, '..', 'build.ts'), binary], { stdout: 'ignore', stderr: 'inherit' })
+const build = Bun.spawnSync([process.execPath, join(import.meta.dir, '..', 'build.ts'), binary], {
+  stdout: 'ignore',
+  stderr: 'inherit',
+})
 if (build.exitCode !== 0) throw new Error('build failed')
 
 // Logs at info like a production server: one JSON line per request is part of the cost.
-const server = spawnServe(binary, ['--dir', join(work, 'data')], { RINGBASE_BOOTSTRAP_API_KEY: KEY, RINGBASE_LOG_LEVEL: 'info' })
+const server = spawnServe(binary, ['--dir', join(work, 'data')], {
+  RINGBASE_BOOTSTRAP_API_KEY: KEY,
+  RINGBASE_LOG_LEVEL: 'info',
+})
 const ringbase: Target = { url: await announcedUrl(server.stdout), pid: server.pid, peakRss: 0 }
 const agentIds: number[] = []
 for (let index = 0; index < AGENTS; index++) {
-  agentIds.push((await api(ringbase.url, 'POST', '/api/v1/workflow/create/definition', { name: `Agent ${index}`, workflow_definition: DEFINITION })).id)
+  agentIds.push(
+    (
+      await api(ringbase.url, 'POST', '/api/v1/workflow/create/definition', {
+        name: `Agent ${index}`,
+        workflow_definition: DEFINITION,
+      })
+    ).id,
+  )
 }
-const writerKey = Bun.spawnSync([binary, 'keys', 'create', '--org', 'bench-writer', '--dir', join(work, 'data')]).stdout.toString().trim()
+const writerKey = Bun.spawnSync([binary, 'keys', 'create', '--org', 'bench-writer', '--dir', join(work, 'data')])
+  .stdout.toString()
+  .trim()
 await api(ringbase.url, 'POST', '/api/v1/organizations/telephony-configs', {
-  name: 'Carrier', config: { provider: 'twilio', account_sid: 'ACbench', auth_token: 'bench-token' },
+  name: 'Carrier',
+  config: { provider: 'twilio', account_sid: 'ACbench', auth_token: 'bench-token' },
 })
 
 // The bytes each endpoint answers, for the bare server.
@@ -148,15 +212,21 @@ for (const endpoint of ENDPOINTS) {
   const path = endpoint.path(agentIds, 0)
   const body = endpoint.body?.(0)
   const response = await fetch(`${ringbase.url}${path}`, {
-    method: endpoint.method, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined,
+    method: endpoint.method,
+    headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
   })
   canned[`${endpoint.method} ${new URL(path, ringbase.url).pathname.replace(/\/\d+$/, '/:id')}`] = {
-    status: response.status, body: await response.text(), type: response.headers.get('content-type') ?? 'application/json',
+    status: response.status,
+    body: await response.text(),
+    type: response.headers.get('content-type') ?? 'application/json',
   }
 }
 const bareScript = join(work, 'bare.ts')
 writeFileSync(join(work, 'canned.json'), JSON.stringify(canned))
-writeFileSync(bareScript, `
+writeFileSync(
+  bareScript,
+  `
 const canned = await Bun.file(${JSON.stringify(join(work, 'canned.json'))}).json()
 const server = Bun.serve({ port: 0, idleTimeout: 30, fetch(request) {
   const path = new URL(request.url).pathname.replace(/\\/\\d+$/, '/:id')
@@ -164,7 +234,8 @@ const server = Bun.serve({ port: 0, idleTimeout: 30, fetch(request) {
   return answer ? new Response(answer.body, { status: answer.status, headers: { 'content-type': answer.type } }) : new Response('', { status: 404 })
 } })
 console.log(JSON.stringify({ url: 'http://127.0.0.1:' + server.port }))
-`)
+`,
+)
 const bareProcess = Bun.spawn([process.execPath, bareScript], { stdout: 'pipe', stderr: 'inherit' })
 const bare: Target = { url: await announcedUrl(bareProcess.stdout), pid: bareProcess.pid, peakRss: 0 }
 
@@ -186,15 +257,31 @@ await Promise.all([server.exited, bareProcess.exited])
 
 // In process, one request at a time: what the server itself spends per request.
 const inProcessDir = join(work, 'in-process')
-const ctx = buildContext(loadConfig({ dir: inProcessDir }, { RINGBASE_BOOTSTRAP_API_KEY: KEY }), { log: createLogger('silent') })
+const ctx = buildContext(loadConfig({ dir: inProcessDir }, { RINGBASE_BOOTSTRAP_API_KEY: KEY }), {
+  log: createLogger('silent'),
+})
 bootstrapInstallation(ctx)
 const app = createApp(ctx, { precompile: true })
-const handle = (method: string, path: string, body?: unknown) => app.handle(new Request(`http://localhost${path}`, {
-  method, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-})).then((response) => response.text())
+const handle = (method: string, path: string, body?: unknown) =>
+  app
+    .handle(
+      new Request(`http://localhost${path}`, {
+        method,
+        headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    )
+    .then((response) => response.text())
 const localIds: number[] = []
 for (let index = 0; index < AGENTS; index++) {
-  localIds.push(JSON.parse(await handle('POST', '/api/v1/workflow/create/definition', { name: `Agent ${index}`, workflow_definition: DEFINITION })).id)
+  localIds.push(
+    JSON.parse(
+      await handle('POST', '/api/v1/workflow/create/definition', {
+        name: `Agent ${index}`,
+        workflow_definition: DEFINITION,
+      }),
+    ).id,
+  )
 }
 const inProcess = new Map<string, number>()
 for (const endpoint of ENDPOINTS) {
@@ -209,35 +296,76 @@ ctx.sqlite.close()
 const ms = (value: number) => value.toFixed(2)
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`
 const rate = (run: RunResult, name: string) => run.perEndpoint.get(name)!.latencies.length / run.wallSeconds
-const sortedLatencies = (runs: RunResult[], name: string) => runs.flatMap((run) => run.perEndpoint.get(name)!.latencies).sort((a, b) => a - b)
-const errorsOf = (runs: RunResult[], name: string) => runs.reduce((sum, run) => sum + run.perEndpoint.get(name)!.errors, 0)
+const sortedLatencies = (runs: RunResult[], name: string) =>
+  runs.flatMap((run) => run.perEndpoint.get(name)!.latencies).sort((a, b) => a - b)
+const errorsOf = (runs: RunResult[], name: string) =>
+  runs.reduce((sum, run) => sum + run.perEndpoint.get(name)!.errors, 0)
 const busyOf = (runs: RunResult[], name: string) => runs.reduce((sum, run) => sum + run.perEndpoint.get(name)!.busy, 0)
 
-console.log(`\n${clients} clients; build ${binary}; peak RSS: ringbase ${mb(ringbase.peakRss)}, bare Bun.serve ${mb(bare.peakRss)}`)
-console.log(`\nThe mix, ${seconds} s per server: ringbase ${(mixOurs.total / mixOurs.wallSeconds).toFixed(0)} req/s, `
-  + `bare ${(mixFloor.total / mixFloor.wallSeconds).toFixed(0)} req/s (${((100 * mixOurs.total * mixFloor.wallSeconds) / (mixFloor.total * mixOurs.wallSeconds)).toFixed(0)} %)`)
-console.log(['endpoint'.padEnd(24), 'req/s', 'p50 ms', 'p99 ms', 'errors', 'busy', '| bare req/s', 'p50', 'p99'].join('\t'))
+console.log(
+  `\n${clients} clients; build ${binary}; peak RSS: ringbase ${mb(ringbase.peakRss)}, bare Bun.serve ${mb(bare.peakRss)}`,
+)
+console.log(
+  `\nThe mix, ${seconds} s per server: ringbase ${(mixOurs.total / mixOurs.wallSeconds).toFixed(0)} req/s, ` +
+    `bare ${(mixFloor.total / mixFloor.wallSeconds).toFixed(0)} req/s (${((100 * mixOurs.total * mixFloor.wallSeconds) / (mixFloor.total * mixOurs.wallSeconds)).toFixed(0)} %)`,
+)
+console.log(
+  ['endpoint'.padEnd(24), 'req/s', 'p50 ms', 'p99 ms', 'errors', 'busy', '| bare req/s', 'p50', 'p99'].join('\t'),
+)
 for (const endpoint of ENDPOINTS) {
   const ours = sortedLatencies([mixOurs], endpoint.name)
   const theirs = sortedLatencies([mixFloor], endpoint.name)
-  console.log([
-    endpoint.name.padEnd(24), rate(mixOurs, endpoint.name).toFixed(0), ms(percentile(ours, 50)), ms(percentile(ours, 99)),
-    errorsOf([mixOurs], endpoint.name), busyOf([mixOurs], endpoint.name),
-    `| ${rate(mixFloor, endpoint.name).toFixed(0)}`, ms(percentile(theirs, 50)), ms(percentile(theirs, 99)),
-  ].join('\t'))
+  console.log(
+    [
+      endpoint.name.padEnd(24),
+      rate(mixOurs, endpoint.name).toFixed(0),
+      ms(percentile(ours, 50)),
+      ms(percentile(ours, 99)),
+      errorsOf([mixOurs], endpoint.name),
+      busyOf([mixOurs], endpoint.name),
+      `| ${rate(mixFloor, endpoint.name).toFixed(0)}`,
+      ms(percentile(theirs, 50)),
+      ms(percentile(theirs, 99)),
+    ].join('\t'),
+  )
 }
-console.log(`\nEach endpoint alone, ${endpointSeconds} s per server, ${rounds} alternating rounds (medians; latencies over all rounds)`)
-console.log(['endpoint'.padEnd(24), 'req/s', 'p50 ms', 'p99 ms', 'errors', 'busy', '| bare req/s', 'p50', 'p99', '| share', '| in-process µs'].join('\t'))
+console.log(
+  `\nEach endpoint alone, ${endpointSeconds} s per server, ${rounds} alternating rounds (medians; latencies over all rounds)`,
+)
+console.log(
+  [
+    'endpoint'.padEnd(24),
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'errors',
+    'busy',
+    '| bare req/s',
+    'p50',
+    'p99',
+    '| share',
+    '| in-process µs',
+  ].join('\t'),
+)
 for (const endpoint of ENDPOINTS) {
   const { ours, floor } = alone.get(endpoint.name)!
   const oursSorted = sortedLatencies(ours, endpoint.name)
   const theirsSorted = sortedLatencies(floor, endpoint.name)
   const shares = ours.map((run, round) => rate(run, endpoint.name) / rate(floor[round], endpoint.name))
-  console.log([
-    endpoint.name.padEnd(24), median(ours.map((run) => rate(run, endpoint.name))).toFixed(0), ms(percentile(oursSorted, 50)),
-    ms(percentile(oursSorted, 99)), errorsOf(ours, endpoint.name), busyOf(ours, endpoint.name),
-    `| ${median(floor.map((run) => rate(run, endpoint.name))).toFixed(0)}`, ms(percentile(theirsSorted, 50)), ms(percentile(theirsSorted, 99)),
-    `| ${(100 * median(shares)).toFixed(0)} %`, `| ${inProcess.get(endpoint.name)!.toFixed(0)}`,
-  ].join('\t'))
+  console.log(
+    [
+      endpoint.name.padEnd(24),
+      median(ours.map((run) => rate(run, endpoint.name))).toFixed(0),
+      ms(percentile(oursSorted, 50)),
+      ms(percentile(oursSorted, 99)),
+      errorsOf(ours, endpoint.name),
+      busyOf(ours, endpoint.name),
+      `| ${median(floor.map((run) => rate(run, endpoint.name))).toFixed(0)}`,
+      ms(percentile(theirsSorted, 50)),
+      ms(percentile(theirsSorted, 99)),
+      `| ${(100 * median(shares)).toFixed(0)} %`,
+      `| ${inProcess.get(endpoint.name)!.toFixed(0)}`,
+    ].join('\t'),
+  )
 }
 rmSync(work, { recursive: true, force: true })

@@ -1,7 +1,8 @@
 // Helpers the benchmarks share: percentiles of sorted samples and a seeded random source, so every run of a benchmark
 // measures the same data.
 
-export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0
+export const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0
 
 /** mulberry32: numbers in [0, 1), the same sequence for the same seed. */
 export function seededRandom(seed: number): () => number {

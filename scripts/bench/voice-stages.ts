@@ -31,19 +31,41 @@ function report(stage: string, ms: number, per: string, audioMs?: number): void 
   console.log(`${stage.padEnd(44)} ${ms.toFixed(3).padStart(9)} ms ${per}${share}`)
 }
 
-const tone = (rate: number, seconds: number) => Int16Array.from({ length: rate * seconds }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)))
+const tone = (rate: number, seconds: number) =>
+  Int16Array.from({ length: rate * seconds }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)))
 
 const second8k = tone(8000, 1)
 const ulawSecond = pcm16ToUlaw(second8k)
-report('µ-law decode, 50 frames of 160 bytes', measure(() => { for (let f = 0; f < 50; f++) ulawToPcm16(ulawSecond.subarray(f * 160, f * 160 + 160)) }), 'per second of audio', 1000)
-report('µ-law encode', measure(() => pcm16ToUlaw(second8k)), 'per second of audio', 1000)
+report(
+  'µ-law decode, 50 frames of 160 bytes',
+  measure(() => {
+    for (let f = 0; f < 50; f++) ulawToPcm16(ulawSecond.subarray(f * 160, f * 160 + 160))
+  }),
+  'per second of audio',
+  1000,
+)
+report(
+  'µ-law encode',
+  measure(() => pcm16ToUlaw(second8k)),
+  'per second of audio',
+  1000,
+)
 
-for (const [from, to, chunk] of [[8000, 16000, 160], [24000, 8000, 2400], [16000, 8000, 1600]]) {
+for (const [from, to, chunk] of [
+  [8000, 16000, 160],
+  [24000, 8000, 2400],
+  [16000, 8000, 1600],
+]) {
   const input = tone(from, 1)
-  report(`resample ${from / 1000}→${to / 1000} kHz in ${(chunk / from) * 1000} ms chunks`, measure(() => {
-    const resampler = createResampler(from, to)
-    for (let at = 0; at < input.length; at += chunk) resampler.process(input.subarray(at, at + chunk))
-  }), 'per second of audio', 1000)
+  report(
+    `resample ${from / 1000}→${to / 1000} kHz in ${(chunk / from) * 1000} ms chunks`,
+    measure(() => {
+      const resampler = createResampler(from, to)
+      for (let at = 0; at < input.length; at += chunk) resampler.process(input.subarray(at, at + chunk))
+    }),
+    'per second of audio',
+    1000,
+  )
 }
 
 const engine = await loadVadEngine()
@@ -62,29 +84,53 @@ tts.close()
 
 const vad = engine.createVad(3)
 const frames = Math.floor(speech16k.length / VAD_FRAME_SAMPLES)
-report(`VAD (fvad mode 3), ${frames} frames of 20 ms`, measure(() => {
-  for (let f = 0; f < frames; f++) vad.isSpeech(speech16k.subarray(f * VAD_FRAME_SAMPLES, (f + 1) * VAD_FRAME_SAMPLES))
-}) / frames, 'per 20 ms frame', 20)
+report(
+  `VAD (fvad mode 3), ${frames} frames of 20 ms`,
+  measure(() => {
+    for (let f = 0; f < frames; f++)
+      vad.isSpeech(speech16k.subarray(f * VAD_FRAME_SAMPLES, (f + 1) * VAD_FRAME_SAMPLES))
+  }) / frames,
+  'per 20 ms frame',
+  20,
+)
 
-report('turn detector incl. VAD, per 20 ms frame', measure(() => {
-  const detector = createTurnDetector(vad)
-  for (let f = 0; f < frames; f++) detector.push(speech16k.subarray(f * VAD_FRAME_SAMPLES, (f + 1) * VAD_FRAME_SAMPLES), f * 20 + 20)
-  detector.tick(frames * 20 + 1000)
-}) / frames, 'per 20 ms frame', 20)
+report(
+  'turn detector incl. VAD, per 20 ms frame',
+  measure(() => {
+    const detector = createTurnDetector(vad)
+    for (let f = 0; f < frames; f++)
+      detector.push(speech16k.subarray(f * VAD_FRAME_SAMPLES, (f + 1) * VAD_FRAME_SAMPLES), f * 20 + 20)
+    detector.tick(frames * 20 + 1000)
+  }) / frames,
+  'per 20 ms frame',
+  20,
+)
 
 const reply = 'Sure. Dr. Smith can see you on Tuesday at 3.30 p.m., e.g. right after lunch. Shall I book it? '.repeat(5)
 const tokens = reply.match(/.{1,4}/g)!
-report('sentence splitter, 4-char tokens', measure(() => {
-  const splitter = createSentenceSplitter()
-  for (const token of tokens) splitter.push(token)
-  splitter.flush()
-}) / tokens.length, 'per token')
+report(
+  'sentence splitter, 4-char tokens',
+  measure(() => {
+    const splitter = createSentenceSplitter()
+    for (const token of tokens) splitter.push(token)
+    splitter.flush()
+  }) / tokens.length,
+  'per token',
+)
 
-report('recorder: 10-minute call → 3 WAVs', measure(() => {
-  const recorder = createCallRecorder(0)
-  for (let atMs = 20; atMs <= 600_000; atMs += 20) recorder.caller(second8k.subarray(0, 160), atMs)
-  for (let atMs = 0; atMs < 600_000; atMs += 1000) recorder.agent(second8k.subarray(0, 4000), atMs)
-  recorder.finish()
-}), 'per call')
+report(
+  'recorder: 10-minute call → 3 WAVs',
+  measure(() => {
+    const recorder = createCallRecorder(0)
+    for (let atMs = 20; atMs <= 600_000; atMs += 20) recorder.caller(second8k.subarray(0, 160), atMs)
+    for (let atMs = 0; atMs < 600_000; atMs += 1000) recorder.agent(second8k.subarray(0, 4000), atMs)
+    recorder.finish()
+  }),
+  'per call',
+)
 const utterance = tone(16000, 10)
-report('WAV encode, 10 s of 16 kHz mono (an STT upload)', measure(() => encodeWav(utterance, 16000)), 'per utterance')
+report(
+  'WAV encode, 10 s of 16 kHz mono (an STT upload)',
+  measure(() => encodeWav(utterance, 16000)),
+  'per utterance',
+)

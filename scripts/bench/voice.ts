@@ -32,9 +32,10 @@ const UTTERANCE = 'Can I book a table for two tonight at eight?'
 const SPEAK_AT_MS = [1_500, 14_000]
 const CALL_MS = 26_000
 const GREETING = 'Hello, this is Ava from Acme.'
-const REPLY = 'Of course, I can help you with that booking tonight. We have a quiet table by the window at eight. '
-  + 'It seats two people comfortably and looks over the garden. Would you like me to hold it under your name for you? '
-  + 'I can also send a confirmation to your phone once it is booked.'
+const REPLY =
+  'Of course, I can help you with that booking tonight. We have a quiet table by the window at eight. ' +
+  'It seats two people comfortably and looks over the garden. Would you like me to hold it under your name for you? ' +
+  'I can also send a confirmation to your phone once it is booked.'
 const FRAME_MS = 20
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -86,7 +87,11 @@ async function runFakes(): Promise<void> {
       }
       if (request.method === 'GET' && path === '/stats') {
         const all = [...channels.values()].map(lateFrames)
-        return Response.json({ played: all.reduce((n, s) => n + s.played, 0), late: all.reduce((n, s) => n + s.late, 0), calls: all.length })
+        return Response.json({
+          played: all.reduce((n, s) => n + s.played, 0),
+          late: all.reduce((n, s) => n + s.late, 0),
+          calls: all.length,
+        })
       }
       if (request.method === 'POST' && path === '/reset') {
         channels.clear()
@@ -103,7 +108,12 @@ async function runFakes(): Promise<void> {
 
 const definition: AgentDefinition = {
   nodes: [
-    { id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', greeting: GREETING, prompt: 'Help the caller book a table.' } },
+    {
+      id: '1',
+      type: 'startCall',
+      position: { x: 0, y: 0 },
+      data: { name: 'Start', greeting: GREETING, prompt: 'Help the caller book a table.' },
+    },
   ],
   edges: [],
 }
@@ -127,17 +137,25 @@ async function startChild(): Promise<{ endpoints: Endpoints; stop(): void }> {
 }
 
 async function oneCall(endpoints: Endpoints, vad: VadEngine): Promise<VoiceTurnMetric[]> {
-  const { connectionId } = await (await fetch(`${endpoints.controlUrl}/channels`, { method: 'POST' })).json() as { connectionId: string }
+  const { connectionId } = (await (await fetch(`${endpoints.controlUrl}/channels`, { method: 'POST' })).json()) as {
+    connectionId: string
+  }
   const transport = await connectAriMedia({ endpoint: endpoints.mediaUrl, connectionId })
   const connection = { provider: 'openai', baseUrl: endpoints.modelsUrl }
   const pipeline = createVoicePipeline({
-    transport, vad, clock: systemClock,
+    transport,
+    vad,
+    clock: systemClock,
     stt: createSttClient(connection, { model: 'fake-stt' }),
     tts: createTtsClient(connection, { model: 'fake-tts', voice: 'alloy' }),
   })
   const conversation = createConversation({
-    definition, configurations: { max_call_duration_seconds: 600, max_user_idle_timeout_seconds: 60 }, variables: {},
-    llm: createLlmClient(connection, { model: 'fake-llm' }), clock: systemClock, onEvent: pipeline.conversationEvent,
+    definition,
+    configurations: { max_call_duration_seconds: 600, max_user_idle_timeout_seconds: 60 },
+    variables: {},
+    llm: createLlmClient(connection, { model: 'fake-llm' }),
+    clock: systemClock,
+    onEvent: pipeline.conversationEvent,
   })
   const hangup = setTimeout(() => void pipeline.stop('user_hangup'), CALL_MS)
   const result = await pipeline.run(conversation)
@@ -145,12 +163,19 @@ async function oneCall(endpoints: Endpoints, vad: VadEngine): Promise<VoiceTurnM
   return result.turns
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN
 const ms = (value: number) => Math.round(value * 10) / 10
 
 function distribution(values: number[]) {
   const sorted = [...values].sort((a, b) => a - b)
-  return { n: sorted.length, p50: ms(percentile(sorted, 50)), p90: ms(percentile(sorted, 90)), p99: ms(percentile(sorted, 99)), max: ms(sorted.at(-1) ?? NaN) }
+  return {
+    n: sorted.length,
+    p50: ms(percentile(sorted, 50)),
+    p90: ms(percentile(sorted, 90)),
+    p99: ms(percentile(sorted, 99)),
+    max: ms(sorted.at(-1) ?? NaN),
+  }
 }
 
 async function phase(name: string, calls: number, endpoints: Endpoints, vad: VadEngine) {
@@ -160,36 +185,49 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
   const cpuBefore = process.cpuUsage()
   const startedAt = performance.now()
   // calls start spread over two seconds, as a dialer would ramp up
-  const results = await Promise.all(Array.from({ length: calls }, async (_, index) => {
-    await Bun.sleep((index * 2_000) / calls)
-    return oneCall(endpoints, vad)
-  }))
+  const results = await Promise.all(
+    Array.from({ length: calls }, async (_, index) => {
+      await Bun.sleep((index * 2_000) / calls)
+      return oneCall(endpoints, vad)
+    }),
+  )
   const wallMs = performance.now() - startedAt
   const cpu = process.cpuUsage(cpuBefore)
   loop.disable()
-  const stats = await (await fetch(`${endpoints.controlUrl}/stats`)).json() as { played: number; late: number }
+  const stats = (await (await fetch(`${endpoints.controlUrl}/stats`)).json()) as { played: number; late: number }
   const turns = results.flat()
   const coreShare = (cpu.user + cpu.system) / 1000 / wallMs
-  console.log(JSON.stringify({
-    phase: name,
-    calls,
-    turns: turns.length,
-    response_ms: distribution(turns.map((turn) => turn.responseMs)),
-    stt_ms: distribution(turns.map((turn) => turn.sttMs)),
-    first_text_ms: distribution(turns.flatMap((turn) => (turn.firstTextMs === null ? [] : [turn.firstTextMs]))),
-    first_audio_ms: distribution(turns.flatMap((turn) => (turn.firstAudioMs === null ? [] : [turn.firstAudioMs]))),
-    engine_overhead_ms: distribution(turns.map((turn) => turn.responseMs - turn.sttMs - (turn.firstTextMs ?? 0) - (turn.firstAudioMs ?? 0))),
-    cpu_cores_used: Math.round(coreShare * 1000) / 1000,
-    cpu_percent_of_a_core_per_call: Math.round((coreShare / calls) * 100_000) / 1000,
-    agent_frames_played: stats.played,
-    agent_frames_late: stats.late,
-    event_loop_delay_ms: { p99: ms(loop.percentile(99) / 1e6), max: ms(loop.max / 1e6) },
-  }, null, 2))
+  console.log(
+    JSON.stringify(
+      {
+        phase: name,
+        calls,
+        turns: turns.length,
+        response_ms: distribution(turns.map((turn) => turn.responseMs)),
+        stt_ms: distribution(turns.map((turn) => turn.sttMs)),
+        first_text_ms: distribution(turns.flatMap((turn) => (turn.firstTextMs === null ? [] : [turn.firstTextMs]))),
+        first_audio_ms: distribution(turns.flatMap((turn) => (turn.firstAudioMs === null ? [] : [turn.firstAudioMs]))),
+        engine_overhead_ms: distribution(
+          turns.map((turn) => turn.responseMs - turn.sttMs - (turn.firstTextMs ?? 0) - (turn.firstAudioMs ?? 0)),
+        ),
+        cpu_cores_used: Math.round(coreShare * 1000) / 1000,
+        cpu_percent_of_a_core_per_call: Math.round((coreShare / calls) * 100_000) / 1000,
+        agent_frames_played: stats.played,
+        agent_frames_late: stats.late,
+        event_loop_delay_ms: { p99: ms(loop.percentile(99) / 1e6), max: ms(loop.max / 1e6) },
+      },
+      null,
+      2,
+    ),
+  )
 }
 
 /** The longest the event loop went without running a 5 ms timer while 6 sentences were synthesised at once. */
 async function longestStall(tts: TtsClient): Promise<number> {
-  const sentences = Array.from({ length: 6 }, (_, index) => `This is sentence number ${index + 1}, spoken while the calls go on.`)
+  const sentences = Array.from(
+    { length: 6 },
+    (_, index) => `This is sentence number ${index + 1}, spoken while the calls go on.`,
+  )
   let last = performance.now()
   let longest = 0
   const timer = setInterval(() => {
@@ -197,9 +235,13 @@ async function longestStall(tts: TtsClient): Promise<number> {
     longest = Math.max(longest, at - last)
     last = at
   }, 5)
-  await Promise.all(sentences.map(async (text) => {
-    for await (const _ of tts.synthesize(text)) { /* drained */ }
-  }))
+  await Promise.all(
+    sentences.map(async (text) => {
+      for await (const _ of tts.synthesize(text)) {
+        /* drained */
+      }
+    }),
+  )
   await Bun.sleep(10)
   clearInterval(timer)
   return ms(longest)

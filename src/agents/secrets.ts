@@ -9,7 +9,9 @@ const SECRET_FIELDS: Record<string, readonly string[]> = {
 
 /** The node with each non-empty credential in its data replaced by `transform(field, value)`; the node itself when it has none. */
 function mapNodeSecrets(node: AgentNode, transform: (field: string, value: string) => string): AgentNode {
-  const fields = (SECRET_FIELDS[node.type] ?? []).filter((field) => typeof node.data[field] === 'string' && node.data[field] !== '')
+  const fields = (SECRET_FIELDS[node.type] ?? []).filter(
+    (field) => typeof node.data[field] === 'string' && node.data[field] !== '',
+  )
   if (fields.length === 0) return node
   const data = { ...node.data }
   for (const field of fields) data[field] = transform(field, data[field] as string)
@@ -18,7 +20,10 @@ function mapNodeSecrets(node: AgentNode, transform: (field: string, value: strin
 
 /** A copy of the definition as responses show it: every credential masked like a telephony secret. */
 export function maskDefinitionSecrets(definition: AgentDefinition): AgentDefinition {
-  return { ...definition, nodes: definition.nodes.map((node) => mapNodeSecrets(node, (_field, value) => maskSecret(value))) }
+  return {
+    ...definition,
+    nodes: definition.nodes.map((node) => mapNodeSecrets(node, (_field, value) => maskSecret(value))),
+  }
 }
 
 /**
@@ -29,9 +34,11 @@ export function restoreMaskedSecrets(incoming: AgentDefinition, stored: AgentDef
   const storedNodes = new Map(stored.nodes.map((node) => [node.id, node]))
   return {
     ...incoming,
-    nodes: incoming.nodes.map((node) => mapNodeSecrets(node, (field, value) => {
-      const storedValue = storedNodes.get(node.id)?.data[field]
-      return typeof storedValue === 'string' && value === maskSecret(storedValue) ? storedValue : value
-    })),
+    nodes: incoming.nodes.map((node) =>
+      mapNodeSecrets(node, (field, value) => {
+        const storedValue = storedNodes.get(node.id)?.data[field]
+        return typeof storedValue === 'string' && value === maskSecret(storedValue) ? storedValue : value
+      }),
+    ),
   }
 }

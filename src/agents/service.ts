@@ -1,7 +1,12 @@
 import { and, count, desc, eq, inArray, sql } from 'drizzle-orm'
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
-import { findTriggerNodes, validateDefinition, type DefinitionError, type AgentDefinition } from '../definition/definition'
+import {
+  findTriggerNodes,
+  validateDefinition,
+  type DefinitionError,
+  type AgentDefinition,
+} from '../definition/definition'
 import { maskDefinitionSecrets, restoreMaskedSecrets } from './secrets'
 import { templateContextVariables } from '../definition/template-variables'
 import {
@@ -32,7 +37,12 @@ import { jsonRows, sqlPart } from '../db/sql-parts'
 type AgentView = Static<typeof Agent>
 
 /** The pinned model configuration must be one of the organization's (422 otherwise). */
-function checkModelPin(ctx: AppContext, organizationId: number, configurations: Record<string, unknown>, loc: (string | number)[]): void {
+function checkModelPin(
+  ctx: AppContext,
+  organizationId: number,
+  configurations: Record<string, unknown>,
+  loc: (string | number)[],
+): void {
   const problems = modelConfigurationPinProblems(ctx, organizationId, configurations, loc)
   if (problems.length > 0) throw invalid(problems)
 }
@@ -41,7 +51,8 @@ const WORKFLOW_STATUSES: WorkflowStatus[] = ['active', 'archived']
 
 const workflowNotFound = (id: number) => notFound(`Workflow with id ${id} not found`)
 
-const definitionErrors = (kind: 'conflict' | 'invalid', errors: DefinitionError[]) => new DomainError(kind, { is_valid: false, errors })
+const definitionErrors = (kind: 'conflict' | 'invalid', errors: DefinitionError[]) =>
+  new DomainError(kind, { is_valid: false, errors })
 
 /** The definition with minted trigger paths, or the 422 listing every problem. */
 function checkedDefinition(input: unknown): { definition: AgentDefinition; triggerPaths: string[] } {
@@ -57,7 +68,12 @@ function checkedDefinition(input: unknown): { definition: AgentDefinition; trigg
  * agent publishes its first version) also refuses transfer_call tools when the organization's default telephony
  * configuration cannot transfer calls; a draft may wait for the configuration to change.
  */
-function checkReferences(ctx: AppContext, organizationId: number, definition: AgentDefinition, publishing: boolean): void {
+function checkReferences(
+  ctx: AppContext,
+  organizationId: number,
+  definition: AgentDefinition,
+  publishing: boolean,
+): void {
   const { unknown, transfers } = toolReferenceCheck(ctx, organizationId, definition)
   const errors = [
     ...unknown,
@@ -68,14 +84,22 @@ function checkReferences(ctx: AppContext, organizationId: number, definition: Ag
   if (errors.length > 0) throw definitionErrors('invalid', errors)
 }
 
-function untransferableTools(ctx: AppContext, organizationId: number, transfers: NamedTransferTool[]): DefinitionError[] {
+function untransferableTools(
+  ctx: AppContext,
+  organizationId: number,
+  transfers: NamedTransferTool[],
+): DefinitionError[] {
   // Most agents name no transfer tool: then the default configuration is not even looked up.
   if (transfers.length === 0) return []
   const provider = defaultOutboundProvider(ctx, organizationId)
   if (provider === null || supportsCallTransfer(provider)) return []
   const { displayName } = PROVIDERS[provider]
   return transfers.map(({ node, tool }) =>
-    nodeToolError(node.id, `Tool '${tool.name}' (${tool.tool_uuid}) transfers calls, which ${displayName}, the provider of the default telephony configuration, cannot do`))
+    nodeToolError(
+      node.id,
+      `Tool '${tool.name}' (${tool.tool_uuid}) transfers calls, which ${displayName}, the provider of the default telephony configuration, cannot do`,
+    ),
+  )
 }
 
 /**
@@ -94,31 +118,44 @@ function checkOutboundUrls(ctx: AppContext, definition: AgentDefinition): void {
     if (typeof url !== 'string' || url === '') return null
     return hostNotWrittenOut(url) ?? (namesThisServer(ctx, url) ? THIS_SERVER_MESSAGE : null)
   }
-  const errors = definition.nodes.flatMap((node) => OUTBOUND_URL_FIELDS.flatMap((field): DefinitionError[] => {
-    const message = problem(node.data[field])
-    return message ? [{ kind: 'node', id: node.id, field: `data.${field}`, message }] : []
-  }))
+  const errors = definition.nodes.flatMap((node) =>
+    OUTBOUND_URL_FIELDS.flatMap((field): DefinitionError[] => {
+      const message = problem(node.data[field])
+      return message ? [{ kind: 'node', id: node.id, field: `data.${field}`, message }] : []
+    }),
+  )
   if (errors.length > 0) throw definitionErrors('invalid', errors)
 }
 
 /** Reserves the definition's trigger paths for the workflow; 409 when another workflow (of any organization) has one. */
-function claimTriggerPaths(ctx: AppContext, organizationId: number, workflowId: number, definition: AgentDefinition, paths: string[]): void {
+function claimTriggerPaths(
+  ctx: AppContext,
+  organizationId: number,
+  workflowId: number,
+  definition: AgentDefinition,
+  paths: string[],
+): void {
   if (paths.length === 0) return
   const owners = ctx.db.select().from(workflowTriggers).where(inArray(workflowTriggers.triggerPath, paths)).all()
   const taken = owners.filter((owner) => owner.workflowId !== workflowId).map((owner) => owner.triggerPath)
   if (taken.length > 0) {
-    throw definitionErrors('conflict', findTriggerNodes(definition)
-      .filter((node) => taken.includes(node.data.trigger_path as string))
-      .map((node) => ({
-        kind: 'node',
-        id: node.id,
-        field: 'data.trigger_path',
-        message: `Trigger path '${node.data.trigger_path}' is already used by another agent: choose another, or leave it empty to get a generated one`,
-      })))
+    throw definitionErrors(
+      'conflict',
+      findTriggerNodes(definition)
+        .filter((node) => taken.includes(node.data.trigger_path as string))
+        .map((node) => ({
+          kind: 'node',
+          id: node.id,
+          field: 'data.trigger_path',
+          message: `Trigger path '${node.data.trigger_path}' is already used by another agent: choose another, or leave it empty to get a generated one`,
+        })),
+    )
   }
   const owned = new Set(owners.map((owner) => owner.triggerPath))
   const createdAt = isoNow(ctx.clock)
-  const fresh = paths.filter((path) => !owned.has(path)).map((triggerPath) => ({ triggerPath, workflowId, organizationId, createdAt }))
+  const fresh = paths
+    .filter((path) => !owned.has(path))
+    .map((triggerPath) => ({ triggerPath, workflowId, organizationId, createdAt }))
   if (fresh.length > 0) ctx.db.insert(workflowTriggers).values(fresh).run()
 }
 
@@ -140,18 +177,22 @@ function agentView(workflow: WorkflowRow, version: WorkflowDefinitionRow): Agent
   }
 }
 
-const currentVersionQuery = preparedQuery((db) => db
-  .select({ workflow: workflows, version: workflowDefinitions })
-  .from(workflows)
-  .innerJoin(workflowDefinitions, eq(workflowDefinitions.workflowId, workflows.id))
-  .where(and(
-    eq(workflows.id, sql.placeholder('workflowId')),
-    eq(workflows.organizationId, sql.placeholder('organizationId')),
-    inArray(workflowDefinitions.status, ['draft', 'published']),
-  ))
-  // A draft is always newer than the published version.
-  .orderBy(desc(workflowDefinitions.versionNumber))
-  .prepare())
+const currentVersionQuery = preparedQuery((db) =>
+  db
+    .select({ workflow: workflows, version: workflowDefinitions })
+    .from(workflows)
+    .innerJoin(workflowDefinitions, eq(workflowDefinitions.workflowId, workflows.id))
+    .where(
+      and(
+        eq(workflows.id, sql.placeholder('workflowId')),
+        eq(workflows.organizationId, sql.placeholder('organizationId')),
+        inArray(workflowDefinitions.status, ['draft', 'published']),
+      ),
+    )
+    // A draft is always newer than the published version.
+    .orderBy(desc(workflowDefinitions.versionNumber))
+    .prepare(),
+)
 
 /**
  * The workflow with the version clients edit: its draft when there is one, else its published version. The query
@@ -176,38 +217,60 @@ function versionValues(definition: AgentDefinition, configurations: AgentConfigu
   }
 }
 
-const insertWorkflowQuery = preparedQuery((db) => db.insert(workflows).values({
-  organizationId: sql.placeholder('organizationId'),
-  workflowUuid: sql.placeholder('workflowUuid'),
-  name: sql.placeholder('name'),
-  callDispositionCodes: sql.placeholder('callDispositionCodes'),
-  createdAt: sql.placeholder('now'),
-  updatedAt: sql.placeholder('now'),
-}).returning().prepare())
+const insertWorkflowQuery = preparedQuery((db) =>
+  db
+    .insert(workflows)
+    .values({
+      organizationId: sql.placeholder('organizationId'),
+      workflowUuid: sql.placeholder('workflowUuid'),
+      name: sql.placeholder('name'),
+      callDispositionCodes: sql.placeholder('callDispositionCodes'),
+      createdAt: sql.placeholder('now'),
+      updatedAt: sql.placeholder('now'),
+    })
+    .returning()
+    .prepare(),
+)
 
-type NewVersion = ReturnType<typeof versionValues> & Pick<WorkflowDefinitionRow, 'workflowId' | 'organizationId' | 'versionNumber' | 'status' | 'createdAt' | 'publishedAt'>
+type NewVersion = ReturnType<typeof versionValues> &
+  Pick<
+    WorkflowDefinitionRow,
+    'workflowId' | 'organizationId' | 'versionNumber' | 'status' | 'createdAt' | 'publishedAt'
+  >
 
-const insertVersionQuery = preparedQuery((db) => db.insert(workflowDefinitions).values({
-  workflowId: sql.placeholder('workflowId'),
-  organizationId: sql.placeholder('organizationId'),
-  versionNumber: sql.placeholder('versionNumber'),
-  status: sql.placeholder('status'),
-  workflowJson: sql.placeholder('workflowJson'),
-  workflowConfigurations: sql.placeholder('workflowConfigurations'),
-  templateContextVariables: sql.placeholder('templateContextVariables'),
-  createdAt: sql.placeholder('createdAt'),
-  publishedAt: sql.placeholder('publishedAt'),
-}).returning({ id: workflowDefinitions.id }).prepare())
+const insertVersionQuery = preparedQuery((db) =>
+  db
+    .insert(workflowDefinitions)
+    .values({
+      workflowId: sql.placeholder('workflowId'),
+      organizationId: sql.placeholder('organizationId'),
+      versionNumber: sql.placeholder('versionNumber'),
+      status: sql.placeholder('status'),
+      workflowJson: sql.placeholder('workflowJson'),
+      workflowConfigurations: sql.placeholder('workflowConfigurations'),
+      templateContextVariables: sql.placeholder('templateContextVariables'),
+      createdAt: sql.placeholder('createdAt'),
+      publishedAt: sql.placeholder('publishedAt'),
+    })
+    .returning({ id: workflowDefinitions.id })
+    .prepare(),
+)
 
 /** The new version's row is what was written, with its id: not read back, so its JSON columns are not parsed again. */
-const insertVersion = (ctx: AppContext, version: NewVersion): WorkflowDefinitionRow =>
-  ({ ...version, id: insertVersionQuery(ctx.db).get(version)!.id })
+const insertVersion = (ctx: AppContext, version: NewVersion): WorkflowDefinitionRow => ({
+  ...version,
+  id: insertVersionQuery(ctx.db).get(version)!.id,
+})
 
 /**
  * A new agent whose first version is published at once. Creates arriving together share one commit (most of a
  * create's cost was its own BEGIN and COMMIT); a definition's 422 is found before it joins the batch.
  */
-export function createAgent(ctx: AppContext, organizationId: number, body: Static<typeof CreateWorkflowBody>): Promise<AgentView> {
+export function createAgent(
+  ctx: AppContext,
+  organizationId: number,
+  body: Static<typeof CreateWorkflowBody>,
+): Promise<AgentView> {
   const { definition, triggerPaths } = checkedDefinition(body.workflow_definition)
   checkReferences(ctx, organizationId, definition, true)
   checkOutboundUrls(ctx, definition)
@@ -215,7 +278,11 @@ export function createAgent(ctx: AppContext, organizationId: number, body: Stati
   const now = isoNow(ctx.clock)
   return batchedTransaction(ctx, () => {
     const workflow = insertWorkflowQuery(ctx.db).get({
-      organizationId, workflowUuid: crypto.randomUUID(), name: body.name, callDispositionCodes: [], now,
+      organizationId,
+      workflowUuid: crypto.randomUUID(),
+      name: body.name,
+      callDispositionCodes: [],
+      now,
     })!
     claimTriggerPaths(ctx, organizationId, workflow.id, definition, triggerPaths)
     const version = insertVersion(ctx, {
@@ -231,13 +298,21 @@ export function createAgent(ctx: AppContext, organizationId: number, body: Stati
   })
 }
 
-const renameQuery = preparedQuery((db) => db.update(workflows)
-  .set({ name: sql`${sql.placeholder('name')}`, updatedAt: sql`${sql.placeholder('updatedAt')}` })
-  .where(eq(workflows.id, sql.placeholder('workflowId')))
-  .prepare())
+const renameQuery = preparedQuery((db) =>
+  db
+    .update(workflows)
+    .set({ name: sql`${sql.placeholder('name')}`, updatedAt: sql`${sql.placeholder('updatedAt')}` })
+    .where(eq(workflows.id, sql.placeholder('workflowId')))
+    .prepare(),
+)
 
 /** Renames, and saves a sent definition or configuration as the draft (created from the published version if none). */
-export function updateAgent(ctx: AppContext, organizationId: number, workflowId: number, body: Static<typeof UpdateWorkflowBody>): AgentView {
+export function updateAgent(
+  ctx: AppContext,
+  organizationId: number,
+  workflowId: number,
+  body: Static<typeof UpdateWorkflowBody>,
+): AgentView {
   const current = findCurrent(ctx, organizationId, workflowId)
   if (!current) throw workflowNotFound(workflowId)
   const sent = body.workflow_definition != null ? checkedDefinition(body.workflow_definition) : null
@@ -245,7 +320,8 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
     checkReferences(ctx, organizationId, sent.definition, false)
     checkOutboundUrls(ctx, sent.definition)
   }
-  if (body.workflow_configurations) checkModelPin(ctx, organizationId, body.workflow_configurations, ['body', 'workflow_configurations'])
+  if (body.workflow_configurations)
+    checkModelPin(ctx, organizationId, body.workflow_configurations, ['body', 'workflow_configurations'])
   const savesVersion = sent !== null || body.workflow_configurations != null
   const name = body.name ?? current.workflow.name
   const now = isoNow(ctx.clock)
@@ -255,7 +331,9 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
     const stored = current.version.workflowJson as AgentDefinition
     const definition = sent ? restoreMaskedSecrets(sent.definition, stored) : stored
     if (sent) claimTriggerPaths(ctx, organizationId, workflowId, definition, sent.triggerPaths)
-    const configurations = withDefaultConfigurations(body.workflow_configurations ?? current.version.workflowConfigurations)
+    const configurations = withDefaultConfigurations(
+      body.workflow_configurations ?? current.version.workflowConfigurations,
+    )
     const values = versionValues(definition, configurations)
     if (current.version.status === 'draft') {
       ctx.db.update(workflowDefinitions).set(values).where(eq(workflowDefinitions.id, current.version.id)).run()
@@ -272,7 +350,9 @@ export function updateAgent(ctx: AppContext, organizationId: number, workflowId:
     }
   })
   // A rename changes nothing else: the rows read above, renamed, are what reading them again would give.
-  return savesVersion ? getAgent(ctx, organizationId, workflowId) : agentView({ ...current.workflow, name, updatedAt: now }, current.version)
+  return savesVersion
+    ? getAgent(ctx, organizationId, workflowId)
+    : agentView({ ...current.workflow, name, updatedAt: now }, current.version)
 }
 
 /** The draft becomes the published version; the version published before is archived. */
@@ -285,11 +365,13 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
   checkModelPin(ctx, organizationId, current.version.workflowConfigurations, ['workflow_configurations'])
   transaction(ctx, () => {
     // Archive first: at most one version may be published at any moment.
-    ctx.db.update(workflowDefinitions)
+    ctx.db
+      .update(workflowDefinitions)
       .set({ status: 'archived' })
       .where(and(eq(workflowDefinitions.workflowId, workflowId), eq(workflowDefinitions.status, 'published')))
       .run()
-    ctx.db.update(workflowDefinitions)
+    ctx.db
+      .update(workflowDefinitions)
       .set({ status: 'published', publishedAt: isoNow(ctx.clock) })
       .where(eq(workflowDefinitions.id, current.version.id))
       .run()
@@ -297,8 +379,14 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
   return getAgent(ctx, organizationId, workflowId)
 }
 
-export function setAgentStatus(ctx: AppContext, organizationId: number, workflowId: number, status: WorkflowStatus): AgentView {
-  const updated = ctx.db.update(workflows)
+export function setAgentStatus(
+  ctx: AppContext,
+  organizationId: number,
+  workflowId: number,
+  status: WorkflowStatus,
+): AgentView {
+  const updated = ctx.db
+    .update(workflows)
     .set({ status, updatedAt: isoNow(ctx.clock) })
     .where(and(eq(workflows.id, workflowId), eq(workflows.organizationId, organizationId)))
     .returning({ id: workflows.id })
@@ -314,13 +402,16 @@ function parseStatusFilter(raw: string | undefined): WorkflowStatus[] {
   const unknown = requested.filter((token) => !WORKFLOW_STATUSES.includes(token as WorkflowStatus))
   if (unknown.length > 0) {
     const pythonList = (values: string[]) => `[${values.map((value) => `'${value}'`).join(', ')}]`
-    throw invalid(`Invalid workflow status filter: ${pythonList(unknown)}. Allowed values: ${pythonList(WORKFLOW_STATUSES)}.`)
+    throw invalid(
+      `Invalid workflow status filter: ${pythonList(unknown)}. Allowed values: ${pythonList(WORKFLOW_STATUSES)}.`,
+    )
   }
   return requested as WorkflowStatus[]
 }
 
 const AGENT_LIST_COLUMNS = ['id', 'name', 'status', 'created_at', 'total_runs', 'folder_id', 'workflow_uuid'] as const
-const AGENT_LIST = 'SELECT id, name, status, created_at, total_runs, NULL AS folder_id, workflow_uuid FROM workflows WHERE organization_id = ?'
+const AGENT_LIST =
+  'SELECT id, name, status, created_at, total_runs, NULL AS folder_id, workflow_uuid FROM workflows WHERE organization_id = ?'
 
 /**
  * The agents of the organization as the JSON text of the list response (`AgentListItem`s, newest first): the rows come
@@ -328,9 +419,10 @@ const AGENT_LIST = 'SELECT id, name, status, created_at, total_runs, NULL AS fol
  */
 export function listAgentsJson(ctx: AppContext, organizationId: number, status: string | undefined): string {
   const [first, ...others] = new Set(parseStatusFilter(status))
-  const query = others.length > 0
-    ? sqlPart(`${AGENT_LIST} ORDER BY id DESC`, organizationId)
-    : sqlPart(`${AGENT_LIST} AND status = ? ORDER BY id DESC`, organizationId, first)
+  const query =
+    others.length > 0
+      ? sqlPart(`${AGENT_LIST} ORDER BY id DESC`, organizationId)
+      : sqlPart(`${AGENT_LIST} AND status = ? ORDER BY id DESC`, organizationId, first)
   return jsonRows(ctx.sqlite, AGENT_LIST_COLUMNS, query)
 }
 
@@ -356,8 +448,11 @@ export function listAgentVersions(
   workflowId: number,
   page: { limit?: number; offset?: number },
 ): Static<typeof AgentVersion>[] {
-  const owner = ctx.db.select({ id: workflows.id }).from(workflows)
-    .where(and(eq(workflows.id, workflowId), eq(workflows.organizationId, organizationId))).get()
+  const owner = ctx.db
+    .select({ id: workflows.id })
+    .from(workflows)
+    .where(and(eq(workflows.id, workflowId), eq(workflows.organizationId, organizationId)))
+    .get()
   if (!owner) throw workflowNotFound(workflowId)
   return ctx.db
     .select({

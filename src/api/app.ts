@@ -63,7 +63,14 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean; cons
     })
     .onError({ as: 'global' }, ({ code, error, request, route, params, set }) => {
       const response = errorResponse(app, ctx.log, {
-        code, error, request, route, params, set, body: sentBodies.get(request), requestId: startedAt.get(request)?.id,
+        code,
+        error,
+        request,
+        route,
+        params,
+        set,
+        body: sentBodies.get(request),
+        requestId: startedAt.get(request)?.id,
       })
       set.status = response.status
       return response
@@ -71,24 +78,34 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean; cons
     .onAfterResponse({ as: 'global' }, (context) => {
       const started = startedAt.get(context.request)
       const principal = (context as { principal?: { organizationId: number } }).principal
-      logFlatInfo(ctx.log, {
-        requestId: started?.id,
-        method: context.request.method,
-        path: loggedPath(app, context.path),
-        status: Number(context.set.status ?? 200),
-        durationMs: started ? Math.round((performance.now() - started.at) * 100) / 100 : undefined,
-        orgId: principal?.organizationId,
-      }, 'request')
+      logFlatInfo(
+        ctx.log,
+        {
+          requestId: started?.id,
+          method: context.request.method,
+          path: loggedPath(app, context.path),
+          status: Number(context.set.status ?? 200),
+          durationMs: started ? Math.round((performance.now() - started.at) * 100) / 100 : undefined,
+          orgId: principal?.organizationId,
+        },
+        'request',
+      )
     })
-    .use(openApiDocument({
-      path: OPENAPI_PATH,
-      info: { title: 'Ringbase API', version: ctx.version, description: 'Self-hosted voice-agent platform' },
-      components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
-      security: [{ ApiKey: [] }],
-    }))
-    .get('/api/v1/docs', () => new Response(docsPage as unknown as string, { headers: { 'content-type': 'text/html; charset=utf-8' } }), {
-      detail: { hide: true },
-    })
+    .use(
+      openApiDocument({
+        path: OPENAPI_PATH,
+        info: { title: 'Ringbase API', version: ctx.version, description: 'Self-hosted voice-agent platform' },
+        components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
+        security: [{ ApiKey: [] }],
+      }),
+    )
+    .get(
+      '/api/v1/docs',
+      () => new Response(docsPage as unknown as string, { headers: { 'content-type': 'text/html; charset=utf-8' } }),
+      {
+        detail: { hide: true },
+      },
+    )
     .use(healthRoutes(ctx))
     .use(apiKeyRoutes(ctx))
     .use(agentRoutes(ctx))

@@ -18,7 +18,13 @@ export function sessionToken(request: Request): string | null {
   if (!header) return null
   for (const part of header.split(';')) {
     const separator = part.indexOf('=')
-    if (separator > 0 && part.slice(0, separator).trim() === SESSION_COOKIE) return part.slice(separator + 1).trim().slice(0, 128) || null
+    if (separator > 0 && part.slice(0, separator).trim() === SESSION_COOKIE)
+      return (
+        part
+          .slice(separator + 1)
+          .trim()
+          .slice(0, 128) || null
+      )
   }
   return null
 }
@@ -33,7 +39,9 @@ export function requireSession(ctx: AppContext, request: Request): Session & { t
   const session = findSession(ctx, token)
   if (!session) throw unauthenticated('Session expired or ended: sign in again')
   if (!READING_METHODS.has(request.method) && !csrfTokenMatches(ctx, token, request.headers.get('x-csrf-token'))) {
-    throw forbidden('Missing or wrong X-CSRF-Token header: a signed-in browser must send the token GET /api/v1/auth/session gives')
+    throw forbidden(
+      'Missing or wrong X-CSRF-Token header: a signed-in browser must send the token GET /api/v1/auth/session gives',
+    )
   }
   return { ...session, token }
 }
@@ -59,7 +67,8 @@ export function requirePrincipal(ctx: AppContext, request: Request, bearer = fal
   return principal
 }
 
-export const scopeNotAllowed = (scope: ApiKeyScope) => forbidden(`This API key's scope '${scope}' does not allow this operation`)
+export const scopeNotAllowed = (scope: ApiKeyScope) =>
+  forbidden(`This API key's scope '${scope}' does not allow this operation`)
 
 type Authentication = (context: { request: Request }) => { principal: Principal }
 
@@ -83,7 +92,10 @@ export function auth(ctx: AppContext, allowed: ApiKeyScope[] = ['admin'], { bear
     return { principal }
   }
   authentications.add(authenticate)
-  return new Elysia({ name: `auth:${allowed.join(',')}${bearer ? ':bearer' : ''}` }).derive({ as: 'scoped' }, authenticate)
+  return new Elysia({ name: `auth:${allowed.join(',')}${bearer ? ':bearer' : ''}` }).derive(
+    { as: 'scoped' },
+    authenticate,
+  )
 }
 
 /** The authentication a route runs, among its transform hooks; undefined for a public route. */

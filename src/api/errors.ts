@@ -43,7 +43,7 @@ function headerItems(schema: TSchema, request: Request): ValidationItem[] {
   const values = Object.fromEntries(request.headers)
   const items = checkValue(schema, values, ['header'], 'text').map((item) => ({
     ...item,
-    loc: item.loc.map((part, index) => (index === 1 ? HEADER_DISPLAY_NAMES[String(part)] ?? part : part)),
+    loc: item.loc.map((part, index) => (index === 1 ? (HEADER_DISPLAY_NAMES[String(part)] ?? part) : part)),
     // Pydantic reports a missing header with input null, not the whole header map.
     input: item.type === 'missing' ? null : item.input,
   }))
@@ -54,7 +54,8 @@ function headerItems(schema: TSchema, request: Request): ValidationItem[] {
 const sentBody = (request: Request) => request.body !== null
 
 function bodyItems(schema: TSchema, body: unknown): ValidationItem[] {
-  if (body === undefined || body === null || body === '') return [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]
+  if (body === undefined || body === null || body === '')
+    return [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]
   return checkValue(schema, body, ['body'])
 }
 
@@ -98,9 +99,19 @@ export function requestValidationItems(
  * the field, from the path of Elysia's own first error (`/include_archived` → `['query', 'include_archived']`).
  */
 function fallbackItem(error: { type?: string; valueError?: { path?: string } }): ValidationItem {
-  const section = ({ params: 'path', headers: 'header' } as Record<string, string>)[error.type ?? ''] ?? error.type ?? 'body'
-  const field = (error.valueError?.path ?? '').split('/').filter((part) => part !== '').map((part) => (/^\d+$/.test(part) ? Number(part) : part))
-  return { type: 'value_error', loc: [section, ...field] as Loc, msg: 'Value error, invalid input', input: null, ctx: { error: {} } }
+  const section =
+    ({ params: 'path', headers: 'header' } as Record<string, string>)[error.type ?? ''] ?? error.type ?? 'body'
+  const field = (error.valueError?.path ?? '')
+    .split('/')
+    .filter((part) => part !== '')
+    .map((part) => (/^\d+$/.test(part) ? Number(part) : part))
+  return {
+    type: 'value_error',
+    loc: [section, ...field] as Loc,
+    msg: 'Value error, invalid input',
+    input: null,
+    ctx: { error: {} },
+  }
 }
 
 type ErrorContext = {
@@ -132,9 +143,20 @@ export function errorResponse(app: AnyElysia, log: Logger, context: ErrorContext
     return json(422, items.length > 0 ? items : [fallbackItem(error as { type?: string })])
   }
   if (code === 'PARSE') {
-    return json(422, [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: 'Invalid JSON body' } }])
+    return json(422, [
+      {
+        type: 'json_invalid',
+        loc: ['body', 0],
+        msg: 'JSON decode error',
+        input: {},
+        ctx: { error: 'Invalid JSON body' },
+      },
+    ])
   }
   if (code === 'NOT_FOUND') return json(404, 'Not Found')
-  log.error({ err: error, requestId: context.requestId, path: loggedPath(app, new URL(context.request.url).pathname) }, 'unhandled error')
+  log.error(
+    { err: error, requestId: context.requestId, path: loggedPath(app, new URL(context.request.url).pathname) },
+    'unhandled error',
+  )
   return json(500, 'Internal Server Error')
 }

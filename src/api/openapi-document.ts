@@ -29,7 +29,10 @@ const VERBS: Record<string, string> = { get: 'get', post: 'create', put: 'update
 
 /** Names an operation missing from the table: a verb for the method and the path's fixed words. */
 export function defaultOperationName(method: string, path: string): string {
-  const words = path.replace(/^\/api\/v\d+/, '').split('/').filter((segment) => segment && !segment.startsWith('{'))
+  const words = path
+    .replace(/^\/api\/v\d+/, '')
+    .split('/')
+    .filter((segment) => segment && !segment.startsWith('{'))
   return [VERBS[method.toLowerCase()] ?? method.toLowerCase(), ...words].join('_').replace(/\W/g, '_').toLowerCase()
 }
 
@@ -37,15 +40,26 @@ export function operationNames(method: string, path: string): OperationNames {
   return OPERATION_NAMES[`${method.toUpperCase()} ${path}`] ?? { name: defaultOperationName(method, path) }
 }
 
-const pascalCase = (snake: string) => snake.split('_').map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('')
+const pascalCase = (snake: string) =>
+  snake
+    .split('_')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('')
 
-const isObject = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isObject = (value: unknown): value is Schema =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** The same JSON whatever the key order: the identity of a shape. */
 function shapeKey(schema: unknown): string {
   const sorted = (value: unknown): unknown =>
-    Array.isArray(value) ? value.map(sorted)
-      : isObject(value) ? Object.fromEntries(Object.keys(value).sort().map((key) => [key, sorted(value[key])]))
+    Array.isArray(value)
+      ? value.map(sorted)
+      : isObject(value)
+        ? Object.fromEntries(
+            Object.keys(value)
+              .sort()
+              .map((key) => [key, sorted(value[key])]),
+          )
         : value
   return JSON.stringify(sorted(schema))
 }
@@ -71,7 +85,12 @@ function simplify(value: unknown): unknown {
   for (const [key, child] of Object.entries(value)) out[key] = simplify(child)
   if (out.additionalProperties === false) delete out.additionalProperties
   const patterns = out.patternProperties
-  if (isObject(patterns) && Object.keys(patterns).length === 1 && '^(.*)$' in patterns && out.additionalProperties === undefined) {
+  if (
+    isObject(patterns) &&
+    Object.keys(patterns).length === 1 &&
+    '^(.*)$' in patterns &&
+    out.additionalProperties === undefined
+  ) {
     const values = patterns['^(.*)$']
     delete out.patternProperties
     out.additionalProperties = Object.keys(values).length === 0 ? true : values
@@ -87,13 +106,22 @@ function withoutNull(schema: Schema): Schema | undefined {
 
 /** Shapes worth a name when found nested: objects, enums and unions, never a bare string or number. */
 const isStructured = (schema: Schema) =>
-  isObject(schema.properties) || Array.isArray(schema.enum) || Array.isArray(schema.anyOf) || Array.isArray(schema.oneOf)
+  isObject(schema.properties) ||
+  Array.isArray(schema.enum) ||
+  Array.isArray(schema.anyOf) ||
+  Array.isArray(schema.oneOf)
 
 /** Ranks of a name claim: the table's names win over the shared defaults, which win over names made up from an operation. */
 const Rank = { Table: 0, Shared: 1, Derived: 2 } as const
 type Rank = (typeof Rank)[keyof typeof Rank]
 
-type Shape = { key: string; schema: Schema; claims: { name: string; rank: Rank; order: number }[]; uses: number; name?: string }
+type Shape = {
+  key: string
+  schema: Schema
+  claims: { name: string; rank: Rank; order: number }[]
+  uses: number
+  name?: string
+}
 
 class ShapeRegistry {
   readonly shapes = new Map<string, Shape>()
@@ -113,15 +141,20 @@ class ShapeRegistry {
     const byName = new Map<string, Shape>()
     const best = (shape: Shape) => Math.min(...shape.claims.map((claim) => claim.rank))
     const first = (shape: Shape) => Math.min(...shape.claims.map((claim) => claim.order))
-    const ordered = [...this.shapes.values()].sort((a, b) => best(a) - best(b) || b.uses - a.uses || first(a) - first(b))
+    const ordered = [...this.shapes.values()].sort(
+      (a, b) => best(a) - best(b) || b.uses - a.uses || first(a) - first(b),
+    )
     for (const shape of ordered) {
-      const candidates = [...shape.claims].sort((a, b) => a.rank - b.rank || a.order - b.order).map((claim) => claim.name)
+      const candidates = [...shape.claims]
+        .sort((a, b) => a.rank - b.rank || a.order - b.order)
+        .map((claim) => claim.name)
       let name = candidates.find((candidate) => !byName.has(candidate))
       for (let n = 2; !name; n++) if (!byName.has(`${candidates[0]}${n}`)) name = `${candidates[0]}${n}`
       shape.name = name
       byName.set(name, shape)
       // Other names the table gives the same shape stay available, as aliases of the one that defines it.
-      for (const claim of shape.claims) if (claim.rank === Rank.Table && !byName.has(claim.name)) byName.set(claim.name, shape)
+      for (const claim of shape.claims)
+        if (claim.rank === Rank.Table && !byName.has(claim.name)) byName.set(claim.name, shape)
     }
     return byName
   }
@@ -174,9 +207,14 @@ function referenceNamedShapes(schema: unknown, shapes: Map<string, Shape>, isRoo
   const out: Schema = {}
   for (const [key, child] of Object.entries(schema)) {
     // Property maps and examples hold names and values, not schemas.
-    out[key] = key === 'properties' && isObject(child)
-      ? Object.fromEntries(Object.entries(child).map(([property, value]) => [property, referenceNamedShapes(value, shapes)]))
-      : key === 'examples' || key === 'default' || key === 'const' || key === 'enum' ? child : referenceNamedShapes(child, shapes)
+    out[key] =
+      key === 'properties' && isObject(child)
+        ? Object.fromEntries(
+            Object.entries(child).map(([property, value]) => [property, referenceNamedShapes(value, shapes)]),
+          )
+        : key === 'examples' || key === 'default' || key === 'const' || key === 'enum'
+          ? child
+          : referenceNamedShapes(child, shapes)
   }
   return out
 }
@@ -193,23 +231,40 @@ function claimOperationSchemas(registry: ShapeRegistry, operation: Operation, na
       const schema = media.schema
       if (!isObject(schema) || schema.$ref) continue
       // A list is named by its items, as the reference does (`WorkflowListResponse[]`).
-      const listOfObjects = schema.type === 'array' && isObject(schema.items) && isStructured(schema.items) && !schema.items.$ref
+      const listOfObjects =
+        schema.type === 'array' && isObject(schema.items) && isStructured(schema.items) && !schema.items.$ref
       const shape = registry.claim(listOfObjects ? schema.items : schema, claims)
       placements.push((byName) => {
         // The table's name for this place, even when it is an alias of the shape's first name.
-        const name = claims.find(([claimed, rank]) => rank === Rank.Table && claimed && byName.get(claimed) === shape)?.[0] ?? shape.name!
+        const name =
+          claims.find(([claimed, rank]) => rank === Rank.Table && claimed && byName.get(claimed) === shape)?.[0] ??
+          shape.name!
         media.schema = listOfObjects ? { ...schema, items: ref(name) } : ref(name)
       })
     }
   }
-  if (operation.requestBody?.content) hoist(operation.requestBody.content, [[names.request, Rank.Table], [`${base}Request`, Rank.Derived]])
+  if (operation.requestBody?.content)
+    hoist(operation.requestBody.content, [
+      [names.request, Rank.Table],
+      [`${base}Request`, Rank.Derived],
+    ])
   for (const [status, response] of Object.entries<Record<string, any>>(operation.responses ?? {})) {
     if (!response.content) continue
     const success = status.startsWith('2')
-    hoist(response.content, success
-      ? [[names.response, Rank.Table], [`${base}Response`, Rank.Derived]]
-      : [[names.errors?.[status], Rank.Table], [status === '422' ? 'HTTPValidationError' : 'HTTPError', Rank.Shared],
-          [`${base}Error`, Rank.Derived], [`${base}Error${status}`, Rank.Derived]])
+    hoist(
+      response.content,
+      success
+        ? [
+            [names.response, Rank.Table],
+            [`${base}Response`, Rank.Derived],
+          ]
+        : [
+            [names.errors?.[status], Rank.Table],
+            [status === '422' ? 'HTTPValidationError' : 'HTTPError', Rank.Shared],
+            [`${base}Error`, Rank.Derived],
+            [`${base}Error${status}`, Rank.Derived],
+          ],
+    )
   }
   return placements
 }
@@ -265,13 +320,22 @@ export function nameSchemas(source: OpenApiDocument): OpenApiDocument {
   for (const place of placements) place(byName)
   const schemas: Record<string, Schema> = { ...document.components?.schemas }
   for (const [name, shape] of [...byName].sort(([a], [b]) => a.localeCompare(b))) {
-    schemas[name] = shape.name === name ? referenceNamedShapes(shape.schema, registry.shapes, true) as Schema : ref(shape.name!)
+    schemas[name] =
+      shape.name === name ? (referenceNamedShapes(shape.schema, registry.shapes, true) as Schema) : ref(shape.name!)
   }
-  const responses = { ...(document.components?.responses as Record<string, Schema>), ...shareErrorResponses(document.paths) }
+  const responses = {
+    ...(document.components?.responses as Record<string, Schema>),
+    ...shareErrorResponses(document.paths),
+  }
   return { ...document, components: { ...document.components, schemas, responses } }
 }
 
-type DocumentOptions = { path: string; info: Record<string, unknown>; components?: Record<string, unknown>; security?: unknown[] }
+type DocumentOptions = {
+  path: string
+  info: Record<string, unknown>
+  components?: Record<string, unknown>
+  security?: unknown[]
+}
 
 /**
  * The app's routes as the generator should see them. Bodies are read by one parse hook, a function (request-body.ts),
@@ -279,29 +343,45 @@ type DocumentOptions = { path: string; info: Record<string, unknown>; components
  */
 function documentedRoutes(app: AnyElysia): AnyElysia {
   type Route = { hooks: { parse?: { fn: unknown }[] } }
-  const { getGlobalRoutes, getGlobalDefinitions } = app as unknown as { getGlobalRoutes(): Route[]; getGlobalDefinitions(): unknown }
+  const { getGlobalRoutes, getGlobalDefinitions } = app as unknown as {
+    getGlobalRoutes(): Route[]
+    getGlobalDefinitions(): unknown
+  }
   const routes = getGlobalRoutes.call(app).map((route) => {
     const named = route.hooks.parse?.filter((hook) => typeof hook.fn === 'string') ?? []
     return { ...route, hooks: { ...route.hooks, parse: named.length > 0 ? named : [{ fn: 'application/json' }] } }
   })
-  return { getGlobalRoutes: () => routes, getGlobalDefinitions: () => getGlobalDefinitions.call(app) } as unknown as AnyElysia
+  return {
+    getGlobalRoutes: () => routes,
+    getGlobalDefinitions: () => getGlobalDefinitions.call(app),
+  } as unknown as AnyElysia
 }
 
 /** Serves the rewritten document at `options.path`, built once from every route of the app it is used in. */
 export function openApiDocument(options: DocumentOptions) {
   let document: OpenApiDocument | undefined
-  const plugin = new Elysia().get(options.path, () => {
-    if (!document) {
-      const { paths, components } = toOpenAPISchema(documentedRoutes(plugin), undefined, undefined, undefined, '3.1.2')
-      document = nameSchemas({
-        openapi: '3.1.2',
-        info: options.info,
-        ...(options.security ? { security: options.security } : {}),
-        paths: paths as OpenApiDocument['paths'],
-        components: { ...options.components, schemas: components.schemas as Record<string, Schema> },
-      })
-    }
-    return document
-  }, { detail: { hide: true } })
+  const plugin = new Elysia().get(
+    options.path,
+    () => {
+      if (!document) {
+        const { paths, components } = toOpenAPISchema(
+          documentedRoutes(plugin),
+          undefined,
+          undefined,
+          undefined,
+          '3.1.2',
+        )
+        document = nameSchemas({
+          openapi: '3.1.2',
+          info: options.info,
+          ...(options.security ? { security: options.security } : {}),
+          paths: paths as OpenApiDocument['paths'],
+          components: { ...options.components, schemas: components.schemas as Record<string, Schema> },
+        })
+      }
+      return document
+    },
+    { detail: { hide: true } },
+  )
   return plugin
 }

@@ -5,8 +5,8 @@ import { invalid, tooLarge } from '../lib/errors'
 import { MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH } from '../lib/limits'
 import type { Loc } from '../lib/validation'
 
-
-const bodyTooLarge = () => tooLarge(`The request body is larger than the ${MAX_JSON_BODY_BYTES} bytes a request may carry`)
+const bodyTooLarge = () =>
+  tooLarge(`The request body is larger than the ${MAX_JSON_BODY_BYTES} bytes a request may carry`)
 
 /** The body as text, refused (413) as soon as it is longer than `maxBytes`: a declared length before reading anything. */
 export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
@@ -62,7 +62,12 @@ const isJson = (contentType: string) => contentType === 'application/json' || co
  * Content-Type is not read, as Elysia does; one that is not JSON stays text, which no JSON schema accepts. JSON nested
  * deeper than MAX_JSON_DEPTH, in any field, is a 422 here: the one check for every free-form object.
  */
-export async function parseBody(app: AnyElysia, request: Request, route: string, contentType: string | undefined): Promise<unknown> {
+export async function parseBody(
+  app: AnyElysia,
+  request: Request,
+  route: string,
+  contentType: string | undefined,
+): Promise<unknown> {
   const hooks = routeHooks(app, request.method, route)
   routeAuthentication(hooks?.transform)?.({ request })
   if (hooks?.parse?.some((hook) => hook.fn === 'none')) return null
@@ -72,7 +77,14 @@ export async function parseBody(app: AnyElysia, request: Request, route: string,
   const value: unknown = JSON.parse(text)
   const tooDeep = tooDeepAt(value, MAX_JSON_DEPTH, ['body'])
   if (tooDeep) {
-    throw invalid([{ type: 'value_error', loc: tooDeep, msg: `Value error, JSON may nest at most ${MAX_JSON_DEPTH} levels deep`, ctx: { max_depth: MAX_JSON_DEPTH } }])
+    throw invalid([
+      {
+        type: 'value_error',
+        loc: tooDeep,
+        msg: `Value error, JSON may nest at most ${MAX_JSON_DEPTH} levels deep`,
+        ctx: { max_depth: MAX_JSON_DEPTH },
+      },
+    ])
   }
   return value
 }

@@ -19,7 +19,11 @@ function secretRoutes(app: AnyElysia): SecretRoute[] {
   if (!found) {
     found = [...new Set([...app.routes.map((route) => route.path), MEDIA_STREAM_ROUTE])].flatMap((pattern) => {
       const segments = segmentsOf(pattern)
-      const secret = new Set(segments.flatMap((segment, index) => (segment.startsWith(':') && SECRET_PATH_PARAMETERS.has(segment.slice(1)) ? [index] : [])))
+      const secret = new Set(
+        segments.flatMap((segment, index) =>
+          segment.startsWith(':') && SECRET_PATH_PARAMETERS.has(segment.slice(1)) ? [index] : [],
+        ),
+      )
       return secret.size === 0 ? [] : [{ segments: segments.map(comparable), secret, lastSecret: Math.max(...secret) }]
     })
     secretRoutesByApp.set(app, found)
@@ -48,7 +52,8 @@ export function loggedPath(app: AnyElysia, path: string): string {
   const redacted = new Set<number>()
   for (const route of secretRoutes(app)) {
     if (positions.length <= route.lastSecret) continue
-    const begins = route.segments.slice(0, route.lastSecret + 1)
+    const begins = route.segments
+      .slice(0, route.lastSecret + 1)
       .every((segment, index) => segment.startsWith(':') || segment === comparable(parts[positions[index]]))
     if (begins) for (const index of route.secret) redacted.add(positions[index])
   }

@@ -47,5 +47,7 @@ function setArchived(ctx: AppContext, organizationId: number, id: number, archiv
   if (!updated) throw notFound('API key not found')
 }
 
-export const archiveApiKey = (ctx: AppContext, organizationId: number, id: number) => setArchived(ctx, organizationId, id, true)
-export const reactivateApiKey = (ctx: AppContext, organizationId: number, id: number) => setArchived(ctx, organizationId, id, false)
+export const archiveApiKey = (ctx: AppContext, organizationId: number, id: number) =>
+  setArchived(ctx, organizationId, id, true)
+export const reactivateApiKey = (ctx: AppContext, organizationId: number, id: number) =>
+  setArchived(ctx, organizationId, id, false)

@@ -13,7 +13,14 @@ export type ApiKeyScope = 'admin' | 'trigger'
 
 export type Principal = { organizationId: number; apiKeyId: number; scope: ApiKeyScope }
 
-export type CreatedApiKey = { id: number; name: string; key_prefix: string; scope: ApiKeyScope; api_key: string; created_at: string }
+export type CreatedApiKey = {
+  id: number
+  name: string
+  key_prefix: string
+  scope: ApiKeyScope
+  api_key: string
+  created_at: string
+}
 
 /** Only write last_used_at when it is this stale, so authenticated reads do not all turn into writes. */
 const LAST_USED_RESOLUTION_MS = 60_000
@@ -21,17 +28,27 @@ const LAST_USED_RESOLUTION_MS = 60_000
 export function ensureOrganization(ctx: AppContext, name: string): number {
   const existing = ctx.db.select({ id: organizations.id }).from(organizations).where(eq(organizations.name, name)).get()
   if (existing) return existing.id
-  return ctx.db.insert(organizations).values({ name, createdAt: isoNow(ctx.clock) }).returning({ id: organizations.id }).get().id
+  return ctx.db
+    .insert(organizations)
+    .values({ name, createdAt: isoNow(ctx.clock) })
+    .returning({ id: organizations.id })
+    .get().id
 }
 
-const insertKeyQuery = preparedQuery((db) => db.insert(apiKeys).values({
-  organizationId: sql.placeholder('organizationId'),
-  name: sql.placeholder('name'),
-  scope: sql.placeholder('scope'),
-  keyHash: sql.placeholder('keyHash'),
-  keyPrefix: sql.placeholder('keyPrefix'),
-  createdAt: sql.placeholder('createdAt'),
-}).returning({ id: apiKeys.id }).prepare())
+const insertKeyQuery = preparedQuery((db) =>
+  db
+    .insert(apiKeys)
+    .values({
+      organizationId: sql.placeholder('organizationId'),
+      name: sql.placeholder('name'),
+      scope: sql.placeholder('scope'),
+      keyHash: sql.placeholder('keyHash'),
+      keyPrefix: sql.placeholder('keyPrefix'),
+      createdAt: sql.placeholder('createdAt'),
+    })
+    .returning({ id: apiKeys.id })
+    .prepare(),
+)
 
 export function createApiKey(
   ctx: AppContext,
@@ -42,7 +59,14 @@ export function createApiKey(
 ): CreatedApiKey {
   const createdAt = isoNow(ctx.clock)
   const keyPrefix = rawKey.slice(0, 8)
-  const row = insertKeyQuery(ctx.db).get({ organizationId, name, scope, keyHash: sha256Hex(rawKey), keyPrefix, createdAt })!
+  const row = insertKeyQuery(ctx.db).get({
+    organizationId,
+    name,
+    scope,
+    keyHash: sha256Hex(rawKey),
+    keyPrefix,
+    createdAt,
+  })!
   return { id: row.id, name, key_prefix: keyPrefix, scope, api_key: rawKey, created_at: createdAt }
 }
 
@@ -85,9 +109,11 @@ function keyCacheOf(sqlite: SqlDatabase): KeyCache {
 
 /** A key the cache cannot answer for: plain SQL through the connection's statement cache. */
 function lookUpKey(ctx: AppContext, hash: string): KnownKey | null {
-  const row = ctx.sqlite.query<KeyRow, [string]>(
-    'SELECT id, key_hash, organization_id, scope, last_used_at FROM api_keys WHERE key_hash = ? AND is_active = 1 AND archived_at IS NULL',
-  ).get(hash)
+  const row = ctx.sqlite
+    .query<KeyRow, [string]>(
+      'SELECT id, key_hash, organization_id, scope, last_used_at FROM api_keys WHERE key_hash = ? AND is_active = 1 AND archived_at IS NULL',
+    )
+    .get(hash)
   if (!row || !digestsEqual(row.key_hash, hash)) return null
   return {
     principal: { organizationId: row.organization_id, apiKeyId: row.id, scope: row.scope },
@@ -126,7 +152,9 @@ export function authenticateKey(ctx: AppContext, rawKey: string, cached = false)
   const now = ctx.clock.now()
   if (known.lastUsedAt === null || now - known.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
     // A write: it changes the stamp, so the next request reads every key afresh.
-    ctx.sqlite.query('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(new Date(now).toISOString(), known.principal.apiKeyId)
+    ctx.sqlite
+      .query('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
+      .run(new Date(now).toISOString(), known.principal.apiKeyId)
     known.lastUsedAt = now
   }
   return known.principal

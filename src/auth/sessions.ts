@@ -23,28 +23,51 @@ export function createSession(ctx: AppContext, rawKey: string): NewSession | nul
   const principal = authenticateKey(ctx, rawKey)
   if (!principal) return null
   const now = ctx.clock.now()
-  ctx.db.delete(sessions).where(lte(sessions.expiresAt, new Date(now).toISOString())).run()
+  ctx.db
+    .delete(sessions)
+    .where(lte(sessions.expiresAt, new Date(now).toISOString()))
+    .run()
   const token = randomBytes(32).toString('base64url')
   const expiresAt = new Date(now + SESSION_LIFETIME_MS).toISOString()
-  const { id } = ctx.db.insert(sessions).values({
-    organizationId: principal.organizationId, apiKeyId: principal.apiKeyId, tokenHash: sha256Hex(token),
-    createdAt: new Date(now).toISOString(), expiresAt,
-  }).returning({ id: sessions.id }).get()
+  const { id } = ctx.db
+    .insert(sessions)
+    .values({
+      organizationId: principal.organizationId,
+      apiKeyId: principal.apiKeyId,
+      tokenHash: sha256Hex(token),
+      createdAt: new Date(now).toISOString(),
+      expiresAt,
+    })
+    .returning({ id: sessions.id })
+    .get()
   return { id, token, principal, expiresAt }
 }
 
-type SessionRow = { id: number; organization_id: number; api_key_id: number; scope: Principal['scope']; token_hash: string; expires_at: string }
+type SessionRow = {
+  id: number
+  organization_id: number
+  api_key_id: number
+  scope: Principal['scope']
+  token_hash: string
+  expires_at: string
+}
 
 /** The live session of a cookie token: not expired, and its key still active. */
 export function findSession(ctx: AppContext, token: string): Session | null {
   const hash = sha256Hex(token)
-  const row = ctx.sqlite.query<SessionRow, [string, string]>(
-    `SELECT s.id, s.organization_id, s.api_key_id, k.scope, s.token_hash, s.expires_at
+  const row = ctx.sqlite
+    .query<SessionRow, [string, string]>(
+      `SELECT s.id, s.organization_id, s.api_key_id, k.scope, s.token_hash, s.expires_at
        FROM sessions s JOIN api_keys k ON k.id = s.api_key_id
       WHERE s.token_hash = ? AND s.expires_at > ? AND k.is_active = 1 AND k.archived_at IS NULL`,
-  ).get(hash, new Date(ctx.clock.now()).toISOString())
+    )
+    .get(hash, new Date(ctx.clock.now()).toISOString())
   if (!row || !digestsEqual(row.token_hash, hash)) return null
-  return { id: row.id, principal: { organizationId: row.organization_id, apiKeyId: row.api_key_id, scope: row.scope }, expiresAt: row.expires_at }
+  return {
+    id: row.id,
+    principal: { organizationId: row.organization_id, apiKeyId: row.api_key_id, scope: row.scope },
+    expiresAt: row.expires_at,
+  }
 }
 
 /** The CSRF token bound to a session's cookie token. */
@@ -58,5 +81,8 @@ export function csrfTokenMatches(ctx: AppContext, token: string, csrfToken: stri
 }
 
 export function endSession(ctx: AppContext, organizationId: number, sessionId: number): void {
-  ctx.db.delete(sessions).where(and(eq(sessions.id, sessionId), eq(sessions.organizationId, organizationId))).run()
+  ctx.db
+    .delete(sessions)
+    .where(and(eq(sessions.id, sessionId), eq(sessions.organizationId, organizationId)))
+    .run()
 }

@@ -3,13 +3,26 @@ import { matchingNumber } from './inbound'
 import type { AppContext } from '../context'
 import { unauthenticated } from '../lib/errors'
 import {
-  acknowledge, callLinks, displayName, runById, runByProviderCallId, type Carrier, type CarrierName, type InboundCallStart,
-  type WebhookAnswer, type WebhookRequest,
+  acknowledge,
+  callLinks,
+  displayName,
+  runById,
+  runByProviderCallId,
+  type Carrier,
+  type CarrierName,
+  type InboundCallStart,
+  type WebhookAnswer,
+  type WebhookRequest,
 } from '../telephony/carriers/carrier'
 import { carrierOf } from '../telephony/carriers/registry'
 import { getConfigCredentials } from '../telephony/config/configurations'
 import type { Credentials } from '../telephony/config/providers'
-import { applyStatusUpdate, handleStatusCallback, requireValid, verifiedRun } from '../telephony/carriers/status-callbacks'
+import {
+  applyStatusUpdate,
+  handleStatusCallback,
+  requireValid,
+  verifiedRun,
+} from '../telephony/carriers/status-callbacks'
 
 /**
  * The webhooks whose answer tells the carrier what to do with a call: the answer URL of an outbound call we placed,
@@ -29,12 +42,20 @@ function refuseMarkup(driver: Carrier, direction: 'inbound' | 'outbound'): Webho
  * The answer URL of an outbound call: a machine (when the carrier detected one) or a run that already ended gets the
  * hang-up markup; otherwise the call is connected to its media stream.
  */
-export function handleAnswerWebhook(ctx: AppContext, driver: Carrier, runId: number, request: WebhookRequest): WebhookAnswer {
+export function handleAnswerWebhook(
+  ctx: AppContext,
+  driver: Carrier,
+  runId: number,
+  request: WebhookRequest,
+): WebhookAnswer {
   const { run, credentials } = verifiedRun(ctx, driver, runById(ctx, runId), request)
   const update = driver.parseStatus(request)
   if (update) applyStatusUpdate(ctx, driver, run, update)
   if (update?.machine || run.state !== 'initialized' || !driver.connect) return refuseMarkup(driver, 'outbound')
-  return driver.connect(callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId }), credentials)
+  return driver.connect(
+    callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId }),
+    credentials,
+  )
 }
 
 /** Which carrier sent an inbound webhook to the shared URL, by the signature header each one sets. */
@@ -59,10 +80,16 @@ function detectCarrier(request: WebhookRequest): CarrierName | null {
 
 /** Active configurations of the carrier (any organization) with an active number that is the called address. */
 function configurationsCalled(ctx: AppContext, provider: CarrierName, calledAddress: string) {
-  return ctx.sqlite.query<{ id: number }, [string]>('SELECT id FROM telephony_configurations WHERE provider = ? AND inactive = 0 ORDER BY id')
+  return ctx.sqlite
+    .query<{ id: number }, [string]>(
+      'SELECT id FROM telephony_configurations WHERE provider = ? AND inactive = 0 ORDER BY id',
+    )
     .all(provider)
     .filter((configuration) => matchingNumber(ctx, configuration.id, calledAddress) !== undefined)
-    .map((configuration) => ({ id: configuration.id, credentials: getConfigCredentials(ctx, configuration.id)!.credentials }))
+    .map((configuration) => ({
+      id: configuration.id,
+      credentials: getConfigCredentials(ctx, configuration.id)!.credentials,
+    }))
 }
 
 /**
@@ -72,7 +99,11 @@ function configurationsCalled(ctx: AppContext, provider: CarrierName, calledAddr
  * carrier's reject markup and no run. Anything else the carrier sends to this URL (Telnyx sends every event of the
  * call) is a status callback.
  */
-export async function handleInboundWebhook(ctx: AppContext, provider: CarrierName | null, request: WebhookRequest): Promise<WebhookAnswer> {
+export async function handleInboundWebhook(
+  ctx: AppContext,
+  provider: CarrierName | null,
+  request: WebhookRequest,
+): Promise<WebhookAnswer> {
   const carrier = provider ?? detectCarrier(request)
   const driver = carrier ? carrierOf(carrier) : null
   if (!driver) throw unauthenticated('Missing webhook signature')
@@ -81,7 +112,9 @@ export async function handleInboundWebhook(ctx: AppContext, provider: CarrierNam
 
   const candidates = configurationsCalled(ctx, driver.provider, start.to)
   const nowMs = ctx.clock.now()
-  const verified = candidates.find(({ credentials }) => driver.verify(request, credentials, { runId: null, nowMs }) === 'valid')
+  const verified = candidates.find(
+    ({ credentials }) => driver.verify(request, credentials, { runId: null, nowMs }) === 'valid',
+  )
   if (!verified) {
     // Nothing of ours is called: nothing to verify against, and nothing changes.
     if (candidates.length === 0) return reject(ctx, driver, null, start, 'no active number with this address')
@@ -94,7 +127,10 @@ export async function handleInboundWebhook(ctx: AppContext, provider: CarrierNam
   // a webhook that this configuration's secret signs but that is not about its call. Never that run, never a second run,
   // and no command to the carrier about a call that is not this configuration's (Telnyx rejects by command).
   if (existing && existing.telephonyConfigurationId !== configurationId) {
-    ctx.log.warn({ provider: driver.provider, configurationId, runId: existing.id }, 'inbound webhook names the call of another telephony configuration: refused')
+    ctx.log.warn(
+      { provider: driver.provider, configurationId, runId: existing.id },
+      'inbound webhook names the call of another telephony configuration: refused',
+    )
     return driver.refuse ? driver.refuse('inbound') : acknowledge()
   }
   if (existing) {
@@ -103,23 +139,48 @@ export async function handleInboundWebhook(ctx: AppContext, provider: CarrierNam
     return answer(ctx, driver, credentials, start, existing)
   }
   const decision = ctx.telephony.routeInbound({
-    provider: driver.provider, configurationId, callerNumber: start.from, calledNumber: start.to, callId: randomUUID(),
-    providerCallId: start.providerCallId, runName: (caller) => `${displayName(driver.provider)} Inbound ${caller}`,
+    provider: driver.provider,
+    configurationId,
+    callerNumber: start.from,
+    calledNumber: start.to,
+    callId: randomUUID(),
+    providerCallId: start.providerCallId,
+    runName: (caller) => `${displayName(driver.provider)} Inbound ${caller}`,
   })
-  if (!('run' in decision)) return reject(ctx, driver, credentials, start, 'refused' in decision ? decision.refused : 'the call is already known')
+  if (!('run' in decision))
+    return reject(
+      ctx,
+      driver,
+      credentials,
+      start,
+      'refused' in decision ? decision.refused : 'the call is already known',
+    )
   const run = runById(ctx, decision.run.runId)!
-  ctx.log.info({ provider: driver.provider, runId: run.id, organizationId: run.organizationId }, 'inbound call accepted')
+  ctx.log.info(
+    { provider: driver.provider, runId: run.id, organizationId: run.organizationId },
+    'inbound call accepted',
+  )
   try {
     return await answer(ctx, driver, credentials, start, run)
   } catch (error) {
     // The carrier could not be told to answer (Telnyx's answer command): the call never connects.
-    ctx.telephony.report({ kind: 'ended', callId: run.callId!, outcome: 'failed', at: ctx.clock.now(), answeredAt: null, providerStatus: 'answer_failed' })
+    ctx.telephony.report({
+      kind: 'ended',
+      callId: run.callId!,
+      outcome: 'failed',
+      at: ctx.clock.now(),
+      answeredAt: null,
+      providerStatus: 'answer_failed',
+    })
     throw error
   }
 }
 
 async function answer(
-  ctx: AppContext, driver: Carrier, credentials: Credentials, start: InboundCallStart,
+  ctx: AppContext,
+  driver: Carrier,
+  credentials: Credentials,
+  start: InboundCallStart,
   run: { id: number; workflowId: number; organizationId: number },
 ): Promise<WebhookAnswer> {
   const links = callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId })
@@ -128,7 +189,13 @@ async function answer(
   return driver.connect(links, credentials)
 }
 
-async function reject(ctx: AppContext, driver: Carrier, credentials: Credentials | null, start: InboundCallStart, reason: string): Promise<WebhookAnswer> {
+async function reject(
+  ctx: AppContext,
+  driver: Carrier,
+  credentials: Credentials | null,
+  start: InboundCallStart,
+  reason: string,
+): Promise<WebhookAnswer> {
   ctx.log.info({ provider: driver.provider, providerCallId: start.providerCallId, reason }, 'inbound call rejected')
   if (driver.rejectInbound) return driver.rejectInbound(ctx, credentials, start)
   return driver.refuse ? driver.refuse('inbound') : acknowledge()

@@ -26,23 +26,37 @@ const runIdOf = (text: string) => {
 
 /** `/<provider>/<callback>[/<run_id>]`: a status callback (or the carrier's other event webhook) it was given. */
 export async function handleCarrierCallback(
-  ctx: AppContext, provider: string, callback: string, runId: string | null, request: WebhookRequest,
+  ctx: AppContext,
+  provider: string,
+  callback: string,
+  runId: string | null,
+  request: WebhookRequest,
 ): Promise<WebhookAnswer> {
   const driver = driverOf(provider)
-  if (callback === TRANSFER_CALLBACK && driver.transfer && runId !== null) return handleTransferCallback(ctx, driver, runIdOf(runId), request)
+  if (callback === TRANSFER_CALLBACK && driver.transfer && runId !== null)
+    return handleTransferCallback(ctx, driver, runIdOf(runId), request)
   if (!driver.callbackPaths.includes(callback)) throw notFound(UNKNOWN_WEBHOOK)
   if (driver.webhook) return driver.webhook(ctx, request)
   return handleStatusCallback(ctx, driver, runId === null ? null : runIdOf(runId), request)
 }
 
 /** `/<provider>/answer/<run_id>`: the answer URL of an outbound call. */
-export function handleCarrierAnswer(ctx: AppContext, provider: string, runId: string, request: WebhookRequest): WebhookAnswer {
+export function handleCarrierAnswer(
+  ctx: AppContext,
+  provider: string,
+  runId: string,
+  request: WebhookRequest,
+): WebhookAnswer {
   const driver = driverOf(provider)
   if (!driver.connect) throw notFound(UNKNOWN_WEBHOOK)
   return handleAnswerWebhook(ctx, driver, runIdOf(runId), request)
 }
 
 /** `/<provider>/inbound`, or `/inbound/run` for every carrier (the carrier told apart by its signature header). */
-export function handleCarrierInbound(ctx: AppContext, provider: string | null, request: WebhookRequest): Promise<WebhookAnswer> {
+export function handleCarrierInbound(
+  ctx: AppContext,
+  provider: string | null,
+  request: WebhookRequest,
+): Promise<WebhookAnswer> {
   return handleInboundWebhook(ctx, provider === null ? null : driverOf(provider).provider, request)
 }

@@ -24,20 +24,32 @@ export type InboundDecision = Exclude<InboundRoute, { ours: true }>
 /** Routes an inbound call offered on a configuration to its run, or says why it is refused. */
 export function startInboundRun(ctx: AppContext, offer: InboundOffer): InboundDecision {
   return transaction(ctx, () => {
-    const configuration = ctx.sqlite.query<{ organization_id: number }, [number, string]>(
-      'SELECT organization_id FROM telephony_configurations WHERE id = ? AND provider = ? AND inactive = 0',
-    ).get(offer.configurationId, offer.provider)
-    if (!configuration) return { refused: `the telephony configuration is not an active ${offer.provider} configuration` }
+    const configuration = ctx.sqlite
+      .query<{ organization_id: number }, [number, string]>(
+        'SELECT organization_id FROM telephony_configurations WHERE id = ? AND provider = ? AND inactive = 0',
+      )
+      .get(offer.configurationId, offer.provider)
+    if (!configuration)
+      return { refused: `the telephony configuration is not an active ${offer.provider} configuration` }
     const organizationId = configuration.organization_id
     const number = matchingNumber(ctx, offer.configurationId, offer.calledNumber)
-    if (!number) return { refused: `no active phone number of this configuration is ${offer.calledNumber || '(no number)'}` }
-    if (number.inbound_workflow_id === null) return { refused: `phone number ${number.address_normalized} has no inbound agent` }
+    if (!number)
+      return { refused: `no active phone number of this configuration is ${offer.calledNumber || '(no number)'}` }
+    if (number.inbound_workflow_id === null)
+      return { refused: `phone number ${number.address_normalized} has no inbound agent` }
     const found = findRunTarget(ctx, organizationId, { workflowId: number.inbound_workflow_id })
-    if ('problem' in found) return { refused: `inbound agent of ${number.address_normalized}: ${RUN_TARGET_PROBLEMS[found.problem]}` }
-    if (openCallCount(ctx, organizationId) >= concurrentCallLimit(ctx, organizationId)) return { refused: 'concurrent call limit reached' }
+    if ('problem' in found)
+      return { refused: `inbound agent of ${number.address_normalized}: ${RUN_TARGET_PROBLEMS[found.problem]}` }
+    if (openCallCount(ctx, organizationId) >= concurrentCallLimit(ctx, organizationId))
+      return { refused: 'concurrent call limit reached' }
     const { target } = found
     // An agent that cannot run is answered only to hear its unavailable line (calls/voice.ts), unless it says not to.
-    const modelsProblem = runModelsProblem(ctx, organizationId, { overrides: null, configurations: target.configurations }, 'voice')
+    const modelsProblem = runModelsProblem(
+      ctx,
+      organizationId,
+      { overrides: null, configurations: target.configurations },
+      'voice',
+    )
     if (modelsProblem && !unavailableCallOf(target.configurations).answer) {
       return { refused: `inbound agent of ${number.address_normalized} cannot take a call: ${modelsProblem}` }
     }
@@ -62,7 +74,14 @@ export function startInboundRun(ctx: AppContext, offer: InboundOffer): InboundDe
       },
     })
     const credentials = getConfigCredentials(ctx, offer.configurationId)?.credentials ?? {}
-    return { run: { runId: run.id, organizationId, maxCallDurationSeconds: target.configurations.max_call_duration_seconds, credentials } }
+    return {
+      run: {
+        runId: run.id,
+        organizationId,
+        maxCallDurationSeconds: target.configurations.max_call_duration_seconds,
+        credentials,
+      },
+    }
   })
 }
 
@@ -72,20 +91,29 @@ export function startInboundRun(ctx: AppContext, offer: InboundOffer): InboundDe
  */
 export function routeInboundCall(ctx: AppContext, offer: InboundOffer): InboundRoute {
   return transaction(ctx, () => {
-    const known = ctx.sqlite.query<{ id: number }, [string]>('SELECT id FROM workflow_runs WHERE call_id = ?').get(offer.callId)
+    const known = ctx.sqlite
+      .query<{ id: number }, [string]>('SELECT id FROM workflow_runs WHERE call_id = ?')
+      .get(offer.callId)
     if (known) return { ours: true }
     return startInboundRun(ctx, offer)
   })
 }
 
-type NumberRow = { id: number; address_normalized: string; country_code: string | null; inbound_workflow_id: number | null }
+type NumberRow = {
+  id: number
+  address_normalized: string
+  country_code: string | null
+  inbound_workflow_id: number | null
+}
 
 /** The configuration's active number that `calledNumber` is, normalized with each number's own country. */
 export function matchingNumber(ctx: AppContext, configurationId: number, calledNumber: string): NumberRow | undefined {
   if (calledNumber.trim() === '') return undefined
-  const numbers = ctx.sqlite.query<NumberRow, [number]>(
-    'SELECT id, address_normalized, country_code, inbound_workflow_id FROM phone_numbers WHERE telephony_configuration_id = ? AND is_active = 1 ORDER BY id',
-  ).all(configurationId)
+  const numbers = ctx.sqlite
+    .query<NumberRow, [number]>(
+      'SELECT id, address_normalized, country_code, inbound_workflow_id FROM phone_numbers WHERE telephony_configuration_id = ? AND is_active = 1 ORDER BY id',
+    )
+    .all(configurationId)
   return numbers.find((number) => {
     try {
       return normalizeAddress(calledNumber, number.country_code).address_normalized === number.address_normalized

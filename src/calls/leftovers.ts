@@ -3,7 +3,9 @@ import type { CallOwnership } from '../telephony/provider'
 
 /** Whose call this is by our records (see CallOwnership). */
 function callOwnership(ctx: AppContext, callId: string): CallOwnership {
-  const run = ctx.sqlite.query<{ state: string }, [string]>('SELECT state FROM workflow_runs WHERE call_id = ?').get(callId)
+  const run = ctx.sqlite
+    .query<{ state: string }, [string]>('SELECT state FROM workflow_runs WHERE call_id = ?')
+    .get(callId)
   if (!run) return 'unknown'
   return run.state === 'completed' ? 'closed' : 'open'
 }

@@ -35,17 +35,24 @@ type CallRun = { id: number; state: string; campaign_contact_id: number | null }
  */
 export function applyCallReport(ctx: AppContext, report: CallReport, attempts: ContactAttempts): boolean {
   return transaction(ctx, () => {
-    const run = ctx.sqlite.query<CallRun, [string]>('SELECT id, state, campaign_contact_id FROM workflow_runs WHERE call_id = ?').get(report.callId)
+    const run = ctx.sqlite
+      .query<CallRun, [string]>('SELECT id, state, campaign_contact_id FROM workflow_runs WHERE call_id = ?')
+      .get(report.callId)
     if (!run) return false
     if (run.state === 'completed') {
-      if (report.kind === 'ended' && run.campaign_contact_id !== null && isOpenAttemptOf(ctx, run.campaign_contact_id, run.id)) {
+      if (
+        report.kind === 'ended' &&
+        run.campaign_contact_id !== null &&
+        isOpenAttemptOf(ctx, run.campaign_contact_id, run.id)
+      ) {
         attempts.settle(ctx, run.campaign_contact_id, report.outcome, run.id)
         return true
       }
       return false
     }
     if (report.kind === 'answered') return markRunRunning(ctx, run.id)
-    const durationSeconds = report.answeredAt === null ? 0 : Math.max(0, Math.round((report.at - report.answeredAt) / 10) / 100)
+    const durationSeconds =
+      report.answeredAt === null ? 0 : Math.max(0, Math.round((report.at - report.answeredAt) / 10) / 100)
     if (report.recordingKey) attachArtifact(ctx, run.id, 'recording', report.recordingKey)
     const transfer = report.transfer && {
       destination: report.transfer.destination,
@@ -55,7 +62,14 @@ export function applyCallReport(ctx: AppContext, report: CallReport, attempts: C
     const finished = finishRun(ctx, run.id, {
       durationSeconds,
       disposition: transfer ? 'call_transferred' : OUTCOME_DISPOSITIONS[report.outcome],
-      ...(transfer ? { gatheredContext: { transfer_destination: transfer.destination, transfer_talk_seconds: transfer.talk_seconds } } : {}),
+      ...(transfer
+        ? {
+            gatheredContext: {
+              transfer_destination: transfer.destination,
+              transfer_talk_seconds: transfer.talk_seconds,
+            },
+          }
+        : {}),
       logs: {
         telephony: {
           outcome: report.outcome,
@@ -67,13 +81,18 @@ export function applyCallReport(ctx: AppContext, report: CallReport, attempts: C
         },
       },
     })
-    if (finished && run.campaign_contact_id !== null) attempts.settle(ctx, run.campaign_contact_id, report.outcome, run.id)
+    if (finished && run.campaign_contact_id !== null)
+      attempts.settle(ctx, run.campaign_contact_id, report.outcome, run.id)
     return finished
   })
 }
 
 function isOpenAttemptOf(ctx: AppContext, contactId: number, runId: number): boolean {
-  return ctx.sqlite.query<{ id: number }, [number, number]>(
-    `SELECT id FROM campaign_contacts WHERE id = ? AND last_run_id = ? AND state = 'dialing'`,
-  ).get(contactId, runId) !== null
+  return (
+    ctx.sqlite
+      .query<{ id: number }, [number, number]>(
+        `SELECT id FROM campaign_contacts WHERE id = ? AND last_run_id = ? AND state = 'dialing'`,
+      )
+      .get(contactId, runId) !== null
+  )
 }

@@ -33,12 +33,20 @@ async function callState(ctx: AppContext, call: OpenCall): Promise<CallState> {
  */
 type ContactFollowUp = 'reached' | 'retry' | 'failed'
 
-function closeInterrupted(ctx: AppContext, attempts: ContactAttempts, call: OpenCall, reason: string, followUp: ContactFollowUp): void {
+function closeInterrupted(
+  ctx: AppContext,
+  attempts: ContactAttempts,
+  call: OpenCall,
+  reason: string,
+  followUp: ContactFollowUp,
+): void {
   transaction(ctx, () => {
     const finished = finishRun(ctx, call.id, {
       durationSeconds: 0,
       disposition: INTERRUPTED_DISPOSITION,
-      logs: { telephony: { outcome: 'failed', provider_status: reason, ended_at: new Date(ctx.clock.now()).toISOString() } },
+      logs: {
+        telephony: { outcome: 'failed', provider_status: reason, ended_at: new Date(ctx.clock.now()).toISOString() },
+      },
     })
     if (!finished || call.campaign_contact_id === null) return
     if (followUp === 'retry') attempts.retryInterrupted(ctx, call.campaign_contact_id, call.id)
@@ -57,14 +65,20 @@ function closeInterrupted(ctx: AppContext, attempts: ContactAttempts, call: Open
  * Returns how many runs were closed.
  */
 export async function closeCallsInterruptedByRestart(ctx: AppContext, attempts: ContactAttempts): Promise<number> {
-  const open = ctx.sqlite.query<OpenCall & { logs: string }, []>(
-    `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state, logs
+  const open = ctx.sqlite
+    .query<OpenCall & { logs: string }, []>(
+      `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state, logs
        FROM workflow_runs WHERE call_id IS NOT NULL AND state <> 'completed'`,
-  ).all().filter((call) => !recordedTransfer(JSON.parse(call.logs)))
+    )
+    .all()
+    .filter((call) => !recordedTransfer(JSON.parse(call.logs)))
   for (const call of open) {
     const state = await callState(ctx, call)
     if (state === 'alive') {
-      await ctx.telephony.providerFor(call.mode)!.hangup(call.telephony_configuration_id!, call.call_id).catch(() => undefined)
+      await ctx.telephony
+        .providerFor(call.mode)!
+        .hangup(call.telephony_configuration_id!, call.call_id)
+        .catch(() => undefined)
     }
     const reason = state === 'alive' ? 'hung_up_after_restart' : `not_followed_after_restart (${state})`
     closeInterrupted(ctx, attempts, call, reason, call.state === 'running' ? 'reached' : 'retry')
@@ -78,12 +92,18 @@ export async function closeCallsInterruptedByRestart(ctx: AppContext, attempts: 
  * The watchdog: a call open longer than `maxOpenMs` whose channel is gone at the provider (or cannot be asked) is
  * closed as `interrupted`, so no run stays open forever. Returns how many runs were closed.
  */
-export async function closeVanishedCalls(ctx: AppContext, maxOpenMs: number, attempts: ContactAttempts): Promise<number> {
+export async function closeVanishedCalls(
+  ctx: AppContext,
+  maxOpenMs: number,
+  attempts: ContactAttempts,
+): Promise<number> {
   const cutoff = new Date(ctx.clock.now() - maxOpenMs).toISOString()
-  const stale = ctx.sqlite.query<OpenCall, [string]>(
-    `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state
+  const stale = ctx.sqlite
+    .query<OpenCall, [string]>(
+      `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state
        FROM workflow_runs WHERE call_id IS NOT NULL AND state <> 'completed' AND created_at < ?`,
-  ).all(cutoff)
+    )
+    .all(cutoff)
   let closed = 0
   for (const call of stale) {
     if ((await callState(ctx, call)) === 'alive') continue

@@ -5,7 +5,11 @@ import { ARI_PROVIDER } from '../lib/phone'
 import { isPlainObject } from '../lib/values'
 import { createRun } from '../runs/service'
 import type { RunTarget } from '../runs/target'
-import { resolveOutbound, type OutboundChoice, type OutboundResolutionOptions } from '../telephony/config/configurations'
+import {
+  resolveOutbound,
+  type OutboundChoice,
+  type OutboundResolutionOptions,
+} from '../telephony/config/configurations'
 import type { TelephonyProvider } from '../telephony/provider'
 import { supportsCallTransfer } from '../telephony/config/providers'
 import { offersCallTransfer } from '../tools/service'
@@ -43,8 +47,12 @@ export function resolveOutboundLine(
   options: OutboundResolutionOptions = {},
 ): OutboundLine {
   const { config, fromNumber } = resolveOutbound(ctx, organizationId, choice, options)
-  const presents = fromNumber !== null && (callerIdRule === 'resolved'
-    || config.provider !== ARI_PROVIDER || choice.fromPhoneNumberId != null || fromNumber.isDefaultCallerId)
+  const presents =
+    fromNumber !== null &&
+    (callerIdRule === 'resolved' ||
+      config.provider !== ARI_PROVIDER ||
+      choice.fromPhoneNumberId != null ||
+      fromNumber.isDefaultCallerId)
   return {
     provider: ctx.telephony.providerFor(config.provider),
     providerName: config.provider,
@@ -104,7 +112,13 @@ export function startOutboundCall(
       telephonyConfigurationId: line.configurationId,
       callId,
       modelOverrides: call.modelOverrides,
-      ...(call.campaign ? { campaignId: call.campaign.campaignId, campaignContactId: call.campaign.contactId, trafficVariantId: call.campaign.trafficVariantId } : {}),
+      ...(call.campaign
+        ? {
+            campaignId: call.campaign.campaignId,
+            campaignContactId: call.campaign.contactId,
+            trafficVariantId: call.campaign.trafficVariantId,
+          }
+        : {}),
       initialContext: {
         ...call.context,
         provider: line.providerName,
@@ -121,10 +135,19 @@ export function startOutboundCall(
   if (!started) return null
   const { call, run } = started
   const placed = placeCall(ctx, call.line.provider, {
-    callId, runId: run.id, organizationId: call.organizationId, workflowId: call.target.workflowId, configurationId: call.line.configurationId,
-    credentials: call.line.credentials, destination: call.destination, callerId: call.line.callerId,
-    ringTimeoutSeconds: ctx.config.ringTimeoutSeconds, maxCallDurationSeconds: call.target.configurations.max_call_duration_seconds,
-    mayBeTransferred: supportsCallTransfer(call.line.providerName) && offersCallTransfer(ctx, call.organizationId, call.target.definition),
+    callId,
+    runId: run.id,
+    organizationId: call.organizationId,
+    workflowId: call.target.workflowId,
+    configurationId: call.line.configurationId,
+    credentials: call.line.credentials,
+    destination: call.destination,
+    callerId: call.line.callerId,
+    ringTimeoutSeconds: ctx.config.ringTimeoutSeconds,
+    maxCallDurationSeconds: call.target.configurations.max_call_duration_seconds,
+    mayBeTransferred:
+      supportsCallTransfer(call.line.providerName) &&
+      offersCallTransfer(ctx, call.organizationId, call.target.definition),
     detectAnsweringMachine: voicemailDetectionEnabled(call.target.configurations),
   })
   return { runId: run.id, runName: run.name, callId, call, placed }

@@ -43,22 +43,44 @@ export async function startRunByApi(
   const found = findRunTarget(ctx, organizationId, selector, { preferDraft: mode === 'test' })
   if ('problem' in found) throw notFound(RUN_TARGET_PROBLEMS[found.problem])
   const { target } = found
-  const overrideProblems = modelOverridesProblems(ctx, organizationId, body.model_overrides, ['body', 'model_overrides'])
+  const overrideProblems = modelOverridesProblems(ctx, organizationId, body.model_overrides, [
+    'body',
+    'model_overrides',
+  ])
   if (overrideProblems.length > 0) throw invalid(overrideProblems)
 
-  const line = resolveOutboundLine(ctx, organizationId, {
-    telephonyConfigurationId: body.telephony_configuration_id, fromPhoneNumberId: body.from_phone_number_id,
-  }, 'chosen_or_default_on_ari')
+  const line = resolveOutboundLine(
+    ctx,
+    organizationId,
+    {
+      telephonyConfigurationId: body.telephony_configuration_id,
+      fromPhoneNumberId: body.from_phone_number_id,
+    },
+    'chosen_or_default_on_ari',
+  )
   const { provider } = line
   if (!provider) {
-    throw refused(`Telephony provider not configured for this ${body.telephony_configuration_id == null ? 'organization' : 'configuration'}`)
+    throw refused(
+      `Telephony provider not configured for this ${body.telephony_configuration_id == null ? 'organization' : 'configuration'}`,
+    )
   }
-  const destinationProblem = validateDestination(body.phone_number, line.providerName, ariDestinationRules(line.credentials))
+  const destinationProblem = validateDestination(
+    body.phone_number,
+    line.providerName,
+    ariDestinationRules(line.credentials),
+  )
   if (destinationProblem) throw refused(`phone_number ${destinationProblem}`)
-  const modelsProblem = runModelsProblem(ctx, organizationId, { overrides: body.model_overrides ?? null, configurations: target.configurations }, 'voice')
+  const modelsProblem = runModelsProblem(
+    ctx,
+    organizationId,
+    { overrides: body.model_overrides ?? null, configurations: target.configurations },
+    'voice',
+  )
   if (modelsProblem) throw refused(`${AGENT_CANNOT_RUN}: ${modelsProblem}`)
 
-  const clientContext = Object.fromEntries(Object.entries(body.initial_context ?? {}).filter(([key]) => !RESERVED_CONTEXT_KEYS.has(key)))
+  const clientContext = Object.fromEntries(
+    Object.entries(body.initial_context ?? {}).filter(([key]) => !RESERVED_CONTEXT_KEYS.has(key)),
+  )
   const started = startOutboundCall(ctx, () => {
     if (openCallCount(ctx, organizationId) >= concurrentCallLimit(ctx, organizationId)) throw tooManyCalls()
     return {
@@ -84,6 +106,9 @@ export async function startRunByApi(
     const detail = `Failed to initiate call: ${refusal.reason}`
     throw refusal.unreachable ? upstreamFailed(detail, new Error(detail)) : refused(detail)
   }
-  ctx.log.info({ organizationId, runId: started.runId, callId: started.callId, configurationId: line.configurationId, mode }, 'run started over the API')
+  ctx.log.info(
+    { organizationId, runId: started.runId, callId: started.callId, configurationId: line.configurationId, mode },
+    'run started over the API',
+  )
   return { status: 'initiated', workflow_run_id: started.runId, workflow_run_name: started.runName }
 }

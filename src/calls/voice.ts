@@ -5,7 +5,13 @@ import { isPlainObject } from '../lib/values'
 import { attachArtifact, type RunArtifact } from '../runs/artifacts'
 import { getRun, updateRun } from '../runs/service'
 import type { AnsweredCall, ConversationHooks, ConversationOutcome } from '../telephony/ari/call-session'
-import { createVoicePipeline, type VoiceCallResult, type VoicemailOptions, type VoicePipeline, type VoicePipelineOptions } from '../voice/pipeline'
+import {
+  createVoicePipeline,
+  type VoiceCallResult,
+  type VoicemailOptions,
+  type VoicePipeline,
+  type VoicePipelineOptions,
+} from '../voice/pipeline'
 import type { CallRecording } from '../voice/recorder'
 import { loadVadEngine, type VadEngine } from '../voice/vad'
 import { speakBuiltinLine, ttsWithBuiltinFallback } from '../voice/fallback'
@@ -40,16 +46,19 @@ const DEFAULT_TURN_START_MIN_WORDS = 3
 
 export type VoiceConversationOptions = {
   /** Pipeline timings tests shorten. */
-  pipeline?: Partial<Pick<VoicePipelineOptions, 'tickIntervalMs' | 'dtmfTimeoutMs' | 'mediaLossGraceMs' | 'drainTimeoutMs'>>
+  pipeline?: Partial<
+    Pick<VoicePipelineOptions, 'tickIntervalMs' | 'dtmfTimeoutMs' | 'mediaLossGraceMs' | 'drainTimeoutMs'>
+  >
   /** Model server timeouts tests shorten. */
   modelTimeouts?: Partial<ModelTimeouts>
 }
 
-export const recordingKeysFor = (organizationId: number, runId: number) => ({
-  recording: `recordings/${organizationId}/${runId}.wav`,
-  user_recording: `recordings/${organizationId}/${runId}/user.wav`,
-  bot_recording: `recordings/${organizationId}/${runId}/bot.wav`,
-}) satisfies Partial<Record<RunArtifact, string>>
+export const recordingKeysFor = (organizationId: number, runId: number) =>
+  ({
+    recording: `recordings/${organizationId}/${runId}.wav`,
+    user_recording: `recordings/${organizationId}/${runId}/user.wav`,
+    bot_recording: `recordings/${organizationId}/${runId}/bot.wav`,
+  }) satisfies Partial<Record<RunArtifact, string>>
 
 export function createVoiceConversations(ctx: AppContext, options: VoiceConversationOptions = {}): ConversationHooks {
   let vad: Promise<VadEngine> | null = null
@@ -64,7 +73,11 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
       }
       let pipeline: VoicePipeline | null = null
       let session: RunSession
-      const failures = modelFailureHandling(call, (message) => warn(message), (reason) => pipeline?.stop(reason))
+      const failures = modelFailureHandling(
+        call,
+        (message) => warn(message),
+        (reason) => pipeline?.stop(reason),
+      )
       try {
         session = await openRunSession(ctx, call.runId, {
           channel: 'voice',
@@ -78,7 +91,9 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
         // The session completed the run with the reason; the call is hung up when this returns. An agent whose models
         // cannot run tells the caller so first.
         if (error.configurations) {
-          await speakBuiltinLine(call.media, unavailableCallOf(error.configurations).message, (failure) => log.error({ err: failure }, 'unavailable line not said'))
+          await speakBuiltinLine(call.media, unavailableCallOf(error.configurations).message, (failure) =>
+            log.error({ err: failure }, 'unavailable line not said'),
+          )
         }
         return {}
       }
@@ -90,7 +105,12 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
       })
       vad ??= loadVadEngine()
       const voice = createVoicePipeline({
-        transport: call.media, stt: stt!, tts, vad: await vad, clock: ctx.clock, recordings: session.recordings,
+        transport: call.media,
+        stt: stt!,
+        tts,
+        vad: await vad,
+        clock: ctx.clock,
+        recordings: session.recordings,
         voicemail: call.direction === 'outbound' ? voicemailOptions(ctx, call, session) : null,
         ...turnOptions(session.configurations, warn),
         onWarning: warn,
@@ -108,8 +128,13 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
         warnings.push('The call recording could not be stored')
       })
       updateRun(ctx, call.runId, { logs: { voice: { ...voiceLog(result, warnings), ...failures.logEntry() } } })
-      void call.reported.then(() => session.finish(result.endReason)).catch((error) => log.error({ err: error }, 'run not completed after the call'))
-      const outcome: ConversationOutcome = { voicemail: result.voicemail !== null, mediaLost: result.mediaLost !== null }
+      void call.reported
+        .then(() => session.finish(result.endReason))
+        .catch((error) => log.error({ err: error }, 'run not completed after the call'))
+      const outcome: ConversationOutcome = {
+        voicemail: result.voicemail !== null,
+        mediaLost: result.mediaLost !== null,
+      }
       return outcome
     },
   }
@@ -125,7 +150,11 @@ const MODEL_FAILURE_TRANSFER_TIMEOUT_SECONDS = 30
  * A TTS failure does not end the call: the built-in voice speaks from then on (voice/fallback.ts). Every failure is
  * in `logs.voice.model_failures` (service, kind, message).
  */
-function modelFailureHandling(call: AnsweredCall, warn: (message: string) => void, stop: (reason: EndReason) => unknown) {
+function modelFailureHandling(
+  call: AnsweredCall,
+  warn: (message: string) => void,
+  stop: (reason: EndReason) => unknown,
+) {
   const failures: ModelFailure[] = []
   let line: ModelFailureLine = modelFailureLineOf({})
   let handled = false
@@ -134,19 +163,29 @@ function modelFailureHandling(call: AnsweredCall, warn: (message: string) => voi
     warn(`The ${SERVICE_NAMES[failure.service]} failed (${failure.kind}): ${failure.message}`)
   }
   return {
-    useLine(agentLine: ModelFailureLine) { line = agentLine },
+    useLine(agentLine: ModelFailureLine) {
+      line = agentLine
+    },
     noteTtsFailure: note,
     async onFailure(failure: ModelFailure): Promise<void> {
       note(failure)
       if (handled) return
       handled = true
       call.media.flush()
-      await speakBuiltinLine(call.media, line.message, (error) => warn(`The built-in voice failed: ${(error as Error).message}`))
+      await speakBuiltinLine(call.media, line.message, (error) =>
+        warn(`The built-in voice failed: ${(error as Error).message}`),
+      )
       let transferred = false
       if (line.transferTo && call.transfer && !call.media.closed) {
-        const outcome = await call.transfer({ destination: line.transferTo, timeoutSeconds: MODEL_FAILURE_TRANSFER_TIMEOUT_SECONDS })
+        const outcome = await call.transfer({
+          destination: line.transferTo,
+          timeoutSeconds: MODEL_FAILURE_TRANSFER_TIMEOUT_SECONDS,
+        })
         transferred = outcome.status === 'transferred'
-        if (!transferred) warn(`The transfer to model_failure.transfer_to failed: ${outcome.status === 'failed' ? outcome.message : outcome.status}`)
+        if (!transferred)
+          warn(
+            `The transfer to model_failure.transfer_to failed: ${outcome.status === 'failed' ? outcome.message : outcome.status}`,
+          )
       }
       // Not awaited: ending the conversation waits for the request this failure holds.
       void stop(transferred ? 'call_transferred' : 'model_error')
@@ -156,7 +195,9 @@ function modelFailureHandling(call: AnsweredCall, warn: (message: string) => voi
 }
 
 function voicemailOptions(ctx: AppContext, call: AnsweredCall, session: RunSession): VoicemailOptions | null {
-  const settings = isPlainObject(session.configurations.voicemail_detection) ? session.configurations.voicemail_detection : {}
+  const settings = isPlainObject(session.configurations.voicemail_detection)
+    ? session.configurations.voicemail_detection
+    : {}
   if (settings.enabled === false) return null
   if (typeof settings.message !== 'string' || settings.message.trim() === '') return {}
   const variables = getRun(ctx, call.organizationId, call.runId)?.initialContext ?? {}
@@ -164,15 +205,21 @@ function voicemailOptions(ctx: AppContext, call: AnsweredCall, session: RunSessi
 }
 
 /** Turn settings of an agent saved before they were checked may be anything: those out of shape are ignored. */
-function turnOptions(configurations: RunSession['configurations'], warn: (message: string) => void): Pick<VoicePipelineOptions, 'turn' | 'bargeInMinWords'> {
+function turnOptions(
+  configurations: RunSession['configurations'],
+  warn: (message: string) => void,
+): Pick<VoicePipelineOptions, 'turn' | 'bargeInMinWords'> {
   const options: Pick<VoicePipelineOptions, 'turn' | 'bargeInMinWords'> = {}
   const { user_turn_stop_timeout: stopSeconds, turn_start_min_words: minWords } = configurations
   if (typeof stopSeconds === 'number' && stopSeconds > 0) options.turn = { stopMs: stopSeconds * 1000 }
   if (configurations.turn_start_strategy === 'min_words') {
-    options.bargeInMinWords = Number.isInteger(minWords) && (minWords as number) > 0 ? minWords as number : DEFAULT_TURN_START_MIN_WORDS
+    options.bargeInMinWords =
+      Number.isInteger(minWords) && (minWords as number) > 0 ? (minWords as number) : DEFAULT_TURN_START_MIN_WORDS
   }
   if (configurations.turn_stop_strategy === 'turn_analyzer') {
-    warn('turn_stop_strategy "turn_analyzer" needs a Smart-Turn model Ringbase does not have: turns ended as with "transcription"')
+    warn(
+      'turn_stop_strategy "turn_analyzer" needs a Smart-Turn model Ringbase does not have: turns ended as with "transcription"',
+    )
   }
   return options
 }
@@ -198,7 +245,14 @@ function voiceLog(result: VoiceCallResult, warnings: string[]): Record<string, u
       first_text_ms: turn.firstTextMs === null ? null : Math.round(turn.firstTextMs),
       first_audio_ms: turn.firstAudioMs === null ? null : Math.round(turn.firstAudioMs),
     })),
-    ...(result.voicemail ? { voicemail: { detected_after_ms: Math.round(result.voicemail.detectedAfterMs), message_left: result.voicemail.messageLeft } } : {}),
+    ...(result.voicemail
+      ? {
+          voicemail: {
+            detected_after_ms: Math.round(result.voicemail.detectedAfterMs),
+            message_left: result.voicemail.messageLeft,
+          },
+        }
+      : {}),
     ...(result.mediaLost ? { media_lost: { code: result.mediaLost.code, reason: result.mediaLost.reason } } : {}),
     warnings,
   }

@@ -2,7 +2,13 @@ import type { ContactAttempts } from '../calls/outcomes'
 import type { AppContext } from '../context'
 import type { CampaignState } from '../db/schema/campaigns'
 import type { CallOutcome } from '../telephony/provider'
-import { evaluateBreaker, tripDetails, tripMessage, type BreakerOutcome, type CircuitBreakerConfig } from './circuit-breaker'
+import {
+  evaluateBreaker,
+  tripDetails,
+  tripMessage,
+  type BreakerOutcome,
+  type CircuitBreakerConfig,
+} from './circuit-breaker'
 import { appendCampaignLog } from './lifecycle'
 import { hasRetriesLeft, retryDecision, type RetryConfig } from './retry'
 import { applyTransition } from './state-machine'
@@ -34,17 +40,23 @@ export function settleAttempt(ctx: AppContext, contactId: number, outcome: CallO
   const decision = retryDecision(JSON.parse(contact.retry_config) as RetryConfig, outcome, contact.attempts, now)
   const retries = decision.retry && contact.campaign_state !== 'stopped'
   if (retries) {
-    ctx.sqlite.query(`UPDATE campaign_contacts SET state = 'queued', next_attempt_at = ?, last_outcome = ?, last_run_id = ? WHERE id = ?`)
+    ctx.sqlite
+      .query(
+        `UPDATE campaign_contacts SET state = 'queued', next_attempt_at = ?, last_outcome = ?, last_run_id = ? WHERE id = ?`,
+      )
       .run(decision.at, outcome, runId, contactId)
   } else {
-    ctx.sqlite.query(`UPDATE campaign_contacts SET state = 'done', last_outcome = ?, last_run_id = ? WHERE id = ?`)
+    ctx.sqlite
+      .query(`UPDATE campaign_contacts SET state = 'done', last_outcome = ?, last_run_id = ? WHERE id = ?`)
       .run(outcome, runId, contactId)
   }
   const closedUnreached = !retries && outcome !== 'completed'
-  ctx.sqlite.query(
-    `UPDATE campaigns SET executed_count = executed_count + 1, total_queued_count = total_queued_count + ?,
+  ctx.sqlite
+    .query(
+      `UPDATE campaigns SET executed_count = executed_count + 1, total_queued_count = total_queued_count + ?,
             failed_rows = failed_rows + ? WHERE id = ?`,
-  ).run(retries ? 1 : 0, closedUnreached ? 1 : 0, contact.campaign_id)
+    )
+    .run(retries ? 1 : 0, closedUnreached ? 1 : 0, contact.campaign_id)
 
   const breaker = JSON.parse(contact.circuit_breaker) as CircuitBreakerConfig
   if (outcome === 'failed' && breaker.enabled && contact.campaign_state === 'running') {
@@ -54,23 +66,33 @@ export function settleAttempt(ctx: AppContext, contactId: number, outcome: CallO
 
 /** The contact with its campaign's settings, when its attempt is still open (state `dialing`). */
 function dialingContact(ctx: AppContext, contactId: number): SettlingContact | null {
-  const contact = ctx.sqlite.query<SettlingContact, [number]>(
-    `SELECT c.id, c.campaign_id, c.state, c.attempts, k.state AS campaign_state, k.retry_config, k.circuit_breaker,
+  const contact = ctx.sqlite
+    .query<SettlingContact, [number]>(
+      `SELECT c.id, c.campaign_id, c.state, c.attempts, k.state AS campaign_state, k.retry_config, k.circuit_breaker,
             k.breaker_window_reset_at
        FROM campaign_contacts c JOIN campaigns k ON k.id = c.campaign_id
       WHERE c.id = ?`,
-  ).get(contactId)
+    )
+    .get(contactId)
   return contact?.state === 'dialing' ? contact : null
 }
 
 type WindowRun = { id: number; completed_at: string; disposition: string | null }
 
 /** Evaluates the campaign's sliding window of finished calls and pauses it, with a warning log, when it trips. */
-function tripBreakerIfNeeded(ctx: AppContext, campaignId: number, config: CircuitBreakerConfig, resetAt: number, now: number): void {
+function tripBreakerIfNeeded(
+  ctx: AppContext,
+  campaignId: number,
+  config: CircuitBreakerConfig,
+  resetAt: number,
+  now: number,
+): void {
   const windowStart = new Date(Math.max(now - config.window_seconds * 1000, resetAt)).toISOString()
-  const runs = ctx.sqlite.query<WindowRun, [number, string]>(
-    'SELECT id, completed_at, disposition FROM workflow_runs WHERE campaign_id = ? AND completed_at > ?',
-  ).all(campaignId, windowStart)
+  const runs = ctx.sqlite
+    .query<WindowRun, [number, string]>(
+      'SELECT id, completed_at, disposition FROM workflow_runs WHERE campaign_id = ? AND completed_at > ?',
+    )
+    .all(campaignId, windowStart)
   const outcomes: BreakerOutcome[] = runs.map((run) => ({
     at: Date.parse(run.completed_at),
     failed: run.disposition === FAILED_DISPOSITION,
@@ -80,7 +102,14 @@ function tripBreakerIfNeeded(ctx: AppContext, campaignId: number, config: Circui
   const stats = evaluateBreaker(config, outcomes, now)
   if (!stats.trip) return
   applyTransition(ctx, campaignId, 'suspend')
-  appendCampaignLog(ctx, campaignId, 'warning', 'circuit_breaker_tripped', tripMessage(stats, config), tripDetails(stats, config, outcomes, now))
+  appendCampaignLog(
+    ctx,
+    campaignId,
+    'warning',
+    'circuit_breaker_tripped',
+    tripMessage(stats, config),
+    tripDetails(stats, config, outcomes, now),
+  )
 }
 
 /**
@@ -91,13 +120,20 @@ function tripBreakerIfNeeded(ctx: AppContext, campaignId: number, config: Circui
 export function retryInterruptedAttempt(ctx: AppContext, contactId: number, runId: number): void {
   const contact = dialingContact(ctx, contactId)
   if (!contact) return
-  const retries = contact.campaign_state !== 'stopped' && hasRetriesLeft(JSON.parse(contact.retry_config) as RetryConfig, contact.attempts)
-  ctx.sqlite.query(`UPDATE campaign_contacts SET state = ?, next_attempt_at = ?, last_outcome = 'interrupted', last_run_id = ? WHERE id = ?`)
+  const retries =
+    contact.campaign_state !== 'stopped' &&
+    hasRetriesLeft(JSON.parse(contact.retry_config) as RetryConfig, contact.attempts)
+  ctx.sqlite
+    .query(
+      `UPDATE campaign_contacts SET state = ?, next_attempt_at = ?, last_outcome = 'interrupted', last_run_id = ? WHERE id = ?`,
+    )
     .run(retries ? 'queued' : 'done', ctx.clock.now(), runId, contactId)
-  ctx.sqlite.query(
-    `UPDATE campaigns SET executed_count = executed_count + 1, total_queued_count = total_queued_count + ?,
+  ctx.sqlite
+    .query(
+      `UPDATE campaigns SET executed_count = executed_count + 1, total_queued_count = total_queued_count + ?,
             failed_rows = failed_rows + ? WHERE id = ?`,
-  ).run(retries ? 1 : 0, retries ? 0 : 1, contact.campaign_id)
+    )
+    .run(retries ? 1 : 0, retries ? 0 : 1, contact.campaign_id)
 }
 
 /** What a call's end does to its campaign contact, as calls/ takes it (src/boot.ts wires it in). */

@@ -76,8 +76,10 @@ const percent = (fraction: number) => `${(fraction * 100).toFixed(2)}%`
 
 /** The `circuit_breaker_tripped` log message, e.g. `Paused: failure rate 60.00% (3/5) exceeded threshold 50.00% in 120s window`. */
 export function tripMessage(stats: BreakerStats, config: CircuitBreakerConfig): string {
-  return `Paused: failure rate ${percent(stats.failure_rate)} (${stats.failure_count}/${stats.total}) `
-    + `exceeded threshold ${percent(config.failure_threshold)} in ${config.window_seconds}s window`
+  return (
+    `Paused: failure rate ${percent(stats.failure_rate)} (${stats.failure_count}/${stats.total}) ` +
+    `exceeded threshold ${percent(config.failure_threshold)} in ${config.window_seconds}s window`
+  )
 }
 
 export type TripDetails = {

@@ -54,8 +54,10 @@ class RowList {
 }
 
 const phoneRule = ({ provider, destinations }: ContactRules) =>
-  provider !== ARI_PROVIDER ? "All phone numbers must include country code (start with '+') in E.164 format."
-    : destinations.rawDialStrings ? 'Phone numbers must be E.164 numbers, extensions, SIP URIs or dial strings, without spaces, commas or ampersands.'
+  provider !== ARI_PROVIDER
+    ? "All phone numbers must include country code (start with '+') in E.164 format."
+    : destinations.rawDialStrings
+      ? 'Phone numbers must be E.164 numbers, extensions, SIP URIs or dial strings, without spaces, commas or ampersands.'
       : 'Phone numbers must be E.164 numbers or extensions (SIP URIs and raw dial strings need allow_raw_dial_strings on the ARI configuration).'
 
 function greetingOverride(type: string, text: string, recordingId: string): GreetingOverride | null | 'invalid' {
@@ -77,11 +79,18 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
  * between slices: csv-parse emits records synchronously while it is written to, so no slice can hold the process long.
  */
 async function* csvRecordBatches(source: ReadableStream<Uint8Array>): AsyncGenerator<string[][]> {
-  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_CSV_RECORD_LENGTH })
+  const parser = parse({
+    bom: true,
+    relax_column_count: true,
+    skip_empty_lines: true,
+    max_record_size: MAX_CSV_RECORD_LENGTH,
+  })
   let records: string[][] = []
   let failure: Error | null = null
   parser.on('data', (record: string[]) => records.push(record))
-  parser.on('error', (error: Error) => { failure ??= error })
+  parser.on('error', (error: Error) => {
+    failure ??= error
+  })
   const ended = new Promise<void>((resolve) => parser.on('end', resolve).on('error', () => resolve()))
   const take = () => {
     if ((failure as { code?: string } | null)?.code === 'CSV_MAX_RECORD_SIZE') {
@@ -94,7 +103,7 @@ async function* csvRecordBatches(source: ReadableStream<Uint8Array>): AsyncGener
   }
   let sliceBytes = FIRST_SLICE_BYTES
   for await (const chunk of source) {
-    for (let offset = 0; offset < chunk.byteLength;) {
+    for (let offset = 0; offset < chunk.byteLength; ) {
       parser.write(chunk.subarray(offset, offset + sliceBytes))
       offset += sliceBytes
       // The first slices run on cold (not yet optimised) code, so they start small.
@@ -126,7 +135,9 @@ function planColumns(header: string[], rules: ContactRules): ColumnPlan {
   const names = header.map((name) => name.trim().toLowerCase())
   const longName = names.findIndex((name) => name.length > MAX_CSV_COLUMN_NAME_LENGTH)
   if (longName >= 0) {
-    throw new ContactsLimitError(`Column ${longName + 1} of the CSV header is longer than ${MAX_CSV_COLUMN_NAME_LENGTH} characters`)
+    throw new ContactsLimitError(
+      `Column ${longName + 1} of the CSV header is longer than ${MAX_CSV_COLUMN_NAME_LENGTH} characters`,
+    )
   }
   const phone = names.indexOf(PHONE_COLUMN)
   if (phone < 0) throw new ContactsError(`Source must contain a '${PHONE_COLUMN}' column`)
@@ -161,12 +172,17 @@ const cellOf = (record: string[], index: number) => (index >= 0 && index < recor
  * caller then discards the campaign (rows already written belong to it). Returns the number of contacts.
  * Duplicates are found by the (campaign, phone number) unique index, so memory stays flat whatever the file size.
  */
-export async function ingestContacts(source: ReadableStream<Uint8Array>, rules: ContactRules, target: IngestTarget): Promise<number> {
-  const insertRows = (count: number) => target.sqlite.prepare(
-    `INSERT INTO campaign_contacts (campaign_id, organization_id, row_number, phone_number, context, greeting_override, state, attempts, next_attempt_at)
+export async function ingestContacts(
+  source: ReadableStream<Uint8Array>,
+  rules: ContactRules,
+  target: IngestTarget,
+): Promise<number> {
+  const insertRows = (count: number) =>
+    target.sqlite.prepare(
+      `INSERT INTO campaign_contacts (campaign_id, organization_id, row_number, phone_number, context, greeting_override, state, attempts, next_attempt_at)
      VALUES ${Array.from({ length: count }, () => "(?, ?, ?, ?, ?, ?, 'queued', 0, ?)").join(', ')}
      ON CONFLICT (campaign_id, phone_number) DO NOTHING`,
-  )
+    )
   const insertOne = insertRows(1)
   const insertChunk = insertRows(INSERT_CHUNK_ROWS)
   const storedRowNumber = target.sqlite.prepare<{ row_number: number }, [number, string]>(
@@ -185,7 +201,9 @@ export async function ingestContacts(source: ReadableStream<Uint8Array>, rules: 
     rowNumber++
     const longCell = record.findIndex((cell) => cell.length > MAX_CSV_CELL_LENGTH)
     if (longCell >= 0) {
-      throw new ContactsLimitError(`Row ${rowNumber}, column ${longCell + 1} of the CSV file is longer than ${MAX_CSV_CELL_LENGTH} characters`)
+      throw new ContactsLimitError(
+        `Row ${rowNumber}, column ${longCell + 1} of the CSV file is longer than ${MAX_CSV_CELL_LENGTH} characters`,
+      )
     }
     const phone = cellOf(record, columns.phone).trim()
     if (phone === '') return
@@ -194,7 +212,11 @@ export async function ingestContacts(source: ReadableStream<Uint8Array>, rules: 
       if (!emptyVariables.has(name)) emptyVariables.set(name, new RowList())
       emptyVariables.get(name)!.add(rowNumber)
     }
-    const greeting = greetingOverride(cellOf(record, columns.greeting[0]), cellOf(record, columns.greeting[1]), cellOf(record, columns.greeting[2]))
+    const greeting = greetingOverride(
+      cellOf(record, columns.greeting[0]),
+      cellOf(record, columns.greeting[1]),
+      cellOf(record, columns.greeting[2]),
+    )
     if (greeting === 'invalid') invalidGreetings.add(rowNumber)
     if (validateDestination(phone, rules.provider, rules.destinations) !== null) {
       invalidPhones.add(rowNumber)
@@ -208,7 +230,12 @@ export async function ingestContacts(source: ReadableStream<Uint8Array>, rules: 
       if (context.length > 1) context += ','
       context += key + JSON.stringify(cell)
     }
-    pending.push([rowNumber, phone, `${context}}`, greeting === null || greeting === 'invalid' ? null : JSON.stringify(greeting)])
+    pending.push([
+      rowNumber,
+      phone,
+      `${context}}`,
+      greeting === null || greeting === 'invalid' ? null : JSON.stringify(greeting),
+    ])
   }
   /**
    * Writes the slice's rows, many per statement. A duplicate phone number is skipped by the unique index; when a
@@ -218,30 +245,44 @@ export async function ingestContacts(source: ReadableStream<Uint8Array>, rules: 
     for (let start = 0; start < pending.length; start += INSERT_CHUNK_ROWS) {
       const rows = pending.slice(start, start + INSERT_CHUNK_ROWS)
       const statement = rows.length === INSERT_CHUNK_ROWS ? insertChunk : null
-      const values = (row: PendingRow) => [target.campaignId, target.organizationId, row[0], row[1], row[2], row[3], target.firstAttemptAt]
+      const values = (row: PendingRow) => [
+        target.campaignId,
+        target.organizationId,
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        target.firstAttemptAt,
+      ]
       const written = statement
         ? statement.run(...rows.flatMap(values)).changes
         : rows.reduce((sum, row) => sum + insertOne.run(...values(row)).changes, 0)
       contacts += written
       if (written === rows.length) continue
-      for (const [number, phone] of rows) if (storedRowNumber.get(target.campaignId, phone)?.row_number !== number) duplicates.add(number)
+      for (const [number, phone] of rows)
+        if (storedRowNumber.get(target.campaignId, phone)?.row_number !== number) duplicates.add(number)
     }
     pending = []
   }
-  const ingestSlice = (records: string[][]) => transaction(target, () => {
-    for (const record of records) {
-      if (plan === null) plan = planColumns(record, rules)
-      else ingestRow(record, plan)
-    }
-    writePending()
-  })
+  const ingestSlice = (records: string[][]) =>
+    transaction(target, () => {
+      for (const record of records) {
+        if (plan === null) plan = planColumns(record, rules)
+        else ingestRow(record, plan)
+      }
+      writePending()
+    })
 
   for await (const records of csvRecordBatches(source)) ingestSlice(records)
 
-  if (plan === null || rowNumber === 1) throw new ContactsError('CSV file must have a header row and at least one data row')
-  if (invalidPhones.total > 0) throw new ContactsError(`Invalid phone numbers in rows: ${invalidPhones}. ${phoneRule(rules)}`)
+  if (plan === null || rowNumber === 1)
+    throw new ContactsError('CSV file must have a header row and at least one data row')
+  if (invalidPhones.total > 0)
+    throw new ContactsError(`Invalid phone numbers in rows: ${invalidPhones}. ${phoneRule(rules)}`)
   if (duplicates.total > 0) {
-    throw new ContactsError(`Duplicate phone numbers found in rows: ${duplicates}. Phone numbers in a campaign must be unique.`)
+    throw new ContactsError(
+      `Duplicate phone numbers found in rows: ${duplicates}. Phone numbers in a campaign must be unique.`,
+    )
   }
   const [emptyName, emptyRows] = [...emptyVariables.entries()].sort(([a], [b]) => a.localeCompare(b))[0] ?? []
   if (emptyName !== undefined) {
@@ -250,7 +291,9 @@ export async function ingestContacts(source: ReadableStream<Uint8Array>, rules: 
     )
   }
   if (invalidGreetings.total > 0) {
-    throw new ContactsError(`Invalid greeting_override_type in rows: ${invalidGreetings}. Use 'text' or 'audio', or leave it empty.`)
+    throw new ContactsError(
+      `Invalid greeting_override_type in rows: ${invalidGreetings}. Use 'text' or 'audio', or leave it empty.`,
+    )
   }
   if (contacts === 0) throw new ContactsError(`CSV file has no row with a ${PHONE_COLUMN}`)
   return contacts

@@ -14,7 +14,10 @@ const ACTION_LOGS: Record<CampaignAction, { event: string; message: string }> = 
   start: { event: 'campaign_started', message: 'Campaign started' },
   pause: { event: 'campaign_paused', message: 'Campaign paused' },
   resume: { event: 'campaign_resumed', message: 'Campaign resumed' },
-  stop: { event: 'campaign_stopped', message: 'Campaign stopped: queued contacts will not be dialled; calls in progress finish' },
+  stop: {
+    event: 'campaign_stopped',
+    message: 'Campaign stopped: queued contacts will not be dialled; calls in progress finish',
+  },
 }
 
 const quoted = (states: readonly CampaignState[]) => states.map((state) => `'${state}'`).join(' or ')
@@ -27,8 +30,16 @@ export function appendCampaignLog(
   message: string,
   details: Record<string, unknown> | null = null,
 ): void {
-  ctx.db.insert(campaignLogs).values({ campaignId, ts: isoNow(ctx.clock), level, event, message, details }).run()
-  const log = level === 'error' ? ctx.log.error.bind(ctx.log) : level === 'warning' ? ctx.log.warn.bind(ctx.log) : ctx.log.info.bind(ctx.log)
+  ctx.db
+    .insert(campaignLogs)
+    .values({ campaignId, ts: isoNow(ctx.clock), level, event, message, details })
+    .run()
+  const log =
+    level === 'error'
+      ? ctx.log.error.bind(ctx.log)
+      : level === 'warning'
+        ? ctx.log.warn.bind(ctx.log)
+        : ctx.log.info.bind(ctx.log)
   log({ campaignId, event, ...(details ? { details } : {}) }, message)
 }
 
@@ -36,7 +47,12 @@ export function appendCampaignLog(
  * Moves a campaign of the organization through start / pause / resume / stop, with its log entry, in one
  * transaction. A wrong state is a 400 naming the current state.
  */
-export function transitionCampaign(ctx: AppContext, organizationId: number, campaignId: number, action: CampaignAction): void {
+export function transitionCampaign(
+  ctx: AppContext,
+  organizationId: number,
+  campaignId: number,
+  action: CampaignAction,
+): void {
   const transition = CAMPAIGN_TRANSITIONS[action]
   transaction(ctx, () => {
     const campaign = ctx.db
@@ -46,7 +62,9 @@ export function transitionCampaign(ctx: AppContext, organizationId: number, camp
       .get()
     if (!campaign || campaign.state === 'importing') throw notFound('Campaign not found')
     if (!transition.from.includes(campaign.state)) {
-      throw refused(`Campaign must be in ${quoted(transition.from)} state to ${action}, current state: ${campaign.state}`)
+      throw refused(
+        `Campaign must be in ${quoted(transition.from)} state to ${action}, current state: ${campaign.state}`,
+      )
     }
     applyTransition(ctx, campaignId, action)
     const resumes = transition.to === 'running' && campaign.state === 'paused'

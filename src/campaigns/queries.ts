@@ -61,7 +61,9 @@ export function schedulerQueries(ctx: AppContext) {
     claimNextContact: (campaignId: number, now: number) => claimNextContact.get(campaignId, now),
     /** The run a claimed contact's attempt created, and one more processed row for its campaign. */
     recordDial(campaignId: number, contactId: number, runId: number, variantId: string | null): void {
-      ctx.sqlite.query('UPDATE campaign_contacts SET last_run_id = ?, variant_id = ? WHERE id = ?').run(runId, variantId, contactId)
+      ctx.sqlite
+        .query('UPDATE campaign_contacts SET last_run_id = ?, variant_id = ? WHERE id = ?')
+        .run(runId, variantId, contactId)
       ctx.sqlite.query('UPDATE campaigns SET processed_rows = processed_rows + 1 WHERE id = ?').run(campaignId)
     },
   }
@@ -70,6 +72,8 @@ export function schedulerQueries(ctx: AppContext) {
 /** Deletes campaigns still importing (one, or all of them for null) with their contacts; returns how many campaigns. */
 export function deleteImportingCampaigns(ctx: AppContext, campaignId: number | null): number {
   const which = `state = 'importing' AND (? IS NULL OR id = ?)`
-  ctx.sqlite.query(`DELETE FROM campaign_contacts WHERE campaign_id IN (SELECT id FROM campaigns WHERE ${which})`).run(campaignId, campaignId)
+  ctx.sqlite
+    .query(`DELETE FROM campaign_contacts WHERE campaign_id IN (SELECT id FROM campaigns WHERE ${which})`)
+    .run(campaignId, campaignId)
   return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${which}`).run(campaignId, campaignId).changes
 }

@@ -37,9 +37,12 @@ export type RetryDecision =
 
 function retriesOutcome(config: RetryConfig, outcome: CallOutcome): boolean {
   switch (outcome) {
-    case 'busy': return config.retry_on_busy
-    case 'no_answer': return config.retry_on_no_answer
-    case 'voicemail': return config.retry_on_voicemail
+    case 'busy':
+      return config.retry_on_busy
+    case 'no_answer':
+      return config.retry_on_no_answer
+    case 'voicemail':
+      return config.retry_on_voicemail
     case 'completed':
     case 'failed':
     case 'canceled':

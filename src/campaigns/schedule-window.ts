@@ -28,8 +28,14 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
   let formatter = formatters.get(timeZone)
   if (!formatter) {
     formatter = new Intl.DateTimeFormat('en-US', {
-      timeZone, hourCycle: 'h23', weekday: 'short', year: 'numeric', month: 'numeric', day: 'numeric',
-      hour: 'numeric', minute: 'numeric',
+      timeZone,
+      hourCycle: 'h23',
+      weekday: 'short',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
     })
     if (formatters.size >= MAX_CACHED_FORMATTERS) formatters.clear()
     formatters.set(timeZone, formatter)
@@ -61,15 +67,19 @@ function wallClock(timeZone: string, at: number): WallClock {
   const hour = Number(fields.hour)
   const minute = Number(fields.minute)
   const localAsUtc = Date.UTC(Number(fields.year), Number(fields.month) - 1, Number(fields.day), hour, minute)
-  return { dayOfWeek: WEEKDAY_INDEX[fields.weekday], minuteOfDay: hour * 60 + minute, wallMinutes: localAsUtc / MINUTE_MS }
+  return {
+    dayOfWeek: WEEKDAY_INDEX[fields.weekday],
+    minuteOfDay: hour * 60 + minute,
+    wallMinutes: localAsUtc / MINUTE_MS,
+  }
 }
 
 const minutesOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5))
 
 const inSlot = (slot: ScheduleSlot, wall: WallClock) =>
-  slot.day_of_week === wall.dayOfWeek
-  && minutesOf(slot.start_time) <= wall.minuteOfDay
-  && wall.minuteOfDay < minutesOf(slot.end_time)
+  slot.day_of_week === wall.dayOfWeek &&
+  minutesOf(slot.start_time) <= wall.minuteOfDay &&
+  wall.minuteOfDay < minutesOf(slot.end_time)
 
 /** A disabled or absent schedule allows every instant. */
 const unrestricted = (schedule: ScheduleConfig | null | undefined): schedule is null | undefined =>
@@ -144,16 +154,30 @@ const TIME = /^(?:[01]\d|2[0-3]):[0-5]\d$/
 export function validateSlots(slots: readonly ScheduleSlot[]): Problem[] {
   const problems: Problem[] = []
   if (slots.length < MIN_SLOTS || slots.length > MAX_SLOTS) {
-    problems.push({ path: ['slots'], message: `slots must have ${MIN_SLOTS} to ${MAX_SLOTS} entries, got ${slots.length}` })
+    problems.push({
+      path: ['slots'],
+      message: `slots must have ${MIN_SLOTS} to ${MAX_SLOTS} entries, got ${slots.length}`,
+    })
   }
   slots.forEach((slot, index) => {
     if (!Number.isInteger(slot.day_of_week) || slot.day_of_week < 0 || slot.day_of_week > 6) {
-      problems.push({ path: ['slots', index, 'day_of_week'], message: `day_of_week must be 0 (Monday) to 6 (Sunday), got ${slot.day_of_week}` })
+      problems.push({
+        path: ['slots', index, 'day_of_week'],
+        message: `day_of_week must be 0 (Monday) to 6 (Sunday), got ${slot.day_of_week}`,
+      })
     }
     const startValid = TIME.test(slot.start_time)
     const endValid = TIME.test(slot.end_time) || slot.end_time === '24:00'
-    if (!startValid) problems.push({ path: ['slots', index, 'start_time'], message: `start_time must be HH:MM from 00:00 to 23:59, got '${slot.start_time}'` })
-    if (!endValid) problems.push({ path: ['slots', index, 'end_time'], message: `end_time must be HH:MM from 00:01 to 24:00, got '${slot.end_time}'` })
+    if (!startValid)
+      problems.push({
+        path: ['slots', index, 'start_time'],
+        message: `start_time must be HH:MM from 00:00 to 23:59, got '${slot.start_time}'`,
+      })
+    if (!endValid)
+      problems.push({
+        path: ['slots', index, 'end_time'],
+        message: `end_time must be HH:MM from 00:01 to 24:00, got '${slot.end_time}'`,
+      })
     if (startValid && endValid && minutesOf(slot.start_time) >= minutesOf(slot.end_time)) {
       problems.push({ path: ['slots', index], message: 'start_time must be before end_time' })
     }

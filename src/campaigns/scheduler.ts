@@ -19,7 +19,10 @@ import { applyTransition } from './state-machine'
  * the campaign pauses with the reason.
  */
 class AgentUnavailableError extends Error {
-  constructor(message: string, readonly event: 'agent_unavailable' | 'models_unavailable') {
+  constructor(
+    message: string,
+    readonly event: 'agent_unavailable' | 'models_unavailable',
+  ) {
     super(message)
   }
 }
@@ -53,7 +56,11 @@ type DialPlan = TelephonyPlan & { campaign: RunningCampaign }
 const TELEPHONY_PLAN_TTL_MS = 1000
 
 /** The call a claimed contact gets: its traffic-split variant's agent version, its context, greeting and retry facts. */
-function campaignCall(plan: DialPlan, contact: ClaimedContact, targetOf: (workflowId: number, definitionId: number | null) => RunTarget) {
+function campaignCall(
+  plan: DialPlan,
+  contact: ClaimedContact,
+  targetOf: (workflowId: number, definitionId: number | null) => RunTarget,
+) {
   const { campaign } = plan
   const split = campaign.traffic_split ? (JSON.parse(campaign.traffic_split) as StoredTrafficSplit) : null
   // The phone number is the contact's identity for allocation, so a redial campaign keeps each contact's variant.
@@ -71,40 +78,82 @@ function campaignCall(plan: DialPlan, contact: ClaimedContact, targetOf: (workfl
     context: { ...(JSON.parse(contact.context) as Record<string, string>), campaign_id: campaign.id },
     extraContext: {
       ...(greeting ? { greeting_override: greeting } : {}),
-      ...(contact.attempts > 1 ? { is_retry: true, retry_attempt: contact.attempts - 1, retry_reason: contact.last_outcome } : {}),
+      ...(contact.attempts > 1
+        ? { is_retry: true, retry_attempt: contact.attempts - 1, retry_reason: contact.last_outcome }
+        : {}),
     },
   }
 }
 
-function pauseCampaign(ctx: AppContext, campaign: RunningCampaign, event: string, message: string, details: Record<string, unknown>): void {
+function pauseCampaign(
+  ctx: AppContext,
+  campaign: RunningCampaign,
+  event: string,
+  message: string,
+  details: Record<string, unknown>,
+): void {
   transaction(ctx, () => {
-    if (applyTransition(ctx, campaign.id, 'suspend') !== null) appendCampaignLog(ctx, campaign.id, 'warning', event, message, details)
+    if (applyTransition(ctx, campaign.id, 'suspend') !== null)
+      appendCampaignLog(ctx, campaign.id, 'warning', event, message, details)
   })
 }
 
 /** Logs `outside_schedule` once per closed window (`logged`: the next opening last logged, by campaign), not once per tick. */
-function noteOutsideSchedule(ctx: AppContext, logged: Map<number, number | null>, campaign: RunningCampaign, schedule: ScheduleConfig, now: number): void {
+function noteOutsideSchedule(
+  ctx: AppContext,
+  logged: Map<number, number | null>,
+  campaign: RunningCampaign,
+  schedule: ScheduleConfig,
+  now: number,
+): void {
   const nextOpening = nextWindowStart(schedule, new Date(now))?.getTime() ?? null
   if (logged.has(campaign.id) && logged.get(campaign.id) === nextOpening) return
   logged.set(campaign.id, nextOpening)
-  appendCampaignLog(ctx, campaign.id, 'info', 'outside_schedule',
-    nextOpening === null ? 'Outside the schedule, and no slot opens in the next 8 days' : `Outside the schedule: dialing resumes at ${new Date(nextOpening).toISOString()}`,
-    { timezone: schedule.timezone, next_window_start: nextOpening === null ? null : new Date(nextOpening).toISOString() })
+  appendCampaignLog(
+    ctx,
+    campaign.id,
+    'info',
+    'outside_schedule',
+    nextOpening === null
+      ? 'Outside the schedule, and no slot opens in the next 8 days'
+      : `Outside the schedule: dialing resumes at ${new Date(nextOpening).toISOString()}`,
+    {
+      timezone: schedule.timezone,
+      next_window_start: nextOpening === null ? null : new Date(nextOpening).toISOString(),
+    },
+  )
 }
 
 /** The provider and caller id a campaign dials with now, or null after pausing the campaign. */
 function resolveTelephonyPlan(ctx: AppContext, campaign: RunningCampaign): TelephonyPlan | null {
   try {
-    const line = resolveOutboundLine(ctx, campaign.organization_id, { telephonyConfigurationId: campaign.telephony_configuration_id }, 'resolved')
+    const line = resolveOutboundLine(
+      ctx,
+      campaign.organization_id,
+      { telephonyConfigurationId: campaign.telephony_configuration_id },
+      'resolved',
+    )
     const { provider } = line
     if (!provider) {
-      pauseCampaign(ctx, campaign, 'telephony_unavailable', `Paused: this appliance cannot place calls through provider '${line.providerName}'`, { provider: line.providerName })
+      pauseCampaign(
+        ctx,
+        campaign,
+        'telephony_unavailable',
+        `Paused: this appliance cannot place calls through provider '${line.providerName}'`,
+        { provider: line.providerName },
+      )
       return null
     }
     return { targets: new Map(), line: { ...line, provider } }
   } catch (error) {
     if (!(error instanceof DomainError)) throw error
-    pauseCampaign(ctx, campaign, 'telephony_unavailable', `Paused: telephony configuration unusable: ${String(error.detail)}`, { reason: error.kind })
+    pauseCampaign(
+      ctx,
+      campaign,
+      'telephony_unavailable',
+      `Paused: telephony configuration unusable: ${String(error.detail)}`,
+      { reason: error.kind },
+    )
     return null
   }
 }
@@ -122,8 +171,14 @@ function runTarget(ctx: AppContext, plan: DialPlan, workflowId: number, definiti
   const found = findRunTarget(ctx, campaign.organization_id, { workflowId }, { definitionId })
   if ('problem' in found) throw new AgentUnavailableError(RUN_TARGET_PROBLEMS[found.problem], 'agent_unavailable')
   const overrides = campaign.model_overrides ? JSON.parse(campaign.model_overrides) : null
-  const modelsProblem = runModelsProblem(ctx, campaign.organization_id, { overrides, configurations: found.target.configurations }, 'voice')
-  if (modelsProblem) throw new AgentUnavailableError(`agent ${workflowId} cannot take a call: ${modelsProblem}`, 'models_unavailable')
+  const modelsProblem = runModelsProblem(
+    ctx,
+    campaign.organization_id,
+    { overrides, configurations: found.target.configurations },
+    'voice',
+  )
+  if (modelsProblem)
+    throw new AgentUnavailableError(`agent ${workflowId} cannot take a call: ${modelsProblem}`, 'models_unavailable')
   plan.targets.set(key, found.target)
   return found.target
 }
@@ -131,7 +186,11 @@ function runTarget(ctx: AppContext, plan: DialPlan, workflowId: number, definiti
 /** The campaign's pacer, created on first use; its rate follows the campaign's rate_limit_per_second. */
 function pacerFor(pacers: Map<number, { rate: number; pacer: Pacer }>, campaign: RunningCampaign): Pacer {
   let paced = pacers.get(campaign.id)
-  if (!paced) pacers.set(campaign.id, (paced = { rate: campaign.rate_limit_per_second, pacer: createPacer(campaign.rate_limit_per_second) }))
+  if (!paced)
+    pacers.set(
+      campaign.id,
+      (paced = { rate: campaign.rate_limit_per_second, pacer: createPacer(campaign.rate_limit_per_second) }),
+    )
   // Only on a real change: setting the rate restarts the pacer's rhythm.
   if (paced.rate !== campaign.rate_limit_per_second) {
     paced.rate = campaign.rate_limit_per_second
@@ -141,7 +200,10 @@ function pacerFor(pacers: Map<number, { rate: number; pacer: Pacer }>, campaign:
 }
 
 /** Runs `tick` again after the delay it returns (at most MAX_TICK_MS), or sooner on `wake`. */
-function createTickLoop(tick: () => Promise<number>, log: AppContext['log']): { start(): void; stop(): void; wake(): void } {
+function createTickLoop(
+  tick: () => Promise<number>,
+  log: AppContext['log'],
+): { start(): void; stop(): void; wake(): void } {
   let timer: ReturnType<typeof setTimeout> | null = null
   let timerDueAt = Infinity
   let running = false
@@ -202,7 +264,14 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
 
   function complete(campaign: RunningCampaign): void {
     transaction(ctx, () => {
-      if (applyTransition(ctx, campaign.id, 'complete') !== null) appendCampaignLog(ctx, campaign.id, 'info', 'campaign_completed', 'Campaign completed: every contact has been called')
+      if (applyTransition(ctx, campaign.id, 'complete') !== null)
+        appendCampaignLog(
+          ctx,
+          campaign.id,
+          'info',
+          'campaign_completed',
+          'Campaign completed: every contact has been called',
+        )
     })
     pacers.delete(campaign.id)
     outsideScheduleLogged.delete(campaign.id)
@@ -220,10 +289,17 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
   /** Claims the next due contact, writes its run in the same transaction, and dials. False when nothing is due. */
   function dialNextContact(plan: DialPlan, now: number): boolean {
     const { campaign } = plan
-    const started = startOutboundCall(ctx, () => {
-      const contact = queries.claimNextContact(campaign.id, now)
-      return contact ? campaignCall(plan, contact, (workflowId, definitionId) => runTarget(ctx, plan, workflowId, definitionId)) : null
-    }, (call, runId) => queries.recordDial(campaign.id, call.campaign!.contactId, runId, call.campaign!.trafficVariantId))
+    const started = startOutboundCall(
+      ctx,
+      () => {
+        const contact = queries.claimNextContact(campaign.id, now)
+        return contact
+          ? campaignCall(plan, contact, (workflowId, definitionId) => runTarget(ctx, plan, workflowId, definitionId))
+          : null
+      },
+      (call, runId) =>
+        queries.recordDial(campaign.id, call.campaign!.contactId, runId, call.campaign!.trafficVariantId),
+    )
     if (!started) return false
     dialsInFlight.add(started.placed)
     void started.placed.finally(() => dialsInFlight.delete(started.placed))
@@ -244,7 +320,10 @@ export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
     outsideScheduleLogged.delete(campaign.id)
     const pacer = pacerFor(pacers, campaign)
     const campaignLimit = campaign.max_concurrency ?? Infinity
-    let capacity = Math.min(campaignLimit - queries.dialingCount(campaign.id), campaign.concurrent_call_limit - openCallCount(ctx, campaign.organization_id))
+    let capacity = Math.min(
+      campaignLimit - queries.dialingCount(campaign.id),
+      campaign.concurrent_call_limit - openCallCount(ctx, campaign.organization_id),
+    )
     if (capacity <= 0 || !queries.hasDueContact(campaign.id, now)) return Infinity
     if (pacer.nextSlot(now) > now) return pacer.nextSlot(now)
     const telephony = telephonyPlan(campaign, now)

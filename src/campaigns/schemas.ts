@@ -8,7 +8,9 @@ const DateTime = t.String({ format: 'date-time' })
 
 export const RetryConfigRequest = t.Object({
   enabled: t.Optional(t.Boolean({ default: true })),
-  max_retries: t.Optional(t.Integer({ minimum: 0, maximum: 10, default: 2, description: 'Retries after the first attempt' })),
+  max_retries: t.Optional(
+    t.Integer({ minimum: 0, maximum: 10, default: 2, description: 'Retries after the first attempt' }),
+  ),
   retry_delay_seconds: t.Optional(t.Integer({ minimum: 30, maximum: 3600, default: 120 })),
   retry_on_busy: t.Optional(t.Boolean({ default: true })),
   retry_on_no_answer: t.Optional(t.Boolean({ default: true })),
@@ -26,13 +28,23 @@ export const RetryConfigResponse = t.Object({
 
 const TimeSlot = t.Object({
   day_of_week: t.Integer({ minimum: 0, maximum: 6, description: '0 = Monday … 6 = Sunday' }),
-  start_time: t.String({ maxLength: MAX_TOKEN_LENGTH, pattern: '^\\d{2}:\\d{2}$', description: 'HH:MM, 24-hour, inclusive' }),
-  end_time: t.String({ maxLength: MAX_TOKEN_LENGTH, pattern: '^\\d{2}:\\d{2}$', description: 'HH:MM, 24-hour, exclusive (24:00 allowed)' }),
+  start_time: t.String({
+    maxLength: MAX_TOKEN_LENGTH,
+    pattern: '^\\d{2}:\\d{2}$',
+    description: 'HH:MM, 24-hour, inclusive',
+  }),
+  end_time: t.String({
+    maxLength: MAX_TOKEN_LENGTH,
+    pattern: '^\\d{2}:\\d{2}$',
+    description: 'HH:MM, 24-hour, exclusive (24:00 allowed)',
+  }),
 })
 
 export const ScheduleConfigRequest = t.Object({
   enabled: t.Optional(t.Boolean({ default: true })),
-  timezone: t.Optional(t.String({ default: 'UTC', maxLength: MAX_TOKEN_LENGTH, description: 'IANA time zone of every slot' })),
+  timezone: t.Optional(
+    t.String({ default: 'UTC', maxLength: MAX_TOKEN_LENGTH, description: 'IANA time zone of every slot' }),
+  ),
   slots: t.Array(TimeSlot, { minItems: 1, maxItems: 50 }),
 })
 
@@ -56,7 +68,12 @@ const TrafficVariantRequest = t.Object({
   workflow_id: t.Integer({ exclusiveMinimum: 0 }),
   weight: t.Integer({ minimum: 1, maximum: 100, description: 'Whole percentage; all weights total 100' }),
   workflow_definition_id: t.Optional(Nullable(t.Integer({ exclusiveMinimum: 0 }))),
-  id: t.Optional(t.String({ maxLength: MAX_TOKEN_LENGTH, description: 'Ignored: the server keeps one stable id per agent/version pair' })),
+  id: t.Optional(
+    t.String({
+      maxLength: MAX_TOKEN_LENGTH,
+      description: 'Ignored: the server keeps one stable id per agent/version pair',
+    }),
+  ),
 })
 
 export const TrafficSplitRequest = t.Object({
@@ -77,7 +94,11 @@ export const TrafficSplitResponse = t.Object({ revision: t.Integer(), variants: 
 export const CreateCampaignBody = t.Object({
   name: t.String({ minLength: 1, maxLength: 255 }),
   source_type: t.String({ maxLength: MAX_TOKEN_LENGTH, pattern: '^csv$' }),
-  source_id: t.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: 'file_key returned by POST /api/v1/s3/presigned-upload-url' }),
+  source_id: t.String({
+    minLength: 1,
+    maxLength: MAX_URL_LENGTH,
+    description: 'file_key returned by POST /api/v1/s3/presigned-upload-url',
+  }),
   workflow_id: t.Optional(Nullable(t.Integer({ exclusiveMinimum: 0 }))),
   traffic_split: t.Optional(Nullable(TrafficSplitRequest)),
   telephony_configuration_id: t.Optional(Nullable(t.Integer())),
@@ -141,7 +162,9 @@ export const CampaignResponse = t.Object({
   redialed_campaign_id: Nullable(t.Integer()),
   telephony_configuration_id: Nullable(t.Integer()),
   telephony_configuration_name: Nullable(t.String()),
-  model_overrides: Nullable(t.Record(t.String(), t.Unknown(), { description: 'Model choices applied to every call of the campaign.' })),
+  model_overrides: Nullable(
+    t.Record(t.String(), t.Unknown(), { description: 'Model choices applied to every call of the campaign.' }),
+  ),
   logs: t.Array(CampaignLogEntry),
   warnings: t.Array(t.String()),
 })
@@ -171,7 +194,9 @@ const VariantStats = t.Object({
   contacts_assigned: t.Integer(),
   calls_placed: t.Integer(),
   outcomes: t.Record(t.String(), t.Integer(), { description: 'Finished calls by disposition' }),
-  versions_used: t.Array(t.Object({ workflow_definition_id: t.Integer(), version_number: Nullable(t.Integer()), calls: t.Integer() })),
+  versions_used: t.Array(
+    t.Object({ workflow_definition_id: t.Integer(), version_number: Nullable(t.Integer()), calls: t.Integer() }),
+  ),
 })
 
 export const TrafficStatsResponse = t.Object({

@@ -44,7 +44,8 @@ function requestProblems(body: Pick<CreateRequest, 'schedule_config' | 'traffic_
   }
   if (body.schedule_config) {
     const timezone = body.schedule_config.timezone ?? 'UTC'
-    if (!isValidTimeZone(timezone)) problems.push(valueError(['body', 'schedule_config', 'timezone'], `Invalid timezone: ${timezone}`, timezone))
+    if (!isValidTimeZone(timezone))
+      problems.push(valueError(['body', 'schedule_config', 'timezone'], `Invalid timezone: ${timezone}`, timezone))
     itemsOf('schedule_config', body.schedule_config, validateSlots(body.schedule_config.slots))
   }
   if (body.traffic_split) itemsOf('traffic_split', body.traffic_split, validateSplit(body.traffic_split.variants))
@@ -57,19 +58,33 @@ const normalizeSchedule = (schedule: ScheduleRequest): ScheduleConfig => ({
   slots: schedule.slots,
 })
 
-const normalizeRetry = (retry: NonNullable<CreateRequest['retry_config']>): RetryConfig => ({ ...RETRY_CONFIG_REQUEST_DEFAULTS, ...retry })
+const normalizeRetry = (retry: NonNullable<CreateRequest['retry_config']>): RetryConfig => ({
+  ...RETRY_CONFIG_REQUEST_DEFAULTS,
+  ...retry,
+})
 
 /** The agent version each variant (or the single agent) runs; 404/400/422 when one cannot run. */
-function resolveTargets(ctx: AppContext, organizationId: number, selections: { workflowId: number; definitionId: number | null; loc: Loc }[]): RunTarget[] {
+function resolveTargets(
+  ctx: AppContext,
+  organizationId: number,
+  selections: { workflowId: number; definitionId: number | null; loc: Loc }[],
+): RunTarget[] {
   return selections.map(({ workflowId, definitionId, loc }) => {
     const found = findRunTarget(ctx, organizationId, { workflowId }, { definitionId })
     if (!('problem' in found)) return found.target
     switch (found.problem) {
-      case 'workflow_not_found': throw notFound(RUN_TARGET_PROBLEMS.workflow_not_found)
+      case 'workflow_not_found':
+        throw notFound(RUN_TARGET_PROBLEMS.workflow_not_found)
       case 'definition_not_found':
-        throw invalid([valueError([...loc, 'workflow_definition_id'],
-          `workflow_definition_id ${definitionId} is not a published or archived version of agent ${workflowId}`, definitionId)])
-      default: throw refused(RUN_TARGET_PROBLEMS[found.problem])
+        throw invalid([
+          valueError(
+            [...loc, 'workflow_definition_id'],
+            `workflow_definition_id ${definitionId} is not a published or archived version of agent ${workflowId}`,
+            definitionId,
+          ),
+        ])
+      default:
+        throw refused(RUN_TARGET_PROBLEMS[found.problem])
     }
   })
 }
@@ -80,13 +95,24 @@ function resolveTargets(ctx: AppContext, organizationId: number, selections: { w
  */
 function startProblem(ctx: AppContext, campaign: CampaignRow): string | null {
   const selections = campaign.trafficSplit
-    ? campaign.trafficSplit.variants.map((variant) => ({ workflowId: variant.workflow_id, definitionId: variant.workflow_definition_id }))
-    : campaign.workflowId === null ? [] : [{ workflowId: campaign.workflowId, definitionId: null }]
+    ? campaign.trafficSplit.variants.map((variant) => ({
+        workflowId: variant.workflow_id,
+        definitionId: variant.workflow_definition_id,
+      }))
+    : campaign.workflowId === null
+      ? []
+      : [{ workflowId: campaign.workflowId, definitionId: null }]
   for (const { workflowId, definitionId } of selections) {
     const found = findRunTarget(ctx, campaign.organizationId, { workflowId }, { definitionId })
-    const problem = 'problem' in found
-      ? RUN_TARGET_PROBLEMS[found.problem]
-      : runModelsProblem(ctx, campaign.organizationId, { overrides: campaign.modelOverrides, configurations: found.target.configurations }, 'voice')
+    const problem =
+      'problem' in found
+        ? RUN_TARGET_PROBLEMS[found.problem]
+        : runModelsProblem(
+            ctx,
+            campaign.organizationId,
+            { overrides: campaign.modelOverrides, configurations: found.target.configurations },
+            'voice',
+          )
     if (problem) return `agent ${workflowId}: ${problem}`
   }
   return null
@@ -101,8 +127,13 @@ function splitSelections(split: SplitRequest) {
 }
 
 function requireCampaign(ctx: AppContext, organizationId: number, campaignId: number): CampaignRow {
-  const row = ctx.db.select().from(campaigns)
-    .where(and(eq(campaigns.id, campaignId), eq(campaigns.organizationId, organizationId), ne(campaigns.state, 'importing'))).get()
+  const row = ctx.db
+    .select()
+    .from(campaigns)
+    .where(
+      and(eq(campaigns.id, campaignId), eq(campaigns.organizationId, organizationId), ne(campaigns.state, 'importing')),
+    )
+    .get()
   if (!row) throw notFound('Campaign not found')
   return row
 }
@@ -111,9 +142,12 @@ export const getCampaign = (ctx: AppContext, organizationId: number, campaignId:
   campaignViews(ctx, [requireCampaign(ctx, organizationId, campaignId)])[0]
 
 export function listCampaigns(ctx: AppContext, organizationId: number): CampaignView[] {
-  const rows = ctx.db.select().from(campaigns)
+  const rows = ctx.db
+    .select()
+    .from(campaigns)
     .where(and(eq(campaigns.organizationId, organizationId), ne(campaigns.state, 'importing')))
-    .orderBy(desc(campaigns.id)).all()
+    .orderBy(desc(campaigns.id))
+    .all()
   return campaignViews(ctx, rows)
 }
 
@@ -121,60 +155,98 @@ export function listCampaigns(ctx: AppContext, organizationId: number): Campaign
  * Creates a campaign in `draft` with its contacts: checks the agents, the uploaded CSV and the telephony
  * configuration, then streams the CSV into contact rows. A CSV that breaks a rule leaves nothing behind (400).
  */
-export async function createCampaign(ctx: AppContext, organizationId: number, body: CreateRequest): Promise<CampaignView> {
+export async function createCampaign(
+  ctx: AppContext,
+  organizationId: number,
+  body: CreateRequest,
+): Promise<CampaignView> {
   const problems = requestProblems(body)
   const hasWorkflow = body.workflow_id != null
   const hasSplit = body.traffic_split != null
   if (hasWorkflow === hasSplit) {
-    problems.push(valueError(['body'], hasWorkflow ? 'send either workflow_id or traffic_split, not both' : 'workflow_id or traffic_split is required', body))
+    problems.push(
+      valueError(
+        ['body'],
+        hasWorkflow ? 'send either workflow_id or traffic_split, not both' : 'workflow_id or traffic_split is required',
+        body,
+      ),
+    )
   }
   problems.push(...modelOverridesProblems(ctx, organizationId, body.model_overrides, ['body', 'model_overrides']))
   if (problems.length > 0) throw invalid(problems)
 
-  const targets = resolveTargets(ctx, organizationId, body.traffic_split
-    ? splitSelections(body.traffic_split)
-    : [{ workflowId: body.workflow_id!, definitionId: null, loc: ['body'] }])
+  const targets = resolveTargets(
+    ctx,
+    organizationId,
+    body.traffic_split
+      ? splitSelections(body.traffic_split)
+      : [{ workflowId: body.workflow_id!, definitionId: null, loc: ['body'] }],
+  )
   const upload = findUpload(ctx, organizationId, body.source_id)
-  if (!upload) throw refused(`Source file '${body.source_id}' not found: upload it with POST /api/v1/s3/presigned-upload-url first`)
+  if (!upload)
+    throw refused(
+      `Source file '${body.source_id}' not found: upload it with POST /api/v1/s3/presigned-upload-url first`,
+    )
   const file = await ctx.objects.file(upload.fileKey)
   if (!file) throw refused(`Source file '${body.source_id}' is no longer stored`)
-  const { config } = resolveOutbound(ctx, organizationId, { telephonyConfigurationId: body.telephony_configuration_id ?? null }, {
-    missingConfiguration: () => refused(TELEPHONY_CONFIGURATION_NOT_FOUND),
-  })
+  const { config } = resolveOutbound(
+    ctx,
+    organizationId,
+    { telephonyConfigurationId: body.telephony_configuration_id ?? null },
+    {
+      missingConfiguration: () => refused(TELEPHONY_CONFIGURATION_NOT_FOUND),
+    },
+  )
 
   const now = isoNow(ctx.clock)
   const split: StoredTrafficSplit | null = body.traffic_split
-    ? { revision: 1, variants: reconcileVariantIds([], body.traffic_split.variants as TrafficVariantInput[]), removed: [] }
+    ? {
+        revision: 1,
+        variants: reconcileVariantIds([], body.traffic_split.variants as TrafficVariantInput[]),
+        removed: [],
+      }
     : null
-  const campaignId = ctx.db.insert(campaigns).values({
-    organizationId,
-    name: body.name,
-    workflowId: body.workflow_id ?? null,
-    state: 'importing',
-    sourceType: body.source_type,
-    sourceId: body.source_id,
-    retryConfig: body.retry_config ? normalizeRetry(body.retry_config) : RETRY_CONFIG_WHEN_OMITTED,
-    trafficSplit: split,
-    allocationSeed: crypto.randomUUID(),
-    maxConcurrency: body.max_concurrency ?? null,
-    rateLimitPerSecond: body.rate_limit_per_second ?? 1,
-    scheduleConfig: body.schedule_config ? normalizeSchedule(body.schedule_config) : null,
-    circuitBreaker: resolveCircuitBreakerConfig(body.circuit_breaker),
-    telephonyConfigurationId: config.id,
-    modelOverrides: body.model_overrides ?? null,
-    createdAt: now,
-    updatedAt: now,
-  }).returning({ id: campaigns.id }).get().id
+  const campaignId = ctx.db
+    .insert(campaigns)
+    .values({
+      organizationId,
+      name: body.name,
+      workflowId: body.workflow_id ?? null,
+      state: 'importing',
+      sourceType: body.source_type,
+      sourceId: body.source_id,
+      retryConfig: body.retry_config ? normalizeRetry(body.retry_config) : RETRY_CONFIG_WHEN_OMITTED,
+      trafficSplit: split,
+      allocationSeed: crypto.randomUUID(),
+      maxConcurrency: body.max_concurrency ?? null,
+      rateLimitPerSecond: body.rate_limit_per_second ?? 1,
+      scheduleConfig: body.schedule_config ? normalizeSchedule(body.schedule_config) : null,
+      circuitBreaker: resolveCircuitBreakerConfig(body.circuit_breaker),
+      telephonyConfigurationId: config.id,
+      modelOverrides: body.model_overrides ?? null,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning({ id: campaigns.id })
+    .get().id
 
   let contacts: number
   try {
     const requiredVariables = [...new Set(targets.flatMap((target) => target.requiredVariables))]
-    contacts = await ingestContacts(file.stream(), { provider: config.provider, destinations: ariDestinationRules(config.credentials), requiredVariables }, {
-      sqlite: ctx.sqlite, campaignId, organizationId, firstAttemptAt: ctx.clock.now(),
-    })
+    contacts = await ingestContacts(
+      file.stream(),
+      { provider: config.provider, destinations: ariDestinationRules(config.credentials), requiredVariables },
+      {
+        sqlite: ctx.sqlite,
+        campaignId,
+        organizationId,
+        firstAttemptAt: ctx.clock.now(),
+      },
+    )
   } catch (error) {
     discardImportingCampaigns(ctx, campaignId)
-    if (error instanceof ContactsLimitError) throw invalid([valueError(['body', 'source_id'], error.message, body.source_id)])
+    if (error instanceof ContactsLimitError)
+      throw invalid([valueError(['body', 'source_id'], error.message, body.source_id)])
     if (error instanceof ContactsError) throw refused(error.message)
     throw error
   }
@@ -184,7 +256,12 @@ export async function createCampaign(ctx: AppContext, organizationId: number, bo
 }
 
 /** Changes settings; traffic split changes are logged and apply to the next dial, retries included. */
-export function updateCampaign(ctx: AppContext, organizationId: number, campaignId: number, body: UpdateRequest): CampaignView {
+export function updateCampaign(
+  ctx: AppContext,
+  organizationId: number,
+  campaignId: number,
+  body: UpdateRequest,
+): CampaignView {
   const campaign = requireCampaign(ctx, organizationId, campaignId)
   if (FINISHED_STATES.has(campaign.state)) throw refused(`Cannot update a ${campaign.state} campaign`)
   const problems = requestProblems(body)
@@ -208,9 +285,18 @@ export function updateCampaign(ctx: AppContext, organizationId: number, campaign
         const removed = known.filter((variant) => !kept.has(variant.id))
         const revision = (previous?.revision ?? 0) + 1
         changes.trafficSplit = { revision, variants, removed }
-        appendCampaignLog(ctx, campaignId, 'info', 'traffic_split_changed', `Traffic split changed (revision ${revision}); it applies from the next dial`, {
-          revision, previous: previous?.variants ?? null, variants,
-        })
+        appendCampaignLog(
+          ctx,
+          campaignId,
+          'info',
+          'traffic_split_changed',
+          `Traffic split changed (revision ${revision}); it applies from the next dial`,
+          {
+            revision,
+            previous: previous?.variants ?? null,
+            variants,
+          },
+        )
       }
     }
     ctx.db.update(campaigns).set(changes).where(eq(campaigns.id, campaignId)).run()
@@ -218,7 +304,12 @@ export function updateCampaign(ctx: AppContext, organizationId: number, campaign
   return getCampaign(ctx, organizationId, campaignId)
 }
 
-export function changeCampaignState(ctx: AppContext, organizationId: number, campaignId: number, action: CampaignAction): CampaignView {
+export function changeCampaignState(
+  ctx: AppContext,
+  organizationId: number,
+  campaignId: number,
+  action: CampaignAction,
+): CampaignView {
   if (action === 'start' || action === 'resume') {
     const problem = startProblem(ctx, requireCampaign(ctx, organizationId, campaignId))
     if (problem) throw refused(`The campaign cannot call: ${problem}`)
@@ -229,12 +320,16 @@ export function changeCampaignState(ctx: AppContext, organizationId: number, cam
 
 export function campaignProgress(ctx: AppContext, organizationId: number, campaignId: number) {
   const campaign = requireCampaign(ctx, organizationId, campaignId)
-  const closed = ctx.sqlite.query<{ n: number }, [number]>(
-    `SELECT count(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND state = 'done'`,
-  ).get(campaignId)!.n
-  const failedCalls = ctx.sqlite.query<{ n: number }, [number]>(
-    `SELECT count(*) AS n FROM workflow_runs WHERE campaign_id = ? AND completed_at IS NOT NULL AND disposition IN ('failed', 'busy', 'no-answer')`,
-  ).get(campaignId)!.n
+  const closed = ctx.sqlite
+    .query<{ n: number }, [number]>(
+      `SELECT count(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND state = 'done'`,
+    )
+    .get(campaignId)!.n
+  const failedCalls = ctx.sqlite
+    .query<{ n: number }, [number]>(
+      `SELECT count(*) AS n FROM workflow_runs WHERE campaign_id = ? AND completed_at IS NOT NULL AND disposition IN ('failed', 'busy', 'no-answer')`,
+    )
+    .get(campaignId)!.n
   const total = campaign.totalRows ?? 0
   return {
     campaign_id: campaign.id,
@@ -256,54 +351,93 @@ type VariantCount = { variant_id: string | null; n: number }
 export function trafficStats(ctx: AppContext, organizationId: number, campaignId: number) {
   const campaign = requireCampaign(ctx, organizationId, campaignId)
   const view = campaignViews(ctx, [campaign])[0]
-  const assigned = new Map(ctx.sqlite.query<VariantCount, [number]>(
-    'SELECT variant_id, count(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND variant_id IS NOT NULL GROUP BY variant_id',
-  ).all(campaignId).map((row) => [row.variant_id, row.n]))
-  const placed = new Map(ctx.sqlite.query<VariantCount, [number]>(
-    'SELECT traffic_variant_id AS variant_id, count(*) AS n FROM workflow_runs WHERE campaign_id = ? GROUP BY traffic_variant_id',
-  ).all(campaignId).map((row) => [row.variant_id, row.n]))
-  const outcomes = ctx.sqlite.query<VariantCount & { disposition: string }, [number]>(
-    `SELECT traffic_variant_id AS variant_id, disposition, count(*) AS n FROM workflow_runs
+  const assigned = new Map(
+    ctx.sqlite
+      .query<VariantCount, [number]>(
+        'SELECT variant_id, count(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND variant_id IS NOT NULL GROUP BY variant_id',
+      )
+      .all(campaignId)
+      .map((row) => [row.variant_id, row.n]),
+  )
+  const placed = new Map(
+    ctx.sqlite
+      .query<VariantCount, [number]>(
+        'SELECT traffic_variant_id AS variant_id, count(*) AS n FROM workflow_runs WHERE campaign_id = ? GROUP BY traffic_variant_id',
+      )
+      .all(campaignId)
+      .map((row) => [row.variant_id, row.n]),
+  )
+  const outcomes = ctx.sqlite
+    .query<VariantCount & { disposition: string }, [number]>(
+      `SELECT traffic_variant_id AS variant_id, disposition, count(*) AS n FROM workflow_runs
       WHERE campaign_id = ? AND completed_at IS NOT NULL GROUP BY traffic_variant_id, disposition`,
-  ).all(campaignId)
-  const versions = ctx.sqlite.query<VariantCount & { definition_id: number; version_number: number | null }, [number]>(
-    `SELECT r.traffic_variant_id AS variant_id, r.definition_id, d.version_number, count(*) AS n
+    )
+    .all(campaignId)
+  const versions = ctx.sqlite
+    .query<VariantCount & { definition_id: number; version_number: number | null }, [number]>(
+      `SELECT r.traffic_variant_id AS variant_id, r.definition_id, d.version_number, count(*) AS n
        FROM workflow_runs r LEFT JOIN workflow_definitions d ON d.id = r.definition_id
       WHERE r.campaign_id = ? GROUP BY r.traffic_variant_id, r.definition_id`,
-  ).all(campaignId)
+    )
+    .all(campaignId)
   const split = campaign.trafficSplit
   const current = view.traffic_split?.variants ?? []
-  const removed = (split?.removed ?? []).map((variant) => ({ ...variant, weight: 0, workflow_name: 'Unknown', version_number: null }))
+  const removed = (split?.removed ?? []).map((variant) => ({
+    ...variant,
+    weight: 0,
+    workflow_name: 'Unknown',
+    version_number: null,
+  }))
   return {
     campaign_id: campaign.id,
     revision: split?.revision ?? null,
-    variants: [...current.map((variant) => ({ ...variant, removed: false })), ...removed.map((variant) => ({ ...variant, removed: true }))]
-      .map((variant) => ({
-        id: variant.id,
-        workflow_id: variant.workflow_id,
-        workflow_name: variant.workflow_name,
-        workflow_definition_id: variant.workflow_definition_id,
-        weight: variant.weight,
-        removed: variant.removed,
-        contacts_assigned: assigned.get(variant.id) ?? 0,
-        calls_placed: placed.get(variant.id) ?? 0,
-        outcomes: Object.fromEntries(outcomes.filter((row) => row.variant_id === variant.id).map((row) => [row.disposition ?? 'unknown', row.n])),
-        versions_used: versions.filter((row) => row.variant_id === variant.id)
-          .map((row) => ({ workflow_definition_id: row.definition_id, version_number: row.version_number, calls: row.n })),
-      })),
+    variants: [
+      ...current.map((variant) => ({ ...variant, removed: false })),
+      ...removed.map((variant) => ({ ...variant, removed: true })),
+    ].map((variant) => ({
+      id: variant.id,
+      workflow_id: variant.workflow_id,
+      workflow_name: variant.workflow_name,
+      workflow_definition_id: variant.workflow_definition_id,
+      weight: variant.weight,
+      removed: variant.removed,
+      contacts_assigned: assigned.get(variant.id) ?? 0,
+      calls_placed: placed.get(variant.id) ?? 0,
+      outcomes: Object.fromEntries(
+        outcomes.filter((row) => row.variant_id === variant.id).map((row) => [row.disposition ?? 'unknown', row.n]),
+      ),
+      versions_used: versions
+        .filter((row) => row.variant_id === variant.id)
+        .map((row) => ({
+          workflow_definition_id: row.definition_id,
+          version_number: row.version_number,
+          calls: row.n,
+        })),
+    })),
   }
 }
 
-const REDIAL_OUTCOMES = { retry_on_busy: 'busy', retry_on_no_answer: 'no_answer', retry_on_voicemail: 'voicemail' } as const
+const REDIAL_OUTCOMES = {
+  retry_on_busy: 'busy',
+  retry_on_no_answer: 'no_answer',
+  retry_on_voicemail: 'voicemail',
+} as const
 
 /**
  * A child campaign in `draft` that calls again the contacts whose last outcome matches the chosen reasons. It inherits
  * the settings, the current traffic split and the allocation seed, so each contact keeps its variant.
  */
-export function redialCampaign(ctx: AppContext, organizationId: number, campaignId: number, body: RedialRequest): CampaignView {
+export function redialCampaign(
+  ctx: AppContext,
+  organizationId: number,
+  campaignId: number,
+  body: RedialRequest,
+): CampaignView {
   const chosen = (Object.keys(REDIAL_OUTCOMES) as (keyof typeof REDIAL_OUTCOMES)[]).filter((flag) => body[flag] ?? true)
   if (chosen.length === 0) {
-    throw invalid([valueError(['body'], 'At least one of retry_on_voicemail, retry_on_no_answer, retry_on_busy must be true', body)])
+    throw invalid([
+      valueError(['body'], 'At least one of retry_on_voicemail, retry_on_no_answer, retry_on_busy must be true', body),
+    ])
   }
   const parent = requireCampaign(ctx, organizationId, campaignId)
   if (parent.state !== 'completed' && parent.state !== 'stopped') {
@@ -313,27 +447,47 @@ export function redialCampaign(ctx: AppContext, organizationId: number, campaign
   const outcomes = chosen.map((flag) => REDIAL_OUTCOMES[flag])
   const now = isoNow(ctx.clock)
   const childId = transaction(ctx, () => {
-    const id = ctx.db.insert(campaigns).values({
-      ...parent,
-      id: undefined,
-      name: body.name ?? `${parent.name} (Redial)`,
-      state: 'draft',
-      retryConfig: body.retry_config ? normalizeRetry(body.retry_config) : parent.retryConfig,
-      totalRows: 0, processedRows: 0, failedRows: 0, executedCount: 0, totalQueuedCount: 0,
-      breakerWindowResetAt: 0,
-      parentCampaignId: parent.id,
-      redialedCampaignId: null,
-      createdAt: now, startedAt: null, completedAt: null, updatedAt: now,
-    }).returning({ id: campaigns.id }).get().id
-    const copied = ctx.sqlite.query(
-      `INSERT INTO campaign_contacts (campaign_id, organization_id, row_number, phone_number, context, greeting_override, state, attempts, next_attempt_at)
+    const id = ctx.db
+      .insert(campaigns)
+      .values({
+        ...parent,
+        id: undefined,
+        name: body.name ?? `${parent.name} (Redial)`,
+        state: 'draft',
+        retryConfig: body.retry_config ? normalizeRetry(body.retry_config) : parent.retryConfig,
+        totalRows: 0,
+        processedRows: 0,
+        failedRows: 0,
+        executedCount: 0,
+        totalQueuedCount: 0,
+        breakerWindowResetAt: 0,
+        parentCampaignId: parent.id,
+        redialedCampaignId: null,
+        createdAt: now,
+        startedAt: null,
+        completedAt: null,
+        updatedAt: now,
+      })
+      .returning({ id: campaigns.id })
+      .get().id
+    const copied = ctx.sqlite
+      .query(
+        `INSERT INTO campaign_contacts (campaign_id, organization_id, row_number, phone_number, context, greeting_override, state, attempts, next_attempt_at)
        SELECT ?, organization_id, row_number, phone_number, context, greeting_override, 'queued', 0, ?
          FROM campaign_contacts WHERE campaign_id = ? AND state = 'done' AND last_outcome IN (${outcomes.map(() => '?').join(', ')})`,
-    ).run(id, ctx.clock.now(), parent.id, ...outcomes).changes
+      )
+      .run(id, ctx.clock.now(), parent.id, ...outcomes).changes
     if (copied === 0) throw refused('No contacts match the selected redial criteria')
     ctx.db.update(campaigns).set({ totalRows: copied, totalQueuedCount: copied }).where(eq(campaigns.id, id)).run()
     ctx.db.update(campaigns).set({ redialedCampaignId: id, updatedAt: now }).where(eq(campaigns.id, parent.id)).run()
-    appendCampaignLog(ctx, parent.id, 'info', 'campaign_redialed', `Redial campaign ${id} created for ${copied} contacts`, { redial_campaign_id: id, outcomes })
+    appendCampaignLog(
+      ctx,
+      parent.id,
+      'info',
+      'campaign_redialed',
+      `Redial campaign ${id} created for ${copied} contacts`,
+      { redial_campaign_id: id, outcomes },
+    )
     return id
   })
   return getCampaign(ctx, organizationId, childId)
@@ -351,4 +505,3 @@ export function campaignSourceKey(ctx: AppContext, organizationId: number, campa
   if (!findUpload(ctx, organizationId, campaign.sourceId)) throw notFound('Source file not found')
   return campaign.sourceId
 }
-

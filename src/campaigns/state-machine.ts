@@ -40,21 +40,29 @@ export function applyTransition(
   columns: TransitionColumns = {},
 ): CampaignState | null {
   const rule = CAMPAIGN_TRANSITIONS[transition]
-  const current = ctx.db.select({ state: campaigns.state, startedAt: campaigns.startedAt }).from(campaigns)
-    .where(and(eq(campaigns.id, campaignId), inArray(campaigns.state, [...rule.from]))).get()
+  const current = ctx.db
+    .select({ state: campaigns.state, startedAt: campaigns.startedAt })
+    .from(campaigns)
+    .where(and(eq(campaigns.id, campaignId), inArray(campaigns.state, [...rule.from])))
+    .get()
   if (!current) return null
   const now = ctx.clock.now()
   const at = new Date(now).toISOString()
   const ends = rule.to === 'stopped' || rule.to === 'completed'
-  const moved = ctx.db.update(campaigns).set({
-    state: rule.to,
-    // The end of the import is still the campaign's creation.
-    ...(transition === 'imported' ? {} : { updatedAt: at }),
-    ...(rule.to === 'running' && current.startedAt === null ? { startedAt: at } : {}),
-    ...(ends ? { completedAt: at } : {}),
-    ...(rule.to === 'running' && current.state === 'paused' ? { breakerWindowResetAt: now } : {}),
-    ...columns,
-  }).where(and(eq(campaigns.id, campaignId), eq(campaigns.state, current.state))).returning({ organizationId: campaigns.organizationId }).get()
+  const moved = ctx.db
+    .update(campaigns)
+    .set({
+      state: rule.to,
+      // The end of the import is still the campaign's creation.
+      ...(transition === 'imported' ? {} : { updatedAt: at }),
+      ...(rule.to === 'running' && current.startedAt === null ? { startedAt: at } : {}),
+      ...(ends ? { completedAt: at } : {}),
+      ...(rule.to === 'running' && current.state === 'paused' ? { breakerWindowResetAt: now } : {}),
+      ...columns,
+    })
+    .where(and(eq(campaigns.id, campaignId), eq(campaigns.state, current.state)))
+    .returning({ organizationId: campaigns.organizationId })
+    .get()
   if (!moved) return null
   ctx.events.publish({ kind: 'campaign', organizationId: moved.organizationId, campaignId })
   return current.state

@@ -50,7 +50,8 @@ export function assignVariant(contactKey: string, seed: string, variants: readon
   return winner
 }
 
-const pairKey = (workflowId: number, definitionId: number | null | undefined) => `${workflowId}:${definitionId ?? 'latest'}`
+const pairKey = (workflowId: number, definitionId: number | null | undefined) =>
+  `${workflowId}:${definitionId ?? 'latest'}`
 
 /**
  * A new variant id derived from the (workflow, definition) pair, e.g. `w12-d34` or `w12-latest`, so a pair that is
@@ -99,7 +100,10 @@ export function isSameSplit(a: readonly TrafficVariant[], b: readonly TrafficVar
 export function validateSplit(variants: readonly TrafficVariantInput[]): Problem[] {
   const problems: Problem[] = []
   if (variants.length < MIN_VARIANTS || variants.length > MAX_VARIANTS) {
-    problems.push({ path: ['variants'], message: `traffic_split must have ${MIN_VARIANTS} to ${MAX_VARIANTS} variants, got ${variants.length}` })
+    problems.push({
+      path: ['variants'],
+      message: `traffic_split must have ${MIN_VARIANTS} to ${MAX_VARIANTS} variants, got ${variants.length}`,
+    })
   }
   const firstIndexByPair = new Map<string, number>()
   let total = 0
@@ -108,13 +112,20 @@ export function validateSplit(variants: readonly TrafficVariantInput[]): Problem
       problems.push({ path: ['variants', index, 'workflow_id'], message: 'workflow_id must be a positive integer' })
     }
     if (!Number.isInteger(variant.weight) || variant.weight < 1 || variant.weight > 100) {
-      problems.push({ path: ['variants', index, 'weight'], message: `weight must be a whole number from 1 to 100, got ${variant.weight}` })
+      problems.push({
+        path: ['variants', index, 'weight'],
+        message: `weight must be a whole number from 1 to 100, got ${variant.weight}`,
+      })
     }
     total += variant.weight
     const key = pairKey(variant.workflow_id, variant.workflow_definition_id)
     const first = firstIndexByPair.get(key)
     if (first === undefined) firstIndexByPair.set(key, index)
-    else problems.push({ path: ['variants', index], message: `repeats the workflow_id and workflow_definition_id of variants[${first}]` })
+    else
+      problems.push({
+        path: ['variants', index],
+        message: `repeats the workflow_id and workflow_definition_id of variants[${first}]`,
+      })
   })
   if (variants.length > 0 && total !== TOTAL_WEIGHT) {
     problems.push({ path: ['variants'], message: `traffic_split weights must total ${TOTAL_WEIGHT}, got ${total}` })

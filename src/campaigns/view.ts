@@ -14,18 +14,39 @@ export type CampaignRow = typeof campaigns.$inferSelect
 export type CampaignView = Static<typeof CampaignResponse>
 
 const byId = <T extends { id: number }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]))
-const unique = (values: (number | null | undefined)[]) => [...new Set(values.filter((value): value is number => value != null))]
+const unique = (values: (number | null | undefined)[]) => [
+  ...new Set(values.filter((value): value is number => value != null)),
+]
 
 /** Names and versions every campaign view needs, fetched once for a whole page of campaigns. */
 function lookups(ctx: AppContext, rows: CampaignRow[]) {
   const splitVariants = rows.flatMap((row) => row.trafficSplit?.variants ?? [])
-  const workflowIds = unique([...rows.map((row) => row.workflowId), ...splitVariants.map((variant) => variant.workflow_id)])
+  const workflowIds = unique([
+    ...rows.map((row) => row.workflowId),
+    ...splitVariants.map((variant) => variant.workflow_id),
+  ])
   const configurationIds = unique(rows.map((row) => row.telephonyConfigurationId))
-  const workflowNames = byId(workflowIds.length ? ctx.db.select({ id: workflows.id, name: workflows.name }).from(workflows).where(inArray(workflows.id, workflowIds)).all() : [])
+  const workflowNames = byId(
+    workflowIds.length
+      ? ctx.db
+          .select({ id: workflows.id, name: workflows.name })
+          .from(workflows)
+          .where(inArray(workflows.id, workflowIds))
+          .all()
+      : [],
+  )
   const definitions = byId(
     workflowIds.length
-      ? ctx.db.select({ id: workflowDefinitions.id, workflowId: workflowDefinitions.workflowId, versionNumber: workflowDefinitions.versionNumber, status: workflowDefinitions.status })
-        .from(workflowDefinitions).where(inArray(workflowDefinitions.workflowId, workflowIds)).all()
+      ? ctx.db
+          .select({
+            id: workflowDefinitions.id,
+            workflowId: workflowDefinitions.workflowId,
+            versionNumber: workflowDefinitions.versionNumber,
+            status: workflowDefinitions.status,
+          })
+          .from(workflowDefinitions)
+          .where(inArray(workflowDefinitions.workflowId, workflowIds))
+          .all()
       : [],
   )
   const latestPublishedVersion = new Map<number, number>()
@@ -34,23 +55,58 @@ function lookups(ctx: AppContext, rows: CampaignRow[]) {
   }
   const configurationRows = byId(
     configurationIds.length
-      ? ctx.db.select({
-        id: telephonyConfigurations.id, name: telephonyConfigurations.name, inactive: telephonyConfigurations.inactive, provider: telephonyConfigurations.provider,
-      })
-        .from(telephonyConfigurations).where(inArray(telephonyConfigurations.id, configurationIds)).all()
+      ? ctx.db
+          .select({
+            id: telephonyConfigurations.id,
+            name: telephonyConfigurations.name,
+            inactive: telephonyConfigurations.inactive,
+            provider: telephonyConfigurations.provider,
+          })
+          .from(telephonyConfigurations)
+          .where(inArray(telephonyConfigurations.id, configurationIds))
+          .all()
       : [],
   )
   const campaignIds = rows.map((row) => row.id)
   const logsByCampaign = new Map<number, CampaignView['logs']>()
-  for (const entry of campaignIds.length ? ctx.db.select().from(campaignLogs).where(inArray(campaignLogs.campaignId, campaignIds)).orderBy(campaignLogs.id).all() : []) {
+  for (const entry of campaignIds.length
+    ? ctx.db
+        .select()
+        .from(campaignLogs)
+        .where(inArray(campaignLogs.campaignId, campaignIds))
+        .orderBy(campaignLogs.id)
+        .all()
+    : []) {
     const list = logsByCampaign.get(entry.campaignId) ?? []
-    list.push({ ts: entry.ts, level: entry.level, event: entry.event, message: entry.message, details: entry.details ?? {} })
+    list.push({
+      ts: entry.ts,
+      level: entry.level,
+      event: entry.event,
+      message: entry.message,
+      details: entry.details ?? {},
+    })
     logsByCampaign.set(entry.campaignId, list)
   }
   const organizationIds = unique(rows.map((row) => row.organizationId))
-  const callLimits = byId(organizationIds.length ? ctx.db.select({ id: organizations.id, limit: organizations.concurrentCallLimit }).from(organizations).where(inArray(organizations.id, organizationIds)).all() : [])
+  const callLimits = byId(
+    organizationIds.length
+      ? ctx.db
+          .select({ id: organizations.id, limit: organizations.concurrentCallLimit })
+          .from(organizations)
+          .where(inArray(organizations.id, organizationIds))
+          .all()
+      : [],
+  )
   const setupFacts = setupFactsByConfiguration(ctx, configurationIds)
-  return { workflowNames, definitions, latestPublishedVersion, configurationRows, setupFacts, logsByCampaign, callLimits }
+  return {
+    workflowNames,
+    definitions,
+    latestPublishedVersion,
+    configurationRows,
+    setupFacts,
+    logsByCampaign,
+    callLimits,
+  }
 }
 
 type Lookups = ReturnType<typeof lookups>
@@ -65,9 +121,10 @@ function trafficSplitView(split: StoredTrafficSplit | null, found: Lookups): Cam
       weight: variant.weight,
       workflow_name: found.workflowNames.get(variant.workflow_id)?.name ?? 'Unknown',
       workflow_definition_id: variant.workflow_definition_id,
-      version_number: variant.workflow_definition_id === null
-        ? found.latestPublishedVersion.get(variant.workflow_id) ?? null
-        : found.definitions.get(variant.workflow_definition_id)?.versionNumber ?? null,
+      version_number:
+        variant.workflow_definition_id === null
+          ? (found.latestPublishedVersion.get(variant.workflow_id) ?? null)
+          : (found.definitions.get(variant.workflow_definition_id)?.versionNumber ?? null),
     })),
   }
 }
@@ -77,14 +134,29 @@ function warnings(ctx: AppContext, row: CampaignRow, found: Lookups): string[] {
   const problems: string[] = []
   const callLimit = found.callLimits.get(row.organizationId)?.limit
   if (row.maxConcurrency !== null && callLimit !== undefined && row.maxConcurrency > callLimit) {
-    problems.push(`max_concurrency (${row.maxConcurrency}) is above the organization's concurrent call limit (${callLimit}): at most ${callLimit} calls run at once`)
+    problems.push(
+      `max_concurrency (${row.maxConcurrency}) is above the organization's concurrent call limit (${callLimit}): at most ${callLimit} calls run at once`,
+    )
   }
-  const configuration = row.telephonyConfigurationId === null ? undefined : found.configurationRows.get(row.telephonyConfigurationId)
-  const callerIds = row.telephonyConfigurationId === null ? undefined : found.setupFacts.get(row.telephonyConfigurationId)?.activeNumberCount
-  if (configuration && PROVIDERS[configuration.provider].requiresCallerId && callerIds !== undefined && row.maxConcurrency !== null && row.maxConcurrency > callerIds) {
-    problems.push(`max_concurrency (${row.maxConcurrency}) is above the ${callerIds} caller id(s) of telephony configuration '${configuration.name}': calls will share caller ids`)
+  const configuration =
+    row.telephonyConfigurationId === null ? undefined : found.configurationRows.get(row.telephonyConfigurationId)
+  const callerIds =
+    row.telephonyConfigurationId === null
+      ? undefined
+      : found.setupFacts.get(row.telephonyConfigurationId)?.activeNumberCount
+  if (
+    configuration &&
+    PROVIDERS[configuration.provider].requiresCallerId &&
+    callerIds !== undefined &&
+    row.maxConcurrency !== null &&
+    row.maxConcurrency > callerIds
+  ) {
+    problems.push(
+      `max_concurrency (${row.maxConcurrency}) is above the ${callerIds} caller id(s) of telephony configuration '${configuration.name}': calls will share caller ids`,
+    )
   }
-  if (configuration?.inactive) problems.push(`Telephony configuration '${configuration.name}' is inactive: reactivate it before dialing`)
+  if (configuration?.inactive)
+    problems.push(`Telephony configuration '${configuration.name}' is inactive: reactivate it before dialing`)
   if (row.scheduleConfig?.enabled && nextWindowStart(row.scheduleConfig, new Date(ctx.clock.now())) === null) {
     problems.push('The schedule opens no calling window in the next 8 days: nothing will be dialled')
   }
@@ -121,7 +193,10 @@ export function campaignViews(ctx: AppContext, rows: CampaignRow[]): CampaignVie
       parent_campaign_id: row.parentCampaignId,
       redialed_campaign_id: row.redialedCampaignId,
       telephony_configuration_id: row.telephonyConfigurationId,
-      telephony_configuration_name: row.telephonyConfigurationId === null ? null : found.configurationRows.get(row.telephonyConfigurationId)?.name ?? null,
+      telephony_configuration_name:
+        row.telephonyConfigurationId === null
+          ? null
+          : (found.configurationRows.get(row.telephonyConfigurationId)?.name ?? null),
       model_overrides: row.modelOverrides,
       logs: found.logsByCampaign.get(row.id) ?? [],
       warnings: warnings(ctx, row, found),

@@ -8,26 +8,40 @@ import { sinceStart, warn, type AgentSpeechKind, type EngineState, type OpenTurn
 
 export function openTurn(s: EngineState, kind: AgentSpeechKind): OpenTurn {
   const now = sinceStart(s, s.clock.now())
-  const index = s.transcript.push({ role: 'agent', text: '', start_ms: now, end_ms: now, node_id: s.node.id, interrupted: false }) - 1
+  const index =
+    s.transcript.push({ role: 'agent', text: '', start_ms: now, end_ms: now, node_id: s.node.id, interrupted: false }) -
+    1
   s.turnKinds.set(index, kind)
   return { index, text: '' }
 }
 
 export function streamText(s: EngineState, turn: OpenTurn, text: string, recordingId?: string): void {
   turn.text += text
-  s.onEvent({ type: 'agent_text', turn: turn.index, text, kind: s.turnKinds.get(turn.index)!, ...(recordingId ? { recording_id: recordingId } : {}) })
+  s.onEvent({
+    type: 'agent_text',
+    turn: turn.index,
+    text,
+    kind: s.turnKinds.get(turn.index)!,
+    ...(recordingId ? { recording_id: recordingId } : {}),
+  })
 }
 
 export function closeTurn(s: EngineState, turn: OpenTurn, interrupted: boolean): void {
   const entry = s.transcript[turn.index]
-  entry.text = interrupted ? turn.heardText ?? turn.text : turn.text
+  entry.text = interrupted ? (turn.heardText ?? turn.text) : turn.text
   entry.interrupted = interrupted
   entry.end_ms = sinceStart(s, s.clock.now())
   s.onEvent({ type: 'agent_turn_done', turn: turn.index, text: entry.text, interrupted })
 }
 
 /** A whole agent turn at once (greeting, transition speech, a tool's message); `inContext`: the LLM sees it. */
-export function speak(s: EngineState, text: string, kind: AgentSpeechKind, inContext: boolean, recordingId?: string): void {
+export function speak(
+  s: EngineState,
+  text: string,
+  kind: AgentSpeechKind,
+  inContext: boolean,
+  recordingId?: string,
+): void {
   const turn = openTurn(s, kind)
   streamText(s, turn, text, recordingId)
   closeTurn(s, turn, false)
@@ -73,7 +87,12 @@ export function recordOf(s: EngineState): ConversationRecord {
     call_duration_seconds: s.startedAt === null ? 0 : Math.round((end - s.startedAt) / 1000),
     current_node_id: s.phase === 'initialized' ? null : s.node.id,
     gathered_context: s.gathered,
-    logs: { transcript: s.transcript, realtime_feedback_events: feedbackEvents(s), warnings: s.warnings, tool_calls: s.toolCalls },
+    logs: {
+      transcript: s.transcript,
+      realtime_feedback_events: feedbackEvents(s),
+      warnings: s.warnings,
+      tool_calls: s.toolCalls,
+    },
   })
 }
 
@@ -86,7 +105,10 @@ function feedbackEvents(s: EngineState): RealtimeFeedbackEvent[] {
     const timing = { timestamp: iso(turn.start_ms), end_timestamp: iso(turn.end_ms) }
     return {
       type: turn.role === 'user' ? 'rtf-user-transcription' : 'rtf-bot-text',
-      payload: turn.role === 'user' ? { text: turn.text, final: true, ...timing } : { text: turn.text, ...timing, interrupted: turn.interrupted },
+      payload:
+        turn.role === 'user'
+          ? { text: turn.text, final: true, ...timing }
+          : { text: turn.text, ...timing, interrupted: turn.interrupted },
       timestamp: timing.timestamp,
       turn: index,
       node_id: turn.node_id,

@@ -10,7 +10,14 @@ import { warn, type EngineState } from './engine-state'
 
 const FINAL_EXTRACTION_WAIT_MS = 30_000
 const NO_FINAL_EXTRACTION = new Set<EndReason>(['pipeline_error', 'voicemail_detected'])
-const IMMEDIATE_ENDS = new Set<EndReason>(['call_duration_exceeded', 'user_hangup', 'call_transferred', 'voicemail_detected', 'pipeline_error', 'model_error'])
+const IMMEDIATE_ENDS = new Set<EndReason>([
+  'call_duration_exceeded',
+  'user_hangup',
+  'call_transferred',
+  'voicemail_detected',
+  'pipeline_error',
+  'model_error',
+])
 
 /** What a tool said before its effect: an agent turn (its index) or a recorded clip. */
 export type ToolSpeech = { turn: number | null }
@@ -18,11 +25,23 @@ export type ToolSpeech = { turn: number | null }
 export function beginClosing(s: EngineState, effect: Exclude<ToolEffect, { kind: 'none' }>, said: ToolSpeech): void {
   if (effect.kind === 'transferred') {
     s.gathered.transfer_destination = effect.destination
-    s.closing = { reason: 'call_transferred', disposition: null, awaitHeard: false, afterTurn: null, since: s.clock.now() }
+    s.closing = {
+      reason: 'call_transferred',
+      disposition: null,
+      awaitHeard: false,
+      afterTurn: null,
+      since: s.clock.now(),
+    }
     return
   }
   const unheard = said.turn !== null && said.turn > s.heardUpTo
-  s.closing = { reason: 'end_call_tool', disposition: effect.disposition, awaitHeard: s.awaitSpeechEnd && unheard, afterTurn: said.turn, since: s.clock.now() }
+  s.closing = {
+    reason: 'end_call_tool',
+    disposition: effect.disposition,
+    awaitHeard: s.awaitSpeechEnd && unheard,
+    afterTurn: said.turn,
+    since: s.clock.now(),
+  }
 }
 
 /** `disposition`: the end_call tool's reason, which wins over an extracted one. */
@@ -31,11 +50,18 @@ export function finish(s: EngineState, reason: EndReason, disposition: string | 
     s.endReason = reason
     if (!NO_FINAL_EXTRACTION.has(reason)) startExtraction(s, s.node)
     const stopWaiting = new AbortController()
-    await Promise.race([Promise.all([...s.pendingExtractions].map(({ promise }) => promise)), s.sleep(FINAL_EXTRACTION_WAIT_MS, stopWaiting.signal)])
+    await Promise.race([
+      Promise.all([...s.pendingExtractions].map(({ promise }) => promise)),
+      s.sleep(FINAL_EXTRACTION_WAIT_MS, stopWaiting.signal),
+    ])
     stopWaiting.abort()
     if (s.pendingExtractions.size > 0) warn(s, 'Variable extraction did not finish before the call ended')
     const gathered = disposition ? { ...s.gathered, call_disposition: disposition } : s.gathered
-    const fields = dispositionFields(gathered, reason, s.transcript.some(({ role }) => role === 'user'))
+    const fields = dispositionFields(
+      gathered,
+      reason,
+      s.transcript.some(({ role }) => role === 'user'),
+    )
     if (disposition && !fields.call_tags.includes(reason)) fields.call_tags.push(reason)
     Object.assign(s.gathered, fields)
     s.startedAt ??= s.clock.now()

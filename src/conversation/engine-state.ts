@@ -72,7 +72,12 @@ export type UserTiming = { startMs?: number; endMs?: number }
 type OpenTurn = { index: number; text: string; heardText?: string }
 
 /** A reply being produced: its abort switch, the turn currently streaming, if any, and whether a tool call is running. */
-export type PendingReply = { controller: AbortController; done: Promise<void>; open: OpenTurn | null; toolRunning: boolean }
+export type PendingReply = {
+  controller: AbortController
+  done: Promise<void>
+  open: OpenTurn | null
+  toolRunning: boolean
+}
 
 export type { OpenTurn }
 
@@ -80,7 +85,13 @@ export type { OpenTurn }
  * A tool ended the conversation (end_call, transfer): nothing more is asked of the model, and the end comes once what
  * was said last has been heard (`afterTurn`, or any played clip when null), unless nothing needs to be.
  */
-export type Closing = { reason: EndReason; disposition: string | null; awaitHeard: boolean; afterTurn: number | null; since: number }
+export type Closing = {
+  reason: EndReason
+  disposition: string | null
+  awaitHeard: boolean
+  afterTurn: number | null
+  since: number
+}
 
 export type PendingExtraction = { names: string[]; promise: Promise<void> }
 
@@ -124,7 +135,14 @@ export type EngineState = {
 const defaultSleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, ms)
-    signal.addEventListener('abort', () => { clearTimeout(timer); resolve() }, { once: true })
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer)
+        resolve()
+      },
+      { once: true },
+    )
   })
 
 export function createEngineState(options: ConversationOptions): EngineState {
@@ -174,10 +192,17 @@ export function warn(s: EngineState, message: string): void {
 }
 
 export function recordEvent(s: EngineState, type: string, payload: Record<string, unknown>): void {
-  s.recordedEvents.push({ type, payload, timestamp: new Date(s.clock.now()).toISOString(), node_id: s.node.id, node_name: nodeName(s.node) })
+  s.recordedEvents.push({
+    type,
+    payload,
+    timestamp: new Date(s.clock.now()).toISOString(),
+    node_id: s.node.id,
+    node_name: nodeName(s.node),
+  })
 }
 
-export const render = (s: EngineState, text: string) => renderTemplate(text, { ...s.options.variables, ...s.extracted }, new Date(s.clock.now()))
+export const render = (s: EngineState, text: string) =>
+  renderTemplate(text, { ...s.options.variables, ...s.extracted }, new Date(s.clock.now()))
 
 /** Running, not ended, not closing after a tool: the caller can be answered. */
 export const isActive = (s: EngineState) => s.phase === 'running' && s.endReason === null && s.closing === null
@@ -187,4 +212,5 @@ export function latestAgentTurn(s: EngineState): number | undefined {
   return undefined
 }
 
-export const positiveNumber = (value: unknown): number | undefined => (typeof value === 'number' && value > 0 ? value : undefined)
+export const positiveNumber = (value: unknown): number | undefined =>
+  typeof value === 'number' && value > 0 ? value : undefined

@@ -6,29 +6,41 @@ import type { ChatMessage, LlmClient, ModelRef, TokenUsage } from '../models/typ
 
 export type ExtractionVariable = { name: string; type: string; prompt: string }
 
-export type ExtractionResult =
-  | { ok: true; values: Record<string, unknown> }
-  | { ok: false; error: string }
+export type ExtractionResult = { ok: true; values: Record<string, unknown> } | { ok: false; error: string }
 
-const JSON_TYPES: Record<string, string> = { string: 'string', number: 'number', integer: 'integer', boolean: 'boolean' }
+const JSON_TYPES: Record<string, string> = {
+  string: 'string',
+  number: 'number',
+  integer: 'integer',
+  boolean: 'boolean',
+}
 
 export function extractionVariables(node: AgentNode): ExtractionVariable[] {
   const rows = node.data.extraction_variables
   if (node.data.extraction_enabled !== true || !Array.isArray(rows)) return []
   return rows.filter(isPlainObject).flatMap((row) =>
     typeof row.name === 'string' && row.name !== ''
-      ? [{ name: row.name, type: typeof row.type === 'string' ? row.type : 'string', prompt: typeof row.prompt === 'string' ? row.prompt : '' }]
-      : [])
+      ? [
+          {
+            name: row.name,
+            type: typeof row.type === 'string' ? row.type : 'string',
+            prompt: typeof row.prompt === 'string' ? row.prompt : '',
+          },
+        ]
+      : [],
+  )
 }
 
 /** Every variable is required but may be null, the model's way to say "not mentioned" under a strict schema. */
 export function extractionSchema(variables: ExtractionVariable[]): Record<string, unknown> {
   return {
     type: 'object',
-    properties: Object.fromEntries(variables.map(({ name, type, prompt }) => [
-      name,
-      { type: [JSON_TYPES[type] ?? 'string', 'null'], ...(prompt ? { description: prompt } : {}) },
-    ])),
+    properties: Object.fromEntries(
+      variables.map(({ name, type, prompt }) => [
+        name,
+        { type: [JSON_TYPES[type] ?? 'string', 'null'], ...(prompt ? { description: prompt } : {}) },
+      ]),
+    ),
     required: variables.map(({ name }) => name),
     additionalProperties: false,
   }
@@ -43,7 +55,12 @@ export function coerceExtracted(value: unknown, type: string): unknown {
   switch (type) {
     case 'number':
     case 'integer': {
-      const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value.trim()) : NaN
+      const number =
+        typeof value === 'number'
+          ? value
+          : typeof value === 'string' && value.trim() !== ''
+            ? Number(value.trim())
+            : NaN
       if (!Number.isFinite(number)) return undefined
       return type === 'integer' ? Math.round(number) : number
     }
@@ -69,7 +86,9 @@ export function historyForExtraction(history: ChatMessage[], transitionCallIds: 
       for (const call of message.toolCalls ?? []) names.set(call.id, call.name)
       if (message.content) lines.push(`assistant: ${message.content}`)
     } else if (message.role === 'tool' && !transitionCallIds.has(message.toolCallId)) {
-      lines.push(`[Tool Response: ${names.get(message.toolCallId) ?? 'tool'}] ${message.content.slice(0, TOOL_RESULT_LIMIT)}`)
+      lines.push(
+        `[Tool Response: ${names.get(message.toolCallId) ?? 'tool'}] ${message.content.slice(0, TOOL_RESULT_LIMIT)}`,
+      )
     }
   }
   return lines.join('\n')
@@ -79,10 +98,17 @@ const EXTRACTION_INSTRUCTION =
   'You read a phone conversation between an agent and a caller and report values it contains. ' +
   'Answer with one JSON object and nothing else. Use null for a value the conversation does not give.'
 
-export function extractionMessages(variables: ExtractionVariable[], instructions: string, conversation: string): ChatMessage[] {
+export function extractionMessages(
+  variables: ExtractionVariable[],
+  instructions: string,
+  conversation: string,
+): ChatMessage[] {
   const list = variables.map(({ name, type, prompt }) => `- ${name} (${type})${prompt ? `: ${prompt}` : ''}`).join('\n')
   return [
-    { role: 'system', content: instructions.trim() ? `${EXTRACTION_INSTRUCTION}\n\n${instructions.trim()}` : EXTRACTION_INSTRUCTION },
+    {
+      role: 'system',
+      content: instructions.trim() ? `${EXTRACTION_INSTRUCTION}\n\n${instructions.trim()}` : EXTRACTION_INSTRUCTION,
+    },
     { role: 'user', content: `Values to report:\n${list}\n\nConversation:\n${conversation}` },
   ]
 }
@@ -109,7 +135,11 @@ export async function extractVariables(
   let lastText = ''
   for (let attempt = 1; attempt <= 2; attempt++) {
     try {
-      const answer = await llm.completeJson({ messages, schema: extractionSchema(variables), schemaName: 'extracted_variables' })
+      const answer = await llm.completeJson({
+        messages,
+        schema: extractionSchema(variables),
+        schemaName: 'extracted_variables',
+      })
       onUsage(llm.ref, answer.usage)
       lastText = answer.text
     } catch (error) {

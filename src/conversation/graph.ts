@@ -21,7 +21,9 @@ const CALL_NODE_TYPES = new Set(['startCall', 'agentNode', 'endCall'])
 
 /** Throws when the definition has no Start node (a published definition always has one). */
 export function buildGraph(definition: AgentDefinition): ConversationGraph {
-  const nodes = new Map(definition.nodes.filter((node) => CALL_NODE_TYPES.has(node.type)).map((node) => [node.id, node]))
+  const nodes = new Map(
+    definition.nodes.filter((node) => CALL_NODE_TYPES.has(node.type)).map((node) => [node.id, node]),
+  )
   const start = definition.nodes.find((node) => node.type === 'startCall')
   if (!start) throw new Error('The agent definition has no Start node')
   const outgoing = new Map<string, AgentEdge[]>()
@@ -30,7 +32,8 @@ export function buildGraph(definition: AgentDefinition): ConversationGraph {
     outgoing.set(edge.source, [...(outgoing.get(edge.source) ?? []), edge])
   }
   const globalNode = definition.nodes.find((node) => node.type === 'globalNode')
-  const globalPrompt = typeof globalNode?.data.prompt === 'string' && globalNode.data.prompt.trim() !== '' ? globalNode.data.prompt : null
+  const globalPrompt =
+    typeof globalNode?.data.prompt === 'string' && globalNode.data.prompt.trim() !== '' ? globalNode.data.prompt : null
   return { start, nodes, outgoing, globalPrompt }
 }
 
@@ -60,7 +63,14 @@ const MAX_FUNCTION_NAME_LENGTH = 64
 
 /** A label as a function name: lower-cased, runs of anything but [a-z0-9] as one `_`, unique among `taken`. */
 export function uniqueFunctionName(label: string, taken: Set<string>): string {
-  return claimFunctionName(label.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, MAX_FUNCTION_NAME_LENGTH) || 'transition', taken)
+  return claimFunctionName(
+    label
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .slice(0, MAX_FUNCTION_NAME_LENGTH) || 'transition',
+    taken,
+  )
 }
 
 /** `base`, or with a suffix `_2`, `_3`, … when taken; added to `taken`. */
@@ -84,25 +94,35 @@ export function nodeToolUuids(node: AgentNode): string[] {
  * The functions of a node: one per outgoing edge, described by the edge's condition, then one per tool of the node
  * found in `tools`, then `retrieve_from_knowledge_base` when it names documents. An End node has none.
  */
-export function nodeFunctions(graph: ConversationGraph, node: AgentNode, tools: ReadonlyMap<string, AgentTool> = new Map()): NodeFunction[] {
+export function nodeFunctions(
+  graph: ConversationGraph,
+  node: AgentNode,
+  tools: ReadonlyMap<string, AgentTool> = new Map(),
+): NodeFunction[] {
   if (node.type === 'endCall') return []
   const taken = new Set<string>()
-  const transitions = (graph.outgoing.get(node.id) ?? []).map((edge): NodeFunction => ({
-    kind: 'transition',
-    edge,
-    spec: {
-      name: uniqueFunctionName(edge.data.label ?? '', taken),
-      description: edge.data.condition ?? '',
-      parameters: NO_PARAMETERS,
-    },
-  }))
+  const transitions = (graph.outgoing.get(node.id) ?? []).map(
+    (edge): NodeFunction => ({
+      kind: 'transition',
+      edge,
+      spec: {
+        name: uniqueFunctionName(edge.data.label ?? '', taken),
+        description: edge.data.condition ?? '',
+        parameters: NO_PARAMETERS,
+      },
+    }),
+  )
   const toolFunctions = nodeToolUuids(node).flatMap((uuid): NodeFunction[] => {
     const tool = tools.get(uuid)
     if (tool?.definition.type === 'mcp') return mcpFunctions(node, tool, tool.definition.config.discovered_tools, taken)
-    return tool ? [{ kind: 'tool', tool, spec: toolFunctionSpec(tool, uniqueFunctionName(toolFunctionName(tool.name), taken)) }] : []
+    return tool
+      ? [{ kind: 'tool', tool, spec: toolFunctionSpec(tool, uniqueFunctionName(toolFunctionName(tool.name), taken)) }]
+      : []
   })
   const knowledge = knowledgeBaseTool(node)
-  const knowledgeFunction: NodeFunction[] = knowledge ? [{ kind: 'tool', tool: knowledge, spec: toolFunctionSpec(knowledge, uniqueFunctionName(knowledge.name, taken)) }] : []
+  const knowledgeFunction: NodeFunction[] = knowledge
+    ? [{ kind: 'tool', tool: knowledge, spec: toolFunctionSpec(knowledge, uniqueFunctionName(knowledge.name, taken)) }]
+    : []
   return [...transitions, ...toolFunctions, ...knowledgeFunction]
 }
 
@@ -110,13 +130,24 @@ export function nodeFunctions(graph: ConversationGraph, node: AgentNode, tools: 
  * An MCP tool's functions in a node: one per tool its server offers, or only those the node's
  * `mcp_tool_filters: {tool_uuid: [names]}` lists (the reference's field: with it, a tool it leaves out offers none).
  */
-function mcpFunctions(node: AgentNode, tool: AgentTool, offered: McpDiscoveredTool[], taken: Set<string>): NodeFunction[] {
+function mcpFunctions(
+  node: AgentNode,
+  tool: AgentTool,
+  offered: McpDiscoveredTool[],
+  taken: Set<string>,
+): NodeFunction[] {
   const filters = node.data.mcp_tool_filters
-  const chosen = isPlainObject(filters) ? (Array.isArray(filters[tool.tool_uuid]) ? filters[tool.tool_uuid] as unknown[] : []) : null
-  return offered.filter(({ name }) => chosen === null || chosen.includes(name)).map((remote) => ({
-    kind: 'tool',
-    tool,
-    mcpTool: remote.name,
-    spec: mcpFunctionSpec(tool, remote, claimFunctionName(mcpFunctionName(tool.name, remote.name), taken)),
-  }))
+  const chosen = isPlainObject(filters)
+    ? Array.isArray(filters[tool.tool_uuid])
+      ? (filters[tool.tool_uuid] as unknown[])
+      : []
+    : null
+  return offered
+    .filter(({ name }) => chosen === null || chosen.includes(name))
+    .map((remote) => ({
+      kind: 'tool',
+      tool,
+      mcpTool: remote.name,
+      spec: mcpFunctionSpec(tool, remote, claimFunctionName(mcpFunctionName(tool.name, remote.name), taken)),
+    }))
 }

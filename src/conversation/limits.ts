@@ -18,7 +18,8 @@ const STILL_THERE_INSTRUCTION =
 const IDLE_GOODBYE_INSTRUCTION =
   'The caller is still silent. Say a short, polite goodbye in the language of the conversation; the call ends after it.'
 
-const nonNegativeInteger = (value: unknown): number | undefined => (Number.isInteger(value) && (value as number) >= 0 ? (value as number) : undefined)
+const nonNegativeInteger = (value: unknown): number | undefined =>
+  Number.isInteger(value) && (value as number) >= 0 ? (value as number) : undefined
 
 export type Limits = { maxDurationMs: number; idleTimeoutMs: number; idleRules: boolean; idleReprompts: number }
 
@@ -26,8 +27,11 @@ export function limitsOf(s: EngineState): Limits {
   const { configurations } = s.options
   return {
     maxDurationMs: configurations.max_call_duration_seconds * 1000,
-    idleTimeoutMs: 1000 * (positiveNumber(configurations.max_user_idle_timeout_seconds)
-      ?? positiveNumber(configurations.max_user_idle_timeout) ?? DEFAULT_IDLE_TIMEOUT_SECONDS),
+    idleTimeoutMs:
+      1000 *
+      (positiveNumber(configurations.max_user_idle_timeout_seconds) ??
+        positiveNumber(configurations.max_user_idle_timeout) ??
+        DEFAULT_IDLE_TIMEOUT_SECONDS),
     idleRules: s.options.idleRules ?? true,
     idleReprompts: nonNegativeInteger(configurations.user_idle_reprompts) ?? DEFAULT_IDLE_REPROMPTS,
   }
@@ -44,7 +48,8 @@ export async function applyLimits(s: EngineState, limits: Limits): Promise<void>
   }
   if (!limits.idleRules || s.pending || s.idleSince === null || now - s.idleSince < limits.idleTimeoutMs) return
   s.idleStrikes += 1
-  if (s.idleStrikes <= limits.idleReprompts) return reply(s, { instruction: STILL_THERE_INSTRUCTION, offerFunctions: false })
+  if (s.idleStrikes <= limits.idleReprompts)
+    return reply(s, { instruction: STILL_THERE_INSTRUCTION, offerFunctions: false })
   await reply(s, { instruction: IDLE_GOODBYE_INSTRUCTION, offerFunctions: false })
   await finish(s, 'user_idle_max_duration_exceeded')
 }

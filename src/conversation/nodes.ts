@@ -7,7 +7,13 @@ import type { AgentNode as WorkflowNode } from '../definition/definition'
 import { isPlainObject } from '../lib/values'
 import type { ToolCall } from '../models/types'
 import { playRecording, speak } from './agent-turns'
-import { extractionMessages, extractionVariables, extractVariables, historyForExtraction, type ExtractionVariable } from './extraction'
+import {
+  extractionMessages,
+  extractionVariables,
+  extractVariables,
+  historyForExtraction,
+  type ExtractionVariable,
+} from './extraction'
 import { nodeFlag, nodeName, nodeText, type NodeFunction } from './graph'
 import { recordEvent, render, warn, type EngineState, type PendingExtraction } from './engine-state'
 
@@ -20,14 +26,17 @@ export function systemPrompt(s: EngineState, instruction?: string): string {
   const parts = [
     s.graph.globalPrompt !== null && nodeFlag(s.node, 'add_global_prompt', true) ? s.graph.globalPrompt : '',
     nodeText(s.node, 'prompt'),
-  ].map((text) => render(s, text).trim()).filter(Boolean)
+  ]
+    .map((text) => render(s, text).trim())
+    .filter(Boolean)
   if (offersClips(s)) parts.push(PROMPT_BLOCK)
   if (instruction) parts.push(instruction)
   return parts.join('\n\n')
 }
 
 /** Whether the current node's replies may be recordings (`RECORDING_ID:` in its prompt, and recordings to play). */
-export const offersClips = (s: EngineState) => (s.options.recordings?.size ?? 0) > 0 && offersRecordings(render(s, nodeText(s.node, 'prompt')))
+export const offersClips = (s: EngineState) =>
+  (s.options.recordings?.size ?? 0) > 0 && offersRecordings(render(s, nodeText(s.node, 'prompt')))
 
 export function enterNode(s: EngineState, target: WorkflowNode, previous: WorkflowNode | null): void {
   s.node = target
@@ -39,16 +48,27 @@ export function enterNode(s: EngineState, target: WorkflowNode, previous: Workfl
     previous_node_name: previous ? nodeName(previous) : null,
     allow_interrupt: nodeFlag(target, 'allow_interrupt', true),
   })
-  s.onEvent({ type: 'node_entered', node_id: target.id, node_name: nodeName(target), previous_node_id: previous?.id ?? null })
+  s.onEvent({
+    type: 'node_entered',
+    node_id: target.id,
+    node_name: nodeName(target),
+    previous_node_id: previous?.id ?? null,
+  })
 }
 
 export function startExtraction(s: EngineState, from: WorkflowNode): void {
   const variables: ExtractionVariable[] = extractionVariables(from)
   if (variables.length === 0) return
-  const messages = extractionMessages(variables, render(s, nodeText(from, 'extraction_prompt')), historyForExtraction(s.history, s.transitionCallIds))
+  const messages = extractionMessages(
+    variables,
+    render(s, nodeText(from, 'extraction_prompt')),
+    historyForExtraction(s.history, s.transitionCallIds),
+  )
   const extraction: PendingExtraction = {
     names: variables.map(({ name }) => name),
-    promise: extractVariables(s.extractionLlm, variables, messages, (ref, usage) => s.onEvent({ type: 'usage', ref, usage, purpose: 'extraction' }))
+    promise: extractVariables(s.extractionLlm, variables, messages, (ref, usage) =>
+      s.onEvent({ type: 'usage', ref, usage, purpose: 'extraction' }),
+    )
       .then((result) => {
         if (s.phase === 'completed') return
         if (!result.ok) return warn(s, `Extraction for node '${nodeName(from)}' failed: ${result.error}`)
@@ -65,16 +85,27 @@ export function startExtraction(s: EngineState, from: WorkflowNode): void {
 export async function awaitMentionedExtractions(s: EngineState): Promise<void> {
   const prompts = `${s.graph.globalPrompt ?? ''}\n${nodeText(s.node, 'prompt')}`
   const mentioned = [...s.pendingExtractions].filter(({ names }) =>
-    names.some((name) => new RegExp(`\\{\\{\\s*${escapeRegExp(name)}\\s*[|}]`, 'i').test(prompts)))
+    names.some((name) => new RegExp(`\\{\\{\\s*${escapeRegExp(name)}\\s*[|}]`, 'i').test(prompts)),
+  )
   await Promise.all(mentioned.map(({ promise }) => promise))
 }
 
-export function takeTransition(s: EngineState, fn: Extract<NodeFunction, { kind: 'transition' }>, call: ToolCall): void {
+export function takeTransition(
+  s: EngineState,
+  fn: Extract<NodeFunction, { kind: 'transition' }>,
+  call: ToolCall,
+): void {
   const from = s.node
   const target = s.graph.nodes.get(fn.edge.target)!
   s.transitionCallIds.add(call.id)
   startExtraction(s, from)
-  s.onEvent({ type: 'transition', from_node_id: from.id, to_node_id: target.id, function_name: fn.spec.name, edge_id: fn.edge.id })
+  s.onEvent({
+    type: 'transition',
+    from_node_id: from.id,
+    to_node_id: target.id,
+    function_name: fn.spec.name,
+    edge_id: fn.edge.id,
+  })
   const { transition_speech_type: speechType, transition_speech_recording_id: recordingId } = fn.edge.data
   if (speechType === 'audio') {
     if (recordingId != null && recordingId !== '') playRecording(s, String(recordingId), 'transition_speech', false)
@@ -91,16 +122,27 @@ type Opening = { kind: 'text'; text: string } | { kind: 'recording'; recordingId
  * What the Start node says first: a valid per-contact `greeting_override` (`{type:"text", text}` or
  * `{type:"audio", recording_id}`), else the node's greeting; undefined when the LLM should speak first.
  */
-export function openingOf(start: WorkflowNode, variables: Record<string, unknown>, renderText: (text: string) => string): Opening | undefined {
+export function openingOf(
+  start: WorkflowNode,
+  variables: Record<string, unknown>,
+  renderText: (text: string) => string,
+): Opening | undefined {
   const override = variables.greeting_override
   const recording = (id: unknown): Opening | undefined =>
-    (typeof id === 'string' && id !== '') || typeof id === 'number' ? { kind: 'recording', recordingId: String(id) } : undefined
+    (typeof id === 'string' && id !== '') || typeof id === 'number'
+      ? { kind: 'recording', recordingId: String(id) }
+      : undefined
   const text = (value: unknown): Opening | undefined => {
     const rendered = typeof value === 'string' ? renderText(value).trim() : ''
     return rendered ? { kind: 'text', text: rendered } : undefined
   }
   if (isPlainObject(override)) {
-    const chosen = override.type === 'audio' ? recording(override.recording_id) : override.type === 'text' ? text(override.text) : undefined
+    const chosen =
+      override.type === 'audio'
+        ? recording(override.recording_id)
+        : override.type === 'text'
+          ? text(override.text)
+          : undefined
     if (chosen) return chosen
   }
   return start.data.greeting_type === 'audio' ? recording(start.data.greeting_recording_id) : text(start.data.greeting)

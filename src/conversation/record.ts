@@ -95,11 +95,13 @@ export function transcriptText(
   options: { includeEndTimestamps?: boolean } = {},
 ): string {
   const startedAt = record.started_at ? Date.parse(record.started_at) : 0
-  return record.logs.transcript.map((turn) => {
-    const start = iso(startedAt + turn.start_ms)
-    const stamp = options.includeEndTimestamps ? `${start} -> ${iso(startedAt + turn.end_ms)}` : start
-    return `[${stamp}] ${turn.role === 'user' ? 'user' : 'assistant'}: ${turn.text}\n`
-  }).join('')
+  return record.logs.transcript
+    .map((turn) => {
+      const start = iso(startedAt + turn.start_ms)
+      const stamp = options.includeEndTimestamps ? `${start} -> ${iso(startedAt + turn.end_ms)}` : start
+      return `[${stamp}] ${turn.role === 'user' ? 'user' : 'assistant'}: ${turn.text}\n`
+    })
+    .join('')
 }
 
 /**
@@ -115,9 +117,14 @@ export function dispositionFields(
   const extracted = gathered.call_disposition
   const disposition = typeof extracted === 'string' && extracted.trim() !== '' ? extracted.trim() : reason
   const tags = Object.entries(gathered)
-    .filter(([key, value]) => key.startsWith('tag_') && (typeof value === 'string' ? value !== '' : typeof value === 'number'))
+    .filter(
+      ([key, value]) =>
+        key.startsWith('tag_') && (typeof value === 'string' ? value !== '' : typeof value === 'number'),
+    )
     .map(([, value]) => String(value))
-  const existing = Array.isArray(gathered.call_tags) ? gathered.call_tags.filter((tag): tag is string => typeof tag === 'string') : []
+  const existing = Array.isArray(gathered.call_tags)
+    ? gathered.call_tags.filter((tag): tag is string => typeof tag === 'string')
+    : []
   const call_tags = [...new Set([...existing, ...(callerSpoke ? ['user_speech'] : []), ...tags, disposition])]
   return { call_disposition: disposition, mapped_call_disposition: disposition, call_tags }
 }

@@ -34,7 +34,11 @@ export function createReplyRouter(): ReplyRouter {
   let dropSpace = false
 
   const playNow = (): RoutedPiece[] => {
-    const id = buffer.trim().split(/\s+/)[0]?.replace(/[^A-Za-z0-9_-].*$/, '') ?? ''
+    const id =
+      buffer
+        .trim()
+        .split(/\s+/)[0]
+        ?.replace(/[^A-Za-z0-9_-].*$/, '') ?? ''
     mode = 'done'
     return id === '' ? [] : [{ kind: 'recording', recordingId: id }]
   }

@@ -21,7 +21,14 @@ export type ReplyOptions = { instruction?: string; offerFunctions?: boolean }
 /** The agent's reply: completions until it stops calling functions; entering an End node ends the call after it. */
 export async function reply(s: EngineState, replyOptions: ReplyOptions = {}): Promise<void> {
   let settle!: () => void
-  const current: PendingReply = { controller: new AbortController(), done: new Promise((resolve) => { settle = resolve }), open: null, toolRunning: false }
+  const current: PendingReply = {
+    controller: new AbortController(),
+    done: new Promise((resolve) => {
+      settle = resolve
+    }),
+    open: null,
+    toolRunning: false,
+  }
   s.pending = current
   s.idleSince = null
   try {
@@ -31,8 +38,10 @@ export async function reply(s: EngineState, replyOptions: ReplyOptions = {}): Pr
         break
       }
     }
-    if (!current.controller.signal.aborted && s.closing && !s.closing.awaitHeard) await finish(s, s.closing.reason, s.closing.disposition)
-    else if (!current.controller.signal.aborted && !s.closing && s.node.type === 'endCall') await finish(s, 'user_qualified')
+    if (!current.controller.signal.aborted && s.closing && !s.closing.awaitHeard)
+      await finish(s, s.closing.reason, s.closing.disposition)
+    else if (!current.controller.signal.aborted && !s.closing && s.node.type === 'endCall')
+      await finish(s, 'user_qualified')
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
     recordEvent(s, 'rtf-pipeline-error', { error: message, fatal: true, processor: s.llm.ref.service })
@@ -46,7 +55,11 @@ export async function reply(s: EngineState, replyOptions: ReplyOptions = {}): Pr
 }
 
 /** One completion under the current node. True when it called functions, so the model must speak again (not when aborted). */
-async function complete(s: EngineState, current: PendingReply, { instruction, offerFunctions = true }: ReplyOptions): Promise<boolean> {
+async function complete(
+  s: EngineState,
+  current: PendingReply,
+  { instruction, offerFunctions = true }: ReplyOptions,
+): Promise<boolean> {
   await awaitMentionedExtractions(s)
   if (current.controller.signal.aborted) return false
   const functions = offerFunctions ? nodeFunctions(s.graph, s.node, s.tools) : []
@@ -57,7 +70,11 @@ async function complete(s: EngineState, current: PendingReply, { instruction, of
   }
   if (turn) closeTurn(s, turn, false)
   if (!turn && calls.length === 0) return false
-  const message = { role: 'assistant' as const, content: turn?.text || null, ...(calls.length ? { toolCalls: calls } : {}) }
+  const message = {
+    role: 'assistant' as const,
+    content: turn?.text || null,
+    ...(calls.length ? { toolCalls: calls } : {}),
+  }
   s.history.push(message)
   if (turn) s.turnMessages.set(turn.index, message)
   await runFunctionCalls(s, current, functions, calls, turn)
@@ -65,13 +82,22 @@ async function complete(s: EngineState, current: PendingReply, { instruction, of
 }
 
 /** Streams one completion: its text into a new agent turn (opened at the first piece), its function calls collected. */
-async function streamCompletion(s: EngineState, current: PendingReply, functions: NodeFunction[], instruction?: string): Promise<{ turn: OpenTurn | null; calls: ToolCall[] }> {
+async function streamCompletion(
+  s: EngineState,
+  current: PendingReply,
+  functions: NodeFunction[],
+  instruction?: string,
+): Promise<{ turn: OpenTurn | null; calls: ToolCall[] }> {
   const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt(s, instruction) }, ...s.history]
   const { signal } = current.controller
   const requestedAt = s.clock.now()
   const calls: ToolCall[] = []
   try {
-    const stream = s.llm.stream({ messages, ...(functions.length ? { tools: functions.map(({ spec }) => spec) } : {}), signal })
+    const stream = s.llm.stream({
+      messages,
+      ...(functions.length ? { tools: functions.map(({ spec }) => spec) } : {}),
+      signal,
+    })
     const router = offersClips(s) ? createReplyRouter() : null
     const say = (pieces: RoutedPiece[]) => {
       for (const piece of pieces) {
@@ -82,17 +108,29 @@ async function streamCompletion(s: EngineState, current: PendingReply, functions
         }
         if (!current.open) {
           current.open = openTurn(s, 'reply')
-          recordEvent(s, 'rtf-ttfb-metric', { ttfb_seconds: (s.clock.now() - requestedAt) / 1000, processor: s.llm.ref.service, model: s.llm.ref.model })
+          recordEvent(s, 'rtf-ttfb-metric', {
+            ttfb_seconds: (s.clock.now() - requestedAt) / 1000,
+            processor: s.llm.ref.service,
+            model: s.llm.ref.model,
+          })
         }
         if (piece.kind === 'text') streamText(s, current.open, piece.text)
-        else streamText(s, current.open, recording!.transcript.trim() || `[recording ${piece.recordingId}]`, piece.recordingId)
+        else
+          streamText(
+            s,
+            current.open,
+            recording!.transcript.trim() || `[recording ${piece.recordingId}]`,
+            piece.recordingId,
+          )
       }
     }
     for await (const event of stream) {
       if (signal.aborted) break
-      if (event.type === 'text' && event.text !== '') say(router ? router.push(event.text) : [{ kind: 'text', text: event.text }])
+      if (event.type === 'text' && event.text !== '')
+        say(router ? router.push(event.text) : [{ kind: 'text', text: event.text }])
       else if (event.type === 'tool_call') calls.push(event.call)
-      else if (event.type === 'done') s.onEvent({ type: 'usage', ref: s.llm.ref, usage: event.usage, purpose: 'conversation' })
+      else if (event.type === 'done')
+        s.onEvent({ type: 'usage', ref: s.llm.ref, usage: event.usage, purpose: 'conversation' })
     }
     if (router && !signal.aborted) say(router.end())
   } catch (error) {
@@ -113,10 +151,20 @@ function keepHeardPart(s: EngineState, turn: OpenTurn): void {
   s.turnMessages.set(turn.index, message)
 }
 
-async function runFunctionCalls(s: EngineState, current: PendingReply, functions: NodeFunction[], calls: ToolCall[], turn: OpenTurn | null): Promise<void> {
+async function runFunctionCalls(
+  s: EngineState,
+  current: PendingReply,
+  functions: NodeFunction[],
+  calls: ToolCall[],
+  turn: OpenTurn | null,
+): Promise<void> {
   let moved = false
   for (const call of calls) {
-    recordEvent(s, 'rtf-function-call-start', { function_name: call.name, tool_call_id: call.id, arguments: call.arguments })
+    recordEvent(s, 'rtf-function-call-start', {
+      function_name: call.name,
+      tool_call_id: call.id,
+      arguments: call.arguments,
+    })
     const fn = functions.find(({ spec }) => spec.name === call.name)
     let result: Record<string, unknown>
     if (!fn) result = { status: 'error', error: `There is no function named ${call.name}` }
@@ -128,7 +176,9 @@ async function runFunctionCalls(s: EngineState, current: PendingReply, functions
     } else {
       const said: ToolSpeech = { turn: turn?.index ?? null }
       current.toolRunning = true
-      const outcome = await runToolCall(fn, call, toolHost(s, current, said), s.node.id).finally(() => { current.toolRunning = false })
+      const outcome = await runToolCall(fn, call, toolHost(s, current, said), s.node.id).finally(() => {
+        current.toolRunning = false
+      })
       s.toolCalls.push(outcome.log)
       result = outcome.result
       if (outcome.effect.kind !== 'none') {

@@ -20,11 +20,27 @@ import type { ToolCallLog } from './record'
 export type ConversationTools = {
   /** Active tools by tool_uuid; a node's uuid missing here is a warning and is not offered. */
   byUuid: ReadonlyMap<string, AgentTool>
-  callHttp(tool: AgentTool, config: HttpApiConfig, args: Record<string, unknown>, variables: Record<string, unknown>, signal: AbortSignal): Promise<HttpToolOutcome>
+  callHttp(
+    tool: AgentTool,
+    config: HttpApiConfig,
+    args: Record<string, unknown>,
+    variables: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<HttpToolOutcome>
   /** Calls `toolName` on the MCP tool's server (drivers without it offer MCP tools that answer an error). */
-  callMcp?(tool: AgentTool, config: McpConfig, toolName: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallOutcome>
+  callMcp?(
+    tool: AgentTool,
+    config: McpConfig,
+    toolName: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<McpCallOutcome>
   /** A node's `retrieve_from_knowledge_base`: its documents searched with the run's embeddings model. */
-  retrieve?(documentUuids: string[], query: string, signal: AbortSignal): Promise<{ result: Record<string, unknown>; log: RetrievalLog }>
+  retrieve?(
+    documentUuids: string[],
+    query: string,
+    signal: AbortSignal,
+  ): Promise<{ result: Record<string, unknown>; log: RetrievalLog }>
 }
 
 export type TransferRequest = { destination: string; timeoutSeconds: number }
@@ -61,22 +77,34 @@ export type ToolFunction = Extract<NodeFunction, { kind: 'tool' }>
 export type ToolCallOutcome = { result: Record<string, unknown>; effect: ToolEffect; log: ToolCallLog }
 
 /** Tools of nodes that are missing (archived, deleted, another organization's), that this channel cannot run, or MCP tools with nothing listed. */
-export function toolWarnings(definition: AgentDefinition, tools: ReadonlyMap<string, AgentTool>, canTransfer: boolean): string[] {
-  return definition.nodes.flatMap((node) => nodeToolUuids(node).flatMap((uuid) => {
-    const tool = tools.get(uuid)
-    const where = `Node '${nodeName(node)}' (${node.id})`
-    if (!tool) return [`${where}: tool ${uuid} is not an active tool of this organization; not offered`]
-    if (tool.definition.type === 'transfer_call' && !canTransfer) return [`${where}: tool '${tool.name}' transfers calls, which this channel cannot do; not offered`]
-    if (tool.definition.type === 'mcp' && tool.definition.config.discovered_tools.length === 0) {
-      const why = tool.definition.config.discovery_error ?? 'it offers none'
-      return [`${where}: MCP tool '${tool.name}' has no tools listed from its server (${why}); refresh it once the server answers`]
-    }
-    return []
-  }))
+export function toolWarnings(
+  definition: AgentDefinition,
+  tools: ReadonlyMap<string, AgentTool>,
+  canTransfer: boolean,
+): string[] {
+  return definition.nodes.flatMap((node) =>
+    nodeToolUuids(node).flatMap((uuid) => {
+      const tool = tools.get(uuid)
+      const where = `Node '${nodeName(node)}' (${node.id})`
+      if (!tool) return [`${where}: tool ${uuid} is not an active tool of this organization; not offered`]
+      if (tool.definition.type === 'transfer_call' && !canTransfer)
+        return [`${where}: tool '${tool.name}' transfers calls, which this channel cannot do; not offered`]
+      if (tool.definition.type === 'mcp' && tool.definition.config.discovered_tools.length === 0) {
+        const why = tool.definition.config.discovery_error ?? 'it offers none'
+        return [
+          `${where}: MCP tool '${tool.name}' has no tools listed from its server (${why}); refresh it once the server answers`,
+        ]
+      }
+      return []
+    }),
+  )
 }
 
 /** The tools a channel can run: transfer tools only where calls can be transferred. */
-export function offeredTools(tools: ReadonlyMap<string, AgentTool>, canTransfer: boolean): ReadonlyMap<string, AgentTool> {
+export function offeredTools(
+  tools: ReadonlyMap<string, AgentTool>,
+  canTransfer: boolean,
+): ReadonlyMap<string, AgentTool> {
   return canTransfer ? tools : new Map([...tools].filter(([, tool]) => tool.definition.type !== 'transfer_call'))
 }
 
@@ -88,7 +116,13 @@ function sayMessage(host: ToolCallHost, { messageType, customMessage, audioRecor
 
 const error = (message: string) => ({ status: 'error', error: message })
 
-type Handled = { result: Record<string, unknown>; effect?: ToolEffect; http?: ToolCallLog['http']; mcp?: ToolCallLog['mcp']; knowledge?: RetrievalLog }
+type Handled = {
+  result: Record<string, unknown>
+  effect?: ToolEffect
+  http?: ToolCallLog['http']
+  mcp?: ToolCallLog['mcp']
+  knowledge?: RetrievalLog
+}
 
 async function handle(fn: ToolFunction, args: Record<string, unknown>, host: ToolCallHost): Promise<Handled> {
   const { definition } = fn.tool
@@ -104,8 +138,12 @@ async function handle(fn: ToolFunction, args: Record<string, unknown>, host: Too
     }
     case 'http_api': {
       const { config } = definition
-      const messageType = config.customMessageType === 'text' ? 'custom' : config.customMessageType ?? 'none'
-      sayMessage(host, { messageType, customMessage: config.customMessage, audioRecordingId: config.customMessageRecordingId })
+      const messageType = config.customMessageType === 'text' ? 'custom' : (config.customMessageType ?? 'none')
+      sayMessage(host, {
+        messageType,
+        customMessage: config.customMessage,
+        audioRecordingId: config.customMessageRecordingId,
+      })
       if (!host.tools) return { result: error('HTTP tools are not available here') }
       const { result, request } = await host.tools.callHttp(fn.tool, config, args, host.variables(), host.signal)
       return { result, http: request }
@@ -116,25 +154,49 @@ async function handle(fn: ToolFunction, args: Record<string, unknown>, host: Too
       return { result, mcp: request }
     }
     case 'knowledge_base': {
-      if (!host.tools?.retrieve) return { result: { ...error('The knowledge base is not available here'), chunks: [], total_results: 0 } }
-      const { result, log } = await host.tools.retrieve(definition.config.document_uuids, String(args.query), host.signal)
+      if (!host.tools?.retrieve)
+        return { result: { ...error('The knowledge base is not available here'), chunks: [], total_results: 0 } }
+      const { result, log } = await host.tools.retrieve(
+        definition.config.document_uuids,
+        String(args.query),
+        host.signal,
+      )
       return { result, knowledge: log }
     }
     case 'end_call': {
       sayMessage(host, definition.config)
       const reason = typeof args.reason === 'string' && args.reason.trim() !== '' ? args.reason.trim() : null
-      return { result: { status: 'success', message: 'The call is ending' }, effect: { kind: 'end_call', disposition: definition.config.endCallReason ? reason : null } }
+      return {
+        result: { status: 'success', message: 'The call is ending' },
+        effect: { kind: 'end_call', disposition: definition.config.endCallReason ? reason : null },
+      }
     }
     case 'transfer_call': {
       const { config } = definition
-      const destination = config.destination_source === 'llm_choice'
-        ? config.destinations.find(({ name }) => name === args.destination)?.destination ?? ''
-        : host.render(config.destination ?? '').trim()
-      if (!host.transferCall) return { result: { status: 'transfer_failed', reason: 'failed', message: 'Calls cannot be transferred on this channel' } }
-      if (!destination) return { result: { status: 'transfer_failed', reason: 'failed', message: 'No destination to transfer to in this call' } }
+      const destination =
+        config.destination_source === 'llm_choice'
+          ? (config.destinations.find(({ name }) => name === args.destination)?.destination ?? '')
+          : host.render(config.destination ?? '').trim()
+      if (!host.transferCall)
+        return {
+          result: {
+            status: 'transfer_failed',
+            reason: 'failed',
+            message: 'Calls cannot be transferred on this channel',
+          },
+        }
+      if (!destination)
+        return {
+          result: {
+            status: 'transfer_failed',
+            reason: 'failed',
+            message: 'No destination to transfer to in this call',
+          },
+        }
       sayMessage(host, config)
       const outcome = await host.transferCall({ destination, timeoutSeconds: config.timeout }, host.signal)
-      if (outcome.status === 'transferred') return { result: { status: 'transfer_success' }, effect: { kind: 'transferred', destination } }
+      if (outcome.status === 'transferred')
+        return { result: { status: 'transfer_success' }, effect: { kind: 'transferred', destination } }
       return { result: { status: 'transfer_failed', reason: outcome.reason, message: outcome.message } }
     }
   }
@@ -142,7 +204,12 @@ async function handle(fn: ToolFunction, args: Record<string, unknown>, host: Too
 
 const FAILED_STATUSES = new Set(['error', 'transfer_failed'])
 
-export async function runToolCall(fn: ToolFunction, call: ToolCall, host: ToolCallHost, nodeId: string): Promise<ToolCallOutcome> {
+export async function runToolCall(
+  fn: ToolFunction,
+  call: ToolCall,
+  host: ToolCallHost,
+  nodeId: string,
+): Promise<ToolCallOutcome> {
   const startedAt = host.now()
   const parsed = parseArguments(fn.spec, call.arguments)
   const handled: Handled = parsed.ok ? await handle(fn, parsed.args, host) : { result: error(parsed.error) }

@@ -2,7 +2,13 @@ import type { TSchema } from '@sinclair/typebox'
 import { invalid } from '../lib/errors'
 import { checkValue, type Loc, type ValidationItem } from '../lib/validation'
 import { isPlainObject } from '../lib/values'
-import { CredentialDescription, CredentialName, CredentialTypeSchema, type CreateCredentialInput, type UpdateCredentialInput } from './schemas'
+import {
+  CredentialDescription,
+  CredentialName,
+  CredentialTypeSchema,
+  type CreateCredentialInput,
+  type UpdateCredentialInput,
+} from './schemas'
 import { CREDENTIAL_TYPES, type CredentialType } from '../db/schema/credentials'
 import type { CredentialData } from './types'
 
@@ -24,32 +30,56 @@ type FieldRule = { field: string; kind: FieldKind; optional?: boolean; mayBeEmpt
 
 const FIELD_RULES: Record<CredentialType, FieldRule[]> = {
   bearer_token: [{ field: 'token', kind: 'value' }],
-  api_key: [{ field: 'api_key', kind: 'value' }, { field: 'header_name', kind: 'header_name', optional: true }],
-  basic_auth: [{ field: 'username', kind: 'username' }, { field: 'password', kind: 'value', mayBeEmpty: true }],
-  custom_header: [{ field: 'header_name', kind: 'header_name' }, { field: 'header_value', kind: 'value' }],
+  api_key: [
+    { field: 'api_key', kind: 'value' },
+    { field: 'header_name', kind: 'header_name', optional: true },
+  ],
+  basic_auth: [
+    { field: 'username', kind: 'username' },
+    { field: 'password', kind: 'value', mayBeEmpty: true },
+  ],
+  custom_header: [
+    { field: 'header_name', kind: 'header_name' },
+    { field: 'header_value', kind: 'value' },
+  ],
 }
 
 const problem = (type: string, loc: Loc, msg: string, ctx?: Record<string, unknown>): ValidationItem =>
-  (ctx ? { type, loc, msg, ctx } : { type, loc, msg })
+  ctx ? { type, loc, msg, ctx } : { type, loc, msg }
 
 function fieldProblem(rule: FieldRule, value: string, loc: Loc): ValidationItem | null {
   const maxLength = rule.kind === 'header_name' ? HEADER_NAME_MAX_LENGTH : VALUE_MAX_LENGTH
   if (value.length > maxLength) {
-    return problem('string_too_long', loc, `String should have at most ${maxLength} characters`, { max_length: maxLength })
+    return problem('string_too_long', loc, `String should have at most ${maxLength} characters`, {
+      max_length: maxLength,
+    })
   }
-  if (value === '' && !rule.mayBeEmpty) return problem('string_too_short', loc, 'String should have at least 1 character', { min_length: 1 })
+  if (value === '' && !rule.mayBeEmpty)
+    return problem('string_too_short', loc, 'String should have at least 1 character', { min_length: 1 })
   if (rule.kind === 'header_name') {
-    if (!HEADER_NAME.test(value)) return problem('value_error', loc, 'Value error, a header name may only contain letters, digits and !#$%&\'*+-.^_`|~')
-    if (RESERVED_HEADER.test(value)) return problem('value_error', loc, `Value error, the header ${value} cannot be set by a credential`)
+    if (!HEADER_NAME.test(value))
+      return problem(
+        'value_error',
+        loc,
+        "Value error, a header name may only contain letters, digits and !#$%&'*+-.^_`|~",
+      )
+    if (RESERVED_HEADER.test(value))
+      return problem('value_error', loc, `Value error, the header ${value} cannot be set by a credential`)
     return null
   }
-  if (UNSAFE_IN_VALUE.test(value)) return problem('value_error', loc, 'Value error, line breaks and NUL characters are not allowed')
-  if (rule.kind === 'username' && value.includes(':')) return problem('value_error', loc, 'Value error, a Basic auth username cannot contain a colon')
+  if (UNSAFE_IN_VALUE.test(value))
+    return problem('value_error', loc, 'Value error, line breaks and NUL characters are not allowed')
+  if (rule.kind === 'username' && value.includes(':'))
+    return problem('value_error', loc, 'Value error, a Basic auth username cannot contain a colon')
   return null
 }
 
 /** The fields of `type` from `data`, checked; unknown fields are dropped, an empty optional one counts as absent. */
-function checkCredentialData(type: CredentialType, data: Record<string, unknown>, loc: Loc): { items: ValidationItem[]; data: CredentialData } {
+function checkCredentialData(
+  type: CredentialType,
+  data: Record<string, unknown>,
+  loc: Loc,
+): { items: ValidationItem[]; data: CredentialData } {
   const items: ValidationItem[] = []
   const clean: Record<string, string> = {}
   for (const rule of FIELD_RULES[type]) {
@@ -71,14 +101,21 @@ function checkCredentialData(type: CredentialType, data: Record<string, unknown>
 }
 
 /** `checkValue` for one top-level field that is present (a missing one is reported without echoing the body). */
-function checkField(body: Record<string, unknown>, field: string, schema: TSchema, required: boolean): ValidationItem[] {
+function checkField(
+  body: Record<string, unknown>,
+  field: string,
+  schema: TSchema,
+  required: boolean,
+): ValidationItem[] {
   if (body[field] === undefined) return required ? [problem('missing', ['body', field], 'Field required')] : []
   return checkValue(schema, body[field], ['body', field])
 }
 
 function requireObject(body: unknown): Record<string, unknown> {
   if (isPlainObject(body)) return body
-  throw invalid([problem('model_attributes_type', ['body'], 'Input should be a valid dictionary or object to extract fields from')])
+  throw invalid([
+    problem('model_attributes_type', ['body'], 'Input should be a valid dictionary or object to extract fields from'),
+  ])
 }
 
 /** Problems of the top-level fields; `partial` (an update) requires none. */
@@ -88,7 +125,8 @@ function shapeItems(body: Record<string, unknown>, partial: boolean): Validation
     ...checkField(body, 'description', CredentialDescription, false),
     ...checkField(body, 'credential_type', CredentialTypeSchema, !partial),
   ]
-  if (body.credential_data === undefined && !partial) items.push(problem('missing', ['body', 'credential_data'], 'Field required'))
+  if (body.credential_data === undefined && !partial)
+    items.push(problem('missing', ['body', 'credential_data'], 'Field required'))
   if (body.credential_data !== undefined && !isPlainObject(body.credential_data)) {
     items.push(problem('dict_type', ['body', 'credential_data'], 'Input should be a valid dictionary'))
   }
@@ -104,7 +142,8 @@ export function checkCredentialBodyShape(sent: unknown, partial: boolean): void 
   if (items.length > 0) throw invalid(items)
 }
 
-const trimmedName = (body: Record<string, unknown>) => (typeof body.name === 'string' ? { ...body, name: body.name.trim() } : body)
+const trimmedName = (body: Record<string, unknown>) =>
+  typeof body.name === 'string' ? { ...body, name: body.name.trim() } : body
 
 /** The checked body; the name comes back trimmed and the data with only its type's fields. */
 function validBody(sent: unknown, partial: boolean, storedType?: CredentialType) {
@@ -114,7 +153,14 @@ function validBody(sent: unknown, partial: boolean, storedType?: CredentialType)
   let data: CredentialData | undefined
   if (body.credential_data === undefined) {
     // The stored secret has the old type's fields.
-    if (partial && type !== storedType) items.push(problem('missing', ['body', 'credential_data'], 'Field required: a new credential_type needs its credential_data'))
+    if (partial && type !== storedType)
+      items.push(
+        problem(
+          'missing',
+          ['body', 'credential_data'],
+          'Field required: a new credential_type needs its credential_data',
+        ),
+      )
   } else if (isPlainObject(body.credential_data) && CREDENTIAL_TYPES.includes(type as CredentialType)) {
     const checked = checkCredentialData(type as CredentialType, body.credential_data, ['body', 'credential_data'])
     items.push(...checked.items)
@@ -130,7 +176,10 @@ export function validCreateBody(sent: unknown): CreateCredentialInput & { creden
 }
 
 /** Checked against the type the credential will have; credential_data is left out when it was. */
-export function validUpdateBody(sent: unknown, storedType: CredentialType): UpdateCredentialInput & { credential_data?: CredentialData } {
+export function validUpdateBody(
+  sent: unknown,
+  storedType: CredentialType,
+): UpdateCredentialInput & { credential_data?: CredentialData } {
   const { body, data } = validBody(sent, true, storedType)
   return { ...(body as UpdateCredentialInput), credential_data: data }
 }

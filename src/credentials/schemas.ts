@@ -4,7 +4,10 @@ import { Type as t, type Static } from '@sinclair/typebox'
 
 /** The CREDENTIAL_TYPES of ./types (the store's views fail to typecheck if one is missing here). */
 export const CredentialTypeSchema = t.Union([
-  t.Literal('bearer_token'), t.Literal('api_key'), t.Literal('basic_auth'), t.Literal('custom_header'),
+  t.Literal('bearer_token'),
+  t.Literal('api_key'),
+  t.Literal('basic_auth'),
+  t.Literal('custom_header'),
 ])
 
 export const CredentialName = t.String({ minLength: 1, maxLength: 255 })
@@ -12,9 +15,10 @@ export const CredentialName = t.String({ minLength: 1, maxLength: 255 })
 export const CredentialDescription = t.Union([t.String({ maxLength: 2000 }), t.Null()])
 
 export const CredentialDataSchema = t.Record(t.String(), t.Unknown(), {
-  description: 'The secret, by credential_type: bearer_token `{token}`; api_key `{api_key, header_name?}` (header '
-    + 'X-API-Key unless named); basic_auth `{username, password}`; custom_header `{header_name, header_value}`. '
-    + 'Values up to 4096 characters without line breaks; header names are HTTP tokens. Stored encrypted, never returned.',
+  description:
+    'The secret, by credential_type: bearer_token `{token}`; api_key `{api_key, header_name?}` (header ' +
+    'X-API-Key unless named); basic_auth `{username, password}`; custom_header `{header_name, header_value}`. ' +
+    'Values up to 4096 characters without line breaks; header names are HTTP tokens. Stored encrypted, never returned.',
 })
 
 export const CreateCredentialBody = t.Object({

@@ -30,7 +30,9 @@ const credentialView = (row: CredentialRow): CredentialView => ({
 const seal = (ctx: AppContext, data: CredentialData) => encryptSecret(ctx.masterKey, JSON.stringify(data))
 
 function findRow(ctx: AppContext, organizationId: number, credentialUuid: string): CredentialRow | undefined {
-  return ctx.db.select().from(credentials)
+  return ctx.db
+    .select()
+    .from(credentials)
     .where(and(eq(credentials.organizationId, organizationId), eq(credentials.uuid, credentialUuid)))
     .get()
 }
@@ -41,12 +43,22 @@ function requireRow(ctx: AppContext, organizationId: number, credentialUuid: str
   return row
 }
 
-const writeCredential = <T>(name: string, write: () => T): T => translateUniqueViolations('credentials', [
-  [['organization_id', 'name'], () => conflict(`A credential named '${name}' already exists in this organization.`)],
-], write)
+const writeCredential = <T>(name: string, write: () => T): T =>
+  translateUniqueViolations(
+    'credentials',
+    [
+      [
+        ['organization_id', 'name'],
+        () => conflict(`A credential named '${name}' already exists in this organization.`),
+      ],
+    ],
+    write,
+  )
 
 export function listCredentials(ctx: AppContext, organizationId: number): CredentialView[] {
-  return ctx.db.select().from(credentials)
+  return ctx.db
+    .select()
+    .from(credentials)
     .where(eq(credentials.organizationId, organizationId))
     .orderBy(asc(credentials.createdAt), asc(credentials.id))
     .all()
@@ -61,32 +73,50 @@ export function getCredential(ctx: AppContext, organizationId: number, credentia
 export function createCredential(ctx: AppContext, organizationId: number, body: unknown): CredentialView {
   const valid = validCreateBody(body)
   const now = isoNow(ctx.clock)
-  const row = writeCredential(valid.name, () => ctx.db.insert(credentials).values({
-    uuid: randomUUID(),
-    organizationId,
-    name: valid.name,
-    description: valid.description ?? null,
-    credentialType: valid.credential_type,
-    sealedData: seal(ctx, valid.credential_data),
-    createdAt: now,
-    updatedAt: now,
-  }).returning().get())
+  const row = writeCredential(valid.name, () =>
+    ctx.db
+      .insert(credentials)
+      .values({
+        uuid: randomUUID(),
+        organizationId,
+        name: valid.name,
+        description: valid.description ?? null,
+        credentialType: valid.credential_type,
+        sealedData: seal(ctx, valid.credential_data),
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+      .get(),
+  )
   return credentialView(row)
 }
 
 /** Partial update: what `body` leaves out stays, the stored secret included. */
-export function updateCredential(ctx: AppContext, organizationId: number, credentialUuid: string, body: unknown): CredentialView {
+export function updateCredential(
+  ctx: AppContext,
+  organizationId: number,
+  credentialUuid: string,
+  body: unknown,
+): CredentialView {
   return transaction(ctx, () => {
     const stored = requireRow(ctx, organizationId, credentialUuid)
     const valid = validUpdateBody(body, stored.credentialType)
     const name = valid.name ?? stored.name
-    const row = writeCredential(name, () => ctx.db.update(credentials).set({
-      name,
-      description: valid.description === undefined ? stored.description : valid.description,
-      credentialType: valid.credential_type ?? stored.credentialType,
-      sealedData: valid.credential_data ? seal(ctx, valid.credential_data) : stored.sealedData,
-      updatedAt: isoNow(ctx.clock),
-    }).where(eq(credentials.id, stored.id)).returning().get())
+    const row = writeCredential(name, () =>
+      ctx.db
+        .update(credentials)
+        .set({
+          name,
+          description: valid.description === undefined ? stored.description : valid.description,
+          credentialType: valid.credential_type ?? stored.credentialType,
+          sealedData: valid.credential_data ? seal(ctx, valid.credential_data) : stored.sealedData,
+          updatedAt: isoNow(ctx.clock),
+        })
+        .where(eq(credentials.id, stored.id))
+        .returning()
+        .get(),
+    )
     return credentialView(row)
   })
 }

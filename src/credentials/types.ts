@@ -15,5 +15,10 @@ export type CredentialData = CredentialDataOf[CredentialType]
 
 /** A decrypted credential, for building requests; never sent to a client or logged. */
 export type Credential = {
-  [Type in CredentialType]: { uuid: string; name: string; credential_type: Type; credential_data: CredentialDataOf[Type] }
+  [Type in CredentialType]: {
+    uuid: string
+    name: string
+    credential_type: Type
+    credential_data: CredentialDataOf[Type]
+  }
 }[CredentialType]

@@ -42,12 +42,19 @@ self.onmessage = (event) => {
  * commit crosses the threshold and fsyncs the database there, stalling everything for tens of milliseconds (measured:
  * the dialer missed ~12 % of its slots at 500 calls/s). `stop` checkpoints once more on the main connection.
  */
-export async function startCheckpointer(sqlite: Database, path: string, options: CheckpointerOptions = DEFAULT_OPTIONS): Promise<Checkpointer> {
+export async function startCheckpointer(
+  sqlite: Database,
+  path: string,
+  options: CheckpointerOptions = DEFAULT_OPTIONS,
+): Promise<Checkpointer> {
   const worker = new Worker(URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'application/javascript' })))
-  const nextMessage = () => new Promise<void>((resolve, reject) => {
-    worker.addEventListener('message', () => resolve(), { once: true })
-    worker.addEventListener('error', (event) => reject(new Error(`checkpoint worker: ${event.message}`)), { once: true })
-  })
+  const nextMessage = () =>
+    new Promise<void>((resolve, reject) => {
+      worker.addEventListener('message', () => resolve(), { once: true })
+      worker.addEventListener('error', (event) => reject(new Error(`checkpoint worker: ${event.message}`)), {
+        once: true,
+      })
+    })
   const started = nextMessage()
   worker.postMessage({ path, ...options })
   await started

@@ -14,9 +14,12 @@ export type FingerprintReader = { read(): DatabaseFingerprint; close(): void }
 export function openFingerprintReader(dataDir: string): FingerprintReader {
   const sqlite = new Database(databasePath(dataDir), { readonly: true })
   sqlite.run('PRAGMA busy_timeout = 5000')
-  const tables = sqlite.query<{ name: string }, []>(
-    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
-  ).all().map((row) => row.name)
+  const tables = sqlite
+    .query<{ name: string }, []>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )
+    .all()
+    .map((row) => row.name)
   const counts = sqlite.query<Record<string, number>, []>(
     `SELECT ${tables.map((table, index) => `(SELECT count(*) FROM "${table}") AS t${index}`).join(', ')}`,
   )

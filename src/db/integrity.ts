@@ -9,7 +9,9 @@ export function databaseProblems(dataDir: string): string[] {
   const sqlite = new Database(databasePath(dataDir), { readonly: true })
   try {
     const rows = sqlite.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all()
-    const foreignKeys = sqlite.query<{ table: string; rowid: number; parent: string }, []>('PRAGMA foreign_key_check').all()
+    const foreignKeys = sqlite
+      .query<{ table: string; rowid: number; parent: string }, []>('PRAGMA foreign_key_check')
+      .all()
     return [
       ...rows.map((row) => row.integrity_check).filter((result) => result !== 'ok'),
       ...foreignKeys.map((row) => `foreign key: ${row.table} row ${row.rowid} → missing ${row.parent}`),

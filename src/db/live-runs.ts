@@ -27,10 +27,14 @@ const SELECT_LIVE_RUN = `SELECT r.id, r.workflow_id, w.name AS workflow_name, r.
 
 /** One run of the organization, or null. */
 export const liveRun = (sqlite: SqlDatabase, organizationId: number, runId: number) =>
-  sqlite.query<LiveRunRow, [number, number]>(`${SELECT_LIVE_RUN} WHERE r.id = ? AND r.organization_id = ?`).get(runId, organizationId)
+  sqlite
+    .query<LiveRunRow, [number, number]>(`${SELECT_LIVE_RUN} WHERE r.id = ? AND r.organization_id = ?`)
+    .get(runId, organizationId)
 
 /** The organization's calls placed or answered and not finished (the index workflow_runs_open_calls), newest first. */
 export const openCallRuns = (sqlite: SqlDatabase, organizationId: number, limit: number) =>
-  sqlite.query<LiveRunRow, [number, number]>(
-    `${SELECT_LIVE_RUN} WHERE r.organization_id = ? AND r.call_id IS NOT NULL AND r.state <> 'completed' ORDER BY r.id DESC LIMIT ?`,
-  ).all(organizationId, limit)
+  sqlite
+    .query<LiveRunRow, [number, number]>(
+      `${SELECT_LIVE_RUN} WHERE r.organization_id = ? AND r.call_id IS NOT NULL AND r.state <> 'completed' ORDER BY r.id DESC LIMIT ?`,
+    )
+    .all(organizationId, limit)

@@ -35,15 +35,22 @@ export function openDatabase(dataDir: string, migrations: Migration[] = MIGRATIO
 /** Applies every pending migration, tracked by file name, all in one transaction. Returns the names applied. */
 export function applyMigrations(sqlite: Database, migrations: Migration[]): string[] {
   sqlite.run('CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)')
-  const done = new Set(sqlite.query<{ name: string }, []>('SELECT name FROM _migrations').all().map((row) => row.name))
+  const done = new Set(
+    sqlite
+      .query<{ name: string }, []>('SELECT name FROM _migrations')
+      .all()
+      .map((row) => row.name),
+  )
   const pending = migrations.filter((migration) => !done.has(migration.name))
   if (pending.length === 0) return []
   const record = sqlite.prepare('INSERT INTO _migrations (name, applied_at) VALUES (?, ?)')
-  sqlite.transaction(() => {
-    for (const migration of pending) {
-      sqlite.run(migration.sql)
-      record.run(migration.name, new Date().toISOString())
-    }
-  }).immediate()
+  sqlite
+    .transaction(() => {
+      for (const migration of pending) {
+        sqlite.run(migration.sql)
+        record.run(migration.name, new Date().toISOString())
+      }
+    })
+    .immediate()
   return pending.map((migration) => migration.name)
 }

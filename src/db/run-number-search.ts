@@ -19,11 +19,19 @@ const escapeLike = (text: string) => text.replace(/[\\%_]/g, (character) => `\\$
  * the trigram index drives the query (CROSS JOIN keeps it the outer loop), so the cost follows its matches, unless
  * `scanOnly` says the runs are already narrowed to a few (every pattern is then checked with LIKE).
  */
-export function runsMatchingNumbers(patterns: NumberPatterns, { scanOnly = false } = {}): { from: string; conditions: SqlPart[]; drivenByIndex: boolean } {
-  const columns = [['caller_number', patterns.callerNumber], ['called_number', patterns.calledNumber]] as const
+export function runsMatchingNumbers(
+  patterns: NumberPatterns,
+  { scanOnly = false } = {},
+): { from: string; conditions: SqlPart[]; drivenByIndex: boolean } {
+  const columns = [
+    ['caller_number', patterns.callerNumber],
+    ['called_number', patterns.calledNumber],
+  ] as const
   const indexed = columns.filter(([, pattern]) => pattern !== undefined && pattern.length >= TRIGRAM && !scanOnly)
   const scanned = columns.filter(([, pattern]) => pattern !== undefined && (pattern.length < TRIGRAM || scanOnly))
-  const conditions = scanned.map(([name, pattern]) => sqlPart(`workflow_runs.${name} LIKE ? ESCAPE '\\'`, `%${escapeLike(pattern!)}%`))
+  const conditions = scanned.map(([name, pattern]) =>
+    sqlPart(`workflow_runs.${name} LIKE ? ESCAPE '\\'`, `%${escapeLike(pattern!)}%`),
+  )
   if (indexed.length === 0) return { from: 'workflow_runs', conditions, drivenByIndex: false }
   const match = indexed.map(([name, pattern]) => `${name} : ${phrase(pattern!)}`).join(' AND ')
   return {

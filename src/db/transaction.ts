@@ -1,6 +1,8 @@
 import type { SqlDatabase } from './open'
 
-type TransactionStatements = { [Name in 'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo']: { run(): unknown } }
+type TransactionStatements = {
+  [Name in 'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo']: { run(): unknown }
+}
 
 const statementsByDatabase = new WeakMap<SqlDatabase, TransactionStatements>()
 

@@ -7,7 +7,9 @@ export const USAGE_LINK_PLACEHOLDERS = { base: '?1', now: '?2' }
  * they are copied as they are stored. `artifactLinkArgs` are more json_object arguments, written over
  * USAGE_LINK_PLACEHOLDERS: the parameters after the page's are the public link base and the current time.
  */
-export const usageRunColumns = (artifactLinkArgs: string) => `run.id AS id, coalesce(run.service_token_usage, 0) AS tokens,
+export const usageRunColumns = (
+  artifactLinkArgs: string,
+) => `run.id AS id, coalesce(run.service_token_usage, 0) AS tokens,
   CAST(round(coalesce(run.call_duration_seconds, 0)) AS INTEGER) AS seconds,
   json_object(
     'id', run.id, 'workflow_id', run.workflow_id, 'workflow_name', agent.name, 'name', run.name, 'created_at', run.created_at,

@@ -1,4 +1,10 @@
-import { getNodeType, listNodeTypes, type GraphConstraints, type PropertySpec, type RowPropertySpec } from './node-catalog'
+import {
+  getNodeType,
+  listNodeTypes,
+  type GraphConstraints,
+  type PropertySpec,
+  type RowPropertySpec,
+} from './node-catalog'
 import { cloneJson, isPlainObject, plural } from '../lib/values'
 
 /**
@@ -58,17 +64,44 @@ export type DefinitionValidation = {
 
 /** Edge data described like node data, so the same checks apply. */
 const EDGE_DATA_PROPERTIES: PropertySpec[] = [
-  { name: 'label', type: 'string', display_name: 'Label', description: 'Name of the transition.', required: true, min_length: 1 },
-  { name: 'condition', type: 'string', display_name: 'Condition', description: 'When to take the transition.', required: true, min_length: 1 },
-  { name: 'transition_speech', type: 'string', display_name: 'Transition speech', description: 'Said while moving on.' },
+  {
+    name: 'label',
+    type: 'string',
+    display_name: 'Label',
+    description: 'Name of the transition.',
+    required: true,
+    min_length: 1,
+  },
+  {
+    name: 'condition',
+    type: 'string',
+    display_name: 'Condition',
+    description: 'When to take the transition.',
+    required: true,
+    min_length: 1,
+  },
+  {
+    name: 'transition_speech',
+    type: 'string',
+    display_name: 'Transition speech',
+    description: 'Said while moving on.',
+  },
   {
     name: 'transition_speech_type',
     type: 'options',
     display_name: 'Transition speech type',
     description: 'Speak text or play a recording.',
-    options: [{ value: 'text', label: 'Text' }, { value: 'audio', label: 'Recording' }],
+    options: [
+      { value: 'text', label: 'Text' },
+      { value: 'audio', label: 'Recording' },
+    ],
   },
-  { name: 'transition_speech_recording_id', type: 'recording_ref', display_name: 'Transition recording', description: 'Recording played while moving on.' },
+  {
+    name: 'transition_speech_recording_id',
+    type: 'recording_ref',
+    display_name: 'Transition recording',
+    description: 'Recording played while moving on.',
+  },
 ]
 
 type FieldError = { field: string | null; message: string }
@@ -89,8 +122,10 @@ function checkPropertyValue(spec: PropertySpec | RowPropertySpec, value: unknown
     case 'credential_ref': {
       if (typeof value !== 'string') return fail('must be a string')
       const length = [...value].length
-      if (spec.min_length != null && length < spec.min_length) return fail(`must be at least ${plural(spec.min_length, 'character')} long`)
-      if (spec.max_length != null && length > spec.max_length) return fail(`must be at most ${plural(spec.max_length, 'character')} long`)
+      if (spec.min_length != null && length < spec.min_length)
+        return fail(`must be at least ${plural(spec.min_length, 'character')} long`)
+      if (spec.max_length != null && length > spec.max_length)
+        return fail(`must be at most ${plural(spec.max_length, 'character')} long`)
       if (spec.pattern != null && !new RegExp(spec.pattern, 'u').test(value)) return fail(`must match ${spec.pattern}`)
       return []
     }
@@ -104,18 +139,23 @@ function checkPropertyValue(spec: PropertySpec | RowPropertySpec, value: unknown
     case 'options':
       return allowed.includes(value as string) ? [] : fail(`must be one of ${allowedText}`)
     case 'multi_options':
-      return Array.isArray(value) && value.every((item) => allowed.includes(item)) ? [] : fail(`must be a list of ${allowedText}`)
+      return Array.isArray(value) && value.every((item) => allowed.includes(item))
+        ? []
+        : fail(`must be a list of ${allowedText}`)
     case 'tool_refs':
     case 'document_refs':
-      return Array.isArray(value) && value.every((item) => typeof item === 'string') ? [] : fail('must be a list of strings')
+      return Array.isArray(value) && value.every((item) => typeof item === 'string')
+        ? []
+        : fail('must be a list of strings')
     case 'json':
       return isPlainObject(value) ? [] : fail('must be a JSON object')
     case 'fixed_collection': {
       if (!Array.isArray(value)) return fail('must be a list of rows')
-      const rowSpecs = 'properties' in spec ? spec.properties ?? [] : []
+      const rowSpecs = 'properties' in spec ? (spec.properties ?? []) : []
       return value.flatMap((row, index) => {
         const rowField = `${field}[${index}]`
-        if (!isPlainObject(row)) return [{ field: rowField, message: `Row ${index + 1} of ${spec.display_name} must be an object` }]
+        if (!isPlainObject(row))
+          return [{ field: rowField, message: `Row ${index + 1} of ${spec.display_name} must be an object` }]
         return checkProperties(rowSpecs, row, rowField)
       })
     }
@@ -123,11 +163,16 @@ function checkPropertyValue(spec: PropertySpec | RowPropertySpec, value: unknown
 }
 
 /** Checks the properties a spec list declares; keys it does not declare are left alone. null counts as absent. */
-function checkProperties(specs: (PropertySpec | RowPropertySpec)[], values: Record<string, unknown>, prefix: string): FieldError[] {
+function checkProperties(
+  specs: (PropertySpec | RowPropertySpec)[],
+  values: Record<string, unknown>,
+  prefix: string,
+): FieldError[] {
   return specs.flatMap((spec) => {
     const field = `${prefix}.${spec.name}`
     const value = values[spec.name]
-    if (value === undefined || value === null) return spec.required ? [{ field, message: `${spec.display_name} is required` }] : []
+    if (value === undefined || value === null)
+      return spec.required ? [{ field, message: `${spec.display_name} is required` }] : []
     return checkPropertyValue(spec, value, field)
   })
 }
@@ -166,7 +211,12 @@ function checkGraphConstraints(nodes: AgentNode[], edges: AgentEdge[]): Definiti
     const minimum = spec.graph_constraints?.min_instances
     if (minimum != null && (instances.get(spec.name) ?? 0) < minimum) {
       const exactly = spec.graph_constraints?.max_instances === minimum
-      errors.push({ kind: 'workflow', id: null, field: null, message: `A workflow needs ${exactly ? 'exactly' : 'at least'} ${plural(minimum, `${spec.display_name} node`)}` })
+      errors.push({
+        kind: 'workflow',
+        id: null,
+        field: null,
+        message: `A workflow needs ${exactly ? 'exactly' : 'at least'} ${plural(minimum, `${spec.display_name} node`)}`,
+      })
     }
   }
   return errors
@@ -184,7 +234,12 @@ function checkTransitionNames(edges: AgentEdge[]): DefinitionError[] {
     const names = namesBySource.get(edge.source) ?? new Set<string>()
     namesBySource.set(edge.source, names)
     if (names.has(name)) {
-      errors.push({ kind: 'edge', id: edge.id, field: 'data.label', message: `Another transition out of node '${edge.source}' already has the name '${name}'` })
+      errors.push({
+        kind: 'edge',
+        id: edge.id,
+        field: 'data.label',
+        message: `Another transition out of node '${edge.source}' already has the name '${name}'`,
+      })
     }
     names.add(name)
   }
@@ -198,7 +253,12 @@ function checkTriggerPaths(nodes: AgentNode[]): { errors: DefinitionError[]; tri
     const path = node.data.trigger_path
     if (typeof path !== 'string') continue
     if (triggerPaths.includes(path)) {
-      errors.push({ kind: 'node', id: node.id, field: 'data.trigger_path', message: `Trigger path '${path}' is used by another trigger node of this workflow` })
+      errors.push({
+        kind: 'node',
+        id: node.id,
+        field: 'data.trigger_path',
+        message: `Trigger path '${path}' is used by another trigger node of this workflow`,
+      })
     } else triggerPaths.push(path)
   }
   return { errors, triggerPaths }
@@ -222,7 +282,10 @@ export function validateDefinition(input: unknown): DefinitionValidation {
   if (!Array.isArray(definition.nodes)) workflowError('nodes', 'nodes must be a list')
   if (!Array.isArray(definition.edges)) workflowError('edges', 'edges must be a list')
   const { viewport } = definition
-  if (viewport !== undefined && !(isPlainObject(viewport) && [viewport.x, viewport.y, viewport.zoom].every(isFiniteNumber))) {
+  if (
+    viewport !== undefined &&
+    !(isPlainObject(viewport) && [viewport.x, viewport.y, viewport.zoom].every(isFiniteNumber))
+  ) {
     workflowError('viewport', 'viewport must be an object with numeric x, y and zoom')
   }
   if (errors.length > 0) return { definition, errors, triggerPaths: [] }
@@ -240,12 +303,18 @@ export function validateDefinition(input: unknown): DefinitionValidation {
     else if (nodeIds.has(id)) nodeError({ field: 'id', message: `Node id '${id}' is used by more than one node` })
     else nodeIds.add(id)
     const { position } = node
-    if (position !== undefined && !(isPlainObject(position) && isFiniteNumber(position.x) && isFiniteNumber(position.y))) {
+    if (
+      position !== undefined &&
+      !(isPlainObject(position) && isFiniteNumber(position.x) && isFiniteNumber(position.y))
+    ) {
       nodeError({ field: 'position', message: 'position must be an object with numeric x and y' })
     }
     const spec = typeof node.type === 'string' ? getNodeType(node.type) : undefined
     if (!spec) {
-      nodeError({ field: 'type', message: typeof node.type === 'string' ? `Unknown node type '${node.type}'` : 'Node type must be a string' })
+      nodeError({
+        field: 'type',
+        message: typeof node.type === 'string' ? `Unknown node type '${node.type}'` : 'Node type must be a string',
+      })
       return
     }
     node.data ??= {}
@@ -276,7 +345,10 @@ export function validateDefinition(input: unknown): DefinitionValidation {
     for (const end of ['source', 'target'] as const) {
       if (isNonEmptyString(edge[end]) && nodeIds.has(edge[end])) continue
       connected = false
-      edgeError({ field: end, message: `${end} ${JSON.stringify(edge[end] ?? null)} is not the id of a node of this workflow` })
+      edgeError({
+        field: end,
+        message: `${end} ${JSON.stringify(edge[end] ?? null)} is not the id of a node of this workflow`,
+      })
     }
     edge.data ??= {}
     if (!isPlainObject(edge.data)) {

@@ -28,5 +28,8 @@ export function unavailableCallOf(configurations: Record<string, unknown>): Unav
 
 export function modelFailureLineOf(configurations: Record<string, unknown>): ModelFailureLine {
   const settings = isPlainObject(configurations.model_failure) ? configurations.model_failure : {}
-  return { message: nonEmpty(settings.message) ?? DEFAULT_MODEL_FAILURE_MESSAGE, transferTo: nonEmpty(settings.transfer_to) }
+  return {
+    message: nonEmpty(settings.message) ?? DEFAULT_MODEL_FAILURE_MESSAGE,
+    transferTo: nonEmpty(settings.transfer_to),
+  }
 }

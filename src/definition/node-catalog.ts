@@ -10,7 +10,8 @@ import { Kind, Type, Type as t, type Static, type TSchema } from '@sinclair/type
 export const SPEC_VERSION = '1.0.0'
 
 /** A string enum described as `{type: 'string', enum}`, of the UnionEnum kind that the HTTP layer knows how to check. */
-const stringEnum = <const T extends readonly string[]>(values: T) => t.Unsafe<T[number]>({ [Kind]: 'UnionEnum', type: 'string', enum: values })
+const stringEnum = <const T extends readonly string[]>(values: T) =>
+  t.Unsafe<T[number]>({ [Kind]: 'UnionEnum', type: 'string', enum: values })
 
 export const PropertyTypeSchema = stringEnum([
   'string',
@@ -51,8 +52,12 @@ export const DisplayOptionsSchema = t.Object(
 
 export const PropertyRendererOptionsSchema = t.Object(
   {
-    layout: nullable(t.Object({ column_span: nullable(Type.Integer({ minimum: 1, maximum: 12 })) }, { additionalProperties: false })),
-    number_input: nullable(t.Object({ fractional: t.Optional(t.Boolean({ default: false })) }, { additionalProperties: false })),
+    layout: nullable(
+      t.Object({ column_span: nullable(Type.Integer({ minimum: 1, maximum: 12 })) }, { additionalProperties: false }),
+    ),
+    number_input: nullable(
+      t.Object({ fractional: t.Optional(t.Boolean({ default: false })) }, { additionalProperties: false }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -145,7 +150,8 @@ const promptProperty = (description: string): PropertySpec => ({
   type: 'mention_textarea',
   display_name: 'Prompt',
   description,
-  llm_hint: 'Supports {{variable}} placeholders filled from the call context; {{variable | default}} makes one optional.',
+  llm_hint:
+    'Supports {{variable}} placeholders filled from the call context; {{variable | default}} makes one optional.',
   required: true,
   min_length: 1,
 })
@@ -175,7 +181,7 @@ const extractionProperties: PropertySpec[] = [
     display_name: 'Extract variables',
     description: 'Capture values from the conversation when the call leaves this node.',
     default: false,
-    },
+  },
   {
     name: 'extraction_prompt',
     type: 'string',
@@ -183,14 +189,14 @@ const extractionProperties: PropertySpec[] = [
     description: 'General guidance for how the values should be read from the conversation.',
     display_options: showWhenExtractionEnabled,
     editor: 'textarea',
-    },
+  },
   {
     name: 'extraction_variables',
     type: 'fixed_collection',
     display_name: 'Variables to extract',
     description: 'One row per value to capture: its name, its type and a hint on what to look for.',
     display_options: showWhenExtractionEnabled,
-      properties: [
+    properties: [
       {
         name: 'name',
         type: 'string',
@@ -229,14 +235,14 @@ const knowledgeProperties: PropertySpec[] = [
     display_name: 'Tools',
     description: 'Tools the agent may call while in this node.',
     llm_hint: 'Array of tool UUIDs of this organization.',
-    },
+  },
   {
     name: 'document_uuids',
     type: 'document_refs',
     display_name: 'Documents',
     description: 'Knowledge-base documents the agent may consult while in this node.',
     llm_hint: 'Array of document UUIDs of this organization.',
-    },
+  },
 ]
 
 const enabledProperty = (description: string): PropertySpec => ({
@@ -311,7 +317,8 @@ const NODE_SPECS: NodeSpec[] = [
         name: 'pre_call_fetch_enabled',
         type: 'boolean',
         display_name: 'Fetch data before the call',
-        description: 'Ask an HTTP endpoint for extra context before the call starts; its JSON answer becomes template variables.',
+        description:
+          'Ask an HTTP endpoint for extra context before the call starts; its JSON answer becomes template variables.',
         default: false,
       },
       {
@@ -361,7 +368,7 @@ const NODE_SPECS: NodeSpec[] = [
     examples: [
       {
         name: 'collect_details',
-        data: { name: 'Collect details', prompt: 'Ask for the caller\'s full name and the reason for the call.' },
+        data: { name: 'Collect details', prompt: "Ask for the caller's full name and the reason for the call." },
       },
     ],
   },
@@ -544,13 +551,16 @@ const NODE_SPECS: NodeSpec[] = [
         display_name: 'Model provider',
         description: 'Provider of the review model.',
         display_options: { show: { qa_use_workflow_llm: [false] } },
-        options: ['openai', 'azure', 'openrouter', 'anthropic'].map((provider) => ({ value: provider, label: provider })),
+        options: ['openai', 'azure', 'openrouter', 'anthropic'].map((provider) => ({
+          value: provider,
+          label: provider,
+        })),
       },
       {
         name: 'qa_model',
         type: 'string',
         display_name: 'Model',
-        description: "Model identifier, as the provider names it.",
+        description: 'Model identifier, as the provider names it.',
         display_options: { show: { qa_use_workflow_llm: [false] } },
       },
       {
@@ -610,7 +620,10 @@ const NODE_SPECS: NodeSpec[] = [
       },
     ],
     examples: [
-      { name: 'send_calls', data: { name: 'Tuning', tuner_agent_id: 'agent-1', tuner_workspace_id: 42, tuner_api_key: 'key' } },
+      {
+        name: 'send_calls',
+        data: { name: 'Tuning', tuner_agent_id: 'agent-1', tuner_workspace_id: 42, tuner_api_key: 'key' },
+      },
     ],
     graph_constraints: { max_instances: 1, max_incoming: 0, max_outgoing: 0 },
   },

@@ -16,7 +16,9 @@ type Placeholder = { path: string; fallback: string | undefined }
 
 // Like Python's str.title(): the first letter of each run of letters upper-cased, the rest lower-cased.
 const titleCase = (text: string) =>
-  text.toLowerCase().replace(/(^|[^\p{L}])(\p{L})/gu, (_, before: string, letter: string) => before + letter.toUpperCase())
+  text
+    .toLowerCase()
+    .replace(/(^|[^\p{L}])(\p{L})/gu, (_, before: string, letter: string) => before + letter.toUpperCase())
 
 function toPlaceholder(path: string, filter: string | undefined, argument: string | undefined): Placeholder {
   const name = filter?.trim()
@@ -115,7 +117,9 @@ function lookUp(context: unknown, path: string): unknown {
     }
     if (!isPlainObject(current)) return NOT_FOUND
     const lowered = segment.toLowerCase()
-    const key = Object.hasOwn(current, segment) ? segment : Object.keys(current).find((candidate) => candidate.toLowerCase() === lowered)
+    const key = Object.hasOwn(current, segment)
+      ? segment
+      : Object.keys(current).find((candidate) => candidate.toLowerCase() === lowered)
     if (key === undefined) return NOT_FOUND
     current = current[key]
   }
@@ -128,7 +132,8 @@ const INITIAL_CONTEXT_PREFIX = 'initial_context.'
 function placeholderValue(placeholder: Placeholder, context: Record<string, unknown>, now: Date): unknown {
   const { path, fallback } = placeholder
   let value = lookUp(context, path)
-  if (value === NOT_FOUND && path.startsWith(INITIAL_CONTEXT_PREFIX)) value = lookUp(context, path.slice(INITIAL_CONTEXT_PREFIX.length))
+  if (value === NOT_FOUND && path.startsWith(INITIAL_CONTEXT_PREFIX))
+    value = lookUp(context, path.slice(INITIAL_CONTEXT_PREFIX.length))
   if (value === NOT_FOUND) value = clockVariable(path)?.(now) ?? NOT_FOUND
   if (value === NOT_FOUND || value === null || value === undefined || value === '') return fallback
   return value

@@ -17,12 +17,21 @@ export function getToolSettings(ctx: AppContext, organizationId: number): ToolSe
   return { allowed_hosts: row?.allowedHosts ?? null, updated_at: row?.updatedAt ?? null }
 }
 
-export function putToolSettings(ctx: AppContext, organizationId: number, body: { allowed_hosts: string[] | null }): ToolSettings {
+export function putToolSettings(
+  ctx: AppContext,
+  organizationId: number,
+  body: { allowed_hosts: string[] | null },
+): ToolSettings {
   const badPort = body.allowed_hosts?.findIndex((host) => Number(/:(\d+)$/.exec(host)?.[1] ?? 0) > 65_535) ?? -1
-  if (badPort >= 0) throw invalid([valueError(['body', 'allowed_hosts', badPort], 'a port is at most 65535', body.allowed_hosts![badPort])])
+  if (badPort >= 0)
+    throw invalid([
+      valueError(['body', 'allowed_hosts', badPort], 'a port is at most 65535', body.allowed_hosts![badPort]),
+    ])
   const hosts = body.allowed_hosts === null ? null : [...new Set(body.allowed_hosts.map((host) => host.toLowerCase()))]
   const updatedAt = isoNow(ctx.clock)
-  ctx.db.insert(toolSettings).values({ organizationId, allowedHosts: hosts, updatedAt })
+  ctx.db
+    .insert(toolSettings)
+    .values({ organizationId, allowedHosts: hosts, updatedAt })
     .onConflictDoUpdate({ target: toolSettings.organizationId, set: { allowedHosts: hosts, updatedAt } })
     .run()
   return { allowed_hosts: hosts, updated_at: updatedAt }

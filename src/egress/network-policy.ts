@@ -11,10 +11,14 @@ export type ApplianceAddress = { listenHost: string; listenPort: number; publicU
 
 const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 }
 
-export const effectivePort = (url: URL): number => (url.port ? Number(url.port) : DEFAULT_PORTS[url.protocol] ?? 0)
+export const effectivePort = (url: URL): number => (url.port ? Number(url.port) : (DEFAULT_PORTS[url.protocol] ?? 0))
 
 /** Lower-case, IPv6 brackets removed, and a name's root dot (`localhost.` is `localhost`). */
-export const bareHost = (host: string): string => host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/(?<=[^.])\.$/, '')
+export const bareHost = (host: string): string =>
+  host
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/(?<=[^.])\.$/, '')
 
 /**
  * `host`, `host:port` and `*.domain` (subdomains only) entries; an entry without a port allows every port.
@@ -55,7 +59,11 @@ function reachedAddress(host: string): string {
 
 /** The machine's own addresses: what a socket bound to 0.0.0.0 or :: answers on. */
 function localAddresses(): Set<string> {
-  return new Set(Object.values(networkInterfaces()).flatMap((entries) => (entries ?? []).map((entry) => unmapped(bareHost(entry.address)))))
+  return new Set(
+    Object.values(networkInterfaces()).flatMap((entries) =>
+      (entries ?? []).map((entry) => unmapped(bareHost(entry.address))),
+    ),
+  )
 }
 
 /**
@@ -86,7 +94,9 @@ export function targetsAppliance(url: URL, resolved: readonly string[], applianc
  */
 export function reachesThisMachine(url: URL, resolved: readonly string[]): boolean {
   const local = localAddresses()
-  return [url.hostname, ...resolved].map(reachedAddress).some((candidate) => isLoopback(candidate) || local.has(candidate))
+  return [url.hostname, ...resolved]
+    .map(reachedAddress)
+    .some((candidate) => isLoopback(candidate) || local.has(candidate))
 }
 
 /** Scheme and authority as written: the authority ends at the first `/`, `?`, `#` or `\\` (URL parsers read `\\` as `/`). */
@@ -100,7 +110,7 @@ const WRITTEN_AUTHORITY = /^(https?):\/\/([^/?#\\]*)/i
 export function hostNotWrittenOut(url: string): string | null {
   const authority = WRITTEN_AUTHORITY.exec(url)
   if (!authority) return 'the URL must start with http:// or https://'
-  if (authority[2].includes('{{')) return 'the URL\'s host cannot be a placeholder: write it out'
+  if (authority[2].includes('{{')) return "the URL's host cannot be a placeholder: write it out"
   if (authority[2] === '') return 'the URL needs a host right after //'
   return null
 }

@@ -20,7 +20,12 @@ export type OutboundPolicy = {
   fetch?: typeof fetch
 }
 
-export type OutboundRequest = { url: string | URL; method: string; headers: Headers | Record<string, string>; body?: string | null }
+export type OutboundRequest = {
+  url: string | URL
+  method: string
+  headers: Headers | Record<string, string>
+  body?: string | null
+}
 
 export type OutboundOptions = {
   timeoutMs: number
@@ -52,7 +57,9 @@ export const resolveHostAddresses = async (hostname: string): Promise<string[]> 
 /** The resolver's answer (none when it fails), or the signal's reason once it aborts: a lookup cannot outlast the timeout. */
 function resolveUntilAborted(host: string, policy: OutboundPolicy, signal: AbortSignal): Promise<string[]> {
   signal.throwIfAborted()
-  const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }))
+  const aborted = new Promise<never>((_, reject) =>
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+  )
   return Promise.race([(policy.resolve ?? resolveHostAddresses)(host).catch(() => []), aborted])
 }
 
@@ -61,12 +68,15 @@ function resolveUntilAborted(host: string, policy: OutboundPolicy, signal: Abort
  * once here and every address checked, so that the request goes to one of these.
  */
 async function checkTarget(url: URL, policy: OutboundPolicy, signal: AbortSignal): Promise<string[]> {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundRefused('Only http and https URLs can be called')
-  if (!hostAllowed(url, policy.allowedHosts)) throw new OutboundRefused(`The host ${url.host} is not on this organization's list of allowed hosts`)
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new OutboundRefused('Only http and https URLs can be called')
+  if (!hostAllowed(url, policy.allowedHosts))
+    throw new OutboundRefused(`The host ${url.host} is not on this organization's list of allowed hosts`)
   const host = bareHost(url.hostname)
   const addresses = isIP(host) !== 0 ? [host] : await resolveUntilAborted(host, policy, signal)
   if (addresses.length === 0) throw new OutboundFailure(`The host ${url.hostname} could not be found`)
-  if (targetsAppliance(url, addresses, policy.appliance)) throw new OutboundRefused('This server itself is never called')
+  if (targetsAppliance(url, addresses, policy.appliance))
+    throw new OutboundRefused('This server itself is never called')
   return addresses
 }
 
@@ -98,7 +108,12 @@ const FOLLOWED: Record<OutboundOptions['redirects'], Set<number>> = {
   'keeping-method': new Set([307, 308]),
 }
 
-async function follow(request: OutboundRequest, policy: OutboundPolicy, redirects: OutboundOptions['redirects'], signal: AbortSignal): Promise<Response> {
+async function follow(
+  request: OutboundRequest,
+  policy: OutboundPolicy,
+  redirects: OutboundOptions['redirects'],
+  signal: AbortSignal,
+): Promise<Response> {
   let url: URL
   try {
     url = new URL(request.url)
@@ -110,13 +125,20 @@ async function follow(request: OutboundRequest, policy: OutboundPolicy, redirect
   let body = request.body ?? undefined
   const addresses = await checkTarget(url, policy, signal)
   for (let hop = 0; ; hop++) {
-    const response = await fetchAt(url, addresses, { method, headers: request.headers, body, redirect: 'manual', signal }, policy)
+    const response = await fetchAt(
+      url,
+      addresses,
+      { method, headers: request.headers, body, redirect: 'manual', signal },
+      policy,
+    )
     const location = response.headers.get('location')
     if (!FOLLOWED[redirects].has(response.status) || location === null) return response
     await response.body?.cancel().catch(() => undefined)
     const next = new URL(location, url)
     if (next.host !== url.host || next.protocol !== url.protocol) {
-      throw new OutboundRefused(`The service redirected to another host (${next.host}); only redirects within ${url.host} are followed`)
+      throw new OutboundRefused(
+        `The service redirected to another host (${next.host}); only redirects within ${url.host} are followed`,
+      )
     }
     if (hop + 1 >= MAX_REDIRECTS) throw new OutboundRefused(`More than ${MAX_REDIRECTS} redirects`)
     if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
@@ -132,7 +154,11 @@ async function follow(request: OutboundRequest, policy: OutboundPolicy, redirect
  * OutboundFailure when the host is unknown or no answer came within the timeout, and the network's own error otherwise
  * (an AbortError when the caller's signal ended it).
  */
-export async function sendOutbound(request: OutboundRequest, policy: OutboundPolicy, options: OutboundOptions): Promise<OutboundAnswer> {
+export async function sendOutbound(
+  request: OutboundRequest,
+  policy: OutboundPolicy,
+  options: OutboundOptions,
+): Promise<OutboundAnswer> {
   const timeout = new AbortController()
   const timer = setTimeout(() => timeout.abort(), options.timeoutMs)
   const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal
@@ -141,7 +167,8 @@ export async function sendOutbound(request: OutboundRequest, policy: OutboundPol
     const { text, truncated } = await readCappedText(response.body, options.maxBodyBytes)
     return { status: response.status, text, truncated }
   } catch (error) {
-    if (timeout.signal.aborted && !(error instanceof OutboundFailure)) throw new OutboundFailure(`No answer within ${options.timeoutMs} ms`)
+    if (timeout.signal.aborted && !(error instanceof OutboundFailure))
+      throw new OutboundFailure(`No answer within ${options.timeoutMs} ms`)
     throw error
   } finally {
     clearTimeout(timer)
@@ -156,11 +183,23 @@ export async function sendOutbound(request: OutboundRequest, policy: OutboundPol
  */
 export function policedFetch(policy: OutboundPolicy, maxBodyBytes: number): typeof fetch {
   const policed = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
-    if (input instanceof Request || (init.body != null && typeof init.body !== 'string')) throw new OutboundRefused('Only text request bodies are sent')
+    if (input instanceof Request || (init.body != null && typeof init.body !== 'string'))
+      throw new OutboundRefused('Only text request bodies are sent')
     const signal = init.signal ?? new AbortController().signal
-    const response = await follow({ url: input, method: init.method ?? 'GET', headers: new Headers(init.headers), body: init.body }, policy, 'keeping-method', signal)
+    const response = await follow(
+      { url: input, method: init.method ?? 'GET', headers: new Headers(init.headers), body: init.body },
+      policy,
+      'keeping-method',
+      signal,
+    )
     const { status, statusText, headers } = response
-    const body = response.body && cappedStream(response.body, maxBodyBytes, () => new OutboundFailure(`The answer is larger than ${maxBodyBytes} bytes`))
+    const body =
+      response.body &&
+      cappedStream(
+        response.body,
+        maxBodyBytes,
+        () => new OutboundFailure(`The answer is larger than ${maxBodyBytes} bytes`),
+      )
     return new Response(body, { status, statusText, headers })
   }
   return policed as typeof fetch

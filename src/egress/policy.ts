@@ -8,11 +8,18 @@ import type { OutboundPolicy } from './outbound'
  * (set through tool-settings, which governs all three), read at each request, and this appliance's addresses.
  */
 
-export const applianceAddress = (ctx: AppContext): ApplianceAddress =>
-  ({ listenHost: ctx.config.httpHost, listenPort: ctx.config.httpPort, publicUrl: ctx.config.publicUrl })
+export const applianceAddress = (ctx: AppContext): ApplianceAddress => ({
+  listenHost: ctx.config.httpHost,
+  listenPort: ctx.config.httpPort,
+  publicUrl: ctx.config.publicUrl,
+})
 
 export function outboundPolicy(ctx: AppContext, organizationId: number): OutboundPolicy {
-  return { allowedHosts: getToolSettings(ctx, organizationId).allowed_hosts, appliance: applianceAddress(ctx), resolve: ctx.resolveHost }
+  return {
+    allowedHosts: getToolSettings(ctx, organizationId).allowed_hosts,
+    appliance: applianceAddress(ctx),
+    resolve: ctx.resolveHost,
+  }
 }
 
 /** Why a URL that names this server is refused on save. */

@@ -81,7 +81,9 @@ export function chunkText(blocks: TextBlock[], { markdown }: { markdown: boolean
       chunk_text: text,
       contextualized_text: contextualized,
       chunk_metadata: {
-        ...(pages.length > 0 ? { page: pages[0], ...(pages.at(-1)! !== pages[0] ? { page_end: pages.at(-1)! } : {}) } : {}),
+        ...(pages.length > 0
+          ? { page: pages[0], ...(pages.at(-1)! !== pages[0] ? { page_end: pages.at(-1)! } : {}) }
+          : {}),
         ...(headings.length > 0 ? { headings } : {}),
       },
       token_count: estimateTokens(contextualized),
@@ -93,7 +95,10 @@ export function chunkText(blocks: TextBlock[], { markdown }: { markdown: boolean
     if (current.length > 0 && (newSection || tokens + size > CHUNKING.targetTokens)) {
       emit()
       const last = current.at(-1)!
-      const overlap = !newSection && estimateTokens(last.text) <= CHUNKING.overlapMaxTokens && estimateTokens(last.text) + size <= CHUNKING.maxTokens
+      const overlap =
+        !newSection &&
+        estimateTokens(last.text) <= CHUNKING.overlapMaxTokens &&
+        estimateTokens(last.text) + size <= CHUNKING.maxTokens
       current = overlap ? [last] : []
       tokens = overlap ? estimateTokens(last.text) : 0
     }

@@ -1,7 +1,13 @@
 import { and, count, desc, eq, inArray, ne } from 'drizzle-orm'
 import type { AgentDefinition, DefinitionError } from '../definition/definition'
 import type { AppContext } from '../context'
-import { knowledgeBaseChunks, knowledgeBaseDocuments, type DocumentStatus, type KnowledgeDocumentRow, type RetrievalMode } from '../db/schema'
+import {
+  knowledgeBaseChunks,
+  knowledgeBaseDocuments,
+  type DocumentStatus,
+  type KnowledgeDocumentRow,
+  type RetrievalMode,
+} from '../db/schema'
 import { transaction } from '../db/transaction'
 import { isoNow } from '../lib/clock'
 import { conflict, invalid, notFound, refused } from '../lib/errors'
@@ -69,12 +75,22 @@ export function documentView(row: KnowledgeDocumentRow): DocumentView {
 }
 
 /** The organization's active document, uploaded or not. */
-export function findDocumentRow(ctx: AppContext, organizationId: number, documentUuid: string): KnowledgeDocumentRow | undefined {
-  return ctx.db.select().from(knowledgeBaseDocuments).where(and(
-    eq(knowledgeBaseDocuments.documentUuid, documentUuid),
-    eq(knowledgeBaseDocuments.organizationId, organizationId),
-    eq(knowledgeBaseDocuments.isActive, true),
-  )).get()
+export function findDocumentRow(
+  ctx: AppContext,
+  organizationId: number,
+  documentUuid: string,
+): KnowledgeDocumentRow | undefined {
+  return ctx.db
+    .select()
+    .from(knowledgeBaseDocuments)
+    .where(
+      and(
+        eq(knowledgeBaseDocuments.documentUuid, documentUuid),
+        eq(knowledgeBaseDocuments.organizationId, organizationId),
+        eq(knowledgeBaseDocuments.isActive, true),
+      ),
+    )
+    .get()
 }
 
 function requireDocument(ctx: AppContext, organizationId: number, documentUuid: string): KnowledgeDocumentRow {
@@ -83,7 +99,12 @@ function requireDocument(ctx: AppContext, organizationId: number, documentUuid: 
   return row
 }
 
-type UploadUrlInput = { filename: string; mime_type: string; file_size?: number; custom_metadata?: Record<string, unknown> }
+type UploadUrlInput = {
+  filename: string
+  mime_type: string
+  file_size?: number
+  custom_metadata?: Record<string, unknown>
+}
 
 /** A new document and the URL to PUT its file to (the PUT sends `mime_type` as its Content-Type). */
 export function createDocumentUpload(ctx: AppContext, organizationId: number, input: UploadUrlInput) {
@@ -93,23 +114,45 @@ export function createDocumentUpload(ctx: AppContext, organizationId: number, in
   const problems = []
   if (!type) {
     const hint = extension === '.doc' ? ' (save a .doc as .docx)' : ''
-    problems.push(valueError(['body', 'filename'], `the file type must be one of ${EXTENSIONS.join(', ')}${hint}`, input.filename))
+    problems.push(
+      valueError(['body', 'filename'], `the file type must be one of ${EXTENSIONS.join(', ')}${hint}`, input.filename),
+    )
   } else if (!type.mimeTypes.includes(mimeType) && mimeType !== GENERIC_MIME_TYPE) {
-    problems.push(valueError(['body', 'mime_type'], `a ${extension} file is ${type.mimeTypes.join(' or ')}`, input.mime_type))
+    problems.push(
+      valueError(['body', 'mime_type'], `a ${extension} file is ${type.mimeTypes.join(' or ')}`, input.mime_type),
+    )
   }
   if (input.file_size !== undefined && input.file_size > DOCUMENT_LIMITS.maxBytes) {
-    problems.push(valueError(['body', 'file_size'], `a document is at most ${DOCUMENT_LIMITS.maxBytes} bytes`, input.file_size))
+    problems.push(
+      valueError(['body', 'file_size'], `a document is at most ${DOCUMENT_LIMITS.maxBytes} bytes`, input.file_size),
+    )
   }
   if (problems.length > 0) throw invalid(problems)
   const documentUuid = crypto.randomUUID()
   const fileKey = `knowledge_base/${organizationId}/${documentUuid}/${sanitizeFileName(input.filename)}`
   const now = isoNow(ctx.clock)
   const grant = transaction(ctx, () => {
-    ctx.db.insert(knowledgeBaseDocuments).values({
-      documentUuid, organizationId, filename: input.filename, fileKey, mimeType, retrievalMode: 'chunked', processingStatus: 'uploading',
-      customMetadata: input.custom_metadata ?? {}, createdAt: now, updatedAt: now,
-    }).run()
-    return signUpload(ctx, organizationId, { fileKey, fileName: input.filename, contentType: mimeType, maxBytes: input.file_size ?? DOCUMENT_LIMITS.maxBytes })
+    ctx.db
+      .insert(knowledgeBaseDocuments)
+      .values({
+        documentUuid,
+        organizationId,
+        filename: input.filename,
+        fileKey,
+        mimeType,
+        retrievalMode: 'chunked',
+        processingStatus: 'uploading',
+        customMetadata: input.custom_metadata ?? {},
+        createdAt: now,
+        updatedAt: now,
+      })
+      .run()
+    return signUpload(ctx, organizationId, {
+      fileKey,
+      fileName: input.filename,
+      contentType: mimeType,
+      maxBytes: input.file_size ?? DOCUMENT_LIMITS.maxBytes,
+    })
   })
   return { upload_url: grant.upload_url, document_uuid: documentUuid, s3_key: fileKey, expires_in: grant.expires_in }
 }
@@ -120,34 +163,59 @@ type ProcessInput = { document_uuid: string; s3_key: string; retrieval_mode?: Re
 export function submitDocument(ctx: AppContext, organizationId: number, input: ProcessInput): DocumentView {
   const row = findDocumentRow(ctx, organizationId, input.document_uuid)
   if (!row) throw notFound(DOCUMENT_NOT_FOUND)
-  if (row.processingStatus !== 'uploading') throw conflict('This document was submitted already: upload the file again to a new upload URL to add it again.')
+  if (row.processingStatus !== 'uploading')
+    throw conflict('This document was submitted already: upload the file again to a new upload URL to add it again.')
   const retrievalMode = input.retrieval_mode ?? 'chunked'
   const problems = []
-  if (input.s3_key !== row.fileKey) problems.push(valueError(['body', 's3_key'], 'is not the key issued with this document_uuid', input.s3_key))
-  if (retrievalMode === 'chunked' && !organizationEmbedder(ctx, organizationId)) problems.push(valueError(['body', 'retrieval_mode'], `chunked documents need embeddings: ${NO_EMBEDDINGS}, or use full_document`, retrievalMode))
+  if (input.s3_key !== row.fileKey)
+    problems.push(valueError(['body', 's3_key'], 'is not the key issued with this document_uuid', input.s3_key))
+  if (retrievalMode === 'chunked' && !organizationEmbedder(ctx, organizationId))
+    problems.push(
+      valueError(
+        ['body', 'retrieval_mode'],
+        `chunked documents need embeddings: ${NO_EMBEDDINGS}, or use full_document`,
+        retrievalMode,
+      ),
+    )
   if (problems.length > 0) throw invalid(problems)
   const size = completedUploadSize(ctx, organizationId, row.fileKey)
   if (size === null) throw conflict('The file has not been uploaded yet: PUT it to the upload_url first.')
-  if (size === 0) throw refused('The uploaded file is empty: ask for a new upload URL and upload the file with its content.')
-  const queued = ctx.db.update(knowledgeBaseDocuments)
+  if (size === 0)
+    throw refused('The uploaded file is empty: ask for a new upload URL and upload the file with its content.')
+  const queued = ctx.db
+    .update(knowledgeBaseDocuments)
     .set({ processingStatus: 'pending', retrievalMode, fileSizeBytes: size, updatedAt: isoNow(ctx.clock) })
     .where(and(eq(knowledgeBaseDocuments.id, row.id), eq(knowledgeBaseDocuments.processingStatus, 'uploading')))
-    .returning().get()
+    .returning()
+    .get()
   if (!queued) throw conflict('This document was submitted already.')
   ctx.log.info({ organizationId, document: row.documentUuid, retrievalMode, size }, 'knowledge-base document queued')
   ctx.knowledge.wake()
   return documentView(queued)
 }
 
-export function listDocuments(ctx: AppContext, organizationId: number, query: { status?: Exclude<DocumentStatus, 'uploading'>; limit?: number; offset?: number }) {
+export function listDocuments(
+  ctx: AppContext,
+  organizationId: number,
+  query: { status?: Exclude<DocumentStatus, 'uploading'>; limit?: number; offset?: number },
+) {
   const limit = query.limit ?? 100
   const offset = query.offset ?? 0
   const where = and(
     eq(knowledgeBaseDocuments.organizationId, organizationId),
     eq(knowledgeBaseDocuments.isActive, true),
-    query.status ? eq(knowledgeBaseDocuments.processingStatus, query.status) : ne(knowledgeBaseDocuments.processingStatus, 'uploading'),
+    query.status
+      ? eq(knowledgeBaseDocuments.processingStatus, query.status)
+      : ne(knowledgeBaseDocuments.processingStatus, 'uploading'),
   )
-  const rows = ctx.db.select().from(knowledgeBaseDocuments).where(where).orderBy(desc(knowledgeBaseDocuments.id)).limit(limit).offset(offset).all()
+  const rows = ctx.db
+    .select()
+    .from(knowledgeBaseDocuments)
+    .where(where)
+    .orderBy(desc(knowledgeBaseDocuments.id))
+    .limit(limit)
+    .offset(offset)
+    .all()
   const total = ctx.db.select({ total: count() }).from(knowledgeBaseDocuments).where(where).get()!.total
   return { documents: rows.map(documentView), total, limit, offset }
 }
@@ -156,10 +224,18 @@ export const getDocument = (ctx: AppContext, organizationId: number, documentUui
   documentView(requireDocument(ctx, organizationId, documentUuid))
 
 /** Deletes the document: its chunks and file go at once; the row stays inactive (runs' logs may name it). */
-export async function deleteDocument(ctx: AppContext, organizationId: number, documentUuid: string): Promise<{ message: string }> {
+export async function deleteDocument(
+  ctx: AppContext,
+  organizationId: number,
+  documentUuid: string,
+): Promise<{ message: string }> {
   const row = requireDocument(ctx, organizationId, documentUuid)
   transaction(ctx, () => {
-    ctx.db.update(knowledgeBaseDocuments).set({ isActive: false, fullText: null, updatedAt: isoNow(ctx.clock) }).where(eq(knowledgeBaseDocuments.id, row.id)).run()
+    ctx.db
+      .update(knowledgeBaseDocuments)
+      .set({ isActive: false, fullText: null, updatedAt: isoNow(ctx.clock) })
+      .where(eq(knowledgeBaseDocuments.id, row.id))
+      .run()
     ctx.db.delete(knowledgeBaseChunks).where(eq(knowledgeBaseChunks.documentId, row.id)).run()
   })
   await ctx.objects.delete(row.fileKey)
@@ -172,17 +248,39 @@ export async function deleteDocument(ctx: AppContext, organizationId: number, do
  * name no active document of the organization. Documents still processing, or failed, may be named: retrieval
  * reports them until they are ready.
  */
-export function documentReferenceErrors(ctx: AppContext, organizationId: number, definition: AgentDefinition): DefinitionError[] {
+export function documentReferenceErrors(
+  ctx: AppContext,
+  organizationId: number,
+  definition: AgentDefinition,
+): DefinitionError[] {
   const named = definition.nodes.map((node) => ({ node, uuids: nodeDocumentUuids(node) }))
   const all = [...new Set(named.flatMap(({ uuids }) => uuids))]
   if (all.length === 0) return []
-  const known = new Set(ctx.db.select({ uuid: knowledgeBaseDocuments.documentUuid }).from(knowledgeBaseDocuments).where(and(
-    eq(knowledgeBaseDocuments.organizationId, organizationId),
-    eq(knowledgeBaseDocuments.isActive, true),
-    ne(knowledgeBaseDocuments.processingStatus, 'uploading'),
-    inArray(knowledgeBaseDocuments.documentUuid, all),
-  )).all().map(({ uuid }) => uuid))
-  return named.flatMap(({ node, uuids }) => uuids.filter((uuid) => !known.has(uuid)).map((uuid): DefinitionError => ({
-    kind: 'node', id: node.id, field: 'data.document_uuids', message: `Document '${uuid}' is not a document of this organization`,
-  })))
+  const known = new Set(
+    ctx.db
+      .select({ uuid: knowledgeBaseDocuments.documentUuid })
+      .from(knowledgeBaseDocuments)
+      .where(
+        and(
+          eq(knowledgeBaseDocuments.organizationId, organizationId),
+          eq(knowledgeBaseDocuments.isActive, true),
+          ne(knowledgeBaseDocuments.processingStatus, 'uploading'),
+          inArray(knowledgeBaseDocuments.documentUuid, all),
+        ),
+      )
+      .all()
+      .map(({ uuid }) => uuid),
+  )
+  return named.flatMap(({ node, uuids }) =>
+    uuids
+      .filter((uuid) => !known.has(uuid))
+      .map(
+        (uuid): DefinitionError => ({
+          kind: 'node',
+          id: node.id,
+          field: 'data.document_uuids',
+          message: `Document '${uuid}' is not a document of this organization`,
+        }),
+      ),
+  )
 }

@@ -17,7 +17,11 @@ export function embedderOf(service: ResolvedService | null): Embedder | null {
   const model = service?.settings.model
   if (!service?.connection || !service.connectionUuid || typeof model !== 'string' || model === '') return null
   const dimensions = typeof service.settings.dimensions === 'number' ? service.settings.dimensions : undefined
-  return { client: createEmbeddingsClient(service.connection, { model, dimensions }), connectionUuid: service.connectionUuid, model }
+  return {
+    client: createEmbeddingsClient(service.connection, { model, dimensions }),
+    connectionUuid: service.connectionUuid,
+    model,
+  }
 }
 
 export function organizationEmbedder(ctx: AppContext, organizationId: number): Embedder | null {
@@ -28,4 +32,5 @@ export function organizationEmbedder(ctx: AppContext, organizationId: number): E
   return embedderOf({ connectionUuid: row.uuid, connection: connectionOf(ctx, row), settings: section.settings })
 }
 
-export const NO_EMBEDDINGS = 'no embeddings model is configured: add an `embeddings` section to the default model configuration'
+export const NO_EMBEDDINGS =
+  'no embeddings model is configured: add an `embeddings` section to the default model configuration'

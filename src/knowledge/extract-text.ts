@@ -18,16 +18,22 @@ export type ExtractionAnswer = ({ ok: true } & ExtractedText) | { ok: false; err
 const PDF_MAGIC = '%PDF-'
 
 async function pdfText(bytes: Uint8Array): Promise<ExtractedText> {
-  if (new TextDecoder().decode(bytes.subarray(0, 1024)).indexOf(PDF_MAGIC) === -1) throw new Error('the file is not a PDF (no %PDF- header)')
+  if (new TextDecoder().decode(bytes.subarray(0, 1024)).indexOf(PDF_MAGIC) === -1)
+    throw new Error('the file is not a PDF (no %PDF- header)')
   let proxy
   try {
     proxy = await getDocumentProxy(bytes, { verbosity: 0 })
   } catch (error) {
     throw new Error(`the PDF cannot be read: ${error instanceof Error ? error.message : String(error)}`)
   }
-  if (proxy.numPages > DOCUMENT_LIMITS.maxPages) throw new Error(`the PDF has ${proxy.numPages} pages, more than ${DOCUMENT_LIMITS.maxPages}`)
+  if (proxy.numPages > DOCUMENT_LIMITS.maxPages)
+    throw new Error(`the PDF has ${proxy.numPages} pages, more than ${DOCUMENT_LIMITS.maxPages}`)
   const { text } = await extractText(proxy, { mergePages: false })
-  return { blocks: text.map((page, index) => ({ text: page, page: index + 1 })), numPages: proxy.numPages, markdown: false }
+  return {
+    blocks: text.map((page, index) => ({ text: page, page: index + 1 })),
+    numPages: proxy.numPages,
+    markdown: false,
+  }
 }
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", nbsp: ' ' }
@@ -46,14 +52,18 @@ function htmlToText(html: string): string {
 async function docxText(bytes: Uint8Array): Promise<ExtractedText> {
   let entries
   try {
-    entries = readZip(bytes, { maxTotalBytes: DOCUMENT_LIMITS.maxUnpackedBytes, maxEntries: DOCUMENT_LIMITS.maxZipEntries })
+    entries = readZip(bytes, {
+      maxTotalBytes: DOCUMENT_LIMITS.maxUnpackedBytes,
+      maxEntries: DOCUMENT_LIMITS.maxZipEntries,
+    })
   } catch (error) {
     if (error instanceof ZipError) throw new Error(`the file is not a readable DOCX: ${error.message}`)
     throw error
   }
   // Only what mammoth reads, re-packed uncompressed: it then unpacks nothing we have not already bounded.
   const wanted = entries.filter(({ name }) => name.endsWith('.xml') || name.endsWith('.rels'))
-  if (!wanted.some(({ name }) => name === 'word/document.xml')) throw new Error('the file is not a DOCX (no word/document.xml)')
+  if (!wanted.some(({ name }) => name === 'word/document.xml'))
+    throw new Error('the file is not a DOCX (no word/document.xml)')
   const { value } = await mammoth.convertToHtml({ buffer: Buffer.from(writeZip(wanted)) })
   return { blocks: [{ text: htmlToText(value) }], numPages: null, markdown: true }
 }
@@ -75,7 +85,9 @@ function csvText(bytes: Uint8Array): ExtractedText {
   }
   const [header = [], ...records] = rows
   // Each row names its columns, so a chunk of rows reads on its own.
-  const blocks = records.map((record) => ({ text: record.map((value, index) => `${header[index] ?? `column ${index + 1}`}: ${value}`).join('; ') }))
+  const blocks = records.map((record) => ({
+    text: record.map((value, index) => `${header[index] ?? `column ${index + 1}`}: ${value}`).join('; '),
+  }))
   return { blocks, numPages: null, markdown: false }
 }
 
@@ -93,11 +105,17 @@ function jsonText(bytes: Uint8Array): ExtractedText {
 export async function extractDocumentText({ format, bytes }: ExtractionRequest): Promise<ExtractedText> {
   if (bytes.byteLength === 0) throw new Error('the file is empty')
   switch (format) {
-    case 'pdf': return pdfText(bytes)
-    case 'docx': return docxText(bytes)
-    case 'csv': return csvText(bytes)
-    case 'json': return jsonText(bytes)
-    case 'text': return { blocks: [{ text: decodeUtf8(bytes) }], numPages: null, markdown: false }
-    case 'markdown': return { blocks: [{ text: decodeUtf8(bytes) }], numPages: null, markdown: true }
+    case 'pdf':
+      return pdfText(bytes)
+    case 'docx':
+      return docxText(bytes)
+    case 'csv':
+      return csvText(bytes)
+    case 'json':
+      return jsonText(bytes)
+    case 'text':
+      return { blocks: [{ text: decodeUtf8(bytes) }], numPages: null, markdown: false }
+    case 'markdown':
+      return { blocks: [{ text: decodeUtf8(bytes) }], numPages: null, markdown: true }
   }
 }

@@ -10,6 +10,9 @@ self.onmessage = async (event: MessageEvent<ExtractionRequest>) => {
   try {
     self.postMessage({ ok: true, ...(await extractDocumentText(event.data)) } satisfies ExtractionAnswer)
   } catch (error) {
-    self.postMessage({ ok: false, error: error instanceof Error ? error.message : String(error) } satisfies ExtractionAnswer)
+    self.postMessage({
+      ok: false,
+      error: error instanceof Error ? error.message : String(error),
+    } satisfies ExtractionAnswer)
   }
 }

@@ -10,12 +10,16 @@ import { DOCUMENT_LIMITS } from './formats'
  * From source the worker sits beside this file; in the compiled binary it is an entry point of its own that keeps its
  * place below src/ (`knowledge/extract-worker.js`, see scripts/build.ts and src/voice/builtin-voice.ts).
  */
-const WORKER_URL = new URL(import.meta.url.includes('/$bunfs/') ? './knowledge/extract-worker.ts' : './extract-worker.ts', import.meta.url)
+const WORKER_URL = new URL(
+  import.meta.url.includes('/$bunfs/') ? './knowledge/extract-worker.ts' : './extract-worker.ts',
+  import.meta.url,
+)
 
 export class ExtractionError extends Error {}
 
 export function extractInWorker(
-  request: ExtractionRequest, { timeoutMs = DOCUMENT_LIMITS.extractionTimeoutMs, signal }: { timeoutMs?: number; signal?: AbortSignal } = {},
+  request: ExtractionRequest,
+  { timeoutMs = DOCUMENT_LIMITS.extractionTimeoutMs, signal }: { timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<ExtractedText> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(WORKER_URL)
@@ -27,7 +31,13 @@ export function extractInWorker(
       settle()
     }
     signal?.addEventListener('abort', onAbort, { once: true })
-    const timer = setTimeout(() => finish(() => reject(new ExtractionError(`reading the file took longer than ${Math.round(timeoutMs / 1000)} s`))), timeoutMs)
+    const timer = setTimeout(
+      () =>
+        finish(() =>
+          reject(new ExtractionError(`reading the file took longer than ${Math.round(timeoutMs / 1000)} s`)),
+        ),
+      timeoutMs,
+    )
     worker.onmessage = (event: MessageEvent<ExtractionAnswer>) => {
       const answer = event.data
       finish(() => (answer.ok ? resolve(answer) : reject(new ExtractionError(answer.error))))

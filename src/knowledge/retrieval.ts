@@ -22,15 +22,33 @@ export type RetrievalLog = {
   error?: string
 }
 
-type Retrieved = { text: string; filename: string; document_uuid: string; similarity: number; chunk_index: number; page?: unknown }
+type Retrieved = {
+  text: string
+  filename: string
+  document_uuid: string
+  similarity: number
+  chunk_index: number
+  page?: unknown
+}
 
 export async function retrieveFromKnowledgeBase(
-  ctx: AppContext, organizationId: number, embedder: Embedder | null, documentUuids: string[], query: string, signal?: AbortSignal,
+  ctx: AppContext,
+  organizationId: number,
+  embedder: Embedder | null,
+  documentUuids: string[],
+  query: string,
+  signal?: AbortSignal,
 ): Promise<{ result: Record<string, unknown>; log: RetrievalLog }> {
   const { ready, unavailable } = documentsToSearch(ctx, organizationId, documentUuids)
-  const whole: Retrieved[] = ready.filter((row) => row.retrievalMode === 'full_document').map((row) => ({
-    text: row.fullText ?? '', filename: row.filename, document_uuid: row.documentUuid, similarity: 1, chunk_index: 0,
-  }))
+  const whole: Retrieved[] = ready
+    .filter((row) => row.retrievalMode === 'full_document')
+    .map((row) => ({
+      text: row.fullText ?? '',
+      filename: row.filename,
+      document_uuid: row.documentUuid,
+      similarity: 1,
+      chunk_index: 0,
+    }))
   const chunked = ready.filter((row) => row.retrievalMode === 'chunked')
   let search: ChunkSearch = { chunks: [], unavailable: [], embeddingMs: 0, searchMs: 0, embeddingTokens: 0 }
   let error: string | undefined
@@ -42,19 +60,30 @@ export async function retrieveFromKnowledgeBase(
   }
   unavailable.push(...search.unavailable)
   const hits: Retrieved[] = search.chunks.map((chunk) => ({
-    text: chunk.contextualized_text, filename: chunk.filename, document_uuid: chunk.document_uuid, similarity: chunk.similarity,
-    chunk_index: chunk.chunk_index, ...(chunk.chunk_metadata.page !== undefined ? { page: chunk.chunk_metadata.page } : {}),
+    text: chunk.contextualized_text,
+    filename: chunk.filename,
+    document_uuid: chunk.document_uuid,
+    similarity: chunk.similarity,
+    chunk_index: chunk.chunk_index,
+    ...(chunk.chunk_metadata.page !== undefined ? { page: chunk.chunk_metadata.page } : {}),
   }))
   const chunks = [...whole, ...hits]
   const result: Record<string, unknown> = {
-    chunks, query, total_results: chunks.length,
+    chunks,
+    query,
+    total_results: chunks.length,
     ...(unavailable.length > 0 ? { unavailable_documents: unavailable } : {}),
     ...(error ? { error } : {}),
   }
   const log: RetrievalLog = {
     query,
     document_uuids: documentUuids,
-    results: chunks.map(({ document_uuid, filename, chunk_index, similarity }) => ({ document_uuid, filename, chunk_index, similarity })),
+    results: chunks.map(({ document_uuid, filename, chunk_index, similarity }) => ({
+      document_uuid,
+      filename,
+      chunk_index,
+      similarity,
+    })),
     unavailable_documents: unavailable,
     embedding_model: embedder?.model ?? null,
     embedding_tokens: search.embeddingTokens,

@@ -39,7 +39,8 @@ const round4 = (value: number) => Math.round(value * 10_000) / 10_000
 
 /** Why a document cannot be searched now, or null when it can. */
 function unavailableReason(row: KnowledgeDocumentRow | undefined): string | null {
-  if (!row || row.processingStatus === 'uploading') return 'not a document of this organization (deleted, or never uploaded)'
+  if (!row || row.processingStatus === 'uploading')
+    return 'not a document of this organization (deleted, or never uploaded)'
   if (row.processingStatus === 'failed') return `processing failed: ${row.processingError ?? 'unknown reason'}`
   if (row.processingStatus !== 'completed') return `not ready yet (${row.processingStatus})`
   return null
@@ -49,13 +50,34 @@ function unavailableReason(row: KnowledgeDocumentRow | undefined): string | null
  * The organization's completed active documents among those named (all of them when `documentUuids` is null), and
  * why each named one that is not is left out.
  */
-export function documentsToSearch(ctx: AppContext, organizationId: number, documentUuids: string[] | null): { ready: KnowledgeDocumentRow[]; unavailable: UnavailableDocument[] } {
-  const where = and(eq(knowledgeBaseDocuments.organizationId, organizationId), eq(knowledgeBaseDocuments.isActive, true))
+export function documentsToSearch(
+  ctx: AppContext,
+  organizationId: number,
+  documentUuids: string[] | null,
+): { ready: KnowledgeDocumentRow[]; unavailable: UnavailableDocument[] } {
+  const where = and(
+    eq(knowledgeBaseDocuments.organizationId, organizationId),
+    eq(knowledgeBaseDocuments.isActive, true),
+  )
   if (documentUuids === null) {
-    return { ready: ctx.db.select().from(knowledgeBaseDocuments).where(and(where, eq(knowledgeBaseDocuments.processingStatus, 'completed'))).all(), unavailable: [] }
+    return {
+      ready: ctx.db
+        .select()
+        .from(knowledgeBaseDocuments)
+        .where(and(where, eq(knowledgeBaseDocuments.processingStatus, 'completed')))
+        .all(),
+      unavailable: [],
+    }
   }
   const named = [...new Set(documentUuids)]
-  const rows = named.length === 0 ? [] : ctx.db.select().from(knowledgeBaseDocuments).where(and(where, inArray(knowledgeBaseDocuments.documentUuid, named))).all()
+  const rows =
+    named.length === 0
+      ? []
+      : ctx.db
+          .select()
+          .from(knowledgeBaseDocuments)
+          .where(and(where, inArray(knowledgeBaseDocuments.documentUuid, named)))
+          .all()
   const byUuid = new Map(rows.map((row) => [row.documentUuid, row]))
   const unavailable: UnavailableDocument[] = []
   const ready = named.flatMap((uuid) => {
@@ -68,8 +90,12 @@ export function documentsToSearch(ctx: AppContext, organizationId: number, docum
 
 function loadVectors(ctx: AppContext, row: KnowledgeDocumentRow): DocumentVectors | null {
   return ctx.knowledge.vectors.get(`${row.id}:${row.completedAt}`, () => {
-    const rows = ctx.db.select({ chunkIndex: knowledgeBaseChunks.chunkIndex, embedding: knowledgeBaseChunks.embedding })
-      .from(knowledgeBaseChunks).where(eq(knowledgeBaseChunks.documentId, row.id)).orderBy(knowledgeBaseChunks.chunkIndex).all()
+    const rows = ctx.db
+      .select({ chunkIndex: knowledgeBaseChunks.chunkIndex, embedding: knowledgeBaseChunks.embedding })
+      .from(knowledgeBaseChunks)
+      .where(eq(knowledgeBaseChunks.documentId, row.id))
+      .orderBy(knowledgeBaseChunks.chunkIndex)
+      .all()
     const packed = packVectors(rows, row.embeddingDimension ?? 0)
     return packed && { documentId: row.id, ...packed }
   })
@@ -80,8 +106,15 @@ function loadVectors(ctx: AppContext, row: KnowledgeDocumentRow): DocumentVector
  * Documents embedded by another connection or model than `embedder` are reported, not compared.
  */
 export async function searchChunks(
-  ctx: AppContext, embedder: Embedder | null, documents: KnowledgeDocumentRow[],
-  { query, limit, minSimilarity = -1, signal }: { query: string; limit: number; minSimilarity?: number; signal?: AbortSignal },
+  ctx: AppContext,
+  embedder: Embedder | null,
+  documents: KnowledgeDocumentRow[],
+  {
+    query,
+    limit,
+    minSimilarity = -1,
+    signal,
+  }: { query: string; limit: number; minSimilarity?: number; signal?: AbortSignal },
 ): Promise<ChunkSearch> {
   const result: ChunkSearch = { chunks: [], unavailable: [], embeddingMs: 0, searchMs: 0, embeddingTokens: 0 }
   const searchable = documents.filter((row) => {
@@ -90,14 +123,20 @@ export async function searchChunks(
       return false
     }
     if (row.embeddingConnectionUuid !== embedder.connectionUuid || row.embeddingModel !== embedder.model) {
-      result.unavailable.push({ document_uuid: row.documentUuid, reason: `embedded with model ${row.embeddingModel}, not ${embedder.model} (the model this search uses): process it again to search it` })
+      result.unavailable.push({
+        document_uuid: row.documentUuid,
+        reason: `embedded with model ${row.embeddingModel}, not ${embedder.model} (the model this search uses): process it again to search it`,
+      })
       return false
     }
     return true
   })
   if (!embedder || searchable.length === 0) return result
   const embeddingStart = performance.now()
-  const { vectors: [queryVector], tokens } = await embedder.client.embed([query], { signal })
+  const {
+    vectors: [queryVector],
+    tokens,
+  } = await embedder.client.embed([query], { signal })
   result.embeddingMs = performance.now() - embeddingStart
   result.embeddingTokens = tokens
   const searchStart = performance.now()
@@ -105,13 +144,25 @@ export async function searchChunks(
   const loaded = searchable.flatMap((row) => loadVectors(ctx, row) ?? [])
   const hits = nearest(loaded, queryVector, limit).filter(({ similarity }) => similarity >= minSimilarity)
   for (const hit of hits) {
-    const chunk = ctx.db.select().from(knowledgeBaseChunks)
-      .where(and(eq(knowledgeBaseChunks.documentId, hit.documentId), eq(knowledgeBaseChunks.chunkIndex, hit.chunkIndex))).get()
+    const chunk = ctx.db
+      .select()
+      .from(knowledgeBaseChunks)
+      .where(
+        and(eq(knowledgeBaseChunks.documentId, hit.documentId), eq(knowledgeBaseChunks.chunkIndex, hit.chunkIndex)),
+      )
+      .get()
     if (!chunk) continue
     const row = byId.get(hit.documentId)!
     result.chunks.push({
-      id: chunk.id, document_id: row.id, document_uuid: row.documentUuid, filename: row.filename, chunk_index: chunk.chunkIndex,
-      chunk_text: chunk.chunkText, contextualized_text: chunk.contextualizedText, chunk_metadata: chunk.chunkMetadata, similarity: round4(hit.similarity),
+      id: chunk.id,
+      document_id: row.id,
+      document_uuid: row.documentUuid,
+      filename: row.filename,
+      chunk_index: chunk.chunkIndex,
+      chunk_text: chunk.chunkText,
+      contextualized_text: chunk.contextualizedText,
+      chunk_metadata: chunk.chunkMetadata,
+      similarity: round4(hit.similarity),
     })
   }
   result.searchMs = performance.now() - searchStart
@@ -120,12 +171,24 @@ export async function searchChunks(
 
 /** `POST /knowledge-base/search`: the organization's documents (or those named), with the default configuration's model. */
 export async function searchKnowledgeBase(
-  ctx: AppContext, organizationId: number, embedder: Embedder | null,
+  ctx: AppContext,
+  organizationId: number,
+  embedder: Embedder | null,
   body: { query: string; limit?: number; document_uuids?: string[]; min_similarity?: number },
 ) {
   const { ready, unavailable } = documentsToSearch(ctx, organizationId, body.document_uuids ?? null)
   const chunked = ready.filter((row) => row.retrievalMode === 'chunked')
-  const found = await searchChunks(ctx, embedder, chunked, { query: body.query, limit: body.limit ?? 5, minSimilarity: body.min_similarity })
-    .catch((error) => { throw error instanceof ModelServerError ? upstreamFailed(error.message, error) : error })
-  return { chunks: found.chunks, query: body.query, total_results: found.chunks.length, unavailable_documents: [...unavailable, ...found.unavailable] }
+  const found = await searchChunks(ctx, embedder, chunked, {
+    query: body.query,
+    limit: body.limit ?? 5,
+    minSimilarity: body.min_similarity,
+  }).catch((error) => {
+    throw error instanceof ModelServerError ? upstreamFailed(error.message, error) : error
+  })
+  return {
+    chunks: found.chunks,
+    query: body.query,
+    total_results: found.chunks.length,
+    unavailable_documents: [...unavailable, ...found.unavailable],
+  }
 }

@@ -16,10 +16,14 @@ export type DocumentVectors = {
 export type VectorHit = { documentId: number; chunkIndex: number; similarity: number }
 
 /** A vector as stored: its float32 bytes (little-endian on every platform Bun runs on). */
-export const vectorBytes = (vector: Float32Array): Buffer => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength)
+export const vectorBytes = (vector: Float32Array): Buffer =>
+  Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength)
 
 /** Rows of stored vectors as one contiguous array; `null` when one has another length than `dimension`. */
-export function packVectors(rows: { chunkIndex: number; embedding: Uint8Array }[], dimension: number): Omit<DocumentVectors, 'documentId'> | null {
+export function packVectors(
+  rows: { chunkIndex: number; embedding: Uint8Array }[],
+  dimension: number,
+): Omit<DocumentVectors, 'documentId'> | null {
   const vectors = new Float32Array(rows.length * dimension)
   const bytes = new Uint8Array(vectors.buffer)
   const chunkIndexes = new Int32Array(rows.length)
@@ -68,7 +72,8 @@ export function nearest(documents: DocumentVectors[], query: Float32Array, k: nu
     }
   }
   const hits: VectorHit[] = []
-  for (let slot = 0; slot < k && scores[slot] !== -Infinity; slot++) hits.push({ ...where[slot], similarity: scores[slot] })
+  for (let slot = 0; slot < k && scores[slot] !== -Infinity; slot++)
+    hits.push({ ...where[slot], similarity: scores[slot] })
   return hits
 }
 

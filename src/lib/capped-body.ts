@@ -8,7 +8,10 @@
  * At most `maxBytes` of `body`; `truncated` when there was more (the rest is cancelled, never read). A null body is
  * empty.
  */
-export async function readCappedBytes(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+export async function readCappedBytes(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<{ bytes: Uint8Array; truncated: boolean }> {
   if (!body) return { bytes: new Uint8Array(0), truncated: false }
   const reader = body.getReader()
   const pieces: Uint8Array[] = []
@@ -31,7 +34,10 @@ export async function readCappedBytes(body: ReadableStream<Uint8Array> | null, m
 }
 
 /** `readCappedBytes` as UTF-8 text (a character cut by the cap becomes U+FFFD). */
-export async function readCappedText(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<{ text: string; truncated: boolean }> {
+export async function readCappedText(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<{ text: string; truncated: boolean }> {
   const { bytes, truncated } = await readCappedBytes(body, maxBytes)
   return { text: new TextDecoder().decode(bytes), truncated }
 }
@@ -40,13 +46,19 @@ export async function readCappedText(body: ReadableStream<Uint8Array> | null, ma
  * `body` passed on as it comes, for a reader that consumes a stream itself (a client library, an event stream): past
  * `maxBytes` it errors with `tooLarge()` and the source is cancelled.
  */
-export function cappedStream(body: ReadableStream<Uint8Array>, maxBytes: number, tooLarge: () => Error): ReadableStream<Uint8Array> {
+export function cappedStream(
+  body: ReadableStream<Uint8Array>,
+  maxBytes: number,
+  tooLarge: () => Error,
+): ReadableStream<Uint8Array> {
   let size = 0
-  return body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-    transform(piece, controller) {
-      size += piece.byteLength
-      if (size > maxBytes) controller.error(tooLarge())
-      else controller.enqueue(piece)
-    },
-  }))
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(piece, controller) {
+        size += piece.byteLength
+        if (size > maxBytes) controller.error(tooLarge())
+        else controller.enqueue(piece)
+      },
+    }),
+  )
 }

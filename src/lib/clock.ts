@@ -10,7 +10,11 @@ export function manualClock(startMs: number): Clock & { advance(ms: number): voi
   let current = startMs
   return {
     now: () => current,
-    advance: (ms) => { current += ms },
-    set: (ms) => { current = ms },
+    advance: (ms) => {
+      current += ms
+    },
+    set: (ms) => {
+      current = ms
+    },
   }
 }

@@ -18,7 +18,9 @@ function parseMasterKey(text: string, origin: string): Buffer {
     const decoded = Buffer.from(value, 'base64')
     if (decoded.length === KEY_BYTES) return decoded
   }
-  throw new Error(`${origin} must be 64 hex characters or the base64 of 32 bytes (generate one with: openssl rand -hex 32)`)
+  throw new Error(
+    `${origin} must be 64 hex characters or the base64 of 32 bytes (generate one with: openssl rand -hex 32)`,
+  )
 }
 
 /**
@@ -64,7 +66,8 @@ export function decryptSecret(key: Buffer, stored: string): string {
   if (parts.length !== 3) throw new Error('Stored secret is not in the v1 sealed format')
   const [iv, tag, ciphertext] = parts.map((part) => Buffer.from(part, 'base64'))
   // A short tag would be accepted by the decipher and weaken the integrity check.
-  if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw new Error('Stored secret is not in the v1 sealed format')
+  if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES)
+    throw new Error('Stored secret is not in the v1 sealed format')
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, iv)
     decipher.setAuthTag(tag)

@@ -4,7 +4,8 @@ import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto'
 export const deriveKey = (masterKey: Buffer, purpose: string): Buffer =>
   Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), `ringbase:${purpose}`, 32))
 
-export const sign = (key: Buffer, message: string): string => createHmac('sha256', key).update(message).digest('base64url')
+export const sign = (key: Buffer, message: string): string =>
+  createHmac('sha256', key).update(message).digest('base64url')
 
 export function signatureMatches(key: Buffer, message: string, signature: string): boolean {
   const expected = Buffer.from(sign(key, message))

@@ -7,7 +7,9 @@ export type OrgEventBus<E extends { organizationId: number }> = {
   hasListeners(): boolean
 }
 
-export function createOrgEventBus<E extends { organizationId: number }>(onListenerError: (error: unknown) => void): OrgEventBus<E> {
+export function createOrgEventBus<E extends { organizationId: number }>(
+  onListenerError: (error: unknown) => void,
+): OrgEventBus<E> {
   const byOrganization = new Map<number, Set<(event: E) => void>>()
   return {
     publish(event) {
@@ -25,7 +27,8 @@ export function createOrgEventBus<E extends { organizationId: number }>(onListen
       listeners.add(listener)
       return () => {
         listeners.delete(listener)
-        if (listeners.size === 0 && byOrganization.get(organizationId) === listeners) byOrganization.delete(organizationId)
+        if (listeners.size === 0 && byOrganization.get(organizationId) === listeners)
+          byOrganization.delete(organizationId)
       }
     },
     hasListeners: () => byOrganization.size > 0,

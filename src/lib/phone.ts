@@ -106,9 +106,11 @@ const withinNationalLength = (length: number, country: CountryDialing) =>
 
 /** Digits that start with the country code and only make sense as an international number (e.g. IN `919876543210`). */
 function looksInternational(digits: string, country: CountryDialing): boolean {
-  return digits.startsWith(country.dialCode)
-    && withinNationalLength(digits.length - country.dialCode.length, country)
-    && !withinNationalLength(digits.length, country)
+  return (
+    digits.startsWith(country.dialCode) &&
+    withinNationalLength(digits.length - country.dialCode.length, country) &&
+    !withinNationalLength(digits.length, country)
+  )
 }
 
 const DEFAULT_SIP_PORT: Readonly<Record<string, string>> = { sip: '5060', sips: '5061' }
@@ -143,10 +145,15 @@ function splitHostPort(hostport: string): { host: string; port: string | null } 
     const close = hostport.indexOf(']')
     if (close < 0) return { host: '', port: null }
     const after = hostport.slice(close + 1)
-    return { host: hostport.slice(0, close + 1), port: after.startsWith(':') ? after.slice(1) : after === '' ? null : after }
+    return {
+      host: hostport.slice(0, close + 1),
+      port: after.startsWith(':') ? after.slice(1) : after === '' ? null : after,
+    }
   }
   const colon = hostport.lastIndexOf(':')
-  return colon >= 0 ? { host: hostport.slice(0, colon), port: hostport.slice(colon + 1) } : { host: hostport, port: null }
+  return colon >= 0
+    ? { host: hostport.slice(0, colon), port: hostport.slice(colon + 1) }
+    : { host: hostport, port: null }
 }
 
 export const ARI_PROVIDER = 'ari'
@@ -182,7 +189,11 @@ export type DestinationRules = { rawDialStrings: boolean }
 const NO_RAW_DIAL_STRINGS: DestinationRules = { rawDialStrings: false }
 
 /** Error message (without the field name) when `value` cannot be a call destination for `provider`, else null. */
-export function validateDestination(value: string, provider: string, rules: DestinationRules = NO_RAW_DIAL_STRINGS): string | null {
+export function validateDestination(
+  value: string,
+  provider: string,
+  rules: DestinationRules = NO_RAW_DIAL_STRINGS,
+): string | null {
   if (value === '') return 'must not be empty'
   if (SEPARATORS.test(value)) return "must not contain spaces, commas or '&'"
   if (value.length > MAX_DESTINATION_LENGTH) return `must be at most ${MAX_DESTINATION_LENGTH} characters`
@@ -196,17 +207,19 @@ export function validateDestination(value: string, provider: string, rules: Dest
   }
   if (isSipUri(value)) return rules.rawDialStrings ? null : SIP_URI_REFUSED
   return rules.rawDialStrings
-    ? 'must be an E.164 number, an extension (digits, * and #), a SIP URI (sip:user@host[:port]) '
-      + 'or a dial string starting with PJSIP/, SIP/, IAX2/, Local/ or DAHDI/'
+    ? 'must be an E.164 number, an extension (digits, * and #), a SIP URI (sip:user@host[:port]) ' +
+        'or a dial string starting with PJSIP/, SIP/, IAX2/, Local/ or DAHDI/'
     : 'must be an E.164 number or an extension (digits, * and #); SIP URIs and raw dial strings need allow_raw_dial_strings on the ARI configuration'
 }
 
 // The host of `sip:user@host` becomes the PJSIP endpoint (or SIP server) dialled: the destination would pick the trunk.
-const SIP_URI_REFUSED = 'must be a number or an extension, dialled through the configuration\'s dial_string_template: a SIP URI names '
-  + 'the endpoint or trunk to dial, so it needs allow_raw_dial_strings on the ARI configuration'
+const SIP_URI_REFUSED =
+  "must be a number or an extension, dialled through the configuration's dial_string_template: a SIP URI names " +
+  'the endpoint or trunk to dial, so it needs allow_raw_dial_strings on the ARI configuration'
 
-const RAW_DIAL_STRING_REFUSED = 'must be a number, an extension or a SIP URI, dialled through the configuration\'s dial_string_template: '
-  + 'raw dial strings (PJSIP/, SIP/, IAX2/, Local/, DAHDI/) need allow_raw_dial_strings on the ARI configuration'
+const RAW_DIAL_STRING_REFUSED =
+  "must be a number, an extension or a SIP URI, dialled through the configuration's dial_string_template: " +
+  'raw dial strings (PJSIP/, SIP/, IAX2/, Local/, DAHDI/) need allow_raw_dial_strings on the ARI configuration'
 
 /** Error message when an ARI `dial_string_template` cannot produce safe dial strings, else null. */
 export function validateDialStringTemplate(template: string): string | null {
@@ -226,11 +239,16 @@ export function validateDialStringTemplate(template: string): string | null {
  * `PJSIP/{number}` yields chan_pjsip's `PJSIP/user@endpoint` form (the URI's host names a PJSIP endpoint); to reach
  * arbitrary SIP hosts an admin sets a template such as `PJSIP/mytrunk/sip:{number}`.
  */
-export function buildAriDialString(destination: string, template: string = DEFAULT_DIAL_STRING_TEMPLATE, rules: DestinationRules = NO_RAW_DIAL_STRINGS): string {
+export function buildAriDialString(
+  destination: string,
+  template: string = DEFAULT_DIAL_STRING_TEMPLATE,
+  rules: DestinationRules = NO_RAW_DIAL_STRINGS,
+): string {
   const problem = validateDestination(destination, ARI_PROVIDER, rules)
   if (problem) throw new AddressError(`Destination ${JSON.stringify(destination)} ${problem}`)
   if (CHANNEL_TECHNOLOGY.test(destination)) return destination
-  if (!template.includes(NUMBER_PLACEHOLDER)) throw new AddressError(`Dial string template must contain ${NUMBER_PLACEHOLDER}`)
+  if (!template.includes(NUMBER_PLACEHOLDER))
+    throw new AddressError(`Dial string template must contain ${NUMBER_PLACEHOLDER}`)
   return substituteNumber(template, destination.replace(SIP_SCHEME, ''))
 }
 

@@ -78,7 +78,7 @@ export function tarWriter(fd: number): TarWriter {
       writeSync(fd, headerFor(path, size, mode, now))
       const source = openSync(sourcePath, 'r')
       try {
-        for (let copied = 0; copied < size;) {
+        for (let copied = 0; copied < size; ) {
           const read = readSync(source, chunk, 0, Math.min(CHUNK, size - copied), copied)
           if (read === 0) throw new TarError(`${path} shrank while it was being archived`)
           writeSync(fd, chunk, 0, read)
@@ -117,17 +117,22 @@ export function readTar(
   for (;;) {
     readExactly(header, BLOCK)
     if (header.every((byte) => byte === 0)) return
-    const field = (start: number, length: number) => header.toString('utf8', start, start + length).replace(/\0.*$/s, '')
+    const field = (start: number, length: number) =>
+      header.toString('utf8', start, start + length).replace(/\0.*$/s, '')
     const number = (start: number, length: number) => Number.parseInt(field(start, length).trim() || '0', 8)
     if (number(148, 8) !== checksum(header)) throw new TarError('archive damaged (header checksum)')
     const type = field(156, 1)
     if (type !== '0' && type !== '') throw new TarError(`unsupported archive entry type '${type}'`)
     const prefix = field(345, PREFIX_LENGTH)
-    const entry: TarEntry = { path: prefix ? `${prefix}/${field(0, NAME_LENGTH)}` : field(0, NAME_LENGTH), size: number(124, 12), mode: number(100, 8) }
+    const entry: TarEntry = {
+      path: prefix ? `${prefix}/${field(0, NAME_LENGTH)}` : field(0, NAME_LENGTH),
+      size: number(124, 12),
+      mode: number(100, 8),
+    }
     const start = offset
     onEntry(entry, {
       copyTo(target) {
-        for (let copied = 0; copied < entry.size;) {
+        for (let copied = 0; copied < entry.size; ) {
           const read = readSync(fd, chunk, 0, Math.min(CHUNK, entry.size - copied), start + copied)
           if (read === 0) throw new TarError('archive truncated')
           writeSync(target, chunk, 0, read)

@@ -16,7 +16,8 @@ export function cloneJson<T>(value: T): T {
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue
     const item = cloneJson((value as Record<string, unknown>)[key])
-    if (key === '__proto__') Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true })
+    if (key === '__proto__')
+      Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true })
     else copy[key] = item
   }
   return copy as T

@@ -93,11 +93,15 @@ export function pcm16FromBytes(bytes: Uint8Array): Int16Array {
  * A whole WAV file's format and the bytes of its whole sample frames. The declared data size is honoured unless it
  * is 0, 0xFFFFFFFF or past the end of the file (a header that lies), which mean "to the end of the file".
  */
-export function wavData(bytes: Uint8Array, options: WavReadOptions = {}): { format: WavFormat; encoding: WavEncoding; data: Uint8Array } {
+export function wavData(
+  bytes: Uint8Array,
+  options: WavReadOptions = {},
+): { format: WavFormat; encoding: WavEncoding; data: Uint8Array } {
   const header = readWavHeader(bytes, options)
   if (!header) throw new WavFormatError(bytes.length < 12 ? 'not a RIFF/WAVE file' : 'WAV has no data chunk')
   const { format, encoding, dataOffset, declaredDataBytes } = header
-  const toEnd = declaredDataBytes === 0 || declaredDataBytes === 0xffffffff || dataOffset + declaredDataBytes > bytes.length
+  const toEnd =
+    declaredDataBytes === 0 || declaredDataBytes === 0xffffffff || dataOffset + declaredDataBytes > bytes.length
   const end = toEnd ? bytes.length : dataOffset + declaredDataBytes
   const frameBytes = format.channels * (format.bitsPerSample / 8)
   const usable = end - dataOffset - ((end - dataOffset) % frameBytes)
@@ -112,7 +116,12 @@ export function decodeWav(bytes: Uint8Array): { format: WavFormat; pcm: Int16Arr
 
 export type WavHeader = { format: WavFormat; encoding: WavEncoding; dataOffset: number; declaredDataBytes: number }
 
-function readFormat(view: DataView, at: number, size: number, options: WavReadOptions): { format: WavFormat; encoding: WavEncoding } {
+function readFormat(
+  view: DataView,
+  at: number,
+  size: number,
+  options: WavReadOptions,
+): { format: WavFormat; encoding: WavEncoding } {
   if (size < 16) throw new WavFormatError('WAV fmt chunk is too short')
   let formatTag = view.getUint16(at, true)
   const channels = view.getUint16(at + 2, true)
@@ -125,12 +134,14 @@ function readFormat(view: DataView, at: number, size: number, options: WavReadOp
   if (channels < 1 || sampleRate < 1) throw new WavFormatError('WAV declares no channels or no sample rate')
   const format = { sampleRate, channels, bitsPerSample }
   if (options.g711 && (formatTag === FORMAT_ULAW || formatTag === FORMAT_ALAW)) {
-    if (bitsPerSample !== 8) throw new WavFormatError(`G.711 WAV with ${bitsPerSample}-bit samples is not supported (8-bit only)`)
+    if (bitsPerSample !== 8)
+      throw new WavFormatError(`G.711 WAV with ${bitsPerSample}-bit samples is not supported (8-bit only)`)
     return { format, encoding: formatTag === FORMAT_ULAW ? 'ulaw' : 'alaw' }
   }
   const accepted = options.g711 ? '16-bit PCM, G.711 µ-law or A-law only' : '16-bit PCM only'
   if (formatTag !== FORMAT_PCM) throw new WavFormatError(`WAV format ${formatTag} is not supported (${accepted})`)
-  if (bitsPerSample !== 16) throw new WavFormatError(`WAV with ${bitsPerSample}-bit samples is not supported (${accepted})`)
+  if (bitsPerSample !== 16)
+    throw new WavFormatError(`WAV with ${bitsPerSample}-bit samples is not supported (${accepted})`)
   return { format, encoding: 'pcm16' }
 }
 

@@ -26,7 +26,10 @@ function findEndRecord(view: DataView): number {
 }
 
 /** Every file entry, unpacked; throws ZipError when the archive is broken or unpacks to more than `maxTotalBytes`. */
-export function readZip(bytes: Uint8Array, { maxTotalBytes, maxEntries }: { maxTotalBytes: number; maxEntries: number }): ZipEntry[] {
+export function readZip(
+  bytes: Uint8Array,
+  { maxTotalBytes, maxEntries }: { maxTotalBytes: number; maxEntries: number },
+): ZipEntry[] {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   if (bytes.byteLength < 22) throw new ZipError('not a ZIP file (too short)')
   const end = findEndRecord(view)
@@ -37,7 +40,8 @@ export function readZip(bytes: Uint8Array, { maxTotalBytes, maxEntries }: { maxT
   const entries: ZipEntry[] = []
   let total = 0
   for (let index = 0; index < count; index++) {
-    if (offset + 46 > bytes.byteLength || view.getUint32(offset, true) !== CENTRAL_DIRECTORY_ENTRY) throw new ZipError('broken central directory')
+    if (offset + 46 > bytes.byteLength || view.getUint32(offset, true) !== CENTRAL_DIRECTORY_ENTRY)
+      throw new ZipError('broken central directory')
     const method = view.getUint16(offset + 10, true)
     const compressedSize = view.getUint32(offset + 20, true)
     const nameLength = view.getUint16(offset + 28, true)
@@ -47,7 +51,8 @@ export function readZip(bytes: Uint8Array, { maxTotalBytes, maxEntries }: { maxT
     const name = decoder.decode(bytes.subarray(offset + 46, offset + 46 + nameLength))
     offset += 46 + nameLength + extraLength + commentLength
     if (name.endsWith('/')) continue
-    if (localOffset + 30 > bytes.byteLength || view.getUint32(localOffset, true) !== LOCAL_FILE_HEADER) throw new ZipError(`broken entry ${name}`)
+    if (localOffset + 30 > bytes.byteLength || view.getUint32(localOffset, true) !== LOCAL_FILE_HEADER)
+      throw new ZipError(`broken entry ${name}`)
     const start = localOffset + 30 + view.getUint16(localOffset + 26, true) + view.getUint16(localOffset + 28, true)
     if (start + compressedSize > bytes.byteLength) throw new ZipError(`entry ${name} runs past the end of the file`)
     const packed = bytes.subarray(start, start + compressedSize)
@@ -58,7 +63,8 @@ export function readZip(bytes: Uint8Array, { maxTotalBytes, maxEntries }: { maxT
       try {
         data = inflateRawSync(packed, { maxOutputLength: Math.max(1, budget) })
       } catch (error) {
-        if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new ZipError(`the archive unpacks to more than ${maxTotalBytes} bytes`)
+        if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE')
+          throw new ZipError(`the archive unpacks to more than ${maxTotalBytes} bytes`)
         throw new ZipError(`entry ${name} is corrupt`)
       }
     } else throw new ZipError(`entry ${name} uses compression method ${method}, which is not supported`)

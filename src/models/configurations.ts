@@ -2,8 +2,12 @@ import { and, asc, eq, inArray } from 'drizzle-orm'
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import {
-  modelConfigurationConnections, modelConfigurations, workflowDefinitions, workflows,
-  type ModelConfigurationRow, type StoredModelSection,
+  modelConfigurationConnections,
+  modelConfigurations,
+  workflowDefinitions,
+  workflows,
+  type ModelConfigurationRow,
+  type StoredModelSection,
 } from '../db/schema'
 import { transaction } from '../db/transaction'
 import { translateUniqueViolations } from '../db/tables'
@@ -12,7 +16,12 @@ import { isoNow } from '../lib/clock'
 import { valueError, type Loc, type ValidationItem } from '../lib/validation'
 import { findConnectionRow } from './connections'
 import { MODEL_PROVIDERS, type ModelService } from './providers'
-import type { CreateModelConfigurationBody, ModelConfigurationList, ModelConfigurationView, UpdateModelConfigurationBody } from './schemas'
+import type {
+  CreateModelConfigurationBody,
+  ModelConfigurationList,
+  ModelConfigurationView,
+  UpdateModelConfigurationBody,
+} from './schemas'
 
 /**
  * Model configurations: which connection and settings an organization's runs use for each service (`llm`, `stt`,
@@ -29,7 +38,8 @@ export const CONFIGURATION_NOT_FOUND = 'Model configuration not found'
 
 export const BUILTIN_TTS_VOICE = 'slt'
 
-const duplicateName = (name: string) => conflict(`A model configuration named '${name}' already exists in this organization. Pick a different name.`)
+const duplicateName = (name: string) =>
+  conflict(`A model configuration named '${name}' already exists in this organization. Pick a different name.`)
 
 function view(row: ModelConfigurationRow): View {
   return {
@@ -45,14 +55,24 @@ function view(row: ModelConfigurationRow): View {
   }
 }
 
-export function findConfigurationRow(ctx: AppContext, organizationId: number, uuid: string): ModelConfigurationRow | undefined {
-  return ctx.db.select().from(modelConfigurations)
-    .where(and(eq(modelConfigurations.uuid, uuid), eq(modelConfigurations.organizationId, organizationId))).get()
+export function findConfigurationRow(
+  ctx: AppContext,
+  organizationId: number,
+  uuid: string,
+): ModelConfigurationRow | undefined {
+  return ctx.db
+    .select()
+    .from(modelConfigurations)
+    .where(and(eq(modelConfigurations.uuid, uuid), eq(modelConfigurations.organizationId, organizationId)))
+    .get()
 }
 
 export function defaultConfigurationRow(ctx: AppContext, organizationId: number): ModelConfigurationRow | undefined {
-  return ctx.db.select().from(modelConfigurations)
-    .where(and(eq(modelConfigurations.organizationId, organizationId), eq(modelConfigurations.isDefault, true))).get()
+  return ctx.db
+    .select()
+    .from(modelConfigurations)
+    .where(and(eq(modelConfigurations.organizationId, organizationId), eq(modelConfigurations.isDefault, true)))
+    .get()
 }
 
 function requireConfigurationRow(ctx: AppContext, organizationId: number, uuid: string): ModelConfigurationRow {
@@ -73,56 +93,111 @@ type NormalizedSection = { section: StoredModelSection; connectionId: number | n
  * unknown (or another organization's) connection, a model or voice neither sent nor known for the provider.
  */
 function normalizeSection(
-  ctx: AppContext, organizationId: number, service: ModelService, input: SectionInput, loc: Loc, items: ValidationItem[],
+  ctx: AppContext,
+  organizationId: number,
+  service: ModelService,
+  input: SectionInput,
+  loc: Loc,
+  items: ValidationItem[],
 ): NormalizedSection | null {
   const settings = { ...input.settings }
-  if (input.builtin) return { section: { builtin: true, settings: { voice: BUILTIN_TTS_VOICE, ...settings } }, connectionId: null }
+  if (input.builtin)
+    return { section: { builtin: true, settings: { voice: BUILTIN_TTS_VOICE, ...settings } }, connectionId: null }
   const uuid = input.provider_connection_uuid!
   const connection = findConnectionRow(ctx, organizationId, uuid)
   if (!connection) {
-    items.push(valueError([...loc, 'provider_connection_uuid'], `provider connection ${uuid} does not exist in this organization`, uuid))
+    items.push(
+      valueError(
+        [...loc, 'provider_connection_uuid'],
+        `provider connection ${uuid} does not exist in this organization`,
+        uuid,
+      ),
+    )
     return null
   }
   const filled = { ...presetDefaults(connection.provider, service), ...settings }
   const required = service === 'tts' ? ['model', 'voice'] : ['model']
   for (const field of required.filter((name) => typeof filled[name] !== 'string' || filled[name] === '')) {
-    items.push(valueError([...loc, 'settings', field], `${field} is required: ${connection.provider} has no default ${service} ${field}`, settings[field] ?? null))
+    items.push(
+      valueError(
+        [...loc, 'settings', field],
+        `${field} is required: ${connection.provider} has no default ${service} ${field}`,
+        settings[field] ?? null,
+      ),
+    )
   }
   return { section: { provider_connection_uuid: uuid, settings: filled }, connectionId: connection.id }
 }
 
-type Sections = { llm: NormalizedSection; stt: NormalizedSection | null; tts: NormalizedSection | null; embeddings: NormalizedSection | null }
+type Sections = {
+  llm: NormalizedSection
+  stt: NormalizedSection | null
+  tts: NormalizedSection | null
+  embeddings: NormalizedSection | null
+}
 
 function normalizeSections(
-  ctx: AppContext, organizationId: number, input: { llm: SectionInput; stt: SectionInput | null; tts: SectionInput | null; embeddings: SectionInput | null },
+  ctx: AppContext,
+  organizationId: number,
+  input: { llm: SectionInput; stt: SectionInput | null; tts: SectionInput | null; embeddings: SectionInput | null },
 ): Sections {
   const items: ValidationItem[] = []
   const each = (service: ModelService, value: SectionInput | null) =>
     value === null ? null : normalizeSection(ctx, organizationId, service, value, ['body', service], items)
-  const sections = { llm: each('llm', input.llm), stt: each('stt', input.stt), tts: each('tts', input.tts), embeddings: each('embeddings', input.embeddings) }
+  const sections = {
+    llm: each('llm', input.llm),
+    stt: each('stt', input.stt),
+    tts: each('tts', input.tts),
+    embeddings: each('embeddings', input.embeddings),
+  }
   if (items.length > 0) throw invalid(items)
   return sections as Sections
 }
 
 function linkConnections(ctx: AppContext, configurationId: number, sections: Sections): void {
-  ctx.db.delete(modelConfigurationConnections).where(eq(modelConfigurationConnections.configurationId, configurationId)).run()
-  const ids = [...new Set([sections.llm, sections.stt, sections.tts, sections.embeddings].flatMap((section) => (section?.connectionId == null ? [] : [section.connectionId])))]
-  if (ids.length > 0) ctx.db.insert(modelConfigurationConnections).values(ids.map((connectionId) => ({ configurationId, connectionId }))).run()
+  ctx.db
+    .delete(modelConfigurationConnections)
+    .where(eq(modelConfigurationConnections.configurationId, configurationId))
+    .run()
+  const ids = [
+    ...new Set(
+      [sections.llm, sections.stt, sections.tts, sections.embeddings].flatMap((section) =>
+        section?.connectionId == null ? [] : [section.connectionId],
+      ),
+    ),
+  ]
+  if (ids.length > 0)
+    ctx.db
+      .insert(modelConfigurationConnections)
+      .values(ids.map((connectionId) => ({ configurationId, connectionId })))
+      .run()
 }
 
 function clearDefault(ctx: AppContext, organizationId: number): void {
-  ctx.db.update(modelConfigurations).set({ isDefault: false })
-    .where(and(eq(modelConfigurations.organizationId, organizationId), eq(modelConfigurations.isDefault, true))).run()
+  ctx.db
+    .update(modelConfigurations)
+    .set({ isDefault: false })
+    .where(and(eq(modelConfigurations.organizationId, organizationId), eq(modelConfigurations.isDefault, true)))
+    .run()
 }
 
-const writeConfiguration = <T>(name: string, write: () => T): T => translateUniqueViolations('model_configurations', [
-  [['organization_id', 'name'], () => duplicateName(name)],
-  [['organization_id'], () => conflict('Another configuration became the default at the same time; try again.')],
-], write)
+const writeConfiguration = <T>(name: string, write: () => T): T =>
+  translateUniqueViolations(
+    'model_configurations',
+    [
+      [['organization_id', 'name'], () => duplicateName(name)],
+      [['organization_id'], () => conflict('Another configuration became the default at the same time; try again.')],
+    ],
+    write,
+  )
 
 export function listConfigurations(ctx: AppContext, organizationId: number): Static<typeof ModelConfigurationList> {
-  const rows = ctx.db.select().from(modelConfigurations).where(eq(modelConfigurations.organizationId, organizationId))
-    .orderBy(asc(modelConfigurations.id)).all()
+  const rows = ctx.db
+    .select()
+    .from(modelConfigurations)
+    .where(eq(modelConfigurations.organizationId, organizationId))
+    .orderBy(asc(modelConfigurations.id))
+    .all()
   return { configurations: rows.map(view) }
 }
 
@@ -130,26 +205,37 @@ export const getConfiguration = (ctx: AppContext, organizationId: number, uuid: 
   view(requireConfigurationRow(ctx, organizationId, uuid))
 
 export function createConfiguration(ctx: AppContext, organizationId: number, body: CreateInput): View {
-  const sections = normalizeSections(ctx, organizationId, { llm: body.llm, stt: body.stt ?? null, tts: body.tts ?? null, embeddings: body.embeddings ?? null })
+  const sections = normalizeSections(ctx, organizationId, {
+    llm: body.llm,
+    stt: body.stt ?? null,
+    tts: body.tts ?? null,
+    embeddings: body.embeddings ?? null,
+  })
   const now = isoNow(ctx.clock)
-  const row = writeConfiguration(body.name, () => transaction(ctx, () => {
-    const isDefault = body.is_default ?? !defaultConfigurationRow(ctx, organizationId)
-    if (isDefault) clearDefault(ctx, organizationId)
-    const created = ctx.db.insert(modelConfigurations).values({
-      uuid: crypto.randomUUID(),
-      organizationId,
-      name: body.name,
-      isDefault,
-      llm: sections.llm.section,
-      stt: sections.stt?.section ?? null,
-      tts: sections.tts?.section ?? null,
-      embeddings: sections.embeddings?.section ?? null,
-      createdAt: now,
-      updatedAt: now,
-    }).returning().get()
-    linkConnections(ctx, created.id, sections)
-    return created
-  }))
+  const row = writeConfiguration(body.name, () =>
+    transaction(ctx, () => {
+      const isDefault = body.is_default ?? !defaultConfigurationRow(ctx, organizationId)
+      if (isDefault) clearDefault(ctx, organizationId)
+      const created = ctx.db
+        .insert(modelConfigurations)
+        .values({
+          uuid: crypto.randomUUID(),
+          organizationId,
+          name: body.name,
+          isDefault,
+          llm: sections.llm.section,
+          stt: sections.stt?.section ?? null,
+          tts: sections.tts?.section ?? null,
+          embeddings: sections.embeddings?.section ?? null,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+        .get()
+      linkConnections(ctx, created.id, sections)
+      return created
+    }),
+  )
   ctx.log.info({ organizationId, configuration: row.uuid, isDefault: row.isDefault }, 'model configuration created')
   return view(row)
 }
@@ -164,45 +250,70 @@ export function updateConfiguration(ctx: AppContext, organizationId: number, uui
     embeddings: body.embeddings === undefined ? row.embeddings : body.embeddings,
   })
   const name = body.name ?? row.name
-  const updated = writeConfiguration(name, () => transaction(ctx, () => {
-    if (body.is_default === true) clearDefault(ctx, organizationId)
-    const saved = ctx.db.update(modelConfigurations).set({
-      name,
-      isDefault: body.is_default ?? row.isDefault,
-      llm: sections.llm.section,
-      stt: sections.stt?.section ?? null,
-      tts: sections.tts?.section ?? null,
-      embeddings: sections.embeddings?.section ?? null,
-      updatedAt: isoNow(ctx.clock),
-    }).where(eq(modelConfigurations.id, row.id)).returning().get()
-    linkConnections(ctx, row.id, sections)
-    return saved
-  }))
+  const updated = writeConfiguration(name, () =>
+    transaction(ctx, () => {
+      if (body.is_default === true) clearDefault(ctx, organizationId)
+      const saved = ctx.db
+        .update(modelConfigurations)
+        .set({
+          name,
+          isDefault: body.is_default ?? row.isDefault,
+          llm: sections.llm.section,
+          stt: sections.stt?.section ?? null,
+          tts: sections.tts?.section ?? null,
+          embeddings: sections.embeddings?.section ?? null,
+          updatedAt: isoNow(ctx.clock),
+        })
+        .where(eq(modelConfigurations.id, row.id))
+        .returning()
+        .get()
+      linkConnections(ctx, row.id, sections)
+      return saved
+    }),
+  )
   ctx.log.info({ organizationId, configuration: uuid }, 'model configuration updated')
   return view(updated)
 }
 
 /** Names of the organization's agents whose draft or published version pins the configuration. */
 function agentsPinning(ctx: AppContext, organizationId: number, uuid: string): string[] {
-  const versions = ctx.db.select({ name: workflows.name, configurations: workflowDefinitions.workflowConfigurations })
+  const versions = ctx.db
+    .select({ name: workflows.name, configurations: workflowDefinitions.workflowConfigurations })
     .from(workflowDefinitions)
     .innerJoin(workflows, eq(workflows.id, workflowDefinitions.workflowId))
-    .where(and(eq(workflowDefinitions.organizationId, organizationId), inArray(workflowDefinitions.status, ['draft', 'published']))).all()
-  return [...new Set(versions.filter(({ configurations }) => configurations.model_configuration_uuid === uuid).map(({ name }) => name))]
+    .where(
+      and(
+        eq(workflowDefinitions.organizationId, organizationId),
+        inArray(workflowDefinitions.status, ['draft', 'published']),
+      ),
+    )
+    .all()
+  return [
+    ...new Set(
+      versions.filter(({ configurations }) => configurations.model_configuration_uuid === uuid).map(({ name }) => name),
+    ),
+  ]
 }
 
 export function deleteConfiguration(ctx: AppContext, organizationId: number, uuid: string): void {
   const row = requireConfigurationRow(ctx, organizationId, uuid)
   const agents = agentsPinning(ctx, organizationId, uuid)
   if (agents.length > 0) {
-    throw conflict(`Model configuration '${row.name}' is pinned by agent ${agents.map((name) => `'${name}'`).join(', ')}; change those first.`)
+    throw conflict(
+      `Model configuration '${row.name}' is pinned by agent ${agents.map((name) => `'${name}'`).join(', ')}; change those first.`,
+    )
   }
   ctx.db.delete(modelConfigurations).where(eq(modelConfigurations.id, row.id)).run()
   ctx.log.info({ organizationId, configuration: uuid }, 'model configuration deleted')
 }
 
 /** The 422 item when an agent's `workflow_configurations.model_configuration_uuid` is not one of the organization's. */
-export function modelConfigurationPinProblems(ctx: AppContext, organizationId: number, configurations: Record<string, unknown>, loc: Loc): ValidationItem[] {
+export function modelConfigurationPinProblems(
+  ctx: AppContext,
+  organizationId: number,
+  configurations: Record<string, unknown>,
+  loc: Loc,
+): ValidationItem[] {
   const pinned = configurations.model_configuration_uuid
   if (pinned === undefined || pinned === null) return []
   const at = [...loc, 'model_configuration_uuid']

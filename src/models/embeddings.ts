@@ -28,7 +28,8 @@ export type EmbeddingsClientOptions = {
 const DEFAULT_TIMEOUTS: ModelTimeouts = { firstByteMs: 30_000, idleMs: 30_000, totalMs: 120_000 }
 
 const isTransient = (error: unknown) =>
-  error instanceof ModelServerError && (error.status === null || error.status === 408 || error.status === 429 || error.status >= 500)
+  error instanceof ModelServerError &&
+  (error.status === null || error.status === 408 || error.status === 429 || error.status >= 500)
 
 /** Scales `vector` to length 1 in place; a zero vector stays zero (it then matches nothing). */
 export function normalize(vector: Float32Array): Float32Array {
@@ -42,24 +43,37 @@ export function normalize(vector: Float32Array): Float32Array {
 function parseVectors(answer: any, count: number, what: string): Embedded {
   const data = answer?.data
   if (!Array.isArray(data) || data.length !== count) {
-    throw new ModelServerError(`${what} failed: asked for ${count} vectors, the server sent ${Array.isArray(data) ? data.length : 'none'}`)
+    throw new ModelServerError(
+      `${what} failed: asked for ${count} vectors, the server sent ${Array.isArray(data) ? data.length : 'none'}`,
+    )
   }
   const vectors: Float32Array[] = new Array(count)
   for (const [position, item] of data.entries()) {
     const index = Number.isInteger(item?.index) ? item.index : position
     const values = item?.embedding
-    if (!Array.isArray(values) || values.length === 0 || index < 0 || index >= count || !values.every((value) => typeof value === 'number' && Number.isFinite(value))) {
+    if (
+      !Array.isArray(values) ||
+      values.length === 0 ||
+      index < 0 ||
+      index >= count ||
+      !values.every((value) => typeof value === 'number' && Number.isFinite(value))
+    ) {
       throw new ModelServerError(`${what} failed: vector ${position} is not a list of numbers`)
     }
     vectors[index] = normalize(Float32Array.from(values))
   }
   const dimension = vectors[0]?.length
-  if (vectors.some((vector) => !vector || vector.length !== dimension)) throw new ModelServerError(`${what} failed: the vectors differ in length`)
+  if (vectors.some((vector) => !vector || vector.length !== dimension))
+    throw new ModelServerError(`${what} failed: the vectors differ in length`)
   const tokens = Number(answer?.usage?.prompt_tokens ?? answer?.usage?.total_tokens)
   return { vectors, tokens: Number.isFinite(tokens) ? tokens : 0 }
 }
 
-export function createEmbeddingsClient(connection: ModelConnection, settings: EmbeddingsSettings, options: EmbeddingsClientOptions = {}): EmbeddingsClient {
+export function createEmbeddingsClient(
+  connection: ModelConnection,
+  settings: EmbeddingsSettings,
+  options: EmbeddingsClientOptions = {},
+): EmbeddingsClient {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts }
   const batchSize = options.batchSize ?? 64
   const attempts = options.attempts ?? 3
@@ -69,7 +83,12 @@ export function createEmbeddingsClient(connection: ModelConnection, settings: Em
   async function embedBatch(input: string[], signal?: AbortSignal): Promise<Embedded> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const body = { model: settings.model, input, encoding_format: 'float', ...(settings.dimensions ? { dimensions: settings.dimensions } : {}) }
+        const body = {
+          model: settings.model,
+          input,
+          encoding_format: 'float',
+          ...(settings.dimensions ? { dimensions: settings.dimensions } : {}),
+        }
         const exchange = await requestModel(connection, { what, path: '/embeddings', body, timeouts, signal })
         return await readAnswer(exchange, (text) => parseVectors(parseJsonAnswer(text, what), input.length, what))
       } catch (error) {
@@ -86,7 +105,8 @@ export function createEmbeddingsClient(connection: ModelConnection, settings: Em
       let tokens = 0
       for (let start = 0; start < texts.length; start += batchSize) {
         const batch = await embedBatch(texts.slice(start, start + batchSize), signal)
-        if (vectors.length > 0 && batch.vectors[0].length !== vectors[0].length) throw new ModelServerError(`${what} failed: the vectors differ in length`)
+        if (vectors.length > 0 && batch.vectors[0].length !== vectors[0].length)
+          throw new ModelServerError(`${what} failed: the vectors differ in length`)
         vectors.push(...batch.vectors)
         tokens += batch.tokens
       }

@@ -9,7 +9,11 @@ import { ModelServerError, type LlmClient, type ModelFailureKind, type SttClient
 export type FailingService = 'llm' | 'stt' | 'tts'
 
 /** Each service as messages name it. */
-export const SERVICE_NAMES: Record<FailingService, string> = { llm: 'LLM', stt: 'speech to text', tts: 'text to speech' }
+export const SERVICE_NAMES: Record<FailingService, string> = {
+  llm: 'LLM',
+  stt: 'speech to text',
+  tts: 'text to speech',
+}
 
 /** A model that failed mid-call; `message` is safe to show (model errors never carry a key). */
 export type ModelFailure = { service: FailingService; kind: ModelFailureKind; message: string }
@@ -31,7 +35,9 @@ const abortedBy = (signal: AbortSignal | undefined) => signal?.aborted === true
  */
 export function guardLlm(llm: LlmClient, onFailure: OnModelFailure): LlmClient {
   return {
-    get ref() { return llm.ref },
+    get ref() {
+      return llm.ref
+    },
     async *stream(request) {
       try {
         yield* llm.stream(request)
@@ -47,7 +53,9 @@ export function guardLlm(llm: LlmClient, onFailure: OnModelFailure): LlmClient {
 /** Speech to text: a failed transcription is told to `onFailure` and held until it returns, then rethrown. */
 export function guardStt(stt: SttClient, onFailure: OnModelFailure): SttClient {
   return {
-    get ref() { return stt.ref },
+    get ref() {
+      return stt.ref
+    },
     async transcribe(pcm16k, options) {
       try {
         return await stt.transcribe(pcm16k, options)
@@ -58,4 +66,3 @@ export function guardStt(stt: SttClient, onFailure: OnModelFailure): SttClient {
     },
   }
 }
-

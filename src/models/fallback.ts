@@ -15,10 +15,15 @@ type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown } | null
 /** How `promise` settled within `ms`, or null when it had not. */
 async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<Settled<T>> {
   let timer: ReturnType<typeof setTimeout> | undefined
-  const deadline = new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), ms) })
+  const deadline = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ms)
+  })
   try {
     return await Promise.race([
-      promise.then((value) => ({ ok: true as const, value }), (error) => ({ ok: false as const, error })),
+      promise.then(
+        (value) => ({ ok: true as const, value }),
+        (error) => ({ ok: false as const, error }),
+      ),
       deadline,
     ])
   } finally {
@@ -33,7 +38,11 @@ async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<Settle
  * every switch, so the run can log it and count usage against the model that answered. Aborts by the caller are
  * not switches: they end the answer.
  */
-export function withLlmFallback(primary: LlmClient, rules: LlmFallbackRule[], onSwitch: (change: LlmSwitch) => void): LlmClient {
+export function withLlmFallback(
+  primary: LlmClient,
+  rules: LlmFallbackRule[],
+  onSwitch: (change: LlmSwitch) => void,
+): LlmClient {
   const chain = [primary, ...rules.map((rule) => rule.target)]
 
   /** Settles a lost attempt: aborts it, and tells of the switch unless the caller aborted. */
@@ -46,7 +55,10 @@ export function withLlmFallback(primary: LlmClient, rules: LlmFallbackRule[], on
       to: chain[step + 1].ref,
       afterMs: rule.noOutputAfterMs,
       ...(settled && !settled.ok
-        ? { reason: 'error' as const, error: settled.error instanceof Error ? settled.error.message : String(settled.error) }
+        ? {
+            reason: 'error' as const,
+            error: settled.error instanceof Error ? settled.error.message : String(settled.error),
+          }
         : { reason: 'no_output' as const }),
     })
   }
@@ -57,7 +69,9 @@ export function withLlmFallback(primary: LlmClient, rules: LlmFallbackRule[], on
   async function* stream(request: Parameters<LlmClient['stream']>[0]): AsyncGenerator<LlmEvent> {
     for (let step = 0; step < rules.length; step++) {
       const attempt = new AbortController()
-      const events = chain[step].stream({ ...request, signal: attemptSignal(attempt, request.signal) })[Symbol.asyncIterator]()
+      const events = chain[step]
+        .stream({ ...request, signal: attemptSignal(attempt, request.signal) })
+        [Symbol.asyncIterator]()
       const first = events.next()
       const settled = await settledWithin(first, rules[step].noOutputAfterMs)
       if (settled?.ok) {

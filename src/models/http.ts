@@ -10,7 +10,12 @@ import { ModelServerError, type ModelFailureKind } from './types'
 export type ThisMachineRule = { resolveHost(hostname: string): Promise<string[]>; log: ModelLog }
 
 /** Where a model server is and how to authenticate; `provider` names the service in usage keys. */
-export type ModelConnection = { provider: string; baseUrl: string; apiKey?: string | null; thisMachine?: ThisMachineRule }
+export type ModelConnection = {
+  provider: string
+  baseUrl: string
+  apiKey?: string | null
+  thisMachine?: ThisMachineRule
+}
 
 /**
  * `firstByteMs`: until the response headers arrive; `idleMs`: each wait for the body's next piece, the first included
@@ -30,11 +35,14 @@ export const onThisMachineFailed = (what: string) =>
 
 const RESOLVED_KEEP_MS = 30_000
 /** A name's addresses, per resolver, kept briefly: a conversation asks the same server many times in a row. */
-const resolvedNames = new WeakMap<ThisMachineRule['resolveHost'], Map<string, { addresses: Promise<string[]>; until: number }>>()
+const resolvedNames = new WeakMap<
+  ThisMachineRule['resolveHost'],
+  Map<string, { addresses: Promise<string[]>; until: number }>
+>()
 
 function resolveBriefly(resolveHost: ThisMachineRule['resolveHost'], hostname: string): Promise<string[]> {
   let names = resolvedNames.get(resolveHost)
-  if (!names) resolvedNames.set(resolveHost, names = new Map())
+  if (!names) resolvedNames.set(resolveHost, (names = new Map()))
   const now = Date.now()
   const known = names.get(hostname)
   if (known && known.until > now) return known.addresses
@@ -45,7 +53,10 @@ function resolveBriefly(resolveHost: ThisMachineRule['resolveHost'], hostname: s
 }
 
 /** Whether `baseUrl` reaches this machine: literal addresses and `localhost` as written, a name by what it resolves to. */
-export async function serverOnThisMachine(baseUrl: string, resolveHost: ThisMachineRule['resolveHost']): Promise<boolean> {
+export async function serverOnThisMachine(
+  baseUrl: string,
+  resolveHost: ThisMachineRule['resolveHost'],
+): Promise<boolean> {
   let url: URL
   try {
     url = new URL(baseUrl)
@@ -115,12 +126,18 @@ function serverMessage(text: string): string {
     const body = JSON.parse(text)
     const error = body?.error
     const detail = body?.detail
-    const picked = typeof error?.message === 'string' ? error.message
-      : typeof error === 'string' ? error
-      : typeof detail === 'string' ? detail
-      : Array.isArray(detail) ? detail.map((item) => item?.msg ?? JSON.stringify(item)).join('; ')
-      : typeof body?.message === 'string' ? body.message
-      : null
+    const picked =
+      typeof error?.message === 'string'
+        ? error.message
+        : typeof error === 'string'
+          ? error
+          : typeof detail === 'string'
+            ? detail
+            : Array.isArray(detail)
+              ? detail.map((item) => item?.msg ?? JSON.stringify(item)).join('; ')
+              : typeof body?.message === 'string'
+                ? body.message
+                : null
     if (picked) message = picked
   } catch {
     // Not JSON: the text is the message.
@@ -146,11 +163,15 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
   const server = describeServer(connection.baseUrl)
   const scrub = (text: string) => (apiKey ? text.split(apiKey).join('[redacted]') : text)
   const onThisMachine = connection.thisMachine
-    ? await serverOnThisMachine(connection.baseUrl, connection.thisMachine.resolveHost) : false
+    ? await serverOnThisMachine(connection.baseUrl, connection.thisMachine.resolveHost)
+    : false
   // The real reason is logged; a caller of a server on this machine is told only that it failed.
   const told = (error: ModelServerError): ModelServerError => {
     if (!onThisMachine) return error
-    connection.thisMachine!.log.warn({ server, reason: error.message, status: error.status }, 'model server on this machine failed')
+    connection.thisMachine!.log.warn(
+      { server, reason: error.message, status: error.status },
+      'model server on this machine failed',
+    )
     return new ModelServerError(onThisMachineFailed(request.what), error.status, error.kind)
   }
   const fail = (detail: string, status: number | null = null, kind?: ModelFailureKind) =>
@@ -160,10 +181,11 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
   let timedOut: { message: string; kind: 'timeout' | 'stalled' } | null = null
   const onCallerAbort = () => controller.abort(signal?.reason)
   signal?.addEventListener('abort', onCallerAbort, { once: true })
-  const timeout = (ms: number, what: string, kind: 'timeout' | 'stalled' = 'timeout') => setTimeout(() => {
-    timedOut = { message: `${server} ${what} ${ms} ms`, kind }
-    controller.abort()
-  }, ms)
+  const timeout = (ms: number, what: string, kind: 'timeout' | 'stalled' = 'timeout') =>
+    setTimeout(() => {
+      timedOut = { message: `${server} ${what} ${ms} ms`, kind }
+      controller.abort()
+    }, ms)
   const firstByteTimer = timeout(timeouts.firstByteMs, 'did not answer within')
   const totalTimer = timeout(timeouts.totalMs, 'did not finish within')
   let idleTimer: ReturnType<typeof setTimeout> | undefined
@@ -182,7 +204,7 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
       if (error.message === onThisMachineFailed(request.what)) return error
       return told(new ModelServerError(scrub(error.message), error.status, error.kind))
     }
-    const reason = error instanceof Error ? (error as Error & { code?: string }).code ?? error.message : String(error)
+    const reason = error instanceof Error ? ((error as Error & { code?: string }).code ?? error.message) : String(error)
     return fail(`${reason} (${server})`, null, 'unreachable')
   }
 
@@ -196,7 +218,10 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
   }
   try {
     const response = await fetch(joinUrl(connection.baseUrl, request.path), {
-      method: request.method ?? 'POST', headers, body, signal: controller.signal,
+      method: request.method ?? 'POST',
+      headers,
+      body,
+      signal: controller.signal,
     })
     clearTimeout(firstByteTimer)
     if (!response.ok) {

@@ -10,7 +10,11 @@ export async function listModels(
 ): Promise<string[]> {
   const what = 'model list'
   const exchange = await requestModel(connection, {
-    what, path: '/models', method: 'GET', timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts }, signal: options.signal,
+    what,
+    path: '/models',
+    method: 'GET',
+    timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts },
+    signal: options.signal,
   })
   return readAnswer(exchange, (text) => {
     const data = parseJsonAnswer(text, what)?.data

@@ -1,7 +1,20 @@
-import { parseJsonAnswer, readAnswer, requestModel, type ModelConnection, type ModelLog, type ModelTimeouts } from './http'
+import {
+  parseJsonAnswer,
+  readAnswer,
+  requestModel,
+  type ModelConnection,
+  type ModelLog,
+  type ModelTimeouts,
+} from './http'
 import { readSseData } from './sse'
 import {
-  ModelServerError, type ChatMessage, type LlmClient, type LlmEvent, type LlmSettings, type TokenUsage, type ToolCall,
+  ModelServerError,
+  type ChatMessage,
+  type LlmClient,
+  type LlmEvent,
+  type LlmSettings,
+  type TokenUsage,
+  type ToolCall,
   type ToolSpec,
 } from './types'
 
@@ -23,18 +36,25 @@ function wireMessage(message: ChatMessage): Record<string, unknown> {
       role: 'assistant',
       content: message.content,
       tool_calls: message.toolCalls.map((call) => ({
-        id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments },
+        id: call.id,
+        type: 'function',
+        function: { name: call.name, arguments: call.arguments },
       })),
     }
   }
   return { role: message.role, content: message.content }
 }
 
-function chatBody(settings: LlmSettings, messages: ChatMessage[], tools: ToolSpec[] | undefined): Record<string, unknown> {
+function chatBody(
+  settings: LlmSettings,
+  messages: ChatMessage[],
+  tools: ToolSpec[] | undefined,
+): Record<string, unknown> {
   const body: Record<string, unknown> = { model: settings.model, messages: messages.map(wireMessage) }
   if (tools?.length) {
     body.tools = tools.map((tool) => ({
-      type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
     }))
   }
   if (settings.temperature !== undefined) body.temperature = settings.temperature
@@ -73,15 +93,23 @@ function toolCallAssembler() {
       else if (fragment !== undefined && fragment !== null) call.arguments += JSON.stringify(fragment)
     },
     finished(): ToolCall[] {
-      return [...calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) => ({
-        id: call.id || `call_${index}`, name: call.name, arguments: call.arguments || '{}',
-      }))
+      return [...calls.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([index, call]) => ({
+          id: call.id || `call_${index}`,
+          name: call.name,
+          arguments: call.arguments || '{}',
+        }))
     },
   }
 }
 
 /** A chat model behind any OpenAI-compatible `/chat/completions`. */
-export function createLlmClient(connection: ModelConnection, settings: LlmSettings, options: LlmClientOptions = {}): LlmClient {
+export function createLlmClient(
+  connection: ModelConnection,
+  settings: LlmSettings,
+  options: LlmClientOptions = {},
+): LlmClient {
   const ref = { service: connection.provider, model: settings.model }
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts }
   const usageOrZero = (usage: WireUsage | null | undefined): TokenUsage => {
@@ -93,7 +121,10 @@ export function createLlmClient(connection: ModelConnection, settings: LlmSettin
   async function* stream({ messages, tools, signal }: Parameters<LlmClient['stream']>[0]): AsyncGenerator<LlmEvent> {
     const what = 'chat completion'
     const exchange = await requestModel(connection, {
-      what, path: '/chat/completions', timeouts, signal,
+      what,
+      path: '/chat/completions',
+      timeouts,
+      signal,
       body: { ...chatBody(settings, messages, tools), stream: true, stream_options: { include_usage: true } },
     })
     const toolCalls = toolCallAssembler()
@@ -124,7 +155,8 @@ export function createLlmClient(connection: ModelConnection, settings: LlmSettin
     } finally {
       exchange.end()
     }
-    if (!sawDone && finishReason === null) throw exchange.failure(new ModelServerError(`${what} failed: the stream ended before the answer did`))
+    if (!sawDone && finishReason === null)
+      throw exchange.failure(new ModelServerError(`${what} failed: the stream ended before the answer did`))
     for (const call of toolCalls.finished()) yield { type: 'tool_call', call }
     yield { type: 'done', usage: usageOrZero(usage), finishReason }
   }
@@ -132,7 +164,10 @@ export function createLlmClient(connection: ModelConnection, settings: LlmSettin
   async function completeJson({ messages, schema, schemaName, signal }: Parameters<LlmClient['completeJson']>[0]) {
     const what = 'JSON completion'
     const exchange = await requestModel(connection, {
-      what, path: '/chat/completions', timeouts, signal,
+      what,
+      path: '/chat/completions',
+      timeouts,
+      signal,
       body: {
         ...chatBody(settings, messages, undefined),
         stream: false,

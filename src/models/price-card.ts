@@ -11,20 +11,31 @@ import type { PriceCard } from './usage'
 type View = Static<typeof PriceCardView>
 
 export function readPriceCard(ctx: AppContext, organizationId: number): PriceCard | null {
-  const row = ctx.db.select().from(organizationPriceCards).where(eq(organizationPriceCards.organizationId, organizationId)).get()
+  const row = ctx.db
+    .select()
+    .from(organizationPriceCards)
+    .where(eq(organizationPriceCards.organizationId, organizationId))
+    .get()
   return row ? (row.card as PriceCard) : null
 }
 
 export function getPriceCard(ctx: AppContext, organizationId: number): View {
-  const row = ctx.db.select().from(organizationPriceCards).where(eq(organizationPriceCards.organizationId, organizationId)).get()
+  const row = ctx.db
+    .select()
+    .from(organizationPriceCards)
+    .where(eq(organizationPriceCards.organizationId, organizationId))
+    .get()
   return { price_card: row ? (row.card as View['price_card']) : null, updated_at: row?.updatedAt ?? null }
 }
 
 /** Replaces the card; runs finishing from now on are priced with it (finished runs keep their cost_info). */
 export function setPriceCard(ctx: AppContext, organizationId: number, card: Static<typeof PriceCardSchema>): View {
   const updatedAt = isoNow(ctx.clock)
-  ctx.db.insert(organizationPriceCards).values({ organizationId, card, updatedAt })
-    .onConflictDoUpdate({ target: organizationPriceCards.organizationId, set: { card, updatedAt } }).run()
+  ctx.db
+    .insert(organizationPriceCards)
+    .values({ organizationId, card, updatedAt })
+    .onConflictDoUpdate({ target: organizationPriceCards.organizationId, set: { card, updatedAt } })
+    .run()
   return getPriceCard(ctx, organizationId)
 }
 

@@ -12,7 +12,12 @@ export type ModelProviderPreset = {
   defaultBaseUrl: string | null
   apiKey: 'required' | 'optional'
   /** The services this kind of server offers, with the model (and voice) to suggest. */
-  defaults: { llm?: { model: string }; stt?: { model: string }; tts?: { model: string; voice: string }; embeddings?: { model: string } }
+  defaults: {
+    llm?: { model: string }
+    stt?: { model: string }
+    tts?: { model: string; voice: string }
+    embeddings?: { model: string }
+  }
 }
 
 export const MODEL_PROVIDERS = {

@@ -23,24 +23,42 @@ export type RunModelsSource = {
 export type RunModelsCheck = { resolved: ResolvedModels; problem: null } | { resolved: null; problem: string }
 
 /** Resolves a run's models and checks them: the run session opens with this, run starts refuse on its problem. */
-export function checkRunModels(ctx: AppContext, organizationId: number, { overrides, configurations }: RunModelsSource, channel: 'voice' | 'chat'): RunModelsCheck {
+export function checkRunModels(
+  ctx: AppContext,
+  organizationId: number,
+  { overrides, configurations }: RunModelsSource,
+  channel: 'voice' | 'chat',
+): RunModelsCheck {
   const pinned = configurations.model_configuration_uuid
   let resolved: ResolvedModels
   try {
-    resolved = resolveRunModels(ctx, organizationId, { overrides, agentConfigurationUuid: typeof pinned === 'string' ? pinned : null })
+    resolved = resolveRunModels(ctx, organizationId, {
+      overrides,
+      agentConfigurationUuid: typeof pinned === 'string' ? pinned : null,
+    })
   } catch (error) {
     if (error instanceof ModelResolutionError) return { resolved: null, problem: error.message }
     throw error
   }
-  const problem = missingModels(resolved, channel === 'voice') ?? serverSeenFailing(ctx, organizationId, resolved, channel)
+  const problem =
+    missingModels(resolved, channel === 'voice') ?? serverSeenFailing(ctx, organizationId, resolved, channel)
   return problem ? { resolved: null, problem } : { resolved, problem: null }
 }
 
 /** Why a run of the agent could not run now (safe to show), or null when it can. */
-export const runModelsProblem = (ctx: AppContext, organizationId: number, source: RunModelsSource, channel: 'voice' | 'chat'): string | null =>
-  checkRunModels(ctx, organizationId, source, channel).problem
+export const runModelsProblem = (
+  ctx: AppContext,
+  organizationId: number,
+  source: RunModelsSource,
+  channel: 'voice' | 'chat',
+): string | null => checkRunModels(ctx, organizationId, source, channel).problem
 
-function serverSeenFailing(ctx: AppContext, organizationId: number, resolved: ResolvedModels, channel: 'voice' | 'chat'): string | null {
+function serverSeenFailing(
+  ctx: AppContext,
+  organizationId: number,
+  resolved: ResolvedModels,
+  channel: 'voice' | 'chat',
+): string | null {
   const now = ctx.clock.now()
   for (const service of channel === 'voice' ? (['llm', 'stt', 'tts'] as const) : (['llm'] as const)) {
     const uuid = resolved[service]?.connectionUuid

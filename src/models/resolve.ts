@@ -49,7 +49,12 @@ const CONNECTION_SECTIONS = ['llm', 'stt', 'tts', 'realtime', 'embeddings'] as c
  * Every uuid in `overrides` must name one of the organization's configurations or connections (another
  * organization's do not exist); fallback rules must be `no_output` with `after_ms`. `loc` locates `overrides`.
  */
-export function modelOverridesProblems(ctx: AppContext, organizationId: number, overrides: ModelOverridesInput | null | undefined, loc: Loc): ValidationItem[] {
+export function modelOverridesProblems(
+  ctx: AppContext,
+  organizationId: number,
+  overrides: ModelOverridesInput | null | undefined,
+  loc: Loc,
+): ValidationItem[] {
   if (!overrides) return []
   const items: ValidationItem[] = []
   const connectionExists = (uuid: string | undefined, at: Loc) => {
@@ -59,15 +64,23 @@ export function modelOverridesProblems(ctx: AppContext, organizationId: number, 
   }
   const configuration = overrides.model_configuration_uuid
   if (configuration !== undefined && !findConfigurationRow(ctx, organizationId, configuration)) {
-    items.push(valueError([...loc, 'model_configuration_uuid'], `model configuration ${configuration} does not exist in this organization`, configuration))
+    items.push(
+      valueError(
+        [...loc, 'model_configuration_uuid'],
+        `model configuration ${configuration} does not exist in this organization`,
+        configuration,
+      ),
+    )
   }
   for (const section of CONNECTION_SECTIONS) {
     connectionExists(overrides[section]?.provider_connection_uuid, [...loc, section, 'provider_connection_uuid'])
   }
   for (const [index, rule] of (overrides.llm_fallback?.rules ?? []).entries()) {
     const at = [...loc, 'llm_fallback', 'rules', index]
-    if (rule.condition.type !== 'no_output') items.push(valueError([...at, 'condition', 'type'], "the only condition is 'no_output'", rule.condition.type))
-    else if (rule.condition.after_ms === undefined) items.push(valueError([...at, 'condition', 'after_ms'], 'after_ms is required for no_output', rule.condition))
+    if (rule.condition.type !== 'no_output')
+      items.push(valueError([...at, 'condition', 'type'], "the only condition is 'no_output'", rule.condition.type))
+    else if (rule.condition.after_ms === undefined)
+      items.push(valueError([...at, 'condition', 'after_ms'], 'after_ms is required for no_output', rule.condition))
     connectionExists(rule.target.provider_connection_uuid, [...at, 'target', 'provider_connection_uuid'])
   }
   return items
@@ -84,22 +97,34 @@ function requireConnection(ctx: AppContext, organizationId: number, uuid: string
   const row = findConnectionRow(ctx, organizationId, uuid)
   if (!row) throw new ModelResolutionError(`${what}: provider connection ${uuid} no longer exists`)
   // Saved before the check on save existed, or before this server moved to its address.
-  if (namesThisServer(ctx, row.baseUrl)) throw new ModelResolutionError(`${what}: provider connection '${row.name}': ${THIS_SERVER_MESSAGE}`)
+  if (namesThisServer(ctx, row.baseUrl))
+    throw new ModelResolutionError(`${what}: provider connection '${row.name}': ${THIS_SERVER_MESSAGE}`)
   return row
 }
 
-function serviceOf(ctx: AppContext, organizationId: number, section: StoredModelSection, what: string): ResolvedService {
+function serviceOf(
+  ctx: AppContext,
+  organizationId: number,
+  section: StoredModelSection,
+  what: string,
+): ResolvedService {
   if (section.builtin) return { connectionUuid: null, connection: null, settings: section.settings }
   const row = requireConnection(ctx, organizationId, section.provider_connection_uuid!, what)
   return { connectionUuid: row.uuid, connection: connectionOf(ctx, row), settings: section.settings }
 }
 
 function baseConfiguration(
-  ctx: AppContext, organizationId: number, overrides: ModelOverridesInput | null, agentConfigurationUuid: string | null,
+  ctx: AppContext,
+  organizationId: number,
+  overrides: ModelOverridesInput | null,
+  agentConfigurationUuid: string | null,
 ): { row: ModelConfigurationRow | undefined; source: ResolvedModels['configurationSource'] } {
   const pick = (uuid: string, source: 'run' | 'agent') => {
     const row = findConfigurationRow(ctx, organizationId, uuid)
-    if (!row) throw new ModelResolutionError(`model configuration ${uuid} (${source === 'run' ? 'model_overrides' : "the agent's"}) no longer exists`)
+    if (!row)
+      throw new ModelResolutionError(
+        `model configuration ${uuid} (${source === 'run' ? 'model_overrides' : "the agent's"}) no longer exists`,
+      )
     return { row, source }
   }
   if (overrides?.model_configuration_uuid) return pick(overrides.model_configuration_uuid, 'run')
@@ -112,46 +137,79 @@ function baseConfiguration(
 export function resolveRunModels(
   ctx: AppContext,
   organizationId: number,
-  { overrides, agentConfigurationUuid }: { overrides: ModelOverridesInput | null; agentConfigurationUuid: string | null },
+  {
+    overrides,
+    agentConfigurationUuid,
+  }: { overrides: ModelOverridesInput | null; agentConfigurationUuid: string | null },
 ): ResolvedModels {
   const base = baseConfiguration(ctx, organizationId, overrides, agentConfigurationUuid)
   const resolved: ResolvedModels = {
-    configurationUuid: base.row?.uuid ?? null, configurationSource: base.source, llm: null, stt: null, tts: null, embeddings: null, fallback: [],
+    configurationUuid: base.row?.uuid ?? null,
+    configurationSource: base.source,
+    llm: null,
+    stt: null,
+    tts: null,
+    embeddings: null,
+    fallback: [],
   }
   for (const service of SERVICES) {
     const stored = base.row?.[service] ?? null
     let current = stored ? serviceOf(ctx, organizationId, stored, service) : null
     const override = overrides?.[service]
     if (override?.provider_connection_uuid && override.provider_connection_uuid !== current?.connectionUuid) {
-      const row = requireConnection(ctx, organizationId, override.provider_connection_uuid, `model_overrides.${service}`)
-      current = { connectionUuid: row.uuid, connection: connectionOf(ctx, row), settings: { ...presetSettings(row, service), ...override.settings } }
+      const row = requireConnection(
+        ctx,
+        organizationId,
+        override.provider_connection_uuid,
+        `model_overrides.${service}`,
+      )
+      current = {
+        connectionUuid: row.uuid,
+        connection: connectionOf(ctx, row),
+        settings: { ...presetSettings(row, service), ...override.settings },
+      }
     } else if (override?.settings && current) {
       current = { ...current, settings: { ...current.settings, ...override.settings } }
     }
     resolved[service] = current
   }
   resolved.fallback = (overrides?.llm_fallback?.rules ?? []).map((rule, index) => {
-    const row = requireConnection(ctx, organizationId, rule.target.provider_connection_uuid, `model_overrides.llm_fallback.rules[${index}]`)
+    const row = requireConnection(
+      ctx,
+      organizationId,
+      rule.target.provider_connection_uuid,
+      `model_overrides.llm_fallback.rules[${index}]`,
+    )
     return {
       afterMs: rule.condition.after_ms ?? 0,
-      target: { connectionUuid: row.uuid, connection: connectionOf(ctx, row), settings: { ...presetSettings(row, 'llm'), ...rule.target.settings } },
+      target: {
+        connectionUuid: row.uuid,
+        connection: connectionOf(ctx, row),
+        settings: { ...presetSettings(row, 'llm'), ...rule.target.settings },
+      },
     }
   })
   return resolved
 }
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined)
-const number = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined)
+const number = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) ? value : undefined
 
 const refOf = (service: ResolvedService): ModelRef =>
-  service.connection ? { service: service.connection.provider, model: text(service.settings.model) ?? '' } : { service: 'builtin', model: 'flite' }
+  service.connection
+    ? { service: service.connection.provider, model: text(service.settings.model) ?? '' }
+    : { service: 'builtin', model: 'flite' }
 
 /**
  * What `initial_context.runtime_configuration` records: provider and model per service (`llm_provider`, `llm_model`, …),
  * the configuration they came from and the fallback chain. Never a key or a URL.
  */
 export function runtimeConfiguration(resolved: ResolvedModels): Record<string, unknown> {
-  const entries: Record<string, unknown> = { model_configuration_uuid: resolved.configurationUuid, model_configuration_source: resolved.configurationSource }
+  const entries: Record<string, unknown> = {
+    model_configuration_uuid: resolved.configurationUuid,
+    model_configuration_source: resolved.configurationSource,
+  }
   for (const service of SERVICES) {
     const chosen = resolved[service]
     if (!chosen) continue
@@ -161,7 +219,10 @@ export function runtimeConfiguration(resolved: ResolvedModels): Record<string, u
     if (service === 'tts' && text(chosen.settings.voice)) entries.tts_voice = chosen.settings.voice
   }
   if (resolved.fallback.length > 0) {
-    entries.llm_fallback = resolved.fallback.map(({ afterMs, target }) => ({ ...providerAndModel(refOf(target)), after_ms: afterMs }))
+    entries.llm_fallback = resolved.fallback.map(({ afterMs, target }) => ({
+      ...providerAndModel(refOf(target)),
+      after_ms: afterMs,
+    }))
   }
   return entries
 }
@@ -185,7 +246,11 @@ function llmOf(service: ResolvedService, log: ModelLog, timeouts?: Partial<Model
   const settings = service.settings
   const model = text(settings.model)
   if (!service.connection || !model) throw new ModelResolutionError('the LLM has no model server or model')
-  return createLlmClient(service.connection, { model, temperature: number(settings.temperature), maxTokens: number(settings.max_tokens) }, { log, timeouts })
+  return createLlmClient(
+    service.connection,
+    { model, temperature: number(settings.temperature), maxTokens: number(settings.max_tokens) },
+    { log, timeouts },
+  )
 }
 
 /**
@@ -193,16 +258,26 @@ function llmOf(service: ResolvedService, log: ModelLog, timeouts?: Partial<Model
  * reports a completion's usage, which then counts against the model that produced it.
  */
 function withAnsweringRef(
-  primary: LlmClient, rules: ResolvedFallback[], log: ModelLog, onSwitch: (change: LlmSwitch) => void, timeouts?: Partial<ModelTimeouts>,
+  primary: LlmClient,
+  rules: ResolvedFallback[],
+  log: ModelLog,
+  onSwitch: (change: LlmSwitch) => void,
+  timeouts?: Partial<ModelTimeouts>,
 ): LlmClient {
   if (rules.length === 0) return primary
   let answering = primary.ref
-  const chain = withLlmFallback(primary, rules.map(({ afterMs, target }) => ({ noOutputAfterMs: afterMs, target: llmOf(target, log, timeouts) })), (change) => {
-    answering = change.to
-    onSwitch(change)
-  })
+  const chain = withLlmFallback(
+    primary,
+    rules.map(({ afterMs, target }) => ({ noOutputAfterMs: afterMs, target: llmOf(target, log, timeouts) })),
+    (change) => {
+      answering = change.to
+      onSwitch(change)
+    },
+  )
   return {
-    get ref() { return answering },
+    get ref() {
+      return answering
+    },
     stream(request) {
       answering = primary.ref
       return chain.stream(request)
@@ -235,7 +310,10 @@ export function missingModels(resolved: ResolvedModels, voice: boolean): string 
 export async function createRunClients(
   resolved: ResolvedModels,
   options: {
-    voice: boolean; log: ModelLog; onSwitch: (change: LlmSwitch) => void; timeouts?: Partial<ModelTimeouts>
+    voice: boolean
+    log: ModelLog
+    onSwitch: (change: LlmSwitch) => void
+    timeouts?: Partial<ModelTimeouts>
     builtinVoice: (voice: FliteVoice | undefined) => TtsClient
   },
 ): Promise<RunClients> {
@@ -252,9 +330,21 @@ export async function createRunClients(
   }
   if (!options.voice) return clients
   const { stt, tts } = resolved
-  clients.stt = createSttClient(stt!.connection!, { model: text(stt!.settings.model)!, language: text(stt!.settings.language) }, { timeouts })
+  clients.stt = createSttClient(
+    stt!.connection!,
+    { model: text(stt!.settings.model)!, language: text(stt!.settings.language) },
+    { timeouts },
+  )
   if (tts?.connection) {
-    clients.tts = createTtsClient(tts.connection, { model: text(tts.settings.model) ?? '', voice: text(tts.settings.voice) ?? '', speed: number(tts.settings.speed) }, { timeouts })
+    clients.tts = createTtsClient(
+      tts.connection,
+      {
+        model: text(tts.settings.model) ?? '',
+        voice: text(tts.settings.voice) ?? '',
+        speed: number(tts.settings.speed),
+      },
+      { timeouts },
+    )
   } else {
     const voice = text(tts?.settings.voice)
     clients.tts = options.builtinVoice(FLITE_VOICES.includes(voice as FliteVoice) ? (voice as FliteVoice) : undefined)
@@ -263,4 +353,5 @@ export async function createRunClients(
 }
 
 /** The run's stored `model_overrides`, or null. */
-export const storedOverrides = (value: unknown): ModelOverridesInput | null => (isPlainObject(value) ? (value as ModelOverridesInput) : null)
+export const storedOverrides = (value: unknown): ModelOverridesInput | null =>
+  isPlainObject(value) ? (value as ModelOverridesInput) : null

@@ -6,28 +6,46 @@ import { FLITE_VOICES } from './types'
 /** Request and response shapes of provider connections, model configurations, run model overrides and price cards. */
 
 // The pattern is what the 422 mapping reports; `format` is for the OpenAPI document.
-export const Uuid = t.String({ format: 'uuid', maxLength: 36, pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' })
+export const Uuid = t.String({
+  format: 'uuid',
+  maxLength: 36,
+  pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+})
 
 const DateTime = t.String({ format: 'date-time' })
 const Name = t.String({ minLength: 1, maxLength: 64 })
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()])
 
-const ProviderName = t.Union(MODEL_PROVIDER_NAMES.map((name) => t.Literal(name)), {
-  description: '`openai` is any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LocalAI, …) behind `base_url`.',
-})
+const ProviderName = t.Union(
+  MODEL_PROVIDER_NAMES.map((name) => t.Literal(name)),
+  {
+    description: '`openai` is any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LocalAI, …) behind `base_url`.',
+  },
+)
 
-const ApiKey = t.String({ maxLength: 4096, description: 'Sent as `Authorization: Bearer …`. A masked value as a GET shows it keeps the stored key.' })
+const ApiKey = t.String({
+  maxLength: 4096,
+  description: 'Sent as `Authorization: Bearer …`. A masked value as a GET shows it keeps the stored key.',
+})
 
 export const CreateProviderConnectionBody = t.Object({
   name: Name,
   provider: ProviderName,
-  base_url: t.Optional(t.String({ maxLength: 2048, description: 'Defaults to the provider\'s usual address (speaches has none: its default port is Ringbase\'s, 8000); ends before /chat/completions. Never this Ringbase server.' })),
+  base_url: t.Optional(
+    t.String({
+      maxLength: 2048,
+      description:
+        "Defaults to the provider's usual address (speaches has none: its default port is Ringbase's, 8000); ends before /chat/completions. Never this Ringbase server.",
+    }),
+  ),
   api_key: t.Optional(Nullable(ApiKey)),
 })
 
 export const UpdateProviderConnectionBody = t.Object({
   name: t.Optional(Name),
-  provider: t.Optional(t.String({ maxLength: MAX_NAME_LENGTH, description: 'Cannot change; sending another provider is refused.' })),
+  provider: t.Optional(
+    t.String({ maxLength: MAX_NAME_LENGTH, description: 'Cannot change; sending another provider is refused.' }),
+  ),
   base_url: t.Optional(t.String({ maxLength: 2048 })),
   api_key: t.Optional(Nullable(ApiKey)),
 })
@@ -38,11 +56,16 @@ export const ProviderConnectionView = t.Object({
   provider: t.String(),
   base_url: t.String(),
   api_key: Nullable(t.String({ description: 'Masked: `*` for all but the last 4 characters.' })),
-  last_check: Nullable(t.Object({
-    ok: t.Boolean(),
-    at: DateTime,
-    error: Nullable(t.String()),
-  }, { description: 'The latest POST .../check of this server (null until one ran).' })),
+  last_check: Nullable(
+    t.Object(
+      {
+        ok: t.Boolean(),
+        at: DateTime,
+        error: Nullable(t.String()),
+      },
+      { description: 'The latest POST .../check of this server (null until one ran).' },
+    ),
+  ),
   created_at: DateTime,
   updated_at: DateTime,
 })
@@ -56,7 +79,13 @@ export const ProviderConnectionCheck = t.Object({
 })
 
 export const LlmSettingsSchema = t.Object({
-  model: t.Optional(t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'Defaults to the provider\'s usual model when it has one.' })),
+  model: t.Optional(
+    t.String({
+      minLength: 1,
+      maxLength: MAX_NAME_LENGTH,
+      description: "Defaults to the provider's usual model when it has one.",
+    }),
+  ),
   temperature: t.Optional(t.Number({ minimum: 0, maximum: 2 })),
   max_tokens: t.Optional(t.Integer({ minimum: 1 })),
 })
@@ -74,17 +103,30 @@ export const TtsSettingsSchema = t.Object({
 
 export const EmbeddingsSettingsSchema = t.Object({
   model: t.Optional(t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH })),
-  dimensions: t.Optional(t.Integer({ minimum: 1, maximum: 4096, description: 'Sent as `dimensions` to models that can shorten their vectors; any length is stored as it comes otherwise.' })),
+  dimensions: t.Optional(
+    t.Integer({
+      minimum: 1,
+      maximum: 4096,
+      description:
+        'Sent as `dimensions` to models that can shorten their vectors; any length is stored as it comes otherwise.',
+    }),
+  ),
 })
 
-const BuiltinTts = t.Object({
-  builtin: t.Literal(true),
-  settings: t.Optional(t.Object({
-    voice: t.Optional(t.Union(FLITE_VOICES.map((voice) => t.Literal(voice)))),
-  })),
-}, { description: 'The voice built into the binary (Flite, US English); no model server needed.' })
+const BuiltinTts = t.Object(
+  {
+    builtin: t.Literal(true),
+    settings: t.Optional(
+      t.Object({
+        voice: t.Optional(t.Union(FLITE_VOICES.map((voice) => t.Literal(voice)))),
+      }),
+    ),
+  },
+  { description: 'The voice built into the binary (Flite, US English); no model server needed.' },
+)
 
-const section = <S extends ReturnType<typeof t.Object>>(settings: S) => t.Object({ provider_connection_uuid: Uuid, settings: t.Optional(settings) })
+const section = <S extends ReturnType<typeof t.Object>>(settings: S) =>
+  t.Object({ provider_connection_uuid: Uuid, settings: t.Optional(settings) })
 
 export const LlmSection = section(LlmSettingsSchema)
 export const SttSection = section(SttSettingsSchema)
@@ -93,7 +135,12 @@ export const EmbeddingsSection = section(EmbeddingsSettingsSchema)
 
 export const CreateModelConfigurationBody = t.Object({
   name: Name,
-  is_default: t.Optional(t.Boolean({ description: 'The organization default (unsets the current one). The first configuration is the default unless false is sent.' })),
+  is_default: t.Optional(
+    t.Boolean({
+      description:
+        'The organization default (unsets the current one). The first configuration is the default unless false is sent.',
+    }),
+  ),
   llm: LlmSection,
   stt: t.Optional(Nullable(SttSection)),
   tts: t.Optional(Nullable(TtsSection)),
@@ -138,7 +185,10 @@ const ServiceOverride = t.Object({
 
 const FallbackRule = t.Object({
   condition: t.Object({
-    type: t.String({ maxLength: MAX_TOKEN_LENGTH, description: 'When to switch: no_output (no token after after_ms).' }),
+    type: t.String({
+      maxLength: MAX_TOKEN_LENGTH,
+      description: 'When to switch: no_output (no token after after_ms).',
+    }),
     after_ms: t.Optional(t.Integer({ minimum: 0 })),
   }),
   target: t.Object({ provider_connection_uuid: Uuid, settings: t.Optional(Settings) }),

@@ -14,7 +14,10 @@ const dataValue = (line: string) => (line.startsWith('data:') ? line.slice(line[
  * Each piece is scanned once: the start of a line still unfinished is kept as pieces and joined when its end arrives,
  * so a server sending one endless line costs time in proportion to what it sent, and fails past `maxLineChars`.
  */
-export async function* readSseData(body: AsyncIterable<Uint8Array>, options: { what: string; maxLineChars?: number }): AsyncGenerator<string> {
+export async function* readSseData(
+  body: AsyncIterable<Uint8Array>,
+  options: { what: string; maxLineChars?: number },
+): AsyncGenerator<string> {
   const maxLineChars = options.maxLineChars ?? SSE_LINE_MAX_CHARS
   const decoder = new TextDecoder()
   let unfinished: string[] = []
@@ -36,7 +39,8 @@ export async function* readSseData(body: AsyncIterable<Uint8Array>, options: { w
     for (let index = lineStart; index < text.length; index++) {
       const character = text[index]
       if (character !== '\n' && character !== '\r') continue
-      const line = unfinishedLength === 0 ? text.slice(lineStart, index) : unfinished.join('') + text.slice(lineStart, index)
+      const line =
+        unfinishedLength === 0 ? text.slice(lineStart, index) : unfinished.join('') + text.slice(lineStart, index)
       unfinished = []
       unfinishedLength = 0
       if (character === '\r') {
@@ -50,7 +54,9 @@ export async function* readSseData(body: AsyncIterable<Uint8Array>, options: { w
       unfinished.push(text.slice(lineStart))
       unfinishedLength += text.length - lineStart
       if (unfinishedLength > maxLineChars) {
-        throw new ModelServerError(`${options.what} failed: the server sent a line longer than ${maxLineChars} characters`)
+        throw new ModelServerError(
+          `${options.what} failed: the server sent a line longer than ${maxLineChars} characters`,
+        )
       }
     }
   }

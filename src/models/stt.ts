@@ -14,7 +14,11 @@ const DEFAULT_TIMEOUTS: ModelTimeouts = { firstByteMs: 15_000, idleMs: 15_000, t
 export const STT_SAMPLE_RATE = 16_000
 
 /** Speech to text behind any OpenAI-compatible `/audio/transcriptions` (whisper servers, speaches, hosted ones). */
-export function createSttClient(connection: ModelConnection, settings: SttSettings, options: SttClientOptions = {}): SttClient {
+export function createSttClient(
+  connection: ModelConnection,
+  settings: SttSettings,
+  options: SttClientOptions = {},
+): SttClient {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts }
   return {
     ref: { service: connection.provider, model: settings.model },
@@ -25,7 +29,13 @@ export function createSttClient(connection: ModelConnection, settings: SttSettin
       form.append('model', settings.model)
       if (settings.language) form.append('language', settings.language)
       form.append('response_format', 'json')
-      const exchange = await requestModel(connection, { what, path: '/audio/transcriptions', body: form, timeouts, signal })
+      const exchange = await requestModel(connection, {
+        what,
+        path: '/audio/transcriptions',
+        body: form,
+        timeouts,
+        signal,
+      })
       return readAnswer(exchange, (text) => {
         // Asked for JSON; a server that ignores response_format answers plain text.
         if (!text.trimStart().startsWith('{')) return text.trim()

@@ -50,7 +50,8 @@ function speechDecoder(contentType: string, what: string) {
         if (!header) {
           if (final) throw fail('the WAV answer ends inside its header')
           // Kept whole until complete: a header that never ends would be copied again with every piece.
-          if (pending.length > WAV_HEADER_MAX_BYTES) throw fail(`the WAV header is longer than ${WAV_HEADER_MAX_BYTES} bytes`)
+          if (pending.length > WAV_HEADER_MAX_BYTES)
+            throw fail(`the WAV header is longer than ${WAV_HEADER_MAX_BYTES} bytes`)
           return null
         }
         if (header.format.channels !== 1) throw fail(`a ${header.format.channels}-channel WAV is not supported`)
@@ -67,13 +68,29 @@ function speechDecoder(contentType: string, what: string) {
 }
 
 /** Text to speech behind any OpenAI-compatible `/audio/speech` (speaches, kokoro-fastapi, hosted ones). */
-export function createTtsClient(connection: ModelConnection, settings: TtsSettings, options: TtsClientOptions = {}): TtsClient {
+export function createTtsClient(
+  connection: ModelConnection,
+  settings: TtsSettings,
+  options: TtsClientOptions = {},
+): TtsClient {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts }
   async function* synthesize(text: string, { signal }: { signal?: AbortSignal } = {}): AsyncGenerator<Chunk> {
     const what = 'speech'
-    const body: Record<string, unknown> = { model: settings.model, voice: settings.voice, input: text, response_format: 'pcm' }
+    const body: Record<string, unknown> = {
+      model: settings.model,
+      voice: settings.voice,
+      input: text,
+      response_format: 'pcm',
+    }
     if (settings.speed !== undefined) body.speed = settings.speed
-    const exchange = await requestModel(connection, { what, path: '/audio/speech', body, timeouts, signal, maxBytes: SPEECH_ANSWER_MAX_BYTES })
+    const exchange = await requestModel(connection, {
+      what,
+      path: '/audio/speech',
+      body,
+      timeouts,
+      signal,
+      maxBytes: SPEECH_ANSWER_MAX_BYTES,
+    })
     try {
       const contentType = exchange.response.headers.get('content-type') ?? ''
       if (COMPRESSED_AUDIO.test(contentType)) {

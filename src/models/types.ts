@@ -71,7 +71,11 @@ export type ModelFailureKind = 'unreachable' | 'timeout' | 'stalled' | 'server_e
 export class ModelServerError extends Error {
   readonly kind: ModelFailureKind
 
-  constructor(message: string, readonly status: number | null = null, kind?: ModelFailureKind) {
+  constructor(
+    message: string,
+    readonly status: number | null = null,
+    kind?: ModelFailureKind,
+  ) {
     super(message)
     this.kind = kind ?? (status === null ? 'bad_answer' : status >= 500 ? 'server_error' : 'refused')
   }

@@ -75,14 +75,19 @@ const sum = (values: number[]) => values.reduce((total, value) => total + value,
  * The run's `cost_info` from its usage and the organization's price card; `{}` without a card. `telephony` says
  * whether the run was a phone call (chat and browser sessions have no telephony minutes).
  */
-export function costInfo(usage: UsageInfo, card: PriceCard | null | undefined, { telephony }: { telephony: boolean }): CostInfo | Record<string, never> {
+export function costInfo(
+  usage: UsageInfo,
+  card: PriceCard | null | undefined,
+  { telephony }: { telephony: boolean },
+): CostInfo | Record<string, never> {
   if (!card) return {}
   const llmCounts = Object.values(usage.llm)
-  const llm = sum(llmCounts.map((counts) => counts.prompt_tokens)) / 1000 * (card.llm_input_per_1k_tokens ?? 0)
-    + sum(llmCounts.map((counts) => counts.completion_tokens)) / 1000 * (card.llm_output_per_1k_tokens ?? 0)
-  const stt = sum(Object.values(usage.stt)) / 60 * (card.stt_per_minute ?? 0)
-  const tts = sum(Object.values(usage.tts)) / 1000 * (card.tts_per_1k_characters ?? 0)
-  const phone = telephony ? usage.call_duration_seconds / 60 * (card.telephony_per_minute ?? 0) : 0
+  const llm =
+    (sum(llmCounts.map((counts) => counts.prompt_tokens)) / 1000) * (card.llm_input_per_1k_tokens ?? 0) +
+    (sum(llmCounts.map((counts) => counts.completion_tokens)) / 1000) * (card.llm_output_per_1k_tokens ?? 0)
+  const stt = (sum(Object.values(usage.stt)) / 60) * (card.stt_per_minute ?? 0)
+  const tts = (sum(Object.values(usage.tts)) / 1000) * (card.tts_per_1k_characters ?? 0)
+  const phone = telephony ? (usage.call_duration_seconds / 60) * (card.telephony_per_minute ?? 0) : 0
   const currency = card.currency ?? 'USD'
   const total = rounded(llm + stt + tts + phone, 6)
   return {

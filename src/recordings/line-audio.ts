@@ -40,7 +40,8 @@ export async function decodeToLineAudio(bytes: Uint8Array): Promise<LineAudio> {
   return { ulaw, durationMs: Math.round((ulaw.length * 1000) / LINE_RATE), source: decoded.source }
 }
 
-export const MP3_REFUSED = 'MP3 is not accepted: convert it to WAV first (e.g. `ffmpeg -i in.mp3 -ac 1 -ar 8000 out.wav`)'
+export const MP3_REFUSED =
+  'MP3 is not accepted: convert it to WAV first (e.g. `ffmpeg -i in.mp3 -ac 1 -ar 8000 out.wav`)'
 
 /** An ID3v2 tag, or an MPEG audio frame's sync word, at the start. */
 const startsLikeMpeg = (bytes: Uint8Array) =>
@@ -58,10 +59,12 @@ function decodeWavFile(bytes: Uint8Array): Decoded {
     throw error
   }
   const { format, encoding, data } = wav
-  if (format.sampleRate < 4000 || format.sampleRate > 192_000) throw new AudioImportError(`A WAV at ${format.sampleRate} Hz is not supported`)
+  if (format.sampleRate < 4000 || format.sampleRate > 192_000)
+    throw new AudioImportError(`A WAV at ${format.sampleRate} Hz is not supported`)
   const frames = data.length / (format.channels * (format.bitsPerSample / 8))
   if (frames > MAX_RECORDING_SECONDS * format.sampleRate) throw tooLong()
-  const interleaved = encoding === 'ulaw' ? ulawToPcm16(data) : encoding === 'alaw' ? alawToPcm16(data) : pcm16FromBytes(data)
+  const interleaved =
+    encoding === 'ulaw' ? ulawToPcm16(data) : encoding === 'alaw' ? alawToPcm16(data) : pcm16FromBytes(data)
   const mono = mixDown(interleaved, format.channels)
   return { mono, source: { container: 'wav', encoding, sample_rate: format.sampleRate, channels: format.channels } }
 }
@@ -89,7 +92,10 @@ async function toLine(mono: Int16Array, sampleRate: number): Promise<Uint8Array>
     }
     line = new Int16Array(pieces.reduce((sum, piece) => sum + piece.length, 0))
     let at = 0
-    for (const piece of pieces) { line.set(piece, at); at += piece.length }
+    for (const piece of pieces) {
+      line.set(piece, at)
+      at += piece.length
+    }
   }
   return pcm16ToUlaw(trimSilence(line))
 }
@@ -98,7 +104,8 @@ async function toLine(mono: Int16Array, sampleRate: number): Promise<Uint8Array>
 function trimSilence(pcm: Int16Array): Int16Array {
   const frame = LINE_RATE / 100
   const loud = (start: number) => {
-    for (let i = start; i < Math.min(start + frame, pcm.length); i++) if (Math.abs(pcm[i]) > SILENCE_THRESHOLD) return true
+    for (let i = start; i < Math.min(start + frame, pcm.length); i++)
+      if (Math.abs(pcm[i]) > SILENCE_THRESHOLD) return true
     return false
   }
   let first = 0

@@ -69,27 +69,60 @@ function freshRecordingId(ctx: AppContext, organizationId: number): string {
   }
 }
 
-const findByRecordingId = (ctx: AppContext, organizationId: number, recordingId: string) => ctx.db.select().from(workflowRecordings)
-  .where(and(eq(workflowRecordings.organizationId, organizationId), eq(workflowRecordings.recordingId, recordingId))).get()
+const findByRecordingId = (ctx: AppContext, organizationId: number, recordingId: string) =>
+  ctx.db
+    .select()
+    .from(workflowRecordings)
+    .where(and(eq(workflowRecordings.organizationId, organizationId), eq(workflowRecordings.recordingId, recordingId)))
+    .get()
 
 /** One signed upload URL per file, each with a suggested free `recording_id` and the key to create it from. */
 export function createUploadUrls(ctx: AppContext, organizationId: number, files: UploadRequest[]) {
   return {
     items: files.map((file) => {
       const fileKey = `workflow-recordings/${organizationId}/${crypto.randomUUID()}/${sanitizeFileName(file.filename)}`
-      const grant = signUpload(ctx, organizationId, { fileKey, fileName: file.filename, contentType: file.mime_type ?? 'audio/wav', maxBytes: file.file_size })
-      return { upload_url: grant.upload_url, recording_id: freshRecordingId(ctx, organizationId), storage_key: fileKey, expires_in: grant.expires_in }
+      const grant = signUpload(ctx, organizationId, {
+        fileKey,
+        fileName: file.filename,
+        contentType: file.mime_type ?? 'audio/wav',
+        maxBytes: file.file_size,
+      })
+      return {
+        upload_url: grant.upload_url,
+        recording_id: freshRecordingId(ctx, organizationId),
+        storage_key: fileKey,
+        expires_in: grant.expires_in,
+      }
     }),
   }
 }
 
 /** Problems of one item of a create request, before any decoding: where its file is, whether its name is free. */
-function itemProblems(ctx: AppContext, organizationId: number, item: CreateRequest, index: number, items: CreateRequest[]): ValidationItem[] {
+function itemProblems(
+  ctx: AppContext,
+  organizationId: number,
+  item: CreateRequest,
+  index: number,
+  items: CreateRequest[],
+): ValidationItem[] {
   const at = (field: string) => ['body', 'recordings', index, field]
-  if (completedUploadSize(ctx, organizationId, item.storage_key) === null || !item.storage_key.startsWith(`workflow-recordings/${organizationId}/`)) {
-    return [valueError(at('storage_key'), 'not a completed recording upload of this organization: ask for an upload URL and PUT the file first', item.storage_key)]
+  if (
+    completedUploadSize(ctx, organizationId, item.storage_key) === null ||
+    !item.storage_key.startsWith(`workflow-recordings/${organizationId}/`)
+  ) {
+    return [
+      valueError(
+        at('storage_key'),
+        'not a completed recording upload of this organization: ask for an upload URL and PUT the file first',
+        item.storage_key,
+      ),
+    ]
   }
-  const used = ctx.db.select({ id: workflowRecordings.id }).from(workflowRecordings).where(eq(workflowRecordings.storageKey, item.storage_key)).get()
+  const used = ctx.db
+    .select({ id: workflowRecordings.id })
+    .from(workflowRecordings)
+    .where(eq(workflowRecordings.storageKey, item.storage_key))
+    .get()
   if (used || items.findIndex((other) => other.storage_key === item.storage_key) !== index) {
     return [valueError(at('storage_key'), 'this upload is already a recording', item.storage_key)]
   }
@@ -99,8 +132,11 @@ function itemProblems(ctx: AppContext, organizationId: number, item: CreateReque
 function nameConflicts(ctx: AppContext, organizationId: number, items: CreateRequest[]): string[] {
   const ids = items.map((item) => item.recording_id)
   const repeated = ids.filter((id, index) => ids.indexOf(id) !== index)
-  const taken = ctx.db.select({ recordingId: workflowRecordings.recordingId }).from(workflowRecordings)
-    .where(and(eq(workflowRecordings.organizationId, organizationId), inArray(workflowRecordings.recordingId, ids))).all()
+  const taken = ctx.db
+    .select({ recordingId: workflowRecordings.recordingId })
+    .from(workflowRecordings)
+    .where(and(eq(workflowRecordings.organizationId, organizationId), inArray(workflowRecordings.recordingId, ids)))
+    .all()
   return [...new Set([...repeated, ...taken.map((row) => row.recordingId)])]
 }
 
@@ -108,13 +144,19 @@ function nameConflicts(ctx: AppContext, organizationId: number, items: CreateReq
  * Creates recordings from completed uploads, all or none: 409 when a `recording_id` is taken, 422 naming the item
  * whose file is not this organization's upload or is not audio this server can play.
  */
-export async function createRecordings(ctx: AppContext, organizationId: number, createdBy: number, items: CreateRequest[]) {
+export async function createRecordings(
+  ctx: AppContext,
+  organizationId: number,
+  createdBy: number,
+  items: CreateRequest[],
+) {
   const conflicts = nameConflicts(ctx, organizationId, items)
   if (conflicts.length > 0) throw conflict(`recording_id already used in this organization: ${conflicts.join(', ')}`)
   const problems = items.flatMap((item, index) => itemProblems(ctx, organizationId, item, index, items))
   if (problems.length > 0) throw invalid(problems)
   const decoded: LineAudio[] = []
-  for (const [index, item] of items.entries()) decoded.push(await decodeUpload(ctx, item.storage_key, ['body', 'recordings', index, 'storage_key']))
+  for (const [index, item] of items.entries())
+    decoded.push(await decodeUpload(ctx, item.storage_key, ['body', 'recordings', index, 'storage_key']))
   const createdAt = isoNow(ctx.clock)
   const rows = items.map((item, index) => ({
     organizationId,
@@ -160,9 +202,16 @@ async function decodeUpload(ctx: AppContext, storageKey: string, loc: (string | 
  * the reference's `/transcribe`, but of a file uploaded through a signed URL (so size-capped) instead of a second,
  * unbounded multipart upload. The transcript is returned, not stored: send it with the create.
  */
-export async function transcribeUpload(ctx: AppContext, organizationId: number, body: { storage_key: string; language?: string }) {
+export async function transcribeUpload(
+  ctx: AppContext,
+  organizationId: number,
+  body: { storage_key: string; language?: string },
+) {
   const loc = ['body', 'storage_key']
-  if (!body.storage_key.startsWith(`workflow-recordings/${organizationId}/`) || completedUploadSize(ctx, organizationId, body.storage_key) === null) {
+  if (
+    !body.storage_key.startsWith(`workflow-recordings/${organizationId}/`) ||
+    completedUploadSize(ctx, organizationId, body.storage_key) === null
+  ) {
     throw invalid([valueError(loc, 'not a completed recording upload of this organization', body.storage_key)])
   }
   let stt
@@ -173,7 +222,8 @@ export async function transcribeUpload(ctx: AppContext, organizationId: number, 
     throw error
   }
   const model = typeof stt?.settings.model === 'string' ? stt.settings.model : ''
-  if (!stt?.connection || model === '') throw refused('No speech to text is configured: add an stt section to the default model configuration')
+  if (!stt?.connection || model === '')
+    throw refused('No speech to text is configured: add an stt section to the default model configuration')
   const audio = await decodeUpload(ctx, body.storage_key, loc)
   const language = body.language && body.language !== 'multi' ? body.language : undefined
   try {
@@ -192,40 +242,82 @@ export function listRecordings(ctx: AppContext, organizationId: number, query: L
   if (query.tts_provider !== undefined) filters.push(eq(workflowRecordings.ttsProvider, query.tts_provider))
   if (query.tts_model !== undefined) filters.push(eq(workflowRecordings.ttsModel, query.tts_model))
   if (query.tts_voice_id !== undefined) filters.push(eq(workflowRecordings.ttsVoiceId, query.tts_voice_id))
-  const rows = ctx.db.select().from(workflowRecordings).where(and(...filters)).orderBy(desc(workflowRecordings.id)).all()
+  const rows = ctx.db
+    .select()
+    .from(workflowRecordings)
+    .where(and(...filters))
+    .orderBy(desc(workflowRecordings.id))
+    .all()
   return { recordings: rows.map(recordingView), total: rows.length }
 }
 
 /** Where the organization's agents (draft and published versions) and active tools name `recordingId`. */
 export function recordingUsers(ctx: AppContext, organizationId: number, recordingId: string): string[] {
-  const versions = ctx.db.select({ name: workflows.name, id: workflows.id, status: workflowDefinitions.status, json: workflowDefinitions.workflowJson })
+  const versions = ctx.db
+    .select({
+      name: workflows.name,
+      id: workflows.id,
+      status: workflowDefinitions.status,
+      json: workflowDefinitions.workflowJson,
+    })
     .from(workflowDefinitions)
     .innerJoin(workflows, eq(workflows.id, workflowDefinitions.workflowId))
-    .where(and(eq(workflowDefinitions.organizationId, organizationId), inArray(workflowDefinitions.status, ['draft', 'published'])))
+    .where(
+      and(
+        eq(workflowDefinitions.organizationId, organizationId),
+        inArray(workflowDefinitions.status, ['draft', 'published']),
+      ),
+    )
     .all()
   const agentUsers = versions
-    .filter((version) => definitionMentions(version.json as AgentDefinition).some((mention) => mention.recordingId === recordingId))
+    .filter((version) =>
+      definitionMentions(version.json as AgentDefinition).some((mention) => mention.recordingId === recordingId),
+    )
     .map((version) => `agent '${version.name}' (id ${version.id}, ${version.status} version)`)
-  const toolUsers = ctx.db.select().from(tools).where(and(eq(tools.organizationId, organizationId), eq(tools.status, 'active'))).all()
+  const toolUsers = ctx.db
+    .select()
+    .from(tools)
+    .where(and(eq(tools.organizationId, organizationId), eq(tools.status, 'active')))
+    .all()
     .filter((tool) => toolMention(tool.definition)?.recordingId === recordingId)
     .map((tool) => `tool '${tool.name}' (${tool.toolUuid})`)
   return [...agentUsers, ...toolUsers]
 }
 
 const inUse = (recordingId: string, users: string[], action: string) =>
-  conflict(`Recording '${recordingId}' cannot be ${action} while it is named by ${users.join('; ')}: change those first`)
+  conflict(
+    `Recording '${recordingId}' cannot be ${action} while it is named by ${users.join('; ')}: change those first`,
+  )
 
 /** Renames by primary key (as the reference does); 409 when the name is taken or something names the recording. */
 export function renameRecording(ctx: AppContext, organizationId: number, id: number, newRecordingId: string) {
-  const row = ctx.db.select().from(workflowRecordings).where(and(eq(workflowRecordings.id, id), eq(workflowRecordings.organizationId, organizationId))).get()
+  const row = ctx.db
+    .select()
+    .from(workflowRecordings)
+    .where(and(eq(workflowRecordings.id, id), eq(workflowRecordings.organizationId, organizationId)))
+    .get()
   if (!row) throw notFound(`Recording with id ${id} not found`)
   if (row.recordingId === newRecordingId) return recordingView(row)
-  const taken = ctx.db.select({ id: workflowRecordings.id }).from(workflowRecordings)
-    .where(and(eq(workflowRecordings.organizationId, organizationId), eq(workflowRecordings.recordingId, newRecordingId), ne(workflowRecordings.id, id))).get()
+  const taken = ctx.db
+    .select({ id: workflowRecordings.id })
+    .from(workflowRecordings)
+    .where(
+      and(
+        eq(workflowRecordings.organizationId, organizationId),
+        eq(workflowRecordings.recordingId, newRecordingId),
+        ne(workflowRecordings.id, id),
+      ),
+    )
+    .get()
   if (taken) throw conflict(`recording_id '${newRecordingId}' is already used in this organization`)
   const users = recordingUsers(ctx, organizationId, row.recordingId)
   if (users.length > 0) throw inUse(row.recordingId, users, 'renamed')
-  const renamed = ctx.db.update(workflowRecordings).set({ recordingId: newRecordingId }).where(eq(workflowRecordings.id, id)).returning().get()
+  const renamed = ctx.db
+    .update(workflowRecordings)
+    .set({ recordingId: newRecordingId })
+    .where(eq(workflowRecordings.id, id))
+    .returning()
+    .get()
   return recordingView(renamed)
 }
 
@@ -242,21 +334,35 @@ export async function deleteRecording(ctx: AppContext, organizationId: number, r
 }
 
 /** One error per place a definition names a recording the organization does not have (checked on save and publish). */
-export function recordingReferenceErrors(ctx: AppContext, organizationId: number, definition: AgentDefinition): DefinitionError[] {
+export function recordingReferenceErrors(
+  ctx: AppContext,
+  organizationId: number,
+  definition: AgentDefinition,
+): DefinitionError[] {
   const mentions = definitionMentions(definition)
-  const known = existingRecordingIds(ctx, organizationId, mentions.map((mention) => mention.recordingId))
-  return mentions.filter((mention) => !known.has(mention.recordingId)).map((mention) => ({
-    kind: mention.kind,
-    id: mention.id,
-    field: mention.field,
-    message: `Recording '${mention.recordingId}' is not a recording of this organization`,
-  }))
+  const known = existingRecordingIds(
+    ctx,
+    organizationId,
+    mentions.map((mention) => mention.recordingId),
+  )
+  return mentions
+    .filter((mention) => !known.has(mention.recordingId))
+    .map((mention) => ({
+      kind: mention.kind,
+      id: mention.id,
+      field: mention.field,
+      message: `Recording '${mention.recordingId}' is not a recording of this organization`,
+    }))
 }
 
 export type PlayableRecording = { transcript: string; ulaw: Uint8Array }
 
 /** What a call plays for a recording: its line audio and transcript; null when the organization has no such recording. */
-export async function loadLineAudio(ctx: AppContext, organizationId: number, recordingId: string): Promise<PlayableRecording | null> {
+export async function loadLineAudio(
+  ctx: AppContext,
+  organizationId: number,
+  recordingId: string,
+): Promise<PlayableRecording | null> {
   const row = findByRecordingId(ctx, organizationId, recordingId)
   if (!row) return null
   const file = await ctx.objects.file(row.lineAudioKey)
@@ -265,7 +371,11 @@ export async function loadLineAudio(ctx: AppContext, organizationId: number, rec
 }
 
 /** The organization's recordings among `ids`, loaded before a run starts so that playing one needs no I/O. */
-export async function loadPlayableRecordings(ctx: AppContext, organizationId: number, ids: string[]): Promise<Map<string, PlayableRecording>> {
+export async function loadPlayableRecordings(
+  ctx: AppContext,
+  organizationId: number,
+  ids: string[],
+): Promise<Map<string, PlayableRecording>> {
   const loaded = new Map<string, PlayableRecording>()
   for (const id of ids) {
     const recording = await loadLineAudio(ctx, organizationId, id)

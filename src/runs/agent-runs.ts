@@ -13,8 +13,11 @@ export function listWorkflowRuns(
   workflowId: number,
   query: RunListOptions,
 ): Static<typeof RunList> {
-  const workflow = ctx.db.select({ id: workflows.id }).from(workflows)
-    .where(and(eq(workflows.id, workflowId), eq(workflows.organizationId, organizationId))).get()
+  const workflow = ctx.db
+    .select({ id: workflows.id })
+    .from(workflows)
+    .where(and(eq(workflows.id, workflowId), eq(workflows.organizationId, organizationId)))
+    .get()
   if (!workflow) throw notFound(`Workflow with id ${workflowId} not found`)
   return listRuns(ctx, organizationId, { workflowId }, query)
 }
@@ -22,7 +25,12 @@ export function listWorkflowRuns(
 const isArtifact = (value: string): value is RunArtifact => (RUN_ARTIFACTS as string[]).includes(value)
 
 /** Streams a run's artifact to anyone holding its unexpired public token. */
-export async function downloadArtifact(ctx: AppContext, token: string, artifactType: string, inline: boolean): Promise<Response> {
+export async function downloadArtifact(
+  ctx: AppContext,
+  token: string,
+  artifactType: string,
+  inline: boolean,
+): Promise<Response> {
   const run = findRunByPublicToken(ctx, token)
   if (!run) throw notFound('Invalid or expired token')
   if (!isArtifact(artifactType)) throw refused('Unsupported artifact type')

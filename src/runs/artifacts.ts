@@ -26,10 +26,17 @@ export const PUBLIC_LINK_TTL_MS = 7 * 24 * 60 * 60 * 1000
 /** The run columns public links are built from. */
 export type ArtifactFields = Pick<
   WorkflowRunRow,
-  'id' | 'recordingKey' | 'transcriptKey' | 'userRecordingKey' | 'botRecordingKey' | 'publicAccessToken' | 'publicAccessExpiresAt'
+  | 'id'
+  | 'recordingKey'
+  | 'transcriptKey'
+  | 'userRecordingKey'
+  | 'botRecordingKey'
+  | 'publicAccessToken'
+  | 'publicAccessExpiresAt'
 >
 
-export const artifactKey = (run: ArtifactFields, artifact: RunArtifact): string | null => run[ARTIFACT_COLUMNS[artifact]]
+export const artifactKey = (run: ArtifactFields, artifact: RunArtifact): string | null =>
+  run[ARTIFACT_COLUMNS[artifact]]
 
 const hasArtifact = (run: ArtifactFields) => RUN_ARTIFACTS.some((artifact) => artifactKey(run, artifact) !== null)
 
@@ -46,13 +53,18 @@ export function ensurePublicAccess(ctx: AppContext, run: ArtifactFields): string
   if (current) return current
   const token = crypto.randomUUID()
   const expiresAt = new Date(ctx.clock.now() + PUBLIC_LINK_TTL_MS).toISOString()
-  ctx.db.update(workflowRuns).set({ publicAccessToken: token, publicAccessExpiresAt: expiresAt }).where(eq(workflowRuns.id, run.id)).run()
+  ctx.db
+    .update(workflowRuns)
+    .set({ publicAccessToken: token, publicAccessExpiresAt: expiresAt })
+    .where(eq(workflowRuns.id, run.id))
+    .run()
   return token
 }
 
 /** Records where an artifact was stored (after `ctx.objects.put`) and makes sure the run has a public download token. */
 export function attachArtifact(ctx: AppContext, runId: number, artifact: RunArtifact, objectKey: string): void {
-  const run = ctx.db.update(workflowRuns)
+  const run = ctx.db
+    .update(workflowRuns)
     .set({ [ARTIFACT_COLUMNS[artifact]]: objectKey })
     .where(eq(workflowRuns.id, runId))
     .returning()
@@ -85,18 +97,26 @@ const publicDownloadBase = (ctx: AppContext) => `${ctx.config.publicUrl}/api/v1/
  * without an API key while `token` is valid. Pass the token `ensurePublicAccess` returned, or omit it to use the
  * stored one if still valid (lists do not mint tokens).
  */
-export function artifactLinks(ctx: AppContext, run: ArtifactFields, token: string | null = validToken(ctx, run)): ArtifactLinks {
+export function artifactLinks(
+  ctx: AppContext,
+  run: ArtifactFields,
+  token: string | null = validToken(ctx, run),
+): ArtifactLinks {
   const links = { public_access_token: token } as ArtifactLinks
   for (const artifact of RUN_ARTIFACTS) {
     const key = artifactKey(run, artifact)
     links[`${artifact}_url`] = key
-    links[`${artifact}_public_url`] = key !== null && token !== null ? `${publicDownloadBase(ctx)}${token}/${artifact}` : null
+    links[`${artifact}_public_url`] =
+      key !== null && token !== null ? `${publicDownloadBase(ctx)}${token}/${artifact}` : null
   }
   return links
 }
 
 /** What `artifactLinksJsonArgs` placeholders are bound to. */
-export const publicLinkParams = (ctx: AppContext) => ({ base: publicDownloadBase(ctx), now: new Date(ctx.clock.now()).toISOString() })
+export const publicLinkParams = (ctx: AppContext) => ({
+  base: publicDownloadBase(ctx),
+  now: new Date(ctx.clock.now()).toISOString(),
+})
 
 /**
  * `artifactLinks` as `json_object` arguments over the workflow_runs row named `run`, for reports whose JSON SQLite

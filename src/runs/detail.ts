@@ -42,7 +42,11 @@ export function selectRunsWithAgent(ctx: AppContext, where: SQL | undefined) {
 }
 
 /** `token`: what ensurePublicAccess returned; omitted, the stored token is shown while valid. */
-export function runView(ctx: AppContext, { run, workflowName, versionNumber }: RunWithAgent, token?: string | null): RunDetail {
+export function runView(
+  ctx: AppContext,
+  { run, workflowName, versionNumber }: RunWithAgent,
+  token?: string | null,
+): RunDetail {
   return {
     id: run.id,
     workflow_id: run.workflowId,
@@ -68,12 +72,20 @@ export function runView(ctx: AppContext, { run, workflowName, versionNumber }: R
  * The organization's run (in `workflowId` when given) as the API shows it, minting a public download token when it has
  * artifacts and no valid token; null when there is no such run.
  */
-export function runDetail(ctx: AppContext, organizationId: number, runId: number, workflowId?: number): RunDetail | null {
-  const found = selectRunsWithAgent(ctx, and(
-    eq(workflowRuns.id, runId),
-    eq(workflowRuns.organizationId, organizationId),
-    workflowId === undefined ? undefined : eq(workflowRuns.workflowId, workflowId),
-  )).get()
+export function runDetail(
+  ctx: AppContext,
+  organizationId: number,
+  runId: number,
+  workflowId?: number,
+): RunDetail | null {
+  const found = selectRunsWithAgent(
+    ctx,
+    and(
+      eq(workflowRuns.id, runId),
+      eq(workflowRuns.organizationId, organizationId),
+      workflowId === undefined ? undefined : eq(workflowRuns.workflowId, workflowId),
+    ),
+  ).get()
   if (!found) return null
   return runView(ctx, found, ensurePublicAccess(ctx, found.run))
 }

@@ -41,22 +41,27 @@ export function parseFilterItems(raw: string | undefined): FilterItem[] | null {
   }
   if (!Array.isArray(parsed)) return null
   return parsed
-    .filter((item): item is Record<string, unknown> => typeof item === 'object' && item !== null && typeof item.attribute === 'string')
+    .filter(
+      (item): item is Record<string, unknown> =>
+        typeof item === 'object' && item !== null && typeof item.attribute === 'string',
+    )
     .map((item) => ({
       attribute: item.attribute as string,
       type: item.type,
-      value: typeof item.value === 'object' && item.value !== null ? item.value as Record<string, unknown> : {},
+      value: typeof item.value === 'object' && item.value !== null ? (item.value as Record<string, unknown>) : {},
     }))
 }
 
-const finite = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined)
+const finite = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) ? value : undefined
 
 const wholeNumber = (value: unknown): number | undefined => {
   const number = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : finite(value)
   return number !== undefined && Number.isSafeInteger(number) ? number : undefined
 }
 
-const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined)
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined
 
 const isoBound = (value: unknown, endOfDay: boolean): string | undefined => {
   if (typeof value !== 'string') return undefined
@@ -70,7 +75,7 @@ export const DAY_MS = 24 * 60 * 60 * 1000
 type FilterSpec = { type: string; apply: (value: Record<string, unknown>) => RunCriteria }
 
 const oneOf = <T extends string>(allowed: readonly T[], value: unknown): T | undefined =>
-  allowed.includes(value as T) ? value as T : undefined
+  allowed.includes(value as T) ? (value as T) : undefined
 
 /** Every attribute either list understands. */
 export const RUN_FILTERS: Record<string, FilterSpec> = {
@@ -82,14 +87,22 @@ export const RUN_FILTERS: Record<string, FilterSpec> = {
   dispositionCode: {
     type: 'multiSelect',
     apply: (value) => {
-      const codes = Array.isArray(value.codes) ? value.codes.filter((code): code is string => typeof code === 'string') : []
+      const codes = Array.isArray(value.codes)
+        ? value.codes.filter((code): code is string => typeof code === 'string')
+        : []
       return { dispositions: codes.length > 0 ? codes : undefined }
     },
   },
-  duration: { type: 'numberRange', apply: (value) => ({ minDuration: finite(value.min), maxDuration: finite(value.max) }) },
+  duration: {
+    type: 'numberRange',
+    apply: (value) => ({ minDuration: finite(value.min), maxDuration: finite(value.max) }),
+  },
   callDirection: { type: 'radio', apply: (value) => ({ callType: oneOf(['inbound', 'outbound'], value.status) }) },
   callChannel: { type: 'radio', apply: (value) => ({ channel: oneOf(['telephony', 'web', 'chat'], value.status) }) },
-  dateRange: { type: 'dateRange', apply: (value) => ({ createdFrom: isoBound(value.from, false), createdTo: isoBound(value.to, true) }) },
+  dateRange: {
+    type: 'dateRange',
+    apply: (value) => ({ createdFrom: isoBound(value.from, false), createdTo: isoBound(value.to, true) }),
+  },
   status: {
     type: 'radio',
     apply: (value) => {
@@ -97,11 +110,17 @@ export const RUN_FILTERS: Record<string, FilterSpec> = {
       return { completed: status === undefined ? undefined : status === 'completed' }
     },
   },
-  tokenUsage: { type: 'numberRange', apply: (value) => ({ minTokens: finite(value.min), maxTokens: finite(value.max) }) },
+  tokenUsage: {
+    type: 'numberRange',
+    apply: (value) => ({ minTokens: finite(value.min), maxTokens: finite(value.max) }),
+  },
 }
 
 /** Combines the items of the allowed attributes; the others are returned in `unknown`. */
-export function criteriaFrom(items: FilterItem[], allowed: readonly string[]): { criteria: RunCriteria; unknown: string[] } {
+export function criteriaFrom(
+  items: FilterItem[],
+  allowed: readonly string[],
+): { criteria: RunCriteria; unknown: string[] } {
   const criteria: RunCriteria = {}
   const unknown: string[] = []
   for (const item of items) {

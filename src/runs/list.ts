@@ -40,14 +40,21 @@ export function listRuns(
   if (unknown.length > 0) throw forbidden(`Invalid attribute '${unknown[0]}'`)
   const page = query.page ?? 1
   const limit = query.limit ?? 50
-  const found = readRunPage<{ id: number }>(ctx, {
-    organizationId,
-    criteria: { ...criteria, ...scope },
-    withUsageOnly: false,
-    sort: { by: query.sort_by === 'duration' ? 'duration' : 'created_at', order: query.sort_order === 'asc' ? 'asc' : 'desc' },
-    page,
-    limit,
-  }, sqlPart('run.id AS id'))
+  const found = readRunPage<{ id: number }>(
+    ctx,
+    {
+      organizationId,
+      criteria: { ...criteria, ...scope },
+      withUsageOnly: false,
+      sort: {
+        by: query.sort_by === 'duration' ? 'duration' : 'created_at',
+        order: query.sort_order === 'asc' ? 'asc' : 'desc',
+      },
+      page,
+      limit,
+    },
+    sqlPart('run.id AS id'),
+  )
   const ids = found.rows.map((row) => row.id)
   const runs = ids.length === 0 ? [] : selectRunsWithAgent(ctx, inArray(workflowRuns.id, ids)).all()
   const byId = new Map(runs.map((row) => [row.run.id, row]))

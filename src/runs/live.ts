@@ -11,4 +11,5 @@ export const liveRunOf = (ctx: AppContext, organizationId: number, runId: number
   liveRun(ctx.sqlite, organizationId, runId) ?? null
 
 /** The organization's calls in progress, newest first. */
-export const callsInProgress = (ctx: AppContext, organizationId: number): LiveRun[] => openCallRuns(ctx.sqlite, organizationId, OPEN_CALLS_LISTED)
+export const callsInProgress = (ctx: AppContext, organizationId: number): LiveRun[] =>
+  openCallRuns(ctx.sqlite, organizationId, OPEN_CALLS_LISTED)

@@ -19,7 +19,8 @@ import { releaseHeldDeliveries } from './webhook-outbox'
  * then the run's webhook deliveries, held until now so their payload carries the review, are released.
  */
 
-export const qaNodes = (definition: AgentDefinition): AgentNode[] => definition.nodes.filter((node) => node.type === 'qa')
+export const qaNodes = (definition: AgentDefinition): AgentNode[] =>
+  definition.nodes.filter((node) => node.type === 'qa')
 
 const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null)
 
@@ -28,7 +29,8 @@ function reviewerOf(node: AgentNode, agentLlm: LlmClient): LlmClient | string {
   const model = text(node.data.qa_model)
   if (node.data.qa_use_workflow_llm !== false || !model || model === 'default') return agentLlm
   const provider = text(node.data.qa_provider) ?? 'openai'
-  if (!isModelProvider(provider)) return `QA provider '${provider}' is not supported: use an OpenAI-compatible one (${Object.keys(MODEL_PROVIDERS).join(', ')})`
+  if (!isModelProvider(provider))
+    return `QA provider '${provider}' is not supported: use an OpenAI-compatible one (${Object.keys(MODEL_PROVIDERS).join(', ')})`
   const baseUrl = text(node.data.qa_endpoint) ?? MODEL_PROVIDERS[provider].defaultBaseUrl
   if (baseUrl === null) return `QA provider '${provider}' has no usual address: set qa_endpoint`
   return createLlmClient({ provider, baseUrl, apiKey: text(node.data.qa_api_key) }, { model })
@@ -54,7 +56,11 @@ export async function runPostCall(ctx: AppContext, input: PostCallInput): Promis
   const tags = new Set<string>()
   for (const node of qaNodes(input.definition)) {
     const key = `qa_${node.id}`
-    const skipped = qaSkipReason(node, { durationSeconds: record.call_duration_seconds, endReason: record.end_reason }, input.random ?? Math.random)
+    const skipped = qaSkipReason(
+      node,
+      { durationSeconds: record.call_duration_seconds, endReason: record.end_reason },
+      input.random ?? Math.random,
+    )
     if (skipped) {
       annotations[key] = { skipped: true, reason: skipped }
       continue
@@ -64,20 +70,30 @@ export async function runPostCall(ctx: AppContext, input: PostCallInput): Promis
       annotations[key] = { error: reviewer }
       continue
     }
-    const review = await reviewCall(reviewer, node, input.definition, record, (ref, tokens) => spent.push([ref, tokens]))
+    const review = await reviewCall(reviewer, node, input.definition, record, (ref, tokens) =>
+      spent.push([ref, tokens]),
+    )
     annotations[key] = review.annotation
     for (const tag of review.tags) tags.add(tag)
   }
   transaction(ctx, () => {
     if (Object.keys(annotations).length > 0) {
-      const run = ctx.db.select({ usage: workflowRuns.usageInfo }).from(workflowRuns).where(eq(workflowRuns.id, input.runId)).get()
+      const run = ctx.db
+        .select({ usage: workflowRuns.usageInfo })
+        .from(workflowRuns)
+        .where(eq(workflowRuns.id, input.runId))
+        .get()
       const stored: UsageInfo = { ...emptyUsageInfo(), ...(run?.usage as Partial<UsageInfo> | null) }
       const merged = spent.reduce((total, [ref, tokens]) => addLlmUsage(total, ref, tokens), stored)
       updateRun(ctx, input.runId, { annotations: { ...annotations, ...(tags.size ? { tags: [...tags] } : {}) } })
-      ctx.db.update(workflowRuns).set({
-        usageInfo: merged,
-        costInfo: costInfo(merged, readPriceCard(ctx, input.organizationId), { telephony: input.telephony }),
-      }).where(eq(workflowRuns.id, input.runId)).run()
+      ctx.db
+        .update(workflowRuns)
+        .set({
+          usageInfo: merged,
+          costInfo: costInfo(merged, readPriceCard(ctx, input.organizationId), { telephony: input.telephony }),
+        })
+        .where(eq(workflowRuns.id, input.runId))
+        .run()
     }
     releaseHeldDeliveries(ctx, input.runId)
   })

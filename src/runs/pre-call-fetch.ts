@@ -20,7 +20,11 @@ export function preCallFetchUrl(start: AgentNode): string | null {
   return start.data.pre_call_fetch_enabled === true && typeof url === 'string' && url !== '' ? url : null
 }
 
-export function preCallFetchBody(call: { agentId: number | string; fromNumber: string | null; toNumber: string | null }): string {
+export function preCallFetchBody(call: {
+  agentId: number | string
+  fromNumber: string | null
+  toNumber: string | null
+}): string {
   return JSON.stringify({
     event: 'call_inbound',
     call_inbound: { agent_id: call.agentId, from_number: call.fromNumber, to_number: call.toNumber },
@@ -37,7 +41,8 @@ export type PreCallFetchAnswer =
  */
 export function readPreCallFetchAnswer({ status, text, truncated }: OutboundAnswer): PreCallFetchAnswer {
   if (status < 200 || status >= 300) return { ok: false, error: `Pre-call fetch answered HTTP ${status}` }
-  if (truncated) return { ok: false, error: `Pre-call fetch answer is larger than ${PRE_CALL_FETCH_MAX_BYTES / 1024} KB` }
+  if (truncated)
+    return { ok: false, error: `Pre-call fetch answer is larger than ${PRE_CALL_FETCH_MAX_BYTES / 1024} KB` }
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
@@ -46,7 +51,8 @@ export function readPreCallFetchAnswer({ status, text, truncated }: OutboundAnsw
   }
   if (!isPlainObject(parsed)) return { ok: false, error: 'Pre-call fetch answer is not a JSON object' }
   const holders = [parsed, isPlainObject(parsed.call_inbound) ? parsed.call_inbound : {}]
-  const found = holders.flatMap((holder) => [holder.initial_context, holder.dynamic_variables]).find(isPlainObject) ?? {}
+  const found =
+    holders.flatMap((holder) => [holder.initial_context, holder.dynamic_variables]).find(isPlainObject) ?? {}
   const variables: Record<string, unknown> = {}
   const refused: string[] = []
   for (const [key, value] of Object.entries(found)) {

@@ -4,7 +4,13 @@ import { credentialHeaders } from '../credentials/headers'
 import { readCredential } from '../credentials/store'
 import { outboundFailureReason, OutboundRefused, sendOutbound, type OutboundAnswer } from '../egress/outbound'
 import { outboundPolicy } from '../egress/policy'
-import { PRE_CALL_FETCH_MAX_BYTES, PRE_CALL_FETCH_TIMEOUT_MS, preCallFetchBody, preCallFetchUrl, readPreCallFetchAnswer } from './pre-call-fetch'
+import {
+  PRE_CALL_FETCH_MAX_BYTES,
+  PRE_CALL_FETCH_TIMEOUT_MS,
+  preCallFetchBody,
+  preCallFetchUrl,
+  readPreCallFetchAnswer,
+} from './pre-call-fetch'
 
 export type PreCallFetchResult = {
   /** To merge into initial_context (reserved keys already left out). */
@@ -29,7 +35,11 @@ export async function runPreCallFetch(
 ): Promise<PreCallFetchResult | null> {
   const url = preCallFetchUrl(start)
   if (!url) return null
-  const failed = (error: string): PreCallFetchResult => ({ variables: {}, log: { url, ok: false, error }, warnings: [`Pre-call fetch ignored: ${error}`] })
+  const failed = (error: string): PreCallFetchResult => ({
+    variables: {},
+    log: { url, ok: false, error },
+    warnings: [`Pre-call fetch ignored: ${error}`],
+  })
   const headers: Record<string, string> = { 'Content-Type': 'application/json' }
   const credentialUuid = text(start.data.pre_call_fetch_credential_uuid)
   if (credentialUuid) {
@@ -45,7 +55,9 @@ export async function runPreCallFetch(
   let answer: OutboundAnswer
   try {
     answer = await sendOutbound({ url, method: 'POST', headers, body }, outboundPolicy(ctx, call.organizationId), {
-      timeoutMs: PRE_CALL_FETCH_TIMEOUT_MS, maxBodyBytes: PRE_CALL_FETCH_MAX_BYTES, redirects: 'keeping-method',
+      timeoutMs: PRE_CALL_FETCH_TIMEOUT_MS,
+      maxBodyBytes: PRE_CALL_FETCH_MAX_BYTES,
+      redirects: 'keeping-method',
     })
   } catch (error) {
     const reason = outboundFailureReason(error)
@@ -56,7 +68,13 @@ export async function runPreCallFetch(
   if (!read.ok) return failed(read.error)
   return {
     variables: read.variables,
-    log: { url, ok: true, status: answer.status, variables: Object.keys(read.variables), ...(read.refused.length ? { refused: read.refused } : {}) },
+    log: {
+      url,
+      ok: true,
+      status: answer.status,
+      variables: Object.keys(read.variables),
+      ...(read.refused.length ? { refused: read.refused } : {}),
+    },
     warnings: read.refused.length ? [`Pre-call fetch: reserved keys refused: ${read.refused.join(', ')}`] : [],
   }
 }

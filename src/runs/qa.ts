@@ -19,14 +19,16 @@ export type QaCall = {
 
 const VOICEMAIL_REASONS = new Set(['voicemail_detected', 'voicemail'])
 
-const numberOr = (value: unknown, fallback: number) => (typeof value === 'number' && Number.isFinite(value) ? value : fallback)
+const numberOr = (value: unknown, fallback: number) =>
+  typeof value === 'number' && Number.isFinite(value) ? value : fallback
 
 /** Why the call is not reviewed, or null when it is. `random` returns [0, 1) (Math.random in production). */
 export function qaSkipReason(qaNode: AgentNode, call: QaCall, random: () => number): string | null {
   const { data } = qaNode
   if (data.qa_enabled === false) return 'disabled'
   if (call.durationSeconds < numberOr(data.qa_min_call_duration, 15)) return 'call_too_short'
-  if (call.endReason !== null && VOICEMAIL_REASONS.has(call.endReason) && data.qa_voicemail_calls !== true) return 'voicemail'
+  if (call.endReason !== null && VOICEMAIL_REASONS.has(call.endReason) && data.qa_voicemail_calls !== true)
+    return 'voicemail'
   if (random() * 100 >= numberOr(data.qa_sample_rate, 100)) return 'not_sampled'
   return null
 }
@@ -85,11 +87,18 @@ export type QaNodeResult = {
 
 export type QaAnnotation = { node_results: Record<string, QaNodeResult>; model: string }
 
-export type QaMetrics = { num_turns: number; avg_latency_seconds: number | null; max_latency_seconds: number | null; avg_ttfb_seconds: number | null }
+export type QaMetrics = {
+  num_turns: number
+  avg_latency_seconds: number | null
+  max_latency_seconds: number | null
+  avg_ttfb_seconds: number | null
+}
 
-const lines = (turns: TranscriptTurn[]) => turns.map(({ role, text }) => `${role === 'user' ? 'user' : 'assistant'}: ${text}`).join('\n')
+const lines = (turns: TranscriptTurn[]) =>
+  turns.map(({ role, text }) => `${role === 'user' ? 'user' : 'assistant'}: ${text}`).join('\n')
 
-const average = (values: number[]) => (values.length ? values.reduce((sum, value) => sum + value, 0) / values.length : null)
+const average = (values: number[]) =>
+  values.length ? values.reduce((sum, value) => sum + value, 0) / values.length : null
 
 /** Turn count, caller-to-agent latency (end of a user turn to the start of the next agent turn) and LLM TTFB. */
 export function qaMetrics(turns: TranscriptTurn[], ttfbSeconds: number[]): QaMetrics {
@@ -114,13 +123,21 @@ function turnsByNode(transcript: TranscriptTurn[]): Map<string, TranscriptTurn[]
 
 const TRIES = 3
 
-async function evaluateStep(llm: LlmClient, prompt: string, onUsage: (ref: ModelRef, usage: TokenUsage) => void, name: string): Promise<QaNodeResult> {
+async function evaluateStep(
+  llm: LlmClient,
+  prompt: string,
+  onUsage: (ref: ModelRef, usage: TokenUsage) => void,
+  name: string,
+): Promise<QaNodeResult> {
   let raw = ''
   let error = 'no answer'
   for (let attempt = 1; attempt <= TRIES; attempt++) {
     try {
       const answer = await llm.completeJson({
-        messages: [{ role: 'system', content: prompt }, { role: 'user', content: 'Review this step and answer with the JSON object.' }],
+        messages: [
+          { role: 'system', content: prompt },
+          { role: 'user', content: 'Review this step and answer with the JSON object.' },
+        ],
         schema: ANSWER_SCHEMA,
         schemaName: 'qa_review',
       })
@@ -156,7 +173,9 @@ export async function reviewCall(
   onUsage: (ref: ModelRef, usage: TokenUsage) => void,
 ): Promise<{ key: string; annotation: QaAnnotation; tags: string[] }> {
   const template = nodeText(qaNode, 'qa_system_prompt').trim() || DEFAULT_QA_PROMPT
-  const withTranscript = /\{\{\s*transcript\s*\}\}/.test(template) ? template : `${template}\n\nTranscript:\n{{transcript}}`
+  const withTranscript = /\{\{\s*transcript\s*\}\}/.test(template)
+    ? template
+    : `${template}\n\nTranscript:\n{{transcript}}`
   const nodesById = new Map(definition.nodes.map((node) => [node.id, node]))
   const nodeResults: Record<string, QaNodeResult> = {}
   const earlier: TranscriptTurn[] = []

@@ -42,20 +42,37 @@ type TermKey = 'runId' | 'workflowId' | 'campaignId' | 'dispositions' | 'duratio
 type Term = { key: TermKey; build: (indexable: boolean) => SqlPart }
 
 /** Filters whose index narrows a count most, most selective first. */
-const COUNT_DRIVERS: TermKey[] = ['runId', 'workflowId', 'campaignId', 'dispositions', 'duration', 'callType', 'channel']
+const COUNT_DRIVERS: TermKey[] = [
+  'runId',
+  'workflowId',
+  'campaignId',
+  'dispositions',
+  'duration',
+  'callType',
+  'channel',
+]
 /** Equality filters whose index (organization_id, column, created_at) lists matches in created_at order. */
 const CREATED_ORDER_DRIVERS: TermKey[] = ['runId', 'workflowId', 'campaignId', 'callType', 'channel']
 
 const column = (name: string, indexable: boolean) => (indexable ? `workflow_runs.${name}` : `+workflow_runs.${name}`)
 
-const equals = (name: string, value: string | number, indexable: boolean) => sqlPart(`${column(name, indexable)} = ?`, value)
+const equals = (name: string, value: string | number, indexable: boolean) =>
+  sqlPart(`${column(name, indexable)} = ?`, value)
 
-function range(name: string, min: number | string | undefined, max: number | string | undefined, indexable: boolean): SqlPart {
+function range(
+  name: string,
+  min: number | string | undefined,
+  max: number | string | undefined,
+  indexable: boolean,
+): SqlPart {
   const target = column(name, indexable)
-  return joinSqlParts([
-    min === undefined ? undefined : sqlPart(`${target} >= ?`, min),
-    max === undefined ? undefined : sqlPart(`${target} <= ?`, max),
-  ], ' AND ')
+  return joinSqlParts(
+    [
+      min === undefined ? undefined : sqlPart(`${target} >= ?`, min),
+      max === undefined ? undefined : sqlPart(`${target} <= ?`, max),
+    ],
+    ' AND ',
+  )
 }
 
 function termsOf(criteria: RunCriteria): Term[] {
@@ -64,13 +81,20 @@ function termsOf(criteria: RunCriteria): Term[] {
     c.runId !== undefined && { key: 'runId', build: (on) => equals('id', c.runId!, on) },
     c.workflowId !== undefined && { key: 'workflowId', build: (on) => equals('workflow_id', c.workflowId!, on) },
     c.campaignId !== undefined && { key: 'campaignId', build: (on) => equals('campaign_id', c.campaignId!, on) },
-    c.dispositions !== undefined && { key: 'dispositions', build: (on) => inList(column('disposition', on), c.dispositions!) },
-    (c.minDuration !== undefined || c.maxDuration !== undefined)
-      && { key: 'duration', build: (on) => range('call_duration_seconds', c.minDuration, c.maxDuration, on) },
+    c.dispositions !== undefined && {
+      key: 'dispositions',
+      build: (on) => inList(column('disposition', on), c.dispositions!),
+    },
+    (c.minDuration !== undefined || c.maxDuration !== undefined) && {
+      key: 'duration',
+      build: (on) => range('call_duration_seconds', c.minDuration, c.maxDuration, on),
+    },
     c.callType !== undefined && { key: 'callType', build: (on) => equals('call_type', c.callType!, on) },
     c.channel !== undefined && { key: 'channel', build: (on) => equals('channel', c.channel!, on) },
-    (c.createdFrom !== undefined || c.createdTo !== undefined)
-      && { key: 'created', build: (on) => range('created_at', c.createdFrom, c.createdTo, on) },
+    (c.createdFrom !== undefined || c.createdTo !== undefined) && {
+      key: 'created',
+      build: (on) => range('created_at', c.createdFrom, c.createdTo, on),
+    },
   ]
   return candidates.filter((term): term is Term => term !== false)
 }
@@ -85,26 +109,40 @@ function unindexedConditions(criteria: RunCriteria): (SqlPart | undefined)[] {
 }
 
 /** The WHERE clause letting only `indexed` terms select an index. */
-function whereClause(request: RunPageRequest, terms: Term[], extra: SqlPart[], indexed: (key: TermKey) => boolean): SqlPart {
-  return joinSqlParts([
-    sqlPart('workflow_runs.organization_id = ?', request.organizationId),
-    request.withUsageOnly ? sqlPart('workflow_runs.usage_info IS NOT NULL') : undefined,
-    ...terms.map((term) => term.build(indexed(term.key))),
-    ...unindexedConditions(request.criteria),
-    ...extra,
-  ], ' AND ')
+function whereClause(
+  request: RunPageRequest,
+  terms: Term[],
+  extra: SqlPart[],
+  indexed: (key: TermKey) => boolean,
+): SqlPart {
+  return joinSqlParts(
+    [
+      sqlPart('workflow_runs.organization_id = ?', request.organizationId),
+      request.withUsageOnly ? sqlPart('workflow_runs.usage_info IS NOT NULL') : undefined,
+      ...terms.map((term) => term.build(indexed(term.key))),
+      ...unindexedConditions(request.criteria),
+      ...extra,
+    ],
+    ' AND ',
+  )
 }
 
 /** With only direction and channel filters, the usage total is a sum over usage_run_counts. */
 function countedTotal(ctx: AppContext, request: RunPageRequest): number | null {
   const { callType, channel, ...others } = request.criteria
   if (!request.withUsageOnly || Object.values(others).some((value) => value !== undefined)) return null
-  const where = joinSqlParts([
-    sqlPart('organization_id = ?', request.organizationId),
-    callType === undefined ? undefined : sqlPart('call_type = ?', callType),
-    channel === undefined ? undefined : sqlPart('channel = ?', channel),
-  ], ' AND ')
-  const [row] = allRows<{ total: number | null }>(ctx.sqlite, sqlPart(`SELECT sum(runs) AS total FROM usage_run_counts WHERE ${where.text}`, ...where.params))
+  const where = joinSqlParts(
+    [
+      sqlPart('organization_id = ?', request.organizationId),
+      callType === undefined ? undefined : sqlPart('call_type = ?', callType),
+      channel === undefined ? undefined : sqlPart('channel = ?', channel),
+    ],
+    ' AND ',
+  )
+  const [row] = allRows<{ total: number | null }>(
+    ctx.sqlite,
+    sqlPart(`SELECT sum(runs) AS total FROM usage_run_counts WHERE ${where.text}`, ...where.params),
+  )
   return row.total ?? 0
 }
 
@@ -122,7 +160,10 @@ function findRunPage(ctx: AppContext, request: RunPageRequest): RunPageIds {
   let total = countedTotal(ctx, request)
   if (total === null) {
     const where = whereClause(request, terms, numbers.conditions, narrowing)
-    total = allRows<{ total: number }>(ctx.sqlite, sqlPart(`SELECT count(*) AS total FROM ${numbers.from} WHERE ${where.text}`, ...where.params))[0].total
+    total = allRows<{ total: number }>(
+      ctx.sqlite,
+      sqlPart(`SELECT count(*) AS total FROM ${numbers.from} WHERE ${where.text}`, ...where.params),
+    )[0].total
   }
   const offset = (request.page - 1) * request.limit
   if (offset >= total) return { total, ids: null }
@@ -149,11 +190,17 @@ function findRunPage(ctx: AppContext, request: RunPageRequest): RunPageIds {
   }
   // `+` keeps a small match set from being read in index order: it is sorted instead.
   const sortKey = column(SORT_COLUMNS[request.sort.by], walk)
-  const ids = joinSqlParts([
-    sqlPart(`SELECT workflow_runs.id AS id FROM ${numbers.from} WHERE ${where.text}
-      ORDER BY ${sortKey} ${order}, workflow_runs.id ${order}`, ...where.params),
-    limitOffset(pageLength, pageOffset),
-  ], ' ')
+  const ids = joinSqlParts(
+    [
+      sqlPart(
+        `SELECT workflow_runs.id AS id FROM ${numbers.from} WHERE ${where.text}
+      ORDER BY ${sortKey} ${order}, workflow_runs.id ${order}`,
+        ...where.params,
+      ),
+      limitOffset(pageLength, pageOffset),
+    ],
+    ' ',
+  )
   return { total, ids }
 }
 
@@ -161,28 +208,51 @@ function findRunPage(ctx: AppContext, request: RunPageRequest): RunPageIds {
  * One page of runs and how many match. A row is `columns` (with their parameters) over `workflow_runs run` joined to
  * whatever `joins` adds, computed only for the page's runs, which are found first as ids.
  */
-export function readRunPage<Row>(ctx: AppContext, request: RunPageRequest, columns: SqlPart, joins = ''): { total: number; rows: Row[] } {
+export function readRunPage<Row>(
+  ctx: AppContext,
+  request: RunPageRequest,
+  columns: SqlPart,
+  joins = '',
+): { total: number; rows: Row[] } {
   const { by, order } = request.sort
-  const readRows = (ids: SqlPart) => allRows<Row>(ctx.sqlite, sqlPart(`SELECT ${columns.text} FROM (${ids.text}) AS page
-    JOIN workflow_runs run ON run.id = page.id ${joins} ORDER BY run.${SORT_COLUMNS[by]} ${order}, run.id ${order}`, ...columns.params, ...ids.params))
+  const readRows = (ids: SqlPart) =>
+    allRows<Row>(
+      ctx.sqlite,
+      sqlPart(
+        `SELECT ${columns.text} FROM (${ids.text}) AS page
+    JOIN workflow_runs run ON run.id = page.id ${joins} ORDER BY run.${SORT_COLUMNS[by]} ${order}, run.id ${order}`,
+        ...columns.params,
+        ...ids.params,
+      ),
+    )
   if (request.criteria.runId !== undefined) {
     const terms = termsOf(request.criteria)
     const numbers = runsMatchingNumbers(request.criteria, { scanOnly: true })
     const where = whereClause(request, terms, numbers.conditions, (key) => key === 'runId')
-    const rows = readRows(sqlPart(`SELECT workflow_runs.id AS id FROM ${numbers.from} WHERE ${where.text}`, ...where.params))
+    const rows = readRows(
+      sqlPart(`SELECT workflow_runs.id AS id FROM ${numbers.from} WHERE ${where.text}`, ...where.params),
+    )
     return { total: rows.length, rows: request.page === 1 ? rows : [] }
   }
   const found = findRunPage(ctx, request)
   return { total: found.total, rows: found.ids ? readRows(found.ids) : [] }
 }
 
-type OpenSessionRun = { id: number; organization_id: number; logs: string; started_at: string | null; definition: string }
+type OpenSessionRun = {
+  id: number
+  organization_id: number
+  logs: string
+  started_at: string | null
+  definition: string
+}
 
 /** Runs without a call that are not completed (text chats, after a restart), with their version's definition JSON. */
 export function openSessionRuns(ctx: AppContext): OpenSessionRun[] {
-  return ctx.sqlite.query<OpenSessionRun, []>(
-    `SELECT r.id, r.organization_id, r.logs, r.started_at, d.workflow_json AS definition
+  return ctx.sqlite
+    .query<OpenSessionRun, []>(
+      `SELECT r.id, r.organization_id, r.logs, r.started_at, d.workflow_json AS definition
        FROM workflow_runs r JOIN workflow_definitions d ON d.id = r.definition_id
       WHERE r.call_id IS NULL AND r.state <> 'completed'`,
-  ).all()
+    )
+    .all()
 }

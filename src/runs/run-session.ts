@@ -46,7 +46,14 @@ import { isoNow } from '../lib/clock'
 import { isPlainObject } from '../lib/values'
 import type { LlmSwitch } from '../models/fallback'
 import { readPriceCard } from '../models/price-card'
-import { createRunClients, ModelResolutionError, runtimeConfiguration, storedOverrides, type ResolvedModels, type RunClients } from '../models/resolve'
+import {
+  createRunClients,
+  ModelResolutionError,
+  runtimeConfiguration,
+  storedOverrides,
+  type ResolvedModels,
+  type RunClients,
+} from '../models/resolve'
 import { checkRunModels } from '../models/readiness'
 import { guardLlm, guardStt, type ModelFailure, type OnModelFailure } from '../models/failures'
 import type { ModelTimeouts } from '../models/http'
@@ -112,19 +119,29 @@ export type RunSession = {
  * that keep it from running (the voice channel reads its unavailable line there).
  */
 export class RunSessionError extends Error {
-  constructor(message: string, readonly configurations: AgentConfigurations | null = null) {
+  constructor(
+    message: string,
+    readonly configurations: AgentConfigurations | null = null,
+  ) {
     super(message)
   }
 }
 
 export const transcriptKeyFor = (organizationId: number, runId: number) => `transcripts/${organizationId}/${runId}.txt`
 
-type LoadedRun = { run: WorkflowRunRow; definition: AgentDefinition; configurations: ReturnType<typeof withDefaultConfigurations> }
+type LoadedRun = {
+  run: WorkflowRunRow
+  definition: AgentDefinition
+  configurations: ReturnType<typeof withDefaultConfigurations>
+}
 
 function loadRun(ctx: AppContext, runId: number): LoadedRun {
-  const found = ctx.db.select({ run: workflowRuns, version: workflowDefinitions }).from(workflowRuns)
+  const found = ctx.db
+    .select({ run: workflowRuns, version: workflowDefinitions })
+    .from(workflowRuns)
     .innerJoin(workflowDefinitions, eq(workflowDefinitions.id, workflowRuns.definitionId))
-    .where(eq(workflowRuns.id, runId)).get()
+    .where(eq(workflowRuns.id, runId))
+    .get()
   if (!found) throw new RunSessionError(`Run ${runId} does not exist`)
   if (found.run.state === 'completed') throw new RunSessionError(`Run ${runId} is already completed`)
   return {
@@ -139,9 +156,18 @@ const variablesOf = (run: WorkflowRunRow): Record<string, unknown> => ({ ...run.
 type FinalWrite = { record: ConversationRecord; usage: UsageInfo; transcriptKey: string | null }
 
 /** Completes the run with what the conversation produced, or writes it over a run something else completed. */
-function writeFinal(ctx: AppContext, loaded: LoadedRun, telephony: boolean, logs: Record<string, unknown>, { record, usage, transcriptKey }: FinalWrite): void {
+function writeFinal(
+  ctx: AppContext,
+  loaded: LoadedRun,
+  telephony: boolean,
+  logs: Record<string, unknown>,
+  { record, usage, transcriptKey }: FinalWrite,
+): void {
   const { run } = loaded
-  const disposition = typeof record.gathered_context.call_disposition === 'string' ? record.gathered_context.call_disposition : record.end_reason
+  const disposition =
+    typeof record.gathered_context.call_disposition === 'string'
+      ? record.gathered_context.call_disposition
+      : record.end_reason
   const cost = costInfo(usage, readPriceCard(ctx, run.organizationId), { telephony })
   const outcome: RunOutcome = {
     durationSeconds: record.call_duration_seconds,
@@ -186,20 +212,35 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     queuePersist()
   }
 
-  const { clients, runtime, embeddings, noteModelFailure } = watchedClients(ctx,
-    await openClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch, timeouts: options.modelTimeouts }), options.onModelFailure)
+  const { clients, runtime, embeddings, noteModelFailure } = watchedClients(
+    ctx,
+    await openClients(ctx, loaded, { voice: channel === 'voice', log, onSwitch, timeouts: options.modelTimeouts }),
+    options.onModelFailure,
+  )
   const variables = variablesOf(run)
-  sessionWarnings.push(...await applyPreCallFetch(ctx, loaded, variables))
+  sessionWarnings.push(...(await applyPreCallFetch(ctx, loaded, variables)))
 
   let settleAfterCall!: (work: Promise<void>) => void
-  const afterCall = new Promise<void>((resolve) => { settleAfterCall = (work) => resolve(work.catch(() => undefined)) })
+  const afterCall = new Promise<void>((resolve) => {
+    settleAfterCall = (work) => resolve(work.catch(() => undefined))
+  })
   const isTelephony = channel === 'voice' && run.callId !== null
 
   let resolveEnded!: (value: { reason: EndReason; graceful: boolean }) => void
-  const ended = new Promise<{ reason: EndReason; graceful: boolean }>((resolve) => { resolveEnded = resolve })
+  const ended = new Promise<{ reason: EndReason; graceful: boolean }>((resolve) => {
+    resolveEnded = resolve
+  })
 
   const tools = conversationTools(ctx, run.organizationId, definition, { id: run.id, embeddings })
-  const recordings = await loadPlayableRecordings(ctx, run.organizationId, runMentions(definition, [...tools.byUuid.values()].map(({ definition }) => definition), variables))
+  const recordings = await loadPlayableRecordings(
+    ctx,
+    run.organizationId,
+    runMentions(
+      definition,
+      [...tools.byUuid.values()].map(({ definition }) => definition),
+      variables,
+    ),
+  )
   const engine = createConversation({
     definition,
     configurations,
@@ -289,9 +330,21 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
 }
 
 /** The run's post-call work (QA, webhooks); when it fails, the held webhook deliveries are released without it. */
-function postCallWork(ctx: AppContext, { run, definition }: LoadedRun, record: ConversationRecord, clients: RunClients, telephony: boolean, log: AppContext['log']): Promise<void> {
+function postCallWork(
+  ctx: AppContext,
+  { run, definition }: LoadedRun,
+  record: ConversationRecord,
+  clients: RunClients,
+  telephony: boolean,
+  log: AppContext['log'],
+): Promise<void> {
   return runPostCall(ctx, {
-    runId: run.id, organizationId: run.organizationId, definition, record, llm: clients.extractionLlm, telephony,
+    runId: run.id,
+    organizationId: run.organizationId,
+    definition,
+    record,
+    llm: clients.extractionLlm,
+    telephony,
   }).catch((error) => {
     log.error({ err: error }, 'post-call work failed; webhook deliveries released without it')
     releaseHeldDeliveries(ctx, run.id)
@@ -299,7 +352,12 @@ function postCallWork(ctx: AppContext, { run, definition }: LoadedRun, record: C
 }
 
 /** The run's logs from what the conversation recorded and what the session learnt. */
-function sessionLogs(record: ConversationRecord, channel: RunChannel, sessionWarnings: string[], fallbackSwitches: Record<string, unknown>[]): Record<string, unknown> {
+function sessionLogs(
+  record: ConversationRecord,
+  channel: RunChannel,
+  sessionWarnings: string[],
+  fallbackSwitches: Record<string, unknown>[],
+): Record<string, unknown> {
   return {
     transcript: record.logs.transcript,
     realtime_feedback_events: record.logs.realtime_feedback_events,
@@ -329,7 +387,9 @@ function fallbackEntry(ctx: AppContext, change: LlmSwitch): Record<string, unkno
 
 /** The run's models resolved and their clients created; a run whose models cannot be used is failed and refused. */
 async function openClients(
-  ctx: AppContext, loaded: LoadedRun, options: Omit<Parameters<typeof createRunClients>[1], 'builtinVoice'>,
+  ctx: AppContext,
+  loaded: LoadedRun,
+  options: Omit<Parameters<typeof createRunClients>[1], 'builtinVoice'>,
 ): Promise<{ clients: RunClients; runtime: Record<string, unknown>; resolved: ResolvedModels }> {
   const { run, configurations } = loaded
   const cannotRun = (reason: string): RunSessionError => {
@@ -338,12 +398,20 @@ async function openClients(
     options.log.warn({ reason }, 'run session not opened')
     return new RunSessionError(message, configurations)
   }
-  const checked = checkRunModels(ctx, run.organizationId, { overrides: storedOverrides(run.modelOverrides), configurations }, options.voice ? 'voice' : 'chat')
+  const checked = checkRunModels(
+    ctx,
+    run.organizationId,
+    { overrides: storedOverrides(run.modelOverrides), configurations },
+    options.voice ? 'voice' : 'chat',
+  )
   if (!checked.resolved) throw cannotRun(checked.problem)
   const { resolved } = checked
   try {
     const runtime = runtimeConfiguration(resolved)
-    const clients = await createRunClients(resolved, { ...options, builtinVoice: (voice) => createBuiltinVoice({ voice }) })
+    const clients = await createRunClients(resolved, {
+      ...options,
+      builtinVoice: (voice) => createBuiltinVoice({ voice }),
+    })
     updateRun(ctx, run.id, { initialContext: { runtime_configuration: runtime } })
     return { clients, runtime, resolved }
   } catch (error) {
@@ -358,8 +426,15 @@ async function openClients(
  * or a slow answer in one call may be that call's; the connection check remembers those too).
  */
 function watchedClients(
-  ctx: AppContext, { clients, runtime, resolved }: { clients: RunClients; runtime: Record<string, unknown>; resolved: ResolvedModels }, onModelFailure?: OnModelFailure,
-): { clients: RunClients; runtime: Record<string, unknown>; embeddings: ResolvedModels['embeddings']; noteModelFailure: (failure: ModelFailure) => void } {
+  ctx: AppContext,
+  { clients, runtime, resolved }: { clients: RunClients; runtime: Record<string, unknown>; resolved: ResolvedModels },
+  onModelFailure?: OnModelFailure,
+): {
+  clients: RunClients
+  runtime: Record<string, unknown>
+  embeddings: ResolvedModels['embeddings']
+  noteModelFailure: (failure: ModelFailure) => void
+} {
   const noteModelFailure = (failure: ModelFailure) => {
     const uuid = resolved[failure.service]?.connectionUuid
     if (uuid && failure.kind === 'unreachable') ctx.modelHealth.noteDown(uuid, failure.kind)
@@ -368,14 +443,28 @@ function watchedClients(
     noteModelFailure(failure)
     await onModelFailure?.(failure)
   }
-  const guarded = { ...clients, llm: guardLlm(clients.llm, onFailure), stt: clients.stt && guardStt(clients.stt, onFailure) }
+  const guarded = {
+    ...clients,
+    llm: guardLlm(clients.llm, onFailure),
+    stt: clients.stt && guardStt(clients.stt, onFailure),
+  }
   return { clients: guarded, runtime, embeddings: resolved.embeddings, noteModelFailure }
 }
 
 /** The Start node's pre-call fetch: its variables merged into `variables` and the run; returns its warnings. */
-async function applyPreCallFetch(ctx: AppContext, { run, definition }: LoadedRun, variables: Record<string, unknown>): Promise<string[]> {
+async function applyPreCallFetch(
+  ctx: AppContext,
+  { run, definition }: LoadedRun,
+  variables: Record<string, unknown>,
+): Promise<string[]> {
   const start = definition.nodes.find((node) => node.type === 'startCall')
-  const fetched = start ? await runPreCallFetch(ctx, start, { organizationId: run.organizationId, workflowId: run.workflowId, initialContext: variables }) : null
+  const fetched = start
+    ? await runPreCallFetch(ctx, start, {
+        organizationId: run.organizationId,
+        workflowId: run.workflowId,
+        initialContext: variables,
+      })
+    : null
   if (!fetched) return []
   Object.assign(variables, fetched.variables)
   updateRun(ctx, run.id, { initialContext: fetched.variables, logs: { pre_call_fetch: fetched.log } })
@@ -384,7 +473,8 @@ async function applyPreCallFetch(ctx: AppContext, { run, definition }: LoadedRun
 
 /** The engine, wrapped so that the run is written after each of its calls (`start` marks the run running first). */
 function persistingConversation(engine: Conversation, persist: () => void, markRunning: () => void): Conversation {
-  const persisting = <Args extends unknown[], Result>(method: (...args: Args) => Promise<Result>) =>
+  const persisting =
+    <Args extends unknown[], Result>(method: (...args: Args) => Promise<Result>) =>
     async (...args: Args): Promise<Result> => {
       try {
         return await method(...args)
@@ -393,7 +483,9 @@ function persistingConversation(engine: Conversation, persist: () => void, markR
       }
     }
   return {
-    get ended() { return engine.ended },
+    get ended() {
+      return engine.ended
+    },
     start: persisting(async () => {
       markRunning()
       return engine.start()
@@ -410,9 +502,15 @@ function persistingConversation(engine: Conversation, persist: () => void, markR
 }
 
 /** The transcript file behind `transcript_url`; null when nothing was said. */
-async function storeTranscript(ctx: AppContext, { run, configurations }: LoadedRun, record: ConversationRecord): Promise<string | null> {
+async function storeTranscript(
+  ctx: AppContext,
+  { run, configurations }: LoadedRun,
+  record: ConversationRecord,
+): Promise<string | null> {
   if (record.logs.transcript.length === 0) return null
-  const includeEndTimestamps = isPlainObject(configurations.transcript_configuration) && configurations.transcript_configuration.include_end_timestamps === true
+  const includeEndTimestamps =
+    isPlainObject(configurations.transcript_configuration) &&
+    configurations.transcript_configuration.include_end_timestamps === true
   const key = transcriptKeyFor(run.organizationId, run.id)
   await ctx.objects.put(key, transcriptText(record, { includeEndTimestamps }))
   return key

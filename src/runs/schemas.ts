@@ -11,14 +11,22 @@ export const TEXT_CHAT_MAX_MESSAGE_LENGTH = 4000
 
 export const CreateTextChatBody = t.Object({
   name: t.Optional(t.String({ minLength: 1, maxLength: 255 })),
-  initial_context: t.Optional(t.Union([JsonObject, t.Null()], { description: 'Variables for the agent\'s templates, as a call\'s initial_context.' })),
+  initial_context: t.Optional(
+    t.Union([JsonObject, t.Null()], {
+      description: "Variables for the agent's templates, as a call's initial_context.",
+    }),
+  ),
   annotations: t.Optional(t.Union([JsonObject, t.Null()])),
   model_overrides: t.Optional(t.Union([ModelOverrides, t.Null()])),
 })
 
 export const TextChatMessageBody = t.Object({
   text: t.String({ minLength: 1, maxLength: TEXT_CHAT_MAX_MESSAGE_LENGTH }),
-  expected_revision: t.Optional(t.Union([t.Integer({ minimum: 0 }), t.Null()], { description: 'The revision the client last saw; a stale one is a 409.' })),
+  expected_revision: t.Optional(
+    t.Union([t.Integer({ minimum: 0 }), t.Null()], {
+      description: 'The revision the client last saw; a stale one is a 409.',
+    }),
+  ),
 })
 
 const TurnMessage = t.Object({ text: t.String(), created_at: DateTime })
@@ -29,7 +37,9 @@ export const TextChatTurn = t.Object({
   created_at: DateTime,
   user_message: Nullable(TurnMessage),
   assistant_message: Nullable(t.Object({ text: t.String(), created_at: DateTime, node_id: Nullable(t.String()) })),
-  events: t.Array(JsonObject, { description: 'The realtime feedback events of the turn (node transitions, function calls, …).' }),
+  events: t.Array(JsonObject, {
+    description: 'The realtime feedback events of the turn (node transitions, function calls, …).',
+  }),
   usage: t.Object({ prompt_tokens: t.Integer(), completion_tokens: t.Integer(), total_tokens: t.Integer() }),
   checkpoint_after_turn: JsonObject,
 })

@@ -45,16 +45,30 @@ export type CreatedRun = { id: number; name: string }
  * connection's statement cache: every call placed goes through here.
  */
 export function createRun(ctx: AppContext, run: NewRun): CreatedRun {
-  const { id } = ctx.sqlite.query<{ id: number }, (string | number | null)[]>(
-    `INSERT INTO workflow_runs (organization_id, workflow_id, definition_id, name, mode, call_type, campaign_id, campaign_contact_id,
+  const { id } = ctx.sqlite
+    .query<{ id: number }, (string | number | null)[]>(
+      `INSERT INTO workflow_runs (organization_id, workflow_id, definition_id, name, mode, call_type, campaign_id, campaign_contact_id,
        telephony_configuration_id, call_id, provider_call_id, traffic_variant_id, model_overrides, initial_context, gathered_context, logs, annotations, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', ?) RETURNING id`,
-  ).get(
-    run.organizationId, run.workflowId, run.definitionId, run.name, run.mode, run.callType, run.campaignId ?? null,
-    run.campaignContactId ?? null, run.telephonyConfigurationId ?? null, run.callId ?? null, run.providerCallId ?? null, run.trafficVariantId ?? null,
-    run.modelOverrides ? JSON.stringify(run.modelOverrides) : null,
-    JSON.stringify(run.initialContext ?? {}), JSON.stringify(run.gatheredContext ?? {}), isoNow(ctx.clock),
-  )!
+    )
+    .get(
+      run.organizationId,
+      run.workflowId,
+      run.definitionId,
+      run.name,
+      run.mode,
+      run.callType,
+      run.campaignId ?? null,
+      run.campaignContactId ?? null,
+      run.telephonyConfigurationId ?? null,
+      run.callId ?? null,
+      run.providerCallId ?? null,
+      run.trafficVariantId ?? null,
+      run.modelOverrides ? JSON.stringify(run.modelOverrides) : null,
+      JSON.stringify(run.initialContext ?? {}),
+      JSON.stringify(run.gatheredContext ?? {}),
+      isoNow(ctx.clock),
+    )!
   ctx.events.publish({ kind: 'run', organizationId: run.organizationId, runId: id })
   return { id, name: run.name }
 }
@@ -62,20 +76,29 @@ export function createRun(ctx: AppContext, run: NewRun): CreatedRun {
 /** Tells the live events stream that the run changed (its organization looked up only when someone listens). */
 function announceRunChange(ctx: AppContext, runId: number): void {
   if (!ctx.events.hasListeners()) return
-  const run = ctx.sqlite.query<{ organization_id: number }, [number]>('SELECT organization_id FROM workflow_runs WHERE id = ?').get(runId)
+  const run = ctx.sqlite
+    .query<{ organization_id: number }, [number]>('SELECT organization_id FROM workflow_runs WHERE id = ?')
+    .get(runId)
   if (run) ctx.events.publish({ kind: 'run', organizationId: run.organization_id, runId })
 }
 
 /** The run if it belongs to the organization. */
 export function getRun(ctx: AppContext, organizationId: number, runId: number): WorkflowRunRow | null {
-  return ctx.db.select().from(workflowRuns)
-    .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.organizationId, organizationId))).get() ?? null
+  return (
+    ctx.db
+      .select()
+      .from(workflowRuns)
+      .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.organizationId, organizationId)))
+      .get() ?? null
+  )
 }
 
 /** `initialized` → `running` (media is flowing). False when the run was already running or finished: a duplicate. */
 export function markRunRunning(ctx: AppContext, runId: number): boolean {
-  const changed = ctx.sqlite.query(`UPDATE workflow_runs SET state = 'running', started_at = ? WHERE id = ? AND state = 'initialized'`)
-    .run(isoNow(ctx.clock), runId).changes > 0
+  const changed =
+    ctx.sqlite
+      .query(`UPDATE workflow_runs SET state = 'running', started_at = ? WHERE id = ? AND state = 'initialized'`)
+      .run(isoNow(ctx.clock), runId).changes > 0
   if (changed) announceRunChange(ctx, runId)
   return changed
 }
@@ -145,27 +168,35 @@ type OpenRunJson = {
  */
 export function finishRun(ctx: AppContext, runId: number, outcome: RunOutcome): boolean {
   const finished = transaction(ctx, () => {
-    const run = ctx.sqlite.query<OpenRunJson, [number]>(
-      `SELECT workflow_id, initial_context, gathered_context, logs, annotations, cost_info FROM workflow_runs WHERE id = ? AND state <> 'completed'`,
-    ).get(runId)
+    const run = ctx.sqlite
+      .query<OpenRunJson, [number]>(
+        `SELECT workflow_id, initial_context, gathered_context, logs, annotations, cost_info FROM workflow_runs WHERE id = ? AND state <> 'completed'`,
+      )
+      .get(runId)
     if (!run) return false
     const { disposition } = outcome
     const merged = (stored: string, patch: JsonObject | undefined, extra?: JsonObject) =>
       patch || extra ? JSON.stringify({ ...(JSON.parse(stored) as JsonObject), ...patch, ...extra }) : stored
     if (disposition) addDispositionCode(ctx, run.workflow_id, disposition)
-    ctx.sqlite.query(
-      `UPDATE workflow_runs SET state = 'completed', completed_at = ?, usage_info = ?, cost_info = ?,
+    ctx.sqlite
+      .query(
+        `UPDATE workflow_runs SET state = 'completed', completed_at = ?, usage_info = ?, cost_info = ?,
          initial_context = ?, gathered_context = ?, logs = ?, annotations = ? WHERE id = ?`,
-    ).run(
-      isoNow(ctx.clock),
-      JSON.stringify({ ...outcome.usage, call_duration_seconds: outcome.durationSeconds }),
-      outcome.cost === undefined ? run.cost_info : outcome.cost === null ? null : JSON.stringify(outcome.cost),
-      merged(run.initial_context, outcome.initialContext),
-      merged(run.gathered_context, outcome.gatheredContext, disposition ? { call_disposition: disposition, mapped_call_disposition: disposition } : undefined),
-      merged(run.logs, outcome.logs),
-      merged(run.annotations, outcome.annotations),
-      runId,
-    )
+      )
+      .run(
+        isoNow(ctx.clock),
+        JSON.stringify({ ...outcome.usage, call_duration_seconds: outcome.durationSeconds }),
+        outcome.cost === undefined ? run.cost_info : outcome.cost === null ? null : JSON.stringify(outcome.cost),
+        merged(run.initial_context, outcome.initialContext),
+        merged(
+          run.gathered_context,
+          outcome.gatheredContext,
+          disposition ? { call_disposition: disposition, mapped_call_disposition: disposition } : undefined,
+        ),
+        merged(run.logs, outcome.logs),
+        merged(run.annotations, outcome.annotations),
+        runId,
+      )
     return true
   })
   if (finished) announceRunChange(ctx, runId)
@@ -177,21 +208,40 @@ export function finishRun(ctx: AppContext, runId: number, outcome: RunOutcome): 
  * conversation has written what it produced): contexts, logs and annotations merged, usage merged with the stored call
  * duration kept, cost replaced when given. False when the run is not completed.
  */
-export function amendCompletedRun(ctx: AppContext, runId: number, outcome: Omit<RunOutcome, 'durationSeconds'>): boolean {
+export function amendCompletedRun(
+  ctx: AppContext,
+  runId: number,
+  outcome: Omit<RunOutcome, 'durationSeconds'>,
+): boolean {
   const amended = transaction(ctx, () => {
-    const run = ctx.db.select().from(workflowRuns).where(and(eq(workflowRuns.id, runId), eq(workflowRuns.state, 'completed'))).get()
+    const run = ctx.db
+      .select()
+      .from(workflowRuns)
+      .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.state, 'completed')))
+      .get()
     if (!run) return false
     const { disposition } = outcome
     if (disposition) addDispositionCode(ctx, run.workflowId, disposition)
     const values = patchedValues(run, {
       ...outcome,
-      gatheredContext: { ...outcome.gatheredContext, ...(disposition ? { call_disposition: disposition, mapped_call_disposition: disposition } : {}) },
+      gatheredContext: {
+        ...outcome.gatheredContext,
+        ...(disposition ? { call_disposition: disposition, mapped_call_disposition: disposition } : {}),
+      },
     })
-    ctx.db.update(workflowRuns).set({
-      ...values,
-      usageInfo: { ...run.usageInfo, ...outcome.usage, call_duration_seconds: run.usageInfo?.call_duration_seconds ?? 0 },
-      ...(outcome.cost === undefined ? {} : { costInfo: outcome.cost }),
-    }).where(eq(workflowRuns.id, runId)).run()
+    ctx.db
+      .update(workflowRuns)
+      .set({
+        ...values,
+        usageInfo: {
+          ...run.usageInfo,
+          ...outcome.usage,
+          call_duration_seconds: run.usageInfo?.call_duration_seconds ?? 0,
+        },
+        ...(outcome.cost === undefined ? {} : { costInfo: outcome.cost }),
+      })
+      .where(eq(workflowRuns.id, runId))
+      .run()
     return true
   })
   if (amended) announceRunChange(ctx, runId)
@@ -199,16 +249,22 @@ export function amendCompletedRun(ctx: AppContext, runId: number, outcome: Omit<
 }
 
 function addDispositionCode(ctx: AppContext, workflowId: number, code: string): void {
-  const workflow = ctx.sqlite.query<{ codes: string }, [number]>('SELECT call_disposition_codes AS codes FROM workflows WHERE id = ?').get(workflowId)
+  const workflow = ctx.sqlite
+    .query<{ codes: string }, [number]>('SELECT call_disposition_codes AS codes FROM workflows WHERE id = ?')
+    .get(workflowId)
   if (!workflow) return
   const codes = JSON.parse(workflow.codes) as string[]
   if (codes.includes(code)) return
-  ctx.sqlite.query('UPDATE workflows SET call_disposition_codes = ? WHERE id = ?').run(JSON.stringify([...codes, code]), workflowId)
+  ctx.sqlite
+    .query('UPDATE workflows SET call_disposition_codes = ? WHERE id = ?')
+    .run(JSON.stringify([...codes, code]), workflowId)
 }
 
 /** Calls of the organization placed and not finished yet, whatever started them: what its concurrent call limit counts. */
 export function openCallCount(ctx: AppContext, organizationId: number): number {
   return ctx.sqlite
-    .query<{ n: number }, [number]>(`SELECT count(*) AS n FROM workflow_runs WHERE organization_id = ? AND call_id IS NOT NULL AND state <> 'completed'`)
+    .query<{ n: number }, [number]>(
+      `SELECT count(*) AS n FROM workflow_runs WHERE organization_id = ? AND call_id IS NOT NULL AND state <> 'completed'`,
+    )
     .get(organizationId)!.n
 }

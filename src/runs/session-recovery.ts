@@ -42,12 +42,20 @@ export async function closeSessionsInterruptedByRestart(ctx: AppContext): Promis
         usage: { llm: {}, tts: {}, stt: {} },
         cost: costInfo(usage, readPriceCard(ctx, run.organization_id), { telephony: false }),
         logs: {
-          warnings: [...(Array.isArray(logs.warnings) ? logs.warnings : []), 'The server stopped during the conversation; the run was closed when it started again'],
+          warnings: [
+            ...(Array.isArray(logs.warnings) ? logs.warnings : []),
+            'The server stopped during the conversation; the run was closed when it started again',
+          ],
           session: { ...session, end_reason: RESTART_END_REASON, ended_at: new Date(ctx.clock.now()).toISOString() },
         },
       })
       if (transcriptKey) attachArtifact(ctx, run.id, 'transcript', transcriptKey)
-      enqueueWebhookDeliveries(ctx, { id: run.id, organizationId: run.organization_id }, JSON.parse(run.definition) as AgentDefinition, false)
+      enqueueWebhookDeliveries(
+        ctx,
+        { id: run.id, organizationId: run.organization_id },
+        JSON.parse(run.definition) as AgentDefinition,
+        false,
+      )
     })
     ctx.log.warn({ runId: run.id, endReason: RESTART_END_REASON }, 'closed a conversation interrupted by a restart')
   }

@@ -3,7 +3,13 @@ import type { AppContext } from '../context'
 import { findTriggerNodes, type AgentDefinition } from '../definition/definition'
 import { withDefaultConfigurations, type AgentConfigurations } from '../definition/configurations'
 import { requiredTemplateVariables } from '../definition/template-variables'
-import { workflowDefinitions, workflows, workflowTriggers, type WorkflowDefinitionRow, type WorkflowRow } from '../db/schema'
+import {
+  workflowDefinitions,
+  workflows,
+  workflowTriggers,
+  type WorkflowDefinitionRow,
+  type WorkflowRow,
+} from '../db/schema'
 
 /** What a run executes: the agent and the version bound to the run when it is created. */
 export type RunTarget = {
@@ -49,23 +55,39 @@ export const RUN_TARGET_PROBLEMS: Record<RunTargetProblem, string> = {
 }
 
 function findWorkflow(ctx: AppContext, organizationId: number, selector: AgentSelector): WorkflowRow | undefined {
-  const scoped = (condition: ReturnType<typeof eq>) => ctx.db.select().from(workflows)
-    .where(and(condition, eq(workflows.organizationId, organizationId))).get()
+  const scoped = (condition: ReturnType<typeof eq>) =>
+    ctx.db
+      .select()
+      .from(workflows)
+      .where(and(condition, eq(workflows.organizationId, organizationId)))
+      .get()
   if ('workflowId' in selector) return scoped(eq(workflows.id, selector.workflowId))
   if ('workflowUuid' in selector) return scoped(eq(workflows.workflowUuid, selector.workflowUuid))
-  const trigger = ctx.db.select({ workflowId: workflowTriggers.workflowId }).from(workflowTriggers)
-    .where(and(eq(workflowTriggers.triggerPath, selector.triggerPath), eq(workflowTriggers.organizationId, organizationId))).get()
+  const trigger = ctx.db
+    .select({ workflowId: workflowTriggers.workflowId })
+    .from(workflowTriggers)
+    .where(
+      and(eq(workflowTriggers.triggerPath, selector.triggerPath), eq(workflowTriggers.organizationId, organizationId)),
+    )
+    .get()
   return trigger && scoped(eq(workflows.id, trigger.workflowId))
 }
 
 function findVersion(ctx: AppContext, workflowId: number, choice: VersionChoice): WorkflowDefinitionRow | undefined {
   const ofWorkflow = eq(workflowDefinitions.workflowId, workflowId)
   if (choice.definitionId != null) {
-    return ctx.db.select().from(workflowDefinitions)
-      .where(and(ofWorkflow, eq(workflowDefinitions.id, choice.definitionId), ne(workflowDefinitions.status, 'draft'))).get()
+    return ctx.db
+      .select()
+      .from(workflowDefinitions)
+      .where(and(ofWorkflow, eq(workflowDefinitions.id, choice.definitionId), ne(workflowDefinitions.status, 'draft')))
+      .get()
   }
-  return ctx.db.select().from(workflowDefinitions)
-    .where(and(ofWorkflow, inArray(workflowDefinitions.status, choice.preferDraft ? ['draft', 'published'] : ['published'])))
+  return ctx.db
+    .select()
+    .from(workflowDefinitions)
+    .where(
+      and(ofWorkflow, inArray(workflowDefinitions.status, choice.preferDraft ? ['draft', 'published'] : ['published'])),
+    )
     .orderBy(desc(workflowDefinitions.versionNumber))
     .limit(1)
     .get()

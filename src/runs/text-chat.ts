@@ -11,7 +11,13 @@ import { findRunTarget, RUN_TARGET_PROBLEMS } from './target'
 import type { ConversationEvent } from '../conversation/engine'
 import type { TranscriptTurn } from '../conversation/record'
 import { openRunSession, RunSessionError, type RunSession } from './run-session'
-import type { CreateTextChatBody, TextChatMessageBody, TextChatSession, TextChatSessionData, TextChatTurn } from './schemas'
+import type {
+  CreateTextChatBody,
+  TextChatMessageBody,
+  TextChatSession,
+  TextChatSessionData,
+  TextChatTurn,
+} from './schemas'
 
 /**
  * Text chat: an agent run without audio (`mode: textchat`, channel `chat` in usage), driven over HTTP one message at a
@@ -62,7 +68,9 @@ const emptyUsage = (): Turn['usage'] => ({ prompt_tokens: 0, completion_tokens: 
 function inactivityTimeoutSeconds(configurations: Record<string, unknown>): number {
   const value = configurations.text_chat_inactivity_timeout_seconds
   const { defaultSeconds, minSeconds, maxSeconds } = INACTIVITY_TIMEOUT
-  return typeof value === 'number' && Number.isFinite(value) ? Math.min(maxSeconds, Math.max(minSeconds, Math.round(value))) : defaultSeconds
+  return typeof value === 'number' && Number.isFinite(value)
+    ? Math.min(maxSeconds, Math.max(minSeconds, Math.round(value)))
+    : defaultSeconds
 }
 
 /** What a turn shows of an engine event: everything but streamed text pieces and raw usage. */
@@ -90,20 +98,34 @@ function save(ctx: AppContext, chat: ChatSession): void {
 }
 
 /** One exchange: what the user said (none for the opening) and the agent turns that answered it. */
-function turnOf(ctx: AppContext, chat: ChatSession, createdAt: number, userText: string | null, answer: TranscriptTurn[]): Turn {
+function turnOf(
+  ctx: AppContext,
+  chat: ChatSession,
+  createdAt: number,
+  userText: string | null,
+  answer: TranscriptTurn[],
+): Turn {
   const { conversation } = chat.session
   const record = conversation.record()
   const failed = record.end_reason === 'pipeline_error'
-  const text = answer.map((turn) => turn.text).filter(Boolean).join('\n\n')
+  const text = answer
+    .map((turn) => turn.text)
+    .filter(Boolean)
+    .join('\n\n')
   return {
     id: `turn_${randomBytes(6).toString('hex')}`,
     status: failed ? 'failed' : 'completed',
     created_at: iso(createdAt),
     user_message: userText === null ? null : { text: userText, created_at: iso(createdAt) },
-    assistant_message: answer.length === 0 ? null : { text, created_at: iso(ctx.clock.now()), node_id: answer.at(-1)!.node_id },
+    assistant_message:
+      answer.length === 0 ? null : { text, created_at: iso(ctx.clock.now()), node_id: answer.at(-1)!.node_id },
     events: chat.collected.events,
     usage: chat.collected.usage,
-    checkpoint_after_turn: { node_id: record.current_node_id, nodes_visited: record.gathered_context.nodes_visited, ended: conversation.ended },
+    checkpoint_after_turn: {
+      node_id: record.current_node_id,
+      nodes_visited: record.gathered_context.nodes_visited,
+      ended: conversation.ended,
+    },
   }
 }
 
@@ -112,7 +134,11 @@ function resetCollected(chat: ChatSession) {
 }
 
 /** Completes the run when the conversation ended (end node, max duration, LLM failure, or `reason` given). */
-async function closeIfEnded(ctx: AppContext, chat: ChatSession, reason?: 'user_hangup' | 'user_idle_max_duration_exceeded'): Promise<void> {
+async function closeIfEnded(
+  ctx: AppContext,
+  chat: ChatSession,
+  reason?: 'user_hangup' | 'user_idle_max_duration_exceeded',
+): Promise<void> {
   if (!chat.session.conversation.ended && !reason) return
   await chat.session.finish(reason)
   chat.status = 'completed'
@@ -129,10 +155,15 @@ function requireChatRun(ctx: AppContext, organizationId: number, workflowId: num
 function view(ctx: AppContext, run: WorkflowRunRow): View {
   const stored = isPlainObject(run.logs.text_chat) ? (run.logs.text_chat as SessionData & { revision: number }) : null
   const { revision = 0, ...data } = stored ?? {}
-  const session = stored ? (data as SessionData) : {
-    status: run.state === 'completed' ? 'completed' : 'idle', turns: [], inactivity_timeout_seconds: INACTIVITY_TIMEOUT.defaultSeconds,
-    last_activity_at: run.createdAt, end_reason: null,
-  }
+  const session = stored
+    ? (data as SessionData)
+    : {
+        status: run.state === 'completed' ? 'completed' : 'idle',
+        turns: [],
+        inactivity_timeout_seconds: INACTIVITY_TIMEOUT.defaultSeconds,
+        last_activity_at: run.createdAt,
+        end_reason: null,
+      }
   const sessionLog = isPlainObject(run.logs.session) ? run.logs.session : {}
   return {
     workflow_run_id: run.id,
@@ -146,25 +177,44 @@ function view(ctx: AppContext, run: WorkflowRunRow): View {
     gathered_context: run.gatheredContext,
     annotations: run.annotations,
     session_data: session,
-    checkpoint: typeof sessionLog.current_node_id === 'string' ? { node_id: sessionLog.current_node_id, nodes_visited: run.gatheredContext.nodes_visited ?? [] } : null,
+    checkpoint:
+      typeof sessionLog.current_node_id === 'string'
+        ? { node_id: sessionLog.current_node_id, nodes_visited: run.gatheredContext.nodes_visited ?? [] }
+        : null,
     created_at: run.createdAt,
     updated_at: session.last_activity_at,
   }
 }
 
-const currentView = (ctx: AppContext, organizationId: number, runId: number): View => view(ctx, getRun(ctx, organizationId, runId)!)
+const currentView = (ctx: AppContext, organizationId: number, runId: number): View =>
+  view(ctx, getRun(ctx, organizationId, runId)!)
 
 /** Starts a session on the agent's draft (else its published version) and runs the opening turn. */
-export async function createTextChat(ctx: AppContext, organizationId: number, workflowId: number, body: Static<typeof CreateTextChatBody>): Promise<View> {
+export async function createTextChat(
+  ctx: AppContext,
+  organizationId: number,
+  workflowId: number,
+  body: Static<typeof CreateTextChatBody>,
+): Promise<View> {
   const found = findRunTarget(ctx, organizationId, { workflowId }, { preferDraft: true })
-  if ('problem' in found) throw found.problem === 'workflow_not_found' ? notFound(RUN_TARGET_PROBLEMS.workflow_not_found) : refused(RUN_TARGET_PROBLEMS[found.problem])
+  if ('problem' in found)
+    throw found.problem === 'workflow_not_found'
+      ? notFound(RUN_TARGET_PROBLEMS.workflow_not_found)
+      : refused(RUN_TARGET_PROBLEMS[found.problem])
   const { target } = found
   const problems = modelOverridesProblems(ctx, organizationId, body.model_overrides, ['body', 'model_overrides'])
   if (problems.length > 0) throw invalid(problems)
-  const modelsProblem = runModelsProblem(ctx, organizationId, { overrides: body.model_overrides ?? null, configurations: target.configurations }, 'chat')
+  const modelsProblem = runModelsProblem(
+    ctx,
+    organizationId,
+    { overrides: body.model_overrides ?? null, configurations: target.configurations },
+    'chat',
+  )
   if (modelsProblem) throw refused(`The agent cannot chat: ${modelsProblem}`)
 
-  const initialContext = Object.fromEntries(Object.entries(body.initial_context ?? {}).filter(([key]) => !RESERVED_CONTEXT_KEYS.has(key)))
+  const initialContext = Object.fromEntries(
+    Object.entries(body.initial_context ?? {}).filter(([key]) => !RESERVED_CONTEXT_KEYS.has(key)),
+  )
   const run = createRun(ctx, {
     organizationId,
     workflowId,
@@ -180,12 +230,15 @@ export async function createTextChat(ctx: AppContext, organizationId: number, wo
   const holder: { chat?: ChatSession } = {}
   let session: RunSession
   try {
-    session = await openRunSession(ctx, run.id, { channel: 'chat', onEvent: (event) => holder.chat && collect(holder.chat, event) })
+    session = await openRunSession(ctx, run.id, {
+      channel: 'chat',
+      onEvent: (event) => holder.chat && collect(holder.chat, event),
+    })
   } catch (error) {
     if (error instanceof RunSessionError) throw refused(error.message)
     throw error
   }
-  const chat: ChatSession = holder.chat = {
+  const chat: ChatSession = (holder.chat = {
     session,
     revision: 0,
     status: 'pending_assistant_turn',
@@ -194,7 +247,7 @@ export async function createTextChat(ctx: AppContext, organizationId: number, wo
     timeoutSeconds: inactivityTimeoutSeconds(target.configurations),
     endReason: null,
     collected: { events: [], usage: emptyUsage() },
-  }
+  })
   sessionsOf(ctx).set(run.id, chat)
   const startedAt = ctx.clock.now()
   const opening = await session.conversation.start()
@@ -217,18 +270,30 @@ function openChat(ctx: AppContext, run: WorkflowRunRow, expectedRevision: number
   const chat = sessionsOf(ctx).get(run.id)
   if (!chat || run.state === 'completed') throw refused('This text chat session has ended')
   if (expectedRevision != null && expectedRevision !== chat.revision) {
-    throw conflict({ message: 'The session has changed since that revision', expected_revision: expectedRevision, actual_revision: chat.revision })
+    throw conflict({
+      message: 'The session has changed since that revision',
+      expected_revision: expectedRevision,
+      actual_revision: chat.revision,
+    })
   }
   return chat
 }
 
 export async function sendTextChatMessage(
-  ctx: AppContext, organizationId: number, workflowId: number, runId: number, body: Static<typeof TextChatMessageBody>,
+  ctx: AppContext,
+  organizationId: number,
+  workflowId: number,
+  runId: number,
+  body: Static<typeof TextChatMessageBody>,
 ): Promise<View> {
   const run = requireChatRun(ctx, organizationId, workflowId, runId)
   const chat = openChat(ctx, run, body.expected_revision)
   if (chat.status === 'pending_assistant_turn') {
-    throw conflict({ message: 'The previous message is still being answered', expected_revision: body.expected_revision ?? null, actual_revision: chat.revision })
+    throw conflict({
+      message: 'The previous message is still being answered',
+      expected_revision: body.expected_revision ?? null,
+      actual_revision: chat.revision,
+    })
   }
   const receivedAt = ctx.clock.now()
   chat.status = 'pending_assistant_turn'
@@ -248,7 +313,12 @@ export async function sendTextChatMessage(
 }
 
 /** Ends the session (a pending answer is cut off); ending an ended session answers it as it is. */
-export async function endTextChat(ctx: AppContext, organizationId: number, workflowId: number, runId: number): Promise<View> {
+export async function endTextChat(
+  ctx: AppContext,
+  organizationId: number,
+  workflowId: number,
+  runId: number,
+): Promise<View> {
   const run = requireChatRun(ctx, organizationId, workflowId, runId)
   const chat = sessionsOf(ctx).get(run.id)
   if (!chat || run.state === 'completed') return view(ctx, run)
@@ -286,7 +356,9 @@ export async function sweepTextChats(ctx: AppContext): Promise<void> {
 export function startTextChatSweeper(ctx: AppContext, everyMs = 1000): { stop(): Promise<void> } {
   let pass: Promise<void> | null = null
   const timer = setInterval(() => {
-    pass ??= sweepTextChats(ctx).finally(() => { pass = null })
+    pass ??= sweepTextChats(ctx).finally(() => {
+      pass = null
+    })
   }, everyMs)
   return {
     async stop() {

@@ -18,25 +18,50 @@ import type { ResolvedService } from '../models/resolve'
  * ones are (tools/mcp-client.ts), logged with host and the server's tool name.
  */
 export function conversationTools(
-  ctx: AppContext, organizationId: number, definition: AgentDefinition, run: { id?: number; embeddings?: ResolvedService | null } = {},
+  ctx: AppContext,
+  organizationId: number,
+  definition: AgentDefinition,
+  run: { id?: number; embeddings?: ResolvedService | null } = {},
 ): ConversationTools {
   const runId = run.id
   const embedder = embedderOf(run.embeddings ?? null)
   return {
     async retrieve(documentUuids, query, signal) {
       const retrieved = await retrieveFromKnowledgeBase(ctx, organizationId, embedder, documentUuids, query, signal)
-      ctx.log.info({ runId, results: retrieved.log.results.length, unavailable: retrieved.log.unavailable_documents.length, embeddingMs: retrieved.log.embedding_ms, searchMs: retrieved.log.search_ms }, 'knowledge-base retrieval')
+      ctx.log.info(
+        {
+          runId,
+          results: retrieved.log.results.length,
+          unavailable: retrieved.log.unavailable_documents.length,
+          embeddingMs: retrieved.log.embedding_ms,
+          searchMs: retrieved.log.search_ms,
+        },
+        'knowledge-base retrieval',
+      )
       return retrieved
     },
     byUuid: activeToolsByUuid(ctx, organizationId, definition.nodes.flatMap(nodeToolUuids)),
     async callHttp(tool, config, args, variables, signal) {
-      const outcome = await callHttpTool(config, args, variables, toolEnvironment(ctx, organizationId), signal, new Date(ctx.clock.now()))
-      ctx.log.info({ runId, toolUuid: tool.tool_uuid, ...outcome.request, outcome: outcome.result.status }, 'tool HTTP request')
+      const outcome = await callHttpTool(
+        config,
+        args,
+        variables,
+        toolEnvironment(ctx, organizationId),
+        signal,
+        new Date(ctx.clock.now()),
+      )
+      ctx.log.info(
+        { runId, toolUuid: tool.tool_uuid, ...outcome.request, outcome: outcome.result.status },
+        'tool HTTP request',
+      )
       return outcome
     },
     async callMcp(tool, config, toolName, args, signal) {
       const outcome = await callMcpTool(config, toolName, args, toolEnvironment(ctx, organizationId), signal)
-      ctx.log.info({ runId, toolUuid: tool.tool_uuid, ...outcome.request, outcome: outcome.result.status }, 'tool MCP call')
+      ctx.log.info(
+        { runId, toolUuid: tool.tool_uuid, ...outcome.request, outcome: outcome.result.status },
+        'tool MCP call',
+      )
       return outcome
     },
   }

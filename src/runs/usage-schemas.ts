@@ -12,7 +12,9 @@ export const UsageRun = t.Object({
   service_token_usage: t.Integer(),
   call_duration_seconds: t.Integer({ description: 'Rounded to whole seconds' }),
   ...ArtifactLinksSchema.properties,
-  phone_number: t.Union([t.String(), t.Null()], { description: 'Deprecated: the caller for inbound calls, the number dialled otherwise' }),
+  phone_number: t.Union([t.String(), t.Null()], {
+    description: 'Deprecated: the caller for inbound calls, the number dialled otherwise',
+  }),
   caller_number: nullableString,
   called_number: nullableString,
   call_type: t.Union([t.Literal('inbound'), t.Literal('outbound')]),

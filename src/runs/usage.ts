@@ -12,7 +12,15 @@ import { readRunPage } from './queries'
 import type { UsageResponse } from './usage-schemas'
 
 const USAGE_FILTERS = [
-  'runId', 'workflowId', 'campaignId', 'callerNumber', 'calledNumber', 'dispositionCode', 'duration', 'callDirection', 'callChannel',
+  'runId',
+  'workflowId',
+  'campaignId',
+  'callerNumber',
+  'calledNumber',
+  'dispositionCode',
+  'duration',
+  'callDirection',
+  'callChannel',
 ]
 
 const DATE_MESSAGES = {
@@ -24,7 +32,10 @@ const DATE_MESSAGES = {
 function dateBounds(query: UsageOptions): { createdFrom?: string; createdTo?: string } {
   const bounds: { createdFrom?: string; createdTo?: string } = {}
   const problems: ValidationItem[] = []
-  for (const [name, bound] of [['start_date', 'createdFrom'], ['end_date', 'createdTo']] as const) {
+  for (const [name, bound] of [
+    ['start_date', 'createdFrom'],
+    ['end_date', 'createdTo'],
+  ] as const) {
     const value = query[name]
     if (value === undefined) continue
     const parsed = parseIsoDateTime(value)
@@ -58,14 +69,22 @@ export function usageReportJson(ctx: AppContext, organizationId: number, query: 
   const page = query.page ?? 1
   const limit = query.limit ?? 50
   const links = publicLinkParams(ctx)
-  const { total, rows: runs } = readRunPage<UsageRunJson>(ctx, {
-    organizationId,
-    criteria: { ...criteriaFrom(items, USAGE_FILTERS).criteria, ...bounds },
-    withUsageOnly: true,
-    sort: { by: query.sort_by === 'duration' ? 'duration' : 'created_at', order: query.sort_order === 'asc' ? 'asc' : 'desc' },
-    page,
-    limit,
-  }, sqlPart(USAGE_RUN_COLUMNS, links.base, links.now), 'JOIN workflows agent ON agent.id = run.workflow_id')
+  const { total, rows: runs } = readRunPage<UsageRunJson>(
+    ctx,
+    {
+      organizationId,
+      criteria: { ...criteriaFrom(items, USAGE_FILTERS).criteria, ...bounds },
+      withUsageOnly: true,
+      sort: {
+        by: query.sort_by === 'duration' ? 'duration' : 'created_at',
+        order: query.sort_order === 'asc' ? 'asc' : 'desc',
+      },
+      page,
+      limit,
+    },
+    sqlPart(USAGE_RUN_COLUMNS, links.base, links.now),
+    'JOIN workflows agent ON agent.id = run.workflow_id',
+  )
   const totals: Omit<Static<typeof UsageResponse>, 'runs'> = {
     total_service_tokens: runs.reduce((sum, run) => sum + run.tokens, 0),
     total_duration_seconds: runs.reduce((sum, run) => sum + run.seconds, 0),

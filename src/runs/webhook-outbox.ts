@@ -13,7 +13,12 @@ import { updateRun } from './service'
 import { nodeName } from '../conversation/graph'
 import { readSigningSecret } from './signing-secret'
 import {
-  buildWebhookRequest, classifyDelivery, WEBHOOK_MAX_ATTEMPTS, webhookTemplateContext, type DeliveryOutcome, type DeliveryVerdict,
+  buildWebhookRequest,
+  classifyDelivery,
+  WEBHOOK_MAX_ATTEMPTS,
+  webhookTemplateContext,
+  type DeliveryOutcome,
+  type DeliveryVerdict,
 } from './webhook'
 
 /**
@@ -32,35 +37,56 @@ const REQUEST_TIMEOUT_MS = 30_000
 const BATCH = 10
 
 export function webhookNodes(definition: AgentDefinition): AgentNode[] {
-  return definition.nodes.filter((node) => node.type === 'webhook' && node.data.enabled !== false
-    && typeof node.data.endpoint_url === 'string' && node.data.endpoint_url !== '')
+  return definition.nodes.filter(
+    (node) =>
+      node.type === 'webhook' &&
+      node.data.enabled !== false &&
+      typeof node.data.endpoint_url === 'string' &&
+      node.data.endpoint_url !== '',
+  )
 }
 
 /**
  * Queues one delivery per webhook node of the run, idempotently; call it inside the transaction that completes the run.
  * `held` deliveries wait for `releaseHeldDeliveries` (the run's QA review goes first).
  */
-export function enqueueWebhookDeliveries(ctx: AppContext, run: { id: number; organizationId: number }, definition: AgentDefinition, held: boolean): number {
+export function enqueueWebhookDeliveries(
+  ctx: AppContext,
+  run: { id: number; organizationId: number },
+  definition: AgentDefinition,
+  held: boolean,
+): number {
   const nodes = webhookNodes(definition)
   if (nodes.length === 0) return 0
   const now = isoNow(ctx.clock)
-  ctx.db.insert(webhookDeliveries).values(nodes.map((node) => ({
-    deliveryUuid: randomUUID(),
-    organizationId: run.organizationId,
-    runId: run.id,
-    nodeId: node.id,
-    state: held ? 'held' as const : 'pending' as const,
-    nextAttemptAt: ctx.clock.now(),
-    createdAt: now,
-    updatedAt: now,
-  }))).onConflictDoNothing({ target: [webhookDeliveries.runId, webhookDeliveries.nodeId] }).run()
+  ctx.db
+    .insert(webhookDeliveries)
+    .values(
+      nodes.map((node) => ({
+        deliveryUuid: randomUUID(),
+        organizationId: run.organizationId,
+        runId: run.id,
+        nodeId: node.id,
+        state: held ? ('held' as const) : ('pending' as const),
+        nextAttemptAt: ctx.clock.now(),
+        createdAt: now,
+        updatedAt: now,
+      })),
+    )
+    .onConflictDoNothing({ target: [webhookDeliveries.runId, webhookDeliveries.nodeId] })
+    .run()
   return nodes.length
 }
 
 /** Held deliveries become due: the run's (held) or, at start-up when no review can still be running, all of them. */
 export function releaseHeldDeliveries(ctx: AppContext, runId?: number): void {
-  ctx.db.update(webhookDeliveries).set({ state: 'pending', nextAttemptAt: ctx.clock.now(), updatedAt: isoNow(ctx.clock) })
-    .where(and(eq(webhookDeliveries.state, 'held'), runId === undefined ? undefined : eq(webhookDeliveries.runId, runId))).run()
+  ctx.db
+    .update(webhookDeliveries)
+    .set({ state: 'pending', nextAttemptAt: ctx.clock.now(), updatedAt: isoNow(ctx.clock) })
+    .where(
+      and(eq(webhookDeliveries.state, 'held'), runId === undefined ? undefined : eq(webhookDeliveries.runId, runId)),
+    )
+    .run()
 }
 
 /**
@@ -76,7 +102,14 @@ function originOf(url: string): string | null {
   }
 }
 
-type Attempt = { delivery: WebhookDeliveryRow; verdict: DeliveryVerdict; status: number | null; url: string; nodeName: string; signed: boolean }
+type Attempt = {
+  delivery: WebhookDeliveryRow
+  verdict: DeliveryVerdict
+  status: number | null
+  url: string
+  nodeName: string
+  signed: boolean
+}
 
 function recordAttempt(ctx: AppContext, { delivery, verdict, status, url, nodeName: name, signed }: Attempt): void {
   const now = ctx.clock.now()
@@ -96,46 +129,86 @@ function recordAttempt(ctx: AppContext, { delivery, verdict, status, url, nodeNa
     ...(verdict.kind === 'retry' ? { next_attempt_at: new Date(next).toISOString() } : {}),
   }
   transaction(ctx, () => {
-    ctx.db.update(webhookDeliveries).set({
-      state: verdict.kind === 'retry' ? 'pending' : verdict.kind,
-      nextAttemptAt: next,
-      lastError: error,
-      updatedAt: isoNow(ctx.clock),
-    }).where(eq(webhookDeliveries.id, delivery.id)).run()
-    const run = ctx.db.select({ logs: workflowRuns.logs }).from(workflowRuns).where(eq(workflowRuns.id, delivery.runId)).get()
+    ctx.db
+      .update(webhookDeliveries)
+      .set({
+        state: verdict.kind === 'retry' ? 'pending' : verdict.kind,
+        nextAttemptAt: next,
+        lastError: error,
+        updatedAt: isoNow(ctx.clock),
+      })
+      .where(eq(webhookDeliveries.id, delivery.id))
+      .run()
+    const run = ctx.db
+      .select({ logs: workflowRuns.logs })
+      .from(workflowRuns)
+      .where(eq(workflowRuns.id, delivery.runId))
+      .get()
     const attempts = Array.isArray(run?.logs.webhook_deliveries) ? run.logs.webhook_deliveries : []
     updateRun(ctx, delivery.runId, { logs: { webhook_deliveries: [...attempts, entry] } })
   })
   const log = verdict.kind === 'delivered' ? ctx.log.info.bind(ctx.log) : ctx.log.warn.bind(ctx.log)
-  log({ runId: delivery.runId, nodeId: delivery.nodeId, attempt: delivery.attempts, status, outcome: verdict.kind, error }, 'webhook delivery attempt')
+  log(
+    {
+      runId: delivery.runId,
+      nodeId: delivery.nodeId,
+      attempt: delivery.attempts,
+      status,
+      outcome: verdict.kind,
+      error,
+    },
+    'webhook delivery attempt',
+  )
 }
 
 /** No answer's body is read; only a redirect that sends the same method and body again is followed (same host). */
-async function send(policy: OutboundPolicy, request: ReturnType<typeof buildWebhookRequest>, timeoutMs: number): Promise<DeliveryOutcome> {
+async function send(
+  policy: OutboundPolicy,
+  request: ReturnType<typeof buildWebhookRequest>,
+  timeoutMs: number,
+): Promise<DeliveryOutcome> {
   try {
     const { status } = await sendOutbound(request, policy, { timeoutMs, maxBodyBytes: 0, redirects: 'keeping-method' })
     return { status }
   } catch (error) {
-    return error instanceof OutboundRefused ? { refused: error.message } : { networkError: outboundFailureReason(error) }
+    return error instanceof OutboundRefused
+      ? { refused: error.message }
+      : { networkError: outboundFailureReason(error) }
   }
 }
 
 /** One attempt of a claimed delivery: the request is built from the run as it is now (QA annotations included). */
 async function attempt(ctx: AppContext, delivery: WebhookDeliveryRow, timeoutMs: number): Promise<void> {
-  const found = ctx.db.select({ run: workflowRuns, workflowName: workflows.name, definition: workflowDefinitions.workflowJson })
+  const found = ctx.db
+    .select({ run: workflowRuns, workflowName: workflows.name, definition: workflowDefinitions.workflowJson })
     .from(workflowRuns)
     .innerJoin(workflows, eq(workflows.id, workflowRuns.workflowId))
     .innerJoin(workflowDefinitions, eq(workflowDefinitions.id, workflowRuns.definitionId))
-    .where(eq(workflowRuns.id, delivery.runId)).get()
-  const node = (found?.definition as AgentDefinition | undefined)?.nodes.find((candidate) => candidate.id === delivery.nodeId)
+    .where(eq(workflowRuns.id, delivery.runId))
+    .get()
+  const node = (found?.definition as AgentDefinition | undefined)?.nodes.find(
+    (candidate) => candidate.id === delivery.nodeId,
+  )
   const url = typeof node?.data.endpoint_url === 'string' ? node.data.endpoint_url : ''
   const name = node ? nodeName(node) : delivery.nodeId
-  const dead = (reason: string) => recordAttempt(ctx, { delivery, verdict: { kind: 'dead', reason }, status: null, url, nodeName: name, signed: false })
-  if (!found || !node) return dead('The webhook node is no longer in the run\'s agent version')
+  const dead = (reason: string) =>
+    recordAttempt(ctx, {
+      delivery,
+      verdict: { kind: 'dead', reason },
+      status: null,
+      url,
+      nodeName: name,
+      signed: false,
+    })
+  if (!found || !node) return dead("The webhook node is no longer in the run's agent version")
   const { run } = found
   const credentialUuid = node.data.credential_uuid
-  const credential = typeof credentialUuid === 'string' && credentialUuid !== '' ? readCredential(ctx, run.organizationId, credentialUuid) : null
-  if (typeof credentialUuid === 'string' && credentialUuid !== '' && !credential) return dead(`Credential ${credentialUuid} no longer exists`)
+  const credential =
+    typeof credentialUuid === 'string' && credentialUuid !== ''
+      ? readCredential(ctx, run.organizationId, credentialUuid)
+      : null
+  if (typeof credentialUuid === 'string' && credentialUuid !== '' && !credential)
+    return dead(`Credential ${credentialUuid} no longer exists`)
   const links = artifactLinks(ctx, run, ensurePublicAccess(ctx, run))
   const signingSecret = readSigningSecret(ctx, run.organizationId)
   const request = buildWebhookRequest({
@@ -164,7 +237,12 @@ async function attempt(ctx: AppContext, delivery: WebhookDeliveryRow, timeoutMs:
   })
   const outcome = await send(outboundPolicy(ctx, run.organizationId), request, timeoutMs)
   recordAttempt(ctx, {
-    delivery, verdict: classifyDelivery(outcome, delivery.attempts), status: 'status' in outcome ? outcome.status : null, url, nodeName: name, signed: signingSecret !== null,
+    delivery,
+    verdict: classifyDelivery(outcome, delivery.attempts),
+    status: 'status' in outcome ? outcome.status : null,
+    url,
+    nodeName: name,
+    signed: signingSecret !== null,
   })
 }
 
@@ -176,7 +254,10 @@ export type WebhookDispatcher = {
   stop(): Promise<void>
 }
 
-export function createWebhookDispatcher(ctx: AppContext, options: { timeoutMs?: number; everyMs?: number } = {}): WebhookDispatcher {
+export function createWebhookDispatcher(
+  ctx: AppContext,
+  options: { timeoutMs?: number; everyMs?: number } = {},
+): WebhookDispatcher {
   const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS
   let timer: ReturnType<typeof setInterval> | null = null
   let running: Promise<number> | null = null
@@ -186,24 +267,52 @@ export function createWebhookDispatcher(ctx: AppContext, options: { timeoutMs?: 
     const now = ctx.clock.now()
     return transaction(ctx, () => {
       // An attempt lost with its process after the last allowed one: nothing more will be sent.
-      ctx.db.update(webhookDeliveries).set({ state: 'dead', lastError: `No answer recorded after ${WEBHOOK_MAX_ATTEMPTS} attempts`, updatedAt: isoNow(ctx.clock) })
-        .where(and(eq(webhookDeliveries.state, 'pending'), lte(webhookDeliveries.nextAttemptAt, now), gte(webhookDeliveries.attempts, WEBHOOK_MAX_ATTEMPTS))).run()
-      const due = ctx.db.select({ id: webhookDeliveries.id }).from(webhookDeliveries)
+      ctx.db
+        .update(webhookDeliveries)
+        .set({
+          state: 'dead',
+          lastError: `No answer recorded after ${WEBHOOK_MAX_ATTEMPTS} attempts`,
+          updatedAt: isoNow(ctx.clock),
+        })
+        .where(
+          and(
+            eq(webhookDeliveries.state, 'pending'),
+            lte(webhookDeliveries.nextAttemptAt, now),
+            gte(webhookDeliveries.attempts, WEBHOOK_MAX_ATTEMPTS),
+          ),
+        )
+        .run()
+      const due = ctx.db
+        .select({ id: webhookDeliveries.id })
+        .from(webhookDeliveries)
         .where(and(eq(webhookDeliveries.state, 'pending'), lte(webhookDeliveries.nextAttemptAt, now)))
-        .orderBy(webhookDeliveries.nextAttemptAt).limit(BATCH).all()
+        .orderBy(webhookDeliveries.nextAttemptAt)
+        .limit(BATCH)
+        .all()
       return due.map(({ id }) => {
         const row = ctx.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).get()!
-        return ctx.db.update(webhookDeliveries).set({ attempts: row.attempts + 1, nextAttemptAt: now + LEASE_MS, updatedAt: isoNow(ctx.clock) })
-          .where(eq(webhookDeliveries.id, id)).returning().get()
+        return ctx.db
+          .update(webhookDeliveries)
+          .set({ attempts: row.attempts + 1, nextAttemptAt: now + LEASE_MS, updatedAt: isoNow(ctx.clock) })
+          .where(eq(webhookDeliveries.id, id))
+          .returning()
+          .get()
       })
     })
   }
 
   async function tick(): Promise<number> {
     const claimed = claim()
-    await Promise.all(claimed.map((delivery) => attempt(ctx, delivery, timeoutMs).catch((error) => {
-      ctx.log.error({ err: error, runId: delivery.runId, nodeId: delivery.nodeId }, 'webhook delivery failed unexpectedly')
-    })))
+    await Promise.all(
+      claimed.map((delivery) =>
+        attempt(ctx, delivery, timeoutMs).catch((error) => {
+          ctx.log.error(
+            { err: error, runId: delivery.runId, nodeId: delivery.nodeId },
+            'webhook delivery failed unexpectedly',
+          )
+        }),
+      ),
+    )
     return claimed.length
   }
 
@@ -211,7 +320,9 @@ export function createWebhookDispatcher(ctx: AppContext, options: { timeoutMs?: 
     tick,
     start() {
       timer ??= setInterval(() => {
-        running ??= tick().finally(() => { running = null })
+        running ??= tick().finally(() => {
+          running = null
+        })
       }, options.everyMs ?? 1000)
     },
     async stop() {

@@ -25,7 +25,8 @@ export type DeliveryVerdict =
   | { kind: 'dead'; reason: string }
 
 /** Seconds to wait after failed attempt `attempt` (1-based): 30, 60, 120, 240, … capped at 600. */
-export const retryDelaySeconds = (attempt: number): number => Math.min(FIRST_RETRY_SECONDS * 2 ** (attempt - 1), MAX_RETRY_SECONDS)
+export const retryDelaySeconds = (attempt: number): number =>
+  Math.min(FIRST_RETRY_SECONDS * 2 ** (attempt - 1), MAX_RETRY_SECONDS)
 
 /** What to do after attempt `attempt` (1-based) ended with `outcome`. */
 export function classifyDelivery(outcome: DeliveryOutcome, attempt: number): DeliveryVerdict {
@@ -44,7 +45,13 @@ export const signWebhook = (secret: string, body: string, unixSeconds: number): 
   `t=${unixSeconds},v1=${hmacHex(secret, `${unixSeconds}.${body}`)}`
 
 /** What a receiver does: the signature matches the body and is not older (or newer) than `toleranceSeconds`. */
-export function verifyWebhookSignature(secret: string, header: string, body: string, nowUnixSeconds: number, toleranceSeconds = 300): boolean {
+export function verifyWebhookSignature(
+  secret: string,
+  header: string,
+  body: string,
+  nowUnixSeconds: number,
+  toleranceSeconds = 300,
+): boolean {
   const parts = new Map(header.split(',').map((part) => part.trim().split('=', 2) as [string, string]))
   const timestamp = Number(parts.get('t'))
   const given = parts.get('v1')
@@ -95,7 +102,8 @@ export function webhookTemplateContext(facts: WebhookRunFacts): Record<string, u
 export function renderPayload(template: unknown, context: Record<string, unknown>, now: Date): unknown {
   if (typeof template === 'string') return renderTemplate(template, context, now)
   if (Array.isArray(template)) return template.map((item) => renderPayload(item, context, now))
-  if (isPlainObject(template)) return Object.fromEntries(Object.entries(template).map(([key, value]) => [key, renderPayload(value, context, now)]))
+  if (isPlainObject(template))
+    return Object.fromEntries(Object.entries(template).map(([key, value]) => [key, renderPayload(value, context, now)]))
   return template
 }
 
@@ -136,7 +144,13 @@ export function buildWebhookRequest(delivery: WebhookDelivery): WebhookRequest {
   const headers: Record<string, string> = {}
   if (body !== null) headers['Content-Type'] = 'application/json'
   for (const row of Array.isArray(data.custom_headers) ? data.custom_headers : []) {
-    if (isPlainObject(row) && typeof row.key === 'string' && row.key !== '' && typeof row.value === 'string' && !SECRET_HEADER.test(row.key)) {
+    if (
+      isPlainObject(row) &&
+      typeof row.key === 'string' &&
+      row.key !== '' &&
+      typeof row.value === 'string' &&
+      !SECRET_HEADER.test(row.key)
+    ) {
       headers[row.key] = row.value
     }
   }
@@ -147,7 +161,11 @@ export function buildWebhookRequest(delivery: WebhookDelivery): WebhookRequest {
     'X-Ringbase-Delivery-Attempt': String(delivery.attempt),
   })
   if (delivery.signingSecret !== null) {
-    headers['X-Ringbase-Signature'] = signWebhook(delivery.signingSecret, body ?? '', Math.floor(delivery.now.getTime() / 1000))
+    headers['X-Ringbase-Signature'] = signWebhook(
+      delivery.signingSecret,
+      body ?? '',
+      Math.floor(delivery.now.getTime() / 1000),
+    )
   }
   return { method, url: typeof data.endpoint_url === 'string' ? data.endpoint_url : '', headers, body }
 }

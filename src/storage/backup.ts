@@ -75,7 +75,8 @@ function targetPath(root: string, path: string): string {
  */
 export function restoreBackup(dataDir: string, fromFile: string): BackupSummary {
   const root = resolve(dataDir)
-  if (existsSync(root) && readdirSync(root).length > 0) throw new BackupError(`${root} is not empty: restore only into an empty data dir`)
+  if (existsSync(root) && readdirSync(root).length > 0)
+    throw new BackupError(`${root} is not empty: restore only into an empty data dir`)
   const source = openSync(fromFile, 'r')
   const createdRoot = !existsSync(root)
   mkdirSync(root, { recursive: true, mode: 0o700 })
@@ -100,7 +101,8 @@ export function restoreBackup(dataDir: string, fromFile: string): BackupSummary 
     })
     if (!existsSync(join(root, DATABASE_FILE))) throw new BackupError(`${fromFile} holds no database`)
     const problems = databaseProblems(root)
-    if (problems.length > 0) throw new BackupError(`the restored database is damaged: ${problems.slice(0, 5).join('; ')}`)
+    if (problems.length > 0)
+      throw new BackupError(`the restored database is damaged: ${problems.slice(0, 5).join('; ')}`)
     return { files: files - 1, bytes: statSync(fromFile).size }
   } catch (error) {
     for (const entry of readdirSync(root)) rmSync(join(root, entry), { recursive: true, force: true })

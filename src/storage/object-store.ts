@@ -46,11 +46,16 @@ const FORBIDDEN_CHARACTERS = /[\u0000-\u001f\u007f\\]/
 
 function checkKey(key: string): void {
   const segments = key.split('/')
-  const problem = key === '' ? 'is empty'
-    : FORBIDDEN_CHARACTERS.test(key) ? 'contains a control character or a backslash'
-      : segments.some((segment) => segment === '') ? 'has an empty segment (or starts or ends with /)'
-        : segments.some((segment) => segment.startsWith('.')) ? 'has a segment starting with a dot'
-          : null
+  const problem =
+    key === ''
+      ? 'is empty'
+      : FORBIDDEN_CHARACTERS.test(key)
+        ? 'contains a control character or a backslash'
+        : segments.some((segment) => segment === '')
+          ? 'has an empty segment (or starts or ends with /)'
+          : segments.some((segment) => segment.startsWith('.'))
+            ? 'has a segment starting with a dot'
+            : null
   if (problem) throw new InvalidObjectKeyError(`Object key ${JSON.stringify(key)} ${problem}`)
 }
 
@@ -71,7 +76,8 @@ export function localObjectStore(root: string): ObjectStore {
   const pathOf = (key: string): string => {
     checkKey(key)
     const path = resolve(rootDir, key)
-    if (!path.startsWith(rootDir + sep)) throw new InvalidObjectKeyError(`Object key ${JSON.stringify(key)} leaves the store`)
+    if (!path.startsWith(rootDir + sep))
+      throw new InvalidObjectKeyError(`Object key ${JSON.stringify(key)} leaves the store`)
     return path
   }
 
@@ -100,7 +106,9 @@ export function localObjectStore(root: string): ObjectStore {
         } else {
           // A hard link appears atomically and only where nothing is: two writers cannot both win.
           await link(partial, target).catch((error: NodeJS.ErrnoException) => {
-            throw error.code === 'EEXIST' ? new ObjectExistsError(`Object ${JSON.stringify(key)} already exists`) : error
+            throw error.code === 'EEXIST'
+              ? new ObjectExistsError(`Object ${JSON.stringify(key)} already exists`)
+              : error
           })
           await rm(partial)
         }

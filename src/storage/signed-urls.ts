@@ -16,16 +16,27 @@ export type SignedFields = { key: string; expires: string; content_type?: string
 const OBJECTS_PATH = '/api/v1/s3'
 
 const signingKey = (ctx: AppContext, purpose: SignedPurpose) => deriveKey(ctx.masterKey, `object-url:${purpose}`)
-const message = (fields: SignedFields) => [fields.key, fields.content_type ?? '', fields.size ?? '', fields.expires].join('\n')
+const message = (fields: SignedFields) =>
+  [fields.key, fields.content_type ?? '', fields.size ?? '', fields.expires].join('\n')
 
-export function signedObjectUrl(ctx: AppContext, purpose: SignedPurpose, fields: Omit<SignedFields, 'expires'>, ttlSeconds: number): string {
+export function signedObjectUrl(
+  ctx: AppContext,
+  purpose: SignedPurpose,
+  fields: Omit<SignedFields, 'expires'>,
+  ttlSeconds: number,
+): string {
   const signed: SignedFields = { ...fields, expires: String(Math.floor(ctx.clock.now() / 1000) + ttlSeconds) }
   const query = new URLSearchParams({ ...signed, signature: sign(signingKey(ctx, purpose), message(signed)) })
   return `${ctx.config.publicUrl}${OBJECTS_PATH}/${purpose}?${query}`
 }
 
 /** Throws 403 unless the link was signed by this server for this purpose and has not expired. */
-export function verifySignedFields(ctx: AppContext, purpose: SignedPurpose, fields: SignedFields, signature: string): void {
+export function verifySignedFields(
+  ctx: AppContext,
+  purpose: SignedPurpose,
+  fields: SignedFields,
+  signature: string,
+): void {
   if (!signatureMatches(signingKey(ctx, purpose), message(fields), signature)) throw forbidden('Invalid signature')
   if (Number(fields.expires) * 1000 < ctx.clock.now()) throw forbidden('This link has expired')
 }

@@ -17,10 +17,17 @@ type DownloadQuery = { key: string; expires: string; signature: string }
 
 export const sanitizeFileName = (fileName: string) => fileName.replace(/[^A-Za-z0-9._-]/g, '_').slice(-120)
 const baseContentType = (header: string | null) => (header ?? '').split(';')[0].trim().toLowerCase()
-const fileTooLarge = (maxBytes: number) => tooLarge(`The file is larger than the ${maxBytes} bytes this upload URL allows`)
+const fileTooLarge = (maxBytes: number) =>
+  tooLarge(`The file is larger than the ${maxBytes} bytes this upload URL allows`)
 
 /** Signs a short-lived PUT URL on this server for one CSV of at most `fileSize` bytes in the organization's area. */
-export function createUploadUrl(ctx: AppContext, organizationId: number, fileName: string, fileSize: number, contentType: string): UploadGrant {
+export function createUploadUrl(
+  ctx: AppContext,
+  organizationId: number,
+  fileName: string,
+  fileSize: number,
+  contentType: string,
+): UploadGrant {
   // Rules that depend on the configuration, worded like the schema's own errors.
   const problems = [
     ...checkValue(t.Integer({ maximum: ctx.config.maxUploadBytes }), fileSize, ['body', 'file_size']),
@@ -36,27 +43,52 @@ export function createUploadUrl(ctx: AppContext, organizationId: number, fileNam
  * PUT must send `contentType`). Callers choose the key and check the type and size rules of what they take.
  */
 export function signUpload(
-  ctx: AppContext, organizationId: number, { fileKey, fileName, contentType, maxBytes }: { fileKey: string; fileName: string; contentType: string; maxBytes: number },
+  ctx: AppContext,
+  organizationId: number,
+  {
+    fileKey,
+    fileName,
+    contentType,
+    maxBytes,
+  }: { fileKey: string; fileName: string; contentType: string; maxBytes: number },
 ): UploadGrant {
-  ctx.db.insert(uploads).values({
-    organizationId, fileKey, fileName, contentType, declaredSize: maxBytes, createdAt: isoNow(ctx.clock),
-  }).run()
-  const uploadUrl = signedObjectUrl(ctx, 'upload', { key: fileKey, content_type: contentType, size: String(maxBytes) }, UPLOAD_URL_TTL_SECONDS)
+  ctx.db
+    .insert(uploads)
+    .values({
+      organizationId,
+      fileKey,
+      fileName,
+      contentType,
+      declaredSize: maxBytes,
+      createdAt: isoNow(ctx.clock),
+    })
+    .run()
+  const uploadUrl = signedObjectUrl(
+    ctx,
+    'upload',
+    { key: fileKey, content_type: contentType, size: String(maxBytes) },
+    UPLOAD_URL_TTL_SECONDS,
+  )
   return { upload_url: uploadUrl, file_key: fileKey, expires_in: UPLOAD_URL_TTL_SECONDS }
 }
 
 /** The size of the completed upload to `fileKey` in the organization's area, or null when none was completed. */
 export function completedUploadSize(ctx: AppContext, organizationId: number, fileKey: string): number | null {
-  const row = ctx.db.select({ size: uploads.size, completedAt: uploads.completedAt }).from(uploads)
-    .where(and(eq(uploads.fileKey, fileKey), eq(uploads.organizationId, organizationId))).get()
+  const row = ctx.db
+    .select({ size: uploads.size, completedAt: uploads.completedAt })
+    .from(uploads)
+    .where(and(eq(uploads.fileKey, fileKey), eq(uploads.organizationId, organizationId)))
+    .get()
   return row?.completedAt ? row.size : null
 }
 
-const alreadyUploaded = () => conflict('This upload URL has been used already: ask for a new one to upload another file')
+const alreadyUploaded = () =>
+  conflict('This upload URL has been used already: ask for a new one to upload another file')
 
 /** Takes the upload for this PUT: one signed URL uploads once (409 while another PUT of it runs, or once one succeeded). */
 function claimUpload(ctx: AppContext, fileKey: string): void {
-  const claimed = ctx.db.update(uploads)
+  const claimed = ctx.db
+    .update(uploads)
     .set({ receivingSince: isoNow(ctx.clock) })
     .where(and(eq(uploads.fileKey, fileKey), isNull(uploads.completedAt), isNull(uploads.receivingSince)))
     .returning({ id: uploads.id })
@@ -66,14 +98,22 @@ function claimUpload(ctx: AppContext, fileKey: string): void {
 
 /** A PUT that failed (too large, cut off) leaves the URL usable for another try. */
 function releaseUpload(ctx: AppContext, fileKey: string): void {
-  ctx.db.update(uploads).set({ receivingSince: null }).where(and(eq(uploads.fileKey, fileKey), isNull(uploads.completedAt))).run()
+  ctx.db
+    .update(uploads)
+    .set({ receivingSince: null })
+    .where(and(eq(uploads.fileKey, fileKey), isNull(uploads.completedAt)))
+    .run()
 }
 
 /**
  * Receives the PUT of a signed upload, once. The body is streamed to the object store and refused (413, nothing kept) as
  * soon as it exceeds the signed size; the object appears only once complete.
  */
-export async function receiveUpload(ctx: AppContext, query: UploadQuery, request: Request): Promise<{ file_key: string; size: number }> {
+export async function receiveUpload(
+  ctx: AppContext,
+  query: UploadQuery,
+  request: Request,
+): Promise<{ file_key: string; size: number }> {
   const { signature, ...fields } = query
   verifySignedFields(ctx, 'upload', fields, signature)
   if (baseContentType(request.headers.get('content-type')) !== fields.content_type) {
@@ -93,7 +133,11 @@ export async function receiveUpload(ctx: AppContext, query: UploadQuery, request
     if (error instanceof ObjectExistsError) throw alreadyUploaded()
     throw error
   }
-  ctx.db.update(uploads).set({ size, completedAt: isoNow(ctx.clock) }).where(eq(uploads.fileKey, fields.key)).run()
+  ctx.db
+    .update(uploads)
+    .set({ size, completedAt: isoNow(ctx.clock) })
+    .where(eq(uploads.fileKey, fields.key))
+    .run()
   ctx.log.info({ fileKey: fields.key, size }, 'upload received')
   return { file_key: fields.key, size }
 }
@@ -105,5 +149,7 @@ export async function serveDownload(ctx: AppContext, query: DownloadQuery): Prom
   const file = await ctx.objects.file(fields.key)
   if (!file) throw notFound('File not found')
   const name = fields.key.split('/').at(-1)!
-  return new Response(file, { headers: { 'content-type': CSV_CONTENT_TYPE, 'content-disposition': `attachment; filename="${name}"` } })
+  return new Response(file, {
+    headers: { 'content-type': CSV_CONTENT_TYPE, 'content-disposition': `attachment; filename="${name}"` },
+  })
 }

@@ -36,7 +36,10 @@ export type DialRequest = {
 
 /** The provider refused (`unreachable` false) or could not be reached; `message` is safe to show to the API client. */
 export class DialError extends Error {
-  constructor(message: string, readonly unreachable = false) {
+  constructor(
+    message: string,
+    readonly unreachable = false,
+  ) {
     super(message)
   }
 }
@@ -44,21 +47,21 @@ export class DialError extends Error {
 export type CallReport =
   | { kind: 'answered'; callId: string; at: number }
   | {
-    kind: 'ended'
-    callId: string
-    outcome: CallOutcome
-    at: number
-    /** When the far end answered, or null if it never did. */
-    answeredAt: number | null
-    /** Q.850 cause, when the provider reports one. */
-    cause?: { code: number; text: string }
-    /** Provider-specific status, e.g. ARI's dialstatus BUSY / NOANSWER / CONGESTION. */
-    providerStatus?: string
-    /** Object-store key of the call recording, if one was made. */
-    recordingKey?: string
-    /** The agent handed the caller to `destination` at `connectedAt`; the call went on from there. */
-    transfer?: { destination: string; connectedAt: number }
-  }
+      kind: 'ended'
+      callId: string
+      outcome: CallOutcome
+      at: number
+      /** When the far end answered, or null if it never did. */
+      answeredAt: number | null
+      /** Q.850 cause, when the provider reports one. */
+      cause?: { code: number; text: string }
+      /** Provider-specific status, e.g. ARI's dialstatus BUSY / NOANSWER / CONGESTION. */
+      providerStatus?: string
+      /** Object-store key of the call recording, if one was made. */
+      recordingKey?: string
+      /** The agent handed the caller to `destination` at `connectedAt`; the call went on from there. */
+      transfer?: { destination: string; connectedAt: number }
+    }
 
 export type CallState = 'alive' | 'gone' | 'unknown'
 
@@ -101,7 +104,12 @@ export type InboundOffer = {
 }
 
 /** The run behind a call, as a provider needs it; `credentials` (its configuration's, decrypted) dial its transfers. */
-export type CallRun = { runId: number; organizationId: number; maxCallDurationSeconds: number; credentials: Record<string, unknown> }
+export type CallRun = {
+  runId: number
+  organizationId: number
+  maxCallDurationSeconds: number
+  credentials: Record<string, unknown>
+}
 
 /** The run an inbound call was given; why it is refused (it is then hung up); or `ours`: a call this app placed (before a restart), left alone. */
 export type InboundRoute = { run: CallRun } | { refused: string } | { ours: true }
@@ -119,7 +127,11 @@ export type CarrierWaits = {
   finalStatusGraceMs: number
 }
 
-const CARRIER_WAITS: CarrierWaits = { transferOutcomeGraceMs: 15_000, transferReturnMs: 15_000, finalStatusGraceMs: 10_000 }
+const CARRIER_WAITS: CarrierWaits = {
+  transferOutcomeGraceMs: 15_000,
+  transferReturnMs: 15_000,
+  finalStatusGraceMs: 10_000,
+}
 
 /** Providers by name, the fan-out of their call reports, and where answered and inbound calls go. Lives on the AppContext. */
 export type Telephony = {
@@ -152,7 +164,9 @@ export function createTelephony(): Telephony {
     waits: { ...CARRIER_WAITS },
     providerFor: (provider) => providers.get(provider) ?? null,
     registered: () => [...providers.values()],
-    register: (provider, implementation) => { providers.set(provider, implementation) },
+    register: (provider, implementation) => {
+      providers.set(provider, implementation)
+    },
     onReport(listener) {
       listeners.add(listener)
       return () => listeners.delete(listener)
@@ -162,11 +176,17 @@ export function createTelephony(): Telephony {
     },
     onAnswered(handler) {
       answer = handler
-      return () => { if (answer === handler) answer = null }
+      return () => {
+        if (answer === handler) answer = null
+      }
     },
     answered: (call) => answer?.(call) ?? null,
-    get answering() { return answer !== null },
-    routeInboundWith(given) { router = given },
+    get answering() {
+      return answer !== null
+    },
+    routeInboundWith(given) {
+      router = given
+    },
     routeInbound: (offer) => router(offer),
   }
 }

@@ -23,7 +23,10 @@ function tokenize(expression: string): Token[] {
   while (at < expression.length) {
     const rest = expression.slice(at)
     const space = /^\s+/.exec(rest)
-    if (space) { at += space[0].length; continue }
+    if (space) {
+      at += space[0].length
+      continue
+    }
     const number = /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/.exec(rest)
     if (number) {
       tokens.push({ kind: 'number', value: Number(number[0]) })
@@ -50,7 +53,8 @@ const finite = (value: number): number => {
 }
 
 const atLeast = (name: string, count: number) => (args: number[]) => {
-  if (args.length < count) throw new CalculatorError(`${name}() needs at least ${count} argument${count > 1 ? 's' : ''}`)
+  if (args.length < count)
+    throw new CalculatorError(`${name}() needs at least ${count} argument${count > 1 ? 's' : ''}`)
   return args
 }
 const exactly = (name: string, count: number) => (args: number[]) => {
@@ -66,7 +70,8 @@ function power(base: number, exponent: number): number {
 function round(args: number[]): number {
   if (args.length < 1 || args.length > 2) throw new CalculatorError('round() takes 1 or 2 arguments')
   const digits = args[1] ?? 0
-  if (!Number.isInteger(digits) || Math.abs(digits) > 15) throw new CalculatorError('round() takes a whole number of digits up to 15')
+  if (!Number.isInteger(digits) || Math.abs(digits) > 15)
+    throw new CalculatorError('round() takes a whole number of digits up to 15')
   const scale = 10 ** digits
   return Math.round(args[0] * scale) / scale
 }
@@ -93,54 +98,76 @@ const CONSTANTS: Record<string, number> = { pi: Math.PI, e: Math.E }
 
 function binary(operator: string, left: number, right: number): number {
   switch (operator) {
-    case '+': return left + right
-    case '-': return left - right
-    case '*': return left * right
+    case '+':
+      return left + right
+    case '-':
+      return left - right
+    case '*':
+      return left * right
     case '/':
       if (right === 0) throw new CalculatorError('Division by zero')
       return left / right
     case '%':
       if (right === 0) throw new CalculatorError('Division by zero')
       return left - right * Math.floor(left / right)
-    default: return power(left, right)
+    default:
+      return power(left, right)
   }
 }
 
 /** Evaluates `expression`; throws CalculatorError with a message meant for the model. */
 export function evaluateArithmetic(expression: string): number {
   if (expression.trim() === '') throw new CalculatorError('The expression is empty')
-  if (expression.length > MAX_EXPRESSION_LENGTH) throw new CalculatorError(`The expression is longer than ${MAX_EXPRESSION_LENGTH} characters`)
+  if (expression.length > MAX_EXPRESSION_LENGTH)
+    throw new CalculatorError(`The expression is longer than ${MAX_EXPRESSION_LENGTH} characters`)
   const tokens = tokenize(expression)
   let position = 0
   let depth = 0
   const peek = (): Token | undefined => tokens[position]
   const isOp = (value: string) => peek()?.kind === 'op' && peek()!.value === value
   const expect = (value: string) => {
-    if (!isOp(value)) throw new CalculatorError(`Expected '${value}'${peek() ? ` before '${peek()!.value}'` : ' at the end'}`)
+    if (!isOp(value))
+      throw new CalculatorError(`Expected '${value}'${peek() ? ` before '${peek()!.value}'` : ' at the end'}`)
     position++
   }
   const nested = <T>(parse: () => T): T => {
     if (++depth > MAX_DEPTH) throw new CalculatorError('The expression is nested too deeply')
-    try { return parse() } finally { depth-- }
+    try {
+      return parse()
+    } finally {
+      depth--
+    }
   }
 
-  const sum = (): number => nested(() => {
-    let value = product()
-    while (isOp('+') || isOp('-')) value = finite(binary(tokens[position++].value as string, value, product()))
-    return value
-  })
+  const sum = (): number =>
+    nested(() => {
+      let value = product()
+      while (isOp('+') || isOp('-')) value = finite(binary(tokens[position++].value as string, value, product()))
+      return value
+    })
   const product = (): number => {
     let value = unary()
-    while (isOp('*') || isOp('/') || isOp('%')) value = finite(binary(tokens[position++].value as string, value, unary()))
+    while (isOp('*') || isOp('/') || isOp('%'))
+      value = finite(binary(tokens[position++].value as string, value, unary()))
     return value
   }
-  const unary = (): number => nested(() => {
-    if (isOp('-')) { position++; return -unary() }
-    if (isOp('+')) { position++; return unary() }
-    const base = primary()
-    if (isOp('**') || isOp('^')) { position++; return power(base, unary()) }
-    return base
-  })
+  const unary = (): number =>
+    nested(() => {
+      if (isOp('-')) {
+        position++
+        return -unary()
+      }
+      if (isOp('+')) {
+        position++
+        return unary()
+      }
+      const base = primary()
+      if (isOp('**') || isOp('^')) {
+        position++
+        return power(base, unary())
+      }
+      return base
+    })
   const primary = (): number => {
     const token = peek()
     if (!token) throw new CalculatorError('The expression ends too early')
@@ -153,19 +180,24 @@ export function evaluateArithmetic(expression: string): number {
       return value
     }
     if (Object.hasOwn(CONSTANTS, token.value)) return CONSTANTS[token.value]
-    if (!Object.hasOwn(FUNCTIONS, token.value)) throw new CalculatorError(`Unknown name '${token.value}'; functions: ${Object.keys(FUNCTIONS).join(', ')}`)
+    if (!Object.hasOwn(FUNCTIONS, token.value))
+      throw new CalculatorError(`Unknown name '${token.value}'; functions: ${Object.keys(FUNCTIONS).join(', ')}`)
     const fn = FUNCTIONS[token.value]
     expect('(')
     const args: number[] = []
     if (!isOp(')')) {
       args.push(sum())
-      while (isOp(',')) { position++; args.push(sum()) }
+      while (isOp(',')) {
+        position++
+        args.push(sum())
+      }
     }
     expect(')')
     return finite(fn(args))
   }
 
   const value = sum()
-  if (position < tokens.length) throw new CalculatorError(`Unexpected '${tokens[position].value}' after a complete expression`)
+  if (position < tokens.length)
+    throw new CalculatorError(`Unexpected '${tokens[position].value}' after a complete expression`)
   return Number(finite(value).toPrecision(SIGNIFICANT_DIGITS))
 }

@@ -40,11 +40,21 @@ export function checkDefinition(input: ToolDefinitionInput, loc: Loc): CheckedDe
   const fail = (path: Loc, message: string, value: unknown) => problems.push(valueError(path, message, value))
   let definition: ToolDefinition
   switch (input.type) {
-    case 'http_api': definition = { schema_version: 1, type: 'http_api', config: httpConfig(input.config, at, fail) }; break
-    case 'end_call': definition = { schema_version: 1, type: 'end_call', config: endCallConfig(input.config ?? {}, at, fail) }; break
-    case 'transfer_call': definition = { schema_version: 1, type: 'transfer_call', config: transferConfig(input.config, at, fail) }; break
-    case 'calculator': definition = { schema_version: 1, type: 'calculator', config: {} }; break
-    case 'mcp': definition = { schema_version: 1, type: 'mcp', config: mcpConfig(input.config, at, fail) }; break
+    case 'http_api':
+      definition = { schema_version: 1, type: 'http_api', config: httpConfig(input.config, at, fail) }
+      break
+    case 'end_call':
+      definition = { schema_version: 1, type: 'end_call', config: endCallConfig(input.config ?? {}, at, fail) }
+      break
+    case 'transfer_call':
+      definition = { schema_version: 1, type: 'transfer_call', config: transferConfig(input.config, at, fail) }
+      break
+    case 'calculator':
+      definition = { schema_version: 1, type: 'calculator', config: {} }
+      break
+    case 'mcp':
+      definition = { schema_version: 1, type: 'mcp', config: mcpConfig(input.config, at, fail) }
+      break
   }
   return { definition, problems }
 }
@@ -56,14 +66,23 @@ function httpConfig(config: Input<'http_api'>, at: At, fail: Fail): HttpApiConfi
   checkUrl(config.url, at('url'), fail)
   const headers = config.headers ?? {}
   const headerNames = Object.keys(headers)
-  if (headerNames.length > MAX_HEADERS) fail(at('headers'), `at most ${MAX_HEADERS} headers are allowed`, headerNames.length)
+  if (headerNames.length > MAX_HEADERS)
+    fail(at('headers'), `at most ${MAX_HEADERS} headers are allowed`, headerNames.length)
   for (const [name, value] of Object.entries(headers)) {
-    if (!HEADER_NAME.test(name)) fail(at('headers', name), 'a header name is a token of letters, digits and !#$%&\'*+.^_`|~-', name)
+    if (!HEADER_NAME.test(name))
+      fail(at('headers', name), "a header name is a token of letters, digits and !#$%&'*+.^_`|~-", name)
     else if (typeof value !== 'string' || value.length > MAX_HEADER_VALUE_LENGTH || /[\r\n\0]/.test(value)) {
-      fail(at('headers', name), `a header value is one line of at most ${MAX_HEADER_VALUE_LENGTH} characters`, typeof value === 'string' ? value.slice(0, 100) : value)
+      fail(
+        at('headers', name),
+        `a header value is one line of at most ${MAX_HEADER_VALUE_LENGTH} characters`,
+        typeof value === 'string' ? value.slice(0, 100) : value,
+      )
     }
   }
-  const parameters = (config.parameters ?? []).map((parameter) => ({ ...parameter, required: parameter.required ?? true }))
+  const parameters = (config.parameters ?? []).map((parameter) => ({
+    ...parameter,
+    required: parameter.required ?? true,
+  }))
   const presets = (config.preset_parameters ?? []).map((preset) => ({ ...preset, required: preset.required ?? true }))
   const seen = new Set<string>()
   const checkName = (name: string, path: Loc) => {
@@ -74,14 +93,25 @@ function httpConfig(config: Input<'http_api'>, at: At, fail: Fail): HttpApiConfi
   presets.forEach(({ name }, index) => checkName(name, at('preset_parameters', index, 'name')))
   const bodyTemplate = config.body_template ?? null
   if (bodyTemplate !== null) {
-    if (!BODY_METHODS.has(config.method)) fail(at('body_template'), `a ${config.method} request has no body: use POST, PUT or PATCH`, null)
+    if (!BODY_METHODS.has(config.method))
+      fail(at('body_template'), `a ${config.method} request has no body: use POST, PUT or PATCH`, null)
     const size = new TextEncoder().encode(JSON.stringify(bodyTemplate)).length
-    if (size > MAX_BODY_TEMPLATE_BYTES) fail(at('body_template'), `the body template is ${size} bytes; at most ${MAX_BODY_TEMPLATE_BYTES} are allowed`, null)
+    if (size > MAX_BODY_TEMPLATE_BYTES)
+      fail(
+        at('body_template'),
+        `the body template is ${size} bytes; at most ${MAX_BODY_TEMPLATE_BYTES} are allowed`,
+        null,
+      )
   }
   const messageType = config.customMessageType ?? null
-  if (messageType === 'text' && !text(config.customMessage)) fail(at('customMessage'), 'a text message needs customMessage', config.customMessage ?? null)
+  if (messageType === 'text' && !text(config.customMessage))
+    fail(at('customMessage'), 'a text message needs customMessage', config.customMessage ?? null)
   if (messageType === 'audio' && !text(config.customMessageRecordingId)) {
-    fail(at('customMessageRecordingId'), 'an audio message needs customMessageRecordingId', config.customMessageRecordingId ?? null)
+    fail(
+      at('customMessageRecordingId'),
+      'an audio message needs customMessageRecordingId',
+      config.customMessageRecordingId ?? null,
+    )
   }
   return {
     method: config.method,
@@ -100,7 +130,7 @@ function httpConfig(config: Input<'http_api'>, at: At, fail: Fail): HttpApiConfi
 
 /** What the server offers is not known yet: the service lists it (tools/mcp.ts). */
 function mcpConfig(config: Input<'mcp'>, at: At, fail: Fail): McpConfig {
-  if (config.url.includes('{{')) fail(at('url'), 'an MCP server\'s URL cannot hold placeholders', config.url)
+  if (config.url.includes('{{')) fail(at('url'), "an MCP server's URL cannot hold placeholders", config.url)
   else checkUrl(config.url, at('url'), fail)
   return {
     transport: config.transport ?? 'streamable_http',
@@ -127,7 +157,8 @@ export function keepDiscovery(next: ToolDefinition, previous: ToolDefinition): T
 function checkUrl(url: string, loc: Loc, fail: Fail) {
   const hostProblem = hostNotWrittenOut(url)
   if (hostProblem) return fail(loc, hostProblem, url)
-  if (/^https?:\/\/[^/?#\\]*@/i.test(url)) return fail(loc, 'the URL cannot carry credentials: use credential_uuid', url)
+  if (/^https?:\/\/[^/?#\\]*@/i.test(url))
+    return fail(loc, 'the URL cannot carry credentials: use credential_uuid', url)
   try {
     new URL(url.replace(PLACEHOLDER, 'x'))
   } catch {
@@ -137,8 +168,10 @@ function checkUrl(url: string, loc: Loc, fail: Fail) {
 
 function spokenMessage(config: Partial<Record<keyof SpokenMessage, string | null>>, at: At, fail: Fail): SpokenMessage {
   const messageType = (config.messageType ?? 'none') as SpokenMessage['messageType']
-  if (messageType === 'custom' && !text(config.customMessage)) fail(at('customMessage'), 'a custom message needs customMessage', config.customMessage ?? null)
-  if (messageType === 'audio' && !text(config.audioRecordingId)) fail(at('audioRecordingId'), 'an audio message needs audioRecordingId', config.audioRecordingId ?? null)
+  if (messageType === 'custom' && !text(config.customMessage))
+    fail(at('customMessage'), 'a custom message needs customMessage', config.customMessage ?? null)
+  if (messageType === 'audio' && !text(config.audioRecordingId))
+    fail(at('audioRecordingId'), 'an audio message needs audioRecordingId', config.audioRecordingId ?? null)
   return { messageType, customMessage: text(config.customMessage), audioRecordingId: text(config.audioRecordingId) }
 }
 
@@ -153,7 +186,10 @@ function endCallConfig(config: Input<'end_call'>, at: At, fail: Fail): EndCallCo
 function transferConfig(config: Input<'transfer_call'>, at: At, fail: Fail): TransferCallConfig {
   const source = config.destination_source ?? 'static'
   const destination = text(config.destination)
-  const destinations = (config.destinations ?? []).map((choice) => ({ ...choice, description: text(choice.description) }))
+  const destinations = (config.destinations ?? []).map((choice) => ({
+    ...choice,
+    description: text(choice.description),
+  }))
   const checkDestination = (value: string, path: Loc) => {
     if (value.includes('{{')) return
     // A tool belongs to no telephony configuration: whether a raw dial string may be dialled is the rule of the call's
@@ -165,11 +201,13 @@ function transferConfig(config: Input<'transfer_call'>, at: At, fail: Fail): Tra
     if (!destination) fail(at('destination'), 'a static transfer needs a destination', config.destination ?? null)
     else checkDestination(destination, at('destination'))
   } else {
-    if (destinations.length === 0) fail(at('destinations'), 'llm_choice needs at least one destination to choose from', [])
+    if (destinations.length === 0)
+      fail(at('destinations'), 'llm_choice needs at least one destination to choose from', [])
     const names = new Set<string>()
     destinations.forEach((choice, index) => {
       const name = choice.name.toLowerCase()
-      if (names.has(name)) fail(at('destinations', index, 'name'), `the name '${choice.name}' is used twice`, choice.name)
+      if (names.has(name))
+        fail(at('destinations', index, 'name'), `the name '${choice.name}' is used twice`, choice.name)
       names.add(name)
       checkDestination(choice.destination, at('destinations', index, 'destination'))
     })

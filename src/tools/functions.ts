@@ -9,7 +9,14 @@ const MAX_NAME_LENGTH = 64
 
 /** The reference's rule: lower-cased, every run of characters outside [a-z0-9] one `_`, no `_` at either end. */
 export function toolFunctionName(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, MAX_NAME_LENGTH).replace(/_+$/, '') || 'tool'
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .slice(0, MAX_NAME_LENGTH)
+      .replace(/_+$/, '') || 'tool'
+  )
 }
 
 /** The reference's name for an MCP server's tool: `mcp__{tool slug}__{server's name}`, within the characters allowed. */
@@ -29,7 +36,8 @@ function objectSchema(properties: Record<string, JsonSchema>, required: string[]
   return { type: 'object', properties, required }
 }
 
-const DEFAULT_REASON_DESCRIPTION = "Why the call ends, in a few words or a code such as 'issue_resolved' or 'customer_requested'"
+const DEFAULT_REASON_DESCRIPTION =
+  "Why the call ends, in a few words or a code such as 'issue_resolved' or 'customer_requested'"
 
 function parametersOf(tool: AgentTool): JsonSchema {
   const { definition } = tool
@@ -43,25 +51,51 @@ function parametersOf(tool: AgentTool): JsonSchema {
     }
     case 'end_call':
       return definition.config.endCallReason
-        ? objectSchema({ reason: { type: 'string', description: definition.config.endCallReasonDescription ?? DEFAULT_REASON_DESCRIPTION } }, ['reason'])
+        ? objectSchema(
+            {
+              reason: {
+                type: 'string',
+                description: definition.config.endCallReasonDescription ?? DEFAULT_REASON_DESCRIPTION,
+              },
+            },
+            ['reason'],
+          )
         : objectSchema({}, [])
     case 'transfer_call': {
       const { destinations, destination_source: source } = definition.config
       if (source !== 'llm_choice') return objectSchema({}, [])
-      const choices = destinations.map(({ name, description }) => (description ? `${name}: ${description}` : name)).join('; ')
-      return objectSchema({ destination: { type: 'string', enum: destinations.map(({ name }) => name), description: `Where to transfer the call. ${choices}` } }, ['destination'])
+      const choices = destinations
+        .map(({ name, description }) => (description ? `${name}: ${description}` : name))
+        .join('; ')
+      return objectSchema(
+        {
+          destination: {
+            type: 'string',
+            enum: destinations.map(({ name }) => name),
+            description: `Where to transfer the call. ${choices}`,
+          },
+        },
+        ['destination'],
+      )
     }
     case 'mcp':
       throw new Error('an MCP tool offers one function per server tool: use mcpFunctionSpec')
     case 'calculator':
-      return objectSchema({
-        expression: {
-          type: 'string',
-          description: 'Arithmetic to evaluate: numbers, + - * / % ** and parentheses, and abs, round, min, max, sum, pow, sqrt, floor, ceil. Example: (1200 + 80) * 0.15',
+      return objectSchema(
+        {
+          expression: {
+            type: 'string',
+            description:
+              'Arithmetic to evaluate: numbers, + - * / % ** and parentheses, and abs, round, min, max, sum, pow, sqrt, floor, ceil. Example: (1200 + 80) * 0.15',
+          },
         },
-      }, ['expression'])
+        ['expression'],
+      )
     case 'knowledge_base':
-      return objectSchema({ query: { type: 'string', description: 'What to look up: the question, or its key words' } }, ['query'])
+      return objectSchema(
+        { query: { type: 'string', description: 'What to look up: the question, or its key words' } },
+        ['query'],
+      )
   }
 }
 
@@ -75,7 +109,11 @@ const DEFAULT_DESCRIPTIONS: Record<AgentTool['definition']['type'], string> = {
 }
 
 export function toolFunctionSpec(tool: AgentTool, name: string): ToolSpec {
-  return { name, description: tool.description?.trim() || DEFAULT_DESCRIPTIONS[tool.definition.type], parameters: parametersOf(tool) }
+  return {
+    name,
+    description: tool.description?.trim() || DEFAULT_DESCRIPTIONS[tool.definition.type],
+    parameters: parametersOf(tool),
+  }
 }
 
 /** One function of an MCP tool: the server's description and input schema (an object schema, whatever the server said). */
@@ -101,7 +139,10 @@ const JSON_TYPE_CHECKS: Record<string, (value: unknown) => boolean> = {
  * The arguments of a call as the model sent them (a JSON object text), checked against the function's schema: every
  * required one present, each declared one of its JSON type, an enum value among its choices. The error is for the model.
  */
-export function parseArguments(spec: ToolSpec, raw: string): { ok: true; args: Record<string, unknown> } | { ok: false; error: string } {
+export function parseArguments(
+  spec: ToolSpec,
+  raw: string,
+): { ok: true; args: Record<string, unknown> } | { ok: false; error: string } {
   let args: unknown
   try {
     args = raw.trim() === '' ? {} : JSON.parse(raw)
@@ -110,16 +151,23 @@ export function parseArguments(spec: ToolSpec, raw: string): { ok: true; args: R
   }
   if (!isPlainObject(args)) return { ok: false, error: 'The arguments must be a JSON object' }
   // Schemas come from MCP servers too: anything not understood here is left for the tool to judge.
-  const properties = (isPlainObject(spec.parameters.properties) ? spec.parameters.properties : {}) as Record<string, { type?: unknown; enum?: unknown }>
-  const required = Array.isArray(spec.parameters.required) ? spec.parameters.required.filter((name) => typeof name === 'string') as string[] : []
+  const properties = (isPlainObject(spec.parameters.properties) ? spec.parameters.properties : {}) as Record<
+    string,
+    { type?: unknown; enum?: unknown }
+  >
+  const required = Array.isArray(spec.parameters.required)
+    ? (spec.parameters.required.filter((name) => typeof name === 'string') as string[])
+    : []
   const missing = required.filter((name) => args[name] === undefined || args[name] === null || args[name] === '')
-  if (missing.length > 0) return { ok: false, error: `Missing required argument${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}` }
+  if (missing.length > 0)
+    return { ok: false, error: `Missing required argument${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}` }
   for (const [name, value] of Object.entries(args)) {
     const property = properties[name]
     if (!isPlainObject(property) || value === null) continue
     const check = typeof property.type === 'string' ? JSON_TYPE_CHECKS[property.type] : undefined
     if (check && !check(value)) return { ok: false, error: `Argument ${name} must be a ${property.type}` }
-    if (Array.isArray(property.enum) && !property.enum.includes(value)) return { ok: false, error: `Argument ${name} must be one of ${property.enum.join(', ')}` }
+    if (Array.isArray(property.enum) && !property.enum.includes(value))
+      return { ok: false, error: `Argument ${name} must be one of ${property.enum.join(', ')}` }
   }
   return { ok: true, args }
 }

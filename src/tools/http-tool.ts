@@ -30,11 +30,15 @@ class ToolCallFailure extends Error {}
 
 /** A rendered preset in its declared type (the reference's coercion); throws ToolCallFailure when it cannot be. */
 function coerce(value: unknown, type: ParameterType, name: string): unknown {
-  const fail = () => { throw new ToolCallFailure(`Preset parameter '${name}' is not a valid ${type}`) }
+  const fail = () => {
+    throw new ToolCallFailure(`Preset parameter '${name}' is not a valid ${type}`)
+  }
   switch (type) {
-    case 'string': return typeof value === 'string' ? value : JSON.stringify(value)
+    case 'string':
+      return typeof value === 'string' ? value : JSON.stringify(value)
     case 'number': {
-      const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN
+      const number =
+        typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN
       return Number.isFinite(number) ? number : fail()
     }
     case 'boolean': {
@@ -48,13 +52,22 @@ function coerce(value: unknown, type: ParameterType, name: string): unknown {
     case 'object':
     case 'array': {
       let parsed = value
-      if (typeof value === 'string') try { parsed = JSON.parse(value) } catch { fail() }
+      if (typeof value === 'string')
+        try {
+          parsed = JSON.parse(value)
+        } catch {
+          fail()
+        }
       return (type === 'object' ? isPlainObject(parsed) : Array.isArray(parsed)) ? parsed : fail()
     }
   }
 }
 
-function resolvePresets(presets: PresetParameter[], variables: Record<string, unknown>, now: Date): Record<string, unknown> {
+function resolvePresets(
+  presets: PresetParameter[],
+  variables: Record<string, unknown>,
+  now: Date,
+): Record<string, unknown> {
   const resolved: Record<string, unknown> = {}
   for (const preset of presets) {
     const value = templateValue(preset.value_template, variables, now)
@@ -71,7 +84,8 @@ function resolvePresets(presets: PresetParameter[], variables: Record<string, un
 function renderBody(template: unknown, context: Record<string, unknown>, now: Date): unknown {
   if (typeof template === 'string') return templateValue(template, context, now) ?? ''
   if (Array.isArray(template)) return template.map((item) => renderBody(item, context, now))
-  if (isPlainObject(template)) return Object.fromEntries(Object.entries(template).map(([key, value]) => [key, renderBody(value, context, now)]))
+  if (isPlainObject(template))
+    return Object.fromEntries(Object.entries(template).map(([key, value]) => [key, renderBody(value, context, now)]))
   return template
 }
 
@@ -101,7 +115,8 @@ async function prepare(
     for (const [name, value] of Object.entries(credential)) headers.set(name, value)
   }
   if (!BODY_METHODS.has(config.method)) {
-    for (const [name, value] of Object.entries(rest)) url.searchParams.append(name, typeof value === 'object' ? JSON.stringify(value) : String(value))
+    for (const [name, value] of Object.entries(rest))
+      url.searchParams.append(name, typeof value === 'object' ? JSON.stringify(value) : String(value))
     return { url, method: config.method, headers }
   }
   if (!headers.has('content-type')) headers.set('content-type', 'application/json')
@@ -111,7 +126,11 @@ async function prepare(
 
 function responseData(text: string, truncated: boolean): unknown {
   if (!truncated && text.trim() !== '') {
-    try { return JSON.parse(text) } catch { /* not JSON: passed as text */ }
+    try {
+      return JSON.parse(text)
+    } catch {
+      /* not JSON: passed as text */
+    }
   }
   return truncated ? { raw_response: text, truncated: true } : { raw_response: text }
 }
@@ -129,22 +148,34 @@ export async function callHttpTool(
     prepared = await prepare(config, args, variables, env, now)
   } catch (error) {
     if (error instanceof ToolCallFailure) return { result: failure(error.message) }
-    return { result: failure('The request could not be built from this tool\'s URL, headers and arguments') }
+    return { result: failure("The request could not be built from this tool's URL, headers and arguments") }
   }
   const started = performance.now()
   const log = (status_code: number | null): HttpRequestLog => ({
-    method: prepared.method, host: prepared.url.host, status_code, duration_ms: Math.round(performance.now() - started),
+    method: prepared.method,
+    host: prepared.url.host,
+    status_code,
+    duration_ms: Math.round(performance.now() - started),
   })
   try {
-    const { status, text, truncated } = await sendOutbound(
-      prepared, env, { timeoutMs: config.timeout_ms, signal, maxBodyBytes: MAX_RESPONSE_BYTES, redirects: 'all' },
-    )
+    const { status, text, truncated } = await sendOutbound(prepared, env, {
+      timeoutMs: config.timeout_ms,
+      signal,
+      maxBodyBytes: MAX_RESPONSE_BYTES,
+      redirects: 'all',
+    })
     const ok = status >= 200 && status < 300
-    return { result: { status: ok ? 'success' : 'error', status_code: status, data: responseData(text, truncated) }, request: log(status) }
+    return {
+      result: { status: ok ? 'success' : 'error', status_code: status, data: responseData(text, truncated) },
+      request: log(status),
+    }
   } catch (error) {
-    const message = error instanceof OutboundFailure ? error.message
-      : signal.aborted ? 'The call ended before the request finished'
-        : 'The service could not be reached'
+    const message =
+      error instanceof OutboundFailure
+        ? error.message
+        : signal.aborted
+          ? 'The call ended before the request finished'
+          : 'The service could not be reached'
     return { result: failure(message), request: log(null) }
   }
 }

@@ -12,7 +12,9 @@ export const KNOWLEDGE_FUNCTION_NAME = 'retrieve_from_knowledge_base'
 /** The node's `document_uuids`, without repeats. */
 export function nodeDocumentUuids(node: AgentNode): string[] {
   const value = node.data.document_uuids
-  return Array.isArray(value) ? [...new Set(value.filter((uuid): uuid is string => typeof uuid === 'string' && uuid !== ''))] : []
+  return Array.isArray(value)
+    ? [...new Set(value.filter((uuid): uuid is string => typeof uuid === 'string' && uuid !== ''))]
+    : []
 }
 
 export function knowledgeBaseTool(node: AgentNode): AgentTool | null {
@@ -22,8 +24,9 @@ export function knowledgeBaseTool(node: AgentNode): AgentTool | null {
   return {
     tool_uuid: 'knowledge_base',
     name: KNOWLEDGE_FUNCTION_NAME,
-    description: `Look up facts in the knowledge base (${documents}). Call it before answering a question the documents may cover, `
-      + 'and answer from what it returns; say so when it returns nothing relevant.',
+    description:
+      `Look up facts in the knowledge base (${documents}). Call it before answering a question the documents may cover, ` +
+      'and answer from what it returns; say so when it returns nothing relevant.',
     definition: { schema_version: 1, type: 'knowledge_base', config: { document_uuids: documentUuids } },
   }
 }

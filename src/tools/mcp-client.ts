@@ -61,18 +61,30 @@ const loadSdk = async () => {
   return { Client, SSEClientTransport, StreamableHTTPClientTransport, McpError }
 }
 
-function describe(error: unknown, timeoutSecs: number, deadline: AbortSignal, caller: AbortSignal, sdk: Awaited<ReturnType<typeof loadSdk>>): string {
+function describe(
+  error: unknown,
+  timeoutSecs: number,
+  deadline: AbortSignal,
+  caller: AbortSignal,
+  sdk: Awaited<ReturnType<typeof loadSdk>>,
+): string {
   if (error instanceof McpFailure) return error.message
   const outbound = causeChain(error).find((link) => link instanceof OutboundFailure)
   if (outbound) return (outbound as Error).message
   if (caller.aborted) return 'The call ended before the server answered'
   if (deadline.aborted) return `The MCP server did not answer within ${timeoutSecs} s`
   const message = error instanceof Error ? error.message : String(error)
-  const prefix = error instanceof sdk.McpError ? 'The MCP server answered with an error' : 'The MCP server could not be used'
+  const prefix =
+    error instanceof sdk.McpError ? 'The MCP server answered with an error' : 'The MCP server could not be used'
   return `${prefix}: ${message.slice(0, MAX_ERROR_LENGTH)}`
 }
 
-async function withSession<T>(config: McpConfig, env: McpEnvironment, signal: AbortSignal, use: (client: Client, options: { signal: AbortSignal; timeout: number }) => Promise<T>): Promise<T> {
+async function withSession<T>(
+  config: McpConfig,
+  env: McpEnvironment,
+  signal: AbortSignal,
+  use: (client: Client, options: { signal: AbortSignal; timeout: number }) => Promise<T>,
+): Promise<T> {
   const timeout = config.timeout_secs * 1000
   const deadline = AbortSignal.any([signal, AbortSignal.timeout(timeout)])
   const sdk = await loadSdk()
@@ -88,13 +100,19 @@ async function withSession<T>(config: McpConfig, env: McpEnvironment, signal: Ab
     }
     const url = new URL(config.url)
     const fetch = policedFetch(env, MAX_ANSWER_BYTES)
-    const transport = config.transport === 'sse'
-      ? new sdk.SSEClientTransport(url, { fetch, requestInit: { headers } })
-      : new sdk.StreamableHTTPClientTransport(url, {
-        fetch,
-        requestInit: { headers },
-        reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
-      })
+    const transport =
+      config.transport === 'sse'
+        ? new sdk.SSEClientTransport(url, { fetch, requestInit: { headers } })
+        : new sdk.StreamableHTTPClientTransport(url, {
+            fetch,
+            requestInit: { headers },
+            reconnectionOptions: {
+              maxRetries: 0,
+              initialReconnectionDelay: 1000,
+              maxReconnectionDelay: 1000,
+              reconnectionDelayGrowFactor: 1,
+            },
+          })
     const options = { signal: deadline, timeout }
     await client.connect(transport, options)
     return await use(client, options)
@@ -112,7 +130,10 @@ function selectTools(listed: Tool[], filter: string[]): McpListing {
   const problems: string[] = []
   const wanted = filter.length > 0 ? new Set(filter) : null
   const missing = filter.filter((name) => !listed.some((tool) => tool.name === name))
-  if (missing.length > 0) problems.push(`tools_filter names tools the server does not offer: ${missing.join(', ').slice(0, MAX_ERROR_LENGTH)}`)
+  if (missing.length > 0)
+    problems.push(
+      `tools_filter names tools the server does not offer: ${missing.join(', ').slice(0, MAX_ERROR_LENGTH)}`,
+    )
   const tools: McpDiscoveredTool[] = []
   for (const tool of listed) {
     if (wanted && !wanted.has(tool.name)) continue
@@ -139,7 +160,8 @@ export function listMcpTools(config: McpConfig, env: McpEnvironment, signal: Abo
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const answer = await client.listTools(cursor === undefined ? undefined : { cursor }, options)
       listed.push(...answer.tools)
-      if (listed.length > MAX_LISTED_TOOLS) throw new McpFailure(`The MCP server lists more than ${MAX_LISTED_TOOLS} tools`)
+      if (listed.length > MAX_LISTED_TOOLS)
+        throw new McpFailure(`The MCP server lists more than ${MAX_LISTED_TOOLS} tools`)
       cursor = answer.nextCursor
       if (cursor === undefined) break
     }
@@ -150,23 +172,42 @@ export function listMcpTools(config: McpConfig, env: McpEnvironment, signal: Abo
 /** One content part as text: text as it is, anything else named (the model cannot see images or audio). */
 function partText(part: CallToolResult['content'][number]): string {
   switch (part.type) {
-    case 'text': return part.text
+    case 'text':
+      return part.text
     case 'image':
-    case 'audio': return `[${part.type} ${part.mimeType}]`
-    case 'resource': return 'text' in part.resource && typeof part.resource.text === 'string' ? part.resource.text : `[resource ${part.resource.uri}]`
-    case 'resource_link': return `[resource ${part.uri}${part.name ? ` (${part.name})` : ''}]`
-    default: return ''
+    case 'audio':
+      return `[${part.type} ${part.mimeType}]`
+    case 'resource':
+      return 'text' in part.resource && typeof part.resource.text === 'string'
+        ? part.resource.text
+        : `[resource ${part.resource.uri}]`
+    case 'resource_link':
+      return `[resource ${part.uri}${part.name ? ` (${part.name})` : ''}]`
+    default:
+      return ''
   }
 }
 
 /** A result as the model reads it: its text (bounded), its structured content when that fits, an error when the tool says so. */
 function modelResult(answer: CallToolResult): Record<string, unknown> {
-  const text = (Array.isArray(answer.content) ? answer.content : []).map(partText).filter((part) => part !== '').join('\n')
+  const text = (Array.isArray(answer.content) ? answer.content : [])
+    .map(partText)
+    .filter((part) => part !== '')
+    .join('\n')
   const truncated = text.length > MAX_RESULT_CHARS
   const bounded = truncated ? text.slice(0, MAX_RESULT_CHARS) : text
-  if (answer.isError) return { status: 'error', error: bounded || 'The tool reported an error', ...(truncated ? { truncated } : {}) }
-  const structured = isPlainObject(answer.structuredContent) && byteLength(answer.structuredContent) <= MAX_RESULT_CHARS ? answer.structuredContent : undefined
-  return { status: 'success', content: bounded, ...(structured ? { data: structured } : {}), ...(truncated ? { truncated } : {}) }
+  if (answer.isError)
+    return { status: 'error', error: bounded || 'The tool reported an error', ...(truncated ? { truncated } : {}) }
+  const structured =
+    isPlainObject(answer.structuredContent) && byteLength(answer.structuredContent) <= MAX_RESULT_CHARS
+      ? answer.structuredContent
+      : undefined
+  return {
+    status: 'success',
+    content: bounded,
+    ...(structured ? { data: structured } : {}),
+    ...(truncated ? { truncated } : {}),
+  }
 }
 
 /** Calls `toolName` (`tools/call`); every failure becomes an error result for the model. */
@@ -178,11 +219,23 @@ export async function callMcpTool(
   signal: AbortSignal,
 ): Promise<McpCallOutcome> {
   const started = performance.now()
-  const request = (): McpCallLog => ({ host: new URL(config.url).host, tool: toolName, duration_ms: Math.round(performance.now() - started) })
+  const request = (): McpCallLog => ({
+    host: new URL(config.url).host,
+    tool: toolName,
+    duration_ms: Math.round(performance.now() - started),
+  })
   try {
-    const answer = await withSession(config, env, signal, (client, options) => client.callTool({ name: toolName, arguments: args }, undefined, options))
+    const answer = await withSession(config, env, signal, (client, options) =>
+      client.callTool({ name: toolName, arguments: args }, undefined, options),
+    )
     return { result: modelResult(answer as CallToolResult), request: request() }
   } catch (error) {
-    return { result: { status: 'error', error: error instanceof McpFailure ? error.message : 'The MCP server could not be used' }, request: request() }
+    return {
+      result: {
+        status: 'error',
+        error: error instanceof McpFailure ? error.message : 'The MCP server could not be used',
+      },
+      request: request(),
+    }
   }
 }

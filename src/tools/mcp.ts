@@ -36,8 +36,16 @@ type Discovery = Pick<McpConfig, 'discovered_tools' | 'discovered_at' | 'discove
 
 async function discover(ctx: AppContext, organizationId: number, config: McpConfig): Promise<Discovery> {
   try {
-    const { tools: found, problems } = await listMcpTools(config, toolEnvironment(ctx, organizationId), new AbortController().signal)
-    return { discovered_tools: found, discovered_at: isoNow(ctx.clock), discovery_error: problems.length > 0 ? problems.join('; ') : null }
+    const { tools: found, problems } = await listMcpTools(
+      config,
+      toolEnvironment(ctx, organizationId),
+      new AbortController().signal,
+    )
+    return {
+      discovered_tools: found,
+      discovered_at: isoNow(ctx.clock),
+      discovery_error: problems.length > 0 ? problems.join('; ') : null,
+    }
   } catch (error) {
     const reason = error instanceof McpFailure ? error.message : 'The MCP server could not be listed'
     return { discovered_tools: config.discovered_tools, discovered_at: config.discovered_at, discovery_error: reason }
@@ -48,17 +56,30 @@ async function discover(ctx: AppContext, organizationId: number, config: McpConf
  * Lists the tool's server and stores what it offers, unless the tool changed server meanwhile (the listing is then
  * of a server it no longer names).
  */
-async function storeDiscovery(ctx: AppContext, organizationId: number, toolUuid: string, config: McpConfig): Promise<Discovery> {
+async function storeDiscovery(
+  ctx: AppContext,
+  organizationId: number,
+  toolUuid: string,
+  config: McpConfig,
+): Promise<Discovery> {
   const discovery = await discover(ctx, organizationId, config)
   const row = findTool(ctx, organizationId, toolUuid)
   if (row.definition.type === 'mcp' && sameMcpServer(row.definition.config, config)) {
-    ctx.db.update(tools).set({ definition: { ...row.definition, config: { ...row.definition.config, ...discovery } } }).where(eq(tools.id, row.id)).run()
+    ctx.db
+      .update(tools)
+      .set({ definition: { ...row.definition, config: { ...row.definition.config, ...discovery } } })
+      .where(eq(tools.id, row.id))
+      .run()
   }
   return discovery
 }
 
 /** After a create or update: an MCP tool's server listed, and the tool shown with what it offers. */
-export async function withDiscoveredTools(ctx: AppContext, organizationId: number, view: ToolViewShape): Promise<ToolViewShape> {
+export async function withDiscoveredTools(
+  ctx: AppContext,
+  organizationId: number,
+  view: ToolViewShape,
+): Promise<ToolViewShape> {
   if (view.definition.type !== 'mcp') return view
   await storeDiscovery(ctx, organizationId, view.tool_uuid, view.definition.config as McpConfig)
   return toolView(findTool(ctx, organizationId, view.tool_uuid))
@@ -67,7 +88,7 @@ export async function withDiscoveredTools(ctx: AppContext, organizationId: numbe
 /** `POST /tools/{uuid}/mcp/refresh`: the server listed again; an unreachable server is an `error`, the last list kept. */
 export async function refreshMcpTool(ctx: AppContext, organizationId: number, toolUuid: string): Promise<McpRefresh> {
   const { definition } = findTool(ctx, organizationId, toolUuid)
-  if (definition.type !== 'mcp') throw refused('This tool is not an MCP tool: only MCP tools list a server\'s tools')
+  if (definition.type !== 'mcp') throw refused("This tool is not an MCP tool: only MCP tools list a server's tools")
   const discovery = await storeDiscovery(ctx, organizationId, toolUuid, definition.config)
   return { tool_uuid: toolUuid, discovered_tools: discovery.discovered_tools, error: discovery.discovery_error }
 }

@@ -51,47 +51,89 @@ function parseFilter<T extends string>(raw: string | undefined, allowed: readonl
   const values = raw.split(',').map((value) => value.trim())
   const unknown = values.filter((value) => !allowed.includes(value as T))
   if (unknown.length > 0) {
-    throw invalid([valueError(['query', field], `unknown ${field} ${unknown.map((value) => `'${value}'`).join(', ')}; use ${allowed.join(', ')}`, raw)])
+    throw invalid([
+      valueError(
+        ['query', field],
+        `unknown ${field} ${unknown.map((value) => `'${value}'`).join(', ')}; use ${allowed.join(', ')}`,
+        raw,
+      ),
+    ])
   }
   return values as T[]
 }
 
-export function listTools(ctx: AppContext, organizationId: number, filters: { status?: string; category?: string }): ToolViewShape[] {
+export function listTools(
+  ctx: AppContext,
+  organizationId: number,
+  filters: { status?: string; category?: string },
+): ToolViewShape[] {
   const statuses = parseFilter(filters.status, STATUSES, 'status') ?? ['active']
   const categories = parseFilter(filters.category, TOOL_TYPES, 'category')
-  return ctx.db.select().from(tools)
-    .where(and(
-      eq(tools.organizationId, organizationId),
-      inArray(tools.status, statuses),
-      categories ? inArray(tools.category, categories) : undefined,
-    ))
+  return ctx.db
+    .select()
+    .from(tools)
+    .where(
+      and(
+        eq(tools.organizationId, organizationId),
+        inArray(tools.status, statuses),
+        categories ? inArray(tools.category, categories) : undefined,
+      ),
+    )
     .orderBy(asc(tools.id))
     .all()
     .map(toolView)
 }
 
 export function findTool(ctx: AppContext, organizationId: number, toolUuid: string): ToolRow {
-  const row = ctx.db.select().from(tools).where(and(eq(tools.toolUuid, toolUuid), eq(tools.organizationId, organizationId))).get()
+  const row = ctx.db
+    .select()
+    .from(tools)
+    .where(and(eq(tools.toolUuid, toolUuid), eq(tools.organizationId, organizationId)))
+    .get()
   if (!row) throw toolNotFound()
   return row
 }
 
-export const getTool = (ctx: AppContext, organizationId: number, toolUuid: string) => toolView(findTool(ctx, organizationId, toolUuid))
+export const getTool = (ctx: AppContext, organizationId: number, toolUuid: string) =>
+  toolView(findTool(ctx, organizationId, toolUuid))
 
-function checkedDefinition(ctx: AppContext, organizationId: number, definition: CreateToolInput['definition'], category: ToolCategory | null | undefined) {
+function checkedDefinition(
+  ctx: AppContext,
+  organizationId: number,
+  definition: CreateToolInput['definition'],
+  category: ToolCategory | null | undefined,
+) {
   const { definition: checked, problems } = checkDefinition(definition, ['body', 'definition'])
   const items: ValidationItem[] = [...problems]
   if (checked.type === 'http_api' || checked.type === 'mcp') {
     const { credential_uuid: credentialUuid, url } = checked.config
     if (credentialUuid && !readCredential(ctx, organizationId, credentialUuid)) {
-      items.push(valueError(['body', 'definition', checked.type, 'config', 'credential_uuid'], `credential '${credentialUuid}' is not a credential of this organization`, credentialUuid))
+      items.push(
+        valueError(
+          ['body', 'definition', checked.type, 'config', 'credential_uuid'],
+          `credential '${credentialUuid}' is not a credential of this organization`,
+          credentialUuid,
+        ),
+      )
     }
-    if (namesThisServer(ctx, url)) items.push(valueError(['body', 'definition', checked.type, 'config', 'url'], THIS_SERVER_MESSAGE, url))
+    if (namesThisServer(ctx, url))
+      items.push(valueError(['body', 'definition', checked.type, 'config', 'url'], THIS_SERVER_MESSAGE, url))
   }
-  const recordingProblem = toolRecordingProblem(ctx, organizationId, checked, ['body', 'definition', checked.type, 'config'])
+  const recordingProblem = toolRecordingProblem(ctx, organizationId, checked, [
+    'body',
+    'definition',
+    checked.type,
+    'config',
+  ])
   if (recordingProblem) items.push(recordingProblem)
   if (category && category !== definition.type) {
-    items.push(valueError(['body', 'category'], `category '${category}' must match definition.type '${definition.type}'`, category))
+    items.push(
+      valueError(
+        ['body', 'category'],
+        `category '${category}' must match definition.type '${definition.type}'`,
+        category,
+      ),
+    )
   }
   if (items.length > 0) throw invalid(items)
   return checked
@@ -100,64 +142,119 @@ function checkedDefinition(ctx: AppContext, organizationId: number, definition: 
 export function createTool(ctx: AppContext, organizationId: number, body: CreateToolInput): ToolViewShape {
   const definition = checkedDefinition(ctx, organizationId, body.definition, body.category)
   const now = isoNow(ctx.clock)
-  const row = ctx.db.insert(tools).values({
-    organizationId,
-    toolUuid: crypto.randomUUID(),
-    name: body.name,
-    description: body.description ?? null,
-    category: definition.type,
-    icon: body.icon ?? DEFAULT_ICON,
-    iconColor: body.icon_color ?? DEFAULT_ICON_COLOR,
-    definition,
-    createdAt: now,
-    updatedAt: now,
-  }).returning().get()
+  const row = ctx.db
+    .insert(tools)
+    .values({
+      organizationId,
+      toolUuid: crypto.randomUUID(),
+      name: body.name,
+      description: body.description ?? null,
+      category: definition.type,
+      icon: body.icon ?? DEFAULT_ICON,
+      iconColor: body.icon_color ?? DEFAULT_ICON_COLOR,
+      definition,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning()
+    .get()
   return toolView(row)
 }
 
 /** Changes what is sent; a new definition may change the tool's type (its category follows). */
-export function updateTool(ctx: AppContext, organizationId: number, toolUuid: string, body: UpdateToolInput): ToolViewShape {
+export function updateTool(
+  ctx: AppContext,
+  organizationId: number,
+  toolUuid: string,
+  body: UpdateToolInput,
+): ToolViewShape {
   const current = findTool(ctx, organizationId, toolUuid)
-  const definition = body.definition ? keepDiscovery(checkedDefinition(ctx, organizationId, body.definition, null), current.definition) : current.definition
-  const row = ctx.db.update(tools).set({
-    name: body.name ?? current.name,
-    description: body.description === undefined ? current.description : body.description,
-    icon: body.icon ?? current.icon,
-    iconColor: body.icon_color ?? current.iconColor,
-    status: body.status ?? current.status,
-    definition,
-    category: definition.type,
-    updatedAt: isoNow(ctx.clock),
-  }).where(eq(tools.id, current.id)).returning().get()
+  const definition = body.definition
+    ? keepDiscovery(checkedDefinition(ctx, organizationId, body.definition, null), current.definition)
+    : current.definition
+  const row = ctx.db
+    .update(tools)
+    .set({
+      name: body.name ?? current.name,
+      description: body.description === undefined ? current.description : body.description,
+      icon: body.icon ?? current.icon,
+      iconColor: body.icon_color ?? current.iconColor,
+      status: body.status ?? current.status,
+      definition,
+      category: definition.type,
+      updatedAt: isoNow(ctx.clock),
+    })
+    .where(eq(tools.id, current.id))
+    .returning()
+    .get()
   return toolView(row)
 }
 
 /** Archived, not removed: agent versions and runs keep naming it; PUT `status: active` brings it back. */
-export function archiveTool(ctx: AppContext, organizationId: number, toolUuid: string): { status: 'archived'; tool_uuid: string } {
+export function archiveTool(
+  ctx: AppContext,
+  organizationId: number,
+  toolUuid: string,
+): { status: 'archived'; tool_uuid: string } {
   const current = findTool(ctx, organizationId, toolUuid)
-  ctx.db.update(tools).set({ status: 'archived', updatedAt: isoNow(ctx.clock) }).where(eq(tools.id, current.id)).run()
+  ctx.db
+    .update(tools)
+    .set({ status: 'archived', updatedAt: isoNow(ctx.clock) })
+    .where(eq(tools.id, current.id))
+    .run()
   return { status: 'archived', tool_uuid: toolUuid }
 }
 
 /** The active tools of the organization among `uuids`, by uuid; uuids of archived tools, of other organizations or of nothing are absent. */
-export function activeToolsByUuid(ctx: AppContext, organizationId: number, uuids: readonly string[]): Map<string, AgentTool> {
+export function activeToolsByUuid(
+  ctx: AppContext,
+  organizationId: number,
+  uuids: readonly string[],
+): Map<string, AgentTool> {
   if (uuids.length === 0) return new Map()
-  const rows = ctx.db.select().from(tools)
-    .where(and(eq(tools.organizationId, organizationId), eq(tools.status, 'active'), inArray(tools.toolUuid, [...new Set(uuids)])))
+  const rows = ctx.db
+    .select()
+    .from(tools)
+    .where(
+      and(
+        eq(tools.organizationId, organizationId),
+        eq(tools.status, 'active'),
+        inArray(tools.toolUuid, [...new Set(uuids)]),
+      ),
+    )
     .all()
-  return new Map(rows.map((row) => [row.toolUuid, { tool_uuid: row.toolUuid, name: row.name, description: row.description, definition: row.definition }]))
+  return new Map(
+    rows.map((row) => [
+      row.toolUuid,
+      { tool_uuid: row.toolUuid, name: row.name, description: row.description, definition: row.definition },
+    ]),
+  )
 }
 
 /** Each node with the tool uuids it names, and the organization's active tools among them. */
 function toolReferences(ctx: AppContext, organizationId: number, definition: AgentDefinition) {
   const named = definition.nodes.map((node) => ({
     node,
-    uuids: Array.isArray(node.data.tool_uuids) ? node.data.tool_uuids.filter((uuid): uuid is string => typeof uuid === 'string') : [],
+    uuids: Array.isArray(node.data.tool_uuids)
+      ? node.data.tool_uuids.filter((uuid): uuid is string => typeof uuid === 'string')
+      : [],
   }))
-  return { named, known: activeToolsByUuid(ctx, organizationId, named.flatMap(({ uuids }) => uuids)) }
+  return {
+    named,
+    known: activeToolsByUuid(
+      ctx,
+      organizationId,
+      named.flatMap(({ uuids }) => uuids),
+    ),
+  }
 }
 
-export const nodeToolError = (nodeId: string, message: string): DefinitionError => ({ kind: 'node', id: nodeId, field: 'data.tool_uuids', message })
+export const nodeToolError = (nodeId: string, message: string): DefinitionError => ({
+  kind: 'node',
+  id: nodeId,
+  field: 'data.tool_uuids',
+  message,
+})
 
 type ToolReferences = ReturnType<typeof toolReferences>
 
@@ -166,9 +263,12 @@ export type NamedTransferTool = { node: AgentDefinition['nodes'][number]; tool: 
 
 /** The nodes naming an active `transfer_call` tool, each with that tool (once per node). */
 function namedTransferTools({ named, known }: ToolReferences): NamedTransferTool[] {
-  return named.flatMap(({ node, uuids }) => [...new Set(uuids)].map((uuid) => known.get(uuid))
-    .filter((tool): tool is AgentTool => tool?.definition.type === 'transfer_call')
-    .map((tool) => ({ node, tool })))
+  return named.flatMap(({ node, uuids }) =>
+    [...new Set(uuids)]
+      .map((uuid) => known.get(uuid))
+      .filter((tool): tool is AgentTool => tool?.definition.type === 'transfer_call')
+      .map((tool) => ({ node, tool })),
+  )
 }
 
 /** Whether a definition's nodes name an active `transfer_call` tool of the organization. */
@@ -181,9 +281,16 @@ export function offersCallTransfer(ctx: AppContext, organizationId: number, defi
  * active tool of the organization; `transfers`, the nodes naming an active `transfer_call` tool (the agent service
  * checks those against the default telephony configuration when publishing).
  */
-export function toolReferenceCheck(ctx: AppContext, organizationId: number, definition: AgentDefinition): { unknown: DefinitionError[]; transfers: NamedTransferTool[] } {
+export function toolReferenceCheck(
+  ctx: AppContext,
+  organizationId: number,
+  definition: AgentDefinition,
+): { unknown: DefinitionError[]; transfers: NamedTransferTool[] } {
   const references = toolReferences(ctx, organizationId, definition)
-  const unknown = references.named.flatMap(({ node, uuids }) => uuids.filter((uuid) => !references.known.has(uuid))
-    .map((uuid) => nodeToolError(node.id, `Tool '${uuid}' is not an active tool of this organization`)))
+  const unknown = references.named.flatMap(({ node, uuids }) =>
+    uuids
+      .filter((uuid) => !references.known.has(uuid))
+      .map((uuid) => nodeToolError(node.id, `Tool '${uuid}' is not an active tool of this organization`)),
+  )
   return { unknown, transfers: namedTransferTools(references) }
 }

@@ -107,7 +107,12 @@ function settleMarks(marks: Marks, outcome: MarkOutcome): void {
  * Agent audio paced to Asterisk: at most `maxQueuedMs` of audio queued at the far end (our estimate of its playout),
  * refilled as it plays; marks go out in order with the audio; MEDIA_XOFF pauses the pump until MEDIA_XON.
  */
-function createPlayout(options: { now: () => number; maxQueuedMs: number; sendAudio(piece: Uint8Array): void; sendCommand(command: 'MARK_MEDIA' | 'FLUSH_MEDIA', correlationId?: string): void }) {
+function createPlayout(options: {
+  now: () => number
+  maxQueuedMs: number
+  sendAudio(piece: Uint8Array): void
+  sendCommand(command: 'MARK_MEDIA' | 'FLUSH_MEDIA', correlationId?: string): void
+}) {
   const { now, maxQueuedMs } = options
   const refillMs = Math.min(REFILL_MS, maxQueuedMs / 2)
   const outgoing: Outgoing[] = []
@@ -152,7 +157,9 @@ function createPlayout(options: { now: () => number; maxQueuedMs: number; sendAu
   }
 
   return {
-    get xoff() { return xoff },
+    get xoff() {
+      return xoff
+    },
     send: (ulaw: Uint8Array) => queue({ kind: 'audio', ulaw }),
     mark: (): Promise<MarkOutcome> => {
       const id = `m${++markCount}`
@@ -211,7 +218,8 @@ export function connectAriMedia(options: AriMediaOptions): Promise<AriMediaTrans
     maxQueuedMs: options.maxQueuedMs ?? DEFAULTS.maxQueuedMs,
     sendAudio: (piece) => socket.send(piece),
     sendCommand(command, correlationId) {
-      if (start!.controlFormat === 'json') socket.send(JSON.stringify(correlationId ? { command, correlation_id: correlationId } : { command }))
+      if (start!.controlFormat === 'json')
+        socket.send(JSON.stringify(correlationId ? { command, correlation_id: correlationId } : { command }))
       else socket.send(correlationId ? `${command} ${correlationId}` : command)
     },
   })
@@ -225,7 +233,10 @@ export function connectAriMedia(options: AriMediaOptions): Promise<AriMediaTrans
       case 'MEDIA_XON':
         return playout.resume()
       case 'ERROR':
-        options.logger?.warn({ channelId: start?.channelId, error: control.fields.error_text ?? control.words.join(' ') }, 'asterisk rejected a media command')
+        options.logger?.warn(
+          { channelId: start?.channelId, error: control.fields.error_text ?? control.words.join(' ') },
+          'asterisk rejected a media command',
+        )
         return
     }
   }
@@ -263,7 +274,11 @@ export function connectAriMedia(options: AriMediaOptions): Promise<AriMediaTrans
 
   return new Promise((resolve, reject) => {
     const startTimer = setTimeout(() => {
-      reject(new MediaConnectError(`no MEDIA_START from ${url} within ${options.startTimeoutMs ?? DEFAULTS.startTimeoutMs} ms`))
+      reject(
+        new MediaConnectError(
+          `no MEDIA_START from ${url} within ${options.startTimeoutMs ?? DEFAULTS.startTimeoutMs} ms`,
+        ),
+      )
       socket.close()
     }, options.startTimeoutMs ?? DEFAULTS.startTimeoutMs)
 

@@ -19,7 +19,10 @@ const WORKER_COUNT = Math.max(1, Math.min(2, navigator.hardwareConcurrency - 1))
  * executable's one file at the root of its embedded filesystem (`/$bunfs/root/`), and the worker, an entry point of
  * its own (scripts/build.ts), keeps its place below src/: `voice/flite-worker.js`, which Bun finds by its source name.
  */
-const WORKER_URL = new URL(import.meta.url.includes('/$bunfs/') ? './voice/flite-worker.ts' : './flite-worker.ts', import.meta.url)
+const WORKER_URL = new URL(
+  import.meta.url.includes('/$bunfs/') ? './voice/flite-worker.ts' : './flite-worker.ts',
+  import.meta.url,
+)
 
 let workers: FliteWorker[] | null = null
 let requestCount = 0
@@ -32,12 +35,14 @@ function startWorker(): FliteWorker {
     const waiting = entry.pending.get(answer.id)
     entry.pending.delete(answer.id)
     if (!waiting) return
-    if ('error' in answer) waiting.reject(Object.assign(new ModelServerError('the built-in voice failed'), { cause: answer.error }))
+    if ('error' in answer)
+      waiting.reject(Object.assign(new ModelServerError('the built-in voice failed'), { cause: answer.error }))
     else waiting.resolve(answer)
   }
   entry.worker.onerror = (event) => {
     // A dead worker fails what it had and is replaced.
-    for (const waiting of entry.pending.values()) waiting.reject(Object.assign(new ModelServerError('the built-in voice failed'), { cause: event.message }))
+    for (const waiting of entry.pending.values())
+      waiting.reject(Object.assign(new ModelServerError('the built-in voice failed'), { cause: event.message }))
     entry.pending.clear()
     entry.worker.terminate()
     workers = workers?.map((candidate) => (candidate === entry ? startWorker() : candidate)) ?? null

@@ -80,7 +80,12 @@ function parseJson(message: string | Uint8Array): JsonMessage | null {
 }
 
 /** The inbound side shared by the JSON framings; `streamIdOf` reads the id from `start`, `decode` the payload bytes. */
-function readJson(message: string | Uint8Array, streamIdOf: (start: JsonMessage) => unknown, decode: (bytes: Uint8Array) => Uint8Array, markEvent = 'mark'): Inbound[] {
+function readJson(
+  message: string | Uint8Array,
+  streamIdOf: (start: JsonMessage) => unknown,
+  decode: (bytes: Uint8Array) => Uint8Array,
+  markEvent = 'mark',
+): Inbound[] {
   const event = parseJson(message)
   if (!event) return []
   switch (event.event) {
@@ -124,9 +129,15 @@ const EXOTEL_FRAME_BYTES = 320
 const exotelFraming: Framing = {
   needsStreamId: true,
   frameBytes: EXOTEL_FRAME_BYTES,
-  read: (message) => readJson(message, (event) => event.start?.stream_sid ?? event.stream_sid, (bytes) => pcm16ToUlaw(pcmSamples(bytes))),
+  read: (message) =>
+    readJson(
+      message,
+      (event) => event.start?.stream_sid ?? event.stream_sid,
+      (bytes) => pcm16ToUlaw(pcmSamples(bytes)),
+    ),
   encode: (ulaw) => pcmBytes(ulawToPcm16(ulaw)),
-  audio: (bytes, streamSid) => JSON.stringify({ event: 'media', stream_sid: streamSid, media: { payload: base64(bytes) } }),
+  audio: (bytes, streamSid) =>
+    JSON.stringify({ event: 'media', stream_sid: streamSid, media: { payload: base64(bytes) } }),
   mark: (name, streamSid) => JSON.stringify({ event: 'mark', stream_sid: streamSid, mark: { name } }),
   clear: (streamSid) => JSON.stringify({ event: 'clear', stream_sid: streamSid }),
 }
@@ -144,7 +155,11 @@ const plivoFraming: Framing = {
   needsStreamId: true,
   read: (message) => readJson(message, (event) => event.start?.streamId ?? event.streamId, identity, 'playedStream'),
   encode: identity,
-  audio: (bytes) => JSON.stringify({ event: 'playAudio', media: { contentType: 'audio/x-mulaw', sampleRate: 8000, payload: base64(bytes) } }),
+  audio: (bytes) =>
+    JSON.stringify({
+      event: 'playAudio',
+      media: { contentType: 'audio/x-mulaw', sampleRate: 8000, payload: base64(bytes) },
+    }),
   mark: (name, streamId) => JSON.stringify({ event: 'checkpoint', streamId, name }),
   clear: (streamId) => JSON.stringify({ event: 'clearAudio', streamId }),
 }
@@ -163,8 +178,10 @@ function vonageFraming(): Framing {
       if (typeof message !== 'string') return [{ type: 'audio', ulaw: pcm16ToUlaw(down.process(pcmSamples(message))) }]
       const event = parseJson(message)
       if (event?.event === 'websocket:connected') return [{ type: 'start', streamId: null }]
-      if (event?.event === 'websocket:notify' && typeof event.payload?.name === 'string') return [{ type: 'mark', name: event.payload.name }]
-      if (event?.event === 'websocket:dtmf' && typeof event.digit === 'string') return [{ type: 'dtmf', digit: event.digit }]
+      if (event?.event === 'websocket:notify' && typeof event.payload?.name === 'string')
+        return [{ type: 'mark', name: event.payload.name }]
+      if (event?.event === 'websocket:dtmf' && typeof event.digit === 'string')
+        return [{ type: 'dtmf', digit: event.digit }]
       return []
     },
     encode: (ulaw) => pcmBytes(up.process(ulawToPcm16(ulaw))),
@@ -176,11 +193,16 @@ function vonageFraming(): Framing {
 
 function framingOf(kind: MediaFraming): Framing {
   switch (kind) {
-    case 'twilio': return twilioFraming
-    case 'exotel': return exotelFraming
-    case 'telnyx': return telnyxFraming
-    case 'plivo': return plivoFraming
-    case 'vonage': return vonageFraming()
+    case 'twilio':
+      return twilioFraming
+    case 'exotel':
+      return exotelFraming
+    case 'telnyx':
+      return telnyxFraming
+    case 'plivo':
+      return plivoFraming
+    case 'vonage':
+      return vonageFraming()
   }
 }
 
@@ -211,7 +233,8 @@ function frameWriter(kind: MediaFraming, framing: Framing, socket: MediaSocket) 
       if (padded !== joined) padded.set(joined)
       // Vonage wants one frame per message; Exotel takes any multiple of its frame.
       const perMessage = kind === 'vonage' ? frameBytes : whole
-      for (let offset = 0; offset < whole; offset += perMessage) socket.send(framing.audio(padded.subarray(offset, offset + perMessage), streamId))
+      for (let offset = 0; offset < whole; offset += perMessage)
+        socket.send(framing.audio(padded.subarray(offset, offset + perMessage), streamId))
       partialFrame = joined.byteLength > whole ? joined.slice(whole) : new Uint8Array(0)
     },
     reset() {
@@ -220,7 +243,11 @@ function frameWriter(kind: MediaFraming, framing: Framing, socket: MediaSocket) 
   }
 }
 
-export function createCarrierMediaTransport(kind: MediaFraming, socket: MediaSocket, options: CarrierMediaOptions = {}): CarrierMediaTransport {
+export function createCarrierMediaTransport(
+  kind: MediaFraming,
+  socket: MediaSocket,
+  options: CarrierMediaOptions = {},
+): CarrierMediaTransport {
   const framing = framingOf(kind)
   const now = options.now ?? (() => performance.now())
   const audioListeners: ((ulaw: Uint8Array, atMs: number) => void)[] = []
@@ -286,11 +313,21 @@ export function createCarrierMediaTransport(kind: MediaFraming, socket: MediaSoc
   }
 
   return {
-    get closed() { return closed },
-    get streamId() { return streamId },
-    onAudio(listener) { audioListeners.push(listener) },
-    onClose(listener) { closeListeners.push(listener) },
-    onDtmf(listener) { dtmfListeners.push(listener) },
+    get closed() {
+      return closed
+    },
+    get streamId() {
+      return streamId
+    },
+    onAudio(listener) {
+      audioListeners.push(listener)
+    },
+    onClose(listener) {
+      closeListeners.push(listener)
+    },
+    onDtmf(listener) {
+      dtmfListeners.push(listener)
+    },
     send(ulaw) {
       deliver(() => sendFrames(framing.encode(ulaw), false))
     },

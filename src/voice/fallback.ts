@@ -17,7 +17,11 @@ const LINE_RATE = 8000
  * Says `text` in the built-in voice over `transport` and resolves once it was heard (or will never be: the call ended
  * or its audio was flushed). Never rejects: a built-in voice that fails leaves the call as it was, told to `onError`.
  */
-export async function speakBuiltinLine(transport: MediaTransport, text: string, onError: (error: unknown) => void): Promise<MarkOutcome> {
+export async function speakBuiltinLine(
+  transport: MediaTransport,
+  text: string,
+  onError: (error: unknown) => void,
+): Promise<MarkOutcome> {
   try {
     for await (const chunk of createBuiltinVoice().synthesize(text)) {
       if (transport.closed) return 'closed'
@@ -39,7 +43,9 @@ export function ttsWithBuiltinFallback(tts: TtsClient, onFailure: (failure: Mode
   let speaking = tts
   const builtin = createBuiltinVoice()
   return {
-    get ref() { return speaking.ref },
+    get ref() {
+      return speaking.ref
+    },
     async *synthesize(text, options) {
       let sent = false
       try {

@@ -21,7 +21,9 @@ self.onmessage = async (event: MessageEvent<FliteRequest>) => {
     for await (const chunk of (await tts).synthesize(text)) chunks.push(chunk)
     const [first] = chunks
     const pcm = first?.pcm ?? new Int16Array(0)
-    self.postMessage({ id, pcm, sampleRate: first?.sampleRate ?? 16_000 } satisfies FliteAnswer, [pcm.buffer as ArrayBuffer])
+    self.postMessage({ id, pcm, sampleRate: first?.sampleRate ?? 16_000 } satisfies FliteAnswer, [
+      pcm.buffer as ArrayBuffer,
+    ])
   } catch (error) {
     self.postMessage({ id, error: error instanceof Error ? error.message : String(error) } satisfies FliteAnswer)
   }

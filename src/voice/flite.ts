@@ -21,7 +21,8 @@ export const FLITE_REF: ModelRef = { service: 'builtin', model: 'flite' }
 
 /** The voice to use (default slt). Flite silently falls back to its default for an unknown name: refused here instead. */
 export function knownVoice(voice: FliteVoice = 'slt'): FliteVoice {
-  if (!FLITE_VOICES.includes(voice)) throw new Error(`unknown built-in voice "${voice}" (known: ${FLITE_VOICES.join(', ')})`)
+  if (!FLITE_VOICES.includes(voice))
+    throw new Error(`unknown built-in voice "${voice}" (known: ${FLITE_VOICES.join(', ')})`)
   return voice
 }
 
@@ -32,7 +33,11 @@ class FliteExit extends Error {
 }
 
 /** Bun's `node:wasi` (wasi-js based) is not Node's: it takes `bindings` and `sendStdout`, and gives imports out through getImports(). */
-type BunWasi = { start(instance: WebAssembly.Instance): void; getImports(module: WebAssembly.Module): WasmImports; bindings: Record<string, unknown> }
+type BunWasi = {
+  start(instance: WebAssembly.Instance): void
+  getImports(module: WebAssembly.Module): WasmImports
+  bindings: Record<string, unknown>
+}
 type WasmImports = NonNullable<ConstructorParameters<typeof WebAssembly.Instance>[1]>
 const BunWASI = WASI as unknown as new (options: Record<string, unknown>) => BunWasi
 
@@ -46,7 +51,12 @@ export async function createFliteTts(options: { voice?: FliteVoice } = {}): Prom
   const module = await WebAssembly.compile(await Bun.file(fliteWasmPath).arrayBuffer())
   const workDir = mkdtempSync(join(tmpdir(), 'ringbase-flite-'))
   // Flite calls proc_exit on errors; the default binding would end the whole process.
-  const bindings = { ...new BunWASI({}).bindings, exit: (code: number) => { throw new FliteExit(code) } }
+  const bindings = {
+    ...new BunWASI({}).bindings,
+    exit: (code: number) => {
+      throw new FliteExit(code)
+    },
+  }
 
   function synthesizeNow(text: string): { pcm: Int16Array; sampleRate: number } {
     const file = join(workDir, 'speech.wav')
@@ -62,7 +72,8 @@ export async function createFliteTts(options: { voice?: FliteVoice } = {}): Prom
       wasi.start(new WebAssembly.Instance(module, wasi.getImports(module)))
     } catch (error) {
       // the message is shown to users; the cause (paths, WASI details) is for logs
-      if (!(error instanceof FliteExit && error.code === 0)) throw Object.assign(new ModelServerError('the built-in voice failed'), { cause: error })
+      if (!(error instanceof FliteExit && error.code === 0))
+        throw Object.assign(new ModelServerError('the built-in voice failed'), { cause: error })
     }
     // Flite reports most errors (an unwritable output among them) on stderr and still exits 0: no file is the sign.
     if (!existsSync(file)) throw new ModelServerError('the built-in voice wrote no audio')

@@ -111,7 +111,13 @@ export type VoicePipeline = {
   stop(reason: EndReason): Promise<void>
 }
 
-const DEFAULTS = { vadMode: 3 as VadMode, tickIntervalMs: 1_000, dtmfTimeoutMs: 2_000, mediaLossGraceMs: 500, drainTimeoutMs: 30_000 }
+const DEFAULTS = {
+  vadMode: 3 as VadMode,
+  tickIntervalMs: 1_000,
+  dtmfTimeoutMs: 2_000,
+  mediaLossGraceMs: 500,
+  drainTimeoutMs: 30_000,
+}
 const MEDIA_LOST_REASON: EndReason = 'unexpected_error'
 
 /** How the call ends: the conversation's `ended` event, or `stop` from outside. */
@@ -130,9 +136,23 @@ type CallEnd = {
 function createCallEnd(): CallEnd {
   let markEnded = () => {}
   let markStopped = () => {}
-  const ended = new Promise<void>((resolve) => { markEnded = resolve })
-  const stopped = new Promise<void>((resolve) => { markStopped = resolve })
-  return { ending: false, reason: null, graceful: false, stopRequested: false, mediaLost: null, ended, stopped, markEnded, markStopped }
+  const ended = new Promise<void>((resolve) => {
+    markEnded = resolve
+  })
+  const stopped = new Promise<void>((resolve) => {
+    markStopped = resolve
+  })
+  return {
+    ending: false,
+    reason: null,
+    graceful: false,
+    stopRequested: false,
+    mediaLost: null,
+    ended,
+    stopped,
+    markEnded,
+    markStopped,
+  }
 }
 
 export function createVoicePipeline(options: VoicePipelineOptions): VoicePipeline {
@@ -148,8 +168,12 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   const turns = detectTurns(options.vad.createVad(settings.vadMode), turnParameters)
   const answeringMachine = options.voicemail ? detectAnsweringMachine(options.voicemail.parameters) : null
   const voice = agentVoice({
-    tts: options.tts, mark: () => transport.mark(), lineClosed: () => transport.closed, cutWhileCallerSpeaks: !waitForWords,
-    recordings: options.recordings, onTtsText: options.onTtsText,
+    tts: options.tts,
+    mark: () => transport.mark(),
+    lineClosed: () => transport.closed,
+    cutWhileCallerSpeaks: !waitForWords,
+    recordings: options.recordings,
+    onTtsText: options.onTtsText,
   })
   const conversationStage = converse({ interruptOnSpeechStart: !waitForWords, agentSilent: () => voice.whenSilent() })
   const metrics = measureTurns({ answeringMachineDetection: answeringMachine !== null })
@@ -174,7 +198,12 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
 
   function contextFor(given: Conversation, startedAtMs: number): Omit<StageContext, 'push'> {
     return {
-      ...floor, conversation: given, now, warn, startedAtMs, ended: end.ended,
+      ...floor,
+      conversation: given,
+      now,
+      warn,
+      startedAtMs,
+      ended: end.ended,
       clockTime: (atMs) => clock.now() - (now() - atMs),
       ending: () => end.ending,
       callerSpeaking: () => turns.speaking,
@@ -186,13 +215,16 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     const startedAtMs = now()
     const head = linkStages(stages, contextFor(given, startedAtMs))
     push = head
-    transport.onAudio((ulaw, atMs) => { if (!end.ending) void head({ kind: 'line_audio', ulaw, atMs }) })
+    transport.onAudio((ulaw, atMs) => {
+      if (!end.ending) void head({ kind: 'line_audio', ulaw, atMs })
+    })
     watchMediaLoss(transport, end, settings.mediaLossGraceMs, (close) => {
       warn(`The media connection closed during the call (code ${close.code}${close.reason ? `: ${close.reason}` : ''})`)
       void given.end(MEDIA_LOST_REASON)
     })
     const ticker = setInterval(() => {
-      if (!end.ending && !turns.speaking && voice.silent) void given.tick().catch((error) => warn(`The conversation tick failed: ${(error as Error).message}`))
+      if (!end.ending && !turns.speaking && voice.silent)
+        void given.tick().catch((error) => warn(`The conversation tick failed: ${(error as Error).message}`))
     }, settings.tickIntervalMs)
     void given.start().catch((error) => warn(`The conversation failed to start: ${(error as Error).message}`))
 
@@ -209,7 +241,10 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     return {
       endReason: end.reason!,
       mediaLost: end.mediaLost,
-      voicemail: answeringMachine?.detectedAfterMs != null ? { detectedAfterMs: answeringMachine.detectedAfterMs, messageLeft } : null,
+      voicemail:
+        answeringMachine?.detectedAfterMs != null
+          ? { detectedAfterMs: answeringMachine.detectedAfterMs, messageLeft }
+          : null,
       firstAnswerHeldMs: metrics.firstAnswerHeldMs,
       recording: recorder.finish(endedAtMs),
       turns: metrics.turns,
@@ -244,11 +279,20 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
  * turn the caller hears may be interrupted; every stage then drops the agent's queued speech (`silenceAgent`) and the
  * conversation keeps what was heard.
  */
-function floorControl(stages: Stage[], voice: AgentVoice, conversation: () => Conversation | null, warn: (message: string) => void) {
-  const silenceAgent = () => { for (const stage of stages) stage.interrupt?.() }
+function floorControl(
+  stages: Stage[],
+  voice: AgentVoice,
+  conversation: () => Conversation | null,
+  warn: (message: string) => void,
+) {
+  const silenceAgent = () => {
+    for (const stage of stages) stage.interrupt?.()
+  }
   function bargeIn(turn: number, heardText: string): void {
     silenceAgent()
-    void conversation()?.interrupt({ turn, heardText }).catch((error) => warn(`Interrupting the agent failed: ${(error as Error).message}`))
+    void conversation()
+      ?.interrupt({ turn, heardText })
+      .catch((error) => warn(`Interrupting the agent failed: ${(error as Error).message}`))
   }
   const interruptible = (turn: number) => conversation()?.canInterrupt(turn) ?? false
   return {
@@ -270,14 +314,21 @@ function floorControl(stages: Stage[], voice: AgentVoice, conversation: () => Co
 
 /** Options given as undefined keep their defaults. */
 function definedOnly(options: VoicePipelineOptions): Partial<typeof DEFAULTS> {
-  return Object.fromEntries(Object.keys(DEFAULTS).flatMap((key) => {
-    const value = options[key as keyof typeof DEFAULTS]
-    return value === undefined ? [] : [[key, value]]
-  }))
+  return Object.fromEntries(
+    Object.keys(DEFAULTS).flatMap((key) => {
+      const value = options[key as keyof typeof DEFAULTS]
+      return value === undefined ? [] : [[key, value]]
+    }),
+  )
 }
 
 /** The media closed by the far end while the call is on, and no hang-up (`stop`) explains it within the grace: lost. */
-function watchMediaLoss(transport: MediaTransport, end: CallEnd, graceMs: number, onLost: (close: MediaClose) => void): void {
+function watchMediaLoss(
+  transport: MediaTransport,
+  end: CallEnd,
+  graceMs: number,
+  onLost: (close: MediaClose) => void,
+): void {
   transport.onClose((close) => {
     if (close.initiatedBy === 'app' || end.ending) return
     setTimeout(() => {
@@ -292,7 +343,12 @@ function watchMediaLoss(transport: MediaTransport, end: CallEnd, graceMs: number
  * After the conversation ended: an answering machine gets the workflow's message (true when it was played), a graceful
  * end waits (bounded) for the last words to be heard; a hang-up (`stop`) waits for nothing.
  */
-async function finishSpeaking(voice: AgentVoice, transport: MediaTransport, end: CallEnd, options: { voicemailMessage: string | null; drainTimeoutMs: number }): Promise<boolean> {
+async function finishSpeaking(
+  voice: AgentVoice,
+  transport: MediaTransport,
+  end: CallEnd,
+  options: { voicemailMessage: string | null; drainTimeoutMs: number },
+): Promise<boolean> {
   if (end.stopRequested) return false
   if (options.voicemailMessage) {
     const sent = await voice.say(options.voicemailMessage, new AbortController().signal)
@@ -302,7 +358,13 @@ async function finishSpeaking(voice: AgentVoice, transport: MediaTransport, end:
   }
   if (!end.graceful) return false
   let drainTimer: ReturnType<typeof setTimeout> | undefined
-  await Promise.race([voice.whenSilent(), end.stopped, new Promise<void>((resolve) => { drainTimer = setTimeout(resolve, options.drainTimeoutMs) })])
+  await Promise.race([
+    voice.whenSilent(),
+    end.stopped,
+    new Promise<void>((resolve) => {
+      drainTimer = setTimeout(resolve, options.drainTimeoutMs)
+    }),
+  ])
   clearTimeout(drainTimer)
   return false
 }

@@ -73,7 +73,8 @@ export function createCallRecorder(startedAtMs: number, options: { maxDurationMs
       if (at < agentTrack.end) agentTrack.end = at
     },
     finish(endMs) {
-      const length = endMs === undefined ? Math.max(callerTrack.end, agentTrack.end) : Math.min(offsetOf(endMs), maxSamples)
+      const length =
+        endMs === undefined ? Math.max(callerTrack.end, agentTrack.end) : Math.min(offsetOf(endMs), maxSamples)
       const caller = padded(callerTrack, length)
       const agent = padded(agentTrack, length)
       return {

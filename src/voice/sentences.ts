@@ -15,9 +15,52 @@ export type SentenceSplitter = {
 
 /** Words whose dot never ends a sentence. Not "etc.": it usually comes last. */
 const ABBREVIATIONS = new Set([
-  'mr', 'mrs', 'ms', 'dr', 'prof', 'sr', 'jr', 'st', 'mt', 'ft', 'vs', 'approx', 'dept', 'est', 'inc', 'ltd',
-  'co', 'corp', 'no', 'tel', 'ext', 'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept', 'oct', 'nov',
-  'dec', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun', 'e.g', 'i.e', 'a.m', 'p.m', 'u.s', 'u.k',
+  'mr',
+  'mrs',
+  'ms',
+  'dr',
+  'prof',
+  'sr',
+  'jr',
+  'st',
+  'mt',
+  'ft',
+  'vs',
+  'approx',
+  'dept',
+  'est',
+  'inc',
+  'ltd',
+  'co',
+  'corp',
+  'no',
+  'tel',
+  'ext',
+  'jan',
+  'feb',
+  'mar',
+  'apr',
+  'jun',
+  'jul',
+  'aug',
+  'sep',
+  'sept',
+  'oct',
+  'nov',
+  'dec',
+  'mon',
+  'tue',
+  'wed',
+  'thu',
+  'fri',
+  'sat',
+  'sun',
+  'e.g',
+  'i.e',
+  'a.m',
+  'p.m',
+  'u.s',
+  'u.k',
 ])
 
 const TERMINATORS = '.!?…'
@@ -76,7 +119,13 @@ export function createSentenceSplitter(options: { maxChars?: number } = {}): Sen
 
   function cutLongSentence(out: string[]): void {
     const head = buffer.slice(0, maxChars)
-    const clause = Math.max(head.lastIndexOf(', '), head.lastIndexOf('; '), head.lastIndexOf(': '), head.lastIndexOf(' - '), head.lastIndexOf(' — '))
+    const clause = Math.max(
+      head.lastIndexOf(', '),
+      head.lastIndexOf('; '),
+      head.lastIndexOf(': '),
+      head.lastIndexOf(' - '),
+      head.lastIndexOf(' — '),
+    )
     const cut = clause > 0 ? clause + 1 : head.lastIndexOf(' ')
     if (cut > 0) take(cut + 1, out)
   }

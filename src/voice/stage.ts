@@ -100,7 +100,9 @@ export function frameStage(name: string, handle: (frame: Frame, context: StageCo
   let context: StageContext
   return {
     name,
-    start(given) { context = given },
+    start(given) {
+      context = given
+    },
     process: (frame) => handle(frame, context),
   }
 }

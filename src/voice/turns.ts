@@ -91,7 +91,8 @@ export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters>
   }
 
   function silenceEnds(nowMs: number, events: TurnEvent[]): void {
-    if (utterance && nowMs - utterance.lastSpeechEndMs >= stopMs) events.push(finishUtterance(utterance.lastSpeechEndMs + stopMs))
+    if (utterance && nowMs - utterance.lastSpeechEndMs >= stopMs)
+      events.push(finishUtterance(utterance.lastSpeechEndMs + stopMs))
   }
 
   function onFrame(frame: Int16Array, endMs: number, events: TurnEvent[]): void {

@@ -36,7 +36,8 @@ export async function loadVadEngine(): Promise<VadEngine> {
       return {
         isSpeech(frame) {
           if (freed) throw new Error('VAD used after free()')
-          if (frame.length !== VAD_FRAME_SAMPLES) throw new Error(`VAD frames are ${VAD_FRAME_SAMPLES} samples, got ${frame.length}`)
+          if (frame.length !== VAD_FRAME_SAMPLES)
+            throw new Error(`VAD frames are ${VAD_FRAME_SAMPLES} samples, got ${frame.length}`)
           fvad.HEAP16.set(frame, frameBuffer >> 1) // HEAP16 is re-read each time: memory growth replaces it
           const verdict = fvad._fvad_process(handle, frameBuffer, VAD_FRAME_SAMPLES)
           if (verdict < 0) throw new Error('fvad_process rejected the frame')

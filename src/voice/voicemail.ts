@@ -86,7 +86,7 @@ export function analyseTone(frame: Int16Array, sampleRate = SAMPLE_RATE): ToneAn
   let last = -1
   for (let i = 0; i < frame.length; i++) {
     sumSquares += frame[i] * frame[i]
-    if (i > 0 && (frame[i - 1] < 0) !== (frame[i] < 0)) {
+    if (i > 0 && frame[i - 1] < 0 !== frame[i] < 0) {
       const position = i - 1 + frame[i - 1] / (frame[i - 1] - frame[i])
       if (first < 0) first = position
       last = position
@@ -105,7 +105,10 @@ export function analyseTone(frame: Int16Array, sampleRate = SAMPLE_RATE): ToneAn
     beforePrevious = previous
     previous = current
   }
-  const power = Math.max(0, previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious)
+  const power = Math.max(
+    0,
+    previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious,
+  )
   const amplitude = (2 * Math.sqrt(power)) / frame.length
   return { frequencyHz, purity: Math.min(1, (amplitude * amplitude) / 2 / meanSquare), levelDbfs }
 }
@@ -163,13 +166,15 @@ export function createVoicemailDetector(parameters: Partial<VoicemailParameters>
   }
 
   function onTone(tone: ToneAnalysis, startMs: number, endMs: number): VoicemailVerdict | null {
-    const steady = beep !== null && Math.abs(tone.frequencyHz - beep.frequencyHz) <= beep.frequencyHz * p.maxToneDriftRatio
+    const steady =
+      beep !== null && Math.abs(tone.frequencyHz - beep.frequencyHz) <= beep.frequencyHz * p.maxToneDriftRatio
     if (beep && steady && startMs - beep.lastEndMs <= BEEP_END_GAP_MS) {
       beep.lastEndMs = endMs
       return beep.lastEndMs - beep.startMs >= p.maxBeepMs ? decide() : null
     }
     if (beepEnded()) return verdict
-    if (greetingEndMs !== null && startMs - greetingEndMs <= p.maxBeepDelayMs) beep = { startMs, lastEndMs: endMs, frequencyHz: tone.frequencyHz }
+    if (greetingEndMs !== null && startMs - greetingEndMs <= p.maxBeepDelayMs)
+      beep = { startMs, lastEndMs: endMs, frequencyHz: tone.frequencyHz }
     return personVerdict(endMs)
   }
 
@@ -189,7 +194,8 @@ export function createVoicemailDetector(parameters: Partial<VoicemailParameters>
       const startMs = atMs - (pcm8k.length / SAMPLE_RATE) * 1000
       const tone = analyseTone(pcm8k)
       if (tone.levelDbfs < p.minLevelDbfs) return beepEnded() ?? personVerdict(atMs)
-      const isTone = tone.purity >= p.minTonePurity && tone.frequencyHz >= p.beepMinHz && tone.frequencyHz <= p.beepMaxHz
+      const isTone =
+        tone.purity >= p.minTonePurity && tone.frequencyHz >= p.beepMinHz && tone.frequencyHz <= p.beepMaxHz
       if (isTone) return onTone(tone, startMs, atMs)
       if (beepEnded()) return verdict
       noteSound(startMs, atMs)

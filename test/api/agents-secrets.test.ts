@@ -3,7 +3,9 @@ import { createTestApp, type TestApp } from '../support/app'
 import { sampleDefinition } from '../support/agents'
 
 let t: TestApp
-beforeEach(() => { t = createTestApp() })
+beforeEach(() => {
+  t = createTestApp()
+})
 afterEach(() => t.close())
 
 const QA_KEY = 'sk-qa-S3cr3t-0001'
@@ -17,8 +19,29 @@ function definitionWithSecrets(secrets: { qa?: string; tuner?: string } = {}) {
     ...definition,
     nodes: [
       ...definition.nodes,
-      { id: 'qa', type: 'qa', position: { x: 0, y: 400 }, data: { name: 'Review', qa_use_workflow_llm: false, qa_provider: 'openai', qa_model: 'gpt-4o', qa_api_key: secrets.qa ?? QA_KEY } },
-      { id: 'tuner', type: 'tuner', position: { x: 0, y: 600 }, data: { name: 'Tuning', tuner_agent_id: 'agent-1', tuner_workspace_id: 42, tuner_api_key: secrets.tuner ?? TUNER_KEY } },
+      {
+        id: 'qa',
+        type: 'qa',
+        position: { x: 0, y: 400 },
+        data: {
+          name: 'Review',
+          qa_use_workflow_llm: false,
+          qa_provider: 'openai',
+          qa_model: 'gpt-4o',
+          qa_api_key: secrets.qa ?? QA_KEY,
+        },
+      },
+      {
+        id: 'tuner',
+        type: 'tuner',
+        position: { x: 0, y: 600 },
+        data: {
+          name: 'Tuning',
+          tuner_agent_id: 'agent-1',
+          tuner_workspace_id: 42,
+          tuner_api_key: secrets.tuner ?? TUNER_KEY,
+        },
+      },
     ],
   }
 }
@@ -33,25 +56,33 @@ function expectMasked(definition: any, secrets: { qa: string; tuner: string } = 
 /** The definitions of every version as stored, newest first. */
 function storedDefinitions(workflowId: number): any[] {
   return t.ctx.sqlite
-    .query<{ workflow_json: string }, [number]>('SELECT workflow_json FROM workflow_definitions WHERE workflow_id = ? ORDER BY version_number DESC')
+    .query<{ workflow_json: string }, [number]>(
+      'SELECT workflow_json FROM workflow_definitions WHERE workflow_id = ? ORDER BY version_number DESC',
+    )
     .all(workflowId)
     .map((row) => JSON.parse(row.workflow_json))
 }
 
 async function createWithSecrets() {
-  const response = await t.request('POST', '/api/v1/workflow/create/definition', { body: { name: 'Reviewed', workflow_definition: definitionWithSecrets() } })
+  const response = await t.request('POST', '/api/v1/workflow/create/definition', {
+    body: { name: 'Reviewed', workflow_definition: definitionWithSecrets() },
+  })
   expect(response.status).toBe(200)
   return response.body
 }
 
-const put = (id: number, definition: unknown) => t.request('PUT', `/api/v1/workflow/${id}`, { body: { workflow_definition: definition } })
+const put = (id: number, definition: unknown) =>
+  t.request('PUT', `/api/v1/workflow/${id}`, { body: { workflow_definition: definition } })
 
 describe('credentials in node data', () => {
   test('are masked in every response that returns a definition, and stored as sent', async () => {
     const created = await createWithSecrets()
     expectMasked(created.workflow_definition)
     // Everything else in the definition is returned as stored.
-    expect(nodeData(created.workflow_definition, 'qa')).toEqual({ ...nodeData(definitionWithSecrets(), 'qa'), qa_api_key: mask(QA_KEY) })
+    expect(nodeData(created.workflow_definition, 'qa')).toEqual({
+      ...nodeData(definitionWithSecrets(), 'qa'),
+      qa_api_key: mask(QA_KEY),
+    })
 
     const fetched = await t.request('GET', `/api/v1/workflow/fetch/${created.id}`)
     expectMasked(fetched.body.workflow_definition)
@@ -91,8 +122,12 @@ describe('credentials in node data', () => {
   })
 
   test('a failed save does not log them either', async () => {
-    t.ctx.sqlite.run("CREATE TRIGGER refuse_versions BEFORE INSERT ON workflow_definitions BEGIN SELECT RAISE(ABORT, 'disk full'); END")
-    const response = await t.request('POST', '/api/v1/workflow/create/definition', { body: { name: 'Lost', workflow_definition: definitionWithSecrets() } })
+    t.ctx.sqlite.run(
+      "CREATE TRIGGER refuse_versions BEFORE INSERT ON workflow_definitions BEGIN SELECT RAISE(ABORT, 'disk full'); END",
+    )
+    const response = await t.request('POST', '/api/v1/workflow/create/definition', {
+      body: { name: 'Lost', workflow_definition: definitionWithSecrets() },
+    })
     expect(response.status).toBe(500)
     expect(t.logText()).toContain('disk full')
     expect(t.logText()).not.toContain(QA_KEY)

@@ -9,7 +9,9 @@ import { Value } from '@sinclair/typebox/value'
 import { AgentListItem } from '../../src/agents/schemas'
 
 let t: HttpTestApp
-beforeEach(async () => { t = await startHttpTestApp() })
+beforeEach(async () => {
+  t = await startHttpTestApp()
+})
 afterEach(() => t.close())
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -26,7 +28,12 @@ function withNodeData(nodeId: string, data: Record<string, unknown>) {
 
 describe('create', () => {
   test('answers the full agent: version 1 published, Agent UUID, no null fields, minted trigger path', async () => {
-    const response = await create({ name: 'Reminders', workflow_definition: sampleDefinition({ prompt: 'Hi {{first_name}}, {{ city | Paris }} {{current_time}} {{contact.tier}}' }) })
+    const response = await create({
+      name: 'Reminders',
+      workflow_definition: sampleDefinition({
+        prompt: 'Hi {{first_name}}, {{ city | Paris }} {{current_time}} {{contact.tier}}',
+      }),
+    })
     expect(response.status).toBe(200)
     const agent = response.body
     expect(agent).toEqual({
@@ -60,46 +67,94 @@ describe('create', () => {
   })
 
   test('turn settings in range are saved as sent', async () => {
-    const turnSettings = { user_turn_stop_timeout: 0.8, turn_start_strategy: 'min_words', turn_start_min_words: 2, turn_stop_strategy: 'turn_analyzer' }
-    const response = await create({ name: 'Turns', workflow_definition: sampleDefinition(), workflow_configurations: turnSettings })
+    const turnSettings = {
+      user_turn_stop_timeout: 0.8,
+      turn_start_strategy: 'min_words',
+      turn_start_min_words: 2,
+      turn_stop_strategy: 'turn_analyzer',
+    }
+    const response = await create({
+      name: 'Turns',
+      workflow_definition: sampleDefinition(),
+      workflow_configurations: turnSettings,
+    })
     expect(response.status).toBe(200)
     expect(response.body.workflow_configurations).toEqual({ max_call_duration_seconds: 600, ...turnSettings })
   })
 
   const invalidDefinitions: [string, unknown, { kind: string; id: string | null; field: string | null }][] = [
     ['no start node', { nodes: [sampleDefinition().nodes[1]], edges: [] }, { kind: 'workflow', id: null, field: null }],
-    ['two start nodes', { ...sampleDefinition(), nodes: [...sampleDefinition().nodes, { ...sampleDefinition().nodes[0], id: '9' }] }, { kind: 'node', id: '9', field: null }],
-    ['an edge to a missing node', { ...sampleDefinition(), edges: [{ id: '1-7', source: '1', target: '7', data: { label: 'x', condition: 'y' } }] }, { kind: 'edge', id: '1-7', field: 'target' }],
-    ['an unknown node type', { ...sampleDefinition(), nodes: [...sampleDefinition().nodes, { id: '8', type: 'teleport', data: {} }] }, { kind: 'node', id: '8', field: 'type' }],
-    ['a trigger path with a space', withNodeData('3', { trigger_path: 'bad path' }), { kind: 'node', id: '3', field: 'data.trigger_path' }],
-    ['a trigger path of 37 characters', withNodeData('3', { trigger_path: 'a'.repeat(37) }), { kind: 'node', id: '3', field: 'data.trigger_path' }],
+    [
+      'two start nodes',
+      { ...sampleDefinition(), nodes: [...sampleDefinition().nodes, { ...sampleDefinition().nodes[0], id: '9' }] },
+      { kind: 'node', id: '9', field: null },
+    ],
+    [
+      'an edge to a missing node',
+      { ...sampleDefinition(), edges: [{ id: '1-7', source: '1', target: '7', data: { label: 'x', condition: 'y' } }] },
+      { kind: 'edge', id: '1-7', field: 'target' },
+    ],
+    [
+      'an unknown node type',
+      { ...sampleDefinition(), nodes: [...sampleDefinition().nodes, { id: '8', type: 'teleport', data: {} }] },
+      { kind: 'node', id: '8', field: 'type' },
+    ],
+    [
+      'a trigger path with a space',
+      withNodeData('3', { trigger_path: 'bad path' }),
+      { kind: 'node', id: '3', field: 'data.trigger_path' },
+    ],
+    [
+      'a trigger path of 37 characters',
+      withNodeData('3', { trigger_path: 'a'.repeat(37) }),
+      { kind: 'node', id: '3', field: 'data.trigger_path' },
+    ],
     ['a missing prompt', withNodeData('1', { prompt: null }), { kind: 'node', id: '1', field: 'data.prompt' }],
     ['nodes that are not a list', { nodes: {}, edges: [] }, { kind: 'workflow', id: null, field: 'nodes' }],
   ]
-  test.each(invalidDefinitions)('refuses a definition with %s: 422 {is_valid:false, errors}', async (_label, definition, expected) => {
-    const response = await create({ name: 'Bad', workflow_definition: definition })
-    expect(response.status).toBe(422)
-    expect(response.body.detail.is_valid).toBe(false)
-    expect(response.body.detail.errors).toContainEqual({ ...expected, message: expect.any(String) })
-    expect((await t.request('GET', '/api/v1/workflow/count')).body.total).toBe(0)
-  })
+  test.each(invalidDefinitions)(
+    'refuses a definition with %s: 422 {is_valid:false, errors}',
+    async (_label, definition, expected) => {
+      const response = await create({ name: 'Bad', workflow_definition: definition })
+      expect(response.status).toBe(422)
+      expect(response.body.detail.is_valid).toBe(false)
+      expect(response.body.detail.errors).toContainEqual({ ...expected, message: expect.any(String) })
+      expect((await t.request('GET', '/api/v1/workflow/count')).body.total).toBe(0)
+    },
+  )
 
   test('refuses two trigger nodes of the workflow with the same path', async () => {
     const definition = sampleDefinition({ triggerPath: 'same' })
-    definition.nodes.push({ id: '4', type: 'trigger', position: { x: 0, y: 0 }, data: { name: 'Again', trigger_path: 'same' } } as never)
+    definition.nodes.push({
+      id: '4',
+      type: 'trigger',
+      position: { x: 0, y: 0 },
+      data: { name: 'Again', trigger_path: 'same' },
+    } as never)
     const response = await create({ name: 'Twice', workflow_definition: definition })
     expect(response.status).toBe(422)
-    expect(response.body.detail.errors).toContainEqual({ kind: 'node', id: '4', field: 'data.trigger_path', message: expect.any(String) })
+    expect(response.body.detail.errors).toContainEqual({
+      kind: 'node',
+      id: '4',
+      field: 'data.trigger_path',
+      message: expect.any(String),
+    })
   })
 
   test('a trigger path taken by another agent, of this or another organization, is a 409; nothing is created', async () => {
     await createAgent(t, 'Owner', undefined, sampleDefinition({ triggerPath: 'taken' }))
     const other = t.newOrg('acme')
     for (const key of [undefined, other.key]) {
-      const response = await create({ name: 'Copy', workflow_definition: sampleDefinition({ triggerPath: 'taken' }) }, key)
+      const response = await create(
+        { name: 'Copy', workflow_definition: sampleDefinition({ triggerPath: 'taken' }) },
+        key,
+      )
       expect(response.status).toBe(409)
       expect(response.body).toEqual({
-        detail: { is_valid: false, errors: [{ kind: 'node', id: '3', field: 'data.trigger_path', message: expect.stringContaining('taken') }] },
+        detail: {
+          is_valid: false,
+          errors: [{ kind: 'node', id: '3', field: 'data.trigger_path', message: expect.stringContaining('taken') }],
+        },
       })
     }
     expect((await t.request('GET', '/api/v1/workflow/count')).body.total).toBe(1)
@@ -107,15 +162,43 @@ describe('create', () => {
   })
 
   test.each([
-    ['no name', { workflow_definition: {} }, [{ type: 'missing', loc: ['body', 'name'], msg: 'Field required', input: { workflow_definition: {} } }]],
-    ['an empty name', { name: '', workflow_definition: {} }, [expect.objectContaining({ type: 'string_too_short', loc: ['body', 'name'] })]],
-    ['a zero max call duration', { name: 'x', workflow_definition: sampleDefinition(), workflow_configurations: { max_call_duration_seconds: 0 } },
-      [expect.objectContaining({ type: 'greater_than_equal', loc: ['body', 'workflow_configurations', 'max_call_duration_seconds'] })]],
-    ...([
-      ['user_turn_stop_timeout', 0.1], ['user_turn_stop_timeout', 6], ['turn_start_strategy', 'provisional_vad'],
-      ['turn_start_min_words', 0], ['turn_start_min_words', 2.5], ['turn_stop_strategy', 'smart'],
-    ] as const).map(([key, value]) => [`${key} ${value}`, { name: 'x', workflow_definition: sampleDefinition(), workflow_configurations: { [key]: value } },
-      [expect.objectContaining({ loc: ['body', 'workflow_configurations', key] })]] as const),
+    [
+      'no name',
+      { workflow_definition: {} },
+      [{ type: 'missing', loc: ['body', 'name'], msg: 'Field required', input: { workflow_definition: {} } }],
+    ],
+    [
+      'an empty name',
+      { name: '', workflow_definition: {} },
+      [expect.objectContaining({ type: 'string_too_short', loc: ['body', 'name'] })],
+    ],
+    [
+      'a zero max call duration',
+      { name: 'x', workflow_definition: sampleDefinition(), workflow_configurations: { max_call_duration_seconds: 0 } },
+      [
+        expect.objectContaining({
+          type: 'greater_than_equal',
+          loc: ['body', 'workflow_configurations', 'max_call_duration_seconds'],
+        }),
+      ],
+    ],
+    ...(
+      [
+        ['user_turn_stop_timeout', 0.1],
+        ['user_turn_stop_timeout', 6],
+        ['turn_start_strategy', 'provisional_vad'],
+        ['turn_start_min_words', 0],
+        ['turn_start_min_words', 2.5],
+        ['turn_stop_strategy', 'smart'],
+      ] as const
+    ).map(
+      ([key, value]) =>
+        [
+          `${key} ${value}`,
+          { name: 'x', workflow_definition: sampleDefinition(), workflow_configurations: { [key]: value } },
+          [expect.objectContaining({ loc: ['body', 'workflow_configurations', key] })],
+        ] as const,
+    ),
   ])('request validation: %s is a 422 with Pydantic items', async (_label, body, detail) => {
     const response = await create(body)
     expect(response.status).toBe(422)
@@ -124,28 +207,45 @@ describe('create', () => {
 
   test('needs an admin key', async () => {
     expect((await t.request('POST', '/api/v1/workflow/create/definition', { key: null, body: {} })).status).toBe(401)
-    expect((await create({ name: 'x', workflow_definition: sampleDefinition() }, t.newOrg('bots', 'trigger').key)).status).toBe(403)
+    expect(
+      (await create({ name: 'x', workflow_definition: sampleDefinition() }, t.newOrg('bots', 'trigger').key)).status,
+    ).toBe(403)
   })
 })
 
 describe('concurrent creates (they share commits)', () => {
   test('50 creates at once all succeed, each with its own id, version and trigger path', async () => {
-    const responses = await Promise.all(Array.from({ length: 50 }, (_, index) => create({ name: `Agent ${index}`, workflow_definition: sampleDefinition() })))
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, index) =>
+        create({ name: `Agent ${index}`, workflow_definition: sampleDefinition() }),
+      ),
+    )
     expect(responses.map((response) => response.status)).toEqual(Array(50).fill(200))
     const agents = responses.map((response) => response.body)
     expect(agents.map((agent) => agent.name)).toEqual(Array.from({ length: 50 }, (_, index) => `Agent ${index}`))
-    for (const field of ['id', 'current_definition_id', 'workflow_uuid']) expect(new Set(agents.map((agent) => agent[field])).size).toBe(50)
+    for (const field of ['id', 'current_definition_id', 'workflow_uuid'])
+      expect(new Set(agents.map((agent) => agent[field])).size).toBe(50)
     expect(new Set(agents.map((agent) => agent.workflow_definition.nodes[2].data.trigger_path)).size).toBe(50)
     expect(agents.every((agent) => agent.version_number === 1 && agent.version_status === 'published')).toBe(true)
     expect((await t.request('GET', '/api/v1/workflow/count')).body.total).toBe(50)
   })
 
   test('of creates claiming the same trigger path at once, exactly one gets it; only the other is a 409', async () => {
-    const responses = await Promise.all(Array.from({ length: 10 }, (_, index) => create({
-      name: `Agent ${index}`, workflow_definition: sampleDefinition({ triggerPath: index === 3 || index === 7 ? 'claimed' : `own-${index}` }),
-    })))
-    expect(responses.filter((response) => response.status !== 200).map((response) => [response.status, response.body.detail.errors[0].field]))
-      .toEqual([[409, 'data.trigger_path']])
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        create({
+          name: `Agent ${index}`,
+          workflow_definition: sampleDefinition({
+            triggerPath: index === 3 || index === 7 ? 'claimed' : `own-${index}`,
+          }),
+        }),
+      ),
+    )
+    expect(
+      responses
+        .filter((response) => response.status !== 200)
+        .map((response) => [response.status, response.body.detail.errors[0].field]),
+    ).toEqual([[409, 'data.trigger_path']])
     expect([responses[3].status, responses[7].status].sort()).toEqual([200, 409])
     // The refused create's workflow row, written before its claim failed, is gone; the others' rows stay.
     expect((await t.request('GET', '/api/v1/workflow/count')).body.total).toBe(9)
@@ -154,11 +254,15 @@ describe('concurrent creates (they share commits)', () => {
   test('a create is answered only once it is committed: another connection sees it then', async () => {
     const reader = new Database(join(t.dataDir, 'ringbase.db'), { readonly: true })
     try {
-      const responses = await Promise.all(Array.from({ length: 5 }, async (_, index) => {
-        const response = await create({ name: `Agent ${index}`, workflow_definition: sampleDefinition() })
-        const stored = reader.query<{ name: string }, [number]>('SELECT name FROM workflows WHERE id = ?').get(response.body.id)
-        return { status: response.status, stored: stored?.name }
-      }))
+      const responses = await Promise.all(
+        Array.from({ length: 5 }, async (_, index) => {
+          const response = await create({ name: `Agent ${index}`, workflow_definition: sampleDefinition() })
+          const stored = reader
+            .query<{ name: string }, [number]>('SELECT name FROM workflows WHERE id = ?')
+            .get(response.body.id)
+          return { status: response.status, stored: stored?.name }
+        }),
+      )
       expect(responses).toEqual(Array.from({ length: 5 }, (_, index) => ({ status: 200, stored: `Agent ${index}` })))
     } finally {
       reader.close()
@@ -170,17 +274,34 @@ describe('versions: update, publish, fetch', () => {
   test('a renamed agent keeps its version; a sent definition becomes a draft that fetch shows; publish archives the old version', async () => {
     const agent = await createAgent(t, 'Sales')
     const renamed = await t.request('PUT', `/api/v1/workflow/${agent.id}`, { body: { name: 'Sales v2' } })
-    expect(renamed.body).toMatchObject({ name: 'Sales v2', version_number: 1, version_status: 'published', current_definition_id: agent.current_definition_id })
+    expect(renamed.body).toMatchObject({
+      name: 'Sales v2',
+      version_number: 1,
+      version_status: 'published',
+      current_definition_id: agent.current_definition_id,
+    })
 
-    const drafted = await t.request('PUT', `/api/v1/workflow/${agent.id}`, { body: { workflow_definition: sampleDefinition({ prompt: 'Ask for {{ order_id }}' }) } })
+    const drafted = await t.request('PUT', `/api/v1/workflow/${agent.id}`, {
+      body: { workflow_definition: sampleDefinition({ prompt: 'Ask for {{ order_id }}' }) },
+    })
     expect(drafted.status).toBe(200)
-    expect(drafted.body).toMatchObject({ version_number: 2, version_status: 'draft', template_context_variables: { order_id: '' } })
+    expect(drafted.body).toMatchObject({
+      version_number: 2,
+      version_status: 'draft',
+      template_context_variables: { order_id: '' },
+    })
     expect(drafted.body.current_definition_id).not.toBe(agent.current_definition_id)
     // The sent trigger node has no path: the draft gets a freshly minted one.
     expect(drafted.body.workflow_definition.nodes[2].data.trigger_path).toMatch(UUID)
 
-    const again = await t.request('PUT', `/api/v1/workflow/${agent.id}`, { body: { workflow_configurations: { max_call_duration_seconds: 90 } } })
-    expect(again.body).toMatchObject({ version_number: 2, version_status: 'draft', current_definition_id: drafted.body.current_definition_id })
+    const again = await t.request('PUT', `/api/v1/workflow/${agent.id}`, {
+      body: { workflow_configurations: { max_call_duration_seconds: 90 } },
+    })
+    expect(again.body).toMatchObject({
+      version_number: 2,
+      version_status: 'draft',
+      current_definition_id: drafted.body.current_definition_id,
+    })
     expect(again.body.workflow_configurations).toEqual({ max_call_duration_seconds: 90 })
     expect(again.body.template_context_variables).toEqual({ order_id: '' })
 
@@ -190,7 +311,10 @@ describe('versions: update, publish, fetch', () => {
     const published = await t.request('POST', `/api/v1/workflow/${agent.id}/publish`)
     expect(published.body).toMatchObject({ version_number: 2, version_status: 'published' })
     const versions = await t.request('GET', `/api/v1/workflow/${agent.id}/versions`)
-    expect(versions.body.map((version: any) => [version.version_number, version.status])).toEqual([[2, 'published'], [1, 'archived']])
+    expect(versions.body.map((version: any) => [version.version_number, version.status])).toEqual([
+      [2, 'published'],
+      [1, 'archived'],
+    ])
     expect(versions.body[0]).toEqual({
       id: drafted.body.current_definition_id,
       version_number: 2,
@@ -211,19 +335,25 @@ describe('versions: update, publish, fetch', () => {
 
   test('an invalid definition on update is a 422 and saves nothing, the name included', async () => {
     const agent = await createAgent(t, 'Keep')
-    const response = await t.request('PUT', `/api/v1/workflow/${agent.id}`, { body: { name: 'Changed', workflow_definition: { nodes: [], edges: [] } } })
+    const response = await t.request('PUT', `/api/v1/workflow/${agent.id}`, {
+      body: { name: 'Changed', workflow_definition: { nodes: [], edges: [] } },
+    })
     expect(response.status).toBe(422)
     expect(response.body.detail.is_valid).toBe(false)
     const fetched = await t.request('GET', `/api/v1/workflow/fetch/${agent.id}`)
     expect(fetched.body).toMatchObject({ name: 'Keep', version_number: 1, version_status: 'published' })
   })
 
-  test('an agent may keep its own trigger path in a new draft, but not take another agent\'s', async () => {
+  test("an agent may keep its own trigger path in a new draft, but not take another agent's", async () => {
     const first = await createAgent(t, 'First', undefined, sampleDefinition({ triggerPath: 'first' }))
     await createAgent(t, 'Second', undefined, sampleDefinition({ triggerPath: 'second' }))
-    const kept = await t.request('PUT', `/api/v1/workflow/${first.id}`, { body: { workflow_definition: sampleDefinition({ triggerPath: 'first' }) } })
+    const kept = await t.request('PUT', `/api/v1/workflow/${first.id}`, {
+      body: { workflow_definition: sampleDefinition({ triggerPath: 'first' }) },
+    })
     expect(kept.status).toBe(200)
-    const stolen = await t.request('PUT', `/api/v1/workflow/${first.id}`, { body: { workflow_definition: sampleDefinition({ triggerPath: 'second' }) } })
+    const stolen = await t.request('PUT', `/api/v1/workflow/${first.id}`, {
+      body: { workflow_definition: sampleDefinition({ triggerPath: 'second' }) },
+    })
     expect(stolen.status).toBe(409)
     expect(stolen.body.detail.errors[0]).toMatchObject({ kind: 'node', id: '3', field: 'data.trigger_path' })
   })
@@ -235,9 +365,15 @@ describe('status, list and count', () => {
     const archived = await createAgent(t, 'Archived')
     const response = await t.request('PUT', `/api/v1/workflow/${archived.id}/status`, { body: { status: 'archived' } })
     expect(response.status).toBe(200)
-    expect(response.body).toMatchObject({ id: archived.id, status: 'archived', version_number: 1, workflow_uuid: archived.workflow_uuid })
+    expect(response.body).toMatchObject({
+      id: archived.id,
+      status: 'archived',
+      version_number: 1,
+      workflow_uuid: archived.workflow_uuid,
+    })
 
-    const list = async (query: string) => (await t.request('GET', `/api/v1/workflow/fetch${query}`)).body.map((agent: any) => agent.name)
+    const list = async (query: string) =>
+      (await t.request('GET', `/api/v1/workflow/fetch${query}`)).body.map((agent: any) => agent.name)
     expect(await list('')).toEqual(['Archived', 'Kept'])
     expect(await list('?status=active')).toEqual(['Kept'])
     expect(await list('?status=archived')).toEqual(['Archived'])
@@ -250,7 +386,15 @@ describe('status, list and count', () => {
     expect([...Value.Errors(Type.Array(AgentListItem), listed.body)]).toEqual([])
     expect(listed.headers.get('content-type')).toBe('application/json;charset=utf-8')
     const item = listed.body.find((agent: any) => agent.id === kept.id)
-    expect(item).toEqual({ id: kept.id, name: 'Kept', status: 'active', created_at: kept.created_at, total_runs: 0, folder_id: null, workflow_uuid: kept.workflow_uuid })
+    expect(item).toEqual({
+      id: kept.id,
+      name: 'Kept',
+      status: 'active',
+      created_at: kept.created_at,
+      total_runs: 0,
+      folder_id: null,
+      workflow_uuid: kept.workflow_uuid,
+    })
 
     const restored = await t.request('PUT', `/api/v1/workflow/${archived.id}/status`, { body: { status: 'active' } })
     expect(restored.body.status).toBe('active')
@@ -275,7 +419,11 @@ describe('status, list and count', () => {
     const agent = await createAgent(t, 'A')
     const response = await t.request('PUT', `/api/v1/workflow/${agent.id}/status`, { body: { status: 'deleted' } })
     expect(response.status).toBe(422)
-    expect(response.body.detail[0]).toMatchObject({ type: 'literal_error', loc: ['body', 'status'], msg: "Input should be 'active' or 'archived'" })
+    expect(response.body.detail[0]).toMatchObject({
+      type: 'literal_error',
+      loc: ['body', 'status'],
+      msg: "Input should be 'active' or 'archived'",
+    })
   })
 
   inProcessTest('total_runs counts the runs of the agent', async () => {
@@ -305,7 +453,10 @@ describe('organization isolation', () => {
     const mine = await t.request('GET', '/api/v1/workflow/fetch')
     expect(mine.body.map((item: any) => item.name)).toEqual(['Mine'])
     expect((await t.request('GET', '/api/v1/workflow/count')).body).toEqual({ total: 1, active: 1, archived: 0 })
-    expect((await t.request('GET', `/api/v1/workflow/fetch/${agent.id}`, { key: theirs.key })).body).toMatchObject({ name: 'Theirs', status: 'active' })
+    expect((await t.request('GET', `/api/v1/workflow/fetch/${agent.id}`, { key: theirs.key })).body).toMatchObject({
+      name: 'Theirs',
+      status: 'active',
+    })
   })
 })
 
@@ -316,12 +467,26 @@ describe('node catalog', () => {
     expect(response.body.spec_version).toMatch(/^\d+\.\d+\.\d+$/)
     const byName = new Map(response.body.node_types.map((spec: any) => [spec.name, spec]))
     for (const name of ['startCall', 'agentNode', 'endCall', 'globalNode', 'trigger', 'webhook', 'qa', 'tuner']) {
-      expect(byName.get(name)).toMatchObject({ name, display_name: expect.any(String), description: expect.any(String), category: expect.any(String), icon: expect.any(String) })
+      expect(byName.get(name)).toMatchObject({
+        name,
+        display_name: expect.any(String),
+        description: expect.any(String),
+        category: expect.any(String),
+        icon: expect.any(String),
+      })
     }
-    const property = (node: string, name: string) => (byName.get(node) as any).properties.find((spec: any) => spec.name === name)
+    const property = (node: string, name: string) =>
+      (byName.get(node) as any).properties.find((spec: any) => spec.name === name)
     expect(property('startCall', 'prompt')).toMatchObject({ type: expect.any(String), required: true })
-    expect(property('trigger', 'trigger_path')).toMatchObject({ type: 'string', max_length: 36, pattern: '^[A-Za-z0-9_-]+$' })
-    expect(property('agentNode', 'extraction_variables')).toMatchObject({ type: 'fixed_collection', properties: expect.any(Array) })
+    expect(property('trigger', 'trigger_path')).toMatchObject({
+      type: 'string',
+      max_length: 36,
+      pattern: '^[A-Za-z0-9_-]+$',
+    })
+    expect(property('agentNode', 'extraction_variables')).toMatchObject({
+      type: 'fixed_collection',
+      properties: expect.any(Array),
+    })
   })
 
   test('gets one node type by name; an unknown name is 404', async () => {

@@ -5,7 +5,9 @@ import { join } from 'node:path'
 import { createTestApp, type TestApp } from '../support/app'
 
 let t: TestApp
-beforeEach(() => { t = createTestApp() })
+beforeEach(() => {
+  t = createTestApp()
+})
 afterEach(() => t.close())
 
 describe('API keys', () => {
@@ -20,8 +22,14 @@ describe('API keys', () => {
     expect(list.body.map((k: any) => k.name)).toEqual(['bootstrap admin', 'ci'])
     expect(list.text).not.toContain(created.body.api_key)
     expect(list.body[1]).toEqual({
-      id: created.body.id, name: 'ci', key_prefix: created.body.key_prefix, scope: 'admin', is_active: true,
-      created_at: created.body.created_at, last_used_at: null, archived_at: null,
+      id: created.body.id,
+      name: 'ci',
+      key_prefix: created.body.key_prefix,
+      scope: 'admin',
+      is_active: true,
+      created_at: created.body.created_at,
+      last_used_at: null,
+      archived_at: null,
     })
   })
 
@@ -67,7 +75,10 @@ describe('API keys', () => {
       other.query('UPDATE api_keys SET scope = ? WHERE id = ?').run('trigger', created.body.id)
       expect((await t.request('GET', '/api/v1/workflow/fetch', { key })).status).toBe(403)
       const minted = `rb_${'m'.repeat(43)}`
-      other.query("INSERT INTO api_keys (organization_id, name, scope, key_hash, key_prefix, created_at) VALUES (1, 'minted', 'admin', ?, 'rb_mmmmm', '2026-01-05T10:00:00.000Z')")
+      other
+        .query(
+          "INSERT INTO api_keys (organization_id, name, scope, key_hash, key_prefix, created_at) VALUES (1, 'minted', 'admin', ?, 'rb_mmmmm', '2026-01-05T10:00:00.000Z')",
+        )
         .run(new Bun.CryptoHasher('sha256').update(minted).digest('hex'))
       expect((await t.request('GET', '/api/v1/workflow/fetch', { key: minted })).status).toBe(200)
     } finally {
@@ -118,15 +129,30 @@ describe('API keys', () => {
     const empty = await t.request('POST', '/api/v1/user/api-keys', { body: { name: '' } })
     expect(empty.status).toBe(422)
     expect(empty.body.detail).toEqual([
-      { type: 'string_too_short', loc: ['body', 'name'], msg: 'String should have at least 1 character', input: '', ctx: { min_length: 1 } },
+      {
+        type: 'string_too_short',
+        loc: ['body', 'name'],
+        msg: 'String should have at least 1 character',
+        input: '',
+        ctx: { min_length: 1 },
+      },
     ])
     const noBody = await t.request('POST', '/api/v1/user/api-keys')
     expect(noBody.body.detail).toEqual([{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }])
     const scope = await t.request('POST', '/api/v1/user/api-keys', { body: { name: 'x', scope: 'root' } })
-    expect(scope.body.detail[0]).toMatchObject({ type: 'literal_error', loc: ['body', 'scope'], msg: "Input should be 'admin' or 'trigger'" })
+    expect(scope.body.detail[0]).toMatchObject({
+      type: 'literal_error',
+      loc: ['body', 'scope'],
+      msg: "Input should be 'admin' or 'trigger'",
+    })
     const path = await t.request('DELETE', '/api/v1/user/api-keys/abc')
     expect(path.body.detail).toEqual([
-      { type: 'int_parsing', loc: ['path', 'api_key_id'], msg: 'Input should be a valid integer, unable to parse string as an integer', input: 'abc' },
+      {
+        type: 'int_parsing',
+        loc: ['path', 'api_key_id'],
+        msg: 'Input should be a valid integer, unable to parse string as an integer',
+        input: 'abc',
+      },
     ])
   })
 })

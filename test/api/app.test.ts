@@ -5,7 +5,9 @@ import type { TestApp } from '../support/app'
 import { inProcessTest, startHttpTestApp, type HttpTestApp } from '../support/http-app'
 
 let t: HttpTestApp
-beforeAll(async () => { t = await startHttpTestApp({ flags: { 'public-url': 'https://pbx.example.test/' } }) })
+beforeAll(async () => {
+  t = await startHttpTestApp({ flags: { 'public-url': 'https://pbx.example.test/' } })
+})
 afterAll(() => t.close())
 
 describe('health', () => {
@@ -45,8 +47,13 @@ describe('error envelope', () => {
     const log = { error: (obj: unknown) => logged.push(obj) } as any
     const app = new Elysia()
     const response = errorResponse(app, log, {
-      code: 'UNKNOWN', error: new Error('database exploded at /secret/path'), request: new Request('http://localhost/api/v1/x'),
-      route: '/api/v1/x', params: {}, set: { headers: {} }, requestId: 'req-1',
+      code: 'UNKNOWN',
+      error: new Error('database exploded at /secret/path'),
+      request: new Request('http://localhost/api/v1/x'),
+      route: '/api/v1/x',
+      params: {},
+      set: { headers: {} },
+      requestId: 'req-1',
     })
     expect(response.status).toBe(500)
     expect(await response.json()).toEqual({ detail: 'Internal Server Error' })
@@ -56,7 +63,11 @@ describe('error envelope', () => {
   test('request log lines carry method, path, status, duration, request id and org, never the key', async () => {
     await t.request('GET', '/api/v1/user/api-keys')
     await new Promise((resolve) => setImmediate(resolve)) // the request line is written after the response is handed back
-    const lines = t.logText().trim().split('\n').map((line) => JSON.parse(line))
+    const lines = t
+      .logText()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     const line = lines.findLast((entry) => entry.msg === 'request' && entry.path === '/api/v1/user/api-keys')
     expect(line).toMatchObject({ method: 'GET', status: 200, orgId: 1 })
     expect(typeof line.durationMs).toBe('number')
@@ -72,9 +83,14 @@ describe('the request log', () => {
     expect(response.status).toBe(404)
     await new Promise((resolve) => setImmediate(resolve))
     expect(t.logText()).not.toContain(token)
-    const lines = t.logText().trim().split('\n').map((line) => JSON.parse(line))
+    const lines = t
+      .logText()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     expect(lines.findLast((entry) => entry.msg === 'request')).toMatchObject({
-      path: '/api/v1/public/download/workflow/<redacted>/recording', status: 404,
+      path: '/api/v1/public/download/workflow/<redacted>/recording',
+      status: 404,
     })
   })
 })
@@ -96,7 +112,11 @@ describe('OpenAPI', () => {
       }
     }
     const implemented = (t as TestApp).app.routes
-      .filter((route) => route.path.startsWith('/api/v1/') && !['/api/v1/docs', '/api/v1/openapi', '/api/v1/openapi.json'].includes(route.path))
+      .filter(
+        (route) =>
+          route.path.startsWith('/api/v1/') &&
+          !['/api/v1/docs', '/api/v1/openapi', '/api/v1/openapi.json'].includes(route.path),
+      )
       .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`)
     expect(implemented.length).toBeGreaterThan(3)
     for (const route of implemented) expect(documented).toContain(route)

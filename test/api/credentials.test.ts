@@ -5,13 +5,20 @@ import { ensureOrganization } from '../../src/auth/keys'
 import { createTestApp, type TestApp } from '../support/app'
 
 let t: TestApp
-beforeEach(() => { t = createTestApp() })
+beforeEach(() => {
+  t = createTestApp()
+})
 afterEach(() => t.close())
 
 const BASE = '/api/v1/credentials'
 const TOKEN = 'tok-5ecret-value-1234'
 
-const bearer = (name = 'CRM') => ({ name, description: 'CRM API', credential_type: 'bearer_token', credential_data: { token: TOKEN } })
+const bearer = (name = 'CRM') => ({
+  name,
+  description: 'CRM API',
+  credential_type: 'bearer_token',
+  credential_data: { token: TOKEN },
+})
 
 async function create(body: unknown = bearer()) {
   const response = await t.request('POST', BASE, { body })
@@ -26,8 +33,12 @@ describe('credentials CRUD', () => {
   test('create, list, get, update and delete; the secret is never in a response', async () => {
     const created = await create()
     expect(created).toEqual({
-      uuid: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'CRM', description: 'CRM API', credential_type: 'bearer_token',
-      created_at: '2026-01-05T10:00:00.000Z', updated_at: '2026-01-05T10:00:00.000Z',
+      uuid: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: 'CRM',
+      description: 'CRM API',
+      credential_type: 'bearer_token',
+      created_at: '2026-01-05T10:00:00.000Z',
+      updated_at: '2026-01-05T10:00:00.000Z',
     })
     const path = `${BASE}/${created.uuid}`
     const responses = [
@@ -43,7 +54,10 @@ describe('credentials CRUD', () => {
 
     // Left out, the stored secret stays.
     expect(readCredential(t.ctx, adminOrganization(), created.uuid)).toEqual({
-      uuid: created.uuid, name: 'CRM prod', credential_type: 'bearer_token', credential_data: { token: TOKEN },
+      uuid: created.uuid,
+      name: 'CRM prod',
+      credential_type: 'bearer_token',
+      credential_data: { token: TOKEN },
     })
 
     const deleted = await t.request('DELETE', path)
@@ -61,10 +75,15 @@ describe('credentials CRUD', () => {
     expect(withoutData.status).toBe(422)
     expect(withoutData.body.detail.map((item: any) => item.loc)).toEqual([['body', 'credential_data']])
 
-    const changed = await t.request('PUT', path, { body: { credential_type: 'api_key', credential_data: { api_key: 'k-2', header_name: 'X-Key', extra: 'dropped' } } })
+    const changed = await t.request('PUT', path, {
+      body: { credential_type: 'api_key', credential_data: { api_key: 'k-2', header_name: 'X-Key', extra: 'dropped' } },
+    })
     expect(changed.status).toBe(200)
     expect(changed.body.credential_type).toBe('api_key')
-    expect(readCredential(t.ctx, adminOrganization(), created.uuid)!.credential_data).toEqual({ api_key: 'k-2', header_name: 'X-Key' })
+    expect(readCredential(t.ctx, adminOrganization(), created.uuid)!.credential_data).toEqual({
+      api_key: 'k-2',
+      header_name: 'X-Key',
+    })
 
     // Checked against the stored type when the type is left out.
     const wrongFields = await t.request('PUT', path, { body: { credential_data: { token: 'x' } } })
@@ -86,15 +105,24 @@ describe('credentials CRUD', () => {
 
 describe('secrets at rest and in logs', () => {
   test('the database row holds only sealed data; the log never has the secret', async () => {
-    const created = await create({ name: 'Basic', credential_type: 'basic_auth', credential_data: { username: 'svc-user', password: 'pa55-w0rd-xyz' } })
-    const row = t.ctx.sqlite.query<Record<string, unknown>, [string]>('SELECT * FROM credentials WHERE uuid = ?').get(created.uuid)!
+    const created = await create({
+      name: 'Basic',
+      credential_type: 'basic_auth',
+      credential_data: { username: 'svc-user', password: 'pa55-w0rd-xyz' },
+    })
+    const row = t.ctx.sqlite
+      .query<Record<string, unknown>, [string]>('SELECT * FROM credentials WHERE uuid = ?')
+      .get(created.uuid)!
     expect(row.sealed_data).toMatch(/^v1:[^:]+:[^:]+:[^:]+$/)
     const rowText = JSON.stringify(row)
     for (const secret of ['svc-user', 'pa55-w0rd-xyz']) {
       expect(rowText).not.toContain(secret)
       expect(t.logText()).not.toContain(secret)
     }
-    expect(readCredential(t.ctx, adminOrganization(), created.uuid)!.credential_data).toEqual({ username: 'svc-user', password: 'pa55-w0rd-xyz' })
+    expect(readCredential(t.ctx, adminOrganization(), created.uuid)!.credential_data).toEqual({
+      username: 'svc-user',
+      password: 'pa55-w0rd-xyz',
+    })
   })
 
   test('a 422 does not echo credential_data, even for a missing top-level field', async () => {
@@ -143,13 +171,35 @@ describe('validation', () => {
 
   test('required fields per type', async () => {
     const cases: [unknown, (string | number)[][]][] = [
-      [{}, [['body', 'name'], ['body', 'credential_type'], ['body', 'credential_data']]],
+      [
+        {},
+        [
+          ['body', 'name'],
+          ['body', 'credential_type'],
+          ['body', 'credential_data'],
+        ],
+      ],
       [{ name: 'a', credential_type: 'bearer_token', credential_data: {} }, [['body', 'credential_data', 'token']]],
       [{ name: 'a', credential_type: 'api_key', credential_data: {} }, [['body', 'credential_data', 'api_key']]],
-      [{ name: 'a', credential_type: 'basic_auth', credential_data: {} }, [['body', 'credential_data', 'username'], ['body', 'credential_data', 'password']]],
-      [{ name: 'a', credential_type: 'custom_header', credential_data: { header_value: 'v' } }, [['body', 'credential_data', 'header_name']]],
+      [
+        { name: 'a', credential_type: 'basic_auth', credential_data: {} },
+        [
+          ['body', 'credential_data', 'username'],
+          ['body', 'credential_data', 'password'],
+        ],
+      ],
+      [
+        { name: 'a', credential_type: 'custom_header', credential_data: { header_value: 'v' } },
+        [['body', 'credential_data', 'header_name']],
+      ],
       [{ name: 'a', credential_type: 'custom_header', credential_data: 'token' }, [['body', 'credential_data']]],
-      [{ name: '   ', credential_type: 'bearer_token', credential_data: { token: 1 } }, [['body', 'name'], ['body', 'credential_data', 'token']]],
+      [
+        { name: '   ', credential_type: 'bearer_token', credential_data: { token: 1 } },
+        [
+          ['body', 'name'],
+          ['body', 'credential_data', 'token'],
+        ],
+      ],
       [{ name: 'a', credential_type: 'oauth', credential_data: {} }, [['body', 'credential_type']]],
       [[1], [['body']]],
     ]
@@ -162,11 +212,21 @@ describe('validation', () => {
   })
 
   test('header names are HTTP tokens and not ones the client owns; values have no CR, LF or NUL', async () => {
-    const custom = (header_name: string, header_value = 'v') =>
-      ({ name: 'c', credential_type: 'custom_header', credential_data: { header_name, header_value } })
+    const custom = (header_name: string, header_value = 'v') => ({
+      name: 'c',
+      credential_type: 'custom_header',
+      credential_data: { header_name, header_value },
+    })
     for (const body of [
-      custom('X Bad'), custom('X-Bad:'), custom('Ünïcode'), custom('Host'), custom('content-length'), custom('X-Ringbase-Signature'),
-      custom('X-Ok', 'a\r\nInjected: 1'), custom('X-Ok', 'a\nb'), custom('X-Ok', 'a\0b'),
+      custom('X Bad'),
+      custom('X-Bad:'),
+      custom('Ünïcode'),
+      custom('Host'),
+      custom('content-length'),
+      custom('X-Ringbase-Signature'),
+      custom('X-Ok', 'a\r\nInjected: 1'),
+      custom('X-Ok', 'a\nb'),
+      custom('X-Ok', 'a\0b'),
       { name: 'b', credential_type: 'basic_auth', credential_data: { username: 'a:b', password: 'p' } },
     ]) {
       const response = await t.request('POST', BASE, { body })
@@ -183,15 +243,23 @@ describe('validation', () => {
       [{ ...bearer(), name: huge }, ['body', 'name']],
       [{ ...bearer(), description: huge }, ['body', 'description']],
       [{ ...bearer(), credential_data: { token: huge } }, ['body', 'credential_data', 'token']],
-      [{ name: 'c', credential_type: 'custom_header', credential_data: { header_name: huge, header_value: 'v' } }, ['body', 'credential_data', 'header_name']],
-      [{ name: 'c', credential_type: 'custom_header', credential_data: { header_name: 'X-A', header_value: huge } }, ['body', 'credential_data', 'header_value']],
+      [
+        { name: 'c', credential_type: 'custom_header', credential_data: { header_name: huge, header_value: 'v' } },
+        ['body', 'credential_data', 'header_name'],
+      ],
+      [
+        { name: 'c', credential_type: 'custom_header', credential_data: { header_name: 'X-A', header_value: huge } },
+        ['body', 'credential_data', 'header_value'],
+      ],
     ]
     for (const [body, loc] of cases) {
       const response = await t.request('POST', BASE, { body })
       expect(response.status).toBe(422)
       expect(locs(response)).toEqual([loc])
     }
-    expect((await t.request('POST', BASE, { body: { ...bearer(), credential_data: { token: 'x'.repeat(4096) } } })).status).toBe(200)
+    expect(
+      (await t.request('POST', BASE, { body: { ...bearer(), credential_data: { token: 'x'.repeat(4096) } } })).status,
+    ).toBe(200)
     const created = (await t.request('GET', BASE)).body[0]
     const update = await t.request('PUT', `${BASE}/${created.uuid}`, { body: { credential_data: { token: huge } } })
     expect(update.status).toBe(422)
@@ -201,19 +269,29 @@ describe('validation', () => {
 
 describe('credentialHeaders', () => {
   const headers = (credential_type: string, credential_data: Record<string, string>) =>
-    credentialHeaders({ uuid: 'u', name: 'n', credential_type, credential_data } as Parameters<typeof credentialHeaders>[0])
+    credentialHeaders({ uuid: 'u', name: 'n', credential_type, credential_data } as Parameters<
+      typeof credentialHeaders
+    >[0])
 
   test('one header per type', () => {
     expect(headers('bearer_token', { token: 'abc' })).toEqual({ Authorization: 'Bearer abc' })
     expect(headers('api_key', { api_key: 'k' })).toEqual({ 'X-API-Key': 'k' })
     expect(headers('api_key', { api_key: 'k', header_name: 'X-Key' })).toEqual({ 'X-Key': 'k' })
-    expect(headers('basic_auth', { username: 'ü', password: 'p:q' })).toEqual({ Authorization: `Basic ${Buffer.from('ü:p:q').toString('base64')}` })
+    expect(headers('basic_auth', { username: 'ü', password: 'p:q' })).toEqual({
+      Authorization: `Basic ${Buffer.from('ü:p:q').toString('base64')}`,
+    })
     expect(headers('basic_auth', { username: 'u', password: '' })).toEqual({ Authorization: `Basic ${btoa('u:')}` })
     expect(headers('custom_header', { header_name: 'X-Sig', header_value: 'v' })).toEqual({ 'X-Sig': 'v' })
   })
 
   test('a stored credential read back produces its header', async () => {
-    const created = await create({ name: 'k', credential_type: 'api_key', credential_data: { api_key: 'key-1', header_name: '' } })
-    expect(credentialHeaders(readCredential(t.ctx, adminOrganization(), created.uuid)!)).toEqual({ 'X-API-Key': 'key-1' })
+    const created = await create({
+      name: 'k',
+      credential_type: 'api_key',
+      credential_data: { api_key: 'key-1', header_name: '' },
+    })
+    expect(credentialHeaders(readCredential(t.ctx, adminOrganization(), created.uuid)!)).toEqual({
+      'X-API-Key': 'key-1',
+    })
   })
 })

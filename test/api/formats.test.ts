@@ -12,8 +12,12 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 describe('string format checks', () => {
-  test('every format the API documents is checked by a plain function, not by the OpenAPI plugin\'s per-call zod schema', () => {
-    const formats = new Set(JSON.stringify(doc).match(/"format":"[^"]+"/g)!.map((match) => match.slice(10, -1)))
+  test("every format the API documents is checked by a plain function, not by the OpenAPI plugin's per-call zod schema", () => {
+    const formats = new Set(
+      JSON.stringify(doc)
+        .match(/"format":"[^"]+"/g)!
+        .map((match) => match.slice(10, -1)),
+    )
     expect(formats.size).toBeGreaterThan(0)
     for (const format of formats) {
       expect(PLAIN_FORMAT_CHECKS[format], `format '${format}' needs a check in src/api/formats.ts`).toBeDefined()

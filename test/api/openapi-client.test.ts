@@ -13,7 +13,10 @@ let t: TestApp
 let printed: string
 beforeAll(() => {
   t = createTestApp()
-  const cli = Bun.spawnSync([process.execPath, join(root, 'src', 'main.ts'), 'openapi'], { stdout: 'pipe', stderr: 'pipe' })
+  const cli = Bun.spawnSync([process.execPath, join(root, 'src', 'main.ts'), 'openapi'], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   if (cli.exitCode !== 0) throw new Error(`ringbase openapi failed: ${cli.stderr.toString()}`)
   printed = cli.stdout.toString()
 })
@@ -33,7 +36,10 @@ describe('the OpenAPI document as clients consume it', () => {
     expect(types).toContain('TelephonyConfigurationDetail: {')
     mkdirSync(join(examples, 'generated'), { recursive: true })
     writeFileSync(join(examples, 'generated', 'ringbase-api.d.ts'), types)
-    const tsc = Bun.spawnSync([join(root, 'node_modules', '.bin', 'tsc'), '-p', join(examples, 'tsconfig.json')], { stdout: 'pipe', stderr: 'pipe' })
+    const tsc = Bun.spawnSync([join(root, 'node_modules', '.bin', 'tsc'), '-p', join(examples, 'tsconfig.json')], {
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
     expect(`${tsc.stdout}${tsc.stderr}`).toBe('')
     expect(tsc.exitCode).toBe(0)
   }, 60_000)

@@ -12,13 +12,16 @@ beforeAll(async () => {
   t = await startHttpTestApp()
   const document = (await t.request('GET', '/api/v1/openapi.json')).body
   operations = Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, byMethod]) =>
-    Object.entries(byMethod).map(([method, operation]) => ({
-      method: method.toUpperCase(),
-      path,
-      idParameters: (operation.parameters ?? [])
-        .filter((parameter: any) => parameter.in === 'path' && parameter.schema?.type === 'integer')
-        .map((parameter: any) => parameter.name as string),
-    })).filter((operation) => operation.idParameters.length > 0))
+    Object.entries(byMethod)
+      .map(([method, operation]) => ({
+        method: method.toUpperCase(),
+        path,
+        idParameters: (operation.parameters ?? [])
+          .filter((parameter: any) => parameter.in === 'path' && parameter.schema?.type === 'integer')
+          .map((parameter: any) => parameter.name as string),
+      }))
+      .filter((operation) => operation.idParameters.length > 0),
+  )
 })
 afterAll(() => t.close())
 
@@ -35,10 +38,15 @@ describe('integer path ids', () => {
     for (const { method, path, idParameters } of operations) {
       for (const name of idParameters) {
         for (const id of LOOSE_IDS) {
-          const url = idParameters.reduce((built, other) => built.replace(`{${other}}`, other === name ? id : '1'), path)
+          const url = idParameters
+            .reduce((built, other) => built.replace(`{${other}}`, other === name ? id : '1'), path)
             .replace(/\{[^}]+\}/g, 'x')
-          const response = await t.request(method, url, { body: ['POST', 'PUT', 'PATCH'].includes(method) ? {} : undefined })
-          const named = response.status === 422 && response.body.detail.some((item: { loc: unknown[] }) => item.loc[0] === 'path' && item.loc[1] === name)
+          const response = await t.request(method, url, {
+            body: ['POST', 'PUT', 'PATCH'].includes(method) ? {} : undefined,
+          })
+          const named =
+            response.status === 422 &&
+            response.body.detail.some((item: { loc: unknown[] }) => item.loc[0] === 'path' && item.loc[1] === name)
           if (!named) answers.push(`${method} ${url}: ${response.status} ${response.text.slice(0, 200)}`)
         }
       }
@@ -73,11 +81,17 @@ describe('every 422 names its loc', () => {
   })
 })
 
-inProcessTest('a value only Elysia refuses still gets a 422 naming the field, from Elysia\'s own error', async () => {
+inProcessTest("a value only Elysia refuses still gets a 422 naming the field, from Elysia's own error", async () => {
   const response = errorResponse(new Elysia(), { error: () => undefined } as any, {
-    code: 'VALIDATION', error: { type: 'query', valueError: { path: '/include_archived' } }, request: new Request('http://localhost/x?include_archived=1'),
-    route: '/x', params: {}, set: { headers: {} },
+    code: 'VALIDATION',
+    error: { type: 'query', valueError: { path: '/include_archived' } },
+    request: new Request('http://localhost/x?include_archived=1'),
+    route: '/x',
+    params: {},
+    set: { headers: {} },
   })
   expect(response.status).toBe(422)
-  expect(((await response.json()) as { detail: unknown }).detail).toEqual([expect.objectContaining({ loc: ['query', 'include_archived'] })])
+  expect(((await response.json()) as { detail: unknown }).detail).toEqual([
+    expect.objectContaining({ loc: ['query', 'include_archived'] }),
+  ])
 })

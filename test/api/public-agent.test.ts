@@ -45,24 +45,40 @@ type Agent = { id: number; workflow_uuid: string; triggerPath: string }
 async function createAgent(key = t.adminKey, configurations: Record<string, unknown> = {}): Promise<Agent> {
   const triggerPath = crypto.randomUUID()
   const response = await t.request('POST', '/api/v1/workflow/create/definition', {
-    key, body: { name: 'Reminder', workflow_definition: definition({ trigger_path: triggerPath }), workflow_configurations: configurations },
+    key,
+    body: {
+      name: 'Reminder',
+      workflow_definition: definition({ trigger_path: triggerPath }),
+      workflow_configurations: configurations,
+    },
   })
   expect(response.status, response.text).toBe(200)
   return { id: response.body.id, workflow_uuid: response.body.workflow_uuid, triggerPath }
 }
 
 async function createAriConfiguration(key?: string, { rawDialStrings = true } = {}) {
-  const config = await createConfiguration(t, `pbx ${crypto.randomUUID().slice(0, 8)}`, {
-    // The fake Asterisk scripts its scenarios by endpoint (Local/486@test is busy…): dialled as written.
-    provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass', allow_raw_dial_strings: rawDialStrings,
-  }, { key, isDefaultOutbound: true })
+  const config = await createConfiguration(
+    t,
+    `pbx ${crypto.randomUUID().slice(0, 8)}`,
+    {
+      // The fake Asterisk scripts its scenarios by endpoint (Local/486@test is busy…): dialled as written.
+      provider: 'ari',
+      ari_endpoint: fake.url,
+      app_name: 'ariuser',
+      app_password: 'aripass',
+      allow_raw_dial_strings: rawDialStrings,
+    },
+    { key, isDefaultOutbound: true },
+  )
   await waitFor('ARI connected', () => t.ctx.ariConnected(config.id))
   return config
 }
 
 const trigger = (path: string, body: unknown, key: string | null = t.adminKey) => t.request('POST', path, { key, body })
-const byTrigger = (agent: Agent, body: unknown, key?: string | null) => trigger(`${PUBLIC}/${agent.triggerPath}`, body, key)
-const byUuid = (agent: Agent, body: unknown, key?: string | null) => trigger(`${PUBLIC}/workflow/${agent.workflow_uuid}`, body, key)
+const byTrigger = (agent: Agent, body: unknown, key?: string | null) =>
+  trigger(`${PUBLIC}/${agent.triggerPath}`, body, key)
+const byUuid = (agent: Agent, body: unknown, key?: string | null) =>
+  trigger(`${PUBLIC}/workflow/${agent.workflow_uuid}`, body, key)
 
 async function runDetail(agent: Agent, runId: number, key = t.adminKey) {
   const response = await t.request('GET', `/api/v1/workflow/${agent.id}/runs/${runId}`, { key })
@@ -71,7 +87,8 @@ async function runDetail(agent: Agent, runId: number, key = t.adminKey) {
 }
 
 const callIdOf = (runId: number) =>
-  t.ctx.sqlite.query<{ call_id: string }, [number]>('SELECT call_id FROM workflow_runs WHERE id = ?').get(runId)!.call_id
+  t.ctx.sqlite.query<{ call_id: string }, [number]>('SELECT call_id FROM workflow_runs WHERE id = ?').get(runId)!
+    .call_id
 
 async function untilCompleted(agent: Agent, runId: number) {
   await waitFor(`run ${runId} completed`, async () => (await runDetail(agent, runId)).is_completed)
@@ -93,19 +110,30 @@ describe('validation and authentication come first', () => {
       { type: 'missing', loc: ['header', 'X-API-Key'], msg: 'Field required', input: null },
       { type: 'missing', loc: ['body'], msg: 'Field required', input: null },
     ])
-    const response = await trigger(`${PUBLIC}/x`, {
-      phone_number: 100, telephony_configuration_id: 'one', model_overrides: { llm: { provider_connection_uuid: 'not-a-uuid' } },
-    }, 'nope')
+    const response = await trigger(
+      `${PUBLIC}/x`,
+      {
+        phone_number: 100,
+        telephony_configuration_id: 'one',
+        model_overrides: { llm: { provider_connection_uuid: 'not-a-uuid' } },
+      },
+      'nope',
+    )
     expect(response.status).toBe(422)
     expect(response.body.detail.map((item: { loc: unknown }) => item.loc)).toEqual([
-      ['body', 'phone_number'], ['body', 'telephony_configuration_id'], ['body', 'model_overrides', 'llm', 'provider_connection_uuid'],
+      ['body', 'phone_number'],
+      ['body', 'telephony_configuration_id'],
+      ['body', 'model_overrides', 'llm', 'provider_connection_uuid'],
     ])
   })
 
   test('an unknown or archived key is 401 Invalid API key; a trigger-scope key may start runs', async () => {
     await createAriConfiguration()
     const agent = await createAgent()
-    expect(await byTrigger(agent, { phone_number: 'Local/486@test' }, 'rb_unknown')).toMatchObject({ status: 401, body: { detail: 'Invalid API key' } })
+    expect(await byTrigger(agent, { phone_number: 'Local/486@test' }, 'rb_unknown')).toMatchObject({
+      status: 401,
+      body: { detail: 'Invalid API key' },
+    })
     const key = await t.request('POST', '/api/v1/user/api-keys', { body: { name: 'crm', scope: 'trigger' } })
     expect((await byTrigger(agent, { phone_number: 'Local/486@test' }, key.body.api_key)).status).toBe(200)
     await t.request('DELETE', `/api/v1/user/api-keys/${key.body.id}`)
@@ -132,7 +160,9 @@ describe('which agent runs', () => {
     await t.request('POST', `/api/v1/workflow/${agent.id}/publish`)
     await expect404(`${PUBLIC}/${agent.triggerPath}`, 'Trigger not found in the selected Agent')
 
-    await t.request('PUT', `/api/v1/workflow/${agent.id}`, { body: { workflow_definition: definition({ trigger_path: agent.triggerPath, enabled: false }) } })
+    await t.request('PUT', `/api/v1/workflow/${agent.id}`, {
+      body: { workflow_definition: definition({ trigger_path: agent.triggerPath, enabled: false }) },
+    })
     await t.request('POST', `/api/v1/workflow/${agent.id}/publish`)
     await expect404(`${PUBLIC}/${agent.triggerPath}`, 'Agent trigger is not active')
 
@@ -144,8 +174,14 @@ describe('which agent runs', () => {
     await createAriConfiguration()
     const agent = await createAgent()
     const other = t.newOrg('other')
-    expect(await byTrigger(agent, { phone_number: '100' }, other.key)).toMatchObject({ status: 404, body: { detail: 'Agent trigger not found' } })
-    expect(await byUuid(agent, { phone_number: '100' }, other.key)).toMatchObject({ status: 404, body: { detail: 'Workflow not found' } })
+    expect(await byTrigger(agent, { phone_number: '100' }, other.key)).toMatchObject({
+      status: 404,
+      body: { detail: 'Agent trigger not found' },
+    })
+    expect(await byUuid(agent, { phone_number: '100' }, other.key)).toMatchObject({
+      status: 404,
+      body: { detail: 'Workflow not found' },
+    })
   })
 })
 
@@ -153,12 +189,14 @@ describe('telephony, destination and limits', () => {
   test('without a configuration: 400; an explicit id of another organization or a parked one: 404', async () => {
     const agent = await createAgent()
     expect(await byUuid(agent, { phone_number: '100' })).toMatchObject({
-      status: 400, body: { detail: 'Telephony provider not configured for this organization' },
+      status: 400,
+      body: { detail: 'Telephony provider not configured for this organization' },
     })
     const other = t.newOrg('other')
     const foreign = await createAriConfiguration(other.key)
     expect(await byUuid(agent, { phone_number: '100', telephony_configuration_id: foreign.id })).toMatchObject({
-      status: 404, body: { detail: 'Telephony configuration not found' },
+      status: 404,
+      body: { detail: 'Telephony configuration not found' },
     })
     const own = await createAriConfiguration()
     t.ctx.sqlite.query('UPDATE telephony_configurations SET inactive = 1 WHERE id = ?').run(own.id)
@@ -170,7 +208,8 @@ describe('telephony, destination and limits', () => {
     const agent = await createAgent()
     const number = await addPhoneNumber(t, config.id, { address: '+14155550100' })
     expect(await byUuid(agent, { phone_number: '100', from_phone_number_id: number.id + 1 })).toMatchObject({
-      status: 400, body: { detail: 'from_phone_number_not_found' },
+      status: 400,
+      body: { detail: 'from_phone_number_not_found' },
     })
     const originates = () => fake.requests.filter((r) => r.path === '/ari/channels' && r.method === 'POST')
     expect((await byUuid(agent, { phone_number: 'Local/486@test', from_phone_number_id: number.id })).status).toBe(200)
@@ -185,7 +224,12 @@ describe('telephony, destination and limits', () => {
     await createAriConfiguration(undefined, { rawDialStrings: false })
     const agent = await createAgent()
     const trigger = t.newOrg('default', 'trigger')
-    for (const phone of ['Local/s@from-internal', 'PJSIP/0044900123456@trunk', 'SIP/trunk/0900123', 'DAHDI/g1/0900123']) {
+    for (const phone of [
+      'Local/s@from-internal',
+      'PJSIP/0044900123456@trunk',
+      'SIP/trunk/0900123',
+      'DAHDI/g1/0900123',
+    ]) {
       const response = await byUuid(agent, { phone_number: phone }, trigger.key)
       expect(response.status, phone).toBe(400)
       expect(response.body.detail).toContain('allow_raw_dial_strings')
@@ -194,15 +238,27 @@ describe('telephony, destination and limits', () => {
     expect(t.ctx.sqlite.query('SELECT count(*) AS n FROM workflow_runs').get()).toEqual({ n: 0 })
     // A number goes through dial_string_template (PJSIP/{number} by default).
     expect((await byUuid(agent, { phone_number: '486' }, trigger.key)).status).toBe(200)
-    expect(fake.requests.filter((r) => r.path === '/ari/channels' && r.method === 'POST').at(-1)!.query.endpoint).toBe('PJSIP/486')
+    expect(fake.requests.filter((r) => r.path === '/ari/channels' && r.method === 'POST').at(-1)!.query.endpoint).toBe(
+      'PJSIP/486',
+    )
   })
 
   test('the ARI form lists allow_raw_dial_strings, off by default', async () => {
     const metadata = (await t.request('GET', '/api/v1/organizations/telephony-providers/metadata')).body.providers
-    expect(metadata.find((provider: { provider: string }) => provider.provider === 'ari').fields).toContainEqual(expect.objectContaining({
-      name: 'allow_raw_dial_strings', type: 'boolean', required: false, description: expect.stringContaining('dial_string_template'),
-    }))
-    const created = await createConfiguration(t, 'plain pbx', { provider: 'ari', ari_endpoint: fake.url, app_name: 'u', app_password: 'p' })
+    expect(metadata.find((provider: { provider: string }) => provider.provider === 'ari').fields).toContainEqual(
+      expect.objectContaining({
+        name: 'allow_raw_dial_strings',
+        type: 'boolean',
+        required: false,
+        description: expect.stringContaining('dial_string_template'),
+      }),
+    )
+    const created = await createConfiguration(t, 'plain pbx', {
+      provider: 'ari',
+      ari_endpoint: fake.url,
+      app_name: 'u',
+      app_password: 'p',
+    })
     expect(created.credentials.allow_raw_dial_strings).toBe(false)
   })
 
@@ -219,17 +275,26 @@ describe('telephony, destination and limits', () => {
 
     const dialled: string[] = []
     const carrier: TelephonyProvider = {
-      dial: async (request) => { dialled.push(request.destination) },
+      dial: async (request) => {
+        dialled.push(request.destination)
+      },
       hangup: async () => {},
       callState: async () => 'unknown',
     }
     t.ctx.telephony.register('twilio', carrier)
-    const twilio = await createConfiguration(t, 'carrier', { provider: 'twilio', account_sid: 'AC1', auth_token: 'secret-token' })
+    const twilio = await createConfiguration(t, 'carrier', {
+      provider: 'twilio',
+      account_sid: 'AC1',
+      auth_token: 'secret-token',
+    })
     await addPhoneNumber(t, twilio.id, { address: '+14155550199' })
     expect(await byUuid(agent, { phone_number: '100', telephony_configuration_id: twilio.id })).toMatchObject({
-      status: 400, body: { detail: "phone_number must be an E.164 number: '+' and 8 to 15 digits, e.g. +14155550100" },
+      status: 400,
+      body: { detail: "phone_number must be an E.164 number: '+' and 8 to 15 digits, e.g. +14155550100" },
     })
-    expect((await byUuid(agent, { phone_number: '+14155550100', telephony_configuration_id: twilio.id })).status).toBe(200)
+    expect((await byUuid(agent, { phone_number: '+14155550100', telephony_configuration_id: twilio.id })).status).toBe(
+      200,
+    )
     expect(dialled).toEqual(['+14155550100'])
   })
 
@@ -239,7 +304,10 @@ describe('telephony, destination and limits', () => {
     t.ctx.sqlite.query('UPDATE organizations SET concurrent_call_limit = 1').run()
     const first = await byUuid(agent, { phone_number: 'Local/102@test' })
     expect(first.status).toBe(200)
-    expect(await byUuid(agent, { phone_number: 'Local/102@test' })).toMatchObject({ status: 429, body: { detail: 'Concurrent call limit reached' } })
+    expect(await byUuid(agent, { phone_number: 'Local/102@test' })).toMatchObject({
+      status: 429,
+      body: { detail: 'Concurrent call limit reached' },
+    })
     expect(t.ctx.sqlite.query('SELECT count(*) AS n FROM workflow_runs').get()).toEqual({ n: 1 })
     fake.hangup(callIdOf(first.body.workflow_run_id))
     await untilCompleted(agent, first.body.workflow_run_id)
@@ -252,7 +320,8 @@ describe('telephony, destination and limits', () => {
     fake.setCredentials('ariuser', 'rotated') // the open websocket stays up; new REST requests are refused
     const response = await byUuid(agent, { phone_number: 'Local/100@test' })
     expect(response).toMatchObject({
-      status: 400, body: { detail: 'Failed to initiate call: Asterisk refused the call (HTTP 401: Authentication required)' },
+      status: 400,
+      body: { detail: 'Failed to initiate call: Asterisk refused the call (HTTP 401: Authentication required)' },
     })
     const runId = t.ctx.sqlite.query<{ id: number }, []>('SELECT id FROM workflow_runs').get()!.id
     const run = await runDetail(agent, runId)
@@ -268,29 +337,52 @@ describe('a started run', () => {
     const agent = await createAgent()
     const response = await byTrigger(agent, {
       phone_number: 'Local/486@test',
-      initial_context: { first_name: 'Ada', provider: 'spoofed', called_number: 'spoofed', runtime_configuration: { x: 1 } },
+      initial_context: {
+        first_name: 'Ada',
+        provider: 'spoofed',
+        called_number: 'spoofed',
+        runtime_configuration: { x: 1 },
+      },
       model_overrides: { llm: { settings: { temperature: 0.2 } } },
     })
     expect(response.status).toBe(200)
-    expect(response.body).toEqual({ status: 'initiated', workflow_run_id: expect.any(Number), workflow_run_name: expect.stringMatching(/^WR-API-\d{4}$/) })
+    expect(response.body).toEqual({
+      status: 'initiated',
+      workflow_run_id: expect.any(Number),
+      workflow_run_name: expect.stringMatching(/^WR-API-\d{4}$/),
+    })
     const run = await untilCompleted(agent, response.body.workflow_run_id)
     expect(run).toMatchObject({ mode: 'ari', call_type: 'outbound', name: response.body.workflow_run_name })
     expect(run.initial_context).toMatchObject({
-      first_name: 'Ada', provider: 'ari', direction: 'outbound', called_number: 'Local/486@test', caller_number: '+14155550100',
-      telephony_configuration_id: config.id, trigger_mode: 'production', agent_identifier_type: 'trigger_path',
+      first_name: 'Ada',
+      provider: 'ari',
+      direction: 'outbound',
+      called_number: 'Local/486@test',
+      caller_number: '+14155550100',
+      telephony_configuration_id: config.id,
+      trigger_mode: 'production',
+      agent_identifier_type: 'trigger_path',
     })
     // The client cannot write runtime_configuration (the conversation records what it used there); the overrides are kept with the run.
     expect(run.initial_context.runtime_configuration).toBeUndefined()
-    const stored = t.ctx.sqlite.query<{ model_overrides: string }, [number]>('SELECT model_overrides FROM workflow_runs WHERE id = ?').get(run.id)!
+    const stored = t.ctx.sqlite
+      .query<{ model_overrides: string }, [number]>('SELECT model_overrides FROM workflow_runs WHERE id = ?')
+      .get(run.id)!
     expect(JSON.parse(stored.model_overrides)).toEqual({ llm: { settings: { temperature: 0.2 } } })
     const originate = fake.requests.find((r) => r.path === '/ari/channels' && r.method === 'POST')!
-    expect(originate.query).toMatchObject({ endpoint: 'Local/486@test', app: config.credentials.stasis_app_name, timeout: '5' })
+    expect(originate.query).toMatchObject({
+      endpoint: 'Local/486@test',
+      app: config.credentials.stasis_app_name,
+      timeout: '5',
+    })
   })
 
   test('the test route runs the draft and names the run WR-TEST-NNNN', async () => {
     await createAriConfiguration()
     const agent = await createAgent()
-    await t.request('PUT', `/api/v1/workflow/${agent.id}`, { body: { workflow_definition: definition({ trigger_path: agent.triggerPath, name: 'draft' }) } })
+    await t.request('PUT', `/api/v1/workflow/${agent.id}`, {
+      body: { workflow_definition: definition({ trigger_path: agent.triggerPath, name: 'draft' }) },
+    })
     const response = await trigger(`${PUBLIC}/test/workflow/${agent.workflow_uuid}`, { phone_number: 'Local/486@test' })
     expect(response.body.workflow_run_name).toMatch(/^WR-TEST-\d{4}$/)
     const run = await untilCompleted(agent, response.body.workflow_run_id)
@@ -331,7 +423,11 @@ describe('outcomes end to end', () => {
     const run = await untilCompleted(agent, runId)
     expect(run.gathered_context.mapped_call_disposition).toBe('completed')
     expect(run.usage_info.call_duration_seconds).toBe(42)
-    expect(run.logs.telephony).toMatchObject({ outcome: 'completed', hangup_cause: 16, hangup_cause_text: 'Normal Clearing' })
+    expect(run.logs.telephony).toMatchObject({
+      outcome: 'completed',
+      hangup_cause: 16,
+      hangup_cause_text: 'Normal Clearing',
+    })
   })
 
   test('the max call duration of the agent hangs the call up', async () => {
@@ -342,16 +438,21 @@ describe('outcomes end to end', () => {
     expect(run.logs.telephony).toMatchObject({ outcome: 'completed', provider_status: 'max_call_duration' })
   })
 
-  test("another organization cannot read the run or route through the configuration", async () => {
+  test('another organization cannot read the run or route through the configuration', async () => {
     const config = await createAriConfiguration()
     const agent = await createAgent()
     const response = await byUuid(agent, { phone_number: 'Local/486@test' })
     const other = t.newOrg('other')
-    const read = await t.request('GET', `/api/v1/workflow/${agent.id}/runs/${response.body.workflow_run_id}`, { key: other.key })
+    const read = await t.request('GET', `/api/v1/workflow/${agent.id}/runs/${response.body.workflow_run_id}`, {
+      key: other.key,
+    })
     expect(read.status).toBe(404)
     const otherAgent = await createAgent(other.key)
-    expect(await byUuid(otherAgent, { phone_number: '100', telephony_configuration_id: config.id }, other.key)).toMatchObject({
-      status: 404, body: { detail: 'Telephony configuration not found' },
+    expect(
+      await byUuid(otherAgent, { phone_number: '100', telephony_configuration_id: config.id }, other.key),
+    ).toMatchObject({
+      status: 404,
+      body: { detail: 'Telephony configuration not found' },
     })
   })
 })

@@ -4,25 +4,42 @@ import { encodeWav } from '../../src/lib/wav'
 import { pcm16ToUlaw } from '../../src/voice/g711'
 import { sine } from '../support/audio'
 import { startHttpTestApp, type HttpTestApp } from '../support/http-app'
-import { createRecording, g711Wav, lineToneWav, MP3_FIXTURE, putRecordingFile, toneWav, uploadRecordingFile } from '../support/recordings'
+import {
+  createRecording,
+  g711Wav,
+  lineToneWav,
+  MP3_FIXTURE,
+  putRecordingFile,
+  toneWav,
+  uploadRecordingFile,
+} from '../support/recordings'
 
 // Which audio a recording may be made of, over HTTP only: also run against the compiled binary (binary-http), where
 // the WAV decoding must work in the executable too.
 
 let t: HttpTestApp
-beforeEach(async () => { t = await startHttpTestApp() })
+beforeEach(async () => {
+  t = await startHttpTestApp()
+})
 afterEach(() => t.close())
 
 describe('accepted audio', () => {
   test('G.711 WAVs become recordings of their length; MP3 is not an upload type', async () => {
-    const grant = await t.request('POST', '/api/v1/workflow-recordings/upload-url', { body: { files: [{ filename: 'a.mp3', mime_type: 'audio/mpeg', file_size: 100 }] } })
+    const grant = await t.request('POST', '/api/v1/workflow-recordings/upload-url', {
+      body: { files: [{ filename: 'a.mp3', mime_type: 'audio/mpeg', file_size: 100 }] },
+    })
     expect(grant.status).toBe(422)
     const ulaw = await createRecording(t, 'ulaw', lineToneWav(500, 400))
-    expect(ulaw.body.recordings[0]).toMatchObject({ duration_ms: 400, source_format: { container: 'wav', encoding: 'ulaw', sample_rate: 8000, channels: 1 } })
+    expect(ulaw.body.recordings[0]).toMatchObject({
+      duration_ms: 400,
+      source_format: { container: 'wav', encoding: 'ulaw', sample_rate: 8000, channels: 1 },
+    })
   })
 
   test('an upload larger than granted is refused at the PUT', async () => {
-    const grant = await t.request('POST', '/api/v1/workflow-recordings/upload-url', { body: { files: [{ filename: 'a.wav', file_size: 100 }] } })
+    const grant = await t.request('POST', '/api/v1/workflow-recordings/upload-url', {
+      body: { files: [{ filename: 'a.wav', file_size: 100 }] },
+    })
     const put = await putRecordingFile(t, grant.body.items[0].upload_url, toneWav(440, 8000, 100))
     expect(put.status).toBe(413)
   })
@@ -59,7 +76,9 @@ describe('hostile files', () => {
   })
 
   test('a 0-byte upload is refused at the PUT, and cannot become a recording', async () => {
-    const grant = await t.request('POST', '/api/v1/workflow-recordings/upload-url', { body: { files: [{ filename: 'empty.wav', file_size: 1 }] } })
+    const grant = await t.request('POST', '/api/v1/workflow-recordings/upload-url', {
+      body: { files: [{ filename: 'empty.wav', file_size: 1 }] },
+    })
     const put = await putRecordingFile(t, grant.body.items[0].upload_url, new Uint8Array(0))
     expect(put.status).toBe(400)
     const create = await t.request('POST', '/api/v1/workflow-recordings/', {
@@ -69,14 +88,15 @@ describe('hostile files', () => {
     expect(create.body.detail[0].loc).toEqual(['body', 'recordings', 0, 'storage_key'])
   })
 
-  test('a storage key not uploaded, or another organization\'s, is refused', async () => {
+  test("a storage key not uploaded, or another organization's, is refused", async () => {
     const other = t.newOrg('other')
     const theirs = await uploadRecordingFile(t, toneWav(440, 8000, 200), { key: other.key })
     for (const storageKey of [theirs, 'workflow-recordings/1/nothing/here.wav', 'campaigns/1/x.csv']) {
-      const response = await t.request('POST', '/api/v1/workflow-recordings/', { body: { recordings: [{ recording_id: 'x', storage_key: storageKey }] } })
+      const response = await t.request('POST', '/api/v1/workflow-recordings/', {
+        body: { recordings: [{ recording_id: 'x', storage_key: storageKey }] },
+      })
       expect(response.status).toBe(422)
       expect(response.body.detail[0].loc).toEqual(['body', 'recordings', 0, 'storage_key'])
     }
   })
 })
-

@@ -15,13 +15,23 @@ beforeEach(() => {
 })
 afterEach(() => t.close())
 
-const finished = { durationSeconds: 61.6, disposition: 'XFER', cost: { service_token_usage: 12, charge_usd: 0.25 }, usage: { llm: { total_tokens: 300 } } }
+const finished = {
+  durationSeconds: 61.6,
+  disposition: 'XFER',
+  cost: { service_token_usage: 12, charge_usd: 0.25 },
+  usage: { llm: { total_tokens: 300 } },
+}
 
 describe('run detail', () => {
   test('a finished run with a recording: every field, workflow name and version, a minted public link', async () => {
     const agent = await createAgent(t, 'Support')
     const run = seedRun(t, {
-      organizationId: 1, agent, name: 'WR-API-1234', mode: 'twilio', callType: 'outbound', campaignId: 7,
+      organizationId: 1,
+      agent,
+      name: 'WR-API-1234',
+      mode: 'twilio',
+      callType: 'outbound',
+      campaignId: 7,
       initialContext: { phone_number: '+14155550100', called_number: '+14155550100', first_name: 'Ada' },
       outcome: { ...finished, gatheredContext: { call_id: 'CA1' }, logs: { events: 3 } },
       artifacts: { recording: 'recordings/1/1.wav' },
@@ -66,8 +76,14 @@ describe('run detail', () => {
     const run = seedRun(t, { organizationId: 1, agent, callType: 'inbound', mode: 'ari' })
     const response = await t.request('GET', `/api/v1/workflow/${agent.id}/runs/${run.id}`)
     expect(response.body).toMatchObject({
-      is_completed: false, call_type: 'inbound', usage_info: {}, cost_info: {}, public_access_token: null,
-      recording_url: null, recording_public_url: null, transcript_public_url: null,
+      is_completed: false,
+      call_type: 'inbound',
+      usage_info: {},
+      cost_info: {},
+      public_access_token: null,
+      recording_url: null,
+      recording_public_url: null,
+      transcript_public_url: null,
     })
   })
 
@@ -85,9 +101,15 @@ describe('run detail', () => {
       `/api/v1/workflow/${mine.id}/runs/${theirRun.id}`,
     ]) {
       const response = await t.request('GET', path)
-      expect({ path, status: response.status, body: response.body }).toEqual({ path, status: 404, body: { detail: 'Workflow run not found' } })
+      expect({ path, status: response.status, body: response.body }).toEqual({
+        path,
+        status: 404,
+        body: { detail: 'Workflow run not found' },
+      })
     }
-    expect((await t.request('GET', `/api/v1/workflow/${theirs.id}/runs/${theirRun.id}`, { key: other.key })).status).toBe(200)
+    expect(
+      (await t.request('GET', `/api/v1/workflow/${theirs.id}/runs/${theirRun.id}`, { key: other.key })).status,
+    ).toBe(200)
   })
 
   test('path ids are validated', async () => {
@@ -102,7 +124,16 @@ describe('public download', () => {
     const agent = await createAgent(t, 'A')
     await t.ctx.objects.put('recordings/1/1.wav', 'RIFF-audio')
     await t.ctx.objects.put('transcripts/1/1.txt', 'agent: hello')
-    const run = seedRun(t, { organizationId: 1, agent, outcome: finished, artifacts: { recording: 'recordings/1/1.wav', transcript: 'transcripts/1/1.txt', bot_recording: 'recordings/1/1-bot.wav' } })
+    const run = seedRun(t, {
+      organizationId: 1,
+      agent,
+      outcome: finished,
+      artifacts: {
+        recording: 'recordings/1/1.wav',
+        transcript: 'transcripts/1/1.txt',
+        bot_recording: 'recordings/1/1-bot.wav',
+      },
+    })
     const detail = (await t.request('GET', `/api/v1/workflow/${agent.id}/runs/${run.id}`)).body
     return { agent, run, detail, path: (url: string) => new URL(url).pathname }
   }
@@ -121,10 +152,30 @@ describe('public download', () => {
   })
 
   test.each([
-    ['an unknown token', (token: string) => `/api/v1/public/download/workflow/not-${token}/recording`, 404, 'Invalid or expired token'],
-    ['an unsupported artifact', (token: string) => `/api/v1/public/download/workflow/${token}/video`, 400, 'Unsupported artifact type'],
-    ['an artifact the run does not have', (token: string) => `/api/v1/public/download/workflow/${token}/user_recording`, 404, 'No user_recording available for this workflow run'],
-    ['an artifact whose object is missing', (token: string) => `/api/v1/public/download/workflow/${token}/bot_recording`, 404, 'No bot_recording available for this workflow run'],
+    [
+      'an unknown token',
+      (token: string) => `/api/v1/public/download/workflow/not-${token}/recording`,
+      404,
+      'Invalid or expired token',
+    ],
+    [
+      'an unsupported artifact',
+      (token: string) => `/api/v1/public/download/workflow/${token}/video`,
+      400,
+      'Unsupported artifact type',
+    ],
+    [
+      'an artifact the run does not have',
+      (token: string) => `/api/v1/public/download/workflow/${token}/user_recording`,
+      404,
+      'No user_recording available for this workflow run',
+    ],
+    [
+      'an artifact whose object is missing',
+      (token: string) => `/api/v1/public/download/workflow/${token}/bot_recording`,
+      404,
+      'No bot_recording available for this workflow run',
+    ],
   ])('%s is refused', async (_label, pathFor, status, detail) => {
     const { detail: run } = await runWithArtifacts()
     const response = await t.request('GET', pathFor(run.public_access_token), { key: null })
@@ -142,7 +193,11 @@ describe('public download', () => {
     expect(expired.body).toEqual({ detail: 'Invalid or expired token' })
     // The list shows no link for an expired token; it does not mint one.
     const listed = (await t.request('GET', `/api/v1/workflow/${agent.id}/runs`)).body.runs[0]
-    expect(listed).toMatchObject({ public_access_token: null, recording_public_url: null, recording_url: 'recordings/1/1.wav' })
+    expect(listed).toMatchObject({
+      public_access_token: null,
+      recording_public_url: null,
+      recording_url: 'recordings/1/1.wav',
+    })
     const fresh = (await t.request('GET', `/api/v1/workflow/${agent.id}/runs/${run.id}`)).body
     expect(fresh.public_access_token).not.toBe(detail.public_access_token)
     expect((await t.request('GET', path(fresh.recording_public_url), { key: null })).status).toBe(200)
@@ -158,10 +213,20 @@ describe('agent run list', () => {
     const runs = []
     for (let index = 0; index < 5; index++) {
       const inProgress = index === 4
-      runs.push(seedRun(t, {
-        organizationId: 1, agent, name: `R${index}`,
-        outcome: inProgress ? undefined : { durationSeconds: (index + 1) * 10, disposition: index % 2 === 0 ? 'XFER' : 'DNC', cost: { service_token_usage: index * 100 } },
-      }))
+      runs.push(
+        seedRun(t, {
+          organizationId: 1,
+          agent,
+          name: `R${index}`,
+          outcome: inProgress
+            ? undefined
+            : {
+                durationSeconds: (index + 1) * 10,
+                disposition: index % 2 === 0 ? 'XFER' : 'DNC',
+                cost: { service_token_usage: index * 100 },
+              },
+        }),
+      )
       clock.advance(60_000)
     }
     seedRun(t, { organizationId: 1, agent: other, outcome: finished })
@@ -172,7 +237,7 @@ describe('agent run list', () => {
     t.request('GET', `/api/v1/workflow/${agentId}/runs?${new URLSearchParams(query)}`)
   const filters = (...items: unknown[]) => JSON.stringify(items)
 
-  test('pages the agent\'s runs of every state, newest first, with the full run objects', async () => {
+  test("pages the agent's runs of every state, newest first, with the full run objects", async () => {
     const { agent, names } = await seedList()
     const first = await list(agent.id, { limit: '2' })
     expect(first.status).toBe(200)
@@ -181,22 +246,54 @@ describe('agent run list', () => {
     expect(first.body.runs[0]).toMatchObject({ workflow_name: 'Lister', version_number: 1, is_completed: false })
     expect(names((await list(agent.id, { limit: '2', page: '3' })).body)).toEqual(['R0'])
     expect(names((await list(agent.id, { limit: '2', page: '4' })).body)).toEqual([])
-    expect(names((await list(agent.id, { sort_by: 'duration', sort_order: 'asc' })).body)).toEqual(['R4', 'R0', 'R1', 'R2', 'R3'])
+    expect(names((await list(agent.id, { sort_by: 'duration', sort_order: 'asc' })).body)).toEqual([
+      'R4',
+      'R0',
+      'R1',
+      'R2',
+      'R3',
+    ])
     expect(names((await list(agent.id, { sort_by: 'duration' })).body)).toEqual(['R3', 'R2', 'R1', 'R0', 'R4'])
   })
 
   test.each([
-    ['dateRange', [{ attribute: 'dateRange', type: 'dateRange', value: { from: '2026-01-05T10:01:00Z', to: '2026-01-05T10:03:00Z' } }], ['R3', 'R2', 'R1']],
-    ['dispositionCode', [{ attribute: 'dispositionCode', type: 'multiSelect', value: { codes: ['DNC'] } }], ['R3', 'R1']],
+    [
+      'dateRange',
+      [
+        {
+          attribute: 'dateRange',
+          type: 'dateRange',
+          value: { from: '2026-01-05T10:01:00Z', to: '2026-01-05T10:03:00Z' },
+        },
+      ],
+      ['R3', 'R2', 'R1'],
+    ],
+    [
+      'dispositionCode',
+      [{ attribute: 'dispositionCode', type: 'multiSelect', value: { codes: ['DNC'] } }],
+      ['R3', 'R1'],
+    ],
     ['duration', [{ attribute: 'duration', type: 'numberRange', value: { min: 20, max: 30 } }], ['R2', 'R1']],
-    ['status completed', [{ attribute: 'status', type: 'radio', value: { status: 'completed' } }], ['R3', 'R2', 'R1', 'R0']],
+    [
+      'status completed',
+      [{ attribute: 'status', type: 'radio', value: { status: 'completed' } }],
+      ['R3', 'R2', 'R1', 'R0'],
+    ],
     ['status in_progress', [{ attribute: 'status', type: 'radio', value: { status: 'in_progress' } }], ['R4']],
     ['tokenUsage', [{ attribute: 'tokenUsage', type: 'numberRange', value: { min: 150 } }], ['R3', 'R2']],
-    ['combined', [
-      { attribute: 'dispositionCode', type: 'multiSelect', value: { codes: ['XFER'] } },
-      { attribute: 'duration', type: 'numberRange', value: { max: 30 } },
-    ], ['R2', 'R0']],
-    ['a mismatched type (ignored)', [{ attribute: 'duration', type: 'text', value: { value: '10' } }], ['R4', 'R3', 'R2', 'R1', 'R0']],
+    [
+      'combined',
+      [
+        { attribute: 'dispositionCode', type: 'multiSelect', value: { codes: ['XFER'] } },
+        { attribute: 'duration', type: 'numberRange', value: { max: 30 } },
+      ],
+      ['R2', 'R0'],
+    ],
+    [
+      'a mismatched type (ignored)',
+      [{ attribute: 'duration', type: 'text', value: { value: '10' } }],
+      ['R4', 'R3', 'R2', 'R1', 'R0'],
+    ],
   ])('filter %s', async (_label, items, expected) => {
     const { agent, names } = await seedList()
     const response = await list(agent.id, { filters: filters(...items) })
@@ -208,7 +305,9 @@ describe('agent run list', () => {
 
   test('errors: unknown attribute 403, bad JSON 400, bad sort order 422, unknown or foreign agent 404', async () => {
     const { agent } = await seedList()
-    const unknown = await list(agent.id, { filters: filters({ attribute: 'callerNumber', type: 'text', value: { value: '1' } }) })
+    const unknown = await list(agent.id, {
+      filters: filters({ attribute: 'callerNumber', type: 'text', value: { value: '1' } }),
+    })
     expect(unknown.status).toBe(403)
     expect(unknown.body).toEqual({ detail: "Invalid attribute 'callerNumber'" })
     for (const bad of ['{not json', '{"attribute":"duration"}']) {
@@ -241,7 +340,9 @@ describe('run service', () => {
     expect(finishRun(t.ctx, run.id, { durationSeconds: 99, disposition: 'busy' })).toBe(false)
     const stored = getRun(t.ctx, 1, run.id)!
     expect(stored).toMatchObject({
-      state: 'completed', startedAt: '2026-01-05T10:00:00.000Z', completedAt: '2026-01-05T10:00:00.000Z',
+      state: 'completed',
+      startedAt: '2026-01-05T10:00:00.000Z',
+      completedAt: '2026-01-05T10:00:00.000Z',
       initialContext: { phone_number: '+1', caller_number: '+2' },
       gatheredContext: { call_id: 'c1', call_disposition: 'user_hangup', mapped_call_disposition: 'user_hangup' },
       usageInfo: { call_duration_seconds: 5 },
@@ -255,23 +356,39 @@ describe('run service', () => {
   test('findRunTarget: published version by id, UUID or trigger path; draft only when preferred; every problem', async () => {
     const agent = await createAgent(t, 'Target', undefined, sampleDefinition({ triggerPath: 'go' }))
     const other = t.newOrg('acme')
-    await t.request('PUT', `/api/v1/workflow/${agent.id}`, { body: { workflow_definition: sampleDefinition({ triggerPath: 'go', prompt: 'Draft {{x}}' }) } })
-    const target = (selector: Parameters<typeof findRunTarget>[2], choice = {}, organizationId = 1) => findRunTarget(t.ctx, organizationId, selector, choice)
+    await t.request('PUT', `/api/v1/workflow/${agent.id}`, {
+      body: { workflow_definition: sampleDefinition({ triggerPath: 'go', prompt: 'Draft {{x}}' }) },
+    })
+    const target = (selector: Parameters<typeof findRunTarget>[2], choice = {}, organizationId = 1) =>
+      findRunTarget(t.ctx, organizationId, selector, choice)
 
     const published = target({ triggerPath: 'go' })
-    expect(published).toEqual({ target: expect.objectContaining({ workflowId: agent.id, definitionId: agent.current_definition_id, versionNumber: 1, requiredVariables: ['first_name'] }) })
+    expect(published).toEqual({
+      target: expect.objectContaining({
+        workflowId: agent.id,
+        definitionId: agent.current_definition_id,
+        versionNumber: 1,
+        requiredVariables: ['first_name'],
+      }),
+    })
     expect(target({ workflowUuid: agent.workflow_uuid })).toEqual(published)
-    expect(target({ workflowId: agent.id }, { preferDraft: true })).toEqual({ target: expect.objectContaining({ versionNumber: 2, requiredVariables: ['x'] }) })
+    expect(target({ workflowId: agent.id }, { preferDraft: true })).toEqual({
+      target: expect.objectContaining({ versionNumber: 2, requiredVariables: ['x'] }),
+    })
     expect(target({ workflowId: agent.id }, { definitionId: agent.current_definition_id })).toEqual(published)
 
     const draftId = (await t.request('GET', `/api/v1/workflow/fetch/${agent.id}`)).body.current_definition_id
     expect(target({ workflowId: agent.id }, { definitionId: draftId })).toEqual({ problem: 'definition_not_found' })
     expect(target({ triggerPath: 'nope' })).toEqual({ problem: 'trigger_not_found' })
     expect(target({ triggerPath: 'go' }, {}, other.organizationId)).toEqual({ problem: 'trigger_not_found' })
-    expect(target({ workflowUuid: agent.workflow_uuid }, {}, other.organizationId)).toEqual({ problem: 'workflow_not_found' })
+    expect(target({ workflowUuid: agent.workflow_uuid }, {}, other.organizationId)).toEqual({
+      problem: 'workflow_not_found',
+    })
 
     const noTrigger = await createAgent(t, 'Plain', undefined, sampleDefinition({ triggerPath: null }))
-    await t.request('PUT', `/api/v1/workflow/${noTrigger.id}`, { body: { workflow_definition: sampleDefinition({ triggerPath: 'later' }) } })
+    await t.request('PUT', `/api/v1/workflow/${noTrigger.id}`, {
+      body: { workflow_definition: sampleDefinition({ triggerPath: 'later' }) },
+    })
     expect(target({ triggerPath: 'later' })).toEqual({ problem: 'trigger_not_in_definition' })
     const disabled = sampleDefinition({ triggerPath: 'off' })
     ;(disabled.nodes[2].data as Record<string, unknown>).enabled = false

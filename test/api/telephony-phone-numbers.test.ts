@@ -17,23 +17,49 @@ describe('phone numbers: addresses', () => {
     ['national with country', { address: '080 4307 1383', country_code: 'in' }, '+918043071383', 'pstn'],
     ['international access prefix', { address: '00442071838750', country_code: 'GB' }, '+442071838750', 'pstn'],
     ['SIP URI', { address: 'SIP:Alice@PBX.Example.com:5060' }, 'sip:Alice@pbx.example.com', 'sip_uri'],
-    ['SIP URI, other port', { address: 'sips:bob@pbx.example.com:5071;Transport=TLS' }, 'sips:bob@pbx.example.com:5071;transport=tls', 'sip_uri'],
+    [
+      'SIP URI, other port',
+      { address: 'sips:bob@pbx.example.com:5071;Transport=TLS' },
+      'sips:bob@pbx.example.com:5071;transport=tls',
+      'sip_uri',
+    ],
     ['extension', { address: '1001' }, '1001', 'sip_extension'],
     ['named extension (formatting characters dropped)', { address: 'Support-Queue' }, 'supportqueue', 'sip_extension'],
   ]
 
   test.each(NORMALISED)('%s is normalised and the address kept as written', async (_name, body, normalized, type) => {
     const created = await addPhoneNumber(t, configId, body)
-    expect(created).toMatchObject({ address: body.address, address_normalized: normalized, address_type: type, telephony_configuration_id: configId })
+    expect(created).toMatchObject({
+      address: body.address,
+      address_normalized: normalized,
+      address_type: type,
+      telephony_configuration_id: configId,
+    })
   })
 
   test('a record has every field of the reference shape', async () => {
-    const created = await addPhoneNumber(t, configId, { address: '+14155550100', label: 'Main line', extra_metadata: { site: 'HQ' } })
+    const created = await addPhoneNumber(t, configId, {
+      address: '+14155550100',
+      label: 'Main line',
+      extra_metadata: { site: 'HQ' },
+    })
     expect(created).toEqual({
-      id: created.id, telephony_configuration_id: configId, address: '+14155550100', address_normalized: '+14155550100',
-      address_type: 'pstn', country_code: null, label: 'Main line', inbound_workflow_id: null, inbound_workflow_name: null,
-      telephony_trunk_id: null, is_active: true, is_default_caller_id: false, extra_metadata: { site: 'HQ' },
-      created_at: '2026-01-05T10:00:00.000Z', updated_at: '2026-01-05T10:00:00.000Z', provider_sync: null,
+      id: created.id,
+      telephony_configuration_id: configId,
+      address: '+14155550100',
+      address_normalized: '+14155550100',
+      address_type: 'pstn',
+      country_code: null,
+      label: 'Main line',
+      inbound_workflow_id: null,
+      inbound_workflow_name: null,
+      telephony_trunk_id: null,
+      is_active: true,
+      is_default_caller_id: false,
+      extra_metadata: { site: 'HQ' },
+      created_at: '2026-01-05T10:00:00.000Z',
+      updated_at: '2026-01-05T10:00:00.000Z',
+      provider_sync: null,
     })
   })
 
@@ -42,12 +68,20 @@ describe('phone numbers: addresses', () => {
     expect(bare.status).toBe(422)
     expect(bare.body.detail[0]).toMatchObject({ type: 'value_error', loc: ['body'] })
     expect(bare.body.detail[0].msg).toStartWith("Value error, PSTN addresses without a leading '+' need a country_code")
-    const unknownCountry = await t.request('POST', numbersPath(), { body: { address: '0701234567', country_code: 'SE' } })
+    const unknownCountry = await t.request('POST', numbersPath(), {
+      body: { address: '0701234567', country_code: 'SE' },
+    })
     expect(unknownCountry.body.detail[0]).toMatchObject({ type: 'value_error', loc: ['body', 'country_code'] })
     const cases: [unknown, { type: string; loc: string[] }][] = [
       [{ address: '' }, { type: 'string_too_short', loc: ['body', 'address'] }],
-      [{ address: '+14155550100', country_code: 'USA' }, { type: 'string_too_long', loc: ['body', 'country_code'] }],
-      [{ address: '+14155550100', label: 'x'.repeat(65) }, { type: 'string_too_long', loc: ['body', 'label'] }],
+      [
+        { address: '+14155550100', country_code: 'USA' },
+        { type: 'string_too_long', loc: ['body', 'country_code'] },
+      ],
+      [
+        { address: '+14155550100', label: 'x'.repeat(65) },
+        { type: 'string_too_long', loc: ['body', 'label'] },
+      ],
       [{}, { type: 'missing', loc: ['body', 'address'] }],
     ]
     for (const [body, expected] of cases) {
@@ -67,7 +101,9 @@ describe('phone numbers: addresses', () => {
     await addPhoneNumber(t, configId, { address: '+14155550100' })
     const otherConfig = await createConfiguration(t, 'twilio', VALID_CONFIGS.twilio.config)
     const samePlace = await t.request('POST', numbersPath(), { body: { address: '+1 415 555 0100' } })
-    const otherPlace = await t.request('POST', `${CONFIGS_PATH}/${otherConfig.id}/phone-numbers`, { body: { address: '14155550100', country_code: 'US' } })
+    const otherPlace = await t.request('POST', `${CONFIGS_PATH}/${otherConfig.id}/phone-numbers`, {
+      body: { address: '14155550100', country_code: 'US' },
+    })
     for (const response of [samePlace, otherPlace]) {
       expect(response.status).toBe(409)
       expect(response.body).toEqual({ detail: 'A phone number with this address already exists in the org.' })
@@ -86,8 +122,15 @@ describe('phone numbers: lifecycle', () => {
     expect(listed.body.phone_numbers.map((number: any) => number.id)).toEqual([first.id, second.id])
     expect((await t.request('GET', `${numbersPath()}/${first.id}`)).body).toEqual(first)
 
-    const updated = await t.request('PUT', `${numbersPath()}/${first.id}`, { body: { is_active: false, extra_metadata: { note: 'x' } } })
-    expect(updated.body).toMatchObject({ label: 'one', is_active: false, extra_metadata: { note: 'x' }, address: '+14155550100' })
+    const updated = await t.request('PUT', `${numbersPath()}/${first.id}`, {
+      body: { is_active: false, extra_metadata: { note: 'x' } },
+    })
+    expect(updated.body).toMatchObject({
+      label: 'one',
+      is_active: false,
+      extra_metadata: { note: 'x' },
+      address: '+14155550100',
+    })
     const unchanged = await t.request('PUT', `${numbersPath()}/${first.id}`, { body: { label: null, is_active: null } })
     expect(unchanged.body).toMatchObject({ label: 'one', is_active: false })
 
@@ -106,7 +149,10 @@ describe('phone numbers: lifecycle', () => {
   test('one default caller id per configuration', async () => {
     const first = await addPhoneNumber(t, configId, { address: '+14155550100', is_default_caller_id: true })
     const second = await addPhoneNumber(t, configId, { address: '+14155550101', is_default_caller_id: true })
-    const defaults = async () => (await t.request('GET', numbersPath())).body.phone_numbers.filter((number: any) => number.is_default_caller_id).map((number: any) => number.id)
+    const defaults = async () =>
+      (await t.request('GET', numbersPath())).body.phone_numbers
+        .filter((number: any) => number.is_default_caller_id)
+        .map((number: any) => number.id)
     expect(await defaults()).toEqual([second.id])
     const set = await t.request('POST', `${numbersPath()}/${first.id}/set-default-caller`)
     expect(set.body.is_default_caller_id).toBe(true)
@@ -114,7 +160,9 @@ describe('phone numbers: lifecycle', () => {
   })
 
   test('links: an inbound workflow must exist in the organization, a trunk must be on this configuration', async () => {
-    const workflow = await t.request('POST', numbersPath(), { body: { address: '+14155550100', inbound_workflow_id: 99 } })
+    const workflow = await t.request('POST', numbersPath(), {
+      body: { address: '+14155550100', inbound_workflow_id: 99 },
+    })
     expect(workflow.status).toBe(404)
     expect(workflow.body).toEqual({ detail: 'Workflow not found' })
     const trunk = await t.request('POST', numbersPath(), { body: { address: '+14155550100', telephony_trunk_id: 99 } })
@@ -123,7 +171,9 @@ describe('phone numbers: lifecycle', () => {
     const created = await addPhoneNumber(t, configId, { address: '+14155550100' })
     const update = await t.request('PUT', `${numbersPath()}/${created.id}`, { body: { telephony_trunk_id: 99 } })
     expect(update.status).toBe(404)
-    const cleared = await t.request('PUT', `${numbersPath()}/${created.id}`, { body: { clear_trunk: true, clear_inbound_workflow: true } })
+    const cleared = await t.request('PUT', `${numbersPath()}/${created.id}`, {
+      body: { clear_trunk: true, clear_inbound_workflow: true },
+    })
     expect(cleared.body).toMatchObject({ telephony_trunk_id: null, inbound_workflow_id: null })
   })
 

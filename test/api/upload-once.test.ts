@@ -9,13 +9,17 @@ import { waitFor } from '../support/wait'
 // streams), also against the compiled binary.
 
 let t: HttpTestApp
-beforeAll(async () => { t = await startHttpTestApp() })
+beforeAll(async () => {
+  t = await startHttpTestApp()
+})
 afterAll(() => t.close())
 
 const CSV = 'phone_number\n+14155550100\n'
 
 async function grant(fileSize = CSV.length) {
-  const response = await t.request('POST', '/api/v1/s3/presigned-upload-url', { body: { file_name: 'leads.csv', file_size: fileSize } })
+  const response = await t.request('POST', '/api/v1/s3/presigned-upload-url', {
+    body: { file_name: 'leads.csv', file_size: fileSize },
+  })
   expect(response.status).toBe(200)
   const { pathname, search } = new URL(response.body.upload_url)
   return { url: `${await t.httpUrl()}${pathname}${search}`, fileKey: response.body.file_key as string }
@@ -45,10 +49,14 @@ test('while one PUT streams, another of the same URL is a 409; the first one com
   const { hostname, port, pathname, search } = new URL(url)
   const socket = connect(Number(port), hostname)
   let answer = ''
-  socket.on('data', (chunk) => { answer += chunk })
+  socket.on('data', (chunk) => {
+    answer += chunk
+  })
   const closed = new Promise((resolve) => socket.on('close', resolve))
   await new Promise((resolve) => socket.on('connect', resolve))
-  socket.write(`PUT ${pathname}${search} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/csv\r\nContent-Length: ${CSV.length}\r\nConnection: close\r\n\r\n`)
+  socket.write(
+    `PUT ${pathname}${search} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/csv\r\nContent-Length: ${CSV.length}\r\nConnection: close\r\n\r\n`,
+  )
   socket.write(CSV.slice(0, 5))
   // The first PUT has claimed the upload once it writes its partial file.
   await waitFor('the first PUT streaming', () => readdirSync(join(t.dataDir, 'objects', '.partial')).length > 0)

@@ -6,13 +6,17 @@ import { createTestApp, type TestApp } from '../support/app'
 import { uploadCsv } from '../support/campaigns'
 
 let t: TestApp
-beforeEach(() => { t = createTestApp({ flags: { 'public-url': 'https://ringbase.example.test' } }) })
+beforeEach(() => {
+  t = createTestApp({ flags: { 'public-url': 'https://ringbase.example.test' } })
+})
 afterEach(() => t.close())
 
 const localUrl = (url: string) => url.replace('https://ringbase.example.test', 'http://localhost')
 
 async function grant(fileSize: number, fileName = 'leads.csv') {
-  const response = await t.request('POST', '/api/v1/s3/presigned-upload-url', { body: { file_name: fileName, file_size: fileSize } })
+  const response = await t.request('POST', '/api/v1/s3/presigned-upload-url', {
+    body: { file_name: fileName, file_size: fileSize },
+  })
   expect(response.status).toBe(200)
   return response.body as { upload_url: string; file_key: string; expires_in: number }
 }
@@ -35,7 +39,11 @@ describe('presigned upload URL', () => {
       [{ file_name: 'leads.xlsx', file_size: 10 }, 'string_pattern_mismatch', ['body', 'file_name']],
       [{ file_name: 'leads.csv', file_size: 0 }, 'greater_than', ['body', 'file_size']],
       [{ file_name: 'leads.csv', file_size: 200 * 1024 * 1024 }, 'less_than_equal', ['body', 'file_size']],
-      [{ file_name: 'leads.csv', file_size: 10, content_type: 'application/pdf' }, 'literal_error', ['body', 'content_type']],
+      [
+        { file_name: 'leads.csv', file_size: 10, content_type: 'application/pdf' },
+        'literal_error',
+        ['body', 'content_type'],
+      ],
       [{ file_size: 10 }, 'missing', ['body', 'file_name']],
     ]
     for (const [body, type, loc] of cases) {
@@ -46,7 +54,10 @@ describe('presigned upload URL', () => {
   })
 
   test('needs an API key', async () => {
-    const response = await t.request('POST', '/api/v1/s3/presigned-upload-url', { key: null, body: { file_name: 'a.csv', file_size: 1 } })
+    const response = await t.request('POST', '/api/v1/s3/presigned-upload-url', {
+      key: null,
+      body: { file_name: 'a.csv', file_size: 1 },
+    })
     expect(response.status).toBe(401)
   })
 })
@@ -60,7 +71,10 @@ describe('signed PUT', () => {
 
   test('a tampered key or signature is refused with 403 and nothing is stored', async () => {
     const body = await grant(5)
-    const otherKey = body.upload_url.replace(encodeURIComponent(body.file_key), encodeURIComponent('campaigns/2/stolen.csv'))
+    const otherKey = body.upload_url.replace(
+      encodeURIComponent(body.file_key),
+      encodeURIComponent('campaigns/2/stolen.csv'),
+    )
     expect((await put(otherKey, 'a,b\n')).status).toBe(403)
     const badSignature = body.upload_url.replace(/signature=[^&]+/, 'signature=AAAA')
     expect((await put(badSignature, 'a,b\n')).status).toBe(403)
@@ -90,7 +104,9 @@ describe('signed PUT', () => {
         controller.close()
       },
     })
-    const response = await t.app.handle(new Request(localUrl(body.upload_url), { method: 'PUT', body: stream, headers: { 'content-type': 'text/csv' } }))
+    const response = await t.app.handle(
+      new Request(localUrl(body.upload_url), { method: 'PUT', body: stream, headers: { 'content-type': 'text/csv' } }),
+    )
     expect(response.status).toBe(413)
     expect(await t.ctx.objects.exists(body.file_key)).toBe(false)
     expect(partialFiles()).toEqual([])

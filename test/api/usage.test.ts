@@ -18,45 +18,73 @@ const clock = manualClock(Date.parse('2026-03-01T00:00:00Z'))
 const MODES = ['ari', 'twilio', 'webrtc', 'textchat', 'smallwebrtc', 'plivo']
 const DISPOSITIONS = ['XFER', 'DNC', 'user_hangup', 'busy']
 
-beforeAll(async () => {
-  t = createTestApp({ clock })
-  acme = t.newOrg('acme')
-  const agents = [
-    { organizationId: 1, agent: await createAgent(t, 'Alpha') },
-    { organizationId: 1, agent: await createAgent(t, 'Beta') },
-    { organizationId: acme.organizationId, agent: await createAgent(t, 'Acme', acme.key) },
-  ]
-  for (let index = 0; index < 40; index++) {
-    for (const { organizationId, agent } of agents) {
-      const callType = index % 3 === 0 ? 'inbound' : 'outbound'
-      const callerNumber = `+1415555${String(1000 + index * 7).slice(-4)}`
-      // Every fifth run has only phone_number: called_number falls back to it.
-      const calledNumber = `+4420${String(7000000 + index * 13)}`
-      const initialContext = index % 5 === 0 ? { caller_number: callerNumber, phone_number: calledNumber } : { caller_number: callerNumber, called_number: calledNumber }
-      const finished = index % 8 !== 7
-      const disposition = index % 10 === 9 ? null : DISPOSITIONS[index % 4]
-      const duration = (index * 17) % 300
-      const mode = MODES[index % 6]
-      const campaignId = index % 4 === 0 ? 5 : index % 4 === 1 ? 6 : null
-      const run = seedRun(t, {
-        organizationId, agent, name: `WR-${index}`, mode, callType, initialContext, campaignId: campaignId ?? undefined,
-        outcome: finished ? { durationSeconds: duration + 0.4, disposition, cost: { service_token_usage: index, charge_usd: index / 100 } } : undefined,
-        artifacts: index === 4 ? { recording: `recordings/${organizationId}/${index}.wav` } : undefined,
-      })
-      seeded.push({
-        id: run.id, organizationId, workflowId: agent.id, campaignId, mode, callType, callerNumber, calledNumber,
-        disposition: finished ? disposition : null, duration: finished ? duration + 0.4 : null, createdAt: run.createdAt,
-      })
+beforeAll(
+  async () => {
+    t = createTestApp({ clock })
+    acme = t.newOrg('acme')
+    const agents = [
+      { organizationId: 1, agent: await createAgent(t, 'Alpha') },
+      { organizationId: 1, agent: await createAgent(t, 'Beta') },
+      { organizationId: acme.organizationId, agent: await createAgent(t, 'Acme', acme.key) },
+    ]
+    for (let index = 0; index < 40; index++) {
+      for (const { organizationId, agent } of agents) {
+        const callType = index % 3 === 0 ? 'inbound' : 'outbound'
+        const callerNumber = `+1415555${String(1000 + index * 7).slice(-4)}`
+        // Every fifth run has only phone_number: called_number falls back to it.
+        const calledNumber = `+4420${String(7000000 + index * 13)}`
+        const initialContext =
+          index % 5 === 0
+            ? { caller_number: callerNumber, phone_number: calledNumber }
+            : { caller_number: callerNumber, called_number: calledNumber }
+        const finished = index % 8 !== 7
+        const disposition = index % 10 === 9 ? null : DISPOSITIONS[index % 4]
+        const duration = (index * 17) % 300
+        const mode = MODES[index % 6]
+        const campaignId = index % 4 === 0 ? 5 : index % 4 === 1 ? 6 : null
+        const run = seedRun(t, {
+          organizationId,
+          agent,
+          name: `WR-${index}`,
+          mode,
+          callType,
+          initialContext,
+          campaignId: campaignId ?? undefined,
+          outcome: finished
+            ? {
+                durationSeconds: duration + 0.4,
+                disposition,
+                cost: { service_token_usage: index, charge_usd: index / 100 },
+              }
+            : undefined,
+          artifacts: index === 4 ? { recording: `recordings/${organizationId}/${index}.wav` } : undefined,
+        })
+        seeded.push({
+          id: run.id,
+          organizationId,
+          workflowId: agent.id,
+          campaignId,
+          mode,
+          callType,
+          callerNumber,
+          calledNumber,
+          disposition: finished ? disposition : null,
+          duration: finished ? duration + 0.4 : null,
+          createdAt: run.createdAt,
+        })
+      }
+      clock.advance(6 * 60 * 60 * 1000)
     }
-    clock.advance(6 * 60 * 60 * 1000)
-  }
-}, { timeout: 60_000 })
+  },
+  { timeout: 60_000 },
+)
 afterAll(() => t.close())
 
 type Filter = { attribute: string; type: string; value: any }
 const usage = (query: Record<string, string>, key?: string) =>
   t.request('GET', `/api/v1/organizations/usage/runs?${new URLSearchParams(query)}`, { key })
-const idOfSeeded = (organizationId: number, index: number) => seeded.filter((run) => run.organizationId === organizationId)[index].id
+const idOfSeeded = (organizationId: number, index: number) =>
+  seeded.filter((run) => run.organizationId === organizationId)[index].id
 const seededById = (id: number) => seeded.find((run) => run.id === id)!
 
 describe('filters alone and combined, against the seeded data', () => {
@@ -67,11 +95,20 @@ describe('filters alone and combined, against the seeded data', () => {
     ['workflowId', () => [{ attribute: 'workflowId', type: 'number', value: { value: seeded[1].workflowId } }]],
     ['campaignId', () => [{ attribute: 'campaignId', type: 'number', value: { value: 5 } }]],
     ['callerNumber, 4 digits', () => [{ attribute: 'callerNumber', type: 'text', value: { value: '1056' } }]],
-    ['callerNumber, padded, long', () => [{ attribute: 'callerNumber', type: 'text', value: { value: '  +14155551 ' } }]],
+    [
+      'callerNumber, padded, long',
+      () => [{ attribute: 'callerNumber', type: 'text', value: { value: '  +14155551 ' } }],
+    ],
     ['callerNumber, 2 characters', () => [{ attribute: 'callerNumber', type: 'text', value: { value: '17' } }]],
     ['callerNumber with LIKE wildcards', () => [{ attribute: 'callerNumber', type: 'text', value: { value: '%5_' } }]],
-    ['calledNumber, incl. the phone_number fallback', () => [{ attribute: 'calledNumber', type: 'text', value: { value: '70000' } }]],
-    ['dispositionCode, two codes', () => [{ attribute: 'dispositionCode', type: 'multiSelect', value: { codes: ['XFER', 'busy'] } }]],
+    [
+      'calledNumber, incl. the phone_number fallback',
+      () => [{ attribute: 'calledNumber', type: 'text', value: { value: '70000' } }],
+    ],
+    [
+      'dispositionCode, two codes',
+      () => [{ attribute: 'dispositionCode', type: 'multiSelect', value: { codes: ['XFER', 'busy'] } }],
+    ],
     ['dispositionCode, no codes', () => [{ attribute: 'dispositionCode', type: 'multiSelect', value: { codes: [] } }]],
     ['duration, both bounds', () => [{ attribute: 'duration', type: 'numberRange', value: { min: 50.4, max: 200.4 } }]],
     ['duration, min only', () => [{ attribute: 'duration', type: 'numberRange', value: { min: 250 } }]],
@@ -82,38 +119,71 @@ describe('filters alone and combined, against the seeded data', () => {
     ['callChannel web', () => [{ attribute: 'callChannel', type: 'radio', value: { status: 'web' } }]],
     ['callChannel chat', () => [{ attribute: 'callChannel', type: 'radio', value: { status: 'chat' } }]],
     ['callChannel other', () => [{ attribute: 'callChannel', type: 'radio', value: { status: 'fax' } }]],
-    ['workflowId + callDirection', () => [
-      { attribute: 'workflowId', type: 'number', value: { value: seeded[0].workflowId } },
-      { attribute: 'callDirection', type: 'radio', value: { status: 'outbound' } },
-    ]],
-    ['dispositionCode + duration + callChannel', () => [
-      { attribute: 'dispositionCode', type: 'multiSelect', value: { codes: ['XFER', 'DNC'] } },
-      { attribute: 'duration', type: 'numberRange', value: { max: 200 } },
-      { attribute: 'callChannel', type: 'radio', value: { status: 'telephony' } },
-    ]],
-    ['callerNumber + calledNumber + campaignId', () => [
-      { attribute: 'callerNumber', type: 'text', value: { value: '555' } },
-      { attribute: 'calledNumber', type: 'text', value: { value: '442070' } },
-      { attribute: 'campaignId', type: 'number', value: { value: 6 } },
-    ]],
-    ['runId + callerNumber of that run', () => [
-      { attribute: 'runId', type: 'number', value: { value: idOfSeeded(1, 4) } },
-      { attribute: 'callerNumber', type: 'text', value: { value: seededById(idOfSeeded(1, 4)).callerNumber!.slice(-5) } },
-    ]],
-    ['runId + callerNumber of another run', () => [
-      { attribute: 'runId', type: 'number', value: { value: idOfSeeded(1, 4) } },
-      { attribute: 'callerNumber', type: 'text', value: { value: seededById(idOfSeeded(1, 6)).callerNumber!.slice(-5) } },
-    ]],
-    ['runId + dispositionCode + callDirection of that run', () => [
-      { attribute: 'runId', type: 'number', value: { value: idOfSeeded(1, 4) } },
-      { attribute: 'dispositionCode', type: 'multiSelect', value: { codes: [seededById(idOfSeeded(1, 4)).disposition] } },
-      { attribute: 'callDirection', type: 'radio', value: { status: seededById(idOfSeeded(1, 4)).callType } },
-    ]],
-    ['unknown attribute and mismatched types (ignored)', () => [
-      { attribute: 'status', type: 'radio', value: { status: 'completed' } },
-      { attribute: 'duration', type: 'radio', value: { status: 'x' } },
-      { attribute: 'runId', type: 'text', value: { value: '1' } },
-    ]],
+    [
+      'workflowId + callDirection',
+      () => [
+        { attribute: 'workflowId', type: 'number', value: { value: seeded[0].workflowId } },
+        { attribute: 'callDirection', type: 'radio', value: { status: 'outbound' } },
+      ],
+    ],
+    [
+      'dispositionCode + duration + callChannel',
+      () => [
+        { attribute: 'dispositionCode', type: 'multiSelect', value: { codes: ['XFER', 'DNC'] } },
+        { attribute: 'duration', type: 'numberRange', value: { max: 200 } },
+        { attribute: 'callChannel', type: 'radio', value: { status: 'telephony' } },
+      ],
+    ],
+    [
+      'callerNumber + calledNumber + campaignId',
+      () => [
+        { attribute: 'callerNumber', type: 'text', value: { value: '555' } },
+        { attribute: 'calledNumber', type: 'text', value: { value: '442070' } },
+        { attribute: 'campaignId', type: 'number', value: { value: 6 } },
+      ],
+    ],
+    [
+      'runId + callerNumber of that run',
+      () => [
+        { attribute: 'runId', type: 'number', value: { value: idOfSeeded(1, 4) } },
+        {
+          attribute: 'callerNumber',
+          type: 'text',
+          value: { value: seededById(idOfSeeded(1, 4)).callerNumber!.slice(-5) },
+        },
+      ],
+    ],
+    [
+      'runId + callerNumber of another run',
+      () => [
+        { attribute: 'runId', type: 'number', value: { value: idOfSeeded(1, 4) } },
+        {
+          attribute: 'callerNumber',
+          type: 'text',
+          value: { value: seededById(idOfSeeded(1, 6)).callerNumber!.slice(-5) },
+        },
+      ],
+    ],
+    [
+      'runId + dispositionCode + callDirection of that run',
+      () => [
+        { attribute: 'runId', type: 'number', value: { value: idOfSeeded(1, 4) } },
+        {
+          attribute: 'dispositionCode',
+          type: 'multiSelect',
+          value: { codes: [seededById(idOfSeeded(1, 4)).disposition] },
+        },
+        { attribute: 'callDirection', type: 'radio', value: { status: seededById(idOfSeeded(1, 4)).callType } },
+      ],
+    ],
+    [
+      'unknown attribute and mismatched types (ignored)',
+      () => [
+        { attribute: 'status', type: 'radio', value: { status: 'completed' } },
+        { attribute: 'duration', type: 'radio', value: { status: 'x' } },
+        { attribute: 'runId', type: 'text', value: { value: '1' } },
+      ],
+    ],
   ]
 
   test.each(scenarios)('%s', async (_label, filtersOf) => {
@@ -126,26 +196,52 @@ describe('filters alone and combined, against the seeded data', () => {
   })
 
   test('a scenario matches something: the data set exercises every filter', () => {
-    for (const [label, filtersOf] of scenarios.filter(([label]) => !['unfinished', 'wildcards', 'another run'].some((word) => label.includes(word)))) {
+    for (const [label, filtersOf] of scenarios.filter(
+      ([label]) => !['unfinished', 'wildcards', 'another run'].some((word) => label.includes(word)),
+    )) {
       expect({ label, count: expectedIds(seeded, 1, filtersOf()).length > 0 }).toEqual({ label, count: true })
     }
   })
 
-  test('the other organization sees only its own runs, and not organization 1\'s run by id', async () => {
+  test("the other organization sees only its own runs, and not organization 1's run by id", async () => {
     const listed = await listedIds(t, {}, acme.key)
     expect(listed.ids).toEqual(expectedIds(seeded, acme.organizationId, []))
-    const foreign = await listedIds(t, { filters: JSON.stringify([{ attribute: 'runId', type: 'number', value: { value: idOfSeeded(1, 4) } }]) }, acme.key)
+    const foreign = await listedIds(
+      t,
+      { filters: JSON.stringify([{ attribute: 'runId', type: 'number', value: { value: idOfSeeded(1, 4) } }]) },
+      acme.key,
+    )
     expect(foreign).toEqual({ ids: [], total: 0 })
   })
 })
 
 describe('dates, sorting and paging', () => {
   test.each([
-    ['date-times with Z', { start_date: '2026-03-03T00:00:00Z', end_date: '2026-03-05T06:00:00Z' }, '2026-03-03T00:00:00.000Z', '2026-03-05T06:00:00.000Z'],
-    ['no zone means UTC', { start_date: '2026-03-03T00:00:00', end_date: '2026-03-05T06:00' }, '2026-03-03T00:00:00.000Z', '2026-03-05T06:00:00.000Z'],
+    [
+      'date-times with Z',
+      { start_date: '2026-03-03T00:00:00Z', end_date: '2026-03-05T06:00:00Z' },
+      '2026-03-03T00:00:00.000Z',
+      '2026-03-05T06:00:00.000Z',
+    ],
+    [
+      'no zone means UTC',
+      { start_date: '2026-03-03T00:00:00', end_date: '2026-03-05T06:00' },
+      '2026-03-03T00:00:00.000Z',
+      '2026-03-05T06:00:00.000Z',
+    ],
     ['an offset', { start_date: '2026-03-03T02:00:00+02:00' }, '2026-03-03T00:00:00.000Z', undefined],
-    ['dates alone: the end date includes its whole day', { start_date: '2026-03-03', end_date: '2026-03-05' }, '2026-03-03T00:00:00.000Z', '2026-03-05T23:59:59.999Z'],
-    ['an end before the start', { start_date: '2026-03-05', end_date: '2026-03-03' }, '2026-03-05T00:00:00.000Z', '2026-03-03T23:59:59.999Z'],
+    [
+      'dates alone: the end date includes its whole day',
+      { start_date: '2026-03-03', end_date: '2026-03-05' },
+      '2026-03-03T00:00:00.000Z',
+      '2026-03-05T23:59:59.999Z',
+    ],
+    [
+      'an end before the start',
+      { start_date: '2026-03-05', end_date: '2026-03-03' },
+      '2026-03-05T00:00:00.000Z',
+      '2026-03-03T23:59:59.999Z',
+    ],
   ])('start_date/end_date inclusive: %s', async (_label, query, from, to) => {
     const expected = expectedIds(seeded, 1, [], { from, to })
     expect(await listedIds(t, query)).toEqual({ ids: expected, total: expected.length })
@@ -159,13 +255,20 @@ describe('dates, sorting and paging', () => {
 
   test.each([
     ['duration desc', { sort_by: 'duration' }, { sortBy: 'duration' as const }],
-    ['duration asc', { sort_by: 'duration', sort_order: 'asc' }, { sortBy: 'duration' as const, order: 'asc' as const }],
+    [
+      'duration asc',
+      { sort_by: 'duration', sort_order: 'asc' },
+      { sortBy: 'duration' as const, order: 'asc' as const },
+    ],
     ['created_at asc', { sort_order: 'asc' }, { order: 'asc' as const }],
     ['an unknown sort field sorts by created_at', { sort_by: 'name' }, {}],
   ])('sort: %s', async (_label, query, options) => {
     const filters: Filter[] = [{ attribute: 'callChannel', type: 'radio', value: { status: 'telephony' } }]
     const expected = expectedIds(seeded, 1, filters, options)
-    expect(await listedIds(t, { ...query, filters: JSON.stringify(filters) }, undefined, 4)).toEqual({ ids: expected, total: expected.length })
+    expect(await listedIds(t, { ...query, filters: JSON.stringify(filters) }, undefined, 4)).toEqual({
+      ids: expected,
+      total: expected.length,
+    })
   })
 
   test('a page: totals of the page, counts of the whole set, an empty page past the end', async () => {
@@ -185,7 +288,13 @@ describe('dates, sorting and paging', () => {
     })
     expect(response.body.total_service_tokens).toBeGreaterThan(0)
     const past = await usage({ page: '99', limit: '10' })
-    expect(past.body).toMatchObject({ runs: [], total_count: all.length, page: 99, total_duration_seconds: 0, total_service_tokens: 0 })
+    expect(past.body).toMatchObject({
+      runs: [],
+      total_count: all.length,
+      page: 99,
+      total_duration_seconds: 0,
+      total_service_tokens: 0,
+    })
   })
 
   test('a run by id: counted on every page, listed on the first', async () => {
@@ -194,7 +303,14 @@ describe('dates, sorting and paging', () => {
     expect(first.body).toMatchObject({ total_count: 1, page: 1, total_pages: 1 })
     expect(first.body.runs.map((run: any) => run.id)).toEqual([idOfSeeded(1, 4)])
     const second = await usage({ filters, page: '2', limit: '1' })
-    expect(second.body).toMatchObject({ runs: [], total_count: 1, page: 2, total_pages: 1, total_duration_seconds: 0, total_service_tokens: 0 })
+    expect(second.body).toMatchObject({
+      runs: [],
+      total_count: 1,
+      page: 2,
+      total_pages: 1,
+      total_duration_seconds: 0,
+      total_service_tokens: 0,
+    })
   })
 
   test('defaults: page 1, limit 50', async () => {
@@ -206,8 +322,20 @@ describe('dates, sorting and paging', () => {
 
 describe('items', () => {
   test('an item has every field, derived as the spec says', async () => {
-    const seededRun = seeded.find((run) => run.organizationId === 1 && run.callType === 'inbound' && run.duration !== null && run.workflowId === seeded[0].workflowId)!
-    const outbound = seeded.find((run) => run.organizationId === 1 && run.callType === 'outbound' && run.duration !== null && run.calledNumber?.endsWith('7000000'))
+    const seededRun = seeded.find(
+      (run) =>
+        run.organizationId === 1 &&
+        run.callType === 'inbound' &&
+        run.duration !== null &&
+        run.workflowId === seeded[0].workflowId,
+    )!
+    const outbound = seeded.find(
+      (run) =>
+        run.organizationId === 1 &&
+        run.callType === 'outbound' &&
+        run.duration !== null &&
+        run.calledNumber?.endsWith('7000000'),
+    )
     const filters = [{ attribute: 'runId', type: 'number', value: { value: seededRun.id } }]
     const { body } = await usage({ filters: JSON.stringify(filters) })
     // SQLite writes the report's JSON: the schema the OpenAPI document advertises must hold.
@@ -238,7 +366,9 @@ describe('items', () => {
       mode: seededRun.mode,
       disposition: seededRun.disposition,
       initial_context: expect.objectContaining({ caller_number: seededRun.callerNumber }),
-      gathered_context: seededRun.disposition ? { call_disposition: seededRun.disposition, mapped_call_disposition: seededRun.disposition } : {},
+      gathered_context: seededRun.disposition
+        ? { call_disposition: seededRun.disposition, mapped_call_disposition: seededRun.disposition }
+        : {},
       charge_usd: index / 100,
     })
     expect(outbound).toBeUndefined()
@@ -246,24 +376,39 @@ describe('items', () => {
 
   test('an outbound item: phone_number is the number dialled; a recording gives public links while its token is valid', async () => {
     const withRecording = seeded.filter((run) => run.organizationId === 1)[4 * 2]
-    const byId = { filters: JSON.stringify([{ attribute: 'runId', type: 'number', value: { value: withRecording.id } }]) }
+    const byId = {
+      filters: JSON.stringify([{ attribute: 'runId', type: 'number', value: { value: withRecording.id } }]),
+    }
     // Seeding took ten days of clock: the token minted with the recording has expired, and the report does not mint.
-    expect((await usage(byId)).body.runs[0]).toMatchObject({ recording_url: 'recordings/1/4.wav', public_access_token: null, recording_public_url: null })
+    expect((await usage(byId)).body.runs[0]).toMatchObject({
+      recording_url: 'recordings/1/4.wav',
+      public_access_token: null,
+      recording_public_url: null,
+    })
     await t.request('GET', `/api/v1/workflow/${withRecording.workflowId}/runs/${withRecording.id}`)
     const [item] = (await usage(byId)).body.runs
     expect(item.call_type).toBe('outbound')
     expect(item.phone_number).toBe(withRecording.calledNumber)
     expect(item.recording_url).toBe('recordings/1/4.wav')
     expect(item.public_access_token).toMatch(/^[0-9a-f-]{36}$/)
-    expect(item.recording_public_url).toEndWith(`/api/v1/public/download/workflow/${item.public_access_token}/recording`)
+    expect(item.recording_public_url).toEndWith(
+      `/api/v1/public/download/workflow/${item.public_access_token}/recording`,
+    )
   })
 
   test('odd stored values: numbers as text, a charge that is not a number as null, a context as stored', async () => {
     const other = t.newOrg('odd-values')
     const agent = await createAgent(t, 'Odd', other.key)
-    const initialContext = { caller_number: 14155550100, phone_number: 4420700, nested: { list: [1, 'two', null], unicode: 'é "q"' } }
+    const initialContext = {
+      caller_number: 14155550100,
+      phone_number: 4420700,
+      nested: { list: [1, 'two', null], unicode: 'é "q"' },
+    }
     const run = seedRun(t, {
-      organizationId: other.organizationId, agent, callType: 'outbound', initialContext,
+      organizationId: other.organizationId,
+      agent,
+      callType: 'outbound',
+      initialContext,
       outcome: { durationSeconds: 2.5, cost: { service_token_usage: 7, charge_usd: 'n/a' } },
     })
     const { status, body } = await usage({}, other.key)
@@ -271,20 +416,62 @@ describe('items', () => {
     expect([...Value.Errors(UsageResponse, body)]).toEqual([])
     expect(body).toMatchObject({ total_count: 1, total_service_tokens: 7, total_duration_seconds: 3, total_pages: 1 })
     expect(body.runs[0]).toMatchObject({
-      id: run.id, caller_number: '14155550100', called_number: '4420700', phone_number: '4420700', charge_usd: null,
-      call_duration_seconds: 3, initial_context: initialContext, gathered_context: {},
+      id: run.id,
+      caller_number: '14155550100',
+      called_number: '4420700',
+      phone_number: '4420700',
+      charge_usd: null,
+      call_duration_seconds: 3,
+      initial_context: initialContext,
+      gathered_context: {},
     })
   })
 })
 
 describe('validation', () => {
   test.each([
-    ['start_date', 'last-month', 'datetime_from_date_parsing', 'Input should be a valid datetime or date, invalid character in year', 'invalid character in year'],
-    ['start_date', '2026-13-01', 'datetime_from_date_parsing', 'Input should be a valid datetime or date, month value is outside expected range of 1-12', 'month value is outside expected range of 1-12'],
-    ['end_date', '2026-02-30', 'datetime_from_date_parsing', 'Input should be a valid datetime or date, day value is outside expected range', 'day value is outside expected range'],
-    ['end_date', '2026', 'datetime_from_date_parsing', 'Input should be a valid datetime or date, input is too short', 'input is too short'],
-    ['end_date', '2026-03-01T25:00', 'datetime_parsing', 'Input should be a valid datetime, hour value is outside expected range of 0-23', 'hour value is outside expected range of 0-23'],
-    ['start_date', '2026-03-01T10:00:00Zjunk', 'datetime_parsing', 'Input should be a valid datetime, unexpected extra characters at the end of the input', 'unexpected extra characters at the end of the input'],
+    [
+      'start_date',
+      'last-month',
+      'datetime_from_date_parsing',
+      'Input should be a valid datetime or date, invalid character in year',
+      'invalid character in year',
+    ],
+    [
+      'start_date',
+      '2026-13-01',
+      'datetime_from_date_parsing',
+      'Input should be a valid datetime or date, month value is outside expected range of 1-12',
+      'month value is outside expected range of 1-12',
+    ],
+    [
+      'end_date',
+      '2026-02-30',
+      'datetime_from_date_parsing',
+      'Input should be a valid datetime or date, day value is outside expected range',
+      'day value is outside expected range',
+    ],
+    [
+      'end_date',
+      '2026',
+      'datetime_from_date_parsing',
+      'Input should be a valid datetime or date, input is too short',
+      'input is too short',
+    ],
+    [
+      'end_date',
+      '2026-03-01T25:00',
+      'datetime_parsing',
+      'Input should be a valid datetime, hour value is outside expected range of 0-23',
+      'hour value is outside expected range of 0-23',
+    ],
+    [
+      'start_date',
+      '2026-03-01T10:00:00Zjunk',
+      'datetime_parsing',
+      'Input should be a valid datetime, unexpected extra characters at the end of the input',
+      'unexpected extra characters at the end of the input',
+    ],
   ])('%s=%j is a 422 item', async (name, value, type, msg, error) => {
     const response = await usage({ [name]: value })
     expect(response.status).toBe(422)
@@ -293,7 +480,10 @@ describe('validation', () => {
 
   test('both dates bad: one item each', async () => {
     const response = await usage({ start_date: 'x', end_date: 'y' })
-    expect(response.body.detail.map((item: any) => item.loc)).toEqual([['query', 'start_date'], ['query', 'end_date']])
+    expect(response.body.detail.map((item: any) => item.loc)).toEqual([
+      ['query', 'start_date'],
+      ['query', 'end_date'],
+    ])
   })
 
   test.each([
@@ -301,7 +491,10 @@ describe('validation', () => {
     [{ limit: '0' }, { type: 'greater_than_equal', loc: ['query', 'limit'], input: '0', ctx: { ge: 1 } }],
     [{ limit: '101' }, { type: 'less_than_equal', loc: ['query', 'limit'], input: '101', ctx: { le: 100 } }],
     [{ page: 'two' }, { type: 'int_parsing', loc: ['query', 'page'], input: 'two' }],
-    [{ sort_order: 'up' }, { type: 'string_pattern_mismatch', loc: ['query', 'sort_order'], input: 'up', ctx: { pattern: '^(asc|desc)$' } }],
+    [
+      { sort_order: 'up' },
+      { type: 'string_pattern_mismatch', loc: ['query', 'sort_order'], input: 'up', ctx: { pattern: '^(asc|desc)$' } },
+    ],
   ])('%j is a 422 item', async (query, item) => {
     const response = await usage(query)
     expect(response.status).toBe(422)

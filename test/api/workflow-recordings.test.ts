@@ -10,7 +10,9 @@ import { startFakeModels } from '../support/fake-models'
 import { configureFakeVoiceModels } from '../support/voice-models'
 
 let t: TestApp
-beforeEach(() => { t = createTestApp() })
+beforeEach(() => {
+  t = createTestApp()
+})
 afterEach(() => t.close())
 
 /** The line audio (8 kHz PCM) stored for a recording. */
@@ -28,7 +30,11 @@ describe('upload and create', () => {
     const response = await createRecording(t, 'welcome', wav, { transcript: 'Hello there' })
     expect(response.status).toBe(200)
     const [recording] = response.body.recordings
-    expect(recording).toMatchObject({ recording_id: 'welcome', transcript: 'Hello there', source_format: { container: 'wav', encoding: 'pcm16', sample_rate: 44_100, channels: 2 } })
+    expect(recording).toMatchObject({
+      recording_id: 'welcome',
+      transcript: 'Hello there',
+      source_format: { container: 'wav', encoding: 'pcm16', sample_rate: 44_100, channels: 2 },
+    })
     expect(Math.abs(recording.duration_ms - 800)).toBeLessThan(30)
     const line = await lineAudio('welcome')
     expect(dominantFrequency(line.subarray(800, 4800), 8000)).toBe(1000)
@@ -45,12 +51,20 @@ describe('upload and create', () => {
     expect(Math.max(...(await lineAudio('alaw')).map(Math.abs))).toBeLessThan(16)
     const mp3 = await createRecording(t, 'mp3-tone', new Uint8Array(readFileSync(MP3_FIXTURE)))
     expect(mp3.status).toBe(422)
-    expect(mp3.body.detail[0]).toMatchObject({ loc: ['body', 'recordings', 0, 'storage_key'], msg: expect.stringContaining('convert it to WAV') })
+    expect(mp3.body.detail[0]).toMatchObject({
+      loc: ['body', 'recordings', 0, 'storage_key'],
+      msg: expect.stringContaining('convert it to WAV'),
+    })
   })
 
   test('upload-url validates files and gives free ids and org-scoped keys', async () => {
     const response = await t.request('POST', '/api/v1/workflow-recordings/upload-url', {
-      body: { files: [{ filename: 'a b.wav', file_size: 10 }, { filename: 'x.wav', mime_type: 'audio/x-wav', file_size: 20 }] },
+      body: {
+        files: [
+          { filename: 'a b.wav', file_size: 10 },
+          { filename: 'x.wav', mime_type: 'audio/x-wav', file_size: 20 },
+        ],
+      },
     })
     expect(response.status).toBe(200)
     expect(response.body.items).toHaveLength(2)
@@ -58,7 +72,10 @@ describe('upload and create', () => {
     expect(response.body.items[0].storage_key).toMatch(/^workflow-recordings\/1\/[0-9a-f-]{36}\/a_b\.wav$/)
     const cases: [unknown, (string | number)[]][] = [
       [{ files: [{ filename: 'big.wav', file_size: 5 * 1024 * 1024 + 1 }] }, ['body', 'files', 0, 'file_size']],
-      [{ files: [{ filename: 'doc.pdf', mime_type: 'application/pdf', file_size: 10 }] }, ['body', 'files', 0, 'mime_type']],
+      [
+        { files: [{ filename: 'doc.pdf', mime_type: 'application/pdf', file_size: 10 }] },
+        ['body', 'files', 0, 'mime_type'],
+      ],
       [{ files: [] }, ['body', 'files']],
     ]
     for (const [body, loc] of cases) {
@@ -81,17 +98,32 @@ describe('list, rename, delete', () => {
     expect(list.body.recordings.map((r: { recording_id: string }) => r.recording_id)).toEqual(['second', 'first'])
   })
 
-  test('a taken recording_id is 409; rename frees the old name; another org\'s id is 404', async () => {
+  test("a taken recording_id is 409; rename frees the old name; another org's id is 404", async () => {
     const created = (await createRecording(t, 'hello', lineToneWav(400, 200))).body.recordings[0]
     expect((await createRecording(t, 'hello', lineToneWav(400, 200))).status).toBe(409)
     await createRecording(t, 'taken', lineToneWav(400, 200))
-    expect((await t.request('PATCH', `/api/v1/workflow-recordings/${created.id}`, { body: { recording_id: 'taken' } })).status).toBe(409)
-    expect((await t.request('PATCH', `/api/v1/workflow-recordings/${created.id}`, { body: { recording_id: 'bad name!' } })).status).toBe(422)
-    const renamed = await t.request('PATCH', `/api/v1/workflow-recordings/${created.id}`, { body: { recording_id: 'greeting_v2' } })
+    expect(
+      (await t.request('PATCH', `/api/v1/workflow-recordings/${created.id}`, { body: { recording_id: 'taken' } }))
+        .status,
+    ).toBe(409)
+    expect(
+      (await t.request('PATCH', `/api/v1/workflow-recordings/${created.id}`, { body: { recording_id: 'bad name!' } }))
+        .status,
+    ).toBe(422)
+    const renamed = await t.request('PATCH', `/api/v1/workflow-recordings/${created.id}`, {
+      body: { recording_id: 'greeting_v2' },
+    })
     expect(renamed.status).toBe(200)
     expect(renamed.body.recording_id).toBe('greeting_v2')
     const other = t.newOrg('other')
-    expect((await t.request('PATCH', `/api/v1/workflow-recordings/${created.id}`, { key: other.key, body: { recording_id: 'mine' } })).status).toBe(404)
+    expect(
+      (
+        await t.request('PATCH', `/api/v1/workflow-recordings/${created.id}`, {
+          key: other.key,
+          body: { recording_id: 'mine' },
+        })
+      ).status,
+    ).toBe(404)
     expect((await t.request('DELETE', '/api/v1/workflow-recordings/greeting_v2', { key: other.key })).status).toBe(404)
     const deleted = await t.request('DELETE', '/api/v1/workflow-recordings/greeting_v2')
     expect(deleted.body).toEqual({ success: true, message: "Recording 'greeting_v2' deleted" })
@@ -107,10 +139,16 @@ describe('list, rename, delete', () => {
     const deleted = await t.request('DELETE', '/api/v1/workflow-recordings/welcome')
     expect(deleted.status).toBe(409)
     expect(deleted.body.detail).toContain("agent 'Greeter'")
-    expect((await t.request('PATCH', `/api/v1/workflow-recordings/${created.id}`, { body: { recording_id: 'other' } })).status).toBe(409)
+    expect(
+      (await t.request('PATCH', `/api/v1/workflow-recordings/${created.id}`, { body: { recording_id: 'other' } }))
+        .status,
+    ).toBe(409)
     await createRecording(t, 'bye', lineToneWav(400, 200))
     const tool = await t.request('POST', '/api/v1/tools/', {
-      body: { name: 'Hang up', definition: { schema_version: 1, type: 'end_call', config: { messageType: 'audio', audioRecordingId: 'bye' } } },
+      body: {
+        name: 'Hang up',
+        definition: { schema_version: 1, type: 'end_call', config: { messageType: 'audio', audioRecordingId: 'bye' } },
+      },
     })
     expect(tool.status).toBe(200)
     const refused = await t.request('DELETE', '/api/v1/workflow-recordings/bye')
@@ -125,19 +163,37 @@ describe('agents and tools naming recordings', () => {
     Object.assign(definition.nodes[0].data, { greeting_type: 'audio', greeting_recording_id: 'nope' })
     Object.assign(definition.nodes[1].data, { prompt: 'Answer with RECORDING_ID: missing_clip [Goodbye] when done.' })
     Object.assign(definition.edges[0].data, { transition_speech_type: 'audio', transition_speech_recording_id: 'gone' })
-    const response = await t.request('POST', '/api/v1/workflow/create/definition', { body: { name: 'A', workflow_definition: definition } })
+    const response = await t.request('POST', '/api/v1/workflow/create/definition', {
+      body: { name: 'A', workflow_definition: definition },
+    })
     expect(response.status).toBe(422)
-    const errors = response.body.detail.errors.map((error: { id: string; field: string }) => `${error.id}:${error.field}`)
+    const errors = response.body.detail.errors.map(
+      (error: { id: string; field: string }) => `${error.id}:${error.field}`,
+    )
     expect(errors).toEqual(['1:data.greeting_recording_id', '2:data.prompt', '1-2:data.transition_speech_recording_id'])
-    for (const id of ['nope', 'missing_clip', 'gone']) expect((await createRecording(t, id, lineToneWav(400, 200))).status).toBe(200)
-    expect((await t.request('POST', '/api/v1/workflow/create/definition', { body: { name: 'A', workflow_definition: definition } })).status).toBe(200)
+    for (const id of ['nope', 'missing_clip', 'gone'])
+      expect((await createRecording(t, id, lineToneWav(400, 200))).status).toBe(200)
+    expect(
+      (
+        await t.request('POST', '/api/v1/workflow/create/definition', {
+          body: { name: 'A', workflow_definition: definition },
+        })
+      ).status,
+    ).toBe(200)
   })
 
-  test('a tool naming a missing recording is 422 at its config field; another org\'s recording does not count', async () => {
+  test("a tool naming a missing recording is 422 at its config field; another org's recording does not count", async () => {
     const other = t.newOrg('other')
     await createRecording(t, 'theirs', lineToneWav(400, 200), { key: other.key })
     const response = await t.request('POST', '/api/v1/tools/', {
-      body: { name: 'Hang up', definition: { schema_version: 1, type: 'end_call', config: { messageType: 'audio', audioRecordingId: 'theirs' } } },
+      body: {
+        name: 'Hang up',
+        definition: {
+          schema_version: 1,
+          type: 'end_call',
+          config: { messageType: 'audio', audioRecordingId: 'theirs' },
+        },
+      },
     })
     expect(response.status).toBe(422)
     expect(response.body.detail[0].loc).toEqual(['body', 'definition', 'end_call', 'config', 'audioRecordingId'])
@@ -145,16 +201,20 @@ describe('agents and tools naming recordings', () => {
 })
 
 describe('transcribe', () => {
-  test('an uploaded file goes to the organization\'s speech to text as 16 kHz audio; nothing configured is a 400', async () => {
+  test("an uploaded file goes to the organization's speech to text as 16 kHz audio; nothing configured is a 400", async () => {
     const storageKey = await uploadRecordingFile(t, toneWav(440, 44_100, 600))
-    const unconfigured = await t.request('POST', '/api/v1/workflow-recordings/transcribe', { body: { storage_key: storageKey } })
+    const unconfigured = await t.request('POST', '/api/v1/workflow-recordings/transcribe', {
+      body: { storage_key: storageKey },
+    })
     expect(unconfigured.status).toBe(400)
     expect(unconfigured.body.detail).toContain('speech to text')
     const models = startFakeModels()
     try {
       await configureFakeVoiceModels(t, models)
       models.transcription.queue({ text: 'Welcome to Acme.' })
-      const response = await t.request('POST', '/api/v1/workflow-recordings/transcribe', { body: { storage_key: storageKey, language: 'en' } })
+      const response = await t.request('POST', '/api/v1/workflow-recordings/transcribe', {
+        body: { storage_key: storageKey, language: 'en' },
+      })
       expect(response.status).toBe(200)
       expect(response.body).toEqual({ transcript: 'Welcome to Acme.' })
       const [request] = models.requestsTo('/audio/transcriptions')
@@ -162,9 +222,19 @@ describe('transcribe', () => {
       expect(request.audio!.format.sampleRate).toBe(16_000)
       expect(Math.abs(request.audio!.pcm.length - 9600)).toBeLessThan(400)
       models.transcription.queue({ fail: { status: 500, body: { error: 'down' } } })
-      expect((await t.request('POST', '/api/v1/workflow-recordings/transcribe', { body: { storage_key: storageKey } })).status).toBe(502)
+      expect(
+        (await t.request('POST', '/api/v1/workflow-recordings/transcribe', { body: { storage_key: storageKey } }))
+          .status,
+      ).toBe(502)
       const other = t.newOrg('other')
-      expect((await t.request('POST', '/api/v1/workflow-recordings/transcribe', { key: other.key, body: { storage_key: storageKey } })).status).toBe(422)
+      expect(
+        (
+          await t.request('POST', '/api/v1/workflow-recordings/transcribe', {
+            key: other.key,
+            body: { storage_key: storageKey },
+          })
+        ).status,
+      ).toBe(422)
     } finally {
       models.stop()
     }

@@ -4,7 +4,14 @@ import { ulawToPcm16 } from '../../src/voice/g711'
 import { rms } from '../support/audio'
 import { createTestApp, UNREACHABLE_URL, type TestApp } from '../support/app'
 import { startAriVoiceApp, type AriVoiceApp } from '../support/ari-voice-app'
-import { createAgent, createAriConfiguration, csvOf, manualScheduler, scriptedTelephony, uploadCsv } from '../support/campaigns'
+import {
+  createAgent,
+  createAriConfiguration,
+  csvOf,
+  manualScheduler,
+  scriptedTelephony,
+  uploadCsv,
+} from '../support/campaigns'
 import type { FakeMediaChannel } from '../support/fake-ari-media'
 import { addPhoneNumber } from '../support/telephony'
 import { createVoiceAgent, marksProcessed } from '../support/voice-calls'
@@ -21,11 +28,14 @@ import { waitFor } from '../support/wait'
 const CONNECTIONS = '/api/v1/organizations/provider-connections'
 const CONFIGURATIONS = '/api/v1/organizations/model-configurations'
 
-const runCount = (t: TestApp) => t.ctx.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM workflow_runs').get()!.n
+const runCount = (t: TestApp) =>
+  t.ctx.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM workflow_runs').get()!.n
 
 describe('outbound run starts and campaigns: refused before dialling', () => {
   let t: TestApp
-  beforeEach(() => { t = createTestApp() })
+  beforeEach(() => {
+    t = createTestApp()
+  })
   afterEach(() => t.close())
 
   async function post(path: string, body: unknown) {
@@ -43,7 +53,9 @@ describe('outbound run starts and campaigns: refused before dialling', () => {
     for (const path of [`/api/v1/public/agent/workflow/${uuid}`, `/api/v1/public/agent/test/workflow/${uuid}`]) {
       const response = await t.request('POST', path, { body: { phone_number: '+14155550100' } })
       expect(response.status, path).toBe(400)
-      expect(response.body.detail).toBe('The agent cannot take a call: no LLM is configured: create a model configuration (or make one the default)')
+      expect(response.body.detail).toBe(
+        'The agent cannot take a call: no LLM is configured: create a model configuration (or make one the default)',
+      )
     }
     expect(telephony.dials).toEqual([])
     expect(runCount(t)).toBe(runsBefore)
@@ -54,10 +66,17 @@ describe('outbound run starts and campaigns: refused before dialling', () => {
     await createAriConfiguration(t)
     const workflowId = await createAgent(t)
     const sourceId = await uploadCsv(t, csvOf(['phone_number'], [['+14155550101'], ['+14155550102'], ['+14155550103']]))
-    const campaign = await post('/api/v1/campaign/create', { name: 'Promo', source_type: 'csv', workflow_id: workflowId, source_id: sourceId })
+    const campaign = await post('/api/v1/campaign/create', {
+      name: 'Promo',
+      source_type: 'csv',
+      workflow_id: workflowId,
+      source_id: sourceId,
+    })
     const refused = await t.request('POST', `/api/v1/campaign/${campaign.id}/start`)
     expect(refused.status).toBe(400)
-    expect(refused.body.detail).toBe(`The campaign cannot call: agent ${workflowId}: no LLM is configured: create a model configuration (or make one the default)`)
+    expect(refused.body.detail).toBe(
+      `The campaign cannot call: agent ${workflowId}: no LLM is configured: create a model configuration (or make one the default)`,
+    )
     expect((await t.request('GET', `/api/v1/campaign/${campaign.id}`)).body.state).toBe('draft')
 
     await configureModelsNeverAsked(t)
@@ -67,7 +86,9 @@ describe('outbound run starts and campaigns: refused before dialling', () => {
     expect(telephony.dials).toHaveLength(1)
 
     // Its model server (nothing listens there) is checked and found down: the next dial does not happen.
-    const [connection] = (await t.request('GET', CONNECTIONS)).body.connections.filter((row: { base_url: string }) => row.base_url === UNREACHABLE_URL)
+    const [connection] = (await t.request('GET', CONNECTIONS)).body.connections.filter(
+      (row: { base_url: string }) => row.base_url === UNREACHABLE_URL,
+    )
     expect((await t.request('POST', `${CONNECTIONS}/${connection.uuid}/check`)).body.ok).toBe(false)
     ;(t.ctx.clock as ReturnType<typeof manualClock>).advance(5_000)
     await scheduler.tickAndSettle()
@@ -75,7 +96,9 @@ describe('outbound run starts and campaigns: refused before dialling', () => {
     const paused = (await t.request('GET', `/api/v1/campaign/${campaign.id}`)).body
     expect(paused.state).toBe('paused')
     expect(paused.logs.at(-1)).toMatchObject({ level: 'warning', event: 'models_unavailable' })
-    expect(paused.logs.at(-1).message).toContain(`the LLM model server (provider connection '${connection.name}') failed`)
+    expect(paused.logs.at(-1).message).toContain(
+      `the LLM model server (provider connection '${connection.name}') failed`,
+    )
     // Resuming is refused for the same reason while it is remembered.
     const resume = await t.request('POST', `/api/v1/campaign/${campaign.id}/resume`)
     expect(resume.status).toBe(400)
@@ -86,16 +109,27 @@ describe('outbound run starts and campaigns: refused before dialling', () => {
 
 describe('voice agents through ARI', () => {
   let app: AriVoiceApp
-  beforeAll(async () => { app = await startAriVoiceApp({ allow_raw_dial_strings: true }) })
+  beforeAll(async () => {
+    app = await startAriVoiceApp({ allow_raw_dial_strings: true })
+  })
   afterAll(() => app.stop())
-  afterEach(() => { for (const id of app.fake.liveChannelIds()) app.fake.hangup(id) })
+  afterEach(() => {
+    for (const id of app.fake.liveChannelIds()) app.fake.hangup(id)
+  })
 
   /** A configuration with an LLM on the fake server and no speech to text: voice runs of an agent pinning it cannot run. */
   async function llmOnlyConfiguration(): Promise<string> {
     const { t, models } = app
-    const connection = (await t.request('POST', CONNECTIONS, { body: { name: `LLM ${crypto.randomUUID().slice(0, 6)}`, provider: 'openai', base_url: models.baseUrl } })).body
+    const connection = (
+      await t.request('POST', CONNECTIONS, {
+        body: { name: `LLM ${crypto.randomUUID().slice(0, 6)}`, provider: 'openai', base_url: models.baseUrl },
+      })
+    ).body
     const configuration = await t.request('POST', CONFIGURATIONS, {
-      body: { name: `LLM only ${crypto.randomUUID().slice(0, 6)}`, llm: { provider_connection_uuid: connection.uuid, settings: { model: 'fake-llm' } } },
+      body: {
+        name: `LLM only ${crypto.randomUUID().slice(0, 6)}`,
+        llm: { provider_connection_uuid: connection.uuid, settings: { model: 'fake-llm' } },
+      },
     })
     expect(configuration.status, configuration.text).toBe(200)
     return configuration.body.uuid
@@ -103,18 +137,30 @@ describe('voice agents through ARI', () => {
 
   test('a trigger for an agent whose pinned configuration has no speech to text is 400 naming it; nothing is dialled', async () => {
     const { t, fake } = app
-    const agent = await createVoiceAgent(t, { configurations: { model_configuration_uuid: await llmOnlyConfiguration() } })
-    const originatesBefore = fake.requests.filter((request) => request.method === 'POST' && request.path === '/ari/channels').length
-    const response = await t.request('POST', `/api/v1/public/agent/${agent.triggerPath}`, { body: { phone_number: 'Local/102@test' } })
+    const agent = await createVoiceAgent(t, {
+      configurations: { model_configuration_uuid: await llmOnlyConfiguration() },
+    })
+    const originatesBefore = fake.requests.filter(
+      (request) => request.method === 'POST' && request.path === '/ari/channels',
+    ).length
+    const response = await t.request('POST', `/api/v1/public/agent/${agent.triggerPath}`, {
+      body: { phone_number: 'Local/102@test' },
+    })
     expect(response.status).toBe(400)
-    expect(response.body.detail).toBe('The agent cannot take a call: no speech to text is configured: add an stt section to the model configuration')
-    expect(fake.requests.filter((request) => request.method === 'POST' && request.path === '/ari/channels').length).toBe(originatesBefore)
+    expect(response.body.detail).toBe(
+      'The agent cannot take a call: no speech to text is configured: add an stt section to the model configuration',
+    )
+    expect(
+      fake.requests.filter((request) => request.method === 'POST' && request.path === '/ari/channels').length,
+    ).toBe(originatesBefore)
   })
 
   test('an inbound call to an agent that cannot run is answered and hears its unavailable line in the built-in voice, then is hung up', async () => {
     const { t, fake, configurationId } = app
     const message = 'We are closed for maintenance. Goodbye.'
-    const agent = await createVoiceAgent(t, { configurations: { model_configuration_uuid: await llmOnlyConfiguration(), unavailable_call: { message } } })
+    const agent = await createVoiceAgent(t, {
+      configurations: { model_configuration_uuid: await llmOnlyConfiguration(), unavailable_call: { message } },
+    })
     await addPhoneNumber(t, configurationId, { address: '+15551239000', inbound_workflow_id: agent.id })
     const channelId = fake.inboundCall({ exten: '+15551239000', callerNumber: '+15559870000' })
     let media: FakeMediaChannel | undefined
@@ -125,14 +171,20 @@ describe('voice agents through ARI', () => {
     // Flite speaks the line for about 2 s: well over 25 frames of 20 ms that are not silence.
     expect(loud.length).toBeGreaterThan(25)
     expect(app.models.requestsTo('/chat/completions')).toEqual([])
-    const run = t.ctx.sqlite.query<{ disposition: string; logs: string }, [string]>('SELECT disposition, logs FROM workflow_runs WHERE call_id = ?').get(channelId)!
+    const run = t.ctx.sqlite
+      .query<{ disposition: string; logs: string }, [string]>(
+        'SELECT disposition, logs FROM workflow_runs WHERE call_id = ?',
+      )
+      .get(channelId)!
     expect(run.disposition).toBe('pipeline_error')
     expect(JSON.parse(run.logs).warnings[0]).toContain('no speech to text is configured')
   }, 30_000)
 
   test('with unavailable_call.answer false the inbound call is not answered and no run is written', async () => {
     const { t, fake, configurationId } = app
-    const agent = await createVoiceAgent(t, { configurations: { model_configuration_uuid: await llmOnlyConfiguration(), unavailable_call: { answer: false } } })
+    const agent = await createVoiceAgent(t, {
+      configurations: { model_configuration_uuid: await llmOnlyConfiguration(), unavailable_call: { answer: false } },
+    })
     await addPhoneNumber(t, configurationId, { address: '+15551239111', inbound_workflow_id: agent.id })
     const runsBefore = runCount(t)
     const channelId = fake.inboundCall({ exten: '+15551239111' })

@@ -3,9 +3,23 @@ import { ulawToPcm16 } from '../../src/voice/g711'
 import { DEFAULT_MODEL_FAILURE_MESSAGE } from '../../src/definition/fallback-lines'
 import { rms } from '../support/audio'
 import { startAriVoiceApp, type AriVoiceApp } from '../support/ari-voice-app'
-import { deadBaseUrl, failWith, say, type FakeChatAnswer, type FakeSpeechAnswer, type FakeTranscriptionAnswer } from '../support/fake-models'
+import {
+  deadBaseUrl,
+  failWith,
+  say,
+  type FakeChatAnswer,
+  type FakeSpeechAnswer,
+  type FakeTranscriptionAnswer,
+} from '../support/fake-models'
 import { callerSpeech } from '../support/voice'
-import { createVoiceAgent, GREETING, marksProcessed, placeCall, untilWritten, type PlacedCall } from '../support/voice-calls'
+import {
+  createVoiceAgent,
+  GREETING,
+  marksProcessed,
+  placeCall,
+  untilWritten,
+  type PlacedCall,
+} from '../support/voice-calls'
 import { waitFor } from '../support/wait'
 
 /**
@@ -21,20 +35,31 @@ const TIMEOUTS = { firstByteMs: 500, idleMs: 500, totalMs: 10_000 }
 const NO_ANSWER_MS = 3_000
 
 let app: AriVoiceApp
-beforeAll(async () => { app = await startAriVoiceApp({ allow_raw_dial_strings: true }, { modelTimeouts: TIMEOUTS }) })
+beforeAll(async () => {
+  app = await startAriVoiceApp({ allow_raw_dial_strings: true }, { modelTimeouts: TIMEOUTS })
+})
 afterAll(() => app.stop())
 beforeEach(() => {
   app.models.reset()
   app.models.transcription.handler = () => ({ text: '' })
 })
-afterEach(() => { for (const id of app.fake.liveChannelIds()) app.fake.hangup(id) })
+afterEach(() => {
+  for (const id of app.fake.liveChannelIds()) app.fake.hangup(id)
+})
 
 type Service = 'llm' | 'stt' | 'tts'
 type Kind = 'timeout' | 'server_error' | 'stalled' | 'unreachable'
 
 /** What the fake model server answers for each failure kind, per service (`unreachable`: the service's server is gone). */
-const FAILURES: Record<Exclude<Kind, 'unreachable'>, { llm: FakeChatAnswer; stt: FakeTranscriptionAnswer; tts: FakeSpeechAnswer }> = {
-  timeout: { llm: { headersDelayMs: NO_ANSWER_MS }, stt: { delayMs: NO_ANSWER_MS }, tts: { headersDelayMs: NO_ANSWER_MS } },
+const FAILURES: Record<
+  Exclude<Kind, 'unreachable'>,
+  { llm: FakeChatAnswer; stt: FakeTranscriptionAnswer; tts: FakeSpeechAnswer }
+> = {
+  timeout: {
+    llm: { headersDelayMs: NO_ANSWER_MS },
+    stt: { delayMs: NO_ANSWER_MS },
+    tts: { headersDelayMs: NO_ANSWER_MS },
+  },
   server_error: {
     llm: failWith(503, { error: { message: 'model overloaded' } }),
     stt: failWith(502, { error: { message: 'bad gateway' } }),
@@ -49,9 +74,12 @@ const FAILURES: Record<Exclude<Kind, 'unreachable'>, { llm: FakeChatAnswer; stt:
  */
 async function agentFor(service: Service, kind: Kind, configurations: Record<string, unknown> = {}) {
   const { t, models } = app
-  const connection = async (baseUrl: string) => (await t.request('POST', '/api/v1/organizations/provider-connections', {
-    body: { name: `Server ${crypto.randomUUID().slice(0, 8)}`, provider: 'openai', base_url: baseUrl },
-  })).body.uuid as string
+  const connection = async (baseUrl: string) =>
+    (
+      await t.request('POST', '/api/v1/organizations/provider-connections', {
+        body: { name: `Server ${crypto.randomUUID().slice(0, 8)}`, provider: 'openai', base_url: baseUrl },
+      })
+    ).body.uuid as string
   const fake = await connection(models.baseUrl)
   const failing = kind === 'unreachable' ? await connection(deadBaseUrl()) : fake
   const on = (which: Service) => (which === service ? failing : fake)
@@ -64,7 +92,9 @@ async function agentFor(service: Service, kind: Kind, configurations: Record<str
     },
   })
   expect(configuration.status, configuration.text).toBe(200)
-  return createVoiceAgent(t, { configurations: { model_configuration_uuid: configuration.body.uuid, ...configurations } })
+  return createVoiceAgent(t, {
+    configurations: { model_configuration_uuid: configuration.body.uuid, ...configurations },
+  })
 }
 
 /** Scripts the fake so that `service` fails the `kind` way on the caller's first turn (TTS: on the answer to it). */
@@ -80,10 +110,14 @@ function scriptFailure(service: Service, kind: Kind) {
 }
 
 /** Agent frames loud enough to be speech, played after the first `from`. */
-const loudFramesAfter = (call: PlacedCall, from: number) => call.media.played.slice(from).filter((frame) => rms(ulawToPcm16(frame.ulaw)) > 500).length
+const loudFramesAfter = (call: PlacedCall, from: number) =>
+  call.media.played.slice(from).filter((frame) => rms(ulawToPcm16(frame.ulaw)) > 500).length
 
 /** Places the call, waits for the greeting to be heard, and has the caller speak once; returns where the greeting's frames end. */
-async function callAndSpeak(agent: { id: number; triggerPath: string }): Promise<{ call: PlacedCall; afterGreeting: number }> {
+async function callAndSpeak(agent: {
+  id: number
+  triggerPath: string
+}): Promise<{ call: PlacedCall; afterGreeting: number }> {
   const { t, fake } = app
   const call = await placeCall(t, fake, agent)
   await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 10_000)
@@ -95,7 +129,8 @@ async function callAndSpeak(agent: { id: number; triggerPath: string }): Promise
 const speechInputs = () => app.models.requestsTo('/audio/speech').map((request) => request.body.input)
 
 const CASES: [Service, Kind][] = (['llm', 'stt', 'tts'] as const).flatMap((service) =>
-  (['timeout', 'server_error', 'stalled', 'unreachable'] as const).map((kind): [Service, Kind] => [service, kind]))
+  (['timeout', 'server_error', 'stalled', 'unreachable'] as const).map((kind): [Service, Kind] => [service, kind]),
+)
 
 describe.each(CASES.filter(([service]) => service !== 'tts'))('%s failing mid-call (%s)', (service, kind) => {
   test('the caller hears the fallback line in the built-in voice; the call ends with model_error and the failure logged', async () => {
@@ -109,7 +144,10 @@ describe.each(CASES.filter(([service]) => service !== 'tts'))('%s failing mid-ca
     expect(speechInputs()).not.toContain(DEFAULT_MODEL_FAILURE_MESSAGE)
     const run = await untilWritten(t, agent, call.runId)
     expect(run.gathered_context.mapped_call_disposition).toBe('model_error')
-    expect(run.logs.voice.model_failures[0], JSON.stringify(run.logs.voice.model_failures)).toMatchObject({ service, kind })
+    expect(run.logs.voice.model_failures[0], JSON.stringify(run.logs.voice.model_failures)).toMatchObject({
+      service,
+      kind,
+    })
     expect(run.logs.voice.end_reason).toBe('model_error')
   }, 40_000)
 })
@@ -135,7 +173,8 @@ test("an agent's own line, then a transfer to model_failure.transfer_to, when th
   const message = 'Sorry, our assistant is down. Let me put you through to a colleague.'
   const agent = await agentFor('llm', 'server_error', { model_failure: { message, transfer_to: 'Local/102@test' } })
   scriptFailure('llm', 'server_error')
-  const originates = () => fake.requests.filter((request) => request.method === 'POST' && request.path === '/ari/channels').length
+  const originates = () =>
+    fake.requests.filter((request) => request.method === 'POST' && request.path === '/ari/channels').length
   const before = originates()
   const { call, afterGreeting } = await callAndSpeak(agent)
   await waitFor('the transfer dialled', () => originates() >= before + 2, 15_000)

@@ -28,7 +28,11 @@ const LONG_CLIP = lineToneWav(500, 8000)
 beforeAll(async () => {
   app = await startAriVoiceApp({ allow_raw_dial_strings: true })
   ;({ t, fake, models } = app)
-  for (const [id, wav, transcript] of [['welcome', WELCOME, 'Welcome to Acme.'], ['vip', VIP, 'Hello, valued guest.'], ['hours', LONG_CLIP, 'We are open from nine to five every day.']] as const) {
+  for (const [id, wav, transcript] of [
+    ['welcome', WELCOME, 'Welcome to Acme.'],
+    ['vip', VIP, 'Hello, valued guest.'],
+    ['hours', LONG_CLIP, 'We are open from nine to five every day.'],
+  ] as const) {
     expect((await createRecording(t, id, wav, { transcript })).status).toBe(200)
   }
 })
@@ -46,12 +50,15 @@ const heardBytes = (media: FakeMediaChannel) => {
   const frames = media.played.map(({ ulaw }) => ulaw)
   const bytes = new Uint8Array(frames.reduce((sum, frame) => sum + frame.length, 0))
   let at = 0
-  for (const frame of frames) { bytes.set(frame, at); at += frame.length }
+  for (const frame of frames) {
+    bytes.set(frame, at)
+    at += frame.length
+  }
   return bytes
 }
 
 describe('recordings on ARI calls', () => {
-  test('an audio greeting: the caller hears the recording\'s audio exactly, no speech is synthesised, the transcript shows it', async () => {
+  test("an audio greeting: the caller hears the recording's audio exactly, no speech is synthesised, the transcript shows it", async () => {
     const agent = await createVoiceAgent(t, { start: { greeting_type: 'audio', greeting_recording_id: 'welcome' } })
     const call = await placeCall(t, fake, agent)
     await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 5_000)
@@ -63,7 +70,7 @@ describe('recordings on ARI calls', () => {
     expect(turnsOf(run)).toEqual([['agent', 'Welcome to Acme.']])
   }, 30_000)
 
-  test('a per-contact greeting_override (as a CSV row sets it) plays that contact\'s recording instead', async () => {
+  test("a per-contact greeting_override (as a CSV row sets it) plays that contact's recording instead", async () => {
     const agent = await createVoiceAgent(t, { start: { greeting_type: 'audio', greeting_recording_id: 'welcome' } })
     const call = await placeCall(t, fake, agent, { greeting_override: { type: 'audio', recording_id: 'vip' } })
     await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 5_000)
@@ -75,7 +82,12 @@ describe('recordings on ARI calls', () => {
   }, 30_000)
 
   test('a clip the model chooses (RECORDING_ID: mode) is played, and a barge-in cuts it like speech', async () => {
-    const agent = await createVoiceAgent(t, { start: { prompt: 'Answer questions. For opening hours play RECORDING_ID: hours [We are open from nine to five every day.]' } })
+    const agent = await createVoiceAgent(t, {
+      start: {
+        prompt:
+          'Answer questions. For opening hours play RECORDING_ID: hours [We are open from nine to five every day.]',
+      },
+    })
     models.transcription.queue({ text: 'When are you open?' }, { text: 'Thanks, bye.' })
     models.chat.queue(say('● hours'), say('Goodbye.'))
     const call = await placeCall(t, fake, agent)
@@ -83,7 +95,9 @@ describe('recordings on ARI calls', () => {
     const greetingBytes = heardBytes(call.media).length
     call.media.speak(await callerSpeech('When are you open?'))
     await waitFor('the clip started', () => heardBytes(call.media).length > greetingBytes + 8000, 10_000)
-    expect(models.requestsTo('/chat/completions')[0].body.messages[0].content).toContain('● and a space, then only its id')
+    expect(models.requestsTo('/chat/completions')[0].body.messages[0].content).toContain(
+      '● and a space, then only its id',
+    )
     call.media.speak(await callerSpeech('Thanks, bye.'))
     await waitFor('a flush', () => call.media.flushes.length === 1, 10_000)
     await waitFor('the answer to the barge-in', () => speechInputs().includes('Goodbye.'), 10_000)
@@ -93,6 +107,9 @@ describe('recordings on ARI calls', () => {
     const run = await untilWritten(t, agent, call.runId)
     const clip = run.logs.transcript[2]
     expect(clip).toMatchObject({ role: 'agent', interrupted: true })
-    expect(turnsOf(run).slice(3)).toEqual([['user', 'Thanks, bye.'], ['agent', 'Goodbye.']])
+    expect(turnsOf(run).slice(3)).toEqual([
+      ['user', 'Thanks, bye.'],
+      ['agent', 'Goodbye.'],
+    ])
   }, 40_000)
 })

@@ -9,7 +9,15 @@ import type { FakeMediaChannel } from '../support/fake-ari-media'
 import { callTool, say, type FakeModels } from '../support/fake-models'
 import { addPhoneNumber, createConfiguration } from '../support/telephony'
 import { answeringMachine, callerSpeech, concatPcm, silence8k } from '../support/voice'
-import { createVoiceAgent, GREETING, marksProcessed, placeCall, runDetail, turnsOf, untilWritten } from '../support/voice-calls'
+import {
+  createVoiceAgent,
+  GREETING,
+  marksProcessed,
+  placeCall,
+  runDetail,
+  turnsOf,
+  untilWritten,
+} from '../support/voice-calls'
 import { waitFor } from '../support/wait'
 
 /**
@@ -40,7 +48,8 @@ afterEach(() => {
 })
 
 const speechInputs = () => models.requestsTo('/audio/speech').map((request) => request.body.input)
-const hungUpByUs = (callId: string) => fake.requests.some((request) => request.method === 'DELETE' && request.path === `/ari/channels/${callId}`)
+const hungUpByUs = (callId: string) =>
+  fake.requests.some((request) => request.method === 'DELETE' && request.path === `/ari/channels/${callId}`)
 
 describe('outbound voice calls through ARI', () => {
   test('greeting heard, an utterance transcribed and answered, hang-up: the run has transcript, usage, response times and the recordings', async () => {
@@ -59,7 +68,11 @@ describe('outbound voice calls through ARI', () => {
     fake.hangup(call.callId)
 
     const run = await untilWritten(t, agent, call.runId)
-    expect(turnsOf(run)).toEqual([['agent', GREETING], ['user', 'Can I book a table for two tonight?'], ['agent', 'Of course. Which time suits you?']])
+    expect(turnsOf(run)).toEqual([
+      ['agent', GREETING],
+      ['user', 'Can I book a table for two tonight?'],
+      ['agent', 'Of course. Which time suits you?'],
+    ])
     const [, userTurn, answer] = run.logs.transcript
     expect(userTurn.start_ms).toBeGreaterThan(0)
     expect(userTurn.end_ms).toBeLessThan(answer.start_ms)
@@ -70,7 +83,9 @@ describe('outbound voice calls through ARI', () => {
     // an outbound call: answering-machine detection held the first answer for as long as it was undecided
     expect(run.logs.voice.first_answer_held_ms).toEqual(expect.any(Number))
     expect(Object.keys(run.usage_info.stt)).toEqual(['openai|||fake-stt'])
-    expect(Object.values(run.usage_info.tts)).toEqual([GREETING.length + 'Of course.'.length + 'Which time suits you?'.length])
+    expect(Object.values(run.usage_info.tts)).toEqual([
+      GREETING.length + 'Of course.'.length + 'Which time suits you?'.length,
+    ])
 
     // recordings: stored, linked and downloadable without a key; stereo left caller / right agent, and one track each
     expect(run.recording_url).toBe(`recordings/1/${call.runId}.wav`)
@@ -93,7 +108,12 @@ describe('outbound voice calls through ARI', () => {
 
   test('barge-in: caller speech over the reply flushes it within one frame; the transcript keeps what was heard', async () => {
     const agent = await createVoiceAgent(t)
-    const reply = ['First, we have tables at six.', 'Second, there is a table at seven.', 'Third, we can seat you at eight.', 'Fourth, nine is also free.']
+    const reply = [
+      'First, we have tables at six.',
+      'Second, there is a table at seven.',
+      'Third, we can seat you at eight.',
+      'Fourth, nine is also free.',
+    ]
     models.transcription.queue({ text: 'Tables please.' }, { text: 'Seven works.' })
     models.chat.queue(say(reply.join(' ')), say('Great.'))
     const call = await placeCall(t, fake, agent)
@@ -113,11 +133,16 @@ describe('outbound voice calls through ARI', () => {
     expect(cut).toMatchObject({ role: 'agent', interrupted: true })
     expect(reply.join(' ').startsWith(cut.text)).toBe(true)
     expect(cut.text.length).toBeLessThan(reply.join(' ').length)
-    expect(turnsOf(run).slice(3)).toEqual([['user', 'Seven works.'], ['agent', 'Great.']])
+    expect(turnsOf(run).slice(3)).toEqual([
+      ['user', 'Seven works.'],
+      ['agent', 'Great.'],
+    ])
   }, 30_000)
 
   test('silence: a reprompt, then the goodbye is played and the call hung up (user_idle_max_duration_exceeded)', async () => {
-    const agent = await createVoiceAgent(t, { configurations: { max_user_idle_timeout_seconds: 0.3, user_idle_reprompts: 1 } })
+    const agent = await createVoiceAgent(t, {
+      configurations: { max_user_idle_timeout_seconds: 0.3, user_idle_reprompts: 1 },
+    })
     models.chat.queue(say('Are you still there?'), say('Goodbye for now.'))
     const call = await placeCall(t, fake, agent)
     const run = await untilWritten(t, agent, call.runId)
@@ -128,7 +153,7 @@ describe('outbound voice calls through ARI', () => {
     expect(run.gathered_context.mapped_call_disposition).toBe('user_idle_max_duration_exceeded')
   }, 30_000)
 
-  test('DTMF keys reach the conversation as the caller\'s turn', async () => {
+  test("DTMF keys reach the conversation as the caller's turn", async () => {
     const agent = await createVoiceAgent(t)
     models.chat.queue(say('Thanks, account found.'))
     const call = await placeCall(t, fake, agent)
@@ -137,11 +162,17 @@ describe('outbound voice calls through ARI', () => {
     await waitFor('the answer', () => speechInputs().includes('Thanks, account found.'), 5_000)
     fake.hangup(call.callId)
     const run = await untilWritten(t, agent, call.runId)
-    expect(turnsOf(run)).toEqual([['agent', GREETING], ['user', 'DTMF: 12#'], ['agent', 'Thanks, account found.']])
+    expect(turnsOf(run)).toEqual([
+      ['agent', GREETING],
+      ['user', 'DTMF: 12#'],
+      ['agent', 'Thanks, account found.'],
+    ])
   }, 30_000)
 
-  test('an answering machine: the outcome is voicemail (retry policy), the workflow\'s message is left after the beep, then the call is hung up', async () => {
-    const agent = await createVoiceAgent(t, { configurations: { voicemail_detection: { message: 'Hi {{first_name}}, please call Acme back.' } } })
+  test("an answering machine: the outcome is voicemail (retry policy), the workflow's message is left after the beep, then the call is hung up", async () => {
+    const agent = await createVoiceAgent(t, {
+      configurations: { voicemail_detection: { message: 'Hi {{first_name}}, please call Acme back.' } },
+    })
     const call = await placeCall(t, fake, agent, { first_name: 'Jordan' })
     call.media.speak(await answeringMachine())
     const run = await untilWritten(t, agent, call.runId)
@@ -152,9 +183,13 @@ describe('outbound voice calls through ARI', () => {
     expect(hungUpByUs(call.callId)).toBe(true)
   }, 30_000)
 
-  test('the agent\'s turn settings: its stop window joins two sentences a 1.2 s pause apart; turn_analyzer is warned about; no detection, no hold', async () => {
+  test("the agent's turn settings: its stop window joins two sentences a 1.2 s pause apart; turn_analyzer is warned about; no detection, no hold", async () => {
     const agent = await createVoiceAgent(t, {
-      configurations: { user_turn_stop_timeout: 1.5, turn_stop_strategy: 'turn_analyzer', voicemail_detection: { enabled: false } },
+      configurations: {
+        user_turn_stop_timeout: 1.5,
+        turn_stop_strategy: 'turn_analyzer',
+        voicemail_detection: { enabled: false },
+      },
     })
     models.transcription.queue({ text: 'Hello? Who is this?' })
     models.chat.queue(say('This is Ava from Acme.'))
@@ -165,7 +200,11 @@ describe('outbound voice calls through ARI', () => {
     fake.hangup(call.callId)
     const run = await untilWritten(t, agent, call.runId)
     expect(models.requestsTo('/audio/transcriptions')).toHaveLength(1)
-    expect(turnsOf(run)).toEqual([['agent', GREETING], ['user', 'Hello? Who is this?'], ['agent', 'This is Ava from Acme.']])
+    expect(turnsOf(run)).toEqual([
+      ['agent', GREETING],
+      ['user', 'Hello? Who is this?'],
+      ['agent', 'This is Ava from Acme.'],
+    ])
     expect(run.logs.voice.warnings).toEqual([expect.stringContaining('turn_analyzer')])
     expect(run.logs.voice).not.toHaveProperty('first_answer_held_ms')
   }, 30_000)
@@ -184,7 +223,18 @@ describe('outbound voice calls through ARI', () => {
 
   test('a transfer_call tool: its message is said, the destination joins the caller, the media leg goes; the call stays up until the destination hangs up', async () => {
     const tool = await t.request('POST', '/api/v1/tools/', {
-      body: { name: 'Front desk', definition: { type: 'transfer_call', config: { destination: '{{desk_line}}', timeout: 20, messageType: 'custom', customMessage: 'Putting you through.' } } },
+      body: {
+        name: 'Front desk',
+        definition: {
+          type: 'transfer_call',
+          config: {
+            destination: '{{desk_line}}',
+            timeout: 20,
+            messageType: 'custom',
+            customMessage: 'Putting you through.',
+          },
+        },
+      },
     })
     expect(tool.status, tool.text).toBe(200)
     const agent = await createVoiceAgent(t, { start: { tool_uuids: [tool.body.tool_uuid] } })
@@ -194,12 +244,20 @@ describe('outbound voice calls through ARI', () => {
     await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 5_000)
     for (const digit of ['0', '#']) fake.dtmf(call.callId, digit)
 
-    await waitFor('the destination in the caller\'s bridge', () => fake.bridgeChannels(`ringbase-${call.callId}`)?.includes(destinationId) === true, 10_000)
+    await waitFor(
+      "the destination in the caller's bridge",
+      () => fake.bridgeChannels(`ringbase-${call.callId}`)?.includes(destinationId) === true,
+      10_000,
+    )
     await waitFor('the media leg hung up', () => !fake.liveChannelIds().includes(`${call.callId}-media`), 5_000)
     expect(fake.bridgeChannels(`ringbase-${call.callId}`)).toEqual([call.callId, destinationId])
     expect(speechInputs()).toEqual([GREETING, 'Putting you through.'])
     // the conversation is over (its log written) and the caller is still with the destination
-    await waitFor('the conversation over', async () => (await runDetail(t, agent, call.runId)).logs.voice !== undefined, 10_000)
+    await waitFor(
+      'the conversation over',
+      async () => (await runDetail(t, agent, call.runId)).logs.voice !== undefined,
+      10_000,
+    )
     await Bun.sleep(300) // time for a wrong hang-up after the conversation to reach the fake
     expect(fake.liveChannelIds()).toContain(call.callId)
     expect(hungUpByUs(call.callId)).toBe(false)
@@ -208,12 +266,17 @@ describe('outbound voice calls through ARI', () => {
     fake.hangup(destinationId)
     const run = await untilWritten(t, agent, call.runId)
     expect(hungUpByUs(call.callId)).toBe(true)
-    expect(run.gathered_context).toMatchObject({ call_disposition: 'call_transferred', transfer_destination: 'Local/102@test' })
+    expect(run.gathered_context).toMatchObject({
+      call_disposition: 'call_transferred',
+      transfer_destination: 'Local/102@test',
+    })
     expect(run.logs.session.end_reason).toBe('call_transferred')
     expect(run.logs.telephony).toMatchObject({ outcome: 'completed', transfer: { destination: 'Local/102@test' } })
     expect(run.logs.telephony.provider_status).toBeUndefined()
     expect(run.logs.voice.media_lost).toBeUndefined()
-    expect(run.logs.tool_calls).toMatchObject([{ function_name: 'front_desk', type: 'transfer_call', status: 'success' }])
+    expect(run.logs.tool_calls).toMatchObject([
+      { function_name: 'front_desk', type: 'transfer_call', status: 'success' },
+    ])
     // Ringbase's recording covers the conversation with the agent, up to the transfer
     expect(run.recording_url).toBe(`recordings/1/${call.runId}.wav`)
   }, 30_000)
@@ -227,11 +290,19 @@ describe('inbound voice calls through ARI', () => {
     let media: FakeMediaChannel | undefined
     await waitFor('the media leg', () => (media = fake.mediaOf(channelId)) !== undefined, 5_000)
     await waitFor('the greeting played', () => marksProcessed(media!) >= 1, 5_000)
-    const runId = t.ctx.sqlite.query<{ id: number }, [string]>('SELECT id FROM workflow_runs WHERE call_id = ?').get(channelId)!.id
+    const runId = t.ctx.sqlite
+      .query<{ id: number }, [string]>('SELECT id FROM workflow_runs WHERE call_id = ?')
+      .get(channelId)!.id
     fake.hangup(channelId)
     const run = await untilWritten(t, agent, runId)
     expect(run).toMatchObject({ call_type: 'inbound', name: 'ARI Inbound +15559870000' })
-    expect(run.initial_context).toMatchObject({ caller_number: '+15559870000', called_number: '+15551230000', direction: 'inbound', provider: 'ari', telephony_configuration_id: configurationId })
+    expect(run.initial_context).toMatchObject({
+      caller_number: '+15559870000',
+      called_number: '+15551230000',
+      direction: 'inbound',
+      provider: 'ari',
+      telephony_configuration_id: configurationId,
+    })
     expect(turnsOf(run)).toEqual([['agent', GREETING]])
     expect(run.logs.telephony.outcome).toBe('completed')
   }, 30_000)

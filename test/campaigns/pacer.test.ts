@@ -27,16 +27,19 @@ function busiestSecond(starts: number[]): number {
 const gaps = (starts: number[]) => starts.slice(1).map((s, i) => s - starts[i])
 
 describe('createPacer over 10 simulated seconds, polled every millisecond', () => {
-  test.each([1, 3, 7, 50, 300, 500])('N=%p: never more than N in any second, total within 2 percent of 10N, evenly spaced', (rate) => {
-    const starts = simulate(rate, everyMillisecond(0, 10_000))
-    expect(busiestSecond(starts)).toBeLessThanOrEqual(rate)
-    expect(Math.abs(starts.length - rate * 10)).toBeLessThanOrEqual(rate * 10 * 0.02)
-    const interval = 1000 / rate
-    for (const gap of gaps(starts)) {
-      expect(gap).toBeGreaterThanOrEqual(interval / 2)
-      expect(gap).toBeLessThanOrEqual(Math.ceil(interval) + 1)
-    }
-  })
+  test.each([1, 3, 7, 50, 300, 500])(
+    'N=%p: never more than N in any second, total within 2 percent of 10N, evenly spaced',
+    (rate) => {
+      const starts = simulate(rate, everyMillisecond(0, 10_000))
+      expect(busiestSecond(starts)).toBeLessThanOrEqual(rate)
+      expect(Math.abs(starts.length - rate * 10)).toBeLessThanOrEqual(rate * 10 * 0.02)
+      const interval = 1000 / rate
+      for (const gap of gaps(starts)) {
+        expect(gap).toBeGreaterThanOrEqual(interval / 2)
+        expect(gap).toBeLessThanOrEqual(Math.ceil(interval) + 1)
+      }
+    },
+  )
 })
 
 test('busiestSecond counts a sliding window (checks the checker)', () => {

@@ -12,24 +12,41 @@ const config: RetryConfig = { ...RETRY_CONFIG_REQUEST_DEFAULTS }
 
 test('the two default sets are the documented ones', () => {
   expect(RETRY_CONFIG_REQUEST_DEFAULTS).toEqual({
-    enabled: true, max_retries: 2, retry_delay_seconds: 120, retry_on_busy: true, retry_on_no_answer: true, retry_on_voicemail: true,
+    enabled: true,
+    max_retries: 2,
+    retry_delay_seconds: 120,
+    retry_on_busy: true,
+    retry_on_no_answer: true,
+    retry_on_voicemail: true,
   })
   expect(RETRY_CONFIG_WHEN_OMITTED).toEqual({
-    enabled: true, max_retries: 1, retry_delay_seconds: 120, retry_on_busy: true, retry_on_no_answer: true, retry_on_voicemail: false,
+    enabled: true,
+    max_retries: 1,
+    retry_delay_seconds: 120,
+    retry_on_busy: true,
+    retry_on_no_answer: true,
+    retry_on_voicemail: false,
   })
 })
 
 describe('retryDecision', () => {
   test.each(['busy', 'no_answer', 'voicemail'] as const)('%p is retried after retry_delay_seconds', (outcome) => {
     expect(retryDecision(config, outcome, 1, NOW)).toEqual({ retry: true, at: NOW + 120_000 })
-    expect(retryDecision({ ...config, retry_delay_seconds: 30 }, outcome, 1, NOW)).toEqual({ retry: true, at: NOW + 30_000 })
+    expect(retryDecision({ ...config, retry_delay_seconds: 30 }, outcome, 1, NOW)).toEqual({
+      retry: true,
+      at: NOW + 30_000,
+    })
   })
 
   test('max_retries counts retries after the first attempt: 2 → up to 3 attempts', () => {
     expect(retryDecision(config, 'busy', 1, NOW).retry).toBe(true)
     expect(retryDecision(config, 'busy', 2, NOW).retry).toBe(true)
     expect(retryDecision(config, 'busy', 3, NOW)).toEqual({ retry: false, final: true, reason: 'retries_exhausted' })
-    expect(retryDecision({ ...config, max_retries: 0 }, 'no_answer', 1, NOW)).toEqual({ retry: false, final: true, reason: 'retries_exhausted' })
+    expect(retryDecision({ ...config, max_retries: 0 }, 'no_answer', 1, NOW)).toEqual({
+      retry: false,
+      final: true,
+      reason: 'retries_exhausted',
+    })
   })
 
   test('completed ends the contact without failure; failed is never retried', () => {
@@ -50,7 +67,11 @@ describe('retryDecision', () => {
 
   test('enabled: false disables every retry', () => {
     for (const outcome of ['busy', 'no_answer', 'voicemail'] as const) {
-      expect(retryDecision({ ...config, enabled: false }, outcome, 1, NOW)).toEqual({ retry: false, final: true, reason: 'not_retryable' })
+      expect(retryDecision({ ...config, enabled: false }, outcome, 1, NOW)).toEqual({
+        retry: false,
+        final: true,
+        reason: 'not_retryable',
+      })
     }
   })
 

@@ -13,8 +13,16 @@ const TUE = 1
 const SAT = 5
 const SUN = 6
 
-const schedule = (timezone: string, slots: ScheduleSlot[], enabled = true): ScheduleConfig => ({ enabled, timezone, slots })
-const slot = (day_of_week: number, start_time: string, end_time: string): ScheduleSlot => ({ day_of_week, start_time, end_time })
+const schedule = (timezone: string, slots: ScheduleSlot[], enabled = true): ScheduleConfig => ({
+  enabled,
+  timezone,
+  slots,
+})
+const slot = (day_of_week: number, start_time: string, end_time: string): ScheduleSlot => ({
+  day_of_week,
+  start_time,
+  end_time,
+})
 const at = (iso: string) => new Date(iso)
 
 // 2025-01-06 is a Monday; New York is UTC-5 in January.
@@ -64,7 +72,9 @@ describe('isWithinSchedule', () => {
   })
 
   test('an enabled schedule with an unknown zone or no slots allows nothing', () => {
-    expect(isWithinSchedule(schedule('Nope/Zone', [slot(MON, '00:00', '24:00')]), at('2025-01-06T12:00:00Z'))).toBe(false)
+    expect(isWithinSchedule(schedule('Nope/Zone', [slot(MON, '00:00', '24:00')]), at('2025-01-06T12:00:00Z'))).toBe(
+      false,
+    )
     expect(isWithinSchedule(schedule('UTC', []), at('2025-01-06T12:00:00Z'))).toBe(false)
   })
 })
@@ -95,34 +105,44 @@ describe('nextWindowStart', () => {
     const saturdayNoon = at('2025-03-08T17:00:00Z')
 
     test('a slot after the change opens at the right instant, not an hour late', () => {
-      expect(nextWindowStart(schedule('America/New_York', [slot(SUN, '03:00', '04:00')]), saturdayNoon))
-        .toEqual(at('2025-03-09T07:00:00Z'))
-      expect(nextWindowStart(schedule('America/New_York', [slot(SUN, '09:00', '10:00')]), saturdayNoon))
-        .toEqual(at('2025-03-09T13:00:00Z'))
+      expect(nextWindowStart(schedule('America/New_York', [slot(SUN, '03:00', '04:00')]), saturdayNoon)).toEqual(
+        at('2025-03-09T07:00:00Z'),
+      )
+      expect(nextWindowStart(schedule('America/New_York', [slot(SUN, '09:00', '10:00')]), saturdayNoon)).toEqual(
+        at('2025-03-09T13:00:00Z'),
+      )
     })
 
     test('a slot starting in the skipped hour opens when the clock lands in it', () => {
-      expect(nextWindowStart(schedule('America/New_York', [slot(SUN, '02:00', '04:00')]), saturdayNoon))
-        .toEqual(at('2025-03-09T07:00:00Z'))
+      expect(nextWindowStart(schedule('America/New_York', [slot(SUN, '02:00', '04:00')]), saturdayNoon)).toEqual(
+        at('2025-03-09T07:00:00Z'),
+      )
     })
 
     test('a slot wholly inside the skipped hour waits a week', () => {
-      expect(nextWindowStart(schedule('America/New_York', [slot(SUN, '02:00', '02:30')]), saturdayNoon))
-        .toEqual(at('2025-03-16T06:00:00Z'))
+      expect(nextWindowStart(schedule('America/New_York', [slot(SUN, '02:00', '02:30')]), saturdayNoon)).toEqual(
+        at('2025-03-16T06:00:00Z'),
+      )
     })
 
     test('clocks going back: the first pass through a repeated hour opens it', () => {
       const saturdayBeforeFallBack = at('2025-11-01T16:00:00Z')
-      expect(nextWindowStart(schedule('America/New_York', [slot(SUN, '01:30', '02:00')]), saturdayBeforeFallBack))
-        .toEqual(at('2025-11-02T05:30:00Z'))
-      expect(nextWindowStart(schedule('America/New_York', [slot(SUN, '09:00', '10:00')]), saturdayBeforeFallBack))
-        .toEqual(at('2025-11-02T14:00:00Z'))
+      expect(
+        nextWindowStart(schedule('America/New_York', [slot(SUN, '01:30', '02:00')]), saturdayBeforeFallBack),
+      ).toEqual(at('2025-11-02T05:30:00Z'))
+      expect(
+        nextWindowStart(schedule('America/New_York', [slot(SUN, '09:00', '10:00')]), saturdayBeforeFallBack),
+      ).toEqual(at('2025-11-02T14:00:00Z'))
     })
 
     test('clocks going back: a window that closed reopens on the second pass through the hour', () => {
       // 01:30 EDT, after the slot; the clock goes back at 02:00 EDT and reaches 01:00 EST at 06:00Z.
-      expect(nextWindowStart(schedule('America/New_York', [slot(SUN, '01:00', '01:20'), slot(SUN, '09:00', '10:00')]), at('2025-11-02T05:30:00Z')))
-        .toEqual(at('2025-11-02T06:00:00Z'))
+      expect(
+        nextWindowStart(
+          schedule('America/New_York', [slot(SUN, '01:00', '01:20'), slot(SUN, '09:00', '10:00')]),
+          at('2025-11-02T05:30:00Z'),
+        ),
+      ).toEqual(at('2025-11-02T06:00:00Z'))
     })
   })
 
@@ -136,10 +156,19 @@ describe('nextWindowStart', () => {
     ]
     const slotSets = [
       [
-        slot(SAT, '22:00', '23:00'), slot(SUN, '00:30', '00:40'), slot(SUN, '01:45', '02:15'),
-        slot(SUN, '02:30', '02:45'), slot(SUN, '03:30', '04:00'), slot(SUN, '07:00', '07:05'),
+        slot(SAT, '22:00', '23:00'),
+        slot(SUN, '00:30', '00:40'),
+        slot(SUN, '01:45', '02:15'),
+        slot(SUN, '02:30', '02:45'),
+        slot(SUN, '03:30', '04:00'),
+        slot(SUN, '07:00', '07:05'),
       ],
-      [slot(SUN, '01:00', '01:20'), slot(SUN, '03:30', '04:00'), slot(SAT, '12:00', '12:05'), slot(SUN, '12:00', '12:05')],
+      [
+        slot(SUN, '01:00', '01:20'),
+        slot(SUN, '03:30', '04:00'),
+        slot(SAT, '12:00', '12:05'),
+        slot(SUN, '12:00', '12:05'),
+      ],
     ]
     let checked = 0
     for (const slots of slotSets) {
@@ -151,8 +180,11 @@ describe('nextWindowStart', () => {
           let expected = Math.ceil(start.getTime() / 60_000) * 60_000
           if (isWithinSchedule(config, start)) expected = start.getTime()
           else while (!isWithinSchedule(config, new Date(expected))) expected += 60_000
-          expect([zone, start.toISOString(), found.toISOString()])
-            .toEqual([zone, start.toISOString(), new Date(expected).toISOString()])
+          expect([zone, start.toISOString(), found.toISOString()]).toEqual([
+            zone,
+            start.toISOString(),
+            new Date(expected).toISOString(),
+          ])
           checked++
         }
       }
@@ -165,12 +197,15 @@ test('isValidTimeZone accepts IANA names and refuses the rest', () => {
   for (const zone of ['UTC', 'America/New_York', 'Asia/Kolkata', 'Europe/London', 'Australia/Lord_Howe']) {
     expect(isValidTimeZone(zone)).toBe(true)
   }
-  for (const zone of ['Nope/Zone', '', '+05:30', '-03:00', 'Mars/Olympus_Mons']) expect(isValidTimeZone(zone)).toBe(false)
+  for (const zone of ['Nope/Zone', '', '+05:30', '-03:00', 'Mars/Olympus_Mons'])
+    expect(isValidTimeZone(zone)).toBe(false)
 })
 
 describe('validateSlots', () => {
   test('valid slots have no problems', () => {
-    expect(validateSlots([slot(MON, '09:00', '17:00'), slot(SUN, '00:00', '24:00'), slot(TUE, '23:58', '23:59')])).toEqual([])
+    expect(
+      validateSlots([slot(MON, '09:00', '17:00'), slot(SUN, '00:00', '24:00'), slot(TUE, '23:58', '23:59')]),
+    ).toEqual([])
   })
 
   test('1 to 50 slots', () => {
@@ -182,7 +217,9 @@ describe('validateSlots', () => {
   })
 
   test('day_of_week 0..6', () => {
-    expect(validateSlots([slot(7, '09:00', '10:00')])).toEqual([{ path: ['slots', 0, 'day_of_week'], message: 'day_of_week must be 0 (Monday) to 6 (Sunday), got 7' }])
+    expect(validateSlots([slot(7, '09:00', '10:00')])).toEqual([
+      { path: ['slots', 0, 'day_of_week'], message: 'day_of_week must be 0 (Monday) to 6 (Sunday), got 7' },
+    ])
     expect(validateSlots([slot(-1, '09:00', '10:00')])).toHaveLength(1)
     expect(validateSlots([slot(1.5, '09:00', '10:00')])).toHaveLength(1)
   })
@@ -201,7 +238,9 @@ describe('validateSlots', () => {
   })
 
   test('start before end: no empty or overnight slots', () => {
-    expect(validateSlots([slot(MON, '10:00', '10:00')])).toEqual([{ path: ['slots', 0], message: 'start_time must be before end_time' }])
+    expect(validateSlots([slot(MON, '10:00', '10:00')])).toEqual([
+      { path: ['slots', 0], message: 'start_time must be before end_time' },
+    ])
     expect(validateSlots([slot(MON, '09:00', '10:00'), slot(MON, '22:00', '06:00')])).toEqual([
       { path: ['slots', 1], message: 'start_time must be before end_time' },
     ])

@@ -5,25 +5,47 @@ import type { CampaignState } from '../../src/db/schema/campaigns'
 import type { manualClock } from '../../src/lib/clock'
 import { markInactive } from '../../src/telephony/config/configurations'
 import { createTestApp, type TestApp } from '../support/app'
-import { createAgent, createAriConfiguration, csvOf, manualScheduler, scriptedTelephony, uploadCsv } from '../support/campaigns'
+import {
+  createAgent,
+  createAriConfiguration,
+  csvOf,
+  manualScheduler,
+  scriptedTelephony,
+  uploadCsv,
+} from '../support/campaigns'
 import { configureModelsNeverAsked } from '../support/voice-models'
 
 let t: TestApp
-beforeEach(() => { t = createTestApp() })
+beforeEach(() => {
+  t = createTestApp()
+})
 afterEach(() => t.close())
 
-const phones = (count: number) => Array.from({ length: count }, (_, i) => [`+1415555${String(100 + i).padStart(4, '0')}`])
+const phones = (count: number) =>
+  Array.from({ length: count }, (_, i) => [`+1415555${String(100 + i).padStart(4, '0')}`])
 
 let shared: { workflowId: number; configurationId: number } | null
-beforeEach(() => { shared = null })
+beforeEach(() => {
+  shared = null
+})
 
-async function createCampaign(extra: Record<string, unknown> = {}, rows = 3): Promise<{ id: number; configurationId: number }> {
+async function createCampaign(
+  extra: Record<string, unknown> = {},
+  rows = 3,
+): Promise<{ id: number; configurationId: number }> {
   if (!shared) await configureModelsNeverAsked(t)
   shared ??= { workflowId: await createAgent(t), configurationId: await createAriConfiguration(t) }
   const { workflowId, configurationId } = shared
   const sourceId = await uploadCsv(t, csvOf(['phone_number'], phones(rows)))
   const response = await t.request('POST', '/api/v1/campaign/create', {
-    body: { name: 'Promo', source_type: 'csv', workflow_id: workflowId, source_id: sourceId, rate_limit_per_second: 50, ...extra },
+    body: {
+      name: 'Promo',
+      source_type: 'csv',
+      workflow_id: workflowId,
+      source_id: sourceId,
+      rate_limit_per_second: 50,
+      ...extra,
+    },
   })
   expect(response.status).toBe(200)
   return { id: response.body.id, configurationId }
@@ -39,12 +61,16 @@ function watchStateChanges() {
     BEGIN INSERT INTO state_changes VALUES (new.id, old.state, new.state); END`)
   const spy = spyOn(stateMachine, 'applyTransition')
   return {
-    stored: () => t.ctx.sqlite.query<{ campaign_id: number; old_state: string; new_state: string }, []>('SELECT * FROM state_changes').all()
-      .map((row) => `${row.campaign_id}: ${row.old_state} → ${row.new_state}`),
-    applied: () => spy.mock.calls.flatMap(([, campaignId, transition], index) => {
-      const from = spy.mock.results[index].value as CampaignState | null
-      return from === null ? [] : [`${campaignId}: ${from} → ${CAMPAIGN_TRANSITIONS[transition].to} (${transition})`]
-    }),
+    stored: () =>
+      t.ctx.sqlite
+        .query<{ campaign_id: number; old_state: string; new_state: string }, []>('SELECT * FROM state_changes')
+        .all()
+        .map((row) => `${row.campaign_id}: ${row.old_state} → ${row.new_state}`),
+    applied: () =>
+      spy.mock.calls.flatMap(([, campaignId, transition], index) => {
+        const from = spy.mock.results[index].value as CampaignState | null
+        return from === null ? [] : [`${campaignId}: ${from} → ${CAMPAIGN_TRANSITIONS[transition].to} (${transition})`]
+      }),
     restore: () => spy.mockRestore(),
   }
 }
@@ -58,7 +84,10 @@ describe('campaign state machine', () => {
     expect(applyTransition(t.ctx, id, 'start')).toBe('draft')
     expect(applyTransition(t.ctx, id, 'start')).toBeNull()
     expect(applyTransition(t.ctx, id, 'complete')).toBe('running')
-    expect((await t.request('GET', `/api/v1/campaign/${id}`)).body).toMatchObject({ state: 'completed', completed_at: expect.any(String) })
+    expect((await t.request('GET', `/api/v1/campaign/${id}`)).body).toMatchObject({
+      state: 'completed',
+      completed_at: expect.any(String),
+    })
   })
 
   test('every path goes through it: import, API, scheduler (completion, telephony pause), settlement (circuit breaker)', async () => {
@@ -72,12 +101,17 @@ describe('campaign state machine', () => {
       }
       // Scheduler: a campaign whose every contact was called completes.
       const completes = await createCampaign({}, 2)
-      const telephony = scriptedTelephony(t, (request) => (request.destination.endsWith('0100') ? 'completed' : 'refuse'))
+      const telephony = scriptedTelephony(t, (request) =>
+        request.destination.endsWith('0100') ? 'completed' : 'refuse',
+      )
       const scheduler = manualScheduler(t)
       await t.request('POST', `/api/v1/campaign/${completes.id}/start`)
       await scheduler.tickEvery(1000, 3)
       // Attempt settlement: failed calls trip the circuit breaker, which pauses the campaign.
-      const tripped = await createCampaign({ circuit_breaker: { failure_threshold: 0.5, window_seconds: 60, min_calls_in_window: 3 } }, 10)
+      const tripped = await createCampaign(
+        { circuit_breaker: { failure_threshold: 0.5, window_seconds: 60, min_calls_in_window: 3 } },
+        10,
+      )
       telephony.dials.length = 0
       scriptedTelephony(t, () => 'refuse')
       await t.request('POST', `/api/v1/campaign/${tripped.id}/start`)
@@ -90,14 +124,16 @@ describe('campaign state machine', () => {
       await scheduler.tickAndSettle()
       const stored = watch.stored()
       expect(watch.applied().map((entry) => entry.replace(/ \(\w+\)$/, ''))).toEqual(stored)
-      expect(watch.applied()).toEqual(expect.arrayContaining([
-        `${viaApi.id}: importing → draft (imported)`,
-        `${viaApi.id}: running → paused (pause)`,
-        `${viaApi.id}: running → stopped (stop)`,
-        `${completes.id}: running → completed (complete)`,
-        `${telephonyPaused.id}: running → paused (suspend)`,
-        `${tripped.id}: running → paused (suspend)`,
-      ]))
+      expect(watch.applied()).toEqual(
+        expect.arrayContaining([
+          `${viaApi.id}: importing → draft (imported)`,
+          `${viaApi.id}: running → paused (pause)`,
+          `${viaApi.id}: running → stopped (stop)`,
+          `${completes.id}: running → completed (complete)`,
+          `${telephonyPaused.id}: running → paused (suspend)`,
+          `${tripped.id}: running → paused (suspend)`,
+        ]),
+      )
       expect(stored).toHaveLength(14)
       const lastEvent = async (id: number) => (await t.request('GET', `/api/v1/campaign/${id}`)).body.logs.at(-1).event
       expect(await lastEvent(tripped.id)).toBe('circuit_breaker_tripped')

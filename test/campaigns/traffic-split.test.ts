@@ -8,8 +8,12 @@ import {
   type TrafficVariant,
 } from '../../src/campaigns/traffic-split'
 
-const variant = (id: string, weight: number, workflowId = 1, definitionId: number | null = null): TrafficVariant =>
-  ({ id, workflow_id: workflowId, workflow_definition_id: definitionId, weight })
+const variant = (id: string, weight: number, workflowId = 1, definitionId: number | null = null): TrafficVariant => ({
+  id,
+  workflow_id: workflowId,
+  workflow_definition_id: definitionId,
+  weight,
+})
 
 const SEED = '9f1c2a7e4b3d8c6f0a1b2c3d4e5f6a7b'
 const contactKeys = (count: number) => Array.from({ length: count }, (_, i) => `csv_ab12cd34_row_${i + 2}`)
@@ -31,32 +35,61 @@ const movedCount = (movedFlows: Record<string, number>) => Object.values(movedFl
 describe('assignVariant', () => {
   test('is a fixed function of its inputs: known answers that must survive restarts and upgrades', () => {
     const variants = [variant('w1-latest', 50), variant('w2-d7', 30, 2, 7), variant('w3-latest', 20, 3)]
-    const ids = Array.from({ length: 12 }, (_, i) => assignVariant(`contact-${i}`, 'seed-0123456789abcdef', variants).id)
+    const ids = Array.from(
+      { length: 12 },
+      (_, i) => assignVariant(`contact-${i}`, 'seed-0123456789abcdef', variants).id,
+    )
     expect(ids).toEqual([
-      'w3-latest', 'w3-latest', 'w3-latest', 'w1-latest', 'w3-latest', 'w2-d7',
-      'w1-latest', 'w1-latest', 'w2-d7', 'w3-latest', 'w1-latest', 'w2-d7',
+      'w3-latest',
+      'w3-latest',
+      'w3-latest',
+      'w1-latest',
+      'w3-latest',
+      'w2-d7',
+      'w1-latest',
+      'w1-latest',
+      'w2-d7',
+      'w3-latest',
+      'w1-latest',
+      'w2-d7',
     ])
   })
 
   test('same inputs give the same variant', () => {
     const variants = [variant('a', 30), variant('b', 70)]
     const keys = contactKeys(500)
-    expect(allocate(keys, variants)).toEqual(allocate(keys, variants.map((v) => ({ ...v }))))
+    expect(allocate(keys, variants)).toEqual(
+      allocate(
+        keys,
+        variants.map((v) => ({ ...v })),
+      ),
+    )
   })
 
   test('reordering the variants changes nothing', () => {
     const variants = [variant('a', 10), variant('b', 20), variant('c', 30), variant('d', 40)]
     const keys = contactKeys(2000)
     const baseline = allocate(keys, variants)
-    for (const order of [[3, 2, 1, 0], [1, 3, 0, 2], [2, 0, 3, 1]]) {
-      expect(allocate(keys, order.map((i) => variants[i]))).toEqual(baseline)
+    for (const order of [
+      [3, 2, 1, 0],
+      [1, 3, 0, 2],
+      [2, 0, 3, 1],
+    ]) {
+      expect(
+        allocate(
+          keys,
+          order.map((i) => variants[i]),
+        ),
+      ).toEqual(baseline)
     }
   })
 
   test('the seed matters: another campaign allocates the same contacts differently', () => {
     const variants = [variant('a', 50), variant('b', 50)]
     const keys = contactKeys(1000)
-    const same = allocate(keys, variants).filter((id, i) => id === allocate([keys[i]], variants, 'other-seed')[0]).length
+    const same = allocate(keys, variants).filter(
+      (id, i) => id === allocate([keys[i]], variants, 'other-seed')[0],
+    ).length
     expect(same).toBeGreaterThan(400)
     expect(same).toBeLessThan(600)
   })
@@ -160,16 +193,28 @@ describe('variant ids', () => {
   })
 
   test('a removed pair that comes back gets its old id, so its contacts come back too', () => {
-    const first = reconcileVariantIds([], [{ workflow_id: 1, weight: 50 }, { workflow_id: 2, weight: 50 }])
+    const first = reconcileVariantIds(
+      [],
+      [
+        { workflow_id: 1, weight: 50 },
+        { workflow_id: 2, weight: 50 },
+      ],
+    )
     const without = reconcileVariantIds(first, [{ workflow_id: 1, weight: 100 }])
-    const again = reconcileVariantIds(without, [{ workflow_id: 1, weight: 50 }, { workflow_id: 2, weight: 50 }])
+    const again = reconcileVariantIds(without, [
+      { workflow_id: 1, weight: 50 },
+      { workflow_id: 2, weight: 50 },
+    ])
     expect(again).toEqual(first)
     expect(allocate(contactKeys(300), again)).toEqual(allocate(contactKeys(300), first))
   })
 
   test('a minted id never collides with an id already used for another pair', () => {
     const previous = [{ id: 'w3-latest', workflow_id: 7, workflow_definition_id: null, weight: 100 }]
-    const next = reconcileVariantIds(previous, [{ workflow_id: 7, weight: 50 }, { workflow_id: 3, weight: 50 }])
+    const next = reconcileVariantIds(previous, [
+      { workflow_id: 7, weight: 50 },
+      { workflow_id: 3, weight: 50 },
+    ])
     expect(next.map((v) => v.id)).toEqual(['w3-latest', 'w3-latest-2'])
   })
 
@@ -183,8 +228,11 @@ describe('variant ids', () => {
 })
 
 describe('validateSplit', () => {
-  const input = (workflowId: number, weight: number, definitionId?: number | null) =>
-    ({ workflow_id: workflowId, weight, workflow_definition_id: definitionId })
+  const input = (workflowId: number, weight: number, definitionId?: number | null) => ({
+    workflow_id: workflowId,
+    weight,
+    workflow_definition_id: definitionId,
+  })
 
   test('a valid split has no problems', () => {
     expect(validateSplit([input(1, 100)])).toEqual([])
@@ -193,7 +241,9 @@ describe('validateSplit', () => {
   })
 
   test('counts 1 to 5', () => {
-    expect(validateSplit([])).toEqual([{ path: ['variants'], message: 'traffic_split must have 1 to 5 variants, got 0' }])
+    expect(validateSplit([])).toEqual([
+      { path: ['variants'], message: 'traffic_split must have 1 to 5 variants, got 0' },
+    ])
     expect(validateSplit([20, 20, 20, 20, 10, 10].map((weight, i) => input(i + 1, weight)))).toEqual([
       { path: ['variants'], message: 'traffic_split must have 1 to 5 variants, got 6' },
     ])
@@ -207,8 +257,13 @@ describe('validateSplit', () => {
       { path: ['variants', 0, 'weight'], message: 'weight must be a whole number from 1 to 100, got 50.5' },
       { path: ['variants', 1, 'weight'], message: 'weight must be a whole number from 1 to 100, got 49.5' },
     ])
-    expect(validateSplit([input(1, 101)])).toContainEqual({ path: ['variants', 0, 'weight'], message: 'weight must be a whole number from 1 to 100, got 101' })
-    expect(validateSplit([input(1, 60), input(2, 30)])).toEqual([{ path: ['variants'], message: 'traffic_split weights must total 100, got 90' }])
+    expect(validateSplit([input(1, 101)])).toContainEqual({
+      path: ['variants', 0, 'weight'],
+      message: 'weight must be a whole number from 1 to 100, got 101',
+    })
+    expect(validateSplit([input(1, 60), input(2, 30)])).toEqual([
+      { path: ['variants'], message: 'traffic_split weights must total 100, got 90' },
+    ])
   })
 
   test('pairs are unique; null and omitted definition are the same pair', () => {
@@ -220,6 +275,8 @@ describe('validateSplit', () => {
   })
 
   test('workflow_id must be a positive integer', () => {
-    expect(validateSplit([input(0, 100)])).toEqual([{ path: ['variants', 0, 'workflow_id'], message: 'workflow_id must be a positive integer' }])
+    expect(validateSplit([input(0, 100)])).toEqual([
+      { path: ['variants', 0, 'workflow_id'], message: 'workflow_id must be a positive integer' },
+    ])
   })
 })

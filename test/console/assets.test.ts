@@ -30,7 +30,8 @@ afterAll(() => {
   rmSync(packDir, { recursive: true, force: true })
 })
 
-const get = (path: string, headers: Record<string, string> = {}) => app.handle(new Request(`http://localhost${path}`, { headers }))
+const get = (path: string, headers: Record<string, string> = {}) =>
+  app.handle(new Request(`http://localhost${path}`, { headers }))
 
 const pagePaths = async () => {
   const html = await (await get('/')).text()
@@ -44,7 +45,14 @@ describe('the console page', () => {
     expect(response.headers.get('content-type')).toStartWith('text/html')
     expect(response.headers.get('cache-control')).toBe('no-cache')
     const csp = response.headers.get('content-security-policy')!
-    for (const directive of ["default-src 'self'", "script-src 'self'", "style-src 'self'", "object-src 'none'", "frame-ancestors 'none'", "base-uri 'none'"]) {
+    for (const directive of [
+      "default-src 'self'",
+      "script-src 'self'",
+      "style-src 'self'",
+      "object-src 'none'",
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+    ]) {
       expect(csp).toContain(directive)
     }
     expect(csp).not.toContain('unsafe')

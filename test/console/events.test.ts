@@ -8,14 +8,18 @@ import { createAgent as createCampaignAgent, createAriConfiguration, csvOf, uplo
 // GET /api/v1/events: the organization's calls in progress, then run and campaign changes, as server-sent events.
 
 let t: TestApp
-beforeEach(() => { t = createTestApp() })
+beforeEach(() => {
+  t = createTestApp()
+})
 afterEach(() => t.close())
 
 type Received = { event: string; data: any }
 
 /** Opens the stream and reads its messages as they come; `next` waits for the next one matching. */
 async function openStream(key: string) {
-  const response = await t.app.handle(new Request('http://localhost/api/v1/events', { headers: { 'x-api-key': key, accept: 'text/event-stream' } }))
+  const response = await t.app.handle(
+    new Request('http://localhost/api/v1/events', { headers: { 'x-api-key': key, accept: 'text/event-stream' } }),
+  )
   expect(response.status).toBe(200)
   expect(response.headers.get('content-type')).toStartWith('text/event-stream')
   const reader = response.body!.getReader()
@@ -56,17 +60,26 @@ async function agentAndRun(key?: string) {
   return agent as { id: number; current_definition_id: number }
 }
 
-const newCall = (organizationId: number, agent: { id: number; current_definition_id: number }, callId: string) => createRun(t.ctx, {
-  organizationId, workflowId: agent.id, definitionId: agent.current_definition_id, name: `WR-${callId}`, mode: 'ari', callType: 'outbound',
-  callId, initialContext: { called_number: '+14155550100' },
-})
+const newCall = (organizationId: number, agent: { id: number; current_definition_id: number }, callId: string) =>
+  createRun(t.ctx, {
+    organizationId,
+    workflowId: agent.id,
+    definitionId: agent.current_definition_id,
+    name: `WR-${callId}`,
+    mode: 'ari',
+    callType: 'outbound',
+    callId,
+    initialContext: { called_number: '+14155550100' },
+  })
 
 describe('the events stream', () => {
   test('without Accept: text/event-stream it answers 406 {detail} at once; without a key 401', async () => {
     const plain = await t.request('GET', '/api/v1/events')
     expect(plain.status).toBe(406)
     expect(plain.body).toEqual({ detail: expect.stringContaining('text/event-stream') })
-    expect((await t.request('GET', '/api/v1/events', { key: null, headers: { accept: 'text/event-stream' } })).status).toBe(401)
+    expect(
+      (await t.request('GET', '/api/v1/events', { key: null, headers: { accept: 'text/event-stream' } })).status,
+    ).toBe(401)
   })
 
   test('starts with the calls in progress, then follows a call from dialling to its end, with its current node', async () => {
@@ -76,7 +89,12 @@ describe('the events stream', () => {
     const snapshot = await stream.next()
     expect(snapshot.event).toBe('snapshot')
     expect(snapshot.data.calls.map((run: { id: number }) => run.id)).toEqual([earlier.id])
-    expect(snapshot.data.calls[0]).toMatchObject({ workflow_name: 'Hostile <b>name</b>', state: 'initialized', call_type: 'outbound', called_number: '+14155550100' })
+    expect(snapshot.data.calls[0]).toMatchObject({
+      workflow_name: 'Hostile <b>name</b>',
+      state: 'initialized',
+      call_type: 'outbound',
+      called_number: '+14155550100',
+    })
 
     const run = newCall(1, agent, 'call-live')
     expect((await stream.next()).data).toMatchObject({ id: run.id, state: 'initialized' })
@@ -85,7 +103,12 @@ describe('the events stream', () => {
     updateRun(t.ctx, run.id, { logs: { session: { current_node_id: 'collect-details' } } })
     expect((await stream.next()).data).toMatchObject({ id: run.id, current_node_id: 'collect-details' })
     finishRun(t.ctx, run.id, { durationSeconds: 12, disposition: 'completed' })
-    expect((await stream.next()).data).toMatchObject({ id: run.id, state: 'completed', disposition: 'completed', call_duration_seconds: 12 })
+    expect((await stream.next()).data).toMatchObject({
+      id: run.id,
+      state: 'completed',
+      disposition: 'completed',
+      call_duration_seconds: 12,
+    })
     await stream.close()
   })
 
@@ -108,7 +131,9 @@ describe('the events stream', () => {
     const agent = await agentAndRun()
     const campaignAgent = await createCampaignAgent(t)
     const fileKey = await uploadCsv(t, csvOf(['phone_number'], [['+14155550100']]))
-    const campaign = await t.request('POST', '/api/v1/campaign/create', { body: { name: 'C', source_type: 'csv', source_id: fileKey, workflow_id: campaignAgent } })
+    const campaign = await t.request('POST', '/api/v1/campaign/create', {
+      body: { name: 'C', source_type: 'csv', source_id: fileKey, workflow_id: campaignAgent },
+    })
     expect(campaign.text).toContain('"state":"draft"')
     const admin = await openStream(t.adminKey)
     const trigger = await openStream(t.newOrg('default', 'trigger').key)

@@ -5,7 +5,9 @@ import { deadBaseUrl, startFakeModels } from '../support/fake-models'
 // The overview's health: the data dir's disk space (admin keys and their sessions only) and each model server's last check.
 
 let t: TestApp
-beforeEach(() => { t = createTestApp() })
+beforeEach(() => {
+  t = createTestApp()
+})
 afterEach(() => t.close())
 
 test('an admin key, or its browser session, sees the disk space of the data dir', async () => {
@@ -34,15 +36,27 @@ test("a model server's last check (ok or not, when, why) is kept and shown with 
   const models = startFakeModels()
   try {
     const CONNECTIONS = '/api/v1/organizations/provider-connections'
-    const up = (await t.request('POST', CONNECTIONS, { body: { name: 'Up', provider: 'openai', base_url: models.baseUrl } })).body
-    const down = (await t.request('POST', CONNECTIONS, { body: { name: 'Down', provider: 'openai', base_url: deadBaseUrl() } })).body
+    const up = (
+      await t.request('POST', CONNECTIONS, { body: { name: 'Up', provider: 'openai', base_url: models.baseUrl } })
+    ).body
+    const down = (
+      await t.request('POST', CONNECTIONS, { body: { name: 'Down', provider: 'openai', base_url: deadBaseUrl() } })
+    ).body
     expect(up.last_check).toBeNull()
     expect((await t.request('POST', `${CONNECTIONS}/${up.uuid}/check`)).body.ok).toBe(true)
     const failed = await t.request('POST', `${CONNECTIONS}/${down.uuid}/check`)
     expect(failed.body.ok).toBe(false)
     const listed = (await t.request('GET', CONNECTIONS)).body.connections
-    expect(listed.find((item: { name: string }) => item.name === 'Up').last_check).toEqual({ ok: true, at: expect.any(String), error: null })
-    expect(listed.find((item: { name: string }) => item.name === 'Down').last_check).toEqual({ ok: false, at: expect.any(String), error: failed.body.error })
+    expect(listed.find((item: { name: string }) => item.name === 'Up').last_check).toEqual({
+      ok: true,
+      at: expect.any(String),
+      error: null,
+    })
+    expect(listed.find((item: { name: string }) => item.name === 'Down').last_check).toEqual({
+      ok: false,
+      at: expect.any(String),
+      error: failed.body.error,
+    })
     expect((await t.request('GET', `${CONNECTIONS}/${up.uuid}`)).body.last_check.ok).toBe(true)
     const other = t.newOrg('other')
     expect((await t.request('POST', `${CONNECTIONS}/${up.uuid}/check`, { key: other.key })).status).toBe(404)

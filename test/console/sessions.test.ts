@@ -5,14 +5,21 @@ import { SESSION_LIFETIME_MS } from '../../src/auth/sessions'
 // Browser sessions: made from an API key, acting as that key (organization, scope), with a CSRF token on writes.
 
 let t: TestApp
-beforeEach(() => { t = createTestApp() })
+beforeEach(() => {
+  t = createTestApp()
+})
 afterEach(() => t.close())
 
 async function signIn(apiKey = t.adminKey) {
   const response = await t.request('POST', '/api/v1/auth/session', { key: null, body: { api_key: apiKey } })
   expect(response.status).toBe(200)
   const cookie = response.headers.get('set-cookie')!
-  return { cookie: cookie.split(';')[0], setCookie: cookie, csrf: response.body.session.csrf_token as string, body: response.body }
+  return {
+    cookie: cookie.split(';')[0],
+    setCookie: cookie,
+    csrf: response.body.session.csrf_token as string,
+    body: response.body,
+  }
 }
 
 describe('signing in', () => {
@@ -20,12 +27,21 @@ describe('signing in', () => {
     const { setCookie, body } = await signIn()
     expect(setCookie).toMatch(/^ringbase_session=[\w-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/)
     expect(setCookie).not.toContain(t.adminKey)
-    expect(body).toEqual({ organization_id: expect.any(Number), api_key_id: expect.any(Number), scope: 'admin', session: { expires_at: expect.any(String), csrf_token: expect.any(String) } })
+    expect(body).toEqual({
+      organization_id: expect.any(Number),
+      api_key_id: expect.any(Number),
+      scope: 'admin',
+      session: { expires_at: expect.any(String), csrf_token: expect.any(String) },
+    })
     expect(JSON.stringify(body)).not.toContain(t.adminKey)
   })
 
   test('Secure when the request came over HTTPS (a proxy saying so)', async () => {
-    const response = await t.request('POST', '/api/v1/auth/session', { key: null, body: { api_key: t.adminKey }, headers: { 'x-forwarded-proto': 'https' } })
+    const response = await t.request('POST', '/api/v1/auth/session', {
+      key: null,
+      body: { api_key: t.adminKey },
+      headers: { 'x-forwarded-proto': 'https' },
+    })
     expect(response.headers.get('set-cookie')).toEndWith('; Secure')
   })
 
@@ -54,19 +70,31 @@ describe('the cookie acts as its key', () => {
     const { cookie, csrf } = await signIn()
     const attempts: Record<string, string>[] = [{ cookie }, { cookie, 'x-csrf-token': 'forged' }]
     for (const headers of attempts) {
-      const refused = await t.request('POST', '/api/v1/user/api-keys', { key: null, headers, body: { name: 'from another site' } })
+      const refused = await t.request('POST', '/api/v1/user/api-keys', {
+        key: null,
+        headers,
+        body: { name: 'from another site' },
+      })
       expect(refused.status).toBe(403)
       expect(refused.body.detail).toContain('X-CSRF-Token')
     }
     expect((await t.request('GET', '/api/v1/user/api-keys')).body).toHaveLength(1)
-    const created = await t.request('POST', '/api/v1/user/api-keys', { key: null, headers: { cookie, 'x-csrf-token': csrf }, body: { name: 'k' } })
+    const created = await t.request('POST', '/api/v1/user/api-keys', {
+      key: null,
+      headers: { cookie, 'x-csrf-token': csrf },
+      body: { name: 'k' },
+    })
     expect(created.status).toBe(200)
   })
 
   test("another session's CSRF token does not fit this session", async () => {
     const first = await signIn()
     const second = await signIn()
-    const response = await t.request('POST', '/api/v1/user/api-keys', { key: null, headers: { cookie: first.cookie, 'x-csrf-token': second.csrf }, body: { name: 'k' } })
+    const response = await t.request('POST', '/api/v1/user/api-keys', {
+      key: null,
+      headers: { cookie: first.cookie, 'x-csrf-token': second.csrf },
+      body: { name: 'k' },
+    })
     expect(response.status).toBe(403)
   })
 
@@ -101,7 +129,10 @@ describe('the session ends', () => {
     const { cookie, csrf } = await signIn()
     const refused = await t.request('DELETE', '/api/v1/auth/session', { key: null, headers: { cookie } })
     expect(refused.status).toBe(403)
-    const out = await t.request('DELETE', '/api/v1/auth/session', { key: null, headers: { cookie, 'x-csrf-token': csrf } })
+    const out = await t.request('DELETE', '/api/v1/auth/session', {
+      key: null,
+      headers: { cookie, 'x-csrf-token': csrf },
+    })
     expect(out.status).toBe(200)
     expect(out.headers.get('set-cookie')).toContain('Max-Age=0')
     expect((await t.request('GET', '/api/v1/user/api-keys', { key: null, headers: { cookie } })).status).toBe(401)

@@ -16,9 +16,18 @@ beforeEach(async () => {
   fake = await startFakeAri()
   t = createTestApp({ flags: { 'ring-timeout': '5' } })
   startAriManager(t.ctx, { events: { backoff: { baseMs: 2, capMs: 10 } } })
-  const config = await createConfiguration(t, 'pbx', {
-    provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass', allow_raw_dial_strings: true,
-  }, { isDefaultOutbound: true })
+  const config = await createConfiguration(
+    t,
+    'pbx',
+    {
+      provider: 'ari',
+      ari_endpoint: fake.url,
+      app_name: 'ariuser',
+      app_password: 'aripass',
+      allow_raw_dial_strings: true,
+    },
+    { isDefaultOutbound: true },
+  )
   await waitFor('ARI connected', () => t.ctx.ariConnected(config.id))
   // Run starts refuse an agent without models (models/readiness.ts).
   await configureModelsNeverAsked(t)
@@ -31,7 +40,14 @@ afterEach(async () => {
 
 async function createAgent(key = t.adminKey) {
   const response = await t.request('POST', '/api/v1/workflow/create/definition', {
-    key, body: { name: 'Reminder', workflow_definition: { nodes: [{ id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', prompt: 'Hi.' } }], edges: [] } },
+    key,
+    body: {
+      name: 'Reminder',
+      workflow_definition: {
+        nodes: [{ id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', prompt: 'Hi.' } }],
+        edges: [],
+      },
+    },
   })
   expect(response.status, response.text).toBe(200)
   return response.body as { id: number; workflow_uuid: string }
@@ -43,8 +59,11 @@ async function signIn(apiKey: string) {
   return { cookie: response.headers.get('set-cookie')!.split(';')[0], csrf: response.body.session.csrf_token as string }
 }
 
-const testCall = (agentUuid: string, headers: Record<string, string>, body: unknown = { phone_number: 'Local/102@test' }) =>
-  t.request('POST', `${PUBLIC}/test/workflow/${agentUuid}`, { key: null, headers, body })
+const testCall = (
+  agentUuid: string,
+  headers: Record<string, string>,
+  body: unknown = { phone_number: 'Local/102@test' },
+) => t.request('POST', `${PUBLIC}/test/workflow/${agentUuid}`, { key: null, headers, body })
 
 describe('a test call from a signed-in browser', () => {
   test('a session with its CSRF token starts a run of its own organization', async () => {
@@ -84,10 +103,15 @@ describe('a test call from a signed-in browser', () => {
     const agent = await createAgent()
     const missing = await testCall(agent.workflow_uuid, {}, {})
     expect(missing.status).toBe(422)
-    expect(missing.body.detail.map((item: { loc: unknown }) => item.loc)).toEqual([['header', 'X-API-Key'], ['body', 'phone_number']])
+    expect(missing.body.detail.map((item: { loc: unknown }) => item.loc)).toEqual([
+      ['header', 'X-API-Key'],
+      ['body', 'phone_number'],
+    ])
     const onlyKey = await testCall(agent.workflow_uuid, {})
     expect(onlyKey.status).toBe(422)
-    expect(onlyKey.body.detail).toEqual([{ type: 'missing', loc: ['header', 'X-API-Key'], msg: 'Field required', input: null }])
+    expect(onlyKey.body.detail).toEqual([
+      { type: 'missing', loc: ['header', 'X-API-Key'], msg: 'Field required', input: null },
+    ])
     const ended = await testCall(agent.workflow_uuid, { cookie: 'ringbase_session=unknown', 'x-csrf-token': 'x' })
     expect(ended.status).toBe(401)
   })
@@ -95,7 +119,9 @@ describe('a test call from a signed-in browser', () => {
   test('the OpenAPI document says the key is optional and names the session', async () => {
     const document = await t.request('GET', '/api/v1/openapi.json', { key: null })
     const operation = document.body.paths[`${PUBLIC}/test/workflow/{workflow_uuid}`].post
-    const keyParameter = operation.parameters.find((parameter: { name: string }) => parameter.name.toLowerCase() === 'x-api-key')
+    const keyParameter = operation.parameters.find(
+      (parameter: { name: string }) => parameter.name.toLowerCase() === 'x-api-key',
+    )
     expect(keyParameter.required).toBeFalsy()
     expect(keyParameter.schema.description).toContain('X-CSRF-Token')
   })

@@ -16,7 +16,12 @@ const edge = (source: string, target: string, data: EdgeData) => ({ id: `${sourc
 function salesAgent(overrides: { start?: Json; qualify?: Json; end?: Json } = {}): WorkflowDefinition {
   return {
     nodes: [
-      node('1', 'startCall', { name: 'Start', greeting: 'Hello {{first_name | there}}, this is {{company}}.', prompt: 'Ask whether {{first_name}} wants a demo.', ...overrides.start }),
+      node('1', 'startCall', {
+        name: 'Start',
+        greeting: 'Hello {{first_name | there}}, this is {{company}}.',
+        prompt: 'Ask whether {{first_name}} wants a demo.',
+        ...overrides.start,
+      }),
       node('2', 'agentNode', {
         name: 'Qualify',
         prompt: 'Collect name, age, budget and whether they want a demo. Today is {{current_weekday}}.',
@@ -30,12 +35,19 @@ function salesAgent(overrides: { start?: Json; qualify?: Json; end?: Json } = {}
         ],
         ...overrides.qualify,
       }),
-      node('3', 'agentNode', { name: 'Schedule', prompt: 'Book a demo for {{customer_name}} ({{age}}), budget {{budget | unknown}}.', add_global_prompt: false }),
+      node('3', 'agentNode', {
+        name: 'Schedule',
+        prompt: 'Book a demo for {{customer_name}} ({{age}}), budget {{budget | unknown}}.',
+        add_global_prompt: false,
+      }),
       node('4', 'endCall', {
         name: 'Goodbye',
         prompt: 'Thank {{customer_name | the caller}} and say goodbye.',
         extraction_enabled: true,
-        extraction_variables: [{ name: 'call_disposition', type: 'string' }, { name: 'tag_interest', type: 'string' }],
+        extraction_variables: [
+          { name: 'call_disposition', type: 'string' },
+          { name: 'tag_interest', type: 'string' },
+        ],
         ...overrides.end,
       }),
       node('9', 'globalNode', { name: 'Persona', prompt: 'You are Ava from {{company}}. Now: {{current_time}}.' }),
@@ -43,7 +55,11 @@ function salesAgent(overrides: { start?: Json; qualify?: Json; end?: Json } = {}
     edges: [
       edge('1', '2', { label: 'Wants a demo!', condition: 'The caller wants a demo' }),
       edge('1', '4', { label: 'Not interested', condition: 'The caller declines' }),
-      edge('2', '3', { label: 'Details collected', condition: 'All details are known', transition_speech: 'One moment, {{first_name}}.' }),
+      edge('2', '3', {
+        label: 'Details collected',
+        condition: 'All details are known',
+        transition_speech: 'One moment, {{first_name}}.',
+      }),
       edge('3', '4', { label: 'Booked', condition: 'The demo is booked' }),
     ],
   }
@@ -89,11 +105,19 @@ describe('walking the graph', () => {
 
     clock.advance(2000)
     llm.say({ text: 'Great,', calls: ['wants_a_demo'] }, { text: ['What is your ', 'name?'] })
-    const first = await conversation.userMessage('Yes, I want a demo', { startMs: START_MS + 1500, endMs: START_MS + 2000 })
-    expect(first.map(({ text, node_id }) => [text, node_id])).toEqual([['Great,', '1'], ['What is your name?', '2']])
+    const first = await conversation.userMessage('Yes, I want a demo', {
+      startMs: START_MS + 1500,
+      endMs: START_MS + 2000,
+    })
+    expect(first.map(({ text, node_id }) => [text, node_id])).toEqual([
+      ['Great,', '1'],
+      ['What is your name?', '2'],
+    ])
 
     // Start node: global prompt first, rendered; one function per edge, named from the label.
-    expect(systemPromptOf(llm, 0)).toBe('You are Ava from Acme. Now: 2026-03-02 09:30 UTC.\n\nAsk whether Dana wants a demo.')
+    expect(systemPromptOf(llm, 0)).toBe(
+      'You are Ava from Acme. Now: 2026-03-02 09:30 UTC.\n\nAsk whether Dana wants a demo.',
+    )
     expect(toolNames(llm, 0)).toEqual(['wants_a_demo', 'not_interested'])
     expect(llm.requests[0].tools[0].description).toBe('The caller wants a demo')
     // Qualify node: its own prompt and only its own function; history carried over with the function result.
@@ -122,7 +146,11 @@ describe('walking the graph', () => {
     expect(systemPromptOf(llm, 5)).toContain('Thank Dana Smith and say goodbye.')
     expect(conversation.ended).toBe(true)
     expect(ofType('ended')).toEqual([{ type: 'ended', reason: 'user_qualified', graceful: true }])
-    expect(ofType('transition').map(({ function_name }) => function_name)).toEqual(['wants_a_demo', 'details_collected', 'booked'])
+    expect(ofType('transition').map(({ function_name }) => function_name)).toEqual([
+      'wants_a_demo',
+      'details_collected',
+      'booked',
+    ])
 
     const record = conversation.record()
     expect(record.state).toBe('completed')
@@ -136,15 +164,40 @@ describe('walking the graph', () => {
       call_disposition: 'demo_booked',
       mapped_call_disposition: 'demo_booked',
       call_tags: ['user_speech', 'high', 'demo_booked'],
-      extracted_variables: { customer_name: 'Dana Smith', age: 41, budget: 1500.5, wants_demo: true, call_disposition: 'demo_booked' },
+      extracted_variables: {
+        customer_name: 'Dana Smith',
+        age: 41,
+        budget: 1500.5,
+        wants_demo: true,
+        call_disposition: 'demo_booked',
+      },
     })
-    expect(record.logs.transcript[1]).toEqual({ role: 'user', text: 'Yes, I want a demo', start_ms: 1500, end_ms: 2000, node_id: '1', interrupted: false })
-    expect(record.logs.transcript.map(({ role }) => role)).toEqual(['agent', 'user', 'agent', 'agent', 'user', 'agent', 'agent', 'user', 'agent'])
+    expect(record.logs.transcript[1]).toEqual({
+      role: 'user',
+      text: 'Yes, I want a demo',
+      start_ms: 1500,
+      end_ms: 2000,
+      node_id: '1',
+      interrupted: false,
+    })
+    expect(record.logs.transcript.map(({ role }) => role)).toEqual([
+      'agent',
+      'user',
+      'agent',
+      'agent',
+      'user',
+      'agent',
+      'agent',
+      'user',
+      'agent',
+    ])
     expect(transcriptText(record).split('\n').slice(0, 2)).toEqual([
       '[2026-03-02T09:30:00.000Z] assistant: Hello Dana, this is Acme.',
       '[2026-03-02T09:30:01.500Z] user: Yes, I want a demo',
     ])
-    expect(transcriptText(record, { includeEndTimestamps: true })).toContain('[2026-03-02T09:30:01.500Z -> 2026-03-02T09:30:02.000Z] user: Yes')
+    expect(transcriptText(record, { includeEndTimestamps: true })).toContain(
+      '[2026-03-02T09:30:01.500Z -> 2026-03-02T09:30:02.000Z] user: Yes',
+    )
 
     const feedbackTypes = record.logs.realtime_feedback_events.map(({ type }) => type)
     expect(feedbackTypes.filter((type) => type === 'rtf-node-transition')).toHaveLength(4)
@@ -153,8 +206,16 @@ describe('walking the graph', () => {
     expect(feedbackTypes).toContain('rtf-ttfb-metric')
     const stamps = record.logs.realtime_feedback_events.map(({ timestamp }) => timestamp)
     expect(stamps).toEqual([...stamps].sort())
-    const transition = record.logs.realtime_feedback_events.find(({ type, node_id }) => type === 'rtf-node-transition' && node_id === '2')!
-    expect(transition.payload).toEqual({ node_id: '2', node_name: 'Qualify', previous_node_id: '1', previous_node_name: 'Start', allow_interrupt: true })
+    const transition = record.logs.realtime_feedback_events.find(
+      ({ type, node_id }) => type === 'rtf-node-transition' && node_id === '2',
+    )!
+    expect(transition.payload).toEqual({
+      node_id: '2',
+      node_name: 'Qualify',
+      previous_node_id: '1',
+      previous_node_name: 'Start',
+      allow_interrupt: true,
+    })
 
     // Usage: one event per completion, keyed by the model that answered.
     expect(ofType('usage').filter(({ purpose }) => purpose === 'conversation')).toHaveLength(6)
@@ -175,22 +236,34 @@ describe('walking the graph', () => {
   })
 
   test('greeting_override per contact wins over the node greeting; without a greeting the LLM speaks first', async () => {
-    const overridden = setUp(salesAgent(), { variables: { first_name: 'Lee', greeting_override: { type: 'text', text: 'Hi {{first_name}}!' } } })
+    const overridden = setUp(salesAgent(), {
+      variables: { first_name: 'Lee', greeting_override: { type: 'text', text: 'Hi {{first_name}}!' } },
+    })
     expect((await overridden.conversation.start()).map(({ text }) => text)).toEqual(['Hi Lee!'])
 
     const invalid = setUp(salesAgent(), { variables: { greeting_override: { type: 'text', text: '' } } })
     expect((await invalid.conversation.start()).map(({ text }) => text)).toEqual(['Hello there, this is .'])
 
     const recordings = new Map([['welcome_7', { transcript: 'Welcome to Acme.' }]])
-    const audio = setUp(salesAgent(), { recordings, variables: { greeting_override: { type: 'audio', recording_id: 'welcome_7' } } })
+    const audio = setUp(salesAgent(), {
+      recordings,
+      variables: { greeting_override: { type: 'audio', recording_id: 'welcome_7' } },
+    })
     expect((await audio.conversation.start()).map(({ text }) => text)).toEqual(['Welcome to Acme.'])
-    expect(audio.ofType('agent_text')).toEqual([{ type: 'agent_text', turn: 0, text: 'Welcome to Acme.', kind: 'greeting', recording_id: 'welcome_7' }])
+    expect(audio.ofType('agent_text')).toEqual([
+      { type: 'agent_text', turn: 0, text: 'Welcome to Acme.', kind: 'greeting', recording_id: 'welcome_7' },
+    ])
 
     // A recording the organization does not have (a CSV row naming none): a warning, and the model speaks first.
-    const missing = setUp(salesAgent(), { recordings, variables: { greeting_override: { type: 'audio', recording_id: 'gone' } } })
+    const missing = setUp(salesAgent(), {
+      recordings,
+      variables: { greeting_override: { type: 'audio', recording_id: 'gone' } },
+    })
     missing.llm.say({ text: 'Good day!' })
     expect((await missing.conversation.start()).map(({ text }) => text)).toEqual(['Good day!'])
-    expect(missing.conversation.record().logs.warnings).toEqual(["Recording 'gone' (greeting) does not exist in this organization: not played"])
+    expect(missing.conversation.record().logs.warnings).toEqual([
+      "Recording 'gone' (greeting) does not exist in this organization: not played",
+    ])
 
     const silent = setUp(salesAgent({ start: { greeting: '' } }))
     silent.llm.say({ text: 'Good morning!' })
@@ -207,7 +280,7 @@ describe('walking the graph', () => {
     expect(plain.sleeps).toEqual([])
   })
 
-  test('a node without functions offers none, so the previous node\'s functions are gone', async () => {
+  test("a node without functions offers none, so the previous node's functions are gone", async () => {
     const definition = salesAgent()
     definition.edges = definition.edges.filter(({ source }) => source !== '2')
     const { llm, conversation } = setUp(definition)
@@ -226,7 +299,11 @@ describe('walking the graph', () => {
     llm.say({ calls: ['book_flight'] }, { text: 'Sorry, I cannot do that.' })
     const turns = await conversation.userMessage('book me a flight')
     expect(turns.map(({ text }) => text)).toEqual(['Sorry, I cannot do that.'])
-    expect(llm.requests[1].messages.at(-1)).toEqual({ role: 'tool', toolCallId: 'call_1', content: expect.stringContaining('"status":"error"') })
+    expect(llm.requests[1].messages.at(-1)).toEqual({
+      role: 'tool',
+      toolCallId: 'call_1',
+      content: expect.stringContaining('"status":"error"'),
+    })
     expect(conversation.record().current_node_id).toBe('1')
   })
 
@@ -236,7 +313,9 @@ describe('walking the graph', () => {
     llm.say(...Array.from({ length: 7 }, () => ({ calls: ['book_flight'] })))
     expect(await conversation.userMessage('loop')).toEqual([])
     expect(llm.requests).toHaveLength(6)
-    expect(conversation.record().logs.warnings).toEqual(['The LLM called functions 6 times in a row; its reply was cut short'])
+    expect(conversation.record().logs.warnings).toEqual([
+      'The LLM called functions 6 times in a row; its reply was cut short',
+    ])
     expect(conversation.ended).toBe(false)
   })
 })
@@ -280,7 +359,9 @@ describe('extraction', () => {
   })
 
   test('an extracted variable named like a runtime key does not overwrite it', async () => {
-    const { llm, conversation } = setUp(salesAgent({ qualify: { extraction_variables: [{ name: 'nodes_visited', type: 'string' }] } }))
+    const { llm, conversation } = setUp(
+      salesAgent({ qualify: { extraction_variables: [{ name: 'nodes_visited', type: 'string' }] } }),
+    )
     llm.answerJson('{"nodes_visited": "everywhere"}')
     await conversation.start()
     llm.say({ calls: ['wants_a_demo'] }, { text: 'Name?' }, { calls: ['details_collected'] }, { text: 'When?' })
@@ -306,14 +387,21 @@ describe('extraction', () => {
   })
 
   test('the end extracts the current node; without an extracted disposition the end reason is the disposition', async () => {
-    const { llm, conversation } = setUp(salesAgent({ qualify: { extraction_variables: [{ name: 'customer_name', type: 'string' }] } }))
+    const { llm, conversation } = setUp(
+      salesAgent({ qualify: { extraction_variables: [{ name: 'customer_name', type: 'string' }] } }),
+    )
     llm.answerJson('{"customer_name": "Kim"}')
     await conversation.start()
     llm.say({ calls: ['wants_a_demo'] }, { text: 'Name?' })
     await conversation.userMessage('demo')
     await conversation.end('user_hangup')
     const gathered = conversation.record().gathered_context
-    expect(gathered).toMatchObject({ customer_name: 'Kim', call_disposition: 'user_hangup', mapped_call_disposition: 'user_hangup', call_tags: ['user_speech', 'user_hangup'] })
+    expect(gathered).toMatchObject({
+      customer_name: 'Kim',
+      call_disposition: 'user_hangup',
+      mapped_call_disposition: 'user_hangup',
+      call_tags: ['user_speech', 'user_hangup'],
+    })
   })
 
   test('the end waits for a hanging extraction only for a bounded time, then warns', async () => {
@@ -363,7 +451,9 @@ describe('ending on time and silence', () => {
   })
 
   test('idle: first the agent asks whether the caller is there, then says goodbye and ends', async () => {
-    const { llm, clock, conversation, ofType } = setUp(salesAgent(), { configurations: { max_call_duration_seconds: 300, max_user_idle_timeout_seconds: 8 } })
+    const { llm, clock, conversation, ofType } = setUp(salesAgent(), {
+      configurations: { max_call_duration_seconds: 300, max_user_idle_timeout_seconds: 8 },
+    })
     await conversation.start()
     clock.advance(7_999)
     await conversation.tick()
@@ -392,7 +482,11 @@ describe('ending on time and silence', () => {
   test('user_idle_reprompts sets how many times the agent asks before the goodbye (0: the goodbye comes first)', async () => {
     for (const reprompts of [0, 2]) {
       const { llm, clock, conversation, ofType } = setUp(salesAgent(), {
-        configurations: { max_call_duration_seconds: 300, max_user_idle_timeout_seconds: 8, user_idle_reprompts: reprompts },
+        configurations: {
+          max_call_duration_seconds: 300,
+          max_user_idle_timeout_seconds: 8,
+          user_idle_reprompts: reprompts,
+        },
       })
       await conversation.start()
       for (let ask = 0; ask < reprompts; ask++) {
@@ -404,7 +498,10 @@ describe('ending on time and silence', () => {
       clock.advance(8_000)
       llm.say({ text: 'Goodbye!' })
       await conversation.tick()
-      expect(llm.requests.map(({ messages }) => String(messages[0].content).includes('goodbye'))).toEqual([...Array(reprompts).fill(false), true])
+      expect(llm.requests.map(({ messages }) => String(messages[0].content).includes('goodbye'))).toEqual([
+        ...Array(reprompts).fill(false),
+        true,
+      ])
       expect(ofType('ended')).toEqual([{ type: 'ended', reason: 'user_idle_max_duration_exceeded', graceful: true }])
     }
   })
@@ -456,7 +553,11 @@ describe('interruption', () => {
     expect(await conversation.interrupt({ heardText: 'Our plans start' })).toBe(true)
     await replying
     expect(llm.requests[0].aborted).toBe(true)
-    expect(conversation.record().logs.transcript.at(-1)).toMatchObject({ role: 'agent', text: 'Our plans start', interrupted: true })
+    expect(conversation.record().logs.transcript.at(-1)).toMatchObject({
+      role: 'agent',
+      text: 'Our plans start',
+      interrupted: true,
+    })
     expect(ofType('agent_turn_done').at(-1)).toMatchObject({ text: 'Our plans start', interrupted: true })
 
     llm.say({ text: 'Sure.' })
@@ -465,7 +566,10 @@ describe('interruption', () => {
       { role: 'assistant', content: 'Our plans start' },
       { role: 'user', content: 'Wait, is there a trial?' },
     ])
-    const bot = conversation.record().logs.realtime_feedback_events.filter(({ type }) => type === 'rtf-bot-text').at(-2)!
+    const bot = conversation
+      .record()
+      .logs.realtime_feedback_events.filter(({ type }) => type === 'rtf-bot-text')
+      .at(-2)!
     expect(bot.payload).toMatchObject({ text: 'Our plans start', interrupted: true })
   })
 
@@ -491,7 +595,10 @@ describe('interruption', () => {
     await conversation.start()
     expect(conversation.canInterrupt()).toBe(false)
     expect(await conversation.interrupt({ heardText: 'Hel' })).toBe(false)
-    expect(conversation.record().logs.transcript[0]).toMatchObject({ text: 'Hello Dana, this is Acme.', interrupted: false })
+    expect(conversation.record().logs.transcript[0]).toMatchObject({
+      text: 'Hello Dana, this is Acme.',
+      interrupted: false,
+    })
     llm.say({ calls: ['wants_a_demo'] }, { text: 'Name?' })
     await conversation.userMessage('demo')
     expect(conversation.canInterrupt()).toBe(false)
@@ -518,7 +625,9 @@ describe('interruption', () => {
 
 describe('warnings', () => {
   test('tools the run was not given are listed as unavailable and not offered; document_uuids offer retrieve_from_knowledge_base', async () => {
-    const { llm, conversation, ofType } = setUp(salesAgent({ start: { tool_uuids: ['t-1'], document_uuids: ['d-1', 'd-2'] } }))
+    const { llm, conversation, ofType } = setUp(
+      salesAgent({ start: { tool_uuids: ['t-1'], document_uuids: ['d-1', 'd-2'] } }),
+    )
     await conversation.start()
     llm.say({ text: 'ok' })
     await conversation.userMessage('hi')

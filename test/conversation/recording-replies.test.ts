@@ -6,7 +6,8 @@ function routed(...pieces: string[]): RoutedPiece[] {
   return [...pieces.flatMap((piece) => router.push(piece)), ...router.end()]
 }
 
-const spoken = (pieces: RoutedPiece[]) => pieces.map((piece) => (piece.kind === 'text' ? piece.text : `<${piece.recordingId}>`)).join('')
+const spoken = (pieces: RoutedPiece[]) =>
+  pieces.map((piece) => (piece.kind === 'text' ? piece.text : `<${piece.recordingId}>`)).join('')
 
 describe('reply router (RECORDING_ID: mode)', () => {
   test('● and an id plays that recording, whatever follows it, even split across pieces', () => {

@@ -28,10 +28,12 @@ describe('database', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ringbase-db-'))
     try {
       const { sqlite } = openDatabase(dir, [])
-      expect(() => applyMigrations(sqlite, [
-        { name: 'a', sql: 'CREATE TABLE a (id INTEGER)' },
-        { name: 'b', sql: 'CREATE TABLE broken (' },
-      ])).toThrow()
+      expect(() =>
+        applyMigrations(sqlite, [
+          { name: 'a', sql: 'CREATE TABLE a (id INTEGER)' },
+          { name: 'b', sql: 'CREATE TABLE broken (' },
+        ]),
+      ).toThrow()
       expect(sqlite.query("SELECT name FROM sqlite_master WHERE name = 'a'").all()).toEqual([])
       expect(sqlite.query('SELECT name FROM _migrations').all()).toEqual([])
       sqlite.close()

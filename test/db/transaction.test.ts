@@ -13,13 +13,27 @@ beforeEach(() => {
 afterEach(() => owner.sqlite.close())
 
 const add = (text: string) => owner.sqlite.run('INSERT INTO notes (text) VALUES (?)', [text])
-const notes = () => owner.sqlite.query<{ text: string }, []>('SELECT text FROM notes ORDER BY rowid').all().map((row) => row.text)
+const notes = () =>
+  owner.sqlite
+    .query<{ text: string }, []>('SELECT text FROM notes ORDER BY rowid')
+    .all()
+    .map((row) => row.text)
 const fails = (work: () => void) => expect(() => transaction(owner, work)).toThrow('refused')
-const refuse = () => { throw new Error('refused') }
+const refuse = () => {
+  throw new Error('refused')
+}
 
 test('commits what the work wrote and returns its result; a throw leaves nothing', () => {
-  expect(transaction(owner, () => { add('kept'); return 7 })).toBe(7)
-  fails(() => { add('dropped'); refuse() })
+  expect(
+    transaction(owner, () => {
+      add('kept')
+      return 7
+    }),
+  ).toBe(7)
+  fails(() => {
+    add('dropped')
+    refuse()
+  })
   expect(notes()).toEqual(['kept'])
   expect(owner.sqlite.inTransaction).toBe(false)
 })
@@ -27,10 +41,18 @@ test('commits what the work wrote and returns its result; a throw leaves nothing
 test('a nested transaction is a savepoint: its throw undoes only its own writes, an outer throw undoes all', () => {
   transaction(owner, () => {
     add('outer')
-    expect(() => transaction(owner, () => { add('inner, dropped'); refuse() })).toThrow('refused')
+    expect(() =>
+      transaction(owner, () => {
+        add('inner, dropped')
+        refuse()
+      }),
+    ).toThrow('refused')
     transaction(owner, () => add('inner, kept'))
   })
-  fails(() => { transaction(owner, () => add('nested in a failed one')); refuse() })
+  fails(() => {
+    transaction(owner, () => add('nested in a failed one'))
+    refuse()
+  })
   expect(notes()).toEqual(['outer', 'inner, kept'])
   expect(owner.sqlite.inTransaction).toBe(false)
 })

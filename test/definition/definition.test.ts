@@ -50,12 +50,25 @@ describe('validateDefinition: a valid definition', () => {
 
   test('a Start Call node alone is enough; position, viewport and data of a trigger are optional', () => {
     expect(errorsOf({ nodes: [start()], edges: [] })).toEqual([])
-    expect(errorsOf({ nodes: [{ id: '1', type: 'startCall', data: { prompt: 'Hi' } }, { id: '2', type: 'trigger' }], edges: [] })).toEqual([])
+    expect(
+      errorsOf({
+        nodes: [
+          { id: '1', type: 'startCall', data: { prompt: 'Hi' } },
+          { id: '2', type: 'trigger' },
+        ],
+        edges: [],
+      }),
+    ).toEqual([])
   })
 
   test('data keys the catalog does not declare are kept, null optionals count as absent', () => {
     const input = withNodes()
-    input.nodes[1].data = { ...input.nodes[1].data, future_setting: { any: 'shape' }, allow_interrupt: null, tool_uuids: null }
+    input.nodes[1].data = {
+      ...input.nodes[1].data,
+      future_setting: { any: 'shape' },
+      allow_interrupt: null,
+      tool_uuids: null,
+    }
     input.nodes[1].extra = 'kept'
     input.edges[0].data.ui_colour = 'blue'
     const result = validateDefinition(input)
@@ -74,7 +87,13 @@ describe('validateDefinition: a valid definition', () => {
         custom_headers: [{ key: 'X-Token', value: 'abc' }],
         payload_template: { run: '{{run_id}}' },
       }),
-      node('6', 'qa', { qa_enabled: true, qa_min_call_duration: 0, qa_sample_rate: 50.5, qa_provider: 'azure', qa_endpoint: '' }),
+      node('6', 'qa', {
+        qa_enabled: true,
+        qa_min_call_duration: 0,
+        qa_sample_rate: 50.5,
+        qa_provider: 'azure',
+        qa_endpoint: '',
+      }),
       node('7', 'tuner', { tuner_enabled: false, tuner_agent_id: 'a', tuner_workspace_id: 3, tuner_api_key: 'k' }),
     )
     input.nodes[0].data = {
@@ -84,7 +103,10 @@ describe('validateDefinition: a valid definition', () => {
       delayed_start: true,
       delayed_start_duration: 0.5,
       extraction_enabled: true,
-      extraction_variables: [{ name: 'age', type: 'number' }, { name: 'ok', type: 'boolean', prompt: 'Did they agree?' }],
+      extraction_variables: [
+        { name: 'age', type: 'number' },
+        { name: 'ok', type: 'boolean', prompt: 'Did they agree?' },
+      ],
       tool_uuids: ['t-1'],
       document_uuids: [],
       pre_call_fetch_enabled: true,
@@ -134,23 +156,62 @@ describe('validateDefinition: nodes', () => {
     expect(errorsOf(withNodes(node('4', 'globalNode'), node('5', 'globalNode')))).toEqual([
       { kind: 'node', id: '5', field: null, message: 'A workflow may have at most 1 Global node' },
     ])
-    expectError(withNodes(node('4', 'qa'), node('5', 'qa')), { kind: 'node', id: '5', message: 'A workflow may have at most 1 Quality Review node' })
-    expectError(withNodes(tuner('4'), tuner('5')), { kind: 'node', id: '5', message: 'A workflow may have at most 1 Tuner node' })
-    const many = withNodes(node('4', 'trigger'), node('5', 'trigger'), node('6', 'webhook'), node('7', 'webhook'), agent('8'), end('9'))
+    expectError(withNodes(node('4', 'qa'), node('5', 'qa')), {
+      kind: 'node',
+      id: '5',
+      message: 'A workflow may have at most 1 Quality Review node',
+    })
+    expectError(withNodes(tuner('4'), tuner('5')), {
+      kind: 'node',
+      id: '5',
+      message: 'A workflow may have at most 1 Tuner node',
+    })
+    const many = withNodes(
+      node('4', 'trigger'),
+      node('5', 'trigger'),
+      node('6', 'webhook'),
+      node('7', 'webhook'),
+      agent('8'),
+      end('9'),
+    )
     many.edges.push(edge('1-8', '1', '8'), edge('8-9', '8', '9'))
     expect(errorsOf(many)).toEqual([])
   })
 
   test.each([
     ['not an object', 'node', { kind: 'node', id: null, field: null, message: 'nodes[3] must be an object' }],
-    ['without id', { type: 'agentNode', data: { prompt: 'x' } }, { kind: 'node', id: null, field: 'id', message: 'nodes[3] needs an id: a non-empty string' }],
+    [
+      'without id',
+      { type: 'agentNode', data: { prompt: 'x' } },
+      { kind: 'node', id: null, field: 'id', message: 'nodes[3] needs an id: a non-empty string' },
+    ],
     ['with an empty id', node('', 'agentNode', { prompt: 'x' }), { kind: 'node', id: null, field: 'id' }],
     ['with a numeric id', { ...agent('x'), id: 4 }, { kind: 'node', id: null, field: 'id' }],
-    ['with an id already used', agent('2'), { kind: 'node', id: '2', field: 'id', message: "Node id '2' is used by more than one node" }],
-    ['of an unknown type', node('4', 'decisionNode'), { kind: 'node', id: '4', field: 'type', message: "Unknown node type 'decisionNode'" }],
-    ['without a type', { id: '4', data: {} }, { kind: 'node', id: '4', field: 'type', message: 'Node type must be a string' }],
-    ['with data that is not an object', { ...agent('4'), data: ['prompt'] }, { kind: 'node', id: '4', field: 'data', message: 'data must be an object' }],
-    ['with a bad position', { ...agent('4'), position: { x: '1', y: 2 } }, { kind: 'node', id: '4', field: 'position' }],
+    [
+      'with an id already used',
+      agent('2'),
+      { kind: 'node', id: '2', field: 'id', message: "Node id '2' is used by more than one node" },
+    ],
+    [
+      'of an unknown type',
+      node('4', 'decisionNode'),
+      { kind: 'node', id: '4', field: 'type', message: "Unknown node type 'decisionNode'" },
+    ],
+    [
+      'without a type',
+      { id: '4', data: {} },
+      { kind: 'node', id: '4', field: 'type', message: 'Node type must be a string' },
+    ],
+    [
+      'with data that is not an object',
+      { ...agent('4'), data: ['prompt'] },
+      { kind: 'node', id: '4', field: 'data', message: 'data must be an object' },
+    ],
+    [
+      'with a bad position',
+      { ...agent('4'), position: { x: '1', y: 2 } },
+      { kind: 'node', id: '4', field: 'position' },
+    ],
   ])('a node %s is an error', (_, extra, expected) => {
     expectError(withNodes(extra as Json), expected as Partial<DefinitionError>)
   })
@@ -163,7 +224,9 @@ describe('validateDefinition: nodes', () => {
     const input = valid()
     const index = input.nodes.findIndex((n: Json) => n.id === broken.id)
     input.nodes[index] = broken
-    expect(errorsOf(input)).toEqual([{ kind: 'node', id: broken.id, field: 'data.prompt', message: 'Prompt is required' }])
+    expect(errorsOf(input)).toEqual([
+      { kind: 'node', id: broken.id, field: 'data.prompt', message: 'Prompt is required' },
+    ])
     input.nodes[index] = { ...broken, data: { ...broken.data, prompt: '' } }
     expect(errorsOf(input)).toEqual([
       { kind: 'node', id: broken.id, field: 'data.prompt', message: 'Prompt must be at least 1 character long' },
@@ -180,16 +243,56 @@ describe('validateDefinition: nodes', () => {
   })
 
   test.each([
-    ['a boolean as a string', { allow_interrupt: 'yes' }, 'data.allow_interrupt', 'Allow interruption must be true or false'],
-    ['a number as a string', { delayed_start_duration: '2' }, 'data.delayed_start_duration', 'Delay (seconds) must be a number'],
-    ['a number above its maximum', { delayed_start_duration: 11 }, 'data.delayed_start_duration', 'Delay (seconds) must be at most 10'],
-    ['a value outside the options', { greeting_type: 'video' }, 'data.greeting_type', 'Greeting type must be one of "text", "audio"'],
+    [
+      'a boolean as a string',
+      { allow_interrupt: 'yes' },
+      'data.allow_interrupt',
+      'Allow interruption must be true or false',
+    ],
+    [
+      'a number as a string',
+      { delayed_start_duration: '2' },
+      'data.delayed_start_duration',
+      'Delay (seconds) must be a number',
+    ],
+    [
+      'a number above its maximum',
+      { delayed_start_duration: 11 },
+      'data.delayed_start_duration',
+      'Delay (seconds) must be at most 10',
+    ],
+    [
+      'a value outside the options',
+      { greeting_type: 'video' },
+      'data.greeting_type',
+      'Greeting type must be one of "text", "audio"',
+    ],
     ['a prompt that is not text', { prompt: 42 }, 'data.prompt', 'Prompt must be a string'],
     ['tool references that are not strings', { tool_uuids: [1] }, 'data.tool_uuids', 'Tools must be a list of strings'],
-    ['a collection that is not a list', { extraction_variables: {} }, 'data.extraction_variables', 'Variables to extract must be a list of rows'],
-    ['a row that is not an object', { extraction_variables: ['age'] }, 'data.extraction_variables[0]', 'Row 1 of Variables to extract must be an object'],
-    ['a row without a required field', { extraction_variables: [{ type: 'string' }] }, 'data.extraction_variables[0].name', 'Variable name is required'],
-    ['a row with a value outside the options', { extraction_variables: [{ name: 'a', type: 'date' }] }, 'data.extraction_variables[0].type', 'Type must be one of "string", "number", "boolean"'],
+    [
+      'a collection that is not a list',
+      { extraction_variables: {} },
+      'data.extraction_variables',
+      'Variables to extract must be a list of rows',
+    ],
+    [
+      'a row that is not an object',
+      { extraction_variables: ['age'] },
+      'data.extraction_variables[0]',
+      'Row 1 of Variables to extract must be an object',
+    ],
+    [
+      'a row without a required field',
+      { extraction_variables: [{ type: 'string' }] },
+      'data.extraction_variables[0].name',
+      'Variable name is required',
+    ],
+    [
+      'a row with a value outside the options',
+      { extraction_variables: [{ name: 'a', type: 'date' }] },
+      'data.extraction_variables[0].type',
+      'Type must be one of "string", "number", "boolean"',
+    ],
   ])('Start Call data with %s', (_, data, field, message) => {
     const input = valid()
     input.nodes[0] = start(data)
@@ -197,7 +300,11 @@ describe('validateDefinition: nodes', () => {
   })
 
   test('webhook headers, payload and method are checked too', () => {
-    const webhook = node('4', 'webhook', { http_method: 'post', custom_headers: [{ key: 'X-A' }], payload_template: [] })
+    const webhook = node('4', 'webhook', {
+      http_method: 'post',
+      custom_headers: [{ key: 'X-A' }],
+      payload_template: [],
+    })
     expect(errorsOf(withNodes(webhook)).map((error) => error.field)).toEqual([
       'data.http_method',
       'data.custom_headers[0].value',
@@ -220,16 +327,56 @@ describe('validateDefinition: nodes', () => {
 describe('validateDefinition: edges', () => {
   test.each([
     ['not an object', 7, { kind: 'edge', id: null, field: null, message: 'edges[2] must be an object' }],
-    ['without id', { ...edge('x', '2', '3'), id: undefined }, { kind: 'edge', id: null, field: 'id', message: 'edges[2] needs an id: a non-empty string' }],
-    ['with an id already used', edge('1-2', '1', '3'), { kind: 'edge', id: '1-2', field: 'id', message: "Edge id '1-2' is used by more than one edge" }],
-    ['from a node that does not exist', edge('9-3', '9', '3'), { kind: 'edge', id: '9-3', field: 'source', message: 'source "9" is not the id of a node of this workflow' }],
-    ['to nowhere', { ...edge('2-x', '2', '3'), target: undefined }, { kind: 'edge', id: '2-x', field: 'target', message: 'target null is not the id of a node of this workflow' }],
-    ['without a label', edge('1-3', '1', '3', { label: undefined }), { kind: 'edge', id: '1-3', field: 'data.label', message: 'Label is required' }],
-    ['with an empty condition', edge('1-3', '1', '3', { condition: '' }), { kind: 'edge', id: '1-3', field: 'data.condition' }],
-    ['without data', { id: '1-3', source: '1', target: '3' }, { kind: 'edge', id: '1-3', field: 'data.condition', message: 'Condition is required' }],
-    ['with data that is not an object', { ...edge('1-3', '1', '3'), data: 'go' }, { kind: 'edge', id: '1-3', field: 'data', message: 'data must be an object' }],
-    ['with an unknown speech type', edge('1-3', '1', '3', { transition_speech_type: 'video' }), { kind: 'edge', id: '1-3', field: 'data.transition_speech_type' }],
-    ['with speech that is not text', edge('1-3', '1', '3', { transition_speech: ['hi'] }), { kind: 'edge', id: '1-3', field: 'data.transition_speech' }],
+    [
+      'without id',
+      { ...edge('x', '2', '3'), id: undefined },
+      { kind: 'edge', id: null, field: 'id', message: 'edges[2] needs an id: a non-empty string' },
+    ],
+    [
+      'with an id already used',
+      edge('1-2', '1', '3'),
+      { kind: 'edge', id: '1-2', field: 'id', message: "Edge id '1-2' is used by more than one edge" },
+    ],
+    [
+      'from a node that does not exist',
+      edge('9-3', '9', '3'),
+      { kind: 'edge', id: '9-3', field: 'source', message: 'source "9" is not the id of a node of this workflow' },
+    ],
+    [
+      'to nowhere',
+      { ...edge('2-x', '2', '3'), target: undefined },
+      { kind: 'edge', id: '2-x', field: 'target', message: 'target null is not the id of a node of this workflow' },
+    ],
+    [
+      'without a label',
+      edge('1-3', '1', '3', { label: undefined }),
+      { kind: 'edge', id: '1-3', field: 'data.label', message: 'Label is required' },
+    ],
+    [
+      'with an empty condition',
+      edge('1-3', '1', '3', { condition: '' }),
+      { kind: 'edge', id: '1-3', field: 'data.condition' },
+    ],
+    [
+      'without data',
+      { id: '1-3', source: '1', target: '3' },
+      { kind: 'edge', id: '1-3', field: 'data.condition', message: 'Condition is required' },
+    ],
+    [
+      'with data that is not an object',
+      { ...edge('1-3', '1', '3'), data: 'go' },
+      { kind: 'edge', id: '1-3', field: 'data', message: 'data must be an object' },
+    ],
+    [
+      'with an unknown speech type',
+      edge('1-3', '1', '3', { transition_speech_type: 'video' }),
+      { kind: 'edge', id: '1-3', field: 'data.transition_speech_type' },
+    ],
+    [
+      'with speech that is not text',
+      edge('1-3', '1', '3', { transition_speech: ['hi'] }),
+      { kind: 'edge', id: '1-3', field: 'data.transition_speech' },
+    ],
   ])('an edge %s is an error', (_, extra, expected) => {
     const input = valid()
     input.edges.push(extra)
@@ -240,7 +387,12 @@ describe('validateDefinition: edges', () => {
     const input = valid()
     input.edges.push(edge('1-3', '1', '3', { label: 'To-2' }))
     expect(errorsOf(input)).toEqual([
-      { kind: 'edge', id: '1-3', field: 'data.label', message: "Another transition out of node '1' already has the name 'to_2'" },
+      {
+        kind: 'edge',
+        id: '1-3',
+        field: 'data.label',
+        message: "Another transition out of node '1' already has the name 'to_2'",
+      },
     ])
     const fromOthers = valid()
     fromOthers.edges[1].data.label = fromOthers.edges[0].data.label
@@ -257,7 +409,9 @@ describe('validateDefinition: edges', () => {
   })
 
   test('an End Call node must be reachable', () => {
-    expect(errorsOf(withNodes(end('4')))).toEqual([{ kind: 'node', id: '4', field: null, message: 'End Call node needs at least 1 incoming edge' }])
+    expect(errorsOf(withNodes(end('4')))).toEqual([
+      { kind: 'node', id: '4', field: null, message: 'End Call node needs at least 1 incoming edge' },
+    ])
   })
 
   test.each(['globalNode', 'qa', 'webhook'])('a %s node takes no edges', (type) => {
@@ -272,7 +426,9 @@ describe('validateDefinition: edges', () => {
   test('a trigger node takes no incoming edge', () => {
     const input = withNodes(node('4', 'trigger'))
     input.edges.push(edge('2-4', '2', '4'))
-    expect(errorsOf(input)).toEqual([{ kind: 'node', id: '4', field: null, message: 'API Trigger node cannot have incoming edges' }])
+    expect(errorsOf(input)).toEqual([
+      { kind: 'node', id: '4', field: null, message: 'API Trigger node cannot have incoming edges' },
+    ])
   })
 })
 
@@ -293,7 +449,9 @@ describe('validateDefinition: trigger paths', () => {
   })
 
   test('each trigger without a path gets its own; given paths are kept, in node order', () => {
-    const result = validateDefinition(withNodes(node('4', 'trigger'), node('5', 'trigger', { trigger_path: 'crm_leads-1' }), node('6', 'trigger')))
+    const result = validateDefinition(
+      withNodes(node('4', 'trigger'), node('5', 'trigger', { trigger_path: 'crm_leads-1' }), node('6', 'trigger')),
+    )
     expect(result.errors).toEqual([])
     const [first, given, last] = result.triggerPaths
     expect(given).toBe('crm_leads-1')
@@ -304,7 +462,9 @@ describe('validateDefinition: trigger paths', () => {
 
   test('36 characters is the longest path', () => {
     const longest = 'a'.repeat(36)
-    expect(validateDefinition(withNodes(node('4', 'trigger', { trigger_path: longest }))).triggerPaths).toEqual([longest])
+    expect(validateDefinition(withNodes(node('4', 'trigger', { trigger_path: longest }))).triggerPaths).toEqual([
+      longest,
+    ])
     expect(errorsOf(withNodes(node('4', 'trigger', { trigger_path: `${longest}b` })))).toEqual([
       { kind: 'node', id: '4', field: 'data.trigger_path', message: 'Trigger path must be at most 36 characters long' },
     ])
@@ -317,13 +477,24 @@ describe('validateDefinition: trigger paths', () => {
   })
 
   test('a trigger path must be a string', () => {
-    expectError(withNodes(node('4', 'trigger', { trigger_path: 12 })), { id: '4', field: 'data.trigger_path', message: 'Trigger path must be a string' })
+    expectError(withNodes(node('4', 'trigger', { trigger_path: 12 })), {
+      id: '4',
+      field: 'data.trigger_path',
+      message: 'Trigger path must be a string',
+    })
   })
 
   test('a trigger path is unique within the workflow', () => {
-    const result = validateDefinition(withNodes(node('4', 'trigger', { trigger_path: 'same' }), node('5', 'trigger', { trigger_path: 'same' })))
+    const result = validateDefinition(
+      withNodes(node('4', 'trigger', { trigger_path: 'same' }), node('5', 'trigger', { trigger_path: 'same' })),
+    )
     expect(result.errors).toEqual([
-      { kind: 'node', id: '5', field: 'data.trigger_path', message: "Trigger path 'same' is used by another trigger node of this workflow" },
+      {
+        kind: 'node',
+        id: '5',
+        field: 'data.trigger_path',
+        message: "Trigger path 'same' is used by another trigger node of this workflow",
+      },
     ])
     expect(result.triggerPaths).toEqual(['same'])
   })
@@ -331,7 +502,10 @@ describe('validateDefinition: trigger paths', () => {
 
 describe('findTriggerNodes and hasTriggerPath', () => {
   const { definition } = validateDefinition(
-    withNodes(node('4', 'trigger', { trigger_path: 'crm' }), node('5', 'trigger', { trigger_path: 'old', enabled: false })),
+    withNodes(
+      node('4', 'trigger', { trigger_path: 'crm' }),
+      node('5', 'trigger', { trigger_path: 'old', enabled: false }),
+    ),
   )
 
   test('find the trigger nodes in node order', () => {

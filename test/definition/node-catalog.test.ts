@@ -127,14 +127,18 @@ function expectProperties(properties: (PropertySpec | RowPropertySpec)[], expect
       expect({ name, type: sdkType(spec!) }).toEqual({ name, type })
     } else {
       expect({ name, type: spec!.type }).toEqual({ name, type: 'fixed_collection' })
-      expectProperties('properties' in spec! ? spec.properties ?? [] : [], type, `${where}.${name}`)
+      expectProperties('properties' in spec! ? (spec.properties ?? []) : [], type, `${where}.${name}`)
     }
   }
 }
 
 describe('node catalog', () => {
   test('lists exactly the node types clients know', () => {
-    expect(listNodeTypes().map((spec) => spec.name).sort()).toEqual(Object.keys(EXPECTED).sort())
+    expect(
+      listNodeTypes()
+        .map((spec) => spec.name)
+        .sort(),
+    ).toEqual(Object.keys(EXPECTED).sort())
   })
 
   for (const [name, expected] of Object.entries(EXPECTED)) {
@@ -177,49 +181,81 @@ describe('node catalog', () => {
           where,
           hasOptions: property.type === 'options' || property.type === 'multi_options',
         })
-        expect({ where, hasRows: (property.properties?.length ?? 0) > 0 }).toEqual({ where, hasRows: property.type === 'fixed_collection' })
+        expect({ where, hasRows: (property.properties?.length ?? 0) > 0 }).toEqual({
+          where,
+          hasRows: property.type === 'fixed_collection',
+        })
       }
     }
   })
 
   test('extraction variable types, greeting types, HTTP methods and QA providers are options', () => {
     const optionValues = (node: string, property: string) =>
-      getNodeType(node)!.properties.find((spec) => spec.name === property)!.options!.map((option) => option.value)
+      getNodeType(node)!
+        .properties.find((spec) => spec.name === property)!
+        .options!.map((option) => option.value)
     expect(optionValues('startCall', 'greeting_type')).toEqual(['text', 'audio'])
     expect(optionValues('webhook', 'http_method')).toEqual(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])
     expect(optionValues('qa', 'qa_provider')).toEqual(['openai', 'azure', 'openrouter', 'anthropic'])
-    const extractionType = getNodeType('agentNode')!.properties.find((spec) => spec.name === 'extraction_variables')!
+    const extractionType = getNodeType('agentNode')!
+      .properties.find((spec) => spec.name === 'extraction_variables')!
       .properties!.find((row) => row.name === 'type')!
     expect(extractionType.options!.map((option) => option.value)).toEqual(['string', 'number', 'boolean'])
   })
 
   test('trigger paths are limited to 36 URL-safe characters', () => {
     const triggerPath = getNodeType('trigger')!.properties.find((spec) => spec.name === 'trigger_path')!
-    expect({ max_length: triggerPath.max_length, pattern: triggerPath.pattern }).toEqual({ max_length: 36, pattern: '^[A-Za-z0-9_-]+$' })
+    expect({ max_length: triggerPath.max_length, pattern: triggerPath.pattern }).toEqual({
+      max_length: 36,
+      pattern: '^[A-Za-z0-9_-]+$',
+    })
   })
 
   test('instance limits: one Start Call, at most one Global, QA and Tuner node', () => {
-    const limits = Object.fromEntries(listNodeTypes().map((spec) => [spec.name, spec.graph_constraints?.max_instances ?? null]))
-    expect(limits).toEqual({ startCall: 1, agentNode: null, endCall: null, globalNode: 1, trigger: null, webhook: null, qa: 1, tuner: 1 })
+    const limits = Object.fromEntries(
+      listNodeTypes().map((spec) => [spec.name, spec.graph_constraints?.max_instances ?? null]),
+    )
+    expect(limits).toEqual({
+      startCall: 1,
+      agentNode: null,
+      endCall: null,
+      globalNode: 1,
+      trigger: null,
+      webhook: null,
+      qa: 1,
+      tuner: 1,
+    })
     expect(getNodeType('startCall')!.graph_constraints!.min_instances).toBe(1)
   })
 
   test('each example, with the defaults a client fills in, is a valid node', () => {
     for (const spec of listNodeTypes()) {
-      const defaults = Object.fromEntries(spec.properties.filter((p) => p.default !== undefined).map((p) => [p.name, p.default]))
+      const defaults = Object.fromEntries(
+        spec.properties.filter((p) => p.default !== undefined).map((p) => [p.name, p.default]),
+      )
       expect(spec.examples?.length ?? 0).toBeGreaterThan(0)
       for (const example of spec.examples ?? []) {
-        const node: AgentNode = { id: '2', type: spec.name, position: { x: 0, y: 0 }, data: { ...defaults, ...example.data } }
+        const node: AgentNode = {
+          id: '2',
+          type: spec.name,
+          position: { x: 0, y: 0 },
+          data: { ...defaults, ...example.data },
+        }
         const start: AgentNode = { id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { prompt: 'Hello' } }
         const callStep = spec.name === 'agentNode' || spec.name === 'endCall'
         const definition =
           spec.name === 'startCall'
             ? { nodes: [{ ...node, id: '1' }], edges: [] }
             : {
-              nodes: [start, node],
-              edges: callStep ? [{ id: '1-2', source: '1', target: '2', data: { label: 'next', condition: 'when done' } }] : [],
-            }
-        expect({ example: example.name, errors: validateDefinition(definition).errors }).toEqual({ example: example.name, errors: [] })
+                nodes: [start, node],
+                edges: callStep
+                  ? [{ id: '1-2', source: '1', target: '2', data: { label: 'next', condition: 'when done' } }]
+                  : [],
+              }
+        expect({ example: example.name, errors: validateDefinition(definition).errors }).toEqual({
+          example: example.name,
+          errors: [],
+        })
       }
     }
   })

@@ -1,8 +1,17 @@
 import { describe, expect, test } from 'bun:test'
 import type { AgentDefinition, AgentNode } from '../../src/definition/definition'
-import { renderTemplate, requiredTemplateVariables, templateContextVariables } from '../../src/definition/template-variables'
+import {
+  renderTemplate,
+  requiredTemplateVariables,
+  templateContextVariables,
+} from '../../src/definition/template-variables'
 
-const node = (id: string, type: string, data: Record<string, unknown>): AgentNode => ({ id, type, position: { x: 0, y: 0 }, data })
+const node = (id: string, type: string, data: Record<string, unknown>): AgentNode => ({
+  id,
+  type,
+  position: { x: 0, y: 0 },
+  data,
+})
 
 /** A definition whose start prompt is `prompt`, plus whatever other nodes and edges a test needs. */
 const definitionWith = (prompt: string, extra: Partial<AgentDefinition> = {}): AgentDefinition => ({
@@ -22,17 +31,38 @@ describe('requiredTemplateVariables', () => {
         node('4', 'globalNode', { prompt: 'You work for {{company}}.' }),
       ],
       edges: [
-        { id: '1-2', source: '1', target: '2', data: { label: 'a', condition: 'b', transition_speech: 'One moment, {{title}}.' } },
-        { id: '2-3', source: '2', target: '3', data: { label: 'a', condition: 'b', transition_speech: 'Thanks {{ agent_name }}' } },
+        {
+          id: '1-2',
+          source: '1',
+          target: '2',
+          data: { label: 'a', condition: 'b', transition_speech: 'One moment, {{title}}.' },
+        },
+        {
+          id: '2-3',
+          source: '2',
+          target: '3',
+          data: { label: 'a', condition: 'b', transition_speech: 'Thanks {{ agent_name }}' },
+        },
       ],
     }
-    expect(requiredTemplateVariables(definition)).toEqual(['agent_name', 'company', 'first_name', 'last_name', 'product', 'title'])
+    expect(requiredTemplateVariables(definition)).toEqual([
+      'agent_name',
+      'company',
+      'first_name',
+      'last_name',
+      'product',
+      'title',
+    ])
   })
 
   test('ignores every other field and node type', () => {
     const definition = definitionWith('Plain prompt.', {
       nodes: [
-        node('2', 'agentNode', { prompt: 'x', greeting: '{{not_a_greeting_here}}', extraction_prompt: '{{extraction}}' }),
+        node('2', 'agentNode', {
+          prompt: 'x',
+          greeting: '{{not_a_greeting_here}}',
+          extraction_prompt: '{{extraction}}',
+        }),
         node('3', 'webhook', { payload_template: { id: '{{run_id}}' }, endpoint_url: 'https://x/{{path}}' }),
         node('4', 'qa', { qa_system_prompt: '{{transcript}}' }),
         node('5', 'trigger', { name: '{{trigger_name}}' }),
@@ -56,11 +86,18 @@ describe('requiredTemplateVariables', () => {
   })
 
   test('a current_time_ suffix that is not a time zone is an ordinary variable', () => {
-    expect(required('{{current_time_slot}} {{current_weekday_of_visit}}')).toEqual(['current_time_slot', 'current_weekday_of_visit'])
+    expect(required('{{current_time_slot}} {{current_weekday_of_visit}}')).toEqual([
+      'current_time_slot',
+      'current_weekday_of_visit',
+    ])
   })
 
   test('names are lowercased, unique and sorted, so CSV headers (lowercased) match whatever the case', () => {
-    expect(required('{{Zip}} {{FirstName}} {{firstname}} {{  FIRSTNAME  }} {{a_1}}')).toEqual(['a_1', 'firstname', 'zip'])
+    expect(required('{{Zip}} {{FirstName}} {{firstname}} {{  FIRSTNAME  }} {{a_1}}')).toEqual([
+      'a_1',
+      'firstname',
+      'zip',
+    ])
   })
 
   test('text that only looks like a placeholder is ignored', () => {
@@ -74,17 +111,29 @@ describe('requiredTemplateVariables', () => {
 
 describe('templateContextVariables', () => {
   test('maps every context variable to its default, or "" when it has none', () => {
-    const definition = definitionWith('{{First_Name}} {{city | Paris}} {{ title | fallback:Dr }} {{nick | fallback}} {{age}}')
-    expect(templateContextVariables(definition)).toEqual({ age: '', city: 'Paris', first_name: '', nick: 'Nick', title: 'Dr' })
+    const definition = definitionWith(
+      '{{First_Name}} {{city | Paris}} {{ title | fallback:Dr }} {{nick | fallback}} {{age}}',
+    )
+    expect(templateContextVariables(definition)).toEqual({
+      age: '',
+      city: 'Paris',
+      first_name: '',
+      nick: 'Nick',
+      title: 'Dr',
+    })
     expect(Object.keys(templateContextVariables(definition))).toEqual(['age', 'city', 'first_name', 'nick', 'title'])
   })
 
   test('the first default given for a variable wins', () => {
-    expect(templateContextVariables(definitionWith('{{city}} {{city | Rome}} {{City | Oslo}}'))).toEqual({ city: 'Rome' })
+    expect(templateContextVariables(definitionWith('{{city}} {{city | Rome}} {{City | Oslo}}'))).toEqual({
+      city: 'Rome',
+    })
   })
 
   test('leaves out nested paths, clock variables and system variables', () => {
-    expect(templateContextVariables(definitionWith('{{a.b}} {{current_time}} {{provider}} {{source_uuid | x}}'))).toEqual({})
+    expect(
+      templateContextVariables(definitionWith('{{a.b}} {{current_time}} {{provider}} {{source_uuid | x}}')),
+    ).toEqual({})
   })
 })
 
@@ -110,17 +159,34 @@ describe('renderTemplate', () => {
     ['writes a missing nested value as its default', '{{customer.age | unknown}}', { customer: {} }, 'unknown'],
     ['does not walk into text', '{{name.length}}', { name: 'Ann' }, ''],
     ['tolerates the initial_context. prefix', '{{initial_context.name}}', { name: 'Ann' }, 'Ann'],
-    ['prefers a real initial_context key', '{{initial_context.name}}', { name: 'Ann', initial_context: { name: 'Bo' } }, 'Bo'],
+    [
+      'prefers a real initial_context key',
+      '{{initial_context.name}}',
+      { name: 'Ann', initial_context: { name: 'Bo' } },
+      'Bo',
+    ],
     ['writes objects and arrays as JSON', '{{o}} {{l}}', { o: { a: 1 }, l: [1, 'x'] }, '{"a":1} [1,"x"]'],
-    ['matches keys ignoring case, exact key first', '{{FirstName}} {{city}}', { firstname: 'Ann', city: 'x', City: 'y' }, 'Ann x'],
-    ['leaves text that is not a placeholder alone', '{{ first name }} {x} {{}}', { first: 'no' }, '{{ first name }} {x} {{}}'],
+    [
+      'matches keys ignoring case, exact key first',
+      '{{FirstName}} {{city}}',
+      { firstname: 'Ann', city: 'x', City: 'y' },
+      'Ann x',
+    ],
+    [
+      'leaves text that is not a placeholder alone',
+      '{{ first name }} {x} {{}}',
+      { first: 'no' },
+      '{{ first name }} {x} {{}}',
+    ],
   ])('%s', (_, template, context, expected) => {
     expect(renderTemplate(template, context as Record<string, unknown>, now)).toBe(expected)
   })
 
   test('clock variables come from `now`, in UTC or in the named zone', () => {
     expect(renderTemplate('{{current_time}} / {{current_weekday}}', {}, now)).toBe('2025-01-31 14:05 UTC / Friday')
-    expect(renderTemplate('{{current_time_Asia/Tokyo}} / {{current_weekday_Asia/Tokyo}}', {}, now)).toBe('2025-01-31 23:05 Asia/Tokyo / Friday')
+    expect(renderTemplate('{{current_time_Asia/Tokyo}} / {{current_weekday_Asia/Tokyo}}', {}, now)).toBe(
+      '2025-01-31 23:05 Asia/Tokyo / Friday',
+    )
     expect(renderTemplate('{{current_time_America/Los_Angeles}}', {}, now)).toBe('2025-01-31 06:05 America/Los_Angeles')
     expect(renderTemplate('{{current_weekday_Pacific/Kiritimati}}', {}, now)).toBe('Saturday')
   })

@@ -19,7 +19,8 @@ const key = randomBytes(32)
 
 describe('encryptSecret / decryptSecret', () => {
   test('round trip, including unicode and the empty string', () => {
-    for (const plain of ['twilio-token', 'pässwörd ☎', '']) expect(decryptSecret(key, encryptSecret(key, plain))).toBe(plain)
+    for (const plain of ['twilio-token', 'pässwörd ☎', ''])
+      expect(decryptSecret(key, encryptSecret(key, plain))).toBe(plain)
   })
 
   test('versioned format with a fresh IV each time', () => {
@@ -39,7 +40,9 @@ describe('encryptSecret / decryptSecret', () => {
       return bytes.toString('base64')
     }
     for (const altered of [
-      [version, iv, tag, flip(ciphertext)], [version, iv, flip(tag), ciphertext], [version, flip(iv), tag, ciphertext],
+      [version, iv, tag, flip(ciphertext)],
+      [version, iv, flip(tag), ciphertext],
+      [version, flip(iv), tag, ciphertext],
     ]) {
       expect(() => decryptSecret(key, altered.join(':'))).toThrow('wrong master key or altered data')
     }
@@ -48,11 +51,15 @@ describe('encryptSecret / decryptSecret', () => {
   test('a truncated tag is rejected', () => {
     const [version, iv, tag, ciphertext] = encryptSecret(key, 'secret').split(':')
     const shortTag = Buffer.from(tag, 'base64').subarray(0, 4).toString('base64')
-    expect(() => decryptSecret(key, [version, iv, shortTag, ciphertext].join(':'))).toThrow('not in the v1 sealed format')
+    expect(() => decryptSecret(key, [version, iv, shortTag, ciphertext].join(':'))).toThrow(
+      'not in the v1 sealed format',
+    )
   })
 
   test('another key cannot decrypt', () => {
-    expect(() => decryptSecret(randomBytes(32), encryptSecret(key, 'secret'))).toThrow('wrong master key or altered data')
+    expect(() => decryptSecret(randomBytes(32), encryptSecret(key, 'secret'))).toThrow(
+      'wrong master key or altered data',
+    )
   })
 
   test('a value that is not sealed is rejected', () => {
@@ -91,8 +98,16 @@ describe('loadMasterKey', () => {
 
   test('anything else is a clear error', () => {
     const dataDir = freshDir()
-    for (const env of ['short', 'z'.repeat(64), randomBytes(16).toString('hex'), randomBytes(31).toString('base64'), randomBytes(33).toString('base64')]) {
-      expect(() => loadMasterKey({ env, dataDir })).toThrow('RINGBASE_MASTER_KEY must be 64 hex characters or the base64 of 32 bytes')
+    for (const env of [
+      'short',
+      'z'.repeat(64),
+      randomBytes(16).toString('hex'),
+      randomBytes(31).toString('base64'),
+      randomBytes(33).toString('base64'),
+    ]) {
+      expect(() => loadMasterKey({ env, dataDir })).toThrow(
+        'RINGBASE_MASTER_KEY must be 64 hex characters or the base64 of 32 bytes',
+      )
     }
   })
 

@@ -54,9 +54,12 @@ describe('normalizeAddress', () => {
     expect(normalizeAddress(raw)).toEqual({ address_normalized: normalized, address_type: 'sip_uri' })
   })
 
-  test.each(['', '   ', 'sip:', 'sip:alice@', 'sip:alice@host:abc', 'sip:alice@[::1'])('%p is not an address', (raw) => {
-    expect(() => normalizeAddress(raw)).toThrow(AddressError)
-  })
+  test.each(['', '   ', 'sip:', 'sip:alice@', 'sip:alice@host:abc', 'sip:alice@[::1'])(
+    '%p is not an address',
+    (raw) => {
+      expect(() => normalizeAddress(raw)).toThrow(AddressError)
+    },
+  )
 })
 
 test('dialCodeFor knows common countries in any case and nothing else', () => {
@@ -73,7 +76,15 @@ test('dialCodeFor knows common countries in any case and nothing else', () => {
 
 test('isE164: plus, no leading zero, 8 to 15 digits', () => {
   for (const ok of ['+14155550100', '+12345678', '+123456789012345']) expect(isE164(ok)).toBe(true)
-  for (const bad of ['14155550100', '+1234567', '+1234567890123456', '+04155550100', '+1 4155550100', '+1415555010a', '']) {
+  for (const bad of [
+    '14155550100',
+    '+1234567',
+    '+1234567890123456',
+    '+04155550100',
+    '+1 4155550100',
+    '+1415555010a',
+    '',
+  ]) {
     expect(isE164(bad)).toBe(false)
   }
 })
@@ -91,12 +102,7 @@ describe('validateDestination', () => {
     }
   })
 
-  test.each([
-    '+14155550100',
-    '1001',
-    '*97',
-    '#1',
-  ])('ari accepts %p', (value) => {
+  test.each(['+14155550100', '1001', '*97', '#1'])('ari accepts %p', (value) => {
     expect(validateDestination(value, 'ari')).toBeNull()
   })
 
@@ -105,10 +111,13 @@ describe('validateDestination', () => {
     'sips:Alice.Smith@pbx.example.com:5061',
     'SIP:1001@pbx',
     'sip:0044912345678@intl-trunk',
-  ])('ari takes the SIP URI %p (its host picks the endpoint or trunk) only when the configuration allows raw dial strings', (value) => {
-    expect(validateDestination(value, 'ari')).toContain('allow_raw_dial_strings')
-    expect(validateDestination(value, 'ari', { rawDialStrings: true })).toBeNull()
-  })
+  ])(
+    'ari takes the SIP URI %p (its host picks the endpoint or trunk) only when the configuration allows raw dial strings',
+    (value) => {
+      expect(validateDestination(value, 'ari')).toContain('allow_raw_dial_strings')
+      expect(validateDestination(value, 'ari', { rawDialStrings: true })).toBeNull()
+    },
+  )
 
   const RAW_DIAL_STRINGS = [
     'PJSIP/1001',
@@ -122,10 +131,13 @@ describe('validateDestination', () => {
     'DAHDI/g1/5551234',
   ]
 
-  test.each(RAW_DIAL_STRINGS)('ari refuses the raw dial string %p by default (toll fraud through a trigger key)', (value) => {
-    expect(validateDestination(value, 'ari')).toContain('allow_raw_dial_strings')
-    expect(validateDestination(value, 'ari', { rawDialStrings: false })).toContain('allow_raw_dial_strings')
-  })
+  test.each(RAW_DIAL_STRINGS)(
+    'ari refuses the raw dial string %p by default (toll fraud through a trigger key)',
+    (value) => {
+      expect(validateDestination(value, 'ari')).toContain('allow_raw_dial_strings')
+      expect(validateDestination(value, 'ari', { rawDialStrings: false })).toContain('allow_raw_dial_strings')
+    },
+  )
 
   test.each(RAW_DIAL_STRINGS)('ari accepts the raw dial string %p when the configuration allows them', (value) => {
     expect(validateDestination(value, 'ari', { rawDialStrings: true })).toBeNull()
@@ -196,7 +208,9 @@ describe('buildAriDialString', () => {
   test('a SIP URI is substituted without its scheme when raw dial strings are allowed, refused otherwise', () => {
     const raw = { rawDialStrings: true }
     expect(buildAriDialString('sip:alice@office-pbx', undefined, raw)).toBe('PJSIP/alice@office-pbx')
-    expect(buildAriDialString('SIPS:bob@example.com:5061', 'PJSIP/mytrunk/sip:{number}', raw)).toBe('PJSIP/mytrunk/sip:bob@example.com:5061')
+    expect(buildAriDialString('SIPS:bob@example.com:5061', 'PJSIP/mytrunk/sip:{number}', raw)).toBe(
+      'PJSIP/mytrunk/sip:bob@example.com:5061',
+    )
     expect(() => buildAriDialString('sip:0044912345678@intl-trunk')).toThrow('allow_raw_dial_strings')
   })
 

@@ -2,7 +2,9 @@ import { expect, test } from 'bun:test'
 import { cloneJson } from '../../src/lib/values'
 
 test('cloneJson copies a JSON value deeply, a __proto__ key as an own property, never touching a prototype', () => {
-  const original = JSON.parse('{"nodes":[{"id":"1","data":{"list":[1,"two",null,true,{"deep":{}}]}}],"__proto__":{"polluted":true},"n":1.5}')
+  const original = JSON.parse(
+    '{"nodes":[{"id":"1","data":{"list":[1,"two",null,true,{"deep":{}}]}}],"__proto__":{"polluted":true},"n":1.5}',
+  )
   const copy = cloneJson(original)
   expect(copy).toEqual(original)
   expect(JSON.stringify(copy)).toBe(JSON.stringify(original))

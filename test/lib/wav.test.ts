@@ -7,7 +7,11 @@ const le16 = (value: number) => [value & 0xff, (value >> 8) & 0xff]
 const le32 = (value: number) => [...le16(value & 0xffff), ...le16(value >>> 16)]
 
 /** A hand-built WAV: `fmt` body bytes and data bytes, with extra chunks where asked. */
-function buildWav(fmt: number[], data: Uint8Array, options: { dataSize?: number; before?: Uint8Array } = {}): Uint8Array {
+function buildWav(
+  fmt: number[],
+  data: Uint8Array,
+  options: { dataSize?: number; before?: Uint8Array } = {},
+): Uint8Array {
   const parts = [...ascii('RIFF'), 0, 0, 0, 0, ...ascii('WAVE')]
   if (options.before) parts.push(...options.before)
   parts.push(...ascii('fmt '), fmt.length, 0, 0, 0, ...fmt)
@@ -16,7 +20,14 @@ function buildWav(fmt: number[], data: Uint8Array, options: { dataSize?: number;
 }
 
 function pcmFmt(channels: number, rate: number, bits = 16, tag = 1): number[] {
-  return [...le16(tag), ...le16(channels), ...le32(rate), ...le32((rate * channels * bits) / 8), ...le16((channels * bits) / 8), ...le16(bits)]
+  return [
+    ...le16(tag),
+    ...le16(channels),
+    ...le32(rate),
+    ...le32((rate * channels * bits) / 8),
+    ...le16((channels * bits) / 8),
+    ...le16(bits),
+  ]
 }
 const PCM_GUID_TAIL = [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xaa, 0x00, 0x38, 0x9b, 0x71]
 const LIST_CHUNK = Uint8Array.from([...ascii('LIST'), 3, 0, 0, 0, 1, 2, 3, 0])
@@ -64,7 +75,9 @@ describe('WAV', () => {
 
   test('rejects what is not 16-bit PCM, saying why', () => {
     expect(() => decodeWav(new TextEncoder().encode('ID3 not a wav at all'))).toThrow(WavFormatError)
-    expect(() => decodeWav(buildWav(pcmFmt(1, 8000, 32, 3), new Uint8Array(8)))).toThrow('WAV format 3 is not supported')
+    expect(() => decodeWav(buildWav(pcmFmt(1, 8000, 32, 3), new Uint8Array(8)))).toThrow(
+      'WAV format 3 is not supported',
+    )
     expect(() => decodeWav(buildWav(pcmFmt(1, 8000, 8), new Uint8Array(8)))).toThrow('8-bit samples')
     expect(() => decodeWav(buildWav(pcmFmt(1, 8000, 8, 7), new Uint8Array(8)))).toThrow('WAV format 7')
     expect(() => decodeWav(encodeWav(new Int16Array(4), 8000).subarray(0, 36))).toThrow('no data chunk')

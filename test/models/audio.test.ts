@@ -43,7 +43,10 @@ describe('STT client', () => {
   })
 
   test('errors and a slow server become ModelServerErrors without the key', async () => {
-    models.transcription.queue(failWith(400, { detail: `Invalid language 'xx' for key ${API_KEY}` }), { text: 'late', delayMs: 5_000 })
+    models.transcription.queue(failWith(400, { detail: `Invalid language 'xx' for key ${API_KEY}` }), {
+      text: 'late',
+      delayMs: 5_000,
+    })
     const stt = createSttClient(connection(), { model: 'm', language: 'xx' }, { timeouts: { firstByteMs: 100 } })
     const refused = await modelServerFailure(stt.transcribe(utterance))
     expect(refused.status).toBe(400)
@@ -62,7 +65,12 @@ describe('STT client', () => {
     const pending = stt.transcribe(utterance, { signal: controller.signal })
     await waitFor('the request to arrive', () => models.requests.length === 1)
     controller.abort()
-    expect(await pending.then(() => null, (error) => error.name)).toBe('AbortError')
+    expect(
+      await pending.then(
+        () => null,
+        (error) => error.name,
+      ),
+    ).toBe('AbortError')
     await waitFor('the server to see the client leave', () => models.requests[0].aborted)
   })
 })
@@ -149,7 +157,12 @@ describe('TTS client', () => {
     const pending = synthesized(tts, text, controller.signal)
     await waitFor('the request to arrive', () => models.requests.length === 1)
     controller.abort()
-    expect(await pending.then(() => null, (error) => error.name)).toBe('AbortError')
+    expect(
+      await pending.then(
+        () => null,
+        (error) => error.name,
+      ),
+    ).toBe('AbortError')
     await waitFor('the server to see the client leave', () => models.requests[0].aborted)
   })
 })

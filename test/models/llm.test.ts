@@ -2,7 +2,15 @@ import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import { listModels } from '../../src/models/list-models'
 import { createLlmClient } from '../../src/models/llm'
 import type { ChatMessage, LlmClient, LlmEvent } from '../../src/models/types'
-import { callTool, callTools, deadBaseUrl, failWith, modelServerFailure, say, startFakeModels } from '../support/fake-models'
+import {
+  callTool,
+  callTools,
+  deadBaseUrl,
+  failWith,
+  modelServerFailure,
+  say,
+  startFakeModels,
+} from '../support/fake-models'
 import { waitFor } from '../support/wait'
 
 const API_KEY = 'sk-test-4f9a2c7e1b'
@@ -11,7 +19,10 @@ afterAll(() => models.stop())
 beforeEach(() => models.reset())
 
 const connection = () => ({ provider: 'openai', baseUrl: models.baseUrl, apiKey: API_KEY })
-const hello: ChatMessage[] = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }]
+const hello: ChatMessage[] = [
+  { role: 'system', content: 'Be brief.' },
+  { role: 'user', content: 'Hi' },
+]
 
 const textOf = (events: LlmEvent[]) => events.flatMap((event) => (event.type === 'text' ? [event.text] : [])).join('')
 const toolCallsOf = (events: LlmEvent[]) => events.flatMap((event) => (event.type === 'tool_call' ? [event.call] : []))
@@ -30,14 +41,21 @@ describe('LLM client: streaming', () => {
     const texts = events.filter((event) => event.type === 'text')
     expect(texts.length).toBeGreaterThan(1)
     expect(texts.map((event) => event.text).join('')).toBe('Good morning to you')
-    expect(events.at(-1)).toEqual({ type: 'done', usage: { promptTokens: 21, completionTokens: 4, totalTokens: 25 }, finishReason: 'stop' })
+    expect(events.at(-1)).toEqual({
+      type: 'done',
+      usage: { promptTokens: 21, completionTokens: 4, totalTokens: 25 },
+      finishReason: 'stop',
+    })
     expect(llm.ref).toEqual({ service: 'openai', model: 'llama3.1' })
 
     const [sent] = models.requestsTo('/chat/completions')
     expect(sent.headers.get('authorization')).toBe(`Bearer ${API_KEY}`)
     expect(sent.body).toEqual({
       model: 'llama3.1',
-      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }],
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi' },
+      ],
       temperature: 0.2,
       max_tokens: 200,
       stream: true,
@@ -58,7 +76,11 @@ describe('LLM client: streaming', () => {
     expect(events.map((event) => event.type)).toEqual(['text', 'text', 'text', 'tool_call', 'tool_call', 'done'])
     const calls = toolCallsOf(events)
     expect(calls.map((call) => call.name)).toEqual(['check_calendar', 'qualified'])
-    expect(JSON.parse(calls[0].arguments)).toEqual({ day: 'monday', slots: ['09:00', '10:30'], note: 'a "quoted" word' })
+    expect(JSON.parse(calls[0].arguments)).toEqual({
+      day: 'monday',
+      slots: ['09:00', '10:30'],
+      note: 'a "quoted" word',
+    })
     expect(JSON.parse(calls[1].arguments)).toEqual({})
     expect(new Set(calls.map((call) => call.id)).size).toBe(2)
     expect(events.at(-1)).toMatchObject({ type: 'done', finishReason: 'tool_calls' })
@@ -74,13 +96,21 @@ describe('LLM client: streaming', () => {
       { role: 'assistant', content: 'Booked.' },
     ]
     const parameters = { type: 'object', properties: { day: { type: 'string' } }, required: ['day'] }
-    for await (const _ of llm.stream({ messages, tools: [{ name: 'book', description: 'Book a slot', parameters }] })) { /* drain */ }
+    for await (const _ of llm.stream({ messages, tools: [{ name: 'book', description: 'Book a slot', parameters }] })) {
+      /* drain */
+    }
     const [sent] = models.requestsTo('/chat/completions')
     expect(sent.headers.get('authorization')).toBeNull()
-    expect(sent.body.tools).toEqual([{ type: 'function', function: { name: 'book', description: 'Book a slot', parameters } }])
+    expect(sent.body.tools).toEqual([
+      { type: 'function', function: { name: 'book', description: 'Book a slot', parameters } },
+    ])
     expect(sent.body.messages).toEqual([
       { role: 'user', content: 'Book me' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'book', arguments: '{"day":"mon"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'book', arguments: '{"day":"mon"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: 'booked' },
       { role: 'assistant', content: 'Booked.' },
     ])
@@ -119,7 +149,11 @@ describe('LLM client: streaming', () => {
     const warnings: object[] = []
     const llm = createLlmClient(connection(), { model: 'quiet' }, { log: { warn: (fields) => warnings.push(fields) } })
     const events = await collect(llm)
-    expect(events.at(-1)).toEqual({ type: 'done', usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, finishReason: 'stop' })
+    expect(events.at(-1)).toEqual({
+      type: 'done',
+      usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+      finishReason: 'stop',
+    })
     expect(warnings).toEqual([{ service: 'openai', model: 'quiet' }])
   })
 
@@ -147,7 +181,12 @@ describe('LLM client: streaming', () => {
         }
       }
     })()
-    expect(await outcome.then(() => null, (error) => error)).toBe(reason)
+    expect(
+      await outcome.then(
+        () => null,
+        (error) => error,
+      ),
+    ).toBe(reason)
     expect(texts).toEqual(['never '])
     await waitFor('the server to see the client leave', () => models.requests[0]?.aborted === true)
   })
@@ -183,13 +222,21 @@ describe('LLM client: streaming', () => {
 })
 
 describe('LLM client: JSON completion', () => {
-  const schema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false }
+  const schema = {
+    type: 'object',
+    properties: { name: { type: 'string' } },
+    required: ['name'],
+    additionalProperties: false,
+  }
 
   test('asks for the schema as response_format and answers the raw text with usage', async () => {
     models.chat.queue(say('{"name":"Ada"}', { usage: { prompt_tokens: 50, completion_tokens: 6 } }))
     const llm = createLlmClient(connection(), { model: 'm', temperature: 0 })
     const answer = await llm.completeJson({ messages: hello, schema, schemaName: 'extraction' })
-    expect(answer).toEqual({ text: '{"name":"Ada"}', usage: { promptTokens: 50, completionTokens: 6, totalTokens: 56 } })
+    expect(answer).toEqual({
+      text: '{"name":"Ada"}',
+      usage: { promptTokens: 50, completionTokens: 6, totalTokens: 56 },
+    })
     const [sent] = models.requestsTo('/chat/completions')
     expect(sent.body).toEqual({
       model: 'm',
@@ -205,7 +252,6 @@ describe('LLM client: JSON completion', () => {
     const llm = createLlmClient(connection(), { model: 'm' })
     expect((await llm.completeJson({ messages: hello, schema, schemaName: 'x' })).text).toBe('{"name": "Ada"')
   })
-
 })
 
 describe('model list', () => {
@@ -222,16 +268,36 @@ describe('model list', () => {
 
 describe('LLM client: errors are ModelServerErrors that never show the key', () => {
   const cases: { name: string; answer: ReturnType<typeof failWith>; status: number; shows: string }[] = [
-    { name: 'OpenAI 401 echoing the key', answer: failWith(401, { error: { message: `Incorrect API key provided: ${API_KEY}.`, type: 'invalid_request_error' } }), status: 401, shows: 'Incorrect API key provided: [redacted]' },
-    { name: 'FastAPI 422 detail list', answer: failWith(422, { detail: [{ loc: ['body', 'model'], msg: 'field required' }] }), status: 422, shows: 'field required' },
+    {
+      name: 'OpenAI 401 echoing the key',
+      answer: failWith(401, {
+        error: { message: `Incorrect API key provided: ${API_KEY}.`, type: 'invalid_request_error' },
+      }),
+      status: 401,
+      shows: 'Incorrect API key provided: [redacted]',
+    },
+    {
+      name: 'FastAPI 422 detail list',
+      answer: failWith(422, { detail: [{ loc: ['body', 'model'], msg: 'field required' }] }),
+      status: 422,
+      shows: 'field required',
+    },
     { name: 'plain text 502', answer: failWith(502, 'upstream went away'), status: 502, shows: 'upstream went away' },
-    { name: 'string error 404', answer: failWith(404, { error: `model "m" not found, try pulling it first (key ${API_KEY})` }), status: 404, shows: 'model "m" not found' },
+    {
+      name: 'string error 404',
+      answer: failWith(404, { error: `model "m" not found, try pulling it first (key ${API_KEY})` }),
+      status: 404,
+      shows: 'model "m" not found',
+    },
   ]
   for (const { name, answer, status, shows } of cases) {
     test(name, async () => {
       models.chat.queue(answer, answer)
       const llm = createLlmClient(connection(), { model: 'm' })
-      for (const error of [await modelServerFailure(collect(llm)), await modelServerFailure(llm.completeJson({ messages: hello, schema: {}, schemaName: 'x' }))]) {
+      for (const error of [
+        await modelServerFailure(collect(llm)),
+        await modelServerFailure(llm.completeJson({ messages: hello, schema: {}, schemaName: 'x' })),
+      ]) {
         expect(error.status).toBe(status)
         expect(error.message).toContain(String(status))
         expect(error.message).toContain(shows)
@@ -244,9 +310,11 @@ describe('LLM client: errors are ModelServerErrors that never show the key', () 
     models.chat.queue(say('Partial answer', { streamedError: { message: `upstream overloaded (key ${API_KEY})` } }))
     const llm = createLlmClient(connection(), { model: 'm' })
     const texts: string[] = []
-    const error = await modelServerFailure((async () => {
-      for await (const event of llm.stream({ messages: hello })) if (event.type === 'text') texts.push(event.text)
-    })())
+    const error = await modelServerFailure(
+      (async () => {
+        for await (const event of llm.stream({ messages: hello })) if (event.type === 'text') texts.push(event.text)
+      })(),
+    )
     expect(texts.join('')).toBe('Partial answer')
     expect(error.message).toContain('upstream overloaded')
     expect(error.message).not.toContain(API_KEY)
@@ -275,11 +343,17 @@ describe('the fake server scripted from tests', () => {
   })
 
   test('two tool calls via callTool helpers keep their own arguments', async () => {
-    models.chat.queue(callTools({ name: 'a', arguments: { n: 1 } }, { name: 'b', arguments: { n: 2 } }), callTool('c', { n: 3 }))
+    models.chat.queue(
+      callTools({ name: 'a', arguments: { n: 1 } }, { name: 'b', arguments: { n: 2 } }),
+      callTool('c', { n: 3 }),
+    )
     const llm = createLlmClient(connection(), { model: 'm' })
     const first = toolCallsOf(await collect(llm))
     const second = toolCallsOf(await collect(llm))
-    expect(first.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual([['a', { n: 1 }], ['b', { n: 2 }]])
+    expect(first.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual([
+      ['a', { n: 1 }],
+      ['b', { n: 2 }],
+    ])
     expect(second.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual([['c', { n: 3 }]])
   })
 })

@@ -2,9 +2,11 @@ import { describe, expect, test } from 'bun:test'
 import { isModelProvider, MODEL_PROVIDER_NAMES, MODEL_PROVIDERS } from '../../src/models/providers'
 
 describe('model provider presets', () => {
-  test('the four kinds of connection with their default base URLs; speaches has none (its default port is Ringbase\'s)', () => {
+  test("the four kinds of connection with their default base URLs; speaches has none (its default port is Ringbase's)", () => {
     expect(MODEL_PROVIDER_NAMES).toEqual(['openai', 'speaches', 'groq', 'openrouter'])
-    expect(Object.fromEntries(MODEL_PROVIDER_NAMES.map((name) => [name, MODEL_PROVIDERS[name].defaultBaseUrl]))).toEqual({
+    expect(
+      Object.fromEntries(MODEL_PROVIDER_NAMES.map((name) => [name, MODEL_PROVIDERS[name].defaultBaseUrl])),
+    ).toEqual({
       openai: 'https://api.openai.com/v1',
       speaches: null,
       groq: 'https://api.groq.com/openai/v1',

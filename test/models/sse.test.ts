@@ -7,7 +7,8 @@ function streamOf(bytes: Uint8Array, cuts: number[]): ReadableStream<Uint8Array>
   const bounds = [0, ...cuts, bytes.length]
   return new ReadableStream({
     start(controller) {
-      for (let index = 1; index < bounds.length; index++) controller.enqueue(bytes.slice(bounds[index - 1], bounds[index]))
+      for (let index = 1; index < bounds.length; index++)
+        controller.enqueue(bytes.slice(bounds[index - 1], bounds[index]))
       controller.close()
     },
   })
@@ -20,12 +21,13 @@ async function collect(stream: ReadableStream<Uint8Array>): Promise<string[]> {
 }
 
 describe('readSseData', () => {
-  const wire = ': keep-alive comment\r\n'
-    + 'data: {"text":"héllo €"}\r\n\r\n'
-    + 'event: ignored\ndata:{"n":2}\n\n'
-    + 'data: first line\ndata: second line\n\n'
-    + 'id: 7\rdata: cr only\r\r'
-    + 'data: [DONE]\n\n'
+  const wire =
+    ': keep-alive comment\r\n' +
+    'data: {"text":"héllo €"}\r\n\r\n' +
+    'event: ignored\ndata:{"n":2}\n\n' +
+    'data: first line\ndata: second line\n\n' +
+    'id: 7\rdata: cr only\r\r' +
+    'data: [DONE]\n\n'
   const expected = ['{"text":"héllo €"}', '{"n":2}', 'first line\nsecond line', 'cr only', '[DONE]']
 
   test('yields the same events whatever byte the network cuts at', async () => {
@@ -33,7 +35,14 @@ describe('readSseData', () => {
     for (let cut = 1; cut < bytes.length; cut++) {
       expect(await collect(streamOf(bytes, [cut]))).toEqual(expected)
     }
-    expect(await collect(streamOf(bytes, Array.from({ length: bytes.length - 1 }, (_, index) => index + 1)))).toEqual(expected)
+    expect(
+      await collect(
+        streamOf(
+          bytes,
+          Array.from({ length: bytes.length - 1 }, (_, index) => index + 1),
+        ),
+      ),
+    ).toEqual(expected)
   })
 
   test('a last event without its blank line still counts', async () => {
@@ -50,9 +59,14 @@ describe('readSseData', () => {
       }
     }
     const reading = (async () => {
-      for await (const _ of readSseData(endless(), { what: 'chat completion', maxLineChars: 64 * 1024 })) { /* nothing comes */ }
+      for await (const _ of readSseData(endless(), { what: 'chat completion', maxLineChars: 64 * 1024 })) {
+        /* nothing comes */
+      }
     })()
-    const error = await reading.then(() => null, (caught) => caught)
+    const error = await reading.then(
+      () => null,
+      (caught) => caught,
+    )
     expect(error).toBeInstanceOf(ModelServerError)
     expect(error.message).toBe('chat completion failed: the server sent a line longer than 65536 characters')
     expect(pulled).toBe(64)

@@ -1,5 +1,12 @@
 import { describe, expect, test } from 'bun:test'
-import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, usageKey } from '../../src/models/usage'
+import {
+  addLlmUsage,
+  addSttSeconds,
+  addTtsCharacters,
+  costInfo,
+  emptyUsageInfo,
+  usageKey,
+} from '../../src/models/usage'
 
 const llm = { service: 'openai', model: 'gpt-4.1' }
 const backup = { service: 'groq', model: 'llama-3.3-70b-versatile' }
@@ -54,7 +61,13 @@ describe('cost_info', () => {
   test('priced from the card: tokens in and out per 1k, STT per minute, TTS per 1k characters, phone per minute', () => {
     // llm 3000/1000·0.002 + 200/1000·0.008 = 0.0076; stt 1.5·0.006 = 0.009; tts 2·0.015 = 0.03; phone 2·0.01 = 0.02
     expect(costInfo(aCall(), card, { telephony: true })).toEqual({
-      currency: 'USD', llm: 0.0076, stt: 0.009, tts: 0.03, telephony: 0.02, total: 0.0666, charge_usd: 0.0666,
+      currency: 'USD',
+      llm: 0.0076,
+      stt: 0.009,
+      tts: 0.03,
+      telephony: 0.02,
+      total: 0.0666,
+      charge_usd: 0.0666,
     })
   })
 
@@ -64,6 +77,10 @@ describe('cost_info', () => {
     expect(euros).toMatchObject({ currency: 'EUR', total: 0.0666 })
     expect('charge_usd' in euros).toBe(false)
     expect(costInfo(aCall(), null, { telephony: true })).toEqual({})
-    expect(costInfo(aCall(), { stt_per_minute: 0.01 }, { telephony: true })).toMatchObject({ llm: 0, stt: 0.015, total: 0.015 })
+    expect(costInfo(aCall(), { stt_per_minute: 0.01 }, { telephony: true })).toMatchObject({
+      llm: 0,
+      stt: 0.015,
+      total: 0.015,
+    })
   })
 })

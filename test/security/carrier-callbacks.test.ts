@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash, createHmac, generateKeyPairSync, sign } from 'node:crypto'
 import { createCarrierAgent, latestRunId, runRow } from '../support/fake-carriers/calls'
 import { nonceSignatureOf } from '../support/fake-carriers/plivo'
-import { connectMedia, createCarrierTestApp, formBody, PUBLIC_URL, startFakeServer, type CarrierTestApp, type FakeServer } from '../support/fake-carriers/shared'
+import {
+  connectMedia,
+  createCarrierTestApp,
+  formBody,
+  PUBLIC_URL,
+  startFakeServer,
+  type CarrierTestApp,
+  type FakeServer,
+} from '../support/fake-carriers/shared'
 import { twilioSignatureOf } from '../support/fake-carriers/twilio'
 import { addPhoneNumber, createConfiguration } from '../support/telephony'
 
@@ -35,7 +43,8 @@ let t: CarrierTestApp
 let carrierApi: FakeServer
 
 const url = (path: string) => `${PUBLIC_URL}${path}`
-const post = (path: string, body: string, headers: Record<string, string>) => fetch(t.reach(url(path)), { method: 'POST', body, headers })
+const post = (path: string, body: string, headers: Record<string, string>) =>
+  fetch(t.reach(url(path)), { method: 'POST', body, headers })
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
 const bare = (number: string) => number.slice(1)
 
@@ -43,14 +52,29 @@ function twilio(): CarrierCase {
   const token = (tenant: Tenant) => `twilio-token-${tenant}`
   const signed = (tenant: Tenant, path: string, params: Params) => {
     const form = formBody(params)
-    return post(path, form.body, { ...form.headers, 'x-twilio-signature': twilioSignatureOf(token(tenant), url(path), params) })
+    return post(path, form.body, {
+      ...form.headers,
+      'x-twilio-signature': twilioSignatureOf(token(tenant), url(path), params),
+    })
   }
   return {
     provider: 'twilio',
     statusPath: '/api/v1/telephony/twilio/status-callback',
-    config: (tenant) => ({ provider: 'twilio', account_sid: `AC0000000000000000000000000000000${tenant}`, auth_token: token(tenant) }),
-    offer: (tenant, to, callId) => signed(tenant, '/api/v1/telephony/inbound/run', { CallSid: callId, From: CALLER, To: to, CallStatus: 'ringing', Direction: 'inbound' }),
-    status: (tenant, path, callId) => signed(tenant, path, { CallSid: callId, CallStatus: 'completed', CallDuration: '14' }),
+    config: (tenant) => ({
+      provider: 'twilio',
+      account_sid: `AC0000000000000000000000000000000${tenant}`,
+      auth_token: token(tenant),
+    }),
+    offer: (tenant, to, callId) =>
+      signed(tenant, '/api/v1/telephony/inbound/run', {
+        CallSid: callId,
+        From: CALLER,
+        To: to,
+        CallStatus: 'ringing',
+        Direction: 'inbound',
+      }),
+    status: (tenant, path, callId) =>
+      signed(tenant, path, { CallSid: callId, CallStatus: 'completed', CallDuration: '14' }),
   }
 }
 
@@ -60,34 +84,82 @@ function nonceSigned(variant: 'plivo' | 'vobiz'): CarrierCase {
   const signed = (tenant: Tenant, path: string, params: Params) => {
     const form = formBody(params)
     const nonce = String(Math.floor(Math.random() * 1e9))
-    return post(path, form.body, { ...form.headers, [`${header}-v3`]: nonceSignatureOf(variant, token(tenant), url(path), params, nonce), [`${header}-v3-nonce`]: nonce })
+    return post(path, form.body, {
+      ...form.headers,
+      [`${header}-v3`]: nonceSignatureOf(variant, token(tenant), url(path), params, nonce),
+      [`${header}-v3-nonce`]: nonce,
+    })
   }
   return {
     provider: variant,
     statusPath: `/api/v1/telephony/${variant}/hangup-callback`,
-    config: (tenant) => ({ provider: variant, auth_id: `MA${variant.toUpperCase()}AUTHID000${tenant}`, auth_token: token(tenant), application_id: `app-${tenant}` }),
-    offer: (tenant, to, callId) => signed(tenant, '/api/v1/telephony/inbound/run', {
-      CallUUID: callId, From: bare(CALLER), To: bare(to), Direction: 'inbound', CallStatus: 'ringing', Event: 'StartApp',
+    config: (tenant) => ({
+      provider: variant,
+      auth_id: `MA${variant.toUpperCase()}AUTHID000${tenant}`,
+      auth_token: token(tenant),
+      application_id: `app-${tenant}`,
     }),
-    status: (tenant, path, callId) => signed(tenant, path, { CallUUID: callId, Direction: 'inbound', CallStatus: 'completed', Duration: '4', Event: 'Hangup' }),
+    offer: (tenant, to, callId) =>
+      signed(tenant, '/api/v1/telephony/inbound/run', {
+        CallUUID: callId,
+        From: bare(CALLER),
+        To: bare(to),
+        Direction: 'inbound',
+        CallStatus: 'ringing',
+        Event: 'StartApp',
+      }),
+    status: (tenant, path, callId) =>
+      signed(tenant, path, {
+        CallUUID: callId,
+        Direction: 'inbound',
+        CallStatus: 'completed',
+        Duration: '4',
+        Event: 'Hangup',
+      }),
   }
 }
 
 function telnyx(): CarrierCase {
   const keys = { a: generateKeyPairSync('ed25519'), b: generateKeyPairSync('ed25519') }
-  const publicKey = (tenant: Tenant) => Buffer.from(keys[tenant].publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64')
+  const publicKey = (tenant: Tenant) =>
+    Buffer.from(keys[tenant].publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64')
   const event = (tenant: Tenant, path: string, eventType: string, payload: Record<string, unknown>) => {
-    const body = JSON.stringify({ data: { record_type: 'event', event_type: eventType, id: crypto.randomUUID(), occurred_at: new Date(t.ctx.clock.now()).toISOString(), payload } })
+    const body = JSON.stringify({
+      data: {
+        record_type: 'event',
+        event_type: eventType,
+        id: crypto.randomUUID(),
+        occurred_at: new Date(t.ctx.clock.now()).toISOString(),
+        payload,
+      },
+    })
     const timestamp = String(Math.floor(t.ctx.clock.now() / 1000))
     const signature = sign(null, Buffer.from(`${timestamp}|${body}`), keys[tenant].privateKey).toString('base64')
-    return post(path, body, { 'content-type': 'application/json', 'telnyx-signature-ed25519': signature, 'telnyx-timestamp': timestamp })
+    return post(path, body, {
+      'content-type': 'application/json',
+      'telnyx-signature-ed25519': signature,
+      'telnyx-timestamp': timestamp,
+    })
   }
   return {
     provider: 'telnyx',
     statusPath: '/api/v1/telephony/telnyx/events',
-    config: (tenant) => ({ provider: 'telnyx', api_key: `KEY-telnyx-${tenant}`, connection_id: `conn-${tenant}`, webhook_public_key: publicKey(tenant) }),
-    offer: (tenant, to, callId) => event(tenant, '/api/v1/telephony/inbound/run', 'call.initiated', { call_control_id: callId, from: CALLER, to, direction: 'incoming', state: 'parked' }),
-    status: (tenant, path, callId) => event(tenant, path, 'call.hangup', { call_control_id: callId, hangup_cause: 'normal_clearing' }),
+    config: (tenant) => ({
+      provider: 'telnyx',
+      api_key: `KEY-telnyx-${tenant}`,
+      connection_id: `conn-${tenant}`,
+      webhook_public_key: publicKey(tenant),
+    }),
+    offer: (tenant, to, callId) =>
+      event(tenant, '/api/v1/telephony/inbound/run', 'call.initiated', {
+        call_control_id: callId,
+        from: CALLER,
+        to,
+        direction: 'incoming',
+        state: 'parked',
+      }),
+    status: (tenant, path, callId) =>
+      event(tenant, path, 'call.hangup', { call_control_id: callId, hangup_cause: 'normal_clearing' }),
   }
 }
 
@@ -97,7 +169,11 @@ function vonage(): CarrierCase {
     const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
     const header = b64url({ alg: 'HS256', typ: 'JWT' })
     const claims = b64url({
-      iat: Math.floor(t.ctx.clock.now() / 1000), jti: crypto.randomUUID(), iss: 'Vonage', api_key: apiKey(tenant), application_id: `vonage-app-${tenant}`,
+      iat: Math.floor(t.ctx.clock.now() / 1000),
+      jti: crypto.randomUUID(),
+      iss: 'Vonage',
+      api_key: apiKey(tenant),
+      application_id: `vonage-app-${tenant}`,
       ...(body === '' ? {} : { payload_hash: createHash('sha256').update(body).digest('hex') }),
     })
     return `Bearer ${header}.${claims}.${createHmac('sha256', `vonage-signature-${tenant}`).update(`${header}.${claims}`).digest('base64url')}`
@@ -106,12 +182,24 @@ function vonage(): CarrierCase {
     provider: 'vonage',
     statusPath: '/api/v1/telephony/vonage/events',
     config: (tenant) => ({
-      provider: 'vonage', api_key: apiKey(tenant), api_secret: `vonage-secret-${tenant}`, application_id: `vonage-app-${tenant}`,
-      private_key: '-----BEGIN PRIVATE KEY-----\nunused\n-----END PRIVATE KEY-----', signature_secret: `vonage-signature-${tenant}`,
+      provider: 'vonage',
+      api_key: apiKey(tenant),
+      api_secret: `vonage-secret-${tenant}`,
+      application_id: `vonage-app-${tenant}`,
+      private_key: '-----BEGIN PRIVATE KEY-----\nunused\n-----END PRIVATE KEY-----',
+      signature_secret: `vonage-signature-${tenant}`,
     }),
-    offer: (tenant, to, callId) => fetch(t.reach(url(`/api/v1/telephony/vonage/inbound?to=${bare(to)}&from=${bare(CALLER)}&uuid=${callId}&conversation_uuid=CON-${callId}`)), {
-      headers: { authorization: token(tenant, '') },
-    }),
+    offer: (tenant, to, callId) =>
+      fetch(
+        t.reach(
+          url(
+            `/api/v1/telephony/vonage/inbound?to=${bare(to)}&from=${bare(CALLER)}&uuid=${callId}&conversation_uuid=CON-${callId}`,
+          ),
+        ),
+        {
+          headers: { authorization: token(tenant, '') },
+        },
+      ),
     status: (tenant, path, callId) => {
       const body = JSON.stringify({ uuid: callId, status: 'completed', duration: '4', direction: 'inbound' })
       return post(path, body, { 'content-type': 'application/json', authorization: token(tenant, body) })
@@ -124,13 +212,21 @@ function cloudonix(): CarrierCase {
   return {
     provider: 'cloudonix',
     statusPath: '/api/v1/telephony/cloudonix/cdr',
-    config: (tenant) => ({ provider: 'cloudonix', bearer_token: key(tenant), domain_id: `domain-${tenant}`, application_name: `voice-${tenant}` }),
+    config: (tenant) => ({
+      provider: 'cloudonix',
+      bearer_token: key(tenant),
+      domain_id: `domain-${tenant}`,
+      application_name: `voice-${tenant}`,
+    }),
     offer: (tenant, to, callId) => {
       const form = formBody({ CallSid: callId, Session: callId, From: CALLER, To: to })
       return post('/api/v1/telephony/inbound/run', form.body, { ...form.headers, 'x-cx-apikey': key(tenant) })
     },
     status: (tenant, path, callId) =>
-      post(path, JSON.stringify({ session: { token: callId }, disposition: 'ANSWER', billsec: 12 }), { 'content-type': 'application/json', 'x-cx-apikey': key(tenant) }),
+      post(path, JSON.stringify({ session: { token: callId }, disposition: 'ANSWER', billsec: 12 }), {
+        'content-type': 'application/json',
+        'x-cx-apikey': key(tenant),
+      }),
   }
 }
 
@@ -139,10 +235,24 @@ function exotel(): CarrierCase {
   return {
     provider: 'exotel',
     statusPath: '/api/v1/telephony/exotel/status-callback',
-    config: (tenant) => ({ provider: 'exotel', account_sid: `exotel-sid-${tenant}`, api_key: `exotel-key-${tenant}`, api_token: `exotel-token-${tenant}`, from_numbers: [] }),
-    offer: (tenant, to, callId) => fetch(t.reach(url(`/api/v1/telephony/exotel/inbound?CallSid=${callId}&CallFrom=${encodeURIComponent(CALLER)}&CallTo=${encodeURIComponent(to)}`)), {
-      headers: { authorization: authorization(tenant) },
+    config: (tenant) => ({
+      provider: 'exotel',
+      account_sid: `exotel-sid-${tenant}`,
+      api_key: `exotel-key-${tenant}`,
+      api_token: `exotel-token-${tenant}`,
+      from_numbers: [],
     }),
+    offer: (tenant, to, callId) =>
+      fetch(
+        t.reach(
+          url(
+            `/api/v1/telephony/exotel/inbound?CallSid=${callId}&CallFrom=${encodeURIComponent(CALLER)}&CallTo=${encodeURIComponent(to)}`,
+          ),
+        ),
+        {
+          headers: { authorization: authorization(tenant) },
+        },
+      ),
     status: (tenant, path, callId) => {
       const form = formBody({ CallSid: callId, Status: 'completed', ConversationDuration: '4' })
       return post(path, form.body, { ...form.headers, authorization: authorization(tenant) })
@@ -158,7 +268,8 @@ const streamPathOf = (runId: number) => new RegExp(`/api/v1/telephony/ws/\\d+/\\
 beforeAll(() => {
   t = createCarrierTestApp()
   carrierApi = startFakeServer(() => Response.json({ data: { result: 'ok' } }))
-  for (const provider of Object.keys(t.ctx.providerApis) as (keyof typeof t.ctx.providerApis)[]) t.ctx.providerApis[provider] = carrierApi.baseUrl
+  for (const provider of Object.keys(t.ctx.providerApis) as (keyof typeof t.ctx.providerApis)[])
+    t.ctx.providerApis[provider] = carrierApi.baseUrl
 })
 afterAll(() => {
   carrierApi.stop()
@@ -182,13 +293,18 @@ async function createTenants(carrier: CarrierCase): Promise<Tenants> {
   const aAgent = await createCarrierAgent(t)
   const aConfig = await createConfiguration(t, `${carrier.provider} A`, carrier.config('a'))
   await addPhoneNumber(t, aConfig.id, { address: aNumber, inbound_workflow_id: aAgent.id })
-  const bAgent = (await t.request('POST', '/api/v1/workflow/create/definition', {
-    key: other.key,
-    body: {
-      name: 'B inbound',
-      workflow_definition: { nodes: [{ id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', prompt: 'Greet.' } }], edges: [] },
-    },
-  })).body
+  const bAgent = (
+    await t.request('POST', '/api/v1/workflow/create/definition', {
+      key: other.key,
+      body: {
+        name: 'B inbound',
+        workflow_definition: {
+          nodes: [{ id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', prompt: 'Greet.' } }],
+          edges: [],
+        },
+      },
+    })
+  ).body
   const bConfig = await createConfiguration(t, `${carrier.provider} B`, carrier.config('b'), { key: other.key })
   await addPhoneNumber(t, bConfig.id, { address: bNumber, inbound_workflow_id: bAgent.id }, other.key)
   return { organizationB: other.organizationId, aNumber, bNumber }
@@ -205,7 +321,8 @@ describe('a carrier callback resolves runs only within the configuration whose s
       expect(runRow(t, aRun)).toMatchObject({ call_type: 'inbound', state: 'initialized', provider_call_id: aCall })
       const stream = streamPathOf(aRun)
       const streamsOfA = () => carrierApi.requests.filter((request) => stream.test(JSON.stringify(request.body))).length
-      const commandsOnA = () => carrierApi.requests.filter((request) => decodeURIComponent(request.path).includes(aCall)).length
+      const commandsOnA = () =>
+        carrierApi.requests.filter((request) => decodeURIComponent(request.path).includes(aCall)).length
       const aCommands = streamsOfA()
       const aCallCommands = commandsOnA()
       const before = runRow(t, aRun)
@@ -215,12 +332,19 @@ describe('a carrier callback resolves runs only within the configuration whose s
       expect(forged.status).toBe(200)
       expect(await forged.text()).not.toMatch(stream)
       expect(streamsOfA()).toBe(aCommands)
-      expect(commandsOnA(), 'no command to the carrier about A\'s call on B\'s behalf').toBe(aCallCommands)
+      expect(commandsOnA(), "no command to the carrier about A's call on B's behalf").toBe(aCallCommands)
       expect(latestRunId(t)).toBe(aRun)
-      expect(t.ctx.sqlite.query('SELECT count(*) AS n FROM workflow_runs WHERE organization_id = ?').get(organizationB)).toEqual({ n: 0 })
+      expect(
+        t.ctx.sqlite.query('SELECT count(*) AS n FROM workflow_runs WHERE organization_id = ?').get(organizationB),
+      ).toEqual({ n: 0 })
 
       // Status callbacks naming A's call (number-level URL) or A's run (in the URL), and A's answer and transfer URLs.
-      const paths = [carrier.statusPath, `${carrier.statusPath}/${aRun}`, `/api/v1/telephony/${carrier.provider}/answer/${aRun}`, `/api/v1/telephony/${carrier.provider}/transfer/${aRun}`]
+      const paths = [
+        carrier.statusPath,
+        `${carrier.statusPath}/${aRun}`,
+        `/api/v1/telephony/${carrier.provider}/answer/${aRun}`,
+        `/api/v1/telephony/${carrier.provider}/transfer/${aRun}`,
+      ]
       for (const path of paths) {
         const response = await carrier.status('b', path, aCall)
         expect([403, 404], `${path}: ${response.status}`).toContain(response.status)
@@ -243,8 +367,16 @@ describe('a carrier callback resolves runs only within the configuration whose s
     const bAnswer = await (await carrier.offer('b', bNumber, 'CA-stream-b')).text()
     expect(latestRunId(t)).not.toBe(aRun)
     const bToken = /<Stream url="[^"]+\/([0-9a-f]+)"/.exec(bAnswer)![1]
-    const aRow = t.ctx.sqlite.query<{ workflow_id: number; organization_id: number }, [number]>('SELECT workflow_id, organization_id FROM workflow_runs WHERE id = ?').get(aRun)!
-    const media = connectMedia(t.reach(`${PUBLIC_URL.replace('https', 'wss')}/api/v1/telephony/ws/${aRow.workflow_id}/${aRow.organization_id}/${aRun}/${bToken}`))
+    const aRow = t.ctx.sqlite
+      .query<{ workflow_id: number; organization_id: number }, [number]>(
+        'SELECT workflow_id, organization_id FROM workflow_runs WHERE id = ?',
+      )
+      .get(aRun)!
+    const media = connectMedia(
+      t.reach(
+        `${PUBLIC_URL.replace('https', 'wss')}/api/v1/telephony/ws/${aRow.workflow_id}/${aRow.organization_id}/${aRun}/${bToken}`,
+      ),
+    )
     expect((await media.closed).code).toBe(4401)
     expect(runRow(t, aRun).state).toBe('initialized')
   })

@@ -19,11 +19,21 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 const phone = (index: number) => `+1415555${String(1000 + index).padStart(4, '0')}`
-const storedContacts = () => t.ctx.sqlite.query<{ count: number; bytes: number | null }, []>('SELECT COUNT(*) AS count, SUM(LENGTH(context)) AS bytes FROM campaign_contacts').get()!
+const storedContacts = () =>
+  t.ctx.sqlite
+    .query<{ count: number; bytes: number | null }, []>(
+      'SELECT COUNT(*) AS count, SUM(LENGTH(context)) AS bytes FROM campaign_contacts',
+    )
+    .get()!
 
 async function createFrom(csv: string) {
   const sourceId = await uploadCsv(t, csv)
-  return { sourceId, response: await t.request('POST', '/api/v1/campaign/create', { body: { name: 'Bomb', source_type: 'csv', source_id: sourceId, workflow_id: workflowId } }) }
+  return {
+    sourceId,
+    response: await t.request('POST', '/api/v1/campaign/create', {
+      body: { name: 'Bomb', source_type: 'csv', source_id: sourceId, workflow_id: workflowId },
+    }),
+  }
 }
 
 async function expectLimit(csv: string, message: string) {
@@ -31,7 +41,15 @@ async function expectLimit(csv: string, message: string) {
   const { sourceId, response } = await createFrom(csv)
   expect(response.status, response.text).toBe(422)
   expect(response.body).toEqual({
-    detail: [{ type: 'value_error', loc: ['body', 'source_id'], msg: `Value error, ${message}`, input: sourceId, ctx: { error: {} } }],
+    detail: [
+      {
+        type: 'value_error',
+        loc: ['body', 'source_id'],
+        msg: `Value error, ${message}`,
+        input: sourceId,
+        ctx: { error: {} },
+      },
+    ],
   })
   expect(storedContacts().count).toBe(before)
   expect((await t.request('GET', '/api/v1/health')).status).toBe(200)
@@ -44,18 +62,30 @@ test('a header of 20,000 columns over 300 rows is a 422 naming the column limit;
 })
 
 test('a column name longer than the limit is a 422', async () => {
-  await expectLimit(csvOf(['phone_number', 'x'.repeat(MAX_CSV_COLUMN_NAME_LENGTH + 1)], [[phone(0), 'a']]),
-    `Column 2 of the CSV header is longer than ${MAX_CSV_COLUMN_NAME_LENGTH} characters`)
+  await expectLimit(
+    csvOf(['phone_number', 'x'.repeat(MAX_CSV_COLUMN_NAME_LENGTH + 1)], [[phone(0), 'a']]),
+    `Column 2 of the CSV header is longer than ${MAX_CSV_COLUMN_NAME_LENGTH} characters`,
+  )
 })
 
 test('a cell longer than the limit is a 422 naming its row and column', async () => {
-  await expectLimit(csvOf(['phone_number', 'note'], [[phone(0), 'ok'], [phone(1), 'y'.repeat(MAX_CSV_CELL_LENGTH + 1)]]),
-    `Row 3, column 2 of the CSV file is longer than ${MAX_CSV_CELL_LENGTH} characters`)
+  await expectLimit(
+    csvOf(
+      ['phone_number', 'note'],
+      [
+        [phone(0), 'ok'],
+        [phone(1), 'y'.repeat(MAX_CSV_CELL_LENGTH + 1)],
+      ],
+    ),
+    `Row 3, column 2 of the CSV file is longer than ${MAX_CSV_CELL_LENGTH} characters`,
+  )
 })
 
 test('a quoted field that never ends is cut by the parser, not held whole', async () => {
-  await expectLimit(`phone_number,note\n${phone(0)},"${'z'.repeat(MAX_CSV_COLUMNS * MAX_CSV_CELL_LENGTH + 10)}`,
-    `A row of the CSV file is longer than ${MAX_CSV_COLUMNS * MAX_CSV_CELL_LENGTH} characters`)
+  await expectLimit(
+    `phone_number,note\n${phone(0)},"${'z'.repeat(MAX_CSV_COLUMNS * MAX_CSV_CELL_LENGTH + 10)}`,
+    `A row of the CSV file is longer than ${MAX_CSV_COLUMNS * MAX_CSV_CELL_LENGTH} characters`,
+  )
 })
 
 test('at the column limit, every contact stores only the cells it has', async () => {
@@ -69,8 +99,12 @@ test('at the column limit, every contact stores only the cells it has', async ()
   const { response } = await createFrom(csvOf(header, rows))
   expect(response.status, response.text).toBe(200)
   expect(response.body.total_rows).toBe(300)
-  const contexts = t.ctx.sqlite.query<{ context: string }, [number]>('SELECT context FROM campaign_contacts WHERE campaign_id = ? ORDER BY row_number')
-    .all(response.body.id).map((row) => JSON.parse(row.context))
+  const contexts = t.ctx.sqlite
+    .query<{ context: string }, [number]>(
+      'SELECT context FROM campaign_contacts WHERE campaign_id = ? ORDER BY row_number',
+    )
+    .all(response.body.id)
+    .map((row) => JSON.parse(row.context))
   expect(contexts[0]).toEqual({ phone_number: phone(0), c0: 'v0' })
   expect(contexts[299]).toEqual({ phone_number: phone(299), [`c${299 % (MAX_CSV_COLUMNS - 1)}`]: 'v299' })
   for (const context of contexts) expect(Object.keys(context)).toHaveLength(2)

@@ -51,14 +51,17 @@ afterEach(() => {
   for (const id of fake.liveChannelIds()) if (fake.liveChannelIds().includes(id)) fake.hangup(id)
 })
 
-const originates = () => fake.requests.filter((request) => request.method === 'POST' && request.path === '/ari/channels')
+const originates = () =>
+  fake.requests.filter((request) => request.method === 'POST' && request.path === '/ari/channels')
 
 describe('ARI destinations without allow_raw_dial_strings', () => {
   test('trigger: every hostile phone_number is refused before anything is dialled; a number goes through the template', async () => {
     const agent = await createVoiceAgent(t)
     const before = originates().length
     for (const phoneNumber of HOSTILE) {
-      const response = await t.request('POST', `/api/v1/public/agent/${agent.triggerPath}`, { body: { phone_number: phoneNumber } })
+      const response = await t.request('POST', `/api/v1/public/agent/${agent.triggerPath}`, {
+        body: { phone_number: phoneNumber },
+      })
       expect(response.status, `${JSON.stringify(phoneNumber)}: ${response.text}`).toBe(400)
       expect(response.body.detail).toStartWith('phone_number ')
     }
@@ -78,12 +81,16 @@ describe('ARI destinations without allow_raw_dial_strings', () => {
     })
     expect(response.status, response.text).toBe(400)
     // The header is row 1 and '102' row 2: every other row is named (the first five, then how many more).
-    expect(response.body.detail).toStartWith(`Invalid phone numbers in rows: 3, 4, 5, 6, 7 and ${rows.length - 5} more.`)
+    expect(response.body.detail).toStartWith(
+      `Invalid phone numbers in rows: 3, 4, 5, 6, 7 and ${rows.length - 5} more.`,
+    )
   })
 
   test('transfer_call: a fixed, a templated (from the request) and a model-chosen SIP URI all fail before anything is dialled; a number is dialled through the template', async () => {
     const tool = async (name: string, config: Record<string, unknown>) => {
-      const response = await t.request('POST', '/api/v1/tools/', { body: { name, definition: { type: 'transfer_call', config: { timeout: 20, ...config } } } })
+      const response = await t.request('POST', '/api/v1/tools/', {
+        body: { name, definition: { type: 'transfer_call', config: { timeout: 20, ...config } } },
+      })
       expect(response.status, response.text).toBe(200)
       return response.body.tool_uuid as string
     }
@@ -92,7 +99,11 @@ describe('ARI destinations without allow_raw_dial_strings', () => {
       await tool('Templated', { destination: '{{dest}}' }),
       await tool('Choice', {
         destination_source: 'llm_choice',
-        destinations: [{ name: 'intl', destination: 'sip:0044912345678@intl-trunk' }, { name: 'raw', destination: 'PJSIP/0044912345678@intl-trunk' }, { name: 'desk', destination: '102' }],
+        destinations: [
+          { name: 'intl', destination: 'sip:0044912345678@intl-trunk' },
+          { name: 'raw', destination: 'PJSIP/0044912345678@intl-trunk' },
+          { name: 'desk', destination: '102' },
+        ],
       }),
     ]
     const agent = await createVoiceAgent(t, { start: { tool_uuids: tools } })
@@ -108,17 +119,39 @@ describe('ARI destinations without allow_raw_dial_strings', () => {
     for (const digit of ['0', '#']) fake.dtmf(call.callId, digit)
 
     const destinationId = `${call.callId}-transfer`
-    await waitFor('the desk in the caller\'s bridge', () => fake.bridgeChannels(`ringbase-${call.callId}`)?.includes(destinationId) === true, 15_000)
-    const transfers = fake.requests.filter((request) => request.path === '/ari/channels' && request.query.appArgs?.startsWith('transfer,'))
+    await waitFor(
+      "the desk in the caller's bridge",
+      () => fake.bridgeChannels(`ringbase-${call.callId}`)?.includes(destinationId) === true,
+      15_000,
+    )
+    const transfers = fake.requests.filter(
+      (request) => request.path === '/ari/channels' && request.query.appArgs?.startsWith('transfer,'),
+    )
     expect(transfers.map((request) => request.query.endpoint)).toEqual(['Local/102@test'])
-    await waitFor('the conversation over', async () => (await runDetail(t, agent, call.runId)).logs.voice !== undefined, 10_000)
+    await waitFor(
+      'the conversation over',
+      async () => (await runDetail(t, agent, call.runId)).logs.voice !== undefined,
+      10_000,
+    )
     fake.hangup(destinationId)
     const run = await untilWritten(t, agent, call.runId)
-    expect(run.logs.tool_calls.map((entry: { function_name: string; status: string }) => [entry.function_name, entry.status])).toEqual([
-      ['fixed', 'error'], ['templated', 'error'], ['choice', 'error'], ['choice', 'error'], ['choice', 'success'],
+    expect(
+      run.logs.tool_calls.map((entry: { function_name: string; status: string }) => [
+        entry.function_name,
+        entry.status,
+      ]),
+    ).toEqual([
+      ['fixed', 'error'],
+      ['templated', 'error'],
+      ['choice', 'error'],
+      ['choice', 'error'],
+      ['choice', 'success'],
     ])
-    const refusals = models.requestsTo('/chat/completions').flatMap((request) => (request.body.messages as { role: string; content: string }[]))
-      .filter((message) => message.role === 'tool').map((message) => message.content)
+    const refusals = models
+      .requestsTo('/chat/completions')
+      .flatMap((request) => request.body.messages as { role: string; content: string }[])
+      .filter((message) => message.role === 'tool')
+      .map((message) => message.content)
     expect(refusals.slice(0, 4).every((content) => content.includes('allow_raw_dial_strings'))).toBe(true)
   }, 30_000)
 })

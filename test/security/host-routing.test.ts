@@ -6,7 +6,9 @@ import { rawHttp } from '../support/raw-http'
 // Host headers, also against the compiled binary (test/binary-http.test.ts).
 
 let t: HttpTestApp
-beforeAll(async () => { t = await startHttpTestApp() })
+beforeAll(async () => {
+  t = await startHttpTestApp()
+})
 afterAll(() => t.close())
 
 /** `host` null: no Host header at all. */
@@ -30,11 +32,14 @@ test('a body comes through under a short Host', async () => {
   expect(JSON.parse(created.body)).toMatchObject({ name: 'Compose' })
 })
 
-test.each(['', 'x', 'api', 'ringbase.local'])('Host: %s does not serve /zzz/api/v1/user/api-keys as /api/v1/user/api-keys', async (host) => {
-  const response = await request('GET', '/zzz/api/v1/user/api-keys', host)
-  expect(response.status).toBe(404)
-  expect(JSON.parse(response.body)).toEqual({ detail: 'Not Found' })
-})
+test.each(['', 'x', 'api', 'ringbase.local'])(
+  'Host: %s does not serve /zzz/api/v1/user/api-keys as /api/v1/user/api-keys',
+  async (host) => {
+    const response = await request('GET', '/zzz/api/v1/user/api-keys', host)
+    expect(response.status).toBe(404)
+    expect(JSON.parse(response.body)).toEqual({ detail: 'Not Found' })
+  },
+)
 
 describe.each([
   ['an empty Host', '', 'HTTP/1.1'],
@@ -50,16 +55,23 @@ describe.each([
     expect(JSON.parse(created.body)).toMatchObject({ name: 'No host' })
   })
 
-  test.each(['/zzz/api/v1/user/api-keys', '//zzz/api/v1/user/api-keys', '/zzz/api/v1/health'])('%s is not shifted onto another route', async (path) => {
-    const response = await request('GET', path, host, undefined, version)
-    expect(response.status).toBe(404)
-    expect(JSON.parse(response.body)).toEqual({ detail: 'Not Found' })
-  })
+  test.each(['/zzz/api/v1/user/api-keys', '//zzz/api/v1/user/api-keys', '/zzz/api/v1/health'])(
+    '%s is not shifted onto another route',
+    async (path) => {
+      const response = await request('GET', path, host, undefined, version)
+      expect(response.status).toBe(404)
+      expect(JSON.parse(response.body)).toEqual({ detail: 'Not Found' })
+    },
+  )
 })
 
 test('a signed upload streams through under a short Host', async () => {
   const csv = 'phone_number\n+14155550100\n'
-  const grant = (await t.request('POST', '/api/v1/s3/presigned-upload-url', { body: { file_name: 'leads.csv', file_size: csv.length } })).body
+  const grant = (
+    await t.request('POST', '/api/v1/s3/presigned-upload-url', {
+      body: { file_name: 'leads.csv', file_size: csv.length },
+    })
+  ).body
   const { pathname, search } = new URL(grant.upload_url)
   const head = `PUT ${pathname}${search} HTTP/1.1\r\nHost: api\r\nContent-Type: text/csv\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`
   const response = await rawHttp(await t.httpUrl(), head, `${csv.length.toString(16)}\r\n${csv}\r\n0\r\n\r\n`)
@@ -69,8 +81,12 @@ test('a signed upload streams through under a short Host', async () => {
 
 test('a media stream upgrade with an empty Host reaches the media endpoint', async () => {
   const head = [
-    'GET /api/v1/telephony/ws/1/1/1/not-a-token HTTP/1.1', 'Host: ',
-    'Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13',
+    'GET /api/v1/telephony/ws/1/1/1/not-a-token HTTP/1.1',
+    'Host: ',
+    'Upgrade: websocket',
+    'Connection: Upgrade',
+    'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+    'Sec-WebSocket-Version: 13',
   ]
   const response = await rawHttp(await t.httpUrl(), `${head.join('\r\n')}\r\n\r\n`)
   expect(response.status).toBe(101)

@@ -5,7 +5,13 @@ import { SSE_LINE_MAX_CHARS } from '../../src/models/sse'
 import { createSttClient } from '../../src/models/stt'
 import { createTtsClient, SPEECH_ANSWER_MAX_BYTES } from '../../src/models/tts'
 import { createAgent } from '../support/agents'
-import { modelServerFailure, say, startFakeModels, type FakeModelRequest, type FakeModels } from '../support/fake-models'
+import {
+  modelServerFailure,
+  say,
+  startFakeModels,
+  type FakeModelRequest,
+  type FakeModels,
+} from '../support/fake-models'
 import { startHttpTestApp, type HttpTestApp } from '../support/http-app'
 
 /*
@@ -35,7 +41,9 @@ async function expectHealthy() {
 beforeAll(async () => {
   t = await startHttpTestApp()
   models = startFakeModels()
-  const created = await t.request('POST', '/api/v1/organizations/provider-connections', { body: { name: 'Hostile', provider: 'openai', base_url: models.baseUrl } })
+  const created = await t.request('POST', '/api/v1/organizations/provider-connections', {
+    body: { name: 'Hostile', provider: 'openai', base_url: models.baseUrl },
+  })
   expect(created.status, created.text).toBe(200)
   connection = created.body.uuid
   const configuration = await t.request('POST', '/api/v1/organizations/model-configurations', {
@@ -79,7 +87,9 @@ describe('through the API', () => {
     const opened = await t.request('POST', sessions, { body: {} })
     expect(opened.status, opened.text).toBe(200)
     expect(opened.body.is_completed).toBe(false)
-    models.chat.queue({ flood: { bytes: 24 * MiB, prefix: 'data: {"choices":[{"delta":{"content":"', contentType: 'text/event-stream' } })
+    models.chat.queue({
+      flood: { bytes: 24 * MiB, prefix: 'data: {"choices":[{"delta":{"content":"', contentType: 'text/event-stream' },
+    })
     const turn = t.request('POST', `${sessions}/${opened.body.workflow_run_id}/messages`, { body: { text: 'Hello?' } })
     await expectHealthy()
     const answer = await turn
@@ -101,17 +111,25 @@ describe('every model client', () => {
   test('a JSON completion of 64 MB fails at the cap', async () => {
     models.chat.queue({ flood: { bytes: 64 * MiB, prefix: '{"choices":[{"message":{"content":"' } })
     const client = createLlmClient(target(), { model: 'fake-llm' })
-    const error = await modelServerFailure(client.completeJson({ messages: [{ role: 'user', content: 'hi' }], schema: { type: 'object' }, schemaName: 'x' }))
+    const error = await modelServerFailure(
+      client.completeJson({ messages: [{ role: 'user', content: 'hi' }], schema: { type: 'object' }, schemaName: 'x' }),
+    )
     expect(error.message).toContain(`larger than ${MODEL_ANSWER_MAX_BYTES} bytes`)
     expect(onlyRequestTo('/chat/completions').sentBytes).toBeLessThan(MODEL_ANSWER_MAX_BYTES + BUFFERS)
   })
 
   test('a streamed chat answer of many short lines past the whole-answer cap fails at the cap', async () => {
     const line = `data: ${JSON.stringify({ choices: [{ delta: { content: 'a'.repeat(900) } }] })}\n\n`
-    models.chat.queue({ rawEvents: Array.from({ length: Math.ceil((MODEL_ANSWER_MAX_BYTES + MiB) / line.length) }, () => line.slice(6, -2)) })
+    models.chat.queue({
+      rawEvents: Array.from({ length: Math.ceil((MODEL_ANSWER_MAX_BYTES + MiB) / line.length) }, () =>
+        line.slice(6, -2),
+      ),
+    })
     const client = createLlmClient(target(), { model: 'fake-llm' })
     const drain = async () => {
-      for await (const _ of client.stream({ messages: [{ role: 'user', content: 'hi' }] })) { /* read it all */ }
+      for await (const _ of client.stream({ messages: [{ role: 'user', content: 'hi' }] })) {
+        /* read it all */
+      }
     }
     const error = await modelServerFailure(drain())
     expect(error.message).toContain(`larger than ${MODEL_ANSWER_MAX_BYTES} bytes`)
@@ -133,7 +151,9 @@ describe('every model client', () => {
 
   test('endless speech fails at the audio cap; the audio before it was streamed, not held', async () => {
     models.speech.queue({ flood: { bytes: 256 * MiB, contentType: 'audio/pcm' } })
-    const error = await modelServerFailure(synthesizeAll(createTtsClient(target(), { model: 'fake-tts', voice: 'alloy' })))
+    const error = await modelServerFailure(
+      synthesizeAll(createTtsClient(target(), { model: 'fake-tts', voice: 'alloy' })),
+    )
     expect(error.message).toContain(`larger than ${SPEECH_ANSWER_MAX_BYTES} bytes`)
     expect(onlyRequestTo('/audio/speech').sentBytes).toBeLessThan(SPEECH_ANSWER_MAX_BYTES + BUFFERS)
   })
@@ -145,7 +165,9 @@ describe('every model client', () => {
     header.write('LIST', 12)
     header.writeUInt32LE(0xfffffff0, 16)
     models.speech.queue({ flood: { bytes: 30 * MiB, prefix: header.subarray(0, 20), contentType: 'audio/wav' } })
-    const error = await modelServerFailure(synthesizeAll(createTtsClient(target(), { model: 'fake-tts', voice: 'alloy' })))
+    const error = await modelServerFailure(
+      synthesizeAll(createTtsClient(target(), { model: 'fake-tts', voice: 'alloy' })),
+    )
     expect(error.message).toContain('the WAV header is longer than')
     expect(onlyRequestTo('/audio/speech').sentBytes).toBeLessThan(BUFFERS)
   })

@@ -11,7 +11,14 @@ import { VALID_CONFIGS } from '../support/telephony'
  * hand list): a new operation fails here until it is covered. Black-box; also run against the compiled binary.
  */
 
-type Operation = { key: string; method: string; path: string; pathParameters: string[]; hasBody: boolean; isPublic: boolean }
+type Operation = {
+  key: string
+  method: string
+  path: string
+  pathParameters: string[]
+  hasBody: boolean
+  isPublic: boolean
+}
 
 let t: HttpTestApp
 let operations: Operation[]
@@ -35,9 +42,16 @@ const ok = async (method: string, path: string, body?: unknown) => {
 
 /** Uploads a CSV through its signed URL, over real HTTP. */
 async function upload(csv: string): Promise<string> {
-  const grant = await ok('POST', '/api/v1/s3/presigned-upload-url', { file_name: 'contacts.csv', file_size: csv.length })
+  const grant = await ok('POST', '/api/v1/s3/presigned-upload-url', {
+    file_name: 'contacts.csv',
+    file_size: csv.length,
+  })
   const { pathname, search } = new URL(grant.upload_url)
-  const put = await fetch(`${await t.httpUrl()}${pathname}${search}`, { method: 'PUT', body: csv, headers: { 'content-type': 'text/csv' } })
+  const put = await fetch(`${await t.httpUrl()}${pathname}${search}`, {
+    method: 'PUT',
+    body: csv,
+    headers: { 'content-type': 'text/csv' },
+  })
   expect(put.status).toBe(200)
   return grant.file_key
 }
@@ -51,49 +65,121 @@ beforeAll(async () => {
       key: `${method.toUpperCase()} ${path}`,
       method: method.toUpperCase(),
       path,
-      pathParameters: (operation.parameters ?? []).filter((p: any) => p.in === 'path').map((p: any) => p.name as string),
+      pathParameters: (operation.parameters ?? [])
+        .filter((p: any) => p.in === 'path')
+        .map((p: any) => p.name as string),
       hasBody: operation.requestBody !== undefined,
       isPublic: Array.isArray(operation.security) && operation.security.length === 0,
-    })))
+    })),
+  )
 
   const triggerPath = crypto.randomUUID()
   const definition = sampleDefinition({ triggerPath })
   Object.assign(definition.nodes[0].data, { greeting: 'Hello.' }) // a text chat opens with it, no model server asked
-  const agent = await ok('POST', '/api/v1/workflow/create/definition', { name: `${MARK} agent`, workflow_definition: definition })
+  const agent = await ok('POST', '/api/v1/workflow/create/definition', {
+    name: `${MARK} agent`,
+    workflow_definition: definition,
+  })
   Object.assign(ids, { workflow_id: String(agent.id), workflow_uuid: agent.workflow_uuid, uuid: triggerPath })
   ids.api_key_id = String((await ok('POST', '/api/v1/user/api-keys', { name: `${MARK} key` })).id)
   const ari = await ok('POST', '/api/v1/organizations/telephony-configs', {
-    name: `${MARK} pbx`, is_default_outbound: true,
-    config: { provider: 'ari', ari_endpoint: 'http://127.0.0.1:9', app_name: 'u', app_password: 'p', allow_raw_dial_strings: false },
+    name: `${MARK} pbx`,
+    is_default_outbound: true,
+    config: {
+      provider: 'ari',
+      ari_endpoint: 'http://127.0.0.1:9',
+      app_name: 'u',
+      app_password: 'p',
+      allow_raw_dial_strings: false,
+    },
   })
   ids.config_id = String(ari.id)
-  ids.phone_number_id = String((await ok('POST', `/api/v1/organizations/telephony-configs/${ari.id}/phone-numbers`, { address: '1001', label: MARK })).id)
-  const cloudonix = await ok('POST', '/api/v1/organizations/telephony-configs', { name: `${MARK} cloudonix`, config: VALID_CONFIGS.cloudonix.config })
+  ids.phone_number_id = String(
+    (
+      await ok('POST', `/api/v1/organizations/telephony-configs/${ari.id}/phone-numbers`, {
+        address: '1001',
+        label: MARK,
+      })
+    ).id,
+  )
+  const cloudonix = await ok('POST', '/api/v1/organizations/telephony-configs', {
+    name: `${MARK} cloudonix`,
+    config: VALID_CONFIGS.cloudonix.config,
+  })
   idsOnPaths.push({ fragment: '/trunks', ids: { config_id: String(cloudonix.id) } })
-  ids.trunk_id = String((await ok('POST', `/api/v1/organizations/telephony-configs/${cloudonix.id}/trunks`, { name: `${MARK}-trunk`, settings: { region: 'india', sip_domain: 'acme.cloudonix.net' } })).id)
+  ids.trunk_id = String(
+    (
+      await ok('POST', `/api/v1/organizations/telephony-configs/${cloudonix.id}/trunks`, {
+        name: `${MARK}-trunk`,
+        settings: { region: 'india', sip_domain: 'acme.cloudonix.net' },
+      })
+    ).id,
+  )
   // Nothing listens at the model server's address: no operation here asks it (a run start needs
   // models to dial).
-  const connection = await ok('POST', '/api/v1/organizations/provider-connections', { name: `${MARK} models`, provider: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key: 'k' })
+  const connection = await ok('POST', '/api/v1/organizations/provider-connections', {
+    name: `${MARK} models`,
+    provider: 'openai',
+    base_url: 'http://127.0.0.1:9/v1',
+    api_key: 'k',
+  })
   idsOnPaths.push({ fragment: '/provider-connections/', ids: { uuid: connection.uuid } })
-  const configuration = await ok('POST', '/api/v1/organizations/model-configurations', { name: `${MARK} models`, llm: { provider_connection_uuid: connection.uuid }, stt: { provider_connection_uuid: connection.uuid, settings: { model: 'whisper-1' } } })
+  const configuration = await ok('POST', '/api/v1/organizations/model-configurations', {
+    name: `${MARK} models`,
+    llm: { provider_connection_uuid: connection.uuid },
+    stt: { provider_connection_uuid: connection.uuid, settings: { model: 'whisper-1' } },
+  })
   idsOnPaths.push({ fragment: '/model-configurations/', ids: { uuid: configuration.uuid } })
   // A run: the trigger writes it before dialling, and the dial fails (the compiled server's PBX address has nothing
   // listening; in-process, where no ARI connection manager runs, a provider that refuses stands in for it).
-  if ('ctx' in t) (t as TestApp).ctx.telephony.register('ari', { dial: async () => { throw new DialError('unreachable') }, hangup: async () => {}, callState: async () => 'unknown' })
+  if ('ctx' in t)
+    (t as TestApp).ctx.telephony.register('ari', {
+      dial: async () => {
+        throw new DialError('unreachable')
+      },
+      hangup: async () => {},
+      callState: async () => 'unknown',
+    })
   await t.request('POST', `/api/v1/public/agent/workflow/${agent.workflow_uuid}`, { body: { phone_number: '1000' } })
   ids.run_id = String((await ok('GET', `/api/v1/workflow/${agent.id}/runs`)).runs[0].id)
   const campaign = await ok('POST', '/api/v1/campaign/create', {
-    name: `${MARK} campaign`, source_type: 'csv', source_id: await upload('phone_number,first_name\n1002,Ada\n'), workflow_id: agent.id,
+    name: `${MARK} campaign`,
+    source_type: 'csv',
+    source_id: await upload('phone_number,first_name\n1002,Ada\n'),
+    workflow_id: agent.id,
   })
   ids.campaign_id = String(campaign.id)
-  ids.credential_uuid = (await ok('POST', '/api/v1/credentials', { name: `${MARK} credential`, credential_type: 'bearer_token', credential_data: { token: 't0ken' } })).uuid
-  ids.tool_uuid = (await ok('POST', '/api/v1/tools/', { name: `${MARK} tool`, definition: { type: 'calculator' } })).tool_uuid
+  ids.credential_uuid = (
+    await ok('POST', '/api/v1/credentials', {
+      name: `${MARK} credential`,
+      credential_type: 'bearer_token',
+      credential_data: { token: 't0ken' },
+    })
+  ).uuid
+  ids.tool_uuid = (
+    await ok('POST', '/api/v1/tools/', { name: `${MARK} tool`, definition: { type: 'calculator' } })
+  ).tool_uuid
   // A knowledge-base document: full_document needs no embeddings model (and it is never processed here).
   const grant = await ok('POST', '/api/v1/knowledge-base/upload-url', { filename: 'faq.txt', mime_type: 'text/plain' })
   const { pathname, search } = new URL(grant.upload_url)
-  expect((await fetch(`${await t.httpUrl()}${pathname}${search}`, { method: 'PUT', body: 'FAQ', headers: { 'content-type': 'text/plain' } })).status).toBe(200)
-  ids.document_uuid = (await ok('POST', '/api/v1/knowledge-base/process-document', { document_uuid: grant.document_uuid, s3_key: grant.s3_key, retrieval_mode: 'full_document' })).document_uuid
-  const recording = (await createRecording(t, 'orga-clip', lineToneWav(440, 200), { transcript: MARK })).body.recordings[0]
+  expect(
+    (
+      await fetch(`${await t.httpUrl()}${pathname}${search}`, {
+        method: 'PUT',
+        body: 'FAQ',
+        headers: { 'content-type': 'text/plain' },
+      })
+    ).status,
+  ).toBe(200)
+  ids.document_uuid = (
+    await ok('POST', '/api/v1/knowledge-base/process-document', {
+      document_uuid: grant.document_uuid,
+      s3_key: grant.s3_key,
+      retrieval_mode: 'full_document',
+    })
+  ).document_uuid
+  const recording = (await createRecording(t, 'orga-clip', lineToneWav(440, 200), { transcript: MARK })).body
+    .recordings[0]
   // `{id}` is only a recording's numeric id so far (PATCH /workflow-recordings/{id}, as the reference names it).
   Object.assign(ids, { id: String(recording.id), recording_id: recording.recording_id })
   const chat = await ok('POST', `/api/v1/workflow/${agent.id}/text-chat/sessions`, { name: `${MARK} chat` })
@@ -101,11 +187,13 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-const CARRIER_WEBHOOK = "a carrier's webhook: takes no API key, the carrier's signature is checked against the stored secret of the configuration it names"
+const CARRIER_WEBHOOK =
+  "a carrier's webhook: takes no API key, the carrier's signature is checked against the stored secret of the configuration it names"
 /** Path parameters that name no organization's resource, and why. */
 const NOT_ORGANIZATION_SCOPED: Record<string, string> = {
   'GET /api/v1/node-types/{name}': 'the node catalog is the same for every organization',
-  'GET /api/v1/public/download/workflow/{token}/{artifact_type}': 'takes no API key: the token in the path is the credential',
+  'GET /api/v1/public/download/workflow/{token}/{artifact_type}':
+    'takes no API key: the token in the path is the credential',
   'POST /api/v1/telephony/{provider}/inbound': CARRIER_WEBHOOK,
   'GET /api/v1/telephony/{provider}/inbound': CARRIER_WEBHOOK,
   'POST /api/v1/telephony/{provider}/answer/{run_id}': CARRIER_WEBHOOK,
@@ -146,14 +234,24 @@ const VALID_BODIES: Record<string, unknown> = {
   'POST /api/v1/workflow-recordings/upload-url': { files: [{ filename: 'a.wav', file_size: 1 }] },
 }
 
-const urlOf = (operation: Operation) => operation.path.replace(/\{(\w+)\}/g, (_, name: string) =>
-  idsOnPaths.find((entry) => operation.path.includes(entry.fragment) && name in entry.ids)?.ids[name] ?? ids[name] ?? 'unknown')
+const urlOf = (operation: Operation) =>
+  operation.path.replace(
+    /\{(\w+)\}/g,
+    (_, name: string) =>
+      idsOnPaths.find((entry) => operation.path.includes(entry.fragment) && name in entry.ids)?.ids[name] ??
+      ids[name] ??
+      'unknown',
+  )
 
 describe("another organization's ids do not exist", () => {
   test('every operation with a path parameter answers 404 {detail} to another organization', async () => {
-    const scoped = operations.filter((operation) => operation.pathParameters.length > 0 && !(operation.key in NOT_ORGANIZATION_SCOPED))
+    const scoped = operations.filter(
+      (operation) => operation.pathParameters.length > 0 && !(operation.key in NOT_ORGANIZATION_SCOPED),
+    )
     expect(scoped.length).toBeGreaterThan(40)
-    const unknown = scoped.flatMap((operation) => operation.pathParameters.filter((name) => !(name in ids)).map((name) => `${operation.key}: ${name}`))
+    const unknown = scoped.flatMap((operation) =>
+      operation.pathParameters.filter((name) => !(name in ids)).map((name) => `${operation.key}: ${name}`),
+    )
     expect(unknown, 'path parameters this test cannot create a resource for: add them to the setup').toEqual([])
     const leaks: string[] = []
     for (const operation of scoped) {
@@ -161,15 +259,21 @@ describe("another organization's ids do not exist", () => {
         leaks.push(`${operation.key}: no valid body in VALID_BODIES`)
         continue
       }
-      const response = await t.request(operation.method, urlOf(operation), { key: otherKey, body: VALID_BODIES[operation.key] })
-      if (response.status !== 404 || typeof response.body?.detail !== 'string') leaks.push(`${operation.key}: ${response.status} ${response.text.slice(0, 200)}`)
+      const response = await t.request(operation.method, urlOf(operation), {
+        key: otherKey,
+        body: VALID_BODIES[operation.key],
+      })
+      if (response.status !== 404 || typeof response.body?.detail !== 'string')
+        leaks.push(`${operation.key}: ${response.status} ${response.text.slice(0, 200)}`)
     }
     expect(leaks).toEqual([])
   })
 
-  test("and they exist for their own organization (every GET of them answers 200 to it)", async () => {
+  test('and they exist for their own organization (every GET of them answers 200 to it)', async () => {
     const missing: string[] = []
-    for (const operation of operations.filter((o) => o.method === 'GET' && o.pathParameters.length > 0 && !(o.key in NOT_ORGANIZATION_SCOPED))) {
+    for (const operation of operations.filter(
+      (o) => o.method === 'GET' && o.pathParameters.length > 0 && !(o.key in NOT_ORGANIZATION_SCOPED),
+    )) {
       const response = await t.request('GET', urlOf(operation))
       if (response.status !== 200) missing.push(`${operation.key}: ${response.status}`)
     }
@@ -178,7 +282,9 @@ describe("another organization's ids do not exist", () => {
 
   test("no list shows another organization's resources", async () => {
     const shown: string[] = []
-    for (const operation of operations.filter((o) => o.method === 'GET' && o.pathParameters.length === 0 && !o.isPublic)) {
+    for (const operation of operations.filter(
+      (o) => o.method === 'GET' && o.pathParameters.length === 0 && !o.isPublic,
+    )) {
       const response = await t.request('GET', operation.path, { key: otherKey })
       if (response.text.includes(MARK)) shown.push(operation.key)
     }
@@ -214,19 +320,37 @@ describe('a trigger key reaches only what docs/api.md says', () => {
     const keyed = operations.filter((operation) => !operation.isPublic && operation.path !== '/api/v1/openapi.json')
     expect(keyed.length).toBeGreaterThan(50)
     for (const operation of keyed) {
-      const response = await t.request(operation.method, urlOf(operation), { key: trigger, body: operation.hasBody ? VALID_BODIES[operation.key] ?? {} : undefined })
+      const response = await t.request(operation.method, urlOf(operation), {
+        key: trigger,
+        body: operation.hasBody ? (VALID_BODIES[operation.key] ?? {}) : undefined,
+      })
       const allowed = TRIGGER_SCOPE.has(operation.key)
-      if (allowed ? [401, 403].includes(response.status) : response.status !== 403) wrong.push(`${operation.key}: ${response.status}`)
+      if (allowed ? [401, 403].includes(response.status) : response.status !== 403)
+        wrong.push(`${operation.key}: ${response.status}`)
     }
     expect(wrong).toEqual([])
   })
 
   test("health, the signed links, the carriers' signed webhooks and signing in (which takes the key in its body) are the operations that take no key", () => {
-    expect(operations.filter((operation) => operation.isPublic).map((operation) => operation.key).sort()).toEqual([
-      'GET /api/v1/health', 'GET /api/v1/public/download/workflow/{token}/{artifact_type}', 'GET /api/v1/s3/download',
-      'GET /api/v1/telephony/inbound/run', 'GET /api/v1/telephony/{provider}/answer/{run_id}', 'GET /api/v1/telephony/{provider}/inbound',
-      'GET /api/v1/telephony/{provider}/{callback}', 'POST /api/v1/auth/session', 'POST /api/v1/telephony/inbound/run', 'POST /api/v1/telephony/{provider}/answer/{run_id}',
-      'POST /api/v1/telephony/{provider}/inbound', 'POST /api/v1/telephony/{provider}/{callback}', 'POST /api/v1/telephony/{provider}/{callback}/{run_id}',
+    expect(
+      operations
+        .filter((operation) => operation.isPublic)
+        .map((operation) => operation.key)
+        .sort(),
+    ).toEqual([
+      'GET /api/v1/health',
+      'GET /api/v1/public/download/workflow/{token}/{artifact_type}',
+      'GET /api/v1/s3/download',
+      'GET /api/v1/telephony/inbound/run',
+      'GET /api/v1/telephony/{provider}/answer/{run_id}',
+      'GET /api/v1/telephony/{provider}/inbound',
+      'GET /api/v1/telephony/{provider}/{callback}',
+      'POST /api/v1/auth/session',
+      'POST /api/v1/telephony/inbound/run',
+      'POST /api/v1/telephony/{provider}/answer/{run_id}',
+      'POST /api/v1/telephony/{provider}/inbound',
+      'POST /api/v1/telephony/{provider}/{callback}',
+      'POST /api/v1/telephony/{provider}/{callback}/{run_id}',
       'PUT /api/v1/s3/upload',
     ])
   })

@@ -15,8 +15,16 @@ let html: ReturnType<typeof Bun.serve>
 
 beforeAll(() => {
   t = createTestApp()
-  notFound = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('no such page here', { status: 404 }) })
-  html = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('<html><body>admin panel</body></html>', { headers: { 'content-type': 'text/html' } }) })
+  notFound = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: () => new Response('no such page here', { status: 404 }),
+  })
+  html = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: () => new Response('<html><body>admin panel</body></html>', { headers: { 'content-type': 'text/html' } }),
+  })
 })
 afterAll(() => {
   notFound.stop(true)
@@ -34,10 +42,17 @@ async function chatAgainst(baseUrl: string) {
     expect(response.status, response.text).toBe(200)
     return response.body
   }
-  const connection = (await post('/api/v1/organizations/provider-connections', { name: 'Local', provider: 'openai', base_url: baseUrl })).uuid
-  await post('/api/v1/organizations/model-configurations', { name: 'Default', llm: { provider_connection_uuid: connection, settings: { model: 'any' } } })
+  const connection = (
+    await post('/api/v1/organizations/provider-connections', { name: 'Local', provider: 'openai', base_url: baseUrl })
+  ).uuid
+  await post('/api/v1/organizations/model-configurations', {
+    name: 'Default',
+    llm: { provider_connection_uuid: connection, settings: { model: 'any' } },
+  })
   const definition = { nodes: [node('start', 'startCall', { name: 'Start', prompt: 'Help.' })], edges: [] }
-  const workflowId = (await post('/api/v1/workflow/create/definition', { name: 'Probe', workflow_definition: definition })).id
+  const workflowId = (
+    await post('/api/v1/workflow/create/definition', { name: 'Probe', workflow_definition: definition })
+  ).id
   const sessions = `/api/v1/workflow/${workflowId}/text-chat/sessions`
   // No greeting: opening the chat asks the model for the first words.
   const answer = await post(sessions, {})
@@ -58,7 +73,8 @@ test('a closed port, a 404 with a body and a 200 with HTML on this machine read 
   expect(warnings[0]).toContain(onThisMachineFailed('chat completion'))
   expect(warnings[0]).not.toMatch(/ECONNREFUSED|refused|\b404\b|answered|JSON|html/i)
   // What each chat answered holds nothing of the reason either.
-  for (const { answer } of results) expect(JSON.stringify(answer)).not.toMatch(/ECONNREFUSED|\b404\b|no such page|not JSON|admin panel/i)
+  for (const { answer } of results)
+    expect(JSON.stringify(answer)).not.toMatch(/ECONNREFUSED|\b404\b|no such page|not JSON|admin panel/i)
   // The operator still learns why, from the log.
   const log = t.logText()
   expect(log).toContain('ECONNREFUSED')

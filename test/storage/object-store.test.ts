@@ -2,7 +2,13 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { InvalidObjectKeyError, localObjectStore, ObjectExistsError, ObjectTooLargeError, type ObjectStore } from '../../src/storage/object-store'
+import {
+  InvalidObjectKeyError,
+  localObjectStore,
+  ObjectExistsError,
+  ObjectTooLargeError,
+  type ObjectStore,
+} from '../../src/storage/object-store'
 
 let root: string
 let store: ObjectStore
@@ -12,12 +18,13 @@ beforeEach(() => {
 })
 afterEach(() => rmSync(join(root, '..'), { recursive: true, force: true }))
 
-const streamOf = (...chunks: string[]) => new ReadableStream<Uint8Array>({
-  start(controller) {
-    for (const chunk of chunks) controller.enqueue(new TextEncoder().encode(chunk))
-    controller.close()
-  },
-})
+const streamOf = (...chunks: string[]) =>
+  new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(new TextEncoder().encode(chunk))
+      controller.close()
+    },
+  })
 
 /** Every file under the root, partial writes included. */
 function filesUnder(dir: string): string[] {
@@ -48,7 +55,9 @@ describe('local object store', () => {
 
   test('a body over maxBytes is refused and nothing is left behind, not even the old object being replaced', async () => {
     await store.put('a/b.csv', 'old')
-    await expect(store.put('a/b.csv', streamOf('12345', '67890'), { maxBytes: 8 })).rejects.toBeInstanceOf(ObjectTooLargeError)
+    await expect(store.put('a/b.csv', streamOf('12345', '67890'), { maxBytes: 8 })).rejects.toBeInstanceOf(
+      ObjectTooLargeError,
+    )
     await expect(store.put('a/c.csv', 'toolong', { maxBytes: 3 })).rejects.toBeInstanceOf(ObjectTooLargeError)
     expect(await (await store.file('a/b.csv'))!.text()).toBe('old')
     expect(filesUnder(root)).toEqual(['a/b.csv'])
@@ -84,8 +93,18 @@ describe('local object store', () => {
   })
 
   test.each([
-    '', '../outside', 'a/../../outside', '/etc/passwd', 'a\\b', 'a\u0000b', 'a//b', 'a/', '.hidden', 'a/./b',
-    '.partial/x', 'a/\n',
+    '',
+    '../outside',
+    'a/../../outside',
+    '/etc/passwd',
+    'a\\b',
+    'a\u0000b',
+    'a//b',
+    'a/',
+    '.hidden',
+    'a/./b',
+    '.partial/x',
+    'a/\n',
   ])('refuses the key %j everywhere', async (key) => {
     expect(() => store.resolve(key)).toThrow(InvalidObjectKeyError)
     await expect(store.put(key, 'x')).rejects.toBeInstanceOf(InvalidObjectKeyError)
@@ -102,7 +121,9 @@ describe('local object store', () => {
 describe('put without replacing', () => {
   test('stores a new object; over an existing one it throws ObjectExistsError, keeps the first and leaves nothing behind', async () => {
     expect(await store.put('campaigns/1/a.csv', 'first', { replace: false })).toEqual({ size: 5 })
-    await expect(store.put('campaigns/1/a.csv', streamOf('sec', 'ond'), { replace: false })).rejects.toBeInstanceOf(ObjectExistsError)
+    await expect(store.put('campaigns/1/a.csv', streamOf('sec', 'ond'), { replace: false })).rejects.toBeInstanceOf(
+      ObjectExistsError,
+    )
     expect(await (await store.file('campaigns/1/a.csv'))!.text()).toBe('first')
     expect(filesUnder(root)).toEqual(['campaigns/1/a.csv'])
   })

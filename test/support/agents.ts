@@ -8,11 +8,23 @@ import type { HttpClient } from './http-app'
 export function sampleDefinition(options: { prompt?: string; triggerPath?: string | null } = {}) {
   return {
     nodes: [
-      { id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', prompt: options.prompt ?? 'Greet {{first_name}}.' } },
+      {
+        id: '1',
+        type: 'startCall',
+        position: { x: 0, y: 0 },
+        data: { name: 'Start', prompt: options.prompt ?? 'Greet {{first_name}}.' },
+      },
       { id: '2', type: 'endCall', position: { x: 200, y: 0 }, data: { name: 'End', prompt: 'Say goodbye.' } },
-      ...(options.triggerPath === null ? [] : [
-        { id: '3', type: 'trigger', position: { x: 0, y: 200 }, data: { name: 'API', ...(options.triggerPath ? { trigger_path: options.triggerPath } : {}) } },
-      ]),
+      ...(options.triggerPath === null
+        ? []
+        : [
+            {
+              id: '3',
+              type: 'trigger',
+              position: { x: 0, y: 200 },
+              data: { name: 'API', ...(options.triggerPath ? { trigger_path: options.triggerPath } : {}) },
+            },
+          ]),
     ],
     edges: [{ id: '1-2', source: '1', target: '2', data: { label: 'done', condition: 'The caller is done' } }],
   }
@@ -20,7 +32,10 @@ export function sampleDefinition(options: { prompt?: string; triggerPath?: strin
 
 /** Creates an agent over the API and returns its body. */
 export async function createAgent(t: HttpClient, name: string, key?: string, definition: unknown = sampleDefinition()) {
-  const response = await t.request('POST', '/api/v1/workflow/create/definition', { key, body: { name, workflow_definition: definition } })
+  const response = await t.request('POST', '/api/v1/workflow/create/definition', {
+    key,
+    body: { name, workflow_definition: definition },
+  })
   if (response.status !== 200) throw new Error(`create agent: ${response.status} ${response.text}`)
   return response.body
 }
@@ -52,6 +67,7 @@ export function seedRun(t: TestApp, seed: SeedRun) {
   })
   const run = getRun(t.ctx, seed.organizationId, id)!
   if (seed.outcome) finishRun(t.ctx, run.id, seed.outcome)
-  for (const [artifact, key] of Object.entries(seed.artifacts ?? {})) attachArtifact(t.ctx, run.id, artifact as 'recording', key)
+  for (const [artifact, key] of Object.entries(seed.artifacts ?? {}))
+    attachArtifact(t.ctx, run.id, artifact as 'recording', key)
   return run
 }

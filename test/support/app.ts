@@ -22,7 +22,11 @@ export type TestApp = {
   adminKey: string
   /** Every log line written so far, raw. */
   logText(): string
-  request(method: string, path: string, options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<TestResponse>
+  request(
+    method: string,
+    path: string,
+    options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<TestResponse>
   newOrg(name: string, scope?: ApiKeyScope): { organizationId: number; key: string }
   /** The app served over real HTTP on 127.0.0.1 (started on first call), for tests that write raw requests. */
   httpUrl(): Promise<string>
@@ -39,15 +43,29 @@ export const TEST_CLOCK_START = Date.parse('2026-01-05T10:00:00Z')
  * A fresh app on its own temporary data dir, with a captured log and (by default) a manual clock. `restartOf`: an app
  * on the data dir another one left (closed with keepData), as the same installation after a restart.
  */
-export function createTestApp(options: { flags?: Flags; env?: Record<string, string>; clock?: Clock; restartOf?: TestApp } = {}): TestApp {
+export function createTestApp(
+  options: { flags?: Flags; env?: Record<string, string>; clock?: Clock; restartOf?: TestApp } = {},
+): TestApp {
   const dataDir = options.restartOf?.dataDir ?? mkdtempSync(join(tmpdir(), 'ringbase-test-'))
-  const config = loadConfig({ dir: dataDir, http: '127.0.0.1:8000', ...options.flags }, { RINGBASE_LOG_LEVEL: 'debug', ...options.env })
+  const config = loadConfig(
+    { dir: dataDir, http: '127.0.0.1:8000', ...options.flags },
+    { RINGBASE_LOG_LEVEL: 'debug', ...options.env },
+  )
   const logChunks: string[] = []
-  const sink = new Writable({ write(chunk, _encoding, done) { logChunks.push(String(chunk)); done() } })
-  const ctx = buildContext(config, { log: createLogger('debug', sink), clock: options.clock ?? manualClock(TEST_CLOCK_START) })
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logChunks.push(String(chunk))
+      done()
+    },
+  })
+  const ctx = buildContext(config, {
+    log: createLogger('debug', sink),
+    clock: options.clock ?? manualClock(TEST_CLOCK_START),
+  })
   // No test may reach a real provider: saving a configuration that needs provider-side resources answers 502
   // unless the test starts fakes (test/support/fake-providers.ts).
-  for (const provider of Object.keys(ctx.providerApis) as (keyof AppContext['providerApis'])[]) ctx.providerApis[provider] = UNREACHABLE_URL
+  for (const provider of Object.keys(ctx.providerApis) as (keyof AppContext['providerApis'])[])
+    ctx.providerApis[provider] = UNREACHABLE_URL
   const adminKey = options.restartOf?.adminKey ?? bootstrapInstallation(ctx)!.api_key
   const app = createApp(ctx)
   let server: ReturnType<typeof Bun.serve> | null = null
@@ -67,7 +85,11 @@ export function createTestApp(options: { flags?: Flags; env?: Record<string, str
       const response = await app.handle(new Request(`http://localhost${path}`, init))
       const text = await response.text()
       let parsed: unknown = undefined
-      try { parsed = JSON.parse(text) } catch { parsed = undefined }
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        parsed = undefined
+      }
       return { status: response.status, body: parsed, text, headers: response.headers }
     },
     newOrg(name, scope = 'admin') {

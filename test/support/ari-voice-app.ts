@@ -8,7 +8,13 @@ import { createConfiguration } from './telephony'
 import { configureFakeVoiceModels } from './voice-models'
 import { waitFor } from './wait'
 
-export type AriVoiceApp = { t: TestApp; fake: FakeAri; models: FakeModels; configurationId: number; stop(): Promise<void> }
+export type AriVoiceApp = {
+  t: TestApp
+  fake: FakeAri
+  models: FakeModels
+  configurationId: number
+  stop(): Promise<void>
+}
 
 /**
  * A test app on real time (idle timers, turn times) whose voice calls go through the fake Asterisk, with the fake model
@@ -16,18 +22,32 @@ export type AriVoiceApp = { t: TestApp; fake: FakeAri; models: FakeModels; confi
  * default outbound one, connected; inbound calls are routed (the context's router, calls/inbound.ts). `conversation`:
  * options of the voice conversations (shorter model timeouts, pipeline timings).
  */
-export async function startAriVoiceApp(ari: Record<string, unknown>, conversation: VoiceConversationOptions = {}): Promise<AriVoiceApp> {
+export async function startAriVoiceApp(
+  ari: Record<string, unknown>,
+  conversation: VoiceConversationOptions = {},
+): Promise<AriVoiceApp> {
   const t = createTestApp({ clock: systemClock })
   const models = startFakeModels()
   const fake = await startFakeAri()
   await configureFakeVoiceModels(t, models)
-  const conversations = createVoiceConversations(t.ctx, { ...conversation, pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100, ...conversation.pipeline } })
+  const conversations = createVoiceConversations(t.ctx, {
+    ...conversation,
+    pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100, ...conversation.pipeline },
+  })
   t.ctx.telephony.onAnswered((call) => conversations.onAnswered(call))
   startAriManager(t.ctx, { events: { backoff: { baseMs: 2, capMs: 10 } } })
-  const config = await createConfiguration(t, 'pbx', { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass', ...ari }, { isDefaultOutbound: true })
+  const config = await createConfiguration(
+    t,
+    'pbx',
+    { provider: 'ari', ari_endpoint: fake.url, app_name: 'ariuser', app_password: 'aripass', ...ari },
+    { isDefaultOutbound: true },
+  )
   await waitFor('ARI connected', () => t.ctx.ariConnected(config.id))
   return {
-    t, fake, models, configurationId: config.id,
+    t,
+    fake,
+    models,
+    configurationId: config.id,
     async stop() {
       await t.ctx.ari!.stop()
       await fake.close()

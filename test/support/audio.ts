@@ -2,7 +2,8 @@
 
 export function sine(frequencyHz: number, sampleRate: number, durationMs: number, amplitude = 10_000): Int16Array {
   const samples = new Int16Array(Math.round((sampleRate * durationMs) / 1000))
-  for (let i = 0; i < samples.length; i++) samples[i] = Math.round(amplitude * Math.sin((2 * Math.PI * frequencyHz * i) / sampleRate))
+  for (let i = 0; i < samples.length; i++)
+    samples[i] = Math.round(amplitude * Math.sin((2 * Math.PI * frequencyHz * i) / sampleRate))
   return samples
 }
 

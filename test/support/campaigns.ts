@@ -8,33 +8,57 @@ import type { TestApp } from './app'
 import { createConfiguration } from './telephony'
 
 /** An agent whose start prompt uses the given template variables; returns its id. */
-export async function createAgent(t: TestApp, options: { name?: string; variables?: string[]; key?: string } = {}): Promise<number> {
+export async function createAgent(
+  t: TestApp,
+  options: { name?: string; variables?: string[]; key?: string } = {},
+): Promise<number> {
   const prompt = `Greet the caller. ${(options.variables ?? []).map((name) => `{{${name}}}`).join(' ')}`
-  return (await createAgentBody(t, options.name ?? 'Sales agent', options.key, sampleDefinition({ prompt, triggerPath: null }))).id
+  return (
+    await createAgentBody(
+      t,
+      options.name ?? 'Sales agent',
+      options.key,
+      sampleDefinition({ prompt, triggerPath: null }),
+    )
+  ).id
 }
 
 /** The default ARI configuration of the organization (saving it calls nothing); returns its id. */
 export async function createAriConfiguration(t: TestApp, options: { key?: string } = {}): Promise<number> {
-  const config = { provider: 'ari', ari_endpoint: 'http://127.0.0.1:9/ari', app_name: 'ringbase', app_password: 'pbx-secret' }
+  const config = {
+    provider: 'ari',
+    ari_endpoint: 'http://127.0.0.1:9/ari',
+    app_name: 'ringbase',
+    app_password: 'pbx-secret',
+  }
   return (await createConfiguration(t, 'PBX', config, { key: options.key, isDefaultOutbound: true })).id
 }
 
 /** Uploads a CSV through the signed-URL flow; returns its file_key. */
-export async function uploadCsv(t: TestApp, csv: string, options: { key?: string; fileName?: string } = {}): Promise<string> {
+export async function uploadCsv(
+  t: TestApp,
+  csv: string,
+  options: { key?: string; fileName?: string } = {},
+): Promise<string> {
   const bytes = new TextEncoder().encode(csv)
   const grant = await t.request('POST', '/api/v1/s3/presigned-upload-url', {
     key: options.key,
     body: { file_name: options.fileName ?? 'contacts.csv', file_size: bytes.byteLength, content_type: 'text/csv' },
   })
   expect(grant.status).toBe(200)
-  const put = await t.app.handle(new Request(grant.body.upload_url.replace(/^https?:\/\/[^/]+/, 'http://localhost'), {
-    method: 'PUT', body: bytes, headers: { 'content-type': 'text/csv' },
-  }))
+  const put = await t.app.handle(
+    new Request(grant.body.upload_url.replace(/^https?:\/\/[^/]+/, 'http://localhost'), {
+      method: 'PUT',
+      body: bytes,
+      headers: { 'content-type': 'text/csv' },
+    }),
+  )
   expect(put.status).toBe(200)
   return grant.body.file_key
 }
 
-export const csvOf = (header: string[], rows: string[][]) => [header, ...rows].map((row) => row.join(',')).join('\n') + '\n'
+export const csvOf = (header: string[], rows: string[][]) =>
+  [header, ...rows].map((row) => row.join(',')).join('\n') + '\n'
 
 /** What the scripted provider does with one dial: report an outcome at once, refuse it, or keep the call up. */
 export type ScriptedAnswer = CallOutcome | 'refuse' | 'hold'
@@ -53,7 +77,13 @@ export function scriptedTelephony(t: TestApp, script: (request: DialRequest) => 
   const end = (callId: string, outcome: CallOutcome, durationMs = 0) => {
     alive.delete(callId)
     const at = t.ctx.clock.now()
-    t.ctx.telephony.report({ kind: 'ended', callId, outcome, at, answeredAt: outcome === 'completed' ? at - durationMs : null })
+    t.ctx.telephony.report({
+      kind: 'ended',
+      callId,
+      outcome,
+      at,
+      answeredAt: outcome === 'completed' ? at - durationMs : null,
+    })
   }
   const provider: TelephonyProvider = {
     async dial(request) {

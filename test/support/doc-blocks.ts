@@ -53,7 +53,7 @@ function fencesOf(lines: string[]): { fences: Fence[]; unclosed: number | null }
     if (close >= lines.length) return { fences, unclosed: index + 1 }
     let before = index - 1
     while (before >= 0 && lines[before].trim() === '') before--
-    const marker = before >= 0 ? MARKER.exec(lines[before].trim())?.[1] ?? null : null
+    const marker = before >= 0 ? (MARKER.exec(lines[before].trim())?.[1] ?? null) : null
     fences.push({ line: index + 1, lang: open[3].toLowerCase(), text: body.join('\n'), closedAt: close + 1, marker })
     index = close + 1
   }
@@ -74,20 +74,34 @@ export function docBlocks(file: string, markdown: string): { blocks: DocBlock[];
     const at = `${file}:${fence.line}`
     const previous = fences[position - 1]
     const last = blocks.at(-1)
-    if (fence.lang === 'json' && previous && last && last.line === previous.line && COMMAND_LANGUAGES.has(previous.lang) && follows(lines, previous, fence)) {
+    if (
+      fence.lang === 'json' &&
+      previous &&
+      last &&
+      last.line === previous.line &&
+      COMMAND_LANGUAGES.has(previous.lang) &&
+      follows(lines, previous, fence)
+    ) {
       last.output = { lang: fence.lang, text: fence.text, line: fence.line }
       continue
     }
     let skip: string | null = null
     if (fence.marker !== null) {
       skip = SKIP.exec(fence.marker)?.[1].trim() ?? null
-      if (skip === null) problems.push(`${at}: unknown marker <!-- docs-test:${fence.marker}-->: the only one is <!-- docs-test: skip (reason) -->`)
-      else if (!COMMAND_LANGUAGES.has(fence.lang)) problems.push(`${at}: only commands are skipped, this block is \`\`\`${fence.lang || '(no language)'}`)
+      if (skip === null)
+        problems.push(
+          `${at}: unknown marker <!-- docs-test:${fence.marker}-->: the only one is <!-- docs-test: skip (reason) -->`,
+        )
+      else if (!COMMAND_LANGUAGES.has(fence.lang))
+        problems.push(`${at}: only commands are skipped, this block is \`\`\`${fence.lang || '(no language)'}`)
     }
     if (!COMMAND_LANGUAGES.has(fence.lang) && !OTHER_LANGUAGES.has(fence.lang)) {
-      problems.push(`${at}: fence \`\`\`${fence.lang || '(no language)'}: label it sh, bash, shell or http (commands the test runs), json, ini, text or ts (a listing)`)
+      problems.push(
+        `${at}: fence \`\`\`${fence.lang || '(no language)'}: label it sh, bash, shell or http (commands the test runs), json, ini, text or ts (a listing)`,
+      )
     }
-    if (fence.lang === 'json' && jsonProblem(fence.text)) problems.push(`${at}: this json block is not JSON: ${jsonProblem(fence.text)}`)
+    if (fence.lang === 'json' && jsonProblem(fence.text))
+      problems.push(`${at}: this json block is not JSON: ${jsonProblem(fence.text)}`)
     blocks.push({ file, line: fence.line, lang: fence.lang, text: fence.text, skip, output: null })
   }
   return { blocks, problems }
@@ -127,8 +141,9 @@ export type StasisLine = { exten: string; app: string; args: string }
 
 /** The dialplan lines of a block that hand a call to a Stasis app: `exten => 100,1,Stasis(app,${EXTEN})`. */
 export function stasisLines(text: string): StasisLine[] {
-  return [...text.matchAll(/^\s*exten\s*=>\s*([^,\s]+)\s*,\s*\w+\s*,\s*Stasis\(([^,)]+)(?:,([^)]*))?\)/gm)]
-    .map(([, exten, app, args]) => ({ exten, app: app.trim(), args: (args ?? '').trim() }))
+  return [...text.matchAll(/^\s*exten\s*=>\s*([^,\s]+)\s*,\s*\w+\s*,\s*Stasis\(([^,)]+)(?:,([^)]*))?\)/gm)].map(
+    ([, exten, app, args]) => ({ exten, app: app.trim(), args: (args ?? '').trim() }),
+  )
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -137,13 +152,17 @@ export function stasisLines(text: string): StasisLine[] {
 /** A ```http block as a curl command line for the same shell session (`$VARS` in the path and headers expand). */
 export function httpAsCurl(text: string): string {
   const [head, ...rest] = text.split(/\n\s*\n/)
-  const [requestLine, ...headerLines] = head.split('\n').map((line) => line.trim()).filter((line) => line !== '')
+  const [requestLine, ...headerLines] = head
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
   const [method, target] = requestLine.split(/\s+/)
   const quoted = (value: string) => `"${value.replace(/["\\`]/g, '\\$&')}"`
   const headers = headerLines.map((line) => `-H ${quoted(line)}`)
   if (!headerLines.some((line) => /^x-api-key\s*:/i.test(line))) headers.push('-H "X-API-Key: $KEY"')
   const body = rest.join('\n\n').trim()
-  if (body !== '' && !headerLines.some((line) => /^content-type\s*:/i.test(line))) headers.push("-H 'Content-Type: application/json'")
+  if (body !== '' && !headerLines.some((line) => /^content-type\s*:/i.test(line)))
+    headers.push("-H 'Content-Type: application/json'")
   const url = target.startsWith('/') ? `"$RB"${quoted(target)}` : quoted(target)
   const command = `curl -sS -X ${method} ${url} ${headers.join(' ')}`
   return body === '' ? command : `${command} --data-binary @- <<'DOCS_TEST_BODY'\n${body}\nDOCS_TEST_BODY`
@@ -182,7 +201,8 @@ const kind = (value: unknown) => (value === null ? 'null' : Array.isArray(value)
  * (ids, names, times) only of the same kind. Keys the doc leaves out may be there.
  */
 export function shapeProblems(expected: unknown, actual: unknown, path = '$'): string[] {
-  if (kind(expected) !== kind(actual)) return [`${path}: the doc shows ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`]
+  if (kind(expected) !== kind(actual))
+    return [`${path}: the doc shows ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`]
   if (typeof expected === 'boolean' && expected !== actual) return [`${path}: the doc shows ${expected}, got ${actual}`]
   if (Array.isArray(expected)) {
     const list = actual as unknown[]
@@ -193,5 +213,6 @@ export function shapeProblems(expected: unknown, actual: unknown, path = '$'): s
   if (kind(expected) !== 'object') return []
   const object = actual as Record<string, unknown>
   return Object.entries(expected as Record<string, unknown>).flatMap(([key, value]) =>
-    Object.hasOwn(object, key) ? shapeProblems(value, object[key], `${path}.${key}`) : [`${path}.${key}: missing`])
+    Object.hasOwn(object, key) ? shapeProblems(value, object[key], `${path}.${key}`) : [`${path}.${key}: missing`],
+  )
 }

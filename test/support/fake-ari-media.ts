@@ -135,9 +135,15 @@ export function createFakeMediaHub(): FakeMediaHub {
   let channelCount = 0
 
   function sendEvent(state: ChannelState, event: string, fields: Record<string, string | number | boolean> = {}): void {
-    const text = state.controlFormat === 'json'
-      ? JSON.stringify({ event, channel_id: state.channel.channelId, ...fields })
-      : [event, ...Object.entries(fields).map(([key, value]) => key === 'correlation_id' ? String(value) : `${key}:${value}`)].join(' ')
+    const text =
+      state.controlFormat === 'json'
+        ? JSON.stringify({ event, channel_id: state.channel.channelId, ...fields })
+        : [
+            event,
+            ...Object.entries(fields).map(([key, value]) =>
+              key === 'correlation_id' ? String(value) : `${key}:${value}`,
+            ),
+          ].join(' ')
     state.channel.sent.push({ atMs: performance.now(), text })
     state.socket?.send(text)
   }
@@ -232,8 +238,12 @@ export function createFakeMediaHub(): FakeMediaHub {
         return
       case 'GET_STATUS':
         sendEvent(state, 'STATUS', {
-          queue_length: queuedFrames(state), xon_level: state.xonFrames, xoff_level: state.xoffFrames, queue_full: state.xoff,
-          bulk_media: false, media_paused: false,
+          queue_length: queuedFrames(state),
+          xon_level: state.xonFrames,
+          xoff_level: state.xoffFrames,
+          queue_full: state.xoff,
+          bulk_media: false,
+          media_paused: false,
         })
         return
     }
@@ -271,13 +281,21 @@ export function createFakeMediaHub(): FakeMediaHub {
         const state = channels.get(socket.data.connectionId)!
         state.socket = socket
         const start = {
-          connection_id: state.channel.connectionId, channel: state.channelName,
-          format: 'ulaw', optimal_frame_size: FRAME_BYTES, ptime: FRAME_MS,
+          connection_id: state.channel.connectionId,
+          channel: state.channelName,
+          format: 'ulaw',
+          optimal_frame_size: FRAME_BYTES,
+          ptime: FRAME_MS,
         }
         if (state.controlFormat === 'json') {
           const text = JSON.stringify({
-            event: 'MEDIA_START', ...start, channel_id: state.channel.channelId,
-            channel_variables: { MEDIA_WEBSOCKET_CONNECTION_ID: state.channel.connectionId, MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE: String(FRAME_BYTES) },
+            event: 'MEDIA_START',
+            ...start,
+            channel_id: state.channel.channelId,
+            channel_variables: {
+              MEDIA_WEBSOCKET_CONNECTION_ID: state.channel.connectionId,
+              MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE: String(FRAME_BYTES),
+            },
           })
           state.channel.sent.push({ atMs: performance.now(), text })
           socket.send(text)
@@ -309,10 +327,23 @@ export function createFakeMediaHub(): FakeMediaHub {
       const connected = new Promise<void>((resolve) => (onConnected = resolve))
       const closed = new Promise<{ code: number; reason: string }>((resolve) => (onClosed = resolve))
       const state: ChannelState = {
-        controlFormat, channelName: options.channelName ?? `WebSocket/INCOMING/0x${channelCount.toString(16)}`, socket: null, callerAudio: [], queue: [], queuedBytes: 0, xoff: false,
-        xoffFrames: options.xoffFrames ?? XOFF_FRAMES, xonFrames: options.xonFrames ?? XON_FRAMES,
-        receivedAudioBytes: 0, droppedBytes: 0, peakQueuedFrames: 0,
-        onConnected, onClosed, clock: undefined, framesDone: 0, clockStartMs: 0,
+        controlFormat,
+        channelName: options.channelName ?? `WebSocket/INCOMING/0x${channelCount.toString(16)}`,
+        socket: null,
+        callerAudio: [],
+        queue: [],
+        queuedBytes: 0,
+        xoff: false,
+        xoffFrames: options.xoffFrames ?? XOFF_FRAMES,
+        xonFrames: options.xonFrames ?? XON_FRAMES,
+        receivedAudioBytes: 0,
+        droppedBytes: 0,
+        peakQueuedFrames: 0,
+        onConnected,
+        onClosed,
+        clock: undefined,
+        framesDone: 0,
+        clockStartMs: 0,
         channel: {
           connectionId,
           channelId: options.channelId ?? `media-${channelCount}`,

@@ -39,13 +39,26 @@
  */
 import type { Server, ServerWebSocket } from 'bun'
 import type {
-  AriConnectionSettings, Bridge, CallerId, Channel, ChannelState, LiveRecording, Playback,
+  AriConnectionSettings,
+  Bridge,
+  CallerId,
+  Channel,
+  ChannelState,
+  LiveRecording,
+  Playback,
 } from '../../src/telephony/ari/types'
 import { createFakeMediaHub, type FakeMediaChannel, type MediaSocketData } from './fake-ari-media'
 
 export type FakeAriScenario =
-  | 'answered' | 'answered-stays-up' | 'ringing-then-answered' | 'busy' | 'no-answer' | 'congestion' | 'rejected'
-  | 'unallocated' | 'nonexistent-extension'
+  | 'answered'
+  | 'answered-stays-up'
+  | 'ringing-then-answered'
+  | 'busy'
+  | 'no-answer'
+  | 'congestion'
+  | 'rejected'
+  | 'unallocated'
+  | 'nonexistent-extension'
 
 export type FakeAriOptions = {
   username?: string
@@ -107,14 +120,25 @@ export type FakeAri = {
 // Recorded sequences
 
 type StepType =
-  | 'Dial' | 'ChannelDialplan' | 'ChannelStateChange' | 'ChannelVarset' | 'StasisStart' | 'StasisEnd'
-  | 'ChannelHangupRequest' | 'ChannelDestroyed'
+  | 'Dial'
+  | 'ChannelDialplan'
+  | 'ChannelStateChange'
+  | 'ChannelVarset'
+  | 'StasisStart'
+  | 'StasisEnd'
+  | 'ChannelHangupRequest'
+  | 'ChannelDestroyed'
 
 /** One recorded event: ms from the start, which Local half it is about, that half's state then, its own fields. */
 type Step = { at: number; half: 1 | 2; type: StepType; state?: ChannelState; fields?: Record<string, unknown> }
 
-const step = (at: number, half: 1 | 2, type: StepType, state?: ChannelState, fields?: Record<string, unknown>): Step =>
-  ({ at, half, type, state, fields })
+const step = (
+  at: number,
+  half: 1 | 2,
+  type: StepType,
+  state?: ChannelState,
+  fields?: Record<string, unknown>,
+): Step => ({ at, half, type, state, fields })
 
 /** answer_100 from t=5510 (far end runs Hangup(16)), offsets rebased; states are whatever the call has then. */
 const FAR_END_HANGUP: Step[] = [
@@ -168,10 +192,13 @@ type Script = {
 
 const SCRIPTS: Record<FakeAriScenario, Script> = {
   // answer_100: Answer(), Wait(5), Hangup(16)
-  'answered': {
+  answered: {
     steps: [
       step(4, 1, 'Dial', 'Down', { dialstatus: '' }),
-      step(4, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'NoOp', dialplan_app_data: 'test 100: answer, wait 5s, hangup' }),
+      step(4, 2, 'ChannelDialplan', 'Ring', {
+        dialplan_app: 'NoOp',
+        dialplan_app_data: 'test 100: answer, wait 5s, hangup',
+      }),
       step(4, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Answer', dialplan_app_data: '' }),
       step(4, 2, 'ChannelStateChange', 'Up'),
       step(4, 1, 'ChannelStateChange', 'Up'),
@@ -213,7 +240,7 @@ const SCRIPTS: Record<FakeAriScenario, Script> = {
     farEndHangupAt: 7511,
   },
   // busy_486: Busy(20)
-  'busy': {
+  busy: {
     steps: [
       step(4, 1, 'Dial', 'Down', { dialstatus: '' }),
       step(4, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Busy', dialplan_app_data: '20' }),
@@ -241,7 +268,7 @@ const SCRIPTS: Record<FakeAriScenario, Script> = {
     recordedTimeoutMs: 5000,
   },
   // congestion_500: Congestion(20)
-  'congestion': {
+  congestion: {
     steps: [
       step(3, 1, 'Dial', 'Down', { dialstatus: '' }),
       step(3, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Congestion', dialplan_app_data: '20' }),
@@ -254,7 +281,7 @@ const SCRIPTS: Record<FakeAriScenario, Script> = {
     ],
   },
   // rejected_603: Hangup(21)
-  'rejected': {
+  rejected: {
     steps: [
       step(2, 1, 'Dial', 'Down', { dialstatus: '' }),
       step(2, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Hangup', dialplan_app_data: '21' }),
@@ -266,7 +293,7 @@ const SCRIPTS: Record<FakeAriScenario, Script> = {
     ],
   },
   // unallocated_404: Hangup(1)
-  'unallocated': {
+  unallocated: {
     steps: [
       step(3, 1, 'Dial', 'Down', { dialstatus: '' }),
       step(3, 2, 'ChannelDialplan', 'Ring', { dialplan_app: 'Hangup', dialplan_app_data: '1' }),
@@ -307,7 +334,11 @@ const RECORDING_FORMATS = new Set(['wav', 'gsm', 'ulaw', 'alaw', 'sln', 'sln16',
 /** GET /asterisk/info as recorded. */
 const ASTERISK_INFO = {
   build: {
-    os: 'Linux', kernel: '6.18.44-fc-v669', machine: 'x86_64', options: 'OPTIONAL_API', date: '2026-11-22 01:56:26 UTC',
+    os: 'Linux',
+    kernel: '6.18.44-fc-v669',
+    machine: 'x86_64',
+    options: 'OPTIONAL_API',
+    date: '2026-11-22 01:56:26 UTC',
     user: 'root',
   },
   system: { version: '22.10.1', entity_id: '02:fc:00:00:00:01' },
@@ -426,14 +457,27 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     const gone = s.type === 'ChannelDestroyed' || (s.type === 'StasisEnd' && call.inbound)
     if (gone) leaveBridges(channel, call)
     const snapshot = structuredClone(channel)
-    const event = s.type === 'Dial'
-      ? { type: s.type, ...s.fields, forward: '', dialstring: call.endpoint.slice(call.endpoint.indexOf('/') + 1), peer: snapshot }
-      : { type: s.type, ...s.fields, channel: snapshot, ...(s.type === 'StasisStart' ? { args: call.args } : {}) }
+    const event =
+      s.type === 'Dial'
+        ? {
+            type: s.type,
+            ...s.fields,
+            forward: '',
+            dialstring: call.endpoint.slice(call.endpoint.indexOf('/') + 1),
+            peer: snapshot,
+          }
+        : { type: s.type, ...s.fields, channel: snapshot, ...(s.type === 'StasisStart' ? { args: call.args } : {}) }
     if (s.type === 'StasisStart' || s.type === 'StasisEnd') send(call.app, event)
     else sendAboutChannel(channel, call, event)
     if (!gone) return
     // An inbound channel is destroyed after it left the app: only apps that subscribed to it hear of that.
-    if (s.type === 'StasisEnd') sendAboutChannel(channel, call, { type: 'ChannelDestroyed', cause: 16, cause_txt: 'Normal Clearing', channel: snapshot })
+    if (s.type === 'StasisEnd')
+      sendAboutChannel(channel, call, {
+        type: 'ChannelDestroyed',
+        cause: 16,
+        cause_txt: 'Normal Clearing',
+        channel: snapshot,
+      })
     channels.delete(channel.id)
     forgetChannel(channel.id)
   }
@@ -490,9 +534,16 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
   function newChannel(id: string, name: string, endpoint: string, caller: CallerId): Channel {
     const local = endpoint.match(/^Local\/([^@]+)@([^/]+)/)
     return {
-      id, name, state: 'Down', protocol_id: '', caller: { ...caller }, connected: { ...caller }, accountcode: '',
+      id,
+      name,
+      state: 'Down',
+      protocol_id: '',
+      caller: { ...caller },
+      connected: { ...caller },
+      accountcode: '',
       dialplan: { context: local?.[2] ?? 'default', exten: local?.[1] ?? 's', priority: 1, app_name: '', app_data: '' },
-      creationtime: asteriskTime(), language: 'en',
+      creationtime: asteriskTime(),
+      language: 'en',
     }
   }
 
@@ -544,7 +595,10 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     const name = `WebSocket/INCOMING/0x${(0x7ff914000000 + channelCounter * 0x1000).toString(16)}`
     const channel = newChannel(chosenId ?? nextUniqueId(), name, 'WebSocket/INCOMING', { name: '', number: '' })
     const media = mediaHub.addChannel({ channelId: channel.id, channelName: name })
-    channel.channelvars = { MEDIA_WEBSOCKET_CONNECTION_ID: media.connectionId, MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE: '160' }
+    channel.channelvars = {
+      MEDIA_WEBSOCKET_CONNECTION_ID: media.connectionId,
+      MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE: '160',
+    }
     const call = addCall(app, 'WebSocket/INCOMING', [], [channel])
     subscribe(app, `channel:${channel.id}`)
     call.media = media
@@ -578,7 +632,10 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     }
     const technology = query.get('transport') === 'websocket' ? 'WebSocket' : 'UnicastRTP'
     const endpoint = `${technology}/${query.get('external_host') ?? 'media'}`
-    const channel = newChannel(chosenId ?? nextUniqueId(), `${endpoint}-${nextNameSuffix()}`, endpoint, { name: '', number: '' })
+    const channel = newChannel(chosenId ?? nextUniqueId(), `${endpoint}-${nextNameSuffix()}`, endpoint, {
+      name: '',
+      number: '',
+    })
     channel.state = 'Up'
     const call = addCall(app, endpoint, [], [channel])
     subscribe(app, `channel:${channel.id}`)
@@ -590,63 +647,106 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
 
   const routes: [method: string, path: RegExp, handler: Handler][] = [
     ['GET', /^\/asterisk\/info$/, () => Response.json(ASTERISK_INFO)],
-    ['GET', /^\/asterisk\/ping$/, () => Response.json({ ping: 'pong', timestamp: asteriskTime(), asterisk_id: ASTERISK_ID })],
+    [
+      'GET',
+      /^\/asterisk\/ping$/,
+      () => Response.json({ ping: 'pong', timestamp: asteriskTime(), asterisk_id: ASTERISK_ID }),
+    ],
     ['GET', /^\/channels$/, () => Response.json([...channels.values()].map(({ channel }) => channel))],
     ['POST', /^\/channels$/, ({ query }) => originate(query)],
     ['POST', /^\/channels\/externalMedia$/, ({ query }) => externalMedia(query)],
     ['POST', /^\/channels\/([^/]+)$/, ({ params, query }) => originate(query, params[0])],
-    ['GET', /^\/channels\/([^/]+)$/, ({ params }) => {
-      const entry = channels.get(params[0])
-      return entry ? Response.json(entry.channel) : message(404, 'Channel not found')
-    }],
-    ['DELETE', /^\/channels\/([^/]+)$/, ({ params }) => {
-      const entry = channels.get(params[0])
-      if (!entry) return message(404, 'Channel not found')
-      // the 204 goes out before the hangup events, as recorded
-      setTimeout(() => hangupChannel(entry.channel.id, APP_HANGUP), 0)
-      return new Response(null, { status: 204 })
-    }],
-    ['POST', /^\/channels\/([^/]+)\/answer$/, ({ params }) => {
-      const entry = channels.get(params[0])
-      if (!entry) return message(404, 'Channel not found')
-      if (!entry.call.inStasis) return message(409, 'Channel not in Stasis application')
-      if (entry.channel.state !== 'Up') {
-        entry.channel.state = 'Up'
-        sendAboutChannel(entry.channel, entry.call, { type: 'ChannelStateChange', channel: structuredClone(entry.channel) })
-      }
-      return new Response(null, { status: 204 })
-    }],
+    [
+      'GET',
+      /^\/channels\/([^/]+)$/,
+      ({ params }) => {
+        const entry = channels.get(params[0])
+        return entry ? Response.json(entry.channel) : message(404, 'Channel not found')
+      },
+    ],
+    [
+      'DELETE',
+      /^\/channels\/([^/]+)$/,
+      ({ params }) => {
+        const entry = channels.get(params[0])
+        if (!entry) return message(404, 'Channel not found')
+        // the 204 goes out before the hangup events, as recorded
+        setTimeout(() => hangupChannel(entry.channel.id, APP_HANGUP), 0)
+        return new Response(null, { status: 204 })
+      },
+    ],
+    [
+      'POST',
+      /^\/channels\/([^/]+)\/answer$/,
+      ({ params }) => {
+        const entry = channels.get(params[0])
+        if (!entry) return message(404, 'Channel not found')
+        if (!entry.call.inStasis) return message(409, 'Channel not in Stasis application')
+        if (entry.channel.state !== 'Up') {
+          entry.channel.state = 'Up'
+          sendAboutChannel(entry.channel, entry.call, {
+            type: 'ChannelStateChange',
+            channel: structuredClone(entry.channel),
+          })
+        }
+        return new Response(null, { status: 204 })
+      },
+    ],
     ['GET', /^\/applications\/([^/]+)$/, ({ params }) => application(params[0])],
-    ['POST', /^\/applications\/([^/]+)\/subscription$/, ({ params, query }) => changeSubscription(params[0], query, 'add')],
-    ['DELETE', /^\/applications\/([^/]+)\/subscription$/, ({ params, query }) => changeSubscription(params[0], query, 'remove')],
+    [
+      'POST',
+      /^\/applications\/([^/]+)\/subscription$/,
+      ({ params, query }) => changeSubscription(params[0], query, 'add'),
+    ],
+    [
+      'DELETE',
+      /^\/applications\/([^/]+)\/subscription$/,
+      ({ params, query }) => changeSubscription(params[0], query, 'remove'),
+    ],
     ['GET', /^\/bridges$/, () => Response.json([...bridges.values()].map(({ bridge }) => bridge))],
     ['POST', /^\/bridges$/, ({ query }) => createBridge(query, query.get('bridgeId'))],
     ['POST', /^\/bridges\/([^/]+)$/, ({ params, query }) => createBridge(query, params[0])],
-    ['GET', /^\/bridges\/([^/]+)$/, ({ params }) => {
-      const found = bridges.get(params[0])
-      return found ? Response.json(found.bridge) : message(404, 'Bridge not found')
-    }],
+    [
+      'GET',
+      /^\/bridges\/([^/]+)$/,
+      ({ params }) => {
+        const found = bridges.get(params[0])
+        return found ? Response.json(found.bridge) : message(404, 'Bridge not found')
+      },
+    ],
     ['POST', /^\/bridges\/([^/]+)\/addChannel$/, ({ params, query }) => addChannels(params[0], query)],
     ['DELETE', /^\/bridges\/([^/]+)$/, ({ params }) => destroyBridge(params[0])],
     ['POST', /^\/bridges\/([^/]+)\/record$/, ({ params, query }) => recordBridge(params[0], query)],
     ['POST', /^\/bridges\/([^/]+)\/removeChannel$/, ({ params, query }) => removeChannels(params[0], query)],
     ['POST', /^\/bridges\/([^/]+)\/play$/, ({ params, query }) => playOnBridge(params[0], query)],
-    ['DELETE', /^\/playbacks\/([^/]+)$/, ({ params }) => {
-      const found = playbacks.get(params[0])
-      if (!found) return message(404, 'Playback not found')
-      finishPlayback(found.playback.id, 'done')
-      return new Response(null, { status: 204 })
-    }],
-    ['GET', /^\/recordings\/stored\/([^/]+)\/file$/, ({ params }) => {
-      const stored = storedRecordings.get(params[0])
-      if (!stored) return message(404, 'Recording not found')
-      const contentType = stored.format === 'wav' ? 'audio/wav' : 'application/octet-stream'
-      return new Response(stored.bytes, { headers: { 'content-type': contentType } })
-    }],
-    ['DELETE', /^\/recordings\/stored\/([^/]+)$/, ({ params }) => {
-      const removed = storedRecordings.delete(params[0])
-      return removed ? new Response(null, { status: 204 }) : message(404, 'Recording not found')
-    }],
+    [
+      'DELETE',
+      /^\/playbacks\/([^/]+)$/,
+      ({ params }) => {
+        const found = playbacks.get(params[0])
+        if (!found) return message(404, 'Playback not found')
+        finishPlayback(found.playback.id, 'done')
+        return new Response(null, { status: 204 })
+      },
+    ],
+    [
+      'GET',
+      /^\/recordings\/stored\/([^/]+)\/file$/,
+      ({ params }) => {
+        const stored = storedRecordings.get(params[0])
+        if (!stored) return message(404, 'Recording not found')
+        const contentType = stored.format === 'wav' ? 'audio/wav' : 'application/octet-stream'
+        return new Response(stored.bytes, { headers: { 'content-type': contentType } })
+      },
+    ],
+    [
+      'DELETE',
+      /^\/recordings\/stored\/([^/]+)$/,
+      ({ params }) => {
+        const removed = storedRecordings.delete(params[0])
+        return removed ? new Response(null, { status: 204 }) : message(404, 'Recording not found')
+      },
+    ],
   ]
 
   /** GET /applications/{app}, as recorded (connect, ws_edge_cases multi_app_subscribeAll, ws_disconnect_reconnect). */
@@ -654,9 +754,13 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     const sources = subscriptions.get(app)
     if (!sources) return message(404, 'Application does not exist.')
     const all = subscribedToAll.has(app)
-    const ids = (kind: string) => [...sources].filter((source) => source.startsWith(`${kind}:`)).map((source) => source.slice(kind.length + 1))
+    const ids = (kind: string) =>
+      [...sources].filter((source) => source.startsWith(`${kind}:`)).map((source) => source.slice(kind.length + 1))
     const inStasis = [...channels.values()]
-      .filter(({ channel, call }) => call.app === app && call.inStasis && call.halves[0] === channel && !sources.has(`channel:${channel.id}`))
+      .filter(
+        ({ channel, call }) =>
+          call.app === app && call.inStasis && call.halves[0] === channel && !sources.has(`channel:${channel.id}`),
+      )
       .map(({ channel }) => channel.id)
     return Response.json({
       name: app,
@@ -664,7 +768,8 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
       bridge_ids: all ? ['__AST_BRIDGE_ALL_TOPIC'] : ids('bridge'),
       endpoint_ids: all ? ['__AST_ENDPOINT_ALL_TOPIC'] : [],
       device_names: all ? ['__AST_DEVICE_STATE_ALL_TOPIC'] : [],
-      events_allowed: [], events_disallowed: [],
+      events_allowed: [],
+      events_disallowed: [],
     })
   }
 
@@ -677,8 +782,10 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     for (const source of requested) {
       const [scheme, id] = [source.slice(0, source.indexOf(':')), source.slice(source.indexOf(':') + 1)]
       if (scheme !== 'channel' && scheme !== 'bridge') return message(400, `Invalid event source URI scheme: ${source}`)
-      if (!(scheme === 'channel' ? channels.has(id) : bridges.has(id))) return message(422, `Event source does not exist: ${source}`)
-      if (change === 'remove' && !sources.has(source)) return message(409, `Application not subscribed to event source: ${source}`)
+      if (!(scheme === 'channel' ? channels.has(id) : bridges.has(id)))
+        return message(422, `Event source does not exist: ${source}`)
+      if (change === 'remove' && !sources.has(source))
+        return message(409, `Application not subscribed to event source: ${source}`)
     }
     for (const source of requested) {
       if (change === 'add') sources.add(source)
@@ -691,9 +798,15 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     const id = bridgeId ?? crypto.randomUUID()
     if (bridges.has(id)) return message(409, 'Bridge with the same bridgeId already exists')
     const bridge: Bridge = {
-      id, technology: 'simple_bridge', bridge_type: query.get('type') === 'holding' ? 'holding' : 'mixing',
-      bridge_class: 'stasis', creator: 'Stasis', name: query.get('name') ?? '', channels: [],
-      creationtime: asteriskTime(), video_mode: 'talker',
+      id,
+      technology: 'simple_bridge',
+      bridge_type: query.get('type') === 'holding' ? 'holding' : 'mixing',
+      bridge_class: 'stasis',
+      creator: 'Stasis',
+      name: query.get('name') ?? '',
+      channels: [],
+      creationtime: asteriskTime(),
+      video_mode: 'talker',
     }
     bridges.set(id, { bridge })
     return Response.json(bridge)
@@ -735,7 +848,13 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     const media = query.get('media')
     if (!media) return message(400, 'media is required')
     const id = query.get('playbackId') ?? crypto.randomUUID()
-    const playback: Playback = { id, media_uri: media, target_uri: `bridge:${bridgeId}`, language: 'en', state: 'queued' }
+    const playback: Playback = {
+      id,
+      media_uri: media,
+      target_uri: `bridge:${bridgeId}`,
+      language: 'en',
+      state: 'queued',
+    }
     const app = [...appSockets.keys()][0] ?? ''
     playbacks.set(id, { playback, app })
     setTimeout(() => {
@@ -756,9 +875,14 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
   function setBridgePeers(bridge: Bridge, value: (peer: Channel) => string) {
     if (bridge.channels.length !== 2) return
     const pair = bridge.channels.map((id) => channels.get(id)!)
-    pair.forEach((entry, index) => sendAboutChannel(entry.channel, entry.call, {
-      type: 'ChannelVarset', variable: 'BRIDGEPEER', value: value(pair[1 - index].channel), channel: structuredClone(entry.channel),
-    }))
+    pair.forEach((entry, index) =>
+      sendAboutChannel(entry.channel, entry.call, {
+        type: 'ChannelVarset',
+        variable: 'BRIDGEPEER',
+        value: value(pair[1 - index].channel),
+        channel: structuredClone(entry.channel),
+      }),
+    )
   }
 
   /** As in trace bridge_two_channels: BRIDGEPEER cleared, then ChannelLeftBridge per channel. */
@@ -818,16 +942,21 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     if (options.refuseMediaSockets && url.pathname.startsWith('/media/')) return message(404, 'Not Found')
     const media = mediaHub.upgrade(request, server as Server<MediaSocketData>)
     if (media !== null) return media
-    const body = request.headers.get('content-type')?.includes('json') ? await request.json().catch(() => null) : undefined
+    const body = request.headers.get('content-type')?.includes('json')
+      ? await request.json().catch(() => null)
+      : undefined
     requests.push({ method: request.method, path: url.pathname, query: Object.fromEntries(url.searchParams), body })
     if (!url.pathname.startsWith('/ari/')) return message(404, 'Resource not found')
     if (!authorized(request, url.searchParams)) return message(401, 'Authentication required')
     const path = url.pathname.slice('/ari'.length)
     if (path === '/events') {
       const apps = url.searchParams.get('app')?.split(',').filter(Boolean) ?? []
-      if (apps.length === 0) return new Response(MISSING_APP_PAGE, { status: 400, headers: { 'content-type': 'text/html' } })
+      if (apps.length === 0)
+        return new Response(MISSING_APP_PAGE, { status: 400, headers: { 'content-type': 'text/html' } })
       const subscribeAll = url.searchParams.get('subscribeAll') === 'true'
-      return server.upgrade(request, { data: { apps, subscribeAll } }) ? undefined : message(400, 'Expected a websocket upgrade')
+      return server.upgrade(request, { data: { apps, subscribeAll } })
+        ? undefined
+        : message(400, 'Expected a websocket upgrade')
     }
     for (const [method, pattern, handler] of routes) {
       const match = path.match(pattern)
@@ -851,9 +980,14 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
         for (const app of ws.data.apps) {
           const previous = appSockets.get(app)
           // trace application_replaced: the old socket is told, and stays open
-          previous?.send(JSON.stringify({
-            type: 'ApplicationReplaced', timestamp: asteriskTime(), application: app, asterisk_id: ASTERISK_ID,
-          }))
+          previous?.send(
+            JSON.stringify({
+              type: 'ApplicationReplaced',
+              timestamp: asteriskTime(),
+              application: app,
+              asterisk_id: ASTERISK_ID,
+            }),
+          )
           appSockets.set(app, ws)
           if (!subscriptions.has(app)) subscriptions.set(app, new Set())
           if (ws.data.subscribeAll) subscribedToAll.add(app)
@@ -881,16 +1015,24 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     url: `http://127.0.0.1:${port}`,
     settings: (app = 'testapp') => ({ endpoint: `http://127.0.0.1:${port}`, ...credentials, app }),
     requests,
-    get socketCount() { return sockets.size },
+    get socketCount() {
+      return sockets.size
+    },
     liveChannelIds: () => [...channels.keys()],
     bridgeIds: () => [...bridges.keys()],
-    dropSockets: () => { for (const ws of sockets) ws.terminate() },
-    freezeSockets: () => { for (const ws of sockets) ws.pause() },
+    dropSockets: () => {
+      for (const ws of sockets) ws.terminate()
+    },
+    freezeSockets: () => {
+      for (const ws of sockets) ws.pause()
+    },
     async refuseConnections(on) {
       if (on) await server.stop(true)
       else server = Bun.serve<SocketData>({ ...serveOptions, port })
     },
-    setCredentials(username, password) { credentials = { username, password } },
+    setCredentials(username, password) {
+      credentials = { username, password }
+    },
     emit(event, app) {
       if (app) send(app, event)
       else broadcast(event)
@@ -903,7 +1045,10 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     inboundCall({ exten, callerNumber = '', app = [...appSockets.keys()][0] }) {
       if (!app) throw new Error('fake ARI: no app connected to call into')
       const endpoint = `Local/${exten}@stasis`
-      const channel = newChannel(nextUniqueId(), `${endpoint}-${nextNameSuffix()};2`, endpoint, { name: '', number: callerNumber })
+      const channel = newChannel(nextUniqueId(), `${endpoint}-${nextNameSuffix()};2`, endpoint, {
+        name: '',
+        number: callerNumber,
+      })
       channel.state = 'Ring'
       channel.dialplan = { context: 'stasis', exten, priority: 2, app_name: 'Stasis', app_data: `${app},${exten}` }
       const call = addCall(app, endpoint, [exten], [channel])
@@ -914,7 +1059,12 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     dtmf(channelId, digit) {
       const entry = channels.get(channelId)
       if (!entry) throw new Error(`fake ARI: no live channel ${channelId}`)
-      sendAboutChannel(entry.channel, entry.call, { type: 'ChannelDtmfReceived', digit, duration_ms: 100, channel: structuredClone(entry.channel) })
+      sendAboutChannel(entry.channel, entry.call, {
+        type: 'ChannelDtmfReceived',
+        digit,
+        duration_ms: 100,
+        channel: structuredClone(entry.channel),
+      })
     },
     mediaOf(channelId) {
       const bridge = [...bridges.values()].find(({ bridge }) => bridge.channels.includes(channelId))?.bridge
@@ -932,9 +1082,10 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
 // Helpers
 
 /** Trace missing_app: Asterisk answers an upgrade without app= with an HTML page. */
-const MISSING_APP_PAGE = '<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">\r\n<html><head>\r\n<title>400 Bad Request</title>\r\n'
-  + '</head><body>\r\n<h1>Bad Request</h1>\r\n<p>HTTP request is missing param: [app]</p>\r\n<hr />\r\n'
-  + '<address>Asterisk</address>\r\n</body></html>\r\n'
+const MISSING_APP_PAGE =
+  '<!DOCTYPE HTML PUBLIC "-//IETF//DTD HTML 2.0//EN">\r\n<html><head>\r\n<title>400 Bad Request</title>\r\n' +
+  '</head><body>\r\n<h1>Bad Request</h1>\r\n<p>HTTP request is missing param: [app]</p>\r\n<hr />\r\n' +
+  '<address>Asterisk</address>\r\n</body></html>\r\n'
 
 function message(status: number, text: string): Response {
   return Response.json({ message: text }, { status })
@@ -943,8 +1094,12 @@ function message(status: number, text: string): Response {
 /** The scenario's steps, its no-answer moved to the originate timeout, its far-end hangup appended. */
 function scriptedSteps(script: Script, timeoutSeconds: number): Step[] {
   const { recordedTimeoutMs, farEndHangupAt } = script
-  const steps = recordedTimeoutMs === undefined ? script.steps : script.steps.map((s) =>
-    s.at >= recordedTimeoutMs ? { ...s, at: s.at - recordedTimeoutMs + timeoutSeconds * 1000 } : s)
+  const steps =
+    recordedTimeoutMs === undefined
+      ? script.steps
+      : script.steps.map((s) =>
+          s.at >= recordedTimeoutMs ? { ...s, at: s.at - recordedTimeoutMs + timeoutSeconds * 1000 } : s,
+        )
   if (farEndHangupAt === undefined) return steps
   return [...steps, ...FAR_END_HANGUP.map((s) => ({ ...s, at: s.at + farEndHangupAt }))]
 }
@@ -980,7 +1135,8 @@ function silentWav(durationMs: number): Uint8Array {
   const dataBytes = Math.round((sampleRate * durationMs) / 1000) * 2
   const buffer = new ArrayBuffer(44 + dataBytes)
   const view = new DataView(buffer)
-  const ascii = (offset: number, text: string) => [...text].forEach((c, i) => view.setUint8(offset + i, c.charCodeAt(0)))
+  const ascii = (offset: number, text: string) =>
+    [...text].forEach((c, i) => view.setUint8(offset + i, c.charCodeAt(0)))
   ascii(0, 'RIFF')
   view.setUint32(4, 36 + dataBytes, true)
   ascii(8, 'WAVE')

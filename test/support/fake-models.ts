@@ -90,7 +90,8 @@ export const FAKE_EMBEDDING_DIMENSION = 64
  */
 export function fakeEmbedding(text: string, dimension = FAKE_EMBEDDING_DIMENSION): number[] {
   const vector = new Array<number>(dimension).fill(0)
-  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) vector[Number(Bun.hash.crc32(word)) % dimension] += 1
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
+    vector[Number(Bun.hash.crc32(word)) % dimension] += 1
   return vector
 }
 
@@ -137,8 +138,10 @@ export type FakeModels = {
 
 export const say = (text: string, more: FakeChatAnswer = {}): FakeChatAnswer => ({ text, ...more })
 
-export const callTool = (name: string, args: unknown, more: FakeChatAnswer = {}): FakeChatAnswer =>
-  ({ toolCalls: [{ name, arguments: args }], ...more })
+export const callTool = (name: string, args: unknown, more: FakeChatAnswer = {}): FakeChatAnswer => ({
+  toolCalls: [{ name, arguments: args }],
+  ...more,
+})
 
 export const callTools = (...calls: FakeToolCall[]): FakeChatAnswer => ({ toolCalls: calls })
 
@@ -157,7 +160,8 @@ export function fakeSpeech(text: string, sampleRate = FAKE_SPEECH_RATE): Int16Ar
   return samples
 }
 
-const nothingScripted = (path: string) => () => failWith(500, { error: { message: `fake model server: nothing scripted for ${path}` } })
+const nothingScripted = (path: string) => () =>
+  failWith(500, { error: { message: `fake model server: nothing scripted for ${path}` } })
 
 function script<Answer>(
   defaultHandler: FakeScript<Answer>['handler'],
@@ -169,37 +173,52 @@ function script<Answer>(
       queued.length = 0
       self.handler = defaultHandler
     },
-    queue: (...answers: Scripted<Answer>[]) => { queued.push(...answers) },
+    queue: (...answers: Scripted<Answer>[]) => {
+      queued.push(...answers)
+    },
     async next(request: FakeModelRequest): Promise<Answer> {
       const answer = queued.shift()
       if (answer === undefined) return self.handler(request)
-      return typeof answer === 'function' ? (answer as (request: FakeModelRequest) => Answer | Promise<Answer>)(request) : answer
+      return typeof answer === 'function'
+        ? (answer as (request: FakeModelRequest) => Answer | Promise<Answer>)(request)
+        : answer
     },
   }
   return self
 }
 
 /** Resolves after `ms`, or at once when `signal` fires; 0 still lets the event loop turn, so pieces leave apart. */
-const pause = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  if (signal.aborted) return resolve()
-  if (ms <= 0) return setImmediate(resolve)
-  const timer = setTimeout(resolve, ms)
-  signal.addEventListener('abort', () => { clearTimeout(timer); resolve() }, { once: true })
-})
+const pause = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve()
+    if (ms <= 0) return setImmediate(resolve)
+    const timer = setTimeout(resolve, ms)
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer)
+        resolve()
+      },
+      { once: true },
+    )
+  })
 
 /**
  * A body sent piece by piece: the headers leave at once, then `pieces` with `firstDelayMs` before the first and
  * `delayMs` between the others; after `stallAfter` pieces it sends nothing more until the client goes away.
  */
 function pacedBody(
-  pieces: Uint8Array[], signal: AbortSignal, pacing: { firstDelayMs?: number; delayMs?: number; stallAfter?: number },
+  pieces: Uint8Array[],
+  signal: AbortSignal,
+  pacing: { firstDelayMs?: number; delayMs?: number; stallAfter?: number },
 ): ReadableStream<Uint8Array> {
   return new ReadableStream({
     async start(controller) {
       await pause(pacing.firstDelayMs ?? 0, signal)
       for (const [index, piece] of pieces.entries()) {
         if (signal.aborted) break
-        if (index === pacing.stallAfter) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
+        if (index === pacing.stallAfter)
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
         else {
           if (index > 0) await pause(pacing.delayMs ?? 0, signal)
           controller.enqueue(piece)
@@ -213,15 +232,26 @@ function pacedBody(
 const encoder = new TextEncoder()
 
 function floodResponse(flood: FakeFlood, request: FakeModelRequest): Response {
-  const body = floodBody(flood.bytes, { prefix: flood.prefix, sent: (bytes) => { request.sentBytes += bytes } })
-  return new Response(body, { status: flood.status ?? 200, headers: { 'content-type': flood.contentType ?? 'application/json' } })
+  const body = floodBody(flood.bytes, {
+    prefix: flood.prefix,
+    sent: (bytes) => {
+      request.sentBytes += bytes
+    },
+  })
+  return new Response(body, {
+    status: flood.status ?? 200,
+    headers: { 'content-type': flood.contentType ?? 'application/json' },
+  })
 }
 
 function textPieces(text: string): string[] {
   return text.match(/\s*\S+\s*/g) ?? (text === '' ? [] : [text])
 }
 
-function piecesOf<Whole extends { length: number; slice(start: number, end: number): Whole }>(whole: Whole, size: number): Whole[] {
+function piecesOf<Whole extends { length: number; slice(start: number, end: number): Whole }>(
+  whole: Whole,
+  size: number,
+): Whole[] {
   const pieces: Whole[] = []
   for (let start = 0; start < whole.length; start += size) pieces.push(whole.slice(start, start + size))
   return pieces
@@ -229,7 +259,11 @@ function piecesOf<Whole extends { length: number; slice(start: number, end: numb
 
 let completionCount = 0
 
-async function chatCompletion(request: FakeModelRequest, answer: FakeChatAnswer, signal: AbortSignal): Promise<Response> {
+async function chatCompletion(
+  request: FakeModelRequest,
+  answer: FakeChatAnswer,
+  signal: AbortSignal,
+): Promise<Response> {
   const model = request.body?.model ?? 'fake'
   const base = { id: `chatcmpl-fake-${++completionCount}`, created: Math.floor(Date.now() / 1000), model }
   const calls = (answer.toolCalls ?? []).map((call, index) => ({
@@ -242,58 +276,100 @@ async function chatCompletion(request: FakeModelRequest, answer: FakeChatAnswer,
   const scripted = answer.usage === 'none' ? undefined : answer.usage
   const promptTokens = scripted?.prompt_tokens ?? Math.ceil(JSON.stringify(request.body?.messages ?? []).length / 4)
   const completionTokens = scripted?.completion_tokens ?? Math.ceil(completionLength / 4)
-  const usage = answer.usage === 'none'
-    ? null
-    : { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens }
+  const usage =
+    answer.usage === 'none'
+      ? null
+      : {
+          prompt_tokens: promptTokens,
+          completion_tokens: completionTokens,
+          total_tokens: promptTokens + completionTokens,
+        }
 
   if (request.body?.stream !== true) {
     await pause(answer.firstTokenDelayMs ?? 0, signal)
     const message: Record<string, unknown> = { role: 'assistant', content: answer.text ?? null }
     if (calls.length > 0) {
-      message.tool_calls = calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }))
+      message.tool_calls = calls.map((call) => ({
+        id: call.id,
+        type: 'function',
+        function: { name: call.name, arguments: call.arguments },
+      }))
     }
     return Response.json({
-      ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finishReason }],
+      ...base,
+      object: 'chat.completion',
+      choices: [{ index: 0, message, finish_reason: finishReason }],
       ...(usage ? { usage } : {}),
     })
   }
 
-  const chunk = (delta: object, finish: string | null = null) =>
-    ({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })
+  const chunk = (delta: object, finish: string | null = null) => ({
+    ...base,
+    object: 'chat.completion.chunk',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  })
   const chunks: object[] = [chunk({ role: 'assistant', content: '' })]
   for (const piece of textPieces(answer.text ?? '')) chunks.push(chunk({ content: piece }))
   for (const [index, call] of calls.entries()) {
-    chunks.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }))
-    for (const fragment of piecesOf(call.arguments, 7)) chunks.push(chunk({ tool_calls: [{ index, function: { arguments: fragment } }] }))
+    chunks.push(
+      chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
+    )
+    for (const fragment of piecesOf(call.arguments, 7))
+      chunks.push(chunk({ tool_calls: [{ index, function: { arguments: fragment } }] }))
   }
   if (answer.streamedError) chunks.push({ error: answer.streamedError })
   else chunks.push(chunk({}, finishReason))
-  if (usage && request.body?.stream_options?.include_usage) chunks.push({ ...base, object: 'chat.completion.chunk', choices: [], usage })
+  if (usage && request.body?.stream_options?.include_usage)
+    chunks.push({ ...base, object: 'chat.completion.chunk', choices: [], usage })
   const payloads = answer.rawEvents ?? [...chunks.map((item) => JSON.stringify(item)), '[DONE]']
   const events = payloads.map((payload) => `data: ${payload}\n\n`)
-  const body = pacedBody(events.map((event) => encoder.encode(event)), signal, {
-    firstDelayMs: answer.firstTokenDelayMs, delayMs: answer.chunkDelayMs, stallAfter: answer.stallAfterChunks,
-  })
+  const body = pacedBody(
+    events.map((event) => encoder.encode(event)),
+    signal,
+    {
+      firstDelayMs: answer.firstTokenDelayMs,
+      delayMs: answer.chunkDelayMs,
+      stallAfter: answer.stallAfterChunks,
+    },
+  )
   return new Response(body, { headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' } })
 }
 
 function speechAnswer(request: FakeModelRequest, answer: FakeSpeechAnswer, signal: AbortSignal): Response {
   const format = answer.format ?? request.body?.response_format
-  if (answer.format === 'mp3') return new Response(encoder.encode('ID3 not really mp3'), { headers: { 'content-type': 'audio/mpeg' } })
+  if (answer.format === 'mp3')
+    return new Response(encoder.encode('ID3 not really mp3'), { headers: { 'content-type': 'audio/mpeg' } })
   if (format !== 'pcm' && format !== 'wav') {
-    return Response.json({ error: { message: `fake model server: response_format ${format} is not supported` } }, { status: 400 })
+    return Response.json(
+      { error: { message: `fake model server: response_format ${format} is not supported` } },
+      { status: 400 },
+    )
   }
-  const sampleRate = format === 'wav' ? answer.sampleRate ?? FAKE_SPEECH_RATE : FAKE_SPEECH_RATE
+  const sampleRate = format === 'wav' ? (answer.sampleRate ?? FAKE_SPEECH_RATE) : FAKE_SPEECH_RATE
   const pcm = fakeSpeech(String(request.body?.input ?? ''), sampleRate)
   const bytes = format === 'wav' ? encodeWav(pcm, sampleRate) : new Uint8Array(pcm.buffer)
   const pieces = piecesOf(bytes, answer.chunkBytes ?? 4801)
-  return new Response(pacedBody(pieces, signal, { firstDelayMs: answer.delayMs, delayMs: answer.chunkDelayMs, stallAfter: answer.stallAfterChunks }), {
-    headers: { 'content-type': format === 'wav' ? 'audio/wav' : 'audio/pcm' },
-  })
+  return new Response(
+    pacedBody(pieces, signal, {
+      firstDelayMs: answer.delayMs,
+      delayMs: answer.chunkDelayMs,
+      stallAfter: answer.stallAfterChunks,
+    }),
+    {
+      headers: { 'content-type': format === 'wav' ? 'audio/wav' : 'audio/pcm' },
+    },
+  )
 }
 
 async function received(request: Request, path: string): Promise<FakeModelRequest> {
-  const recorded: FakeModelRequest = { method: request.method, path, headers: new Headers(request.headers), body: undefined, aborted: false, sentBytes: 0 }
+  const recorded: FakeModelRequest = {
+    method: request.method,
+    path,
+    headers: new Headers(request.headers),
+    body: undefined,
+    aborted: false,
+    sentBytes: 0,
+  }
   if (request.method !== 'POST') return recorded
   if (path === '/audio/transcriptions') {
     const form = await request.formData()
@@ -329,18 +405,27 @@ export function startFakeModels(): FakeModels {
       requests.push(recorded)
       // Whatever the answer, the client may leave first; a completed answer leaves `aborted` false.
       const clientGone = new AbortController()
-      request.signal.addEventListener('abort', () => {
-        recorded.aborted = true
-        clientGone.abort()
-      }, { once: true })
-      const failure = (answer: { fail?: FakeFailure; flood?: FakeFlood }) => (answer.fail && Response.json(answer.fail.body, { status: answer.fail.status }))
-        || (answer.flood && floodResponse(answer.flood, recorded))
+      request.signal.addEventListener(
+        'abort',
+        () => {
+          recorded.aborted = true
+          clientGone.abort()
+        },
+        { once: true },
+      )
+      const failure = (answer: { fail?: FakeFailure; flood?: FakeFlood }) =>
+        (answer.fail && Response.json(answer.fail.body, { status: answer.fail.status })) ||
+        (answer.flood && floodResponse(answer.flood, recorded))
 
       if (request.method === 'GET' && path === '/models') {
         const answer = await models.next(recorded)
-        return failure(answer) || Response.json({
-          object: 'list', data: (answer.ids ?? []).map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' })),
-        })
+        return (
+          failure(answer) ||
+          Response.json({
+            object: 'list',
+            data: (answer.ids ?? []).map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' })),
+          })
+        )
       }
       if (request.method === 'POST' && path === '/chat/completions') {
         const answer = await chat.next(recorded)
@@ -353,9 +438,13 @@ export function startFakeModels(): FakeModels {
         const text = answer.text ?? ''
         if (answer.stall) {
           const pieces = [encoder.encode('{"text": '), encoder.encode(JSON.stringify(text) + '}')]
-          return new Response(pacedBody(pieces, clientGone.signal, { stallAfter: 1 }), { headers: { 'content-type': 'application/json' } })
+          return new Response(pacedBody(pieces, clientGone.signal, { stallAfter: 1 }), {
+            headers: { 'content-type': 'application/json' },
+          })
         }
-        return failure(answer) || (recorded.body?.response_format === 'text' ? new Response(text) : Response.json({ text }))
+        return (
+          failure(answer) || (recorded.body?.response_format === 'text' ? new Response(text) : Response.json({ text }))
+        )
       }
       if (request.method === 'POST' && path === '/audio/speech') {
         const answer = await speech.next(recorded)
@@ -365,13 +454,21 @@ export function startFakeModels(): FakeModels {
       if (request.method === 'POST' && path === '/embeddings') {
         const answer = await embeddings.next(recorded)
         await pause(answer.delayMs ?? 0, clientGone.signal)
-        const input: string[] = typeof recorded.body?.input === 'string' ? [recorded.body.input] : recorded.body?.input ?? []
-        return failure(answer) || Response.json({
-          object: 'list',
-          model: recorded.body?.model,
-          data: input.map((text, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(text, answer.dimension) })),
-          usage: { prompt_tokens: input.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0), total_tokens: 0 },
-        })
+        const input: string[] =
+          typeof recorded.body?.input === 'string' ? [recorded.body.input] : (recorded.body?.input ?? [])
+        return (
+          failure(answer) ||
+          Response.json({
+            object: 'list',
+            model: recorded.body?.model,
+            data: input.map((text, index) => ({
+              object: 'embedding',
+              index,
+              embedding: fakeEmbedding(text, answer.dimension),
+            })),
+            usage: { prompt_tokens: input.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0), total_tokens: 0 },
+          })
+        )
       }
       return Response.json({ error: { message: `fake model server: no ${request.method} ${path}` } }, { status: 404 })
     },
@@ -389,7 +486,9 @@ export function startFakeModels(): FakeModels {
       requests.length = 0
       for (const endpoint of [chat, transcription, speech, models, embeddings]) endpoint.reset()
     },
-    stop: () => { server.stop(true) },
+    stop: () => {
+      server.stop(true)
+    },
   }
 }
 
@@ -403,7 +502,10 @@ export function deadBaseUrl(): string {
 
 /** The ModelServerError `promise` rejects with (fails the test if it resolves or rejects with anything else). */
 export async function modelServerFailure(promise: Promise<unknown>): Promise<ModelServerError> {
-  const error = await promise.then(() => null, (caught) => caught)
+  const error = await promise.then(
+    () => null,
+    (caught) => caught,
+  )
   expect(error).toBeInstanceOf(ModelServerError)
   return error
 }

@@ -6,7 +6,13 @@ import type { ProvisionedProvider } from '../../src/telephony/config/provisionin
  * Each provider lives under its own path prefix; every request is recorded.
  */
 
-export type RecordedRequest = { provider: ProvisionedProvider; method: string; path: string; headers: Headers; body: unknown }
+export type RecordedRequest = {
+  provider: ProvisionedProvider
+  method: string
+  path: string
+  headers: Headers
+  body: unknown
+}
 
 export type FakeProviders = {
   urls: ProviderApiBaseUrls
@@ -27,21 +33,39 @@ export const FAKE_IDS = {
 
 const PROVIDERS: ProvisionedProvider[] = ['cloudonix', 'plivo', 'telnyx', 'vobiz']
 
-function normalAnswer(provider: ProvisionedProvider, method: string, path: string, body: Record<string, unknown>): Response {
-  if ((provider === 'plivo' || provider === 'vobiz') && method === 'POST' && /^\/v1\/Account\/[^/]+\/Application\/$/.test(path)) {
+function normalAnswer(
+  provider: ProvisionedProvider,
+  method: string,
+  path: string,
+  body: Record<string, unknown>,
+): Response {
+  if (
+    (provider === 'plivo' || provider === 'vobiz') &&
+    method === 'POST' &&
+    /^\/v1\/Account\/[^/]+\/Application\/$/.test(path)
+  ) {
     const appId = provider === 'plivo' ? FAKE_IDS.plivoApplication : FAKE_IDS.vobizApplication
     return Response.json({ api_id: 'api-1', app_id: appId, message: 'created' }, { status: 201 })
   }
   if (provider === 'telnyx' && method === 'POST' && path === '/v2/call_control_applications') {
-    return Response.json({ data: { id: FAKE_IDS.telnyxConnection, application_name: body.application_name } }, { status: 201 })
+    return Response.json(
+      { data: { id: FAKE_IDS.telnyxConnection, application_name: body.application_name } },
+      { status: 201 },
+    )
   }
   if (provider === 'cloudonix') {
     const domain = /^\/customers\/self\/domains\/([^/]+)(\/applications)?$/.exec(path)
-    if (domain && method === 'GET' && !domain[2]) return Response.json({ id: 7, uuid: FAKE_IDS.cloudonixDomainUuid, domain: domain[1] })
+    if (domain && method === 'GET' && !domain[2])
+      return Response.json({ id: 7, uuid: FAKE_IDS.cloudonixDomainUuid, domain: domain[1] })
     if (domain && method === 'POST' && domain[2]) {
-      return Response.json({ id: FAKE_IDS.cloudonixApplication, uuid: FAKE_IDS.cloudonixApplicationUuid, name: body.name })
+      return Response.json({
+        id: FAKE_IDS.cloudonixApplication,
+        uuid: FAKE_IDS.cloudonixApplicationUuid,
+        name: body.name,
+      })
     }
-    if (domain && method === 'PATCH' && !domain[2]) return Response.json({ id: 7, defaultApplication: body.defaultApplication })
+    if (domain && method === 'PATCH' && !domain[2])
+      return Response.json({ id: 7, defaultApplication: body.defaultApplication })
   }
   return Response.json({ error: 'not found' }, { status: 404 })
 }
@@ -72,7 +96,11 @@ export function startFakeProviders(): FakeProviders {
   return {
     urls: Object.fromEntries(PROVIDERS.map((name) => [name, `${base}/${name}`])) as ProviderApiBaseUrls,
     requests,
-    failNext: (provider, status, body) => { failures.set(provider, { status, body }) },
-    stop: () => { server.stop(true) },
+    failNext: (provider, status, body) => {
+      failures.set(provider, { status, body })
+    },
+    stop: () => {
+      server.stop(true)
+    },
   }
 }

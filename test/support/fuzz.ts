@@ -11,7 +11,10 @@ import { CONFIGS_PATH, VALID_CONFIGS } from './telephony'
 
 type Schema = Record<string, any>
 type Operation = { method: string; path: string; operation: Schema }
-export type OpenApiDocument = { paths: Record<string, Record<string, Schema>>; components: { schemas: Record<string, Schema>; responses?: Record<string, Schema> } }
+export type OpenApiDocument = {
+  paths: Record<string, Record<string, Schema>>
+  components: { schemas: Record<string, Schema>; responses?: Record<string, Schema> }
+}
 
 export type KeyChoice = 'admin' | 'trigger' | 'none' | 'unknown'
 
@@ -38,7 +41,10 @@ const LONG = 100_000
 
 export function operationsOf(doc: OpenApiDocument): Operation[] {
   return Object.entries(doc.paths).flatMap(([path, item]) =>
-    Object.entries(item).filter(([method]) => HTTP_METHODS.includes(method)).map(([method, operation]) => ({ method, path, operation })))
+    Object.entries(item)
+      .filter(([method]) => HTTP_METHODS.includes(method))
+      .map(([method, operation]) => ({ method, path, operation })),
+  )
 }
 
 const resolve = (doc: OpenApiDocument, schema: Schema | undefined): Schema => {
@@ -55,15 +61,46 @@ const nastyString = fc.oneof(
   fc.string({ maxLength: 30 }),
   fc.string({ unit: 'grapheme', maxLength: 30 }),
   fc.string({ unit: 'binary', maxLength: 30 }),
-  fc.constantFrom('', ' ', '\u0000', 'a\u0000b', '../../etc/passwd', "1' OR '1'='1", '{{x}}', '%s%n', '🎉'.repeat(50), '\u202e\ufeff',
-    '-1', '0', '1e309', 'NaN', 'true', 'null', '[]', '{}', 'Local/s@from-internal'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    'a\u0000b',
+    '../../etc/passwd',
+    "1' OR '1'='1",
+    '{{x}}',
+    '%s%n',
+    '🎉'.repeat(50),
+    '\u202e\ufeff',
+    '-1',
+    '0',
+    '1e309',
+    'NaN',
+    'true',
+    'null',
+    '[]',
+    '{}',
+    'Local/s@from-internal',
+  ),
   fc.constantFrom('x'.repeat(LONG), 'é'.repeat(LONG), `${'a'.repeat(LONG)}.csv`),
 )
 
 const nastyNumber = fc.oneof(
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
-  fc.constantFrom(-1, 0, 0.5, -0.5, 2 ** 31, 2 ** 53, -(2 ** 53), 1e20, -1e20, 1.7976931348623157e308, Number.MIN_VALUE),
+  fc.constantFrom(
+    -1,
+    0,
+    0.5,
+    -0.5,
+    2 ** 31,
+    2 ** 53,
+    -(2 ** 53),
+    1e20,
+    -1e20,
+    1.7976931348623157e308,
+    Number.MIN_VALUE,
+  ),
 )
 
 const deeplyNested = (depth: number, open: string, close: string) => `${open.repeat(depth)}${close.repeat(depth)}`
@@ -81,14 +118,20 @@ const junkValue: fc.Arbitrary<unknown> = fc.oneof(
 function valueFor(doc: OpenApiDocument, input: Schema | undefined, junkRate: number, depth = 0): fc.Arbitrary<unknown> {
   const schema = resolve(doc, input)
   const valid = validValueFor(doc, schema, junkRate, depth)
-  return junkRate === 0 ? valid : fc.oneof({ arbitrary: valid, weight: Math.round((1 - junkRate) * 100) }, { arbitrary: junkValue, weight: Math.round(junkRate * 100) })
+  return junkRate === 0
+    ? valid
+    : fc.oneof(
+        { arbitrary: valid, weight: Math.round((1 - junkRate) * 100) },
+        { arbitrary: junkValue, weight: Math.round(junkRate * 100) },
+      )
 }
 
 function validValueFor(doc: OpenApiDocument, schema: Schema, junkRate: number, depth: number): fc.Arbitrary<unknown> {
   if ('const' in schema) return fc.constant(schema.const)
   if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum)
   const branches = schema.anyOf ?? schema.oneOf
-  if (Array.isArray(branches)) return fc.oneof(...branches.map((branch: Schema) => valueFor(doc, branch, junkRate, depth + 1)))
+  if (Array.isArray(branches))
+    return fc.oneof(...branches.map((branch: Schema) => valueFor(doc, branch, junkRate, depth + 1)))
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type
   if (depth > 6) return fc.constant(null)
   switch (type) {
@@ -96,11 +139,19 @@ function validValueFor(doc: OpenApiDocument, schema: Schema, junkRate: number, d
       if (schema.format === 'uuid') return fc.uuid()
       if (schema.format === 'date-time') return fc.date({ noInvalidDate: true }).map((date) => date.toISOString())
       return fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 20, 40) })
-    case 'integer': return fc.integer({ min: schema.minimum ?? -10, max: schema.maximum ?? 1000 })
-    case 'number': return fc.double({ min: schema.minimum ?? -10, max: schema.maximum ?? 1000, noNaN: true })
-    case 'boolean': return fc.boolean()
-    case 'null': return fc.constant(null)
-    case 'array': return fc.array(valueFor(doc, schema.items, junkRate, depth + 1), { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 3, 3) })
+    case 'integer':
+      return fc.integer({ min: schema.minimum ?? -10, max: schema.maximum ?? 1000 })
+    case 'number':
+      return fc.double({ min: schema.minimum ?? -10, max: schema.maximum ?? 1000, noNaN: true })
+    case 'boolean':
+      return fc.boolean()
+    case 'null':
+      return fc.constant(null)
+    case 'array':
+      return fc.array(valueFor(doc, schema.items, junkRate, depth + 1), {
+        minLength: schema.minItems ?? 0,
+        maxLength: Math.min(schema.maxItems ?? 3, 3),
+      })
     case 'object': {
       const properties = Object.entries<Schema>(schema.properties ?? {})
       if (properties.length === 0) return fc.dictionary(fc.string({ maxLength: 8 }), junkValue, { maxKeys: 3 })
@@ -110,7 +161,8 @@ function validValueFor(doc: OpenApiDocument, schema: Schema, junkRate: number, d
         { requiredKeys: properties.map(([name]) => name).filter((name) => required.has(name)) },
       )
     }
-    default: return fc.jsonValue({ maxDepth: 2 })
+    default:
+      return fc.jsonValue({ maxDepth: 2 })
   }
 }
 
@@ -121,7 +173,7 @@ function validValueFor(doc: OpenApiDocument, schema: Schema, junkRate: number, d
 const forUrl = (value: string) => value.slice(0, 500)
 const MAX_QUERY = 4000
 
-const asText = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value) ?? '')
+const asText = (value: unknown) => (typeof value === 'string' ? value : (JSON.stringify(value) ?? ''))
 
 function pathValue(doc: OpenApiDocument, parameter: Schema, fixtures: Fixtures): fc.Arbitrary<string> {
   const known = fixtures.known[parameter.name] ?? []
@@ -137,11 +189,21 @@ function pathValue(doc: OpenApiDocument, parameter: Schema, fixtures: Fixtures):
 }
 
 function queryPart(doc: OpenApiDocument, parameters: Schema[]): fc.Arbitrary<string> {
-  const values = parameters.map((parameter) => fc.option(
-    fc.oneof(valueFor(doc, parameter.schema, 0).map(asText), nastyString.map(forUrl)).map((value) => [parameter.name, value] as const),
-    { freq: 3 },
-  ))
-  const unknown = fc.option(fc.tuple(fc.constantFrom('zzz', 'page[]', '__proto__', 'limit'), nastyString.map((value) => value.slice(0, 100))), { freq: 4 })
+  const values = parameters.map((parameter) =>
+    fc.option(
+      fc
+        .oneof(valueFor(doc, parameter.schema, 0).map(asText), nastyString.map(forUrl))
+        .map((value) => [parameter.name, value] as const),
+      { freq: 3 },
+    ),
+  )
+  const unknown = fc.option(
+    fc.tuple(
+      fc.constantFrom('zzz', 'page[]', '__proto__', 'limit'),
+      nastyString.map((value) => value.slice(0, 100)),
+    ),
+    { freq: 4 },
+  )
   return fc.tuple(fc.tuple(...values), unknown).map(([pairs, extra]) => {
     const present = [...pairs, extra].filter((pair): pair is readonly [string, string] => pair !== null)
     const encoded = present.map(([name, value]) => new URLSearchParams([[name, value]]).toString())
@@ -153,22 +215,52 @@ function queryPart(doc: OpenApiDocument, parameters: Schema[]): fc.Arbitrary<str
 /** A body: well shaped with junk leaves, random JSON, deep nesting, broken JSON, or another content type. */
 function bodyPart(doc: OpenApiDocument, operation: Schema): fc.Arbitrary<{ contentType?: string; body?: string }> {
   const schema = operation.requestBody?.content?.['application/json']?.schema
-  const json = (value: fc.Arbitrary<unknown>) => value.map((body) => ({ contentType: 'application/json', body: JSON.stringify(body) ?? 'null' }))
+  const json = (value: fc.Arbitrary<unknown>) =>
+    value.map((body) => ({ contentType: 'application/json', body: JSON.stringify(body) ?? 'null' }))
   return fc.oneof(
     { arbitrary: json(valueFor(doc, schema, 0.05)), weight: 3 },
     { arbitrary: json(valueFor(doc, schema, 0.4)), weight: 4 },
     { arbitrary: json(fc.jsonValue({ maxDepth: 4 })), weight: 1 },
-    { arbitrary: fc.integer({ min: 100, max: 5000 }).map((depth) => ({ contentType: 'application/json', body: deeplyNested(depth, '[', ']') })), weight: 1 },
     {
-      arbitrary: fc.constantFrom('', '{', '{"a":}', '[1,]', 'nul', '{"a":1}garbage', '\u0000', '{"__proto__":{"x":1}}', '"\\ud800"')
+      arbitrary: fc
+        .integer({ min: 100, max: 5000 })
+        .map((depth) => ({ contentType: 'application/json', body: deeplyNested(depth, '[', ']') })),
+      weight: 1,
+    },
+    {
+      arbitrary: fc
+        .constantFrom(
+          '',
+          '{',
+          '{"a":}',
+          '[1,]',
+          'nul',
+          '{"a":1}garbage',
+          '\u0000',
+          '{"__proto__":{"x":1}}',
+          '"\\ud800"',
+        )
         .map((body) => ({ contentType: 'application/json', body })),
       weight: 1,
     },
     {
-      arbitrary: fc.tuple(
-        fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'text/csv', 'application/xml', 'application/json; charset=latin1'),
-        fc.oneof(nastyString.map((value) => value.slice(0, 1000)), json(valueFor(doc, schema, 0)).map((part) => part.body!), fc.constant('a=1&b=%ZZ')),
-      ).map(([contentType, body]) => ({ contentType, body })),
+      arbitrary: fc
+        .tuple(
+          fc.constantFrom(
+            'text/plain',
+            'application/x-www-form-urlencoded',
+            'multipart/form-data; boundary=x',
+            'text/csv',
+            'application/xml',
+            'application/json; charset=latin1',
+          ),
+          fc.oneof(
+            nastyString.map((value) => value.slice(0, 1000)),
+            json(valueFor(doc, schema, 0)).map((part) => part.body!),
+            fc.constant('a=1&b=%ZZ'),
+          ),
+        )
+        .map(([contentType, body]) => ({ contentType, body })),
       weight: 1,
     },
     { arbitrary: fc.constant({}), weight: 1 },
@@ -179,27 +271,44 @@ function bodyPart(doc: OpenApiDocument, operation: Schema): fc.Arbitrary<{ conte
 export function requestArbitrary(doc: OpenApiDocument, fixtures: Fixtures): fc.Arbitrary<FuzzRequest> {
   const operations = operationsOf(doc)
   const keys = fc.constantFrom<KeyChoice>('admin', 'admin', 'admin', 'trigger', 'none', 'unknown')
-  return fc.oneof(...operations.map(({ method, path, operation }) => {
-    const parameters: Schema[] = (operation.parameters ?? []).map((parameter: Schema) => resolve(doc, parameter))
-    const pathParameters = parameters.filter((parameter) => parameter.in === 'path')
-    const queryParameters = parameters.filter((parameter) => parameter.in === 'query')
-    const otherMethods = HTTP_METHODS.filter((other) => !(other in doc.paths[path]))
-    const methods = otherMethods.length > 0
-      ? fc.oneof({ arbitrary: fc.constant(method), weight: 9 }, { arbitrary: fc.constantFrom(...otherMethods), weight: 1 })
-      : fc.constant(method)
-    return fc.record({
-      method: methods,
-      pathValues: fc.tuple(...pathParameters.map((parameter) => pathValue(doc, parameter, fixtures))),
-      query: queryPart(doc, queryParameters),
-      body: method === 'get' || method === 'delete' ? fc.oneof({ arbitrary: fc.constant({}), weight: 9 }, { arbitrary: bodyPart(doc, operation), weight: 1 }) : bodyPart(doc, operation),
-      key: keys,
-    }).map(({ method: sent, pathValues, query, body, key }): FuzzRequest => {
-      let index = 0
-      const filled = path.replace(/\{[^}]+\}/g, () => pathValues[index++])
-      // fetch sends no body with a GET.
-      return { operation: `${method.toUpperCase()} ${path}`, method: sent.toUpperCase(), url: filled + query, key, ...(sent === 'get' ? {} : body) }
-    })
-  }))
+  return fc.oneof(
+    ...operations.map(({ method, path, operation }) => {
+      const parameters: Schema[] = (operation.parameters ?? []).map((parameter: Schema) => resolve(doc, parameter))
+      const pathParameters = parameters.filter((parameter) => parameter.in === 'path')
+      const queryParameters = parameters.filter((parameter) => parameter.in === 'query')
+      const otherMethods = HTTP_METHODS.filter((other) => !(other in doc.paths[path]))
+      const methods =
+        otherMethods.length > 0
+          ? fc.oneof(
+              { arbitrary: fc.constant(method), weight: 9 },
+              { arbitrary: fc.constantFrom(...otherMethods), weight: 1 },
+            )
+          : fc.constant(method)
+      return fc
+        .record({
+          method: methods,
+          pathValues: fc.tuple(...pathParameters.map((parameter) => pathValue(doc, parameter, fixtures))),
+          query: queryPart(doc, queryParameters),
+          body:
+            method === 'get' || method === 'delete'
+              ? fc.oneof({ arbitrary: fc.constant({}), weight: 9 }, { arbitrary: bodyPart(doc, operation), weight: 1 })
+              : bodyPart(doc, operation),
+          key: keys,
+        })
+        .map(({ method: sent, pathValues, query, body, key }): FuzzRequest => {
+          let index = 0
+          const filled = path.replace(/\{[^}]+\}/g, () => pathValues[index++])
+          // fetch sends no body with a GET.
+          return {
+            operation: `${method.toUpperCase()} ${path}`,
+            method: sent.toUpperCase(),
+            url: filled + query,
+            key,
+            ...(sent === 'get' ? {} : body),
+          }
+        })
+    }),
+  )
 }
 
 /** Whether `value` fits `schema` (the subset of JSON Schema our document uses). */
@@ -215,35 +324,49 @@ export function fitsSchema(doc: OpenApiDocument, input: Schema | undefined, valu
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     const object = value as Record<string, unknown>
     if (!(schema.required ?? []).every((name: string) => name in object)) return false
-    return Object.entries<Schema>(schema.properties ?? {}).every(([name, property]) => !(name in object) || fitsSchema(doc, property, object[name]))
+    return Object.entries<Schema>(schema.properties ?? {}).every(
+      ([name, property]) => !(name in object) || fitsSchema(doc, property, object[name]),
+    )
   }
   return true
 }
 
 function fitsType(type: string, value: unknown): boolean {
   switch (type) {
-    case 'object': return typeof value === 'object' && value !== null && !Array.isArray(value)
-    case 'array': return Array.isArray(value)
-    case 'integer': return Number.isInteger(value)
-    case 'null': return value === null
-    default: return typeof value === type
+    case 'object':
+      return typeof value === 'object' && value !== null && !Array.isArray(value)
+    case 'array':
+      return Array.isArray(value)
+    case 'integer':
+      return Number.isInteger(value)
+    case 'null':
+      return value === null
+    default:
+      return typeof value === type
   }
 }
 
 const VALIDATION_ITEM: Schema = {
-  type: 'object', required: ['type', 'loc', 'msg'],
-  properties: { type: { type: 'string' }, msg: { type: 'string' }, loc: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } } },
+  type: 'object',
+  required: ['type', 'loc', 'msg'],
+  properties: {
+    type: { type: 'string' },
+    msg: { type: 'string' },
+    loc: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } },
+  },
 }
 /** What an error answers when its status is not documented for the operation: a message, or 422 items. */
 const GENERIC_ERROR: Schema = {
-  type: 'object', required: ['detail'],
+  type: 'object',
+  required: ['detail'],
   properties: { detail: { anyOf: [{ type: 'string' }, { type: 'array', items: VALIDATION_ITEM }] } },
 }
 
 /** What is wrong with an answer: a server error, a body that is not JSON, an error shape that is not documented. */
 export function answerProblems(doc: OpenApiDocument, request: FuzzRequest, answer: FuzzAnswer): string[] {
   const [method, path] = request.operation.split(' ')
-  const documented = request.method === method ? doc.paths[path][method.toLowerCase()].responses?.[String(answer.status)] : undefined
+  const documented =
+    request.method === method ? doc.paths[path][method.toLowerCase()].responses?.[String(answer.status)] : undefined
   const response = documented === undefined ? undefined : resolve(doc, documented)
   // A documented 5xx is an honest answer (502: a provider could not be reached); any other one is a bug.
   if (answer.status >= 500 && response === undefined) return [`status ${answer.status}`]
@@ -255,7 +378,8 @@ export function answerProblems(doc: OpenApiDocument, request: FuzzRequest, answe
   } catch {
     return [`status ${answer.status} answered with non-JSON (${answer.contentType}): ${answer.text.slice(0, 80)}`]
   }
-  if (!answer.contentType?.startsWith('application/json')) return [`status ${answer.status} with content type ${answer.contentType}`]
+  if (!answer.contentType?.startsWith('application/json'))
+    return [`status ${answer.status} with content type ${answer.contentType}`]
   if (answer.status < 400) return []
   const detail = (body as { detail?: unknown })?.detail
   const itemsFit = !Array.isArray(detail) || detail.every((item) => fitsSchema(doc, VALIDATION_ITEM, item))
@@ -268,14 +392,18 @@ export function answerProblems(doc: OpenApiDocument, request: FuzzRequest, answe
 
 /** Row counts and commits must not change on a 4xx. */
 export function writtenOnError(before: DatabaseFingerprint, after: DatabaseFingerprint): string[] {
-  const changed = Object.keys(after.rows).filter((table) => after.rows[table] !== before.rows[table])
+  const changed = Object.keys(after.rows)
+    .filter((table) => after.rows[table] !== before.rows[table])
     .map((table) => `${table} ${before.rows[table]} → ${after.rows[table]}`)
   if (changed.length > 0) return [`rows changed on an error: ${changed.join(', ')}`]
   return after.commits === before.commits ? [] : ['a commit on an error']
 }
 
 export const describeRequest = (request: FuzzRequest) => {
-  const body = request.body === undefined ? '' : ` ${request.contentType ?? ''} ${request.body.length > 200 ? `${request.body.slice(0, 200)}… (${request.body.length} chars)` : request.body}`
+  const body =
+    request.body === undefined
+      ? ''
+      : ` ${request.contentType ?? ''} ${request.body.length > 200 ? `${request.body.slice(0, 200)}… (${request.body.length} chars)` : request.body}`
   const url = request.url.length > 200 ? `${request.url.slice(0, 200)}… (${request.url.length} chars)` : request.url
   return `${request.method} ${url} [${request.key} key]${body}`
 }
@@ -283,15 +411,24 @@ export const describeRequest = (request: FuzzRequest) => {
 export type Send = (request: FuzzRequest) => Promise<FuzzAnswer>
 
 /** Sends generated requests through a test client, with the key each one chose. */
-export const sendThrough = (client: HttpClient, keys: FuzzSetup['keys']): Send => async (request) => {
-  const answer = await client.request(request.method, request.url, {
-    key: keys[request.key], rawBody: request.body, headers: request.contentType ? { 'content-type': request.contentType } : {},
-  })
-  return { status: answer.status, text: answer.text, contentType: answer.headers.get('content-type') }
-}
+export const sendThrough =
+  (client: HttpClient, keys: FuzzSetup['keys']): Send =>
+  async (request) => {
+    const answer = await client.request(request.method, request.url, {
+      key: keys[request.key],
+      rawBody: request.body,
+      headers: request.contentType ? { 'content-type': request.contentType } : {},
+    })
+    return { status: answer.status, text: answer.text, contentType: answer.headers.get('content-type') }
+  }
 
 /** Sends one request and lists what is wrong with its answer, and with the database after an error. */
-export async function fuzzCase(doc: OpenApiDocument, send: Send, fingerprint: () => DatabaseFingerprint, request: FuzzRequest): Promise<string[]> {
+export async function fuzzCase(
+  doc: OpenApiDocument,
+  send: Send,
+  fingerprint: () => DatabaseFingerprint,
+  request: FuzzRequest,
+): Promise<string[]> {
   const before = fingerprint()
   const answer = await send(request)
   const problems = answerProblems(doc, request, answer)
@@ -307,14 +444,24 @@ export type FuzzSetup = { fixtures: Fixtures; keys: Record<KeyChoice, string | n
  */
 export async function seedFuzzFixtures(client: HttpClient, adminKey: string): Promise<FuzzSetup> {
   const agent = await createAgent(client, 'Fuzzed agent')
-  const configuration = await client.request('POST', CONFIGS_PATH, { body: { name: 'Fuzzed PBX', is_default_outbound: true, config: VALID_CONFIGS.ari.config } })
-  if (configuration.status !== 200) throw new Error(`create configuration: ${configuration.status} ${configuration.text}`)
-  const trigger = (await client.request('POST', '/api/v1/user/api-keys', { body: { name: 'fuzz trigger', scope: 'trigger' } })).body
+  const configuration = await client.request('POST', CONFIGS_PATH, {
+    body: { name: 'Fuzzed PBX', is_default_outbound: true, config: VALID_CONFIGS.ari.config },
+  })
+  if (configuration.status !== 200)
+    throw new Error(`create configuration: ${configuration.status} ${configuration.text}`)
+  const trigger = (
+    await client.request('POST', '/api/v1/user/api-keys', { body: { name: 'fuzz trigger', scope: 'trigger' } })
+  ).body
   for (const key of [adminKey, trigger.api_key]) await client.request('GET', '/api/v1/workflow/fetch', { key })
   const ownKeys = (await client.request('GET', '/api/v1/user/api-keys')).body.map((key: { id: number }) => key.id)
   return {
     fixtures: {
-      known: { workflow_id: [agent.id], workflow_uuid: [agent.workflow_uuid], uuid: [agent.workflow_uuid], config_id: [configuration.body.id] },
+      known: {
+        workflow_id: [agent.id],
+        workflow_uuid: [agent.workflow_uuid],
+        uuid: [agent.workflow_uuid],
+        config_id: [configuration.body.id],
+      },
       spared: { api_key_id: ownKeys },
     },
     keys: { admin: adminKey, trigger: trigger.api_key, none: null, unknown: `rb_${'z'.repeat(43)}` },

@@ -14,9 +14,10 @@ import { listeningUrl, outputOf, spawnServe } from './serve-process'
 export const TEST_BINARY = process.env.RINGBASE_TEST_BINARY || null
 
 /** A timestamp written now: the manual clock's instant in-process, any ISO instant against the binary's real clock. */
-export const NOW = TEST_BINARY === null
-  ? new Date(TEST_CLOCK_START).toISOString()
-  : expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+export const NOW =
+  TEST_BINARY === null
+    ? new Date(TEST_CLOCK_START).toISOString()
+    : expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
 
 /** A test that needs the in-process app (its context, its route table): skipped against the binary. */
 export const inProcessTest = test.skipIf(TEST_BINARY !== null)
@@ -46,7 +47,9 @@ export async function startBinaryTestApp(
   const dataDir = mkdtempSync(join(tmpdir(), 'ringbase-test-'))
   const flags = Object.entries(options.flags ?? {}).flatMap(([name, value]) => [`--${name}`, String(value)])
   const server = spawnServe(binary, ['--dir', dataDir, ...flags], {
-    RINGBASE_BOOTSTRAP_API_KEY: ADMIN_KEY, RINGBASE_LOG_LEVEL: 'debug', ...options.env,
+    RINGBASE_BOOTSTRAP_API_KEY: ADMIN_KEY,
+    RINGBASE_LOG_LEVEL: 'debug',
+    ...options.env,
   })
   const output = outputOf(server.stdout)
   let base: string
@@ -73,9 +76,14 @@ export async function startBinaryTestApp(
       const response = await fetch(`${base}${path}`, init)
       const text = await response.text()
       // Like in-process, the request's log line is there once the answer is: wait for it.
-      if (options.waitForLogLines !== false) await output.waitFor(new RegExp(`"requestId":"${requestId.replace(/[^\w-]/g, '\\$&')}"`))
+      if (options.waitForLogLines !== false)
+        await output.waitFor(new RegExp(`"requestId":"${requestId.replace(/[^\w-]/g, '\\$&')}"`))
       let parsed: unknown = undefined
-      try { parsed = JSON.parse(text) } catch { parsed = undefined }
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        parsed = undefined
+      }
       return { status: response.status, body: parsed, text, headers: response.headers } satisfies TestResponse
     },
     httpUrl: async () => base,

@@ -11,11 +11,16 @@ const encoder = new TextEncoder()
 
 /** A valid PDF with one line of Helvetica text per page. */
 export function pdfWithPages(pages: string[]): Uint8Array {
-  const objects = ['<< /Type /Catalog /Pages 2 0 R >>', `<< /Type /Pages /Kids [${pages.map((_, index) => `${4 + index * 2} 0 R`).join(' ')}] /Count ${pages.length} >>`,
-    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>']
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [${pages.map((_, index) => `${4 + index * 2} 0 R`).join(' ')}] /Count ${pages.length} >>`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ]
   for (const [index, text] of pages.entries()) {
     const stream = `BT /F1 12 Tf 72 720 Td (${text.replace(/[()\\]/g, '\\$&')}) Tj ET`
-    objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + index * 2} 0 R >>`)
+    objects.push(
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + index * 2} 0 R >>`,
+    )
     objects.push(`<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`)
   }
   let out = '%PDF-1.4\n'
@@ -38,32 +43,42 @@ export function pdfWithMillionObjects(): Uint8Array {
   return encoder.encode(parts.join(''))
 }
 
-const CONTENT_TYPES = '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-  + '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>'
-  + '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'
-const RELS = '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
-  + '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>'
+const CONTENT_TYPES =
+  '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
+  '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>' +
+  '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'
+const RELS =
+  '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+  '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>'
 
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 
 /** A minimal DOCX with one paragraph per string, deflated like Word writes it. */
 export function docxWithParagraphs(paragraphs: string[]): Uint8Array {
-  const body = paragraphs.map((text) => `<w:p><w:r><w:t xml:space="preserve">${escapeXml(text)}</w:t></w:r></w:p>`).join('')
+  const body = paragraphs
+    .map((text) => `<w:p><w:r><w:t xml:space="preserve">${escapeXml(text)}</w:t></w:r></w:p>`)
+    .join('')
   const document = `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`
-  return writeZip([
-    { name: '[Content_Types].xml', data: encoder.encode(CONTENT_TYPES) },
-    { name: '_rels/.rels', data: encoder.encode(RELS) },
-    { name: 'word/document.xml', data: encoder.encode(document) },
-  ], { deflate: true })
+  return writeZip(
+    [
+      { name: '[Content_Types].xml', data: encoder.encode(CONTENT_TYPES) },
+      { name: '_rels/.rels', data: encoder.encode(RELS) },
+      { name: 'word/document.xml', data: encoder.encode(document) },
+    ],
+    { deflate: true },
+  )
 }
 
 /** A DOCX whose document.xml unpacks to `unpackedBytes` of zeros (about a thousandth of that packed). */
 export function zipBombDocx(unpackedBytes: number): Uint8Array {
-  return writeZip([
-    { name: '[Content_Types].xml', data: encoder.encode(CONTENT_TYPES) },
-    { name: '_rels/.rels', data: encoder.encode(RELS) },
-    { name: 'word/document.xml', data: new Uint8Array(unpackedBytes) },
-  ], { deflate: true })
+  return writeZip(
+    [
+      { name: '[Content_Types].xml', data: encoder.encode(CONTENT_TYPES) },
+      { name: '_rels/.rels', data: encoder.encode(RELS) },
+      { name: 'word/document.xml', data: new Uint8Array(unpackedBytes) },
+    ],
+    { deflate: true },
+  )
 }
 
 export const MIME = {
@@ -74,18 +89,29 @@ export const MIME = {
   csv: 'text/csv',
 }
 
-type Client = Pick<TestApp, 'request'> & { put(url: string, body: Uint8Array, contentType: string): Promise<{ status: number; text: string }> }
+type Client = Pick<TestApp, 'request'> & {
+  put(url: string, body: Uint8Array, contentType: string): Promise<{ status: number; text: string }>
+}
 
 /** Upload URL → PUT → process-document; answers the process-document response (the document, or the error). */
 export async function uploadDocument(
-  client: Client, key: string, filename: string, bytes: Uint8Array, mimeType: string, retrievalMode: 'chunked' | 'full_document' = 'chunked',
+  client: Client,
+  key: string,
+  filename: string,
+  bytes: Uint8Array,
+  mimeType: string,
+  retrievalMode: 'chunked' | 'full_document' = 'chunked',
 ) {
-  const grant = await client.request('POST', '/api/v1/knowledge-base/upload-url', { key, body: { filename, mime_type: mimeType } })
+  const grant = await client.request('POST', '/api/v1/knowledge-base/upload-url', {
+    key,
+    body: { filename, mime_type: mimeType },
+  })
   expect(grant.status, grant.text).toBe(200)
   const put = await client.put(grant.body.upload_url, bytes, mimeType)
   expect(put.status, put.text).toBe(200)
   return client.request('POST', '/api/v1/knowledge-base/process-document', {
-    key, body: { document_uuid: grant.body.document_uuid, s3_key: grant.body.s3_key, retrieval_mode: retrievalMode },
+    key,
+    body: { document_uuid: grant.body.document_uuid, s3_key: grant.body.s3_key, retrieval_mode: retrievalMode },
   })
 }
 
@@ -95,7 +121,13 @@ export function inProcessClient(t: TestApp): Client {
     request: t.request,
     async put(url, body, contentType) {
       const { pathname, search } = new URL(url)
-      const response = await t.app.handle(new Request(`http://localhost${pathname}${search}`, { method: 'PUT', body, headers: { 'content-type': contentType } }))
+      const response = await t.app.handle(
+        new Request(`http://localhost${pathname}${search}`, {
+          method: 'PUT',
+          body,
+          headers: { 'content-type': contentType },
+        }),
+      )
       return { status: response.status, text: await response.text() }
     },
   }

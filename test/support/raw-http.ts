@@ -21,15 +21,19 @@ export function rawHttp(baseUrl: string, head: string, body?: string): Promise<R
       const headEnd = received.indexOf('\r\n\r\n')
       if (headEnd < 0) return
       const [statusLine, ...headerLines] = received.subarray(0, headEnd).toString('latin1').split('\r\n')
-      const headers = Object.fromEntries(headerLines.map((line) => {
-        const colon = line.indexOf(':')
-        return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()]
-      }))
+      const headers = Object.fromEntries(
+        headerLines.map((line) => {
+          const colon = line.indexOf(':')
+          return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()]
+        }),
+      )
       const bodyBytes = received.subarray(headEnd + 4)
       if (bodyBytes.byteLength < Number(headers['content-length'] ?? 0)) return
       finish({ status: Number(statusLine.split(' ')[1]), headers, body: bodyBytes.toString('utf8') })
     })
     socket.on('error', reject)
-    socket.on('close', () => reject(new Error(`connection closed before a whole response: ${received.toString('latin1')}`)))
+    socket.on('close', () =>
+      reject(new Error(`connection closed before a whole response: ${received.toString('latin1')}`)),
+    )
   })
 }

@@ -1,4 +1,12 @@
-import type { ChatRequest, JsonRequest, LlmClient, LlmEvent, ModelRef, TokenUsage, ToolSpec } from '../../src/models/types'
+import type {
+  ChatRequest,
+  JsonRequest,
+  LlmClient,
+  LlmEvent,
+  ModelRef,
+  TokenUsage,
+  ToolSpec,
+} from '../../src/models/types'
 
 /**
  * An in-memory LlmClient that answers from a script, in order, and remembers every request (messages and the
@@ -29,7 +37,11 @@ export class ScriptedLlm implements LlmClient {
   readonly jsonRequests: JsonRequest[] = []
   private callCount = 0
 
-  constructor(private replies: ScriptedReply[] = [], private jsonReplies: ScriptedJson[] = [], ref: ModelRef = { service: 'ScriptedLLM', model: 'scripted-1' }) {
+  constructor(
+    private replies: ScriptedReply[] = [],
+    private jsonReplies: ScriptedJson[] = [],
+    ref: ModelRef = { service: 'ScriptedLLM', model: 'scripted-1' },
+  ) {
     this.ref = ref
   }
 
@@ -47,12 +59,16 @@ export class ScriptedLlm implements LlmClient {
   }
 
   async *stream(request: ChatRequest): AsyncIterable<LlmEvent> {
-    const seen: SeenRequest = { messages: structuredClone(request.messages), tools: request.tools ?? [], aborted: false }
+    const seen: SeenRequest = {
+      messages: structuredClone(request.messages),
+      tools: request.tools ?? [],
+      aborted: false,
+    }
     this.requests.push(seen)
     const reply = this.replies.shift()
     if (!reply) throw new Error(`ScriptedLlm: no scripted reply for request ${this.requests.length}`)
     if (reply.error) throw reply.error
-    const pieces = typeof reply.text === 'string' ? [reply.text] : reply.text ?? []
+    const pieces = typeof reply.text === 'string' ? [reply.text] : (reply.text ?? [])
     for (const text of pieces) {
       await Promise.resolve()
       yield { type: 'text', text }
@@ -68,7 +84,10 @@ export class ScriptedLlm implements LlmClient {
     for (const call of reply.calls ?? []) {
       this.callCount += 1
       const { name, arguments: args } = typeof call === 'string' ? { name: call, arguments: {} } : call
-      yield { type: 'tool_call', call: { id: `call_${this.callCount}`, name, arguments: typeof args === 'string' ? args : JSON.stringify(args) } }
+      yield {
+        type: 'tool_call',
+        call: { id: `call_${this.callCount}`, name, arguments: typeof args === 'string' ? args : JSON.stringify(args) },
+      }
     }
     yield { type: 'done', usage: USAGE, finishReason: reply.calls?.length ? 'tool_calls' : 'stop' }
   }
@@ -76,7 +95,8 @@ export class ScriptedLlm implements LlmClient {
   async completeJson(request: JsonRequest): Promise<{ text: string; usage: TokenUsage }> {
     this.jsonRequests.push(structuredClone({ ...request, signal: undefined }))
     const answer = this.jsonReplies.shift()
-    if (answer === undefined) throw new Error(`ScriptedLlm: no scripted JSON answer for request ${this.jsonRequests.length}`)
+    if (answer === undefined)
+      throw new Error(`ScriptedLlm: no scripted JSON answer for request ${this.jsonRequests.length}`)
     if (answer instanceof Error) throw answer
     return { text: await answer, usage: USAGE }
   }

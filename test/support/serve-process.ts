@@ -4,9 +4,18 @@ import { join } from 'node:path'
 export type ServeProcess = Bun.Subprocess<'ignore', 'pipe', 'pipe'>
 
 /** `ringbase serve --http 127.0.0.1:0 …args`; `command` is the binary, or `[bun, src/main.ts]`. */
-export function spawnServe(command: string | string[], args: string[], env: Record<string, string> = {}, cwd?: string): ServeProcess {
+export function spawnServe(
+  command: string | string[],
+  args: string[],
+  env: Record<string, string> = {},
+  cwd?: string,
+): ServeProcess {
   return Bun.spawn([...[command].flat(), 'serve', '--http', '127.0.0.1:0', ...args], {
-    cwd, env: { ...process.env, ...env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe',
+    cwd,
+    env: { ...process.env, ...env },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
   })
 }
 
@@ -14,13 +23,17 @@ export function spawnServe(command: string | string[], args: string[], env: Reco
 export function outputOf(stream: ReadableStream<Uint8Array>) {
   let text = ''
   let wakeWaiters: () => void = () => {}
-  let nextChunk = new Promise<void>((resolve) => { wakeWaiters = resolve })
+  let nextChunk = new Promise<void>((resolve) => {
+    wakeWaiters = resolve
+  })
   const ended = (async () => {
     const decoder = new TextDecoder()
     for await (const chunk of stream) {
       text += decoder.decode(chunk, { stream: true })
       const wake = wakeWaiters
-      nextChunk = new Promise<void>((resolve) => { wakeWaiters = resolve })
+      nextChunk = new Promise<void>((resolve) => {
+        wakeWaiters = resolve
+      })
       wake()
     }
   })()
@@ -62,7 +75,9 @@ export async function startServe(command: string | string[], args: string[], env
 /** A JSON call with the key; anything but 200 throws with the answer. */
 export async function callApi(base: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
   const response = await fetch(`${base}${path}`, {
-    method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    method,
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
   })
   const json = await response.json()
   if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`)

@@ -11,27 +11,57 @@ export const CONFIGS_PATH = '/api/v1/organizations/telephony-configs'
 export const VALID_CONFIGS: Record<ProviderName, { config: Record<string, unknown>; secrets: string[] }> = {
   ari: {
     config: {
-      provider: 'ari', ari_endpoint: 'http://pbx.example.com:8088', app_name: 'ringbase', app_password: 'S3cr3t-ari-password-01',
+      provider: 'ari',
+      ari_endpoint: 'http://pbx.example.com:8088',
+      app_name: 'ringbase',
+      app_password: 'S3cr3t-ari-password-01',
       external_pbx: {
-        agent_api: { url: 'https://dialer.example.com/agc/api.php', username: 'S3cr3t-vici-agent-user', password: 'S3cr3t-vici-agent-pass' },
-        non_agent_api: { url: 'https://dialer.example.com/vicidial/non_agent_api.php', username: 'S3cr3t-vici-api-user', password: 'S3cr3t-vici-api-pass' },
+        agent_api: {
+          url: 'https://dialer.example.com/agc/api.php',
+          username: 'S3cr3t-vici-agent-user',
+          password: 'S3cr3t-vici-agent-pass',
+        },
+        non_agent_api: {
+          url: 'https://dialer.example.com/vicidial/non_agent_api.php',
+          username: 'S3cr3t-vici-api-user',
+          password: 'S3cr3t-vici-api-pass',
+        },
       },
     },
-    secrets: ['S3cr3t-ari-password-01', 'S3cr3t-vici-agent-user', 'S3cr3t-vici-agent-pass', 'S3cr3t-vici-api-user', 'S3cr3t-vici-api-pass'],
+    secrets: [
+      'S3cr3t-ari-password-01',
+      'S3cr3t-vici-agent-user',
+      'S3cr3t-vici-agent-pass',
+      'S3cr3t-vici-api-user',
+      'S3cr3t-vici-api-pass',
+    ],
   },
   cloudonix: {
-    config: { provider: 'cloudonix', bearer_token: 'S3cr3t-cloudonix-bearer', domain_id: 'Acme', application_name: 'acme-voice' },
+    config: {
+      provider: 'cloudonix',
+      bearer_token: 'S3cr3t-cloudonix-bearer',
+      domain_id: 'Acme',
+      application_name: 'acme-voice',
+    },
     secrets: ['S3cr3t-cloudonix-bearer'],
   },
   exotel: {
     config: {
-      provider: 'exotel', account_sid: 'S3cr3t-exotel-sid', api_key: 'S3cr3t-exotel-key', api_token: 'S3cr3t-exotel-token',
+      provider: 'exotel',
+      account_sid: 'S3cr3t-exotel-sid',
+      api_key: 'S3cr3t-exotel-key',
+      api_token: 'S3cr3t-exotel-token',
       from_numbers: ['+919876543210'],
     },
     secrets: ['S3cr3t-exotel-sid', 'S3cr3t-exotel-key', 'S3cr3t-exotel-token'],
   },
   plivo: {
-    config: { provider: 'plivo', auth_id: 'S3cr3t-plivo-auth-id', auth_token: 'S3cr3t-plivo-auth-token', application_id: 'plivo-app-existing' },
+    config: {
+      provider: 'plivo',
+      auth_id: 'S3cr3t-plivo-auth-id',
+      auth_token: 'S3cr3t-plivo-auth-token',
+      application_id: 'plivo-app-existing',
+    },
     secrets: ['S3cr3t-plivo-auth-id', 'S3cr3t-plivo-auth-token'],
   },
   telnyx: {
@@ -43,18 +73,32 @@ export const VALID_CONFIGS: Record<ProviderName, { config: Record<string, unknow
     secrets: ['S3cr3t-twilio-sid', 'S3cr3t-twilio-token'],
   },
   vobiz: {
-    config: { provider: 'vobiz', auth_id: 'S3cr3t-vobiz-auth-id', auth_token: 'S3cr3t-vobiz-auth-token', application_id: 'vobiz-app-existing' },
+    config: {
+      provider: 'vobiz',
+      auth_id: 'S3cr3t-vobiz-auth-id',
+      auth_token: 'S3cr3t-vobiz-auth-token',
+      application_id: 'vobiz-app-existing',
+    },
     secrets: ['S3cr3t-vobiz-auth-id', 'S3cr3t-vobiz-auth-token'],
   },
   vonage: {
     config: {
-      provider: 'vonage', api_key: 'S3cr3t-vonage-key', api_secret: 'S3cr3t-vonage-secret', application_id: 'vonage-app',
-      private_key: '-----BEGIN PRIVATE KEY-----\nS3cr3t-vonage-private\n-----END PRIVATE KEY-----', signature_secret: 'S3cr3t-vonage-signature',
+      provider: 'vonage',
+      api_key: 'S3cr3t-vonage-key',
+      api_secret: 'S3cr3t-vonage-secret',
+      application_id: 'vonage-app',
+      private_key: '-----BEGIN PRIVATE KEY-----\nS3cr3t-vonage-private\n-----END PRIVATE KEY-----',
+      signature_secret: 'S3cr3t-vonage-signature',
     },
     secrets: ['S3cr3t-vonage-key', 'S3cr3t-vonage-secret', 'S3cr3t-vonage-private', 'S3cr3t-vonage-signature'],
   },
   whatsapp: {
-    config: { provider: 'whatsapp', access_token: 'S3cr3t-wa-access-token', waba_id: 'waba-1', app_secret: 'S3cr3t-wa-app-secret' },
+    config: {
+      provider: 'whatsapp',
+      access_token: 'S3cr3t-wa-access-token',
+      waba_id: 'waba-1',
+      app_secret: 'S3cr3t-wa-app-secret',
+    },
     secrets: ['S3cr3t-wa-access-token', 'S3cr3t-wa-app-secret'],
   },
 }
@@ -75,7 +119,12 @@ export async function createConfiguration(
 }
 
 /** Adds a phone number to a configuration over HTTP and returns it. */
-export async function addPhoneNumber(t: HttpClient, configurationId: number, body: Record<string, unknown>, key?: string): Promise<any> {
+export async function addPhoneNumber(
+  t: HttpClient,
+  configurationId: number,
+  body: Record<string, unknown>,
+  key?: string,
+): Promise<any> {
   const response = await t.request('POST', `${CONFIGS_PATH}/${configurationId}/phone-numbers`, { key, body })
   expect(response.status, response.text).toBe(200)
   return response.body

@@ -18,18 +18,30 @@ export const CALLEE = 'Local/102@test'
 export type VoiceAgent = { id: number; triggerPath: string }
 
 /** An agent that greets with GREETING, with an API trigger; `start` goes over its Start node's data. */
-export async function createVoiceAgent(t: HttpClient, options: { start?: Json; configurations?: Json } = {}): Promise<VoiceAgent> {
+export async function createVoiceAgent(
+  t: HttpClient,
+  options: { start?: Json; configurations?: Json } = {},
+): Promise<VoiceAgent> {
   const triggerPath = crypto.randomUUID()
   const definition = {
     nodes: [
-      { id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', greeting: GREETING, prompt: 'Help the caller book a table.', ...options.start } },
+      {
+        id: '1',
+        type: 'startCall',
+        position: { x: 0, y: 0 },
+        data: { name: 'Start', greeting: GREETING, prompt: 'Help the caller book a table.', ...options.start },
+      },
       { id: '2', type: 'endCall', position: { x: 200, y: 0 }, data: { name: 'End', prompt: 'Say goodbye.' } },
       { id: '3', type: 'trigger', position: { x: 0, y: 200 }, data: { name: 'API', trigger_path: triggerPath } },
     ],
     edges: [{ id: '1-2', source: '1', target: '2', data: { label: 'Done', condition: 'The caller is done' } }],
   }
   const response = await t.request('POST', '/api/v1/workflow/create/definition', {
-    body: { name: `Agent ${triggerPath.slice(0, 6)}`, workflow_definition: definition, workflow_configurations: options.configurations ?? {} },
+    body: {
+      name: `Agent ${triggerPath.slice(0, 6)}`,
+      workflow_definition: definition,
+      workflow_configurations: options.configurations ?? {},
+    },
   })
   expect(response.status, response.text).toBe(200)
   return { id: response.body.id, triggerPath }
@@ -41,11 +53,20 @@ export type PlacedCall = { runId: number; callId: string; media: FakeMediaChanne
  * Starts a call through the agent's trigger and resolves once its media leg is connected. One call at a time.
  * `phoneNumber`: CALLEE as a raw dial string, or a number the configuration's template turns into a fake scenario.
  */
-export async function placeCall(t: HttpClient, fake: FakeAri, agent: VoiceAgent, initialContext: Json = {}, phoneNumber = CALLEE): Promise<PlacedCall> {
+export async function placeCall(
+  t: HttpClient,
+  fake: FakeAri,
+  agent: VoiceAgent,
+  initialContext: Json = {},
+  phoneNumber = CALLEE,
+): Promise<PlacedCall> {
   const requestsBefore = fake.requests.length
-  const response = await t.request('POST', `/api/v1/public/agent/${agent.triggerPath}`, { body: { phone_number: phoneNumber, initial_context: initialContext } })
+  const response = await t.request('POST', `/api/v1/public/agent/${agent.triggerPath}`, {
+    body: { phone_number: phoneNumber, initial_context: initialContext },
+  })
   expect(response.status, response.text).toBe(200)
-  const originated = () => fake.requests.slice(requestsBefore).find((request) => request.method === 'POST' && request.path === '/ari/channels')
+  const originated = () =>
+    fake.requests.slice(requestsBefore).find((request) => request.method === 'POST' && request.path === '/ari/channels')
   await waitFor('the call originated', () => originated() !== undefined, 5_000)
   const callId = originated()!.query.channelId
   let media: FakeMediaChannel | undefined
@@ -62,13 +83,18 @@ export async function runDetail(t: HttpClient, agent: { id: number }, runId: num
 
 /** The call's report completed the run, then its conversation was written over it (the transcript file is the last). */
 export async function untilWritten(t: HttpClient, agent: { id: number }, runId: number): Promise<Json> {
-  await waitFor(`run ${runId} completed and written`, async () => {
-    const run = await runDetail(t, agent, runId)
-    return run.is_completed && run.transcript_url !== null && run.logs.voice !== undefined
-  }, 15_000)
+  await waitFor(
+    `run ${runId} completed and written`,
+    async () => {
+      const run = await runDetail(t, agent, runId)
+      return run.is_completed && run.transcript_url !== null && run.logs.voice !== undefined
+    },
+    15_000,
+  )
   return runDetail(t, agent, runId)
 }
 
-export const marksProcessed = (media: FakeMediaChannel) => media.sent.filter(({ text }) => text.includes('MEDIA_MARK_PROCESSED')).length
+export const marksProcessed = (media: FakeMediaChannel) =>
+  media.sent.filter(({ text }) => text.includes('MEDIA_MARK_PROCESSED')).length
 
 export const turnsOf = (run: Json) => run.logs.transcript.map((turn: Json) => [turn.role, turn.text])

@@ -8,17 +8,26 @@ import { UNREACHABLE_URL } from './app'
  * server, made through the API;
  * `tts: 'builtin'` speaks with the voice built into the binary instead.
  */
-export async function configureFakeVoiceModels(t: HttpClient, models: FakeModels, options: { tts?: 'fake' | 'builtin' } = {}): Promise<void> {
-  const connection = (await t.request('POST', '/api/v1/organizations/provider-connections', { body: { name: 'Fake', provider: 'openai', base_url: models.baseUrl } })).body
+export async function configureFakeVoiceModels(
+  t: HttpClient,
+  models: FakeModels,
+  options: { tts?: 'fake' | 'builtin' } = {},
+): Promise<void> {
+  const connection = (
+    await t.request('POST', '/api/v1/organizations/provider-connections', {
+      body: { name: 'Fake', provider: 'openai', base_url: models.baseUrl },
+    })
+  ).body
   const configuration = await t.request('POST', '/api/v1/organizations/model-configurations', {
     body: {
       name: 'Fake voice',
       is_default: true,
       llm: { provider_connection_uuid: connection.uuid, settings: { model: 'fake-llm' } },
       stt: { provider_connection_uuid: connection.uuid, settings: { model: 'fake-stt' } },
-      tts: options.tts === 'builtin'
-        ? { builtin: true }
-        : { provider_connection_uuid: connection.uuid, settings: { model: 'fake-tts', voice: 'alloy' } },
+      tts:
+        options.tts === 'builtin'
+          ? { builtin: true }
+          : { provider_connection_uuid: connection.uuid, settings: { model: 'fake-tts', voice: 'alloy' } },
     },
   })
   expect(configuration.status, configuration.text).toBe(200)
@@ -33,14 +42,25 @@ export type ApiPost = (path: string, body: unknown) => Promise<any>
  * dialling rather than conversations. `key`: another organization's. `baseUrl`: a server that answers, for tests whose
  * answered calls would otherwise find it unreachable (which stops further dials for a minute, models/health.ts).
  */
-export async function configureModelsNeverAsked(client: HttpClient | ApiPost, key?: string, baseUrl = UNREACHABLE_URL): Promise<void> {
-  const post: ApiPost = typeof client === 'function' ? client : async (path, body) => {
-    const response = await client.request('POST', path, { key, body })
-    expect(response.status, response.text).toBe(200)
-    return response.body
-  }
+export async function configureModelsNeverAsked(
+  client: HttpClient | ApiPost,
+  key?: string,
+  baseUrl = UNREACHABLE_URL,
+): Promise<void> {
+  const post: ApiPost =
+    typeof client === 'function'
+      ? client
+      : async (path, body) => {
+          const response = await client.request('POST', path, { key, body })
+          expect(response.status, response.text).toBe(200)
+          return response.body
+        }
   const name = `Never asked ${crypto.randomUUID().slice(0, 8)}`
-  const connection = await post('/api/v1/organizations/provider-connections', { name, provider: 'openai', base_url: baseUrl })
+  const connection = await post('/api/v1/organizations/provider-connections', {
+    name,
+    provider: 'openai',
+    base_url: baseUrl,
+  })
   await post('/api/v1/organizations/model-configurations', {
     name,
     llm: { provider_connection_uuid: connection.uuid, settings: { model: 'm' } },

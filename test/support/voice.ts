@@ -38,6 +38,9 @@ export const silence8k = (ms: number) => new Int16Array(ms * 8)
  * (~0.8 s) ends a caller turn (stop window 0.6 s) but not the greeting (pauses up to 1 s).
  */
 export async function answeringMachine(): Promise<Int16Array> {
-  const [first, second] = await Promise.all([callerSpeech('Hi, you have reached Jordan.'), callerSpeech('Please leave your name and number after the tone.')])
+  const [first, second] = await Promise.all([
+    callerSpeech('Hi, you have reached Jordan.'),
+    callerSpeech('Please leave your name and number after the tone.'),
+  ])
   return concatPcm([first, silence8k(450), second, silence8k(300), sine(1000, 8000, 400, 8000)])
 }

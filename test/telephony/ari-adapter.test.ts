@@ -4,7 +4,13 @@ import { createAriAdapter, unansweredOutcome, type AriAdapter, type AriLink } fr
 import { createAriEvents, type AriEvents } from '../../src/telephony/ari/events'
 import { createAriRest } from '../../src/telephony/ari/rest'
 import type { AnsweredCall, ConversationHooks } from '../../src/telephony/ari/call-session'
-import { DialError, type CallReport, type DialRequest, type InboundOffer, type InboundRouter } from '../../src/telephony/provider'
+import {
+  DialError,
+  type CallReport,
+  type DialRequest,
+  type InboundOffer,
+  type InboundRouter,
+} from '../../src/telephony/provider'
 import { createTestApp, type TestApp } from '../support/app'
 import { startFakeAri, type FakeAri, type FakeAriOptions } from '../support/fake-ari'
 import { waitFor } from '../support/wait'
@@ -28,7 +34,9 @@ async function setUp(fakeOptions: FakeAriOptions = {}, conversation?: Conversati
   clock = manualClock(Date.parse('2026-01-05T10:00:00Z'))
   t = createTestApp({ clock })
   reports = []
-  t.ctx.telephony.onReport((report) => { reports.push(report) })
+  t.ctx.telephony.onReport((report) => {
+    reports.push(report)
+  })
   if (conversation) t.ctx.telephony.onAnswered((call) => conversation.onAnswered(call))
   // Without a router of its own the test leaves channels it did not place alone (`ours`), as an adapter without one did.
   t.ctx.telephony.routeInboundWith(inbound ?? (() => ({ ours: true })))
@@ -43,14 +51,25 @@ async function setUp(fakeOptions: FakeAriOptions = {}, conversation?: Conversati
 }
 
 function linkFor(app: string): AriLink {
-  return { rest: createAriRest(fake.settings(app)), get connected() { return events.state === 'connected' }, endpoint: fake.url, app }
+  return {
+    rest: createAriRest(fake.settings(app)),
+    get connected() {
+      return events.state === 'connected'
+    },
+    endpoint: fake.url,
+    app,
+  }
 }
 
 function connect(app: string): AriEvents {
-  const client = createAriEvents(fake.settings(app), {
-    onEvent: (event) => adapter.handleEvent(CONFIGURATION_ID, event),
-    onConnected: () => adapter.reconcile(CONFIGURATION_ID, { resubscribe: true }),
-  }, { backoff: { baseMs: 5, capMs: 20 }, connectTimeoutMs: 1_000 })
+  const client = createAriEvents(
+    fake.settings(app),
+    {
+      onEvent: (event) => adapter.handleEvent(CONFIGURATION_ID, event),
+      onConnected: () => adapter.reconcile(CONFIGURATION_ID, { resubscribe: true }),
+    },
+    { backoff: { baseMs: 5, capMs: 20 }, connectTimeoutMs: 1_000 },
+  )
   client.start()
   return client
 }
@@ -64,9 +83,19 @@ afterEach(async () => {
 function dialRequest(destination: string, overrides: Partial<DialRequest> = {}): DialRequest {
   runIds += 1
   return {
-    callId: crypto.randomUUID(), runId: runIds, organizationId: ORGANIZATION_ID, configurationId: CONFIGURATION_ID,
-    credentials: { dial_string_template: 'PJSIP/{number}', allow_raw_dial_strings: true }, destination, callerId: null, mayBeTransferred: false,
-    ringTimeoutSeconds: 30, maxCallDurationSeconds: 600, workflowId: 1, detectAnsweringMachine: false, ...overrides,
+    callId: crypto.randomUUID(),
+    runId: runIds,
+    organizationId: ORGANIZATION_ID,
+    configurationId: CONFIGURATION_ID,
+    credentials: { dial_string_template: 'PJSIP/{number}', allow_raw_dial_strings: true },
+    destination,
+    callerId: null,
+    mayBeTransferred: false,
+    ringTimeoutSeconds: 30,
+    maxCallDurationSeconds: 600,
+    workflowId: 1,
+    detectAnsweringMachine: false,
+    ...overrides,
   }
 }
 
@@ -78,20 +107,77 @@ async function untilEnded(callId: string) {
   return endedOf(callId) as Extract<CallReport, { kind: 'ended' }>
 }
 
-const originates = () => fake.requests.filter((request) => request.method === 'POST' && request.path === '/ari/channels')
+const originates = () =>
+  fake.requests.filter((request) => request.method === 'POST' && request.path === '/ari/channels')
 
 describe('outcomes of the recorded scenarios', () => {
   beforeEach(() => setUp())
 
   const table = [
-    { scenario: 'answered', endpoint: 'Local/100@test', outcome: 'completed', cause: { code: 16, text: 'Normal Clearing' }, answered: true, providerStatus: undefined },
-    { scenario: 'ringing then answered', endpoint: 'Local/200@test', outcome: 'completed', cause: { code: 16, text: 'Normal Clearing' }, answered: true, providerStatus: undefined },
-    { scenario: 'busy', endpoint: 'Local/486@test', outcome: 'busy', cause: { code: 17, text: 'User busy' }, answered: false, providerStatus: 'BUSY' },
-    { scenario: 'no answer (originate timeout)', endpoint: 'Local/408@test', outcome: 'no_answer', cause: { code: 19, text: 'User alerting, no answer' }, answered: false, providerStatus: undefined },
-    { scenario: 'congestion', endpoint: 'Local/500@test', outcome: 'failed', cause: { code: 34, text: 'Circuit/channel congestion' }, answered: false, providerStatus: 'CONGESTION' },
-    { scenario: 'rejected', endpoint: 'Local/603@test', outcome: 'failed', cause: { code: 21, text: 'Call Rejected' }, answered: false, providerStatus: 'NOANSWER' },
-    { scenario: 'unallocated', endpoint: 'Local/404@test', outcome: 'failed', cause: { code: 1, text: 'Unallocated (unassigned) number' }, answered: false, providerStatus: 'NOANSWER' },
-    { scenario: 'nonexistent extension', endpoint: 'Local/999@test', outcome: 'failed', cause: { code: 0, text: 'Unknown' }, answered: false, providerStatus: undefined },
+    {
+      scenario: 'answered',
+      endpoint: 'Local/100@test',
+      outcome: 'completed',
+      cause: { code: 16, text: 'Normal Clearing' },
+      answered: true,
+      providerStatus: undefined,
+    },
+    {
+      scenario: 'ringing then answered',
+      endpoint: 'Local/200@test',
+      outcome: 'completed',
+      cause: { code: 16, text: 'Normal Clearing' },
+      answered: true,
+      providerStatus: undefined,
+    },
+    {
+      scenario: 'busy',
+      endpoint: 'Local/486@test',
+      outcome: 'busy',
+      cause: { code: 17, text: 'User busy' },
+      answered: false,
+      providerStatus: 'BUSY',
+    },
+    {
+      scenario: 'no answer (originate timeout)',
+      endpoint: 'Local/408@test',
+      outcome: 'no_answer',
+      cause: { code: 19, text: 'User alerting, no answer' },
+      answered: false,
+      providerStatus: undefined,
+    },
+    {
+      scenario: 'congestion',
+      endpoint: 'Local/500@test',
+      outcome: 'failed',
+      cause: { code: 34, text: 'Circuit/channel congestion' },
+      answered: false,
+      providerStatus: 'CONGESTION',
+    },
+    {
+      scenario: 'rejected',
+      endpoint: 'Local/603@test',
+      outcome: 'failed',
+      cause: { code: 21, text: 'Call Rejected' },
+      answered: false,
+      providerStatus: 'NOANSWER',
+    },
+    {
+      scenario: 'unallocated',
+      endpoint: 'Local/404@test',
+      outcome: 'failed',
+      cause: { code: 1, text: 'Unallocated (unassigned) number' },
+      answered: false,
+      providerStatus: 'NOANSWER',
+    },
+    {
+      scenario: 'nonexistent extension',
+      endpoint: 'Local/999@test',
+      outcome: 'failed',
+      cause: { code: 0, text: 'Unknown' },
+      answered: false,
+      providerStatus: undefined,
+    },
   ] as const
 
   for (const row of table) {
@@ -111,17 +197,25 @@ describe('outcomes of the recorded scenarios', () => {
 
   test('originates our channel id into the app, with caller id and ring timeout', async () => {
     const request = dialRequest('486', {
-      credentials: { dial_string_template: 'Local/{number}@test' }, callerId: '+15551230000', ringTimeoutSeconds: 12,
+      credentials: { dial_string_template: 'Local/{number}@test' },
+      callerId: '+15551230000',
+      ringTimeoutSeconds: 12,
     })
     await adapter.dial(request)
     expect(originates().at(-1)?.query).toMatchObject({
-      endpoint: 'Local/486@test', app: 'testapp', channelId: request.callId, callerId: '+15551230000', timeout: '12',
+      endpoint: 'Local/486@test',
+      app: 'testapp',
+      channelId: request.callId,
+      callerId: '+15551230000',
+      timeout: '12',
     })
     expect((await untilEnded(request.callId)).outcome).toBe('busy')
   })
 
   test('a destination carrying a channel technology is dialled as written when the configuration allows raw dial strings', async () => {
-    const request = dialRequest('Local/486@test', { credentials: { dial_string_template: 'PJSIP/trunk/{number}', allow_raw_dial_strings: true } })
+    const request = dialRequest('Local/486@test', {
+      credentials: { dial_string_template: 'PJSIP/trunk/{number}', allow_raw_dial_strings: true },
+    })
     await adapter.dial(request)
     expect(originates().at(-1)?.query.endpoint).toBe('Local/486@test')
     await untilEnded(request.callId)
@@ -129,7 +223,9 @@ describe('outcomes of the recorded scenarios', () => {
 
   test('without allow_raw_dial_strings a raw dial string is a DialError and Asterisk is never asked', async () => {
     const before = originates().length
-    const request = dialRequest('Local/s@from-internal', { credentials: { dial_string_template: 'PJSIP/trunk/{number}' } })
+    const request = dialRequest('Local/s@from-internal', {
+      credentials: { dial_string_template: 'PJSIP/trunk/{number}' },
+    })
     const error = await adapter.dial(request).catch((caught) => caught)
     expect(error).toBeInstanceOf(DialError)
     expect(error.message).toContain('allow_raw_dial_strings')
@@ -189,7 +285,9 @@ describe('answered calls', () => {
     await setUp()
     const request = dialRequest('Local/102@test')
     await adapter.dial(request)
-    await waitFor('bridged', () => fake.requests.some((r) => r.path === `/ari/bridges/ringbase-${request.callId}/addChannel`))
+    await waitFor('bridged', () =>
+      fake.requests.some((r) => r.path === `/ari/bridges/ringbase-${request.callId}/addChannel`),
+    )
     clock.advance(65_000)
     fake.hangup(request.callId)
     const ended = await untilEnded(request.callId)
@@ -215,26 +313,42 @@ describe('answered calls', () => {
     const answered: AnsweredCall[] = []
     const digits: string[] = []
     const heardBytes: number[] = []
-    await setUp({}, {
-      async onAnswered(call) {
-        answered.push(call)
-        call.onDtmf((digit) => digits.push(digit))
-        call.media.onAudio((ulaw) => heardBytes.push(ulaw.length))
-        call.media.send(new Uint8Array(1600).fill(0x10))
-        await call.ended
+    await setUp(
+      {},
+      {
+        async onAnswered(call) {
+          answered.push(call)
+          call.onDtmf((digit) => digits.push(digit))
+          call.media.onAudio((ulaw) => heardBytes.push(ulaw.length))
+          call.media.send(new Uint8Array(1600).fill(0x10))
+          await call.ended
+        },
       },
-    })
+    )
     const request = dialRequest('Local/102@test')
     await adapter.dial(request)
     await waitFor('the engine has the call', () => answered.length === 1)
-    expect(answered[0]).toMatchObject({ callId: request.callId, runId: request.runId, organizationId: ORGANIZATION_ID, configurationId: CONFIGURATION_ID, direction: 'outbound' })
+    expect(answered[0]).toMatchObject({
+      callId: request.callId,
+      runId: request.runId,
+      organizationId: ORGANIZATION_ID,
+      configurationId: CONFIGURATION_ID,
+      direction: 'outbound',
+    })
     const media = fake.requests.find((r) => r.path === '/ari/channels/externalMedia')!
     expect(media.query).toMatchObject({
-      app: 'testapp', channelId: `${request.callId}-media`, transport: 'websocket', connection_type: 'server', encapsulation: 'none',
-      format: 'ulaw', transport_data: 'f(json)',
+      app: 'testapp',
+      channelId: `${request.callId}-media`,
+      transport: 'websocket',
+      connection_type: 'server',
+      encapsulation: 'none',
+      format: 'ulaw',
+      transport_data: 'f(json)',
     })
     expect(media.query.external_host).toBeUndefined()
-    const added = fake.requests.filter((r) => r.path === `/ari/bridges/ringbase-${request.callId}/addChannel`).map((r) => r.query.channel)
+    const added = fake.requests
+      .filter((r) => r.path === `/ari/bridges/ringbase-${request.callId}/addChannel`)
+      .map((r) => r.query.channel)
     expect(added).toEqual([request.callId, `${request.callId}-media`])
 
     const endpoint = fake.mediaOf(request.callId)!
@@ -251,16 +365,19 @@ describe('answered calls', () => {
     expect(await endpoint.closed).toMatchObject({ code: 1000 })
   })
 
-  test('the engine\'s conclusions shape the report: voicemail becomes the outcome, a lost media leg the provider status', async () => {
+  test("the engine's conclusions shape the report: voicemail becomes the outcome, a lost media leg the provider status", async () => {
     const verdicts = [{ voicemail: true }, { mediaLost: true }]
-    await setUp({}, {
-      async onAnswered(call) {
-        const verdict = verdicts.shift()
-        await call.hangup()
-        await call.ended
-        return verdict
+    await setUp(
+      {},
+      {
+        async onAnswered(call) {
+          const verdict = verdicts.shift()
+          await call.hangup()
+          await call.ended
+          return verdict
+        },
       },
-    })
+    )
     const machine = dialRequest('Local/102@test')
     await adapter.dial(machine)
     expect(await untilEnded(machine.callId)).toMatchObject({ outcome: 'voicemail' })
@@ -271,7 +388,14 @@ describe('answered calls', () => {
 
   test('a media leg that cannot connect hangs the call up, reported media_failed; the engine never starts', async () => {
     let started = 0
-    await setUp({ refuseMediaSockets: true }, { async onAnswered() { started++ } })
+    await setUp(
+      { refuseMediaSockets: true },
+      {
+        async onAnswered() {
+          started++
+        },
+      },
+    )
     const request = dialRequest('Local/102@test')
     await adapter.dial(request)
     expect(await untilEnded(request.callId)).toMatchObject({ outcome: 'completed', providerStatus: 'media_failed' })
@@ -284,20 +408,31 @@ describe('inbound calls', () => {
   test('a channel we did not create is routed by its called number, answered, bridged with media, and ended by StasisEnd', async () => {
     const routed: InboundOffer[] = []
     const answered: AnsweredCall[] = []
-    await setUp({}, {
-      async onAnswered(call) {
-        answered.push(call)
-        await call.ended
+    await setUp(
+      {},
+      {
+        async onAnswered(call) {
+          answered.push(call)
+          await call.ended
+        },
       },
-    }, (call) => {
-      routed.push(call)
-      return { run: { runId: 41, organizationId: ORGANIZATION_ID, maxCallDurationSeconds: 600, credentials: {} } }
-    })
+      (call) => {
+        routed.push(call)
+        return { run: { runId: 41, organizationId: ORGANIZATION_ID, maxCallDurationSeconds: 600, credentials: {} } }
+      },
+    )
     const channelId = fake.inboundCall({ exten: '5551234', callerNumber: '+15550001111' })
     await waitFor('the engine has the call', () => answered.length === 1)
-    expect(routed).toEqual([{
-      provider: 'ari', configurationId: CONFIGURATION_ID, callId: channelId, callerNumber: '+15550001111', calledNumber: '5551234', runName: expect.any(Function),
-    }])
+    expect(routed).toEqual([
+      {
+        provider: 'ari',
+        configurationId: CONFIGURATION_ID,
+        callId: channelId,
+        callerNumber: '+15550001111',
+        calledNumber: '5551234',
+        runName: expect.any(Function),
+      },
+    ])
     expect(answered[0]).toMatchObject({ callId: channelId, runId: 41, direction: 'inbound' })
     expect(fake.requests.some((r) => r.method === 'POST' && r.path === `/ari/channels/${channelId}/answer`)).toBe(true)
     expect(reportsOf(channelId).map((report) => report.kind)).toEqual(['answered'])
@@ -337,7 +472,10 @@ describe('reconciliation and the watchdog', () => {
     await adapter.dial(request)
     await waitFor('answered', () => reportsOf(request.callId).length === 1)
     fake.dropSockets()
-    await waitFor('reconnected', () => fake.requests.filter((r) => r.path === '/ari/channels' && r.method === 'GET').length >= 1)
+    await waitFor(
+      'reconnected',
+      () => fake.requests.filter((r) => r.path === '/ari/channels' && r.method === 'GET').length >= 1,
+    )
     await adapter.reconcile(CONFIGURATION_ID)
     expect(endedOf(request.callId)).toBeUndefined()
     fake.hangup(request.callId)
@@ -345,7 +483,9 @@ describe('reconciliation and the watchdog', () => {
   })
 
   test('the app renamed under open calls (configuration changed): they are subscribed again and keep their outcome', async () => {
-    await setUp({}, undefined, () => ({ run: { runId: 41, organizationId: ORGANIZATION_ID, maxCallDurationSeconds: 600, credentials: {} } }))
+    await setUp({}, undefined, () => ({
+      run: { runId: 41, organizationId: ORGANIZATION_ID, maxCallDurationSeconds: 600, credentials: {} },
+    }))
     const outbound = dialRequest('Local/102@test')
     await adapter.dial(outbound)
     const inbound = fake.inboundCall({ exten: '5551234', app: 'testapp' })
@@ -354,9 +494,12 @@ describe('reconciliation and the watchdog', () => {
     await events.stop()
     link = linkFor('renamed')
     events = connect('renamed')
-    const subscribed = () => fake.requests.find((r) => r.method === 'POST' && r.path === '/ari/applications/renamed/subscription')
+    const subscribed = () =>
+      fake.requests.find((r) => r.method === 'POST' && r.path === '/ari/applications/renamed/subscription')
     await waitFor('subscribed again', () => subscribed() !== undefined)
-    expect(subscribed()!.query.eventSource.split(',').sort()).toEqual([`channel:${inbound}`, `channel:${outbound.callId}`, `channel:${outbound.callId};2`].sort())
+    expect(subscribed()!.query.eventSource.split(',').sort()).toEqual(
+      [`channel:${inbound}`, `channel:${outbound.callId}`, `channel:${outbound.callId};2`].sort(),
+    )
 
     fake.hangup(outbound.callId)
     fake.hangup(inbound)
@@ -393,8 +536,16 @@ describe('reconciliation and the watchdog', () => {
 describe('load', () => {
   test('500 simultaneous calls each end once with the outcome of their trace', async () => {
     await setUp()
-    const mix = [['Local/100@test', 'completed'], ['Local/486@test', 'busy'], ['Local/408@test', 'no_answer'], ['Local/500@test', 'failed']] as const
-    const requests = Array.from({ length: 500 }, (_, index) => ({ request: dialRequest(mix[index % 4][0], { ringTimeoutSeconds: 5 }), expected: mix[index % 4][1] }))
+    const mix = [
+      ['Local/100@test', 'completed'],
+      ['Local/486@test', 'busy'],
+      ['Local/408@test', 'no_answer'],
+      ['Local/500@test', 'failed'],
+    ] as const
+    const requests = Array.from({ length: 500 }, (_, index) => ({
+      request: dialRequest(mix[index % 4][0], { ringTimeoutSeconds: 5 }),
+      expected: mix[index % 4][1],
+    }))
     await Promise.all(requests.map(({ request }) => adapter.dial(request)))
     await waitFor('every call ended', () => reports.filter((report) => report.kind === 'ended').length === 500, 10_000)
     for (const { request, expected } of requests) expect(endedOf(request.callId)?.outcome).toBe(expected)

@@ -28,7 +28,11 @@ afterEach(async () => {
 })
 
 const ariConfig = (target: FakeAri, overrides: Record<string, unknown> = {}) => ({
-  provider: 'ari', ari_endpoint: target.url, app_name: 'ariuser', app_password: 'aripass', ...overrides,
+  provider: 'ari',
+  ari_endpoint: target.url,
+  app_name: 'ariuser',
+  app_password: 'aripass',
+  ...overrides,
 })
 
 function start() {
@@ -54,7 +58,10 @@ describe('connections follow the configurations', () => {
     await waitFor('health shows both', () => t.ctx.ari!.counts().connected === 2)
     expect(await health()).toEqual({ connected: 2, total: 2 })
     expect((await getConfig(first.id)).connected).toBe(true)
-    const sockets = fake.requests.filter((r) => r.path === '/ari/events').map((r) => r.query.app).sort()
+    const sockets = fake.requests
+      .filter((r) => r.path === '/ari/events')
+      .map((r) => r.query.app)
+      .sort()
     expect(sockets).toEqual([first.credentials.stasis_app_name, second.credentials.stasis_app_name].sort())
     expect(fake.requests.every((r) => !JSON.stringify(r.query).includes('aripass'))).toBe(true)
   })
@@ -71,7 +78,10 @@ describe('connections follow the configurations', () => {
       })
       expect(updated.status).toBe(200)
       // The fake sees the socket before the client sees it open, so wait for both.
-      await waitFor('moved to the new Asterisk', () => other.socketCount === 1 && fake.socketCount === 0 && manager!.isConnected(config.id))
+      await waitFor(
+        'moved to the new Asterisk',
+        () => other.socketCount === 1 && fake.socketCount === 0 && manager!.isConnected(config.id),
+      )
 
       const deleted = await t.request('DELETE', `${CONFIGS_PATH}/${config.id}`)
       expect(deleted.status).toBe(200)
@@ -142,8 +152,18 @@ describe('parking', () => {
 describe('calls across reconnects and organizations', () => {
   function dialRequest(config: any, organizationId: number, destination: string): DialRequest {
     return {
-      callId: crypto.randomUUID(), runId: 1, organizationId, configurationId: config.id, credentials: { allow_raw_dial_strings: true },
-      destination, callerId: null, ringTimeoutSeconds: 30, maxCallDurationSeconds: 600, workflowId: 1, detectAnsweringMachine: false, mayBeTransferred: false,
+      callId: crypto.randomUUID(),
+      runId: 1,
+      organizationId,
+      configurationId: config.id,
+      credentials: { allow_raw_dial_strings: true },
+      destination,
+      callerId: null,
+      ringTimeoutSeconds: 30,
+      maxCallDurationSeconds: 600,
+      workflowId: 1,
+      detectAnsweringMachine: false,
+      mayBeTransferred: false,
     }
   }
 
@@ -151,7 +171,9 @@ describe('calls across reconnects and organizations', () => {
   async function twoAnsweredCalls() {
     const config = await createConfiguration(t, 'pbx', ariConfig(fake))
     const reports: CallReport[] = []
-    t.ctx.telephony.onReport((report) => { reports.push(report) })
+    t.ctx.telephony.onReport((report) => {
+      reports.push(report)
+    })
     start()
     await waitFor('connected', () => manager!.isConnected(config.id))
     const calls = [dialRequest(config, 1, 'Local/102@test'), dialRequest(config, 1, 'Local/102@test')]
@@ -161,12 +183,18 @@ describe('calls across reconnects and organizations', () => {
   }
 
   test('after the socket drops, calls that ended meanwhile are reconciled as failed; live ones continue', async () => {
-    const { reports, calls: [lost, kept] } = await twoAnsweredCalls()
+    const {
+      reports,
+      calls: [lost, kept],
+    } = await twoAnsweredCalls()
     await fake.refuseConnections(true)
     fake.hangup(lost.callId)
     await fake.refuseConnections(false)
     await waitFor('lost call reconciled', () => reports.some((r) => r.callId === lost.callId && r.kind === 'ended'))
-    expect(reports.find((r) => r.callId === lost.callId && r.kind === 'ended')).toMatchObject({ outcome: 'failed', providerStatus: 'vanished' })
+    expect(reports.find((r) => r.callId === lost.callId && r.kind === 'ended')).toMatchObject({
+      outcome: 'failed',
+      providerStatus: 'vanished',
+    })
     expect(manager!.isConnected(lost.configurationId)).toBe(true)
     fake.hangup(kept.callId)
     await waitFor('kept call ended', () => reports.some((r) => r.callId === kept.callId && r.kind === 'ended'))
@@ -184,17 +212,25 @@ describe('calls across reconnects and organizations', () => {
       body: { config: { ...ariConfig(fake), ari_endpoint: `${fake.url}/ari/` } },
     })
     expect(edited.status).toBe(200)
-    await waitFor('reconnected after the edit', () => upgrades(fake) === 3 && subscriptions().length === 2 && manager!.isConnected(config.id))
+    await waitFor(
+      'reconnected after the edit',
+      () => upgrades(fake) === 3 && subscriptions().length === 2 && manager!.isConnected(config.id),
+    )
     expect(fake.socketCount).toBe(1)
     for (const request of subscriptions()) {
       expect(request.path).toBe(`/ari/applications/${config.credentials.stasis_app_name}/subscription`)
-      expect(request.query.eventSource.split(',').sort()).toEqual(calls.flatMap((call) => [`channel:${call.callId}`, `channel:${call.callId};2`]).sort())
+      expect(request.query.eventSource.split(',').sort()).toEqual(
+        calls.flatMap((call) => [`channel:${call.callId}`, `channel:${call.callId};2`]).sort(),
+      )
     }
 
     for (const call of calls) fake.hangup(call.callId)
     await waitFor('both ended', () => reports.filter((r) => r.kind === 'ended').length === 2)
     for (const call of calls) {
-      expect(reports.find((r) => r.callId === call.callId && r.kind === 'ended')).toMatchObject({ outcome: 'completed', cause: { code: 16 } })
+      expect(reports.find((r) => r.callId === call.callId && r.kind === 'ended')).toMatchObject({
+        outcome: 'completed',
+        cause: { code: 16 },
+      })
     }
   })
 
@@ -203,7 +239,9 @@ describe('calls across reconnects and organizations', () => {
     const configA = await createConfiguration(t, 'pbx', ariConfig(fake))
     const configB = await createConfiguration(t, 'pbx', ariConfig(fake), { key: orgB.key })
     const reports: CallReport[] = []
-    t.ctx.telephony.onReport((report) => { reports.push(report) })
+    t.ctx.telephony.onReport((report) => {
+      reports.push(report)
+    })
     start()
     await waitFor('both connected', () => manager!.isConnected(configA.id) && manager!.isConnected(configB.id))
     const ari = t.ctx.telephony.providerFor('ari')!
@@ -211,11 +249,20 @@ describe('calls across reconnects and organizations', () => {
     await ari.dial(callA)
     await waitFor('answered', () => reports.length === 1)
     // B's app may be subscribed to A's channel too (an explicit subscription, another client's subscribeAll): B must not act on it.
-    fake.emit({ type: 'ChannelDestroyed', cause: 17, cause_txt: 'User busy', channel: { id: callA.callId, state: 'Down' } }, configB.credentials.stasis_app_name)
+    fake.emit(
+      { type: 'ChannelDestroyed', cause: 17, cause_txt: 'User busy', channel: { id: callA.callId, state: 'Down' } },
+      configB.credentials.stasis_app_name,
+    )
     fake.hangup(callA.callId)
     await waitFor('ended', () => reports.length === 2)
-    expect(reports[1]).toMatchObject({ callId: callA.callId, outcome: 'completed', cause: { code: 16, text: 'Normal Clearing' } })
-    expect(fake.requests.find((r) => r.method === 'POST' && r.path === '/ari/channels')!.query.app).toBe(configA.credentials.stasis_app_name)
+    expect(reports[1]).toMatchObject({
+      callId: callA.callId,
+      outcome: 'completed',
+      cause: { code: 16, text: 'Normal Clearing' },
+    })
+    expect(fake.requests.find((r) => r.method === 'POST' && r.path === '/ari/channels')!.query.app).toBe(
+      configA.credentials.stasis_app_name,
+    )
     // B's configuration cannot place or look up calls through A's id from B's organization: that is the API's job
     // (resolveOutbound is scoped by organization), covered in test/modules/public-agent.test.ts.
   })

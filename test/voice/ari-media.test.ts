@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { ariMediaUrl, connectAriMedia, MediaConnectError, parseMediaControl, type AriMediaTransport } from '../../src/voice/ari-media.ts'
+import {
+  ariMediaUrl,
+  connectAriMedia,
+  MediaConnectError,
+  parseMediaControl,
+  type AriMediaTransport,
+} from '../../src/voice/ari-media.ts'
 import { pcm16ToUlaw } from '../../src/voice/g711.ts'
 import type { MediaClose } from '../../src/voice/media-transport.ts'
 import { startFakeAriMedia, type FakeAriMedia, type FakeMediaChannel } from '../support/fake-ari-media.ts'
@@ -22,7 +28,11 @@ describe('ARI media transport against a fake chan_websocket', () => {
 
   async function open(options: Parameters<FakeAriMedia['addChannel']>[0] & { maxQueuedMs?: number } = {}) {
     const channel = fake.addChannel(options)
-    const transport = await connectAriMedia({ endpoint: `${fake.url}/ari`, connectionId: channel.connectionId, maxQueuedMs: options.maxQueuedMs })
+    const transport = await connectAriMedia({
+      endpoint: `${fake.url}/ari`,
+      connectionId: channel.connectionId,
+      maxQueuedMs: options.maxQueuedMs,
+    })
     const closes: MediaClose[] = []
     transport.onClose((close) => closes.push(close))
     return { channel, transport, closes }
@@ -36,8 +46,13 @@ describe('ARI media transport against a fake chan_websocket', () => {
   test('MEDIA_START (JSON form) is read before connect resolves', async () => {
     const { channel, transport } = await open({ channelId: 'media-call-1' })
     expect(transport.start).toEqual({
-      connectionId: channel.connectionId, channel: expect.stringMatching(/^WebSocket\/INCOMING\//), channelId: 'media-call-1',
-      format: 'ulaw', optimalFrameSize: 160, ptimeMs: 20, controlFormat: 'json',
+      connectionId: channel.connectionId,
+      channel: expect.stringMatching(/^WebSocket\/INCOMING\//),
+      channelId: 'media-call-1',
+      format: 'ulaw',
+      optimalFrameSize: 160,
+      ptimeMs: 20,
+      controlFormat: 'json',
     })
     await finish(transport, channel)
   })
@@ -180,16 +195,22 @@ describe('ARI media transport against a fake chan_websocket', () => {
     const channel = fake.addChannel()
     const warnings: { context: object; message: string }[] = []
     const transport = await connectAriMedia({
-      endpoint: fake.url, connectionId: channel.connectionId, logger: { warn: (context, message) => warnings.push({ context, message }) },
+      endpoint: fake.url,
+      connectionId: channel.connectionId,
+      logger: { warn: (context, message) => warnings.push({ context, message }) },
     })
-    channel.sendText(JSON.stringify({ event: 'ERROR', channel_id: channel.channelId, error_text: 'Unable to parse JSON command' }))
+    channel.sendText(
+      JSON.stringify({ event: 'ERROR', channel_id: channel.channelId, error_text: 'Unable to parse JSON command' }),
+    )
     await waitFor('the warning', () => warnings.length === 1)
     expect(warnings[0].context).toMatchObject({ error: 'Unable to parse JSON command' })
     await finish(transport, channel)
   })
 
   test('an unknown connection id is refused with a MediaConnectError', async () => {
-    await expect(connectAriMedia({ endpoint: fake.url, connectionId: 'no-such-id' })).rejects.toBeInstanceOf(MediaConnectError)
+    await expect(connectAriMedia({ endpoint: fake.url, connectionId: 'no-such-id' })).rejects.toBeInstanceOf(
+      MediaConnectError,
+    )
   })
 })
 
@@ -205,7 +226,11 @@ describe('the fake media endpoint itself', () => {
     socket.send('hello')
     socket.send(JSON.stringify({ command: 'GET_STATUS' }))
     await waitFor('two answers', () => messages.length === 3)
-    expect(JSON.parse(messages[1])).toEqual({ event: 'ERROR', channel_id: channel.channelId, error_text: 'Unable to parse JSON command' })
+    expect(JSON.parse(messages[1])).toEqual({
+      event: 'ERROR',
+      channel_id: channel.channelId,
+      error_text: 'Unable to parse JSON command',
+    })
     expect(JSON.parse(messages[2])).toMatchObject({ event: 'STATUS', queue_length: 0, xon_level: 800, xoff_level: 900 })
     socket.close()
     await channel.closed
@@ -215,9 +240,15 @@ describe('the fake media endpoint itself', () => {
 
 describe('media control parsing and URLs', () => {
   test('plain-text events: key:value fields and positional words', () => {
-    expect(parseMediaControl('MEDIA_MARK_PROCESSED m1')).toEqual({ event: 'MEDIA_MARK_PROCESSED', fields: {}, words: ['m1'] })
+    expect(parseMediaControl('MEDIA_MARK_PROCESSED m1')).toEqual({
+      event: 'MEDIA_MARK_PROCESSED',
+      fields: {},
+      words: ['m1'],
+    })
     expect(parseMediaControl('STATUS channel_id:media-x queue_length:25 queue_full:false')).toEqual({
-      event: 'STATUS', fields: { channel_id: 'media-x', queue_length: '25', queue_full: 'false' }, words: [],
+      event: 'STATUS',
+      fields: { channel_id: 'media-x', queue_length: '25', queue_full: 'false' },
+      words: [],
     })
     expect(parseMediaControl('{"event":"MEDIA_XOFF","channel_id":"m"}')?.event).toBe('MEDIA_XOFF')
     expect(parseMediaControl('{not json')).toBeNull()
@@ -226,7 +257,9 @@ describe('media control parsing and URLs', () => {
 
   test('the media URL keeps host, port and prefix, drops credentials and /ari, and picks ws or wss', () => {
     expect(ariMediaUrl('http://127.0.0.1:8088', 'abc')).toBe('ws://127.0.0.1:8088/media/abc')
-    expect(ariMediaUrl('https://user:secret@pbx.example/asterisk/ari/', 'a b')).toBe('wss://pbx.example/asterisk/media/a%20b')
+    expect(ariMediaUrl('https://user:secret@pbx.example/asterisk/ari/', 'a b')).toBe(
+      'wss://pbx.example/asterisk/media/a%20b',
+    )
     expect(ariMediaUrl('ws://pbx:8088/ari', 'x')).toBe('ws://pbx:8088/media/x')
   })
 })

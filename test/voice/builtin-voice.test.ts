@@ -17,14 +17,20 @@ describe('built-in voice in worker threads', () => {
     expect(chunk.sampleRate).toBe(16000)
     expect(chunk.pcm.length / 16000).toBeGreaterThan(1.5)
     expect(rms(chunk.pcm)).toBeGreaterThan(500)
-    const [male] = await collect(createBuiltinVoice({ voice: 'rms' }), 'Thank you for calling. How can I help you today?')
+    const [male] = await collect(
+      createBuiltinVoice({ voice: 'rms' }),
+      'Thank you for calling. How can I help you today?',
+    )
     expect(male.pcm).not.toEqual(chunk.pcm)
     expect(await collect(voice, '  ')).toEqual([])
   })
 
   test('sentences asked for at once are all spoken, each whole (the stall it spares the event loop is in scripts/bench/voice.ts)', async () => {
     const voice = createBuiltinVoice()
-    const sentences = Array.from({ length: 6 }, (_, index) => `This is sentence number ${index + 1}, spoken while the calls go on.`)
+    const sentences = Array.from(
+      { length: 6 },
+      (_, index) => `This is sentence number ${index + 1}, spoken while the calls go on.`,
+    )
     const spoken = await Promise.all(sentences.map((text) => collect(voice, text)))
     expect(spoken.map((chunks) => chunks.length)).toEqual([1, 1, 1, 1, 1, 1])
     expect(spoken.every(([chunk]) => chunk.pcm.length > 2 * 16000)).toBe(true)

@@ -8,21 +8,31 @@ import type { MarkOutcome, MediaClose } from '../../src/voice/media-transport'
 function harness(framing: MediaFraming) {
   const sent: (string | Uint8Array)[] = []
   const closes: { code?: number; reason?: string }[] = []
-  const transport = createCarrierMediaTransport(framing, {
-    send: (data) => { sent.push(data) },
-    close: (code, reason) => { closes.push({ code, reason }) },
-  }, { now: () => 1234 })
+  const transport = createCarrierMediaTransport(
+    framing,
+    {
+      send: (data) => {
+        sent.push(data)
+      },
+      close: (code, reason) => {
+        closes.push({ code, reason })
+      },
+    },
+    { now: () => 1234 },
+  )
   const heard: { ulaw: Uint8Array; at: number }[] = []
   transport.onAudio((ulaw, at) => heard.push({ ulaw, at }))
   const ended: MediaClose[] = []
   transport.onClose((close) => ended.push(close))
-  const json = () => sent.filter((message): message is string => typeof message === 'string').map((message) => JSON.parse(message))
+  const json = () =>
+    sent.filter((message): message is string => typeof message === 'string').map((message) => JSON.parse(message))
   return { transport, sent, closes, heard, ended, json }
 }
 
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64')
 const ulawTone = (length: number) => Uint8Array.from({ length }, (_, index) => (index * 7) % 256)
-const settled = async (promise: Promise<MarkOutcome>) => Promise.race([promise, Bun.sleep(5).then(() => 'pending' as const)])
+const settled = async (promise: Promise<MarkOutcome>) =>
+  Promise.race([promise, Bun.sleep(5).then(() => 'pending' as const)])
 
 describe('twilio framing (Twilio, Cloudonix)', () => {
   test('agent audio waits for start (its streamSid), then goes out as base64 µ-law media with marks', async () => {
@@ -47,7 +57,12 @@ describe('twilio framing (Twilio, Cloudonix)', () => {
     const { transport, json, heard, ended, closes } = harness('twilio')
     transport.receive(JSON.stringify({ event: 'start', start: { streamSid: 'MZ2' } }))
     const caller = ulawTone(160)
-    transport.receive(JSON.stringify({ event: 'media', media: { track: 'inbound', chunk: '1', timestamp: '20', payload: b64(caller) } }))
+    transport.receive(
+      JSON.stringify({
+        event: 'media',
+        media: { track: 'inbound', chunk: '1', timestamp: '20', payload: b64(caller) },
+      }),
+    )
     expect(heard).toEqual([{ ulaw: caller, at: 1234 }])
     const first = transport.mark()
     const second = transport.mark()
@@ -62,7 +77,7 @@ describe('twilio framing (Twilio, Cloudonix)', () => {
     expect(await transport.mark()).toBe('closed')
   })
 
-  test('close() by the app is reported as the app\'s; garbage and unknown events are ignored', () => {
+  test("close() by the app is reported as the app's; garbage and unknown events are ignored", () => {
     const { transport, ended, heard } = harness('twilio')
     transport.receive('not json')
     transport.receive(new Uint8Array([1, 2, 3]))
@@ -77,9 +92,21 @@ describe('twilio framing (Twilio, Cloudonix)', () => {
 describe('exotel framing', () => {
   test('caller audio is 16-bit PCM 8 kHz, turned into µ-law; agent audio goes out as PCM in multiples of 320 bytes', async () => {
     const { transport, json, heard } = harness('exotel')
-    transport.receive(JSON.stringify({ event: 'start', stream_sid: 'MZx', start: { stream_sid: 'MZx', media_format: { encoding: 'audio/x-raw', sample_rate: '8000', bit_rate: '16' } } }))
+    transport.receive(
+      JSON.stringify({
+        event: 'start',
+        stream_sid: 'MZx',
+        start: { stream_sid: 'MZx', media_format: { encoding: 'audio/x-raw', sample_rate: '8000', bit_rate: '16' } },
+      }),
+    )
     const pcm = new Int16Array([0, 1000, -1000, 32000, -32000, 5, -5, 12345])
-    transport.receive(JSON.stringify({ event: 'media', stream_sid: 'MZx', media: { chunk: '1', timestamp: '100', payload: b64(new Uint8Array(pcm.buffer)) } }))
+    transport.receive(
+      JSON.stringify({
+        event: 'media',
+        stream_sid: 'MZx',
+        media: { chunk: '1', timestamp: '100', payload: b64(new Uint8Array(pcm.buffer)) },
+      }),
+    )
     expect(heard[0].ulaw).toEqual(pcm16ToUlaw(pcm))
 
     transport.send(ulawTone(250)) // 500 bytes of PCM: one whole frame goes, the rest waits for more or for a mark
@@ -88,7 +115,9 @@ describe('exotel framing', () => {
     const media = json().filter((message) => message.event === 'media')
     const bytes = media.map((message) => Buffer.from(message.media.payload, 'base64'))
     expect(bytes.map((chunk) => chunk.length)).toEqual([320, 320])
-    expect(new Int16Array(new Uint8Array(Buffer.concat(bytes)).buffer).slice(0, 250)).toEqual(ulawToPcm16(ulawTone(250)) as Int16Array<ArrayBuffer>)
+    expect(new Int16Array(new Uint8Array(Buffer.concat(bytes)).buffer).slice(0, 250)).toEqual(
+      ulawToPcm16(ulawTone(250)) as Int16Array<ArrayBuffer>,
+    )
     expect(json().at(-1)).toEqual({ event: 'mark', stream_sid: 'MZx', mark: { name: 'ringbase-1' } })
     transport.receive(JSON.stringify({ event: 'mark', stream_sid: 'MZx', mark: { name: 'ringbase-1' } }))
     expect(await mark).toBe('played')
@@ -102,9 +131,23 @@ describe('telnyx framing', () => {
     const { transport, json, heard } = harness('telnyx')
     transport.send(ulawTone(160))
     expect(json()).toEqual([{ event: 'media', media: { payload: b64(ulawTone(160)) } }])
-    transport.receive(JSON.stringify({ event: 'start', stream_id: 'st-1', start: { call_control_id: 'v3:1', media_format: { encoding: 'PCMU', sample_rate: 8000, channels: 1 } } }))
-    transport.receive(JSON.stringify({ event: 'media', stream_id: 'st-1', media: { track: 'outbound', payload: b64(ulawTone(10)) } }))
-    transport.receive(JSON.stringify({ event: 'media', stream_id: 'st-1', media: { track: 'inbound', chunk: '2', timestamp: '40', payload: b64(ulawTone(20)) } }))
+    transport.receive(
+      JSON.stringify({
+        event: 'start',
+        stream_id: 'st-1',
+        start: { call_control_id: 'v3:1', media_format: { encoding: 'PCMU', sample_rate: 8000, channels: 1 } },
+      }),
+    )
+    transport.receive(
+      JSON.stringify({ event: 'media', stream_id: 'st-1', media: { track: 'outbound', payload: b64(ulawTone(10)) } }),
+    )
+    transport.receive(
+      JSON.stringify({
+        event: 'media',
+        stream_id: 'st-1',
+        media: { track: 'inbound', chunk: '2', timestamp: '40', payload: b64(ulawTone(20)) },
+      }),
+    )
     expect(heard.map((frame) => frame.ulaw)).toEqual([ulawTone(20)])
     const mark = transport.mark()
     transport.flush()
@@ -116,8 +159,15 @@ describe('telnyx framing', () => {
 describe('plivo framing (Plivo, Vobiz)', () => {
   test('playAudio, checkpoint answered by playedStream, clearAudio', async () => {
     const { transport, json, heard } = harness('plivo')
-    transport.receive(JSON.stringify({ event: 'start', start: { callId: 'c1', streamId: 'st-9', mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000 } } }))
-    transport.receive(JSON.stringify({ event: 'media', streamId: 'st-9', media: { track: 'inbound', payload: b64(ulawTone(8)) } }))
+    transport.receive(
+      JSON.stringify({
+        event: 'start',
+        start: { callId: 'c1', streamId: 'st-9', mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000 } },
+      }),
+    )
+    transport.receive(
+      JSON.stringify({ event: 'media', streamId: 'st-9', media: { track: 'inbound', payload: b64(ulawTone(8)) } }),
+    )
     expect(heard[0].ulaw).toEqual(ulawTone(8))
     transport.send(ulawTone(4))
     const mark = transport.mark()

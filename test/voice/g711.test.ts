@@ -17,7 +17,8 @@ describe('G.711 µ-law', () => {
   test('a round trip keeps a signal within µ-law quantisation (≤ 1/16 of the magnitude + 8)', () => {
     const tone = sine(440, 8000, 100, 30_000)
     const back = ulawToPcm16(pcm16ToUlaw(tone))
-    for (let i = 0; i < tone.length; i++) expect(Math.abs(back[i] - tone[i])).toBeLessThanOrEqual(Math.abs(tone[i]) / 16 + 8)
+    for (let i = 0; i < tone.length; i++)
+      expect(Math.abs(back[i] - tone[i])).toBeLessThanOrEqual(Math.abs(tone[i]) / 16 + 8)
   })
 
   test('full-scale samples clip instead of wrapping around', () => {

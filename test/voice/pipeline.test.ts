@@ -10,7 +10,12 @@ import { createTtsClient } from '../../src/models/tts'
 import type { EndCallConfig } from '../../src/tools/schemas'
 import { connectAriMedia } from '../../src/voice/ari-media'
 import { pcm16ToUlaw, ulawToPcm16 } from '../../src/voice/g711'
-import { createVoicePipeline, type VoiceCallResult, type VoicePipeline, type VoicePipelineOptions } from '../../src/voice/pipeline'
+import {
+  createVoicePipeline,
+  type VoiceCallResult,
+  type VoicePipeline,
+  type VoicePipelineOptions,
+} from '../../src/voice/pipeline'
 import { loadVadEngine, type VadEngine } from '../../src/voice/vad'
 import { loudestWindow, rms, sine, toneAmplitude } from '../support/audio'
 import { startFakeAriMedia, type FakeAriMedia, type FakeMediaChannel } from '../support/fake-ari-media'
@@ -25,7 +30,12 @@ const node = (id: string, type: string, data: Json) => ({ id, type, position: { 
 function agent(start: Json = {}): WorkflowDefinition {
   return {
     nodes: [
-      node('1', 'startCall', { name: 'Start', greeting: 'Hello, this is Ava.', prompt: 'Help the caller book a table.', ...start }),
+      node('1', 'startCall', {
+        name: 'Start',
+        greeting: 'Hello, this is Ava.',
+        prompt: 'Help the caller book a table.',
+        ...start,
+      }),
       node('2', 'endCall', { name: 'Goodbye', prompt: 'Say goodbye.' }),
     ],
     edges: [{ id: '1-2', source: '1', target: '2', data: { label: 'Done', condition: 'The caller is done' } }],
@@ -51,10 +61,12 @@ beforeEach(() => {
 /** A test that failed half-way leaves no call running into the next one. */
 const running: Call[] = []
 afterEach(async () => {
-  await Promise.all(running.splice(0).map(async (call) => {
-    await call.pipeline.stop('user_hangup')
-    await call.result
-  }))
+  await Promise.all(
+    running.splice(0).map(async (call) => {
+      await call.pipeline.stop('user_hangup')
+      await call.result
+    }),
+  )
 })
 
 type Call = {
@@ -66,17 +78,26 @@ type Call = {
   result: Promise<VoiceCallResult>
 }
 
-async function startCall(options: {
-  definition?: WorkflowDefinition; configurations?: Json; pipeline?: Partial<VoicePipelineOptions>; tools?: ConversationTools
-  recordings?: Map<string, { transcript: string; ulaw: Uint8Array }>
-} = {}): Promise<Call> {
+async function startCall(
+  options: {
+    definition?: WorkflowDefinition
+    configurations?: Json
+    pipeline?: Partial<VoicePipelineOptions>
+    tools?: ConversationTools
+    recordings?: Map<string, { transcript: string; ulaw: Uint8Array }>
+  } = {},
+): Promise<Call> {
   const channel = media.addChannel()
   const transport = await connectAriMedia({ endpoint: media.url, connectionId: channel.connectionId })
   const connection = { provider: 'openai', baseUrl: models.baseUrl }
   const events: ConversationEvent[] = []
   const warnings: string[] = []
   const pipeline = createVoicePipeline({
-    transport, vad, clock: systemClock, tickIntervalMs: 20, onWarning: (message) => warnings.push(message),
+    transport,
+    vad,
+    clock: systemClock,
+    tickIntervalMs: 20,
+    onWarning: (message) => warnings.push(message),
     stt: createSttClient(connection, { model: 'fake-stt' }),
     tts: createTtsClient(connection, { model: 'fake-tts', voice: 'alloy' }),
     recordings: options.recordings,
@@ -101,9 +122,12 @@ async function startCall(options: {
 }
 
 const speechInputs = () => models.requestsTo('/audio/speech').map((request) => request.body.input)
-const marksProcessed = (channel: FakeMediaChannel) => channel.sent.filter(({ text }) => text.includes('MEDIA_MARK_PROCESSED'))
-const playedPcm = (channel: FakeMediaChannel) => ulawToPcm16(Uint8Array.from(channel.played.flatMap((frame) => [...frame.ulaw])))
-const lastUserMessage = (request: { body: any }) => request.body.messages.filter((message: Json) => message.role === 'user').at(-1)?.content
+const marksProcessed = (channel: FakeMediaChannel) =>
+  channel.sent.filter(({ text }) => text.includes('MEDIA_MARK_PROCESSED'))
+const playedPcm = (channel: FakeMediaChannel) =>
+  ulawToPcm16(Uint8Array.from(channel.played.flatMap((frame) => [...frame.ulaw])))
+const lastUserMessage = (request: { body: any }) =>
+  request.body.messages.filter((message: Json) => message.role === 'user').at(-1)?.content
 
 /** Waits until the fake has played the agent's audio sent so far (its queue is empty and a mark came back). */
 async function greetingHeard(call: Call): Promise<void> {
@@ -115,7 +139,11 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     const call = await startCall()
     await greetingHeard(call)
     expect(speechInputs()).toEqual(['Hello, this is Ava.'])
-    expect(models.requestsTo('/audio/speech')[0].body).toMatchObject({ model: 'fake-tts', voice: 'alloy', response_format: 'pcm' })
+    expect(models.requestsTo('/audio/speech')[0].body).toMatchObject({
+      model: 'fake-tts',
+      voice: 'alloy',
+      response_format: 'pcm',
+    })
     // 20 ms per character of a 440 Hz tone at 24 kHz, resampled to 8 kHz and played by the fake
     const played = playedPcm(call.channel)
     expect(played.length / 8).toBeGreaterThanOrEqual('Hello, this is Ava.'.length * 20 - 40)
@@ -162,7 +190,9 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     expect(turn.firstAudioMs).not.toBeNull()
     const { transcript } = call.conversation.record().logs
     expect(transcript.map(({ role, text }) => [role, text])).toEqual([
-      ['agent', 'Hello, this is Ava.'], ['user', 'Can I book a table for two tonight?'], ['agent', 'Of course. Which time suits you?'],
+      ['agent', 'Hello, this is Ava.'],
+      ['user', 'Can I book a table for two tonight?'],
+      ['agent', 'Of course. Which time suits you?'],
     ])
     // the caller's speech is on the left channel
     const { pcm } = decodeWav(result.recording.caller)
@@ -170,13 +200,22 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
   })
 
   test('barge-in: caller speech over an interruptible reply flushes at once; the turn keeps only the sentences played', async () => {
-    const reply = ['First, we have tables at six.', 'Second, there is a table at seven.', 'Third, we can seat you at eight.', 'Fourth, nine is also free.']
+    const reply = [
+      'First, we have tables at six.',
+      'Second, there is a table at seven.',
+      'Third, we can seat you at eight.',
+      'Fourth, nine is also free.',
+    ]
     models.transcription.queue({ text: 'Tables please.' }, { text: 'Seven works.' })
     models.chat.queue(say(reply.join(' ')), say('Great.'))
     const call = await startCall()
     await greetingHeard(call)
     call.channel.speak(await callerSpeech('Tables please.'))
-    await waitFor('the first sentence of the reply to be played', () => marksProcessed(call.channel).length >= 2, 10_000)
+    await waitFor(
+      'the first sentence of the reply to be played',
+      () => marksProcessed(call.channel).length >= 2,
+      10_000,
+    )
     call.channel.speak(await callerSpeech('Seven works.'))
     await waitFor('a flush', () => call.channel.flushes.length === 1, 5_000)
     const flushedAt = call.channel.flushes[0]
@@ -244,15 +283,29 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
   function hangUpTool(message: Pick<EndCallConfig, 'messageType' | 'customMessage' | 'audioRecordingId'>) {
     const config: EndCallConfig = { endCallReason: false, endCallReasonDescription: null, ...message }
     const tools: ConversationTools = {
-      byUuid: new Map([['t-end', { tool_uuid: 't-end', name: 'Hang up', description: null, definition: { schema_version: 1, type: 'end_call', config } }]]),
-      callHttp: () => { throw new Error('no http tools here') },
+      byUuid: new Map([
+        [
+          't-end',
+          {
+            tool_uuid: 't-end',
+            name: 'Hang up',
+            description: null,
+            definition: { schema_version: 1, type: 'end_call', config },
+          },
+        ],
+      ]),
+      callHttp: () => {
+        throw new Error('no http tools here')
+      },
     }
     return { definition: agent({ tool_uuids: ['t-end'] }), tools }
   }
 
-  test('an end_call tool\'s spoken goodbye (a tool_message turn) is played out, then the call ends', async () => {
+  test("an end_call tool's spoken goodbye (a tool_message turn) is played out, then the call ends", async () => {
     models.chat.queue(callTool('hang_up', {}))
-    const call = await startCall(hangUpTool({ messageType: 'custom', customMessage: 'Thanks for calling, goodbye.', audioRecordingId: null }))
+    const call = await startCall(
+      hangUpTool({ messageType: 'custom', customMessage: 'Thanks for calling, goodbye.', audioRecordingId: null }),
+    )
     await greetingHeard(call)
     for (const digit of ['1', '#']) call.pipeline.dtmf(digit)
     const result = await call.result
@@ -261,11 +314,14 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     expect(marksProcessed(call.channel)).toHaveLength(2)
   }, 30_000)
 
-  test('an end_call tool\'s recorded goodbye: its line audio is played (no synthesis), then the call ends', async () => {
+  test("an end_call tool's recorded goodbye: its line audio is played (no synthesis), then the call ends", async () => {
     models.chat.queue(callTool('hang_up', {}))
     const goodbye = pcm16ToUlaw(sine(700, 8000, 400))
     const recordings = new Map([['rec-9', { transcript: 'Goodbye!', ulaw: goodbye }]])
-    const call = await startCall({ ...hangUpTool({ messageType: 'audio', customMessage: null, audioRecordingId: 'rec-9' }), recordings })
+    const call = await startCall({
+      ...hangUpTool({ messageType: 'audio', customMessage: null, audioRecordingId: 'rec-9' }),
+      recordings,
+    })
     await greetingHeard(call)
     const playedBefore = call.channel.played.length
     for (const digit of ['1', '#']) call.pipeline.dtmf(digit)
@@ -277,7 +333,7 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     expect(call.conversation.record().logs.transcript.at(-1)).toMatchObject({ role: 'agent', text: 'Goodbye!' })
   }, 30_000)
 
-  test('an answering machine (long greeting, beep) ends the call as voicemail; the workflow\'s message is left after the beep', async () => {
+  test("an answering machine (long greeting, beep) ends the call as voicemail; the workflow's message is left after the beep", async () => {
     const call = await startCall({ pipeline: { voicemail: { message: 'Hi Jordan, please call us back.' } } })
     const machine = await answeringMachine()
     call.channel.speak(machine)
@@ -290,7 +346,7 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     expect(call.conversation.record().end_reason).toBe('voicemail_detected')
   }, 30_000)
 
-  test('the machine\'s greeting is not answered: its turns are held (no LLM request) until the beep; no message: hung up at once', async () => {
+  test("the machine's greeting is not answered: its turns are held (no LLM request) until the beep; no message: hung up at once", async () => {
     models.transcription.handler = () => ({ text: 'Hi, you have reached Jordan.' })
     const call = await startCall({ pipeline: { voicemail: {} } })
     call.channel.speak(await answeringMachine())
@@ -305,7 +361,7 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     expect(call.conversation.record().logs.transcript.map(({ role }) => role)).toEqual(['agent'])
   }, 30_000)
 
-  test('a person\'s short hello is answered once its pause rules a machine out, long before detection would expire', async () => {
+  test("a person's short hello is answered once its pause rules a machine out, long before detection would expire", async () => {
     models.transcription.queue({ text: 'Hello?' })
     models.chat.queue(say('Hi, this is Ava from Acme.'))
     const call = await startCall({ pipeline: { voicemail: {} } })
@@ -333,14 +389,21 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
   test('a configured stop window decides where a turn ends: a 1.2 s pause splits two sentences at 0.6 s, not at 1.5 s', async () => {
     // ~1.2 s without speech: the voice's own silence at the end and start of each sentence (~0.4 s) and 0.8 s
     const speech = concatPcm([await callerSpeech('Hello?'), silence8k(800), await callerSpeech('Who is this?')])
-    for (const [stopMs, turns] of [[600, 2], [1_500, 1]]) {
+    for (const [stopMs, turns] of [
+      [600, 2],
+      [1_500, 1],
+    ]) {
       // transcribed as nothing: only where the turns end matters here
       models.reset()
       models.transcription.handler = () => ({ text: '' })
       const call = await startCall({ pipeline: { turn: { stopMs } } })
       await greetingHeard(call)
       call.channel.speak(speech)
-      await waitFor('the caller\'s speech to be transcribed', () => models.requestsTo('/audio/transcriptions').length >= 1, 10_000)
+      await waitFor(
+        "the caller's speech to be transcribed",
+        () => models.requestsTo('/audio/transcriptions').length >= 1,
+        10_000,
+      )
       // past the end of the speech and the longer stop window: every turn has ended
       await Bun.sleep(speech.length / 8 + 1_500)
       expect(models.requestsTo('/audio/transcriptions')).toHaveLength(turns)
@@ -350,15 +413,30 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
   }, 30_000)
 
   test('min_words barge-in: "Okay." over the reply is dropped, no flush; a sentence of enough words interrupts it', async () => {
-    const reply = Array.from({ length: 10 }, (_, index) => `Option ${index + 1} is a quiet table for two by the window.`)
-    models.transcription.queue({ text: 'Tables please.' }, { text: 'Okay.' }, { text: 'Wait, I would rather come at seven.' })
+    const reply = Array.from(
+      { length: 10 },
+      (_, index) => `Option ${index + 1} is a quiet table for two by the window.`,
+    )
+    models.transcription.queue(
+      { text: 'Tables please.' },
+      { text: 'Okay.' },
+      { text: 'Wait, I would rather come at seven.' },
+    )
     models.chat.queue(say(reply.join(' ')), say('Seven it is.'))
     const call = await startCall({ pipeline: { bargeInMinWords: 3 } })
     await greetingHeard(call)
     call.channel.speak(await callerSpeech('Tables please.'))
-    await waitFor('the first sentence of the reply to be played', () => marksProcessed(call.channel).length >= 2, 10_000)
+    await waitFor(
+      'the first sentence of the reply to be played',
+      () => marksProcessed(call.channel).length >= 2,
+      10_000,
+    )
     call.channel.speak(await callerSpeech('Okay.'))
-    await waitFor('the backchannel to be transcribed', () => models.requestsTo('/audio/transcriptions').length === 2, 10_000)
+    await waitFor(
+      'the backchannel to be transcribed',
+      () => models.requestsTo('/audio/transcriptions').length === 2,
+      10_000,
+    )
     call.channel.speak(await callerSpeech('Wait, I would rather come at seven.'))
     await waitFor('a flush', () => call.channel.flushes.length >= 1, 10_000)
     await waitFor('the answer to the interruption', () => speechInputs().includes('Seven it is.'), 10_000)

@@ -8,7 +8,11 @@ function settled(samples: Int16Array, sampleRate: number): Int16Array {
 }
 
 describe('resampler', () => {
-  for (const [fromRate, toRate] of [[8000, 16000], [24000, 8000], [16000, 8000]]) {
+  for (const [fromRate, toRate] of [
+    [8000, 16000],
+    [24000, 8000],
+    [16000, 8000],
+  ]) {
     test(`${fromRate} → ${toRate} Hz: a 1 kHz tone stays 1 kHz at the same level, duration kept`, () => {
       const input = sine(1000, fromRate, 500)
       const output = resample(input, fromRate, toRate)
@@ -45,7 +49,7 @@ describe('resampler', () => {
     const whole = resample(input, 24000, 8000)
     const streaming = createResampler(24000, 8000)
     const pieces: Int16Array[] = []
-    for (let at = 0, size = 1; at < input.length; at += size, size = (size * 7) % 997 + 1) {
+    for (let at = 0, size = 1; at < input.length; at += size, size = ((size * 7) % 997) + 1) {
       pieces.push(streaming.process(input.subarray(at, at + size)))
     }
     const joined = new Int16Array(pieces.reduce((total, piece) => total + piece.length, 0))

@@ -14,11 +14,23 @@ function split(text: string, size = 3, maxChars?: number): string[] {
 describe('sentence splitter', () => {
   const cases: [string, string, string[]][] = [
     ['plain sentences', 'Hello there. How are you? Great!', ['Hello there.', 'How are you?', 'Great!']],
-    ['titles are not ends', 'Dr. Smith and Mrs. Jones will call. Bye.', ['Dr. Smith and Mrs. Jones will call.', 'Bye.']],
+    [
+      'titles are not ends',
+      'Dr. Smith and Mrs. Jones will call. Bye.',
+      ['Dr. Smith and Mrs. Jones will call.', 'Bye.'],
+    ],
     ['decimals are not ends', 'The rate is 3.5 percent. Okay?', ['The rate is 3.5 percent.', 'Okay?']],
-    ['e.g. and i.e. are not ends', 'Bring an ID, e.g. a passport, i.e. something official. Thanks.', ['Bring an ID, e.g. a passport, i.e. something official.', 'Thanks.']],
+    [
+      'e.g. and i.e. are not ends',
+      'Bring an ID, e.g. a passport, i.e. something official. Thanks.',
+      ['Bring an ID, e.g. a passport, i.e. something official.', 'Thanks.'],
+    ],
     ['initials are not ends', 'Ask for J. R. Ewing please. Now.', ['Ask for J. R. Ewing please.', 'Now.']],
-    ['closing quotes stay with their sentence', 'She said "yes." Then she left.', ['She said "yes."', 'Then she left.']],
+    [
+      'closing quotes stay with their sentence',
+      'She said "yes." Then she left.',
+      ['She said "yes."', 'Then she left.'],
+    ],
     ['ellipsis and repeated marks', 'Well... maybe?! Sure.', ['Well...', 'maybe?!', 'Sure.']],
     ['line breaks end a line of a list', 'Options:\n1) Pay now\n2) Later', ['Options:', '1) Pay now', '2) Later']],
     ['CJK full stop ends without a space', '你好。再见', ['你好。', '再见']],
@@ -42,9 +54,15 @@ describe('sentence splitter', () => {
   })
 
   test('a run-on sentence is cut at a clause break once it passes maxChars', () => {
-    const sentences = split('We can offer the basic plan, the family plan with three lines and the business plan with support', 5, 40)
+    const sentences = split(
+      'We can offer the basic plan, the family plan with three lines and the business plan with support',
+      5,
+      40,
+    )
     expect(sentences[0]).toBe('We can offer the basic plan,')
-    expect(sentences.join(' ')).toBe('We can offer the basic plan, the family plan with three lines and the business plan with support')
+    expect(sentences.join(' ')).toBe(
+      'We can offer the basic plan, the family plan with three lines and the business plan with support',
+    )
     for (const sentence of sentences) expect(sentence.length).toBeLessThanOrEqual(40 + 5)
   })
 

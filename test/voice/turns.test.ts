@@ -14,7 +14,11 @@ const tone = (ms: number) => sine(300, 16000, ms)
 const quiet = (ms: number) => new Int16Array((16000 * ms) / 1000)
 
 /** Pushes `audio` as 20 ms frames arriving back to back from `startMs`; returns the events and the time it ended. */
-function feed(detector: ReturnType<typeof createTurnDetector>, audio: Int16Array, startMs: number): { events: TurnEvent[]; endMs: number } {
+function feed(
+  detector: ReturnType<typeof createTurnDetector>,
+  audio: Int16Array,
+  startMs: number,
+): { events: TurnEvent[]; endMs: number } {
   const events: TurnEvent[] = []
   let atMs = startMs
   for (let at = 0; at < audio.length; at += VAD_FRAME_SAMPLES) {
@@ -58,7 +62,9 @@ describe('turn detector (timing, with a stand-in VAD)', () => {
     const detector = createTurnDetector(loudIsSpeech)
     const audio = tone(300)
     const arrivals = [20, 38, 65, 80, 100, 150, 151, 152, 180, 200, 220, 240, 260, 280, 300]
-    const events = arrivals.flatMap((atMs, index) => detector.push(audio.subarray(index * VAD_FRAME_SAMPLES, (index + 1) * VAD_FRAME_SAMPLES), atMs))
+    const events = arrivals.flatMap((atMs, index) =>
+      detector.push(audio.subarray(index * VAD_FRAME_SAMPLES, (index + 1) * VAD_FRAME_SAMPLES), atMs),
+    )
     expect(events.map((event) => event.type)).toEqual(['speech_started'])
   })
 
@@ -89,7 +95,10 @@ describe('turn detector (timing, with a stand-in VAD)', () => {
     const detector = createTurnDetector(loudIsSpeech, { stopMs: 300, preRollMs: 0 })
     const speech = feed(detector, tone(500), 0)
     const silence = feed(detector, quiet(1000), speech.endMs)
-    const utterance = silence.events.find((event) => event.type === 'utterance') as Extract<TurnEvent, { type: 'utterance' }>
+    const utterance = silence.events.find((event) => event.type === 'utterance') as Extract<
+      TurnEvent,
+      { type: 'utterance' }
+    >
     expect(utterance.endedAtMs).toBe(speech.endMs + 300)
     expect(utterance.pcm.length).toBe(16 * (500 + 300))
   })
@@ -126,7 +135,8 @@ describe('turn detector (timing, with a stand-in VAD)', () => {
     const detector = createTurnDetector(loudIsSpeech)
     const audio = tone(1000)
     const events: TurnEvent[] = []
-    for (let at = 0; at < audio.length; at += 480) events.push(...detector.push(audio.subarray(at, at + 480), (at + 480) / 16))
+    for (let at = 0; at < audio.length; at += 480)
+      events.push(...detector.push(audio.subarray(at, at + 480), (at + 480) / 16))
     expect(events).toEqual([{ type: 'speech_started', atMs: DEFAULT_TURN_PARAMETERS.startMs }])
   })
 })
@@ -156,12 +166,15 @@ describe('turn detector on real speech (Flite voice, WebRTC VAD, the telephone p
     const voicedShare = (audio: Int16Array) => {
       const vad = engine.createVad(3)
       let voiced = 0
-      for (let at = 0; at + VAD_FRAME_SAMPLES <= audio.length; at += VAD_FRAME_SAMPLES) if (vad.isSpeech(audio.subarray(at, at + VAD_FRAME_SAMPLES))) voiced++
+      for (let at = 0; at + VAD_FRAME_SAMPLES <= audio.length; at += VAD_FRAME_SAMPLES)
+        if (vad.isSpeech(audio.subarray(at, at + VAD_FRAME_SAMPLES))) voiced++
       vad.free()
       expect(() => vad.isSpeech(quiet(20))).toThrow('after free')
       return voiced / Math.floor(audio.length / VAD_FRAME_SAMPLES)
     }
-    expect(voicedShare(overTheLine(await speak('I would like to book an appointment for next Tuesday, please.')))).toBeGreaterThan(0.7)
+    expect(
+      voicedShare(overTheLine(await speak('I would like to book an appointment for next Tuesday, please.'))),
+    ).toBeGreaterThan(0.7)
     expect(voicedShare(quiet(2000))).toBe(0)
     expect(voicedShare(noise(16000, 3000, 2000))).toBeLessThan(0.1)
   })

@@ -1,6 +1,12 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { pcm16ToUlaw, ulawToPcm16 } from '../../src/voice/g711'
-import { analyseTone, createVoicemailDetector, DEFAULT_VOICEMAIL_PARAMETERS, type VoicemailDetector, type VoicemailVerdict } from '../../src/voice/voicemail'
+import {
+  analyseTone,
+  createVoicemailDetector,
+  DEFAULT_VOICEMAIL_PARAMETERS,
+  type VoicemailDetector,
+  type VoicemailVerdict,
+} from '../../src/voice/voicemail'
 import { noise, sine } from '../support/audio'
 import { callerSpeech, concatPcm, silence8k } from '../support/voice'
 
@@ -110,7 +116,11 @@ describe('answering-machine detector', () => {
 
   test('a person verdict is no final word: a machine whose greeting starts after a long pause is still found', () => {
     const detector = createVoicemailDetector()
-    const fed = feed(detector, concatPcm([hello, silence8k(maxPauseMs + 500), greeting, silence8k(300), beep(400), silence8k(100)]), 0)
+    const fed = feed(
+      detector,
+      concatPcm([hello, silence8k(maxPauseMs + 500), greeting, silence8k(300), beep(400), silence8k(100)]),
+      0,
+    )
     expect(fed.verdicts.map(({ verdict }) => verdict)).toEqual(['person', 'machine'])
   })
 

@@ -2,7 +2,16 @@ import { useState } from 'react'
 import { api } from '../api'
 import { Empty, ErrorNote, Field, Page, Show, StateBadge, Table, Time, useLoad, useSubmit } from '../ui'
 
-type Key = { id: number; name: string; key_prefix: string; scope: string; is_active: boolean; created_at: string; last_used_at: string | null; archived_at: string | null }
+type Key = {
+  id: number
+  name: string
+  key_prefix: string
+  scope: string
+  is_active: boolean
+  created_at: string
+  last_used_at: string | null
+  archived_at: string | null
+}
 
 export function Keys({ currentKeyId }: { currentKeyId: number }) {
   const keys = useLoad(() => api<Key[]>('GET', '/api/v1/user/api-keys?include_archived=true'), [])
@@ -15,49 +24,95 @@ export function Keys({ currentKeyId }: { currentKeyId: number }) {
     setName('')
     keys.reload()
   })
-  const change = (key: Key) => submit(async () => {
-    if (key.archived_at) await api('PUT', `/api/v1/user/api-keys/${key.id}/reactivate`)
-    else await api('DELETE', `/api/v1/user/api-keys/${key.id}`)
-    keys.reload()
-  })
+  const change = (key: Key) =>
+    submit(async () => {
+      if (key.archived_at) await api('PUT', `/api/v1/user/api-keys/${key.id}/reactivate`)
+      else await api('DELETE', `/api/v1/user/api-keys/${key.id}`)
+      keys.reload()
+    })
   return (
     <Page title="API keys">
       <form className="card inline-form" onSubmit={create} aria-labelledby="new-key-title">
         <h2 id="new-key-title">New key</h2>
         <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
-        <Field label="Scope" value={scope} onChange={setScope} error={error} path={['scope']}
-          options={[{ value: 'admin', label: 'Admin (everything)' }, { value: 'trigger', label: 'Trigger (start and read runs)' }]} />
+        <Field
+          label="Scope"
+          value={scope}
+          onChange={setScope}
+          error={error}
+          path={['scope']}
+          options={[
+            { value: 'admin', label: 'Admin (everything)' },
+            { value: 'trigger', label: 'Trigger (start and read runs)' },
+          ]}
+        />
         <button type="submit">Create key</button>
       </form>
       <ErrorNote error={error} />
       {created ? (
         <div className="card notice" role="status">
-          <p>Key <strong>{created.name}</strong> created. Copy it now: it is shown only this once.</p>
-          <output className="secret" aria-label="The new API key">{created.api_key}</output>
-          <button type="button" className="secondary" onClick={() => setCreated(null)}>I have copied it</button>
+          <p>
+            Key <strong>{created.name}</strong> created. Copy it now: it is shown only this once.
+          </p>
+          <output className="secret" aria-label="The new API key">
+            {created.api_key}
+          </output>
+          <button type="button" className="secondary" onClick={() => setCreated(null)}>
+            I have copied it
+          </button>
         </div>
       ) : null}
       <Show loaded={keys} what="keys">
-        {(list) => list.length === 0 ? <Empty title="No key yet." /> : (
-          <Table columns={['Name', 'Prefix', 'Scope', 'State', 'Created', 'Last used', <span className="visually-hidden">Actions</span>]}>
-            {list.map((key) => (
-              <tr key={key.id}>
-                <td>{key.name}{key.id === currentKeyId ? <span className="muted"> (this session)</span> : null}</td>
-                <td><code>{key.key_prefix}…</code></td>
-                <td>{key.scope}</td>
-                <td><StateBadge state={key.archived_at ? 'archived' : 'active'} /></td>
-                <td><Time at={key.created_at} /></td>
-                <td><Time at={key.last_used_at} /></td>
-                <td>
-                  <button type="button" className="secondary" onClick={change(key)} disabled={key.id === currentKeyId}
-                    aria-label={`${key.archived_at ? 'Reactivate' : 'Revoke'} key ${key.name}`}>
-                    {key.archived_at ? 'Reactivate' : 'Revoke'}
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </Table>
-        )}
+        {(list) =>
+          list.length === 0 ? (
+            <Empty title="No key yet." />
+          ) : (
+            <Table
+              columns={[
+                'Name',
+                'Prefix',
+                'Scope',
+                'State',
+                'Created',
+                'Last used',
+                <span className="visually-hidden">Actions</span>,
+              ]}
+            >
+              {list.map((key) => (
+                <tr key={key.id}>
+                  <td>
+                    {key.name}
+                    {key.id === currentKeyId ? <span className="muted"> (this session)</span> : null}
+                  </td>
+                  <td>
+                    <code>{key.key_prefix}…</code>
+                  </td>
+                  <td>{key.scope}</td>
+                  <td>
+                    <StateBadge state={key.archived_at ? 'archived' : 'active'} />
+                  </td>
+                  <td>
+                    <Time at={key.created_at} />
+                  </td>
+                  <td>
+                    <Time at={key.last_used_at} />
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      className="secondary"
+                      onClick={change(key)}
+                      disabled={key.id === currentKeyId}
+                      aria-label={`${key.archived_at ? 'Reactivate' : 'Revoke'} key ${key.name}`}
+                    >
+                      {key.archived_at ? 'Reactivate' : 'Revoke'}
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          )
+        }
       </Show>
     </Page>
   )

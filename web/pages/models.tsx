@@ -3,14 +3,20 @@ import { api } from '../api'
 import { Empty, ErrorNote, Field, Page, Show, useLoad, useSubmit } from '../ui'
 
 export function Models() {
-  const connections = useLoad(() => api<{ connections: any[] }>('GET', '/api/v1/organizations/provider-connections'), [])
+  const connections = useLoad(
+    () => api<{ connections: any[] }>('GET', '/api/v1/organizations/provider-connections'),
+    [],
+  )
   const configurations = useLoad(() => api<any>('GET', '/api/v1/organizations/model-configurations'), [])
   const [checks, setChecks] = useState<Record<string, string>>({})
   const check = async (uuid: string) => {
     setChecks((previous) => ({ ...previous, [uuid]: 'Checking…' }))
     try {
       const result = await api('POST', `/api/v1/organizations/provider-connections/${uuid}/check`)
-      setChecks((previous) => ({ ...previous, [uuid]: result.ok ? `OK: ${result.models.length} models` : `Failed: ${result.error}` }))
+      setChecks((previous) => ({
+        ...previous,
+        [uuid]: result.ok ? `OK: ${result.models.length} models` : `Failed: ${result.error}`,
+      }))
     } catch (caught) {
       setChecks((previous) => ({ ...previous, [uuid]: `Failed: ${(caught as Error).message}` }))
     }
@@ -20,19 +26,33 @@ export function Models() {
       <section className="card" aria-labelledby="connections-title">
         <h2 id="connections-title">Model servers</h2>
         <Show loaded={connections} what="model servers">
-          {({ connections: list }) => list.length === 0
-            ? <Empty title="No model server yet.">Add an OpenAI-compatible server (vLLM, Ollama, a speech server) below.</Empty>
-            : (
+          {({ connections: list }) =>
+            list.length === 0 ? (
+              <Empty title="No model server yet.">
+                Add an OpenAI-compatible server (vLLM, Ollama, a speech server) below.
+              </Empty>
+            ) : (
               <ul className="plain">
                 {list.map((connection) => (
                   <li key={connection.uuid}>
-                    <strong>{connection.name}</strong> <span className="muted">{connection.provider} · {connection.base_url} · key {connection.api_key ?? 'none'}</span>{' '}
-                    <button type="button" className="secondary" onClick={() => check(connection.uuid)} aria-label={`Check ${connection.name}`}>Check</button>{' '}
+                    <strong>{connection.name}</strong>{' '}
+                    <span className="muted">
+                      {connection.provider} · {connection.base_url} · key {connection.api_key ?? 'none'}
+                    </span>{' '}
+                    <button
+                      type="button"
+                      className="secondary"
+                      onClick={() => check(connection.uuid)}
+                      aria-label={`Check ${connection.name}`}
+                    >
+                      Check
+                    </button>{' '}
                     <span role="status">{checks[connection.uuid] ?? ''}</span>
                   </li>
                 ))}
               </ul>
-            )}
+            )
+          }
         </Show>
         <NewConnection onCreated={connections.reload} />
       </section>
@@ -40,9 +60,20 @@ export function Models() {
         <h2 id="configurations-title">Model configurations</h2>
         <Show loaded={configurations} what="model configurations">
           {(result) => {
-            const list: any[] = Array.isArray(result) ? result : result.configurations ?? []
-            return list.length === 0 ? <Empty title="No model configuration yet.">Create one: the LLM, and optionally speech to text and a voice.</Empty> : (
-              <ul className="plain">{list.map((item) => <li key={item.uuid}><strong>{item.name}</strong>{item.is_default ? <span className="muted"> (default)</span> : null}</li>)}</ul>
+            const list: any[] = Array.isArray(result) ? result : (result.configurations ?? [])
+            return list.length === 0 ? (
+              <Empty title="No model configuration yet.">
+                Create one: the LLM, and optionally speech to text and a voice.
+              </Empty>
+            ) : (
+              <ul className="plain">
+                {list.map((item) => (
+                  <li key={item.uuid}>
+                    <strong>{item.name}</strong>
+                    {item.is_default ? <span className="muted"> (default)</span> : null}
+                  </li>
+                ))}
+              </ul>
             )
           }}
         </Show>
@@ -61,16 +92,39 @@ function NewConnection({ onCreated }: { onCreated: () => void }) {
   const [key, setKey] = useState('')
   const { error, submit } = useSubmit()
   const create = submit(async () => {
-    await api('POST', '/api/v1/organizations/provider-connections', { name, provider: 'openai', base_url: baseUrl, ...(key ? { api_key: key } : {}) })
-    setName(''); setBaseUrl(''); setKey('')
+    await api('POST', '/api/v1/organizations/provider-connections', {
+      name,
+      provider: 'openai',
+      base_url: baseUrl,
+      ...(key ? { api_key: key } : {}),
+    })
+    setName('')
+    setBaseUrl('')
+    setKey('')
     onCreated()
   })
   return (
     <form className="inline-form" onSubmit={create} aria-labelledby="new-connection-title">
       <h3 id="new-connection-title">Add a model server</h3>
       <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
-      <Field label="Base URL" value={baseUrl} onChange={setBaseUrl} error={error} path={['base_url']} required hint="e.g. http://10.0.0.5:8000/v1" />
-      <Field label="API key" type="password" value={key} onChange={setKey} error={error} path={['api_key']} autoComplete="new-password" />
+      <Field
+        label="Base URL"
+        value={baseUrl}
+        onChange={setBaseUrl}
+        error={error}
+        path={['base_url']}
+        required
+        hint="e.g. http://10.0.0.5:8000/v1"
+      />
+      <Field
+        label="API key"
+        type="password"
+        value={key}
+        onChange={setKey}
+        error={error}
+        path={['api_key']}
+        autoComplete="new-password"
+      />
       <ErrorNote error={error} />
       <button type="submit">Add server</button>
     </form>
@@ -89,18 +143,39 @@ function NewConfiguration({ connections, onCreated }: { connections: any[]; onCr
       llm: { provider_connection_uuid: llm, ...(model ? { settings: { model } } : {}) },
       ...(builtinVoice ? { tts: { builtin: true, settings: { voice: builtinVoice } } } : {}),
     })
-    setName(''); setModel('')
+    setName('')
+    setModel('')
     onCreated()
   })
-  const options = [{ value: '', label: 'Choose a model server' }, ...connections.map((item) => ({ value: item.uuid, label: item.name }))]
+  const options = [
+    { value: '', label: 'Choose a model server' },
+    ...connections.map((item) => ({ value: item.uuid, label: item.name })),
+  ]
   return (
     <form className="inline-form" onSubmit={create} aria-labelledby="new-configuration-title">
       <h3 id="new-configuration-title">Add a configuration</h3>
       <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
-      <Field label="LLM server" value={llm} onChange={setLlm} error={error} path={['llm', 'provider_connection_uuid']} required options={options} />
+      <Field
+        label="LLM server"
+        value={llm}
+        onChange={setLlm}
+        error={error}
+        path={['llm', 'provider_connection_uuid']}
+        required
+        options={options}
+      />
       <Field label="LLM model" value={model} onChange={setModel} error={error} path={['llm', 'settings', 'model']} />
-      <Field label="Built-in voice" value={builtinVoice} onChange={setBuiltinVoice} error={error} path={['tts']}
-        options={[{ value: '', label: 'None' }, ...['slt', 'rms', 'awb', 'kal16'].map((voice) => ({ value: voice, label: voice }))]} />
+      <Field
+        label="Built-in voice"
+        value={builtinVoice}
+        onChange={setBuiltinVoice}
+        error={error}
+        path={['tts']}
+        options={[
+          { value: '', label: 'None' },
+          ...['slt', 'rms', 'awb', 'kal16'].map((voice) => ({ value: voice, label: voice })),
+        ]}
+      />
       <ErrorNote error={error} />
       <button type="submit">Add configuration</button>
     </form>
@@ -117,15 +192,23 @@ const PRICES = [
 
 /** The prices runs are costed with (their cost_info). */
 function PriceCard() {
-  const loaded = useLoad(() => api<{ price_card: Record<string, unknown> | null }>('GET', '/api/v1/organizations/price-card'), [])
+  const loaded = useLoad(
+    () => api<{ price_card: Record<string, unknown> | null }>('GET', '/api/v1/organizations/price-card'),
+    [],
+  )
   const [values, setValues] = useState<Record<string, string> | null>(null)
   const [saved, setSaved] = useState(false)
   const { error, submit } = useSubmit()
-  const shown = values ?? Object.fromEntries(Object.entries(loaded.data?.price_card ?? {}).map(([name, value]) => [name, String(value ?? '')]))
+  const shown =
+    values ??
+    Object.fromEntries(
+      Object.entries(loaded.data?.price_card ?? {}).map(([name, value]) => [name, String(value ?? '')]),
+    )
   const save = submit(async () => {
     setSaved(false)
     const body: Record<string, unknown> = {}
-    for (const [name, value] of Object.entries(shown)) if (value !== '') body[name] = name === 'currency' ? value : Number(value)
+    for (const [name, value] of Object.entries(shown))
+      if (value !== '') body[name] = name === 'currency' ? value : Number(value)
     await api('PUT', '/api/v1/organizations/price-card', body)
     setSaved(true)
   })
@@ -133,12 +216,31 @@ function PriceCard() {
   return (
     <form className="card inline-form" onSubmit={save} aria-labelledby="price-card-title">
       <h2 id="price-card-title">Price card</h2>
-      <Field label="Currency" value={shown.currency ?? ''} onChange={set('currency')} error={error} path={['currency']} hint="ISO 4217, e.g. USD" />
+      <Field
+        label="Currency"
+        value={shown.currency ?? ''}
+        onChange={set('currency')}
+        error={error}
+        path={['currency']}
+        hint="ISO 4217, e.g. USD"
+      />
       {PRICES.map(([name, label]) => (
-        <Field key={name} label={label} type="number" value={shown[name] ?? ''} onChange={set(name)} error={error} path={[name]} />
+        <Field
+          key={name}
+          label={label}
+          type="number"
+          value={shown[name] ?? ''}
+          onChange={set(name)}
+          error={error}
+          path={[name]}
+        />
       ))}
       <ErrorNote error={error} />
-      {saved ? <p role="status" className="ok">Saved: runs that finish from now on are costed with it.</p> : null}
+      {saved ? (
+        <p role="status" className="ok">
+          Saved: runs that finish from now on are costed with it.
+        </p>
+      ) : null}
       <button type="submit">Save prices</button>
     </form>
   )

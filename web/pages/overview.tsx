@@ -17,7 +17,10 @@ export function Overview({ admin }: { admin: boolean }) {
   // Figures that follow from finished runs and campaign changes are reloaded after a burst of events, not per event.
   const refreshSoon = () => {
     if (refreshTimer.current) return
-    refreshTimer.current = setTimeout(() => { refreshTimer.current = null; setChanges((value) => value + 1) }, 500)
+    refreshTimer.current = setTimeout(() => {
+      refreshTimer.current = null
+      setChanges((value) => value + 1)
+    }, 500)
   }
   useLiveEvents((event) => {
     if (event.type === 'snapshot') setCalls(new Map(event.data.calls.map((run) => [run.id, run])))
@@ -48,26 +51,41 @@ export function Overview({ admin }: { admin: boolean }) {
 }
 
 function LiveCalls({ calls }: { calls: Map<number, LiveRun> | null }) {
-  if (calls === null) return <p className="muted" role="status">Connecting to the live stream…</p>
-  if (calls.size === 0) return <Empty title="No call in progress.">Calls appear here the moment they are placed or answered.</Empty>
+  if (calls === null)
+    return (
+      <p className="muted" role="status">
+        Connecting to the live stream…
+      </p>
+    )
+  if (calls.size === 0)
+    return <Empty title="No call in progress.">Calls appear here the moment they are placed or answered.</Empty>
   return (
     <Table card={false} columns={['Agent', 'Number', 'Direction', 'State', 'Duration', 'Node']}>
-          {[...calls.values()].map((run) => (
-            <tr key={run.id} data-run-id={run.id}>
-              <td><a href={href(`/runs/${run.workflow_id}/${run.id}`)}>{run.workflow_name}</a></td>
-              <td>{(run.call_type === 'inbound' ? run.caller_number : run.called_number) ?? '—'}</td>
-              <td>{run.call_type}</td>
-              <td><StateBadge state={run.state === 'running' ? 'talking' : 'ringing'} /></td>
-              <td><Elapsed since={run.started_at ?? run.created_at} /></td>
-              <td>{run.current_node_id ?? '—'}</td>
-            </tr>
-          ))}
+      {[...calls.values()].map((run) => (
+        <tr key={run.id} data-run-id={run.id}>
+          <td>
+            <a href={href(`/runs/${run.workflow_id}/${run.id}`)}>{run.workflow_name}</a>
+          </td>
+          <td>{(run.call_type === 'inbound' ? run.caller_number : run.called_number) ?? '—'}</td>
+          <td>{run.call_type}</td>
+          <td>
+            <StateBadge state={run.state === 'running' ? 'talking' : 'ringing'} />
+          </td>
+          <td>
+            <Elapsed since={run.started_at ?? run.created_at} />
+          </td>
+          <td>{run.current_node_id ?? '—'}</td>
+        </tr>
+      ))}
     </Table>
   )
 }
 
 function TodayByOutcome({ changes }: { changes: number }) {
-  const loaded = useLoad(() => api('GET', `/api/v1/organizations/usage/runs${query({ start_date: startOfToday(), limit: 100 })}`), [changes])
+  const loaded = useLoad(
+    () => api('GET', `/api/v1/organizations/usage/runs${query({ start_date: startOfToday(), limit: 100 })}`),
+    [changes],
+  )
   return (
     <section className="card" aria-labelledby="today-title">
       <h2 id="today-title">Today's calls by outcome</h2>
@@ -75,11 +93,14 @@ function TodayByOutcome({ changes }: { changes: number }) {
         {(usage: { runs: { disposition?: string | null }[]; total_count: number }) => {
           if (usage.total_count === 0) return <Empty title="No finished call today yet." />
           const counts = new Map<string, number>()
-          for (const run of usage.runs) counts.set(run.disposition || 'unknown', (counts.get(run.disposition || 'unknown') ?? 0) + 1)
+          for (const run of usage.runs)
+            counts.set(run.disposition || 'unknown', (counts.get(run.disposition || 'unknown') ?? 0) + 1)
           return (
             <>
-              <BarChart title={`${usage.total_count} finished today${usage.total_count > usage.runs.length ? ` (latest ${usage.runs.length} shown)` : ''}`}
-                bars={[...counts].map(([label, value]) => ({ label, value }))} />
+              <BarChart
+                title={`${usage.total_count} finished today${usage.total_count > usage.runs.length ? ` (latest ${usage.runs.length} shown)` : ''}`}
+                bars={[...counts].map(([label, value]) => ({ label, value }))}
+              />
               <a href={href('/runs')}>All runs</a>
             </>
           )
@@ -91,34 +112,60 @@ function TodayByOutcome({ changes }: { changes: number }) {
 
 function RunningCampaigns({ changes }: { changes: number }) {
   const loaded = useLoad(async () => {
-    const { campaigns } = await api<{ campaigns: { id: number; name: string; state: string }[] }>('GET', '/api/v1/campaign/')
+    const { campaigns } = await api<{ campaigns: { id: number; name: string; state: string }[] }>(
+      'GET',
+      '/api/v1/campaign/',
+    )
     const running = campaigns.filter((campaign) => campaign.state === 'running' || campaign.state === 'paused')
-    return Promise.all(running.map(async (campaign) => ({ campaign, progress: await api('GET', `/api/v1/campaign/${campaign.id}/progress`) })))
+    return Promise.all(
+      running.map(async (campaign) => ({
+        campaign,
+        progress: await api('GET', `/api/v1/campaign/${campaign.id}/progress`),
+      })),
+    )
   }, [changes])
   return (
     <section className="card" aria-labelledby="campaigns-title">
       <h2 id="campaigns-title">Campaigns running</h2>
       <Show loaded={loaded} what="campaigns">
-        {(rows) => rows.length === 0
-          ? <Empty title="No campaign running."><a href={href('/campaigns/new')}>Create a campaign from a CSV</a></Empty>
-          : (
+        {(rows) =>
+          rows.length === 0 ? (
+            <Empty title="No campaign running.">
+              <a href={href('/campaigns/new')}>Create a campaign from a CSV</a>
+            </Empty>
+          ) : (
             <ul className="plain">
-              {rows.map(({ campaign, progress }) => <CampaignProgress key={campaign.id} campaign={campaign} progress={progress} />)}
+              {rows.map(({ campaign, progress }) => (
+                <CampaignProgress key={campaign.id} campaign={campaign} progress={progress} />
+              ))}
             </ul>
-          )}
+          )
+        }
       </Show>
     </section>
   )
 }
 
-export function CampaignProgress({ campaign, progress }: { campaign: { id: number; name: string; state: string }; progress: any }) {
+export function CampaignProgress({
+  campaign,
+  progress,
+}: {
+  campaign: { id: number; name: string; state: string }
+  progress: any
+}) {
   const total = Number(progress.total_rows ?? 0)
   const done = Number(progress.processed_rows ?? 0)
   return (
     <li>
       <a href={href(`/campaigns/${campaign.id}`)}>{campaign.name}</a> <StateBadge state={campaign.state} />
-      <progress max={Math.max(1, total)} value={Math.min(done, total)} aria-label={`${campaign.name}: ${done} dial attempts for ${total} contacts`} />
-      <span className="muted">{done} dial attempts · {total} contacts</span>
+      <progress
+        max={Math.max(1, total)}
+        value={Math.min(done, total)}
+        aria-label={`${campaign.name}: ${done} dial attempts for ${total} contacts`}
+      />
+      <span className="muted">
+        {done} dial attempts · {total} contacts
+      </span>
     </li>
   )
 }
@@ -128,39 +175,81 @@ const BYTE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB']
 function formatBytes(bytes: number): string {
   let value = bytes
   let unit = 0
-  while (value >= 1000 && unit < BYTE_UNITS.length - 1) { value /= 1000; unit += 1 }
+  while (value >= 1000 && unit < BYTE_UNITS.length - 1) {
+    value /= 1000
+    unit += 1
+  }
   return `${value.toFixed(unit === 0 ? 0 : 1)} ${BYTE_UNITS[unit]}`
 }
 
 function Health() {
-  const loaded = useLoad(async () => ({
-    health: await api('GET', '/api/v1/health'),
-    telephony: (await api<{ configurations: any[] }>('GET', '/api/v1/organizations/telephony-configs')).configurations,
-    connections: (await api<{ connections: any[] }>('GET', '/api/v1/organizations/provider-connections')).connections,
-  }), [])
+  const loaded = useLoad(
+    async () => ({
+      health: await api('GET', '/api/v1/health'),
+      telephony: (await api<{ configurations: any[] }>('GET', '/api/v1/organizations/telephony-configs'))
+        .configurations,
+      connections: (await api<{ connections: any[] }>('GET', '/api/v1/organizations/provider-connections')).connections,
+    }),
+    [],
+  )
   return (
     <section className="card" aria-labelledby="health-title">
       <h2 id="health-title">Health</h2>
       <Show loaded={loaded} what="health">
         {({ health, telephony, connections }) => (
           <ul className="plain">
-            <li>Server {health.version}: <StateBadge state={health.status} /></li>
-            {health.disk ? <li>Data dir disk: {formatBytes(health.disk.free_bytes)} free of {formatBytes(health.disk.total_bytes)}</li> : null}
-            {telephony.length === 0
-              ? <li><a href={href('/telephony')}>Connect your PBX or carrier</a> to place and answer calls.</li>
-              : telephony.map((config) => (
-                <li key={config.id}>{config.name} ({config.provider}): <StateBadge state={config.inactive ? 'inactive' : config.connected === false ? 'disconnected' : config.connected ? 'connected' : 'configured'} /></li>
-              ))}
-            {connections.length === 0
-              ? <li><a href={href('/models')}>Add a model server</a> (LLM, speech to text, text to speech).</li>
-              : connections.map((connection) => (
+            <li>
+              Server {health.version}: <StateBadge state={health.status} />
+            </li>
+            {health.disk ? (
+              <li>
+                Data dir disk: {formatBytes(health.disk.free_bytes)} free of {formatBytes(health.disk.total_bytes)}
+              </li>
+            ) : null}
+            {telephony.length === 0 ? (
+              <li>
+                <a href={href('/telephony')}>Connect your PBX or carrier</a> to place and answer calls.
+              </li>
+            ) : (
+              telephony.map((config) => (
+                <li key={config.id}>
+                  {config.name} ({config.provider}):{' '}
+                  <StateBadge
+                    state={
+                      config.inactive
+                        ? 'inactive'
+                        : config.connected === false
+                          ? 'disconnected'
+                          : config.connected
+                            ? 'connected'
+                            : 'configured'
+                    }
+                  />
+                </li>
+              ))
+            )}
+            {connections.length === 0 ? (
+              <li>
+                <a href={href('/models')}>Add a model server</a> (LLM, speech to text, text to speech).
+              </li>
+            ) : (
+              connections.map((connection) => (
                 <li key={connection.uuid}>
                   {connection.name} <span className="muted">({connection.base_url})</span>:{' '}
-                  {connection.last_check
-                    ? <><StateBadge state={connection.last_check.ok ? 'ok' : 'failed'} /> <span className="muted">checked <Time at={connection.last_check.at} />{connection.last_check.error ? `: ${connection.last_check.error}` : ''}</span></>
-                    : <a href={href('/models')}>never checked: check it</a>}
+                  {connection.last_check ? (
+                    <>
+                      <StateBadge state={connection.last_check.ok ? 'ok' : 'failed'} />{' '}
+                      <span className="muted">
+                        checked <Time at={connection.last_check.at} />
+                        {connection.last_check.error ? `: ${connection.last_check.error}` : ''}
+                      </span>
+                    </>
+                  ) : (
+                    <a href={href('/models')}>never checked: check it</a>
+                  )}
                 </li>
-              ))}
+              ))
+            )}
           </ul>
         )}
       </Show>

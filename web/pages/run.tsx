@@ -3,7 +3,14 @@ import { api } from '../api'
 import { href } from '../router'
 import { BarChart, Empty, formatDuration, Page, Show, StateBadge, Time, useLoad } from '../ui'
 
-type Turn = { role: 'user' | 'agent'; text: string; start_ms: number; end_ms: number; node_id: string; interrupted: boolean }
+type Turn = {
+  role: 'user' | 'agent'
+  text: string
+  start_ms: number
+  end_ms: number
+  node_id: string
+  interrupted: boolean
+}
 
 /** A download link of the run as a path on this server (the API builds it with the public URL, which may differ). */
 const localLink = (url: string | null | undefined) => {
@@ -29,38 +36,99 @@ export function RunPage({ workflowId, runId }: { workflowId: number; runId: numb
         return (
           <Page title={run.name} actions={<a href={href('/runs')}>All runs</a>}>
             <dl className="facts card">
-              <div><dt>Agent</dt><dd>{run.workflow_name}</dd></div>
-              <div><dt>State</dt><dd><StateBadge state={run.is_completed ? 'completed' : 'in progress'} /></dd></div>
-              <div><dt>Started</dt><dd><Time at={run.created_at} /></dd></div>
-              <div><dt>Direction</dt><dd>{run.call_type}</dd></div>
-              <div><dt>Channel</dt><dd>{run.mode}</dd></div>
-              <div><dt>Disposition</dt><dd>{context.mapped_call_disposition ?? '—'}</dd></div>
-              <div><dt>Duration</dt><dd>{formatDuration(run.usage_info?.call_duration_seconds)}</dd></div>
-              <div><dt>Cost</dt><dd>{typeof run.cost_info?.charge_usd === 'number' ? `$${run.cost_info.charge_usd.toFixed(4)}` : '—'}</dd></div>
-              <div><dt>Tags</dt><dd>{Array.isArray(run.annotations?.tags) && run.annotations.tags.length ? run.annotations.tags.join(', ') : '—'}</dd></div>
+              <div>
+                <dt>Agent</dt>
+                <dd>{run.workflow_name}</dd>
+              </div>
+              <div>
+                <dt>State</dt>
+                <dd>
+                  <StateBadge state={run.is_completed ? 'completed' : 'in progress'} />
+                </dd>
+              </div>
+              <div>
+                <dt>Started</dt>
+                <dd>
+                  <Time at={run.created_at} />
+                </dd>
+              </div>
+              <div>
+                <dt>Direction</dt>
+                <dd>{run.call_type}</dd>
+              </div>
+              <div>
+                <dt>Channel</dt>
+                <dd>{run.mode}</dd>
+              </div>
+              <div>
+                <dt>Disposition</dt>
+                <dd>{context.mapped_call_disposition ?? '—'}</dd>
+              </div>
+              <div>
+                <dt>Duration</dt>
+                <dd>{formatDuration(run.usage_info?.call_duration_seconds)}</dd>
+              </div>
+              <div>
+                <dt>Cost</dt>
+                <dd>
+                  {typeof run.cost_info?.charge_usd === 'number' ? `$${run.cost_info.charge_usd.toFixed(4)}` : '—'}
+                </dd>
+              </div>
+              <div>
+                <dt>Tags</dt>
+                <dd>
+                  {Array.isArray(run.annotations?.tags) && run.annotations.tags.length
+                    ? run.annotations.tags.join(', ')
+                    : '—'}
+                </dd>
+              </div>
             </dl>
             <section className="card" aria-labelledby="recording-title">
               <h2 id="recording-title">Recording</h2>
               {recording ? (
                 <>
-                  <audio ref={audio} controls preload="metadata" src={recording} aria-label="Call recording (caller and agent)" />
+                  <audio
+                    ref={audio}
+                    controls
+                    preload="metadata"
+                    src={recording}
+                    aria-label="Call recording (caller and agent)"
+                  />
                   <Waveform url={recording} />
                   <p className="downloads">
-                    <a href={recording} download>Download the recording</a>
-                    {run.transcript_public_url ? <a href={localLink(run.transcript_public_url)!} download>Download the transcript</a> : null}
+                    <a href={recording} download>
+                      Download the recording
+                    </a>
+                    {run.transcript_public_url ? (
+                      <a href={localLink(run.transcript_public_url)!} download>
+                        Download the transcript
+                      </a>
+                    ) : null}
                   </p>
                 </>
-              ) : <Empty title="No recording for this run." />}
+              ) : (
+                <Empty title="No recording for this run." />
+              )}
             </section>
             <section className="card" aria-labelledby="transcript-title">
               <h2 id="transcript-title">Transcript</h2>
-              {transcript.length === 0 ? <Empty title="Nothing was said." /> : (
+              {transcript.length === 0 ? (
+                <Empty title="Nothing was said." />
+              ) : (
                 <ol className="transcript">
                   {transcript.map((turn, index) => (
                     <li key={index} className={`turn turn-${turn.role}`}>
-                      {index > 0 && transcript[index - 1].node_id !== turn.node_id
-                        ? <p className="node-change">Moved to node <code>{turn.node_id}</code></p> : null}
-                      <button type="button" className="link" onClick={() => seek(turn.start_ms)} aria-label={`Play from ${formatDuration(turn.start_ms / 1000)}`}>
+                      {index > 0 && transcript[index - 1].node_id !== turn.node_id ? (
+                        <p className="node-change">
+                          Moved to node <code>{turn.node_id}</code>
+                        </p>
+                      ) : null}
+                      <button
+                        type="button"
+                        className="link"
+                        onClick={() => seek(turn.start_ms)}
+                        aria-label={`Play from ${formatDuration(turn.start_ms / 1000)}`}
+                      >
                         {formatDuration(turn.start_ms / 1000)}
                       </button>
                       <span className="speaker">{turn.role === 'user' ? 'Caller' : 'Agent'}</span>
@@ -78,13 +146,25 @@ export function RunPage({ workflowId, runId }: { workflowId: number; runId: numb
             </section>
             <section className="card" aria-labelledby="tools-title">
               <h2 id="tools-title">Tool calls</h2>
-              {Array.isArray(run.logs?.tool_calls) && run.logs.tool_calls.length
-                ? <ol>{run.logs.tool_calls.map((call: any, index: number) => <li key={index}><code>{String(call.name ?? call.tool ?? 'tool')}</code> <span className="muted">{JSON.stringify(call.result ?? call.error ?? '')}</span></li>)}</ol>
-                : <Empty title="No tool was called." />}
+              {Array.isArray(run.logs?.tool_calls) && run.logs.tool_calls.length ? (
+                <ol>
+                  {run.logs.tool_calls.map((call: any, index: number) => (
+                    <li key={index}>
+                      <code>{String(call.name ?? call.tool ?? 'tool')}</code>{' '}
+                      <span className="muted">{JSON.stringify(call.result ?? call.error ?? '')}</span>
+                    </li>
+                  ))}
+                </ol>
+              ) : (
+                <Empty title="No tool was called." />
+              )}
             </section>
             <section className="card" aria-labelledby="qa-title">
               <h2 id="qa-title">QA and usage</h2>
-              <KeyValues values={{ ...(run.annotations ?? {}), ...(run.usage_info ?? {}) }} empty="No QA result or usage recorded." />
+              <KeyValues
+                values={{ ...(run.annotations ?? {}), ...(run.usage_info ?? {}) }}
+                empty="No QA result or usage recorded."
+              />
             </section>
           </Page>
         )
@@ -99,7 +179,10 @@ function KeyValues({ values, empty }: { values: Record<string, unknown>; empty: 
   return (
     <dl className="key-values">
       {entries.map(([name, value]) => (
-        <div key={name}><dt>{name}</dt><dd>{typeof value === 'string' ? value : JSON.stringify(value)}</dd></div>
+        <div key={name}>
+          <dt>{name}</dt>
+          <dd>{typeof value === 'string' ? value : JSON.stringify(value)}</dd>
+        </div>
       ))}
     </dl>
   )
@@ -109,10 +192,16 @@ function KeyValues({ values, empty }: { values: Record<string, unknown>; empty: 
 function LatencyChart({ transcript }: { transcript: Turn[] }) {
   const bars = transcript.flatMap((turn, index) => {
     const next = transcript[index + 1]
-    return turn.role === 'user' && next?.role === 'agent' ? [{ label: `Turn ${index + 2}`, value: Math.max(0, Math.round(next.start_ms - turn.end_ms) / 1000) }] : []
+    return turn.role === 'user' && next?.role === 'agent'
+      ? [{ label: `Turn ${index + 2}`, value: Math.max(0, Math.round(next.start_ms - turn.end_ms) / 1000) }]
+      : []
   })
   if (bars.length === 0) return null
-  return <section className="card"><BarChart title="Response latency per turn" bars={bars} unit=" s" /></section>
+  return (
+    <section className="card">
+      <BarChart title="Response latency per turn" bars={bars} unit=" s" />
+    </section>
+  )
 }
 
 /** The two tracks of the stereo recording (caller left, agent right) as outlines. */
@@ -120,22 +209,28 @@ function Waveform({ url }: { url: string }) {
   const [peaks, setPeaks] = useState<number[][] | null>(null)
   useEffect(() => {
     let current = true
-    fetch(url).then((response) => response.arrayBuffer()).then(async (bytes) => {
-      const context = new OfflineAudioContext(1, 1, 8000)
-      const decoded = await context.decodeAudioData(bytes)
-      const columns = 300
-      const tracks = Array.from({ length: Math.min(2, decoded.numberOfChannels) }, (_, channel) => {
-        const samples = decoded.getChannelData(channel)
-        const size = Math.max(1, Math.floor(samples.length / columns))
-        return Array.from({ length: columns }, (_, column) => {
-          let peak = 0
-          for (let index = column * size; index < Math.min(samples.length, (column + 1) * size); index++) peak = Math.max(peak, Math.abs(samples[index]))
-          return peak
+    fetch(url)
+      .then((response) => response.arrayBuffer())
+      .then(async (bytes) => {
+        const context = new OfflineAudioContext(1, 1, 8000)
+        const decoded = await context.decodeAudioData(bytes)
+        const columns = 300
+        const tracks = Array.from({ length: Math.min(2, decoded.numberOfChannels) }, (_, channel) => {
+          const samples = decoded.getChannelData(channel)
+          const size = Math.max(1, Math.floor(samples.length / columns))
+          return Array.from({ length: columns }, (_, column) => {
+            let peak = 0
+            for (let index = column * size; index < Math.min(samples.length, (column + 1) * size); index++)
+              peak = Math.max(peak, Math.abs(samples[index]))
+            return peak
+          })
         })
+        if (current) setPeaks(tracks)
       })
-      if (current) setPeaks(tracks)
-    }).catch(() => undefined)
-    return () => { current = false }
+      .catch(() => undefined)
+    return () => {
+      current = false
+    }
   }, [url])
   if (!peaks) return null
   return (
@@ -143,8 +238,16 @@ function Waveform({ url }: { url: string }) {
       {peaks.map((track, channel) => (
         <div key={channel} className="track">
           <span className="muted">{channel === 0 ? 'Caller' : 'Agent'}</span>
-          <svg role="img" aria-label={`${channel === 0 ? 'Caller' : 'Agent'} track waveform`} viewBox="0 0 300 40" preserveAspectRatio="none">
-            <path className={`wave wave-${channel}`} d={track.map((peak, x) => `M${x} ${20 - peak * 19}V${20 + peak * 19}`).join('')} />
+          <svg
+            role="img"
+            aria-label={`${channel === 0 ? 'Caller' : 'Agent'} track waveform`}
+            viewBox="0 0 300 40"
+            preserveAspectRatio="none"
+          >
+            <path
+              className={`wave wave-${channel}`}
+              d={track.map((peak, x) => `M${x} ${20 - peak * 19}V${20 + peak * 19}`).join('')}
+            />
           </svg>
         </div>
       ))}

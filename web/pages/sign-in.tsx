@@ -21,10 +21,24 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
     <main className="centered">
       <form className="card sign-in" onSubmit={signIn} aria-labelledby="sign-in-title">
         <h1 id="sign-in-title">Sign in to Ringbase</h1>
-        <p className="muted">Use an API key of your organization. On a new installation, the bootstrap key is printed once when the server first starts.</p>
-        <Field label="API key" type="password" value={key} onChange={setKey} error={error} path={['api_key']} required autoComplete="current-password" />
+        <p className="muted">
+          Use an API key of your organization. On a new installation, the bootstrap key is printed once when the server
+          first starts.
+        </p>
+        <Field
+          label="API key"
+          type="password"
+          value={key}
+          onChange={setKey}
+          error={error}
+          path={['api_key']}
+          required
+          autoComplete="current-password"
+        />
         <ErrorNote error={error} />
-        <button type="submit" disabled={busy || key.trim() === ''}>{busy ? 'Signing in…' : 'Sign in'}</button>
+        <button type="submit" disabled={busy || key.trim() === ''}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
       </form>
     </main>
   )

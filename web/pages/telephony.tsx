@@ -3,7 +3,16 @@ import { api } from '../api'
 import { href } from '../router'
 import { Empty, ErrorNote, Field, Page, Show, StateBadge, Table, useLoad, useSubmit } from '../ui'
 
-type UiField = { name: string; label: string; type: string; required: boolean; sensitive: boolean; description: string | null; placeholder: string | null; options: { value: string; label: string }[] | null }
+type UiField = {
+  name: string
+  label: string
+  type: string
+  required: boolean
+  sensitive: boolean
+  description: string | null
+  placeholder: string | null
+  options: { value: string; label: string }[] | null
+}
 type Provider = { provider: string; display_name: string; fields: UiField[] }
 
 /** `a.b.c` → nested object keys. */
@@ -16,26 +25,51 @@ function setPath(target: Record<string, any>, dotted: string, value: unknown) {
 
 export function Telephony({ params }: { params: URLSearchParams }) {
   const numbersOf = Number(params.get('numbers')) || null
-  const configurations = useLoad(() => api<{ configurations: any[] }>('GET', '/api/v1/organizations/telephony-configs'), [])
-  const metadata = useLoad(() => api<{ providers: Provider[] }>('GET', '/api/v1/organizations/telephony-providers/metadata'), [])
+  const configurations = useLoad(
+    () => api<{ configurations: any[] }>('GET', '/api/v1/organizations/telephony-configs'),
+    [],
+  )
+  const metadata = useLoad(
+    () => api<{ providers: Provider[] }>('GET', '/api/v1/organizations/telephony-providers/metadata'),
+    [],
+  )
   return (
     <Page title="Telephony">
       <Show loaded={configurations} what="telephony configurations">
-        {({ configurations: list }) => list.length === 0
-          ? <Empty title="No telephony configuration yet.">Connect your PBX (Asterisk ARI) or a carrier below to place and answer calls.</Empty>
-          : (
+        {({ configurations: list }) =>
+          list.length === 0 ? (
+            <Empty title="No telephony configuration yet.">
+              Connect your PBX (Asterisk ARI) or a carrier below to place and answer calls.
+            </Empty>
+          ) : (
             <Table columns={['Name', 'Provider', 'Connection', 'Numbers', 'Outbound']}>
-                  {list.map((config) => (
-                    <tr key={config.id}>
-                      <td><a href={href('/telephony', { numbers: config.id })}>{config.name}</a>{config.is_default_outbound ? <span className="muted"> (default)</span> : null}</td>
-                      <td>{config.provider}</td>
-                      <td><StateBadge state={config.inactive ? 'inactive' : config.connected === false ? 'disconnected' : config.connected ? 'connected' : 'configured'} /></td>
-                      <td>{config.phone_number_count}</td>
-                      <td>{config.is_ready_for_outbound ? 'ready' : config.outbound_blocked_reason ?? 'not ready'}</td>
-                    </tr>
-                  ))}
+              {list.map((config) => (
+                <tr key={config.id}>
+                  <td>
+                    <a href={href('/telephony', { numbers: config.id })}>{config.name}</a>
+                    {config.is_default_outbound ? <span className="muted"> (default)</span> : null}
+                  </td>
+                  <td>{config.provider}</td>
+                  <td>
+                    <StateBadge
+                      state={
+                        config.inactive
+                          ? 'inactive'
+                          : config.connected === false
+                            ? 'disconnected'
+                            : config.connected
+                              ? 'connected'
+                              : 'configured'
+                      }
+                    />
+                  </td>
+                  <td>{config.phone_number_count}</td>
+                  <td>{config.is_ready_for_outbound ? 'ready' : (config.outbound_blocked_reason ?? 'not ready')}</td>
+                </tr>
+              ))}
             </Table>
-          )}
+          )
+        }
       </Show>
       {numbersOf ? <PhoneNumbers configurationId={numbersOf} onChanged={configurations.reload} /> : null}
       <TestCall configurations={configurations.data?.configurations ?? []} />
@@ -60,7 +94,20 @@ function NewConfiguration({ providers, onCreated }: { providers: Provider[]; onC
     for (const field of fields) {
       const raw = values[field.name]
       if (raw === undefined || raw === '') continue
-      setPath(config, field.name, field.type === 'number' ? Number(raw) : field.type === 'boolean' ? raw === 'true' : field.type === 'string-array' ? raw.split(',').map((item) => item.trim()).filter(Boolean) : raw)
+      setPath(
+        config,
+        field.name,
+        field.type === 'number'
+          ? Number(raw)
+          : field.type === 'boolean'
+            ? raw === 'true'
+            : field.type === 'string-array'
+              ? raw
+                  .split(',')
+                  .map((item) => item.trim())
+                  .filter(Boolean)
+              : raw,
+      )
     }
     const created = await api('POST', '/api/v1/organizations/telephony-configs', { name, config })
     setSaved(created.name ?? name)
@@ -71,18 +118,48 @@ function NewConfiguration({ providers, onCreated }: { providers: Provider[]; onC
   return (
     <form className="card form" onSubmit={save} aria-labelledby="new-telephony-title">
       <h2 id="new-telephony-title">Add a configuration</h2>
-      <Field label="Provider" value={providerName} onChange={(value) => { setProviderName(value); setValues({}) }}
-        options={providers.map((item) => ({ value: item.provider, label: item.display_name }))} />
+      <Field
+        label="Provider"
+        value={providerName}
+        onChange={(value) => {
+          setProviderName(value)
+          setValues({})
+        }}
+        options={providers.map((item) => ({ value: item.provider, label: item.display_name }))}
+      />
       <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
       {fields.map((field) => (
-        <Field key={`${providerName}-${field.name}`} label={field.label} type={field.sensitive || field.type === 'password' ? 'password' : field.type === 'number' ? 'number' : 'text'}
-          value={values[field.name] ?? ''} onChange={(value) => setValues({ ...values, [field.name]: value })}
-          error={error} path={['config', ...field.name.split('.')]} otherPaths={[['config', providerName, ...field.name.split('.')]]} required={field.required} hint={field.description ?? undefined}
+        <Field
+          key={`${providerName}-${field.name}`}
+          label={field.label}
+          type={field.sensitive || field.type === 'password' ? 'password' : field.type === 'number' ? 'number' : 'text'}
+          value={values[field.name] ?? ''}
+          onChange={(value) => setValues({ ...values, [field.name]: value })}
+          error={error}
+          path={['config', ...field.name.split('.')]}
+          otherPaths={[['config', providerName, ...field.name.split('.')]]}
+          required={field.required}
+          hint={field.description ?? undefined}
           autoComplete={field.sensitive ? 'new-password' : 'off'}
-          options={field.type === 'select' && field.options ? [{ value: '', label: 'Choose…' }, ...field.options] : field.type === 'boolean' ? [{ value: '', label: 'Default' }, { value: 'true', label: 'Yes' }, { value: 'false', label: 'No' }] : undefined} />
+          options={
+            field.type === 'select' && field.options
+              ? [{ value: '', label: 'Choose…' }, ...field.options]
+              : field.type === 'boolean'
+                ? [
+                    { value: '', label: 'Default' },
+                    { value: 'true', label: 'Yes' },
+                    { value: 'false', label: 'No' },
+                  ]
+                : undefined
+          }
+        />
       ))}
       <ErrorNote error={error} />
-      {saved ? <p role="status" className="ok">Saved “{saved}”. Secrets are stored encrypted and shown masked.</p> : null}
+      {saved ? (
+        <p role="status" className="ok">
+          Saved “{saved}”. Secrets are stored encrypted and shown masked.
+        </p>
+      ) : null}
       <button type="submit">Save configuration</button>
     </form>
   )
@@ -92,8 +169,12 @@ type Agent = { id: number; name: string; status: string; workflow_uuid: string }
 
 const useAgents = () => useLoad(() => api<Agent[]>('GET', '/api/v1/workflow/fetch'), [])
 
-const agentOptions = (agents: Agent[] | null, none: string) =>
-  [{ value: '', label: none }, ...(agents ?? []).filter((agent) => agent.status !== 'archived').map((agent) => ({ value: String(agent.id), label: agent.name }))]
+const agentOptions = (agents: Agent[] | null, none: string) => [
+  { value: '', label: none },
+  ...(agents ?? [])
+    .filter((agent) => agent.status !== 'archived')
+    .map((agent) => ({ value: String(agent.id), label: agent.name })),
+]
 
 /** The phone numbers of one configuration, with the agent that answers each, and a form to add one. */
 function PhoneNumbers({ configurationId, onChanged }: { configurationId: number; onChanged: () => void }) {
@@ -105,8 +186,13 @@ function PhoneNumbers({ configurationId, onChanged }: { configurationId: number;
   const [inbound, setInbound] = useState('')
   const { error, submit } = useSubmit()
   const add = submit(async () => {
-    await api('POST', path, { address, ...(label ? { label } : {}), ...(inbound ? { inbound_workflow_id: Number(inbound) } : {}) })
-    setAddress(''); setLabel('')
+    await api('POST', path, {
+      address,
+      ...(label ? { label } : {}),
+      ...(inbound ? { inbound_workflow_id: Number(inbound) } : {}),
+    })
+    setAddress('')
+    setLabel('')
     numbers.reload()
     onChanged()
   })
@@ -114,24 +200,43 @@ function PhoneNumbers({ configurationId, onChanged }: { configurationId: number;
     <section className="card" aria-labelledby="numbers-title">
       <h2 id="numbers-title">Phone numbers</h2>
       <Show loaded={numbers} what="phone numbers">
-        {({ phone_numbers: list }) => list.length === 0 ? <Empty title="No phone number on this configuration.">Add one to answer its calls with an agent.</Empty> : (
-          <Table card={false} columns={['Number', 'Label', 'Inbound agent', 'Caller id']}>
-                {list.map((number) => (
-                  <tr key={number.id}>
-                    <td>{number.address}</td>
-                    <td>{number.label ?? '—'}</td>
-                    <td>{number.inbound_workflow_name ?? '—'}</td>
-                    <td>{number.is_default_caller_id ? 'default' : ''}</td>
-                  </tr>
-                ))}
-          </Table>
-        )}
+        {({ phone_numbers: list }) =>
+          list.length === 0 ? (
+            <Empty title="No phone number on this configuration.">Add one to answer its calls with an agent.</Empty>
+          ) : (
+            <Table card={false} columns={['Number', 'Label', 'Inbound agent', 'Caller id']}>
+              {list.map((number) => (
+                <tr key={number.id}>
+                  <td>{number.address}</td>
+                  <td>{number.label ?? '—'}</td>
+                  <td>{number.inbound_workflow_name ?? '—'}</td>
+                  <td>{number.is_default_caller_id ? 'default' : ''}</td>
+                </tr>
+              ))}
+            </Table>
+          )
+        }
       </Show>
       <form className="inline-form" onSubmit={add} aria-labelledby="new-number-title">
         <h3 id="new-number-title">Add a number</h3>
-        <Field label="Number" value={address} onChange={setAddress} error={error} path={['address']} required hint="E.164, an extension or a SIP URI" />
+        <Field
+          label="Number"
+          value={address}
+          onChange={setAddress}
+          error={error}
+          path={['address']}
+          required
+          hint="E.164, an extension or a SIP URI"
+        />
         <Field label="Label" value={label} onChange={setLabel} error={error} path={['label']} />
-        <Field label="Inbound agent" value={inbound} onChange={setInbound} error={error} path={['inbound_workflow_id']} options={agentOptions(agents.data, 'None')} />
+        <Field
+          label="Inbound agent"
+          value={inbound}
+          onChange={setInbound}
+          error={error}
+          path={['inbound_workflow_id']}
+          options={agentOptions(agents.data, 'None')}
+        />
         <ErrorNote error={error} />
         <button type="submit">Add number</button>
       </form>
@@ -156,19 +261,53 @@ function TestCall({ configurations }: { configurations: { id: number; name: stri
     setStarted(null)
     const agent = agents.data?.find((item) => String(item.id) === agentId)
     if (!agent) throw new Error('Choose an agent')
-    const body = { phone_number: phoneNumber, ...(configurationId ? { telephony_configuration_id: Number(configurationId) } : {}) }
-    const answer = await api<{ workflow_run_id: number; workflow_run_name: string }>('POST', `/api/v1/public/agent/test/workflow/${agent.workflow_uuid}`, body)
+    const body = {
+      phone_number: phoneNumber,
+      ...(configurationId ? { telephony_configuration_id: Number(configurationId) } : {}),
+    }
+    const answer = await api<{ workflow_run_id: number; workflow_run_name: string }>(
+      'POST',
+      `/api/v1/public/agent/test/workflow/${agent.workflow_uuid}`,
+      body,
+    )
     setStarted({ workflowId: agent.id, runId: answer.workflow_run_id, runName: answer.workflow_run_name })
   })
   return (
     <form className="card form" onSubmit={call} aria-labelledby="test-call-title">
       <h2 id="test-call-title">Test call</h2>
-      <Field label="Agent" value={agentId} onChange={setAgentId} options={agentOptions(agents.data, 'Choose…')} required />
-      <Field label="Phone number" value={phoneNumber} onChange={setPhoneNumber} error={error} path={['phone_number']} required hint="The number to call, with the agent's draft (else its published version)" />
-      <Field label="Telephony configuration" value={configurationId} onChange={setConfigurationId} error={error} path={['telephony_configuration_id']}
-        options={[{ value: '', label: 'Default outbound' }, ...configurations.map((config) => ({ value: String(config.id), label: config.name }))]} />
+      <Field
+        label="Agent"
+        value={agentId}
+        onChange={setAgentId}
+        options={agentOptions(agents.data, 'Choose…')}
+        required
+      />
+      <Field
+        label="Phone number"
+        value={phoneNumber}
+        onChange={setPhoneNumber}
+        error={error}
+        path={['phone_number']}
+        required
+        hint="The number to call, with the agent's draft (else its published version)"
+      />
+      <Field
+        label="Telephony configuration"
+        value={configurationId}
+        onChange={setConfigurationId}
+        error={error}
+        path={['telephony_configuration_id']}
+        options={[
+          { value: '', label: 'Default outbound' },
+          ...configurations.map((config) => ({ value: String(config.id), label: config.name })),
+        ]}
+      />
       <ErrorNote error={error} />
-      {started ? <p role="status" className="ok">Calling: <a href={href(`/runs/${started.workflowId}/${started.runId}`)}>{started.runName}</a></p> : null}
+      {started ? (
+        <p role="status" className="ok">
+          Calling: <a href={href(`/runs/${started.workflowId}/${started.runId}`)}>{started.runName}</a>
+        </p>
+      ) : null}
       <button type="submit">Call</button>
     </form>
   )

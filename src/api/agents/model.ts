@@ -18,7 +18,9 @@ export {
 export const UpdateWorkflowStatusBody = t.Object({ status: WorkflowStatusSchema })
 
 export const WorkflowListQuery = t.Object({
-  status: t.Optional(t.String({ maxLength: MAX_TOKEN_LENGTH, description: 'active, archived, or both comma-separated' })),
+  status: t.Optional(
+    t.String({ maxLength: MAX_TOKEN_LENGTH, description: 'active, archived, or both comma-separated' }),
+  ),
 })
 
 export const VersionsQuery = t.Object({
@@ -32,12 +34,14 @@ export const DefinitionErrorsBody = t.Object(
   {
     detail: t.Object({
       is_valid: t.Literal(false),
-      errors: t.Array(t.Object({
-        kind: t.Union([t.Literal('node'), t.Literal('edge'), t.Literal('workflow')]),
-        id: t.Union([t.String(), t.Null()]),
-        field: t.Union([t.String(), t.Null()]),
-        message: t.String(),
-      })),
+      errors: t.Array(
+        t.Object({
+          kind: t.Union([t.Literal('node'), t.Literal('edge'), t.Literal('workflow')]),
+          id: t.Union([t.String(), t.Null()]),
+          field: t.Union([t.String(), t.Null()]),
+          message: t.String(),
+        }),
+      ),
     }),
   },
   { description: 'The definition is invalid (422) or a trigger path is taken by another agent (409)' },

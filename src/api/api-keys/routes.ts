@@ -21,19 +21,27 @@ export const apiKeyRoutes = (ctx: AppContext) =>
       response: { 200: CreatedApiKey, ...authErrors },
       detail: { tags, summary: 'Create an API key (the full key is returned only here)' },
     })
-    .delete('/:api_key_id', ({ principal, params }) => {
-      archiveApiKey(ctx, principal.organizationId, params.api_key_id)
-      return { success: true, message: 'API key archived successfully' }
-    }, {
-      params: IdParam('api_key_id'),
-      response: { 200: SuccessMessage, 404: ErrorDetail, ...authErrors },
-      detail: { tags, summary: 'Archive (revoke) an API key' },
-    })
-    .put('/:api_key_id/reactivate', ({ principal, params }) => {
-      reactivateApiKey(ctx, principal.organizationId, params.api_key_id)
-      return { success: true, message: 'API key reactivated successfully' }
-    }, {
-      params: IdParam('api_key_id'),
-      response: { 200: SuccessMessage, 404: ErrorDetail, ...authErrors },
-      detail: { tags, summary: 'Reactivate an archived API key' },
-    })
+    .delete(
+      '/:api_key_id',
+      ({ principal, params }) => {
+        archiveApiKey(ctx, principal.organizationId, params.api_key_id)
+        return { success: true, message: 'API key archived successfully' }
+      },
+      {
+        params: IdParam('api_key_id'),
+        response: { 200: SuccessMessage, 404: ErrorDetail, ...authErrors },
+        detail: { tags, summary: 'Archive (revoke) an API key' },
+      },
+    )
+    .put(
+      '/:api_key_id/reactivate',
+      ({ principal, params }) => {
+        reactivateApiKey(ctx, principal.organizationId, params.api_key_id)
+        return { success: true, message: 'API key reactivated successfully' }
+      },
+      {
+        params: IdParam('api_key_id'),
+        response: { 200: SuccessMessage, 404: ErrorDetail, ...authErrors },
+        detail: { tags, summary: 'Reactivate an archived API key' },
+      },
+    )

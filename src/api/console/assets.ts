@@ -27,15 +27,26 @@ export function readPack(bytes: Uint8Array): ConsoleAssets {
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + headerLength))) as PackHeader
   const data = bytes.subarray(4 + headerLength)
   const slice = ([offset, length]: Span) => data.subarray(offset, offset + length)
-  return new Map(header.files.map((file) => [file.path, {
-    type: file.type,
-    bodies: { br: slice(file.encodings.br), gzip: slice(file.encodings.gzip), identity: slice(file.encodings.identity) },
-  }]))
+  return new Map(
+    header.files.map((file) => [
+      file.path,
+      {
+        type: file.type,
+        bodies: {
+          br: slice(file.encodings.br),
+          gzip: slice(file.encodings.gzip),
+          identity: slice(file.encodings.identity),
+        },
+      },
+    ]),
+  )
 }
 
 /** The pack embedded in the compiled binary, else the one built into dist/ beside the sources; null when neither exists. */
 export async function loadConsoleAssets(sourceRoot: string): Promise<ConsoleAssets | null> {
-  const embedded = Bun.embeddedFiles.find((file) => /^console(-\w+)?\.pack$/.test((file as Blob & { name?: string }).name ?? ''))
+  const embedded = Bun.embeddedFiles.find((file) =>
+    /^console(-\w+)?\.pack$/.test((file as Blob & { name?: string }).name ?? ''),
+  )
   if (embedded) return readPack(new Uint8Array(await embedded.arrayBuffer()))
   const built = join(sourceRoot, 'dist', PACK_FILE_NAME)
   return existsSync(built) ? readPack(new Uint8Array(readFileSync(built))) : null

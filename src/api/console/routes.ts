@@ -7,8 +7,9 @@ import type { ConsoleAssets, ConsoleFile, Encoding } from './assets'
  * elsewhere), no framing, no plugins, no referrer sent along.
  */
 export const CONSOLE_SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self' blob:; "
-    + "connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self' blob:; " +
+    "connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
   'x-content-type-options': 'nosniff',
@@ -17,8 +18,11 @@ export const CONSOLE_SECURITY_HEADERS = {
 
 /** Brotli, else gzip, else the bytes as they are, as the request's Accept-Encoding allows. */
 export function chosenEncoding(acceptEncoding: string | null): Encoding {
-  const accepted = (acceptEncoding ?? '').split(',').map((part) => part.trim().split(';'))
-    .filter(([, quality]) => quality?.trim() !== 'q=0').map(([name]) => name.trim().toLowerCase())
+  const accepted = (acceptEncoding ?? '')
+    .split(',')
+    .map((part) => part.trim().split(';'))
+    .filter(([, quality]) => quality?.trim() !== 'q=0')
+    .map(([name]) => name.trim().toLowerCase())
   if (accepted.includes('br')) return 'br'
   if (accepted.includes('gzip')) return 'gzip'
   return 'identity'
@@ -45,13 +49,21 @@ const NOT_BUILT = 'The console is not part of this build: run `npm run build` (o
  */
 export const consoleRoutes = (assets: ConsoleAssets | null) =>
   new Elysia()
-    .get('/', ({ request }) => {
-      const page = assets?.get('/')
-      if (!page) throw notFound(NOT_BUILT)
-      return fileResponse(page, request, 'no-cache')
-    }, { detail: { hide: true } })
-    .get('/assets/*', ({ request, path }) => {
-      const file = assets?.get(path)
-      if (!file || path === '/') throw notFound('Not Found')
-      return fileResponse(file, request, 'public, max-age=31536000, immutable')
-    }, { detail: { hide: true } })
+    .get(
+      '/',
+      ({ request }) => {
+        const page = assets?.get('/')
+        if (!page) throw notFound(NOT_BUILT)
+        return fileResponse(page, request, 'no-cache')
+      },
+      { detail: { hide: true } },
+    )
+    .get(
+      '/assets/*',
+      ({ request, path }) => {
+        const file = assets?.get(path)
+        if (!file || path === '/') throw notFound('Not Found')
+        return fileResponse(file, request, 'public, max-age=31536000, immutable')
+      },
+      { detail: { hide: true } },
+    )

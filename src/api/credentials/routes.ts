@@ -2,9 +2,21 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { auth } from '../auth'
 import { authErrors, ErrorDetail } from '../schemas'
-import { CreateCredentialBody, CredentialParams, CredentialView, DeletedCredential, UpdateCredentialBody } from './model'
+import {
+  CreateCredentialBody,
+  CredentialParams,
+  CredentialView,
+  DeletedCredential,
+  UpdateCredentialBody,
+} from './model'
 import { checkCredentialBodyShape } from '../../credentials/data'
-import { createCredential, deleteCredential, getCredential, listCredentials, updateCredential } from '../../credentials/store'
+import {
+  createCredential,
+  deleteCredential,
+  getCredential,
+  listCredentials,
+  updateCredential,
+} from '../../credentials/store'
 
 const tags = ['Credentials']
 
@@ -22,29 +34,41 @@ export const credentialRoutes = (ctx: AppContext) =>
       response: { 200: CredentialView, 409: ErrorDetail, ...authErrors },
       detail: { tags, summary: 'Create a credential (the secret is encrypted at rest and never returned)' },
     })
-    .get('/:credential_uuid', ({ principal, params }) => getCredential(ctx, principal.organizationId, params.credential_uuid), {
-      params: CredentialParams,
-      response: { 200: CredentialView, 404: ErrorDetail, ...authErrors },
-      detail: { tags, summary: 'Get a credential (never its secret)' },
-    })
-    .put('/:credential_uuid', ({ principal, params, body }) =>
-      updateCredential(ctx, principal.organizationId, params.credential_uuid, body), {
-      transform: ({ body }) => checkCredentialBodyShape(body, true),
-      params: CredentialParams,
-      body: UpdateCredentialBody,
-      response: { 200: CredentialView, 404: ErrorDetail, 409: ErrorDetail, ...authErrors },
-      detail: {
-        tags,
-        summary: 'Update a credential partially',
-        description: 'Fields left out stay, the stored secret included. credential_data replaces the secret whole; '
-          + 'a new credential_type needs its credential_data.',
+    .get(
+      '/:credential_uuid',
+      ({ principal, params }) => getCredential(ctx, principal.organizationId, params.credential_uuid),
+      {
+        params: CredentialParams,
+        response: { 200: CredentialView, 404: ErrorDetail, ...authErrors },
+        detail: { tags, summary: 'Get a credential (never its secret)' },
       },
-    })
-    .delete('/:credential_uuid', ({ principal, params }) => {
-      deleteCredential(ctx, principal.organizationId, params.credential_uuid)
-      return { message: 'Credential deleted' }
-    }, {
-      params: CredentialParams,
-      response: { 200: DeletedCredential, 404: ErrorDetail, ...authErrors },
-      detail: { tags, summary: 'Delete a credential (tools and webhook nodes that name it are not checked yet)' },
-    })
+    )
+    .put(
+      '/:credential_uuid',
+      ({ principal, params, body }) => updateCredential(ctx, principal.organizationId, params.credential_uuid, body),
+      {
+        transform: ({ body }) => checkCredentialBodyShape(body, true),
+        params: CredentialParams,
+        body: UpdateCredentialBody,
+        response: { 200: CredentialView, 404: ErrorDetail, 409: ErrorDetail, ...authErrors },
+        detail: {
+          tags,
+          summary: 'Update a credential partially',
+          description:
+            'Fields left out stay, the stored secret included. credential_data replaces the secret whole; ' +
+            'a new credential_type needs its credential_data.',
+        },
+      },
+    )
+    .delete(
+      '/:credential_uuid',
+      ({ principal, params }) => {
+        deleteCredential(ctx, principal.organizationId, params.credential_uuid)
+        return { message: 'Credential deleted' }
+      },
+      {
+        params: CredentialParams,
+        response: { 200: DeletedCredential, 404: ErrorDetail, ...authErrors },
+        detail: { tags, summary: 'Delete a credential (tools and webhook nodes that name it are not checked yet)' },
+      },
+    )

@@ -63,7 +63,11 @@ function eventStream(ctx: AppContext, principal: Principal): Response {
     },
   })
   return new Response(body, {
-    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+    },
   })
 }
 
@@ -71,16 +75,25 @@ export const eventRoutes = (ctx: AppContext) =>
   new Elysia({ prefix: '/api/v1' })
     // Trigger keys read runs, so they follow their changes; campaign changes are for admin keys.
     .use(auth(ctx, ['admin', 'trigger']))
-    .get('/events', ({ principal, request, set }) => {
-      if (!(request.headers.get('accept') ?? '').includes('text/event-stream')) {
-        set.status = 406
-        return { detail: 'This is a server-sent events stream: send Accept: text/event-stream' }
-      }
-      return eventStream(ctx, principal)
-    }, {
-      response: { 200: t.String({ description: 'text/event-stream: `snapshot`, then `run` and `campaign` events, JSON each' }), 406: ErrorDetail, ...authErrors },
-      detail: {
-        tags,
-        summary: 'Follow the organization live: calls in progress, then run and campaign changes (server-sent events)',
+    .get(
+      '/events',
+      ({ principal, request, set }) => {
+        if (!(request.headers.get('accept') ?? '').includes('text/event-stream')) {
+          set.status = 406
+          return { detail: 'This is a server-sent events stream: send Accept: text/event-stream' }
+        }
+        return eventStream(ctx, principal)
       },
-    })
+      {
+        response: {
+          200: t.String({ description: 'text/event-stream: `snapshot`, then `run` and `campaign` events, JSON each' }),
+          406: ErrorDetail,
+          ...authErrors,
+        },
+        detail: {
+          tags,
+          summary:
+            'Follow the organization live: calls in progress, then run and campaign changes (server-sent events)',
+        },
+      },
+    )

@@ -14,10 +14,15 @@ export const HealthResponse = t.Object({
     connected: t.Integer({ description: 'Active ARI configurations whose events websocket is up.' }),
     total: t.Integer({ description: 'Active ARI configurations (parked ones are not counted).' }),
   }),
-  disk: t.Optional(t.Object({
-    free_bytes: t.Integer({ description: 'Bytes free for the server on the file system of its data dir.' }),
-    total_bytes: t.Integer(),
-  }, { description: 'Only for a request made with an admin key (or its browser session): the data dir\'s disk space.' })),
+  disk: t.Optional(
+    t.Object(
+      {
+        free_bytes: t.Integer({ description: 'Bytes free for the server on the file system of its data dir.' }),
+        total_bytes: t.Integer(),
+      },
+      { description: "Only for a request made with an admin key (or its browser session): the data dir's disk space." },
+    ),
+  ),
 })
 
 /** Whether the request is authenticated as an admin; health answers everyone, so a missing or bad key is just "no". */
@@ -44,5 +49,12 @@ export const healthRoutes = (ctx: AppContext) =>
         ...(disk ? { disk } : {}),
       }
     },
-    { response: { 200: HealthResponse }, detail: { tags: ['Health'], summary: 'Reachability and version (no API key); with an admin key, also the data dir\'s disk space', security: [] } },
+    {
+      response: { 200: HealthResponse },
+      detail: {
+        tags: ['Health'],
+        summary: "Reachability and version (no API key); with an admin key, also the data dir's disk space",
+        security: [],
+      },
+    },
   )

@@ -4,7 +4,8 @@ import { DOCUMENT_LIMITS, EXTENSIONS } from '../../knowledge/formats'
 import { Uuid } from '../../models/schemas'
 
 const RetrievalMode = t.Union([t.Literal('chunked'), t.Literal('full_document')], {
-  description: 'chunked: searched by meaning (needs an embeddings model); full_document: the whole text given to the model (at most 60,000 characters)',
+  description:
+    'chunked: searched by meaning (needs an embeddings model); full_document: the whole text given to the model (at most 60,000 characters)',
 })
 const Status = t.Union([t.Literal('pending'), t.Literal('processing'), t.Literal('completed'), t.Literal('failed')])
 const Metadata = t.Record(t.String(), t.Unknown())
@@ -12,7 +13,12 @@ const Metadata = t.Record(t.String(), t.Unknown())
 export const UploadUrlBody = t.Object({
   filename: t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH, description: `One of ${EXTENSIONS.join(', ')}` }),
   mime_type: t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'The Content-Type the PUT will send' }),
-  file_size: t.Optional(t.Integer({ exclusiveMinimum: 0, description: `Bytes; the upload may not exceed it (default and maximum ${DOCUMENT_LIMITS.maxBytes})` })),
+  file_size: t.Optional(
+    t.Integer({
+      exclusiveMinimum: 0,
+      description: `Bytes; the upload may not exceed it (default and maximum ${DOCUMENT_LIMITS.maxBytes})`,
+    }),
+  ),
   custom_metadata: t.Optional(Metadata),
 })
 
@@ -58,7 +64,12 @@ export const DocumentListQuery = t.Object({
   offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
 })
 
-export const DocumentList = t.Object({ documents: t.Array(DocumentView), total: t.Integer(), limit: t.Integer(), offset: t.Integer() })
+export const DocumentList = t.Object({
+  documents: t.Array(DocumentView),
+  total: t.Integer(),
+  limit: t.Integer(),
+  offset: t.Integer(),
+})
 
 export const DocumentUuidParam = t.Object({ document_uuid: t.String({ maxLength: 64 }) })
 
@@ -72,20 +83,23 @@ export const SearchBody = t.Object({
 })
 
 export const SearchResponse = t.Object({
-  chunks: t.Array(t.Object({
-    id: t.Integer(),
-    document_id: t.Integer(),
-    document_uuid: Uuid,
-    filename: t.String(),
-    chunk_index: t.Integer(),
-    chunk_text: t.String(),
-    contextualized_text: t.String(),
-    chunk_metadata: Metadata,
-    similarity: t.Number(),
-  })),
+  chunks: t.Array(
+    t.Object({
+      id: t.Integer(),
+      document_id: t.Integer(),
+      document_uuid: Uuid,
+      filename: t.String(),
+      chunk_index: t.Integer(),
+      chunk_text: t.String(),
+      contextualized_text: t.String(),
+      chunk_metadata: Metadata,
+      similarity: t.Number(),
+    }),
+  ),
   query: t.String(),
   total_results: t.Integer(),
   unavailable_documents: t.Array(t.Object({ document_uuid: t.String(), reason: t.String() }), {
-    description: 'Named documents that were not searched (not ready, failed, unknown, embedded by another model), with the reason',
+    description:
+      'Named documents that were not searched (not ready, failed, unknown, embedded by another model), with the reason',
   }),
 })

@@ -20,11 +20,12 @@ import { runServerTool, serverTools, type McpCaller } from './tools'
 const PATH = '/api/v1/mcp'
 const tags = ['MCP']
 
-const INSTRUCTIONS = 'Ringbase runs voice agents ("workflows"). Build one with create_workflow from a workflow_definition of '
-  + 'nodes (see list_node_types: a startCall node, agentNode steps, an endCall node) and edges whose label and condition tell '
-  + 'the model when to move on; update_workflow saves a draft and publish_workflow makes it live. Try it with '
-  + 'start_text_chat and send_text_chat_message, read what happened with list_runs and get_run, and call a phone with '
-  + 'start_test_call. A refused input answers with the API\'s own error: {status, detail}.'
+const INSTRUCTIONS =
+  'Ringbase runs voice agents ("workflows"). Build one with create_workflow from a workflow_definition of ' +
+  'nodes (see list_node_types: a startCall node, agentNode steps, an endCall node) and edges whose label and condition tell ' +
+  'the model when to move on; update_workflow saves a draft and publish_workflow makes it live. Try it with ' +
+  'start_text_chat and send_text_chat_message, read what happened with list_runs and get_run, and call a phone with ' +
+  "start_test_call. A refused input answers with the API's own error: {status, detail}."
 
 function toolResult(value: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value) }] }
@@ -32,18 +33,26 @@ function toolResult(value: unknown): CallToolResult {
 
 /** The SDK, loaded on the first MCP request rather than at every start. */
 const loadSdk = async () => {
-  const [{ Server }, { WebStandardStreamableHTTPServerTransport }, { CallToolRequestSchema, ListToolsRequestSchema }] = await Promise.all([
-    import('@modelcontextprotocol/sdk/server/index.js'),
-    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
-    import('@modelcontextprotocol/sdk/types.js'),
-  ])
+  const [{ Server }, { WebStandardStreamableHTTPServerTransport }, { CallToolRequestSchema, ListToolsRequestSchema }] =
+    await Promise.all([
+      import('@modelcontextprotocol/sdk/server/index.js'),
+      import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
+    ])
   return { Server, WebStandardStreamableHTTPServerTransport, CallToolRequestSchema, ListToolsRequestSchema }
 }
 
 type Sdk = Awaited<ReturnType<typeof loadSdk>>
 
-function mcpServer(ctx: AppContext, caller: McpCaller, { Server, CallToolRequestSchema, ListToolsRequestSchema }: Sdk): Server {
-  const server = new Server({ name: 'ringbase', version: ctx.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
+function mcpServer(
+  ctx: AppContext,
+  caller: McpCaller,
+  { Server, CallToolRequestSchema, ListToolsRequestSchema }: Sdk,
+): Server {
+  const server = new Server(
+    { name: 'ringbase', version: ctx.version },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+  )
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: serverTools(caller.principal.scope) }))
   server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
     const logged = { orgId: caller.principal.organizationId, tool: params.name.slice(0, 100) }
@@ -70,29 +79,52 @@ async function withDetail(response: Response): Promise<Response> {
   try {
     const parsed: unknown = JSON.parse(text)
     if (isPlainObject(parsed)) body = parsed
-  } catch { /* not JSON: described by its status alone */ }
-  const message = isPlainObject(body.error) && typeof body.error.message === 'string' ? body.error.message : response.statusText || 'MCP request refused'
+  } catch {
+    /* not JSON: described by its status alone */
+  }
+  const message =
+    isPlainObject(body.error) && typeof body.error.message === 'string'
+      ? body.error.message
+      : response.statusText || 'MCP request refused'
   const headers = new Headers(response.headers)
   headers.set('content-type', 'application/json')
   return new Response(JSON.stringify({ detail: message, ...body }), { status: response.status, headers })
 }
 
 export const mcpRoutes = (ctx: AppContext) =>
-  new Elysia()
-    .use(auth(ctx, ['admin', 'trigger'], { bearer: true }))
-    .post(PATH, async ({ principal, request, body }) => {
+  new Elysia().use(auth(ctx, ['admin', 'trigger'], { bearer: true })).post(
+    PATH,
+    async ({ principal, request, body }) => {
       const caller: McpCaller = { principal }
       const sdk = await loadSdk()
       const server = mcpServer(ctx, caller, sdk)
-      const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+      const transport = new sdk.WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      })
       await server.connect(transport)
       try {
         return await withDetail(await transport.handleRequest(request, { parsedBody: body }))
       } finally {
         await server.close()
       }
-    }, {
-      body: t.Unknown({ description: 'A JSON-RPC message of the Model Context Protocol (initialize, tools/list, tools/call, …)' }),
-      response: { 200: t.Unknown({ description: 'The JSON-RPC answer' }), 202: t.Unknown({ description: 'A notification was taken' }), 400: ErrorDetail, 406: ErrorDetail, 415: ErrorDetail, ...authErrors },
-      detail: { tags, summary: 'Ringbase as an MCP server (Streamable HTTP, stateless): tools to build agents, chat with them and read their runs' },
-    })
+    },
+    {
+      body: t.Unknown({
+        description: 'A JSON-RPC message of the Model Context Protocol (initialize, tools/list, tools/call, …)',
+      }),
+      response: {
+        200: t.Unknown({ description: 'The JSON-RPC answer' }),
+        202: t.Unknown({ description: 'A notification was taken' }),
+        400: ErrorDetail,
+        406: ErrorDetail,
+        415: ErrorDetail,
+        ...authErrors,
+      },
+      detail: {
+        tags,
+        summary:
+          'Ringbase as an MCP server (Streamable HTTP, stateless): tools to build agents, chat with them and read their runs',
+      },
+    },
+  )

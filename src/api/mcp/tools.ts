@@ -42,8 +42,8 @@ const ADMIN: ApiKeyScope[] = ['admin']
 const ANY_KEY: ApiKeyScope[] = ['admin', 'trigger']
 /** The routes' path ids without Elysia's text form (`t.Integer` there also takes "7"): MCP arguments are JSON. */
 const Id = (description: string) => t.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description })
-const WorkflowId = t.Object({ workflow_id: Id('The agent\'s id') })
-const RunIds = t.Object({ workflow_id: Id('The agent\'s id'), run_id: Id('The run\'s id') })
+const WorkflowId = t.Object({ workflow_id: Id("The agent's id") })
+const RunIds = t.Object({ workflow_id: Id("The agent's id"), run_id: Id("The run's id") })
 
 /** What the route answers 404 to when it finds nothing. */
 function found<T>(value: T | null | undefined, notFoundMessage: string): T {
@@ -54,10 +54,11 @@ function found<T>(value: T | null | undefined, notFoundMessage: string): T {
 const TOOLS: ServerTool[] = [
   {
     name: 'list_workflows',
-    description: 'List the organization\'s agents (workflows), newest first: id, name, status, created_at.',
+    description: "List the organization's agents (workflows), newest first: id, name, status, created_at.",
     scopes: ADMIN,
     query: WorkflowListQuery,
-    run: (ctx, { principal }, { query }) => JSON.parse(listAgentsJson(ctx, principal.organizationId, query.status as string | undefined)),
+    run: (ctx, { principal }, { query }) =>
+      JSON.parse(listAgentsJson(ctx, principal.organizationId, query.status as string | undefined)),
   },
   {
     name: 'get_workflow',
@@ -68,22 +69,26 @@ const TOOLS: ServerTool[] = [
   },
   {
     name: 'create_workflow',
-    description: 'Create an agent from a workflow_definition (nodes and edges; see list_node_types). Its first version is published.',
+    description:
+      'Create an agent from a workflow_definition (nodes and edges; see list_node_types). Its first version is published.',
     scopes: ADMIN,
     body: CreateWorkflowBody,
-    run: (ctx, { principal }, { body }) => createAgent(ctx, principal.organizationId, body as Static<typeof CreateWorkflowBody>),
+    run: (ctx, { principal }, { body }) =>
+      createAgent(ctx, principal.organizationId, body as Static<typeof CreateWorkflowBody>),
   },
   {
     name: 'update_workflow',
-    description: 'Rename an agent and/or save a new definition or configuration as its draft (publish_workflow makes it live).',
+    description:
+      'Rename an agent and/or save a new definition or configuration as its draft (publish_workflow makes it live).',
     scopes: ADMIN,
     path: WorkflowId,
     body: UpdateWorkflowBody,
-    run: (ctx, { principal }, { path, body }) => updateAgent(ctx, principal.organizationId, path.workflow_id as number, body as Static<typeof UpdateWorkflowBody>),
+    run: (ctx, { principal }, { path, body }) =>
+      updateAgent(ctx, principal.organizationId, path.workflow_id as number, body as Static<typeof UpdateWorkflowBody>),
   },
   {
     name: 'publish_workflow',
-    description: 'Publish an agent\'s draft; calls then use it.',
+    description: "Publish an agent's draft; calls then use it.",
     scopes: ADMIN,
     path: WorkflowId,
     run: (ctx, { principal }, { path }) => publishAgent(ctx, principal.organizationId, path.workflow_id as number),
@@ -103,28 +108,42 @@ const TOOLS: ServerTool[] = [
   },
   {
     name: 'start_text_chat',
-    description: 'Start a text chat with an agent (its draft, else its published version); the answer has the opening turn and the run id.',
+    description:
+      'Start a text chat with an agent (its draft, else its published version); the answer has the opening turn and the run id.',
     scopes: ADMIN,
     path: WorkflowId,
     body: CreateTextChatBody,
-    run: (ctx, { principal }, { path, body }) => createTextChat(ctx, principal.organizationId, path.workflow_id as number, body as Static<typeof CreateTextChatBody>),
+    run: (ctx, { principal }, { path, body }) =>
+      createTextChat(
+        ctx,
+        principal.organizationId,
+        path.workflow_id as number,
+        body as Static<typeof CreateTextChatBody>,
+      ),
   },
   {
     name: 'send_text_chat_message',
-    description: 'Send a message in a text chat (run_id from start_text_chat) and get the agent\'s answer.',
+    description: "Send a message in a text chat (run_id from start_text_chat) and get the agent's answer.",
     scopes: ADMIN,
     path: RunIds,
     body: TextChatMessageBody,
     run: (ctx, { principal }, { path, body }) =>
-      sendTextChatMessage(ctx, principal.organizationId, path.workflow_id as number, path.run_id as number, body as Static<typeof TextChatMessageBody>),
+      sendTextChatMessage(
+        ctx,
+        principal.organizationId,
+        path.workflow_id as number,
+        path.run_id as number,
+        body as Static<typeof TextChatMessageBody>,
+      ),
   },
   {
     name: 'list_runs',
-    description: 'List an agent\'s runs (calls and chats), filtered and paged.',
+    description: "List an agent's runs (calls and chats), filtered and paged.",
     scopes: ANY_KEY,
     path: WorkflowId,
     query: RunListQuery,
-    run: (ctx, { principal }, { path, query }) => listWorkflowRuns(ctx, principal.organizationId, path.workflow_id as number, query),
+    run: (ctx, { principal }, { path, query }) =>
+      listWorkflowRuns(ctx, principal.organizationId, path.workflow_id as number, query),
   },
   {
     name: 'get_run',
@@ -132,19 +151,34 @@ const TOOLS: ServerTool[] = [
     scopes: ANY_KEY,
     path: RunIds,
     run: (ctx, { principal }, { path }) =>
-      found(runDetail(ctx, principal.organizationId, path.run_id as number, path.workflow_id as number), 'Workflow run not found'),
+      found(
+        runDetail(ctx, principal.organizationId, path.run_id as number, path.workflow_id as number),
+        'Workflow run not found',
+      ),
   },
   {
     name: 'start_test_call',
-    description: 'Call a phone number with an agent\'s draft (else its published version), by its Agent UUID.',
+    description: "Call a phone number with an agent's draft (else its published version), by its Agent UUID.",
     scopes: ANY_KEY,
     path: t.Object({ workflow_uuid: t.String({ maxLength: MAX_TOKEN_LENGTH }) }),
     body: TriggerCallBody,
-    run: (ctx, { principal }, { path, body }) => startRunByApi(ctx, principal, { workflowUuid: path.workflow_uuid as string }, 'test', body as Static<typeof TriggerCallBody>),
+    run: (ctx, { principal }, { path, body }) =>
+      startRunByApi(
+        ctx,
+        principal,
+        { workflowUuid: path.workflow_uuid as string },
+        'test',
+        body as Static<typeof TriggerCallBody>,
+      ),
   },
 ]
 
-const sections = (tool: ServerTool) => [['path', tool.path], ['query', tool.query], ['body', tool.body]] as const
+const sections = (tool: ServerTool) =>
+  [
+    ['path', tool.path],
+    ['query', tool.query],
+    ['body', tool.body],
+  ] as const
 
 const TOOLS_BY_NAME = new Map(TOOLS.map((tool) => [tool.name, tool]))
 
@@ -161,7 +195,11 @@ function inputSchema(tool: ServerTool): Record<string, unknown> {
 }
 
 export function serverTools(scope: ApiKeyScope) {
-  return TOOLS.filter((tool) => tool.scopes.includes(scope)).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: inputSchema(tool) }))
+  return TOOLS.filter((tool) => tool.scopes.includes(scope)).map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: inputSchema(tool),
+  }))
 }
 
 /** The arguments split into the route's parts, each checked as the route checks it, defaults filled, unknown fields dropped. */
@@ -172,7 +210,8 @@ function routeParts(tool: ServerTool, args: Record<string, unknown>): Parts {
     const value = Object.fromEntries(Object.entries(args).filter(([name]) => name in schema.properties))
     const loc: Loc = [section]
     const problems = checkValue(schema, value, loc)
-    if (problems.length === 0) parts[section] = Value.Clean(schema, Value.Default(schema, value)) as Record<string, unknown>
+    if (problems.length === 0)
+      parts[section] = Value.Clean(schema, Value.Default(schema, value)) as Record<string, unknown>
     return problems
   })
   if (items.length > 0) throw invalid(items)
@@ -180,7 +219,12 @@ function routeParts(tool: ServerTool, args: Record<string, unknown>): Parts {
 }
 
 /** Runs a tool for `caller`; throws the DomainError the route would answer with. */
-export async function runServerTool(ctx: AppContext, caller: McpCaller, name: string, args: Record<string, unknown>): Promise<unknown> {
+export async function runServerTool(
+  ctx: AppContext,
+  caller: McpCaller,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<unknown> {
   const tool = TOOLS_BY_NAME.get(name)
   if (!tool) throw notFound(`Tool '${name}' not found`)
   if (!tool.scopes.includes(caller.principal.scope)) throw scopeNotAllowed(caller.principal.scope)

@@ -24,12 +24,16 @@ export const nodeTypeRoutes = (ctx: AppContext) =>
       response: { 200: NodeTypesResponseSchema, ...authErrors },
       detail: { tags, summary: 'List the node types agent definitions are built from, with their properties' },
     })
-    .get('/:name', ({ params }) => {
-      const spec = nodeTypeJson.get(params.name)
-      if (spec === undefined) throw notFound(`Node type '${params.name}' not found`)
-      return jsonText(spec)
-    }, {
-      params: t.Object({ name: t.String({ maxLength: MAX_TOKEN_LENGTH }) }),
-      response: { 200: NodeSpecSchema, 404: ErrorDetail, ...authErrors },
-      detail: { tags, summary: 'Get one node type by name' },
-    })
+    .get(
+      '/:name',
+      ({ params }) => {
+        const spec = nodeTypeJson.get(params.name)
+        if (spec === undefined) throw notFound(`Node type '${params.name}' not found`)
+        return jsonText(spec)
+      },
+      {
+        params: t.Object({ name: t.String({ maxLength: MAX_TOKEN_LENGTH }) }),
+        response: { 200: NodeSpecSchema, 404: ErrorDetail, ...authErrors },
+        detail: { tags, summary: 'Get one node type by name' },
+      },
+    )

@@ -14,10 +14,13 @@ export {
  * either, the missing key is a 422 like any missing field (see `missingKeyItems` in ../errors.ts).
  */
 export const TriggerHeaders = t.Object({
-  'x-api-key': t.Optional(t.String({
-    maxLength: MAX_NAME_LENGTH,
-    description: 'An admin or trigger key. A signed-in browser may instead send its session cookie (`ringbase_session`) with `X-CSRF-Token`; the session has the scope of the key it was made from.',
-  })),
+  'x-api-key': t.Optional(
+    t.String({
+      maxLength: MAX_NAME_LENGTH,
+      description:
+        'An admin or trigger key. A signed-in browser may instead send its session cookie (`ringbase_session`) with `X-CSRF-Token`; the session has the scope of the key it was made from.',
+    }),
+  ),
 })
 
 export const TriggerParams = t.Object({ uuid: t.String({ maxLength: MAX_NAME_LENGTH }) })

@@ -15,11 +15,22 @@ const hook = {
   headers: TriggerHeaders,
   body: TriggerCallBody,
   response: {
-    200: TriggerCallResponse, 400: ErrorDetail, 401: ErrorDetail, 403: ErrorDetail, 404: ErrorDetail, 422: ValidationErrorBody, 429: ErrorDetail,
+    200: TriggerCallResponse,
+    400: ErrorDetail,
+    401: ErrorDetail,
+    403: ErrorDetail,
+    404: ErrorDetail,
+    422: ValidationErrorBody,
+    429: ErrorDetail,
   },
 }
 
-type TriggerRequest<P> = { request: Request; headers: Static<typeof TriggerHeaders>; params: P; body: Static<typeof TriggerCallBody> }
+type TriggerRequest<P> = {
+  request: Request
+  headers: Static<typeof TriggerHeaders>
+  params: P
+  body: Static<typeof TriggerCallBody>
+}
 
 /**
  * Who the trigger acts for: the key's, else (no key) the signed-in browser session's, whose writes need
@@ -31,7 +42,8 @@ function caller(ctx: AppContext, request: Request, rawKey: string | undefined): 
     if (!principal) throw unauthenticated(INVALID_API_KEY)
     return principal
   }
-  if (!sessionToken(request)) throw invalid([{ type: 'missing', loc: ['header', 'X-API-Key'], msg: 'Field required', input: null }])
+  if (!sessionToken(request))
+    throw invalid([{ type: 'missing', loc: ['header', 'X-API-Key'], msg: 'Field required', input: null }])
   return requireSession(ctx, request).principal
 }
 
@@ -41,26 +53,40 @@ function caller(ctx: AppContext, request: Request, rawKey: string | undefined): 
  * gets one 422 naming both. `/test/` runs the agent's draft when it has one.
  */
 export const publicAgentRoutes = (ctx: AppContext) => {
-  const start = <P>(mode: TriggerMode, selectorOf: (params: P) => AgentSelector) =>
+  const start =
+    <P>(mode: TriggerMode, selectorOf: (params: P) => AgentSelector) =>
     ({ request, headers, params, body }: TriggerRequest<P>) =>
       startRunByApi(ctx, caller(ctx, request, headers['x-api-key']), selectorOf(params), mode, body)
   const byTriggerPath = (params: Static<typeof TriggerParams>) => ({ triggerPath: params.uuid })
   const byAgentUuid = (params: Static<typeof WorkflowUuidParams>) => ({ workflowUuid: params.workflow_uuid })
   return new Elysia({ prefix: '/api/v1/public/agent' })
     .post('/:uuid', start('production', byTriggerPath), {
-      ...hook, params: TriggerParams,
-      detail: { tags, summary: 'Call a number with the published version of the agent whose API Trigger node has this trigger path' },
+      ...hook,
+      params: TriggerParams,
+      detail: {
+        tags,
+        summary: 'Call a number with the published version of the agent whose API Trigger node has this trigger path',
+      },
     })
     .post('/test/:uuid', start('test', byTriggerPath), {
-      ...hook, params: TriggerParams,
-      detail: { tags, summary: 'Call a number with the draft of the agent (else its published version), by trigger path' },
+      ...hook,
+      params: TriggerParams,
+      detail: {
+        tags,
+        summary: 'Call a number with the draft of the agent (else its published version), by trigger path',
+      },
     })
     .post('/workflow/:workflow_uuid', start('production', byAgentUuid), {
-      ...hook, params: WorkflowUuidParams,
+      ...hook,
+      params: WorkflowUuidParams,
       detail: { tags, summary: 'Call a number with the published version of the agent with this Agent UUID' },
     })
     .post('/test/workflow/:workflow_uuid', start('test', byAgentUuid), {
-      ...hook, params: WorkflowUuidParams,
-      detail: { tags, summary: 'Call a number with the draft of the agent (else its published version), by Agent UUID' },
+      ...hook,
+      params: WorkflowUuidParams,
+      detail: {
+        tags,
+        summary: 'Call a number with the draft of the agent (else its published version), by Agent UUID',
+      },
     })
 }

@@ -13,28 +13,45 @@ const tags = ['Runs']
 export const runRoutes = (ctx: AppContext) =>
   new Elysia()
     // Public: the token in the path is the credential.
-    .get('/api/v1/public/download/workflow/:token/:artifact_type', ({ params, query }) =>
-      downloadArtifact(ctx, params.token, params.artifact_type, query.inline ?? false), {
-      params: DownloadParams,
-      query: DownloadQuery,
-      response: { 200: t.Unknown({ description: 'The artifact file' }), 400: ErrorDetail, 404: ErrorDetail },
-      detail: { tags, summary: 'Download a run recording or transcript with its public token (no API key)', security: [] },
-    })
-    .group('/api/v1/workflow/:workflow_id/runs', (app) => app
-      // Trigger-scoped keys may read the runs they start.
-      .use(auth(ctx, ['admin', 'trigger']))
-      .get('', ({ principal, params, query }) => listWorkflowRuns(ctx, principal.organizationId, params.workflow_id, query), {
-        params: IdParam('workflow_id'),
-        query: RunListQuery,
-        response: { 200: RunList, 400: ErrorDetail, 404: ErrorDetail, ...authErrors },
-        detail: { tags, summary: 'List the runs of an agent, filtered and paged' },
-      })
-      .get('/:run_id', ({ principal, params }) => {
-        const detail = runDetail(ctx, principal.organizationId, params.run_id, params.workflow_id)
-        if (!detail) throw notFound('Workflow run not found')
-        return detail
-      }, {
-        params: RunParams,
-        response: { 200: RunDetailSchema, 404: ErrorDetail, ...authErrors },
-        detail: { tags, summary: 'Get a run with its context, usage and artifact links' },
-      }))
+    .get(
+      '/api/v1/public/download/workflow/:token/:artifact_type',
+      ({ params, query }) => downloadArtifact(ctx, params.token, params.artifact_type, query.inline ?? false),
+      {
+        params: DownloadParams,
+        query: DownloadQuery,
+        response: { 200: t.Unknown({ description: 'The artifact file' }), 400: ErrorDetail, 404: ErrorDetail },
+        detail: {
+          tags,
+          summary: 'Download a run recording or transcript with its public token (no API key)',
+          security: [],
+        },
+      },
+    )
+    .group('/api/v1/workflow/:workflow_id/runs', (app) =>
+      app
+        // Trigger-scoped keys may read the runs they start.
+        .use(auth(ctx, ['admin', 'trigger']))
+        .get(
+          '',
+          ({ principal, params, query }) => listWorkflowRuns(ctx, principal.organizationId, params.workflow_id, query),
+          {
+            params: IdParam('workflow_id'),
+            query: RunListQuery,
+            response: { 200: RunList, 400: ErrorDetail, 404: ErrorDetail, ...authErrors },
+            detail: { tags, summary: 'List the runs of an agent, filtered and paged' },
+          },
+        )
+        .get(
+          '/:run_id',
+          ({ principal, params }) => {
+            const detail = runDetail(ctx, principal.organizationId, params.run_id, params.workflow_id)
+            if (!detail) throw notFound('Workflow run not found')
+            return detail
+          },
+          {
+            params: RunParams,
+            response: { 200: RunDetailSchema, 404: ErrorDetail, ...authErrors },
+            detail: { tags, summary: 'Get a run with its context, usage and artifact links' },
+          },
+        ),
+    )

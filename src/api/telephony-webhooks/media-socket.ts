@@ -35,12 +35,17 @@ export function mediaSocketServer(ctx: AppContext): MediaSocketServer {
       open(socket: ServerWebSocket<MediaSocketData>) {
         const admission = admitMediaStream(ctx, socket.data.path)
         if ('refused' in admission) {
-          ctx.log.warn({ runId: socket.data.path.runId, code: admission.refused.code, reason: admission.refused.reason }, 'carrier media stream refused')
+          ctx.log.warn(
+            { runId: socket.data.path.runId, code: admission.refused.code, reason: admission.refused.reason },
+            'carrier media stream refused',
+          )
           socket.close(admission.refused.code, admission.refused.reason)
           return
         }
         const transport = createCarrierMediaTransport(admission.admitted.framing, {
-          send: (data) => { socket.send(data) },
+          send: (data) => {
+            socket.send(data)
+          },
           close: (code, reason) => socket.close(code, reason),
         })
         socket.data.transport = transport

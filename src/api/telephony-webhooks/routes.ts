@@ -58,30 +58,76 @@ async function readWebhook(ctx: AppContext, request: Request): Promise<WebhookRe
   const params = contentType.includes('application/x-www-form-urlencoded')
     ? Object.fromEntries(new URLSearchParams(rawBody))
     : Object.fromEntries(url.searchParams)
-  return { method: request.method, url: `${ctx.config.publicUrl}${url.pathname}${url.search}`, headers: request.headers, rawBody, params, json }
+  return {
+    method: request.method,
+    url: `${ctx.config.publicUrl}${url.pathname}${url.search}`,
+    headers: request.headers,
+    rawBody,
+    params,
+    json,
+  }
 }
 
-const respond = (answer: WebhookAnswer) => new Response(answer.body, { status: answer.status, headers: { 'content-type': answer.contentType } })
+const respond = (answer: WebhookAnswer) =>
+  new Response(answer.body, { status: answer.status, headers: { 'content-type': answer.contentType } })
 
 export const telephonyWebhookRoutes = (ctx: AppContext) => {
-  const inbound = (provider: string | null) => async (request: Request) => respond(await handleCarrierInbound(ctx, provider, await readWebhook(ctx, request)))
+  const inbound = (provider: string | null) => async (request: Request) =>
+    respond(await handleCarrierInbound(ctx, provider, await readWebhook(ctx, request)))
   const answer = async (request: Request, params: { provider: string; run_id: string }) =>
     respond(handleCarrierAnswer(ctx, params.provider, params.run_id, await readWebhook(ctx, request)))
   const callback = async (request: Request, params: { provider: string; callback: string; run_id?: string }) =>
-    respond(await handleCarrierCallback(ctx, params.provider, params.callback, params.run_id ?? null, await readWebhook(ctx, request)))
-  const plain = (summary: string) => ({ parse: 'none' as const, response: { 200: markup, ...errors }, detail: { tags, summary, security: [] } })
+    respond(
+      await handleCarrierCallback(
+        ctx,
+        params.provider,
+        params.callback,
+        params.run_id ?? null,
+        await readWebhook(ctx, request),
+      ),
+    )
+  const plain = (summary: string) => ({
+    parse: 'none' as const,
+    response: { 200: markup, ...errors },
+    detail: { tags, summary, security: [] },
+  })
   const route = <P extends TObject>(summary: string, params: P) => ({ ...plain(summary), params })
-  const inboundSummary = 'Inbound call webhook of every carrier: opens the media stream of a new inbound run, or rejects the call'
+  const inboundSummary =
+    'Inbound call webhook of every carrier: opens the media stream of a new inbound run, or rejects the call'
   const providerInboundSummary = "Inbound call webhook of one carrier (its console's voice URL)"
   const answerSummary = 'Answer URL of an outbound call: connects it to its media stream (or hangs up on a machine)'
   return new Elysia({ prefix: '/api/v1/telephony' })
     .post('/inbound/run', ({ request }) => inbound(null)(request), plain(inboundSummary))
     .get('/inbound/run', ({ request }) => inbound(null)(request), plain(inboundSummary))
-    .post('/:provider/inbound', ({ request, params }) => inbound(params.provider)(request), route(providerInboundSummary, ProviderParams))
-    .get('/:provider/inbound', ({ request, params }) => inbound(params.provider)(request), route(providerInboundSummary, ProviderParams))
-    .post('/:provider/answer/:run_id', ({ request, params }) => answer(request, params), route(answerSummary, RunParams))
+    .post(
+      '/:provider/inbound',
+      ({ request, params }) => inbound(params.provider)(request),
+      route(providerInboundSummary, ProviderParams),
+    )
+    .get(
+      '/:provider/inbound',
+      ({ request, params }) => inbound(params.provider)(request),
+      route(providerInboundSummary, ProviderParams),
+    )
+    .post(
+      '/:provider/answer/:run_id',
+      ({ request, params }) => answer(request, params),
+      route(answerSummary, RunParams),
+    )
     .get('/:provider/answer/:run_id', ({ request, params }) => answer(request, params), route(answerSummary, RunParams))
-    .post('/:provider/:callback/:run_id', ({ request, params }) => callback(request, params), route('Status callback of a call we placed', RunCallbackParams))
-    .post('/:provider/:callback', ({ request, params }) => callback(request, params), route('Carrier event webhook without a run in its URL (number status URLs, CDRs, WhatsApp)', CallbackParams))
-    .get('/:provider/:callback', ({ request, params }) => callback(request, params), route('Carrier webhook verification handshake (WhatsApp)', CallbackParams))
+    .post(
+      '/:provider/:callback/:run_id',
+      ({ request, params }) => callback(request, params),
+      route('Status callback of a call we placed', RunCallbackParams),
+    )
+    .post(
+      '/:provider/:callback',
+      ({ request, params }) => callback(request, params),
+      route('Carrier event webhook without a run in its URL (number status URLs, CDRs, WhatsApp)', CallbackParams),
+    )
+    .get(
+      '/:provider/:callback',
+      ({ request, params }) => callback(request, params),
+      route('Carrier webhook verification handshake (WhatsApp)', CallbackParams),
+    )
 }

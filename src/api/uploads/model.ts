@@ -4,7 +4,9 @@ import { MAX_NAME_LENGTH } from '../../lib/limits'
 export const PresignedUploadBody = t.Object({
   file_name: t.String({ maxLength: MAX_NAME_LENGTH, pattern: '\\.csv$', description: 'CSV file name' }),
   file_size: t.Integer({ exclusiveMinimum: 0, description: 'Size in bytes; the upload may not exceed it' }),
-  content_type: t.Optional(t.String({ default: 'text/csv', maxLength: MAX_NAME_LENGTH, description: 'Must be text/csv' })),
+  content_type: t.Optional(
+    t.String({ default: 'text/csv', maxLength: MAX_NAME_LENGTH, description: 'Must be text/csv' }),
+  ),
 })
 
 export const PresignedUploadResponse = t.Object({

@@ -13,8 +13,19 @@ export const uploadRoutes = (ctx: AppContext) =>
     .put('/upload', ({ query, request }) => receiveUpload(ctx, query, request), {
       query: UploadQuery,
       parse: 'none',
-      response: { 200: UploadResponse, 400: ErrorDetail, 403: ErrorDetail, 409: ErrorDetail, 413: ErrorDetail, 415: ErrorDetail },
-      detail: { tags, summary: 'Upload a file (contacts CSV, knowledge-base document) to a signed URL, once (streamed; no API key)', security: [] },
+      response: {
+        200: UploadResponse,
+        400: ErrorDetail,
+        403: ErrorDetail,
+        409: ErrorDetail,
+        413: ErrorDetail,
+        415: ErrorDetail,
+      },
+      detail: {
+        tags,
+        summary: 'Upload a file (contacts CSV, knowledge-base document) to a signed URL, once (streamed; no API key)',
+        security: [],
+      },
     })
     .get('/download', ({ query }) => serveDownload(ctx, query), {
       query: DownloadQuery,
@@ -22,9 +33,19 @@ export const uploadRoutes = (ctx: AppContext) =>
       detail: { tags, summary: 'Download a file through a signed link (no API key)', security: [] },
     })
     .use(auth(ctx))
-    .post('/presigned-upload-url', ({ principal, body }) =>
-      createUploadUrl(ctx, principal.organizationId, body.file_name, body.file_size, body.content_type ?? CSV_CONTENT_TYPE), {
-      body: PresignedUploadBody,
-      response: { 200: PresignedUploadResponse, ...authErrors },
-      detail: { tags, summary: 'Get a signed URL to upload a contacts CSV' },
-    })
+    .post(
+      '/presigned-upload-url',
+      ({ principal, body }) =>
+        createUploadUrl(
+          ctx,
+          principal.organizationId,
+          body.file_name,
+          body.file_size,
+          body.content_type ?? CSV_CONTENT_TYPE,
+        ),
+      {
+        body: PresignedUploadBody,
+        response: { 200: PresignedUploadResponse, ...authErrors },
+        detail: { tags, summary: 'Get a signed URL to upload a contacts CSV' },
+      },
+    )

@@ -7,17 +7,31 @@ export {
   UsageResponse,
 } from '../../runs/usage-schemas'
 
-const FILTERS_DESCRIPTION = 'JSON array of `{attribute, type, value}`, all ANDed: runId, workflowId, campaignId (number, '
-  + '`{value}`); callerNumber, calledNumber (text, `{value}`: substring); dispositionCode (multiSelect, `{codes}`); '
-  + 'duration (numberRange, `{min, max}` seconds, inclusive); callDirection (radio, `{status}`: inbound|outbound); '
-  + 'callChannel (radio, `{status}`: telephony|web|chat). Unknown attributes and mismatched types are ignored.'
+const FILTERS_DESCRIPTION =
+  'JSON array of `{attribute, type, value}`, all ANDed: runId, workflowId, campaignId (number, ' +
+  '`{value}`); callerNumber, calledNumber (text, `{value}`: substring); dispositionCode (multiSelect, `{codes}`); ' +
+  'duration (numberRange, `{min, max}` seconds, inclusive); callDirection (radio, `{status}`: inbound|outbound); ' +
+  'callChannel (radio, `{status}`: telephony|web|chat). Unknown attributes and mismatched types are ignored.'
 
 export const UsageQuery = t.Object({
-  start_date: t.Optional(t.String({ maxLength: MAX_TOKEN_LENGTH, description: 'ISO 8601 date or date-time (UTC when no zone); inclusive lower bound on created_at' })),
-  end_date: t.Optional(t.String({ maxLength: MAX_TOKEN_LENGTH, description: 'ISO 8601 date-time (UTC when no zone), inclusive upper bound on created_at; a date alone includes that whole day' })),
+  start_date: t.Optional(
+    t.String({
+      maxLength: MAX_TOKEN_LENGTH,
+      description: 'ISO 8601 date or date-time (UTC when no zone); inclusive lower bound on created_at',
+    }),
+  ),
+  end_date: t.Optional(
+    t.String({
+      maxLength: MAX_TOKEN_LENGTH,
+      description:
+        'ISO 8601 date-time (UTC when no zone), inclusive upper bound on created_at; a date alone includes that whole day',
+    }),
+  ),
   page: t.Optional(t.Integer({ minimum: 1, default: 1 })),
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50 })),
   filters: t.Optional(t.String({ maxLength: MAX_TEXT_LENGTH, description: FILTERS_DESCRIPTION })),
-  sort_by: t.Optional(t.String({ maxLength: MAX_TOKEN_LENGTH, description: '`duration`; anything else sorts by created_at' })),
+  sort_by: t.Optional(
+    t.String({ maxLength: MAX_TOKEN_LENGTH, description: '`duration`; anything else sorts by created_at' }),
+  ),
   sort_order: t.Optional(t.String({ maxLength: MAX_TOKEN_LENGTH, pattern: '^(asc|desc)$', default: 'desc' })),
 })

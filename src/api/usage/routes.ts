@@ -11,8 +11,16 @@ export const usageRoutes = (ctx: AppContext) =>
   new Elysia({ prefix: '/api/v1/organizations/usage' })
     .use(auth(ctx))
     // The body is written by SQLite (see usageReportJson); the usage tests check it against UsageResponse.
-    .get('/runs', ({ principal, query }) => new Response(usageReportJson(ctx, principal.organizationId, query), { headers: JSON_CONTENT }), {
-      query: UsageQuery,
-      response: { 200: UsageResponse, 400: ErrorDetail, ...authErrors },
-      detail: { tags: ['Usage'], summary: 'List the finished runs of the organization with duration and cost, filtered and paged' },
-    })
+    .get(
+      '/runs',
+      ({ principal, query }) =>
+        new Response(usageReportJson(ctx, principal.organizationId, query), { headers: JSON_CONTENT }),
+      {
+        query: UsageQuery,
+        response: { 200: UsageResponse, 400: ErrorDetail, ...authErrors },
+        detail: {
+          tags: ['Usage'],
+          summary: 'List the finished runs of the organization with duration and cost, filtered and paged',
+        },
+      },
+    )

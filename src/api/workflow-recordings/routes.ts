@@ -2,8 +2,26 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { auth } from '../auth'
 import { authErrors, ErrorDetail, IdParam, SuccessMessage } from '../schemas'
-import { createRecordings, createUploadUrls, deleteRecording, listRecordings, renameRecording, transcribeUpload } from '../../recordings/service'
-import { CreateRecordingsBody, ListQuery, RecordingIdParam, RecordingList, RecordingView, RenameBody, TranscribeBody, TranscribeResponse, UploadUrlBody, UploadUrlResponse } from './model'
+import {
+  createRecordings,
+  createUploadUrls,
+  deleteRecording,
+  listRecordings,
+  renameRecording,
+  transcribeUpload,
+} from '../../recordings/service'
+import {
+  CreateRecordingsBody,
+  ListQuery,
+  RecordingIdParam,
+  RecordingList,
+  RecordingView,
+  RenameBody,
+  TranscribeBody,
+  TranscribeResponse,
+  UploadUrlBody,
+  UploadUrlResponse,
+} from './model'
 
 const tags = ['Recordings']
 const recordingErrors = { 404: ErrorDetail, 409: ErrorDetail, ...authErrors }
@@ -16,29 +34,47 @@ export const workflowRecordingRoutes = (ctx: AppContext) =>
       response: { 200: UploadUrlResponse, ...authErrors },
       detail: { tags, summary: 'Get signed URLs to upload recordings (WAV, at most 5 MiB each)' },
     })
-    .post('/', ({ principal, body }) => createRecordings(ctx, principal.organizationId, principal.apiKeyId, body.recordings), {
-      body: CreateRecordingsBody,
-      response: { 200: t.Object({ recordings: t.Array(RecordingView) }), 409: ErrorDetail, ...authErrors },
-      detail: { tags, summary: 'Create recordings from uploaded files: each is decoded once into call audio (all or none)' },
-    })
+    .post(
+      '/',
+      ({ principal, body }) => createRecordings(ctx, principal.organizationId, principal.apiKeyId, body.recordings),
+      {
+        body: CreateRecordingsBody,
+        response: { 200: t.Object({ recordings: t.Array(RecordingView) }), 409: ErrorDetail, ...authErrors },
+        detail: {
+          tags,
+          summary: 'Create recordings from uploaded files: each is decoded once into call audio (all or none)',
+        },
+      },
+    )
     .post('/transcribe', ({ principal, body }) => transcribeUpload(ctx, principal.organizationId, body), {
       body: TranscribeBody,
       response: { 200: TranscribeResponse, 400: ErrorDetail, 502: ErrorDetail, ...authErrors },
-      detail: { tags, summary: 'Transcribe an uploaded recording file with the organization\'s speech to text (nothing is stored)' },
+      detail: {
+        tags,
+        summary: "Transcribe an uploaded recording file with the organization's speech to text (nothing is stored)",
+      },
     })
     .get('/', ({ principal, query }) => listRecordings(ctx, principal.organizationId, query), {
       query: ListQuery,
       response: { 200: RecordingList, ...authErrors },
-      detail: { tags, summary: 'List the organization\'s recordings, newest first' },
+      detail: { tags, summary: "List the organization's recordings, newest first" },
     })
-    .patch('/:id', ({ principal, params, body }) => renameRecording(ctx, principal.organizationId, params.id, body.recording_id), {
-      params: IdParam('id'),
-      body: RenameBody,
-      response: { 200: RecordingView, ...recordingErrors },
-      detail: { tags, summary: 'Rename a recording (by its numeric id); refused while an agent or tool names it' },
-    })
-    .delete('/:recording_id', ({ principal, params }) => deleteRecording(ctx, principal.organizationId, params.recording_id), {
-      params: RecordingIdParam,
-      response: { 200: SuccessMessage, ...recordingErrors },
-      detail: { tags, summary: 'Delete a recording and its audio; refused while an agent or tool names it' },
-    })
+    .patch(
+      '/:id',
+      ({ principal, params, body }) => renameRecording(ctx, principal.organizationId, params.id, body.recording_id),
+      {
+        params: IdParam('id'),
+        body: RenameBody,
+        response: { 200: RecordingView, ...recordingErrors },
+        detail: { tags, summary: 'Rename a recording (by its numeric id); refused while an agent or tool names it' },
+      },
+    )
+    .delete(
+      '/:recording_id',
+      ({ principal, params }) => deleteRecording(ctx, principal.organizationId, params.recording_id),
+      {
+        params: RecordingIdParam,
+        response: { 200: SuccessMessage, ...recordingErrors },
+        detail: { tags, summary: 'Delete a recording and its audio; refused while an agent or tool names it' },
+      },
+    )

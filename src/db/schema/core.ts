@@ -7,28 +7,40 @@ export const organizations = sqliteTable('organizations', {
   createdAt: text('created_at').notNull(),
 })
 
-export const apiKeys = sqliteTable('api_keys', {
-  id: integer('id').primaryKey(),
-  organizationId: integer('organization_id').notNull().references(() => organizations.id),
-  name: text('name').notNull(),
-  keyHash: text('key_hash').notNull().unique(),
-  keyPrefix: text('key_prefix').notNull(),
-  scope: text('scope', { enum: ['admin', 'trigger'] }).notNull().default('admin'),
-  isActive: integer('is_active', { mode: 'boolean' }).notNull().default(true),
-  createdAt: text('created_at').notNull(),
-  lastUsedAt: text('last_used_at'),
-  archivedAt: text('archived_at'),
-}, (table) => [
-  index('api_keys_org').on(table.organizationId, table.id),
-])
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: integer('id').primaryKey(),
+    organizationId: integer('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    name: text('name').notNull(),
+    keyHash: text('key_hash').notNull().unique(),
+    keyPrefix: text('key_prefix').notNull(),
+    scope: text('scope', { enum: ['admin', 'trigger'] })
+      .notNull()
+      .default('admin'),
+    isActive: integer('is_active', { mode: 'boolean' }).notNull().default(true),
+    createdAt: text('created_at').notNull(),
+    lastUsedAt: text('last_used_at'),
+    archivedAt: text('archived_at'),
+  },
+  (table) => [index('api_keys_org').on(table.organizationId, table.id)],
+)
 
-export const sessions = sqliteTable('sessions', {
-  id: integer('id').primaryKey(),
-  organizationId: integer('organization_id').notNull().references(() => organizations.id),
-  apiKeyId: integer('api_key_id').notNull().references(() => apiKeys.id),
-  tokenHash: text('token_hash').notNull().unique(),
-  createdAt: text('created_at').notNull(),
-  expiresAt: text('expires_at').notNull(),
-}, (table) => [
-  index('sessions_expiry').on(table.expiresAt),
-])
+export const sessions = sqliteTable(
+  'sessions',
+  {
+    id: integer('id').primaryKey(),
+    organizationId: integer('organization_id')
+      .notNull()
+      .references(() => organizations.id),
+    apiKeyId: integer('api_key_id')
+      .notNull()
+      .references(() => apiKeys.id),
+    tokenHash: text('token_hash').notNull().unique(),
+    createdAt: text('created_at').notNull(),
+    expiresAt: text('expires_at').notNull(),
+  },
+  (table) => [index('sessions_expiry').on(table.expiresAt)],
+)

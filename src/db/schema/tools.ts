@@ -12,7 +12,11 @@ export type ToolParameter = { name: string; type: ParameterType; description: st
 export type PresetParameter = { name: string; type: ParameterType; value_template: string; required: boolean }
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
 export type HttpMethod = (typeof HTTP_METHODS)[number]
-export type SpokenMessage = { messageType: 'none' | 'custom' | 'audio'; customMessage: string | null; audioRecordingId: string | null }
+export type SpokenMessage = {
+  messageType: 'none' | 'custom' | 'audio'
+  customMessage: string | null
+  audioRecordingId: string | null
+}
 
 export type HttpApiConfig = {
   method: HttpMethod
@@ -64,22 +68,24 @@ export type ToolDefinition =
   | { schema_version: 1; type: 'calculator'; config: Record<string, never> }
   | { schema_version: 1; type: 'mcp'; config: McpConfig }
 
-export const tools = sqliteTable('tools', {
-  id: integer('id').primaryKey(),
-  organizationId: integer('organization_id').notNull(),
-  toolUuid: text('tool_uuid').notNull().unique(),
-  name: text('name').notNull(),
-  description: text('description'),
-  category: text('category').$type<ToolCategory>().notNull(),
-  icon: text('icon'),
-  iconColor: text('icon_color'),
-  status: text('status').$type<ToolStatus>().notNull().default('active'),
-  definition: text('definition', { mode: 'json' }).$type<ToolDefinition>().notNull(),
-  createdAt: text('created_at').notNull(),
-  updatedAt: text('updated_at').notNull(),
-}, (table) => [
-  index('tools_org').on(table.organizationId, table.status),
-])
+export const tools = sqliteTable(
+  'tools',
+  {
+    id: integer('id').primaryKey(),
+    organizationId: integer('organization_id').notNull(),
+    toolUuid: text('tool_uuid').notNull().unique(),
+    name: text('name').notNull(),
+    description: text('description'),
+    category: text('category').$type<ToolCategory>().notNull(),
+    icon: text('icon'),
+    iconColor: text('icon_color'),
+    status: text('status').$type<ToolStatus>().notNull().default('active'),
+    definition: text('definition', { mode: 'json' }).$type<ToolDefinition>().notNull(),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (table) => [index('tools_org').on(table.organizationId, table.status)],
+)
 
 export const toolSettings = sqliteTable('tool_settings', {
   organizationId: integer('organization_id').primaryKey(),

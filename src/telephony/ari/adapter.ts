@@ -1,7 +1,17 @@
 import type { AppContext } from '../../context'
 import { AddressError, ARI_PROVIDER, buildAriDialString, DEFAULT_DIAL_STRING_TEMPLATE } from '../../lib/phone'
 import { hangupIgnoringGone, startCallSession, type CallSession } from './call-session'
-import { DialError, type CallOutcome, type CallOwnership, type CallReport, type CallRun, type CallState, type DialRequest, type InboundRoute, type TelephonyProvider } from '../provider'
+import {
+  DialError,
+  type CallOutcome,
+  type CallOwnership,
+  type CallReport,
+  type CallRun,
+  type CallState,
+  type DialRequest,
+  type InboundRoute,
+  type TelephonyProvider,
+} from '../provider'
 import { ariDestinationRules } from '../config/providers/ari'
 import { removeAriLeftovers } from './leftovers'
 import { AriError, type AriRest } from './rest'
@@ -49,7 +59,6 @@ export type AriLink = {
 
 /** A call arriving in our Stasis app, as the dialplan sent it. */
 export type InboundCall = { configurationId: number; callId: string; callerNumber: string; calledNumber: string }
-
 
 export type AriAdapterOptions = {
   /** The live connection of a configuration; undefined when none runs (inactive, deleted, not ARI). */
@@ -128,9 +137,16 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
   const watchers = new Map<string, { configurationId: number; handlers: Set<(event: AriEvent) => void> }>()
   const vanishGraceMs = options.vanishGraceMs ?? DEFAULT_VANISH_GRACE_MS
 
-  const logFields = (call: TrackedCall) => ({ callId: call.callId, runId: call.run?.runId, configurationId: call.configurationId })
+  const logFields = (call: TrackedCall) => ({
+    callId: call.callId,
+    runId: call.run?.runId,
+    configurationId: call.configurationId,
+  })
 
-  function track(call: Omit<TrackedCall, 'dialStatus' | 'ending' | 'answeredAt' | 'inbound'> & { inbound?: boolean }, answeredAt: number | null = null): TrackedCall {
+  function track(
+    call: Omit<TrackedCall, 'dialStatus' | 'ending' | 'answeredAt' | 'inbound'> & { inbound?: boolean },
+    answeredAt: number | null = null,
+  ): TrackedCall {
     const tracked: TrackedCall = { inbound: false, ...call, answeredAt, dialStatus: '', ending: false }
     calls.set(call.callId, tracked)
     return tracked
@@ -149,17 +165,26 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     const { run } = call
     const template = run.credentials.dial_string_template
     call.session = startCallSession({
-      ctx, rest: link.rest, ariEndpoint: link.endpoint,
-      conversation: ctx.telephony.answering ? { onAnswered: (answered) => ctx.telephony.answered(answered) ?? Promise.resolve() } : undefined,
+      ctx,
+      rest: link.rest,
+      ariEndpoint: link.endpoint,
+      conversation: ctx.telephony.answering
+        ? { onAnswered: (answered) => ctx.telephony.answered(answered) ?? Promise.resolve() }
+        : undefined,
       call: {
-        callId: call.callId, runId: run.runId, organizationId: run.organizationId, configurationId: call.configurationId,
+        callId: call.callId,
+        runId: run.runId,
+        organizationId: run.organizationId,
+        configurationId: call.configurationId,
         direction: call.inbound ? 'inbound' : 'outbound',
       },
       maxCallDurationMs: run.maxCallDurationSeconds * 1000,
       dialStringTemplate: typeof template === 'string' ? template : undefined,
       destinationRules: ariDestinationRules(run.credentials),
       watchChannel: (channelId, onEvent) => watchChannel(call.configurationId, channelId, onEvent),
-      onTransferred: () => { call.deadline = ctx.clock.now() + TRANSFERRED_CALL_LIFETIME_MS },
+      onTransferred: () => {
+        call.deadline = ctx.clock.now() + TRANSFERRED_CALL_LIFETIME_MS
+      },
     })
     mediaLegs.set(call.session.mediaChannelId, call)
   }
@@ -175,17 +200,27 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
   }
 
   /** Reports the call's single 'ended', after its session (if any) let the conversation finish and tore down. */
-  async function end(call: TrackedCall, outcome: CallOutcome, details: { cause?: { code: number; text: string }; providerStatus?: string }) {
+  async function end(
+    call: TrackedCall,
+    outcome: CallOutcome,
+    details: { cause?: { code: number; text: string }; providerStatus?: string },
+  ) {
     if (call.ending) return
     call.ending = true
     const at = ctx.clock.now()
     const sessionEnd = await call.session?.finish()
     calls.delete(call.callId)
     if (call.session) mediaLegs.delete(call.session.mediaChannelId)
-    const providerStatus = call.session?.hardStopped ? 'max_call_duration' : sessionEnd?.providerStatus ?? details.providerStatus
+    const providerStatus = call.session?.hardStopped
+      ? 'max_call_duration'
+      : (sessionEnd?.providerStatus ?? details.providerStatus)
     const transfer = call.session?.transfer
     const report: CallReport = {
-      kind: 'ended', callId: call.callId, outcome: sessionEnd?.outcome ?? outcome, at, answeredAt: call.answeredAt,
+      kind: 'ended',
+      callId: call.callId,
+      outcome: sessionEnd?.outcome ?? outcome,
+      at,
+      answeredAt: call.answeredAt,
       ...(details.cause ? { cause: details.cause } : {}),
       ...(providerStatus ? { providerStatus } : {}),
       ...(transfer ? { transfer } : {}),
@@ -209,7 +244,8 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
       if (mediaOf.configurationId === configurationId) mediaOf.session?.mediaEvent(event)
       return
     }
-    const watching = watchers.get(channel.id) ?? (channel.id.endsWith(';2') ? watchers.get(channel.id.slice(0, -2)) : undefined)
+    const watching =
+      watchers.get(channel.id) ?? (channel.id.endsWith(';2') ? watchers.get(channel.id.slice(0, -2)) : undefined)
     if (watching) {
       for (const onEvent of [...watching.handlers]) onEvent(event)
       return
@@ -245,7 +281,9 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
       case 'StasisEnd':
         if (call.inbound) {
           const code = call.hangupCause ?? NORMAL_CLEARING
-          void end(call, call.answeredAt !== null ? 'completed' : 'failed', { cause: { code, text: code === NORMAL_CLEARING ? 'Normal Clearing' : `Cause ${code}` } })
+          void end(call, call.answeredAt !== null ? 'completed' : 'failed', {
+            cause: { code, text: code === NORMAL_CLEARING ? 'Normal Clearing' : `Cause ${code}` },
+          })
         }
         break
       case 'ChannelDestroyed':
@@ -261,12 +299,18 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     if (!link || event.application !== link.app || event.args[0] === TRANSFER_APP_ARG) return
     const { channel } = event
     const inbound: InboundCall = {
-      configurationId, callId: channel.id, callerNumber: channel.caller.number,
+      configurationId,
+      callId: channel.id,
+      callerNumber: channel.caller.number,
       calledNumber: event.args[0] || channel.dialplan.exten,
     }
     let route: InboundRoute
     try {
-      route = ctx.telephony.routeInbound({ ...inbound, provider: ARI_PROVIDER, runName: (caller) => `ARI Inbound ${caller}` })
+      route = ctx.telephony.routeInbound({
+        ...inbound,
+        provider: ARI_PROVIDER,
+        runName: (caller) => `ARI Inbound ${caller}`,
+      })
     } catch (error) {
       ctx.log.error({ ...inbound, err: error }, 'inbound call routing failed')
       route = { refused: 'routing failed' }
@@ -274,23 +318,32 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     if ('ours' in route) return
     if ('refused' in route) {
       ctx.log.info({ ...inbound, reason: route.refused }, 'inbound call refused: hanging up')
-      void hangupIgnoringGone(link.rest, channel.id).catch((error) => ctx.log.warn({ ...inbound, err: error }, 'could not hang up a refused inbound call'))
+      void hangupIgnoringGone(link.rest, channel.id).catch((error) =>
+        ctx.log.warn({ ...inbound, err: error }, 'could not hang up a refused inbound call'),
+      )
       return
     }
     const call = track({
-      callId: channel.id, configurationId, run: route.run, inbound: true, placed: true,
+      callId: channel.id,
+      configurationId,
+      run: route.run,
+      inbound: true,
+      placed: true,
       deadline: ctx.clock.now() + route.run.maxCallDurationSeconds * 1000 + EXPIRY_MARGIN_MS,
     })
     ctx.log.info({ ...inbound, runId: route.run.runId }, 'inbound call accepted')
-    link.rest.answer(channel.id).then(() => {
-      if (call.ending) return
-      markAnswered(call)
-      startSession(call)
-    }, (error) => {
-      ctx.log.warn({ ...logFields(call), err: error }, 'could not answer an inbound call')
-      void hangupIgnoringGone(link.rest, channel.id).catch(() => undefined)
-      void end(call, 'failed', { providerStatus: 'answer_failed' })
-    })
+    link.rest.answer(channel.id).then(
+      () => {
+        if (call.ending) return
+        markAnswered(call)
+        startSession(call)
+      },
+      (error) => {
+        ctx.log.warn({ ...logFields(call), err: error }, 'could not answer an inbound call')
+        void hangupIgnoringGone(link.rest, channel.id).catch(() => undefined)
+        void end(call, 'failed', { providerStatus: 'answer_failed' })
+      },
+    )
   }
 
   /** The Local `;2` half of a call we placed. */
@@ -301,11 +354,14 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
   async function dial(request: DialRequest): Promise<void> {
     const link = options.link(request.configurationId)
     if (!link?.connected) {
-      throw new DialError('Asterisk is not connected for this telephony configuration (ARI events websocket down); try again shortly')
+      throw new DialError(
+        'Asterisk is not connected for this telephony configuration (ARI events websocket down); try again shortly',
+      )
     }
-    const template = typeof request.credentials.dial_string_template === 'string' && request.credentials.dial_string_template !== ''
-      ? request.credentials.dial_string_template
-      : DEFAULT_DIAL_STRING_TEMPLATE
+    const template =
+      typeof request.credentials.dial_string_template === 'string' && request.credentials.dial_string_template !== ''
+        ? request.credentials.dial_string_template
+        : DEFAULT_DIAL_STRING_TEMPLATE
     let endpoint: string
     try {
       endpoint = buildAriDialString(request.destination, template, ariDestinationRules(request.credentials))
@@ -315,22 +371,30 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     }
     const placedAt = ctx.clock.now()
     const call = track({
-      callId: request.callId, configurationId: request.configurationId, placed: false,
+      callId: request.callId,
+      configurationId: request.configurationId,
+      placed: false,
       run: {
-        runId: request.runId, organizationId: request.organizationId, maxCallDurationSeconds: request.maxCallDurationSeconds,
+        runId: request.runId,
+        organizationId: request.organizationId,
+        maxCallDurationSeconds: request.maxCallDurationSeconds,
         credentials: request.credentials,
       },
       deadline: placedAt + (request.ringTimeoutSeconds + request.maxCallDurationSeconds) * 1000 + EXPIRY_MARGIN_MS,
     })
     try {
       await link.rest.originate({
-        channelId: request.callId, endpoint, callerId: request.callerId ?? undefined, timeoutSeconds: request.ringTimeoutSeconds,
+        channelId: request.callId,
+        endpoint,
+        callerId: request.callerId ?? undefined,
+        timeoutSeconds: request.ringTimeoutSeconds,
       })
       call.placed = true
     } catch (error) {
       if (!call.ending) calls.delete(call.callId)
       // No answer at all: the call may exist anyway; make sure it does not ring on unobserved.
-      if (error instanceof AriError && error.status === null) void hangupIgnoringGone(link.rest, request.callId).catch(() => undefined)
+      if (error instanceof AriError && error.status === null)
+        void hangupIgnoringGone(link.rest, request.callId).catch(() => undefined)
       ctx.log.warn({ ...logFields(call), endpoint, err: error }, 'originate failed')
       throw new DialError(dialErrorMessage(error))
     }
@@ -342,7 +406,11 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
 
   /** The channels of the configuration's open calls whose events we follow: calls, Local halves, media legs, watched. */
   function followedChannelIds(configurationId: number, open: TrackedCall[]): string[] {
-    const ids = open.flatMap((call) => [call.callId, `${call.callId};2`, ...(call.session ? [call.session.mediaChannelId] : [])])
+    const ids = open.flatMap((call) => [
+      call.callId,
+      `${call.callId};2`,
+      ...(call.session ? [call.session.mediaChannelId] : []),
+    ])
     for (const [channelId, watcher] of watchers) {
       if (watcher.configurationId === configurationId) ids.push(channelId, `${channelId};2`)
     }
@@ -351,7 +419,9 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
 
   /** Asterisk refuses the whole subscription if one channel is gone, so only channels just seen live are asked for. */
   async function resubscribe(rest: AriRest, configurationId: number, open: TrackedCall[], live: Map<string, Channel>) {
-    const sources = followedChannelIds(configurationId, open).filter((id) => live.has(id)).map((id) => `channel:${id}`)
+    const sources = followedChannelIds(configurationId, open)
+      .filter((id) => live.has(id))
+      .map((id) => `channel:${id}`)
     if (sources.length === 0) return
     await rest.subscribe(sources).catch((error) => {
       ctx.log.warn({ configurationId, err: error }, 'could not subscribe the ARI app to its open calls again')
@@ -359,7 +429,8 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
   }
 
   async function reconcile(configurationId: number, reconcileOptions: { resubscribe?: boolean } = {}): Promise<void> {
-    const open = () => [...calls.values()].filter((call) => call.configurationId === configurationId && call.placed && !call.ending)
+    const open = () =>
+      [...calls.values()].filter((call) => call.configurationId === configurationId && call.placed && !call.ending)
     if (open().length === 0) return
     const rest = options.restFor(configurationId)
     if (!rest) return
@@ -393,7 +464,9 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
       if (rest) void hangupIgnoringGone(rest, call.callId).catch(() => undefined)
       void end(call, 'failed', { providerStatus: 'expired' })
     }
-    const configurationIds = new Set([...calls.values()].filter((call) => !call.ending).map((call) => call.configurationId))
+    const configurationIds = new Set(
+      [...calls.values()].filter((call) => !call.ending).map((call) => call.configurationId),
+    )
     await Promise.all([...configurationIds].map((configurationId) => reconcile(configurationId)))
   }
 
@@ -404,7 +477,10 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     try {
       const channel = await rest.getChannel(callId)
       if (!calls.has(callId)) {
-        track({ callId, configurationId, placed: true, deadline: ctx.clock.now() + ADOPTED_CALL_LIFETIME_MS }, channel.state === 'Up' ? ctx.clock.now() : null)
+        track(
+          { callId, configurationId, placed: true, deadline: ctx.clock.now() + ADOPTED_CALL_LIFETIME_MS },
+          channel.state === 'Up' ? ctx.clock.now() : null,
+        )
       }
       return 'alive'
     } catch (error) {
@@ -421,7 +497,8 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
       if (!rest) continue
       try {
         const objects = await removeAriLeftovers(rest, ownership)
-        if (objects.length > 0) ctx.log.warn({ configurationId, objects }, 'removed PBX objects left by calls interrupted by a restart')
+        if (objects.length > 0)
+          ctx.log.warn({ configurationId, objects }, 'removed PBX objects left by calls interrupted by a restart')
         removed += objects.length
       } catch (error) {
         ctx.log.warn({ configurationId, err: error }, 'could not remove PBX objects left by interrupted calls')
@@ -437,7 +514,13 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
   }
 
   return {
-    dial, hangup, callState, handleEvent, reconcile, sweep, removeLeftovers,
+    dial,
+    hangup,
+    callState,
+    handleEvent,
+    reconcile,
+    sweep,
+    removeLeftovers,
     openCallCount: () => calls.size,
   }
 }
@@ -445,7 +528,9 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
 /** Asterisk's own words and the status: safe for API clients (no URL, no credentials). */
 function dialErrorMessage(error: unknown): string {
   if (error instanceof AriError) {
-    return error.status === null ? `Asterisk unreachable: ${error.message}` : `Asterisk refused the call (HTTP ${error.status}: ${error.message})`
+    return error.status === null
+      ? `Asterisk unreachable: ${error.message}`
+      : `Asterisk refused the call (HTTP ${error.status}: ${error.message})`
   }
   return 'Asterisk refused the call'
 }

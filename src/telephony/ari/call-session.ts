@@ -61,7 +61,9 @@ export type AnsweredCall = {
 }
 
 /** How a transfer went, on any provider (`channelId`: the destination's channel, on Asterisk). */
-export type CallTransferResult = { status: 'transferred'; channelId?: string } | Extract<AriTransferResult, { status: 'failed' }>
+export type CallTransferResult =
+  | { status: 'transferred'; channelId?: string }
+  | Extract<AriTransferResult, { status: 'failed' }>
 
 /** What the engine learnt about the call, for its report. */
 export type ConversationOutcome = {
@@ -136,11 +138,12 @@ const NAME_PREFIX = 'ringbase-'
 const MEDIA_SUFFIX = '-media'
 export const bridgeIdFor = (callId: string) => `${NAME_PREFIX}${callId}`
 /** The call a bridge belongs to ('' for bridges that are not ours). */
-export const callIdOfBridge = (bridgeId: string) => (bridgeId.startsWith(NAME_PREFIX) ? bridgeId.slice(NAME_PREFIX.length) : '')
+export const callIdOfBridge = (bridgeId: string) =>
+  bridgeId.startsWith(NAME_PREFIX) ? bridgeId.slice(NAME_PREFIX.length) : ''
 export const mediaChannelIdFor = (callId: string) => `${callId}${MEDIA_SUFFIX}`
 /** The call a media leg's channel id would belong to ('' when the id has not that shape). */
 export const callIdOfMediaChannel = (channelId: string) =>
-  (channelId.endsWith(MEDIA_SUFFIX) ? channelId.slice(0, -MEDIA_SUFFIX.length) : '')
+  channelId.endsWith(MEDIA_SUFFIX) ? channelId.slice(0, -MEDIA_SUFFIX.length) : ''
 
 class MediaLegError extends Error {}
 
@@ -163,16 +166,25 @@ export function startCallSession(options: CallSessionOptions): CallSession {
   let unwatchTransferred = () => {}
   let conversationDone: Promise<ConversationOutcome | void> | null = null
   let onEnded: () => void = () => {}
-  const ended = new Promise<void>((resolve) => { onEnded = resolve })
+  const ended = new Promise<void>((resolve) => {
+    onEnded = resolve
+  })
   let onReported: () => void = () => {}
-  const reported = new Promise<void>((resolve) => { onReported = resolve })
+  const reported = new Promise<void>((resolve) => {
+    onReported = resolve
+  })
   let onMediaInApp: () => void = () => {}
-  const mediaInApp = new Promise<void>((resolve) => { onMediaInApp = resolve })
+  const mediaInApp = new Promise<void>((resolve) => {
+    onMediaInApp = resolve
+  })
 
   const hangup = () => hangupIgnoringGone(rest, call.callId)
   const hardStop = setTimeout(() => {
     hardStopped = true
-    ctx.log.info({ ...logContext, maxCallDurationMs: options.maxCallDurationMs }, 'max call duration reached: hanging up')
+    ctx.log.info(
+      { ...logContext, maxCallDurationMs: options.maxCallDurationMs },
+      'max call duration reached: hanging up',
+    )
     void hangup().catch((error) => ctx.log.warn({ ...logContext, err: error }, 'hard stop hangup failed'))
   }, options.maxCallDurationMs)
 
@@ -191,15 +203,25 @@ export function startCallSession(options: CallSessionOptions): CallSession {
 
   async function attachMedia(): Promise<MediaTransport> {
     const channel = await rest.externalMedia({
-      channelId: mediaChannelId, format: 'ulaw', transport: 'websocket', connectionType: 'server', encapsulation: 'none',
-      direction: 'both', transportData: 'f(json)',
+      channelId: mediaChannelId,
+      format: 'ulaw',
+      transport: 'websocket',
+      connectionType: 'server',
+      encapsulation: 'none',
+      direction: 'both',
+      transportData: 'f(json)',
     })
     mediaCreated = true
     const connectionId = channel.channelvars?.MEDIA_WEBSOCKET_CONNECTION_ID
     if (!connectionId) {
-      throw new MediaLegError('externalMedia answered without MEDIA_WEBSOCKET_CONNECTION_ID: Asterisk needs chan_websocket (22.6+, 21.11+ or 20.16+)')
+      throw new MediaLegError(
+        'externalMedia answered without MEDIA_WEBSOCKET_CONNECTION_ID: Asterisk needs chan_websocket (22.6+, 21.11+ or 20.16+)',
+      )
     }
-    const media = await withinMediaTimeout(connectAriMedia({ endpoint: options.ariEndpoint, connectionId, logger: ctx.log }), 'connecting the media socket')
+    const media = await withinMediaTimeout(
+      connectAriMedia({ endpoint: options.ariEndpoint, connectionId, logger: ctx.log }),
+      'connecting the media socket',
+    )
     transport = media
     await withinMediaTimeout(mediaInApp, 'the media channel entering the app')
     if (finished) return media
@@ -207,13 +229,20 @@ export function startCallSession(options: CallSessionOptions): CallSession {
     return media
   }
 
-  async function transferCall({ destination, timeoutSeconds }: { destination: string; timeoutSeconds: number }, signal?: AbortSignal): Promise<AriTransferResult> {
+  async function transferCall(
+    { destination, timeoutSeconds }: { destination: string; timeoutSeconds: number },
+    signal?: AbortSignal,
+  ): Promise<AriTransferResult> {
     const fail = (message: string): AriTransferResult => ({ status: 'failed', reason: 'failed', message })
     if (!options.watchChannel) return fail('This call cannot be transferred')
     if (transferring || transfer || finished) return fail('The call is already being transferred or has ended')
     let endpoint: string
     try {
-      endpoint = buildAriDialString(destination, options.dialStringTemplate || DEFAULT_DIAL_STRING_TEMPLATE, options.destinationRules)
+      endpoint = buildAriDialString(
+        destination,
+        options.dialStringTemplate || DEFAULT_DIAL_STRING_TEMPLATE,
+        options.destinationRules,
+      )
     } catch (error) {
       if (error instanceof AddressError) return fail(error.message)
       throw error
@@ -222,10 +251,19 @@ export function startCallSession(options: CallSessionOptions): CallSession {
     const stop = transferring.signal
     try {
       const result = await transferOverAri({
-        rest, watch: options.watchChannel, bridgeId, agentChannelIds: mediaCreated ? [mediaChannelId] : [], endpoint,
-        channelId: `${call.callId}-transfer`, timeoutSeconds, signal: signal ? AbortSignal.any([signal, stop]) : stop,
+        rest,
+        watch: options.watchChannel,
+        bridgeId,
+        agentChannelIds: mediaCreated ? [mediaChannelId] : [],
+        endpoint,
+        channelId: `${call.callId}-transfer`,
+        timeoutSeconds,
+        signal: signal ? AbortSignal.any([signal, stop]) : stop,
       })
-      ctx.log.info({ ...logContext, outcome: result.status, reason: result.status === 'failed' ? result.reason : undefined }, 'call transfer')
+      ctx.log.info(
+        { ...logContext, outcome: result.status, reason: result.status === 'failed' ? result.reason : undefined },
+        'call transfer',
+      )
       if (result.status === 'transferred') {
         clearTimeout(hardStop)
         options.onTransferred?.()
@@ -233,7 +271,8 @@ export function startCallSession(options: CallSessionOptions): CallSession {
         transferredChannelId = result.channelId
         // Whoever hangs up first ends the call for both.
         unwatchTransferred = options.watchChannel(result.channelId, (event) => {
-          if (event.type === 'ChannelDestroyed' && event.channel.id === result.channelId) void hangup().catch(() => undefined)
+          if (event.type === 'ChannelDestroyed' && event.channel.id === result.channelId)
+            void hangup().catch(() => undefined)
         })
         if (finished) await hangupIgnoringGone(rest, result.channelId).catch(() => undefined)
       }
@@ -267,21 +306,37 @@ export function startCallSession(options: CallSessionOptions): CallSession {
   const setup = setUp()
   void setup.then((media) => {
     if (!media || !options.conversation) return
-    conversationDone = options.conversation.onAnswered({
-      ...call, media, ended, reported, hangup, transfer: transferCall,
-      onDtmf: (listener) => { dtmfListeners.push(listener) },
-    }).catch((error) => {
-      ctx.log.error({ ...logContext, err: error }, 'the conversation engine failed')
-    })
+    conversationDone = options.conversation
+      .onAnswered({
+        ...call,
+        media,
+        ended,
+        reported,
+        hangup,
+        transfer: transferCall,
+        onDtmf: (listener) => {
+          dtmfListeners.push(listener)
+        },
+      })
+      .catch((error) => {
+        ctx.log.error({ ...logContext, err: error }, 'the conversation engine failed')
+      })
     // The conversation is over: a call still up is hung up, unless the caller is with a transfer's destination now.
     void conversationDone.then(() => {
-      if (!finished && !transfer) void hangup().catch((error) => ctx.log.warn({ ...logContext, err: error }, 'hangup after the conversation failed'))
+      if (!finished && !transfer)
+        void hangup().catch((error) =>
+          ctx.log.warn({ ...logContext, err: error }, 'hangup after the conversation failed'),
+        )
     })
   })
 
   return {
-    get hardStopped() { return hardStopped },
-    get transfer() { return transfer },
+    get hardStopped() {
+      return hardStopped
+    },
+    get transfer() {
+      return transfer
+    },
     mediaChannelId,
     mediaEvent(event) {
       if (event.type === 'StasisStart') onMediaInApp()
@@ -297,7 +352,9 @@ export function startCallSession(options: CallSessionOptions): CallSession {
       unwatchTransferred()
       onEnded()
       await setup
-      const outcome = conversationDone ? await settledWithin(conversationDone, CONVERSATION_FINISH_TIMEOUT_MS, undefined) : undefined
+      const outcome = conversationDone
+        ? await settledWithin(conversationDone, CONVERSATION_FINISH_TIMEOUT_MS, undefined)
+        : undefined
       try {
         ;(transport as MediaTransport | null)?.close()
         if (mediaCreated) await hangupIgnoringGone(rest, mediaChannelId)
@@ -318,7 +375,9 @@ export function startCallSession(options: CallSessionOptions): CallSession {
 /** The promise's value, or `fallback` when it takes longer than `ms`. */
 async function settledWithin<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<T>((resolve) => { timer = setTimeout(() => resolve(fallback), ms) })
+  const timeout = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms)
+  })
   try {
     return await Promise.race([promise, timeout])
   } finally {

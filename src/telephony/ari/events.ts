@@ -51,7 +51,11 @@ const DEFAULTS = {
 const CLOSE_GRACE_MS = 1_000
 
 /** Capped exponential backoff with full jitter: uniform in [0, min(cap, base·2^failures)). */
-export function backoffDelayMs(consecutiveFailures: number, policy: BackoffPolicy, random: () => number = Math.random): number {
+export function backoffDelayMs(
+  consecutiveFailures: number,
+  policy: BackoffPolicy,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** consecutiveFailures)
   return Math.floor(random() * ceiling)
 }
@@ -107,8 +111,14 @@ export function createAriEvents(
     if (!current) return
     current.socket.close(1000, 'client stopping')
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => { current.socket.terminate(); resolve() }, CLOSE_GRACE_MS)
-      void current.closed.then(() => { clearTimeout(timer); resolve() })
+      const timer = setTimeout(() => {
+        current.socket.terminate()
+        resolve()
+      }, CLOSE_GRACE_MS)
+      void current.closed.then(() => {
+        clearTimeout(timer)
+        resolve()
+      })
     })
   }
 
@@ -137,7 +147,12 @@ export function createAriEvents(
   function openWebSocket(thisRun: number) {
     const socket = new WebSocket(url, { headers: { authorization: basicAuthorization(settings) } })
     let markClosed!: () => void
-    openSocket = { socket, closed: new Promise<void>((resolve) => { markClosed = resolve }) }
+    openSocket = {
+      socket,
+      closed: new Promise<void>((resolve) => {
+        markClosed = resolve
+      }),
+    }
     let openedAt: number | undefined
     let lastTrafficAt = performance.now()
     let errorMessage: string | undefined
@@ -178,17 +193,26 @@ export function createAriEvents(
       }, pingIntervalMs)
       void runHandler('onConnected', () => handlers.onConnected?.())
     })
-    socket.on('pong', () => { lastTrafficAt = performance.now() })
+    socket.on('pong', () => {
+      lastTrafficAt = performance.now()
+    })
     socket.addEventListener('message', (message) => {
       lastTrafficAt = performance.now()
       if (thisRun === run) deliver(message.data)
     })
-    socket.on('error', (error: Error) => { errorMessage = error.message })
+    socket.on('error', (error: Error) => {
+      errorMessage = error.message
+    })
     socket.addEventListener('close', (event) => {
       markClosed()
-      finish(openedAt === undefined
-        ? failureFromUpgradeError(errorMessage)
-        : { kind: 'network', message: `websocket closed (code ${event.code}${event.reason ? `: ${event.reason}` : ''})` })
+      finish(
+        openedAt === undefined
+          ? failureFromUpgradeError(errorMessage)
+          : {
+              kind: 'network',
+              message: `websocket closed (code ${event.code}${event.reason ? `: ${event.reason}` : ''})`,
+            },
+      )
     })
   }
 
@@ -214,7 +238,9 @@ export function createAriEvents(
     consecutiveFailures += 1
     state = 'backoff'
     report(failure, delayMs)
-    retryTimer = setTimeout(() => { if (thisRun === run) void connect(thisRun) }, delayMs)
+    retryTimer = setTimeout(() => {
+      if (thisRun === run) void connect(thisRun)
+    }, delayMs)
   }
 
   function report(failure: AriFailure, retryInMs?: number) {
@@ -234,14 +260,17 @@ export function createAriEvents(
   }
 
   return {
-    get state() { return state },
+    get state() {
+      return state
+    },
     start,
     stop,
   }
 }
 
 function failureFromStatus(status: number | null, message: string): AriFailure {
-  if (status === 401 || status === 403) return { kind: 'auth', message: `ARI refused the credentials (HTTP ${status}: ${message})` }
+  if (status === 401 || status === 403)
+    return { kind: 'auth', message: `ARI refused the credentials (HTTP ${status}: ${message})` }
   if (status === null || status >= 500) return { kind: 'network', message: `ARI unreachable: ${message}` }
   return { kind: 'protocol', message: `ARI answered HTTP ${status}: ${message}` }
 }
@@ -257,7 +286,8 @@ function parseEvent(data: unknown): AriEvent | undefined {
   if (typeof data !== 'string') return undefined
   try {
     const parsed: unknown = JSON.parse(data)
-    const isEvent = typeof parsed === 'object' && parsed !== null && typeof (parsed as { type?: unknown }).type === 'string'
+    const isEvent =
+      typeof parsed === 'object' && parsed !== null && typeof (parsed as { type?: unknown }).type === 'string'
     return isEvent ? (parsed as AriEvent) : undefined
   } catch {
     return undefined

@@ -9,7 +9,10 @@ import type { AriRest } from './rest'
  * open call's objects and anything not named after one of our calls (another application's, another installation's)
  * are left alone.
  */
-export async function removeAriLeftovers(rest: AriRest, ownership: (callId: string) => CallOwnership): Promise<string[]> {
+export async function removeAriLeftovers(
+  rest: AriRest,
+  ownership: (callId: string) => CallOwnership,
+): Promise<string[]> {
   const closed = (callId: string) => callId !== '' && ownership(callId) === 'closed'
   const bridges = (await rest.listBridges()).filter((bridge) => closed(callIdOfBridge(bridge.id)))
   const channels = (await rest.listChannels()).filter((channel) => closed(callIdOfMediaChannel(channel.id)))

@@ -1,5 +1,10 @@
 import type { AppContext } from '../../context'
-import { getConfigCredentials, listActiveAriConfigs, markInactive, type AriConfiguration } from '../config/configurations'
+import {
+  getConfigCredentials,
+  listActiveAriConfigs,
+  markInactive,
+  type AriConfiguration,
+} from '../config/configurations'
 import type { Credentials } from '../config/providers'
 import { createAriAdapter, type AriAdapter, type AriLink } from './adapter'
 import { createAriEvents, type AriEvents, type AriEventsOptions, type AriFailure } from './events'
@@ -58,7 +63,7 @@ type Connection = AriLink & {
 
 /** The Stasis app is server-minted; rows older than that use the ARI username as the app, as before. */
 function ariSettings(credentials: Credentials): AriConnectionSettings {
-  const text = (name: string) => (typeof credentials[name] === 'string' ? credentials[name] as string : '')
+  const text = (name: string) => (typeof credentials[name] === 'string' ? (credentials[name] as string) : '')
   return {
     endpoint: text('ari_endpoint'),
     username: text('app_name'),
@@ -69,7 +74,8 @@ function ariSettings(credentials: Credentials): AriConnectionSettings {
 
 /** Counts a connection's failure; returns why its configuration is to be parked, or null while it keeps retrying. */
 function recordFailure(connection: Connection, failure: AriFailure, now: number): string | null {
-  if (connection.connectedAt !== null && now - connection.connectedAt >= STABLE_CONNECTION_MS) connection.failingSince = null
+  if (connection.connectedAt !== null && now - connection.connectedAt >= STABLE_CONNECTION_MS)
+    connection.failingSince = null
   connection.connectedAt = null
   connection.failingSince ??= now
   connection.authFailuresInRow = failure.kind === 'auth' ? connection.authFailuresInRow + 1 : 0
@@ -104,16 +110,22 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
       rest: createAriRest(settings),
       endpoint: settings.endpoint,
       app: settings.app,
-      get connected() { return connection.events.state === 'connected' },
-      events: createAriEvents(settings, {
-        onEvent: (event) => adapter.handleEvent(config.id, event),
-        onConnected: () => {
-          connection.connectedAt = ctx.clock.now()
-          connection.authFailuresInRow = 0
-          return adapter.reconcile(config.id, { resubscribe: true })
+      get connected() {
+        return connection.events.state === 'connected'
+      },
+      events: createAriEvents(
+        settings,
+        {
+          onEvent: (event) => adapter.handleEvent(config.id, event),
+          onConnected: () => {
+            connection.connectedAt = ctx.clock.now()
+            connection.authFailuresInRow = 0
+            return adapter.reconcile(config.id, { resubscribe: true })
+          },
+          onFailure: (failure) => onFailure(connection, failure),
         },
-        onFailure: (failure) => onFailure(connection, failure),
-      }, { logger: ctx.log.child(logContext), ...options.events }),
+        { logger: ctx.log.child(logContext), ...options.events },
+      ),
       connectedAt: null,
       failingSince: null,
       authFailuresInRow: 0,
@@ -133,7 +145,10 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
       markInactive(ctx, connection.config.id, reason)
     } catch (error) {
       // The connection keeps retrying, so the next failure tries to park it again.
-      ctx.log.error({ configurationId: connection.config.id, err: error }, 'could not mark the ARI configuration inactive')
+      ctx.log.error(
+        { configurationId: connection.config.id, err: error },
+        'could not mark the ARI configuration inactive',
+      )
       return
     }
     connections.delete(connection.config.id)
@@ -171,13 +186,19 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
   }
 
   const refreshTimer = setInterval(() => void sync(), options.refreshIntervalMs ?? DEFAULT_REFRESH_INTERVAL_MS)
-  const watchdogTimer = setInterval(() => void adapter.sweep(), options.watchdogIntervalMs ?? DEFAULT_WATCHDOG_INTERVAL_MS)
+  const watchdogTimer = setInterval(
+    () => void adapter.sweep(),
+    options.watchdogIntervalMs ?? DEFAULT_WATCHDOG_INTERVAL_MS,
+  )
 
   const manager: AriManager = {
     adapter,
     sync,
     isConnected: (configurationId) => connections.get(configurationId)?.connected ?? false,
-    counts: () => ({ connected: [...connections.values()].filter((connection) => connection.connected).length, total: connections.size }),
+    counts: () => ({
+      connected: [...connections.values()].filter((connection) => connection.connected).length,
+      total: connections.size,
+    }),
     async stop() {
       stopped = true
       clearInterval(refreshTimer)

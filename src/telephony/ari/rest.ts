@@ -1,6 +1,12 @@
 import { readCappedText } from '../../lib/capped-body'
 import type {
-  AriConnectionSettings, AsteriskInfo, AsteriskPing, Bridge, Channel, LiveRecording, Playback,
+  AriConnectionSettings,
+  AsteriskInfo,
+  AsteriskPing,
+  Bridge,
+  Channel,
+  LiveRecording,
+  Playback,
 } from './types'
 
 /**
@@ -141,7 +147,10 @@ export function createAriRest(settings: AriConnectionSettings, opts: AriRestOpti
     let response: Response
     try {
       response = await fetchImpl(url, {
-        method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: abort.signal,
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: abort.signal,
       })
     } catch (cause) {
       const message = abort.signal.aborted ? `no response within ${timeoutMs} ms` : describeCause(cause)
@@ -175,15 +184,20 @@ export function createAriRest(settings: AriConnectionSettings, opts: AriRestOpti
 
   return {
     originate: (params) =>
-      json<Channel>('POST', '/channels', {
-        endpoint: params.endpoint,
-        app: settings.app,
-        appArgs: params.appArgs?.join(','),
-        callerId: params.callerId,
-        timeout: params.timeoutSeconds,
-        channelId: params.channelId,
-        otherChannelId: params.otherChannelId,
-      }, variablesBody(params.variables)),
+      json<Channel>(
+        'POST',
+        '/channels',
+        {
+          endpoint: params.endpoint,
+          app: settings.app,
+          appArgs: params.appArgs?.join(','),
+          callerId: params.callerId,
+          timeout: params.timeoutSeconds,
+          channelId: params.channelId,
+          otherChannelId: params.otherChannelId,
+        },
+        variablesBody(params.variables),
+      ),
     hangup: (channelId, reasonCode) =>
       noContent('DELETE', `/channels/${segment(channelId)}`, { reason_code: reasonCode }),
     answer: (channelId) => noContent('POST', `/channels/${segment(channelId)}/answer`),
@@ -198,21 +212,29 @@ export function createAriRest(settings: AriConnectionSettings, opts: AriRestOpti
     removeChannelFromBridge: (bridgeId, channelIds) =>
       noContent('POST', `/bridges/${segment(bridgeId)}/removeChannel`, { channel: channelIds.join(',') }),
     playOnBridge: (bridgeId, params) =>
-      json<Playback>('POST', `/bridges/${segment(bridgeId)}/play`, { media: params.media, playbackId: params.playbackId }),
+      json<Playback>('POST', `/bridges/${segment(bridgeId)}/play`, {
+        media: params.media,
+        playbackId: params.playbackId,
+      }),
     stopPlayback: (playbackId) => noContent('DELETE', `/playbacks/${segment(playbackId)}`),
     externalMedia: (params) =>
-      json<Channel>('POST', '/channels/externalMedia', {
-        channelId: params.channelId,
-        app: settings.app,
-        external_host: params.externalHost,
-        encapsulation: params.encapsulation,
-        transport: params.transport,
-        connection_type: params.connectionType,
-        format: params.format,
-        direction: params.direction,
-        data: params.data,
-        transport_data: params.transportData,
-      }, variablesBody(params.variables)),
+      json<Channel>(
+        'POST',
+        '/channels/externalMedia',
+        {
+          channelId: params.channelId,
+          app: settings.app,
+          external_host: params.externalHost,
+          encapsulation: params.encapsulation,
+          transport: params.transport,
+          connection_type: params.connectionType,
+          format: params.format,
+          direction: params.direction,
+          data: params.data,
+          transport_data: params.transportData,
+        },
+        variablesBody(params.variables),
+      ),
     recordBridge: (bridgeId, params) =>
       json<LiveRecording>('POST', `/bridges/${segment(bridgeId)}/record`, {
         name: params.name,
@@ -226,7 +248,9 @@ export function createAriRest(settings: AriConnectionSettings, opts: AriRestOpti
     getStoredRecordingFile: (recordingName) => request('GET', `/recordings/stored/${segment(recordingName)}/file`),
     deleteStoredRecording: (recordingName) => noContent('DELETE', `/recordings/stored/${segment(recordingName)}`),
     subscribe: async (eventSources) => {
-      const response = await request('POST', `/applications/${segment(settings.app)}/subscription`, { eventSource: eventSources.join(',') })
+      const response = await request('POST', `/applications/${segment(settings.app)}/subscription`, {
+        eventSource: eventSources.join(','),
+      })
       await response.body?.cancel()
     },
     ping: () => json<AsteriskPing>('GET', '/asterisk/ping'),

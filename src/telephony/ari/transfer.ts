@@ -44,13 +44,18 @@ const NO_ANSWER_GRACE_MS = 5_000
 
 type Cause = { code: number; text: string }
 
-const failed = (reason: TransferFailureReason, message: string): AriTransferResult => ({ status: 'failed', reason, message })
+const failed = (reason: TransferFailureReason, message: string): AriTransferResult => ({
+  status: 'failed',
+  reason,
+  message,
+})
 
 /** Q.850 causes and the Dial status, as numbers and values (the reference compared a string to a number). */
 export function transferFailure(cause: Cause, dialStatus: DialStatus, timeoutSeconds: number): AriTransferResult {
   if (cause.code === 17 || dialStatus === 'BUSY') return failed('busy', 'The destination is busy')
   if (cause.code === 21) return failed('rejected', 'The destination refused the call')
-  if (cause.code === 18 || cause.code === 19 || dialStatus === 'NOANSWER') return failed('no_answer', `No answer within ${timeoutSeconds} seconds`)
+  if (cause.code === 18 || cause.code === 19 || dialStatus === 'NOANSWER')
+    return failed('no_answer', `No answer within ${timeoutSeconds} seconds`)
   return failed('failed', `The transfer failed: ${cause.text || 'unknown cause'}`)
 }
 
@@ -64,7 +69,9 @@ export async function transferOverAri(request: AriTransferRequest): Promise<AriT
   let dialStatus: DialStatus = ''
   let peerCause: Cause | null = null
   let settle!: (outcome: 'answered' | AriTransferResult) => void
-  const outcome = new Promise<'answered' | AriTransferResult>((resolve) => { settle = resolve })
+  const outcome = new Promise<'answered' | AriTransferResult>((resolve) => {
+    settle = resolve
+  })
 
   const unwatch = request.watch(channelId, (event) => {
     const channel = eventChannel(event)
@@ -80,19 +87,41 @@ export async function transferOverAri(request: AriTransferRequest): Promise<AriT
       settle(transferFailure(own.code === 0 && peerCause ? peerCause : own, dialStatus, timeoutSeconds))
     }
   })
-  const timer = setTimeout(() => settle(failed('no_answer', `No answer within ${timeoutSeconds} seconds`)), timeoutSeconds * 1000 + NO_ANSWER_GRACE_MS)
+  const timer = setTimeout(
+    () => settle(failed('no_answer', `No answer within ${timeoutSeconds} seconds`)),
+    timeoutSeconds * 1000 + NO_ANSWER_GRACE_MS,
+  )
   const onAbort = () => settle(failed('failed', 'The call ended during the transfer'))
   request.signal?.addEventListener('abort', onAbort, { once: true })
   const stopHoldTone = () => rest.stopPlayback(holdId).catch(() => undefined)
-  const hangUpDestination = () => rest.hangup(channelId).catch(ignoreGone).catch(() => undefined)
+  const hangUpDestination = () =>
+    rest
+      .hangup(channelId)
+      .catch(ignoreGone)
+      .catch(() => undefined)
 
   try {
     if (request.signal?.aborted) return failed('failed', 'The call ended during the transfer')
     // The tone is a courtesy: a transfer goes on without it.
     await rest.playOnBridge(request.bridgeId, { media: HOLD_TONE, playbackId: holdId }).catch(() => undefined)
-    rest.originate({
-      channelId, endpoint: request.endpoint, appArgs: [TRANSFER_APP_ARG, channelId], timeoutSeconds, callerId: request.callerId,
-    }).catch((error) => settle(failed('failed', error instanceof AriError ? `Asterisk refused the transfer call: ${error.message}` : 'Asterisk could not be reached')))
+    rest
+      .originate({
+        channelId,
+        endpoint: request.endpoint,
+        appArgs: [TRANSFER_APP_ARG, channelId],
+        timeoutSeconds,
+        callerId: request.callerId,
+      })
+      .catch((error) =>
+        settle(
+          failed(
+            'failed',
+            error instanceof AriError
+              ? `Asterisk refused the transfer call: ${error.message}`
+              : 'Asterisk could not be reached',
+          ),
+        ),
+      )
     const result = await outcome
     await stopHoldTone()
     if (result !== 'answered') {

@@ -22,7 +22,16 @@ export type AriLogger = {
 }
 
 export type ChannelState =
-  | 'Down' | 'Rsrved' | 'OffHook' | 'Dialing' | 'Ring' | 'Ringing' | 'Up' | 'Busy' | 'Dialing Offhook' | 'Pre-ring'
+  | 'Down'
+  | 'Rsrved'
+  | 'OffHook'
+  | 'Dialing'
+  | 'Ring'
+  | 'Ringing'
+  | 'Up'
+  | 'Busy'
+  | 'Dialing Offhook'
+  | 'Pre-ring'
   | 'Unknown'
 
 export type CallerId = { name: string; number: string }
@@ -101,12 +110,27 @@ export type AsteriskPing = { asterisk_id: string; ping: string; timestamp: strin
 
 /** Asterisk's DIALSTATUS values; `''` is the first Dial event of an attempt. */
 export type DialStatus =
-  | '' | 'RINGING' | 'PROGRESS' | 'ANSWER' | 'BUSY' | 'NOANSWER' | 'CANCEL' | 'CONGESTION' | 'CHANUNAVAIL'
-  | 'DONTCALL' | 'TORTURE' | 'INVALIDARGS'
+  | ''
+  | 'RINGING'
+  | 'PROGRESS'
+  | 'ANSWER'
+  | 'BUSY'
+  | 'NOANSWER'
+  | 'CANCEL'
+  | 'CONGESTION'
+  | 'CHANUNAVAIL'
+  | 'DONTCALL'
+  | 'TORTURE'
+  | 'INVALIDARGS'
 
 type EventBase = { application: string; timestamp: string; asterisk_id?: string }
 
-export type StasisStart = EventBase & { type: 'StasisStart'; args: string[]; channel: Channel; replace_channel?: Channel }
+export type StasisStart = EventBase & {
+  type: 'StasisStart'
+  args: string[]
+  channel: Channel
+  replace_channel?: Channel
+}
 export type StasisEnd = EventBase & { type: 'StasisEnd'; channel: Channel }
 export type ChannelCreated = EventBase & { type: 'ChannelCreated'; channel: Channel }
 export type ChannelStateChange = EventBase & { type: 'ChannelStateChange'; channel: Channel }
@@ -163,19 +187,56 @@ export type ApplicationReplaced = EventBase & { type: 'ApplicationReplaced' }
 
 /** The remaining event types of events.json; their fields are not modelled. */
 export type OtherAriEventType =
-  | 'DeviceStateChanged' | 'PlaybackContinuing' | 'ApplicationMoveFailed' | 'ApplicationRegistered'
-  | 'ApplicationUnregistered' | 'BridgeMerged' | 'BridgeBlindTransfer' | 'BridgeAttendedTransfer'
-  | 'BridgeVideoSourceChanged' | 'ChannelCallerId' | 'ChannelUserevent' | 'ChannelToneDetected'
-  | 'ChannelTalkingStarted' | 'ChannelTalkingFinished' | 'ChannelHold' | 'ChannelUnhold' | 'ContactStatusChange'
-  | 'EndpointStateChange' | 'TextMessageReceived' | 'ChannelConnectedLine' | 'PeerStatusChange' | 'ChannelTransfer'
-  | 'RESTResponse' | 'CallBroadcast' | 'CallClaimed' | 'MissingParams'
+  | 'DeviceStateChanged'
+  | 'PlaybackContinuing'
+  | 'ApplicationMoveFailed'
+  | 'ApplicationRegistered'
+  | 'ApplicationUnregistered'
+  | 'BridgeMerged'
+  | 'BridgeBlindTransfer'
+  | 'BridgeAttendedTransfer'
+  | 'BridgeVideoSourceChanged'
+  | 'ChannelCallerId'
+  | 'ChannelUserevent'
+  | 'ChannelToneDetected'
+  | 'ChannelTalkingStarted'
+  | 'ChannelTalkingFinished'
+  | 'ChannelHold'
+  | 'ChannelUnhold'
+  | 'ContactStatusChange'
+  | 'EndpointStateChange'
+  | 'TextMessageReceived'
+  | 'ChannelConnectedLine'
+  | 'PeerStatusChange'
+  | 'ChannelTransfer'
+  | 'RESTResponse'
+  | 'CallBroadcast'
+  | 'CallClaimed'
+  | 'MissingParams'
 export type OtherAriEvent = { type: OtherAriEventType; [field: string]: unknown }
 
 export type AriEvent =
-  | StasisStart | StasisEnd | ChannelCreated | ChannelStateChange | ChannelDestroyed | ChannelHangupRequest | Dial
-  | ChannelDialplan | ChannelVarset | ChannelDtmfReceived | ChannelEnteredBridge | ChannelLeftBridge | BridgeCreated
-  | BridgeDestroyed | RecordingStarted | RecordingFinished | RecordingFailed | PlaybackStarted | PlaybackFinished
-  | ApplicationReplaced | OtherAriEvent
+  | StasisStart
+  | StasisEnd
+  | ChannelCreated
+  | ChannelStateChange
+  | ChannelDestroyed
+  | ChannelHangupRequest
+  | Dial
+  | ChannelDialplan
+  | ChannelVarset
+  | ChannelDtmfReceived
+  | ChannelEnteredBridge
+  | ChannelLeftBridge
+  | BridgeCreated
+  | BridgeDestroyed
+  | RecordingStarted
+  | RecordingFinished
+  | RecordingFailed
+  | PlaybackStarted
+  | PlaybackFinished
+  | ApplicationReplaced
+  | OtherAriEvent
 
 /** The channel an event is about: `channel`, or `peer` for Dial; undefined for events about no channel. */
 export function eventChannel(event: AriEvent): Channel | undefined {

@@ -35,7 +35,15 @@ export type WebhookRequest = {
 export type Verdict = 'valid' | 'unsigned' | 'invalid'
 
 /** A carrier's call status in the reference's vocabulary (what `logs.telephony_status_callbacks` and dispositions show). */
-export type CarrierCallStatus = 'initiated' | 'ringing' | 'answered' | 'completed' | 'busy' | 'no-answer' | 'failed' | 'canceled'
+export type CarrierCallStatus =
+  | 'initiated'
+  | 'ringing'
+  | 'answered'
+  | 'completed'
+  | 'busy'
+  | 'no-answer'
+  | 'failed'
+  | 'canceled'
 
 export const FINAL_STATUSES = new Set<CarrierCallStatus>(['completed', 'busy', 'no-answer', 'failed', 'canceled'])
 
@@ -67,21 +75,38 @@ export type InboundCallStart = { providerCallId: string; from: string; to: strin
 export type WebhookAnswer = { status: number; contentType: string; body: string }
 
 export const acknowledge = (): WebhookAnswer => ({ status: 200, contentType: 'text/plain', body: '' })
-export const xmlAnswer = (body: string): WebhookAnswer => ({ status: 200, contentType: 'application/xml', body: `<?xml version="1.0" encoding="UTF-8"?>${body}` })
-export const jsonAnswer = (body: unknown): WebhookAnswer => ({ status: 200, contentType: 'application/json', body: JSON.stringify(body) })
+export const xmlAnswer = (body: string): WebhookAnswer => ({
+  status: 200,
+  contentType: 'application/xml',
+  body: `<?xml version="1.0" encoding="UTF-8"?>${body}`,
+})
+export const jsonAnswer = (body: unknown): WebhookAnswer => ({
+  status: 200,
+  contentType: 'application/json',
+  body: JSON.stringify(body),
+})
 
 /**
  * The carrier's time-limit field for a call: the agent's max duration, or no field (the carrier's own ceiling) when the
  * call may be transferred, so the caller's talk with the destination is not cut at the agent's limit.
  */
-export function timeLimitField<F extends string, V = number>(field: F, dial: DialRequest, format?: (seconds: number) => V): Partial<Record<F, V>> {
+export function timeLimitField<F extends string, V = number>(
+  field: F,
+  dial: DialRequest,
+  format?: (seconds: number) => V,
+): Partial<Record<F, V>> {
   if (dial.mayBeTransferred) return {}
   const seconds = dial.maxCallDurationSeconds
   return { [field]: format ? format(seconds) : seconds } as Partial<Record<F, V>>
 }
 
 export const escapeXml = (value: string) =>
-  value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;')
+  value
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&apos;')
 
 /** A transfer's destination as carriers take it: a number or a SIP URI. */
 export type TransferAddress = { type: 'number' | 'sip'; address: string }
@@ -91,7 +116,12 @@ export type TransferAddress = { type: 'number' | 'sip'; address: string }
  * run's own number (the one it called from, or was called at), shown to the destination; carriers want one of the
  * account's numbers there.
  */
-export type CarrierTransferRequest = { destination: TransferAddress; timeoutSeconds: number; eventsUrl: string; callerId: string | null }
+export type CarrierTransferRequest = {
+  destination: TransferAddress
+  timeoutSeconds: number
+  eventsUrl: string
+  callerId: string | null
+}
 
 /** What a transfer webhook says about the destination's leg. */
 export type TransferEvent =
@@ -102,7 +132,14 @@ export type TransferEvent =
    * a connected leg's end (after talking for `talkSeconds`, when said), and a leg that ends unanswered failed, unless
    * `failureFollows`: the carrier sends this for unanswered legs too, with their failure in an event of its own.
    */
-  | { kind: 'ended'; failure: TransferFailureReason | null; answered: boolean; talkSeconds?: number; providerStatus: string; failureFollows?: true }
+  | {
+      kind: 'ended'
+      failure: TransferFailureReason | null
+      answered: boolean
+      talkSeconds?: number
+      providerStatus: string
+      failureFollows?: true
+    }
   /** The carrier asks what to do with the caller now (Plivo fetches the transfer URL): answered with `instructions`. */
   | { kind: 'instructions'; providerStatus: string }
   /** An event about the caller's own call that reached the transfer URL (Telnyx): a status callback of the run. */
@@ -115,7 +152,14 @@ export type TransferEvent =
 export function legEnded(providerStatus: string, duration: unknown): TransferEvent {
   const talkSeconds = Number(duration)
   const talked = Number.isFinite(talkSeconds) && talkSeconds > 0
-  return { kind: 'ended', failure: null, answered: talked, providerStatus, failureFollows: true, ...(talked ? { talkSeconds } : {}) }
+  return {
+    kind: 'ended',
+    failure: null,
+    answered: talked,
+    providerStatus,
+    failureFollows: true,
+    ...(talked ? { talkSeconds } : {}),
+  }
 }
 
 /**
@@ -124,7 +168,12 @@ export function legEnded(providerStatus: string, duration: unknown): TransferEve
  * ends its media stream; after a failure their answer to the event connects the caller to a new media stream.
  */
 export type CarrierTransfer = {
-  start(ctx: AppContext, credentials: Credentials, providerCallId: string, request: CarrierTransferRequest): Promise<void>
+  start(
+    ctx: AppContext,
+    credentials: Credentials,
+    providerCallId: string,
+    request: CarrierTransferRequest,
+  ): Promise<void>
   /** `callerCallId`: the carrier's id of the run's own call, to tell its events from the destination leg's. */
   parseEvent(request: WebhookRequest, callerCallId: string | null): TransferEvent | null
   /** The markup that rings the destination, for carriers that fetch it (`instructions`). */
@@ -158,7 +207,12 @@ export type Carrier = {
   /** The start of an inbound call in a webhook; null when the webhook is about something else. */
   parseInbound?(request: WebhookRequest): InboundCallStart | null
   /** Carriers driven by API calls rather than markup (Telnyx) answer or reject inbound calls here. */
-  answerInbound?(ctx: AppContext, credentials: Credentials, call: InboundCallStart, links: CallLinks): Promise<WebhookAnswer>
+  answerInbound?(
+    ctx: AppContext,
+    credentials: Credentials,
+    call: InboundCallStart,
+    links: CallLinks,
+  ): Promise<WebhookAnswer>
   rejectInbound?(ctx: AppContext, credentials: Credentials | null, call: InboundCallStart): Promise<WebhookAnswer>
   /** Hands an answered call to another destination; carriers without it cannot transfer (provider metadata says so). */
   transfer?: CarrierTransfer
@@ -173,17 +227,29 @@ export function sameText(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
-export const hmac = (algorithm: 'sha1' | 'sha256', key: string, message: string) => createHmac(algorithm, key).update(message)
+export const hmac = (algorithm: 'sha1' | 'sha256', key: string, message: string) =>
+  createHmac(algorithm, key).update(message)
 
 function mediaStreamToken(ctx: AppContext, workflowId: number, organizationId: number, runId: number): string {
-  return createHmac('sha256', deriveKey(ctx.masterKey, 'carrier-media-stream')).update(`${workflowId}:${organizationId}:${runId}`).digest('hex')
+  return createHmac('sha256', deriveKey(ctx.masterKey, 'carrier-media-stream'))
+    .update(`${workflowId}:${organizationId}:${runId}`)
+    .digest('hex')
 }
 
-export function mediaStreamTokenMatches(ctx: AppContext, workflowId: number, organizationId: number, runId: number, token: string): boolean {
+export function mediaStreamTokenMatches(
+  ctx: AppContext,
+  workflowId: number,
+  organizationId: number,
+  runId: number,
+  token: string,
+): boolean {
   return sameText(token, mediaStreamToken(ctx, workflowId, organizationId, runId))
 }
 
-export function callLinks(ctx: AppContext, run: { runId: number; workflowId: number; organizationId: number }): CallLinks {
+export function callLinks(
+  ctx: AppContext,
+  run: { runId: number; workflowId: number; organizationId: number },
+): CallLinks {
   const { publicUrl } = ctx.config
   const token = mediaStreamToken(ctx, run.workflowId, run.organizationId, run.runId)
   return {
@@ -196,15 +262,27 @@ export function callLinks(ctx: AppContext, run: { runId: number; workflowId: num
 export const runById = (ctx: AppContext, runId: number): WorkflowRunRow | undefined =>
   ctx.db.select().from(workflowRuns).where(eq(workflowRuns.id, runId)).get()
 
-export const runByProviderCallId = (ctx: AppContext, provider: CarrierName, providerCallId: string): WorkflowRunRow | undefined =>
-  ctx.db.select().from(workflowRuns).where(and(eq(workflowRuns.mode, provider), eq(workflowRuns.providerCallId, providerCallId))).get()
+export const runByProviderCallId = (
+  ctx: AppContext,
+  provider: CarrierName,
+  providerCallId: string,
+): WorkflowRunRow | undefined =>
+  ctx.db
+    .select()
+    .from(workflowRuns)
+    .where(and(eq(workflowRuns.mode, provider), eq(workflowRuns.providerCallId, providerCallId)))
+    .get()
 
 const runByCallId = (ctx: AppContext, callId: string): WorkflowRunRow | undefined =>
   ctx.db.select().from(workflowRuns).where(eq(workflowRuns.callId, callId)).get()
 
 /** Stores the carrier's id of a run's call, unless one is stored already (the first one learnt wins). */
 export function recordProviderCallId(ctx: AppContext, runId: number, providerCallId: string): void {
-  ctx.db.update(workflowRuns).set({ providerCallId }).where(and(eq(workflowRuns.id, runId), isNull(workflowRuns.providerCallId))).run()
+  ctx.db
+    .update(workflowRuns)
+    .set({ providerCallId })
+    .where(and(eq(workflowRuns.id, runId), isNull(workflowRuns.providerCallId)))
+    .run()
 }
 
 /** The carrier's refusal as a DialError (its detail is safe to show); anything else is a bug and rethrown. */
@@ -226,7 +304,9 @@ export function createCarrierProvider(ctx: AppContext, driver: Carrier): Telepho
   return {
     async dial(request) {
       if (!request.callerId) {
-        throw new DialError(`${displayName(driver.provider)} needs a caller id: add an active phone number to the telephony configuration`)
+        throw new DialError(
+          `${displayName(driver.provider)} needs a caller id: add an active phone number to the telephony configuration`,
+        )
       }
       const links = callLinks(ctx, request)
       const providerCallId = await driver.dial(ctx, request, links).catch(asDialError)

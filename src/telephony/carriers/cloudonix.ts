@@ -1,7 +1,15 @@
 import type { AppContext } from '../../context'
 import { isPlainObject } from '../../lib/values'
 import { bearer, callCarrier, callCarrierForJson, requireId } from './http'
-import { sameText, xmlAnswer, type CarrierCallStatus, type Carrier, type InboundCallStart, type StatusUpdate, type WebhookRequest } from './carrier'
+import {
+  sameText,
+  xmlAnswer,
+  type CarrierCallStatus,
+  type Carrier,
+  type InboundCallStart,
+  type StatusUpdate,
+  type WebhookRequest,
+} from './carrier'
 import type { Credentials } from '../config/providers'
 import { connectTwiml } from './twilio'
 
@@ -21,7 +29,8 @@ const DISPOSITIONS: Record<string, CarrierCallStatus> = {
 }
 
 const domainOf = (credentials: Credentials) => encodeURIComponent(String(credentials.domain_id))
-const sessionPath = (credentials: Credentials, token: string) => `/customers/self/domains/${domainOf(credentials)}/sessions/${encodeURIComponent(token)}`
+const sessionPath = (credentials: Credentials, token: string) =>
+  `/customers/self/domains/${domainOf(credentials)}/sessions/${encodeURIComponent(token)}`
 
 const request = (ctx: AppContext, credentials: Credentials) => ({
   provider: 'cloudonix' as const,
@@ -54,7 +63,10 @@ export const cloudonixCarrier: Carrier = {
   async dial(ctx, dial, links) {
     const action = 'place the call'
     const answer = await callCarrierForJson(ctx, {
-      ...request(ctx, dial.credentials), action, method: 'POST', path: `/calls/${domainOf(dial.credentials)}/application`,
+      ...request(ctx, dial.credentials),
+      action,
+      method: 'POST',
+      path: `/calls/${domainOf(dial.credentials)}/application`,
       json: {
         destination: dial.destination,
         'caller-id': dial.callerId,
@@ -66,12 +78,22 @@ export const cloudonixCarrier: Carrier = {
   },
   async hangup(ctx, credentials, token) {
     await callCarrier(ctx, {
-      ...request(ctx, credentials), action: 'hang up the call', method: 'DELETE', path: sessionPath(credentials, token), idempotent: true, accept: [404],
+      ...request(ctx, credentials),
+      action: 'hang up the call',
+      method: 'DELETE',
+      path: sessionPath(credentials, token),
+      idempotent: true,
+      accept: [404],
     })
   },
   async callState(ctx, credentials, token) {
     const { status, payload } = await callCarrier(ctx, {
-      ...request(ctx, credentials), action: 'look up the call', method: 'GET', path: sessionPath(credentials, token), idempotent: true, accept: [404],
+      ...request(ctx, credentials),
+      action: 'look up the call',
+      method: 'GET',
+      path: sessionPath(credentials, token),
+      idempotent: true,
+      accept: [404],
     })
     return status === 404 || payload?.status === 'ended' ? 'gone' : 'alive'
   },

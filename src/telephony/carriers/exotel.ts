@@ -1,7 +1,18 @@
 import type { AppContext } from '../../context'
 import { isPlainObject } from '../../lib/values'
 import { basicAuth, callCarrier, callCarrierForJson, requireId } from './http'
-import { acknowledge, hmac, jsonAnswer, sameText, type Carrier, type InboundCallStart, type StatusUpdate, type Verdict, type WebhookRequest, timeLimitField } from './carrier'
+import {
+  acknowledge,
+  hmac,
+  jsonAnswer,
+  sameText,
+  type Carrier,
+  type InboundCallStart,
+  type StatusUpdate,
+  type Verdict,
+  type WebhookRequest,
+  timeLimitField,
+} from './carrier'
 import type { Credentials } from '../config/providers'
 import { LIVE_CALL_STATUSES, TWILIO_CALL_STATUSES } from './twilio'
 
@@ -12,9 +23,12 @@ import { LIVE_CALL_STATUSES, TWILIO_CALL_STATUSES } from './twilio'
 
 /** The token that authenticates a run's status callback: hex HMAC-SHA256 under the API token of "exotel-status:<sid>:<run>". */
 export const exotelStatusToken = (credentials: Credentials, runId: number) =>
-  hmac('sha256', String(credentials.api_token), `exotel-status:${String(credentials.account_sid)}:${runId}`).digest('hex')
+  hmac('sha256', String(credentials.api_token), `exotel-status:${String(credentials.account_sid)}:${runId}`).digest(
+    'hex',
+  )
 
-const callsPath = (credentials: Credentials) => `/v1/Accounts/${encodeURIComponent(String(credentials.account_sid))}/Calls`
+const callsPath = (credentials: Credentials) =>
+  `/v1/Accounts/${encodeURIComponent(String(credentials.account_sid))}/Calls`
 
 const request = (credentials: Credentials) => ({
   provider: 'exotel' as const,
@@ -27,8 +41,10 @@ const request = (credentials: Credentials) => ({
 function verifyExotel(webhook: WebhookRequest, credentials: Credentials, runId: number | null): Verdict {
   const token = new URL(webhook.url).searchParams.get('exotel_auth')
   const authorization = webhook.headers.get('authorization')
-  if (token !== null && runId !== null) return sameText(token, exotelStatusToken(credentials, runId)) ? 'valid' : 'invalid'
-  if (authorization) return sameText(authorization, basicAuth(credentials.api_key, credentials.api_token)) ? 'valid' : 'invalid'
+  if (token !== null && runId !== null)
+    return sameText(token, exotelStatusToken(credentials, runId)) ? 'valid' : 'invalid'
+  if (authorization)
+    return sameText(authorization, basicAuth(credentials.api_key, credentials.api_token)) ? 'valid' : 'invalid'
   return token !== null ? 'invalid' : 'unsigned'
 }
 
@@ -63,17 +79,30 @@ export const exotelCarrier: Carrier = {
       'StatusCallbackEvents[]': 'terminal',
     })
     const action = 'place the call'
-    const answer = await callCarrierForJson(ctx, { ...request(dial.credentials), action, method: 'POST', path: `${callsPath(dial.credentials)}/connect.json`, form })
+    const answer = await callCarrierForJson(ctx, {
+      ...request(dial.credentials),
+      action,
+      method: 'POST',
+      path: `${callsPath(dial.credentials)}/connect.json`,
+      form,
+    })
     return requireId('exotel', action, isPlainObject(answer.Call) ? answer.Call.Sid : undefined)
   },
   // Exotel has no API to end a call: a "connect to a stream" call ends when its stream closes.
   async hangup(ctx, _credentials, callSid) {
-    ctx.log.info({ provider: 'exotel', providerCallId: callSid }, 'Exotel calls end with their media stream; nothing to ask Exotel')
+    ctx.log.info(
+      { provider: 'exotel', providerCallId: callSid },
+      'Exotel calls end with their media stream; nothing to ask Exotel',
+    )
   },
   async callState(ctx, credentials, callSid) {
     const { status, payload } = await callCarrier(ctx, {
-      ...request(credentials), action: 'look up the call', method: 'GET', path: `${callsPath(credentials)}/${encodeURIComponent(callSid)}.json`,
-      idempotent: true, accept: [404],
+      ...request(credentials),
+      action: 'look up the call',
+      method: 'GET',
+      path: `${callsPath(credentials)}/${encodeURIComponent(callSid)}.json`,
+      idempotent: true,
+      accept: [404],
     })
     const call = isPlainObject(payload?.Call) ? payload.Call : null
     return status !== 404 && LIVE_CALL_STATUSES.has(String(call?.Status)) ? 'alive' : 'gone'

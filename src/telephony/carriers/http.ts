@@ -67,8 +67,21 @@ function providerMessage(payload: Record<string, unknown> | null): string | unde
   if (!payload) return undefined
   const errors = payload.errors
   const firstError = Array.isArray(errors) && isPlainObject(errors[0]) ? errors[0] : null
-  const nested = isPlainObject(payload.error) ? payload.error : isPlainObject(payload.RestException) ? payload.RestException : null
-  const candidates = [payload.message, payload.error, payload.detail, payload.title, firstError?.detail, firstError?.title, nested?.message, nested?.Message]
+  const nested = isPlainObject(payload.error)
+    ? payload.error
+    : isPlainObject(payload.RestException)
+      ? payload.RestException
+      : null
+  const candidates = [
+    payload.message,
+    payload.error,
+    payload.detail,
+    payload.title,
+    firstError?.detail,
+    firstError?.title,
+    nested?.message,
+    nested?.Message,
+  ]
   return candidates.find((value): value is string => typeof value === 'string' && value !== '')
 }
 
@@ -86,14 +99,20 @@ function requestBody(request: CarrierRequest): { body?: string; contentType?: st
   return {}
 }
 
-type Attempt = { answer: { status: number; text: string } } | { failure: 'timeout' | 'refused' | 'broken' | 'oversized' }
+type Attempt =
+  | { answer: { status: number; text: string } }
+  | { failure: 'timeout' | 'refused' | 'broken' | 'oversized' }
 
 async function attempt(request: CarrierRequest): Promise<Attempt> {
   const { body, contentType } = requestBody(request)
   try {
     const response = await fetch(`${request.baseUrl}${request.path}`, {
       method: request.method,
-      headers: { accept: 'application/json', ...(contentType ? { 'content-type': contentType } : {}), ...request.headers },
+      headers: {
+        accept: 'application/json',
+        ...(contentType ? { 'content-type': contentType } : {}),
+        ...request.headers,
+      },
       body,
       signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
     })
@@ -129,7 +148,10 @@ export async function callCarrier(ctx: AppContext, request: CarrierRequest): Pro
   let outcome = await attempt(request)
   for (let attempts = 1; attempts < MAX_ATTEMPTS && retryable(request, outcome); attempts++) {
     const delayMs = BACKOFF_BASE_MS * 2 ** (attempts - 1) * (0.75 + Math.random() / 2)
-    ctx.log.warn({ provider: request.provider, action: request.action, attempt: attempts, delayMs: Math.round(delayMs) }, 'carrier request failed; retrying')
+    ctx.log.warn(
+      { provider: request.provider, action: request.action, attempt: attempts, delayMs: Math.round(delayMs) },
+      'carrier request failed; retrying',
+    )
     await Bun.sleep(delayMs)
     outcome = await attempt(request)
   }
@@ -142,7 +164,8 @@ export async function callCarrier(ctx: AppContext, request: CarrierRequest): Pro
   if ((status >= 200 && status < 300) || request.accept?.includes(status)) return { status, payload }
   const message = providerMessage(payload)
   const said = message ? `: ${scrub(message, request.secrets ?? []).slice(0, MAX_PROVIDER_MESSAGE_LENGTH)}` : ''
-  if (status >= 400 && status < 500) throw refused(`${displayName} refused to ${request.action} (HTTP ${status})${said}`)
+  if (status >= 400 && status < 500)
+    throw refused(`${displayName} refused to ${request.action} (HTTP ${status})${said}`)
   throw unusableAnswer(request, status, said)
 }
 
@@ -166,5 +189,6 @@ export function requireId(provider: ProviderName, action: string, value: unknown
   throw upstreamFailed(detail, new Error(detail))
 }
 
-export const basicAuth = (user: unknown, password: unknown) => `Basic ${Buffer.from(`${String(user)}:${String(password)}`).toString('base64')}`
+export const basicAuth = (user: unknown, password: unknown) =>
+  `Basic ${Buffer.from(`${String(user)}:${String(password)}`).toString('base64')}`
 export const bearer = (token: unknown) => `Bearer ${String(token)}`

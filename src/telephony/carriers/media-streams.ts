@@ -44,8 +44,10 @@ export function admitMediaStream(ctx: AppContext, path: MediaStreamPath): MediaA
   const workflowId = positiveInteger(path.workflowId)
   const organizationId = positiveInteger(path.organizationId)
   const runId = positiveInteger(path.runId)
-  if (workflowId === null || organizationId === null || runId === null) return refuse(MEDIA_CLOSE.badRequest, 'malformed_stream_path')
-  if (!mediaStreamTokenMatches(ctx, workflowId, organizationId, runId, path.token)) return refuse(MEDIA_CLOSE.unauthorized, 'invalid_token')
+  if (workflowId === null || organizationId === null || runId === null)
+    return refuse(MEDIA_CLOSE.badRequest, 'malformed_stream_path')
+  if (!mediaStreamTokenMatches(ctx, workflowId, organizationId, runId, path.token))
+    return refuse(MEDIA_CLOSE.unauthorized, 'invalid_token')
   const run = runById(ctx, runId)
   if (!run || run.organizationId !== organizationId) return refuse(MEDIA_CLOSE.notFound, 'workflow_run_not_found')
   if (run.workflowId !== workflowId) return refuse(MEDIA_CLOSE.badRequest, 'workflow_run_workflow_mismatch')
@@ -53,7 +55,8 @@ export function admitMediaStream(ctx: AppContext, path: MediaStreamPath): MediaA
   if (!driver?.mediaFraming) return refuse(MEDIA_CLOSE.badRequest, 'provider_has_no_media_stream')
   const returning = run.state === 'running' ? returningCaller(ctx, run.id) : null
   if (returning) return { admitted: { run, driver, framing: driver.mediaFraming, returning } }
-  if (run.state !== 'initialized' || !markRunRunning(ctx, run.id)) return refuse(MEDIA_CLOSE.conflict, 'workflow_run_not_initialized')
+  if (run.state !== 'initialized' || !markRunRunning(ctx, run.id))
+    return refuse(MEDIA_CLOSE.conflict, 'workflow_run_not_initialized')
   return { admitted: { run, driver, framing: driver.mediaFraming } }
 }
 
@@ -92,8 +95,12 @@ function createCallMedia(first: CarrierMediaTransport): CallMedia {
   }
   const use = (transport: CarrierMediaTransport) => {
     current = transport
-    transport.onAudio((ulaw, atMs) => { if (current === transport) for (const listener of audioListeners) listener(ulaw, atMs) })
-    transport.onDtmf((digit) => { if (current === transport) for (const listener of dtmfListeners) listener(digit) })
+    transport.onAudio((ulaw, atMs) => {
+      if (current === transport) for (const listener of audioListeners) listener(ulaw, atMs)
+    })
+    transport.onDtmf((digit) => {
+      if (current === transport) for (const listener of dtmfListeners) listener(digit)
+    })
     transport.onClose((close) => {
       if (current !== transport) return
       current = null
@@ -102,9 +109,15 @@ function createCallMedia(first: CarrierMediaTransport): CallMedia {
   }
   use(first)
   return {
-    onAudio: (listener) => { audioListeners.push(listener) },
-    onDtmf: (listener) => { dtmfListeners.push(listener) },
-    onClose: (listener) => { closeListeners.push(listener) },
+    onAudio: (listener) => {
+      audioListeners.push(listener)
+    },
+    onDtmf: (listener) => {
+      dtmfListeners.push(listener)
+    },
+    onClose: (listener) => {
+      closeListeners.push(listener)
+    },
     send: (ulaw) => current?.send(ulaw),
     mark: () => current?.mark() ?? Promise.resolve('flushed'),
     flush: () => current?.flush(),
@@ -114,9 +127,15 @@ function createCallMedia(first: CarrierMediaTransport): CallMedia {
       transport?.close()
       finish({ code: 1000, reason: '', initiatedBy: 'app' })
     },
-    get closed() { return closed },
-    get streaming() { return current !== null },
-    hold() { held = true },
+    get closed() {
+      return closed
+    },
+    get streaming() {
+      return current !== null
+    },
+    hold() {
+      held = true
+    },
     detach() {
       const transport = current
       current = null
@@ -148,7 +167,8 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
   const logContext = { provider: run.mode, runId: run.id }
   const hangUpCarrier = async () => {
     const provider = ctx.telephony.providerFor(run.mode)
-    if (provider && run.telephonyConfigurationId !== null && run.callId) await provider.hangup(run.telephonyConfigurationId, run.callId)
+    if (provider && run.telephonyConfigurationId !== null && run.callId)
+      await provider.hangup(run.telephonyConfigurationId, run.callId)
   }
   let hungUp = false
   let transferred = false
@@ -160,19 +180,33 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
   const ended = new Promise<void>((resolve) => media.onClose(() => resolve()))
   const reported = run.callId ? endReported(ctx, run.callId) : Promise.resolve()
   let endWasReported = false
-  void reported.then(() => { endWasReported = true })
+  void reported.then(() => {
+    endWasReported = true
+  })
   media.onClose((close) => {
     const closedAt = ctx.clock.now()
-    ctx.log.info({ ...logContext, code: close.code, initiatedBy: close.initiatedBy, transferred, endWasReported }, 'carrier media stream ended')
+    ctx.log.info(
+      { ...logContext, code: close.code, initiatedBy: close.initiatedBy, transferred, endWasReported },
+      'carrier media stream ended',
+    )
     // The caller is with the transfer's destination: the call goes on, and its end is reported by the carrier. Or the
     // call is over already: nothing to hang up, nothing more to report.
     if (transferred || endWasReported) return
     if (!hungUp && (close.initiatedBy === 'app' || !CALL_ENDED_CODES.has(close.code))) {
-      void hangUpCarrier().catch((error) => ctx.log.warn({ ...logContext, err: error }, 'hanging up after the media stream ended failed'))
+      void hangUpCarrier().catch((error) =>
+        ctx.log.warn({ ...logContext, err: error }, 'hanging up after the media stream ended failed'),
+      )
     }
     const endWithStream = () => {
       if (run.callId) {
-        ctx.telephony.report({ kind: 'ended', callId: run.callId, outcome: 'completed', at: closedAt, answeredAt: openedAt, providerStatus: 'media_stream_ended' })
+        ctx.telephony.report({
+          kind: 'ended',
+          callId: run.callId,
+          outcome: 'completed',
+          at: closedAt,
+          answeredAt: openedAt,
+          providerStatus: 'media_stream_ended',
+        })
       }
     }
     if (finalStatusExpected(ctx, admitted)) setTimeout(endWithStream, ctx.telephony.waits.finalStatusGraceMs).unref()
@@ -180,13 +214,38 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
   })
   ctx.log.info(logContext, 'carrier media stream admitted')
   const conversation = ctx.telephony.answered({
-    callId: run.callId!, runId: run.id, organizationId: run.organizationId, configurationId: run.telephonyConfigurationId!,
+    callId: run.callId!,
+    runId: run.id,
+    organizationId: run.organizationId,
+    configurationId: run.telephonyConfigurationId!,
     direction: run.callType === 'inbound' ? 'inbound' : 'outbound',
-    media, onDtmf: (listener) => media.onDtmf(listener), ended, reported, hangup,
+    media,
+    onDtmf: (listener) => media.onDtmf(listener),
+    ended,
+    reported,
+    hangup,
     ...(driver.transfer
-      ? { transfer: (request, signal) => transferCarrierCall(ctx, { run, driver, media, reported, connected: () => { transferred = true } }, request, signal) }
+      ? {
+          transfer: (request, signal) =>
+            transferCarrierCall(
+              ctx,
+              {
+                run,
+                driver,
+                media,
+                reported,
+                connected: () => {
+                  transferred = true
+                },
+              },
+              request,
+              signal,
+            ),
+        }
       : {}),
   })
-  if (!conversation) ctx.log.warn(logContext, 'no speech pipeline is attached: the caller hears silence until the call ends')
-  else void conversation.catch((error) => ctx.log.error({ ...logContext, err: error }, 'carrier call conversation failed'))
+  if (!conversation)
+    ctx.log.warn(logContext, 'no speech pipeline is attached: the caller hears silence until the call ends')
+  else
+    void conversation.catch((error) => ctx.log.error({ ...logContext, err: error }, 'carrier call conversation failed'))
 }

@@ -1,8 +1,21 @@
 import type { AppContext } from '../../context'
 import { basicAuth, callCarrier, callCarrierForJson, requireId } from './http'
 import {
-  escapeXml, hmac, legEnded, sameText, xmlAnswer, type CarrierCallStatus, type Carrier, type CarrierTransferRequest, type InboundCallStart,
-  type StatusUpdate, type TransferEvent, type Verdict, type WebhookRequest, timeLimitField } from './carrier'
+  escapeXml,
+  hmac,
+  legEnded,
+  sameText,
+  xmlAnswer,
+  type CarrierCallStatus,
+  type Carrier,
+  type CarrierTransferRequest,
+  type InboundCallStart,
+  type StatusUpdate,
+  type TransferEvent,
+  type Verdict,
+  type WebhookRequest,
+  timeLimitField,
+} from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../config/providers'
 
@@ -34,7 +47,10 @@ const withoutQuery = (url: string) => url.split('?')[0]
 
 /** Plivo's sorted `name=value&…` query string (repeated names sorted by value). */
 function sortedQuery(entries: [string, string][]): string {
-  return entries.sort(([a, av], [b, bv]) => (a === b ? av.localeCompare(bv) : a < b ? -1 : 1)).map(([name, value]) => `${name}=${value}`).join('&')
+  return entries
+    .sort(([a, av], [b, bv]) => (a === b ? av.localeCompare(bv) : a < b ? -1 : 1))
+    .map(([name, value]) => `${name}=${value}`)
+    .join('&')
 }
 
 /**
@@ -51,7 +67,10 @@ export function plivoSignedUrl(method: string, url: string, params: Record<strin
     return sorted ? `${base}?${sorted}` : base
   }
   const sorted = sortedQuery(query)
-  const posted = Object.keys(params).sort().map((name) => `${name}${params[name]}`).join('')
+  const posted = Object.keys(params)
+    .sort()
+    .map((name) => `${name}${params[name]}`)
+    .join('')
   const hasParams = Object.keys(params).length > 0
   return `${base}${sorted || hasParams ? `?${sorted}` : ''}${sorted && hasParams ? '.' : ''}${posted}`
 }
@@ -66,7 +85,10 @@ const PLIVO: Variant = {
 const VOBIZ: Variant = {
   provider: 'vobiz',
   signaturePrefix: 'x-vobiz-signature',
-  authHeaders: (credentials) => ({ 'x-auth-id': String(credentials.auth_id), 'x-auth-token': String(credentials.auth_token) }),
+  authHeaders: (credentials) => ({
+    'x-auth-id': String(credentials.auth_id),
+    'x-auth-token': String(credentials.auth_token),
+  }),
   v3SignedUrl: (_method, url) => withoutQuery(url),
 }
 
@@ -77,13 +99,19 @@ function verifyNonceSignature(variant: Variant, webhook: WebhookRequest, authTok
   const v3Nonce = header('v3-nonce') ?? header('ma-v3-nonce')
   if (v3 && v3Nonce) {
     const params = webhook.method === 'POST' ? webhook.params : {}
-    const expected = hmac('sha256', authToken, `${variant.v3SignedUrl(webhook.method, webhook.url, params)}.${v3Nonce}`).digest('base64')
+    const expected = hmac(
+      'sha256',
+      authToken,
+      `${variant.v3SignedUrl(webhook.method, webhook.url, params)}.${v3Nonce}`,
+    ).digest('base64')
     return v3.split(',').some((candidate) => sameText(candidate.trim(), expected)) ? 'valid' : 'invalid'
   }
   const v2 = header('v2')
   const v2Nonce = header('v2-nonce')
   if (v2 && v2Nonce) {
-    return sameText(v2, hmac('sha256', authToken, `${withoutQuery(webhook.url)}${v2Nonce}`).digest('base64')) ? 'valid' : 'invalid'
+    return sameText(v2, hmac('sha256', authToken, `${withoutQuery(webhook.url)}${v2Nonce}`).digest('base64'))
+      ? 'valid'
+      : 'invalid'
   }
   return 'unsigned'
 }
@@ -91,7 +119,14 @@ function verifyNonceSignature(variant: Variant, webhook: WebhookRequest, authTok
 const bareNumber = (number: string) => number.replace(/^\+/, '')
 
 function parseStatus(webhook: WebhookRequest): StatusUpdate | null {
-  const { CallUUID: callUuid, RequestUUID: requestUuid, CallStatus: callStatus, Duration: duration, Machine: machine, Direction: direction } = webhook.params
+  const {
+    CallUUID: callUuid,
+    RequestUUID: requestUuid,
+    CallStatus: callStatus,
+    Duration: duration,
+    Machine: machine,
+    Direction: direction,
+  } = webhook.params
   const providerCallId = direction === 'inbound' ? callUuid : requestUuid || callUuid
   if (!providerCallId) return null
   return {
@@ -99,11 +134,19 @@ function parseStatus(webhook: WebhookRequest): StatusUpdate | null {
     providerStatus: callStatus ?? webhook.params.Event ?? 'unknown',
     providerCallId,
     ...(duration ? { durationSeconds: Number(duration) } : {}),
-    ...(machine !== undefined ? { answeredBy: machine === 'true' ? 'machine' : 'human', machine: machine === 'true' } : {}),
+    ...(machine !== undefined
+      ? { answeredBy: machine === 'true' ? 'machine' : 'human', machine: machine === 'true' }
+      : {}),
   }
 }
 
-const DIAL_FAILURES: Record<string, TransferFailureReason> = { busy: 'busy', 'no-answer': 'no_answer', timeout: 'no_answer', cancel: 'failed', failed: 'failed' }
+const DIAL_FAILURES: Record<string, TransferFailureReason> = {
+  busy: 'busy',
+  'no-answer': 'no_answer',
+  timeout: 'no_answer',
+  cancel: 'failed',
+  failed: 'failed',
+}
 
 /**
  * A transfer moves the call (its A leg) to the transfer URL, which answers <Dial>. Its callbackUrl says when the
@@ -114,7 +157,13 @@ const DIAL_FAILURES: Record<string, TransferFailureReason> = { busy: 'busy', 'no
 function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
   const { DialStatus: dialStatus, DialAction: dialAction, DialBLegDuration: duration } = webhook.params
   if (dialStatus === 'completed') return { kind: 'ended', failure: null, answered: true, providerStatus: dialStatus }
-  if (dialStatus) return { kind: 'ended', failure: DIAL_FAILURES[dialStatus] ?? 'failed', answered: false, providerStatus: dialStatus }
+  if (dialStatus)
+    return {
+      kind: 'ended',
+      failure: DIAL_FAILURES[dialStatus] ?? 'failed',
+      answered: false,
+      providerStatus: dialStatus,
+    }
   if (dialAction === 'answer') return { kind: 'answered', providerStatus: dialAction }
   // An unanswered leg hangs up too (duration 0): the action's DialStatus says why.
   if (dialAction === 'hangup') return legEnded(`hangup:${webhook.params.DialBLegHangupCause ?? 'unknown'}`, duration)
@@ -125,9 +174,12 @@ function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
 function transferDial(transfer: CarrierTransferRequest) {
   const url = escapeXml(transfer.eventsUrl)
   const { type, address } = transfer.destination
-  const noun = type === 'sip' ? `<User>${escapeXml(address)}</User>` : `<Number>${escapeXml(bareNumber(address))}</Number>`
+  const noun =
+    type === 'sip' ? `<User>${escapeXml(address)}</User>` : `<Number>${escapeXml(bareNumber(address))}</Number>`
   const callerId = transfer.callerId ? ` callerId="${escapeXml(bareNumber(transfer.callerId))}"` : ''
-  return xmlAnswer(`<Response><Dial timeout="${transfer.timeoutSeconds}"${callerId} action="${url}" method="POST" callbackUrl="${url}" callbackMethod="POST">${noun}</Dial></Response>`)
+  return xmlAnswer(
+    `<Response><Dial timeout="${transfer.timeoutSeconds}"${callerId} action="${url}" method="POST" callbackUrl="${url}" callbackMethod="POST">${noun}</Dial></Response>`,
+  )
 }
 
 function applicationCarrier(variant: Variant): Carrier {
@@ -149,7 +201,10 @@ function applicationCarrier(variant: Variant): Carrier {
       const callback = (name: string) => `${links.publicUrl}/api/v1/telephony/${provider}/${name}/${links.runId}`
       const action = 'place the call'
       const answer = await callCarrierForJson(ctx, {
-        ...request(ctx, dial.credentials), action, method: 'POST', path: `${accountPath(dial.credentials)}/Call/`,
+        ...request(ctx, dial.credentials),
+        action,
+        method: 'POST',
+        path: `${accountPath(dial.credentials)}/Call/`,
         json: {
           from: bareNumber(dial.callerId!),
           to: bareNumber(dial.destination),
@@ -162,22 +217,43 @@ function applicationCarrier(variant: Variant): Carrier {
           ring_timeout: dial.ringTimeoutSeconds,
           ...timeLimitField('time_limit', dial),
           ...(dial.detectAnsweringMachine
-            ? { machine_detection: 'true', machine_detection_url: callback('machine-detection'), machine_detection_method: 'POST' }
+            ? {
+                machine_detection: 'true',
+                machine_detection_url: callback('machine-detection'),
+                machine_detection_method: 'POST',
+              }
             : {}),
         },
       })
       return requireId(provider, action, answer.request_uuid ?? answer.call_uuid)
     },
     async hangup(ctx, credentials, callUuid) {
-      const base = { ...request(ctx, credentials), action: 'hang up the call', method: 'DELETE' as const, idempotent: true, accept: [404] }
-      const { status } = await callCarrier(ctx, { ...base, path: `${accountPath(credentials)}/Call/${encodeURIComponent(callUuid)}/` })
+      const base = {
+        ...request(ctx, credentials),
+        action: 'hang up the call',
+        method: 'DELETE' as const,
+        idempotent: true,
+        accept: [404],
+      }
+      const { status } = await callCarrier(ctx, {
+        ...base,
+        path: `${accountPath(credentials)}/Call/${encodeURIComponent(callUuid)}/`,
+      })
       // Not answered yet: it is still a call request.
-      if (status === 404) await callCarrier(ctx, { ...base, path: `${accountPath(credentials)}/Request/${encodeURIComponent(callUuid)}/` })
+      if (status === 404)
+        await callCarrier(ctx, {
+          ...base,
+          path: `${accountPath(credentials)}/Request/${encodeURIComponent(callUuid)}/`,
+        })
     },
     async callState(ctx, credentials, callUuid) {
       const { status } = await callCarrier(ctx, {
-        ...request(ctx, credentials), action: 'look up the call', method: 'GET', path: `${accountPath(credentials)}/Call/${encodeURIComponent(callUuid)}/?status=live`,
-        idempotent: true, accept: [404],
+        ...request(ctx, credentials),
+        action: 'look up the call',
+        method: 'GET',
+        path: `${accountPath(credentials)}/Call/${encodeURIComponent(callUuid)}/?status=live`,
+        idempotent: true,
+        accept: [404],
       })
       return status === 404 ? 'gone' : 'alive'
     },
@@ -186,17 +262,24 @@ function applicationCarrier(variant: Variant): Carrier {
     transfer: {
       async start(ctx, credentials, callUuid, transfer) {
         await callCarrier(ctx, {
-          ...request(ctx, credentials), action: 'transfer the call', method: 'POST', path: `${accountPath(credentials)}/Call/${encodeURIComponent(callUuid)}/`,
+          ...request(ctx, credentials),
+          action: 'transfer the call',
+          method: 'POST',
+          path: `${accountPath(credentials)}/Call/${encodeURIComponent(callUuid)}/`,
           json: { legs: 'aleg', aleg_url: transfer.eventsUrl, aleg_method: 'POST' },
         })
       },
       parseEvent: parseTransferEvent,
       instructions: transferDial,
     },
-    connect: (links) => xmlAnswer(
-      `<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000">${escapeXml(links.mediaStreamUrl)}</Stream></Response>`,
-    ),
-    refuse: (direction) => xmlAnswer(direction === 'inbound' ? '<Response><Hangup reason="rejected"/></Response>' : '<Response><Hangup/></Response>'),
+    connect: (links) =>
+      xmlAnswer(
+        `<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000">${escapeXml(links.mediaStreamUrl)}</Stream></Response>`,
+      ),
+    refuse: (direction) =>
+      xmlAnswer(
+        direction === 'inbound' ? '<Response><Hangup reason="rejected"/></Response>' : '<Response><Hangup/></Response>',
+      ),
     parseInbound(webhook): InboundCallStart | null {
       const { CallUUID: callUuid, From: from, To: to, Direction: direction, Event: event } = webhook.params
       if (!callUuid || !to || direction !== 'inbound' || (event !== undefined && event !== 'StartApp')) return null

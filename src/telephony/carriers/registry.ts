@@ -21,9 +21,10 @@ export const CARRIERS: Record<CarrierName, Carrier> = {
 }
 
 export const carrierOf = (provider: string): Carrier | null =>
-  (Object.hasOwn(CARRIERS, provider) ? CARRIERS[provider as CarrierName] : null)
+  Object.hasOwn(CARRIERS, provider) ? CARRIERS[provider as CarrierName] : null
 
 /** Makes every carrier a TelephonyProvider of the context: runs on their configurations dial through them. */
 export function registerCarriers(ctx: AppContext): void {
-  for (const driver of Object.values(CARRIERS)) ctx.telephony.register(driver.provider, createCarrierProvider(ctx, driver))
+  for (const driver of Object.values(CARRIERS))
+    ctx.telephony.register(driver.provider, createCarrierProvider(ctx, driver))
 }

@@ -6,8 +6,17 @@ import { forbidden, notFound, unauthenticated } from '../../lib/errors'
 import { isoNow } from '../../lib/clock'
 import { isPlainObject } from '../../lib/values'
 import {
-  acknowledge, FINAL_STATUSES, recordProviderCallId, runById, runByProviderCallId, type CarrierCallStatus, type Carrier, type StatusUpdate,
-  type Verdict, type WebhookAnswer, type WebhookRequest,
+  acknowledge,
+  FINAL_STATUSES,
+  recordProviderCallId,
+  runById,
+  runByProviderCallId,
+  type CarrierCallStatus,
+  type Carrier,
+  type StatusUpdate,
+  type Verdict,
+  type WebhookAnswer,
+  type WebhookRequest,
 } from './carrier'
 import { getConfigCredentials } from '../config/configurations'
 import type { CallOutcome } from '../provider'
@@ -37,13 +46,19 @@ export function requireValid(verdict: Verdict): void {
 
 /** The credentials of the run's configuration; a run of a deleted configuration cannot be verified: not found. */
 function runCredentials(ctx: AppContext, run: WorkflowRunRow) {
-  const configuration = run.telephonyConfigurationId === null ? null : getConfigCredentials(ctx, run.telephonyConfigurationId)
+  const configuration =
+    run.telephonyConfigurationId === null ? null : getConfigCredentials(ctx, run.telephonyConfigurationId)
   if (!configuration || configuration.organizationId !== run.organizationId) throw notFound(RUN_NOT_FOUND)
   return configuration.credentials
 }
 
 /** Verifies a webhook about a run of this carrier, or throws (404 for runs that are not its, 401/403 for signatures). */
-export function verifiedRun(ctx: AppContext, driver: Carrier, run: WorkflowRunRow | undefined, request: WebhookRequest) {
+export function verifiedRun(
+  ctx: AppContext,
+  driver: Carrier,
+  run: WorkflowRunRow | undefined,
+  request: WebhookRequest,
+) {
   if (!run || run.mode !== driver.provider) throw notFound(RUN_NOT_FOUND)
   const credentials = runCredentials(ctx, run)
   requireValid(driver.verify(request, credentials, { runId: run.id, nowMs: ctx.clock.now() }))
@@ -54,11 +69,19 @@ export function verifiedRun(ctx: AppContext, driver: Carrier, run: WorkflowRunRo
  * A status callback for `runId` (in the URL we gave the carrier), or, without one, for the run whose carrier call id the
  * callback names (number-level webhooks, CDRs).
  */
-export function handleStatusCallback(ctx: AppContext, driver: Carrier, runId: number | null, request: WebhookRequest): WebhookAnswer {
+export function handleStatusCallback(
+  ctx: AppContext,
+  driver: Carrier,
+  runId: number | null,
+  request: WebhookRequest,
+): WebhookAnswer {
   const update = driver.parseStatus(request)
-  const run = runId !== null
-    ? runById(ctx, runId)
-    : update?.providerCallId ? runByProviderCallId(ctx, driver.provider, update.providerCallId) : undefined
+  const run =
+    runId !== null
+      ? runById(ctx, runId)
+      : update?.providerCallId
+        ? runByProviderCallId(ctx, driver.provider, update.providerCallId)
+        : undefined
   const verified = verifiedRun(ctx, driver, run, request)
   if (update?.providerCallId && verified.run.providerCallId && update.providerCallId !== verified.run.providerCallId) {
     throw forbidden('The callback is about another call')
@@ -68,7 +91,10 @@ export function handleStatusCallback(ctx: AppContext, driver: Carrier, runId: nu
   // A machine answered a call that is still up: no agent talks to it; its hang-up ends the call as voicemail.
   if (update?.machine && !ended && verified.run.state !== 'completed' && providerCallId) {
     void driver.hangup(ctx, verified.credentials, providerCallId).catch((error) => {
-      ctx.log.warn({ provider: driver.provider, runId: verified.run.id, err: error }, 'hanging up a call a machine answered failed')
+      ctx.log.warn(
+        { provider: driver.provider, runId: verified.run.id, err: error },
+        'hanging up a call a machine answered failed',
+      )
     })
   }
   return acknowledge()
@@ -94,11 +120,18 @@ const answeredEntryTime = (entries: CallbackEntry[]) => {
  * Appends the callback to the run's log, keeps what it taught (carrier call id, machine verdict), and ends the call on
  * its first final status. Returns whether this callback ended it.
  */
-export function applyStatusUpdate(ctx: AppContext, driver: Carrier, run: WorkflowRunRow, update: StatusUpdate): boolean {
+export function applyStatusUpdate(
+  ctx: AppContext,
+  driver: Carrier,
+  run: WorkflowRunRow,
+  update: StatusUpdate,
+): boolean {
   const at = ctx.clock.now()
   const ending = transaction(ctx, () => {
     const current = ctx.db.select().from(workflowRuns).where(eq(workflowRuns.id, run.id)).get()!
-    const entries = (Array.isArray(current.logs.telephony_status_callbacks) ? current.logs.telephony_status_callbacks : []) as CallbackEntry[]
+    const entries = (
+      Array.isArray(current.logs.telephony_status_callbacks) ? current.logs.telephony_status_callbacks : []
+    ) as CallbackEntry[]
     const entry: CallbackEntry = {
       status: update.providerStatus,
       normalized_status: update.status,
@@ -112,21 +145,40 @@ export function applyStatusUpdate(ctx: AppContext, driver: Carrier, run: Workflo
       ...(update.answeredBy ? { answered_by: update.answeredBy } : {}),
       ...(update.machine ? { answering_machine_detected: true } : {}),
     }
-    ctx.db.update(workflowRuns).set({
-      logs: { ...current.logs, telephony_status_callbacks: [...entries, entry] },
-      gatheredContext: gathered,
-    }).where(eq(workflowRuns.id, run.id)).run()
+    ctx.db
+      .update(workflowRuns)
+      .set({
+        logs: { ...current.logs, telephony_status_callbacks: [...entries, entry] },
+        gatheredContext: gathered,
+      })
+      .where(eq(workflowRuns.id, run.id))
+      .run()
     if (update.providerCallId) recordProviderCallId(ctx, run.id, update.providerCallId)
     if (current.state === 'completed' || !update.status || !FINAL_STATUSES.has(update.status)) return null
     const machine = gathered.answering_machine_detected === true
-    const outcome = update.status === 'completed' && machine ? 'voicemail' : FINAL_OUTCOMES[update.status as keyof typeof FINAL_OUTCOMES]
+    const outcome =
+      update.status === 'completed' && machine
+        ? 'voicemail'
+        : FINAL_OUTCOMES[update.status as keyof typeof FINAL_OUTCOMES]
     const answeredAt = update.durationSeconds ? at - update.durationSeconds * 1000 : answeredEntryTime(entries)
-    return { outcome, answeredAt: update.status === 'completed' ? answeredAt ?? at : null, transfer: recordedTransfer(current.logs) }
+    return {
+      outcome,
+      answeredAt: update.status === 'completed' ? (answeredAt ?? at) : null,
+      transfer: recordedTransfer(current.logs),
+    }
   })
-  ctx.log.info({ provider: driver.provider, runId: run.id, status: update.providerStatus, outcome: ending?.outcome }, 'carrier status callback')
+  ctx.log.info(
+    { provider: driver.provider, runId: run.id, status: update.providerStatus, outcome: ending?.outcome },
+    'carrier status callback',
+  )
   if (!ending || !run.callId) return false
   ctx.telephony.report({
-    kind: 'ended', callId: run.callId, outcome: ending.outcome, at, answeredAt: ending.answeredAt, providerStatus: update.providerStatus,
+    kind: 'ended',
+    callId: run.callId,
+    outcome: ending.outcome,
+    at,
+    answeredAt: ending.answeredAt,
+    providerStatus: update.providerStatus,
     ...(ending.transfer ? { transfer: ending.transfer } : {}),
   })
   return true

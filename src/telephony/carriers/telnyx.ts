@@ -4,7 +4,16 @@ import { refused } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
 import { bearer, callCarrier, callCarrierForJson, requireId } from './http'
 import {
-  acknowledge, type CarrierCallStatus, type Carrier, type CallLinks, type InboundCallStart, type StatusUpdate, type TransferEvent, type WebhookRequest, timeLimitField } from './carrier'
+  acknowledge,
+  type CarrierCallStatus,
+  type Carrier,
+  type CallLinks,
+  type InboundCallStart,
+  type StatusUpdate,
+  type TransferEvent,
+  type WebhookRequest,
+  timeLimitField,
+} from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../config/providers'
 
@@ -79,14 +88,23 @@ function publicKeyOf(encoded: string): KeyObject | null {
 }
 
 /** Telnyx's Ed25519 signature over "<timestamp>|<body>", within the tolerance of our clock. */
-export function verifyTelnyxSignature(webhook: WebhookRequest, publicKey: unknown, nowMs: number): 'valid' | 'unsigned' | 'invalid' {
+export function verifyTelnyxSignature(
+  webhook: WebhookRequest,
+  publicKey: unknown,
+  nowMs: number,
+): 'valid' | 'unsigned' | 'invalid' {
   const signature = webhook.headers.get('telnyx-signature-ed25519')
   const timestamp = webhook.headers.get('telnyx-timestamp')
   if (!signature || !timestamp) return 'unsigned'
   const key = typeof publicKey === 'string' && publicKey !== '' ? publicKeyOf(publicKey) : null
   if (!key || !/^\d{1,12}$/.test(timestamp)) return 'invalid'
   if (Math.abs(nowMs / 1000 - Number(timestamp)) > TELNYX_TIMESTAMP_TOLERANCE_SECONDS) return 'invalid'
-  const signed = verifySignature(null, Buffer.from(`${timestamp}|${webhook.rawBody}`), key, Buffer.from(signature, 'base64'))
+  const signed = verifySignature(
+    null,
+    Buffer.from(`${timestamp}|${webhook.rawBody}`),
+    key,
+    Buffer.from(signature, 'base64'),
+  )
   return signed ? 'valid' : 'invalid'
 }
 
@@ -99,14 +117,28 @@ function parseTelnyxStatus(webhook: WebhookRequest): StatusUpdate | null {
     const cause = String(payload.hangup_cause ?? 'unspecified')
     return { status: UNCONNECTED_CAUSES[cause] ?? 'completed', providerStatus: `call.hangup:${cause}`, providerCallId }
   }
-  if (event.eventType === 'call.machine.detection.ended' || event.eventType === 'call.machine.premium.detection.ended') {
+  if (
+    event.eventType === 'call.machine.detection.ended' ||
+    event.eventType === 'call.machine.premium.detection.ended'
+  ) {
     const result = String(payload.result ?? 'not_sure')
-    return { status: null, providerStatus: event.eventType, providerCallId, answeredBy: result, machine: result.startsWith('machine') }
+    return {
+      status: null,
+      providerStatus: event.eventType,
+      providerCallId,
+      answeredBy: result,
+      machine: result.startsWith('machine'),
+    }
   }
   return { status: EVENT_STATUSES[event.eventType] ?? null, providerStatus: event.eventType, providerCallId }
 }
 
-const TRANSFER_FAILURES: Partial<Record<CarrierCallStatus, TransferFailureReason>> = { busy: 'busy', 'no-answer': 'no_answer', canceled: 'failed', failed: 'failed' }
+const TRANSFER_FAILURES: Partial<Record<CarrierCallStatus, TransferFailureReason>> = {
+  busy: 'busy',
+  'no-answer': 'no_answer',
+  canceled: 'failed',
+  failed: 'failed',
+}
 
 /**
  * Events at a transfer's webhook_url: the destination leg's (answered or bridged, then its hang-up), and, since the URL
@@ -115,12 +147,19 @@ const TRANSFER_FAILURES: Partial<Record<CarrierCallStatus, TransferFailureReason
 function parseTransferEvent(webhook: WebhookRequest, callerCallId: string | null): TransferEvent | null {
   const event = eventOf(webhook)
   if (!event) return null
-  if (callerCallId !== null && event.payload.call_control_id === callerCallId) return { kind: 'caller', providerStatus: event.eventType }
-  if (event.eventType === 'call.answered' || event.eventType === 'call.bridged') return { kind: 'answered', providerStatus: event.eventType }
+  if (callerCallId !== null && event.payload.call_control_id === callerCallId)
+    return { kind: 'caller', providerStatus: event.eventType }
+  if (event.eventType === 'call.answered' || event.eventType === 'call.bridged')
+    return { kind: 'answered', providerStatus: event.eventType }
   if (event.eventType !== 'call.hangup') return null
   const cause = String(event.payload.hangup_cause ?? 'unspecified')
   const unconnected = UNCONNECTED_CAUSES[cause]
-  const failure = unconnected === undefined ? null : cause === 'call_rejected' ? 'rejected' : TRANSFER_FAILURES[unconnected] ?? 'failed'
+  const failure =
+    unconnected === undefined
+      ? null
+      : cause === 'call_rejected'
+        ? 'rejected'
+        : (TRANSFER_FAILURES[unconnected] ?? 'failed')
   // A hang-up says nothing about an answer: only call.answered / call.bridged before it do.
   return { kind: 'ended', failure, answered: false, providerStatus: `call.hangup:${cause}` }
 }
@@ -133,11 +172,16 @@ export const telnyxCarrier: Carrier = {
   async dial(ctx, dial, links) {
     if (typeof dial.credentials.webhook_public_key !== 'string' || !publicKeyOf(dial.credentials.webhook_public_key)) {
       // Its call events could not be verified, so the call could never settle.
-      throw refused('Telnyx calls need the webhook public key of the account (Mission Control → Keys & Credentials → Public Key) in webhook_public_key')
+      throw refused(
+        'Telnyx calls need the webhook public key of the account (Mission Control → Keys & Credentials → Public Key) in webhook_public_key',
+      )
     }
     const action = 'place the call'
     const answer = await callCarrierForJson(ctx, {
-      ...request(ctx, dial.credentials), action, method: 'POST', path: '/v2/calls',
+      ...request(ctx, dial.credentials),
+      action,
+      method: 'POST',
+      path: '/v2/calls',
       json: {
         connection_id: dial.credentials.connection_id,
         to: dial.destination,
@@ -154,13 +198,23 @@ export const telnyxCarrier: Carrier = {
   },
   async hangup(ctx, credentials, callControlId) {
     await callCarrier(ctx, {
-      ...request(ctx, credentials), action: 'hang up the call', method: 'POST', path: `${callPath(callControlId)}/actions/hangup`, json: {},
-      idempotent: true, accept: [404, 422],
+      ...request(ctx, credentials),
+      action: 'hang up the call',
+      method: 'POST',
+      path: `${callPath(callControlId)}/actions/hangup`,
+      json: {},
+      idempotent: true,
+      accept: [404, 422],
     })
   },
   async callState(ctx, credentials, callControlId) {
     const { status, payload } = await callCarrier(ctx, {
-      ...request(ctx, credentials), action: 'look up the call', method: 'GET', path: callPath(callControlId), idempotent: true, accept: [404],
+      ...request(ctx, credentials),
+      action: 'look up the call',
+      method: 'GET',
+      path: callPath(callControlId),
+      idempotent: true,
+      accept: [404],
     })
     if (status === 404) return 'gone'
     return isPlainObject(payload?.data) && payload.data.is_alive === true ? 'alive' : 'gone'
@@ -171,10 +225,16 @@ export const telnyxCarrier: Carrier = {
   transfer: {
     async start(ctx, credentials, callControlId, transfer) {
       await callCarrier(ctx, {
-        ...request(ctx, credentials), action: 'transfer the call', method: 'POST', path: `${callPath(callControlId)}/actions/transfer`,
+        ...request(ctx, credentials),
+        action: 'transfer the call',
+        method: 'POST',
+        path: `${callPath(callControlId)}/actions/transfer`,
         json: {
-          to: transfer.destination.address, ...(transfer.callerId ? { from: transfer.callerId } : {}), timeout_secs: transfer.timeoutSeconds,
-          webhook_url: transfer.eventsUrl, webhook_url_method: 'POST',
+          to: transfer.destination.address,
+          ...(transfer.callerId ? { from: transfer.callerId } : {}),
+          timeout_secs: transfer.timeoutSeconds,
+          webhook_url: transfer.eventsUrl,
+          webhook_url_method: 'POST',
         },
       })
     },
@@ -184,11 +244,16 @@ export const telnyxCarrier: Carrier = {
     const event = eventOf(webhook)
     if (event?.eventType !== 'call.initiated' || event.payload.direction !== 'incoming') return null
     const { call_control_id: id, from, to } = event.payload
-    return typeof id === 'string' && typeof to === 'string' ? { providerCallId: id, from: String(from ?? ''), to } : null
+    return typeof id === 'string' && typeof to === 'string'
+      ? { providerCallId: id, from: String(from ?? ''), to }
+      : null
   },
   async answerInbound(ctx, credentials, call, links) {
     await callCarrier(ctx, {
-      ...request(ctx, credentials), action: 'answer the call', method: 'POST', path: `${callPath(call.providerCallId)}/actions/answer`,
+      ...request(ctx, credentials),
+      action: 'answer the call',
+      method: 'POST',
+      path: `${callPath(call.providerCallId)}/actions/answer`,
       json: streamSettings(links),
     })
     return acknowledge()
@@ -196,8 +261,13 @@ export const telnyxCarrier: Carrier = {
   async rejectInbound(ctx, credentials, call) {
     if (credentials) {
       await callCarrier(ctx, {
-        ...request(ctx, credentials), action: 'reject the call', method: 'POST', path: `${callPath(call.providerCallId)}/actions/reject`,
-        json: { cause: 'CALL_REJECTED' }, idempotent: true, accept: [404, 422],
+        ...request(ctx, credentials),
+        action: 'reject the call',
+        method: 'POST',
+        path: `${callPath(call.providerCallId)}/actions/reject`,
+        json: { cause: 'CALL_REJECTED' },
+        idempotent: true,
+        accept: [404, 422],
       })
     }
     return acknowledge()

@@ -6,8 +6,16 @@ import { updateRun } from '../../runs/service'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { CallTransferResult } from '../ari/call-session'
 import {
-  acknowledge, callLinks, displayName, runById, type Carrier, type CarrierTransferRequest, type TransferAddress, type TransferEvent,
-  type WebhookAnswer, type WebhookRequest,
+  acknowledge,
+  callLinks,
+  displayName,
+  runById,
+  type Carrier,
+  type CarrierTransferRequest,
+  type TransferAddress,
+  type TransferEvent,
+  type WebhookAnswer,
+  type WebhookRequest,
 } from './carrier'
 import { getConfigCredentials } from '../config/configurations'
 import type { CarrierMediaTransport } from '../../voice/carrier-media'
@@ -81,14 +89,18 @@ const pendingByContext = new WeakMap<AppContext, Map<number, PendingTransfer>>()
 
 function pendingTransfers(ctx: AppContext): Map<number, PendingTransfer> {
   let pending = pendingByContext.get(ctx)
-  if (!pending) pendingByContext.set(ctx, pending = new Map())
+  if (!pending) pendingByContext.set(ctx, (pending = new Map()))
   return pending
 }
 
 /** Markup carriers: a transfer replaces the call's markup, which ends its media stream; `connect` brings the caller back. */
 const replacesStream = (driver: Carrier) => driver.connect !== undefined
 
-const failed = (reason: TransferFailureReason, message: string): CallTransferResult => ({ status: 'failed', reason, message })
+const failed = (reason: TransferFailureReason, message: string): CallTransferResult => ({
+  status: 'failed',
+  reason,
+  message,
+})
 
 const FAILURE_MESSAGES: Record<TransferFailureReason, (timeoutSeconds: number) => string> = {
   busy: () => 'The destination is busy',
@@ -104,7 +116,8 @@ export function transferAddress(destination: string): TransferAddress | null {
 }
 
 /** The run's own number: the one its outbound call came from, or the one its inbound call was made to. */
-const ownNumber = (run: WorkflowRunRow): string | null => (run.callType === 'inbound' ? run.calledNumber : run.callerNumber)
+const ownNumber = (run: WorkflowRunRow): string | null =>
+  run.callType === 'inbound' ? run.calledNumber : run.callerNumber
 
 /** Takes a stream opened for a run whose caller is coming back from a failed transfer; null when none is expected. */
 export function returningCaller(ctx: AppContext, runId: number): ((transport: CarrierMediaTransport) => void) | null {
@@ -114,34 +127,57 @@ export function returningCaller(ctx: AppContext, runId: number): ((transport: Ca
 
 function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
-  return Promise.race([promise, new Promise<T>((resolve) => { timer = setTimeout(() => resolve(fallback), ms) })]).finally(() => clearTimeout(timer))
+  return Promise.race([
+    promise,
+    new Promise<T>((resolve) => {
+      timer = setTimeout(() => resolve(fallback), ms)
+    }),
+  ]).finally(() => clearTimeout(timer))
 }
 
 /** Hands the caller to `destination` through the carrier. Resolves to the outcome; never throws. One transfer at a time. */
 export async function transferCarrierCall(
-  ctx: AppContext, call: TransferringCall, { destination, timeoutSeconds }: { destination: string; timeoutSeconds: number }, signal?: AbortSignal,
+  ctx: AppContext,
+  call: TransferringCall,
+  { destination, timeoutSeconds }: { destination: string; timeoutSeconds: number },
+  signal?: AbortSignal,
 ): Promise<CallTransferResult> {
   const { run, driver, media } = call
   const transfers = pendingTransfers(ctx)
   if (!driver.transfer) return failed('failed', `Calls on ${displayName(driver.provider)} cannot be transferred`)
   const address = transferAddress(destination)
-  if (!address) return failed('failed', `Destination ${JSON.stringify(destination)} must be an E.164 number or a SIP URI to transfer a ${displayName(driver.provider)} call`)
+  if (!address)
+    return failed(
+      'failed',
+      `Destination ${JSON.stringify(destination)} must be an E.164 number or a SIP URI to transfer a ${displayName(driver.provider)} call`,
+    )
   const providerCallId = runById(ctx, run.id)?.providerCallId
-  const configuration = run.telephonyConfigurationId === null ? null : getConfigCredentials(ctx, run.telephonyConfigurationId)
-  if (!providerCallId || !configuration) return failed('failed', 'The call cannot be transferred: the carrier has not identified it')
+  const configuration =
+    run.telephonyConfigurationId === null ? null : getConfigCredentials(ctx, run.telephonyConfigurationId)
+  if (!providerCallId || !configuration)
+    return failed('failed', 'The call cannot be transferred: the carrier has not identified it')
   if (transfers.has(run.id)) return failed('failed', 'The call is already being transferred')
 
   const links = callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId })
   const request: CarrierTransferRequest = {
-    destination: address, timeoutSeconds, eventsUrl: `${links.publicUrl}/api/v1/telephony/${driver.provider}/${TRANSFER_CALLBACK}/${run.id}`,
+    destination: address,
+    timeoutSeconds,
+    eventsUrl: `${links.publicUrl}/api/v1/telephony/${driver.provider}/${TRANSFER_CALLBACK}/${run.id}`,
     callerId: ownNumber(run),
   }
   let resolveOutcome!: (outcome: CallTransferResult) => void
-  const outcome = new Promise<CallTransferResult>((resolve) => { resolveOutcome = resolve })
+  const outcome = new Promise<CallTransferResult>((resolve) => {
+    resolveOutcome = resolve
+  })
   let onReturned!: () => void
-  const returned = new Promise<void>((resolve) => { onReturned = resolve })
+  const returned = new Promise<void>((resolve) => {
+    onReturned = resolve
+  })
   const pending: PendingTransfer = {
-    destination, request, returning: false, settled: false,
+    destination,
+    request,
+    returning: false,
+    settled: false,
     settle(result) {
       pending.settled = true
       resolveOutcome(result)
@@ -166,7 +202,10 @@ export async function transferCarrierCall(
     transfers.delete(run.id)
     media.release()
     if (!(error instanceof DomainError)) ctx.log.error({ ...logContext, err: error }, 'carrier transfer request failed')
-    return failed('failed', error instanceof DomainError ? String(error.detail) : 'The carrier could not be asked to transfer the call')
+    return failed(
+      'failed',
+      error instanceof DomainError ? String(error.detail) : 'The carrier could not be asked to transfer the call',
+    )
   }
   if (replacesStream(driver)) media.detach()
   const onAbort = () => pending.settle(failed('failed', 'The call ended during the transfer'))
@@ -176,10 +215,14 @@ export async function transferCarrierCall(
     onReturned()
   })
   const { waits } = ctx.telephony
-  if (!(await within(outcome, timeoutSeconds * 1000 + waits.transferOutcomeGraceMs, null))) await settleUnheard(ctx, run, pending)
+  if (!(await within(outcome, timeoutSeconds * 1000 + waits.transferOutcomeGraceMs, null)))
+    await settleUnheard(ctx, run, pending)
   const result = await outcome
   signal?.removeEventListener('abort', onAbort)
-  ctx.log.info({ ...logContext, outcome: result.status, reason: result.status === 'failed' ? result.reason : undefined }, 'carrier call transfer')
+  ctx.log.info(
+    { ...logContext, outcome: result.status, reason: result.status === 'failed' ? result.reason : undefined },
+    'carrier call transfer',
+  )
   if (result.status === 'transferred') {
     transfers.delete(run.id)
     call.connected()
@@ -189,7 +232,8 @@ export async function transferCarrierCall(
   // The carrier's answer to the failure reconnects the caller, or may still do so (a late failure after our timeout).
   if (pending.returning || !media.streaming) await within(returned, waits.transferReturnMs, undefined)
   transfers.delete(run.id)
-  if (!media.streaming) ctx.log.warn(logContext, 'the caller did not come back on a media stream after the failed transfer')
+  if (!media.streaming)
+    ctx.log.warn(logContext, 'the caller did not come back on a media stream after the failed transfer')
   media.release()
   return result
 }
@@ -197,53 +241,87 @@ export async function transferCarrierCall(
 /** No word from the carrier in time: the call's state at the carrier settles the transfer (see the top comment). */
 async function settleUnheard(ctx: AppContext, run: WorkflowRunRow, pending: PendingTransfer): Promise<void> {
   const provider = ctx.telephony.providerFor(run.mode)
-  const state = provider && run.callId && run.telephonyConfigurationId !== null
-    ? await provider.callState(run.telephonyConfigurationId, run.callId)
-    : 'unknown'
+  const state =
+    provider && run.callId && run.telephonyConfigurationId !== null
+      ? await provider.callState(run.telephonyConfigurationId, run.callId)
+      : 'unknown'
   ctx.log.warn({ provider: run.mode, runId: run.id, callState: state }, 'the carrier gave no transfer outcome in time')
   if (state === 'alive') recordConnected(ctx, run, pending)
-  else if (!pending.settled) pending.settle(failed('no_answer', FAILURE_MESSAGES.no_answer(pending.request.timeoutSeconds)))
+  else if (!pending.settled)
+    pending.settle(failed('no_answer', FAILURE_MESSAGES.no_answer(pending.request.timeoutSeconds)))
 }
 
 /** The destination answered while the transfer waits: the run keeps where the caller went and since when. */
 function recordConnected(ctx: AppContext, run: WorkflowRunRow, pending: PendingTransfer | undefined): void {
   if (!pending || pending.settled) return
-  updateRun(ctx, run.id, { logs: { transfer: { destination: pending.destination, connected_at: new Date(ctx.clock.now()).toISOString() } } })
+  updateRun(ctx, run.id, {
+    logs: { transfer: { destination: pending.destination, connected_at: new Date(ctx.clock.now()).toISOString() } },
+  })
   pending.settle({ status: 'transferred' })
 }
 
 /** The destination's leg ended after talking: the call is over for the caller too (the carrier hangs up the bridge). */
-function endTransferredCall(ctx: AppContext, run: WorkflowRunRow, event: Extract<TransferEvent, { kind: 'ended' }>): void {
+function endTransferredCall(
+  ctx: AppContext,
+  run: WorkflowRunRow,
+  event: Extract<TransferEvent, { kind: 'ended' }>,
+): void {
   const current = runById(ctx, run.id)
   const transfer = current && recordedTransfer(current.logs)
   if (!current || !transfer || !current.callId || current.state === 'completed') return
   const at = ctx.clock.now()
   const connectedAt = event.talkSeconds === undefined ? transfer.connectedAt : at - event.talkSeconds * 1000
   ctx.telephony.report({
-    kind: 'ended', callId: current.callId, outcome: 'completed', at, answeredAt: current.startedAt ? Date.parse(current.startedAt) : null,
-    providerStatus: `transfer:${event.providerStatus}`, transfer: { destination: transfer.destination, connectedAt },
+    kind: 'ended',
+    callId: current.callId,
+    outcome: 'completed',
+    at,
+    answeredAt: current.startedAt ? Date.parse(current.startedAt) : null,
+    providerStatus: `transfer:${event.providerStatus}`,
+    transfer: { destination: transfer.destination, connectedAt },
   })
 }
 
 /** `/<provider>/transfer/<run_id>`: the carrier's events about a transfer's destination leg. */
-export function handleTransferCallback(ctx: AppContext, driver: Carrier, runId: number, webhook: WebhookRequest): WebhookAnswer {
+export function handleTransferCallback(
+  ctx: AppContext,
+  driver: Carrier,
+  runId: number,
+  webhook: WebhookRequest,
+): WebhookAnswer {
   if (!driver.transfer) throw notFound('Unknown telephony webhook')
   const { run, credentials } = verifiedRun(ctx, driver, runById(ctx, runId), webhook)
   const event = driver.transfer.parseEvent(webhook, run.providerCallId)
   const pending = pendingTransfers(ctx).get(run.id)
-  ctx.log.info({ provider: driver.provider, runId: run.id, event: event?.kind, status: event?.providerStatus, waiting: pending !== undefined }, 'carrier transfer event')
+  ctx.log.info(
+    {
+      provider: driver.provider,
+      runId: run.id,
+      event: event?.kind,
+      status: event?.providerStatus,
+      waiting: pending !== undefined,
+    },
+    'carrier transfer event',
+  )
   const hangUp = () => driver.refuse?.('outbound') ?? acknowledge()
   switch (event?.kind) {
     case undefined:
       return acknowledge()
     case 'instructions':
       // Once settled, nobody waits for the destination any more: the carrier must not ring it.
-      return pending && !pending.settled && driver.transfer.instructions ? driver.transfer.instructions(pending.request) : hangUp()
+      return pending && !pending.settled && driver.transfer.instructions
+        ? driver.transfer.instructions(pending.request)
+        : hangUp()
     case 'answered':
       recordConnected(ctx, run, pending)
       return acknowledge()
     case 'caller':
-      applyStatusUpdate(ctx, driver, run, driver.parseStatus(webhook) ?? { status: null, providerStatus: event.providerStatus })
+      applyStatusUpdate(
+        ctx,
+        driver,
+        run,
+        driver.parseStatus(webhook) ?? { status: null, providerStatus: event.providerStatus },
+      )
       return acknowledge()
     case 'ended': {
       // Not the outcome yet: an unanswered leg's own failure event follows, and the caller's call must go on till then.
@@ -256,7 +334,10 @@ export function handleTransferCallback(ctx: AppContext, driver: Carrier, runId: 
         pending.returning = replacesStream(driver)
         pending.settle(failed(failure, FAILURE_MESSAGES[failure](pending.request.timeoutSeconds)))
         if (!driver.connect) return acknowledge()
-        return driver.connect(callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId }), credentials)
+        return driver.connect(
+          callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId }),
+          credentials,
+        )
       }
       // Some carriers say the destination answered only once its leg is over.
       recordConnected(ctx, run, pending)

@@ -1,8 +1,19 @@
 import type { AppContext } from '../../context'
 import { basicAuth, callCarrier, callCarrierForJson, requireId } from './http'
 import {
-  escapeXml, hmac, sameText, xmlAnswer, type CarrierCallStatus, type Carrier, type CarrierTransferRequest, type InboundCallStart,
-  type StatusUpdate, type TransferEvent, type WebhookRequest, timeLimitField } from './carrier'
+  escapeXml,
+  hmac,
+  sameText,
+  xmlAnswer,
+  type CarrierCallStatus,
+  type Carrier,
+  type CarrierTransferRequest,
+  type InboundCallStart,
+  type StatusUpdate,
+  type TransferEvent,
+  type WebhookRequest,
+  timeLimitField,
+} from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../config/providers'
 
@@ -28,7 +39,8 @@ export const LIVE_CALL_STATUSES = new Set(['queued', 'initiated', 'ringing', 'in
 /** AnsweredBy values that mean no person: machine_start, machine_end_beep, machine_end_silence, machine_end_other, fax. */
 export const isMachineAnswer = (answeredBy: string) => answeredBy.startsWith('machine') || answeredBy === 'fax'
 
-const callsPath = (credentials: Credentials) => `/2010-04-01/Accounts/${encodeURIComponent(String(credentials.account_sid))}/Calls`
+const callsPath = (credentials: Credentials) =>
+  `/2010-04-01/Accounts/${encodeURIComponent(String(credentials.account_sid))}/Calls`
 
 const request = (ctx: AppContext, credentials: Credentials) => ({
   provider: 'twilio' as const,
@@ -39,7 +51,12 @@ const request = (ctx: AppContext, credentials: Credentials) => ({
 
 /** Twilio's signature: base64 HMAC-SHA1 under the auth token of the URL followed by each POST parameter, sorted by name, as name+value. */
 export function twilioSignature(authToken: string, url: string, params: Record<string, string>): string {
-  const data = url + Object.keys(params).sort().map((name) => name + params[name]).join('')
+  const data =
+    url +
+    Object.keys(params)
+      .sort()
+      .map((name) => name + params[name])
+      .join('')
   return hmac('sha1', authToken, data).digest('base64')
 }
 
@@ -56,19 +73,43 @@ function transferTwiml(transfer: CarrierTransferRequest): string {
   const progress = `statusCallbackEvent="answered" statusCallback="${url}" statusCallbackMethod="POST"`
   const noun = transfer.destination.type === 'sip' ? 'Sip' : 'Number'
   const callerId = transfer.callerId ? ` callerId="${escapeXml(transfer.callerId)}"` : ''
-  return `<Response><Dial timeout="${transfer.timeoutSeconds}"${callerId} action="${url}" method="POST">`
-    + `<${noun} ${progress}>${escapeXml(transfer.destination.address)}</${noun}></Dial></Response>`
+  return (
+    `<Response><Dial timeout="${transfer.timeoutSeconds}"${callerId} action="${url}" method="POST">` +
+    `<${noun} ${progress}>${escapeXml(transfer.destination.address)}</${noun}></Dial></Response>`
+  )
 }
 
-const DIAL_FAILURES: Record<string, TransferFailureReason> = { busy: 'busy', 'no-answer': 'no_answer', failed: 'failed', canceled: 'failed' }
+const DIAL_FAILURES: Record<string, TransferFailureReason> = {
+  busy: 'busy',
+  'no-answer': 'no_answer',
+  failed: 'failed',
+  canceled: 'failed',
+}
 
 /** The <Dial> action (DialCallStatus, DialCallDuration) or the dialled leg's progress callback (ParentCallSid, CallStatus). */
 function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
-  const { DialCallStatus: dialStatus, DialCallDuration: duration, CallStatus: callStatus, ParentCallSid: parent } = webhook.params
+  const {
+    DialCallStatus: dialStatus,
+    DialCallDuration: duration,
+    CallStatus: callStatus,
+    ParentCallSid: parent,
+  } = webhook.params
   if (dialStatus === 'completed' || dialStatus === 'answered') {
-    return { kind: 'ended', failure: null, answered: true, providerStatus: dialStatus, ...(duration ? { talkSeconds: Number(duration) } : {}) }
+    return {
+      kind: 'ended',
+      failure: null,
+      answered: true,
+      providerStatus: dialStatus,
+      ...(duration ? { talkSeconds: Number(duration) } : {}),
+    }
   }
-  if (dialStatus) return { kind: 'ended', failure: DIAL_FAILURES[dialStatus] ?? 'failed', answered: false, providerStatus: dialStatus }
+  if (dialStatus)
+    return {
+      kind: 'ended',
+      failure: DIAL_FAILURES[dialStatus] ?? 'failed',
+      answered: false,
+      providerStatus: dialStatus,
+    }
   return parent && callStatus === 'in-progress' ? { kind: 'answered', providerStatus: callStatus } : null
 }
 
@@ -104,19 +145,34 @@ export const twilioCarrier: Carrier = {
     for (const event of ['initiated', 'ringing', 'answered', 'completed']) form.append('StatusCallbackEvent', event)
     if (dial.detectAnsweringMachine) form.set('MachineDetection', 'Enable')
     const action = 'place the call'
-    const call = await callCarrierForJson(ctx, { ...request(ctx, dial.credentials), action, method: 'POST', path: `${callsPath(dial.credentials)}.json`, form })
+    const call = await callCarrierForJson(ctx, {
+      ...request(ctx, dial.credentials),
+      action,
+      method: 'POST',
+      path: `${callsPath(dial.credentials)}.json`,
+      form,
+    })
     return requireId('twilio', action, call.sid)
   },
   async hangup(ctx, credentials, callSid) {
     await callCarrier(ctx, {
-      ...request(ctx, credentials), action: 'hang up the call', method: 'POST', path: `${callsPath(credentials)}/${encodeURIComponent(callSid)}.json`,
-      form: new URLSearchParams({ Status: 'completed' }), idempotent: true, accept: [404],
+      ...request(ctx, credentials),
+      action: 'hang up the call',
+      method: 'POST',
+      path: `${callsPath(credentials)}/${encodeURIComponent(callSid)}.json`,
+      form: new URLSearchParams({ Status: 'completed' }),
+      idempotent: true,
+      accept: [404],
     })
   },
   async callState(ctx, credentials, callSid) {
     const { status, payload } = await callCarrier(ctx, {
-      ...request(ctx, credentials), action: 'look up the call', method: 'GET', path: `${callsPath(credentials)}/${encodeURIComponent(callSid)}.json`,
-      idempotent: true, accept: [404],
+      ...request(ctx, credentials),
+      action: 'look up the call',
+      method: 'GET',
+      path: `${callsPath(credentials)}/${encodeURIComponent(callSid)}.json`,
+      idempotent: true,
+      accept: [404],
     })
     if (status === 404) return 'gone'
     return LIVE_CALL_STATUSES.has(String(payload?.status)) ? 'alive' : 'gone'
@@ -127,20 +183,26 @@ export const twilioCarrier: Carrier = {
     // Signed by a Webhook Rule's SharedKey (HMAC-SHA256, public beta), whose secret a configuration does not hold: not supported.
     if (webhook.headers.has('x-twilio-webhooks-signature-settings')) return 'invalid'
     const params = webhook.method === 'POST' ? webhook.params : {}
-    return sameText(signature, twilioSignature(String(credentials.auth_token), webhook.url, params)) ? 'valid' : 'invalid'
+    return sameText(signature, twilioSignature(String(credentials.auth_token), webhook.url, params))
+      ? 'valid'
+      : 'invalid'
   },
   parseStatus: parseTwilioStatus,
   transfer: {
     async start(ctx, credentials, callSid, transfer) {
       await callCarrier(ctx, {
-        ...request(ctx, credentials), action: 'transfer the call', method: 'POST', path: `${callsPath(credentials)}/${encodeURIComponent(callSid)}.json`,
+        ...request(ctx, credentials),
+        action: 'transfer the call',
+        method: 'POST',
+        path: `${callsPath(credentials)}/${encodeURIComponent(callSid)}.json`,
         form: new URLSearchParams({ Twiml: transferTwiml(transfer) }),
       })
     },
     parseEvent: parseTransferEvent,
   },
   connect: (links) => connectTwiml(links.mediaStreamUrl),
-  refuse: (direction) => xmlAnswer(direction === 'inbound' ? '<Response><Reject/></Response>' : '<Response><Hangup/></Response>'),
+  refuse: (direction) =>
+    xmlAnswer(direction === 'inbound' ? '<Response><Reject/></Response>' : '<Response><Hangup/></Response>'),
   parseInbound(webhook): InboundCallStart | null {
     const { CallSid: callSid, From: from, To: to } = webhook.params
     return callSid && to ? { providerCallId: callSid, from: from ?? '', to } : null

@@ -4,8 +4,20 @@ import { refused } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
 import { bearer, callCarrier, callCarrierForJson, requireId } from './http'
 import {
-  hmac, jsonAnswer, legEnded, sameText, type CarrierCallStatus, type Carrier, type CarrierTransferRequest, type InboundCallStart, type StatusUpdate,
-  type TransferEvent, type Verdict, type WebhookRequest, timeLimitField } from './carrier'
+  hmac,
+  jsonAnswer,
+  legEnded,
+  sameText,
+  type CarrierCallStatus,
+  type Carrier,
+  type CarrierTransferRequest,
+  type InboundCallStart,
+  type StatusUpdate,
+  type TransferEvent,
+  type Verdict,
+  type WebhookRequest,
+  timeLimitField,
+} from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../config/providers'
 
@@ -38,7 +50,14 @@ const base64url = (data: string | Buffer) => Buffer.from(data).toString('base64u
 export function vonageApplicationJwt(credentials: Credentials, nowMs: number): string {
   const iat = Math.floor(nowMs / 1000)
   const header = base64url(JSON.stringify({ alg: 'RS256', typ: 'JWT' }))
-  const claims = base64url(JSON.stringify({ application_id: credentials.application_id, iat, exp: iat + JWT_LIFETIME_SECONDS, jti: randomUUID() }))
+  const claims = base64url(
+    JSON.stringify({
+      application_id: credentials.application_id,
+      iat,
+      exp: iat + JWT_LIFETIME_SECONDS,
+      jti: randomUUID(),
+    }),
+  )
   let key
   try {
     key = createPrivateKey(String(credentials.private_key))
@@ -74,9 +93,14 @@ export function verifyVonageWebhook(webhook: WebhookRequest, credentials: Creden
   if (!payload || payload.iss !== 'Vonage' || payload.api_key !== credentials.api_key) return 'invalid'
   if (payload.application_id !== undefined && payload.application_id !== credentials.application_id) return 'invalid'
   const age = nowMs / 1000 - Number(payload.iat)
-  if (typeof payload.iat !== 'number' || !(age <= VONAGE_WEBHOOK_MAX_AGE_SECONDS && age >= -VONAGE_WEBHOOK_CLOCK_SKEW_SECONDS)) return 'invalid'
+  if (
+    typeof payload.iat !== 'number' ||
+    !(age <= VONAGE_WEBHOOK_MAX_AGE_SECONDS && age >= -VONAGE_WEBHOOK_CLOCK_SKEW_SECONDS)
+  )
+    return 'invalid'
   const bodyHash = createHash('sha256').update(webhook.rawBody).digest('hex')
-  if ((webhook.rawBody !== '' || payload.payload_hash !== undefined) && payload.payload_hash !== bodyHash) return 'invalid'
+  if ((webhook.rawBody !== '' || payload.payload_hash !== undefined) && payload.payload_hash !== bodyHash)
+    return 'invalid'
   return 'valid'
 }
 
@@ -85,7 +109,8 @@ const fieldsOf = (webhook: WebhookRequest): Record<string, unknown> => webhook.j
 function parseStatus(webhook: WebhookRequest): StatusUpdate | null {
   const { uuid, status, duration } = fieldsOf(webhook)
   if (typeof uuid !== 'string') return null
-  const machine = status === 'machine' || status === 'human' ? { answeredBy: String(status), machine: status === 'machine' } : {}
+  const machine =
+    status === 'machine' || status === 'human' ? { answeredBy: String(status), machine: status === 'machine' } : {}
   return {
     status: STATUSES[String(status)] ?? null,
     providerStatus: String(status ?? 'unknown'),
@@ -98,7 +123,12 @@ function parseStatus(webhook: WebhookRequest): StatusUpdate | null {
 const bareNumber = (number: string) => number.replace(/^\+/, '')
 
 const TRANSFER_FAILURES: Record<string, TransferFailureReason> = {
-  busy: 'busy', rejected: 'rejected', timeout: 'no_answer', unanswered: 'no_answer', failed: 'failed', cancelled: 'failed',
+  busy: 'busy',
+  rejected: 'rejected',
+  timeout: 'no_answer',
+  unanswered: 'no_answer',
+  failed: 'failed',
+  cancelled: 'failed',
 }
 
 /**
@@ -120,15 +150,17 @@ function parseTransferEvent(webhook: WebhookRequest): TransferEvent | null {
  */
 function transferNcco(transfer: CarrierTransferRequest) {
   const { type, address } = transfer.destination
-  return [{
-    action: 'connect',
-    ...(transfer.callerId ? { from: bareNumber(transfer.callerId) } : {}),
-    timeout: transfer.timeoutSeconds,
-    eventType: 'synchronous',
-    eventUrl: [transfer.eventsUrl],
-    eventMethod: 'POST',
-    endpoint: [type === 'sip' ? { type: 'sip', uri: address } : { type: 'phone', number: bareNumber(address) }],
-  }]
+  return [
+    {
+      action: 'connect',
+      ...(transfer.callerId ? { from: bareNumber(transfer.callerId) } : {}),
+      timeout: transfer.timeoutSeconds,
+      eventType: 'synchronous',
+      eventUrl: [transfer.eventsUrl],
+      eventMethod: 'POST',
+      endpoint: [type === 'sip' ? { type: 'sip', uri: address } : { type: 'phone', number: bareNumber(address) }],
+    },
+  ]
 }
 
 const request = (ctx: AppContext, credentials: Credentials) => ({
@@ -147,11 +179,16 @@ export const vonageCarrier: Carrier = {
   async dial(ctx, dial, links) {
     if (typeof dial.credentials.signature_secret !== 'string' || dial.credentials.signature_secret === '') {
       // Its events could not be verified, so the call could never settle.
-      throw refused('Vonage calls need the signature secret of the account (Dashboard → Settings) in signature_secret, with signed webhooks on')
+      throw refused(
+        'Vonage calls need the signature secret of the account (Dashboard → Settings) in signature_secret, with signed webhooks on',
+      )
     }
     const action = 'place the call'
     const answer = await callCarrierForJson(ctx, {
-      ...request(ctx, dial.credentials), action, method: 'POST', path: '/v1/calls',
+      ...request(ctx, dial.credentials),
+      action,
+      method: 'POST',
+      path: '/v1/calls',
       json: {
         to: [{ type: 'phone', number: bareNumber(dial.destination) }],
         from: { type: 'phone', number: bareNumber(dial.callerId!) },
@@ -169,13 +206,23 @@ export const vonageCarrier: Carrier = {
   },
   async hangup(ctx, credentials, uuid) {
     await callCarrier(ctx, {
-      ...request(ctx, credentials), action: 'hang up the call', method: 'PUT', path: `/v1/calls/${encodeURIComponent(uuid)}`,
-      json: { action: 'hangup' }, idempotent: true, accept: [404, 400],
+      ...request(ctx, credentials),
+      action: 'hang up the call',
+      method: 'PUT',
+      path: `/v1/calls/${encodeURIComponent(uuid)}`,
+      json: { action: 'hangup' },
+      idempotent: true,
+      accept: [404, 400],
     })
   },
   async callState(ctx, credentials, uuid) {
     const { status, payload } = await callCarrier(ctx, {
-      ...request(ctx, credentials), action: 'look up the call', method: 'GET', path: `/v1/calls/${encodeURIComponent(uuid)}`, idempotent: true, accept: [404],
+      ...request(ctx, credentials),
+      action: 'look up the call',
+      method: 'GET',
+      path: `/v1/calls/${encodeURIComponent(uuid)}`,
+      idempotent: true,
+      accept: [404],
     })
     if (status === 404) return 'gone'
     return LIVE_STATUSES.has(String(payload?.status)) ? 'alive' : 'gone'
@@ -185,16 +232,24 @@ export const vonageCarrier: Carrier = {
   transfer: {
     async start(ctx, credentials, uuid, transfer) {
       await callCarrier(ctx, {
-        ...request(ctx, credentials), action: 'transfer the call', method: 'PUT', path: `/v1/calls/${encodeURIComponent(uuid)}`,
+        ...request(ctx, credentials),
+        action: 'transfer the call',
+        method: 'PUT',
+        path: `/v1/calls/${encodeURIComponent(uuid)}`,
         json: { action: 'transfer', destination: { type: 'ncco', ncco: transferNcco(transfer) } },
       })
     },
     parseEvent: parseTransferEvent,
   },
-  connect: (links) => jsonAnswer([{
-    action: 'connect',
-    endpoint: [{ type: 'websocket', uri: links.mediaStreamUrl, 'content-type': 'audio/l16;rate=16000', headers: {} }],
-  }]),
+  connect: (links) =>
+    jsonAnswer([
+      {
+        action: 'connect',
+        endpoint: [
+          { type: 'websocket', uri: links.mediaStreamUrl, 'content-type': 'audio/l16;rate=16000', headers: {} },
+        ],
+      },
+    ]),
   // An NCCO with no action ends the call.
   refuse: () => jsonAnswer([]),
   parseInbound(webhook): InboundCallStart | null {

@@ -2,7 +2,15 @@ import type { AppContext } from '../../context'
 import { forbidden, refused, unauthenticated } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
 import { bearer, callCarrier } from './http'
-import { acknowledge, hmac, sameText, type Carrier, type Verdict, type WebhookAnswer, type WebhookRequest } from './carrier'
+import {
+  acknowledge,
+  hmac,
+  sameText,
+  type Carrier,
+  type Verdict,
+  type WebhookAnswer,
+  type WebhookRequest,
+} from './carrier'
 import { listActiveConfigurations } from '../config/configurations'
 import type { Credentials } from '../config/providers'
 import { WHATSAPP_MEDIA_LIMITATION } from '../config/providers/whatsapp'
@@ -23,8 +31,11 @@ export function verifyHubSignature(webhook: WebhookRequest, appSecret: string): 
 /** The subscription handshake: the challenge echoed when the verify token is one we minted. */
 function verifySubscription(ctx: AppContext, webhook: WebhookRequest): WebhookAnswer {
   const { 'hub.mode': mode, 'hub.verify_token': token, 'hub.challenge': challenge } = webhook.params
-  const known = token !== undefined && listActiveConfigurations(ctx, 'whatsapp')
-    .some((configuration) => sameText(token, String(configuration.credentials.webhook_verify_token)))
+  const known =
+    token !== undefined &&
+    listActiveConfigurations(ctx, 'whatsapp').some((configuration) =>
+      sameText(token, String(configuration.credentials.webhook_verify_token)),
+    )
   if (mode !== 'subscribe' || !known || challenge === undefined) throw forbidden('Unknown webhook verify token')
   return { status: 200, contentType: 'text/plain', body: challenge }
 }
@@ -34,13 +45,18 @@ function callChanges(body: Record<string, unknown> | null): { wabaId: string; ca
   const entries = Array.isArray(body?.entry) ? body.entry : []
   return entries.filter(isPlainObject).map((entry) => ({
     wabaId: String(entry.id ?? ''),
-    calls: (Array.isArray(entry.changes) ? entry.changes : []).filter(isPlainObject).filter((change) => change.field === 'calls' && isPlainObject(change.value))
+    calls: (Array.isArray(entry.changes) ? entry.changes : [])
+      .filter(isPlainObject)
+      .filter((change) => change.field === 'calls' && isPlainObject(change.value))
       .flatMap((change) => {
         const value = change.value as Record<string, unknown>
         const phoneNumberId = isPlainObject(value.metadata) ? String(value.metadata.phone_number_id ?? '') : ''
         return (Array.isArray(value.calls) ? value.calls : []).filter(isPlainObject).map((call) => ({
-          id: String(call.id ?? ''), event: String(call.event ?? ''), phoneNumberId,
-          from: typeof call.from === 'string' ? call.from : undefined, to: typeof call.to === 'string' ? call.to : undefined,
+          id: String(call.id ?? ''),
+          event: String(call.event ?? ''),
+          phoneNumberId,
+          from: typeof call.from === 'string' ? call.from : undefined,
+          to: typeof call.to === 'string' ? call.to : undefined,
         }))
       }),
   }))
@@ -49,9 +65,14 @@ function callChanges(body: Record<string, unknown> | null): { wabaId: string; ca
 async function rejectCall(ctx: AppContext, credentials: Credentials, call: CallEvent): Promise<void> {
   try {
     await callCarrier(ctx, {
-      provider: 'whatsapp', baseUrl: ctx.providerApis.whatsapp, action: 'reject the call', method: 'POST',
-      path: `/${encodeURIComponent(call.phoneNumberId)}/calls`, headers: { authorization: bearer(credentials.access_token) },
-      json: { messaging_product: 'whatsapp', call_id: call.id, action: 'reject' }, secrets: [credentials.access_token, credentials.app_secret],
+      provider: 'whatsapp',
+      baseUrl: ctx.providerApis.whatsapp,
+      action: 'reject the call',
+      method: 'POST',
+      path: `/${encodeURIComponent(call.phoneNumberId)}/calls`,
+      headers: { authorization: bearer(credentials.access_token) },
+      json: { messaging_product: 'whatsapp', call_id: call.id, action: 'reject' },
+      secrets: [credentials.access_token, credentials.app_secret],
     })
   } catch (error) {
     ctx.log.warn({ provider: 'whatsapp', callId: call.id, err: error }, 'rejecting a WhatsApp call failed')
@@ -68,7 +89,9 @@ async function receive(ctx: AppContext, webhook: WebhookRequest): Promise<Webhoo
   const accounts = new Set(changes.map((change) => change.wabaId))
   const candidates = configurations.filter((configuration) => accounts.has(String(configuration.credentials.waba_id)))
   if (!webhook.headers.get('x-hub-signature-256')) throw unauthenticated('Missing webhook signature')
-  const verified = candidates.find((configuration) => verifyHubSignature(webhook, String(configuration.credentials.app_secret)) === 'valid')
+  const verified = candidates.find(
+    (configuration) => verifyHubSignature(webhook, String(configuration.credentials.app_secret)) === 'valid',
+  )
   if (!verified) throw forbidden('Invalid webhook signature')
   const { credentials } = verified
   for (const call of changes.flatMap((change) => change.calls)) {
@@ -92,5 +115,6 @@ export const whatsappCarrier: Carrier = {
   },
   verify: (webhook, credentials) => verifyHubSignature(webhook, String(credentials.app_secret)),
   parseStatus: () => null,
-  webhook: async (ctx, webhook) => (webhook.method === 'GET' ? verifySubscription(ctx, webhook) : receive(ctx, webhook)),
+  webhook: async (ctx, webhook) =>
+    webhook.method === 'GET' ? verifySubscription(ctx, webhook) : receive(ctx, webhook),
 }

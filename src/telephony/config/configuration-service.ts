@@ -30,7 +30,11 @@ import { trunkViews } from './trunks'
 import { transaction } from '../../db/transaction'
 import { preparedQuery } from '../../db/prepared'
 
-export type CreateConfigurationInput = { name: string; is_default_outbound?: boolean; config: { provider: ProviderName } & Record<string, unknown> }
+export type CreateConfigurationInput = {
+  name: string
+  is_default_outbound?: boolean
+  config: { provider: ProviderName } & Record<string, unknown>
+}
 export type UpdateConfigurationInput = { name?: string | null; config?: Record<string, unknown> | null }
 
 const PROVIDER_IMMUTABLE = 'Provider cannot be changed; create a new configuration instead.'
@@ -85,14 +89,19 @@ function listItem(ctx: AppContext, row: TelephonyConfigurationRow, facts: SetupF
   }
 }
 
-const configurationListQuery = preparedQuery((db) => db
-  .select({ row: telephonyConfigurations, facts: setupFactColumns })
-  .from(telephonyConfigurations)
-  .where(eq(telephonyConfigurations.organizationId, sql.placeholder('organizationId')))
-  .orderBy(asc(telephonyConfigurations.createdAt), asc(telephonyConfigurations.id))
-  .prepare())
+const configurationListQuery = preparedQuery((db) =>
+  db
+    .select({ row: telephonyConfigurations, facts: setupFactColumns })
+    .from(telephonyConfigurations)
+    .where(eq(telephonyConfigurations.organizationId, sql.placeholder('organizationId')))
+    .orderBy(asc(telephonyConfigurations.createdAt), asc(telephonyConfigurations.id))
+    .prepare(),
+)
 
-export function listConfigurations(ctx: AppContext, organizationId: number): { configurations: ConfigurationListItem[] } {
+export function listConfigurations(
+  ctx: AppContext,
+  organizationId: number,
+): { configurations: ConfigurationListItem[] } {
   const rows = configurationListQuery(ctx.db).all({ organizationId })
   return { configurations: rows.map(({ row, facts }) => listItem(ctx, row, facts)) }
 }
@@ -111,16 +120,29 @@ function ensureNameAvailable(ctx: AppContext, organizationId: number, name: stri
 }
 
 /** Turns the unique constraints a concurrent request can still hit into 409s. */
-const writeConfiguration = <T>(name: string, write: () => T): T => translateUniqueViolations('telephony_configurations', [
-  [['organization_id', 'name'], () => duplicateName(name)],
-  [['organization_id'], () => conflict('Another configuration became the default outbound configuration at the same time; try again.')],
-], write)
+const writeConfiguration = <T>(name: string, write: () => T): T =>
+  translateUniqueViolations(
+    'telephony_configurations',
+    [
+      [['organization_id', 'name'], () => duplicateName(name)],
+      [
+        ['organization_id'],
+        () => conflict('Another configuration became the default outbound configuration at the same time; try again.'),
+      ],
+    ],
+    write,
+  )
 
 function clearDefaultOutbound(ctx: AppContext, organizationId: number): void {
   ctx.db
     .update(telephonyConfigurations)
     .set({ isDefaultOutbound: false })
-    .where(and(eq(telephonyConfigurations.organizationId, organizationId), eq(telephonyConfigurations.isDefaultOutbound, true)))
+    .where(
+      and(
+        eq(telephonyConfigurations.organizationId, organizationId),
+        eq(telephonyConfigurations.isDefaultOutbound, true),
+      ),
+    )
     .run()
 }
 
@@ -128,7 +150,11 @@ function clearDefaultOutbound(ctx: AppContext, organizationId: number): void {
  * Validates the variant, creates on the provider what the request left out (502 when it cannot be reached,
  * and then nothing is stored), mints server-managed values, stores the secrets sealed.
  */
-export async function createConfiguration(ctx: AppContext, organizationId: number, body: CreateConfigurationInput): Promise<ConfigurationDetail> {
+export async function createConfiguration(
+  ctx: AppContext,
+  organizationId: number,
+  body: CreateConfigurationInput,
+): Promise<ConfigurationDetail> {
   const items = validateConfig(body.config)
   if (items.length === 0) items.push(...secretItems(body.config.provider, body.config, {}, ['body', 'config']))
   if (items.length > 0) throw invalid(items)
@@ -137,17 +163,24 @@ export async function createConfiguration(ctx: AppContext, organizationId: numbe
   const credentials = await provisionMissing(ctx, provider, createCredentials(body.config))
   const sealedCredentials = sealCredentials(ctx.masterKey, provider, credentials)
   const now = isoNow(ctx.clock)
-  const row = writeConfiguration(body.name, () => transaction(ctx, () => {
-    if (body.is_default_outbound) clearDefaultOutbound(ctx, organizationId)
-    return ctx.db
-      .insert(telephonyConfigurations)
-      .values({
-        organizationId, name: body.name, provider, sealedCredentials,
-        isDefaultOutbound: body.is_default_outbound ?? false, createdAt: now, updatedAt: now,
-      })
-      .returning()
-      .get()
-  }))
+  const row = writeConfiguration(body.name, () =>
+    transaction(ctx, () => {
+      if (body.is_default_outbound) clearDefaultOutbound(ctx, organizationId)
+      return ctx.db
+        .insert(telephonyConfigurations)
+        .values({
+          organizationId,
+          name: body.name,
+          provider,
+          sealedCredentials,
+          isDefaultOutbound: body.is_default_outbound ?? false,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+        .get()
+    }),
+  )
   ctx.log.info({ organizationId, configurationId: row.id, provider }, 'telephony configuration created')
   return configurationDetail(ctx, row)
 }
@@ -174,14 +207,19 @@ export async function updateConfiguration(
   const sealedCredentials = credentials
     ? sealCredentials(ctx.masterKey, row.provider, await provisionMissing(ctx, row.provider, credentials))
     : row.sealedCredentials
-  const updated = writeConfiguration(name, () => ctx.db
-    .update(telephonyConfigurations)
-    .set({ name, sealedCredentials, updatedAt: isoNow(ctx.clock) })
-    .where(and(eq(telephonyConfigurations.id, id), eq(telephonyConfigurations.organizationId, organizationId)))
-    .returning()
-    .get())
+  const updated = writeConfiguration(name, () =>
+    ctx.db
+      .update(telephonyConfigurations)
+      .set({ name, sealedCredentials, updatedAt: isoNow(ctx.clock) })
+      .where(and(eq(telephonyConfigurations.id, id), eq(telephonyConfigurations.organizationId, organizationId)))
+      .returning()
+      .get(),
+  )
   if (!updated) throw notFound(CONFIGURATION_NOT_FOUND)
-  ctx.log.info({ organizationId, configurationId: id, credentialsChanged: credentials !== null }, 'telephony configuration updated')
+  ctx.log.info(
+    { organizationId, configurationId: id, credentialsChanged: credentials !== null },
+    'telephony configuration updated',
+  )
   return configurationDetail(ctx, updated)
 }
 

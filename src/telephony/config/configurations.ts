@@ -1,10 +1,24 @@
 import { randomInt } from 'node:crypto'
 import { and, asc, desc, eq, sql } from 'drizzle-orm'
 import type { AppContext } from '../../context'
-import { phoneNumbers, telephonyConfigurations, type PhoneNumberRow, type TelephonyConfigurationRow } from '../../db/schema'
+import {
+  phoneNumbers,
+  telephonyConfigurations,
+  type PhoneNumberRow,
+  type TelephonyConfigurationRow,
+} from '../../db/schema'
 import { DomainError, notFound, refused } from '../../lib/errors'
 import { isoNow } from '../../lib/clock'
-import { PROVIDERS, setupChecklist, storableCredentials, type Credentials, type ProviderCredentials, type ProviderName, type SetupChecklist, type SetupFacts } from './providers'
+import {
+  PROVIDERS,
+  setupChecklist,
+  storableCredentials,
+  type Credentials,
+  type ProviderCredentials,
+  type ProviderName,
+  type SetupChecklist,
+  type SetupFacts,
+} from './providers'
 import { openCredentials, preserveMasked } from './secrets'
 import { boundList, inBoundList, preparedQuery } from '../../db/prepared'
 
@@ -40,7 +54,11 @@ const openConfiguration = (ctx: AppContext, row: TelephonyConfigurationRow): Tel
 })
 
 /** A configuration of the organization, inactive ones included; another organization's id is not found (404). */
-export function requireConfigurationRow(ctx: AppContext, organizationId: number, id: number): TelephonyConfigurationRow {
+export function requireConfigurationRow(
+  ctx: AppContext,
+  organizationId: number,
+  id: number,
+): TelephonyConfigurationRow {
   const row = ctx.db
     .select()
     .from(telephonyConfigurations)
@@ -66,11 +84,13 @@ export const setupFactColumns = {
     WHERE counted.telephony_configuration_id = ${sql.raw('"telephony_configurations"."id"')} AND counted.enabled = 1)`,
 }
 
-const setupFactsQuery = preparedQuery((db) => db
-  .select({ id: telephonyConfigurations.id, ...setupFactColumns })
-  .from(telephonyConfigurations)
-  .where(inBoundList(telephonyConfigurations.id, 'configurationIds'))
-  .prepare())
+const setupFactsQuery = preparedQuery((db) =>
+  db
+    .select({ id: telephonyConfigurations.id, ...setupFactColumns })
+    .from(telephonyConfigurations)
+    .where(inBoundList(telephonyConfigurations.id, 'configurationIds'))
+    .prepare(),
+)
 
 /** The counts each configuration's setup checklist is derived from, for several configurations in one query. */
 export function setupFactsByConfiguration(ctx: AppContext, configurationIds: number[]): Map<number, SetupFacts> {
@@ -85,9 +105,17 @@ export type OutboundReadiness = { checklist: SetupChecklist | null; ready: boole
 export function outboundReadiness(row: TelephonyConfigurationRow, facts: SetupFacts): OutboundReadiness {
   const checklist = setupChecklist(row.provider, facts)
   if (row.inactive) {
-    return { checklist, ready: false, blockedReason: `This configuration is inactive (${row.inactiveReason ?? 'no reason recorded'}). Reactivate it to use it again.` }
+    return {
+      checklist,
+      ready: false,
+      blockedReason: `This configuration is inactive (${row.inactiveReason ?? 'no reason recorded'}). Reactivate it to use it again.`,
+    }
   }
-  return { checklist, ready: checklist?.ready_for_outbound ?? true, blockedReason: checklist?.outbound_blocked_reason ?? null }
+  return {
+    checklist,
+    ready: checklist?.ready_for_outbound ?? true,
+    blockedReason: checklist?.outbound_blocked_reason ?? null,
+  }
 }
 
 const notReady = (row: TelephonyConfigurationRow, readiness: OutboundReadiness) =>
@@ -120,23 +148,47 @@ export function resolveOutbound(
   choice: OutboundChoice,
   options: OutboundResolutionOptions = {},
 ): OutboundResolution {
-  const active = and(eq(telephonyConfigurations.organizationId, organizationId), eq(telephonyConfigurations.inactive, false))
+  const active = and(
+    eq(telephonyConfigurations.organizationId, organizationId),
+    eq(telephonyConfigurations.inactive, false),
+  )
   const candidates = ctx.db
     .select()
     .from(telephonyConfigurations)
-    .where(choice.telephonyConfigurationId == null ? active : and(active, eq(telephonyConfigurations.id, choice.telephonyConfigurationId)))
-    .orderBy(desc(telephonyConfigurations.isDefaultOutbound), asc(telephonyConfigurations.createdAt), asc(telephonyConfigurations.id))
+    .where(
+      choice.telephonyConfigurationId == null
+        ? active
+        : and(active, eq(telephonyConfigurations.id, choice.telephonyConfigurationId)),
+    )
+    .orderBy(
+      desc(telephonyConfigurations.isDefaultOutbound),
+      asc(telephonyConfigurations.createdAt),
+      asc(telephonyConfigurations.id),
+    )
     .all()
   if (candidates.length === 0) {
-    throw options.missingConfiguration?.() ?? (choice.telephonyConfigurationId == null ? refused(NO_CONFIGURATION) : notFound(CONFIGURATION_NOT_FOUND))
+    throw (
+      options.missingConfiguration?.() ??
+      (choice.telephonyConfigurationId == null ? refused(NO_CONFIGURATION) : notFound(CONFIGURATION_NOT_FOUND))
+    )
   }
-  const facts = setupFactsByConfiguration(ctx, candidates.map((row) => row.id))
+  const facts = setupFactsByConfiguration(
+    ctx,
+    candidates.map((row) => row.id),
+  )
   const chosen = candidates.find((row) => outboundReadiness(row, facts.get(row.id)!).ready)
   if (!chosen) throw notReady(candidates[0], outboundReadiness(candidates[0], facts.get(candidates[0].id)!))
-  return { config: openConfiguration(ctx, chosen), fromNumber: callerNumber(ctx, chosen.id, choice.fromPhoneNumberId ?? null) }
+  return {
+    config: openConfiguration(ctx, chosen),
+    fromNumber: callerNumber(ctx, chosen.id, choice.fromPhoneNumberId ?? null),
+  }
 }
 
-function callerNumber(ctx: AppContext, configurationId: number, fromPhoneNumberId: number | null): PhoneNumberRow | null {
+function callerNumber(
+  ctx: AppContext,
+  configurationId: number,
+  fromPhoneNumberId: number | null,
+): PhoneNumberRow | null {
   const activeNumbers = ctx.db
     .select()
     .from(phoneNumbers)
@@ -155,8 +207,15 @@ function callerNumber(ctx: AppContext, configurationId: number, fromPhoneNumberI
 
 /** The provider of the organization's default configuration for outbound calls; null when it has none. */
 export function defaultOutboundProvider(ctx: AppContext, organizationId: number): ProviderName | null {
-  const row = ctx.db.select({ provider: telephonyConfigurations.provider }).from(telephonyConfigurations)
-    .where(and(eq(telephonyConfigurations.organizationId, organizationId), eq(telephonyConfigurations.isDefaultOutbound, true)))
+  const row = ctx.db
+    .select({ provider: telephonyConfigurations.provider })
+    .from(telephonyConfigurations)
+    .where(
+      and(
+        eq(telephonyConfigurations.organizationId, organizationId),
+        eq(telephonyConfigurations.isDefaultOutbound, true),
+      ),
+    )
     .get()
   return row ? (row.provider as ProviderName) : null
 }
@@ -168,7 +227,11 @@ export function defaultOutboundProvider(ctx: AppContext, organizationId: number)
 export function markInactive(ctx: AppContext, configurationId: number, reason: string): boolean {
   const updated = ctx.db
     .update(telephonyConfigurations)
-    .set({ inactive: true, inactiveSince: isoNow(ctx.clock), inactiveReason: reason.slice(0, MAX_INACTIVE_REASON_LENGTH) })
+    .set({
+      inactive: true,
+      inactiveSince: isoNow(ctx.clock),
+      inactiveReason: reason.slice(0, MAX_INACTIVE_REASON_LENGTH),
+    })
     .where(and(eq(telephonyConfigurations.id, configurationId), eq(telephonyConfigurations.inactive, false)))
     .returning({ id: telephonyConfigurations.id })
     .get()
@@ -199,7 +262,9 @@ export function listActiveAriConfigs(ctx: AppContext): AriConfiguration[] {
   return rows.flatMap((row) => {
     try {
       const { id, organizationId, name, credentials } = openConfiguration(ctx, row)
-      return [{ id, organizationId, name, credentials: credentials as ProviderCredentials<'ari'>, updatedAt: row.updatedAt }]
+      return [
+        { id, organizationId, name, credentials: credentials as ProviderCredentials<'ari'>, updatedAt: row.updatedAt },
+      ]
     } catch (error) {
       markInactive(ctx, row.id, `invalid_config: ${(error as Error).message}`)
       return []
@@ -209,7 +274,9 @@ export function listActiveAriConfigs(ctx: AppContext): AriConfiguration[] {
 
 /** Every active configuration of a provider, all organizations, credentials decrypted (webhooks that name no run). */
 export function listActiveConfigurations(ctx: AppContext, provider: ProviderName): TelephonyConfiguration[] {
-  return ctx.db.select().from(telephonyConfigurations)
+  return ctx.db
+    .select()
+    .from(telephonyConfigurations)
     .where(and(eq(telephonyConfigurations.provider, provider), eq(telephonyConfigurations.inactive, false)))
     .orderBy(asc(telephonyConfigurations.id))
     .all()
@@ -229,7 +296,10 @@ export function getConfigCredentials(
 
 /** Whether a campaign (in any state) refers to the configuration, which then cannot be deleted. */
 export function isConfigurationInUse(ctx: AppContext, configurationId: number): boolean {
-  return ctx.sqlite.query('SELECT 1 FROM campaigns WHERE telephony_configuration_id = ? LIMIT 1').get(configurationId) !== null
+  return (
+    ctx.sqlite.query('SELECT 1 FROM campaigns WHERE telephony_configuration_id = ? LIMIT 1').get(configurationId) !==
+    null
+  )
 }
 
 /** Cloudonix ids that belong to one domain and are looked up again when the domain changes. */

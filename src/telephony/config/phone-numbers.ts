@@ -44,7 +44,9 @@ function phoneNumberView(row: PhoneNumberRow, inboundWorkflowName: string | null
 function workflowNames(ctx: AppContext, organizationId: number, ids: number[]): Map<number, string> {
   if (ids.length === 0) return new Map()
   const rows = ctx.sqlite
-    .query<{ id: number; name: string }, number[]>(`SELECT id, name FROM workflows WHERE organization_id = ? AND id IN (${ids.map(() => '?').join(', ')})`)
+    .query<{ id: number; name: string }, number[]>(
+      `SELECT id, name FROM workflows WHERE organization_id = ? AND id IN (${ids.map(() => '?').join(', ')})`,
+    )
     .all(organizationId, ...ids)
   return new Map(rows.map((row) => [row.id, row.name]))
 }
@@ -56,7 +58,9 @@ function requireWorkflowName(ctx: AppContext, organizationId: number, workflowId
 }
 
 const workflowNameOf = (ctx: AppContext, row: PhoneNumberRow): string | null =>
-  row.inboundWorkflowId === null ? null : workflowNames(ctx, row.organizationId, [row.inboundWorkflowId]).get(row.inboundWorkflowId) ?? null
+  row.inboundWorkflowId === null
+    ? null
+    : (workflowNames(ctx, row.organizationId, [row.inboundWorkflowId]).get(row.inboundWorkflowId) ?? null)
 
 function requireTrunkOnConfiguration(ctx: AppContext, configurationId: number, trunkId: number): void {
   const trunk = ctx.db
@@ -67,16 +71,23 @@ function requireTrunkOnConfiguration(ctx: AppContext, configurationId: number, t
   if (!trunk) throw notFound('Trunk not found on this telephony configuration')
 }
 
-function requirePhoneNumber(ctx: AppContext, organizationId: number, configurationId: number, id: number): PhoneNumberRow {
+function requirePhoneNumber(
+  ctx: AppContext,
+  organizationId: number,
+  configurationId: number,
+  id: number,
+): PhoneNumberRow {
   requireConfigurationRow(ctx, organizationId, configurationId)
   const row = ctx.db
     .select()
     .from(phoneNumbers)
-    .where(and(
-      eq(phoneNumbers.id, id),
-      eq(phoneNumbers.telephonyConfigurationId, configurationId),
-      eq(phoneNumbers.organizationId, organizationId),
-    ))
+    .where(
+      and(
+        eq(phoneNumbers.id, id),
+        eq(phoneNumbers.telephonyConfigurationId, configurationId),
+        eq(phoneNumbers.organizationId, organizationId),
+      ),
+    )
     .get()
   if (!row) throw notFound(PHONE_NUMBER_NOT_FOUND)
   return row
@@ -86,10 +97,22 @@ function requirePhoneNumber(ctx: AppContext, organizationId: number, configurati
 function countryItems(address: string, countryCode: string | null, body: unknown): ValidationItem[] {
   if (!BARE_PSTN_DIGITS.test(address.trim().replace(/[\s\-()]/g, ''))) return []
   if (countryCode === null) {
-    return [valueError(['body'], "PSTN addresses without a leading '+' need a country_code (ISO-2, e.g. 'US' or 'IN'), or write them in E.164 form (+<country code><number>)", body)]
+    return [
+      valueError(
+        ['body'],
+        "PSTN addresses without a leading '+' need a country_code (ISO-2, e.g. 'US' or 'IN'), or write them in E.164 form (+<country code><number>)",
+        body,
+      ),
+    ]
   }
   if (dialCodeFor(countryCode) === null) {
-    return [valueError(['body', 'country_code'], `country_code '${countryCode}' is not supported for numbers without a leading '+'; write the number in E.164 form`, countryCode)]
+    return [
+      valueError(
+        ['body', 'country_code'],
+        `country_code '${countryCode}' is not supported for numbers without a leading '+'; write the number in E.164 form`,
+        countryCode,
+      ),
+    ]
   }
   return []
 }
@@ -105,7 +128,11 @@ function normalised(address: string, countryCode: string | null): NormalizedAddr
 
 /** Addresses are unique within the organization, whichever configuration holds them. */
 const writePhoneNumber = (write: () => PhoneNumberRow | undefined): PhoneNumberRow =>
-  translateUniqueViolations('phone_numbers', [[['organization_id', 'address_normalized'], () => conflict(DUPLICATE_ADDRESS)]], write)!
+  translateUniqueViolations(
+    'phone_numbers',
+    [[['organization_id', 'address_normalized'], () => conflict(DUPLICATE_ADDRESS)]],
+    write,
+  )!
 
 function clearDefaultCaller(ctx: AppContext, configurationId: number): void {
   ctx.db
@@ -115,56 +142,79 @@ function clearDefaultCaller(ctx: AppContext, configurationId: number): void {
     .run()
 }
 
-export function listPhoneNumbers(ctx: AppContext, organizationId: number, configurationId: number): { phone_numbers: PhoneNumberView[] } {
+export function listPhoneNumbers(
+  ctx: AppContext,
+  organizationId: number,
+  configurationId: number,
+): { phone_numbers: PhoneNumberView[] } {
   requireConfigurationRow(ctx, organizationId, configurationId)
   const rows = ctx.db
     .select()
     .from(phoneNumbers)
-    .where(and(eq(phoneNumbers.telephonyConfigurationId, configurationId), eq(phoneNumbers.organizationId, organizationId)))
+    .where(
+      and(eq(phoneNumbers.telephonyConfigurationId, configurationId), eq(phoneNumbers.organizationId, organizationId)),
+    )
     .orderBy(asc(phoneNumbers.createdAt), asc(phoneNumbers.id))
     .all()
   const names = workflowNames(ctx, organizationId, [...new Set(rows.flatMap((row) => row.inboundWorkflowId ?? []))])
-  return { phone_numbers: rows.map((row) => phoneNumberView(row, row.inboundWorkflowId === null ? null : names.get(row.inboundWorkflowId) ?? null)) }
+  return {
+    phone_numbers: rows.map((row) =>
+      phoneNumberView(row, row.inboundWorkflowId === null ? null : (names.get(row.inboundWorkflowId) ?? null)),
+    ),
+  }
 }
 
-export const getPhoneNumber = (ctx: AppContext, organizationId: number, configurationId: number, id: number): PhoneNumberView => {
+export const getPhoneNumber = (
+  ctx: AppContext,
+  organizationId: number,
+  configurationId: number,
+  id: number,
+): PhoneNumberView => {
   const row = requirePhoneNumber(ctx, organizationId, configurationId, id)
   return phoneNumberView(row, workflowNameOf(ctx, row))
 }
 
 /** The address is kept as written and normalised (pstn / sip_uri / sip_extension) for uniqueness within the org. */
-export function createPhoneNumber(ctx: AppContext, organizationId: number, configurationId: number, body: CreatePhoneNumberBody): PhoneNumberView {
+export function createPhoneNumber(
+  ctx: AppContext,
+  organizationId: number,
+  configurationId: number,
+  body: CreatePhoneNumberBody,
+): PhoneNumberView {
   const countryCode = body.country_code?.toUpperCase() ?? null
   const items = countryItems(body.address, countryCode, body)
   if (items.length > 0) throw invalid(items)
   requireConfigurationRow(ctx, organizationId, configurationId)
-  const inboundWorkflowName = body.inbound_workflow_id == null ? null : requireWorkflowName(ctx, organizationId, body.inbound_workflow_id)
+  const inboundWorkflowName =
+    body.inbound_workflow_id == null ? null : requireWorkflowName(ctx, organizationId, body.inbound_workflow_id)
   if (body.telephony_trunk_id != null) requireTrunkOnConfiguration(ctx, configurationId, body.telephony_trunk_id)
   const address = normalised(body.address, countryCode)
   const now = isoNow(ctx.clock)
-  const row = writePhoneNumber(() => transaction(ctx, () => {
-    if (body.is_default_caller_id) clearDefaultCaller(ctx, configurationId)
-    return ctx.db
-      .insert(phoneNumbers)
-      .values({
-        organizationId,
-        telephonyConfigurationId: configurationId,
-        address: body.address,
-        addressNormalized: address.address_normalized,
-        addressType: address.address_type,
-        countryCode,
-        label: body.label ?? null,
-        inboundWorkflowId: body.inbound_workflow_id ?? null,
-        telephonyTrunkId: body.telephony_trunk_id ?? null,
-        isActive: body.is_active ?? true,
-        isDefaultCallerId: body.is_default_caller_id ?? false,
-        extraMetadata: body.extra_metadata ?? {},
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning()
-      .get()
-  }))
+  const row = writePhoneNumber(() =>
+    transaction(ctx, () => {
+      if (body.is_default_caller_id) clearDefaultCaller(ctx, configurationId)
+      return ctx.db
+        .insert(phoneNumbers)
+        .values({
+          organizationId,
+          telephonyConfigurationId: configurationId,
+          address: body.address,
+          addressNormalized: address.address_normalized,
+          addressType: address.address_type,
+          countryCode,
+          label: body.label ?? null,
+          inboundWorkflowId: body.inbound_workflow_id ?? null,
+          telephonyTrunkId: body.telephony_trunk_id ?? null,
+          isActive: body.is_active ?? true,
+          isDefaultCallerId: body.is_default_caller_id ?? false,
+          extraMetadata: body.extra_metadata ?? {},
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+        .get()
+    }),
+  )
   return phoneNumberView(row, inboundWorkflowName)
 }
 
@@ -184,24 +234,28 @@ export function updatePhoneNumber(
     if (items.length > 0) throw invalid(items)
     address = normalised(stored.address, countryCode)
   }
-  if (!body.clear_inbound_workflow && body.inbound_workflow_id != null) requireWorkflowName(ctx, organizationId, body.inbound_workflow_id)
-  if (!body.clear_trunk && body.telephony_trunk_id != null) requireTrunkOnConfiguration(ctx, configurationId, body.telephony_trunk_id)
-  const row = writePhoneNumber(() => ctx.db
-    .update(phoneNumbers)
-    .set({
-      addressNormalized: address.address_normalized,
-      addressType: address.address_type,
-      countryCode,
-      label: body.label ?? stored.label,
-      inboundWorkflowId: body.clear_inbound_workflow ? null : body.inbound_workflow_id ?? stored.inboundWorkflowId,
-      telephonyTrunkId: body.clear_trunk ? null : body.telephony_trunk_id ?? stored.telephonyTrunkId,
-      isActive: body.is_active ?? stored.isActive,
-      extraMetadata: body.extra_metadata ?? stored.extraMetadata,
-      updatedAt: isoNow(ctx.clock),
-    })
-    .where(eq(phoneNumbers.id, id))
-    .returning()
-    .get())
+  if (!body.clear_inbound_workflow && body.inbound_workflow_id != null)
+    requireWorkflowName(ctx, organizationId, body.inbound_workflow_id)
+  if (!body.clear_trunk && body.telephony_trunk_id != null)
+    requireTrunkOnConfiguration(ctx, configurationId, body.telephony_trunk_id)
+  const row = writePhoneNumber(() =>
+    ctx.db
+      .update(phoneNumbers)
+      .set({
+        addressNormalized: address.address_normalized,
+        addressType: address.address_type,
+        countryCode,
+        label: body.label ?? stored.label,
+        inboundWorkflowId: body.clear_inbound_workflow ? null : (body.inbound_workflow_id ?? stored.inboundWorkflowId),
+        telephonyTrunkId: body.clear_trunk ? null : (body.telephony_trunk_id ?? stored.telephonyTrunkId),
+        isActive: body.is_active ?? stored.isActive,
+        extraMetadata: body.extra_metadata ?? stored.extraMetadata,
+        updatedAt: isoNow(ctx.clock),
+      })
+      .where(eq(phoneNumbers.id, id))
+      .returning()
+      .get(),
+  )
   return phoneNumberView(row, workflowNameOf(ctx, row))
 }
 
@@ -211,11 +265,21 @@ export function deletePhoneNumber(ctx: AppContext, organizationId: number, confi
 }
 
 /** The caller id of one-off calls on this configuration; unsets the previous one in the same transaction. */
-export function setDefaultCaller(ctx: AppContext, organizationId: number, configurationId: number, id: number): PhoneNumberView {
+export function setDefaultCaller(
+  ctx: AppContext,
+  organizationId: number,
+  configurationId: number,
+  id: number,
+): PhoneNumberView {
   const row = transaction(ctx, () => {
     requirePhoneNumber(ctx, organizationId, configurationId, id)
     clearDefaultCaller(ctx, configurationId)
-    return ctx.db.update(phoneNumbers).set({ isDefaultCallerId: true }).where(eq(phoneNumbers.id, id)).returning().get()!
+    return ctx.db
+      .update(phoneNumbers)
+      .set({ isDefaultCallerId: true })
+      .where(eq(phoneNumbers.id, id))
+      .returning()
+      .get()!
   })
   return phoneNumberView(row, workflowNameOf(ctx, row))
 }

@@ -90,7 +90,9 @@ export const applicationAccountSchema = <P extends 'plivo' | 'vobiz'>(provider: 
     provider: providerTag(provider),
     auth_id: t.String({ maxLength: MAX_NAME_LENGTH, description: 'Auth ID of the account.' }),
     auth_token: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'Auth token of the account.' }),
-    application_id: nullableString('Application whose answer URL receives inbound calls. When omitted, one is created on save and its id is stored.'),
+    application_id: nullableString(
+      'Application whose answer URL receives inbound calls. When omitted, one is created on save and its id is stored.',
+    ),
   })
 
 /** What most carrier accounts have in common: outbound calls from caller ids synced with the provider, no trunks. */

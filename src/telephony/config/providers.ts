@@ -7,7 +7,15 @@ import { cloudonix, CloudonixConfigSchema } from './providers/cloudonix'
 import { exotel, ExotelConfigSchema } from './providers/exotel'
 import { plivo, PlivoConfigSchema } from './providers/plivo'
 import { PROVIDER_NAMES, type Credentials, type ProviderName } from '../../db/schema/telephony'
-import { callerIdStep, type FieldOption, type FieldSpec, type FieldType, type ProviderInfo, type SetupFacts, type SetupStep } from './provider-info'
+import {
+  callerIdStep,
+  type FieldOption,
+  type FieldSpec,
+  type FieldType,
+  type ProviderInfo,
+  type SetupFacts,
+  type SetupStep,
+} from './provider-info'
 import { telnyx, TelnyxConfigSchema } from './providers/telnyx'
 import { twilio, TwilioConfigSchema } from './providers/twilio'
 import { vobiz, VobizConfigSchema } from './providers/vobiz'
@@ -21,7 +29,14 @@ import { whatsapp, WhatsappConfigSchema } from './providers/whatsapp'
 
 export {
   PROVIDER_NAMES,
-  type Credentials, type FieldOption, type FieldSpec, type FieldType, type ProviderInfo, type ProviderName, type SetupFacts, type SetupStep,
+  type Credentials,
+  type FieldOption,
+  type FieldSpec,
+  type FieldType,
+  type ProviderInfo,
+  type ProviderName,
+  type SetupFacts,
+  type SetupStep,
 }
 
 const VARIANT_SCHEMAS = {
@@ -36,7 +51,17 @@ const VARIANT_SCHEMAS = {
   whatsapp: WhatsappConfigSchema,
 } satisfies Record<ProviderName, TObject>
 
-export const PROVIDERS: Record<ProviderName, ProviderInfo> = { ari, cloudonix, exotel, plivo, telnyx, twilio, vobiz, vonage, whatsapp }
+export const PROVIDERS: Record<ProviderName, ProviderInfo> = {
+  ari,
+  cloudonix,
+  exotel,
+  plivo,
+  telnyx,
+  twilio,
+  vobiz,
+  vonage,
+  whatsapp,
+}
 
 /** The `config` of a create request: one variant per provider, chosen by `provider`. */
 export const TelephonyConfigSchema = t.Union(
@@ -62,14 +87,17 @@ type ServerManagedCredentials = {
 }
 
 /** Typed view of a provider's stored credentials, for adapters. */
-export type ProviderCredentials<P extends ProviderName> = Required<Omit<Static<(typeof VARIANT_SCHEMAS)[P]>, 'provider' | 'from_numbers'>> &
+export type ProviderCredentials<P extends ProviderName> = Required<
+  Omit<Static<(typeof VARIANT_SCHEMAS)[P]>, 'provider' | 'from_numbers'>
+> &
   (P extends keyof ServerManagedCredentials ? ServerManagedCredentials[P] : unknown)
 
 export const isProviderName = (value: unknown): value is ProviderName =>
   typeof value === 'string' && (PROVIDER_NAMES as readonly string[]).includes(value)
 
 /** Whether calls on the provider (a name as stored on a configuration or run) can be transferred. */
-export const supportsCallTransfer = (provider: string): boolean => isProviderName(provider) && PROVIDERS[provider].supportsCallTransfer
+export const supportsCallTransfer = (provider: string): boolean =>
+  isProviderName(provider) && PROVIDERS[provider].supportsCallTransfer
 
 /** Dotted paths of the credentials that are encrypted at rest and masked in responses. */
 export function sensitivePaths(provider: ProviderName): string[] {
@@ -78,7 +106,8 @@ export function sensitivePaths(provider: ProviderName): string[] {
 
 const objectBranch = (schema: TSchema): TObject | undefined => {
   if (schema[Kind] === 'Object') return schema as TObject
-  if (schema[Kind] === 'Union') return (schema.anyOf as TSchema[]).find((branch) => branch[Kind] === 'Object') as TObject | undefined
+  if (schema[Kind] === 'Union')
+    return (schema.anyOf as TSchema[]).find((branch) => branch[Kind] === 'Object') as TObject | undefined
   return undefined
 }
 
@@ -92,7 +121,8 @@ function withDefaults(schema: TObject, value: Record<string, unknown>): Record<s
       continue
     }
     const nestedObject = objectBranch(propertySchema)
-    result[key] = nestedObject && isPlainObject(propertyValue) ? withDefaults(nestedObject, propertyValue) : propertyValue
+    result[key] =
+      nestedObject && isPlainObject(propertyValue) ? withDefaults(nestedObject, propertyValue) : propertyValue
   }
   return result
 }
@@ -130,7 +160,11 @@ export function validateConfig(config: unknown, loc: Loc = ['body', 'config']): 
  * Validates an update `config`: the variant of `storedProvider` (or of the `provider` the patch names)
  * with nothing required. A patch naming another known provider passes here; the caller rejects the change.
  */
-export function validatePartialUpdate(patch: unknown, storedProvider: ProviderName, loc: Loc = ['body', 'config']): ValidationItem[] {
+export function validatePartialUpdate(
+  patch: unknown,
+  storedProvider: ProviderName,
+  loc: Loc = ['body', 'config'],
+): ValidationItem[] {
   const tagged = isPlainObject(patch) && patch.provider === undefined ? { ...patch, provider: storedProvider } : patch
   const items = checkValue(TelephonyConfigPatchSchema, tagged, loc)
   if (items.length > 0) return items
@@ -227,7 +261,7 @@ export function setupChecklist(provider: ProviderName, facts: SetupFacts): Setup
 
   const firstBlocking = steps.find((step) => step.blocks_outbound && !step.complete)
   const blockedReason = info.supportsOutbound
-    ? firstBlocking?.description ?? null
-    : info.noOutboundReason ?? `${info.displayName} configurations do not place outbound calls.`
+    ? (firstBlocking?.description ?? null)
+    : (info.noOutboundReason ?? `${info.displayName} configurations do not place outbound calls.`)
   return { ready_for_outbound: blockedReason === null, outbound_blocked_reason: blockedReason, steps, docs_url: null }
 }

@@ -31,7 +31,11 @@ const callProvider = (ctx: AppContext, request: ProviderRequest) =>
   callCarrierForJson(ctx, { ...request, baseUrl: ctx.providerApis[request.provider], json: request.body })
 
 /** Plivo and Vobiz share the application API; only their authentication headers differ. */
-async function createAnswerApplication(ctx: AppContext, provider: 'plivo' | 'vobiz', credentials: Credentials): Promise<Credentials> {
+async function createAnswerApplication(
+  ctx: AppContext,
+  provider: 'plivo' | 'vobiz',
+  credentials: Credentials,
+): Promise<Credentials> {
   const authId = String(credentials.auth_id)
   const authToken = String(credentials.auth_token)
   const action = 'create an application'
@@ -40,7 +44,10 @@ async function createAnswerApplication(ctx: AppContext, provider: 'plivo' | 'vob
     action,
     method: 'POST',
     path: `/v1/Account/${encodeURIComponent(authId)}/Application/`,
-    headers: provider === 'plivo' ? { authorization: basicAuth(authId, authToken) } : { 'x-auth-id': authId, 'x-auth-token': authToken },
+    headers:
+      provider === 'plivo'
+        ? { authorization: basicAuth(authId, authToken) }
+        : { 'x-auth-id': authId, 'x-auth-token': authToken },
     body: { app_name: mintApplicationName(), answer_url: inboundWebhookUrl(ctx.config), answer_method: 'POST' },
   })
   return { ...credentials, application_id: requireId(provider, action, payload.app_id) }
@@ -65,7 +72,13 @@ async function createCloudonixApplication(ctx: AppContext, credentials: Credenti
   const domainPath = `/customers/self/domains/${encodeURIComponent(String(credentials.domain_id))}`
   const headers = { authorization: bearer(credentials.bearer_token) }
   const lookup = 'look up the domain'
-  const domain = await callProvider(ctx, { provider: 'cloudonix', action: lookup, method: 'GET', path: domainPath, headers })
+  const domain = await callProvider(ctx, {
+    provider: 'cloudonix',
+    action: lookup,
+    method: 'GET',
+    path: domainPath,
+    headers,
+  })
   const create = 'create a voice application'
   const application = await callProvider(ctx, {
     provider: 'cloudonix',
@@ -94,7 +107,11 @@ async function createCloudonixApplication(ctx: AppContext, credentials: Credenti
 }
 
 /** Returns the credentials to store: unchanged when nothing is missing, else with the ids the provider created. */
-export async function provisionMissing(ctx: AppContext, provider: ProviderName, credentials: Credentials): Promise<Credentials> {
+export async function provisionMissing(
+  ctx: AppContext,
+  provider: ProviderName,
+  credentials: Credentials,
+): Promise<Credentials> {
   let provisioned = credentials
   if ((provider === 'plivo' || provider === 'vobiz') && !credentials.application_id) {
     provisioned = await createAnswerApplication(ctx, provider, credentials)
@@ -103,6 +120,7 @@ export async function provisionMissing(ctx: AppContext, provider: ProviderName, 
   } else if (provider === 'cloudonix' && !credentials.application_name) {
     provisioned = await createCloudonixApplication(ctx, credentials)
   }
-  if (provisioned !== credentials) ctx.log.info({ provider }, 'provider resources created for a telephony configuration')
+  if (provisioned !== credentials)
+    ctx.log.info({ provider }, 'provider resources created for a telephony configuration')
   return provisioned
 }

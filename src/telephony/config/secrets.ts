@@ -22,7 +22,11 @@ function setPath(target: Record<string, unknown>, dottedPath: string, value: unk
 }
 
 /** Copies `credentials` and replaces every non-empty string at a sensitive path with `transform(value)`. */
-function mapSensitive(provider: ProviderName, credentials: Credentials, transform: (value: string) => string): Credentials {
+function mapSensitive(
+  provider: ProviderName,
+  credentials: Credentials,
+  transform: (value: string) => string,
+): Credentials {
   const copy = structuredClone(credentials)
   for (const path of sensitivePaths(provider)) {
     const value = getPath(copy, path)
@@ -74,7 +78,12 @@ const parentOf = (dottedPath: string) => dottedPath.split('.').slice(0, -1).join
  * - kept from storage (left out, or sent as its mask) while a destination beside it changes: the stored secret would
  *   be sent, as credentials, to a host the request names. It has to come again in clear.
  */
-export function secretItems(provider: ProviderName, incoming: Credentials, stored: Credentials, loc: Loc): ValidationItem[] {
+export function secretItems(
+  provider: ProviderName,
+  incoming: Credentials,
+  stored: Credentials,
+  loc: Loc,
+): ValidationItem[] {
   const items: ValidationItem[] = []
   const at = (path: string) => [...loc, provider, ...path.split('.')]
   const sentInClear = new Set<string>()
@@ -84,7 +93,13 @@ export function secretItems(provider: ProviderName, incoming: Credentials, store
     const storedValue = getPath(stored, path)
     if (typeof storedValue === 'string' && value === maskSecret(storedValue)) continue
     if (looksMasked(value)) {
-      items.push(valueError(at(path), 'this is a masked value but not the mask of the stored secret: send the secret itself, or its mask unchanged', value))
+      items.push(
+        valueError(
+          at(path),
+          'this is a masked value but not the mask of the stored secret: send the secret itself, or its mask unchanged',
+          value,
+        ),
+      )
     } else {
       sentInClear.add(path)
     }
@@ -94,8 +109,20 @@ export function secretItems(provider: ProviderName, incoming: Credentials, store
     if (typeof next !== 'string' || next === '' || next === getPath(stored, destination.name)) continue
     for (const path of sensitivePaths(provider)) {
       const storedValue = getPath(stored, path)
-      if (parentOf(path) !== parentOf(destination.name) || typeof storedValue !== 'string' || storedValue === '' || sentInClear.has(path)) continue
-      items.push(valueError(at(path), `send it again in clear when ${destination.name} changes: the stored one is not sent to a new address`, getPath(incoming, path) ?? null))
+      if (
+        parentOf(path) !== parentOf(destination.name) ||
+        typeof storedValue !== 'string' ||
+        storedValue === '' ||
+        sentInClear.has(path)
+      )
+        continue
+      items.push(
+        valueError(
+          at(path),
+          `send it again in clear when ${destination.name} changes: the stored one is not sent to a new address`,
+          getPath(incoming, path) ?? null,
+        ),
+      )
     }
   }
   return items

@@ -22,13 +22,17 @@ const CLOUDONIX_TRUNK_NAME = /^[A-Za-z0-9-]+$/
 const duplicateTrunk = (name: string) => conflict(`A trunk named '${name}' already exists on this configuration.`)
 
 /** The configuration, when its provider has trunks; 400 otherwise. */
-function requireTrunkConfiguration(ctx: AppContext, organizationId: number, configurationId: number): TelephonyConfigurationRow {
+function requireTrunkConfiguration(
+  ctx: AppContext,
+  organizationId: number,
+  configurationId: number,
+): TelephonyConfigurationRow {
   const row = requireConfigurationRow(ctx, organizationId, configurationId)
   const info = PROVIDERS[row.provider]
   if (!info.supportsTrunks) {
     throw refused(
-      `Trunks are not modelled on ${info.displayName} configurations: calls route through the provider account itself. `
-      + 'Numbers on this configuration need no trunk.',
+      `Trunks are not modelled on ${info.displayName} configurations: calls route through the provider account itself. ` +
+        'Numbers on this configuration need no trunk.',
     )
   }
   return row
@@ -55,12 +59,19 @@ const trunkView = (row: TrunkRow, phoneNumberCount: number): TrunkView => ({
 })
 
 const attachedNumberCount = (ctx: AppContext, trunkId: number): number =>
-  ctx.db.select({ count: sql<number>`count(*)` }).from(phoneNumbers).where(eq(phoneNumbers.telephonyTrunkId, trunkId)).get()!.count
+  ctx.db
+    .select({ count: sql<number>`count(*)` })
+    .from(phoneNumbers)
+    .where(eq(phoneNumbers.telephonyTrunkId, trunkId))
+    .get()!.count
 
 /** The trunks of a configuration with the number of phone numbers on each, by creation. */
 export function trunkViews(ctx: AppContext, configurationId: number): TrunkView[] {
   const rows = ctx.db
-    .select({ trunk: trunks, phoneNumberCount: sql<number>`(SELECT count(*) FROM ${phoneNumbers} WHERE ${phoneNumbers.telephonyTrunkId} = ${trunks.id})` })
+    .select({
+      trunk: trunks,
+      phoneNumberCount: sql<number>`(SELECT count(*) FROM ${phoneNumbers} WHERE ${phoneNumbers.telephonyTrunkId} = ${trunks.id})`,
+    })
     .from(trunks)
     .where(eq(trunks.telephonyConfigurationId, configurationId))
     .orderBy(asc(trunks.createdAt), asc(trunks.id))
@@ -69,16 +80,27 @@ export function trunkViews(ctx: AppContext, configurationId: number): TrunkView[
 }
 
 /** Checks a whole trunk (names are stripped); returns the name and the settings to store (region canonical). */
-function validatedTrunk(name: string, settings: Record<string, unknown>): { name: string; settings: Record<string, unknown> } {
+function validatedTrunk(
+  name: string,
+  settings: Record<string, unknown>,
+): { name: string; settings: Record<string, unknown> } {
   const strippedName = name.trim()
   const items: ValidationItem[] = checkValue(TrunkName, strippedName, ['body', 'name'])
   if (items.length === 0 && !CLOUDONIX_TRUNK_NAME.test(strippedName)) {
     items.push(valueError(['body', 'name'], 'Cloudonix trunk names may only contain letters, digits and hyphens', name))
   }
   items.push(...checkValue(CloudonixTrunkSettings, settings, ['body', 'settings']))
-  const region = CLOUDONIX_REGIONS.find((candidate) => candidate.toLowerCase() === String(settings.region).toLowerCase())
+  const region = CLOUDONIX_REGIONS.find(
+    (candidate) => candidate.toLowerCase() === String(settings.region).toLowerCase(),
+  )
   if (typeof settings.region === 'string' && !region) {
-    items.push(valueError(['body', 'settings', 'region'], `region must be one of ${CLOUDONIX_REGIONS.join(', ')}`, settings.region))
+    items.push(
+      valueError(
+        ['body', 'settings', 'region'],
+        `region must be one of ${CLOUDONIX_REGIONS.join(', ')}`,
+        settings.region,
+      ),
+    )
   }
   if (items.length > 0) throw invalid(items)
   return { name: strippedName, settings: { region, sip_domain: settings.sip_domain } }
@@ -92,18 +114,30 @@ export function listTrunks(ctx: AppContext, organizationId: number, configuratio
   return { trunks: trunkViews(ctx, configurationId) }
 }
 
-export function createTrunk(ctx: AppContext, organizationId: number, configurationId: number, body: CreateTrunkBody): TrunkView {
+export function createTrunk(
+  ctx: AppContext,
+  organizationId: number,
+  configurationId: number,
+  body: CreateTrunkBody,
+): TrunkView {
   requireTrunkConfiguration(ctx, organizationId, configurationId)
   const trunk = validatedTrunk(body.name, body.settings ?? {})
   const now = isoNow(ctx.clock)
-  const row = writeTrunk(trunk.name, () => ctx.db
-    .insert(trunks)
-    .values({
-      organizationId, telephonyConfigurationId: configurationId, name: trunk.name, enabled: body.enabled ?? true,
-      settings: trunk.settings, createdAt: now, updatedAt: now,
-    })
-    .returning()
-    .get())
+  const row = writeTrunk(trunk.name, () =>
+    ctx.db
+      .insert(trunks)
+      .values({
+        organizationId,
+        telephonyConfigurationId: configurationId,
+        name: trunk.name,
+        enabled: body.enabled ?? true,
+        settings: trunk.settings,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+      .get(),
+  )
   return trunkView(row, 0)
 }
 
@@ -117,12 +151,21 @@ export function updateTrunk(
   requireTrunkConfiguration(ctx, organizationId, configurationId)
   const stored = requireTrunk(ctx, configurationId, trunkId)
   const trunk = validatedTrunk(body.name ?? stored.name, body.settings ?? stored.settings)
-  const row = writeTrunk(trunk.name, () => ctx.db
-    .update(trunks)
-    .set({ name: trunk.name, enabled: body.enabled ?? stored.enabled, settings: trunk.settings, updatedAt: isoNow(ctx.clock) })
-    .where(eq(trunks.id, trunkId))
-    .returning()
-    .get()!)
+  const row = writeTrunk(
+    trunk.name,
+    () =>
+      ctx.db
+        .update(trunks)
+        .set({
+          name: trunk.name,
+          enabled: body.enabled ?? stored.enabled,
+          settings: trunk.settings,
+          updatedAt: isoNow(ctx.clock),
+        })
+        .where(eq(trunks.id, trunkId))
+        .returning()
+        .get()!,
+  )
   return trunkView(row, attachedNumberCount(ctx, trunkId))
 }
 
@@ -132,7 +175,9 @@ export function deleteTrunk(ctx: AppContext, organizationId: number, configurati
   const stored = requireTrunk(ctx, configurationId, trunkId)
   const attached = attachedNumberCount(ctx, trunkId)
   if (attached > 0) {
-    throw conflict(`${attached} phone number(s) dial out over '${stored.name}'. Move them to another trunk before deleting it.`)
+    throw conflict(
+      `${attached} phone number(s) dial out over '${stored.name}'. Move them to another trunk before deleting it.`,
+    )
   }
   ctx.db.delete(trunks).where(eq(trunks.id, trunkId)).run()
 }

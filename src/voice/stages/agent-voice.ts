@@ -68,10 +68,20 @@ type VoiceState = {
 }
 
 export function agentVoice(options: AgentVoiceOptions): AgentVoice {
-  const state = { options, speeches: new Map(), sentences: [], synthesis: null, speaking: false, cutThroughTurn: -1, silentWaiters: [] } as Omit<VoiceState, 'context'> as VoiceState
+  const state = {
+    options,
+    speeches: new Map(),
+    sentences: [],
+    synthesis: null,
+    speaking: false,
+    cutThroughTurn: -1,
+    silentWaiters: [],
+  } as Omit<VoiceState, 'context'> as VoiceState
   return {
     name: 'agent voice',
-    start(given) { state.context = given },
+    start(given) {
+      state.context = given
+    },
     process(frame) {
       if (frame.kind !== 'conversation') return state.context.push(frame)
       onConversationEvent(state, frame.event)
@@ -83,12 +93,16 @@ export function agentVoice(options: AgentVoiceOptions): AgentVoice {
       state.speeches.clear()
       notifyIfSilent(state)
     },
-    stop() { state.synthesis?.controller.abort() },
+    stop() {
+      state.synthesis?.controller.abort()
+    },
     heardTurn() {
       const speech = heardSpeech(state)
       return speech && { turn: speech.turn, heardText: speech.heard.join(' ') }
     },
-    get silent() { return state.speeches.size === 0 },
+    get silent() {
+      return state.speeches.size === 0
+    },
     whenSilent: () => whenSilent(state),
     say: (text, signal) => synthesizeAndSend(state, text, signal),
   }
@@ -141,7 +155,9 @@ function queueSentence(state: VoiceState, speech: TurnSpeech, text: string, reco
   state.sentences.push({ turn: speech.turn, text, recordingId })
   if (state.speaking) return
   state.speaking = true
-  void speakSentences(state).finally(() => { state.speaking = false })
+  void speakSentences(state).finally(() => {
+    state.speaking = false
+  })
 }
 
 async function speakSentences(state: VoiceState): Promise<void> {
@@ -153,9 +169,10 @@ async function speakSentences(state: VoiceState): Promise<void> {
     const controller = new AbortController()
     state.synthesis = { turn: sentence.turn, controller }
     void state.context.push({ kind: 'sentence_started' })
-    const sent = sentence.recordingId !== undefined
-      ? playRecorded(state, sentence.recordingId)
-      : await synthesizeAndSend(state, sentence.text, controller.signal)
+    const sent =
+      sentence.recordingId !== undefined
+        ? playRecorded(state, sentence.recordingId)
+        : await synthesizeAndSend(state, sentence.text, controller.signal)
     state.synthesis = null
     if (speeches.get(sentence.turn) !== speech) continue
     speech.pending -= 1
@@ -192,13 +209,15 @@ async function synthesizeAndSend(state: VoiceState, text: string, signal: AbortS
   try {
     for await (const chunk of tts.synthesize(text, { signal })) {
       if (signal.aborted) break
-      if (chunk.sampleRate !== LINE_RATE && resampler?.fromRate !== chunk.sampleRate) resampler = createResampler(chunk.sampleRate, LINE_RATE)
+      if (chunk.sampleRate !== LINE_RATE && resampler?.fromRate !== chunk.sampleRate)
+        resampler = createResampler(chunk.sampleRate, LINE_RATE)
       const pcm = chunk.sampleRate === LINE_RATE ? chunk.pcm : resampler!.process(chunk.pcm)
       void state.context.push({ kind: 'agent_audio', pcm, atMs: state.context.now() })
       sent = true
     }
   } catch (error) {
-    if (!signal.aborted) state.context.warn(`Speech synthesis failed (${tts.ref.service}/${tts.ref.model}): ${(error as Error).message}`)
+    if (!signal.aborted)
+      state.context.warn(`Speech synthesis failed (${tts.ref.service}/${tts.ref.model}): ${(error as Error).message}`)
   }
   return sent && !signal.aborted
 }

@@ -6,7 +6,12 @@
  * silences the agent and ends the conversation (`voicemail_detected`). The greeting and the conversation's own speech
  * are not held.
  */
-import { createVoicemailDetector, type VoicemailDetector, type VoicemailParameters, type VoicemailVerdict } from '../voicemail'
+import {
+  createVoicemailDetector,
+  type VoicemailDetector,
+  type VoicemailParameters,
+  type VoicemailVerdict,
+} from '../voicemail'
 import type { CallerTurn, Stage, StageContext } from '../stage'
 import { LINE_RATE } from './caller-input'
 
@@ -39,13 +44,16 @@ export function detectAnsweringMachine(parameters: Partial<VoicemailParameters> 
     clearTimeout(timer?.handle)
     timer = {
       atMs,
-      handle: setTimeout(() => {
-        timer = undefined
-        if (detector !== current || context.ending()) return
-        const sinceStart = context.now() - context.startedAtMs
-        if (sinceStart >= current.expiresAfterMs) giveUp(sinceStart)
-        else onVerdict(current.tick(sinceStart), sinceStart)
-      }, Math.max(0, atMs - context.now())),
+      handle: setTimeout(
+        () => {
+          timer = undefined
+          if (detector !== current || context.ending()) return
+          const sinceStart = context.now() - context.startedAtMs
+          if (sinceStart >= current.expiresAfterMs) giveUp(sinceStart)
+          else onVerdict(current.tick(sinceStart), sinceStart)
+        },
+        Math.max(0, atMs - context.now()),
+      ),
     }
   }
 
@@ -67,7 +75,9 @@ export function detectAnsweringMachine(parameters: Partial<VoicemailParameters> 
 
   return {
     name: 'answering machine',
-    get detectedAfterMs() { return detectedAfterMs },
+    get detectedAfterMs() {
+      return detectedAfterMs
+    },
     start(given) {
       context = given
       armTimer()
@@ -81,7 +91,9 @@ export function detectAnsweringMachine(parameters: Partial<VoicemailParameters> 
       }
       return context.push(frame)
     },
-    stop() { clearTimeout(timer?.handle) },
+    stop() {
+      clearTimeout(timer?.handle)
+    },
   }
 }
 
@@ -109,7 +121,9 @@ export function answerGate(): Stage {
 
   return {
     name: 'answer gate',
-    start(given) { context = given },
+    start(given) {
+      context = given
+    },
     process(frame) {
       if (frame.kind === 'answering_machine') return release(frame.verdict === 'person')
       if (frame.kind !== 'caller_turn' || !hold) return context.push(frame)

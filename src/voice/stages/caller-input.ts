@@ -13,20 +13,28 @@ export const LINE_RATE = 8000
 export const VAD_RATE = 16000
 
 /** Line µ-law → 8 kHz PCM. */
-export const decodeLine = (): Stage => frameStage('decode', (frame, { push }) =>
-  frame.kind === 'line_audio' ? push({ kind: 'caller_audio', pcm: ulawToPcm16(frame.ulaw), sampleRate: LINE_RATE, atMs: frame.atMs }) : push(frame))
+export const decodeLine = (): Stage =>
+  frameStage('decode', (frame, { push }) =>
+    frame.kind === 'line_audio'
+      ? push({ kind: 'caller_audio', pcm: ulawToPcm16(frame.ulaw), sampleRate: LINE_RATE, atMs: frame.atMs })
+      : push(frame),
+  )
 
 /** The caller's track (left) of the call's recording. */
-export const recordCaller = (recorder: CallRecorder): Stage => frameStage('record caller', (frame, { push }) => {
-  if (frame.kind === 'caller_audio') recorder.caller(frame.pcm, frame.atMs)
-  return push(frame)
-})
+export const recordCaller = (recorder: CallRecorder): Stage =>
+  frameStage('record caller', (frame, { push }) => {
+    if (frame.kind === 'caller_audio') recorder.caller(frame.pcm, frame.atMs)
+    return push(frame)
+  })
 
 /** Caller audio at `fromRate` → `toRate` (8 → 16 kHz for the VAD). */
 export function resampleCaller(fromRate: number, toRate: number): Stage {
   const resampler = createResampler(fromRate, toRate)
   return frameStage('resample', (frame, { push }) =>
-    frame.kind === 'caller_audio' && frame.sampleRate === fromRate ? push({ ...frame, pcm: resampler.process(frame.pcm), sampleRate: toRate }) : push(frame))
+    frame.kind === 'caller_audio' && frame.sampleRate === fromRate
+      ? push({ ...frame, pcm: resampler.process(frame.pcm), sampleRate: toRate })
+      : push(frame),
+  )
 }
 
 /**
@@ -43,12 +51,15 @@ export function detectTurns(vad: Vad, parameters: TurnParameters): Stage & { rea
   function armStopTimer(): void {
     const endsAtMs = turns.utteranceEndsAtMs
     if (stopTimer !== undefined || endsAtMs === null) return
-    stopTimer = setTimeout(() => {
-      stopTimer = undefined
-      if (context.ending()) return
-      pushTurnEvents(turns.tick(context.now()))
-      if (speaking) armStopTimer()
-    }, Math.max(0, endsAtMs - context.now()))
+    stopTimer = setTimeout(
+      () => {
+        stopTimer = undefined
+        if (context.ending()) return
+        pushTurnEvents(turns.tick(context.now()))
+        if (speaking) armStopTimer()
+      },
+      Math.max(0, endsAtMs - context.now()),
+    )
   }
 
   function pushTurnEvents(events: TurnEvent[]): void {
@@ -60,15 +71,24 @@ export function detectTurns(vad: Vad, parameters: TurnParameters): Stage & { rea
         speaking = false
         clearTimeout(stopTimer)
         stopTimer = undefined
-        void context.push({ kind: 'utterance', pcm: event.pcm, startedAtMs: event.startedAtMs, endedAtMs: event.endedAtMs })
+        void context.push({
+          kind: 'utterance',
+          pcm: event.pcm,
+          startedAtMs: event.startedAtMs,
+          endedAtMs: event.endedAtMs,
+        })
       }
     }
   }
 
   return {
     name: 'turns',
-    get speaking() { return speaking },
-    start(given) { context = given },
+    get speaking() {
+      return speaking
+    },
+    start(given) {
+      context = given
+    },
     process(frame) {
       if (frame.kind !== 'caller_audio' || frame.sampleRate !== VAD_RATE) return context.push(frame)
       pushTurnEvents(turns.push(frame.pcm, frame.atMs))

@@ -12,7 +12,10 @@ export type ConversationStage = Stage & {
   hear(event: Exclude<ConversationEvent, { type: 'ended' }>): void
 }
 
-export function converse(options: { interruptOnSpeechStart: boolean; agentSilent: () => Promise<void> }): ConversationStage {
+export function converse(options: {
+  interruptOnSpeechStart: boolean
+  agentSilent: () => Promise<void>
+}): ConversationStage {
   let context: StageContext
 
   /** Gives the caller's turn to the conversation once the agent may be cut or has finished its turn. */
@@ -20,14 +23,17 @@ export function converse(options: { interruptOnSpeechStart: boolean; agentSilent
     if (!context.yieldToCaller()) await Promise.race([options.agentSilent(), context.ended])
     if (context.ending()) return
     void context.push({ kind: 'user_turn', metric })
-    void context.conversation.userMessage(text, timing)
+    void context.conversation
+      .userMessage(text, timing)
       .then(() => context.push({ kind: 'user_turn_answered', metric }))
       .catch((error) => context.warn(`The conversation failed on the caller's turn: ${(error as Error).message}`))
   }
 
   return {
     name: 'conversation',
-    start(given) { context = given },
+    start(given) {
+      context = given
+    },
     process(frame) {
       if (frame.kind === 'caller_turn') return tell(frame.turn)
       if (frame.kind !== 'speech_started') return context.push(frame)

@@ -15,12 +15,17 @@ export function collectDigits(timeoutMs: number): Stage {
     const collected = digits
     digits = ''
     if (!collected || context.ending()) return
-    void context.push({ kind: 'caller_turn', turn: { text: `DTMF: ${collected}`, timing: {}, metric: null, source: 'dtmf' } })
+    void context.push({
+      kind: 'caller_turn',
+      turn: { text: `DTMF: ${collected}`, timing: {}, metric: null, source: 'dtmf' },
+    })
   }
 
   return {
     name: 'dtmf',
-    start(given) { context = given },
+    start(given) {
+      context = given
+    },
     process(frame) {
       if (frame.kind !== 'dtmf') return context.push(frame)
       if (!digits) context.yieldToCaller()
@@ -29,6 +34,8 @@ export function collectDigits(timeoutMs: number): Stage {
       if (frame.digit === '#') send()
       else timer = setTimeout(send, timeoutMs)
     },
-    stop() { clearTimeout(timer) },
+    stop() {
+      clearTimeout(timer)
+    },
   }
 }

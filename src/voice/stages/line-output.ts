@@ -11,7 +11,9 @@ export function lineOutput(transport: MediaTransport, recorder: CallRecorder): S
   let context: StageContext
   return {
     name: 'line output',
-    start(given) { context = given },
+    start(given) {
+      context = given
+    },
     process(frame) {
       if (frame.kind !== 'agent_audio') return context.push(frame)
       if (frame.pcm.length === 0 || transport.closed) return

@@ -47,9 +47,15 @@ export function measureTurns(options: { answeringMachineDetection: boolean }): T
 
   return {
     name: 'metrics',
-    get turns() { return turns },
-    get firstAnswerHeldMs() { return firstAnswerHeldMs },
-    start(given) { context = given },
+    get turns() {
+      return turns
+    },
+    get firstAnswerHeldMs() {
+      return firstAnswerHeldMs
+    },
+    start(given) {
+      context = given
+    },
     process(frame) {
       const measuring = open
       switch (frame.kind) {

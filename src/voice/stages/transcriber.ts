@@ -25,7 +25,11 @@ export function transcribe(stt: SttClient, options: { stopMs: number; onSttAudio
     inOrder(async () => {
       const heard = (await text).trim()
       if (!heard || context.ending()) return
-      const metric = { speechEndedAtMs: endedAtMs - options.stopMs, endOfTurnAtMs: endedAtMs, sttMs: context.now() - requestedAtMs }
+      const metric = {
+        speechEndedAtMs: endedAtMs - options.stopMs,
+        endOfTurnAtMs: endedAtMs,
+        sttMs: context.now() - requestedAtMs,
+      }
       const timing = { startMs: context.clockTime(startedAtMs), endMs: context.clockTime(metric.speechEndedAtMs) }
       await context.push({ kind: 'caller_turn', turn: { text: heard, timing, metric, source: 'speech' } })
     })
@@ -33,7 +37,9 @@ export function transcribe(stt: SttClient, options: { stopMs: number; onSttAudio
 
   return {
     name: 'transcriber',
-    start(given) { context = given },
+    start(given) {
+      context = given
+    },
     process(frame) {
       if (frame.kind === 'utterance') return transcribeUtterance(frame.pcm, frame.startedAtMs, frame.endedAtMs)
       if (frame.kind === 'caller_turn') return inOrder(async () => context.push(frame))
@@ -46,8 +52,12 @@ export function transcribe(stt: SttClient, options: { stopMs: number; onSttAudio
  * Caller speech over an interruptible agent turn with fewer than `minWords` words ("mm-hm") is no turn at all (the
  * reference's `min_words` turn start); the turn detector's start then does not cut the agent either (conversation.ts).
  */
-export const dropBackchannels = (minWords: number): Stage => frameStage('backchannels', (frame, context) => {
-  const backchannel = frame.kind === 'caller_turn' && frame.turn.source === 'speech' && context.agentInterruptible()
-    && frame.turn.text.split(/\s+/).filter(Boolean).length < minWords
-  return backchannel ? undefined : context.push(frame)
-})
+export const dropBackchannels = (minWords: number): Stage =>
+  frameStage('backchannels', (frame, context) => {
+    const backchannel =
+      frame.kind === 'caller_turn' &&
+      frame.turn.source === 'speech' &&
+      context.agentInterruptible() &&
+      frame.turn.text.split(/\s+/).filter(Boolean).length < minWords
+    return backchannel ? undefined : context.push(frame)
+  })

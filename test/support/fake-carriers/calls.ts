@@ -13,14 +13,22 @@ import { configureFakeVoiceModels, configureModelsNeverAsked } from '../voice-mo
 
 export type CarrierAgent = { id: number; triggerPath: string }
 
-export async function createCarrierAgent(t: TestApp, configurations: Record<string, unknown> = {}): Promise<CarrierAgent> {
+export async function createCarrierAgent(
+  t: TestApp,
+  configurations: Record<string, unknown> = {},
+): Promise<CarrierAgent> {
   const triggerPath = crypto.randomUUID()
   const response = await t.request('POST', '/api/v1/workflow/create/definition', {
     body: {
       name: `Agent ${triggerPath.slice(0, 6)}`,
       workflow_definition: {
         nodes: [
-          { id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', prompt: 'Greet the caller.' } },
+          {
+            id: '1',
+            type: 'startCall',
+            position: { x: 0, y: 0 },
+            data: { name: 'Start', prompt: 'Greet the caller.' },
+          },
           { id: '2', type: 'trigger', position: { x: 0, y: 100 }, data: { name: 'API', trigger_path: triggerPath } },
         ],
         edges: [],
@@ -34,9 +42,13 @@ export async function createCarrierAgent(t: TestApp, configurations: Record<stri
 
 /** The organization's default configuration for a carrier, with one active caller id (and inbound agent, if given). */
 export async function createCarrierLine(
-  t: TestApp, config: Record<string, unknown>, options: { number?: string; inboundWorkflowId?: number } = {},
+  t: TestApp,
+  config: Record<string, unknown>,
+  options: { number?: string; inboundWorkflowId?: number } = {},
 ): Promise<{ configurationId: number; numberId: number }> {
-  const configuration = await createConfiguration(t, `${String(config.provider)} line`, config, { isDefaultOutbound: true })
+  const configuration = await createConfiguration(t, `${String(config.provider)} line`, config, {
+    isDefaultOutbound: true,
+  })
   const number = await addPhoneNumber(t, configuration.id, {
     address: options.number ?? '+14155550100',
     ...(options.inboundWorkflowId ? { inbound_workflow_id: options.inboundWorkflowId } : {}),
@@ -61,14 +73,22 @@ export type RunRow = {
 }
 
 export function runRow(t: TestApp, runId: number): RunRow {
-  const row = t.ctx.sqlite.query<any, [number]>(
-    `SELECT id, state, call_type, call_id, provider_call_id, disposition, call_duration_seconds, initial_context, gathered_context, logs
+  const row = t.ctx.sqlite
+    .query<any, [number]>(
+      `SELECT id, state, call_type, call_id, provider_call_id, disposition, call_duration_seconds, initial_context, gathered_context, logs
        FROM workflow_runs WHERE id = ?`,
-  ).get(runId)
-  return { ...row, initial_context: JSON.parse(row.initial_context), gathered_context: JSON.parse(row.gathered_context), logs: JSON.parse(row.logs) }
+    )
+    .get(runId)
+  return {
+    ...row,
+    initial_context: JSON.parse(row.initial_context),
+    gathered_context: JSON.parse(row.gathered_context),
+    logs: JSON.parse(row.logs),
+  }
 }
 
-export const latestRunId = (t: TestApp) => t.ctx.sqlite.query<{ id: number }, []>('SELECT max(id) AS id FROM workflow_runs').get()!.id
+export const latestRunId = (t: TestApp) =>
+  t.ctx.sqlite.query<{ id: number }, []>('SELECT max(id) AS id FROM workflow_runs').get()!.id
 
 export async function untilRunCompleted(t: TestApp, runId: number): Promise<RunRow> {
   await waitFor(`run ${runId} completed`, () => runRow(t, runId).state === 'completed', 5_000)
@@ -76,7 +96,8 @@ export async function untilRunCompleted(t: TestApp, runId: number): Promise<RunR
 }
 
 /** The statuses logged in `logs.telephony_status_callbacks`, in order. */
-export const loggedStatuses = (row: RunRow) => (row.logs.telephony_status_callbacks ?? []).map((entry: { status: string }) => entry.status)
+export const loggedStatuses = (row: RunRow) =>
+  (row.logs.telephony_status_callbacks ?? []).map((entry: { status: string }) => entry.status)
 
 /** Places a call through the agent's API trigger; fails the test unless it was accepted. Returns its run id. */
 export async function placeCarrierCall(t: TestApp, agent: CarrierAgent, to = '+14155550123'): Promise<number> {
@@ -85,7 +106,13 @@ export async function placeCarrierCall(t: TestApp, agent: CarrierAgent, to = '+1
   return response.body.workflow_run_id as number
 }
 
-export type CarrierTest<F> = { t: CarrierTestApp; fake: F; agent: CarrierAgent; streams: AnsweredCall[]; configurationId: number }
+export type CarrierTest<F> = {
+  t: CarrierTestApp
+  fake: F
+  agent: CarrierAgent
+  streams: AnsweredCall[]
+  configurationId: number
+}
 
 /**
  * A served test app with a carrier's fake (started by `start`, which also points the carrier's API at it), an agent,
@@ -98,7 +125,9 @@ export async function startCarrierTest<F>(
   const t = createCarrierTestApp()
   const { fake, config, number } = start(t)
   const streams: AnsweredCall[] = []
-  t.ctx.telephony.onAnswered(async (call) => { streams.push(call) })
+  t.ctx.telephony.onAnswered(async (call) => {
+    streams.push(call)
+  })
   const agent = await createCarrierAgent(t)
   const { configurationId } = await createCarrierLine(t, config, { number })
   await configureModelsNeverAsked(t)
@@ -117,7 +146,9 @@ export async function stopCarrierTest(t: CarrierTestApp, fake: FakeServer & { id
  * A served test app on the real clock whose carrier calls run the voice conversation against fake model servers (STT,
  * LLM, TTS), configured as the organization's models.
  */
-export async function startCarrierVoiceApp(pipeline: VoiceConversationOptions['pipeline']): Promise<{ t: CarrierTestApp; models: FakeModels }> {
+export async function startCarrierVoiceApp(
+  pipeline: VoiceConversationOptions['pipeline'],
+): Promise<{ t: CarrierTestApp; models: FakeModels }> {
   const t = createCarrierTestApp({ clock: systemClock })
   const models = startFakeModels()
   const conversations = createVoiceConversations(t.ctx, { pipeline })

@@ -9,7 +9,9 @@ import { connectMedia, createPlayback, type FakeServer, formBody, type MediaClie
 
 export type CloudonixDisposition = 'ANSWER' | 'BUSY' | 'NOANSWER' | 'CANCEL' | 'FAILED' | 'CONGESTION'
 
-export type CloudonixCallPlan = 'hold' | { disposition: CloudonixDisposition; talk?: (media: MediaClient) => Promise<void>; billsec?: number }
+export type CloudonixCallPlan =
+  | 'hold'
+  | { disposition: CloudonixDisposition; talk?: (media: MediaClient) => Promise<void>; billsec?: number }
 
 export type FakeCloudonixCall = { token: string; body: Record<string, any>; live: boolean; media?: MediaClient }
 
@@ -25,19 +27,32 @@ export type FakeCloudonix = FakeServer & {
   idle(): Promise<void>
 }
 
-export function startFakeCloudonix(options: { reach: (url: string) => string; cdrUrl: string; plan?: (call: FakeCloudonixCall) => CloudonixCallPlan }): FakeCloudonix {
+export function startFakeCloudonix(options: {
+  reach: (url: string) => string
+  cdrUrl: string
+  plan?: (call: FakeCloudonixCall) => CloudonixCallPlan
+}): FakeCloudonix {
   const bearerToken = 'XI-cloudonix-bearer-0001'
   const domain = 'acme.cloudonix.net'
   const calls = new Map<string, FakeCloudonixCall>()
   const { track, idle } = createPlayback()
   let sequence = 0
 
-  const withKey = (apiKey: string | null | undefined): Record<string, string> => (apiKey === null ? {} : { 'x-cx-apikey': apiKey ?? bearerToken })
+  const withKey = (apiKey: string | null | undefined): Record<string, string> =>
+    apiKey === null ? {} : { 'x-cx-apikey': apiKey ?? bearerToken }
   const cdr = (url: string, body: Record<string, unknown>, apiKey?: string | null) =>
-    fetch(options.reach(url), { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...withKey(apiKey) } })
+    fetch(options.reach(url), {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json', ...withKey(apiKey) },
+    })
   const voiceRequest = (url: string, params: Record<string, string>, apiKey?: string | null) => {
     const form = formBody(params)
-    return fetch(options.reach(url), { method: 'POST', body: form.body, headers: { ...form.headers, ...withKey(apiKey) } })
+    return fetch(options.reach(url), {
+      method: 'POST',
+      body: form.body,
+      headers: { ...form.headers, ...withKey(apiKey) },
+    })
   }
 
   async function play(token: string, plan: Exclude<CloudonixCallPlan, 'hold'>, cdrUrl: string) {
@@ -56,13 +71,19 @@ export function startFakeCloudonix(options: { reach: (url: string) => string; cd
       }
     }
     call.live = false
-    await cdr(cdrUrl, { session: { token, domain }, disposition: plan.disposition, billsec: plan.billsec ?? (plan.disposition === 'ANSWER' ? 8 : 0), from: call.body['caller-id'], to: call.body.destination })
+    await cdr(cdrUrl, {
+      session: { token, domain },
+      disposition: plan.disposition,
+      billsec: plan.billsec ?? (plan.disposition === 'ANSWER' ? 8 : 0),
+      from: call.body['caller-id'],
+      to: call.body.destination,
+    })
     return call
   }
 
-
   const server = startFakeServer((request) => {
-    if (request.headers.get('authorization') !== `Bearer ${bearerToken}`) return Response.json({ message: 'Unauthorized' }, { status: 401 })
+    if (request.headers.get('authorization') !== `Bearer ${bearerToken}`)
+      return Response.json({ message: 'Unauthorized' }, { status: 401 })
     if (request.method === 'POST' && request.path === `/calls/${domain}/application`) {
       const call: FakeCloudonixCall = { token: `cx-session-${++sequence}`, body: request.body, live: true }
       calls.set(call.token, call)
@@ -71,7 +92,9 @@ export function startFakeCloudonix(options: { reach: (url: string) => string; cd
       if (plan !== 'hold') track(Bun.sleep(50).then(() => play(call.token, plan, options.cdrUrl)))
       return Response.json({ token: call.token, domainId: 7, subscriberId: 11 })
     }
-    const session = new RegExp(`^/customers/self/domains/${domain.replace(/\./g, '\\.')}/sessions/([^/]+)$`).exec(request.path)
+    const session = new RegExp(`^/customers/self/domains/${domain.replace(/\./g, '\\.')}/sessions/([^/]+)$`).exec(
+      request.path,
+    )
     const call = session ? calls.get(session[1]) : undefined
     if (!call) return Response.json({ message: 'Not found' }, { status: 404 })
     if (request.method === 'GET') return Response.json({ token: call.token, status: call.live ? 'connected' : 'ended' })
@@ -87,7 +110,11 @@ export function startFakeCloudonix(options: { reach: (url: string) => string; cd
   })
 
   return Object.assign(server, {
-    bearerToken, domain, calls, cdr, voiceRequest,
+    bearerToken,
+    domain,
+    calls,
+    cdr,
+    voiceRequest,
     play: (token: string, plan: Exclude<CloudonixCallPlan, 'hold'>, cdrUrl: string) => track(play(token, plan, cdrUrl)),
     idle,
   })

@@ -9,7 +9,9 @@ import { connectMedia, createPlayback, type FakeServer, formBody, type MediaClie
 
 export type ExotelOutcome = 'completed' | 'busy' | 'no-answer' | 'failed'
 
-export type ExotelCallPlan = 'hold' | { outcome: ExotelOutcome; talk?: (media: MediaClient) => Promise<void>; conversationSeconds?: number }
+export type ExotelCallPlan =
+  | 'hold'
+  | { outcome: ExotelOutcome; talk?: (media: MediaClient) => Promise<void>; conversationSeconds?: number }
 
 export type FakeExotelCall = { sid: string; body: Record<string, any>; status: string; media?: MediaClient }
 
@@ -23,7 +25,10 @@ export type FakeExotel = FakeServer & {
   idle(): Promise<void>
 }
 
-export function startFakeExotel(options: { reach: (url: string) => string; plan?: (call: FakeExotelCall) => ExotelCallPlan }): FakeExotel {
+export function startFakeExotel(options: {
+  reach: (url: string) => string
+  plan?: (call: FakeExotelCall) => ExotelCallPlan
+}): FakeExotel {
   const accountSid = 'exotel-sid-0001'
   const apiKey = 'exotel-key-0001'
   const apiToken = 'exotel-token-0001'
@@ -45,21 +50,39 @@ export function startFakeExotel(options: { reach: (url: string) => string; plan?
       await media.opened
       media.send({ event: 'connected' })
       media.send({
-        event: 'start', sequence_number: '1', stream_sid: `MZ-${call.sid}`,
-        start: { stream_sid: `MZ-${call.sid}`, call_sid: call.sid, account_sid: accountSid, from: call.body.From, to: call.body.CallerId, media_format: { encoding: 'audio/x-raw', sample_rate: '8000', bit_rate: '16' } },
+        event: 'start',
+        sequence_number: '1',
+        stream_sid: `MZ-${call.sid}`,
+        start: {
+          stream_sid: `MZ-${call.sid}`,
+          call_sid: call.sid,
+          account_sid: accountSid,
+          from: call.body.From,
+          to: call.body.CallerId,
+          media_format: { encoding: 'audio/x-raw', sample_rate: '8000', bit_rate: '16' },
+        },
       })
       await plan.talk?.(media)
-      if (call.status === 'in-progress') media.send({ event: 'stop', sequence_number: '99', stream_sid: `MZ-${call.sid}` })
+      if (call.status === 'in-progress')
+        media.send({ event: 'stop', sequence_number: '99', stream_sid: `MZ-${call.sid}` })
       await media.closed
       seconds = plan.conversationSeconds ?? 9
     }
     call.status = plan.outcome
-    await post(call.body.StatusCallback, { CallSid: call.sid, Status: plan.outcome, ConversationDuration: String(seconds), DateUpdated: new Date().toISOString() })
+    await post(call.body.StatusCallback, {
+      CallSid: call.sid,
+      Status: plan.outcome,
+      ConversationDuration: String(seconds),
+      DateUpdated: new Date().toISOString(),
+    })
   }
 
   const server = startFakeServer((request) => {
     if (request.headers.get('authorization') !== `Basic ${Buffer.from(`${apiKey}:${apiToken}`).toString('base64')}`) {
-      return Response.json({ RestException: { Status: 401, Message: 'Authentication is required to view this page.' } }, { status: 401 })
+      return Response.json(
+        { RestException: { Status: 401, Message: 'Authentication is required to view this page.' } },
+        { status: 401 },
+      )
     }
     if (request.method === 'POST' && request.path === `/v1/Accounts/${accountSid}/Calls/connect.json`) {
       const call: FakeExotelCall = { sid: `exotel-call-${++sequence}`, body: request.body, status: 'queued' }
@@ -68,7 +91,9 @@ export function startFakeExotel(options: { reach: (url: string) => string; plan?
       if (plan !== 'hold') {
         track(Bun.sleep(1).then(() => play(call, plan)))
       }
-      return Response.json({ Call: { Sid: call.sid, Status: 'in-progress', From: request.body.From, PhoneNumberSid: request.body.CallerId } })
+      return Response.json({
+        Call: { Sid: call.sid, Status: 'in-progress', From: request.body.From, PhoneNumberSid: request.body.CallerId },
+      })
     }
     const lookup = new RegExp(`^/v1/Accounts/${accountSid}/Calls/([^/]+)\\.json$`).exec(request.path)
     const call = lookup ? calls.get(lookup[1]) : undefined
@@ -77,7 +102,11 @@ export function startFakeExotel(options: { reach: (url: string) => string; plan?
   })
 
   return Object.assign(server, {
-    accountSid, apiKey, apiToken, calls, post,
+    accountSid,
+    apiKey,
+    apiToken,
+    calls,
+    post,
     idle,
   })
 }

@@ -17,13 +17,25 @@ import { connectMedia, createPlayback, type FakeServer, formBody, type MediaClie
 
 export type PlivoOutcome = 'completed' | 'busy' | 'timeout' | 'failed' | 'cancel'
 
-export type PlivoCallPlan = 'hold' | { outcome: PlivoOutcome; machine?: boolean; talk?: (media: MediaClient) => Promise<void>; durationSeconds?: number }
+export type PlivoCallPlan =
+  | 'hold'
+  | { outcome: PlivoOutcome; machine?: boolean; talk?: (media: MediaClient) => Promise<void>; durationSeconds?: number }
 
 /** `transferXml`: what the transfer's aleg_url answered (a transfer ends the call's stream, then fetches it); `actionXml`: what the Dial action answered. */
-export type FakePlivoCall = { uuid: string; body: Record<string, any>; status: string; xml?: string; media?: MediaClient; transferXml?: string; actionXml?: string }
+export type FakePlivoCall = {
+  uuid: string
+  body: Record<string, any>
+  status: string
+  xml?: string
+  media?: MediaClient
+  transferXml?: string
+  actionXml?: string
+}
 
 /** How a transfer's <Dial> goes: answered, the B leg hanging up after `talkSeconds`; or a DialStatus failure. */
-export type PlivoTransferPlan = { outcome: 'completed'; talkSeconds: number } | { outcome: 'busy' | 'no-answer' | 'failed' | 'cancel' }
+export type PlivoTransferPlan =
+  | { outcome: 'completed'; talkSeconds: number }
+  | { outcome: 'busy' | 'no-answer' | 'failed' | 'cancel' }
 
 export type FakePlivo = FakeServer & {
   authId: string
@@ -36,7 +48,13 @@ export type FakePlivo = FakeServer & {
 }
 
 /** The documented V3 signature (Plivo: URL with sorted parameters; Vobiz: URL without its query), independently of the app. */
-export function nonceSignatureOf(variant: 'plivo' | 'vobiz', authToken: string, url: string, params: Record<string, string>, nonce: string): string {
+export function nonceSignatureOf(
+  variant: 'plivo' | 'vobiz',
+  authToken: string,
+  url: string,
+  params: Record<string, string>,
+  nonce: string,
+): string {
   const [base, query = ''] = url.split('?')
   let signed = base
   if (variant === 'plivo') {
@@ -66,22 +84,48 @@ export function startFakePlivo(options: {
 
   async function post(url: string, params: Record<string, string>, headers?: Record<string, string>) {
     const nonce = String(100000 + ++sequence)
-    const signed = { [`${header}-V3`]: nonceSignatureOf(variant, authToken, url, params, nonce), [`${header}-V3-Nonce`]: nonce }
+    const signed = {
+      [`${header}-V3`]: nonceSignatureOf(variant, authToken, url, params, nonce),
+      [`${header}-V3-Nonce`]: nonce,
+    }
     const form = formBody(params)
-    return fetch(options.reach(url), { method: 'POST', body: form.body, headers: { ...form.headers, ...(headers ?? signed) } })
+    return fetch(options.reach(url), {
+      method: 'POST',
+      body: form.body,
+      headers: { ...form.headers, ...(headers ?? signed) },
+    })
   }
 
   const params = (call: FakePlivoCall, extra: Record<string, string>) => ({
-    CallUUID: call.uuid, RequestUUID: call.uuid, From: call.body.from, To: call.body.to, Direction: 'outbound', ...extra,
+    CallUUID: call.uuid,
+    RequestUUID: call.uuid,
+    From: call.body.from,
+    To: call.body.to,
+    Direction: 'outbound',
+    ...extra,
   })
 
   async function hangup(call: FakePlivoCall, status: string, cause: string, duration: string) {
     call.status = status
     call.media?.close(1000)
-    await post(call.body.hangup_url, params(call, { CallStatus: status, HangupCause: cause, Duration: duration, BillDuration: duration, Event: 'Hangup' }))
+    await post(
+      call.body.hangup_url,
+      params(call, {
+        CallStatus: status,
+        HangupCause: cause,
+        Duration: duration,
+        BillDuration: duration,
+        Event: 'Hangup',
+      }),
+    )
   }
 
-  const unescapeXml = (text: string) => text.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')
+  const unescapeXml = (text: string) =>
+    text
+      .replace(/&quot;/g, '"')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&amp;/g, '&')
 
   /** Opens the stream a Plivo XML asks for, and says start on it. */
   async function openStream(call: FakePlivoCall, xml: string, streamId: string): Promise<MediaClient | null> {
@@ -90,7 +134,16 @@ export function startFakePlivo(options: {
     const media = connectMedia(options.reach(unescapeXml(stream[1])))
     call.media = media
     await media.opened
-    media.send({ event: 'start', sequenceNumber: 0, start: { callId: call.uuid, streamId, tracks: ['inbound'], mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000 } } })
+    media.send({
+      event: 'start',
+      sequenceNumber: 0,
+      start: {
+        callId: call.uuid,
+        streamId,
+        tracks: ['inbound'],
+        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000 },
+      },
+    })
     return media
   }
 
@@ -99,17 +152,43 @@ export function startFakePlivo(options: {
     const attribute = (name: string) => unescapeXml(new RegExp(`<Dial[^>]* ${name}="([^"]+)"`).exec(xml)![1])
     const callbackUrl = attribute('callbackUrl')
     const legs = { DialALegUUID: call.uuid, DialBLegUUID: `${call.uuid}-b` }
-    const causes = { completed: 'NORMAL_CLEARING', busy: 'USER_BUSY', 'no-answer': 'NO_ANSWER', failed: 'CALL_REJECTED', cancel: 'ORIGINATOR_CANCEL' }
-    const bLeg = (action: string, extra: Record<string, string> = {}) => post(callbackUrl, params(call, { DialAction: action, ...legs, ...extra }))
+    const causes = {
+      completed: 'NORMAL_CLEARING',
+      busy: 'USER_BUSY',
+      'no-answer': 'NO_ANSWER',
+      failed: 'CALL_REJECTED',
+      cancel: 'ORIGINATOR_CANCEL',
+    }
+    const bLeg = (action: string, extra: Record<string, string> = {}) =>
+      post(callbackUrl, params(call, { DialAction: action, ...legs, ...extra }))
     if (plan.outcome === 'completed') await bLeg('answer', { DialBLegStatus: 'answer' })
     if (plan.outcome !== 'cancel') {
       const talked = plan.outcome === 'completed' ? String(plan.talkSeconds) : '0'
-      await bLeg('hangup', { DialBLegStatus: 'hangup', DialBLegDuration: talked, DialBLegBillDuration: talked, DialBLegHangupCause: causes[plan.outcome] })
+      await bLeg('hangup', {
+        DialBLegStatus: 'hangup',
+        DialBLegDuration: talked,
+        DialBLegBillDuration: talked,
+        DialBLegHangupCause: causes[plan.outcome],
+      })
     }
-    const answer = await post(attribute('action'), params(call, { CallStatus: 'in-progress', DialStatus: plan.outcome, ...legs, DialHangupCause: causes[plan.outcome] }))
+    const answer = await post(
+      attribute('action'),
+      params(call, {
+        CallStatus: 'in-progress',
+        DialStatus: plan.outcome,
+        ...legs,
+        DialHangupCause: causes[plan.outcome],
+      }),
+    )
     call.actionXml = await answer.text()
     const media = await openStream(call, call.actionXml, `stream-${call.uuid}-back`)
-    if (!media) await hangup(call, 'completed', 'NORMAL_CLEARING', String(plan.outcome === 'completed' ? plan.talkSeconds + 20 : 20))
+    if (!media)
+      await hangup(
+        call,
+        'completed',
+        'NORMAL_CLEARING',
+        String(plan.outcome === 'completed' ? plan.talkSeconds + 20 : 20),
+      )
   }
 
   async function play(uuid: string, plan: Exclude<PlivoCallPlan, 'hold'>): Promise<FakePlivoCall> {
@@ -131,15 +210,16 @@ export function startFakePlivo(options: {
     call.xml = await answer.text()
     const media = await openStream(call, call.xml, `stream-${call.uuid}`)
     if (media) await plan.talk?.(media)
-    if (call.status === 'in-progress') await hangup(call, 'completed', 'NORMAL_CLEARING', String(plan.durationSeconds ?? 11))
+    if (call.status === 'in-progress')
+      await hangup(call, 'completed', 'NORMAL_CLEARING', String(plan.durationSeconds ?? 11))
     await call.media?.closed
     return call
   }
 
-
-  const authorized = (headers: Headers) => (variant === 'plivo'
-    ? headers.get('authorization') === `Basic ${Buffer.from(`${authId}:${authToken}`).toString('base64')}`
-    : headers.get('x-auth-id') === authId && headers.get('x-auth-token') === authToken)
+  const authorized = (headers: Headers) =>
+    variant === 'plivo'
+      ? headers.get('authorization') === `Basic ${Buffer.from(`${authId}:${authToken}`).toString('base64')}`
+      : headers.get('x-auth-id') === authId && headers.get('x-auth-token') === authToken
 
   const server = startFakeServer((request) => {
     if (!request.path.startsWith(`${prefix}/v1/Account/${authId}/`) || !authorized(request.headers)) {
@@ -156,13 +236,19 @@ export function startFakePlivo(options: {
     const transferred = /^\/Call\/([^/]+)\/$/.exec(path)
     const transferring = transferred && request.method === 'POST' ? calls.get(transferred[1]) : undefined
     if (transferring?.status === 'in-progress' && request.body.legs === 'aleg') {
-      track((async () => {
-        transferring.media?.close(1000)
-        const answer = await post(request.body.aleg_url, params(transferring, { CallStatus: 'in-progress', Event: 'Transfer' }))
-        transferring.transferXml = await answer.text()
-        const plan = options.transfer?.(transferring)
-        if (plan && transferring.transferXml.includes('<Dial')) await dial(transferring, transferring.transferXml, plan)
-      })())
+      track(
+        (async () => {
+          transferring.media?.close(1000)
+          const answer = await post(
+            request.body.aleg_url,
+            params(transferring, { CallStatus: 'in-progress', Event: 'Transfer' }),
+          )
+          transferring.transferXml = await answer.text()
+          const plan = options.transfer?.(transferring)
+          if (plan && transferring.transferXml.includes('<Dial'))
+            await dial(transferring, transferring.transferXml, plan)
+        })(),
+      )
       return Response.json({ api_id: 'api-2', message: 'call transferred' }, { status: 202 })
     }
     const target = /^\/(Call|Request)\/([^/]+)\/(\?status=live)?$/.exec(path)
@@ -170,7 +256,10 @@ export function startFakePlivo(options: {
     const live = call?.status === 'in-progress'
     const pending = call?.status === 'queued' || call?.status === 'ringing'
     if (!target || !call) return Response.json({ api_id: 'x', error: 'not found' }, { status: 404 })
-    if (request.method === 'GET') return live ? Response.json({ call_uuid: call.uuid, call_status: 'in-progress' }) : Response.json({ error: 'not found' }, { status: 404 })
+    if (request.method === 'GET')
+      return live
+        ? Response.json({ call_uuid: call.uuid, call_status: 'in-progress' })
+        : Response.json({ error: 'not found' }, { status: 404 })
     if (request.method === 'DELETE' && target[1] === 'Call' && live) {
       track(hangup(call, 'completed', 'NORMAL_CLEARING', '2'))
       return new Response(null, { status: 204 })
@@ -183,7 +272,10 @@ export function startFakePlivo(options: {
   })
 
   return Object.assign(server, {
-    authId, authToken, calls, post,
+    authId,
+    authToken,
+    calls,
+    post,
     play: (uuid: string, plan: Exclude<PlivoCallPlan, 'hold'>) => track(play(uuid, plan)),
     idle,
   })

@@ -20,11 +20,20 @@ export type CarrierTestApp = TestApp & {
 /** A test app served on 127.0.0.1:0 with the public URL above. */
 export function createCarrierTestApp(options: { flags?: Flags; clock?: Clock } = {}): CarrierTestApp {
   const t = createTestApp({ flags: { 'public-url': PUBLIC_URL, ...options.flags }, clock: options.clock })
-  const server = serveApi(t.ctx, t.app, { hostname: '127.0.0.1', port: 0, idleTimeout: t.ctx.config.httpIdleTimeoutSeconds })
+  const server = serveApi(t.ctx, t.app, {
+    hostname: '127.0.0.1',
+    port: 0,
+    idleTimeout: t.ctx.config.httpIdleTimeoutSeconds,
+  })
   const local = `127.0.0.1:${server.port}`
   return Object.assign(t, {
-    reach: (url: string) => url.replace(/^https:\/\/ringbase\.example\.com/, `http://${local}`).replace(/^wss:\/\/ringbase\.example\.com/, `ws://${local}`),
-    stopServer: () => { server.stop(true) },
+    reach: (url: string) =>
+      url
+        .replace(/^https:\/\/ringbase\.example\.com/, `http://${local}`)
+        .replace(/^wss:\/\/ringbase\.example\.com/, `ws://${local}`),
+    stopServer: () => {
+      server.stop(true)
+    },
   })
 }
 
@@ -39,7 +48,9 @@ export type RecordedCarrierRequest = {
 export type FakeServer = { baseUrl: string; requests: RecordedCarrierRequest[]; stop(): void }
 
 /** Records every request, then answers with `handle`; a 404 for what it does not handle. */
-export function startFakeServer(handle: (request: RecordedCarrierRequest) => Response | null | Promise<Response | null>): FakeServer {
+export function startFakeServer(
+  handle: (request: RecordedCarrierRequest) => Response | null | Promise<Response | null>,
+): FakeServer {
   const requests: RecordedCarrierRequest[] = []
   const server = Bun.serve({
     hostname: '127.0.0.1',
@@ -60,7 +71,13 @@ export function startFakeServer(handle: (request: RecordedCarrierRequest) => Res
       return (await handle(recorded)) ?? Response.json({ message: 'not found' }, { status: 404 })
     },
   })
-  return { baseUrl: `http://127.0.0.1:${server.port}`, requests, stop: () => { server.stop(true) } }
+  return {
+    baseUrl: `http://127.0.0.1:${server.port}`,
+    requests,
+    stop: () => {
+      server.stop(true)
+    },
+  }
 }
 
 export type MediaClient = {
@@ -90,15 +107,24 @@ export function connectMedia(url: string): MediaClient {
   opened.catch(() => undefined)
   socket.addEventListener('message', (event) => {
     if (typeof event.data === 'string') {
-      try { texts.push(JSON.parse(event.data)) } catch { texts.push(event.data) }
+      try {
+        texts.push(JSON.parse(event.data))
+      } catch {
+        texts.push(event.data)
+      }
     } else binaries.push(new Uint8Array(event.data as ArrayBuffer))
   })
   return {
-    texts, binaries, opened, closed,
+    texts,
+    binaries,
+    opened,
+    closed,
     send(message) {
       socket.send(typeof message === 'string' || message instanceof Uint8Array ? message : JSON.stringify(message))
     },
-    close(code = 1000) { socket.close(code) },
+    close(code = 1000) {
+      socket.close(code)
+    },
   }
 }
 

@@ -35,7 +35,14 @@ export type FakeTelnyxCall = {
 }
 
 /** `ringing`: the destination rings until the test ends the call; else the leg answers, or hangs up with that cause. */
-export type TelnyxTransferPlan = 'answered' | 'ringing' | 'user_busy' | 'timeout' | 'call_rejected' | 'unspecified' | 'normal_temporary_failure'
+export type TelnyxTransferPlan =
+  | 'answered'
+  | 'ringing'
+  | 'user_busy'
+  | 'timeout'
+  | 'call_rejected'
+  | 'unspecified'
+  | 'normal_temporary_failure'
 
 export type FakeTelnyx = FakeServer & {
   apiKey: string
@@ -43,10 +50,20 @@ export type FakeTelnyx = FakeServer & {
   publicKey: string
   calls: Map<string, FakeTelnyxCall>
   /** Sends an event webhook, signed (or with the given headers) at the given time (seconds; default the app's clock). */
-  event(url: string, eventType: string, payload: Record<string, unknown>, options?: { at?: number; headers?: Record<string, string> }): Promise<Response>
+  event(
+    url: string,
+    eventType: string,
+    payload: Record<string, unknown>,
+    options?: { at?: number; headers?: Record<string, string> },
+  ): Promise<Response>
   play(id: string, plan: Exclude<TelnyxCallPlan, 'hold'>): Promise<FakeTelnyxCall>
   /** An inbound call to `to`, announced with call.initiated to the connection's webhook URL. */
-  offer(connectionUrl: string, from: string, to: string, talk?: (media: MediaClient) => Promise<void>): Promise<{ call: FakeTelnyxCall; response: Response }>
+  offer(
+    connectionUrl: string,
+    from: string,
+    to: string,
+    talk?: (media: MediaClient) => Promise<void>,
+  ): Promise<{ call: FakeTelnyxCall; response: Response }>
   idle(): Promise<void>
   failNext(status: number, body: unknown): void
   /** The answered destination of the call's transfer hangs up: the bridge ends, and the caller's call with it. */
@@ -68,9 +85,20 @@ export function startFakeTelnyx(options: {
   let failure: { status: number; body: unknown } | null = null
   let sequence = 0
 
-  async function event(url: string, eventType: string, payload: Record<string, unknown>, eventOptions: { at?: number; headers?: Record<string, string> } = {}) {
+  async function event(
+    url: string,
+    eventType: string,
+    payload: Record<string, unknown>,
+    eventOptions: { at?: number; headers?: Record<string, string> } = {},
+  ) {
     const body = JSON.stringify({
-      data: { record_type: 'event', event_type: eventType, id: crypto.randomUUID(), occurred_at: new Date(options.now()).toISOString(), payload },
+      data: {
+        record_type: 'event',
+        event_type: eventType,
+        id: crypto.randomUUID(),
+        occurred_at: new Date(options.now()).toISOString(),
+        payload,
+      },
       meta: { attempt: 1, delivered_to: url },
     })
     const timestamp = String(eventOptions.at ?? Math.floor(options.now() / 1000))
@@ -78,15 +106,27 @@ export function startFakeTelnyx(options: {
     return fetch(options.reach(url), {
       method: 'POST',
       body,
-      headers: { 'content-type': 'application/json', 'telnyx-signature-ed25519': signature, 'telnyx-timestamp': timestamp, ...eventOptions.headers },
+      headers: {
+        'content-type': 'application/json',
+        'telnyx-signature-ed25519': signature,
+        'telnyx-timestamp': timestamp,
+        ...eventOptions.headers,
+      },
     })
   }
 
   const payloadOf = (call: FakeTelnyxCall, extra: Record<string, unknown> = {}) => ({
-    call_control_id: call.id, call_leg_id: `leg-${call.id}`, call_session_id: `session-${call.id}`, connection_id: call.body.connection_id ?? 'conn-inbound',
-    from: call.body.from, to: call.body.to, direction: call.direction, ...extra,
+    call_control_id: call.id,
+    call_leg_id: `leg-${call.id}`,
+    call_session_id: `session-${call.id}`,
+    connection_id: call.body.connection_id ?? 'conn-inbound',
+    from: call.body.from,
+    to: call.body.to,
+    direction: call.direction,
+    ...extra,
   })
-  const send = (call: FakeTelnyxCall, eventType: string, extra?: Record<string, unknown>) => event(call.webhookUrl, eventType, payloadOf(call, extra))
+  const send = (call: FakeTelnyxCall, eventType: string, extra?: Record<string, unknown>) =>
+    event(call.webhookUrl, eventType, payloadOf(call, extra))
 
   async function hangup(call: FakeTelnyxCall, cause: string) {
     if (!call.alive) return
@@ -102,11 +142,20 @@ export function startFakeTelnyx(options: {
     const streamId = `stream-${call.id}`
     media.send({ event: 'connected', version: '1.0.0' })
     media.send({
-      event: 'start', sequence_number: '1', stream_id: streamId,
-      start: { call_control_id: call.id, call_session_id: `session-${call.id}`, from: call.body.from, to: call.body.to, media_format: { encoding: 'PCMU', sample_rate: 8000, channels: 1 } },
+      event: 'start',
+      sequence_number: '1',
+      stream_id: streamId,
+      start: {
+        call_control_id: call.id,
+        call_session_id: `session-${call.id}`,
+        from: call.body.from,
+        to: call.body.to,
+        media_format: { encoding: 'PCMU', sample_rate: 8000, channels: 1 },
+      },
     })
     await talk?.(media)
-    if (call.alive) media.send({ event: 'stop', sequence_number: '99', stream_id: streamId, stop: { call_control_id: call.id } })
+    if (call.alive)
+      media.send({ event: 'stop', sequence_number: '99', stream_id: streamId, stop: { call_control_id: call.id } })
   }
 
   async function play(id: string, plan: Exclude<TelnyxCallPlan, 'hold'>): Promise<FakeTelnyxCall> {
@@ -114,7 +163,10 @@ export function startFakeTelnyx(options: {
     await send(call, 'call.initiated', { state: 'bridging' })
     if (plan.outcome !== 'answered') {
       call.alive = false
-      await send(call, 'call.hangup', { hangup_cause: plan.outcome, hangup_source: plan.outcome === 'originator_cancel' ? 'caller' : 'callee' })
+      await send(call, 'call.hangup', {
+        hangup_cause: plan.outcome,
+        hangup_source: plan.outcome === 'originator_cancel' ? 'caller' : 'callee',
+      })
       return call
     }
     await send(call, 'call.answered', { state: 'answered' })
@@ -132,12 +184,16 @@ export function startFakeTelnyx(options: {
     return call
   }
 
-
   /** The transfer's destination leg: its events go to the transfer command's webhook_url. */
   const legs = new Map<string, FakeTelnyxCall>()
   async function transfer(call: FakeTelnyxCall, body: Record<string, any>) {
     const leg: FakeTelnyxCall = {
-      id: `${call.id}-transfer`, body: { from: body.from ?? call.body.from, to: body.to }, alive: true, direction: 'outgoing', webhookUrl: body.webhook_url, commands: [],
+      id: `${call.id}-transfer`,
+      body: { from: body.from ?? call.body.from, to: body.to },
+      alive: true,
+      direction: 'outgoing',
+      webhookUrl: body.webhook_url,
+      commands: [],
     }
     legs.set(call.id, leg)
     await send(leg, 'call.initiated', { state: 'bridging' })
@@ -155,7 +211,10 @@ export function startFakeTelnyx(options: {
 
   const server = startFakeServer((request) => {
     if (request.headers.get('authorization') !== `Bearer ${apiKey}`) {
-      return Response.json({ errors: [{ code: '10009', title: 'Authentication failed', detail: 'The API key is not valid' }] }, { status: 401 })
+      return Response.json(
+        { errors: [{ code: '10009', title: 'Authentication failed', detail: 'The API key is not valid' }] },
+        { status: 401 },
+      )
     }
     if (request.method === 'POST' && request.path === '/v2/calls') {
       if (failure) {
@@ -164,17 +223,32 @@ export function startFakeTelnyx(options: {
         return Response.json(body, { status })
       }
       const call: FakeTelnyxCall = {
-        id: `v3:call-${++sequence}`, body: request.body, alive: true, direction: 'outgoing', webhookUrl: request.body.webhook_url, commands: [],
+        id: `v3:call-${++sequence}`,
+        body: request.body,
+        alive: true,
+        direction: 'outgoing',
+        webhookUrl: request.body.webhook_url,
+        commands: [],
       }
       calls.set(call.id, call)
       const plan = options.plan?.(call) ?? 'hold'
       if (plan !== 'hold') track(Bun.sleep(1).then(() => play(call.id, plan)))
-      return Response.json({ data: { call_control_id: call.id, call_leg_id: `leg-${call.id}`, call_session_id: `session-${call.id}`, is_alive: false, record_type: 'call' } })
+      return Response.json({
+        data: {
+          call_control_id: call.id,
+          call_leg_id: `leg-${call.id}`,
+          call_session_id: `session-${call.id}`,
+          is_alive: false,
+          record_type: 'call',
+        },
+      })
     }
     const command = /^\/v2\/calls\/([^/]+)(?:\/actions\/([a-z_]+))?$/.exec(request.path)
     const call = command ? calls.get(decodeURIComponent(command[1])) : undefined
-    if (!command || !call) return Response.json({ errors: [{ code: '90018', title: 'Call has already ended' }] }, { status: 422 })
-    if (!command[2]) return Response.json({ data: { call_control_id: call.id, is_alive: call.alive, record_type: 'call' } })
+    if (!command || !call)
+      return Response.json({ errors: [{ code: '90018', title: 'Call has already ended' }] }, { status: 422 })
+    if (!command[2])
+      return Response.json({ data: { call_control_id: call.id, is_alive: call.alive, record_type: 'call' } })
     call.commands.push(command[2])
     if (command[2] === 'hangup') track(hangup(call, 'normal_clearing'))
     if (command[2] === 'transfer') {
@@ -186,26 +260,41 @@ export function startFakeTelnyx(options: {
       track(send(call, 'call.hangup', { hangup_cause: 'call_rejected', hangup_source: 'callee' }))
     }
     if (command[2] === 'answer') {
-      track((async () => {
-        await send(call, 'call.answered', { state: 'answered' })
-        await openStream(call, request.body.stream_url, call.talk)
-        await hangup(call, 'normal_clearing')
-      })())
+      track(
+        (async () => {
+          await send(call, 'call.answered', { state: 'answered' })
+          await openStream(call, request.body.stream_url, call.talk)
+          await hangup(call, 'normal_clearing')
+        })(),
+      )
     }
     return Response.json({ data: { result: 'ok' } })
   })
 
   return Object.assign(server, {
-    apiKey, publicKey: publicKeyBase64, calls, event,
+    apiKey,
+    publicKey: publicKeyBase64,
+    calls,
+    event,
     play: (id: string, plan: Exclude<TelnyxCallPlan, 'hold'>) => track(play(id, plan)),
     async offer(connectionUrl: string, from: string, to: string, talk?: (media: MediaClient) => Promise<void>) {
-      const call: FakeTelnyxCall = { id: `v3:in-${++sequence}`, body: { from, to }, alive: true, direction: 'incoming', webhookUrl: connectionUrl, commands: [], talk }
+      const call: FakeTelnyxCall = {
+        id: `v3:in-${++sequence}`,
+        body: { from, to },
+        alive: true,
+        direction: 'incoming',
+        webhookUrl: connectionUrl,
+        commands: [],
+        talk,
+      }
       calls.set(call.id, call)
       const response = await send(call, 'call.initiated', { state: 'parked' })
       return { call, response }
     },
     idle,
-    failNext(status: number, body: unknown) { failure = { status, body } },
+    failNext(status: number, body: unknown) {
+      failure = { status, body }
+    },
     async endTransfer(id: string) {
       const leg = legs.get(id)!
       leg.alive = false

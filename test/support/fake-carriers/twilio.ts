@@ -20,13 +20,13 @@ export type TwilioOutcome = 'completed' | 'busy' | 'no-answer' | 'failed' | 'can
 export type TwilioCallPlan =
   | 'hold'
   | {
-    outcome: TwilioOutcome
-    /** AnsweredBy sent with the answer (only when the call asked for MachineDetection). */
-    answeredBy?: string
-    /** What the caller does on the media stream before hanging up. */
-    talk?: (media: MediaClient) => Promise<void>
-    durationSeconds?: number
-  }
+      outcome: TwilioOutcome
+      /** AnsweredBy sent with the answer (only when the call asked for MachineDetection). */
+      answeredBy?: string
+      /** What the caller does on the media stream before hanging up. */
+      talk?: (media: MediaClient) => Promise<void>
+      durationSeconds?: number
+    }
 
 export type FakeTwilioCall = {
   sid: string
@@ -56,7 +56,12 @@ export type FakeTwilio = FakeServer & {
   authToken: string
   calls: Map<string, FakeTwilioCall>
   /** POSTs a webhook signed as Twilio does (or with the given signature / none, and any other headers) to a public URL of the app. */
-  post(url: string, params: Record<string, string>, signature?: string | null, headers?: Record<string, string>): Promise<Response>
+  post(
+    url: string,
+    params: Record<string, string>,
+    signature?: string | null,
+    headers?: Record<string, string>,
+  ): Promise<Response>
   play(sid: string, plan: Exclude<TwilioCallPlan, 'hold'>): Promise<FakeTwilioCall>
   /** Resolves once every call being played has finished. */
   idle(): Promise<void>
@@ -65,11 +70,22 @@ export type FakeTwilio = FakeServer & {
 }
 
 export function twilioSignatureOf(authToken: string, url: string, params: Record<string, string>): string {
-  const data = url + Object.keys(params).sort().map((name) => `${name}${params[name]}`).join('')
+  const data =
+    url +
+    Object.keys(params)
+      .sort()
+      .map((name) => `${name}${params[name]}`)
+      .join('')
   return createHmac('sha1', authToken).update(data).digest('base64')
 }
 
-const unescapeXml = (text: string) => text.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')
+const unescapeXml = (text: string) =>
+  text
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
 
 export function startFakeTwilio(options: {
   accountSid?: string
@@ -87,15 +103,30 @@ export function startFakeTwilio(options: {
   let sequence = 0
   const expectedAuth = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`
 
-  async function post(url: string, params: Record<string, string>, signature?: string | null, extraHeaders: Record<string, string> = {}): Promise<Response> {
+  async function post(
+    url: string,
+    params: Record<string, string>,
+    signature?: string | null,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<Response> {
     const { body, headers } = formBody(params)
     const signed = signature === undefined ? twilioSignatureOf(authToken, url, params) : signature
-    return fetch(options.reach(url), { method: 'POST', body, headers: { ...headers, ...extraHeaders, ...(signed === null ? {} : { 'x-twilio-signature': signed }) } })
+    return fetch(options.reach(url), {
+      method: 'POST',
+      body,
+      headers: { ...headers, ...extraHeaders, ...(signed === null ? {} : { 'x-twilio-signature': signed }) },
+    })
   }
 
   const callbackParams = (call: FakeTwilioCall, status: string, extra: Record<string, string> = {}) => ({
-    AccountSid: accountSid, CallSid: call.sid, From: call.params.From, To: call.params.To, Direction: 'outbound-api',
-    ApiVersion: '2010-04-01', CallStatus: status, ...extra,
+    AccountSid: accountSid,
+    CallSid: call.sid,
+    From: call.params.From,
+    To: call.params.To,
+    Direction: 'outbound-api',
+    ApiVersion: '2010-04-01',
+    CallStatus: status,
+    ...extra,
   })
 
   /** Connects the media stream the TwiML asks for, and says connected and start on it. */
@@ -109,8 +140,17 @@ export function startFakeTwilio(options: {
     const streamSid = `MZ${call.sid.slice(2)}${call.streams.length}`
     media.send({ event: 'connected', protocol: 'Call', version: '1.0.0' })
     media.send({
-      event: 'start', sequenceNumber: '1', streamSid,
-      start: { accountSid, streamSid, callSid: call.sid, tracks: ['inbound'], customParameters: {}, mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } },
+      event: 'start',
+      sequenceNumber: '1',
+      streamSid,
+      start: {
+        accountSid,
+        streamSid,
+        callSid: call.sid,
+        tracks: ['inbound'],
+        customParameters: {},
+        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+      },
     })
     return media
   }
@@ -118,7 +158,12 @@ export function startFakeTwilio(options: {
   /** The caller's stream ends as Twilio ends it: stop, then a normal close. */
   async function closeStream(call: FakeTwilioCall, media = call.media): Promise<void> {
     if (!media) return
-    media.send({ event: 'stop', sequenceNumber: '99', streamSid: `MZ${call.sid.slice(2)}`, stop: { accountSid, callSid: call.sid } })
+    media.send({
+      event: 'stop',
+      sequenceNumber: '99',
+      streamSid: `MZ${call.sid.slice(2)}`,
+      stop: { accountSid, callSid: call.sid },
+    })
     media.close(1000)
     await media.closed
   }
@@ -134,22 +179,38 @@ export function startFakeTwilio(options: {
     if (!plan.streamEndsLate) await closeStream(call, replaced)
     const childSid = `CA${'f'.repeat(30)}${String(call.redirects.length).padStart(2, '0')}`
     if (plan.outcome === 'completed') {
-      await post(progress, { AccountSid: accountSid, CallSid: childSid, ParentCallSid: call.sid, CallStatus: 'in-progress', Direction: 'outbound-dial', To: destination })
+      await post(progress, {
+        AccountSid: accountSid,
+        CallSid: childSid,
+        ParentCallSid: call.sid,
+        CallStatus: 'in-progress',
+        Direction: 'outbound-dial',
+        To: destination,
+      })
       await plan.bridged?.()
     }
-    const talkSeconds = plan.outcome === 'completed' ? plan.talkSeconds ?? 42 : 0
-    const answer = await post(action, { ...callbackParams(call, 'in-progress'), DialCallStatus: plan.outcome, DialCallSid: childSid, DialCallDuration: String(talkSeconds) })
+    const talkSeconds = plan.outcome === 'completed' ? (plan.talkSeconds ?? 42) : 0
+    const answer = await post(action, {
+      ...callbackParams(call, 'in-progress'),
+      DialCallStatus: plan.outcome,
+      DialCallSid: childSid,
+      DialCallDuration: String(talkSeconds),
+    })
     call.twiml = await answer.text()
     const reconnected = await openStream(call, call.twiml)
     if (plan.streamEndsLate) await closeStream(call, replaced)
     if (reconnected) return
     call.status = 'completed'
-    await post(call.params.StatusCallback, callbackParams(call, 'completed', { CallDuration: String(talkSeconds + 20) }))
+    await post(
+      call.params.StatusCallback,
+      callbackParams(call, 'completed', { CallDuration: String(talkSeconds + 20) }),
+    )
   }
 
   async function play(sid: string, plan: Exclude<TwilioCallPlan, 'hold'>): Promise<FakeTwilioCall> {
     const call = calls.get(sid)!
-    const callback = (status: string, extra?: Record<string, string>) => post(call.params.StatusCallback, callbackParams(call, status, extra))
+    const callback = (status: string, extra?: Record<string, string>) =>
+      post(call.params.StatusCallback, callbackParams(call, status, extra))
     await callback('initiated')
     await callback('ringing')
     if (plan.outcome !== 'completed') {
@@ -158,7 +219,8 @@ export function startFakeTwilio(options: {
       return call
     }
     call.status = 'in-progress'
-    const answeredBy: Record<string, string> = call.params.MachineDetection && plan.answeredBy ? { AnsweredBy: plan.answeredBy } : {}
+    const answeredBy: Record<string, string> =
+      call.params.MachineDetection && plan.answeredBy ? { AnsweredBy: plan.answeredBy } : {}
     await callback('in-progress', answeredBy)
     const answer = await post(call.params.Url, callbackParams(call, 'in-progress', answeredBy))
     call.twiml = await answer.text()
@@ -174,7 +236,6 @@ export function startFakeTwilio(options: {
     return call
   }
 
-
   const server = startFakeServer((request) => {
     const callPath = /^\/2010-04-01\/Accounts\/([^/]+)\/Calls(?:\/([^/]+))?\.json$/.exec(request.path)
     if (!callPath) return null
@@ -187,14 +248,27 @@ export function startFakeTwilio(options: {
         failure = null
         return Response.json(body, { status })
       }
-      const call: FakeTwilioCall = { sid: `CA${String(++sequence).padStart(32, '0')}`, params: request.body, status: 'queued', streams: [], redirects: [] }
+      const call: FakeTwilioCall = {
+        sid: `CA${String(++sequence).padStart(32, '0')}`,
+        params: request.body,
+        status: 'queued',
+        streams: [],
+        redirects: [],
+      }
       calls.set(call.sid, call)
       const plan = options.plan?.(call) ?? 'hold'
       if (plan !== 'hold') track(Bun.sleep(1).then(() => play(call.sid, plan)))
-      return Response.json({ sid: call.sid, status: 'queued', to: call.params.To, from: call.params.From }, { status: 201 })
+      return Response.json(
+        { sid: call.sid, status: 'queued', to: call.params.To, from: call.params.From },
+        { status: 201 },
+      )
     }
     const call = callPath[2] ? calls.get(callPath[2]) : undefined
-    if (!call) return Response.json({ code: 20404, message: 'The requested resource was not found', status: 404 }, { status: 404 })
+    if (!call)
+      return Response.json(
+        { code: 20404, message: 'The requested resource was not found', status: 404 },
+        { status: 404 },
+      )
     if (request.method === 'POST' && typeof request.body.Twiml === 'string' && call.status === 'in-progress') {
       call.redirects.push(request.body.Twiml)
       if (request.body.Twiml.includes('<Dial')) track(dial(call, request.body.Twiml))
@@ -212,13 +286,19 @@ export function startFakeTwilio(options: {
   })
 
   return Object.assign(server, {
-    accountSid, authToken, calls, post, play: (sid: string, plan: Exclude<TwilioCallPlan, 'hold'>) => {
+    accountSid,
+    authToken,
+    calls,
+    post,
+    play: (sid: string, plan: Exclude<TwilioCallPlan, 'hold'>) => {
       const played = play(sid, plan)
       track(played)
       return played
     },
     idle,
-    failNext(status: number, body: unknown) { failure = { status, body } },
+    failNext(status: number, body: unknown) {
+      failure = { status, body }
+    },
   })
 }
 
@@ -246,11 +326,18 @@ export function twilioCaller(media: MediaClient) {
       const ulaw = pcm16ToUlaw(pcm)
       for (let offset = 0, chunk = 1; offset < ulaw.length; offset += FRAME_BYTES, chunk++) {
         const payload = Buffer.from(ulaw.subarray(offset, offset + FRAME_BYTES)).toString('base64')
-        media.send({ event: 'media', streamSid: 'MZ1', media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * 20), payload } })
+        media.send({
+          event: 'media',
+          streamSid: 'MZ1',
+          media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * 20), payload },
+        })
         await Bun.sleep(20)
       }
     },
-    press: (digits: string) => { for (const digit of digits) media.send({ event: 'dtmf', streamSid: 'MZ1', dtmf: { track: 'inbound_track', digit } }) },
+    press: (digits: string) => {
+      for (const digit of digits)
+        media.send({ event: 'dtmf', streamSid: 'MZ1', dtmf: { track: 'inbound_track', digit } })
+    },
     stop: () => clearInterval(timer),
   }
 }

@@ -20,16 +20,30 @@ import { connectMedia, createPlayback, type FakeServer, type MediaClient, startF
 
 export type VonageOutcome = 'answered' | 'busy' | 'timeout' | 'rejected' | 'failed' | 'cancelled'
 
-export type VonageCallPlan = 'hold' | { outcome: VonageOutcome; machine?: boolean; talk?: (media: MediaClient) => Promise<void>; durationSeconds?: number }
+export type VonageCallPlan =
+  | 'hold'
+  | {
+      outcome: VonageOutcome
+      machine?: boolean
+      talk?: (media: MediaClient) => Promise<void>
+      durationSeconds?: number
+    }
 
 /** `transfers`: the bodies of its transfer requests; `legEvents`: the connect leg's events and what each was answered. */
 export type FakeVonageCall = {
-  uuid: string; body: Record<string, any>; status: string; ncco?: any; media?: MediaClient; transfers: Record<string, any>[]
+  uuid: string
+  body: Record<string, any>
+  status: string
+  ncco?: any
+  media?: MediaClient
+  transfers: Record<string, any>[]
   legEvents: { status: string; answer: any }[]
 }
 
 /** How the connect leg of a transfer goes: answered (until `endTransfer`), or a failure with `completed` first or last. */
-export type VonageTransferPlan = { outcome: 'answered' } | { outcome: 'busy' | 'timeout' | 'rejected' | 'failed' | 'unanswered'; completedFirst: boolean }
+export type VonageTransferPlan =
+  | { outcome: 'answered' }
+  | { outcome: 'busy' | 'timeout' | 'rejected' | 'failed' | 'unanswered'; completedFirst: boolean }
 
 export type FakeVonage = FakeServer & {
   apiKey: string
@@ -65,7 +79,9 @@ export function startFakeVonage(options: {
   const applicationId = 'aaaaaaaa-bbbb-cccc-dddd-000000000001'
   const signatureSecret = 'vonage-signature-secret-0001'
   applicationKeys ??= generateKeyPairSync('rsa', {
-    modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   })
   const { publicKey, privateKey: privateKeyPem } = applicationKeys
   const calls = new Map<string, FakeVonageCall>()
@@ -74,21 +90,43 @@ export function startFakeVonage(options: {
 
   function webhookToken(claims: Record<string, unknown>, secret = signatureSecret) {
     const header = b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))
-    const payload = b64url(JSON.stringify({ iat: Math.floor(options.now() / 1000), jti: crypto.randomUUID(), iss: 'Vonage', api_key: apiKey, application_id: applicationId, ...claims }))
+    const payload = b64url(
+      JSON.stringify({
+        iat: Math.floor(options.now() / 1000),
+        jti: crypto.randomUUID(),
+        iss: 'Vonage',
+        api_key: apiKey,
+        application_id: applicationId,
+        ...claims,
+      }),
+    )
     return `${header}.${payload}.${createHmac('sha256', secret).update(`${header}.${payload}`).digest('base64url')}`
   }
 
   function event(url: string, body: Record<string, unknown>, authorization?: string | null) {
     const text = JSON.stringify(body)
-    const token = authorization === undefined ? `Bearer ${webhookToken({ payload_hash: createHash('sha256').update(text).digest('hex') })}` : authorization
-    return fetch(options.reach(url), { method: 'POST', body: text, headers: { 'content-type': 'application/json', ...(token === null ? {} : { authorization: token }) } })
+    const token =
+      authorization === undefined
+        ? `Bearer ${webhookToken({ payload_hash: createHash('sha256').update(text).digest('hex') })}`
+        : authorization
+    return fetch(options.reach(url), {
+      method: 'POST',
+      body: text,
+      headers: { 'content-type': 'application/json', ...(token === null ? {} : { authorization: token }) },
+    })
   }
 
   const send = (call: FakeVonageCall, status: string, extra: Record<string, unknown> = {}) => {
     call.status = status
     return event(call.body.event_url[0], {
-      from: call.body.from.number, to: call.body.to[0].number, uuid: call.uuid, conversation_uuid: `CON-${call.uuid}`, status, direction: 'outbound',
-      timestamp: new Date().toISOString(), ...extra,
+      from: call.body.from.number,
+      to: call.body.to[0].number,
+      uuid: call.uuid,
+      conversation_uuid: `CON-${call.uuid}`,
+      status,
+      direction: 'outbound',
+      timestamp: new Date().toISOString(),
+      ...extra,
     })
   }
 
@@ -106,10 +144,16 @@ export function startFakeVonage(options: {
       for (let waited = 0; call.status !== 'completed' && waited < 2_000; waited += 5) await Bun.sleep(5)
       return call
     }
-    const fields = { to: call.body.to[0].number, from: call.body.from.number, uuid: call.uuid, conversation_uuid: `CON-${call.uuid}` }
-    const answer = call.body.answer_method === 'POST'
-      ? await event(call.body.answer_url[0], fields)
-      : await signedGet(call.body.answer_url[0], fields)
+    const fields = {
+      to: call.body.to[0].number,
+      from: call.body.from.number,
+      uuid: call.uuid,
+      conversation_uuid: `CON-${call.uuid}`,
+    }
+    const answer =
+      call.body.answer_method === 'POST'
+        ? await event(call.body.answer_url[0], fields)
+        : await signedGet(call.body.answer_url[0], fields)
     if (answer.status !== 200) throw new Error(`the answer URL answered ${answer.status}`)
     call.ncco = await answer.json()
     const media = await followNcco(call, call.ncco)
@@ -117,7 +161,8 @@ export function startFakeVonage(options: {
       await plan.talk?.(media)
       // A transfer may have moved the call to another WebSocket, or ended it.
       await closeCall(call, plan.durationSeconds ?? 17)
-    } else if (call.status !== 'completed') await send(call, 'completed', { duration: String(plan.durationSeconds ?? 17) })
+    } else if (call.status !== 'completed')
+      await send(call, 'completed', { duration: String(plan.durationSeconds ?? 17) })
     return call
   }
 
@@ -126,7 +171,9 @@ export function startFakeVonage(options: {
     const target = new URL(url)
     for (const [name, value] of Object.entries(fields)) target.searchParams.set(name, value)
     const hash = createHash('sha256').update(target.search.slice(1)).digest('hex')
-    return fetch(options.reach(target.toString()), { headers: { authorization: `Bearer ${webhookToken({ payload_hash: hash })}` } })
+    return fetch(options.reach(target.toString()), {
+      headers: { authorization: `Bearer ${webhookToken({ payload_hash: hash })}` },
+    })
   }
 
   /** Runs an NCCO: a WebSocket `connect` opens the call's (new) stream; anything else, an empty one included, ends the call. */
@@ -155,8 +202,14 @@ export function startFakeVonage(options: {
   async function legEvent(call: FakeVonageCall, status: string, extra: Record<string, unknown> = {}) {
     const { eventUrl, leg } = legs.get(call.uuid)!
     const answer = await event(eventUrl, {
-      uuid: leg, conversation_uuid: `CON-${call.uuid}`, status, direction: 'outbound', from: call.transfers.at(-1)!.destination.ncco[0].from,
-      to: call.body.to[0].number, timestamp: new Date().toISOString(), ...extra,
+      uuid: leg,
+      conversation_uuid: `CON-${call.uuid}`,
+      status,
+      direction: 'outbound',
+      from: call.transfers.at(-1)!.destination.ncco[0].from,
+      to: call.body.to[0].number,
+      timestamp: new Date().toISOString(),
+      ...extra,
     })
     const text = await answer.text()
     const parsed = text ? JSON.parse(text) : null
@@ -181,25 +234,38 @@ export function startFakeVonage(options: {
     await followNcco(call, next)
   }
 
-
   /** The application's RS256 JWT, checked as Vonage does. */
   function authorized(headers: Headers): boolean {
     const token = /^Bearer (.+)$/.exec(headers.get('authorization') ?? '')?.[1]
     const [header, payload, signature] = token?.split('.') ?? []
     if (!header || !payload || !signature) return false
-    if (!verify('RSA-SHA256', Buffer.from(`${header}.${payload}`), publicKey, Buffer.from(signature, 'base64url'))) return false
+    if (!verify('RSA-SHA256', Buffer.from(`${header}.${payload}`), publicKey, Buffer.from(signature, 'base64url')))
+      return false
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString())
     return claims.application_id === applicationId && typeof claims.jti === 'string' && claims.exp > claims.iat
   }
 
   const server = startFakeServer((request) => {
-    if (!authorized(request.headers)) return Response.json({ title: 'Unauthorized', detail: 'You did not provide correct credentials.' }, { status: 401 })
+    if (!authorized(request.headers))
+      return Response.json(
+        { title: 'Unauthorized', detail: 'You did not provide correct credentials.' },
+        { status: 401 },
+      )
     if (request.method === 'POST' && request.path === '/v1/calls') {
-      const call: FakeVonageCall = { uuid: `vonage-call-${++sequence}`, body: request.body, status: 'started', transfers: [], legEvents: [] }
+      const call: FakeVonageCall = {
+        uuid: `vonage-call-${++sequence}`,
+        body: request.body,
+        status: 'started',
+        transfers: [],
+        legEvents: [],
+      }
       calls.set(call.uuid, call)
       const plan = options.plan?.(call) ?? 'hold'
       if (plan !== 'hold') track(Bun.sleep(1).then(() => play(call.uuid, plan)))
-      return Response.json({ uuid: call.uuid, status: 'started', direction: 'outbound', conversation_uuid: `CON-${call.uuid}` }, { status: 201 })
+      return Response.json(
+        { uuid: call.uuid, status: 'started', direction: 'outbound', conversation_uuid: `CON-${call.uuid}` },
+        { status: 201 },
+      )
     }
     const call = calls.get(/^\/v1\/calls\/([^/]+)$/.exec(request.path)?.[1] ?? '')
     if (!call) return Response.json({ title: 'Not Found' }, { status: 404 })
@@ -208,7 +274,11 @@ export function startFakeVonage(options: {
       const wasUp = ['started', 'ringing', 'answered', 'machine', 'human'].includes(call.status)
       if (wasUp) {
         call.media?.close(1000)
-        track(send(call, call.status === 'started' || call.status === 'ringing' ? 'cancelled' : 'completed', { duration: '2' }))
+        track(
+          send(call, call.status === 'started' || call.status === 'ringing' ? 'cancelled' : 'completed', {
+            duration: '2',
+          }),
+        )
       }
       return new Response(null, { status: 204 })
     }
@@ -222,7 +292,14 @@ export function startFakeVonage(options: {
   })
 
   return Object.assign(server, {
-    apiKey, apiSecret, applicationId, privateKey: privateKeyPem, signatureSecret, calls, event, webhookToken,
+    apiKey,
+    apiSecret,
+    applicationId,
+    privateKey: privateKeyPem,
+    signatureSecret,
+    calls,
+    event,
+    webhookToken,
     play: (uuid: string, plan: Exclude<VonageCallPlan, 'hold'>) => track(play(uuid, plan)),
     async endTransfer(uuid: string, talkSeconds: number) {
       const call = calls.get(uuid)!
@@ -235,6 +312,10 @@ export function startFakeVonage(options: {
 
 /** The telephony configuration of the fake's account and application. */
 export const vonageConfig = (fake: FakeVonage) => ({
-  provider: 'vonage', api_key: fake.apiKey, api_secret: fake.apiSecret, application_id: fake.applicationId,
-  private_key: fake.privateKey, signature_secret: fake.signatureSecret,
+  provider: 'vonage',
+  api_key: fake.apiKey,
+  api_secret: fake.apiSecret,
+  application_id: fake.applicationId,
+  private_key: fake.privateKey,
+  signature_secret: fake.signatureSecret,
 })

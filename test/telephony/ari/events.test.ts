@@ -1,10 +1,19 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import {
-  ariEventsUrl, backoffDelayMs, createAriEvents, type AriEvents, type AriEventsOptions, type AriFailure,
+  ariEventsUrl,
+  backoffDelayMs,
+  createAriEvents,
+  type AriEvents,
+  type AriEventsOptions,
+  type AriFailure,
 } from '../../../src/telephony/ari/events'
 import { AriError, createAriRest } from '../../../src/telephony/ari/rest'
 import {
-  eventChannel, type AriConnectionSettings, type AriEvent, type AriLogger, type DialStatus,
+  eventChannel,
+  type AriConnectionSettings,
+  type AriEvent,
+  type AriLogger,
+  type DialStatus,
 } from '../../../src/telephony/ari/types'
 import { startFakeAri, type FakeAri } from '../../support/fake-ari'
 
@@ -19,7 +28,9 @@ const FAST: AriEventsOptions = {
 
 let fake: FakeAri
 const clients: AriEvents[] = []
-beforeEach(async () => { fake = await startFakeAri({ scenarios: { 'PJSIP/callee-busy': 'busy' } }) })
+beforeEach(async () => {
+  fake = await startFakeAri({ scenarios: { 'PJSIP/callee-busy': 'busy' } })
+})
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.stop()))
   await fake.close()
@@ -27,17 +38,29 @@ afterEach(async () => {
 
 function listen(settings: AriConnectionSettings, opts: AriEventsOptions = {}) {
   const seen = { events: [] as AriEvent[], failures: [] as AriFailure[], connects: 0 }
-  const client = createAriEvents(settings, {
-    onEvent: (event) => { seen.events.push(event) },
-    onConnected: () => { seen.connects += 1 },
-    onFailure: (failure) => { seen.failures.push(failure) },
-  }, { ...FAST, ...opts })
+  const client = createAriEvents(
+    settings,
+    {
+      onEvent: (event) => {
+        seen.events.push(event)
+      },
+      onConnected: () => {
+        seen.connects += 1
+      },
+      onFailure: (failure) => {
+        seen.failures.push(failure)
+      },
+    },
+    { ...FAST, ...opts },
+  )
   clients.push(client)
   client.start()
   const eventsFor = (channelId: string) => seen.events.filter((event) => eventChannel(event)?.id === channelId)
   /** Waits on what this client received, not on the fake's state: the last events may still be in flight. */
-  const untilDestroyed = (...channelIds: string[]) => waitFor(`${channelIds.join(', ')} destroyed`, () =>
-    channelIds.every((id) => eventsFor(id).some((event) => event.type === 'ChannelDestroyed')))
+  const untilDestroyed = (...channelIds: string[]) =>
+    waitFor(`${channelIds.join(', ')} destroyed`, () =>
+      channelIds.every((id) => eventsFor(id).some((event) => event.type === 'ChannelDestroyed')),
+    )
   return { client, seen, eventsFor, untilDestroyed }
 }
 
@@ -65,8 +88,9 @@ describe('backoff', () => {
 
   test('doubles from the base up to the cap; jitter scales the ceiling', () => {
     const half = () => 0.5
-    expect([0, 1, 2, 3, 4, 5, 6, 7, 30, 5_000].map((failures) => backoffDelayMs(failures, policy, half)))
-      .toEqual([250, 500, 1_000, 2_000, 4_000, 8_000, 15_000, 15_000, 15_000, 15_000])
+    expect([0, 1, 2, 3, 4, 5, 6, 7, 30, 5_000].map((failures) => backoffDelayMs(failures, policy, half))).toEqual([
+      250, 500, 1_000, 2_000, 4_000, 8_000, 15_000, 15_000, 15_000, 15_000,
+    ])
     expect(backoffDelayMs(4, policy, () => 0)).toBe(0)
   })
 
@@ -83,10 +107,16 @@ describe('backoff', () => {
 
 describe('ARI events websocket', () => {
   test('url: ws or wss like the endpoint, prefix kept, app encoded, no credentials', () => {
-    const settings = { endpoint: 'https://pbx.example/asterisk/ari/', username: 'u', password: 'p@ss', app: 'ring base&x' }
+    const settings = {
+      endpoint: 'https://pbx.example/asterisk/ari/',
+      username: 'u',
+      password: 'p@ss',
+      app: 'ring base&x',
+    }
     expect(ariEventsUrl(settings)).toBe('wss://pbx.example/asterisk/ari/events?app=ring+base%26x')
-    expect(ariEventsUrl({ ...settings, endpoint: 'http://127.0.0.1:8088' }))
-      .toBe('ws://127.0.0.1:8088/ari/events?app=ring+base%26x')
+    expect(ariEventsUrl({ ...settings, endpoint: 'http://127.0.0.1:8088' })).toBe(
+      'ws://127.0.0.1:8088/ari/events?app=ring+base%26x',
+    )
   })
 
   test('connects with credentials in a header, reports onConnected, delivers events', async () => {
@@ -105,32 +135,63 @@ describe('ARI events websocket', () => {
     const { seen, eventsFor, untilDestroyed } = listen(fake.settings())
     await waitFor('connected', () => seen.connects === 1)
     const rest = createAriRest(fake.settings())
-    type Outcome = { endpoint: string; types: AriEvent['type'][]; dialstatuses: DialStatus[]; cause: number; peerCause: number }
+    type Outcome = {
+      endpoint: string
+      types: AriEvent['type'][]
+      dialstatuses: DialStatus[]
+      cause: number
+      peerCause: number
+    }
     const outcomes: Outcome[] = [
       {
         endpoint: 'Local/100@test', // answered, far end hangs up
-        types: ['Dial', 'ChannelStateChange', 'Dial', 'ChannelVarset', 'StasisStart', 'ChannelHangupRequest', 'StasisEnd',
-          'ChannelVarset', 'ChannelDestroyed'],
-        dialstatuses: ['', 'ANSWER'], cause: 16, peerCause: 16,
+        types: [
+          'Dial',
+          'ChannelStateChange',
+          'Dial',
+          'ChannelVarset',
+          'StasisStart',
+          'ChannelHangupRequest',
+          'StasisEnd',
+          'ChannelVarset',
+          'ChannelDestroyed',
+        ],
+        dialstatuses: ['', 'ANSWER'],
+        cause: 16,
+        peerCause: 16,
       },
       {
         endpoint: 'Local/486@test', // busy
-        types: ['Dial', 'Dial', 'ChannelDestroyed'], dialstatuses: ['', 'BUSY'], cause: 0, peerCause: 17,
+        types: ['Dial', 'Dial', 'ChannelDestroyed'],
+        dialstatuses: ['', 'BUSY'],
+        cause: 0,
+        peerCause: 17,
       },
       {
         endpoint: 'Local/408@test', // no answer within the originate timeout
-        types: ['Dial', 'ChannelStateChange', 'Dial', 'ChannelDestroyed'], dialstatuses: ['', 'RINGING'], cause: 19, peerCause: 19,
+        types: ['Dial', 'ChannelStateChange', 'Dial', 'ChannelDestroyed'],
+        dialstatuses: ['', 'RINGING'],
+        cause: 19,
+        peerCause: 19,
       },
       {
         endpoint: 'Local/500@test', // congestion
-        types: ['Dial', 'Dial', 'ChannelDestroyed'], dialstatuses: ['', 'CONGESTION'], cause: 0, peerCause: 34,
+        types: ['Dial', 'Dial', 'ChannelDestroyed'],
+        dialstatuses: ['', 'CONGESTION'],
+        cause: 0,
+        peerCause: 34,
       },
       {
         endpoint: 'Local/603@test', // rejected
-        types: ['Dial', 'ChannelHangupRequest', 'Dial', 'ChannelDestroyed'], dialstatuses: ['', 'NOANSWER'], cause: 21, peerCause: 21,
+        types: ['Dial', 'ChannelHangupRequest', 'Dial', 'ChannelDestroyed'],
+        dialstatuses: ['', 'NOANSWER'],
+        cause: 21,
+        peerCause: 21,
       },
     ]
-    await Promise.all(outcomes.map((o, i) => rest.originate({ channelId: `call-${i}`, endpoint: o.endpoint, timeoutSeconds: 1 })))
+    await Promise.all(
+      outcomes.map((o, i) => rest.originate({ channelId: `call-${i}`, endpoint: o.endpoint, timeoutSeconds: 1 })),
+    )
     await untilDestroyed(...outcomes.flatMap((_, i) => [`call-${i}`, `call-${i};2`]))
 
     outcomes.forEach((o, i) => {
@@ -157,8 +218,11 @@ describe('ARI events websocket', () => {
     await waitFor('connected', () => seen.connects === 1)
     await createAriRest(fake.settings()).originate({ channelId: 'pjsip-1', endpoint: 'PJSIP/callee-busy' })
     await untilDestroyed('pjsip-1')
-    expect(eventsFor('pjsip-1').map((e) => (e.type === 'Dial' ? `Dial ${e.dialstatus}` : e.type)))
-      .toEqual(['Dial ', 'Dial BUSY', 'ChannelDestroyed'])
+    expect(eventsFor('pjsip-1').map((e) => (e.type === 'Dial' ? `Dial ${e.dialstatus}` : e.type))).toEqual([
+      'Dial ',
+      'Dial BUSY',
+      'ChannelDestroyed',
+    ])
     expect(seen.events.every((e) => eventChannel(e)?.id === 'pjsip-1')).toBe(true)
   })
 
@@ -173,7 +237,12 @@ describe('ARI events websocket', () => {
     await untilDestroyed('by-app', 'by-app;2', 'by-callee', 'by-callee;2')
     expect(fake.liveChannelIds()).toEqual([])
     const teardown = (id: string) => eventsFor(id).slice(eventsFor(id).findIndex((e) => e.type === 'StasisStart') + 1)
-    const recordedTeardown: AriEvent['type'][] = ['ChannelHangupRequest', 'StasisEnd', 'ChannelVarset', 'ChannelDestroyed']
+    const recordedTeardown: AriEvent['type'][] = [
+      'ChannelHangupRequest',
+      'StasisEnd',
+      'ChannelVarset',
+      'ChannelDestroyed',
+    ]
     expect(teardown('by-app').map((e) => e.type)).toEqual(recordedTeardown)
     expect(teardown('by-app')[0]).toMatchObject({ cause: 32, soft: true })
     expect(teardown('by-callee').map((e) => e.type)).toEqual(recordedTeardown)
@@ -274,9 +343,13 @@ describe('ARI events websocket', () => {
     const { logger, entries } = capturingLogger()
     const settings = { ...fake.settings(), password }
     const { seen } = listen(settings, {
-      backoff: { baseMs: 40, capMs: 10_000 }, random: () => 0.5, stableAfterMs: 100, logger,
+      backoff: { baseMs: 40, capMs: 10_000 },
+      random: () => 0.5,
+      stableAfterMs: 100,
+      logger,
     })
-    const retryDelays = () => entries.flatMap((e) => (typeof e.fields.retryInMs === 'number' ? [e.fields.retryInMs] : []))
+    const retryDelays = () =>
+      entries.flatMap((e) => (typeof e.fields.retryInMs === 'number' ? [e.fields.retryInMs] : []))
 
     await waitFor('two auth failures', () => seen.failures.length === 2)
     fake.setCredentials('ariuser', password)
@@ -302,7 +375,9 @@ describe('subscriptions of the app', () => {
     const url = `${fake.url.replace('http', 'ws')}/ari/events?app=${app}&subscribeAll=true&api_key=${username}:${password}`
     const socket = new WebSocket(url)
     const events: AriEvent[] = []
-    socket.addEventListener('message', (message) => { events.push(JSON.parse(String(message.data)) as AriEvent) })
+    socket.addEventListener('message', (message) => {
+      events.push(JSON.parse(String(message.data)) as AriEvent)
+    })
     await new Promise((resolve) => socket.addEventListener('open', resolve, { once: true }))
     return { events, close: () => socket.close() }
   }
@@ -318,15 +393,21 @@ describe('subscriptions of the app', () => {
       await createAriRest(fake.settings('otherapp')).originate({ channelId: 'other', endpoint: 'Local/486@test' })
       await theirs.untilDestroyed('other', 'other;2')
       await ours.untilDestroyed('mine', 'mine;2')
-      await waitFor('the spy heard both', () => everything.events.filter((e) => e.type === 'ChannelDestroyed').length === 4)
+      await waitFor(
+        'the spy heard both',
+        () => everything.events.filter((e) => e.type === 'ChannelDestroyed').length === 4,
+      )
 
       expect(channelIdsIn(ours.seen.events)).toEqual(new Set(['mine', 'mine;2']))
       expect(channelIdsIn(theirs.seen.events)).toEqual(new Set(['other', 'other;2']))
       expect(channelIdsIn(everything.events)).toEqual(new Set(['mine', 'mine;2', 'other', 'other;2']))
       expect(everything.events.every((event) => event.application === 'spy')).toBe(true)
       // busy_486 as recorded on a plain app: Dial, the ;2 half's dialplan and cause, the Dial status
-      expect(ours.eventsFor('mine').map((e) => (e.type === 'Dial' ? `Dial ${e.dialstatus}` : e.type)))
-        .toEqual(['Dial ', 'Dial BUSY', 'ChannelDestroyed'])
+      expect(ours.eventsFor('mine').map((e) => (e.type === 'Dial' ? `Dial ${e.dialstatus}` : e.type))).toEqual([
+        'Dial ',
+        'Dial BUSY',
+        'ChannelDestroyed',
+      ])
       expect(ours.eventsFor('mine;2').find((e) => e.type === 'ChannelDestroyed')).toMatchObject({ cause: 17 })
     } finally {
       everything.close()
@@ -345,14 +426,30 @@ describe('subscriptions of the app', () => {
     await rest.answer(followed)
     await rest.hangup(left)
     await rest.hangup(followed)
-    await waitFor('the watcher heard the end', () => watcher.eventsFor(followed).some((e) => e.type === 'ChannelDestroyed'))
+    await waitFor('the watcher heard the end', () =>
+      watcher.eventsFor(followed).some((e) => e.type === 'ChannelDestroyed'),
+    )
     await waitFor('both left the app', () => ours.seen.events.filter((e) => e.type === 'StasisEnd').length === 2)
 
     // inbound_stasis_answer_hangup: StasisEnd and nothing after it for the app the channel was in
-    expect(ours.eventsFor(left).map((e) => e.type)).toEqual(['StasisStart', 'ChannelStateChange', 'ChannelHangupRequest', 'StasisEnd'])
-    expect(ours.eventsFor(followed).map((e) => e.type)).toEqual(['StasisStart', 'ChannelStateChange', 'ChannelHangupRequest', 'StasisEnd'])
+    expect(ours.eventsFor(left).map((e) => e.type)).toEqual([
+      'StasisStart',
+      'ChannelStateChange',
+      'ChannelHangupRequest',
+      'StasisEnd',
+    ])
+    expect(ours.eventsFor(followed).map((e) => e.type)).toEqual([
+      'StasisStart',
+      'ChannelStateChange',
+      'ChannelHangupRequest',
+      'StasisEnd',
+    ])
     // the subscribed app: the channel's own events (StasisStart/End belong to the app it is in), then its destruction
-    expect(watcher.eventsFor(followed).map((e) => e.type)).toEqual(['ChannelStateChange', 'ChannelHangupRequest', 'ChannelDestroyed'])
+    expect(watcher.eventsFor(followed).map((e) => e.type)).toEqual([
+      'ChannelStateChange',
+      'ChannelHangupRequest',
+      'ChannelDestroyed',
+    ])
     expect(watcher.eventsFor(left)).toEqual([])
   })
 
@@ -361,7 +458,11 @@ describe('subscriptions of the app', () => {
     await waitFor('connected', () => ours.seen.connects === 1)
     const rest = createAriRest(fake.settings())
     await rest.originate({ channelId: 'up', endpoint: 'Local/102@test' })
-    const status = (promise: Promise<unknown>) => promise.then(() => 200, (error: AriError) => error.status)
+    const status = (promise: Promise<unknown>) =>
+      promise.then(
+        () => 200,
+        (error: AriError) => error.status,
+      )
     expect(await status(createAriRest(fake.settings('never-connected')).subscribe(['channel:up']))).toBe(404)
     expect(await status(rest.subscribe(['channel:up', 'channel:gone']))).toBe(422)
     expect(await status(rest.subscribe([]))).toBe(400)
@@ -377,7 +478,11 @@ describe('subscriptions of the app', () => {
     await waitFor('in the app', () => eventsFor('lasting').some((e) => e.type === 'StasisStart'))
     fake.dropSockets()
     await waitFor('reconnected', () => seen.connects === 2)
-    const application = await (await fetch(`${fake.url}/ari/applications/testapp`, { headers: { authorization: `Basic ${btoa('ariuser:aripass')}` } })).json()
+    const application = await (
+      await fetch(`${fake.url}/ari/applications/testapp`, {
+        headers: { authorization: `Basic ${btoa('ariuser:aripass')}` },
+      })
+    ).json()
     expect(application).toMatchObject({ name: 'testapp', channel_ids: ['lasting', 'lasting;2'], bridge_ids: [] })
     await rest.hangup('lasting')
     await untilDestroyed('lasting', 'lasting;2')

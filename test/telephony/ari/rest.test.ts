@@ -12,7 +12,10 @@ afterEach(() => fake.close())
 
 /** The AriError a call rejects with (fails the test if it resolves or throws something else). */
 async function ariError(call: Promise<unknown>): Promise<AriError> {
-  const error = await call.then(() => undefined, (e: unknown) => e)
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
   expect(error).toBeInstanceOf(AriError)
   return error as AriError
 }
@@ -31,15 +34,23 @@ describe('ARI REST client', () => {
 
   test('originate sends our channelId, the app, args, caller id, timeout and variables as ARI expects', async () => {
     const channel = await rest.originate({
-      channelId: 'run-1', endpoint: 'Local/102@test', appArgs: ['run=1', 'org=2'], callerId: '"Sales" <5551000>',
-      timeoutSeconds: 20, variables: { RUN_ID: '1' },
+      channelId: 'run-1',
+      endpoint: 'Local/102@test',
+      appArgs: ['run=1', 'org=2'],
+      callerId: '"Sales" <5551000>',
+      timeoutSeconds: 20,
+      variables: { RUN_ID: '1' },
     })
     expect(channel.id).toBe('run-1')
     expect(channel.state).toBe('Down')
     expect(channel.caller).toEqual({ name: 'Sales', number: '5551000' })
     const sent = fake.requests.find((r) => r.method === 'POST' && r.path === '/ari/channels')
     expect(sent?.query).toEqual({
-      endpoint: 'Local/102@test', app: 'testapp', appArgs: 'run=1,org=2', callerId: '"Sales" <5551000>', timeout: '20',
+      endpoint: 'Local/102@test',
+      app: 'testapp',
+      appArgs: 'run=1,org=2',
+      callerId: '"Sales" <5551000>',
+      timeout: '20',
       channelId: 'run-1',
     })
     expect(sent?.body).toEqual({ variables: { RUN_ID: '1' } })
@@ -51,7 +62,11 @@ describe('ARI REST client', () => {
     expect((await rest.getChannel('c1')).name).toMatch(/^Local\/102@test-[0-9a-f]{8};1$/)
     await rest.answer('c1')
     await rest.hangup('c1', 16)
-    expect(fake.requests.at(-1)).toMatchObject({ method: 'DELETE', path: '/ari/channels/c1', query: { reason_code: '16' } })
+    expect(fake.requests.at(-1)).toMatchObject({
+      method: 'DELETE',
+      path: '/ari/channels/c1',
+      query: { reason_code: '16' },
+    })
 
     const gone = await ariError(rest.hangup('no-such-channel'))
     expect(gone.status).toBe(404)
@@ -61,7 +76,12 @@ describe('ARI REST client', () => {
   })
 
   test.each([
-    ['an unknown technology: 500 with an "error" body', { channelId: 'x', endpoint: 'Foo/bar' }, 500, 'Allocation failed'],
+    [
+      'an unknown technology: 500 with an "error" body',
+      { channelId: 'x', endpoint: 'Foo/bar' },
+      500,
+      'Allocation failed',
+    ],
     ['no endpoint: 400 with a "message" body', { channelId: 'x', endpoint: '' }, 400, 'Endpoint must be specified'],
   ])('originate rejected for %s', async (_, params, status, message) => {
     const error = await ariError(rest.originate(params))
@@ -94,9 +114,10 @@ describe('ARI REST client', () => {
 
     const hanging = createAriRest(fake.settings(), {
       timeoutMs: 20,
-      fetch: ((_url: unknown, init?: RequestInit) => new Promise((_, reject) => {
-        init?.signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')))
-      })) as typeof fetch,
+      fetch: ((_url: unknown, init?: RequestInit) =>
+        new Promise((_, reject) => {
+          init?.signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')))
+        })) as typeof fetch,
     })
     const timedOut = await ariError(hanging.listChannels())
     expect(timedOut.status).toBeNull()
@@ -105,7 +126,11 @@ describe('ARI REST client', () => {
 
   test('a non-JSON error body falls back to the status line', async () => {
     const proxy = createAriRest(fake.settings(), {
-      fetch: (async () => new Response('<html>bad gateway</html>', { status: 502, statusText: 'Bad Gateway' })) as unknown as typeof fetch,
+      fetch: (async () =>
+        new Response('<html>bad gateway</html>', {
+          status: 502,
+          statusText: 'Bad Gateway',
+        })) as unknown as typeof fetch,
     })
     const error = await ariError(proxy.ping())
     expect(error.status).toBe(502)
@@ -135,13 +160,24 @@ describe('ARI REST client', () => {
 
   test('externalMedia creates the channel with our id in our app', async () => {
     const channel = await rest.externalMedia({
-      channelId: 'ext-1', externalHost: 'ringbase', format: 'ulaw', transport: 'websocket', encapsulation: 'none',
-      connectionType: 'client', direction: 'both', transportData: 'v(run=1)',
+      channelId: 'ext-1',
+      externalHost: 'ringbase',
+      format: 'ulaw',
+      transport: 'websocket',
+      encapsulation: 'none',
+      connectionType: 'client',
+      direction: 'both',
+      transportData: 'v(run=1)',
     })
     expect(channel.id).toBe('ext-1')
     expect(fake.requests.at(-1)?.query).toMatchObject({
-      channelId: 'ext-1', app: 'testapp', external_host: 'ringbase', format: 'ulaw', transport: 'websocket',
-      connection_type: 'client', transport_data: 'v(run=1)',
+      channelId: 'ext-1',
+      app: 'testapp',
+      external_host: 'ringbase',
+      format: 'ulaw',
+      transport: 'websocket',
+      connection_type: 'client',
+      transport_data: 'v(run=1)',
     })
   })
 

@@ -20,7 +20,10 @@ type Outcome = 'answered' | 'busy' | 'no-answer' | 'failed'
 /** What each carrier's fake needs to dial by script and report when it is done. */
 type CarrierUnderTest = {
   name: string
-  start(t: CarrierTestApp, outcomeOf: (to: string) => Outcome): Promise<{ config: Record<string, unknown>; idle(): Promise<void>; stop(): void }>
+  start(
+    t: CarrierTestApp,
+    outcomeOf: (to: string) => Outcome,
+  ): Promise<{ config: Record<string, unknown>; idle(): Promise<void>; stop(): void }>
 }
 
 const CARRIERS: CarrierUnderTest[] = [
@@ -35,7 +38,11 @@ const CARRIERS: CarrierUnderTest[] = [
         },
       })
       t.ctx.providerApis.twilio = fake.baseUrl
-      return { config: { provider: 'twilio', account_sid: fake.accountSid, auth_token: fake.authToken }, idle: fake.idle, stop: fake.stop }
+      return {
+        config: { provider: 'twilio', account_sid: fake.accountSid, auth_token: fake.authToken },
+        idle: fake.idle,
+        stop: fake.stop,
+      }
     },
   },
   {
@@ -52,7 +59,12 @@ const CARRIERS: CarrierUnderTest[] = [
       })
       t.ctx.providerApis.telnyx = fake.baseUrl
       return {
-        config: { provider: 'telnyx', api_key: fake.apiKey, connection_id: 'conn-1', webhook_public_key: fake.publicKey },
+        config: {
+          provider: 'telnyx',
+          api_key: fake.apiKey,
+          connection_id: 'conn-1',
+          webhook_public_key: fake.publicKey,
+        },
         idle: fake.idle,
         stop: fake.stop,
       }
@@ -96,10 +108,20 @@ describe.each(CARRIERS)('a campaign on $name', (carrier) => {
     await createCarrierLine(t, fake.config)
     await configureModelsNeverAsked(t)
     const workflowId = await createAgent(t)
-    const sourceId = await uploadCsv(t, csvOf(['phone_number'], Object.keys(script).map((phone) => [phone])))
+    const sourceId = await uploadCsv(
+      t,
+      csvOf(
+        ['phone_number'],
+        Object.keys(script).map((phone) => [phone]),
+      ),
+    )
     const created = await t.request('POST', '/api/v1/campaign/create', {
       body: {
-        name: `${carrier.name} spring`, source_type: 'csv', source_id: sourceId, workflow_id: workflowId, rate_limit_per_second: 10,
+        name: `${carrier.name} spring`,
+        source_type: 'csv',
+        source_id: sourceId,
+        workflow_id: workflowId,
+        rate_limit_per_second: 10,
         retry_config: { max_retries: 1, retry_delay_seconds: 30, retry_on_busy: true, retry_on_no_answer: false },
       },
     })
@@ -108,7 +130,9 @@ describe.each(CARRIERS)('a campaign on $name', (carrier) => {
     expect((await t.request('POST', `/api/v1/campaign/${campaignId}/start`)).status).toBe(200)
 
     const scheduler = manualScheduler(t)
-    const openRuns = () => t.ctx.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM workflow_runs WHERE state <> 'completed'").get()!.n
+    const openRuns = () =>
+      t.ctx.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM workflow_runs WHERE state <> 'completed'").get()!
+        .n
     const settle = async () => {
       await scheduler.tickEvery(100, 5)
       await fake.idle()
@@ -121,16 +145,28 @@ describe.each(CARRIERS)('a campaign on $name', (carrier) => {
     await scheduler.tickAndSettle()
 
     const campaign = (await t.request('GET', `/api/v1/campaign/${campaignId}`)).body
-    expect(campaign).toMatchObject({ state: 'completed', processed_rows: 5, executed_count: 5, failed_rows: 2, total_rows: 4 })
-    const runs = t.ctx.sqlite.query<{ id: number }, [number]>('SELECT id FROM workflow_runs WHERE campaign_id = ? ORDER BY id').all(campaignId)
+    expect(campaign).toMatchObject({
+      state: 'completed',
+      processed_rows: 5,
+      executed_count: 5,
+      failed_rows: 2,
+      total_rows: 4,
+    })
+    const runs = t.ctx.sqlite
+      .query<{ id: number }, [number]>('SELECT id FROM workflow_runs WHERE campaign_id = ? ORDER BY id')
+      .all(campaignId)
       .map((row) => runRow(t, row.id))
-    const byNumber = (phone: string) => runs.filter((run: RunRow) => run.initial_context.called_number === phone).map((run) => run.disposition)
+    const byNumber = (phone: string) =>
+      runs.filter((run: RunRow) => run.initial_context.called_number === phone).map((run) => run.disposition)
     expect(byNumber('+14155550201')).toEqual(['completed'])
     expect(byNumber('+14155550202')).toEqual(['busy', 'completed'])
     expect(byNumber('+14155550203')).toEqual(['no-answer'])
     expect(byNumber('+14155550204')).toEqual(['failed'])
     expect(streams).toHaveLength(2)
     for (const run of runs) expect(run.logs.telephony_status_callbacks.length).toBeGreaterThan(0)
-    expect(runs.find((run) => run.initial_context.is_retry)?.initial_context).toMatchObject({ retry_attempt: 1, retry_reason: 'busy' })
+    expect(runs.find((run) => run.initial_context.is_retry)?.initial_context).toMatchObject({
+      retry_attempt: 1,
+      retry_reason: 'busy',
+    })
   })
 })

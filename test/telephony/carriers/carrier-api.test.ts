@@ -16,16 +16,31 @@ describe('RINGBASE_PROVIDER_API_<PROVIDER>', () => {
   test('replaces the public base URL of that carrier only; unknown carriers and non-URLs are refused at start', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'ringbase-carrier-config-'))
     try {
-      const config = loadConfig({ dir: dataDir }, { RINGBASE_PROVIDER_API_TWILIO: 'http://127.0.0.1:9000/', RINGBASE_PROVIDER_API_VONAGE: 'https://eu.proxy.example' })
-      expect(config.providerApiOverrides).toEqual({ twilio: 'http://127.0.0.1:9000', vonage: 'https://eu.proxy.example' })
+      const config = loadConfig(
+        { dir: dataDir },
+        {
+          RINGBASE_PROVIDER_API_TWILIO: 'http://127.0.0.1:9000/',
+          RINGBASE_PROVIDER_API_VONAGE: 'https://eu.proxy.example',
+        },
+      )
+      expect(config.providerApiOverrides).toEqual({
+        twilio: 'http://127.0.0.1:9000',
+        vonage: 'https://eu.proxy.example',
+      })
       const ctx = buildContext(config, { log: createLogger('silent') })
-      expect(ctx.providerApis).toEqual({ ...PROVIDER_API_BASE_URLS, twilio: 'http://127.0.0.1:9000', vonage: 'https://eu.proxy.example' })
+      expect(ctx.providerApis).toEqual({
+        ...PROVIDER_API_BASE_URLS,
+        twilio: 'http://127.0.0.1:9000',
+        vonage: 'https://eu.proxy.example',
+      })
       ctx.sqlite.close()
     } finally {
       rmSync(dataDir, { recursive: true, force: true })
     }
     expect(() => loadConfig({}, { RINGBASE_PROVIDER_API_ACME: 'http://x' })).toThrow(ConfigError)
-    expect(() => loadConfig({}, { RINGBASE_PROVIDER_API_TELNYX: 'telnyx.local' })).toThrow(/RINGBASE_PROVIDER_API_TELNYX must be an http\(s\) URL/)
+    expect(() => loadConfig({}, { RINGBASE_PROVIDER_API_TELNYX: 'telnyx.local' })).toThrow(
+      /RINGBASE_PROVIDER_API_TELNYX must be an http\(s\) URL/,
+    )
   })
 })
 
@@ -42,17 +57,33 @@ describe('callCarrier', () => {
     fake.stop()
     t.close()
   })
-  const call = (method: 'GET' | 'POST', idempotent = false) => callCarrier(t.ctx, {
-    provider: 'twilio', baseUrl: fake.baseUrl, action: 'place the call', method, path: '/calls', headers: {}, json: method === 'POST' ? {} : undefined, idempotent, secrets: ['AC-secret-sid'],
-  })
-  const failure = async (promise: Promise<unknown>) => promise.then(() => null, (error: DomainError) => ({ kind: error.kind, detail: error.detail }))
+  const call = (method: 'GET' | 'POST', idempotent = false) =>
+    callCarrier(t.ctx, {
+      provider: 'twilio',
+      baseUrl: fake.baseUrl,
+      action: 'place the call',
+      method,
+      path: '/calls',
+      headers: {},
+      json: method === 'POST' ? {} : undefined,
+      idempotent,
+      secrets: ['AC-secret-sid'],
+    })
+  const failure = async (promise: Promise<unknown>) =>
+    promise.then(
+      () => null,
+      (error: DomainError) => ({ kind: error.kind, detail: error.detail }),
+    )
 
   test('a dial the carrier declined (429, 503) is sent again after a backoff; one it may have acted on (500) is not', async () => {
     answers.push(Response.json({ message: 'Too many requests' }, { status: 429 }))
     expect((await call('POST')).status).toBe(200)
     expect(fake.requests).toHaveLength(2)
     answers.push(Response.json({ message: 'Internal error for AC-secret-sid' }, { status: 500 }))
-    expect(await failure(call('POST'))).toEqual({ kind: 'upstream_failed', detail: 'Twilio gave an unusable answer (HTTP 500) when asked to place the call: Internal error for ***' })
+    expect(await failure(call('POST'))).toEqual({
+      kind: 'upstream_failed',
+      detail: 'Twilio gave an unusable answer (HTTP 500) when asked to place the call: Internal error for ***',
+    })
     expect(fake.requests).toHaveLength(3)
   })
 
@@ -61,7 +92,10 @@ describe('callCarrier', () => {
     expect(await failure(call('GET', true))).toMatchObject({ kind: 'upstream_failed' })
     expect(fake.requests).toHaveLength(3)
     answers.push(Response.json({ errors: [{ detail: 'Unknown account' }] }, { status: 404 }))
-    expect(await failure(call('GET', true))).toEqual({ kind: 'refused', detail: 'Twilio refused to place the call (HTTP 404): Unknown account' })
+    expect(await failure(call('GET', true))).toEqual({
+      kind: 'refused',
+      detail: 'Twilio refused to place the call (HTTP 404): Unknown account',
+    })
     expect(fake.requests).toHaveLength(4)
   })
 })

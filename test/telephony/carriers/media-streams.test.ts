@@ -1,7 +1,13 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { callLinks } from '../../../src/telephony/carriers/carrier'
 import type { AnsweredCall } from '../../../src/telephony/ari/call-session'
-import { createCarrierAgent, createCarrierLine, runRow, triggerCall, untilRunCompleted } from '../../support/fake-carriers/calls'
+import {
+  createCarrierAgent,
+  createCarrierLine,
+  runRow,
+  triggerCall,
+  untilRunCompleted,
+} from '../../support/fake-carriers/calls'
 import { connectMedia, createCarrierTestApp, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeTwilio, type FakeTwilio } from '../../support/fake-carriers/twilio'
 import { waitFor } from '../../support/wait'
@@ -20,13 +26,21 @@ beforeEach(async () => {
   fake = startFakeTwilio({ reach: t.reach })
   t.ctx.providerApis.twilio = fake.baseUrl
   streams = []
-  t.ctx.telephony.onAnswered(async (call) => { streams.push(call) })
+  t.ctx.telephony.onAnswered(async (call) => {
+    streams.push(call)
+  })
   const agent = await createCarrierAgent(t)
   await createCarrierLine(t, { provider: 'twilio', account_sid: fake.accountSid, auth_token: fake.authToken })
   await configureModelsNeverAsked(t)
   runId = (await triggerCall(t, agent, '+14155550123')).body.workflow_run_id
-  const row = t.ctx.sqlite.query<{ workflow_id: number; organization_id: number }, [number]>('SELECT workflow_id, organization_id FROM workflow_runs WHERE id = ?').get(runId)!
-  streamUrl = t.reach(callLinks(t.ctx, { runId, workflowId: row.workflow_id, organizationId: row.organization_id }).mediaStreamUrl)
+  const row = t.ctx.sqlite
+    .query<{ workflow_id: number; organization_id: number }, [number]>(
+      'SELECT workflow_id, organization_id FROM workflow_runs WHERE id = ?',
+    )
+    .get(runId)!
+  streamUrl = t.reach(
+    callLinks(t.ctx, { runId, workflowId: row.workflow_id, organizationId: row.organization_id }).mediaStreamUrl,
+  )
 })
 afterEach(() => {
   fake.stop()
@@ -38,11 +52,15 @@ const closeCodeOf = async (url: string) => (await connectMedia(url).closed).code
 
 describe('admission', () => {
   test('a wrong token → 4401, an unknown run → 4404, another agent → 4400, a malformed path → 4400', async () => {
-    const [base, token] = [streamUrl.slice(0, streamUrl.lastIndexOf('/')), streamUrl.slice(streamUrl.lastIndexOf('/') + 1)]
+    const [base, token] = [
+      streamUrl.slice(0, streamUrl.lastIndexOf('/')),
+      streamUrl.slice(streamUrl.lastIndexOf('/') + 1),
+    ]
     expect(await closeCodeOf(`${base}/${'0'.repeat(64)}`)).toBe(4401)
     expect(await closeCodeOf(`${base.replace(/\/\d+$/, '/x')}/${token}`)).toBe(4400)
     const [, , workflowId, organizationId] = /\/ws\/(\d+)\/(\d+)\/(\d+)$/.exec(base)!.map(Number)
-    const forRun = (wf: number, run: number) => t.reach(callLinks(t.ctx, { runId: run, workflowId: wf, organizationId }).mediaStreamUrl)
+    const forRun = (wf: number, run: number) =>
+      t.reach(callLinks(t.ctx, { runId: run, workflowId: wf, organizationId }).mediaStreamUrl)
     expect(await closeCodeOf(forRun(workflowId, runId + 50))).toBe(4404)
     expect(await closeCodeOf(forRun(workflowId + 1, runId))).toBe(4400)
     expect(runRow(t, runId).state).toBe('initialized')

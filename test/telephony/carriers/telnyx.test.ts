@@ -1,7 +1,18 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { manualClock } from '../../../src/lib/clock'
 import type { AnsweredCall } from '../../../src/telephony/ari/call-session'
-import { createCarrierAgent, placeCarrierCall, startCarrierTest, stopCarrierTest, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
+import {
+  createCarrierAgent,
+  placeCarrierCall,
+  startCarrierTest,
+  stopCarrierTest,
+  latestRunId,
+  loggedStatuses,
+  runRow,
+  triggerCall,
+  untilRunCompleted,
+  type CarrierAgent,
+} from '../../support/fake-carriers/calls'
 import { PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeTelnyx, type FakeTelnyx, type TelnyxCallPlan } from '../../support/fake-carriers/telnyx'
 import { waitFor } from '../../support/wait'
@@ -20,7 +31,15 @@ beforeEach(async () => {
   ;({ t, fake, agent, streams, configurationId } = await startCarrierTest((app) => {
     const started = startFakeTelnyx({ reach: app.reach, now: () => app.ctx.clock.now(), plan: () => plan() })
     app.ctx.providerApis.telnyx = started.baseUrl
-    return { fake: started, config: { provider: 'telnyx', api_key: started.apiKey, connection_id: 'conn-42', webhook_public_key: started.publicKey } }
+    return {
+      fake: started,
+      config: {
+        provider: 'telnyx',
+        api_key: started.apiKey,
+        connection_id: 'conn-42',
+        webhook_public_key: started.publicKey,
+      },
+    }
   }))
 })
 afterEach(() => stopCarrierTest(t, fake))
@@ -33,16 +52,27 @@ describe('placing a call', () => {
     const dial = fake.requests.find((request) => request.path === '/v2/calls')!
     expect(dial.headers.get('authorization')).toBe(`Bearer ${fake.apiKey}`)
     expect(dial.body).toMatchObject({
-      connection_id: 'conn-42', to: '+14155550123', from: '+14155550100', timeout_secs: 30, time_limit_secs: 600,
-      webhook_url: `${PUBLIC_URL}/api/v1/telephony/telnyx/events/${runId}`, webhook_url_method: 'POST',
-      stream_track: 'inbound_track', stream_bidirectional_mode: 'rtp', stream_bidirectional_codec: 'PCMU',
+      connection_id: 'conn-42',
+      to: '+14155550123',
+      from: '+14155550100',
+      timeout_secs: 30,
+      time_limit_secs: 600,
+      webhook_url: `${PUBLIC_URL}/api/v1/telephony/telnyx/events/${runId}`,
+      webhook_url_method: 'POST',
+      stream_track: 'inbound_track',
+      stream_bidirectional_mode: 'rtp',
+      stream_bidirectional_codec: 'PCMU',
     })
-    expect(dial.body.stream_url).toMatch(new RegExp(`^wss://ringbase\\.example\\.com/api/v1/telephony/ws/${agent.id}/\\d+/${runId}/[0-9a-f]{64}$`))
+    expect(dial.body.stream_url).toMatch(
+      new RegExp(`^wss://ringbase\\.example\\.com/api/v1/telephony/ws/${agent.id}/\\d+/${runId}/[0-9a-f]{64}$`),
+    )
     expect(runRow(t, runId).provider_call_id).toBe('v3:call-1')
   })
 
   test('without the webhook public key no call is placed (its events could not be verified): 400', async () => {
-    await t.request('PUT', `/api/v1/organizations/telephony-configs/${configurationId}`, { body: { config: { webhook_public_key: null } } })
+    await t.request('PUT', `/api/v1/organizations/telephony-configs/${configurationId}`, {
+      body: { config: { webhook_public_key: null } },
+    })
     const response = await triggerCall(t, agent, '+14155550123')
     expect(response.status).toBe(400)
     expect(response.body.detail).toContain('webhook public key')
@@ -50,10 +80,14 @@ describe('placing a call', () => {
   })
 
   test("Telnyx's refusal is a 400 with its message, without the API key", async () => {
-    fake.failNext(422, { errors: [{ code: '10015', title: 'Invalid value', detail: `The 'to' number is invalid (key ${fake.apiKey})` }] })
+    fake.failNext(422, {
+      errors: [{ code: '10015', title: 'Invalid value', detail: `The 'to' number is invalid (key ${fake.apiKey})` }],
+    })
     const response = await triggerCall(t, agent, '+14155550123')
     expect(response.status).toBe(400)
-    expect(response.body.detail).toBe("Failed to initiate call: Telnyx refused to place the call (HTTP 422): The 'to' number is invalid (key ***)")
+    expect(response.body.detail).toBe(
+      "Failed to initiate call: Telnyx refused to place the call (HTTP 422): The 'to' number is invalid (key ***)",
+    )
   })
 
   test('hang-up and call state use the call control id', async () => {
@@ -114,12 +148,23 @@ describe('events settle the run', () => {
     const url = `${PUBLIC_URL}/api/v1/telephony/telnyx/events/${runId}`
     const busy = { call_control_id: 'v3:call-1', hangup_cause: 'user_busy' }
     const now = Math.floor(t.ctx.clock.now() / 1000)
-    expect((await fake.event(url, 'call.hangup', busy, { headers: { 'telnyx-signature-ed25519': '' } })).status).toBe(401)
-    expect((await fake.event(url, 'call.hangup', busy, { headers: { 'telnyx-signature-ed25519': Buffer.alloc(64).toString('base64') } })).status).toBe(403)
+    expect((await fake.event(url, 'call.hangup', busy, { headers: { 'telnyx-signature-ed25519': '' } })).status).toBe(
+      401,
+    )
+    expect(
+      (
+        await fake.event(url, 'call.hangup', busy, {
+          headers: { 'telnyx-signature-ed25519': Buffer.alloc(64).toString('base64') },
+        })
+      ).status,
+    ).toBe(403)
     expect((await fake.event(url, 'call.hangup', busy, { at: now - 301 })).status).toBe(403)
     expect((await fake.event(url, 'call.hangup', busy, { at: now + 301 })).status).toBe(403)
     // Signed for one timestamp, replayed under another.
-    expect((await fake.event(url, 'call.hangup', busy, { at: now - 10, headers: { 'telnyx-timestamp': String(now) } })).status).toBe(403)
+    expect(
+      (await fake.event(url, 'call.hangup', busy, { at: now - 10, headers: { 'telnyx-timestamp': String(now) } }))
+        .status,
+    ).toBe(403)
     expect(runRow(t, runId)).toMatchObject({ state: 'initialized', logs: {} })
     expect((await fake.event(url, 'call.hangup', busy, { at: now - 299 })).status).toBe(200)
     expect((await untilRunCompleted(t, runId)).disposition).toBe('busy')
@@ -128,15 +173,26 @@ describe('events settle the run', () => {
   test('a signed event of another call posted to this run is refused; replays and late events never reopen it', async () => {
     const runId = await placeCall()
     const url = `${PUBLIC_URL}/api/v1/telephony/telnyx/events/${runId}`
-    expect((await fake.event(url, 'call.hangup', { call_control_id: 'v3:someone-else', hangup_cause: 'user_busy' })).status).toBe(403)
+    expect(
+      (await fake.event(url, 'call.hangup', { call_control_id: 'v3:someone-else', hangup_cause: 'user_busy' })).status,
+    ).toBe(403)
     await fake.event(url, 'call.hangup', { call_control_id: 'v3:call-1', hangup_cause: 'timeout' })
     await untilRunCompleted(t, runId)
-    for (const [eventType, payload] of [['call.hangup', { hangup_cause: 'normal_clearing' }], ['call.answered', {}], ['call.initiated', {}]] as const) {
+    for (const [eventType, payload] of [
+      ['call.hangup', { hangup_cause: 'normal_clearing' }],
+      ['call.answered', {}],
+      ['call.initiated', {}],
+    ] as const) {
       expect((await fake.event(url, eventType, { call_control_id: 'v3:call-1', ...payload })).status).toBe(200)
     }
     const row = runRow(t, runId)
     expect(row).toMatchObject({ state: 'completed', disposition: 'no-answer' })
-    expect(loggedStatuses(row)).toEqual(['call.hangup:timeout', 'call.hangup:normal_clearing', 'call.answered', 'call.initiated'])
+    expect(loggedStatuses(row)).toEqual([
+      'call.hangup:timeout',
+      'call.hangup:normal_clearing',
+      'call.answered',
+      'call.initiated',
+    ])
   })
 })
 
@@ -156,7 +212,11 @@ describe('inbound calls', () => {
     expect(call.commands).toEqual(['answer'])
     const answer = fake.requests.find((request) => request.path.endsWith('/actions/answer'))!
     const runId = latestRunId(t)
-    expect(answer.body).toMatchObject({ stream_track: 'inbound_track', stream_bidirectional_mode: 'rtp', stream_bidirectional_codec: 'PCMU' })
+    expect(answer.body).toMatchObject({
+      stream_track: 'inbound_track',
+      stream_bidirectional_mode: 'rtp',
+      stream_bidirectional_codec: 'PCMU',
+    })
     expect(answer.body.stream_url).toContain(`/${runId}/`)
     await fake.idle()
     const row = await untilRunCompleted(t, runId)

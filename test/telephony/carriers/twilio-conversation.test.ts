@@ -50,32 +50,47 @@ test('the caller hears the greeting, is heard and answered, hangs up; the run ha
   t.ctx.providerApis.twilio = fake.baseUrl
   await createCarrierLine(t, { provider: 'twilio', account_sid: fake.accountSid, auth_token: fake.authToken })
   const triggerPath = crypto.randomUUID()
-  const agent = (await t.request('POST', '/api/v1/workflow/create/definition', {
-    body: {
-      name: 'Ava',
-      workflow_definition: {
-        nodes: [
-          { id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', greeting: GREETING, prompt: 'Help the caller book a table.' } },
-          { id: '2', type: 'endCall', position: { x: 200, y: 0 }, data: { name: 'End', prompt: 'Say goodbye.' } },
-          { id: '3', type: 'trigger', position: { x: 0, y: 200 }, data: { name: 'API', trigger_path: triggerPath } },
-        ],
-        edges: [{ id: '1-2', source: '1', target: '2', data: { label: 'Done', condition: 'The caller is done' } }],
+  const agent = (
+    await t.request('POST', '/api/v1/workflow/create/definition', {
+      body: {
+        name: 'Ava',
+        workflow_definition: {
+          nodes: [
+            {
+              id: '1',
+              type: 'startCall',
+              position: { x: 0, y: 0 },
+              data: { name: 'Start', greeting: GREETING, prompt: 'Help the caller book a table.' },
+            },
+            { id: '2', type: 'endCall', position: { x: 200, y: 0 }, data: { name: 'End', prompt: 'Say goodbye.' } },
+            { id: '3', type: 'trigger', position: { x: 0, y: 200 }, data: { name: 'API', trigger_path: triggerPath } },
+          ],
+          edges: [{ id: '1-2', source: '1', target: '2', data: { label: 'Done', condition: 'The caller is done' } }],
+        },
       },
-    },
-  })).body
-  const started = await t.request('POST', `/api/v1/public/agent/${triggerPath}`, { body: { phone_number: '+14155550123' } })
+    })
+  ).body
+  const started = await t.request('POST', `/api/v1/public/agent/${triggerPath}`, {
+    body: { phone_number: '+14155550123' },
+  })
   expect(started.status, started.text).toBe(200)
   const runId = started.body.workflow_run_id
 
   const detail = async () => (await t.request('GET', `/api/v1/workflow/${agent.id}/runs/${runId}`)).body
-  await waitFor('run completed and its conversation written', async () => {
-    const run = await detail()
-    return run.is_completed && run.transcript_url !== null && run.logs.voice !== undefined
-  }, 30_000)
+  await waitFor(
+    'run completed and its conversation written',
+    async () => {
+      const run = await detail()
+      return run.is_completed && run.transcript_url !== null && run.logs.voice !== undefined
+    },
+    30_000,
+  )
   const run = await detail()
   expect(speechRequests()).toEqual([GREETING, 'Of course.', 'Which time suits you?'])
   expect(run.logs.transcript.map((turn: { role: string; text: string }) => [turn.role, turn.text])).toEqual([
-    ['agent', GREETING], ['user', 'Can I book a table for two tonight?'], ['agent', 'Of course. Which time suits you?'],
+    ['agent', GREETING],
+    ['user', 'Can I book a table for two tonight?'],
+    ['agent', 'Of course. Which time suits you?'],
   ])
   expect(run.usage_info.call_duration_seconds).toBe(6)
   expect(run.logs.telephony).toMatchObject({ outcome: 'completed', provider_status: 'completed' })

@@ -34,7 +34,9 @@ test('an audio greeting reaches the Twilio stream byte for byte, with no speech 
       talk: async (media) => {
         const caller = twilioCaller(media)
         await waitFor('the greeting played', () => caller.marks() >= 1, 10_000)
-        const payloads = media.texts.filter((message) => message?.event === 'media').map((message) => Buffer.from(message.media.payload, 'base64'))
+        const payloads = media.texts
+          .filter((message) => message?.event === 'media')
+          .map((message) => Buffer.from(message.media.payload, 'base64'))
         heard = new Uint8Array(Buffer.concat(payloads))
         caller.stop()
       },
@@ -43,28 +45,48 @@ test('an audio greeting reaches the Twilio stream byte for byte, with no speech 
   t.ctx.providerApis.twilio = fake.baseUrl
   await createCarrierLine(t, { provider: 'twilio', account_sid: fake.accountSid, auth_token: fake.authToken })
   const triggerPath = crypto.randomUUID()
-  const agent = (await t.request('POST', '/api/v1/workflow/create/definition', {
-    body: {
-      name: 'Ava',
-      workflow_definition: {
-        nodes: [
-          { id: '1', type: 'startCall', position: { x: 0, y: 0 }, data: { name: 'Start', greeting_type: 'audio', greeting_recording_id: 'welcome', prompt: 'Help the caller.' } },
-          { id: '3', type: 'trigger', position: { x: 0, y: 200 }, data: { name: 'API', trigger_path: triggerPath } },
-        ],
-        edges: [],
+  const agent = (
+    await t.request('POST', '/api/v1/workflow/create/definition', {
+      body: {
+        name: 'Ava',
+        workflow_definition: {
+          nodes: [
+            {
+              id: '1',
+              type: 'startCall',
+              position: { x: 0, y: 0 },
+              data: {
+                name: 'Start',
+                greeting_type: 'audio',
+                greeting_recording_id: 'welcome',
+                prompt: 'Help the caller.',
+              },
+            },
+            { id: '3', type: 'trigger', position: { x: 0, y: 200 }, data: { name: 'API', trigger_path: triggerPath } },
+          ],
+          edges: [],
+        },
       },
-    },
-  })).body
-  const started = await t.request('POST', `/api/v1/public/agent/${triggerPath}`, { body: { phone_number: '+14155550123' } })
+    })
+  ).body
+  const started = await t.request('POST', `/api/v1/public/agent/${triggerPath}`, {
+    body: { phone_number: '+14155550123' },
+  })
   expect(started.status, started.text).toBe(200)
   const runId = started.body.workflow_run_id
   const detail = async () => (await t.request('GET', `/api/v1/workflow/${agent.id}/runs/${runId}`)).body
-  await waitFor('run completed and its conversation written', async () => {
-    const run = await detail()
-    return run.is_completed && run.transcript_url !== null && run.logs.voice !== undefined
-  }, 30_000)
+  await waitFor(
+    'run completed and its conversation written',
+    async () => {
+      const run = await detail()
+      return run.is_completed && run.transcript_url !== null && run.logs.voice !== undefined
+    },
+    30_000,
+  )
   const expected = new Uint8Array(wav.subarray(44))
   expect(heard.subarray(0, expected.length)).toEqual(expected)
   expect(models.requestsTo('/audio/speech')).toEqual([])
-  expect((await detail()).logs.transcript.map((turn: { role: string; text: string }) => [turn.role, turn.text])).toEqual([['agent', 'Welcome to Acme.']])
+  expect(
+    (await detail()).logs.transcript.map((turn: { role: string; text: string }) => [turn.role, turn.text]),
+  ).toEqual([['agent', 'Welcome to Acme.']])
 }, 40_000)

@@ -1,7 +1,18 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import type { AnsweredCall } from '../../../src/telephony/ari/call-session'
-import { createCarrierAgent, placeCarrierCall, startCarrierTest, stopCarrierTest, latestRunId, loggedStatuses, runRow, triggerCall, untilRunCompleted, type CarrierAgent } from '../../support/fake-carriers/calls'
+import {
+  createCarrierAgent,
+  placeCarrierCall,
+  startCarrierTest,
+  stopCarrierTest,
+  latestRunId,
+  loggedStatuses,
+  runRow,
+  triggerCall,
+  untilRunCompleted,
+  type CarrierAgent,
+} from '../../support/fake-carriers/calls'
 import { PUBLIC_URL, type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeVonage, vonageConfig, type FakeVonage, type VonageCallPlan } from '../../support/fake-carriers/vonage'
 import { waitFor } from '../../support/wait'
@@ -31,21 +42,31 @@ describe('placing a call', () => {
   test('POST /v1/calls with the application JWT, numbers without +, our answer and event URLs and the timers', async () => {
     const runId = await placeCall()
     expect(fake.requests[0].body).toEqual({
-      to: [{ type: 'phone', number: '14155550123' }], from: { type: 'phone', number: '14155550100' },
-      answer_url: [`${PUBLIC_URL}/api/v1/telephony/vonage/answer/${runId}`], answer_method: 'POST',
-      event_url: [`${PUBLIC_URL}/api/v1/telephony/vonage/events/${runId}`], event_method: 'POST',
-      ringing_timer: 30, length_timer: 600,
+      to: [{ type: 'phone', number: '14155550123' }],
+      from: { type: 'phone', number: '14155550100' },
+      answer_url: [`${PUBLIC_URL}/api/v1/telephony/vonage/answer/${runId}`],
+      answer_method: 'POST',
+      event_url: [`${PUBLIC_URL}/api/v1/telephony/vonage/events/${runId}`],
+      event_method: 'POST',
+      ringing_timer: 30,
+      length_timer: 600,
     })
     expect(runRow(t, runId).provider_call_id).toBe('vonage-call-1')
     const provider = t.ctx.telephony.providerFor('vonage')!
     expect(await provider.callState(configurationId, runRow(t, runId).call_id!)).toBe('alive')
     await provider.hangup(configurationId, runRow(t, runId).call_id!)
-    expect(fake.requests.at(-1)).toMatchObject({ method: 'PUT', path: '/v1/calls/vonage-call-1', body: { action: 'hangup' } })
+    expect(fake.requests.at(-1)).toMatchObject({
+      method: 'PUT',
+      path: '/v1/calls/vonage-call-1',
+      body: { action: 'hangup' },
+    })
     expect((await untilRunCompleted(t, runId)).disposition).toBe('canceled')
   })
 
   test('without a signature secret no call is placed: 400', async () => {
-    await t.request('PUT', `/api/v1/organizations/telephony-configs/${configurationId}`, { body: { config: { signature_secret: null } } })
+    await t.request('PUT', `/api/v1/organizations/telephony-configs/${configurationId}`, {
+      body: { config: { signature_secret: null } },
+    })
     const response = await triggerCall(t, agent, '+14155550123')
     expect(response.status).toBe(400)
     expect(response.body.detail).toContain('signature secret')
@@ -69,7 +90,8 @@ describe('events settle the run', () => {
 
   test('answered: the NCCO connects a 16 kHz L16 WebSocket; completed carries the duration', async () => {
     plan = () => ({
-      outcome: 'answered', durationSeconds: 21,
+      outcome: 'answered',
+      durationSeconds: 21,
       talk: async (media) => {
         await waitFor('stream admitted', () => streams.length === 1)
         const heard: number[] = []
@@ -84,7 +106,19 @@ describe('events settle the run', () => {
     const runId = await placeCall()
     await fake.idle()
     const [call] = fake.calls.values()
-    expect(call.ncco).toEqual([{ action: 'connect', endpoint: [{ type: 'websocket', uri: expect.stringMatching(/^wss:\/\/ringbase\.example\.com\/api\/v1\/telephony\/ws\//), 'content-type': 'audio/l16;rate=16000', headers: {} }] }])
+    expect(call.ncco).toEqual([
+      {
+        action: 'connect',
+        endpoint: [
+          {
+            type: 'websocket',
+            uri: expect.stringMatching(/^wss:\/\/ringbase\.example\.com\/api\/v1\/telephony\/ws\//),
+            'content-type': 'audio/l16;rate=16000',
+            headers: {},
+          },
+        ],
+      },
+    ])
     const row = await untilRunCompleted(t, runId)
     expect(row).toMatchObject({ disposition: 'completed', call_duration_seconds: 21 })
   })
@@ -110,7 +144,9 @@ describe('events settle the run', () => {
       fake.webhookToken({ payload_hash: hash }, 'wrong-secret'),
       fake.webhookToken({ payload_hash: hash, api_key: 'someone-else' }),
       fake.webhookToken({ payload_hash: hash, application_id: 'another-app' }),
-      fake.webhookToken({ payload_hash: createHash('sha256').update('{"uuid":"vonage-call-1","status":"completed"}').digest('hex') }),
+      fake.webhookToken({
+        payload_hash: createHash('sha256').update('{"uuid":"vonage-call-1","status":"completed"}').digest('hex'),
+      }),
       fake.webhookToken({ payload_hash: hash, iss: 'Someone' }),
       // A token without payload_hash (as on a GET answer URL) replayed with a body.
       fake.webhookToken({}),
@@ -132,11 +168,20 @@ describe('inbound calls', () => {
     await t.request('POST', `/api/v1/organizations/telephony-configs/${configurationId}/phone-numbers`, {
       body: { address: '+14155550199', inbound_workflow_id: inbound.id },
     })
-    const answer = (to: string, uuid: string) => fetch(t.reach(`${PUBLIC_URL}/api/v1/telephony/vonage/inbound?to=${to}&from=447700900123&uuid=${uuid}&conversation_uuid=CON-1`), {
-      headers: { authorization: `Bearer ${fake.webhookToken({})}` },
-    })
+    const answer = (to: string, uuid: string) =>
+      fetch(
+        t.reach(
+          `${PUBLIC_URL}/api/v1/telephony/vonage/inbound?to=${to}&from=447700900123&uuid=${uuid}&conversation_uuid=CON-1`,
+        ),
+        {
+          headers: { authorization: `Bearer ${fake.webhookToken({})}` },
+        },
+      )
     const accepted: any = await (await answer('14155550199', 'in-1')).json()
-    expect(accepted[0]).toMatchObject({ action: 'connect', endpoint: [{ type: 'websocket', 'content-type': 'audio/l16;rate=16000' }] })
+    expect(accepted[0]).toMatchObject({
+      action: 'connect',
+      endpoint: [{ type: 'websocket', 'content-type': 'audio/l16;rate=16000' }],
+    })
     expect(runRow(t, latestRunId(t))).toMatchObject({ call_type: 'inbound', provider_call_id: 'in-1' })
     const before = latestRunId(t)
     expect(await (await answer('14155550111', 'in-2')).json()).toEqual([])

@@ -2,8 +2,18 @@ import { describe, expect, test } from 'bun:test'
 import type { TObject, TSchema } from '@sinclair/typebox'
 import { Kind } from '@sinclair/typebox'
 import {
-  PROVIDER_NAMES, PROVIDERS, applyDefaults, createCredentials, isProviderName, providerMetadata, sensitivePaths,
-  setupChecklist, validateConfig, validatePartialUpdate, type ProviderName, type ValidatedConfig,
+  PROVIDER_NAMES,
+  PROVIDERS,
+  applyDefaults,
+  createCredentials,
+  isProviderName,
+  providerMetadata,
+  sensitivePaths,
+  setupChecklist,
+  validateConfig,
+  validatePartialUpdate,
+  type ProviderName,
+  type ValidatedConfig,
 } from '../../../src/telephony/config/providers'
 import { maskSecret } from '../../../src/lib/mask'
 import { mergeUpdate } from '../../../src/telephony/config/configurations'
@@ -18,10 +28,20 @@ const agentApi = { url: 'https://dialer.example.com/agc/api.php', username: 'age
 
 const CASES: Record<ProviderName, Case> = {
   ari: {
-    valid: { provider: 'ari', ari_endpoint: 'http://pbx.example.com:8088', app_name: 'ringbase', app_password: 'ari-secret' },
+    valid: {
+      provider: 'ari',
+      ari_endpoint: 'http://pbx.example.com:8088',
+      app_name: 'ringbase',
+      app_password: 'ari-secret',
+    },
     stored: {
-      ari_endpoint: 'http://pbx.example.com:8088', app_name: 'ringbase', app_password: 'ari-secret',
-      ws_client_name: '', dial_string_template: 'PJSIP/{number}', allow_raw_dial_strings: false, external_pbx: null,
+      ari_endpoint: 'http://pbx.example.com:8088',
+      app_name: 'ringbase',
+      app_password: 'ari-secret',
+      ws_client_name: '',
+      dial_string_template: 'PJSIP/{number}',
+      allow_raw_dial_strings: false,
+      external_pbx: null,
     },
     required: ['ari_endpoint', 'app_name', 'app_password'],
   },
@@ -32,7 +52,12 @@ const CASES: Record<ProviderName, Case> = {
   },
   exotel: {
     valid: { provider: 'exotel', account_sid: 'acme1', api_key: 'key-1234', api_token: 'token-5678' },
-    stored: { account_sid: 'acme1', api_key: 'key-1234', api_token: 'token-5678', api_base_url: 'https://api.in.exotel.com' },
+    stored: {
+      account_sid: 'acme1',
+      api_key: 'key-1234',
+      api_token: 'token-5678',
+      api_base_url: 'https://api.in.exotel.com',
+    },
     required: ['account_sid', 'api_key', 'api_token'],
   },
   plivo: {
@@ -56,8 +81,20 @@ const CASES: Record<ProviderName, Case> = {
     required: ['auth_id', 'auth_token'],
   },
   vonage: {
-    valid: { provider: 'vonage', api_key: 'vkey1234', api_secret: 'vsecret99', application_id: 'app-1', private_key: '-----BEGIN PRIVATE KEY-----x' },
-    stored: { api_key: 'vkey1234', api_secret: 'vsecret99', application_id: 'app-1', private_key: '-----BEGIN PRIVATE KEY-----x', signature_secret: null },
+    valid: {
+      provider: 'vonage',
+      api_key: 'vkey1234',
+      api_secret: 'vsecret99',
+      application_id: 'app-1',
+      private_key: '-----BEGIN PRIVATE KEY-----x',
+    },
+    stored: {
+      api_key: 'vkey1234',
+      api_secret: 'vsecret99',
+      application_id: 'app-1',
+      private_key: '-----BEGIN PRIVATE KEY-----x',
+      signature_secret: null,
+    },
     required: ['api_key', 'api_secret', 'application_id', 'private_key'],
   },
   whatsapp: {
@@ -117,10 +154,15 @@ describe('create validation', () => {
   })
 
   test('a config without provider is union_tag_not_found', () => {
-    expect(validateConfig({ account_sid: 'AC1' })).toEqual([{
-      type: 'union_tag_not_found', loc: LOC, msg: "Unable to extract tag using discriminator 'provider'",
-      input: { account_sid: 'AC1' }, ctx: { discriminator: "'provider'" },
-    }])
+    expect(validateConfig({ account_sid: 'AC1' })).toEqual([
+      {
+        type: 'union_tag_not_found',
+        loc: LOC,
+        msg: "Unable to extract tag using discriminator 'provider'",
+        input: { account_sid: 'AC1' },
+        ctx: { discriminator: "'provider'" },
+      },
+    ])
   })
 
   test('a config that is not an object is model_attributes_type', () => {
@@ -129,21 +171,28 @@ describe('create validation', () => {
 
   test('whatsapp rejects empty strings', () => {
     const items = validateConfig({ provider: 'whatsapp', access_token: '', waba_id: '', app_secret: '' })
-    expect(items).toEqual(['access_token', 'waba_id', 'app_secret'].map((field) => ({
-      type: 'string_too_short', loc: [...LOC, 'whatsapp', field], msg: 'String should have at least 1 character',
-      input: '', ctx: { min_length: 1 },
-    })))
+    expect(items).toEqual(
+      ['access_token', 'waba_id', 'app_secret'].map((field) => ({
+        type: 'string_too_short',
+        loc: [...LOC, 'whatsapp', field],
+        msg: 'String should have at least 1 character',
+        input: '',
+        ctx: { min_length: 1 },
+      })),
+    )
   })
 
   test('ari: ari_endpoint must be an http(s) URL', () => {
     expect(validateConfig({ ...CASES.ari.valid, ari_endpoint: 'pbx:8088' })[0]).toMatchObject({
-      type: 'string_pattern_mismatch', loc: [...LOC, 'ari', 'ari_endpoint'],
+      type: 'string_pattern_mismatch',
+      loc: [...LOC, 'ari', 'ari_endpoint'],
     })
   })
 
   test('ari: dial_string_template must contain {number}', () => {
     expect(validateConfig({ ...CASES.ari.valid, dial_string_template: 'PJSIP/100' })[0]).toMatchObject({
-      type: 'string_pattern_mismatch', loc: [...LOC, 'ari', 'dial_string_template'],
+      type: 'string_pattern_mismatch',
+      loc: [...LOC, 'ari', 'dial_string_template'],
     })
     expect(validateConfig({ ...CASES.ari.valid, dial_string_template: 'Local/{number}@from-internal' })).toEqual([])
   })
@@ -152,18 +201,33 @@ describe('create validation', () => {
     const config = ariWithPbx({ agent_api: agentApi })
     expect(validateConfig(config)).toEqual([])
     expect(applyDefaults(config).external_pbx).toEqual({
-      type: 'vicidial', agent_api: { ...agentApi, source: 'ringbase' }, non_agent_api: null, timeout_seconds: 8,
+      type: 'vicidial',
+      agent_api: { ...agentApi, source: 'ringbase' },
+      non_agent_api: null,
+      timeout_seconds: 8,
     })
   })
 
   test('ari: external_pbx timeout must be 1 to 30', () => {
     const loc = [...LOC, 'ari', 'external_pbx', 'timeout_seconds']
-    expect(validateConfig(ariWithPbx({ agent_api: agentApi, timeout_seconds: 0 }))).toEqual([{
-      type: 'greater_than_equal', loc, msg: 'Input should be greater than or equal to 1', input: 0, ctx: { ge: 1 },
-    }])
-    expect(validateConfig(ariWithPbx({ agent_api: agentApi, timeout_seconds: 31 }))).toEqual([{
-      type: 'less_than_equal', loc, msg: 'Input should be less than or equal to 30', input: 31, ctx: { le: 30 },
-    }])
+    expect(validateConfig(ariWithPbx({ agent_api: agentApi, timeout_seconds: 0 }))).toEqual([
+      {
+        type: 'greater_than_equal',
+        loc,
+        msg: 'Input should be greater than or equal to 1',
+        input: 0,
+        ctx: { ge: 1 },
+      },
+    ])
+    expect(validateConfig(ariWithPbx({ agent_api: agentApi, timeout_seconds: 31 }))).toEqual([
+      {
+        type: 'less_than_equal',
+        loc,
+        msg: 'Input should be less than or equal to 30',
+        input: 31,
+        ctx: { le: 30 },
+      },
+    ])
     expect(validateConfig(ariWithPbx({ agent_api: agentApi, timeout_seconds: 2.5 }))[0].type).toBe('int_from_float')
     expect(validateConfig(ariWithPbx({ agent_api: agentApi, timeout_seconds: 30 }))).toEqual([])
   })
@@ -174,28 +238,39 @@ describe('create validation', () => {
     ])
     const items = validateConfig(ariWithPbx({ agent_api: { url: 'ftp://dialer', username: '', password: 1 } }))
     expect(items.map((item) => [item.type, item.loc.at(-1)])).toEqual([
-      ['string_pattern_mismatch', 'url'], ['string_too_short', 'username'], ['string_type', 'password'],
+      ['string_pattern_mismatch', 'url'],
+      ['string_too_short', 'username'],
+      ['string_type', 'password'],
     ])
   })
 
   test('ari: external_pbx type is the vicidial constant', () => {
     expect(validateConfig(ariWithPbx({ type: 'other', agent_api: agentApi }))[0]).toMatchObject({
-      type: 'literal_error', loc: [...LOC, 'ari', 'external_pbx', 'type'], msg: "Input should be 'vicidial'",
+      type: 'literal_error',
+      loc: [...LOC, 'ari', 'external_pbx', 'type'],
+      msg: "Input should be 'vicidial'",
     })
   })
 
   test('ari: non_agent_api needs url, username and password together; an empty url turns it off', () => {
-    const partial = ariWithPbx({ agent_api: agentApi, non_agent_api: { url: 'https://dialer/non_agent_api.php', username: 'admin' } })
-    expect(validateConfig(partial)).toEqual([expect.objectContaining({
-      type: 'value_error', loc: [...LOC, 'ari', 'external_pbx', 'non_agent_api'],
-    })])
+    const partial = ariWithPbx({
+      agent_api: agentApi,
+      non_agent_api: { url: 'https://dialer/non_agent_api.php', username: 'admin' },
+    })
+    expect(validateConfig(partial)).toEqual([
+      expect.objectContaining({
+        type: 'value_error',
+        loc: [...LOC, 'ari', 'external_pbx', 'non_agent_api'],
+      }),
+    ])
     const disabled = ariWithPbx({ agent_api: agentApi, non_agent_api: { url: '', username: 'admin' } })
     expect(validateConfig(disabled)).toEqual([])
     expect((applyDefaults(disabled).external_pbx as Record<string, unknown>).non_agent_api).toBeNull()
   })
 
   test('cloudonix domain_id is normalised', () => {
-    const stored = (domain: string) => applyDefaults({ provider: 'cloudonix', bearer_token: 't', domain_id: domain }).domain_id
+    const stored = (domain: string) =>
+      applyDefaults({ provider: 'cloudonix', bearer_token: 't', domain_id: domain }).domain_id
     expect(stored('  Acme. ')).toBe('acme.cloudonix.net')
     expect(stored('Sip.Example.COM.')).toBe('sip.example.com')
   })
@@ -204,7 +279,8 @@ describe('create validation', () => {
     expect(validateConfig({ ...CASES.exotel.valid, api_base_url: 'https://api.exotel.com' })).toEqual([])
     expect(validateConfig({ ...CASES.exotel.valid, api_base_url: 'exotel' })[0].type).toBe('string_pattern_mismatch')
     expect(validateConfig({ ...CASES.exotel.valid, from_numbers: 'x' })[0]).toMatchObject({
-      type: 'list_type', loc: [...LOC, 'exotel', 'from_numbers'],
+      type: 'list_type',
+      loc: [...LOC, 'exotel', 'from_numbers'],
     })
   })
 
@@ -241,13 +317,19 @@ describe('partial update', () => {
 
   test('validation applies the variant rules to the fields sent', () => {
     expect(validatePartialUpdate({ access_token: '' }, 'whatsapp')[0]).toMatchObject({
-      type: 'string_too_short', loc: [...LOC, 'whatsapp', 'access_token'],
+      type: 'string_too_short',
+      loc: [...LOC, 'whatsapp', 'access_token'],
     })
-    expect(validatePartialUpdate({ external_pbx: { agent_api: agentApi, timeout_seconds: 0 } }, 'ari')[0]).toMatchObject({
-      type: 'greater_than_equal', loc: [...LOC, 'ari', 'external_pbx', 'timeout_seconds'],
+    expect(
+      validatePartialUpdate({ external_pbx: { agent_api: agentApi, timeout_seconds: 0 } }, 'ari')[0],
+    ).toMatchObject({
+      type: 'greater_than_equal',
+      loc: [...LOC, 'ari', 'external_pbx', 'timeout_seconds'],
     })
-    expect(validatePartialUpdate({ external_pbx: { agent_api: agentApi, non_agent_api: { url: 'https://d/n' } } }, 'ari')[0].type)
-      .toBe('value_error')
+    expect(
+      validatePartialUpdate({ external_pbx: { agent_api: agentApi, non_agent_api: { url: 'https://d/n' } } }, 'ari')[0]
+        .type,
+    ).toBe('value_error')
   })
 
   test('an unknown provider is union_tag_invalid; another known one is left to the caller', () => {
@@ -257,7 +339,10 @@ describe('partial update', () => {
 
   test('only the fields sent change', () => {
     const stored = { ...CASES.vonage.stored, signature_secret: 'sig-secret-1' }
-    expect(mergeUpdate('vonage', stored, { api_secret: 'rotated-secret' })).toEqual({ ...stored, api_secret: 'rotated-secret' })
+    expect(mergeUpdate('vonage', stored, { api_secret: 'rotated-secret' })).toEqual({
+      ...stored,
+      api_secret: 'rotated-secret',
+    })
     expect(mergeUpdate('vonage', stored, {})).toEqual(stored)
   })
 
@@ -268,9 +353,16 @@ describe('partial update', () => {
 
   test('a re-sent masked value keeps the stored secret; a new value replaces it', () => {
     const stored = CASES.twilio.stored
-    const masked = { provider: 'twilio', account_sid: maskSecret('AC0123456789'), auth_token: maskSecret('twilio-token') }
+    const masked = {
+      provider: 'twilio',
+      account_sid: maskSecret('AC0123456789'),
+      auth_token: maskSecret('twilio-token'),
+    }
     expect(mergeUpdate('twilio', stored, masked)).toEqual(stored)
-    expect(mergeUpdate('twilio', stored, { ...masked, auth_token: 'new-token' })).toEqual({ ...stored, auth_token: 'new-token' })
+    expect(mergeUpdate('twilio', stored, { ...masked, auth_token: 'new-token' })).toEqual({
+      ...stored,
+      auth_token: 'new-token',
+    })
   })
 
   test('a whole GET body sent back unchanged changes nothing, nested secrets included', () => {
@@ -278,8 +370,15 @@ describe('partial update', () => {
       ...CASES.ari.stored,
       stasis_app_name: 'ringbase_0123456789ab',
       external_pbx: {
-        type: 'vicidial', agent_api: { ...agentApi, source: 'ringbase' }, timeout_seconds: 8,
-        non_agent_api: { url: 'https://dialer/non_agent_api.php', username: 'admin', password: 'admin-pass', source: 'ringbase' },
+        type: 'vicidial',
+        agent_api: { ...agentApi, source: 'ringbase' },
+        timeout_seconds: 8,
+        non_agent_api: {
+          url: 'https://dialer/non_agent_api.php',
+          username: 'admin',
+          password: 'admin-pass',
+          source: 'ringbase',
+        },
       },
     }
     const shown = structuredClone(stored)
@@ -291,10 +390,14 @@ describe('partial update', () => {
 
   test('server-managed fields are carried forward and never read from the request', () => {
     const ari = { ...CASES.ari.stored, stasis_app_name: 'ringbase_0123456789ab' }
-    expect(mergeUpdate('ari', ari, { stasis_app_name: 'evil', app_name: 'new-user' }))
-      .toEqual({ ...ari, app_name: 'new-user' })
+    expect(mergeUpdate('ari', ari, { stasis_app_name: 'evil', app_name: 'new-user' })).toEqual({
+      ...ari,
+      app_name: 'new-user',
+    })
     const whatsapp = { ...CASES.whatsapp.stored, webhook_verify_token: 'f'.repeat(32) }
-    expect(mergeUpdate('whatsapp', whatsapp, { webhook_verify_token: 'mine' }).webhook_verify_token).toBe('f'.repeat(32))
+    expect(mergeUpdate('whatsapp', whatsapp, { webhook_verify_token: 'mine' }).webhook_verify_token).toBe(
+      'f'.repeat(32),
+    )
   })
 
   test('a legacy ARI row without a Stasis app name does not get one on update', () => {
@@ -303,19 +406,41 @@ describe('partial update', () => {
 
   test('cloudonix ids bound to the domain are dropped when the domain changes', () => {
     const stored: Record<string, any> = {
-      ...CASES.cloudonix.stored, domain_id: 'acme.cloudonix.net', application_name: 'app-1',
-      domain_uuid: 'uuid-1', application_id: 'app-id', application_uuid: 'app-uuid',
+      ...CASES.cloudonix.stored,
+      domain_id: 'acme.cloudonix.net',
+      application_name: 'app-1',
+      domain_uuid: 'uuid-1',
+      application_id: 'app-id',
+      application_uuid: 'app-uuid',
     }
     expect(mergeUpdate('cloudonix', stored, { domain_id: 'ACME' })).toEqual(stored)
     expect(mergeUpdate('cloudonix', stored, { domain_id: 'other' })).toEqual({
-      bearer_token: stored.bearer_token, domain_id: 'other.cloudonix.net', application_name: 'app-1',
+      bearer_token: stored.bearer_token,
+      domain_id: 'other.cloudonix.net',
+      application_name: 'app-1',
     })
   })
 
   test('external_pbx is replaced as a whole and can be removed', () => {
-    const stored = { ...CASES.ari.stored, external_pbx: { type: 'vicidial', agent_api: { ...agentApi, source: 'ringbase' }, non_agent_api: null, timeout_seconds: 8 } }
-    expect(mergeUpdate('ari', stored, { external_pbx: { agent_api: { ...agentApi, password: 'other' }, timeout_seconds: 12 } }).external_pbx)
-      .toEqual({ type: 'vicidial', agent_api: { ...agentApi, password: 'other', source: 'ringbase' }, non_agent_api: null, timeout_seconds: 12 })
+    const stored = {
+      ...CASES.ari.stored,
+      external_pbx: {
+        type: 'vicidial',
+        agent_api: { ...agentApi, source: 'ringbase' },
+        non_agent_api: null,
+        timeout_seconds: 8,
+      },
+    }
+    expect(
+      mergeUpdate('ari', stored, {
+        external_pbx: { agent_api: { ...agentApi, password: 'other' }, timeout_seconds: 12 },
+      }).external_pbx,
+    ).toEqual({
+      type: 'vicidial',
+      agent_api: { ...agentApi, password: 'other', source: 'ringbase' },
+      non_agent_api: null,
+      timeout_seconds: 12,
+    })
     expect(mergeUpdate('ari', stored, { external_pbx: null }).external_pbx).toBeNull()
   })
 })
@@ -323,9 +448,12 @@ describe('partial update', () => {
 /** Dotted paths of every leaf of a request schema. */
 function leafPaths(schema: TObject, prefix = ''): string[] {
   return Object.entries(schema.properties).flatMap(([key, property]: [string, TSchema]) => {
-    const objectSchema = property[Kind] === 'Object'
-      ? property
-      : property[Kind] === 'Union' ? (property.anyOf as TSchema[]).find((branch) => branch[Kind] === 'Object') : undefined
+    const objectSchema =
+      property[Kind] === 'Object'
+        ? property
+        : property[Kind] === 'Union'
+          ? (property.anyOf as TSchema[]).find((branch) => branch[Kind] === 'Object')
+          : undefined
     return objectSchema ? leafPaths(objectSchema as TObject, `${prefix}${key}.`) : [`${prefix}${key}`]
   })
 }
@@ -341,7 +469,8 @@ describe('provider metadata', () => {
   test('supports_call_transfer: Asterisk, and the carriers whose driver can transfer', () => {
     const transferring = providers.filter((entry) => entry.supports_call_transfer).map((entry) => entry.provider)
     expect(transferring).toEqual(['ari', 'plivo', 'telnyx', 'twilio', 'vobiz', 'vonage'])
-    for (const [name, driver] of Object.entries(CARRIERS)) expect(driver.transfer !== undefined).toBe(PROVIDERS[name as ProviderName].supportsCallTransfer)
+    for (const [name, driver] of Object.entries(CARRIERS))
+      expect(driver.transfer !== undefined).toBe(PROVIDERS[name as ProviderName].supportsCallTransfer)
   })
 
   for (const provider of PROVIDER_NAMES) {
@@ -357,30 +486,47 @@ describe('provider metadata', () => {
       expect(names).toEqual(expect.arrayContaining(requestFields))
       expect(new Set(names).size).toBe(names.length)
       for (const field of entry.fields) {
-        expect(['text', 'password', 'textarea', 'string-array', 'number', 'boolean', 'select', 'readonly']).toContain(field.type)
+        expect(['text', 'password', 'textarea', 'string-array', 'number', 'boolean', 'select', 'readonly']).toContain(
+          field.type,
+        )
         expect(field.required).toBe(CASES[provider].required.includes(field.name))
         expect(field.sensitive).toBe(sensitivePaths(provider).includes(field.name))
-        if (field.type === 'readonly') expect(PROVIDERS[provider].serverManaged.map((managed) => managed.name)).toContain(field.name)
+        if (field.type === 'readonly')
+          expect(PROVIDERS[provider].serverManaged.map((managed) => managed.name)).toContain(field.name)
         else expect(requestFields).toContain(field.name)
       }
-      expect(Object.keys(entry).sort()).toEqual(['connectivity', 'display_name', 'docs_url', 'fields', 'provider', 'supports_call_transfer'])
+      expect(Object.keys(entry).sort()).toEqual([
+        'connectivity',
+        'display_name',
+        'docs_url',
+        'fields',
+        'provider',
+        'supports_call_transfer',
+      ])
     })
   }
 
   test('sensitive fields follow the contract', () => {
     expect(sensitivePaths('ari')).toEqual([
-      'app_password', 'external_pbx.agent_api.username', 'external_pbx.agent_api.password',
-      'external_pbx.non_agent_api.username', 'external_pbx.non_agent_api.password',
+      'app_password',
+      'external_pbx.agent_api.username',
+      'external_pbx.agent_api.password',
+      'external_pbx.non_agent_api.username',
+      'external_pbx.non_agent_api.password',
     ])
     expect(sensitivePaths('whatsapp')).toEqual(['access_token', 'app_secret'])
     expect(sensitivePaths('telnyx')).toEqual(['api_key'])
     expect(sensitivePaths('vonage')).toEqual(['api_key', 'api_secret', 'private_key', 'signature_secret'])
-    const verifyToken = providers.find((entry) => entry.provider === 'whatsapp')!.fields.find((field) => field.name === 'webhook_verify_token')
+    const verifyToken = providers
+      .find((entry) => entry.provider === 'whatsapp')!
+      .fields.find((field) => field.name === 'webhook_verify_token')
     expect(verifyToken).toMatchObject({ type: 'readonly', sensitive: false, required: false })
   })
 
   test('nested fields carry their description and section', () => {
-    const timeout = providers.find((entry) => entry.provider === 'ari')!.fields.find((field) => field.name === 'external_pbx.timeout_seconds')
+    const timeout = providers
+      .find((entry) => entry.provider === 'ari')!
+      .fields.find((field) => field.name === 'external_pbx.timeout_seconds')
     expect(timeout).toMatchObject({ type: 'number', required: false, section: 'External PBX' })
     expect(timeout!.description).toBeString()
   })
@@ -415,7 +561,9 @@ describe('setup checklist', () => {
       expect(blocked.outbound_blocked_reason).toBe(blocked.steps[0].description)
       expect(blocked.outbound_blocked_reason).toContain(PROVIDERS[provider].displayName)
       expect(setupChecklist(provider, { activeNumberCount: 1 })).toMatchObject({
-        ready_for_outbound: true, outbound_blocked_reason: null, docs_url: null,
+        ready_for_outbound: true,
+        outbound_blocked_reason: null,
+        docs_url: null,
         steps: [{ key: 'caller_id', complete: true, blocks_outbound: true }],
       })
     })
@@ -424,14 +572,22 @@ describe('setup checklist', () => {
   test('cloudonix: only the caller ID blocks; trunk assignment appears with several trunks', () => {
     const fresh = setupChecklist('cloudonix', { activeNumberCount: 0 })!
     expect(fresh.steps.map((step) => [step.key, step.complete, step.blocks_outbound])).toEqual([
-      ['outbound_trunk', false, false], ['caller_id', false, true], ['inbound_routing', false, false],
+      ['outbound_trunk', false, false],
+      ['caller_id', false, true],
+      ['inbound_routing', false, false],
     ])
     expect(fresh.ready_for_outbound).toBe(false)
     const busy = setupChecklist('cloudonix', {
-      activeNumberCount: 3, enabledTrunkCount: 2, activeNumbersWithoutTrunkCount: 1, activeNumbersWithInboundWorkflowCount: 1,
+      activeNumberCount: 3,
+      enabledTrunkCount: 2,
+      activeNumbersWithoutTrunkCount: 1,
+      activeNumbersWithInboundWorkflowCount: 1,
     })!
     expect(busy.steps.map((step) => [step.key, step.complete])).toEqual([
-      ['outbound_trunk', true], ['caller_id', true], ['trunk_assignment', false], ['inbound_routing', true],
+      ['outbound_trunk', true],
+      ['caller_id', true],
+      ['trunk_assignment', false],
+      ['inbound_routing', true],
     ])
     expect(busy).toMatchObject({ ready_for_outbound: true, outbound_blocked_reason: null })
   })
@@ -449,13 +605,21 @@ describe('destinations', () => {
   const urlFields = (schema: TSchema, prefix = ''): string[] => {
     if (schema[Kind] === 'Union') return (schema.anyOf as TSchema[]).flatMap((branch) => urlFields(branch, prefix))
     if (schema[Kind] === 'Object') {
-      return Object.entries((schema as TObject).properties).flatMap(([name, property]) => urlFields(property, prefix ? `${prefix}.${name}` : name))
+      return Object.entries((schema as TObject).properties).flatMap(([name, property]) =>
+        urlFields(property, prefix ? `${prefix}.${name}` : name),
+      )
     }
     return schema[Kind] === 'String' && String(schema.pattern ?? '').includes('https?://') ? [prefix] : []
   }
 
-  test.each(PROVIDER_NAMES)('%s: every URL a configuration connects to is declared a destination (secrets are re-sent to change it)', (provider) => {
-    const declared = PROVIDERS[provider].fields.filter((field) => field.destination).map((field) => field.name).sort()
-    expect(declared).toEqual([...new Set(urlFields(PROVIDERS[provider].schema))].sort())
-  })
+  test.each(PROVIDER_NAMES)(
+    '%s: every URL a configuration connects to is declared a destination (secrets are re-sent to change it)',
+    (provider) => {
+      const declared = PROVIDERS[provider].fields
+        .filter((field) => field.destination)
+        .map((field) => field.name)
+        .sort()
+      expect(declared).toEqual([...new Set(urlFields(PROVIDERS[provider].schema))].sort())
+    },
+  )
 })

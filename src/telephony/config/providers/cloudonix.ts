@@ -1,5 +1,12 @@
 import { Type as t } from '@sinclair/typebox'
-import { callerIdStep, nullableString, providerTag, type ProviderInfo, type SetupFacts, type SetupStep } from '../provider-info'
+import {
+  callerIdStep,
+  nullableString,
+  providerTag,
+  type ProviderInfo,
+  type SetupFacts,
+  type SetupStep,
+} from '../provider-info'
 import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../../lib/limits'
 
 // Cloudonix: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
@@ -7,8 +14,13 @@ import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../../lib/limits'
 export const CloudonixConfigSchema = t.Object({
   provider: providerTag('cloudonix'),
   bearer_token: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'API bearer token.' }),
-  domain_id: t.String({ maxLength: MAX_NAME_LENGTH, description: 'Domain name; a bare name gets .cloudonix.net appended.' }),
-  application_name: nullableString('Voice application name. When omitted, one is created on save and its name is stored.'),
+  domain_id: t.String({
+    maxLength: MAX_NAME_LENGTH,
+    description: 'Domain name; a bare name gets .cloudonix.net appended.',
+  }),
+  application_name: nullableString(
+    'Voice application name. When omitted, one is created on save and its name is stored.',
+  ),
 })
 
 /** Trimmed, lowercased, without a trailing dot; a bare name is a subdomain of the provider's own domain. */
@@ -23,7 +35,8 @@ function cloudonixSteps(facts: SetupFacts): SetupStep[] {
     {
       key: 'outbound_trunk',
       title: 'Add an outbound trunk',
-      description: 'Add an enabled trunk to choose the region calls leave through; without one the domain default is used.',
+      description:
+        'Add an enabled trunk to choose the region calls leave through; without one the domain default is used.',
       complete: enabledTrunks > 0,
       blocks_outbound: false,
     },
@@ -56,7 +69,12 @@ export const cloudonix: ProviderInfo = {
   fields: [
     { name: 'bearer_token', label: 'Bearer Token', type: 'password', sensitive: true },
     { name: 'domain_id', label: 'Domain', type: 'text', placeholder: 'example.cloudonix.net' },
-    { name: 'application_name', label: 'Voice Application Name', type: 'text', placeholder: 'Created on save when empty' },
+    {
+      name: 'application_name',
+      label: 'Voice Application Name',
+      type: 'text',
+      placeholder: 'Created on save when empty',
+    },
   ],
   serverManaged: [
     { name: 'domain_uuid', shownInResponse: false },
@@ -70,6 +88,8 @@ export const cloudonix: ProviderInfo = {
   supportsPhoneNumberSync: true,
   requiresCallerId: true,
   normaliseCredentials: (credentials) =>
-    typeof credentials.domain_id === 'string' ? { ...credentials, domain_id: normaliseCloudonixDomain(credentials.domain_id) } : credentials,
+    typeof credentials.domain_id === 'string'
+      ? { ...credentials, domain_id: normaliseCloudonixDomain(credentials.domain_id) }
+      : credentials,
   setupSteps: cloudonixSteps,
 }

@@ -9,13 +9,19 @@ export const ExotelConfigSchema = t.Object({
   account_sid: t.String({ maxLength: MAX_NAME_LENGTH, description: 'Account SID.' }),
   api_key: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'API key.' }),
   api_token: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'API token.' }),
-  api_base_url: t.Optional(t.String({
-    default: 'https://api.in.exotel.com',
-    maxLength: MAX_URL_LENGTH,
-    pattern: HTTP_URL_PATTERN,
-    description: 'Regional API base URL; the default is the India region.',
-  })),
-  from_numbers: t.Optional(t.Array(t.String({ maxLength: MAX_NAME_LENGTH }), { description: 'Ignored: phone numbers are managed through the phone-number endpoints.' })),
+  api_base_url: t.Optional(
+    t.String({
+      default: 'https://api.in.exotel.com',
+      maxLength: MAX_URL_LENGTH,
+      pattern: HTTP_URL_PATTERN,
+      description: 'Regional API base URL; the default is the India region.',
+    }),
+  ),
+  from_numbers: t.Optional(
+    t.Array(t.String({ maxLength: MAX_NAME_LENGTH }), {
+      description: 'Ignored: phone numbers are managed through the phone-number endpoints.',
+    }),
+  ),
 })
 
 export const exotel: ProviderInfo = {
@@ -27,7 +33,13 @@ export const exotel: ProviderInfo = {
     { name: 'account_sid', label: 'Account SID', type: 'text', sensitive: true },
     { name: 'api_key', label: 'API Key', type: 'password', sensitive: true },
     { name: 'api_token', label: 'API Token', type: 'password', sensitive: true },
-    { name: 'api_base_url', label: 'API Base URL', type: 'text', destination: true, placeholder: 'https://api.in.exotel.com' },
+    {
+      name: 'api_base_url',
+      label: 'API Base URL',
+      type: 'text',
+      destination: true,
+      placeholder: 'https://api.in.exotel.com',
+    },
   ],
   serverManaged: [],
   supportsTrunks: false,

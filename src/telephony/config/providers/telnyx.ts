@@ -7,7 +7,9 @@ import { MAX_SECRET_LENGTH } from '../../../lib/limits'
 export const TelnyxConfigSchema = t.Object({
   provider: providerTag('telnyx'),
   api_key: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'API key.' }),
-  connection_id: nullableString('Call Control application id. When omitted, one is created on save and its id is stored.'),
+  connection_id: nullableString(
+    'Call Control application id. When omitted, one is created on save and its id is stored.',
+  ),
   webhook_public_key: nullableString('Public key used to verify webhook signatures.', MAX_SECRET_LENGTH),
 })
 

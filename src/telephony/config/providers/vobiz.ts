@@ -1,4 +1,9 @@
-import { APPLICATION_ACCOUNT_FIELDS, applicationAccountSchema, CARRIER_ACCOUNT, type ProviderInfo } from '../provider-info'
+import {
+  APPLICATION_ACCOUNT_FIELDS,
+  applicationAccountSchema,
+  CARRIER_ACCOUNT,
+  type ProviderInfo,
+} from '../provider-info'
 
 // Vobiz: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
 

@@ -6,23 +6,34 @@ import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../../lib/limits'
 
 export const WhatsappConfigSchema = t.Object({
   provider: providerTag('whatsapp'),
-  access_token: t.String({ minLength: 1, maxLength: MAX_SECRET_LENGTH, description: 'Access token of the business account.' }),
+  access_token: t.String({
+    minLength: 1,
+    maxLength: MAX_SECRET_LENGTH,
+    description: 'Access token of the business account.',
+  }),
   waba_id: t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'Business account id.' }),
-  app_secret: t.String({ minLength: 1, maxLength: MAX_SECRET_LENGTH, description: 'App secret used to verify webhook signatures.' }),
+  app_secret: t.String({
+    minLength: 1,
+    maxLength: MAX_SECRET_LENGTH,
+    description: 'App secret used to verify webhook signatures.',
+  }),
 })
 
 /** Why no call runs on WhatsApp: said in the form metadata, the checklist and every refusal. */
-export const WHATSAPP_MEDIA_LIMITATION = 'WhatsApp calls carry their audio over WebRTC (ICE, DTLS-SRTP, Opus), which Ringbase cannot carry: '
-  + 'it verifies the webhooks and follows the call signalling, but rejects WhatsApp calls and places none.'
+export const WHATSAPP_MEDIA_LIMITATION =
+  'WhatsApp calls carry their audio over WebRTC (ICE, DTLS-SRTP, Opus), which Ringbase cannot carry: ' +
+  'it verifies the webhooks and follows the call signalling, but rejects WhatsApp calls and places none.'
 
 function whatsappSteps(facts: SetupFacts): SetupStep[] {
-  return [{
-    key: 'business_number',
-    title: 'Add your business number',
-    description: 'Calls are routed by the business phone number: add it under Phone numbers.',
-    complete: facts.activeNumberCount > 0,
-    blocks_outbound: false,
-  }]
+  return [
+    {
+      key: 'business_number',
+      title: 'Add your business number',
+      description: 'Calls are routed by the business phone number: add it under Phone numbers.',
+      complete: facts.activeNumberCount > 0,
+      blocks_outbound: false,
+    },
+  ]
 }
 
 export const whatsapp: ProviderInfo = {
@@ -35,7 +46,9 @@ export const whatsapp: ProviderInfo = {
     { name: 'waba_id', label: 'Business Account ID', type: 'text' },
     { name: 'app_secret', label: 'App Secret', type: 'password', sensitive: true },
     {
-      name: 'webhook_verify_token', label: 'Webhook Verify Token', type: 'readonly',
+      name: 'webhook_verify_token',
+      label: 'Webhook Verify Token',
+      type: 'readonly',
       description: `Assigned by the server on create. Paste it into the webhook settings of your app (subscribe to "calls"). ${WHATSAPP_MEDIA_LIMITATION}`,
     },
   ],
