@@ -16,11 +16,13 @@ export const SERVICE_NAMES: Record<FailingService, string> = {
 }
 
 /** A model that failed mid-call; `message` is safe to show (model errors never carry a key). */
-export type ModelFailure = { service: FailingService; kind: ModelFailureKind; message: string }
+/** `kind` is `not_told` for a server on this machine (its message hides the reason too). */
+export type ModelFailure = { service: FailingService; kind: ModelFailureKind | 'not_told'; message: string }
 
 /** Names the failure of `service`; an error that is not a model server's (a bug) is `bad_answer` with its message. */
 export function modelFailureOf(service: FailingService, error: unknown): ModelFailure {
-  if (error instanceof ModelServerError) return { service, kind: error.kind, message: error.message }
+  if (error instanceof ModelServerError)
+    return { service, kind: error.reasonHidden ? 'not_told' : error.kind, message: error.message }
   return { service, kind: 'bad_answer', message: error instanceof Error ? error.message : String(error) }
 }
 

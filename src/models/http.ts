@@ -172,7 +172,7 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
       { server, reason: error.message, status: error.status },
       'model server on this machine failed',
     )
-    return new ModelServerError(onThisMachineFailed(request.what), error.status, error.kind)
+    return new ModelServerError(onThisMachineFailed(request.what), error.status, error.kind, true)
   }
   const fail = (detail: string, status: number | null = null, kind?: ModelFailureKind) =>
     told(new ModelServerError(scrub(`${request.what} failed: ${detail}`), status, kind))

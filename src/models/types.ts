@@ -67,7 +67,11 @@ export interface TtsClient {
  */
 export type ModelFailureKind = 'unreachable' | 'timeout' | 'stalled' | 'server_error' | 'refused' | 'bad_answer'
 
-/** A model server that failed: `status` is the HTTP status when there was one; `message` is safe to show. */
+/**
+ * A model server that failed: `status` is the HTTP status when there was one; `message` is safe to show.
+ * `reasonHidden`: a server on this machine, whose message says only that it failed; `kind` and `status` then serve
+ * Ringbase's own decisions and are not shown either (they would tell a caller which local ports answer).
+ */
 export class ModelServerError extends Error {
   readonly kind: ModelFailureKind
 
@@ -75,6 +79,7 @@ export class ModelServerError extends Error {
     message: string,
     readonly status: number | null = null,
     kind?: ModelFailureKind,
+    readonly reasonHidden = false,
   ) {
     super(message)
     this.kind = kind ?? (status === null ? 'bad_answer' : status >= 500 ? 'server_error' : 'refused')
