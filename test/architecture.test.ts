@@ -213,6 +213,13 @@ const FUNCTION_LENGTH_PENDING = [
   'src/telephony/ari/adapter.ts',
   'src/telephony/ari/events.ts',
   'src/telephony/ari/call-session.ts',
+  // past 120 lines once Biome wrapped their long lines at 120 columns (the formatting commit)
+  'src/telephony/ari/manager.ts',
+  'src/telephony/ari/rest.ts',
+  'src/api/telephony/routes.ts',
+  'src/runs/run-session.ts',
+  'src/campaigns/scheduler.ts',
+  'src/campaigns/contacts.ts',
 ]
 const MAX_FUNCTION_LINES = 120
 
