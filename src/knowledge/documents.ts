@@ -238,6 +238,7 @@ export async function deleteDocument(
       .run()
     ctx.db.delete(knowledgeBaseChunks).where(eq(knowledgeBaseChunks.documentId, row.id)).run()
   })
+  ctx.knowledge.vectors.drop(organizationId, row.id)
   await ctx.objects.delete(row.fileKey)
   ctx.log.info({ organizationId, document: documentUuid }, 'knowledge-base document deleted')
   return { message: 'Document deleted' }
