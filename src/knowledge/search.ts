@@ -169,7 +169,7 @@ export async function searchChunks(
   result.embeddingTokens = tokens
   const searchStart = performance.now()
   const byId = new Map(searchable.map((row) => [row.id, row]))
-  const { index, loaded } = loadVectors(ctx, searchable)
+  const { index, loaded } = await loadVectors(ctx, searchable)
   const candidates = await nearest(index, loaded, queryVector, candidatesFor(limit))
   const ranked = rankExactly(ctx, candidates, queryVector).filter(({ similarity }) => similarity >= minSimilarity)
   for (const { chunk, similarity } of ranked.slice(0, limit)) {

@@ -269,24 +269,31 @@ export function createVectorCache(maxBytes: number) {
   const organizations = new Map<number, OrganizationIndex>()
   const totalBytes = () => [...organizations.values()].reduce((sum, index) => sum + index.bytes(), 0)
   return {
-    documents(
+    async documents(
       organizationId: number,
       wanted: { id: number; version: string; dimension: number }[],
       load: (documentId: number) => StoredVector[],
-    ): { index: OrganizationIndex; loaded: IndexedDocument[] } {
+    ): Promise<{ index: OrganizationIndex; loaded: IndexedDocument[] }> {
       let index = organizations.get(organizationId)
       if (index) organizations.delete(organizationId)
       index ??= createOrganizationIndex()
       organizations.set(organizationId, index)
-      const loaded = wanted.flatMap(({ id, version, dimension }) => {
+      const loaded: IndexedDocument[] = []
+      for (const { id, version, dimension } of wanted) {
         const current = index.documents.get(id)
-        if (current?.version === version) return [current]
-        return index.add(id, version, load(id), dimension) ? [index.documents.get(id)!] : []
-      })
+        if (current?.version === version) {
+          loaded.push(current)
+          continue
+        }
+        // Loading reads and quantizes a whole document: a turn of the event loop after each one.
+        if (index.add(id, version, load(id), dimension)) loaded.push(index.documents.get(id)!)
+        await nextTurn()
+      }
       for (const [otherId] of organizations) {
         if (totalBytes() <= maxBytes || otherId === organizationId) break
         organizations.delete(otherId)
       }
+      // A document added again while this one yielded replaced what `loaded` holds: the scan skips those.
       return { index, loaded }
     },
     drop(organizationId: number, documentId: number) {

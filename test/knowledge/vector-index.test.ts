@@ -45,7 +45,7 @@ describe('vector index', () => {
     const wanted = documents.map(({ id, vectors }) => ({ id, version: 'a', dimension: vectors[0].length }))
     for (let round = 0; round < 5; round++) {
       const query = unit(100)
-      const { index, loaded } = cache.documents(1, wanted, load)
+      const { index, loaded } = await cache.documents(1, wanted, load)
       // As search.ts asks: four times the rows it needs, which it ranks again exactly.
       const hits = await nearest(index, loaded, query, 20)
       const exact = exactTop(documents.slice(0, 2), query, 20)
@@ -66,16 +66,16 @@ describe('vector index', () => {
       { id: 2, version: 'a', dimension: 64 },
     ]
     const query = unit(64)
-    cache.documents(1, both, rowsOf)
+    await cache.documents(1, both, rowsOf)
     cache.drop(1, 1)
     // Half the memory is now dead: the drop compacted the second document to the front.
-    const { index, loaded } = cache.documents(1, [both[1]], rowsOf)
+    const { index, loaded } = await cache.documents(1, [both[1]], rowsOf)
     const found = (await nearest(index, loaded, query, 12)).map((hit) => hit.chunkId)
     expect(found.every((id) => id >= 1000)).toBe(true)
     for (const { id } of exactTop([{ firstId: 1000, vectors: second.vectors }], query, 3)) expect(found).toContain(id)
 
     let reloaded = 0
-    cache.documents(1, [{ id: 2, version: 'b', dimension: 64 }], (id) => {
+    await cache.documents(1, [{ id: 2, version: 'b', dimension: 64 }], (id) => {
       reloaded++
       return rowsOf(id)
     })
@@ -83,13 +83,13 @@ describe('vector index', () => {
     expect(cache.stats().organizations).toBe(1)
   })
 
-  test('organizations have their own index; the least recently used goes once over the byte budget', () => {
+  test('organizations have their own index; the least recently used goes once over the byte budget', async () => {
     const cache = createVectorCache(1)
     const rows = stored(0, 10, 64).rows
-    cache.documents(1, [{ id: 1, version: 'a', dimension: 64 }], () => rows)
-    cache.documents(2, [{ id: 2, version: 'a', dimension: 64 }], () => rows)
+    await cache.documents(1, [{ id: 1, version: 'a', dimension: 64 }], () => rows)
+    await cache.documents(2, [{ id: 2, version: 'a', dimension: 64 }], () => rows)
     expect(cache.stats().organizations).toBe(1)
-    const { loaded } = cache.documents(3, [{ id: 3, version: 'a', dimension: 32 }], () => rows)
+    const { loaded } = await cache.documents(3, [{ id: 3, version: 'a', dimension: 32 }], () => rows)
     // Vectors of another length than the document's dimension are not loaded.
     expect(loaded).toEqual([])
   })
