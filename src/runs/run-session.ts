@@ -59,7 +59,15 @@ import { guardLlm, guardStt, type ModelFailure, type OnModelFailure } from '../m
 import type { ModelTimeouts } from '../models/http'
 import type { ModelRef } from '../models/types'
 import { createBuiltinVoice } from '../voice/builtin-voice'
-import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
+import {
+  addEmbeddingTokens,
+  addLlmUsage,
+  addSttSeconds,
+  addTtsCharacters,
+  costInfo,
+  emptyUsageInfo,
+  type UsageInfo,
+} from '../models/usage'
 import { attachArtifact } from './artifacts'
 import { amendCompletedRun, finishRun, markRunRunning, updateRun, type RunOutcome } from './service'
 import { withDefaultConfigurations, type AgentConfigurations } from '../definition/configurations'
@@ -172,7 +180,12 @@ function writeFinal(
   const outcome: RunOutcome = {
     durationSeconds: record.call_duration_seconds,
     disposition,
-    usage: { llm: usage.llm, tts: usage.tts, stt: usage.stt },
+    usage: {
+      llm: usage.llm,
+      tts: usage.tts,
+      stt: usage.stt,
+      ...(usage.embeddings ? { embeddings: usage.embeddings } : {}),
+    },
     cost,
     gatheredContext: record.gathered_context,
     logs,
@@ -231,7 +244,13 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     resolveEnded = resolve
   })
 
-  const tools = conversationTools(ctx, run.organizationId, definition, { id: run.id, embeddings })
+  const tools = conversationTools(ctx, run.organizationId, definition, {
+    id: run.id,
+    embeddings,
+    onEmbeddingTokens(ref, tokens) {
+      usage = addEmbeddingTokens(usage, ref, tokens)
+    },
+  })
   const recordings = await loadPlayableRecordings(
     ctx,
     run.organizationId,

@@ -341,6 +341,12 @@ describe('retrieval in a conversation', () => {
     expect(logged.knowledge_base.results[0]).toMatchObject({ document_uuid: ours, filename: 'policy.pdf' })
     expect(typeof logged.knowledge_base.search_ms).toBe('number')
     expect(typeof logged.knowledge_base.embedding_ms).toBe('number')
+
+    // The query's embedding tokens are the run's usage, keyed like the LLM's.
+    expect(logged.knowledge_base.embedding_tokens).toBeGreaterThan(0)
+    await post(`/api/v1/workflow/${workflowId}/text-chat/sessions/${opened.workflow_run_id}/end`)
+    const ended = (await t.request('GET', `/api/v1/workflow/${workflowId}/runs/${opened.workflow_run_id}`)).body
+    expect(ended.usage_info.embeddings).toEqual({ 'openai|||fake-embed': logged.knowledge_base.embedding_tokens })
   }, 60_000)
 
   test('model_overrides.embeddings is the model the query is embedded with; documents of another model are reported', async () => {
