@@ -26,6 +26,8 @@ export type ContactRules = {
   destinations: DestinationRules
   /** Lowercased template variables every selected agent version needs. */
   requiredVariables: readonly string[]
+  /** The organization's recording ids: a row's greeting_override_recording_id must be one. */
+  recordingIds: ReadonlySet<string>
 }
 
 export type IngestTarget = { sqlite: SqlDatabase; campaignId: number; organizationId: number; firstAttemptAt: number }
@@ -191,6 +193,7 @@ export async function ingestContacts(
   const invalidPhones = new RowList()
   const duplicates = new RowList()
   const invalidGreetings = new RowList()
+  const unknownRecordings = new RowList()
   const emptyVariables = new Map<string, RowList>()
   let plan: ColumnPlan | null = null
   let rowNumber = 1
@@ -218,6 +221,9 @@ export async function ingestContacts(
       cellOf(record, columns.greeting[2]),
     )
     if (greeting === 'invalid') invalidGreetings.add(rowNumber)
+    if (greeting !== null && greeting !== 'invalid' && greeting.type === 'audio') {
+      if (!rules.recordingIds.has(greeting.recording_id)) unknownRecordings.add(rowNumber)
+    }
     if (validateDestination(phone, rules.provider, rules.destinations) !== null) {
       invalidPhones.add(rowNumber)
       return
@@ -293,6 +299,11 @@ export async function ingestContacts(
   if (invalidGreetings.total > 0) {
     throw new ContactsError(
       `Invalid greeting_override_type in rows: ${invalidGreetings}. Use 'text' or 'audio', or leave it empty.`,
+    )
+  }
+  if (unknownRecordings.total > 0) {
+    throw new ContactsError(
+      `Unknown greeting_override_recording_id in rows: ${unknownRecordings}. Each must be the recording_id of one of the organization's recordings (GET /api/v1/workflow-recordings/).`,
     )
   }
   if (contacts === 0) throw new ContactsError(`CSV file has no row with a ${PHONE_COLUMN}`)
