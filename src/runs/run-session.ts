@@ -106,6 +106,8 @@ export type RunSession = {
   /** The pinned agent version's workflow configurations (voice reads its answering-machine settings there). */
   readonly configurations: AgentConfigurations
   /** The recordings the run may play (line audio and transcript), by `recording_id`. */
+  /** Milliseconds the run's knowledge-base retrievals took so far (the voice pipeline's per-turn share reads it). */
+  retrievalMsTotal(): number
   readonly recordings: ReadonlyMap<string, PlayableRecording>
   /** The engine, wrapped so that the run is written after each call. */
   readonly conversation: Conversation
@@ -217,6 +219,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   const fallbackSwitches: Record<string, unknown>[] = []
   const sessionWarnings: string[] = []
   let usage = emptyUsageInfo()
+  let retrievalMs = 0
   let persistQueued = false
   let finishing: Promise<void> | null = null
   const onSwitch = (change: LlmSwitch) => {
@@ -249,6 +252,9 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     embeddings,
     onEmbeddingTokens(ref, tokens) {
       usage = addEmbeddingTokens(usage, ref, tokens)
+    },
+    onRetrievalMs(ms) {
+      retrievalMs += ms
     },
   })
   const recordings = await loadPlayableRecordings(
@@ -331,6 +337,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     clients,
     ended,
     afterCall,
+    retrievalMsTotal: () => retrievalMs,
     reportSttSeconds(ref, seconds) {
       if (seconds > 0) usage = addSttSeconds(usage, ref, seconds)
     },

@@ -27,13 +27,17 @@ export function conversationTools(
     embeddings?: ResolvedService | null
     /** Tokens the embeddings server counted for a query, for the run's usage. */
     onEmbeddingTokens?: (ref: ModelRef, tokens: number) => void
+    /** How long a retrieval took (embedding the query, searching, reading the chunks), for the voice turn metrics. */
+    onRetrievalMs?: (ms: number) => void
   } = {},
 ): ConversationTools {
   const runId = run.id
   const embedder = embedderOf(run.embeddings ?? null)
   return {
     async retrieve(documentUuids, query, signal) {
+      const started = performance.now()
       const retrieved = await retrieveFromKnowledgeBase(ctx, organizationId, embedder, documentUuids, query, signal)
+      run.onRetrievalMs?.(performance.now() - started)
       if (embedder && retrieved.log.embedding_tokens > 0)
         run.onEmbeddingTokens?.(embedder.client.ref, retrieved.log.embedding_tokens)
       ctx.log.info(
