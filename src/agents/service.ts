@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, sql } from 'drizzle-orm'
+import { and, count, desc, eq, inArray } from 'drizzle-orm'
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import {
@@ -31,8 +31,14 @@ import { documentReferenceErrors } from '../knowledge/documents'
 import { hostNotWrittenOut } from '../egress/network-policy'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { modelConfigurationPinProblems } from '../models/configurations'
-import { preparedQuery } from '../db/prepared'
-import { jsonRows, sqlPart } from '../db/sql-parts'
+import {
+  agentListJson,
+  currentAndDraftVersions,
+  insertAgent,
+  insertAgentVersion,
+  renameAgent,
+  type NewAgentVersion,
+} from './queries'
 
 type AgentView = Static<typeof Agent>
 
@@ -177,30 +183,13 @@ function agentView(workflow: WorkflowRow, version: WorkflowDefinitionRow): Agent
   }
 }
 
-const currentVersionQuery = preparedQuery((db) =>
-  db
-    .select({ workflow: workflows, version: workflowDefinitions })
-    .from(workflows)
-    .innerJoin(workflowDefinitions, eq(workflowDefinitions.workflowId, workflows.id))
-    .where(
-      and(
-        eq(workflows.id, sql.placeholder('workflowId')),
-        eq(workflows.organizationId, sql.placeholder('organizationId')),
-        inArray(workflowDefinitions.status, ['draft', 'published']),
-      ),
-    )
-    // A draft is always newer than the published version.
-    .orderBy(desc(workflowDefinitions.versionNumber))
-    .prepare(),
-)
-
 /**
  * The workflow with the version clients edit: its draft when there is one, else its published version. The query
  * finds at most those two (one of each at most) and takes the first: a bound `LIMIT 1` would make SQLite compile the
  * prepared statement again on every run (~25 µs).
  */
-function findCurrent(ctx: AppContext, organizationId: number, workflowId: number) {
-  return currentVersionQuery(ctx.db).all({ workflowId, organizationId })[0]
+function findCurrent(ctx: AppContext, organizationId: number, agentId: number) {
+  return currentAndDraftVersions(ctx, organizationId, agentId)[0]
 }
 
 export function getAgent(ctx: AppContext, organizationId: number, workflowId: number): AgentView {
@@ -217,49 +206,10 @@ function versionValues(definition: AgentDefinition, configurations: AgentConfigu
   }
 }
 
-const insertWorkflowQuery = preparedQuery((db) =>
-  db
-    .insert(workflows)
-    .values({
-      organizationId: sql.placeholder('organizationId'),
-      workflowUuid: sql.placeholder('workflowUuid'),
-      name: sql.placeholder('name'),
-      callDispositionCodes: sql.placeholder('callDispositionCodes'),
-      createdAt: sql.placeholder('now'),
-      updatedAt: sql.placeholder('now'),
-    })
-    .returning()
-    .prepare(),
-)
-
-type NewVersion = ReturnType<typeof versionValues> &
-  Pick<
-    WorkflowDefinitionRow,
-    'workflowId' | 'organizationId' | 'versionNumber' | 'status' | 'createdAt' | 'publishedAt'
-  >
-
-const insertVersionQuery = preparedQuery((db) =>
-  db
-    .insert(workflowDefinitions)
-    .values({
-      workflowId: sql.placeholder('workflowId'),
-      organizationId: sql.placeholder('organizationId'),
-      versionNumber: sql.placeholder('versionNumber'),
-      status: sql.placeholder('status'),
-      workflowJson: sql.placeholder('workflowJson'),
-      workflowConfigurations: sql.placeholder('workflowConfigurations'),
-      templateContextVariables: sql.placeholder('templateContextVariables'),
-      createdAt: sql.placeholder('createdAt'),
-      publishedAt: sql.placeholder('publishedAt'),
-    })
-    .returning({ id: workflowDefinitions.id })
-    .prepare(),
-)
-
 /** The new version's row is what was written, with its id: not read back, so its JSON columns are not parsed again. */
-const insertVersion = (ctx: AppContext, version: NewVersion): WorkflowDefinitionRow => ({
+const insertVersion = (ctx: AppContext, version: NewAgentVersion): WorkflowDefinitionRow => ({
   ...version,
-  id: insertVersionQuery(ctx.db).get(version)!.id,
+  id: insertAgentVersion(ctx, version),
 })
 
 /**
@@ -277,13 +227,7 @@ export function createAgent(
   checkModelPin(ctx, organizationId, body.workflow_configurations ?? {}, ['body', 'workflow_configurations'])
   const now = isoNow(ctx.clock)
   return batchedTransaction(ctx, () => {
-    const workflow = insertWorkflowQuery(ctx.db).get({
-      organizationId,
-      workflowUuid: crypto.randomUUID(),
-      name: body.name,
-      callDispositionCodes: [],
-      now,
-    })!
+    const workflow = insertAgent(ctx, { organizationId, workflowUuid: crypto.randomUUID(), name: body.name, now })
     claimTriggerPaths(ctx, organizationId, workflow.id, definition, triggerPaths)
     const version = insertVersion(ctx, {
       workflowId: workflow.id,
@@ -297,14 +241,6 @@ export function createAgent(
     return agentView(workflow, version)
   })
 }
-
-const renameQuery = preparedQuery((db) =>
-  db
-    .update(workflows)
-    .set({ name: sql`${sql.placeholder('name')}`, updatedAt: sql`${sql.placeholder('updatedAt')}` })
-    .where(eq(workflows.id, sql.placeholder('workflowId')))
-    .prepare(),
-)
 
 /** Renames, and saves a sent definition or configuration as the draft (created from the published version if none). */
 export function updateAgent(
@@ -326,7 +262,7 @@ export function updateAgent(
   const name = body.name ?? current.workflow.name
   const now = isoNow(ctx.clock)
   transaction(ctx, () => {
-    renameQuery(ctx.db).run({ name, updatedAt: now, workflowId })
+    renameAgent(ctx, workflowId, name, now)
     if (!savesVersion) return
     const stored = current.version.workflowJson as AgentDefinition
     const definition = sent ? restoreMaskedSecrets(sent.definition, stored) : stored
@@ -409,21 +345,13 @@ function parseStatusFilter(raw: string | undefined): WorkflowStatus[] {
   return requested as WorkflowStatus[]
 }
 
-const AGENT_LIST_COLUMNS = ['id', 'name', 'status', 'created_at', 'total_runs', 'folder_id', 'workflow_uuid'] as const
-const AGENT_LIST =
-  'SELECT id, name, status, created_at, total_runs, NULL AS folder_id, workflow_uuid FROM workflows WHERE organization_id = ?'
-
 /**
  * The agents of the organization as the JSON text of the list response (`AgentListItem`s, newest first): the rows come
  * out in the response's shape, so the database writes the JSON (see `jsonRows`).
  */
 export function listAgentsJson(ctx: AppContext, organizationId: number, status: string | undefined): string {
   const [first, ...others] = new Set(parseStatusFilter(status))
-  const query =
-    others.length > 0
-      ? sqlPart(`${AGENT_LIST} ORDER BY id DESC`, organizationId)
-      : sqlPart(`${AGENT_LIST} AND status = ? ORDER BY id DESC`, organizationId, first)
-  return jsonRows(ctx.sqlite, AGENT_LIST_COLUMNS, query)
+  return agentListJson(ctx, organizationId, others.length > 0 ? null : first)
 }
 
 export function countAgents(ctx: AppContext, organizationId: number): Static<typeof AgentCount> {
