@@ -192,13 +192,6 @@ const SQL_TEXT_PENDING = [
   'src/calls/outcomes.ts',
   'src/calls/recovery.ts',
   'src/calls/start.ts',
-  'src/knowledge/processing.ts',
-  'src/runs/list.ts',
-  'src/runs/service.ts',
-  'src/runs/usage.ts',
-  'src/telephony/config/configuration-service.ts',
-  'src/telephony/config/configurations.ts',
-  'src/telephony/config/phone-numbers.ts',
 ]
 const isQueryModule = (file: string) => inside(file, 'db') || /^src\/[^/]+\/(.+\/)?queries\.ts$/.test(rel(file))
 
