@@ -11,7 +11,7 @@ import * as ts from 'typescript'
 
 /**
  * The layers of src/, bottom first: a folder (or a file at the root) imports only from itself and from layers before
- * it, type-only imports included. docs/development.md (source map) explains each. `context.ts` is the one file outside
+ * it, type-only imports included. docs/architecture.md (module map) explains each. `context.ts` is the one file outside
  * the order: the types-only contract that src/boot.ts fills in, which every layer receives and which names their
  * services.
  */
@@ -306,6 +306,16 @@ describe('import graph of src/', () => {
     expect(
       offenders((file, { local }) => inside(file, 'lib') && local.some((target) => !inside(target, 'lib'))),
     ).toEqual([])
+  })
+})
+
+describe('docs/architecture.md', () => {
+  test('its module map names every layer of src/, once each, in the layer order', () => {
+    const map = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8')
+      .split(/^## Module map$/m)[1]
+      ?.split(/^## /m)[0]
+    const named = (map ?? '').match(/^- `[^`]+`/gm)?.map((item) => item.slice(3, -1).replace(/\/$/, '')) ?? []
+    expect(named).toEqual(LAYERS)
   })
 })
 

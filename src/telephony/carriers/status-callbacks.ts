@@ -86,7 +86,12 @@ export function handleStatusCallback(
   if (update?.providerCallId && verified.run.providerCallId && update.providerCallId !== verified.run.providerCallId) {
     throw forbidden('The callback is about another call')
   }
-  const ended = applyStatusUpdate(ctx, carrier, verified.run, update ?? { status: null, providerStatus: 'unrecognised' })
+  const ended = applyStatusUpdate(
+    ctx,
+    carrier,
+    verified.run,
+    update ?? { status: null, providerStatus: 'unrecognised' },
+  )
   const providerCallId = update?.providerCallId ?? verified.run.providerCallId
   // A machine answered a call that is still up: no agent talks to it; its hang-up ends the call as voicemail.
   if (update?.machine && !ended && verified.run.state !== 'completed' && providerCallId) {
