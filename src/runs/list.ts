@@ -5,7 +5,7 @@ import { workflowRuns } from '../db/schema'
 import { forbidden, refused } from '../lib/errors'
 import { runView, RunDetailSchema, selectRunsWithAgent } from './detail'
 import { criteriaFrom, parseFilterItems, type RunCriteria } from './filters'
-import { runPageIds } from './queries'
+import { runPageIds, type RunSort } from './queries'
 
 const JsonObject = t.Record(t.String(), t.Unknown())
 
@@ -19,6 +19,12 @@ export const RunList = t.Object({
   limit: t.Integer(),
   total_pages: t.Integer(),
   applied_filters: t.Array(t.Object({ attribute: t.String(), type: t.Unknown(), value: JsonObject })),
+})
+
+/** The order a run list asks for: newest first unless told otherwise. */
+export const runSort = (query: RunListOptions): RunSort => ({
+  by: query.sort_by === 'duration' ? 'duration' : 'created_at',
+  order: query.sort_order === 'asc' ? 'asc' : 'desc',
 })
 
 const RUN_LIST_FILTERS = ['dateRange', 'dispositionCode', 'duration', 'status', 'tokenUsage']

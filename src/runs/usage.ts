@@ -5,7 +5,7 @@ import { invalid, refused } from '../lib/errors'
 import { parseIsoDateTime } from '../lib/iso-datetime'
 import { publicLinkParams } from './artifacts'
 import { criteriaFrom, DAY_MS, parseFilterItems } from './filters'
-import type { RunListOptions } from './list'
+import { runSort, type RunListOptions } from './list'
 import { usageRunPage } from './queries'
 import type { UsageResponse } from './usage-schemas'
 
@@ -69,10 +69,7 @@ export function usageReportJson(ctx: AppContext, organizationId: number, query: 
       organizationId,
       criteria: { ...criteriaFrom(items, USAGE_FILTERS).criteria, ...bounds },
       withUsageOnly: true,
-      sort: {
-        by: query.sort_by === 'duration' ? 'duration' : 'created_at',
-        order: query.sort_order === 'asc' ? 'asc' : 'desc',
-      },
+      sort: runSort(query),
       page,
       limit,
     },
