@@ -55,7 +55,7 @@ function checkModelPin(
 
 const WORKFLOW_STATUSES: WorkflowStatus[] = ['active', 'archived']
 
-const workflowNotFound = (id: number) => notFound(`Workflow with id ${id} not found`)
+const agentNotFound = (id: number) => notFound(`Workflow with id ${id} not found`)
 
 const definitionErrors = (kind: 'conflict' | 'invalid', errors: DefinitionError[]) =>
   new DomainError(kind, { is_valid: false, errors })
@@ -137,13 +137,13 @@ function checkOutboundUrls(ctx: AppContext, definition: AgentDefinition): void {
 function claimTriggerPaths(
   ctx: AppContext,
   organizationId: number,
-  workflowId: number,
+  agentId: number,
   definition: AgentDefinition,
   paths: string[],
 ): void {
   if (paths.length === 0) return
   const owners = ctx.db.select().from(workflowTriggers).where(inArray(workflowTriggers.triggerPath, paths)).all()
-  const taken = owners.filter((owner) => owner.workflowId !== workflowId).map((owner) => owner.triggerPath)
+  const taken = owners.filter((owner) => owner.workflowId !== agentId).map((owner) => owner.triggerPath)
   if (taken.length > 0) {
     throw definitionErrors(
       'conflict',
@@ -161,7 +161,7 @@ function claimTriggerPaths(
   const createdAt = isoNow(ctx.clock)
   const fresh = paths
     .filter((path) => !owned.has(path))
-    .map((triggerPath) => ({ triggerPath, workflowId, organizationId, createdAt }))
+    .map((triggerPath) => ({ triggerPath, workflowId: agentId, organizationId, createdAt }))
   if (fresh.length > 0) ctx.db.insert(workflowTriggers).values(fresh).run()
 }
 
@@ -192,9 +192,9 @@ function findCurrent(ctx: AppContext, organizationId: number, agentId: number) {
   return currentAndDraftVersions(ctx, organizationId, agentId)[0]
 }
 
-export function getAgent(ctx: AppContext, organizationId: number, workflowId: number): AgentView {
-  const current = findCurrent(ctx, organizationId, workflowId)
-  if (!current) throw workflowNotFound(workflowId)
+export function getAgent(ctx: AppContext, organizationId: number, agentId: number): AgentView {
+  const current = findCurrent(ctx, organizationId, agentId)
+  if (!current) throw agentNotFound(agentId)
   return agentView(current.workflow, current.version)
 }
 
@@ -246,11 +246,11 @@ export function createAgent(
 export function updateAgent(
   ctx: AppContext,
   organizationId: number,
-  workflowId: number,
+  agentId: number,
   body: Static<typeof UpdateWorkflowBody>,
 ): AgentView {
-  const current = findCurrent(ctx, organizationId, workflowId)
-  if (!current) throw workflowNotFound(workflowId)
+  const current = findCurrent(ctx, organizationId, agentId)
+  if (!current) throw agentNotFound(agentId)
   const sent = body.workflow_definition != null ? checkedDefinition(body.workflow_definition) : null
   if (sent) {
     checkReferences(ctx, organizationId, sent.definition, false)
@@ -262,11 +262,11 @@ export function updateAgent(
   const name = body.name ?? current.workflow.name
   const now = isoNow(ctx.clock)
   transaction(ctx, () => {
-    renameAgent(ctx, workflowId, name, now)
+    renameAgent(ctx, agentId, name, now)
     if (!savesVersion) return
     const stored = current.version.workflowJson as AgentDefinition
     const definition = sent ? restoreMaskedSecrets(sent.definition, stored) : stored
-    if (sent) claimTriggerPaths(ctx, organizationId, workflowId, definition, sent.triggerPaths)
+    if (sent) claimTriggerPaths(ctx, organizationId, agentId, definition, sent.triggerPaths)
     const configurations = withDefaultConfigurations(
       body.workflow_configurations ?? current.version.workflowConfigurations,
     )
@@ -275,7 +275,7 @@ export function updateAgent(
       ctx.db.update(workflowDefinitions).set(values).where(eq(workflowDefinitions.id, current.version.id)).run()
     } else {
       insertVersion(ctx, {
-        workflowId,
+        workflowId: agentId,
         organizationId,
         versionNumber: current.version.versionNumber + 1,
         status: 'draft',
@@ -287,14 +287,14 @@ export function updateAgent(
   })
   // A rename changes nothing else: the rows read above, renamed, are what reading them again would give.
   return savesVersion
-    ? getAgent(ctx, organizationId, workflowId)
+    ? getAgent(ctx, organizationId, agentId)
     : agentView({ ...current.workflow, name, updatedAt: now }, current.version)
 }
 
 /** The draft becomes the published version; the version published before is archived. */
-export function publishAgent(ctx: AppContext, organizationId: number, workflowId: number): AgentView {
-  const current = findCurrent(ctx, organizationId, workflowId)
-  if (!current) throw workflowNotFound(workflowId)
+export function publishAgent(ctx: AppContext, organizationId: number, agentId: number): AgentView {
+  const current = findCurrent(ctx, organizationId, agentId)
+  if (!current) throw agentNotFound(agentId)
   if (current.version.status !== 'draft') throw refused('Workflow has no draft to publish')
   checkReferences(ctx, organizationId, current.version.workflowJson as AgentDefinition, true)
   checkOutboundUrls(ctx, current.version.workflowJson as AgentDefinition)
@@ -304,7 +304,7 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
     ctx.db
       .update(workflowDefinitions)
       .set({ status: 'archived' })
-      .where(and(eq(workflowDefinitions.workflowId, workflowId), eq(workflowDefinitions.status, 'published')))
+      .where(and(eq(workflowDefinitions.workflowId, agentId), eq(workflowDefinitions.status, 'published')))
       .run()
     ctx.db
       .update(workflowDefinitions)
@@ -312,23 +312,23 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
       .where(eq(workflowDefinitions.id, current.version.id))
       .run()
   })
-  return getAgent(ctx, organizationId, workflowId)
+  return getAgent(ctx, organizationId, agentId)
 }
 
 export function setAgentStatus(
   ctx: AppContext,
   organizationId: number,
-  workflowId: number,
+  agentId: number,
   status: WorkflowStatus,
 ): AgentView {
   const updated = ctx.db
     .update(workflows)
     .set({ status, updatedAt: isoNow(ctx.clock) })
-    .where(and(eq(workflows.id, workflowId), eq(workflows.organizationId, organizationId)))
+    .where(and(eq(workflows.id, agentId), eq(workflows.organizationId, organizationId)))
     .returning({ id: workflows.id })
     .get()
-  if (!updated) throw notFound(`Workflow with ID ${workflowId} not found`)
-  return getAgent(ctx, organizationId, workflowId)
+  if (!updated) throw notFound(`Workflow with ID ${agentId} not found`)
+  return getAgent(ctx, organizationId, agentId)
 }
 
 /** `active`, `archived` or both comma-separated; anything else is a 422 with a string detail. */
@@ -373,15 +373,15 @@ export function countAgents(ctx: AppContext, organizationId: number): Static<typ
 export function listAgentVersions(
   ctx: AppContext,
   organizationId: number,
-  workflowId: number,
+  agentId: number,
   page: { limit?: number; offset?: number },
 ): Static<typeof AgentVersion>[] {
   const owner = ctx.db
     .select({ id: workflows.id })
     .from(workflows)
-    .where(and(eq(workflows.id, workflowId), eq(workflows.organizationId, organizationId)))
+    .where(and(eq(workflows.id, agentId), eq(workflows.organizationId, organizationId)))
     .get()
-  if (!owner) throw workflowNotFound(workflowId)
+  if (!owner) throw agentNotFound(agentId)
   return ctx.db
     .select({
       id: workflowDefinitions.id,
@@ -394,7 +394,7 @@ export function listAgentVersions(
       template_context_variables: workflowDefinitions.templateContextVariables,
     })
     .from(workflowDefinitions)
-    .where(eq(workflowDefinitions.workflowId, workflowId))
+    .where(eq(workflowDefinitions.workflowId, agentId))
     .orderBy(desc(workflowDefinitions.versionNumber))
     .limit(page.limit ?? Number.MAX_SAFE_INTEGER)
     .offset(page.offset ?? 0)

@@ -59,7 +59,7 @@ const TELEPHONY_PLAN_TTL_MS = 1000
 function campaignCall(
   plan: DialPlan,
   contact: ClaimedContact,
-  targetOf: (workflowId: number, definitionId: number | null) => RunTarget,
+  targetOf: (agentId: number, definitionId: number | null) => RunTarget,
 ) {
   const { campaign } = plan
   const split = campaign.traffic_split ? (JSON.parse(campaign.traffic_split) as StoredTrafficSplit) : null
@@ -163,12 +163,12 @@ function resolveTelephonyPlan(ctx: AppContext, campaign: RunningCampaign): Telep
  * Checked with its models (the same resolution the run does, no request to a model server) once per plan, so at most
  * once a second.
  */
-function runTarget(ctx: AppContext, plan: DialPlan, workflowId: number, definitionId: number | null): RunTarget {
-  const key = `${workflowId}:${definitionId ?? 'latest'}`
+function runTarget(ctx: AppContext, plan: DialPlan, agentId: number, definitionId: number | null): RunTarget {
+  const key = `${agentId}:${definitionId ?? 'latest'}`
   const cached = plan.targets.get(key)
   if (cached) return cached
   const { campaign } = plan
-  const found = findRunTarget(ctx, campaign.organization_id, { workflowId }, { definitionId })
+  const found = findRunTarget(ctx, campaign.organization_id, { workflowId: agentId }, { definitionId })
   if ('problem' in found) throw new AgentUnavailableError(RUN_TARGET_PROBLEMS[found.problem], 'agent_unavailable')
   const overrides = campaign.model_overrides ? JSON.parse(campaign.model_overrides) : null
   const modelsProblem = runModelsProblem(
@@ -178,7 +178,7 @@ function runTarget(ctx: AppContext, plan: DialPlan, workflowId: number, definiti
     'voice',
   )
   if (modelsProblem)
-    throw new AgentUnavailableError(`agent ${workflowId} cannot take a call: ${modelsProblem}`, 'models_unavailable')
+    throw new AgentUnavailableError(`agent ${agentId} cannot take a call: ${modelsProblem}`, 'models_unavailable')
   plan.targets.set(key, found.target)
   return found.target
 }
@@ -293,7 +293,7 @@ function dialNextContact(dialer: Dialer, plan: DialPlan, now: number): boolean {
     () => {
       const contact = queries.claimNextContact(campaign.id, now)
       return contact
-        ? campaignCall(plan, contact, (workflowId, definitionId) => runTarget(ctx, plan, workflowId, definitionId))
+        ? campaignCall(plan, contact, (agentId, definitionId) => runTarget(ctx, plan, agentId, definitionId))
         : null
     },
     (call, runId) => queries.recordDial(campaign.id, call.campaign!.contactId, runId, call.campaign!.trafficVariantId),
