@@ -360,22 +360,32 @@ describe('the console (web/) is a client of the API', () => {
       if (statSync(path).isDirectory()) return webFiles(path)
       return /\.tsx?$/.test(name) ? [path] : []
     })
-  /** What the browser bundle may load: React, and its own files. */
-  const ALLOWED_PACKAGES = new Set(['react', 'react-dom/client'])
+  /** What the browser bundle may load: React, React Flow (the agent editor), and its own files. */
+  const ALLOWED_PACKAGES = new Set(['react', 'react-dom/client', '@xyflow/react'])
+  /** The one server module it shares: the definition rules, pure, so the editor checks what the API will. */
+  const SHARED = join(ROOT, 'src', 'definition', 'rules')
 
-  test('it imports only its own files, React, and nothing of the server (its API types are generated)', () => {
+  test('it imports only its own files, React, the pure definition rules, and nothing else of the server', () => {
     const files = webFiles(WEB)
     expect(files.length).toBeGreaterThan(5)
     const offending = files.flatMap((file) =>
       specifiers(code(file))
         .filter((specifier) =>
           specifier.startsWith('.')
-            ? !join(dirname(file), specifier).startsWith(WEB)
+            ? !join(dirname(file), specifier).startsWith(WEB) && join(dirname(file), specifier) !== SHARED
             : !ALLOWED_PACKAGES.has(specifier),
         )
         .map((specifier) => `${rel(file)}: ${specifier}`),
     )
     expect(offending).toEqual([])
+  })
+
+  test('the definition rules it shares stay pure: type-only imports, and lib/values', () => {
+    const text = code(`${SHARED}.ts`)
+    const valueImports = [...text.matchAll(/^import\s+(?!type\s)[^'"]*from\s*['"]([^'"]+)['"]/gm)].map((m) => m[1])
+    expect(valueImports).toEqual(['../lib/values'])
+    expect(code(join(ROOT, 'src', 'lib', 'values.ts'))).not.toMatch(/^import\s(?!type\s)/m)
+    expect(text).not.toMatch(/\b(Bun|process|require|crypto)\./)
   })
 
   test('it never sets HTML from strings', () => {
