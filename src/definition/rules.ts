@@ -60,7 +60,7 @@ export type DefinitionValidation = {
 }
 
 /** Edge data described like node data, so the same checks apply. */
-const EDGE_DATA_PROPERTIES: PropertySpec[] = [
+export const EDGE_DATA_PROPERTIES: PropertySpec[] = [
   {
     name: 'label',
     type: 'string',
