@@ -103,8 +103,7 @@ export function Canvas({
   const onNodesChange = (changes: NodeChange<Node<CardData>>[]) => {
     let next = definition
     for (const item of changes) {
-      if (item.type === 'dimensions' && item.dimensions)
-        setSizes((old) => ({ ...old, [item.id]: item.dimensions! }))
+      if (item.type === 'dimensions' && item.dimensions) setSizes((old) => ({ ...old, [item.id]: item.dimensions! }))
       else if (item.type === 'select' && item.selected) onSelect({ kind: 'node', id: item.id })
       else if (item.type === 'position' && item.position) {
         const position = { x: item.position.x, y: item.position.y }
@@ -132,7 +131,7 @@ export function Canvas({
     onSelect({ kind: 'edge', id: next.edges.at(-1)!.id })
   }
   return (
-    <div className="canvas" aria-label="Graph of the agent" role="region">
+    <section className="canvas" aria-label="Graph of the agent">
       <ReactFlow
         nodes={nodes}
         edges={edges}
@@ -154,7 +153,7 @@ export function Canvas({
         <Background />
         <Controls showInteractive={false} />
       </ReactFlow>
-    </div>
+    </section>
   )
 }
 

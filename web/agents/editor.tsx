@@ -1,5 +1,5 @@
 // The agent editor: the graph on a canvas, forms for the selected node or edge, settings, versions, and a test chat.
-import { useEffect, useMemo, useState, type KeyboardEvent } from 'react'
+import { useEffect, useMemo, useState } from 'react'
 import { ReactFlowProvider } from '@xyflow/react'
 import type { NodeSpec } from '../../src/definition/node-catalog'
 import { checkDefinition, type DefinitionError } from '../../src/definition/rules'
@@ -37,23 +37,24 @@ async function loadLookups(): Promise<Lookups> {
   return {
     tools: options(tools, 'tool_uuid', (tool) => tool.name),
     documents: options(documents.documents, 'document_uuid', (document) => document.filename),
-    recordings: options(recordings.recordings, 'recording_id', (recording) => `${recording.recording_id}: ${recording.transcript}`),
+    recordings: options(
+      recordings.recordings,
+      'recording_id',
+      (recording) => `${recording.recording_id}: ${recording.transcript}`,
+    ),
     credentials: options(credentials, 'uuid', (credential) => credential.name),
   }
 }
 
 export function AgentEditor({ id }: { id: number }) {
-  const loaded = useLoad(
-    async () => {
-      const [agent, catalog, lookups] = await Promise.all([
-        api<Agent>('GET', `/api/v1/workflow/fetch/${id}`),
-        api<{ node_types: NodeSpec[] }>('GET', '/api/v1/node-types'),
-        loadLookups(),
-      ])
-      return { agent, catalog: catalog.node_types, lookups }
-    },
-    [id],
-  )
+  const loaded = useLoad(async () => {
+    const [agent, catalog, lookups] = await Promise.all([
+      api<Agent>('GET', `/api/v1/workflow/fetch/${id}`),
+      api<{ node_types: NodeSpec[] }>('GET', '/api/v1/node-types'),
+      loadLookups(),
+    ])
+    return { agent, catalog: catalog.node_types, lookups }
+  }, [id])
   return (
     <Show loaded={loaded} what="the agent">
       {(data) => (
@@ -77,7 +78,15 @@ const TABS: [Tab, string][] = [
 const snapshot = (name: string, definition: Definition, configurations: Record<string, unknown>) =>
   JSON.stringify([name, definition, configurations])
 
-function EditorLoaded({ agent: loadedAgent, catalog, lookups }: { agent: Agent; catalog: NodeSpec[]; lookups: Lookups }) {
+function EditorLoaded({
+  agent: loadedAgent,
+  catalog,
+  lookups,
+}: {
+  agent: Agent
+  catalog: NodeSpec[]
+  lookups: Lookups
+}) {
   const [agent, setAgent] = useState(loadedAgent)
   const [history, setHistory] = useState<History>(() => startHistory(loadedAgent.workflow_definition))
   const [configurations, setConfigurations] = useState(loadedAgent.workflow_configurations)
@@ -145,15 +154,20 @@ function EditorLoaded({ agent: loadedAgent, catalog, lookups }: { agent: Agent; 
     }
   }
 
-  const onKeyDown = (event: KeyboardEvent) => {
-    const target = event.target as HTMLElement
-    if (/^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName) || !(event.ctrlKey || event.metaKey)) return
-    const key = event.key.toLowerCase()
-    if (key === 'z' && !event.shiftKey) setHistory(undo)
-    else if (key === 'y' || (key === 'z' && event.shiftKey)) setHistory(redo)
-    else return
-    event.preventDefault()
-  }
+  // Ctrl+Z, Ctrl+Shift+Z and Ctrl+Y undo and redo the graph, except in a text field (where they edit the text).
+  useEffect(() => {
+    const onKeyDown = (event: globalThis.KeyboardEvent) => {
+      const target = event.target as HTMLElement
+      if (/^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName) || !(event.ctrlKey || event.metaKey)) return
+      const key = event.key.toLowerCase()
+      if (key === 'z' && !event.shiftKey) setHistory(undo)
+      else if (key === 'y' || (key === 'z' && event.shiftKey)) setHistory(redo)
+      else return
+      event.preventDefault()
+    }
+    window.addEventListener('keydown', onKeyDown)
+    return () => window.removeEventListener('keydown', onKeyDown)
+  }, [])
 
   const knownVariables = useMemo(() => {
     const names = new Set(Object.keys(agent.template_context_variables))
@@ -171,7 +185,12 @@ function EditorLoaded({ agent: loadedAgent, catalog, lookups }: { agent: Agent; 
           <button type="button" className="secondary" onClick={() => setHistory(undo)} disabled={!history.past.length}>
             Undo
           </button>
-          <button type="button" className="secondary" onClick={() => setHistory(redo)} disabled={!history.future.length}>
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => setHistory(redo)}
+            disabled={!history.future.length}
+          >
             Redo
           </button>
           <button type="button" className="secondary" onClick={save}>
@@ -191,7 +210,8 @@ function EditorLoaded({ agent: loadedAgent, catalog, lookups }: { agent: Agent; 
         {notice ? <span className="ok"> {notice}</span> : null}
       </div>
       {requestError ? <ErrorNote error={requestError} /> : null}
-      <div className="tabs" role="group" aria-label="Editor sections">
+      <fieldset className="tabs">
+        <legend className="visually-hidden">Editor sections</legend>
         {TABS.map(([key, label]) => (
           <button
             key={key}
@@ -203,8 +223,8 @@ function EditorLoaded({ agent: loadedAgent, catalog, lookups }: { agent: Agent; 
             {label}
           </button>
         ))}
-      </div>
-      <div className="editor" onKeyDown={onKeyDown}>
+      </fieldset>
+      <div className="editor">
         <div className="editor-main">
           {tab === 'graph' ? (
             <div className="editor-graph">
@@ -250,9 +270,13 @@ function EditorLoaded({ agent: loadedAgent, catalog, lookups }: { agent: Agent; 
             />
           ) : null}
           {tab === 'json' ? (
-            <pre className="json card" aria-label="Definition JSON" tabIndex={0}>
-              {JSON.stringify(definition, null, 2)}
-            </pre>
+            <textarea
+              className="json card code"
+              aria-label="Definition JSON"
+              readOnly
+              rows={30}
+              value={JSON.stringify(definition, null, 2)}
+            />
           ) : null}
         </div>
         <TestPanel

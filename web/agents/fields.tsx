@@ -93,10 +93,7 @@ function FieldShell({
   const described = [`${id}-hint`, messages.length ? `${id}-error` : ''].filter(Boolean).join(' ')
   return (
     <div className="field" data-field={path}>
-      <label htmlFor={id}>
-        {spec.display_name}
-        {spec.required ? <span aria-hidden="true"> *</span> : null}
-      </label>
+      <label htmlFor={id}>{spec.display_name}</label>
       {children(id, described, messages.length > 0)}
       {after}
       <small id={`${id}-hint`} className="muted">
@@ -124,12 +121,14 @@ function PropertyField({
   onChange: (value: unknown) => void
   context: FormContext
 }) {
-  if (spec.type === 'boolean') return <CheckboxField spec={spec} value={value} path={path} onChange={onChange} context={context} />
+  if (spec.type === 'boolean')
+    return <CheckboxField spec={spec} value={value} path={path} onChange={onChange} context={context} />
   if (spec.type === 'fixed_collection' && 'properties' in spec)
     return <RowsField spec={spec} value={value} path={path} onChange={onChange} context={context} />
   if (spec.type === 'tool_refs' || spec.type === 'document_refs' || spec.type === 'multi_options')
     return <ChoicesField spec={spec} value={value} path={path} onChange={onChange} context={context} />
-  const text = value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value)
+  const text =
+    value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value)
   return (
     <FieldShell
       spec={spec}
@@ -166,9 +165,7 @@ function PropertyField({
               max={spec.max_value ?? undefined}
               step={spec.renderer_options?.number_input?.fractional ? 'any' : 1}
               value={text}
-              onChange={(event) =>
-                onChange(event.target.value === '' ? undefined : Number(event.target.value))
-              }
+              onChange={(event) => onChange(event.target.value === '' ? undefined : Number(event.target.value))}
             />
           )
         if (spec.type === 'json') return <JsonInput common={common} value={value} onChange={onChange} />
@@ -266,9 +263,7 @@ function ChoicesField({ spec, value, path, onChange, context }: FieldProps) {
             checked={chosen.includes(option.value)}
             onChange={(event) =>
               onChange(
-                event.target.checked
-                  ? [...chosen, option.value]
-                  : chosen.filter((item) => item !== option.value),
+                event.target.checked ? [...chosen, option.value] : chosen.filter((item) => item !== option.value),
               )
             }
           />{' '}
@@ -293,7 +288,7 @@ function RowsField({ spec, value, path, onChange, context }: FieldProps) {
       <legend>{spec.display_name}</legend>
       <small className="muted">{spec.description}</small>
       {rows.map((row, index) => (
-        <div className="row" key={index} role="group" aria-label={`${spec.display_name} row ${index + 1}`}>
+        <fieldset className="row" key={index} aria-label={`${spec.display_name} row ${index + 1}`}>
           <PropertyFields
             specs={rowSpecs}
             data={row}
@@ -309,7 +304,7 @@ function RowsField({ spec, value, path, onChange, context }: FieldProps) {
           >
             Remove
           </button>
-        </div>
+        </fieldset>
       ))}
       <button type="button" className="secondary" onClick={() => onChange([...rows, blank])}>
         Add a row to {spec.display_name}
@@ -342,9 +337,7 @@ function Placeholders({ text, known }: { text: string; known: Set<string> }) {
   )
   return (
     <div className="placeholders">
-      <p className="preview text" aria-label="Prompt with its variables highlighted">
-        {parts}
-      </p>
+      <p className="preview text">{parts}</p>
       {unknown.length ? (
         <small className="warning" role="status">
           Not a variable of this agent yet: {[...new Set(unknown.map((span) => span.path))].join(', ')}. Calls and

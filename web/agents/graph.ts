@@ -23,7 +23,12 @@ export function change(history: History, next: Definition, mergeKey: string | nu
 export function undo(history: History): History {
   const previous = history.past.at(-1)
   if (!previous) return history
-  return { past: history.past.slice(0, -1), present: previous, future: [history.present, ...history.future], mergeKey: null }
+  return {
+    past: history.past.slice(0, -1),
+    present: previous,
+    future: [history.present, ...history.future],
+    mergeKey: null,
+  }
 }
 
 export function redo(history: History): History {
@@ -96,7 +101,9 @@ export function describeChanges(
   return [
     ...diffItems('Node', before.definition.nodes, after.definition.nodes, nodeName),
     ...diffItems('Edge', before.definition.edges, after.definition.edges, edgeName),
-    ...diffFields(before.definition.viewport ?? null, after.definition.viewport ?? null).map((line) => `Viewport ${line}`),
+    ...diffFields(before.definition.viewport ?? null, after.definition.viewport ?? null).map(
+      (line) => `Viewport ${line}`,
+    ),
     ...diffFields(before.configurations, after.configurations).map((line) => `Setting ${line}`),
   ]
 }

@@ -33,7 +33,13 @@ export function Inspector(props: Props) {
   const edge = selection?.kind === 'edge' ? definition.edges.find((item) => item.id === selection.id) : undefined
   return (
     <aside className="inspector card" aria-label="Inspector">
-      {node ? <NodeForm {...props} nodeId={node.id} /> : edge ? <EdgeForm {...props} edgeId={edge.id} /> : <Outline {...props} />}
+      {node ? (
+        <NodeForm {...props} nodeId={node.id} />
+      ) : edge ? (
+        <EdgeForm {...props} edgeId={edge.id} />
+      ) : (
+        <Outline {...props} />
+      )}
     </aside>
   )
 }
@@ -102,7 +108,9 @@ function EdgeForm({ definition, onChange, onSelect, errors, context, edgeId }: P
       <button type="button" className="link" onClick={() => onSelect(null)}>
         Back to the outline
       </button>
-      <Problems messages={[...(fields.get('') ?? []), ...(fields.get('source') ?? []), ...(fields.get('target') ?? [])]} />
+      <Problems
+        messages={[...(fields.get('') ?? []), ...(fields.get('source') ?? []), ...(fields.get('target') ?? [])]}
+      />
       <PropertyFields
         specs={EDGE_DATA_PROPERTIES}
         data={edge.data}
@@ -111,7 +119,9 @@ function EdgeForm({ definition, onChange, onSelect, errors, context, edgeId }: P
           onChange(
             {
               ...definition,
-              edges: definition.edges.map((item) => (item.id === edge.id ? { ...item, data: data as typeof edge.data } : item)),
+              edges: definition.edges.map((item) =>
+                item.id === edge.id ? { ...item, data: data as typeof edge.data } : item,
+              ),
             },
             `edge:${edge.id}:${field}`,
           )
@@ -211,7 +221,12 @@ function Outline({ definition, catalog, onChange, onSelect, errors }: Props) {
               <button type="button" className="link" onClick={() => onSelect({ kind: 'node', id: node.id })}>
                 Edit node {name(node.id)}
               </button>
-              {count ? <span className="field-error"> ({count} problem{count === 1 ? '' : 's'})</span> : null}
+              {count ? (
+                <span className="field-error">
+                  {' '}
+                  ({count} problem{count === 1 ? '' : 's'})
+                </span>
+              ) : null}
             </li>
           )
         })}

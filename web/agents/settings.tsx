@@ -67,29 +67,49 @@ export function Settings({
       <Field label="Agent name" value={name} onChange={onName} error={error} path={['name']} required />
       <h2>Call</h2>
       {field('Max call duration (seconds)', ['max_call_duration_seconds'], 'number', '1 to 14400; default 600.')}
-      {choice('Model configuration', ['model_configuration_uuid'], Array.isArray(list) ? list.map((item) => [item.uuid, item.name]) : [])}
+      {choice(
+        'Model configuration',
+        ['model_configuration_uuid'],
+        Array.isArray(list) ? list.map((item) => [item.uuid, item.name]) : [],
+      )}
       <h2>Turn taking</h2>
       {field('End of turn after silence (seconds)', ['user_turn_stop_timeout'], 'number', '0.2 to 5; default 0.6.')}
-      {choice('Interruptions', ['turn_start_strategy'], [
-        ['default', 'As soon as the caller speaks'],
-        ['min_words', 'Only after a few words'],
-      ])}
+      {choice(
+        'Interruptions',
+        ['turn_start_strategy'],
+        [
+          ['default', 'As soon as the caller speaks'],
+          ['min_words', 'Only after a few words'],
+        ],
+      )}
       {field('Words an interruption needs', ['turn_start_min_words'], 'number', '1 to 10; default 3.')}
-      {choice('End of turn', ['turn_stop_strategy'], [
-        ['transcription', 'Silence after the transcript'],
-        ['turn_analyzer', 'Turn analyzer (behaves as silence)'],
-      ])}
+      {choice(
+        'End of turn',
+        ['turn_stop_strategy'],
+        [
+          ['transcription', 'Silence after the transcript'],
+          ['turn_analyzer', 'Turn analyzer (behaves as silence)'],
+        ],
+      )}
       <h2>Voicemail</h2>
-      {choice('Voicemail detection', ['voicemail_detection', 'enabled'], [
-        ['true', 'On'],
-        ['false', 'Off'],
-      ])}
+      {choice(
+        'Voicemail detection',
+        ['voicemail_detection', 'enabled'],
+        [
+          ['true', 'On'],
+          ['false', 'Off'],
+        ],
+      )}
       {field('Message left on a voicemail', ['voicemail_detection', 'message'])}
       <h2>Fallback lines</h2>
-      {choice('Answer when the agent cannot run', ['unavailable_call', 'answer'], [
-        ['true', 'Answer and say the message'],
-        ['false', 'Leave unanswered'],
-      ])}
+      {choice(
+        'Answer when the agent cannot run',
+        ['unavailable_call', 'answer'],
+        [
+          ['true', 'Answer and say the message'],
+          ['false', 'Leave unanswered'],
+        ],
+      )}
       {field('Said when the agent cannot run', ['unavailable_call', 'message'])}
       {field('Said when a model fails mid-call', ['model_failure', 'message'])}
       {field('Then transfer to', ['model_failure', 'transfer_to'])}

@@ -79,7 +79,8 @@ export function TestPanel({
   }
   const start = () =>
     run(async () => {
-      if (session && !session.is_completed) await api('POST', `${base}/${session.workflow_run_id}/end`).catch(() => null)
+      if (session && !session.is_completed)
+        await api('POST', `${base}/${session.workflow_run_id}/end`).catch(() => null)
       let initialContext: unknown = {}
       try {
         initialContext = context.trim() ? JSON.parse(context) : {}

@@ -25,7 +25,10 @@ export function Versions({
   current: { definition: Definition; configurations: Record<string, unknown> }
   onRestore: (version: Version) => void
 }) {
-  const versions = useLoad(() => api<Version[]>('GET', `/api/v1/workflow/${agentId}/versions?limit=50`), [agentId, generation])
+  const versions = useLoad(
+    () => api<Version[]>('GET', `/api/v1/workflow/${agentId}/versions?limit=50`),
+    [agentId, generation],
+  )
   const [open, setOpen] = useState<number | null>(null)
   return (
     <section className="card" aria-labelledby="versions-title">
@@ -52,7 +55,9 @@ export function Versions({
                       aria-expanded={open === version.id}
                       onClick={() => setOpen(open === version.id ? null : version.id)}
                     >
-                      {open === version.id ? 'Hide changes' : `Compare version ${version.version_number} with the editor`}
+                      {open === version.id
+                        ? 'Hide changes'
+                        : `Compare version ${version.version_number} with the editor`}
                     </button>
                     <button type="button" className="secondary" onClick={() => onRestore(version)}>
                       Restore version {version.version_number}

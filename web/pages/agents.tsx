@@ -40,7 +40,7 @@ export function AgentList({ params }: { params: URLSearchParams }) {
         </a>
       }
     >
-      <div className="card filters" role="search">
+      <search className="card filters">
         <Field label="Search by name" value={search} onChange={(q) => filter({ q })} type="search" />
         <Field
           label="Status"
@@ -52,7 +52,7 @@ export function AgentList({ params }: { params: URLSearchParams }) {
             { value: 'active,archived', label: 'All' },
           ]}
         />
-      </div>
+      </search>
       <ErrorNote error={error} />
       <Show loaded={agents} what="the agents">
         {(list) => {
