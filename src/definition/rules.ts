@@ -1,4 +1,6 @@
 import type { GraphConstraints, NodeSpec, PropertySpec, RowPropertySpec } from './node-catalog'
+
+export type { NodeSpec, PropertySpec, RowPropertySpec } from './node-catalog'
 import { cloneJson, isPlainObject, plural } from '../lib/values'
 
 /**

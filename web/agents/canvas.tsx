@@ -15,7 +15,7 @@ import {
   type NodeProps,
   type Viewport,
 } from '@xyflow/react'
-import type { NodeSpec } from '../../src/definition/node-catalog'
+import type { NodeSpec } from '../../src/definition/rules'
 import type { DefinitionError } from '../../src/definition/rules'
 import type { Definition } from './graph'
 

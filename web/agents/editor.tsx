@@ -1,7 +1,7 @@
 // The agent editor: the graph on a canvas, forms for the selected node or edge, settings, versions, and a test chat.
 import { useEffect, useMemo, useState } from 'react'
 import { ReactFlowProvider } from '@xyflow/react'
-import type { NodeSpec } from '../../src/definition/node-catalog'
+import type { NodeSpec } from '../../src/definition/rules'
 import { checkDefinition, type DefinitionError } from '../../src/definition/rules'
 import { api, ApiError, type DefinitionErrors } from '../api'
 import { ErrorNote, Page, Show, useLoad } from '../ui'

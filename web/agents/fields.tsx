@@ -1,6 +1,6 @@
 // Node and edge forms generated from the node catalog (GET /api/v1/node-types): one control per property type.
 import { useId, type ReactNode } from 'react'
-import type { NodeSpec, PropertySpec, RowPropertySpec } from '../../src/definition/node-catalog'
+import type { NodeSpec, PropertySpec, RowPropertySpec } from '../../src/definition/rules'
 import { isBuiltInVariable, placeholderSpans } from '../../src/definition/template-variables'
 
 type Spec = PropertySpec | RowPropertySpec

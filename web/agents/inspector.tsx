@@ -1,6 +1,6 @@
 // Beside the canvas: the form of the selected node or edge, or (nothing selected) adding nodes and edges by keyboard.
 import { useState } from 'react'
-import type { NodeSpec } from '../../src/definition/node-catalog'
+import type { NodeSpec } from '../../src/definition/rules'
 import { EDGE_DATA_PROPERTIES, type DefinitionError } from '../../src/definition/rules'
 import { addEdge, removeNode, type Selection } from './canvas'
 import { PropertyFields, type FormContext } from './fields'
