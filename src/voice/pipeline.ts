@@ -158,7 +158,7 @@ function createCallEnd(): CallEnd {
 }
 
 export function createVoicePipeline(options: VoicePipelineOptions): VoicePipeline {
-  const { transport, clock } = options
+  const { transport, clock, retrievalMsTotal } = options
   const now = options.now ?? (() => performance.now())
   const settings = { ...DEFAULTS, ...definedOnly(options) }
   const turnParameters: TurnParameters = { ...DEFAULT_TURN_PARAMETERS, ...options.turn }
@@ -178,10 +178,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     onTtsText: options.onTtsText,
   })
   const conversationStage = converse({ interruptOnSpeechStart: !waitForWords, agentSilent: () => voice.whenSilent() })
-  const metrics = measureTurns({
-    answeringMachineDetection: answeringMachine !== null,
-    retrievalMsTotal: options.retrievalMsTotal,
-  })
+  const metrics = measureTurns({ answeringMachineDetection: answeringMachine !== null, retrievalMsTotal })
   const stages: Stage[] = [
     decodeLine(),
     recordCaller(recorder),
