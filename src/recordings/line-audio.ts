@@ -7,7 +7,7 @@
  * MAX_RECORDING_SECONDS, and the work is cut into slices with a turn of the event loop between them, so a large
  * upload never holds up the calls' audio.
  */
-import { startsLikeWav, wavData, WavFormatError, pcm16FromBytes } from '../lib/wav'
+import { joinPcm, startsLikeWav, wavData, WavFormatError, pcm16FromBytes } from '../lib/wav'
 import { decodeMp3, mixDown, Mp3Error, startsLikeMp3 } from './mp3'
 import { alawToPcm16, pcm16ToUlaw, ulawToPcm16 } from '../voice/g711'
 import { createResampler } from '../voice/resample'
@@ -92,13 +92,7 @@ async function resampled(mono: Int16Array, fromRate: number, toRate: number): Pr
     pieces.push(resampler.process(mono.subarray(offset, offset + SLICE_SAMPLES)))
     await nextTurn()
   }
-  const out = new Int16Array(pieces.reduce((sum, piece) => sum + piece.length, 0))
-  let at = 0
-  for (const piece of pieces) {
-    out.set(piece, at)
-    at += piece.length
-  }
-  return out
+  return joinPcm(pieces)
 }
 
 /**

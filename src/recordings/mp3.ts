@@ -5,6 +5,7 @@
  * with it, and a hostile file can at worst trap inside its own sandbox.
  */
 import minimp3WasmPath from 'minimp3-wasm/dist/decoder.opt.wasm' with { type: 'file' }
+import { joinPcm } from '../lib/wav'
 
 type Minimp3 = {
   memory: WebAssembly.Memory
@@ -72,12 +73,7 @@ export async function decodeMp3(bytes: Uint8Array, maxSeconds: number): Promise<
     pieces.push(mixDown(interleaved, channels))
     await nextTurn()
   }
-  const mono = new Int16Array(pieces.reduce((sum, piece) => sum + piece.length, 0))
-  let offset = 0
-  for (const piece of pieces) {
-    mono.set(piece, offset)
-    offset += piece.length
-  }
+  const mono = joinPcm(pieces)
   if (mono.length === 0 || sampleRate === 0) throw new Mp3Error('Not an MP3 file, or one holding no audio')
   return { mono, sampleRate, channels }
 }
