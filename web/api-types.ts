@@ -903,6 +903,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organizations/model-providers/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the kinds of model server, the services each offers and their defaults */
+        get: operations["get_organizations_model_providers_metadata_api_v1_organizations_model_providers_metadata_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/organizations/provider-connections": {
         parameters: {
             query?: never;
@@ -2094,6 +2111,25 @@ export interface components {
             limit: number;
             offset: number;
         };
+        GetOrganizationsModelProvidersMetadataResponse: {
+            providers: {
+                /** @description The connection's `provider` value. */
+                provider: string;
+                label: string;
+                /** @description null: a connection of this kind must name its server. */
+                default_base_url: string | null;
+                /** @enum {string} */
+                api_key: "required" | "optional";
+                /** @description What a configuration section may use this kind of server for (llm, stt, tts, embeddings, realtime). */
+                services: ("llm" | "stt" | "tts" | "embeddings" | "realtime")[];
+                /** @description Per service, the model (and voice) a section gets when it names none. */
+                defaults: {
+                    [key: string]: {
+                        [key: string]: string;
+                    };
+                };
+            }[];
+        };
         GetWorkflowRecordingsResponse: {
             recordings: components["schemas"]["UpdateWorkflowRecordingsResponse"][];
             total: number;
@@ -2217,6 +2253,24 @@ export interface components {
                     dimensions?: number;
                 };
             } | null;
+            realtime?: {
+                /** Format: uuid */
+                provider_connection_uuid: string;
+                settings?: {
+                    model?: string;
+                    voice?: string;
+                    /** @description Given to the model before every node's prompt (the node's prompt is the session's instructions). */
+                    instructions?: string;
+                    /** @description How the model decides the caller's turn is over (its own voice activity detection). */
+                    turn_detection?: {
+                        /** @enum {string} */
+                        type?: "server_vad" | "semantic_vad";
+                        threshold?: number;
+                        prefix_padding_ms?: number;
+                        silence_duration_ms?: number;
+                    };
+                };
+            } | null;
         };
         ModelConfigurationListResponse: {
             configurations: components["schemas"]["ModelConfigurationResponse"][];
@@ -2251,6 +2305,14 @@ export interface components {
                 };
             } | null;
             embeddings: {
+                /** Format: uuid */
+                provider_connection_uuid?: string;
+                builtin?: boolean;
+                settings: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            realtime: {
                 /** Format: uuid */
                 provider_connection_uuid?: string;
                 builtin?: boolean;
@@ -2308,6 +2370,24 @@ export interface components {
                     model?: string;
                     /** @description Sent as `dimensions` to models that can shorten their vectors; any length is stored as it comes otherwise. */
                     dimensions?: number;
+                };
+            } | null;
+            realtime?: {
+                /** Format: uuid */
+                provider_connection_uuid: string;
+                settings?: {
+                    model?: string;
+                    voice?: string;
+                    /** @description Given to the model before every node's prompt (the node's prompt is the session's instructions). */
+                    instructions?: string;
+                    /** @description How the model decides the caller's turn is over (its own voice activity detection). */
+                    turn_detection?: {
+                        /** @enum {string} */
+                        type?: "server_vad" | "semantic_vad";
+                        threshold?: number;
+                        prefix_padding_ms?: number;
+                        silence_duration_ms?: number;
+                    };
                 };
             } | null;
         };
@@ -5420,6 +5500,29 @@ export interface operations {
             404: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             429: components["responses"]["HTTPError"];
+        };
+    };
+    get_organizations_model_providers_metadata_api_v1_organizations_model_providers_metadata_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetOrganizationsModelProvidersMetadataResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
         };
     };
     list_provider_connections_api_v1_organizations_provider_connections_get: {

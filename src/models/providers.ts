@@ -71,3 +71,18 @@ export const isModelProvider = (name: string): name is ModelProvider => Object.h
 /** The services a kind of server offers (those it has defaults for), in a fixed order. */
 export const servicesOf = (provider: ModelProvider): ModelService[] =>
   MODEL_SERVICES.filter((service) => Object.hasOwn(MODEL_PROVIDERS[provider].defaults, service))
+
+/** Every kind of model server, with the services it offers and their defaults (the model-providers metadata). */
+export const providersMetadata = () => ({
+  providers: MODEL_PROVIDER_NAMES.map((provider) => {
+    const preset: ModelProviderPreset = MODEL_PROVIDERS[provider]
+    return {
+      provider,
+      label: preset.label,
+      default_base_url: preset.defaultBaseUrl,
+      api_key: preset.apiKey,
+      services: servicesOf(provider),
+      defaults: { ...preset.defaults },
+    }
+  }),
+})

@@ -1,6 +1,6 @@
 import { Type as t, type Static } from '@sinclair/typebox'
 import { MAX_NAME_LENGTH, MAX_TOKEN_LENGTH } from '../lib/limits'
-import { MODEL_PROVIDER_NAMES } from './providers'
+import { MODEL_PROVIDER_NAMES, MODEL_SERVICES } from './providers'
 import { FLITE_VOICES } from './types'
 
 /** Request and response shapes of provider connections, model configurations, run model overrides and price cards. */
@@ -248,4 +248,32 @@ export const PriceCardSchema = t.Object({
 export const PriceCardView = t.Object({
   price_card: Nullable(PriceCardSchema),
   updated_at: Nullable(DateTime),
+})
+
+const ServiceName = t.Union([
+  t.Literal('llm'),
+  t.Literal('stt'),
+  t.Literal('tts'),
+  t.Literal('embeddings'),
+  t.Literal('realtime'),
+]) satisfies { static: (typeof MODEL_SERVICES)[number] }
+
+export const ModelProvidersMetadata = t.Object({
+  providers: t.Array(
+    t.Object({
+      provider: t.String({ description: "The connection's `provider` value." }),
+      label: t.String(),
+      default_base_url: t.Union([t.String(), t.Null()], {
+        description: 'null: a connection of this kind must name its server.',
+      }),
+      api_key: t.Union([t.Literal('required'), t.Literal('optional')]),
+      services: t.Array(ServiceName, {
+        description:
+          'What a configuration section may use this kind of server for (llm, stt, tts, embeddings, realtime).',
+      }),
+      defaults: t.Record(t.String(), t.Record(t.String(), t.String()), {
+        description: 'Per service, the model (and voice) a section gets when it names none.',
+      }),
+    }),
+  ),
 })
