@@ -1357,11 +1357,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Not offered: the MCP endpoint is stateless and takes POST only */
+        get: operations["get_mcp_api_v1_mcp_get"];
         put?: never;
         /** Ringbase as an MCP server (Streamable HTTP, stateless): tools to build agents, chat with them and read their runs */
         post: operations["create_mcp_api_v1_mcp_post"];
-        delete?: never;
+        /** Not offered: the MCP endpoint is stateless and takes POST only */
+        delete: operations["delete_mcp_api_v1_mcp_delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -6673,6 +6675,21 @@ export interface operations {
             502: components["responses"]["HTTPError"];
         };
     };
+    get_mcp_api_v1_mcp_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            405: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
     create_mcp_api_v1_mcp_post: {
         parameters: {
             query?: never;
@@ -6710,6 +6727,21 @@ export interface operations {
             403: components["responses"]["HTTPError"];
             406: components["responses"]["HTTPError"];
             415: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    delete_mcp_api_v1_mcp_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            405: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
         };
     };
