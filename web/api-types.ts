@@ -1156,6 +1156,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tools/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the tool types and the fields of each one's definition.config */
+        get: operations["get_tools_metadata_api_v1_tools_metadata_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tools/": {
         parameters: {
             query?: never;
@@ -2130,6 +2147,22 @@ export interface components {
                         [key: string]: string;
                     };
                 };
+            }[];
+        };
+        GetToolsMetadataResponse: {
+            types: {
+                /** @description definition.type */
+                type: string;
+                fields: {
+                    name: string;
+                    /** @description string, integer, number, boolean, array, object or options */
+                    type: string;
+                    required: boolean;
+                    description: string | null;
+                    default: unknown;
+                    /** @description The allowed values of an options field */
+                    options: unknown[] | null;
+                }[];
             }[];
         };
         GetWorkflowRecordingsResponse: {
@@ -6201,6 +6234,29 @@ export interface operations {
             401: components["responses"]["HTTPError"];
             403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    get_tools_metadata_api_v1_tools_metadata_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetToolsMetadataResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
         };
     };
