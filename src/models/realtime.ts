@@ -293,11 +293,7 @@ function armWatchdog(s: SessionState, ms: number): void {
 
 function fail(s: SessionState, failure: ModelServerError): void {
   if (s.failure) return
-  let error = failure
-  if (s.hideReasons) {
-    s.connection.thisMachine?.log.warn({ reason: failure.message }, 'realtime model on this machine failed')
-    error = new ModelServerError(onThisMachineFailed('The realtime model'), null, failure.kind, true)
-  }
+  const error = told(s, failure)
   s.failure = error
   clearTimeout(s.watchdog)
   s.socket?.close()
@@ -305,6 +301,13 @@ function fail(s: SessionState, failure: ModelServerError): void {
   for (const entry of waiting) entry.channel!.fail(error)
   s.queue = []
   if (waiting.length === 0) s.listener?.failed(error)
+}
+
+/** A server on this machine fails with one message; its reason goes to the log only. */
+function told(s: SessionState, failure: ModelServerError): ModelServerError {
+  if (!s.hideReasons) return failure
+  s.connection.thisMachine?.log.warn({ reason: failure.message }, 'realtime model on this machine failed')
+  return new ModelServerError(onThisMachineFailed('The realtime model'), null, failure.kind, true)
 }
 
 const AUDIO_DELTAS = new Set(['response.audio.delta', 'response.output_audio.delta'])
@@ -389,7 +392,7 @@ function serverError(s: SessionState, event: RealtimeServerEvent): void {
   const message = typeof event.error?.message === 'string' ? event.error.message.slice(0, 500) : 'unknown error'
   s.queue.shift()
   clearTimeout(s.watchdog)
-  const error = new ModelServerError(`The realtime model refused the response: ${message}`, null, 'refused')
+  const error = told(s, new ModelServerError(`The realtime model refused the response: ${message}`, null, 'refused'))
   if (entry.channel) entry.channel.fail(error)
   else s.listener?.failed(error)
   sendNext(s)

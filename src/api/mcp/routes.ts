@@ -14,7 +14,7 @@ import { runServerTool, serverTools, type McpCaller } from './tools'
  * Desktop, an agent framework) to build agents and try them. Every request, `initialize` and `tools/list` included,
  * needs an API key (`X-API-Key` or `Authorization: Bearer`), and the body is read under the API's own size limit. Each
  * request gets its own SDK server, bound to the caller's organization and key scope. Stateless: no session to end, no
- * stream to open, so only POST is served (clients take the GET's refusal as "no server-sent events").
+ * stream to open, so only POST is served (a GET or DELETE is a 405, errors.ts: clients read it as "not offered").
  */
 
 const PATH = '/api/v1/mcp'
@@ -91,56 +91,40 @@ async function withDetail(response: Response): Promise<Response> {
   return new Response(JSON.stringify({ detail: message, ...body }), { status: response.status, headers })
 }
 
-/** Stateless: no stream to open (GET) and no session to end (DELETE); clients read 405 as "not offered". */
-const onlyPost = () =>
-  new Response(JSON.stringify({ detail: 'The MCP endpoint takes POST only (stateless: no stream, no session)' }), {
-    status: 405,
-    headers: { 'content-type': 'application/json', allow: 'POST' },
-  })
-
-const notAllowed = {
-  response: { 405: ErrorDetail, ...authErrors },
-  detail: { tags, summary: 'Not offered: the MCP endpoint is stateless and takes POST only' },
-}
-
 export const mcpRoutes = (ctx: AppContext) =>
-  new Elysia()
-    .use(auth(ctx, ['admin', 'trigger'], { bearer: true }))
-    .get(PATH, onlyPost, notAllowed)
-    .delete(PATH, onlyPost, notAllowed)
-    .post(
-      PATH,
-      async ({ principal, request, body }) => {
-        const caller: McpCaller = { principal }
-        const sdk = await loadSdk()
-        const server = mcpServer(ctx, caller, sdk)
-        const transport = new sdk.WebStandardStreamableHTTPServerTransport({
-          sessionIdGenerator: undefined,
-          enableJsonResponse: true,
-        })
-        await server.connect(transport)
-        try {
-          return await withDetail(await transport.handleRequest(request, { parsedBody: body }))
-        } finally {
-          await server.close()
-        }
+  new Elysia().use(auth(ctx, ['admin', 'trigger'], { bearer: true })).post(
+    PATH,
+    async ({ principal, request, body }) => {
+      const caller: McpCaller = { principal }
+      const sdk = await loadSdk()
+      const server = mcpServer(ctx, caller, sdk)
+      const transport = new sdk.WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      })
+      await server.connect(transport)
+      try {
+        return await withDetail(await transport.handleRequest(request, { parsedBody: body }))
+      } finally {
+        await server.close()
+      }
+    },
+    {
+      body: t.Unknown({
+        description: 'A JSON-RPC message of the Model Context Protocol (initialize, tools/list, tools/call, …)',
+      }),
+      response: {
+        200: t.Unknown({ description: 'The JSON-RPC answer' }),
+        202: t.Unknown({ description: 'A notification was taken' }),
+        400: ErrorDetail,
+        406: ErrorDetail,
+        415: ErrorDetail,
+        ...authErrors,
       },
-      {
-        body: t.Unknown({
-          description: 'A JSON-RPC message of the Model Context Protocol (initialize, tools/list, tools/call, …)',
-        }),
-        response: {
-          200: t.Unknown({ description: 'The JSON-RPC answer' }),
-          202: t.Unknown({ description: 'A notification was taken' }),
-          400: ErrorDetail,
-          406: ErrorDetail,
-          415: ErrorDetail,
-          ...authErrors,
-        },
-        detail: {
-          tags,
-          summary:
-            'Ringbase as an MCP server (Streamable HTTP, stateless): tools to build agents, chat with them and read their runs',
-        },
+      detail: {
+        tags,
+        summary:
+          'Ringbase as an MCP server (Streamable HTTP, stateless): tools to build agents, chat with them and read their runs',
       },
-    )
+    },
+  )
