@@ -1374,13 +1374,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Not offered: the MCP endpoint is stateless and takes POST only */
-        get: operations["get_mcp_api_v1_mcp_get"];
+        get?: never;
         put?: never;
         /** Ringbase as an MCP server (Streamable HTTP, stateless): tools to build agents, chat with them and read their runs */
         post: operations["create_mcp_api_v1_mcp_post"];
-        /** Not offered: the MCP endpoint is stateless and takes POST only */
-        delete: operations["delete_mcp_api_v1_mcp_delete"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -6731,21 +6729,6 @@ export interface operations {
             502: components["responses"]["HTTPError"];
         };
     };
-    get_mcp_api_v1_mcp_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            401: components["responses"]["HTTPError"];
-            403: components["responses"]["HTTPError"];
-            405: components["responses"]["HTTPError"];
-            422: components["responses"]["HTTPValidationError"];
-        };
-    };
     create_mcp_api_v1_mcp_post: {
         parameters: {
             query?: never;
@@ -6783,21 +6766,6 @@ export interface operations {
             403: components["responses"]["HTTPError"];
             406: components["responses"]["HTTPError"];
             415: components["responses"]["HTTPError"];
-            422: components["responses"]["HTTPValidationError"];
-        };
-    };
-    delete_mcp_api_v1_mcp_delete: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            401: components["responses"]["HTTPError"];
-            403: components["responses"]["HTTPError"];
-            405: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
         };
     };
