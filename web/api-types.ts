@@ -903,6 +903,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organizations/model-providers/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the kinds of model server, the services each offers and their defaults */
+        get: operations["get_organizations_model_providers_metadata_api_v1_organizations_model_providers_metadata_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/organizations/provider-connections": {
         parameters: {
             query?: never;
@@ -1134,6 +1151,23 @@ export interface paths {
         post?: never;
         /** Delete a credential (tools and webhook nodes that name it are not checked yet) */
         delete: operations["delete_credential_api_v1_credentials__credential_uuid__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tools/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the tool types and the fields of each one's definition.config */
+        get: operations["get_tools_metadata_api_v1_tools_metadata_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2115,6 +2149,41 @@ export interface components {
             limit: number;
             offset: number;
         };
+        GetOrganizationsModelProvidersMetadataResponse: {
+            providers: {
+                /** @description The connection's `provider` value. */
+                provider: string;
+                label: string;
+                /** @description null: a connection of this kind must name its server. */
+                default_base_url: string | null;
+                /** @enum {string} */
+                api_key: "required" | "optional";
+                /** @description What a configuration section may use this kind of server for (llm, stt, tts, embeddings, realtime). */
+                services: ("llm" | "stt" | "tts" | "embeddings" | "realtime")[];
+                /** @description Per service, the model (and voice) a section gets when it names none. */
+                defaults: {
+                    [key: string]: {
+                        [key: string]: string;
+                    };
+                };
+            }[];
+        };
+        GetToolsMetadataResponse: {
+            types: {
+                /** @description definition.type */
+                type: string;
+                fields: {
+                    name: string;
+                    /** @description string, integer, number, boolean, array, object or options */
+                    type: string;
+                    required: boolean;
+                    description: string | null;
+                    default: unknown;
+                    /** @description The allowed values of an options field */
+                    options: unknown[] | null;
+                }[];
+            }[];
+        };
         GetWorkflowRecordingsResponse: {
             recordings: components["schemas"]["UpdateWorkflowRecordingsResponse"][];
             total: number;
@@ -2238,6 +2307,24 @@ export interface components {
                     dimensions?: number;
                 };
             } | null;
+            realtime?: {
+                /** Format: uuid */
+                provider_connection_uuid: string;
+                settings?: {
+                    model?: string;
+                    voice?: string;
+                    /** @description Given to the model before every node's prompt (the node's prompt is the session's instructions). */
+                    instructions?: string;
+                    /** @description How the model decides the caller's turn is over (its own voice activity detection). */
+                    turn_detection?: {
+                        /** @enum {string} */
+                        type?: "server_vad" | "semantic_vad";
+                        threshold?: number;
+                        prefix_padding_ms?: number;
+                        silence_duration_ms?: number;
+                    };
+                };
+            } | null;
         };
         ModelConfigurationListResponse: {
             configurations: components["schemas"]["ModelConfigurationResponse"][];
@@ -2272,6 +2359,14 @@ export interface components {
                 };
             } | null;
             embeddings: {
+                /** Format: uuid */
+                provider_connection_uuid?: string;
+                builtin?: boolean;
+                settings: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            realtime: {
                 /** Format: uuid */
                 provider_connection_uuid?: string;
                 builtin?: boolean;
@@ -2329,6 +2424,24 @@ export interface components {
                     model?: string;
                     /** @description Sent as `dimensions` to models that can shorten their vectors; any length is stored as it comes otherwise. */
                     dimensions?: number;
+                };
+            } | null;
+            realtime?: {
+                /** Format: uuid */
+                provider_connection_uuid: string;
+                settings?: {
+                    model?: string;
+                    voice?: string;
+                    /** @description Given to the model before every node's prompt (the node's prompt is the session's instructions). */
+                    instructions?: string;
+                    /** @description How the model decides the caller's turn is over (its own voice activity detection). */
+                    turn_detection?: {
+                        /** @enum {string} */
+                        type?: "server_vad" | "semantic_vad";
+                        threshold?: number;
+                        prefix_padding_ms?: number;
+                        silence_duration_ms?: number;
+                    };
                 };
             } | null;
         };
@@ -5443,6 +5556,29 @@ export interface operations {
             429: components["responses"]["HTTPError"];
         };
     };
+    get_organizations_model_providers_metadata_api_v1_organizations_model_providers_metadata_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetOrganizationsModelProvidersMetadataResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
     list_provider_connections_api_v1_organizations_provider_connections_get: {
         parameters: {
             query?: never;
@@ -6117,6 +6253,29 @@ export interface operations {
             401: components["responses"]["HTTPError"];
             403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    get_tools_metadata_api_v1_tools_metadata_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetToolsMetadataResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
         };
     };

@@ -4,7 +4,14 @@ import type { ModelRef, TokenUsage } from './types'
  * What a run consumed, in the reference platform's `usage_info` shape (keys `<service>|||<model>`), with STT filled
  * too. Pure functions: every helper returns a new value.
  */
-export type LlmTokenCounts = { prompt_tokens: number; completion_tokens: number; total_tokens: number }
+export type LlmTokenCounts = {
+  prompt_tokens: number
+  completion_tokens: number
+  total_tokens: number
+  /** Realtime speech-to-speech models: of the prompt and completion tokens, the audio ones. */
+  audio_prompt_tokens?: number
+  audio_completion_tokens?: number
+}
 
 export type UsageInfo = {
   llm: Record<string, LlmTokenCounts>
@@ -56,8 +63,17 @@ export function addLlmUsage(usage: UsageInfo, ref: ModelRef, tokens: TokenUsage)
         prompt_tokens: before.prompt_tokens + tokens.promptTokens,
         completion_tokens: before.completion_tokens + tokens.completionTokens,
         total_tokens: before.total_tokens + tokens.totalTokens,
+        ...audioCounts(before, tokens),
       },
     },
+  }
+}
+
+function audioCounts(before: LlmTokenCounts, tokens: TokenUsage): Partial<LlmTokenCounts> {
+  if (tokens.audioPromptTokens === undefined && before.audio_prompt_tokens === undefined) return {}
+  return {
+    audio_prompt_tokens: (before.audio_prompt_tokens ?? 0) + (tokens.audioPromptTokens ?? 0),
+    audio_completion_tokens: (before.audio_completion_tokens ?? 0) + (tokens.audioCompletionTokens ?? 0),
   }
 }
 

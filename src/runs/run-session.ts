@@ -57,7 +57,7 @@ import {
 import { checkRunModels } from '../models/readiness'
 import { guardLlm, guardStt, type ModelFailure, type OnModelFailure } from '../models/failures'
 import type { ModelTimeouts } from '../models/http'
-import type { ModelRef } from '../models/types'
+import type { ModelRef, TokenUsage } from '../models/types'
 import { createBuiltinVoice } from '../voice/builtin-voice'
 import {
   addEmbeddingTokens,
@@ -116,6 +116,8 @@ export type RunSession = {
   readonly ended: Promise<{ reason: EndReason; graceful: boolean }>
   reportSttSeconds(ref: ModelRef, seconds: number): void
   reportTtsCharacters(ref: ModelRef, characters: number): void
+  /** Tokens a realtime model spent outside the conversation's replies (lines it read out, cancelled replies). */
+  reportLlmTokens(ref: ModelRef, tokens: TokenUsage): void
   /** A model failed (the session hears LLM and STT failures itself): its server is remembered as failing (models/health.ts). */
   noteModelFailure(failure: ModelFailure): void
   /** Ends the conversation with `reason` (default `user_hangup`) unless it has ended, then completes the run, once. */
@@ -343,6 +345,9 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     },
     reportTtsCharacters(ref, characters) {
       if (characters > 0) usage = addTtsCharacters(usage, ref, characters)
+    },
+    reportLlmTokens(ref, tokens) {
+      usage = addLlmUsage(usage, ref, tokens)
     },
     noteModelFailure,
     finish(reason = 'user_hangup') {
