@@ -6,6 +6,7 @@ import { attachArtifact, type RunArtifact } from '../runs/artifacts'
 import { getRun, updateRun } from '../runs/service'
 import type { AnsweredCall, ConversationHooks } from '../telephony/ari/call-session'
 import { settleReportedAttempt, type ContactAttempts } from './outcomes'
+import { timeLimitOf } from './time-limit'
 import {
   createVoicePipeline,
   type VoiceCallResult,
@@ -30,6 +31,8 @@ import type { EndReason } from '../conversation/record'
  * call is then hung up; once its end has been reported (the call's end written on the run: calls/outcomes.ts) the run
  * session completes the run, once, with what the conversation produced (`pipeline_error` when the pipeline failed),
  * and the campaign attempt is settled in the same transaction.
+ *
+ * The call's time limit starts here (calls/time-limit.ts), counted from the answer.
  *
  * The agent's transfer_call tools hand the caller over with `AnsweredCall.transfer`: once the destination answered the
  * media leg is gone, the conversation ends (`call_transferred`) and the recordings stop there; the call goes on
@@ -72,7 +75,9 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
   }
 
   return {
-    async onAnswered(call) {
+    async onAnswered(answered) {
+      const limit = timeLimitOf(ctx, answered)
+      const { call } = limit
       const log = ctx.log.child({ runId: call.runId, callId: call.callId })
       const warnings: string[] = []
       const warn = (message: string) => {
@@ -102,6 +107,9 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
         }
         return {}
       }
+      limit.start(session.configurations.max_call_duration_seconds, () => {
+        void voiceCall.pipeline?.stop('call_duration_exceeded')
+      })
       const finishAfterReport = (reason: EndReason) =>
         void call.reported
           .then(() => session.finish(reason))

@@ -108,7 +108,10 @@ type TrackedCall = {
 }
 
 const DEFAULT_VANISH_GRACE_MS = 2_000
-/** Margin on top of ring time and max duration before the watchdog gives up on a call. */
+/**
+ * Margin on top of ring time and the agent's max duration (enforced by calls/time-limit.ts) before the watchdog gives
+ * up on a call.
+ */
 const EXPIRY_MARGIN_MS = 5 * 60_000
 /** For calls adopted after a restart, whose agent settings are unknown here. */
 const ADOPTED_CALL_LIFETIME_MS = 600_000
@@ -178,7 +181,6 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
         configurationId: call.configurationId,
         direction: call.inbound ? 'inbound' : 'outbound',
       },
-      maxCallDurationMs: run.maxCallDurationSeconds * 1000,
       dialStringTemplate: typeof template === 'string' ? template : undefined,
       destinationRules: ariDestinationRules(run.credentials),
       watchChannel: (channelId, onEvent) => watchChannel(call.configurationId, channelId, onEvent),
@@ -211,9 +213,7 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     const sessionEnd = await call.session?.finish()
     calls.delete(call.callId)
     if (call.session) mediaLegs.delete(call.session.mediaChannelId)
-    const providerStatus = call.session?.hardStopped
-      ? 'max_call_duration'
-      : (sessionEnd?.providerStatus ?? details.providerStatus)
+    const providerStatus = sessionEnd?.providerStatus ?? details.providerStatus
     const transfer = call.session?.transfer
     const report: CallReport = {
       kind: 'ended',

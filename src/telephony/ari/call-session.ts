@@ -20,13 +20,13 @@ import type { AriEvent } from './types'
  * conversation over it. Ringbase records the call itself from that audio, so the bridge is not recorded.
  *
  * A media leg that cannot be set up hangs the call up (the caller would hear silence) and the report says
- * `media_failed`. The agent's `max_call_duration_seconds` is a hard stop: when it passes, the call is hung up
- * whatever the engine is doing.
+ * `media_failed`. The agent's `max_call_duration_seconds` is enforced where the call gets its conversation
+ * (calls/time-limit.ts), through `hangup`.
  *
  * `transfer` hands the caller to another destination by bridge swap (ari/transfer.ts): when the destination answers
  * it joins the caller's bridge and the media leg is hung up, which ends the engine's conversation (and Ringbase's
- * recording: the transferred part is not recorded). The call then stays up, no longer bound by the agent's max call
- * duration, until the caller or the destination hangs up, which hangs the other up too.
+ * recording: the transferred part is not recorded). The call then stays up until the caller or the destination hangs
+ * up, which hangs the other up too.
  *
  * After hangup, `finish` tells the engine the call is gone, waits (bounded) for it to store its results, hangs up
  * the media leg, destroys the bridge, and returns what the engine concluded for the call's report.
@@ -49,8 +49,8 @@ export type AnsweredCall = {
    * settled): what the conversation produced is written over it after that.
    */
   readonly reported: Promise<void>
-  /** Hangs the call up; its outcome is reported like any other hangup. */
-  hangup(): Promise<void>
+  /** Hangs the call up; its outcome is reported like any other hangup, with `providerStatus` when given. */
+  hangup(providerStatus?: string): Promise<void>
   /**
    * Rings `destination` (dialled through the configuration's dial string template and destination rules) for up to
    * `timeoutSeconds` with a ring tone for the caller; on answer connects it to the caller and releases the media leg.
@@ -94,7 +94,6 @@ export type CallSessionOptions = {
   /** The configuration's `ari_endpoint`: the media socket is on the same server. */
   ariEndpoint: string
   call: SessionCall
-  maxCallDurationMs: number
   conversation?: ConversationHooks
   /** How long the media leg may take to come up (externalMedia, socket, entering the app). */
   mediaTimeoutMs?: number
@@ -104,7 +103,7 @@ export type CallSessionOptions = {
   destinationRules?: DestinationRules
   /** Events of channels other than the call's own (a transfer destination); transfers fail without it. */
   watchChannel?: ChannelWatch
-  /** After a transfer connected: the agent's max call duration no longer applies, the caller's own limits do. */
+  /** After a transfer connected: the call outlives the agent's part (the watchdog gives it longer). */
   onTransferred?: () => void
 }
 
@@ -114,8 +113,6 @@ export type CallTransfer = { destination: string; connectedAt: number }
 export type SessionEnd = { outcome?: 'voicemail'; providerStatus?: string }
 
 export type CallSession = {
-  /** True once the max call duration hung the call up. */
-  readonly hardStopped: boolean
   /** Set once a transfer connected the caller to its destination. */
   readonly transfer: CallTransfer | null
   /** Our id for the media leg's channel, fixed before it is created: the adapter routes its events here. */
@@ -159,7 +156,8 @@ export function startCallSession(options: CallSessionOptions): CallSession {
   let mediaFailed = false
   let transport: MediaTransport | null = null
   let finished = false
-  let hardStopped = false
+  /** What the conversation's hangup asked the report to say (the time limit's `max_call_duration`). */
+  let hangupStatus: string | null = null
   let transfer: CallTransfer | null = null
   let transferredChannelId: string | null = null
   let transferring: AbortController | null = null
@@ -179,14 +177,10 @@ export function startCallSession(options: CallSessionOptions): CallSession {
   })
 
   const hangup = () => hangupIgnoringGone(rest, call.callId)
-  const hardStop = setTimeout(() => {
-    hardStopped = true
-    ctx.log.info(
-      { ...logContext, maxCallDurationMs: options.maxCallDurationMs },
-      'max call duration reached: hanging up',
-    )
-    void hangup().catch((error) => ctx.log.warn({ ...logContext, err: error }, 'hard stop hangup failed'))
-  }, options.maxCallDurationMs)
+  const hangupWithStatus = (providerStatus?: string) => {
+    if (providerStatus && !finished) hangupStatus ??= providerStatus
+    return hangup()
+  }
 
   async function withinMediaTimeout<T>(step: Promise<T>, what: string): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined
@@ -265,7 +259,6 @@ export function startCallSession(options: CallSessionOptions): CallSession {
         'call transfer',
       )
       if (result.status === 'transferred') {
-        clearTimeout(hardStop)
         options.onTransferred?.()
         transfer = { destination, connectedAt: ctx.clock.now() }
         transferredChannelId = result.channelId
@@ -312,7 +305,7 @@ export function startCallSession(options: CallSessionOptions): CallSession {
         media,
         ended,
         reported,
-        hangup,
+        hangup: hangupWithStatus,
         transfer: transferCall,
         onDtmf: (listener) => {
           dtmfListeners.push(listener)
@@ -331,9 +324,6 @@ export function startCallSession(options: CallSessionOptions): CallSession {
   })
 
   return {
-    get hardStopped() {
-      return hardStopped
-    },
     get transfer() {
       return transfer
     },
@@ -347,7 +337,6 @@ export function startCallSession(options: CallSessionOptions): CallSession {
     reported: onReported,
     async finish() {
       finished = true
-      clearTimeout(hardStop)
       transferring?.abort()
       unwatchTransferred()
       onEnded()
@@ -364,9 +353,10 @@ export function startCallSession(options: CallSessionOptions): CallSession {
         ctx.log.warn({ ...logContext, err: error }, 'call session teardown failed')
       }
       if (mediaFailed) return { providerStatus: 'media_failed' }
+      const providerStatus = hangupStatus ?? (outcome?.mediaLost ? 'media_lost' : null)
       return {
         ...(outcome?.voicemail ? { outcome: 'voicemail' as const } : {}),
-        ...(outcome?.mediaLost ? { providerStatus: 'media_lost' } : {}),
+        ...(providerStatus ? { providerStatus } : {}),
       }
     },
   }
