@@ -254,21 +254,9 @@ async function startRunSession(ctx: AppContext, loaded: LoadedRun, options: RunS
   })
   const isTelephony = channel === 'voice' && run.callId !== null
 
-  let resolveEnded!: (value: { reason: EndReason; graceful: boolean }) => void
-  const ended = new Promise<{ reason: EndReason; graceful: boolean }>((resolve) => {
-    resolveEnded = resolve
-  })
+  const ended = Promise.withResolvers<{ reason: EndReason; graceful: boolean }>()
 
-  const tools = conversationTools(ctx, run.organizationId, definition, { id: run.id, embeddings })
-  const recordings = await loadPlayableRecordings(
-    ctx,
-    run.organizationId,
-    runMentions(
-      definition,
-      [...tools.byUuid.values()].map(({ definition }) => definition),
-      variables,
-    ),
-  )
+  const { tools, recordings } = await toolsAndRecordings(ctx, loaded, embeddings, variables)
   const engine = createConversation({
     definition,
     configurations,
@@ -284,7 +272,7 @@ async function startRunSession(ctx: AppContext, loaded: LoadedRun, options: RunS
     awaitSpeechEnd: channel === 'voice',
     onEvent(event) {
       if (event.type === 'usage') usage = addLlmUsage(usage, event.ref, event.usage)
-      if (event.type === 'ended') resolveEnded({ reason: event.reason, graceful: event.graceful })
+      if (event.type === 'ended') ended.resolve({ reason: event.reason, graceful: event.graceful })
       if (event.type !== 'agent_text') queuePersist()
       try {
         options.onEvent?.(event)
@@ -339,7 +327,7 @@ async function startRunSession(ctx: AppContext, loaded: LoadedRun, options: RunS
     recordings,
     conversation,
     clients,
-    ended,
+    ended: ended.promise,
     afterCall,
     reportSttSeconds(ref, seconds) {
       if (seconds > 0) usage = addSttSeconds(usage, ref, seconds)
@@ -356,6 +344,22 @@ async function startRunSession(ctx: AppContext, loaded: LoadedRun, options: RunS
       return finishing
     },
   }
+}
+
+/** The agent's tools and the recordings the run may play (those its nodes, tools and variables mention). */
+async function toolsAndRecordings(
+  ctx: AppContext,
+  { run, definition }: LoadedRun,
+  embeddings: ResolvedModels['embeddings'],
+  variables: Record<string, unknown>,
+) {
+  const tools = conversationTools(ctx, run.organizationId, definition, { id: run.id, embeddings })
+  const mentioned = runMentions(
+    definition,
+    [...tools.byUuid.values()].map(({ definition }) => definition),
+    variables,
+  )
+  return { tools, recordings: await loadPlayableRecordings(ctx, run.organizationId, mentioned) }
 }
 
 /** The run's post-call work (QA, webhooks); when it fails, the held webhook deliveries are released without it. */
