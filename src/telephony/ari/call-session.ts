@@ -144,6 +144,16 @@ export const callIdOfMediaChannel = (channelId: string) =>
 
 class MediaLegError extends Error {}
 
+/** The media leg's externalMedia parameters: chan_websocket in server mode, µ-law both ways, JSON control messages. */
+export const MEDIA_LEG = {
+  format: 'ulaw',
+  transport: 'websocket',
+  connectionType: 'server',
+  encapsulation: 'none',
+  direction: 'both',
+  transportData: 'f(json)',
+} as const
+
 /** One answered call's session as it goes: what exists at Asterisk, the media leg, a transfer, the conversation. */
 type Session = {
   options: CallSessionOptions
@@ -260,15 +270,7 @@ async function withinMediaTimeout<T>(session: Session, step: Promise<T>, what: s
 
 async function attachMedia(session: Session): Promise<MediaTransport> {
   const { rest, ctx, ariEndpoint } = session.options
-  const channel = await rest.externalMedia({
-    channelId: session.mediaChannelId,
-    format: 'ulaw',
-    transport: 'websocket',
-    connectionType: 'server',
-    encapsulation: 'none',
-    direction: 'both',
-    transportData: 'f(json)',
-  })
+  const channel = await rest.externalMedia({ channelId: session.mediaChannelId, ...MEDIA_LEG })
   session.mediaCreated = true
   const connectionId = channel.channelvars?.MEDIA_WEBSOCKET_CONNECTION_ID
   if (!connectionId) {
