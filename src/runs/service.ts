@@ -183,51 +183,6 @@ export function finishRun(ctx: AppContext, runId: number, outcome: RunOutcome): 
   return finished
 }
 
-/**
- * Writes an outcome onto a run that is already completed (a call's hang-up report may complete it before its
- * conversation has written what it produced): contexts, logs and annotations merged, usage merged with the stored call
- * duration kept, cost replaced when given. False when the run is not completed.
- */
-export function amendCompletedRun(
-  ctx: AppContext,
-  runId: number,
-  outcome: Omit<RunOutcome, 'durationSeconds'>,
-): boolean {
-  const amended = transaction(ctx, () => {
-    const run = ctx.db
-      .select()
-      .from(workflowRuns)
-      .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.state, 'completed')))
-      .get()
-    if (!run) return false
-    const { disposition } = outcome
-    if (disposition) addDispositionCode(ctx, run.workflowId, disposition)
-    const values = patchedValues(run, {
-      ...outcome,
-      gatheredContext: {
-        ...outcome.gatheredContext,
-        ...(disposition ? { call_disposition: disposition, mapped_call_disposition: disposition } : {}),
-      },
-    })
-    ctx.db
-      .update(workflowRuns)
-      .set({
-        ...values,
-        usageInfo: {
-          ...run.usageInfo,
-          ...outcome.usage,
-          call_duration_seconds: run.usageInfo?.call_duration_seconds ?? 0,
-        },
-        ...(outcome.cost === undefined ? {} : { costInfo: outcome.cost }),
-      })
-      .where(eq(workflowRuns.id, runId))
-      .run()
-    return true
-  })
-  if (amended) announceRunChange(ctx, runId)
-  return amended
-}
-
 function addDispositionCode(ctx: AppContext, agentId: number, code: string): void {
   const stored = agentDispositionCodesJson(ctx, agentId)
   if (stored === null) return

@@ -137,7 +137,7 @@ function resetCollected(chat: ChatSession) {
 async function closeIfEnded(
   ctx: AppContext,
   chat: ChatSession,
-  reason?: 'user_hangup' | 'user_idle_max_duration_exceeded',
+  reason?: 'user_hangup' | 'user_idle_max_duration_exceeded' | 'call_duration_exceeded',
 ): Promise<void> {
   if (!chat.session.conversation.ended && !reason) return
   await chat.session.finish(reason)
@@ -330,13 +330,16 @@ export async function endTextChat(
 
 /**
  * One pass over the open sessions: ends those idle past their inactivity timeout (`user_idle_max_duration_exceeded`)
- * and lets the engine apply the agent's max duration. `serve` runs it once a second; tests call it after moving the clock.
+ * or past the agent's max duration (`call_duration_exceeded`; a text chat has no call, whose time limit is
+ * calls/time-limit.ts), and lets the engine apply its own rules. `serve` runs it once a second; tests call it after
+ * moving the clock.
  */
 export async function sweepTextChats(ctx: AppContext): Promise<void> {
   for (const chat of [...sessionsOf(ctx).values()]) {
     try {
       const idle = chat.status === 'idle' && ctx.clock.now() - chat.lastActivityMs >= chat.timeoutSeconds * 1000
       if (idle) await closeIfEnded(ctx, chat, 'user_idle_max_duration_exceeded')
+      else if (pastMaxDuration(ctx, chat.session)) await closeIfEnded(ctx, chat, 'call_duration_exceeded')
       else {
         await chat.session.conversation.tick()
         await closeIfEnded(ctx, chat)
@@ -350,6 +353,13 @@ export async function sweepTextChats(ctx: AppContext): Promise<void> {
       ctx.log.error({ err: error, runId: chat.session.runId }, 'text chat sweep failed')
     }
   }
+}
+
+/** The agent's max duration has passed since the conversation started. */
+function pastMaxDuration(ctx: AppContext, session: RunSession): boolean {
+  const startedAt = session.conversation.record().started_at
+  const maxMs = session.configurations.max_call_duration_seconds * 1000
+  return startedAt !== null && ctx.clock.now() - Date.parse(startedAt) >= maxMs
 }
 
 /** Sweeps once a second, never two passes at once; `stop` waits for a pass in progress. */

@@ -23,7 +23,10 @@ export type DialRequest = {
   callerId: string | null
   /** How long to let it ring. */
   ringTimeoutSeconds: number
-  /** Hard stop for an answered call. */
+  /**
+   * The agent's time limit of an answered call, enforced by calls/time-limit.ts; the backstops derive from it (a
+   * carrier's own time-limit field, the ARI watchdog's deadline).
+   */
   maxCallDurationSeconds: number
   /**
    * The agent offers a transfer tool: the call may outlive the agent's part, so a carrier gets no time limit of ours

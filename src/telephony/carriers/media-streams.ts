@@ -171,9 +171,12 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
       await provider.hangup(run.telephonyConfigurationId, run.callId)
   }
   let hungUp = false
+  /** What the conversation's hangup asked the report to say, when the carrier does not report the call itself. */
+  let hangupStatus: string | undefined
   let transferred = false
-  const hangup = async () => {
+  const hangup = async (providerStatus?: string) => {
     hungUp = true
+    hangupStatus ??= providerStatus
     await hangUpCarrier()
     media.close()
   }
@@ -205,7 +208,7 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
           outcome: 'completed',
           at: closedAt,
           answeredAt: openedAt,
-          providerStatus: 'media_stream_ended',
+          providerStatus: hangupStatus ?? 'media_stream_ended',
         })
       }
     }
