@@ -266,10 +266,7 @@ async function startRunSession(ctx: AppContext, loaded: LoadedRun, options: RunS
   const variables = variablesOf(run)
   sessionWarnings.push(...(await applyPreCallFetch(ctx, loaded, variables)))
 
-  let settleAfterCall!: (work: Promise<void>) => void
-  const afterCall = new Promise<void>((resolve) => {
-    settleAfterCall = (work) => resolve(work.catch(() => undefined))
-  })
+  const afterCall = Promise.withResolvers<void>()
   const isTelephony = channel === 'voice' && run.callId !== null
 
   const ended = Promise.withResolvers<{ reason: EndReason; graceful: boolean }>()
@@ -283,27 +280,16 @@ async function startRunSession(ctx: AppContext, loaded: LoadedRun, options: RunS
     },
   })
   const engine = createConversation({
-    definition,
-    configurations,
+    ...engineSettings(ctx, loaded, clients, channel),
     variables,
-    llm: clients.llm,
-    extractionLlm: clients.extractionLlm,
-    clock: ctx.clock,
-    idleRules: channel === 'voice',
-    delayedStart: channel === 'voice',
     tools,
     recordings,
     transferCall: options.transferCall,
-    awaitSpeechEnd: channel === 'voice',
     onEvent(event) {
       if (event.type === 'usage') usage = addLlmUsage(usage, event.ref, event.usage)
       if (event.type === 'ended') ended.resolve({ reason: event.reason, graceful: event.graceful })
       if (event.type !== 'agent_text') queuePersist()
-      try {
-        options.onEvent?.(event)
-      } catch (error) {
-        log.error({ err: error, event: event.type }, 'run session listener failed')
-      }
+      tellListener(options.onEvent, event, log)
     },
   })
 
@@ -340,7 +326,8 @@ async function startRunSession(ctx: AppContext, loaded: LoadedRun, options: RunS
     if (!writeFinal(ctx, loaded, isTelephony, logsOf(record), { record, usage, transcriptKey }))
       log.warn('the run was completed before its conversation ended: what the conversation produced is not stored')
     log.info({ endReason: record.end_reason, durationSeconds: record.call_duration_seconds }, 'run session finished')
-    settleAfterCall(postCallWork(ctx, loaded, record, clients, isTelephony, log).finally(() => clients.close()))
+    const work = postCallWork(ctx, loaded, record, clients, isTelephony, log).finally(() => clients.close())
+    afterCall.resolve(work.catch(() => undefined))
   }
 
   log.info({ runtime }, 'run session opened')
@@ -353,7 +340,7 @@ async function startRunSession(ctx: AppContext, loaded: LoadedRun, options: RunS
     conversation,
     clients,
     ended: ended.promise,
-    afterCall,
+    afterCall: afterCall.promise,
     retrievalMsTotal: () => retrievalMs,
     reportSttSeconds(ref, seconds) {
       if (seconds > 0) usage = addSttSeconds(usage, ref, seconds)
@@ -372,6 +359,39 @@ async function startRunSession(ctx: AppContext, loaded: LoadedRun, options: RunS
       })
       return finishing
     },
+  }
+}
+
+/** The conversation's settings that follow from the run's agent, models and channel. */
+function engineSettings(
+  ctx: AppContext,
+  { definition, configurations }: LoadedRun,
+  clients: RunClients,
+  channel: string,
+) {
+  const voice = channel === 'voice'
+  return {
+    definition,
+    configurations,
+    llm: clients.llm,
+    extractionLlm: clients.extractionLlm,
+    clock: ctx.clock,
+    idleRules: voice,
+    delayedStart: voice,
+    awaitSpeechEnd: voice,
+  }
+}
+
+/** A listener's failure is logged, never let into the conversation. */
+function tellListener(
+  listener: ((event: ConversationEvent) => void) | undefined,
+  event: ConversationEvent,
+  log: AppContext['log'],
+) {
+  try {
+    listener?.(event)
+  } catch (error) {
+    log.error({ err: error, event: event.type }, 'run session listener failed')
   }
 }
 
