@@ -18,27 +18,15 @@ import {
 } from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../../db/schema/telephony'
-import {
-  APPLICATION_ACCOUNT_FIELDS,
-  applicationAccountSchema,
-  CARRIER_ACCOUNT,
-  type ProviderInfo,
-} from '../config/provider-info'
+import { applicationAccount, applicationAccountSchema } from '../config/provider-info'
 
-// Plivo, and the carrier factory Vobiz (Plivo-compatible, vobiz.ts) shares: the Call API (JSON, numbers without '+'), Plivo XML answers with a bidirectional
-// µ-law <Stream>, hang-up / ring / machine detection callbacks signed with the nonce-based V3 (or V2) signature.
+// Plivo, and the carrier factory Vobiz (Plivo-compatible, vobiz.ts) shares: the Call API (JSON, numbers without
+// '+'), Plivo XML answers with a bidirectional µ-law <Stream>, hang-up / ring / machine detection callbacks signed with the nonce-based V3 (or V2) signature.
 // They differ in authentication headers, in what the V3 signature covers and in their header names.
 
 export const PlivoConfigSchema = applicationAccountSchema('plivo')
 
-export const plivo: ProviderInfo = {
-  name: 'plivo',
-  displayName: 'Plivo',
-  connectivity: 'api',
-  schema: PlivoConfigSchema,
-  fields: APPLICATION_ACCOUNT_FIELDS,
-  ...CARRIER_ACCOUNT,
-}
+export const plivo = applicationAccount('plivo', 'Plivo', PlivoConfigSchema)
 
 const STATUSES: Record<string, CarrierCallStatus> = {
   ringing: 'ringing',

@@ -1,24 +1,12 @@
 import { applicationCarrier, withoutQuery, type PlivoVariant } from './plivo'
-import {
-  APPLICATION_ACCOUNT_FIELDS,
-  applicationAccountSchema,
-  CARRIER_ACCOUNT,
-  type ProviderInfo,
-} from '../config/provider-info'
+import { applicationAccount, applicationAccountSchema } from '../config/provider-info'
 
 // Vobiz: Plivo's Call API and XML under its own base URL, authenticated by X-Auth-ID / X-Auth-Token headers, its
 // webhooks signed like Plivo's under X-Vobiz-Signature-… headers, the V3 signature covering the URL without its query.
 
 export const VobizConfigSchema = applicationAccountSchema('vobiz')
 
-export const vobiz: ProviderInfo = {
-  name: 'vobiz',
-  displayName: 'Vobiz',
-  connectivity: 'api',
-  schema: VobizConfigSchema,
-  fields: APPLICATION_ACCOUNT_FIELDS,
-  ...CARRIER_ACCOUNT,
-}
+export const vobiz = applicationAccount('vobiz', 'Vobiz', VobizConfigSchema)
 
 const VOBIZ: PlivoVariant = {
   provider: 'vobiz',
