@@ -1316,6 +1316,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/knowledge-base/documents/{document_uuid}/reprocess": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Process a completed or failed document again (new embeddings model, or after a failure) */
+        post: operations["create_knowledge_base_documents_reprocess_api_v1_knowledge_base_documents__document_uuid__reprocess_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/knowledge-base/search": {
         parameters: {
             query?: never;
@@ -1751,6 +1768,10 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        CreateKnowledgeBaseDocumentsReprocessRequest: {
+            /** @enum {string} */
+            retrieval_mode?: "chunked" | "full_document";
+        };
         CreateKnowledgeBaseProcessDocumentRequest: {
             /** Format: uuid */
             document_uuid: string;
@@ -1990,7 +2011,7 @@ export interface components {
             files: {
                 filename: string;
                 /** @enum {string} */
-                mime_type?: "audio/wav" | "audio/x-wav" | "audio/wave" | "audio/vnd.wave";
+                mime_type?: "audio/wav" | "audio/x-wav" | "audio/wave" | "audio/vnd.wave" | "audio/mpeg" | "audio/mp3";
                 /** @description Size in bytes; the upload may not exceed it */
                 file_size: number;
             }[];
@@ -6539,6 +6560,37 @@ export interface operations {
             401: components["responses"]["HTTPError"];
             403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    create_knowledge_base_documents_reprocess_api_v1_knowledge_base_documents__document_uuid__reprocess_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateKnowledgeBaseDocumentsReprocessRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateKnowledgeBaseProcessDocumentResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            409: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
         };
     };

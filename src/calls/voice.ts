@@ -111,6 +111,7 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
         vad: await vad,
         clock: ctx.clock,
         recordings: session.recordings,
+        retrievalMsTotal: session.retrievalMsTotal,
         voicemail: call.direction === 'outbound' ? voicemailOptions(ctx, call, session) : null,
         ...turnOptions(session.configurations, warn),
         onWarning: warn,
@@ -244,6 +245,7 @@ function voiceLog(result: VoiceCallResult, warnings: string[]): Record<string, u
       stt_ms: Math.round(turn.sttMs),
       first_text_ms: turn.firstTextMs === null ? null : Math.round(turn.firstTextMs),
       first_audio_ms: turn.firstAudioMs === null ? null : Math.round(turn.firstAudioMs),
+      ...(turn.retrievalMs > 0 ? { retrieval_ms: Math.round(turn.retrievalMs * 10) / 10 } : {}),
     })),
     ...(result.voicemail
       ? {

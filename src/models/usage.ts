@@ -12,6 +12,8 @@ export type UsageInfo = {
   tts: Record<string, number>
   /** Seconds of audio sent to transcription. */
   stt: Record<string, number>
+  /** Tokens the embeddings server counted for the run's knowledge-base queries; present once one was embedded. */
+  embeddings?: Record<string, number>
   call_duration_seconds: number
 }
 
@@ -67,6 +69,11 @@ export function addTtsCharacters(usage: UsageInfo, ref: ModelRef, characters: nu
 export function addSttSeconds(usage: UsageInfo, ref: ModelRef, seconds: number): UsageInfo {
   const key = usageKey(ref)
   return { ...usage, stt: { ...usage.stt, [key]: rounded((usage.stt[key] ?? 0) + seconds, 3) } }
+}
+
+export function addEmbeddingTokens(usage: UsageInfo, ref: ModelRef, tokens: number): UsageInfo {
+  const key = usageKey(ref)
+  return { ...usage, embeddings: { ...usage.embeddings, [key]: (usage.embeddings?.[key] ?? 0) + tokens } }
 }
 
 const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)

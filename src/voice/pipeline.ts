@@ -52,6 +52,8 @@ export type VoicemailOptions = {
 
 export type VoicePipelineOptions = {
   transport: MediaTransport
+  /** The run's knowledge-base retrieval time so far, for each turn's share of it in the metrics. */
+  retrievalMsTotal?: () => number
   stt: SttClient
   /** A model's TTS client, or the built-in voice. */
   tts: TtsClient
@@ -156,7 +158,7 @@ function createCallEnd(): CallEnd {
 }
 
 export function createVoicePipeline(options: VoicePipelineOptions): VoicePipeline {
-  const { transport, clock } = options
+  const { transport, clock, retrievalMsTotal } = options
   const now = options.now ?? (() => performance.now())
   const settings = { ...DEFAULTS, ...definedOnly(options) }
   const turnParameters: TurnParameters = { ...DEFAULT_TURN_PARAMETERS, ...options.turn }
@@ -176,7 +178,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     onTtsText: options.onTtsText,
   })
   const conversationStage = converse({ interruptOnSpeechStart: !waitForWords, agentSilent: () => voice.whenSilent() })
-  const metrics = measureTurns({ answeringMachineDetection: answeringMachine !== null })
+  const metrics = measureTurns({ answeringMachineDetection: answeringMachine !== null, retrievalMsTotal })
   const stages: Stage[] = [
     decodeLine(),
     recordCaller(recorder),
