@@ -6,7 +6,6 @@ import { unauthenticated } from '../lib/errors'
 import {
   acknowledge,
   callLinks,
-  displayName,
   runById,
   runByProviderCallId,
   type Carrier,
@@ -15,7 +14,7 @@ import {
   type WebhookAnswer,
   type WebhookRequest,
 } from '../telephony/carriers/carrier'
-import { carrierOf } from '../telephony/carriers/registry'
+import { carrierOf, displayName } from '../telephony/carriers/registry'
 import { getConfigCredentials } from '../telephony/config/configurations'
 import type { Credentials } from '../telephony/config/providers'
 import {

@@ -5,7 +5,7 @@ import { invalid, limitReached, notFound, refused, upstreamFailed } from '../lib
 import { modelOverridesProblems } from '../models/resolve'
 import { runModelsProblem } from '../models/readiness'
 import { validateDestination } from '../lib/phone'
-import { ariDestinationRules } from '../telephony/config/providers/ari'
+import { ariDestinationRules } from '../telephony/ari/metadata'
 import { openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../runs/target'
 import { concurrentCallLimit } from './queries'

@@ -12,7 +12,7 @@ import {
   type InboundRoute,
   type TelephonyProvider,
 } from '../provider'
-import { ariDestinationRules } from '../config/providers/ari'
+import { ariDestinationRules } from './metadata'
 import { removeAriLeftovers } from './leftovers'
 import { AriError, type AriRest } from './rest'
 import { TRANSFER_APP_ARG } from './transfer'

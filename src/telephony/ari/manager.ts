@@ -5,7 +5,7 @@ import {
   markInactive,
   type AriConfiguration,
 } from '../config/configurations'
-import type { Credentials } from '../config/providers'
+import type { Credentials } from '../../db/schema/telephony'
 import { createAriAdapter, type AriAdapter, type AriLink } from './adapter'
 import { createAriEvents, type AriEvents, type AriEventsOptions, type AriFailure } from './events'
 import { createAriRest, type AriRest } from './rest'
