@@ -86,3 +86,23 @@ export function endSession(ctx: AppContext, organizationId: number, sessionId: n
     .where(and(eq(sessions.id, sessionId), eq(sessions.organizationId, organizationId)))
     .run()
 }
+
+/**
+ * Whether what a long-lived connection was opened with still holds: its browser session (not ended, not expired), or
+ * for a connection opened with a key, the key itself (active, not archived).
+ */
+export function stillSignedIn(ctx: AppContext, principal: Principal, sessionId: number | null): boolean {
+  const now = new Date(ctx.clock.now()).toISOString()
+  const row =
+    sessionId === null
+      ? ctx.sqlite
+          .query<{ id: number }, [number]>('SELECT id FROM api_keys WHERE id = ? AND is_active = 1 AND archived_at IS NULL')
+          .get(principal.apiKeyId)
+      : ctx.sqlite
+          .query<{ id: number }, [number, number, string]>(
+            `SELECT s.id FROM sessions s JOIN api_keys k ON k.id = s.api_key_id
+              WHERE s.id = ? AND s.api_key_id = ? AND s.expires_at > ? AND k.is_active = 1 AND k.archived_at IS NULL`,
+          )
+          .get(sessionId, principal.apiKeyId, now)
+  return row !== null
+}

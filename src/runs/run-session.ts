@@ -61,7 +61,7 @@ import type { ModelRef } from '../models/types'
 import { createBuiltinVoice } from '../voice/builtin-voice'
 import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
 import { attachArtifact } from './artifacts'
-import { amendCompletedRun, finishRun, markRunRunning, updateRun, type RunOutcome } from './service'
+import { amendCompletedRun, finishRun, markRunRunning, updateRun, WEB_CALL_MODE, type RunOutcome } from './service'
 import { withDefaultConfigurations, type AgentConfigurations } from '../definition/configurations'
 import { transaction } from '../db/transaction'
 import { conversationTools } from './tools'
@@ -224,7 +224,8 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   const afterCall = new Promise<void>((resolve) => {
     settleAfterCall = (work) => resolve(work.catch(() => undefined))
   })
-  const isTelephony = channel === 'voice' && run.callId !== null
+  // A web call has a call id (it counts against the call limits) but no telephone line to pay for.
+  const isTelephony = channel === 'voice' && run.callId !== null && run.mode !== WEB_CALL_MODE
 
   let resolveEnded!: (value: { reason: EndReason; graceful: boolean }) => void
   const ended = new Promise<{ reason: EndReason; graceful: boolean }>((resolve) => {

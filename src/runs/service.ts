@@ -18,7 +18,7 @@ export type NewRun = {
   definitionId: number
   /** e.g. `WR-API-4821`, `WR-CAMPAIGN-3-17`, `ARI Inbound +4420…`. */
   name: string
-  /** Provider name (`ari`, `twilio`, …) for calls, or `webrtc`, `smallwebrtc`, `textchat`. */
+  /** Provider name (`ari`, `twilio`, …) for calls, `webcall` (WEB_CALL_MODE) for a voice call from a browser, or `textchat`. */
   mode: string
   callType: CallType
   /** Template variables and call facts; `caller_number` and `called_number` (or `phone_number`) feed the usage filters. */
@@ -261,6 +261,18 @@ function addDispositionCode(ctx: AppContext, workflowId: number, code: string): 
 }
 
 /** Calls of the organization placed and not finished yet, whatever started them: what its concurrent call limit counts. */
+/** The run mode of a voice call from a browser (api/web-calls): channel `web` in usage, no telephony minutes. */
+export const WEB_CALL_MODE = 'webcall'
+
+/** Web calls of the organization not completed yet (waiting for their socket, or talking). */
+export function openWebCallCount(ctx: AppContext, organizationId: number): number {
+  return ctx.sqlite
+    .query<{ n: number }, [number, string]>(
+      `SELECT count(*) AS n FROM workflow_runs WHERE organization_id = ? AND call_id IS NOT NULL AND mode = ? AND state <> 'completed'`,
+    )
+    .get(organizationId, WEB_CALL_MODE)!.n
+}
+
 export function openCallCount(ctx: AppContext, organizationId: number): number {
   return ctx.sqlite
     .query<{ n: number }, [number]>(
