@@ -139,29 +139,33 @@ function reportEnd(
 }
 
 /**
- * Admits the socket of a web call: the run is the caller's organization's web call (else 404), started by the same
- * session or key (else 403), and not joined yet (else 409). The run becomes `running`, so no second socket joins it.
+ * Checks the upgrade of a web call's socket, changing nothing: the run is the caller's organization's web call (else
+ * 404), started by the same session or key (else 403), and not joined yet (else 400). `runWebCall` claims it.
  */
 export function admitWebCallSocket(ctx: AppContext, caller: WebCaller, runId: number): WebCall {
   const run = getRun(ctx, caller.principal.organizationId, runId)
   if (!run || run.mode !== WEB_CALL_MODE) throw notFound(WEB_CALL_NOT_FOUND)
   const call = webCallsOf(ctx).get(runId)
-  if (!call || call.transport || run.state !== 'initialized')
-    throw refused('This web call has already been joined or has ended: start a new one')
+  if (!call || call.transport || run.state !== 'initialized') throw refused(ALREADY_JOINED)
   if (call.caller.principal.apiKeyId !== caller.principal.apiKeyId || call.caller.sessionId !== caller.sessionId)
     throw forbidden('Only the session that started this web call may join it')
-  if (!markRunRunning(ctx, runId)) throw refused('This web call has already been joined or has ended: start a new one')
-  clearTimeout(call.connectTimer)
   return call
 }
 
-/** Runs an admitted web call over its socket's transport until the socket closes. */
+const ALREADY_JOINED = 'This web call has already been joined or has ended: start a new one'
+
+/**
+ * Runs an admitted web call over its socket's transport until the socket closes. The run becomes `running` here (the
+ * socket is open): a second socket admitted meanwhile is closed with 4409.
+ */
 export function runWebCall(
   ctx: AppContext,
   call: WebCall,
   transport: WebMediaTransport,
   callerStillSignedIn: () => boolean,
 ): void {
+  if (call.transport || !markRunRunning(ctx, call.runId)) return transport.closeWith(4409, ALREADY_JOINED.slice(0, 100))
+  clearTimeout(call.connectTimer)
   call.transport = transport
   const log = ctx.log.child({ runId: call.runId, callId: call.callId })
   const answeredAt = ctx.clock.now()
