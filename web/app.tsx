@@ -12,6 +12,7 @@ import { Telephony } from './pages/telephony'
 import { Models } from './pages/models'
 import { Usage } from './pages/usage'
 import { Tools } from './pages/tools'
+import { WebCallPage } from './webcall/panel'
 import { Loading } from './ui'
 
 export type Who = { organization_id: number; api_key_id: number; scope: 'admin' | 'trigger' }
@@ -132,6 +133,9 @@ function Page({ who, path, params }: { who: Who; path: string[]; params: URLSear
       break
     case 'keys':
       if (admin) return <Keys currentKeyId={who.api_key_id} />
+      break
+    case 'call':
+      if (admin && Number(path[1]) > 0) return <WebCallPage agentId={Number(path[1])} />
       break
   }
   return (
