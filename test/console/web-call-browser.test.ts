@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Browser, Page } from 'playwright-core'
+import { encodeWav } from '../../src/lib/wav'
+import { resample } from '../../src/voice/resample'
+import { buildBinary, launchChromium } from '../support/browser'
+import { say, startFakeModels, type FakeModels } from '../support/fake-models'
+import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
+import { callerSpeech, concatPcm, silence8k } from '../support/voice'
+import { createVoiceAgent, GREETING, untilWritten, type VoiceAgent } from '../support/voice-calls'
+import { configureFakeVoiceModels } from '../support/voice-models'
+
+/**
+ * A web call in a real browser against the compiled binary, under the console's Content-Security-Policy: Chromium's
+ * fake microphone plays a WAV of a caller's words (the built-in voice, written here), the fake model server hears them
+ * (the fake STT answers with their text) and answers (fake LLM, fake TTS), the page shows both lines and plays the
+ * agent's audio. The page is photographed into test-artifacts/console/.
+ */
+
+const ROOT = join(import.meta.dir, '..', '..')
+const SHOTS = join(ROOT, 'test-artifacts', 'console')
+const WORDS = 'I would like a table for two tonight.'
+const ANSWER = 'Of course. Which time suits you?'
+
+let workDir: string
+let t: HttpTestApp
+let models: FakeModels
+let browser: Browser
+let page: Page
+let base: string
+let agent: VoiceAgent
+const cspViolations: string[] = []
+
+beforeAll(async () => {
+  workDir = mkdtempSync(join(tmpdir(), 'ringbase-webcall-'))
+  const binary = join(workDir, 'ringbase')
+  buildBinary(binary)
+  mkdirSync(SHOTS, { recursive: true })
+  // the caller: a pause, the words, a long pause (the fake microphone loops the file)
+  const speech = concatPcm([silence8k(1500), await callerSpeech(WORDS), silence8k(4000)])
+  const wav = join(workDir, 'caller.wav')
+  writeFileSync(wav, encodeWav(resample(speech, 8000, 16000), 16000))
+
+  models = startFakeModels()
+  models.transcription.queue({ text: WORDS })
+  models.transcription.handler = () => ({ text: '' })
+  models.chat.queue(say(ANSWER))
+  t = await startBinaryTestApp(binary, { waitForLogLines: false })
+  base = await t.httpUrl()
+  await configureFakeVoiceModels(t, models)
+  agent = await createVoiceAgent(t)
+
+  browser = await launchChromium([
+    '--use-fake-ui-for-media-stream',
+    '--use-fake-device-for-media-stream',
+    `--use-file-for-fake-audio-capture=${wav}`,
+    '--autoplay-policy=no-user-gesture-required',
+  ])
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage()
+  page.on('console', (message) => {
+    if (process.env.DEBUG_WEBCALL) console.log('page:', message.text())
+    if (/Content[- ]Security[- ]Policy/i.test(message.text())) cspViolations.push(message.text())
+  })
+}, 240_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await t?.close()
+  models?.stop()
+  rmSync(workDir, { recursive: true, force: true })
+})
+
+test('a web call: the WAV’s words reach the transcript, the reply is heard in the page, the run is recorded', async () => {
+  await page.goto(`${base}/`)
+  await page.getByLabel('API key').fill(t.adminKey)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+
+  await page.goto(`${base}/#/call/${agent.id}`)
+  await page.getByRole('heading', { level: 1, name: 'Web call' }).waitFor()
+  await page.getByRole('button', { name: 'Start web call' }).click()
+  const transcript = page.getByRole('list', { name: 'Live transcript' })
+  await transcript.locator('li[data-role="agent"]', { hasText: GREETING }).waitFor({ timeout: 20_000 }).catch(async (e) => {
+    await page.screenshot({ path: '/tmp/webcall-fail.png' })
+    console.log(t.logText().split('\n').filter((l) => /web|warn|error/i.test(l)).slice(-30).join('\n'))
+    throw e
+  })
+  await transcript.locator('li[data-role="user"]', { hasText: WORDS }).waitFor({ timeout: 30_000 })
+  await transcript.locator('li[data-role="agent"]', { hasText: ANSWER }).waitFor({ timeout: 20_000 })
+  const audio = page.getByTestId('agent-audio')
+  // the reply's audio (fake TTS: 20 ms per character) was received and played, after the greeting's
+  const replySamples = ((GREETING.length + ANSWER.length) * 0.02 * 16000) | 0
+  await page.waitForFunction(
+    (samples) => Number(document.querySelector('[data-testid="agent-audio"]')?.getAttribute('data-played-samples')) > samples,
+    replySamples * 0.9,
+    { timeout: 20_000 },
+  )
+  expect(Number(await audio.getAttribute('data-frames'))).toBeGreaterThan(0)
+  expect(Number(await page.getByLabel('Microphone level').getAttribute('data-level'))).toBeGreaterThanOrEqual(0)
+  await page.screenshot({ path: join(SHOTS, 'web-call.png'), fullPage: true })
+
+  await page.getByRole('button', { name: 'End call' }).click()
+  await page.getByRole('link', { name: 'Open the run' }).waitFor()
+  const runId = Number((await page.getByRole('link', { name: 'Open the run' }).getAttribute('href'))!.split('/').pop())
+  const run = await untilWritten(t, agent, runId)
+  expect(run.mode).toBe('webcall')
+  expect(run.recording_url).toBeString()
+  expect(run.logs.transcript.map((turn: { role: string; text: string }) => [turn.role, turn.text])).toEqual([
+    ['agent', GREETING],
+    ['user', WORDS],
+    ['agent', ANSWER],
+  ])
+  expect(models.requestsTo('/audio/transcriptions').length).toBeGreaterThan(0)
+  expect(cspViolations).toEqual([])
+}, 120_000)
