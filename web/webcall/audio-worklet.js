@@ -8,7 +8,8 @@ const FRAME_MS = 20
 class CaptureProcessor extends AudioWorkletProcessor {
   constructor() {
     super()
-    this.frame = new Int16Array(Math.round((sampleRate * FRAME_MS) / 1000))
+    this.frameLength = Math.round((sampleRate * FRAME_MS) / 1000)
+    this.frame = new Int16Array(this.frameLength)
     this.filled = 0
     this.energy = 0
   }
@@ -20,10 +21,11 @@ class CaptureProcessor extends AudioWorkletProcessor {
       const sample = Math.max(-1, Math.min(1, channel[index]))
       this.energy += sample * sample
       this.frame[this.filled++] = sample < 0 ? sample * 0x8000 : sample * 0x7fff
-      if (this.filled === this.frame.length) {
-        const level = Math.sqrt(this.energy / this.frame.length)
+      if (this.filled === this.frameLength) {
+        const level = Math.sqrt(this.energy / this.frameLength)
+        // Transferred: the buffer is the main thread's now (and this array empty), so each frame gets a new one.
         this.port.postMessage({ pcm: this.frame.buffer, level }, [this.frame.buffer])
-        this.frame = new Int16Array(this.frame.length)
+        this.frame = new Int16Array(this.frameLength)
         this.filled = 0
         this.energy = 0
       }
