@@ -96,7 +96,9 @@ export function stillSignedIn(ctx: AppContext, principal: Principal, sessionId: 
   const row =
     sessionId === null
       ? ctx.sqlite
-          .query<{ id: number }, [number]>('SELECT id FROM api_keys WHERE id = ? AND is_active = 1 AND archived_at IS NULL')
+          .query<{ id: number }, [number]>(
+            'SELECT id FROM api_keys WHERE id = ? AND is_active = 1 AND archived_at IS NULL',
+          )
           .get(principal.apiKeyId)
       : ctx.sqlite
           .query<{ id: number }, [number, number, string]>(

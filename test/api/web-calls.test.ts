@@ -95,7 +95,8 @@ function connect(path: string, headers: Record<string, string>, acknowledged = N
     }
     const message = JSON.parse(event.data)
     messages.push(message)
-    if (message.type === 'mark' && acknowledged-- > 0) socket.send(JSON.stringify({ type: 'played', mark: message.mark }))
+    if (message.type === 'mark' && acknowledged-- > 0)
+      socket.send(JSON.stringify({ type: 'played', mark: message.mark }))
   }
   const closed = new Promise<{ code: number; reason: string }>((resolve) => {
     socket.onclose = (event) => resolve({ code: event.code, reason: event.reason })
@@ -120,7 +121,7 @@ async function upgradeAnswer(path: string, headers: Record<string, string>) {
       ...headers,
     },
   })
-  return { status: response.status, body: await response.json().catch(() => null) }
+  return { status: response.status, body: (await response.json().catch(() => null)) as any }
 }
 
 /** 16 kHz PCM frames of 20 ms, sent at about real time. */
@@ -263,7 +264,8 @@ describe('who may open a web call', () => {
     expect(third.status).toBe(429)
     expect(third.body.detail).toContain('Web call limit reached')
     expect(t.ctx.sqlite.query('SELECT count(*) AS n FROM workflow_runs').get()).toEqual(runsBefore)
-    for (const started of [first, second]) await opened(connect(started.body.socket_path, { 'x-api-key': t.adminKey }).socket)
+    for (const started of [first, second])
+      await opened(connect(started.body.socket_path, { 'x-api-key': t.adminKey }).socket)
   })
 
   test('an agent whose models cannot run is refused with the reason (400), before any run', async () => {

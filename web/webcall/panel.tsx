@@ -14,7 +14,7 @@ export function WebCallPanel({ agentId }: { agentId: number }) {
   const [note, setNote] = useState<string | null>(null)
   const [error, setError] = useState<Error | null>(null)
   const [level, setLevel] = useState(0)
-  const [lines, setLines] = useState<TranscriptLine[]>([])
+  const [lines, setLines] = useState<(TranscriptLine & { id: number })[]>([])
   const [audio, setAudio] = useState({ frames: 0, playedSamples: 0 })
   const [runId, setRunId] = useState<number | null>(null)
   const call = useRef<WebCall | null>(null)
@@ -34,7 +34,7 @@ export function WebCallPanel({ agentId }: { agentId: number }) {
           if (next === 'ended') setLevel(0)
         },
         onLevel: setLevel,
-        onTranscript: (line) => setLines((previous) => [...previous, line]),
+        onTranscript: (line) => setLines((previous) => [...previous, { ...line, id: previous.length }]),
         onAgentAudio: setAudio,
       })
       setRunId(call.current.runId)
@@ -83,8 +83,8 @@ export function WebCallPanel({ agentId }: { agentId: number }) {
         Agent audio: {(audio.playedSamples / 16000).toFixed(1)} s played
       </p>
       <ol className="transcript" aria-label="Live transcript" aria-live="polite">
-        {lines.map((line, index) => (
-          <li key={index} data-role={line.role}>
+        {lines.map((line) => (
+          <li key={line.id} data-role={line.role}>
             <strong>{line.role === 'agent' ? 'Agent' : 'You'}:</strong> {line.text}
           </li>
         ))}

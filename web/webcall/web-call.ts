@@ -54,7 +54,9 @@ export async function startWebCall(agentId: number, events: WebCallEvents): Prom
   audio.createMediaStreamSource(microphone).connect(capture).connect(mute).connect(audio.destination)
   playback.connect(audio.destination)
 
-  const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${started.socket_path}`)
+  const socket = new WebSocket(
+    `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${started.socket_path}`,
+  )
   socket.binaryType = 'arraybuffer'
   let frames = 0
   let live = false
