@@ -16,7 +16,7 @@
  */
 import { pcm16ToUlaw, ulawToPcm16 } from './g711'
 import type { MarkOutcome, MediaClose, MediaTransport } from './media-transport'
-import { createResampler, type Resampler } from './resample'
+import { createResampler } from './resample'
 
 export const WEB_CALL_SAMPLE_RATES = [8000, 16000, 24000, 44100, 48000] as const
 /** The longest audio frame the page may send. */
@@ -57,6 +57,61 @@ function parseMessage(text: string): Record<string, unknown> | null {
   }
 }
 
+/** The page's audio at `rate`, checked frame by frame, as line µ-law; or why it breaks the protocol. */
+function pageAudio(rate: number, now: () => number) {
+  const down = rate === LINE_RATE ? null : createResampler(rate, LINE_RATE)
+  const maxBytes = ((rate * WEB_FRAME_MAX_MS) / 1000) * 2
+  const startedAtMs = now()
+  let receivedMs = 0
+  return {
+    read(bytes: Uint8Array): { ulaw: Uint8Array; atMs: number } | { violation: string } {
+      if (bytes.byteLength % 2 !== 0) return { violation: 'audio frames are 16-bit PCM: an even number of bytes' }
+      if (bytes.byteLength > maxBytes) return { violation: `audio frames are at most ${WEB_FRAME_MAX_MS} ms` }
+      const atMs = now()
+      receivedMs += (bytes.byteLength / 2 / rate) * 1000
+      if (receivedMs > atMs - startedAtMs + WEB_AUDIO_AHEAD_MS)
+        return { violation: 'audio arrives faster than real time' }
+      const pcm = new Int16Array(bytes.slice().buffer)
+      return { ulaw: pcm16ToUlaw(down ? down.process(pcm) : pcm), atMs }
+    },
+  }
+}
+
+/** Line µ-law as the page's PCM at `rate` (bytes, little-endian). */
+function agentAudio(rate: number) {
+  const up = rate === LINE_RATE ? null : createResampler(LINE_RATE, rate)
+  return (ulaw: Uint8Array) => {
+    const pcm = ulawToPcm16(ulaw)
+    return pcmBytes(up ? up.process(pcm) : pcm)
+  }
+}
+
+/** Marks sent to the page, pending until it says they played; it plays in order, so one played means the earlier did. */
+function pageMarks(socket: WebMediaSocket) {
+  const pending = new Map<string, (outcome: MarkOutcome) => void>()
+  let count = 0
+  return {
+    send: () =>
+      new Promise<MarkOutcome>((resolve) => {
+        const id = `m${++count}`
+        pending.set(id, resolve)
+        socket.send(JSON.stringify({ type: 'mark', mark: id }))
+      }),
+    played(id: string) {
+      if (!pending.has(id)) return
+      for (const [earlier, resolve] of pending) {
+        pending.delete(earlier)
+        resolve('played')
+        if (earlier === id) break
+      }
+    },
+    settle(outcome: MarkOutcome) {
+      for (const resolve of pending.values()) resolve(outcome)
+      pending.clear()
+    },
+  }
+}
+
 export function createWebMediaTransport(
   socket: WebMediaSocket,
   options: { now?: () => number } = {},
@@ -64,13 +119,9 @@ export function createWebMediaTransport(
   const now = options.now ?? (() => performance.now())
   const audioListeners: ((ulaw: Uint8Array, atMs: number) => void)[] = []
   const closeListeners: ((close: MediaClose) => void)[] = []
-  const marks = new Map<string, (outcome: MarkOutcome) => void>()
-  let rate: number | null = null
-  let down: Resampler | null = null
-  let up: Resampler | null = null
-  let startedAtMs = 0
-  let receivedMs = 0
-  let markCount = 0
+  const marks = pageMarks(socket)
+  let inbound: ReturnType<typeof pageAudio> | null = null
+  let encode: ((ulaw: Uint8Array) => Uint8Array) | null = null
   let closed = false
   let closingByApp = false
   let becameReady: (rate: number) => void = () => {}
@@ -78,15 +129,10 @@ export function createWebMediaTransport(
     becameReady = resolve
   })
 
-  const settleMarks = (outcome: MarkOutcome) => {
-    for (const resolve of marks.values()) resolve(outcome)
-    marks.clear()
-  }
-
   function finish(code: number, reason: string) {
     if (closed) return
     closed = true
-    settleMarks('closed')
+    marks.settle('closed')
     const close: MediaClose = { code, reason, initiatedBy: closingByApp ? 'app' : 'remote' }
     for (const listener of closeListeners) listener(close)
   }
@@ -103,45 +149,28 @@ export function createWebMediaTransport(
   function start(sampleRate: unknown) {
     if (!(WEB_CALL_SAMPLE_RATES as readonly unknown[]).includes(sampleRate))
       return violation(`sample_rate must be one of ${WEB_CALL_SAMPLE_RATES.join(', ')}`)
-    rate = sampleRate as number
-    down = rate === LINE_RATE ? null : createResampler(rate, LINE_RATE)
-    up = rate === LINE_RATE ? null : createResampler(LINE_RATE, rate)
-    startedAtMs = now()
+    const rate = sampleRate as number
+    inbound = pageAudio(rate, now)
+    encode = agentAudio(rate)
     socket.send(JSON.stringify({ type: 'ready', sample_rate: rate }))
     becameReady(rate)
   }
 
   function audio(bytes: Uint8Array) {
-    if (rate === null) return violation('send {"type":"start"} before audio')
-    const maxBytes = ((rate * WEB_FRAME_MAX_MS) / 1000) * 2
-    if (bytes.byteLength % 2 !== 0) return violation('audio frames are 16-bit PCM: an even number of bytes')
-    if (bytes.byteLength > maxBytes) return violation(`audio frames are at most ${WEB_FRAME_MAX_MS} ms`)
-    const at = now()
-    receivedMs += (bytes.byteLength / 2 / rate) * 1000
-    if (receivedMs > at - startedAtMs + WEB_AUDIO_AHEAD_MS) return violation('audio arrives faster than real time')
-    const pcm = new Int16Array(bytes.slice().buffer)
-    const line = down ? down.process(pcm) : pcm
-    if (line.length === 0) return
-    const ulaw = pcm16ToUlaw(line)
-    for (const listener of audioListeners) listener(ulaw, at)
+    if (!inbound) return violation('send {"type":"start"} before audio')
+    const frame = inbound.read(bytes)
+    if ('violation' in frame) return violation(frame.violation)
+    if (frame.ulaw.length === 0) return
+    for (const listener of audioListeners) listener(frame.ulaw, frame.atMs)
   }
 
   function control(text: string) {
     const message = parseMessage(text)
     switch (message?.type) {
       case 'start':
-        return rate === null ? start(message.sample_rate) : violation('start was already sent')
-      case 'played': {
-        const resolve = marks.get(String(message.mark))
-        if (!resolve) return
-        // The page plays in order: this mark and every earlier one have played.
-        for (const [id, pending] of marks) {
-          marks.delete(id)
-          pending('played')
-          if (id === String(message.mark)) break
-        }
-        return
-      }
+        return inbound ? violation('start was already sent') : start(message.sample_rate)
+      case 'played':
+        return marks.played(String(message.mark))
       case 'hangup':
         socket.close(1000, 'hung up')
         return finish(1000, 'hung up')
@@ -162,21 +191,15 @@ export function createWebMediaTransport(
       closeListeners.push(listener)
     },
     send(ulaw) {
-      if (closed || rate === null || ulaw.length === 0) return
-      const pcm = ulawToPcm16(ulaw)
-      socket.send(pcmBytes(up ? up.process(pcm) : pcm))
+      if (closed || !encode || ulaw.length === 0) return
+      socket.send(encode(ulaw))
     },
     mark() {
-      if (closed) return Promise.resolve('closed')
-      const id = `m${++markCount}`
-      return new Promise<MarkOutcome>((resolve) => {
-        marks.set(id, resolve)
-        socket.send(JSON.stringify({ type: 'mark', mark: id }))
-      })
+      return closed ? Promise.resolve('closed') : marks.send()
     },
     flush() {
       if (closed) return
-      settleMarks('flushed')
+      marks.settle('flushed')
       socket.send(JSON.stringify({ type: 'clear' }))
     },
     close() {
