@@ -2,11 +2,9 @@ import { randomInt, randomUUID } from 'node:crypto'
 import type { AppContext } from '../context'
 import type { Principal } from '../auth/keys'
 import { transaction } from '../db/transaction'
-import { forbidden, invalid, limitReached, notFound, refused } from '../lib/errors'
-import { runModelsProblem } from '../models/readiness'
-import { modelOverridesProblems } from '../models/resolve'
+import { forbidden, limitReached, notFound, refused } from '../lib/errors'
 import { createRun, getRun, markRunRunning, openCallCount, openWebCallCount, WEB_CALL_MODE } from '../runs/service'
-import { findRunTarget, RUN_TARGET_PROBLEMS } from '../runs/target'
+import { clientContext, findTryOutTarget } from '../runs/target'
 import { endReported } from '../telephony/provider'
 import type { WebMediaTransport } from '../voice/web-media'
 import { concurrentCallLimit } from './start'
@@ -55,9 +53,6 @@ export type StartedWebCall = { workflow_run_id: number; workflow_run_name: strin
 
 export type WebCallRequest = { initial_context?: Record<string, unknown>; model_overrides?: Record<string, any> | null }
 
-/** Keys of initial_context only the server writes. */
-const RESERVED_CONTEXT_KEYS = new Set(['provider', 'runtime_configuration'])
-
 export function startWebCall(
   ctx: AppContext,
   caller: WebCaller,
@@ -65,26 +60,8 @@ export function startWebCall(
   body: WebCallRequest,
 ): StartedWebCall {
   const { organizationId } = caller.principal
-  const found = findRunTarget(ctx, organizationId, { workflowId }, { preferDraft: true })
-  if ('problem' in found)
-    throw found.problem === 'workflow_not_found'
-      ? notFound(RUN_TARGET_PROBLEMS.workflow_not_found)
-      : refused(RUN_TARGET_PROBLEMS[found.problem])
-  const { target } = found
-  const problems = modelOverridesProblems(ctx, organizationId, body.model_overrides, ['body', 'model_overrides'])
-  if (problems.length > 0) throw invalid(problems)
-  const modelsProblem = runModelsProblem(
-    ctx,
-    organizationId,
-    { overrides: body.model_overrides ?? null, configurations: target.configurations },
-    'voice',
-  )
-  if (modelsProblem) throw refused(`${AGENT_CANNOT_RUN}: ${modelsProblem}`)
-
+  const target = findTryOutTarget(ctx, organizationId, workflowId, body.model_overrides, 'voice', AGENT_CANNOT_RUN)
   const callId = randomUUID()
-  const clientContext = Object.fromEntries(
-    Object.entries(body.initial_context ?? {}).filter(([key]) => !RESERVED_CONTEXT_KEYS.has(key)),
-  )
   const run = transaction(ctx, () => {
     const limit = ctx.config.webCallLimit
     if (openWebCallCount(ctx, organizationId) >= limit)
@@ -101,7 +78,7 @@ export function startWebCall(
       callId,
       modelOverrides: body.model_overrides,
       initialContext: {
-        ...clientContext,
+        ...clientContext(body.initial_context),
         provider: WEB_CALL_MODE,
         direction: 'inbound',
         trigger_mode: 'test',

@@ -5,7 +5,7 @@ import { resample } from '../../src/voice/resample'
 import { createTestApp, type TestApp } from '../support/app'
 import { say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { callerSpeech, silence8k } from '../support/voice'
-import { createVoiceAgent, GREETING, untilWritten, type VoiceAgent } from '../support/voice-calls'
+import { createVoiceAgent, FOUR_SENTENCE_REPLY, GREETING, untilWritten, type VoiceAgent } from '../support/voice-calls'
 import { configureFakeVoiceModels, configureModelsNeverAsked } from '../support/voice-models'
 import { waitFor } from '../support/wait'
 
@@ -177,12 +177,7 @@ describe('a web call', () => {
   }, 40_000)
 
   test('a barge-in tells the page to drop its queued audio', async () => {
-    const reply = [
-      'First, we have tables at six.',
-      'Second, there is a table at seven.',
-      'Third, we can seat you at eight.',
-      'Fourth, nine is also free.',
-    ]
+    const reply = FOUR_SENTENCE_REPLY
     models.transcription.queue({ text: 'Tables please.' }, { text: 'Seven works.' })
     models.chat.queue(say(reply.join(' ')), say('Great.'))
     const started = await startCall()

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { buildBinary, launchChromium } from '../support/browser'
 import { startFakeAri, type FakeAri } from '../support/fake-ari'
 import { say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
@@ -19,7 +20,6 @@ import { waitFor } from '../support/wait'
 
 const ROOT = join(import.meta.dir, '..', '..')
 const SHOTS = join(ROOT, 'test-artifacts', 'console')
-const CHROMIUM = '/usr/bin/chromium'
 const AXE_SOURCE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8')
 
 /** What every hostile value is: markup that would run if it were ever parsed as HTML. */
@@ -45,11 +45,7 @@ const dialogs: string[] = []
 beforeAll(async () => {
   buildDir = mkdtempSync(join(tmpdir(), 'ringbase-build-'))
   const binary = join(buildDir, 'ringbase')
-  const build = Bun.spawnSync([process.execPath, join(ROOT, 'scripts', 'build.ts'), binary], {
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`)
+  buildBinary(binary)
   rmSync(SHOTS, { recursive: true, force: true })
   mkdirSync(SHOTS, { recursive: true })
   models = startFakeModels()
@@ -78,19 +74,7 @@ beforeAll(async () => {
     async () => (await t.request('GET', '/api/v1/health')).body.ari.connected === 1,
     10_000,
   )
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
+  browser = await launchChromium()
   context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
   await context.exposeBinding('reportXss', (_source, marker) => {
     xssRan.push(String(marker))
