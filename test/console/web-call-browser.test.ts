@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
 import { encodeWav } from '../../src/lib/wav'
 import { resample } from '../../src/voice/resample'
-import { buildBinary, launchChromium } from '../support/browser'
+import { buildBinary, launchConsoleBrowser, type ConsoleBrowser } from '../support/console-browser'
 import { say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
 import { callerSpeech, concatPcm, silence8k } from '../support/voice'
@@ -19,25 +18,20 @@ import { configureFakeVoiceModels } from '../support/voice-models'
  * agent's audio. The page is photographed into test-artifacts/console/.
  */
 
-const ROOT = join(import.meta.dir, '..', '..')
-const SHOTS = join(ROOT, 'test-artifacts', 'console')
 const WORDS = 'I would like a table for two tonight.'
 const ANSWER = 'Of course. Which time suits you?'
 
 let workDir: string
+let build: { binary: string; remove: () => void }
 let t: HttpTestApp
 let models: FakeModels
-let browser: Browser
-let page: Page
+let chromium: ConsoleBrowser
 let base: string
 let agent: VoiceAgent
-const cspViolations: string[] = []
 
 beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'ringbase-webcall-'))
-  const binary = join(workDir, 'ringbase')
-  buildBinary(binary)
-  mkdirSync(SHOTS, { recursive: true })
+  build = buildBinary()
   // the caller: a pause, the words, a long pause (the fake microphone loops the file)
   const speech = concatPcm([silence8k(1500), await callerSpeech(WORDS), silence8k(4000)])
   const wav = join(workDir, 'caller.wav')
@@ -47,31 +41,29 @@ beforeAll(async () => {
   models.transcription.queue({ text: WORDS })
   models.transcription.handler = () => ({ text: '' })
   models.chat.queue(say(ANSWER))
-  t = await startBinaryTestApp(binary, { waitForLogLines: false })
+  t = await startBinaryTestApp(build.binary, { waitForLogLines: false })
   base = await t.httpUrl()
   await configureFakeVoiceModels(t, models)
   agent = await createVoiceAgent(t)
 
-  browser = await launchChromium([
+  chromium = await launchConsoleBrowser('web-call', [
     '--use-fake-ui-for-media-stream',
     '--use-fake-device-for-media-stream',
     `--use-file-for-fake-audio-capture=${wav}`,
     '--autoplay-policy=no-user-gesture-required',
   ])
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage()
-  page.on('console', (message) => {
-    if (/Content[- ]Security[- ]Policy/i.test(message.text())) cspViolations.push(message.text())
-  })
 }, 240_000)
 
 afterAll(async () => {
-  await browser?.close()
+  await chromium?.browser.close()
   await t?.close()
   models?.stop()
+  build?.remove()
   rmSync(workDir, { recursive: true, force: true })
 })
 
 test('a web call: the WAV’s words reach the transcript, the reply is heard in the page, the run is recorded', async () => {
+  const { page, cspViolations, shots } = chromium
   await page.goto(`${base}/`)
   await page.getByLabel('API key').fill(t.adminKey)
   await page.getByRole('button', { name: 'Sign in' }).click()
@@ -94,7 +86,7 @@ test('a web call: the WAV’s words reach the transcript, the reply is heard in 
   )
   expect(Number(await audio.getAttribute('data-frames'))).toBeGreaterThan(0)
   expect(Number(await page.getByLabel('Microphone level').getAttribute('data-level'))).toBeGreaterThanOrEqual(0)
-  await page.screenshot({ path: join(SHOTS, 'web-call.png'), fullPage: true })
+  await page.screenshot({ path: join(shots, 'web-call.png'), fullPage: true })
 
   await page.getByRole('button', { name: 'End call' }).click()
   await page.getByRole('link', { name: 'Open the run' }).waitFor()
