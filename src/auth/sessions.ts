@@ -10,7 +10,7 @@ import type { AppContext } from '../context'
 import { sessions } from '../db/schema'
 import { digestsEqual, sha256Hex } from '../lib/keys'
 import { authenticateKey, type Principal } from './keys'
-import { lookUpLiveSession } from './queries'
+import { keyIsActive, lookUpLiveSession, sessionIsLive } from './queries'
 
 /** How long a sign-in lasts; signing in again makes a new session. */
 export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000
@@ -78,19 +78,6 @@ export function endSession(ctx: AppContext, organizationId: number, sessionId: n
  * for a connection opened with a key, the key itself (active, not archived).
  */
 export function stillSignedIn(ctx: AppContext, principal: Principal, sessionId: number | null): boolean {
-  const now = new Date(ctx.clock.now()).toISOString()
-  const row =
-    sessionId === null
-      ? ctx.sqlite
-          .query<{ id: number }, [number]>(
-            'SELECT id FROM api_keys WHERE id = ? AND is_active = 1 AND archived_at IS NULL',
-          )
-          .get(principal.apiKeyId)
-      : ctx.sqlite
-          .query<{ id: number }, [number, number, string]>(
-            `SELECT s.id FROM sessions s JOIN api_keys k ON k.id = s.api_key_id
-              WHERE s.id = ? AND s.api_key_id = ? AND s.expires_at > ? AND k.is_active = 1 AND k.archived_at IS NULL`,
-          )
-          .get(sessionId, principal.apiKeyId, now)
-  return row !== null
+  if (sessionId === null) return keyIsActive(ctx, principal.apiKeyId)
+  return sessionIsLive(ctx, sessionId, principal.apiKeyId, new Date(ctx.clock.now()).toISOString())
 }
