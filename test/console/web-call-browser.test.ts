@@ -10,6 +10,7 @@ import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
 import { callerSpeech, concatPcm, silence8k } from '../support/voice'
 import { createVoiceAgent, GREETING, untilWritten, type VoiceAgent } from '../support/voice-calls'
 import { configureFakeVoiceModels } from '../support/voice-models'
+import { waitFor } from '../support/wait'
 
 /**
  * A web call in a real browser against the compiled binary, under the console's Content-Security-Policy: Chromium's
@@ -79,10 +80,10 @@ test('a web call: the WAV’s words reach the transcript, the reply is heard in 
   const audio = page.getByTestId('agent-audio')
   // the reply's audio (fake TTS: 20 ms per character) was received and played, after the greeting's
   const replySamples = ((GREETING.length + ANSWER.length) * 0.02 * 16000) | 0
-  await page.waitForFunction(
-    `Number(document.querySelector('[data-testid="agent-audio"]')?.getAttribute('data-played-samples')) > ${replySamples * 0.9}`,
-    undefined,
-    { timeout: 20_000 },
+  await waitFor(
+    'the reply played in the page',
+    async () => Number(await audio.getAttribute('data-played-samples')) > replySamples * 0.9,
+    20_000,
   )
   expect(Number(await audio.getAttribute('data-frames'))).toBeGreaterThan(0)
   expect(Number(await page.getByLabel('Microphone level').getAttribute('data-level'))).toBeGreaterThanOrEqual(0)
