@@ -22,6 +22,7 @@ import { modelFailureOf, SERVICE_NAMES, type ModelFailure } from '../models/fail
 import type { RealtimeVoiceOptions } from '../voice/stages/realtime'
 import type { ModelTimeouts } from '../models/http'
 import type { EndReason } from '../conversation/record'
+import type { Conversation } from '../conversation/engine'
 
 /**
  * The conversation of an answered voice call: the run session (models, the Conversation, the run written as it goes)
@@ -91,7 +92,11 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
       try {
         session = await openRunSession(ctx, call.runId, {
           channel: 'voice',
-          onEvent: (event) => voiceCall.pipeline?.conversationEvent(event),
+          onEvent: (event) => {
+            voiceCall.pipeline?.conversationEvent(event)
+            if (event.type === 'agent_turn_done' && event.text)
+              call.onTranscript?.({ role: 'agent', text: event.text, interrupted: event.interrupted })
+          },
           ...(call.transfer ? { transferCall: (request, signal) => call.transfer!(request, signal) } : {}),
           onModelFailure: voiceCall.failures.onFailure,
           modelTimeouts: options.modelTimeouts,
@@ -225,13 +230,24 @@ async function converse(
   call.onDtmf((digit) => voice.dtmf(digit))
   void call.ended.then(() => voice.stop('user_hangup'))
 
-  const result = await voice.run(session.conversation)
+  const result = await voice.run(transcribedTo(session.conversation, call.onTranscript))
   await storeRecordings(ctx, call, result.recording).catch((error) => {
     log.error({ err: error }, 'call recording not stored')
     warnings.push('The call recording could not be stored')
   })
   updateRun(ctx, call.runId, { logs: { voice: { ...voiceLog(result, warnings), ...failures.logEntry() } } })
   return result
+}
+
+/** The conversation, telling `listener` each caller turn as the pipeline gives it (agent lines come as events). */
+function transcribedTo(conversation: Conversation, listener: AnsweredCall['onTranscript']): Conversation {
+  if (!listener) return conversation
+  const told: Conversation = Object.create(conversation)
+  told.userMessage = (text, timing) => {
+    listener({ role: 'user', text })
+    return conversation.userMessage(text, timing)
+  }
+  return told
 }
 
 /** How long a transfer to the agent's `model_failure.transfer_to` may ring. */

@@ -70,7 +70,7 @@ import {
   type UsageInfo,
 } from '../models/usage'
 import { attachArtifact } from './artifacts'
-import { finishRun, markRunRunning, updateRun, type RunOutcome } from './service'
+import { finishRun, markRunRunning, updateRun, WEB_CALL_MODE, type RunOutcome } from './service'
 import { reportedCall } from './call-end'
 import { withDefaultConfigurations, type AgentConfigurations } from '../definition/configurations'
 import { transaction } from '../db/transaction'
@@ -267,7 +267,8 @@ async function startRunSession(ctx: AppContext, loaded: LoadedRun, options: RunS
   sessionWarnings.push(...(await applyPreCallFetch(ctx, loaded, variables)))
 
   const afterCall = Promise.withResolvers<void>()
-  const isTelephony = channel === 'voice' && run.callId !== null
+  // A web call has a call id (it counts against the call limits) but no telephone line to pay for.
+  const isTelephony = channel === 'voice' && run.callId !== null && run.mode !== WEB_CALL_MODE
 
   const ended = Promise.withResolvers<{ reason: EndReason; graceful: boolean }>()
 

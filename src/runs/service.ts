@@ -8,6 +8,7 @@ import {
   insertRun,
   markRunStarted,
   openRunJson,
+  openRunsOfMode,
   runOrganizationId,
   setAgentDispositionCodesJson,
   writeCompletedRun,
@@ -27,7 +28,7 @@ export type NewRun = {
   definitionId: number
   /** e.g. `WR-API-4821`, `WR-CAMPAIGN-3-17`, `ARI Inbound +4420…`. */
   name: string
-  /** Provider name (`ari`, `twilio`, …) for calls, or `webrtc`, `smallwebrtc`, `textchat`. */
+  /** Provider name (`ari`, `twilio`, …) for calls, `webcall` (WEB_CALL_MODE) for a voice call from a browser, or `textchat`. */
   mode: string
   callType: CallType
   /** Template variables and call facts; `caller_number` and `called_number` (or `phone_number`) feed the usage filters. */
@@ -191,5 +192,12 @@ function addDispositionCode(ctx: AppContext, agentId: number, code: string): voi
   setAgentDispositionCodesJson(ctx, agentId, JSON.stringify([...codes, code]))
 }
 
+/** The run mode of a voice call from a browser (api/web-calls): channel `web` in usage, no telephony minutes. */
+export const WEB_CALL_MODE = 'webcall'
+
 /** What an organization's concurrent call limit counts (calls/ and campaigns/ ask it here, with the rest of the run's record). */
 export { openCallCount } from './queries'
+
+/** Web calls of the organization not completed yet (waiting for their socket, or talking). */
+export const openWebCallCount = (ctx: AppContext, organizationId: number) =>
+  openRunsOfMode(ctx, organizationId, WEB_CALL_MODE)

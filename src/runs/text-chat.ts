@@ -2,12 +2,10 @@ import { randomBytes, randomInt } from 'node:crypto'
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import type { WorkflowRunRow } from '../db/schema'
-import { conflict, invalid, notFound, refused } from '../lib/errors'
+import { conflict, notFound, refused } from '../lib/errors'
 import { isPlainObject } from '../lib/values'
-import { modelOverridesProblems } from '../models/resolve'
-import { runModelsProblem } from '../models/readiness'
 import { createRun, getRun, updateRun } from './service'
-import { findRunTarget, RUN_TARGET_PROBLEMS } from './target'
+import { clientContext, findTryOutTarget } from './target'
 import type { ConversationEvent } from '../conversation/engine'
 import type { TranscriptTurn } from '../conversation/record'
 import { openRunSession, RunSessionError, type RunSession } from './run-session'
@@ -38,8 +36,6 @@ export const TEXT_CHAT_MODE = 'textchat'
 export const INACTIVITY_TIMEOUT = { defaultSeconds: 1800, minSeconds: 60, maxSeconds: 10_500 }
 
 const SESSION_NOT_FOUND = 'Text chat session not found'
-/** Initial context keys only the server writes. */
-const RESERVED_CONTEXT_KEYS = new Set(['provider', 'runtime_configuration'])
 
 type ChatSession = {
   session: RunSession
@@ -196,25 +192,15 @@ export async function createTextChat(
   workflowId: number,
   body: Static<typeof CreateTextChatBody>,
 ): Promise<View> {
-  const found = findRunTarget(ctx, organizationId, { workflowId }, { preferDraft: true })
-  if ('problem' in found)
-    throw found.problem === 'workflow_not_found'
-      ? notFound(RUN_TARGET_PROBLEMS.workflow_not_found)
-      : refused(RUN_TARGET_PROBLEMS[found.problem])
-  const { target } = found
-  const problems = modelOverridesProblems(ctx, organizationId, body.model_overrides, ['body', 'model_overrides'])
-  if (problems.length > 0) throw invalid(problems)
-  const modelsProblem = runModelsProblem(
+  const target = findTryOutTarget(
     ctx,
     organizationId,
-    { overrides: body.model_overrides ?? null, configurations: target.configurations },
+    workflowId,
+    body.model_overrides,
     'chat',
+    'The agent cannot chat',
   )
-  if (modelsProblem) throw refused(`The agent cannot chat: ${modelsProblem}`)
-
-  const initialContext = Object.fromEntries(
-    Object.entries(body.initial_context ?? {}).filter(([key]) => !RESERVED_CONTEXT_KEYS.has(key)),
-  )
+  const initialContext = clientContext(body.initial_context)
   const run = createRun(ctx, {
     organizationId,
     workflowId,

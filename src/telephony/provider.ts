@@ -158,6 +158,17 @@ export type Telephony = {
   routeInbound(offer: InboundOffer): InboundRoute
 }
 
+/** Resolves once the call's end has been reported (its run completed with the call's outcome). */
+export function endReported(telephony: Telephony, callId: string): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = telephony.onReport((report) => {
+      if (report.kind !== 'ended' || report.callId !== callId) return
+      stop()
+      resolve()
+    })
+  })
+}
+
 export function createTelephony(): Telephony {
   const providers = new Map<string, TelephonyProvider>()
   const listeners = new Set<CallReportListener>()

@@ -11,6 +11,7 @@ import { addPhoneNumber, createConfiguration } from '../support/telephony'
 import { answeringMachine, callerSpeech, concatPcm, silence8k } from '../support/voice'
 import {
   createVoiceAgent,
+  FOUR_SENTENCE_REPLY,
   GREETING,
   marksProcessed,
   placeCall,
@@ -115,12 +116,7 @@ describe('outbound voice calls through ARI', () => {
 
   test('barge-in: caller speech over the reply flushes it within one frame; the transcript keeps what was heard', async () => {
     const agent = await createVoiceAgent(t)
-    const reply = [
-      'First, we have tables at six.',
-      'Second, there is a table at seven.',
-      'Third, we can seat you at eight.',
-      'Fourth, nine is also free.',
-    ]
+    const reply = FOUR_SENTENCE_REPLY
     models.transcription.queue({ text: 'Tables please.' }, { text: 'Seven works.' })
     models.chat.queue(say(reply.join(' ')), say('Great.'))
     const call = await placeCall(t, fake, agent)

@@ -36,7 +36,8 @@ export type AnsweredCall = {
   callId: string
   runId: number
   organizationId: number
-  configurationId: number
+  /** The telephony configuration; null for a web call (no telephone line). */
+  configurationId: number | null
   direction: 'outbound' | 'inbound'
   /** The caller's audio in, the agent's audio out (8 kHz µ-law), already in the call's bridge. */
   media: MediaTransport
@@ -58,7 +59,12 @@ export type AnsweredCall = {
    * without a transfer API): transfer_call tools are not offered on them.
    */
   transfer?(request: { destination: string; timeoutSeconds: number }, signal?: AbortSignal): Promise<CallTransferResult>
+  /** Hears each line of the transcript as it is made (a web call shows it live on the caller's page). */
+  onTranscript?(line: TranscriptLine): void
 }
+
+/** A finished line of the conversation: what the caller said, or what the agent said (`interrupted`: cut by a barge-in). */
+export type TranscriptLine = { role: 'user' | 'agent'; text: string; interrupted?: boolean }
 
 /** How a transfer went, on any provider (`channelId`: the destination's channel, on Asterisk). */
 export type CallTransferResult =
