@@ -7,7 +7,8 @@ import { startFakeAri, type FakeAri } from '../support/fake-ari'
 import { say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
 import { createConfiguration } from '../support/telephony'
-import { createVoiceAgent, placeCall, untilWritten, type VoiceAgent } from '../support/voice-calls'
+import { callerSpeech } from '../support/voice'
+import { createVoiceAgent, marksProcessed, placeCall, untilWritten, type VoiceAgent } from '../support/voice-calls'
 import { configureFakeVoiceModels } from '../support/voice-models'
 import { waitFor } from '../support/wait'
 
@@ -203,6 +204,12 @@ describe('the console', () => {
       expect(await row.textContent()).toContain('Local/102@test')
       await page.locator(`tr[data-run-id="${call.runId}"]`, { hasText: 'talking' }).waitFor()
       await inspect('overview-live-call')
+      // both tracks of the recording carry sound: the agent's greeting, then the caller's words
+      await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 10_000)
+      models.transcription.queue({ text: 'Can I book a table?' })
+      models.chat.queue(say('Of course.'))
+      call.media.speak(await callerSpeech('Can I book a table for two tonight?'))
+      await waitFor('the caller heard', () => models.requestsTo('/audio/transcriptions').length >= 1, 10_000)
       fake.hangup(call.callId)
       await row.waitFor({ state: 'detached' })
       await untilWritten(t, agent, call.runId)
@@ -219,6 +226,13 @@ describe('the console', () => {
       expect(await page.locator('audio').getAttribute('src')).toMatch(/^\/api\/v1\/public\/download\//)
       await page.locator('.waveform svg').first().waitFor()
       expect(await page.locator('.waveform svg').count()).toBe(2)
+      // each track is drawn: its outline spans more than the flat line of silence
+      const drawnHeights = await page
+        .locator('.waveform path.wave')
+        .evaluateAll((paths) => paths.map((path) => (path as SVGPathElement).getBBox().height))
+      expect(drawnHeights).toHaveLength(2)
+      for (const height of drawnHeights) expect(height).toBeGreaterThan(10)
+      expect(await page.getByRole('img', { name: /track waveform: silent$/ }).count()).toBe(0)
       await page
         .getByRole('button', { name: /^Play from 0:0/ })
         .first()

@@ -204,7 +204,22 @@ function LatencyChart({ transcript }: { transcript: Turn[] }) {
   )
 }
 
-/** The two tracks of the stereo recording (caller left, agent right) as outlines. */
+/** Per column, the loudest sample of the track, scaled so the loudest column of the track is 1 (a quiet line still shows its shape). */
+function trackPeaks(samples: Float32Array, columns: number): number[] {
+  const size = Math.max(1, Math.floor(samples.length / columns))
+  const peaks = Array.from({ length: columns }, (_, column) => {
+    let peak = 0
+    for (let index = column * size; index < Math.min(samples.length, (column + 1) * size); index++)
+      peak = Math.max(peak, Math.abs(samples[index]))
+    return peak
+  })
+  const loudest = Math.max(...peaks)
+  return loudest > 0 ? peaks.map((peak) => peak / loudest) : peaks
+}
+
+const WAVE_COLUMNS = 300
+
+/** The two tracks of the stereo recording (caller left, agent right) as outlines; silence is the flat middle line. */
 function Waveform({ url }: { url: string }) {
   const [peaks, setPeaks] = useState<number[][] | null>(null)
   useEffect(() => {
@@ -212,19 +227,10 @@ function Waveform({ url }: { url: string }) {
     fetch(url)
       .then((response) => response.arrayBuffer())
       .then(async (bytes) => {
-        const context = new OfflineAudioContext(1, 1, 8000)
-        const decoded = await context.decodeAudioData(bytes)
-        const columns = 300
-        const tracks = Array.from({ length: Math.min(2, decoded.numberOfChannels) }, (_, channel) => {
-          const samples = decoded.getChannelData(channel)
-          const size = Math.max(1, Math.floor(samples.length / columns))
-          return Array.from({ length: columns }, (_, column) => {
-            let peak = 0
-            for (let index = column * size; index < Math.min(samples.length, (column + 1) * size); index++)
-              peak = Math.max(peak, Math.abs(samples[index]))
-            return peak
-          })
-        })
+        const decoded = await new OfflineAudioContext(1, 1, 8000).decodeAudioData(bytes)
+        const tracks = Array.from({ length: Math.min(2, decoded.numberOfChannels) }, (_, channel) =>
+          trackPeaks(decoded.getChannelData(channel), WAVE_COLUMNS),
+        )
         if (current) setPeaks(tracks)
       })
       .catch(() => undefined)
@@ -235,22 +241,29 @@ function Waveform({ url }: { url: string }) {
   if (!peaks) return null
   return (
     <div className="waveform">
-      {peaks.map((track, channel) => (
-        <div key={channel} className="track">
-          <span className="muted">{channel === 0 ? 'Caller' : 'Agent'}</span>
-          <svg
-            role="img"
-            aria-label={`${channel === 0 ? 'Caller' : 'Agent'} track waveform`}
-            viewBox="0 0 300 40"
-            preserveAspectRatio="none"
-          >
-            <path
-              className={`wave wave-${channel}`}
-              d={track.map((peak, x) => `M${x} ${20 - peak * 19}V${20 + peak * 19}`).join('')}
-            />
-          </svg>
-        </div>
-      ))}
+      {peaks.map((track, channel) => {
+        const speaker = channel === 0 ? 'Caller' : 'Agent'
+        const silent = track.every((peak) => peak === 0)
+        return (
+          <div key={channel} className="track">
+            <span className="muted">{speaker}</span>
+            <svg
+              role="img"
+              aria-label={`${speaker} track waveform${silent ? ': silent' : ''}`}
+              viewBox={`0 0 ${WAVE_COLUMNS} 40`}
+              preserveAspectRatio="none"
+            >
+              <line className="wave-axis" x1="0" y1="20" x2={WAVE_COLUMNS} y2="20" />
+              <path
+                className={`wave wave-${channel}`}
+                d={track
+                  .flatMap((peak, x) => (peak > 0 ? [`M${x + 0.5} ${20 - peak * 19}V${20 + peak * 19}`] : []))
+                  .join('')}
+              />
+            </svg>
+          </div>
+        )
+      })}
     </div>
   )
 }
