@@ -295,6 +295,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workflow/{workflow_id}/runs/{run_id}/webhook-deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The run's webhook deliveries: state, attempts, next attempt and each attempt's outcome */
+        get: operations["get_workflow_runs_webhook_deliveries_api_v1_workflow__workflow_id__runs__run_id__webhook_deliveries_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/organizations/usage/runs": {
         parameters: {
             query?: never;
@@ -2097,6 +2114,40 @@ export interface components {
         GetWorkflowRecordingsResponse: {
             recordings: components["schemas"]["UpdateWorkflowRecordingsResponse"][];
             total: number;
+        };
+        GetWorkflowRunsWebhookDeliveriesResponse: {
+            deliveries: {
+                /** @description Sent as X-Ringbase-Delivery-Id */
+                delivery_id: string;
+                node_id: string;
+                node_name: string;
+                /** @enum {string} */
+                state: "held" | "pending" | "delivered" | "dead";
+                attempts: number;
+                /**
+                 * Format: date-time
+                 * @description When pending: the next attempt
+                 */
+                next_attempt_at: string | null;
+                last_error: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+                /** @description Every attempt made, oldest first */
+                attempt_log: {
+                    attempt: number;
+                    /** Format: date-time */
+                    at: string;
+                    /** @description Scheme, host and port only: a path or query may carry a secret */
+                    url: string | null;
+                    status_code: number | null;
+                    signed: boolean;
+                    /** @description delivered, retry or dead */
+                    outcome: string;
+                    error?: string;
+                }[];
+            }[];
         };
         GetWorkflowsError: components["schemas"]["HTTPValidationError"] | components["schemas"]["HTTPError"];
         GraphConstraints: {
@@ -4053,6 +4104,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WorkflowRunResponseSchema"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    get_workflow_runs_webhook_deliveries_api_v1_workflow__workflow_id__runs__run_id__webhook_deliveries_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: number;
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetWorkflowRunsWebhookDeliveriesResponse"];
                 };
             };
             401: components["responses"]["HTTPError"];

@@ -213,6 +213,7 @@ describe('the console', () => {
       fake.hangup(call.callId)
       await row.waitFor({ state: 'detached' })
       await untilWritten(t, agent, call.runId)
+      models.reset()
     },
     120_000,
   )
@@ -265,6 +266,69 @@ describe('the console', () => {
       expect(await transcript.textContent()).toContain(hostile('model-output'))
       expect(await page.locator('.turn .speaker').allTextContents()).toContain('Caller')
       await inspect('run-text-chat')
+    },
+    60_000,
+  )
+
+  step(
+    "a run's QA results and webhook deliveries: the review per node, each delivery with its state and attempts",
+    async () => {
+      const received: string[] = []
+      const receiver = Bun.serve({
+        hostname: '127.0.0.1',
+        port: 0,
+        fetch: (request) => {
+          received.push(new URL(request.url).pathname)
+          return new Response('ok')
+        },
+      })
+      try {
+        const node = (id: string, type: string, data: Record<string, unknown>) => ({
+          id,
+          type,
+          position: { x: 0, y: 0 },
+          data,
+        })
+        const created = await t.request('POST', '/api/v1/workflow/create/definition', {
+          body: {
+            name: 'Reviewed agent',
+            workflow_definition: {
+              nodes: [
+                node('start', 'startCall', { name: 'Start', greeting: 'Hi.', prompt: 'Help.' }),
+                node('review', 'qa', { name: 'Review', qa_min_call_duration: 0 }),
+                node('crm', 'webhook', { name: 'CRM', endpoint_url: `http://127.0.0.1:${receiver.port}/calls` }),
+              ],
+              edges: [],
+            },
+          },
+        })
+        expect(created.status, created.text).toBe(200)
+        const sessions = `/api/v1/workflow/${created.body.id}/text-chat/sessions`
+        const runId = (await t.request('POST', sessions, { body: {} })).body.workflow_run_id
+        models.chat.queue(
+          say('Sure.'),
+          say(
+            JSON.stringify({ tags: ['goal_achieved'], overall_sentiment: 'positive', score: 9, summary: 'Helpful.' }),
+          ),
+        )
+        expect((await t.request('POST', `${sessions}/${runId}/messages`, { body: { text: 'Hello' } })).status).toBe(200)
+        expect((await t.request('POST', `${sessions}/${runId}/end`, { body: {} })).status).toBe(200)
+        await waitFor('the webhook delivered', () => received.length === 1, 15_000)
+        await page.goto(`${base}/#/runs/${created.body.id}/${runId}`)
+        const qa = page.getByRole('region', { name: 'QA results' })
+        await qa.getByRole('cell', { name: 'Helpful.' }).waitFor()
+        expect(await qa.locator('tbody tr').first().textContent()).toBe('Start9positivegoal_achievedHelpful.')
+        const webhooks = page.getByRole('region', { name: 'Webhook deliveries' })
+        const delivery = webhooks.locator('tbody tr')
+        await delivery.locator('.badge', { hasText: 'delivered' }).waitFor()
+        expect(await delivery.locator('td').first().textContent()).toBe('CRM')
+        expect(await delivery.locator('li').allTextContents()).toEqual([
+          expect.stringMatching(/^#1 .+: delivered \(HTTP 200\)$/),
+        ])
+        await inspect('run-qa-webhooks')
+      } finally {
+        receiver.stop(true)
+      }
     },
     60_000,
   )

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react'
 import { api } from '../api'
 import { href } from '../router'
-import { BarChart, Empty, formatDuration, Page, Show, StateBadge, Time, useLoad } from '../ui'
+import { BarChart, Empty, formatDuration, Page, Show, StateBadge, Table, Time, useLoad } from '../ui'
 
 type Turn = {
   role: 'user' | 'agent'
@@ -159,12 +159,11 @@ export function RunPage({ workflowId, runId }: { workflowId: number; runId: numb
                 <Empty title="No tool was called." />
               )}
             </section>
-            <section className="card" aria-labelledby="qa-title">
-              <h2 id="qa-title">QA and usage</h2>
-              <KeyValues
-                values={{ ...(run.annotations ?? {}), ...(run.usage_info ?? {}) }}
-                empty="No QA result or usage recorded."
-              />
+            <QaResults annotations={run.annotations ?? {}} />
+            <WebhookDeliveries workflowId={workflowId} runId={runId} />
+            <section className="card" aria-labelledby="usage-title">
+              <h2 id="usage-title">Usage</h2>
+              <KeyValues values={run.usage_info ?? {}} empty="No usage recorded." />
             </section>
           </Page>
         )
@@ -185,6 +184,116 @@ function KeyValues({ values, empty }: { values: Record<string, unknown>; empty: 
         </div>
       ))}
     </dl>
+  )
+}
+
+type QaNodeResult = {
+  node_name?: string
+  score?: number
+  overall_sentiment?: string
+  tags?: string[]
+  summary?: string
+}
+type QaAnnotation = {
+  model?: string
+  node_results?: Record<string, QaNodeResult>
+  skipped?: boolean
+  reason?: string
+  error?: string
+}
+
+/** Each QA node's review (`annotations.qa_<node>`): per conversation node reviewed, its score, sentiment, tags, summary. */
+function QaResults({ annotations }: { annotations: Record<string, unknown> }) {
+  const reviews = Object.entries(annotations).filter(([key]) => key.startsWith('qa_')) as [string, QaAnnotation][]
+  return (
+    <section className="card" aria-labelledby="qa-title">
+      <h2 id="qa-title">QA results</h2>
+      {reviews.length === 0 ? (
+        <Empty title="No QA review for this run.">Add a QA node to the agent to have its calls reviewed.</Empty>
+      ) : (
+        reviews.map(([key, review]) => (
+          <div key={key} className="qa-review">
+            <h3>
+              QA node <code>{key.slice(3)}</code>
+              {review.model ? <span className="muted"> · {review.model}</span> : null}
+            </h3>
+            {review.skipped ? <p className="muted">Skipped: {review.reason}</p> : null}
+            {review.error ? <p className="error">Not reviewed: {review.error}</p> : null}
+            {review.node_results ? (
+              <Table card={false} columns={['Node', 'Score', 'Sentiment', 'Tags', 'Summary']}>
+                {Object.entries(review.node_results).map(([nodeId, result]) => (
+                  <tr key={nodeId}>
+                    <td>{result.node_name ?? nodeId}</td>
+                    <td>{result.score ?? '—'}</td>
+                    <td>{result.overall_sentiment ?? '—'}</td>
+                    <td>{Array.isArray(result.tags) && result.tags.length ? result.tags.join(', ') : '—'}</td>
+                    <td>{result.summary ?? '—'}</td>
+                  </tr>
+                ))}
+              </Table>
+            ) : null}
+          </div>
+        ))
+      )}
+    </section>
+  )
+}
+
+type DeliveryAttempt = { attempt: number; at: string; status_code: number | null; outcome: string; error?: string }
+type Delivery = {
+  delivery_id: string
+  node_name: string
+  state: string
+  attempts: number
+  next_attempt_at: string | null
+  last_error: string | null
+  attempt_log: DeliveryAttempt[]
+}
+
+/** The run's webhook deliveries, with each attempt (GET …/runs/{id}/webhook-deliveries). */
+function WebhookDeliveries({ workflowId, runId }: { workflowId: number; runId: number }) {
+  const loaded = useLoad(
+    () => api<{ deliveries: Delivery[] }>('GET', `/api/v1/workflow/${workflowId}/runs/${runId}/webhook-deliveries`),
+    [workflowId, runId],
+  )
+  return (
+    <section className="card" aria-labelledby="webhooks-title">
+      <h2 id="webhooks-title">Webhook deliveries</h2>
+      <Show loaded={loaded} what="webhook deliveries">
+        {({ deliveries }) =>
+          deliveries.length === 0 ? (
+            <Empty title="No webhook for this run.">A webhook node in the agent sends each finished run out.</Empty>
+          ) : (
+            <Table card={false} columns={['Webhook', 'State', 'Attempts', 'Next attempt', 'Each attempt']}>
+              {deliveries.map((delivery) => (
+                <tr key={delivery.delivery_id} data-delivery-id={delivery.delivery_id}>
+                  <td>{delivery.node_name}</td>
+                  <td>
+                    <StateBadge state={delivery.state} />
+                    {delivery.last_error ? <span className="muted"> {delivery.last_error}</span> : null}
+                  </td>
+                  <td>{delivery.attempts}</td>
+                  <td>
+                    <Time at={delivery.next_attempt_at} />
+                  </td>
+                  <td>
+                    <ol className="plain">
+                      {delivery.attempt_log.map((entry) => (
+                        <li key={entry.attempt}>
+                          #{entry.attempt} <Time at={entry.at} />: {entry.outcome}
+                          {entry.status_code !== null ? ` (HTTP ${entry.status_code})` : ''}
+                          {entry.error ? ` ${entry.error}` : ''}
+                        </li>
+                      ))}
+                    </ol>
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          )
+        }
+      </Show>
+    </section>
   )
 }
 
