@@ -329,6 +329,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organizations/usage/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Finished runs counted, with duration, tokens and cost, by outcome, agent or day, within dates */
+        get: operations["get_organizations_usage_summary_api_v1_organizations_usage_summary_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/organizations/telephony-providers/metadata": {
         parameters: {
             query?: never;
@@ -2110,6 +2127,24 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
+        };
+        GetOrganizationsUsageSummaryResponse: {
+            /** @enum {string} */
+            group_by: "outcome" | "agent" | "day";
+            /** @description The largest first, at most 1000 */
+            groups: {
+                /** @description The disposition (null: none recorded), the agent id, or the day (YYYY-MM-DD in the asked offset) */
+                key: string | null;
+                /** @description The agent's name for agent groups; else the key */
+                label: string | null;
+                runs: number;
+                duration_seconds: number;
+                tokens: number;
+                /** @description Null when no run of the group was costed in USD */
+                charge_usd: number | null;
+            }[];
+            /** @description Runs in all the groups answered */
+            total_runs: number;
         };
         GetWorkflowRecordingsResponse: {
             recordings: components["schemas"]["UpdateWorkflowRecordingsResponse"][];
@@ -4166,6 +4201,34 @@ export interface operations {
                 };
             };
             400: components["responses"]["HTTPError"];
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    get_organizations_usage_summary_api_v1_organizations_usage_summary_get: {
+        parameters: {
+            query: {
+                group_by: "outcome" | "agent" | "day";
+                start_date?: string;
+                end_date?: string;
+                utc_offset_minutes?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetOrganizationsUsageSummaryResponse"];
+                };
+            };
             401: components["responses"]["HTTPError"];
             403: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];

@@ -256,3 +256,63 @@ export function openSessionRuns(ctx: AppContext): OpenSessionRun[] {
     )
     .all()
 }
+
+export type UsageGroupBy = 'outcome' | 'agent' | 'day'
+
+export type UsageGroupRow = {
+  key: string | null
+  label: string | null
+  runs: number
+  duration_seconds: number
+  tokens: number
+  charge_usd: number | null
+}
+
+/** What a group is keyed by; the day is the local date at `?` minutes from UTC (the caller's time zone). */
+const GROUP_KEYS: Record<UsageGroupBy, { key: string; label: string }> = {
+  outcome: { key: 'run.disposition', label: 'run.disposition' },
+  agent: { key: 'CAST(run.workflow_id AS TEXT)', label: 'agent.name' },
+  day: { key: "date(run.created_at, ? || ' minutes')", label: "date(run.created_at, ? || ' minutes')" },
+}
+
+/** At most this many groups are answered, the largest first. */
+export const MAX_USAGE_GROUPS = 1000
+
+/**
+ * The organization's finished runs (with usage_info) created within the bounds, counted and summed per group (through the
+ * (organization_id, created_at) usage index).
+ */
+export function usageGroups(
+  ctx: AppContext,
+  request: {
+    organizationId: number
+    groupBy: UsageGroupBy
+    utcOffsetMinutes: number
+    createdFrom?: string
+    createdTo?: string
+  },
+): UsageGroupRow[] {
+  const group = GROUP_KEYS[request.groupBy]
+  const offset = request.groupBy === 'day' ? [request.utcOffsetMinutes, request.utcOffsetMinutes] : []
+  const where = joinSqlParts(
+    [
+      sqlPart('run.organization_id = ? AND run.usage_info IS NOT NULL', request.organizationId),
+      request.createdFrom === undefined ? undefined : sqlPart('run.created_at >= ?', request.createdFrom),
+      request.createdTo === undefined ? undefined : sqlPart('run.created_at <= ?', request.createdTo),
+    ],
+    ' AND ',
+  )
+  return allRows<UsageGroupRow>(
+    ctx.sqlite,
+    sqlPart(
+      `SELECT ${group.key} AS key, min(${group.label}) AS label, count(*) AS runs,
+        CAST(round(coalesce(sum(run.call_duration_seconds), 0)) AS INTEGER) AS duration_seconds,
+        coalesce(sum(run.service_token_usage), 0) AS tokens,
+        sum(CASE WHEN json_type(run.cost_info, '$.charge_usd') IN ('integer', 'real') THEN json_extract(run.cost_info, '$.charge_usd') END) AS charge_usd
+      FROM workflow_runs run JOIN workflows agent ON agent.id = run.workflow_id
+      WHERE ${where.text} GROUP BY 1 ORDER BY runs DESC, key LIMIT ${MAX_USAGE_GROUPS}`,
+      ...offset,
+      ...where.params,
+    ),
+  )
+}

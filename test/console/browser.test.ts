@@ -473,7 +473,22 @@ describe('the console', () => {
       await page.getByText('Saved: runs that finish from now on are costed with it.').waitFor()
       await inspect('models')
       // the overview's health: the server just checked, and the data dir's disk space
+      const asked: string[] = []
+      const listen = (request: { url(): string }) => asked.push(request.url())
+      page.on('request', listen)
       await go('/', 'Overview')
+      // today's outcomes are the server's count for today in the browser's time zone, not a count of a page of runs
+      const caption = page.getByRole('region', { name: "Today's calls by outcome" }).locator('figcaption')
+      await caption.waitFor()
+      page.off('request', listen)
+      expect(asked.filter((url) => url.includes('/usage/runs'))).toEqual([])
+      const summaryUrl = new URL(asked.find((url) => url.includes('/api/v1/organizations/usage/summary'))!)
+      expect(summaryUrl.searchParams.get('group_by')).toBe('outcome')
+      const localMidnight = await page.evaluate('new Date(new Date().setHours(0, 0, 0, 0)).toISOString()')
+      expect(summaryUrl.searchParams.get('start_date')).toBe(localMidnight)
+      const summary = await t.request('GET', `${summaryUrl.pathname}${summaryUrl.search}`)
+      expect(summary.body.total_runs).toBeGreaterThan(1)
+      expect(await caption.textContent()).toBe(`${summary.body.total_runs} finished today`)
       await page
         .locator('li', { hasText: 'Lab server' })
         .getByText(/checked/)
