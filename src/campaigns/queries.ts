@@ -77,3 +77,19 @@ export function deleteImportingCampaigns(ctx: AppContext, campaignId: number | n
     .run(campaignId, campaignId)
   return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${which}`).run(campaignId, campaignId).changes
 }
+
+/** A campaign's contacts by where they are; a contact queued again after an attempt is a retry due. */
+export type ContactCounts = { waiting: number; dialing: number; retries_due: number; done: number; cancelled: number }
+
+export function contactCounts(ctx: AppContext, campaignId: number): ContactCounts {
+  return ctx.sqlite
+    .query<ContactCounts, [number]>(
+      `SELECT coalesce(sum(state = 'queued' AND attempts = 0), 0) AS waiting,
+              coalesce(sum(state = 'dialing'), 0) AS dialing,
+              coalesce(sum(state = 'queued' AND attempts > 0), 0) AS retries_due,
+              coalesce(sum(state = 'done'), 0) AS done,
+              coalesce(sum(state = 'cancelled'), 0) AS cancelled
+         FROM campaign_contacts WHERE campaign_id = ?`,
+    )
+    .get(campaignId)!
+}

@@ -23,6 +23,7 @@ import { applyTransition } from './state-machine'
 import type { CreateCampaignBody, RedialBody, UpdateCampaignBody } from './schemas'
 import { campaignViews, type CampaignRow, type CampaignView } from './view'
 import { transaction } from '../db/transaction'
+import { contactCounts } from './queries'
 
 type CreateRequest = Static<typeof CreateCampaignBody>
 type UpdateRequest = Static<typeof UpdateCampaignBody>
@@ -320,11 +321,7 @@ export function changeCampaignState(
 
 export function campaignProgress(ctx: AppContext, organizationId: number, campaignId: number) {
   const campaign = requireCampaign(ctx, organizationId, campaignId)
-  const closed = ctx.sqlite
-    .query<{ n: number }, [number]>(
-      `SELECT count(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND state = 'done'`,
-    )
-    .get(campaignId)!.n
+  const contacts = contactCounts(ctx, campaignId)
   const failedCalls = ctx.sqlite
     .query<{ n: number }, [number]>(
       `SELECT count(*) AS n FROM workflow_runs WHERE campaign_id = ? AND completed_at IS NOT NULL AND disposition IN ('failed', 'busy', 'no-answer')`,
@@ -337,7 +334,8 @@ export function campaignProgress(ctx: AppContext, organizationId: number, campai
     total_rows: total,
     processed_rows: campaign.processedRows,
     failed_calls: failedCalls,
-    progress_percentage: total === 0 ? 0 : Math.round((closed / total) * 10000) / 100,
+    progress_percentage: total === 0 ? 0 : Math.round((contacts.done / total) * 10000) / 100,
+    contacts,
     source_sync: { status: 'completed', last_synced_at: campaign.createdAt, error: null },
     rate_limit: campaign.rateLimitPerSecond,
     started_at: campaign.startedAt,

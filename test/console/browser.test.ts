@@ -364,6 +364,14 @@ describe('the console', () => {
         .locator('.facts div', { hasText: 'Dial attempts' })
         .locator('dd', { hasText: /^[12]$/ })
         .waitFor()
+      // the bar and its figure count contacts, as the API's progress does
+      const progress = (
+        await t.request('GET', `/api/v1/campaign/${new URL(page.url()).hash.split('/').at(-1)}/progress`)
+      ).body
+      expect(progress.total_rows).toBe(2)
+      expect(await page.locator('progress').getAttribute('max')).toBe('2')
+      await page.getByText(/^\d of 2 contacts done$/).waitFor()
+      expect(await page.locator('.facts div', { hasText: 'Retries due' }).locator('dd').textContent()).toBe('0')
       await inspect('campaign')
       await page.getByRole('button', { name: 'Pause' }).click()
       await page.getByRole('button', { name: 'Resume' }).click()
@@ -375,26 +383,94 @@ describe('the console', () => {
   )
 
   step(
-    'a campaign with a dialling window: the form sends its schedule (weekdays, the times, the time zone)',
+    'a campaign with a window per day, retries and a split between three agents: sent as such, then its split stats',
     async () => {
+      const others = [await createVoiceAgent(t), await createVoiceAgent(t)]
       await go('/campaigns/new', 'New campaign')
       await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Office hours')
       await page.getByLabel('Agent', { exact: true }).selectOption(String(agent.id))
-      await page.getByLabel('Dial from (HH:MM)').fill('09:00')
-      await page.getByLabel('Dial until (HH:MM)').fill('17:30')
+      await page.getByRole('button', { name: 'Split with another agent' }).click()
+      await page.getByRole('button', { name: 'Split with another agent' }).click()
+      expect(await page.getByLabel('Share of agent 1 (%)').inputValue()).toBe('34')
+      await page.getByLabel('Agent 2', { exact: true }).selectOption(String(others[0].id))
+      await page.getByLabel('Agent 3', { exact: true }).selectOption(String(others[1].id))
+      await page.getByLabel('Share of agent 1 (%)').fill('50')
+      await page.getByLabel('Share of agent 2 (%)').fill('30')
+      await page.getByLabel('Share of agent 3 (%)').fill('30')
+      await page.getByLabel('Monday from').fill('09:00')
+      await page.getByLabel('Monday until').fill('17:30')
+      await page.getByRole('button', { name: 'Same hours as Monday, Tuesday to Friday' }).click()
+      await page.getByLabel('Saturday from').fill('10:00')
+      await page.getByLabel('Saturday until').fill('12:00')
       await page.getByLabel('Time zone of the window').fill('Europe/Paris')
-      await page
-        .getByLabel(/^Contacts/)
-        .setInputFiles({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from('phone_number\n105\n') })
+      await page.getByLabel('Retries per contact').fill('1')
+      await page.getByLabel('Seconds between retries').fill('60')
+      await page.getByLabel(/^Contacts/).setInputFiles({
+        name: 'contacts.csv',
+        mimeType: 'text/csv',
+        buffer: Buffer.from('phone_number\n105\n106\n107\n108\n109\n'),
+      })
+      await page.getByRole('button', { name: 'Upload and create' }).click()
+      // weights totalling 110: the API's 422 is shown by the split
+      await page.locator('.field-error').first().waitFor()
+      expect(await page.getByLabel('Agent', { exact: true }).getAttribute('aria-invalid')).toBe('true')
+      await page.getByLabel('Share of agent 3 (%)').fill('20')
       await page.getByRole('button', { name: 'Upload and create' }).click()
       await page.getByRole('heading', { level: 1, name: 'Office hours' }).waitFor()
       const id = Number(new URL(page.url()).hash.split('/').at(-1))
-      const campaign = await t.request('GET', `/api/v1/campaign/${id}`)
-      expect(campaign.body.schedule_config).toEqual({
+      const campaign = (await t.request('GET', `/api/v1/campaign/${id}`)).body
+      expect(campaign.schedule_config).toEqual({
         enabled: true,
         timezone: 'Europe/Paris',
-        slots: [0, 1, 2, 3, 4].map((day) => ({ day_of_week: day, start_time: '09:00', end_time: '17:30' })),
+        slots: [
+          ...[0, 1, 2, 3, 4].map((day) => ({ day_of_week: day, start_time: '09:00', end_time: '17:30' })),
+          { day_of_week: 5, start_time: '10:00', end_time: '12:00' },
+        ],
       })
+      expect(campaign.retry_config).toMatchObject({ enabled: true, max_retries: 1, retry_delay_seconds: 60 })
+      expect(
+        campaign.traffic_split.variants.map((variant: { workflow_id: number; weight: number }) => [
+          variant.workflow_id,
+          variant.weight,
+        ]),
+      ).toEqual([
+        [agent.id, 50],
+        [others[0].id, 30],
+        [others[1].id, 20],
+      ])
+      // dialled now (the window lifted): the split's stats, as the API counts them, in the table
+      const lifted = await t.request('PATCH', `/api/v1/campaign/${id}`, {
+        body: { schedule_config: { ...campaign.schedule_config, enabled: false } },
+      })
+      expect(lifted.status, lifted.text).toBe(200)
+      await page.reload()
+      await page.getByRole('button', { name: 'Start' }).click()
+      await page.locator('.facts div', { hasText: 'Dial attempts' }).locator('dd', { hasText: /^2$/ }).waitFor()
+      await page.getByRole('button', { name: 'Cancel campaign' }).click()
+      await page.locator('.facts .badge', { hasText: 'stopped' }).waitFor()
+      for (const channel of fake.liveChannelIds()) fake.hangup(channel)
+      await waitFor(
+        'the calls ended',
+        async () => (await t.request('GET', `/api/v1/campaign/${id}/progress`)).body.contacts.dialing === 0,
+      )
+      await page.reload()
+      await page.getByRole('region', { name: 'Traffic split' }).waitFor()
+      const stats = (await t.request('GET', `/api/v1/campaign/${id}/traffic-stats`)).body
+      const rows = page.getByRole('region', { name: 'Traffic split' }).locator('tbody tr')
+      expect(await rows.count()).toBe(3)
+      expect(stats.variants.reduce((sum: number, variant: any) => sum + variant.calls_placed, 0)).toBe(2)
+      for (const [index, variant] of stats.variants.entries()) {
+        expect(await rows.nth(index).locator('td').allTextContents()).toEqual([
+          variant.workflow_name,
+          `${variant.weight} %`,
+          String(variant.contacts_assigned),
+          String(variant.calls_placed),
+          Object.entries(variant.outcomes)
+            .map(([outcome, count]) => `${outcome}: ${count}`)
+            .join(', ') || '—',
+        ])
+      }
+      await inspect('campaign-split')
     },
     60_000,
   )

@@ -151,25 +151,29 @@ function RunningCampaigns({ changes }: { changes: number }) {
   )
 }
 
+/** `count` with its noun, singular for one (`1 dial attempt`, `2 dial attempts`). */
+export const countOf = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`
+
+/** A campaign's progress in contacts: the bar and the figure are both contacts done of all its contacts. */
 export function CampaignProgress({
   campaign,
   progress,
 }: {
   campaign: { id: number; name: string; state: string }
-  progress: any
+  progress: { total_rows: number; contacts: { done: number } }
 }) {
-  const total = Number(progress.total_rows ?? 0)
-  const done = Number(progress.processed_rows ?? 0)
+  const total = progress.total_rows
+  const done = progress.contacts.done
   return (
     <li>
       <a href={href(`/campaigns/${campaign.id}`)}>{campaign.name}</a> <StateBadge state={campaign.state} />
       <progress
         max={Math.max(1, total)}
         value={Math.min(done, total)}
-        aria-label={`${campaign.name}: ${done} dial attempts for ${total} contacts`}
+        aria-label={`${campaign.name}: ${done} of ${countOf(total, 'contact')} done`}
       />
       <span className="muted">
-        {done} dial attempts · {total} contacts
+        {done} of {countOf(total, 'contact')} done
       </span>
     </li>
   )
