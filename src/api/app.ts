@@ -37,9 +37,13 @@ export const OPENAPI_PATH = '/api/v1/openapi.json'
 /**
  * The whole HTTP API for one context. It does not listen: main.ts serves it, tests call `app.handle`. `precompile`
  * builds every route's handler up front (about half a second) instead of on its first request (up to ~100 ms each).
- * `console`: the admin console's built files (see api/console/assets.ts), served at `/`.
+ * `console`: the admin console's built files (see api/console/assets.ts), served at `/`; `consoleDev`: dev mode's
+ * reload routes (api/console/dev.ts).
  */
-export function createApp(ctx: AppContext, options: { precompile?: boolean; console?: ConsoleAssets | null } = {}) {
+export function createApp(
+  ctx: AppContext,
+  options: { precompile?: boolean; console?: ConsoleAssets | null; consoleDev?: Elysia } = {},
+) {
   usePlainFormatChecks()
   const startedAt = new WeakMap<Request, { id: string; at: number }>()
   /** Parsed bodies before Elysia normalizes them (see `sentBodyItems`). */
@@ -125,6 +129,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean; cons
     .use(sessionRoutes(ctx))
     .use(eventRoutes(ctx))
     .use(consoleRoutes(options.console ?? null))
+    .use(options.consoleDev ?? new Elysia())
     .use(knowledgeBaseRoutes(ctx))
     .use(mcpRoutes(ctx))
     .use(workflowRecordingRoutes(ctx))
