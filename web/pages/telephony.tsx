@@ -1,7 +1,7 @@
 import { useId, useState } from 'react'
 import { api } from '../api'
 import { href } from '../router'
-import { Empty, ErrorNote, Field, Page, Show, StateBadge, Table, useLoad, useSubmit } from '../ui'
+import { ConfirmButton, Empty, ErrorNote, Field, Page, Show, StateBadge, Table, useLoad, useSubmit } from '../ui'
 
 type UiField = {
   name: string
@@ -26,12 +26,10 @@ function setPath(target: Record<string, any>, dotted: string, value: unknown) {
 export function Telephony({ params }: { params: URLSearchParams }) {
   const numbersOf = Number(params.get('numbers')) || null
   const [editing, setEditing] = useState<number | null>(null)
-  const [deleting, setDeleting] = useState<number | null>(null)
   const removal = useSubmit()
   const remove = (id: number) =>
     removal.submit(async () => {
       await api('DELETE', `/api/v1/organizations/telephony-configs/${id}`)
-      setDeleting(null)
       if (editing === id) setEditing(null)
       configurations.reload()
     })
@@ -76,35 +74,21 @@ export function Telephony({ params }: { params: URLSearchParams }) {
                   <td>{config.phone_number_count}</td>
                   <td>{config.is_ready_for_outbound ? 'ready' : (config.outbound_blocked_reason ?? 'not ready')}</td>
                   <td className="actions">
-                    {deleting === config.id ? (
-                      <>
-                        <button type="button" className="danger" onClick={remove(config.id)}>
-                          Delete “{config.name}” and its numbers
-                        </button>
-                        <button type="button" className="secondary" onClick={() => setDeleting(null)}>
-                          Keep it
-                        </button>
-                      </>
-                    ) : (
-                      <>
-                        <button
-                          type="button"
-                          className="secondary"
-                          onClick={() => setEditing(config.id)}
-                          aria-label={`Edit configuration ${config.name}`}
-                        >
-                          Edit
-                        </button>
-                        <button
-                          type="button"
-                          className="secondary"
-                          onClick={() => setDeleting(config.id)}
-                          aria-label={`Delete configuration ${config.name}`}
-                        >
-                          Delete
-                        </button>
-                      </>
-                    )}
+                    <button
+                      type="button"
+                      className="secondary"
+                      onClick={() => setEditing(config.id)}
+                      aria-label={`Edit configuration ${config.name}`}
+                    >
+                      Edit
+                    </button>
+                    <ConfirmButton
+                      label={`Delete configuration ${config.name}`}
+                      confirmText={`Delete “${config.name}” and its numbers`}
+                      onConfirm={remove(config.id)}
+                    >
+                      Delete
+                    </ConfirmButton>
                   </td>
                 </tr>
               ))}
