@@ -1,4 +1,4 @@
-import { Elysia } from 'elysia'
+import { Elysia, type AnyElysia } from 'elysia'
 import type { AppContext } from '../context'
 import docsPage from './docs.html' with { type: 'text' }
 import { errorResponse, sentBodyItems } from './errors'
@@ -42,7 +42,7 @@ export const OPENAPI_PATH = '/api/v1/openapi.json'
  */
 export function createApp(
   ctx: AppContext,
-  options: { precompile?: boolean; console?: ConsoleAssets | null; consoleDev?: Elysia } = {},
+  options: { precompile?: boolean; console?: ConsoleAssets | null; consoleDev?: AnyElysia } = {},
 ) {
   usePlainFormatChecks()
   const startedAt = new WeakMap<Request, { id: string; at: number }>()

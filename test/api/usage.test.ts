@@ -432,7 +432,7 @@ describe('the summary: runs counted and summed by outcome, agent or day', () => 
   const summary = (query: Record<string, string | number>, key?: string) =>
     t.request(
       'GET',
-      `/api/v1/organizations/usage/summary?${new URLSearchParams(Object.entries(query).map(([name, value]) => [name, String(value)]))}`,
+      `/api/v1/organizations/usage/summary?${new URLSearchParams(Object.entries(query).map(([name, value]): [string, string] => [name, String(value)]))}`,
       { key },
     )
 

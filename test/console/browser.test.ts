@@ -228,9 +228,9 @@ describe('the console', () => {
       await page.locator('.waveform svg').first().waitFor()
       expect(await page.locator('.waveform svg').count()).toBe(2)
       // each track is drawn: its outline spans more than the flat line of silence
-      const drawnHeights = await page
-        .locator('.waveform path.wave')
-        .evaluateAll((paths) => paths.map((path) => (path as SVGPathElement).getBBox().height))
+      const drawnHeights = (await page.evaluate(
+        "[...document.querySelectorAll('.waveform path.wave')].map((path) => path.getBBox().height)",
+      )) as number[]
       expect(drawnHeights).toHaveLength(2)
       for (const height of drawnHeights) expect(height).toBeGreaterThan(10)
       expect(await page.getByRole('img', { name: /track waveform: silent$/ }).count()).toBe(0)
@@ -605,7 +605,7 @@ describe('the console', () => {
       expect(asked.filter((url) => url.includes('/usage/runs'))).toEqual([])
       const summaryUrl = new URL(asked.find((url) => url.includes('/api/v1/organizations/usage/summary'))!)
       expect(summaryUrl.searchParams.get('group_by')).toBe('outcome')
-      const localMidnight = await page.evaluate('new Date(new Date().setHours(0, 0, 0, 0)).toISOString()')
+      const localMidnight = await page.evaluate<string>('new Date(new Date().setHours(0, 0, 0, 0)).toISOString()')
       expect(summaryUrl.searchParams.get('start_date')).toBe(localMidnight)
       const summary = await t.request('GET', `${summaryUrl.pathname}${summaryUrl.search}`)
       expect(summary.body.total_runs).toBeGreaterThan(1)
@@ -695,6 +695,122 @@ describe('the console', () => {
       await inspect('usage')
     },
     60_000,
+  )
+
+  step(
+    'the keyboard alone: sign in, reach every page, create a key, start and pause a campaign; focus always visible and named',
+    async () => {
+      const keyboardContext = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+      const keyboard = await keyboardContext.newPage()
+      /**
+       * The focused control: its accessible name (aria-label, aria-labelledby, its label, its text) and whether its focus
+       * ring shows; null when focus left the page (past its last control).
+       */
+      const focused = () =>
+        keyboard.evaluate<{ name: string; ring: boolean } | null>(`(() => {
+          const element = document.activeElement
+          if (!element || element === document.body) return null
+          const labelled = element.getAttribute('aria-labelledby')
+          const name = (
+            element.getAttribute('aria-label') ||
+            (labelled ? document.getElementById(labelled)?.textContent : '') ||
+            element.labels?.[0]?.textContent ||
+            element.textContent ||
+            ''
+          ).trim()
+          const style = getComputedStyle(element)
+          return { name, ring: style.outlineStyle !== 'none' && Number.parseFloat(style.outlineWidth) > 0 }
+        })()`)
+      /** One press of Tab; the control reached is named and shows its focus. */
+      const tab = async () => {
+        await keyboard.keyboard.press('Tab')
+        const now = await focused()
+        if (now === null) return null
+        expect(now.name, 'every control has an accessible name').not.toBe('')
+        expect(now.ring, `focus visible on "${now.name}"`).toBe(true)
+        return now.name
+      }
+      /** Presses Tab until the focused control's name is `name`. */
+      const tabTo = async (name: string, limit = 80) => {
+        for (let presses = 0; presses < limit; presses++) if ((await tab()) === name) return
+        throw new Error(`no control named ${name} within ${limit} presses of Tab`)
+      }
+      try {
+        await keyboard.goto(`${base}/`)
+        await keyboard.getByRole('heading', { name: 'Sign in to Ringbase' }).waitFor()
+        await tabTo('API key')
+        await keyboard.keyboard.type(t.adminKey)
+        await keyboard.keyboard.press('Enter')
+        await keyboard.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+        const pages: [string, string][] = [
+          ['Runs', 'Runs'],
+          ['Campaigns', 'Campaigns'],
+          ['Telephony', 'Telephony'],
+          ['Models', 'Models'],
+          ['Tools', 'Tools and credentials'],
+          ['Usage', 'Usage and cost (last 30 days)'],
+          ['API keys', 'API keys'],
+          ['Overview', 'Overview'],
+        ]
+        for (const [link, heading] of pages) {
+          await keyboard.locator('body').focus()
+          await tabTo(link)
+          await keyboard.keyboard.press('Enter')
+          await keyboard.getByRole('heading', { level: 1, name: heading }).waitFor()
+          // the page's controls after the link, up to 30: each named, its focus shown
+          for (let presses = 0; presses < 30; presses++) if ((await tab()) === null) break
+        }
+        // a key created and its one-time display dismissed, keyboard only
+        await keyboard.locator('body').focus()
+        await tabTo('API keys')
+        await keyboard.keyboard.press('Enter')
+        await keyboard.getByRole('heading', { level: 1, name: 'API keys' }).waitFor()
+        await tabTo('Name')
+        await keyboard.keyboard.type('Typed key')
+        await keyboard.keyboard.press('Enter')
+        await keyboard.getByLabel('The new API key').waitFor()
+        await tabTo('I have copied it')
+        await keyboard.keyboard.press('Space')
+        await keyboard.getByRole('button', { name: 'Revoke key Typed key' }).waitFor()
+        // a draft campaign (its CSV uploaded over the API: a file chooser is not the page's) started and paused
+        const grant = (
+          await t.request('POST', '/api/v1/s3/presigned-upload-url', { body: { file_name: 'k.csv', file_size: 17 } })
+        ).body
+        const upload = new URL(grant.upload_url, base)
+        const put = await fetch(`${base}${upload.pathname}${upload.search}`, {
+          method: 'PUT',
+          headers: { 'content-type': 'text/csv' },
+          body: 'phone_number\n110\n',
+        })
+        expect(put.status).toBeLessThan(300)
+        const draft = await t.request('POST', '/api/v1/campaign/create', {
+          body: { name: 'Keyboard campaign', source_type: 'csv', source_id: grant.file_key, workflow_id: agent.id },
+        })
+        expect(draft.status, draft.text).toBe(200)
+        await keyboard.locator('body').focus()
+        await tabTo('Campaigns')
+        await keyboard.keyboard.press('Enter')
+        await keyboard.getByRole('heading', { level: 1, name: 'Campaigns' }).waitFor()
+        await tabTo('Keyboard campaign')
+        await keyboard.keyboard.press('Enter')
+        await keyboard.getByRole('heading', { level: 1, name: 'Keyboard campaign' }).waitFor()
+        await tabTo('Start')
+        await keyboard.keyboard.press('Enter')
+        await keyboard.getByRole('button', { name: 'Pause' }).waitFor()
+        await keyboard.locator('body').focus()
+        await tabTo('Pause')
+        await keyboard.keyboard.press('Space')
+        await keyboard.getByRole('button', { name: 'Resume' }).waitFor()
+        await keyboard.locator('.facts .badge', { hasText: 'paused' }).waitFor()
+        await tabTo('Cancel campaign')
+        await keyboard.keyboard.press('Enter')
+        await keyboard.locator('.facts .badge', { hasText: 'stopped' }).waitFor()
+        for (const channel of fake.liveChannelIds()) fake.hangup(channel)
+      } finally {
+        await keyboardContext.close()
+      }
+    },
+    90_000,
   )
 
   step(

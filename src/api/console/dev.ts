@@ -27,7 +27,7 @@ function withReloadScript(assets: ConsoleAssets): ConsoleAssets {
   return assets
 }
 
-export function devConsole(packPath: string): { assets: ConsoleAssets; routes: Elysia } {
+export function devConsole(packPath: string) {
   const assets: ConsoleAssets = new Map()
   const listeners = new Set<ReadableStreamDefaultController<string>>()
   const load = () => {
@@ -46,7 +46,8 @@ export function devConsole(packPath: string): { assets: ConsoleAssets; routes: E
   const routes = new Elysia()
     .get(
       '/__dev/reload.js',
-      () => new Response(RELOAD_SCRIPT, { headers: { 'content-type': 'text/javascript', 'cache-control': 'no-store' } }),
+      () =>
+        new Response(RELOAD_SCRIPT, { headers: { 'content-type': 'text/javascript', 'cache-control': 'no-store' } }),
       { detail: { hide: true } },
     )
     .get(
