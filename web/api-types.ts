@@ -1549,7 +1549,21 @@ export interface components {
             total_rows: number;
             processed_rows: number;
             failed_calls: number;
+            /** @description Contacts done, as a percentage of total_rows */
             progress_percentage: number;
+            /** @description The campaign's contacts by where they are; they add up to total_rows */
+            contacts: {
+                /** @description Never dialled yet */
+                waiting: number;
+                /** @description A call in progress */
+                dialing: number;
+                /** @description Dialled without success, queued to be dialled again */
+                retries_due: number;
+                /** @description Closed: reached, or out of retries */
+                done: number;
+                /** @description Not dialled again because the campaign was stopped */
+                cancelled: number;
+            };
             source_sync: {
                 [key: string]: unknown;
             };
