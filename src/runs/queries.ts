@@ -1,7 +1,7 @@
 import type { AppContext } from '../context'
 import { runsMatchingNumbers } from '../db/run-number-search'
 import { allRows, inList, joinSqlParts, limitOffset, sqlPart, type SqlPart } from '../db/sql-parts'
-import { USAGE_LINK_PLACEHOLDERS, usageRunColumns } from '../db/usage-report'
+import { USAGE_GROUP_KEYS, USAGE_GROUP_TOTALS, USAGE_LINK_PLACEHOLDERS, usageRunColumns } from '../db/usage-report'
 import { artifactLinksJsonArgs } from './artifacts'
 import type { RunCriteria } from './filters'
 
@@ -270,13 +270,6 @@ export type UsageGroupRow = {
   charge_usd: number | null
 }
 
-/** What a group is keyed by; the day is the local date at `?` minutes from UTC (the caller's time zone). */
-const GROUP_KEYS: Record<UsageGroupBy, { key: string; label: string }> = {
-  outcome: { key: 'run.disposition', label: 'run.disposition' },
-  agent: { key: 'CAST(run.workflow_id AS TEXT)', label: 'agent.name' },
-  day: { key: "date(run.created_at, ? || ' minutes')", label: "date(run.created_at, ? || ' minutes')" },
-}
-
 /** At most this many groups are answered, the largest first. */
 export const MAX_USAGE_GROUPS = 1000
 
@@ -294,7 +287,7 @@ export function usageGroups(
     createdTo?: string
   },
 ): UsageGroupRow[] {
-  const group = GROUP_KEYS[request.groupBy]
+  const group = USAGE_GROUP_KEYS[request.groupBy]
   const offset = request.groupBy === 'day' ? [request.utcOffsetMinutes, request.utcOffsetMinutes] : []
   const where = joinSqlParts(
     [
@@ -307,10 +300,7 @@ export function usageGroups(
   return allRows<UsageGroupRow>(
     ctx.sqlite,
     sqlPart(
-      `SELECT ${group.key} AS key, min(${group.label}) AS label, count(*) AS runs,
-        CAST(round(coalesce(sum(run.call_duration_seconds), 0)) AS INTEGER) AS duration_seconds,
-        coalesce(sum(run.service_token_usage), 0) AS tokens,
-        sum(CASE WHEN json_type(run.cost_info, '$.charge_usd') IN ('integer', 'real') THEN json_extract(run.cost_info, '$.charge_usd') END) AS charge_usd
+      `SELECT ${group.key} AS key, min(${group.label}) AS label, ${USAGE_GROUP_TOTALS}
       FROM workflow_runs run JOIN workflows agent ON agent.id = run.workflow_id
       WHERE ${where.text} GROUP BY 1 ORDER BY runs DESC, key LIMIT ${MAX_USAGE_GROUPS}`,
       ...offset,
