@@ -131,11 +131,11 @@ describe('the console', () => {
       await page.locator(`tr[data-run-id="${call.runId}"]`, { hasText: 'talking' }).waitFor()
       await inspect('overview-live-call')
       // both tracks of the recording carry sound: the agent's greeting, then the caller's words
-      await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 10_000)
+      await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 20_000)
       models.transcription.queue({ text: 'Can I book a table?' })
       models.chat.queue(say('Of course.'))
       call.media.speak(await callerSpeech('Can I book a table for two tonight?'))
-      await waitFor('the caller heard', () => models.requestsTo('/audio/transcriptions').length >= 1, 10_000)
+      await waitFor('the caller heard', () => models.requestsTo('/audio/transcriptions').length >= 1, 20_000)
       fake.hangup(call.callId)
       await row.waitFor({ state: 'detached' })
       await untilWritten(t, agent, call.runId)
