@@ -7,6 +7,7 @@ import { getRun, updateRun } from '../runs/service'
 import type { AnsweredCall, ConversationHooks, ConversationOutcome } from '../telephony/ari/call-session'
 import {
   createVoicePipeline,
+  engineShareMs,
   type VoiceCallResult,
   type VoicemailOptions,
   type VoicePipeline,
@@ -240,11 +241,20 @@ function voiceLog(result: VoiceCallResult, warnings: string[]): Record<string, u
     recording_seconds: Math.round(result.recording.durationMs) / 1000,
     ...(result.firstAnswerHeldMs === null ? {} : { first_answer_held_ms: Math.round(result.firstAnswerHeldMs) }),
     turns: result.turns.map((turn) => ({
+      stop_window_ms: Math.round(turn.stopWindowMs),
       response_ms: Math.round(turn.responseMs),
       stt_ms: Math.round(turn.sttMs),
+      speculation_saved_ms: Math.round(turn.speculationSavedMs),
       first_text_ms: turn.firstTextMs === null ? null : Math.round(turn.firstTextMs),
       first_audio_ms: turn.firstAudioMs === null ? null : Math.round(turn.firstAudioMs),
+      engine_ms: Math.round(engineShareMs(turn)),
     })),
+    speculation: {
+      transcribed: result.speculation.transcribed,
+      llm_requests_prepared: result.speculation.prepared,
+      llm_requests_dropped: result.speculation.dropped,
+      turns_ended_early: result.speculation.endedEarly,
+    },
     ...(result.voicemail
       ? {
           voicemail: {

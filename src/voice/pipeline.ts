@@ -4,7 +4,8 @@
  * clients and the Conversation, and persists what `run` returns. The call's stages, in order:
  *
  *   line µ-law → decode → record caller (left) → answering-machine detector → 8→16 kHz → turn detector (WebRTC VAD)
- *   → DTMF collector → transcriber (STT, in order) → backchannel filter → answer gate → conversation
+ *   → speculative end of turn → DTMF collector → transcriber (STT, in order) → backchannel filter → answer gate
+ *   → conversation
  *   → agent voice (sentences, TTS, marks) → line output (record agent (right), µ-law, transport) → turn metrics
  *
  * Interruption is one signal every stage obeys (`floorControl` below, the only place it is decided): when the caller takes
@@ -34,6 +35,7 @@ import { agentVoice, type AgentVoice } from './stages/agent-voice'
 import { answerGate, detectAnsweringMachine } from './stages/answering-machine'
 import { decodeLine, detectTurns, LINE_RATE, recordCaller, resampleCaller, VAD_RATE } from './stages/caller-input'
 import { converse } from './stages/conversation'
+import { speculateEndOfTurn, type SpeculationCounts } from './stages/end-of-turn'
 import { collectDigits } from './stages/dtmf'
 import { lineOutput } from './stages/line-output'
 import { measureTurns, type VoiceTurnMetric } from './stages/metrics'
@@ -42,7 +44,7 @@ import { DEFAULT_TURN_PARAMETERS, type TurnParameters } from './turns'
 import type { VadEngine, VadMode } from './vad'
 import type { VoicemailParameters } from './voicemail'
 
-export type { VoiceTurnMetric } from './stages/metrics'
+export { engineShareMs, type VoiceTurnMetric } from './stages/metrics'
 
 export type VoicemailOptions = {
   parameters?: Partial<VoicemailParameters>
@@ -98,6 +100,8 @@ export type VoiceCallResult = {
   firstAnswerHeldMs: number | null
   recording: CallRecording
   turns: VoiceTurnMetric[]
+  /** Speculative turn-taking: pauses transcribed early, LLM requests prepared and dropped, turns ended early. */
+  speculation: SpeculationCounts
 }
 
 export type VoicePipeline = {
@@ -177,14 +181,21 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   })
   const conversationStage = converse({ interruptOnSpeechStart: !waitForWords, agentSilent: () => voice.whenSilent() })
   const metrics = measureTurns({ answeringMachineDetection: answeringMachine !== null })
+  const sttUsage = { onSttAudio: options.onSttAudio }
+  const endOfTurn = speculateEndOfTurn(options.stt, {
+    ...sttUsage,
+    stopMs: turnParameters.stopMs,
+    endUtterance: () => turns.endUtterance(),
+  })
   const stages: Stage[] = [
     decodeLine(),
     recordCaller(recorder),
     ...(answeringMachine ? [answeringMachine] : []),
     resampleCaller(LINE_RATE, VAD_RATE),
     turns,
+    endOfTurn,
     collectDigits(settings.dtmfTimeoutMs),
-    transcribe(options.stt, { stopMs: turnParameters.stopMs, onSttAudio: options.onSttAudio }),
+    transcribe(options.stt, sttUsage),
     ...(options.bargeInMinWords ? [dropBackchannels(options.bargeInMinWords)] : []),
     ...(answeringMachine ? [answerGate()] : []),
     conversationStage,
@@ -248,6 +259,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
       firstAnswerHeldMs: metrics.firstAnswerHeldMs,
       recording: recorder.finish(endedAtMs),
       turns: metrics.turns,
+      speculation: endOfTurn.counts,
     }
   }
 

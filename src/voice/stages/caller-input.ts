@@ -38,27 +38,40 @@ export function resampleCaller(fromRate: number, toRate: number): Stage {
 }
 
 /**
- * Caller audio (16 kHz) → `speech_started` and `utterance` frames. Frames stop while the line is silent: a timer ends
- * the utterance when the stop window after its last speech has passed (later speech moves that moment: the timer then
- * looks again).
+ * Caller audio (16 kHz) → `speech_started`, `speech_paused` / `speech_resumed` and `utterance` frames. Frames stop
+ * while the line is silent: a timer tells the pause and ends the utterance when their windows after its last speech
+ * have passed (later speech moves that moment: the timer then looks again). `endUtterance` ends it early (a turn
+ * whose end was decided from its words, end-of-turn.ts).
  */
-export function detectTurns(vad: Vad, parameters: TurnParameters): Stage & { readonly speaking: boolean } {
+export function detectTurns(
+  vad: Vad,
+  parameters: TurnParameters,
+): Stage & { readonly speaking: boolean; endUtterance(): void } {
   let context: StageContext
   const turns = createTurnDetector(vad, parameters)
   let speaking = false
   let stopTimer: ReturnType<typeof setTimeout> | undefined
 
+  function clearStopTimer(): void {
+    clearTimeout(stopTimer)
+    stopTimer = undefined
+  }
+
   function armStopTimer(): void {
-    const endsAtMs = turns.utteranceEndsAtMs
-    if (stopTimer !== undefined || endsAtMs === null) return
+    const nextAtMs = turns.nextEventAtMs
+    if (stopTimer !== undefined || nextAtMs === null) return
     stopTimer = setTimeout(
       () => {
-        stopTimer = undefined
-        if (context.ending()) return
-        pushTurnEvents(turns.tick(context.now()))
-        if (speaking) armStopTimer()
+        // Frames that arrived while the loop was busy are read first (I/O runs after timers, before setImmediate):
+        // a late timer must not take a stalled loop for the caller's silence.
+        setImmediate(() => {
+          stopTimer = undefined
+          if (context.ending()) return
+          pushTurnEvents(turns.tick(context.now()))
+          if (speaking) armStopTimer()
+        })
       },
-      Math.max(0, endsAtMs - context.now()),
+      Math.max(0, nextAtMs - context.now()),
     )
   }
 
@@ -67,16 +80,12 @@ export function detectTurns(vad: Vad, parameters: TurnParameters): Stage & { rea
       if (event.type === 'speech_started') {
         speaking = true
         void context.push({ kind: 'speech_started', atMs: event.atMs })
-      } else {
+      } else if (event.type === 'resumed') void context.push({ kind: 'speech_resumed', atMs: event.atMs })
+      else if (event.type === 'pause') void context.push({ ...event, kind: 'speech_paused' })
+      else {
         speaking = false
-        clearTimeout(stopTimer)
-        stopTimer = undefined
-        void context.push({
-          kind: 'utterance',
-          pcm: event.pcm,
-          startedAtMs: event.startedAtMs,
-          endedAtMs: event.endedAtMs,
-        })
+        clearStopTimer()
+        void context.push({ ...event, kind: 'utterance' })
       }
     }
   }
@@ -94,8 +103,13 @@ export function detectTurns(vad: Vad, parameters: TurnParameters): Stage & { rea
       pushTurnEvents(turns.push(frame.pcm, frame.atMs))
       if (speaking) armStopTimer()
     },
+    endUtterance() {
+      turns.endUtterance()
+      speaking = false
+      clearStopTimer()
+    },
     stop() {
-      clearTimeout(stopTimer)
+      clearStopTimer()
       vad.free()
     },
   }
