@@ -28,7 +28,12 @@ export type SpeculationCounts = {
 type Pause = Extract<Frame, { kind: 'speech_paused' }>
 
 /** The speculation on one pause, until the caller resumes or the turn ends. */
-type Speculation = { pause: Pause; controller: AbortController; transcript: EarlyTranscript; preparedAtMs: number | null }
+type Speculation = {
+  pause: Pause
+  controller: AbortController
+  transcript: EarlyTranscript
+  preparedAtMs: number | null
+}
 
 export type EndOfTurn = Stage & { readonly counts: SpeculationCounts }
 

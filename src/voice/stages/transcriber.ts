@@ -46,7 +46,10 @@ export function transcribe(stt: SttClient, options: TranscriberOptions = {}): St
         sttMs: Math.max(0, readyAtMs - utterance.endedAtMs),
         speculationSavedMs: utterance.speculationSavedMs ?? 0,
       }
-      const timing = { startMs: context.clockTime(utterance.startedAtMs), endMs: context.clockTime(metric.speechEndedAtMs) }
+      const timing = {
+        startMs: context.clockTime(utterance.startedAtMs),
+        endMs: context.clockTime(metric.speechEndedAtMs),
+      }
       await context.push({ kind: 'caller_turn', turn: { text, timing, metric, source: 'speech' } })
     })
   }
