@@ -246,6 +246,7 @@ function voiceLog(result: VoiceCallResult, warnings: string[]): Record<string, u
       stt_ms: Math.round(turn.sttMs),
       speculation_saved_ms: Math.round(turn.speculationSavedMs),
       first_text_ms: turn.firstTextMs === null ? null : Math.round(turn.firstTextMs),
+      first_sentence_ms: turn.firstSentenceMs === null ? null : Math.round(turn.firstSentenceMs),
       first_audio_ms: turn.firstAudioMs === null ? null : Math.round(turn.firstAudioMs),
       engine_ms: Math.round(engineShareMs(turn)),
     })),

@@ -437,7 +437,7 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
           ? 'I would like to book, um...'
           : 'I would like to book, um... a table for two tonight.',
     })
-    models.chat.queue(say('Sure, for when?', { delayMs: 5_000 }), say('Of course, at what time?'))
+    models.chat.queue(say('Sure, for when?', { firstTokenDelayMs: 5_000 }), say('Of course, at what time?'))
     // a long stop window: the caller goes on once the speculative request is seen, well inside it
     const call = await startCall({ pipeline: { turn: { stopMs: 3_000 } } })
     await greetingHeard(call)
@@ -446,7 +446,11 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     call.channel.speak(await callerSpeech('a table for two tonight.'))
     await waitFor('the answer', () => speechInputs().includes('Of course, at what time?'), 10_000)
     // the fake notices a client gone when it next writes (its delayed first piece)
-    await waitFor('the speculative request to be aborted', () => models.requestsTo('/chat/completions')[0].aborted, 10_000)
+    await waitFor(
+      'the speculative request to be aborted',
+      () => models.requestsTo('/chat/completions')[0].aborted,
+      10_000,
+    )
     const [speculative, answered] = models.requestsTo('/chat/completions')
     expect(lastUserMessage(speculative)).toBe('I would like to book, um...')
     expect(lastUserMessage(answered)).toBe('I would like to book, um... a table for two tonight.')

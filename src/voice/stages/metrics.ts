@@ -25,13 +25,21 @@ export type VoiceTurnMetric = {
   speculationSavedMs: number
   /** Caller's text given to the conversation → first agent text (LLM time to first token, plus any transition). */
   firstTextMs: number | null
+  /**
+   * Caller's text given to the conversation → its first whole sentence, ready for speech synthesis: the LLM's share
+   * (its first token, then the rest of the sentence as fast as it streams).
+   */
+  firstSentenceMs: number | null
   /** First sentence ready → its first audio (TTS time to first byte, resampling, encoding). */
   firstAudioMs: number | null
 }
 
-/** The engine's own share of a turn's response: what the models' measured times do not explain. */
+/**
+ * The engine's own share of a turn's response: what the models' measured times do not explain (STT, the LLM up to the
+ * first whole sentence, TTS up to its first audio).
+ */
 export const engineShareMs = (turn: VoiceTurnMetric) =>
-  turn.responseMs - turn.sttMs - (turn.firstTextMs ?? 0) - (turn.firstAudioMs ?? 0)
+  turn.responseMs - turn.sttMs - (turn.firstSentenceMs ?? turn.firstTextMs ?? 0) - (turn.firstAudioMs ?? 0)
 
 export type TurnMetrics = Stage & {
   readonly turns: VoiceTurnMetric[]
@@ -57,6 +65,8 @@ export function measureTurns(options: { answeringMachineDetection: boolean }): T
       sttMs: metric.sttMs,
       speculationSavedMs: metric.speculationSavedMs,
       firstTextMs: measuring.firstTextAtMs === undefined ? null : measuring.firstTextAtMs - measuring.messageAtMs,
+      firstSentenceMs:
+        measuring.firstSentenceAtMs === undefined ? null : measuring.firstSentenceAtMs - measuring.messageAtMs,
       firstAudioMs: measuring.firstSentenceAtMs === undefined ? null : firstAudioAtMs - measuring.firstSentenceAtMs,
     })
   }
