@@ -15,6 +15,7 @@ import {
 } from '../voice/pipeline'
 import type { CallRecording } from '../voice/recorder'
 import { loadVadEngine, type VadEngine } from '../voice/vad'
+import { loadNoiseEngine, type NoiseEngine } from '../voice/noise'
 import { speakBuiltinLine, ttsWithBuiltinFallback } from '../voice/fallback'
 import { modelFailureLineOf, unavailableCallOf, type ModelFailureLine } from '../definition/fallback-lines'
 import { SERVICE_NAMES, type ModelFailure } from '../models/failures'
@@ -40,7 +41,7 @@ import type { EndReason } from '../conversation/record'
  * The agent's turn settings (checked when saved, agents/schemas.ts): `user_turn_stop_timeout` is the turn detector's
  * stop window; `turn_start_strategy: min_words` lets caller speech interrupt only with `turn_start_min_words` words;
  * `turn_stop_strategy: turn_analyzer` (a Smart-Turn model we do not have) ends turns like `transcription`, with a
- * warning on the run.
+ * warning on the run. `noise_suppression: true` denoises the caller's audio (RNNoise) before the turn detector.
  */
 
 const DEFAULT_TURN_START_MIN_WORDS = 3
@@ -63,6 +64,7 @@ export const recordingKeysFor = (organizationId: number, runId: number) =>
 
 export function createVoiceConversations(ctx: AppContext, options: VoiceConversationOptions = {}): ConversationHooks {
   let vad: Promise<VadEngine> | null = null
+  let noise: Promise<NoiseEngine> | null = null
 
   return {
     async onAnswered(call) {
@@ -105,11 +107,13 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
         failures.noteTtsFailure(failure)
       })
       vad ??= loadVadEngine()
+      if (session.configurations.noise_suppression === true) noise ??= loadNoiseEngine()
       const voice = createVoicePipeline({
         transport: call.media,
         stt: stt!,
         tts,
         vad: await vad,
+        noise: session.configurations.noise_suppression === true ? await noise : null,
         clock: ctx.clock,
         recordings: session.recordings,
         voicemail: call.direction === 'outbound' ? voicemailOptions(ctx, call, session) : null,

@@ -3,7 +3,8 @@
  * Agents style; the stage interface is stage.ts). No HTTP, no database: the caller gives the transport, the model
  * clients and the Conversation, and persists what `run` returns. The call's stages, in order:
  *
- *   line µ-law → decode → record caller (left) → answering-machine detector → 8→16 kHz → turn detector (WebRTC VAD)
+ *   line µ-law → decode → record caller (left) → answering-machine detector → [noise suppression] → 8→16 kHz
+ *   → turn detector (WebRTC VAD)
  *   → speculative end of turn → DTMF collector → transcriber (STT, in order) → backchannel filter → answer gate
  *   → conversation
  *   → agent voice (sentences, TTS, marks) → line output (record agent (right), µ-law, transport) → turn metrics
@@ -33,7 +34,15 @@ import { createCallRecorder, type CallRecording } from './recorder'
 import { linkStages, type Push, type Stage, type StageContext } from './stage'
 import { agentVoice, type AgentVoice } from './stages/agent-voice'
 import { answerGate, detectAnsweringMachine } from './stages/answering-machine'
-import { decodeLine, detectTurns, LINE_RATE, recordCaller, resampleCaller, VAD_RATE } from './stages/caller-input'
+import {
+  decodeLine,
+  detectTurns,
+  LINE_RATE,
+  recordCaller,
+  resampleCaller,
+  suppressNoise,
+  VAD_RATE,
+} from './stages/caller-input'
 import { converse } from './stages/conversation'
 import { speculateEndOfTurn, type SpeculationCounts } from './stages/end-of-turn'
 import { collectDigits } from './stages/dtmf'
@@ -42,6 +51,7 @@ import { measureTurns, type VoiceTurnMetric } from './stages/metrics'
 import { dropBackchannels, transcribe } from './stages/transcriber'
 import { DEFAULT_TURN_PARAMETERS, type TurnParameters } from './turns'
 import type { VadEngine, VadMode } from './vad'
+import type { NoiseEngine } from './noise'
 import type { VoicemailParameters } from './voicemail'
 
 export { engineShareMs, type VoiceTurnMetric } from './stages/metrics'
@@ -60,6 +70,8 @@ export type VoicePipelineOptions = {
   /** The line audio of the recordings the conversation may play, by `recording_id` (played instead of speech). */
   recordings?: ReadonlyMap<string, { ulaw: Uint8Array }>
   vad: VadEngine
+  /** Noise suppression (RNNoise) before the VAD and speech recognition; absent or null: off. */
+  noise?: NoiseEngine | null
   /** WebRTC VAD aggressiveness; 3 (the default) suits telephone lines best. */
   vadMode?: VadMode
   turn?: Partial<TurnParameters>
@@ -191,6 +203,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     decodeLine(),
     recordCaller(recorder),
     ...(answeringMachine ? [answeringMachine] : []),
+    ...(options.noise ? [suppressNoise(options.noise.createSuppressor(LINE_RATE, VAD_RATE), LINE_RATE, VAD_RATE)] : []),
     resampleCaller(LINE_RATE, VAD_RATE),
     turns,
     endOfTurn,

@@ -18,3 +18,16 @@ declare module '@echogarden/fvad-wasm' {
   const createFvadModule: (options: { wasmBinary: Uint8Array }) => Promise<FvadModule>
   export default createFvadModule
 }
+
+declare module '@echogarden/rnnoise-wasm' {
+  type RnnoiseModule = {
+    _rnnoise_create(model: number): number
+    _rnnoise_destroy(state: number): void
+    _rnnoise_process_frame(state: number, out: number, input: number): number
+    _malloc(bytes: number): number
+    _free(pointer: number): void
+    HEAPF32: Float32Array
+  }
+  const createRnnoiseModule: (options: { wasmBinary: Uint8Array }) => Promise<RnnoiseModule>
+  export default createRnnoiseModule
+}

@@ -18,7 +18,8 @@ import {
 } from '../../src/voice/pipeline'
 import { DEFAULT_TURN_PARAMETERS } from '../../src/voice/turns'
 import { loadVadEngine, type VadEngine } from '../../src/voice/vad'
-import { loudestWindow, rms, sine, toneAmplitude } from '../support/audio'
+import { loadNoiseEngine } from '../../src/voice/noise'
+import { loudestWindow, noise, rms, sine, toneAmplitude } from '../support/audio'
 import { startFakeAriMedia, type FakeAriMedia, type FakeMediaChannel } from '../support/fake-ari-media'
 import { callTool, say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { waitFor } from '../support/wait'
@@ -464,6 +465,26 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
       ['user', 'I would like to book, um... a table for two tonight.'],
       ['agent', 'Of course, at what time?'],
     ])
+  }, 30_000)
+
+  test('noise suppression on: noisy speech is still transcribed and answered, and what speech recognition gets is denoised', async () => {
+    models.transcription.handler = () => ({ text: 'Can I book a table for two tonight?' })
+    models.chat.queue(say('Of course.'))
+    const noiseEngine = await loadNoiseEngine()
+    const call = await startCall({ pipeline: { noise: noiseEngine } })
+    await greetingHeard(call)
+    const speech = await callerSpeech('Can I book a table for two tonight?')
+    const hiss = noise(8000, speech.length / 8 + 1_000, 1_500)
+    const noisy = concatPcm([speech, silence8k(1_000)]).map((sample, index) =>
+      Math.max(-32768, Math.min(32767, sample + hiss[index])),
+    )
+    call.channel.speak(noisy)
+    await waitFor('the answer', () => speechInputs().includes('Of course.'), 10_000)
+    const [transcription] = models.requestsTo('/audio/transcriptions')
+    // the utterance ends with the silence heard after the speech: there, only the noise is left of the line
+    const tail = transcription.audio!.pcm.subarray(-16 * 150)
+    expect(rms(tail)).toBeLessThan(rms(hiss) / 3)
+    expect(call.conversation.record().logs.transcript.map(({ role }) => role)).toEqual(['agent', 'user', 'agent'])
   }, 30_000)
 
   test('a configured stop window decides where a turn ends: a 1.2 s pause splits two sentences at 0.6 s, not at 1.5 s', async () => {

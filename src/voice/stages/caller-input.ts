@@ -7,6 +7,7 @@ import type { CallRecorder } from '../recorder'
 import { createResampler } from '../resample'
 import { createTurnDetector, type TurnEvent, type TurnParameters } from '../turns'
 import type { Vad } from '../vad'
+import type { NoiseSuppressor } from '../noise'
 import { frameStage, type Stage, type StageContext } from '../stage'
 
 export const LINE_RATE = 8000
@@ -35,6 +36,29 @@ export function resampleCaller(fromRate: number, toRate: number): Stage {
       ? push({ ...frame, pcm: resampler.process(frame.pcm), sampleRate: toRate })
       : push(frame),
   )
+}
+
+/**
+ * Noise suppression (RNNoise, noise.ts) before the turn detector and speech recognition: line audio at `fromRate` →
+ * denoised audio at `toRate` (the resampling to the VAD's rate is done here, so the resample stage lets it pass). The
+ * recording and the answering-machine detector (a beep is a steady tone RNNoise may soften) hear the line as it is.
+ */
+export function suppressNoise(suppressor: NoiseSuppressor, fromRate: number, toRate: number): Stage {
+  let context: StageContext
+  return {
+    name: 'noise suppression',
+    start(given) {
+      context = given
+    },
+    process(frame) {
+      if (frame.kind !== 'caller_audio' || frame.sampleRate !== fromRate) return context.push(frame)
+      const pcm = suppressor.process(frame.pcm)
+      if (pcm.length > 0) return context.push({ ...frame, pcm, sampleRate: toRate })
+    },
+    stop() {
+      suppressor.free()
+    },
+  }
 }
 
 /**
