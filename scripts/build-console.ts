@@ -13,6 +13,7 @@ export async function buildConsole(outfile = join(root, 'dist', 'console.pack'))
   const result = await Bun.build({
     entrypoints: [join(root, 'web', 'index.html')],
     minify: true,
+    splitting: true,
     naming: { entry: '[name].[ext]', chunk: 'assets/[name]-[hash].[ext]', asset: 'assets/[name]-[hash].[ext]' },
     define: { 'process.env.NODE_ENV': '"production"' },
   })

@@ -360,22 +360,34 @@ describe('the console (web/) is a client of the API', () => {
       if (statSync(path).isDirectory()) return webFiles(path)
       return /\.tsx?$/.test(name) ? [path] : []
     })
-  /** What the browser bundle may load: React, and its own files. */
-  const ALLOWED_PACKAGES = new Set(['react', 'react-dom/client'])
+  /** What the browser bundle may load: React, React Flow (the agent editor), and its own files. */
+  const ALLOWED_PACKAGES = new Set(['react', 'react-dom/client', '@xyflow/react'])
+  /** The server modules it shares, pure, so the editor checks a definition and its placeholders as the API will. */
+  const SHARED = ['rules', 'template-variables'].map((name) => join(ROOT, 'src', 'definition', name))
 
-  test('it imports only its own files, React, and nothing of the server (its API types are generated)', () => {
+  test('it imports only its own files, React, the pure definition rules, and nothing else of the server', () => {
     const files = webFiles(WEB)
     expect(files.length).toBeGreaterThan(5)
     const offending = files.flatMap((file) =>
       specifiers(code(file))
         .filter((specifier) =>
           specifier.startsWith('.')
-            ? !join(dirname(file), specifier).startsWith(WEB)
+            ? !join(dirname(file), specifier).startsWith(WEB) && !SHARED.includes(join(dirname(file), specifier))
             : !ALLOWED_PACKAGES.has(specifier),
         )
         .map((specifier) => `${rel(file)}: ${specifier}`),
     )
     expect(offending).toEqual([])
+  })
+
+  test('the definition modules it shares stay pure: type-only imports, and lib/values', () => {
+    for (const shared of SHARED) {
+      const text = code(`${shared}.ts`)
+      const valueImports = [...text.matchAll(/^import\s+(?!type\s)[^'"]*from\s*['"]([^'"]+)['"]/gm)].map((m) => m[1])
+      expect(valueImports).toEqual(['../lib/values'])
+      expect(text).not.toMatch(/\b(Bun|process|require|crypto)\./)
+    }
+    expect(code(join(ROOT, 'src', 'lib', 'values.ts'))).not.toMatch(/^import\s(?!type\s)/m)
   })
 
   test('it never sets HTML from strings', () => {

@@ -5,22 +5,30 @@ export type Schemas = components['schemas']
 
 export type FieldError = { loc: (string | number)[]; msg: string; type: string }
 
+/** An agent definition's own problems (422 and 409 of saving an agent): `{is_valid: false, errors}`. */
+export type DefinitionErrors = {
+  is_valid: false
+  errors: { kind: 'node' | 'edge' | 'workflow'; id: string | null; field: string | null; message: string }[]
+}
+
 /** An answer that was not a 2xx: the API's `detail`, as a message and (for a 422) per field. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly detail: string | FieldError[],
+    readonly detail: string | FieldError[] | DefinitionErrors,
   ) {
     super(
       typeof detail === 'string'
         ? detail
-        : detail.map((item) => `${item.loc.slice(1).join('.')}: ${item.msg}`).join('; '),
+        : Array.isArray(detail)
+          ? detail.map((item) => `${item.loc.slice(1).join('.')}: ${item.msg}`).join('; ')
+          : detail.errors.map((item) => item.message).join('; '),
     )
   }
 
   /** The 422 message for a body field (`loc` ['body', ...path]), if any. */
   fieldMessage(...path: (string | number)[]): string | undefined {
-    if (typeof this.detail === 'string') return undefined
+    if (!Array.isArray(this.detail)) return undefined
     return this.detail.find(
       (item) => item.loc[0] === 'body' && path.every((part, index) => item.loc[index + 1] === part),
     )?.msg

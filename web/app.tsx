@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react'
+import { lazy, Suspense, useEffect, useState } from 'react'
 import { api, useCsrfToken, whenSignedOut } from './api'
 import { closeEvents } from './events'
 import { href, useRoute } from './router'
@@ -12,13 +12,18 @@ import { Telephony } from './pages/telephony'
 import { Models } from './pages/models'
 import { Usage } from './pages/usage'
 import { Tools } from './pages/tools'
+import { AgentList, NewAgent } from './pages/agents'
 import { Loading } from './ui'
+
+/** The agent editor (React Flow) is its own chunk, loaded when an agent is opened. */
+const AgentEditor = lazy(() => import('./agents/editor').then((module) => ({ default: module.AgentEditor })))
 
 export type Who = { organization_id: number; api_key_id: number; scope: 'admin' | 'trigger' }
 
 const NAV: { path: string; label: string; adminOnly?: boolean }[] = [
   { path: '/', label: 'Overview' },
   { path: '/runs', label: 'Runs' },
+  { path: '/agents', label: 'Agents', adminOnly: true },
   { path: '/campaigns', label: 'Campaigns', adminOnly: true },
   { path: '/telephony', label: 'Telephony', adminOnly: true },
   { path: '/models', label: 'Models', adminOnly: true },
@@ -115,6 +120,16 @@ function Page({ who, path, params }: { who: Who; path: string[]; params: URLSear
       ) : (
         <RunList params={params} admin={admin} />
       )
+    case 'agents':
+      if (admin && path[1] === 'new') return <NewAgent />
+      if (admin && path[1])
+        return (
+          <Suspense fallback={<Loading what="the editor" />}>
+            <AgentEditor id={Number(path[1])} />
+          </Suspense>
+        )
+      if (admin) return <AgentList params={params} />
+      break
     case 'campaigns':
       if (admin) return <Campaigns path={path} />
       break

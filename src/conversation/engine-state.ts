@@ -28,6 +28,8 @@ export type ConversationEvent =
   /** One completion's tokens, for the usage_info accumulator (key `<service>|||<model>`). */
   | { type: 'usage'; ref: ModelRef; usage: TokenUsage; purpose: 'conversation' | 'extraction' }
   | { type: 'extraction'; node_id: string; values: Record<string, unknown> }
+  /** A tool the model called (transitions are `transition`), with what it answered the model. */
+  | { type: 'tool_call'; node_id: string; function_name: string; arguments: unknown; result: Record<string, unknown> }
   | { type: 'warning'; message: string }
   /** `graceful`: let queued speech play out before hanging up; otherwise stop at once. */
   | { type: 'ended'; reason: EndReason; graceful: boolean }

@@ -183,6 +183,8 @@ async function runFunctionCalls(
         beginClosing(s, outcome.effect, said)
       }
     }
+    if (fn?.kind !== 'transition')
+      s.onEvent({ type: 'tool_call', node_id: s.node.id, function_name: call.name, arguments: call.arguments, result })
     const content = JSON.stringify(result)
     s.history.push({ role: 'tool', toolCallId: call.id, content })
     recordEvent(s, 'rtf-function-call-end', { function_name: call.name, tool_call_id: call.id, result: content })

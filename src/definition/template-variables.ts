@@ -1,5 +1,5 @@
 import { isPlainObject } from '../lib/values'
-import type { AgentDefinition } from './definition'
+import type { AgentDefinition } from './rules'
 
 /**
  * `{{ path }}` placeholders in prompts, greetings and transition speech: `{{ path | default }}` and the older
@@ -34,6 +34,15 @@ const placeholdersIn = (text: string): Placeholder[] =>
 
 /** The paths `text`'s placeholders read, in order. */
 export const placeholderPaths = (text: string): string[] => placeholdersIn(text).map(({ path }) => path)
+
+/** Where each placeholder of `text` is (the console highlights them), with the path it reads and whether it has a default. */
+export const placeholderSpans = (text: string): { start: number; end: number; path: string; optional: boolean }[] =>
+  [...text.matchAll(PLACEHOLDER)].map((match) => ({
+    start: match.index,
+    end: match.index + match[0].length,
+    path: match[1],
+    optional: toPlaceholder(match[1], match[2], match[3]).fallback !== undefined,
+  }))
 
 /** `current_time`, `current_weekday`, and both with `_<IANA zone>` appended; undefined for any other name. */
 function clockVariable(name: string): ((now: Date) => string) | undefined {
@@ -72,11 +81,15 @@ function templateTexts(definition: AgentDefinition): string[] {
   return texts.filter((text): text is string => typeof text === 'string')
 }
 
-/** Placeholders whose value must come from the call context: not nested paths, clock variables or system variables. */
+/** A path the platform fills in itself, or reads from deeper in the context: nested paths, clock and system variables. */
+export const isBuiltInVariable = (path: string): boolean =>
+  path.includes('.') || SYSTEM_VARIABLES.has(path.toLowerCase()) || clockVariable(path) !== undefined
+
+/** Placeholders whose value must come from the call context. */
 function contextPlaceholders(definition: AgentDefinition): Placeholder[] {
   return templateTexts(definition)
     .flatMap(placeholdersIn)
-    .filter(({ path }) => !path.includes('.') && !SYSTEM_VARIABLES.has(path.toLowerCase()) && !clockVariable(path))
+    .filter(({ path }) => !isBuiltInVariable(path))
 }
 
 /**

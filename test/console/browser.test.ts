@@ -1,8 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { afterAll, beforeAll, describe, expect } from 'bun:test'
+import type { BrowserContext, Page } from 'playwright-core'
 import { join } from 'node:path'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import {
+  buildBinary,
+  consoleSteps,
+  hostile,
+  launchConsoleBrowser,
+  type ConsoleBrowser,
+} from '../support/console-browser'
 import { startFakeAri, type FakeAri } from '../support/fake-ari'
 import { say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
@@ -17,45 +22,27 @@ import { waitFor } from '../support/wait'
  * page is checked with axe-core and photographed into test-artifacts/console/ for a person to look at.
  */
 
-const ROOT = join(import.meta.dir, '..', '..')
-const SHOTS = join(ROOT, 'test-artifacts', 'console')
-const CHROMIUM = '/usr/bin/chromium'
-const AXE_SOURCE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8')
-
-/** What every hostile value is: markup that would run if it were ever parsed as HTML. */
-const hostile = (marker: string) =>
-  `<img src=x onerror="window.__xss='${marker}'"><script>window.__xss='${marker}'</script>`
-
-let buildDir: string
+let build: { binary: string; remove: () => void }
 let t: HttpTestApp
 let fake: FakeAri
 let models: FakeModels
-let browser: Browser
+let consoleBrowser: ConsoleBrowser
 let context: BrowserContext
 let page: Page
 let base: string
 let agent: VoiceAgent
 let agentName: string
 let voiceRunId: number
-const cspViolations: string[] = []
-/** Every hostile value that ran: each sets window.__xss, whose setter (installed before any page script) reports here. */
-const xssRan: string[] = []
-const dialogs: string[] = []
+let xssRan: string[]
+let cspViolations: string[]
+let dialogs: string[]
 
 beforeAll(async () => {
-  buildDir = mkdtempSync(join(tmpdir(), 'ringbase-build-'))
-  const binary = join(buildDir, 'ringbase')
-  const build = Bun.spawnSync([process.execPath, join(ROOT, 'scripts', 'build.ts'), binary], {
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`)
-  rmSync(SHOTS, { recursive: true, force: true })
-  mkdirSync(SHOTS, { recursive: true })
+  build = buildBinary()
   models = startFakeModels()
   // the campaign's contacts (any endpoint but the traces' own) answer and stay on the line until hung up
   fake = await startFakeAri({ defaultScenario: 'answered-stays-up' })
-  t = await startBinaryTestApp(binary, { waitForLogLines: false })
+  t = await startBinaryTestApp(build.binary, { waitForLogLines: false })
   base = await t.httpUrl()
   await configureFakeVoiceModels(t, models, { tts: 'builtin' })
   await createConfiguration(
@@ -78,83 +65,22 @@ beforeAll(async () => {
     async () => (await t.request('GET', '/api/v1/health')).body.ari.connected === 1,
     10_000,
   )
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
-  context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
-  await context.exposeBinding('reportXss', (_source, marker) => {
-    xssRan.push(String(marker))
-  })
-  await context.addInitScript(
-    "Object.defineProperty(window, '__xss', { set(value) { window.reportXss(value) }, get() { return undefined } })",
-  )
-  page = await context.newPage()
-  page.on('console', (message) => {
-    if (/Content[- ]Security[- ]Policy/i.test(message.text())) cspViolations.push(message.text())
-  })
-  page.on('dialog', (dialog) => {
-    dialogs.push(dialog.message())
-    void dialog.dismiss()
-  })
+  consoleBrowser = await launchConsoleBrowser()
+  ;({ context, page, xssRan, cspViolations, dialogs } = consoleBrowser)
 }, 240_000)
 
 afterAll(async () => {
-  await browser?.close()
+  await consoleBrowser?.browser.close()
   await t?.close()
   await fake?.close()
   models?.stop()
-  rmSync(buildDir, { recursive: true, force: true })
+  build?.remove()
 })
 
-/** axe-core's serious and critical findings on the page as it is now (evaluated over CDP: the page's CSP stays on). */
-async function seriousViolations(): Promise<string[]> {
-  await page.evaluate(`${AXE_SOURCE}\nundefined`)
-  const results = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] })")) as {
-    violations: { id: string; impact: string; nodes: { target: string[] }[] }[]
-  }
-  return results.violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)
-}
-
-/** Checks the page with axe and photographs it. */
-async function inspect(name: string) {
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
-  expect(await seriousViolations(), `accessibility of ${name}`).toEqual([])
-}
-
-/** A step of the walk through the console; when it fails, the page as it was is photographed beside the others. */
-function step(name: string, body: () => Promise<void>, timeoutMs = 60_000) {
-  test(
-    name,
-    async () => {
-      try {
-        await body()
-      } catch (error) {
-        await page
-          .screenshot({ path: join(SHOTS, `failed-${name.slice(0, 40).replace(/\W+/g, '-')}.png`), fullPage: true })
-          .catch(() => undefined)
-        throw error
-      }
-    },
-    timeoutMs,
-  )
-}
-
-const go = async (fragment: string, heading: string) => {
-  await page.goto(`${base}/#${fragment}`)
-  await page.getByRole('heading', { level: 1, name: heading }).waitFor()
-}
+const { inspect, step, go } = consoleSteps(
+  () => consoleBrowser,
+  () => base,
+)
 
 describe('the console', () => {
   step(
@@ -440,7 +366,7 @@ describe('the console', () => {
     async () => {
       await page.setViewportSize({ width: 390, height: 844 })
       await go('/', 'Overview')
-      await page.screenshot({ path: join(SHOTS, 'overview-390px.png'), fullPage: true })
+      await page.screenshot({ path: join(consoleBrowser.shots, 'overview-390px.png'), fullPage: true })
       await go('/runs', 'Runs')
       await inspect('runs-390px')
       await page.setViewportSize({ width: 1280, height: 860 })

@@ -1,0 +1,267 @@
+import { afterAll, beforeAll, describe, expect } from 'bun:test'
+import type { Page } from 'playwright-core'
+import {
+  buildBinary,
+  consoleSteps,
+  hostile,
+  launchConsoleBrowser,
+  type ConsoleBrowser,
+} from '../support/console-browser'
+import { callTool, say, startFakeModels, type FakeModelRequest, type FakeModels } from '../support/fake-models'
+import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
+import { configureFakeVoiceModels } from '../support/voice-models'
+
+/**
+ * The agent pages and the graph editor in a real browser against the compiled binary: an agent built through the UI
+ * (three nodes, edges, an extraction variable), saved, published and reopened to the same JSON the API holds; a 422
+ * pinned on its node; a text chat that walks the graph with the fake model server; versions, settings, undo; hostile
+ * node labels and prompts shown as text. Screenshots land in test-artifacts/console/agent-editor/.
+ */
+
+let build: { binary: string; remove: () => void }
+let t: HttpTestApp
+let models: FakeModels
+let browser: ConsoleBrowser
+let page: Page
+let base: string
+let agentId: number
+let toolUuid: string
+const COLLECT = 'agentNode-3'
+const collectName = `Collect ${hostile('node-label')}`
+
+/** The model: transitions when the caller says so, a calculator call, then the goodbye; extraction reads "Ada". */
+function answer(request: FakeModelRequest) {
+  if (request.body.response_format) return say('{"caller_name": "Ada"}')
+  const offered: string[] = (request.body.tools ?? []).map((tool: any) => tool.function.name)
+  const messages: any[] = request.body.messages
+  const lastUser = String(messages.findLast((message) => message.role === 'user')?.content ?? '')
+  const calculated = messages.some((message) =>
+    message.tool_calls?.some((call: any) => call.function.name === 'calculator'),
+  )
+  if (offered.includes('ready')) return /book/.test(lastUser) ? callTool('ready', {}) : say('How can I help?')
+  if (offered.includes('booked')) {
+    if (!/Ada/.test(lastUser)) return say('What is your name?')
+    return calculated ? callTool('booked', {}) : callTool('calculator', { expression: '6*7' })
+  }
+  return say('Goodbye, Ada.')
+}
+
+beforeAll(async () => {
+  build = buildBinary()
+  models = startFakeModels()
+  models.chat.handler = answer
+  t = await startBinaryTestApp(build.binary, { waitForLogLines: false })
+  base = await t.httpUrl()
+  await configureFakeVoiceModels(t, models, { tts: 'builtin' })
+  const tool = await t.request('POST', '/api/v1/tools/', {
+    body: { name: 'Calculator', definition: { type: 'calculator' } },
+  })
+  expect(tool.status, tool.text).toBe(200)
+  toolUuid = tool.body.tool_uuid
+  browser = await launchConsoleBrowser('agent-editor')
+  page = browser.page
+}, 240_000)
+
+afterAll(async () => {
+  await browser?.browser.close()
+  await t?.close()
+  models?.stop()
+  build?.remove()
+})
+
+const { inspect, step, go } = consoleSteps(
+  () => browser,
+  () => base,
+)
+
+const apiDefinition = async () => (await t.request('GET', `/api/v1/workflow/fetch/${agentId}`)).body
+const editorJson = async () => {
+  await page.getByRole('button', { name: 'JSON', exact: true }).click()
+  const json = JSON.parse(await page.getByLabel('Definition JSON').inputValue())
+  await page.getByRole('button', { name: 'Graph', exact: true }).click()
+  return json
+}
+
+describe('the agent editor', () => {
+  step('sign in; the agents list is empty and says what to do; a new agent from the blank template', async () => {
+    await page.goto(`${base}/`)
+    await page.getByLabel('API key').fill(t.adminKey)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+    await go('/agents', 'Agents')
+    await page.getByText('No agent yet.').waitFor()
+    await inspect('agents-empty')
+    await page.getByRole('link', { name: 'New agent' }).click()
+    await page.getByRole('heading', { level: 1, name: 'New agent' }).waitFor()
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Booking line')
+    await page.getByRole('radio', { name: /^Receptionist/ }).check()
+    await page.getByLabel(/^Transfer to/).waitFor()
+    await page.getByRole('radio', { name: /^Blank/ }).check()
+    await inspect('agent-new')
+    await page.getByRole('button', { name: 'Create agent' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Booking line' }).waitFor()
+    agentId = Number(new URL(page.url()).hash.split('/').at(-1))
+    expect(agentId).toBeGreaterThan(0)
+  })
+
+  step('three nodes, edges and an extraction variable built through the UI, problems shown as typed', async () => {
+    await page.locator('.react-flow__node').first().waitFor()
+    await page.getByLabel('Node type').selectOption('agentNode')
+    await page.getByRole('button', { name: 'Add node' }).click()
+    const form = page.locator('form.node-form')
+    await form.getByLabel('Name', { exact: true }).fill(collectName)
+    // as typed: the empty prompt is a problem on the node and next to the field, before anything is saved
+    await form.locator('[data-field="data.prompt"] .field-error', { hasText: 'Prompt is required' }).waitFor()
+    await page.locator(`.react-flow__node[data-id="${COLLECT}"]`, { hasText: 'problem' }).waitFor()
+    await form
+      .getByLabel('Prompt', { exact: true })
+      .fill(`Ask for the name of {{first_name}}. ${hostile('node-prompt')}`)
+    await form.getByText('Not a variable of this agent yet: first_name').waitFor()
+    await form.getByLabel('Extract variables').check()
+    await form.getByRole('button', { name: 'Add a row to Variables to extract' }).click()
+    await form.getByLabel('Variable name').fill('caller_name')
+    await form.getByRole('checkbox', { name: 'Calculator' }).check()
+    await inspect('agent-editor-node-form')
+    await form.getByRole('button', { name: 'Back to the outline' }).click()
+    for (const [from, to, label, condition] of [
+      ['start', COLLECT, 'Ready', 'The caller wants to book'],
+      [COLLECT, 'end', 'Booked', 'The caller gave their name'],
+    ]) {
+      await page.getByLabel('From', { exact: true }).selectOption(from)
+      await page.getByLabel('To', { exact: true }).selectOption(to)
+      await page.getByRole('button', { name: 'Connect' }).click()
+      await page.locator('form.node-form').getByLabel('Label', { exact: true }).fill(label)
+      await page.locator('form.node-form').getByLabel('Condition', { exact: true }).fill(condition)
+      await page.getByRole('button', { name: 'Back to the outline' }).click()
+    }
+    // moved on the canvas with the mouse: the position is part of the definition
+    const box = (await page.locator(`.react-flow__node[data-id="${COLLECT}"]`).boundingBox())!
+    await page.mouse.move(box.x + 30, box.y + 15)
+    await page.mouse.down()
+    await page.mouse.move(box.x + 130, box.y + 45, { steps: 8 })
+    await page.mouse.up()
+    const json = await editorJson()
+    expect(json.nodes.map((node: any) => node.id)).toEqual(['start', 'end', COLLECT])
+    expect(json.nodes[2].position.x).not.toBe(0)
+    expect(await page.locator('.editor-status').textContent()).not.toContain('problem')
+    await inspect('agent-editor')
+  })
+
+  step('saved and published; reopened, the editor holds exactly what the API returns', async () => {
+    await page.getByRole('button', { name: 'Save draft' }).click()
+    await page.getByText(/Draft saved/).waitFor()
+    await page.getByRole('button', { name: 'Publish' }).click()
+    await page.getByText(/Published version/).waitFor()
+    const saved = await apiDefinition()
+    expect(saved.version_status).toBe('published')
+    const collect = saved.workflow_definition.nodes.find((node: any) => node.id === COLLECT)
+    expect(collect.data).toMatchObject({
+      name: collectName,
+      extraction_enabled: true,
+      extraction_variables: [{ name: 'caller_name', type: 'string' }],
+      tool_uuids: [toolUuid],
+    })
+    expect(saved.workflow_definition.edges.map((edge: any) => edge.data.label)).toEqual(['Done', 'Ready', 'Booked'])
+    await page.reload()
+    await page.getByRole('heading', { level: 1, name: 'Booking line' }).waitFor()
+    expect(await editorJson()).toEqual(saved.workflow_definition)
+    expect(await page.locator('.editor-status').textContent()).not.toContain('unsaved')
+  })
+
+  step(
+    'a text chat walks the graph: replies with their node, transitions, the tool call, extracted values',
+    async () => {
+      await page.getByRole('button', { name: 'Start chat' }).click()
+      const chat = page.getByRole('list', { name: 'Conversation' })
+      await chat.getByText('Hello!').waitFor()
+      await page.getByLabel('Your message').fill('I want to book')
+      await page.getByRole('button', { name: 'Send' }).click()
+      await chat.getByText('What is your name?').waitFor()
+      expect(await chat.textContent()).toContain('transition ready: Start → ')
+      expect(await chat.locator('.chat-agent').last().locator('.chat-node').textContent()).toBe(collectName)
+      await page.getByLabel('Your message').fill('I am Ada')
+      await page.getByRole('button', { name: 'Send' }).click()
+      await chat.getByText('Goodbye, Ada.').waitFor()
+      const text = await chat.textContent()
+      expect(text).toContain('⚙ tool calculator({"expression":"6*7"})')
+      expect(text).toContain('transition booked')
+      await page.getByRole('list', { name: 'Conversation' }).or(page.getByLabel('Extracted values')).first().waitFor()
+      await page
+        .getByText(/caller_name/)
+        .first()
+        .waitFor()
+      await inspect('agent-test-panel')
+      await page.getByRole('button', { name: 'Restart' }).click()
+      await page.waitForFunction("document.querySelectorAll('.chat .chat-turn').length === 1")
+    },
+    90_000,
+  )
+
+  step('versions: the readable diff, restore, then undo', async () => {
+    await page.getByRole('button', { name: 'Versions', exact: true }).click()
+    await page.getByRole('button', { name: 'Compare version 1 with the editor' }).click()
+    const diff = page.getByRole('list', { name: 'Changes from version 1 to the editor' })
+    await diff.getByText(/^Node “Collect .* added$/).waitFor()
+    await inspect('agent-versions')
+    await page.getByRole('button', { name: 'Restore version 1' }).click()
+    expect((await editorJson()).nodes).toHaveLength(2)
+    await page.getByRole('button', { name: 'Undo' }).click()
+    expect((await editorJson()).nodes).toHaveLength(3)
+  })
+
+  step('settings: a refused value is shown next to its field; a good one is saved', async () => {
+    await page.getByRole('button', { name: 'Settings', exact: true }).click()
+    await page.getByLabel('Max call duration (seconds)').fill('0')
+    await page.getByRole('button', { name: 'Save draft' }).click()
+    await page.locator('input[aria-invalid="true"]').waitFor()
+    expect(await page.getByLabel('Max call duration (seconds)').getAttribute('aria-invalid')).toBe('true')
+    await inspect('agent-settings-error')
+    await page.getByLabel('Max call duration (seconds)').fill('900')
+    await page.getByLabel('Voicemail detection').selectOption('true')
+    await page.getByRole('button', { name: 'Save draft' }).click()
+    await page.getByText(/Draft saved/).waitFor()
+    expect((await apiDefinition()).workflow_configurations).toMatchObject({
+      max_call_duration_seconds: 900,
+      voicemail_detection: { enabled: true },
+    })
+    await page.getByRole('button', { name: 'Graph', exact: true }).click()
+  })
+
+  step("the API's 422 pinned to its node and field: a tool archived since it was picked", async () => {
+    expect((await t.request('DELETE', `/api/v1/tools/${toolUuid}`)).status).toBe(200)
+    await page.getByRole('button', { name: 'Save draft' }).click()
+    await page.getByRole('alert').filter({ hasText: toolUuid }).first().waitFor()
+    const node = page.locator(`.react-flow__node[data-id="${COLLECT}"]`)
+    await node.getByText('1 problem').waitFor()
+    await node.click()
+    await page.locator('form.node-form [data-field="data.tool_uuids"] .field-error', { hasText: toolUuid }).waitFor()
+    await inspect('agent-editor-422')
+    const restored = await t.request('PUT', `/api/v1/tools/${toolUuid}`, { body: { status: 'active' } })
+    expect(restored.status, restored.text).toBe(200)
+  })
+
+  step('the list: search, duplicate, archive and restore', async () => {
+    await go('/agents', 'Agents')
+    await page.getByRole('button', { name: 'Duplicate Booking line' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Copy of Booking line' }).waitFor()
+    await go('/agents', 'Agents')
+    await page.getByLabel('Search by name').fill('copy')
+    await page.waitForFunction("document.querySelectorAll('tr[data-agent-id]').length === 1")
+    await page.getByRole('button', { name: 'Archive Copy of Booking line' }).click()
+    await page.getByText('No agent matches.').waitFor()
+    await page.getByLabel('Status').selectOption('archived')
+    await page.getByRole('button', { name: 'Restore Copy of Booking line' }).click()
+    await page.getByRole('button', { name: 'Restore Copy of Booking line' }).waitFor({ state: 'detached' })
+    expect((await t.request('GET', '/api/v1/workflow/count')).body).toMatchObject({ active: 2, archived: 0 })
+    await page.getByLabel('Status').selectOption('active,archived')
+    await page.getByLabel('Search by name').fill('')
+    await page.waitForFunction("document.querySelectorAll('tr[data-agent-id]').length === 2")
+    await inspect('agents')
+  })
+
+  step('after all of it: no hostile label or prompt ran, and the pages never broke their CSP', async () => {
+    expect(browser.xssRan).toEqual([])
+    expect(browser.dialogs).toEqual([])
+    expect(browser.cspViolations).toEqual([])
+  })
+})

@@ -1,0 +1,131 @@
+/**
+ * The console in a real browser: Debian's chromium driven by playwright-core against the compiled binary, under the
+ * page's real Content-Security-Policy, with a detector for hostile values that run. Shared by the browser suites of
+ * test/console/; each photographs its pages into test-artifacts/console/ (a folder per suite but the first).
+ */
+import { expect, test } from 'bun:test'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+
+const ROOT = join(import.meta.dir, '..', '..')
+export const SHOTS = join(ROOT, 'test-artifacts', 'console')
+const CHROMIUM = '/usr/bin/chromium'
+const AXE_SOURCE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8')
+
+/** What every hostile value is: markup that would run if it were ever parsed as HTML. */
+export const hostile = (marker: string) =>
+  `<img src=x onerror="window.__xss='${marker}'"><script>window.__xss='${marker}'</script>`
+
+/** Builds dist-like `ringbase` into a temporary folder; `remove` deletes it. */
+export function buildBinary(): { binary: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'ringbase-build-'))
+  const binary = join(dir, 'ringbase')
+  const build = Bun.spawnSync([process.execPath, join(ROOT, 'scripts', 'build.ts'), binary], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`)
+  return { binary, remove: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+export type ConsoleBrowser = {
+  browser: Browser
+  context: BrowserContext
+  page: Page
+  /** Every hostile value that ran: each sets window.__xss, whose setter (installed before any page script) reports here. */
+  xssRan: string[]
+  cspViolations: string[]
+  dialogs: string[]
+  /** Where this suite's screenshots go (its old ones removed). */
+  shots: string
+}
+
+/** Chromium with one page; `folder`: the suite's screenshots under test-artifacts/console/ (none: that folder itself). */
+export async function launchConsoleBrowser(folder?: string): Promise<ConsoleBrowser> {
+  const shots = folder ? join(SHOTS, folder) : SHOTS
+  mkdirSync(shots, { recursive: true })
+  for (const name of readdirSync(shots)) if (name.endsWith('.png')) rmSync(join(shots, name))
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  })
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+  const xssRan: string[] = []
+  const cspViolations: string[] = []
+  const dialogs: string[] = []
+  await context.exposeBinding('reportXss', (_source, marker) => {
+    xssRan.push(String(marker))
+  })
+  await context.addInitScript(
+    "Object.defineProperty(window, '__xss', { set(value) { window.reportXss(value) }, get() { return undefined } })",
+  )
+  const page = await context.newPage()
+  page.on('console', (message) => {
+    if (/Content[- ]Security[- ]Policy/i.test(message.text())) cspViolations.push(message.text())
+  })
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message())
+    void dialog.dismiss()
+  })
+  return { browser, context, page, xssRan, cspViolations, dialogs, shots }
+}
+
+/** axe-core's serious and critical findings on the page as it is now (evaluated over CDP: the page's CSP stays on). */
+async function seriousViolations(page: Page): Promise<string[]> {
+  await page.evaluate(`${AXE_SOURCE}\nundefined`)
+  const results = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] })")) as {
+    violations: { id: string; impact: string; nodes: { target: string[] }[] }[]
+  }
+  return results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)
+}
+
+/** The steps of a walk through the console; `current` and `base` are read when a step runs (after beforeAll). */
+export function consoleSteps(current: () => ConsoleBrowser, base: () => string) {
+  return {
+    /** Checks the page with axe and photographs it. */
+    async inspect(name: string) {
+      const { page, shots } = current()
+      await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true })
+      expect(await seriousViolations(page), `accessibility of ${name}`).toEqual([])
+    },
+    /** A test; when it fails, the page as it was is photographed beside the others. */
+    step(name: string, body: () => Promise<void>, timeoutMs = 60_000) {
+      test(
+        name,
+        async () => {
+          try {
+            await body()
+          } catch (error) {
+            const { page, shots } = current()
+            await page
+              .screenshot({
+                path: join(shots, `failed-${name.slice(0, 40).replace(/\W+/g, '-')}.png`),
+                fullPage: true,
+              })
+              .catch(() => undefined)
+            throw error
+          }
+        },
+        timeoutMs,
+      )
+    },
+    async go(fragment: string, heading: string) {
+      const { page } = current()
+      await page.goto(`${base()}/#${fragment}`)
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor()
+    },
+  }
+}
