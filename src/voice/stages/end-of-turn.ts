@@ -103,9 +103,7 @@ export function speculateEndOfTurn(
 
   return {
     name: 'end of turn',
-    get counts() {
-      return counts
-    },
+    counts,
     start(given) {
       context = given
     },
