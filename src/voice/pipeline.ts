@@ -30,7 +30,7 @@ import type { EndReason } from '../conversation/record'
 import type { Clock } from '../lib/clock'
 import type { SttClient, TtsClient } from '../models/types'
 import type { MediaClose, MediaTransport } from './media-transport'
-import { createCallRecorder, type CallRecording } from './recorder'
+import { createCallRecorder, type CallRecorder, type CallRecording } from './recorder'
 import { linkStages, type Push, type Stage, type StageContext } from './stage'
 import { agentVoice, type AgentVoice } from './stages/agent-voice'
 import { answerGate, detectAnsweringMachine } from './stages/answering-machine'
@@ -193,22 +193,13 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   })
   const conversationStage = converse({ interruptOnSpeechStart: !waitForWords, agentSilent: () => voice.whenSilent() })
   const metrics = measureTurns({ answeringMachineDetection: answeringMachine !== null })
-  const sttUsage = { onSttAudio: options.onSttAudio }
   const endOfTurn = speculateEndOfTurn(options.stt, {
-    ...sttUsage,
+    onSttAudio: options.onSttAudio,
     stopMs: turnParameters.stopMs,
     endUtterance: () => turns.endUtterance(),
   })
   const stages: Stage[] = [
-    decodeLine(),
-    recordCaller(recorder),
-    ...(answeringMachine ? [answeringMachine] : []),
-    ...(options.noise ? [suppressNoise(options.noise.createSuppressor(LINE_RATE, VAD_RATE), LINE_RATE, VAD_RATE)] : []),
-    resampleCaller(LINE_RATE, VAD_RATE),
-    turns,
-    endOfTurn,
-    collectDigits(settings.dtmfTimeoutMs),
-    transcribe(options.stt, sttUsage),
+    ...callerStages(options, { recorder, answeringMachine, turns, endOfTurn, dtmfTimeoutMs: settings.dtmfTimeoutMs }),
     ...(options.bargeInMinWords ? [dropBackchannels(options.bargeInMinWords)] : []),
     ...(answeringMachine ? [answerGate()] : []),
     conversationStage,
@@ -297,6 +288,31 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
       await conversation.end(reason)
     },
   }
+}
+
+/** The caller's side of the chain: line audio → caller turns, up to the transcriber. */
+function callerStages(
+  options: VoicePipelineOptions,
+  parts: {
+    recorder: CallRecorder
+    answeringMachine: Stage | null
+    turns: Stage
+    endOfTurn: Stage
+    dtmfTimeoutMs: number
+  },
+): Stage[] {
+  const { noise } = options
+  return [
+    decodeLine(),
+    recordCaller(parts.recorder),
+    ...(parts.answeringMachine ? [parts.answeringMachine] : []),
+    ...(noise ? [suppressNoise(noise.createSuppressor(LINE_RATE, VAD_RATE), LINE_RATE, VAD_RATE)] : []),
+    resampleCaller(LINE_RATE, VAD_RATE),
+    parts.turns,
+    parts.endOfTurn,
+    collectDigits(parts.dtmfTimeoutMs),
+    transcribe(options.stt, { onSttAudio: options.onSttAudio }),
+  ]
 }
 
 /**

@@ -74,6 +74,25 @@ function frameRmsDbfs(frame: Int16Array): number {
   return rms === 0 ? -Infinity : 20 * Math.log10(rms / 32768)
 }
 
+/** The utterance being heard: its audio in chunks, and whether the pause after its last speech was told. */
+type Utterance = {
+  chunks: Int16Array[]
+  samples: number
+  startedAtMs: number
+  lastSpeechEndMs: number
+  paused: boolean
+}
+
+function joinChunks({ chunks, samples }: Utterance): Int16Array {
+  const pcm = new Int16Array(samples)
+  let offset = 0
+  for (const chunk of chunks) {
+    pcm.set(chunk, offset)
+    offset += chunk.length
+  }
+  return pcm
+}
+
 export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters> = {}): TurnDetector {
   const { startMs, stopMs, pauseMs, minVolumeDbfs, preRollMs, maxUtteranceMs } = {
     ...DEFAULT_TURN_PARAMETERS,
@@ -87,24 +106,8 @@ export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters>
   /** Recent frames kept while quiet (pre-roll + start window), with their end times. */
   let recent: { pcm: Int16Array; endMs: number }[] = []
   let candidateStartMs: number | null = null
-  let utterance: {
-    chunks: Int16Array[]
-    samples: number
-    startedAtMs: number
-    lastSpeechEndMs: number
-    paused: boolean
-  } | null = null
-
-  function audioSoFar(): Int16Array {
-    const current = utterance!
-    const pcm = new Int16Array(current.samples)
-    let offset = 0
-    for (const chunk of current.chunks) {
-      pcm.set(chunk, offset)
-      offset += chunk.length
-    }
-    return pcm
-  }
+  let utterance: Utterance | null = null
+  const audioSoFar = () => joinChunks(utterance!)
 
   function finishUtterance(endedAtMs: number): TurnEvent {
     const pcm = audioSoFar()
@@ -202,13 +205,10 @@ export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters>
       return utterance ? utterance.lastSpeechEndMs + stopMs : null
     },
     get nextEventAtMs() {
-      if (!utterance) return null
-      return utterance.lastSpeechEndMs + (pauses && !utterance.paused ? pauseMs : stopMs)
+      return utterance ? utterance.lastSpeechEndMs + (pauses && !utterance.paused ? pauseMs : stopMs) : null
     },
     endUtterance() {
-      utterance = null
-      candidateStartMs = null
-      recent = []
+      if (utterance) finishUtterance(utterance.lastSpeechEndMs)
     },
   }
 }
