@@ -3650,6 +3650,8 @@ export interface components {
             max_call_duration_seconds?: number;
             /** @description Seconds of silence that end the caller's turn on voice calls (the turn detector's stop window). Default 0.6. */
             user_turn_stop_timeout?: number;
+            /** @description Voice calls: remove background noise from the caller's audio (RNNoise) before turn detection and speech recognition; recordings keep the line as it was. Costs about 10 % of a CPU core per call. Default false. */
+            noise_suppression?: boolean;
             /** @enum {string} */
             turn_start_strategy?: "default" | "min_words";
             /** @description Words an interruption needs with `min_words`. Default 3. */

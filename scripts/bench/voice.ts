@@ -5,11 +5,13 @@
 //
 // Each call: the greeting, then the caller speaks (real speech from the built-in voice) at 1.5 s and 14 s, each time
 // answered with a 5-sentence reply (~8 s of audio); the call is hung up at 26 s.
-// Reported: per turn, end of caller speech → first agent audio sent, minus the stop window (`response_ms`; with
-// instant models it is the engine's own overhead: goal p99 < 50 ms), split into the models' first bytes (STT answer,
-// LLM first text, TTS first audio, as the fakes answered over HTTP) and the rest (`engine_overhead_ms`); with `load
-// calls` simultaneous calls, the share of one core per call (goal < 2 %) and agent audio played late (frames missing
-// inside an agent turn because a chunk came late: goal 0). Last, the built-in voice: how long Flite holds the event
+// Reported: per turn, end of caller speech → first agent audio sent (`voice_to_voice_ms`, first answer and later ones;
+// goal p50 ≤ 600 ms), split into the stop window waited (the pause window when speculation ended the turn early, else
+// the full window), what speculation saved, and the response after it (`response_ms`): the models' first bytes (STT
+// answer, LLM first text, TTS first audio, as the fakes answered over HTTP) and the rest (`engine_overhead_ms`, goal
+// p99 < 50 ms; < 100 ms under load); the LLM requests sent per answered turn (speculation's cost); with `load calls`
+// simultaneous calls, the share of one core per call (goal < 2 %) and agent audio played late (frames missing inside
+// an agent turn because a chunk came late: goal 0), once with callers spread and once all stopping at the same instant. Last, the built-in voice: how long Flite holds the event
 // loop when it synthesises in this thread, and when it runs in its worker threads (builtin-voice.ts).
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { AgentDefinition } from '../../src/definition/definition'
@@ -19,7 +21,7 @@ import { createLlmClient } from '../../src/models/llm'
 import { createSttClient } from '../../src/models/stt'
 import { createTtsClient } from '../../src/models/tts'
 import { connectAriMedia } from '../../src/voice/ari-media'
-import { createVoicePipeline, type VoiceTurnMetric } from '../../src/voice/pipeline'
+import { createVoicePipeline, engineShareMs, type VoiceCallResult } from '../../src/voice/pipeline'
 import { createBuiltinVoice } from '../../src/voice/builtin-voice'
 import { createFliteTts } from '../../src/voice/flite'
 import type { TtsClient } from '../../src/models/types'
@@ -72,15 +74,18 @@ async function runFakes(): Promise<void> {
     async fetch(request) {
       const path = new URL(request.url).pathname
       if (request.method === 'POST' && path === '/channels') {
+        // `speakAt`: epoch ms at which the caller speaks (every caller of a phase at the same instants); else offsets
+        // from the connection
+        const { speakAt } = (await request.json()) as { speakAt?: number[] }
         const channel = media.addChannel()
         const entry = { channel, spokeAt: [] as number[] }
         channels.set(channel.connectionId, entry)
         void channel.connected.then(() => {
-          for (const at of SPEAK_AT_MS) {
+          for (const delayMs of speakAt ? speakAt.map((at) => at - Date.now()) : SPEAK_AT_MS) {
             setTimeout(() => {
               entry.spokeAt.push(performance.now())
               channel.speak(speech)
-            }, at)
+            }, delayMs)
           }
         })
         return Response.json({ connectionId: channel.connectionId })
@@ -91,10 +96,12 @@ async function runFakes(): Promise<void> {
           played: all.reduce((n, s) => n + s.played, 0),
           late: all.reduce((n, s) => n + s.late, 0),
           calls: all.length,
+          llmRequests: models.requestsTo('/chat/completions').length,
         })
       }
       if (request.method === 'POST' && path === '/reset') {
         channels.clear()
+        models.requests.length = 0
         return Response.json({})
       }
       return new Response('not found', { status: 404 })
@@ -136,10 +143,9 @@ async function startChild(): Promise<{ endpoints: Endpoints; stop(): void }> {
   return { endpoints: { mediaUrl, modelsUrl, controlUrl }, stop: () => child.kill() }
 }
 
-async function oneCall(endpoints: Endpoints, vad: VadEngine): Promise<VoiceTurnMetric[]> {
-  const { connectionId } = (await (await fetch(`${endpoints.controlUrl}/channels`, { method: 'POST' })).json()) as {
-    connectionId: string
-  }
+async function oneCall(endpoints: Endpoints, vad: VadEngine, speakAt?: number[]): Promise<VoiceCallResult> {
+  const created = await fetch(`${endpoints.controlUrl}/channels`, { method: 'POST', body: JSON.stringify({ speakAt }) })
+  const { connectionId } = (await created.json()) as { connectionId: string }
   const transport = await connectAriMedia({ endpoint: endpoints.mediaUrl, connectionId })
   const connection = { provider: 'openai', baseUrl: endpoints.modelsUrl }
   const pipeline = createVoicePipeline({
@@ -160,7 +166,7 @@ async function oneCall(endpoints: Endpoints, vad: VadEngine): Promise<VoiceTurnM
   const hangup = setTimeout(() => void pipeline.stop('user_hangup'), CALL_MS)
   const result = await pipeline.run(conversation)
   clearTimeout(hangup)
-  return result.turns
+  return result
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -178,24 +184,32 @@ function distribution(values: number[]) {
   }
 }
 
-async function phase(name: string, calls: number, endpoints: Endpoints, vad: VadEngine) {
+/** `together`: every caller speaks at the same instants (all stop at once), else at offsets from its own start. */
+async function phase(name: string, calls: number, endpoints: Endpoints, vad: VadEngine, together = false) {
   await fetch(`${endpoints.controlUrl}/reset`, { method: 'POST' })
   const loop = monitorEventLoopDelay({ resolution: 10 })
   loop.enable()
   const cpuBefore = process.cpuUsage()
   const startedAt = performance.now()
+  const speakAt = together ? SPEAK_AT_MS.map((at) => Date.now() + 2_000 + at) : undefined
   // calls start spread over two seconds, as a dialer would ramp up
   const results = await Promise.all(
     Array.from({ length: calls }, async (_, index) => {
       await Bun.sleep((index * 2_000) / calls)
-      return oneCall(endpoints, vad)
+      return oneCall(endpoints, vad, speakAt)
     }),
   )
   const wallMs = performance.now() - startedAt
   const cpu = process.cpuUsage(cpuBefore)
   loop.disable()
-  const stats = (await (await fetch(`${endpoints.controlUrl}/stats`)).json()) as { played: number; late: number }
-  const turns = results.flat()
+  const stats = (await (await fetch(`${endpoints.controlUrl}/stats`)).json()) as {
+    played: number
+    late: number
+    llmRequests: number
+  }
+  const turns = results.flatMap((result) => result.turns)
+  const speculation = results.map((result) => result.speculation)
+  const sum = (key: keyof VoiceCallResult['speculation']) => speculation.reduce((n, counts) => n + counts[key], 0)
   const coreShare = (cpu.user + cpu.system) / 1000 / wallMs
   console.log(
     JSON.stringify(
@@ -203,13 +217,32 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
         phase: name,
         calls,
         turns: turns.length,
+        voice_to_voice_ms: distribution(turns.map((turn) => turn.stopWindowMs + turn.responseMs)),
+        first_answer_voice_to_voice_ms: distribution(
+          results.flatMap(({ turns: [first] }) => (first ? [first.stopWindowMs + first.responseMs] : [])),
+        ),
+        later_answers_voice_to_voice_ms: distribution(
+          results.flatMap(({ turns: [, ...later] }) => later.map((turn) => turn.stopWindowMs + turn.responseMs)),
+        ),
+        stop_window_ms: distribution(turns.map((turn) => turn.stopWindowMs)),
+        speculation_saved_ms: distribution(turns.map((turn) => turn.speculationSavedMs)),
         response_ms: distribution(turns.map((turn) => turn.responseMs)),
         stt_ms: distribution(turns.map((turn) => turn.sttMs)),
         first_text_ms: distribution(turns.flatMap((turn) => (turn.firstTextMs === null ? [] : [turn.firstTextMs]))),
-        first_audio_ms: distribution(turns.flatMap((turn) => (turn.firstAudioMs === null ? [] : [turn.firstAudioMs]))),
-        engine_overhead_ms: distribution(
-          turns.map((turn) => turn.responseMs - turn.sttMs - (turn.firstTextMs ?? 0) - (turn.firstAudioMs ?? 0)),
+        first_sentence_ms: distribution(
+          turns.flatMap((turn) => (turn.firstSentenceMs === null ? [] : [turn.firstSentenceMs])),
         ),
+        first_audio_ms: distribution(turns.flatMap((turn) => (turn.firstAudioMs === null ? [] : [turn.firstAudioMs]))),
+        engine_overhead_ms: distribution(turns.map(engineShareMs)),
+        // the cost of speculation: LLM requests sent per answered turn (1 without it)
+        llm_requests: stats.llmRequests,
+        llm_requests_per_turn: Math.round((stats.llmRequests / Math.max(1, turns.length)) * 100) / 100,
+        speculation: {
+          pauses_transcribed: sum('transcribed'),
+          llm_requests_prepared: sum('prepared'),
+          llm_requests_dropped: sum('dropped'),
+          turns_ended_early: sum('endedEarly'),
+        },
         cpu_cores_used: Math.round(coreShare * 1000) / 1000,
         cpu_percent_of_a_core_per_call: Math.round((coreShare / calls) * 100_000) / 1000,
         agent_frames_played: stats.played,
@@ -272,6 +305,7 @@ if (process.argv.includes('--fakes')) {
     await phase('warm-up', 2, child.endpoints, vad)
     await phase('latency', latencyCalls, child.endpoints, vad)
     await phase('load', loadCalls, child.endpoints, vad)
+    await phase('load, all callers stop at once', loadCalls, child.endpoints, vad, true)
     await builtinVoiceStalls()
   } finally {
     child.stop()

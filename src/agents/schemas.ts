@@ -22,6 +22,13 @@ export const WorkflowConfigurationsSchema = t.Object(
           "Seconds of silence that end the caller's turn on voice calls (the turn detector's stop window). Default 0.6.",
       }),
     ),
+    noise_suppression: t.Optional(
+      t.Boolean({
+        description:
+          "Voice calls: remove background noise from the caller's audio (RNNoise) before turn detection and speech " +
+          'recognition; recordings keep the line as it was. Costs about 10 % of a CPU core per call. Default false.',
+      }),
+    ),
     turn_start_strategy: t.Optional(
       t.Union([t.Literal('default'), t.Literal('min_words')], {
         description:

@@ -9,6 +9,7 @@ import { settleReportedAttempt, type ContactAttempts } from './outcomes'
 import { timeLimitOf } from './time-limit'
 import {
   createVoicePipeline,
+  engineShareMs,
   type VoiceCallResult,
   type VoicemailOptions,
   type VoicePipeline,
@@ -16,6 +17,7 @@ import {
 } from '../voice/pipeline'
 import type { CallRecording } from '../voice/recorder'
 import { loadVadEngine, type VadEngine } from '../voice/vad'
+import { loadNoiseEngine, type NoiseEngine } from '../voice/noise'
 import { speakBuiltinLine, ttsWithBuiltinFallback } from '../voice/fallback'
 import { modelFailureLineOf, unavailableCallOf, type ModelFailureLine } from '../definition/fallback-lines'
 import { modelFailureOf, SERVICE_NAMES, type ModelFailure } from '../models/failures'
@@ -46,7 +48,7 @@ import type { Conversation } from '../conversation/engine'
  * The agent's turn settings (checked when saved, agents/schemas.ts): `user_turn_stop_timeout` is the turn detector's
  * stop window; `turn_start_strategy: min_words` lets caller speech interrupt only with `turn_start_min_words` words;
  * `turn_stop_strategy: turn_analyzer` (a Smart-Turn model we do not have) ends turns like `transcription`, with a
- * warning on the run.
+ * warning on the run. `noise_suppression: true` denoises the caller's audio (RNNoise) before the turn detector.
  */
 
 const DEFAULT_TURN_START_MIN_WORDS = 3
@@ -74,6 +76,11 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
   const loadVad = () => {
     vad ??= loadVadEngine()
     return vad
+  }
+  let noise: Promise<NoiseEngine> | null = null
+  const loadNoise = () => {
+    noise ??= loadNoiseEngine()
+    return noise
   }
 
   return {
@@ -121,13 +128,18 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
           .then(() => session.finish(reason))
           .catch((error) => log.error({ err: error }, 'run not completed after the call'))
       try {
-        const result = await converse(ctx, voiceCall, session, { ...options, vad: loadVad })
+        const result = await converse(ctx, voiceCall, session, { ...options, vad: loadVad, noise: loadNoise })
         finishAfterReport(result.endReason)
         return { voicemail: result.voicemail !== null, mediaLost: result.mediaLost !== null }
       } catch (error) {
         // The call is hung up when this throws; once its end is reported the run is completed with the error.
         finishAfterReport('pipeline_error')
         throw error
+        let noise: Promise<NoiseEngine> | null = null
+        const loadNoise = () => {
+          noise ??= loadNoiseEngine()
+          return noise
+        }
       }
     },
   }
@@ -140,7 +152,7 @@ async function speechModels(
   call: AnsweredCall,
   warn: (message: string) => void,
   noteTtsFailure: (failure: ModelFailure) => void,
-  vad: Promise<VadEngine>,
+  engines: { vad: () => Promise<VadEngine>; noise: () => Promise<NoiseEngine> },
 ) {
   const stt = session.clients.stt!
   const tts = ttsWithBuiltinFallback(session.clients.tts!, (failure) => {
@@ -150,7 +162,8 @@ async function speechModels(
   return {
     stt,
     tts,
-    vad: await vad,
+    vad: await engines.vad(),
+    noise: session.configurations.noise_suppression === true ? await engines.noise() : null,
     voicemail: call.direction === 'outbound' ? voicemailOptions(ctx, call, session) : null,
     ...turnOptions(session.configurations, warn),
     onSttAudio: (seconds: number) => session.reportSttSeconds(stt.ref, seconds),
@@ -211,7 +224,10 @@ async function converse(
   ctx: AppContext,
   voiceCall: VoiceCall,
   session: RunSession,
-  options: Omit<VoiceConversationOptions, 'attempts'> & { vad: () => Promise<VadEngine> },
+  options: Omit<VoiceConversationOptions, 'attempts'> & {
+    vad: () => Promise<VadEngine>
+    noise: () => Promise<NoiseEngine>
+  },
 ): Promise<VoiceCallResult> {
   const { call, log, warnings, warn, failures } = voiceCall
   failures.useLine(modelFailureLineOf(session.configurations))
@@ -222,7 +238,7 @@ async function converse(
     retrievalMsTotal: session.retrievalMsTotal,
     ...(session.clients.realtime
       ? realtimeModels(session, call, warn, failures.onFailure)
-      : await speechModels(ctx, session, call, warn, failures.noteTtsFailure, options.vad())),
+      : await speechModels(ctx, session, call, warn, failures.noteTtsFailure, options)),
     onWarning: warn,
     ...options.pipeline,
   })
@@ -350,12 +366,22 @@ function voiceLog(result: VoiceCallResult, warnings: string[]): Record<string, u
     recording_seconds: Math.round(result.recording.durationMs) / 1000,
     ...(result.firstAnswerHeldMs === null ? {} : { first_answer_held_ms: Math.round(result.firstAnswerHeldMs) }),
     turns: result.turns.map((turn) => ({
+      stop_window_ms: Math.round(turn.stopWindowMs),
       response_ms: Math.round(turn.responseMs),
       stt_ms: Math.round(turn.sttMs),
+      speculation_saved_ms: Math.round(turn.speculationSavedMs),
       first_text_ms: turn.firstTextMs === null ? null : Math.round(turn.firstTextMs),
+      first_sentence_ms: turn.firstSentenceMs === null ? null : Math.round(turn.firstSentenceMs),
       first_audio_ms: turn.firstAudioMs === null ? null : Math.round(turn.firstAudioMs),
       ...(turn.retrievalMs > 0 ? { retrieval_ms: Math.round(turn.retrievalMs * 10) / 10 } : {}),
+      engine_ms: Math.round(engineShareMs(turn)),
     })),
+    speculation: {
+      transcribed: result.speculation.transcribed,
+      llm_requests_prepared: result.speculation.prepared,
+      llm_requests_dropped: result.speculation.dropped,
+      turns_ended_early: result.speculation.endedEarly,
+    },
     ...(result.voicemail
       ? {
           voicemail: {

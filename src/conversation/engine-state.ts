@@ -6,7 +6,7 @@
 import type { AgentDefinition as WorkflowDefinition, AgentNode as WorkflowNode } from '../definition/definition'
 import { renderTemplate } from '../definition/template-variables'
 import type { Clock } from '../lib/clock'
-import type { ChatMessage, LlmClient, ModelRef, TokenUsage } from '../models/types'
+import type { ChatMessage, LlmClient, LlmEvent, ModelRef, TokenUsage } from '../models/types'
 import type { AgentConfigurations as WorkflowConfigurations } from '../definition/configurations'
 import type { AgentTool } from '../tools/schemas'
 import { buildGraph, nodeName, type ConversationGraph } from './graph'
@@ -97,6 +97,21 @@ export type Closing = {
 
 export type PendingExtraction = { names: string[]; promise: Promise<void> }
 
+/**
+ * The first completion of a reply to a user message not given yet (prepared-reply.ts): its request went out early, its
+ * events are kept until the message comes and takes them, or the preparation is dropped.
+ */
+export type PreparedReply = {
+  /** The request's messages and tools, as JSON: the message's own request must be exactly this to take it. */
+  key: string
+  controller: AbortController
+  events: LlmEvent[]
+  failure: { error: unknown } | null
+  finished: boolean
+  /** Wakes the reader waiting for the next event. */
+  wake: () => void
+}
+
 export type EngineState = {
   options: ConversationOptions
   clock: Clock
@@ -117,6 +132,7 @@ export type EngineState = {
   ending: Promise<void> | null
   node: WorkflowNode
   pending: PendingReply | null
+  prepared: PreparedReply | null
   idleSince: number | null
   idleStrikes: number
   closing: Closing | null
@@ -171,6 +187,7 @@ export function createEngineState(options: ConversationOptions): EngineState {
     ending: null,
     node: graph.start,
     pending: null,
+    prepared: null,
     idleSince: null,
     idleStrikes: 0,
     closing: null,

@@ -5,6 +5,7 @@
  *   const conversation = createConversation({ definition, configurations, variables, llm, clock, onEvent })
  *   await conversation.start()                      // delayed start, Start node, greeting (or the LLM speaks first)
  *   await conversation.userMessage(text, timing?)   // a final user utterance → the agent's reply, following transitions
+ *   conversation.prepareReply(text)                 // voice: that reply's LLM request sent ahead (prepared-reply.ts)
  *   await conversation.interrupt({ heardText })     // barge-in: cancels the LLM stream, keeps what was heard
  *   await conversation.tick()                       // call about once a second: the idle rules
  *   conversation.noteUserActivity() / agentSpeechEnded({ turn })   // voice timing, feeds the idle rule
@@ -56,6 +57,7 @@ import {
 import { applyLimits, limitsOf } from './limits'
 import { enterNode, openingOf } from './nodes'
 import type { ConversationRecord, EndReason, TranscriptTurn } from './record'
+import { dropPreparedReply, prepareReply } from './prepared-reply'
 import { reply } from './reply'
 
 export type { AgentSpeechKind, ConversationEvent, ConversationOptions, UserTiming } from './engine-state'
@@ -64,6 +66,13 @@ export type Conversation = {
   readonly ended: boolean
   start(): Promise<TranscriptTurn[]>
   userMessage(text: string, timing?: UserTiming): Promise<TranscriptTurn[]>
+  /**
+   * Sends the LLM request `userMessage(text)` would make now, so its reply is under way before the message is given
+   * (prepared-reply.ts); nothing is recorded unless that message comes. True when a request is on its way.
+   */
+  prepareReply(text: string): boolean
+  /** Drops the prepared reply (the caller went on speaking): its request is aborted. */
+  dropPreparedReply(): void
   /** True when the agent may be interrupted now: not the greeting or transition speech, the node allows it, not ending. */
   canInterrupt(turn?: number): boolean
   /**
@@ -89,6 +98,8 @@ export function createConversation(options: ConversationOptions): Conversation {
     },
     start: () => turnsDuring(s, () => start(s)),
     userMessage: (text, timing = {}) => userMessage(s, text, timing),
+    prepareReply: (text) => prepareReply(s, text),
+    dropPreparedReply: () => dropPreparedReply(s),
     canInterrupt: (turn) => canInterrupt(s, turn),
     async interrupt({ heardText, turn } = {}) {
       const index = turn ?? s.pending?.open?.index ?? latestAgentTurn(s)
@@ -108,6 +119,7 @@ export function createConversation(options: ConversationOptions): Conversation {
     tick: () => turnsDuring(s, () => applyLimits(s, limits)),
     async end(reason) {
       if (s.endReason) return s.finishing ?? undefined
+      dropPreparedReply(s)
       // A hang-up while the goodbye plays still ends the call the way the tool did.
       s.ending ??= stopPendingReply(s).then(() => (s.closing ? finishClosing(s) : finish(s, reason)))
       return s.ending

@@ -4,11 +4,12 @@
  * muted while it runs) or unknown; a tool that ends or hands over the call begins the closing. A barge-in aborts the
  * stream and keeps what was heard in the context.
  */
-import type { ChatMessage, ToolCall } from '../models/types'
+import type { ToolCall } from '../models/types'
+import { completionRequest, takePreparedReply } from './prepared-reply'
 import { closeTurn, openTurn, playRecording, speak, streamText } from './agent-turns'
 import { beginClosing, finish, type ToolSpeech } from './closing'
 import { nodeFunctions, type NodeFunction } from './graph'
-import { awaitMentionedExtractions, offersClips, systemPrompt, takeTransition } from './nodes'
+import { awaitMentionedExtractions, offersClips, takeTransition } from './nodes'
 import { createReplyRouter, type RoutedPiece } from './recording-replies'
 import { runToolCall, type ToolCallHost } from './tool-calls'
 import { recordEvent, render, warn, type EngineState, type OpenTurn, type PendingReply } from './engine-state'
@@ -88,16 +89,12 @@ async function streamCompletion(
   functions: NodeFunction[],
   instruction?: string,
 ): Promise<{ turn: OpenTurn | null; calls: ToolCall[] }> {
-  const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt(s, instruction) }, ...s.history]
+  const request = completionRequest(s, functions, instruction)
   const { signal } = current.controller
   const requestedAt = s.clock.now()
   const calls: ToolCall[] = []
   try {
-    const stream = s.llm.stream({
-      messages,
-      ...(functions.length ? { tools: functions.map(({ spec }) => spec) } : {}),
-      signal,
-    })
+    const stream = takePreparedReply(s, request, signal) ?? s.llm.stream({ ...request, signal })
     const router = offersClips(s) ? createReplyRouter() : null
     const say = (pieces: RoutedPiece[]) => {
       for (const piece of pieces) {

@@ -575,6 +575,8 @@ function persistingConversation(engine: Conversation, persist: () => void, markR
       return engine.start()
     }),
     userMessage: persisting(engine.userMessage),
+    prepareReply: engine.prepareReply,
+    dropPreparedReply: engine.dropPreparedReply,
     canInterrupt: engine.canInterrupt,
     interrupt: persisting(engine.interrupt),
     noteUserActivity: engine.noteUserActivity,

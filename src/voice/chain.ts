@@ -6,6 +6,7 @@
 import type { ConversationStage } from './stages/conversation'
 import type { VoiceTurnMetric } from './stages/metrics'
 import type { Stage } from './stage'
+import type { SpeculationCounts } from './stages/end-of-turn'
 
 export type CallChain = {
   stages: Stage[]
@@ -21,4 +22,6 @@ export type CallChain = {
   answeringMachine: { readonly detectedAfterMs: number | null } | null
   metrics: { readonly turns: VoiceTurnMetric[]; readonly firstAnswerHeldMs: number | null }
   conversationStage: Pick<ConversationStage, 'hear'>
+  /** How often the end of a turn was guessed ahead (the speech chain; a realtime model's turns are its own). */
+  speculation?: SpeculationCounts
 }

@@ -3,8 +3,10 @@
  * Agents style; the stage interface is stage.ts). No HTTP, no database: the caller gives the transport, the model
  * clients and the Conversation, and persists what `run` returns. The call's stages, in order:
  *
- *   line µ-law → decode → record caller (left) → answering-machine detector → 8→16 kHz → turn detector (WebRTC VAD)
- *   → DTMF collector → transcriber (STT, in order) → backchannel filter → answer gate → conversation
+ *   line µ-law → decode → record caller (left) → answering-machine detector → [noise suppression] → 8→16 kHz
+ *   → turn detector (WebRTC VAD)
+ *   → speculative end of turn → DTMF collector → transcriber (STT, in order) → backchannel filter → answer gate
+ *   → conversation
  *   → agent voice (sentences, TTS, marks) → line output (record agent (right), µ-law, transport) → turn metrics
  *
  * Interruption is one signal every stage obeys (`floorControl` below, the only place it is decided): when the caller takes
@@ -35,17 +37,27 @@ import type { RealtimeVoiceOptions } from './stages/realtime'
 import { linkStages, type Push, type Stage, type StageContext } from './stage'
 import { agentVoice } from './stages/agent-voice'
 import { answerGate, detectAnsweringMachine } from './stages/answering-machine'
-import { decodeLine, detectTurns, LINE_RATE, recordCaller, resampleCaller, VAD_RATE } from './stages/caller-input'
+import {
+  decodeLine,
+  detectTurns,
+  LINE_RATE,
+  recordCaller,
+  resampleCaller,
+  suppressNoise,
+  VAD_RATE,
+} from './stages/caller-input'
 import { converse } from './stages/conversation'
+import { speculateEndOfTurn, type SpeculationCounts } from './stages/end-of-turn'
 import { collectDigits } from './stages/dtmf'
 import { lineOutput } from './stages/line-output'
 import { measureTurns, type VoiceTurnMetric } from './stages/metrics'
 import { dropBackchannels, transcribe } from './stages/transcriber'
 import { DEFAULT_TURN_PARAMETERS, type TurnParameters } from './turns'
 import type { VadEngine, VadMode } from './vad'
+import type { NoiseEngine } from './noise'
 import type { VoicemailParameters } from './voicemail'
 
-export type { VoiceTurnMetric } from './stages/metrics'
+export { engineShareMs, type VoiceTurnMetric } from './stages/metrics'
 
 export type VoicemailOptions = {
   parameters?: Partial<VoicemailParameters>
@@ -59,6 +71,8 @@ type SpeechModels = {
   /** A model's TTS client, or the built-in voice. */
   tts: TtsClient
   vad: VadEngine
+  /** Noise suppression (RNNoise) before the VAD and speech recognition; absent or null: off. */
+  noise?: NoiseEngine | null
 }
 
 /** A call on a realtime speech-to-speech model (stages/realtime.ts). */
@@ -110,6 +124,8 @@ export type VoiceCallResult = {
   firstAnswerHeldMs: number | null
   recording: CallRecording
   turns: VoiceTurnMetric[]
+  /** Speculative turn-taking: pauses transcribed early, LLM requests prepared and dropped, turns ended early. */
+  speculation: SpeculationCounts
 }
 
 export type VoicePipeline = {
@@ -131,6 +147,7 @@ const DEFAULTS = {
   drainTimeoutMs: 30_000,
 }
 const MEDIA_LOST_REASON: EndReason = 'unexpected_error'
+const NO_SPECULATION: SpeculationCounts = { transcribed: 0, prepared: 0, dropped: 0, endedEarly: 0 }
 
 /** How the call ends: the conversation's `ended` event, or `stop` from outside. */
 type CallEnd = {
@@ -176,7 +193,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   const end = createCallEnd()
   const recorder = createCallRecorder(now())
 
-  const { stages, voice, turns, answeringMachine, metrics, conversationStage } =
+  const { stages, voice, turns, answeringMachine, metrics, conversationStage, speculation } =
     'realtime' in options
       ? realtimeChain(options.realtime, transport, recorder, options.recordings)
       : speechChain({ ...options, ...settings, turn: turnParameters }, recorder)
@@ -236,6 +253,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
       firstAnswerHeldMs: metrics.firstAnswerHeldMs,
       recording: recorder.finish(endedAtMs),
       turns: metrics.turns,
+      speculation: speculation ?? NO_SPECULATION,
     }
   }
 
@@ -289,14 +307,13 @@ function speechChain(
     answeringMachineDetection: answeringMachine !== null,
     retrievalMsTotal: options.retrievalMsTotal,
   })
+  const endOfTurn = speculateEndOfTurn(options.stt, {
+    onSttAudio: options.onSttAudio,
+    stopMs: options.turn.stopMs,
+    endUtterance: () => turns.endUtterance(),
+  })
   const stages: Stage[] = [
-    decodeLine(),
-    recordCaller(recorder),
-    ...(answeringMachine ? [answeringMachine] : []),
-    resampleCaller(LINE_RATE, VAD_RATE),
-    turns,
-    collectDigits(options.dtmfTimeoutMs),
-    transcribe(options.stt, { stopMs: options.turn.stopMs, onSttAudio: options.onSttAudio }),
+    ...callerStages(options, { recorder, answeringMachine, turns, endOfTurn, dtmfTimeoutMs: options.dtmfTimeoutMs }),
     ...(options.bargeInMinWords ? [dropBackchannels(options.bargeInMinWords)] : []),
     ...(answeringMachine ? [answerGate()] : []),
     conversationStage,
@@ -304,7 +321,32 @@ function speechChain(
     lineOutput(transport, recorder),
     metrics,
   ]
-  return { stages, voice, turns, answeringMachine, metrics, conversationStage }
+  return { stages, voice, turns, answeringMachine, metrics, conversationStage, speculation: endOfTurn.counts }
+}
+
+/** The caller's side of the chain: line audio → caller turns, up to the transcriber. */
+function callerStages(
+  options: SpeechModels & Pick<VoicePipelineOptions, 'onSttAudio'>,
+  parts: {
+    recorder: CallRecorder
+    answeringMachine: Stage | null
+    turns: Stage
+    endOfTurn: Stage
+    dtmfTimeoutMs: number
+  },
+): Stage[] {
+  const { noise } = options
+  return [
+    decodeLine(),
+    recordCaller(parts.recorder),
+    ...(parts.answeringMachine ? [parts.answeringMachine] : []),
+    ...(noise ? [suppressNoise(noise.createSuppressor(LINE_RATE, VAD_RATE), LINE_RATE, VAD_RATE)] : []),
+    resampleCaller(LINE_RATE, VAD_RATE),
+    parts.turns,
+    parts.endOfTurn,
+    collectDigits(parts.dtmfTimeoutMs),
+    transcribe(options.stt, { onSttAudio: options.onSttAudio }),
+  ]
 }
 
 /**

@@ -15,9 +15,16 @@ import type { Conversation, ConversationEvent, UserTiming } from '../conversatio
 /** Per-turn timing being measured (ms on the transport's clock); metrics.ts closes it at the first agent audio. */
 export type OpenMetric = {
   speechEndedAtMs: number
+  /** When the turn was known to be over: the stop window's end, or the pause's when its words ended the turn. */
   endOfTurnAtMs: number
+  /** End of turn → transcript (0 when the speculative transcript was ready before). */
   sttMs: number
+  /** How much sooner the turn was answered thanks to speculation (end-of-turn.ts); 0 without it. */
+  speculationSavedMs: number
 }
+
+/** A transcript asked for before the utterance was over (end-of-turn.ts), and when it came. */
+export type EarlyTranscript = Promise<{ text: string; readyAtMs: number }>
 
 /** What the caller said (or keyed) as one turn for the conversation. */
 export type CallerTurn = { text: string; timing: UserTiming; metric: OpenMetric | null; source: 'speech' | 'dtmf' }
@@ -33,8 +40,23 @@ export type Frame =
   | { kind: 'answering_machine'; verdict: 'person' | 'machine'; afterMs: number }
   /** The caller's speech passed the start window (the moment to barge in). */
   | { kind: 'speech_started'; atMs: number }
-  /** A finished utterance, 16 kHz PCM. */
-  | { kind: 'utterance'; pcm: Int16Array; startedAtMs: number; endedAtMs: number }
+  /**
+   * A finished utterance, 16 kHz PCM; `endedAtMs`: when its end was decided. With `transcript` it was transcribed
+   * already (speculation), `speculationSavedMs` what that saved.
+   */
+  | {
+      kind: 'utterance'
+      pcm: Int16Array
+      startedAtMs: number
+      endedAtMs: number
+      speechEndedAtMs: number
+      transcript?: EarlyTranscript
+      speculationSavedMs?: number
+    }
+  /** The caller paused inside an utterance (turns.ts `pauseMs`): its audio so far, for a speculative end of turn. */
+  | { kind: 'speech_paused'; pcm: Int16Array; startedAtMs: number; endedAtMs: number; speechEndedAtMs: number }
+  /** The caller went on speaking after a pause. */
+  | { kind: 'speech_resumed'; atMs: number }
   | { kind: 'caller_turn'; turn: CallerTurn }
   /** The answering-machine hold ended with caller turns kept from the conversation for `heldMs`. */
   | { kind: 'answer_held'; heldMs: number }

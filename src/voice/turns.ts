@@ -14,6 +14,11 @@ export type TurnParameters = {
   startMs: number
   /** Silence (quiet frames, or no frames) this long ends the utterance. */
   stopMs: number
+  /**
+   * Silence this long (shorter than `stopMs`) is a pause: the utterance so far is offered for a speculative end of
+   * turn (`pause`), and speech after it is told (`resumed`). At or above `stopMs`: no pauses.
+   */
+  pauseMs: number
   /** Frames quieter than this RMS level (dBFS) never count as speech, whatever the VAD says. */
   minVolumeDbfs: number
   /** Audio kept from before the start window's first frame, so the first syllable reaches STT whole. */
@@ -25,6 +30,7 @@ export type TurnParameters = {
 export const DEFAULT_TURN_PARAMETERS: TurnParameters = {
   startMs: 200,
   stopMs: 600,
+  pauseMs: 240,
   minVolumeDbfs: -45,
   preRollMs: 200,
   maxUtteranceMs: 30_000,
@@ -34,7 +40,11 @@ export type TurnEvent =
   /** Speech passed the start window: the moment to barge in. `atMs` is when the window was complete. */
   | { type: 'speech_started'; atMs: number }
   /** A finished utterance: 16 kHz mono PCM, from its start (with pre-roll) to its last speech frame (plus the silence heard up to the stop). */
-  | { type: 'utterance'; pcm: Int16Array; startedAtMs: number; endedAtMs: number }
+  | { type: 'utterance'; pcm: Int16Array; startedAtMs: number; endedAtMs: number; speechEndedAtMs: number }
+  /** The caller paused `pauseMs` inside an utterance: its audio so far (`endedAtMs`: when the pause was long enough). */
+  | { type: 'pause'; pcm: Int16Array; startedAtMs: number; endedAtMs: number; speechEndedAtMs: number }
+  /** Speech again after a pause, in the same utterance. */
+  | { type: 'resumed'; atMs: number }
 
 const FRAME_MS = (VAD_FRAME_SAMPLES / VAD_SAMPLE_RATE) * 1000
 const SAMPLES_PER_MS = VAD_SAMPLE_RATE / 1000
@@ -51,6 +61,10 @@ export type TurnDetector = {
   tick(nowMs: number): TurnEvent[]
   /** When `tick` will end the current utterance if no more speech comes (its last speech + the stop window); null when none is going on. */
   readonly utteranceEndsAtMs: number | null
+  /** When `tick` will next have something to tell (a pause, else the end); null when no utterance is going on. */
+  readonly nextEventAtMs: number | null
+  /** Ends the current utterance now (its end of turn was decided elsewhere); speech after it starts a new one. */
+  endUtterance(): void
 }
 
 function frameRmsDbfs(frame: Int16Array): number {
@@ -60,8 +74,31 @@ function frameRmsDbfs(frame: Int16Array): number {
   return rms === 0 ? -Infinity : 20 * Math.log10(rms / 32768)
 }
 
+/** The utterance being heard: its audio in chunks, and whether the pause after its last speech was told. */
+type Utterance = {
+  chunks: Int16Array[]
+  samples: number
+  startedAtMs: number
+  lastSpeechEndMs: number
+  paused: boolean
+}
+
+function joinChunks({ chunks, samples }: Utterance): Int16Array {
+  const pcm = new Int16Array(samples)
+  let offset = 0
+  for (const chunk of chunks) {
+    pcm.set(chunk, offset)
+    offset += chunk.length
+  }
+  return pcm
+}
+
 export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters> = {}): TurnDetector {
-  const { startMs, stopMs, minVolumeDbfs, preRollMs, maxUtteranceMs } = { ...DEFAULT_TURN_PARAMETERS, ...parameters }
+  const { startMs, stopMs, pauseMs, minVolumeDbfs, preRollMs, maxUtteranceMs } = {
+    ...DEFAULT_TURN_PARAMETERS,
+    ...parameters,
+  }
+  const pauses = pauseMs < stopMs
   const pending = new Int16Array(VAD_FRAME_SAMPLES)
   let pendingLength = 0
   /** End time of the last frame seen, to spot gaps. */
@@ -69,20 +106,16 @@ export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters>
   /** Recent frames kept while quiet (pre-roll + start window), with their end times. */
   let recent: { pcm: Int16Array; endMs: number }[] = []
   let candidateStartMs: number | null = null
-  let utterance: { chunks: Int16Array[]; samples: number; startedAtMs: number; lastSpeechEndMs: number } | null = null
+  let utterance: Utterance | null = null
+  const audioSoFar = () => joinChunks(utterance!)
 
   function finishUtterance(endedAtMs: number): TurnEvent {
-    const current = utterance!
+    const pcm = audioSoFar()
+    const { startedAtMs, lastSpeechEndMs } = utterance!
     utterance = null
     candidateStartMs = null
     recent = []
-    const pcm = new Int16Array(current.samples)
-    let offset = 0
-    for (const chunk of current.chunks) {
-      pcm.set(chunk, offset)
-      offset += chunk.length
-    }
-    return { type: 'utterance', pcm, startedAtMs: current.startedAtMs, endedAtMs }
+    return { type: 'utterance', pcm, startedAtMs, endedAtMs, speechEndedAtMs: lastSpeechEndMs }
   }
 
   function appendToUtterance(pcm: Int16Array): void {
@@ -91,8 +124,23 @@ export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters>
   }
 
   function silenceEnds(nowMs: number, events: TurnEvent[]): void {
-    if (utterance && nowMs - utterance.lastSpeechEndMs >= stopMs)
-      events.push(finishUtterance(utterance.lastSpeechEndMs + stopMs))
+    if (!utterance) return
+    const silentMs = nowMs - utterance.lastSpeechEndMs
+    if (pauses && !utterance.paused && silentMs >= pauseMs && silentMs < stopMs) {
+      utterance.paused = true
+      const { startedAtMs, lastSpeechEndMs } = utterance
+      const endedAtMs = lastSpeechEndMs + pauseMs
+      events.push({ type: 'pause', pcm: audioSoFar(), startedAtMs, endedAtMs, speechEndedAtMs: lastSpeechEndMs })
+    }
+    if (silentMs >= stopMs) events.push(finishUtterance(utterance.lastSpeechEndMs + stopMs))
+  }
+
+  function speechHeard(endMs: number, events: TurnEvent[]): void {
+    const current = utterance!
+    current.lastSpeechEndMs = endMs
+    if (!current.paused) return
+    current.paused = false
+    events.push({ type: 'resumed', atMs: endMs })
   }
 
   function onFrame(frame: Int16Array, endMs: number, events: TurnEvent[]): void {
@@ -112,7 +160,7 @@ export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters>
 
     if (utterance) {
       appendToUtterance(copy)
-      if (speech) utterance.lastSpeechEndMs = endMs
+      if (speech) speechHeard(endMs, events)
       else silenceEnds(endMs, events)
       if (utterance && endMs - utterance.startedAtMs >= maxUtteranceMs) events.push(finishUtterance(endMs))
       return
@@ -127,7 +175,7 @@ export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters>
     candidateStartMs ??= frameStartMs
     if (endMs - candidateStartMs < startMs) return
     const kept = recent.filter((entry) => entry.endMs - FRAME_MS >= candidateStartMs! - preRollMs)
-    utterance = { chunks: [], samples: 0, startedAtMs: kept[0].endMs - FRAME_MS, lastSpeechEndMs: endMs }
+    utterance = { chunks: [], samples: 0, startedAtMs: kept[0].endMs - FRAME_MS, lastSpeechEndMs: endMs, paused: false }
     for (const entry of kept) appendToUtterance(entry.pcm)
     recent = []
     events.push({ type: 'speech_started', atMs: endMs })
@@ -155,6 +203,12 @@ export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters>
     },
     get utteranceEndsAtMs() {
       return utterance ? utterance.lastSpeechEndMs + stopMs : null
+    },
+    get nextEventAtMs() {
+      return utterance ? utterance.lastSpeechEndMs + (pauses && !utterance.paused ? pauseMs : stopMs) : null
+    },
+    endUtterance() {
+      if (utterance) finishUtterance(utterance.lastSpeechEndMs)
     },
   }
 }

@@ -72,6 +72,7 @@ describe('create', () => {
       turn_start_strategy: 'min_words',
       turn_start_min_words: 2,
       turn_stop_strategy: 'turn_analyzer',
+      noise_suppression: true,
     }
     const response = await create({
       name: 'Turns',
@@ -190,6 +191,7 @@ describe('create', () => {
         ['turn_start_min_words', 0],
         ['turn_start_min_words', 2.5],
         ['turn_stop_strategy', 'smart'],
+        ['noise_suppression', 'yes'],
       ] as const
     ).map(
       ([key, value]) =>

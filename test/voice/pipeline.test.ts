@@ -16,8 +16,10 @@ import {
   type VoicePipeline,
   type VoicePipelineOptions,
 } from '../../src/voice/pipeline'
+import { DEFAULT_TURN_PARAMETERS } from '../../src/voice/turns'
 import { loadVadEngine, type VadEngine } from '../../src/voice/vad'
-import { loudestWindow, rms, sine, toneAmplitude } from '../support/audio'
+import { loadNoiseEngine } from '../../src/voice/noise'
+import { loudestWindow, noise, rms, sine, toneAmplitude } from '../support/audio'
 import { startFakeAriMedia, type FakeAriMedia, type FakeMediaChannel } from '../support/fake-ari-media'
 import { callTool, say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { waitFor } from '../support/wait'
@@ -346,7 +348,7 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     expect(call.conversation.record().end_reason).toBe('voicemail_detected')
   }, 30_000)
 
-  test("the machine's greeting is not answered: its turns are held (no LLM request) until the beep; no message: hung up at once", async () => {
+  test("the machine's greeting is not answered: its turns are held (a reply prepared, never taken) until the beep; no message: hung up at once", async () => {
     models.transcription.handler = () => ({ text: 'Hi, you have reached Jordan.' })
     const call = await startCall({ pipeline: { voicemail: {} } })
     call.channel.speak(await answeringMachine())
@@ -356,7 +358,9 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     // the pause inside the greeting ended a caller turn, which was transcribed and then held until the verdict
     expect(models.requestsTo('/audio/transcriptions').length).toBeGreaterThanOrEqual(1)
     expect(result.firstAnswerHeldMs).toBeGreaterThan(0)
-    expect(models.requestsTo('/chat/completions')).toEqual([])
+    // detection runs in parallel with the reply: it was prepared for the held turn, and dropped with the verdict
+    expect(models.requestsTo('/chat/completions').length).toBeGreaterThanOrEqual(1)
+    expect(call.events.filter(({ type }) => type === 'usage')).toEqual([])
     expect(speechInputs()).toEqual(['Hello, this is Ava.'])
     expect(call.conversation.record().logs.transcript.map(({ role }) => role)).toEqual(['agent'])
   }, 30_000)
@@ -368,7 +372,8 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     await greetingHeard(call)
     call.channel.speak(await callerSpeech('Hello?'))
     await waitFor('the answer', () => speechInputs().includes('Hi, this is Ava from Acme.'), 10_000)
-    expect(lastUserMessage(models.requestsTo('/chat/completions')[0])).toBe('Hello?')
+    // the reply prepared while detection decided is the one released: one request, not a second after the verdict
+    expect(models.requestsTo('/chat/completions').map(lastUserMessage)).toEqual(['Hello?'])
     await call.pipeline.stop('user_hangup')
     const result = await call.result
     expect(result.voicemail).toBeNull()
@@ -386,6 +391,102 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     expect((await call.result).firstAnswerHeldMs).toBe(0)
   }, 30_000)
 
+  test('speculation: a finished sentence is answered after the short pause, not the stop window', async () => {
+    models.transcription.handler = () => ({ text: 'Can I book a table for two tonight?' })
+    models.chat.queue(say('Of course.'))
+    const call = await startCall()
+    await greetingHeard(call)
+    call.channel.speak(await callerSpeech('Can I book a table for two tonight?'))
+    await waitFor('the answer to be played', () => marksProcessed(call.channel).length >= 2, 10_000)
+    await call.pipeline.stop('user_hangup')
+    const result = await call.result
+    expect(result.speculation.endedEarly).toBe(1)
+    const [turn] = result.turns
+    // the turn ended at the pause window (240 ms after the last speech), not the stop window (600 ms)
+    expect(turn.stopWindowMs).toBe(DEFAULT_TURN_PARAMETERS.pauseMs)
+    expect(turn.speculationSavedMs).toBeGreaterThan(0)
+    expect(models.requestsTo('/chat/completions').map(lastUserMessage)).toEqual(['Can I book a table for two tonight?'])
+    expect(call.conversation.record().logs.transcript.map(({ role, text }) => [role, text])).toEqual([
+      ['agent', 'Hello, this is Ava.'],
+      ['user', 'Can I book a table for two tonight?'],
+      ['agent', 'Of course.'],
+    ])
+  }, 30_000)
+
+  test('speculation: an unfinished sentence ("I would like to book, um…") waits for the stop window; its prepared request is the one answered', async () => {
+    models.transcription.handler = () => ({ text: 'I would like to book, um...' })
+    models.chat.queue(say('Sure, for when?'))
+    const call = await startCall()
+    await greetingHeard(call)
+    call.channel.speak(await callerSpeech('I would like to book, um'))
+    await waitFor('the answer to be played', () => marksProcessed(call.channel).length >= 2, 10_000)
+    await call.pipeline.stop('user_hangup')
+    const result = await call.result
+    expect(result.speculation.endedEarly).toBe(0)
+    expect(result.turns[0].stopWindowMs).toBe(DEFAULT_TURN_PARAMETERS.stopMs)
+    // one LLM request: prepared at the pause, taken at the end of the window (none sent again)
+    expect(models.requestsTo('/chat/completions').map(lastUserMessage)).toEqual(['I would like to book, um...'])
+    expect(call.events.filter(({ type }) => type === 'usage')).toHaveLength(1)
+  }, 30_000)
+
+  test('speculation dropped when the caller goes on: its LLM request is aborted, nothing of it heard, the transcript clean', async () => {
+    const first = await callerSpeech('I would like to book, um')
+    models.transcription.handler = (request) => ({
+      // the pause's audio is the first part; the whole turn is longer
+      text:
+        request.audio!.pcm.length / 16 < (first.length / 8) * 1.2
+          ? 'I would like to book, um...'
+          : 'I would like to book, um... a table for two tonight.',
+    })
+    models.chat.queue(say('Sure, for when?', { firstTokenDelayMs: 5_000 }), say('Of course, at what time?'))
+    // a long stop window: the caller goes on once the speculative request is seen, well inside it
+    const call = await startCall({ pipeline: { turn: { stopMs: 3_000 } } })
+    await greetingHeard(call)
+    call.channel.speak(first)
+    await waitFor('the prepared LLM request', () => models.requestsTo('/chat/completions').length >= 1, 10_000)
+    call.channel.speak(await callerSpeech('a table for two tonight.'))
+    await waitFor('the answer', () => speechInputs().includes('Of course, at what time?'), 10_000)
+    // the fake notices a client gone when it next writes (its delayed first piece)
+    await waitFor(
+      'the speculative request to be aborted',
+      () => models.requestsTo('/chat/completions')[0].aborted,
+      10_000,
+    )
+    const [speculative, answered] = models.requestsTo('/chat/completions')
+    expect(lastUserMessage(speculative)).toBe('I would like to book, um...')
+    expect(lastUserMessage(answered)).toBe('I would like to book, um... a table for two tonight.')
+    await call.pipeline.stop('user_hangup')
+    const result = await call.result
+    expect(result.speculation.dropped).toBeGreaterThanOrEqual(1)
+    expect(speechInputs()).not.toContain('Sure, for when?')
+    expect(call.events.filter(({ type }) => type === 'usage')).toHaveLength(1)
+    expect(call.conversation.record().logs.transcript.map(({ role, text }) => [role, text])).toEqual([
+      ['agent', 'Hello, this is Ava.'],
+      ['user', 'I would like to book, um... a table for two tonight.'],
+      ['agent', 'Of course, at what time?'],
+    ])
+  }, 30_000)
+
+  test('noise suppression on: noisy speech is still transcribed and answered, and what speech recognition gets is denoised', async () => {
+    models.transcription.handler = () => ({ text: 'Can I book a table for two tonight?' })
+    models.chat.queue(say('Of course.'))
+    const noiseEngine = await loadNoiseEngine()
+    const call = await startCall({ pipeline: { noise: noiseEngine } })
+    await greetingHeard(call)
+    const speech = await callerSpeech('Can I book a table for two tonight?')
+    const hiss = noise(8000, speech.length / 8 + 1_000, 1_500)
+    const noisy = concatPcm([speech, silence8k(1_000)]).map((sample, index) =>
+      Math.max(-32768, Math.min(32767, sample + hiss[index])),
+    )
+    call.channel.speak(noisy)
+    await waitFor('the answer', () => speechInputs().includes('Of course.'), 10_000)
+    const [transcription] = models.requestsTo('/audio/transcriptions')
+    // the utterance ends with the silence heard after the speech: there, only the noise is left of the line
+    const tail = transcription.audio!.pcm.subarray(-16 * 150)
+    expect(rms(tail)).toBeLessThan(rms(hiss) / 3)
+    expect(call.conversation.record().logs.transcript.map(({ role }) => role)).toEqual(['agent', 'user', 'agent'])
+  }, 30_000)
+
   test('a configured stop window decides where a turn ends: a 1.2 s pause splits two sentences at 0.6 s, not at 1.5 s', async () => {
     // ~1.2 s without speech: the voice's own silence at the end and start of each sentence (~0.4 s) and 0.8 s
     const speech = concatPcm([await callerSpeech('Hello?'), silence8k(800), await callerSpeech('Who is this?')])
@@ -396,7 +497,8 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
       // transcribed as nothing: only where the turns end matters here
       models.reset()
       models.transcription.handler = () => ({ text: '' })
-      const call = await startCall({ pipeline: { turn: { stopMs } } })
+      // no speculation on pauses here: each transcription is a turn's end
+      const call = await startCall({ pipeline: { turn: { stopMs, pauseMs: stopMs } } })
       await greetingHeard(call)
       call.channel.speak(speech)
       await waitFor(

@@ -13,6 +13,10 @@ const FRAME_MS = 20
 const tone = (ms: number) => sine(300, 16000, ms)
 const quiet = (ms: number) => new Int16Array((16000 * ms) / 1000)
 
+/** The events about where utterances start and end (pauses and resumptions inside them aside). */
+const withoutPauses = (events: TurnEvent[]) =>
+  events.filter((event) => event.type !== 'pause' && event.type !== 'resumed')
+
 /** Pushes `audio` as 20 ms frames arriving back to back from `startMs`; returns the events and the time it ended. */
 function feed(
   detector: ReturnType<typeof createTurnDetector>,
@@ -48,7 +52,7 @@ describe('turn detector (timing, with a stand-in VAD)', () => {
     const trailing = feed(detector, quiet(200), speech.endMs)
     expect(trailing.events).toEqual([])
     expect(detector.utteranceEndsAtMs).toBe(speech.endMs + DEFAULT_TURN_PARAMETERS.stopMs)
-    expect(detector.tick(speech.endMs + DEFAULT_TURN_PARAMETERS.stopMs - 1)).toEqual([])
+    expect(withoutPauses(detector.tick(speech.endMs + DEFAULT_TURN_PARAMETERS.stopMs - 1))).toEqual([])
     const [utterance] = detector.tick(speech.endMs + DEFAULT_TURN_PARAMETERS.stopMs + 50)
     if (utterance?.type !== 'utterance') throw new Error('expected an utterance')
     expect(utterance.endedAtMs).toBe(speech.endMs + DEFAULT_TURN_PARAMETERS.stopMs)
@@ -74,12 +78,48 @@ describe('turn detector (timing, with a stand-in VAD)', () => {
     const gapMs = 400
     const second = feed(detector, tone(600), first.endMs + gapMs)
     expect(detector.tick(second.endMs + 100)).toEqual([])
-    const events = detector.tick(second.endMs + DEFAULT_TURN_PARAMETERS.stopMs)
+    const events = withoutPauses(detector.tick(second.endMs + DEFAULT_TURN_PARAMETERS.stopMs))
     expect(events).toHaveLength(1)
     const utterance = events[0] as Extract<TurnEvent, { type: 'utterance' }>
     expect(utterance.pcm.length).toBe(16 * (600 + gapMs + 600))
     expect(rms(utterance.pcm.subarray(16 * 700, 16 * 900))).toBe(0)
-    expect([...first.events, ...second.events].map((event) => event.type)).toEqual(['speech_started'])
+    expect(withoutPauses([...first.events, ...second.events]).map((event) => event.type)).toEqual(['speech_started'])
+  })
+
+  test('a pause of pauseMs offers the utterance so far once; speech after it is told as resumed, in the same utterance', () => {
+    const { pauseMs, stopMs } = DEFAULT_TURN_PARAMETERS
+    const detector = createTurnDetector(loudIsSpeech, { preRollMs: 0 })
+    const first = feed(detector, tone(600), 0)
+    expect(detector.nextEventAtMs).toBe(first.endMs + pauseMs)
+    expect(detector.tick(first.endMs + pauseMs - 1)).toEqual([])
+    const [pause] = detector.tick(first.endMs + pauseMs)
+    if (pause?.type !== 'pause') throw new Error('expected a pause')
+    expect(pause).toMatchObject({ startedAtMs: 0, endedAtMs: first.endMs + pauseMs, speechEndedAtMs: first.endMs })
+    expect(pause.pcm.length).toBe(16 * 600)
+    // told once; the stop window is what comes next
+    expect(detector.tick(first.endMs + pauseMs + 50)).toEqual([])
+    expect(detector.nextEventAtMs).toBe(first.endMs + stopMs)
+    const second = feed(detector, tone(400), first.endMs + pauseMs + 60)
+    expect(second.events.map((event) => event.type)).toEqual(['resumed'])
+    // a stop window already over needs no pause first
+    const ended = detector.tick(second.endMs + stopMs)
+    expect(ended.map((event) => event.type)).toEqual(['utterance'])
+    const utterance = ended[0] as Extract<TurnEvent, { type: 'utterance' }>
+    expect(utterance.startedAtMs).toBe(0)
+    expect(utterance.speechEndedAtMs).toBe(second.endMs)
+  })
+
+  test('endUtterance closes the utterance at once: the next speech starts a new one; no pauses when pauseMs ≥ stopMs', () => {
+    const detector = createTurnDetector(loudIsSpeech)
+    const first = feed(detector, tone(600), 0)
+    detector.endUtterance()
+    expect(detector.tick(first.endMs + 2000)).toEqual([])
+    const second = feed(detector, tone(600), first.endMs + 300)
+    expect(second.events.map((event) => event.type)).toEqual(['speech_started'])
+    const noPauses = createTurnDetector(loudIsSpeech, { pauseMs: 600, stopMs: 600 })
+    const speech = feed(noPauses, tone(600), 0)
+    expect(noPauses.tick(speech.endMs + 300)).toEqual([])
+    expect(noPauses.tick(speech.endMs + 600).map((event) => event.type)).toEqual(['utterance'])
   })
 
   test('a gap longer than the stop window ends the utterance when the next frame arrives, even without tick()', () => {
@@ -186,7 +226,7 @@ describe('turn detector on real speech (Flite voice, WebRTC VAD, the telephone p
     const lead = feed(detector, quiet(1000), 0)
     const talk = feed(detector, speech, lead.endMs)
     const tail = feed(detector, quiet(1500), talk.endMs)
-    const events = [...lead.events, ...talk.events, ...tail.events]
+    const events = withoutPauses([...lead.events, ...talk.events, ...tail.events])
     expect(events.map((event) => event.type)).toEqual(['speech_started', 'utterance'])
     const utterance = events[1] as Extract<TurnEvent, { type: 'utterance' }>
     expect(utterance.startedAtMs).toBeGreaterThanOrEqual(lead.endMs - DEFAULT_TURN_PARAMETERS.preRollMs)
@@ -202,8 +242,8 @@ describe('turn detector on real speech (Flite voice, WebRTC VAD, the telephone p
     const vad = engine.createVad(3)
     const detector = createTurnDetector(vad)
     const talk = feed(detector, speech, 5000)
-    expect(talk.events.map((event) => event.type)).toEqual(['speech_started'])
-    const ended = detector.tick(talk.endMs + DEFAULT_TURN_PARAMETERS.stopMs)
+    expect(withoutPauses(talk.events).map((event) => event.type)).toEqual(['speech_started'])
+    const ended = withoutPauses(detector.tick(talk.endMs + DEFAULT_TURN_PARAMETERS.stopMs))
     expect(ended.map((event) => event.type)).toEqual(['utterance'])
     vad.free()
   })

@@ -2,7 +2,8 @@
  * Answering-machine detection (outbound calls), as two stages: the detector listens to the caller's 8 kHz audio and
  * says `person` or `machine` (or gives up, which counts as a person: a DTMF key shows one too); the answer gate, further
  * on, holds the caller's turns from the conversation until then: the agent must not answer a machine's greeting. The
- * `person` verdict gives the held turns to the conversation as one turn; `machine` drops them, and the detector
+ * `person` verdict gives the held turns to the conversation as one turn (its reply was prepared meanwhile, so it is
+ * under way when released); `machine` drops them, and the detector
  * silences the agent and ends the conversation (`voicemail_detected`). The greeting and the conversation's own speech
  * are not held.
  */
@@ -97,6 +98,8 @@ export function detectAnsweringMachine(parameters: Partial<VoicemailParameters> 
   }
 }
 
+const heldText = (turns: CallerTurn[]) => turns.map(({ text }) => text).join(' ')
+
 /** Holds caller turns until the detector's verdict; then gives them to the conversation as one turn, or drops them. */
 export function answerGate(): Stage {
   let context: StageContext
@@ -110,7 +113,7 @@ export function answerGate(): Stage {
     if (!answer) return
     const { turns: held } = ended
     const turn: CallerTurn = {
-      text: held.map(({ text }) => text).join(' '),
+      text: heldText(held),
       timing: { startMs: held[0].timing.startMs, endMs: held.at(-1)!.timing.endMs },
       metric: held.at(-1)!.metric,
       source: 'speech',
@@ -129,6 +132,8 @@ export function answerGate(): Stage {
       if (frame.kind !== 'caller_turn' || !hold) return context.push(frame)
       hold.sinceMs ??= context.now()
       hold.turns.push(frame.turn)
+      // The reply is prepared while the detector decides: released the moment it says "person".
+      context.conversation.prepareReply(heldText(hold.turns))
     },
   }
 }

@@ -7,6 +7,7 @@ import type { CallRecorder } from '../recorder'
 import { createResampler } from '../resample'
 import { createTurnDetector, type TurnEvent, type TurnParameters } from '../turns'
 import type { Vad } from '../vad'
+import type { NoiseSuppressor } from '../noise'
 import { frameStage, type Stage, type StageContext } from '../stage'
 
 export const LINE_RATE = 8000
@@ -38,27 +39,63 @@ export function resampleCaller(fromRate: number, toRate: number): Stage {
 }
 
 /**
- * Caller audio (16 kHz) → `speech_started` and `utterance` frames. Frames stop while the line is silent: a timer ends
- * the utterance when the stop window after its last speech has passed (later speech moves that moment: the timer then
- * looks again).
+ * Noise suppression (RNNoise, noise.ts) before the turn detector and speech recognition: line audio at `fromRate` →
+ * denoised audio at `toRate` (the resampling to the VAD's rate is done here, so the resample stage lets it pass). The
+ * recording and the answering-machine detector (a beep is a steady tone RNNoise may soften) hear the line as it is.
  */
-export function detectTurns(vad: Vad, parameters: TurnParameters): Stage & { readonly speaking: boolean } {
+export function suppressNoise(suppressor: NoiseSuppressor, fromRate: number, toRate: number): Stage {
+  let context: StageContext
+  return {
+    name: 'noise suppression',
+    start(given) {
+      context = given
+    },
+    process(frame) {
+      if (frame.kind !== 'caller_audio' || frame.sampleRate !== fromRate) return context.push(frame)
+      const pcm = suppressor.process(frame.pcm)
+      if (pcm.length > 0) return context.push({ ...frame, pcm, sampleRate: toRate })
+    },
+    stop() {
+      suppressor.free()
+    },
+  }
+}
+
+/**
+ * Caller audio (16 kHz) → `speech_started`, `speech_paused` / `speech_resumed` and `utterance` frames. Frames stop
+ * while the line is silent: a timer tells the pause and ends the utterance when their windows after its last speech
+ * have passed (later speech moves that moment: the timer then looks again). `endUtterance` ends it early (a turn
+ * whose end was decided from its words, end-of-turn.ts).
+ */
+export function detectTurns(
+  vad: Vad,
+  parameters: TurnParameters,
+): Stage & { readonly speaking: boolean; endUtterance(): void } {
   let context: StageContext
   const turns = createTurnDetector(vad, parameters)
   let speaking = false
   let stopTimer: ReturnType<typeof setTimeout> | undefined
 
+  function clearStopTimer(): void {
+    clearTimeout(stopTimer)
+    stopTimer = undefined
+  }
+
   function armStopTimer(): void {
-    const endsAtMs = turns.utteranceEndsAtMs
-    if (stopTimer !== undefined || endsAtMs === null) return
+    const nextAtMs = turns.nextEventAtMs
+    if (stopTimer !== undefined || nextAtMs === null) return
     stopTimer = setTimeout(
       () => {
-        stopTimer = undefined
-        if (context.ending()) return
-        pushTurnEvents(turns.tick(context.now()))
-        if (speaking) armStopTimer()
+        // Frames that arrived while the loop was busy are read first (I/O runs after timers, before setImmediate):
+        // a late timer must not take a stalled loop for the caller's silence.
+        setImmediate(() => {
+          stopTimer = undefined
+          if (context.ending()) return
+          pushTurnEvents(turns.tick(context.now()))
+          if (speaking) armStopTimer()
+        })
       },
-      Math.max(0, endsAtMs - context.now()),
+      Math.max(0, nextAtMs - context.now()),
     )
   }
 
@@ -67,16 +104,12 @@ export function detectTurns(vad: Vad, parameters: TurnParameters): Stage & { rea
       if (event.type === 'speech_started') {
         speaking = true
         void context.push({ kind: 'speech_started', atMs: event.atMs })
-      } else {
+      } else if (event.type === 'resumed') void context.push({ kind: 'speech_resumed', atMs: event.atMs })
+      else if (event.type === 'pause') void context.push({ ...event, kind: 'speech_paused' })
+      else {
         speaking = false
-        clearTimeout(stopTimer)
-        stopTimer = undefined
-        void context.push({
-          kind: 'utterance',
-          pcm: event.pcm,
-          startedAtMs: event.startedAtMs,
-          endedAtMs: event.endedAtMs,
-        })
+        clearStopTimer()
+        void context.push({ ...event, kind: 'utterance' })
       }
     }
   }
@@ -94,8 +127,13 @@ export function detectTurns(vad: Vad, parameters: TurnParameters): Stage & { rea
       pushTurnEvents(turns.push(frame.pcm, frame.atMs))
       if (speaking) armStopTimer()
     },
+    endUtterance() {
+      turns.endUtterance()
+      speaking = false
+      clearStopTimer()
+    },
     stop() {
-      clearTimeout(stopTimer)
+      clearStopTimer()
       vad.free()
     },
   }

@@ -1,6 +1,8 @@
 /**
  * Per-turn response times, measured by the pipeline itself: from the end of the caller's speech to the first agent
- * audio sent, minus the stop window (the silence the turn detector must hear before the turn is over). That is the
+ * audio sent, split into the stop window (the silence waited before the turn was known to be over: the short pause
+ * when speculation ended it, else the full window) and the response after it (speech recognition, LLM first text, TTS
+ * first audio, the engine's own share), with what speculation saved. That is the
  * engine's own overhead plus the models' latency, never hidden. Also how long answering-machine detection held the
  * answer to the caller's first turn.
  */
@@ -8,18 +10,38 @@ import type { OpenMetric, Stage, StageContext } from '../stage'
 
 /** One caller turn answered by the agent. Times are ms on the transport's clock, durations in ms. */
 export type VoiceTurnMetric = {
-  /** When the caller stopped speaking (the turn detector knew it `stop window` later). */
+  /** When the caller stopped speaking (the turn detector knew it `stopWindowMs` later). */
   speechEndedAtMs: number
+  /** The silence waited before the turn was known to be over: the pause window (speculation) or the full stop window. */
+  stopWindowMs: number
   /** First agent audio sent − end of speech − stop window: the pipeline's and the models' share. */
   responseMs: number
+  /** End of turn → transcript: 0 when it was transcribed before (speculation). */
   sttMs: number
+  /**
+   * What speculation saved: the rest of the stop window not waited (a turn ended early by its words), or the head start
+   * of the reply's LLM request (prepared at the pause, taken at the end of the window).
+   */
+  speculationSavedMs: number
   /** Caller's text given to the conversation → first agent text (LLM time to first token, plus any transition). */
   firstTextMs: number | null
+  /**
+   * Caller's text given to the conversation → its first whole sentence, ready for speech synthesis: the LLM's share
+   * (its first token, then the rest of the sentence as fast as it streams).
+   */
+  firstSentenceMs: number | null
   /** First sentence ready → its first audio (TTS time to first byte, resampling, encoding). */
   firstAudioMs: number | null
   /** Knowledge-base retrievals inside firstTextMs (embedding the query and searching): 0 when none ran. */
   retrievalMs: number
 }
+
+/**
+ * The engine's own share of a turn's response: what the models' measured times do not explain (STT, the LLM up to the
+ * first whole sentence, TTS up to its first audio).
+ */
+export const engineShareMs = (turn: VoiceTurnMetric) =>
+  turn.responseMs - turn.sttMs - (turn.firstSentenceMs ?? turn.firstTextMs ?? 0) - (turn.firstAudioMs ?? 0)
 
 export type TurnMetrics = Stage & {
   readonly turns: VoiceTurnMetric[]
@@ -51,9 +73,13 @@ export function measureTurns(options: {
     const { metric } = measuring
     turns.push({
       speechEndedAtMs: metric.speechEndedAtMs,
+      stopWindowMs: metric.endOfTurnAtMs - metric.speechEndedAtMs,
       responseMs: firstAudioAtMs - metric.endOfTurnAtMs,
       sttMs: metric.sttMs,
+      speculationSavedMs: metric.speculationSavedMs,
       firstTextMs: measuring.firstTextAtMs === undefined ? null : measuring.firstTextAtMs - measuring.messageAtMs,
+      firstSentenceMs:
+        measuring.firstSentenceAtMs === undefined ? null : measuring.firstSentenceAtMs - measuring.messageAtMs,
       firstAudioMs: measuring.firstSentenceAtMs === undefined ? null : firstAudioAtMs - measuring.firstSentenceAtMs,
       retrievalMs: retrievalMsTotal() - measuring.retrievalAtMessageMs,
     })

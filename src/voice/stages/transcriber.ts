@@ -4,10 +4,30 @@
  * taken up by the conversation.
  */
 import type { SttClient } from '../../models/types'
-import { frameStage, type Stage, type StageContext } from '../stage'
+import { frameStage, type EarlyTranscript, type Frame, type Stage, type StageContext } from '../stage'
 import { VAD_RATE } from './caller-input'
 
-export function transcribe(stt: SttClient, options: { stopMs: number; onSttAudio?: (seconds: number) => void }): Stage {
+export type TranscriberOptions = { onSttAudio?: (seconds: number) => void }
+
+/** Speech recognition of `pcm16k`, with when its text came; a failure is warned about and heard as nothing. */
+export function transcribeAudio(
+  stt: SttClient,
+  pcm16k: Int16Array,
+  context: StageContext,
+  options: TranscriberOptions & { signal?: AbortSignal },
+): EarlyTranscript {
+  options.onSttAudio?.(pcm16k.length / VAD_RATE)
+  return stt.transcribe(pcm16k, { signal: options.signal }).then(
+    (text) => ({ text: text.trim(), readyAtMs: context.now() }),
+    (error: Error) => {
+      if (!options.signal?.aborted)
+        context.warn(`Speech recognition failed (${stt.ref.service}/${stt.ref.model}): ${error.message}`)
+      return { text: '', readyAtMs: context.now() }
+    },
+  )
+}
+
+export function transcribe(stt: SttClient, options: TranscriberOptions = {}): Stage {
   let context: StageContext
   let deliveries: Promise<void> = Promise.resolve()
 
@@ -15,23 +35,22 @@ export function transcribe(stt: SttClient, options: { stopMs: number; onSttAudio
     deliveries = deliveries.then(deliver)
   }
 
-  function transcribeUtterance(pcm16k: Int16Array, startedAtMs: number, endedAtMs: number): void {
-    const requestedAtMs = context.now()
-    options.onSttAudio?.(pcm16k.length / VAD_RATE)
-    const text = stt.transcribe(pcm16k).catch((error: Error) => {
-      context.warn(`Speech recognition failed (${stt.ref.service}/${stt.ref.model}): ${error.message}`)
-      return ''
-    })
+  function transcribeUtterance(utterance: Extract<Frame, { kind: 'utterance' }>): void {
+    const transcript = utterance.transcript ?? transcribeAudio(stt, utterance.pcm, context, options)
     inOrder(async () => {
-      const heard = (await text).trim()
-      if (!heard || context.ending()) return
+      const { text, readyAtMs } = await transcript
+      if (!text || context.ending()) return
       const metric = {
-        speechEndedAtMs: endedAtMs - options.stopMs,
-        endOfTurnAtMs: endedAtMs,
-        sttMs: context.now() - requestedAtMs,
+        speechEndedAtMs: utterance.speechEndedAtMs,
+        endOfTurnAtMs: utterance.endedAtMs,
+        sttMs: Math.max(0, readyAtMs - utterance.endedAtMs),
+        speculationSavedMs: utterance.speculationSavedMs ?? 0,
       }
-      const timing = { startMs: context.clockTime(startedAtMs), endMs: context.clockTime(metric.speechEndedAtMs) }
-      await context.push({ kind: 'caller_turn', turn: { text: heard, timing, metric, source: 'speech' } })
+      const timing = {
+        startMs: context.clockTime(utterance.startedAtMs),
+        endMs: context.clockTime(metric.speechEndedAtMs),
+      }
+      await context.push({ kind: 'caller_turn', turn: { text, timing, metric, source: 'speech' } })
     })
   }
 
@@ -41,7 +60,7 @@ export function transcribe(stt: SttClient, options: { stopMs: number; onSttAudio
       context = given
     },
     process(frame) {
-      if (frame.kind === 'utterance') return transcribeUtterance(frame.pcm, frame.startedAtMs, frame.endedAtMs)
+      if (frame.kind === 'utterance') return transcribeUtterance(frame)
       if (frame.kind === 'caller_turn') return inOrder(async () => context.push(frame))
       return context.push(frame)
     },
