@@ -187,8 +187,8 @@ export async function createRecordings(
 const lineAudioKey = (storageKey: string) => `${storageKey}.line-8k.ulaw`
 
 async function decodeUpload(ctx: AppContext, storageKey: string, loc: (string | number)[]): Promise<LineAudio> {
-  const file = await ctx.objects.file(storageKey)
-  const bytes = file ? new Uint8Array(await file.arrayBuffer()) : new Uint8Array(0)
+  const object = await ctx.objects.get(storageKey)
+  const bytes = object ? await object.bytes() : new Uint8Array(0)
   try {
     return await decodeToLineAudio(bytes)
   } catch (error) {
@@ -365,9 +365,9 @@ export async function loadLineAudio(
 ): Promise<PlayableRecording | null> {
   const row = findByRecordingId(ctx, organizationId, recordingId)
   if (!row) return null
-  const file = await ctx.objects.file(row.lineAudioKey)
-  if (!file) return null
-  return { transcript: row.transcript, ulaw: new Uint8Array(await file.arrayBuffer()) }
+  const object = await ctx.objects.get(row.lineAudioKey)
+  if (!object) return null
+  return { transcript: row.transcript, ulaw: await object.bytes() }
 }
 
 /** The organization's recordings among `ids`, loaded before a run starts so that playing one needs no I/O. */
