@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, sql } from 'drizzle-orm'
+import { and, count, desc, eq, inArray } from 'drizzle-orm'
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import {
@@ -31,8 +31,14 @@ import { documentReferenceErrors } from '../knowledge/documents'
 import { hostNotWrittenOut } from '../egress/network-policy'
 import { namesThisServer, THIS_SERVER_MESSAGE } from '../egress/policy'
 import { modelConfigurationPinProblems } from '../models/configurations'
-import { preparedQuery } from '../db/prepared'
-import { jsonRows, sqlPart } from '../db/sql-parts'
+import {
+  agentListJson,
+  currentAndDraftVersions,
+  insertAgent,
+  insertAgentVersion,
+  renameAgent,
+  type NewAgentVersion,
+} from './queries'
 
 type AgentView = Static<typeof Agent>
 
@@ -49,7 +55,7 @@ function checkModelPin(
 
 const WORKFLOW_STATUSES: WorkflowStatus[] = ['active', 'archived']
 
-const workflowNotFound = (id: number) => notFound(`Workflow with id ${id} not found`)
+const agentNotFound = (id: number) => notFound(`Workflow with id ${id} not found`)
 
 const definitionErrors = (kind: 'conflict' | 'invalid', errors: DefinitionError[]) =>
   new DomainError(kind, { is_valid: false, errors })
@@ -131,13 +137,13 @@ function checkOutboundUrls(ctx: AppContext, definition: AgentDefinition): void {
 function claimTriggerPaths(
   ctx: AppContext,
   organizationId: number,
-  workflowId: number,
+  agentId: number,
   definition: AgentDefinition,
   paths: string[],
 ): void {
   if (paths.length === 0) return
   const owners = ctx.db.select().from(workflowTriggers).where(inArray(workflowTriggers.triggerPath, paths)).all()
-  const taken = owners.filter((owner) => owner.workflowId !== workflowId).map((owner) => owner.triggerPath)
+  const taken = owners.filter((owner) => owner.workflowId !== agentId).map((owner) => owner.triggerPath)
   if (taken.length > 0) {
     throw definitionErrors(
       'conflict',
@@ -155,7 +161,7 @@ function claimTriggerPaths(
   const createdAt = isoNow(ctx.clock)
   const fresh = paths
     .filter((path) => !owned.has(path))
-    .map((triggerPath) => ({ triggerPath, workflowId, organizationId, createdAt }))
+    .map((triggerPath) => ({ triggerPath, workflowId: agentId, organizationId, createdAt }))
   if (fresh.length > 0) ctx.db.insert(workflowTriggers).values(fresh).run()
 }
 
@@ -177,35 +183,18 @@ function agentView(workflow: WorkflowRow, version: WorkflowDefinitionRow): Agent
   }
 }
 
-const currentVersionQuery = preparedQuery((db) =>
-  db
-    .select({ workflow: workflows, version: workflowDefinitions })
-    .from(workflows)
-    .innerJoin(workflowDefinitions, eq(workflowDefinitions.workflowId, workflows.id))
-    .where(
-      and(
-        eq(workflows.id, sql.placeholder('workflowId')),
-        eq(workflows.organizationId, sql.placeholder('organizationId')),
-        inArray(workflowDefinitions.status, ['draft', 'published']),
-      ),
-    )
-    // A draft is always newer than the published version.
-    .orderBy(desc(workflowDefinitions.versionNumber))
-    .prepare(),
-)
-
 /**
  * The workflow with the version clients edit: its draft when there is one, else its published version. The query
  * finds at most those two (one of each at most) and takes the first: a bound `LIMIT 1` would make SQLite compile the
  * prepared statement again on every run (~25 µs).
  */
-function findCurrent(ctx: AppContext, organizationId: number, workflowId: number) {
-  return currentVersionQuery(ctx.db).all({ workflowId, organizationId })[0]
+function findCurrent(ctx: AppContext, organizationId: number, agentId: number) {
+  return currentAndDraftVersions(ctx, organizationId, agentId)[0]
 }
 
-export function getAgent(ctx: AppContext, organizationId: number, workflowId: number): AgentView {
-  const current = findCurrent(ctx, organizationId, workflowId)
-  if (!current) throw workflowNotFound(workflowId)
+export function getAgent(ctx: AppContext, organizationId: number, agentId: number): AgentView {
+  const current = findCurrent(ctx, organizationId, agentId)
+  if (!current) throw agentNotFound(agentId)
   return agentView(current.workflow, current.version)
 }
 
@@ -217,49 +206,10 @@ function versionValues(definition: AgentDefinition, configurations: AgentConfigu
   }
 }
 
-const insertWorkflowQuery = preparedQuery((db) =>
-  db
-    .insert(workflows)
-    .values({
-      organizationId: sql.placeholder('organizationId'),
-      workflowUuid: sql.placeholder('workflowUuid'),
-      name: sql.placeholder('name'),
-      callDispositionCodes: sql.placeholder('callDispositionCodes'),
-      createdAt: sql.placeholder('now'),
-      updatedAt: sql.placeholder('now'),
-    })
-    .returning()
-    .prepare(),
-)
-
-type NewVersion = ReturnType<typeof versionValues> &
-  Pick<
-    WorkflowDefinitionRow,
-    'workflowId' | 'organizationId' | 'versionNumber' | 'status' | 'createdAt' | 'publishedAt'
-  >
-
-const insertVersionQuery = preparedQuery((db) =>
-  db
-    .insert(workflowDefinitions)
-    .values({
-      workflowId: sql.placeholder('workflowId'),
-      organizationId: sql.placeholder('organizationId'),
-      versionNumber: sql.placeholder('versionNumber'),
-      status: sql.placeholder('status'),
-      workflowJson: sql.placeholder('workflowJson'),
-      workflowConfigurations: sql.placeholder('workflowConfigurations'),
-      templateContextVariables: sql.placeholder('templateContextVariables'),
-      createdAt: sql.placeholder('createdAt'),
-      publishedAt: sql.placeholder('publishedAt'),
-    })
-    .returning({ id: workflowDefinitions.id })
-    .prepare(),
-)
-
 /** The new version's row is what was written, with its id: not read back, so its JSON columns are not parsed again. */
-const insertVersion = (ctx: AppContext, version: NewVersion): WorkflowDefinitionRow => ({
+const insertVersion = (ctx: AppContext, version: NewAgentVersion): WorkflowDefinitionRow => ({
   ...version,
-  id: insertVersionQuery(ctx.db).get(version)!.id,
+  id: insertAgentVersion(ctx, version),
 })
 
 /**
@@ -277,13 +227,7 @@ export function createAgent(
   checkModelPin(ctx, organizationId, body.workflow_configurations ?? {}, ['body', 'workflow_configurations'])
   const now = isoNow(ctx.clock)
   return batchedTransaction(ctx, () => {
-    const workflow = insertWorkflowQuery(ctx.db).get({
-      organizationId,
-      workflowUuid: crypto.randomUUID(),
-      name: body.name,
-      callDispositionCodes: [],
-      now,
-    })!
+    const workflow = insertAgent(ctx, { organizationId, workflowUuid: crypto.randomUUID(), name: body.name, now })
     claimTriggerPaths(ctx, organizationId, workflow.id, definition, triggerPaths)
     const version = insertVersion(ctx, {
       workflowId: workflow.id,
@@ -298,23 +242,15 @@ export function createAgent(
   })
 }
 
-const renameQuery = preparedQuery((db) =>
-  db
-    .update(workflows)
-    .set({ name: sql`${sql.placeholder('name')}`, updatedAt: sql`${sql.placeholder('updatedAt')}` })
-    .where(eq(workflows.id, sql.placeholder('workflowId')))
-    .prepare(),
-)
-
 /** Renames, and saves a sent definition or configuration as the draft (created from the published version if none). */
 export function updateAgent(
   ctx: AppContext,
   organizationId: number,
-  workflowId: number,
+  agentId: number,
   body: Static<typeof UpdateWorkflowBody>,
 ): AgentView {
-  const current = findCurrent(ctx, organizationId, workflowId)
-  if (!current) throw workflowNotFound(workflowId)
+  const current = findCurrent(ctx, organizationId, agentId)
+  if (!current) throw agentNotFound(agentId)
   const sent = body.workflow_definition != null ? checkedDefinition(body.workflow_definition) : null
   if (sent) {
     checkReferences(ctx, organizationId, sent.definition, false)
@@ -326,11 +262,11 @@ export function updateAgent(
   const name = body.name ?? current.workflow.name
   const now = isoNow(ctx.clock)
   transaction(ctx, () => {
-    renameQuery(ctx.db).run({ name, updatedAt: now, workflowId })
+    renameAgent(ctx, agentId, name, now)
     if (!savesVersion) return
     const stored = current.version.workflowJson as AgentDefinition
     const definition = sent ? restoreMaskedSecrets(sent.definition, stored) : stored
-    if (sent) claimTriggerPaths(ctx, organizationId, workflowId, definition, sent.triggerPaths)
+    if (sent) claimTriggerPaths(ctx, organizationId, agentId, definition, sent.triggerPaths)
     const configurations = withDefaultConfigurations(
       body.workflow_configurations ?? current.version.workflowConfigurations,
     )
@@ -339,7 +275,7 @@ export function updateAgent(
       ctx.db.update(workflowDefinitions).set(values).where(eq(workflowDefinitions.id, current.version.id)).run()
     } else {
       insertVersion(ctx, {
-        workflowId,
+        workflowId: agentId,
         organizationId,
         versionNumber: current.version.versionNumber + 1,
         status: 'draft',
@@ -351,14 +287,14 @@ export function updateAgent(
   })
   // A rename changes nothing else: the rows read above, renamed, are what reading them again would give.
   return savesVersion
-    ? getAgent(ctx, organizationId, workflowId)
+    ? getAgent(ctx, organizationId, agentId)
     : agentView({ ...current.workflow, name, updatedAt: now }, current.version)
 }
 
 /** The draft becomes the published version; the version published before is archived. */
-export function publishAgent(ctx: AppContext, organizationId: number, workflowId: number): AgentView {
-  const current = findCurrent(ctx, organizationId, workflowId)
-  if (!current) throw workflowNotFound(workflowId)
+export function publishAgent(ctx: AppContext, organizationId: number, agentId: number): AgentView {
+  const current = findCurrent(ctx, organizationId, agentId)
+  if (!current) throw agentNotFound(agentId)
   if (current.version.status !== 'draft') throw refused('Workflow has no draft to publish')
   checkReferences(ctx, organizationId, current.version.workflowJson as AgentDefinition, true)
   checkOutboundUrls(ctx, current.version.workflowJson as AgentDefinition)
@@ -368,7 +304,7 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
     ctx.db
       .update(workflowDefinitions)
       .set({ status: 'archived' })
-      .where(and(eq(workflowDefinitions.workflowId, workflowId), eq(workflowDefinitions.status, 'published')))
+      .where(and(eq(workflowDefinitions.workflowId, agentId), eq(workflowDefinitions.status, 'published')))
       .run()
     ctx.db
       .update(workflowDefinitions)
@@ -376,23 +312,23 @@ export function publishAgent(ctx: AppContext, organizationId: number, workflowId
       .where(eq(workflowDefinitions.id, current.version.id))
       .run()
   })
-  return getAgent(ctx, organizationId, workflowId)
+  return getAgent(ctx, organizationId, agentId)
 }
 
 export function setAgentStatus(
   ctx: AppContext,
   organizationId: number,
-  workflowId: number,
+  agentId: number,
   status: WorkflowStatus,
 ): AgentView {
   const updated = ctx.db
     .update(workflows)
     .set({ status, updatedAt: isoNow(ctx.clock) })
-    .where(and(eq(workflows.id, workflowId), eq(workflows.organizationId, organizationId)))
+    .where(and(eq(workflows.id, agentId), eq(workflows.organizationId, organizationId)))
     .returning({ id: workflows.id })
     .get()
-  if (!updated) throw notFound(`Workflow with ID ${workflowId} not found`)
-  return getAgent(ctx, organizationId, workflowId)
+  if (!updated) throw notFound(`Workflow with ID ${agentId} not found`)
+  return getAgent(ctx, organizationId, agentId)
 }
 
 /** `active`, `archived` or both comma-separated; anything else is a 422 with a string detail. */
@@ -409,21 +345,13 @@ function parseStatusFilter(raw: string | undefined): WorkflowStatus[] {
   return requested as WorkflowStatus[]
 }
 
-const AGENT_LIST_COLUMNS = ['id', 'name', 'status', 'created_at', 'total_runs', 'folder_id', 'workflow_uuid'] as const
-const AGENT_LIST =
-  'SELECT id, name, status, created_at, total_runs, NULL AS folder_id, workflow_uuid FROM workflows WHERE organization_id = ?'
-
 /**
  * The agents of the organization as the JSON text of the list response (`AgentListItem`s, newest first): the rows come
  * out in the response's shape, so the database writes the JSON (see `jsonRows`).
  */
 export function listAgentsJson(ctx: AppContext, organizationId: number, status: string | undefined): string {
   const [first, ...others] = new Set(parseStatusFilter(status))
-  const query =
-    others.length > 0
-      ? sqlPart(`${AGENT_LIST} ORDER BY id DESC`, organizationId)
-      : sqlPart(`${AGENT_LIST} AND status = ? ORDER BY id DESC`, organizationId, first)
-  return jsonRows(ctx.sqlite, AGENT_LIST_COLUMNS, query)
+  return agentListJson(ctx, organizationId, others.length > 0 ? null : first)
 }
 
 export function countAgents(ctx: AppContext, organizationId: number): Static<typeof AgentCount> {
@@ -445,15 +373,15 @@ export function countAgents(ctx: AppContext, organizationId: number): Static<typ
 export function listAgentVersions(
   ctx: AppContext,
   organizationId: number,
-  workflowId: number,
+  agentId: number,
   page: { limit?: number; offset?: number },
 ): Static<typeof AgentVersion>[] {
   const owner = ctx.db
     .select({ id: workflows.id })
     .from(workflows)
-    .where(and(eq(workflows.id, workflowId), eq(workflows.organizationId, organizationId)))
+    .where(and(eq(workflows.id, agentId), eq(workflows.organizationId, organizationId)))
     .get()
-  if (!owner) throw workflowNotFound(workflowId)
+  if (!owner) throw agentNotFound(agentId)
   return ctx.db
     .select({
       id: workflowDefinitions.id,
@@ -466,7 +394,7 @@ export function listAgentVersions(
       template_context_variables: workflowDefinitions.templateContextVariables,
     })
     .from(workflowDefinitions)
-    .where(eq(workflowDefinitions.workflowId, workflowId))
+    .where(eq(workflowDefinitions.workflowId, agentId))
     .orderBy(desc(workflowDefinitions.versionNumber))
     .limit(page.limit ?? Number.MAX_SAFE_INTEGER)
     .offset(page.offset ?? 0)

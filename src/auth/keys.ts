@@ -1,11 +1,11 @@
 /** Organizations and API keys as the rest of the server needs them: bootstrap, creation, authentication. */
-import { eq, sql } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { apiKeys, organizations } from '../db/schema'
 import { isoNow } from '../lib/clock'
 import { digestsEqual, mintApiKey, sha256Hex } from '../lib/keys'
 import { transaction } from '../db/transaction'
-import { preparedQuery } from '../db/prepared'
+import { insertApiKey, lookUpActiveKey, recordKeyUse } from './queries'
 import { changeStamp, sameStamp, type ChangeStamp } from '../db/change-stamp'
 import type { SqlDatabase } from '../db/open'
 
@@ -35,21 +35,6 @@ export function ensureOrganization(ctx: AppContext, name: string): number {
     .get().id
 }
 
-const insertKeyQuery = preparedQuery((db) =>
-  db
-    .insert(apiKeys)
-    .values({
-      organizationId: sql.placeholder('organizationId'),
-      name: sql.placeholder('name'),
-      scope: sql.placeholder('scope'),
-      keyHash: sql.placeholder('keyHash'),
-      keyPrefix: sql.placeholder('keyPrefix'),
-      createdAt: sql.placeholder('createdAt'),
-    })
-    .returning({ id: apiKeys.id })
-    .prepare(),
-)
-
 export function createApiKey(
   ctx: AppContext,
   organizationId: number,
@@ -59,15 +44,8 @@ export function createApiKey(
 ): CreatedApiKey {
   const createdAt = isoNow(ctx.clock)
   const keyPrefix = rawKey.slice(0, 8)
-  const row = insertKeyQuery(ctx.db).get({
-    organizationId,
-    name,
-    scope,
-    keyHash: sha256Hex(rawKey),
-    keyPrefix,
-    createdAt,
-  })!
-  return { id: row.id, name, key_prefix: keyPrefix, scope, api_key: rawKey, created_at: createdAt }
+  const id = insertApiKey(ctx, { organizationId, name, scope, keyHash: sha256Hex(rawKey), keyPrefix, createdAt })
+  return { id, name, key_prefix: keyPrefix, scope, api_key: rawKey, created_at: createdAt }
 }
 
 /** Creates organization `default` and its first admin key on an empty installation; returns the key, or null if not empty. */
@@ -79,8 +57,6 @@ export function bootstrapInstallation(ctx: AppContext): CreatedApiKey | null {
     return createApiKey(ctx, organizationId, 'bootstrap admin', 'admin', ctx.config.bootstrapApiKey ?? undefined)
   })
 }
-
-type KeyRow = { id: number; key_hash: string; organization_id: number; scope: ApiKeyScope; last_used_at: string | null }
 
 /** An active key as looked up, and when its last use was recorded (ms). */
 type KnownKey = { principal: Principal; lastUsedAt: number | null }
@@ -109,11 +85,7 @@ function keyCacheOf(sqlite: SqlDatabase): KeyCache {
 
 /** A key the cache cannot answer for: plain SQL through the connection's statement cache. */
 function lookUpKey(ctx: AppContext, hash: string): KnownKey | null {
-  const row = ctx.sqlite
-    .query<KeyRow, [string]>(
-      'SELECT id, key_hash, organization_id, scope, last_used_at FROM api_keys WHERE key_hash = ? AND is_active = 1 AND archived_at IS NULL',
-    )
-    .get(hash)
+  const row = lookUpActiveKey(ctx, hash)
   if (!row || !digestsEqual(row.key_hash, hash)) return null
   return {
     principal: { organizationId: row.organization_id, apiKeyId: row.id, scope: row.scope },
@@ -152,9 +124,7 @@ export function authenticateKey(ctx: AppContext, rawKey: string, cached = false)
   const now = ctx.clock.now()
   if (known.lastUsedAt === null || now - known.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
     // A write: it changes the stamp, so the next request reads every key afresh.
-    ctx.sqlite
-      .query('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
-      .run(new Date(now).toISOString(), known.principal.apiKeyId)
+    recordKeyUse(ctx, known.principal.apiKeyId, new Date(now).toISOString())
     known.lastUsedAt = now
   }
   return known.principal

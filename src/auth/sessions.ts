@@ -10,6 +10,7 @@ import type { AppContext } from '../context'
 import { sessions } from '../db/schema'
 import { digestsEqual, sha256Hex } from '../lib/keys'
 import { authenticateKey, type Principal } from './keys'
+import { lookUpLiveSession } from './queries'
 
 /** How long a sign-in lasts; signing in again makes a new session. */
 export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000
@@ -43,25 +44,10 @@ export function createSession(ctx: AppContext, rawKey: string): NewSession | nul
   return { id, token, principal, expiresAt }
 }
 
-type SessionRow = {
-  id: number
-  organization_id: number
-  api_key_id: number
-  scope: Principal['scope']
-  token_hash: string
-  expires_at: string
-}
-
 /** The live session of a cookie token: not expired, and its key still active. */
 export function findSession(ctx: AppContext, token: string): Session | null {
   const hash = sha256Hex(token)
-  const row = ctx.sqlite
-    .query<SessionRow, [string, string]>(
-      `SELECT s.id, s.organization_id, s.api_key_id, k.scope, s.token_hash, s.expires_at
-       FROM sessions s JOIN api_keys k ON k.id = s.api_key_id
-      WHERE s.token_hash = ? AND s.expires_at > ? AND k.is_active = 1 AND k.archived_at IS NULL`,
-    )
-    .get(hash, new Date(ctx.clock.now()).toISOString())
+  const row = lookUpLiveSession(ctx, hash, new Date(ctx.clock.now()).toISOString())
   if (!row || !digestsEqual(row.token_hash, hash)) return null
   return {
     id: row.id,

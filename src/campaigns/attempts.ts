@@ -1,6 +1,5 @@
 import type { ContactAttempts } from '../calls/outcomes'
 import type { AppContext } from '../context'
-import type { CampaignState } from '../db/schema/campaigns'
 import type { CallOutcome } from '../telephony/provider'
 import {
   evaluateBreaker,
@@ -12,20 +11,16 @@ import {
 import { appendCampaignLog } from './lifecycle'
 import { hasRetriesLeft, retryDecision, type RetryConfig } from './retry'
 import { applyTransition } from './state-machine'
+import {
+  closeContactAttempt,
+  contactWithCampaign,
+  countExecutedAttempt,
+  runsCompletedSince,
+  type SettlingContact,
+} from './queries'
 
 /** Dispositions of runs that count as failures for the circuit breaker: calls that could not be placed or failed. */
 export const FAILED_DISPOSITION = 'failed'
-
-type SettlingContact = {
-  id: number
-  campaign_id: number
-  state: string
-  attempts: number
-  campaign_state: CampaignState
-  retry_config: string
-  circuit_breaker: string
-  breaker_window_reset_at: number
-}
 
 /**
  * Closes the claimed attempt of a campaign contact after its call ended: schedules the retry the policy asks for
@@ -39,24 +34,16 @@ export function settleAttempt(ctx: AppContext, contactId: number, outcome: CallO
   const now = ctx.clock.now()
   const decision = retryDecision(JSON.parse(contact.retry_config) as RetryConfig, outcome, contact.attempts, now)
   const retries = decision.retry && contact.campaign_state !== 'stopped'
-  if (retries) {
-    ctx.sqlite
-      .query(
-        `UPDATE campaign_contacts SET state = 'queued', next_attempt_at = ?, last_outcome = ?, last_run_id = ? WHERE id = ?`,
-      )
-      .run(decision.at, outcome, runId, contactId)
-  } else {
-    ctx.sqlite
-      .query(`UPDATE campaign_contacts SET state = 'done', last_outcome = ?, last_run_id = ? WHERE id = ?`)
-      .run(outcome, runId, contactId)
-  }
-  const closedUnreached = !retries && outcome !== 'completed'
-  ctx.sqlite
-    .query(
-      `UPDATE campaigns SET executed_count = executed_count + 1, total_queued_count = total_queued_count + ?,
-            failed_rows = failed_rows + ? WHERE id = ?`,
-    )
-    .run(retries ? 1 : 0, closedUnreached ? 1 : 0, contact.campaign_id)
+  closeContactAttempt(ctx, contactId, {
+    state: retries ? 'queued' : 'done',
+    nextAttemptAt: retries ? decision.at : null,
+    outcome,
+    runId,
+  })
+  countExecutedAttempt(ctx, contact.campaign_id, {
+    requeued: retries,
+    closedUnreached: !retries && outcome !== 'completed',
+  })
 
   const breaker = JSON.parse(contact.circuit_breaker) as CircuitBreakerConfig
   if (outcome === 'failed' && breaker.enabled && contact.campaign_state === 'running') {
@@ -66,18 +53,9 @@ export function settleAttempt(ctx: AppContext, contactId: number, outcome: CallO
 
 /** The contact with its campaign's settings, when its attempt is still open (state `dialing`). */
 function dialingContact(ctx: AppContext, contactId: number): SettlingContact | null {
-  const contact = ctx.sqlite
-    .query<SettlingContact, [number]>(
-      `SELECT c.id, c.campaign_id, c.state, c.attempts, k.state AS campaign_state, k.retry_config, k.circuit_breaker,
-            k.breaker_window_reset_at
-       FROM campaign_contacts c JOIN campaigns k ON k.id = c.campaign_id
-      WHERE c.id = ?`,
-    )
-    .get(contactId)
+  const contact = contactWithCampaign(ctx, contactId)
   return contact?.state === 'dialing' ? contact : null
 }
-
-type WindowRun = { id: number; completed_at: string; disposition: string | null }
 
 /** Evaluates the campaign's sliding window of finished calls and pauses it, with a warning log, when it trips. */
 function tripBreakerIfNeeded(
@@ -88,11 +66,7 @@ function tripBreakerIfNeeded(
   now: number,
 ): void {
   const windowStart = new Date(Math.max(now - config.window_seconds * 1000, resetAt)).toISOString()
-  const runs = ctx.sqlite
-    .query<WindowRun, [number, string]>(
-      'SELECT id, completed_at, disposition FROM workflow_runs WHERE campaign_id = ? AND completed_at > ?',
-    )
-    .all(campaignId, windowStart)
+  const runs = runsCompletedSince(ctx, campaignId, windowStart)
   const outcomes: BreakerOutcome[] = runs.map((run) => ({
     at: Date.parse(run.completed_at),
     failed: run.disposition === FAILED_DISPOSITION,
@@ -123,17 +97,13 @@ export function retryInterruptedAttempt(ctx: AppContext, contactId: number, runI
   const retries =
     contact.campaign_state !== 'stopped' &&
     hasRetriesLeft(JSON.parse(contact.retry_config) as RetryConfig, contact.attempts)
-  ctx.sqlite
-    .query(
-      `UPDATE campaign_contacts SET state = ?, next_attempt_at = ?, last_outcome = 'interrupted', last_run_id = ? WHERE id = ?`,
-    )
-    .run(retries ? 'queued' : 'done', ctx.clock.now(), runId, contactId)
-  ctx.sqlite
-    .query(
-      `UPDATE campaigns SET executed_count = executed_count + 1, total_queued_count = total_queued_count + ?,
-            failed_rows = failed_rows + ? WHERE id = ?`,
-    )
-    .run(retries ? 1 : 0, retries ? 0 : 1, contact.campaign_id)
+  closeContactAttempt(ctx, contactId, {
+    state: retries ? 'queued' : 'done',
+    nextAttemptAt: ctx.clock.now(),
+    outcome: 'interrupted',
+    runId,
+  })
+  countExecutedAttempt(ctx, contact.campaign_id, { requeued: retries, closedUnreached: !retries })
 }
 
 /** What a call's end does to its campaign contact, as calls/ takes it (src/boot.ts wires it in). */

@@ -3,6 +3,7 @@ import type { SqlDatabase } from '../db/open'
 import type { GreetingOverride } from '../db/schema/campaigns'
 import { transaction } from '../db/transaction'
 import { ARI_PROVIDER, validateDestination, type DestinationRules } from '../lib/phone'
+import { CONTACT_INSERT_CHUNK_ROWS, contactImportQueries, type NewContactRow } from './queries'
 
 /** A CSV that breaks a rule; `message` names the rows and is safe to show (400). */
 export class ContactsError extends Error {}
@@ -159,12 +160,104 @@ function planColumns(header: string[], rules: ContactRules): ColumnPlan {
   }
 }
 
-/** Row number, phone number, context JSON, greeting override JSON. */
-type PendingRow = [number, string, string, string | null]
-/** Rows per INSERT statement: fewer round trips into SQLite (64 × 7 bound values stays far below its limit). */
-const INSERT_CHUNK_ROWS = 64
-
 const cellOf = (record: string[], index: number) => (index >= 0 && index < record.length ? record[index] : '')
+
+/** What an import has seen so far: its place in the file, the contacts written, and the problems found. */
+type Ingest = {
+  rules: ContactRules
+  plan: ColumnPlan | null
+  rowNumber: number
+  contacts: number
+  /** The slice's valid rows, written at the slice's end. */
+  pending: NewContactRow[]
+  invalidPhones: RowList
+  duplicates: RowList
+  invalidGreetings: RowList
+  emptyVariables: Map<string, RowList>
+}
+
+/** Checks one data row; a valid one joins `pending`. */
+function ingestRow(ingest: Ingest, record: string[], columns: ColumnPlan): void {
+  const rowNumber = ++ingest.rowNumber
+  const longCell = record.findIndex((cell) => cell.length > MAX_CSV_CELL_LENGTH)
+  if (longCell >= 0) {
+    throw new ContactsLimitError(
+      `Row ${rowNumber}, column ${longCell + 1} of the CSV file is longer than ${MAX_CSV_CELL_LENGTH} characters`,
+    )
+  }
+  const phone = cellOf(record, columns.phone).trim()
+  if (phone === '') return
+  for (const [name, index] of columns.required) {
+    if (cellOf(record, index).trim() !== '') continue
+    if (!ingest.emptyVariables.has(name)) ingest.emptyVariables.set(name, new RowList())
+    ingest.emptyVariables.get(name)!.add(rowNumber)
+  }
+  const greeting = greetingOverride(
+    cellOf(record, columns.greeting[0]),
+    cellOf(record, columns.greeting[1]),
+    cellOf(record, columns.greeting[2]),
+  )
+  if (greeting === 'invalid') ingest.invalidGreetings.add(rowNumber)
+  if (validateDestination(phone, ingest.rules.provider, ingest.rules.destinations) !== null) {
+    ingest.invalidPhones.add(rowNumber)
+    return
+  }
+  // Only the cells a contact has: an empty one reads the same as a missing variable.
+  let context = '{'
+  for (const [key, index] of columns.context) {
+    const cell = index === columns.phone ? phone : cellOf(record, index)
+    if (cell === '') continue
+    if (context.length > 1) context += ','
+    context += key + JSON.stringify(cell)
+  }
+  ingest.pending.push([
+    rowNumber,
+    phone,
+    `${context}}`,
+    greeting === null || greeting === 'invalid' ? null : JSON.stringify(greeting),
+  ])
+}
+
+/**
+ * Writes the slice's rows, many per statement. A duplicate phone number is skipped by the unique index; when a
+ * statement wrote fewer rows than it carried, the rows whose number is stored under another row are the duplicates.
+ */
+function writePending(ingest: Ingest, queries: ReturnType<typeof contactImportQueries>): void {
+  for (let start = 0; start < ingest.pending.length; start += CONTACT_INSERT_CHUNK_ROWS) {
+    const rows = ingest.pending.slice(start, start + CONTACT_INSERT_CHUNK_ROWS)
+    const written = queries.insert(rows)
+    ingest.contacts += written
+    if (written === rows.length) continue
+    for (const [number, phone] of rows) if (queries.storedRowNumber(phone) !== number) ingest.duplicates.add(number)
+  }
+  ingest.pending = []
+}
+
+/** The first broken rule of the whole file, as the error to throw, or null. */
+function ingestProblem(ingest: Ingest): ContactsError | null {
+  if (ingest.plan === null || ingest.rowNumber === 1)
+    return new ContactsError('CSV file must have a header row and at least one data row')
+  if (ingest.invalidPhones.total > 0)
+    return new ContactsError(`Invalid phone numbers in rows: ${ingest.invalidPhones}. ${phoneRule(ingest.rules)}`)
+  if (ingest.duplicates.total > 0) {
+    return new ContactsError(
+      `Duplicate phone numbers found in rows: ${ingest.duplicates}. Phone numbers in a campaign must be unique.`,
+    )
+  }
+  const [emptyName, emptyRows] = [...ingest.emptyVariables.entries()].sort(([a], [b]) => a.localeCompare(b))[0] ?? []
+  if (emptyName !== undefined) {
+    return new ContactsError(
+      `Template variable '${emptyName}' is empty in rows: ${emptyRows}. All template variables used in the workflow must have values in every row.`,
+    )
+  }
+  if (ingest.invalidGreetings.total > 0) {
+    return new ContactsError(
+      `Invalid greeting_override_type in rows: ${ingest.invalidGreetings}. Use 'text' or 'audio', or leave it empty.`,
+    )
+  }
+  if (ingest.contacts === 0) return new ContactsError(`CSV file has no row with a ${PHONE_COLUMN}`)
+  return null
+}
 
 /**
  * Streams a contacts CSV into `campaign_contacts`, validating every rule on the way, one transaction per slice of
@@ -177,124 +270,28 @@ export async function ingestContacts(
   rules: ContactRules,
   target: IngestTarget,
 ): Promise<number> {
-  const insertRows = (count: number) =>
-    target.sqlite.prepare(
-      `INSERT INTO campaign_contacts (campaign_id, organization_id, row_number, phone_number, context, greeting_override, state, attempts, next_attempt_at)
-     VALUES ${Array.from({ length: count }, () => "(?, ?, ?, ?, ?, ?, 'queued', 0, ?)").join(', ')}
-     ON CONFLICT (campaign_id, phone_number) DO NOTHING`,
-    )
-  const insertOne = insertRows(1)
-  const insertChunk = insertRows(INSERT_CHUNK_ROWS)
-  const storedRowNumber = target.sqlite.prepare<{ row_number: number }, [number, string]>(
-    'SELECT row_number FROM campaign_contacts WHERE campaign_id = ? AND phone_number = ?',
-  )
-  const invalidPhones = new RowList()
-  const duplicates = new RowList()
-  const invalidGreetings = new RowList()
-  const emptyVariables = new Map<string, RowList>()
-  let plan: ColumnPlan | null = null
-  let rowNumber = 1
-  let contacts = 0
-  let pending: PendingRow[] = []
-
-  const ingestRow = (record: string[], columns: ColumnPlan) => {
-    rowNumber++
-    const longCell = record.findIndex((cell) => cell.length > MAX_CSV_CELL_LENGTH)
-    if (longCell >= 0) {
-      throw new ContactsLimitError(
-        `Row ${rowNumber}, column ${longCell + 1} of the CSV file is longer than ${MAX_CSV_CELL_LENGTH} characters`,
-      )
-    }
-    const phone = cellOf(record, columns.phone).trim()
-    if (phone === '') return
-    for (const [name, index] of columns.required) {
-      if (cellOf(record, index).trim() !== '') continue
-      if (!emptyVariables.has(name)) emptyVariables.set(name, new RowList())
-      emptyVariables.get(name)!.add(rowNumber)
-    }
-    const greeting = greetingOverride(
-      cellOf(record, columns.greeting[0]),
-      cellOf(record, columns.greeting[1]),
-      cellOf(record, columns.greeting[2]),
-    )
-    if (greeting === 'invalid') invalidGreetings.add(rowNumber)
-    if (validateDestination(phone, rules.provider, rules.destinations) !== null) {
-      invalidPhones.add(rowNumber)
-      return
-    }
-    // Only the cells a contact has: an empty one reads the same as a missing variable.
-    let context = '{'
-    for (const [key, index] of columns.context) {
-      const cell = index === columns.phone ? phone : cellOf(record, index)
-      if (cell === '') continue
-      if (context.length > 1) context += ','
-      context += key + JSON.stringify(cell)
-    }
-    pending.push([
-      rowNumber,
-      phone,
-      `${context}}`,
-      greeting === null || greeting === 'invalid' ? null : JSON.stringify(greeting),
-    ])
+  const queries = contactImportQueries(target.sqlite, target)
+  const ingest: Ingest = {
+    rules,
+    plan: null,
+    rowNumber: 1,
+    contacts: 0,
+    pending: [],
+    invalidPhones: new RowList(),
+    duplicates: new RowList(),
+    invalidGreetings: new RowList(),
+    emptyVariables: new Map(),
   }
-  /**
-   * Writes the slice's rows, many per statement. A duplicate phone number is skipped by the unique index; when a
-   * statement wrote fewer rows than it carried, the rows whose number is stored under another row are the duplicates.
-   */
-  const writePending = () => {
-    for (let start = 0; start < pending.length; start += INSERT_CHUNK_ROWS) {
-      const rows = pending.slice(start, start + INSERT_CHUNK_ROWS)
-      const statement = rows.length === INSERT_CHUNK_ROWS ? insertChunk : null
-      const values = (row: PendingRow) => [
-        target.campaignId,
-        target.organizationId,
-        row[0],
-        row[1],
-        row[2],
-        row[3],
-        target.firstAttemptAt,
-      ]
-      const written = statement
-        ? statement.run(...rows.flatMap(values)).changes
-        : rows.reduce((sum, row) => sum + insertOne.run(...values(row)).changes, 0)
-      contacts += written
-      if (written === rows.length) continue
-      for (const [number, phone] of rows)
-        if (storedRowNumber.get(target.campaignId, phone)?.row_number !== number) duplicates.add(number)
-    }
-    pending = []
-  }
-  const ingestSlice = (records: string[][]) =>
+  for await (const records of csvRecordBatches(source)) {
     transaction(target, () => {
       for (const record of records) {
-        if (plan === null) plan = planColumns(record, rules)
-        else ingestRow(record, plan)
+        if (ingest.plan === null) ingest.plan = planColumns(record, rules)
+        else ingestRow(ingest, record, ingest.plan)
       }
-      writePending()
+      writePending(ingest, queries)
     })
-
-  for await (const records of csvRecordBatches(source)) ingestSlice(records)
-
-  if (plan === null || rowNumber === 1)
-    throw new ContactsError('CSV file must have a header row and at least one data row')
-  if (invalidPhones.total > 0)
-    throw new ContactsError(`Invalid phone numbers in rows: ${invalidPhones}. ${phoneRule(rules)}`)
-  if (duplicates.total > 0) {
-    throw new ContactsError(
-      `Duplicate phone numbers found in rows: ${duplicates}. Phone numbers in a campaign must be unique.`,
-    )
   }
-  const [emptyName, emptyRows] = [...emptyVariables.entries()].sort(([a], [b]) => a.localeCompare(b))[0] ?? []
-  if (emptyName !== undefined) {
-    throw new ContactsError(
-      `Template variable '${emptyName}' is empty in rows: ${emptyRows}. All template variables used in the workflow must have values in every row.`,
-    )
-  }
-  if (invalidGreetings.total > 0) {
-    throw new ContactsError(
-      `Invalid greeting_override_type in rows: ${invalidGreetings}. Use 'text' or 'audio', or leave it empty.`,
-    )
-  }
-  if (contacts === 0) throw new ContactsError(`CSV file has no row with a ${PHONE_COLUMN}`)
-  return contacts
+  const problem = ingestProblem(ingest)
+  if (problem) throw problem
+  return ingest.contacts
 }

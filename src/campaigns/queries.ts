@@ -1,6 +1,11 @@
 import type { AppContext } from '../context'
+import type { SqlDatabase } from '../db/open'
+import type { CampaignState } from '../db/schema/campaigns'
 
-/** The campaigns' statements written as SQL: the dialer's (prepared once per scheduler) and the import clean-up. */
+/**
+ * The campaigns' statements written as SQL: the dialer's (prepared once per scheduler), the contacts import and its
+ * clean-up, closing an attempt, and the progress and traffic-split counts.
+ */
 
 export type RunningCampaign = {
   id: number
@@ -76,4 +81,174 @@ export function deleteImportingCampaigns(ctx: AppContext, campaignId: number | n
     .query(`DELETE FROM campaign_contacts WHERE campaign_id IN (SELECT id FROM campaigns WHERE ${which})`)
     .run(campaignId, campaignId)
   return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${which}`).run(campaignId, campaignId).changes
+}
+
+/** A contact to store: row number, phone number, context JSON, greeting override JSON. */
+export type NewContactRow = [number, string, string, string | null]
+
+/** Rows per INSERT statement: fewer round trips into SQLite (64 × 7 bound values stays far below its limit). */
+export const CONTACT_INSERT_CHUNK_ROWS = 64
+
+/**
+ * The import's statements for one campaign, prepared once: `insert` stores up to CONTACT_INSERT_CHUNK_ROWS contacts
+ * (queued, first attempt due at `firstAttemptAt`), skipping a phone number the campaign already has (the unique index),
+ * and returns how many it wrote; `storedRowNumber` tells which row a phone number was stored from.
+ */
+export function contactImportQueries(
+  sqlite: SqlDatabase,
+  campaign: { campaignId: number; organizationId: number; firstAttemptAt: number },
+) {
+  const insertRows = (count: number) =>
+    sqlite.prepare(
+      `INSERT INTO campaign_contacts (campaign_id, organization_id, row_number, phone_number, context, greeting_override, state, attempts, next_attempt_at)
+     VALUES ${Array.from({ length: count }, () => "(?, ?, ?, ?, ?, ?, 'queued', 0, ?)").join(', ')}
+     ON CONFLICT (campaign_id, phone_number) DO NOTHING`,
+    )
+  const insertOne = insertRows(1)
+  const insertChunk = insertRows(CONTACT_INSERT_CHUNK_ROWS)
+  const storedRowNumber = sqlite.prepare<{ row_number: number }, [number, string]>(
+    'SELECT row_number FROM campaign_contacts WHERE campaign_id = ? AND phone_number = ?',
+  )
+  const values = (row: NewContactRow) => [
+    campaign.campaignId,
+    campaign.organizationId,
+    row[0],
+    row[1],
+    row[2],
+    row[3],
+    campaign.firstAttemptAt,
+  ]
+  return {
+    insert: (rows: NewContactRow[]): number =>
+      rows.length === CONTACT_INSERT_CHUNK_ROWS
+        ? insertChunk.run(...rows.flatMap(values)).changes
+        : rows.reduce((sum, row) => sum + insertOne.run(...values(row)).changes, 0),
+    storedRowNumber: (phone: string): number | undefined => storedRowNumber.get(campaign.campaignId, phone)?.row_number,
+  }
+}
+
+/** Copies the parent's closed contacts whose last outcome is one of `outcomes` into a redial campaign, queued. */
+export function copyContactsForRedial(
+  ctx: AppContext,
+  redial: { campaignId: number; parentCampaignId: number; firstAttemptAt: number },
+  outcomes: readonly string[],
+): number {
+  return ctx.sqlite
+    .query(
+      `INSERT INTO campaign_contacts (campaign_id, organization_id, row_number, phone_number, context, greeting_override, state, attempts, next_attempt_at)
+       SELECT ?, organization_id, row_number, phone_number, context, greeting_override, 'queued', 0, ?
+         FROM campaign_contacts WHERE campaign_id = ? AND state = 'done' AND last_outcome IN (${outcomes.map(() => '?').join(', ')})`,
+    )
+    .run(redial.campaignId, redial.firstAttemptAt, redial.parentCampaignId, ...outcomes).changes
+}
+
+/** A contact with its campaign's settings, for closing its attempt. */
+export type SettlingContact = {
+  id: number
+  campaign_id: number
+  state: string
+  attempts: number
+  campaign_state: CampaignState
+  retry_config: string
+  circuit_breaker: string
+  breaker_window_reset_at: number
+}
+
+export function contactWithCampaign(ctx: AppContext, contactId: number): SettlingContact | null {
+  return ctx.sqlite
+    .query<SettlingContact, [number]>(
+      `SELECT c.id, c.campaign_id, c.state, c.attempts, k.state AS campaign_state, k.retry_config, k.circuit_breaker,
+            k.breaker_window_reset_at
+       FROM campaign_contacts c JOIN campaigns k ON k.id = c.campaign_id
+      WHERE c.id = ?`,
+    )
+    .get(contactId)
+}
+
+/**
+ * Closes a contact's attempt: queued again (due at `nextAttemptAt`) or closed (`done`), keeping the attempt's outcome
+ * and run on the contact; a null `nextAttemptAt` leaves the due time as it was.
+ */
+export function closeContactAttempt(
+  ctx: AppContext,
+  contactId: number,
+  attempt: { state: 'queued' | 'done'; nextAttemptAt: number | null; outcome: string; runId: number },
+): void {
+  ctx.sqlite
+    .query(
+      `UPDATE campaign_contacts SET state = ?, next_attempt_at = COALESCE(?, next_attempt_at), last_outcome = ?,
+              last_run_id = ? WHERE id = ?`,
+    )
+    .run(attempt.state, attempt.nextAttemptAt, attempt.outcome, attempt.runId, contactId)
+}
+
+/** One more executed attempt on the campaign's counters: queued again, or closed without reaching the contact. */
+export function countExecutedAttempt(
+  ctx: AppContext,
+  campaignId: number,
+  attempt: { requeued: boolean; closedUnreached: boolean },
+): void {
+  ctx.sqlite
+    .query(
+      `UPDATE campaigns SET executed_count = executed_count + 1, total_queued_count = total_queued_count + ?,
+            failed_rows = failed_rows + ? WHERE id = ?`,
+    )
+    .run(attempt.requeued ? 1 : 0, attempt.closedUnreached ? 1 : 0, campaignId)
+}
+
+export type FinishedRun = { id: number; completed_at: string; disposition: string | null }
+
+/** The campaign's runs completed after `after` (ISO time). */
+export function runsCompletedSince(ctx: AppContext, campaignId: number, after: string): FinishedRun[] {
+  return ctx.sqlite
+    .query<FinishedRun, [number, string]>(
+      'SELECT id, completed_at, disposition FROM workflow_runs WHERE campaign_id = ? AND completed_at > ?',
+    )
+    .all(campaignId, after)
+}
+
+/** How many of the campaign's contacts are closed, and how many of its finished calls failed, were busy or unanswered. */
+export function campaignProgressCounts(ctx: AppContext, campaignId: number) {
+  const closedContacts = ctx.sqlite
+    .query<{ n: number }, [number]>(
+      `SELECT count(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND state = 'done'`,
+    )
+    .get(campaignId)!.n
+  const failedCalls = ctx.sqlite
+    .query<{ n: number }, [number]>(
+      `SELECT count(*) AS n FROM workflow_runs WHERE campaign_id = ? AND completed_at IS NOT NULL AND disposition IN ('failed', 'busy', 'no-answer')`,
+    )
+    .get(campaignId)!.n
+  return { closedContacts, failedCalls }
+}
+
+export type VariantCount = { variant_id: string | null; n: number }
+
+/** Per traffic variant of the campaign: contacts allocated, calls placed, finished calls' outcomes, agent versions used. */
+export function variantCounts(ctx: AppContext, campaignId: number) {
+  return {
+    assigned: ctx.sqlite
+      .query<VariantCount, [number]>(
+        'SELECT variant_id, count(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND variant_id IS NOT NULL GROUP BY variant_id',
+      )
+      .all(campaignId),
+    placed: ctx.sqlite
+      .query<VariantCount, [number]>(
+        'SELECT traffic_variant_id AS variant_id, count(*) AS n FROM workflow_runs WHERE campaign_id = ? GROUP BY traffic_variant_id',
+      )
+      .all(campaignId),
+    outcomes: ctx.sqlite
+      .query<VariantCount & { disposition: string }, [number]>(
+        `SELECT traffic_variant_id AS variant_id, disposition, count(*) AS n FROM workflow_runs
+      WHERE campaign_id = ? AND completed_at IS NOT NULL GROUP BY traffic_variant_id, disposition`,
+      )
+      .all(campaignId),
+    versions: ctx.sqlite
+      .query<VariantCount & { definition_id: number; version_number: number | null }, [number]>(
+        `SELECT r.traffic_variant_id AS variant_id, r.definition_id, d.version_number, count(*) AS n
+       FROM workflow_runs r LEFT JOIN workflow_definitions d ON d.id = r.definition_id
+      WHERE r.campaign_id = ? GROUP BY r.traffic_variant_id, r.definition_id`,
+      )
+      .all(campaignId),
+  }
 }

@@ -59,7 +59,7 @@ const TELEPHONY_PLAN_TTL_MS = 1000
 function campaignCall(
   plan: DialPlan,
   contact: ClaimedContact,
-  targetOf: (workflowId: number, definitionId: number | null) => RunTarget,
+  targetOf: (agentId: number, definitionId: number | null) => RunTarget,
 ) {
   const { campaign } = plan
   const split = campaign.traffic_split ? (JSON.parse(campaign.traffic_split) as StoredTrafficSplit) : null
@@ -163,12 +163,12 @@ function resolveTelephonyPlan(ctx: AppContext, campaign: RunningCampaign): Telep
  * Checked with its models (the same resolution the run does, no request to a model server) once per plan, so at most
  * once a second.
  */
-function runTarget(ctx: AppContext, plan: DialPlan, workflowId: number, definitionId: number | null): RunTarget {
-  const key = `${workflowId}:${definitionId ?? 'latest'}`
+function runTarget(ctx: AppContext, plan: DialPlan, agentId: number, definitionId: number | null): RunTarget {
+  const key = `${agentId}:${definitionId ?? 'latest'}`
   const cached = plan.targets.get(key)
   if (cached) return cached
   const { campaign } = plan
-  const found = findRunTarget(ctx, campaign.organization_id, { workflowId }, { definitionId })
+  const found = findRunTarget(ctx, campaign.organization_id, { workflowId: agentId }, { definitionId })
   if ('problem' in found) throw new AgentUnavailableError(RUN_TARGET_PROBLEMS[found.problem], 'agent_unavailable')
   const overrides = campaign.model_overrides ? JSON.parse(campaign.model_overrides) : null
   const modelsProblem = runModelsProblem(
@@ -178,7 +178,7 @@ function runTarget(ctx: AppContext, plan: DialPlan, workflowId: number, definiti
     'voice',
   )
   if (modelsProblem)
-    throw new AgentUnavailableError(`agent ${workflowId} cannot take a call: ${modelsProblem}`, 'models_unavailable')
+    throw new AgentUnavailableError(`agent ${agentId} cannot take a call: ${modelsProblem}`, 'models_unavailable')
   plan.targets.set(key, found.target)
   return found.target
 }
@@ -247,6 +247,128 @@ function createTickLoop(
   }
 }
 
+/** What the dialer keeps between ticks; the database holds everything else. */
+type Dialer = {
+  ctx: AppContext
+  queries: ReturnType<typeof schedulerQueries>
+  pacers: Map<number, { rate: number; pacer: Pacer }>
+  /** The next schedule opening last logged, by campaign (see noteOutsideSchedule). */
+  outsideScheduleLogged: Map<number, number | null>
+  telephonyPlans: Map<number, { plan: TelephonyPlan; until: number }>
+  dialsInFlight: Set<Promise<unknown>>
+  ticking: boolean
+}
+
+function completeCampaign(dialer: Dialer, campaign: RunningCampaign): void {
+  const { ctx } = dialer
+  transaction(ctx, () => {
+    if (applyTransition(ctx, campaign.id, 'complete') !== null)
+      appendCampaignLog(
+        ctx,
+        campaign.id,
+        'info',
+        'campaign_completed',
+        'Campaign completed: every contact has been called',
+      )
+  })
+  dialer.pacers.delete(campaign.id)
+  dialer.outsideScheduleLogged.delete(campaign.id)
+}
+
+/** The provider and caller id a campaign dials with now (cached for TELEPHONY_PLAN_TTL_MS), or null after pausing it. */
+function telephonyPlan(dialer: Dialer, campaign: RunningCampaign, now: number): TelephonyPlan | null {
+  const cached = dialer.telephonyPlans.get(campaign.id)
+  if (cached && cached.until > now) return cached.plan
+  const plan = resolveTelephonyPlan(dialer.ctx, campaign)
+  if (plan) dialer.telephonyPlans.set(campaign.id, { plan, until: now + TELEPHONY_PLAN_TTL_MS })
+  return plan
+}
+
+/** Claims the next due contact, writes its run in the same transaction, and dials. False when nothing is due. */
+function dialNextContact(dialer: Dialer, plan: DialPlan, now: number): boolean {
+  const { ctx, queries } = dialer
+  const { campaign } = plan
+  const started = startOutboundCall(
+    ctx,
+    () => {
+      const contact = queries.claimNextContact(campaign.id, now)
+      return contact
+        ? campaignCall(plan, contact, (agentId, definitionId) => runTarget(ctx, plan, agentId, definitionId))
+        : null
+    },
+    (call, runId) => queries.recordDial(campaign.id, call.campaign!.contactId, runId, call.campaign!.trafficVariantId),
+  )
+  if (!started) return false
+  dialer.dialsInFlight.add(started.placed)
+  void started.placed.finally(() => dialer.dialsInFlight.delete(started.placed))
+  return true
+}
+
+/** Dials what one campaign may dial now; returns when its next dial slot opens (Infinity: nothing to wait for). */
+function serveCampaign(dialer: Dialer, campaign: RunningCampaign, now: number): number {
+  const { ctx, queries } = dialer
+  if (!queries.hasOpenContacts(campaign.id)) {
+    completeCampaign(dialer, campaign)
+    return Infinity
+  }
+  const schedule = campaign.schedule_config ? (JSON.parse(campaign.schedule_config) as ScheduleConfig) : null
+  if (schedule && !isWithinSchedule(schedule, new Date(now))) {
+    noteOutsideSchedule(ctx, dialer.outsideScheduleLogged, campaign, schedule, now)
+    return Infinity
+  }
+  dialer.outsideScheduleLogged.delete(campaign.id)
+  const pacer = pacerFor(dialer.pacers, campaign)
+  const campaignLimit = campaign.max_concurrency ?? Infinity
+  let capacity = Math.min(
+    campaignLimit - queries.dialingCount(campaign.id),
+    campaign.concurrent_call_limit - openCallCount(ctx, campaign.organization_id),
+  )
+  if (capacity <= 0 || !queries.hasDueContact(campaign.id, now)) return Infinity
+  if (pacer.nextSlot(now) > now) return pacer.nextSlot(now)
+  const telephony = telephonyPlan(dialer, campaign, now)
+  if (!telephony) return Infinity
+  const plan: DialPlan = { ...telephony, campaign }
+  // The pacer is asked and told with the time of each dial itself, not the tick's: claiming takes a little time.
+  while (capacity > 0 && pacer.nextSlot(ctx.clock.now()) <= ctx.clock.now()) {
+    let dialled: boolean
+    try {
+      dialled = dialNextContact(dialer, plan, now)
+    } catch (error) {
+      if (!(error instanceof AgentUnavailableError)) throw error
+      pauseCampaign(ctx, campaign, error.event, `Paused: ${error.message}`, {})
+      return Infinity
+    }
+    if (!dialled) return Infinity
+    pacer.record(ctx.clock.now())
+    capacity--
+  }
+  return capacity > 0 ? pacer.nextSlot(ctx.clock.now()) : Infinity
+}
+
+/** One pass over every running campaign; returns the ms until a dial slot opens. */
+async function tick(dialer: Dialer): Promise<number> {
+  if (dialer.ticking) return MAX_TICK_MS
+  dialer.ticking = true
+  try {
+    const now = dialer.ctx.clock.now()
+    let nextSlot = Infinity
+    const campaigns = dialer.queries.runningCampaigns()
+    for (const campaign of campaigns) {
+      try {
+        nextSlot = Math.min(nextSlot, serveCampaign(dialer, campaign, now))
+      } catch (error) {
+        dialer.ctx.log.error({ err: error, campaignId: campaign.id }, 'campaign scheduling failed')
+      }
+    }
+    const runningIds = new Set(campaigns.map((campaign) => campaign.id))
+    for (const id of dialer.pacers.keys()) if (!runningIds.has(id)) dialer.pacers.delete(id)
+    for (const id of dialer.telephonyPlans.keys()) if (!runningIds.has(id)) dialer.telephonyPlans.delete(id)
+    return Math.max(0, nextSlot - now)
+  } finally {
+    dialer.ticking = false
+  }
+}
+
 /**
  * The one loop that dials every running campaign: schedule windows, a pacer per campaign for
  * rate_limit_per_second, max_concurrency and the organization's concurrent call limit. Each attempt is claimed and
@@ -254,129 +376,24 @@ function createTickLoop(
  * The database is the truth; memory holds only pacers and which campaigns were already logged as outside schedule.
  */
 export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
-  const pacers = new Map<number, { rate: number; pacer: Pacer }>()
-  const outsideScheduleLogged = new Map<number, number | null>()
-  const telephonyPlans = new Map<number, { plan: TelephonyPlan; until: number }>()
-  const dialsInFlight = new Set<Promise<unknown>>()
-  let ticking = false
-
-  const queries = schedulerQueries(ctx)
-
-  function complete(campaign: RunningCampaign): void {
-    transaction(ctx, () => {
-      if (applyTransition(ctx, campaign.id, 'complete') !== null)
-        appendCampaignLog(
-          ctx,
-          campaign.id,
-          'info',
-          'campaign_completed',
-          'Campaign completed: every contact has been called',
-        )
-    })
-    pacers.delete(campaign.id)
-    outsideScheduleLogged.delete(campaign.id)
+  const dialer: Dialer = {
+    ctx,
+    queries: schedulerQueries(ctx),
+    pacers: new Map(),
+    outsideScheduleLogged: new Map(),
+    telephonyPlans: new Map(),
+    dialsInFlight: new Set(),
+    ticking: false,
   }
-
-  /** The provider and caller id a campaign dials with now, or null after pausing the campaign. */
-  function telephonyPlan(campaign: RunningCampaign, now: number): TelephonyPlan | null {
-    const cached = telephonyPlans.get(campaign.id)
-    if (cached && cached.until > now) return cached.plan
-    const plan = resolveTelephonyPlan(ctx, campaign)
-    if (plan) telephonyPlans.set(campaign.id, { plan, until: now + TELEPHONY_PLAN_TTL_MS })
-    return plan
-  }
-
-  /** Claims the next due contact, writes its run in the same transaction, and dials. False when nothing is due. */
-  function dialNextContact(plan: DialPlan, now: number): boolean {
-    const { campaign } = plan
-    const started = startOutboundCall(
-      ctx,
-      () => {
-        const contact = queries.claimNextContact(campaign.id, now)
-        return contact
-          ? campaignCall(plan, contact, (workflowId, definitionId) => runTarget(ctx, plan, workflowId, definitionId))
-          : null
-      },
-      (call, runId) =>
-        queries.recordDial(campaign.id, call.campaign!.contactId, runId, call.campaign!.trafficVariantId),
-    )
-    if (!started) return false
-    dialsInFlight.add(started.placed)
-    void started.placed.finally(() => dialsInFlight.delete(started.placed))
-    return true
-  }
-
-  /** Dials what one campaign may dial now; returns when its next dial slot opens (Infinity: nothing to wait for). */
-  function serveCampaign(campaign: RunningCampaign, now: number): number {
-    if (!queries.hasOpenContacts(campaign.id)) {
-      complete(campaign)
-      return Infinity
-    }
-    const schedule = campaign.schedule_config ? (JSON.parse(campaign.schedule_config) as ScheduleConfig) : null
-    if (schedule && !isWithinSchedule(schedule, new Date(now))) {
-      noteOutsideSchedule(ctx, outsideScheduleLogged, campaign, schedule, now)
-      return Infinity
-    }
-    outsideScheduleLogged.delete(campaign.id)
-    const pacer = pacerFor(pacers, campaign)
-    const campaignLimit = campaign.max_concurrency ?? Infinity
-    let capacity = Math.min(
-      campaignLimit - queries.dialingCount(campaign.id),
-      campaign.concurrent_call_limit - openCallCount(ctx, campaign.organization_id),
-    )
-    if (capacity <= 0 || !queries.hasDueContact(campaign.id, now)) return Infinity
-    if (pacer.nextSlot(now) > now) return pacer.nextSlot(now)
-    const telephony = telephonyPlan(campaign, now)
-    if (!telephony) return Infinity
-    const plan: DialPlan = { ...telephony, campaign }
-    // The pacer is asked and told with the time of each dial itself, not the tick's: claiming takes a little time.
-    while (capacity > 0 && pacer.nextSlot(ctx.clock.now()) <= ctx.clock.now()) {
-      let dialled: boolean
-      try {
-        dialled = dialNextContact(plan, now)
-      } catch (error) {
-        if (!(error instanceof AgentUnavailableError)) throw error
-        pauseCampaign(ctx, campaign, error.event, `Paused: ${error.message}`, {})
-        return Infinity
-      }
-      if (!dialled) return Infinity
-      pacer.record(ctx.clock.now())
-      capacity--
-    }
-    return capacity > 0 ? pacer.nextSlot(ctx.clock.now()) : Infinity
-  }
-
-  async function tick(): Promise<number> {
-    if (ticking) return MAX_TICK_MS
-    ticking = true
-    try {
-      const now = ctx.clock.now()
-      let nextSlot = Infinity
-      const campaigns = queries.runningCampaigns()
-      for (const campaign of campaigns) {
-        try {
-          nextSlot = Math.min(nextSlot, serveCampaign(campaign, now))
-        } catch (error) {
-          ctx.log.error({ err: error, campaignId: campaign.id }, 'campaign scheduling failed')
-        }
-      }
-      const runningIds = new Set(campaigns.map((campaign) => campaign.id))
-      for (const id of pacers.keys()) if (!runningIds.has(id)) pacers.delete(id)
-      for (const id of telephonyPlans.keys()) if (!runningIds.has(id)) telephonyPlans.delete(id)
-      return Math.max(0, nextSlot - now)
-    } finally {
-      ticking = false
-    }
-  }
-
-  const loop = createTickLoop(tick, ctx.log)
+  const tickOnce = () => tick(dialer)
+  const loop = createTickLoop(tickOnce, ctx.log)
   return {
     start: loop.start,
     async stop() {
       loop.stop()
-      await Promise.allSettled([...dialsInFlight])
+      await Promise.allSettled([...dialer.dialsInFlight])
     },
     wake: loop.wake,
-    tick,
+    tick: tickOnce,
   }
 }

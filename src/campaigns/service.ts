@@ -23,6 +23,7 @@ import { applyTransition } from './state-machine'
 import type { CreateCampaignBody, RedialBody, UpdateCampaignBody } from './schemas'
 import { campaignViews, type CampaignRow, type CampaignView } from './view'
 import { transaction } from '../db/transaction'
+import { campaignProgressCounts, copyContactsForRedial, variantCounts } from './queries'
 
 type CreateRequest = Static<typeof CreateCampaignBody>
 type UpdateRequest = Static<typeof UpdateCampaignBody>
@@ -320,16 +321,7 @@ export function changeCampaignState(
 
 export function campaignProgress(ctx: AppContext, organizationId: number, campaignId: number) {
   const campaign = requireCampaign(ctx, organizationId, campaignId)
-  const closed = ctx.sqlite
-    .query<{ n: number }, [number]>(
-      `SELECT count(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND state = 'done'`,
-    )
-    .get(campaignId)!.n
-  const failedCalls = ctx.sqlite
-    .query<{ n: number }, [number]>(
-      `SELECT count(*) AS n FROM workflow_runs WHERE campaign_id = ? AND completed_at IS NOT NULL AND disposition IN ('failed', 'busy', 'no-answer')`,
-    )
-    .get(campaignId)!.n
+  const { closedContacts: closed, failedCalls } = campaignProgressCounts(ctx, campaignId)
   const total = campaign.totalRows ?? 0
   return {
     campaign_id: campaign.id,
@@ -345,41 +337,14 @@ export function campaignProgress(ctx: AppContext, organizationId: number, campai
   }
 }
 
-type VariantCount = { variant_id: string | null; n: number }
-
 /** Per variant, removed ones included: contacts allocated, calls placed, outcomes and agent versions used. */
 export function trafficStats(ctx: AppContext, organizationId: number, campaignId: number) {
   const campaign = requireCampaign(ctx, organizationId, campaignId)
   const view = campaignViews(ctx, [campaign])[0]
-  const assigned = new Map(
-    ctx.sqlite
-      .query<VariantCount, [number]>(
-        'SELECT variant_id, count(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND variant_id IS NOT NULL GROUP BY variant_id',
-      )
-      .all(campaignId)
-      .map((row) => [row.variant_id, row.n]),
-  )
-  const placed = new Map(
-    ctx.sqlite
-      .query<VariantCount, [number]>(
-        'SELECT traffic_variant_id AS variant_id, count(*) AS n FROM workflow_runs WHERE campaign_id = ? GROUP BY traffic_variant_id',
-      )
-      .all(campaignId)
-      .map((row) => [row.variant_id, row.n]),
-  )
-  const outcomes = ctx.sqlite
-    .query<VariantCount & { disposition: string }, [number]>(
-      `SELECT traffic_variant_id AS variant_id, disposition, count(*) AS n FROM workflow_runs
-      WHERE campaign_id = ? AND completed_at IS NOT NULL GROUP BY traffic_variant_id, disposition`,
-    )
-    .all(campaignId)
-  const versions = ctx.sqlite
-    .query<VariantCount & { definition_id: number; version_number: number | null }, [number]>(
-      `SELECT r.traffic_variant_id AS variant_id, r.definition_id, d.version_number, count(*) AS n
-       FROM workflow_runs r LEFT JOIN workflow_definitions d ON d.id = r.definition_id
-      WHERE r.campaign_id = ? GROUP BY r.traffic_variant_id, r.definition_id`,
-    )
-    .all(campaignId)
+  const counts = variantCounts(ctx, campaignId)
+  const assigned = new Map(counts.assigned.map((row) => [row.variant_id, row.n]))
+  const placed = new Map(counts.placed.map((row) => [row.variant_id, row.n]))
+  const { outcomes, versions } = counts
   const split = campaign.trafficSplit
   const current = view.traffic_split?.variants ?? []
   const removed = (split?.removed ?? []).map((variant) => ({
@@ -470,13 +435,11 @@ export function redialCampaign(
       })
       .returning({ id: campaigns.id })
       .get().id
-    const copied = ctx.sqlite
-      .query(
-        `INSERT INTO campaign_contacts (campaign_id, organization_id, row_number, phone_number, context, greeting_override, state, attempts, next_attempt_at)
-       SELECT ?, organization_id, row_number, phone_number, context, greeting_override, 'queued', 0, ?
-         FROM campaign_contacts WHERE campaign_id = ? AND state = 'done' AND last_outcome IN (${outcomes.map(() => '?').join(', ')})`,
-      )
-      .run(id, ctx.clock.now(), parent.id, ...outcomes).changes
+    const copied = copyContactsForRedial(
+      ctx,
+      { campaignId: id, parentCampaignId: parent.id, firstAttemptAt: ctx.clock.now() },
+      outcomes,
+    )
     if (copied === 0) throw refused('No contacts match the selected redial criteria')
     ctx.db.update(campaigns).set({ totalRows: copied, totalQueuedCount: copied }).where(eq(campaigns.id, id)).run()
     ctx.db.update(campaigns).set({ redialedCampaignId: id, updatedAt: now }).where(eq(campaigns.id, parent.id)).run()

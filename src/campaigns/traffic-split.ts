@@ -50,16 +50,15 @@ export function assignVariant(contactKey: string, seed: string, variants: readon
   return winner
 }
 
-const pairKey = (workflowId: number, definitionId: number | null | undefined) =>
-  `${workflowId}:${definitionId ?? 'latest'}`
+const pairKey = (agentId: number, definitionId: number | null | undefined) => `${agentId}:${definitionId ?? 'latest'}`
 
 /**
  * A new variant id derived from the (workflow, definition) pair, e.g. `w12-d34` or `w12-latest`, so a pair that is
  * removed and added back gets its old id (and its old contacts) again. A numeric suffix avoids any id in `existingIds`.
  */
-export function mintVariantId(workflowId: number, definitionId: number | null, existingIds: Iterable<string>): string {
+export function mintVariantId(agentId: number, definitionId: number | null, existingIds: Iterable<string>): string {
   const taken = new Set(existingIds)
-  const base = `w${workflowId}-${definitionId === null ? 'latest' : `d${definitionId}`}`
+  const base = `w${agentId}-${definitionId === null ? 'latest' : `d${definitionId}`}`
   let id = base
   for (let n = 2; taken.has(id); n++) id = `${base}-${n}`
   return id

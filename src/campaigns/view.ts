@@ -5,7 +5,7 @@ import { nextWindowStart } from './schedule-window'
 import { campaignLogs, campaigns, type StoredTrafficSplit } from '../db/schema/campaigns'
 import { organizations } from '../db/schema/core'
 import { telephonyConfigurations } from '../db/schema/telephony'
-import { setupFactsByConfiguration } from '../telephony/config/configurations'
+import { setupFactsByConfiguration } from '../telephony/config/queries'
 import { PROVIDERS } from '../telephony/config/providers'
 import { workflowDefinitions, workflows } from '../db/schema'
 import type { CampaignResponse } from './schemas'
@@ -21,22 +21,22 @@ const unique = (values: (number | null | undefined)[]) => [
 /** Names and versions every campaign view needs, fetched once for a whole page of campaigns. */
 function lookups(ctx: AppContext, rows: CampaignRow[]) {
   const splitVariants = rows.flatMap((row) => row.trafficSplit?.variants ?? [])
-  const workflowIds = unique([
+  const agentIds = unique([
     ...rows.map((row) => row.workflowId),
     ...splitVariants.map((variant) => variant.workflow_id),
   ])
   const configurationIds = unique(rows.map((row) => row.telephonyConfigurationId))
   const workflowNames = byId(
-    workflowIds.length
+    agentIds.length
       ? ctx.db
           .select({ id: workflows.id, name: workflows.name })
           .from(workflows)
-          .where(inArray(workflows.id, workflowIds))
+          .where(inArray(workflows.id, agentIds))
           .all()
       : [],
   )
   const definitions = byId(
-    workflowIds.length
+    agentIds.length
       ? ctx.db
           .select({
             id: workflowDefinitions.id,
@@ -45,7 +45,7 @@ function lookups(ctx: AppContext, rows: CampaignRow[]) {
             status: workflowDefinitions.status,
           })
           .from(workflowDefinitions)
-          .where(inArray(workflowDefinitions.workflowId, workflowIds))
+          .where(inArray(workflowDefinitions.workflowId, agentIds))
           .all()
       : [],
   )
@@ -167,12 +167,12 @@ function warnings(ctx: AppContext, row: CampaignRow, found: Lookups): string[] {
 export function campaignViews(ctx: AppContext, rows: CampaignRow[]): CampaignView[] {
   const found = lookups(ctx, rows)
   return rows.map((row) => {
-    const workflowId = row.workflowId ?? row.trafficSplit?.variants[0]?.workflow_id ?? 0
+    const agentId = row.workflowId ?? row.trafficSplit?.variants[0]?.workflow_id ?? 0
     return {
       id: row.id,
       name: row.name,
-      workflow_id: workflowId,
-      workflow_name: found.workflowNames.get(workflowId)?.name ?? 'Unknown',
+      workflow_id: agentId,
+      workflow_name: found.workflowNames.get(agentId)?.name ?? 'Unknown',
       state: row.state,
       source_type: row.sourceType,
       source_id: row.sourceId,

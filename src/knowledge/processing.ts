@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto'
-import { and, asc, eq, inArray, lt, ne, or, sql } from 'drizzle-orm'
+import { and, asc, eq, inArray, lt, ne, or } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { knowledgeBaseChunks, knowledgeBaseDocuments, type KnowledgeDocumentRow } from '../db/schema'
 import { transaction } from '../db/transaction'
+import { incremented } from '../db/expressions'
 import { isoNow } from '../lib/clock'
 import { chunkText, estimateTokens } from './chunking'
 import { NO_EMBEDDINGS, organizationEmbedder } from './embedder'
@@ -60,7 +61,7 @@ export function claimNextDocument(ctx: AppContext, leaseMs: number): KnowledgeDo
       processingStatus: 'processing',
       processingSince: iso(now),
       updatedAt: iso(now),
-      processingAttempts: sql`${knowledgeBaseDocuments.processingAttempts} + 1`,
+      processingAttempts: incremented(knowledgeBaseDocuments.processingAttempts),
     })
     .where(and(inArray(knowledgeBaseDocuments.id, next), claimable))
     .returning()

@@ -2,11 +2,10 @@ import { inArray } from 'drizzle-orm'
 import { Type as t, type Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { workflowRuns } from '../db/schema'
-import { sqlPart } from '../db/sql-parts'
 import { forbidden, refused } from '../lib/errors'
 import { runView, RunDetailSchema, selectRunsWithAgent } from './detail'
 import { criteriaFrom, parseFilterItems, type RunCriteria } from './filters'
-import { readRunPage } from './queries'
+import { runPageIds, type RunSort } from './queries'
 
 const JsonObject = t.Record(t.String(), t.Unknown())
 
@@ -20,6 +19,12 @@ export const RunList = t.Object({
   limit: t.Integer(),
   total_pages: t.Integer(),
   applied_filters: t.Array(t.Object({ attribute: t.String(), type: t.Unknown(), value: JsonObject })),
+})
+
+/** The order a run list asks for: newest first unless told otherwise. */
+export const runSort = (query: RunListOptions): RunSort => ({
+  by: query.sort_by === 'duration' ? 'duration' : 'created_at',
+  order: query.sort_order === 'asc' ? 'asc' : 'desc',
 })
 
 const RUN_LIST_FILTERS = ['dateRange', 'dispositionCode', 'duration', 'status', 'tokenUsage']
@@ -40,21 +45,17 @@ export function listRuns(
   if (unknown.length > 0) throw forbidden(`Invalid attribute '${unknown[0]}'`)
   const page = query.page ?? 1
   const limit = query.limit ?? 50
-  const found = readRunPage<{ id: number }>(
-    ctx,
-    {
-      organizationId,
-      criteria: { ...criteria, ...scope },
-      withUsageOnly: false,
-      sort: {
-        by: query.sort_by === 'duration' ? 'duration' : 'created_at',
-        order: query.sort_order === 'asc' ? 'asc' : 'desc',
-      },
-      page,
-      limit,
+  const found = runPageIds(ctx, {
+    organizationId,
+    criteria: { ...criteria, ...scope },
+    withUsageOnly: false,
+    sort: {
+      by: query.sort_by === 'duration' ? 'duration' : 'created_at',
+      order: query.sort_order === 'asc' ? 'asc' : 'desc',
     },
-    sqlPart('run.id AS id'),
-  )
+    page,
+    limit,
+  })
   const ids = found.rows.map((row) => row.id)
   const runs = ids.length === 0 ? [] : selectRunsWithAgent(ctx, inArray(workflowRuns.id, ids)).all()
   const byId = new Map(runs.map((row) => [row.run.id, row]))

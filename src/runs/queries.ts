@@ -1,6 +1,8 @@
 import type { AppContext } from '../context'
 import { runsMatchingNumbers } from '../db/run-number-search'
 import { allRows, inList, joinSqlParts, limitOffset, sqlPart, type SqlPart } from '../db/sql-parts'
+import { USAGE_LINK_PLACEHOLDERS, usageRunColumns } from '../db/usage-report'
+import { artifactLinksJsonArgs } from './artifacts'
 import type { RunCriteria } from './filters'
 
 /**
@@ -255,4 +257,158 @@ export function openSessionRuns(ctx: AppContext): OpenSessionRun[] {
       WHERE r.call_id IS NULL AND r.state <> 'completed'`,
     )
     .all()
+}
+
+/** The ids of one page of runs, and the number of matches. */
+export const runPageIds = (ctx: AppContext, request: RunPageRequest) =>
+  readRunPage<{ id: number }>(ctx, request, sqlPart('run.id AS id'))
+
+const USAGE_RUN_COLUMNS = usageRunColumns(artifactLinksJsonArgs('run', USAGE_LINK_PLACEHOLDERS))
+
+/** A run of the usage report: its tokens and seconds for the page's totals, and its item as JSON text. */
+export type UsageRunJson = { id: number; tokens: number; seconds: number; json: string }
+
+/** One page of the usage report; `links` are the public link base and the current time its artifact links use. */
+export const usageRunPage = (ctx: AppContext, request: RunPageRequest, links: { base: string; now: string }) =>
+  readRunPage<UsageRunJson>(
+    ctx,
+    request,
+    sqlPart(USAGE_RUN_COLUMNS, links.base, links.now),
+    'JOIN workflows agent ON agent.id = run.workflow_id',
+  )
+
+/** A new run's columns as stored: the JSON ones as text. */
+export type NewRunRow = {
+  organizationId: number
+  agentId: number
+  definitionId: number
+  name: string
+  mode: string
+  callType: string
+  campaignId: number | null
+  campaignContactId: number | null
+  telephonyConfigurationId: number | null
+  callId: string | null
+  providerCallId: string | null
+  trafficVariantId: string | null
+  modelOverrides: string | null
+  initialContext: string
+  gatheredContext: string
+  createdAt: string
+}
+
+/** Stores a run in state `initialized` (empty logs and annotations); returns its id. */
+export function insertRun(ctx: AppContext, run: NewRunRow): number {
+  return ctx.sqlite
+    .query<{ id: number }, (string | number | null)[]>(
+      `INSERT INTO workflow_runs (organization_id, workflow_id, definition_id, name, mode, call_type, campaign_id, campaign_contact_id,
+       telephony_configuration_id, call_id, provider_call_id, traffic_variant_id, model_overrides, initial_context, gathered_context, logs, annotations, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', ?) RETURNING id`,
+    )
+    .get(
+      run.organizationId,
+      run.agentId,
+      run.definitionId,
+      run.name,
+      run.mode,
+      run.callType,
+      run.campaignId,
+      run.campaignContactId,
+      run.telephonyConfigurationId,
+      run.callId,
+      run.providerCallId,
+      run.trafficVariantId,
+      run.modelOverrides,
+      run.initialContext,
+      run.gatheredContext,
+      run.createdAt,
+    )!.id
+}
+
+/** The organization of a run, or null when there is no such run. */
+export function runOrganizationId(ctx: AppContext, runId: number): number | null {
+  return (
+    ctx.sqlite
+      .query<{ organization_id: number }, [number]>('SELECT organization_id FROM workflow_runs WHERE id = ?')
+      .get(runId)?.organization_id ?? null
+  )
+}
+
+/** `initialized` → `running` as of `at`; false when the run was not `initialized`. */
+export function markRunStarted(ctx: AppContext, runId: number, at: string): boolean {
+  return (
+    ctx.sqlite
+      .query(`UPDATE workflow_runs SET state = 'running', started_at = ? WHERE id = ? AND state = 'initialized'`)
+      .run(at, runId).changes > 0
+  )
+}
+
+/** What finishing a run merges into, as stored (JSON text). */
+export type OpenRunJson = {
+  workflow_id: number
+  initial_context: string
+  gathered_context: string
+  logs: string
+  annotations: string
+  cost_info: string | null
+}
+
+/** The run's stored JSON while it is not completed, or null. */
+export function openRunJson(ctx: AppContext, runId: number): OpenRunJson | null {
+  return ctx.sqlite
+    .query<OpenRunJson, [number]>(
+      `SELECT workflow_id, initial_context, gathered_context, logs, annotations, cost_info FROM workflow_runs WHERE id = ? AND state <> 'completed'`,
+    )
+    .get(runId)
+}
+
+/** The values a completed run is written with, JSON columns as text. */
+export type CompletedRunJson = {
+  completedAt: string
+  usageInfo: string
+  costInfo: string | null
+  initialContext: string
+  gatheredContext: string
+  logs: string
+  annotations: string
+}
+
+export function writeCompletedRun(ctx: AppContext, runId: number, run: CompletedRunJson): void {
+  ctx.sqlite
+    .query(
+      `UPDATE workflow_runs SET state = 'completed', completed_at = ?, usage_info = ?, cost_info = ?,
+         initial_context = ?, gathered_context = ?, logs = ?, annotations = ? WHERE id = ?`,
+    )
+    .run(
+      run.completedAt,
+      run.usageInfo,
+      run.costInfo,
+      run.initialContext,
+      run.gatheredContext,
+      run.logs,
+      run.annotations,
+      runId,
+    )
+}
+
+/** The agent's disposition codes as stored (a JSON array's text), or null when there is no such agent. */
+export function agentDispositionCodesJson(ctx: AppContext, agentId: number): string | null {
+  return (
+    ctx.sqlite
+      .query<{ codes: string }, [number]>('SELECT call_disposition_codes AS codes FROM workflows WHERE id = ?')
+      .get(agentId)?.codes ?? null
+  )
+}
+
+export function setAgentDispositionCodesJson(ctx: AppContext, agentId: number, codes: string): void {
+  ctx.sqlite.query('UPDATE workflows SET call_disposition_codes = ? WHERE id = ?').run(codes, agentId)
+}
+
+/** Calls of the organization placed and not finished yet, whatever started them. */
+export function openCallCount(ctx: AppContext, organizationId: number): number {
+  return ctx.sqlite
+    .query<{ n: number }, [number]>(
+      `SELECT count(*) AS n FROM workflow_runs WHERE organization_id = ? AND call_id IS NOT NULL AND state <> 'completed'`,
+    )
+    .get(organizationId)!.n
 }

@@ -3,6 +3,15 @@ import type { AppContext } from '../context'
 import { workflowRuns, type CallType, type JsonObject, type WorkflowRunRow } from '../db/schema'
 import { isoNow } from '../lib/clock'
 import { transaction } from '../db/transaction'
+import {
+  agentDispositionCodesJson,
+  insertRun,
+  markRunStarted,
+  openRunJson,
+  runOrganizationId,
+  setAgentDispositionCodesJson,
+  writeCompletedRun,
+} from './queries'
 
 /**
  * The run record every entry point shares (API trigger, campaign dialer, inbound calls): create it when a call is about
@@ -45,30 +54,24 @@ export type CreatedRun = { id: number; name: string }
  * connection's statement cache: every call placed goes through here.
  */
 export function createRun(ctx: AppContext, run: NewRun): CreatedRun {
-  const { id } = ctx.sqlite
-    .query<{ id: number }, (string | number | null)[]>(
-      `INSERT INTO workflow_runs (organization_id, workflow_id, definition_id, name, mode, call_type, campaign_id, campaign_contact_id,
-       telephony_configuration_id, call_id, provider_call_id, traffic_variant_id, model_overrides, initial_context, gathered_context, logs, annotations, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', ?) RETURNING id`,
-    )
-    .get(
-      run.organizationId,
-      run.workflowId,
-      run.definitionId,
-      run.name,
-      run.mode,
-      run.callType,
-      run.campaignId ?? null,
-      run.campaignContactId ?? null,
-      run.telephonyConfigurationId ?? null,
-      run.callId ?? null,
-      run.providerCallId ?? null,
-      run.trafficVariantId ?? null,
-      run.modelOverrides ? JSON.stringify(run.modelOverrides) : null,
-      JSON.stringify(run.initialContext ?? {}),
-      JSON.stringify(run.gatheredContext ?? {}),
-      isoNow(ctx.clock),
-    )!
+  const id = insertRun(ctx, {
+    organizationId: run.organizationId,
+    agentId: run.workflowId,
+    definitionId: run.definitionId,
+    name: run.name,
+    mode: run.mode,
+    callType: run.callType,
+    campaignId: run.campaignId ?? null,
+    campaignContactId: run.campaignContactId ?? null,
+    telephonyConfigurationId: run.telephonyConfigurationId ?? null,
+    callId: run.callId ?? null,
+    providerCallId: run.providerCallId ?? null,
+    trafficVariantId: run.trafficVariantId ?? null,
+    modelOverrides: run.modelOverrides ? JSON.stringify(run.modelOverrides) : null,
+    initialContext: JSON.stringify(run.initialContext ?? {}),
+    gatheredContext: JSON.stringify(run.gatheredContext ?? {}),
+    createdAt: isoNow(ctx.clock),
+  })
   ctx.events.publish({ kind: 'run', organizationId: run.organizationId, runId: id })
   return { id, name: run.name }
 }
@@ -76,10 +79,8 @@ export function createRun(ctx: AppContext, run: NewRun): CreatedRun {
 /** Tells the live events stream that the run changed (its organization looked up only when someone listens). */
 function announceRunChange(ctx: AppContext, runId: number): void {
   if (!ctx.events.hasListeners()) return
-  const run = ctx.sqlite
-    .query<{ organization_id: number }, [number]>('SELECT organization_id FROM workflow_runs WHERE id = ?')
-    .get(runId)
-  if (run) ctx.events.publish({ kind: 'run', organizationId: run.organization_id, runId })
+  const organizationId = runOrganizationId(ctx, runId)
+  if (organizationId !== null) ctx.events.publish({ kind: 'run', organizationId, runId })
 }
 
 /** The run if it belongs to the organization. */
@@ -95,10 +96,7 @@ export function getRun(ctx: AppContext, organizationId: number, runId: number): 
 
 /** `initialized` → `running` (media is flowing). False when the run was already running or finished: a duplicate. */
 export function markRunRunning(ctx: AppContext, runId: number): boolean {
-  const changed =
-    ctx.sqlite
-      .query(`UPDATE workflow_runs SET state = 'running', started_at = ? WHERE id = ? AND state = 'initialized'`)
-      .run(isoNow(ctx.clock), runId).changes > 0
+  const changed = markRunStarted(ctx, runId, isoNow(ctx.clock))
   if (changed) announceRunChange(ctx, runId)
   return changed
 }
@@ -153,50 +151,32 @@ export type RunOutcome = {
   cost?: JsonObject | null
 } & RunContextPatch
 
-type OpenRunJson = {
-  workflow_id: number
-  initial_context: string
-  gathered_context: string
-  logs: string
-  annotations: string
-  cost_info: string | null
-}
-
 /**
  * Completes the run with its outcome, exactly once: true when this call completed it, false when it already was.
  * Setting usage_info is what puts the run in the usage report. Plain SQL: every call that ends goes through here.
  */
 export function finishRun(ctx: AppContext, runId: number, outcome: RunOutcome): boolean {
   const finished = transaction(ctx, () => {
-    const run = ctx.sqlite
-      .query<OpenRunJson, [number]>(
-        `SELECT workflow_id, initial_context, gathered_context, logs, annotations, cost_info FROM workflow_runs WHERE id = ? AND state <> 'completed'`,
-      )
-      .get(runId)
+    const run = openRunJson(ctx, runId)
     if (!run) return false
     const { disposition } = outcome
     const merged = (stored: string, patch: JsonObject | undefined, extra?: JsonObject) =>
       patch || extra ? JSON.stringify({ ...(JSON.parse(stored) as JsonObject), ...patch, ...extra }) : stored
     if (disposition) addDispositionCode(ctx, run.workflow_id, disposition)
-    ctx.sqlite
-      .query(
-        `UPDATE workflow_runs SET state = 'completed', completed_at = ?, usage_info = ?, cost_info = ?,
-         initial_context = ?, gathered_context = ?, logs = ?, annotations = ? WHERE id = ?`,
-      )
-      .run(
-        isoNow(ctx.clock),
-        JSON.stringify({ ...outcome.usage, call_duration_seconds: outcome.durationSeconds }),
+    writeCompletedRun(ctx, runId, {
+      completedAt: isoNow(ctx.clock),
+      usageInfo: JSON.stringify({ ...outcome.usage, call_duration_seconds: outcome.durationSeconds }),
+      costInfo:
         outcome.cost === undefined ? run.cost_info : outcome.cost === null ? null : JSON.stringify(outcome.cost),
-        merged(run.initial_context, outcome.initialContext),
-        merged(
-          run.gathered_context,
-          outcome.gatheredContext,
-          disposition ? { call_disposition: disposition, mapped_call_disposition: disposition } : undefined,
-        ),
-        merged(run.logs, outcome.logs),
-        merged(run.annotations, outcome.annotations),
-        runId,
-      )
+      initialContext: merged(run.initial_context, outcome.initialContext),
+      gatheredContext: merged(
+        run.gathered_context,
+        outcome.gatheredContext,
+        disposition ? { call_disposition: disposition, mapped_call_disposition: disposition } : undefined,
+      ),
+      logs: merged(run.logs, outcome.logs),
+      annotations: merged(run.annotations, outcome.annotations),
+    })
     return true
   })
   if (finished) announceRunChange(ctx, runId)
@@ -248,23 +228,13 @@ export function amendCompletedRun(
   return amended
 }
 
-function addDispositionCode(ctx: AppContext, workflowId: number, code: string): void {
-  const workflow = ctx.sqlite
-    .query<{ codes: string }, [number]>('SELECT call_disposition_codes AS codes FROM workflows WHERE id = ?')
-    .get(workflowId)
-  if (!workflow) return
-  const codes = JSON.parse(workflow.codes) as string[]
+function addDispositionCode(ctx: AppContext, agentId: number, code: string): void {
+  const stored = agentDispositionCodesJson(ctx, agentId)
+  if (stored === null) return
+  const codes = JSON.parse(stored) as string[]
   if (codes.includes(code)) return
-  ctx.sqlite
-    .query('UPDATE workflows SET call_disposition_codes = ? WHERE id = ?')
-    .run(JSON.stringify([...codes, code]), workflowId)
+  setAgentDispositionCodesJson(ctx, agentId, JSON.stringify([...codes, code]))
 }
 
-/** Calls of the organization placed and not finished yet, whatever started them: what its concurrent call limit counts. */
-export function openCallCount(ctx: AppContext, organizationId: number): number {
-  return ctx.sqlite
-    .query<{ n: number }, [number]>(
-      `SELECT count(*) AS n FROM workflow_runs WHERE organization_id = ? AND call_id IS NOT NULL AND state <> 'completed'`,
-    )
-    .get(organizationId)!.n
-}
+/** What an organization's concurrent call limit counts (calls/ and campaigns/ ask it here, with the rest of the run's record). */
+export { openCallCount } from './queries'

@@ -1,14 +1,12 @@
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
-import { sqlPart } from '../db/sql-parts'
 import { type ValidationItem } from '../lib/validation'
 import { invalid, refused } from '../lib/errors'
 import { parseIsoDateTime } from '../lib/iso-datetime'
-import { artifactLinksJsonArgs, publicLinkParams } from './artifacts'
-import { USAGE_LINK_PLACEHOLDERS, usageRunColumns } from '../db/usage-report'
+import { publicLinkParams } from './artifacts'
 import { criteriaFrom, DAY_MS, parseFilterItems } from './filters'
-import type { RunListOptions } from './list'
-import { readRunPage } from './queries'
+import { runSort, type RunListOptions } from './list'
+import { usageRunPage } from './queries'
 import type { UsageResponse } from './usage-schemas'
 
 const USAGE_FILTERS = [
@@ -54,10 +52,6 @@ function dateBounds(query: UsageOptions): { createdFrom?: string; createdTo?: st
 /** A usage page request (the HTTP layer validates it: api/usage/model.ts UsageQuery). */
 export type UsageOptions = RunListOptions & { start_date?: string; end_date?: string }
 
-const USAGE_RUN_COLUMNS = usageRunColumns(artifactLinksJsonArgs('run', USAGE_LINK_PLACEHOLDERS))
-
-type UsageRunJson = { id: number; tokens: number; seconds: number; json: string }
-
 /**
  * The organization's finished runs (those with usage_info), filtered, sorted and paged, as the JSON text of a
  * UsageResponse. Totals are of the page.
@@ -69,21 +63,17 @@ export function usageReportJson(ctx: AppContext, organizationId: number, query: 
   const page = query.page ?? 1
   const limit = query.limit ?? 50
   const links = publicLinkParams(ctx)
-  const { total, rows: runs } = readRunPage<UsageRunJson>(
+  const { total, rows: runs } = usageRunPage(
     ctx,
     {
       organizationId,
       criteria: { ...criteriaFrom(items, USAGE_FILTERS).criteria, ...bounds },
       withUsageOnly: true,
-      sort: {
-        by: query.sort_by === 'duration' ? 'duration' : 'created_at',
-        order: query.sort_order === 'asc' ? 'asc' : 'desc',
-      },
+      sort: runSort(query),
       page,
       limit,
     },
-    sqlPart(USAGE_RUN_COLUMNS, links.base, links.now),
-    'JOIN workflows agent ON agent.id = run.workflow_id',
+    links,
   )
   const totals: Omit<Static<typeof UsageResponse>, 'runs'> = {
     total_service_tokens: runs.reduce((sum, run) => sum + run.tokens, 0),

@@ -50,13 +50,18 @@ const configErrors = { 404: ErrorDetail, ...authErrors }
 /** Saving can call the provider: it may refuse (400) or be unreachable (502). */
 const saveErrors = { 400: ErrorDetail, 409: ErrorDetail, 502: ErrorDetail, ...configErrors }
 
-export const telephonyRoutes = (ctx: AppContext) =>
+/** What every route of this file is behind: the key (admin scope), and the ARI connections synced after a change. */
+const telephonyPlugin = (ctx: AppContext) =>
   new Elysia({ prefix: '/api/v1/organizations' })
     .use(auth(ctx))
     // Creating, editing, reactivating or deleting a configuration may start, restart or stop an ARI connection.
     .onAfterResponse(({ request }) => {
       if (request.method !== 'GET') void syncAriConnections(ctx)
     })
+
+/** The providers' metadata and the configurations. */
+const configurationRoutes = (ctx: AppContext) =>
+  telephonyPlugin(ctx)
     .get('/telephony-providers/metadata', () => providerMetadata(), {
       response: { 200: ProvidersMetadata, ...authErrors },
       detail: { tags, summary: 'List supported providers and the form fields of each' },
@@ -126,6 +131,10 @@ export const telephonyRoutes = (ctx: AppContext) =>
         detail: { tags, summary: 'Reactivate a configuration that was taken out of service' },
       },
     )
+
+/** The trunks of a configuration. */
+const trunkRoutes = (ctx: AppContext) =>
+  telephonyPlugin(ctx)
     .get(
       '/telephony-configs/:config_id/trunks',
       ({ principal, params }) => listTrunks(ctx, principal.organizationId, params.config_id),
@@ -168,6 +177,10 @@ export const telephonyRoutes = (ctx: AppContext) =>
         detail: { tags, summary: 'Delete a trunk no phone number dials out over' },
       },
     )
+
+/** The phone numbers of a configuration. */
+const phoneNumberRoutes = (ctx: AppContext) =>
+  telephonyPlugin(ctx)
     .get(
       '/telephony-configs/:config_id/phone-numbers',
       ({ principal, params }) => listPhoneNumbers(ctx, principal.organizationId, params.config_id),
@@ -230,3 +243,6 @@ export const telephonyRoutes = (ctx: AppContext) =>
         detail: { tags, summary: 'Make a phone number the default caller id of its configuration' },
       },
     )
+
+export const telephonyRoutes = (ctx: AppContext) =>
+  new Elysia().use(configurationRoutes(ctx)).use(trunkRoutes(ctx)).use(phoneNumberRoutes(ctx))

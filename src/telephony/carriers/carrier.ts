@@ -12,7 +12,7 @@ import { DialError, type CallState, type DialRequest, type TelephonyProvider } f
 
 /**
  * What every carrier (Twilio, Telnyx, Plivo, Vobiz, Vonage, Cloudonix, Exotel, WhatsApp) provides, and the
- * TelephonyProvider built on top of one. A driver knows its carrier's wire formats only: the REST calls, how a webhook
+ * TelephonyProvider built on top of one. A Carrier knows its wire formats only: the REST calls, how a webhook
  * is signed, what its status callbacks say, the markup that opens a media stream. Runs, outcomes and campaigns are
  * handled once, here and in status-callbacks.ts, media-streams.ts and inbound.ts.
  */
@@ -291,8 +291,8 @@ export function asDialError(error: unknown): never {
   throw error
 }
 
-/** The TelephonyProvider of a carrier: dial, hang up and look up calls through its driver. */
-export function createCarrierProvider(ctx: AppContext, driver: Carrier): TelephonyProvider {
+/** The TelephonyProvider of a carrier: dial, hang up and look up calls through its Carrier. */
+export function createCarrierProvider(ctx: AppContext, carrier: Carrier): TelephonyProvider {
   /** The run's carrier call id and the credentials to reach it; null when the call was never placed. */
   function placedCall(configurationId: number, callId: string) {
     const run = runByCallId(ctx, callId)
@@ -305,25 +305,25 @@ export function createCarrierProvider(ctx: AppContext, driver: Carrier): Telepho
     async dial(request) {
       if (!request.callerId) {
         throw new DialError(
-          `${displayName(driver.provider)} needs a caller id: add an active phone number to the telephony configuration`,
+          `${displayName(carrier.provider)} needs a caller id: add an active phone number to the telephony configuration`,
         )
       }
       const links = callLinks(ctx, request)
-      const providerCallId = await driver.dial(ctx, request, links).catch(asDialError)
+      const providerCallId = await carrier.dial(ctx, request, links).catch(asDialError)
       recordProviderCallId(ctx, request.runId, providerCallId)
-      ctx.log.info({ provider: driver.provider, runId: request.runId, providerCallId }, 'carrier call placed')
+      ctx.log.info({ provider: carrier.provider, runId: request.runId, providerCallId }, 'carrier call placed')
     },
     async hangup(configurationId, callId) {
       const call = placedCall(configurationId, callId)
-      if (call) await driver.hangup(ctx, call.credentials, call.providerCallId).catch(asDialError)
+      if (call) await carrier.hangup(ctx, call.credentials, call.providerCallId).catch(asDialError)
     },
     async callState(configurationId, callId) {
       const call = placedCall(configurationId, callId)
       if (!call) return 'unknown'
       try {
-        return await driver.callState(ctx, call.credentials, call.providerCallId)
+        return await carrier.callState(ctx, call.credentials, call.providerCallId)
       } catch (error) {
-        ctx.log.warn({ provider: driver.provider, callId, err: error }, 'carrier call state lookup failed')
+        ctx.log.warn({ provider: carrier.provider, callId, err: error }, 'carrier call state lookup failed')
         return 'unknown'
       }
     },

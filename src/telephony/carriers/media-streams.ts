@@ -29,7 +29,7 @@ export type MediaStreamPath = { workflowId: string; organizationId: string; runI
 
 export type AdmittedStream = {
   run: WorkflowRunRow
-  driver: Carrier
+  carrier: Carrier
   framing: MediaFraming
   /** The caller is back from a failed transfer: the stream goes to the conversation already under way. */
   returning?: (transport: CarrierMediaTransport) => void
@@ -51,20 +51,20 @@ export function admitMediaStream(ctx: AppContext, path: MediaStreamPath): MediaA
   const run = runById(ctx, runId)
   if (!run || run.organizationId !== organizationId) return refuse(MEDIA_CLOSE.notFound, 'workflow_run_not_found')
   if (run.workflowId !== workflowId) return refuse(MEDIA_CLOSE.badRequest, 'workflow_run_workflow_mismatch')
-  const driver = carrierOf(run.mode)
-  if (!driver?.mediaFraming) return refuse(MEDIA_CLOSE.badRequest, 'provider_has_no_media_stream')
+  const carrier = carrierOf(run.mode)
+  if (!carrier?.mediaFraming) return refuse(MEDIA_CLOSE.badRequest, 'provider_has_no_media_stream')
   const returning = run.state === 'running' ? returningCaller(ctx, run.id) : null
-  if (returning) return { admitted: { run, driver, framing: driver.mediaFraming, returning } }
+  if (returning) return { admitted: { run, carrier, framing: carrier.mediaFraming, returning } }
   if (run.state !== 'initialized' || !markRunRunning(ctx, run.id))
     return refuse(MEDIA_CLOSE.conflict, 'workflow_run_not_initialized')
-  return { admitted: { run, driver, framing: driver.mediaFraming } }
+  return { admitted: { run, carrier, framing: carrier.mediaFraming } }
 }
 
 /** Normal closes by the carrier: the call ended with the stream. */
 const CALL_ENDED_CODES = new Set([1000, 1001, 1005])
 
 function finalStatusExpected(ctx: AppContext, admitted: AdmittedStream): boolean {
-  if (admitted.run.callType === 'outbound' || admitted.driver.reportsInboundCalls) return true
+  if (admitted.run.callType === 'outbound' || admitted.carrier.reportsInboundCalls) return true
   const callbacks = runById(ctx, admitted.run.id)?.logs.telephony_status_callbacks
   return Array.isArray(callbacks) && callbacks.length > 0
 }
@@ -156,7 +156,7 @@ function createCallMedia(first: CarrierMediaTransport): CallMedia {
 
 /** Hands an admitted stream to the conversation engine as an answered call, and ends the call with the stream. */
 export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, transport: CarrierMediaTransport): void {
-  const { run, driver } = admitted
+  const { run, carrier } = admitted
   if (admitted.returning) {
     ctx.log.info({ provider: run.mode, runId: run.id }, 'carrier media stream resumed after a failed transfer')
     admitted.returning(transport)
@@ -224,14 +224,14 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
     ended,
     reported,
     hangup,
-    ...(driver.transfer
+    ...(carrier.transfer
       ? {
           transfer: (request, signal) =>
             transferCarrierCall(
               ctx,
               {
                 run,
-                driver,
+                carrier,
                 media,
                 reported,
                 connected: () => {

@@ -25,6 +25,6 @@ export const carrierOf = (provider: string): Carrier | null =>
 
 /** Makes every carrier a TelephonyProvider of the context: runs on their configurations dial through them. */
 export function registerCarriers(ctx: AppContext): void {
-  for (const driver of Object.values(CARRIERS))
-    ctx.telephony.register(driver.provider, createCarrierProvider(ctx, driver))
+  for (const carrier of Object.values(CARRIERS))
+    ctx.telephony.register(carrier.provider, createCarrierProvider(ctx, carrier))
 }

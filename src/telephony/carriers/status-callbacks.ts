@@ -55,13 +55,13 @@ function runCredentials(ctx: AppContext, run: WorkflowRunRow) {
 /** Verifies a webhook about a run of this carrier, or throws (404 for runs that are not its, 401/403 for signatures). */
 export function verifiedRun(
   ctx: AppContext,
-  driver: Carrier,
+  carrier: Carrier,
   run: WorkflowRunRow | undefined,
   request: WebhookRequest,
 ) {
-  if (!run || run.mode !== driver.provider) throw notFound(RUN_NOT_FOUND)
+  if (!run || run.mode !== carrier.provider) throw notFound(RUN_NOT_FOUND)
   const credentials = runCredentials(ctx, run)
-  requireValid(driver.verify(request, credentials, { runId: run.id, nowMs: ctx.clock.now() }))
+  requireValid(carrier.verify(request, credentials, { runId: run.id, nowMs: ctx.clock.now() }))
   return { run, credentials }
 }
 
@@ -71,28 +71,33 @@ export function verifiedRun(
  */
 export function handleStatusCallback(
   ctx: AppContext,
-  driver: Carrier,
+  carrier: Carrier,
   runId: number | null,
   request: WebhookRequest,
 ): WebhookAnswer {
-  const update = driver.parseStatus(request)
+  const update = carrier.parseStatus(request)
   const run =
     runId !== null
       ? runById(ctx, runId)
       : update?.providerCallId
-        ? runByProviderCallId(ctx, driver.provider, update.providerCallId)
+        ? runByProviderCallId(ctx, carrier.provider, update.providerCallId)
         : undefined
-  const verified = verifiedRun(ctx, driver, run, request)
+  const verified = verifiedRun(ctx, carrier, run, request)
   if (update?.providerCallId && verified.run.providerCallId && update.providerCallId !== verified.run.providerCallId) {
     throw forbidden('The callback is about another call')
   }
-  const ended = applyStatusUpdate(ctx, driver, verified.run, update ?? { status: null, providerStatus: 'unrecognised' })
+  const ended = applyStatusUpdate(
+    ctx,
+    carrier,
+    verified.run,
+    update ?? { status: null, providerStatus: 'unrecognised' },
+  )
   const providerCallId = update?.providerCallId ?? verified.run.providerCallId
   // A machine answered a call that is still up: no agent talks to it; its hang-up ends the call as voicemail.
   if (update?.machine && !ended && verified.run.state !== 'completed' && providerCallId) {
-    void driver.hangup(ctx, verified.credentials, providerCallId).catch((error) => {
+    void carrier.hangup(ctx, verified.credentials, providerCallId).catch((error) => {
       ctx.log.warn(
-        { provider: driver.provider, runId: verified.run.id, err: error },
+        { provider: carrier.provider, runId: verified.run.id, err: error },
         'hanging up a call a machine answered failed',
       )
     })
@@ -122,7 +127,7 @@ const answeredEntryTime = (entries: CallbackEntry[]) => {
  */
 export function applyStatusUpdate(
   ctx: AppContext,
-  driver: Carrier,
+  carrier: Carrier,
   run: WorkflowRunRow,
   update: StatusUpdate,
 ): boolean {
@@ -168,7 +173,7 @@ export function applyStatusUpdate(
     }
   })
   ctx.log.info(
-    { provider: driver.provider, runId: run.id, status: update.providerStatus, outcome: ending?.outcome },
+    { provider: carrier.provider, runId: run.id, status: update.providerStatus, outcome: ending?.outcome },
     'carrier status callback',
   )
   if (!ending || !run.callId) return false

@@ -23,7 +23,7 @@ import type { MediaTransport } from '../../voice/media-transport'
 import { applyStatusUpdate, recordedTransfer, verifiedRun } from './status-callbacks'
 
 /**
- * Transfers of carrier calls, one flow for every carrier whose driver has `transfer`: the agent's last words are heard,
+ * Transfers of carrier calls, one flow for every carrier that has `transfer`: the agent's last words are heard,
  * the carrier is asked to ring the destination and bridge the caller to it, and its events about the destination's leg
  * (at `/api/v1/telephony/<provider>/transfer/<run_id>`, authenticated like its status callbacks) settle the outcome.
  *
@@ -66,7 +66,7 @@ export type CallMedia = MediaTransport & {
 /** A carrier call being transferred, and what the media stream side needs to know. */
 export type TransferringCall = {
   run: WorkflowRunRow
-  driver: Carrier
+  carrier: Carrier
   media: CallMedia
   /** Resolves once the call's end has been reported (the caller may hang up while the destination rings). */
   reported: Promise<void>
@@ -94,7 +94,7 @@ function pendingTransfers(ctx: AppContext): Map<number, PendingTransfer> {
 }
 
 /** Markup carriers: a transfer replaces the call's markup, which ends its media stream; `connect` brings the caller back. */
-const replacesStream = (driver: Carrier) => driver.connect !== undefined
+const replacesStream = (carrier: Carrier) => carrier.connect !== undefined
 
 const failed = (reason: TransferFailureReason, message: string): CallTransferResult => ({
   status: 'failed',
@@ -142,14 +142,14 @@ export async function transferCarrierCall(
   { destination, timeoutSeconds }: { destination: string; timeoutSeconds: number },
   signal?: AbortSignal,
 ): Promise<CallTransferResult> {
-  const { run, driver, media } = call
+  const { run, carrier, media } = call
   const transfers = pendingTransfers(ctx)
-  if (!driver.transfer) return failed('failed', `Calls on ${displayName(driver.provider)} cannot be transferred`)
+  if (!carrier.transfer) return failed('failed', `Calls on ${displayName(carrier.provider)} cannot be transferred`)
   const address = transferAddress(destination)
   if (!address)
     return failed(
       'failed',
-      `Destination ${JSON.stringify(destination)} must be an E.164 number or a SIP URI to transfer a ${displayName(driver.provider)} call`,
+      `Destination ${JSON.stringify(destination)} must be an E.164 number or a SIP URI to transfer a ${displayName(carrier.provider)} call`,
     )
   const providerCallId = runById(ctx, run.id)?.providerCallId
   const configuration =
@@ -162,7 +162,7 @@ export async function transferCarrierCall(
   const request: CarrierTransferRequest = {
     destination: address,
     timeoutSeconds,
-    eventsUrl: `${links.publicUrl}/api/v1/telephony/${driver.provider}/${TRANSFER_CALLBACK}/${run.id}`,
+    eventsUrl: `${links.publicUrl}/api/v1/telephony/${carrier.provider}/${TRANSFER_CALLBACK}/${run.id}`,
     callerId: ownNumber(run),
   }
   let resolveOutcome!: (outcome: CallTransferResult) => void
@@ -188,7 +188,7 @@ export async function transferCarrierCall(
       onReturned()
     },
   }
-  const logContext = { provider: driver.provider, runId: run.id }
+  const logContext = { provider: carrier.provider, runId: run.id }
   transfers.set(run.id, pending)
   await within(media.mark(), HEARD_TIMEOUT_MS, 'closed')
   if (media.closed || signal?.aborted) {
@@ -197,7 +197,7 @@ export async function transferCarrierCall(
   }
   media.hold()
   try {
-    await driver.transfer.start(ctx, configuration.credentials, providerCallId, request)
+    await carrier.transfer.start(ctx, configuration.credentials, providerCallId, request)
   } catch (error) {
     transfers.delete(run.id)
     media.release()
@@ -207,7 +207,7 @@ export async function transferCarrierCall(
       error instanceof DomainError ? String(error.detail) : 'The carrier could not be asked to transfer the call',
     )
   }
-  if (replacesStream(driver)) media.detach()
+  if (replacesStream(carrier)) media.detach()
   const onAbort = () => pending.settle(failed('failed', 'The call ended during the transfer'))
   signal?.addEventListener('abort', onAbort, { once: true })
   void call.reported.then(() => {
@@ -285,17 +285,17 @@ function endTransferredCall(
 /** `/<provider>/transfer/<run_id>`: the carrier's events about a transfer's destination leg. */
 export function handleTransferCallback(
   ctx: AppContext,
-  driver: Carrier,
+  carrier: Carrier,
   runId: number,
   webhook: WebhookRequest,
 ): WebhookAnswer {
-  if (!driver.transfer) throw notFound('Unknown telephony webhook')
-  const { run, credentials } = verifiedRun(ctx, driver, runById(ctx, runId), webhook)
-  const event = driver.transfer.parseEvent(webhook, run.providerCallId)
+  if (!carrier.transfer) throw notFound('Unknown telephony webhook')
+  const { run, credentials } = verifiedRun(ctx, carrier, runById(ctx, runId), webhook)
+  const event = carrier.transfer.parseEvent(webhook, run.providerCallId)
   const pending = pendingTransfers(ctx).get(run.id)
   ctx.log.info(
     {
-      provider: driver.provider,
+      provider: carrier.provider,
       runId: run.id,
       event: event?.kind,
       status: event?.providerStatus,
@@ -303,14 +303,14 @@ export function handleTransferCallback(
     },
     'carrier transfer event',
   )
-  const hangUp = () => driver.refuse?.('outbound') ?? acknowledge()
+  const hangUp = () => carrier.refuse?.('outbound') ?? acknowledge()
   switch (event?.kind) {
     case undefined:
       return acknowledge()
     case 'instructions':
       // Once settled, nobody waits for the destination any more: the carrier must not ring it.
-      return pending && !pending.settled && driver.transfer.instructions
-        ? driver.transfer.instructions(pending.request)
+      return pending && !pending.settled && carrier.transfer.instructions
+        ? carrier.transfer.instructions(pending.request)
         : hangUp()
     case 'answered':
       recordConnected(ctx, run, pending)
@@ -318,9 +318,9 @@ export function handleTransferCallback(
     case 'caller':
       applyStatusUpdate(
         ctx,
-        driver,
+        carrier,
         run,
-        driver.parseStatus(webhook) ?? { status: null, providerStatus: event.providerStatus },
+        carrier.parseStatus(webhook) ?? { status: null, providerStatus: event.providerStatus },
       )
       return acknowledge()
     case 'ended': {
@@ -331,10 +331,10 @@ export function handleTransferCallback(
       if (failure) {
         // Nobody waits for the caller any more (a restart, or the outcome came too late): the call ends.
         if (!pending) return hangUp()
-        pending.returning = replacesStream(driver)
+        pending.returning = replacesStream(carrier)
         pending.settle(failed(failure, FAILURE_MESSAGES[failure](pending.request.timeoutSeconds)))
-        if (!driver.connect) return acknowledge()
-        return driver.connect(
+        if (!carrier.connect) return acknowledge()
+        return carrier.connect(
           callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId }),
           credentials,
         )

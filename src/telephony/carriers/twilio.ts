@@ -18,7 +18,7 @@ import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../config/providers'
 
 // Twilio Programmable Voice: Calls API (form-encoded, Basic auth), TwiML answers, X-Twilio-Signature webhooks.
-// Cloudonix speaks the same TwiML/Media Streams dialect; its driver reuses `connectTwiml`.
+// Cloudonix speaks the same TwiML/Media Streams dialect; its implementation reuses `connectTwiml`.
 
 /** Twilio's CallStatus words, which Exotel's Status shares. */
 export const TWILIO_CALL_STATUSES: Record<string, CarrierCallStatus> = {

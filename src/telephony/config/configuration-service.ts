@@ -10,9 +10,8 @@ import {
   mergeUpdate,
   outboundReadiness,
   requireConfigurationRow,
-  setupFactColumns,
-  setupFactsByConfiguration,
 } from './configurations'
+import { configurationsWithSetupFacts, setupFactsByConfiguration } from './queries'
 import {
   createCredentials,
   isProviderName,
@@ -89,20 +88,11 @@ function listItem(ctx: AppContext, row: TelephonyConfigurationRow, facts: SetupF
   }
 }
 
-const configurationListQuery = preparedQuery((db) =>
-  db
-    .select({ row: telephonyConfigurations, facts: setupFactColumns })
-    .from(telephonyConfigurations)
-    .where(eq(telephonyConfigurations.organizationId, sql.placeholder('organizationId')))
-    .orderBy(asc(telephonyConfigurations.createdAt), asc(telephonyConfigurations.id))
-    .prepare(),
-)
-
 export function listConfigurations(
   ctx: AppContext,
   organizationId: number,
 ): { configurations: ConfigurationListItem[] } {
-  const rows = configurationListQuery(ctx.db).all({ organizationId })
+  const rows = configurationsWithSetupFacts(ctx, organizationId)
   return { configurations: rows.map(({ row, facts }) => listItem(ctx, row, facts)) }
 }
 

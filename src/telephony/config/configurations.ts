@@ -1,7 +1,8 @@
 import { randomInt } from 'node:crypto'
-import { and, asc, desc, eq, sql } from 'drizzle-orm'
+import { and, asc, desc, eq } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import {
+  campaigns,
   phoneNumbers,
   telephonyConfigurations,
   type PhoneNumberRow,
@@ -20,7 +21,7 @@ import {
   type SetupFacts,
 } from './providers'
 import { openCredentials, preserveMasked } from './secrets'
-import { boundList, inBoundList, preparedQuery } from '../../db/prepared'
+import { setupFactsByConfiguration } from './queries'
 
 /**
  * Telephony configurations as the rest of the server sees them: outbound resolution for the API trigger and
@@ -66,37 +67,6 @@ export function requireConfigurationRow(
     .get()
   if (!row) throw notFound(CONFIGURATION_NOT_FOUND)
   return row
-}
-
-/** Drizzle writes columns without their table in a one-table query: these correlated subqueries name theirs. */
-const activeNumbersWhere = (condition: string) => sql<number>`(SELECT count(*) FROM phone_numbers AS counted
-  WHERE counted.telephony_configuration_id = ${sql.raw('"telephony_configurations"."id"')} AND counted.is_active = 1 AND ${sql.raw(condition)})`
-
-/**
- * A configuration's setup facts as columns of a query over telephony_configurations (each a count over its phone
- * numbers or trunks, through their configuration indexes): listing configurations with them is one query.
- */
-export const setupFactColumns = {
-  activeNumberCount: activeNumbersWhere('1'),
-  activeNumbersWithoutTrunkCount: activeNumbersWhere('counted.telephony_trunk_id IS NULL'),
-  activeNumbersWithInboundWorkflowCount: activeNumbersWhere('counted.inbound_workflow_id IS NOT NULL'),
-  enabledTrunkCount: sql<number>`(SELECT count(*) FROM trunks AS counted
-    WHERE counted.telephony_configuration_id = ${sql.raw('"telephony_configurations"."id"')} AND counted.enabled = 1)`,
-}
-
-const setupFactsQuery = preparedQuery((db) =>
-  db
-    .select({ id: telephonyConfigurations.id, ...setupFactColumns })
-    .from(telephonyConfigurations)
-    .where(inBoundList(telephonyConfigurations.id, 'configurationIds'))
-    .prepare(),
-)
-
-/** The counts each configuration's setup checklist is derived from, for several configurations in one query. */
-export function setupFactsByConfiguration(ctx: AppContext, configurationIds: number[]): Map<number, SetupFacts> {
-  if (configurationIds.length === 0) return new Map()
-  const rows = setupFactsQuery(ctx.db).all({ configurationIds: boundList(configurationIds) })
-  return new Map(rows.map(({ id, ...facts }) => [id, facts]))
 }
 
 export type OutboundReadiness = { checklist: SetupChecklist | null; ready: boolean; blockedReason: string | null }
@@ -296,10 +266,13 @@ export function getConfigCredentials(
 
 /** Whether a campaign (in any state) refers to the configuration, which then cannot be deleted. */
 export function isConfigurationInUse(ctx: AppContext, configurationId: number): boolean {
-  return (
-    ctx.sqlite.query('SELECT 1 FROM campaigns WHERE telephony_configuration_id = ? LIMIT 1').get(configurationId) !==
-    null
-  )
+  const campaign = ctx.db
+    .select({ id: campaigns.id })
+    .from(campaigns)
+    .where(eq(campaigns.telephonyConfigurationId, configurationId))
+    .limit(1)
+    .get()
+  return campaign !== undefined
 }
 
 /** Cloudonix ids that belong to one domain and are looked up again when the domain changes. */

@@ -1,6 +1,6 @@
-import { and, asc, eq } from 'drizzle-orm'
+import { and, asc, eq, inArray } from 'drizzle-orm'
 import type { AppContext } from '../../context'
-import { phoneNumbers, trunks, type PhoneNumberRow } from '../../db/schema'
+import { phoneNumbers, trunks, workflows, type PhoneNumberRow } from '../../db/schema'
 import { translateUniqueViolations } from '../../db/tables'
 import { valueError, type ValidationItem } from '../../lib/validation'
 import { conflict, invalid, notFound, refused } from '../../lib/errors'
@@ -40,14 +40,14 @@ function phoneNumberView(row: PhoneNumberRow, inboundWorkflowName: string | null
   }
 }
 
-/** Names of the organization's workflows among `ids`. */
+/** Names of the organization's agents among `ids`. */
 function workflowNames(ctx: AppContext, organizationId: number, ids: number[]): Map<number, string> {
   if (ids.length === 0) return new Map()
-  const rows = ctx.sqlite
-    .query<{ id: number; name: string }, number[]>(
-      `SELECT id, name FROM workflows WHERE organization_id = ? AND id IN (${ids.map(() => '?').join(', ')})`,
-    )
-    .all(organizationId, ...ids)
+  const rows = ctx.db
+    .select({ id: workflows.id, name: workflows.name })
+    .from(workflows)
+    .where(and(eq(workflows.organizationId, organizationId), inArray(workflows.id, ids)))
+    .all()
   return new Map(rows.map((row) => [row.id, row.name]))
 }
 

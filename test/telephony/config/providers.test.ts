@@ -466,11 +466,11 @@ describe('provider metadata', () => {
     expect([...PROVIDER_NAMES].sort()).toEqual([...PROVIDER_NAMES])
   })
 
-  test('supports_call_transfer: Asterisk, and the carriers whose driver can transfer', () => {
+  test('supports_call_transfer: Asterisk, and the carriers that can transfer', () => {
     const transferring = providers.filter((entry) => entry.supports_call_transfer).map((entry) => entry.provider)
     expect(transferring).toEqual(['ari', 'plivo', 'telnyx', 'twilio', 'vobiz', 'vonage'])
-    for (const [name, driver] of Object.entries(CARRIERS))
-      expect(driver.transfer !== undefined).toBe(PROVIDERS[name as ProviderName].supportsCallTransfer)
+    for (const [name, carrier] of Object.entries(CARRIERS))
+      expect(carrier.transfer !== undefined).toBe(PROVIDERS[name as ProviderName].supportsCallTransfer)
   })
 
   for (const provider of PROVIDER_NAMES) {
