@@ -16,6 +16,7 @@ import knowledgeBase from './0013_knowledge_base.sql' with { type: 'text' }
 import mcpTools from './0014_mcp_tools.sql' with { type: 'text' }
 import recordings from './0015_recordings.sql' with { type: 'text' }
 import connectionChecks from './0016_connection_checks.sql' with { type: 'text' }
+import realtimeModels from './0017_realtime_models.sql' with { type: 'text' }
 
 export type Migration = { name: string; sql: string }
 
@@ -36,4 +37,5 @@ export const MIGRATIONS: Migration[] = [
   { name: '0014_mcp_tools', sql: mcpTools },
   { name: '0015_recordings', sql: recordings },
   { name: '0016_connection_checks', sql: connectionChecks },
+  { name: '0017_realtime_models', sql: realtimeModels },
 ]

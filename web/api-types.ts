@@ -903,6 +903,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organizations/model-providers/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the kinds of model server, the services each offers and their defaults */
+        get: operations["get_organizations_model_providers_metadata_api_v1_organizations_model_providers_metadata_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/organizations/provider-connections": {
         parameters: {
             query?: never;
@@ -1139,6 +1156,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tools/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the tool types and the fields of each one's definition.config */
+        get: operations["get_tools_metadata_api_v1_tools_metadata_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tools/": {
         parameters: {
             query?: never;
@@ -1311,6 +1345,23 @@ export interface paths {
         post?: never;
         /** Delete a document with its chunks and file */
         delete: operations["delete_knowledge_base_documents_api_v1_knowledge_base_documents__document_uuid__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge-base/documents/{document_uuid}/reprocess": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Process a completed or failed document again (new embeddings model, or after a failure) */
+        post: operations["create_knowledge_base_documents_reprocess_api_v1_knowledge_base_documents__document_uuid__reprocess_post"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1751,6 +1802,10 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        CreateKnowledgeBaseDocumentsReprocessRequest: {
+            /** @enum {string} */
+            retrieval_mode?: "chunked" | "full_document";
+        };
         CreateKnowledgeBaseProcessDocumentRequest: {
             /** Format: uuid */
             document_uuid: string;
@@ -1990,7 +2045,7 @@ export interface components {
             files: {
                 filename: string;
                 /** @enum {string} */
-                mime_type?: "audio/wav" | "audio/x-wav" | "audio/wave" | "audio/vnd.wave";
+                mime_type?: "audio/wav" | "audio/x-wav" | "audio/wave" | "audio/vnd.wave" | "audio/mpeg" | "audio/mp3";
                 /** @description Size in bytes; the upload may not exceed it */
                 file_size: number;
             }[];
@@ -2093,6 +2148,41 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
+        };
+        GetOrganizationsModelProvidersMetadataResponse: {
+            providers: {
+                /** @description The connection's `provider` value. */
+                provider: string;
+                label: string;
+                /** @description null: a connection of this kind must name its server. */
+                default_base_url: string | null;
+                /** @enum {string} */
+                api_key: "required" | "optional";
+                /** @description What a configuration section may use this kind of server for (llm, stt, tts, embeddings, realtime). */
+                services: ("llm" | "stt" | "tts" | "embeddings" | "realtime")[];
+                /** @description Per service, the model (and voice) a section gets when it names none. */
+                defaults: {
+                    [key: string]: {
+                        [key: string]: string;
+                    };
+                };
+            }[];
+        };
+        GetToolsMetadataResponse: {
+            types: {
+                /** @description definition.type */
+                type: string;
+                fields: {
+                    name: string;
+                    /** @description string, integer, number, boolean, array, object or options */
+                    type: string;
+                    required: boolean;
+                    description: string | null;
+                    default: unknown;
+                    /** @description The allowed values of an options field */
+                    options: unknown[] | null;
+                }[];
+            }[];
         };
         GetWorkflowRecordingsResponse: {
             recordings: components["schemas"]["UpdateWorkflowRecordingsResponse"][];
@@ -2224,6 +2314,24 @@ export interface components {
                     dimensions?: number;
                 };
             } | null;
+            realtime?: {
+                /** Format: uuid */
+                provider_connection_uuid: string;
+                settings?: {
+                    model?: string;
+                    voice?: string;
+                    /** @description Given to the model before every node's prompt (the node's prompt is the session's instructions). */
+                    instructions?: string;
+                    /** @description How the model decides the caller's turn is over (its own voice activity detection). */
+                    turn_detection?: {
+                        /** @enum {string} */
+                        type?: "server_vad" | "semantic_vad";
+                        threshold?: number;
+                        prefix_padding_ms?: number;
+                        silence_duration_ms?: number;
+                    };
+                };
+            } | null;
         };
         ModelConfigurationListResponse: {
             configurations: components["schemas"]["ModelConfigurationResponse"][];
@@ -2258,6 +2366,14 @@ export interface components {
                 };
             } | null;
             embeddings: {
+                /** Format: uuid */
+                provider_connection_uuid?: string;
+                builtin?: boolean;
+                settings: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            realtime: {
                 /** Format: uuid */
                 provider_connection_uuid?: string;
                 builtin?: boolean;
@@ -2315,6 +2431,24 @@ export interface components {
                     model?: string;
                     /** @description Sent as `dimensions` to models that can shorten their vectors; any length is stored as it comes otherwise. */
                     dimensions?: number;
+                };
+            } | null;
+            realtime?: {
+                /** Format: uuid */
+                provider_connection_uuid: string;
+                settings?: {
+                    model?: string;
+                    voice?: string;
+                    /** @description Given to the model before every node's prompt (the node's prompt is the session's instructions). */
+                    instructions?: string;
+                    /** @description How the model decides the caller's turn is over (its own voice activity detection). */
+                    turn_detection?: {
+                        /** @enum {string} */
+                        type?: "server_vad" | "semantic_vad";
+                        threshold?: number;
+                        prefix_padding_ms?: number;
+                        silence_duration_ms?: number;
+                    };
                 };
             } | null;
         };
@@ -5429,6 +5563,29 @@ export interface operations {
             429: components["responses"]["HTTPError"];
         };
     };
+    get_organizations_model_providers_metadata_api_v1_organizations_model_providers_metadata_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetOrganizationsModelProvidersMetadataResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
     list_provider_connections_api_v1_organizations_provider_connections_get: {
         parameters: {
             query?: never;
@@ -6106,6 +6263,29 @@ export interface operations {
             422: components["responses"]["HTTPValidationError"];
         };
     };
+    get_tools_metadata_api_v1_tools_metadata_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetToolsMetadataResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
     list_tools_api_v1_tools__get: {
         parameters: {
             query?: {
@@ -6546,6 +6726,37 @@ export interface operations {
             401: components["responses"]["HTTPError"];
             403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    create_knowledge_base_documents_reprocess_api_v1_knowledge_base_documents__document_uuid__reprocess_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateKnowledgeBaseDocumentsReprocessRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateKnowledgeBaseProcessDocumentResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            409: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
         };
     };

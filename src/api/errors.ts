@@ -125,6 +125,21 @@ type ErrorContext = {
   requestId?: string
 }
 
+/**
+ * A path the API serves with other methods (the MCP endpoint's GET, say) is a 405 naming them in `Allow`; anything
+ * else is a 404. Only fixed paths are compared: a path with parameters is a 404 for any method it does not serve.
+ */
+function notFoundOrNotAllowed(app: AnyElysia, request: Request): Response {
+  const path = new URL(request.url).pathname
+  const allowed = [...new Set(app.routes.filter((route) => route.path === path).map((route) => route.method))]
+  const [status, detail] =
+    allowed.length > 0 ? [405, `${request.method} is not served here; use ${allowed.join(', ')}`] : [404, 'Not Found']
+  return new Response(JSON.stringify({ detail }), {
+    status,
+    headers: { 'content-type': 'application/json', ...(allowed.length > 0 ? { allow: allowed.join(', ') } : {}) },
+  })
+}
+
 /** Turns every error into the contract's JSON body; causes of 500s go to the log only. */
 export function errorResponse(app: AnyElysia, log: Logger, context: ErrorContext): Response {
   const json = (status: number, detail: unknown) =>
@@ -153,7 +168,7 @@ export function errorResponse(app: AnyElysia, log: Logger, context: ErrorContext
       },
     ])
   }
-  if (code === 'NOT_FOUND') return json(404, 'Not Found')
+  if (code === 'NOT_FOUND') return notFoundOrNotAllowed(app, context.request)
   log.error(
     { err: error, requestId: context.requestId, path: loggedPath(app, new URL(context.request.url).pathname) },
     'unhandled error',

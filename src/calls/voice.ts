@@ -16,7 +16,8 @@ import type { CallRecording } from '../voice/recorder'
 import { loadVadEngine, type VadEngine } from '../voice/vad'
 import { speakBuiltinLine, ttsWithBuiltinFallback } from '../voice/fallback'
 import { modelFailureLineOf, unavailableCallOf, type ModelFailureLine } from '../definition/fallback-lines'
-import { SERVICE_NAMES, type ModelFailure } from '../models/failures'
+import { modelFailureOf, SERVICE_NAMES, type ModelFailure } from '../models/failures'
+import type { RealtimeVoiceOptions } from '../voice/stages/realtime'
 import type { ModelTimeouts } from '../models/http'
 import type { EndReason } from '../conversation/record'
 
@@ -98,24 +99,15 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
         return {}
       }
       failures.useLine(modelFailureLineOf(session.configurations))
-      const { stt } = session.clients
-      const tts = ttsWithBuiltinFallback(session.clients.tts!, (failure) => {
-        session.noteModelFailure(failure)
-        failures.noteTtsFailure(failure)
-      })
-      vad ??= loadVadEngine()
       const voice = createVoicePipeline({
         transport: call.media,
-        stt: stt!,
-        tts,
-        vad: await vad,
         clock: ctx.clock,
         recordings: session.recordings,
-        voicemail: call.direction === 'outbound' ? voicemailOptions(ctx, call, session) : null,
-        ...turnOptions(session.configurations, warn),
+        retrievalMsTotal: session.retrievalMsTotal,
+        ...(session.clients.realtime
+          ? realtimeModels(session, call, warn, failures.onFailure)
+          : await speechModels(ctx, session, call, warn, failures.noteTtsFailure, (vad ??= loadVadEngine()))),
         onWarning: warn,
-        onSttAudio: (seconds) => session.reportSttSeconds(stt!.ref, seconds),
-        onTtsText: (characters) => session.reportTtsCharacters(tts.ref, characters),
         ...options.pipeline,
       })
       pipeline = voice
@@ -138,6 +130,69 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
       return outcome
     },
   }
+}
+
+/** The speech chain's models: speech to text, the voice (built-in when it fails), turn and answering-machine settings. */
+async function speechModels(
+  ctx: AppContext,
+  session: RunSession,
+  call: AnsweredCall,
+  warn: (message: string) => void,
+  noteTtsFailure: (failure: ModelFailure) => void,
+  vad: Promise<VadEngine>,
+) {
+  const stt = session.clients.stt!
+  const tts = ttsWithBuiltinFallback(session.clients.tts!, (failure) => {
+    session.noteModelFailure(failure)
+    noteTtsFailure(failure)
+  })
+  return {
+    stt,
+    tts,
+    vad: await vad,
+    voicemail: call.direction === 'outbound' ? voicemailOptions(ctx, call, session) : null,
+    ...turnOptions(session.configurations, warn),
+    onSttAudio: (seconds: number) => session.reportSttSeconds(stt.ref, seconds),
+    onTtsText: (characters: number) => session.reportTtsCharacters(tts.ref, characters),
+  }
+}
+
+/**
+ * A call on the realtime model: its failures outside a reply end the call as an LLM failure does; what the agent asks
+ * for that this mode cannot do is a warning on the run (docs/models.md).
+ */
+function realtimeModels(
+  session: RunSession,
+  call: AnsweredCall,
+  warn: (message: string) => void,
+  onFailure: (failure: ModelFailure) => Promise<void>,
+): { realtime: RealtimeVoiceOptions } {
+  const realtime = session.clients.realtime!
+  for (const message of realtimeLimits(session.configurations, call)) warn(message)
+  return {
+    realtime: {
+      session: realtime,
+      onUsage: (usage) => session.reportLlmTokens(realtime.ref, usage),
+      onFailure(error) {
+        const failure = modelFailureOf('llm', error)
+        session.noteModelFailure(failure)
+        void onFailure(failure)
+      },
+    },
+  }
+}
+
+/** What the agent's settings ask for that a realtime model call does not do. */
+function realtimeLimits(configurations: RunSession['configurations'], call: AnsweredCall): string[] {
+  const limits: string[] = []
+  const detection = isPlainObject(configurations.voicemail_detection) ? configurations.voicemail_detection : {}
+  if (call.direction === 'outbound' && detection.enabled !== false)
+    limits.push('Answering-machine detection is off on a realtime model: the model answers whoever picks up')
+  if (configurations.turn_start_strategy === 'min_words' || configurations.turn_stop_strategy !== undefined)
+    limits.push("The agent's turn settings do not apply on a realtime model: the model's turn detection decides")
+  if (typeof configurations.user_turn_stop_timeout === 'number')
+    limits.push("user_turn_stop_timeout does not apply on a realtime model: set the realtime section's turn_detection")
+  return limits
 }
 
 /** How long a transfer to the agent's `model_failure.transfer_to` may ring. */
@@ -244,6 +299,7 @@ function voiceLog(result: VoiceCallResult, warnings: string[]): Record<string, u
       stt_ms: Math.round(turn.sttMs),
       first_text_ms: turn.firstTextMs === null ? null : Math.round(turn.firstTextMs),
       first_audio_ms: turn.firstAudioMs === null ? null : Math.round(turn.firstAudioMs),
+      ...(turn.retrievalMs > 0 ? { retrieval_ms: Math.round(turn.retrievalMs * 10) / 10 } : {}),
     })),
     ...(result.voicemail
       ? {

@@ -27,6 +27,8 @@ export type ContactRules = {
   destinations: DestinationRules
   /** Lowercased template variables every selected agent version needs. */
   requiredVariables: readonly string[]
+  /** The organization's recording ids: a row's greeting_override_recording_id must be one. */
+  recordingIds: ReadonlySet<string>
 }
 
 export type IngestTarget = { sqlite: SqlDatabase; campaignId: number; organizationId: number; firstAttemptAt: number }
@@ -173,6 +175,7 @@ type Ingest = {
   invalidPhones: RowList
   duplicates: RowList
   invalidGreetings: RowList
+  unknownRecordings: RowList
   emptyVariables: Map<string, RowList>
 }
 
@@ -198,6 +201,8 @@ function ingestRow(ingest: Ingest, record: string[], columns: ColumnPlan): void 
     cellOf(record, columns.greeting[2]),
   )
   if (greeting === 'invalid') ingest.invalidGreetings.add(rowNumber)
+  else if (greeting?.type === 'audio' && !ingest.rules.recordingIds.has(greeting.recording_id))
+    ingest.unknownRecordings.add(rowNumber)
   if (validateDestination(phone, ingest.rules.provider, ingest.rules.destinations) !== null) {
     ingest.invalidPhones.add(rowNumber)
     return
@@ -255,6 +260,11 @@ function ingestProblem(ingest: Ingest): ContactsError | null {
       `Invalid greeting_override_type in rows: ${ingest.invalidGreetings}. Use 'text' or 'audio', or leave it empty.`,
     )
   }
+  if (ingest.unknownRecordings.total > 0) {
+    return new ContactsError(
+      `Unknown greeting_override_recording_id in rows: ${ingest.unknownRecordings}. Each must be the recording_id of one of the organization's recordings (GET /api/v1/workflow-recordings/).`,
+    )
+  }
   if (ingest.contacts === 0) return new ContactsError(`CSV file has no row with a ${PHONE_COLUMN}`)
   return null
 }
@@ -280,6 +290,7 @@ export async function ingestContacts(
     invalidPhones: new RowList(),
     duplicates: new RowList(),
     invalidGreetings: new RowList(),
+    unknownRecordings: new RowList(),
     emptyVariables: new Map(),
   }
   for await (const records of csvRecordBatches(source)) {

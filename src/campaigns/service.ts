@@ -23,6 +23,7 @@ import { applyTransition } from './state-machine'
 import type { CreateCampaignBody, RedialBody, UpdateCampaignBody } from './schemas'
 import { campaignViews, type CampaignRow, type CampaignView } from './view'
 import { transaction } from '../db/transaction'
+import { organizationRecordingIds } from '../tools/recordings'
 import { campaignProgressCounts, copyContactsForRedial, variantCounts } from './queries'
 
 type CreateRequest = Static<typeof CreateCampaignBody>
@@ -236,7 +237,12 @@ export async function createCampaign(
     const requiredVariables = [...new Set(targets.flatMap((target) => target.requiredVariables))]
     contacts = await ingestContacts(
       file.stream(),
-      { provider: config.provider, destinations: ariDestinationRules(config.credentials), requiredVariables },
+      {
+        provider: config.provider,
+        destinations: ariDestinationRules(config.credentials),
+        requiredVariables,
+        recordingIds: organizationRecordingIds(ctx, organizationId),
+      },
       {
         sqlite: ctx.sqlite,
         campaignId,

@@ -237,6 +237,17 @@ const knowledgeProperties: PropertySpec[] = [
     llm_hint: 'Array of tool UUIDs of this organization.',
   },
   {
+    name: 'mcp_tool_filters',
+    type: 'json',
+    display_name: 'MCP tools offered',
+    description:
+      "Which of an MCP tool's server tools this node offers, per tool: absent offers all of them; an object offers " +
+      'only the names it lists, and none of a tool it leaves out.',
+    llm_hint:
+      "Object mapping an MCP tool's UUID (one of tool_uuids) to an array of names from its discovered_tools, " +
+      'e.g. {"<tool_uuid>": ["search_orders"]}.',
+  },
+  {
     name: 'document_uuids',
     type: 'document_refs',
     display_name: 'Documents',

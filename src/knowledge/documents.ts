@@ -194,6 +194,51 @@ export function submitDocument(ctx: AppContext, organizationId: number, input: P
   return documentView(queued)
 }
 
+/**
+ * Queues a completed or failed document again (the reference has no way back from `failed`): its stored file is read,
+ * chunked and embedded anew with the organization's current embeddings model, `retrieval_mode` kept unless given.
+ * Until it is completed again, retrieval reports it as not ready, like a new one. 409 while it is queued or processing.
+ */
+export function reprocessDocument(
+  ctx: AppContext,
+  organizationId: number,
+  documentUuid: string,
+  input: { retrieval_mode?: RetrievalMode },
+): DocumentView {
+  const row = requireDocument(ctx, organizationId, documentUuid)
+  const retrievalMode = input.retrieval_mode ?? row.retrievalMode
+  if (retrievalMode === 'chunked' && !organizationEmbedder(ctx, organizationId))
+    throw invalid([
+      valueError(
+        ['body', 'retrieval_mode'],
+        `chunked documents need embeddings: ${NO_EMBEDDINGS}, or use full_document`,
+        retrievalMode,
+      ),
+    ])
+  const queued = ctx.db
+    .update(knowledgeBaseDocuments)
+    .set({
+      processingStatus: 'pending',
+      processingError: null,
+      processingAttempts: 0,
+      processingSince: null,
+      retrievalMode,
+      updatedAt: isoNow(ctx.clock),
+    })
+    .where(
+      and(
+        eq(knowledgeBaseDocuments.id, row.id),
+        inArray(knowledgeBaseDocuments.processingStatus, ['completed', 'failed']),
+      ),
+    )
+    .returning()
+    .get()
+  if (!queued) throw conflict(`This document is ${row.processingStatus}: wait until it is completed or failed.`)
+  ctx.log.info({ organizationId, document: documentUuid, retrievalMode }, 'knowledge-base document queued again')
+  ctx.knowledge.wake()
+  return documentView(queued)
+}
+
 export function listDocuments(
   ctx: AppContext,
   organizationId: number,
@@ -238,6 +283,7 @@ export async function deleteDocument(
       .run()
     ctx.db.delete(knowledgeBaseChunks).where(eq(knowledgeBaseChunks.documentId, row.id)).run()
   })
+  ctx.knowledge.vectors.drop(organizationId, row.id)
   await ctx.objects.delete(row.fileKey)
   ctx.log.info({ organizationId, document: documentUuid }, 'knowledge-base document deleted')
   return { message: 'Document deleted' }

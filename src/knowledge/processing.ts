@@ -220,6 +220,7 @@ function complete(ctx: AppContext, claim: KnowledgeDocumentRow, outcome: Outcome
       .returning({ id: knowledgeBaseDocuments.id })
       .get()
     if (!done) return false
+    ctx.knowledge.vectors.drop(claim.organizationId, claim.id)
     ctx.db.delete(knowledgeBaseChunks).where(eq(knowledgeBaseChunks.documentId, claim.id)).run()
     for (let start = 0; start < outcome.chunks.length; start += INSERT_BATCH) {
       ctx.db

@@ -4,7 +4,7 @@ import { upstreamFailed } from '../lib/errors'
 import { ModelServerError } from '../models/types'
 import { knowledgeBaseChunks, knowledgeBaseDocuments, type KnowledgeDocumentRow } from '../db/schema'
 import { NO_EMBEDDINGS, type Embedder } from './embedder'
-import { nearest, packVectors, type DocumentVectors } from './vector-index'
+import { nearest, vectorOf, type VectorHit } from './vector-index'
 
 /**
  * Finding the chunks nearest a query among an organization's completed documents: the query embedded with the
@@ -88,17 +88,45 @@ export function documentsToSearch(
   return { ready, unavailable }
 }
 
-function loadVectors(ctx: AppContext, row: KnowledgeDocumentRow): DocumentVectors | null {
-  return ctx.knowledge.vectors.get(`${row.id}:${row.completedAt}`, () => {
-    const rows = ctx.db
-      .select({ chunkIndex: knowledgeBaseChunks.chunkIndex, embedding: knowledgeBaseChunks.embedding })
-      .from(knowledgeBaseChunks)
-      .where(eq(knowledgeBaseChunks.documentId, row.id))
-      .orderBy(knowledgeBaseChunks.chunkIndex)
-      .all()
-    const packed = packVectors(rows, row.embeddingDimension ?? 0)
-    return packed && { documentId: row.id, ...packed }
-  })
+/** The organization's index, holding `rows`' vectors (each loaded from SQLite the first time it is searched). */
+function loadVectors(ctx: AppContext, rows: KnowledgeDocumentRow[]) {
+  const organizationId = rows[0].organizationId
+  return ctx.knowledge.vectors.documents(
+    organizationId,
+    rows.map((row) => ({ id: row.id, version: row.completedAt ?? '', dimension: row.embeddingDimension ?? 0 })),
+    (documentId) =>
+      ctx.db
+        .select({ id: knowledgeBaseChunks.id, embedding: knowledgeBaseChunks.embedding })
+        .from(knowledgeBaseChunks)
+        .where(eq(knowledgeBaseChunks.documentId, documentId))
+        .all(),
+  )
+}
+
+/** Candidates the int8 scan hands to the exact ranking: its order is within ~0.005 of the truth, so a few times k. */
+const candidatesFor = (limit: number) => Math.max(32, limit * 4)
+
+const dot = (a: Float32Array, b: Float32Array) => {
+  let sum = 0
+  for (let index = 0; index < a.length; index++) sum += a[index] * b[index]
+  return sum
+}
+
+/** The candidates' chunks ranked by the exact similarity of their float32 vectors, best first. */
+function rankExactly(ctx: AppContext, candidates: VectorHit[], query: Float32Array) {
+  if (candidates.length === 0) return []
+  return ctx.db
+    .select()
+    .from(knowledgeBaseChunks)
+    .where(
+      inArray(
+        knowledgeBaseChunks.id,
+        candidates.map((hit) => hit.chunkId),
+      ),
+    )
+    .all()
+    .map((chunk) => ({ chunk, similarity: dot(vectorOf(chunk.embedding), query) }))
+    .sort((a, b) => b.similarity - a.similarity)
 }
 
 /**
@@ -141,18 +169,11 @@ export async function searchChunks(
   result.embeddingTokens = tokens
   const searchStart = performance.now()
   const byId = new Map(searchable.map((row) => [row.id, row]))
-  const loaded = searchable.flatMap((row) => loadVectors(ctx, row) ?? [])
-  const hits = nearest(loaded, queryVector, limit).filter(({ similarity }) => similarity >= minSimilarity)
-  for (const hit of hits) {
-    const chunk = ctx.db
-      .select()
-      .from(knowledgeBaseChunks)
-      .where(
-        and(eq(knowledgeBaseChunks.documentId, hit.documentId), eq(knowledgeBaseChunks.chunkIndex, hit.chunkIndex)),
-      )
-      .get()
-    if (!chunk) continue
-    const row = byId.get(hit.documentId)!
+  const { index, loaded } = await loadVectors(ctx, searchable)
+  const candidates = await nearest(index, loaded, queryVector, candidatesFor(limit))
+  const ranked = rankExactly(ctx, candidates, queryVector).filter(({ similarity }) => similarity >= minSimilarity)
+  for (const { chunk, similarity } of ranked.slice(0, limit)) {
+    const row = byId.get(chunk.documentId)!
     result.chunks.push({
       id: chunk.id,
       document_id: row.id,
@@ -162,7 +183,7 @@ export async function searchChunks(
       chunk_text: chunk.chunkText,
       contextualized_text: chunk.contextualizedText,
       chunk_metadata: chunk.chunkMetadata,
-      similarity: round4(hit.similarity),
+      similarity: round4(similarity),
     })
   }
   result.searchMs = performance.now() - searchStart

@@ -54,6 +54,17 @@ export function encodeWav(tracks: Int16Array | Int16Array[], sampleRate: number)
   return bytes
 }
 
+/** Tracks of PCM one after the other, in one array. */
+export function joinPcm(pieces: Int16Array[]): Int16Array {
+  const joined = new Int16Array(pieces.reduce((sum, piece) => sum + piece.length, 0))
+  let at = 0
+  for (const piece of pieces) {
+    joined.set(piece, at)
+    at += piece.length
+  }
+  return joined
+}
+
 export const startsLikeWav = (bytes: Uint8Array) =>
   bytes.length >= 4 && bytes[0] === 0x52 && bytes[1] === 0x49 && bytes[2] === 0x46 && bytes[3] === 0x46
 

@@ -25,7 +25,7 @@ import type {
 
 /**
  * Model configurations: which connection and settings an organization's runs use for each service (`llm`, `stt`,
- * `tts`, `embeddings`; `tts` may be the built-in voice). At most one is the organization default; an agent may pin one in
+ * `tts`, `embeddings`, `realtime`; `tts` may be the built-in voice). At most one is the organization default; an agent may pin one in
  * `workflow_configurations.model_configuration_uuid`.
  */
 
@@ -50,6 +50,7 @@ function view(row: ModelConfigurationRow): View {
     stt: row.stt,
     tts: row.tts,
     embeddings: row.embeddings,
+    realtime: row.realtime ?? null,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   }
@@ -116,7 +117,7 @@ function normalizeSection(
     return null
   }
   const filled = { ...presetDefaults(connection.provider, service), ...settings }
-  const required = service === 'tts' ? ['model', 'voice'] : ['model']
+  const required = service === 'tts' || service === 'realtime' ? ['model', 'voice'] : ['model']
   for (const field of required.filter((name) => typeof filled[name] !== 'string' || filled[name] === '')) {
     items.push(
       valueError(
@@ -134,12 +135,13 @@ type Sections = {
   stt: NormalizedSection | null
   tts: NormalizedSection | null
   embeddings: NormalizedSection | null
+  realtime: NormalizedSection | null
 }
 
 function normalizeSections(
   ctx: AppContext,
   organizationId: number,
-  input: { llm: SectionInput; stt: SectionInput | null; tts: SectionInput | null; embeddings: SectionInput | null },
+  input: Record<'stt' | 'tts' | 'embeddings' | 'realtime', SectionInput | null> & { llm: SectionInput },
 ): Sections {
   const items: ValidationItem[] = []
   const each = (service: ModelService, value: SectionInput | null) =>
@@ -149,6 +151,7 @@ function normalizeSections(
     stt: each('stt', input.stt),
     tts: each('tts', input.tts),
     embeddings: each('embeddings', input.embeddings),
+    realtime: each('realtime', input.realtime),
   }
   if (items.length > 0) throw invalid(items)
   return sections as Sections
@@ -161,7 +164,7 @@ function linkConnections(ctx: AppContext, configurationId: number, sections: Sec
     .run()
   const ids = [
     ...new Set(
-      [sections.llm, sections.stt, sections.tts, sections.embeddings].flatMap((section) =>
+      [sections.llm, sections.stt, sections.tts, sections.embeddings, sections.realtime].flatMap((section) =>
         section?.connectionId == null ? [] : [section.connectionId],
       ),
     ),
@@ -210,6 +213,7 @@ export function createConfiguration(ctx: AppContext, organizationId: number, bod
     stt: body.stt ?? null,
     tts: body.tts ?? null,
     embeddings: body.embeddings ?? null,
+    realtime: body.realtime ?? null,
   })
   const now = isoNow(ctx.clock)
   const row = writeConfiguration(body.name, () =>
@@ -227,6 +231,7 @@ export function createConfiguration(ctx: AppContext, organizationId: number, bod
           stt: sections.stt?.section ?? null,
           tts: sections.tts?.section ?? null,
           embeddings: sections.embeddings?.section ?? null,
+          realtime: sections.realtime?.section ?? null,
           createdAt: now,
           updatedAt: now,
         })
@@ -248,6 +253,7 @@ export function updateConfiguration(ctx: AppContext, organizationId: number, uui
     stt: body.stt === undefined ? row.stt : body.stt,
     tts: body.tts === undefined ? row.tts : body.tts,
     embeddings: body.embeddings === undefined ? row.embeddings : body.embeddings,
+    realtime: body.realtime === undefined ? (row.realtime ?? null) : body.realtime,
   })
   const name = body.name ?? row.name
   const updated = writeConfiguration(name, () =>
@@ -262,6 +268,7 @@ export function updateConfiguration(ctx: AppContext, organizationId: number, uui
           stt: sections.stt?.section ?? null,
           tts: sections.tts?.section ?? null,
           embeddings: sections.embeddings?.section ?? null,
+          realtime: sections.realtime?.section ?? null,
           updatedAt: isoNow(ctx.clock),
         })
         .where(eq(modelConfigurations.id, row.id))

@@ -4,7 +4,9 @@
  * platform's registry, except that a connection has one base URL for all its services.
  */
 
-export type ModelService = 'llm' | 'stt' | 'tts' | 'embeddings'
+export type ModelService = 'llm' | 'stt' | 'tts' | 'embeddings' | 'realtime'
+
+export const MODEL_SERVICES: readonly ModelService[] = ['llm', 'stt', 'tts', 'embeddings', 'realtime']
 
 export type ModelProviderPreset = {
   label: string
@@ -17,6 +19,8 @@ export type ModelProviderPreset = {
     stt?: { model: string }
     tts?: { model: string; voice: string }
     embeddings?: { model: string }
+    /** A speech-to-speech model on the OpenAI Realtime API (WebSocket `<base URL>/realtime`). */
+    realtime?: { model: string; voice: string }
   }
 }
 
@@ -31,6 +35,7 @@ export const MODEL_PROVIDERS = {
       stt: { model: 'gpt-4o-transcribe' },
       tts: { model: 'gpt-4o-mini-tts', voice: 'alloy' },
       embeddings: { model: 'text-embedding-3-small' },
+      realtime: { model: 'gpt-realtime', voice: 'alloy' },
     },
   },
   speaches: {
@@ -62,3 +67,22 @@ export type ModelProvider = keyof typeof MODEL_PROVIDERS
 export const MODEL_PROVIDER_NAMES = Object.keys(MODEL_PROVIDERS) as ModelProvider[]
 
 export const isModelProvider = (name: string): name is ModelProvider => Object.hasOwn(MODEL_PROVIDERS, name)
+
+/** The services a kind of server offers (those it has defaults for), in a fixed order. */
+export const servicesOf = (provider: ModelProvider): ModelService[] =>
+  MODEL_SERVICES.filter((service) => Object.hasOwn(MODEL_PROVIDERS[provider].defaults, service))
+
+/** Every kind of model server, with the services it offers and their defaults (the model-providers metadata). */
+export const providersMetadata = () => ({
+  providers: MODEL_PROVIDER_NAMES.map((provider) => {
+    const preset: ModelProviderPreset = MODEL_PROVIDERS[provider]
+    return {
+      provider,
+      label: preset.label,
+      default_base_url: preset.defaultBaseUrl,
+      api_key: preset.apiKey,
+      services: servicesOf(provider),
+      defaults: { ...preset.defaults },
+    }
+  }),
+})

@@ -12,6 +12,7 @@ import { MODEL_PROVIDERS, type ModelService } from './providers'
 import type { ModelOverridesInput } from './schemas'
 import { createSttClient } from './stt'
 import { createTtsClient } from './tts'
+import { createRealtimeSession, type RealtimeSession } from './realtime'
 import { FLITE_VOICES, type FliteVoice, type LlmClient, type ModelRef, type SttClient, type TtsClient } from './types'
 
 /**
@@ -39,10 +40,12 @@ export type ResolvedModels = {
   tts: ResolvedService | null
   /** The knowledge base's query embeddings (src/knowledge/). */
   embeddings: ResolvedService | null
+  /** A speech-to-speech model: voice calls run on it instead of stt → llm → tts (the llm still extracts and reviews). */
+  realtime: ResolvedService | null
   fallback: ResolvedFallback[]
 }
 
-const SERVICES: ModelService[] = ['llm', 'stt', 'tts', 'embeddings']
+const SERVICES: ModelService[] = ['llm', 'stt', 'tts', 'embeddings', 'realtime']
 const CONNECTION_SECTIONS = ['llm', 'stt', 'tts', 'realtime', 'embeddings'] as const
 
 /**
@@ -150,6 +153,7 @@ export function resolveRunModels(
     stt: null,
     tts: null,
     embeddings: null,
+    realtime: null,
     fallback: [],
   }
   for (const service of SERVICES) {
@@ -216,7 +220,8 @@ export function runtimeConfiguration(resolved: ResolvedModels): Record<string, u
     const ref = refOf(chosen)
     entries[`${service}_provider`] = ref.service
     entries[`${service}_model`] = ref.model
-    if (service === 'tts' && text(chosen.settings.voice)) entries.tts_voice = chosen.settings.voice
+    if ((service === 'tts' || service === 'realtime') && text(chosen.settings.voice))
+      entries[`${service}_voice`] = chosen.settings.voice
   }
   if (resolved.fallback.length > 0) {
     entries.llm_fallback = resolved.fallback.map(({ afterMs, target }) => ({
@@ -236,8 +241,10 @@ export type RunClients = {
   extractionLlm: LlmClient
   /** Voice only. */
   stt: SttClient | null
-  /** Voice only: the configured voice, else the built-in one. */
+  /** Voice only: the configured voice, else the built-in one; null when the call runs on a realtime model. */
   tts: TtsClient | null
+  /** Voice with a `realtime` model: the call's speech-to-speech session (its `llm` is then the conversation LLM). */
+  realtime: RealtimeSession | null
   /** Frees what the clients hold (the built-in voice's temporary directory). */
   close(): void
 }
@@ -297,7 +304,10 @@ export function missingModels(resolved: ResolvedModels, voice: boolean): string 
   if (!resolved.llm) return 'no LLM is configured: create a model configuration (or make one the default)'
   if (!resolved.llm.connection || !text(resolved.llm.settings.model)) return 'the LLM has no model server or model'
   if (resolved.fallback.some(({ target }) => !text(target.settings.model))) return 'an llm_fallback target has no model'
-  if (voice && (!resolved.stt?.connection || !text(resolved.stt.settings.model))) {
+  if (voice && resolved.realtime) {
+    if (!resolved.realtime.connection || !text(resolved.realtime.settings.model))
+      return 'the realtime model has no model server or model'
+  } else if (voice && (!resolved.stt?.connection || !text(resolved.stt.settings.model))) {
     return 'no speech to text is configured: add an stt section to the model configuration'
   }
   return null
@@ -326,9 +336,14 @@ export async function createRunClients(
     extractionLlm: primary,
     stt: null,
     tts: null,
+    realtime: null,
     close() {},
   }
   if (!options.voice) return clients
+  if (resolved.realtime) {
+    const realtime = realtimeSessionOf(resolved.realtime, timeouts)
+    return { ...clients, llm: realtime.llm, realtime, close: () => realtime.close() }
+  }
   const { stt, tts } = resolved
   clients.stt = createSttClient(
     stt!.connection!,
@@ -350,6 +365,23 @@ export async function createRunClients(
     clients.tts = options.builtinVoice(FLITE_VOICES.includes(voice as FliteVoice) ? (voice as FliteVoice) : undefined)
   }
   return clients
+}
+
+const REALTIME_TIMEOUTS: ModelTimeouts = { firstByteMs: 10_000, idleMs: 15_000, totalMs: 120_000 }
+
+function realtimeSessionOf(service: ResolvedService, timeouts?: Partial<ModelTimeouts>): RealtimeSession {
+  const { settings } = service
+  return createRealtimeSession(
+    service.connection!,
+    {
+      model: text(settings.model)!,
+      voice: text(settings.voice) ?? 'alloy',
+      instructions: text(settings.instructions),
+      turnDetection: isPlainObject(settings.turn_detection) ? settings.turn_detection : undefined,
+      transcriptionModel: text(settings.transcription_model),
+    },
+    { ...REALTIME_TIMEOUTS, ...timeouts },
+  )
 }
 
 /** The run's stored `model_overrides`, or null. */

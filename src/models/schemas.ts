@@ -1,6 +1,6 @@
 import { Type as t, type Static } from '@sinclair/typebox'
 import { MAX_NAME_LENGTH, MAX_TOKEN_LENGTH } from '../lib/limits'
-import { MODEL_PROVIDER_NAMES } from './providers'
+import { MODEL_PROVIDER_NAMES, MODEL_SERVICES } from './providers'
 import { FLITE_VOICES } from './types'
 
 /** Request and response shapes of provider connections, model configurations, run model overrides and price cards. */
@@ -113,6 +113,28 @@ export const EmbeddingsSettingsSchema = t.Object({
   ),
 })
 
+export const RealtimeSettingsSchema = t.Object({
+  model: t.Optional(t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH })),
+  voice: t.Optional(t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH })),
+  instructions: t.Optional(
+    t.String({
+      maxLength: 10_000,
+      description: "Given to the model before every node's prompt (the node's prompt is the session's instructions).",
+    }),
+  ),
+  turn_detection: t.Optional(
+    t.Object(
+      {
+        type: t.Optional(t.Union([t.Literal('server_vad'), t.Literal('semantic_vad')])),
+        threshold: t.Optional(t.Number({ minimum: 0, maximum: 1 })),
+        prefix_padding_ms: t.Optional(t.Integer({ minimum: 0, maximum: 10_000 })),
+        silence_duration_ms: t.Optional(t.Integer({ minimum: 0, maximum: 10_000 })),
+      },
+      { description: "How the model decides the caller's turn is over (its own voice activity detection)." },
+    ),
+  ),
+})
+
 const BuiltinTts = t.Object(
   {
     builtin: t.Literal(true),
@@ -132,6 +154,8 @@ export const LlmSection = section(LlmSettingsSchema)
 export const SttSection = section(SttSettingsSchema)
 export const TtsSection = t.Union([section(TtsSettingsSchema), BuiltinTts])
 export const EmbeddingsSection = section(EmbeddingsSettingsSchema)
+/** A speech-to-speech model (OpenAI Realtime API over WebSocket): the call runs on it instead of STT → LLM → TTS. */
+export const RealtimeSection = section(RealtimeSettingsSchema)
 
 export const CreateModelConfigurationBody = t.Object({
   name: Name,
@@ -145,6 +169,7 @@ export const CreateModelConfigurationBody = t.Object({
   stt: t.Optional(Nullable(SttSection)),
   tts: t.Optional(Nullable(TtsSection)),
   embeddings: t.Optional(Nullable(EmbeddingsSection)),
+  realtime: t.Optional(Nullable(RealtimeSection)),
 })
 
 export const UpdateModelConfigurationBody = t.Object({
@@ -154,6 +179,7 @@ export const UpdateModelConfigurationBody = t.Object({
   stt: t.Optional(Nullable(SttSection)),
   tts: t.Optional(Nullable(TtsSection)),
   embeddings: t.Optional(Nullable(EmbeddingsSection)),
+  realtime: t.Optional(Nullable(RealtimeSection)),
 })
 
 const SectionView = t.Object({
@@ -170,6 +196,7 @@ export const ModelConfigurationView = t.Object({
   stt: Nullable(SectionView),
   tts: Nullable(SectionView),
   embeddings: Nullable(SectionView),
+  realtime: Nullable(SectionView),
   created_at: DateTime,
   updated_at: DateTime,
 })
@@ -221,4 +248,32 @@ export const PriceCardSchema = t.Object({
 export const PriceCardView = t.Object({
   price_card: Nullable(PriceCardSchema),
   updated_at: Nullable(DateTime),
+})
+
+const ServiceName = t.Union([
+  t.Literal('llm'),
+  t.Literal('stt'),
+  t.Literal('tts'),
+  t.Literal('embeddings'),
+  t.Literal('realtime'),
+]) satisfies { static: (typeof MODEL_SERVICES)[number] }
+
+export const ModelProvidersMetadata = t.Object({
+  providers: t.Array(
+    t.Object({
+      provider: t.String({ description: "The connection's `provider` value." }),
+      label: t.String(),
+      default_base_url: t.Union([t.String(), t.Null()], {
+        description: 'null: a connection of this kind must name its server.',
+      }),
+      api_key: t.Union([t.Literal('required'), t.Literal('optional')]),
+      services: t.Array(ServiceName, {
+        description:
+          'What a configuration section may use this kind of server for (llm, stt, tts, embeddings, realtime).',
+      }),
+      defaults: t.Record(t.String(), t.Record(t.String(), t.String()), {
+        description: 'Per service, the model (and voice) a section gets when it names none.',
+      }),
+    }),
+  ),
 })

@@ -14,7 +14,14 @@ export type ChatMessage =
 /** A function the LLM may call; `parameters` is a JSON schema object. */
 export type ToolSpec = { name: string; description: string; parameters: Record<string, unknown> }
 
-export type TokenUsage = { promptTokens: number; completionTokens: number; totalTokens: number }
+export type TokenUsage = {
+  promptTokens: number
+  completionTokens: number
+  totalTokens: number
+  /** Of the prompt and completion tokens, those that were audio (realtime speech-to-speech models). */
+  audioPromptTokens?: number
+  audioCompletionTokens?: number
+}
 
 export type LlmSettings = { model: string; temperature?: number; maxTokens?: number }
 

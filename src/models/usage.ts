@@ -4,7 +4,14 @@ import type { ModelRef, TokenUsage } from './types'
  * What a run consumed, in the reference platform's `usage_info` shape (keys `<service>|||<model>`), with STT filled
  * too. Pure functions: every helper returns a new value.
  */
-export type LlmTokenCounts = { prompt_tokens: number; completion_tokens: number; total_tokens: number }
+export type LlmTokenCounts = {
+  prompt_tokens: number
+  completion_tokens: number
+  total_tokens: number
+  /** Realtime speech-to-speech models: of the prompt and completion tokens, the audio ones. */
+  audio_prompt_tokens?: number
+  audio_completion_tokens?: number
+}
 
 export type UsageInfo = {
   llm: Record<string, LlmTokenCounts>
@@ -12,6 +19,8 @@ export type UsageInfo = {
   tts: Record<string, number>
   /** Seconds of audio sent to transcription. */
   stt: Record<string, number>
+  /** Tokens the embeddings server counted for the run's knowledge-base queries; present once one was embedded. */
+  embeddings?: Record<string, number>
   call_duration_seconds: number
 }
 
@@ -54,8 +63,17 @@ export function addLlmUsage(usage: UsageInfo, ref: ModelRef, tokens: TokenUsage)
         prompt_tokens: before.prompt_tokens + tokens.promptTokens,
         completion_tokens: before.completion_tokens + tokens.completionTokens,
         total_tokens: before.total_tokens + tokens.totalTokens,
+        ...audioCounts(before, tokens),
       },
     },
+  }
+}
+
+function audioCounts(before: LlmTokenCounts, tokens: TokenUsage): Partial<LlmTokenCounts> {
+  if (tokens.audioPromptTokens === undefined && before.audio_prompt_tokens === undefined) return {}
+  return {
+    audio_prompt_tokens: (before.audio_prompt_tokens ?? 0) + (tokens.audioPromptTokens ?? 0),
+    audio_completion_tokens: (before.audio_completion_tokens ?? 0) + (tokens.audioCompletionTokens ?? 0),
   }
 }
 
@@ -67,6 +85,11 @@ export function addTtsCharacters(usage: UsageInfo, ref: ModelRef, characters: nu
 export function addSttSeconds(usage: UsageInfo, ref: ModelRef, seconds: number): UsageInfo {
   const key = usageKey(ref)
   return { ...usage, stt: { ...usage.stt, [key]: rounded((usage.stt[key] ?? 0) + seconds, 3) } }
+}
+
+export function addEmbeddingTokens(usage: UsageInfo, ref: ModelRef, tokens: number): UsageInfo {
+  const key = usageKey(ref)
+  return { ...usage, embeddings: { ...usage.embeddings, [key]: (usage.embeddings?.[key] ?? 0) + tokens } }
 }
 
 const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)

@@ -1,25 +1,28 @@
 /**
- * An uploaded recording turned into line audio once, at upload: 8 kHz G.711 µ-law, what ARI and every carrier
- * stream carries, so playing it on a call costs no decoding. Accepted: WAV (16-bit PCM, G.711 µ-law or A-law, any
- * rate, any channel count, mixed down). MP3 is refused with a clear message: the maintained WebAssembly decoders
- * (mpg123, LAME) are LGPL, which a single executable cannot carry; convert MP3 to WAV before uploading.
+ * An uploaded recording turned into call audio once, at upload: 8 kHz G.711 µ-law, what ARI and every carrier stream
+ * carries, and 16 kHz 16-bit PCM, what the browser web call carries, so playing it on a call costs no decoding.
+ * Accepted: WAV (16-bit PCM, G.711 µ-law or A-law, any rate, any channel count, mixed down) and MP3 (minimp3, mp3.ts).
  *
  * Hostile input is bounded: the caller caps the file's size; decoding stops as soon as the audio passes
  * MAX_RECORDING_SECONDS, and the work is cut into slices with a turn of the event loop between them, so a large
  * upload never holds up the calls' audio.
  */
-import { startsLikeWav, wavData, WavFormatError, pcm16FromBytes } from '../lib/wav'
+import { joinPcm, startsLikeWav, wavData, WavFormatError, pcm16FromBytes } from '../lib/wav'
+import { decodeMp3, mixDown, Mp3Error, startsLikeMp3 } from './mp3'
 import { alawToPcm16, pcm16ToUlaw, ulawToPcm16 } from '../voice/g711'
 import { createResampler } from '../voice/resample'
 import type { SourceFormat } from '../db/schema'
 
 export const LINE_RATE = 8000
+/** The browser web call's rate. */
+export const WIDE_RATE = 16_000
 export const MAX_RECORDING_SECONDS = 300
 
 /** Audio this code cannot use; the message is safe to show. */
 export class AudioImportError extends Error {}
 
-export type LineAudio = { ulaw: Uint8Array; durationMs: number; source: SourceFormat }
+/** The same clip twice: `ulaw` at 8 kHz, `pcm16k` at 16 kHz, trimmed alike. */
+export type LineAudio = { ulaw: Uint8Array; pcm16k: Int16Array; durationMs: number; source: SourceFormat }
 
 /** Samples handled between two turns of the event loop (~30 ms of work at most). */
 const SLICE_SAMPLES = 48_000
@@ -32,21 +35,32 @@ const tooLong = () => new AudioImportError(`The recording is longer than ${MAX_R
 
 export async function decodeToLineAudio(bytes: Uint8Array): Promise<LineAudio> {
   if (bytes.length === 0) throw new AudioImportError('The file is empty')
-  if (startsLikeMpeg(bytes)) throw new AudioImportError(MP3_REFUSED)
-  if (!startsLikeWav(bytes)) throw new AudioImportError('Not a WAV file')
-  const decoded = decodeWavFile(bytes)
-  const ulaw = await toLine(decoded.mono, decoded.source.sample_rate)
-  if (ulaw.length === 0) throw new AudioImportError('The file holds no audio')
-  return { ulaw, durationMs: Math.round((ulaw.length * 1000) / LINE_RATE), source: decoded.source }
+  const decoded = startsLikeWav(bytes) ? decodeWavFile(bytes) : await decodeMp3File(bytes)
+  const line = await resampled(decoded.mono, decoded.source.sample_rate, LINE_RATE)
+  const wide = await resampled(decoded.mono, decoded.source.sample_rate, WIDE_RATE)
+  const [first, end] = soundBounds(line)
+  if (end <= first) throw new AudioImportError('The file holds no audio')
+  const widePerLine = WIDE_RATE / LINE_RATE
+  return {
+    ulaw: pcm16ToUlaw(line.subarray(first, end)),
+    pcm16k: wide.slice(first * widePerLine, Math.min(wide.length, end * widePerLine)),
+    durationMs: Math.round(((end - first) * 1000) / LINE_RATE),
+    source: decoded.source,
+  }
 }
 
-export const MP3_REFUSED =
-  'MP3 is not accepted: convert it to WAV first (e.g. `ffmpeg -i in.mp3 -ac 1 -ar 8000 out.wav`)'
-
-/** An ID3v2 tag, or an MPEG audio frame's sync word, at the start. */
-const startsLikeMpeg = (bytes: Uint8Array) =>
-  (bytes.length >= 3 && bytes[0] === 0x49 && bytes[1] === 0x44 && bytes[2] === 0x33) ||
-  (bytes.length >= 2 && bytes[0] === 0xff && (bytes[1] & 0xe0) === 0xe0)
+async function decodeMp3File(bytes: Uint8Array): Promise<Decoded> {
+  if (!startsLikeMp3(bytes)) throw new AudioImportError('Not a WAV or MP3 file')
+  try {
+    const { mono, sampleRate, channels } = await decodeMp3(bytes, MAX_RECORDING_SECONDS)
+    return { mono, source: { container: 'mp3', encoding: 'mp3', sample_rate: sampleRate, channels } }
+  } catch (error) {
+    if (error instanceof Mp3Error) throw new AudioImportError(error.message)
+    // A trap inside the decoder's sandbox: the file is broken in a way its checks missed.
+    if (error instanceof WebAssembly.RuntimeError) throw new AudioImportError('Unreadable MP3')
+    throw error
+  }
+}
 
 type Decoded = { mono: Int16Array; source: SourceFormat }
 
@@ -69,39 +83,23 @@ function decodeWavFile(bytes: Uint8Array): Decoded {
   return { mono, source: { container: 'wav', encoding, sample_rate: format.sampleRate, channels: format.channels } }
 }
 
-function mixDown(interleaved: Int16Array, channels: number): Int16Array {
-  if (channels === 1) return interleaved
-  const mono = new Int16Array(Math.floor(interleaved.length / channels))
-  for (let frame = 0, at = 0; frame < mono.length; frame++) {
-    let sum = 0
-    for (let channel = 0; channel < channels; channel++) sum += interleaved[at++]
-    mono[frame] = Math.round(sum / channels)
+/** Resampled in slices, with a turn of the event loop between them. */
+async function resampled(mono: Int16Array, fromRate: number, toRate: number): Promise<Int16Array> {
+  if (fromRate === toRate) return mono
+  const resampler = createResampler(fromRate, toRate)
+  const pieces: Int16Array[] = []
+  for (let offset = 0; offset < mono.length; offset += SLICE_SAMPLES) {
+    pieces.push(resampler.process(mono.subarray(offset, offset + SLICE_SAMPLES)))
+    await nextTurn()
   }
-  return mono
+  return joinPcm(pieces)
 }
 
-/** Resampled to the line rate in slices, trimmed of leading and trailing silence, encoded to µ-law. */
-async function toLine(mono: Int16Array, sampleRate: number): Promise<Uint8Array> {
-  let line = mono
-  if (sampleRate !== LINE_RATE) {
-    const resampler = createResampler(sampleRate, LINE_RATE)
-    const pieces: Int16Array[] = []
-    for (let offset = 0; offset < mono.length; offset += SLICE_SAMPLES) {
-      pieces.push(resampler.process(mono.subarray(offset, offset + SLICE_SAMPLES)))
-      await nextTurn()
-    }
-    line = new Int16Array(pieces.reduce((sum, piece) => sum + piece.length, 0))
-    let at = 0
-    for (const piece of pieces) {
-      line.set(piece, at)
-      at += piece.length
-    }
-  }
-  return pcm16ToUlaw(trimSilence(line))
-}
-
-/** From the first to the last 10 ms frame holding sound; an all-silent clip is kept whole. */
-function trimSilence(pcm: Int16Array): Int16Array {
+/**
+ * From the first to the end of the last 10 ms frame holding sound, in samples of `pcm` (at the line rate); an
+ * all-silent clip is kept whole.
+ */
+function soundBounds(pcm: Int16Array): [number, number] {
   const frame = LINE_RATE / 100
   const loud = (start: number) => {
     for (let i = start; i < Math.min(start + frame, pcm.length); i++)
@@ -110,8 +108,8 @@ function trimSilence(pcm: Int16Array): Int16Array {
   }
   let first = 0
   while (first < pcm.length && !loud(first)) first += frame
-  if (first >= pcm.length) return pcm
+  if (first >= pcm.length) return [0, pcm.length]
   let last = Math.floor((pcm.length - 1) / frame) * frame
   while (last > first && !loud(last)) last -= frame
-  return pcm.subarray(first, Math.min(pcm.length, last + frame))
+  return [first, Math.min(pcm.length, last + frame)]
 }

@@ -18,12 +18,19 @@ import { createSttClient, STT_SAMPLE_RATE } from '../models/stt'
 import { ModelServerError } from '../models/types'
 import { ulawToPcm16 } from '../voice/g711'
 import { resample } from '../voice/resample'
-import { AudioImportError, decodeToLineAudio, LINE_RATE, type LineAudio } from './line-audio'
+import { AudioImportError, decodeToLineAudio, LINE_RATE, WIDE_RATE, type LineAudio } from './line-audio'
 import { definitionMentions, toolMention } from '../definition/recording-references'
 import { existingRecordingIds } from '../tools/recordings'
 
 export const MAX_RECORDING_BYTES = 5 * 1024 * 1024
-export const RECORDING_CONTENT_TYPES = ['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd.wave'] as const
+export const RECORDING_CONTENT_TYPES = [
+  'audio/wav',
+  'audio/x-wav',
+  'audio/wave',
+  'audio/vnd.wave',
+  'audio/mpeg',
+  'audio/mp3',
+] as const
 
 type UploadRequest = { filename: string; mime_type?: string; file_size: number }
 type CreateRequest = {
@@ -173,7 +180,10 @@ export async function createRecordings(
     createdBy,
     createdAt,
   }))
-  for (const [index, row] of rows.entries()) await ctx.objects.put(row.lineAudioKey, decoded[index].ulaw)
+  for (const [index, row] of rows.entries()) {
+    await ctx.objects.put(row.lineAudioKey, decoded[index].ulaw)
+    await ctx.objects.put(wideAudioKey(row.lineAudioKey), pcmBytes(decoded[index].pcm16k))
+  }
   // Names checked again inside the write: another request may have taken one while this one decoded.
   const created = ctx.db.transaction((tx) => {
     const raced = nameConflicts(ctx, organizationId, items)
@@ -185,6 +195,9 @@ export async function createRecordings(
 }
 
 const lineAudioKey = (storageKey: string) => `${storageKey}.line-8k.ulaw`
+/** The 16 kHz copy is kept beside the line audio, under a name derived from it (no column of its own). */
+const wideAudioKey = (lineKey: string) => lineKey.replace(/\.line-8k\.ulaw$/, '.wide-16k.pcm')
+const pcmBytes = (pcm: Int16Array) => new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength)
 
 async function decodeUpload(ctx: AppContext, storageKey: string, loc: (string | number)[]): Promise<LineAudio> {
   const object = await ctx.objects.get(storageKey)
@@ -227,7 +240,7 @@ export async function transcribeUpload(
   const audio = await decodeUpload(ctx, body.storage_key, loc)
   const language = body.language && body.language !== 'multi' ? body.language : undefined
   try {
-    const pcm16k = resample(ulawToPcm16(audio.ulaw), LINE_RATE, STT_SAMPLE_RATE)
+    const pcm16k = resample(audio.pcm16k, WIDE_RATE, STT_SAMPLE_RATE)
     const transcript = await createSttClient(stt.connection, { model, language }).transcribe(pcm16k)
     return { transcript }
   } catch (error) {
@@ -329,6 +342,7 @@ export async function deleteRecording(ctx: AppContext, organizationId: number, r
   if (users.length > 0) throw inUse(recordingId, users, 'deleted')
   ctx.db.delete(workflowRecordings).where(eq(workflowRecordings.id, row.id)).run()
   await ctx.objects.delete(row.lineAudioKey)
+  await ctx.objects.delete(wideAudioKey(row.lineAudioKey))
   await ctx.objects.delete(row.storageKey)
   return { success: true, message: `Recording '${recordingId}' deleted` }
 }
@@ -355,9 +369,10 @@ export function recordingReferenceErrors(
     }))
 }
 
-export type PlayableRecording = { transcript: string; ulaw: Uint8Array }
+/** A recording as a call plays it: `ulaw` at 8 kHz for ARI and carrier streams, `pcm16k` for the browser web call. */
+export type PlayableRecording = { transcript: string; ulaw: Uint8Array; pcm16k: Int16Array }
 
-/** What a call plays for a recording: its line audio and transcript; null when the organization has no such recording. */
+/** What a call plays for a recording; null when the organization has no such recording. */
 export async function loadLineAudio(
   ctx: AppContext,
   organizationId: number,
@@ -365,9 +380,15 @@ export async function loadLineAudio(
 ): Promise<PlayableRecording | null> {
   const row = findByRecordingId(ctx, organizationId, recordingId)
   if (!row) return null
-  const object = await ctx.objects.get(row.lineAudioKey)
-  if (!object) return null
-  return { transcript: row.transcript, ulaw: await object.bytes() }
+  const line = await ctx.objects.get(row.lineAudioKey)
+  if (!line) return null
+  const ulaw = await line.bytes()
+  const wide = await (await ctx.objects.get(wideAudioKey(row.lineAudioKey)))?.bytes()
+  // Recordings created before the 16 kHz copy existed: their line audio upsampled, once per run.
+  const pcm16k = wide
+    ? new Int16Array(wide.buffer, wide.byteOffset, wide.byteLength >> 1)
+    : resample(ulawToPcm16(ulaw), LINE_RATE, WIDE_RATE)
+  return { transcript: row.transcript, ulaw, pcm16k }
 }
 
 /** The organization's recordings among `ids`, loaded before a run starts so that playing one needs no I/O. */

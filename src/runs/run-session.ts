@@ -57,9 +57,17 @@ import {
 import { checkRunModels } from '../models/readiness'
 import { guardLlm, guardStt, type ModelFailure, type OnModelFailure } from '../models/failures'
 import type { ModelTimeouts } from '../models/http'
-import type { ModelRef } from '../models/types'
+import type { ModelRef, TokenUsage } from '../models/types'
 import { createBuiltinVoice } from '../voice/builtin-voice'
-import { addLlmUsage, addSttSeconds, addTtsCharacters, costInfo, emptyUsageInfo, type UsageInfo } from '../models/usage'
+import {
+  addEmbeddingTokens,
+  addLlmUsage,
+  addSttSeconds,
+  addTtsCharacters,
+  costInfo,
+  emptyUsageInfo,
+  type UsageInfo,
+} from '../models/usage'
 import { attachArtifact } from './artifacts'
 import { amendCompletedRun, finishRun, markRunRunning, updateRun, type RunOutcome } from './service'
 import { withDefaultConfigurations, type AgentConfigurations } from '../definition/configurations'
@@ -98,6 +106,8 @@ export type RunSession = {
   /** The pinned agent version's workflow configurations (voice reads its answering-machine settings there). */
   readonly configurations: AgentConfigurations
   /** The recordings the run may play (line audio and transcript), by `recording_id`. */
+  /** Milliseconds the run's knowledge-base retrievals took so far (the voice pipeline's per-turn share reads it). */
+  retrievalMsTotal(): number
   readonly recordings: ReadonlyMap<string, PlayableRecording>
   /** The engine, wrapped so that the run is written after each call. */
   readonly conversation: Conversation
@@ -106,6 +116,8 @@ export type RunSession = {
   readonly ended: Promise<{ reason: EndReason; graceful: boolean }>
   reportSttSeconds(ref: ModelRef, seconds: number): void
   reportTtsCharacters(ref: ModelRef, characters: number): void
+  /** Tokens a realtime model spent outside the conversation's replies (lines it read out, cancelled replies). */
+  reportLlmTokens(ref: ModelRef, tokens: TokenUsage): void
   /** A model failed (the session hears LLM and STT failures itself): its server is remembered as failing (models/health.ts). */
   noteModelFailure(failure: ModelFailure): void
   /** Ends the conversation with `reason` (default `user_hangup`) unless it has ended, then completes the run, once. */
@@ -172,7 +184,12 @@ function writeFinal(
   const outcome: RunOutcome = {
     durationSeconds: record.call_duration_seconds,
     disposition,
-    usage: { llm: usage.llm, tts: usage.tts, stt: usage.stt },
+    usage: {
+      llm: usage.llm,
+      tts: usage.tts,
+      stt: usage.stt,
+      ...(usage.embeddings ? { embeddings: usage.embeddings } : {}),
+    },
     cost,
     gatheredContext: record.gathered_context,
     logs,
@@ -204,6 +221,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   const fallbackSwitches: Record<string, unknown>[] = []
   const sessionWarnings: string[] = []
   let usage = emptyUsageInfo()
+  let retrievalMs = 0
   let persistQueued = false
   let finishing: Promise<void> | null = null
   const onSwitch = (change: LlmSwitch) => {
@@ -231,7 +249,16 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     resolveEnded = resolve
   })
 
-  const tools = conversationTools(ctx, run.organizationId, definition, { id: run.id, embeddings })
+  const tools = conversationTools(ctx, run.organizationId, definition, {
+    id: run.id,
+    embeddings,
+    onEmbeddingTokens(ref, tokens) {
+      usage = addEmbeddingTokens(usage, ref, tokens)
+    },
+    onRetrievalMs(ms) {
+      retrievalMs += ms
+    },
+  })
   const recordings = await loadPlayableRecordings(
     ctx,
     run.organizationId,
@@ -312,11 +339,15 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     clients,
     ended,
     afterCall,
+    retrievalMsTotal: () => retrievalMs,
     reportSttSeconds(ref, seconds) {
       if (seconds > 0) usage = addSttSeconds(usage, ref, seconds)
     },
     reportTtsCharacters(ref, characters) {
       if (characters > 0) usage = addTtsCharacters(usage, ref, characters)
+    },
+    reportLlmTokens(ref, tokens) {
+      usage = addLlmUsage(usage, ref, tokens)
     },
     noteModelFailure,
     finish(reason = 'user_hangup') {

@@ -9,6 +9,7 @@ import { activeToolsByUuid } from '../tools/service'
 import { embedderOf } from '../knowledge/embedder'
 import { retrieveFromKnowledgeBase } from '../knowledge/retrieval'
 import type { ResolvedService } from '../models/resolve'
+import type { ModelRef } from '../models/types'
 
 /**
  * The tools of one run, for `createConversation({ tools })`: the organization's active tools the definition's nodes
@@ -21,13 +22,24 @@ export function conversationTools(
   ctx: AppContext,
   organizationId: number,
   definition: AgentDefinition,
-  run: { id?: number; embeddings?: ResolvedService | null } = {},
+  run: {
+    id?: number
+    embeddings?: ResolvedService | null
+    /** Tokens the embeddings server counted for a query, for the run's usage. */
+    onEmbeddingTokens?: (ref: ModelRef, tokens: number) => void
+    /** How long a retrieval took (embedding the query, searching, reading the chunks), for the voice turn metrics. */
+    onRetrievalMs?: (ms: number) => void
+  } = {},
 ): ConversationTools {
   const runId = run.id
   const embedder = embedderOf(run.embeddings ?? null)
   return {
     async retrieve(documentUuids, query, signal) {
+      const started = performance.now()
       const retrieved = await retrieveFromKnowledgeBase(ctx, organizationId, embedder, documentUuids, query, signal)
+      run.onRetrievalMs?.(performance.now() - started)
+      if (embedder && retrieved.log.embedding_tokens > 0)
+        run.onEmbeddingTokens?.(embedder.client.ref, retrieved.log.embedding_tokens)
       ctx.log.info(
         {
           runId,

@@ -34,10 +34,13 @@ export type McpRefresh = { tool_uuid: string; discovered_tools: McpDiscoveredToo
 
 type Discovery = Pick<McpConfig, 'discovered_tools' | 'discovered_at' | 'discovery_error'>
 
+/** Listing happens inside the API request that saves or refreshes the tool: it never holds it longer than this. */
+export const MCP_DISCOVERY_MAX_SECONDS = 10
+
 async function discover(ctx: AppContext, organizationId: number, config: McpConfig): Promise<Discovery> {
   try {
     const { tools: found, problems } = await listMcpTools(
-      config,
+      { ...config, timeout_secs: Math.min(config.timeout_secs, MCP_DISCOVERY_MAX_SECONDS) },
       toolEnvironment(ctx, organizationId),
       new AbortController().signal,
     )

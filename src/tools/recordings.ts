@@ -21,6 +21,16 @@ export function existingRecordingIds(ctx: AppContext, organizationId: number, id
   return new Set(rows.map((row) => row.recordingId))
 }
 
+/** Every recording id of the organization. */
+export function organizationRecordingIds(ctx: AppContext, organizationId: number): Set<string> {
+  const rows = ctx.db
+    .select({ recordingId: workflowRecordings.recordingId })
+    .from(workflowRecordings)
+    .where(eq(workflowRecordings.organizationId, organizationId))
+    .all()
+  return new Set(rows.map((row) => row.recordingId))
+}
+
 /** The 422 item for a tool naming a recording the organization does not have, if it does. */
 export function toolRecordingProblem(
   ctx: AppContext,

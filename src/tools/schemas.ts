@@ -300,3 +300,21 @@ export type AgentTool = {
   description: string | null
   definition: ToolDefinition | KnowledgeBaseDefinition
 }
+
+export const ToolTypesMetadata = t.Object({
+  types: t.Array(
+    t.Object({
+      type: t.String({ description: 'definition.type' }),
+      fields: t.Array(
+        t.Object({
+          name: t.String(),
+          type: t.String({ description: 'string, integer, number, boolean, array, object or options' }),
+          required: t.Boolean(),
+          description: t.Union([t.String(), t.Null()]),
+          default: t.Unknown(),
+          options: t.Union([t.Array(t.Unknown()), t.Null()], { description: 'The allowed values of an options field' }),
+        }),
+      ),
+    }),
+  ),
+})

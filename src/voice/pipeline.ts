@@ -28,9 +28,12 @@ import type { EndReason } from '../conversation/record'
 import type { Clock } from '../lib/clock'
 import type { SttClient, TtsClient } from '../models/types'
 import type { MediaClose, MediaTransport } from './media-transport'
-import { createCallRecorder, type CallRecording } from './recorder'
+import { createCallRecorder, type CallRecorder, type CallRecording } from './recorder'
+import type { CallChain } from './chain'
+import { realtimeChain } from './realtime-chain'
+import type { RealtimeVoiceOptions } from './stages/realtime'
 import { linkStages, type Push, type Stage, type StageContext } from './stage'
-import { agentVoice, type AgentVoice } from './stages/agent-voice'
+import { agentVoice } from './stages/agent-voice'
 import { answerGate, detectAnsweringMachine } from './stages/answering-machine'
 import { decodeLine, detectTurns, LINE_RATE, recordCaller, resampleCaller, VAD_RATE } from './stages/caller-input'
 import { converse } from './stages/conversation'
@@ -50,14 +53,23 @@ export type VoicemailOptions = {
   message?: string | null
 }
 
-export type VoicePipelineOptions = {
-  transport: MediaTransport
+/** A call on speech to text → LLM → text to speech. */
+type SpeechModels = {
   stt: SttClient
   /** A model's TTS client, or the built-in voice. */
   tts: TtsClient
+  vad: VadEngine
+}
+
+/** A call on a realtime speech-to-speech model (stages/realtime.ts). */
+type RealtimeModels = { realtime: RealtimeVoiceOptions }
+
+export type VoicePipelineOptions = (SpeechModels | RealtimeModels) & {
+  transport: MediaTransport
+  /** The run's knowledge-base retrieval time so far, for each turn's share of it in the metrics. */
+  retrievalMsTotal?: () => number
   /** The line audio of the recordings the conversation may play, by `recording_id` (played instead of speech). */
   recordings?: ReadonlyMap<string, { ulaw: Uint8Array }>
-  vad: VadEngine
   /** WebRTC VAD aggressiveness; 3 (the default) suits telephone lines best. */
   vadMode?: VadMode
   turn?: Partial<TurnParameters>
@@ -163,35 +175,11 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   const warn = (message: string) => options.onWarning?.(message)
   const end = createCallEnd()
   const recorder = createCallRecorder(now())
-  const waitForWords = Boolean(options.bargeInMinWords)
 
-  const turns = detectTurns(options.vad.createVad(settings.vadMode), turnParameters)
-  const answeringMachine = options.voicemail ? detectAnsweringMachine(options.voicemail.parameters) : null
-  const voice = agentVoice({
-    tts: options.tts,
-    mark: () => transport.mark(),
-    lineClosed: () => transport.closed,
-    cutWhileCallerSpeaks: !waitForWords,
-    recordings: options.recordings,
-    onTtsText: options.onTtsText,
-  })
-  const conversationStage = converse({ interruptOnSpeechStart: !waitForWords, agentSilent: () => voice.whenSilent() })
-  const metrics = measureTurns({ answeringMachineDetection: answeringMachine !== null })
-  const stages: Stage[] = [
-    decodeLine(),
-    recordCaller(recorder),
-    ...(answeringMachine ? [answeringMachine] : []),
-    resampleCaller(LINE_RATE, VAD_RATE),
-    turns,
-    collectDigits(settings.dtmfTimeoutMs),
-    transcribe(options.stt, { stopMs: turnParameters.stopMs, onSttAudio: options.onSttAudio }),
-    ...(options.bargeInMinWords ? [dropBackchannels(options.bargeInMinWords)] : []),
-    ...(answeringMachine ? [answerGate()] : []),
-    conversationStage,
-    voice,
-    lineOutput(transport, recorder),
-    metrics,
-  ]
+  const { stages, voice, turns, answeringMachine, metrics, conversationStage } =
+    'realtime' in options
+      ? realtimeChain(options.realtime, transport, recorder, options.recordings)
+      : speechChain({ ...options, ...settings, turn: turnParameters }, recorder)
   let conversation: Conversation | null = null
   let push: Push | null = null
   const floor = floorControl(stages, voice, () => conversation, warn)
@@ -274,6 +262,51 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   }
 }
 
+/** The chain of a call on speech to text → conversation LLM → text to speech (the stages the header lists). */
+function speechChain(
+  options: SpeechModels &
+    Pick<
+      VoicePipelineOptions,
+      'transport' | 'recordings' | 'bargeInMinWords' | 'voicemail' | 'onSttAudio' | 'onTtsText' | 'retrievalMsTotal'
+    > &
+    typeof DEFAULTS & { turn: TurnParameters },
+  recorder: CallRecorder,
+): CallChain {
+  const { transport } = options
+  const waitForWords = Boolean(options.bargeInMinWords)
+  const turns = detectTurns(options.vad.createVad(options.vadMode), options.turn)
+  const answeringMachine = options.voicemail ? detectAnsweringMachine(options.voicemail.parameters) : null
+  const voice = agentVoice({
+    tts: options.tts,
+    mark: () => transport.mark(),
+    lineClosed: () => transport.closed,
+    cutWhileCallerSpeaks: !waitForWords,
+    recordings: options.recordings,
+    onTtsText: options.onTtsText,
+  })
+  const conversationStage = converse({ interruptOnSpeechStart: !waitForWords, agentSilent: () => voice.whenSilent() })
+  const metrics = measureTurns({
+    answeringMachineDetection: answeringMachine !== null,
+    retrievalMsTotal: options.retrievalMsTotal,
+  })
+  const stages: Stage[] = [
+    decodeLine(),
+    recordCaller(recorder),
+    ...(answeringMachine ? [answeringMachine] : []),
+    resampleCaller(LINE_RATE, VAD_RATE),
+    turns,
+    collectDigits(options.dtmfTimeoutMs),
+    transcribe(options.stt, { stopMs: options.turn.stopMs, onSttAudio: options.onSttAudio }),
+    ...(options.bargeInMinWords ? [dropBackchannels(options.bargeInMinWords)] : []),
+    ...(answeringMachine ? [answerGate()] : []),
+    conversationStage,
+    voice,
+    lineOutput(transport, recorder),
+    metrics,
+  ]
+  return { stages, voice, turns, answeringMachine, metrics, conversationStage }
+}
+
 /**
  * Barge-in, decided and done here only: the caller takes the floor (`yieldToCaller`) and the agent is cut when the
  * turn the caller hears may be interrupted; every stage then drops the agent's queued speech (`silenceAgent`) and the
@@ -281,7 +314,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
  */
 function floorControl(
   stages: Stage[],
-  voice: AgentVoice,
+  voice: CallChain['voice'],
   conversation: () => Conversation | null,
   warn: (message: string) => void,
 ) {
@@ -344,7 +377,7 @@ function watchMediaLoss(
  * end waits (bounded) for the last words to be heard; a hang-up (`stop`) waits for nothing.
  */
 async function finishSpeaking(
-  voice: AgentVoice,
+  voice: CallChain['voice'],
   transport: MediaTransport,
   end: CallEnd,
   options: { voicemailMessage: string | null; drainTimeoutMs: number },

@@ -489,6 +489,18 @@ describe('node catalog', () => {
     })
   })
 
+  test('every node that names tools also offers mcp_tool_filters, the subset of an MCP server it offers', async () => {
+    const response = await t.request('GET', '/api/v1/node-types')
+    const naming = response.body.node_types.filter((spec: any) =>
+      spec.properties.some((property: any) => property.name === 'tool_uuids'),
+    )
+    expect(naming.map((spec: any) => spec.name).sort()).toEqual(['agentNode', 'startCall'])
+    for (const spec of naming) {
+      const filters = spec.properties.find((property: any) => property.name === 'mcp_tool_filters')
+      expect(filters, spec.name).toMatchObject({ type: 'json', llm_hint: expect.stringContaining('discovered_tools') })
+    }
+  })
+
   test('gets one node type by name; an unknown name is 404', async () => {
     const found = await t.request('GET', '/api/v1/node-types/endCall')
     expect(found.body).toMatchObject({ name: 'endCall', properties: expect.any(Array) })

@@ -13,6 +13,7 @@ import {
   uploadCsv,
 } from '../support/campaigns'
 import { configureModelsNeverAsked } from '../support/voice-models'
+import { createRecording, lineToneWav } from '../support/recordings'
 
 let t: TestApp
 let clock: ReturnType<typeof manualClock>
@@ -189,6 +190,36 @@ describe('create', () => {
     }
     expect((await t.request('GET', '/api/v1/campaign/')).body.campaigns).toEqual([])
     expect(t.ctx.sqlite.query('SELECT count(*) AS n FROM campaign_contacts').get()).toEqual({ n: 0 })
+  })
+
+  test('a greeting_override_recording_id the organization does not have is a row error at upload, not at call time', async () => {
+    const workflowId = await createAgent(t)
+    await createAriConfiguration(t)
+    expect((await createRecording(t, 'vip', lineToneWav(440, 300))).status).toBe(200)
+    const other = t.newOrg('other')
+    expect((await createRecording(t, 'theirs', lineToneWav(440, 300), { key: other.key })).status).toBe(200)
+    const header = ['phone_number', 'greeting_override_type', 'greeting_override_recording_id']
+    const refused = await createCampaign({
+      workflow_id: workflowId,
+      source_id: await uploadCsv(
+        t,
+        csvOf(header, [
+          ['+14155550100', 'audio', 'vip'],
+          ['+14155550101', 'audio', 'ghost'],
+          ['+14155550102', 'text', 'ghost'],
+          ['+14155550103', 'audio', 'theirs'],
+          ['+14155550104', '', ''],
+        ]),
+      ),
+    })
+    expect(refused.status).toBe(400)
+    expect(refused.body.detail).toStartWith('Unknown greeting_override_recording_id in rows: 3, 5.')
+    expect((await t.request('GET', '/api/v1/campaign/')).body.campaigns).toEqual([])
+    const accepted = await createCampaign({
+      workflow_id: workflowId,
+      source_id: await uploadCsv(t, csvOf(header, [['+14155550100', 'audio', 'vip']])),
+    })
+    expect(accepted.status).toBe(200)
   })
 
   test('duplicates are found wherever they are, inside many-row inserts too', async () => {

@@ -218,6 +218,48 @@ describe('documents: upload, background processing, list, get, delete, search', 
   })
 })
 
+describe('processing a document again', () => {
+  test('a failed document (a duplicate) is processed again once the original is gone; org-scoped; 409 while queued', async () => {
+    const text = new TextEncoder().encode('Deliveries leave the warehouse every Tuesday and Friday.')
+    const original = await upload('deliveries.txt', text, MIME.txt)
+    await processQueuedDocuments(t.ctx)
+    const copy = await upload('deliveries-copy.txt', text, MIME.txt)
+    // Queued, not processed yet: nothing to process again.
+    const early = await t.request('POST', `${DOCS}/${copy}/reprocess`)
+    expect(early.status).toBe(409)
+    await processQueuedDocuments(t.ctx)
+    expect(await document(copy)).toMatchObject({ processing_status: 'failed' })
+
+    const theirs = await t.request('POST', `${DOCS}/${copy}/reprocess`, { key: other.key })
+    expect(theirs.status).toBe(404)
+    expect((await document(copy)).processing_status).toBe('failed')
+
+    await t.request('DELETE', `${DOCS}/${original}`)
+    const again = await t.request('POST', `${DOCS}/${copy}/reprocess`)
+    expect(again.status).toBe(200)
+    expect(again.body).toMatchObject({ processing_status: 'pending', processing_error: null })
+    await processQueuedDocuments(t.ctx)
+    expect(await document(copy)).toMatchObject({ processing_status: 'completed', total_chunks: 1 })
+    const found = await post('/api/v1/knowledge-base/search', { query: 'warehouse deliveries', document_uuids: [copy] })
+    expect(found.chunks[0].document_uuid).toBe(copy)
+  }, 60_000)
+
+  test('a completed document is processed again, as full_document when asked; an unknown or deleted one is 404', async () => {
+    const doc = await upload('hours.txt', new TextEncoder().encode('The shop opens at nine.'), MIME.txt)
+    await processQueuedDocuments(t.ctx)
+    const again = await t.request('POST', `${DOCS}/${doc}/reprocess`, { body: { retrieval_mode: 'full_document' } })
+    expect(again.status).toBe(200)
+    await processQueuedDocuments(t.ctx)
+    expect(await document(doc)).toMatchObject({ processing_status: 'completed', retrieval_mode: 'full_document' })
+    const bad = await t.request('POST', `${DOCS}/${doc}/reprocess`, { body: { retrieval_mode: 'everything' } })
+    expect(bad.status).toBe(422)
+    expect(bad.body.detail[0].loc).toEqual(['body', 'retrieval_mode'])
+    await t.request('DELETE', `${DOCS}/${doc}`)
+    expect((await t.request('POST', `${DOCS}/${doc}/reprocess`)).status).toBe(404)
+    expect((await t.request('POST', `${DOCS}/${crypto.randomUUID()}/reprocess`)).status).toBe(404)
+  }, 60_000)
+})
+
 describe('hostile files: a clear 4xx or failed with the reason, and the server keeps answering', () => {
   test('a 0-byte file is refused: as a declared size, and when processing is asked for', async () => {
     const sized = await t.request('POST', '/api/v1/knowledge-base/upload-url', {
@@ -341,6 +383,12 @@ describe('retrieval in a conversation', () => {
     expect(logged.knowledge_base.results[0]).toMatchObject({ document_uuid: ours, filename: 'policy.pdf' })
     expect(typeof logged.knowledge_base.search_ms).toBe('number')
     expect(typeof logged.knowledge_base.embedding_ms).toBe('number')
+
+    // The query's embedding tokens are the run's usage, keyed like the LLM's.
+    expect(logged.knowledge_base.embedding_tokens).toBeGreaterThan(0)
+    await post(`/api/v1/workflow/${workflowId}/text-chat/sessions/${opened.workflow_run_id}/end`, {})
+    const ended = (await t.request('GET', `/api/v1/workflow/${workflowId}/runs/${opened.workflow_run_id}`)).body
+    expect(ended.usage_info.embeddings).toEqual({ 'openai|||fake-embed': logged.knowledge_base.embedding_tokens })
   }, 60_000)
 
   test('model_overrides.embeddings is the model the query is embedded with; documents of another model are reported', async () => {

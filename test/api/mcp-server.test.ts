@@ -210,4 +210,13 @@ describe('Ringbase as an MCP server', () => {
     expect(wrongAccept.status).toBe(406)
     expect(wrongAccept.body.detail).toBeString()
   })
+
+  test('GET and DELETE on the endpoint are 405 with a detail and Allow: POST (stateless: no stream, no session), not 404', async () => {
+    for (const method of ['GET', 'DELETE'] as const) {
+      const response = await t.request(method, '/api/v1/mcp', { headers: { accept: 'text/event-stream' } })
+      expect(response.status, `${method}: ${response.text}`).toBe(405)
+      expect(response.body.detail).toBe(`${method} is not served here; use POST`)
+      expect(response.headers.get('allow')).toBe('POST')
+    }
+  })
 })

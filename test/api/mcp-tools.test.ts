@@ -296,6 +296,15 @@ describe('a hostile MCP server', () => {
     expect(many.definition.config.discovery_error).toBe('The MCP server lists more than 1000 tools')
   })
 
+  test('a silent server holds the request that saves the tool 10 s at most, whatever its timeout_secs', async () => {
+    const silent = await mcpTool('Patient', hostile.url('silent'), { timeout_secs: 120 })
+    expect(silent.definition.config).toMatchObject({
+      timeout_secs: 120,
+      discovered_tools: [],
+      discovery_error: 'The MCP server did not answer within 10 s',
+    })
+  }, 30_000)
+
   test('a giant input schema leaves that tool out; a failed refresh keeps the last list', async () => {
     const tool = await mcpTool('Giant', hostile.url('giant-schema'))
     expect(tool.definition.config.discovered_tools.map((found: { name: string }) => found.name)).toEqual(['add'])

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { resolveRunModels, runtimeConfiguration } from '../../src/models/resolve'
+import { missingModels, resolveRunModels, runtimeConfiguration } from '../../src/models/resolve'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent as createAgentBody, sampleDefinition } from '../support/agents'
 import { createAriConfiguration, csvOf, manualScheduler, scriptedTelephony, uploadCsv } from '../support/campaigns'
@@ -210,5 +210,29 @@ describe('resolution: run overrides over the agent configuration over the organi
     expect(runtimeConfiguration(moved).llm_fallback).toEqual([
       { provider: 'openai', model: 'qwen3:32b', after_ms: 1500 },
     ])
+  })
+
+  test('realtime and embeddings are overridden like the other services; a realtime model stands in for speech to text', () => {
+    const overrides = {
+      realtime: { provider_connection_uuid: mine.llm, settings: { voice: 'verse' } },
+      embeddings: { provider_connection_uuid: mine.backup, settings: { model: 'nomic-embed-text' } },
+    }
+    const resolved = resolveRunModels(t.ctx, organizationId, { overrides, agentConfigurationUuid: mine.second })
+    expect(resolved.realtime).toMatchObject({
+      connectionUuid: mine.llm,
+      settings: { model: 'gpt-realtime', voice: 'verse' },
+    })
+    expect(resolved.embeddings).toMatchObject({ connectionUuid: mine.backup, settings: { model: 'nomic-embed-text' } })
+    expect(runtimeConfiguration(resolved)).toMatchObject({
+      realtime_provider: 'openai',
+      realtime_model: 'gpt-realtime',
+      realtime_voice: 'verse',
+      embeddings_provider: 'openai',
+      embeddings_model: 'nomic-embed-text',
+    })
+    // "Small" has no stt: a voice run needs one, unless it runs on a realtime model.
+    expect(missingModels(resolved, true)).toBeNull()
+    const speechOnly = resolveRunModels(t.ctx, organizationId, { overrides: null, agentConfigurationUuid: mine.second })
+    expect(missingModels(speechOnly, true)).toContain('no speech to text')
   })
 })

@@ -316,3 +316,67 @@ describe('model configurations', () => {
     expect((await t.request('GET', `${CONFIGURATIONS}/${configuration.uuid}`, { key: foreign.key })).status).toBe(404)
   })
 })
+
+describe('realtime sections and the kinds of model server', () => {
+  test('a realtime section gets the preset model and voice, is checked like the others, and can be removed', async () => {
+    const org = t.newOrg('realtime-sections')
+    const openai = await connection({ name: 'OpenAI', provider: 'openai', base_url: models.baseUrl }, org.key)
+    const groq = await connection({ name: 'Groq', provider: 'groq', api_key: 'gsk-1234567890' }, org.key)
+    const created = await t.request('POST', CONFIGURATIONS, {
+      key: org.key,
+      body: {
+        name: 'Speech to speech',
+        llm: { provider_connection_uuid: openai.uuid },
+        realtime: {
+          provider_connection_uuid: openai.uuid,
+          settings: { instructions: 'Be brief.', turn_detection: { type: 'semantic_vad' } },
+        },
+      },
+    })
+    expect(created.status, created.text).toBe(200)
+    expect(created.body.realtime).toEqual({
+      provider_connection_uuid: openai.uuid,
+      settings: {
+        model: 'gpt-realtime',
+        voice: 'alloy',
+        instructions: 'Be brief.',
+        turn_detection: { type: 'semantic_vad' },
+      },
+    })
+    // Groq offers no realtime model: the model and voice must then be named.
+    const noDefault = await t.request('PUT', `${CONFIGURATIONS}/${created.body.uuid}`, {
+      key: org.key,
+      body: { realtime: { provider_connection_uuid: groq.uuid } },
+    })
+    expect(noDefault.status).toBe(422)
+    expect(noDefault.body.detail.map((item: { loc: unknown[] }) => item.loc)).toEqual([
+      ['body', 'realtime', 'settings', 'model'],
+      ['body', 'realtime', 'settings', 'voice'],
+    ])
+    const badTurns = await t.request('PUT', `${CONFIGURATIONS}/${created.body.uuid}`, {
+      key: org.key,
+      body: { realtime: { provider_connection_uuid: openai.uuid, settings: { turn_detection: { type: 'psychic' } } } },
+    })
+    expect(badTurns.status).toBe(422)
+    const removed = await t.request('PUT', `${CONFIGURATIONS}/${created.body.uuid}`, {
+      key: org.key,
+      body: { realtime: null },
+    })
+    expect(removed.body.realtime).toBeNull()
+  })
+
+  test('the metadata of every kind of model server lists the services it offers and their defaults', async () => {
+    const response = await t.request('GET', '/api/v1/organizations/model-providers/metadata')
+    expect(response.status, response.text).toBe(200)
+    const byProvider = Object.fromEntries(
+      response.body.providers.map((entry: Record<string, unknown>) => [entry.provider, entry]),
+    )
+    expect(Object.keys(byProvider)).toEqual(['openai', 'speaches', 'groq', 'openrouter'])
+    expect(byProvider.openai.services).toEqual(['llm', 'stt', 'tts', 'embeddings', 'realtime'])
+    expect(byProvider.openai.defaults.realtime).toEqual({ model: 'gpt-realtime', voice: 'alloy' })
+    expect(byProvider.speaches).toMatchObject({ services: ['stt', 'tts'], default_base_url: null, api_key: 'optional' })
+    expect(byProvider.groq.services).toEqual(['llm', 'stt'])
+    expect(byProvider.openrouter.services).toEqual(['llm', 'embeddings'])
+    expect((await t.request('GET', '/api/v1/organizations/model-providers/metadata', { key: null })).status).toBe(401)
+  })
+})

@@ -24,11 +24,10 @@ beforeEach(async () => {
 afterEach(() => t.close())
 
 describe('accepted audio', () => {
-  test('G.711 WAVs become recordings of their length; MP3 is not an upload type', async () => {
-    const grant = await t.request('POST', '/api/v1/workflow-recordings/upload-url', {
-      body: { files: [{ filename: 'a.mp3', mime_type: 'audio/mpeg', file_size: 100 }] },
-    })
-    expect(grant.status).toBe(422)
+  test('G.711 WAVs and MP3 become recordings of their length', async () => {
+    const mp3 = await createRecording(t, 'mp3', new Uint8Array(readFileSync(MP3_FIXTURE)), { mimeType: 'audio/mpeg' })
+    expect(mp3.status).toBe(200)
+    expect(mp3.body.recordings[0].source_format).toMatchObject({ container: 'mp3', sample_rate: 16_000 })
     const ulaw = await createRecording(t, 'ulaw', lineToneWav(500, 400))
     expect(ulaw.body.recordings[0]).toMatchObject({
       duration_ms: 400,
@@ -53,10 +52,14 @@ describe('hostile files', () => {
     return response.body.detail[0].msg as string
   }
 
-  test('garbage, MP3 bytes sent as a WAV, a WAV without data: 422 naming storage_key', async () => {
+  test('garbage, an MP3 cut to its header, MP3 frames of noise, a WAV without data: 422 naming storage_key', async () => {
     const garbage = new Uint8Array(50_000).map((_, i) => (i * 7919) % 251)
-    expect(await refusedAt(garbage)).toContain('Not a WAV file')
-    expect(await refusedAt(new Uint8Array(readFileSync(MP3_FIXTURE)))).toContain('convert it to WAV')
+    expect(await refusedAt(garbage)).toContain('Not a WAV or MP3 file')
+    const mp3 = new Uint8Array(readFileSync(MP3_FIXTURE))
+    expect(await refusedAt(mp3.subarray(0, 3), 'audio/mpeg')).toContain('MP3')
+    // A sync word followed by noise: frame headers that lie about everything after them.
+    const noise = garbage.map((byte, i) => (i % 417 === 0 ? 0xff : i % 417 === 1 ? 0xfb : byte))
+    expect(await refusedAt(noise, 'audio/mpeg')).toContain('Not an MP3 file')
     expect(await refusedAt(toneWav(440, 8000, 100).subarray(0, 36))).toContain('WAV')
     expect(await refusedAt(encodeWav(new Int16Array(0), 8000))).toContain('no audio')
   })
@@ -73,6 +76,10 @@ describe('hostile files', () => {
     // 301 s of 8 kHz µ-law fits in 2.4 MB, under the size cap.
     const long = g711Wav(pcm16ToUlaw(sine(300, 8000, 301_000)), 8000, 'ulaw')
     expect(await refusedAt(long)).toContain('longer than 300 seconds')
+    // 700 copies of a half-second MP3 back to back: 1.6 MB, 350 s, refused from its frame headers.
+    const mp3 = new Uint8Array(readFileSync(MP3_FIXTURE))
+    const longMp3 = new Uint8Array(mp3.length * 700).map((_, i) => mp3[i % mp3.length])
+    expect(await refusedAt(longMp3, 'audio/mpeg')).toContain('longer than 300 seconds')
   })
 
   test('a 0-byte upload is refused at the PUT, and cannot become a recording', async () => {

@@ -442,3 +442,27 @@ describe('tools resource', () => {
     ).toBeNull()
   })
 })
+
+test('the tools metadata lists every tool type with the fields of its definition.config, as a save checks them', async () => {
+  const response = await t.request('GET', '/api/v1/tools/metadata')
+  expect(response.status, response.text).toBe(200)
+  const byType = Object.fromEntries(
+    response.body.types.map((entry: { type: string; fields: { name: string }[] }) => [
+      entry.type,
+      Object.fromEntries(entry.fields.map((field) => [field.name, field])),
+    ]),
+  )
+  expect(Object.keys(byType)).toEqual(['http_api', 'end_call', 'transfer_call', 'calculator', 'mcp'])
+  expect(byType.http_api.url).toMatchObject({ type: 'string', required: true })
+  expect(byType.http_api.method).toMatchObject({ type: 'options', options: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] })
+  expect(byType.transfer_call.destination_source).toMatchObject({
+    default: 'static',
+    options: ['static', 'llm_choice'],
+  })
+  expect(byType.end_call.endCallReason).toMatchObject({ type: 'boolean', required: false, default: false })
+  expect(byType.calculator).toEqual({})
+  expect(byType.mcp.url).toMatchObject({ type: 'string', required: true })
+  expect(byType.mcp.timeout_secs).toMatchObject({ type: 'integer', default: 30 })
+  expect(byType.mcp.tools_filter).toMatchObject({ type: 'array', required: false })
+  expect((await t.request('GET', '/api/v1/tools/metadata', { key: null })).status).toBe(401)
+})

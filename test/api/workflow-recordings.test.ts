@@ -40,7 +40,7 @@ describe('upload and create', () => {
     expect(dominantFrequency(line.subarray(800, 4800), 8000)).toBe(1000)
   })
 
-  test('G.711 µ-law and A-law WAVs are accepted; an MP3 is refused with what to do instead', async () => {
+  test('G.711 µ-law and A-law WAVs are accepted', async () => {
     expect((await createRecording(t, 'ulaw', lineToneWav(500, 400))).status).toBe(200)
     expect(dominantFrequency((await lineAudio('ulaw')).subarray(0, 3000), 8000)).toBe(500)
     const alawSilenceThenTone = g711Wav(new Uint8Array(8000).fill(0xd5), 8000, 'alaw')
@@ -49,12 +49,36 @@ describe('upload and create', () => {
     expect(alaw.status).toBe(200)
     expect(alaw.body.recordings[0].duration_ms).toBe(1000)
     expect(Math.max(...(await lineAudio('alaw')).map(Math.abs))).toBeLessThan(16)
-    const mp3 = await createRecording(t, 'mp3-tone', new Uint8Array(readFileSync(MP3_FIXTURE)))
-    expect(mp3.status).toBe(422)
-    expect(mp3.body.detail[0]).toMatchObject({
-      loc: ['body', 'recordings', 0, 'storage_key'],
-      msg: expect.stringContaining('convert it to WAV'),
+  })
+
+  test('an MP3 (16 kHz joint stereo, 440 Hz for 500 ms) becomes line audio and a 16 kHz copy of that tone', async () => {
+    const mp3 = await createRecording(t, 'mp3-tone', new Uint8Array(readFileSync(MP3_FIXTURE)), {
+      mimeType: 'audio/mpeg',
     })
+    expect(mp3.status).toBe(200)
+    expect(mp3.body.recordings[0].source_format).toEqual({
+      container: 'mp3',
+      encoding: 'mp3',
+      sample_rate: 16_000,
+      channels: 2,
+    })
+    // The encoder's delay and padding add a few tens of milliseconds around the tone.
+    expect(Math.abs(mp3.body.recordings[0].duration_ms - 500)).toBeLessThan(80)
+    expect(dominantFrequency((await lineAudio('mp3-tone')).subarray(400, 3600), 8000)).toBe(440)
+    const { loadLineAudio } = await import('../../src/recordings/service')
+    const playable = (await loadLineAudio(t.ctx, 1, 'mp3-tone'))!
+    expect(playable.pcm16k.length).toBe(playable.ulaw.length * 2)
+    expect(dominantFrequency(playable.pcm16k.subarray(800, 7200), 16_000)).toBe(440)
+  })
+
+  test('a WAV gets a 16 kHz copy for the browser web call, trimmed like its line audio', async () => {
+    const wav = encodeWav(new Int16Array([...new Int16Array(4800), ...sine(700, 48_000, 600)]), 48_000)
+    expect((await createRecording(t, 'wide', wav)).status).toBe(200)
+    const { loadLineAudio } = await import('../../src/recordings/service')
+    const playable = (await loadLineAudio(t.ctx, 1, 'wide'))!
+    expect(Math.abs(playable.pcm16k.length - 9600)).toBeLessThan(200)
+    expect(playable.pcm16k.length).toBe(playable.ulaw.length * 2)
+    expect(dominantFrequency(playable.pcm16k.subarray(1600, 8000), 16_000)).toBe(700)
   })
 
   test('upload-url validates files and gives free ids and org-scoped keys', async () => {

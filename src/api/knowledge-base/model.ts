@@ -35,6 +35,8 @@ export const ProcessDocumentBody = t.Object({
   retrieval_mode: t.Optional(RetrievalMode),
 })
 
+export const ReprocessBody = t.Object({ retrieval_mode: t.Optional(RetrievalMode) })
+
 export const DocumentView = t.Object({
   id: t.Integer(),
   document_uuid: Uuid,

@@ -1,4 +1,4 @@
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { auth } from '../auth'
 import { authErrors, ErrorDetail } from '../schemas'
@@ -7,6 +7,7 @@ import {
   deleteDocument,
   getDocument,
   listDocuments,
+  reprocessDocument,
   submitDocument,
 } from '../../knowledge/documents'
 import { organizationEmbedder } from '../../knowledge/embedder'
@@ -18,6 +19,7 @@ import {
   DocumentUuidParam,
   DocumentView,
   ProcessDocumentBody,
+  ReprocessBody,
   SearchBody,
   SearchResponse,
   UploadUrlBody,
@@ -58,6 +60,20 @@ export const knowledgeBaseRoutes = (ctx: AppContext) =>
         params: DocumentUuidParam,
         response: { 200: DocumentView, ...documentErrors },
         detail: { tags, summary: 'Get a document and its processing status' },
+      },
+    )
+    .post(
+      '/documents/:document_uuid/reprocess',
+      ({ principal, params, body }) =>
+        reprocessDocument(ctx, principal.organizationId, params.document_uuid, body ?? {}),
+      {
+        params: DocumentUuidParam,
+        body: t.Optional(ReprocessBody),
+        response: { 200: DocumentView, 409: ErrorDetail, ...documentErrors },
+        detail: {
+          tags,
+          summary: 'Process a completed or failed document again (new embeddings model, or after a failure)',
+        },
       },
     )
     .delete(

@@ -14,7 +14,7 @@ import { runServerTool, serverTools, type McpCaller } from './tools'
  * Desktop, an agent framework) to build agents and try them. Every request, `initialize` and `tools/list` included,
  * needs an API key (`X-API-Key` or `Authorization: Bearer`), and the body is read under the API's own size limit. Each
  * request gets its own SDK server, bound to the caller's organization and key scope. Stateless: no session to end, no
- * stream to open, so only POST is served (clients take the GET's refusal as "no server-sent events").
+ * stream to open, so only POST is served (a GET or DELETE is a 405, errors.ts: clients read it as "not offered").
  */
 
 const PATH = '/api/v1/mcp'

@@ -14,6 +14,7 @@ export {
   ModelConfigurationList,
   PriceCardSchema,
   PriceCardView,
+  ModelProvidersMetadata,
 } from '../../models/schemas'
 
 export const UuidParams = t.Object({ uuid: t.String({ maxLength: MAX_TOKEN_LENGTH }) })

@@ -18,6 +18,7 @@ import {
   updateConfiguration,
 } from '../../models/configurations'
 import { deletePriceCard, getPriceCard, setPriceCard } from '../../models/price-card'
+import { providersMetadata } from '../../models/providers'
 import {
   CreateModelConfigurationBody,
   CreateProviderConnectionBody,
@@ -25,6 +26,7 @@ import {
   DeletedConnection,
   ModelConfigurationList,
   ModelConfigurationView,
+  ModelProvidersMetadata,
   PriceCardSchema,
   PriceCardView,
   ProviderConnectionCheck,
@@ -42,6 +44,10 @@ const saveErrors = { 400: ErrorDetail, 409: ErrorDetail, ...itemErrors }
 export const modelRoutes = (ctx: AppContext) =>
   new Elysia({ prefix: '/api/v1/organizations' })
     .use(auth(ctx))
+    .get('/model-providers/metadata', () => providersMetadata(), {
+      response: { 200: ModelProvidersMetadata, ...authErrors },
+      detail: { tags, summary: 'List the kinds of model server, the services each offers and their defaults' },
+    })
     .get('/provider-connections', ({ principal }) => listConnections(ctx, principal.organizationId), {
       response: { 200: ProviderConnectionList, ...authErrors },
       detail: { tags, summary: 'List model server connections (keys masked)' },

@@ -10,6 +10,7 @@ export {
   ToolListQuery,
   ToolSettingsBody,
   ToolSettingsView,
+  ToolTypesMetadata,
 } from '../../tools/schemas'
 
 export const ToolUuidParam = t.Object({ tool_uuid: t.String({ maxLength: 64 }) })

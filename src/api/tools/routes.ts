@@ -5,6 +5,7 @@ import { authErrors, ErrorDetail } from '../schemas'
 import { archiveTool, createTool, getTool, listTools, updateTool } from '../../tools/service'
 import { refreshMcpTool, withDiscoveredTools } from '../../tools/mcp'
 import { getToolSettings, putToolSettings } from '../../egress/allowed-hosts'
+import { toolTypesMetadata } from '../../tools/metadata'
 import {
   CreateToolBody,
   McpRefreshView,
@@ -12,6 +13,7 @@ import {
   ToolListQuery,
   ToolSettingsBody,
   ToolSettingsView,
+  ToolTypesMetadata,
   ToolUuidParam,
   ToolView,
   UpdateToolBody,
@@ -23,6 +25,10 @@ const toolErrors = { 404: ErrorDetail, ...authErrors }
 export const toolRoutes = (ctx: AppContext) =>
   new Elysia({ prefix: '/api/v1' })
     .use(auth(ctx))
+    .get('/tools/metadata', () => toolTypesMetadata(), {
+      response: { 200: ToolTypesMetadata, ...authErrors },
+      detail: { tags, summary: "List the tool types and the fields of each one's definition.config" },
+    })
     .get('/tools/', ({ principal, query }) => listTools(ctx, principal.organizationId, query), {
       query: ToolListQuery,
       response: { 200: t.Array(ToolView), ...authErrors },

@@ -43,6 +43,7 @@ export const modelConfigurations = sqliteTable(
     stt: text('stt', { mode: 'json' }).$type<StoredModelSection | null>(),
     tts: text('tts', { mode: 'json' }).$type<StoredModelSection | null>(),
     embeddings: text('embeddings', { mode: 'json' }).$type<StoredModelSection | null>(),
+    realtime: text('realtime', { mode: 'json' }).$type<StoredModelSection | null>(),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },

@@ -1,7 +1,7 @@
 import { integer, sqliteTable, text, unique } from 'drizzle-orm/sqlite-core'
 
 /** The uploaded file a recording was decoded from, as stored. */
-export type SourceFormat = { container: 'wav'; encoding: string; sample_rate: number; channels: number }
+export type SourceFormat = { container: 'wav' | 'mp3'; encoding: string; sample_rate: number; channels: number }
 
 export const workflowRecordings = sqliteTable(
   'workflow_recordings',

@@ -17,6 +17,8 @@ export type VoiceTurnMetric = {
   firstTextMs: number | null
   /** First sentence ready → its first audio (TTS time to first byte, resampling, encoding). */
   firstAudioMs: number | null
+  /** Knowledge-base retrievals inside firstTextMs (embedding the query and searching): 0 when none ran. */
+  retrievalMs: number
 }
 
 export type TurnMetrics = Stage & {
@@ -25,9 +27,20 @@ export type TurnMetrics = Stage & {
   readonly firstAnswerHeldMs: number | null
 }
 
-type Measuring = { metric: OpenMetric; messageAtMs: number; firstTextAtMs?: number; firstSentenceAtMs?: number }
+type Measuring = {
+  metric: OpenMetric
+  messageAtMs: number
+  retrievalAtMessageMs: number
+  firstTextAtMs?: number
+  firstSentenceAtMs?: number
+}
 
-export function measureTurns(options: { answeringMachineDetection: boolean }): TurnMetrics {
+export function measureTurns(options: {
+  answeringMachineDetection: boolean
+  /** The run's retrieval time so far (a running total), so a turn's share is the difference across it. */
+  retrievalMsTotal?: () => number
+}): TurnMetrics {
+  const retrievalMsTotal = options.retrievalMsTotal ?? (() => 0)
   let context: StageContext
   const turns: VoiceTurnMetric[] = []
   let firstAnswerHeldMs: number | null = null
@@ -42,6 +55,7 @@ export function measureTurns(options: { answeringMachineDetection: boolean }): T
       sttMs: metric.sttMs,
       firstTextMs: measuring.firstTextAtMs === undefined ? null : measuring.firstTextAtMs - measuring.messageAtMs,
       firstAudioMs: measuring.firstSentenceAtMs === undefined ? null : firstAudioAtMs - measuring.firstSentenceAtMs,
+      retrievalMs: retrievalMsTotal() - measuring.retrievalAtMessageMs,
     })
   }
 
@@ -64,7 +78,9 @@ export function measureTurns(options: { answeringMachineDetection: boolean }): T
           return
         case 'user_turn':
           if (options.answeringMachineDetection) firstAnswerHeldMs ??= 0
-          open = frame.metric ? { metric: frame.metric, messageAtMs: context.now() } : null
+          open = frame.metric
+            ? { metric: frame.metric, messageAtMs: context.now(), retrievalAtMessageMs: retrievalMsTotal() }
+            : null
           return
         case 'user_turn_answered':
           // A reply without a word (an empty answer, a cut one) has no response time to measure.

@@ -1,0 +1,129 @@
+import WebSocket from 'ws'
+import type { ModelConnection } from './http'
+import { ModelServerError } from './types'
+
+/**
+ * The WebSocket to a realtime speech-to-speech server (OpenAI Realtime API, `<base URL>/realtime?model=…`), bounded
+ * against a server that misbehaves: a frame over `MAX_FRAME_BYTES` (the socket refuses it), more than
+ * `MAX_EVENTS_PER_SECOND` events in a second, a connection that is not open within `connectMs`, an event that is not
+ * JSON. Each ends the socket with one failure; events are JSON objects with a string `type`.
+ */
+
+export type RealtimeServerEvent = { type: string } & Record<string, any>
+
+export type RealtimeSocket = {
+  send(event: Record<string, unknown>): void
+  close(): void
+  readonly open: boolean
+}
+
+export type RealtimeSocketHandlers = {
+  onEvent(event: RealtimeServerEvent): void
+  /** Once, when the socket fails or the server closes it; never after `close()`. */
+  onFailure(error: ModelServerError): void
+}
+
+/** Far above one audio chunk (a second of 24 kHz PCM is 64 KB of base64). */
+export const MAX_FRAME_BYTES = 2 * 1024 * 1024
+/** A real server sends a few hundred events a second at most (audio deltas every 20-100 ms, transcript pieces). */
+export const MAX_EVENTS_PER_SECOND = 2_000
+
+/** `ws(s)://…/realtime?model=…` from the connection's HTTP base URL. */
+export function realtimeUrl(baseUrl: string, model: string): string {
+  const url = new URL(`${baseUrl.replace(/\/+$/, '')}/realtime`)
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:'
+  url.searchParams.set('model', model)
+  return url.toString()
+}
+
+/** Opens the socket; resolves once it is open, rejects (ModelServerError) when it cannot be within `connectMs`. */
+export function openRealtimeSocket(
+  connection: ModelConnection,
+  model: string,
+  connectMs: number,
+  handlers: RealtimeSocketHandlers,
+): Promise<RealtimeSocket> {
+  const socket = new WebSocket(realtimeUrl(connection.baseUrl, model), {
+    headers: {
+      ...(connection.apiKey ? { Authorization: `Bearer ${connection.apiKey}` } : {}),
+      'OpenAI-Beta': 'realtime=v1',
+    },
+    maxPayload: MAX_FRAME_BYTES,
+    handshakeTimeout: connectMs,
+  })
+  let closedByUs = false
+  let failed = false
+  let opened = false
+  const fail = (error: ModelServerError) => {
+    if (failed || closedByUs) return
+    failed = true
+    socket.removeAllListeners('message')
+    socket.terminate()
+    handlers.onFailure(error)
+  }
+  const rate = { windowStart: Date.now(), count: 0 }
+  socket.on('message', (data) => {
+    const now = Date.now()
+    if (now - rate.windowStart >= 1_000) Object.assign(rate, { windowStart: now, count: 0 })
+    if (++rate.count > MAX_EVENTS_PER_SECOND)
+      return fail(new ModelServerError('The realtime model flooded the connection with events', null, 'bad_answer'))
+    const event = parseEvent(data)
+    if (!event)
+      return fail(new ModelServerError('The realtime model sent an event that is not JSON', null, 'bad_answer'))
+    handlers.onEvent(event)
+  })
+  socket.on('error', (error) => {
+    if (!opened) return
+    const tooBig = /payload|too (big|large)/i.test(error.message)
+    fail(
+      new ModelServerError(
+        tooBig
+          ? 'The realtime model sent a frame too large to accept'
+          : `The realtime model's connection failed: ${error.message}`,
+        null,
+        tooBig ? 'bad_answer' : 'stalled',
+      ),
+    )
+  })
+  socket.on('close', (code) => {
+    if (opened) fail(new ModelServerError(`The realtime model closed the connection (code ${code})`, null, 'stalled'))
+  })
+  const api: RealtimeSocket = {
+    send(event) {
+      if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(event))
+    },
+    close() {
+      closedByUs = true
+      socket.removeAllListeners('message')
+      if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) socket.terminate()
+    },
+    get open() {
+      return socket.readyState === WebSocket.OPEN && !failed
+    },
+  }
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      api.close()
+      reject(new ModelServerError('The realtime model did not accept the connection in time', null, 'timeout'))
+    }, connectMs)
+    socket.once('open', () => {
+      clearTimeout(timer)
+      opened = true
+      resolve(api)
+    })
+    socket.once('error', (error) => {
+      clearTimeout(timer)
+      reject(new ModelServerError(`The realtime model cannot be reached: ${error.message}`, null, 'unreachable'))
+    })
+  })
+}
+
+function parseEvent(data: WebSocket.RawData): RealtimeServerEvent | null {
+  try {
+    const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : data.toString()
+    const event = JSON.parse(text)
+    return event !== null && typeof event === 'object' && typeof event.type === 'string' ? event : null
+  } catch {
+    return null
+  }
+}

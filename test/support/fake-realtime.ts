@@ -1,0 +1,277 @@
+/**
+ * A fake realtime speech-to-speech server (the OpenAI Realtime API over WebSocket) on 127.0.0.1, for calls whose model
+ * configuration has a `realtime` section. It speaks `session.update`, `input_audio_buffer.*`, `response.*` and
+ * `conversation.item.*`:
+ *
+ * - Caller audio (24 kHz) is heard with a plain energy detector: the first loud chunk sends `speech_started`, 250 ms
+ *   without a loud chunk ends the turn (`speech_stopped`, `committed`, then the transcription). The transcription is
+ *   deterministic: the dominant frequency of the turn's audio, rounded to 50 Hz, looked up in `words` (else
+ *   `tone <Hz>`), so a test says a sentence by sending a tone.
+ * - `response.create` answers with the next scripted reply (`replies`), or by default: a line to read out
+ *   (instructions "…: <text>") is said as it is; otherwise "You said: <last transcript>". A reply is audio (a 24 kHz
+ *   tone, 40 ms per character unless `audioMs`), its transcript, an optional function call, then `response.done` with
+ *   usage (text and audio tokens).
+ * - `behaviour` makes it hostile: `silent` (never answers), `flood` (events without end), `huge` (a 100 MB frame at
+ *   the first response), `close` (closes the socket at the second response).
+ *
+ * Everything received is recorded: `events` (appends only counted in `appendedSamples`), `sessions` (each
+ * `session.update`'s session), `truncates`, `cancels`, `outputs` (function_call_output items).
+ */
+import type { Server, ServerWebSocket } from 'bun'
+import { rms, sine, toneAmplitude } from './audio'
+import { concatPcm } from './voice'
+
+export type FakeRealtimeReply = {
+  text?: string
+  audioMs?: number
+  /** A function call after the speech; without `name`, the first function of the session. */
+  call?: { name?: string; arguments?: string }
+}
+
+export type FakeRealtimeBehaviour = 'normal' | 'silent' | 'flood' | 'huge' | 'close'
+
+export type FakeRealtime = {
+  /** `http://127.0.0.1:<port>/v1`: a provider connection's base URL. */
+  readonly baseUrl: string
+  behaviour: FakeRealtimeBehaviour
+  /** `ga`: the newer event names (`response.output_audio.delta`, …). */
+  eventNames: 'beta' | 'ga'
+  replies: FakeRealtimeReply[]
+  words: Record<number, string>
+  readonly events: Record<string, any>[]
+  readonly sessions: Record<string, any>[]
+  readonly truncates: Record<string, any>[]
+  readonly cancels: Record<string, any>[]
+  readonly outputs: Record<string, any>[]
+  readonly transcripts: string[]
+  readonly appendedSamples: number
+  /** The URL paths and headers the app connected with. */
+  readonly connections: { path: string; authorization: string | null }[]
+  reset(): void
+  stop(): void
+}
+
+const RATE = 24_000
+const LOUD = 500
+const TURN_END_MS = 250
+
+type Socket = ServerWebSocket<{ id: number }>
+
+type Connection = {
+  socket: Socket
+  heard: Int16Array[]
+  speaking: boolean
+  turnTimer: ReturnType<typeof setTimeout> | undefined
+  tools: { name: string }[]
+  responses: number
+  item: number
+}
+
+export function startFakeRealtime(): FakeRealtime {
+  let appendedSamples = 0
+  const fake = {
+    behaviour: 'normal' as FakeRealtimeBehaviour,
+    eventNames: 'beta' as 'beta' | 'ga',
+    replies: [] as FakeRealtimeReply[],
+    words: {} as Record<number, string>,
+    events: [] as Record<string, any>[],
+    sessions: [] as Record<string, any>[],
+    truncates: [] as Record<string, any>[],
+    cancels: [] as Record<string, any>[],
+    outputs: [] as Record<string, any>[],
+    transcripts: [] as string[],
+    connections: [] as { path: string; authorization: string | null }[],
+  }
+  const connections = new Map<Socket, Connection>()
+  const timers = new Set<ReturnType<typeof setInterval>>()
+  let nextId = 0
+  const server: Server<{ id: number }> = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch(request, srv) {
+      const url = new URL(request.url)
+      fake.connections.push({
+        path: `${url.pathname}${url.search}`,
+        authorization: request.headers.get('authorization'),
+      })
+      if (srv.upgrade(request, { data: { id: nextId++ } })) return undefined
+      return new Response('not a websocket', { status: 400 })
+    },
+    websocket: {
+      maxPayloadLength: 256 * 1024 * 1024,
+      open(socket) {
+        const connection: Connection = {
+          socket,
+          heard: [],
+          speaking: false,
+          turnTimer: undefined,
+          tools: [],
+          responses: 0,
+          item: 0,
+        }
+        connections.set(socket, connection)
+        if (fake.behaviour === 'flood') {
+          const timer = setInterval(() => {
+            for (let index = 0; index < 500; index++) send(connection, { type: 'rate_limits.updated', rate_limits: [] })
+          }, 1)
+          timers.add(timer)
+        }
+      },
+      message(socket, message) {
+        const connection = connections.get(socket)
+        if (!connection || fake.behaviour === 'silent') return
+        handle(connection, JSON.parse(String(message)))
+      },
+      close(socket) {
+        const connection = connections.get(socket)
+        clearTimeout(connection?.turnTimer)
+        connections.delete(socket)
+      },
+    },
+  })
+
+  function send(connection: Connection, event: Record<string, unknown>): void {
+    if (connection.socket.readyState === 1) connection.socket.send(JSON.stringify(event))
+  }
+
+  function handle(connection: Connection, event: Record<string, any>): void {
+    if (event.type === 'input_audio_buffer.append') return hear(connection, event.audio)
+    fake.events.push(event)
+    if (event.type === 'session.update') {
+      fake.sessions.push(event.session)
+      if (Array.isArray(event.session?.tools)) connection.tools = event.session.tools
+      send(connection, { type: 'session.updated', session: event.session })
+    } else if (event.type === 'conversation.item.truncate') fake.truncates.push(event)
+    else if (event.type === 'response.cancel') fake.cancels.push(event)
+    else if (event.type === 'conversation.item.create' && event.item?.type === 'function_call_output')
+      fake.outputs.push(event.item)
+    else if (event.type === 'response.create') respond(connection, event.response ?? {})
+  }
+
+  function hear(connection: Connection, audio: string): void {
+    const bytes = Buffer.from(audio, 'base64')
+    const pcm = new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length))
+    appendedSamples += pcm.length
+    if (rms(pcm) < LOUD) return
+    if (!connection.speaking) {
+      connection.speaking = true
+      connection.heard = []
+      send(connection, {
+        type: 'input_audio_buffer.speech_started',
+        audio_start_ms: 0,
+        item_id: `in_${connection.item}`,
+      })
+    }
+    connection.heard.push(pcm)
+    clearTimeout(connection.turnTimer)
+    connection.turnTimer = setTimeout(() => endTurn(connection), TURN_END_MS)
+  }
+
+  function endTurn(connection: Connection): void {
+    connection.speaking = false
+    const itemId = `in_${connection.item++}`
+    send(connection, { type: 'input_audio_buffer.speech_stopped', audio_end_ms: 0, item_id: itemId })
+    send(connection, { type: 'input_audio_buffer.committed', item_id: itemId })
+    const hz = strongestTone(concatPcm(connection.heard).subarray(0, RATE / 5))
+    const transcript = fake.words[hz] ?? `tone ${hz}`
+    fake.transcripts.push(transcript)
+    send(connection, {
+      type: 'conversation.item.input_audio_transcription.completed',
+      item_id: itemId,
+      content_index: 0,
+      transcript,
+    })
+  }
+
+  function respond(connection: Connection, request: Record<string, any>): void {
+    connection.responses++
+    if (fake.behaviour === 'huge') {
+      connection.socket.send(JSON.stringify({ type: 'response.created', padding: 'x'.repeat(100 * 1024 * 1024) }))
+      return
+    }
+    if (fake.behaviour === 'close' && connection.responses === 2) return connection.socket.close(1011, 'gone')
+    const line = typeof request.instructions === 'string' ? /: (.*)$/s.exec(request.instructions)?.[1] : undefined
+    const reply = line !== undefined ? { text: line } : (fake.replies.shift() ?? { text: defaultReply() })
+    const responseId = `resp_${connection.responses}`
+    const itemId = `item_${connection.responses}`
+    const names = fake.eventNames === 'ga' ? GA : BETA
+    send(connection, { type: 'response.created', response: { id: responseId, status: 'in_progress' } })
+    const text = reply.text ?? ''
+    if (text) {
+      const audio = sine(300, RATE, reply.audioMs ?? Math.min(3_000, 40 * text.length), 8_000)
+      for (let offset = 0; offset < audio.length; offset += RATE / 10) {
+        const chunk = audio.subarray(offset, offset + RATE / 10)
+        const delta = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('base64')
+        send(connection, { type: names.audio, response_id: responseId, item_id: itemId, delta })
+      }
+      for (const word of text.split(/(?<= )/))
+        send(connection, { type: names.transcriptDelta, response_id: responseId, item_id: itemId, delta: word })
+      send(connection, { type: names.transcriptDone, response_id: responseId, item_id: itemId, transcript: text })
+    }
+    if (reply.call) {
+      const name = reply.call.name ?? connection.tools[0]?.name ?? 'none'
+      send(connection, {
+        type: 'response.output_item.done',
+        response_id: responseId,
+        item: {
+          id: `call_item_${connection.responses}`,
+          type: 'function_call',
+          call_id: `call_${connection.responses}`,
+          name,
+          arguments: reply.call.arguments ?? '{}',
+        },
+      })
+    }
+    send(connection, { type: 'response.done', response: { id: responseId, status: 'completed', usage: USAGE } })
+  }
+
+  const defaultReply = () => `You said: ${fake.transcripts.at(-1) ?? 'nothing'}`
+
+  Object.defineProperty(fake, 'appendedSamples', { get: () => appendedSamples })
+  return Object.assign(fake as typeof fake & { readonly appendedSamples: number }, {
+    baseUrl: `http://127.0.0.1:${server.port}/v1`,
+    reset() {
+      Object.assign(fake, { behaviour: 'normal', eventNames: 'beta', replies: [], words: {} })
+      for (const list of [fake.events, fake.sessions, fake.truncates, fake.cancels, fake.outputs, fake.transcripts])
+        list.length = 0
+      fake.connections.length = 0
+      appendedSamples = 0
+    },
+    stop() {
+      for (const timer of timers) clearInterval(timer)
+      server.stop(true)
+    },
+  })
+}
+
+const BETA = {
+  audio: 'response.audio.delta',
+  transcriptDelta: 'response.audio_transcript.delta',
+  transcriptDone: 'response.audio_transcript.done',
+}
+const GA = {
+  audio: 'response.output_audio.delta',
+  transcriptDelta: 'response.output_audio_transcript.delta',
+  transcriptDone: 'response.output_audio_transcript.done',
+}
+
+/** What every response reports: 10 in (6 audio), 20 out (15 audio). */
+export const FAKE_REALTIME_USAGE = {
+  input_tokens: 10,
+  output_tokens: 20,
+  total_tokens: 30,
+  input_token_details: { text_tokens: 4, audio_tokens: 6 },
+  output_token_details: { text_tokens: 5, audio_tokens: 15 },
+}
+const USAGE = FAKE_REALTIME_USAGE
+
+/** The strongest of the tones a test sends (100 Hz to 3 kHz, 50 Hz steps). */
+function strongestTone(samples: Int16Array): number {
+  let best = 0
+  let bestAmplitude = -1
+  for (let hz = 100; hz <= 3_000; hz += 50) {
+    const amplitude = toneAmplitude(samples, hz, RATE)
+    if (amplitude > bestAmplitude) [best, bestAmplitude] = [hz, amplitude]
+  }
+  return best
+}
