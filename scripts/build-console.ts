@@ -16,6 +16,8 @@ export async function buildConsole(outfile = join(root, 'dist', 'console.pack'))
     splitting: true,
     naming: { entry: '[name].[ext]', chunk: 'assets/[name]-[hash].[ext]', asset: 'assets/[name]-[hash].[ext]' },
     define: { 'process.env.NODE_ENV': '"production"' },
+    // Absolute asset URLs: a file imported for its URL (the web call's worklet) resolves from any page.
+    publicPath: '/',
   })
   if (!result.success) throw new AggregateError(result.logs, 'console build failed')
   const header: PackHeader = { files: [] }

@@ -33,7 +33,7 @@ function removeUnfinishedImports(ctx: AppContext): void {
 export async function startBackgroundServices(ctx: AppContext): Promise<BackgroundServices> {
   removeUnfinishedImports(ctx)
   const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
-  const conversations = createVoiceConversations(ctx)
+  const conversations = createVoiceConversations(ctx, { attempts: contactAttempts })
   // Every transport's answered calls (ARI media legs, carrier media streams) get this conversation.
   const stopConversations = ctx.telephony.onAnswered((call) => conversations.onAnswered(call))
   const ari = startAriManager(ctx)

@@ -15,6 +15,8 @@ export type Config = {
   ringTimeoutSeconds: number
   /** A connection with a request in progress and no traffic for this long is closed. */
   httpIdleTimeoutSeconds: number
+  /** Web calls (voice from the browser) each organization may have at once, within its concurrent call limit. */
+  webCallLimit: number
   /**
    * How long a knowledge-base document being processed stays claimed without a renewal: after a crash or restart it is
    * taken up again once this has passed (several instances may share the queue, so none can tell a dead claim sooner).
@@ -53,6 +55,7 @@ export const DEFAULT_RING_TIMEOUT_SECONDS = 30
 /** Above the 10 s a provider's REST API may take to answer a request that waits on it. Bun allows up to 255. */
 export const DEFAULT_HTTP_IDLE_TIMEOUT_SECONDS = 30
 export const DEFAULT_KNOWLEDGE_LEASE_SECONDS = 30
+export const DEFAULT_WEB_CALL_LIMIT = 2
 
 export type Flags = Record<string, string | true>
 
@@ -135,6 +138,10 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
     'knowledge-lease (RINGBASE_KNOWLEDGE_LEASE_SECONDS)',
     3600,
   )
+  const webCall = flagString(flags, 'web-call-limit') ?? env.RINGBASE_WEB_CALL_LIMIT
+  const webCallLimit = webCall === undefined ? DEFAULT_WEB_CALL_LIMIT : Number(webCall)
+  if (!Number.isInteger(webCallLimit) || webCallLimit < 0 || webCallLimit > 1000)
+    throw new ConfigError('--web-call-limit must be a whole number from 0 to 1000')
   return {
     providerApiOverrides: providerApiOverrides(env),
     objectStore: objectStoreConfig(flagString(flags, 'object-store') ?? env.RINGBASE_OBJECT_STORE, env),
@@ -149,6 +156,7 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
     ringTimeoutSeconds,
     httpIdleTimeoutSeconds,
     knowledgeLeaseSeconds,
+    webCallLimit,
   }
 }
 

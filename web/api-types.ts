@@ -1098,6 +1098,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workflow/{workflow_id}/web-calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a voice call with the agent from a browser (its draft, else its published version): the run, then the call's WebSocket */
+        post: operations["start_web_call_api_v1_workflow__workflow_id__web_calls_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/organizations/webhook-signing-secret": {
         parameters: {
             query?: never;
@@ -2797,6 +2814,78 @@ export interface components {
             hostname: string;
             port: number;
             uri: string;
+        };
+        StartWebCallRequest: {
+            /** @description Variables for the agent's templates, as a call's initial_context. */
+            initial_context?: {
+                [key: string]: unknown;
+            } | null;
+            model_overrides?: {
+                /** Format: uuid */
+                model_configuration_uuid?: string;
+                llm?: {
+                    settings?: {
+                        [key: string]: unknown;
+                    };
+                    /** Format: uuid */
+                    provider_connection_uuid?: string;
+                };
+                stt?: {
+                    settings?: {
+                        [key: string]: unknown;
+                    };
+                    /** Format: uuid */
+                    provider_connection_uuid?: string;
+                };
+                tts?: {
+                    settings?: {
+                        [key: string]: unknown;
+                    };
+                    /** Format: uuid */
+                    provider_connection_uuid?: string;
+                };
+                realtime?: {
+                    settings?: {
+                        [key: string]: unknown;
+                    };
+                    /** Format: uuid */
+                    provider_connection_uuid?: string;
+                };
+                embeddings?: {
+                    settings?: {
+                        [key: string]: unknown;
+                    };
+                    /** Format: uuid */
+                    provider_connection_uuid?: string;
+                };
+                llm_fallback?: {
+                    version?: number;
+                    rules?: {
+                        condition: {
+                            /** @description When to switch: no_output (no token after after_ms). */
+                            type: string;
+                            after_ms?: number;
+                        };
+                        target: {
+                            /** Format: uuid */
+                            provider_connection_uuid: string;
+                            settings?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    }[];
+                };
+            } | null;
+        };
+        StartWebCallResponse: {
+            workflow_run_id: number;
+            workflow_run_name: string;
+            /** @description Open this WebSocket (same origin, same session or X-API-Key) within 30 seconds; the protocol is in docs/console.md */
+            socket_path: string;
+            /** @description The rates `start` may declare for 16-bit PCM audio */
+            sample_rates: number[];
+            /** @description The longest audio frame the socket takes */
+            max_frame_ms: number;
         };
         TelephonyConfigurationCreateRequest: {
             name: string;
@@ -6081,6 +6170,38 @@ export interface operations {
             403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    start_web_call_api_v1_workflow__workflow_id__web_calls_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartWebCallRequest"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StartWebCallResponse"];
+                };
+            };
+            400: components["responses"]["HTTPError"];
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+            429: components["responses"]["HTTPError"];
         };
     };
     get_webhook_signing_secret_api_v1_organizations_webhook_signing_secret_get: {

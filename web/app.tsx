@@ -12,6 +12,7 @@ import { Telephony } from './pages/telephony'
 import { Models } from './pages/models'
 import { Usage } from './pages/usage'
 import { Tools } from './pages/tools'
+import { WebCallPage } from './webcall/panel'
 import { AgentList, NewAgent } from './pages/agents'
 import { Loading } from './ui'
 
@@ -147,6 +148,9 @@ function Page({ who, path, params }: { who: Who; path: string[]; params: URLSear
       break
     case 'keys':
       if (admin) return <Keys currentKeyId={who.api_key_id} />
+      break
+    case 'call':
+      if (admin && Number(path[1]) > 0) return <WebCallPage agentId={Number(path[1])} />
       break
   }
   return (

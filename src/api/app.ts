@@ -21,6 +21,7 @@ import { usageRoutes } from './usage/routes'
 import { uploadRoutes } from './uploads/routes'
 import { modelRoutes } from './models/routes'
 import { textChatRoutes } from './text-chat/routes'
+import { webCallRoutes } from './web-calls/routes'
 import { webhookRoutes } from './webhooks/routes'
 import { toolRoutes } from './tools/routes'
 import { knowledgeBaseRoutes } from './knowledge-base/routes'
@@ -119,6 +120,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean; cons
     .use(publicAgentRoutes(ctx))
     .use(modelRoutes(ctx))
     .use(textChatRoutes(ctx))
+    .use(webCallRoutes(ctx))
     .use(webhookRoutes(ctx))
     .use(credentialRoutes(ctx))
     .use(toolRoutes(ctx))

@@ -223,6 +223,11 @@ export const OPERATION_NAMES: Record<string, OperationNames> = {
   },
   'DELETE /api/v1/organizations/price-card': { name: 'delete_price_card', response: 'PriceCardResponse' },
 
+  'POST /api/v1/workflow/{workflow_id}/web-calls': {
+    name: 'start_web_call',
+    request: 'StartWebCallRequest',
+    response: 'StartWebCallResponse',
+  },
   'POST /api/v1/workflow/{workflow_id}/text-chat/sessions': {
     name: 'create_text_chat_session',
     request: 'CreateTextChatSessionRequest',

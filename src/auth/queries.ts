@@ -70,3 +70,24 @@ export function lookUpLiveSession(ctx: AppContext, tokenHash: string, now: strin
     )
     .get(tokenHash, now)
 }
+
+/** Whether the key is active and not archived. */
+export function keyIsActive(ctx: AppContext, keyId: number): boolean {
+  return (
+    ctx.sqlite
+      .query<{ id: number }, [number]>('SELECT id FROM api_keys WHERE id = ? AND is_active = 1 AND archived_at IS NULL')
+      .get(keyId) !== null
+  )
+}
+
+/** Whether the session of that key has not ended or expired by `now`, its key still active. */
+export function sessionIsLive(ctx: AppContext, sessionId: number, keyId: number, now: string): boolean {
+  return (
+    ctx.sqlite
+      .query<{ id: number }, [number, number, string]>(
+        `SELECT s.id FROM sessions s JOIN api_keys k ON k.id = s.api_key_id
+          WHERE s.id = ? AND s.api_key_id = ? AND s.expires_at > ? AND k.is_active = 1 AND k.archived_at IS NULL`,
+      )
+      .get(sessionId, keyId, now) !== null
+  )
+}

@@ -10,7 +10,7 @@ import type { AppContext } from '../context'
 import { sessions } from '../db/schema'
 import { digestsEqual, sha256Hex } from '../lib/keys'
 import { authenticateKey, type Principal } from './keys'
-import { lookUpLiveSession } from './queries'
+import { keyIsActive, lookUpLiveSession, sessionIsLive } from './queries'
 
 /** How long a sign-in lasts; signing in again makes a new session. */
 export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000
@@ -71,4 +71,13 @@ export function endSession(ctx: AppContext, organizationId: number, sessionId: n
     .delete(sessions)
     .where(and(eq(sessions.id, sessionId), eq(sessions.organizationId, organizationId)))
     .run()
+}
+
+/**
+ * Whether what a long-lived connection was opened with still holds: its browser session (not ended, not expired), or
+ * for a connection opened with a key, the key itself (active, not archived).
+ */
+export function stillSignedIn(ctx: AppContext, principal: Principal, sessionId: number | null): boolean {
+  if (sessionId === null) return keyIsActive(ctx, principal.apiKeyId)
+  return sessionIsLive(ctx, sessionId, principal.apiKeyId, new Date(ctx.clock.now()).toISOString())
 }

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import { matchingNumber } from './inbound'
+import { activeConfigurationIds } from './queries'
 import type { AppContext } from '../context'
 import { unauthenticated } from '../lib/errors'
 import {
   acknowledge,
   callLinks,
-  displayName,
   runById,
   runByProviderCallId,
   type Carrier,
@@ -14,7 +14,7 @@ import {
   type WebhookAnswer,
   type WebhookRequest,
 } from '../telephony/carriers/carrier'
-import { carrierOf } from '../telephony/carriers/registry'
+import { carrierOf, displayName } from '../telephony/carriers/registry'
 import { getConfigCredentials } from '../telephony/config/configurations'
 import type { Credentials } from '../telephony/config/providers'
 import {
@@ -80,16 +80,9 @@ function detectCarrier(request: WebhookRequest): CarrierName | null {
 
 /** Active configurations of the carrier (any organization) with an active number that is the called address. */
 function configurationsCalled(ctx: AppContext, provider: CarrierName, calledAddress: string) {
-  return ctx.sqlite
-    .query<{ id: number }, [string]>(
-      'SELECT id FROM telephony_configurations WHERE provider = ? AND inactive = 0 ORDER BY id',
-    )
-    .all(provider)
-    .filter((configuration) => matchingNumber(ctx, configuration.id, calledAddress) !== undefined)
-    .map((configuration) => ({
-      id: configuration.id,
-      credentials: getConfigCredentials(ctx, configuration.id)!.credentials,
-    }))
+  return activeConfigurationIds(ctx, provider)
+    .filter((id) => matchingNumber(ctx, id, calledAddress) !== undefined)
+    .map((id) => ({ id, credentials: getConfigCredentials(ctx, id)!.credentials }))
 }
 
 /**

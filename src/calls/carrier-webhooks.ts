@@ -2,6 +2,7 @@ import type { AppContext } from '../context'
 import { notFound } from '../lib/errors'
 import type { WebhookAnswer, WebhookRequest } from '../telephony/carriers/carrier'
 import { carrierOf } from '../telephony/carriers/registry'
+import { listActiveConfigurations } from '../telephony/config/configurations'
 import { handleAnswerWebhook, handleInboundWebhook } from './answer-webhooks'
 import { handleStatusCallback } from '../telephony/carriers/status-callbacks'
 import { handleTransferCallback, TRANSFER_CALLBACK } from '../telephony/carriers/transfer'
@@ -36,7 +37,12 @@ export async function handleCarrierCallback(
   if (callback === TRANSFER_CALLBACK && driver.transfer && runId !== null)
     return handleTransferCallback(ctx, driver, runIdOf(runId), request)
   if (!driver.callbackPaths.includes(callback)) throw notFound(UNKNOWN_WEBHOOK)
-  if (driver.webhook) return driver.webhook(ctx, request)
+  if (driver.webhook)
+    return driver.webhook(
+      ctx,
+      request,
+      listActiveConfigurations(ctx, driver.provider).map((configuration) => configuration.credentials),
+    )
   return handleStatusCallback(ctx, driver, runId === null ? null : runIdOf(runId), request)
 }
 

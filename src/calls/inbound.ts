@@ -5,7 +5,13 @@ import { createRun, openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS } from '../runs/target'
 import type { InboundOffer, InboundRoute } from '../telephony/provider'
 import { getConfigCredentials } from '../telephony/config/configurations'
-import { concurrentCallLimit } from './start'
+import {
+  activeConfigurationOrganization,
+  activeNumbersOf,
+  concurrentCallLimit,
+  runStateOfCall,
+  type ActiveNumber,
+} from './queries'
 import { runModelsProblem } from '../models/readiness'
 import { unavailableCallOf } from '../definition/fallback-lines'
 
@@ -24,14 +30,9 @@ export type InboundDecision = Exclude<InboundRoute, { ours: true }>
 /** Routes an inbound call offered on a configuration to its run, or says why it is refused. */
 export function startInboundRun(ctx: AppContext, offer: InboundOffer): InboundDecision {
   return transaction(ctx, () => {
-    const configuration = ctx.sqlite
-      .query<{ organization_id: number }, [number, string]>(
-        'SELECT organization_id FROM telephony_configurations WHERE id = ? AND provider = ? AND inactive = 0',
-      )
-      .get(offer.configurationId, offer.provider)
-    if (!configuration)
+    const organizationId = activeConfigurationOrganization(ctx, offer.configurationId, offer.provider)
+    if (organizationId === null)
       return { refused: `the telephony configuration is not an active ${offer.provider} configuration` }
-    const organizationId = configuration.organization_id
     const number = matchingNumber(ctx, offer.configurationId, offer.calledNumber)
     if (!number)
       return { refused: `no active phone number of this configuration is ${offer.calledNumber || '(no number)'}` }
@@ -91,30 +92,19 @@ export function startInboundRun(ctx: AppContext, offer: InboundOffer): InboundDe
  */
 export function routeInboundCall(ctx: AppContext, offer: InboundOffer): InboundRoute {
   return transaction(ctx, () => {
-    const known = ctx.sqlite
-      .query<{ id: number }, [string]>('SELECT id FROM workflow_runs WHERE call_id = ?')
-      .get(offer.callId)
-    if (known) return { ours: true }
+    if (runStateOfCall(ctx, offer.callId) !== null) return { ours: true }
     return startInboundRun(ctx, offer)
   })
 }
 
-type NumberRow = {
-  id: number
-  address_normalized: string
-  country_code: string | null
-  inbound_workflow_id: number | null
-}
-
 /** The configuration's active number that `calledNumber` is, normalized with each number's own country. */
-export function matchingNumber(ctx: AppContext, configurationId: number, calledNumber: string): NumberRow | undefined {
+export function matchingNumber(
+  ctx: AppContext,
+  configurationId: number,
+  calledNumber: string,
+): ActiveNumber | undefined {
   if (calledNumber.trim() === '') return undefined
-  const numbers = ctx.sqlite
-    .query<NumberRow, [number]>(
-      'SELECT id, address_normalized, country_code, inbound_workflow_id FROM phone_numbers WHERE telephony_configuration_id = ? AND is_active = 1 ORDER BY id',
-    )
-    .all(configurationId)
-  return numbers.find((number) => {
+  return activeNumbersOf(ctx, configurationId).find((number) => {
     try {
       return normalizeAddress(calledNumber, number.country_code).address_normalized === number.address_normalized
     } catch (error) {

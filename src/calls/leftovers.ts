@@ -1,13 +1,12 @@
 import type { AppContext } from '../context'
 import type { CallOwnership } from '../telephony/provider'
+import { runStateOfCall } from './queries'
 
 /** Whose call this is by our records (see CallOwnership). */
 function callOwnership(ctx: AppContext, callId: string): CallOwnership {
-  const run = ctx.sqlite
-    .query<{ state: string }, [string]>('SELECT state FROM workflow_runs WHERE call_id = ?')
-    .get(callId)
-  if (!run) return 'unknown'
-  return run.state === 'completed' ? 'closed' : 'open'
+  const state = runStateOfCall(ctx, callId)
+  if (state === null) return 'unknown'
+  return state === 'completed' ? 'closed' : 'open'
 }
 
 /** Asks every provider to remove what it still holds for our closed calls (after a restart closed the open ones). */

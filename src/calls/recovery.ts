@@ -1,21 +1,13 @@
 import type { AppContext } from '../context'
+import type { JsonObject } from '../db/schema'
+import { reportedCallOf } from '../runs/call-end'
 import { finishRun, INTERRUPTED_DISPOSITION } from '../runs/service'
 import type { CallState } from '../telephony/provider'
 import { recordedTransfer } from '../telephony/carriers/status-callbacks'
 import { transaction } from '../db/transaction'
 import { removeLeftoverCallObjects } from './leftovers'
-import type { ContactAttempts } from './outcomes'
-
-type OpenCall = {
-  id: number
-  call_id: string
-  mode: string
-  telephony_configuration_id: number | null
-  campaign_contact_id: number | null
-  created_at: string
-  /** `running` once the call was answered. */
-  state: string
-}
+import { reportedCallOutcome, type ContactAttempts } from './outcomes'
+import { openCalls, openCallsCreatedBefore, type OpenCall } from './queries'
 
 async function callState(ctx: AppContext, call: OpenCall): Promise<CallState> {
   const provider = ctx.telephony.providerFor(call.mode)
@@ -41,6 +33,7 @@ function closeInterrupted(
   followUp: ContactFollowUp,
 ): void {
   transaction(ctx, () => {
+    if (completeReported(ctx, attempts, call)) return
     const finished = finishRun(ctx, call.id, {
       durationSeconds: 0,
       disposition: INTERRUPTED_DISPOSITION,
@@ -55,6 +48,19 @@ function closeInterrupted(
 }
 
 /**
+ * A run whose call's end was reported while its conversation was under way, and that its run session never completed
+ * (the process died in between, or the session is stuck): completed with the call's own outcome, not `interrupted`,
+ * and its campaign attempt settled with it. False when no report came.
+ */
+function completeReported(ctx: AppContext, attempts: ContactAttempts, call: OpenCall): boolean {
+  const reported = reportedCallOutcome(JSON.parse(call.logs) as JsonObject)
+  if (!reported) return false
+  if (finishRun(ctx, call.id, reported.run) && call.campaign_contact_id !== null)
+    attempts.settle(ctx, call.campaign_contact_id, reported.outcome, call.id)
+  return true
+}
+
+/**
  * At start-up, no call placed before the restart can be followed (its session state is gone), so every open call is
  * closed: a call still up at the provider is hung up, and every run ends `interrupted`. A campaign contact whose call
  * was answered has been reached and is never dialled again (whether its call was still up or ended while we were
@@ -65,13 +71,7 @@ function closeInterrupted(
  * Returns how many runs were closed.
  */
 export async function closeCallsInterruptedByRestart(ctx: AppContext, attempts: ContactAttempts): Promise<number> {
-  const open = ctx.sqlite
-    .query<OpenCall & { logs: string }, []>(
-      `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state, logs
-       FROM workflow_runs WHERE call_id IS NOT NULL AND state <> 'completed'`,
-    )
-    .all()
-    .filter((call) => !recordedTransfer(JSON.parse(call.logs)))
+  const open = openCalls(ctx).filter((call) => !recordedTransfer(JSON.parse(call.logs)))
   for (const call of open) {
     const state = await callState(ctx, call)
     if (state === 'alive') {
@@ -88,9 +88,16 @@ export async function closeCallsInterruptedByRestart(ctx: AppContext, attempts: 
   return open.length
 }
 
+/** The call's end was reported after `cutoff`: its run session may still be writing what the conversation produced. */
+function reportedSince(call: OpenCall, cutoff: string): boolean {
+  const reported = reportedCallOf(JSON.parse(call.logs) as JsonObject)
+  return reported !== null && String(reported.telephony.ended_at) >= cutoff
+}
+
 /**
  * The watchdog: a call open longer than `maxOpenMs` whose channel is gone at the provider (or cannot be asked) is
- * closed as `interrupted`, so no run stays open forever. Returns how many runs were closed.
+ * closed as `interrupted` (or with its reported outcome, when its end was reported longer than `maxOpenMs` ago and its
+ * run session never completed it), so no run stays open forever. Returns how many runs were closed.
  */
 export async function closeVanishedCalls(
   ctx: AppContext,
@@ -98,12 +105,7 @@ export async function closeVanishedCalls(
   attempts: ContactAttempts,
 ): Promise<number> {
   const cutoff = new Date(ctx.clock.now() - maxOpenMs).toISOString()
-  const stale = ctx.sqlite
-    .query<OpenCall, [string]>(
-      `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state
-       FROM workflow_runs WHERE call_id IS NOT NULL AND state <> 'completed' AND created_at < ?`,
-    )
-    .all(cutoff)
+  const stale = openCallsCreatedBefore(ctx, cutoff).filter((call) => !reportedSince(call, cutoff))
   let closed = 0
   for (const call of stale) {
     if ((await callState(ctx, call)) === 'alive') continue

@@ -158,10 +158,3 @@ function voicemailDetectionEnabled(configurations: Record<string, unknown>): boo
   const detection = configurations.voicemail_detection
   return isPlainObject(detection) && detection.enabled === true
 }
-
-/** Calls of the organization that may be up at once. */
-export function concurrentCallLimit(ctx: AppContext, organizationId: number): number {
-  return ctx.sqlite
-    .query<{ limit: number }, [number]>('SELECT concurrent_call_limit AS "limit" FROM organizations WHERE id = ?')
-    .get(organizationId)!.limit
-}

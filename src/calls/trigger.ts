@@ -5,10 +5,11 @@ import { invalid, limitReached, notFound, refused, upstreamFailed } from '../lib
 import { modelOverridesProblems } from '../models/resolve'
 import { runModelsProblem } from '../models/readiness'
 import { validateDestination } from '../lib/phone'
-import { ariDestinationRules } from '../telephony/config/providers/ari'
+import { ariDestinationRules } from '../telephony/ari/metadata'
 import { openCallCount } from '../runs/service'
-import { findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../runs/target'
-import { concurrentCallLimit, resolveOutboundLine, startOutboundCall } from './start'
+import { clientContext, findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../runs/target'
+import { concurrentCallLimit } from './queries'
+import { resolveOutboundLine, startOutboundCall } from './start'
 import type { Principal } from '../auth/keys'
 import type { TriggerCallBody, TriggerCallResponse } from './schemas'
 
@@ -17,9 +18,6 @@ export type TriggerMode = 'production' | 'test'
 export const CONCURRENT_CALL_LIMIT_REACHED = 'Concurrent call limit reached'
 /** How a run start that its agent's models keep from running begins its 400; nothing is dialled. */
 export const AGENT_CANNOT_RUN = 'The agent cannot take a call'
-
-/** Keys of initial_context only the server writes; a client's values for them are dropped. */
-const RESERVED_CONTEXT_KEYS = new Set(['provider', 'runtime_configuration'])
 
 const tooManyCalls = () => limitReached(CONCURRENT_CALL_LIMIT_REACHED)
 
@@ -78,9 +76,6 @@ export async function startRunByApi(
   )
   if (modelsProblem) throw refused(`${AGENT_CANNOT_RUN}: ${modelsProblem}`)
 
-  const clientContext = Object.fromEntries(
-    Object.entries(body.initial_context ?? {}).filter(([key]) => !RESERVED_CONTEXT_KEYS.has(key)),
-  )
   const started = startOutboundCall(ctx, () => {
     if (openCallCount(ctx, organizationId) >= concurrentCallLimit(ctx, organizationId)) throw tooManyCalls()
     return {
@@ -89,7 +84,7 @@ export async function startRunByApi(
       line: { ...line, provider },
       destination: body.phone_number,
       runName: `${mode === 'test' ? 'WR-TEST' : 'WR-API'}-${randomInt(1000, 10_000)}`,
-      context: { ...clientContext, phone_number: body.phone_number },
+      context: { ...clientContext(body.initial_context), phone_number: body.phone_number },
       extraContext: {
         ...(line.fromPhoneNumberId !== null ? { from_phone_number_id: line.fromPhoneNumberId } : {}),
         trigger_mode: mode,

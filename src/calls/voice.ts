@@ -4,7 +4,9 @@ import { openRunSession, RunSessionError, type RunSession } from '../runs/run-se
 import { isPlainObject } from '../lib/values'
 import { attachArtifact, type RunArtifact } from '../runs/artifacts'
 import { getRun, updateRun } from '../runs/service'
-import type { AnsweredCall, ConversationHooks, ConversationOutcome } from '../telephony/ari/call-session'
+import type { AnsweredCall, ConversationHooks } from '../telephony/ari/call-session'
+import { settleReportedAttempt, type ContactAttempts } from './outcomes'
+import { timeLimitOf } from './time-limit'
 import {
   createVoicePipeline,
   type VoiceCallResult,
@@ -20,6 +22,7 @@ import { modelFailureOf, SERVICE_NAMES, type ModelFailure } from '../models/fail
 import type { RealtimeVoiceOptions } from '../voice/stages/realtime'
 import type { ModelTimeouts } from '../models/http'
 import type { EndReason } from '../conversation/record'
+import type { Conversation } from '../conversation/engine'
 
 /**
  * The conversation of an answered voice call: the run session (models, the Conversation, the run written as it goes)
@@ -27,8 +30,11 @@ import type { EndReason } from '../conversation/record'
  * stored: the recordings (stereo `recordings/<org>/<run>.wav`, left caller / right agent, as `recording_url`; the
  * caller-only and agent-only tracks `…/<run>/user.wav` and `…/<run>/bot.wav` as `user_recording_url` and
  * `bot_recording_url`) and `logs.voice` (per-turn response times, answering machine, media loss, warnings). The
- * call is then hung up; once its end has been reported (the run completed with the call's outcome) the run session
- * completes the run with what the conversation produced.
+ * call is then hung up; once its end has been reported (the call's end written on the run: calls/outcomes.ts) the run
+ * session completes the run, once, with what the conversation produced (`pipeline_error` when the pipeline failed),
+ * and the campaign attempt is settled in the same transaction.
+ *
+ * The call's time limit starts here (calls/time-limit.ts), counted from the answer.
  *
  * The agent's transfer_call tools hand the caller over with `AnsweredCall.transfer`: once the destination answered the
  * media leg is gone, the conversation ends (`call_transferred`) and the recordings stop there; the call goes on
@@ -46,6 +52,8 @@ import type { EndReason } from '../conversation/record'
 const DEFAULT_TURN_START_MIN_WORDS = 3
 
 export type VoiceConversationOptions = {
+  /** What a call's end does to the campaign contact it dialled (campaigns/attempts.ts, wired by background.ts). */
+  attempts: ContactAttempts
   /** Pipeline timings tests shorten. */
   pipeline?: Partial<
     Pick<VoicePipelineOptions, 'tickIntervalMs' | 'dtmfTimeoutMs' | 'mediaLossGraceMs' | 'drainTimeoutMs'>
@@ -61,31 +69,38 @@ export const recordingKeysFor = (organizationId: number, runId: number) =>
     bot_recording: `recordings/${organizationId}/${runId}/bot.wav`,
   }) satisfies Partial<Record<RunArtifact, string>>
 
-export function createVoiceConversations(ctx: AppContext, options: VoiceConversationOptions = {}): ConversationHooks {
+export function createVoiceConversations(ctx: AppContext, options: VoiceConversationOptions): ConversationHooks {
   let vad: Promise<VadEngine> | null = null
+  const loadVad = () => {
+    vad ??= loadVadEngine()
+    return vad
+  }
 
   return {
-    async onAnswered(call) {
+    async onAnswered(answered) {
+      const limit = timeLimitOf(ctx, answered)
+      const { call } = limit
       const log = ctx.log.child({ runId: call.runId, callId: call.callId })
       const warnings: string[] = []
       const warn = (message: string) => {
         warnings.push(message)
         log.warn({ warning: message }, 'voice call problem')
       }
-      let pipeline: VoicePipeline | null = null
+      const voiceCall: VoiceCall = { call, log, warnings, warn, pipeline: null, failures: null! }
+      voiceCall.failures = modelFailureHandling(call, warn, (reason) => voiceCall.pipeline?.stop(reason))
       let session: RunSession
-      const failures = modelFailureHandling(
-        call,
-        (message) => warn(message),
-        (reason) => pipeline?.stop(reason),
-      )
       try {
         session = await openRunSession(ctx, call.runId, {
           channel: 'voice',
-          onEvent: (event) => pipeline?.conversationEvent(event),
+          onEvent: (event) => {
+            voiceCall.pipeline?.conversationEvent(event)
+            if (event.type === 'agent_turn_done' && event.text)
+              call.onTranscript?.({ role: 'agent', text: event.text, interrupted: event.interrupted })
+          },
           ...(call.transfer ? { transferCall: (request, signal) => call.transfer!(request, signal) } : {}),
-          onModelFailure: failures.onFailure,
+          onModelFailure: voiceCall.failures.onFailure,
           modelTimeouts: options.modelTimeouts,
+          onCompleted: (ctx, runId) => settleReportedAttempt(ctx, options.attempts, runId),
         })
       } catch (error) {
         if (!(error instanceof RunSessionError)) throw error
@@ -98,36 +113,22 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
         }
         return {}
       }
-      failures.useLine(modelFailureLineOf(session.configurations))
-      const voice = createVoicePipeline({
-        transport: call.media,
-        clock: ctx.clock,
-        recordings: session.recordings,
-        retrievalMsTotal: session.retrievalMsTotal,
-        ...(session.clients.realtime
-          ? realtimeModels(session, call, warn, failures.onFailure)
-          : await speechModels(ctx, session, call, warn, failures.noteTtsFailure, (vad ??= loadVadEngine()))),
-        onWarning: warn,
-        ...options.pipeline,
+      limit.start(session.configurations.max_call_duration_seconds, () => {
+        void voiceCall.pipeline?.stop('call_duration_exceeded')
       })
-      pipeline = voice
-      call.onDtmf((digit) => voice.dtmf(digit))
-      void call.ended.then(() => voice.stop('user_hangup'))
-
-      const result = await voice.run(session.conversation)
-      await storeRecordings(ctx, call, result.recording).catch((error) => {
-        log.error({ err: error }, 'call recording not stored')
-        warnings.push('The call recording could not be stored')
-      })
-      updateRun(ctx, call.runId, { logs: { voice: { ...voiceLog(result, warnings), ...failures.logEntry() } } })
-      void call.reported
-        .then(() => session.finish(result.endReason))
-        .catch((error) => log.error({ err: error }, 'run not completed after the call'))
-      const outcome: ConversationOutcome = {
-        voicemail: result.voicemail !== null,
-        mediaLost: result.mediaLost !== null,
+      const finishAfterReport = (reason: EndReason) =>
+        void call.reported
+          .then(() => session.finish(reason))
+          .catch((error) => log.error({ err: error }, 'run not completed after the call'))
+      try {
+        const result = await converse(ctx, voiceCall, session, { ...options, vad: loadVad })
+        finishAfterReport(result.endReason)
+        return { voicemail: result.voicemail !== null, mediaLost: result.mediaLost !== null }
+      } catch (error) {
+        // The call is hung up when this throws; once its end is reported the run is completed with the error.
+        finishAfterReport('pipeline_error')
+        throw error
       }
-      return outcome
     },
   }
 }
@@ -193,6 +194,60 @@ function realtimeLimits(configurations: RunSession['configurations'], call: Answ
   if (typeof configurations.user_turn_stop_timeout === 'number')
     limits.push("user_turn_stop_timeout does not apply on a realtime model: set the realtime section's turn_detection")
   return limits
+}
+
+/** One answered call's conversation as it goes: its log, its warnings, its pipeline once built. */
+type VoiceCall = {
+  call: AnsweredCall
+  log: AppContext['log']
+  warnings: string[]
+  warn: (message: string) => void
+  pipeline: VoicePipeline | null
+  failures: ReturnType<typeof modelFailureHandling>
+}
+
+/** The voice pipeline over the call's media driving the session's conversation, until it is over; its results stored. */
+async function converse(
+  ctx: AppContext,
+  voiceCall: VoiceCall,
+  session: RunSession,
+  options: Omit<VoiceConversationOptions, 'attempts'> & { vad: () => Promise<VadEngine> },
+): Promise<VoiceCallResult> {
+  const { call, log, warnings, warn, failures } = voiceCall
+  failures.useLine(modelFailureLineOf(session.configurations))
+  const voice = createVoicePipeline({
+    transport: call.media,
+    clock: ctx.clock,
+    recordings: session.recordings,
+    retrievalMsTotal: session.retrievalMsTotal,
+    ...(session.clients.realtime
+      ? realtimeModels(session, call, warn, failures.onFailure)
+      : await speechModels(ctx, session, call, warn, failures.noteTtsFailure, options.vad())),
+    onWarning: warn,
+    ...options.pipeline,
+  })
+  voiceCall.pipeline = voice
+  call.onDtmf((digit) => voice.dtmf(digit))
+  void call.ended.then(() => voice.stop('user_hangup'))
+
+  const result = await voice.run(transcribedTo(session.conversation, call.onTranscript))
+  await storeRecordings(ctx, call, result.recording).catch((error) => {
+    log.error({ err: error }, 'call recording not stored')
+    warnings.push('The call recording could not be stored')
+  })
+  updateRun(ctx, call.runId, { logs: { voice: { ...voiceLog(result, warnings), ...failures.logEntry() } } })
+  return result
+}
+
+/** The conversation, telling `listener` each caller turn as the pipeline gives it (agent lines come as events). */
+function transcribedTo(conversation: Conversation, listener: AnsweredCall['onTranscript']): Conversation {
+  if (!listener) return conversation
+  const told: Conversation = Object.create(conversation)
+  told.userMessage = (text, timing) => {
+    listener({ role: 'user', text })
+    return conversation.userMessage(text, timing)
+  }
+  return told
 }
 
 /** How long a transfer to the agent's `model_failure.transfer_to` may ring. */

@@ -17,7 +17,7 @@ import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/targ
 import { resolveOutbound } from '../telephony/config/configurations'
 import { modelOverridesProblems } from '../models/resolve'
 import { runModelsProblem } from '../models/readiness'
-import { ariDestinationRules } from '../telephony/config/providers/ari'
+import { ariDestinationRules } from '../telephony/ari/metadata'
 import { findUpload } from './sources'
 import { applyTransition } from './state-machine'
 import type { CreateCampaignBody, RedialBody, UpdateCampaignBody } from './schemas'

@@ -38,7 +38,7 @@ export type ConversationOptions = {
   /** The published (or, for test runs, draft) definition the run is pinned to. */
   definition: WorkflowDefinition
   /**
-   * `max_call_duration_seconds`; `max_user_idle_timeout_seconds` (or the reference's `max_user_idle_timeout`), default
+   * `max_user_idle_timeout_seconds` (or the reference's `max_user_idle_timeout`), default
    * 10; `user_idle_reprompts`: how many times the agent asks whether the caller is still there before saying goodbye
    * (default 1).
    */
@@ -113,6 +113,8 @@ export type EngineState = {
   endedAt: number | null
   endReason: EndReason | null
   finishing: Promise<void> | null
+  /** `end` was asked for: the first reason asked for is the call's (a hang-up that follows does not rename it). */
+  ending: Promise<void> | null
   node: WorkflowNode
   pending: PendingReply | null
   idleSince: number | null
@@ -166,6 +168,7 @@ export function createEngineState(options: ConversationOptions): EngineState {
     endedAt: null,
     endReason: null,
     finishing: null,
+    ending: null,
     node: graph.start,
     pending: null,
     idleSince: null,

@@ -6,7 +6,7 @@
  *   await conversation.start()                      // delayed start, Start node, greeting (or the LLM speaks first)
  *   await conversation.userMessage(text, timing?)   // a final user utterance → the agent's reply, following transitions
  *   await conversation.interrupt({ heardText })     // barge-in: cancels the LLM stream, keeps what was heard
- *   await conversation.tick()                       // call about once a second: max duration and idle rules
+ *   await conversation.tick()                       // call about once a second: the idle rules
  *   conversation.noteUserActivity() / agentSpeechEnded({ turn })   // voice timing, feeds the idle rule
  *   await conversation.end('user_hangup')           // the driver ends it (hang-up, voicemail, transfer, …)
  *   conversation.record()                           // ConversationRecord: plain data to persist on the run
@@ -27,7 +27,7 @@
  *
  * Its parts, each plain functions over one state object (engine-state.ts): agent-turns.ts (the transcript's agent turns,
  * the record), nodes.ts (the graph walk, extraction), reply.ts (LLM completions and function calls), closing.ts (the
- * end), limits.ts (idle and duration rules on `tick`).
+ * end), limits.ts (the idle rules on `tick`; a call's time limit is calls/time-limit.ts').
  *
  * Tools (tool-calls.ts): a node's `tool_uuids` found in `tools` are offered beside its edge functions; each result
  * goes back to the model as a tool message, and the caller is muted (messages wait) while one runs. end_call ends the
@@ -108,9 +108,9 @@ export function createConversation(options: ConversationOptions): Conversation {
     tick: () => turnsDuring(s, () => applyLimits(s, limits)),
     async end(reason) {
       if (s.endReason) return s.finishing ?? undefined
-      await stopPendingReply(s)
       // A hang-up while the goodbye plays still ends the call the way the tool did.
-      await (s.closing ? finishClosing(s) : finish(s, reason))
+      s.ending ??= stopPendingReply(s).then(() => (s.closing ? finishClosing(s) : finish(s, reason)))
+      return s.ending
     },
     record: (): ConversationRecord => recordOf(s),
   }

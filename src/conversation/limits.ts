@@ -1,10 +1,11 @@
 /**
  * The rules time applies, checked on each `tick` (about once a second): a closing whose goodbye was never reported
- * heard ends anyway; `max_call_duration_seconds` ends the call at once (`call_duration_exceeded`; telephony has its own
- * backstops, see docs/architecture.md); a silent caller is asked whether they are still there (`user_idle_reprompts`
- * times), then told goodbye, and the call ends (`user_idle_max_duration_exceeded`).
+ * heard ends anyway; a silent caller is asked whether they are still there (`user_idle_reprompts` times), then told
+ * goodbye, and the call ends (`user_idle_max_duration_exceeded`). The agent's `max_call_duration_seconds` is not the
+ * engine's: whoever drives the conversation ends it with `call_duration_exceeded` (calls/time-limit.ts for calls,
+ * runs/text-chat.ts for text chats).
  */
-import { finish, finishClosing, stopPendingReply } from './closing'
+import { finish, finishClosing } from './closing'
 import { isActive, positiveNumber, type EngineState } from './engine-state'
 import { reply } from './reply'
 
@@ -21,12 +22,11 @@ const IDLE_GOODBYE_INSTRUCTION =
 const nonNegativeInteger = (value: unknown): number | undefined =>
   Number.isInteger(value) && (value as number) >= 0 ? (value as number) : undefined
 
-export type Limits = { maxDurationMs: number; idleTimeoutMs: number; idleRules: boolean; idleReprompts: number }
+export type Limits = { idleTimeoutMs: number; idleRules: boolean; idleReprompts: number }
 
 export function limitsOf(s: EngineState): Limits {
   const { configurations } = s.options
   return {
-    maxDurationMs: configurations.max_call_duration_seconds * 1000,
     idleTimeoutMs:
       1000 *
       (positiveNumber(configurations.max_user_idle_timeout_seconds) ??
@@ -41,11 +41,6 @@ export async function applyLimits(s: EngineState, limits: Limits): Promise<void>
   if (s.closing?.awaitHeard && s.clock.now() - s.closing.since >= GOODBYE_HEARD_TIMEOUT_MS) await finishClosing(s)
   if (!isActive(s) || s.startedAt === null) return
   const now = s.clock.now()
-  if (now - s.startedAt >= limits.maxDurationMs) {
-    await stopPendingReply(s)
-    await finish(s, 'call_duration_exceeded')
-    return
-  }
   if (!limits.idleRules || s.pending || s.idleSince === null || now - s.idleSince < limits.idleTimeoutMs) return
   s.idleStrikes += 1
   if (s.idleStrikes <= limits.idleReprompts)

@@ -404,6 +404,15 @@ export function setAgentDispositionCodesJson(ctx: AppContext, agentId: number, c
   ctx.sqlite.query('UPDATE workflows SET call_disposition_codes = ? WHERE id = ?').run(codes, agentId)
 }
 
+/** Calls of the organization in `mode` placed and not finished yet. */
+export function openRunsOfMode(ctx: AppContext, organizationId: number, mode: string): number {
+  return ctx.sqlite
+    .query<{ n: number }, [number, string]>(
+      `SELECT count(*) AS n FROM workflow_runs WHERE organization_id = ? AND call_id IS NOT NULL AND mode = ? AND state <> 'completed'`,
+    )
+    .get(organizationId, mode)!.n
+}
+
 /** Calls of the organization placed and not finished yet, whatever started them. */
 export function openCallCount(ctx: AppContext, organizationId: number): number {
   return ctx.sqlite

@@ -30,8 +30,9 @@
  * characters reported by the channel, the duration) and `cost_info` from the organization's price card.
  *
  * `finish` is idempotent and resolves when the run is completed: the transcript file is stored behind
- * `transcript_url`; if something else already completed the run (a call's hang-up report), what the conversation
- * produced is written over it, the call's duration kept. The same transaction queues one webhook delivery per webhook
+ * `transcript_url`, and the run is completed once (a call's end report, applied before, left the call's connected
+ * seconds and `logs.telephony` on it and its completion to the session: calls/outcomes.ts; `onCompleted` runs in the
+ * same transaction). The same transaction queues one webhook delivery per webhook
  * node (webhook-outbox.ts); then, in the background (`afterCall`), QA nodes review the call and the deliveries, held
  * until then so that their payload carries the review, are released. The engine's `ended` event does not finish the
  * run by itself: a voice channel lets the closing line play out, hangs up, then calls `finish`; text chat calls it at
@@ -69,7 +70,8 @@ import {
   type UsageInfo,
 } from '../models/usage'
 import { attachArtifact } from './artifacts'
-import { amendCompletedRun, finishRun, markRunRunning, updateRun, type RunOutcome } from './service'
+import { finishRun, markRunRunning, updateRun, WEB_CALL_MODE, type RunOutcome } from './service'
+import { reportedCall } from './call-end'
 import { withDefaultConfigurations, type AgentConfigurations } from '../definition/configurations'
 import { transaction } from '../db/transaction'
 import { conversationTools } from './tools'
@@ -97,6 +99,11 @@ export type RunSessionOptions = {
   onModelFailure?: OnModelFailure
   /** Model server timeouts tests shorten. */
   modelTimeouts?: Partial<ModelTimeouts>
+  /**
+   * Runs inside the transaction that completes the run, whoever completes it here (the conversation's end, a run that
+   * cannot be run): calls/ settles the campaign attempt its call's report left to the run's completion.
+   */
+  onCompleted?: (ctx: AppContext, runId: number) => void
 }
 
 export type RunSession = {
@@ -145,6 +152,8 @@ type LoadedRun = {
   run: WorkflowRunRow
   definition: AgentDefinition
   configurations: ReturnType<typeof withDefaultConfigurations>
+  /** RunSessionOptions.onCompleted */
+  onCompleted?: (ctx: AppContext, runId: number) => void
 }
 
 function loadRun(ctx: AppContext, runId: number): LoadedRun {
@@ -167,14 +176,17 @@ const variablesOf = (run: WorkflowRunRow): Record<string, unknown> => ({ ...run.
 
 type FinalWrite = { record: ConversationRecord; usage: UsageInfo; transcriptKey: string | null }
 
-/** Completes the run with what the conversation produced, or writes it over a run something else completed. */
+/**
+ * Completes the run, once, with what the conversation produced and, on a call, the call's connected seconds its report
+ * left on the run (calls/outcomes.ts). False when something else completed it first.
+ */
 function writeFinal(
   ctx: AppContext,
   loaded: LoadedRun,
   telephony: boolean,
   logs: Record<string, unknown>,
   { record, usage, transcriptKey }: FinalWrite,
-): void {
+): boolean {
   const { run } = loaded
   const disposition =
     typeof record.gathered_context.call_disposition === 'string'
@@ -182,7 +194,7 @@ function writeFinal(
       : record.end_reason
   const cost = costInfo(usage, readPriceCard(ctx, run.organizationId), { telephony })
   const outcome: RunOutcome = {
-    durationSeconds: record.call_duration_seconds,
+    durationSeconds: reportedCall(ctx, run.id)?.durationSeconds ?? record.call_duration_seconds,
     disposition,
     usage: {
       llm: usage.llm,
@@ -194,30 +206,46 @@ function writeFinal(
     gatheredContext: record.gathered_context,
     logs,
   }
-  transaction(ctx, () => {
-    if (!finishRun(ctx, run.id, outcome)) amendCompletedRun(ctx, run.id, outcome)
+  return transaction(ctx, () => {
+    const completed = finishRun(ctx, run.id, outcome)
+    if (completed) loaded.onCompleted?.(ctx, run.id)
     if (transcriptKey) attachArtifact(ctx, run.id, 'transcript', transcriptKey)
     enqueueWebhookDeliveries(ctx, run, loaded.definition, qaNodes(loaded.definition).length > 0)
+    return completed
   })
 }
 
 /** A run that cannot be run: completed at once with the reason (its webhooks tell), so it does not stay open. */
-function failRun(ctx: AppContext, { run, definition }: LoadedRun, message: string): void {
+function failRun(ctx: AppContext, { run, definition, onCompleted }: LoadedRun, message: string): void {
   transaction(ctx, () => {
-    finishRun(ctx, run.id, {
-      durationSeconds: 0,
+    const completed = finishRun(ctx, run.id, {
+      durationSeconds: reportedCall(ctx, run.id)?.durationSeconds ?? 0,
       disposition: 'pipeline_error',
       logs: { warnings: [message], session: { end_reason: 'pipeline_error', ended_at: isoNow(ctx.clock) } },
     })
+    if (!completed) return
+    onCompleted?.(ctx, run.id)
     enqueueWebhookDeliveries(ctx, run, definition, false)
   })
 }
 
 export async function openRunSession(ctx: AppContext, runId: number, options: RunSessionOptions): Promise<RunSession> {
-  const loaded = loadRun(ctx, runId)
+  const loaded = { ...loadRun(ctx, runId), onCompleted: options.onCompleted }
+  // Before any await: a call's report from now on leaves the run's completion to this session (calls/outcomes.ts), so
+  // a session that cannot open completes the run itself.
+  updateRun(ctx, runId, { logs: { session: { channel: options.channel } } })
+  try {
+    return await startRunSession(ctx, loaded, options)
+  } catch (error) {
+    if (!(error instanceof RunSessionError)) failRun(ctx, loaded, 'The run session could not be opened')
+    throw error
+  }
+}
+
+async function startRunSession(ctx: AppContext, loaded: LoadedRun, options: RunSessionOptions): Promise<RunSession> {
   const { run, definition, configurations } = loaded
   const { channel } = options
-  const log = ctx.log.child({ runId, organizationId: run.organizationId, channel })
+  const log = ctx.log.child({ runId: run.id, organizationId: run.organizationId, channel })
   const fallbackSwitches: Record<string, unknown>[] = []
   const sessionWarnings: string[] = []
   let usage = emptyUsageInfo()
@@ -238,20 +266,13 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   const variables = variablesOf(run)
   sessionWarnings.push(...(await applyPreCallFetch(ctx, loaded, variables)))
 
-  let settleAfterCall!: (work: Promise<void>) => void
-  const afterCall = new Promise<void>((resolve) => {
-    settleAfterCall = (work) => resolve(work.catch(() => undefined))
-  })
-  const isTelephony = channel === 'voice' && run.callId !== null
+  const afterCall = Promise.withResolvers<void>()
+  // A web call has a call id (it counts against the call limits) but no telephone line to pay for.
+  const isTelephony = channel === 'voice' && run.callId !== null && run.mode !== WEB_CALL_MODE
 
-  let resolveEnded!: (value: { reason: EndReason; graceful: boolean }) => void
-  const ended = new Promise<{ reason: EndReason; graceful: boolean }>((resolve) => {
-    resolveEnded = resolve
-  })
+  const ended = Promise.withResolvers<{ reason: EndReason; graceful: boolean }>()
 
-  const tools = conversationTools(ctx, run.organizationId, definition, {
-    id: run.id,
-    embeddings,
+  const { tools, recordings } = await toolsAndRecordings(ctx, loaded, embeddings, variables, {
     onEmbeddingTokens(ref, tokens) {
       usage = addEmbeddingTokens(usage, ref, tokens)
     },
@@ -259,37 +280,17 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
       retrievalMs += ms
     },
   })
-  const recordings = await loadPlayableRecordings(
-    ctx,
-    run.organizationId,
-    runMentions(
-      definition,
-      [...tools.byUuid.values()].map(({ definition }) => definition),
-      variables,
-    ),
-  )
   const engine = createConversation({
-    definition,
-    configurations,
+    ...engineSettings(ctx, loaded, clients, channel),
     variables,
-    llm: clients.llm,
-    extractionLlm: clients.extractionLlm,
-    clock: ctx.clock,
-    idleRules: channel === 'voice',
-    delayedStart: channel === 'voice',
     tools,
     recordings,
     transferCall: options.transferCall,
-    awaitSpeechEnd: channel === 'voice',
     onEvent(event) {
       if (event.type === 'usage') usage = addLlmUsage(usage, event.ref, event.usage)
-      if (event.type === 'ended') resolveEnded({ reason: event.reason, graceful: event.graceful })
+      if (event.type === 'ended') ended.resolve({ reason: event.reason, graceful: event.graceful })
       if (event.type !== 'agent_text') queuePersist()
-      try {
-        options.onEvent?.(event)
-      } catch (error) {
-        log.error({ err: error, event: event.type }, 'run session listener failed')
-      }
+      tellListener(options.onEvent, event, log)
     },
   })
 
@@ -323,9 +324,11 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
       sessionWarnings.push('The transcript file could not be stored')
       return null
     })
-    writeFinal(ctx, loaded, isTelephony, logsOf(record), { record, usage, transcriptKey })
+    if (!writeFinal(ctx, loaded, isTelephony, logsOf(record), { record, usage, transcriptKey }))
+      log.warn('the run was completed before its conversation ended: what the conversation produced is not stored')
     log.info({ endReason: record.end_reason, durationSeconds: record.call_duration_seconds }, 'run session finished')
-    settleAfterCall(postCallWork(ctx, loaded, record, clients, isTelephony, log).finally(() => clients.close()))
+    const work = postCallWork(ctx, loaded, record, clients, isTelephony, log).finally(() => clients.close())
+    afterCall.resolve(work.catch(() => undefined))
   }
 
   log.info({ runtime }, 'run session opened')
@@ -337,8 +340,8 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
     recordings,
     conversation,
     clients,
-    ended,
-    afterCall,
+    ended: ended.promise,
+    afterCall: afterCall.promise,
     retrievalMsTotal: () => retrievalMs,
     reportSttSeconds(ref, seconds) {
       if (seconds > 0) usage = addSttSeconds(usage, ref, seconds)
@@ -358,6 +361,56 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
       return finishing
     },
   }
+}
+
+/** The conversation's settings that follow from the run's agent, models and channel. */
+function engineSettings(
+  ctx: AppContext,
+  { definition, configurations }: LoadedRun,
+  clients: RunClients,
+  channel: string,
+) {
+  const voice = channel === 'voice'
+  return {
+    definition,
+    configurations,
+    llm: clients.llm,
+    extractionLlm: clients.extractionLlm,
+    clock: ctx.clock,
+    idleRules: voice,
+    delayedStart: voice,
+    awaitSpeechEnd: voice,
+  }
+}
+
+/** A listener's failure is logged, never let into the conversation. */
+function tellListener(
+  listener: ((event: ConversationEvent) => void) | undefined,
+  event: ConversationEvent,
+  log: AppContext['log'],
+) {
+  try {
+    listener?.(event)
+  } catch (error) {
+    log.error({ err: error, event: event.type }, 'run session listener failed')
+  }
+}
+
+/** The agent's tools and the recordings the run may play (those its nodes, tools and variables mention). */
+async function toolsAndRecordings(
+  ctx: AppContext,
+  { run, definition }: LoadedRun,
+  embeddings: ResolvedModels['embeddings'],
+  variables: Record<string, unknown>,
+  measures: Pick<NonNullable<Parameters<typeof conversationTools>[3]>, 'onEmbeddingTokens' | 'onRetrievalMs'>,
+) {
+  const tools = conversationTools(ctx, run.organizationId, definition, { id: run.id, embeddings, ...measures })
+  const mentioned = runMentions(
+    definition,
+    [...tools.byUuid.values()].map(({ definition }) => definition),
+    variables,
+  )
+  return { tools, recordings: await loadPlayableRecordings(ctx, run.organizationId, mentioned) }
 }
 
 /** The run's post-call work (QA, webhooks); when it fails, the held webhook deliveries are released without it. */

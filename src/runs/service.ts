@@ -8,6 +8,7 @@ import {
   insertRun,
   markRunStarted,
   openRunJson,
+  openRunsOfMode,
   runOrganizationId,
   setAgentDispositionCodesJson,
   writeCompletedRun,
@@ -27,7 +28,7 @@ export type NewRun = {
   definitionId: number
   /** e.g. `WR-API-4821`, `WR-CAMPAIGN-3-17`, `ARI Inbound +4420…`. */
   name: string
-  /** Provider name (`ari`, `twilio`, …) for calls, or `webrtc`, `smallwebrtc`, `textchat`. */
+  /** Provider name (`ari`, `twilio`, …) for calls, `webcall` (WEB_CALL_MODE) for a voice call from a browser, or `textchat`. */
   mode: string
   callType: CallType
   /** Template variables and call facts; `caller_number` and `called_number` (or `phone_number`) feed the usage filters. */
@@ -183,51 +184,6 @@ export function finishRun(ctx: AppContext, runId: number, outcome: RunOutcome): 
   return finished
 }
 
-/**
- * Writes an outcome onto a run that is already completed (a call's hang-up report may complete it before its
- * conversation has written what it produced): contexts, logs and annotations merged, usage merged with the stored call
- * duration kept, cost replaced when given. False when the run is not completed.
- */
-export function amendCompletedRun(
-  ctx: AppContext,
-  runId: number,
-  outcome: Omit<RunOutcome, 'durationSeconds'>,
-): boolean {
-  const amended = transaction(ctx, () => {
-    const run = ctx.db
-      .select()
-      .from(workflowRuns)
-      .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.state, 'completed')))
-      .get()
-    if (!run) return false
-    const { disposition } = outcome
-    if (disposition) addDispositionCode(ctx, run.workflowId, disposition)
-    const values = patchedValues(run, {
-      ...outcome,
-      gatheredContext: {
-        ...outcome.gatheredContext,
-        ...(disposition ? { call_disposition: disposition, mapped_call_disposition: disposition } : {}),
-      },
-    })
-    ctx.db
-      .update(workflowRuns)
-      .set({
-        ...values,
-        usageInfo: {
-          ...run.usageInfo,
-          ...outcome.usage,
-          call_duration_seconds: run.usageInfo?.call_duration_seconds ?? 0,
-        },
-        ...(outcome.cost === undefined ? {} : { costInfo: outcome.cost }),
-      })
-      .where(eq(workflowRuns.id, runId))
-      .run()
-    return true
-  })
-  if (amended) announceRunChange(ctx, runId)
-  return amended
-}
-
 function addDispositionCode(ctx: AppContext, agentId: number, code: string): void {
   const stored = agentDispositionCodesJson(ctx, agentId)
   if (stored === null) return
@@ -236,5 +192,12 @@ function addDispositionCode(ctx: AppContext, agentId: number, code: string): voi
   setAgentDispositionCodesJson(ctx, agentId, JSON.stringify([...codes, code]))
 }
 
+/** The run mode of a voice call from a browser (api/web-calls): channel `web` in usage, no telephony minutes. */
+export const WEB_CALL_MODE = 'webcall'
+
 /** What an organization's concurrent call limit counts (calls/ and campaigns/ ask it here, with the rest of the run's record). */
 export { openCallCount } from './queries'
+
+/** Web calls of the organization not completed yet (waiting for their socket, or talking). */
+export const openWebCallCount = (ctx: AppContext, organizationId: number) =>
+  openRunsOfMode(ctx, organizationId, WEB_CALL_MODE)

@@ -3,6 +3,9 @@ import type { AppContext } from '../context'
 import { findTriggerNodes, type AgentDefinition } from '../definition/definition'
 import { withDefaultConfigurations, type AgentConfigurations } from '../definition/configurations'
 import { requiredTemplateVariables } from '../definition/template-variables'
+import { invalid, notFound, refused } from '../lib/errors'
+import { runModelsProblem } from '../models/readiness'
+import { modelOverridesProblems } from '../models/resolve'
 import {
   workflowDefinitions,
   workflows,
@@ -128,3 +131,41 @@ export function findRunTarget(
     },
   }
 }
+
+/**
+ * The agent a try-out run talks to (a text chat, a web call): its draft, else its published version, with the run's
+ * model overrides checked and its models ready for `channel`. Throws 404 for an agent not found, 422 for bad overrides,
+ * 400 (`cannotRun: <reason>`) when it cannot run.
+ */
+export function findTryOutTarget(
+  ctx: AppContext,
+  organizationId: number,
+  workflowId: number,
+  modelOverrides: Record<string, any> | null | undefined,
+  channel: 'voice' | 'chat',
+  cannotRun: string,
+): RunTarget {
+  const found = findRunTarget(ctx, organizationId, { workflowId }, { preferDraft: true })
+  if ('problem' in found)
+    throw found.problem === 'workflow_not_found'
+      ? notFound(RUN_TARGET_PROBLEMS.workflow_not_found)
+      : refused(RUN_TARGET_PROBLEMS[found.problem])
+  const { target } = found
+  const problems = modelOverridesProblems(ctx, organizationId, modelOverrides, ['body', 'model_overrides'])
+  if (problems.length > 0) throw invalid(problems)
+  const modelsProblem = runModelsProblem(
+    ctx,
+    organizationId,
+    { overrides: modelOverrides ?? null, configurations: target.configurations },
+    channel,
+  )
+  if (modelsProblem) throw refused(`${cannotRun}: ${modelsProblem}`)
+  return target
+}
+
+/** Keys of initial_context only the server writes. */
+const RESERVED_CONTEXT_KEYS = new Set(['provider', 'runtime_configuration'])
+
+/** A client's initial_context without the keys only the server writes. */
+export const clientContext = (context: Record<string, unknown> | null | undefined): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(context ?? {}).filter(([key]) => !RESERVED_CONTEXT_KEYS.has(key)))

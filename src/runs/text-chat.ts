@@ -2,12 +2,10 @@ import { randomBytes, randomInt } from 'node:crypto'
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import type { WorkflowRunRow } from '../db/schema'
-import { conflict, invalid, notFound, refused } from '../lib/errors'
+import { conflict, notFound, refused } from '../lib/errors'
 import { isPlainObject } from '../lib/values'
-import { modelOverridesProblems } from '../models/resolve'
-import { runModelsProblem } from '../models/readiness'
 import { createRun, getRun, updateRun } from './service'
-import { findRunTarget, RUN_TARGET_PROBLEMS } from './target'
+import { clientContext, findTryOutTarget } from './target'
 import type { ConversationEvent } from '../conversation/engine'
 import type { TranscriptTurn } from '../conversation/record'
 import { openRunSession, RunSessionError, type RunSession } from './run-session'
@@ -38,8 +36,6 @@ export const TEXT_CHAT_MODE = 'textchat'
 export const INACTIVITY_TIMEOUT = { defaultSeconds: 1800, minSeconds: 60, maxSeconds: 10_500 }
 
 const SESSION_NOT_FOUND = 'Text chat session not found'
-/** Initial context keys only the server writes. */
-const RESERVED_CONTEXT_KEYS = new Set(['provider', 'runtime_configuration'])
 
 type ChatSession = {
   session: RunSession
@@ -137,7 +133,7 @@ function resetCollected(chat: ChatSession) {
 async function closeIfEnded(
   ctx: AppContext,
   chat: ChatSession,
-  reason?: 'user_hangup' | 'user_idle_max_duration_exceeded',
+  reason?: 'user_hangup' | 'user_idle_max_duration_exceeded' | 'call_duration_exceeded',
 ): Promise<void> {
   if (!chat.session.conversation.ended && !reason) return
   await chat.session.finish(reason)
@@ -196,25 +192,15 @@ export async function createTextChat(
   workflowId: number,
   body: Static<typeof CreateTextChatBody>,
 ): Promise<View> {
-  const found = findRunTarget(ctx, organizationId, { workflowId }, { preferDraft: true })
-  if ('problem' in found)
-    throw found.problem === 'workflow_not_found'
-      ? notFound(RUN_TARGET_PROBLEMS.workflow_not_found)
-      : refused(RUN_TARGET_PROBLEMS[found.problem])
-  const { target } = found
-  const problems = modelOverridesProblems(ctx, organizationId, body.model_overrides, ['body', 'model_overrides'])
-  if (problems.length > 0) throw invalid(problems)
-  const modelsProblem = runModelsProblem(
+  const target = findTryOutTarget(
     ctx,
     organizationId,
-    { overrides: body.model_overrides ?? null, configurations: target.configurations },
+    workflowId,
+    body.model_overrides,
     'chat',
+    'The agent cannot chat',
   )
-  if (modelsProblem) throw refused(`The agent cannot chat: ${modelsProblem}`)
-
-  const initialContext = Object.fromEntries(
-    Object.entries(body.initial_context ?? {}).filter(([key]) => !RESERVED_CONTEXT_KEYS.has(key)),
-  )
+  const initialContext = clientContext(body.initial_context)
   const run = createRun(ctx, {
     organizationId,
     workflowId,
@@ -330,13 +316,16 @@ export async function endTextChat(
 
 /**
  * One pass over the open sessions: ends those idle past their inactivity timeout (`user_idle_max_duration_exceeded`)
- * and lets the engine apply the agent's max duration. `serve` runs it once a second; tests call it after moving the clock.
+ * or past the agent's max duration (`call_duration_exceeded`; a text chat has no call, whose time limit is
+ * calls/time-limit.ts), and lets the engine apply its own rules. `serve` runs it once a second; tests call it after
+ * moving the clock.
  */
 export async function sweepTextChats(ctx: AppContext): Promise<void> {
   for (const chat of [...sessionsOf(ctx).values()]) {
     try {
       const idle = chat.status === 'idle' && ctx.clock.now() - chat.lastActivityMs >= chat.timeoutSeconds * 1000
       if (idle) await closeIfEnded(ctx, chat, 'user_idle_max_duration_exceeded')
+      else if (pastMaxDuration(ctx, chat.session)) await closeIfEnded(ctx, chat, 'call_duration_exceeded')
       else {
         await chat.session.conversation.tick()
         await closeIfEnded(ctx, chat)
@@ -350,6 +339,13 @@ export async function sweepTextChats(ctx: AppContext): Promise<void> {
       ctx.log.error({ err: error, runId: chat.session.runId }, 'text chat sweep failed')
     }
   }
+}
+
+/** The agent's max duration has passed since the conversation started. */
+function pastMaxDuration(ctx: AppContext, session: RunSession): boolean {
+  const startedAt = session.conversation.record().started_at
+  const maxMs = session.configurations.max_call_duration_seconds * 1000
+  return startedAt !== null && ctx.clock.now() - Date.parse(startedAt) >= maxMs
 }
 
 /** Sweeps once a second, never two passes at once; `stop` waits for a pass in progress. */

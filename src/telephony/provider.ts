@@ -23,7 +23,10 @@ export type DialRequest = {
   callerId: string | null
   /** How long to let it ring. */
   ringTimeoutSeconds: number
-  /** Hard stop for an answered call. */
+  /**
+   * The agent's time limit of an answered call, enforced by calls/time-limit.ts; the backstops derive from it (a
+   * carrier's own time-limit field, the ARI watchdog's deadline).
+   */
   maxCallDurationSeconds: number
   /**
    * The agent offers a transfer tool: the call may outlive the agent's part, so a carrier gets no time limit of ours
@@ -153,6 +156,17 @@ export type Telephony = {
   /** The one way an inbound call is routed, on every provider: boot attaches the router; without one every call is refused. */
   routeInboundWith(router: InboundRouter): void
   routeInbound(offer: InboundOffer): InboundRoute
+}
+
+/** Resolves once the call's end has been reported (its run completed with the call's outcome). */
+export function endReported(telephony: Telephony, callId: string): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = telephony.onReport((report) => {
+      if (report.kind !== 'ended' || report.callId !== callId) return
+      stop()
+      resolve()
+    })
+  })
 }
 
 export function createTelephony(): Telephony {

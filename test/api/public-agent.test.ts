@@ -430,14 +430,6 @@ describe('outcomes end to end', () => {
     })
   })
 
-  test('the max call duration of the agent hangs the call up', async () => {
-    await createAriConfiguration()
-    const agent = await createAgent(t.adminKey, { max_call_duration_seconds: 1 })
-    const response = await byUuid(agent, { phone_number: 'Local/102@test' })
-    const run = await untilCompleted(agent, response.body.workflow_run_id)
-    expect(run.logs.telephony).toMatchObject({ outcome: 'completed', provider_status: 'max_call_duration' })
-  })
-
   test('another organization cannot read the run or route through the configuration', async () => {
     const config = await createAriConfiguration()
     const agent = await createAgent()

@@ -11,6 +11,7 @@ import { addPhoneNumber, createConfiguration } from '../support/telephony'
 import { answeringMachine, callerSpeech, concatPcm, silence8k } from '../support/voice'
 import {
   createVoiceAgent,
+  FOUR_SENTENCE_REPLY,
   GREETING,
   marksProcessed,
   placeCall,
@@ -53,6 +54,9 @@ const hungUpByUs = (callId: string) =>
 
 describe('outbound voice calls through ARI', () => {
   test('greeting heard, an utterance transcribed and answered, hang-up: the run has transcript, usage, response times and the recordings', async () => {
+    t.ctx.sqlite.run('CREATE TEMP TABLE IF NOT EXISTS final_writes (run_id INTEGER)')
+    t.ctx.sqlite.run(`CREATE TEMP TRIGGER IF NOT EXISTS count_final_writes AFTER UPDATE OF state, completed_at, usage_info, cost_info
+      ON main.workflow_runs WHEN new.state = 'completed' BEGIN INSERT INTO final_writes VALUES (new.id); END`)
     const agent = await createVoiceAgent(t)
     models.transcription.queue({ text: 'Can I book a table for two tonight?' })
     models.chat.queue(say('Of course. Which time suits you?'))
@@ -78,6 +82,10 @@ describe('outbound voice calls through ARI', () => {
     expect(userTurn.end_ms).toBeLessThan(answer.start_ms)
     expect(run.logs.telephony).toMatchObject({ outcome: 'completed', hangup_cause: 16 })
     expect(run.logs.session.end_reason).toBe('user_hangup')
+    // the call's end and the conversation's results reach the run in one final write
+    expect(t.ctx.sqlite.query('SELECT count(*) AS n FROM final_writes WHERE run_id = ?').get(call.runId)).toEqual({
+      n: 1,
+    })
     expect(run.logs.voice.turns).toHaveLength(1)
     expect(run.logs.voice.turns[0].response_ms).toBeGreaterThanOrEqual(0)
     // an outbound call: answering-machine detection held the first answer for as long as it was undecided
@@ -108,12 +116,7 @@ describe('outbound voice calls through ARI', () => {
 
   test('barge-in: caller speech over the reply flushes it within one frame; the transcript keeps what was heard', async () => {
     const agent = await createVoiceAgent(t)
-    const reply = [
-      'First, we have tables at six.',
-      'Second, there is a table at seven.',
-      'Third, we can seat you at eight.',
-      'Fourth, nine is also free.',
-    ]
+    const reply = FOUR_SENTENCE_REPLY
     models.transcription.queue({ text: 'Tables please.' }, { text: 'Seven works.' })
     models.chat.queue(say(reply.join(' ')), say('Great.'))
     const call = await placeCall(t, fake, agent)
@@ -279,6 +282,18 @@ describe('outbound voice calls through ARI', () => {
     ])
     // Ringbase's recording covers the conversation with the agent, up to the transfer
     expect(run.recording_url).toBe(`recordings/1/${call.runId}.wav`)
+  }, 30_000)
+})
+
+describe("the call's time limit", () => {
+  test("the agent's max call duration ends the conversation and hangs the call up (calls/time-limit.ts)", async () => {
+    const agent = await createVoiceAgent(t, { configurations: { max_call_duration_seconds: 1 } })
+    const call = await placeCall(t, fake, agent)
+    const run = await untilWritten(t, agent, call.runId)
+    expect(hungUpByUs(call.callId)).toBe(true)
+    expect(run.logs.telephony).toMatchObject({ outcome: 'completed', provider_status: 'max_call_duration' })
+    expect(run.logs.session.end_reason).toBe('call_duration_exceeded')
+    expect(run.gathered_context.mapped_call_disposition).toBe('call_duration_exceeded')
   }, 30_000)
 })
 

@@ -430,7 +430,7 @@ describe('extraction', () => {
 })
 
 describe('ending on time and silence', () => {
-  test('max_call_duration_seconds ends the call at once, aborting the pending reply', async () => {
+  test('the time limit (calls/time-limit.ts) ends the call at once, aborting the pending reply; a hang-up after it does not rename the end', async () => {
     const { llm, clock, conversation, ofType } = setUp(salesAgent(), { idleRules: false })
     await conversation.start()
     clock.advance(299_000)
@@ -440,7 +440,7 @@ describe('ending on time and silence', () => {
     const replying = conversation.userMessage('tell me everything')
     await Bun.sleep(0)
     clock.advance(1000)
-    await conversation.tick()
+    await Promise.all([conversation.end('call_duration_exceeded'), conversation.end('user_hangup')])
     await replying
     expect(llm.requests[0].aborted).toBe(true)
     expect(ofType('ended')).toEqual([{ type: 'ended', reason: 'call_duration_exceeded', graceful: false }])

@@ -52,6 +52,7 @@ test.each([200, 400])(
     requests = 0
     const error = await callCarrier(t.ctx, {
       provider: 'twilio',
+      displayName: 'Twilio',
       baseUrl,
       action: 'place the call',
       method: 'POST',

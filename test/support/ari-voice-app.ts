@@ -1,4 +1,5 @@
 import { createVoiceConversations, type VoiceConversationOptions } from '../../src/calls/voice'
+import { contactAttempts } from '../../src/campaigns/attempts'
 import { systemClock } from '../../src/lib/clock'
 import { startAriManager } from '../../src/telephony/ari/manager'
 import { createTestApp, type TestApp } from './app'
@@ -24,13 +25,14 @@ export type AriVoiceApp = {
  */
 export async function startAriVoiceApp(
   ari: Record<string, unknown>,
-  conversation: VoiceConversationOptions = {},
+  conversation: Partial<VoiceConversationOptions> = {},
 ): Promise<AriVoiceApp> {
   const t = createTestApp({ clock: systemClock })
   const models = startFakeModels()
   const fake = await startFakeAri()
   await configureFakeVoiceModels(t, models)
   const conversations = createVoiceConversations(t.ctx, {
+    attempts: contactAttempts,
     ...conversation,
     pipeline: { tickIntervalMs: 20, mediaLossGraceMs: 100, ...conversation.pipeline },
   })

@@ -42,8 +42,11 @@ export type ConsoleBrowser = {
   shots: string
 }
 
-/** Chromium with one page; `folder`: the suite's screenshots under test-artifacts/console/ (none: that folder itself). */
-export async function launchConsoleBrowser(folder?: string): Promise<ConsoleBrowser> {
+/**
+ * Chromium with one page; `folder`: the suite's screenshots under test-artifacts/console/ (none: that folder itself);
+ * `args`: more command-line switches (a fake microphone).
+ */
+export async function launchConsoleBrowser(folder?: string, args: string[] = []): Promise<ConsoleBrowser> {
   const shots = folder ? join(SHOTS, folder) : SHOTS
   mkdirSync(shots, { recursive: true })
   for (const name of readdirSync(shots)) if (name.endsWith('.png')) rmSync(join(shots, name))
@@ -58,6 +61,7 @@ export async function launchConsoleBrowser(folder?: string): Promise<ConsoleBrow
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...args,
     ],
   })
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })

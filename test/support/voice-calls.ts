@@ -12,6 +12,14 @@ type Json = Record<string, any>
 
 export const GREETING = 'Hello, this is Ava from Acme.'
 
+/** An answer of four sentences: long enough to be talked over after its first sentence was heard. */
+export const FOUR_SENTENCE_REPLY = [
+  'First, we have tables at six.',
+  'Second, there is a table at seven.',
+  'Third, we can seat you at eight.',
+  'Fourth, nine is also free.',
+]
+
 /** Where every test call goes: a Local channel the fake Asterisk answers. */
 export const CALLEE = 'Local/102@test'
 

@@ -299,9 +299,17 @@ describe('answered calls', () => {
     expect(paths).not.toContain('POST /ari/channels/externalMedia')
   })
 
-  test('max call duration is a hard stop', async () => {
-    await setUp()
-    const request = dialRequest('Local/102@test', { maxCallDurationSeconds: 0.05 })
+  test("the engine's hangup with a provider status (the time limit's): the call is hung up, the report says it", async () => {
+    await setUp(
+      {},
+      {
+        async onAnswered(call) {
+          await call.hangup('max_call_duration')
+          await call.ended
+        },
+      },
+    )
+    const request = dialRequest('Local/102@test')
     await adapter.dial(request)
     const ended = await untilEnded(request.callId)
     expect(ended.outcome).toBe('completed')

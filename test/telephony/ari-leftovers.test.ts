@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test'
+import { MEDIA_LEG } from '../../src/telephony/ari/call-session'
 import { removeAriLeftovers } from '../../src/telephony/ari/leftovers'
 import { createAriRest, type AriRest } from '../../src/telephony/ari/rest'
 import {
@@ -22,16 +23,7 @@ beforeEach(async () => {
 afterEach(() => fake.close())
 
 /** A media leg as the call session creates it (server mode, our channel id). */
-const mediaLeg = (channelId: string) =>
-  rest.externalMedia({
-    channelId,
-    format: 'ulaw',
-    transport: 'websocket',
-    connectionType: 'server',
-    encapsulation: 'none',
-    direction: 'both',
-    transportData: 'f(json)',
-  })
+const mediaLeg = (channelId: string) => rest.externalMedia({ channelId, ...MEDIA_LEG })
 
 test('names: the call of a bridge and of a media leg, and nothing for ids of another shape', () => {
   expect(callIdOfMediaChannel(mediaChannelIdFor('c0ffee-1'))).toBe('c0ffee-1')

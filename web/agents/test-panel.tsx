@@ -4,6 +4,7 @@ import { useId, useRef, useState, type FormEvent } from 'react'
 import { api, ApiError } from '../api'
 import { ErrorNote } from '../ui'
 import type { Definition } from './graph'
+import { WebCallPanel } from '../webcall/panel'
 
 type ChatEvent = Record<string, any> & { type: string }
 type Turn = {
@@ -162,11 +163,9 @@ export function TestPanel({
           </>
         ) : null}
       </section>
-      {/* WEBCALL SLOT: the browser voice call (web/webcall/, built separately) goes here. */}
-      <section aria-label="Voice call" className="webcall-slot">
-        <h3>Voice call</h3>
-        <p className="muted">Talking to the agent by voice from the browser is not in this build yet.</p>
-      </section>
+      <div className="webcall-slot">
+        <WebCallPanel agentId={agentId} />
+      </div>
     </aside>
   )
 }

@@ -4,6 +4,7 @@ import { auth, SESSION_COOKIE, requireSession } from '../auth'
 import { authErrors, ErrorDetail, SuccessMessage, ValidationErrorBody } from '../schemas'
 import { createSession, csrfTokenOf, endSession, SESSION_LIFETIME_MS } from '../../auth/sessions'
 import { unauthenticated } from '../../lib/errors'
+import { closeWebCallsOfSession } from '../../calls/web-call'
 
 const tags = ['Sessions']
 
@@ -95,7 +96,9 @@ export const sessionRoutes = (ctx: AppContext) =>
       '',
       ({ principal, request, set }) => {
         if (!request.headers.get('x-api-key')) {
-          endSession(ctx, principal.organizationId, requireSession(ctx, request).id)
+          const { id } = requireSession(ctx, request)
+          endSession(ctx, principal.organizationId, id)
+          closeWebCallsOfSession(ctx, principal.organizationId, id)
           set.headers['set-cookie'] = cookie(ctx, request, '', 0)
         }
         return { success: true, message: 'Signed out' }

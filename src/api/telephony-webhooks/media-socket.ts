@@ -18,7 +18,7 @@ export type MediaSocketData = { path: MediaStreamPath; transport?: CarrierMediaT
 export type MediaSocketServer = {
   /** Upgrades a media stream request; false when the request is not one (it goes to the HTTP app). */
   upgrade(request: Request, server: Server<MediaSocketData>): boolean
-  websocket: WebSocketHandler<MediaSocketData>
+  websocket: Required<Pick<WebSocketHandler<MediaSocketData>, 'open' | 'message' | 'close'>>
 }
 
 export function mediaSocketServer(ctx: AppContext): MediaSocketServer {

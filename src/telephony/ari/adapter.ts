@@ -12,7 +12,7 @@ import {
   type InboundRoute,
   type TelephonyProvider,
 } from '../provider'
-import { ariDestinationRules } from '../config/providers/ari'
+import { ariDestinationRules } from './metadata'
 import { removeAriLeftovers } from './leftovers'
 import { AriError, type AriRest } from './rest'
 import { TRANSFER_APP_ARG } from './transfer'
@@ -108,7 +108,10 @@ type TrackedCall = {
 }
 
 const DEFAULT_VANISH_GRACE_MS = 2_000
-/** Margin on top of ring time and max duration before the watchdog gives up on a call. */
+/**
+ * Margin on top of ring time and the agent's max duration (enforced by calls/time-limit.ts) before the watchdog gives
+ * up on a call.
+ */
 const EXPIRY_MARGIN_MS = 5 * 60_000
 /** For calls adopted after a restart, whose agent settings are unknown here. */
 const ADOPTED_CALL_LIFETIME_MS = 600_000
@@ -129,13 +132,52 @@ export function unansweredOutcome(cause: number, dialStatus: DialStatus): CallOu
   return DIAL_STATUS_OUTCOMES[dialStatus] ?? 'failed'
 }
 
-export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): AriAdapter {
-  const calls = new Map<string, TrackedCall>()
+/** What the adapter's parts share: the calls it follows, their media legs, the channels watched for them. */
+type AdapterState = {
+  ctx: AppContext
+  options: AriAdapterOptions
+  calls: Map<string, TrackedCall>
   /** Media leg channel id → its call. */
-  const mediaLegs = new Map<string, TrackedCall>()
+  mediaLegs: Map<string, TrackedCall>
   /** Channels that are not calls but whose events someone waits for (transfer destinations), by channel id. */
-  const watchers = new Map<string, { configurationId: number; handlers: Set<(event: AriEvent) => void> }>()
-  const vanishGraceMs = options.vanishGraceMs ?? DEFAULT_VANISH_GRACE_MS
+  watchers: Map<string, { configurationId: number; handlers: Set<(event: AriEvent) => void> }>
+  vanishGraceMs: number
+}
+
+export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): AriAdapter {
+  const state: AdapterState = {
+    ctx,
+    options,
+    calls: new Map(),
+    mediaLegs: new Map(),
+    watchers: new Map(),
+    vanishGraceMs: options.vanishGraceMs ?? DEFAULT_VANISH_GRACE_MS,
+  }
+  const life = callLifecycle(state)
+  const { handleEvent } = eventRouting(state, life)
+  const { dial, callState, hangup } = placing(state, life)
+  const { reconcile, sweep, removeLeftovers } = reconciling(state, life)
+  const calls = state.calls
+
+  return {
+    dial,
+    hangup,
+    callState,
+    handleEvent,
+    reconcile,
+    sweep,
+    removeLeftovers,
+    openCallCount: () => calls.size,
+  }
+}
+
+/** The Local `;2` half of a call we placed. */
+const peerOf = (calls: Map<string, TrackedCall>, channel: Channel): TrackedCall | undefined =>
+  channel.id.endsWith(';2') ? calls.get(channel.id.slice(0, -2)) : undefined
+
+/** A call from tracked to its single report: answer, session, watched channels, end. */
+function callLifecycle(state: AdapterState) {
+  const { ctx, options, calls, mediaLegs, watchers } = state
 
   const logFields = (call: TrackedCall) => ({
     callId: call.callId,
@@ -178,7 +220,6 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
         configurationId: call.configurationId,
         direction: call.inbound ? 'inbound' : 'outbound',
       },
-      maxCallDurationMs: run.maxCallDurationSeconds * 1000,
       dialStringTemplate: typeof template === 'string' ? template : undefined,
       destinationRules: ariDestinationRules(run.credentials),
       watchChannel: (channelId, onEvent) => watchChannel(call.configurationId, channelId, onEvent),
@@ -211,9 +252,7 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     const sessionEnd = await call.session?.finish()
     calls.delete(call.callId)
     if (call.session) mediaLegs.delete(call.session.mediaChannelId)
-    const providerStatus = call.session?.hardStopped
-      ? 'max_call_duration'
-      : (sessionEnd?.providerStatus ?? details.providerStatus)
+    const providerStatus = sessionEnd?.providerStatus ?? details.providerStatus
     const transfer = call.session?.transfer
     const report: CallReport = {
       kind: 'ended',
@@ -236,6 +275,16 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     void end(call, outcome, { cause, providerStatus: call.dialStatus || undefined })
   }
 
+  return { logFields, track, markAnswered, startSession, watchChannel, end, channelDestroyed }
+}
+
+type CallLifecycle = ReturnType<typeof callLifecycle>
+
+/** Events of the websocket to the calls they concern; a channel entering our app unasked is an inbound call. */
+function eventRouting(state: AdapterState, life: CallLifecycle) {
+  const { ctx, options, calls, mediaLegs, watchers } = state
+  const { logFields, track, markAnswered, startSession, end, channelDestroyed } = life
+
   function handleEvent(configurationId: number, event: AriEvent) {
     const channel = eventChannel(event)
     if (!channel) return
@@ -250,7 +299,7 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
       for (const onEvent of [...watching.handlers]) onEvent(event)
       return
     }
-    const call = calls.get(channel.id) ?? peerOf(channel)
+    const call = calls.get(channel.id) ?? peerOf(calls, channel)
     if (!call) {
       if (event.type === 'StasisStart') inboundCall(configurationId, event)
       return
@@ -346,10 +395,13 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     )
   }
 
-  /** The Local `;2` half of a call we placed. */
-  function peerOf(channel: Channel): TrackedCall | undefined {
-    return channel.id.endsWith(';2') ? calls.get(channel.id.slice(0, -2)) : undefined
-  }
+  return { handleEvent }
+}
+
+/** Placing, looking up and hanging up calls. */
+function placing(state: AdapterState, life: CallLifecycle) {
+  const { ctx, options, calls } = state
+  const { logFields, track } = life
 
   async function dial(request: DialRequest): Promise<void> {
     const link = options.link(request.configurationId)
@@ -399,6 +451,39 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
       throw new DialError(dialErrorMessage(error))
     }
   }
+
+  async function callState(configurationId: number, callId: string): Promise<CallState> {
+    const rest = options.restFor(configurationId)
+    if (!rest) return 'unknown'
+    try {
+      const channel = await rest.getChannel(callId)
+      if (!calls.has(callId)) {
+        track(
+          { callId, configurationId, placed: true, deadline: ctx.clock.now() + ADOPTED_CALL_LIFETIME_MS },
+          channel.state === 'Up' ? ctx.clock.now() : null,
+        )
+      }
+      return 'alive'
+    } catch (error) {
+      if (error instanceof AriError && error.status === 404) return 'gone'
+      ctx.log.warn({ configurationId, callId, err: error }, 'ARI call state lookup failed')
+      return 'unknown'
+    }
+  }
+
+  async function hangup(configurationId: number, callId: string): Promise<void> {
+    const rest = options.restFor(configurationId)
+    if (!rest) throw new DialError('No ARI connection settings for this telephony configuration')
+    await hangupIgnoringGone(rest, callId)
+  }
+
+  return { dial, callState, hangup }
+}
+
+/** After a (re)connect and on the watchdog: what Asterisk says is live against the calls we follow. */
+function reconciling(state: AdapterState, life: CallLifecycle) {
+  const { ctx, options, calls, watchers, vanishGraceMs } = state
+  const { logFields, markAnswered, startSession, end } = life
 
   async function liveChannels(rest: AriRest): Promise<Map<string, Channel>> {
     return new Map((await rest.listChannels()).map((channel) => [channel.id, channel]))
@@ -471,25 +556,6 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
   }
 
   /** Works for any call id. A live call not tracked (placed before a restart) is adopted so its end is reported. */
-  async function callState(configurationId: number, callId: string): Promise<CallState> {
-    const rest = options.restFor(configurationId)
-    if (!rest) return 'unknown'
-    try {
-      const channel = await rest.getChannel(callId)
-      if (!calls.has(callId)) {
-        track(
-          { callId, configurationId, placed: true, deadline: ctx.clock.now() + ADOPTED_CALL_LIFETIME_MS },
-          channel.state === 'Up' ? ctx.clock.now() : null,
-        )
-      }
-      return 'alive'
-    } catch (error) {
-      if (error instanceof AriError && error.status === 404) return 'gone'
-      ctx.log.warn({ configurationId, callId, err: error }, 'ARI call state lookup failed')
-      return 'unknown'
-    }
-  }
-
   async function removeLeftovers(ownership: (callId: string) => CallOwnership): Promise<number> {
     let removed = 0
     for (const configurationId of options.configurationIds?.() ?? []) {
@@ -507,22 +573,7 @@ export function createAriAdapter(ctx: AppContext, options: AriAdapterOptions): A
     return removed
   }
 
-  async function hangup(configurationId: number, callId: string): Promise<void> {
-    const rest = options.restFor(configurationId)
-    if (!rest) throw new DialError('No ARI connection settings for this telephony configuration')
-    await hangupIgnoringGone(rest, callId)
-  }
-
-  return {
-    dial,
-    hangup,
-    callState,
-    handleEvent,
-    reconcile,
-    sweep,
-    removeLeftovers,
-    openCallCount: () => calls.size,
-  }
+  return { reconcile, sweep, removeLeftovers }
 }
 
 /** Asterisk's own words and the status: safe for API clients (no URL, no credentials). */

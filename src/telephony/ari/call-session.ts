@@ -20,13 +20,13 @@ import type { AriEvent } from './types'
  * conversation over it. Ringbase records the call itself from that audio, so the bridge is not recorded.
  *
  * A media leg that cannot be set up hangs the call up (the caller would hear silence) and the report says
- * `media_failed`. The agent's `max_call_duration_seconds` is a hard stop: when it passes, the call is hung up
- * whatever the engine is doing.
+ * `media_failed`. The agent's `max_call_duration_seconds` is enforced where the call gets its conversation
+ * (calls/time-limit.ts), through `hangup`.
  *
  * `transfer` hands the caller to another destination by bridge swap (ari/transfer.ts): when the destination answers
  * it joins the caller's bridge and the media leg is hung up, which ends the engine's conversation (and Ringbase's
- * recording: the transferred part is not recorded). The call then stays up, no longer bound by the agent's max call
- * duration, until the caller or the destination hangs up, which hangs the other up too.
+ * recording: the transferred part is not recorded). The call then stays up until the caller or the destination hangs
+ * up, which hangs the other up too.
  *
  * After hangup, `finish` tells the engine the call is gone, waits (bounded) for it to store its results, hangs up
  * the media leg, destroys the bridge, and returns what the engine concluded for the call's report.
@@ -36,7 +36,8 @@ export type AnsweredCall = {
   callId: string
   runId: number
   organizationId: number
-  configurationId: number
+  /** The telephony configuration; null for a web call (no telephone line). */
+  configurationId: number | null
   direction: 'outbound' | 'inbound'
   /** The caller's audio in, the agent's audio out (8 kHz µ-law), already in the call's bridge. */
   media: MediaTransport
@@ -49,8 +50,8 @@ export type AnsweredCall = {
    * settled): what the conversation produced is written over it after that.
    */
   readonly reported: Promise<void>
-  /** Hangs the call up; its outcome is reported like any other hangup. */
-  hangup(): Promise<void>
+  /** Hangs the call up; its outcome is reported like any other hangup, with `providerStatus` when given. */
+  hangup(providerStatus?: string): Promise<void>
   /**
    * Rings `destination` (dialled through the configuration's dial string template and destination rules) for up to
    * `timeoutSeconds` with a ring tone for the caller; on answer connects it to the caller and releases the media leg.
@@ -58,7 +59,12 @@ export type AnsweredCall = {
    * without a transfer API): transfer_call tools are not offered on them.
    */
   transfer?(request: { destination: string; timeoutSeconds: number }, signal?: AbortSignal): Promise<CallTransferResult>
+  /** Hears each line of the transcript as it is made (a web call shows it live on the caller's page). */
+  onTranscript?(line: TranscriptLine): void
 }
+
+/** A finished line of the conversation: what the caller said, or what the agent said (`interrupted`: cut by a barge-in). */
+export type TranscriptLine = { role: 'user' | 'agent'; text: string; interrupted?: boolean }
 
 /** How a transfer went, on any provider (`channelId`: the destination's channel, on Asterisk). */
 export type CallTransferResult =
@@ -94,7 +100,6 @@ export type CallSessionOptions = {
   /** The configuration's `ari_endpoint`: the media socket is on the same server. */
   ariEndpoint: string
   call: SessionCall
-  maxCallDurationMs: number
   conversation?: ConversationHooks
   /** How long the media leg may take to come up (externalMedia, socket, entering the app). */
   mediaTimeoutMs?: number
@@ -104,7 +109,7 @@ export type CallSessionOptions = {
   destinationRules?: DestinationRules
   /** Events of channels other than the call's own (a transfer destination); transfers fail without it. */
   watchChannel?: ChannelWatch
-  /** After a transfer connected: the agent's max call duration no longer applies, the caller's own limits do. */
+  /** After a transfer connected: the call outlives the agent's part (the watchdog gives it longer). */
   onTransferred?: () => void
 }
 
@@ -114,8 +119,6 @@ export type CallTransfer = { destination: string; connectedAt: number }
 export type SessionEnd = { outcome?: 'voicemail'; providerStatus?: string }
 
 export type CallSession = {
-  /** True once the max call duration hung the call up. */
-  readonly hardStopped: boolean
   /** Set once a transfer connected the caller to its destination. */
   readonly transfer: CallTransfer | null
   /** Our id for the media leg's channel, fixed before it is created: the adapter routes its events here. */
@@ -147,228 +150,260 @@ export const callIdOfMediaChannel = (channelId: string) =>
 
 class MediaLegError extends Error {}
 
+/** The media leg's externalMedia parameters: chan_websocket in server mode, µ-law both ways, JSON control messages. */
+export const MEDIA_LEG = {
+  format: 'ulaw',
+  transport: 'websocket',
+  connectionType: 'server',
+  encapsulation: 'none',
+  direction: 'both',
+  transportData: 'f(json)',
+} as const
+
+/** One answered call's session as it goes: what exists at Asterisk, the media leg, a transfer, the conversation. */
+type Session = {
+  options: CallSessionOptions
+  logContext: { callId: string; runId: number; configurationId: number }
+  bridgeId: string
+  mediaChannelId: string
+  dtmfListeners: ((digit: string) => void)[]
+  bridgeCreated: boolean
+  mediaCreated: boolean
+  mediaFailed: boolean
+  transport: MediaTransport | null
+  finished: boolean
+  /** What the conversation's hangup asked the report to say (the time limit's `max_call_duration`). */
+  hangupStatus: string | null
+  transfer: CallTransfer | null
+  transferredChannelId: string | null
+  transferring: AbortController | null
+  unwatchTransferred: () => void
+  conversationDone: Promise<ConversationOutcome | void> | null
+  ended: PromiseWithResolvers<void>
+  reported: PromiseWithResolvers<void>
+  mediaInApp: PromiseWithResolvers<void>
+}
+
 /** Starts the session of a call that has just been answered in Stasis. Never throws: failures are logged. */
 export function startCallSession(options: CallSessionOptions): CallSession {
-  const { ctx, rest, call } = options
-  const logContext = { callId: call.callId, runId: call.runId, configurationId: call.configurationId }
-  const bridgeId = bridgeIdFor(call.callId)
-  const mediaChannelId = mediaChannelIdFor(call.callId)
-  const dtmfListeners: ((digit: string) => void)[] = []
-  let bridgeCreated = false
-  let mediaCreated = false
-  let mediaFailed = false
-  let transport: MediaTransport | null = null
-  let finished = false
-  let hardStopped = false
-  let transfer: CallTransfer | null = null
-  let transferredChannelId: string | null = null
-  let transferring: AbortController | null = null
-  let unwatchTransferred = () => {}
-  let conversationDone: Promise<ConversationOutcome | void> | null = null
-  let onEnded: () => void = () => {}
-  const ended = new Promise<void>((resolve) => {
-    onEnded = resolve
-  })
-  let onReported: () => void = () => {}
-  const reported = new Promise<void>((resolve) => {
-    onReported = resolve
-  })
-  let onMediaInApp: () => void = () => {}
-  const mediaInApp = new Promise<void>((resolve) => {
-    onMediaInApp = resolve
-  })
-
-  const hangup = () => hangupIgnoringGone(rest, call.callId)
-  const hardStop = setTimeout(() => {
-    hardStopped = true
-    ctx.log.info(
-      { ...logContext, maxCallDurationMs: options.maxCallDurationMs },
-      'max call duration reached: hanging up',
-    )
-    void hangup().catch((error) => ctx.log.warn({ ...logContext, err: error }, 'hard stop hangup failed'))
-  }, options.maxCallDurationMs)
-
-  async function withinMediaTimeout<T>(step: Promise<T>, what: string): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const timeoutMs = options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new MediaLegError(`${what} took longer than ${timeoutMs} ms`)), timeoutMs)
-    })
-    try {
-      return await Promise.race([step, timeout])
-    } finally {
-      clearTimeout(timer)
-    }
+  const { call } = options
+  const session: Session = {
+    options,
+    logContext: { callId: call.callId, runId: call.runId, configurationId: call.configurationId },
+    bridgeId: bridgeIdFor(call.callId),
+    mediaChannelId: mediaChannelIdFor(call.callId),
+    dtmfListeners: [],
+    bridgeCreated: false,
+    mediaCreated: false,
+    mediaFailed: false,
+    transport: null,
+    finished: false,
+    hangupStatus: null,
+    transfer: null,
+    transferredChannelId: null,
+    transferring: null,
+    unwatchTransferred: () => {},
+    conversationDone: null,
+    ended: Promise.withResolvers<void>(),
+    reported: Promise.withResolvers<void>(),
+    mediaInApp: Promise.withResolvers<void>(),
   }
-
-  async function attachMedia(): Promise<MediaTransport> {
-    const channel = await rest.externalMedia({
-      channelId: mediaChannelId,
-      format: 'ulaw',
-      transport: 'websocket',
-      connectionType: 'server',
-      encapsulation: 'none',
-      direction: 'both',
-      transportData: 'f(json)',
-    })
-    mediaCreated = true
-    const connectionId = channel.channelvars?.MEDIA_WEBSOCKET_CONNECTION_ID
-    if (!connectionId) {
-      throw new MediaLegError(
-        'externalMedia answered without MEDIA_WEBSOCKET_CONNECTION_ID: Asterisk needs chan_websocket (22.6+, 21.11+ or 20.16+)',
-      )
-    }
-    const media = await withinMediaTimeout(
-      connectAriMedia({ endpoint: options.ariEndpoint, connectionId, logger: ctx.log }),
-      'connecting the media socket',
-    )
-    transport = media
-    await withinMediaTimeout(mediaInApp, 'the media channel entering the app')
-    if (finished) return media
-    await rest.addChannelToBridge(bridgeId, [mediaChannelId])
-    return media
-  }
-
-  async function transferCall(
-    { destination, timeoutSeconds }: { destination: string; timeoutSeconds: number },
-    signal?: AbortSignal,
-  ): Promise<AriTransferResult> {
-    const fail = (message: string): AriTransferResult => ({ status: 'failed', reason: 'failed', message })
-    if (!options.watchChannel) return fail('This call cannot be transferred')
-    if (transferring || transfer || finished) return fail('The call is already being transferred or has ended')
-    let endpoint: string
-    try {
-      endpoint = buildAriDialString(
-        destination,
-        options.dialStringTemplate || DEFAULT_DIAL_STRING_TEMPLATE,
-        options.destinationRules,
-      )
-    } catch (error) {
-      if (error instanceof AddressError) return fail(error.message)
-      throw error
-    }
-    transferring = new AbortController()
-    const stop = transferring.signal
-    try {
-      const result = await transferOverAri({
-        rest,
-        watch: options.watchChannel,
-        bridgeId,
-        agentChannelIds: mediaCreated ? [mediaChannelId] : [],
-        endpoint,
-        channelId: `${call.callId}-transfer`,
-        timeoutSeconds,
-        signal: signal ? AbortSignal.any([signal, stop]) : stop,
-      })
-      ctx.log.info(
-        { ...logContext, outcome: result.status, reason: result.status === 'failed' ? result.reason : undefined },
-        'call transfer',
-      )
-      if (result.status === 'transferred') {
-        clearTimeout(hardStop)
-        options.onTransferred?.()
-        transfer = { destination, connectedAt: ctx.clock.now() }
-        transferredChannelId = result.channelId
-        // Whoever hangs up first ends the call for both.
-        unwatchTransferred = options.watchChannel(result.channelId, (event) => {
-          if (event.type === 'ChannelDestroyed' && event.channel.id === result.channelId)
-            void hangup().catch(() => undefined)
-        })
-        if (finished) await hangupIgnoringGone(rest, result.channelId).catch(() => undefined)
-      }
-      return result
-    } finally {
-      transferring = null
-    }
-  }
-
-  /** Each step checks `finished`: the far end may hang up while the call is being set up. */
-  async function setUp(): Promise<MediaTransport | null> {
-    try {
-      await rest.createBridge({ bridgeId, name: bridgeId })
-      bridgeCreated = true
-      if (finished) return null
-      await rest.addChannelToBridge(bridgeId, [call.callId])
-      if (finished || !options.conversation) return null
-      const media = await attachMedia()
-      return finished ? null : media
-    } catch (error) {
-      if (finished) return null
-      if (options.conversation) {
-        mediaFailed = true
-        ctx.log.error({ ...logContext, err: error }, 'the media leg could not be set up: hanging up')
-        void hangup().catch(() => undefined)
-      } else ctx.log.warn({ ...logContext, err: error }, 'call session setup failed')
-      return null
-    }
-  }
-
-  const setup = setUp()
+  const setup = setUp(session)
   void setup.then((media) => {
-    if (!media || !options.conversation) return
-    conversationDone = options.conversation
-      .onAnswered({
-        ...call,
-        media,
-        ended,
-        reported,
-        hangup,
-        transfer: transferCall,
-        onDtmf: (listener) => {
-          dtmfListeners.push(listener)
-        },
-      })
-      .catch((error) => {
-        ctx.log.error({ ...logContext, err: error }, 'the conversation engine failed')
-      })
-    // The conversation is over: a call still up is hung up, unless the caller is with a transfer's destination now.
-    void conversationDone.then(() => {
-      if (!finished && !transfer)
-        void hangup().catch((error) =>
-          ctx.log.warn({ ...logContext, err: error }, 'hangup after the conversation failed'),
-        )
-    })
+    if (media && options.conversation) startConversation(session, options.conversation, media)
   })
 
   return {
-    get hardStopped() {
-      return hardStopped
-    },
     get transfer() {
-      return transfer
+      return session.transfer
     },
-    mediaChannelId,
+    mediaChannelId: session.mediaChannelId,
     mediaEvent(event) {
-      if (event.type === 'StasisStart') onMediaInApp()
+      if (event.type === 'StasisStart') session.mediaInApp.resolve()
     },
     dtmf(digit) {
-      for (const listener of dtmfListeners) listener(digit)
+      for (const listener of session.dtmfListeners) listener(digit)
     },
-    reported: onReported,
-    async finish() {
-      finished = true
-      clearTimeout(hardStop)
-      transferring?.abort()
-      unwatchTransferred()
-      onEnded()
-      await setup
-      const outcome = conversationDone
-        ? await settledWithin(conversationDone, CONVERSATION_FINISH_TIMEOUT_MS, undefined)
-        : undefined
-      try {
-        ;(transport as MediaTransport | null)?.close()
-        if (mediaCreated) await hangupIgnoringGone(rest, mediaChannelId)
-        if (transferredChannelId) await hangupIgnoringGone(rest, transferredChannelId)
-        if (bridgeCreated) await rest.destroyBridge(bridgeId).catch(ignoreGone)
-      } catch (error) {
-        ctx.log.warn({ ...logContext, err: error }, 'call session teardown failed')
-      }
-      if (mediaFailed) return { providerStatus: 'media_failed' }
-      return {
-        ...(outcome?.voicemail ? { outcome: 'voicemail' as const } : {}),
-        ...(outcome?.mediaLost ? { providerStatus: 'media_lost' } : {}),
-      }
-    },
+    reported: () => session.reported.resolve(),
+    finish: () => finishSession(session, setup),
+  }
+}
+
+const hangupCall = (session: Session) => hangupIgnoringGone(session.options.rest, session.options.call.callId)
+
+/** Hands the call to the conversation; once it is over a call still up is hung up, unless it was transferred. */
+function startConversation(session: Session, conversation: ConversationHooks, media: MediaTransport) {
+  const { ctx, call } = session.options
+  const { logContext } = session
+  session.conversationDone = conversation
+    .onAnswered({
+      ...call,
+      media,
+      ended: session.ended.promise,
+      reported: session.reported.promise,
+      hangup: (providerStatus) => {
+        if (providerStatus && !session.finished) session.hangupStatus ??= providerStatus
+        return hangupCall(session)
+      },
+      transfer: (request, signal) => transferCall(session, request, signal),
+      onDtmf: (listener) => {
+        session.dtmfListeners.push(listener)
+      },
+    })
+    .catch((error) => {
+      ctx.log.error({ ...logContext, err: error }, 'the conversation engine failed')
+    })
+  void session.conversationDone.then(() => {
+    if (!session.finished && !session.transfer)
+      void hangupCall(session).catch((error) =>
+        ctx.log.warn({ ...logContext, err: error }, 'hangup after the conversation failed'),
+      )
+  })
+}
+
+async function withinMediaTimeout<T>(session: Session, step: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeoutMs = session.options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new MediaLegError(`${what} took longer than ${timeoutMs} ms`)), timeoutMs)
+  })
+  try {
+    return await Promise.race([step, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+async function attachMedia(session: Session): Promise<MediaTransport> {
+  const { rest, ctx, ariEndpoint } = session.options
+  const channel = await rest.externalMedia({ channelId: session.mediaChannelId, ...MEDIA_LEG })
+  session.mediaCreated = true
+  const connectionId = channel.channelvars?.MEDIA_WEBSOCKET_CONNECTION_ID
+  if (!connectionId) {
+    throw new MediaLegError(
+      'externalMedia answered without MEDIA_WEBSOCKET_CONNECTION_ID: Asterisk needs chan_websocket (22.6+, 21.11+ or 20.16+)',
+    )
+  }
+  const media = await withinMediaTimeout(
+    session,
+    connectAriMedia({ endpoint: ariEndpoint, connectionId, logger: ctx.log }),
+    'connecting the media socket',
+  )
+  session.transport = media
+  await withinMediaTimeout(session, session.mediaInApp.promise, 'the media channel entering the app')
+  if (session.finished) return media
+  await rest.addChannelToBridge(session.bridgeId, [session.mediaChannelId])
+  return media
+}
+
+async function transferCall(
+  session: Session,
+  { destination, timeoutSeconds }: { destination: string; timeoutSeconds: number },
+  signal?: AbortSignal,
+): Promise<AriTransferResult> {
+  const { options } = session
+  const fail = (message: string): AriTransferResult => ({ status: 'failed', reason: 'failed', message })
+  if (!options.watchChannel) return fail('This call cannot be transferred')
+  if (session.transferring || session.transfer || session.finished)
+    return fail('The call is already being transferred or has ended')
+  let endpoint: string
+  try {
+    endpoint = buildAriDialString(
+      destination,
+      options.dialStringTemplate || DEFAULT_DIAL_STRING_TEMPLATE,
+      options.destinationRules,
+    )
+  } catch (error) {
+    if (error instanceof AddressError) return fail(error.message)
+    throw error
+  }
+  session.transferring = new AbortController()
+  const stop = session.transferring.signal
+  try {
+    const result = await transferOverAri({
+      rest: options.rest,
+      watch: options.watchChannel,
+      bridgeId: session.bridgeId,
+      agentChannelIds: session.mediaCreated ? [session.mediaChannelId] : [],
+      endpoint,
+      channelId: `${options.call.callId}-transfer`,
+      timeoutSeconds,
+      signal: signal ? AbortSignal.any([signal, stop]) : stop,
+    })
+    options.ctx.log.info(
+      {
+        ...session.logContext,
+        outcome: result.status,
+        reason: result.status === 'failed' ? result.reason : undefined,
+      },
+      'call transfer',
+    )
+    if (result.status === 'transferred') await transferred(session, destination, result.channelId)
+    return result
+  } finally {
+    session.transferring = null
+  }
+}
+
+/** The destination answered: the call is now between the caller and it; whoever hangs up first ends it for both. */
+async function transferred(session: Session, destination: string, channelId: string) {
+  const { options } = session
+  options.onTransferred?.()
+  session.transfer = { destination, connectedAt: options.ctx.clock.now() }
+  session.transferredChannelId = channelId
+  session.unwatchTransferred = options.watchChannel!(channelId, (event) => {
+    if (event.type === 'ChannelDestroyed' && event.channel.id === channelId)
+      void hangupCall(session).catch(() => undefined)
+  })
+  if (session.finished) await hangupIgnoringGone(options.rest, channelId).catch(() => undefined)
+}
+
+/** Each step checks `finished`: the far end may hang up while the call is being set up. */
+async function setUp(session: Session): Promise<MediaTransport | null> {
+  const { rest, ctx, conversation, call } = session.options
+  try {
+    await rest.createBridge({ bridgeId: session.bridgeId, name: session.bridgeId })
+    session.bridgeCreated = true
+    if (session.finished) return null
+    await rest.addChannelToBridge(session.bridgeId, [call.callId])
+    if (session.finished || !conversation) return null
+    const media = await attachMedia(session)
+    return session.finished ? null : media
+  } catch (error) {
+    if (session.finished) return null
+    if (conversation) {
+      session.mediaFailed = true
+      ctx.log.error({ ...session.logContext, err: error }, 'the media leg could not be set up: hanging up')
+      void hangupCall(session).catch(() => undefined)
+    } else ctx.log.warn({ ...session.logContext, err: error }, 'call session setup failed')
+    return null
+  }
+}
+
+/** After hangup: lets the conversation finish (bounded), tears down, and says what the report should say. */
+async function finishSession(session: Session, setup: Promise<MediaTransport | null>): Promise<SessionEnd> {
+  const { rest, ctx } = session.options
+  session.finished = true
+  session.transferring?.abort()
+  session.unwatchTransferred()
+  session.ended.resolve()
+  await setup
+  const outcome = session.conversationDone
+    ? await settledWithin(session.conversationDone, CONVERSATION_FINISH_TIMEOUT_MS, undefined)
+    : undefined
+  try {
+    session.transport?.close()
+    if (session.mediaCreated) await hangupIgnoringGone(rest, session.mediaChannelId)
+    if (session.transferredChannelId) await hangupIgnoringGone(rest, session.transferredChannelId)
+    if (session.bridgeCreated) await rest.destroyBridge(session.bridgeId).catch(ignoreGone)
+  } catch (error) {
+    ctx.log.warn({ ...session.logContext, err: error }, 'call session teardown failed')
+  }
+  if (session.mediaFailed) return { providerStatus: 'media_failed' }
+  const providerStatus = session.hangupStatus ?? (outcome?.mediaLost ? 'media_lost' : null)
+  return {
+    ...(outcome?.voicemail ? { outcome: 'voicemail' as const } : {}),
+    ...(providerStatus ? { providerStatus } : {}),
   }
 }
 

@@ -73,198 +73,221 @@ export function ariEventsUrl(settings: AriConnectionSettings): string {
   return url.toString()
 }
 
+/** One events client: its settings, resolved options and the state its connection attempts share. */
+type EventsClient = {
+  settings: AriConnectionSettings
+  handlers: AriEventHandlers
+  backoff: NonNullable<AriEventsOptions['backoff']>
+  stableAfterMs: number
+  pingIntervalMs: number
+  silenceTimeoutMs: number
+  connectTimeoutMs: number
+  random: () => number
+  log: AriEventsOptions['logger']
+  rest: ReturnType<typeof createAriRest>
+  url: string
+  logContext: { app: string; url: string }
+  state: AriEventsState
+  consecutiveFailures: number
+  /** Bumped by start() and stop(): callbacks of an older run find it changed and do nothing. */
+  run: number
+  retryTimer: ReturnType<typeof setTimeout> | undefined
+  openSocket: { socket: WebSocket; closed: Promise<void> } | undefined
+}
+
 export function createAriEvents(
   settings: AriConnectionSettings,
   handlers: AriEventHandlers,
   opts: AriEventsOptions = {},
 ): AriEvents {
-  const backoff = opts.backoff ?? DEFAULTS.backoff
-  const stableAfterMs = opts.stableAfterMs ?? DEFAULTS.stableAfterMs
-  const pingIntervalMs = opts.pingIntervalMs ?? DEFAULTS.pingIntervalMs
-  const silenceTimeoutMs = opts.silenceTimeoutMs ?? DEFAULTS.silenceTimeoutMs
   const connectTimeoutMs = opts.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs
-  const random = opts.random ?? Math.random
-  const log = opts.logger
-  const rest = createAriRest(settings, { fetch: opts.fetch, timeoutMs: connectTimeoutMs })
   const url = ariEventsUrl(settings)
-  const logContext = { app: settings.app, url }
-
-  let state: AriEventsState = 'stopped'
-  let consecutiveFailures = 0
-  /** Bumped by start() and stop(): callbacks of an older run find it changed and do nothing. */
-  let run = 0
-  let retryTimer: ReturnType<typeof setTimeout> | undefined
-  let openSocket: { socket: WebSocket; closed: Promise<void> } | undefined
-
-  function start() {
-    if (state !== 'stopped') return
-    run += 1
-    void connect(run)
+  const client: EventsClient = {
+    settings,
+    handlers,
+    backoff: opts.backoff ?? DEFAULTS.backoff,
+    stableAfterMs: opts.stableAfterMs ?? DEFAULTS.stableAfterMs,
+    pingIntervalMs: opts.pingIntervalMs ?? DEFAULTS.pingIntervalMs,
+    silenceTimeoutMs: opts.silenceTimeoutMs ?? DEFAULTS.silenceTimeoutMs,
+    connectTimeoutMs,
+    random: opts.random ?? Math.random,
+    log: opts.logger,
+    rest: createAriRest(settings, { fetch: opts.fetch, timeoutMs: connectTimeoutMs }),
+    url,
+    logContext: { app: settings.app, url },
+    state: 'stopped',
+    consecutiveFailures: 0,
+    run: 0,
+    retryTimer: undefined,
+    openSocket: undefined,
   }
-
-  async function stop() {
-    run += 1
-    state = 'stopped'
-    clearTimeout(retryTimer)
-    const current = openSocket
-    openSocket = undefined
-    if (!current) return
-    current.socket.close(1000, 'client stopping')
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        current.socket.terminate()
-        resolve()
-      }, CLOSE_GRACE_MS)
-      void current.closed.then(() => {
-        clearTimeout(timer)
-        resolve()
-      })
-    })
-  }
-
-  async function connect(thisRun: number) {
-    state = 'connecting'
-    const preflightFailure = await preflight()
-    if (thisRun !== run) return
-    if (preflightFailure) return retryAfter(preflightFailure, thisRun)
-    openWebSocket(thisRun)
-  }
-
-  /**
-   * A websocket upgrade refused with 401 reaches a WebSocket client only as a generic error, so credentials
-   * and reachability are checked over REST first.
-   */
-  async function preflight(): Promise<AriFailure | undefined> {
-    try {
-      await rest.ping()
-      return undefined
-    } catch (error) {
-      if (error instanceof AriError) return failureFromStatus(error.status, error.message)
-      return { kind: 'protocol', message: `unexpected answer to GET /asterisk/ping: ${String(error)}` }
-    }
-  }
-
-  function openWebSocket(thisRun: number) {
-    const socket = new WebSocket(url, { headers: { authorization: basicAuthorization(settings) } })
-    let markClosed!: () => void
-    openSocket = {
-      socket,
-      closed: new Promise<void>((resolve) => {
-        markClosed = resolve
-      }),
-    }
-    let openedAt: number | undefined
-    let lastTrafficAt = performance.now()
-    let errorMessage: string | undefined
-    let heartbeat: ReturnType<typeof setInterval> | undefined
-    let finished = false
-
-    const connectTimer = setTimeout(() => {
-      finish({ kind: 'network', message: `websocket not open after ${connectTimeoutMs} ms` })
-    }, connectTimeoutMs)
-
-    /** Ends this socket once, whatever ended it, and schedules the next attempt unless stop() came first. */
-    const finish = (failure: AriFailure) => {
-      if (finished) return
-      finished = true
-      clearTimeout(connectTimer)
-      clearInterval(heartbeat)
-      if (socket.readyState !== WebSocket.CLOSED) socket.terminate()
-      if (openSocket?.socket === socket) openSocket = undefined
-      if (thisRun !== run) return
-      if (openedAt !== undefined && performance.now() - openedAt >= stableAfterMs) consecutiveFailures = 0
-      retryAfter(failure, thisRun)
-    }
-
-    socket.addEventListener('open', () => {
-      if (thisRun !== run) return
-      openedAt = performance.now()
-      lastTrafficAt = openedAt
-      clearTimeout(connectTimer)
-      state = 'connected'
-      log?.info(logContext, 'ARI events connected')
-      heartbeat = setInterval(() => {
-        const silentForMs = performance.now() - lastTrafficAt
-        if (silentForMs >= silenceTimeoutMs) {
-          finish({ kind: 'network', message: `no message or pong for ${Math.round(silentForMs)} ms` })
-        } else {
-          socket.ping()
-        }
-      }, pingIntervalMs)
-      void runHandler('onConnected', () => handlers.onConnected?.())
-    })
-    socket.on('pong', () => {
-      lastTrafficAt = performance.now()
-    })
-    socket.addEventListener('message', (message) => {
-      lastTrafficAt = performance.now()
-      if (thisRun === run) deliver(message.data)
-    })
-    socket.on('error', (error: Error) => {
-      errorMessage = error.message
-    })
-    socket.addEventListener('close', (event) => {
-      markClosed()
-      finish(
-        openedAt === undefined
-          ? failureFromUpgradeError(errorMessage)
-          : {
-              kind: 'network',
-              message: `websocket closed (code ${event.code}${event.reason ? `: ${event.reason}` : ''})`,
-            },
-      )
-    })
-  }
-
-  function deliver(data: unknown) {
-    const event = parseEvent(data)
-    if (!event) {
-      const what = typeof data === 'string' ? `${data.length} chars` : 'binary'
-      report({ kind: 'protocol', message: `ignored a websocket message that is not an ARI event (${what})` })
-      return
-    }
-    log?.debug({ app: settings.app, type: event.type }, 'ARI event')
-    if (event.type === 'ApplicationReplaced') {
-      report({
-        kind: 'protocol',
-        message: `another websocket registered app "${settings.app}"; its events no longer come to this connection`,
-      })
-    }
-    void runHandler('onEvent', () => handlers.onEvent(event))
-  }
-
-  function retryAfter(failure: AriFailure, thisRun: number) {
-    const delayMs = backoffDelayMs(consecutiveFailures, backoff, random)
-    consecutiveFailures += 1
-    state = 'backoff'
-    report(failure, delayMs)
-    retryTimer = setTimeout(() => {
-      if (thisRun === run) void connect(thisRun)
-    }, delayMs)
-  }
-
-  function report(failure: AriFailure, retryInMs?: number) {
-    const fields = { ...logContext, kind: failure.kind, reason: failure.message, retryInMs }
-    if (failure.kind === 'network') log?.warn(fields, 'ARI events connection failed')
-    else log?.error(fields, 'ARI events connection problem')
-    void runHandler('onFailure', () => handlers.onFailure?.(failure))
-  }
-
-  /** A throwing handler must not take the connection down with it. */
-  async function runHandler(name: keyof AriEventHandlers, call: () => void | Promise<void>) {
-    try {
-      await call()
-    } catch (error) {
-      log?.error({ ...logContext, handler: name, err: error }, 'ARI events handler failed')
-    }
-  }
-
   return {
     get state() {
-      return state
+      return client.state
     },
-    start,
-    stop,
+    start() {
+      if (client.state !== 'stopped') return
+      client.run += 1
+      void connect(client, client.run)
+    },
+    stop: () => stopClient(client),
+  }
+}
+
+async function stopClient(client: EventsClient) {
+  client.run += 1
+  client.state = 'stopped'
+  clearTimeout(client.retryTimer)
+  const current = client.openSocket
+  client.openSocket = undefined
+  if (!current) return
+  current.socket.close(1000, 'client stopping')
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      current.socket.terminate()
+      resolve()
+    }, CLOSE_GRACE_MS)
+    void current.closed.then(() => {
+      clearTimeout(timer)
+      resolve()
+    })
+  })
+}
+
+async function connect(client: EventsClient, thisRun: number) {
+  client.state = 'connecting'
+  const preflightFailure = await preflight(client)
+  if (thisRun !== client.run) return
+  if (preflightFailure) return retryAfter(client, preflightFailure, thisRun)
+  openWebSocket(client, thisRun)
+}
+
+/**
+ * A websocket upgrade refused with 401 reaches a WebSocket client only as a generic error, so credentials
+ * and reachability are checked over REST first.
+ */
+async function preflight(client: EventsClient): Promise<AriFailure | undefined> {
+  try {
+    await client.rest.ping()
+    return undefined
+  } catch (error) {
+    if (error instanceof AriError) return failureFromStatus(error.status, error.message)
+    return { kind: 'protocol', message: `unexpected answer to GET /asterisk/ping: ${String(error)}` }
+  }
+}
+
+function openWebSocket(client: EventsClient, thisRun: number) {
+  const socket = new WebSocket(client.url, { headers: { authorization: basicAuthorization(client.settings) } })
+  let markClosed!: () => void
+  client.openSocket = {
+    socket,
+    closed: new Promise<void>((resolve) => {
+      markClosed = resolve
+    }),
+  }
+  let openedAt: number | undefined
+  let lastTrafficAt = performance.now()
+  let errorMessage: string | undefined
+  let heartbeat: ReturnType<typeof setInterval> | undefined
+  let finished = false
+
+  const connectTimer = setTimeout(() => {
+    finish({ kind: 'network', message: `websocket not open after ${client.connectTimeoutMs} ms` })
+  }, client.connectTimeoutMs)
+
+  /** Ends this socket once, whatever ended it, and schedules the next attempt unless stop() came first. */
+  const finish = (failure: AriFailure) => {
+    if (finished) return
+    finished = true
+    clearTimeout(connectTimer)
+    clearInterval(heartbeat)
+    if (socket.readyState !== WebSocket.CLOSED) socket.terminate()
+    if (client.openSocket?.socket === socket) client.openSocket = undefined
+    if (thisRun !== client.run) return
+    if (openedAt !== undefined && performance.now() - openedAt >= client.stableAfterMs) client.consecutiveFailures = 0
+    retryAfter(client, failure, thisRun)
+  }
+
+  socket.addEventListener('open', () => {
+    if (thisRun !== client.run) return
+    openedAt = performance.now()
+    lastTrafficAt = openedAt
+    clearTimeout(connectTimer)
+    client.state = 'connected'
+    client.log?.info(client.logContext, 'ARI events connected')
+    heartbeat = setInterval(() => {
+      const silentForMs = performance.now() - lastTrafficAt
+      if (silentForMs >= client.silenceTimeoutMs) {
+        finish({ kind: 'network', message: `no message or pong for ${Math.round(silentForMs)} ms` })
+      } else {
+        socket.ping()
+      }
+    }, client.pingIntervalMs)
+    void runHandler(client, 'onConnected', () => client.handlers.onConnected?.())
+  })
+  socket.on('pong', () => {
+    lastTrafficAt = performance.now()
+  })
+  socket.addEventListener('message', (message) => {
+    lastTrafficAt = performance.now()
+    if (thisRun === client.run) deliver(client, message.data)
+  })
+  socket.on('error', (error: Error) => {
+    errorMessage = error.message
+  })
+  socket.addEventListener('close', (event) => {
+    markClosed()
+    finish(
+      openedAt === undefined
+        ? failureFromUpgradeError(errorMessage)
+        : {
+            kind: 'network',
+            message: `websocket closed (code ${event.code}${event.reason ? `: ${event.reason}` : ''})`,
+          },
+    )
+  })
+}
+
+function deliver(client: EventsClient, data: unknown) {
+  const event = parseEvent(data)
+  if (!event) {
+    const what = typeof data === 'string' ? `${data.length} chars` : 'binary'
+    report(client, { kind: 'protocol', message: `ignored a websocket message that is not an ARI event (${what})` })
+    return
+  }
+  client.log?.debug({ app: client.settings.app, type: event.type }, 'ARI event')
+  if (event.type === 'ApplicationReplaced') {
+    report(client, {
+      kind: 'protocol',
+      message: `another websocket registered app "${client.settings.app}"; its events no longer come to this connection`,
+    })
+  }
+  void runHandler(client, 'onEvent', () => client.handlers.onEvent(event))
+}
+
+function retryAfter(client: EventsClient, failure: AriFailure, thisRun: number) {
+  const delayMs = backoffDelayMs(client.consecutiveFailures, client.backoff, client.random)
+  client.consecutiveFailures += 1
+  client.state = 'backoff'
+  report(client, failure, delayMs)
+  client.retryTimer = setTimeout(() => {
+    if (thisRun === client.run) void connect(client, thisRun)
+  }, delayMs)
+}
+
+function report(client: EventsClient, failure: AriFailure, retryInMs?: number) {
+  const fields = { ...client.logContext, kind: failure.kind, reason: failure.message, retryInMs }
+  if (failure.kind === 'network') client.log?.warn(fields, 'ARI events connection failed')
+  else client.log?.error(fields, 'ARI events connection problem')
+  void runHandler(client, 'onFailure', () => client.handlers.onFailure?.(failure))
+}
+
+/** A throwing handler must not take the connection down with it. */
+async function runHandler(client: EventsClient, name: keyof AriEventHandlers, call: () => void | Promise<void>) {
+  try {
+    await call()
+  } catch (error) {
+    client.log?.error({ ...client.logContext, handler: name, err: error }, 'ARI events handler failed')
   }
 }
 

@@ -5,7 +5,7 @@ import {
   markInactive,
   type AriConfiguration,
 } from '../config/configurations'
-import type { Credentials } from '../config/providers'
+import type { Credentials } from '../../db/schema/telephony'
 import { createAriAdapter, type AriAdapter, type AriLink } from './adapter'
 import { createAriEvents, type AriEvents, type AriEventsOptions, type AriFailure } from './events'
 import { createAriRest, type AriRest } from './rest'
@@ -88,6 +88,62 @@ function recordFailure(connection: Connection, failure: AriFailure, now: number)
 
 const connectionKey = (config: AriConfiguration) => JSON.stringify(ariSettings(config.credentials))
 
+/** Opens a configuration's connection: REST client and events websocket, its events going to the adapter. */
+function openConnection(
+  ctx: AppContext,
+  config: AriConfiguration,
+  adapter: AriAdapter,
+  options: AriManagerOptions,
+  onFailure: (connection: Connection, failure: AriFailure) => void,
+): Connection {
+  const settings = ariSettings(config.credentials)
+  const logContext = { configurationId: config.id, organizationId: config.organizationId }
+  const connection: Connection = {
+    config,
+    key: connectionKey(config),
+    rest: createAriRest(settings),
+    endpoint: settings.endpoint,
+    app: settings.app,
+    get connected() {
+      return connection.events.state === 'connected'
+    },
+    events: createAriEvents(
+      settings,
+      {
+        onEvent: (event) => adapter.handleEvent(config.id, event),
+        onConnected: () => {
+          connection.connectedAt = ctx.clock.now()
+          connection.authFailuresInRow = 0
+          return adapter.reconcile(config.id, { resubscribe: true })
+        },
+        onFailure: (failure) => onFailure(connection, failure),
+      },
+      { logger: ctx.log.child(logContext), ...options.events },
+    ),
+    connectedAt: null,
+    failingSince: null,
+    authFailuresInRow: 0,
+  }
+  connection.events.start()
+  return connection
+}
+
+/** Marks a failing configuration inactive and stops its connection; false when it could not be marked. */
+function parkConnection(ctx: AppContext, connection: Connection, reason: string): boolean {
+  try {
+    markInactive(ctx, connection.config.id, reason)
+  } catch (error) {
+    // The connection keeps retrying, so the next failure tries to park it again.
+    ctx.log.error(
+      { configurationId: connection.config.id, err: error },
+      'could not mark the ARI configuration inactive',
+    )
+    return false
+  }
+  void connection.events.stop()
+  return true
+}
+
 /** Starts the manager, registers the ARI provider and makes the context report connection state. */
 export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}): AriManager {
   const connections = new Map<number, Connection>()
@@ -101,58 +157,10 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
     configurationIds: () => listActiveAriConfigs(ctx).map((config) => config.id),
   })
 
-  function open(config: AriConfiguration): Connection {
-    const settings = ariSettings(config.credentials)
-    const logContext = { configurationId: config.id, organizationId: config.organizationId }
-    const connection: Connection = {
-      config,
-      key: connectionKey(config),
-      rest: createAriRest(settings),
-      endpoint: settings.endpoint,
-      app: settings.app,
-      get connected() {
-        return connection.events.state === 'connected'
-      },
-      events: createAriEvents(
-        settings,
-        {
-          onEvent: (event) => adapter.handleEvent(config.id, event),
-          onConnected: () => {
-            connection.connectedAt = ctx.clock.now()
-            connection.authFailuresInRow = 0
-            return adapter.reconcile(config.id, { resubscribe: true })
-          },
-          onFailure: (failure) => onFailure(connection, failure),
-        },
-        { logger: ctx.log.child(logContext), ...options.events },
-      ),
-      connectedAt: null,
-      failingSince: null,
-      authFailuresInRow: 0,
-    }
-    connection.events.start()
-    return connection
-  }
-
   function onFailure(connection: Connection, failure: AriFailure) {
     if (connections.get(connection.config.id) !== connection) return
     const parkReason = recordFailure(connection, failure, ctx.clock.now())
-    if (parkReason !== null) park(connection, parkReason)
-  }
-
-  function park(connection: Connection, reason: string) {
-    try {
-      markInactive(ctx, connection.config.id, reason)
-    } catch (error) {
-      // The connection keeps retrying, so the next failure tries to park it again.
-      ctx.log.error(
-        { configurationId: connection.config.id, err: error },
-        'could not mark the ARI configuration inactive',
-      )
-      return
-    }
-    connections.delete(connection.config.id)
-    void connection.events.stop()
+    if (parkReason !== null && parkConnection(ctx, connection, parkReason)) connections.delete(connection.config.id)
   }
 
   async function applyConfigurations() {
@@ -170,7 +178,10 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
     for (const [id, config] of wanted) {
       if (connections.has(id)) continue
       try {
-        connections.set(id, open(config))
+        connections.set(
+          id,
+          openConnection(ctx, config, adapter, options, (connection, failure) => onFailure(connection, failure)),
+        )
       } catch (error) {
         // e.g. an endpoint that is not a URL: a stored configuration that cannot be used is parked at once.
         markInactive(ctx, id, `invalid_config: ${(error as Error).message}`)

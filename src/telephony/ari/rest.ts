@@ -128,7 +128,8 @@ export function basicAuthorization(settings: AriConnectionSettings): string {
   return `Basic ${Buffer.from(`${settings.username}:${settings.password}`, 'utf8').toString('base64')}`
 }
 
-export function createAriRest(settings: AriConnectionSettings, opts: AriRestOptions = {}): AriRest {
+/** The HTTP requests of an ARI client: authenticated, bounded in time, errors as AriError, JSON answers capped. */
+function ariRequests(settings: AriConnectionSettings, opts: AriRestOptions) {
   const baseUrl = ariBaseUrl(settings.endpoint)
   const authorization = basicAuthorization(settings)
   const fetchImpl = opts.fetch ?? fetch
@@ -179,6 +180,11 @@ export function createAriRest(settings: AriConnectionSettings, opts: AriRestOpti
     await response.body?.cancel()
   }
 
+  return { request, json, noContent }
+}
+
+export function createAriRest(settings: AriConnectionSettings, opts: AriRestOptions = {}): AriRest {
+  const { request, json, noContent } = ariRequests(settings, opts)
   const variablesBody = (variables?: Record<string, string>) => (variables ? { variables } : undefined)
   const segment = encodeURIComponent
 

@@ -4,11 +4,10 @@ import type { AppContext } from '../../context'
 import { workflowRuns, type WorkflowRunRow } from '../../db/schema'
 import { DomainError } from '../../lib/errors'
 import { deriveKey } from '../../lib/hmac'
-import { getConfigCredentials } from '../config/configurations'
-import { PROVIDERS, type Credentials, type ProviderName } from '../config/providers'
+import type { Credentials, ProviderName } from '../../db/schema/telephony'
 import type { MediaFraming } from '../../voice/carrier-media'
 import type { TransferFailureReason } from '../ari/transfer'
-import { DialError, type CallState, type DialRequest, type TelephonyProvider } from '../provider'
+import { DialError, type CallState, type DialRequest } from '../provider'
 
 /**
  * What every carrier (Twilio, Telnyx, Plivo, Vobiz, Vonage, Cloudonix, Exotel, WhatsApp) provides, and the
@@ -191,8 +190,11 @@ export type Carrier = {
   reportsInboundCalls: boolean
   /** Its callback paths under `/api/v1/telephony/<provider>/` (e.g. `status-callback`, `events`), each with or without a run id. */
   callbackPaths: string[]
-  /** Handles its callbacks itself instead of as status callbacks (WhatsApp's one webhook carries every event). */
-  webhook?(ctx: AppContext, request: WebhookRequest): Promise<WebhookAnswer>
+  /**
+   * Handles its callbacks itself instead of as status callbacks (WhatsApp's one webhook carries every event);
+   * `activeCredentials`: those of the carrier's active configurations, which the webhook is matched against.
+   */
+  webhook?(ctx: AppContext, request: WebhookRequest, activeCredentials: Credentials[]): Promise<WebhookAnswer>
   /** Places the call and returns the carrier's id for it. Throws the DomainError of `callCarrier`. */
   dial(ctx: AppContext, request: DialRequest, links: CallLinks): Promise<string>
   hangup(ctx: AppContext, credentials: Credentials, providerCallId: string): Promise<void>
@@ -217,8 +219,6 @@ export type Carrier = {
   /** Hands an answered call to another destination; carriers without it cannot transfer (provider metadata says so). */
   transfer?: CarrierTransfer
 }
-
-export const displayName = (provider: CarrierName) => PROVIDERS[provider].displayName
 
 /** Constant-time string comparison. */
 export function sameText(given: string, expected: string): boolean {
@@ -273,7 +273,7 @@ export const runByProviderCallId = (
     .where(and(eq(workflowRuns.mode, provider), eq(workflowRuns.providerCallId, providerCallId)))
     .get()
 
-const runByCallId = (ctx: AppContext, callId: string): WorkflowRunRow | undefined =>
+export const runByCallId = (ctx: AppContext, callId: string): WorkflowRunRow | undefined =>
   ctx.db.select().from(workflowRuns).where(eq(workflowRuns.callId, callId)).get()
 
 /** Stores the carrier's id of a run's call, unless one is stored already (the first one learnt wins). */
@@ -289,43 +289,4 @@ export function recordProviderCallId(ctx: AppContext, runId: number, providerCal
 export function asDialError(error: unknown): never {
   if (error instanceof DomainError) throw new DialError(String(error.detail), error.kind === 'upstream_failed')
   throw error
-}
-
-/** The TelephonyProvider of a carrier: dial, hang up and look up calls through its Carrier. */
-export function createCarrierProvider(ctx: AppContext, carrier: Carrier): TelephonyProvider {
-  /** The run's carrier call id and the credentials to reach it; null when the call was never placed. */
-  function placedCall(configurationId: number, callId: string) {
-    const run = runByCallId(ctx, callId)
-    const configuration = getConfigCredentials(ctx, configurationId)
-    if (!run?.providerCallId || !configuration) return null
-    return { providerCallId: run.providerCallId, credentials: configuration.credentials }
-  }
-
-  return {
-    async dial(request) {
-      if (!request.callerId) {
-        throw new DialError(
-          `${displayName(carrier.provider)} needs a caller id: add an active phone number to the telephony configuration`,
-        )
-      }
-      const links = callLinks(ctx, request)
-      const providerCallId = await carrier.dial(ctx, request, links).catch(asDialError)
-      recordProviderCallId(ctx, request.runId, providerCallId)
-      ctx.log.info({ provider: carrier.provider, runId: request.runId, providerCallId }, 'carrier call placed')
-    },
-    async hangup(configurationId, callId) {
-      const call = placedCall(configurationId, callId)
-      if (call) await carrier.hangup(ctx, call.credentials, call.providerCallId).catch(asDialError)
-    },
-    async callState(configurationId, callId) {
-      const call = placedCall(configurationId, callId)
-      if (!call) return 'unknown'
-      try {
-        return await carrier.callState(ctx, call.credentials, call.providerCallId)
-      } catch (error) {
-        ctx.log.warn({ provider: carrier.provider, callId, err: error }, 'carrier call state lookup failed')
-        return 'unknown'
-      }
-    },
-  }
 }

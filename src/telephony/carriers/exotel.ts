@@ -13,13 +13,63 @@ import {
   type WebhookRequest,
   timeLimitField,
 } from './carrier'
-import type { Credentials } from '../config/providers'
+import type { Credentials } from '../../db/schema/telephony'
 import { LIVE_CALL_STATUSES, TWILIO_CALL_STATUSES } from './twilio'
+import { Type as t } from '@sinclair/typebox'
+import { HTTP_URL_PATTERN, providerTag, type ProviderInfo } from '../config/provider-info'
+import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGTH } from '../../lib/limits'
 
 // Exotel: "connect to a stream" calls (form-encoded, Basic auth with the API key and token, on the configuration's
 // regional api_base_url), terminal status callbacks authenticated by a per-run HMAC token in their URL, inbound calls
 // through the Voicebot applet's dynamic URL (answered with the stream's WebSocket URL). Its media stream carries 16-bit
 // linear PCM at 8 kHz in JSON.
+
+export const ExotelConfigSchema = t.Object({
+  provider: providerTag('exotel'),
+  account_sid: t.String({ maxLength: MAX_NAME_LENGTH, description: 'Account SID.' }),
+  api_key: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'API key.' }),
+  api_token: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'API token.' }),
+  api_base_url: t.Optional(
+    t.String({
+      default: 'https://api.in.exotel.com',
+      maxLength: MAX_URL_LENGTH,
+      pattern: HTTP_URL_PATTERN,
+      description: 'Regional API base URL; the default is the India region.',
+    }),
+  ),
+  from_numbers: t.Optional(
+    t.Array(t.String({ maxLength: MAX_NAME_LENGTH }), {
+      description: 'Ignored: phone numbers are managed through the phone-number endpoints.',
+    }),
+  ),
+})
+
+export const exotel: ProviderInfo = {
+  name: 'exotel',
+  displayName: 'Exotel',
+  connectivity: 'api',
+  schema: ExotelConfigSchema,
+  fields: [
+    { name: 'account_sid', label: 'Account SID', type: 'text', sensitive: true },
+    { name: 'api_key', label: 'API Key', type: 'password', sensitive: true },
+    { name: 'api_token', label: 'API Token', type: 'password', sensitive: true },
+    {
+      name: 'api_base_url',
+      label: 'API Base URL',
+      type: 'text',
+      destination: true,
+      placeholder: 'https://api.in.exotel.com',
+    },
+  ],
+  serverManaged: [],
+  supportsTrunks: false,
+  supportsOutbound: true,
+  // A "connect to a stream" call has no API to redirect it (a transfer needs a Connect applet in a dashboard flow).
+  supportsCallTransfer: false,
+  // Inbound routing on this provider is configured in its own console, not over its API.
+  supportsPhoneNumberSync: false,
+  requiresCallerId: true,
+}
 
 /** The token that authenticates a run's status callback: hex HMAC-SHA256 under the API token of "exotel-status:<sid>:<run>". */
 export const exotelStatusToken = (credentials: Credentials, runId: number) =>
@@ -32,6 +82,7 @@ const callsPath = (credentials: Credentials) =>
 
 const request = (credentials: Credentials) => ({
   provider: 'exotel' as const,
+  displayName: exotel.displayName,
   baseUrl: String(credentials.api_base_url).replace(/\/+$/, ''),
   headers: { authorization: basicAuth(credentials.api_key, credentials.api_token) },
   secrets: [credentials.account_sid, credentials.api_key, credentials.api_token],
@@ -86,7 +137,7 @@ export const exotelCarrier: Carrier = {
       path: `${callsPath(dial.credentials)}/connect.json`,
       form,
     })
-    return requireId('exotel', action, isPlainObject(answer.Call) ? answer.Call.Sid : undefined)
+    return requireId(exotel.displayName, action, isPlainObject(answer.Call) ? answer.Call.Sid : undefined)
   },
   // Exotel has no API to end a call: a "connect to a stream" call ends when its stream closes.
   async hangup(ctx, _credentials, callSid) {

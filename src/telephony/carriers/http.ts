@@ -2,7 +2,7 @@ import type { AppContext, ProviderApiBaseUrls } from '../../context'
 import { readCappedText } from '../../lib/capped-body'
 import { refused, upstreamFailed } from '../../lib/errors'
 import { isPlainObject } from '../../lib/values'
-import { PROVIDERS, type ProviderName } from '../config/providers'
+import type { ProviderName } from '../../db/schema/telephony'
 
 /**
  * The HTTP plumbing every carrier call shares (dialling, hanging up, status lookups, what a configuration save
@@ -32,6 +32,8 @@ const DECLINED_STATUSES = new Set([429, 503])
 
 export type CarrierRequest = {
   provider: ProviderName
+  /** How error details name the carrier ("Twilio refused to …"): its metadata's display name. */
+  displayName: string
   baseUrl: string
   /** What we asked for, as the end of "Twilio refused to …". */
   action: string
@@ -144,7 +146,7 @@ const FAILURE_TEXT = {
  * unreachable, timed out or 5xx → `upstream_failed` (502).
  */
 export async function callCarrier(ctx: AppContext, request: CarrierRequest): Promise<CarrierAnswer> {
-  const displayName = PROVIDERS[request.provider].displayName
+  const { displayName } = request
   let outcome = await attempt(request)
   for (let attempts = 1; attempts < MAX_ATTEMPTS && retryable(request, outcome); attempts++) {
     const delayMs = BACKOFF_BASE_MS * 2 ** (attempts - 1) * (0.75 + Math.random() / 2)
@@ -170,7 +172,7 @@ export async function callCarrier(ctx: AppContext, request: CarrierRequest): Pro
 }
 
 function unusableAnswer(request: CarrierRequest, status: number, said = '') {
-  const detail = `${PROVIDERS[request.provider].displayName} gave an unusable answer (HTTP ${status}) when asked to ${request.action}${said}`
+  const detail = `${request.displayName} gave an unusable answer (HTTP ${status}) when asked to ${request.action}${said}`
   return upstreamFailed(detail, new Error(detail))
 }
 
@@ -182,10 +184,10 @@ export async function callCarrierForJson(ctx: AppContext, request: CarrierReques
 }
 
 /** An id from a carrier's answer; a missing one is a 502 naming what was asked. */
-export function requireId(provider: ProviderName, action: string, value: unknown): string {
+export function requireId(displayName: string, action: string, value: unknown): string {
   if (typeof value === 'string' && value !== '') return value
   if (typeof value === 'number') return String(value)
-  const detail = `${PROVIDERS[provider].displayName} did not return an id when asked to ${action}`
+  const detail = `${displayName} did not return an id when asked to ${action}`
   throw upstreamFailed(detail, new Error(detail))
 }
 

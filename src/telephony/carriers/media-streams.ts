@@ -4,6 +4,7 @@ import { markRunRunning } from '../../runs/service'
 import type { CarrierMediaTransport, MediaFraming } from '../../voice/carrier-media'
 import type { MediaClose } from '../../voice/media-transport'
 import { mediaStreamTokenMatches, runById, type Carrier } from './carrier'
+import { endReported } from '../provider'
 import { returningCaller, transferCarrierCall, type CallMedia } from './transfer'
 import { carrierOf } from './registry'
 
@@ -67,17 +68,6 @@ function finalStatusExpected(ctx: AppContext, admitted: AdmittedStream): boolean
   if (admitted.run.callType === 'outbound' || admitted.carrier.reportsInboundCalls) return true
   const callbacks = runById(ctx, admitted.run.id)?.logs.telephony_status_callbacks
   return Array.isArray(callbacks) && callbacks.length > 0
-}
-
-/** Resolves once the call's end has been reported (the run completed with its outcome). */
-function endReported(ctx: AppContext, callId: string): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = ctx.telephony.onReport((report) => {
-      if (report.kind !== 'ended' || report.callId !== callId) return
-      stop()
-      resolve()
-    })
-  })
 }
 
 /** The call's media over its streams: the first one, then the one a caller returning from a failed transfer opens. */
@@ -171,14 +161,17 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
       await provider.hangup(run.telephonyConfigurationId, run.callId)
   }
   let hungUp = false
+  /** What the conversation's hangup asked the report to say, when the carrier does not report the call itself. */
+  let hangupStatus: string | undefined
   let transferred = false
-  const hangup = async () => {
+  const hangup = async (providerStatus?: string) => {
     hungUp = true
+    hangupStatus ??= providerStatus
     await hangUpCarrier()
     media.close()
   }
   const ended = new Promise<void>((resolve) => media.onClose(() => resolve()))
-  const reported = run.callId ? endReported(ctx, run.callId) : Promise.resolve()
+  const reported = run.callId ? endReported(ctx.telephony, run.callId) : Promise.resolve()
   let endWasReported = false
   void reported.then(() => {
     endWasReported = true
@@ -205,7 +198,7 @@ export function startMediaStream(ctx: AppContext, admitted: AdmittedStream, tran
           outcome: 'completed',
           at: closedAt,
           answeredAt: openedAt,
-          providerStatus: 'media_stream_ended',
+          providerStatus: hangupStatus ?? 'media_stream_ended',
         })
       }
     }

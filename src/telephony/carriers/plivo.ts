@@ -17,11 +17,16 @@ import {
   timeLimitField,
 } from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
-import type { Credentials } from '../config/providers'
+import type { Credentials } from '../../db/schema/telephony'
+import { applicationAccount, applicationAccountSchema } from '../config/provider-info'
 
-// Plivo and Vobiz (Plivo-compatible): the Call API (JSON, numbers without '+'), Plivo XML answers with a bidirectional
-// µ-law <Stream>, hang-up / ring / machine detection callbacks signed with the nonce-based V3 (or V2) signature.
+// Plivo, and the carrier factory Vobiz (Plivo-compatible, vobiz.ts) shares: the Call API (JSON, numbers without
+// '+'), Plivo XML answers with a bidirectional µ-law <Stream>, hang-up / ring / machine detection callbacks signed with the nonce-based V3 (or V2) signature.
 // They differ in authentication headers, in what the V3 signature covers and in their header names.
+
+export const PlivoConfigSchema = applicationAccountSchema('plivo')
+
+export const plivo = applicationAccount('plivo', 'Plivo', PlivoConfigSchema)
 
 const STATUSES: Record<string, CarrierCallStatus> = {
   ringing: 'ringing',
@@ -34,8 +39,10 @@ const STATUSES: Record<string, CarrierCallStatus> = {
   cancel: 'canceled',
 }
 
-type Variant = {
+/** What tells the Plivo-compatible carriers apart; `applicationCarrier` builds a Carrier from one. */
+export type PlivoVariant = {
   provider: 'plivo' | 'vobiz'
+  displayName: string
   /** Header prefix of its signatures: X-Plivo-Signature-…, X-Vobiz-Signature-…. */
   signaturePrefix: string
   authHeaders(credentials: Credentials): Record<string, string>
@@ -43,7 +50,7 @@ type Variant = {
   v3SignedUrl(method: string, url: string, params: Record<string, string>): string
 }
 
-const withoutQuery = (url: string) => url.split('?')[0]
+export const withoutQuery = (url: string) => url.split('?')[0]
 
 /** Plivo's sorted `name=value&…` query string (repeated names sorted by value). */
 function sortedQuery(entries: [string, string][]): string {
@@ -75,25 +82,16 @@ export function plivoSignedUrl(method: string, url: string, params: Record<strin
   return `${base}${sorted || hasParams ? `?${sorted}` : ''}${sorted && hasParams ? '.' : ''}${posted}`
 }
 
-const PLIVO: Variant = {
+const PLIVO: PlivoVariant = {
   provider: 'plivo',
+  displayName: plivo.displayName,
   signaturePrefix: 'x-plivo-signature',
   authHeaders: (credentials) => ({ authorization: basicAuth(credentials.auth_id, credentials.auth_token) }),
   v3SignedUrl: plivoSignedUrl,
 }
 
-const VOBIZ: Variant = {
-  provider: 'vobiz',
-  signaturePrefix: 'x-vobiz-signature',
-  authHeaders: (credentials) => ({
-    'x-auth-id': String(credentials.auth_id),
-    'x-auth-token': String(credentials.auth_token),
-  }),
-  v3SignedUrl: (_method, url) => withoutQuery(url),
-}
-
 /** V3: base64 HMAC-SHA256 of "<signed URL>.<nonce>"; the header may list several signatures. V2: "<URL without query><nonce>". */
-function verifyNonceSignature(variant: Variant, webhook: WebhookRequest, authToken: string): Verdict {
+function verifyNonceSignature(variant: PlivoVariant, webhook: WebhookRequest, authToken: string): Verdict {
   const header = (name: string) => webhook.headers.get(`${variant.signaturePrefix}-${name}`)
   const v3 = header('v3') ?? header('ma-v3')
   const v3Nonce = header('v3-nonce') ?? header('ma-v3-nonce')
@@ -182,10 +180,11 @@ function transferDial(transfer: CarrierTransferRequest) {
   )
 }
 
-function applicationCarrier(variant: Variant): Carrier {
-  const { provider } = variant
+export function applicationCarrier(variant: PlivoVariant): Carrier {
+  const { provider, displayName } = variant
   const request = (ctx: AppContext, credentials: Credentials) => ({
     provider,
+    displayName,
     baseUrl: ctx.providerApis[provider],
     headers: variant.authHeaders(credentials),
     secrets: [credentials.auth_id, credentials.auth_token],
@@ -225,7 +224,7 @@ function applicationCarrier(variant: Variant): Carrier {
             : {}),
         },
       })
-      return requireId(provider, action, answer.request_uuid ?? answer.call_uuid)
+      return requireId(displayName, action, answer.request_uuid ?? answer.call_uuid)
     },
     async hangup(ctx, credentials, callUuid) {
       const base = {
@@ -289,4 +288,3 @@ function applicationCarrier(variant: Variant): Carrier {
 }
 
 export const plivoCarrier = applicationCarrier(PLIVO)
-export const vobizCarrier = applicationCarrier(VOBIZ)

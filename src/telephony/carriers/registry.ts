@@ -1,12 +1,19 @@
 import type { AppContext } from '../../context'
-import { createCarrierProvider, type Carrier, type CarrierName } from './carrier'
+import type { TelephonyProvider } from '../provider'
+import { DialError } from '../provider'
+import { getConfigCredentials } from '../config/configurations'
+import { PROVIDERS } from '../config/providers'
+import { asDialError, callLinks, recordProviderCallId, runByCallId, type Carrier, type CarrierName } from './carrier'
 import { cloudonixCarrier } from './cloudonix'
 import { exotelCarrier } from './exotel'
-import { plivoCarrier, vobizCarrier } from './plivo'
+import { plivoCarrier } from './plivo'
+import { vobizCarrier } from './vobiz'
 import { telnyxCarrier } from './telnyx'
 import { twilioCarrier } from './twilio'
 import { vonageCarrier } from './vonage'
 import { whatsappCarrier } from './whatsapp'
+
+export const displayName = (provider: CarrierName) => PROVIDERS[provider].displayName
 
 /** Every carrier, by provider name (ARI has its own, src/telephony/ari/). */
 export const CARRIERS: Record<CarrierName, Carrier> = {
@@ -27,4 +34,43 @@ export const carrierOf = (provider: string): Carrier | null =>
 export function registerCarriers(ctx: AppContext): void {
   for (const carrier of Object.values(CARRIERS))
     ctx.telephony.register(carrier.provider, createCarrierProvider(ctx, carrier))
+}
+
+/** The TelephonyProvider of a carrier: dial, hang up and look up calls through its Carrier. */
+export function createCarrierProvider(ctx: AppContext, carrier: Carrier): TelephonyProvider {
+  /** The run's carrier call id and the credentials to reach it; null when the call was never placed. */
+  function placedCall(configurationId: number, callId: string) {
+    const run = runByCallId(ctx, callId)
+    const configuration = getConfigCredentials(ctx, configurationId)
+    if (!run?.providerCallId || !configuration) return null
+    return { providerCallId: run.providerCallId, credentials: configuration.credentials }
+  }
+
+  return {
+    async dial(request) {
+      if (!request.callerId) {
+        throw new DialError(
+          `${displayName(carrier.provider)} needs a caller id: add an active phone number to the telephony configuration`,
+        )
+      }
+      const links = callLinks(ctx, request)
+      const providerCallId = await carrier.dial(ctx, request, links).catch(asDialError)
+      recordProviderCallId(ctx, request.runId, providerCallId)
+      ctx.log.info({ provider: carrier.provider, runId: request.runId, providerCallId }, 'carrier call placed')
+    },
+    async hangup(configurationId, callId) {
+      const call = placedCall(configurationId, callId)
+      if (call) await carrier.hangup(ctx, call.credentials, call.providerCallId).catch(asDialError)
+    },
+    async callState(configurationId, callId) {
+      const call = placedCall(configurationId, callId)
+      if (!call) return 'unknown'
+      try {
+        return await carrier.callState(ctx, call.credentials, call.providerCallId)
+      } catch (error) {
+        ctx.log.warn({ provider: carrier.provider, callId, err: error }, 'carrier call state lookup failed')
+        return 'unknown'
+      }
+    },
+  }
 }

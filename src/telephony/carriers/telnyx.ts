@@ -15,11 +15,36 @@ import {
   timeLimitField,
 } from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
-import type { Credentials } from '../config/providers'
+import type { Credentials } from '../../db/schema/telephony'
+import { Type as t } from '@sinclair/typebox'
+import { CARRIER_ACCOUNT, nullableString, providerTag, type ProviderInfo } from '../config/provider-info'
+import { MAX_SECRET_LENGTH } from '../../lib/limits'
 
 // Telnyx Call Control: calls are driven by API commands (Bearer API key), events arrive as JSON webhooks signed with
 // Ed25519 over "<telnyx-timestamp>|<raw body>", verified with the account's public key; media streams are RTP payloads
 // (PCMU) in JSON, bidirectional.
+
+export const TelnyxConfigSchema = t.Object({
+  provider: providerTag('telnyx'),
+  api_key: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'API key.' }),
+  connection_id: nullableString(
+    'Call Control application id. When omitted, one is created on save and its id is stored.',
+  ),
+  webhook_public_key: nullableString('Public key used to verify webhook signatures.', MAX_SECRET_LENGTH),
+})
+
+export const telnyx: ProviderInfo = {
+  name: 'telnyx',
+  displayName: 'Telnyx',
+  connectivity: 'api',
+  schema: TelnyxConfigSchema,
+  fields: [
+    { name: 'api_key', label: 'API Key', type: 'password', sensitive: true },
+    { name: 'connection_id', label: 'Connection ID', type: 'text', placeholder: 'Created on save when empty' },
+    { name: 'webhook_public_key', label: 'Webhook Public Key', type: 'text' },
+  ],
+  ...CARRIER_ACCOUNT,
+}
 
 /** Seconds a webhook's timestamp may differ from our clock. */
 export const TELNYX_TIMESTAMP_TOLERANCE_SECONDS = 300
@@ -45,6 +70,7 @@ const EVENT_STATUSES: Record<string, CarrierCallStatus> = {
 
 const request = (ctx: AppContext, credentials: Credentials) => ({
   provider: 'telnyx' as const,
+  displayName: telnyx.displayName,
   baseUrl: ctx.providerApis.telnyx,
   headers: { authorization: bearer(credentials.api_key) },
   secrets: [credentials.api_key],
@@ -194,7 +220,7 @@ export const telnyxCarrier: Carrier = {
         ...(dial.detectAnsweringMachine ? { answering_machine_detection: 'detect' } : {}),
       },
     })
-    return requireId('telnyx', action, isPlainObject(answer.data) ? answer.data.call_control_id : undefined)
+    return requireId(telnyx.displayName, action, isPlainObject(answer.data) ? answer.data.call_control_id : undefined)
   },
   async hangup(ctx, credentials, callControlId) {
     await callCarrier(ctx, {

@@ -8,7 +8,6 @@ import type { CallTransferResult } from '../ari/call-session'
 import {
   acknowledge,
   callLinks,
-  displayName,
   runById,
   type Carrier,
   type CarrierTransferRequest,
@@ -21,6 +20,7 @@ import { getConfigCredentials } from '../config/configurations'
 import type { CarrierMediaTransport } from '../../voice/carrier-media'
 import type { MediaTransport } from '../../voice/media-transport'
 import { applyStatusUpdate, recordedTransfer, verifiedRun } from './status-callbacks'
+import { displayName } from './registry'
 
 /**
  * Transfers of carrier calls, one flow for every carrier that has `transfer`: the agent's last words are heard,

@@ -15,10 +15,31 @@ import {
   timeLimitField,
 } from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
-import type { Credentials } from '../config/providers'
+import type { Credentials } from '../../db/schema/telephony'
+import { Type as t } from '@sinclair/typebox'
+import { CARRIER_ACCOUNT, providerTag, type ProviderInfo } from '../config/provider-info'
+import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../lib/limits'
 
 // Twilio Programmable Voice: Calls API (form-encoded, Basic auth), TwiML answers, X-Twilio-Signature webhooks.
 // Cloudonix speaks the same TwiML/Media Streams dialect; its implementation reuses `connectTwiml`.
+
+export const TwilioConfigSchema = t.Object({
+  provider: providerTag('twilio'),
+  account_sid: t.String({ maxLength: MAX_NAME_LENGTH, description: 'Account SID.' }),
+  auth_token: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'Auth token.' }),
+})
+
+export const twilio: ProviderInfo = {
+  name: 'twilio',
+  displayName: 'Twilio',
+  connectivity: 'api',
+  schema: TwilioConfigSchema,
+  fields: [
+    { name: 'account_sid', label: 'Account SID', type: 'text', sensitive: true, placeholder: 'AC...' },
+    { name: 'auth_token', label: 'Auth Token', type: 'password', sensitive: true },
+  ],
+  ...CARRIER_ACCOUNT,
+}
 
 /** Twilio's CallStatus words, which Exotel's Status shares. */
 export const TWILIO_CALL_STATUSES: Record<string, CarrierCallStatus> = {
@@ -44,6 +65,7 @@ const callsPath = (credentials: Credentials) =>
 
 const request = (ctx: AppContext, credentials: Credentials) => ({
   provider: 'twilio' as const,
+  displayName: twilio.displayName,
   baseUrl: ctx.providerApis.twilio,
   headers: { authorization: basicAuth(credentials.account_sid, credentials.auth_token) },
   secrets: [credentials.account_sid, credentials.auth_token],
@@ -152,7 +174,7 @@ export const twilioCarrier: Carrier = {
       path: `${callsPath(dial.credentials)}.json`,
       form,
     })
-    return requireId('twilio', action, call.sid)
+    return requireId(twilio.displayName, action, call.sid)
   },
   async hangup(ctx, credentials, callSid) {
     await callCarrier(ctx, {

@@ -19,10 +19,46 @@ import {
   timeLimitField,
 } from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
-import type { Credentials } from '../config/providers'
+import type { Credentials } from '../../db/schema/telephony'
+import { Type as t } from '@sinclair/typebox'
+import { CARRIER_ACCOUNT, nullableString, providerTag, type ProviderInfo } from '../config/provider-info'
+import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../lib/limits'
 
 // Vonage Voice API: calls created with a JWT signed RS256 by the application's private key, NCCO answers that connect a
 // WebSocket (16-bit linear PCM at 16 kHz), JSON events signed with an HS256 JWT under the signature secret.
+
+export const VonageConfigSchema = t.Object({
+  provider: providerTag('vonage'),
+  api_key: t.String({ maxLength: MAX_NAME_LENGTH, description: 'API key.' }),
+  api_secret: t.String({ maxLength: MAX_SECRET_LENGTH, description: 'API secret.' }),
+  application_id: t.String({ maxLength: MAX_NAME_LENGTH, description: 'Voice application id.' }),
+  private_key: t.String({
+    maxLength: MAX_SECRET_LENGTH,
+    description: 'Private key of the application, used to sign JWTs.',
+  }),
+  signature_secret: nullableString('Secret used to verify signed webhooks.', MAX_SECRET_LENGTH),
+})
+
+export const vonage: ProviderInfo = {
+  name: 'vonage',
+  displayName: 'Vonage',
+  connectivity: 'api',
+  schema: VonageConfigSchema,
+  fields: [
+    { name: 'api_key', label: 'API Key', type: 'text', sensitive: true },
+    { name: 'api_secret', label: 'API Secret', type: 'password', sensitive: true },
+    { name: 'application_id', label: 'Application ID', type: 'text' },
+    {
+      name: 'private_key',
+      label: 'Private Key',
+      type: 'textarea',
+      sensitive: true,
+      placeholder: '-----BEGIN PRIVATE KEY-----',
+    },
+    { name: 'signature_secret', label: 'Signature Secret', type: 'password', sensitive: true },
+  ],
+  ...CARRIER_ACCOUNT,
+}
 
 const STATUSES: Record<string, CarrierCallStatus> = {
   started: 'initiated',
@@ -165,6 +201,7 @@ function transferNcco(transfer: CarrierTransferRequest) {
 
 const request = (ctx: AppContext, credentials: Credentials) => ({
   provider: 'vonage' as const,
+  displayName: vonage.displayName,
   baseUrl: ctx.providerApis.vonage,
   headers: { authorization: bearer(vonageApplicationJwt(credentials, ctx.clock.now())) },
   secrets: [credentials.api_key, credentials.api_secret, credentials.signature_secret],
@@ -202,7 +239,7 @@ export const vonageCarrier: Carrier = {
         ...(dial.detectAnsweringMachine ? { machine_detection: 'continue' } : {}),
       },
     })
-    return requireId('vonage', action, answer.uuid)
+    return requireId(vonage.displayName, action, answer.uuid)
   },
   async hangup(ctx, credentials, uuid) {
     await callCarrier(ctx, {

@@ -11,13 +11,74 @@ import {
   type WebhookAnswer,
   type WebhookRequest,
 } from './carrier'
-import { listActiveConfigurations } from '../config/configurations'
-import type { Credentials } from '../config/providers'
-import { WHATSAPP_MEDIA_LIMITATION } from '../config/providers/whatsapp'
+import type { Credentials } from '../../db/schema/telephony'
+import { Type as t } from '@sinclair/typebox'
+import { providerTag, randomHex, type ProviderInfo, type SetupFacts, type SetupStep } from '../config/provider-info'
+import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../lib/limits'
 
 // WhatsApp Business Calling: the Graph API webhook (GET subscription handshake with hub.verify_token, POSTs signed with
 // X-Hub-Signature-256 under the app secret) and the call signalling. Call audio is WebRTC, which Ringbase cannot
 // carry: every call offered is rejected through the Graph API, and no run is ever started on WhatsApp.
+
+export const WhatsappConfigSchema = t.Object({
+  provider: providerTag('whatsapp'),
+  access_token: t.String({
+    minLength: 1,
+    maxLength: MAX_SECRET_LENGTH,
+    description: 'Access token of the business account.',
+  }),
+  waba_id: t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'Business account id.' }),
+  app_secret: t.String({
+    minLength: 1,
+    maxLength: MAX_SECRET_LENGTH,
+    description: 'App secret used to verify webhook signatures.',
+  }),
+})
+
+/** Why no call runs on WhatsApp: said in the form metadata, the checklist and every refusal. */
+export const WHATSAPP_MEDIA_LIMITATION =
+  'WhatsApp calls carry their audio over WebRTC (ICE, DTLS-SRTP, Opus), which Ringbase cannot carry: ' +
+  'it verifies the webhooks and follows the call signalling, but rejects WhatsApp calls and places none.'
+
+function whatsappSteps(facts: SetupFacts): SetupStep[] {
+  return [
+    {
+      key: 'business_number',
+      title: 'Add your business number',
+      description: 'Calls are routed by the business phone number: add it under Phone numbers.',
+      complete: facts.activeNumberCount > 0,
+      blocks_outbound: false,
+    },
+  ]
+}
+
+export const whatsapp: ProviderInfo = {
+  name: 'whatsapp',
+  displayName: 'WhatsApp Business',
+  connectivity: 'api',
+  schema: WhatsappConfigSchema,
+  fields: [
+    { name: 'access_token', label: 'Access Token', type: 'password', sensitive: true },
+    { name: 'waba_id', label: 'Business Account ID', type: 'text' },
+    { name: 'app_secret', label: 'App Secret', type: 'password', sensitive: true },
+    {
+      name: 'webhook_verify_token',
+      label: 'Webhook Verify Token',
+      type: 'readonly',
+      description: `Assigned by the server on create. Paste it into the webhook settings of your app (subscribe to "calls"). ${WHATSAPP_MEDIA_LIMITATION}`,
+    },
+  ],
+  // Shown in clear: the admin copies it into the provider's console.
+  serverManaged: [{ name: 'webhook_verify_token', shownInResponse: true, mint: () => randomHex(16) }],
+  supportsTrunks: false,
+  // It carries calls of a messaging app, not PSTN calls, and their audio is WebRTC.
+  supportsOutbound: false,
+  supportsCallTransfer: false,
+  noOutboundReason: WHATSAPP_MEDIA_LIMITATION,
+  supportsPhoneNumberSync: false,
+  requiresCallerId: false,
+  setupSteps: whatsappSteps,
+}
 
 type CallEvent = { id: string; event: string; from?: string; to?: string; phoneNumberId: string }
 
@@ -29,13 +90,11 @@ export function verifyHubSignature(webhook: WebhookRequest, appSecret: string): 
 }
 
 /** The subscription handshake: the challenge echoed when the verify token is one we minted. */
-function verifySubscription(ctx: AppContext, webhook: WebhookRequest): WebhookAnswer {
+function verifySubscription(webhook: WebhookRequest, activeCredentials: Credentials[]): WebhookAnswer {
   const { 'hub.mode': mode, 'hub.verify_token': token, 'hub.challenge': challenge } = webhook.params
   const known =
     token !== undefined &&
-    listActiveConfigurations(ctx, 'whatsapp').some((configuration) =>
-      sameText(token, String(configuration.credentials.webhook_verify_token)),
-    )
+    activeCredentials.some((credentials) => sameText(token, String(credentials.webhook_verify_token)))
   if (mode !== 'subscribe' || !known || challenge === undefined) throw forbidden('Unknown webhook verify token')
   return { status: 200, contentType: 'text/plain', body: challenge }
 }
@@ -66,6 +125,7 @@ async function rejectCall(ctx: AppContext, credentials: Credentials, call: CallE
   try {
     await callCarrier(ctx, {
       provider: 'whatsapp',
+      displayName: whatsapp.displayName,
       baseUrl: ctx.providerApis.whatsapp,
       action: 'reject the call',
       method: 'POST',
@@ -83,17 +143,19 @@ async function rejectCall(ctx: AppContext, credentials: Credentials, call: CallE
  * A POST: the business account's configuration (by WABA id) must verify the signature; offered calls (`connect`) are
  * rejected, other call events (`terminate`, statuses) only logged. Bodies without call changes are acknowledged.
  */
-async function receive(ctx: AppContext, webhook: WebhookRequest): Promise<WebhookAnswer> {
+async function receive(
+  ctx: AppContext,
+  webhook: WebhookRequest,
+  activeCredentials: Credentials[],
+): Promise<WebhookAnswer> {
   const changes = callChanges(webhook.json)
-  const configurations = listActiveConfigurations(ctx, 'whatsapp')
   const accounts = new Set(changes.map((change) => change.wabaId))
-  const candidates = configurations.filter((configuration) => accounts.has(String(configuration.credentials.waba_id)))
+  const candidates = activeCredentials.filter((credentials) => accounts.has(String(credentials.waba_id)))
   if (!webhook.headers.get('x-hub-signature-256')) throw unauthenticated('Missing webhook signature')
-  const verified = candidates.find(
-    (configuration) => verifyHubSignature(webhook, String(configuration.credentials.app_secret)) === 'valid',
+  const credentials = candidates.find(
+    (candidate) => verifyHubSignature(webhook, String(candidate.app_secret)) === 'valid',
   )
-  if (!verified) throw forbidden('Invalid webhook signature')
-  const { credentials } = verified
+  if (!credentials) throw forbidden('Invalid webhook signature')
   for (const call of changes.flatMap((change) => change.calls)) {
     ctx.log.info({ provider: 'whatsapp', callId: call.id, event: call.event }, 'WhatsApp call event')
     if (call.event === 'connect') await rejectCall(ctx, credentials, call)
@@ -115,6 +177,8 @@ export const whatsappCarrier: Carrier = {
   },
   verify: (webhook, credentials) => verifyHubSignature(webhook, String(credentials.app_secret)),
   parseStatus: () => null,
-  webhook: async (ctx, webhook) =>
-    webhook.method === 'GET' ? verifySubscription(ctx, webhook) : receive(ctx, webhook),
+  webhook: async (ctx, webhook, activeCredentials) =>
+    webhook.method === 'GET'
+      ? verifySubscription(webhook, activeCredentials)
+      : receive(ctx, webhook, activeCredentials),
 }

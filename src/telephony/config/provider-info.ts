@@ -79,7 +79,7 @@ export type ProviderInfo = {
 
 export const randomHex = (bytes: number) => randomBytes(bytes).toString('hex')
 
-export const APPLICATION_ACCOUNT_FIELDS: FieldSpec[] = [
+const APPLICATION_ACCOUNT_FIELDS: FieldSpec[] = [
   { name: 'auth_id', label: 'Auth ID', type: 'text', sensitive: true },
   { name: 'auth_token', label: 'Auth Token', type: 'password', sensitive: true },
   { name: 'application_id', label: 'Application ID', type: 'text', placeholder: 'Created on save when empty' },
@@ -114,3 +114,13 @@ export function callerIdStep(displayName: string, activeNumberCount: number): Se
     blocks_outbound: true,
   }
 }
+
+/** The metadata of a Plivo-compatible account (Plivo, Vobiz): the same fields and capabilities under its own name. */
+export const applicationAccount = (name: 'plivo' | 'vobiz', displayName: string, schema: TObject): ProviderInfo => ({
+  name,
+  displayName,
+  connectivity: 'api',
+  schema,
+  fields: APPLICATION_ACCOUNT_FIELDS,
+  ...CARRIER_ACCOUNT,
+})

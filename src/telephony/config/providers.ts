@@ -2,10 +2,10 @@ import type { Static, TObject, TSchema } from '@sinclair/typebox'
 import { Kind, OptionalKind, Type as t } from '@sinclair/typebox'
 import { checkValue, type Loc, type ValidationItem } from '../../lib/validation'
 import { isPlainObject } from '../../lib/values'
-import { ari, AriConfigSchema } from './providers/ari'
-import { cloudonix, CloudonixConfigSchema } from './providers/cloudonix'
-import { exotel, ExotelConfigSchema } from './providers/exotel'
-import { plivo, PlivoConfigSchema } from './providers/plivo'
+import { ari, AriConfigSchema } from '../ari/metadata'
+import { cloudonix, CloudonixConfigSchema } from '../carriers/cloudonix'
+import { exotel, ExotelConfigSchema } from '../carriers/exotel'
+import { plivo, PlivoConfigSchema } from '../carriers/plivo'
 import { PROVIDER_NAMES, type Credentials, type ProviderName } from '../../db/schema/telephony'
 import {
   callerIdStep,
@@ -16,15 +16,16 @@ import {
   type SetupFacts,
   type SetupStep,
 } from './provider-info'
-import { telnyx, TelnyxConfigSchema } from './providers/telnyx'
-import { twilio, TwilioConfigSchema } from './providers/twilio'
-import { vobiz, VobizConfigSchema } from './providers/vobiz'
-import { vonage, VonageConfigSchema } from './providers/vonage'
-import { whatsapp, WhatsappConfigSchema } from './providers/whatsapp'
+import { telnyx, TelnyxConfigSchema } from '../carriers/telnyx'
+import { twilio, TwilioConfigSchema } from '../carriers/twilio'
+import { vobiz, VobizConfigSchema } from '../carriers/vobiz'
+import { vonage, VonageConfigSchema } from '../carriers/vonage'
+import { whatsapp, WhatsappConfigSchema } from '../carriers/whatsapp'
 
 /**
- * The registry of telephony providers: one file per provider under config/providers/ (schema, form fields, defaults,
- * checklist), and what is done with any of them (validation, stored credentials, form metadata, checklists).
+ * The registry of telephony providers' metadata (schema, form fields, defaults, checklist), declared beside each
+ * implementation (carriers/<name>.ts, ari/metadata.ts), and what is done with any of them (validation, stored
+ * credentials, form metadata, checklists).
  */
 
 export {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { Config } from '../../config'
 import type { AppContext } from '../../context'
 import { basicAuth, bearer, callCarrierForJson, requireId } from '../carriers/http'
-import type { Credentials, ProviderName } from './providers'
+import { PROVIDERS, type Credentials, type ProviderName } from './providers'
 import { isPlainObject } from '../../lib/values'
 
 /**
@@ -28,7 +28,12 @@ type ProviderRequest = {
 }
 
 const callProvider = (ctx: AppContext, request: ProviderRequest) =>
-  callCarrierForJson(ctx, { ...request, baseUrl: ctx.providerApis[request.provider], json: request.body })
+  callCarrierForJson(ctx, {
+    ...request,
+    displayName: PROVIDERS[request.provider].displayName,
+    baseUrl: ctx.providerApis[request.provider],
+    json: request.body,
+  })
 
 /** Plivo and Vobiz share the application API; only their authentication headers differ. */
 async function createAnswerApplication(
@@ -50,7 +55,7 @@ async function createAnswerApplication(
         : { 'x-auth-id': authId, 'x-auth-token': authToken },
     body: { app_name: mintApplicationName(), answer_url: inboundWebhookUrl(ctx.config), answer_method: 'POST' },
   })
-  return { ...credentials, application_id: requireId(provider, action, payload.app_id) }
+  return { ...credentials, application_id: requireId(PROVIDERS[provider].displayName, action, payload.app_id) }
 }
 
 async function createTelnyxConnection(ctx: AppContext, credentials: Credentials): Promise<Credentials> {
@@ -64,7 +69,7 @@ async function createTelnyxConnection(ctx: AppContext, credentials: Credentials)
     body: { application_name: mintApplicationName(), webhook_event_url: inboundWebhookUrl(ctx.config) },
   })
   const data = isPlainObject(payload.data) ? payload.data : {}
-  return { ...credentials, connection_id: requireId('telnyx', action, data.id) }
+  return { ...credentials, connection_id: requireId(PROVIDERS.telnyx.displayName, action, data.id) }
 }
 
 /** Looks up the domain, creates a CXML voice application and makes it the domain's default. */
@@ -88,7 +93,7 @@ async function createCloudonixApplication(ctx: AppContext, credentials: Credenti
     headers,
     body: { name: mintApplicationName(), type: 'cxml', url: inboundWebhookUrl(ctx.config), method: 'POST' },
   })
-  const applicationId = requireId('cloudonix', create, application.id)
+  const applicationId = requireId(PROVIDERS.cloudonix.displayName, create, application.id)
   await callProvider(ctx, {
     provider: 'cloudonix',
     action: 'make the voice application the domain default',
@@ -99,8 +104,8 @@ async function createCloudonixApplication(ctx: AppContext, credentials: Credenti
   })
   return {
     ...credentials,
-    domain_uuid: requireId('cloudonix', lookup, domain.uuid),
-    application_name: requireId('cloudonix', create, application.name),
+    domain_uuid: requireId(PROVIDERS.cloudonix.displayName, lookup, domain.uuid),
+    application_name: requireId(PROVIDERS.cloudonix.displayName, create, application.name),
     application_id: applicationId,
     application_uuid: typeof application.uuid === 'string' ? application.uuid : null,
   }

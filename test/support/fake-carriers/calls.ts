@@ -5,6 +5,7 @@ import { createCarrierTestApp, type CarrierTestApp, type FakeServer } from './sh
 import { addPhoneNumber, createConfiguration } from '../telephony'
 import { waitFor } from '../wait'
 import { createVoiceConversations, type VoiceConversationOptions } from '../../../src/calls/voice'
+import { contactAttempts } from '../../../src/campaigns/attempts'
 import { systemClock } from '../../../src/lib/clock'
 import { startFakeModels, type FakeModels } from '../fake-models'
 import { configureFakeVoiceModels, configureModelsNeverAsked } from '../voice-models'
@@ -151,7 +152,7 @@ export async function startCarrierVoiceApp(
 ): Promise<{ t: CarrierTestApp; models: FakeModels }> {
   const t = createCarrierTestApp({ clock: systemClock })
   const models = startFakeModels()
-  const conversations = createVoiceConversations(t.ctx, { pipeline })
+  const conversations = createVoiceConversations(t.ctx, { attempts: contactAttempts, pipeline })
   t.ctx.telephony.onAnswered((call) => conversations.onAnswered(call))
   await configureFakeVoiceModels(t, models)
   return { t, models }

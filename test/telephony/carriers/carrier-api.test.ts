@@ -60,6 +60,7 @@ describe('callCarrier', () => {
   const call = (method: 'GET' | 'POST', idempotent = false) =>
     callCarrier(t.ctx, {
       provider: 'twilio',
+      displayName: 'Twilio',
       baseUrl: fake.baseUrl,
       action: 'place the call',
       method,

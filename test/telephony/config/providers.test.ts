@@ -473,6 +473,15 @@ describe('provider metadata', () => {
       expect(carrier.transfer !== undefined).toBe(PROVIDERS[name as ProviderName].supportsCallTransfer)
   })
 
+  test("each carrier's file declares its metadata beside its Carrier; ARI's metadata lives in telephony/ari/", async () => {
+    for (const name of Object.keys(CARRIERS)) {
+      const module = await import(`../../../src/telephony/carriers/${name}`)
+      expect(module[name]).toBe(PROVIDERS[name as ProviderName])
+      expect(module[`${name}Carrier`]).toBe(CARRIERS[name as keyof typeof CARRIERS])
+    }
+    expect((await import('../../../src/telephony/ari/metadata')).ari).toBe(PROVIDERS.ari)
+  })
+
   for (const provider of PROVIDER_NAMES) {
     test(`${provider}: the schema requires exactly the spec's required fields`, () => {
       expect(PROVIDERS[provider].schema.required).toEqual(['provider', ...CASES[provider].required])
