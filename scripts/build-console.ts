@@ -1,7 +1,7 @@
 // Bundles the admin console (web/index.html and what it imports) into dist/console.pack: hashed file names,
 // minified, each file stored as is, gzipped and brotli-compressed (the layout is src/api/console/assets.ts's).
 // `bun scripts/build-console.ts [outfile]`; scripts/build.ts runs it and embeds the pack in the binary.
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
 import type { Encoding, PackHeader } from '../src/api/console/assets'
@@ -49,7 +49,9 @@ export async function buildConsole(outfile = join(root, 'dist', 'console.pack'))
   const length = new Uint8Array(4)
   new DataView(length.buffer).setUint32(0, headerBytes.length, true)
   mkdirSync(dirname(outfile), { recursive: true })
-  writeFileSync(outfile, Buffer.concat([length, headerBytes, ...chunks]))
+  // Written beside it, then renamed over it: a server in dev mode (src/api/console/dev.ts) never reads half a pack.
+  writeFileSync(`${outfile}.tmp`, Buffer.concat([length, headerBytes, ...chunks]))
+  renameSync(`${outfile}.tmp`, outfile)
   return gzippedSizes
 }
 

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createApp, OPENAPI_PATH } from './api/app'
 import { serveApi } from './api/server'
-import { loadConsoleAssets } from './api/console/assets'
+import { loadConsoleAssets, PACK_FILE_NAME } from './api/console/assets'
+import { devConsole } from './api/console/dev'
 import { ConfigError, loadConfig, parseArgs, type Flags } from './config'
 import { buildContext, startBackgroundServices, VERSION } from './boot'
 import type { AppContext } from './context'
@@ -50,7 +51,14 @@ async function serve(flags: Flags): Promise<void> {
       `\n=== RINGBASE BOOTSTRAP ADMIN API KEY (organization 'default', shown once): ${bootstrapKey.api_key} ===\n\n`,
     )
   }
-  const app = createApp(ctx, { precompile: true, console: await loadConsoleAssets(join(import.meta.dir, '..')) })
+  // `npm run dev` (scripts/dev.ts) sets RINGBASE_CONSOLE_DEV=1: the console is reloaded as web/ changes.
+  const dev =
+    process.env.RINGBASE_CONSOLE_DEV === '1' ? devConsole(join(import.meta.dir, '..', 'dist', PACK_FILE_NAME)) : null
+  const app = createApp(ctx, {
+    precompile: true,
+    console: dev ? dev.assets : await loadConsoleAssets(join(import.meta.dir, '..')),
+    consoleDev: dev?.routes,
+  })
   const background = await startBackgroundServices(ctx)
   // idleTimeout given explicitly: left to its default, Bun prints a plain-text warning for each request it times out.
   const server = serveApi(ctx, app, {

@@ -295,6 +295,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workflow/{workflow_id}/runs/{run_id}/webhook-deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The run's webhook deliveries: state, attempts, next attempt and each attempt's outcome */
+        get: operations["get_workflow_runs_webhook_deliveries_api_v1_workflow__workflow_id__runs__run_id__webhook_deliveries_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/organizations/usage/runs": {
         parameters: {
             query?: never;
@@ -304,6 +321,23 @@ export interface paths {
         };
         /** List the finished runs of the organization with duration and cost, filtered and paged */
         get: operations["get_usage_history_api_v1_organizations_usage_runs_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/usage/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Finished runs counted, with duration, tokens and cost, by outcome, agent or day, within dates */
+        get: operations["get_organizations_usage_summary_api_v1_organizations_usage_summary_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1583,7 +1617,21 @@ export interface components {
             total_rows: number;
             processed_rows: number;
             failed_calls: number;
+            /** @description Contacts done, as a percentage of total_rows */
             progress_percentage: number;
+            /** @description The campaign's contacts by where they are; they add up to total_rows */
+            contacts: {
+                /** @description Never dialled yet */
+                waiting: number;
+                /** @description A call in progress */
+                dialing: number;
+                /** @description Dialled without success, queued to be dialled again */
+                retries_due: number;
+                /** @description Closed: reached, or out of retries */
+                done: number;
+                /** @description Not dialled again because the campaign was stopped */
+                cancelled: number;
+            };
             source_sync: {
                 [key: string]: unknown;
             };
@@ -2185,6 +2233,24 @@ export interface components {
                 };
             }[];
         };
+        GetOrganizationsUsageSummaryResponse: {
+            /** @enum {string} */
+            group_by: "outcome" | "agent" | "day";
+            /** @description The largest first, at most 1000 */
+            groups: {
+                /** @description The disposition (null: none recorded), the agent id, or the day (YYYY-MM-DD in the asked offset) */
+                key: string | null;
+                /** @description The agent's name for agent groups; else the key */
+                label: string | null;
+                runs: number;
+                duration_seconds: number;
+                tokens: number;
+                /** @description Null when no run of the group was costed in USD */
+                charge_usd: number | null;
+            }[];
+            /** @description Runs in all the groups answered */
+            total_runs: number;
+        };
         GetToolsMetadataResponse: {
             types: {
                 /** @description definition.type */
@@ -2204,6 +2270,40 @@ export interface components {
         GetWorkflowRecordingsResponse: {
             recordings: components["schemas"]["UpdateWorkflowRecordingsResponse"][];
             total: number;
+        };
+        GetWorkflowRunsWebhookDeliveriesResponse: {
+            deliveries: {
+                /** @description Sent as X-Ringbase-Delivery-Id */
+                delivery_id: string;
+                node_id: string;
+                node_name: string;
+                /** @enum {string} */
+                state: "held" | "pending" | "delivered" | "dead";
+                attempts: number;
+                /**
+                 * Format: date-time
+                 * @description When pending: the next attempt
+                 */
+                next_attempt_at: string | null;
+                last_error: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+                /** @description Every attempt made, oldest first */
+                attempt_log: {
+                    attempt: number;
+                    /** Format: date-time */
+                    at: string;
+                    /** @description Scheme, host and port only: a path or query may carry a secret */
+                    url: string | null;
+                    status_code: number | null;
+                    signed: boolean;
+                    /** @description delivered, retry or dead */
+                    outcome: string;
+                    error?: string;
+                }[];
+            }[];
         };
         GetWorkflowsError: components["schemas"]["HTTPValidationError"] | components["schemas"]["HTTPError"];
         GraphConstraints: {
@@ -4291,6 +4391,33 @@ export interface operations {
             422: components["responses"]["HTTPValidationError"];
         };
     };
+    get_workflow_runs_webhook_deliveries_api_v1_workflow__workflow_id__runs__run_id__webhook_deliveries_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: number;
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetWorkflowRunsWebhookDeliveriesResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
     get_usage_history_api_v1_organizations_usage_runs_get: {
         parameters: {
             query?: {
@@ -4318,6 +4445,34 @@ export interface operations {
                 };
             };
             400: components["responses"]["HTTPError"];
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    get_organizations_usage_summary_api_v1_organizations_usage_summary_get: {
+        parameters: {
+            query: {
+                group_by: "outcome" | "agent" | "day";
+                start_date?: string;
+                end_date?: string;
+                utc_offset_minutes?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetOrganizationsUsageSummaryResponse"];
+                };
+            };
             401: components["responses"]["HTTPError"];
             403: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];

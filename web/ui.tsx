@@ -285,3 +285,42 @@ export function useSubmit() {
   }
   return { error, setError, submit }
 }
+
+/** A destructive action asked twice, in the page (no browser dialog): the button, then its confirmation or "Keep it". */
+export function ConfirmButton({
+  label,
+  confirmText,
+  onConfirm,
+  children,
+}: {
+  /** The button's accessible name, e.g. "Delete configuration PBX". */
+  label: string
+  confirmText: string
+  onConfirm: () => void
+  children: ReactNode
+}) {
+  const [asking, setAsking] = useState(false)
+  if (!asking)
+    return (
+      <button type="button" className="secondary" onClick={() => setAsking(true)} aria-label={label}>
+        {children}
+      </button>
+    )
+  return (
+    <>
+      <button
+        type="button"
+        className="danger"
+        onClick={() => {
+          setAsking(false)
+          onConfirm()
+        }}
+      >
+        {confirmText}
+      </button>
+      <button type="button" className="secondary" onClick={() => setAsking(false)}>
+        Keep it
+      </button>
+    </>
+  )
+}

@@ -1,4 +1,4 @@
-import { Elysia } from 'elysia'
+import { Elysia, type AnyElysia } from 'elysia'
 import type { AppContext } from '../context'
 import docsPage from './docs.html' with { type: 'text' }
 import { errorResponse, sentBodyItems } from './errors'
@@ -38,9 +38,13 @@ export const OPENAPI_PATH = '/api/v1/openapi.json'
 /**
  * The whole HTTP API for one context. It does not listen: main.ts serves it, tests call `app.handle`. `precompile`
  * builds every route's handler up front (about half a second) instead of on its first request (up to ~100 ms each).
- * `console`: the admin console's built files (see api/console/assets.ts), served at `/`.
+ * `console`: the admin console's built files (see api/console/assets.ts), served at `/`; `consoleDev`: dev mode's
+ * reload routes (api/console/dev.ts).
  */
-export function createApp(ctx: AppContext, options: { precompile?: boolean; console?: ConsoleAssets | null } = {}) {
+export function createApp(
+  ctx: AppContext,
+  options: { precompile?: boolean; console?: ConsoleAssets | null; consoleDev?: AnyElysia } = {},
+) {
   usePlainFormatChecks()
   const startedAt = new WeakMap<Request, { id: string; at: number }>()
   /** Parsed bodies before Elysia normalizes them (see `sentBodyItems`). */
@@ -127,6 +131,7 @@ export function createApp(ctx: AppContext, options: { precompile?: boolean; cons
     .use(sessionRoutes(ctx))
     .use(eventRoutes(ctx))
     .use(consoleRoutes(options.console ?? null))
+    .use(options.consoleDev ?? new Elysia())
     .use(knowledgeBaseRoutes(ctx))
     .use(mcpRoutes(ctx))
     .use(workflowRecordingRoutes(ctx))

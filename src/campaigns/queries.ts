@@ -208,18 +208,26 @@ export function runsCompletedSince(ctx: AppContext, campaignId: number, after: s
 }
 
 /** How many of the campaign's contacts are closed, and how many of its finished calls failed, were busy or unanswered. */
+/** A campaign's contacts by where they are; a contact queued again after an attempt is a retry due. */
+export type ContactCounts = { waiting: number; dialing: number; retries_due: number; done: number; cancelled: number }
+
 export function campaignProgressCounts(ctx: AppContext, campaignId: number) {
-  const closedContacts = ctx.sqlite
-    .query<{ n: number }, [number]>(
-      `SELECT count(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND state = 'done'`,
+  const contacts = ctx.sqlite
+    .query<ContactCounts, [number]>(
+      `SELECT coalesce(sum(state = 'queued' AND attempts = 0), 0) AS waiting,
+              coalesce(sum(state = 'dialing'), 0) AS dialing,
+              coalesce(sum(state = 'queued' AND attempts > 0), 0) AS retries_due,
+              coalesce(sum(state = 'done'), 0) AS done,
+              coalesce(sum(state = 'cancelled'), 0) AS cancelled
+         FROM campaign_contacts WHERE campaign_id = ?`,
     )
-    .get(campaignId)!.n
+    .get(campaignId)!
   const failedCalls = ctx.sqlite
     .query<{ n: number }, [number]>(
       `SELECT count(*) AS n FROM workflow_runs WHERE campaign_id = ? AND completed_at IS NOT NULL AND disposition IN ('failed', 'busy', 'no-answer')`,
     )
     .get(campaignId)!.n
-  return { closedContacts, failedCalls }
+  return { contacts, failedCalls }
 }
 
 export type VariantCount = { variant_id: string | null; n: number }

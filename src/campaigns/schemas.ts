@@ -177,7 +177,17 @@ export const CampaignProgressResponse = t.Object({
   total_rows: t.Integer(),
   processed_rows: t.Integer(),
   failed_calls: t.Integer(),
-  progress_percentage: t.Number(),
+  progress_percentage: t.Number({ description: 'Contacts done, as a percentage of total_rows' }),
+  contacts: t.Object(
+    {
+      waiting: t.Integer({ description: 'Never dialled yet' }),
+      dialing: t.Integer({ description: 'A call in progress' }),
+      retries_due: t.Integer({ description: 'Dialled without success, queued to be dialled again' }),
+      done: t.Integer({ description: 'Closed: reached, or out of retries' }),
+      cancelled: t.Integer({ description: 'Not dialled again because the campaign was stopped' }),
+    },
+    { description: "The campaign's contacts by where they are; they add up to total_rows" },
+  ),
   source_sync: t.Record(t.String(), t.Unknown()),
   rate_limit: t.Integer(),
   started_at: Nullable(DateTime),

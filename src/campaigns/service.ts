@@ -327,7 +327,7 @@ export function changeCampaignState(
 
 export function campaignProgress(ctx: AppContext, organizationId: number, campaignId: number) {
   const campaign = requireCampaign(ctx, organizationId, campaignId)
-  const { closedContacts: closed, failedCalls } = campaignProgressCounts(ctx, campaignId)
+  const { contacts, failedCalls } = campaignProgressCounts(ctx, campaignId)
   const total = campaign.totalRows ?? 0
   return {
     campaign_id: campaign.id,
@@ -335,7 +335,8 @@ export function campaignProgress(ctx: AppContext, organizationId: number, campai
     total_rows: total,
     processed_rows: campaign.processedRows,
     failed_calls: failedCalls,
-    progress_percentage: total === 0 ? 0 : Math.round((closed / total) * 10000) / 100,
+    progress_percentage: total === 0 ? 0 : Math.round((contacts.done / total) * 10000) / 100,
+    contacts,
     source_sync: { status: 'completed', last_synced_at: campaign.createdAt, error: null },
     rate_limit: campaign.rateLimitPerSecond,
     started_at: campaign.startedAt,

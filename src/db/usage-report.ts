@@ -24,3 +24,16 @@ export const usageRunColumns = (
     'initial_context', json(run.initial_context), 'gathered_context', json(run.gathered_context),
     'charge_usd', CASE WHEN json_type(run.cost_info, '$.charge_usd') IN ('integer', 'real') THEN json_extract(run.cost_info, '$.charge_usd') END
   ) AS json`
+
+/** What a usage summary's group is keyed by; the day is the local date at `?` minutes from UTC (the caller's zone). */
+export const USAGE_GROUP_KEYS: Record<'outcome' | 'agent' | 'day', { key: string; label: string }> = {
+  outcome: { key: 'run.disposition', label: 'run.disposition' },
+  agent: { key: 'CAST(run.workflow_id AS TEXT)', label: 'agent.name' },
+  day: { key: "date(run.created_at, ? || ' minutes')", label: "date(run.created_at, ? || ' minutes')" },
+}
+
+/** A usage summary group's totals over `workflow_runs run`: runs, whole seconds, tokens, the USD charge (null if none). */
+export const USAGE_GROUP_TOTALS = `count(*) AS runs,
+  CAST(round(coalesce(sum(run.call_duration_seconds), 0)) AS INTEGER) AS duration_seconds,
+  coalesce(sum(run.service_token_usage), 0) AS tokens,
+  sum(CASE WHEN json_type(run.cost_info, '$.charge_usd') IN ('integer', 'real') THEN json_extract(run.cost_info, '$.charge_usd') END) AS charge_usd`

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context'
 import { runsMatchingNumbers } from '../db/run-number-search'
 import { allRows, inList, joinSqlParts, limitOffset, sqlPart, type SqlPart } from '../db/sql-parts'
-import { USAGE_LINK_PLACEHOLDERS, usageRunColumns } from '../db/usage-report'
+import { USAGE_GROUP_KEYS, USAGE_GROUP_TOTALS, USAGE_LINK_PLACEHOLDERS, usageRunColumns } from '../db/usage-report'
 import { artifactLinksJsonArgs } from './artifacts'
 import type { RunCriteria } from './filters'
 
@@ -257,6 +257,56 @@ export function openSessionRuns(ctx: AppContext): OpenSessionRun[] {
       WHERE r.call_id IS NULL AND r.state <> 'completed'`,
     )
     .all()
+}
+
+export type UsageGroupBy = 'outcome' | 'agent' | 'day'
+
+export type UsageGroupRow = {
+  key: string | null
+  label: string | null
+  runs: number
+  duration_seconds: number
+  tokens: number
+  charge_usd: number | null
+}
+
+/** At most this many groups are answered, the largest first. */
+export const MAX_USAGE_GROUPS = 1000
+
+/**
+ * The organization's finished runs (with usage_info) created within the bounds, counted and summed per group (through the
+ * (organization_id, created_at) usage index).
+ */
+export function usageGroups(
+  ctx: AppContext,
+  request: {
+    organizationId: number
+    groupBy: UsageGroupBy
+    utcOffsetMinutes: number
+    createdFrom?: string
+    createdTo?: string
+  },
+): UsageGroupRow[] {
+  const group = USAGE_GROUP_KEYS[request.groupBy]
+  const offset = request.groupBy === 'day' ? [request.utcOffsetMinutes, request.utcOffsetMinutes] : []
+  const where = joinSqlParts(
+    [
+      sqlPart('run.organization_id = ? AND run.usage_info IS NOT NULL', request.organizationId),
+      request.createdFrom === undefined ? undefined : sqlPart('run.created_at >= ?', request.createdFrom),
+      request.createdTo === undefined ? undefined : sqlPart('run.created_at <= ?', request.createdTo),
+    ],
+    ' AND ',
+  )
+  return allRows<UsageGroupRow>(
+    ctx.sqlite,
+    sqlPart(
+      `SELECT ${group.key} AS key, min(${group.label}) AS label, ${USAGE_GROUP_TOTALS}
+      FROM workflow_runs run JOIN workflows agent ON agent.id = run.workflow_id
+      WHERE ${where.text} GROUP BY 1 ORDER BY runs DESC, key LIMIT ${MAX_USAGE_GROUPS}`,
+      ...offset,
+      ...where.params,
+    ),
+  )
 }
 
 /** The ids of one page of runs, and the number of matches. */

@@ -34,3 +34,20 @@ export const UsageResponse = t.Object({
   limit: t.Integer(),
   total_pages: t.Integer(),
 })
+
+export const UsageGroup = t.Object({
+  key: t.Union([t.String(), t.Null()], {
+    description: 'The disposition (null: none recorded), the agent id, or the day (YYYY-MM-DD in the asked offset)',
+  }),
+  label: t.Union([t.String(), t.Null()], { description: "The agent's name for agent groups; else the key" }),
+  runs: t.Integer(),
+  duration_seconds: t.Integer(),
+  tokens: t.Integer(),
+  charge_usd: t.Union([t.Number(), t.Null()], { description: 'Null when no run of the group was costed in USD' }),
+})
+
+export const UsageSummaryResponse = t.Object({
+  group_by: t.Union([t.Literal('outcome'), t.Literal('agent'), t.Literal('day')]),
+  groups: t.Array(UsageGroup, { description: 'The largest first, at most 1000' }),
+  total_runs: t.Integer({ description: 'Runs in all the groups answered' }),
+})

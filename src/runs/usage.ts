@@ -6,8 +6,8 @@ import { parseIsoDateTime } from '../lib/iso-datetime'
 import { publicLinkParams } from './artifacts'
 import { criteriaFrom, DAY_MS, parseFilterItems } from './filters'
 import { runSort, type RunListOptions } from './list'
-import { usageRunPage } from './queries'
-import type { UsageResponse } from './usage-schemas'
+import { usageGroups, usageRunPage, type UsageGroupBy } from './queries'
+import type { UsageResponse, UsageSummaryResponse } from './usage-schemas'
 
 const USAGE_FILTERS = [
   'runId',
@@ -27,7 +27,7 @@ const DATE_MESSAGES = {
 }
 
 /** Inclusive created_at bounds as ISO strings; a date alone as end_date means the end of that day. */
-function dateBounds(query: UsageOptions): { createdFrom?: string; createdTo?: string } {
+function dateBounds(query: { start_date?: string; end_date?: string }): { createdFrom?: string; createdTo?: string } {
   const bounds: { createdFrom?: string; createdTo?: string } = {}
   const problems: ValidationItem[] = []
   for (const [name, bound] of [
@@ -85,4 +85,23 @@ export function usageReportJson(ctx: AppContext, organizationId: number, query: 
   }
   // The totals' JSON without its opening brace completes the object.
   return `{"runs":[${runs.map((run) => run.json).join(',')}],${JSON.stringify(totals).slice(1)}`
+}
+
+/** The organization's finished runs within the dates, counted and summed by outcome, agent or day. */
+export function usageSummary(
+  ctx: AppContext,
+  organizationId: number,
+  query: { group_by: UsageGroupBy; start_date?: string; end_date?: string; utc_offset_minutes?: number },
+): Static<typeof UsageSummaryResponse> {
+  const groups = usageGroups(ctx, {
+    organizationId,
+    groupBy: query.group_by,
+    utcOffsetMinutes: query.utc_offset_minutes ?? 0,
+    ...dateBounds(query),
+  })
+  return {
+    group_by: query.group_by,
+    groups: groups.map((group) => ({ ...group, label: group.label ?? group.key })),
+    total_runs: groups.reduce((sum, group) => sum + group.runs, 0),
+  }
 }

@@ -575,6 +575,10 @@ describe('dialing', () => {
     clock.advance(200)
     await scheduler.tickAndSettle()
     expect(telephony.dials).toHaveLength(2)
+    // the busy contact waits for its retry, the other is done: the progress counts contacts, its percentage too
+    const waiting = (await t.request('GET', `/api/v1/campaign/${campaign.id}/progress`)).body
+    expect(waiting.contacts).toEqual({ waiting: 0, dialing: 0, retries_due: 1, done: 1, cancelled: 0 })
+    expect(waiting).toMatchObject({ total_rows: 2, processed_rows: 2, progress_percentage: 50 })
     clock.advance(30_000)
     await scheduler.tickAndSettle()
     expect(telephony.dials).toHaveLength(2)
@@ -590,6 +594,13 @@ describe('dialing', () => {
       executed_count: 3,
       total_queued_count: 3,
       failed_rows: 2,
+    })
+    expect((await t.request('GET', `/api/v1/campaign/${campaign.id}/progress`)).body.contacts).toEqual({
+      waiting: 0,
+      dialing: 0,
+      retries_due: 0,
+      done: 2,
+      cancelled: 0,
     })
     const retryRun = t.ctx.sqlite
       .query<{ initial_context: string }, [number]>('SELECT initial_context FROM workflow_runs WHERE id = ?')

@@ -269,6 +269,55 @@ describe('webhook deliveries', () => {
     expect(attempts.find(({ node_id }) => node_id === 'down')!.error).toStartWith('Network error')
   })
 
+  test("a run's deliveries over the API: state, next attempt and each attempt; another organization's run is a 404", async () => {
+    const workflowId = await agent(
+      agentWith(
+        node('flaky', 'webhook', { name: 'Flaky', endpoint_url: `${receiver.url}/flaky?token=secret-in-query` }),
+        node('refusing', 'webhook', { name: 'Refusing', endpoint_url: `${receiver.url}/refusing` }),
+      ),
+    )
+    receiver.answerWith((path) => (path === '/refusing' ? new Response('no', { status: 400 }) : null))
+    receiver.statuses.push(503)
+    const chat = await post(`/api/v1/workflow/${workflowId}/text-chat/sessions`)
+    await post(`/api/v1/workflow/${workflowId}/text-chat/sessions/${chat.workflow_run_id}/end`)
+    const path = `/api/v1/workflow/${workflowId}/runs/${chat.workflow_run_id}/webhook-deliveries`
+    const queued = await t.request('GET', path)
+    expect(queued.status, queued.text).toBe(200)
+    expect(
+      queued.body.deliveries.map((delivery: any) => [delivery.node_name, delivery.state, delivery.attempts]),
+    ).toEqual([
+      ['Flaky', 'pending', 0],
+      ['Refusing', 'pending', 0],
+    ])
+    await createWebhookDispatcher(t.ctx).tick()
+    const [flaky, refusing] = (await t.request('GET', path)).body.deliveries
+    expect(flaky).toMatchObject({
+      node_id: 'flaky',
+      state: 'pending',
+      attempts: 1,
+      next_attempt_at: new Date(t.ctx.clock.now() + 30_000).toISOString(),
+      last_error: 'HTTP 503',
+      attempt_log: [{ attempt: 1, status_code: 503, outcome: 'retry', url: receiver.url, signed: false }],
+    })
+    expect(flaky.delivery_id).toBe(
+      receiver.received.find((request) => request.path === '/flaky')!.headers.get('x-ringbase-delivery-id'),
+    )
+    expect(refusing).toMatchObject({ state: 'dead', attempts: 1, next_attempt_at: null, last_error: 'HTTP 400' })
+    expect(refusing.attempt_log).toEqual([
+      expect.objectContaining({ outcome: 'dead', status_code: 400, error: 'HTTP 400' }),
+    ])
+    expect(JSON.stringify(flaky)).not.toContain('secret-in-query')
+
+    const other = t.newOrg('other')
+    expect((await t.request('GET', path, { key: other.key })).status).toBe(404)
+    const elsewhere = await t.request(
+      'GET',
+      `/api/v1/workflow/${workflowId + 1000}/runs/${chat.workflow_run_id}/webhook-deliveries`,
+    )
+    expect(elsewhere.status).toBe(404)
+    expect(elsewhere.body).toEqual({ detail: 'Workflow run not found' })
+  })
+
   test('a chat the process died in is closed at the next start, and its webhook still goes out', async () => {
     const workflowId = await agent(
       agentWith(

@@ -428,6 +428,63 @@ describe('items', () => {
   })
 })
 
+describe('the summary: runs counted and summed by outcome, agent or day', () => {
+  const summary = (query: Record<string, string | number>, key?: string) =>
+    t.request(
+      'GET',
+      `/api/v1/organizations/usage/summary?${new URLSearchParams(Object.entries(query).map(([name, value]): [string, string] => [name, String(value)]))}`,
+      { key },
+    )
+
+  /** The finished runs of organization 1 within the bounds, grouped by `keyOf`: [key, runs, rounded seconds], largest first. */
+  function expectedGroups(keyOf: (run: SeededRun) => string | null, from: string, to: string) {
+    const groups = new Map<string | null, { runs: number; seconds: number }>()
+    for (const run of seeded) {
+      if (run.organizationId !== 1 || run.duration === null || run.createdAt < from || run.createdAt > to) continue
+      const group = groups.get(keyOf(run)) ?? { runs: 0, seconds: 0 }
+      groups.set(keyOf(run), { runs: group.runs + 1, seconds: group.seconds + run.duration })
+    }
+    return [...groups]
+      .map(([key, group]) => [key, group.runs, Math.round(group.seconds)])
+      .sort((a, b) => (b[1] as number) - (a[1] as number) || String(a[0]).localeCompare(String(b[0])))
+  }
+  const shape = (body: any) => body.groups.map((group: any) => [group.key, group.runs, group.duration_seconds])
+
+  test('by outcome within the dates: every finished run counted once, whatever the page size of the list', async () => {
+    const response = await summary({ group_by: 'outcome', start_date: '2026-03-02T00:00:00Z', end_date: '2026-03-06' })
+    expect(response.status, response.text).toBe(200)
+    const expected = expectedGroups((run) => run.disposition, '2026-03-02T00:00:00.000Z', '2026-03-06T23:59:59.999Z')
+    expect(new Set(shape(response.body))).toEqual(new Set(expected))
+    expect(response.body.total_runs).toBe(expected.reduce((sum, group) => sum + (group[1] as number), 0))
+    expect(response.body.groups.find((group: any) => group.key === null)).toMatchObject({ label: null })
+    expect(response.body.groups.every((group: any) => typeof group.charge_usd === 'number')).toBe(true)
+  })
+
+  test('by agent, named; by day in the asked offset from UTC', async () => {
+    const agents = await summary({ group_by: 'agent' })
+    expect(agents.body.groups.map((group: any) => group.label).sort()).toEqual(['Alpha', 'Beta'])
+    expect(agents.body.total_runs).toBe(
+      seeded.filter((run) => run.organizationId === 1 && run.duration !== null).length,
+    )
+    // UTC-7: a run at 00:00Z belongs to the day before
+    const days = await summary({ group_by: 'day', utc_offset_minutes: -420, end_date: '2026-03-03T23:59:59Z' })
+    const localDay = (run: SeededRun) => new Date(Date.parse(run.createdAt) - 420 * 60_000).toISOString().slice(0, 10)
+    expect(new Set(shape(days.body))).toEqual(new Set(expectedGroups(localDay, '', '2026-03-03T23:59:59.000Z')))
+    expect(days.body.groups.map((group: any) => group.key)).toContain('2026-02-28')
+  })
+
+  test("another organization's summary holds only its runs; a bad grouping or date is a 422 naming it", async () => {
+    const acmeAgents = await summary({ group_by: 'agent' }, acme.key)
+    expect(acmeAgents.body.groups.map((group: any) => group.label)).toEqual(['Acme'])
+    const badGroup = await summary({ group_by: 'week' })
+    expect(badGroup.status).toBe(422)
+    expect(badGroup.body.detail[0].loc).toEqual(['query', 'group_by'])
+    const badDate = await summary({ group_by: 'day', start_date: 'yesterday' })
+    expect(badDate.status).toBe(422)
+    expect(badDate.body.detail[0].loc).toEqual(['query', 'start_date'])
+  })
+})
+
 describe('validation', () => {
   test.each([
     [

@@ -12,7 +12,8 @@ import { startFakeAri, type FakeAri } from '../support/fake-ari'
 import { say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
 import { createConfiguration } from '../support/telephony'
-import { createVoiceAgent, placeCall, untilWritten, type VoiceAgent } from '../support/voice-calls'
+import { callerSpeech } from '../support/voice'
+import { createVoiceAgent, marksProcessed, placeCall, untilWritten, type VoiceAgent } from '../support/voice-calls'
 import { configureFakeVoiceModels } from '../support/voice-models'
 import { waitFor } from '../support/wait'
 
@@ -129,9 +130,16 @@ describe('the console', () => {
       expect(await row.textContent()).toContain('Local/102@test')
       await page.locator(`tr[data-run-id="${call.runId}"]`, { hasText: 'talking' }).waitFor()
       await inspect('overview-live-call')
+      // both tracks of the recording carry sound: the agent's greeting, then the caller's words
+      await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 20_000)
+      models.transcription.queue({ text: 'Can I book a table?' })
+      models.chat.queue(say('Of course.'))
+      call.media.speak(await callerSpeech('Can I book a table for two tonight?'))
+      await waitFor('the caller heard', () => models.requestsTo('/audio/transcriptions').length >= 1, 20_000)
       fake.hangup(call.callId)
       await row.waitFor({ state: 'detached' })
       await untilWritten(t, agent, call.runId)
+      models.reset()
     },
     120_000,
   )
@@ -145,6 +153,13 @@ describe('the console', () => {
       expect(await page.locator('audio').getAttribute('src')).toMatch(/^\/api\/v1\/public\/download\//)
       await page.locator('.waveform svg').first().waitFor()
       expect(await page.locator('.waveform svg').count()).toBe(2)
+      // each track is drawn: its outline spans more than the flat line of silence
+      const drawnHeights = (await page.evaluate(
+        "[...document.querySelectorAll('.waveform path.wave')].map((path) => path.getBBox().height)",
+      )) as number[]
+      expect(drawnHeights).toHaveLength(2)
+      for (const height of drawnHeights) expect(height).toBeGreaterThan(10)
+      expect(await page.getByRole('img', { name: /track waveform: silent$/ }).count()).toBe(0)
       await page
         .getByRole('button', { name: /^Play from 0:0/ })
         .first()
@@ -182,6 +197,69 @@ describe('the console', () => {
   )
 
   step(
+    "a run's QA results and webhook deliveries: the review per node, each delivery with its state and attempts",
+    async () => {
+      const received: string[] = []
+      const receiver = Bun.serve({
+        hostname: '127.0.0.1',
+        port: 0,
+        fetch: (request) => {
+          received.push(new URL(request.url).pathname)
+          return new Response('ok')
+        },
+      })
+      try {
+        const node = (id: string, type: string, data: Record<string, unknown>) => ({
+          id,
+          type,
+          position: { x: 0, y: 0 },
+          data,
+        })
+        const created = await t.request('POST', '/api/v1/workflow/create/definition', {
+          body: {
+            name: 'Reviewed agent',
+            workflow_definition: {
+              nodes: [
+                node('start', 'startCall', { name: 'Start', greeting: 'Hi.', prompt: 'Help.' }),
+                node('review', 'qa', { name: 'Review', qa_min_call_duration: 0 }),
+                node('crm', 'webhook', { name: 'CRM', endpoint_url: `http://127.0.0.1:${receiver.port}/calls` }),
+              ],
+              edges: [],
+            },
+          },
+        })
+        expect(created.status, created.text).toBe(200)
+        const sessions = `/api/v1/workflow/${created.body.id}/text-chat/sessions`
+        const runId = (await t.request('POST', sessions, { body: {} })).body.workflow_run_id
+        models.chat.queue(
+          say('Sure.'),
+          say(
+            JSON.stringify({ tags: ['goal_achieved'], overall_sentiment: 'positive', score: 9, summary: 'Helpful.' }),
+          ),
+        )
+        expect((await t.request('POST', `${sessions}/${runId}/messages`, { body: { text: 'Hello' } })).status).toBe(200)
+        expect((await t.request('POST', `${sessions}/${runId}/end`, { body: {} })).status).toBe(200)
+        await waitFor('the webhook delivered', () => received.length === 1, 15_000)
+        await page.goto(`${base}/#/runs/${created.body.id}/${runId}`)
+        const qa = page.getByRole('region', { name: 'QA results' })
+        await qa.getByRole('cell', { name: 'Helpful.' }).waitFor()
+        expect(await qa.locator('tbody tr').first().textContent()).toBe('Start9positivegoal_achievedHelpful.')
+        const webhooks = page.getByRole('region', { name: 'Webhook deliveries' })
+        const delivery = webhooks.locator('tbody tr')
+        await delivery.locator('.badge', { hasText: 'delivered' }).waitFor()
+        expect(await delivery.locator('td').first().textContent()).toBe('CRM')
+        expect(await delivery.locator('li').allTextContents()).toEqual([
+          expect.stringMatching(/^#1 .+: delivered \(HTTP 200\)$/),
+        ])
+        await inspect('run-qa-webhooks')
+      } finally {
+        receiver.stop(true)
+      }
+    },
+    60_000,
+  )
+
+  step(
     'a campaign from a CSV chosen in the browser: upload with progress, then started and followed',
     async () => {
       await go('/campaigns', 'Campaigns')
@@ -212,6 +290,14 @@ describe('the console', () => {
         .locator('.facts div', { hasText: 'Dial attempts' })
         .locator('dd', { hasText: /^[12]$/ })
         .waitFor()
+      // the bar and its figure count contacts, as the API's progress does
+      const progress = (
+        await t.request('GET', `/api/v1/campaign/${new URL(page.url()).hash.split('/').at(-1)}/progress`)
+      ).body
+      expect(progress.total_rows).toBe(2)
+      expect(await page.locator('progress').getAttribute('max')).toBe('2')
+      await page.getByText(/^\d of 2 contacts done$/).waitFor()
+      expect(await page.locator('.facts div', { hasText: 'Retries due' }).locator('dd').textContent()).toBe('0')
       await inspect('campaign')
       await page.getByRole('button', { name: 'Pause' }).click()
       await page.getByRole('button', { name: 'Resume' }).click()
@@ -223,26 +309,94 @@ describe('the console', () => {
   )
 
   step(
-    'a campaign with a dialling window: the form sends its schedule (weekdays, the times, the time zone)',
+    'a campaign with a window per day, retries and a split between three agents: sent as such, then its split stats',
     async () => {
+      const others = [await createVoiceAgent(t), await createVoiceAgent(t)]
       await go('/campaigns/new', 'New campaign')
       await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Office hours')
       await page.getByLabel('Agent', { exact: true }).selectOption(String(agent.id))
-      await page.getByLabel('Dial from (HH:MM)').fill('09:00')
-      await page.getByLabel('Dial until (HH:MM)').fill('17:30')
+      await page.getByRole('button', { name: 'Split with another agent' }).click()
+      await page.getByRole('button', { name: 'Split with another agent' }).click()
+      expect(await page.getByLabel('Share of agent 1 (%)').inputValue()).toBe('34')
+      await page.getByLabel('Agent 2', { exact: true }).selectOption(String(others[0].id))
+      await page.getByLabel('Agent 3', { exact: true }).selectOption(String(others[1].id))
+      await page.getByLabel('Share of agent 1 (%)').fill('50')
+      await page.getByLabel('Share of agent 2 (%)').fill('30')
+      await page.getByLabel('Share of agent 3 (%)').fill('30')
+      await page.getByLabel('Monday from').fill('09:00')
+      await page.getByLabel('Monday until').fill('17:30')
+      await page.getByRole('button', { name: 'Same hours as Monday, Tuesday to Friday' }).click()
+      await page.getByLabel('Saturday from').fill('10:00')
+      await page.getByLabel('Saturday until').fill('12:00')
       await page.getByLabel('Time zone of the window').fill('Europe/Paris')
-      await page
-        .getByLabel(/^Contacts/)
-        .setInputFiles({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from('phone_number\n105\n') })
+      await page.getByLabel('Retries per contact').fill('1')
+      await page.getByLabel('Seconds between retries').fill('60')
+      await page.getByLabel(/^Contacts/).setInputFiles({
+        name: 'contacts.csv',
+        mimeType: 'text/csv',
+        buffer: Buffer.from('phone_number\n105\n106\n107\n108\n109\n'),
+      })
+      await page.getByRole('button', { name: 'Upload and create' }).click()
+      // weights totalling 110: the API's 422 is shown by the split
+      await page.locator('.field-error').first().waitFor()
+      expect(await page.getByLabel('Agent', { exact: true }).getAttribute('aria-invalid')).toBe('true')
+      await page.getByLabel('Share of agent 3 (%)').fill('20')
       await page.getByRole('button', { name: 'Upload and create' }).click()
       await page.getByRole('heading', { level: 1, name: 'Office hours' }).waitFor()
       const id = Number(new URL(page.url()).hash.split('/').at(-1))
-      const campaign = await t.request('GET', `/api/v1/campaign/${id}`)
-      expect(campaign.body.schedule_config).toEqual({
+      const campaign = (await t.request('GET', `/api/v1/campaign/${id}`)).body
+      expect(campaign.schedule_config).toEqual({
         enabled: true,
         timezone: 'Europe/Paris',
-        slots: [0, 1, 2, 3, 4].map((day) => ({ day_of_week: day, start_time: '09:00', end_time: '17:30' })),
+        slots: [
+          ...[0, 1, 2, 3, 4].map((day) => ({ day_of_week: day, start_time: '09:00', end_time: '17:30' })),
+          { day_of_week: 5, start_time: '10:00', end_time: '12:00' },
+        ],
       })
+      expect(campaign.retry_config).toMatchObject({ enabled: true, max_retries: 1, retry_delay_seconds: 60 })
+      expect(
+        campaign.traffic_split.variants.map((variant: { workflow_id: number; weight: number }) => [
+          variant.workflow_id,
+          variant.weight,
+        ]),
+      ).toEqual([
+        [agent.id, 50],
+        [others[0].id, 30],
+        [others[1].id, 20],
+      ])
+      // dialled now (the window lifted): the split's stats, as the API counts them, in the table
+      const lifted = await t.request('PATCH', `/api/v1/campaign/${id}`, {
+        body: { schedule_config: { ...campaign.schedule_config, enabled: false } },
+      })
+      expect(lifted.status, lifted.text).toBe(200)
+      await page.reload()
+      await page.getByRole('button', { name: 'Start' }).click()
+      await page.locator('.facts div', { hasText: 'Dial attempts' }).locator('dd', { hasText: /^2$/ }).waitFor()
+      await page.getByRole('button', { name: 'Cancel campaign' }).click()
+      await page.locator('.facts .badge', { hasText: 'stopped' }).waitFor()
+      for (const channel of fake.liveChannelIds()) fake.hangup(channel)
+      await waitFor(
+        'the calls ended',
+        async () => (await t.request('GET', `/api/v1/campaign/${id}/progress`)).body.contacts.dialing === 0,
+      )
+      await page.reload()
+      await page.getByRole('region', { name: 'Traffic split' }).waitFor()
+      const stats = (await t.request('GET', `/api/v1/campaign/${id}/traffic-stats`)).body
+      const rows = page.getByRole('region', { name: 'Traffic split' }).locator('tbody tr')
+      expect(await rows.count()).toBe(3)
+      expect(stats.variants.reduce((sum: number, variant: any) => sum + variant.calls_placed, 0)).toBe(2)
+      for (const [index, variant] of stats.variants.entries()) {
+        expect(await rows.nth(index).locator('td').allTextContents()).toEqual([
+          variant.workflow_name,
+          `${variant.weight} %`,
+          String(variant.contacts_assigned),
+          String(variant.calls_placed),
+          Object.entries(variant.outcomes)
+            .map(([outcome, count]) => `${outcome}: ${count}`)
+            .join(', ') || '—',
+        ])
+      }
+      await inspect('campaign-split')
     },
     60_000,
   )
@@ -264,7 +418,7 @@ describe('the console', () => {
       await url.fill(fake.url)
       await page.getByRole('button', { name: 'Save configuration' }).click()
       await page.getByText('Saved “Second PBX”').waitFor()
-      await page.getByRole('cell', { name: 'Second PBX' }).waitFor()
+      await page.getByRole('cell', { name: 'Second PBX', exact: true }).waitFor()
       expect(await page.content()).not.toContain('secret-password')
       await inspect('telephony')
       // its phone numbers, each with the agent that answers it
@@ -275,6 +429,51 @@ describe('the console', () => {
       await page.getByRole('button', { name: 'Add number' }).click()
       await page.getByRole('cell', { name: agentName }).waitFor()
       await inspect('telephony-numbers')
+      // edited: the secret is shown masked as a hint, never sent back; the API's 422 lands by its field
+      const [second] = (await t.request('GET', '/api/v1/organizations/telephony-configs')).body.configurations.filter(
+        (config: { name: string }) => config.name === 'Second PBX',
+      )
+      const storedPassword = (await t.request('GET', `/api/v1/organizations/telephony-configs/${second.id}`)).body
+        .credentials.app_password
+      const sent: string[] = []
+      const listen = (request: { method(): string; postData(): string | null }) => {
+        if (request.method() === 'PUT') sent.push(request.postData() ?? '')
+      }
+      page.on('request', listen)
+      await page.getByRole('button', { name: 'Edit configuration Second PBX' }).click()
+      const form = page.getByRole('form', { name: 'Edit “Second PBX”' })
+      await form.waitFor()
+      expect(await form.getByLabel('ARI Password').inputValue()).toBe('')
+      await form.getByText(`Stored: ${storedPassword}. Leave empty to keep it.`).waitFor()
+      expect(await form.getByLabel('ARI URL').inputValue()).toBe(fake.url)
+      await form.getByRole('textbox', { name: 'Name', exact: true }).fill('Lab PBX')
+      await form.getByLabel('ARI URL').fill('not a url')
+      await form.getByRole('button', { name: 'Save configuration' }).click()
+      await form.locator('input[aria-invalid="true"]').first().waitFor()
+      expect(await form.getByLabel('ARI URL').getAttribute('aria-invalid')).toBe('true')
+      await inspect('telephony-edit-error')
+      // a new address needs the password again in clear: the API says so by the password's field
+      await form.getByLabel('ARI URL').fill(`${fake.url}/`)
+      await form.getByRole('button', { name: 'Save configuration' }).click()
+      await form.locator('input[type="password"][aria-invalid="true"]').waitFor()
+      expect(await form.getByLabel('ARI URL').getAttribute('aria-invalid')).toBeNull()
+      await form.getByLabel('ARI URL').fill(fake.url)
+      await form.getByRole('button', { name: 'Save configuration' }).click()
+      await form.getByText('Saved “Lab PBX”').waitFor()
+      page.off('request', listen)
+      expect(sent.map((body) => JSON.parse(body))).toEqual([
+        { name: 'Lab PBX', config: { ari_endpoint: 'not a url' } },
+        { name: 'Lab PBX', config: { ari_endpoint: `${fake.url}/` } },
+        { name: 'Lab PBX' },
+      ])
+      const edited = (await t.request('GET', `/api/v1/organizations/telephony-configs/${second.id}`)).body
+      expect(edited.credentials).toMatchObject({ ari_endpoint: fake.url, app_password: storedPassword })
+      expect(edited.name).toBe('Lab PBX')
+      // deleted, after a confirmation in the page
+      await page.getByRole('button', { name: 'Delete configuration Lab PBX' }).click()
+      await page.getByRole('button', { name: 'Delete “Lab PBX” and its numbers' }).click()
+      await page.getByRole('cell', { name: 'Lab PBX', exact: true }).waitFor({ state: 'detached' })
+      expect((await t.request('GET', `/api/v1/organizations/telephony-configs/${second.id}`)).status).toBe(404)
     },
     60_000,
   )
@@ -321,7 +520,22 @@ describe('the console', () => {
       await page.getByText('Saved: runs that finish from now on are costed with it.').waitFor()
       await inspect('models')
       // the overview's health: the server just checked, and the data dir's disk space
+      const asked: string[] = []
+      const listen = (request: { url(): string }) => asked.push(request.url())
+      page.on('request', listen)
       await go('/', 'Overview')
+      // today's outcomes are the server's count for today in the browser's time zone, not a count of a page of runs
+      const caption = page.getByRole('region', { name: "Today's calls by outcome" }).locator('figcaption')
+      await caption.waitFor()
+      page.off('request', listen)
+      expect(asked.filter((url) => url.includes('/usage/runs'))).toEqual([])
+      const summaryUrl = new URL(asked.find((url) => url.includes('/api/v1/organizations/usage/summary'))!)
+      expect(summaryUrl.searchParams.get('group_by')).toBe('outcome')
+      const localMidnight = await page.evaluate<string>('new Date(new Date().setHours(0, 0, 0, 0)).toISOString()')
+      expect(summaryUrl.searchParams.get('start_date')).toBe(localMidnight)
+      const summary = await t.request('GET', `${summaryUrl.pathname}${summaryUrl.search}`)
+      expect(summary.body.total_runs).toBeGreaterThan(1)
+      expect(await caption.textContent()).toBe(`${summary.body.total_runs} finished today`)
       await page
         .locator('li', { hasText: 'Lab server' })
         .getByText(/checked/)
@@ -335,6 +549,54 @@ describe('the console', () => {
       await page.getByText(`CRM ${hostile('credential-name')}`).waitFor()
       expect(await page.content()).not.toContain('tok-secret-123')
       await inspect('tools')
+    },
+    60_000,
+  )
+
+  step(
+    'a model server edited (its key typed once, then shown masked and never sent back) and deleted after its configuration',
+    async () => {
+      await go('/models', 'Models')
+      const sent: string[] = []
+      const listen = (request: { method(): string; postData(): string | null }) => {
+        if (request.method() === 'PUT') sent.push(request.postData() ?? '')
+      }
+      page.on('request', listen)
+      await page.getByRole('button', { name: 'Edit server Lab server' }).click()
+      let form = page.getByRole('form', { name: 'Edit “Lab server”' })
+      await form.getByLabel('API key').fill('sk-lab-secret-1234')
+      await form.getByRole('button', { name: 'Save server' }).click()
+      await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+      await page.getByRole('button', { name: 'Close' }).click()
+      const [server] = (await t.request('GET', '/api/v1/organizations/provider-connections')).body.connections.filter(
+        (connection: { name: string }) => connection.name === 'Lab server',
+      )
+      expect(server.api_key).not.toContain('sk-lab-secret')
+      await page.getByRole('button', { name: 'Edit server Lab server' }).click()
+      form = page.getByRole('form', { name: 'Edit “Lab server”' })
+      await form.getByText(`Stored: ${server.api_key}. Leave empty to keep it.`).waitFor()
+      expect(await form.getByLabel('API key').inputValue()).toBe('')
+      await form.getByRole('textbox', { name: 'Name' }).fill('Lab GPU')
+      await form.getByRole('button', { name: 'Save server' }).click()
+      await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+      page.off('request', listen)
+      expect(sent.map((body) => JSON.parse(body))).toEqual([{ api_key: 'sk-lab-secret-1234' }, { name: 'Lab GPU' }])
+      const renamed = (await t.request('GET', `/api/v1/organizations/provider-connections/${server.uuid}`)).body
+      expect(renamed).toMatchObject({ name: 'Lab GPU', api_key: server.api_key })
+      expect(await page.content()).not.toContain('sk-lab-secret')
+      await page.getByRole('button', { name: 'Close' }).click()
+      // in use by "Lab voice": the API's 409 is shown; deleted once its configuration is
+      await page.getByRole('button', { name: 'Delete server Lab GPU' }).click()
+      await page.getByRole('button', { name: 'Delete “Lab GPU”' }).click()
+      await page.getByRole('alert').waitFor()
+      await page.getByRole('button', { name: 'Delete configuration Lab voice' }).click()
+      await page.getByRole('button', { name: 'Delete “Lab voice”' }).click()
+      await page.getByText('Lab voice').waitFor({ state: 'detached' })
+      await page.getByRole('button', { name: 'Delete server Lab GPU' }).click()
+      await page.getByRole('button', { name: 'Delete “Lab GPU”' }).click()
+      await page.getByRole('button', { name: 'Edit server Lab GPU' }).waitFor({ state: 'detached' })
+      expect((await t.request('GET', `/api/v1/organizations/provider-connections/${server.uuid}`)).status).toBe(404)
+      await inspect('models-edited')
     },
     60_000,
   )
@@ -359,6 +621,122 @@ describe('the console', () => {
       await inspect('usage')
     },
     60_000,
+  )
+
+  step(
+    'the keyboard alone: sign in, reach every page, create a key, start and pause a campaign; focus always visible and named',
+    async () => {
+      const keyboardContext = await consoleBrowser.browser.newContext({ viewport: { width: 1280, height: 860 } })
+      const keyboard = await keyboardContext.newPage()
+      /**
+       * The focused control: its accessible name (aria-label, aria-labelledby, its label, its text) and whether its focus
+       * ring shows; null when focus left the page (past its last control).
+       */
+      const focused = () =>
+        keyboard.evaluate<{ name: string; ring: boolean } | null>(`(() => {
+          const element = document.activeElement
+          if (!element || element === document.body) return null
+          const labelled = element.getAttribute('aria-labelledby')
+          const name = (
+            element.getAttribute('aria-label') ||
+            (labelled ? document.getElementById(labelled)?.textContent : '') ||
+            element.labels?.[0]?.textContent ||
+            element.textContent ||
+            ''
+          ).trim()
+          const style = getComputedStyle(element)
+          return { name, ring: style.outlineStyle !== 'none' && Number.parseFloat(style.outlineWidth) > 0 }
+        })()`)
+      /** One press of Tab; the control reached is named and shows its focus. */
+      const tab = async () => {
+        await keyboard.keyboard.press('Tab')
+        const now = await focused()
+        if (now === null) return null
+        expect(now.name, 'every control has an accessible name').not.toBe('')
+        expect(now.ring, `focus visible on "${now.name}"`).toBe(true)
+        return now.name
+      }
+      /** Presses Tab until the focused control's name is `name`. */
+      const tabTo = async (name: string, limit = 80) => {
+        for (let presses = 0; presses < limit; presses++) if ((await tab()) === name) return
+        throw new Error(`no control named ${name} within ${limit} presses of Tab`)
+      }
+      try {
+        await keyboard.goto(`${base}/`)
+        await keyboard.getByRole('heading', { name: 'Sign in to Ringbase' }).waitFor()
+        await tabTo('API key')
+        await keyboard.keyboard.type(t.adminKey)
+        await keyboard.keyboard.press('Enter')
+        await keyboard.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+        const pages: [string, string][] = [
+          ['Runs', 'Runs'],
+          ['Campaigns', 'Campaigns'],
+          ['Telephony', 'Telephony'],
+          ['Models', 'Models'],
+          ['Tools', 'Tools and credentials'],
+          ['Usage', 'Usage and cost (last 30 days)'],
+          ['API keys', 'API keys'],
+          ['Overview', 'Overview'],
+        ]
+        for (const [link, heading] of pages) {
+          await keyboard.locator('body').focus()
+          await tabTo(link)
+          await keyboard.keyboard.press('Enter')
+          await keyboard.getByRole('heading', { level: 1, name: heading }).waitFor()
+          // the page's controls after the link, up to 30: each named, its focus shown
+          for (let presses = 0; presses < 30; presses++) if ((await tab()) === null) break
+        }
+        // a key created and its one-time display dismissed, keyboard only
+        await keyboard.locator('body').focus()
+        await tabTo('API keys')
+        await keyboard.keyboard.press('Enter')
+        await keyboard.getByRole('heading', { level: 1, name: 'API keys' }).waitFor()
+        await tabTo('Name')
+        await keyboard.keyboard.type('Typed key')
+        await keyboard.keyboard.press('Enter')
+        await keyboard.getByLabel('The new API key').waitFor()
+        await tabTo('I have copied it')
+        await keyboard.keyboard.press('Space')
+        await keyboard.getByRole('button', { name: 'Revoke key Typed key' }).waitFor()
+        // a draft campaign (its CSV uploaded over the API: a file chooser is not the page's) started and paused
+        const grant = (
+          await t.request('POST', '/api/v1/s3/presigned-upload-url', { body: { file_name: 'k.csv', file_size: 17 } })
+        ).body
+        const upload = new URL(grant.upload_url, base)
+        const put = await fetch(`${base}${upload.pathname}${upload.search}`, {
+          method: 'PUT',
+          headers: { 'content-type': 'text/csv' },
+          body: 'phone_number\n110\n',
+        })
+        expect(put.status).toBeLessThan(300)
+        const draft = await t.request('POST', '/api/v1/campaign/create', {
+          body: { name: 'Keyboard campaign', source_type: 'csv', source_id: grant.file_key, workflow_id: agent.id },
+        })
+        expect(draft.status, draft.text).toBe(200)
+        await keyboard.locator('body').focus()
+        await tabTo('Campaigns')
+        await keyboard.keyboard.press('Enter')
+        await keyboard.getByRole('heading', { level: 1, name: 'Campaigns' }).waitFor()
+        await tabTo('Keyboard campaign')
+        await keyboard.keyboard.press('Enter')
+        await keyboard.getByRole('heading', { level: 1, name: 'Keyboard campaign' }).waitFor()
+        await tabTo('Start')
+        await keyboard.keyboard.press('Enter')
+        await keyboard.getByRole('button', { name: 'Pause' }).waitFor()
+        await keyboard.locator('body').focus()
+        await tabTo('Pause')
+        await keyboard.keyboard.press('Space')
+        await keyboard.getByRole('button', { name: 'Resume' }).waitFor()
+        await keyboard.locator('.facts .badge', { hasText: 'paused' }).waitFor()
+        await tabTo('Cancel campaign')
+        await keyboard.keyboard.press('Enter')
+        await keyboard.locator('.facts .badge', { hasText: 'stopped' }).waitFor()
+        for (const channel of fake.liveChannelIds()) fake.hangup(channel)
+      } finally {
+        await keyboardContext.close()
+      }
+    },
+    90_000,
   )
 
   step(

@@ -82,23 +82,25 @@ const safeDetail = (text: string) => {
   }
 }
 
-/** Two agents splitting the contacts: the first gets `firstShare` percent, the second the rest. */
-const trafficSplit = (first: number, second: number, firstShare: number) => ({
-  variants: [
-    { workflow_id: first, weight: firstShare },
-    { workflow_id: second, weight: 100 - firstShare },
-  ],
-})
+const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday']
 
-/** One daily window (`HH:MM`–`HH:MM` in `timezone`) on weekdays or every day; day 0 is Monday. */
-function scheduleConfig(timezone: string, days: string, start: string, end: string) {
-  const dayNumbers = days === 'weekdays' ? [0, 1, 2, 3, 4] : [0, 1, 2, 3, 4, 5, 6]
-  return {
-    enabled: true,
-    timezone,
-    slots: dayNumbers.map((day) => ({ day_of_week: day, start_time: start, end_time: end })),
-  }
-}
+type Variant = { agent: string; weight: string }
+type DayWindow = { start: string; end: string }
+
+/** The split's weights made even again (whole percentages totalling 100, the rest to the first) after a change of size. */
+const evenWeights = (variants: Variant[]): Variant[] =>
+  variants.map((variant, index) => ({
+    ...variant,
+    weight: String(Math.floor(100 / variants.length) + (index === 0 ? 100 % variants.length : 0)),
+  }))
+
+/** The days with both times as slots (day 0 is Monday), each with its row in the form for the API's `loc`. */
+const scheduleSlots = (windows: DayWindow[]) =>
+  windows.flatMap((window, day) =>
+    window.start && window.end ? [{ day_of_week: day, start_time: window.start, end_time: window.end }] : [],
+  )
+
+const MAX_VARIANTS = 5
 
 function NewCampaign() {
   const agents = useLoad(() => api<{ id: number; name: string; status: string }[]>('GET', '/api/v1/workflow/fetch'), [])
@@ -107,20 +109,22 @@ function NewCampaign() {
     [],
   )
   const [name, setName] = useState('')
-  const [agent, setAgent] = useState('')
+  const [variants, setVariants] = useState<Variant[]>([{ agent: '', weight: '100' }])
   const [configuration, setConfiguration] = useState('')
   const [concurrency, setConcurrency] = useState('2')
   const [rate, setRate] = useState('1')
   const [retries, setRetries] = useState('2')
-  const [secondAgent, setSecondAgent] = useState('')
-  const [firstShare, setFirstShare] = useState('50')
-  const [windowStart, setWindowStart] = useState('')
-  const [windowEnd, setWindowEnd] = useState('')
-  const [windowDays, setWindowDays] = useState('weekdays')
+  const [retryDelay, setRetryDelay] = useState('120')
+  const [windows, setWindows] = useState<DayWindow[]>(DAYS.map(() => ({ start: '', end: '' })))
   const [timezone, setTimezone] = useState(Intl.DateTimeFormat().resolvedOptions().timeZone)
   const file = useRef<HTMLInputElement>(null)
   const [progress, setProgress] = useState<number | null>(null)
   const { error, submit } = useSubmit()
+  const slots = scheduleSlots(windows)
+  const setVariant = (index: number, change: Partial<Variant>) =>
+    setVariants((previous) => previous.map((variant, at) => (at === index ? { ...variant, ...change } : variant)))
+  const setWindow = (day: number, change: Partial<DayWindow>) =>
+    setWindows((previous) => previous.map((window, at) => (at === day ? { ...window, ...change } : window)))
   const create = submit(async () => {
     const chosen = file.current?.files?.[0]
     if (!chosen) throw new ApiError(0, 'Choose a CSV file of contacts')
@@ -136,100 +140,136 @@ function NewCampaign() {
         name,
         source_type: 'csv',
         source_id: grant.file_key,
-        ...(secondAgent
-          ? { traffic_split: trafficSplit(Number(agent), Number(secondAgent), Number(firstShare)) }
-          : { workflow_id: Number(agent) || null }),
-        ...(windowStart && windowEnd
-          ? { schedule_config: scheduleConfig(timezone, windowDays, windowStart, windowEnd) }
-          : {}),
+        ...(variants.length > 1
+          ? {
+              traffic_split: {
+                variants: variants.map((variant) => ({
+                  workflow_id: Number(variant.agent),
+                  weight: Number(variant.weight),
+                })),
+              },
+            }
+          : { workflow_id: Number(variants[0].agent) || null }),
+        ...(slots.length ? { schedule_config: { enabled: true, timezone, slots } } : {}),
         telephony_configuration_id: configuration ? Number(configuration) : null,
         max_concurrency: Number(concurrency) || null,
         rate_limit_per_second: Number(rate) || 1,
-        retry_config: { enabled: Number(retries) > 0, max_retries: Number(retries) || 0 },
+        retry_config: {
+          enabled: Number(retries) > 0,
+          max_retries: Number(retries) || 0,
+          ...(Number(retries) > 0 ? { retry_delay_seconds: Number(retryDelay) } : {}),
+        },
       })
       navigate(`/campaigns/${campaign.id}`)
     } finally {
       setProgress(null)
     }
   })
+  const agentOptions = [
+    { value: '', label: 'Choose an agent' },
+    ...(agents.data ?? [])
+      .filter((item) => item.status !== 'archived')
+      .map((item) => ({ value: String(item.id), label: item.name })),
+  ]
   return (
     <Page title="New campaign">
       <form className="card form" onSubmit={create} aria-label="New campaign">
         <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
-        <Field
-          label="Agent"
-          value={agent}
-          onChange={setAgent}
-          error={error}
-          path={['workflow_id']}
-          required
-          options={[
-            { value: '', label: 'Choose an agent' },
-            ...(agents.data ?? [])
-              .filter((item) => item.status !== 'archived')
-              .map((item) => ({ value: String(item.id), label: item.name })),
-          ]}
-        />
-        <Field
-          label="Split with a second agent"
-          value={secondAgent}
-          onChange={setSecondAgent}
-          error={error}
-          path={['traffic_split', 'variants']}
-          hint="Optional: each contact is called by one of the two, by weight"
-          options={[
-            { value: '', label: 'No split' },
-            ...(agents.data ?? [])
-              .filter((item) => item.status !== 'archived')
-              .map((item) => ({ value: String(item.id), label: item.name })),
-          ]}
-        />
-        {secondAgent ? (
+        <fieldset>
+          <legend>Agents</legend>
+          {variants.map((variant, index) => (
+            <div key={index} className="row">
+              <Field
+                label={index === 0 ? 'Agent' : `Agent ${index + 1}`}
+                value={variant.agent}
+                onChange={(agent) => setVariant(index, { agent })}
+                error={error}
+                path={variants.length > 1 ? ['traffic_split', 'variants', index, 'workflow_id'] : ['workflow_id']}
+                otherPaths={index === 0 ? [['traffic_split', 'variants'], ['traffic_split']] : []}
+                required
+                options={agentOptions}
+              />
+              {variants.length > 1 ? (
+                <>
+                  <Field
+                    label={`Share of agent ${index + 1} (%)`}
+                    type="number"
+                    value={variant.weight}
+                    onChange={(weight) => setVariant(index, { weight })}
+                    error={error}
+                    path={['traffic_split', 'variants', index, 'weight']}
+                  />
+                  <button
+                    type="button"
+                    className="secondary"
+                    onClick={() => setVariants((previous) => evenWeights(previous.filter((_, at) => at !== index)))}
+                  >
+                    Remove agent {index + 1}
+                  </button>
+                </>
+              ) : null}
+            </div>
+          ))}
+          {variants.length < MAX_VARIANTS ? (
+            <button
+              type="button"
+              className="secondary"
+              onClick={() => setVariants((previous) => evenWeights([...previous, { agent: '', weight: '0' }]))}
+            >
+              Split with another agent
+            </button>
+          ) : null}
+          <small className="muted">
+            With several agents each contact is called by one of them, by share (whole percentages totalling 100; up to{' '}
+            {MAX_VARIANTS}).
+          </small>
+        </fieldset>
+        <fieldset>
+          <legend>Dialling window</legend>
+          <small className="muted">
+            Optional: a day with both times set is dialled between them; a day without is not. No day set: any time.
+          </small>
+          {DAYS.map((day, index) => {
+            const slot = slots.findIndex((candidate) => candidate.day_of_week === index)
+            return (
+              <div key={day} className="row">
+                <Field
+                  label={`${day} from`}
+                  type="time"
+                  value={windows[index].start}
+                  onChange={(start) => setWindow(index, { start })}
+                  error={error}
+                  path={slot >= 0 ? ['schedule_config', 'slots', slot, 'start_time'] : undefined}
+                />
+                <Field
+                  label={`${day} until`}
+                  type="time"
+                  value={windows[index].end}
+                  onChange={(end) => setWindow(index, { end })}
+                  error={error}
+                  path={slot >= 0 ? ['schedule_config', 'slots', slot, 'end_time'] : undefined}
+                  otherPaths={slot >= 0 ? [['schedule_config', 'slots', slot]] : []}
+                />
+              </div>
+            )
+          })}
+          <button
+            type="button"
+            className="secondary"
+            onClick={() =>
+              setWindows((previous) => previous.map((window, day) => (day > 0 && day < 5 ? previous[0] : window)))
+            }
+          >
+            Same hours as Monday, Tuesday to Friday
+          </button>
           <Field
-            label="First agent's share (%)"
-            type="number"
-            value={firstShare}
-            onChange={setFirstShare}
+            label="Time zone of the window"
+            value={timezone}
+            onChange={setTimezone}
             error={error}
-            path={['traffic_split', 'variants', 0, 'weight']}
-            hint="The second agent gets the rest of 100"
+            path={['schedule_config', 'timezone']}
           />
-        ) : null}
-        <Field
-          label="Dial from (HH:MM)"
-          type="time"
-          value={windowStart}
-          onChange={setWindowStart}
-          error={error}
-          path={['schedule_config', 'slots']}
-          hint="Optional: outside this window nothing is dialled"
-        />
-        <Field
-          label="Dial until (HH:MM)"
-          type="time"
-          value={windowEnd}
-          onChange={setWindowEnd}
-          error={error}
-          path={['schedule_config', 'slots', 0, 'end_time']}
-        />
-        <Field
-          label="Days"
-          value={windowDays}
-          onChange={setWindowDays}
-          error={error}
-          path={['schedule_config', 'slots', 0, 'day_of_week']}
-          options={[
-            { value: 'weekdays', label: 'Monday to Friday' },
-            { value: 'every-day', label: 'Every day' },
-          ]}
-        />
-        <Field
-          label="Time zone of the window"
-          value={timezone}
-          onChange={setTimezone}
-          error={error}
-          path={['schedule_config', 'timezone']}
-        />
+        </fieldset>
         <Field
           label="Telephony configuration"
           value={configuration}
@@ -264,7 +304,19 @@ function NewCampaign() {
           onChange={setRetries}
           error={error}
           path={['retry_config', 'max_retries']}
+          hint="A busy or unanswered contact (or a voicemail) is dialled again, up to this many more times"
         />
+        {Number(retries) > 0 ? (
+          <Field
+            label="Seconds between retries"
+            type="number"
+            value={retryDelay}
+            onChange={setRetryDelay}
+            error={error}
+            path={['retry_config', 'retry_delay_seconds']}
+            hint="30 to 3600"
+          />
+        ) : null}
         <div className="field">
           <label htmlFor="contacts-file">Contacts (CSV with a phone_number column)</label>
           <input id="contacts-file" ref={file} type="file" accept=".csv,text/csv" required />
@@ -348,20 +400,34 @@ function CampaignPage({ id }: { id: number }) {
                 </dd>
               </div>
               <div>
+                <dt>Contacts done</dt>
+                <dd>{progress.contacts.done}</dd>
+              </div>
+              <div>
+                <dt>In a call</dt>
+                <dd>{progress.contacts.dialing}</dd>
+              </div>
+              <div>
+                <dt>Retries due</dt>
+                <dd>{progress.contacts.retries_due}</dd>
+              </div>
+              <div>
+                <dt>Not dialled yet</dt>
+                <dd>{progress.contacts.waiting}</dd>
+              </div>
+              {progress.contacts.cancelled ? (
+                <div>
+                  <dt>Cancelled</dt>
+                  <dd>{progress.contacts.cancelled}</dd>
+                </div>
+              ) : null}
+              <div>
                 <dt>Dial attempts</dt>
-                <dd>{campaign.processed_rows}</dd>
+                <dd title="Calls placed, retries included">{progress.processed_rows}</dd>
               </div>
               <div>
-                <dt>Finished</dt>
-                <dd>{campaign.executed_count}</dd>
-              </div>
-              <div>
-                <dt>Failed</dt>
+                <dt>Failed calls</dt>
                 <dd>{progress.failed_calls}</dd>
-              </div>
-              <div>
-                <dt>Still queued</dt>
-                <dd>{campaign.total_queued_count}</dd>
               </div>
               <div>
                 <dt>Agent</dt>
@@ -385,7 +451,7 @@ function CampaignPage({ id }: { id: number }) {
           {traffic.variants.length > 1 ? (
             <section className="card" aria-labelledby="split-title">
               <h2 id="split-title">Traffic split</h2>
-              <Table card={false} columns={['Agent', 'Weight', 'Contacts', 'Calls', 'Outcomes']}>
+              <Table card={false} columns={['Agent', 'Share', 'Contacts', 'Calls placed', 'Outcomes']}>
                 {traffic.variants.map((variant: any) => (
                   <tr key={variant.id}>
                     <td>

@@ -1,6 +1,6 @@
-import { useState } from 'react'
+import { useId, useState } from 'react'
 import { api } from '../api'
-import { Empty, ErrorNote, Field, Page, Show, useLoad, useSubmit } from '../ui'
+import { ConfirmButton, Empty, ErrorNote, Field, Page, Show, useLoad, useSubmit } from '../ui'
 
 export function Models() {
   const connections = useLoad(
@@ -9,6 +9,8 @@ export function Models() {
   )
   const configurations = useLoad(() => api<any>('GET', '/api/v1/organizations/model-configurations'), [])
   const [checks, setChecks] = useState<Record<string, string>>({})
+  const [editingServer, setEditingServer] = useState<Connection | null>(null)
+  const removal = useSubmit()
   const check = async (uuid: string) => {
     setChecks((previous) => ({ ...previous, [uuid]: 'Checking…' }))
     try {
@@ -47,14 +49,41 @@ export function Models() {
                     >
                       Check
                     </button>{' '}
-                    <span role="status">{checks[connection.uuid] ?? ''}</span>
+                    <span role="status">{checks[connection.uuid] ?? ''}</span>{' '}
+                    <button
+                      type="button"
+                      className="secondary"
+                      onClick={() => setEditingServer(connection)}
+                      aria-label={`Edit server ${connection.name}`}
+                    >
+                      Edit
+                    </button>{' '}
+                    <ConfirmButton
+                      label={`Delete server ${connection.name}`}
+                      confirmText={`Delete “${connection.name}”`}
+                      onConfirm={removal.submit(async () => {
+                        await api('DELETE', `/api/v1/organizations/provider-connections/${connection.uuid}`)
+                        connections.reload()
+                      })}
+                    >
+                      Delete
+                    </ConfirmButton>
                   </li>
                 ))}
               </ul>
             )
           }
         </Show>
-        <NewConnection onCreated={connections.reload} />
+        <ErrorNote error={removal.error} />
+        {editingServer ? (
+          <ConnectionForm
+            key={editingServer.uuid}
+            editing={editingServer}
+            onSaved={connections.reload}
+            onClose={() => setEditingServer(null)}
+          />
+        ) : null}
+        <ConnectionForm onSaved={connections.reload} />
       </section>
       <section className="card" aria-labelledby="configurations-title">
         <h2 id="configurations-title">Model configurations</h2>
@@ -70,7 +99,17 @@ export function Models() {
                 {list.map((item) => (
                   <li key={item.uuid}>
                     <strong>{item.name}</strong>
-                    {item.is_default ? <span className="muted"> (default)</span> : null}
+                    {item.is_default ? <span className="muted"> (default)</span> : null}{' '}
+                    <ConfirmButton
+                      label={`Delete configuration ${item.name}`}
+                      confirmText={`Delete “${item.name}”`}
+                      onConfirm={removal.submit(async () => {
+                        await api('DELETE', `/api/v1/organizations/model-configurations/${item.uuid}`)
+                        configurations.reload()
+                      })}
+                    >
+                      Delete
+                    </ConfirmButton>
                   </li>
                 ))}
               </ul>
@@ -86,26 +125,52 @@ export function Models() {
   )
 }
 
-function NewConnection({ onCreated }: { onCreated: () => void }) {
-  const [name, setName] = useState('')
-  const [baseUrl, setBaseUrl] = useState('')
+type Connection = { uuid: string; name: string; base_url: string; api_key: string | null }
+
+/**
+ * A model server's form: a new one (POST), or `editing` one (PUT of the fields changed). Its stored key is shown
+ * masked as a hint and sent only when one is typed: the mask never overwrites it.
+ */
+function ConnectionForm({
+  editing,
+  onSaved,
+  onClose,
+}: {
+  editing?: Connection
+  onSaved: () => void
+  onClose?: () => void
+}) {
+  const [name, setName] = useState(editing?.name ?? '')
+  const [baseUrl, setBaseUrl] = useState(editing?.base_url ?? '')
   const [key, setKey] = useState('')
+  const [saved, setSaved] = useState(false)
   const { error, submit } = useSubmit()
-  const create = submit(async () => {
-    await api('POST', '/api/v1/organizations/provider-connections', {
-      name,
-      provider: 'openai',
-      base_url: baseUrl,
-      ...(key ? { api_key: key } : {}),
-    })
-    setName('')
-    setBaseUrl('')
+  const titleId = useId()
+  const save = submit(async () => {
+    setSaved(false)
+    if (editing) {
+      await api('PUT', `/api/v1/organizations/provider-connections/${editing.uuid}`, {
+        ...(name !== editing.name ? { name } : {}),
+        ...(baseUrl !== editing.base_url ? { base_url: baseUrl } : {}),
+        ...(key ? { api_key: key } : {}),
+      })
+      setSaved(true)
+    } else {
+      await api('POST', '/api/v1/organizations/provider-connections', {
+        name,
+        provider: 'openai',
+        base_url: baseUrl,
+        ...(key ? { api_key: key } : {}),
+      })
+      setName('')
+      setBaseUrl('')
+    }
     setKey('')
-    onCreated()
+    onSaved()
   })
   return (
-    <form className="inline-form" onSubmit={create} aria-labelledby="new-connection-title">
-      <h3 id="new-connection-title">Add a model server</h3>
+    <form className="inline-form" onSubmit={save} aria-labelledby={titleId}>
+      <h3 id={titleId}>{editing ? `Edit “${editing.name}”` : 'Add a model server'}</h3>
       <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
       <Field
         label="Base URL"
@@ -124,9 +189,20 @@ function NewConnection({ onCreated }: { onCreated: () => void }) {
         error={error}
         path={['api_key']}
         autoComplete="new-password"
+        hint={editing?.api_key ? `Stored: ${editing.api_key}. Leave empty to keep it.` : undefined}
       />
       <ErrorNote error={error} />
-      <button type="submit">Add server</button>
+      {saved ? (
+        <p role="status" className="ok">
+          Saved.
+        </p>
+      ) : null}
+      <button type="submit">{editing ? 'Save server' : 'Add server'}</button>
+      {onClose ? (
+        <button type="button" className="secondary" onClick={onClose}>
+          Close
+        </button>
+      ) : null}
     </form>
   )
 }

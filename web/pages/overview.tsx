@@ -1,13 +1,16 @@
 import { useRef, useState } from 'react'
-import { api, query } from '../api'
+import { api, query, type Schemas } from '../api'
 import { useLiveEvents, type LiveRun } from '../events'
 import { href } from '../router'
 import { BarChart, Elapsed, Empty, Page, Show, StateBadge, Table, Time, useLoad } from '../ui'
 
-const startOfToday = () => {
-  const today = new Date()
-  today.setHours(0, 0, 0, 0)
-  return today.toISOString()
+/** Today in the browser's time zone, as the instants it starts and ends at. */
+const today = () => {
+  const start = new Date()
+  start.setHours(0, 0, 0, 0)
+  const end = new Date(start)
+  end.setDate(end.getDate() + 1)
+  return { start_date: start.toISOString(), end_date: new Date(end.getTime() - 1).toISOString() }
 }
 
 export function Overview({ admin }: { admin: boolean }) {
@@ -83,28 +86,30 @@ function LiveCalls({ calls }: { calls: Map<number, LiveRun> | null }) {
 
 function TodayByOutcome({ changes }: { changes: number }) {
   const loaded = useLoad(
-    () => api('GET', `/api/v1/organizations/usage/runs${query({ start_date: startOfToday(), limit: 100 })}`),
+    () =>
+      api<Schemas['GetOrganizationsUsageSummaryResponse']>(
+        'GET',
+        `/api/v1/organizations/usage/summary${query({ group_by: 'outcome', ...today() })}`,
+      ),
     [changes],
   )
   return (
     <section className="card" aria-labelledby="today-title">
       <h2 id="today-title">Today's calls by outcome</h2>
       <Show loaded={loaded} what="today's calls">
-        {(usage: { runs: { disposition?: string | null }[]; total_count: number }) => {
-          if (usage.total_count === 0) return <Empty title="No finished call today yet." />
-          const counts = new Map<string, number>()
-          for (const run of usage.runs)
-            counts.set(run.disposition || 'unknown', (counts.get(run.disposition || 'unknown') ?? 0) + 1)
-          return (
+        {(summary) =>
+          summary.total_runs === 0 ? (
+            <Empty title="No finished call today yet." />
+          ) : (
             <>
               <BarChart
-                title={`${usage.total_count} finished today${usage.total_count > usage.runs.length ? ` (latest ${usage.runs.length} shown)` : ''}`}
-                bars={[...counts].map(([label, value]) => ({ label, value }))}
+                title={`${summary.total_runs} finished today`}
+                bars={summary.groups.map((group) => ({ label: group.label ?? 'no outcome', value: group.runs }))}
               />
               <a href={href('/runs')}>All runs</a>
             </>
           )
-        }}
+        }
       </Show>
     </section>
   )
@@ -146,25 +151,29 @@ function RunningCampaigns({ changes }: { changes: number }) {
   )
 }
 
+/** `count` with its noun, singular for one (`1 dial attempt`, `2 dial attempts`). */
+export const countOf = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`
+
+/** A campaign's progress in contacts: the bar and the figure are both contacts done of all its contacts. */
 export function CampaignProgress({
   campaign,
   progress,
 }: {
   campaign: { id: number; name: string; state: string }
-  progress: any
+  progress: { total_rows: number; contacts: { done: number } }
 }) {
-  const total = Number(progress.total_rows ?? 0)
-  const done = Number(progress.processed_rows ?? 0)
+  const total = progress.total_rows
+  const done = progress.contacts.done
   return (
     <li>
       <a href={href(`/campaigns/${campaign.id}`)}>{campaign.name}</a> <StateBadge state={campaign.state} />
       <progress
         max={Math.max(1, total)}
         value={Math.min(done, total)}
-        aria-label={`${campaign.name}: ${done} dial attempts for ${total} contacts`}
+        aria-label={`${campaign.name}: ${done} of ${countOf(total, 'contact')} done`}
       />
       <span className="muted">
-        {done} dial attempts · {total} contacts
+        {done} of {countOf(total, 'contact')} done
       </span>
     </li>
   )

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react'
 import { api } from '../api'
 import { href } from '../router'
-import { BarChart, Empty, formatDuration, Page, Show, StateBadge, Time, useLoad } from '../ui'
+import { BarChart, Empty, formatDuration, Page, Show, StateBadge, Table, Time, useLoad } from '../ui'
 
 type Turn = {
   role: 'user' | 'agent'
@@ -159,12 +159,11 @@ export function RunPage({ workflowId, runId }: { workflowId: number; runId: numb
                 <Empty title="No tool was called." />
               )}
             </section>
-            <section className="card" aria-labelledby="qa-title">
-              <h2 id="qa-title">QA and usage</h2>
-              <KeyValues
-                values={{ ...(run.annotations ?? {}), ...(run.usage_info ?? {}) }}
-                empty="No QA result or usage recorded."
-              />
+            <QaResults annotations={run.annotations ?? {}} />
+            <WebhookDeliveries workflowId={workflowId} runId={runId} />
+            <section className="card" aria-labelledby="usage-title">
+              <h2 id="usage-title">Usage</h2>
+              <KeyValues values={run.usage_info ?? {}} empty="No usage recorded." />
             </section>
           </Page>
         )
@@ -188,6 +187,116 @@ function KeyValues({ values, empty }: { values: Record<string, unknown>; empty: 
   )
 }
 
+type QaNodeResult = {
+  node_name?: string
+  score?: number
+  overall_sentiment?: string
+  tags?: string[]
+  summary?: string
+}
+type QaAnnotation = {
+  model?: string
+  node_results?: Record<string, QaNodeResult>
+  skipped?: boolean
+  reason?: string
+  error?: string
+}
+
+/** Each QA node's review (`annotations.qa_<node>`): per conversation node reviewed, its score, sentiment, tags, summary. */
+function QaResults({ annotations }: { annotations: Record<string, unknown> }) {
+  const reviews = Object.entries(annotations).filter(([key]) => key.startsWith('qa_')) as [string, QaAnnotation][]
+  return (
+    <section className="card" aria-labelledby="qa-title">
+      <h2 id="qa-title">QA results</h2>
+      {reviews.length === 0 ? (
+        <Empty title="No QA review for this run.">Add a QA node to the agent to have its calls reviewed.</Empty>
+      ) : (
+        reviews.map(([key, review]) => (
+          <div key={key} className="qa-review">
+            <h3>
+              QA node <code>{key.slice(3)}</code>
+              {review.model ? <span className="muted"> · {review.model}</span> : null}
+            </h3>
+            {review.skipped ? <p className="muted">Skipped: {review.reason}</p> : null}
+            {review.error ? <p className="error">Not reviewed: {review.error}</p> : null}
+            {review.node_results ? (
+              <Table card={false} columns={['Node', 'Score', 'Sentiment', 'Tags', 'Summary']}>
+                {Object.entries(review.node_results).map(([nodeId, result]) => (
+                  <tr key={nodeId}>
+                    <td>{result.node_name ?? nodeId}</td>
+                    <td>{result.score ?? '—'}</td>
+                    <td>{result.overall_sentiment ?? '—'}</td>
+                    <td>{Array.isArray(result.tags) && result.tags.length ? result.tags.join(', ') : '—'}</td>
+                    <td>{result.summary ?? '—'}</td>
+                  </tr>
+                ))}
+              </Table>
+            ) : null}
+          </div>
+        ))
+      )}
+    </section>
+  )
+}
+
+type DeliveryAttempt = { attempt: number; at: string; status_code: number | null; outcome: string; error?: string }
+type Delivery = {
+  delivery_id: string
+  node_name: string
+  state: string
+  attempts: number
+  next_attempt_at: string | null
+  last_error: string | null
+  attempt_log: DeliveryAttempt[]
+}
+
+/** The run's webhook deliveries, with each attempt (GET …/runs/{id}/webhook-deliveries). */
+function WebhookDeliveries({ workflowId, runId }: { workflowId: number; runId: number }) {
+  const loaded = useLoad(
+    () => api<{ deliveries: Delivery[] }>('GET', `/api/v1/workflow/${workflowId}/runs/${runId}/webhook-deliveries`),
+    [workflowId, runId],
+  )
+  return (
+    <section className="card" aria-labelledby="webhooks-title">
+      <h2 id="webhooks-title">Webhook deliveries</h2>
+      <Show loaded={loaded} what="webhook deliveries">
+        {({ deliveries }) =>
+          deliveries.length === 0 ? (
+            <Empty title="No webhook for this run.">A webhook node in the agent sends each finished run out.</Empty>
+          ) : (
+            <Table card={false} columns={['Webhook', 'State', 'Attempts', 'Next attempt', 'Each attempt']}>
+              {deliveries.map((delivery) => (
+                <tr key={delivery.delivery_id} data-delivery-id={delivery.delivery_id}>
+                  <td>{delivery.node_name}</td>
+                  <td>
+                    <StateBadge state={delivery.state} />
+                    {delivery.last_error ? <span className="muted"> {delivery.last_error}</span> : null}
+                  </td>
+                  <td>{delivery.attempts}</td>
+                  <td>
+                    <Time at={delivery.next_attempt_at} />
+                  </td>
+                  <td>
+                    <ol className="plain">
+                      {delivery.attempt_log.map((entry) => (
+                        <li key={entry.attempt}>
+                          #{entry.attempt} <Time at={entry.at} />: {entry.outcome}
+                          {entry.status_code !== null ? ` (HTTP ${entry.status_code})` : ''}
+                          {entry.error ? ` ${entry.error}` : ''}
+                        </li>
+                      ))}
+                    </ol>
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          )
+        }
+      </Show>
+    </section>
+  )
+}
+
 /** Seconds from the end of each caller turn to the start of the agent's answer. */
 function LatencyChart({ transcript }: { transcript: Turn[] }) {
   const bars = transcript.flatMap((turn, index) => {
@@ -204,7 +313,22 @@ function LatencyChart({ transcript }: { transcript: Turn[] }) {
   )
 }
 
-/** The two tracks of the stereo recording (caller left, agent right) as outlines. */
+/** Per column, the loudest sample of the track, scaled so the loudest column of the track is 1 (a quiet line still shows its shape). */
+function trackPeaks(samples: Float32Array, columns: number): number[] {
+  const size = Math.max(1, Math.floor(samples.length / columns))
+  const peaks = Array.from({ length: columns }, (_, column) => {
+    let peak = 0
+    for (let index = column * size; index < Math.min(samples.length, (column + 1) * size); index++)
+      peak = Math.max(peak, Math.abs(samples[index]))
+    return peak
+  })
+  const loudest = Math.max(...peaks)
+  return loudest > 0 ? peaks.map((peak) => peak / loudest) : peaks
+}
+
+const WAVE_COLUMNS = 300
+
+/** The two tracks of the stereo recording (caller left, agent right) as outlines; silence is the flat middle line. */
 function Waveform({ url }: { url: string }) {
   const [peaks, setPeaks] = useState<number[][] | null>(null)
   useEffect(() => {
@@ -212,19 +336,10 @@ function Waveform({ url }: { url: string }) {
     fetch(url)
       .then((response) => response.arrayBuffer())
       .then(async (bytes) => {
-        const context = new OfflineAudioContext(1, 1, 8000)
-        const decoded = await context.decodeAudioData(bytes)
-        const columns = 300
-        const tracks = Array.from({ length: Math.min(2, decoded.numberOfChannels) }, (_, channel) => {
-          const samples = decoded.getChannelData(channel)
-          const size = Math.max(1, Math.floor(samples.length / columns))
-          return Array.from({ length: columns }, (_, column) => {
-            let peak = 0
-            for (let index = column * size; index < Math.min(samples.length, (column + 1) * size); index++)
-              peak = Math.max(peak, Math.abs(samples[index]))
-            return peak
-          })
-        })
+        const decoded = await new OfflineAudioContext(1, 1, 8000).decodeAudioData(bytes)
+        const tracks = Array.from({ length: Math.min(2, decoded.numberOfChannels) }, (_, channel) =>
+          trackPeaks(decoded.getChannelData(channel), WAVE_COLUMNS),
+        )
         if (current) setPeaks(tracks)
       })
       .catch(() => undefined)
@@ -235,22 +350,29 @@ function Waveform({ url }: { url: string }) {
   if (!peaks) return null
   return (
     <div className="waveform">
-      {peaks.map((track, channel) => (
-        <div key={channel} className="track">
-          <span className="muted">{channel === 0 ? 'Caller' : 'Agent'}</span>
-          <svg
-            role="img"
-            aria-label={`${channel === 0 ? 'Caller' : 'Agent'} track waveform`}
-            viewBox="0 0 300 40"
-            preserveAspectRatio="none"
-          >
-            <path
-              className={`wave wave-${channel}`}
-              d={track.map((peak, x) => `M${x} ${20 - peak * 19}V${20 + peak * 19}`).join('')}
-            />
-          </svg>
-        </div>
-      ))}
+      {peaks.map((track, channel) => {
+        const speaker = channel === 0 ? 'Caller' : 'Agent'
+        const silent = track.every((peak) => peak === 0)
+        return (
+          <div key={channel} className="track">
+            <span className="muted">{speaker}</span>
+            <svg
+              role="img"
+              aria-label={`${speaker} track waveform${silent ? ': silent' : ''}`}
+              viewBox={`0 0 ${WAVE_COLUMNS} 40`}
+              preserveAspectRatio="none"
+            >
+              <line className="wave-axis" x1="0" y1="20" x2={WAVE_COLUMNS} y2="20" />
+              <path
+                className={`wave wave-${channel}`}
+                d={track
+                  .flatMap((peak, x) => (peak > 0 ? [`M${x + 0.5} ${20 - peak * 19}V${20 + peak * 19}`] : []))
+                  .join('')}
+              />
+            </svg>
+          </div>
+        )
+      })}
     </div>
   )
 }

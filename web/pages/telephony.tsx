@@ -1,7 +1,7 @@
-import { useState } from 'react'
+import { useId, useState } from 'react'
 import { api } from '../api'
 import { href } from '../router'
-import { Empty, ErrorNote, Field, Page, Show, StateBadge, Table, useLoad, useSubmit } from '../ui'
+import { ConfirmButton, Empty, ErrorNote, Field, Page, Show, StateBadge, Table, useLoad, useSubmit } from '../ui'
 
 type UiField = {
   name: string
@@ -25,6 +25,14 @@ function setPath(target: Record<string, any>, dotted: string, value: unknown) {
 
 export function Telephony({ params }: { params: URLSearchParams }) {
   const numbersOf = Number(params.get('numbers')) || null
+  const [editing, setEditing] = useState<number | null>(null)
+  const removal = useSubmit()
+  const remove = (id: number) =>
+    removal.submit(async () => {
+      await api('DELETE', `/api/v1/organizations/telephony-configs/${id}`)
+      if (editing === id) setEditing(null)
+      configurations.reload()
+    })
   const configurations = useLoad(
     () => api<{ configurations: any[] }>('GET', '/api/v1/organizations/telephony-configs'),
     [],
@@ -42,7 +50,7 @@ export function Telephony({ params }: { params: URLSearchParams }) {
               Connect your PBX (Asterisk ARI) or a carrier below to place and answer calls.
             </Empty>
           ) : (
-            <Table columns={['Name', 'Provider', 'Connection', 'Numbers', 'Outbound']}>
+            <Table columns={['Name', 'Provider', 'Connection', 'Numbers', 'Outbound', 'Actions']}>
               {list.map((config) => (
                 <tr key={config.id}>
                   <td>
@@ -65,103 +73,209 @@ export function Telephony({ params }: { params: URLSearchParams }) {
                   </td>
                   <td>{config.phone_number_count}</td>
                   <td>{config.is_ready_for_outbound ? 'ready' : (config.outbound_blocked_reason ?? 'not ready')}</td>
+                  <td className="actions">
+                    <button
+                      type="button"
+                      className="secondary"
+                      onClick={() => setEditing(config.id)}
+                      aria-label={`Edit configuration ${config.name}`}
+                    >
+                      Edit
+                    </button>
+                    <ConfirmButton
+                      label={`Delete configuration ${config.name}`}
+                      confirmText={`Delete “${config.name}” and its numbers`}
+                      onConfirm={remove(config.id)}
+                    >
+                      Delete
+                    </ConfirmButton>
+                  </td>
                 </tr>
               ))}
             </Table>
           )
         }
       </Show>
+      <ErrorNote error={removal.error} />
+      {editing ? (
+        <Show loaded={metadata} what="providers">
+          {({ providers }) => (
+            <EditConfiguration
+              id={editing}
+              providers={providers}
+              onSaved={configurations.reload}
+              onClose={() => setEditing(null)}
+            />
+          )}
+        </Show>
+      ) : null}
       {numbersOf ? <PhoneNumbers configurationId={numbersOf} onChanged={configurations.reload} /> : null}
       <TestCall configurations={configurations.data?.configurations ?? []} />
       <Show loaded={metadata} what="providers">
-        {({ providers }) => <NewConfiguration providers={providers} onCreated={configurations.reload} />}
+        {({ providers }) => <ConfigurationForm providers={providers} onSaved={configurations.reload} />}
       </Show>
     </Page>
   )
 }
 
-function NewConfiguration({ providers, onCreated }: { providers: Provider[]; onCreated: () => void }) {
-  const [providerName, setProviderName] = useState(providers[0]?.provider ?? '')
-  const [name, setName] = useState('')
-  const [values, setValues] = useState<Record<string, string>>({})
-  const [saved, setSaved] = useState<string | null>(null)
-  const { error, submit } = useSubmit()
+/** `a.b.c` of a nested object; undefined when absent. */
+const getPath = (source: Record<string, any> | undefined, dotted: string): unknown =>
+  dotted.split('.').reduce<any>((node, part) => (node && typeof node === 'object' ? node[part] : undefined), source)
+
+/** A field's value as the form holds it (text), from what the API stored. */
+const asText = (value: unknown) =>
+  value === undefined || value === null ? '' : Array.isArray(value) ? value.join(', ') : String(value)
+
+/** A field's text as the API takes it. */
+function fromText(field: UiField, raw: string): unknown {
+  if (field.type === 'number') return Number(raw)
+  if (field.type === 'boolean') return raw === 'true'
+  if (field.type === 'string-array')
+    return raw
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean)
+  return raw
+}
+
+const isSecret = (field: UiField) => field.sensitive || field.type === 'password'
+
+/**
+ * A configuration's form, built from its provider's metadata: a new one (POST), or `editing` one (PUT of the fields
+ * changed only). An edited configuration's secrets are shown masked as a hint and their fields left empty: a secret is
+ * sent only when one is typed, so the stored one is never overwritten by its mask.
+ */
+function ConfigurationForm({
+  providers,
+  editing,
+  onSaved,
+  onCancel,
+}: {
+  providers: Provider[]
+  editing?: { id: number; name: string; provider: string; credentials: Record<string, any> }
+  onSaved: () => void
+  onCancel?: () => void
+}) {
+  const [providerName, setProviderName] = useState(editing?.provider ?? providers[0]?.provider ?? '')
   const provider = providers.find((item) => item.provider === providerName)
   const fields = (provider?.fields ?? []).filter((field) => field.name !== 'provider' && field.type !== 'readonly')
+  const storedText = (field: UiField) => (isSecret(field) ? '' : asText(getPath(editing?.credentials, field.name)))
+  const [name, setName] = useState(editing?.name ?? '')
+  const [values, setValues] = useState<Record<string, string>>(() =>
+    Object.fromEntries(fields.map((field) => [field.name, storedText(field)])),
+  )
+  const [saved, setSaved] = useState<string | null>(null)
+  const { error, submit } = useSubmit()
   const save = submit(async () => {
     setSaved(null)
-    const config: Record<string, any> = { provider: providerName }
+    const config: Record<string, any> = editing ? {} : { provider: providerName }
     for (const field of fields) {
-      const raw = values[field.name]
-      if (raw === undefined || raw === '') continue
-      setPath(
-        config,
-        field.name,
-        field.type === 'number'
-          ? Number(raw)
-          : field.type === 'boolean'
-            ? raw === 'true'
-            : field.type === 'string-array'
-              ? raw
-                  .split(',')
-                  .map((item) => item.trim())
-                  .filter(Boolean)
-              : raw,
-      )
+      const raw = values[field.name] ?? ''
+      if (editing ? raw === storedText(field) : raw === '') continue
+      setPath(config, field.name, raw === '' ? null : fromText(field, raw))
     }
-    const created = await api('POST', '/api/v1/organizations/telephony-configs', { name, config })
-    setSaved(created.name ?? name)
-    setValues({})
-    setName('')
-    onCreated()
+    const body = editing
+      ? { ...(name !== editing.name ? { name } : {}), ...(Object.keys(config).length ? { config } : {}) }
+      : { name, config }
+    const result = editing
+      ? await api('PUT', `/api/v1/organizations/telephony-configs/${editing.id}`, body)
+      : await api('POST', '/api/v1/organizations/telephony-configs', body)
+    setSaved(result.name ?? name)
+    if (!editing) {
+      setValues({})
+      setName('')
+    }
+    onSaved()
   })
+  const title = editing ? `Edit “${editing.name}”` : 'Add a configuration'
+  const titleId = useId()
   return (
-    <form className="card form" onSubmit={save} aria-labelledby="new-telephony-title">
-      <h2 id="new-telephony-title">Add a configuration</h2>
-      <Field
-        label="Provider"
-        value={providerName}
-        onChange={(value) => {
-          setProviderName(value)
-          setValues({})
-        }}
-        options={providers.map((item) => ({ value: item.provider, label: item.display_name }))}
-      />
-      <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
-      {fields.map((field) => (
+    <form className="card form" onSubmit={save} aria-labelledby={titleId}>
+      <h2 id={titleId}>{title}</h2>
+      {editing ? null : (
         <Field
-          key={`${providerName}-${field.name}`}
-          label={field.label}
-          type={field.sensitive || field.type === 'password' ? 'password' : field.type === 'number' ? 'number' : 'text'}
-          value={values[field.name] ?? ''}
-          onChange={(value) => setValues({ ...values, [field.name]: value })}
-          error={error}
-          path={['config', ...field.name.split('.')]}
-          otherPaths={[['config', providerName, ...field.name.split('.')]]}
-          required={field.required}
-          hint={field.description ?? undefined}
-          autoComplete={field.sensitive ? 'new-password' : 'off'}
-          options={
-            field.type === 'select' && field.options
-              ? [{ value: '', label: 'Choose…' }, ...field.options]
-              : field.type === 'boolean'
-                ? [
-                    { value: '', label: 'Default' },
-                    { value: 'true', label: 'Yes' },
-                    { value: 'false', label: 'No' },
-                  ]
-                : undefined
-          }
+          label="Provider"
+          value={providerName}
+          onChange={(value) => {
+            setProviderName(value)
+            setValues({})
+          }}
+          options={providers.map((item) => ({ value: item.provider, label: item.display_name }))}
         />
-      ))}
+      )}
+      <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
+      {fields.map((field) => {
+        const stored = editing && isSecret(field) ? asText(getPath(editing.credentials, field.name)) : ''
+        return (
+          <Field
+            key={`${providerName}-${field.name}`}
+            label={field.label}
+            type={isSecret(field) ? 'password' : field.type === 'number' ? 'number' : 'text'}
+            value={values[field.name] ?? ''}
+            onChange={(value) => setValues({ ...values, [field.name]: value })}
+            error={error}
+            path={['config', ...field.name.split('.')]}
+            otherPaths={[['config', providerName, ...field.name.split('.')]]}
+            required={field.required && !stored}
+            hint={stored ? `Stored: ${stored}. Leave empty to keep it.` : (field.description ?? undefined)}
+            autoComplete={field.sensitive ? 'new-password' : 'off'}
+            options={
+              field.type === 'select' && field.options
+                ? [{ value: '', label: 'Choose…' }, ...field.options]
+                : field.type === 'boolean'
+                  ? [
+                      { value: '', label: 'Default' },
+                      { value: 'true', label: 'Yes' },
+                      { value: 'false', label: 'No' },
+                    ]
+                  : undefined
+            }
+          />
+        )
+      })}
       <ErrorNote error={error} />
       {saved ? (
         <p role="status" className="ok">
           Saved “{saved}”. Secrets are stored encrypted and shown masked.
         </p>
       ) : null}
-      <button type="submit">Save configuration</button>
+      <div className="actions">
+        <button type="submit">Save configuration</button>
+        {onCancel ? (
+          <button type="button" className="secondary" onClick={onCancel}>
+            Close
+          </button>
+        ) : null}
+      </div>
     </form>
+  )
+}
+
+/** The configuration being edited, loaded with its (masked) credentials. */
+function EditConfiguration({
+  id,
+  providers,
+  onSaved,
+  onClose,
+}: {
+  id: number
+  providers: Provider[]
+  onSaved: () => void
+  onClose: () => void
+}) {
+  const loaded = useLoad(() => api('GET', `/api/v1/organizations/telephony-configs/${id}`), [id])
+  return (
+    <Show loaded={loaded} what="the configuration">
+      {(detail: any) => (
+        <ConfigurationForm
+          key={id}
+          providers={providers}
+          editing={{ id, name: detail.name, provider: detail.provider, credentials: detail.credentials ?? {} }}
+          onSaved={onSaved}
+          onCancel={onClose}
+        />
+      )}
+    </Show>
   )
 }
 

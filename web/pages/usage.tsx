@@ -1,4 +1,4 @@
-import { api, query } from '../api'
+import { api, query, type Schemas } from '../api'
 import { BarChart, Empty, Page, Show, useLoad } from '../ui'
 
 const csvCell = (value: unknown) => {
@@ -8,24 +8,47 @@ const csvCell = (value: unknown) => {
   return /[",\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe
 }
 
-function sum(runs: any[], key: (run: any) => string, value: (run: any) => number) {
-  const totals = new Map<string, number>()
-  for (const run of runs) totals.set(key(run), (totals.get(key(run)) ?? 0) + value(run))
-  return [...totals].map(([label, total]) => ({ label, value: Math.round(total * 10000) / 10000 }))
-}
+type Summary = Schemas['GetOrganizationsUsageSummaryResponse']
+
+const bars = (summary: Summary, value: (group: Summary['groups'][number]) => number) =>
+  summary.groups.map((group) => ({
+    label: group.label ?? 'no outcome',
+    value: Math.round(value(group) * 10000) / 10000,
+  }))
 
 export function Usage() {
   const since = new Date(Date.now() - 30 * 86_400_000).toISOString()
-  const loaded = useLoad(
-    () => api('GET', `/api/v1/organizations/usage/runs${query({ start_date: since, limit: 100 })}`),
-    [],
-  )
+  const loaded = useLoad(async () => {
+    // The charts count every run of the 30 days (days in the browser's time zone); the export lists the latest 100.
+    const summary = (groupBy: string) =>
+      api<Summary>(
+        'GET',
+        `/api/v1/organizations/usage/summary${query({ group_by: groupBy, start_date: since, utc_offset_minutes: -new Date().getTimezoneOffset() })}`,
+      )
+    const [byDay, byAgent, byOutcome, usage] = await Promise.all([
+      summary('day'),
+      summary('agent'),
+      summary('outcome'),
+      api('GET', `/api/v1/organizations/usage/runs${query({ start_date: since, limit: 100 })}`),
+    ])
+    byDay.groups.sort((a, b) => String(a.key).localeCompare(String(b.key)))
+    return { byDay, byAgent, byOutcome, usage }
+  }, [])
   return (
     <Page title="Usage and cost (last 30 days)">
       <Show loaded={loaded} what="usage">
-        {(usage: any) => {
+        {({
+          byDay,
+          byAgent,
+          byOutcome,
+          usage,
+        }: {
+          byDay: Summary
+          byAgent: Summary
+          byOutcome: Summary
+          usage: any
+        }) => {
           if (usage.runs.length === 0) return <Empty title="No finished run in the last 30 days." />
-          const day = (run: any) => new Date(run.created_at).toLocaleDateString()
           const csv = [
             [
               'id',
@@ -58,37 +81,20 @@ export function Usage() {
             <>
               <p className="muted">
                 {usage.total_count} runs
-                {usage.total_count > usage.runs.length ? `, the latest ${usage.runs.length} charted` : ''}.
+                {usage.total_count > usage.runs.length ? `, the latest ${usage.runs.length} in the CSV export` : ''}.
               </p>
               <div className="grid">
                 <div className="card">
-                  <BarChart title="Calls by day" bars={sum(usage.runs, day, () => 1)} />
+                  <BarChart title="Calls by day" bars={bars(byDay, (group) => group.runs)} />
                 </div>
                 <div className="card">
-                  <BarChart
-                    title="Cost by agent (USD)"
-                    bars={sum(
-                      usage.runs,
-                      (run) => run.workflow_name,
-                      (run) => run.charge_usd ?? 0,
-                    )}
-                  />
+                  <BarChart title="Cost by agent (USD)" bars={bars(byAgent, (group) => group.charge_usd ?? 0)} />
                 </div>
                 <div className="card">
-                  <BarChart
-                    title="Calls by outcome"
-                    bars={sum(
-                      usage.runs,
-                      (run) => run.disposition ?? 'unknown',
-                      () => 1,
-                    )}
-                  />
+                  <BarChart title="Calls by outcome" bars={bars(byOutcome, (group) => group.runs)} />
                 </div>
                 <div className="card">
-                  <BarChart
-                    title="Minutes by day"
-                    bars={sum(usage.runs, day, (run) => (run.call_duration_seconds ?? 0) / 60)}
-                  />
+                  <BarChart title="Minutes by day" bars={bars(byDay, (group) => group.duration_seconds / 60)} />
                 </div>
               </div>
               <a

@@ -5,6 +5,7 @@ import { notFound } from '../../lib/errors'
 import { authErrors, ErrorDetail, IdParam } from '../schemas'
 import { runDetail, RunDetailSchema } from '../../runs/detail'
 import { RunList } from '../../runs/list'
+import { runWebhookDeliveries, WebhookDeliveryList } from '../../runs/webhook-deliveries'
 import { DownloadParams, DownloadQuery, RunParams, RunListQuery } from './model'
 import { downloadArtifact, listWorkflowRuns } from '../../runs/agent-runs'
 
@@ -52,6 +53,22 @@ export const runRoutes = (ctx: AppContext) =>
             params: RunParams,
             response: { 200: RunDetailSchema, 404: ErrorDetail, ...authErrors },
             detail: { tags, summary: 'Get a run with its context, usage and artifact links' },
+          },
+        )
+        .get(
+          '/:run_id/webhook-deliveries',
+          ({ principal, params }) => {
+            const list = runWebhookDeliveries(ctx, principal.organizationId, params.workflow_id, params.run_id)
+            if (!list) throw notFound('Workflow run not found')
+            return list
+          },
+          {
+            params: RunParams,
+            response: { 200: WebhookDeliveryList, 404: ErrorDetail, ...authErrors },
+            detail: {
+              tags,
+              summary: "The run's webhook deliveries: state, attempts, next attempt and each attempt's outcome",
+            },
           },
         ),
     )

@@ -5,6 +5,7 @@ import { MAX_TEXT_LENGTH, MAX_TOKEN_LENGTH } from '../../lib/limits'
 export {
   UsageRun,
   UsageResponse,
+  UsageSummaryResponse,
 } from '../../runs/usage-schemas'
 
 const FILTERS_DESCRIPTION =
@@ -34,4 +35,20 @@ export const UsageQuery = t.Object({
     t.String({ maxLength: MAX_TOKEN_LENGTH, description: '`duration`; anything else sorts by created_at' }),
   ),
   sort_order: t.Optional(t.String({ maxLength: MAX_TOKEN_LENGTH, pattern: '^(asc|desc)$', default: 'desc' })),
+})
+
+export const UsageSummaryQuery = t.Object({
+  group_by: t.Union([t.Literal('outcome'), t.Literal('agent'), t.Literal('day')], {
+    description: 'outcome: by disposition; agent: by agent; day: by the local date at utc_offset_minutes',
+  }),
+  start_date: UsageQuery.properties.start_date,
+  end_date: UsageQuery.properties.end_date,
+  utc_offset_minutes: t.Optional(
+    t.Integer({
+      minimum: -840,
+      maximum: 840,
+      default: 0,
+      description: "Minutes east of UTC of the days (a browser's is -new Date().getTimezoneOffset())",
+    }),
+  ),
 })

@@ -2,8 +2,8 @@ import { Elysia } from 'elysia'
 import type { AppContext } from '../../context'
 import { auth } from '../auth'
 import { authErrors, ErrorDetail } from '../schemas'
-import { UsageQuery, UsageResponse } from './model'
-import { usageReportJson } from '../../runs/usage'
+import { UsageQuery, UsageResponse, UsageSummaryQuery, UsageSummaryResponse } from './model'
+import { usageReportJson, usageSummary } from '../../runs/usage'
 
 const JSON_CONTENT = { 'content-type': 'application/json' }
 
@@ -24,3 +24,11 @@ export const usageRoutes = (ctx: AppContext) =>
         },
       },
     )
+    .get('/summary', ({ principal, query }) => usageSummary(ctx, principal.organizationId, query), {
+      query: UsageSummaryQuery,
+      response: { 200: UsageSummaryResponse, ...authErrors },
+      detail: {
+        tags: ['Usage'],
+        summary: 'Finished runs counted, with duration, tokens and cost, by outcome, agent or day, within dates',
+      },
+    })
