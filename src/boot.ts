@@ -12,7 +12,8 @@ import { loadMasterKey } from './lib/encryption'
 import { createOrgEventBus } from './lib/org-event-bus'
 import { createLogger, type Logger } from './log'
 import { createModelHealth } from './models/health'
-import { localObjectStore } from './storage/object-store'
+import { localObjectStore, type ObjectStore } from './storage/object-store'
+import { s3ObjectStore } from './storage/s3-object-store'
 import { createVectorCache } from './knowledge/vector-index'
 import { createTelephony } from './telephony/provider'
 import { registerCarriers } from './telephony/carriers/registry'
@@ -28,6 +29,11 @@ export const VERSION: string = packageJson.version
 
 /** Knowledge-base vectors kept in memory: 512 MiB holds ~170,000 chunks of 768 dimensions. */
 const KNOWLEDGE_CACHE_BYTES = 512 * 1024 * 1024
+
+function objectStoreFor(config: Config): ObjectStore {
+  const { objectStore } = config
+  return objectStore.kind === 's3' ? s3ObjectStore(objectStore) : localObjectStore(join(config.dataDir, 'objects'))
+}
 
 /** Opens the data dir (database, migrations) and assembles the context. The caller closes `ctx.sqlite`. */
 export function buildContext(config: Config, overrides: { log?: Logger; clock?: Clock } = {}): AppContext {
@@ -48,7 +54,7 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
     ariConnected: () => false,
     telephony: createTelephony(),
     ari: null,
-    objects: localObjectStore(join(config.dataDir, 'objects')),
+    objects: objectStoreFor(config),
     knowledge: { vectors: createVectorCache(KNOWLEDGE_CACHE_BYTES), wake: () => {} },
     resolveHost: resolveHostAddresses,
     modelHealth: createModelHealth(() => clock.now()),

@@ -24,6 +24,20 @@ export type Config = {
   knowledgeLeaseSeconds: number
   /** Carrier REST API base URLs replacing the public ones (`RINGBASE_PROVIDER_API_<PROVIDER>`): tests, proxies, regions. */
   providerApiOverrides: Partial<Record<ProviderApiName, string>>
+  /** Where uploads, recordings, transcripts and documents are kept: `<dataDir>/objects` unless an S3 bucket is named. */
+  objectStore: { kind: 'local' } | ({ kind: 's3' } & S3StoreConfig)
+}
+
+/** An S3-compatible bucket (`--object-store s3://bucket/prefix`), its endpoint and credentials from the environment. */
+export type S3StoreConfig = {
+  bucket: string
+  /** Key prefix without slashes at either end; '' for the bucket's root. */
+  prefix: string
+  /** Unset: AWS's endpoint for the region. */
+  endpoint: string | undefined
+  region: string | undefined
+  accessKeyId: string
+  secretAccessKey: string
 }
 
 /** Carriers whose REST API base URL is configuration (Exotel's is a field of each configuration instead). */
@@ -130,6 +144,7 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
     throw new ConfigError('--web-call-limit must be a whole number from 0 to 1000')
   return {
     providerApiOverrides: providerApiOverrides(env),
+    objectStore: objectStoreConfig(flagString(flags, 'object-store') ?? env.RINGBASE_OBJECT_STORE, env),
     httpHost: host.replace(/^\[|\]$/g, ''),
     httpPort: port,
     dataDir,
@@ -159,4 +174,31 @@ function providerApiOverrides(env: Record<string, string | undefined>): Partial<
     overrides[provider as ProviderApiName] = value.replace(/\/+$/, '')
   }
   return overrides
+}
+
+const S3_URL = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/
+
+/** `local` (or nothing) for the data dir, `s3://bucket/prefix` for a bucket; credentials only from the environment. */
+function objectStoreConfig(value: string | undefined, env: Record<string, string | undefined>): Config['objectStore'] {
+  if (value === undefined || value === '' || value === 'local') return { kind: 'local' }
+  const match = S3_URL.exec(value)
+  if (!match) throw new ConfigError(`--object-store must be local or s3://BUCKET[/PREFIX], got '${value}'`)
+  const endpoint = env.RINGBASE_S3_ENDPOINT || undefined
+  if (endpoint !== undefined && !/^https?:\/\/[^/]+/.test(endpoint))
+    throw new ConfigError(`RINGBASE_S3_ENDPOINT must be an http(s) URL, got '${endpoint}'`)
+  const accessKeyId = env.RINGBASE_S3_ACCESS_KEY_ID
+  const secretAccessKey = env.RINGBASE_S3_SECRET_ACCESS_KEY
+  if (!accessKeyId || !secretAccessKey)
+    throw new ConfigError(
+      '--object-store s3://… needs RINGBASE_S3_ACCESS_KEY_ID and RINGBASE_S3_SECRET_ACCESS_KEY in the environment',
+    )
+  return {
+    kind: 's3',
+    bucket: match[1],
+    prefix: (match[2] ?? '').replace(/^\/+|\/+$/g, ''),
+    endpoint,
+    region: env.RINGBASE_S3_REGION || undefined,
+    accessKeyId,
+    secretAccessKey,
+  }
 }

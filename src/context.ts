@@ -51,7 +51,7 @@ export type AppContext = {
   telephony: Telephony
   /** The ARI connections once the ARI manager started (serve, tests that place calls); null otherwise. */
   ari: AriConnections | null
-  /** Uploaded CSVs, recordings and transcripts, under `<dataDir>/objects`. */
+  /** Uploaded CSVs, recordings, transcripts and documents: under `<dataDir>/objects` or in an S3 bucket. */
   objects: ObjectStore
   /**
    * The knowledge base's in-memory side: documents' vectors (a cache; the database holds them), and the nudge that has

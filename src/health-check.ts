@@ -1,4 +1,7 @@
-/** What `ringbase health` found: `ok` when the server answered its health route with 200. */
+/**
+ * What `ringbase health` found: `ok` when the server answered its health route with 200 and its object store is
+ * reachable (a server that cannot store recordings and uploads is not healthy).
+ */
 export type HealthCheckResult = { ok: boolean; message: string }
 
 /** A server listening on every interface is reached over loopback. */
@@ -16,10 +19,13 @@ export async function checkHealth(host: string, port: number, timeoutMs = 3000):
   const url = `http://${reachableHost(host)}:${port}/api/v1/health`
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) })
-    await response.body?.cancel()
-    return response.status === 200
-      ? { ok: true, message: `${url}: ok` }
-      : { ok: false, message: `${url}: HTTP ${response.status}` }
+    if (response.status !== 200) {
+      await response.body?.cancel()
+      return { ok: false, message: `${url}: HTTP ${response.status}` }
+    }
+    const { object_store: store } = (await response.json()) as { object_store?: { kind: string; reachable: boolean } }
+    if (store && !store.reachable) return { ok: false, message: `${url}: object store (${store.kind}) unreachable` }
+    return { ok: true, message: `${url}: ok${store ? `, object store (${store.kind}) reachable` : ''}` }
   } catch (error) {
     const reason =
       error instanceof Error && error.name === 'TimeoutError'

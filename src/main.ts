@@ -19,6 +19,7 @@ const USAGE = `ringbase ${VERSION}: self-hosted voice-agent platform
 
 Usage:
   ringbase serve [--http HOST:PORT] [--dir DATA_DIR] [--public-url URL] [--ring-timeout SECONDS] [--http-idle-timeout SECONDS]
+                 [--object-store local|s3://BUCKET/PREFIX]
   ringbase migrate [--dir DATA_DIR]
   ringbase keys create --org NAME [--name KEY_NAME] [--scope admin|trigger] [--dir DATA_DIR]
   ringbase health [--http HOST:PORT]
@@ -66,7 +67,12 @@ async function serve(flags: Flags): Promise<void> {
     idleTimeout: config.httpIdleTimeoutSeconds,
   })
   ctx.log.info(
-    { url: `http://${config.httpHost}:${server.port}`, dataDir: config.dataDir, version: VERSION },
+    {
+      url: `http://${config.httpHost}:${server.port}`,
+      dataDir: config.dataDir,
+      objectStore: ctx.objects.location,
+      version: VERSION,
+    },
     'listening',
   )
 

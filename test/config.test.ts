@@ -50,3 +50,40 @@ describe('config', () => {
     expect(() => loadConfig({ 'public-url': 'ftp://x' }, {})).toThrow(/public-url/)
   })
 })
+
+describe('object store', () => {
+  const credentials = { RINGBASE_S3_ACCESS_KEY_ID: 'AKIDEXAMPLE', RINGBASE_S3_SECRET_ACCESS_KEY: 'secret-example' }
+
+  test('the data dir by default; an s3:// URL selects a bucket and prefix, endpoint and credentials from the env', () => {
+    expect(loadConfig({}, {}).objectStore).toEqual({ kind: 'local' })
+    expect(
+      loadConfig(
+        { 'object-store': 's3://recordings-eu/ringbase/prod/' },
+        { ...credentials, RINGBASE_S3_ENDPOINT: 'https://s3.example.test', RINGBASE_S3_REGION: 'eu-west-1' },
+      ).objectStore,
+    ).toEqual({
+      kind: 's3',
+      bucket: 'recordings-eu',
+      prefix: 'ringbase/prod',
+      endpoint: 'https://s3.example.test',
+      region: 'eu-west-1',
+      accessKeyId: 'AKIDEXAMPLE',
+      secretAccessKey: 'secret-example',
+    })
+    expect(loadConfig({}, { ...credentials, RINGBASE_OBJECT_STORE: 's3://bucket' }).objectStore).toMatchObject({
+      bucket: 'bucket',
+      prefix: '',
+      endpoint: undefined,
+    })
+  })
+
+  test('a bad URL, a bad endpoint or missing credentials are refused with a clear message', () => {
+    expect(() => loadConfig({ 'object-store': 'ftp://bucket' }, credentials)).toThrow(/s3:\/\/BUCKET/)
+    expect(() => loadConfig({ 'object-store': 's3://Bad_Bucket' }, credentials)).toThrow(/s3:\/\/BUCKET/)
+    expect(() =>
+      loadConfig({ 'object-store': 's3://bucket' }, { ...credentials, RINGBASE_S3_ENDPOINT: 'minio:9000' }),
+    ).toThrow(/RINGBASE_S3_ENDPOINT/)
+    expect(() => loadConfig({ 'object-store': 's3://bucket' }, {})).toThrow(ConfigError)
+    expect(() => loadConfig({ 'object-store': 's3://bucket' }, {})).toThrow(/RINGBASE_S3_SECRET_ACCESS_KEY/)
+  })
+})

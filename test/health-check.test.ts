@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { createTestApp, type TestApp } from './support/app'
+import { createTestApp, type TestApp, UNREACHABLE_URL } from './support/app'
 
 // `ringbase health` as the container runtime runs it: a process whose exit code says whether the server answers.
 const main = join(import.meta.dir, '..', 'src', 'main.ts')
@@ -38,7 +38,27 @@ describe('ringbase health', async () => {
   test('exits 0 when the server answers /api/v1/health', async () => {
     const result = await health(['--http', `127.0.0.1:${server.port}`])
     expect(result).toMatchObject({ exitCode: 0 })
-    expect(result.output).toContain(`http://127.0.0.1:${server.port}/api/v1/health: ok`)
+    expect(result.output).toContain(`http://127.0.0.1:${server.port}/api/v1/health: ok, object store (local) reachable`)
+  })
+
+  test('exits non-zero when the server answers but its S3 object store cannot be reached', async () => {
+    const withBucketDown = createTestApp({
+      flags: { 'object-store': 's3://ringbase-test/a' },
+      env: {
+        RINGBASE_S3_ENDPOINT: UNREACHABLE_URL,
+        RINGBASE_S3_ACCESS_KEY_ID: 'key-id',
+        RINGBASE_S3_SECRET_ACCESS_KEY: 'secret-key',
+      },
+    })
+    const served = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => withBucketDown.app.handle(request) })
+    try {
+      const result = await health(['--http', `127.0.0.1:${served.port}`])
+      expect(result.exitCode).toBe(1)
+      expect(result.output).toContain('object store (s3) unreachable')
+    } finally {
+      served.stop(true)
+      withBucketDown.close()
+    }
   })
 
   test('without --http it checks the address serve would use (RINGBASE_HTTP)', async () => {

@@ -12,7 +12,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Reachability and version (no API key); with an admin key, also the data dir's disk space */
+        /** Reachability, version and the object store's state (no API key); with an admin key, also the data dir's disk space */
         get: operations["health_api_v1_health_get"];
         put?: never;
         post?: never;
@@ -2327,6 +2327,13 @@ export interface components {
                 connected: number;
                 /** @description Active ARI configurations (parked ones are not counted). */
                 total: number;
+            };
+            /** @description Where files are kept: the data dir ('local') or an S3-compatible bucket ('s3'). */
+            object_store: {
+                /** @enum {string} */
+                kind: "local" | "s3";
+                /** @description Whether the store answered a probe just now (within 2 seconds). */
+                reachable: boolean;
             };
             /** @description Only for a request made with an admin key (or its browser session): the data dir's disk space. */
             disk?: {

@@ -189,7 +189,7 @@ export async function createCampaign(
     throw refused(
       `Source file '${body.source_id}' not found: upload it with POST /api/v1/s3/presigned-upload-url first`,
     )
-  const file = await ctx.objects.file(upload.fileKey)
+  const file = await ctx.objects.get(upload.fileKey)
   if (!file) throw refused(`Source file '${body.source_id}' is no longer stored`)
   const { config } = resolveOutbound(
     ctx,

@@ -121,12 +121,12 @@ function duplicateOf(ctx: AppContext, claim: KnowledgeDocumentRow, hash: string)
 }
 
 async function readFile(ctx: AppContext, claim: KnowledgeDocumentRow): Promise<Uint8Array> {
-  const file = await ctx.objects.file(claim.fileKey)
-  if (!file) throw new DocumentFailure('the uploaded file is missing')
-  if (file.size === 0) throw new DocumentFailure('the file is empty')
-  if (file.size > DOCUMENT_LIMITS.maxBytes)
+  const object = await ctx.objects.get(claim.fileKey)
+  if (!object) throw new DocumentFailure('the uploaded file is missing')
+  if (object.size === 0) throw new DocumentFailure('the file is empty')
+  if (object.size > DOCUMENT_LIMITS.maxBytes)
     throw new DocumentFailure(`the file is larger than ${DOCUMENT_LIMITS.maxBytes} bytes`)
-  return new Uint8Array(await file.arrayBuffer())
+  return await object.bytes()
 }
 
 function plainText(extracted: ExtractedText): string {

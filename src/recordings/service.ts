@@ -200,8 +200,8 @@ const wideAudioKey = (lineKey: string) => lineKey.replace(/\.line-8k\.ulaw$/, '.
 const pcmBytes = (pcm: Int16Array) => new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength)
 
 async function decodeUpload(ctx: AppContext, storageKey: string, loc: (string | number)[]): Promise<LineAudio> {
-  const file = await ctx.objects.file(storageKey)
-  const bytes = file ? new Uint8Array(await file.arrayBuffer()) : new Uint8Array(0)
+  const object = await ctx.objects.get(storageKey)
+  const bytes = object ? await object.bytes() : new Uint8Array(0)
   try {
     return await decodeToLineAudio(bytes)
   } catch (error) {
@@ -380,12 +380,14 @@ export async function loadLineAudio(
 ): Promise<PlayableRecording | null> {
   const row = findByRecordingId(ctx, organizationId, recordingId)
   if (!row) return null
-  const line = await ctx.objects.file(row.lineAudioKey)
+  const line = await ctx.objects.get(row.lineAudioKey)
   if (!line) return null
-  const ulaw = new Uint8Array(await line.arrayBuffer())
-  const wide = await ctx.objects.file(wideAudioKey(row.lineAudioKey))
+  const ulaw = await line.bytes()
+  const wide = await (await ctx.objects.get(wideAudioKey(row.lineAudioKey)))?.bytes()
   // Recordings created before the 16 kHz copy existed: their line audio upsampled, once per run.
-  const pcm16k = wide ? new Int16Array(await wide.arrayBuffer()) : resample(ulawToPcm16(ulaw), LINE_RATE, WIDE_RATE)
+  const pcm16k = wide
+    ? new Int16Array(wide.buffer, wide.byteOffset, wide.byteLength >> 1)
+    : resample(ulawToPcm16(ulaw), LINE_RATE, WIDE_RATE)
   return { transcript: row.transcript, ulaw, pcm16k }
 }
 

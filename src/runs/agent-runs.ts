@@ -35,12 +35,13 @@ export async function downloadArtifact(
   if (!run) throw notFound('Invalid or expired token')
   if (!isArtifact(artifactType)) throw refused('Unsupported artifact type')
   const key = artifactKey(run, artifactType)
-  const file = key === null ? null : await ctx.objects.file(key)
-  if (!file) throw notFound(`No ${artifactType} available for this workflow run`)
+  const object = key === null ? null : await ctx.objects.get(key)
+  if (!object) throw notFound(`No ${artifactType} available for this workflow run`)
   const extension = key!.includes('.') ? key!.slice(key!.lastIndexOf('.')) : ''
-  return new Response(file, {
+  return new Response(object.stream(), {
     headers: {
-      'content-type': file.type,
+      'content-type': object.type,
+      'content-length': String(object.size),
       'content-disposition': `${inline ? 'inline' : 'attachment'}; filename="run-${run.id}-${artifactType}${extension}"`,
       'cache-control': 'private, no-store',
     },

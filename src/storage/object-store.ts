@@ -1,4 +1,3 @@
-import type { BunFile } from 'bun'
 import { randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { link, mkdir, open, rename, rm, stat } from 'node:fs/promises'
@@ -7,24 +6,40 @@ import { dirname, join, resolve, sep } from 'node:path'
 /** What `put` accepts: a stream is written as it arrives, the rest at once. */
 export type ObjectBody = ReadableStream<Uint8Array> | Uint8Array | string | Blob | Response
 
+/** A stored object, read lazily: its size and type are known, its bytes are read when asked for. */
+export type StoredObject = {
+  size: number
+  /** The MIME type the key's extension gives (`application/octet-stream` when it gives none). */
+  type: string
+  stream(): ReadableStream<Uint8Array>
+  bytes(): Promise<Uint8Array>
+  text(): Promise<string>
+}
+
+/** Whether the store answered a probe, for the health route. */
+export type ObjectStoreStatus = { kind: 'local' | 's3'; reachable: boolean }
+
 /**
- * Named blobs (uploaded CSVs, recordings, transcripts). Keys are relative paths such as `recordings/3/17.wav`:
- * `/`-separated segments of printable characters, none empty, none starting with a dot.
- * Local disk today; an S3-compatible store can implement the same interface.
+ * Named blobs (uploaded CSVs, recordings, transcripts, knowledge documents). Keys are relative paths such as
+ * `recordings/3/17.wav`: `/`-separated segments of printable characters, none empty, none starting with a dot.
+ * Two implementations: files under the data dir (the default) and an S3-compatible bucket (src/storage/s3-object-store.ts).
  */
 export interface ObjectStore {
+  kind: 'local' | 's3'
+  /** Where the objects are, without credentials (`/data/objects`, `s3://bucket/prefix`), for logs. */
+  location: string
   /**
    * Stores `body` under `key`, replacing any object there unless `replace` is false (then an object already there is
    * kept and ObjectExistsError thrown). Nothing is left behind when it fails or exceeds `maxBytes`.
    */
   put(key: string, body: ObjectBody, options?: { maxBytes?: number; replace?: boolean }): Promise<{ size: number }>
-  /** The object as a lazily read file, or null when there is none. */
-  file(key: string): Promise<BunFile | null>
+  /** The object, or null when there is none. */
+  get(key: string): Promise<StoredObject | null>
   exists(key: string): Promise<boolean>
   /** Removes the object; removing a missing one is not an error. */
   delete(key: string): Promise<void>
-  /** The absolute path of the key's object; throws InvalidObjectKeyError for keys that could leave the store. */
-  resolve(key: string): string
+  /** Whether the store can be reached now (a bucket that does not answer within a few seconds cannot). */
+  status(): Promise<ObjectStoreStatus>
 }
 
 export class InvalidObjectKeyError extends Error {}
@@ -44,7 +59,8 @@ export const PARTIAL_DIR = '.partial'
 // Control characters (incl. NUL) and backslashes: refused so a key means the same path on every platform.
 const FORBIDDEN_CHARACTERS = /[\u0000-\u001f\u007f\\]/
 
-function checkKey(key: string): void {
+/** Throws InvalidObjectKeyError for a key that breaks the rules above. */
+export function checkKey(key: string): void {
   const segments = key.split('/')
   const problem =
     key === ''
@@ -59,7 +75,7 @@ function checkKey(key: string): void {
   if (problem) throw new InvalidObjectKeyError(`Object key ${JSON.stringify(key)} ${problem}`)
 }
 
-async function* chunksOf(body: ObjectBody): AsyncGenerator<Uint8Array> {
+export async function* chunksOf(body: ObjectBody): AsyncGenerator<Uint8Array> {
   if (typeof body === 'string') yield new TextEncoder().encode(body)
   else if (body instanceof Uint8Array) yield body
   else {
@@ -82,7 +98,8 @@ export function localObjectStore(root: string): ObjectStore {
   }
 
   return {
-    resolve: pathOf,
+    kind: 'local',
+    location: rootDir,
 
     async put(key, body, { maxBytes = Infinity, replace = true } = {}) {
       const target = pathOf(key)
@@ -119,9 +136,16 @@ export function localObjectStore(root: string): ObjectStore {
       return { size }
     },
 
-    async file(key) {
+    async get(key) {
       const file = Bun.file(pathOf(key))
-      return (await file.exists()) ? file : null
+      if (!(await file.exists())) return null
+      return {
+        size: file.size,
+        type: file.type,
+        stream: () => file.stream(),
+        bytes: () => file.bytes(),
+        text: () => file.text(),
+      }
     },
 
     async exists(key) {
@@ -131,6 +155,11 @@ export function localObjectStore(root: string): ObjectStore {
 
     async delete(key) {
       await rm(pathOf(key), { force: true })
+    },
+
+    async status() {
+      const info = await stat(rootDir).catch(() => null)
+      return { kind: 'local', reachable: info?.isDirectory() ?? false }
     },
   }
 }

@@ -146,10 +146,14 @@ export async function receiveUpload(
 export async function serveDownload(ctx: AppContext, query: DownloadQuery): Promise<Response> {
   const { signature, ...fields } = query
   verifySignedFields(ctx, 'download', fields, signature)
-  const file = await ctx.objects.file(fields.key)
-  if (!file) throw notFound('File not found')
+  const object = await ctx.objects.get(fields.key)
+  if (!object) throw notFound('File not found')
   const name = fields.key.split('/').at(-1)!
-  return new Response(file, {
-    headers: { 'content-type': CSV_CONTENT_TYPE, 'content-disposition': `attachment; filename="${name}"` },
+  return new Response(object.stream(), {
+    headers: {
+      'content-type': CSV_CONTENT_TYPE,
+      'content-length': String(object.size),
+      'content-disposition': `attachment; filename="${name}"`,
+    },
   })
 }

@@ -20,6 +20,7 @@ describe('health', () => {
       backend_api_endpoint: 'https://pbx.example.test',
       deployment_mode: 'oss',
       auth_provider: expect.any(String),
+      object_store: { kind: 'local', reachable: true },
     })
   })
 })

@@ -66,7 +66,7 @@ describe('signed PUT', () => {
   test('streams the body into the object store', async () => {
     const csv = 'phone_number\n+14155550100\n'
     const key = await uploadCsv(t, csv)
-    expect(await (await t.ctx.objects.file(key))!.text()).toBe(csv)
+    expect(await (await t.ctx.objects.get(key))!.text()).toBe(csv)
   })
 
   test('a tampered key or signature is refused with 403 and nothing is stored', async () => {

@@ -98,7 +98,7 @@ describe('a run session', () => {
     expect(done.costInfo).toMatchObject({ currency: 'USD', llm: 2, total: 2, telephony: 0 })
     expect(done.logs.session).toMatchObject({ channel: 'chat', end_reason: 'user_hangup' })
     expect(done.transcriptKey).toBe(`transcripts/1/${id}.txt`)
-    const file = await (await t.ctx.objects.file(done.transcriptKey!))!.text()
+    const file = await (await t.ctx.objects.get(done.transcriptKey!))!.text()
     expect(file).toMatch(
       /^\[2026-01-05T10:00:00\.000Z\] assistant: Hello Ada!\n\[.*\] user: I need help\n\[.*\] assistant: Happy to help\.\n$/,
     )
@@ -143,7 +143,7 @@ describe('a run session', () => {
     expect(closed.state).toBe('completed')
     expect(closed.gatheredContext.mapped_call_disposition).toBe('interrupted')
     expect(closed.logs.session).toMatchObject({ channel: 'chat', end_reason: 'system_cancelled' })
-    expect(await (await t.ctx.objects.file(closed.transcriptKey!))!.text()).toContain('assistant: Hello Ada!')
+    expect(await (await t.ctx.objects.get(closed.transcriptKey!))!.text()).toContain('assistant: Hello Ada!')
     expect(await closeSessionsInterruptedByRestart(t.ctx)).toBe(0)
   })
 })

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,14 +9,46 @@ import {
   ObjectTooLargeError,
   type ObjectStore,
 } from '../../src/storage/object-store'
+import { s3ObjectStore } from '../../src/storage/s3-object-store'
+import { DomainError } from '../../src/lib/errors'
+import { startS3Server, type TestS3Server } from '../support/s3-server'
 
-let root: string
-let store: ObjectStore
-beforeEach(() => {
-  root = join(mkdtempSync(join(tmpdir(), 'ringbase-objects-')), 'objects')
-  store = localObjectStore(root)
+/** A store under test and every object it holds (partial writes included), as keys. */
+type Harness = { store: ObjectStore; storedKeys(): string[]; close(): void }
+
+let s3: TestS3Server
+beforeAll(async () => {
+  s3 = await startS3Server()
 })
-afterEach(() => rmSync(join(root, '..'), { recursive: true, force: true }))
+afterAll(() => s3.close())
+
+function localHarness(): Harness {
+  const root = join(mkdtempSync(join(tmpdir(), 'ringbase-objects-')), 'objects')
+  return {
+    store: localObjectStore(root),
+    storedKeys: () =>
+      readdirSync(root, { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile())
+        .map((entry) => join(entry.parentPath, entry.name).slice(root.length + 1))
+        .sort(),
+    close: () => rmSync(join(root, '..'), { recursive: true, force: true }),
+  }
+}
+
+let prefixes = 0
+/** Each test gets its own prefix of the one bucket, so it sees only its own objects. */
+function s3Harness(): Harness {
+  const prefix = `ringbase/test-${++prefixes}`
+  const store = s3ObjectStore({
+    bucket: s3.bucket,
+    prefix,
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+  })
+  return { store, storedKeys: () => s3.objectKeys(prefix), close: () => {} }
+}
 
 const streamOf = (...chunks: string[]) =>
   new ReadableStream<Uint8Array>({
@@ -26,14 +58,18 @@ const streamOf = (...chunks: string[]) =>
     },
   })
 
-/** Every file under the root, partial writes included. */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name).slice(root.length + 1))
-}
+describe.each([
+  ['local', localHarness],
+  ['s3', s3Harness],
+] as const)('%s object store', (_kind, makeHarness) => {
+  let harness: Harness
+  let store: ObjectStore
+  beforeEach(() => {
+    harness = makeHarness()
+    store = harness.store
+  })
+  afterEach(() => harness.close())
 
-describe('local object store', () => {
   test.each([
     ['a string', 'hello', 5],
     ['bytes', new Uint8Array([1, 2, 3]), 3],
@@ -43,14 +79,14 @@ describe('local object store', () => {
   ] as const)('put stores %s and reports its size', async (_label, body, size) => {
     expect(await store.put('campaigns/1/file.csv', body)).toEqual({ size })
     expect(await store.exists('campaigns/1/file.csv')).toBe(true)
-    expect((await store.file('campaigns/1/file.csv'))!.size).toBe(size)
-    expect(filesUnder(root)).toEqual(['campaigns/1/file.csv'])
+    expect((await store.get('campaigns/1/file.csv'))!.size).toBe(size)
+    expect(harness.storedKeys()).toEqual(['campaigns/1/file.csv'])
   })
 
   test('put replaces an existing object', async () => {
     await store.put('recordings/1/2.wav', 'first')
     await store.put('recordings/1/2.wav', 'second')
-    expect(await (await store.file('recordings/1/2.wav'))!.text()).toBe('second')
+    expect(await (await store.get('recordings/1/2.wav'))!.text()).toBe('second')
   })
 
   test('a body over maxBytes is refused and nothing is left behind, not even the old object being replaced', async () => {
@@ -59,8 +95,23 @@ describe('local object store', () => {
       ObjectTooLargeError,
     )
     await expect(store.put('a/c.csv', 'toolong', { maxBytes: 3 })).rejects.toBeInstanceOf(ObjectTooLargeError)
-    expect(await (await store.file('a/b.csv'))!.text()).toBe('old')
-    expect(filesUnder(root)).toEqual(['a/b.csv'])
+    expect(await (await store.get('a/b.csv'))!.text()).toBe('old')
+    expect(harness.storedKeys()).toEqual(['a/b.csv'])
+  })
+
+  test('a body refused past 5 MiB (where an S3 upload goes multipart) leaves the old object and nothing else', async () => {
+    await store.put('big.bin', 'old')
+    const mebibyte = new Uint8Array(1024 * 1024)
+    let sent = 0
+    const large = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 8) controller.enqueue(mebibyte)
+        else controller.close()
+      },
+    })
+    await expect(store.put('big.bin', large, { maxBytes: 7 * 1024 * 1024 })).rejects.toBeInstanceOf(ObjectTooLargeError)
+    expect(await (await store.get('big.bin'))!.text()).toBe('old')
+    expect(harness.storedKeys()).toEqual(['big.bin'])
   })
 
   test('a body exactly maxBytes long is accepted', async () => {
@@ -75,11 +126,11 @@ describe('local object store', () => {
       },
     })
     await expect(store.put('broken.csv', failing)).rejects.toThrow('client went away')
-    expect(filesUnder(root)).toEqual([])
+    expect(harness.storedKeys()).toEqual([])
   })
 
   test('missing objects: file is null, exists is false, delete is a no-op', async () => {
-    expect(await store.file('nope.txt')).toBeNull()
+    expect(await store.get('nope.txt')).toBeNull()
     expect(await store.exists('nope.txt')).toBe(false)
     await store.delete('nope.txt')
     await store.put('yes.txt', 'x')
@@ -106,25 +157,75 @@ describe('local object store', () => {
     '.partial/x',
     'a/\n',
   ])('refuses the key %j everywhere', async (key) => {
-    expect(() => store.resolve(key)).toThrow(InvalidObjectKeyError)
     await expect(store.put(key, 'x')).rejects.toBeInstanceOf(InvalidObjectKeyError)
-    await expect(store.file(key)).rejects.toBeInstanceOf(InvalidObjectKeyError)
+    await expect(store.get(key)).rejects.toBeInstanceOf(InvalidObjectKeyError)
     await expect(store.exists(key)).rejects.toBeInstanceOf(InvalidObjectKeyError)
     await expect(store.delete(key)).rejects.toBeInstanceOf(InvalidObjectKeyError)
   })
 
-  test('resolve gives a path inside the root', () => {
-    expect(store.resolve('campaigns/1/x y.csv')).toBe(join(root, 'campaigns/1/x y.csv'))
+  test('get gives the size, the type of the extension and the bytes, as a stream too', async () => {
+    await store.put('recordings/1/2.wav', new Uint8Array([82, 73, 70, 70]))
+    const object = (await store.get('recordings/1/2.wav'))!
+    expect(object).toMatchObject({ size: 4, type: 'audio/x-wav' })
+    expect([...(await object.bytes())]).toEqual([82, 73, 70, 70])
+    expect(await new Response(object.stream()).text()).toBe('RIFF')
   })
-})
 
-describe('put without replacing', () => {
-  test('stores a new object; over an existing one it throws ObjectExistsError, keeps the first and leaves nothing behind', async () => {
+  test('a key with spaces and unicode round-trips', async () => {
+    await store.put('campaigns/1/x y é.csv', 'a,b')
+    expect(await (await store.get('campaigns/1/x y é.csv'))!.text()).toBe('a,b')
+  })
+
+  test('status says the store is reachable', async () => {
+    expect((await store.status()).reachable).toBe(true)
+  })
+
+  test('put with replace: false stores a new object; over an existing one it throws ObjectExistsError, keeps the first and leaves nothing behind', async () => {
     expect(await store.put('campaigns/1/a.csv', 'first', { replace: false })).toEqual({ size: 5 })
     await expect(store.put('campaigns/1/a.csv', streamOf('sec', 'ond'), { replace: false })).rejects.toBeInstanceOf(
       ObjectExistsError,
     )
-    expect(await (await store.file('campaigns/1/a.csv'))!.text()).toBe('first')
-    expect(filesUnder(root)).toEqual(['campaigns/1/a.csv'])
+    expect(await (await store.get('campaigns/1/a.csv'))!.text()).toBe('first')
+    expect(harness.storedKeys()).toEqual(['campaigns/1/a.csv'])
+  })
+})
+
+describe('s3 object store, bucket out of reach', () => {
+  const unreachable = s3ObjectStore({
+    bucket: 'ringbase-test',
+    prefix: '',
+    endpoint: 'http://127.0.0.1:9',
+    region: 'us-east-1',
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+  })
+
+  test('status says unreachable; reads and writes fail as an upstream failure (502), never as a missing object', async () => {
+    expect(await unreachable.status()).toEqual({ kind: 's3', reachable: false })
+    for (const attempt of [
+      () => unreachable.get('a.csv'),
+      () => unreachable.exists('a.csv'),
+      () => unreachable.put('a.csv', 'x'),
+      () => unreachable.delete('a.csv'),
+    ]) {
+      const error = await attempt().then(
+        () => null,
+        (failure) => failure,
+      )
+      expect(error).toBeInstanceOf(DomainError)
+      expect((error as DomainError).kind).toBe('upstream_failed')
+    }
+  })
+
+  test('wrong credentials count as unreachable too', async () => {
+    const wrongSecret = s3ObjectStore({
+      bucket: s3.bucket,
+      prefix: '',
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'not-the-secret',
+    })
+    expect((await wrongSecret.status()).reachable).toBe(false)
   })
 })

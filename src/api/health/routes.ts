@@ -14,6 +14,13 @@ export const HealthResponse = t.Object({
     connected: t.Integer({ description: 'Active ARI configurations whose events websocket is up.' }),
     total: t.Integer({ description: 'Active ARI configurations (parked ones are not counted).' }),
   }),
+  object_store: t.Object(
+    {
+      kind: t.Union([t.Literal('local'), t.Literal('s3')]),
+      reachable: t.Boolean({ description: 'Whether the store answered a probe just now (within 2 seconds).' }),
+    },
+    { description: "Where files are kept: the data dir ('local') or an S3-compatible bucket ('s3')." },
+  ),
   disk: t.Optional(
     t.Object(
       {
@@ -37,7 +44,7 @@ function isAdmin(ctx: AppContext, request: Request): boolean {
 export const healthRoutes = (ctx: AppContext) =>
   new Elysia({ prefix: '/api/v1' }).get(
     '/health',
-    ({ request }) => {
+    async ({ request }) => {
       const disk = isAdmin(ctx, request) ? diskSpace(ctx.config.dataDir) : null
       return {
         status: 'ok',
@@ -46,6 +53,7 @@ export const healthRoutes = (ctx: AppContext) =>
         deployment_mode: 'oss',
         auth_provider: 'api_key',
         ari: ariConnectionCounts(ctx),
+        object_store: await ctx.objects.status(),
         ...(disk ? { disk } : {}),
       }
     },
@@ -53,7 +61,8 @@ export const healthRoutes = (ctx: AppContext) =>
       response: { 200: HealthResponse },
       detail: {
         tags: ['Health'],
-        summary: "Reachability and version (no API key); with an admin key, also the data dir's disk space",
+        summary:
+          "Reachability, version and the object store's state (no API key); with an admin key, also the data dir's disk space",
         security: [],
       },
     },
