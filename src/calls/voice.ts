@@ -135,11 +135,6 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
         // The call is hung up when this throws; once its end is reported the run is completed with the error.
         finishAfterReport('pipeline_error')
         throw error
-        let noise: Promise<NoiseEngine> | null = null
-        const loadNoise = () => {
-          noise ??= loadNoiseEngine()
-          return noise
-        }
       }
     },
   }
