@@ -88,15 +88,22 @@ export function documentsToSearch(
   return { ready, unavailable }
 }
 
-/** Up to `limit` of a document's vectors after chunk `afterId`: a load reads a large document a slice at a time. */
+/**
+ * Up to `limit` of a document's vectors after chunk `afterChunk`: a load reads a large document a slice at a time,
+ * each a range of the (document, chunk index) index.
+ */
 const readRows =
   (ctx: AppContext): RowReader =>
-  (documentId, afterId, limit) =>
+  (documentId, afterChunk, limit) =>
     ctx.db
-      .select({ id: knowledgeBaseChunks.id, embedding: knowledgeBaseChunks.embedding })
+      .select({
+        id: knowledgeBaseChunks.id,
+        chunkIndex: knowledgeBaseChunks.chunkIndex,
+        embedding: knowledgeBaseChunks.embedding,
+      })
       .from(knowledgeBaseChunks)
-      .where(and(eq(knowledgeBaseChunks.documentId, documentId), gt(knowledgeBaseChunks.id, afterId)))
-      .orderBy(asc(knowledgeBaseChunks.id))
+      .where(and(eq(knowledgeBaseChunks.documentId, documentId), gt(knowledgeBaseChunks.chunkIndex, afterChunk)))
+      .orderBy(asc(knowledgeBaseChunks.chunkIndex))
       .limit(limit)
       .all()
 
