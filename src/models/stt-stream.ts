@@ -12,7 +12,7 @@ import { ModelServerError, type SttClient } from './types'
  * `conversation.item.input_audio_transcription.completed` (its `.delta` events are joined when the completed event
  * carries no transcript). The socket is the one realtime.ts uses (frame cap, event-rate cap, connect timeout).
  *
- * When the socket cannot be opened, fails, or gives no transcript within `transcriptMs` of the commit, the utterance is
+ * When the socket cannot be opened, fails, or gives no transcript within the idle timeout after the commit, the utterance is
  * uploaded instead (stt.ts) and so is every later one of the run: the fallback is told once to the transcription's
  * `warn`. A failing upload then fails as it always does (the run's model-failure handling).
  */
@@ -24,16 +24,14 @@ const APPEND_SAMPLES = STREAM_RATE / 10
 /** The longest utterance sent over the socket (the turn detector ends utterances long before). */
 const MAX_STREAMED_SECONDS = 120
 
-export type StreamingSttOptions = SttClientOptions & { transcriptMs?: number }
-
 export function createStreamingSttClient(
   connection: ModelConnection,
   settings: SttSettings,
-  options: StreamingSttOptions = {},
+  options: SttClientOptions = {},
 ): SttClient {
   const upload = createSttClient(connection, settings, options)
   const connectMs = options.timeouts?.firstByteMs ?? 15_000
-  const transcriptMs = options.transcriptMs ?? options.timeouts?.idleMs ?? 15_000
+  const transcriptMs = options.timeouts?.idleMs ?? 15_000
   let streamFailed = false
   return {
     ref: upload.ref,
