@@ -554,6 +554,61 @@ describe('the console', () => {
   )
 
   step(
+    'a model configuration edited: prefilled, only its LLM section sent, an invalid model refused next to its field',
+    async () => {
+      await go('/models', 'Models')
+      const [server] = (await t.request('GET', '/api/v1/organizations/provider-connections')).body.connections.filter(
+        (connection: { name: string }) => connection.name === 'Lab server',
+      )
+      const key = 'sk-config-form-secret-5678'
+      const keyed = await t.request('PUT', `/api/v1/organizations/provider-connections/${server.uuid}`, {
+        body: { api_key: key },
+      })
+      expect(keyed.status).toBe(200)
+      const [stored] = (
+        await t.request('GET', '/api/v1/organizations/model-configurations')
+      ).body.configurations.filter((configuration: { name: string }) => configuration.name === 'Lab voice')
+      expect(stored.llm.settings.model).toBeString()
+      const sent: string[] = []
+      const listen = (request: { method(): string; postData(): string | null }) => {
+        if (request.method() === 'PUT') sent.push(request.postData() ?? '')
+      }
+      page.on('request', listen)
+      await page.getByRole('button', { name: 'Edit configuration Lab voice' }).click()
+      const form = page.getByRole('form', { name: 'Edit “Lab voice”' })
+      const model = form.getByLabel('LLM model')
+      expect(await model.inputValue()).toBe(stored.llm.settings.model)
+      expect(await form.getByLabel('LLM server').inputValue()).toBe(server.uuid)
+      expect(await form.getByLabel('Built-in voice').inputValue()).toBe(stored.tts.settings.voice)
+      await model.fill('m'.repeat(256))
+      await form.getByRole('button', { name: 'Save configuration' }).click()
+      const modelError = form.locator('.field', { has: model }).locator('.field-error')
+      await modelError.waitFor()
+      expect(await modelError.textContent()).toContain('255')
+      expect(await model.getAttribute('aria-invalid')).toBe('true')
+      expect(await form.getByRole('textbox', { name: 'Name' }).getAttribute('aria-invalid')).toBeNull()
+      await model.fill('lab-llm-2')
+      await form.getByRole('button', { name: 'Save configuration' }).click()
+      await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+      expect(await model.getAttribute('aria-invalid')).toBeNull()
+      page.off('request', listen)
+      const llm = (name: string) => ({
+        provider_connection_uuid: server.uuid,
+        settings: { ...stored.llm.settings, model: name },
+      })
+      expect(sent.map((body) => JSON.parse(body))).toEqual([{ llm: llm('m'.repeat(256)) }, { llm: llm('lab-llm-2') }])
+      const edited = await t.request('GET', `/api/v1/organizations/model-configurations/${stored.uuid}`)
+      expect(edited.body).toMatchObject({ name: 'Lab voice', llm: llm('lab-llm-2'), tts: stored.tts })
+      // a configuration names its server, never its key: not in what was sent, stored or shown
+      expect([...sent, JSON.stringify(edited.body), await page.content()].join()).not.toContain(key)
+      await inspect('model-configuration-edited')
+      await form.getByRole('button', { name: 'Close' }).click()
+      await form.waitFor({ state: 'detached' })
+    },
+    60_000,
+  )
+
+  step(
     'a model server edited (its key typed once, then shown masked and never sent back) and deleted after its configuration',
     async () => {
       await go('/models', 'Models')
