@@ -286,6 +286,15 @@ export function useSubmit() {
   return { error, setError, submit }
 }
 
+/** Opens the form that edits something in a list; `label` names it, e.g. "Edit configuration PBX". */
+export function EditButton({ label, onClick }: { label: string; onClick: () => void }) {
+  return (
+    <button type="button" className="secondary" onClick={onClick} aria-label={label}>
+      Edit
+    </button>
+  )
+}
+
 /**
  * The end of a form that saves: the API's error, "Saved." once it did, the submit button, and Close when the form
  * edits something shown above it.

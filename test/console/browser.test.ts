@@ -83,6 +83,16 @@ const { inspect, step, go } = consoleSteps(
   () => base,
 )
 
+/** The bodies of the PUT requests the page sends until `stop()`. */
+function recordPuts() {
+  const sent: string[] = []
+  const listen = (request: { method(): string; postData(): string | null }) => {
+    if (request.method() === 'PUT') sent.push(request.postData() ?? '')
+  }
+  page.on('request', listen)
+  return { sent, stop: () => page.off('request', listen) }
+}
+
 describe('the console', () => {
   step(
     'sign-in: a wrong key is refused next to the form; the key makes an HttpOnly session, never stored in the page',
@@ -435,11 +445,7 @@ describe('the console', () => {
       )
       const storedPassword = (await t.request('GET', `/api/v1/organizations/telephony-configs/${second.id}`)).body
         .credentials.app_password
-      const sent: string[] = []
-      const listen = (request: { method(): string; postData(): string | null }) => {
-        if (request.method() === 'PUT') sent.push(request.postData() ?? '')
-      }
-      page.on('request', listen)
+      const { sent, stop } = recordPuts()
       await page.getByRole('button', { name: 'Edit configuration Second PBX' }).click()
       const form = page.getByRole('form', { name: 'Edit “Second PBX”' })
       await form.waitFor()
@@ -460,7 +466,7 @@ describe('the console', () => {
       await form.getByLabel('ARI URL').fill(fake.url)
       await form.getByRole('button', { name: 'Save configuration' }).click()
       await form.getByText('Saved “Lab PBX”').waitFor()
-      page.off('request', listen)
+      stop()
       expect(sent.map((body) => JSON.parse(body))).toEqual([
         { name: 'Lab PBX', config: { ari_endpoint: 'not a url' } },
         { name: 'Lab PBX', config: { ari_endpoint: `${fake.url}/` } },
@@ -569,11 +575,7 @@ describe('the console', () => {
         await t.request('GET', '/api/v1/organizations/model-configurations')
       ).body.configurations.filter((configuration: { name: string }) => configuration.name === 'Lab voice')
       expect(stored.llm.settings.model).toBeString()
-      const sent: string[] = []
-      const listen = (request: { method(): string; postData(): string | null }) => {
-        if (request.method() === 'PUT') sent.push(request.postData() ?? '')
-      }
-      page.on('request', listen)
+      const { sent, stop } = recordPuts()
       await page.getByRole('button', { name: 'Edit configuration Lab voice' }).click()
       const form = page.getByRole('form', { name: 'Edit “Lab voice”' })
       const model = form.getByLabel('LLM model')
@@ -582,7 +584,7 @@ describe('the console', () => {
       expect(await form.getByLabel('Built-in voice').inputValue()).toBe(stored.tts.settings.voice)
       await model.fill('m'.repeat(256))
       await form.getByRole('button', { name: 'Save configuration' }).click()
-      const modelError = form.locator('.field', { has: model }).locator('.field-error')
+      const modelError = form.locator('.field', { has: page.getByLabel('LLM model') }).locator('.field-error')
       await modelError.waitFor()
       expect(await modelError.textContent()).toContain('255')
       expect(await model.getAttribute('aria-invalid')).toBe('true')
@@ -591,7 +593,7 @@ describe('the console', () => {
       await form.getByRole('button', { name: 'Save configuration' }).click()
       await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
       expect(await model.getAttribute('aria-invalid')).toBeNull()
-      page.off('request', listen)
+      stop()
       const llm = (name: string) => ({
         provider_connection_uuid: server.uuid,
         settings: { ...stored.llm.settings, model: name },
@@ -612,11 +614,7 @@ describe('the console', () => {
     'a model server edited (its key typed once, then shown masked and never sent back) and deleted after its configuration',
     async () => {
       await go('/models', 'Models')
-      const sent: string[] = []
-      const listen = (request: { method(): string; postData(): string | null }) => {
-        if (request.method() === 'PUT') sent.push(request.postData() ?? '')
-      }
-      page.on('request', listen)
+      const { sent, stop } = recordPuts()
       await page.getByRole('button', { name: 'Edit server Lab server' }).click()
       let form = page.getByRole('form', { name: 'Edit “Lab server”' })
       await form.getByLabel('API key').fill('sk-lab-secret-1234')
@@ -634,7 +632,7 @@ describe('the console', () => {
       await form.getByRole('textbox', { name: 'Name' }).fill('Lab GPU')
       await form.getByRole('button', { name: 'Save server' }).click()
       await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
-      page.off('request', listen)
+      stop()
       expect(sent.map((body) => JSON.parse(body))).toEqual([{ api_key: 'sk-lab-secret-1234' }, { name: 'Lab GPU' }])
       const renamed = (await t.request('GET', `/api/v1/organizations/provider-connections/${server.uuid}`)).body
       expect(renamed).toMatchObject({ name: 'Lab GPU', api_key: server.api_key })

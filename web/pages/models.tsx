@@ -1,6 +1,6 @@
 import { useId, useState } from 'react'
 import { api } from '../api'
-import { ConfirmButton, Empty, ErrorNote, Field, FormEnd, Page, Show, useLoad, useSubmit } from '../ui'
+import { ConfirmButton, EditButton, Empty, ErrorNote, Field, FormEnd, Page, Show, useLoad, useSubmit } from '../ui'
 
 export function Models() {
   const connections = useLoad(
@@ -54,14 +54,7 @@ export function Models() {
                       Check
                     </button>{' '}
                     <span role="status">{checks[connection.uuid] ?? ''}</span>{' '}
-                    <button
-                      type="button"
-                      className="secondary"
-                      onClick={() => setEditingServer(connection)}
-                      aria-label={`Edit server ${connection.name}`}
-                    >
-                      Edit
-                    </button>{' '}
+                    <EditButton label={`Edit server ${connection.name}`} onClick={() => setEditingServer(connection)} />{' '}
                     <ConfirmButton
                       label={`Delete server ${connection.name}`}
                       confirmText={`Delete “${connection.name}”`}
@@ -103,14 +96,10 @@ export function Models() {
                   <li key={item.uuid}>
                     <strong>{item.name}</strong>
                     {item.is_default ? <span className="muted"> (default)</span> : null}{' '}
-                    <button
-                      type="button"
-                      className="secondary"
+                    <EditButton
+                      label={`Edit configuration ${item.name}`}
                       onClick={() => setEditingConfiguration(item.uuid)}
-                      aria-label={`Edit configuration ${item.name}`}
-                    >
-                      Edit
-                    </button>{' '}
+                    />{' '}
                     <ConfirmButton
                       label={`Delete configuration ${item.name}`}
                       confirmText={`Delete “${item.name}”`}
