@@ -1,5 +1,5 @@
 import { useId, useState } from 'react'
-import { api } from '../api'
+import { api, type Schemas } from '../api'
 import { ConfirmButton, EditButton, Empty, ErrorNote, Field, FormEnd, Page, Show, useLoad, useSubmit } from '../ui'
 
 export function Models() {
@@ -213,9 +213,9 @@ function ConnectionForm({
   )
 }
 
+type Configuration = Schemas['ModelConfigurationResponse']
 /** A stored configuration section: a model server's (with its settings) or the built-in voice. */
-type Section = { provider_connection_uuid?: string; builtin?: boolean; settings: Record<string, unknown> }
-type Configuration = { uuid: string; name: string; is_default: boolean; llm: Section; tts: Section | null }
+type Section = Configuration['llm']
 
 /** The choice shown for a voice on a model server, which this form keeps as stored. */
 const SERVER_VOICE = 'server'
