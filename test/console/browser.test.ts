@@ -562,7 +562,6 @@ describe('the console', () => {
   step(
     'a model configuration edited: prefilled, only its LLM section sent, an invalid model refused next to its field',
     async () => {
-      await go('/models', 'Models')
       const [server] = (await t.request('GET', '/api/v1/organizations/provider-connections')).body.connections.filter(
         (connection: { name: string }) => connection.name === 'Lab server',
       )
@@ -571,6 +570,8 @@ describe('the console', () => {
         body: { api_key: key },
       })
       expect(keyed.status).toBe(200)
+      await go('/models', 'Models')
+      await page.getByText(`key ${keyed.body.api_key}`).waitFor()
       const [stored] = (
         await t.request('GET', '/api/v1/organizations/model-configurations')
       ).body.configurations.filter((configuration: { name: string }) => configuration.name === 'Lab voice')
