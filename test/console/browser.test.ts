@@ -560,7 +560,7 @@ describe('the console', () => {
   )
 
   step(
-    'a model configuration edited: prefilled, only its LLM section sent, an invalid model refused next to its field',
+    'a model configuration edited: prefilled, only its LLM section sent (its other settings kept), an invalid model refused next to its field',
     async () => {
       const [server] = (await t.request('GET', '/api/v1/organizations/provider-connections')).body.connections.filter(
         (connection: { name: string }) => connection.name === 'Lab server',
@@ -570,12 +570,18 @@ describe('the console', () => {
         body: { api_key: key },
       })
       expect(keyed.status).toBe(200)
-      await go('/models', 'Models')
-      await page.getByText(`key ${keyed.body.api_key}`).waitFor()
-      const [stored] = (
+      const [created] = (
         await t.request('GET', '/api/v1/organizations/model-configurations')
       ).body.configurations.filter((configuration: { name: string }) => configuration.name === 'Lab voice')
-      expect(stored.llm.settings.model).toBeString()
+      // a setting the form does not show, kept when the LLM section is sent again
+      const stored = (
+        await t.request('PUT', `/api/v1/organizations/model-configurations/${created.uuid}`, {
+          body: { llm: { provider_connection_uuid: server.uuid, settings: { model: 'lab-llm', temperature: 0.3 } } },
+        })
+      ).body
+      expect(stored.llm.settings).toEqual({ model: 'lab-llm', temperature: 0.3 })
+      await go('/models', 'Models')
+      await page.getByText(`key ${keyed.body.api_key}`).waitFor()
       const { sent, stop } = recordPuts()
       await page.getByRole('button', { name: 'Edit configuration Lab voice' }).click()
       const form = page.getByRole('form', { name: 'Edit “Lab voice”' })
