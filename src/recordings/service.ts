@@ -12,7 +12,6 @@ import { conflict, invalid, notFound, refused, upstreamFailed } from '../lib/err
 import { isoNow } from '../lib/clock'
 import { valueError, type ValidationItem } from '../lib/validation'
 import { completedUploadSize, sanitizeFileName, signUpload } from '../storage/uploads'
-import type { ToolDefinition } from '../tools/schemas'
 import { ModelResolutionError, resolveRunModels } from '../models/resolve'
 import { createSttClient, STT_SAMPLE_RATE } from '../models/stt'
 import { ModelServerError } from '../models/types'
