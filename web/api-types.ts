@@ -2404,6 +2404,8 @@ export interface components {
                     model?: string;
                     /** @description ISO 639-1, e.g. en */
                     language?: string;
+                    /** @description Transcribe over the realtime transcription socket (<base URL>/realtime?intent=transcription) instead of uploading each utterance; falls back to uploads when the socket fails. */
+                    streaming?: boolean;
                 };
             } | null;
             tts?: ({
@@ -2523,6 +2525,8 @@ export interface components {
                     model?: string;
                     /** @description ISO 639-1, e.g. en */
                     language?: string;
+                    /** @description Transcribe over the realtime transcription socket (<base URL>/realtime?intent=transcription) instead of uploading each utterance; falls back to uploads when the socket fails. */
+                    streaming?: boolean;
                 };
             } | null;
             tts?: ({

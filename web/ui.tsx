@@ -286,6 +286,48 @@ export function useSubmit() {
   return { error, setError, submit }
 }
 
+/** Opens the form that edits something in a list; `label` names it, e.g. "Edit configuration PBX". */
+export function EditButton({ label, onClick }: { label: string; onClick: () => void }) {
+  return (
+    <button type="button" className="secondary" onClick={onClick} aria-label={label}>
+      Edit
+    </button>
+  )
+}
+
+/**
+ * The end of a form that saves: the API's error, "Saved." once it did, the submit button, and Close when the form
+ * edits something shown above it.
+ */
+export function FormEnd({
+  error,
+  saved,
+  submitLabel,
+  onClose,
+}: {
+  error: Error | null
+  saved: boolean
+  submitLabel: string
+  onClose?: () => void
+}) {
+  return (
+    <>
+      <ErrorNote error={error} />
+      {saved ? (
+        <p role="status" className="ok">
+          Saved.
+        </p>
+      ) : null}
+      <button type="submit">{submitLabel}</button>
+      {onClose ? (
+        <button type="button" className="secondary" onClick={onClose}>
+          Close
+        </button>
+      ) : null}
+    </>
+  )
+}
+
 /** A destructive action asked twice, in the page (no browser dialog): the button, then its confirmation or "Keep it". */
 export function ConfirmButton({
   label,

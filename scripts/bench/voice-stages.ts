@@ -3,7 +3,7 @@
 import { createFliteTts } from '../../src/voice/flite'
 import { pcm16ToUlaw, ulawToPcm16 } from '../../src/voice/g711'
 import { createCallRecorder } from '../../src/voice/recorder'
-import { createResampler } from '../../src/voice/resample'
+import { createResampler } from '../../src/lib/resample'
 import { createSentenceSplitter } from '../../src/voice/sentences'
 import { createTurnDetector } from '../../src/voice/turns'
 import { loadVadEngine, VAD_FRAME_SAMPLES } from '../../src/voice/vad'

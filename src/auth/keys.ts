@@ -1,7 +1,7 @@
 /** Organizations and API keys as the rest of the server needs them: bootstrap, creation, authentication. */
 import { eq } from 'drizzle-orm'
 import type { AppContext } from '../context'
-import { apiKeys, organizations } from '../db/schema'
+import { organizations } from '../db/schema'
 import { isoNow } from '../lib/clock'
 import { digestsEqual, mintApiKey, sha256Hex } from '../lib/keys'
 import { transaction } from '../db/transaction'

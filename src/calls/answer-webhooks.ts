@@ -33,9 +33,9 @@ import {
 
 const NO_MARKUP = (provider: CarrierName) => new Error(`${provider} has no answer markup`)
 
-function refuseMarkup(driver: Carrier, direction: 'inbound' | 'outbound'): WebhookAnswer {
-  if (!driver.refuse) throw NO_MARKUP(driver.provider)
-  return driver.refuse(direction)
+function refuseMarkup(carrier: Carrier, direction: 'inbound' | 'outbound'): WebhookAnswer {
+  if (!carrier.refuse) throw NO_MARKUP(carrier.provider)
+  return carrier.refuse(direction)
 }
 
 /**
@@ -44,15 +44,15 @@ function refuseMarkup(driver: Carrier, direction: 'inbound' | 'outbound'): Webho
  */
 export function handleAnswerWebhook(
   ctx: AppContext,
-  driver: Carrier,
+  carrier: Carrier,
   runId: number,
   request: WebhookRequest,
 ): WebhookAnswer {
-  const { run, credentials } = verifiedRun(ctx, driver, runById(ctx, runId), request)
-  const update = driver.parseStatus(request)
-  if (update) applyStatusUpdate(ctx, driver, run, update)
-  if (update?.machine || run.state !== 'initialized' || !driver.connect) return refuseMarkup(driver, 'outbound')
-  return driver.connect(
+  const { run, credentials } = verifiedRun(ctx, carrier, runById(ctx, runId), request)
+  const update = carrier.parseStatus(request)
+  if (update) applyStatusUpdate(ctx, carrier, run, update)
+  if (update?.machine || run.state !== 'initialized' || !carrier.connect) return refuseMarkup(carrier, 'outbound')
+  return carrier.connect(
     callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId }),
     credentials,
   )
@@ -97,64 +97,64 @@ export async function handleInboundWebhook(
   provider: CarrierName | null,
   request: WebhookRequest,
 ): Promise<WebhookAnswer> {
-  const carrier = provider ?? detectCarrier(request)
-  const driver = carrier ? carrierOf(carrier) : null
-  if (!driver) throw unauthenticated('Missing webhook signature')
-  const start = driver.parseInbound?.(request) ?? null
-  if (!start) return handleStatusCallback(ctx, driver, null, request)
+  const detected = provider ?? detectCarrier(request)
+  const carrier = detected ? carrierOf(detected) : null
+  if (!carrier) throw unauthenticated('Missing webhook signature')
+  const start = carrier.parseInbound?.(request) ?? null
+  if (!start) return handleStatusCallback(ctx, carrier, null, request)
 
-  const candidates = configurationsCalled(ctx, driver.provider, start.to)
+  const candidates = configurationsCalled(ctx, carrier.provider, start.to)
   const nowMs = ctx.clock.now()
   const verified = candidates.find(
-    ({ credentials }) => driver.verify(request, credentials, { runId: null, nowMs }) === 'valid',
+    ({ credentials }) => carrier.verify(request, credentials, { runId: null, nowMs }) === 'valid',
   )
   if (!verified) {
     // Nothing of ours is called: nothing to verify against, and nothing changes.
-    if (candidates.length === 0) return reject(ctx, driver, null, start, 'no active number with this address')
-    requireValid(driver.verify(request, candidates[0].credentials, { runId: null, nowMs }))
+    if (candidates.length === 0) return reject(ctx, carrier, null, start, 'no active number with this address')
+    requireValid(carrier.verify(request, candidates[0].credentials, { runId: null, nowMs }))
   }
   const { id: configurationId, credentials } = verified!
 
-  const existing = runByProviderCallId(ctx, driver.provider, start.providerCallId)
+  const existing = runByProviderCallId(ctx, carrier.provider, start.providerCallId)
   // Call ids are the carrier's, unique across its accounts: one already held by another configuration's run is named by
   // a webhook that this configuration's secret signs but that is not about its call. Never that run, never a second run,
   // and no command to the carrier about a call that is not this configuration's (Telnyx rejects by command).
   if (existing && existing.telephonyConfigurationId !== configurationId) {
     ctx.log.warn(
-      { provider: driver.provider, configurationId, runId: existing.id },
+      { provider: carrier.provider, configurationId, runId: existing.id },
       'inbound webhook names the call of another telephony configuration: refused',
     )
-    return driver.refuse ? driver.refuse('inbound') : acknowledge()
+    return carrier.refuse ? carrier.refuse('inbound') : acknowledge()
   }
   if (existing) {
     // The carrier asked again for the same call (a retried webhook): same answer, no second run.
-    if (existing.state !== 'initialized') return reject(ctx, driver, credentials, start, 'run already started')
-    return answer(ctx, driver, credentials, start, existing)
+    if (existing.state !== 'initialized') return reject(ctx, carrier, credentials, start, 'run already started')
+    return answer(ctx, carrier, credentials, start, existing)
   }
   const decision = ctx.telephony.routeInbound({
-    provider: driver.provider,
+    provider: carrier.provider,
     configurationId,
     callerNumber: start.from,
     calledNumber: start.to,
     callId: randomUUID(),
     providerCallId: start.providerCallId,
-    runName: (caller) => `${displayName(driver.provider)} Inbound ${caller}`,
+    runName: (caller) => `${displayName(carrier.provider)} Inbound ${caller}`,
   })
   if (!('run' in decision))
     return reject(
       ctx,
-      driver,
+      carrier,
       credentials,
       start,
       'refused' in decision ? decision.refused : 'the call is already known',
     )
   const run = runById(ctx, decision.run.runId)!
   ctx.log.info(
-    { provider: driver.provider, runId: run.id, organizationId: run.organizationId },
+    { provider: carrier.provider, runId: run.id, organizationId: run.organizationId },
     'inbound call accepted',
   )
   try {
-    return await answer(ctx, driver, credentials, start, run)
+    return await answer(ctx, carrier, credentials, start, run)
   } catch (error) {
     // The carrier could not be told to answer (Telnyx's answer command): the call never connects.
     ctx.telephony.report({
@@ -171,25 +171,25 @@ export async function handleInboundWebhook(
 
 async function answer(
   ctx: AppContext,
-  driver: Carrier,
+  carrier: Carrier,
   credentials: Credentials,
   start: InboundCallStart,
   run: { id: number; workflowId: number; organizationId: number },
 ): Promise<WebhookAnswer> {
   const links = callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId })
-  if (driver.answerInbound) return driver.answerInbound(ctx, credentials, start, links)
-  if (!driver.connect) throw NO_MARKUP(driver.provider)
-  return driver.connect(links, credentials)
+  if (carrier.answerInbound) return carrier.answerInbound(ctx, credentials, start, links)
+  if (!carrier.connect) throw NO_MARKUP(carrier.provider)
+  return carrier.connect(links, credentials)
 }
 
 async function reject(
   ctx: AppContext,
-  driver: Carrier,
+  carrier: Carrier,
   credentials: Credentials | null,
   start: InboundCallStart,
   reason: string,
 ): Promise<WebhookAnswer> {
-  ctx.log.info({ provider: driver.provider, providerCallId: start.providerCallId, reason }, 'inbound call rejected')
-  if (driver.rejectInbound) return driver.rejectInbound(ctx, credentials, start)
-  return driver.refuse ? driver.refuse('inbound') : acknowledge()
+  ctx.log.info({ provider: carrier.provider, providerCallId: start.providerCallId, reason }, 'inbound call rejected')
+  if (carrier.rejectInbound) return carrier.rejectInbound(ctx, credentials, start)
+  return carrier.refuse ? carrier.refuse('inbound') : acknowledge()
 }

@@ -8,16 +8,16 @@ import { handleStatusCallback } from '../telephony/carriers/status-callbacks'
 import { handleTransferCallback, TRANSFER_CALLBACK } from '../telephony/carriers/transfer'
 
 /**
- * Every carrier webhook under `/api/v1/telephony/<provider>/…`, dispatched to its carrier's driver. Each one is
+ * Every carrier webhook under `/api/v1/telephony/<provider>/…`, dispatched to its Carrier. Each one is
  * authenticated before anything changes (see status-callbacks.ts); unknown carriers and paths are not found.
  */
 
 const UNKNOWN_WEBHOOK = 'Unknown telephony webhook'
 
-function driverOf(provider: string) {
-  const driver = carrierOf(provider)
-  if (!driver) throw notFound(UNKNOWN_WEBHOOK)
-  return driver
+function carrierNamed(provider: string) {
+  const carrier = carrierOf(provider)
+  if (!carrier) throw notFound(UNKNOWN_WEBHOOK)
+  return carrier
 }
 
 const runIdOf = (text: string) => {
@@ -33,17 +33,17 @@ export async function handleCarrierCallback(
   runId: string | null,
   request: WebhookRequest,
 ): Promise<WebhookAnswer> {
-  const driver = driverOf(provider)
-  if (callback === TRANSFER_CALLBACK && driver.transfer && runId !== null)
-    return handleTransferCallback(ctx, driver, runIdOf(runId), request)
-  if (!driver.callbackPaths.includes(callback)) throw notFound(UNKNOWN_WEBHOOK)
-  if (driver.webhook)
-    return driver.webhook(
+  const carrier = carrierNamed(provider)
+  if (callback === TRANSFER_CALLBACK && carrier.transfer && runId !== null)
+    return handleTransferCallback(ctx, carrier, runIdOf(runId), request)
+  if (!carrier.callbackPaths.includes(callback)) throw notFound(UNKNOWN_WEBHOOK)
+  if (carrier.webhook)
+    return carrier.webhook(
       ctx,
       request,
-      listActiveConfigurations(ctx, driver.provider).map((configuration) => configuration.credentials),
+      listActiveConfigurations(ctx, carrier.provider).map((configuration) => configuration.credentials),
     )
-  return handleStatusCallback(ctx, driver, runId === null ? null : runIdOf(runId), request)
+  return handleStatusCallback(ctx, carrier, runId === null ? null : runIdOf(runId), request)
 }
 
 /** `/<provider>/answer/<run_id>`: the answer URL of an outbound call. */
@@ -53,9 +53,9 @@ export function handleCarrierAnswer(
   runId: string,
   request: WebhookRequest,
 ): WebhookAnswer {
-  const driver = driverOf(provider)
-  if (!driver.connect) throw notFound(UNKNOWN_WEBHOOK)
-  return handleAnswerWebhook(ctx, driver, runIdOf(runId), request)
+  const carrier = carrierNamed(provider)
+  if (!carrier.connect) throw notFound(UNKNOWN_WEBHOOK)
+  return handleAnswerWebhook(ctx, carrier, runIdOf(runId), request)
 }
 
 /** `/<provider>/inbound`, or `/inbound/run` for every carrier (the carrier told apart by its signature header). */
@@ -64,5 +64,5 @@ export function handleCarrierInbound(
   provider: string | null,
   request: WebhookRequest,
 ): Promise<WebhookAnswer> {
-  return handleInboundWebhook(ctx, provider === null ? null : driverOf(provider).provider, request)
+  return handleInboundWebhook(ctx, provider === null ? null : carrierNamed(provider).provider, request)
 }

@@ -5,7 +5,7 @@ import { knowledgeBaseChunks, knowledgeBaseDocuments, type KnowledgeDocumentRow 
 import { transaction } from '../db/transaction'
 import { incremented } from '../db/expressions'
 import { isoNow } from '../lib/clock'
-import { chunkText, estimateTokens } from './chunking'
+import { chunkText } from './chunking'
 import { NO_EMBEDDINGS, organizationEmbedder } from './embedder'
 import { extractInWorker } from './extract'
 import type { ExtractedText } from './extract-text'

@@ -28,22 +28,22 @@ export const MAX_FRAME_BYTES = 2 * 1024 * 1024
 /** A real server sends a few hundred events a second at most (audio deltas every 20-100 ms, transcript pieces). */
 export const MAX_EVENTS_PER_SECOND = 2_000
 
-/** `ws(s)://…/realtime?model=…` from the connection's HTTP base URL. */
-export function realtimeUrl(baseUrl: string, model: string): string {
+/** `ws(s)://…/realtime?<query>` from the connection's HTTP base URL (`model=…`, or `intent=transcription`). */
+export function realtimeUrl(baseUrl: string, query: Record<string, string>): string {
   const url = new URL(`${baseUrl.replace(/\/+$/, '')}/realtime`)
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:'
-  url.searchParams.set('model', model)
+  for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value)
   return url.toString()
 }
 
 /** Opens the socket; resolves once it is open, rejects (ModelServerError) when it cannot be within `connectMs`. */
 export function openRealtimeSocket(
   connection: ModelConnection,
-  model: string,
+  query: Record<string, string>,
   connectMs: number,
   handlers: RealtimeSocketHandlers,
 ): Promise<RealtimeSocket> {
-  const socket = new WebSocket(realtimeUrl(connection.baseUrl, model), {
+  const socket = new WebSocket(realtimeUrl(connection.baseUrl, query), {
     headers: {
       ...(connection.apiKey ? { Authorization: `Bearer ${connection.apiKey}` } : {}),
       'OpenAI-Beta': 'realtime=v1',

@@ -139,7 +139,7 @@ export function createRealtimeSession(
       const rule = connection.thisMachine
       s.hideReasons = rule ? await serverOnThisMachine(connection.baseUrl, rule.resolveHost) : false
       try {
-        const socket = await openRealtimeSocket(connection, settings.model, timeouts.firstByteMs, {
+        const socket = await openRealtimeSocket(connection, { model: settings.model }, timeouts.firstByteMs, {
           onEvent: (event) => handleEvent(s, event),
           onFailure: (error) => fail(s, error),
         })

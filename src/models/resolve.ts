@@ -11,6 +11,7 @@ import { createLlmClient } from './llm'
 import { MODEL_PROVIDERS, type ModelService } from './providers'
 import type { ModelOverridesInput } from './schemas'
 import { createSttClient } from './stt'
+import { createStreamingSttClient } from './stt-stream'
 import { createTtsClient } from './tts'
 import { createRealtimeSession, type RealtimeSession } from './realtime'
 import { FLITE_VOICES, type FliteVoice, type LlmClient, type ModelRef, type SttClient, type TtsClient } from './types'
@@ -345,11 +346,9 @@ export async function createRunClients(
     return { ...clients, llm: realtime.llm, realtime, close: () => realtime.close() }
   }
   const { stt, tts } = resolved
-  clients.stt = createSttClient(
-    stt!.connection!,
-    { model: text(stt!.settings.model)!, language: text(stt!.settings.language) },
-    { timeouts },
-  )
+  const sttSettings = { model: text(stt!.settings.model)!, language: text(stt!.settings.language) }
+  const createStt = stt!.settings.streaming === true ? createStreamingSttClient : createSttClient
+  clients.stt = createStt(stt!.connection!, sttSettings, { timeouts })
   if (tts?.connection) {
     clients.tts = createTtsClient(
       tts.connection,

@@ -93,6 +93,12 @@ export const LlmSettingsSchema = t.Object({
 export const SttSettingsSchema = t.Object({
   model: t.Optional(t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH })),
   language: t.Optional(t.String({ minLength: 2, maxLength: 16, description: 'ISO 639-1, e.g. en' })),
+  streaming: t.Optional(
+    t.Boolean({
+      description:
+        'Transcribe over the realtime transcription socket (<base URL>/realtime?intent=transcription) instead of uploading each utterance; falls back to uploads when the socket fails.',
+    }),
+  ),
 })
 
 export const TtsSettingsSchema = t.Object({

@@ -57,8 +57,11 @@ export interface LlmClient {
 
 export interface SttClient {
   readonly ref: ModelRef
-  /** `pcm16k` is 16 kHz mono signed 16-bit PCM; the answer is the recognised text (may be empty). */
-  transcribe(pcm16k: Int16Array, options?: { signal?: AbortSignal }): Promise<string>
+  /**
+   * `pcm16k` is 16 kHz mono signed 16-bit PCM; the answer is the recognised text (may be empty). `warn` hears what the
+   * run should know though the transcription succeeded (a streaming client falling back to uploads).
+   */
+  transcribe(pcm16k: Int16Array, options?: { signal?: AbortSignal; warn?: (message: string) => void }): Promise<string>
 }
 
 export interface TtsClient {

@@ -10,7 +10,7 @@
 import { joinPcm, startsLikeWav, wavData, WavFormatError, pcm16FromBytes } from '../lib/wav'
 import { decodeMp3, mixDown, Mp3Error, startsLikeMp3 } from './mp3'
 import { alawToPcm16, pcm16ToUlaw, ulawToPcm16 } from '../voice/g711'
-import { createResampler } from '../voice/resample'
+import { createResampler } from '../lib/resample'
 import type { SourceFormat } from '../db/schema'
 
 export const LINE_RATE = 8000

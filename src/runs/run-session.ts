@@ -243,7 +243,7 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
 }
 
 async function startRunSession(ctx: AppContext, loaded: LoadedRun, options: RunSessionOptions): Promise<RunSession> {
-  const { run, definition, configurations } = loaded
+  const { run, configurations } = loaded
   const { channel } = options
   const log = ctx.log.child({ runId: run.id, organizationId: run.organizationId, channel })
   const fallbackSwitches: Record<string, unknown>[] = []

@@ -1,6 +1,6 @@
 import type { ToolSpec } from '../models/types'
 import { isPlainObject } from '../lib/values'
-import type { AgentTool, McpDiscoveredTool, ParameterType, ToolParameter } from './schemas'
+import type { AgentTool, McpDiscoveredTool, ToolParameter } from './schemas'
 
 /** How a tool looks to the LLM: its function name, description and JSON-schema parameters, and the check of what comes back. */
 

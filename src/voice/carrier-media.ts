@@ -15,7 +15,7 @@
  */
 import { pcm16ToUlaw, ulawToPcm16 } from './g711'
 import type { MarkOutcome, MediaClose, MediaTransport } from './media-transport'
-import { createResampler } from './resample'
+import { createResampler } from '../lib/resample'
 
 export type MediaFraming = 'twilio' | 'exotel' | 'telnyx' | 'plivo' | 'vonage'
 

@@ -3,7 +3,7 @@ import type { TtsClient } from '../models/types'
 import { createBuiltinVoice } from './builtin-voice'
 import { pcm16ToUlaw } from './g711'
 import type { MarkOutcome, MediaTransport } from './media-transport'
-import { resample } from './resample'
+import { resample } from '../lib/resample'
 
 /**
  * What a call's audio does when its models fail (models/failures.ts names the failure): a line said in the built-in voice

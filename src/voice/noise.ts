@@ -6,7 +6,7 @@
  */
 import createRnnoiseModule from '@echogarden/rnnoise-wasm'
 import rnnoiseWasmPath from '@echogarden/rnnoise-wasm/rnnoise.wasm' with { type: 'file' }
-import { createResampler } from './resample'
+import { createResampler } from '../lib/resample'
 
 export const RNNOISE_RATE = 48_000
 const RNNOISE_FRAME = 480

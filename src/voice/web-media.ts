@@ -16,7 +16,7 @@
  */
 import { pcm16ToUlaw, ulawToPcm16 } from './g711'
 import type { MarkOutcome, MediaClose, MediaTransport } from './media-transport'
-import { createResampler } from './resample'
+import { createResampler } from '../lib/resample'
 
 export const WEB_CALL_SAMPLE_RATES = [8000, 16000, 24000, 44100, 48000] as const
 /** The longest audio frame the page may send. */

@@ -252,6 +252,17 @@ describe('model configurations', () => {
     })
     expect(noModel.status).toBe(422)
     expect(noModel.body.detail[0].loc).toEqual(['body', 'llm', 'settings', 'model'])
+    // streaming speech to text is a yes/no switch
+    const streamingWord = await t.request('POST', CONFIGURATIONS, {
+      key: org.key,
+      body: {
+        name: 'Streaming',
+        llm: { provider_connection_uuid: llm.uuid },
+        stt: { provider_connection_uuid: speech.uuid, settings: { model: 'whisper-1', streaming: 'yes' } },
+      },
+    })
+    expect(streamingWord.status).toBe(422)
+    expect(streamingWord.body.detail[0].loc).toEqual(['body', 'stt', 'settings', 'streaming'])
     const badVoice = await t.request('POST', CONFIGURATIONS, {
       key: org.key,
       body: {

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { createVoiceConversations } from '../../src/calls/voice'
 import { systemClock } from '../../src/lib/clock'
-import { resample } from '../../src/voice/resample'
+import { resample } from '../../src/lib/resample'
 import { createTestApp, type TestApp } from '../support/app'
 import { say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { callerSpeech, silence8k } from '../support/voice'

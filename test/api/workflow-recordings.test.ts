@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { encodeWav } from '../../src/lib/wav'
-import { ulawToPcm16, pcm16ToUlaw } from '../../src/voice/g711'
+import { ulawToPcm16 } from '../../src/voice/g711'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent, sampleDefinition } from '../support/agents'
 import { dominantFrequency, sine } from '../support/audio'

@@ -138,7 +138,7 @@ describe.each(CASES.filter(([service]) => service !== 'tts'))('%s failing mid-ca
     const agent = await agentFor(service, kind)
     scriptFailure(service, kind)
     const { call, afterGreeting } = await callAndSpeak(agent)
-    await waitFor('hung up by us', () => !fake.liveChannelIds().includes(call.callId), 15_000)
+    await waitFor('hung up by us', () => !fake.liveChannelIds().includes(call.callId), 30_000)
     // The line, about 3 s of the built-in voice: far more than the 0.1 s of agent audio a stalled answer could leave.
     expect(loudFramesAfter(call, afterGreeting)).toBeGreaterThan(50)
     expect(speechInputs()).not.toContain(DEFAULT_MODEL_FAILURE_MESSAGE)

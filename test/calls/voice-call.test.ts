@@ -7,7 +7,7 @@ import { startAriVoiceApp, type AriVoiceApp } from '../support/ari-voice-app'
 import type { FakeAri } from '../support/fake-ari'
 import type { FakeMediaChannel } from '../support/fake-ari-media'
 import { callTool, say, type FakeModels } from '../support/fake-models'
-import { addPhoneNumber, createConfiguration } from '../support/telephony'
+import { addPhoneNumber } from '../support/telephony'
 import { answeringMachine, callerSpeech, concatPcm, silence8k } from '../support/voice'
 import {
   createVoiceAgent,

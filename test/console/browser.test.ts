@@ -83,6 +83,16 @@ const { inspect, step, go } = consoleSteps(
   () => base,
 )
 
+/** The bodies of the PUT requests the page sends until `stop()`. */
+function recordPuts() {
+  const sent: string[] = []
+  const listen = (request: { method(): string; postData(): string | null }) => {
+    if (request.method() === 'PUT') sent.push(request.postData() ?? '')
+  }
+  page.on('request', listen)
+  return { sent, stop: () => page.off('request', listen) }
+}
+
 describe('the console', () => {
   step(
     'sign-in: a wrong key is refused next to the form; the key makes an HttpOnly session, never stored in the page',
@@ -435,11 +445,7 @@ describe('the console', () => {
       )
       const storedPassword = (await t.request('GET', `/api/v1/organizations/telephony-configs/${second.id}`)).body
         .credentials.app_password
-      const sent: string[] = []
-      const listen = (request: { method(): string; postData(): string | null }) => {
-        if (request.method() === 'PUT') sent.push(request.postData() ?? '')
-      }
-      page.on('request', listen)
+      const { sent, stop } = recordPuts()
       await page.getByRole('button', { name: 'Edit configuration Second PBX' }).click()
       const form = page.getByRole('form', { name: 'Edit “Second PBX”' })
       await form.waitFor()
@@ -460,7 +466,7 @@ describe('the console', () => {
       await form.getByLabel('ARI URL').fill(fake.url)
       await form.getByRole('button', { name: 'Save configuration' }).click()
       await form.getByText('Saved “Lab PBX”').waitFor()
-      page.off('request', listen)
+      stop()
       expect(sent.map((body) => JSON.parse(body))).toEqual([
         { name: 'Lab PBX', config: { ari_endpoint: 'not a url' } },
         { name: 'Lab PBX', config: { ari_endpoint: `${fake.url}/` } },
@@ -554,14 +560,68 @@ describe('the console', () => {
   )
 
   step(
+    'a model configuration edited: prefilled, only its LLM section sent (its other settings kept), an invalid model refused next to its field',
+    async () => {
+      const [server] = (await t.request('GET', '/api/v1/organizations/provider-connections')).body.connections.filter(
+        (connection: { name: string }) => connection.name === 'Lab server',
+      )
+      const key = 'sk-config-form-secret-5678'
+      const keyed = await t.request('PUT', `/api/v1/organizations/provider-connections/${server.uuid}`, {
+        body: { api_key: key },
+      })
+      expect(keyed.status).toBe(200)
+      const [created] = (
+        await t.request('GET', '/api/v1/organizations/model-configurations')
+      ).body.configurations.filter((configuration: { name: string }) => configuration.name === 'Lab voice')
+      // a setting the form does not show, kept when the LLM section is sent again
+      const stored = (
+        await t.request('PUT', `/api/v1/organizations/model-configurations/${created.uuid}`, {
+          body: { llm: { provider_connection_uuid: server.uuid, settings: { model: 'lab-llm', temperature: 0.3 } } },
+        })
+      ).body
+      expect(stored.llm.settings).toEqual({ model: 'lab-llm', temperature: 0.3 })
+      await go('/models', 'Models')
+      await page.getByText(`key ${keyed.body.api_key}`).waitFor()
+      const { sent, stop } = recordPuts()
+      await page.getByRole('button', { name: 'Edit configuration Lab voice' }).click()
+      const form = page.getByRole('form', { name: 'Edit “Lab voice”' })
+      const model = form.getByLabel('LLM model')
+      expect(await model.inputValue()).toBe(stored.llm.settings.model)
+      expect(await form.getByLabel('LLM server').inputValue()).toBe(server.uuid)
+      expect(await form.getByLabel('Built-in voice').inputValue()).toBe(stored.tts.settings.voice)
+      await model.fill('m'.repeat(256))
+      await form.getByRole('button', { name: 'Save configuration' }).click()
+      const modelError = form.locator('.field', { has: page.getByLabel('LLM model') }).locator('.field-error')
+      await modelError.waitFor()
+      expect(await modelError.textContent()).toContain('255')
+      expect(await model.getAttribute('aria-invalid')).toBe('true')
+      expect(await form.getByRole('textbox', { name: 'Name' }).getAttribute('aria-invalid')).toBeNull()
+      await model.fill('lab-llm-2')
+      await form.getByRole('button', { name: 'Save configuration' }).click()
+      await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+      expect(await model.getAttribute('aria-invalid')).toBeNull()
+      stop()
+      const llm = (name: string) => ({
+        provider_connection_uuid: server.uuid,
+        settings: { ...stored.llm.settings, model: name },
+      })
+      expect(sent.map((body) => JSON.parse(body))).toEqual([{ llm: llm('m'.repeat(256)) }, { llm: llm('lab-llm-2') }])
+      const edited = await t.request('GET', `/api/v1/organizations/model-configurations/${stored.uuid}`)
+      expect(edited.body).toMatchObject({ name: 'Lab voice', llm: llm('lab-llm-2'), tts: stored.tts })
+      // a configuration names its server, never its key: not in what was sent, stored or shown
+      expect([...sent, JSON.stringify(edited.body), await page.content()].join()).not.toContain(key)
+      await inspect('model-configuration-edited')
+      await form.getByRole('button', { name: 'Close' }).click()
+      await form.waitFor({ state: 'detached' })
+    },
+    60_000,
+  )
+
+  step(
     'a model server edited (its key typed once, then shown masked and never sent back) and deleted after its configuration',
     async () => {
       await go('/models', 'Models')
-      const sent: string[] = []
-      const listen = (request: { method(): string; postData(): string | null }) => {
-        if (request.method() === 'PUT') sent.push(request.postData() ?? '')
-      }
-      page.on('request', listen)
+      const { sent, stop } = recordPuts()
       await page.getByRole('button', { name: 'Edit server Lab server' }).click()
       let form = page.getByRole('form', { name: 'Edit “Lab server”' })
       await form.getByLabel('API key').fill('sk-lab-secret-1234')
@@ -579,7 +639,7 @@ describe('the console', () => {
       await form.getByRole('textbox', { name: 'Name' }).fill('Lab GPU')
       await form.getByRole('button', { name: 'Save server' }).click()
       await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
-      page.off('request', listen)
+      stop()
       expect(sent.map((body) => JSON.parse(body))).toEqual([{ api_key: 'sk-lab-secret-1234' }, { name: 'Lab GPU' }])
       const renamed = (await t.request('GET', `/api/v1/organizations/provider-connections/${server.uuid}`)).body
       expect(renamed).toMatchObject({ name: 'Lab GPU', api_key: server.api_key })

@@ -228,6 +228,8 @@ const VALID_BODIES: Record<string, unknown> = {
   'PUT /api/v1/organizations/provider-connections/{uuid}': { name: 'Renamed' },
   'PUT /api/v1/organizations/model-configurations/{uuid}': { name: 'Renamed' },
   'POST /api/v1/workflow/{workflow_id}/text-chat/sessions': {},
+  'POST /api/v1/workflow/{workflow_id}/web-calls': {},
+  'POST /api/v1/knowledge-base/documents/{document_uuid}/reprocess': {},
   'POST /api/v1/workflow/{workflow_id}/text-chat/sessions/{run_id}/messages': { text: 'Hi' },
   'PUT /api/v1/tools/{tool_uuid}': { name: 'Renamed' },
   'PATCH /api/v1/workflow-recordings/{id}': { recording_id: 'renamed' },

@@ -11,6 +11,9 @@
  *   (instructions "…: <text>") is said as it is; otherwise "You said: <last transcript>". A reply is audio (a 24 kHz
  *   tone, 40 ms per character unless `audioMs`), its transcript, an optional function call, then `response.done` with
  *   usage (text and audio tokens).
+ * - A transcription session (`transcription_session.update`, the `?intent=transcription` socket of streaming speech
+ *   to text) keeps every appended chunk and, at `input_audio_buffer.commit`, answers the same deterministic
+ *   transcription as a `.delta` then `.completed` (`silent`: never answers the commit).
  * - `behaviour` makes it hostile: `silent` (never answers), `flood` (events without end), `huge` (a 100 MB frame at
  *   the first response), `close` (closes the socket at the second response).
  *
@@ -63,6 +66,9 @@ type Connection = {
   speaking: boolean
   turnTimer: ReturnType<typeof setTimeout> | undefined
   tools: { name: string }[]
+  /** A transcription session: appended audio waits for the commit, no turn detection. */
+  transcribing: boolean
+  uncommitted: Int16Array[]
   responses: number
   item: number
 }
@@ -106,6 +112,8 @@ export function startFakeRealtime(): FakeRealtime {
           speaking: false,
           turnTimer: undefined,
           tools: [],
+          transcribing: false,
+          uncommitted: [],
           responses: 0,
           item: 0,
         }
@@ -137,7 +145,12 @@ export function startFakeRealtime(): FakeRealtime {
   function handle(connection: Connection, event: Record<string, any>): void {
     if (event.type === 'input_audio_buffer.append') return hear(connection, event.audio)
     fake.events.push(event)
-    if (event.type === 'session.update') {
+    if (event.type === 'transcription_session.update') {
+      fake.sessions.push(event.session)
+      connection.transcribing = true
+      send(connection, { type: 'transcription_session.updated', session: event.session })
+    } else if (event.type === 'input_audio_buffer.commit' && connection.transcribing) commitTranscription(connection)
+    else if (event.type === 'session.update') {
       fake.sessions.push(event.session)
       if (Array.isArray(event.session?.tools)) connection.tools = event.session.tools
       send(connection, { type: 'session.updated', session: event.session })
@@ -152,6 +165,7 @@ export function startFakeRealtime(): FakeRealtime {
     const bytes = Buffer.from(audio, 'base64')
     const pcm = new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length))
     appendedSamples += pcm.length
+    if (connection.transcribing) return void connection.uncommitted.push(pcm)
     if (rms(pcm) < LOUD) return
     if (!connection.speaking) {
       connection.speaking = true
@@ -167,14 +181,33 @@ export function startFakeRealtime(): FakeRealtime {
     connection.turnTimer = setTimeout(() => endTurn(connection), TURN_END_MS)
   }
 
+  function commitTranscription(connection: Connection): void {
+    const itemId = `in_${connection.item++}`
+    send(connection, { type: 'input_audio_buffer.committed', item_id: itemId })
+    const transcript = transcriptOf(connection.uncommitted.splice(0).filter((chunk) => rms(chunk) >= LOUD))
+    send(connection, { type: 'conversation.item.input_audio_transcription.delta', item_id: itemId, delta: transcript })
+    send(connection, {
+      type: 'conversation.item.input_audio_transcription.completed',
+      item_id: itemId,
+      content_index: 0,
+      transcript,
+    })
+  }
+
+  /** What the fake hears in `heard`: its first 200 ms' dominant tone, through `words`. */
+  function transcriptOf(heard: Int16Array[]): string {
+    const hz = strongestTone(concatPcm(heard).subarray(0, RATE / 5))
+    const transcript = fake.words[hz] ?? `tone ${hz}`
+    fake.transcripts.push(transcript)
+    return transcript
+  }
+
   function endTurn(connection: Connection): void {
     connection.speaking = false
     const itemId = `in_${connection.item++}`
     send(connection, { type: 'input_audio_buffer.speech_stopped', audio_end_ms: 0, item_id: itemId })
     send(connection, { type: 'input_audio_buffer.committed', item_id: itemId })
-    const hz = strongestTone(concatPcm(connection.heard).subarray(0, RATE / 5))
-    const transcript = fake.words[hz] ?? `tone ${hz}`
-    fake.transcripts.push(transcript)
+    const transcript = transcriptOf(connection.heard)
     send(connection, {
       type: 'conversation.item.input_audio_transcription.completed',
       item_id: itemId,

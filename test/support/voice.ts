@@ -1,6 +1,6 @@
 /** Caller audio for voice tests: real speech from the built-in voice, on the telephone line's 8 kHz. */
 import { createFliteTts, type FliteTts } from '../../src/voice/flite'
-import { resample } from '../../src/voice/resample'
+import { resample } from '../../src/lib/resample'
 import { sine } from './audio'
 
 let voice: Promise<FliteTts> | null = null

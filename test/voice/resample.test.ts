@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { createResampler, resample } from '../../src/voice/resample.ts'
+import { createResampler, resample } from '../../src/lib/resample.ts'
 import { dominantFrequency, sine, toneAmplitude } from '../support/audio.ts'
 
 /** Skips the filter's start-up (its history starts silent). */

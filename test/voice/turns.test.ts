@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createFliteTts, type FliteTts } from '../../src/voice/flite.ts'
 import { pcm16ToUlaw, ulawToPcm16 } from '../../src/voice/g711.ts'
-import { createResampler, resample } from '../../src/voice/resample.ts'
+import { createResampler, resample } from '../../src/lib/resample.ts'
 import { createTurnDetector, DEFAULT_TURN_PARAMETERS, type TurnEvent } from '../../src/voice/turns.ts'
 import { loadVadEngine, VAD_FRAME_SAMPLES, type Vad, type VadEngine } from '../../src/voice/vad.ts'
 import { noise, rms, sine } from '../support/audio.ts'

@@ -1,15 +1,19 @@
 import { useId, useState } from 'react'
-import { api } from '../api'
-import { ConfirmButton, Empty, ErrorNote, Field, Page, Show, useLoad, useSubmit } from '../ui'
+import { api, type Schemas } from '../api'
+import { ConfirmButton, EditButton, Empty, ErrorNote, Field, FormEnd, Page, Show, useLoad, useSubmit } from '../ui'
 
 export function Models() {
   const connections = useLoad(
     () => api<{ connections: any[] }>('GET', '/api/v1/organizations/provider-connections'),
     [],
   )
-  const configurations = useLoad(() => api<any>('GET', '/api/v1/organizations/model-configurations'), [])
+  const configurations = useLoad(
+    () => api<{ configurations: Configuration[] }>('GET', '/api/v1/organizations/model-configurations'),
+    [],
+  )
   const [checks, setChecks] = useState<Record<string, string>>({})
   const [editingServer, setEditingServer] = useState<Connection | null>(null)
+  const [editingConfiguration, setEditingConfiguration] = useState<string | null>(null)
   const removal = useSubmit()
   const check = async (uuid: string) => {
     setChecks((previous) => ({ ...previous, [uuid]: 'Checking…' }))
@@ -50,14 +54,7 @@ export function Models() {
                       Check
                     </button>{' '}
                     <span role="status">{checks[connection.uuid] ?? ''}</span>{' '}
-                    <button
-                      type="button"
-                      className="secondary"
-                      onClick={() => setEditingServer(connection)}
-                      aria-label={`Edit server ${connection.name}`}
-                    >
-                      Edit
-                    </button>{' '}
+                    <EditButton label={`Edit server ${connection.name}`} onClick={() => setEditingServer(connection)} />{' '}
                     <ConfirmButton
                       label={`Delete server ${connection.name}`}
                       confirmText={`Delete “${connection.name}”`}
@@ -88,9 +85,8 @@ export function Models() {
       <section className="card" aria-labelledby="configurations-title">
         <h2 id="configurations-title">Model configurations</h2>
         <Show loaded={configurations} what="model configurations">
-          {(result) => {
-            const list: any[] = Array.isArray(result) ? result : (result.configurations ?? [])
-            return list.length === 0 ? (
+          {({ configurations: list }) =>
+            list.length === 0 ? (
               <Empty title="No model configuration yet.">
                 Create one: the LLM, and optionally speech to text and a voice.
               </Empty>
@@ -100,6 +96,10 @@ export function Models() {
                   <li key={item.uuid}>
                     <strong>{item.name}</strong>
                     {item.is_default ? <span className="muted"> (default)</span> : null}{' '}
+                    <EditButton
+                      label={`Edit configuration ${item.name}`}
+                      onClick={() => setEditingConfiguration(item.uuid)}
+                    />{' '}
                     <ConfirmButton
                       label={`Delete configuration ${item.name}`}
                       confirmText={`Delete “${item.name}”`}
@@ -114,10 +114,27 @@ export function Models() {
                 ))}
               </ul>
             )
-          }}
+          }
         </Show>
         <Show loaded={connections} what="model servers">
-          {({ connections: list }) => <NewConfiguration connections={list} onCreated={configurations.reload} />}
+          {({ connections: servers }) => {
+            // the stored configuration as last loaded: what the form compares its fields with after each save
+            const editing = configurations.data?.configurations.find((item) => item.uuid === editingConfiguration)
+            return (
+              <>
+                {editing ? (
+                  <ConfigurationForm
+                    key={editing.uuid}
+                    connections={servers}
+                    editing={editing}
+                    onSaved={configurations.reload}
+                    onClose={() => setEditingConfiguration(null)}
+                  />
+                ) : null}
+                <ConfigurationForm connections={servers} onSaved={configurations.reload} />
+              </>
+            )
+          }}
         </Show>
       </section>
       <PriceCard />
@@ -191,69 +208,135 @@ function ConnectionForm({
         autoComplete="new-password"
         hint={editing?.api_key ? `Stored: ${editing.api_key}. Leave empty to keep it.` : undefined}
       />
-      <ErrorNote error={error} />
-      {saved ? (
-        <p role="status" className="ok">
-          Saved.
-        </p>
-      ) : null}
-      <button type="submit">{editing ? 'Save server' : 'Add server'}</button>
-      {onClose ? (
-        <button type="button" className="secondary" onClick={onClose}>
-          Close
-        </button>
-      ) : null}
+      <FormEnd error={error} saved={saved} submitLabel={editing ? 'Save server' : 'Add server'} onClose={onClose} />
     </form>
   )
 }
 
-function NewConfiguration({ connections, onCreated }: { connections: any[]; onCreated: () => void }) {
-  const [name, setName] = useState('')
-  const [llm, setLlm] = useState('')
-  const [model, setModel] = useState('')
-  const [builtinVoice, setBuiltinVoice] = useState('slt')
+type Configuration = Schemas['ModelConfigurationResponse']
+/** A stored configuration section: a model server's (with its settings) or the built-in voice. */
+type Section = Configuration['llm']
+
+/** The choice shown for a voice on a model server, which this form keeps as stored. */
+const SERVER_VOICE = 'server'
+const BUILTIN_VOICES = ['slt', 'rms', 'awb', 'kal16']
+
+/** What the form shows of a stored configuration (or of a new one). */
+function formValues(stored?: Configuration) {
+  const tts = stored?.tts
+  return {
+    name: stored?.name ?? '',
+    llm: stored?.llm.provider_connection_uuid ?? '',
+    model: typeof stored?.llm.settings.model === 'string' ? stored.llm.settings.model : '',
+    voice: !stored ? 'slt' : !tts ? '' : tts.builtin ? String(tts.settings.voice ?? '') : SERVER_VOICE,
+  }
+}
+
+type FormValues = ReturnType<typeof formValues>
+
+/** The LLM section to send: the stored one's other settings (temperature, …) kept, since a sent section replaces it. */
+function llmSection(values: FormValues, stored?: Section) {
+  const { model: _replaced, ...kept } = stored?.settings ?? {}
+  const settings = { ...kept, ...(values.model ? { model: values.model } : {}) }
+  return {
+    provider_connection_uuid: values.llm,
+    ...(Object.keys(settings).length ? { settings } : {}),
+  }
+}
+
+const builtinVoice = (voice: string) => (voice ? { builtin: true, settings: { voice } } : null)
+
+/** The body of a new configuration (POST), or of an edited one (PUT): only its name and the sections changed. */
+function configurationBody(values: FormValues, editing?: Configuration) {
+  if (!editing)
+    return {
+      name: values.name,
+      llm: llmSection(values),
+      ...(values.voice ? { tts: builtinVoice(values.voice) } : {}),
+    }
+  const stored = formValues(editing)
+  return {
+    ...(values.name !== stored.name ? { name: values.name } : {}),
+    ...(values.llm !== stored.llm || values.model !== stored.model ? { llm: llmSection(values, editing.llm) } : {}),
+    ...(values.voice !== stored.voice ? { tts: builtinVoice(values.voice) } : {}),
+  }
+}
+
+/**
+ * A model configuration's form: a new one (POST), or `editing` one (PUT of its name and the sections changed; the
+ * sections it does not show — speech to text, embeddings, realtime, a voice on a model server — are kept as stored).
+ * A configuration names its model servers, never their keys: nothing secret is shown or sent.
+ */
+function ConfigurationForm({
+  connections,
+  editing,
+  onSaved,
+  onClose,
+}: {
+  connections: Connection[]
+  editing?: Configuration
+  onSaved: () => void
+  onClose?: () => void
+}) {
+  const [values, setValues] = useState(() => formValues(editing))
+  const [saved, setSaved] = useState(false)
   const { error, submit } = useSubmit()
-  const create = submit(async () => {
-    await api('POST', '/api/v1/organizations/model-configurations', {
-      name,
-      llm: { provider_connection_uuid: llm, ...(model ? { settings: { model } } : {}) },
-      ...(builtinVoice ? { tts: { builtin: true, settings: { voice: builtinVoice } } } : {}),
-    })
-    setName('')
-    setModel('')
-    onCreated()
+  const titleId = useId()
+  const set = (name: keyof FormValues) => (value: string) => setValues({ ...values, [name]: value })
+  const save = submit(async () => {
+    setSaved(false)
+    const body = configurationBody(values, editing)
+    if (editing) {
+      await api('PUT', `/api/v1/organizations/model-configurations/${editing.uuid}`, body)
+      setSaved(true)
+    } else {
+      await api('POST', '/api/v1/organizations/model-configurations', body)
+      setValues({ ...values, name: '', model: '' })
+    }
+    onSaved()
   })
-  const options = [
-    { value: '', label: 'Choose a model server' },
-    ...connections.map((item) => ({ value: item.uuid, label: item.name })),
+  const voices = [
+    { value: '', label: 'None' },
+    ...(formValues(editing).voice === SERVER_VOICE ? [{ value: SERVER_VOICE, label: 'On its model server' }] : []),
+    ...BUILTIN_VOICES.map((voice) => ({ value: voice, label: voice })),
   ]
   return (
-    <form className="inline-form" onSubmit={create} aria-labelledby="new-configuration-title">
-      <h3 id="new-configuration-title">Add a configuration</h3>
-      <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
+    <form className="inline-form" onSubmit={save} aria-labelledby={titleId}>
+      <h3 id={titleId}>{editing ? `Edit “${editing.name}”` : 'Add a configuration'}</h3>
+      <Field label="Name" value={values.name} onChange={set('name')} error={error} path={['name']} required />
       <Field
         label="LLM server"
-        value={llm}
-        onChange={setLlm}
+        value={values.llm}
+        onChange={set('llm')}
         error={error}
         path={['llm', 'provider_connection_uuid']}
         required
-        options={options}
-      />
-      <Field label="LLM model" value={model} onChange={setModel} error={error} path={['llm', 'settings', 'model']} />
-      <Field
-        label="Built-in voice"
-        value={builtinVoice}
-        onChange={setBuiltinVoice}
-        error={error}
-        path={['tts']}
         options={[
-          { value: '', label: 'None' },
-          ...['slt', 'rms', 'awb', 'kal16'].map((voice) => ({ value: voice, label: voice })),
+          { value: '', label: 'Choose a model server' },
+          ...connections.map((item) => ({ value: item.uuid, label: item.name })),
         ]}
       />
-      <ErrorNote error={error} />
-      <button type="submit">Add configuration</button>
+      <Field
+        label="LLM model"
+        value={values.model}
+        onChange={set('model')}
+        error={error}
+        path={['llm', 'settings', 'model']}
+      />
+      <Field
+        label="Built-in voice"
+        value={values.voice}
+        onChange={set('voice')}
+        error={error}
+        path={['tts']}
+        options={voices}
+      />
+      <FormEnd
+        error={error}
+        saved={saved}
+        submitLabel={editing ? 'Save configuration' : 'Add configuration'}
+        onClose={onClose}
+      />
     </form>
   )
 }

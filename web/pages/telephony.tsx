@@ -1,7 +1,19 @@
 import { useId, useState } from 'react'
 import { api } from '../api'
 import { href } from '../router'
-import { ConfirmButton, Empty, ErrorNote, Field, Page, Show, StateBadge, Table, useLoad, useSubmit } from '../ui'
+import {
+  ConfirmButton,
+  EditButton,
+  Empty,
+  ErrorNote,
+  Field,
+  Page,
+  Show,
+  StateBadge,
+  Table,
+  useLoad,
+  useSubmit,
+} from '../ui'
 
 type UiField = {
   name: string
@@ -74,14 +86,7 @@ export function Telephony({ params }: { params: URLSearchParams }) {
                   <td>{config.phone_number_count}</td>
                   <td>{config.is_ready_for_outbound ? 'ready' : (config.outbound_blocked_reason ?? 'not ready')}</td>
                   <td className="actions">
-                    <button
-                      type="button"
-                      className="secondary"
-                      onClick={() => setEditing(config.id)}
-                      aria-label={`Edit configuration ${config.name}`}
-                    >
-                      Edit
-                    </button>
+                    <EditButton label={`Edit configuration ${config.name}`} onClick={() => setEditing(config.id)} />
                     <ConfirmButton
                       label={`Delete configuration ${config.name}`}
                       confirmText={`Delete “${config.name}” and its numbers`}

@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { auth } from '../auth'
+import { auth, scopeNotAllowed } from '../auth'
 import { notFound } from '../../lib/errors'
 import { authErrors, ErrorDetail, IdParam } from '../schemas'
 import { runDetail, RunDetailSchema } from '../../runs/detail'
@@ -58,6 +58,8 @@ export const runRoutes = (ctx: AppContext) =>
         .get(
           '/:run_id/webhook-deliveries',
           ({ principal, params }) => {
+            // The deliveries show the organization's webhook destinations: an admin's business, not an integrator's.
+            if (principal.scope !== 'admin') throw scopeNotAllowed(principal.scope)
             const list = runWebhookDeliveries(ctx, principal.organizationId, params.workflow_id, params.run_id)
             if (!list) throw notFound('Workflow run not found')
             return list

@@ -1,4 +1,3 @@
-import type { AppContext } from '../../context'
 import { isPlainObject } from '../../lib/values'
 import { basicAuth, callCarrier, callCarrierForJson, requireId } from './http'
 import {

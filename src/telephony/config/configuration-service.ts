@@ -1,4 +1,4 @@
-import { and, asc, eq, ne, sql } from 'drizzle-orm'
+import { and, eq, ne } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import { telephonyConfigurations, type TelephonyConfigurationRow } from '../../db/schema'
 import { translateUniqueViolations } from '../../db/tables'
@@ -27,7 +27,6 @@ import { maskCredentials, openCredentials, sealCredentials, secretItems } from '
 import type { ConfigurationDetail, ConfigurationListItem } from './schemas'
 import { trunkViews } from './trunks'
 import { transaction } from '../../db/transaction'
-import { preparedQuery } from '../../db/prepared'
 
 export type CreateConfigurationInput = {
   name: string

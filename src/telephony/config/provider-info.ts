@@ -63,7 +63,7 @@ export type ProviderInfo = {
   serverManaged: ServerManagedField[]
   supportsTrunks: boolean
   supportsOutbound: boolean
-  /** Whether its calls can be handed to another destination (transfer_call tools; carriers: their driver's `transfer`). */
+  /** Whether its calls can be handed to another destination (transfer_call tools; carriers: their Carrier's `transfer`). */
   supportsCallTransfer: boolean
   /** Why a provider without outbound calls has none (its checklist's blocked reason). */
   noOutboundReason?: string

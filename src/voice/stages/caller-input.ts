@@ -4,7 +4,7 @@
  */
 import { ulawToPcm16 } from '../g711'
 import type { CallRecorder } from '../recorder'
-import { createResampler } from '../resample'
+import { createResampler } from '../../lib/resample'
 import { createTurnDetector, type TurnEvent, type TurnParameters } from '../turns'
 import type { Vad } from '../vad'
 import type { NoiseSuppressor } from '../noise'

@@ -12,7 +12,7 @@ import { REALTIME_RATE, type RealtimeSession } from '../../models/realtime'
 import type { ModelServerError, TokenUsage } from '../../models/types'
 import { ulawToPcm16 } from '../g711'
 import type { MarkOutcome } from '../media-transport'
-import { createResampler } from '../resample'
+import { createResampler } from '../../lib/resample'
 import type { Stage, StageContext } from '../stage'
 import { LINE_RATE } from './caller-input'
 

@@ -17,7 +17,7 @@ export function transcribeAudio(
   options: TranscriberOptions & { signal?: AbortSignal },
 ): EarlyTranscript {
   options.onSttAudio?.(pcm16k.length / VAD_RATE)
-  return stt.transcribe(pcm16k, { signal: options.signal }).then(
+  return stt.transcribe(pcm16k, { signal: options.signal, warn: (message) => context.warn(message) }).then(
     (text) => ({ text: text.trim(), readyAtMs: context.now() }),
     (error: Error) => {
       if (!options.signal?.aborted)
