@@ -13,6 +13,7 @@ import { closeSessionsInterruptedByRestart } from './runs/session-recovery'
 import { startTextChatSweeper } from './runs/text-chat'
 import { createWebhookDispatcher, releaseHeldDeliveries } from './runs/webhook-outbox'
 import { startKnowledgeProcessor } from './knowledge/processing'
+import { preloadVectors } from './knowledge/search'
 
 /** The watchdog looks for calls that vanished every minute; a call is checked once open this long past ringing. */
 const WATCHDOG_SCHEDULE = '* * * * *'
@@ -49,6 +50,12 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   const textChats = startTextChatSweeper(ctx)
   // Documents queued or interrupted before a restart are taken up here (interrupted ones once their lease runs out).
   const knowledge = startKnowledgeProcessor(ctx, { leaseMs: ctx.config.knowledgeLeaseSeconds * 1000 })
+  // Organizations' vectors into memory, sliced, so no call's first retrieval waits for them: begun a turn later, once
+  // the server listens (main.ts starts it right after this returns).
+  let stopping = false
+  const preload = new Promise((resolve) => setImmediate(resolve))
+    .then(() => preloadVectors(ctx, () => stopping))
+    .catch((error) => ctx.log.warn({ err: error }, 'knowledge-base vectors not preloaded'))
   // Only calls the provider no longer has are closed, so long conversations are safe from the watchdog.
   const maxOpenMs = ctx.config.ringTimeoutSeconds * 1000 + WATCHDOG_GRACE_MS
   // noOverlap: a slow provider lookup never lets two rounds run at once.
@@ -63,6 +70,8 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   )
   return {
     async stop() {
+      stopping = true
+      await preload
       await watchdog.destroy()
       await knowledge.stop()
       await textChats.stop()

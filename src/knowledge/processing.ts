@@ -10,6 +10,7 @@ import { NO_EMBEDDINGS, organizationEmbedder } from './embedder'
 import { extractInWorker } from './extract'
 import type { ExtractedText } from './extract-text'
 import { DOCUMENT_LIMITS, formatOf } from './formats'
+import { refreshVectors } from './search'
 import { vectorBytes } from './vector-index'
 
 /**
@@ -197,7 +198,7 @@ async function work(ctx: AppContext, claim: KnowledgeDocumentRow, signal: AbortS
 }
 
 /** Stores the outcome if the claim still holds the document; chunks go in batches inside one transaction. */
-function complete(ctx: AppContext, claim: KnowledgeDocumentRow, outcome: Outcome): boolean {
+function complete(ctx: AppContext, claim: KnowledgeDocumentRow, outcome: Outcome): KnowledgeDocumentRow | null {
   return transaction(ctx, () => {
     const now = isoNow(ctx.clock)
     const done = ctx.db
@@ -217,9 +218,9 @@ function complete(ctx: AppContext, claim: KnowledgeDocumentRow, outcome: Outcome
         completedAt: now,
       })
       .where(heldBy(claim))
-      .returning({ id: knowledgeBaseDocuments.id })
+      .returning()
       .get()
-    if (!done) return false
+    if (!done) return null
     ctx.knowledge.vectors.drop(claim.organizationId, claim.id)
     ctx.db.delete(knowledgeBaseChunks).where(eq(knowledgeBaseChunks.documentId, claim.id)).run()
     for (let start = 0; start < outcome.chunks.length; start += INSERT_BATCH) {
@@ -239,7 +240,7 @@ function complete(ctx: AppContext, claim: KnowledgeDocumentRow, outcome: Outcome
         )
         .run()
     }
-    return true
+    return done
   })
 }
 
@@ -270,7 +271,12 @@ export async function processClaimedDocument(
   const startedAt = performance.now()
   try {
     const outcome = await work(ctx, claim, options.signal)
-    if (complete(ctx, claim, outcome)) {
+    const completed = complete(ctx, claim, outcome)
+    if (completed) {
+      // Searchable without a load at its first search when its organization's vectors are in memory.
+      await refreshVectors(ctx, completed).catch((error) =>
+        ctx.log.warn({ ...log, err: error }, 'knowledge-base document not loaded into memory'),
+      )
       ctx.log.info(
         {
           ...log,

@@ -1,10 +1,10 @@
-import { and, eq, inArray } from 'drizzle-orm'
+import { and, asc, eq, gt, inArray } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { upstreamFailed } from '../lib/errors'
 import { ModelServerError } from '../models/types'
 import { knowledgeBaseChunks, knowledgeBaseDocuments, type KnowledgeDocumentRow } from '../db/schema'
 import { NO_EMBEDDINGS, type Embedder } from './embedder'
-import { nearest, vectorOf, type VectorHit } from './vector-index'
+import { nearest, vectorOf, type RowReader, type VectorHit, type WantedDocument } from './vector-index'
 
 /**
  * Finding the chunks nearest a query among an organization's completed documents: the query embedded with the
@@ -88,19 +88,66 @@ export function documentsToSearch(
   return { ready, unavailable }
 }
 
-/** The organization's index, holding `rows`' vectors (each loaded from SQLite the first time it is searched). */
+/**
+ * Up to `limit` of a document's vectors after chunk `afterChunk`: a load reads a large document a slice at a time,
+ * each a range of the (document, chunk index) index.
+ */
+const readRows =
+  (ctx: AppContext): RowReader =>
+  (documentId, afterChunk, limit) =>
+    ctx.db
+      .select({
+        id: knowledgeBaseChunks.id,
+        chunkIndex: knowledgeBaseChunks.chunkIndex,
+        embedding: knowledgeBaseChunks.embedding,
+      })
+      .from(knowledgeBaseChunks)
+      .where(and(eq(knowledgeBaseChunks.documentId, documentId), gt(knowledgeBaseChunks.chunkIndex, afterChunk)))
+      .orderBy(asc(knowledgeBaseChunks.chunkIndex))
+      .limit(limit)
+      .all()
+
+const wantedOf = (row: KnowledgeDocumentRow): WantedDocument => ({
+  id: row.id,
+  version: row.completedAt ?? '',
+  dimension: row.embeddingDimension ?? 0,
+  count: row.totalChunks ?? 0,
+})
+
+/** The organization's index, holding `rows`' vectors (each loaded from SQLite unless preloaded already). */
 function loadVectors(ctx: AppContext, rows: KnowledgeDocumentRow[]) {
-  const organizationId = rows[0].organizationId
-  return ctx.knowledge.vectors.documents(
-    organizationId,
-    rows.map((row) => ({ id: row.id, version: row.completedAt ?? '', dimension: row.embeddingDimension ?? 0 })),
-    (documentId) =>
-      ctx.db
-        .select({ id: knowledgeBaseChunks.id, embedding: knowledgeBaseChunks.embedding })
-        .from(knowledgeBaseChunks)
-        .where(eq(knowledgeBaseChunks.documentId, documentId))
-        .all(),
-  )
+  return ctx.knowledge.vectors.documents(rows[0].organizationId, rows.map(wantedOf), readRows(ctx))
+}
+
+/** A document just completed: into its organization's index now if that index is in memory. */
+export function refreshVectors(ctx: AppContext, row: KnowledgeDocumentRow): Promise<void> {
+  if (row.retrievalMode !== 'chunked' || row.processingStatus !== 'completed') return Promise.resolve()
+  return ctx.knowledge.vectors.refresh(row.organizationId, wantedOf(row), readRows(ctx))
+}
+
+/**
+ * Loads, one organization after another, the vectors of every organization with completed chunked documents, so no
+ * call's first retrieval waits for them; stops once the memory budget is spent or `stopped()`.
+ */
+export async function preloadVectors(ctx: AppContext, stopped: () => boolean): Promise<void> {
+  const organizationIds = ctx.db
+    .selectDistinct({ id: knowledgeBaseDocuments.organizationId })
+    .from(knowledgeBaseDocuments)
+    .where(
+      and(
+        eq(knowledgeBaseDocuments.isActive, true),
+        eq(knowledgeBaseDocuments.processingStatus, 'completed'),
+        eq(knowledgeBaseDocuments.retrievalMode, 'chunked'),
+      ),
+    )
+    .all()
+  for (const { id } of organizationIds) {
+    const chunked = documentsToSearch(ctx, id, null).ready.filter((row) => row.retrievalMode === 'chunked')
+    // Document by document, so a stop waits for one document at most.
+    for (const row of chunked) {
+      if (stopped() || !(await ctx.knowledge.vectors.preload(id, [wantedOf(row)], readRows(ctx)))) return
+    }
+  }
 }
 
 /** Candidates the int8 scan hands to the exact ranking: its order is within ~0.005 of the truth, so a few times k. */

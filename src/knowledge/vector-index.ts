@@ -37,7 +37,16 @@ export const vectorBytes = (vector: Float32Array): Buffer =>
 export const vectorOf = (bytes: Uint8Array): Float32Array =>
   new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength))
 
-export type StoredVector = { id: number; embedding: Uint8Array }
+/** A chunk's vector as stored, with its place in its document (the order a load reads it in). */
+export type StoredVector = { id: number; chunkIndex: number; embedding: Uint8Array }
+
+/** A completed document as the database describes it: `count` rows of `dimension` values. */
+export type WantedDocument = { id: number; version: string; dimension: number; count: number }
+
+/** Up to `limit` of a document's stored vectors after chunk index `afterChunk`, in chunk order. */
+export type RowReader = (documentId: number, afterChunk: number, limit: number) => StoredVector[]
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 const PAGE = 65_536
 const INT8_MAX = 127
@@ -49,11 +58,39 @@ const SCORES_AT = SLICE_ROWS * 4
 const ROWS_AT = PAGE
 export const MAX_DIMENSION = (SCORES_AT - QUERY_AT) / 2
 
+/** A document's place in the memory before its rows are written. */
+const emptyDocument = (
+  { id, version, dimension, count }: WantedDocument,
+  stride: number,
+  offset: number,
+): IndexedDocument => ({
+  documentId: id,
+  version,
+  dimension,
+  count,
+  stride,
+  offset,
+  chunkIds: new Float64Array(count),
+  scales: new Float32Array(count),
+})
+
+/** Writes `vector` as int8 into `row` (zeros past its end); answers the row's scale: value ≈ int8 × scale. */
+function quantizeRow(vector: Float32Array, row: Int8Array): number {
+  let largest = 0
+  for (const value of vector) largest = Math.max(largest, Math.abs(value))
+  const toInt8 = largest > 0 ? INT8_MAX / largest : 1
+  for (let index = 0; index < vector.length; index++) row[index] = Math.round(vector[index] * toInt8)
+  row.fill(0, vector.length)
+  return 1 / toInt8
+}
+
 /** One organization's vectors: documents added at the end, removed ones compacted away once they are half of it. */
 export function createOrganizationIndex() {
   const memory = new WebAssembly.Memory({ initial: 2 })
   const scan = scanOver(memory)
   const documents = new Map<number, IndexedDocument>()
+  /** Documents whose rows are being written: their space is live, though not searchable yet. */
+  const loading = new Set<IndexedDocument>()
   let end = ROWS_AT
   let dead = 0
   // Views of the first page, made again only once growing the memory detached their buffer (reading `memory.buffer`
@@ -79,7 +116,7 @@ export function createOrganizationIndex() {
   const compact = () => {
     const bytes = new Uint8Array(memory.buffer)
     let to = ROWS_AT
-    for (const document of [...documents.values()].sort((a, b) => a.offset - b.offset)) {
+    for (const document of [...documents.values(), ...loading].sort((a, b) => a.offset - b.offset)) {
       const size = document.count * document.stride
       bytes.copyWithin(to, document.offset, document.offset + size)
       document.offset = to
@@ -89,51 +126,81 @@ export function createOrganizationIndex() {
     dead = 0
   }
 
+  const compactIfHalfDead = () => {
+    if (dead * 2 > end - ROWS_AT) compact()
+  }
+
   const remove = (documentId: number) => {
     const document = documents.get(documentId)
     if (!document) return
     documents.delete(documentId)
     dead += document.count * document.stride
-    if (dead * 2 > end - ROWS_AT) compact()
+    compactIfHalfDead()
   }
 
-  /** Adds (or replaces) a document's rows; false when their length is not `dimension`. */
-  const add = (documentId: number, version: string, rows: StoredVector[], dimension: number): boolean => {
-    if (dimension <= 0 || dimension > MAX_DIMENSION) return false
-    if (rows.some(({ embedding }) => embedding.byteLength !== dimension * 4)) return false
-    remove(documentId)
+  /**
+   * Loads a document's rows, `sliceRows` at a time from `readRows` (rows after a chunk id, in id order), with a turn
+   * of the event loop between slices: a large document never holds the loop for long. Its space is reserved first,
+   * so documents loading at once (a search's and the preload's) each write their own; it becomes searchable (in
+   * `documents`) only once whole. False when it cannot be loaded as stated or `cancelled()` says it went meanwhile.
+   */
+  const load = async (
+    wanted: WantedDocument,
+    readRows: RowReader,
+    { sliceRows, cancelled, onSlice }: { sliceRows: number; cancelled: () => boolean; onSlice: () => void },
+  ): Promise<boolean> => {
+    const { id: documentId, dimension, count } = wanted
+    if (dimension <= 0 || dimension > MAX_DIMENSION || count <= 0) return false
     const stride = Math.ceil(dimension / SCAN_STEP) * SCAN_STEP
-    ensureCapacity(rows.length * stride)
-    const quantized = new Int8Array(memory.buffer, end, rows.length * stride)
-    quantized.fill(0)
-    const document: IndexedDocument = {
-      documentId,
-      version,
-      dimension,
-      count: rows.length,
-      stride,
-      offset: end,
-      chunkIds: new Float64Array(rows.length),
-      scales: new Float32Array(rows.length),
-    }
+    ensureCapacity(count * stride)
+    const document = emptyDocument(wanted, stride, end)
+    end += count * stride
+    loading.add(document)
     const vector = new Float32Array(dimension)
     const vectorBytes = new Uint8Array(vector.buffer)
-    for (const [row, { id, embedding }] of rows.entries()) {
-      vectorBytes.set(embedding)
-      let largest = 0
-      for (let index = 0; index < dimension; index++) largest = Math.max(largest, Math.abs(vector[index]))
-      const toInt8 = largest > 0 ? INT8_MAX / largest : 1
-      for (let index = 0, base = row * stride; index < dimension; index++)
-        quantized[base + index] = Math.round(vector[index] * toInt8)
-      document.scales[row] = 1 / toInt8
-      document.chunkIds[row] = id
+    let row = 0
+    let ok = true
+    const abandon = () => {
+      loading.delete(document)
+      dead += count * stride
+      compactIfHalfDead()
     }
-    end += rows.length * stride
+    try {
+      for (let afterChunk = -1; ok && row < count; ) {
+        const rows = readRows(documentId, afterChunk, Math.min(sliceRows, count - row + 1))
+        if (rows.length === 0 || row + rows.length > count) break
+        // The memory may have grown (detaching views) or been compacted (moving this document) since the last slice.
+        const quantized = new Int8Array(memory.buffer, document.offset, count * stride)
+        for (const { id, chunkIndex, embedding } of rows) {
+          if (embedding.byteLength !== dimension * 4) {
+            ok = false
+            break
+          }
+          vectorBytes.set(embedding)
+          document.scales[row] = quantizeRow(vector, quantized.subarray(row * stride, (row + 1) * stride))
+          document.chunkIds[row++] = id
+          afterChunk = chunkIndex
+        }
+        onSlice()
+        await nextTurn()
+        if (cancelled()) ok = false
+      }
+    } catch (error) {
+      abandon()
+      throw error
+    }
+    if (!ok || row !== count) {
+      abandon()
+      return false
+    }
+    // Still among `loading` while the previous version goes: a compaction that removal starts moves this one too.
+    remove(documentId)
     documents.set(documentId, document)
+    loading.delete(document)
     return true
   }
 
-  return { scan, documents, add, remove, pageViews, bytes: () => memory.buffer.byteLength }
+  return { scan, documents, load, remove, pageViews, bytes: () => memory.buffer.byteLength }
 }
 
 export type OrganizationIndex = ReturnType<typeof createOrganizationIndex>
@@ -206,8 +273,6 @@ function createTopHeap(size: number) {
 /** Work done before the scan lets other tasks (calls' audio, HTTP) run. */
 const YIELD_AFTER_MS = 4
 
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
-
 /**
  * The `k` rows most similar to `query` among `documents` of `index` (those of the query's dimension), best first, by
  * the int8 vectors: similarities within ~0.005 of the exact ones, so ask for more than you need and rank those again.
@@ -259,47 +324,102 @@ export async function nearest(
   }))
 }
 
+/** Rows read and quantized between two turns of the event loop (~10 ms at 768 dimensions on a loaded 2-core machine). */
+export const LOAD_SLICE_ROWS = 512
+
+/** A document's load under way: a search that needs it waits for it rather than loading it again. */
+type PendingLoad = { version: string; done: Promise<boolean>; cancelled: boolean }
+
+type LoadedOrganization = { index: OrganizationIndex; pending: Map<number, PendingLoad> }
+
 /**
  * Organizations' indexes, least recently used dropped whole once all of them pass `maxBytes` (the one in use stays,
  * however large). `documents` answers which of the named documents are loaded as they were completed, loading the
- * missing ones; `drop` forgets a document at once when it is deleted or processed again. Memory only: the database
- * holds the vectors, and every instance loads what it searches.
+ * missing ones (or waiting for their load under way); `preload` loads an organization's documents ahead of its first
+ * search while the budget has room; `refresh` loads a just-completed document into an index already in memory; `drop`
+ * forgets a document at once when it is deleted or processed again. Loads go `sliceRows` rows at a time. Memory only:
+ * the database holds the vectors, and every instance loads what it searches.
  */
-export function createVectorCache(maxBytes: number) {
-  const organizations = new Map<number, OrganizationIndex>()
-  const totalBytes = () => [...organizations.values()].reduce((sum, index) => sum + index.bytes(), 0)
+export function createVectorCache(maxBytes: number, { sliceRows = LOAD_SLICE_ROWS }: { sliceRows?: number } = {}) {
+  const organizations = new Map<number, LoadedOrganization>()
+  let slicesLoaded = 0
+  const totalBytes = () => [...organizations.values()].reduce((sum, { index }) => sum + index.bytes(), 0)
+
+  /** The organization's index, now the most recently used. */
+  const organizationOf = (organizationId: number): LoadedOrganization => {
+    const found = organizations.get(organizationId)
+    if (found) organizations.delete(organizationId)
+    const organization = found ?? { index: createOrganizationIndex(), pending: new Map() }
+    organizations.set(organizationId, organization)
+    return organization
+  }
+
+  const evictBeyondBudget = (keep: number) => {
+    for (const [otherId, other] of organizations) {
+      if (totalBytes() <= maxBytes || otherId === keep) break
+      for (const load of other.pending.values()) load.cancelled = true
+      organizations.delete(otherId)
+    }
+  }
+
+  const loadDocument = ({ index, pending }: LoadedOrganization, wanted: WantedDocument, readRows: RowReader) => {
+    if (index.documents.get(wanted.id)?.version === wanted.version) return Promise.resolve(true)
+    const running = pending.get(wanted.id)
+    if (running?.version === wanted.version) return running.done
+    if (running) running.cancelled = true
+    const load: PendingLoad = { version: wanted.version, cancelled: false, done: Promise.resolve(false) }
+    load.done = index
+      .load(wanted, readRows, { sliceRows, cancelled: () => load.cancelled, onSlice: () => slicesLoaded++ })
+      .finally(() => {
+        if (pending.get(wanted.id) === load) pending.delete(wanted.id)
+      })
+    pending.set(wanted.id, load)
+    return load.done
+  }
+
+  const documents = async (
+    organizationId: number,
+    wanted: WantedDocument[],
+    readRows: RowReader,
+  ): Promise<{ index: OrganizationIndex; loaded: IndexedDocument[] }> => {
+    const organization = organizationOf(organizationId)
+    for (const document of wanted) await loadDocument(organization, document, readRows)
+    const { index } = organization
+    const loaded = wanted.flatMap(({ id, version }) => {
+      const document = index.documents.get(id)
+      return document?.version === version ? [document] : []
+    })
+    evictBeyondBudget(organizationId)
+    // A document added again while this one yielded replaced what `loaded` holds: the scan skips those.
+    return { index, loaded }
+  }
+
   return {
-    async documents(
-      organizationId: number,
-      wanted: { id: number; version: string; dimension: number }[],
-      load: (documentId: number) => StoredVector[],
-    ): Promise<{ index: OrganizationIndex; loaded: IndexedDocument[] }> {
-      let index = organizations.get(organizationId)
-      if (index) organizations.delete(organizationId)
-      index ??= createOrganizationIndex()
-      organizations.set(organizationId, index)
-      const loaded: IndexedDocument[] = []
-      for (const { id, version, dimension } of wanted) {
-        const current = index.documents.get(id)
-        if (current?.version === version) {
-          loaded.push(current)
-          continue
-        }
-        // Loading reads and quantizes a whole document: a turn of the event loop after each one.
-        if (index.add(id, version, load(id), dimension)) loaded.push(index.documents.get(id)!)
-        await nextTurn()
-      }
-      for (const [otherId] of organizations) {
-        if (totalBytes() <= maxBytes || otherId === organizationId) break
-        organizations.delete(otherId)
-      }
-      // A document added again while this one yielded replaced what `loaded` holds: the scan skips those.
-      return { index, loaded }
+    documents,
+    /** Loads the organization's documents unless the budget is already spent; false when it was. */
+    async preload(organizationId: number, wanted: WantedDocument[], readRows: RowReader): Promise<boolean> {
+      if (!organizations.has(organizationId) && totalBytes() >= maxBytes) return false
+      await documents(organizationId, wanted, readRows)
+      return true
+    },
+    /** A document completed again: into its organization's index if that one is in memory (else its first search). */
+    async refresh(organizationId: number, wanted: WantedDocument, readRows: RowReader) {
+      const organization = organizations.get(organizationId)
+      if (organization) await loadDocument(organization, wanted, readRows)
     },
     drop(organizationId: number, documentId: number) {
-      organizations.get(organizationId)?.remove(documentId)
+      const organization = organizations.get(organizationId)
+      if (!organization) return
+      const running = organization.pending.get(documentId)
+      if (running) running.cancelled = true
+      organization.index.remove(documentId)
     },
-    stats: () => ({ organizations: organizations.size, bytes: totalBytes() }),
+    /** What is in memory: whole organizations, and per organization its searchable and still-loading documents. */
+    stats: () => ({ organizations: organizations.size, bytes: totalBytes(), slicesLoaded }),
+    status(organizationId: number) {
+      const organization = organizations.get(organizationId)
+      return { loadedDocuments: organization?.index.documents.size ?? 0, loading: organization?.pending.size ?? 0 }
+    },
   }
 }
 

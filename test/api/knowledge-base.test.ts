@@ -149,6 +149,24 @@ describe('documents: upload, background processing, list, get, delete, search', 
     expect(afterDelete.chunks.map((chunk: { document_uuid: string }) => chunk.document_uuid)).not.toContain(csv)
   }, 60_000)
 
+  test("a document completed while its organization's vectors are in memory is loaded at once, without a search", async () => {
+    // The other organization's own key: its index is the one this test watches.
+    const { organizationId, key } = other
+    await upload('a.txt', new TextEncoder().encode('Alpha.'), MIME.txt, { key })
+    await processQueuedDocuments(t.ctx)
+    await post('/api/v1/knowledge-base/search', { query: 'alpha', limit: 1 }, key)
+    const before = t.ctx.knowledge.vectors.status(organizationId).loadedDocuments
+    const slicesBefore = t.ctx.knowledge.vectors.stats().slicesLoaded
+    await upload('late.txt', new TextEncoder().encode('The late delivery fee is five euros.'), MIME.txt, { key })
+    await processQueuedDocuments(t.ctx)
+    expect(t.ctx.knowledge.vectors.status(organizationId).loadedDocuments).toBe(before + 1)
+    expect(t.ctx.knowledge.vectors.stats().slicesLoaded).toBe(slicesBefore + 1)
+    // Its search then loads nothing more.
+    const found = await post('/api/v1/knowledge-base/search', { query: 'late delivery fee', limit: 1 }, key)
+    expect(found.chunks[0].chunk_text).toContain('late delivery fee')
+    expect(t.ctx.knowledge.vectors.stats().slicesLoaded).toBe(slicesBefore + 1)
+  })
+
   test('another organization never sees, searches, deletes or processes the document', async () => {
     const mine = await upload('secret.txt', new TextEncoder().encode('The vault code is 4711.'), MIME.txt)
     await processQueuedDocuments(t.ctx)

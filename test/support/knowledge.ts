@@ -1,5 +1,8 @@
 import { expect } from 'bun:test'
 import { writeZip } from '../../src/lib/zip'
+import { knowledgeBaseChunks, knowledgeBaseDocuments, type KnowledgeDocumentRow } from '../../src/db/schema'
+import { vectorBytes } from '../../src/knowledge/vector-index'
+import type { AppContext } from '../../src/context'
 import type { TestApp } from './app'
 
 /**
@@ -131,4 +134,58 @@ export function inProcessClient(t: TestApp): Client {
       return { status: response.status, text: await response.text() }
     },
   }
+}
+
+/** The connection and model `storeEmbeddedDocuments` says embedded its documents (no model server involved). */
+export const STORED_EMBEDDER = { connectionUuid: 'stored', model: 'stored-embed' }
+
+/**
+ * Completed chunked documents of `organizationId` written straight into SQLite as ingest writes them, one per entry of
+ * `documents` (its chunks' vectors, normalised by the caller), without extraction or a model server.
+ */
+export function storeEmbeddedDocuments(
+  ctx: AppContext,
+  organizationId: number,
+  documents: Float32Array[][],
+): KnowledgeDocumentRow[] {
+  const now = new Date().toISOString()
+  return documents.map((vectors, index) =>
+    ctx.db.transaction((tx) => {
+      const document = tx
+        .insert(knowledgeBaseDocuments)
+        .values({
+          documentUuid: crypto.randomUUID(),
+          organizationId,
+          filename: `document-${index}.txt`,
+          fileKey: `stored/${organizationId}/${index}`,
+          mimeType: 'text/plain',
+          retrievalMode: 'chunked',
+          processingStatus: 'completed',
+          totalChunks: vectors.length,
+          embeddingConnectionUuid: STORED_EMBEDDER.connectionUuid,
+          embeddingModel: STORED_EMBEDDER.model,
+          embeddingDimension: vectors[0].length,
+          createdAt: now,
+          updatedAt: now,
+          completedAt: now,
+        })
+        .returning()
+        .get()
+      for (let start = 0; start < vectors.length; start += 500)
+        tx.insert(knowledgeBaseChunks)
+          .values(
+            vectors.slice(start, start + 500).map((vector, offset) => ({
+              documentId: document.id,
+              organizationId,
+              chunkIndex: start + offset,
+              chunkText: `chunk ${start + offset} of document ${index}`,
+              contextualizedText: `chunk ${start + offset} of document ${index}`,
+              tokenCount: 8,
+              embedding: vectorBytes(vector),
+            })),
+          )
+          .run()
+      return document
+    }),
+  )
 }
