@@ -9,6 +9,7 @@ import {
 } from '../support/console-browser'
 import { callTool, say, startFakeModels, type FakeModelRequest, type FakeModels } from '../support/fake-models'
 import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
+import { waitFor } from '../support/wait'
 import { configureFakeVoiceModels } from '../support/voice-models'
 
 /**
@@ -192,7 +193,7 @@ describe('the agent editor', () => {
         .waitFor()
       await inspect('agent-test-panel')
       await page.getByRole('button', { name: 'Restart' }).click()
-      await page.waitForFunction("document.querySelectorAll('.chat .chat-turn').length === 1")
+      await waitFor('1 of .chat .chat-turn', async () => (await page.locator('.chat .chat-turn').count()) === 1, 10_000)
     },
     90_000,
   )
@@ -246,7 +247,7 @@ describe('the agent editor', () => {
     await page.getByRole('heading', { level: 1, name: 'Copy of Booking line' }).waitFor()
     await go('/agents', 'Agents')
     await page.getByLabel('Search by name').fill('copy')
-    await page.waitForFunction("document.querySelectorAll('tr[data-agent-id]').length === 1")
+    await waitFor('1 of tr[data-agent-id]', async () => (await page.locator('tr[data-agent-id]').count()) === 1, 10_000)
     await page.getByRole('button', { name: 'Archive Copy of Booking line' }).click()
     await page.getByText('No agent matches.').waitFor()
     await page.getByLabel('Status').selectOption('archived')
@@ -255,7 +256,7 @@ describe('the agent editor', () => {
     expect((await t.request('GET', '/api/v1/workflow/count')).body).toMatchObject({ active: 2, archived: 0 })
     await page.getByLabel('Status').selectOption('active,archived')
     await page.getByLabel('Search by name').fill('')
-    await page.waitForFunction("document.querySelectorAll('tr[data-agent-id]').length === 2")
+    await waitFor('2 of tr[data-agent-id]', async () => (await page.locator('tr[data-agent-id]').count()) === 2, 10_000)
     await inspect('agents')
   })
 
