@@ -267,6 +267,7 @@ export type UsageGroupRow = {
   runs: number
   duration_seconds: number
   tokens: number
+  embedding_tokens: number
   charge_usd: number | null
 }
 
@@ -316,7 +317,7 @@ export const runPageIds = (ctx: AppContext, request: RunPageRequest) =>
 const USAGE_RUN_COLUMNS = usageRunColumns(artifactLinksJsonArgs('run', USAGE_LINK_PLACEHOLDERS))
 
 /** A run of the usage report: its tokens and seconds for the page's totals, and its item as JSON text. */
-export type UsageRunJson = { id: number; tokens: number; seconds: number; json: string }
+export type UsageRunJson = { id: number; tokens: number; seconds: number; embedding_tokens: number; json: string }
 
 /** One page of the usage report; `links` are the public link base and the current time its artifact links use. */
 export const usageRunPage = (ctx: AppContext, request: RunPageRequest, links: { base: string; now: string }) =>
