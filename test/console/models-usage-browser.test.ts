@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect } from 'bun:test'
+import { readFileSync } from 'node:fs'
 import type { Page } from 'playwright-core'
 import { buildBinary, consoleSteps, launchConsoleBrowser, type ConsoleBrowser } from '../support/console-browser'
 import { startFakeModels, type FakeModels } from '../support/fake-models'
@@ -162,4 +163,48 @@ describe('the models and usage pages', () => {
     expect(edited.stt.settings.streaming).toBeUndefined()
     await inspect('model-configuration-edited')
   })
+
+  step(
+    'the usage export covers every run of the period (by day, agent and outcome), not the latest 100',
+    async () => {
+      await finishedChats(agents[0], 70)
+      await finishedChats(agents[1], 50)
+      const asked: string[] = []
+      const listen = (request: { url(): string }) => asked.push(request.url())
+      page.on('request', listen)
+      await go('/usage', 'Usage and cost (last 30 days)')
+      const link = page.getByRole('link', { name: /^Export CSV/ })
+      await link.waitFor()
+      page.off('request', listen)
+      const [download] = await Promise.all([page.waitForEvent('download'), link.click()])
+      expect(download.suggestedFilename()).toBe('ringbase-usage.csv')
+      const csv = readFileSync((await download.path())!, 'utf8').split('\n')
+      // the figures the API gives for the page's own questions, row for row
+      const expected = ['group_by,key,label,runs,duration_seconds,tokens,charge_usd']
+      for (const groupBy of ['day', 'agent', 'outcome']) {
+        const url = new URL(asked.find((item) => item.includes(`/usage/summary?group_by=${groupBy}`))!)
+        const summary = (await t.request('GET', `${url.pathname}${url.search}`)).body
+        if (groupBy === 'day') expect(summary.total_runs).toBe(120)
+        const groups =
+          groupBy === 'day' ? summary.groups.toSorted((a: any, b: any) => a.key.localeCompare(b.key)) : summary.groups
+        for (const group of groups)
+          expected.push(
+            [groupBy, group.key, group.label, group.runs, group.duration_seconds, group.tokens, group.charge_usd]
+              .map((value) => value ?? '')
+              .join(','),
+          )
+      }
+      expect(csv).toEqual(expected)
+      const runsOf = (groupBy: string) =>
+        csv.filter((row) => row.startsWith(`${groupBy},`)).reduce((sum, row) => sum + Number(row.split(',')[3]), 0)
+      expect([runsOf('day'), runsOf('agent'), runsOf('outcome')]).toEqual([120, 120, 120])
+      const agentRows = csv.filter((row) => row.startsWith('agent,')).map((row) => row.split(','))
+      expect(agentRows.map(([, id, , runs]) => [id, runs])).toEqual([
+        [String(agents[0].id), '70'],
+        [String(agents[1].id), '50'],
+      ])
+      await inspect('usage')
+    },
+    120_000,
+  )
 })
