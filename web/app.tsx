@@ -4,19 +4,23 @@ import { closeEvents } from './events'
 import { href, useRoute } from './router'
 import { SignIn } from './pages/sign-in'
 import { Overview } from './pages/overview'
-import { RunList } from './pages/runs'
-import { RunPage } from './pages/run'
-import { Keys } from './pages/keys'
-import { Campaigns } from './pages/campaigns'
-import { Telephony } from './pages/telephony'
-import { Models } from './pages/models'
-import { Usage } from './pages/usage'
-import { Tools } from './pages/tools'
-import { WebCallPage } from './webcall/panel'
-import { AgentList, NewAgent } from './pages/agents'
 import { Loading } from './ui'
 
-/** The agent editor (React Flow) is its own chunk, loaded when an agent is opened. */
+/**
+ * Every page but the overview (where the console opens) is its own chunk, loaded when first shown: the first load
+ * parses only the shell, the sign-in form and the overview. The agent editor (React Flow) is the largest of them.
+ */
+const RunList = lazy(() => import('./pages/runs').then((module) => ({ default: module.RunList })))
+const RunPage = lazy(() => import('./pages/run').then((module) => ({ default: module.RunPage })))
+const Keys = lazy(() => import('./pages/keys').then((module) => ({ default: module.Keys })))
+const Campaigns = lazy(() => import('./pages/campaigns').then((module) => ({ default: module.Campaigns })))
+const Telephony = lazy(() => import('./pages/telephony').then((module) => ({ default: module.Telephony })))
+const Models = lazy(() => import('./pages/models').then((module) => ({ default: module.Models })))
+const Usage = lazy(() => import('./pages/usage').then((module) => ({ default: module.Usage })))
+const Tools = lazy(() => import('./pages/tools').then((module) => ({ default: module.Tools })))
+const WebCallPage = lazy(() => import('./webcall/panel').then((module) => ({ default: module.WebCallPage })))
+const AgentList = lazy(() => import('./pages/agents').then((module) => ({ default: module.AgentList })))
+const NewAgent = lazy(() => import('./pages/agents').then((module) => ({ default: module.NewAgent })))
 const AgentEditor = lazy(() => import('./agents/editor').then((module) => ({ default: module.AgentEditor })))
 
 export type Who = { organization_id: number; api_key_id: number; scope: 'admin' | 'trigger' }
@@ -104,7 +108,9 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        <Page who={who} path={route.path} params={route.params} />
+        <Suspense fallback={<Loading what="the page" />}>
+          <Page who={who} path={route.path} params={route.params} />
+        </Suspense>
       </main>
     </div>
   )
@@ -123,12 +129,7 @@ function Page({ who, path, params }: { who: Who; path: string[]; params: URLSear
       )
     case 'agents':
       if (admin && path[1] === 'new') return <NewAgent />
-      if (admin && path[1])
-        return (
-          <Suspense fallback={<Loading what="the editor" />}>
-            <AgentEditor id={Number(path[1])} />
-          </Suspense>
-        )
+      if (admin && path[1]) return <AgentEditor id={Number(path[1])} />
       if (admin) return <AgentList params={params} />
       break
     case 'campaigns':
