@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useState } from 'react'
+import { type ComponentType, lazy, Suspense, useEffect, useState } from 'react'
 import { api, useCsrfToken, whenSignedOut } from './api'
 import { closeEvents } from './events'
 import { href, useRoute } from './router'
@@ -10,18 +10,23 @@ import { Loading } from './ui'
  * Every page but the overview (where the console opens) is its own chunk, loaded when first shown: the first load
  * parses only the shell, the sign-in form and the overview. The agent editor (React Flow) is the largest of them.
  */
-const RunList = lazy(() => import('./pages/runs').then((module) => ({ default: module.RunList })))
-const RunPage = lazy(() => import('./pages/run').then((module) => ({ default: module.RunPage })))
-const Keys = lazy(() => import('./pages/keys').then((module) => ({ default: module.Keys })))
-const Campaigns = lazy(() => import('./pages/campaigns').then((module) => ({ default: module.Campaigns })))
-const Telephony = lazy(() => import('./pages/telephony').then((module) => ({ default: module.Telephony })))
-const Models = lazy(() => import('./pages/models').then((module) => ({ default: module.Models })))
-const Usage = lazy(() => import('./pages/usage').then((module) => ({ default: module.Usage })))
-const Tools = lazy(() => import('./pages/tools').then((module) => ({ default: module.Tools })))
-const WebCallPage = lazy(() => import('./webcall/panel').then((module) => ({ default: module.WebCallPage })))
-const AgentList = lazy(() => import('./pages/agents').then((module) => ({ default: module.AgentList })))
-const NewAgent = lazy(() => import('./pages/agents').then((module) => ({ default: module.NewAgent })))
-const AgentEditor = lazy(() => import('./agents/editor').then((module) => ({ default: module.AgentEditor })))
+/** A page's component from its module, as a chunk loaded when first shown. */
+function lazyPage<Name extends string>(load: () => Promise<Record<Name, ComponentType<any>>>, name: Name) {
+  return lazy(() => load().then((module) => ({ default: module[name] })))
+}
+
+const RunList = lazyPage(() => import('./pages/runs'), 'RunList')
+const RunPage = lazyPage(() => import('./pages/run'), 'RunPage')
+const Keys = lazyPage(() => import('./pages/keys'), 'Keys')
+const Campaigns = lazyPage(() => import('./pages/campaigns'), 'Campaigns')
+const Telephony = lazyPage(() => import('./pages/telephony'), 'Telephony')
+const Models = lazyPage(() => import('./pages/models'), 'Models')
+const Usage = lazyPage(() => import('./pages/usage'), 'Usage')
+const Tools = lazyPage(() => import('./pages/tools'), 'Tools')
+const WebCallPage = lazyPage(() => import('./webcall/panel'), 'WebCallPage')
+const AgentList = lazyPage(() => import('./pages/agents'), 'AgentList')
+const NewAgent = lazyPage(() => import('./pages/agents'), 'NewAgent')
+const AgentEditor = lazyPage(() => import('./agents/editor'), 'AgentEditor')
 
 export type Who = { organization_id: number; api_key_id: number; scope: 'admin' | 'trigger' }
 

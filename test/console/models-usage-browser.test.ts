@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import type { Page } from 'playwright-core'
-import { buildBinary, consoleSteps, launchConsoleBrowser, type ConsoleBrowser } from '../support/console-browser'
+import {
+  buildBinary,
+  consoleSteps,
+  launchConsoleBrowser,
+  recordPuts,
+  type ConsoleBrowser,
+} from '../support/console-browser'
 import { startFakeModels, type FakeModels } from '../support/fake-models'
 import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
 import { createVoiceAgent, type VoiceAgent } from '../support/voice-calls'
@@ -47,16 +53,6 @@ const { inspect, step, go } = consoleSteps(
   () => consoleBrowser,
   () => base,
 )
-
-/** The bodies of the PUT requests the page sends until `stop()`. */
-function recordPuts() {
-  const sent: unknown[] = []
-  const listen = (request: { method(): string; postData(): string | null }) => {
-    if (request.method() === 'PUT') sent.push(JSON.parse(request.postData() ?? 'null'))
-  }
-  page.on('request', listen)
-  return { sent, stop: () => page.off('request', listen) }
-}
 
 /** `count` finished runs of `agent`: text chats opened (a fixed greeting: no model asked) and ended at once. */
 async function finishedChats(agent: VoiceAgent, count: number) {
@@ -134,7 +130,7 @@ describe('the models and usage pages', () => {
     expect(await form.getByLabel('Stream speech to text').isChecked()).toBe(true)
     expect(await form.getByLabel('Embeddings dimensions').inputValue()).toBe('256')
     expect(await form.getByLabel('Realtime voice').inputValue()).toBe('verse')
-    const { sent, stop } = recordPuts()
+    const { sent, stop } = recordPuts(page)
     await form.getByLabel('Stream speech to text').uncheck()
     await form.getByLabel('Text to speech server').selectOption({ label: 'Built-in voice (no server)' })
     await form.getByLabel('Built-in voice').selectOption('rms')
@@ -142,7 +138,7 @@ describe('the models and usage pages', () => {
     await form.getByRole('button', { name: 'Save configuration' }).click()
     await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
     stop()
-    expect(sent).toEqual([
+    expect(sent.map((body) => JSON.parse(body))).toEqual([
       {
         stt: {
           provider_connection_uuid: stored.stt.provider_connection_uuid,
