@@ -38,23 +38,15 @@ const SORT_COLUMNS: Record<RunSort['by'], string> = { created_at: 'created_at', 
 /** Up to this many matches, collecting and sorting them is cheaper than walking the sort order. */
 const SORT_MATCHES_UP_TO = 2000
 
-type TermKey = 'runId' | 'workflowId' | 'campaignId' | 'dispositions' | 'duration' | 'callType' | 'channel' | 'created'
+type TermKey = 'runId' | 'agentId' | 'campaignId' | 'dispositions' | 'duration' | 'callType' | 'channel' | 'created'
 
 /** A filter condition; built with `indexable` false it cannot select an index. */
 type Term = { key: TermKey; build: (indexable: boolean) => SqlPart }
 
 /** Filters whose index narrows a count most, most selective first. */
-const COUNT_DRIVERS: TermKey[] = [
-  'runId',
-  'workflowId',
-  'campaignId',
-  'dispositions',
-  'duration',
-  'callType',
-  'channel',
-]
+const COUNT_DRIVERS: TermKey[] = ['runId', 'agentId', 'campaignId', 'dispositions', 'duration', 'callType', 'channel']
 /** Equality filters whose index (organization_id, column, created_at) lists matches in created_at order. */
-const CREATED_ORDER_DRIVERS: TermKey[] = ['runId', 'workflowId', 'campaignId', 'callType', 'channel']
+const CREATED_ORDER_DRIVERS: TermKey[] = ['runId', 'agentId', 'campaignId', 'callType', 'channel']
 
 const column = (name: string, indexable: boolean) => (indexable ? `workflow_runs.${name}` : `+workflow_runs.${name}`)
 
@@ -81,7 +73,7 @@ function termsOf(criteria: RunCriteria): Term[] {
   const c = criteria
   const candidates: (Term | false)[] = [
     c.runId !== undefined && { key: 'runId', build: (on) => equals('id', c.runId!, on) },
-    c.workflowId !== undefined && { key: 'workflowId', build: (on) => equals('workflow_id', c.workflowId!, on) },
+    c.agentId !== undefined && { key: 'agentId', build: (on) => equals('workflow_id', c.agentId!, on) },
     c.campaignId !== undefined && { key: 'campaignId', build: (on) => equals('campaign_id', c.campaignId!, on) },
     c.dispositions !== undefined && {
       key: 'dispositions',
