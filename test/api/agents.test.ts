@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { TestApp } from '../support/app'
-import { inProcessTest, NOW, startHttpTestApp, type HttpTestApp } from '../support/http-app'
+import { inProcessTest, NOW, httpTestAppPerTest, type HttpTestApp } from '../support/http-app'
 import { createAgent, sampleDefinition, seedRun } from '../support/agents'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
@@ -8,9 +8,10 @@ import { Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { AgentListItem } from '../../src/agents/schemas'
 
+const apps = httpTestAppPerTest()
 let t: HttpTestApp
 beforeEach(async () => {
-  t = await startHttpTestApp()
+  t = await apps.start()
 })
 afterEach(() => t.close())
 

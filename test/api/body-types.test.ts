@@ -1,11 +1,12 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { startHttpTestApp, type HttpTestApp } from '../support/http-app'
+import { httpTestAppPerTest, type HttpTestApp } from '../support/http-app'
 import { createAgent, sampleDefinition } from '../support/agents'
 import { CONFIGS_PATH, VALID_CONFIGS } from '../support/telephony'
 
+const apps = httpTestAppPerTest()
 let t: HttpTestApp
 beforeEach(async () => {
-  t = await startHttpTestApp()
+  t = await apps.start()
 })
 afterEach(() => t.close())
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { encodeWav } from '../../src/lib/wav'
 import { pcm16ToUlaw } from '../../src/voice/g711'
 import { sine } from '../support/audio'
-import { startHttpTestApp, type HttpTestApp } from '../support/http-app'
+import { httpTestAppPerTest, type HttpTestApp } from '../support/http-app'
 import {
   createRecording,
   g711Wav,
@@ -17,9 +17,10 @@ import {
 // Which audio a recording may be made of, over HTTP only: also run against the compiled binary (binary-http), where
 // the WAV decoding must work in the executable too.
 
+const apps = httpTestAppPerTest()
 let t: HttpTestApp
 beforeEach(async () => {
-  t = await startHttpTestApp()
+  t = await apps.start()
 })
 afterEach(() => t.close())
 

@@ -1,8 +1,13 @@
-import { expect, test } from 'bun:test'
+import { afterAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createApiKey, ensureOrganization, type ApiKeyScope } from '../../src/auth/keys'
 import type { Flags } from '../../src/config'
+import type { AppContext } from '../../src/context'
+import { openDatabase } from '../../src/db/open'
+import { transaction } from '../../src/db/transaction'
+import { systemClock } from '../../src/lib/clock'
 import { createTestApp, TEST_CLOCK_START, type TestApp, type TestResponse } from './app'
 import { listeningUrl, outputOf, spawnServe } from './serve-process'
 
@@ -32,18 +37,85 @@ export type HttpClient = Pick<HttpTestApp, 'request'>
 
 const ADMIN_KEY = `rb_${'t'.repeat(43)}`
 
-export async function startHttpTestApp(
-  options: { flags?: Flags; env?: Record<string, string>; waitForLogLines?: boolean } = {},
-): Promise<HttpTestApp> {
+export async function startHttpTestApp(options: BinaryOptions = {}): Promise<HttpTestApp> {
   if (TEST_BINARY === null) return createTestApp(options)
   return startBinaryTestApp(TEST_BINARY, options)
 }
 
-/** `waitForLogLines: false` answers without waiting for each request's log line (the wait rereads all the output). */
-export async function startBinaryTestApp(
-  binary: string,
-  options: { flags?: Flags; env?: Record<string, string>; waitForLogLines?: boolean },
-): Promise<HttpTestApp> {
+type BinaryOptions = { flags?: Flags; env?: Record<string, string>; waitForLogLines?: boolean }
+
+/** `waitForLogLines: false` answers without waiting for each request's log line. */
+export async function startBinaryTestApp(binary: string, options: BinaryOptions): Promise<HttpTestApp> {
+  const server = await startBinaryServer(binary, options)
+  return {
+    dataDir: server.dataDir,
+    adminKey: ADMIN_KEY,
+    logText: () => server.output.text(),
+    request: server.requestAs(ADMIN_KEY),
+    httpUrl: async () => server.base,
+    newOrg(name, scope = 'admin') {
+      const created = Bun.spawnSync([
+        binary,
+        'keys',
+        'create',
+        '--org',
+        name,
+        '--scope',
+        scope,
+        '--dir',
+        server.dataDir,
+      ])
+      if (created.exitCode !== 0) throw new Error(`keys create: ${created.stderr.toString()}`)
+      return { key: created.stdout.toString().trim() }
+    },
+    close: () => server.stop(),
+  }
+}
+
+/**
+ * For a file whose tests each want an installation of their own (`start()` in beforeEach): in-process a fresh app per
+ * test; against the binary, one `ringbase serve` for the whole file (a process start costs ~1.5 s of CPU) and an
+ * organization of its own per test, so each test sees an empty installation as far as the API shows (every query is
+ * scoped by organization). `newOrg('default')` is the test's own organization, as it is in-process; `logText()` is what
+ * the server wrote since the test started. Call at the top of the file: the server stops after the file's last test.
+ */
+export function httpTestAppPerTest(options: BinaryOptions = {}): { start(): Promise<HttpTestApp> } {
+  let shared: Promise<BinaryServer> | null = null
+  let tests = 0
+  afterAll(async () => {
+    if (shared) await (await shared).stop()
+  })
+  return {
+    async start() {
+      if (TEST_BINARY === null) return createTestApp(options)
+      shared ??= startBinaryServer(TEST_BINARY, options)
+      return organizationApp(await shared, `test ${++tests}: `)
+    },
+  }
+}
+
+function organizationApp(server: BinaryServer, orgPrefix: string): HttpTestApp {
+  const newOrg = (name: string, scope: ApiKeyScope = 'admin') => ({
+    key: server.createKey(`${orgPrefix}${name}`, scope),
+  })
+  const adminKey = newOrg('default').key
+  const logStart = server.output.text().length
+  return {
+    dataDir: server.dataDir,
+    adminKey,
+    logText: () => server.output.text().slice(logStart),
+    request: server.requestAs(adminKey),
+    httpUrl: async () => server.base,
+    newOrg,
+    // The server and its data dir outlive the test: httpTestAppPerTest stops them after the file.
+    close() {},
+  }
+}
+
+type BinaryServer = Awaited<ReturnType<typeof startBinaryServer>>
+
+/** `ringbase serve` on a fresh data dir, bootstrapped with ADMIN_KEY. */
+async function startBinaryServer(binary: string, options: BinaryOptions) {
   const dataDir = mkdtempSync(join(tmpdir(), 'ringbase-test-'))
   const flags = Object.entries(options.flags ?? {}).flatMap(([name, value]) => [`--${name}`, String(value)])
   const server = spawnServe(binary, ['--dir', dataDir, ...flags], {
@@ -61,11 +133,10 @@ export async function startBinaryTestApp(
     throw error
   }
   let requestCount = 0
-  return {
-    dataDir,
-    adminKey: ADMIN_KEY,
-    logText: () => output.text(),
-    async request(method, path, { key = ADMIN_KEY, body, rawBody, headers = {} } = {}) {
+  let keyWriter: ReturnType<typeof openDatabase> | null = null
+  const requestAs =
+    (defaultKey: string): HttpTestApp['request'] =>
+    async (method, path, { key = defaultKey, body, rawBody, headers = {} } = {}) => {
       const requestId = headers['x-request-id'] ?? `test-${++requestCount}`
       const init: RequestInit = { method, headers: { 'x-request-id': requestId, ...headers } }
       if (key !== null) (init.headers as Record<string, string>)['x-api-key'] = key
@@ -73,11 +144,13 @@ export async function startBinaryTestApp(
         init.body = rawBody ?? JSON.stringify(body)
         ;(init.headers as Record<string, string>)['content-type'] ??= 'application/json'
       }
+      const logBefore = output.text().length
       const response = await fetch(`${base}${path}`, init)
       const text = await response.text()
-      // Like in-process, the request's log line is there once the answer is: wait for it.
+      // Like in-process, the request's log line is there once the answer is: wait for it (written after the request
+      // was sent, so only the output since is searched).
       if (options.waitForLogLines !== false)
-        await output.waitFor(new RegExp(`"requestId":"${requestId.replace(/[^\w-]/g, '\\$&')}"`))
+        await output.waitFor(new RegExp(`"requestId":"${requestId.replace(/[^\w-]/g, '\\$&')}"`), logBefore)
       let parsed: unknown = undefined
       try {
         parsed = JSON.parse(text)
@@ -85,14 +158,24 @@ export async function startBinaryTestApp(
         parsed = undefined
       }
       return { status: response.status, body: parsed, text, headers: response.headers } satisfies TestResponse
+    }
+  return {
+    dataDir,
+    output,
+    base,
+    requestAs,
+    /**
+     * A key of organization `name` (created if new), written straight to the database beside the server as
+     * `ringbase keys create` would (test/binary.test.ts runs that command), without a ~1 s process per key.
+     */
+    createKey(name: string, scope: ApiKeyScope): string {
+      keyWriter ??= openDatabase(dataDir)
+      const writer = { ...keyWriter, clock: systemClock } as Pick<AppContext, 'db' | 'sqlite' | 'clock'> as AppContext
+      return transaction(writer, () => createApiKey(writer, ensureOrganization(writer, name), `${scope} key`, scope))
+        .api_key
     },
-    httpUrl: async () => base,
-    newOrg(name, scope = 'admin') {
-      const created = Bun.spawnSync([binary, 'keys', 'create', '--org', name, '--scope', scope, '--dir', dataDir])
-      if (created.exitCode !== 0) throw new Error(`keys create: ${created.stderr.toString()}`)
-      return { key: created.stdout.toString().trim() }
-    },
-    async close() {
+    async stop() {
+      keyWriter?.sqlite.close()
       server.kill('SIGKILL')
       await server.exited
       rmSync(dataDir, { recursive: true, force: true })

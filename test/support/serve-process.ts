@@ -39,12 +39,13 @@ export function outputOf(stream: ReadableStream<Uint8Array>) {
   })()
   return {
     text: () => text,
-    async waitFor(pattern: RegExp): Promise<{ match: RegExpMatchArray; text: string }> {
+    /** `from`: search only the output after this offset (a long output is not rescanned on every chunk). */
+    async waitFor(pattern: RegExp, from = 0): Promise<{ match: RegExpMatchArray; text: string }> {
       for (;;) {
-        const match = text.match(pattern)
+        const match = text.slice(from).match(pattern)
         if (match) return { match, text }
         if (await Promise.race([ended.then(() => true), nextChunk.then(() => false)])) {
-          const last = text.match(pattern)
+          const last = text.slice(from).match(pattern)
           if (last) return { match: last, text }
           throw new Error(`output ended before ${pattern}: ${text}`)
         }
