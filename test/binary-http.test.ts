@@ -1,7 +1,6 @@
 import { expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { compiledBinary } from './support/compiled-binary'
 
 // The black-box HTTP suites again, against the compiled binary over real HTTP (test/support/http-app.ts), so that a
 // build flag can never change what the server answers without a test failing.
@@ -28,30 +27,19 @@ const PURE_HTTP_SUITES = [
 ]
 
 test('the pure HTTP suites pass against the compiled binary', () => {
-  const root = join(import.meta.dir, '..')
-  const buildDir = mkdtempSync(join(tmpdir(), 'ringbase-build-'))
-  try {
-    const binary = join(buildDir, 'ringbase')
-    const build = Bun.spawnSync([process.execPath, join(root, 'scripts', 'build.ts'), binary], {
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    expect(build.exitCode, build.stderr.toString()).toBe(0)
-    const run = Bun.spawnSync([process.execPath, 'test', '--timeout', '20000', ...PURE_HTTP_SUITES], {
-      cwd: root,
-      env: { ...process.env, RINGBASE_TEST_BINARY: binary },
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    const report = run.stderr.toString()
-    // The inner run's own summary lines would be read as the outer run's by .ci/run: keep them out of the message.
-    const failures = report
-      .split('\n')
-      .filter((line) => line.includes('(fail)') || line.includes('error:'))
-      .join('\n')
-    expect(run.exitCode, `against ${binary}:\n${failures}`).toBe(0)
-    expect(report).toMatch(/\n\s*0 fail/)
-  } finally {
-    rmSync(buildDir, { recursive: true, force: true })
-  }
+  const binary = compiledBinary()
+  const run = Bun.spawnSync([process.execPath, 'test', '--timeout', '20000', ...PURE_HTTP_SUITES], {
+    cwd: join(import.meta.dir, '..'),
+    env: { ...process.env, RINGBASE_TEST_BINARY: binary },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const report = run.stderr.toString()
+  // The inner run's own summary lines would be read as the outer run's by .ci/run: keep them out of the message.
+  const failures = report
+    .split('\n')
+    .filter((line) => line.includes('(fail)') || line.includes('error:'))
+    .join('\n')
+  expect(run.exitCode, `against ${binary}:\n${failures}`).toBe(0)
+  expect(report).toMatch(/\n\s*0 fail/)
 }, 600_000)

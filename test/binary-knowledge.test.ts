@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { compiledBinary } from './support/compiled-binary'
 import { startFakeModels, type FakeModels } from './support/fake-models'
 import { docxWithParagraphs, MIME, pdfWithPages } from './support/knowledge'
 import { callApi, SOURCE_COMMAND, startServe } from './support/serve-process'
@@ -14,25 +15,17 @@ import { callApi, SOURCE_COMMAND, startServe } from './support/serve-process'
  */
 
 const KEY = 'rb_test_knowledge_key_0123456789'
-let buildDir: string
 let binary: string
 let dataDir: string
 let models: FakeModels
 let running: Awaited<ReturnType<typeof startServe>> | null = null
 
 beforeAll(() => {
-  buildDir = mkdtempSync(join(tmpdir(), 'ringbase-build-'))
-  binary = join(buildDir, 'ringbase')
-  const build = Bun.spawnSync([process.execPath, join(import.meta.dir, '..', 'scripts', 'build.ts'), binary], {
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`)
+  binary = compiledBinary()
   models = startFakeModels()
 }, 300_000)
 afterAll(() => {
   models.stop()
-  rmSync(buildDir, { recursive: true, force: true })
 })
 afterEach(async () => {
   running?.server.kill('SIGKILL')

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { ulawToPcm16 } from '../src/voice/g711'
 import { noise, rms, sine } from './support/audio'
+import { compiledBinary } from './support/compiled-binary'
 import { startFakeAri, type FakeAri } from './support/fake-ari'
 import { say, startFakeModels, type FakeModels } from './support/fake-models'
 import { startFakeRealtime, type FakeRealtime } from './support/fake-realtime'
@@ -22,20 +20,13 @@ import { waitFor } from './support/wait'
  * text (a WebSocket client), and a call on a realtime speech-to-speech model.
  */
 
-let buildDir: string
 let t: HttpTestApp
 let fake: FakeAri
 let models: FakeModels
 let realtime: FakeRealtime
 
 beforeAll(async () => {
-  buildDir = mkdtempSync(join(tmpdir(), 'ringbase-build-'))
-  const binary = join(buildDir, 'ringbase')
-  const build = Bun.spawnSync([process.execPath, join(import.meta.dir, '..', 'scripts', 'build.ts'), binary], {
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`)
+  const binary = compiledBinary()
   models = startFakeModels()
   realtime = startFakeRealtime()
   fake = await startFakeAri()
@@ -66,7 +57,6 @@ afterAll(async () => {
   await fake?.close()
   models?.stop()
   realtime?.stop()
-  rmSync(buildDir, { recursive: true, force: true })
 })
 
 test('a call on the binary: the built-in voice speaks the greeting, the VAD hears the caller, the run keeps the transcript', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { compiledBinary } from './support/compiled-binary'
 import { listeningUrl, outputOf, spawnServe, type ServeProcess } from './support/serve-process'
 
 // Builds the single executable once, copies it ALONE into an empty directory and drives it like an admin would.
@@ -10,15 +11,8 @@ let binary: string
 
 beforeAll(() => {
   workDir = mkdtempSync(join(tmpdir(), 'ringbase-bin-'))
-  const built = join(mkdtempSync(join(tmpdir(), 'ringbase-build-')), 'ringbase')
-  const build = Bun.spawnSync([process.execPath, join(import.meta.dir, '..', 'scripts', 'build.ts'), built], {
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`)
   binary = join(workDir, 'ringbase')
-  copyFileSync(built, binary)
-  rmSync(join(built, '..'), { recursive: true, force: true })
+  copyFileSync(compiledBinary(), binary)
 }, 120_000)
 
 afterAll(() => rmSync(workDir, { recursive: true, force: true }))

@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, describe, expect } from 'bun:test'
 import type { Page } from 'playwright-core'
-import {
-  buildBinary,
-  consoleSteps,
-  hostile,
-  launchConsoleBrowser,
-  type ConsoleBrowser,
-} from '../support/console-browser'
+import { consoleSteps, hostile, launchConsoleBrowser, type ConsoleBrowser } from '../support/console-browser'
+import { compiledBinary } from '../support/compiled-binary'
 import { callTool, say, startFakeModels, type FakeModelRequest, type FakeModels } from '../support/fake-models'
 import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
 import { waitFor } from '../support/wait'
@@ -19,7 +14,6 @@ import { configureFakeVoiceModels } from '../support/voice-models'
  * node labels and prompts shown as text. Screenshots land in test-artifacts/console/agent-editor/.
  */
 
-let build: { binary: string; remove: () => void }
 let t: HttpTestApp
 let models: FakeModels
 let browser: ConsoleBrowser
@@ -48,10 +42,9 @@ function answer(request: FakeModelRequest) {
 }
 
 beforeAll(async () => {
-  build = buildBinary()
   models = startFakeModels()
   models.chat.handler = answer
-  t = await startBinaryTestApp(build.binary, { waitForLogLines: false })
+  t = await startBinaryTestApp(compiledBinary(), { waitForLogLines: false })
   base = await t.httpUrl()
   await configureFakeVoiceModels(t, models, { tts: 'builtin' })
   const tool = await t.request('POST', '/api/v1/tools/', {
@@ -67,7 +60,6 @@ afterAll(async () => {
   await browser?.browser.close()
   await t?.close()
   models?.stop()
-  build?.remove()
 })
 
 const { inspect, step, go } = consoleSteps(

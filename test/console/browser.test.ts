@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect } from 'bun:test'
 import type { BrowserContext, Page } from 'playwright-core'
 import { join } from 'node:path'
 import {
-  buildBinary,
   consoleSteps,
   hostile,
   launchConsoleBrowser,
   recordPuts,
   type ConsoleBrowser,
 } from '../support/console-browser'
+import { compiledBinary } from '../support/compiled-binary'
 import { startFakeAri, type FakeAri } from '../support/fake-ari'
 import { say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
@@ -24,7 +24,6 @@ import { waitFor } from '../support/wait'
  * page is checked with axe-core and photographed into test-artifacts/console/ for a person to look at.
  */
 
-let build: { binary: string; remove: () => void }
 let t: HttpTestApp
 let fake: FakeAri
 let models: FakeModels
@@ -40,11 +39,10 @@ let cspViolations: string[]
 let dialogs: string[]
 
 beforeAll(async () => {
-  build = buildBinary()
   models = startFakeModels()
   // the campaign's contacts (any endpoint but the traces' own) answer and stay on the line until hung up
   fake = await startFakeAri({ defaultScenario: 'answered-stays-up' })
-  t = await startBinaryTestApp(build.binary, { waitForLogLines: false })
+  t = await startBinaryTestApp(compiledBinary(), { waitForLogLines: false })
   base = await t.httpUrl()
   await configureFakeVoiceModels(t, models, { tts: 'builtin' })
   await createConfiguration(
@@ -76,7 +74,6 @@ afterAll(async () => {
   await t?.close()
   await fake?.close()
   models?.stop()
-  build?.remove()
 })
 
 const { inspect, step, go } = consoleSteps(

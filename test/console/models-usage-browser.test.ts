@@ -1,13 +1,8 @@
 import { afterAll, beforeAll, describe, expect } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import type { Page } from 'playwright-core'
-import {
-  buildBinary,
-  consoleSteps,
-  launchConsoleBrowser,
-  recordPuts,
-  type ConsoleBrowser,
-} from '../support/console-browser'
+import { consoleSteps, launchConsoleBrowser, recordPuts, type ConsoleBrowser } from '../support/console-browser'
+import { compiledBinary } from '../support/compiled-binary'
 import { startFakeModels, type FakeModels } from '../support/fake-models'
 import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
 import { createVoiceAgent, type VoiceAgent } from '../support/voice-calls'
@@ -19,7 +14,6 @@ import { configureFakeVoiceModels } from '../support/voice-models'
  * test-artifacts/console/models-usage/.
  */
 
-let build: { binary: string; remove: () => void }
 let t: HttpTestApp
 let models: FakeModels
 let consoleBrowser: ConsoleBrowser
@@ -28,9 +22,8 @@ let base: string
 let agents: VoiceAgent[]
 
 beforeAll(async () => {
-  build = buildBinary()
   models = startFakeModels()
-  t = await startBinaryTestApp(build.binary, { waitForLogLines: false })
+  t = await startBinaryTestApp(compiledBinary(), { waitForLogLines: false })
   base = await t.httpUrl()
   await configureFakeVoiceModels(t, models)
   agents = [await createVoiceAgent(t), await createVoiceAgent(t)]
@@ -46,7 +39,6 @@ afterAll(async () => {
   await consoleBrowser?.browser.close()
   await t?.close()
   models?.stop()
-  build?.remove()
 })
 
 const { inspect, step, go } = consoleSteps(

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { encodeWav } from '../../src/lib/wav'
 import { resample } from '../../src/lib/resample'
-import { buildBinary, consoleSteps, launchConsoleBrowser, type ConsoleBrowser } from '../support/console-browser'
+import { consoleSteps, launchConsoleBrowser, type ConsoleBrowser } from '../support/console-browser'
+import { compiledBinary } from '../support/compiled-binary'
 import { say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
 import { callerSpeech, concatPcm, silence8k } from '../support/voice'
@@ -23,7 +24,6 @@ const WORDS = 'I would like a table for two tonight.'
 const ANSWER = 'Of course. Which time suits you?'
 
 let workDir: string
-let build: { binary: string; remove: () => void }
 let t: HttpTestApp
 let models: FakeModels
 let chromium: ConsoleBrowser
@@ -32,7 +32,6 @@ let agent: VoiceAgent
 
 beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'ringbase-webcall-'))
-  build = buildBinary()
   // the caller: a pause, the words, a long pause (the fake microphone loops the file)
   const speech = concatPcm([silence8k(1500), await callerSpeech(WORDS), silence8k(4000)])
   const wav = join(workDir, 'caller.wav')
@@ -42,7 +41,7 @@ beforeAll(async () => {
   models.transcription.queue({ text: WORDS })
   models.transcription.handler = () => ({ text: '' })
   models.chat.queue(say(ANSWER))
-  t = await startBinaryTestApp(build.binary, { waitForLogLines: false })
+  t = await startBinaryTestApp(compiledBinary(), { waitForLogLines: false })
   base = await t.httpUrl()
   await configureFakeVoiceModels(t, models)
   agent = await createVoiceAgent(t)
@@ -64,7 +63,6 @@ afterAll(async () => {
   await chromium?.browser.close()
   await t?.close()
   models?.stop()
-  build?.remove()
   rmSync(workDir, { recursive: true, force: true })
 })
 

@@ -4,8 +4,7 @@
  * test/console/; each photographs its pages into test-artifacts/console/ (a folder per suite but the first).
  */
 import { expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 
@@ -17,18 +16,6 @@ const AXE_SOURCE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.
 /** What every hostile value is: markup that would run if it were ever parsed as HTML. */
 export const hostile = (marker: string) =>
   `<img src=x onerror="window.__xss='${marker}'"><script>window.__xss='${marker}'</script>`
-
-/** Builds dist-like `ringbase` into a temporary folder; `remove` deletes it. */
-export function buildBinary(): { binary: string; remove: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'ringbase-build-'))
-  const binary = join(dir, 'ringbase')
-  const build = Bun.spawnSync([process.execPath, join(ROOT, 'scripts', 'build.ts'), binary], {
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`)
-  return { binary, remove: () => rmSync(dir, { recursive: true, force: true }) }
-}
 
 export type ConsoleBrowser = {
   browser: Browser
