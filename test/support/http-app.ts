@@ -47,29 +47,7 @@ type BinaryOptions = { flags?: Flags; env?: Record<string, string>; waitForLogLi
 /** `waitForLogLines: false` answers without waiting for each request's log line. */
 export async function startBinaryTestApp(binary: string, options: BinaryOptions): Promise<HttpTestApp> {
   const server = await startBinaryServer(binary, options)
-  return {
-    dataDir: server.dataDir,
-    adminKey: ADMIN_KEY,
-    logText: () => server.output.text(),
-    request: server.requestAs(ADMIN_KEY),
-    httpUrl: async () => server.base,
-    newOrg(name, scope = 'admin') {
-      const created = Bun.spawnSync([
-        binary,
-        'keys',
-        'create',
-        '--org',
-        name,
-        '--scope',
-        scope,
-        '--dir',
-        server.dataDir,
-      ])
-      if (created.exitCode !== 0) throw new Error(`keys create: ${created.stderr.toString()}`)
-      return { key: created.stdout.toString().trim() }
-    },
-    close: () => server.stop(),
-  }
+  return { ...binaryApp(server, ADMIN_KEY, ''), close: () => server.stop() }
 }
 
 /**
@@ -94,21 +72,27 @@ export function httpTestAppPerTest(options: BinaryOptions = {}): { start(): Prom
   }
 }
 
+/** A test's view of a shared server: its own organization's admin key, the output written since it started. */
 function organizationApp(server: BinaryServer, orgPrefix: string): HttpTestApp {
-  const newOrg = (name: string, scope: ApiKeyScope = 'admin') => ({
-    key: server.createKey(`${orgPrefix}${name}`, scope),
-  })
-  const adminKey = newOrg('default').key
+  const adminKey = server.createKey(`${orgPrefix}default`, 'admin')
   const logStart = server.output.text().length
+  return {
+    ...binaryApp(server, adminKey, orgPrefix),
+    logText: () => server.output.text().slice(logStart),
+    // The server and its data dir outlive the test: httpTestAppPerTest stops them after the file.
+    close() {},
+  }
+}
+
+/** Requests as `adminKey` by default; `newOrg(name)` is organization `${orgPrefix}${name}`. */
+function binaryApp(server: BinaryServer, adminKey: string, orgPrefix: string): Omit<HttpTestApp, 'close'> {
   return {
     dataDir: server.dataDir,
     adminKey,
-    logText: () => server.output.text().slice(logStart),
+    logText: () => server.output.text(),
     request: server.requestAs(adminKey),
     httpUrl: async () => server.base,
-    newOrg,
-    // The server and its data dir outlive the test: httpTestAppPerTest stops them after the file.
-    close() {},
+    newOrg: (name, scope = 'admin') => ({ key: server.createKey(`${orgPrefix}${name}`, scope) }),
   }
 }
 
