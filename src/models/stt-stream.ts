@@ -1,28 +1,33 @@
-import { resample } from '../lib/resample'
+import { createResampler } from '../lib/resample'
 import { serverOnThisMachine, type ModelConnection } from './http'
 import { pcmToBase64 } from './realtime'
 import { openRealtimeSocket, type RealtimeServerEvent, type RealtimeSocket } from './realtime-socket'
 import { createSttClient, STT_SAMPLE_RATE, type SttClientOptions, type SttSettings } from './stt'
-import { ModelServerError, type SttClient } from './types'
+import { ModelServerError, type SttClient, type SttStream } from './types'
 
 /**
- * Speech to text over a realtime transcription socket (OpenAI Realtime API, `<base URL>/realtime?intent=transcription`):
- * `transcription_session.update` (pcm16, the model, no server turn detection), the utterance as
- * `input_audio_buffer.append` events, `input_audio_buffer.commit`, then the text of
- * `conversation.item.input_audio_transcription.completed` (its `.delta` events are joined when the completed event
- * carries no transcript). The socket is the one realtime.ts uses (frame cap, event-rate cap, connect timeout).
+ * Speech to text over a realtime transcription socket (OpenAI Realtime API, `<base URL>/realtime?intent=transcription`),
+ * one socket for a whole call (`openStream`): `transcription_session.update` (pcm16, the model, no server turn
+ * detection) when it opens, the caller's audio as `input_audio_buffer.append` events while the caller speaks,
+ * `input_audio_buffer.commit` when a segment ends (the utterance, or a pause of it), then the text of
+ * `conversation.item.input_audio_transcription.completed` for that commit's item (its `.delta` events joined when the
+ * completed event carries no transcript). The socket is the one realtime.ts uses (frame cap, event-rate cap, connect
+ * timeout).
  *
- * When the socket cannot be opened, fails, or gives no transcript within the idle timeout after the commit, the utterance is
- * uploaded instead (stt.ts) and so is every later one of the run: the fallback is told once to the transcription's
- * `warn`. A failing upload then fails as it always does (the run's model-failure handling).
+ * A socket that drops (or gives no transcript within the idle timeout after a commit) is opened again once; the
+ * segments it held fail (their audio is uploaded instead, by the caller). When it cannot be opened, drops again, or the
+ * server reports an error, the stream gives up and the rest of the call uploads (`transcribe`, stt.ts): the fallback is
+ * told once to `warn`. A failing upload then fails as it always does (the run's model-failure handling).
  */
 
 /** The realtime API's pcm16 rate. */
 const STREAM_RATE = 24_000
 /** 100 ms of audio per append: about 6.4 KB of base64, far under the socket's frame cap. */
 const APPEND_SAMPLES = STREAM_RATE / 10
-/** The longest utterance sent over the socket (the turn detector ends utterances long before). */
-const MAX_STREAMED_SECONDS = 120
+/** The server refuses to commit less than 100 ms of audio. */
+const MIN_SEGMENT_SAMPLES = STT_SAMPLE_RATE / 10
+
+type StreamLimits = { connectMs: number; transcriptMs: number }
 
 export function createStreamingSttClient(
   connection: ModelConnection,
@@ -30,24 +35,14 @@ export function createStreamingSttClient(
   options: SttClientOptions = {},
 ): SttClient {
   const upload = createSttClient(connection, settings, options)
-  const connectMs = options.timeouts?.firstByteMs ?? 15_000
-  const transcriptMs = options.timeouts?.idleMs ?? 15_000
-  let streamFailed = false
+  const limits = {
+    connectMs: options.timeouts?.firstByteMs ?? 15_000,
+    transcriptMs: options.timeouts?.idleMs ?? 15_000,
+  }
   return {
     ref: upload.ref,
-    async transcribe(pcm16k, transcribeOptions = {}) {
-      const { signal, warn } = transcribeOptions
-      if (!streamFailed && pcm16k.length <= MAX_STREAMED_SECONDS * STT_SAMPLE_RATE) {
-        try {
-          return await streamTranscription(connection, settings, pcm16k, { connectMs, transcriptMs, signal })
-        } catch (error) {
-          if (signal?.aborted) throw error
-          streamFailed = true
-          warn?.(await fallbackWarning(connection, upload.ref.model, error as Error))
-        }
-      }
-      return upload.transcribe(pcm16k, transcribeOptions)
-    },
+    transcribe: upload.transcribe,
+    openStream: ({ warn }) => openTranscriptionStream(connection, settings, limits, warn),
   }
 }
 
@@ -59,48 +54,193 @@ async function fallbackWarning(connection: ModelConnection, model: string, error
   return `Streaming speech recognition failed (${connection.provider}/${model}): ${reason}; the rest of the call uploads each utterance`
 }
 
-type StreamLimits = { connectMs: number; transcriptMs: number; signal?: AbortSignal }
+/** A committed segment waiting for its text. */
+type PendingSegment = {
+  itemId: string | null
+  deltas: string[]
+  timer: ReturnType<typeof setTimeout>
+  resolve(text: string): void
+  reject(error: Error): void
+}
 
-/** One utterance over its own socket: appended, committed, and its transcript awaited (at most `transcriptMs`). */
-async function streamTranscription(
-  connection: ModelConnection,
-  settings: SttSettings,
-  pcm16k: Int16Array,
-  limits: StreamLimits,
-): Promise<string> {
-  let settle: { resolve(text: string): void; reject(error: Error): void } = { resolve() {}, reject() {} }
-  const transcript = new Promise<string>((resolve, reject) => (settle = { resolve, reject }))
-  const deltas: string[] = []
-  const onEvent = (event: RealtimeServerEvent) => {
-    if (event.type === 'conversation.item.input_audio_transcription.delta' && typeof event.delta === 'string')
-      deltas.push(event.delta)
-    else if (event.type === 'conversation.item.input_audio_transcription.completed')
-      settle.resolve(typeof event.transcript === 'string' ? event.transcript : deltas.join(''))
-    else if (event.type === 'conversation.item.input_audio_transcription.failed' || event.type === 'error')
-      settle.reject(new ModelServerError(`transcription failed: ${describeError(event)}`, null, 'bad_answer'))
+/** The committed segments waiting for their text, in order; the server's events settle them. */
+function pendingSegments(onStalled: () => void, transcriptMs: number) {
+  const pending: PendingSegment[] = []
+  const settle = (entry: PendingSegment) => {
+    clearTimeout(entry.timer)
+    pending.splice(pending.indexOf(entry), 1)
   }
-  const socket = await openRealtimeSocket(connection, { intent: 'transcription' }, limits.connectMs, {
-    onEvent,
-    onFailure: (error) => settle.reject(error),
-  })
-  const onAbort = () => settle.reject(new ModelServerError('transcription aborted'))
-  limits.signal?.addEventListener('abort', onAbort, { once: true })
-  const timer = setTimeout(
-    () => settle.reject(new ModelServerError('transcription failed: no transcript in time', null, 'stalled')),
-    limits.transcriptMs,
-  )
-  try {
-    sendUtterance(socket, settings, pcm16k)
-    return (await transcript).trim()
-  } finally {
-    clearTimeout(timer)
-    limits.signal?.removeEventListener('abort', onAbort)
-    socket.close()
+  return {
+    add(): Promise<string> {
+      return new Promise<string>((resolve, reject) => {
+        pending.push({ itemId: null, deltas: [], resolve, reject, timer: setTimeout(onStalled, transcriptMs) })
+      })
+    },
+    failAll(error: Error): void {
+      for (const entry of pending.splice(0)) {
+        clearTimeout(entry.timer)
+        entry.reject(error)
+      }
+    },
+    /** A transcription event; false when it is not one. */
+    hear(event: RealtimeServerEvent): boolean {
+      const itemId = typeof event.item_id === 'string' ? event.item_id : null
+      const entry = pending.find((candidate) => itemId !== null && candidate.itemId === itemId) ?? pending[0]
+      if (event.type === 'input_audio_buffer.committed') {
+        const unnamed = pending.find((candidate) => candidate.itemId === null)
+        if (unnamed) unnamed.itemId = itemId
+      } else if (event.type === 'conversation.item.input_audio_transcription.delta') {
+        if (entry && typeof event.delta === 'string') entry.deltas.push(event.delta)
+      } else if (event.type === 'conversation.item.input_audio_transcription.completed') {
+        if (!entry) return true
+        settle(entry)
+        entry.resolve((typeof event.transcript === 'string' ? event.transcript : entry.deltas.join('')).trim())
+      } else if (event.type === 'conversation.item.input_audio_transcription.failed') {
+        if (!entry) return true
+        settle(entry)
+        entry.reject(new ModelServerError(`transcription failed: ${describeError(event)}`, null, 'bad_answer'))
+      } else return false
+      return true
+    },
   }
 }
 
-function sendUtterance(socket: RealtimeSocket, settings: SttSettings, pcm16k: Int16Array): void {
-  socket.send({
+/** 24 kHz audio gathered into appends of `APPEND_SAMPLES` (the rest goes with `flush`). */
+function appendBatches(send: (event: Record<string, unknown>) => void) {
+  let unsent: Int16Array[] = []
+  let samples = 0
+  const flush = () => {
+    if (samples === 0) return
+    const pcm = new Int16Array(samples)
+    let offset = 0
+    for (const chunk of unsent) {
+      pcm.set(chunk, offset)
+      offset += chunk.length
+    }
+    unsent = []
+    samples = 0
+    send({ type: 'input_audio_buffer.append', audio: pcmToBase64(pcm) })
+  }
+  return {
+    add(pcm: Int16Array): void {
+      unsent.push(pcm)
+      samples += pcm.length
+      if (samples >= APPEND_SAMPLES) flush()
+    },
+    flush,
+    drop(): void {
+      unsent = []
+      samples = 0
+    },
+  }
+}
+
+function openTranscriptionStream(
+  connection: ModelConnection,
+  settings: SttSettings,
+  limits: StreamLimits,
+  warn: (message: string) => void,
+): SttStream {
+  const resampler = createResampler(STT_SAMPLE_RATE, STREAM_RATE)
+  let state: 'connecting' | 'open' | 'failed' | 'closed' = 'connecting'
+  let socket: RealtimeSocket | null = null
+  let reopened = false
+  /** Events for a socket still opening, sent once it is open. */
+  let waiting: Record<string, unknown>[] = []
+  /** Audio of the segment being appended (16 kHz samples); `lost` once some of it went to a socket that dropped. */
+  const segment = { samples: 0, lost: false }
+  const ended = () => state === 'failed' || state === 'closed'
+  const pending = pendingSegments(
+    () => dropped(new ModelServerError('transcription failed: no transcript in time', null, 'stalled')),
+    limits.transcriptMs,
+  )
+  const batches = appendBatches((event) => send(event))
+
+  function send(event: Record<string, unknown>): void {
+    if (state === 'open') socket!.send(event)
+    else if (state === 'connecting') waiting.push(event)
+  }
+
+  function connect(): void {
+    state = 'connecting'
+    const handlers = {
+      onEvent(event: RealtimeServerEvent) {
+        if (!pending.hear(event) && event.type === 'error')
+          giveUp(new ModelServerError(`transcription failed: ${describeError(event)}`, null, 'bad_answer'))
+      },
+      onFailure: dropped,
+    }
+    openRealtimeSocket(connection, { intent: 'transcription' }, limits.connectMs, handlers).then(
+      (opened) => {
+        if (state !== 'connecting') return opened.close()
+        socket = opened
+        state = 'open'
+        opened.send(sessionUpdate(settings))
+        for (const event of waiting.splice(0)) opened.send(event)
+      },
+      (error: Error) => giveUp(error),
+    )
+  }
+
+  /** The connection is over: what it held is lost. */
+  function disconnect(error: Error): void {
+    socket?.close()
+    socket = null
+    waiting = []
+    batches.drop()
+    pending.failAll(error)
+  }
+
+  /** The socket dropped (or stalled): it is opened again once, else the stream gives up. */
+  function dropped(error: Error): void {
+    if (ended()) return
+    disconnect(error)
+    segment.lost = segment.samples > 0
+    if (reopened) return giveUp(error)
+    reopened = true
+    connect()
+  }
+
+  function giveUp(error: Error): void {
+    if (ended()) return
+    state = 'failed'
+    disconnect(error)
+    void fallbackWarning(connection, settings.model, error).then(warn)
+  }
+
+  connect()
+  return {
+    append(pcm16k) {
+      if (ended()) return
+      segment.samples += pcm16k.length
+      // A segment that lost audio in a dropped socket is not sent on: its commit fails, the caller uploads it.
+      if (!segment.lost) batches.add(resampler.process(pcm16k))
+    },
+    commit() {
+      const { samples, lost } = segment
+      Object.assign(segment, { samples: 0, lost: false })
+      if (ended()) return Promise.reject(new ModelServerError('streaming transcription is off'))
+      if (lost || samples < MIN_SEGMENT_SAMPLES) {
+        batches.drop()
+        return Promise.reject(new ModelServerError('the segment cannot be transcribed on the stream'))
+      }
+      batches.flush()
+      send({ type: 'input_audio_buffer.commit' })
+      return pending.add()
+    },
+    get usable() {
+      return !ended()
+    },
+    close() {
+      if (state === 'closed') return
+      state = 'closed'
+      disconnect(new ModelServerError('the call is over'))
+    },
+  }
+}
+
+function sessionUpdate(settings: SttSettings): Record<string, unknown> {
+  return {
     type: 'transcription_session.update',
     session: {
       input_audio_format: 'pcm16',
@@ -110,14 +250,7 @@ function sendUtterance(socket: RealtimeSocket, settings: SttSettings, pcm16k: In
       },
       turn_detection: null,
     },
-  })
-  const pcm = resample(pcm16k, STT_SAMPLE_RATE, STREAM_RATE)
-  for (let offset = 0; offset < pcm.length; offset += APPEND_SAMPLES)
-    socket.send({
-      type: 'input_audio_buffer.append',
-      audio: pcmToBase64(pcm.subarray(offset, offset + APPEND_SAMPLES)),
-    })
-  socket.send({ type: 'input_audio_buffer.commit' })
+  }
 }
 
 function describeError(event: RealtimeServerEvent): string {

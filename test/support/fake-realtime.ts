@@ -15,7 +15,9 @@
  *   to text) keeps every appended chunk and, at `input_audio_buffer.commit`, answers the same deterministic
  *   transcription as a `.delta` then `.completed` (`silent`: never answers the commit).
  * - `behaviour` makes it hostile: `silent` (never answers), `flood` (events without end), `huge` (a 100 MB frame at
- *   the first response), `close` (closes the socket at the second response).
+ *   the first response), `close` (closes the socket at the second response), `drop_once` (closes the transcription
+ *   socket at its first commit, unanswered; later sockets behave), `gone` (the same, and refuses every later socket).
+ * - `uploadText`: when set, `POST <base>/audio/transcriptions` (the file-upload path) answers `{text: uploadText}`.
  *
  * Everything received is recorded: `events` (appends only counted in `appendedSamples`), `sessions` (each
  * `session.update`'s session), `truncates`, `cancels`, `outputs` (function_call_output items).
@@ -31,7 +33,7 @@ export type FakeRealtimeReply = {
   call?: { name?: string; arguments?: string }
 }
 
-export type FakeRealtimeBehaviour = 'normal' | 'silent' | 'flood' | 'huge' | 'close'
+export type FakeRealtimeBehaviour = 'normal' | 'silent' | 'flood' | 'huge' | 'close' | 'drop_once' | 'gone'
 
 export type FakeRealtime = {
   /** `http://127.0.0.1:<port>/v1`: a provider connection's base URL. */
@@ -41,6 +43,7 @@ export type FakeRealtime = {
   eventNames: 'beta' | 'ga'
   replies: FakeRealtimeReply[]
   words: Record<number, string>
+  uploadText: string | null
   readonly events: Record<string, any>[]
   readonly sessions: Record<string, any>[]
   readonly truncates: Record<string, any>[]
@@ -80,6 +83,7 @@ export function startFakeRealtime(): FakeRealtime {
     eventNames: 'beta' as 'beta' | 'ga',
     replies: [] as FakeRealtimeReply[],
     words: {} as Record<number, string>,
+    uploadText: null as string | null,
     events: [] as Record<string, any>[],
     sessions: [] as Record<string, any>[],
     truncates: [] as Record<string, any>[],
@@ -91,6 +95,8 @@ export function startFakeRealtime(): FakeRealtime {
   const connections = new Map<Socket, Connection>()
   const timers = new Set<ReturnType<typeof setInterval>>()
   let nextId = 0
+  /** A `drop_once` / `gone` socket was closed. */
+  let dropped = false
   const server: Server<{ id: number }> = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -100,6 +106,9 @@ export function startFakeRealtime(): FakeRealtime {
         path: `${url.pathname}${url.search}`,
         authorization: request.headers.get('authorization'),
       })
+      if (fake.uploadText !== null && url.pathname.endsWith('/audio/transcriptions'))
+        return Response.json({ text: fake.uploadText })
+      if (fake.behaviour === 'gone' && dropped) return new Response('gone', { status: 503 })
       if (srv.upgrade(request, { data: { id: nextId++ } })) return undefined
       return new Response('not a websocket', { status: 400 })
     },
@@ -149,7 +158,13 @@ export function startFakeRealtime(): FakeRealtime {
       fake.sessions.push(event.session)
       connection.transcribing = true
       send(connection, { type: 'transcription_session.updated', session: event.session })
-    } else if (event.type === 'input_audio_buffer.commit' && connection.transcribing) commitTranscription(connection)
+    } else if (event.type === 'input_audio_buffer.commit' && connection.transcribing) {
+      if ((fake.behaviour === 'drop_once' || fake.behaviour === 'gone') && !dropped) {
+        dropped = true
+        return connection.socket.close(1011, 'dropped')
+      }
+      commitTranscription(connection)
+    }
     else if (event.type === 'session.update') {
       fake.sessions.push(event.session)
       if (Array.isArray(event.session?.tools)) connection.tools = event.session.tools
@@ -264,7 +279,8 @@ export function startFakeRealtime(): FakeRealtime {
   return Object.assign(fake as typeof fake & { readonly appendedSamples: number }, {
     baseUrl: `http://127.0.0.1:${server.port}/v1`,
     reset() {
-      Object.assign(fake, { behaviour: 'normal', eventNames: 'beta', replies: [], words: {} })
+      Object.assign(fake, { behaviour: 'normal', eventNames: 'beta', replies: [], words: {}, uploadText: null })
+      dropped = false
       for (const list of [fake.events, fake.sessions, fake.truncates, fake.cancels, fake.outputs, fake.transcripts])
         list.length = 0
       fake.connections.length = 0
