@@ -164,8 +164,7 @@ export function startFakeRealtime(): FakeRealtime {
         return connection.socket.close(1011, 'dropped')
       }
       commitTranscription(connection)
-    }
-    else if (event.type === 'session.update') {
+    } else if (event.type === 'session.update') {
       fake.sessions.push(event.session)
       if (Array.isArray(event.session?.tools)) connection.tools = event.session.tools
       send(connection, { type: 'session.updated', session: event.session })
