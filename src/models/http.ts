@@ -1,13 +1,18 @@
 import { isIP } from 'node:net'
-import { bareHost, reachesThisMachine } from '../egress/network-policy'
+import { bareHost, reachesThisMachine, type ApplianceAddress } from '../egress/network-policy'
 import { readCappedText } from '../lib/capped-body'
 import { ModelServerError, type ModelFailureKind } from './types'
 
 /**
  * How to tell whether a connection's server is on this machine (the app's resolver), and where its real failure
- * reasons go then. Every connection made from a stored one carries it (`connectionOf`).
+ * reasons go then; `appliance`: this Ringbase server's own address, which a model socket never connects to
+ * (realtime-socket.ts). Every connection made from a stored one carries it (`connectionOf`).
  */
-export type ThisMachineRule = { resolveHost(hostname: string): Promise<string[]>; log: ModelLog }
+export type ThisMachineRule = {
+  resolveHost(hostname: string): Promise<string[]>
+  log: ModelLog
+  appliance?: ApplianceAddress
+}
 
 /** Where a model server is and how to authenticate; `provider` names the service in usage keys. */
 export type ModelConnection = {

@@ -1,12 +1,20 @@
+import { isIP, isIPv6 } from 'node:net'
 import WebSocket from 'ws'
+import { bareHost, targetsAppliance } from '../egress/network-policy'
+import { THIS_SERVER_MESSAGE } from '../egress/policy'
 import type { ModelConnection } from './http'
 import { ModelServerError } from './types'
 
 /**
  * The WebSocket to a realtime speech-to-speech server (OpenAI Realtime API, `<base URL>/realtime?model=…`), bounded
  * against a server that misbehaves: a frame over `MAX_FRAME_BYTES` (the socket refuses it), more than
- * `MAX_EVENTS_PER_SECOND` events in a second, a connection that is not open within `connectMs`, an event that is not
- * JSON. Each ends the socket with one failure; events are JSON objects with a string `type`.
+ * `MAX_EVENTS_PER_SECOND` events in a second, a connection that is not open within `connectMs` (the name's lookup
+ * included), an event that is not JSON. Each ends the socket with one failure; events are JSON objects with a string
+ * `type`.
+ *
+ * A connection made from a stored one (it carries the app's resolver, `thisMachine`) is pinned: the host name is
+ * resolved once, refused when an address is this Ringbase server itself, and the socket connects to the first
+ * address with the name as its Host header and TLS server name, so a second DNS answer cannot move it elsewhere.
  */
 
 export type RealtimeServerEvent = { type: string } & Record<string, any>
@@ -36,18 +44,61 @@ export function realtimeUrl(baseUrl: string, query: Record<string, string>): str
   return url.toString()
 }
 
+type SocketTarget = { url: string; host?: string; servername?: string }
+
+/** Where the socket goes: the checked address in place of the name (see above), or the URL as it is without a resolver. */
+async function pinnedTarget(connection: ModelConnection, url: string): Promise<SocketTarget> {
+  const rule = connection.thisMachine
+  if (!rule) return { url }
+  const target = new URL(url)
+  const host = bareHost(target.hostname)
+  const addresses = isIP(host) !== 0 ? [host] : await rule.resolveHost(host).catch(() => [])
+  if (addresses.length === 0)
+    throw new ModelServerError(`The realtime model cannot be reached: ${host} could not be found`, null, 'unreachable')
+  if (rule.appliance && targetsAppliance(new URL(connection.baseUrl), addresses, rule.appliance))
+    throw new ModelServerError(`The realtime model cannot be reached: ${THIS_SERVER_MESSAGE}`, null, 'refused')
+  const name = { host: target.host, servername: isIP(host) === 0 && target.protocol === 'wss:' ? host : undefined }
+  target.hostname = isIPv6(addresses[0]) ? `[${addresses[0]}]` : addresses[0]
+  return { url: target.toString(), ...name }
+}
+
+/** Resolves what `work` resolves, or rejects (timeout) after `ms`. */
+function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new ModelServerError('The realtime model did not accept the connection in time', null, 'timeout')),
+      ms,
+    )
+  })
+  return Promise.race([work, late]).finally(() => clearTimeout(timer))
+}
+
 /** Opens the socket; resolves once it is open, rejects (ModelServerError) when it cannot be within `connectMs`. */
-export function openRealtimeSocket(
+export async function openRealtimeSocket(
   connection: ModelConnection,
   query: Record<string, string>,
   connectMs: number,
   handlers: RealtimeSocketHandlers,
 ): Promise<RealtimeSocket> {
-  const socket = new WebSocket(realtimeUrl(connection.baseUrl, query), {
+  const startedAt = Date.now()
+  const target = await within(pinnedTarget(connection, realtimeUrl(connection.baseUrl, query)), connectMs)
+  return connectSocket(connection, target, Math.max(1, connectMs - (Date.now() - startedAt)), handlers)
+}
+
+function connectSocket(
+  connection: ModelConnection,
+  target: SocketTarget,
+  connectMs: number,
+  handlers: RealtimeSocketHandlers,
+): Promise<RealtimeSocket> {
+  const socket = new WebSocket(target.url, {
     headers: {
+      ...(target.host ? { Host: target.host } : {}),
       ...(connection.apiKey ? { Authorization: `Bearer ${connection.apiKey}` } : {}),
       'OpenAI-Beta': 'realtime=v1',
     },
+    ...(target.servername ? { servername: target.servername } : {}),
     maxPayload: MAX_FRAME_BYTES,
     handshakeTimeout: connectMs,
   })

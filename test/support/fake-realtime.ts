@@ -52,7 +52,7 @@ export type FakeRealtime = {
   readonly transcripts: string[]
   readonly appendedSamples: number
   /** The URL paths and headers the app connected with. */
-  readonly connections: { path: string; authorization: string | null }[]
+  readonly connections: { path: string; host: string | null; authorization: string | null }[]
   reset(): void
   stop(): void
 }
@@ -90,7 +90,7 @@ export function startFakeRealtime(): FakeRealtime {
     cancels: [] as Record<string, any>[],
     outputs: [] as Record<string, any>[],
     transcripts: [] as string[],
-    connections: [] as { path: string; authorization: string | null }[],
+    connections: [] as { path: string; host: string | null; authorization: string | null }[],
   }
   const connections = new Map<Socket, Connection>()
   const timers = new Set<ReturnType<typeof setInterval>>()
@@ -104,6 +104,7 @@ export function startFakeRealtime(): FakeRealtime {
       const url = new URL(request.url)
       fake.connections.push({
         path: `${url.pathname}${url.search}`,
+        host: request.headers.get('host'),
         authorization: request.headers.get('authorization'),
       })
       if (fake.uploadText !== null && url.pathname.endsWith('/audio/transcriptions'))

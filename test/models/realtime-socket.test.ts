@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { ApplianceAddress } from '../../src/egress/network-policy'
+import type { ModelConnection } from '../../src/models/http'
+import { openRealtimeSocket } from '../../src/models/realtime-socket'
+import { startFakeRealtime, type FakeRealtime } from '../support/fake-realtime'
+
+/**
+ * The realtime and streaming-STT sockets are pinned as outbound HTTP requests are (egress/outbound.ts): the host name
+ * is resolved once through the app's resolver, refused when it reaches this Ringbase server, and the socket connects to
+ * the address checked, with the name as its Host. The fake realtime server on 127.0.0.1 stands for the model server,
+ * and for "this server" when the appliance's address is set to its port.
+ */
+
+let realtime: FakeRealtime
+let port: number
+beforeAll(() => {
+  realtime = startFakeRealtime()
+  port = Number(new URL(realtime.baseUrl).port)
+})
+afterAll(() => realtime.stop())
+
+const NAME = 'realtime.models.invalid'
+const handlers = { onEvent() {}, onFailure() {} }
+const ELSEWHERE: ApplianceAddress = { listenHost: '127.0.0.1', listenPort: 1, publicUrl: 'https://ringbase.example' }
+
+function connectionTo(addresses: string[], appliance: ApplianceAddress = ELSEWHERE) {
+  const asked: string[] = []
+  const connection: ModelConnection = {
+    provider: 'openai',
+    baseUrl: `http://${NAME}:${port}/v1`,
+    thisMachine: {
+      resolveHost: async (name) => {
+        asked.push(name)
+        return addresses
+      },
+      log: { warn() {} },
+      appliance,
+    },
+  }
+  return { connection, asked }
+}
+
+describe('model sockets are pinned to the address the resolver gave', () => {
+  test('a name resolved to an allowed address: the socket connects to that address, with the name as its Host', async () => {
+    // The name does not exist in any DNS (.invalid): only a socket to the pinned address can open.
+    const { connection, asked } = connectionTo(['127.0.0.1'])
+    const socket = await openRealtimeSocket(connection, { intent: 'transcription' }, 5_000, handlers)
+    expect(socket.open).toBe(true)
+    socket.close()
+    expect(asked).toEqual([NAME])
+    expect(realtime.connections.at(-1)).toEqual({
+      path: '/v1/realtime?intent=transcription',
+      host: `${NAME}:${port}`,
+      authorization: null,
+    })
+  })
+
+  test('a name that resolves to this Ringbase server is refused: nothing connects', async () => {
+    const before = realtime.connections.length
+    const { connection } = connectionTo(['10.9.8.7', '127.0.0.1'], {
+      listenHost: '0.0.0.0',
+      listenPort: port,
+      publicUrl: 'https://ringbase.example',
+    })
+    const opening = openRealtimeSocket(connection, { model: 'm' }, 5_000, handlers)
+    await expect(opening).rejects.toMatchObject({
+      kind: 'refused',
+      message: expect.stringContaining('this Ringbase server itself'),
+    })
+    expect(realtime.connections).toHaveLength(before)
+  })
+
+  test('a name that resolves to nothing cannot be reached: nothing connects', async () => {
+    const before = realtime.connections.length
+    const { connection } = connectionTo([])
+    await expect(openRealtimeSocket(connection, { model: 'm' }, 5_000, handlers)).rejects.toMatchObject({
+      kind: 'unreachable',
+    })
+    expect(realtime.connections).toHaveLength(before)
+  })
+})
