@@ -3,16 +3,15 @@ import { serverOnThisMachine, type ModelConnection } from './http'
 import { pcmToBase64 } from './realtime'
 import { openRealtimeSocket, type RealtimeServerEvent, type RealtimeSocket } from './realtime-socket'
 import { createSttClient, STT_SAMPLE_RATE, type SttClientOptions, type SttSettings } from './stt'
+import type { StreamDialect } from './stt-stream-dialects'
 import { ModelServerError, type SttClient, type SttStream } from './types'
 
 /**
- * Speech to text over a realtime transcription socket (OpenAI Realtime API, `<base URL>/realtime?intent=transcription`),
- * one socket for a whole call (`openStream`): `transcription_session.update` (pcm16, the model, no server turn
- * detection) when it opens, the caller's audio as `input_audio_buffer.append` events while the caller speaks,
- * `input_audio_buffer.commit` when a segment ends (the utterance, or a pause of it), then the text of
- * `conversation.item.input_audio_transcription.completed` for that commit's item (its `.delta` events joined when the
- * completed event carries no transcript). The socket is the one realtime.ts uses (frame cap, event-rate cap, connect
- * timeout).
+ * Speech to text over a realtime transcription socket, one socket for a whole call (`openStream`), in the server's
+ * dialect (stt-stream-dialects.ts: the OpenAI Realtime API's transcription mode, or vLLM's): the session set up when
+ * it opens, the caller's audio appended while the caller speaks, a segment committed when it ends (the utterance, or a
+ * pause of it), then that segment's text. The socket is the one realtime.ts uses (pinned address, frame cap, event-rate
+ * cap, connect timeout).
  *
  * A socket that drops (or gives no transcript within the idle timeout after a commit) is opened again once; the
  * segments it held fail (their audio is uploaded instead, by the caller). When it cannot be opened, drops again, or the
@@ -20,18 +19,15 @@ import { ModelServerError, type SttClient, type SttStream } from './types'
  * told once to `warn`. A failing upload then fails as it always does (the run's model-failure handling).
  */
 
-/** The realtime API's pcm16 rate. */
-const STREAM_RATE = 24_000
-/** 100 ms of audio per append: about 6.4 KB of base64, far under the socket's frame cap. */
-const APPEND_SAMPLES = STREAM_RATE / 10
-/** The server refuses to commit less than 100 ms of audio. */
-const MIN_SEGMENT_SAMPLES = STT_SAMPLE_RATE / 10
+/** 100 ms of audio per append: at 24 kHz about 6.4 KB of base64, far under the socket's frame cap. */
+const APPENDS_PER_SECOND = 10
 
 type StreamLimits = { connectMs: number; transcriptMs: number }
 
 export function createStreamingSttClient(
   connection: ModelConnection,
   settings: SttSettings,
+  dialect: StreamDialect,
   options: SttClientOptions = {},
 ): SttClient {
   const upload = createSttClient(connection, settings, options)
@@ -42,7 +38,7 @@ export function createStreamingSttClient(
   return {
     ref: upload.ref,
     transcribe: upload.transcribe,
-    openStream: ({ warn }) => openTranscriptionStream(connection, settings, limits, warn),
+    openStream: ({ warn }) => openTranscriptionStream(connection, { settings, dialect, limits }, warn),
   }
 }
 
@@ -63,17 +59,25 @@ type PendingSegment = {
   reject(error: Error): void
 }
 
-/** The committed segments waiting for their text, in order; the server's events settle them. */
-function pendingSegments(onStalled: () => void, transcriptMs: number) {
+/**
+ * The committed segments waiting for their text, in order; the server's events settle them (matched by item id when
+ * the dialect has them, else the oldest), and `onSettled` hears each.
+ */
+function pendingSegments(
+  names: StreamDialect['events'],
+  timing: { transcriptMs: number; onStalled(): void; onSettled(): void },
+) {
   const pending: PendingSegment[] = []
   const settle = (entry: PendingSegment) => {
     clearTimeout(entry.timer)
     pending.splice(pending.indexOf(entry), 1)
+    timing.onSettled()
   }
   return {
     add(): Promise<string> {
       return new Promise<string>((resolve, reject) => {
-        pending.push({ itemId: null, deltas: [], resolve, reject, timer: setTimeout(onStalled, transcriptMs) })
+        const timer = setTimeout(timing.onStalled, timing.transcriptMs)
+        pending.push({ itemId: null, deltas: [], resolve, reject, timer })
       })
     },
     failAll(error: Error): void {
@@ -86,16 +90,17 @@ function pendingSegments(onStalled: () => void, transcriptMs: number) {
     hear(event: RealtimeServerEvent): boolean {
       const itemId = typeof event.item_id === 'string' ? event.item_id : null
       const entry = pending.find((candidate) => itemId !== null && candidate.itemId === itemId) ?? pending[0]
-      if (event.type === 'input_audio_buffer.committed') {
+      if (event.type === names.committed) {
         const unnamed = pending.find((candidate) => candidate.itemId === null)
         if (unnamed) unnamed.itemId = itemId
-      } else if (event.type === 'conversation.item.input_audio_transcription.delta') {
+      } else if (event.type === names.delta) {
         if (entry && typeof event.delta === 'string') entry.deltas.push(event.delta)
-      } else if (event.type === 'conversation.item.input_audio_transcription.completed') {
+      } else if (event.type === names.done) {
         if (!entry) return true
         settle(entry)
-        entry.resolve((typeof event.transcript === 'string' ? event.transcript : entry.deltas.join('')).trim())
-      } else if (event.type === 'conversation.item.input_audio_transcription.failed') {
+        const text = event[names.doneText]
+        entry.resolve((typeof text === 'string' ? text : entry.deltas.join('')).trim())
+      } else if (event.type === names.failed) {
         if (!entry) return true
         settle(entry)
         entry.reject(new ModelServerError(`transcription failed: ${describeError(event)}`, null, 'bad_answer'))
@@ -105,8 +110,8 @@ function pendingSegments(onStalled: () => void, transcriptMs: number) {
   }
 }
 
-/** 24 kHz audio gathered into appends of `APPEND_SAMPLES` (the rest goes with `flush`). */
-function appendBatches(send: (event: Record<string, unknown>) => void) {
+/** Audio gathered into appends of `appendSamples` (the rest goes with `flush`). */
+function appendBatches(appendSamples: number, send: (event: Record<string, unknown>) => void) {
   let unsent: Int16Array[] = []
   let samples = 0
   const flush = () => {
@@ -125,7 +130,7 @@ function appendBatches(send: (event: Record<string, unknown>) => void) {
     add(pcm: Int16Array): void {
       unsent.push(pcm)
       samples += pcm.length
-      if (samples >= APPEND_SAMPLES) flush()
+      if (samples >= appendSamples) flush()
     },
     flush,
     drop(): void {
@@ -135,31 +140,67 @@ function appendBatches(send: (event: Record<string, unknown>) => void) {
   }
 }
 
+/** The socket's outbox: events wait for it to open, and with a one-at-a-time dialect for the last segment's text. */
+function outbox(oneAtATime: boolean) {
+  let socket: RealtimeSocket | null = null
+  let waiting: Record<string, unknown>[] = []
+  let gated: { event: Record<string, unknown>; endsSegment: boolean }[] = []
+  let awaitingText = false
+  const transmit = (event: Record<string, unknown>, endsSegment: boolean) => {
+    if (socket) socket.send(event)
+    else waiting.push(event)
+    if (oneAtATime && endsSegment) awaitingText = true
+  }
+  return {
+    send(event: Record<string, unknown>, endsSegment = false): void {
+      if (awaitingText) gated.push({ event, endsSegment })
+      else transmit(event, endsSegment)
+    },
+    opened(given: RealtimeSocket, first: Record<string, unknown>): void {
+      socket = given
+      given.send(first)
+      for (const event of waiting.splice(0)) given.send(event)
+    },
+    textCame(): void {
+      awaitingText = false
+      while (gated.length > 0 && !awaitingText) {
+        const { event, endsSegment } = gated.shift()!
+        transmit(event, endsSegment)
+      }
+    },
+    /** The connection is gone: nothing it was to carry is sent. */
+    clear(): void {
+      socket?.close()
+      socket = null
+      waiting = []
+      gated = []
+      awaitingText = false
+    },
+  }
+}
+
 function openTranscriptionStream(
   connection: ModelConnection,
-  settings: SttSettings,
-  limits: StreamLimits,
+  { settings, dialect, limits }: { settings: SttSettings; dialect: StreamDialect; limits: StreamLimits },
   warn: (message: string) => void,
 ): SttStream {
-  const resampler = createResampler(STT_SAMPLE_RATE, STREAM_RATE)
+  const resampler = dialect.rate === STT_SAMPLE_RATE ? null : createResampler(STT_SAMPLE_RATE, dialect.rate)
   let state: 'connecting' | 'open' | 'failed' | 'closed' = 'connecting'
-  let socket: RealtimeSocket | null = null
   let reopened = false
-  /** Events for a socket still opening, sent once it is open. */
-  let waiting: Record<string, unknown>[] = []
-  /** Audio of the segment being appended (16 kHz samples); `lost` once some of it went to a socket that dropped. */
-  const segment = { samples: 0, lost: false }
+  /** The segment being appended (16 kHz samples); `lost` once some of it went to a socket that dropped. */
+  const segment = { samples: 0, lost: false, started: false }
   const ended = () => state === 'failed' || state === 'closed'
-  const pending = pendingSegments(
-    () => dropped(new ModelServerError('transcription failed: no transcript in time', null, 'stalled')),
-    limits.transcriptMs,
-  )
-  const batches = appendBatches((event) => send(event))
-
-  function send(event: Record<string, unknown>): void {
-    if (state === 'open') socket!.send(event)
-    else if (state === 'connecting') waiting.push(event)
-  }
+  const out = outbox(dialect.oneAtATime)
+  const pending = pendingSegments(dialect.events, {
+    transcriptMs: limits.transcriptMs,
+    onStalled: () => dropped(new ModelServerError('transcription failed: no transcript in time', null, 'stalled')),
+    onSettled: () => out.textCame(),
+  })
+  const batches = appendBatches(dialect.rate / APPENDS_PER_SECOND, (event) => {
+    if (!segment.started && dialect.segmentStart) out.send(dialect.segmentStart)
+    segment.started = true
+    out.send(event)
+  })
 
   function connect(): void {
     state = 'connecting'
@@ -170,13 +211,11 @@ function openTranscriptionStream(
       },
       onFailure: dropped,
     }
-    openRealtimeSocket(connection, { intent: 'transcription' }, limits.connectMs, handlers).then(
+    openRealtimeSocket(connection, dialect.query, limits.connectMs, handlers).then(
       (opened) => {
         if (state !== 'connecting') return opened.close()
-        socket = opened
         state = 'open'
-        opened.send(sessionUpdate(settings))
-        for (const event of waiting.splice(0)) opened.send(event)
+        out.opened(opened, dialect.session(settings))
       },
       (error: Error) => giveUp(error),
     )
@@ -184,9 +223,7 @@ function openTranscriptionStream(
 
   /** The connection is over: what it held is lost. */
   function disconnect(error: Error): void {
-    socket?.close()
-    socket = null
-    waiting = []
+    out.clear()
     batches.drop()
     pending.failAll(error)
   }
@@ -196,6 +233,7 @@ function openTranscriptionStream(
     if (ended()) return
     disconnect(error)
     segment.lost = segment.samples > 0
+    segment.started = false
     if (reopened) return giveUp(error)
     reopened = true
     connect()
@@ -214,18 +252,19 @@ function openTranscriptionStream(
       if (ended()) return
       segment.samples += pcm16k.length
       // A segment that lost audio in a dropped socket is not sent on: its commit fails, the caller uploads it.
-      if (!segment.lost) batches.add(resampler.process(pcm16k))
+      if (!segment.lost) batches.add(resampler ? resampler.process(pcm16k) : pcm16k)
     },
     commit() {
       const { samples, lost } = segment
-      Object.assign(segment, { samples: 0, lost: false })
       if (ended()) return Promise.reject(new ModelServerError('streaming transcription is off'))
-      if (lost || samples < MIN_SEGMENT_SAMPLES) {
+      if (lost || samples < dialect.minSamples) {
+        Object.assign(segment, { samples: 0, lost: false })
         batches.drop()
         return Promise.reject(new ModelServerError('the segment cannot be transcribed on the stream'))
       }
       batches.flush()
-      send({ type: 'input_audio_buffer.commit' })
+      out.send(dialect.segmentEnd, true)
+      Object.assign(segment, { samples: 0, lost: false, started: false })
       return pending.add()
     },
     get usable() {
@@ -239,21 +278,8 @@ function openTranscriptionStream(
   }
 }
 
-function sessionUpdate(settings: SttSettings): Record<string, unknown> {
-  return {
-    type: 'transcription_session.update',
-    session: {
-      input_audio_format: 'pcm16',
-      input_audio_transcription: {
-        model: settings.model,
-        ...(settings.language ? { language: settings.language } : {}),
-      },
-      turn_detection: null,
-    },
-  }
-}
-
+/** The error's message: OpenAI's `error.message`, vLLM's `error` string. */
 function describeError(event: RealtimeServerEvent): string {
-  const message = event.error?.message
+  const message = typeof event.error === 'string' ? event.error : event.error?.message
   return typeof message === 'string' ? message.slice(0, 200) : event.type
 }

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { startAriVoiceApp, type AriVoiceApp } from '../support/ari-voice-app'
 import { say } from '../support/fake-models'
-import { startFakeRealtime, type FakeRealtime } from '../support/fake-realtime'
+import { startFakeRealtime, type FakeRealtime, type FakeRealtimeBehaviour } from '../support/fake-realtime'
 import { callerSpeech } from '../support/voice'
 import { createVoiceAgent, marksProcessed, placeCall, turnsOf, untilWritten } from '../support/voice-calls'
 import { waitFor } from '../support/wait'
@@ -38,7 +38,11 @@ afterEach(() => {
 })
 
 /** An agent whose STT streams to `sttBaseUrl`; LLM and TTS on the fake model server. */
-async function agentStreamingTo(sttBaseUrl: string, agentConfigurations: Record<string, unknown> = {}) {
+async function agentStreamingTo(
+  sttBaseUrl: string,
+  agentConfigurations: Record<string, unknown> = {},
+  streaming: true | 'vllm' = true,
+) {
   const { t, models } = app
   const connection = async (baseUrl: string) => {
     const response = await t.request('POST', '/api/v1/organizations/provider-connections', {
@@ -54,13 +58,13 @@ async function agentStreamingTo(sttBaseUrl: string, agentConfigurations: Record<
       llm: { provider_connection_uuid: fake, settings: { model: 'fake-llm' } },
       stt: {
         provider_connection_uuid: await connection(sttBaseUrl),
-        settings: { model: 'fake-stt', language: 'en', streaming: true },
+        settings: { model: 'fake-stt', language: 'en', streaming },
       },
       tts: { provider_connection_uuid: fake, settings: { model: 'fake-tts', voice: 'alloy' } },
     },
   })
   expect(configuration.status, configuration.text).toBe(200)
-  expect(configuration.body.stt.settings.streaming).toBe(true)
+  expect(configuration.body.stt.settings.streaming).toBe(streaming)
   return createVoiceAgent(t, {
     configurations: { model_configuration_uuid: configuration.body.uuid, ...agentConfigurations },
   })
@@ -89,6 +93,28 @@ async function callAndSpeak(agent: { id: number; triggerPath: string }) {
   await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 10_000)
   call.media.speak(await callerSpeech(SENTENCE))
   return call
+}
+
+/** Hangs up; the run, read back, never fell back to uploads. */
+async function hangUpStillStreaming(agent: { id: number }, call: { callId: string; runId: number }) {
+  app.fake.hangup(call.callId)
+  const run = await untilWritten(app.t, agent, call.runId)
+  expect(JSON.stringify(run.logs.voice)).not.toContain(FALLBACK_WARNING)
+  return run
+}
+
+/** A call of two turns on a fake that behaves as `behaviour`, its uploads answering SENTENCE. */
+async function twoTurnsWith(behaviour: FakeRealtimeBehaviour) {
+  realtime.behaviour = behaviour
+  realtime.uploadText = SENTENCE
+  app.models.chat.queue(say('Of course. Which time suits you?'), say('Eight is fine.'))
+  const agent = await agentStreamingTo(realtime.baseUrl)
+  const call = await callAndSpeak(agent)
+  await waitFor('the first answer played', () => marksProcessed(call.media) >= 3, 15_000)
+  const firstTurns = lastUserMessages()
+  call.media.speak(await callerSpeech('For two people at eight.'))
+  await waitFor('the second answer played', () => marksProcessed(call.media) >= 4, 15_000)
+  return { agent, call, firstTurns }
 }
 
 describe('streaming speech to text', () => {
@@ -138,9 +164,7 @@ describe('streaming speech to text', () => {
     expect(lastUserMessages()).toHaveLength(2)
     expect(lastUserMessages().join(' ')).toBe(realtime.transcripts.join(' '))
     expect(uploads()).toBe(0)
-    app.fake.hangup(call.callId)
-    const run = await untilWritten(app.t, agent, call.runId)
-    expect(JSON.stringify(run.logs.voice)).not.toContain(FALLBACK_WARNING)
+    await hangUpStillStreaming(agent, call)
   }, 40_000)
 
   test('a speculation dropped because the caller went on: the turn has the text of every part, once', async () => {
@@ -167,23 +191,43 @@ describe('streaming speech to text', () => {
     const turn = realtime.transcripts.join(' ')
     expect(lastUserMessages().at(-1)).toBe(turn)
     expect(uploads()).toBe(0)
-    app.fake.hangup(call.callId)
-    const run = await untilWritten(app.t, agent, call.runId)
+    const run = await hangUpStillStreaming(agent, call)
     expect(turnsOf(run).filter(([role]: string[]) => role === 'user')).toEqual([['user', turn]])
     expect(run.logs.voice.speculation.llm_requests_dropped).toBeGreaterThanOrEqual(1)
   }, 40_000)
 
-  test('the socket dropping mid-call is opened again once: the utterance it held is uploaded, the next streamed', async () => {
-    realtime.behaviour = 'drop_once'
-    realtime.uploadText = SENTENCE
-    app.models.chat.queue(say('Of course. Which time suits you?'), say('Eight is fine.'))
-    const agent = await agentStreamingTo(realtime.baseUrl)
-    const call = await callAndSpeak(agent)
-    await waitFor('the first answer played', () => marksProcessed(call.media) >= 3, 15_000)
-    expect(lastUserMessages()).toEqual([SENTENCE])
-    call.media.speak(await callerSpeech('For two people at eight.'))
-    await waitFor('the second answer played', () => marksProcessed(call.media) >= 4, 15_000)
+  test("vLLM's dialect (`streaming: 'vllm'`): one socket at /v1/realtime, 16 kHz, each segment started, ended and answered in turn", async () => {
+    const agent = await agentStreamingTo(realtime.baseUrl, { user_turn_stop_timeout: 3 }, 'vllm')
+    app.models.chat.handler = (request) =>
+      say(`Heard: ${request.body.messages.filter((message: any) => message.role === 'user').at(-1)?.content}`)
+    const call = await placeCall(app.t, app.fake, agent)
+    await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 10_000)
+    // The caller goes on right after the pause's segment ended, while its text is still being made: the second
+    // segment (its start, its audio) must wait for that text, or vLLM would ignore its start and discard its audio.
+    realtime.vllmDoneDelayMs = 600
+    const rest = await callerSpeech('a table for two tonight.')
+    call.media.speak(await callerSpeech('I would like to book, um'))
+    await waitFor('a segment ended', () => realtime.events.some((event) => event.final === true), 10_000)
+    call.media.speak(rest)
+    await waitFor('the answer played', () => marksProcessed(call.media) >= 2, 20_000)
 
+    expect(realtime.connections.filter((connection) => connection.path.startsWith('/v1/realtime'))).toEqual([
+      expect.objectContaining({ path: '/v1/realtime' }),
+    ])
+    expect(realtime.sessions).toEqual([{ model: 'fake-stt' }])
+    expect(realtime.ignoredCommits).toBe(0)
+    const finals = realtime.events.filter((event) => event.type === 'input_audio_buffer.commit' && event.final)
+    expect(finals.length).toBeGreaterThanOrEqual(2)
+    expect(realtime.transcripts).toHaveLength(finals.length)
+    for (const transcript of realtime.transcripts) expect(transcript).toMatch(/^tone \d+$/)
+    expect(lastUserMessages().at(-1)).toBe(realtime.transcripts.join(' '))
+    expect(uploads()).toBe(0)
+    await hangUpStillStreaming(agent, call)
+  }, 40_000)
+
+  test('the socket dropping mid-call is opened again once: the utterance it held is uploaded, the next streamed', async () => {
+    const { agent, call, firstTurns } = await twoTurnsWith('drop_once')
+    expect(firstTurns).toEqual([SENTENCE])
     expect(transcriptionSockets()).toBe(2)
     expect(uploads()).toBe(1)
     expect(lastUserMessages()).toEqual([SENTENCE, realtime.transcripts.at(-1)])
@@ -194,15 +238,7 @@ describe('streaming speech to text', () => {
   }, 40_000)
 
   test('a socket that drops and cannot be opened again: the rest of the call uploads and answers, the fallback warned', async () => {
-    realtime.behaviour = 'gone'
-    realtime.uploadText = SENTENCE
-    app.models.chat.queue(say('Of course. Which time suits you?'), say('Eight is fine.'))
-    const agent = await agentStreamingTo(realtime.baseUrl)
-    const call = await callAndSpeak(agent)
-    await waitFor('the first answer played', () => marksProcessed(call.media) >= 3, 15_000)
-    call.media.speak(await callerSpeech('For two people at eight.'))
-    await waitFor('the second answer played', () => marksProcessed(call.media) >= 4, 15_000)
-
+    const { agent, call } = await twoTurnsWith('gone')
     expect(lastUserMessages()).toEqual([SENTENCE, SENTENCE])
     // The socket, and the one attempt to open it again (refused).
     expect(transcriptionSockets()).toBe(2)
