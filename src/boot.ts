@@ -17,6 +17,7 @@ import { s3ObjectStore } from './storage/s3-object-store'
 import { createVectorCache } from './knowledge/vector-index'
 import { createTelephony } from './telephony/provider'
 import { registerCarriers } from './telephony/carriers/registry'
+import { storedConfigurations } from './telephony/config/configurations'
 import { PROVIDER_API_BASE_URLS } from './telephony/carriers/http'
 
 /**
@@ -62,6 +63,7 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
   }
   registerCarriers(ctx)
   // Inbound calls of every provider (ARI's Stasis, carriers' answer webhooks) are routed here.
+  ctx.telephony.readConfigurationsFrom(storedConfigurations(ctx))
   ctx.telephony.routeInboundWith((offer) => routeInboundCall(ctx, offer))
   // Every provider's call reports land on their runs (and campaign contacts) here, whoever placed the call.
   ctx.telephony.onReport((report) => {

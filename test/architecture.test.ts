@@ -233,6 +233,24 @@ describe('import graph of src/', () => {
     expect([...edges].filter((edge) => edges.has(edge.split(' -> ').reverse().join(' -> '))).sort()).toEqual([])
   })
 
+  test('no two sibling folders inside a layer import each other (e.g. telephony/carriers and telephony/config)', () => {
+    const siblingEdges = new Set(
+      FILES.flatMap((file) =>
+        GRAPH.get(file)!.local.flatMap((target) => {
+          const from = relative(SRC, dirname(file)).split('/')
+          const to = relative(SRC, dirname(target)).split('/')
+          let shared = 0
+          while (shared < from.length && shared < to.length && from[shared] === to[shared]) shared++
+          if (shared === 0 || shared >= from.length || shared >= to.length) return []
+          return [`${from.slice(0, shared + 1).join('/')} -> ${to.slice(0, shared + 1).join('/')}`]
+        }),
+      ),
+    )
+    expect(
+      [...siblingEdges].filter((edge) => siblingEdges.has(edge.split(' -> ').reverse().join(' -> '))).sort(),
+    ).toEqual([])
+  })
+
   test('every import points down the layer order (or at the context contract), type-only imports included', () => {
     const upward = crossLayerImports()
       .filter(

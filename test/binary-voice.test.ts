@@ -3,12 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ulawToPcm16 } from '../src/voice/g711'
-import { rms } from './support/audio'
+import { noise, rms, sine } from './support/audio'
 import { startFakeAri, type FakeAri } from './support/fake-ari'
 import { say, startFakeModels, type FakeModels } from './support/fake-models'
+import { startFakeRealtime, type FakeRealtime } from './support/fake-realtime'
 import { startBinaryTestApp, type HttpTestApp } from './support/http-app'
 import { createConfiguration } from './support/telephony'
-import { callerSpeech } from './support/voice'
+import { callerSpeech, concatPcm } from './support/voice'
 import { createVoiceAgent, GREETING, marksProcessed, placeCall, turnsOf, untilWritten } from './support/voice-calls'
 import { configureFakeVoiceModels } from './support/voice-models'
 import { waitFor } from './support/wait'
@@ -17,12 +18,15 @@ import { waitFor } from './support/wait'
  * The voice path as it ships: the compiled binary places a call through the fake Asterisk and talks on its media leg.
  * Its greeting and answer are spoken by the built-in voice (Flite's WASM in worker threads, an entry point of its own
  * in the build), and the caller's speech is found by the WebRTC VAD (fvad's WASM), both embedded in the executable.
+ * Then what else only the build can break: RNNoise's WASM denoising a call's audio on its way to streaming speech to
+ * text (a WebSocket client), and a call on a realtime speech-to-speech model.
  */
 
 let buildDir: string
 let t: HttpTestApp
 let fake: FakeAri
 let models: FakeModels
+let realtime: FakeRealtime
 
 beforeAll(async () => {
   buildDir = mkdtempSync(join(tmpdir(), 'ringbase-build-'))
@@ -33,6 +37,7 @@ beforeAll(async () => {
   })
   if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`)
   models = startFakeModels()
+  realtime = startFakeRealtime()
   fake = await startFakeAri()
   // Polling a run must not wait for each request's log line (that rereads the whole output).
   t = await startBinaryTestApp(binary, { waitForLogLines: false })
@@ -60,6 +65,7 @@ afterAll(async () => {
   await t?.close()
   await fake?.close()
   models?.stop()
+  realtime?.stop()
   rmSync(buildDir, { recursive: true, force: true })
 })
 
@@ -94,4 +100,96 @@ test('a call on the binary: the built-in voice speaks the greeting, the VAD hear
   ])
   expect(run.logs.session.end_reason).toBe('user_hangup')
   expect(run.initial_context.runtime_configuration).toMatchObject({ tts_provider: 'builtin', tts_model: 'flite' })
+}, 60_000)
+
+/** A provider connection on `baseUrl`, its uuid. */
+async function connectionTo(baseUrl: string): Promise<string> {
+  const response = await t.request('POST', '/api/v1/organizations/provider-connections', {
+    body: { name: `Server ${crypto.randomUUID().slice(0, 8)}`, provider: 'openai', base_url: baseUrl },
+  })
+  expect(response.status, response.text).toBe(200)
+  return response.body.uuid
+}
+
+/** An agent greeting with GREETING on a model configuration of its own (`sections`: its llm, stt, tts, realtime). */
+async function agentOn(sections: Record<string, unknown>, configurations: Record<string, unknown> = {}) {
+  const configuration = await t.request('POST', '/api/v1/organizations/model-configurations', {
+    body: { name: `Binary ${crypto.randomUUID().slice(0, 8)}`, is_default: false, ...sections },
+  })
+  expect(configuration.status, configuration.text).toBe(200)
+  return createVoiceAgent(t, {
+    configurations: { model_configuration_uuid: configuration.body.uuid, ...configurations },
+  })
+}
+
+/** The quietest 100 ms of `pcm` (at `rate`): the noise floor. */
+function noiseFloor(pcm: Int16Array, rate: number): number {
+  const window = rate / 10
+  let quietest = Number.POSITIVE_INFINITY
+  for (let at = 0; at + window <= pcm.length; at += window / 2)
+    quietest = Math.min(quietest, rms(pcm.subarray(at, at + window)))
+  return quietest
+}
+
+test('noise suppression on: RNNoise cleans the caller audio that streaming speech to text gets over its socket', async () => {
+  realtime.reset()
+  const uploadsBefore = models.requestsTo('/audio/transcriptions').length
+  models.chat.queue(say('Of course.'))
+  const fakeModels = await connectionTo(models.baseUrl)
+  const agent = await agentOn(
+    {
+      llm: { provider_connection_uuid: fakeModels, settings: { model: 'fake-llm' } },
+      stt: {
+        provider_connection_uuid: await connectionTo(realtime.baseUrl),
+        settings: { model: 'fake-stt', streaming: true },
+      },
+      tts: { provider_connection_uuid: fakeModels, settings: { model: 'fake-tts', voice: 'alloy' } },
+    },
+    { noise_suppression: true },
+  )
+  const call = await placeCall(t, fake, agent)
+  await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 15_000)
+  // A hissing line: a second of hiss (RNNoise learns it), the question over the hiss, hiss again.
+  const speech = await callerSpeech('A table for two.')
+  const hiss = noise(8000, 1500 + speech.length / 8, 1500)
+  const noisy = hiss.map((sample, index) => Math.max(-32768, Math.min(32767, sample + (speech[index - 8000] ?? 0))))
+  call.media.speak(noisy)
+  await waitFor('the answer played', () => marksProcessed(call.media) >= 2, 20_000)
+  fake.hangup(call.callId)
+
+  expect(realtime.connections.map((connection) => connection.path)).toContain('/v1/realtime?intent=transcription')
+  expect(realtime.transcripts[0]).toStartWith('tone ')
+  expect(models.requestsTo('/audio/transcriptions')).toHaveLength(uploadsBefore)
+  // Without the suppressor every moment of the utterance carries the hiss; with it the pauses are near silence.
+  const [utterance] = realtime.committed
+  expect(utterance.length).toBeGreaterThan(24_000 / 2)
+  expect(noiseFloor(utterance, 24_000)).toBeLessThan(rms(hiss) / 4)
+  const run = await untilWritten(t, agent, call.runId)
+  expect(turnsOf(run)[1]).toEqual(['user', realtime.transcripts[0]])
+}, 60_000)
+
+test('a realtime speech-to-speech model answers a call', async () => {
+  realtime.reset()
+  realtime.words = { 500: 'Hello there' }
+  const agent = await agentOn({
+    llm: { provider_connection_uuid: await connectionTo(models.baseUrl), settings: { model: 'fake-llm' } },
+    realtime: {
+      provider_connection_uuid: await connectionTo(realtime.baseUrl),
+      settings: { model: 'fake-realtime', voice: 'verse' },
+    },
+  })
+  const call = await placeCall(t, fake, agent)
+  await waitFor('the greeting played', () => marksProcessed(call.media) >= 1, 15_000)
+  call.media.speak(sine(500, 8000, 600, 8000))
+  await waitFor('the answer played', () => marksProcessed(call.media) >= 2, 15_000)
+  fake.hangup(call.callId)
+  // The model's own audio (a tone) reached the line.
+  expect(call.media.played.filter((frame) => rms(ulawToPcm16(frame.ulaw)) > 500).length).toBeGreaterThan(10)
+  expect(realtime.connections[0].path).toBe('/v1/realtime?model=fake-realtime')
+  const run = await untilWritten(t, agent, call.runId)
+  expect(turnsOf(run)).toEqual([
+    ['agent', GREETING],
+    ['user', 'Hello there'],
+    ['agent', 'You said: Hello there'],
+  ])
 }, 60_000)

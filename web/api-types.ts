@@ -2245,11 +2245,15 @@ export interface components {
                 runs: number;
                 duration_seconds: number;
                 tokens: number;
+                /** @description Embedding tokens of the group's runs (knowledge-base queries) */
+                embedding_tokens: number;
                 /** @description Null when no run of the group was costed in USD */
                 charge_usd: number | null;
             }[];
             /** @description Runs in all the groups answered */
             total_runs: number;
+            /** @description Embedding tokens of the organization's knowledge-base documents processed within the dates (ingestion; the queries are the runs') */
+            knowledge_base_embedding_tokens: number;
         };
         GetToolsMetadataResponse: {
             types: {
@@ -3532,6 +3536,8 @@ export interface components {
             total_service_tokens: number;
             /** @description Sum over the runs of this page */
             total_duration_seconds: number;
+            /** @description Sum over the runs of this page */
+            total_embedding_tokens: number;
             total_count: number;
             page: number;
             limit: number;
@@ -3814,6 +3820,8 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             service_token_usage: number;
+            /** @description Tokens the embeddings server counted for the run's knowledge-base queries, all models together */
+            embedding_tokens: number;
             /** @description Rounded to whole seconds */
             call_duration_seconds: number;
             /** @description Object-store key of the transcript */

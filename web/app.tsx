@@ -1,23 +1,32 @@
-import { lazy, Suspense, useEffect, useState } from 'react'
+import { type ComponentType, lazy, Suspense, useEffect, useState } from 'react'
 import { api, useCsrfToken, whenSignedOut } from './api'
 import { closeEvents } from './events'
 import { href, useRoute } from './router'
 import { SignIn } from './pages/sign-in'
 import { Overview } from './pages/overview'
-import { RunList } from './pages/runs'
-import { RunPage } from './pages/run'
-import { Keys } from './pages/keys'
-import { Campaigns } from './pages/campaigns'
-import { Telephony } from './pages/telephony'
-import { Models } from './pages/models'
-import { Usage } from './pages/usage'
-import { Tools } from './pages/tools'
-import { WebCallPage } from './webcall/panel'
-import { AgentList, NewAgent } from './pages/agents'
 import { Loading } from './ui'
 
-/** The agent editor (React Flow) is its own chunk, loaded when an agent is opened. */
-const AgentEditor = lazy(() => import('./agents/editor').then((module) => ({ default: module.AgentEditor })))
+/**
+ * Every page but the overview (where the console opens) is its own chunk, loaded when first shown: the first load
+ * parses only the shell, the sign-in form and the overview. The agent editor (React Flow) is the largest of them.
+ */
+/** A page's component from its module, as a chunk loaded when first shown. */
+function lazyPage<Name extends string>(load: () => Promise<Record<Name, ComponentType<any>>>, name: Name) {
+  return lazy(() => load().then((module) => ({ default: module[name] })))
+}
+
+const RunList = lazyPage(() => import('./pages/runs'), 'RunList')
+const RunPage = lazyPage(() => import('./pages/run'), 'RunPage')
+const Keys = lazyPage(() => import('./pages/keys'), 'Keys')
+const Campaigns = lazyPage(() => import('./pages/campaigns'), 'Campaigns')
+const Telephony = lazyPage(() => import('./pages/telephony'), 'Telephony')
+const Models = lazyPage(() => import('./pages/models'), 'Models')
+const Usage = lazyPage(() => import('./pages/usage'), 'Usage')
+const Tools = lazyPage(() => import('./pages/tools'), 'Tools')
+const WebCallPage = lazyPage(() => import('./webcall/panel'), 'WebCallPage')
+const AgentList = lazyPage(() => import('./pages/agents'), 'AgentList')
+const NewAgent = lazyPage(() => import('./pages/agents'), 'NewAgent')
+const AgentEditor = lazyPage(() => import('./agents/editor'), 'AgentEditor')
 
 export type Who = { organization_id: number; api_key_id: number; scope: 'admin' | 'trigger' }
 
@@ -104,7 +113,9 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        <Page who={who} path={route.path} params={route.params} />
+        <Suspense fallback={<Loading what="the page" />}>
+          <Page who={who} path={route.path} params={route.params} />
+        </Suspense>
       </main>
     </div>
   )
@@ -123,12 +134,7 @@ function Page({ who, path, params }: { who: Who; path: string[]; params: URLSear
       )
     case 'agents':
       if (admin && path[1] === 'new') return <NewAgent />
-      if (admin && path[1])
-        return (
-          <Suspense fallback={<Loading what="the editor" />}>
-            <AgentEditor id={Number(path[1])} />
-          </Suspense>
-        )
+      if (admin && path[1]) return <AgentEditor id={Number(path[1])} />
       if (admin) return <AgentList params={params} />
       break
     case 'campaigns':

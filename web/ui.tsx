@@ -113,9 +113,7 @@ export function Field({
   options,
   autoComplete,
 }: FieldProps) {
-  const id = useId()
-  const message = [...(path ? [path] : []), ...otherPaths].map((where) => error?.fieldMessage(...where)).find(Boolean)
-  const described = [hint ? `${id}-hint` : '', message ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
+  const { id, message, described, notes } = useFieldNotes(error, path, otherPaths, hint)
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
@@ -146,6 +144,23 @@ export function Field({
           autoComplete={autoComplete}
         />
       )}
+      {notes}
+    </div>
+  )
+}
+
+/** A field's id, its 422 message (at `path` or one of `otherPaths`) and hint, and what describes it. */
+function useFieldNotes(
+  error: ApiError | null | undefined,
+  path: (string | number)[] | undefined,
+  otherPaths: (string | number)[][],
+  hint: string | undefined,
+) {
+  const id = useId()
+  const message = [...(path ? [path] : []), ...otherPaths].map((where) => error?.fieldMessage(...where)).find(Boolean)
+  const described = [hint ? `${id}-hint` : '', message ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
+  const notes = (
+    <>
       {hint ? (
         <small id={`${id}-hint`} className="muted">
           {hint}
@@ -156,6 +171,35 @@ export function Field({
           {message}
         </small>
       ) : null}
+    </>
+  )
+  return { id, message, described, notes }
+}
+
+/** A labelled checkbox with the API's message for its field next to it. */
+export function Checkbox({
+  label,
+  checked,
+  onChange,
+  error,
+  path,
+  hint,
+}: Pick<FieldProps, 'label' | 'error' | 'path' | 'hint'> & { checked: boolean; onChange: (checked: boolean) => void }) {
+  const { id, message, described, notes } = useFieldNotes(error, path, [], hint)
+  return (
+    <div className="field checkbox">
+      <span>
+        <input
+          id={id}
+          type="checkbox"
+          checked={checked}
+          onChange={(event) => onChange(event.target.checked)}
+          aria-invalid={message ? true : undefined}
+          aria-describedby={described}
+        />{' '}
+        <label htmlFor={id}>{label}</label>
+      </span>
+      {notes}
     </div>
   )
 }

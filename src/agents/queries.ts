@@ -36,7 +36,7 @@ const insertAgentQuery = preparedQuery((db) =>
     .insert(workflows)
     .values({
       organizationId: sql.placeholder('organizationId'),
-      workflowUuid: sql.placeholder('workflowUuid'),
+      workflowUuid: sql.placeholder('agentUuid'),
       name: sql.placeholder('name'),
       callDispositionCodes: sql.placeholder('callDispositionCodes'),
       createdAt: sql.placeholder('now'),
@@ -49,7 +49,7 @@ const insertAgentQuery = preparedQuery((db) =>
 /** A new agent without disposition codes, as stored. */
 export function insertAgent(
   ctx: AppContext,
-  agent: { organizationId: number; workflowUuid: string; name: string; now: string },
+  agent: { organizationId: number; agentUuid: string; name: string; now: string },
 ): WorkflowRow {
   return insertAgentQuery(ctx.db).get({ ...agent, callDispositionCodes: [] })!
 }

@@ -165,21 +165,21 @@ function claimTriggerPaths(
   if (fresh.length > 0) ctx.db.insert(workflowTriggers).values(fresh).run()
 }
 
-function agentView(workflow: WorkflowRow, version: WorkflowDefinitionRow): AgentView {
+function agentView(agent: WorkflowRow, version: WorkflowDefinitionRow): AgentView {
   return {
-    id: workflow.id,
-    name: workflow.name,
-    status: workflow.status,
-    created_at: workflow.createdAt,
+    id: agent.id,
+    name: agent.name,
+    status: agent.status,
+    created_at: agent.createdAt,
     workflow_definition: maskDefinitionSecrets(version.workflowJson as AgentDefinition),
     current_definition_id: version.id,
     template_context_variables: version.templateContextVariables,
-    call_disposition_codes: { disposition_codes: workflow.callDispositionCodes },
-    total_runs: workflow.totalRuns,
+    call_disposition_codes: { disposition_codes: agent.callDispositionCodes },
+    total_runs: agent.totalRuns,
     workflow_configurations: version.workflowConfigurations,
     version_number: version.versionNumber,
     version_status: version.status,
-    workflow_uuid: workflow.workflowUuid,
+    workflow_uuid: agent.workflowUuid,
   }
 }
 
@@ -227,10 +227,10 @@ export function createAgent(
   checkModelPin(ctx, organizationId, body.workflow_configurations ?? {}, ['body', 'workflow_configurations'])
   const now = isoNow(ctx.clock)
   return batchedTransaction(ctx, () => {
-    const workflow = insertAgent(ctx, { organizationId, workflowUuid: crypto.randomUUID(), name: body.name, now })
-    claimTriggerPaths(ctx, organizationId, workflow.id, definition, triggerPaths)
+    const agent = insertAgent(ctx, { organizationId, agentUuid: crypto.randomUUID(), name: body.name, now })
+    claimTriggerPaths(ctx, organizationId, agent.id, definition, triggerPaths)
     const version = insertVersion(ctx, {
-      workflowId: workflow.id,
+      workflowId: agent.id,
       organizationId,
       versionNumber: 1,
       status: 'published',
@@ -238,7 +238,7 @@ export function createAgent(
       createdAt: now,
       publishedAt: now,
     })
-    return agentView(workflow, version)
+    return agentView(agent, version)
   })
 }
 

@@ -53,7 +53,7 @@ export function handleAnswerWebhook(
   if (update) applyStatusUpdate(ctx, carrier, run, update)
   if (update?.machine || run.state !== 'initialized' || !carrier.connect) return refuseMarkup(carrier, 'outbound')
   return carrier.connect(
-    callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId }),
+    callLinks(ctx, { runId: run.id, agentId: run.workflowId, organizationId: run.organizationId }),
     credentials,
   )
 }
@@ -176,7 +176,7 @@ async function answer(
   start: InboundCallStart,
   run: { id: number; workflowId: number; organizationId: number },
 ): Promise<WebhookAnswer> {
-  const links = callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId })
+  const links = callLinks(ctx, { runId: run.id, agentId: run.workflowId, organizationId: run.organizationId })
   if (carrier.answerInbound) return carrier.answerInbound(ctx, credentials, start, links)
   if (!carrier.connect) throw NO_MARKUP(carrier.provider)
   return carrier.connect(links, credentials)

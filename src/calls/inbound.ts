@@ -38,7 +38,7 @@ export function startInboundRun(ctx: AppContext, offer: InboundOffer): InboundDe
       return { refused: `no active phone number of this configuration is ${offer.calledNumber || '(no number)'}` }
     if (number.inbound_workflow_id === null)
       return { refused: `phone number ${number.address_normalized} has no inbound agent` }
-    const found = findRunTarget(ctx, organizationId, { workflowId: number.inbound_workflow_id })
+    const found = findRunTarget(ctx, organizationId, { agentId: number.inbound_workflow_id })
     if ('problem' in found)
       return { refused: `inbound agent of ${number.address_normalized}: ${RUN_TARGET_PROBLEMS[found.problem]}` }
     if (openCallCount(ctx, organizationId) >= concurrentCallLimit(ctx, organizationId))
@@ -57,7 +57,7 @@ export function startInboundRun(ctx: AppContext, offer: InboundOffer): InboundDe
     const callerNumber = offer.callerNumber || 'unknown'
     const run = createRun(ctx, {
       organizationId,
-      workflowId: target.workflowId,
+      agentId: target.agentId,
       definitionId: target.definitionId,
       name: offer.runName(callerNumber),
       mode: offer.provider,

@@ -104,7 +104,7 @@ export function startOutboundCall(
     const { line } = call
     const run = createRun(ctx, {
       organizationId: call.organizationId,
-      workflowId: call.target.workflowId,
+      agentId: call.target.agentId,
       definitionId: call.target.definitionId,
       name: call.runName,
       mode: line.providerName,
@@ -138,7 +138,7 @@ export function startOutboundCall(
     callId,
     runId: run.id,
     organizationId: call.organizationId,
-    workflowId: call.target.workflowId,
+    agentId: call.target.agentId,
     configurationId: call.line.configurationId,
     credentials: call.line.credentials,
     destination: call.destination,

@@ -88,9 +88,9 @@ export async function startRunByApi(
       extraContext: {
         ...(line.fromPhoneNumberId !== null ? { from_phone_number_id: line.fromPhoneNumberId } : {}),
         trigger_mode: mode,
-        agent_identifier: 'triggerPath' in selector ? selector.triggerPath : target.workflowUuid,
+        agent_identifier: 'triggerPath' in selector ? selector.triggerPath : target.agentUuid,
         agent_identifier_type: 'triggerPath' in selector ? 'trigger_path' : 'workflow_uuid',
-        workflow_uuid: target.workflowUuid,
+        workflow_uuid: target.agentUuid,
         api_key_id: principal.apiKeyId,
       },
       modelOverrides: body.model_overrides,

@@ -56,11 +56,11 @@ export type WebCallRequest = { initial_context?: Record<string, unknown>; model_
 export function startWebCall(
   ctx: AppContext,
   caller: WebCaller,
-  workflowId: number,
+  agentId: number,
   body: WebCallRequest,
 ): StartedWebCall {
   const { organizationId } = caller.principal
-  const target = findTryOutTarget(ctx, organizationId, workflowId, body.model_overrides, 'voice', AGENT_CANNOT_RUN)
+  const target = findTryOutTarget(ctx, organizationId, agentId, body.model_overrides, 'voice', AGENT_CANNOT_RUN)
   const callId = randomUUID()
   const run = transaction(ctx, () => {
     const limit = ctx.config.webCallLimit
@@ -70,7 +70,7 @@ export function startWebCall(
       throw limitReached(CONCURRENT_CALL_LIMIT_REACHED)
     return createRun(ctx, {
       organizationId,
-      workflowId,
+      agentId,
       definitionId: target.definitionId,
       name: `WR-WEB-${randomInt(1000, 10_000)}`,
       mode: WEB_CALL_MODE,
@@ -82,7 +82,7 @@ export function startWebCall(
         provider: WEB_CALL_MODE,
         direction: 'inbound',
         trigger_mode: 'test',
-        workflow_uuid: target.workflowUuid,
+        workflow_uuid: target.agentUuid,
         api_key_id: caller.principal.apiKeyId,
       },
     })
@@ -101,7 +101,7 @@ export function startWebCall(
   }
   call.connectTimer.unref?.()
   webCallsOf(ctx).set(run.id, call)
-  ctx.log.info({ organizationId, workflowId, runId: run.id }, 'web call started')
+  ctx.log.info({ organizationId, workflowId: agentId, runId: run.id }, 'web call started')
   return { workflow_run_id: run.id, workflow_run_name: run.name, call_id: callId }
 }
 

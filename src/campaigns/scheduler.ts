@@ -168,7 +168,7 @@ function runTarget(ctx: AppContext, plan: DialPlan, agentId: number, definitionI
   const cached = plan.targets.get(key)
   if (cached) return cached
   const { campaign } = plan
-  const found = findRunTarget(ctx, campaign.organization_id, { workflowId: agentId }, { definitionId })
+  const found = findRunTarget(ctx, campaign.organization_id, { agentId }, { definitionId })
   if ('problem' in found) throw new AgentUnavailableError(RUN_TARGET_PROBLEMS[found.problem], 'agent_unavailable')
   const overrides = campaign.model_overrides ? JSON.parse(campaign.model_overrides) : null
   const modelsProblem = runModelsProblem(

@@ -69,10 +69,10 @@ const normalizeRetry = (retry: NonNullable<CreateRequest['retry_config']>): Retr
 function resolveTargets(
   ctx: AppContext,
   organizationId: number,
-  selections: { workflowId: number; definitionId: number | null; loc: Loc }[],
+  selections: { agentId: number; definitionId: number | null; loc: Loc }[],
 ): RunTarget[] {
-  return selections.map(({ workflowId, definitionId, loc }) => {
-    const found = findRunTarget(ctx, organizationId, { workflowId }, { definitionId })
+  return selections.map(({ agentId, definitionId, loc }) => {
+    const found = findRunTarget(ctx, organizationId, { agentId }, { definitionId })
     if (!('problem' in found)) return found.target
     switch (found.problem) {
       case 'workflow_not_found':
@@ -81,7 +81,7 @@ function resolveTargets(
         throw invalid([
           valueError(
             [...loc, 'workflow_definition_id'],
-            `workflow_definition_id ${definitionId} is not a published or archived version of agent ${workflowId}`,
+            `workflow_definition_id ${definitionId} is not a published or archived version of agent ${agentId}`,
             definitionId,
           ),
         ])
@@ -104,8 +104,8 @@ function startProblem(ctx: AppContext, campaign: CampaignRow): string | null {
     : campaign.workflowId === null
       ? []
       : [{ workflowId: campaign.workflowId, definitionId: null }]
-  for (const { workflowId, definitionId } of selections) {
-    const found = findRunTarget(ctx, campaign.organizationId, { workflowId }, { definitionId })
+  for (const { workflowId: agentId, definitionId } of selections) {
+    const found = findRunTarget(ctx, campaign.organizationId, { agentId }, { definitionId })
     const problem =
       'problem' in found
         ? RUN_TARGET_PROBLEMS[found.problem]
@@ -115,14 +115,14 @@ function startProblem(ctx: AppContext, campaign: CampaignRow): string | null {
             { overrides: campaign.modelOverrides, configurations: found.target.configurations },
             'voice',
           )
-    if (problem) return `agent ${workflowId}: ${problem}`
+    if (problem) return `agent ${agentId}: ${problem}`
   }
   return null
 }
 
 function splitSelections(split: SplitRequest) {
   return split.variants.map((variant, index) => ({
-    workflowId: variant.workflow_id,
+    agentId: variant.workflow_id,
     definitionId: variant.workflow_definition_id ?? null,
     loc: ['body', 'traffic_split', 'variants', index] as Loc,
   }))
@@ -163,13 +163,13 @@ export async function createCampaign(
   body: CreateRequest,
 ): Promise<CampaignView> {
   const problems = requestProblems(body)
-  const hasWorkflow = body.workflow_id != null
+  const hasAgent = body.workflow_id != null
   const hasSplit = body.traffic_split != null
-  if (hasWorkflow === hasSplit) {
+  if (hasAgent === hasSplit) {
     problems.push(
       valueError(
         ['body'],
-        hasWorkflow ? 'send either workflow_id or traffic_split, not both' : 'workflow_id or traffic_split is required',
+        hasAgent ? 'send either workflow_id or traffic_split, not both' : 'workflow_id or traffic_split is required',
         body,
       ),
     )
@@ -182,7 +182,7 @@ export async function createCampaign(
     organizationId,
     body.traffic_split
       ? splitSelections(body.traffic_split)
-      : [{ workflowId: body.workflow_id!, definitionId: null, loc: ['body'] }],
+      : [{ agentId: body.workflow_id!, definitionId: null, loc: ['body'] }],
   )
   const upload = findUpload(ctx, organizationId, body.source_id)
   if (!upload)

@@ -26,7 +26,7 @@ function lookups(ctx: AppContext, rows: CampaignRow[]) {
     ...splitVariants.map((variant) => variant.workflow_id),
   ])
   const configurationIds = unique(rows.map((row) => row.telephonyConfigurationId))
-  const workflowNames = byId(
+  const agentNames = byId(
     agentIds.length
       ? ctx.db
           .select({ id: workflows.id, name: workflows.name })
@@ -99,7 +99,7 @@ function lookups(ctx: AppContext, rows: CampaignRow[]) {
   )
   const setupFacts = setupFactsByConfiguration(ctx, configurationIds)
   return {
-    workflowNames,
+    agentNames,
     definitions,
     latestPublishedVersion,
     configurationRows,
@@ -119,7 +119,7 @@ function trafficSplitView(split: StoredTrafficSplit | null, found: Lookups): Cam
       id: variant.id,
       workflow_id: variant.workflow_id,
       weight: variant.weight,
-      workflow_name: found.workflowNames.get(variant.workflow_id)?.name ?? 'Unknown',
+      workflow_name: found.agentNames.get(variant.workflow_id)?.name ?? 'Unknown',
       workflow_definition_id: variant.workflow_definition_id,
       version_number:
         variant.workflow_definition_id === null
@@ -172,7 +172,7 @@ export function campaignViews(ctx: AppContext, rows: CampaignRow[]): CampaignVie
       id: row.id,
       name: row.name,
       workflow_id: agentId,
-      workflow_name: found.workflowNames.get(agentId)?.name ?? 'Unknown',
+      workflow_name: found.agentNames.get(agentId)?.name ?? 'Unknown',
       state: row.state,
       source_type: row.sourceType,
       source_id: row.sourceId,

@@ -3,11 +3,11 @@
  * (agent-turns.ts), nodes, transitions and extraction (nodes.ts), the reply with its tool calls (reply.ts), the end
  * (closing.ts) and the idle and duration rules (limits.ts). Each part is plain functions over this one object.
  */
-import type { AgentDefinition as WorkflowDefinition, AgentNode as WorkflowNode } from '../definition/definition'
+import type { AgentDefinition, AgentNode } from '../definition/definition'
 import { renderTemplate } from '../definition/template-variables'
 import type { Clock } from '../lib/clock'
 import type { ChatMessage, LlmClient, LlmEvent, ModelRef, TokenUsage } from '../models/types'
-import type { AgentConfigurations as WorkflowConfigurations } from '../definition/configurations'
+import type { AgentConfigurations } from '../definition/configurations'
 import type { AgentTool } from '../tools/schemas'
 import { buildGraph, nodeName, type ConversationGraph } from './graph'
 import type { ConversationRecord, EndReason, RealtimeFeedbackEvent, ToolCallLog, TranscriptTurn } from './record'
@@ -36,13 +36,13 @@ export type ConversationEvent =
 
 export type ConversationOptions = {
   /** The published (or, for test runs, draft) definition the run is pinned to. */
-  definition: WorkflowDefinition
+  definition: AgentDefinition
   /**
    * `max_user_idle_timeout_seconds` (or the reference's `max_user_idle_timeout`), default
    * 10; `user_idle_reprompts`: how many times the agent asks whether the caller is still there before saying goodbye
    * (default 1).
    */
-  configurations: WorkflowConfigurations
+  configurations: AgentConfigurations
   /** The run's initial_context: contact/template variables, pre-call fetch data, `greeting_override`. */
   variables: Record<string, unknown>
   llm: LlmClient
@@ -130,7 +130,7 @@ export type EngineState = {
   finishing: Promise<void> | null
   /** `end` was asked for: the first reason asked for is the call's (a hang-up that follows does not rename it). */
   ending: Promise<void> | null
-  node: WorkflowNode
+  node: AgentNode
   pending: PendingReply | null
   prepared: PreparedReply | null
   idleSince: number | null

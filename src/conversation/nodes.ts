@@ -3,7 +3,7 @@
  * extraction of the node left), the opening line, and the extractions running in the background.
  */
 import { offersRecordings, PROMPT_BLOCK } from './recording-replies'
-import type { AgentNode as WorkflowNode } from '../definition/definition'
+import type { AgentNode } from '../definition/definition'
 import { isPlainObject } from '../lib/values'
 import type { ToolCall } from '../models/types'
 import { playRecording, speak } from './agent-turns'
@@ -38,7 +38,7 @@ export function systemPrompt(s: EngineState, instruction?: string): string {
 export const offersClips = (s: EngineState) =>
   (s.options.recordings?.size ?? 0) > 0 && offersRecordings(render(s, nodeText(s.node, 'prompt')))
 
-export function enterNode(s: EngineState, target: WorkflowNode, previous: WorkflowNode | null): void {
+export function enterNode(s: EngineState, target: AgentNode, previous: AgentNode | null): void {
   s.node = target
   ;(s.gathered.nodes_visited as string[]).push(nodeName(target))
   recordEvent(s, 'rtf-node-transition', {
@@ -56,7 +56,7 @@ export function enterNode(s: EngineState, target: WorkflowNode, previous: Workfl
   })
 }
 
-export function startExtraction(s: EngineState, from: WorkflowNode): void {
+export function startExtraction(s: EngineState, from: AgentNode): void {
   const variables: ExtractionVariable[] = extractionVariables(from)
   if (variables.length === 0) return
   const messages = extractionMessages(
@@ -123,7 +123,7 @@ type Opening = { kind: 'text'; text: string } | { kind: 'recording'; recordingId
  * `{type:"audio", recording_id}`), else the node's greeting; undefined when the LLM should speak first.
  */
 export function openingOf(
-  start: WorkflowNode,
+  start: AgentNode,
   variables: Record<string, unknown>,
   renderText: (text: string) => string,
 ): Opening | undefined {

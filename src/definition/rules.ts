@@ -286,15 +286,15 @@ export function checkDefinition(
   }
   const definition = cloneJson(input) as AgentDefinition
   const errors: DefinitionError[] = []
-  const workflowError = (field: string, message: string) => errors.push({ kind: 'workflow', id: null, field, message })
-  if (!Array.isArray(definition.nodes)) workflowError('nodes', 'nodes must be a list')
-  if (!Array.isArray(definition.edges)) workflowError('edges', 'edges must be a list')
+  const agentError = (field: string, message: string) => errors.push({ kind: 'workflow', id: null, field, message })
+  if (!Array.isArray(definition.nodes)) agentError('nodes', 'nodes must be a list')
+  if (!Array.isArray(definition.edges)) agentError('edges', 'edges must be a list')
   const { viewport } = definition
   if (
     viewport !== undefined &&
     !(isPlainObject(viewport) && [viewport.x, viewport.y, viewport.zoom].every(isFiniteNumber))
   ) {
-    workflowError('viewport', 'viewport must be an object with numeric x, y and zoom')
+    agentError('viewport', 'viewport must be an object with numeric x, y and zoom')
   }
   if (errors.length > 0) return { definition, errors, triggerPaths: [] }
 

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, ne } from 'drizzle-orm'
+import { and, count, desc, eq, gte, inArray, lte, ne, sum } from 'drizzle-orm'
 import type { AgentDefinition, DefinitionError } from '../definition/definition'
 import type { AppContext } from '../context'
 import {
@@ -287,6 +287,30 @@ export async function deleteDocument(
   await ctx.objects.delete(row.fileKey)
   ctx.log.info({ organizationId, document: documentUuid }, 'knowledge-base document deleted')
   return { message: 'Document deleted' }
+}
+
+/**
+ * The embedding tokens the organization's documents completed within the bounds (ISO times, inclusive) took to process,
+ * deleted documents included (their tokens were spent).
+ */
+export function ingestionEmbeddingTokens(
+  ctx: AppContext,
+  organizationId: number,
+  bounds: { createdFrom?: string; createdTo?: string },
+): number {
+  const documents = knowledgeBaseDocuments
+  const [row] = ctx.db
+    .select({ tokens: sum(documents.embeddingTokens) })
+    .from(documents)
+    .where(
+      and(
+        eq(documents.organizationId, organizationId),
+        bounds.createdFrom === undefined ? undefined : gte(documents.completedAt, bounds.createdFrom),
+        bounds.createdTo === undefined ? undefined : lte(documents.completedAt, bounds.createdTo),
+      ),
+    )
+    .all()
+  return Number(row?.tokens ?? 0)
 }
 
 /**

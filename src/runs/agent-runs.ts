@@ -7,19 +7,19 @@ import { artifactKey, findRunByPublicToken, RUN_ARTIFACTS, type RunArtifact } fr
 import { listRuns, type RunList, type RunListOptions } from './list'
 
 /** The agent's runs of every state, newest first unless sorted otherwise. */
-export function listWorkflowRuns(
+export function listAgentRuns(
   ctx: AppContext,
   organizationId: number,
-  workflowId: number,
+  agentId: number,
   query: RunListOptions,
 ): Static<typeof RunList> {
-  const workflow = ctx.db
+  const agent = ctx.db
     .select({ id: workflows.id })
     .from(workflows)
-    .where(and(eq(workflows.id, workflowId), eq(workflows.organizationId, organizationId)))
+    .where(and(eq(workflows.id, agentId), eq(workflows.organizationId, organizationId)))
     .get()
-  if (!workflow) throw notFound(`Workflow with id ${workflowId} not found`)
-  return listRuns(ctx, organizationId, { workflowId }, query)
+  if (!agent) throw notFound(`Workflow with id ${agentId} not found`)
+  return listRuns(ctx, organizationId, { agentId }, query)
 }
 
 const isArtifact = (value: string): value is RunArtifact => (RUN_ARTIFACTS as string[]).includes(value)

@@ -29,12 +29,12 @@ export const RunDetailSchema = t.Object({
 
 export type RunDetail = Static<typeof RunDetailSchema>
 
-export type RunWithAgent = { run: WorkflowRunRow; workflowName: string; versionNumber: number }
+export type RunWithAgent = { run: WorkflowRunRow; agentName: string; versionNumber: number }
 
 /** Selects runs with their agent's name and version number; add the conditions. */
 export function selectRunsWithAgent(ctx: AppContext, where: SQL | undefined) {
   return ctx.db
-    .select({ run: workflowRuns, workflowName: workflows.name, versionNumber: workflowDefinitions.versionNumber })
+    .select({ run: workflowRuns, agentName: workflows.name, versionNumber: workflowDefinitions.versionNumber })
     .from(workflowRuns)
     .innerJoin(workflows, eq(workflows.id, workflowRuns.workflowId))
     .innerJoin(workflowDefinitions, eq(workflowDefinitions.id, workflowRuns.definitionId))
@@ -44,13 +44,13 @@ export function selectRunsWithAgent(ctx: AppContext, where: SQL | undefined) {
 /** `token`: what ensurePublicAccess returned; omitted, the stored token is shown while valid. */
 export function runView(
   ctx: AppContext,
-  { run, workflowName, versionNumber }: RunWithAgent,
+  { run, agentName, versionNumber }: RunWithAgent,
   token?: string | null,
 ): RunDetail {
   return {
     id: run.id,
     workflow_id: run.workflowId,
-    workflow_name: workflowName,
+    workflow_name: agentName,
     name: run.name,
     mode: run.mode,
     call_type: run.callType,
@@ -69,21 +69,16 @@ export function runView(
 }
 
 /**
- * The organization's run (in `workflowId` when given) as the API shows it, minting a public download token when it has
+ * The organization's run (of the agent `agentId` when given) as the API shows it, minting a public download token when it has
  * artifacts and no valid token; null when there is no such run.
  */
-export function runDetail(
-  ctx: AppContext,
-  organizationId: number,
-  runId: number,
-  workflowId?: number,
-): RunDetail | null {
+export function runDetail(ctx: AppContext, organizationId: number, runId: number, agentId?: number): RunDetail | null {
   const found = selectRunsWithAgent(
     ctx,
     and(
       eq(workflowRuns.id, runId),
       eq(workflowRuns.organizationId, organizationId),
-      workflowId === undefined ? undefined : eq(workflowRuns.workflowId, workflowId),
+      agentId === undefined ? undefined : eq(workflowRuns.workflowId, agentId),
     ),
   ).get()
   if (!found) return null

@@ -12,7 +12,7 @@ export type Channel = 'telephony' | 'web' | 'chat'
 /** What runs must match. Bounds are inclusive; date bounds are ISO strings comparable with created_at. */
 export type RunCriteria = {
   runId?: number
-  workflowId?: number
+  agentId?: number
   campaignId?: number
   callerNumber?: string
   calledNumber?: string
@@ -80,7 +80,7 @@ const oneOf = <T extends string>(allowed: readonly T[], value: unknown): T | und
 /** Every attribute either list understands. */
 export const RUN_FILTERS: Record<string, FilterSpec> = {
   runId: { type: 'number', apply: (value) => ({ runId: wholeNumber(value.value) }) },
-  workflowId: { type: 'number', apply: (value) => ({ workflowId: wholeNumber(value.value) }) },
+  workflowId: { type: 'number', apply: (value) => ({ agentId: wholeNumber(value.value) }) },
   campaignId: { type: 'number', apply: (value) => ({ campaignId: wholeNumber(value.value) }) },
   callerNumber: { type: 'text', apply: (value) => ({ callerNumber: text(value.value) }) },
   calledNumber: { type: 'text', apply: (value) => ({ calledNumber: text(value.value) }) },

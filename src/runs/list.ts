@@ -36,7 +36,7 @@ const RUN_LIST_FILTERS = ['dateRange', 'dispositionCode', 'duration', 'status', 
 export function listRuns(
   ctx: AppContext,
   organizationId: number,
-  scope: Pick<RunCriteria, 'workflowId' | 'campaignId'>,
+  scope: Pick<RunCriteria, 'agentId' | 'campaignId'>,
   query: RunListOptions,
 ): Static<typeof RunList> {
   const items = parseFilterItems(query.filters)

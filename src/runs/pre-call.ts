@@ -31,7 +31,7 @@ const text = (value: unknown) => (typeof value === 'string' && value !== '' ? va
 export async function runPreCallFetch(
   ctx: AppContext,
   start: AgentNode,
-  call: { organizationId: number; workflowId: number; initialContext: Record<string, unknown> },
+  call: { organizationId: number; agentId: number; initialContext: Record<string, unknown> },
 ): Promise<PreCallFetchResult | null> {
   const url = preCallFetchUrl(start)
   if (!url) return null
@@ -48,7 +48,7 @@ export async function runPreCallFetch(
     Object.assign(headers, credentialHeaders(credential))
   }
   const body = preCallFetchBody({
-    agentId: call.workflowId,
+    agentId: call.agentId,
     fromNumber: text(call.initialContext.caller_number),
     toNumber: text(call.initialContext.called_number) ?? text(call.initialContext.phone_number),
   })

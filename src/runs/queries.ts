@@ -38,23 +38,15 @@ const SORT_COLUMNS: Record<RunSort['by'], string> = { created_at: 'created_at', 
 /** Up to this many matches, collecting and sorting them is cheaper than walking the sort order. */
 const SORT_MATCHES_UP_TO = 2000
 
-type TermKey = 'runId' | 'workflowId' | 'campaignId' | 'dispositions' | 'duration' | 'callType' | 'channel' | 'created'
+type TermKey = 'runId' | 'agentId' | 'campaignId' | 'dispositions' | 'duration' | 'callType' | 'channel' | 'created'
 
 /** A filter condition; built with `indexable` false it cannot select an index. */
 type Term = { key: TermKey; build: (indexable: boolean) => SqlPart }
 
 /** Filters whose index narrows a count most, most selective first. */
-const COUNT_DRIVERS: TermKey[] = [
-  'runId',
-  'workflowId',
-  'campaignId',
-  'dispositions',
-  'duration',
-  'callType',
-  'channel',
-]
+const COUNT_DRIVERS: TermKey[] = ['runId', 'agentId', 'campaignId', 'dispositions', 'duration', 'callType', 'channel']
 /** Equality filters whose index (organization_id, column, created_at) lists matches in created_at order. */
-const CREATED_ORDER_DRIVERS: TermKey[] = ['runId', 'workflowId', 'campaignId', 'callType', 'channel']
+const CREATED_ORDER_DRIVERS: TermKey[] = ['runId', 'agentId', 'campaignId', 'callType', 'channel']
 
 const column = (name: string, indexable: boolean) => (indexable ? `workflow_runs.${name}` : `+workflow_runs.${name}`)
 
@@ -81,7 +73,7 @@ function termsOf(criteria: RunCriteria): Term[] {
   const c = criteria
   const candidates: (Term | false)[] = [
     c.runId !== undefined && { key: 'runId', build: (on) => equals('id', c.runId!, on) },
-    c.workflowId !== undefined && { key: 'workflowId', build: (on) => equals('workflow_id', c.workflowId!, on) },
+    c.agentId !== undefined && { key: 'agentId', build: (on) => equals('workflow_id', c.agentId!, on) },
     c.campaignId !== undefined && { key: 'campaignId', build: (on) => equals('campaign_id', c.campaignId!, on) },
     c.dispositions !== undefined && {
       key: 'dispositions',
@@ -267,6 +259,7 @@ export type UsageGroupRow = {
   runs: number
   duration_seconds: number
   tokens: number
+  embedding_tokens: number
   charge_usd: number | null
 }
 
@@ -316,7 +309,7 @@ export const runPageIds = (ctx: AppContext, request: RunPageRequest) =>
 const USAGE_RUN_COLUMNS = usageRunColumns(artifactLinksJsonArgs('run', USAGE_LINK_PLACEHOLDERS))
 
 /** A run of the usage report: its tokens and seconds for the page's totals, and its item as JSON text. */
-export type UsageRunJson = { id: number; tokens: number; seconds: number; json: string }
+export type UsageRunJson = { id: number; tokens: number; seconds: number; embedding_tokens: number; json: string }
 
 /** One page of the usage report; `links` are the public link base and the current time its artifact links use. */
 export const usageRunPage = (ctx: AppContext, request: RunPageRequest, links: { base: string; now: string }) =>

@@ -545,7 +545,7 @@ async function applyPreCallFetch(
   const fetched = start
     ? await runPreCallFetch(ctx, start, {
         organizationId: run.organizationId,
-        workflowId: run.workflowId,
+        agentId: run.workflowId,
         initialContext: variables,
       })
     : null

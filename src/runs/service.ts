@@ -23,7 +23,7 @@ import {
 
 export type NewRun = {
   organizationId: number
-  workflowId: number
+  agentId: number
   /** The agent version the run executes (RunTarget.definitionId); in-progress calls keep it when the agent changes. */
   definitionId: number
   /** e.g. `WR-API-4821`, `WR-CAMPAIGN-3-17`, `ARI Inbound +4420…`. */
@@ -57,7 +57,7 @@ export type CreatedRun = { id: number; name: string }
 export function createRun(ctx: AppContext, run: NewRun): CreatedRun {
   const id = insertRun(ctx, {
     organizationId: run.organizationId,
-    agentId: run.workflowId,
+    agentId: run.agentId,
     definitionId: run.definitionId,
     name: run.name,
     mode: run.mode,

@@ -17,9 +17,9 @@ import {
 /** What a run executes: the agent and the version bound to the run when it is created. */
 export type RunTarget = {
   organizationId: number
-  workflowId: number
-  workflowUuid: string
-  workflowName: string
+  agentId: number
+  agentUuid: string
+  agentName: string
   definitionId: number
   versionNumber: number
   definition: AgentDefinition
@@ -29,7 +29,7 @@ export type RunTarget = {
 }
 
 /** How an entry point names the agent: its id, its Agent UUID, or the trigger_path of one of its API Trigger nodes. */
-export type AgentSelector = { workflowId: number } | { workflowUuid: string } | { triggerPath: string }
+export type AgentSelector = { agentId: number } | { agentUuid: string } | { triggerPath: string }
 
 /**
  * Which version runs: a pinned `definitionId` (published or archived, never a draft), else with `preferDraft` (test
@@ -57,15 +57,15 @@ export const RUN_TARGET_PROBLEMS: Record<RunTargetProblem, string> = {
   trigger_not_active: 'Agent trigger is not active',
 }
 
-function findWorkflow(ctx: AppContext, organizationId: number, selector: AgentSelector): WorkflowRow | undefined {
+function findAgent(ctx: AppContext, organizationId: number, selector: AgentSelector): WorkflowRow | undefined {
   const scoped = (condition: ReturnType<typeof eq>) =>
     ctx.db
       .select()
       .from(workflows)
       .where(and(condition, eq(workflows.organizationId, organizationId)))
       .get()
-  if ('workflowId' in selector) return scoped(eq(workflows.id, selector.workflowId))
-  if ('workflowUuid' in selector) return scoped(eq(workflows.workflowUuid, selector.workflowUuid))
+  if ('agentId' in selector) return scoped(eq(workflows.id, selector.agentId))
+  if ('agentUuid' in selector) return scoped(eq(workflows.workflowUuid, selector.agentUuid))
   const trigger = ctx.db
     .select({ workflowId: workflowTriggers.workflowId })
     .from(workflowTriggers)
@@ -76,20 +76,20 @@ function findWorkflow(ctx: AppContext, organizationId: number, selector: AgentSe
   return trigger && scoped(eq(workflows.id, trigger.workflowId))
 }
 
-function findVersion(ctx: AppContext, workflowId: number, choice: VersionChoice): WorkflowDefinitionRow | undefined {
-  const ofWorkflow = eq(workflowDefinitions.workflowId, workflowId)
+function findVersion(ctx: AppContext, agentId: number, choice: VersionChoice): WorkflowDefinitionRow | undefined {
+  const ofAgent = eq(workflowDefinitions.workflowId, agentId)
   if (choice.definitionId != null) {
     return ctx.db
       .select()
       .from(workflowDefinitions)
-      .where(and(ofWorkflow, eq(workflowDefinitions.id, choice.definitionId), ne(workflowDefinitions.status, 'draft')))
+      .where(and(ofAgent, eq(workflowDefinitions.id, choice.definitionId), ne(workflowDefinitions.status, 'draft')))
       .get()
   }
   return ctx.db
     .select()
     .from(workflowDefinitions)
     .where(
-      and(ofWorkflow, inArray(workflowDefinitions.status, choice.preferDraft ? ['draft', 'published'] : ['published'])),
+      and(ofAgent, inArray(workflowDefinitions.status, choice.preferDraft ? ['draft', 'published'] : ['published'])),
     )
     .orderBy(desc(workflowDefinitions.versionNumber))
     .limit(1)
@@ -106,10 +106,10 @@ export function findRunTarget(
   selector: AgentSelector,
   choice: VersionChoice = {},
 ): { target: RunTarget } | { problem: RunTargetProblem } {
-  const workflow = findWorkflow(ctx, organizationId, selector)
-  if (!workflow) return { problem: 'triggerPath' in selector ? 'trigger_not_found' : 'workflow_not_found' }
-  if (workflow.status !== 'active') return { problem: 'workflow_not_active' }
-  const version = findVersion(ctx, workflow.id, choice)
+  const agent = findAgent(ctx, organizationId, selector)
+  if (!agent) return { problem: 'triggerPath' in selector ? 'trigger_not_found' : 'workflow_not_found' }
+  if (agent.status !== 'active') return { problem: 'workflow_not_active' }
+  const version = findVersion(ctx, agent.id, choice)
   if (!version) return { problem: choice.definitionId != null ? 'definition_not_found' : 'no_published_definition' }
   const definition = version.workflowJson as AgentDefinition
   if ('triggerPath' in selector) {
@@ -120,9 +120,9 @@ export function findRunTarget(
   return {
     target: {
       organizationId,
-      workflowId: workflow.id,
-      workflowUuid: workflow.workflowUuid,
-      workflowName: workflow.name,
+      agentId: agent.id,
+      agentUuid: agent.workflowUuid,
+      agentName: agent.name,
       definitionId: version.id,
       versionNumber: version.versionNumber,
       definition,
@@ -140,12 +140,12 @@ export function findRunTarget(
 export function findTryOutTarget(
   ctx: AppContext,
   organizationId: number,
-  workflowId: number,
+  agentId: number,
   modelOverrides: Record<string, any> | null | undefined,
   channel: 'voice' | 'chat',
   cannotRun: string,
 ): RunTarget {
-  const found = findRunTarget(ctx, organizationId, { workflowId }, { preferDraft: true })
+  const found = findRunTarget(ctx, organizationId, { agentId }, { preferDraft: true })
   if ('problem' in found)
     throw found.problem === 'workflow_not_found'
       ? notFound(RUN_TARGET_PROBLEMS.workflow_not_found)

@@ -142,9 +142,9 @@ async function closeIfEnded(
   sessionsOf(ctx).delete(chat.session.runId)
 }
 
-function requireChatRun(ctx: AppContext, organizationId: number, workflowId: number, runId: number): WorkflowRunRow {
+function requireChatRun(ctx: AppContext, organizationId: number, agentId: number, runId: number): WorkflowRunRow {
   const run = getRun(ctx, organizationId, runId)
-  if (!run || run.workflowId !== workflowId || run.mode !== TEXT_CHAT_MODE) throw notFound(SESSION_NOT_FOUND)
+  if (!run || run.workflowId !== agentId || run.mode !== TEXT_CHAT_MODE) throw notFound(SESSION_NOT_FOUND)
   return run
 }
 
@@ -189,21 +189,14 @@ const currentView = (ctx: AppContext, organizationId: number, runId: number): Vi
 export async function createTextChat(
   ctx: AppContext,
   organizationId: number,
-  workflowId: number,
+  agentId: number,
   body: Static<typeof CreateTextChatBody>,
 ): Promise<View> {
-  const target = findTryOutTarget(
-    ctx,
-    organizationId,
-    workflowId,
-    body.model_overrides,
-    'chat',
-    'The agent cannot chat',
-  )
+  const target = findTryOutTarget(ctx, organizationId, agentId, body.model_overrides, 'chat', 'The agent cannot chat')
   const initialContext = clientContext(body.initial_context)
   const run = createRun(ctx, {
     organizationId,
-    workflowId,
+    agentId,
     definitionId: target.definitionId,
     name: body.name ?? `WR-CHAT-${randomInt(1000, 10_000)}`,
     mode: TEXT_CHAT_MODE,
@@ -243,12 +236,12 @@ export async function createTextChat(
   chat.revision = 1
   await closeIfEnded(ctx, chat)
   save(ctx, chat)
-  ctx.log.info({ organizationId, workflowId, runId: run.id }, 'text chat started')
+  ctx.log.info({ organizationId, workflowId: agentId, runId: run.id }, 'text chat started')
   return currentView(ctx, organizationId, run.id)
 }
 
-export function getTextChat(ctx: AppContext, organizationId: number, workflowId: number, runId: number): View {
-  return view(ctx, requireChatRun(ctx, organizationId, workflowId, runId))
+export function getTextChat(ctx: AppContext, organizationId: number, agentId: number, runId: number): View {
+  return view(ctx, requireChatRun(ctx, organizationId, agentId, runId))
 }
 
 /** The session, if it can take a request: open, and at the revision the client expects. */
@@ -268,11 +261,11 @@ function openChat(ctx: AppContext, run: WorkflowRunRow, expectedRevision: number
 export async function sendTextChatMessage(
   ctx: AppContext,
   organizationId: number,
-  workflowId: number,
+  agentId: number,
   runId: number,
   body: Static<typeof TextChatMessageBody>,
 ): Promise<View> {
-  const run = requireChatRun(ctx, organizationId, workflowId, runId)
+  const run = requireChatRun(ctx, organizationId, agentId, runId)
   const chat = openChat(ctx, run, body.expected_revision)
   if (chat.status === 'pending_assistant_turn') {
     throw conflict({
@@ -302,10 +295,10 @@ export async function sendTextChatMessage(
 export async function endTextChat(
   ctx: AppContext,
   organizationId: number,
-  workflowId: number,
+  agentId: number,
   runId: number,
 ): Promise<View> {
-  const run = requireChatRun(ctx, organizationId, workflowId, runId)
+  const run = requireChatRun(ctx, organizationId, agentId, runId)
   const chat = sessionsOf(ctx).get(run.id)
   if (!chat || run.state === 'completed') return view(ctx, run)
   await closeIfEnded(ctx, chat, 'user_hangup')

@@ -10,6 +10,9 @@ export const UsageRun = t.Object({
   name: t.String(),
   created_at: t.String({ format: 'date-time' }),
   service_token_usage: t.Integer(),
+  embedding_tokens: t.Integer({
+    description: "Tokens the embeddings server counted for the run's knowledge-base queries, all models together",
+  }),
   call_duration_seconds: t.Integer({ description: 'Rounded to whole seconds' }),
   ...ArtifactLinksSchema.properties,
   phone_number: t.Union([t.String(), t.Null()], {
@@ -29,6 +32,7 @@ export const UsageResponse = t.Object({
   runs: t.Array(UsageRun),
   total_service_tokens: t.Integer({ description: 'Sum over the runs of this page' }),
   total_duration_seconds: t.Integer({ description: 'Sum over the runs of this page' }),
+  total_embedding_tokens: t.Integer({ description: 'Sum over the runs of this page' }),
   total_count: t.Integer(),
   page: t.Integer(),
   limit: t.Integer(),
@@ -43,6 +47,7 @@ export const UsageGroup = t.Object({
   runs: t.Integer(),
   duration_seconds: t.Integer(),
   tokens: t.Integer(),
+  embedding_tokens: t.Integer({ description: "Embedding tokens of the group's runs (knowledge-base queries)" }),
   charge_usd: t.Union([t.Number(), t.Null()], { description: 'Null when no run of the group was costed in USD' }),
 })
 
@@ -50,4 +55,9 @@ export const UsageSummaryResponse = t.Object({
   group_by: t.Union([t.Literal('outcome'), t.Literal('agent'), t.Literal('day')]),
   groups: t.Array(UsageGroup, { description: 'The largest first, at most 1000' }),
   total_runs: t.Integer({ description: 'Runs in all the groups answered' }),
+  knowledge_base_embedding_tokens: t.Integer({
+    description:
+      "Embedding tokens of the organization's knowledge-base documents processed within the dates (ingestion; " +
+      "the queries are the runs')",
+  }),
 })

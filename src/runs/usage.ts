@@ -7,6 +7,7 @@ import { publicLinkParams } from './artifacts'
 import { criteriaFrom, DAY_MS, parseFilterItems } from './filters'
 import { runSort, type RunListOptions } from './list'
 import { usageGroups, usageRunPage, type UsageGroupBy } from './queries'
+import { ingestionEmbeddingTokens } from '../knowledge/documents'
 import type { UsageResponse, UsageSummaryResponse } from './usage-schemas'
 
 const USAGE_FILTERS = [
@@ -78,6 +79,7 @@ export function usageReportJson(ctx: AppContext, organizationId: number, query: 
   const totals: Omit<Static<typeof UsageResponse>, 'runs'> = {
     total_service_tokens: runs.reduce((sum, run) => sum + run.tokens, 0),
     total_duration_seconds: runs.reduce((sum, run) => sum + run.seconds, 0),
+    total_embedding_tokens: runs.reduce((sum, run) => sum + run.embedding_tokens, 0),
     total_count: total,
     page,
     limit,
@@ -87,21 +89,26 @@ export function usageReportJson(ctx: AppContext, organizationId: number, query: 
   return `{"runs":[${runs.map((run) => run.json).join(',')}],${JSON.stringify(totals).slice(1)}`
 }
 
-/** The organization's finished runs within the dates, counted and summed by outcome, agent or day. */
+/**
+ * The organization's finished runs within the dates, counted and summed by outcome, agent or day; and the embedding
+ * tokens its knowledge base's documents took to process within the dates.
+ */
 export function usageSummary(
   ctx: AppContext,
   organizationId: number,
   query: { group_by: UsageGroupBy; start_date?: string; end_date?: string; utc_offset_minutes?: number },
 ): Static<typeof UsageSummaryResponse> {
+  const bounds = dateBounds(query)
   const groups = usageGroups(ctx, {
     organizationId,
     groupBy: query.group_by,
     utcOffsetMinutes: query.utc_offset_minutes ?? 0,
-    ...dateBounds(query),
+    ...bounds,
   })
   return {
     group_by: query.group_by,
     groups: groups.map((group) => ({ ...group, label: group.label ?? group.key })),
     total_runs: groups.reduce((sum, group) => sum + group.runs, 0),
+    knowledge_base_embedding_tokens: ingestionEmbeddingTokens(ctx, organizationId, bounds),
   }
 }

@@ -36,11 +36,11 @@ export const WebhookDeliveryList = t.Object({ deliveries: t.Array(WebhookDeliver
 
 type AttemptEntry = Static<typeof DeliveryAttempt> & { delivery_id?: string }
 
-/** The webhook deliveries of the organization's run (in `workflowId`), oldest first; null when there is no such run. */
+/** The webhook deliveries of the organization's run (of the agent `agentId` when given), oldest first; null when there is no such run. */
 export function runWebhookDeliveries(
   ctx: AppContext,
   organizationId: number,
-  workflowId: number,
+  agentId: number,
   runId: number,
 ): Static<typeof WebhookDeliveryList> | null {
   const run = ctx.db
@@ -51,7 +51,7 @@ export function runWebhookDeliveries(
       and(
         eq(workflowRuns.id, runId),
         eq(workflowRuns.organizationId, organizationId),
-        eq(workflowRuns.workflowId, workflowId),
+        eq(workflowRuns.workflowId, agentId),
       ),
     )
     .get()

@@ -216,8 +216,8 @@ async function attempt(ctx: AppContext, delivery: WebhookDeliveryRow, timeoutMs:
     context: webhookTemplateContext({
       runId: run.id,
       runName: run.name,
-      workflowId: run.workflowId,
-      workflowName: found.workflowName,
+      agentId: run.workflowId,
+      agentName: found.workflowName,
       campaignId: run.campaignId,
       callTime: run.createdAt,
       initialContext: run.initialContext,

@@ -65,8 +65,8 @@ export function verifyWebhookSignature(
 export type WebhookRunFacts = {
   runId: number
   runName: string
-  workflowId: number
-  workflowName: string
+  agentId: number
+  agentName: string
   campaignId: number | null
   /** ISO creation time of the run. */
   callTime: string
@@ -84,8 +84,8 @@ export function webhookTemplateContext(facts: WebhookRunFacts): Record<string, u
   return {
     workflow_run_id: facts.runId,
     workflow_run_name: facts.runName,
-    workflow_id: facts.workflowId,
-    workflow_name: facts.workflowName,
+    workflow_id: facts.agentId,
+    workflow_name: facts.agentName,
     campaign_id: facts.campaignId,
     call_time: facts.callTime,
     initial_context: facts.initialContext,

@@ -1,4 +1,5 @@
 import type { AnsweredCall, ConversationOutcome } from './ari/call-session'
+import type { Credentials, ProviderName } from '../db/schema/telephony'
 
 /**
  * The seam between whoever wants a call (API trigger, campaign scheduler) and whoever places it (ARI, a carrier API,
@@ -14,7 +15,7 @@ export type DialRequest = {
   runId: number
   organizationId: number
   /** The agent the run belongs to (carriers put it in the media stream's URL). */
-  workflowId: number
+  agentId: number
   configurationId: number
   /** Decrypted credentials of the telephony configuration. */
   credentials: Record<string, unknown>
@@ -136,6 +137,32 @@ const CARRIER_WAITS: CarrierWaits = {
   finalStatusGraceMs: 10_000,
 }
 
+/** A stored telephony configuration with its credentials decrypted. */
+export type OpenedConfiguration = { organizationId: number; provider: ProviderName; credentials: Credentials }
+
+/** An active ARI configuration as the ARI manager connects it. */
+export type AriConfiguration = {
+  id: number
+  organizationId: number
+  name: string
+  credentials: Credentials
+  /** Changes whenever the configuration is edited: compare it to know when to reconnect. */
+  updatedAt: string
+}
+
+/**
+ * The stored configurations as the transports read them. The configuration side (telephony/config/) sits above the
+ * transports because it validates and seals credentials with their metadata, so boot hands this reader down.
+ */
+export type StoredConfigurations = {
+  /** Any configuration by id, any organization: check `organizationId` against the caller. */
+  opened(configurationId: number): OpenedConfiguration | null
+  /** Every active ARI configuration of every organization (one that cannot be opened is marked inactive and left out). */
+  activeAri(): AriConfiguration[]
+  /** Takes a configuration out of use with the reason shown to the admin; false when it already was. */
+  markInactive(configurationId: number, reason: string): boolean
+}
+
 /** Providers by name, the fan-out of their call reports, and where answered and inbound calls go. Lives on the AppContext. */
 export type Telephony = {
   waits: CarrierWaits
@@ -156,6 +183,9 @@ export type Telephony = {
   /** The one way an inbound call is routed, on every provider: boot attaches the router; without one every call is refused. */
   routeInboundWith(router: InboundRouter): void
   routeInbound(offer: InboundOffer): InboundRoute
+  /** The stored configurations, once boot has attached their reader (readConfigurationsFrom). */
+  readonly configurations: StoredConfigurations
+  readConfigurationsFrom(reader: StoredConfigurations): void
 }
 
 /** Resolves once the call's end has been reported (its run completed with the call's outcome). */
@@ -174,6 +204,7 @@ export function createTelephony(): Telephony {
   const listeners = new Set<CallReportListener>()
   let answer: AnsweredCallHandler | null = null
   let router: InboundRouter = () => ({ refused: 'inbound calls are not routed here' })
+  let configurations: StoredConfigurations | null = null
   return {
     waits: { ...CARRIER_WAITS },
     providerFor: (provider) => providers.get(provider) ?? null,
@@ -202,5 +233,12 @@ export function createTelephony(): Telephony {
       router = given
     },
     routeInbound: (offer) => router(offer),
+    get configurations() {
+      if (!configurations) throw new Error('no reader of stored telephony configurations is attached')
+      return configurations
+    },
+    readConfigurationsFrom(reader) {
+      configurations = reader
+    },
   }
 }

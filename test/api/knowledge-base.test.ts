@@ -409,6 +409,51 @@ describe('retrieval in a conversation', () => {
     expect(ended.usage_info.embeddings).toEqual({ 'openai|||fake-embed': logged.knowledge_base.embedding_tokens })
   }, 60_000)
 
+  test("the organization's usage counts embedding tokens: each run's queries, and its documents' processing", async () => {
+    // An organization of its own, so its totals are this test's alone.
+    const { key } = t.newOrg('usage')
+    await configureModels(key)
+    const summary = async (query = '', asKey = key) => {
+      const response = await t.request('GET', `/api/v1/organizations/usage/summary?group_by=agent${query}`, {
+        key: asKey,
+      })
+      expect(response.status, response.text).toBe(200)
+      return response.body
+    }
+    const othersBefore = (await summary('', other.key)).knowledge_base_embedding_tokens
+    const doc = await upload('hours.txt', new TextEncoder().encode('The shop opens at nine on Saturdays.'), MIME.txt, {
+      key,
+    })
+    await processQueuedDocuments(t.ctx)
+    const ingested = (await document(doc, key)).embedding_tokens
+    expect(ingested).toBeGreaterThan(0)
+    const workflowId = (await agentWithDocuments([doc], key)).body.id
+    const opened = await post(`/api/v1/workflow/${workflowId}/text-chat/sessions`, {}, key)
+    models.chat.queue(callTool('retrieve_from_knowledge_base', { query: 'saturday opening' }), say('At nine.'))
+    const sessionPath = `/api/v1/workflow/${workflowId}/text-chat/sessions/${opened.workflow_run_id}`
+    await post(`${sessionPath}/messages`, { text: 'When do you open on Saturday?' }, key)
+    await post(`${sessionPath}/end`, {}, key)
+    const run = (await t.request('GET', `/api/v1/workflow/${workflowId}/runs/${opened.workflow_run_id}`, { key })).body
+    const queried = run.usage_info.embeddings['openai|||fake-embed']
+    expect(queried).toBeGreaterThan(0)
+
+    const report = await t.request('GET', '/api/v1/organizations/usage/runs', { key })
+    expect(report.status, report.text).toBe(200)
+    expect(report.body.runs.map((item: Record<string, unknown>) => [item.id, item.embedding_tokens])).toEqual([
+      [run.id, queried],
+    ])
+    expect(report.body.total_embedding_tokens).toBe(queried)
+    const ours = await summary()
+    expect(ours.groups).toEqual([
+      expect.objectContaining({ key: String(workflowId), runs: 1, embedding_tokens: queried }),
+    ])
+    expect(ours.knowledge_base_embedding_tokens).toBe(ingested)
+    expect((await summary('', other.key)).knowledge_base_embedding_tokens).toBe(othersBefore)
+    // Within dates: a document processed before the range is not counted.
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
+    expect((await summary(`&start_date=${tomorrow}`)).knowledge_base_embedding_tokens).toBe(0)
+  }, 60_000)
+
   test('model_overrides.embeddings is the model the query is embedded with; documents of another model are reported', async () => {
     const doc = await upload(
       'faq.txt',

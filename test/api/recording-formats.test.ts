@@ -28,6 +28,10 @@ describe('accepted audio', () => {
     const mp3 = await createRecording(t, 'mp3', new Uint8Array(readFileSync(MP3_FIXTURE)), { mimeType: 'audio/mpeg' })
     expect(mp3.status).toBe(200)
     expect(mp3.body.recordings[0].source_format).toMatchObject({ container: 'mp3', sample_rate: 16_000 })
+    // Measured on the decoded audio (its silence trimmed): the half-second tone and the MP3 encoder's padding; against
+    // the binary this proves minimp3's WASM decodes inside the executable.
+    expect(mp3.body.recordings[0].duration_ms).toBeGreaterThanOrEqual(500)
+    expect(mp3.body.recordings[0].duration_ms).toBeLessThan(600)
     const ulaw = await createRecording(t, 'ulaw', lineToneWav(500, 400))
     expect(ulaw.body.recordings[0]).toMatchObject({
       duration_ms: 400,

@@ -365,23 +365,23 @@ describe('run service', () => {
     const published = target({ triggerPath: 'go' })
     expect(published).toEqual({
       target: expect.objectContaining({
-        workflowId: agent.id,
+        agentId: agent.id,
         definitionId: agent.current_definition_id,
         versionNumber: 1,
         requiredVariables: ['first_name'],
       }),
     })
-    expect(target({ workflowUuid: agent.workflow_uuid })).toEqual(published)
-    expect(target({ workflowId: agent.id }, { preferDraft: true })).toEqual({
+    expect(target({ agentUuid: agent.workflow_uuid })).toEqual(published)
+    expect(target({ agentId: agent.id }, { preferDraft: true })).toEqual({
       target: expect.objectContaining({ versionNumber: 2, requiredVariables: ['x'] }),
     })
-    expect(target({ workflowId: agent.id }, { definitionId: agent.current_definition_id })).toEqual(published)
+    expect(target({ agentId: agent.id }, { definitionId: agent.current_definition_id })).toEqual(published)
 
     const draftId = (await t.request('GET', `/api/v1/workflow/fetch/${agent.id}`)).body.current_definition_id
-    expect(target({ workflowId: agent.id }, { definitionId: draftId })).toEqual({ problem: 'definition_not_found' })
+    expect(target({ agentId: agent.id }, { definitionId: draftId })).toEqual({ problem: 'definition_not_found' })
     expect(target({ triggerPath: 'nope' })).toEqual({ problem: 'trigger_not_found' })
     expect(target({ triggerPath: 'go' }, {}, other.organizationId)).toEqual({ problem: 'trigger_not_found' })
-    expect(target({ workflowUuid: agent.workflow_uuid }, {}, other.organizationId)).toEqual({
+    expect(target({ agentUuid: agent.workflow_uuid }, {}, other.organizationId)).toEqual({
       problem: 'workflow_not_found',
     })
 
@@ -396,7 +396,7 @@ describe('run service', () => {
     expect(target({ triggerPath: 'off' })).toEqual({ problem: 'trigger_not_active' })
 
     await t.request('PUT', `/api/v1/workflow/${agent.id}/status`, { body: { status: 'archived' } })
-    expect(target({ workflowId: agent.id })).toEqual({ problem: 'workflow_not_active' })
+    expect(target({ agentId: agent.id })).toEqual({ problem: 'workflow_not_active' })
     expect(RUN_TARGET_PROBLEMS.workflow_not_active).toBe('Workflow is not active')
   })
 })

@@ -349,6 +349,7 @@ describe('items', () => {
       name: `WR-${index}`,
       created_at: seededRun.createdAt,
       service_token_usage: index,
+      embedding_tokens: 0,
       call_duration_seconds: Math.round(seededRun.duration!),
       recording_url: null,
       transcript_url: null,

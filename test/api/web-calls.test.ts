@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { createVoiceConversations } from '../../src/calls/voice'
-import { systemClock } from '../../src/lib/clock'
+import { SESSION_LIFETIME_MS } from '../../src/auth/sessions'
 import { resample } from '../../src/lib/resample'
 import { createTestApp, type TestApp } from '../support/app'
 import { say, startFakeModels, type FakeModels } from '../support/fake-models'
@@ -20,9 +20,11 @@ let t: TestApp
 let models: FakeModels
 let base: string
 let agent: VoiceAgent
+/** Moves the app's clock ahead of real time (sessions expire by it). */
+let clockAheadMs = 0
 
 beforeAll(async () => {
-  t = createTestApp({ clock: systemClock, flags: { 'web-call-limit': '2' } })
+  t = createTestApp({ clock: { now: () => Date.now() + clockAheadMs }, flags: { 'web-call-limit': '2' } })
   models = startFakeModels()
   await configureFakeVoiceModels(t, models)
   const conversations = createVoiceConversations(t.ctx, {
@@ -253,6 +255,41 @@ describe('who may open a web call', () => {
     expect(signedOut.status).toBe(200)
     expect(await call.closed).toEqual({ code: 4401, reason: 'signed out' })
   })
+
+  test('archiving the key of a call, or the expiry of the session of another, closes each socket (4401) and ends its run', async () => {
+    const created = await t.request('POST', '/api/v1/user/api-keys', { body: { name: 'Web caller' } })
+    expect(created.status, created.text).toBe(200)
+    const key = created.body.api_key as string
+    const byKey = await startCall({}, key)
+    const keyCall = connect(byKey.body.socket_path, { 'x-api-key': key })
+    const { cookie, csrf } = await signIn()
+    const bySession = await startCall({ cookie, 'x-csrf-token': csrf }, null)
+    const sessionCall = connect(bySession.body.socket_path, { cookie, origin: base })
+    for (const call of [keyCall, sessionCall]) {
+      await opened(call.socket)
+      call.socket.send(JSON.stringify({ type: 'start', sample_rate: 16000 }))
+    }
+    for (const call of [keyCall, sessionCall])
+      await waitFor('the greeting line', () => call.messages.some((m) => m.type === 'transcript' && m.role === 'agent'))
+
+    const archived = await t.request('DELETE', `/api/v1/user/api-keys/${created.body.id}`)
+    expect(archived.status, archived.text).toBe(200)
+    clockAheadMs = SESSION_LIFETIME_MS + 1000
+    try {
+      // Nothing tells the socket: the periodic check finds the key archived and the session expired.
+      expect(await keyCall.closed).toEqual({ code: 4401, reason: 'signed out' })
+      expect(await sessionCall.closed).toEqual({ code: 4401, reason: 'signed out' })
+    } finally {
+      clockAheadMs = 0
+    }
+    for (const started of [byKey, bySession]) {
+      const run = await untilWritten(t, agent, started.body.workflow_run_id)
+      // The caller's side ended the call: as a sign-out does, it is the caller hanging up.
+      expect(run.is_completed).toBe(true)
+      expect(run.gathered_context.mapped_call_disposition).toBe('user_hangup')
+      expect(run.logs.session.end_reason).toBe('user_hangup')
+    }
+  }, 20_000)
 
   test('the organization’s web call limit: the next start is 429 with its reason, no run made', async () => {
     const first = await startCall()

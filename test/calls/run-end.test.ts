@@ -41,7 +41,7 @@ async function callRun(callId: string) {
   const agent = await createAgent(t, 'Run end')
   return createRun(t.ctx, {
     organizationId: organizationId(),
-    workflowId: agent.id,
+    agentId: agent.id,
     definitionId: agent.current_definition_id,
     name: 'WR-TEST',
     mode: 'ari',

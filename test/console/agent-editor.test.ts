@@ -145,7 +145,16 @@ describe('the agent editor', () => {
     expect(json.nodes.map((node: any) => node.id)).toEqual(['start', 'end', COLLECT])
     expect(json.nodes[2].position.x).not.toBe(0)
     expect(await page.locator('.editor-status').textContent()).not.toContain('problem')
+    // at 1280 px the canvas has the room: the test panel takes a column only while it is open
+    expect(await page.getByRole('button', { name: 'Test the agent' }).getAttribute('aria-expanded')).toBe('false')
+    expect((await page.locator('.canvas').boundingBox())!.width).toBeGreaterThan(800)
     await inspect('agent-editor')
+    // at 390 px: one column, nothing wider than the screen, the canvas as wide as the page
+    await page.setViewportSize({ width: 390, height: 844 })
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390)
+    expect((await page.locator('.canvas').boundingBox())!.width).toBeGreaterThan(330)
+    await inspect('agent-editor-390px')
+    await page.setViewportSize({ width: 1280, height: 860 })
   })
 
   step('saved and published; reopened, the editor holds exactly what the API returns', async () => {
@@ -172,6 +181,8 @@ describe('the agent editor', () => {
   step(
     'a text chat walks the graph: replies with their node, transitions, the tool call, extracted values',
     async () => {
+      await page.getByRole('button', { name: 'Test the agent' }).click()
+      expect(await page.getByRole('button', { name: 'Hide the test panel' }).getAttribute('aria-expanded')).toBe('true')
       await page.getByRole('button', { name: 'Start chat' }).click()
       const chat = page.getByRole('list', { name: 'Conversation' })
       await chat.getByText('Hello!').waitFor()

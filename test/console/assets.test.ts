@@ -33,6 +33,16 @@ afterAll(() => {
 const get = (path: string, headers: Record<string, string> = {}) =>
   app.handle(new Request(`http://localhost${path}`, { headers }))
 
+/** The scripts the page loads first: those it names and, transitively, what they import statically. */
+const initialScripts = async () => {
+  const found = new Set((await pagePaths()).filter((path) => path.endsWith('.js')))
+  for (const path of found) {
+    const text = new TextDecoder().decode(assets.get(path)!.bodies.identity)
+    for (const match of text.matchAll(/(?:from|import)\s*"(\/assets\/[^"]+\.js)"/g)) found.add(match[1])
+  }
+  return [...found]
+}
+
 const pagePaths = async () => {
   const html = await (await get('/')).text()
   return [...html.matchAll(/(?:src|href)="\.?(\/assets\/[^"]+)"/g)].map((match) => match[1])
@@ -109,10 +119,23 @@ describe('the console page', () => {
   })
 
   test('the initial JavaScript is within the budget: 250 KB gzipped', async () => {
-    const scripts = (await pagePaths()).filter((path) => path.endsWith('.js'))
+    const scripts = await initialScripts()
     const total = scripts.reduce((sum, path) => sum + gzippedSizes[path], 0)
     expect(total).toBeGreaterThan(10_000)
     expect(total).toBeLessThanOrEqual(250_000)
+  })
+
+  test('the first load parses the shell and the overview only: every other page is a chunk loaded when shown', async () => {
+    const initial = (await initialScripts()).map((path) => new TextDecoder().decode(assets.get(path)!.bodies.identity))
+    const inInitial = (text: string) => initial.some((script) => script.includes(text))
+    expect(inInitial("Today's calls by outcome")).toBe(true)
+    for (const pageText of ['Add a configuration', 'Export CSV', 'Create key', 'Save prices', 'Live transcript'])
+      expect({ pageText, initial: inInitial(pageText) }).toEqual({ pageText, initial: false })
+  })
+
+  test("the page asks for its session while its scripts load (a preload the console's first request uses)", async () => {
+    const html = await (await get('/')).text()
+    expect(html).toContain('<link rel="preload" href="/api/v1/auth/session" as="fetch" crossorigin>')
   })
 
   test('a server built without the console says how to get it at /', async () => {

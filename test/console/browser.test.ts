@@ -6,6 +6,7 @@ import {
   consoleSteps,
   hostile,
   launchConsoleBrowser,
+  recordPuts,
   type ConsoleBrowser,
 } from '../support/console-browser'
 import { startFakeAri, type FakeAri } from '../support/fake-ari'
@@ -82,16 +83,6 @@ const { inspect, step, go } = consoleSteps(
   () => consoleBrowser,
   () => base,
 )
-
-/** The bodies of the PUT requests the page sends until `stop()`. */
-function recordPuts() {
-  const sent: string[] = []
-  const listen = (request: { method(): string; postData(): string | null }) => {
-    if (request.method() === 'PUT') sent.push(request.postData() ?? '')
-  }
-  page.on('request', listen)
-  return { sent, stop: () => page.off('request', listen) }
-}
 
 describe('the console', () => {
   step(
@@ -445,7 +436,7 @@ describe('the console', () => {
       )
       const storedPassword = (await t.request('GET', `/api/v1/organizations/telephony-configs/${second.id}`)).body
         .credentials.app_password
-      const { sent, stop } = recordPuts()
+      const { sent, stop } = recordPuts(page)
       await page.getByRole('button', { name: 'Edit configuration Second PBX' }).click()
       const form = page.getByRole('form', { name: 'Edit “Second PBX”' })
       await form.waitFor()
@@ -582,7 +573,7 @@ describe('the console', () => {
       expect(stored.llm.settings).toEqual({ model: 'lab-llm', temperature: 0.3 })
       await go('/models', 'Models')
       await page.getByText(`key ${keyed.body.api_key}`).waitFor()
-      const { sent, stop } = recordPuts()
+      const { sent, stop } = recordPuts(page)
       await page.getByRole('button', { name: 'Edit configuration Lab voice' }).click()
       const form = page.getByRole('form', { name: 'Edit “Lab voice”' })
       const model = form.getByLabel('LLM model')
@@ -621,7 +612,7 @@ describe('the console', () => {
     'a model server edited (its key typed once, then shown masked and never sent back) and deleted after its configuration',
     async () => {
       await go('/models', 'Models')
-      const { sent, stop } = recordPuts()
+      const { sent, stop } = recordPuts(page)
       await page.getByRole('button', { name: 'Edit server Lab server' }).click()
       let form = page.getByRole('form', { name: 'Edit “Lab server”' })
       await form.getByLabel('API key').fill('sk-lab-secret-1234')

@@ -63,7 +63,7 @@ async function agentAndRun(key?: string) {
 const newCall = (organizationId: number, agent: { id: number; current_definition_id: number }, callId: string) =>
   createRun(t.ctx, {
     organizationId,
-    workflowId: agent.id,
+    agentId: agent.id,
     definitionId: agent.current_definition_id,
     name: `WR-${callId}`,
     mode: 'ari',

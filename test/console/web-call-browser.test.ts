@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { encodeWav } from '../../src/lib/wav'
 import { resample } from '../../src/lib/resample'
-import { buildBinary, launchConsoleBrowser, type ConsoleBrowser } from '../support/console-browser'
+import { buildBinary, consoleSteps, launchConsoleBrowser, type ConsoleBrowser } from '../support/console-browser'
 import { say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
 import { callerSpeech, concatPcm, silence8k } from '../support/voice'
@@ -55,6 +55,11 @@ beforeAll(async () => {
   ])
 }, 240_000)
 
+const { inspect } = consoleSteps(
+  () => chromium,
+  () => base,
+)
+
 afterAll(async () => {
   await chromium?.browser.close()
   await t?.close()
@@ -64,14 +69,16 @@ afterAll(async () => {
 })
 
 test('a web call: the WAV’s words reach the transcript, the reply is heard in the page, the run is recorded', async () => {
-  const { page, cspViolations, shots } = chromium
+  const { page, cspViolations } = chromium
   await page.goto(`${base}/`)
   await page.getByLabel('API key').fill(t.adminKey)
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
 
   await page.goto(`${base}/#/call/${agent.id}`)
-  await page.getByRole('heading', { level: 1, name: 'Web call' }).waitFor()
+  // the page names the agent it calls
+  const { name } = (await t.request('GET', `/api/v1/workflow/fetch/${agent.id}`)).body
+  await page.getByRole('heading', { level: 1, name: `Web call with ${name}` }).waitFor()
   await page.getByRole('button', { name: 'Start web call' }).click()
   const transcript = page.getByRole('list', { name: 'Live transcript' })
   await transcript.locator('li[data-role="agent"]', { hasText: GREETING }).waitFor({ timeout: 20_000 })
@@ -87,7 +94,20 @@ test('a web call: the WAV’s words reach the transcript, the reply is heard in 
   )
   expect(Number(await audio.getAttribute('data-frames'))).toBeGreaterThan(0)
   expect(Number(await page.getByLabel('Microphone level').getAttribute('data-level'))).toBeGreaterThanOrEqual(0)
-  await page.screenshot({ path: join(shots, 'web-call.png'), fullPage: true })
+  // "Call my phone" is set apart from the transcript above it, a phone number's width
+  const transcriptBox = (await transcript.boundingBox())!
+  const phoneBox = (await page.getByLabel('Your phone number').boundingBox())!
+  const phoneLabelBox = (await page.getByText('Your phone number', { exact: true }).boundingBox())!
+  expect(phoneLabelBox.y - (transcriptBox.y + transcriptBox.height)).toBeGreaterThanOrEqual(16)
+  expect(phoneBox.width).toBeLessThanOrEqual(320)
+  await inspect('web-call')
+  // "Call my phone" reaches the public trigger's test route (whatever the telephony then says)
+  await page.getByLabel('Your phone number').fill('+15550100')
+  const [trigger] = await Promise.all([
+    page.waitForRequest((request) => request.url().includes('/api/v1/public/agent/test/workflow/')),
+    page.getByRole('button', { name: 'Call my phone' }).click(),
+  ])
+  expect(JSON.parse(trigger.postData()!)).toEqual({ phone_number: '+15550100' })
 
   await page.getByRole('button', { name: 'End call' }).click()
   await page.getByRole('link', { name: 'Open the run' }).waitFor()

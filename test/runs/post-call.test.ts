@@ -20,8 +20,8 @@ describe('webhook deliveries', () => {
   const context = webhookTemplateContext({
     runId: 42,
     runName: 'WR-42',
-    workflowId: 7,
-    workflowName: 'Sales',
+    agentId: 7,
+    agentName: 'Sales',
     campaignId: null,
     callTime: '2026-03-02T09:30:00.000Z',
     initialContext: { first_name: 'Dana' },

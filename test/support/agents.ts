@@ -57,7 +57,7 @@ export type SeedRun = {
 export function seedRun(t: TestApp, seed: SeedRun) {
   const { id } = createRun(t.ctx, {
     organizationId: seed.organizationId,
-    workflowId: seed.agent.id,
+    agentId: seed.agent.id,
     definitionId: seed.agent.current_definition_id,
     name: seed.name ?? 'WR-TEST',
     mode: seed.mode ?? 'ari',

@@ -3,7 +3,7 @@ import { contactAttempts } from '../../src/campaigns/attempts'
 import { systemClock } from '../../src/lib/clock'
 import { startAriManager } from '../../src/telephony/ari/manager'
 import { createTestApp, type TestApp } from './app'
-import { startFakeAri, type FakeAri } from './fake-ari'
+import { startFakeAri, type FakeAri, type FakeAriOptions } from './fake-ari'
 import { startFakeModels, type FakeModels } from './fake-models'
 import { createConfiguration } from './telephony'
 import { configureFakeVoiceModels } from './voice-models'
@@ -21,15 +21,17 @@ export type AriVoiceApp = {
  * A test app on real time (idle timers, turn times) whose voice calls go through the fake Asterisk, with the fake model
  * servers as the organization's models and an ARI configuration on the fake (`ari` over its connection fields) as the
  * default outbound one, connected; inbound calls are routed (the context's router, calls/inbound.ts). `conversation`:
- * options of the voice conversations (shorter model timeouts, pipeline timings).
+ * options of the voice conversations (shorter model timeouts, pipeline timings); `fakeAri`: the fake Asterisk's
+ * options (e.g. a default scenario that answers any extension, for calls placed at once on extensions of their own).
  */
 export async function startAriVoiceApp(
   ari: Record<string, unknown>,
   conversation: Partial<VoiceConversationOptions> = {},
+  fakeAri: FakeAriOptions = {},
 ): Promise<AriVoiceApp> {
   const t = createTestApp({ clock: systemClock })
   const models = startFakeModels()
-  const fake = await startFakeAri()
+  const fake = await startFakeAri(fakeAri)
   await configureFakeVoiceModels(t, models)
   const conversations = createVoiceConversations(t.ctx, {
     attempts: contactAttempts,

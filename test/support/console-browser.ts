@@ -133,3 +133,13 @@ export function consoleSteps(current: () => ConsoleBrowser, base: () => string) 
     },
   }
 }
+
+/** The bodies of the PUT requests `page` sends until `stop()`. */
+export function recordPuts(page: Page) {
+  const sent: string[] = []
+  const listen = (request: { method(): string; postData(): string | null }) => {
+    if (request.method() === 'PUT') sent.push(request.postData() ?? '')
+  }
+  page.on('request', listen)
+  return { sent, stop: () => page.off('request', listen) }
+}

@@ -56,6 +56,8 @@ export type FakeRealtime = {
   readonly cancels: Record<string, any>[]
   readonly outputs: Record<string, any>[]
   readonly transcripts: string[]
+  /** The audio of each commit of a transcription session, whole, as it was appended (24 kHz; vLLM's 16 kHz). */
+  readonly committed: Int16Array[]
   readonly appendedSamples: number
   readonly ignoredCommits: number
   /** The URL paths and headers the app connected with. */
@@ -102,6 +104,7 @@ export function startFakeRealtime(): FakeRealtime {
     cancels: [] as Record<string, any>[],
     outputs: [] as Record<string, any>[],
     transcripts: [] as string[],
+    committed: [] as Int16Array[],
     connections: [] as { path: string; host: string | null; authorization: string | null }[],
   }
   const connections = new Map<Socket, Connection>()
@@ -222,7 +225,9 @@ export function startFakeRealtime(): FakeRealtime {
       return
     }
     if (!connection.generating) return
-    const heard = connection.uncommitted.splice(0).filter((chunk) => rms(chunk) >= LOUD)
+    const audio = connection.uncommitted.splice(0)
+    fake.committed.push(concatPcm(audio))
+    const heard = audio.filter((chunk) => rms(chunk) >= LOUD)
     setTimeout(() => {
       const transcript = transcriptOf(heard, 16_000)
       connection.uncommitted.length = 0
@@ -235,7 +240,9 @@ export function startFakeRealtime(): FakeRealtime {
   function commitTranscription(connection: Connection): void {
     const itemId = `in_${connection.item++}`
     send(connection, { type: 'input_audio_buffer.committed', item_id: itemId })
-    const transcript = transcriptOf(connection.uncommitted.splice(0).filter((chunk) => rms(chunk) >= LOUD))
+    const audio = connection.uncommitted.splice(0)
+    fake.committed.push(concatPcm(audio))
+    const transcript = transcriptOf(audio.filter((chunk) => rms(chunk) >= LOUD))
     send(connection, { type: 'conversation.item.input_audio_transcription.delta', item_id: itemId, delta: transcript })
     send(connection, {
       type: 'conversation.item.input_audio_transcription.completed',
@@ -325,7 +332,15 @@ export function startFakeRealtime(): FakeRealtime {
         vllmDoneDelayMs: 50,
       })
       dropped = false
-      for (const list of [fake.events, fake.sessions, fake.truncates, fake.cancels, fake.outputs, fake.transcripts])
+      for (const list of [
+        fake.events,
+        fake.sessions,
+        fake.truncates,
+        fake.cancels,
+        fake.outputs,
+        fake.transcripts,
+        fake.committed,
+      ])
         list.length = 0
       fake.connections.length = 0
       appendedSamples = 0

@@ -58,7 +58,8 @@ export async function createVoiceAgent(
 export type PlacedCall = { runId: number; callId: string; media: FakeMediaChannel }
 
 /**
- * Starts a call through the agent's trigger and resolves once its media leg is connected. One call at a time.
+ * Starts a call through the agent's trigger and resolves once its media leg is connected. Calls placed at once must
+ * dial different numbers: the call is told from the others by its originate's endpoint, which holds `phoneNumber`.
  * `phoneNumber`: CALLEE as a raw dial string, or a number the configuration's template turns into a fake scenario.
  */
 export async function placeCall(
@@ -74,7 +75,14 @@ export async function placeCall(
   })
   expect(response.status, response.text).toBe(200)
   const originated = () =>
-    fake.requests.slice(requestsBefore).find((request) => request.method === 'POST' && request.path === '/ari/channels')
+    fake.requests
+      .slice(requestsBefore)
+      .find(
+        (request) =>
+          request.method === 'POST' &&
+          request.path === '/ari/channels' &&
+          (request.query.endpoint ?? '').includes(phoneNumber),
+      )
   await waitFor('the call originated', () => originated() !== undefined, 5_000)
   const callId = originated()!.query.channelId
   let media: FakeMediaChannel | undefined

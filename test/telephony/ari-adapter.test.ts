@@ -93,7 +93,7 @@ function dialRequest(destination: string, overrides: Partial<DialRequest> = {}):
     mayBeTransferred: false,
     ringTimeoutSeconds: 30,
     maxCallDurationSeconds: 600,
-    workflowId: 1,
+    agentId: 1,
     detectAnsweringMachine: false,
     ...overrides,
   }

@@ -161,7 +161,7 @@ describe('calls across reconnects and organizations', () => {
       callerId: null,
       ringTimeoutSeconds: 30,
       maxCallDurationSeconds: 600,
-      workflowId: 1,
+      agentId: 1,
       detectAnsweringMachine: false,
       mayBeTransferred: false,
     }

@@ -28,7 +28,9 @@ function NodeCard({ data, selected }: NodeProps<Node<CardData>>) {
     <div className={`graph-node${selected ? ' selected' : ''}${data.problems ? ' has-errors' : ''}`}>
       {data.incoming ? <Handle type="target" position={Position.Top} /> : null}
       <div className="graph-node-kind">{data.kind}</div>
-      <div className="graph-node-title">{data.title}</div>
+      <div className="graph-node-title" title={data.title}>
+        {data.title}
+      </div>
       {data.summary ? <div className="graph-node-summary">{data.summary}</div> : null}
       {data.problems ? (
         <div className="graph-node-errors" role="status">

@@ -99,6 +99,7 @@ function EditorLoaded({
   const [requestError, setRequestError] = useState<ApiError | null>(null)
   const [notice, setNotice] = useState('')
   const [tab, setTab] = useState<Tab>('graph')
+  const [testing, setTesting] = useState(false)
   const [versionsGeneration, setVersionsGeneration] = useState(0)
   const definition = history.present
   const localErrors = useMemo(() => checkDefinition(definition, catalog).errors, [definition, catalog])
@@ -199,6 +200,15 @@ function EditorLoaded({
           <button type="button" onClick={publish}>
             Publish
           </button>
+          <button
+            type="button"
+            className={testing ? '' : 'secondary'}
+            aria-expanded={testing}
+            aria-controls="test-panel"
+            onClick={() => setTesting(!testing)}
+          >
+            {testing ? 'Hide the test panel' : 'Test the agent'}
+          </button>
         </>
       }
     >
@@ -224,7 +234,8 @@ function EditorLoaded({
           </button>
         ))}
       </fieldset>
-      <div className="editor">
+      {/* The test panel takes a column only while it is open: the canvas has the room otherwise. */}
+      <div className={testing ? 'editor testing' : 'editor'}>
         <div className="editor-main">
           {tab === 'graph' ? (
             <div className="editor-graph">
@@ -280,6 +291,7 @@ function EditorLoaded({
           ) : null}
         </div>
         <TestPanel
+          hidden={!testing}
           agentId={agent.id}
           definition={definition}
           variables={agent.template_context_variables}

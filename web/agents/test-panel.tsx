@@ -47,11 +47,14 @@ function eventLine(event: ChatEvent, nodeName: (id: string) => string): string |
 }
 
 export function TestPanel({
+  hidden,
   agentId,
   definition,
   variables,
   dirty,
 }: {
+  /** Collapsed: kept mounted, so a chat or call goes on while the canvas has the room. */
+  hidden: boolean
   agentId: number
   definition: Definition
   variables: Record<string, string>
@@ -105,7 +108,7 @@ export function TestPanel({
   }
   const extracted = session?.gathered_context?.extracted_variables ?? {}
   return (
-    <aside className="test-panel card" aria-labelledby="test-panel-title">
+    <aside id="test-panel" className="test-panel card" aria-labelledby="test-panel-title" hidden={hidden}>
       <h2 id="test-panel-title">Test</h2>
       <section aria-label="Text chat">
         {dirty ? <p className="muted">The chat talks to the saved draft: save to try your latest changes.</p> : null}

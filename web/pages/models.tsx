@@ -1,5 +1,6 @@
 import { useId, useState } from 'react'
-import { api, type Schemas } from '../api'
+import { api } from '../api'
+import { ConfigurationForm, type Configuration } from './model-configuration'
 import { ConfirmButton, EditButton, Empty, ErrorNote, Field, FormEnd, Page, Show, useLoad, useSubmit } from '../ui'
 
 export function Models() {
@@ -88,7 +89,7 @@ export function Models() {
           {({ configurations: list }) =>
             list.length === 0 ? (
               <Empty title="No model configuration yet.">
-                Create one: the LLM, and optionally speech to text and a voice.
+                Create one: the LLM, and optionally speech to text, a voice, embeddings or a realtime model.
               </Empty>
             ) : (
               <ul className="plain">
@@ -209,134 +210,6 @@ function ConnectionForm({
         hint={editing?.api_key ? `Stored: ${editing.api_key}. Leave empty to keep it.` : undefined}
       />
       <FormEnd error={error} saved={saved} submitLabel={editing ? 'Save server' : 'Add server'} onClose={onClose} />
-    </form>
-  )
-}
-
-type Configuration = Schemas['ModelConfigurationResponse']
-/** A stored configuration section: a model server's (with its settings) or the built-in voice. */
-type Section = Configuration['llm']
-
-/** The choice shown for a voice on a model server, which this form keeps as stored. */
-const SERVER_VOICE = 'server'
-const BUILTIN_VOICES = ['slt', 'rms', 'awb', 'kal16']
-
-/** What the form shows of a stored configuration (or of a new one). */
-function formValues(stored?: Configuration) {
-  const tts = stored?.tts
-  return {
-    name: stored?.name ?? '',
-    llm: stored?.llm.provider_connection_uuid ?? '',
-    model: typeof stored?.llm.settings.model === 'string' ? stored.llm.settings.model : '',
-    voice: !stored ? 'slt' : !tts ? '' : tts.builtin ? String(tts.settings.voice ?? '') : SERVER_VOICE,
-  }
-}
-
-type FormValues = ReturnType<typeof formValues>
-
-/** The LLM section to send: the stored one's other settings (temperature, …) kept, since a sent section replaces it. */
-function llmSection(values: FormValues, stored?: Section) {
-  const { model: _replaced, ...kept } = stored?.settings ?? {}
-  const settings = { ...kept, ...(values.model ? { model: values.model } : {}) }
-  return {
-    provider_connection_uuid: values.llm,
-    ...(Object.keys(settings).length ? { settings } : {}),
-  }
-}
-
-const builtinVoice = (voice: string) => (voice ? { builtin: true, settings: { voice } } : null)
-
-/** The body of a new configuration (POST), or of an edited one (PUT): only its name and the sections changed. */
-function configurationBody(values: FormValues, editing?: Configuration) {
-  if (!editing)
-    return {
-      name: values.name,
-      llm: llmSection(values),
-      ...(values.voice ? { tts: builtinVoice(values.voice) } : {}),
-    }
-  const stored = formValues(editing)
-  return {
-    ...(values.name !== stored.name ? { name: values.name } : {}),
-    ...(values.llm !== stored.llm || values.model !== stored.model ? { llm: llmSection(values, editing.llm) } : {}),
-    ...(values.voice !== stored.voice ? { tts: builtinVoice(values.voice) } : {}),
-  }
-}
-
-/**
- * A model configuration's form: a new one (POST), or `editing` one (PUT of its name and the sections changed; the
- * sections it does not show — speech to text, embeddings, realtime, a voice on a model server — are kept as stored).
- * A configuration names its model servers, never their keys: nothing secret is shown or sent.
- */
-function ConfigurationForm({
-  connections,
-  editing,
-  onSaved,
-  onClose,
-}: {
-  connections: Connection[]
-  editing?: Configuration
-  onSaved: () => void
-  onClose?: () => void
-}) {
-  const [values, setValues] = useState(() => formValues(editing))
-  const [saved, setSaved] = useState(false)
-  const { error, submit } = useSubmit()
-  const titleId = useId()
-  const set = (name: keyof FormValues) => (value: string) => setValues({ ...values, [name]: value })
-  const save = submit(async () => {
-    setSaved(false)
-    const body = configurationBody(values, editing)
-    if (editing) {
-      await api('PUT', `/api/v1/organizations/model-configurations/${editing.uuid}`, body)
-      setSaved(true)
-    } else {
-      await api('POST', '/api/v1/organizations/model-configurations', body)
-      setValues({ ...values, name: '', model: '' })
-    }
-    onSaved()
-  })
-  const voices = [
-    { value: '', label: 'None' },
-    ...(formValues(editing).voice === SERVER_VOICE ? [{ value: SERVER_VOICE, label: 'On its model server' }] : []),
-    ...BUILTIN_VOICES.map((voice) => ({ value: voice, label: voice })),
-  ]
-  return (
-    <form className="inline-form" onSubmit={save} aria-labelledby={titleId}>
-      <h3 id={titleId}>{editing ? `Edit “${editing.name}”` : 'Add a configuration'}</h3>
-      <Field label="Name" value={values.name} onChange={set('name')} error={error} path={['name']} required />
-      <Field
-        label="LLM server"
-        value={values.llm}
-        onChange={set('llm')}
-        error={error}
-        path={['llm', 'provider_connection_uuid']}
-        required
-        options={[
-          { value: '', label: 'Choose a model server' },
-          ...connections.map((item) => ({ value: item.uuid, label: item.name })),
-        ]}
-      />
-      <Field
-        label="LLM model"
-        value={values.model}
-        onChange={set('model')}
-        error={error}
-        path={['llm', 'settings', 'model']}
-      />
-      <Field
-        label="Built-in voice"
-        value={values.voice}
-        onChange={set('voice')}
-        error={error}
-        path={['tts']}
-        options={voices}
-      />
-      <FormEnd
-        error={error}
-        saved={saved}
-        submitLabel={editing ? 'Save configuration' : 'Add configuration'}
-        onClose={onClose}
-      />
     </form>
   )
 }

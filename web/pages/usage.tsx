@@ -16,73 +16,47 @@ const bars = (summary: Summary, value: (group: Summary['groups'][number]) => num
     value: Math.round(value(group) * 10000) / 10000,
   }))
 
+const GROUPINGS = ['day', 'agent', 'outcome'] as const
+
+const CSV_COLUMNS = ['group_by', 'key', 'label', 'runs', 'duration_seconds', 'tokens', 'charge_usd'] as const
+
+/**
+ * The export: every finished run of the period counted by day, by agent and by outcome (the summary's three groupings
+ * one after the other; the API counts one grouping at a time, so there is no day × agent × outcome cross-tab).
+ */
+function summaryCsv(summaries: Summary[]): string {
+  const rows = summaries.flatMap((summary) =>
+    summary.groups.map((group) =>
+      [summary.group_by, group.key, group.label, group.runs, group.duration_seconds, group.tokens, group.charge_usd]
+        .map(csvCell)
+        .join(','),
+    ),
+  )
+  return [CSV_COLUMNS.join(','), ...rows].join('\n')
+}
+
 export function Usage() {
   const since = new Date(Date.now() - 30 * 86_400_000).toISOString()
   const loaded = useLoad(async () => {
-    // The charts count every run of the 30 days (days in the browser's time zone); the export lists the latest 100.
+    // Every run of the 30 days is counted (days in the browser's time zone), in the charts and in the export.
     const summary = (groupBy: string) =>
       api<Summary>(
         'GET',
         `/api/v1/organizations/usage/summary${query({ group_by: groupBy, start_date: since, utc_offset_minutes: -new Date().getTimezoneOffset() })}`,
       )
-    const [byDay, byAgent, byOutcome, usage] = await Promise.all([
-      summary('day'),
-      summary('agent'),
-      summary('outcome'),
-      api('GET', `/api/v1/organizations/usage/runs${query({ start_date: since, limit: 100 })}`),
-    ])
+    const [byDay, byAgent, byOutcome] = await Promise.all(GROUPINGS.map(summary))
     byDay.groups.sort((a, b) => String(a.key).localeCompare(String(b.key)))
-    return { byDay, byAgent, byOutcome, usage }
+    return { byDay, byAgent, byOutcome }
   }, [])
   return (
     <Page title="Usage and cost (last 30 days)">
       <Show loaded={loaded} what="usage">
-        {({
-          byDay,
-          byAgent,
-          byOutcome,
-          usage,
-        }: {
-          byDay: Summary
-          byAgent: Summary
-          byOutcome: Summary
-          usage: any
-        }) => {
-          if (usage.runs.length === 0) return <Empty title="No finished run in the last 30 days." />
-          const csv = [
-            [
-              'id',
-              'name',
-              'agent',
-              'created_at',
-              'direction',
-              'disposition',
-              'duration_seconds',
-              'tokens',
-              'charge_usd',
-            ].join(','),
-            ...usage.runs.map((run: any) =>
-              [
-                run.id,
-                run.name,
-                run.workflow_name,
-                run.created_at,
-                run.call_type,
-                run.disposition,
-                run.call_duration_seconds,
-                run.service_token_usage,
-                run.charge_usd,
-              ]
-                .map(csvCell)
-                .join(','),
-            ),
-          ].join('\n')
+        {({ byDay, byAgent, byOutcome }) => {
+          if (byDay.total_runs === 0) return <Empty title="No finished run in the last 30 days." />
+          const csv = summaryCsv([byDay, byAgent, byOutcome])
           return (
             <>
-              <p className="muted">
-                {usage.total_count} runs
-                {usage.total_count > usage.runs.length ? `, the latest ${usage.runs.length} in the CSV export` : ''}.
-              </p>
+              <p className="muted">{byDay.total_runs} finished runs.</p>
               <div className="grid">
                 <div className="card">
                   <BarChart title="Calls by day" bars={bars(byDay, (group) => group.runs)} />
@@ -97,13 +71,15 @@ export function Usage() {
                   <BarChart title="Minutes by day" bars={bars(byDay, (group) => group.duration_seconds / 60)} />
                 </div>
               </div>
-              <a
-                className="button"
-                download="ringbase-usage.csv"
-                href={URL.createObjectURL(new Blob([csv], { type: 'text/csv' }))}
-              >
-                Export CSV
-              </a>
+              <p>
+                <a
+                  className="button"
+                  download="ringbase-usage.csv"
+                  href={URL.createObjectURL(new Blob([csv], { type: 'text/csv' }))}
+                >
+                  Export CSV (by day, agent and outcome)
+                </a>
+              </p>
             </>
           )
         }}

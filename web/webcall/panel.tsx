@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'react'
 import { api } from '../api'
 import { href } from '../router'
-import { ErrorNote, Field, Page, useSubmit } from '../ui'
+import { ErrorNote, Field, Page, useLoad, useSubmit } from '../ui'
 import { startWebCall, type TranscriptLine, type WebCall } from './web-call'
 
 type CallState = 'idle' | 'connecting' | 'live' | 'ended'
@@ -106,7 +106,7 @@ function CallMyPhone({ agentId }: { agentId: number }) {
   const { error, submit } = useSubmit()
   const call = async () => {
     setPlaced(null)
-    const agent = await api<{ workflow_uuid: string }>('GET', `/api/v1/workflow/${agentId}`)
+    const agent = await api<{ workflow_uuid: string }>('GET', `/api/v1/workflow/fetch/${agentId}`)
     setPlaced(await api('POST', `/api/v1/public/agent/test/workflow/${agent.workflow_uuid}`, { phone_number: phone }))
   }
   return (
@@ -132,10 +132,12 @@ function CallMyPhone({ agentId }: { agentId: number }) {
   )
 }
 
-/** #/call/<agent id>: the panel on a page of its own. */
+/** #/call/<agent id>: the panel on a page of its own, named after the agent it calls. */
 export function WebCallPage({ agentId }: { agentId: number }) {
+  const agent = useLoad(() => api<{ name: string }>('GET', `/api/v1/workflow/fetch/${agentId}`), [agentId])
   return (
-    <Page title="Web call">
+    <Page title={agent.data ? `Web call with ${agent.data.name}` : 'Web call'}>
+      <ErrorNote error={agent.error} />
       <WebCallPanel agentId={agentId} />
     </Page>
   )

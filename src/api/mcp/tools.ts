@@ -12,7 +12,7 @@ import { CreateTextChatBody, TextChatMessageBody } from '../../runs/schemas'
 import { invalid, notFound } from '../../lib/errors'
 import { MAX_TOKEN_LENGTH } from '../../lib/limits'
 import { checkValue, type Loc } from '../../lib/validation'
-import { listWorkflowRuns } from '../../runs/agent-runs'
+import { listAgentRuns } from '../../runs/agent-runs'
 import { runDetail } from '../../runs/detail'
 import { WorkflowListQuery } from '../agents/model'
 import { RunListQuery } from '../runs/model'
@@ -143,7 +143,7 @@ const TOOLS: ServerTool[] = [
     path: WorkflowId,
     query: RunListQuery,
     run: (ctx, { principal }, { path, query }) =>
-      listWorkflowRuns(ctx, principal.organizationId, path.workflow_id as number, query),
+      listAgentRuns(ctx, principal.organizationId, path.workflow_id as number, query),
   },
   {
     name: 'get_run',
@@ -166,7 +166,7 @@ const TOOLS: ServerTool[] = [
       startRunByApi(
         ctx,
         principal,
-        { workflowUuid: path.workflow_uuid as string },
+        { agentUuid: path.workflow_uuid as string },
         'test',
         body as Static<typeof TriggerCallBody>,
       ),

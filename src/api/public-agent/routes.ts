@@ -58,7 +58,7 @@ export const publicAgentRoutes = (ctx: AppContext) => {
     ({ request, headers, params, body }: TriggerRequest<P>) =>
       startRunByApi(ctx, caller(ctx, request, headers['x-api-key']), selectorOf(params), mode, body)
   const byTriggerPath = (params: Static<typeof TriggerParams>) => ({ triggerPath: params.uuid })
-  const byAgentUuid = (params: Static<typeof WorkflowUuidParams>) => ({ workflowUuid: params.workflow_uuid })
+  const byAgentUuid = (params: Static<typeof WorkflowUuidParams>) => ({ agentUuid: params.workflow_uuid })
   return new Elysia({ prefix: '/api/v1/public/agent' })
     .post('/:uuid', start('production', byTriggerPath), {
       ...hook,

@@ -7,7 +7,7 @@ import { runDetail, RunDetailSchema } from '../../runs/detail'
 import { RunList } from '../../runs/list'
 import { runWebhookDeliveries, WebhookDeliveryList } from '../../runs/webhook-deliveries'
 import { DownloadParams, DownloadQuery, RunParams, RunListQuery } from './model'
-import { downloadArtifact, listWorkflowRuns } from '../../runs/agent-runs'
+import { downloadArtifact, listAgentRuns } from '../../runs/agent-runs'
 
 const tags = ['Runs']
 
@@ -34,7 +34,7 @@ export const runRoutes = (ctx: AppContext) =>
         .use(auth(ctx, ['admin', 'trigger']))
         .get(
           '',
-          ({ principal, params, query }) => listWorkflowRuns(ctx, principal.organizationId, params.workflow_id, query),
+          ({ principal, params, query }) => listAgentRuns(ctx, principal.organizationId, params.workflow_id, query),
           {
             params: IdParam('workflow_id'),
             query: RunListQuery,

@@ -29,7 +29,7 @@ export function mediaSocketServer(ctx: AppContext): MediaSocketServer {
       const match = MEDIA_PATH.exec(new URL(`http://localhost${requestTarget(request.url)}`).pathname)
       if (!match) return false
       const [, workflowId, organizationId, runId, token] = match.map(decodeURIComponent)
-      return server.upgrade(request, { data: { path: { workflowId, organizationId, runId, token } } })
+      return server.upgrade(request, { data: { path: { agentId: workflowId, organizationId, runId, token } } })
     },
     websocket: {
       open(socket: ServerWebSocket<MediaSocketData>) {

@@ -1,10 +1,5 @@
 import type { AppContext } from '../../context'
-import {
-  getConfigCredentials,
-  listActiveAriConfigs,
-  markInactive,
-  type AriConfiguration,
-} from '../config/configurations'
+import type { AriConfiguration } from '../provider'
 import type { Credentials } from '../../db/schema/telephony'
 import { createAriAdapter, type AriAdapter, type AriLink } from './adapter'
 import { createAriEvents, type AriEvents, type AriEventsOptions, type AriFailure } from './events'
@@ -131,7 +126,7 @@ function openConnection(
 /** Marks a failing configuration inactive and stops its connection; false when it could not be marked. */
 function parkConnection(ctx: AppContext, connection: Connection, reason: string): boolean {
   try {
-    markInactive(ctx, connection.config.id, reason)
+    ctx.telephony.configurations.markInactive(connection.config.id, reason)
   } catch (error) {
     // The connection keeps retrying, so the next failure tries to park it again.
     ctx.log.error(
@@ -154,7 +149,7 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
     link: (configurationId) => connections.get(configurationId),
     restFor: (configurationId) => connections.get(configurationId)?.rest ?? storedRest(ctx, configurationId),
     vanishGraceMs: options.vanishGraceMs,
-    configurationIds: () => listActiveAriConfigs(ctx).map((config) => config.id),
+    configurationIds: () => ctx.telephony.configurations.activeAri().map((config) => config.id),
   })
 
   function onFailure(connection: Connection, failure: AriFailure) {
@@ -165,7 +160,7 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
 
   async function applyConfigurations() {
     if (stopped) return
-    const wanted = new Map(listActiveAriConfigs(ctx).map((config) => [config.id, config]))
+    const wanted = new Map(ctx.telephony.configurations.activeAri().map((config) => [config.id, config]))
     const closing: Promise<void>[] = []
     for (const [id, connection] of connections) {
       const config = wanted.get(id)
@@ -184,7 +179,7 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
         )
       } catch (error) {
         // e.g. an endpoint that is not a URL: a stored configuration that cannot be used is parked at once.
-        markInactive(ctx, id, `invalid_config: ${(error as Error).message}`)
+        ctx.telephony.configurations.markInactive(id, `invalid_config: ${(error as Error).message}`)
       }
     }
   }
@@ -239,7 +234,7 @@ export function ariConnectionCounts(ctx: AppContext): AriConnectionCounts {
 
 /** A REST client from a stored configuration's credentials (e.g. a parked one) for state lookups. */
 function storedRest(ctx: AppContext, configurationId: number): AriRest | null {
-  const stored = getConfigCredentials(ctx, configurationId)
+  const stored = ctx.telephony.configurations.opened(configurationId)
   if (!stored || stored.provider !== 'ari') return null
   return createAriRest(ariSettings(stored.credentials))
 }

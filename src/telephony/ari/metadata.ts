@@ -2,7 +2,7 @@ import { Type as t } from '@sinclair/typebox'
 import { valueError } from '../../lib/validation'
 import { isPlainObject } from '../../lib/values'
 import type { Credentials } from '../../db/schema/telephony'
-import { HTTP_URL_PATTERN, nullableString, providerTag, randomHex, type ProviderInfo } from '../config/provider-info'
+import { HTTP_URL_PATTERN, nullableString, providerTag, randomHex, type ProviderInfo } from '../provider-info'
 import type { DestinationRules } from '../../lib/phone'
 import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGTH } from '../../lib/limits'
 

@@ -230,32 +230,29 @@ export function sameText(given: string, expected: string): boolean {
 export const hmac = (algorithm: 'sha1' | 'sha256', key: string, message: string) =>
   createHmac(algorithm, key).update(message)
 
-function mediaStreamToken(ctx: AppContext, workflowId: number, organizationId: number, runId: number): string {
+function mediaStreamToken(ctx: AppContext, agentId: number, organizationId: number, runId: number): string {
   return createHmac('sha256', deriveKey(ctx.masterKey, 'carrier-media-stream'))
-    .update(`${workflowId}:${organizationId}:${runId}`)
+    .update(`${agentId}:${organizationId}:${runId}`)
     .digest('hex')
 }
 
 export function mediaStreamTokenMatches(
   ctx: AppContext,
-  workflowId: number,
+  agentId: number,
   organizationId: number,
   runId: number,
   token: string,
 ): boolean {
-  return sameText(token, mediaStreamToken(ctx, workflowId, organizationId, runId))
+  return sameText(token, mediaStreamToken(ctx, agentId, organizationId, runId))
 }
 
-export function callLinks(
-  ctx: AppContext,
-  run: { runId: number; workflowId: number; organizationId: number },
-): CallLinks {
+export function callLinks(ctx: AppContext, run: { runId: number; agentId: number; organizationId: number }): CallLinks {
   const { publicUrl } = ctx.config
-  const token = mediaStreamToken(ctx, run.workflowId, run.organizationId, run.runId)
+  const token = mediaStreamToken(ctx, run.agentId, run.organizationId, run.runId)
   return {
     runId: run.runId,
     publicUrl,
-    mediaStreamUrl: `${publicUrl.replace(/^http/, 'ws')}/api/v1/telephony/ws/${run.workflowId}/${run.organizationId}/${run.runId}/${token}`,
+    mediaStreamUrl: `${publicUrl.replace(/^http/, 'ws')}/api/v1/telephony/ws/${run.agentId}/${run.organizationId}/${run.runId}/${token}`,
   }
 }
 

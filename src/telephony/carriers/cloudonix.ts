@@ -20,7 +20,7 @@ import {
   type ProviderInfo,
   type SetupFacts,
   type SetupStep,
-} from '../config/provider-info'
+} from '../provider-info'
 import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../lib/limits'
 
 // Cloudonix: calls placed through the domain's application API with inline CXML (Twilio's dialect, so the same
@@ -71,7 +71,7 @@ function cloudonixSteps(facts: SetupFacts): SetupStep[] {
     key: 'inbound_routing',
     title: 'Route inbound calls to an agent',
     description: 'Attach an agent to at least one active number to answer calls to it.',
-    complete: (facts.activeNumbersWithInboundWorkflowCount ?? 0) > 0,
+    complete: (facts.activeNumbersWithInboundAgentCount ?? 0) > 0,
     blocks_outbound: false,
   })
   return steps

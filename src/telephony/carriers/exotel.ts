@@ -15,7 +15,7 @@ import {
 import type { Credentials } from '../../db/schema/telephony'
 import { LIVE_CALL_STATUSES, TWILIO_CALL_STATUSES } from './twilio'
 import { Type as t } from '@sinclair/typebox'
-import { HTTP_URL_PATTERN, providerTag, type ProviderInfo } from '../config/provider-info'
+import { HTTP_URL_PATTERN, providerTag, type ProviderInfo } from '../provider-info'
 import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGTH } from '../../lib/limits'
 
 // Exotel: "connect to a stream" calls (form-encoded, Basic auth with the API key and token, on the configuration's

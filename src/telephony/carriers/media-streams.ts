@@ -26,7 +26,7 @@ import { carrierOf } from './registry'
 /** WebSocket close codes of a refused stream (the reference's). */
 export const MEDIA_CLOSE = { badRequest: 4400, unauthorized: 4401, notFound: 4404, conflict: 4409 } as const
 
-export type MediaStreamPath = { workflowId: string; organizationId: string; runId: string; token: string }
+export type MediaStreamPath = { agentId: string; organizationId: string; runId: string; token: string }
 
 export type AdmittedStream = {
   run: WorkflowRunRow
@@ -42,16 +42,16 @@ const refuse = (code: number, reason: string): MediaAdmission => ({ refused: { c
 const positiveInteger = (text: string) => (/^[1-9]\d{0,15}$/.test(text) ? Number(text) : null)
 
 export function admitMediaStream(ctx: AppContext, path: MediaStreamPath): MediaAdmission {
-  const workflowId = positiveInteger(path.workflowId)
+  const agentId = positiveInteger(path.agentId)
   const organizationId = positiveInteger(path.organizationId)
   const runId = positiveInteger(path.runId)
-  if (workflowId === null || organizationId === null || runId === null)
+  if (agentId === null || organizationId === null || runId === null)
     return refuse(MEDIA_CLOSE.badRequest, 'malformed_stream_path')
-  if (!mediaStreamTokenMatches(ctx, workflowId, organizationId, runId, path.token))
+  if (!mediaStreamTokenMatches(ctx, agentId, organizationId, runId, path.token))
     return refuse(MEDIA_CLOSE.unauthorized, 'invalid_token')
   const run = runById(ctx, runId)
   if (!run || run.organizationId !== organizationId) return refuse(MEDIA_CLOSE.notFound, 'workflow_run_not_found')
-  if (run.workflowId !== workflowId) return refuse(MEDIA_CLOSE.badRequest, 'workflow_run_workflow_mismatch')
+  if (run.workflowId !== agentId) return refuse(MEDIA_CLOSE.badRequest, 'workflow_run_workflow_mismatch')
   const carrier = carrierOf(run.mode)
   if (!carrier?.mediaFraming) return refuse(MEDIA_CLOSE.badRequest, 'provider_has_no_media_stream')
   const returning = run.state === 'running' ? returningCaller(ctx, run.id) : null

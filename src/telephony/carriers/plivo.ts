@@ -18,7 +18,7 @@ import {
 } from './carrier'
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../../db/schema/telephony'
-import { applicationAccount, applicationAccountSchema } from '../config/provider-info'
+import { applicationAccount, applicationAccountSchema } from '../provider-info'
 
 // Plivo, and the carrier factory Vobiz (Plivo-compatible, vobiz.ts) shares: the Call API (JSON, numbers without
 // '+'), Plivo XML answers with a bidirectional µ-law <Stream>, hang-up / ring / machine detection callbacks signed with the nonce-based V3 (or V2) signature.

@@ -1,19 +1,30 @@
 import type { AppContext } from '../../context'
 import type { TelephonyProvider } from '../provider'
 import { DialError } from '../provider'
-import { getConfigCredentials } from '../config/configurations'
-import { PROVIDERS } from '../config/providers'
+import type { ProviderInfo } from '../provider-info'
 import { asDialError, callLinks, recordProviderCallId, runByCallId, type Carrier, type CarrierName } from './carrier'
-import { cloudonixCarrier } from './cloudonix'
-import { exotelCarrier } from './exotel'
-import { plivoCarrier } from './plivo'
-import { vobizCarrier } from './vobiz'
-import { telnyxCarrier } from './telnyx'
-import { twilioCarrier } from './twilio'
-import { vonageCarrier } from './vonage'
-import { whatsappCarrier } from './whatsapp'
+import { cloudonix, cloudonixCarrier } from './cloudonix'
+import { exotel, exotelCarrier } from './exotel'
+import { plivo, plivoCarrier } from './plivo'
+import { vobiz, vobizCarrier } from './vobiz'
+import { telnyx, telnyxCarrier } from './telnyx'
+import { twilio, twilioCarrier } from './twilio'
+import { vonage, vonageCarrier } from './vonage'
+import { whatsapp, whatsappCarrier } from './whatsapp'
 
-export const displayName = (provider: CarrierName) => PROVIDERS[provider].displayName
+/** Every carrier's metadata (schema, form fields, checklist), by provider name. */
+export const CARRIER_INFO: Record<CarrierName, ProviderInfo> = {
+  cloudonix,
+  exotel,
+  plivo,
+  telnyx,
+  twilio,
+  vobiz,
+  vonage,
+  whatsapp,
+}
+
+export const displayName = (provider: CarrierName) => CARRIER_INFO[provider].displayName
 
 /** Every carrier, by provider name (ARI has its own, src/telephony/ari/). */
 export const CARRIERS: Record<CarrierName, Carrier> = {
@@ -41,7 +52,7 @@ export function createCarrierProvider(ctx: AppContext, carrier: Carrier): Teleph
   /** The run's carrier call id and the credentials to reach it; null when the call was never placed. */
   function placedCall(configurationId: number, callId: string) {
     const run = runByCallId(ctx, callId)
-    const configuration = getConfigCredentials(ctx, configurationId)
+    const configuration = ctx.telephony.configurations.opened(configurationId)
     if (!run?.providerCallId || !configuration) return null
     return { providerCallId: run.providerCallId, credentials: configuration.credentials }
   }

@@ -18,7 +18,6 @@ import {
   type WebhookAnswer,
   type WebhookRequest,
 } from './carrier'
-import { getConfigCredentials } from '../config/configurations'
 import type { CallOutcome } from '../provider'
 
 /**
@@ -47,7 +46,7 @@ export function requireValid(verdict: Verdict): void {
 /** The credentials of the run's configuration; a run of a deleted configuration cannot be verified: not found. */
 function runCredentials(ctx: AppContext, run: WorkflowRunRow) {
   const configuration =
-    run.telephonyConfigurationId === null ? null : getConfigCredentials(ctx, run.telephonyConfigurationId)
+    run.telephonyConfigurationId === null ? null : ctx.telephony.configurations.opened(run.telephonyConfigurationId)
   if (!configuration || configuration.organizationId !== run.organizationId) throw notFound(RUN_NOT_FOUND)
   return configuration.credentials
 }

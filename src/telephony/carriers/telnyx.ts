@@ -17,7 +17,7 @@ import {
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../../db/schema/telephony'
 import { Type as t } from '@sinclair/typebox'
-import { CARRIER_ACCOUNT, nullableString, providerTag, type ProviderInfo } from '../config/provider-info'
+import { CARRIER_ACCOUNT, nullableString, providerTag, type ProviderInfo } from '../provider-info'
 import { MAX_SECRET_LENGTH } from '../../lib/limits'
 
 // Telnyx Call Control: calls are driven by API commands (Bearer API key), events arrive as JSON webhooks signed with

@@ -16,7 +16,6 @@ import {
   type WebhookAnswer,
   type WebhookRequest,
 } from './carrier'
-import { getConfigCredentials } from '../config/configurations'
 import type { CarrierMediaTransport } from '../../voice/carrier-media'
 import type { MediaTransport } from '../../voice/media-transport'
 import { applyStatusUpdate, recordedTransfer, verifiedRun } from './status-callbacks'
@@ -153,12 +152,12 @@ export async function transferCarrierCall(
     )
   const providerCallId = runById(ctx, run.id)?.providerCallId
   const configuration =
-    run.telephonyConfigurationId === null ? null : getConfigCredentials(ctx, run.telephonyConfigurationId)
+    run.telephonyConfigurationId === null ? null : ctx.telephony.configurations.opened(run.telephonyConfigurationId)
   if (!providerCallId || !configuration)
     return failed('failed', 'The call cannot be transferred: the carrier has not identified it')
   if (transfers.has(run.id)) return failed('failed', 'The call is already being transferred')
 
-  const links = callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId })
+  const links = callLinks(ctx, { runId: run.id, agentId: run.workflowId, organizationId: run.organizationId })
   const request: CarrierTransferRequest = {
     destination: address,
     timeoutSeconds,
@@ -335,7 +334,7 @@ export function handleTransferCallback(
         pending.settle(failed(failure, FAILURE_MESSAGES[failure](pending.request.timeoutSeconds)))
         if (!carrier.connect) return acknowledge()
         return carrier.connect(
-          callLinks(ctx, { runId: run.id, workflowId: run.workflowId, organizationId: run.organizationId }),
+          callLinks(ctx, { runId: run.id, agentId: run.workflowId, organizationId: run.organizationId }),
           credentials,
         )
       }

@@ -17,7 +17,7 @@ import {
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../../db/schema/telephony'
 import { Type as t } from '@sinclair/typebox'
-import { CARRIER_ACCOUNT, providerTag, type ProviderInfo } from '../config/provider-info'
+import { CARRIER_ACCOUNT, providerTag, type ProviderInfo } from '../provider-info'
 import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../lib/limits'
 
 // Twilio Programmable Voice: Calls API (form-encoded, Basic auth), TwiML answers, X-Twilio-Signature webhooks.

@@ -1,5 +1,5 @@
 import { applicationCarrier, withoutQuery, type PlivoVariant } from './plivo'
-import { applicationAccount, applicationAccountSchema } from '../config/provider-info'
+import { applicationAccount, applicationAccountSchema } from '../provider-info'
 
 // Vobiz: Plivo's Call API and XML under its own base URL, authenticated by X-Auth-ID / X-Auth-Token headers, its
 // webhooks signed like Plivo's under X-Vobiz-Signature-… headers, the V3 signature covering the URL without its query.

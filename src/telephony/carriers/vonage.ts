@@ -21,7 +21,7 @@ import {
 import type { TransferFailureReason } from '../ari/transfer'
 import type { Credentials } from '../../db/schema/telephony'
 import { Type as t } from '@sinclair/typebox'
-import { CARRIER_ACCOUNT, nullableString, providerTag, type ProviderInfo } from '../config/provider-info'
+import { CARRIER_ACCOUNT, nullableString, providerTag, type ProviderInfo } from '../provider-info'
 import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../lib/limits'
 
 // Vonage Voice API: calls created with a JWT signed RS256 by the application's private key, NCCO answers that connect a

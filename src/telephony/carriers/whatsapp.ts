@@ -13,7 +13,7 @@ import {
 } from './carrier'
 import type { Credentials } from '../../db/schema/telephony'
 import { Type as t } from '@sinclair/typebox'
-import { providerTag, randomHex, type ProviderInfo, type SetupFacts, type SetupStep } from '../config/provider-info'
+import { providerTag, randomHex, type ProviderInfo, type SetupFacts, type SetupStep } from '../provider-info'
 import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../lib/limits'
 
 // WhatsApp Business Calling: the Graph API webhook (GET subscription handshake with hub.verify_token, POSTs signed with

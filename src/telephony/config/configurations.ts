@@ -22,6 +22,7 @@ import {
 } from './providers'
 import { openCredentials, preserveMasked } from './secrets'
 import { setupFactsByConfiguration } from './queries'
+import type { AriConfiguration, StoredConfigurations } from '../provider'
 
 /**
  * Telephony configurations as the rest of the server sees them: outbound resolution for the API trigger and
@@ -209,15 +210,6 @@ export function markInactive(ctx: AppContext, configurationId: number, reason: s
   return updated !== undefined
 }
 
-export type AriConfiguration = {
-  id: number
-  organizationId: number
-  name: string
-  credentials: ProviderCredentials<'ari'>
-  /** Changes whenever the configuration is edited: compare it to know when to reconnect. */
-  updatedAt: string
-}
-
 /**
  * Every active ARI configuration of every organization, by id. One whose credentials cannot be decrypted
  * (master key changed) is marked inactive and left out, as any stored configuration that cannot be used.
@@ -232,9 +224,7 @@ export function listActiveAriConfigs(ctx: AppContext): AriConfiguration[] {
   return rows.flatMap((row) => {
     try {
       const { id, organizationId, name, credentials } = openConfiguration(ctx, row)
-      return [
-        { id, organizationId, name, credentials: credentials as ProviderCredentials<'ari'>, updatedAt: row.updatedAt },
-      ]
+      return [{ id, organizationId, name, credentials, updatedAt: row.updatedAt }]
     } catch (error) {
       markInactive(ctx, row.id, `invalid_config: ${(error as Error).message}`)
       return []
@@ -295,3 +285,10 @@ export function mergeUpdate(provider: ProviderName, stored: Credentials, patch: 
   }
   return next
 }
+
+/** The reader of stored configurations that boot hands to the transports (ctx.telephony.configurations). */
+export const storedConfigurations = (ctx: AppContext): StoredConfigurations => ({
+  opened: (configurationId) => getConfigCredentials(ctx, configurationId),
+  activeAri: () => listActiveAriConfigs(ctx),
+  markInactive: (configurationId, reason) => markInactive(ctx, configurationId, reason),
+})

@@ -18,7 +18,7 @@ const DUPLICATE_ADDRESS = 'A phone number with this address already exists in th
 /** Digits only, as many as an E.164 number has: without a '+' the country is ambiguous. */
 const BARE_PSTN_DIGITS = /^\d{8,15}$/
 
-function phoneNumberView(row: PhoneNumberRow, inboundWorkflowName: string | null): PhoneNumberView {
+function phoneNumberView(row: PhoneNumberRow, inboundAgentName: string | null): PhoneNumberView {
   return {
     id: row.id,
     telephony_configuration_id: row.telephonyConfigurationId,
@@ -28,7 +28,7 @@ function phoneNumberView(row: PhoneNumberRow, inboundWorkflowName: string | null
     country_code: row.countryCode,
     label: row.label,
     inbound_workflow_id: row.inboundWorkflowId,
-    inbound_workflow_name: inboundWorkflowName,
+    inbound_workflow_name: inboundAgentName,
     telephony_trunk_id: row.telephonyTrunkId,
     is_active: row.isActive,
     is_default_caller_id: row.isDefaultCallerId,
@@ -41,7 +41,7 @@ function phoneNumberView(row: PhoneNumberRow, inboundWorkflowName: string | null
 }
 
 /** Names of the organization's agents among `ids`. */
-function workflowNames(ctx: AppContext, organizationId: number, ids: number[]): Map<number, string> {
+function agentNames(ctx: AppContext, organizationId: number, ids: number[]): Map<number, string> {
   if (ids.length === 0) return new Map()
   const rows = ctx.db
     .select({ id: workflows.id, name: workflows.name })
@@ -51,16 +51,16 @@ function workflowNames(ctx: AppContext, organizationId: number, ids: number[]): 
   return new Map(rows.map((row) => [row.id, row.name]))
 }
 
-function requireWorkflowName(ctx: AppContext, organizationId: number, workflowId: number): string {
-  const name = workflowNames(ctx, organizationId, [workflowId]).get(workflowId)
+function requireAgentName(ctx: AppContext, organizationId: number, agentId: number): string {
+  const name = agentNames(ctx, organizationId, [agentId]).get(agentId)
   if (name === undefined) throw notFound('Workflow not found')
   return name
 }
 
-const workflowNameOf = (ctx: AppContext, row: PhoneNumberRow): string | null =>
+const agentNameOf = (ctx: AppContext, row: PhoneNumberRow): string | null =>
   row.inboundWorkflowId === null
     ? null
-    : (workflowNames(ctx, row.organizationId, [row.inboundWorkflowId]).get(row.inboundWorkflowId) ?? null)
+    : (agentNames(ctx, row.organizationId, [row.inboundWorkflowId]).get(row.inboundWorkflowId) ?? null)
 
 function requireTrunkOnConfiguration(ctx: AppContext, configurationId: number, trunkId: number): void {
   const trunk = ctx.db
@@ -156,7 +156,7 @@ export function listPhoneNumbers(
     )
     .orderBy(asc(phoneNumbers.createdAt), asc(phoneNumbers.id))
     .all()
-  const names = workflowNames(ctx, organizationId, [...new Set(rows.flatMap((row) => row.inboundWorkflowId ?? []))])
+  const names = agentNames(ctx, organizationId, [...new Set(rows.flatMap((row) => row.inboundWorkflowId ?? []))])
   return {
     phone_numbers: rows.map((row) =>
       phoneNumberView(row, row.inboundWorkflowId === null ? null : (names.get(row.inboundWorkflowId) ?? null)),
@@ -171,7 +171,7 @@ export const getPhoneNumber = (
   id: number,
 ): PhoneNumberView => {
   const row = requirePhoneNumber(ctx, organizationId, configurationId, id)
-  return phoneNumberView(row, workflowNameOf(ctx, row))
+  return phoneNumberView(row, agentNameOf(ctx, row))
 }
 
 /** The address is kept as written and normalised (pstn / sip_uri / sip_extension) for uniqueness within the org. */
@@ -185,8 +185,8 @@ export function createPhoneNumber(
   const items = countryItems(body.address, countryCode, body)
   if (items.length > 0) throw invalid(items)
   requireConfigurationRow(ctx, organizationId, configurationId)
-  const inboundWorkflowName =
-    body.inbound_workflow_id == null ? null : requireWorkflowName(ctx, organizationId, body.inbound_workflow_id)
+  const inboundAgentName =
+    body.inbound_workflow_id == null ? null : requireAgentName(ctx, organizationId, body.inbound_workflow_id)
   if (body.telephony_trunk_id != null) requireTrunkOnConfiguration(ctx, configurationId, body.telephony_trunk_id)
   const address = normalised(body.address, countryCode)
   const now = isoNow(ctx.clock)
@@ -215,7 +215,7 @@ export function createPhoneNumber(
         .get()
     }),
   )
-  return phoneNumberView(row, inboundWorkflowName)
+  return phoneNumberView(row, inboundAgentName)
 }
 
 /** Partial: null means "no change"; links are removed with the clear_* flags; a new country_code re-normalises the address. */
@@ -235,7 +235,7 @@ export function updatePhoneNumber(
     address = normalised(stored.address, countryCode)
   }
   if (!body.clear_inbound_workflow && body.inbound_workflow_id != null)
-    requireWorkflowName(ctx, organizationId, body.inbound_workflow_id)
+    requireAgentName(ctx, organizationId, body.inbound_workflow_id)
   if (!body.clear_trunk && body.telephony_trunk_id != null)
     requireTrunkOnConfiguration(ctx, configurationId, body.telephony_trunk_id)
   const row = writePhoneNumber(() =>
@@ -256,7 +256,7 @@ export function updatePhoneNumber(
       .returning()
       .get(),
   )
-  return phoneNumberView(row, workflowNameOf(ctx, row))
+  return phoneNumberView(row, agentNameOf(ctx, row))
 }
 
 export function deletePhoneNumber(ctx: AppContext, organizationId: number, configurationId: number, id: number): void {
@@ -281,5 +281,5 @@ export function setDefaultCaller(
       .returning()
       .get()!
   })
-  return phoneNumberView(row, workflowNameOf(ctx, row))
+  return phoneNumberView(row, agentNameOf(ctx, row))
 }

@@ -3,9 +3,10 @@ import { Kind, OptionalKind, Type as t } from '@sinclair/typebox'
 import { checkValue, type Loc, type ValidationItem } from '../../lib/validation'
 import { isPlainObject } from '../../lib/values'
 import { ari, AriConfigSchema } from '../ari/metadata'
-import { cloudonix, CloudonixConfigSchema } from '../carriers/cloudonix'
-import { exotel, ExotelConfigSchema } from '../carriers/exotel'
-import { plivo, PlivoConfigSchema } from '../carriers/plivo'
+import { CARRIER_INFO } from '../carriers/registry'
+import { CloudonixConfigSchema } from '../carriers/cloudonix'
+import { ExotelConfigSchema } from '../carriers/exotel'
+import { PlivoConfigSchema } from '../carriers/plivo'
 import { PROVIDER_NAMES, type Credentials, type ProviderName } from '../../db/schema/telephony'
 import {
   callerIdStep,
@@ -15,12 +16,12 @@ import {
   type ProviderInfo,
   type SetupFacts,
   type SetupStep,
-} from './provider-info'
-import { telnyx, TelnyxConfigSchema } from '../carriers/telnyx'
-import { twilio, TwilioConfigSchema } from '../carriers/twilio'
-import { vobiz, VobizConfigSchema } from '../carriers/vobiz'
-import { vonage, VonageConfigSchema } from '../carriers/vonage'
-import { whatsapp, WhatsappConfigSchema } from '../carriers/whatsapp'
+} from '../provider-info'
+import { TelnyxConfigSchema } from '../carriers/telnyx'
+import { TwilioConfigSchema } from '../carriers/twilio'
+import { VobizConfigSchema } from '../carriers/vobiz'
+import { VonageConfigSchema } from '../carriers/vonage'
+import { WhatsappConfigSchema } from '../carriers/whatsapp'
 
 /**
  * The registry of telephony providers' metadata (schema, form fields, defaults, checklist), declared beside each
@@ -52,17 +53,7 @@ const VARIANT_SCHEMAS = {
   whatsapp: WhatsappConfigSchema,
 } satisfies Record<ProviderName, TObject>
 
-export const PROVIDERS: Record<ProviderName, ProviderInfo> = {
-  ari,
-  cloudonix,
-  exotel,
-  plivo,
-  telnyx,
-  twilio,
-  vobiz,
-  vonage,
-  whatsapp,
-}
+export const PROVIDERS: Record<ProviderName, ProviderInfo> = { ari, ...CARRIER_INFO }
 
 /** The `config` of a create request: one variant per provider, chosen by `provider`. */
 export const TelephonyConfigSchema = t.Union(

@@ -17,7 +17,7 @@ const activeNumbersWhere = (condition: string) => sql<number>`(SELECT count(*) F
 const setupFactColumns = {
   activeNumberCount: activeNumbersWhere('1'),
   activeNumbersWithoutTrunkCount: activeNumbersWhere('counted.telephony_trunk_id IS NULL'),
-  activeNumbersWithInboundWorkflowCount: activeNumbersWhere('counted.inbound_workflow_id IS NOT NULL'),
+  activeNumbersWithInboundAgentCount: activeNumbersWhere('counted.inbound_workflow_id IS NOT NULL'),
   enabledTrunkCount: sql<number>`(SELECT count(*) FROM trunks AS counted
     WHERE counted.telephony_configuration_id = ${sql.raw('"telephony_configurations"."id"')} AND counted.enabled = 1)`,
 }

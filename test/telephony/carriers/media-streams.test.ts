@@ -39,7 +39,7 @@ beforeEach(async () => {
     )
     .get(runId)!
   streamUrl = t.reach(
-    callLinks(t.ctx, { runId, workflowId: row.workflow_id, organizationId: row.organization_id }).mediaStreamUrl,
+    callLinks(t.ctx, { runId, agentId: row.workflow_id, organizationId: row.organization_id }).mediaStreamUrl,
   )
 })
 afterEach(() => {
@@ -60,7 +60,7 @@ describe('admission', () => {
     expect(await closeCodeOf(`${base.replace(/\/\d+$/, '/x')}/${token}`)).toBe(4400)
     const [, , workflowId, organizationId] = /\/ws\/(\d+)\/(\d+)\/(\d+)$/.exec(base)!.map(Number)
     const forRun = (wf: number, run: number) =>
-      t.reach(callLinks(t.ctx, { runId: run, workflowId: wf, organizationId }).mediaStreamUrl)
+      t.reach(callLinks(t.ctx, { runId: run, agentId: wf, organizationId }).mediaStreamUrl)
     expect(await closeCodeOf(forRun(workflowId, runId + 50))).toBe(4404)
     expect(await closeCodeOf(forRun(workflowId + 1, runId))).toBe(4400)
     expect(runRow(t, runId).state).toBe('initialized')

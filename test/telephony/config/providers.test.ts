@@ -590,7 +590,7 @@ describe('setup checklist', () => {
       activeNumberCount: 3,
       enabledTrunkCount: 2,
       activeNumbersWithoutTrunkCount: 1,
-      activeNumbersWithInboundWorkflowCount: 1,
+      activeNumbersWithInboundAgentCount: 1,
     })!
     expect(busy.steps.map((step) => [step.key, step.complete])).toEqual([
       ['outbound_trunk', true],

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import type { TObject } from '@sinclair/typebox'
 import { Type as t } from '@sinclair/typebox'
-import type { Loc, ValidationItem } from '../../lib/validation'
-import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../../lib/limits'
-import type { Credentials, ProviderName } from '../../db/schema/telephony'
+import type { Loc, ValidationItem } from '../lib/validation'
+import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH } from '../lib/limits'
+import type { Credentials, ProviderName } from '../db/schema/telephony'
 
 // What every provider file declares, and the pieces several of them share.
 
@@ -50,7 +50,7 @@ export type SetupFacts = {
   activeNumberCount: number
   enabledTrunkCount?: number
   activeNumbersWithoutTrunkCount?: number
-  activeNumbersWithInboundWorkflowCount?: number
+  activeNumbersWithInboundAgentCount?: number
 }
 
 export type ProviderInfo = {
