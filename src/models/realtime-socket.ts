@@ -46,10 +46,13 @@ export function realtimeUrl(baseUrl: string, query: Record<string, string>): str
 
 type SocketTarget = { url: string; host?: string; servername?: string }
 
-/** Where the socket goes: the checked address in place of the name (see above), or the URL as it is without a resolver. */
-async function pinnedTarget(connection: ModelConnection, url: string): Promise<SocketTarget> {
+/**
+ * Where the socket may go: the checked addresses in place of the name, in the resolver's order (see above), or the URL
+ * as it is without a resolver.
+ */
+async function pinnedTargets(connection: ModelConnection, url: string): Promise<SocketTarget[]> {
   const rule = connection.thisMachine
-  if (!rule) return { url }
+  if (!rule) return [{ url }]
   const target = new URL(url)
   const host = bareHost(target.hostname)
   const addresses = isIP(host) !== 0 ? [host] : await rule.resolveHost(host).catch(() => [])
@@ -58,8 +61,11 @@ async function pinnedTarget(connection: ModelConnection, url: string): Promise<S
   if (rule.appliance && targetsAppliance(new URL(connection.baseUrl), addresses, rule.appliance))
     throw new ModelServerError(`The realtime model cannot be reached: ${THIS_SERVER_MESSAGE}`, null, 'refused')
   const name = { host: target.host, servername: isIP(host) === 0 && target.protocol === 'wss:' ? host : undefined }
-  target.hostname = isIPv6(addresses[0]) ? `[${addresses[0]}]` : addresses[0]
-  return { url: target.toString(), ...name }
+  return addresses.map((address) => {
+    const direct = new URL(target)
+    direct.hostname = isIPv6(address) ? `[${address}]` : address
+    return { url: direct.toString(), ...name }
+  })
 }
 
 /** Resolves what `work` resolves, or rejects (timeout) after `ms`. */
@@ -74,16 +80,26 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer))
 }
 
-/** Opens the socket; resolves once it is open, rejects (ModelServerError) when it cannot be within `connectMs`. */
+/**
+ * Opens the socket; resolves once it is open, rejects (ModelServerError) when it cannot be within `connectMs`. An
+ * address that refuses the connection (`localhost` resolving to `::1` first, the server on 127.0.0.1) passes to the next.
+ */
 export async function openRealtimeSocket(
   connection: ModelConnection,
   query: Record<string, string>,
   connectMs: number,
   handlers: RealtimeSocketHandlers,
 ): Promise<RealtimeSocket> {
-  const startedAt = Date.now()
-  const target = await within(pinnedTarget(connection, realtimeUrl(connection.baseUrl, query)), connectMs)
-  return connectSocket(connection, target, Math.max(1, connectMs - (Date.now() - startedAt)), handlers)
+  const deadline = Date.now() + connectMs
+  const targets = await within(pinnedTargets(connection, realtimeUrl(connection.baseUrl, query)), connectMs)
+  for (let index = 0; ; index++) {
+    try {
+      return await connectSocket(connection, targets[index], Math.max(1, deadline - Date.now()), handlers)
+    } catch (error) {
+      const unreachable = error instanceof ModelServerError && error.kind === 'unreachable'
+      if (!unreachable || index + 1 === targets.length || Date.now() >= deadline) throw error
+    }
+  }
 }
 
 function connectSocket(

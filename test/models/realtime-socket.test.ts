@@ -55,6 +55,15 @@ describe('model sockets are pinned to the address the resolver gave', () => {
     })
   })
 
+  test('an address that refuses the connection passes to the next one the name resolved to', async () => {
+    // Nothing listens on 127.0.0.2 (the fake is bound to 127.0.0.1 only).
+    const { connection } = connectionTo(['127.0.0.2', '127.0.0.1'])
+    const socket = await openRealtimeSocket(connection, { intent: 'transcription' }, 5_000, handlers)
+    expect(socket.open).toBe(true)
+    socket.close()
+    expect(realtime.connections.at(-1)).toMatchObject({ host: `${NAME}:${port}` })
+  })
+
   test('a name that resolves to this Ringbase server is refused: nothing connects', async () => {
     const before = realtime.connections.length
     const { connection } = connectionTo(['10.9.8.7', '127.0.0.1'], {
