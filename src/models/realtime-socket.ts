@@ -1,8 +1,5 @@
-import { isIP, isIPv6 } from 'node:net'
 import WebSocket from 'ws'
-import { bareHost, targetsAppliance } from '../egress/network-policy'
-import { THIS_SERVER_MESSAGE } from '../egress/policy'
-import type { ModelConnection } from './http'
+import { pinnedTargets, type ModelConnection, type PinnedTarget } from './http'
 import { ModelServerError } from './types'
 
 /**
@@ -12,9 +9,8 @@ import { ModelServerError } from './types'
  * included), an event that is not JSON. Each ends the socket with one failure; events are JSON objects with a string
  * `type`.
  *
- * A connection made from a stored one (it carries the app's resolver, `thisMachine`) is pinned: the host name is
- * resolved once, refused when an address is this Ringbase server itself, and the socket connects to the first
- * address with the name as its Host header and TLS server name, so a second DNS answer cannot move it elsewhere.
+ * The socket is pinned as HTTP requests to model servers are (`pinnedTargets`, http.ts): it connects to an address the
+ * name was resolved to and checked at, with the name as its Host header and TLS server name.
  */
 
 export type RealtimeServerEvent = { type: string } & Record<string, any>
@@ -44,30 +40,6 @@ export function realtimeUrl(baseUrl: string, query: Record<string, string>): str
   return url.toString()
 }
 
-type SocketTarget = { url: string; host?: string; servername?: string }
-
-/**
- * Where the socket may go: the checked addresses in place of the name, in the resolver's order (see above), or the URL
- * as it is without a resolver.
- */
-async function pinnedTargets(connection: ModelConnection, url: string): Promise<SocketTarget[]> {
-  const rule = connection.thisMachine
-  if (!rule) return [{ url }]
-  const target = new URL(url)
-  const host = bareHost(target.hostname)
-  const addresses = isIP(host) !== 0 ? [host] : await rule.resolveHost(host).catch(() => [])
-  if (addresses.length === 0)
-    throw new ModelServerError(`The realtime model cannot be reached: ${host} could not be found`, null, 'unreachable')
-  if (rule.appliance && targetsAppliance(new URL(connection.baseUrl), addresses, rule.appliance))
-    throw new ModelServerError(`The realtime model cannot be reached: ${THIS_SERVER_MESSAGE}`, null, 'refused')
-  const name = { host: target.host, servername: isIP(host) === 0 && target.protocol === 'wss:' ? host : undefined }
-  return addresses.map((address) => {
-    const direct = new URL(target)
-    direct.hostname = isIPv6(address) ? `[${address}]` : address
-    return { url: direct.toString(), ...name }
-  })
-}
-
 /** Resolves what `work` resolves, or rejects (timeout) after `ms`. */
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -91,7 +63,12 @@ export async function openRealtimeSocket(
   handlers: RealtimeSocketHandlers,
 ): Promise<RealtimeSocket> {
   const deadline = Date.now() + connectMs
-  const targets = await within(pinnedTargets(connection, realtimeUrl(connection.baseUrl, query)), connectMs)
+  const targets = await within(
+    pinnedTargets(connection, realtimeUrl(connection.baseUrl, query)).catch((error: ModelServerError) => {
+      throw new ModelServerError(`The realtime model cannot be reached: ${error.message}`, null, error.kind)
+    }),
+    connectMs,
+  )
   for (let index = 0; ; index++) {
     try {
       return await connectSocket(connection, targets[index], Math.max(1, deadline - Date.now()), handlers)
@@ -104,7 +81,7 @@ export async function openRealtimeSocket(
 
 function connectSocket(
   connection: ModelConnection,
-  target: SocketTarget,
+  target: PinnedTarget,
   connectMs: number,
   handlers: RealtimeSocketHandlers,
 ): Promise<RealtimeSocket> {

@@ -1,33 +1,41 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { ApplianceAddress } from '../../src/egress/network-policy'
 import type { ModelConnection } from '../../src/models/http'
+import { createLlmClient } from '../../src/models/llm'
 import { openRealtimeSocket } from '../../src/models/realtime-socket'
+import { say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { startFakeRealtime, type FakeRealtime } from '../support/fake-realtime'
 
 /**
- * The realtime and streaming-STT sockets are pinned as outbound HTTP requests are (egress/outbound.ts): the host name
- * is resolved once through the app's resolver, refused when it reaches this Ringbase server, and the socket connects to
- * the address checked, with the name as its Host. The fake realtime server on 127.0.0.1 stands for the model server,
- * and for "this server" when the appliance's address is set to its port.
+ * Connections to model servers are pinned as outbound requests are (egress/outbound.ts): the host name is resolved once
+ * through the app's resolver, refused when it reaches this Ringbase server, and the request or socket goes to the
+ * address checked, with the name as its Host. The fake servers on 127.0.0.1 stand for the model server, and for "this
+ * server" when the appliance's address is set to their port. The name exists in no DNS (.invalid): only a connection
+ * to the pinned address can succeed.
  */
 
 let realtime: FakeRealtime
+let models: FakeModels
 let port: number
 beforeAll(() => {
   realtime = startFakeRealtime()
+  models = startFakeModels()
   port = Number(new URL(realtime.baseUrl).port)
 })
-afterAll(() => realtime.stop())
+afterAll(() => {
+  realtime.stop()
+  models.stop()
+})
 
 const NAME = 'realtime.models.invalid'
 const handlers = { onEvent() {}, onFailure() {} }
 const ELSEWHERE: ApplianceAddress = { listenHost: '127.0.0.1', listenPort: 1, publicUrl: 'https://ringbase.example' }
 
-function connectionTo(addresses: string[], appliance: ApplianceAddress = ELSEWHERE) {
+function connectionTo(addresses: string[], appliance: ApplianceAddress = ELSEWHERE, serverPort = port) {
   const asked: string[] = []
   const connection: ModelConnection = {
     provider: 'openai',
-    baseUrl: `http://${NAME}:${port}/v1`,
+    baseUrl: `http://${NAME}:${serverPort}/v1`,
     thisMachine: {
       resolveHost: async (name) => {
         asked.push(name)
@@ -42,7 +50,6 @@ function connectionTo(addresses: string[], appliance: ApplianceAddress = ELSEWHE
 
 describe('model sockets are pinned to the address the resolver gave', () => {
   test('a name resolved to an allowed address: the socket connects to that address, with the name as its Host', async () => {
-    // The name does not exist in any DNS (.invalid): only a socket to the pinned address can open.
     const { connection, asked } = connectionTo(['127.0.0.1'])
     const socket = await openRealtimeSocket(connection, { intent: 'transcription' }, 5_000, handlers)
     expect(socket.open).toBe(true)
@@ -86,5 +93,35 @@ describe('model sockets are pinned to the address the resolver gave', () => {
       kind: 'unreachable',
     })
     expect(realtime.connections).toHaveLength(before)
+  })
+})
+
+describe('HTTP requests to model servers are pinned the same way', () => {
+  const modelsPort = () => Number(new URL(models.baseUrl).port)
+  const chat = (connection: ModelConnection) =>
+    createLlmClient(connection, { model: 'fake-llm' }).completeJson({
+      messages: [{ role: 'user', content: 'Hello' }],
+      schema: { type: 'object' },
+      schemaName: 'answer',
+    })
+
+  test('a name resolved to an allowed address: the request goes to that address, with the name as its Host', async () => {
+    models.chat.queue(say('{"ok":true}'))
+    const { connection, asked } = connectionTo(['127.0.0.2', '127.0.0.1'], ELSEWHERE, modelsPort())
+    expect((await chat(connection)).text).toBe('{"ok":true}')
+    expect(asked).toEqual([NAME])
+    expect(models.requestsTo('/chat/completions').at(-1)!.headers.get('host')).toBe(`${NAME}:${modelsPort()}`)
+  })
+
+  test('a name that resolves to this Ringbase server is refused: nothing is sent', async () => {
+    const before = models.requestsTo('/chat/completions').length
+    const { connection } = connectionTo(
+      ['127.0.0.1'],
+      { listenHost: '127.0.0.1', listenPort: modelsPort(), publicUrl: 'https://ringbase.example' },
+      modelsPort(),
+    )
+    // The server is on this machine: its failure reads the same whatever the reason (the log tells it).
+    await expect(chat(connection)).rejects.toMatchObject({ kind: 'refused', reasonHidden: true })
+    expect(models.requestsTo('/chat/completions')).toHaveLength(before)
   })
 })
