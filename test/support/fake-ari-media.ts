@@ -50,8 +50,6 @@ export type FakeMediaChannel = {
   readonly peakQueuedFrames: number
   /** Agent audio waiting to be played, in frames. */
   queuedFrames(): number
-  /** Whether caller audio from `speak` is still waiting to be sent. */
-  speaking(): boolean
   /** Sends a raw text frame to the app (e.g. an unsolicited MEDIA_XOFF). */
   sendText(text: string): void
   /** Cuts the TCP connection with no close frame (a crashed PBX or a dead link). */
@@ -371,7 +369,6 @@ export function createFakeMediaHub(): FakeMediaHub {
             return state.peakQueuedFrames
           },
           queuedFrames: () => queuedFrames(state),
-          speaking: () => state.callerAudio.length > 0,
           sendText(text) {
             state.channel.sent.push({ atMs: performance.now(), text })
             state.socket?.send(text)

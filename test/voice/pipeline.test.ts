@@ -506,7 +506,7 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
         () => models.requestsTo('/audio/transcriptions').length >= 1,
         10_000,
       )
-      await waitFor('the caller to finish speaking', () => !call.channel.speaking(), 10_000)
+      await waitFor('the caller to finish speaking', () => !call.channel.callerSpeaking(), 10_000)
       // past the end of the speech and the longer stop window: every turn has ended
       await Bun.sleep(1_500)
       expect(models.requestsTo('/audio/transcriptions')).toHaveLength(turns)
