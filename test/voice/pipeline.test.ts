@@ -136,6 +136,14 @@ async function greetingHeard(call: Call): Promise<void> {
   await waitFor('the greeting to be played', () => marksProcessed(call.channel).length >= 1, 5_000)
 }
 
+/** Keeps the event loop busy for `ms` (a loaded machine): no timer, socket or promise is served meanwhile. */
+function blockEventLoop(ms: number): void {
+  const until = performance.now() + ms
+  while (performance.now() < until) {
+    // busy
+  }
+}
+
 describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversation', () => {
   test('the greeting is synthesised, sent as µ-law, marked, heard, and recorded on the right channel', async () => {
     const call = await startCall()
@@ -199,6 +207,33 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     // the caller's speech is on the left channel
     const { pcm } = decodeWav(result.recording.caller)
     expect(rms(pcm)).toBeGreaterThan(300)
+  })
+
+  test('a stalled event loop: speech that arrives in one burst after the stall is still heard, transcribed whole, answered, and recorded', async () => {
+    models.transcription.queue({ text: 'Can I book a table for two tonight?' })
+    models.chat.queue(say('Of course.'))
+    const call = await startCall()
+    await greetingHeard(call)
+    const speech = await callerSpeech('Can I book a table for two tonight?')
+    call.channel.speak(speech)
+    // A busy machine: the loop is blocked while the caller speaks, so every frame reaches the pipeline at once after it
+    // (the fake's media clock catches up, as the kernel's socket buffer would hand over Asterisk's frames).
+    blockEventLoop(speech.length / 8 + 300)
+    await waitFor('the answer to be played', () => speechInputs().includes('Of course.'), 10_000)
+
+    const transcriptions = models.requestsTo('/audio/transcriptions')
+    expect(transcriptions).toHaveLength(1)
+    expect(transcriptions[0].audio!.pcm.length / 16).toBeGreaterThan((speech.length / 8) * 0.8)
+    expect(lastUserMessage(models.requestsTo('/chat/completions')[0])).toBe('Can I book a table for two tonight?')
+    await call.pipeline.stop('user_hangup')
+    const result = await call.result
+    // the burst is laid end to end on the caller's track, not piled onto one moment
+    const { pcm } = decodeWav(result.recording.caller)
+    let voiced = 0
+    for (let at = 0; at + 160 <= pcm.length; at += 160) if (rms(pcm.subarray(at, at + 160)) > 100) voiced++
+    let spoken = 0
+    for (let at = 0; at + 160 <= speech.length; at += 160) if (rms(speech.subarray(at, at + 160)) > 100) spoken++
+    expect(voiced).toBeGreaterThan(spoken * 0.9)
   })
 
   test('barge-in: caller speech over an interruptible reply flushes at once; the turn keeps only the sentences played', async () => {
