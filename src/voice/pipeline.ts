@@ -30,6 +30,7 @@ import type { EndReason } from '../conversation/record'
 import type { Clock } from '../lib/clock'
 import type { SttClient, TtsClient } from '../models/types'
 import type { MediaClose, MediaTransport } from './media-transport'
+import { createSampleClock } from './sample-clock'
 import { createCallRecorder, type CallRecorder, type CallRecording } from './recorder'
 import type { CallChain } from './chain'
 import { realtimeChain } from './realtime-chain'
@@ -146,6 +147,8 @@ const DEFAULTS = {
   mediaLossGraceMs: 500,
   drainTimeoutMs: 30_000,
 }
+/** µ-law line audio: one byte per sample at 8 kHz. */
+const LINE_SAMPLES_PER_MS = LINE_RATE / 1000
 const MEDIA_LOST_REASON: EndReason = 'unexpected_error'
 const NO_SPECULATION: SpeculationCounts = { transcribed: 0, prepared: 0, dropped: 0, endedEarly: 0 }
 
@@ -220,7 +223,9 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     const startedAtMs = now()
     const head = linkStages(stages, contextFor(given, startedAtMs))
     push = head
-    transport.onAudio((ulaw, atMs) => {
+    const sampleClock = createSampleClock()
+    transport.onAudio((ulaw, arrivalMs) => {
+      const atMs = sampleClock.frameEnd(arrivalMs, ulaw.length / LINE_SAMPLES_PER_MS)
       if (!end.ending) void head({ kind: 'line_audio', ulaw, atMs })
     })
     watchMediaLoss(transport, end, settings.mediaLossGraceMs, (close) => {
