@@ -149,6 +149,8 @@ const DEFAULTS = {
 }
 /** µ-law line audio: one byte per sample at 8 kHz. */
 const LINE_SAMPLES_PER_MS = LINE_RATE / 1000
+/** A conversation tick this late shows a stalled event loop (tickWhileQuiet). */
+const LATE_TICK_MS = 100
 const MEDIA_LOST_REASON: EndReason = 'unexpected_error'
 const NO_SPECULATION: SpeculationCounts = { transcribed: 0, prepared: 0, dropped: 0, endedEarly: 0 }
 
@@ -232,14 +234,14 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
       warn(`The media connection closed during the call (code ${close.code}${close.reason ? `: ${close.reason}` : ''})`)
       void given.end(MEDIA_LOST_REASON)
     })
-    const ticker = setInterval(() => {
+    const stopTicking = tickWhileQuiet(settings.tickIntervalMs, now, () => {
       if (!end.ending && !turns.speaking && voice.silent)
         void given.tick().catch((error) => warn(`The conversation tick failed: ${(error as Error).message}`))
-    }, settings.tickIntervalMs)
+    })
     void given.start().catch((error) => warn(`The conversation failed to start: ${(error as Error).message}`))
 
     await end.ended
-    clearInterval(ticker)
+    stopTicking()
     const messageLeft = await finishSpeaking(voice, transport, end, {
       voicemailMessage: answeringMachine?.detectedAfterMs != null ? options.voicemail?.message?.trim() || null : null,
       drainTimeoutMs: settings.drainTimeoutMs,
@@ -390,6 +392,21 @@ function floorControl(
       return heard !== undefined && interruptible(heard.turn)
     },
   }
+}
+
+/**
+ * Runs `tick` (the conversation's idle rules) every `intervalMs`, except when it comes late: the event loop was stalled,
+ * and what the caller said meanwhile may still be unread in the socket. A stall is not the caller's silence; the next
+ * tick judges once that audio has been heard.
+ */
+function tickWhileQuiet(intervalMs: number, now: () => number, tick: () => void): () => void {
+  let dueAtMs = now() + intervalMs
+  const timer = setInterval(() => {
+    const lateMs = now() - dueAtMs
+    dueAtMs = now() + intervalMs
+    if (lateMs <= LATE_TICK_MS) tick()
+  }, intervalMs)
+  return () => clearInterval(timer)
 }
 
 /** Options given as undefined keep their defaults. */

@@ -236,6 +236,21 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     expect(voiced).toBeGreaterThan(spoken * 0.9)
   })
 
+  test('a stall past the idle timeout while the caller speaks: the call is not ended as idle, the speech is answered', async () => {
+    models.transcription.queue({ text: 'Can I book a table for two tonight?' })
+    models.chat.queue(say('Of course.'))
+    const call = await startCall({ configurations: { max_user_idle_timeout_seconds: 1, user_idle_reprompts: 0 } })
+    await greetingHeard(call)
+    call.channel.speak(await callerSpeech('Can I book a table for two tonight?'))
+    // the idle timeout passes during the stall, while the caller's words wait unread in the socket
+    blockEventLoop(1_500)
+    await waitFor('a request to the model', () => models.requestsTo('/chat/completions').length >= 1, 10_000)
+    expect(lastUserMessage(models.requestsTo('/chat/completions')[0])).toBe('Can I book a table for two tonight?')
+    await waitFor('the answer to be played', () => speechInputs().includes('Of course.'), 10_000)
+    await call.pipeline.stop('user_hangup')
+    expect((await call.result).endReason).toBe('user_hangup')
+  })
+
   test('barge-in: caller speech over an interruptible reply flushes at once; the turn keeps only the sentences played', async () => {
     const reply = [
       'First, we have tables at six.',
