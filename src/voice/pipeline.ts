@@ -19,9 +19,10 @@
  * instead: caller speech over an interruptible turn cuts it only if it has that many words, and shorter speech
  * ("mm-hm") is dropped as a backchannel.
  *
- * Timing comes from the transport's clock (`now`), never from frame counts: Asterisk sends no frames while the line is
- * silent, so timers end utterances and give the answering-machine detector its time. The conversation's `tick` runs
- * every `tickIntervalMs` while nobody speaks (idle reprompt, idle hang-up). After the conversation ends, a graceful end
+ * Caller frames are timed on their own sample clock (sample-clock.ts): a burst read after an event-loop stall keeps its
+ * spacing. Silence is measured on the transport's clock (`now`): Asterisk sends no frames while the line is silent, so
+ * timers end utterances and give the answering-machine detector its time. The conversation's `tick` runs every
+ * `tickIntervalMs` while nobody speaks (idle reprompt, idle hang-up), except when it comes late (a stall). After the conversation ends, a graceful end
  * lets the last words be heard (at most `drainTimeoutMs`), an answering machine gets the workflow's message, then the
  * stages stop and the media closes.
  */
