@@ -31,7 +31,7 @@ import type { EndReason } from '../conversation/record'
 import type { Clock } from '../lib/clock'
 import type { SttClient, TtsClient } from '../models/types'
 import type { MediaClose, MediaTransport } from './media-transport'
-import { createSampleClock } from './sample-clock'
+import { createSampleClock, watchEventLoop } from './sample-clock'
 import { createCallRecorder, type CallRecorder, type CallRecording } from './recorder'
 import type { CallChain } from './chain'
 import { realtimeChain } from './realtime-chain'
@@ -206,12 +206,15 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   let conversation: Conversation | null = null
   let push: Push | null = null
   const floor = floorControl(stages, voice, () => conversation, warn)
+  const loop = watchEventLoop(now)
+  const sampleClock = createSampleClock(loop)
 
   function contextFor(given: Conversation, startedAtMs: number): Omit<StageContext, 'push'> {
     return {
       ...floor,
       conversation: given,
       now,
+      heardUpToMs: () => sampleClock.heardUpToMs(loop.heardUpToMs()),
       warn,
       startedAtMs,
       ended: end.ended,
@@ -226,7 +229,6 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     const startedAtMs = now()
     const head = linkStages(stages, contextFor(given, startedAtMs))
     push = head
-    const sampleClock = createSampleClock()
     transport.onAudio((ulaw, arrivalMs) => {
       const atMs = sampleClock.frameEnd(arrivalMs, ulaw.length / LINE_SAMPLES_PER_MS)
       if (!end.ending) void head({ kind: 'line_audio', ulaw, atMs })
@@ -249,6 +251,7 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     })
     if (!voice.silent) floor.silenceAgent()
     for (const stage of stages) stage.stop?.()
+    loop.stop()
     const endedAtMs = now()
     transport.close()
     return {
@@ -396,16 +399,19 @@ function floorControl(
 }
 
 /**
- * Runs `tick` (the conversation's idle rules) every `intervalMs`, except when it comes late: the event loop was stalled,
- * and what the caller said meanwhile may still be unread in the socket. A stall is not the caller's silence; the next
- * tick judges once that audio has been heard.
+ * Runs `tick` (the conversation's idle rules) every `intervalMs`, but skips one that comes late: the event loop was
+ * stalled, and what the caller said meanwhile may still be unread in the socket (a stall is not the caller's silence).
+ * The loop reads it before the next tick, which runs however late it is, so a busy machine delays the rules, never
+ * suspends them.
  */
 function tickWhileQuiet(intervalMs: number, now: () => number, tick: () => void): () => void {
   let dueAtMs = now() + intervalMs
+  let skipped = false
   const timer = setInterval(() => {
-    const lateMs = now() - dueAtMs
+    const late = now() - dueAtMs > LATE_TICK_MS
     dueAtMs = now() + intervalMs
-    if (lateMs <= LATE_TICK_MS) tick()
+    skipped = late && !skipped
+    if (!skipped) tick()
   }, intervalMs)
   return () => clearInterval(timer)
 }

@@ -251,6 +251,26 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     expect((await call.result).endReason).toBe('user_hangup')
   })
 
+  test('a stall in the middle of a sentence does not cut it in two: one utterance, the whole speech, one answer', async () => {
+    const sentence = 'I would like a table for four people tomorrow evening at eight, by the window if you have one.'
+    models.transcription.queue({ text: sentence })
+    models.chat.queue(say('Of course.'))
+    const call = await startCall()
+    await greetingHeard(call)
+    const speech = await callerSpeech(sentence)
+    call.channel.speak(speech)
+    const speakingSince = performance.now()
+    await waitFor('the caller to be a second into the sentence', () => performance.now() - speakingSince > 1_000)
+    blockEventLoop(1_500) // longer than the stop window: taken for silence, it would end the turn
+    await waitFor('the answer to be played', () => speechInputs().includes('Of course.'), 15_000)
+
+    const transcriptions = models.requestsTo('/audio/transcriptions')
+    expect(transcriptions).toHaveLength(1)
+    expect(transcriptions[0].audio!.pcm.length / 16).toBeGreaterThan((speech.length / 8) * 0.8)
+    await call.pipeline.stop('user_hangup')
+    await call.result
+  }, 30_000)
+
   test('barge-in: caller speech over an interruptible reply flushes at once; the turn keeps only the sentences played', async () => {
     const reply = [
       'First, we have tables at six.',
