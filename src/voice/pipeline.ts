@@ -20,9 +20,10 @@
  * ("mm-hm") is dropped as a backchannel.
  *
  * Caller frames are timed on their own sample clock (sample-clock.ts): a burst read after an event-loop stall keeps its
- * spacing. Silence is measured on the transport's clock (`now`): Asterisk sends no frames while the line is silent, so
- * timers end utterances and give the answering-machine detector its time. The conversation's `tick` runs every
- * `tickIntervalMs` while nobody speaks (idle reprompt, idle hang-up), except when it comes late (a stall). After the conversation ends, a graceful end
+ * spacing. Asterisk sends no frames while the line is silent, so timers end utterances and give the answering-machine
+ * detector its time; they judge silence from the last frame and only as far as the loop has read the socket
+ * (`heardUpToMs`), so a stall is not silence. The conversation's `tick` runs every `tickIntervalMs` while nobody speaks
+ * (idle reprompt, idle hang-up), skipping one that comes late (a stall). After the conversation ends, a graceful end
  * lets the last words be heard (at most `drainTimeoutMs`), an answering machine gets the workflow's message, then the
  * stages stop and the media closes.
  */
