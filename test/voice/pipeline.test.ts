@@ -136,6 +136,17 @@ async function greetingHeard(call: Call): Promise<void> {
   await waitFor('the greeting to be played', () => marksProcessed(call.channel).length >= 1, 5_000)
 }
 
+/** A call whose caller, once the greeting is heard, says `text` (transcribed as it), which the model answers with `answer`. */
+async function callerSays(text: string, answer: string, options: Parameters<typeof startCall>[0] = {}) {
+  models.transcription.queue({ text })
+  models.chat.queue(say(answer))
+  const call = await startCall(options)
+  await greetingHeard(call)
+  const speech = await callerSpeech(text)
+  call.channel.speak(speech)
+  return { call, speech }
+}
+
 /** Keeps the event loop busy for `ms` (a loaded machine): no timer, socket or promise is served meanwhile. */
 function blockEventLoop(ms: number): void {
   const until = performance.now() + ms
@@ -174,12 +185,7 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
   })
 
   test('an utterance is transcribed (16 kHz WAV), answered sentence by sentence, and its response time measured', async () => {
-    models.transcription.queue({ text: 'Can I book a table for two tonight?' })
-    models.chat.queue(say('Of course. Which time suits you?'))
-    const call = await startCall()
-    await greetingHeard(call)
-    const speech = await callerSpeech('Can I book a table for two tonight?')
-    call.channel.speak(speech)
+    const { call, speech } = await callerSays('Can I book a table for two tonight?', 'Of course. Which time suits you?')
     await waitFor('the answer to be played', () => marksProcessed(call.channel).length >= 3, 10_000)
 
     const [transcription] = models.requestsTo('/audio/transcriptions')
@@ -210,12 +216,7 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
   })
 
   test('a stalled event loop: speech that arrives in one burst after the stall is still heard, transcribed whole, answered, and recorded', async () => {
-    models.transcription.queue({ text: 'Can I book a table for two tonight?' })
-    models.chat.queue(say('Of course.'))
-    const call = await startCall()
-    await greetingHeard(call)
-    const speech = await callerSpeech('Can I book a table for two tonight?')
-    call.channel.speak(speech)
+    const { call, speech } = await callerSays('Can I book a table for two tonight?', 'Of course.')
     // A busy machine: the loop is blocked while the caller speaks, so every frame reaches the pipeline at once after it
     // (the fake's media clock catches up, as the kernel's socket buffer would hand over Asterisk's frames).
     blockEventLoop(speech.length / 8 + 300)
@@ -237,11 +238,9 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
   })
 
   test('a stall past the idle timeout while the caller speaks: the call is not ended as idle, the speech is answered', async () => {
-    models.transcription.queue({ text: 'Can I book a table for two tonight?' })
-    models.chat.queue(say('Of course.'))
-    const call = await startCall({ configurations: { max_user_idle_timeout_seconds: 1, user_idle_reprompts: 0 } })
-    await greetingHeard(call)
-    call.channel.speak(await callerSpeech('Can I book a table for two tonight?'))
+    const { call } = await callerSays('Can I book a table for two tonight?', 'Of course.', {
+      configurations: { max_user_idle_timeout_seconds: 1, user_idle_reprompts: 0 },
+    })
     // the idle timeout passes during the stall, while the caller's words wait unread in the socket
     blockEventLoop(1_500)
     await waitFor('a request to the model', () => models.requestsTo('/chat/completions').length >= 1, 10_000)
@@ -253,12 +252,7 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
 
   test('a stall in the middle of a sentence does not cut it in two: one utterance, the whole speech, one answer', async () => {
     const sentence = 'I would like a table for four people tomorrow evening at eight, by the window if you have one.'
-    models.transcription.queue({ text: sentence })
-    models.chat.queue(say('Of course.'))
-    const call = await startCall()
-    await greetingHeard(call)
-    const speech = await callerSpeech(sentence)
-    call.channel.speak(speech)
+    const { call, speech } = await callerSays(sentence, 'Of course.')
     const speakingSince = performance.now()
     await waitFor('the caller to be a second into the sentence', () => performance.now() - speakingSince > 1_000)
     blockEventLoop(1_500) // longer than the stop window: taken for silence, it would end the turn
