@@ -2408,8 +2408,8 @@ export interface components {
                     model?: string;
                     /** @description ISO 639-1, e.g. en */
                     language?: string;
-                    /** @description Transcribe over the realtime transcription socket (<base URL>/realtime?intent=transcription) instead of uploading each utterance; falls back to uploads when the socket fails. */
-                    streaming?: boolean;
+                    /** @description Transcribe while the caller speaks, over the server's realtime transcription socket (one per call) instead of uploading each utterance: true or 'openai' for the OpenAI Realtime API (<base URL>/realtime?intent=transcription), 'vllm' for vLLM's /v1/realtime; falls back to uploads when the socket fails. */
+                    streaming?: boolean | "openai" | "vllm";
                 };
             } | null;
             tts?: ({
@@ -2529,8 +2529,8 @@ export interface components {
                     model?: string;
                     /** @description ISO 639-1, e.g. en */
                     language?: string;
-                    /** @description Transcribe over the realtime transcription socket (<base URL>/realtime?intent=transcription) instead of uploading each utterance; falls back to uploads when the socket fails. */
-                    streaming?: boolean;
+                    /** @description Transcribe while the caller speaks, over the server's realtime transcription socket (one per call) instead of uploading each utterance: true or 'openai' for the OpenAI Realtime API (<base URL>/realtime?intent=transcription), 'vllm' for vLLM's /v1/realtime; falls back to uploads when the socket fails. */
+                    streaming?: boolean | "openai" | "vllm";
                 };
             } | null;
             tts?: ({

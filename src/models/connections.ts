@@ -83,7 +83,7 @@ export function connectionOf(ctx: AppContext, row: ProviderConnectionRow): Model
     provider: row.provider,
     baseUrl: row.baseUrl,
     apiKey: row.sealedApiKey === null ? null : decryptSecret(ctx.masterKey, row.sealedApiKey),
-    thisMachine: { resolveHost: ctx.resolveHost, log: ctx.log },
+    thisMachine: { resolveHost: ctx.resolveHost, log: ctx.log, appliance: applianceAddress(ctx) },
   }
 }
 

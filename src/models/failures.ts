@@ -66,5 +66,7 @@ export function guardStt(stt: SttClient, onFailure: OnModelFailure): SttClient {
         throw error
       }
     },
+    // A stream's failures are not the call's: its segments are uploaded instead, through `transcribe` above.
+    ...(stt.openStream ? { openStream: (streamOptions) => stt.openStream!(streamOptions) } : {}),
   }
 }

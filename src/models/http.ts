@@ -1,13 +1,19 @@
-import { isIP } from 'node:net'
-import { bareHost, reachesThisMachine } from '../egress/network-policy'
+import { isIP, isIPv6 } from 'node:net'
+import { bareHost, reachesThisMachine, targetsAppliance, type ApplianceAddress } from '../egress/network-policy'
+import { THIS_SERVER_MESSAGE } from '../egress/policy'
 import { readCappedText } from '../lib/capped-body'
 import { ModelServerError, type ModelFailureKind } from './types'
 
 /**
  * How to tell whether a connection's server is on this machine (the app's resolver), and where its real failure
- * reasons go then. Every connection made from a stored one carries it (`connectionOf`).
+ * reasons go then; `appliance`: this Ringbase server's own address, which a model socket never connects to
+ * (realtime-socket.ts). Every connection made from a stored one carries it (`connectionOf`).
  */
-export type ThisMachineRule = { resolveHost(hostname: string): Promise<string[]>; log: ModelLog }
+export type ThisMachineRule = {
+  resolveHost(hostname: string): Promise<string[]>
+  log: ModelLog
+  appliance?: ApplianceAddress
+}
 
 /** Where a model server is and how to authenticate; `provider` names the service in usage keys. */
 export type ModelConnection = {
@@ -50,6 +56,36 @@ function resolveBriefly(resolveHost: ThisMachineRule['resolveHost'], hostname: s
   const addresses = resolveHost(hostname).catch(() => [])
   names.set(hostname, { addresses, until: now + RESOLVED_KEEP_MS })
   return addresses
+}
+
+/** A model server's URL as it is connected to: an address in place of the name, which goes as Host and TLS server name. */
+export type PinnedTarget = { url: string; host?: string; servername?: string }
+
+/**
+ * Where a request or socket to `url` (on the connection's server) may go. A connection made from a stored one (it
+ * carries the app's resolver, `thisMachine`) is pinned: the host name is resolved once (kept briefly), refused when an
+ * address is this Ringbase server itself, and the answer is one target per address, in the resolver's order, each with
+ * the name as Host header and TLS server name, so a second DNS answer cannot move the connection elsewhere. Without a
+ * resolver the URL goes as it is. Throws a ModelServerError (`unreachable`: the name has no address; `refused`).
+ */
+export async function pinnedTargets(connection: ModelConnection, url: string): Promise<PinnedTarget[]> {
+  const rule = connection.thisMachine
+  if (!rule) return [{ url }]
+  const target = new URL(url)
+  const host = bareHost(target.hostname)
+  const addresses = isIP(host) !== 0 ? [host] : await resolveBriefly(rule.resolveHost, host)
+  if (addresses.length === 0) throw new ModelServerError(`${host} could not be found`, null, 'unreachable')
+  if (rule.appliance && targetsAppliance(new URL(connection.baseUrl), addresses, rule.appliance))
+    throw new ModelServerError(THIS_SERVER_MESSAGE, null, 'refused')
+  const name = {
+    host: target.host,
+    servername: isIP(host) === 0 && /^(https|wss):$/.test(target.protocol) ? host : undefined,
+  }
+  return addresses.map((address) => {
+    const direct = new URL(target)
+    direct.hostname = isIPv6(address) ? `[${address}]` : address
+    return { url: direct.toString(), ...name }
+  })
 }
 
 /** Whether `baseUrl` reaches this machine: literal addresses and `localhost` as written, a name by what it resolves to. */
@@ -217,12 +253,12 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
     body = JSON.stringify(request.body)
   }
   try {
-    const response = await fetch(joinUrl(connection.baseUrl, request.path), {
-      method: request.method ?? 'POST',
-      headers,
-      body,
-      signal: controller.signal,
-    })
+    const targets = await pinnedTargets(connection, joinUrl(connection.baseUrl, request.path)).catch(
+      (error: ModelServerError) => {
+        throw fail(error.message, null, error.kind)
+      },
+    )
+    const response = await fetchPinned(targets, { method: request.method ?? 'POST', headers, body }, controller.signal)
     clearTimeout(firstByteTimer)
     if (!response.ok) {
       const { text } = await readCappedText(response.body, ERROR_BODY_MAX_BYTES)
@@ -266,6 +302,31 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
   } catch (error) {
     end()
     throw failure(error)
+  }
+}
+
+/**
+ * The request to the first of `targets` that takes the connection (a refused connection sent nothing, so the next
+ * address is tried).
+ */
+async function fetchPinned(
+  targets: PinnedTarget[],
+  init: { method: string; headers: Record<string, string>; body?: FormData | string },
+  signal: AbortSignal,
+): Promise<Response> {
+  for (let index = 0; ; index++) {
+    const { url, host, servername } = targets[index]
+    try {
+      return await fetch(url, {
+        ...init,
+        headers: host ? { ...init.headers, host } : init.headers,
+        ...(servername ? { tls: { serverName: servername } } : {}),
+        signal,
+      })
+    } catch (error) {
+      const refused = (error as { code?: string }).code === 'ECONNREFUSED'
+      if (!refused || signal.aborted || index + 1 === targets.length) throw error
+    }
   }
 }
 

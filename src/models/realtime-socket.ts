@@ -1,12 +1,16 @@
 import WebSocket from 'ws'
-import type { ModelConnection } from './http'
+import { pinnedTargets, type ModelConnection, type PinnedTarget } from './http'
 import { ModelServerError } from './types'
 
 /**
  * The WebSocket to a realtime speech-to-speech server (OpenAI Realtime API, `<base URL>/realtime?model=…`), bounded
  * against a server that misbehaves: a frame over `MAX_FRAME_BYTES` (the socket refuses it), more than
- * `MAX_EVENTS_PER_SECOND` events in a second, a connection that is not open within `connectMs`, an event that is not
- * JSON. Each ends the socket with one failure; events are JSON objects with a string `type`.
+ * `MAX_EVENTS_PER_SECOND` events in a second, a connection that is not open within `connectMs` (the name's lookup
+ * included), an event that is not JSON. Each ends the socket with one failure; events are JSON objects with a string
+ * `type`.
+ *
+ * The socket is pinned as HTTP requests to model servers are (`pinnedTargets`, http.ts): it connects to an address the
+ * name was resolved to and checked at, with the name as its Host header and TLS server name.
  */
 
 export type RealtimeServerEvent = { type: string } & Record<string, any>
@@ -36,18 +40,58 @@ export function realtimeUrl(baseUrl: string, query: Record<string, string>): str
   return url.toString()
 }
 
-/** Opens the socket; resolves once it is open, rejects (ModelServerError) when it cannot be within `connectMs`. */
-export function openRealtimeSocket(
+/** Resolves what `work` resolves, or rejects (timeout) after `ms`. */
+function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new ModelServerError('The realtime model did not accept the connection in time', null, 'timeout')),
+      ms,
+    )
+  })
+  return Promise.race([work, late]).finally(() => clearTimeout(timer))
+}
+
+/**
+ * Opens the socket; resolves once it is open, rejects (ModelServerError) when it cannot be within `connectMs`. An
+ * address that refuses the connection (`localhost` resolving to `::1` first, the server on 127.0.0.1) passes to the next.
+ */
+export async function openRealtimeSocket(
   connection: ModelConnection,
   query: Record<string, string>,
   connectMs: number,
   handlers: RealtimeSocketHandlers,
 ): Promise<RealtimeSocket> {
-  const socket = new WebSocket(realtimeUrl(connection.baseUrl, query), {
+  const deadline = Date.now() + connectMs
+  const targets = await within(
+    pinnedTargets(connection, realtimeUrl(connection.baseUrl, query)).catch((error: ModelServerError) => {
+      throw new ModelServerError(`The realtime model cannot be reached: ${error.message}`, null, error.kind)
+    }),
+    connectMs,
+  )
+  for (let index = 0; ; index++) {
+    try {
+      return await connectSocket(connection, targets[index], Math.max(1, deadline - Date.now()), handlers)
+    } catch (error) {
+      const unreachable = error instanceof ModelServerError && error.kind === 'unreachable'
+      if (!unreachable || index + 1 === targets.length || Date.now() >= deadline) throw error
+    }
+  }
+}
+
+function connectSocket(
+  connection: ModelConnection,
+  target: PinnedTarget,
+  connectMs: number,
+  handlers: RealtimeSocketHandlers,
+): Promise<RealtimeSocket> {
+  const socket = new WebSocket(target.url, {
     headers: {
+      ...(target.host ? { Host: target.host } : {}),
       ...(connection.apiKey ? { Authorization: `Bearer ${connection.apiKey}` } : {}),
       'OpenAI-Beta': 'realtime=v1',
     },
+    ...(target.servername ? { servername: target.servername } : {}),
     maxPayload: MAX_FRAME_BYTES,
     handshakeTimeout: connectMs,
   })

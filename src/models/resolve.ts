@@ -12,6 +12,7 @@ import { MODEL_PROVIDERS, type ModelService } from './providers'
 import type { ModelOverridesInput } from './schemas'
 import { createSttClient } from './stt'
 import { createStreamingSttClient } from './stt-stream'
+import { streamDialectOf } from './stt-stream-dialects'
 import { createTtsClient } from './tts'
 import { createRealtimeSession, type RealtimeSession } from './realtime'
 import { FLITE_VOICES, type FliteVoice, type LlmClient, type ModelRef, type SttClient, type TtsClient } from './types'
@@ -347,8 +348,10 @@ export async function createRunClients(
   }
   const { stt, tts } = resolved
   const sttSettings = { model: text(stt!.settings.model)!, language: text(stt!.settings.language) }
-  const createStt = stt!.settings.streaming === true ? createStreamingSttClient : createSttClient
-  clients.stt = createStt(stt!.connection!, sttSettings, { timeouts })
+  const dialect = streamDialectOf(stt!.settings.streaming)
+  clients.stt = dialect
+    ? createStreamingSttClient(stt!.connection!, sttSettings, dialect, { timeouts })
+    : createSttClient(stt!.connection!, sttSettings, { timeouts })
   if (tts?.connection) {
     clients.tts = createTtsClient(
       tts.connection,

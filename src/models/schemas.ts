@@ -94,9 +94,9 @@ export const SttSettingsSchema = t.Object({
   model: t.Optional(t.String({ minLength: 1, maxLength: MAX_NAME_LENGTH })),
   language: t.Optional(t.String({ minLength: 2, maxLength: 16, description: 'ISO 639-1, e.g. en' })),
   streaming: t.Optional(
-    t.Boolean({
+    t.Union([t.Boolean(), t.Literal('openai'), t.Literal('vllm')], {
       description:
-        'Transcribe over the realtime transcription socket (<base URL>/realtime?intent=transcription) instead of uploading each utterance; falls back to uploads when the socket fails.',
+        "Transcribe while the caller speaks, over the server's realtime transcription socket (one per call) instead of uploading each utterance: true or 'openai' for the OpenAI Realtime API (<base URL>/realtime?intent=transcription), 'vllm' for vLLM's /v1/realtime; falls back to uploads when the socket fails.",
     }),
   ),
 })

@@ -62,6 +62,26 @@ export interface SttClient {
    * run should know though the transcription succeeded (a streaming client falling back to uploads).
    */
   transcribe(pcm16k: Int16Array, options?: { signal?: AbortSignal; warn?: (message: string) => void }): Promise<string>
+  /**
+   * A server that transcribes live (stt-stream.ts): one stream for a whole call, fed as the caller speaks. Absent:
+   * every utterance goes through `transcribe`.
+   */
+  openStream?(options: { warn(message: string): void }): SttStream
+}
+
+/**
+ * Live speech recognition of one call: caller audio appended as it is heard, a segment committed when the caller
+ * stops (or pauses), its text ready soon after. `commit` rejects when the stream cannot give that segment's text
+ * (its connection dropped while the segment's audio went out, no transcript in time): the caller then uploads the
+ * audio instead. Once `usable` is false it never is again (the rest of the call uploads).
+ */
+export interface SttStream {
+  /** 16 kHz mono PCM, in the order it was heard. */
+  append(pcm16k: Int16Array): void
+  /** What was appended since the last commit is one segment: its text. */
+  commit(): Promise<string>
+  readonly usable: boolean
+  close(): void
 }
 
 export interface TtsClient {

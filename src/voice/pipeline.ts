@@ -4,7 +4,7 @@
  * clients and the Conversation, and persists what `run` returns. The call's stages, in order:
  *
  *   line µ-law → decode → record caller (left) → answering-machine detector → [noise suppression] → 8→16 kHz
- *   → turn detector (WebRTC VAD)
+ *   → turn detector (WebRTC VAD) → [live transcription (a streaming STT server: audio sent as it is heard)]
  *   → speculative end of turn → DTMF collector → transcriber (STT, in order) → backchannel filter → answer gate
  *   → conversation
  *   → agent voice (sentences, TTS, marks) → line output (record agent (right), µ-law, transport) → turn metrics
@@ -55,6 +55,7 @@ import { collectDigits } from './stages/dtmf'
 import { lineOutput } from './stages/line-output'
 import { measureTurns, type VoiceTurnMetric } from './stages/metrics'
 import { dropBackchannels, transcribe } from './stages/transcriber'
+import { streams, transcribeLive } from './stages/live-transcription'
 import { DEFAULT_TURN_PARAMETERS, type TurnParameters } from './turns'
 import type { VadEngine, VadMode } from './vad'
 import type { NoiseEngine } from './noise'
@@ -304,7 +305,9 @@ function speechChain(
 ): CallChain {
   const { transport } = options
   const waitForWords = Boolean(options.bargeInMinWords)
-  const turns = detectTurns(options.vad.createVad(options.vadMode), options.turn)
+  const turns = detectTurns(options.vad.createVad(options.vadMode), options.turn, {
+    liveAudio: streams(options.stt),
+  })
   const answeringMachine = options.voicemail ? detectAnsweringMachine(options.voicemail.parameters) : null
   const voice = agentVoice({
     tts: options.tts,
@@ -347,7 +350,7 @@ function callerStages(
     dtmfTimeoutMs: number
   },
 ): Stage[] {
-  const { noise } = options
+  const { noise, stt } = options
   return [
     decodeLine(),
     recordCaller(parts.recorder),
@@ -355,6 +358,7 @@ function callerStages(
     ...(noise ? [suppressNoise(noise.createSuppressor(LINE_RATE, VAD_RATE), LINE_RATE, VAD_RATE)] : []),
     resampleCaller(LINE_RATE, VAD_RATE),
     parts.turns,
+    ...(streams(stt) ? [transcribeLive(stt, { onSttAudio: options.onSttAudio })] : []),
     parts.endOfTurn,
     collectDigits(parts.dtmfTimeoutMs),
     transcribe(options.stt, { onSttAudio: options.onSttAudio }),

@@ -53,8 +53,20 @@ export type Frame =
       transcript?: EarlyTranscript
       speculationSavedMs?: number
     }
-  /** The caller paused inside an utterance (turns.ts `pauseMs`): its audio so far, for a speculative end of turn. */
-  | { kind: 'speech_paused'; pcm: Int16Array; startedAtMs: number; endedAtMs: number; speechEndedAtMs: number }
+  /**
+   * The caller paused inside an utterance (turns.ts `pauseMs`): its audio so far, for a speculative end of turn; with
+   * `transcript` its text is on its way already (live transcription).
+   */
+  | {
+      kind: 'speech_paused'
+      pcm: Int16Array
+      startedAtMs: number
+      endedAtMs: number
+      speechEndedAtMs: number
+      transcript?: EarlyTranscript
+    }
+  /** 16 kHz audio of the utterance being heard, as it comes (for live transcription; turns.ts `audio`). */
+  | { kind: 'speech_audio'; pcm: Int16Array }
   /** The caller went on speaking after a pause. */
   | { kind: 'speech_resumed'; atMs: number }
   | { kind: 'caller_turn'; turn: CallerTurn }

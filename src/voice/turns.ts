@@ -46,6 +46,11 @@ export type TurnEvent =
   | { type: 'pause'; pcm: Int16Array; startedAtMs: number; endedAtMs: number; speechEndedAtMs: number }
   /** Speech again after a pause, in the same utterance. */
   | { type: 'resumed'; atMs: number }
+  /**
+   * Audio added to the utterance being heard (`liveAudio` only): the pre-roll and start window right after
+   * `speech_started`, then every frame as it comes, silences inside it included, before the event it leads to.
+   */
+  | { type: 'audio'; pcm: Int16Array }
 
 const FRAME_MS = (VAD_FRAME_SAMPLES / VAD_SAMPLE_RATE) * 1000
 const SAMPLES_PER_MS = VAD_SAMPLE_RATE / 1000
@@ -94,7 +99,12 @@ function joinChunks({ chunks, samples }: Utterance): Int16Array {
   return pcm
 }
 
-export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters> = {}): TurnDetector {
+/** `liveAudio`: the utterance's audio is told as it is heard (`audio` events), for a recogniser that streams. */
+export function createTurnDetector(
+  vad: Vad,
+  parameters: Partial<TurnParameters> = {},
+  options: { liveAudio?: boolean } = {},
+): TurnDetector {
   const { startMs, stopMs, pauseMs, minVolumeDbfs, preRollMs, maxUtteranceMs } = {
     ...DEFAULT_TURN_PARAMETERS,
     ...parameters,
@@ -119,9 +129,10 @@ export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters>
     return { type: 'utterance', pcm, startedAtMs, endedAtMs, speechEndedAtMs: lastSpeechEndMs }
   }
 
-  function appendToUtterance(pcm: Int16Array): void {
+  function appendToUtterance(pcm: Int16Array, events: TurnEvent[]): void {
     utterance!.chunks.push(pcm)
     utterance!.samples += pcm.length
+    if (options.liveAudio) events.push({ type: 'audio', pcm })
   }
 
   function silenceEnds(nowMs: number, events: TurnEvent[]): void {
@@ -152,7 +163,7 @@ export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters>
       recent = []
       if (utterance) {
         silenceEnds(frameStartMs, events)
-        if (utterance) appendToUtterance(new Int16Array(Math.round(gapMs * SAMPLES_PER_MS)))
+        if (utterance) appendToUtterance(new Int16Array(Math.round(gapMs * SAMPLES_PER_MS)), events)
       }
     }
     lastFrameEndMs = endMs
@@ -160,7 +171,7 @@ export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters>
     const copy = frame.slice()
 
     if (utterance) {
-      appendToUtterance(copy)
+      appendToUtterance(copy, events)
       if (speech) speechHeard(endMs, events)
       else silenceEnds(endMs, events)
       if (utterance && endMs - utterance.startedAtMs >= maxUtteranceMs) events.push(finishUtterance(endMs))
@@ -177,9 +188,9 @@ export function createTurnDetector(vad: Vad, parameters: Partial<TurnParameters>
     if (endMs - candidateStartMs < startMs) return
     const kept = recent.filter((entry) => entry.endMs - FRAME_MS >= candidateStartMs! - preRollMs)
     utterance = { chunks: [], samples: 0, startedAtMs: kept[0].endMs - FRAME_MS, lastSpeechEndMs: endMs, paused: false }
-    for (const entry of kept) appendToUtterance(entry.pcm)
-    recent = []
     events.push({ type: 'speech_started', atMs: endMs })
+    for (const entry of kept) appendToUtterance(entry.pcm, events)
+    recent = []
   }
 
   return {

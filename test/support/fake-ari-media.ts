@@ -32,6 +32,8 @@ export type FakeMediaChannel = {
   readonly closed: Promise<{ code: number; reason: string }>
   /** The caller speaks: 8 kHz PCM16 or µ-law, sent as 160-byte frames every 20 ms until it is all sent. */
   speak(audio: Int16Array | Uint8Array): void
+  /** Whether caller audio is still waiting to be sent (the caller is still speaking). */
+  callerSpeaking(): boolean
   /** Every agent frame played, oldest first. */
   readonly played: PlayedFrame[]
   /** Every text frame received from the app, with its arrival time. */
@@ -352,6 +354,7 @@ export function createFakeMediaHub(): FakeMediaHub {
           speak(audio) {
             state.callerAudio.push(audio instanceof Int16Array ? pcm16ToUlaw(audio) : audio)
           },
+          callerSpeaking: () => state.callerAudio.length > 0,
           played: [],
           received: [],
           sent: [],

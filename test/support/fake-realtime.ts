@@ -15,7 +15,13 @@
  *   to text) keeps every appended chunk and, at `input_audio_buffer.commit`, answers the same deterministic
  *   transcription as a `.delta` then `.completed` (`silent`: never answers the commit).
  * - `behaviour` makes it hostile: `silent` (never answers), `flood` (events without end), `huge` (a 100 MB frame at
- *   the first response), `close` (closes the socket at the second response).
+ *   the first response), `close` (closes the socket at the second response), `drop_once` (closes the transcription
+ *   socket at its first commit, unanswered; later sockets behave), `gone` (the same, and refuses every later socket).
+ * - vLLM's dialect (a `session.update` with a top-level `model`, 16 kHz audio): a commit starts a transcription
+ *   (`ignoredCommits` counts those sent while one runs, which vLLM ignores), a `final` commit ends it and, 50 ms later
+ *   (`vllmDoneDelayMs`) `transcription.delta` then `transcription.done` answer the same deterministic transcription of the audio since the
+ *   last one, and the audio queue is emptied then (vLLM discards audio sent before the last transcription is done).
+ * - `uploadText`: when set, `POST <base>/audio/transcriptions` (the file-upload path) answers `{text: uploadText}`.
  *
  * Everything received is recorded: `events` (appends only counted in `appendedSamples`), `sessions` (each
  * `session.update`'s session), `truncates`, `cancels`, `outputs` (function_call_output items).
@@ -31,7 +37,7 @@ export type FakeRealtimeReply = {
   call?: { name?: string; arguments?: string }
 }
 
-export type FakeRealtimeBehaviour = 'normal' | 'silent' | 'flood' | 'huge' | 'close'
+export type FakeRealtimeBehaviour = 'normal' | 'silent' | 'flood' | 'huge' | 'close' | 'drop_once' | 'gone'
 
 export type FakeRealtime = {
   /** `http://127.0.0.1:<port>/v1`: a provider connection's base URL. */
@@ -41,17 +47,21 @@ export type FakeRealtime = {
   eventNames: 'beta' | 'ga'
   replies: FakeRealtimeReply[]
   words: Record<number, string>
+  uploadText: string | null
+  /** How long a vLLM transcription takes after its `final` commit. */
+  vllmDoneDelayMs: number
   readonly events: Record<string, any>[]
   readonly sessions: Record<string, any>[]
   readonly truncates: Record<string, any>[]
   readonly cancels: Record<string, any>[]
   readonly outputs: Record<string, any>[]
   readonly transcripts: string[]
-  /** The audio of each commit of a transcription session, whole, as it was appended (24 kHz). */
+  /** The audio of each commit of a transcription session, whole, as it was appended (24 kHz; vLLM's 16 kHz). */
   readonly committed: Int16Array[]
   readonly appendedSamples: number
+  readonly ignoredCommits: number
   /** The URL paths and headers the app connected with. */
-  readonly connections: { path: string; authorization: string | null }[]
+  readonly connections: { path: string; host: string | null; authorization: string | null }[]
   reset(): void
   stop(): void
 }
@@ -70,6 +80,9 @@ type Connection = {
   tools: { name: string }[]
   /** A transcription session: appended audio waits for the commit, no turn detection. */
   transcribing: boolean
+  /** A vLLM session (16 kHz); `generating` while a transcription runs. */
+  vllm: boolean
+  generating: boolean
   uncommitted: Int16Array[]
   responses: number
   item: number
@@ -77,11 +90,14 @@ type Connection = {
 
 export function startFakeRealtime(): FakeRealtime {
   let appendedSamples = 0
+  let ignoredCommits = 0
   const fake = {
     behaviour: 'normal' as FakeRealtimeBehaviour,
     eventNames: 'beta' as 'beta' | 'ga',
     replies: [] as FakeRealtimeReply[],
     words: {} as Record<number, string>,
+    uploadText: null as string | null,
+    vllmDoneDelayMs: 50,
     events: [] as Record<string, any>[],
     sessions: [] as Record<string, any>[],
     truncates: [] as Record<string, any>[],
@@ -89,11 +105,13 @@ export function startFakeRealtime(): FakeRealtime {
     outputs: [] as Record<string, any>[],
     transcripts: [] as string[],
     committed: [] as Int16Array[],
-    connections: [] as { path: string; authorization: string | null }[],
+    connections: [] as { path: string; host: string | null; authorization: string | null }[],
   }
   const connections = new Map<Socket, Connection>()
   const timers = new Set<ReturnType<typeof setInterval>>()
   let nextId = 0
+  /** A `drop_once` / `gone` socket was closed. */
+  let dropped = false
   const server: Server<{ id: number }> = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -101,8 +119,12 @@ export function startFakeRealtime(): FakeRealtime {
       const url = new URL(request.url)
       fake.connections.push({
         path: `${url.pathname}${url.search}`,
+        host: request.headers.get('host'),
         authorization: request.headers.get('authorization'),
       })
+      if (fake.uploadText !== null && url.pathname.endsWith('/audio/transcriptions'))
+        return Response.json({ text: fake.uploadText })
+      if (fake.behaviour === 'gone' && dropped) return new Response('gone', { status: 503 })
       if (srv.upgrade(request, { data: { id: nextId++ } })) return undefined
       return new Response('not a websocket', { status: 400 })
     },
@@ -116,6 +138,8 @@ export function startFakeRealtime(): FakeRealtime {
           turnTimer: undefined,
           tools: [],
           transcribing: false,
+          vllm: false,
+          generating: false,
           uncommitted: [],
           responses: 0,
           item: 0,
@@ -148,12 +172,22 @@ export function startFakeRealtime(): FakeRealtime {
   function handle(connection: Connection, event: Record<string, any>): void {
     if (event.type === 'input_audio_buffer.append') return hear(connection, event.audio)
     fake.events.push(event)
-    if (event.type === 'transcription_session.update') {
+    if (event.type === 'session.update' && typeof event.model === 'string' && !event.session) {
+      fake.sessions.push({ model: event.model })
+      Object.assign(connection, { vllm: true, transcribing: true })
+    } else if (event.type === 'input_audio_buffer.commit' && connection.vllm)
+      vllmCommit(connection, event.final === true)
+    else if (event.type === 'transcription_session.update') {
       fake.sessions.push(event.session)
       connection.transcribing = true
       send(connection, { type: 'transcription_session.updated', session: event.session })
-    } else if (event.type === 'input_audio_buffer.commit' && connection.transcribing) commitTranscription(connection)
-    else if (event.type === 'session.update') {
+    } else if (event.type === 'input_audio_buffer.commit' && connection.transcribing) {
+      if ((fake.behaviour === 'drop_once' || fake.behaviour === 'gone') && !dropped) {
+        dropped = true
+        return connection.socket.close(1011, 'dropped')
+      }
+      commitTranscription(connection)
+    } else if (event.type === 'session.update') {
       fake.sessions.push(event.session)
       if (Array.isArray(event.session?.tools)) connection.tools = event.session.tools
       send(connection, { type: 'session.updated', session: event.session })
@@ -184,6 +218,25 @@ export function startFakeRealtime(): FakeRealtime {
     connection.turnTimer = setTimeout(() => endTurn(connection), TURN_END_MS)
   }
 
+  function vllmCommit(connection: Connection, final: boolean): void {
+    if (!final) {
+      if (connection.generating) ignoredCommits++
+      connection.generating = true
+      return
+    }
+    if (!connection.generating) return
+    const audio = connection.uncommitted.splice(0)
+    fake.committed.push(concatPcm(audio))
+    const heard = audio.filter((chunk) => rms(chunk) >= LOUD)
+    setTimeout(() => {
+      const transcript = transcriptOf(heard, 16_000)
+      connection.uncommitted.length = 0
+      connection.generating = false
+      send(connection, { type: 'transcription.delta', delta: transcript })
+      send(connection, { type: 'transcription.done', text: transcript, usage: { prompt_tokens: 1 } })
+    }, fake.vllmDoneDelayMs)
+  }
+
   function commitTranscription(connection: Connection): void {
     const itemId = `in_${connection.item++}`
     send(connection, { type: 'input_audio_buffer.committed', item_id: itemId })
@@ -200,8 +253,8 @@ export function startFakeRealtime(): FakeRealtime {
   }
 
   /** What the fake hears in `heard`: its first 200 ms' dominant tone, through `words`. */
-  function transcriptOf(heard: Int16Array[]): string {
-    const hz = strongestTone(concatPcm(heard).subarray(0, RATE / 5))
+  function transcriptOf(heard: Int16Array[], rate = RATE): string {
+    const hz = strongestTone(concatPcm(heard).subarray(0, rate / 5), rate)
     const transcript = fake.words[hz] ?? `tone ${hz}`
     fake.transcripts.push(transcript)
     return transcript
@@ -266,10 +319,19 @@ export function startFakeRealtime(): FakeRealtime {
   const defaultReply = () => `You said: ${fake.transcripts.at(-1) ?? 'nothing'}`
 
   Object.defineProperty(fake, 'appendedSamples', { get: () => appendedSamples })
-  return Object.assign(fake as typeof fake & { readonly appendedSamples: number }, {
+  Object.defineProperty(fake, 'ignoredCommits', { get: () => ignoredCommits })
+  return Object.assign(fake as typeof fake & { readonly appendedSamples: number; readonly ignoredCommits: number }, {
     baseUrl: `http://127.0.0.1:${server.port}/v1`,
     reset() {
-      Object.assign(fake, { behaviour: 'normal', eventNames: 'beta', replies: [], words: {} })
+      Object.assign(fake, {
+        behaviour: 'normal',
+        eventNames: 'beta',
+        replies: [],
+        words: {},
+        uploadText: null,
+        vllmDoneDelayMs: 50,
+      })
+      dropped = false
       for (const list of [
         fake.events,
         fake.sessions,
@@ -282,6 +344,7 @@ export function startFakeRealtime(): FakeRealtime {
         list.length = 0
       fake.connections.length = 0
       appendedSamples = 0
+      ignoredCommits = 0
     },
     stop() {
       for (const timer of timers) clearInterval(timer)
@@ -312,11 +375,11 @@ export const FAKE_REALTIME_USAGE = {
 const USAGE = FAKE_REALTIME_USAGE
 
 /** The strongest of the tones a test sends (100 Hz to 3 kHz, 50 Hz steps). */
-function strongestTone(samples: Int16Array): number {
+function strongestTone(samples: Int16Array, rate: number): number {
   let best = 0
   let bestAmplitude = -1
   for (let hz = 100; hz <= 3_000; hz += 50) {
-    const amplitude = toneAmplitude(samples, hz, RATE)
+    const amplitude = toneAmplitude(samples, hz, rate)
     if (amplitude > bestAmplitude) [best, bestAmplitude] = [hz, amplitude]
   }
   return best

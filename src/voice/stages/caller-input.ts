@@ -64,7 +64,8 @@ export function suppressNoise(suppressor: NoiseSuppressor, fromRate: number, toR
 }
 
 /**
- * Caller audio (16 kHz) → `speech_started`, `speech_paused` / `speech_resumed` and `utterance` frames. Frames stop
+ * Caller audio (16 kHz) → `speech_started`, `speech_paused` / `speech_resumed` and `utterance` frames (and with
+ * `liveAudio` the utterance's audio as it comes, `speech_audio`, for live transcription). Frames stop
  * while the line is silent: a timer tells the pause and ends the utterance when their windows after its last speech
  * have passed (later speech moves that moment: the timer then looks again). `endUtterance` ends it early (a turn
  * whose end was decided from its words, end-of-turn.ts).
@@ -72,9 +73,10 @@ export function suppressNoise(suppressor: NoiseSuppressor, fromRate: number, toR
 export function detectTurns(
   vad: Vad,
   parameters: TurnParameters,
+  options: { liveAudio?: boolean } = {},
 ): Stage & { readonly speaking: boolean; endUtterance(): void } {
   let context: StageContext
-  const turns = createTurnDetector(vad, parameters)
+  const turns = createTurnDetector(vad, parameters, options)
   let speaking = false
   let stopTimer: ReturnType<typeof setTimeout> | undefined
 
@@ -104,7 +106,8 @@ export function detectTurns(
       if (event.type === 'speech_started') {
         speaking = true
         void context.push({ kind: 'speech_started', atMs: event.atMs })
-      } else if (event.type === 'resumed') void context.push({ kind: 'speech_resumed', atMs: event.atMs })
+      } else if (event.type === 'audio') void context.push({ kind: 'speech_audio', pcm: event.pcm })
+      else if (event.type === 'resumed') void context.push({ kind: 'speech_resumed', atMs: event.atMs })
       else if (event.type === 'pause') void context.push({ ...event, kind: 'speech_paused' })
       else {
         speaking = false

@@ -1,6 +1,7 @@
 /**
  * Speculative end of turn. When the caller pauses (the turn detector's short `pauseMs` window) the utterance so far is
- * transcribed at once. If its words read as a finished turn (turn-text.ts), the turn ends there: the turn detector's
+ * transcribed at once (uploaded, or with live transcription the text of what the stream was sent, which the pause frame
+ * carries). If its words read as a finished turn (turn-text.ts), the turn ends there: the turn detector's
  * utterance is closed and the transcript goes on as the turn, without waiting for the full stop window. Otherwise the
  * reply is prepared (the conversation sends the LLM request the turn would make, `prepareReply`) while the stop window
  * runs out; the utterance that ends it reuses the transcript and the conversation takes the prepared request.
@@ -48,7 +49,8 @@ export function speculateEndOfTurn(
   function onPause(pause: Pause): void {
     drop()
     const controller = new AbortController()
-    const transcript = transcribeAudio(stt, pause.pcm, context, { ...options, signal: controller.signal })
+    const transcript =
+      pause.transcript ?? transcribeAudio(stt, pause.pcm, context, { ...options, signal: controller.signal })
     const speculation: Speculation = { pause, controller, transcript, preparedAtMs: null }
     current = speculation
     counts.transcribed += 1
