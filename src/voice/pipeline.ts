@@ -19,9 +19,11 @@
  * instead: caller speech over an interruptible turn cuts it only if it has that many words, and shorter speech
  * ("mm-hm") is dropped as a backchannel.
  *
- * Timing comes from the transport's clock (`now`), never from frame counts: Asterisk sends no frames while the line is
- * silent, so timers end utterances and give the answering-machine detector its time. The conversation's `tick` runs
- * every `tickIntervalMs` while nobody speaks (idle reprompt, idle hang-up). After the conversation ends, a graceful end
+ * Caller frames are timed on their own sample clock (sample-clock.ts): a burst read after an event-loop stall keeps its
+ * spacing. Asterisk sends no frames while the line is silent, so timers end utterances and give the answering-machine
+ * detector its time; they judge silence from the last frame and only as far as the loop has read the socket
+ * (`heardUpToMs`), so a stall is not silence. The conversation's `tick` runs every `tickIntervalMs` while nobody speaks
+ * (idle reprompt, idle hang-up), skipping one that comes late (a stall). After the conversation ends, a graceful end
  * lets the last words be heard (at most `drainTimeoutMs`), an answering machine gets the workflow's message, then the
  * stages stop and the media closes.
  */
@@ -30,6 +32,7 @@ import type { EndReason } from '../conversation/record'
 import type { Clock } from '../lib/clock'
 import type { SttClient, TtsClient } from '../models/types'
 import type { MediaClose, MediaTransport } from './media-transport'
+import { createSampleClock, watchEventLoop } from './sample-clock'
 import { createCallRecorder, type CallRecorder, type CallRecording } from './recorder'
 import type { CallChain } from './chain'
 import { realtimeChain } from './realtime-chain'
@@ -147,6 +150,10 @@ const DEFAULTS = {
   mediaLossGraceMs: 500,
   drainTimeoutMs: 30_000,
 }
+/** µ-law line audio: one byte per sample at 8 kHz. */
+const LINE_SAMPLES_PER_MS = LINE_RATE / 1000
+/** A conversation tick this late shows a stalled event loop (tickWhileQuiet). */
+const LATE_TICK_MS = 100
 const MEDIA_LOST_REASON: EndReason = 'unexpected_error'
 const NO_SPECULATION: SpeculationCounts = { transcribed: 0, prepared: 0, dropped: 0, endedEarly: 0 }
 
@@ -201,12 +208,15 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   let conversation: Conversation | null = null
   let push: Push | null = null
   const floor = floorControl(stages, voice, () => conversation, warn)
+  const loop = watchEventLoop(now)
+  const sampleClock = createSampleClock(loop)
 
   function contextFor(given: Conversation, startedAtMs: number): Omit<StageContext, 'push'> {
     return {
       ...floor,
       conversation: given,
       now,
+      heardUpToMs: () => sampleClock.heardUpToMs(loop.heardUpToMs()),
       warn,
       startedAtMs,
       ended: end.ended,
@@ -221,27 +231,29 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
     const startedAtMs = now()
     const head = linkStages(stages, contextFor(given, startedAtMs))
     push = head
-    transport.onAudio((ulaw, atMs) => {
+    transport.onAudio((ulaw, arrivalMs) => {
+      const atMs = sampleClock.frameEnd(arrivalMs, ulaw.length / LINE_SAMPLES_PER_MS)
       if (!end.ending) void head({ kind: 'line_audio', ulaw, atMs })
     })
     watchMediaLoss(transport, end, settings.mediaLossGraceMs, (close) => {
       warn(`The media connection closed during the call (code ${close.code}${close.reason ? `: ${close.reason}` : ''})`)
       void given.end(MEDIA_LOST_REASON)
     })
-    const ticker = setInterval(() => {
+    const stopTicking = tickWhileQuiet(settings.tickIntervalMs, now, () => {
       if (!end.ending && !turns.speaking && voice.silent)
         void given.tick().catch((error) => warn(`The conversation tick failed: ${(error as Error).message}`))
-    }, settings.tickIntervalMs)
+    })
     void given.start().catch((error) => warn(`The conversation failed to start: ${(error as Error).message}`))
 
     await end.ended
-    clearInterval(ticker)
+    stopTicking()
     const messageLeft = await finishSpeaking(voice, transport, end, {
       voicemailMessage: answeringMachine?.detectedAfterMs != null ? options.voicemail?.message?.trim() || null : null,
       drainTimeoutMs: settings.drainTimeoutMs,
     })
     if (!voice.silent) floor.silenceAgent()
     for (const stage of stages) stage.stop?.()
+    loop.stop()
     const endedAtMs = now()
     transport.close()
     return {
@@ -389,6 +401,24 @@ function floorControl(
       return heard !== undefined && interruptible(heard.turn)
     },
   }
+}
+
+/**
+ * Runs `tick` (the conversation's idle rules) every `intervalMs`, but skips one that comes late: the event loop was
+ * stalled, and what the caller said meanwhile may still be unread in the socket (a stall is not the caller's silence).
+ * The loop reads it before the next tick, which runs however late it is, so a busy machine delays the rules, never
+ * suspends them.
+ */
+function tickWhileQuiet(intervalMs: number, now: () => number, tick: () => void): () => void {
+  let dueAtMs = now() + intervalMs
+  let skipped = false
+  const timer = setInterval(() => {
+    const late = now() - dueAtMs > LATE_TICK_MS
+    dueAtMs = now() + intervalMs
+    skipped = late && !skipped
+    if (!skipped) tick()
+  }, intervalMs)
+  return () => clearInterval(timer)
 }
 
 /** Options given as undefined keep their defaults. */

@@ -1,6 +1,6 @@
 /**
  * Records a call from the audio Ringbase itself receives and sends, aligned by wall-clock offsets from the start of
- * the call: the caller track places each received frame at its arrival time; the agent track places sent audio
+ * the call: the caller track places each received frame at its time (the pipeline's sample clock); the agent track places sent audio
  * where it is actually played (after everything sent before it, as the PBX queues it) and cuts it at a flush.
  *
  * Memory: both tracks are kept as 8 kHz PCM16 in growable arrays (≈ 1 MB per track per minute; a 10-minute call

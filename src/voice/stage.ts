@@ -93,6 +93,11 @@ export type StageContext = {
   conversation: Conversation
   /** The transport's clock (monotonic ms). */
   now(): number
+  /**
+   * How far the caller has been heard, on the caller audio's clock (frames' `atMs`, sample-clock.ts): silence is
+   * judged up to here, never at a `now` the event loop has not read the audio up to.
+   */
+  heardUpToMs(): number
   /** A transport time as a time on the conversation's clock (epoch ms). */
   clockTime(atMs: number): number
   warn(message: string): void

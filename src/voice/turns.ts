@@ -1,7 +1,8 @@
 /**
  * Turns from caller audio, driven by time rather than frame counts: Asterisk sends no frames at all while the bridge
  * is silent, so a missing stretch of audio counts as silence, and `tick(nowMs)` ends an utterance when nothing
- * arrives. Pure: frames and times in, events out.
+ * arrives. Pure: frames and times in, events out. The times are the pipeline's sample clock (sample-clock.ts), not
+ * arrival times: frames read in one burst after an event-loop stall come spaced by their length.
  *
  * Defaults follow the reference platform's VAD (start 0.2 s, stop 0.2 s) except the stop window: there the turn ends
  * after a further ≈ 0.6 s transcription timeout, here the stop window alone ends the turn, so it is 0.6 s (an agent's

@@ -82,8 +82,9 @@ async function withOwnCall(which: number, body: (own: OwnCall) => Promise<void>,
 }
 
 /**
- * At most CALLS_AT_ONCE calls are up together: the media of each runs in real time, and a busy machine that delays
- * their timers too much makes calls miss what their caller said.
+ * At most CALLS_AT_ONCE calls are up together: the media of each runs in real time, and on a busy machine the fake
+ * models' half-second timeouts (TIMEOUTS) would fail calls that are not meant to fail. (Caller speech is no longer
+ * missed under load: test/voice/pipeline.test.ts stalls the event loop while the caller speaks.)
  */
 const CALLS_AT_ONCE = 4
 const callSlots = (() => {

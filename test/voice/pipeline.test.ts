@@ -136,6 +136,25 @@ async function greetingHeard(call: Call): Promise<void> {
   await waitFor('the greeting to be played', () => marksProcessed(call.channel).length >= 1, 5_000)
 }
 
+/** A call whose caller, once the greeting is heard, says `text` (transcribed as it), which the model answers with `answer`. */
+async function callerSays(text: string, answer: string, options: Parameters<typeof startCall>[0] = {}) {
+  models.transcription.queue({ text })
+  models.chat.queue(say(answer))
+  const call = await startCall(options)
+  await greetingHeard(call)
+  const speech = await callerSpeech(text)
+  call.channel.speak(speech)
+  return { call, speech }
+}
+
+/** Keeps the event loop busy for `ms` (a loaded machine): no timer, socket or promise is served meanwhile. */
+function blockEventLoop(ms: number): void {
+  const until = performance.now() + ms
+  while (performance.now() < until) {
+    // busy
+  }
+}
+
 describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversation', () => {
   test('the greeting is synthesised, sent as µ-law, marked, heard, and recorded on the right channel', async () => {
     const call = await startCall()
@@ -166,12 +185,7 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
   })
 
   test('an utterance is transcribed (16 kHz WAV), answered sentence by sentence, and its response time measured', async () => {
-    models.transcription.queue({ text: 'Can I book a table for two tonight?' })
-    models.chat.queue(say('Of course. Which time suits you?'))
-    const call = await startCall()
-    await greetingHeard(call)
-    const speech = await callerSpeech('Can I book a table for two tonight?')
-    call.channel.speak(speech)
+    const { call, speech } = await callerSays('Can I book a table for two tonight?', 'Of course. Which time suits you?')
     await waitFor('the answer to be played', () => marksProcessed(call.channel).length >= 3, 10_000)
 
     const [transcription] = models.requestsTo('/audio/transcriptions')
@@ -200,6 +214,56 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     const { pcm } = decodeWav(result.recording.caller)
     expect(rms(pcm)).toBeGreaterThan(300)
   })
+
+  test('a stalled event loop: speech that arrives in one burst after the stall is still heard, transcribed whole, answered, and recorded', async () => {
+    const { call, speech } = await callerSays('Can I book a table for two tonight?', 'Of course.')
+    // A busy machine: the loop is blocked while the caller speaks, so every frame reaches the pipeline at once after it
+    // (the fake's media clock catches up, as the kernel's socket buffer would hand over Asterisk's frames).
+    blockEventLoop(speech.length / 8 + 300)
+    await waitFor('the answer to be played', () => speechInputs().includes('Of course.'), 10_000)
+
+    const transcriptions = models.requestsTo('/audio/transcriptions')
+    expect(transcriptions).toHaveLength(1)
+    expect(transcriptions[0].audio!.pcm.length / 16).toBeGreaterThan((speech.length / 8) * 0.8)
+    expect(lastUserMessage(models.requestsTo('/chat/completions')[0])).toBe('Can I book a table for two tonight?')
+    await call.pipeline.stop('user_hangup')
+    const result = await call.result
+    // the burst is laid end to end on the caller's track, not piled onto one moment
+    const { pcm } = decodeWav(result.recording.caller)
+    let voiced = 0
+    for (let at = 0; at + 160 <= pcm.length; at += 160) if (rms(pcm.subarray(at, at + 160)) > 100) voiced++
+    let spoken = 0
+    for (let at = 0; at + 160 <= speech.length; at += 160) if (rms(speech.subarray(at, at + 160)) > 100) spoken++
+    expect(voiced).toBeGreaterThan(spoken * 0.9)
+  })
+
+  test('a stall past the idle timeout while the caller speaks: the call is not ended as idle, the speech is answered', async () => {
+    const { call } = await callerSays('Can I book a table for two tonight?', 'Of course.', {
+      configurations: { max_user_idle_timeout_seconds: 1, user_idle_reprompts: 0 },
+    })
+    // the idle timeout passes during the stall, while the caller's words wait unread in the socket
+    blockEventLoop(1_500)
+    await waitFor('a request to the model', () => models.requestsTo('/chat/completions').length >= 1, 10_000)
+    expect(lastUserMessage(models.requestsTo('/chat/completions')[0])).toBe('Can I book a table for two tonight?')
+    await waitFor('the answer to be played', () => speechInputs().includes('Of course.'), 10_000)
+    await call.pipeline.stop('user_hangup')
+    expect((await call.result).endReason).toBe('user_hangup')
+  })
+
+  test('a stall in the middle of a sentence does not cut it in two: one utterance, the whole speech, one answer', async () => {
+    const sentence = 'I would like a table for four people tomorrow evening at eight, by the window if you have one.'
+    const { call, speech } = await callerSays(sentence, 'Of course.')
+    const speakingSince = performance.now()
+    await waitFor('the caller to be a second into the sentence', () => performance.now() - speakingSince > 1_000)
+    blockEventLoop(1_500) // longer than the stop window: taken for silence, it would end the turn
+    await waitFor('the answer to be played', () => speechInputs().includes('Of course.'), 15_000)
+
+    const transcriptions = models.requestsTo('/audio/transcriptions')
+    expect(transcriptions).toHaveLength(1)
+    expect(transcriptions[0].audio!.pcm.length / 16).toBeGreaterThan((speech.length / 8) * 0.8)
+    await call.pipeline.stop('user_hangup')
+    await call.result
+  }, 30_000)
 
   test('barge-in: caller speech over an interruptible reply flushes at once; the turn keeps only the sentences played', async () => {
     const reply = [

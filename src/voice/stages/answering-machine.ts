@@ -23,7 +23,7 @@ export type AnsweringMachineDetector = Stage & {
 
 /**
  * Frames stop while the line is silent: a timer gives the detector the time it asked for (a beep's end, a pause), or
- * its expiry. It may fire early (sound moved that moment) and then looks again; it is only moved to an earlier moment.
+ * its expiry, on the caller audio's clock as far as it has been heard (a stalled loop is not silence). It may fire early (sound moved that moment) and then looks again; it is only moved to an earlier moment.
  */
 export function detectAnsweringMachine(parameters: Partial<VoicemailParameters> | undefined): AnsweringMachineDetector {
   let context: StageContext
@@ -49,11 +49,11 @@ export function detectAnsweringMachine(parameters: Partial<VoicemailParameters> 
         () => {
           timer = undefined
           if (detector !== current || context.ending()) return
-          const sinceStart = context.now() - context.startedAtMs
+          const sinceStart = context.heardUpToMs() - context.startedAtMs
           if (sinceStart >= current.expiresAfterMs) giveUp(sinceStart)
           else onVerdict(current.tick(sinceStart), sinceStart)
         },
-        Math.max(0, atMs - context.now()),
+        Math.max(0, atMs - context.heardUpToMs()),
       ),
     }
   }

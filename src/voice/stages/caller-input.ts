@@ -12,6 +12,8 @@ import { frameStage, type Stage, type StageContext } from '../stage'
 
 export const LINE_RATE = 8000
 export const VAD_RATE = 16000
+/** The turn timer's shortest wait: it looks again this soon when the audio up to its moment is not read yet. */
+const RECHECK_MS = 20
 
 /** Line µ-law → 8 kHz PCM. */
 export const decodeLine = (): Stage =>
@@ -86,18 +88,16 @@ export function detectTurns(
   function armStopTimer(): void {
     const nextAtMs = turns.nextEventAtMs
     if (stopTimer !== undefined || nextAtMs === null) return
+    // Silence is judged on the audio's clock and only as far as the audio has been read (a stalled loop is not the
+    // caller's silence): while that moment is not reached, the timer looks again.
     stopTimer = setTimeout(
       () => {
-        // Frames that arrived while the loop was busy are read first (I/O runs after timers, before setImmediate):
-        // a late timer must not take a stalled loop for the caller's silence.
-        setImmediate(() => {
-          stopTimer = undefined
-          if (context.ending()) return
-          pushTurnEvents(turns.tick(context.now()))
-          if (speaking) armStopTimer()
-        })
+        stopTimer = undefined
+        if (context.ending()) return
+        pushTurnEvents(turns.tick(context.heardUpToMs()))
+        if (speaking) armStopTimer()
       },
-      Math.max(0, nextAtMs - context.now()),
+      Math.max(RECHECK_MS, nextAtMs - context.heardUpToMs()),
     )
   }
 
