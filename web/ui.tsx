@@ -97,6 +97,12 @@ type FieldProps = {
   hint?: string
   options?: { value: string; label: string }[]
   autoComplete?: string
+  /** A number input's bounds and step (the API's own, so the browser stops what it would refuse). */
+  min?: number
+  max?: number
+  step?: number | 'any'
+  /** A textarea of at most `maxLength` characters instead of one line. */
+  multiline?: { maxLength: number }
 }
 
 /** A labelled input (or select) with the API's message for its field next to it. */
@@ -112,6 +118,10 @@ export function Field({
   hint,
   options,
   autoComplete,
+  min,
+  max,
+  step,
+  multiline,
 }: FieldProps) {
   const { id, message, described, notes } = useFieldNotes(error, path, otherPaths, hint)
   return (
@@ -132,6 +142,17 @@ export function Field({
             </option>
           ))}
         </select>
+      ) : multiline ? (
+        <textarea
+          id={id}
+          rows={4}
+          maxLength={multiline.maxLength}
+          value={value}
+          onChange={(event) => onChange(event.target.value)}
+          required={required}
+          aria-invalid={message ? true : undefined}
+          aria-describedby={described}
+        />
       ) : (
         <input
           id={id}
@@ -142,6 +163,9 @@ export function Field({
           aria-invalid={message ? true : undefined}
           aria-describedby={described}
           autoComplete={autoComplete}
+          min={min}
+          max={max}
+          step={step}
         />
       )}
       {notes}

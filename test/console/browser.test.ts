@@ -561,7 +561,7 @@ describe('the console', () => {
       const [created] = (
         await t.request('GET', '/api/v1/organizations/model-configurations')
       ).body.configurations.filter((configuration: { name: string }) => configuration.name === 'Lab voice')
-      // a setting the form does not show, kept when the LLM section is sent again
+      // a setting set through the API: shown, and kept when the LLM section is sent again
       const stored = (
         await t.request('PUT', `/api/v1/organizations/model-configurations/${created.uuid}`, {
           body: { llm: { provider_connection_uuid: server.uuid, settings: { model: 'lab-llm', temperature: 0.3 } } },
@@ -576,6 +576,7 @@ describe('the console', () => {
       const model = form.getByLabel('LLM model')
       expect(await model.inputValue()).toBe(stored.llm.settings.model)
       expect(await form.getByLabel('LLM server').inputValue()).toBe(server.uuid)
+      expect(await form.getByLabel('LLM temperature').inputValue()).toBe('0.3')
       expect(await form.getByLabel('Built-in voice').inputValue()).toBe(stored.tts.settings.voice)
       await model.fill('m'.repeat(256))
       await form.getByRole('button', { name: 'Save configuration' }).click()

@@ -1,94 +1,91 @@
 import { useId, useState } from 'react'
 import { api, type ApiError, type Schemas } from '../api'
 import { Checkbox, Field, FormEnd, useSubmit } from '../ui'
+import { SERVICES, type Service, type Setting } from './model-settings'
 
 export type Configuration = Schemas['ModelConfigurationResponse']
 type Connection = { uuid: string; name: string }
-
-type Service = 'llm' | 'stt' | 'tts' | 'embeddings' | 'realtime'
-/** The settings the form shows; a stored section's other settings (temperature, speed, …) are kept as they are. */
-type Setting = 'model' | 'voice' | 'language' | 'streaming' | 'dimensions'
-const SETTINGS: Setting[] = ['model', 'voice', 'language', 'streaming', 'dimensions']
-
-/** Each service's fieldset: `title` is its legend, `label` begins its fields' labels. */
-const SERVICES: { service: Service; title: string; label: string; settings: Setting[] }[] = [
-  { service: 'llm', title: 'LLM', label: 'LLM', settings: ['model'] },
-  { service: 'stt', title: 'Speech to text', label: 'Speech to text', settings: ['model', 'language', 'streaming'] },
-  { service: 'tts', title: 'Text to speech', label: 'Text to speech', settings: ['model', 'voice'] },
-  { service: 'embeddings', title: 'Embeddings', label: 'Embeddings', settings: ['model', 'dimensions'] },
-  { service: 'realtime', title: 'Realtime speech to speech', label: 'Realtime', settings: ['model', 'voice'] },
-]
-
-const SETTING_HINTS: Partial<Record<Setting, string>> = {
-  language: 'ISO 639-1, e.g. en',
-  dimensions: "Empty: the model's own length",
-}
 
 /** The server choice of a text-to-speech section that is the voice built into the binary. */
 const BUILTIN = 'builtin'
 const BUILTIN_VOICES = ['slt', 'rms', 'awb', 'kal16']
 
-/** A section as the form holds it: its server ('' none, BUILTIN the built-in voice) and its shown settings as text. */
-type SectionValues = { server: string; settings: Record<Setting, string> }
-type FormValues = { name: string; sections: Record<Service, SectionValues> }
+/** A section as the form holds it: its server ('' none, BUILTIN the built-in voice) and its settings as text, by key. */
+type SectionValues = { server: string; settings: Record<string, string> }
+type FormValues = { name: string; isDefault: boolean; sections: Record<Service, SectionValues> }
 
-function sectionValues(stored: Configuration['llm'] | null | undefined): SectionValues {
-  const shown = (setting: Setting) => {
-    const value = stored?.settings[setting]
+const settingsOf = (service: Service) => SERVICES.find((item) => item.service === service)!.settings
+
+function storedValue(settings: Record<string, unknown> | undefined, key: string): unknown {
+  return key
+    .split('.')
+    .reduce<unknown>((inside, name) => (inside as Record<string, unknown> | undefined)?.[name], settings)
+}
+
+function sectionValues(service: Service, stored: Configuration['llm'] | null | undefined): SectionValues {
+  const shown = (key: string) => {
+    const value = storedValue(stored?.settings, key)
+    // streaming: true is the OpenAI socket, which the form names 'openai'
+    if (key === 'streaming' && value === true) return 'openai'
     return value === undefined || value === null ? '' : String(value)
   }
   return {
     server: !stored ? '' : stored.builtin ? BUILTIN : (stored.provider_connection_uuid ?? ''),
-    settings: Object.fromEntries(SETTINGS.map((name) => [name, shown(name)])) as Record<Setting, string>,
+    settings: Object.fromEntries(settingsOf(service).map(({ key }) => [key, shown(key)])),
   }
 }
 
 /** What the form shows of a stored configuration; a new one starts with the built-in voice. */
 function formValues(stored?: Configuration): FormValues {
   const sections = Object.fromEntries(
-    SERVICES.map(({ service }) => [service, sectionValues(stored?.[service])]),
+    SERVICES.map(({ service }) => [service, sectionValues(service, stored?.[service])]),
   ) as Record<Service, SectionValues>
   if (!stored) sections.tts = { server: BUILTIN, settings: { ...sections.tts.settings, voice: 'slt' } }
-  return { name: stored?.name ?? '', sections }
+  return { name: stored?.name ?? '', isDefault: stored?.is_default ?? false, sections }
 }
 
-const settingValue = (setting: Setting, text: string) =>
-  setting === 'streaming' ? text === 'true' : setting === 'dimensions' ? Number(text) : text
+/** The section's settings to send: the filled ones, as the API types them, nested where their key says. */
+function sentSettings(service: Service, values: Record<string, string>) {
+  const settings: Record<string, unknown> = {}
+  for (const setting of settingsOf(service)) {
+    const text = values[setting.key]
+    if (text === '') continue
+    const [outer, inner] = setting.key.split('.')
+    const value = setting.number ? Number(text) : text
+    if (inner) settings[outer] = { ...(settings[outer] as object | undefined), [inner]: value }
+    else settings[outer] = value
+  }
+  return settings
+}
 
-/** The section to send (null: none); a server's stored settings the form does not show are kept, since a sent section replaces it. */
-function sectionBody(service: Service, values: SectionValues, stored: Configuration['llm'] | null | undefined) {
+/** The section to send (null: none); a sent section replaces the stored one, so every setting shown is sent. */
+function sectionBody(service: Service, values: SectionValues) {
   if (!values.server) return null
-  const shownSettings = SERVICES.find((item) => item.service === service)!.settings
-  const filled = Object.fromEntries(
-    shownSettings
-      .filter((setting) => values.settings[setting] !== '' && values.settings[setting] !== 'false')
-      .map((setting) => [setting, settingValue(setting, values.settings[setting])]),
-  )
   if (values.server === BUILTIN) return { builtin: true, settings: { voice: values.settings.voice || 'slt' } }
-  const kept = stored && !stored.builtin ? { ...stored.settings } : {}
-  for (const setting of shownSettings) delete kept[setting]
-  const settings = { ...kept, ...filled }
+  const settings = sentSettings(service, values.settings)
   return { provider_connection_uuid: values.server, ...(Object.keys(settings).length ? { settings } : {}) }
 }
 
 const sameSection = (a: SectionValues, b: SectionValues) => JSON.stringify(a) === JSON.stringify(b)
 
-/** The body of a new configuration (POST), or of an edited one (PUT): only its name and the sections changed. */
+/** The body of a new configuration (POST), or of an edited one (PUT): only what changed. */
 function configurationBody(values: FormValues, editing?: Configuration) {
   const stored = editing ? formValues(editing) : undefined
   const body: Record<string, unknown> = !stored || values.name !== stored.name ? { name: values.name } : {}
+  // a new configuration that is not asked to be the default is left to the API's rule (the first one is)
+  if (stored ? values.isDefault !== stored.isDefault : values.isDefault) body.is_default = values.isDefault
   for (const { service } of SERVICES) {
     const section = values.sections[service]
     if (stored && sameSection(section, stored.sections[service])) continue
     if (!stored && !section.server) continue
-    body[service] = sectionBody(service, section, editing?.[service])
+    body[service] = sectionBody(service, section)
   }
   return body
 }
 
 /**
- * A model configuration's form: a new one (POST), or `editing` one (PUT of its name and the sections changed), with a
- * fieldset per service: its model server (or none; the built-in voice for text to speech) and its main settings.
+ * A model configuration's form: a new one (POST), or `editing` one (PUT of what changed: name, default, sections), with a
+ * fieldset per service: its model server (or none; the built-in voice for text to speech) and every setting it takes.
  * A configuration names its model servers, never their keys: nothing secret is shown or sent.
  */
 export function ConfigurationForm({
@@ -130,6 +127,14 @@ export function ConfigurationForm({
         error={error}
         path={['name']}
         required
+      />
+      <Checkbox
+        label="Organization default"
+        checked={values.isDefault}
+        onChange={(isDefault) => setValues({ ...values, isDefault })}
+        error={error}
+        path={['is_default']}
+        hint={editing ? undefined : 'The first configuration is the default either way'}
       />
       <div className="service-grid">
         {SERVICES.map(({ service, title, label, settings }) => (
@@ -178,7 +183,7 @@ function ServiceFieldset({
   connections: Connection[]
   error: ApiError | null
 }) {
-  const setSetting = (setting: Setting) => (value: string) =>
+  const setSetting = (setting: string) => (value: string) =>
     onChange({ ...values, settings: { ...values.settings, [setting]: value } })
   const servers = [
     { value: '', label: service === 'llm' ? 'Choose a model server' : 'None' },
@@ -207,30 +212,23 @@ function ServiceFieldset({
           options={BUILTIN_VOICES.map((voice) => ({ value: voice, label: voice }))}
         />
       ) : values.server ? (
-        settings.map((setting) =>
-          setting === 'streaming' ? (
-            <Checkbox
-              key={setting}
-              label={`Stream ${label.toLowerCase()}`}
-              checked={values.settings.streaming === 'true'}
-              onChange={(checked) => setSetting('streaming')(String(checked))}
-              error={error}
-              path={[service, 'settings', setting]}
-              hint="Over the realtime transcription socket; uploads each utterance when off"
-            />
-          ) : (
-            <Field
-              key={setting}
-              label={`${label} ${setting}`}
-              type={setting === 'dimensions' ? 'number' : 'text'}
-              value={values.settings[setting]}
-              onChange={setSetting(setting)}
-              error={error}
-              path={[service, 'settings', setting]}
-              hint={SETTING_HINTS[setting]}
-            />
-          ),
-        )
+        settings.map((setting) => (
+          <Field
+            key={setting.key}
+            label={`${label} ${setting.label}`}
+            type={setting.number ? 'number' : 'text'}
+            value={values.settings[setting.key]}
+            onChange={setSetting(setting.key)}
+            error={error}
+            path={[service, 'settings', ...setting.key.split('.')]}
+            hint={setting.hint}
+            options={setting.options}
+            multiline={setting.multiline}
+            min={setting.number?.min}
+            max={setting.number?.max}
+            step={setting.number ? (setting.number.integer ? 1 : 'any') : undefined}
+          />
+        ))
       ) : null}
     </fieldset>
   )
