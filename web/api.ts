@@ -38,7 +38,7 @@ export class ApiError extends Error {
 let csrfToken: string | null = null
 
 /** Set on sign-in and on reload (GET /api/v1/auth/session gives it again). */
-export const useCsrfToken = (token: string | null) => {
+export const rememberCsrfToken = (token: string | null) => {
   csrfToken = token
 }
 

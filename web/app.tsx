@@ -1,5 +1,5 @@
 import { type ComponentType, lazy, Suspense, useEffect, useState } from 'react'
-import { api, useCsrfToken, whenSignedOut } from './api'
+import { api, rememberCsrfToken, whenSignedOut } from './api'
 import { closeEvents } from './events'
 import { href, useRoute } from './router'
 import { SignIn } from './pages/sign-in'
@@ -49,12 +49,12 @@ export function App() {
   useEffect(() => {
     whenSignedOut(() => {
       closeEvents()
-      useCsrfToken(null)
+      rememberCsrfToken(null)
       setWho(null)
     })
     api<Who & { session: { csrf_token: string } | null }>('GET', '/api/v1/auth/session').then(
       (session) => {
-        useCsrfToken(session.session?.csrf_token ?? null)
+        rememberCsrfToken(session.session?.csrf_token ?? null)
         setWho(session)
       },
       () => setWho(null),
@@ -71,7 +71,7 @@ export function App() {
     return (
       <SignIn
         onSignedIn={(session) => {
-          useCsrfToken(session.session?.csrf_token ?? null)
+          rememberCsrfToken(session.session?.csrf_token ?? null)
           setWho(session)
         }}
       />
@@ -80,7 +80,7 @@ export function App() {
   const signOut = async () => {
     await api('DELETE', '/api/v1/auth/session').catch(() => undefined)
     closeEvents()
-    useCsrfToken(null)
+    rememberCsrfToken(null)
     setWho(null)
   }
   const admin = who.scope === 'admin'

@@ -1,5 +1,5 @@
 // Small shared pieces: loading data, showing errors, fields with their 422 message, times in the browser's zone, a chart.
-import { useCallback, useEffect, useId, useState, type FormEvent, type ReactNode } from 'react'
+import { useCallback, useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react'
 import { ApiError } from './api'
 
 export type Loaded<T> = { data: T | null; error: Error | null; loading: boolean; reload: () => void }
@@ -12,6 +12,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     loading: true,
   })
   const [generation, setGeneration] = useState(0)
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what `load` reads (deps); generation is reload()'s
   useEffect(() => {
     let current = true
     setState((previous) => ({ ...previous, loading: true }))
@@ -305,6 +306,9 @@ export function StateBadge({ state }: { state: string }) {
   return <span className={`badge badge-${state.replace(/[^a-z_-]/gi, '')}`}>{state}</span>
 }
 
+/** A column's heading; `{ hidden }` is one only screen readers read (over a column of buttons). */
+type Column = string | { hidden: string }
+
 /** A table with its column headings; the rows are the children. */
 export function Table({
   columns,
@@ -312,7 +316,7 @@ export function Table({
   children,
   card = true,
 }: {
-  columns: ReactNode[]
+  columns: Column[]
   caption?: string
   children: ReactNode
   card?: boolean
@@ -323,17 +327,35 @@ export function Table({
         {caption ? <caption className="muted">{caption}</caption> : null}
         <thead>
           <tr>
-            {columns.map((column, index) => (
-              <th scope="col" key={index}>
-                {column}
-              </th>
-            ))}
+            {columns.map((column) =>
+              typeof column === 'string' ? (
+                <th scope="col" key={column}>
+                  {column}
+                </th>
+              ) : (
+                <th scope="col" key={column.hidden}>
+                  <span className="visually-hidden">{column.hidden}</span>
+                </th>
+              ),
+            )}
           </tr>
         </thead>
         <tbody>{children}</tbody>
       </table>
     </div>
   )
+}
+
+/**
+ * Keys for the rows of an editable list whose rows carry no id: a row keeps its key while others are added after it or
+ * removed before it (call `removed(index)` with the removal), so React keeps each row's inputs and focus with its row.
+ */
+export function useRowKeys(count: number): { keys: number[]; removed: (index: number) => void } {
+  const keys = useRef<number[]>([])
+  const made = useRef(0)
+  while (keys.current.length < count) keys.current.push(made.current++)
+  keys.current.length = count
+  return { keys: keys.current, removed: (index) => keys.current.splice(index, 1) }
 }
 
 /**

@@ -1,5 +1,6 @@
 // Node and edge forms generated from the node catalog (GET /api/v1/node-types): one control per property type.
 import { useId, type ReactNode } from 'react'
+import { useRowKeys } from '../ui'
 import type { NodeSpec, PropertySpec, RowPropertySpec } from '../../src/definition/rules'
 import { isBuiltInVariable, placeholderSpans } from '../../src/definition/template-variables'
 
@@ -22,7 +23,7 @@ export type FormContext = {
   knownVariables: Set<string>
 }
 
-const valueOf = (spec: Spec, data: Data) => data[spec.name] ?? spec.default
+const specValue = (spec: Spec, data: Data) => data[spec.name] ?? spec.default
 
 /** The catalog's display_options: shown when every `show` field has one of its values, and no `hide` field does. */
 export function isShown(spec: Spec, data: Data, siblings: readonly Spec[]): boolean {
@@ -65,7 +66,7 @@ export function PropertyFields({
           <PropertyField
             key={spec.name}
             spec={spec}
-            value={valueOf(spec, data)}
+            value={specValue(spec, data)}
             path={`${path}.${spec.name}`}
             onChange={(value) => onChange(withValue(data, spec.name, value), `${path}.${spec.name}`)}
             context={context}
@@ -280,6 +281,7 @@ function RowsField({ spec, value, path, onChange, context }: FieldProps) {
   const rows: Data[] = Array.isArray(value) ? value : []
   const rowSpecs = ('properties' in spec ? spec.properties : null) ?? []
   const messages = context.errors.get(path) ?? []
+  const rowKeys = useRowKeys(rows.length)
   const blank = Object.fromEntries(
     rowSpecs.filter((row) => row.required).map((row) => [row.name, row.options?.[0]?.value ?? '']),
   )
@@ -288,7 +290,7 @@ function RowsField({ spec, value, path, onChange, context }: FieldProps) {
       <legend>{spec.display_name}</legend>
       <small className="muted">{spec.description}</small>
       {rows.map((row, index) => (
-        <fieldset className="row" key={index} aria-label={`${spec.display_name} row ${index + 1}`}>
+        <fieldset className="row" key={rowKeys.keys[index]} aria-label={`${spec.display_name} row ${index + 1}`}>
           <PropertyFields
             specs={rowSpecs}
             data={row}
@@ -299,7 +301,10 @@ function RowsField({ spec, value, path, onChange, context }: FieldProps) {
           <button
             type="button"
             className="secondary"
-            onClick={() => onChange(rows.filter((_, at) => at !== index))}
+            onClick={() => {
+              rowKeys.removed(index)
+              onChange(rows.filter((_, at) => at !== index))
+            }}
             aria-label={`Remove ${spec.display_name} row ${index + 1}`}
           >
             Remove

@@ -181,6 +181,7 @@ function ChatTurn({ turn, nodeName }: { turn: Turn; nodeName: (id: string) => st
       {lines.length ? (
         <ul className="chat-events">
           {lines.map((line, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: a finished turn's events are a fixed log with no id: its position is each line's identity
             <li key={index} className="text">
               {line}
             </li>

@@ -64,7 +64,7 @@ export function AgentList({ params }: { params: URLSearchParams }) {
               </Empty>
             )
           return (
-            <Table columns={['Name', 'Status', 'Runs', 'Created', <span className="visually-hidden">Actions</span>]}>
+            <Table columns={['Name', 'Status', 'Runs', 'Created', { hidden: 'Actions' }]}>
               {shown.map((agent) => (
                 <tr key={agent.id} data-agent-id={agent.id}>
                   <td>

@@ -2,7 +2,7 @@ import { useRef, useState } from 'react'
 import { api, ApiError } from '../api'
 import { useLiveEvents } from '../events'
 import { href, navigate } from '../router'
-import { Empty, ErrorNote, Field, Page, Show, StateBadge, Table, Time, useLoad, useSubmit } from '../ui'
+import { Empty, ErrorNote, Field, Page, Show, StateBadge, Table, Time, useLoad, useRowKeys, useSubmit } from '../ui'
 import { CampaignProgress } from './overview'
 
 export function Campaigns({ path }: { path: string[] }) {
@@ -110,6 +110,7 @@ function NewCampaign() {
   )
   const [name, setName] = useState('')
   const [variants, setVariants] = useState<Variant[]>([{ agent: '', weight: '100' }])
+  const variantKeys = useRowKeys(variants.length)
   const [configuration, setConfiguration] = useState('')
   const [concurrency, setConcurrency] = useState('2')
   const [rate, setRate] = useState('1')
@@ -178,7 +179,7 @@ function NewCampaign() {
         <fieldset>
           <legend>Agents</legend>
           {variants.map((variant, index) => (
-            <div key={index} className="row">
+            <div key={variantKeys.keys[index]} className="row">
               <Field
                 label={index === 0 ? 'Agent' : `Agent ${index + 1}`}
                 value={variant.agent}
@@ -202,7 +203,10 @@ function NewCampaign() {
                   <button
                     type="button"
                     className="secondary"
-                    onClick={() => setVariants((previous) => evenWeights(previous.filter((_, at) => at !== index)))}
+                    onClick={() => {
+                      variantKeys.removed(index)
+                      setVariants((previous) => evenWeights(previous.filter((_, at) => at !== index)))
+                    }}
                   >
                     Remove agent {index + 1}
                   </button>
@@ -476,6 +480,7 @@ function CampaignPage({ id }: { id: number }) {
               <h2 id="log-title">Log</h2>
               <ol>
                 {campaign.logs.map((entry: any, index: number) => (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: a log's entries carry no id (two may share ts and event); text only, no state to keep
                   <li key={index}>
                     <Time at={entry.ts} /> {entry.message}
                   </li>

@@ -67,17 +67,7 @@ export function Keys({ currentKeyId }: { currentKeyId: number }) {
           list.length === 0 ? (
             <Empty title="No key yet." />
           ) : (
-            <Table
-              columns={[
-                'Name',
-                'Prefix',
-                'Scope',
-                'State',
-                'Created',
-                'Last used',
-                <span className="visually-hidden">Actions</span>,
-              ]}
-            >
+            <Table columns={['Name', 'Prefix', 'Scope', 'State', 'Created', 'Last used', { hidden: 'Actions' }]}>
               {list.map((key) => (
                 <tr key={key.id}>
                   <td>

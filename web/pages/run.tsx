@@ -87,6 +87,7 @@ export function RunPage({ workflowId, runId }: { workflowId: number; runId: numb
               <h2 id="recording-title">Recording</h2>
               {recording ? (
                 <>
+                  {/* biome-ignore lint/a11y/useMediaCaption: browsers draw no captions for <audio>; the call's transcript is shown below, each turn a button that seeks the recording */}
                   <audio
                     ref={audio}
                     controls
@@ -117,6 +118,7 @@ export function RunPage({ workflowId, runId }: { workflowId: number; runId: numb
               ) : (
                 <ol className="transcript">
                   {transcript.map((turn, index) => (
+                    // biome-ignore lint/suspicious/noArrayIndexKey: a stored transcript's turns have no id (two may start together) and never move: its position is each turn's identity
                     <li key={index} className={`turn turn-${turn.role}`}>
                       {index > 0 && transcript[index - 1].node_id !== turn.node_id ? (
                         <p className="node-change">
@@ -149,6 +151,7 @@ export function RunPage({ workflowId, runId }: { workflowId: number; runId: numb
               {Array.isArray(run.logs?.tool_calls) && run.logs.tool_calls.length ? (
                 <ol>
                   {run.logs.tool_calls.map((call: any, index: number) => (
+                    // biome-ignore lint/suspicious/noArrayIndexKey: a stored run's tool calls have no id (the same tool may be called alike twice) and never move
                     <li key={index}>
                       <code>{String(call.name ?? call.tool ?? 'tool')}</code>{' '}
                       <span className="muted">{JSON.stringify(call.result ?? call.error ?? '')}</span>
@@ -354,7 +357,7 @@ function Waveform({ url }: { url: string }) {
         const speaker = channel === 0 ? 'Caller' : 'Agent'
         const silent = track.every((peak) => peak === 0)
         return (
-          <div key={channel} className="track">
+          <div key={speaker} className="track">
             <span className="muted">{speaker}</span>
             <svg
               role="img"
