@@ -316,8 +316,19 @@ describe('the console', () => {
       await page.getByRole('button', { name: 'Split with another agent' }).click()
       await page.getByRole('button', { name: 'Split with another agent' }).click()
       expect(await page.getByLabel('Share of agent 1 (%)').inputValue()).toBe('34')
-      await page.getByLabel('Agent 2', { exact: true }).selectOption(String(others[0].id))
-      await page.getByLabel('Agent 3', { exact: true }).selectOption(String(others[1].id))
+      // a fourth row, then the empty second one removed: the rows after it keep their own elements
+      await page.getByRole('button', { name: 'Split with another agent' }).click()
+      await page.getByLabel('Agent 3', { exact: true }).selectOption(String(others[0].id))
+      await page.getByLabel('Agent 4', { exact: true }).selectOption(String(others[1].id))
+      const agentRows = page.locator('fieldset', { has: page.locator('legend', { hasText: 'Agents' }) }).locator('.row')
+      await agentRows.nth(2).evaluate((row) => {
+        row.dataset.probe = 'third'
+      })
+      await page.getByRole('button', { name: 'Remove agent 2' }).click()
+      expect(await agentRows.count()).toBe(3)
+      expect(await agentRows.nth(1).getAttribute('data-probe')).toBe('third')
+      expect(await page.getByLabel('Agent 2', { exact: true }).inputValue()).toBe(String(others[0].id))
+      expect(await page.getByLabel('Agent 3', { exact: true }).inputValue()).toBe(String(others[1].id))
       await page.getByLabel('Share of agent 1 (%)').fill('50')
       await page.getByLabel('Share of agent 2 (%)').fill('30')
       await page.getByLabel('Share of agent 3 (%)').fill('30')
