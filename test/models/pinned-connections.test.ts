@@ -114,6 +114,26 @@ describe('HTTP requests to model servers are pinned the same way', () => {
     expect(models.requestsTo('/chat/completions').at(-1)!.headers.get('host')).toBe(`${NAME}:${modelsPort()}`)
   })
 
+  test('a failed lookup is not kept: the next attempt asks the resolver again and gets through', async () => {
+    models.chat.queue(say('{"ok":true}'))
+    const answers = [Promise.reject(new Error('SERVFAIL')), Promise.resolve(['127.0.0.1'])]
+    const asked: string[] = []
+    const connection: ModelConnection = {
+      ...connectionTo([], ELSEWHERE, modelsPort()).connection,
+      thisMachine: {
+        resolveHost: (name) => {
+          asked.push(name)
+          return answers.shift()!
+        },
+        log: { warn() {} },
+        appliance: ELSEWHERE,
+      },
+    }
+    // The client retries an unreachable server once: the retry asks the resolver again instead of a kept failure.
+    expect((await chat(connection)).text).toBe('{"ok":true}')
+    expect(asked).toEqual([NAME, NAME])
+  })
+
   test('a name that resolves to this Ringbase server is refused: nothing is sent', async () => {
     const before = models.requestsTo('/chat/completions').length
     const { connection } = connectionTo(
