@@ -54,7 +54,12 @@ function resolveBriefly(resolveHost: ThisMachineRule['resolveHost'], hostname: s
   if (known && known.until > now) return known.addresses
   for (const [name, entry] of names) if (entry.until <= now) names.delete(name)
   const addresses = resolveHost(hostname).catch(() => [])
-  names.set(hostname, { addresses, until: now + RESOLVED_KEEP_MS })
+  const entry = { addresses, until: now + RESOLVED_KEEP_MS }
+  names.set(hostname, entry)
+  // A failed lookup is shared by the requests waiting on it, not kept: the next request asks again.
+  void addresses.then((found) => {
+    if (found.length === 0 && names.get(hostname) === entry) names.delete(hostname)
+  })
   return addresses
 }
 

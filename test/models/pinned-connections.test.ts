@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
 import type { ApplianceAddress } from '../../src/egress/network-policy'
 import type { ModelConnection } from '../../src/models/http'
 import { createLlmClient } from '../../src/models/llm'
@@ -113,6 +114,26 @@ describe('HTTP requests to model servers are pinned the same way', () => {
     expect(models.requestsTo('/chat/completions').at(-1)!.headers.get('host')).toBe(`${NAME}:${modelsPort()}`)
   })
 
+  test('a failed lookup is not kept: the next attempt asks the resolver again and gets through', async () => {
+    models.chat.queue(say('{"ok":true}'))
+    const answers = [Promise.reject(new Error('SERVFAIL')), Promise.resolve(['127.0.0.1'])]
+    const asked: string[] = []
+    const connection: ModelConnection = {
+      ...connectionTo([], ELSEWHERE, modelsPort()).connection,
+      thisMachine: {
+        resolveHost: (name) => {
+          asked.push(name)
+          return answers.shift()!
+        },
+        log: { warn() {} },
+        appliance: ELSEWHERE,
+      },
+    }
+    // The client retries an unreachable server once: the retry asks the resolver again instead of a kept failure.
+    expect((await chat(connection)).text).toBe('{"ok":true}')
+    expect(asked).toEqual([NAME, NAME])
+  })
+
   test('a name that resolves to this Ringbase server is refused: nothing is sent', async () => {
     const before = models.requestsTo('/chat/completions').length
     const { connection } = connectionTo(
@@ -123,5 +144,32 @@ describe('HTTP requests to model servers are pinned the same way', () => {
     // The server is on this machine: its failure reads the same whatever the reason (the log tells it).
     await expect(chat(connection)).rejects.toMatchObject({ kind: 'refused', reasonHidden: true })
     expect(models.requestsTo('/chat/completions')).toHaveLength(before)
+  })
+})
+
+describe('a pinned connection over TLS checks the certificate against the name, not the address', () => {
+  const fixtures = join(import.meta.dir, '..', 'fixtures', 'tls')
+  const connectAs = async (name: string) => {
+    const child = Bun.spawn([process.execPath, join(import.meta.dir, '..', 'support', 'tls-model-client.ts'), name], {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: join(fixtures, 'model-server.crt') },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    const [out, err] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()])
+    await child.exited
+    if (!out.trim()) throw new Error(err)
+    return JSON.parse(out.trim()) as { chat: string; socket: string; port: number }
+  }
+
+  test('the certificate names the model server: the request and the socket reach 127.0.0.1 under its name', async () => {
+    const { chat, socket, port } = await connectAs('model.example.test')
+    expect(chat).toBe('{"ok":true}')
+    expect(socket).toBe(`session.created via model.example.test:${port}`)
+  })
+
+  test('a name the certificate does not carry: both refused by certificate verification', async () => {
+    const { chat, socket } = await connectAs('other.example.test')
+    expect(chat).toStartWith('failed:')
+    expect(socket).toStartWith('failed:')
   })
 })
