@@ -191,6 +191,15 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
   loop.enable()
   const cpuBefore = process.cpuUsage()
   const startedAt = performance.now()
+  // when the event loop stalled (more than 100 ms without running a 10 ms timer), from the phase's start
+  const stalls: { at_ms: number; gap_ms: number }[] = []
+  let lastTick = startedAt
+  const stallWatch = setInterval(() => {
+    const now = performance.now()
+    if (now - lastTick > 110)
+      stalls.push({ at_ms: Math.round(lastTick - startedAt), gap_ms: Math.round(now - lastTick) })
+    lastTick = now
+  }, 10)
   const speakAt = together ? SPEAK_AT_MS.map((at) => Date.now() + 2_000 + at) : undefined
   // calls start spread over two seconds, as a dialer would ramp up
   const results = await Promise.all(
@@ -202,6 +211,7 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
   const wallMs = performance.now() - startedAt
   const cpu = process.cpuUsage(cpuBefore)
   loop.disable()
+  clearInterval(stallWatch)
   const stats = (await (await fetch(`${endpoints.controlUrl}/stats`)).json()) as {
     played: number
     late: number
@@ -247,6 +257,7 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
         cpu_percent_of_a_core_per_call: Math.round((coreShare / calls) * 100_000) / 1000,
         agent_frames_played: stats.played,
         agent_frames_late: stats.late,
+        event_loop_stalls: stalls,
         event_loop_delay_ms: { p99: ms(loop.percentile(99) / 1e6), max: ms(loop.max / 1e6) },
       },
       null,
