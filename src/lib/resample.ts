@@ -85,10 +85,8 @@ export function createResampler(fromRate: number, toRate: number): Resampler {
       const output = new Int16Array(count)
       let position = nextPosition
       for (let o = 0; o < count; o++, position += down) {
-        const taps = phases[position % up]
         const newest = historyLength + Math.floor(position / up)
-        let sum = 0
-        for (let q = 0; q < tapsPerPhase; q++) sum += taps[q] * work[newest - q]
+        const sum = up === 1 ? symmetricSum(phases[0], work, newest) : phaseSum(phases[position % up], work, newest)
         output[o] = sum > 32767 ? 32767 : sum < -32768 ? -32768 : Math.round(sum)
       }
       nextPosition = position - end
@@ -96,6 +94,24 @@ export function createResampler(fromRate: number, toRate: number): Resampler {
       return output
     },
   }
+}
+
+function phaseSum(taps: Float64Array, work: Float64Array, newest: number): number {
+  let sum = 0
+  for (let q = 0; q < taps.length; q++) sum += taps[q] * work[newest - q]
+  return sum
+}
+
+/**
+ * The same sum for a symmetric filter (a pure decimation's single phase: the windowed sinc mirrors around its
+ * middle): half the multiplications. Resampling synthesised speech is the voice's hottest loop.
+ */
+function symmetricSum(taps: Float64Array, work: Float64Array, newest: number): number {
+  const last = taps.length - 1
+  const oldest = newest - last
+  let sum = last % 2 === 0 ? taps[last / 2] * work[newest - last / 2] : 0
+  for (let q = 0; q < (last + 1) >> 1; q++) sum += taps[q] * (work[newest - q] + work[oldest + q])
+  return sum
 }
 
 /** Resamples a whole signal at once (a fresh resampler; the filter delay is included). */
