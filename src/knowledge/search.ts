@@ -159,11 +159,11 @@ const dot = (a: Float32Array, b: Float32Array) => {
   return sum
 }
 
-/** The candidates' chunks ranked by the exact similarity of their float32 vectors, best first. */
+/** The candidates' chunk ids ranked by the exact similarity of their float32 vectors, best first. */
 function rankExactly(ctx: AppContext, candidates: VectorHit[], query: Float32Array) {
   if (candidates.length === 0) return []
   return ctx.db
-    .select()
+    .select({ id: knowledgeBaseChunks.id, embedding: knowledgeBaseChunks.embedding })
     .from(knowledgeBaseChunks)
     .where(
       inArray(
@@ -172,8 +172,15 @@ function rankExactly(ctx: AppContext, candidates: VectorHit[], query: Float32Arr
       ),
     )
     .all()
-    .map((chunk) => ({ chunk, similarity: dot(vectorOf(chunk.embedding), query) }))
+    .map(({ id, embedding }) => ({ id, similarity: dot(vectorOf(embedding), query) }))
     .sort((a, b) => b.similarity - a.similarity)
+}
+
+/** The chunks with these ids, by id: only the few a search returns are read whole (texts and metadata). */
+function chunksById(ctx: AppContext, ids: number[]) {
+  const chunks =
+    ids.length === 0 ? [] : ctx.db.select().from(knowledgeBaseChunks).where(inArray(knowledgeBaseChunks.id, ids)).all()
+  return new Map(chunks.map((chunk) => [chunk.id, chunk]))
 }
 
 /**
@@ -218,8 +225,15 @@ export async function searchChunks(
   const byId = new Map(searchable.map((row) => [row.id, row]))
   const { index, loaded } = await loadVectors(ctx, searchable)
   const candidates = await nearest(index, loaded, queryVector, candidatesFor(limit))
-  const ranked = rankExactly(ctx, candidates, queryVector).filter(({ similarity }) => similarity >= minSimilarity)
-  for (const { chunk, similarity } of ranked.slice(0, limit)) {
+  const best = rankExactly(ctx, candidates, queryVector)
+    .filter(({ similarity }) => similarity >= minSimilarity)
+    .slice(0, limit)
+  const chunks = chunksById(
+    ctx,
+    best.map(({ id }) => id),
+  )
+  for (const { id, similarity } of best) {
+    const chunk = chunks.get(id)!
     const row = byId.get(chunk.documentId)!
     result.chunks.push({
       id: chunk.id,
