@@ -17,6 +17,7 @@ import { databasePath } from '../../src/db/open'
 import { createLogger } from '../../src/log'
 import { bootstrapInstallation } from '../../src/auth/keys'
 import type { TelephonyProvider } from '../../src/telephony/provider'
+import { configureModelsNeverAsked } from '../../test/support/voice-models'
 
 const rows = Number(process.argv[2] ?? 1_000_000)
 const dialSeconds = Number(process.argv[3] ?? 10)
@@ -75,6 +76,8 @@ await api('POST', '/api/v1/organizations/telephony-configs', {
   is_default_outbound: true,
   config: { provider: 'ari', ari_endpoint: 'http://127.0.0.1:9', app_name: 'bench', app_password: 'bench-password' },
 })
+// Dials only: the calls end at once, their models are never asked.
+await configureModelsNeverAsked((path, body) => api('POST', path, body))
 const lines: string[] = ['phone_number,first_name,company']
 for (let i = 0; i < rows; i++) lines.push(`+1${String(2000000000 + i)},Name${i},"Company ${i % 997}, Inc"`)
 let csv: Uint8Array | null = new TextEncoder().encode(lines.join('\n') + '\n')
