@@ -81,6 +81,12 @@ export const campaigns = sqliteTable(
     scheduleConfig: text('schedule_config', { mode: 'json' }).$type<ScheduleConfig | null>(),
     circuitBreaker: text('circuit_breaker', { mode: 'json' }).$type<CircuitBreakerConfig>().notNull(),
     breakerWindowResetAt: integer('breaker_window_reset_at').notNull().default(0),
+    /** Added by migrations/0020_campaign_pacing.sql: the dial rhythm every instance shares (campaigns/pacer.ts). */
+    dialRhythmRate: integer('dial_rhythm_rate'),
+    dialRhythmStartedAt: integer('dial_rhythm_started_at'),
+    dialRhythmDials: integer('dial_rhythm_dials').notNull().default(0),
+    lastDialAt: integer('last_dial_at'),
+    outsideScheduleLoggedFor: integer('outside_schedule_logged_for'),
     parentCampaignId: integer('parent_campaign_id'),
     redialedCampaignId: integer('redialed_campaign_id'),
     telephonyConfigurationId: integer('telephony_configuration_id'),
