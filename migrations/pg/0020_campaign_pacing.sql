@@ -5,3 +5,7 @@ ALTER TABLE campaigns ADD COLUMN dial_rhythm_started_at BIGINT;
 ALTER TABLE campaigns ADD COLUMN dial_rhythm_dials BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE campaigns ADD COLUMN last_dial_at BIGINT;
 ALTER TABLE campaigns ADD COLUMN outside_schedule_logged_for BIGINT;
+-- The dialler reads a campaign's runs latest first (the start `rate` dials back): SQLite's index on campaign_id holds
+-- the rowid, PostgreSQL's needs the id spelled out to serve that order.
+DROP INDEX workflow_runs_campaign;
+CREATE INDEX workflow_runs_campaign ON workflow_runs(campaign_id, id) WHERE campaign_id IS NOT NULL;
