@@ -309,7 +309,7 @@ function dialNextContact(dialer: Dialer, plan: DialPlan): number | null {
   const { ctx, queries } = dialer
   const { campaign } = plan
   let blockedUntil = Infinity
-  let gate: DialGate
+  let rhythm: DialRhythm
   const started = startOutboundCall(
     ctx,
     () => {
@@ -321,14 +321,13 @@ function dialNextContact(dialer: Dialer, plan: DialPlan): number | null {
       }
       const contact = queries.claimNextContact(campaign.id, now)
       if (!contact) return null
-      gate = verdict.gate
+      // The dial counts from when its claim decided it: the claim's own duration (a few round trips to PostgreSQL)
+      // must not make every dial late and restart the rhythm.
+      rhythm = rhythmAfterDial(rhythmOf(verdict.gate), verdict.gate.rate_limit_per_second, now)
       return campaignCall(plan, contact, (agentId, definitionId) => runTarget(ctx, plan, agentId, definitionId))
     },
     (call, runId) => {
       const { contactId, trafficVariantId } = call.campaign!
-      // The dial's time as late as the transaction allows (the provider is asked right after it), so the next slot
-      // is never counted from before the dial.
-      const rhythm = rhythmAfterDial(rhythmOf(gate), gate.rate_limit_per_second, ctx.clock.now())
       queries.recordDial({ campaignId: campaign.id, contactId, runId, variantId: trafficVariantId }, rhythm)
     },
   )
