@@ -7,7 +7,7 @@ import { contactAttempts } from './campaigns/attempts'
 import { discardImportingCampaigns } from './campaigns/lifecycle'
 import { createCampaignScheduler } from './campaigns/scheduler'
 import { startCheckpointer } from './db/checkpointer'
-import { databasePath } from './db/open'
+import { backendOf, databasePath } from './db/open'
 import { startAriManager } from './telephony/ari/manager'
 import { closeSessionsInterruptedByRestart } from './runs/session-recovery'
 import { startTextChatSweeper } from './runs/text-chat'
@@ -33,7 +33,9 @@ function removeUnfinishedImports(ctx: AppContext): void {
  */
 export async function startBackgroundServices(ctx: AppContext): Promise<BackgroundServices> {
   removeUnfinishedImports(ctx)
-  const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
+  // PostgreSQL checkpoints by itself: only SQLite's WAL needs the worker.
+  const checkpointer =
+    backendOf(ctx.sqlite) === 'sqlite' ? await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir)) : null
   const conversations = createVoiceConversations(ctx, { attempts: contactAttempts })
   // Every transport's answered calls (ARI media legs, carrier media streams) get this conversation.
   const stopConversations = ctx.telephony.onAnswered((call) => conversations.onAnswered(call))
@@ -80,7 +82,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
       stopConversations()
       await scheduler.stop()
       await ari.stop()
-      await checkpointer.stop()
+      await checkpointer?.stop()
     },
   }
 }

@@ -11,6 +11,7 @@ import { systemClock, type Clock } from './lib/clock'
 import { loadMasterKey } from './lib/encryption'
 import { createOrgEventBus } from './lib/org-event-bus'
 import { createLogger, type Logger } from './log'
+import { verifyMasterKey } from './credentials/master-key-check'
 import { createModelHealth } from './models/health'
 import { localObjectStore, type ObjectStore } from './storage/object-store'
 import { s3ObjectStore } from './storage/s3-object-store'
@@ -42,6 +43,12 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
   const { db, sqlite, applied } = openConfiguredDatabase(config)
   if (applied.length > 0) log.info({ migrations: applied }, 'database migrated')
   const masterKey = loadMasterKey({ env: config.masterKey ?? undefined, dataDir: config.dataDir })
+  try {
+    verifyMasterKey({ sqlite }, masterKey)
+  } catch (error) {
+    sqlite.close()
+    throw error
+  }
   const clock = overrides.clock ?? systemClock
   const ctx: AppContext = {
     config,
