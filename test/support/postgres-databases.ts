@@ -115,3 +115,18 @@ export function storedDatabaseText(app: AppWithDatabase): string {
     .map((file) => readFileSync(file).toString('latin1'))
     .join('\n')
 }
+
+/** Makes every insert into `table` fail with `message` (a full disk, a broken database), on either engine. */
+export function failInsertsInto(app: Required<AppWithDatabase>, table: string, message: string): void {
+  const quoted = message.replaceAll("'", "''")
+  if (app.ctx.config.databaseUrl === null) {
+    app.ctx.sqlite.run(
+      `CREATE TRIGGER refuse_${table} BEFORE INSERT ON ${table} BEGIN SELECT RAISE(ABORT, '${quoted}'); END`,
+    )
+    return
+  }
+  app.ctx.sqlite.run(
+    `CREATE FUNCTION refuse_${table}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION '${quoted}'; END $$;
+     CREATE TRIGGER refuse_${table} BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION refuse_${table}();`,
+  )
+}
