@@ -1,13 +1,14 @@
 import cron from 'node-cron'
 import type { AppContext } from './context'
 import { cronLogger } from './log'
-import { closeCallsInterruptedByRestart, closeVanishedCalls } from './calls/recovery'
+import { closeCallsInterruptedByRestart, closeCallsOfDeadPeers, closeVanishedCalls } from './calls/recovery'
 import { createVoiceConversations } from './calls/voice'
 import { contactAttempts } from './campaigns/attempts'
 import { discardImportingCampaigns } from './campaigns/lifecycle'
 import { createCampaignScheduler } from './campaigns/scheduler'
 import { startCheckpointer } from './db/checkpointer'
 import { databasePath } from './db/open'
+import { startInstanceHeartbeat } from './instances/registry'
 import { startAriManager } from './telephony/ari/manager'
 import { closeSessionsInterruptedByRestart } from './runs/session-recovery'
 import { startTextChatSweeper } from './runs/text-chat'
@@ -27,11 +28,19 @@ function removeUnfinishedImports(ctx: AppContext): void {
   if (removed > 0) ctx.log.warn({ campaigns: removed }, 'removed campaigns whose contacts import was interrupted')
 }
 
+/** What a live instance does after each heartbeat: close the calls and conversations of instances that died. */
+async function recoverDeadPeers(ctx: AppContext): Promise<void> {
+  await closeCallsOfDeadPeers(ctx, contactAttempts)
+  await closeSessionsInterruptedByRestart(ctx)
+}
+
 /**
- * Everything that runs beside the HTTP API, in start-up order: clean up what a crash left half done, connect to the
- * PBXs, close calls nobody can follow any more, then dial. `stop` reverses it.
+ * Everything that runs beside the HTTP API, in start-up order: register this instance among those sharing the
+ * database, clean up what a crash left half done, connect to the PBXs (those whose lease this instance takes), close
+ * calls nobody can follow any more, then dial. `stop` reverses it.
  */
 export async function startBackgroundServices(ctx: AppContext): Promise<BackgroundServices> {
+  const instance = startInstanceHeartbeat(ctx, () => recoverDeadPeers(ctx))
   removeUnfinishedImports(ctx)
   const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
   const conversations = createVoiceConversations(ctx, { attempts: contactAttempts })
@@ -81,6 +90,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
       await scheduler.stop()
       await ari.stop()
       await checkpointer.stop()
+      await instance.stop()
     },
   }
 }

@@ -13,6 +13,10 @@ export type SqlDatabase = Database
 export type OpenedDb = { db: Db; sqlite: SqlDatabase; applied: string[] }
 
 /** The database's file name inside a data dir. */
+/** The database engine behind `ctx.sqlite`, as `GET /api/v1/health` names it. */
+export type DatabaseBackend = 'sqlite' | 'postgresql'
+export const DATABASE_BACKEND: DatabaseBackend = 'sqlite'
+
 export const DATABASE_FILE = 'ringbase.db'
 
 export const databasePath = (dataDir: string) => join(dataDir, DATABASE_FILE)
