@@ -32,6 +32,8 @@ async function startServer(): Promise<void> {
   running = await startServe(SOURCE_COMMAND, ['--dir', dataDir], {
     RINGBASE_BOOTSTRAP_API_KEY: KEY,
     RINGBASE_LOG_LEVEL: 'info',
+    // The killed process counts as dead (its calls recovered, its ARI lease taken over) 3 heartbeats after its last.
+    RINGBASE_INSTANCE_HEARTBEAT_MS: '200',
   })
 }
 
