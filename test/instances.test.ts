@@ -126,6 +126,7 @@ test('a graceful stop releases the lease and the instance row: the other takes o
   await waitFor('the first instance connected', async () => (await health(first)).ari.connected === 1, 10_000, 50)
   const second = await startInstance()
   await bothLiveForAWhile(first, second)
+  expect((await health(second)).ari).toEqual({ connected: 0, total: 0 })
 
   await kill(first, 'SIGTERM')
   // What the stopped instance left: no row, and no lease in its name (the survivor may hold it already).
