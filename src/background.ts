@@ -28,10 +28,14 @@ function removeUnfinishedImports(ctx: AppContext): void {
   if (removed > 0) ctx.log.warn({ campaigns: removed }, 'removed campaigns whose contacts import was interrupted')
 }
 
-/** What a live instance does after each heartbeat: close the calls and conversations of instances that died. */
+/**
+ * What a live instance does after each heartbeat: close the calls and conversations of instances that died, and send
+ * the webhooks their runs' QA reviews held.
+ */
 async function recoverDeadPeers(ctx: AppContext): Promise<void> {
   await closeCallsOfDeadPeers(ctx, contactAttempts)
   await closeSessionsInterruptedByRestart(ctx)
+  releaseHeldDeliveries(ctx)
 }
 
 /**
@@ -49,7 +53,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   const ari = startAriManager(ctx)
   await closeCallsInterruptedByRestart(ctx, contactAttempts)
   await closeSessionsInterruptedByRestart(ctx)
-  // No QA review from before the restart is still running: deliveries held for one go out now.
+  // No QA review of a dead instance's run is still running: deliveries held for one go out now.
   releaseHeldDeliveries(ctx)
   const webhooks = createWebhookDispatcher(ctx)
   webhooks.start()

@@ -6,6 +6,7 @@ import { LIVENESS_HEARTBEATS } from '../src/instances/registry'
 import { manualClock } from '../src/lib/clock'
 import { closeSessionsInterruptedByRestart } from '../src/runs/session-recovery'
 import { createRun } from '../src/runs/service'
+import { releaseHeldDeliveries } from '../src/runs/webhook-outbox'
 import { createAgent } from './support/agents'
 import { createTestApp, TEST_CLOCK_START, type TestApp } from './support/app'
 
@@ -53,6 +54,18 @@ async function ownersRuns(): Promise<{ calls: number[]; chat: number }> {
   }
 }
 
+/** A webhook delivery of the run held for its QA review. */
+function holdDelivery(runId: number): void {
+  owner.ctx.sqlite
+    .query(
+      `INSERT INTO webhook_deliveries (delivery_uuid, organization_id, run_id, node_id, state, next_attempt_at, created_at, updated_at)
+       SELECT 'held-' || id, organization_id, id, 'hook', 'held', 0, created_at, created_at FROM workflow_runs WHERE id = ?`,
+    )
+    .run(runId)
+}
+const deliveryState = () =>
+  owner.ctx.sqlite.query<{ state: string }, []>('SELECT state FROM webhook_deliveries').get()!.state
+
 const runRow = (runId: number) =>
   owner.ctx.sqlite
     .query<{ state: string; disposition: string | null; instance_id: string }, [number]>(
@@ -65,10 +78,14 @@ test("a live instance's open call and chat are left alone by the others' recover
   for (const t of [owner, ...survivors]) heartbeat(t)
   // Just inside the liveness window: three heartbeats missed are not yet dead.
   clock.advance(LIVENESS_HEARTBEATS * owner.ctx.config.instanceHeartbeatMs)
+  holdDelivery(runs.chat)
   for (const survivor of survivors) {
     expect(await closeCallsInterruptedByRestart(survivor.ctx, contactAttempts)).toBe(0)
     expect(await closeSessionsInterruptedByRestart(survivor.ctx)).toBe(0)
+    releaseHeldDeliveries(survivor.ctx)
   }
+  // Its QA review may still be running on the owner.
+  expect(deliveryState()).toBe('held')
   for (const call of runs.calls)
     expect(runRow(call)).toMatchObject({ state: 'initialized', instance_id: owner.ctx.instanceId })
   expect(runRow(runs.chat)).toMatchObject({ state: 'initialized', instance_id: owner.ctx.instanceId })
@@ -77,8 +94,12 @@ test("a live instance's open call and chat are left alone by the others' recover
 test("a dead instance's calls and chat: two survivors recover at once, exactly one closes each", async () => {
   const runs = await ownersRuns()
   heartbeat(owner)
+  holdDelivery(runs.chat)
   clock.advance(LIVENESS_HEARTBEATS * owner.ctx.config.instanceHeartbeatMs + 1)
   for (const survivor of survivors) heartbeat(survivor)
+  // No QA review of the dead owner's can still be running.
+  releaseHeldDeliveries(survivors[0].ctx)
+  expect(deliveryState()).toBe('pending')
 
   const closedCalls = await Promise.all(
     survivors.map((survivor) => closeCallsInterruptedByRestart(survivor.ctx, contactAttempts)),
