@@ -1,12 +1,11 @@
 import { afterEach, beforeAll, afterAll, beforeEach, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ARI_HELD_ELSEWHERE } from '../src/calls/trigger'
 import { startFakeAri, type FakeAri } from './support/fake-ari'
 import { say, startFakeModels, type FakeModels } from './support/fake-models'
-import { callApi, SOURCE_COMMAND, startServe } from './support/serve-process'
+import { callApi, readDataDir, SOURCE_COMMAND, startServe } from './support/serve-process'
 import { configureModelsNeverAsked } from './support/voice-models'
 import { waitFor } from './support/wait'
 
@@ -62,16 +61,9 @@ const api = (instance: Instance, method: string, path: string, body?: unknown) =
 const health = async (instance: Instance) => api(instance, 'GET', '/api/v1/health')
 const eventSocketsOpened = () => fake.requests.filter((request) => request.path === '/ari/events').length
 const originates = () =>
-  fake.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/channels'))
+  fake.requests.filter((request) => request.path === '/ari/channels' && request.method === 'POST')
 
-function readDb<T>(sql: string): T[] {
-  const db = new Database(join(dataDir, 'ringbase.db'), { readonly: true })
-  try {
-    return db.query<T, []>(sql).all()
-  } finally {
-    db.close()
-  }
-}
+const readDb = <T>(sql: string): T[] => readDataDir<T>(dataDir, sql)
 
 async function createAriConfiguration(instance: Instance): Promise<void> {
   await api(instance, 'POST', '/api/v1/organizations/telephony-configs', {
@@ -98,14 +90,19 @@ async function bothLiveForAWhile(first: Instance, second: Instance): Promise<voi
   )
 }
 
-test('two instances on one data dir: both live, one holds the ARI events connection; kill -9 it and the other takes over', async () => {
+/** An ARI configuration created on a first instance, which connects; then a second instance, both live a while. */
+async function twoInstancesTheFirstConnected(): Promise<[Instance, Instance]> {
   fake = await startFakeAri()
   const first = await startInstance()
   await createAriConfiguration(first)
   await waitFor('the first instance connected', async () => (await health(first)).ari.connected === 1, 10_000, 50)
-
   const second = await startInstance()
   await bothLiveForAWhile(first, second)
+  return [first, second]
+}
+
+test('two instances on one data dir: both live, one holds the ARI events connection; kill -9 it and the other takes over', async () => {
+  const [first, second] = await twoInstancesTheFirstConnected()
   expect((await health(first)).ari).toEqual({ connected: 1, total: 1 })
   expect((await health(second)).ari).toEqual({ connected: 0, total: 0 })
   expect((await health(second)).database).toEqual({ backend: 'sqlite' })
@@ -120,12 +117,7 @@ test('two instances on one data dir: both live, one holds the ARI events connect
 }, 60_000)
 
 test('a graceful stop releases the lease and the instance row: the other takes over without waiting for expiry', async () => {
-  fake = await startFakeAri()
-  const first = await startInstance()
-  await createAriConfiguration(first)
-  await waitFor('the first instance connected', async () => (await health(first)).ari.connected === 1, 10_000, 50)
-  const second = await startInstance()
-  await bothLiveForAWhile(first, second)
+  const [first, second] = await twoInstancesTheFirstConnected()
   expect((await health(second)).ari).toEqual({ connected: 0, total: 0 })
 
   await kill(first, 'SIGTERM')
