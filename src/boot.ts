@@ -6,7 +6,7 @@ import { contactAttempts } from './campaigns/attempts'
 import { routeInboundCall } from './calls/inbound'
 import type { Config } from './config'
 import type { AppContext, ChangeEvent } from './context'
-import { openDatabase } from './db/open'
+import { openConfiguredDatabase } from './db/open'
 import { resolveHostAddresses } from './egress/outbound'
 import { systemClock, type Clock } from './lib/clock'
 import { loadMasterKey } from './lib/encryption'
@@ -40,7 +40,7 @@ function objectStoreFor(config: Config): ObjectStore {
 /** Opens the data dir (database, migrations) and assembles the context. The caller closes `ctx.sqlite`. */
 export function buildContext(config: Config, overrides: { log?: Logger; clock?: Clock } = {}): AppContext {
   const log = overrides.log ?? createLogger(config.logLevel)
-  const { db, sqlite, applied } = openDatabase(config.dataDir)
+  const { db, sqlite, applied } = openConfiguredDatabase(config)
   if (applied.length > 0) log.info({ migrations: applied }, 'database migrated')
   const masterKey = loadMasterKey({ env: config.masterKey ?? undefined, dataDir: config.dataDir })
   const clock = overrides.clock ?? systemClock

@@ -32,6 +32,11 @@ export type Config = {
   providerApiOverrides: Partial<Record<ProviderApiName, string>>
   /** Where uploads, recordings, transcripts and documents are kept: `<dataDir>/objects` unless an S3 bucket is named. */
   objectStore: { kind: 'local' } | ({ kind: 's3' } & S3StoreConfig)
+  /**
+   * `postgres://…` (`--database-url`, `RINGBASE_DATABASE_URL`): the data in PostgreSQL, shared by several instances;
+   * null for SQLite in the data dir. It may hold a password: log `databaseLabel(url)`, never the URL.
+   */
+  databaseUrl: string | null
 }
 
 /** An S3-compatible bucket (`--object-store s3://bucket/prefix`), its endpoint and credentials from the environment. */
@@ -156,6 +161,7 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
   return {
     providerApiOverrides: providerApiOverrides(env),
     objectStore: objectStoreConfig(flagString(flags, 'object-store') ?? env.RINGBASE_OBJECT_STORE, env),
+    databaseUrl: databaseUrl(flagString(flags, 'database-url') ?? env.RINGBASE_DATABASE_URL),
     httpHost: host.replace(/^\[|\]$/g, ''),
     httpPort: port,
     dataDir,
@@ -186,6 +192,25 @@ function providerApiOverrides(env: Record<string, string | undefined>): Partial<
     overrides[provider as ProviderApiName] = value.replace(/\/+$/, '')
   }
   return overrides
+}
+
+/** The database named without its credentials: `postgresql://host:port/name`. */
+export function databaseLabel(url: string): string {
+  const parsed = new URL(url)
+  return `postgresql://${parsed.host}${parsed.pathname}`
+}
+
+function databaseUrl(value: string | undefined): string | null {
+  if (value === undefined || value === '') return null
+  let parsed: URL | null = null
+  try {
+    parsed = new URL(value)
+  } catch {
+    parsed = null
+  }
+  if (!parsed || !/^postgres(ql)?:$/.test(parsed.protocol) || parsed.host === '')
+    throw new ConfigError('--database-url must be postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE')
+  return value
 }
 
 const S3_URL = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/

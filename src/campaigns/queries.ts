@@ -76,11 +76,12 @@ export function schedulerQueries(ctx: AppContext) {
 
 /** Deletes campaigns still importing (one, or all of them for null) with their contacts; returns how many campaigns. */
 export function deleteImportingCampaigns(ctx: AppContext, campaignId: number | null): number {
-  const which = `state = 'importing' AND (? IS NULL OR id = ?)`
+  const which = campaignId === null ? `state = 'importing'` : `state = 'importing' AND id = ?`
+  const params = campaignId === null ? [] : [campaignId]
   ctx.sqlite
     .query(`DELETE FROM campaign_contacts WHERE campaign_id IN (SELECT id FROM campaigns WHERE ${which})`)
-    .run(campaignId, campaignId)
-  return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${which}`).run(campaignId, campaignId).changes
+    .run(...params)
+  return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${which}`).run(...params).changes
 }
 
 /** A contact to store: row number, phone number, context JSON, greeting override JSON. */
@@ -214,11 +215,11 @@ export type ContactCounts = { waiting: number; dialing: number; retries_due: num
 export function campaignProgressCounts(ctx: AppContext, campaignId: number) {
   const contacts = ctx.sqlite
     .query<ContactCounts, [number]>(
-      `SELECT coalesce(sum(state = 'queued' AND attempts = 0), 0) AS waiting,
-              coalesce(sum(state = 'dialing'), 0) AS dialing,
-              coalesce(sum(state = 'queued' AND attempts > 0), 0) AS retries_due,
-              coalesce(sum(state = 'done'), 0) AS done,
-              coalesce(sum(state = 'cancelled'), 0) AS cancelled
+      `SELECT count(CASE WHEN state = 'queued' AND attempts = 0 THEN 1 END) AS waiting,
+              count(CASE WHEN state = 'dialing' THEN 1 END) AS dialing,
+              count(CASE WHEN state = 'queued' AND attempts > 0 THEN 1 END) AS retries_due,
+              count(CASE WHEN state = 'done' THEN 1 END) AS done,
+              count(CASE WHEN state = 'cancelled' THEN 1 END) AS cancelled
          FROM campaign_contacts WHERE campaign_id = ?`,
     )
     .get(campaignId)!
@@ -255,7 +256,7 @@ export function variantCounts(ctx: AppContext, campaignId: number) {
       .query<VariantCount & { definition_id: number; version_number: number | null }, [number]>(
         `SELECT r.traffic_variant_id AS variant_id, r.definition_id, d.version_number, count(*) AS n
        FROM workflow_runs r LEFT JOIN workflow_definitions d ON d.id = r.definition_id
-      WHERE r.campaign_id = ? GROUP BY r.traffic_variant_id, r.definition_id`,
+      WHERE r.campaign_id = ? GROUP BY r.traffic_variant_id, r.definition_id, d.version_number`,
       )
       .all(campaignId),
   }

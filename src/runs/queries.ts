@@ -2,7 +2,8 @@ import type { AppContext } from '../context'
 import { runsMatchingNumbers } from '../db/run-number-search'
 import { allRows, inList, joinSqlParts, limitOffset, sqlPart, type SqlPart } from '../db/sql-parts'
 import { HANDLED_BY_NO_LIVE_INSTANCE } from '../instances/queries'
-import { USAGE_GROUP_KEYS, USAGE_GROUP_TOTALS, USAGE_LINK_PLACEHOLDERS, usageRunColumns } from '../db/usage-report'
+import { USAGE_LINK_PLACEHOLDERS, usageReportSql } from '../db/usage-report'
+import { backendOf } from '../db/open'
 import { artifactLinksJsonArgs } from './artifacts'
 import type { RunCriteria } from './filters'
 
@@ -147,7 +148,8 @@ type RunPageIds = { total: number; ids: SqlPart | null }
 function findRunPage(ctx: AppContext, request: RunPageRequest): RunPageIds {
   const terms = termsOf(request.criteria)
   const present = new Set(terms.map((term) => term.key))
-  const numbers = runsMatchingNumbers(request.criteria)
+  // PostgreSQL has no trigram index of the numbers (docs/scale-out.md): it scans the organization's runs.
+  const numbers = runsMatchingNumbers(request.criteria, { scanOnly: backendOf(ctx.sqlite) === 'postgresql' })
   const countDriver = COUNT_DRIVERS.find((key) => present.has(key))
   // Date bounds share an index with every driver but the duration one.
   const narrowing = (key: TermKey) => key === countDriver || (key === 'created' && countDriver !== 'duration')
@@ -284,7 +286,8 @@ export function usageGroups(
     createdTo?: string
   },
 ): UsageGroupRow[] {
-  const group = USAGE_GROUP_KEYS[request.groupBy]
+  const usage = usageReportSql(backendOf(ctx.sqlite))
+  const group = usage.groupKeys[request.groupBy]
   const offset = request.groupBy === 'day' ? [request.utcOffsetMinutes, request.utcOffsetMinutes] : []
   const where = joinSqlParts(
     [
@@ -297,7 +300,7 @@ export function usageGroups(
   return allRows<UsageGroupRow>(
     ctx.sqlite,
     sqlPart(
-      `SELECT ${group.key} AS key, min(${group.label}) AS label, ${USAGE_GROUP_TOTALS}
+      `SELECT ${group.key} AS key, min(${group.label}) AS label, ${usage.groupTotals}
       FROM workflow_runs run JOIN workflows agent ON agent.id = run.workflow_id
       WHERE ${where.text} GROUP BY 1 ORDER BY runs DESC, key LIMIT ${MAX_USAGE_GROUPS}`,
       ...offset,
@@ -310,7 +313,10 @@ export function usageGroups(
 export const runPageIds = (ctx: AppContext, request: RunPageRequest) =>
   readRunPage<{ id: number }>(ctx, request, sqlPart('run.id AS id'))
 
-const USAGE_RUN_COLUMNS = usageRunColumns(artifactLinksJsonArgs('run', USAGE_LINK_PLACEHOLDERS))
+const USAGE_RUN_COLUMNS = {
+  sqlite: usageReportSql('sqlite').runColumns(artifactLinksJsonArgs('run', USAGE_LINK_PLACEHOLDERS)),
+  postgresql: usageReportSql('postgresql').runColumns(artifactLinksJsonArgs('run', USAGE_LINK_PLACEHOLDERS)),
+}
 
 /** A run of the usage report: its tokens and seconds for the page's totals, and its item as JSON text. */
 export type UsageRunJson = { id: number; tokens: number; seconds: number; embedding_tokens: number; json: string }
@@ -320,7 +326,7 @@ export const usageRunPage = (ctx: AppContext, request: RunPageRequest, links: { 
   readRunPage<UsageRunJson>(
     ctx,
     request,
-    sqlPart(USAGE_RUN_COLUMNS, links.base, links.now),
+    sqlPart(USAGE_RUN_COLUMNS[backendOf(ctx.sqlite)], links.base, links.now),
     'JOIN workflows agent ON agent.id = run.workflow_id',
   )
 

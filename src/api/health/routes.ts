@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { DATABASE_BACKEND } from '../../db/open'
+import { backendOf } from '../../db/open'
 import { liveInstanceCount } from '../../instances/registry'
 import { ariConnectionCounts } from '../../telephony/ari/manager'
 import { diskSpace } from '../../storage/disk-space'
@@ -74,7 +74,7 @@ export const healthRoutes = (ctx: AppContext) =>
         deployment_mode: 'oss',
         auth_provider: 'api_key',
         ari: ariConnectionCounts(ctx),
-        database: { backend: DATABASE_BACKEND },
+        database: { backend: backendOf(ctx.sqlite) },
         instances: { live: liveInstanceCount(ctx) },
         object_store: await ctx.objects.status(),
         ...(disk ? { disk } : {}),
