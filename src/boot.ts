@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import packageJson from '../package.json'
 import { applyCallReport } from './calls/outcomes'
@@ -57,6 +58,7 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
     log,
     clock,
     version: VERSION,
+    instanceId: randomUUID(),
     masterKey,
     providerApis: { ...PROVIDER_API_BASE_URLS, ...config.providerApiOverrides },
     ariConnected: () => false,

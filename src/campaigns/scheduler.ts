@@ -5,7 +5,7 @@ import { openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/target'
 import { runModelsProblem } from '../models/readiness'
 import type { TelephonyProvider } from '../telephony/provider'
-import { resolveOutboundLine, startOutboundCall, type OutboundLine } from '../calls/start'
+import { placedByAnotherInstance, resolveOutboundLine, startOutboundCall, type OutboundLine } from '../calls/start'
 import { appendCampaignLog } from './lifecycle'
 import { createPacer, type Pacer } from './pacer'
 import { isWithinSchedule, nextWindowStart, type ScheduleConfig } from './schedule-window'
@@ -326,7 +326,8 @@ function serveCampaign(dialer: Dialer, campaign: RunningCampaign, now: number): 
   if (capacity <= 0 || !queries.hasDueContact(campaign.id, now)) return Infinity
   if (pacer.nextSlot(now) > now) return pacer.nextSlot(now)
   const telephony = telephonyPlan(dialer, campaign, now)
-  if (!telephony) return Infinity
+  // Through ARI, dialled by the instance that holds the configuration's events connection.
+  if (!telephony || placedByAnotherInstance(ctx, telephony.line)) return Infinity
   const plan: DialPlan = { ...telephony, campaign }
   // The pacer is asked and told with the time of each dial itself, not the tick's: claiming takes a little time.
   while (capacity > 0 && pacer.nextSlot(ctx.clock.now()) <= ctx.clock.now()) {
