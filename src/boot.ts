@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import packageJson from '../package.json'
 import { applyCallReport } from './calls/outcomes'
@@ -11,6 +12,7 @@ import { systemClock, type Clock } from './lib/clock'
 import { loadMasterKey } from './lib/encryption'
 import { createOrgEventBus } from './lib/org-event-bus'
 import { createLogger, type Logger } from './log'
+import { verifyMasterKey } from './credentials/master-key-check'
 import { createModelHealth } from './models/health'
 import { localObjectStore, type ObjectStore } from './storage/object-store'
 import { s3ObjectStore } from './storage/s3-object-store'
@@ -42,6 +44,12 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
   const { db, sqlite, applied } = openConfiguredDatabase(config)
   if (applied.length > 0) log.info({ migrations: applied }, 'database migrated')
   const masterKey = loadMasterKey({ env: config.masterKey ?? undefined, dataDir: config.dataDir })
+  try {
+    verifyMasterKey({ sqlite }, masterKey)
+  } catch (error) {
+    sqlite.close()
+    throw error
+  }
   const clock = overrides.clock ?? systemClock
   const ctx: AppContext = {
     config,
@@ -50,6 +58,7 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
     log,
     clock,
     version: VERSION,
+    instanceId: randomUUID(),
     masterKey,
     providerApis: { ...PROVIDER_API_BASE_URLS, ...config.providerApiOverrides },
     ariConnected: () => false,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
+import { startInstanceHeartbeat, type InstanceHeartbeat } from '../src/instances/registry'
 import { createTestApp, type TestApp, UNREACHABLE_URL } from './support/app'
 
 // `ringbase health` as the container runtime runs it: a process whose exit code says whether the server answers.
@@ -23,12 +24,15 @@ async function health(args: string[], env: Record<string, string> = {}) {
 let t: TestApp
 let server: ReturnType<typeof Bun.serve>
 let failing: ReturnType<typeof Bun.serve>
+let heartbeat: InstanceHeartbeat
 beforeAll(() => {
   t = createTestApp()
+  heartbeat = startInstanceHeartbeat(t.ctx, async () => {})
   server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => t.app.handle(request) })
   failing = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('starting', { status: 503 }) })
 })
-afterAll(() => {
+afterAll(async () => {
+  await heartbeat.stop()
   server.stop(true)
   failing.stop(true)
   t.close()
@@ -38,7 +42,9 @@ describe('ringbase health', async () => {
   test('exits 0 when the server answers /api/v1/health', async () => {
     const result = await health(['--http', `127.0.0.1:${server.port}`])
     expect(result).toMatchObject({ exitCode: 0 })
-    expect(result.output).toContain(`http://127.0.0.1:${server.port}/api/v1/health: ok, object store (local) reachable`)
+    expect(result.output).toContain(
+      `http://127.0.0.1:${server.port}/api/v1/health: ok, database (sqlite, 1 live instance), object store (local) reachable`,
+    )
   })
 
   test('exits non-zero when the server answers but its S3 object store cannot be reached', async () => {

@@ -5,7 +5,7 @@ import { openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/target'
 import { runModelsProblem } from '../models/readiness'
 import type { TelephonyProvider } from '../telephony/provider'
-import { resolveOutboundLine, startOutboundCall, type OutboundLine } from '../calls/start'
+import { placedByAnotherInstance, resolveOutboundLine, startOutboundCall, type OutboundLine } from '../calls/start'
 import { appendCampaignLog } from './lifecycle'
 import { nextDialSlot, rhythmAfterDial, WINDOW_MS, type DialRhythm } from './pacer'
 import { isWithinSchedule, nextWindowStart, type ScheduleConfig } from './schedule-window'
@@ -354,7 +354,8 @@ function serveCampaign(dialer: Dialer, campaign: RunningCampaign, now: number): 
   if ('blockedUntil' in verdict) return verdict.blockedUntil
   if (!queries.hasDueContact(campaign.id, now)) return Infinity
   const telephony = telephonyPlan(dialer, campaign, now)
-  if (!telephony) return Infinity
+  // Through ARI, dialled by the instance that holds the configuration's events connection.
+  if (!telephony || placedByAnotherInstance(ctx, telephony.line)) return Infinity
   const plan: DialPlan = { ...telephony, campaign }
   for (;;) {
     try {

@@ -45,8 +45,7 @@ export function openPostgres(url: string, migrations: Migration[] = POSTGRES_MIG
 }
 
 function applyPostgresMigrations(client: PostgresDatabase, migrations: Migration[]): string[] {
-  client.run('BEGIN IMMEDIATE')
-  try {
+  return client.transaction(() => {
     client.run('CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)')
     const done = new Set(
       client
@@ -61,12 +60,8 @@ function applyPostgresMigrations(client: PostgresDatabase, migrations: Migration
         .query('INSERT INTO _migrations (name, applied_at) VALUES (?, ?)')
         .run(migration.name, new Date().toISOString())
     }
-    client.run('COMMIT')
     return pending.map((migration) => migration.name)
-  } catch (error) {
-    client.run('ROLLBACK')
-    throw error
-  }
+  })()
 }
 
 /** The database's file name inside a data dir. */

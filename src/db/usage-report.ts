@@ -61,11 +61,11 @@ const PG_CHARGE =
   "CASE WHEN jsonb_typeof(run.cost_info::jsonb -> 'charge_usd') = 'number' THEN (run.cost_info::jsonb ->> 'charge_usd')::double precision END"
 
 const postgresRunColumns = (artifactLinkArgs: string) => `run.id AS id, coalesce(run.service_token_usage, 0) AS tokens,
-  CAST(round(coalesce(run.call_duration_seconds, 0)) AS INTEGER) AS seconds, ${PG_EMBEDDING_TOKENS} AS embedding_tokens,
+  CAST(round(coalesce(run.call_duration_seconds, 0)::numeric) AS INTEGER) AS seconds, ${PG_EMBEDDING_TOKENS} AS embedding_tokens,
   json_build_object(
     'id', run.id, 'workflow_id', run.workflow_id, 'workflow_name', agent.name, 'name', run.name, 'created_at', run.created_at,
     'service_token_usage', coalesce(run.service_token_usage, 0), 'embedding_tokens', ${PG_EMBEDDING_TOKENS},
-    'call_duration_seconds', CAST(round(coalesce(run.call_duration_seconds, 0)) AS INTEGER),
+    'call_duration_seconds', CAST(round(coalesce(run.call_duration_seconds, 0)::numeric) AS INTEGER),
     ${artifactLinkArgs},
     'phone_number', CASE WHEN run.call_type = 'inbound' THEN run.caller_number
       ELSE coalesce(run.initial_context::jsonb ->> 'phone_number', run.called_number) END,
@@ -88,7 +88,7 @@ const POSTGRES_USAGE: UsageReportSql = {
     day: { key: PG_DAY, label: PG_DAY },
   },
   groupTotals: `count(*) AS runs,
-  CAST(round(coalesce(sum(run.call_duration_seconds), 0)) AS INTEGER) AS duration_seconds,
+  CAST(round(coalesce(sum(run.call_duration_seconds), 0)::numeric) AS INTEGER) AS duration_seconds,
   coalesce(sum(run.service_token_usage), 0) AS tokens,
   coalesce(sum(${PG_EMBEDDING_TOKENS}), 0) AS embedding_tokens,
   sum(${PG_CHARGE}) AS charge_usd`,

@@ -1,6 +1,7 @@
 import type { AppContext } from '../context'
 import { runsMatchingNumbers } from '../db/run-number-search'
 import { allRows, inList, joinSqlParts, limitOffset, sqlPart, type SqlPart } from '../db/sql-parts'
+import { HANDLED_BY_NO_LIVE_INSTANCE } from '../instances/queries'
 import { USAGE_LINK_PLACEHOLDERS, usageReportSql } from '../db/usage-report'
 import { backendOf } from '../db/open'
 import { artifactLinksJsonArgs } from './artifacts'
@@ -242,15 +243,18 @@ type OpenSessionRun = {
   definition: string
 }
 
-/** Runs without a call that are not completed (text chats, after a restart), with their version's definition JSON. */
-export function openSessionRuns(ctx: AppContext): OpenSessionRun[] {
+/**
+ * Runs without a call that are not completed and that no live instance handles (`liveSince`: the liveness cutoff): text
+ * chats of a process that stopped. With their version's definition JSON.
+ */
+export function openSessionRunsOfDeadInstances(ctx: AppContext, liveSince: string): OpenSessionRun[] {
   return ctx.sqlite
-    .query<OpenSessionRun, []>(
+    .query<OpenSessionRun, [string]>(
       `SELECT r.id, r.organization_id, r.logs, r.started_at, d.workflow_json AS definition
        FROM workflow_runs r JOIN workflow_definitions d ON d.id = r.definition_id
-      WHERE r.call_id IS NULL AND r.state <> 'completed'`,
+      WHERE r.call_id IS NULL AND r.state <> 'completed' AND ${HANDLED_BY_NO_LIVE_INSTANCE}`,
     )
-    .all()
+    .all(liveSince)
 }
 
 export type UsageGroupBy = 'outcome' | 'agent' | 'day'
@@ -344,6 +348,8 @@ export type NewRunRow = {
   initialContext: string
   gatheredContext: string
   createdAt: string
+  /** The instance that handles it (src/instances/). */
+  instanceId: string
 }
 
 /** Stores a run in state `initialized` (empty logs and annotations); returns its id. */
@@ -351,8 +357,8 @@ export function insertRun(ctx: AppContext, run: NewRunRow): number {
   return ctx.sqlite
     .query<{ id: number }, (string | number | null)[]>(
       `INSERT INTO workflow_runs (organization_id, workflow_id, definition_id, name, mode, call_type, campaign_id, campaign_contact_id,
-       telephony_configuration_id, call_id, provider_call_id, traffic_variant_id, model_overrides, initial_context, gathered_context, logs, annotations, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', ?) RETURNING id`,
+       telephony_configuration_id, call_id, provider_call_id, traffic_variant_id, model_overrides, initial_context, gathered_context, logs, annotations, created_at, instance_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', ?, ?) RETURNING id`,
     )
     .get(
       run.organizationId,
@@ -371,7 +377,27 @@ export function insertRun(ctx: AppContext, run: NewRunRow): number {
       run.initialContext,
       run.gatheredContext,
       run.createdAt,
+      run.instanceId,
     )!.id
+}
+
+/** The run is handled by this instance from now on (its conversation runs here). */
+export function setRunInstance(ctx: AppContext, runId: number, instanceId: string): void {
+  ctx.sqlite.query('UPDATE workflow_runs SET instance_id = ? WHERE id = ?').run(instanceId, runId)
+}
+
+/**
+ * Hands an open run that no live instance handles (`liveSince`: the liveness cutoff) to `instanceId`, for recovery.
+ * False when it is completed or a live instance handles it (another survivor claimed it first).
+ */
+export function claimRunOfDeadInstance(ctx: AppContext, runId: number, instanceId: string, liveSince: string): boolean {
+  return (
+    ctx.sqlite
+      .query(
+        `UPDATE workflow_runs SET instance_id = ? WHERE id = ? AND state <> 'completed' AND ${HANDLED_BY_NO_LIVE_INSTANCE}`,
+      )
+      .run(instanceId, runId, liveSince).changes > 0
+  )
 }
 
 /** The organization of a run, or null when there is no such run. */

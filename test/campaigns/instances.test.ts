@@ -7,6 +7,8 @@ import { csvOf, manualScheduler, scriptedTelephony, startedCampaign } from '../s
 // Two instances (two contexts, each with its own database connection and dialer) on one data dir and one clock,
 // sharing one fake PBX that counts their calls together. Where a test needs one instance to act between two steps of
 // the other (as two processes do), the fake PBX's dial, which the dialer calls between two claims, lets it.
+// The scripted provider stands for any: a carrier campaign is dialled by every instance, an ARI one only by the
+// instance holding its configuration's events connection (neither holds one here).
 
 let a: TestApp
 let b: TestApp

@@ -152,6 +152,22 @@ export class PostgresDatabase {
     this.script(text)
   }
 
+  /** bun:sqlite's `transaction(fn)`: a function running `fn` in a write transaction (each variant is the same here). */
+  transaction<Args extends unknown[], T>(work: (...args: Args) => T) {
+    const run = (...args: Args): T => {
+      this.begin()
+      try {
+        const result = work(...args)
+        this.script('COMMIT')
+        return result
+      } catch (error) {
+        this.script('ROLLBACK')
+        throw error
+      }
+    }
+    return Object.assign(run, { deferred: run, immediate: run, exclusive: run })
+  }
+
   close(): void {
     if (this.closed) return
     this.closed = true
