@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto'
 import type { SqlDatabase } from '../db/open'
 import { transaction } from '../db/transaction'
+import { recordInstallationFact } from './queries'
 
 /**
  * Every instance must seal and open secrets with the same master key. Each has a data dir of its own, and so a key file
@@ -17,15 +18,8 @@ const checkValue = (key: Buffer) => createHmac('sha256', key).update('ringbase m
 
 export function verifyMasterKey(owner: { sqlite: SqlDatabase }, key: Buffer): void {
   const expected = checkValue(key)
-  const recorded = transaction(owner, () => {
-    owner.sqlite
-      .query('INSERT INTO installation (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING')
-      .run(CHECK_NAME, expected)
-    return owner.sqlite
-      .query<{ value: string }, [string]>('SELECT value FROM installation WHERE name = ?')
-      .get(CHECK_NAME)
-  })
-  if (recorded?.value !== expected)
+  const recorded = transaction(owner, () => recordInstallationFact(owner.sqlite, CHECK_NAME, expected))
+  if (recorded !== expected)
     throw new MasterKeyMismatch(
       'this master key is not the one the stored secrets are sealed with: give every instance the same key (RINGBASE_MASTER_KEY, or the same master.key file)',
     )

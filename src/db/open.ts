@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import { MIGRATIONS, type Migration } from '../../migrations/index'
 import { POSTGRES_MIGRATIONS } from '../../migrations/pg/index'
+import { databaseLabel } from '../config'
 import { PostgresDatabase } from './postgres/client'
 import * as schema from './schema'
 
@@ -33,7 +34,12 @@ export function openConfiguredDatabase(config: { dataDir: string; databaseUrl: s
  * transaction, which holds the cluster-wide write lock.
  */
 export function openPostgres(url: string, migrations: Migration[] = POSTGRES_MIGRATIONS): OpenedDb {
-  const client = new PostgresDatabase(url)
+  let client: PostgresDatabase
+  try {
+    client = new PostgresDatabase(url)
+  } catch (error) {
+    throw new Error(`PostgreSQL at ${databaseLabel(url)} could not be opened: ${(error as Error).message}`)
+  }
   const sqlite = client as unknown as SqlDatabase
   try {
     const applied = applyPostgresMigrations(client, migrations)

@@ -53,3 +53,9 @@ export const instances = sqliteTable('instances', {
   version: text('version').notNull(),
   hostname: text('hostname').notNull(),
 })
+
+/** Added by migrations/0021_installation.sql: facts of the installation as a whole (the master key's check value). */
+export const installation = sqliteTable('installation', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+})
