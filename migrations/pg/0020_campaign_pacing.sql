@@ -5,6 +5,8 @@ ALTER TABLE campaigns ADD COLUMN dial_rhythm_started_at BIGINT;
 ALTER TABLE campaigns ADD COLUMN dial_rhythm_dials BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE campaigns ADD COLUMN last_dial_at BIGINT;
 ALTER TABLE campaigns ADD COLUMN outside_schedule_logged_for BIGINT;
+-- The instance that created the campaign, where its contacts import runs.
+ALTER TABLE campaigns ADD COLUMN instance_id TEXT;
 -- The dialler reads a campaign's runs latest first (the start `rate` dials back): SQLite's index on campaign_id holds
 -- the rowid, PostgreSQL's needs the id spelled out to serve that order.
 DROP INDEX workflow_runs_campaign;

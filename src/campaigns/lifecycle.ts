@@ -4,6 +4,7 @@ import { campaignLogs, campaigns, type CampaignLogLevel, type CampaignState } fr
 import { notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { transaction } from '../db/transaction'
+import { liveSince } from '../instances/registry'
 import { deleteImportingCampaigns } from './queries'
 import { applyTransition, CAMPAIGN_TRANSITIONS } from './state-machine'
 
@@ -73,7 +74,11 @@ export function transitionCampaign(
   })
 }
 
-/** Removes campaigns still importing (their import failed or was interrupted) with the contacts written so far; all of them without an id. */
+/**
+ * Removes campaigns still importing with the contacts written so far: the one whose import failed, or without an id
+ * every import cut off with its instance (dead, or stopped: another instance may be importing right now).
+ */
 export function discardImportingCampaigns(ctx: AppContext, campaignId: number | null = null): number {
-  return transaction(ctx, () => deleteImportingCampaigns(ctx, campaignId))
+  const which = campaignId === null ? { liveSince: liveSince(ctx) } : { campaignId }
+  return transaction(ctx, () => deleteImportingCampaigns(ctx, which))
 }

@@ -1,6 +1,7 @@
 import type { AppContext } from '../context'
 import type { SqlDatabase } from '../db/open'
 import type { CampaignState } from '../db/schema/campaigns'
+import { HANDLED_BY_NO_LIVE_INSTANCE } from '../instances/queries'
 import type { DialRhythm } from './pacer'
 
 /**
@@ -121,14 +122,22 @@ export function schedulerQueries(ctx: AppContext) {
   }
 }
 
-/** Deletes campaigns still importing (one, or all of them for null) with their contacts; returns how many campaigns. */
-export function deleteImportingCampaigns(ctx: AppContext, campaignId: number | null): number {
-  const which = campaignId === null ? `state = 'importing'` : `state = 'importing' AND id = ?`
-  const params = campaignId === null ? [] : [campaignId]
+/**
+ * Deletes campaigns still importing with their contacts: one, or those whose importing instance is not live (no
+ * heartbeat since `liveSince`, ISO); returns how many campaigns.
+ */
+export function deleteImportingCampaigns(
+  ctx: AppContext,
+  which: { campaignId: number } | { liveSince: string },
+): number {
+  const [condition, params] =
+    'campaignId' in which
+      ? [`state = 'importing' AND id = ?`, [which.campaignId]]
+      : [`state = 'importing' AND ${HANDLED_BY_NO_LIVE_INSTANCE}`, [which.liveSince]]
   ctx.sqlite
-    .query(`DELETE FROM campaign_contacts WHERE campaign_id IN (SELECT id FROM campaigns WHERE ${which})`)
+    .query(`DELETE FROM campaign_contacts WHERE campaign_id IN (SELECT id FROM campaigns WHERE ${condition})`)
     .run(...params)
-  return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${which}`).run(...params).changes
+  return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${condition}`).run(...params).changes
 }
 
 /** A contact to store: row number, phone number, context JSON, greeting override JSON. */

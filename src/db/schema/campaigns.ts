@@ -87,6 +87,8 @@ export const campaigns = sqliteTable(
     dialRhythmDials: integer('dial_rhythm_dials').notNull().default(0),
     lastDialAt: integer('last_dial_at'),
     outsideScheduleLoggedFor: integer('outside_schedule_logged_for'),
+    /** Added by migrations/0020_campaign_pacing.sql: the instance that created it, where its contacts import runs. */
+    instanceId: text('instance_id'),
     parentCampaignId: integer('parent_campaign_id'),
     redialedCampaignId: integer('redialed_campaign_id'),
     telephonyConfigurationId: integer('telephony_configuration_id'),
