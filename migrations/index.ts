@@ -20,6 +20,7 @@ import realtimeModels from './0017_realtime_models.sql' with { type: 'text' }
 import webCalls from './0018_web_calls.sql' with { type: 'text' }
 import instances from './0019_instances.sql' with { type: 'text' }
 import installation from './0021_installation.sql' with { type: 'text' }
+import campaignImports from './0022_campaign_imports.sql' with { type: 'text' }
 
 export type Migration = { name: string; sql: string }
 
@@ -44,4 +45,5 @@ export const MIGRATIONS: Migration[] = [
   { name: '0018_web_calls', sql: webCalls },
   { name: '0019_instances', sql: instances },
   { name: '0021_installation', sql: installation },
+  { name: '0022_campaign_imports', sql: campaignImports },
 ]

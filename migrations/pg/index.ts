@@ -6,10 +6,12 @@ import schema from './0001_schema.sql' with { type: 'text' }
 import runCounters from './0002_run_counters.sql' with { type: 'text' }
 import instances from './0019_instances.sql' with { type: 'text' }
 import installation from './0021_installation.sql' with { type: 'text' }
+import campaignImports from './0022_campaign_imports.sql' with { type: 'text' }
 
 export const POSTGRES_MIGRATIONS: Migration[] = [
   { name: '0001_schema', sql: schema },
   { name: '0002_run_counters', sql: runCounters },
   { name: '0019_instances', sql: instances },
   { name: '0021_installation', sql: installation },
+  { name: '0022_campaign_imports', sql: campaignImports },
 ]

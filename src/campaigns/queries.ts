@@ -74,10 +74,16 @@ export function schedulerQueries(ctx: AppContext) {
   }
 }
 
-/** Deletes campaigns still importing (one, or all of them for null) with their contacts; returns how many campaigns. */
-export function deleteImportingCampaigns(ctx: AppContext, campaignId: number | null): number {
-  const which = campaignId === null ? `state = 'importing'` : `state = 'importing' AND id = ?`
-  const params = campaignId === null ? [] : [campaignId]
+/**
+ * Deletes a campaign still importing with its contacts (`campaignId`), or (null) every import cut off: those of
+ * instances not heartbeating since `liveSince`. Returns how many campaigns.
+ */
+export function deleteImportingCampaigns(ctx: AppContext, campaignId: number | null, liveSince: string): number {
+  const which =
+    campaignId === null
+      ? `state = 'importing' AND (import_instance_id IS NULL OR import_instance_id NOT IN (SELECT id FROM instances WHERE heartbeat_at >= ?))`
+      : `state = 'importing' AND id = ?`
+  const params = campaignId === null ? [liveSince] : [campaignId]
   ctx.sqlite
     .query(`DELETE FROM campaign_contacts WHERE campaign_id IN (SELECT id FROM campaigns WHERE ${which})`)
     .run(...params)

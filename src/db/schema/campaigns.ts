@@ -86,6 +86,8 @@ export const campaigns = sqliteTable(
     telephonyConfigurationId: integer('telephony_configuration_id'),
     /** Added by migrations/0007_models.sql: the spec's model_overrides for every call of the campaign. */
     modelOverrides: text('model_overrides', { mode: 'json' }).$type<Record<string, unknown> | null>(),
+    /** Added by migrations/0022_campaign_imports.sql: the instance importing the contacts, while importing. */
+    importInstanceId: text('import_instance_id'),
     createdAt: text('created_at').notNull(),
     startedAt: text('started_at'),
     completedAt: text('completed_at'),
