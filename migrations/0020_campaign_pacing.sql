@@ -8,6 +8,3 @@ ALTER TABLE campaigns ADD COLUMN last_dial_at INTEGER;
 -- The schedule opening (ms) the last `outside_schedule` log entry announced, -1 when it said none was near: one entry
 -- per closed window whichever instance notices it.
 ALTER TABLE campaigns ADD COLUMN outside_schedule_logged_for INTEGER;
--- The instance that created the campaign, where its contacts import runs: an import is cut off only when that instance
--- is dead (NULL: a campaign from before instances were recorded).
-ALTER TABLE campaigns ADD COLUMN instance_id TEXT;

@@ -21,6 +21,7 @@ import webCalls from './0018_web_calls.sql' with { type: 'text' }
 import instances from './0019_instances.sql' with { type: 'text' }
 import campaignPacing from './0020_campaign_pacing.sql' with { type: 'text' }
 import installation from './0021_installation.sql' with { type: 'text' }
+import campaignImports from './0022_campaign_imports.sql' with { type: 'text' }
 
 export type Migration = { name: string; sql: string }
 
@@ -46,4 +47,5 @@ export const MIGRATIONS: Migration[] = [
   { name: '0019_instances', sql: instances },
   { name: '0020_campaign_pacing', sql: campaignPacing },
   { name: '0021_installation', sql: installation },
+  { name: '0022_campaign_imports', sql: campaignImports },
 ]

@@ -22,15 +22,15 @@ const WATCHDOG_GRACE_MS = 300_000
 
 export type BackgroundServices = { stop(): Promise<void> }
 
-/** Campaigns whose create request never finished (the instance importing their CSV died). */
+/** Campaigns whose create request never finished: the instance importing them died while streaming their CSV. */
 function removeUnfinishedImports(ctx: AppContext): void {
   const removed = discardImportingCampaigns(ctx)
   if (removed > 0) ctx.log.warn({ campaigns: removed }, 'removed campaigns whose contacts import was interrupted')
 }
 
 /**
- * What a live instance does after each heartbeat: remove the campaigns whose import died with their instance, close the
- * calls and conversations of instances that died, and send the webhooks their runs' QA reviews held.
+ * What a live instance does after each heartbeat: close the calls and conversations of instances that died, remove
+ * their cut-off imports, and send the webhooks their runs' QA reviews held.
  */
 async function recoverDeadPeers(ctx: AppContext): Promise<void> {
   removeUnfinishedImports(ctx)

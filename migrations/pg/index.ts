@@ -7,6 +7,7 @@ import runCounters from './0002_run_counters.sql' with { type: 'text' }
 import instances from './0019_instances.sql' with { type: 'text' }
 import campaignPacing from './0020_campaign_pacing.sql' with { type: 'text' }
 import installation from './0021_installation.sql' with { type: 'text' }
+import campaignImports from './0022_campaign_imports.sql' with { type: 'text' }
 
 export const POSTGRES_MIGRATIONS: Migration[] = [
   { name: '0001_schema', sql: schema },
@@ -14,4 +15,5 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
   { name: '0019_instances', sql: instances },
   { name: '0020_campaign_pacing', sql: campaignPacing },
   { name: '0021_installation', sql: installation },
+  { name: '0022_campaign_imports', sql: campaignImports },
 ]

@@ -1,10 +1,10 @@
 import { and, eq } from 'drizzle-orm'
+import { liveSince } from '../instances/registry'
 import type { AppContext } from '../context'
 import { campaignLogs, campaigns, type CampaignLogLevel, type CampaignState } from '../db/schema/campaigns'
 import { notFound, refused } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { transaction } from '../db/transaction'
-import { liveSince } from '../instances/registry'
 import { deleteImportingCampaigns } from './queries'
 import { applyTransition, CAMPAIGN_TRANSITIONS } from './state-machine'
 
@@ -75,10 +75,9 @@ export function transitionCampaign(
 }
 
 /**
- * Removes campaigns still importing with the contacts written so far: the one whose import failed, or without an id
- * every import cut off with its instance (dead, or stopped: another instance may be importing right now).
+ * Removes a campaign still importing (its import failed) with the contacts written so far; without an id, every import
+ * whose instance is no longer live.
  */
 export function discardImportingCampaigns(ctx: AppContext, campaignId: number | null = null): number {
-  const which = campaignId === null ? { liveSince: liveSince(ctx) } : { campaignId }
-  return transaction(ctx, () => deleteImportingCampaigns(ctx, which))
+  return transaction(ctx, () => deleteImportingCampaigns(ctx, campaignId, liveSince(ctx)))
 }

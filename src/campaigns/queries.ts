@@ -1,7 +1,6 @@
 import type { AppContext } from '../context'
 import type { SqlDatabase } from '../db/open'
 import type { CampaignState } from '../db/schema/campaigns'
-import { HANDLED_BY_NO_LIVE_INSTANCE } from '../instances/queries'
 import type { DialRhythm } from './pacer'
 
 /**
@@ -123,21 +122,19 @@ export function schedulerQueries(ctx: AppContext) {
 }
 
 /**
- * Deletes campaigns still importing with their contacts: one, or those whose importing instance is not live (no
- * heartbeat since `liveSince`, ISO); returns how many campaigns.
+ * Deletes a campaign still importing with its contacts (`campaignId`), or (null) every import cut off: those of
+ * instances not heartbeating since `liveSince`. Returns how many campaigns.
  */
-export function deleteImportingCampaigns(
-  ctx: AppContext,
-  which: { campaignId: number } | { liveSince: string },
-): number {
-  const [condition, params] =
-    'campaignId' in which
-      ? [`state = 'importing' AND id = ?`, [which.campaignId]]
-      : [`state = 'importing' AND ${HANDLED_BY_NO_LIVE_INSTANCE}`, [which.liveSince]]
+export function deleteImportingCampaigns(ctx: AppContext, campaignId: number | null, liveSince: string): number {
+  const which =
+    campaignId === null
+      ? `state = 'importing' AND (import_instance_id IS NULL OR import_instance_id NOT IN (SELECT id FROM instances WHERE heartbeat_at >= ?))`
+      : `state = 'importing' AND id = ?`
+  const params = campaignId === null ? [liveSince] : [campaignId]
   ctx.sqlite
-    .query(`DELETE FROM campaign_contacts WHERE campaign_id IN (SELECT id FROM campaigns WHERE ${condition})`)
+    .query(`DELETE FROM campaign_contacts WHERE campaign_id IN (SELECT id FROM campaigns WHERE ${which})`)
     .run(...params)
-  return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${condition}`).run(...params).changes
+  return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${which}`).run(...params).changes
 }
 
 /** A contact to store: row number, phone number, context JSON, greeting override JSON. */

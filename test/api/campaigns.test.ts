@@ -903,24 +903,22 @@ describe('interrupted imports', () => {
     ])
   })
 
-  test('an import another live instance is running is kept; one whose instance died is removed', async () => {
-    const now = t.ctx.clock.now()
-    const registerInstance = (id: string, heartbeatAt: number) =>
-      t.ctx.sqlite
-        .query("INSERT INTO instances (id, started_at, heartbeat_at, version, hostname) VALUES (?, ?, ?, 'v', 'h')")
-        .run(id, new Date(now - 3_600_000).toISOString(), new Date(heartbeatAt).toISOString())
-    registerInstance('alive', now - 1000)
-    registerInstance('dead', now - 60_000)
-    const importingOn = (instanceId: string) =>
-      t.ctx.sqlite
-        .query<{ id: number }, [string]>(
-          `INSERT INTO campaigns (organization_id, name, state, source_type, source_id, retry_config, allocation_seed, circuit_breaker, instance_id, created_at, updated_at)
-           VALUES (1, 'half', 'importing', 'csv', 'k', '{}', 's', '{}', ?, 'now', 'now') RETURNING id`,
-        )
-        .get(instanceId)!.id
-    const kept = importingOn('alive')
-    importingOn('dead')
+  test('an import still running on another live instance is kept; one whose instance stopped heartbeating is removed', () => {
+    const now = new Date(t.ctx.clock.now()).toISOString()
+    const longAgo = new Date(t.ctx.clock.now() - 3_600_000).toISOString()
+    const instance = t.ctx.sqlite.query(
+      "INSERT INTO instances (id, started_at, heartbeat_at, version, hostname) VALUES (?, ?, ?, '0', 'h')",
+    )
+    instance.run('live-peer', longAgo, now)
+    instance.run('dead-peer', longAgo, longAgo)
+    const importing = t.ctx.sqlite.query(
+      `INSERT INTO campaigns (organization_id, name, state, source_type, source_id, retry_config, allocation_seed, circuit_breaker, import_instance_id, created_at, updated_at)
+       VALUES (1, ?, 'importing', 'csv', 'k', '{}', 's', '{}', ?, 'now', 'now')`,
+    )
+    importing.run('live', 'live-peer')
+    importing.run('dead', 'dead-peer')
     expect(discardImportingCampaigns(t.ctx)).toBe(1)
-    expect(t.ctx.sqlite.query('SELECT id FROM campaigns').all()).toEqual([{ id: kept }])
+    const left = t.ctx.sqlite.query<{ name: string }, []>("SELECT name FROM campaigns WHERE state = 'importing'").all()
+    expect(left).toEqual([{ name: 'live' }])
   })
 })

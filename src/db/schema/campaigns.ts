@@ -87,13 +87,13 @@ export const campaigns = sqliteTable(
     dialRhythmDials: integer('dial_rhythm_dials').notNull().default(0),
     lastDialAt: integer('last_dial_at'),
     outsideScheduleLoggedFor: integer('outside_schedule_logged_for'),
-    /** Added by migrations/0020_campaign_pacing.sql: the instance that created it, where its contacts import runs. */
-    instanceId: text('instance_id'),
     parentCampaignId: integer('parent_campaign_id'),
     redialedCampaignId: integer('redialed_campaign_id'),
     telephonyConfigurationId: integer('telephony_configuration_id'),
     /** Added by migrations/0007_models.sql: the spec's model_overrides for every call of the campaign. */
     modelOverrides: text('model_overrides', { mode: 'json' }).$type<Record<string, unknown> | null>(),
+    /** Added by migrations/0022_campaign_imports.sql: the instance importing the contacts, while importing. */
+    importInstanceId: text('import_instance_id'),
     createdAt: text('created_at').notNull(),
     startedAt: text('started_at'),
     completedAt: text('completed_at'),
