@@ -4,13 +4,16 @@ import { join } from 'node:path'
 import { postgresMissing, startPostgres, type TestPostgres } from './support/postgres'
 
 // The API suites again, each test app on a PostgreSQL database of its own (test/support/postgres-databases.ts), so that
-// no feature works on SQLite only. Not here: the fuzz suite, whose check that an error wrote nothing reads SQLite's file.
+// no feature works on SQLite only, and the campaign dialler shared by two instances. Not here: the fuzz suite, whose
+// check that an error wrote nothing reads SQLite's file.
 const ROOT = join(import.meta.dir, '..')
 const SUITES = [
   ...readdirSync(join(ROOT, 'test', 'api'))
     .filter((name) => name.endsWith('.test.ts') && name !== 'fuzz.test.ts')
     .map((name) => `test/api/${name}`),
   'test/security/isolation.test.ts',
+  // Two instances' schedulers on one database: limits and pacing held across them.
+  'test/campaigns/instances.test.ts',
 ]
 
 const missing = postgresMissing()

@@ -1,5 +1,5 @@
 // Campaign engine benchmark: `npx bun scripts/bench/campaign.ts [rows=1000000] [dialSeconds=10] [rates=1,50,500]`
-// (on PostgreSQL with RINGBASE_DATABASE_URL set to an empty database)
+// (on PostgreSQL with RINGBASE_BENCH_POSTGRES=1 or RINGBASE_DATABASE_URL: scripts/bench/database.ts)
 //
 // 1. Generates a contacts CSV, uploads it through the signed PUT and creates a campaign: ingest rows/s, peak RSS and
 //    the longest the event loop was blocked while ingesting.
@@ -19,13 +19,16 @@ import { createLogger } from '../../src/log'
 import { bootstrapInstallation } from '../../src/auth/keys'
 import type { TelephonyProvider } from '../../src/telephony/provider'
 import { configureModelsNeverAsked } from '../../test/support/voice-models'
+import { benchDatabase } from './database'
 
 const rows = Number(process.argv[2] ?? 1_000_000)
 const dialSeconds = Number(process.argv[3] ?? 10)
 const MAX_CONCURRENCY = 20
 
 const dataDir = mkdtempSync(join(tmpdir(), 'ringbase-bench-campaign-'))
-const databaseUrl = process.env.RINGBASE_DATABASE_URL
+const database = await benchDatabase()
+const databaseUrl = database.create('bench_campaign')
+console.log(`database: ${database.label}`)
 const flags = { dir: dataDir, 'max-upload-bytes': String(1024 ** 3) }
 const ctx = buildContext(loadConfig(flags, databaseUrl ? { RINGBASE_DATABASE_URL: databaseUrl } : {}), {
   log: createLogger('warn'),
@@ -194,3 +197,4 @@ await scheduler.stop()
 await checkpointer?.stop()
 ctx.sqlite.close()
 rmSync(dataDir, { recursive: true, force: true })
+database.stop()

@@ -10,8 +10,8 @@
 //    req/s of both, the median of the rounds' ratios, p50/p99 over all rounds.
 // 3. Each endpoint through `app.handle` in this process, one request at a time: the server's own work per request
 //    without sockets, to tell framework and handler time from HTTP and client time.
-// With RINGBASE_BENCH_POSTGRES=1 the data is in PostgreSQL instead of SQLite: a private cluster on 127.0.0.1 started
-// here (Debian's postgresql package, as the tests start it), one database for the server, another for step 3.
+// With RINGBASE_BENCH_POSTGRES=1 the data is in PostgreSQL (scripts/bench/database.ts): one database for the server,
+// another for step 3.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -21,8 +21,7 @@ import { loadConfig, type Flags } from '../../src/config'
 import { buildContext } from '../../src/boot'
 import { createLogger } from '../../src/log'
 import { spawnServe } from '../../test/support/serve-process'
-import { startPostgres } from '../../test/support/postgres'
-import { PostgresDatabase } from '../../src/db/postgres/client'
+import { benchDatabase } from './database'
 
 const seconds = Number(process.argv[2] ?? 60)
 const clients = Number(process.argv[3] ?? 64)
@@ -177,17 +176,14 @@ async function api(base: string, method: string, path: string, body?: unknown) {
   return json
 }
 
-const postgres = process.env.RINGBASE_BENCH_POSTGRES === '1' ? await startPostgres() : null
-/** The flags that put a process's data in database `name` of the private cluster; none on SQLite. */
+const database = await benchDatabase()
+/** The flags that put a process's data in database `name`; none on SQLite. */
 function databaseFlags(name: string): string[] {
-  if (!postgres) return []
-  const admin = new PostgresDatabase(postgres.url)
-  admin.exec(`CREATE DATABASE ${name}`)
-  admin.close()
-  return ['--database-url', postgres.url.replace(/\/postgres$/, `/${name}`)]
+  const url = database.create(name)
+  return url === null ? [] : ['--database-url', url]
 }
 const serverDatabase = databaseFlags('bench_server')
-console.log(`database: ${postgres ? 'PostgreSQL (private cluster on 127.0.0.1)' : 'SQLite'}`)
+console.log(`database: ${database.label}`)
 
 const work = mkdtempSync(join(tmpdir(), 'ringbase-bench-load-'))
 const binary = join(work, 'ringbase')
@@ -392,4 +388,4 @@ for (const endpoint of ENDPOINTS) {
   )
 }
 rmSync(work, { recursive: true, force: true })
-postgres?.stop()
+database.stop()
