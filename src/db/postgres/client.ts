@@ -21,7 +21,10 @@ const WORKER_URL = new URL(
 /** The advisory lock key of write transactions ("ringbase" in ASCII, truncated). */
 export const WRITE_LOCK_KEY = 0x72696e67
 
-/** Longer than any statement may run (statement_timeout below): past it the worker is taken for stuck. */
+/** No statement runs longer than a minute, nor waits for a lock longer than 30 s. */
+const SESSION_SETTINGS = 'SET statement_timeout = 60000; SET lock_timeout = 30000'
+
+/** Longer than any statement may run (SESSION_SETTINGS): past it the worker is taken for stuck. */
 const ANSWER_TIMEOUT_MS = 120_000
 
 /** What SQLite would have raised; the services match SQLite's wording of unique violations (src/db/tables.ts). */
@@ -97,7 +100,6 @@ export class PostgresStatementHandle {
 }
 
 export class PostgresDatabase {
-  readonly dialect = 'postgresql'
   private readonly worker: Worker
   private readonly answers: MessagePort
   private readonly signal = new Int32Array(new SharedArrayBuffer(4))
@@ -115,12 +117,12 @@ export class PostgresDatabase {
         kind: 'open',
         url,
         connectTimeoutSeconds: options.connectTimeoutSeconds ?? 10,
+        sessionSettings: SESSION_SETTINGS,
         answers: channel.port1,
         signal: this.signal.buffer as SharedArrayBuffer,
       },
       [channel.port1],
     )
-    this.script('SET statement_timeout = 60000; SET lock_timeout = 30000')
   }
 
   get inTransaction(): boolean {
@@ -186,14 +188,21 @@ export class PostgresDatabase {
       kind: 'statement',
       text: statement.text,
       params: bound(params, statement.listParameters),
+      inTransaction: this.inTransaction,
     })
     if (TRANSACTION_END.test(text)) this.transactionDepth = 0
     return answer
   }
 
   private begin() {
-    this.call({ kind: 'script', text: `BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK_KEY})` })
     this.transactionDepth = 1
+    try {
+      this.call({ kind: 'script', text: `BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK_KEY})`, inTransaction: true })
+    } catch (error) {
+      // A lock wait that timed out leaves PostgreSQL's transaction open and failed: end it before reporting.
+      this.script('ROLLBACK')
+      throw error
+    }
     return { columns: [], rows: [], changes: 0 }
   }
 
@@ -202,8 +211,11 @@ export class PostgresDatabase {
       this.begin()
       return
     }
-    this.call({ kind: 'script', text })
-    if (TRANSACTION_END.test(text)) this.transactionDepth = 0
+    try {
+      this.call({ kind: 'script', text, inTransaction: this.inTransaction })
+    } finally {
+      if (TRANSACTION_END.test(text)) this.transactionDepth = 0
+    }
   }
 
   private call(request: BridgeRequest | Parameters<Worker['postMessage']>[0], transfer: MessagePort[] = []) {
@@ -211,14 +223,16 @@ export class PostgresDatabase {
       throw new PostgresError('The database is closed', null)
     Atomics.store(this.signal, 0, 0)
     this.worker.postMessage(request, transfer)
-    if (Atomics.wait(this.signal, 0, 0, ANSWER_TIMEOUT_MS) === 'timed-out')
+    if (Atomics.wait(this.signal, 0, 0, ANSWER_TIMEOUT_MS) === 'timed-out') {
+      // A late answer would be taken for the next statement's: this connection is done.
+      this.closed = true
+      this.worker.terminate()
       throw new PostgresError('PostgreSQL did not answer in time', null)
+    }
     const answer = receiveMessageOnPort(this.answers)?.message as BridgeAnswer | undefined
     if (!answer) throw new PostgresError('PostgreSQL worker answered nothing', null)
     if (answer.kind === 'error') {
       // A failed statement aborts PostgreSQL's transaction; the caller's rollback then ends it.
-      if (process.env.DEBUG_PG)
-        console.error('PGERR', answer.message, (request as { text?: string }).text?.slice(0, 300))
       throw errorOf(answer)
     }
     return answer

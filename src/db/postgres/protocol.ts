@@ -6,16 +6,19 @@ export type BridgeSetup = {
   kind: 'open'
   url: string
   connectTimeoutSeconds: number
+  /** Statements run on every new connection (the session's settings). */
+  sessionSettings: string
   /** Where the worker posts each answer. */
   answers: MessagePort
   /** One Int32: the worker sets it to 1 and notifies once an answer is posted. */
   signal: SharedArrayBuffer
 }
 
+/** `inTransaction`: whether the client was inside a transaction when it sent the request. */
 export type BridgeRequest =
-  | { kind: 'statement'; text: string; params: unknown[] }
+  | { kind: 'statement'; text: string; params: unknown[]; inTransaction: boolean }
   /** Several statements without parameters, in one round trip (the simple query protocol). */
-  | { kind: 'script'; text: string }
+  | { kind: 'script'; text: string; inTransaction: boolean }
   | { kind: 'close' }
 
 export type BridgeAnswer =

@@ -5,6 +5,10 @@ import type { BridgeAnswer, BridgeRequest, BridgeSetup } from './protocol'
 /**
  * The PostgreSQL side of the synchronous client (./client.ts): one reserved connection, statements run one at a time
  * in the order they arrive. Each answer goes to the answer port, then the shared flag wakes the waiting thread.
+ *
+ * A lost connection (the server restarted, a network cut, an administrator's terminate) fails the statement that met
+ * it, and the next one connects again. Lost inside a transaction, the transaction is gone with it: every statement
+ * fails until the client's ROLLBACK, so nothing meant for that transaction runs outside it.
  */
 
 declare const self: Worker
@@ -18,6 +22,9 @@ type Connection = Awaited<ReturnType<SQL['reserve']>>
 
 let connection: Connection | null = null
 let pool: SQL | null = null
+/** Run on each new connection: the session's time limits. */
+let sessionSettings = ''
+let lostInTransaction = false
 let answers: MessagePort | null = null
 let signal: Int32Array | null = null
 
@@ -39,13 +46,48 @@ function asSqliteValues(rows: unknown[][], types: number[]): unknown[][] {
   return rows
 }
 
-async function answer(request: Exclude<BridgeRequest, { kind: 'close' }>): Promise<BridgeAnswer> {
-  if (!connection) throw new Error('the PostgreSQL connection is not open')
-  if (request.kind === 'script') {
-    await connection.unsafe(request.text).simple()
-    return { kind: 'done', columns: [], rows: [], changes: 0 }
+const DONE: BridgeAnswer = { kind: 'done', columns: [], rows: [], changes: 0 }
+const ROLLBACK = /^\s*ROLLBACK\s*;?\s*$/i
+
+async function connected(): Promise<Connection> {
+  if (!connection) {
+    connection = await pool!.reserve()
+    if (sessionSettings !== '') await connection.unsafe(sessionSettings).simple()
   }
-  const result = await connection.unsafe(request.text, request.params).values()
+  return connection
+}
+
+/** Not an error of the statement but of the connection: the server's admin or crash codes, or the client's own. */
+const connectionLost = (error: unknown) => {
+  const { code, errno } = error as { code?: string; errno?: string }
+  return code !== 'ERR_POSTGRES_SERVER_ERROR' || /^(08|57P)/.test(errno ?? '')
+}
+
+async function answer(request: Exclude<BridgeRequest, { kind: 'close' }>): Promise<BridgeAnswer> {
+  if (lostInTransaction) {
+    if (request.kind === 'script' && ROLLBACK.test(request.text)) {
+      lostInTransaction = false
+      return DONE
+    }
+    throw new Error('the connection to PostgreSQL was lost during this transaction, which was rolled back')
+  }
+  try {
+    return await run(await connected(), request)
+  } catch (error) {
+    if (connectionLost(error)) {
+      connection = null
+      lostInTransaction = request.inTransaction
+    }
+    throw error
+  }
+}
+
+async function run(session: Connection, request: Exclude<BridgeRequest, { kind: 'close' }>): Promise<BridgeAnswer> {
+  if (request.kind === 'script') {
+    await session.unsafe(request.text).simple()
+    return DONE
+  }
+  const result = await session.unsafe(request.text, request.params).values()
   const columns = (result as unknown as { columns?: { name: string; type: number }[] }).columns ?? []
   return {
     kind: 'done',
@@ -79,8 +121,9 @@ async function open(setup: BridgeSetup): Promise<void> {
   signal = new Int32Array(setup.signal)
   try {
     pool = new SQL(setup.url, { max: 1, bigint: true, idleTimeout: 0, connectionTimeout: setup.connectTimeoutSeconds })
-    connection = await pool.reserve()
-    reply({ kind: 'done', columns: [], rows: [], changes: 0 })
+    sessionSettings = setup.sessionSettings
+    await connected()
+    reply(DONE)
   } catch (error) {
     reply(failure(error))
   }
@@ -92,7 +135,7 @@ self.onmessage = async (event: MessageEvent<BridgeSetup | BridgeRequest>) => {
   if (message.kind === 'close') {
     connection?.release()
     await pool?.close({ timeout: 1 })
-    return reply({ kind: 'done', columns: [], rows: [], changes: 0 })
+    return reply(DONE)
   }
   try {
     reply(await answer(message))
