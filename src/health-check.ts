@@ -1,6 +1,6 @@
 /**
- * What `ringbase health` found: `ok` when the server answered its health route with 200 and its object store is
- * reachable (a server that cannot store recordings and uploads is not healthy). The message names the database and the
+ * What `ringbase health` found: `ok` when the server answered its health route with 200 and its database and object
+ * store are reachable (a server that cannot keep its data, recordings and uploads is not healthy). The message names the database and the
  * live instances too.
  */
 export type HealthCheckResult = { ok: boolean; message: string }
@@ -8,7 +8,7 @@ export type HealthCheckResult = { ok: boolean; message: string }
 /** The parts of the health answer the command reports (an older server may lack some). */
 type HealthAnswer = {
   object_store?: { kind: string; reachable: boolean }
-  database?: { backend: string }
+  database?: { backend: string; reachable?: boolean }
   instances?: { live: number }
 }
 
@@ -40,6 +40,8 @@ export async function checkHealth(host: string, port: number, timeoutMs = 3000):
     }
     const answer = (await response.json()) as HealthAnswer
     const store = answer.object_store
+    if (answer.database?.reachable === false)
+      return { ok: false, message: `${url}: database (${answer.database.backend}) unreachable` }
     if (store && !store.reachable) return { ok: false, message: `${url}: object store (${store.kind}) unreachable` }
     return {
       ok: true,

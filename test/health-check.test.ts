@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { startInstanceHeartbeat, type InstanceHeartbeat } from '../src/instances/registry'
 import { createTestApp, type TestApp, UNREACHABLE_URL } from './support/app'
+import { postgresMissing, startPostgres } from './support/postgres'
 
 // `ringbase health` as the container runtime runs it: a process whose exit code says whether the server answers.
 const main = join(import.meta.dir, '..', 'src', 'main.ts')
@@ -66,6 +67,35 @@ describe('ringbase health', async () => {
       withBucketDown.close()
     }
   })
+
+  test.skipIf(postgresMissing() !== null)(
+    'on PostgreSQL: ok while the database answers; when it is down, health says so (the command exits 1) and requests that need it answer 503',
+    async () => {
+      const postgres = await startPostgres()
+      const onPostgres = createTestApp({ flags: { 'database-url': postgres.url } })
+      const served = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => onPostgres.app.handle(request) })
+      try {
+        const up = await health(['--http', `127.0.0.1:${served.port}`])
+        expect(up.exitCode).toBe(0)
+        expect(up.output).toContain(': ok, database (postgresql, 0 live instances), object store (local) reachable')
+        postgres.stop()
+        const answer = await onPostgres.request('GET', '/api/v1/health')
+        expect(answer.status).toBe(200)
+        expect(answer.body).toMatchObject({
+          database: { backend: 'postgresql', reachable: false },
+          instances: { live: 0 },
+        })
+        const down = await health(['--http', `127.0.0.1:${served.port}`])
+        expect(down.exitCode).toBe(1)
+        expect(down.output).toContain('database (postgresql) unreachable')
+      } finally {
+        served.stop(true)
+        onPostgres.close()
+        postgres.stop()
+      }
+    },
+    30_000,
+  )
 
   test('without --http it checks the address serve would use (RINGBASE_HTTP)', async () => {
     expect((await health([], { RINGBASE_HTTP: `127.0.0.1:${server.port}` })).exitCode).toBe(0)

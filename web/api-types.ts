@@ -2337,10 +2337,12 @@ export interface components {
             database: {
                 /** @enum {string} */
                 backend: "sqlite" | "postgresql";
+                /** @description Whether the database answered just now (PostgreSQL may be down). */
+                reachable: boolean;
             };
             /** @description The server processes sharing the database (docs/scale-out.md). */
             instances: {
-                /** @description Ringbase instances sharing this database whose last heartbeat is at most three heartbeats old (15 seconds by default). */
+                /** @description Ringbase instances sharing this database whose last heartbeat is at most three heartbeats old (15 seconds by default); 0 when the database cannot be reached. */
                 live: number;
             };
             /** @description Where files are kept: the data dir ('local') or an S3-compatible bucket ('s3'). */

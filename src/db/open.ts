@@ -38,7 +38,8 @@ export function openPostgres(url: string, migrations: Migration[] = POSTGRES_MIG
   try {
     client = new PostgresDatabase(url)
   } catch (error) {
-    throw new Error(`PostgreSQL at ${databaseLabel(url)} could not be opened: ${(error as Error).message}`)
+    const reason = ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message
+    throw new Error(`PostgreSQL at ${databaseLabel(url)} could not be opened: ${reason}`)
   }
   const sqlite = client as unknown as SqlDatabase
   try {

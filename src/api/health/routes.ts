@@ -23,14 +23,17 @@ export const HealthResponse = t.Object({
     { description: "This instance's ARI events connections." },
   ),
   database: t.Object(
-    { backend: t.Union([t.Literal('sqlite'), t.Literal('postgresql')]) },
+    {
+      backend: t.Union([t.Literal('sqlite'), t.Literal('postgresql')]),
+      reachable: t.Boolean({ description: 'Whether the database answered just now (PostgreSQL may be down).' }),
+    },
     { description: 'The database engine the server runs on.' },
   ),
   instances: t.Object(
     {
       live: t.Integer({
         description:
-          'Ringbase instances sharing this database whose last heartbeat is at most three heartbeats old (15 seconds by default).',
+          'Ringbase instances sharing this database whose last heartbeat is at most three heartbeats old (15 seconds by default); 0 when the database cannot be reached.',
       }),
     },
     { description: 'The server processes sharing the database (docs/scale-out.md).' },
@@ -62,11 +65,22 @@ function isAdmin(ctx: AppContext, request: Request): boolean {
   }
 }
 
+/** The live instances, or null when the database did not answer. */
+function liveInstances(ctx: AppContext): number | null {
+  try {
+    return liveInstanceCount(ctx)
+  } catch (error) {
+    ctx.log.warn({ err: error }, 'health: the database did not answer')
+    return null
+  }
+}
+
 export const healthRoutes = (ctx: AppContext) =>
   new Elysia({ prefix: '/api/v1' }).get(
     '/health',
     async ({ request }) => {
       const disk = isAdmin(ctx, request) ? diskSpace(ctx.config.dataDir) : null
+      const live = liveInstances(ctx)
       return {
         status: 'ok',
         version: ctx.version,
@@ -74,8 +88,8 @@ export const healthRoutes = (ctx: AppContext) =>
         deployment_mode: 'oss',
         auth_provider: 'api_key',
         ari: ariConnectionCounts(ctx),
-        database: { backend: backendOf(ctx.sqlite) },
-        instances: { live: liveInstanceCount(ctx) },
+        database: { backend: backendOf(ctx.sqlite), reachable: live !== null },
+        instances: { live: live ?? 0 },
         object_store: await ctx.objects.status(),
         ...(disk ? { disk } : {}),
       }

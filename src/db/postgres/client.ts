@@ -1,5 +1,6 @@
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads'
 import type { BridgeAnswer, BridgeRequest } from './protocol'
+import { DomainError } from '../../lib/errors'
 import { toPostgres } from './translate'
 
 /**
@@ -42,7 +43,13 @@ type Binding = string | number | bigint | boolean | null | Uint8Array | undefine
 type Row = Record<string, unknown>
 type RunResult = { changes: number; lastInsertRowid: number }
 
-function errorOf(answer: Extract<BridgeAnswer, { kind: 'error' }>): PostgresError {
+function errorOf(answer: Extract<BridgeAnswer, { kind: 'error' }>): Error {
+  if (answer.connectionLost)
+    return new DomainError(
+      'unavailable',
+      'The database could not be reached',
+      new PostgresError(answer.message, answer.sqlState),
+    )
   if (answer.sqlState === '23505' && answer.table && answer.detail) {
     const columns = /^Key \(([^)]*)\)=/.exec(answer.detail)?.[1].split(', ') ?? []
     return new PostgresError(
@@ -116,7 +123,7 @@ export class PostgresDatabase {
       {
         kind: 'open',
         url,
-        connectTimeoutSeconds: options.connectTimeoutSeconds ?? 10,
+        connectTimeoutSeconds: options.connectTimeoutSeconds ?? 5,
         sessionSettings: SESSION_SETTINGS,
         answers: channel.port1,
         signal: this.signal.buffer as SharedArrayBuffer,

@@ -23,4 +23,12 @@ export type BridgeRequest =
 
 export type BridgeAnswer =
   | { kind: 'done'; columns: string[]; rows: unknown[][]; changes: number }
-  | { kind: 'error'; message: string; sqlState: string | null; table: string | null; detail: string | null }
+  | {
+      kind: 'error'
+      message: string
+      sqlState: string | null
+      table: string | null
+      detail: string | null
+      /** The connection failed, not the statement: the database is down or out of reach. */
+      connectionLost: boolean
+    }

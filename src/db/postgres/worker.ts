@@ -46,6 +46,8 @@ function asSqliteValues(rows: unknown[][], types: number[]): unknown[][] {
   return rows
 }
 
+class TransactionLost extends Error {}
+
 const DONE: BridgeAnswer = { kind: 'done', columns: [], rows: [], changes: 0 }
 const ROLLBACK = /^\s*ROLLBACK\s*;?\s*$/i
 
@@ -69,7 +71,7 @@ async function answer(request: Exclude<BridgeRequest, { kind: 'close' }>): Promi
       lostInTransaction = false
       return DONE
     }
-    throw new Error('the connection to PostgreSQL was lost during this transaction, which was rolled back')
+    throw new TransactionLost('the connection to PostgreSQL was lost during this transaction, which was rolled back')
   }
   try {
     return await run(await connected(), request)
@@ -113,7 +115,14 @@ function failure(error: unknown): BridgeAnswer {
     table?: string
     detail?: string
   }
-  return { kind: 'error', message, sqlState: errno ?? null, table: table ?? null, detail: detail ?? null }
+  return {
+    kind: 'error',
+    message,
+    sqlState: errno ?? null,
+    table: table ?? null,
+    detail: detail ?? null,
+    connectionLost: connectionLost(error) || error instanceof TransactionLost,
+  }
 }
 
 async function open(setup: BridgeSetup): Promise<void> {
