@@ -65,6 +65,8 @@ type VoiceState = {
   /** Agent turns up to this index were cut: their late text is ignored. */
   cutThroughTurn: number
   silentWaiters: (() => void)[]
+  /** The sentences' audio to the line's rate: one resampler per call (its filter and work memory), not per sentence. */
+  toLine: LineRateConverter
 }
 
 export function agentVoice(options: AgentVoiceOptions): AgentVoice {
@@ -76,6 +78,7 @@ export function agentVoice(options: AgentVoiceOptions): AgentVoice {
     speaking: false,
     cutThroughTurn: -1,
     silentWaiters: [],
+    toLine: lineRateConverter(),
   } as Omit<VoiceState, 'context'> as VoiceState
   return {
     name: 'agent voice',
@@ -104,7 +107,7 @@ export function agentVoice(options: AgentVoiceOptions): AgentVoice {
       return state.speeches.size === 0
     },
     whenSilent: () => whenSilent(state),
-    say: (text, signal) => synthesizeAndSend(state, text, signal),
+    say: (text, signal) => synthesizeAndSend(state, text, signal, lineRateConverter()),
   }
 }
 
@@ -172,7 +175,7 @@ async function speakSentences(state: VoiceState): Promise<void> {
     const sent =
       sentence.recordingId !== undefined
         ? playRecorded(state, sentence.recordingId)
-        : await synthesizeAndSend(state, sentence.text, controller.signal)
+        : await synthesizeAndSend(state, sentence.text, controller.signal, state.toLine)
     state.synthesis = null
     if (speeches.get(sentence.turn) !== speech) continue
     speech.pending -= 1
@@ -201,17 +204,20 @@ function playRecorded(state: VoiceState, recordingId: string): boolean {
 }
 
 /** Synthesises `text` and pushes its audio as it comes; true when any audio was pushed. */
-async function synthesizeAndSend(state: VoiceState, text: string, signal: AbortSignal): Promise<boolean> {
+async function synthesizeAndSend(
+  state: VoiceState,
+  text: string,
+  signal: AbortSignal,
+  toLine: LineRateConverter,
+): Promise<boolean> {
   const { tts } = state.options
-  let resampler: Resampler | undefined
   let sent = false
+  toLine.restart()
   state.options.onTtsText?.(text.length)
   try {
     for await (const chunk of tts.synthesize(text, { signal })) {
       if (signal.aborted) break
-      if (chunk.sampleRate !== LINE_RATE && resampler?.fromRate !== chunk.sampleRate)
-        resampler = createResampler(chunk.sampleRate, LINE_RATE)
-      const pcm = chunk.sampleRate === LINE_RATE ? chunk.pcm : resampler!.process(chunk.pcm)
+      const pcm = toLine.convert(chunk.pcm, chunk.sampleRate)
       void state.context.push({ kind: 'agent_audio', pcm, atMs: state.context.now() })
       sent = true
     }
@@ -220,6 +226,29 @@ async function synthesizeAndSend(state: VoiceState, text: string, signal: AbortS
       state.context.warn(`Speech synthesis failed (${tts.ref.service}/${tts.ref.model}): ${(error as Error).message}`)
   }
   return sent && !signal.aborted
+}
+
+type LineRateConverter = {
+  /** A new stream of audio (a sentence): its output is exactly a fresh resampler's. */
+  restart(): void
+  convert(pcm: Int16Array, sampleRate: number): Int16Array
+}
+
+/**
+ * Synthesised speech (any rate) → 8 kHz. Its resampler is made once, at the first rate it meets, and restarted per
+ * sentence: a fresh one per sentence cost its filter design and a work buffer of twice the sentence, which with 100
+ * calls answering at once held the event loop long enough to make agent audio late.
+ */
+function lineRateConverter(): LineRateConverter {
+  let resampler: Resampler | undefined
+  return {
+    restart: () => resampler?.reset(),
+    convert(pcm, sampleRate) {
+      if (sampleRate === LINE_RATE) return pcm
+      if (resampler?.fromRate !== sampleRate) resampler = createResampler(sampleRate, LINE_RATE)
+      return resampler.process(pcm)
+    },
+  }
 }
 
 /** A turn's speech is over when its text is complete and every sentence was played (or failed). */
