@@ -66,7 +66,7 @@ describe('resampler', () => {
     reused.reset()
     // in two uneven pieces, one of them longer than a work block
     const again = [reused.process(second.subarray(0, 4700)), reused.process(second.subarray(4700))]
-    expect(Int16Array.from([...again[0], ...again[1]])).toEqual(createResampler(24000, 8000).process(second))
+    expect([...again[0], ...again[1]]).toEqual([...createResampler(24000, 8000).process(second)])
   })
 
   test('160 samples of 8 kHz always become 320 samples of 16 kHz', () => {
