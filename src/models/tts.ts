@@ -60,7 +60,7 @@ function speechDecoder(contentType: string, what: string) {
 
   return (bytes: Uint8Array, final: boolean): Chunk | null => {
     if (sampleRate === null) {
-      pending = concatBytes(pending, bytes)
+      pending = pending.length === 0 ? bytes : concatBytes(pending, bytes)
       sampleRate = readFormat(final)
       if (sampleRate === null) return null
       bytes = pending
