@@ -33,7 +33,7 @@ function speechDecoder(contentType: string, what: string) {
   const fail = (detail: string) => new ModelServerError(`${what} failed: ${detail}`)
   const declaredRate = Number(/rate=(\d+)/.exec(contentType)?.[1] ?? TTS_PCM_SAMPLE_RATE)
   /** Until the format is known: everything so far; after: the odd byte of a sample split between pieces. */
-  let pending = new Uint8Array(0)
+  let pending: Uint8Array = new Uint8Array(0)
   let sampleRate: number | null = null
 
   /** The format from the bytes so far; null while more are needed. Leaves only sample bytes in `pending`. */
