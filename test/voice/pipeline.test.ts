@@ -205,6 +205,28 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     expect(Buffer.concat(sent)).toEqual(Buffer.concat(expected))
   })
 
+  test('speech that starts on a silent line is sent with a 300 ms lead, or whole when shorter: no stutter if the next piece is late', async () => {
+    // 100 ms pieces (24 kHz), 40 ms apart: sent as they came, the far end would play 100 ms, then wait
+    models.speech.handler = () => ({ chunkBytes: 4800, chunkDelayMs: 40 })
+    const sent: Uint8Array[] = []
+    const call = await startCall({ definition: agent({ greeting: 'Hello, this is Ava from Acme.' }), sent })
+    await greetingHeard(call)
+    // 29 characters: 580 ms of speech; the first piece sent holds at least 300 ms of it (2,400 µ-law bytes)
+    expect(sent[0].length).toBeGreaterThanOrEqual(2400)
+    expect(Buffer.concat(sent).length).toBe(
+      pcm16ToUlaw(resample(fakeSpeech('Hello, this is Ava from Acme.'), 24_000, 8000)).length,
+    )
+    await call.pipeline.stop('user_hangup')
+    await call.result
+
+    const short: Uint8Array[] = []
+    const second = await startCall({ definition: agent({ greeting: 'Hi.' }), sent: short })
+    await greetingHeard(second)
+    // 60 ms of speech in one piece, sent when its synthesis ended
+    expect(short).toHaveLength(1)
+    expect(short[0].length).toBe(480)
+  })
+
   test('an utterance is transcribed (16 kHz WAV), answered sentence by sentence, and its response time measured', async () => {
     const { call, speech } = await callerSays('Can I book a table for two tonight?', 'Of course. Which time suits you?')
     await waitFor('the answer to be played', () => marksProcessed(call.channel).length >= 3, 10_000)

@@ -16,6 +16,16 @@ import { createResampler, type Resampler } from '../../lib/resample'
 import { createSentenceSplitter, type SentenceSplitter } from '../sentences'
 import type { Stage, StageContext } from '../stage'
 import { LINE_RATE } from './caller-input'
+import { joinPcm } from '../../lib/wav'
+
+/**
+ * Speech that starts on a silent line is sent once this much of it is ready (or its sentence is complete): a jitter
+ * buffer. Sent at its first piece, the far end would play that piece, then silence until the next one came — a
+ * stutter the caller hears whenever the next piece is late (a busy event loop: 100 calls' replies at the same instant;
+ * a TTS server that streams unevenly). With a fast TTS the lead is there within milliseconds; it costs at most the
+ * time the TTS takes to produce 300 ms of audio, and that wait counts in the engine's share of the response time.
+ */
+const START_LEAD_SAMPLES = (300 * LINE_RATE) / 1000
 
 /** What the agent is saying in one conversation turn, until the caller has heard all of it. */
 type TurnSpeech = {
@@ -212,15 +222,29 @@ async function synthesizeAndSend(
 ): Promise<boolean> {
   const { tts } = state.options
   let sent = false
+  const send = (pcm: Int16Array) => {
+    void state.context.push({ kind: 'agent_audio', pcm, atMs: state.context.now() })
+    sent = true
+  }
+  // Audio that starts on a silent line waits for a lead (or the whole sentence): see START_LEAD_SAMPLES.
+  const lead: Int16Array[] | null = lineSpeaking(state) ? null : []
+  let leadSamples = 0
   toLine.restart()
   state.options.onTtsText?.(text.length)
   try {
     for await (const chunk of tts.synthesize(text, { signal })) {
       if (signal.aborted) break
+      if (!sent && leadSamples === 0) void state.context.push({ kind: 'sentence_audio' })
       const pcm = toLine.convert(chunk.pcm, chunk.sampleRate)
-      void state.context.push({ kind: 'agent_audio', pcm, atMs: state.context.now() })
-      sent = true
+      if (!lead || sent) {
+        send(pcm)
+        continue
+      }
+      lead.push(pcm)
+      leadSamples += pcm.length
+      if (leadSamples >= START_LEAD_SAMPLES) send(joinPcm(lead))
     }
+    if (lead && !sent && leadSamples > 0 && !signal.aborted) send(joinPcm(lead))
   } catch (error) {
     if (!signal.aborted)
       state.context.warn(`Speech synthesis failed (${tts.ref.service}/${tts.ref.model}): ${(error as Error).message}`)
@@ -250,6 +274,9 @@ function lineRateConverter(): LineRateConverter {
     },
   }
 }
+
+/** Agent audio was sent that the caller may not have heard yet (a sentence whose mark has not come back). */
+const lineSpeaking = (state: VoiceState) => [...state.speeches.values()].some((speech) => speech.marks > 0)
 
 /** A turn's speech is over when its text is complete and every sentence was played (or failed). */
 function settleTurn(state: VoiceState, speech: TurnSpeech): void {
