@@ -18,6 +18,10 @@ import recordings from './0015_recordings.sql' with { type: 'text' }
 import connectionChecks from './0016_connection_checks.sql' with { type: 'text' }
 import realtimeModels from './0017_realtime_models.sql' with { type: 'text' }
 import webCalls from './0018_web_calls.sql' with { type: 'text' }
+import instances from './0019_instances.sql' with { type: 'text' }
+import campaignPacing from './0020_campaign_pacing.sql' with { type: 'text' }
+import installation from './0021_installation.sql' with { type: 'text' }
+import campaignImports from './0022_campaign_imports.sql' with { type: 'text' }
 
 export type Migration = { name: string; sql: string }
 
@@ -40,4 +44,8 @@ export const MIGRATIONS: Migration[] = [
   { name: '0016_connection_checks', sql: connectionChecks },
   { name: '0017_realtime_models', sql: realtimeModels },
   { name: '0018_web_calls', sql: webCalls },
+  { name: '0019_instances', sql: instances },
+  { name: '0020_campaign_pacing', sql: campaignPacing },
+  { name: '0021_installation', sql: installation },
+  { name: '0022_campaign_imports', sql: campaignImports },
 ]

@@ -30,6 +30,8 @@ const result = Bun.spawnSync(
     join(root, 'src', 'voice', 'flite-worker.ts'),
     // likewise the knowledge base's extraction worker, embedded as knowledge/extract-worker.js (src/knowledge/extract.ts)
     join(root, 'src', 'knowledge', 'extract-worker.ts'),
+    // and the PostgreSQL client's worker thread, embedded as db/postgres/worker.js (src/db/postgres/client.ts)
+    join(root, 'src', 'db', 'postgres', 'worker.ts'),
     // not code: embedded as a file (Bun.embeddedFiles), found by its name by src/api/console/assets.ts
     pack,
     '--outfile',

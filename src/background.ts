@@ -1,13 +1,14 @@
 import cron from 'node-cron'
 import type { AppContext } from './context'
 import { cronLogger } from './log'
-import { closeCallsInterruptedByRestart, closeVanishedCalls } from './calls/recovery'
+import { closeCallsInterruptedByRestart, closeCallsOfDeadPeers, closeVanishedCalls } from './calls/recovery'
 import { createVoiceConversations } from './calls/voice'
 import { contactAttempts } from './campaigns/attempts'
 import { discardImportingCampaigns } from './campaigns/lifecycle'
 import { createCampaignScheduler } from './campaigns/scheduler'
 import { startCheckpointer } from './db/checkpointer'
-import { databasePath } from './db/open'
+import { backendOf, databasePath } from './db/open'
+import { startInstanceHeartbeat } from './instances/registry'
 import { startAriManager } from './telephony/ari/manager'
 import { closeSessionsInterruptedByRestart } from './runs/session-recovery'
 import { startTextChatSweeper } from './runs/text-chat'
@@ -21,26 +22,41 @@ const WATCHDOG_GRACE_MS = 300_000
 
 export type BackgroundServices = { stop(): Promise<void> }
 
-/** Campaigns whose create request never finished (the process died while streaming their CSV). */
+/** Campaigns whose create request never finished: the instance importing them died while streaming their CSV. */
 function removeUnfinishedImports(ctx: AppContext): void {
   const removed = discardImportingCampaigns(ctx)
   if (removed > 0) ctx.log.warn({ campaigns: removed }, 'removed campaigns whose contacts import was interrupted')
 }
 
 /**
- * Everything that runs beside the HTTP API, in start-up order: clean up what a crash left half done, connect to the
- * PBXs, close calls nobody can follow any more, then dial. `stop` reverses it.
+ * What a live instance does after each heartbeat: close the calls and conversations of instances that died, remove
+ * their cut-off imports, and send the webhooks their runs' QA reviews held.
+ */
+async function recoverDeadPeers(ctx: AppContext): Promise<void> {
+  removeUnfinishedImports(ctx)
+  await closeCallsOfDeadPeers(ctx, contactAttempts)
+  await closeSessionsInterruptedByRestart(ctx)
+  releaseHeldDeliveries(ctx)
+}
+
+/**
+ * Everything that runs beside the HTTP API, in start-up order: register this instance among those sharing the
+ * database, clean up what a crash left half done, connect to the PBXs (those whose lease this instance takes), close
+ * calls nobody can follow any more, then dial. `stop` reverses it.
  */
 export async function startBackgroundServices(ctx: AppContext): Promise<BackgroundServices> {
+  const instance = startInstanceHeartbeat(ctx, () => recoverDeadPeers(ctx))
   removeUnfinishedImports(ctx)
-  const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir))
+  // PostgreSQL checkpoints by itself: only SQLite's WAL needs the worker.
+  const checkpointer =
+    backendOf(ctx.sqlite) === 'sqlite' ? await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir)) : null
   const conversations = createVoiceConversations(ctx, { attempts: contactAttempts })
   // Every transport's answered calls (ARI media legs, carrier media streams) get this conversation.
   const stopConversations = ctx.telephony.onAnswered((call) => conversations.onAnswered(call))
   const ari = startAriManager(ctx)
   await closeCallsInterruptedByRestart(ctx, contactAttempts)
   await closeSessionsInterruptedByRestart(ctx)
-  // No QA review from before the restart is still running: deliveries held for one go out now.
+  // No QA review of a dead instance's run is still running: deliveries held for one go out now.
   releaseHeldDeliveries(ctx)
   const webhooks = createWebhookDispatcher(ctx)
   webhooks.start()
@@ -80,7 +96,8 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
       stopConversations()
       await scheduler.stop()
       await ari.stop()
-      await checkpointer.stop()
+      await checkpointer?.stop()
+      await instance.stop()
     },
   }
 }

@@ -18,10 +18,14 @@ function asConfigError<T>(run: () => T): T {
   }
 }
 
+const POSTGRES_BACKUP =
+  'backup and restore copy the SQLite database of a data dir; with --database-url, back up PostgreSQL with pg_dump (docs/scale-out.md) and keep the master key'
+
 /** `ringbase backup --out FILE [--dir DATA_DIR]`: safe while a server runs on the data dir. */
 export function backupCommand(flags: Flags): void {
   const out = requiredPath(flags, 'out')
-  const { dataDir } = loadConfig(flags)
+  const { dataDir, databaseUrl } = loadConfig(flags)
+  if (databaseUrl !== null) throw new ConfigError(POSTGRES_BACKUP)
   const summary = asConfigError(() => createBackup(dataDir, out, VERSION))
   process.stdout.write(`backup of ${dataDir} written to ${out} (${summary.files} files, ${summary.bytes} bytes)\n`)
 }
@@ -29,7 +33,8 @@ export function backupCommand(flags: Flags): void {
 /** `ringbase restore --from FILE [--dir DATA_DIR]`: into an empty (or missing) data dir only. */
 export function restoreCommand(flags: Flags): void {
   const from = requiredPath(flags, 'from')
-  const { dataDir } = loadConfig(flags)
+  const { dataDir, databaseUrl } = loadConfig(flags)
+  if (databaseUrl !== null) throw new ConfigError(POSTGRES_BACKUP)
   const summary = asConfigError(() => restoreBackup(dataDir, from))
   process.stdout.write(`restored ${summary.files} files from ${from} into ${dataDir}\n`)
 }

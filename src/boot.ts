@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import packageJson from '../package.json'
 import { applyCallReport } from './calls/outcomes'
@@ -5,12 +6,13 @@ import { contactAttempts } from './campaigns/attempts'
 import { routeInboundCall } from './calls/inbound'
 import type { Config } from './config'
 import type { AppContext, ChangeEvent } from './context'
-import { openDatabase } from './db/open'
+import { openConfiguredDatabase } from './db/open'
 import { resolveHostAddresses } from './egress/outbound'
 import { systemClock, type Clock } from './lib/clock'
 import { loadMasterKey } from './lib/encryption'
 import { createOrgEventBus } from './lib/org-event-bus'
 import { createLogger, type Logger } from './log'
+import { verifyMasterKey } from './credentials/master-key-check'
 import { createModelHealth } from './models/health'
 import { localObjectStore, type ObjectStore } from './storage/object-store'
 import { s3ObjectStore } from './storage/s3-object-store'
@@ -39,9 +41,15 @@ function objectStoreFor(config: Config): ObjectStore {
 /** Opens the data dir (database, migrations) and assembles the context. The caller closes `ctx.sqlite`. */
 export function buildContext(config: Config, overrides: { log?: Logger; clock?: Clock } = {}): AppContext {
   const log = overrides.log ?? createLogger(config.logLevel)
-  const { db, sqlite, applied } = openDatabase(config.dataDir)
+  const { db, sqlite, applied } = openConfiguredDatabase(config)
   if (applied.length > 0) log.info({ migrations: applied }, 'database migrated')
   const masterKey = loadMasterKey({ env: config.masterKey ?? undefined, dataDir: config.dataDir })
+  try {
+    verifyMasterKey({ sqlite }, masterKey)
+  } catch (error) {
+    sqlite.close()
+    throw error
+  }
   const clock = overrides.clock ?? systemClock
   const ctx: AppContext = {
     config,
@@ -50,6 +58,7 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
     log,
     clock,
     version: VERSION,
+    instanceId: randomUUID(),
     masterKey,
     providerApis: { ...PROVIDER_API_BASE_URLS, ...config.providerApiOverrides },
     ariConnected: () => false,

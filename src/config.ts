@@ -22,10 +22,21 @@ export type Config = {
    * taken up again once this has passed (several instances may share the queue, so none can tell a dead claim sooner).
    */
   knowledgeLeaseSeconds: number
+  /**
+   * How often this process tells the database it is alive and renews its ARI leases. An instance silent for three
+   * heartbeats is dead (its calls are recovered by a live one) and an ARI lease lasts three heartbeats. 5 s; tests
+   * shorten it.
+   */
+  instanceHeartbeatMs: number
   /** Carrier REST API base URLs replacing the public ones (`RINGBASE_PROVIDER_API_<PROVIDER>`): tests, proxies, regions. */
   providerApiOverrides: Partial<Record<ProviderApiName, string>>
   /** Where uploads, recordings, transcripts and documents are kept: `<dataDir>/objects` unless an S3 bucket is named. */
   objectStore: { kind: 'local' } | ({ kind: 's3' } & S3StoreConfig)
+  /**
+   * `postgres://…` (`--database-url`, `RINGBASE_DATABASE_URL`): the data in PostgreSQL, shared by several instances;
+   * null for SQLite in the data dir. It may hold a password: log `databaseLabel(url)`, never the URL.
+   */
+  databaseUrl: string | null
 }
 
 /** An S3-compatible bucket (`--object-store s3://bucket/prefix`), its endpoint and credentials from the environment. */
@@ -56,6 +67,7 @@ export const DEFAULT_RING_TIMEOUT_SECONDS = 30
 export const DEFAULT_HTTP_IDLE_TIMEOUT_SECONDS = 30
 export const DEFAULT_KNOWLEDGE_LEASE_SECONDS = 30
 export const DEFAULT_WEB_CALL_LIMIT = 2
+export const DEFAULT_INSTANCE_HEARTBEAT_MS = 5000
 
 export type Flags = Record<string, string | true>
 
@@ -138,6 +150,10 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
     'knowledge-lease (RINGBASE_KNOWLEDGE_LEASE_SECONDS)',
     3600,
   )
+  const heartbeat = env.RINGBASE_INSTANCE_HEARTBEAT_MS
+  const instanceHeartbeatMs = heartbeat === undefined ? DEFAULT_INSTANCE_HEARTBEAT_MS : Number(heartbeat)
+  if (!Number.isInteger(instanceHeartbeatMs) || instanceHeartbeatMs < 50 || instanceHeartbeatMs > 60_000)
+    throw new ConfigError('RINGBASE_INSTANCE_HEARTBEAT_MS must be a whole number of milliseconds from 50 to 60000')
   const webCall = flagString(flags, 'web-call-limit') ?? env.RINGBASE_WEB_CALL_LIMIT
   const webCallLimit = webCall === undefined ? DEFAULT_WEB_CALL_LIMIT : Number(webCall)
   if (!Number.isInteger(webCallLimit) || webCallLimit < 0 || webCallLimit > 1000)
@@ -145,6 +161,7 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
   return {
     providerApiOverrides: providerApiOverrides(env),
     objectStore: objectStoreConfig(flagString(flags, 'object-store') ?? env.RINGBASE_OBJECT_STORE, env),
+    databaseUrl: databaseUrl(flagString(flags, 'database-url') ?? env.RINGBASE_DATABASE_URL),
     httpHost: host.replace(/^\[|\]$/g, ''),
     httpPort: port,
     dataDir,
@@ -156,6 +173,7 @@ export function loadConfig(flags: Flags, env: Record<string, string | undefined>
     ringTimeoutSeconds,
     httpIdleTimeoutSeconds,
     knowledgeLeaseSeconds,
+    instanceHeartbeatMs,
     webCallLimit,
   }
 }
@@ -174,6 +192,25 @@ function providerApiOverrides(env: Record<string, string | undefined>): Partial<
     overrides[provider as ProviderApiName] = value.replace(/\/+$/, '')
   }
   return overrides
+}
+
+/** The database named without its credentials: `postgresql://host:port/name`. */
+export function databaseLabel(url: string): string {
+  const parsed = new URL(url)
+  return `postgresql://${parsed.host}${parsed.pathname}`
+}
+
+function databaseUrl(value: string | undefined): string | null {
+  if (value === undefined || value === '') return null
+  let parsed: URL | null = null
+  try {
+    parsed = new URL(value)
+  } catch {
+    parsed = null
+  }
+  if (!parsed || !/^postgres(ql)?:$/.test(parsed.protocol) || parsed.host === '')
+    throw new ConfigError('--database-url must be postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE')
+  return value
 }
 
 const S3_URL = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/

@@ -17,6 +17,8 @@ export interface AriConnections {
   sync(): Promise<void>
   isConnected(configurationId: number): boolean
   counts(): { connected: number; total: number }
+  /** Another instance holds the configuration's events connection, so it places and answers its calls. */
+  heldElsewhere(configurationId: number): boolean
   /** Closes every connection and stops the timers. */
   stop(): Promise<void>
 }
@@ -41,6 +43,8 @@ export type AppContext = {
   log: Logger
   clock: Clock
   version: string
+  /** This process among the ones sharing the database (random per start; src/instances/). */
+  instanceId: string
   /** Encrypts provider secrets at rest: RINGBASE_MASTER_KEY, else `<dataDir>/master.key` (created 0600). */
   masterKey: Buffer
   /** Carrier REST APIs (calls, and what a configuration save creates); tests point them at fakes. */

@@ -6,7 +6,7 @@ import { createApp, OPENAPI_PATH } from './api/app'
 import { serveApi } from './api/server'
 import { loadConsoleAssets, PACK_FILE_NAME } from './api/console/assets'
 import { devConsole } from './api/console/dev'
-import { ConfigError, loadConfig, parseArgs, type Flags } from './config'
+import { ConfigError, databaseLabel, loadConfig, parseArgs, type Flags } from './config'
 import { buildContext, startBackgroundServices, VERSION } from './boot'
 import type { AppContext } from './context'
 import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from './auth/keys'
@@ -19,9 +19,9 @@ const USAGE = `ringbase ${VERSION}: self-hosted voice-agent platform
 
 Usage:
   ringbase serve [--http HOST:PORT] [--dir DATA_DIR] [--public-url URL] [--ring-timeout SECONDS] [--http-idle-timeout SECONDS]
-                 [--object-store local|s3://BUCKET/PREFIX]
-  ringbase migrate [--dir DATA_DIR]
-  ringbase keys create --org NAME [--name KEY_NAME] [--scope admin|trigger] [--dir DATA_DIR]
+                 [--object-store local|s3://BUCKET/PREFIX] [--database-url postgres://USER@HOST/DATABASE]
+  ringbase migrate [--dir DATA_DIR] [--database-url postgres://…]
+  ringbase keys create --org NAME [--name KEY_NAME] [--scope admin|trigger] [--dir DATA_DIR] [--database-url postgres://…]
   ringbase health [--http HOST:PORT]
   ringbase backup --out FILE [--dir DATA_DIR]
   ringbase restore --from FILE [--dir DATA_DIR]
@@ -70,6 +70,7 @@ async function serve(flags: Flags): Promise<void> {
     {
       url: `http://${config.httpHost}:${server.port}`,
       dataDir: config.dataDir,
+      database: config.databaseUrl === null ? 'sqlite' : databaseLabel(config.databaseUrl),
       objectStore: ctx.objects.location,
       version: VERSION,
     },

@@ -20,6 +20,7 @@ const LAYERS = [
   'config.ts',
   'log.ts',
   'db',
+  'instances',
   'storage',
   'auth',
   'credentials',

@@ -1,11 +1,10 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { databaseProblems } from '../src/db/integrity'
 import { startFakeAri, type FakeAri } from './support/fake-ari'
-import { callApi, SOURCE_COMMAND, startServe } from './support/serve-process'
+import { callApi, readDataDir, SOURCE_COMMAND, startServe } from './support/serve-process'
 import { waitFor } from './support/wait'
 import { configureModelsNeverAsked } from './support/voice-models'
 
@@ -32,6 +31,8 @@ async function startServer(): Promise<void> {
   running = await startServe(SOURCE_COMMAND, ['--dir', dataDir], {
     RINGBASE_BOOTSTRAP_API_KEY: KEY,
     RINGBASE_LOG_LEVEL: 'info',
+    // The killed process counts as dead (its calls recovered, its ARI lease taken over) 3 heartbeats after its last.
+    RINGBASE_INSTANCE_HEARTBEAT_MS: '200',
   })
 }
 
@@ -81,14 +82,7 @@ async function startOneContactCampaign(retryConfig: Record<string, unknown>): Pr
 const originates = () =>
   fake.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/channels'))
 
-function readDb<T>(sql: string): T[] {
-  const db = new Database(join(dataDir, 'ringbase.db'), { readonly: true })
-  try {
-    return db.query<T, []>(sql).all()
-  } finally {
-    db.close()
-  }
-}
+const readDb = <T>(sql: string): T[] => readDataDir<T>(dataDir, sql)
 
 /** A bridge made by someone else on the same Asterisk: recovery must leave it. */
 async function createBridge(bridgeId: string): Promise<void> {

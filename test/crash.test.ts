@@ -43,6 +43,8 @@ async function startServer() {
   const server = spawnServe(SOURCE_COMMAND, ['--dir', dataDir, '--ring-timeout', '5'], {
     RINGBASE_BOOTSTRAP_API_KEY: KEY,
     RINGBASE_LOG_LEVEL: 'info',
+    // The killed process counts as dead (its calls recovered, its ARI lease taken over) 3 heartbeats after its last.
+    RINGBASE_INSTANCE_HEARTBEAT_MS: '200',
   })
   servers.push(server)
   return { server, url: await listeningUrl(outputOf(server.stdout)) }

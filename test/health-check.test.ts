@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
+import { startInstanceHeartbeat, type InstanceHeartbeat } from '../src/instances/registry'
 import { createTestApp, type TestApp, UNREACHABLE_URL } from './support/app'
+import { postgresMissing, startPostgres } from './support/postgres'
 
 // `ringbase health` as the container runtime runs it: a process whose exit code says whether the server answers.
 const main = join(import.meta.dir, '..', 'src', 'main.ts')
@@ -23,12 +25,15 @@ async function health(args: string[], env: Record<string, string> = {}) {
 let t: TestApp
 let server: ReturnType<typeof Bun.serve>
 let failing: ReturnType<typeof Bun.serve>
+let heartbeat: InstanceHeartbeat
 beforeAll(() => {
   t = createTestApp()
+  heartbeat = startInstanceHeartbeat(t.ctx, async () => {})
   server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => t.app.handle(request) })
   failing = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('starting', { status: 503 }) })
 })
-afterAll(() => {
+afterAll(async () => {
+  await heartbeat.stop()
   server.stop(true)
   failing.stop(true)
   t.close()
@@ -38,7 +43,9 @@ describe('ringbase health', async () => {
   test('exits 0 when the server answers /api/v1/health', async () => {
     const result = await health(['--http', `127.0.0.1:${server.port}`])
     expect(result).toMatchObject({ exitCode: 0 })
-    expect(result.output).toContain(`http://127.0.0.1:${server.port}/api/v1/health: ok, object store (local) reachable`)
+    expect(result.output).toContain(
+      `http://127.0.0.1:${server.port}/api/v1/health: ok, database (sqlite, 1 live instance), object store (local) reachable`,
+    )
   })
 
   test('exits non-zero when the server answers but its S3 object store cannot be reached', async () => {
@@ -60,6 +67,35 @@ describe('ringbase health', async () => {
       withBucketDown.close()
     }
   })
+
+  test.skipIf(postgresMissing() !== null)(
+    'on PostgreSQL: ok while the database answers; when it is down, health says so (the command exits 1) and requests that need it answer 503',
+    async () => {
+      const postgres = await startPostgres()
+      const onPostgres = createTestApp({ flags: { 'database-url': postgres.url } })
+      const served = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => onPostgres.app.handle(request) })
+      try {
+        const up = await health(['--http', `127.0.0.1:${served.port}`])
+        expect(up.exitCode).toBe(0)
+        expect(up.output).toContain(': ok, database (postgresql, 0 live instances), object store (local) reachable')
+        postgres.stop()
+        const answer = await onPostgres.request('GET', '/api/v1/health')
+        expect(answer.status).toBe(200)
+        expect(answer.body).toMatchObject({
+          database: { backend: 'postgresql', reachable: false },
+          instances: { live: 0 },
+        })
+        const down = await health(['--http', `127.0.0.1:${served.port}`])
+        expect(down.exitCode).toBe(1)
+        expect(down.output).toContain('database (postgresql) unreachable')
+      } finally {
+        served.stop(true)
+        onPostgres.close()
+        postgres.stop()
+      }
+    },
+    30_000,
+  )
 
   test('without --http it checks the address serve would use (RINGBASE_HTTP)', async () => {
     expect((await health([], { RINGBASE_HTTP: `127.0.0.1:${server.port}` })).exitCode).toBe(0)

@@ -12,7 +12,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Reachability, version and the object store's state (no API key); with an admin key, also the data dir's disk space */
+        /** Reachability, version, the database, live instances and the object store's state (no API key); with an admin key, also the data dir's disk space */
         get: operations["health_api_v1_health_get"];
         put?: never;
         post?: never;
@@ -2326,11 +2326,24 @@ export interface components {
             backend_api_endpoint: string;
             deployment_mode: string;
             auth_provider: string;
+            /** @description This instance's ARI events connections. */
             ari: {
-                /** @description Active ARI configurations whose events websocket is up. */
+                /** @description Of those, the ones whose events websocket is up. */
                 connected: number;
-                /** @description Active ARI configurations (parked ones are not counted). */
+                /** @description Active ARI configurations (parked ones are not counted) whose events connection this instance holds: with several instances, each configuration is held by one of them. */
                 total: number;
+            };
+            /** @description The database engine the server runs on. */
+            database: {
+                /** @enum {string} */
+                backend: "sqlite" | "postgresql";
+                /** @description Whether the database answered just now (PostgreSQL may be down). */
+                reachable: boolean;
+            };
+            /** @description The server processes sharing the database (docs/scale-out.md). */
+            instances: {
+                /** @description Ringbase instances sharing this database whose last heartbeat is at most three heartbeats old (15 seconds by default); 0 when the database cannot be reached. */
+                live: number;
             };
             /** @description Where files are kept: the data dir ('local') or an S3-compatible bucket ('s3'). */
             object_store: {

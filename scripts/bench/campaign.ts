@@ -1,4 +1,5 @@
 // Campaign engine benchmark: `npx bun scripts/bench/campaign.ts [rows=1000000] [dialSeconds=10] [rates=1,50,500]`
+// (on PostgreSQL with RINGBASE_BENCH_POSTGRES=1 or RINGBASE_DATABASE_URL: scripts/bench/database.ts)
 //
 // 1. Generates a contacts CSV, uploads it through the signed PUT and creates a campaign: ingest rows/s, peak RSS and
 //    the longest the event loop was blocked while ingesting.
@@ -13,23 +14,30 @@ import { createCampaignScheduler } from '../../src/campaigns/scheduler'
 import { loadConfig } from '../../src/config'
 import { buildContext } from '../../src/boot'
 import { startCheckpointer } from '../../src/db/checkpointer'
-import { databasePath } from '../../src/db/open'
+import { backendOf, databasePath } from '../../src/db/open'
 import { createLogger } from '../../src/log'
 import { bootstrapInstallation } from '../../src/auth/keys'
 import type { TelephonyProvider } from '../../src/telephony/provider'
+import { configureModelsNeverAsked } from '../../test/support/voice-models'
+import { benchDatabase } from './database'
 
 const rows = Number(process.argv[2] ?? 1_000_000)
 const dialSeconds = Number(process.argv[3] ?? 10)
 const MAX_CONCURRENCY = 20
 
 const dataDir = mkdtempSync(join(tmpdir(), 'ringbase-bench-campaign-'))
-const ctx = buildContext(loadConfig({ dir: dataDir, 'max-upload-bytes': String(1024 ** 3) }, {}), {
+const database = await benchDatabase()
+const databaseUrl = database.create('bench_campaign')
+console.log(`database: ${database.label}`)
+const flags = { dir: dataDir, 'max-upload-bytes': String(1024 ** 3) }
+const ctx = buildContext(loadConfig(flags, databaseUrl ? { RINGBASE_DATABASE_URL: databaseUrl } : {}), {
   log: createLogger('warn'),
 })
 const key = bootstrapInstallation(ctx)!.api_key
 const app = createApp(ctx, { precompile: true })
 ctx.sqlite.run('UPDATE organizations SET concurrent_call_limit = 10000')
-const checkpointer = await startCheckpointer(ctx.sqlite, databasePath(dataDir))
+const checkpointer =
+  backendOf(ctx.sqlite) === 'sqlite' ? await startCheckpointer(ctx.sqlite, databasePath(dataDir)) : null
 
 async function api(method: string, path: string, body?: unknown) {
   const response = await app.handle(
@@ -75,6 +83,8 @@ await api('POST', '/api/v1/organizations/telephony-configs', {
   is_default_outbound: true,
   config: { provider: 'ari', ari_endpoint: 'http://127.0.0.1:9', app_name: 'bench', app_password: 'bench-password' },
 })
+// Dials only: the calls end at once, their models are never asked.
+await configureModelsNeverAsked((path, body) => api('POST', path, body))
 const lines: string[] = ['phone_number,first_name,company']
 for (let i = 0; i < rows; i++) lines.push(`+1${String(2000000000 + i)},Name${i},"Company ${i % 997}, Inc"`)
 let csv: Uint8Array | null = new TextEncoder().encode(lines.join('\n') + '\n')
@@ -160,7 +170,8 @@ for (const rate of rates) {
   const cpu = process.cpuUsage(cpuBefore)
   const calls = dialTimes.length
   const achieved = calls > 1 ? ((calls - 1) * 1000) / (dialTimes.at(-1)! - dialTimes[0]) : 0
-  // Dial times are read 0–1 ms after the pacer's decision, so a window is counted as 999 ms to stay on its side.
+  // Dial times are read after the claim that decided the dial committed (usually well under 1 ms later), so a window is
+  // counted as 999 ms to stay on its side; on a loaded machine a claim slower than another by more can still show N+1.
   let maxInAnySecond = 0
   for (let i = 0, j = 0; i < calls; i++) {
     while (dialTimes[i] - dialTimes[j] >= 999) j++
@@ -183,6 +194,7 @@ for (const rate of rates) {
 }
 
 await scheduler.stop()
-await checkpointer.stop()
+await checkpointer?.stop()
 ctx.sqlite.close()
 rmSync(dataDir, { recursive: true, force: true })
+database.stop()

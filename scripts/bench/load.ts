@@ -10,15 +10,18 @@
 //    req/s of both, the median of the rounds' ratios, p50/p99 over all rounds.
 // 3. Each endpoint through `app.handle` in this process, one request at a time: the server's own work per request
 //    without sockets, to tell framework and handler time from HTTP and client time.
+// With RINGBASE_BENCH_POSTGRES=1 the data is in PostgreSQL (scripts/bench/database.ts): one database for the server,
+// another for step 3.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createApp } from '../../src/api/app'
 import { bootstrapInstallation } from '../../src/auth/keys'
-import { loadConfig } from '../../src/config'
+import { loadConfig, type Flags } from '../../src/config'
 import { buildContext } from '../../src/boot'
 import { createLogger } from '../../src/log'
 import { spawnServe } from '../../test/support/serve-process'
+import { benchDatabase } from './database'
 
 const seconds = Number(process.argv[2] ?? 60)
 const clients = Number(process.argv[3] ?? 64)
@@ -173,6 +176,15 @@ async function api(base: string, method: string, path: string, body?: unknown) {
   return json
 }
 
+const database = await benchDatabase()
+/** The flags that put a process's data in database `name`; none on SQLite. */
+function databaseFlags(name: string): string[] {
+  const url = database.create(name)
+  return url === null ? [] : ['--database-url', url]
+}
+const serverDatabase = databaseFlags('bench_server')
+console.log(`database: ${database.label}`)
+
 const work = mkdtempSync(join(tmpdir(), 'ringbase-bench-load-'))
 const binary = join(work, 'ringbase')
 const build = Bun.spawnSync([process.execPath, join(import.meta.dir, '..', 'build.ts'), binary], {
@@ -182,7 +194,7 @@ const build = Bun.spawnSync([process.execPath, join(import.meta.dir, '..', 'buil
 if (build.exitCode !== 0) throw new Error('build failed')
 
 // Logs at info like a production server: one JSON line per request is part of the cost.
-const server = spawnServe(binary, ['--dir', join(work, 'data')], {
+const server = spawnServe(binary, ['--dir', join(work, 'data'), ...serverDatabase], {
   RINGBASE_BOOTSTRAP_API_KEY: KEY,
   RINGBASE_LOG_LEVEL: 'info',
 })
@@ -198,7 +210,10 @@ for (let index = 0; index < AGENTS; index++) {
     ).id,
   )
 }
-const writerKey = Bun.spawnSync([binary, 'keys', 'create', '--org', 'bench-writer', '--dir', join(work, 'data')])
+const writerKey = Bun.spawnSync([
+  binary,
+  ...['keys', 'create', '--org', 'bench-writer', '--dir', join(work, 'data'), ...serverDatabase],
+])
   .stdout.toString()
   .trim()
 await api(ringbase.url, 'POST', '/api/v1/organizations/telephony-configs', {
@@ -257,7 +272,11 @@ await Promise.all([server.exited, bareProcess.exited])
 
 // In process, one request at a time: what the server itself spends per request.
 const inProcessDir = join(work, 'in-process')
-const ctx = buildContext(loadConfig({ dir: inProcessDir }, { RINGBASE_BOOTSTRAP_API_KEY: KEY }), {
+const [, inProcessDatabase] = databaseFlags('bench_in_process')
+const inProcessFlags: Flags = inProcessDatabase
+  ? { dir: inProcessDir, 'database-url': inProcessDatabase }
+  : { dir: inProcessDir }
+const ctx = buildContext(loadConfig(inProcessFlags, { RINGBASE_BOOTSTRAP_API_KEY: KEY }), {
   log: createLogger('silent'),
 })
 bootstrapInstallation(ctx)
@@ -369,3 +388,4 @@ for (const endpoint of ENDPOINTS) {
   )
 }
 rmSync(work, { recursive: true, force: true })
+database.stop()

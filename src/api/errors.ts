@@ -19,6 +19,7 @@ const STATUS_OF: Record<DomainErrorKind, number> = {
   invalid: 422,
   limit_reached: 429,
   upstream_failed: 502,
+  unavailable: 503,
 }
 
 export const httpStatus = (error: DomainError): number => STATUS_OF[error.kind]

@@ -100,6 +100,7 @@ function knownKey(ctx: AppContext, hash: string, cached: boolean): KnownKey | nu
   const cache = keyCacheOf(ctx.sqlite)
   // Taken before the lookup: a change that lands between the two makes the next stamp differ, never the other way.
   const stamp = changeStamp(ctx.sqlite)
+  if (stamp === null) return lookUpKey(ctx, hash)
   if (cache.stamp === null || !sameStamp(cache.stamp, stamp)) {
     cache.byHash.clear()
     cache.stamp = stamp

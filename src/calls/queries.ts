@@ -1,4 +1,5 @@
 import type { AppContext } from '../context'
+import { HANDLED_BY_NO_LIVE_INSTANCE } from '../instances/queries'
 
 /** The calls' statements written as SQL: runs found by their call, open calls for recovery, routing look-ups. */
 
@@ -44,13 +45,16 @@ export type OpenCall = {
 const OPEN_CALLS = `SELECT id, call_id, mode, telephony_configuration_id, campaign_contact_id, created_at, state, logs
   FROM workflow_runs WHERE call_id IS NOT NULL AND state <> 'completed'`
 
-export function openCalls(ctx: AppContext): OpenCall[] {
-  return ctx.sqlite.query<OpenCall, []>(OPEN_CALLS).all()
+/** Open calls that no live instance handles (`liveSince`: the liveness cutoff, ISO). */
+export function openCallsOfDeadInstances(ctx: AppContext, liveSince: string): OpenCall[] {
+  return ctx.sqlite.query<OpenCall, [string]>(`${OPEN_CALLS} AND ${HANDLED_BY_NO_LIVE_INSTANCE}`).all(liveSince)
 }
 
-/** Open calls whose run was created before `cutoff` (ISO). */
-export function openCallsCreatedBefore(ctx: AppContext, cutoff: string): OpenCall[] {
-  return ctx.sqlite.query<OpenCall, [string]>(`${OPEN_CALLS} AND created_at < ?`).all(cutoff)
+/** The instance's open calls whose run was created before `cutoff` (ISO). */
+export function openCallsOfInstanceCreatedBefore(ctx: AppContext, instanceId: string, cutoff: string): OpenCall[] {
+  return ctx.sqlite
+    .query<OpenCall, [string, string]>(`${OPEN_CALLS} AND instance_id = ? AND created_at < ?`)
+    .all(instanceId, cutoff)
 }
 
 /** The state of the run a call id belongs to, or null when it is no run's. */

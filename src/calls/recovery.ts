@@ -1,13 +1,14 @@
 import type { AppContext } from '../context'
 import type { JsonObject } from '../db/schema'
 import { reportedCallOf } from '../runs/call-end'
-import { finishRun, INTERRUPTED_DISPOSITION } from '../runs/service'
+import { claimRunForRecovery, finishRun, INTERRUPTED_DISPOSITION } from '../runs/service'
+import { liveSince } from '../instances/registry'
 import type { CallState } from '../telephony/provider'
 import { recordedTransfer } from '../telephony/carriers/status-callbacks'
 import { transaction } from '../db/transaction'
 import { removeLeftoverCallObjects } from './leftovers'
 import { reportedCallOutcome, type ContactAttempts } from './outcomes'
-import { openCalls, openCallsCreatedBefore, type OpenCall } from './queries'
+import { openCallsOfDeadInstances, openCallsOfInstanceCreatedBefore, type OpenCall } from './queries'
 
 async function callState(ctx: AppContext, call: OpenCall): Promise<CallState> {
   const provider = ctx.telephony.providerFor(call.mode)
@@ -61,18 +62,21 @@ function completeReported(ctx: AppContext, attempts: ContactAttempts, call: Open
 }
 
 /**
- * At start-up, no call placed before the restart can be followed (its session state is gone), so every open call is
- * closed: a call still up at the provider is hung up, and every run ends `interrupted`. A campaign contact whose call
- * was answered has been reached and is never dialled again (whether its call was still up or ended while we were
- * down); one whose call was never answered gets a new attempt, within its campaign's retry_config, rather than being
- * redialled under the same one. Then the PBX objects (bridges, media channels) of closed calls are removed.
- * Except transferred carrier calls (`logs.transfer`): the caller is talking to the destination, and the call's end comes
- * through the carrier's transfer and status callbacks, which need no session (the watchdog closes it if they never come).
- * Returns how many runs were closed.
+ * A call whose instance died cannot be followed any more (its session state was in that process's memory), so every
+ * open call that no live instance handles is closed, by the instance that claims it (runs/service.ts
+ * claimRunForRecovery: of several survivors one does): a call still up at the provider is hung up, and every run ends
+ * `interrupted`. A campaign contact whose call was answered has been reached and is never dialled again (whether its
+ * call was still up or ended meanwhile); one whose call was never answered gets a new attempt, within its campaign's
+ * retry_config, rather than being redialled under the same one. Except transferred carrier calls (`logs.transfer`): the
+ * caller is talking to the destination, and the call's end comes through the carrier's transfer and status callbacks,
+ * which need no session (the watchdog closes it if they never come). Runs at start-up and after every heartbeat, so a
+ * survivor closes a dead peer's calls. Returns how many runs were closed.
  */
-export async function closeCallsInterruptedByRestart(ctx: AppContext, attempts: ContactAttempts): Promise<number> {
-  const open = openCalls(ctx).filter((call) => !recordedTransfer(JSON.parse(call.logs)))
+async function closeCallsOfDeadInstances(ctx: AppContext, attempts: ContactAttempts): Promise<number> {
+  const open = openCallsOfDeadInstances(ctx, liveSince(ctx)).filter((call) => !recordedTransfer(JSON.parse(call.logs)))
+  let closed = 0
   for (const call of open) {
+    if (!claimRunForRecovery(ctx, call.id)) continue
     const state = await callState(ctx, call)
     if (state === 'alive') {
       await ctx.telephony
@@ -82,10 +86,27 @@ export async function closeCallsInterruptedByRestart(ctx: AppContext, attempts: 
     }
     const reason = state === 'alive' ? 'hung_up_after_restart' : `not_followed_after_restart (${state})`
     closeInterrupted(ctx, attempts, call, reason, call.state === 'running' ? 'reached' : 'retry')
+    closed++
   }
-  if (open.length > 0) ctx.log.warn({ calls: open.length }, 'closed calls interrupted by a restart')
+  if (closed > 0) ctx.log.warn({ calls: closed }, 'closed calls whose instance stopped (crash or restart)')
+  return closed
+}
+
+/**
+ * At start-up: the calls of dead instances (this one's predecessor among them) are closed, then the PBX objects
+ * (bridges, media channels) of closed calls are removed, whether closed now or before the restart.
+ */
+export async function closeCallsInterruptedByRestart(ctx: AppContext, attempts: ContactAttempts): Promise<number> {
+  const closed = await closeCallsOfDeadInstances(ctx, attempts)
   await removeLeftoverCallObjects(ctx)
-  return open.length
+  return closed
+}
+
+/** After a heartbeat: a dead peer's calls are closed, and their PBX objects removed when there were any. */
+export async function closeCallsOfDeadPeers(ctx: AppContext, attempts: ContactAttempts): Promise<number> {
+  const closed = await closeCallsOfDeadInstances(ctx, attempts)
+  if (closed > 0) await removeLeftoverCallObjects(ctx)
+  return closed
 }
 
 /** The call's end was reported after `cutoff`: its run session may still be writing what the conversation produced. */
@@ -95,7 +116,7 @@ function reportedSince(call: OpenCall, cutoff: string): boolean {
 }
 
 /**
- * The watchdog: a call open longer than `maxOpenMs` whose channel is gone at the provider (or cannot be asked) is
+ * The watchdog: a call of this instance open longer than `maxOpenMs` whose channel is gone at the provider (or cannot be asked) is
  * closed as `interrupted` (or with its reported outcome, when its end was reported longer than `maxOpenMs` ago and its
  * run session never completed it), so no run stays open forever. Returns how many runs were closed.
  */
@@ -105,7 +126,9 @@ export async function closeVanishedCalls(
   attempts: ContactAttempts,
 ): Promise<number> {
   const cutoff = new Date(ctx.clock.now() - maxOpenMs).toISOString()
-  const stale = openCallsCreatedBefore(ctx, cutoff).filter((call) => !reportedSince(call, cutoff))
+  const stale = openCallsOfInstanceCreatedBefore(ctx, ctx.instanceId, cutoff).filter(
+    (call) => !reportedSince(call, cutoff),
+  )
   let closed = 0
   for (const call of stale) {
     if ((await callState(ctx, call)) === 'alive') continue

@@ -63,6 +63,15 @@ export function resolveOutboundLine(
   }
 }
 
+/**
+ * ARI calls of a configuration are placed by the instance that holds its events connection (telephony/ari/leases.ts):
+ * Asterisk sends the call's events, its answer included, to that socket only. True when another instance holds it, so
+ * this one must not place the call.
+ */
+export function placedByAnotherInstance(ctx: AppContext, line: OutboundLine): boolean {
+  return line.providerName === ARI_PROVIDER && (ctx.ari?.heldElsewhere(line.configurationId) ?? false)
+}
+
 export type OutboundCall = {
   organizationId: number
   target: RunTarget

@@ -9,7 +9,7 @@ import { ariDestinationRules } from '../telephony/ari/metadata'
 import { openCallCount } from '../runs/service'
 import { clientContext, findRunTarget, RUN_TARGET_PROBLEMS, type AgentSelector } from '../runs/target'
 import { concurrentCallLimit } from './queries'
-import { resolveOutboundLine, startOutboundCall } from './start'
+import { placedByAnotherInstance, resolveOutboundLine, startOutboundCall } from './start'
 import type { Principal } from '../auth/keys'
 import type { TriggerCallBody, TriggerCallResponse } from './schemas'
 
@@ -18,6 +18,9 @@ export type TriggerMode = 'production' | 'test'
 export const CONCURRENT_CALL_LIMIT_REACHED = 'Concurrent call limit reached'
 /** How a run start that its agent's models keep from running begins its 400; nothing is dialled. */
 export const AGENT_CANNOT_RUN = 'The agent cannot take a call'
+/** Several instances: an ARI call arrived at one that does not hold the configuration's events connection. */
+export const ARI_HELD_ELSEWHERE =
+  "Another Ringbase instance holds this telephony configuration's Asterisk events connection, and ARI calls are placed by that instance (after it stopped, another takes the connection over within seconds): send the request to it, or try again shortly"
 
 const tooManyCalls = () => limitReached(CONCURRENT_CALL_LIMIT_REACHED)
 
@@ -68,6 +71,7 @@ export async function startRunByApi(
     ariDestinationRules(line.credentials),
   )
   if (destinationProblem) throw refused(`phone_number ${destinationProblem}`)
+  if (placedByAnotherInstance(ctx, line)) throw refused(ARI_HELD_ELSEWHERE)
   const modelsProblem = runModelsProblem(
     ctx,
     organizationId,

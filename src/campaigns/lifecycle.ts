@@ -1,4 +1,5 @@
 import { and, eq } from 'drizzle-orm'
+import { liveSince } from '../instances/registry'
 import type { AppContext } from '../context'
 import { campaignLogs, campaigns, type CampaignLogLevel, type CampaignState } from '../db/schema/campaigns'
 import { notFound, refused } from '../lib/errors'
@@ -73,7 +74,10 @@ export function transitionCampaign(
   })
 }
 
-/** Removes campaigns still importing (their import failed or was interrupted) with the contacts written so far; all of them without an id. */
+/**
+ * Removes a campaign still importing (its import failed) with the contacts written so far; without an id, every import
+ * whose instance is no longer live.
+ */
 export function discardImportingCampaigns(ctx: AppContext, campaignId: number | null = null): number {
-  return transaction(ctx, () => deleteImportingCampaigns(ctx, campaignId))
+  return transaction(ctx, () => deleteImportingCampaigns(ctx, campaignId, liveSince(ctx)))
 }

@@ -8,75 +8,45 @@
  *   start restarts the rhythm from itself, so missed slots are never made up after a pause;
  * - a hard window: a start is allowed only when the N-th previous start is at least 1000 ms earlier.
  *
- * In-memory and per campaign; time is always passed in (ms).
+ * Pure functions over the rhythm stored with the campaign: the scheduler reads it and the N-th previous start inside
+ * the transaction that claims a contact and writes the rhythm back there, so every instance dialling the campaign
+ * shares one pace. Time is always passed in (ms).
  */
-export type Pacer = {
-  /** The earliest time >= now at which a dial may start. */
-  nextSlot(now: number): number
-  /** Starts a dial at `now` if allowed (and records it); false when the caller must wait for `nextSlot(now)`. */
-  take(now: number): boolean
-  /** Records a dial that started at `now` without asking (e.g. one placed by another path). */
-  record(now: number): void
-  setRate(ratePerSecond: number): void
-}
 
-const WINDOW_MS = 1000
+/** A campaign's rhythm: the rate it runs at, its first start, how many starts it has had, and the latest start. */
+export type DialRhythm = { rate: number; startedAt: number; dials: number; lastAt: number }
+
+/** The sliding window the rate counts dials in. */
+export const WINDOW_MS = 1000
 /** How late a start may be and still keep the rhythm, at least. */
 const TIMER_SLACK_MS = 5
 
-function checkRate(ratePerSecond: number) {
-  if (!Number.isInteger(ratePerSecond) || ratePerSecond < 1) {
-    throw new RangeError(`ratePerSecond must be a whole number >= 1, got ${ratePerSecond}`)
-  }
+/** The rhythm at `rate`: a new rate (a PATCH while running) takes over from the latest start. */
+function rhythmAt(rhythm: DialRhythm | null, rate: number): DialRhythm | null {
+  if (!rhythm || rhythm.rate === rate) return rhythm
+  return { rate, startedAt: rhythm.lastAt, dials: 1, lastAt: rhythm.lastAt }
 }
 
-export function createPacer(ratePerSecond: number): Pacer {
-  checkRate(ratePerSecond)
-  let rate = ratePerSecond
-  /** The last `rate` start times, oldest first. */
-  let recentStarts: number[] = []
-  // The rhythm: its first start and how many starts followed it. Ideal times are computed, not accumulated, so
-  // they stay exact (e.g. every third start at N=300 falls on a whole millisecond).
-  let rhythmStart: number | null = null
-  let startsInRhythm = 0
+// Ideal times are computed, not accumulated, so they stay exact (e.g. every third start at N=300 falls on a whole
+// millisecond).
+const nextIdeal = (rhythm: DialRhythm) => rhythm.startedAt + (rhythm.dials * WINDOW_MS) / rhythm.rate
 
-  const interval = () => WINDOW_MS / rate
+/**
+ * The earliest time >= now at which a dial may start at `rate`; `windowStart`: the start `rate` starts ago (null when
+ * there were fewer).
+ */
+export function nextDialSlot(stored: DialRhythm | null, rate: number, windowStart: number | null, now: number): number {
+  const rhythm = rhythmAt(stored, rate)
+  let slot = Math.max(now, rhythm ? nextIdeal(rhythm) : now)
+  if (windowStart !== null) slot = Math.max(slot, windowStart + WINDOW_MS)
+  return slot
+}
+
+/** The rhythm once a dial started at `now`. */
+export function rhythmAfterDial(stored: DialRhythm | null, rate: number, now: number): DialRhythm {
+  const rhythm = rhythmAt(stored, rate)
   // Timers fire a few ms late; at high rates a slot missed by that little is still made up, or N/s is never reached.
-  const lateness = () => Math.max(interval() / 2, TIMER_SLACK_MS)
-  const nextIdeal = () => (rhythmStart === null ? null : rhythmStart + (startsInRhythm * WINDOW_MS) / rate)
-
-  function nextSlot(now: number): number {
-    let slot = Math.max(now, nextIdeal() ?? now)
-    if (recentStarts.length === rate) slot = Math.max(slot, recentStarts[0] + WINDOW_MS)
-    return slot
-  }
-
-  function record(now: number) {
-    const ideal = nextIdeal()
-    if (ideal !== null && now < ideal + lateness()) {
-      startsInRhythm++
-    } else {
-      rhythmStart = now
-      startsInRhythm = 1
-    }
-    recentStarts.push(now)
-    if (recentStarts.length > rate) recentStarts.shift()
-  }
-
-  return {
-    nextSlot,
-    take(now) {
-      if (nextSlot(now) > now) return false
-      record(now)
-      return true
-    },
-    record,
-    setRate(newRate) {
-      checkRate(newRate)
-      rate = newRate
-      recentStarts = recentStarts.slice(-rate)
-      rhythmStart = recentStarts.at(-1) ?? null
-      startsInRhythm = rhythmStart === null ? 0 : 1
-    },
-  }
+  const lateness = Math.max(WINDOW_MS / rate / 2, TIMER_SLACK_MS)
+  if (rhythm && now < nextIdeal(rhythm) + lateness) return { ...rhythm, dials: rhythm.dials + 1, lastAt: now }
+  return { rate, startedAt: now, dials: 1, lastAt: now }
 }

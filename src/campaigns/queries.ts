@@ -1,6 +1,7 @@
 import type { AppContext } from '../context'
 import type { SqlDatabase } from '../db/open'
 import type { CampaignState } from '../db/schema/campaigns'
+import type { DialRhythm } from './pacer'
 
 /**
  * The campaigns' statements written as SQL: the dialer's (prepared once per scheduler), the contacts import and its
@@ -11,14 +12,26 @@ export type RunningCampaign = {
   id: number
   organization_id: number
   workflow_id: number | null
-  rate_limit_per_second: number
-  max_concurrency: number | null
   schedule_config: string | null
   traffic_split: string | null
   allocation_seed: string
   telephony_configuration_id: number | null
   model_overrides: string | null
+}
+
+/** What decides whether a campaign may dial now: its state, limits and dial rhythm (campaigns/pacer.ts). */
+export type DialGate = {
+  state: CampaignState
+  organization_id: number
+  rate_limit_per_second: number
+  max_concurrency: number | null
   concurrent_call_limit: number
+  /** The campaign's contacts whose attempt is open. */
+  dialing: number
+  dial_rhythm_rate: number | null
+  dial_rhythm_started_at: number | null
+  dial_rhythm_dials: number
+  last_dial_at: number | null
 }
 
 export type ClaimedContact = {
@@ -31,10 +44,19 @@ export type ClaimedContact = {
 }
 
 const RUNNING_CAMPAIGNS = `
-  SELECT c.id, c.organization_id, c.workflow_id, c.rate_limit_per_second, c.max_concurrency, c.schedule_config,
-         c.traffic_split, c.allocation_seed, c.telephony_configuration_id, c.model_overrides, o.concurrent_call_limit
+  SELECT id, organization_id, workflow_id, schedule_config, traffic_split, allocation_seed, telephony_configuration_id,
+         model_overrides
+    FROM campaigns WHERE state = 'running'`
+
+const DIAL_GATE = `
+  SELECT c.state, c.organization_id, c.rate_limit_per_second, c.max_concurrency, o.concurrent_call_limit,
+         (SELECT count(*) FROM campaign_contacts WHERE campaign_id = c.id AND state = 'dialing') AS dialing,
+         c.dial_rhythm_rate, c.dial_rhythm_started_at, c.dial_rhythm_dials, c.last_dial_at
     FROM campaigns c JOIN organizations o ON o.id = c.organization_id
-   WHERE c.state = 'running'`
+   WHERE c.id = ?`
+
+/** Every dial writes one run: the campaign's dial starts are its runs' creation times, latest first. */
+const DIAL_START_BACK = 'SELECT created_at FROM workflow_runs WHERE campaign_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?'
 
 /** Due contacts are taken oldest due time first; a contact's first attempt is due from the campaign's creation. */
 const CLAIM_NEXT_CONTACT = `
@@ -44,12 +66,16 @@ const CLAIM_NEXT_CONTACT = `
                 ORDER BY next_attempt_at, id LIMIT 1)
   RETURNING id, phone_number, context, greeting_override, attempts, last_outcome`
 
+const RECORD_DIAL = `
+  UPDATE campaigns SET processed_rows = processed_rows + 1, dial_rhythm_rate = ?, dial_rhythm_started_at = ?,
+         dial_rhythm_dials = ?, last_dial_at = ?
+   WHERE id = ?`
+
 /** The dialer's prepared statements. */
 export function schedulerQueries(ctx: AppContext) {
   const runningCampaigns = ctx.sqlite.query<RunningCampaign, []>(RUNNING_CAMPAIGNS)
-  const countDialing = ctx.sqlite.query<{ n: number }, [number]>(
-    `SELECT count(*) AS n FROM campaign_contacts WHERE campaign_id = ? AND state = 'dialing'`,
-  )
+  const dialGate = ctx.sqlite.query<DialGate, [number]>(DIAL_GATE)
+  const dialStartBack = ctx.sqlite.query<{ created_at: string }, [number, number]>(DIAL_START_BACK)
   const hasOpenContacts = ctx.sqlite.query<{ n: number }, [number]>(
     `SELECT EXISTS (SELECT 1 FROM campaign_contacts WHERE campaign_id = ? AND state IN ('queued', 'dialing')) AS n`,
   )
@@ -57,30 +83,58 @@ export function schedulerQueries(ctx: AppContext) {
     `SELECT EXISTS (SELECT 1 FROM campaign_contacts WHERE campaign_id = ? AND state = 'queued' AND next_attempt_at <= ?) AS n`,
   )
   const claimNextContact = ctx.sqlite.query<ClaimedContact, [number, number]>(CLAIM_NEXT_CONTACT)
+  const recordContactRun = ctx.sqlite.query<never, [number, string | null, number]>(
+    'UPDATE campaign_contacts SET last_run_id = ?, variant_id = ? WHERE id = ?',
+  )
+  const recordDial = ctx.sqlite.query<never, [number, number, number, number, number]>(RECORD_DIAL)
+  const noteOutsideSchedule = ctx.sqlite.query<never, [number, number, number]>(
+    `UPDATE campaigns SET outside_schedule_logged_for = ?
+      WHERE id = ? AND (outside_schedule_logged_for IS NULL OR outside_schedule_logged_for <> ?)`,
+  )
   return {
     runningCampaigns: () => runningCampaigns.all(),
-    dialingCount: (campaignId: number) => countDialing.get(campaignId)!.n,
+    /** Null when the campaign is gone. */
+    dialGate: (campaignId: number) => dialGate.get(campaignId),
+    /** When the dial `back` dials before the latest one started (0: the latest), or null when there were fewer. */
+    dialStartBack(campaignId: number, back: number): number | null {
+      const run = dialStartBack.get(campaignId, back)
+      return run ? Date.parse(run.created_at) : null
+    },
     hasOpenContacts: (campaignId: number) => hasOpenContacts.get(campaignId)!.n !== 0,
     hasDueContact: (campaignId: number, now: number) => hasDueContact.get(campaignId, now)!.n !== 0,
     /** Takes the next due contact (state `dialing`, one more attempt), or null when none is due. */
     claimNextContact: (campaignId: number, now: number) => claimNextContact.get(campaignId, now),
-    /** The run a claimed contact's attempt created, and one more processed row for its campaign. */
-    recordDial(campaignId: number, contactId: number, runId: number, variantId: string | null): void {
-      ctx.sqlite
-        .query('UPDATE campaign_contacts SET last_run_id = ?, variant_id = ? WHERE id = ?')
-        .run(runId, variantId, contactId)
-      ctx.sqlite.query('UPDATE campaigns SET processed_rows = processed_rows + 1 WHERE id = ?').run(campaignId)
+    /** The run a claimed contact's attempt created, one more processed row and the rhythm after this dial. */
+    recordDial(
+      dial: { campaignId: number; contactId: number; runId: number; variantId: string | null },
+      rhythm: DialRhythm,
+    ) {
+      recordContactRun.run(dial.runId, dial.variantId, dial.contactId)
+      recordDial.run(rhythm.rate, rhythm.startedAt, rhythm.dials, rhythm.lastAt, dial.campaignId)
     },
+    /**
+     * Records that the campaign was logged outside its schedule until `opening` (ms, -1: none near); false when that
+     * was recorded already (by this instance or another).
+     */
+    noteOutsideSchedule: (campaignId: number, opening: number) =>
+      noteOutsideSchedule.run(opening, campaignId, opening).changes === 1,
   }
 }
 
-/** Deletes campaigns still importing (one, or all of them for null) with their contacts; returns how many campaigns. */
-export function deleteImportingCampaigns(ctx: AppContext, campaignId: number | null): number {
-  const which = `state = 'importing' AND (? IS NULL OR id = ?)`
+/**
+ * Deletes a campaign still importing with its contacts (`campaignId`), or (null) every import cut off: those of
+ * instances not heartbeating since `liveSince`. Returns how many campaigns.
+ */
+export function deleteImportingCampaigns(ctx: AppContext, campaignId: number | null, liveSince: string): number {
+  const which =
+    campaignId === null
+      ? `state = 'importing' AND (import_instance_id IS NULL OR import_instance_id NOT IN (SELECT id FROM instances WHERE heartbeat_at >= ?))`
+      : `state = 'importing' AND id = ?`
+  const params = campaignId === null ? [liveSince] : [campaignId]
   ctx.sqlite
     .query(`DELETE FROM campaign_contacts WHERE campaign_id IN (SELECT id FROM campaigns WHERE ${which})`)
-    .run(campaignId, campaignId)
-  return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${which}`).run(campaignId, campaignId).changes
+    .run(...params)
+  return ctx.sqlite.query(`DELETE FROM campaigns WHERE ${which}`).run(...params).changes
 }
 
 /** A contact to store: row number, phone number, context JSON, greeting override JSON. */
@@ -214,11 +268,11 @@ export type ContactCounts = { waiting: number; dialing: number; retries_due: num
 export function campaignProgressCounts(ctx: AppContext, campaignId: number) {
   const contacts = ctx.sqlite
     .query<ContactCounts, [number]>(
-      `SELECT coalesce(sum(state = 'queued' AND attempts = 0), 0) AS waiting,
-              coalesce(sum(state = 'dialing'), 0) AS dialing,
-              coalesce(sum(state = 'queued' AND attempts > 0), 0) AS retries_due,
-              coalesce(sum(state = 'done'), 0) AS done,
-              coalesce(sum(state = 'cancelled'), 0) AS cancelled
+      `SELECT count(CASE WHEN state = 'queued' AND attempts = 0 THEN 1 END) AS waiting,
+              count(CASE WHEN state = 'dialing' THEN 1 END) AS dialing,
+              count(CASE WHEN state = 'queued' AND attempts > 0 THEN 1 END) AS retries_due,
+              count(CASE WHEN state = 'done' THEN 1 END) AS done,
+              count(CASE WHEN state = 'cancelled' THEN 1 END) AS cancelled
          FROM campaign_contacts WHERE campaign_id = ?`,
     )
     .get(campaignId)!
@@ -255,7 +309,7 @@ export function variantCounts(ctx: AppContext, campaignId: number) {
       .query<VariantCount & { definition_id: number; version_number: number | null }, [number]>(
         `SELECT r.traffic_variant_id AS variant_id, r.definition_id, d.version_number, count(*) AS n
        FROM workflow_runs r LEFT JOIN workflow_definitions d ON d.id = r.definition_id
-      WHERE r.campaign_id = ? GROUP BY r.traffic_variant_id, r.definition_id`,
+      WHERE r.campaign_id = ? GROUP BY r.traffic_variant_id, r.definition_id, d.version_number`,
       )
       .all(campaignId),
   }

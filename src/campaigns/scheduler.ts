@@ -5,13 +5,13 @@ import { openCallCount } from '../runs/service'
 import { findRunTarget, RUN_TARGET_PROBLEMS, type RunTarget } from '../runs/target'
 import { runModelsProblem } from '../models/readiness'
 import type { TelephonyProvider } from '../telephony/provider'
-import { resolveOutboundLine, startOutboundCall, type OutboundLine } from '../calls/start'
+import { placedByAnotherInstance, resolveOutboundLine, startOutboundCall, type OutboundLine } from '../calls/start'
 import { appendCampaignLog } from './lifecycle'
-import { createPacer, type Pacer } from './pacer'
+import { nextDialSlot, rhythmAfterDial, WINDOW_MS, type DialRhythm } from './pacer'
 import { isWithinSchedule, nextWindowStart, type ScheduleConfig } from './schedule-window'
 import { assignVariant } from './traffic-split'
 import { transaction } from '../db/transaction'
-import { schedulerQueries, type ClaimedContact, type RunningCampaign } from './queries'
+import { schedulerQueries, type ClaimedContact, type DialGate, type RunningCampaign } from './queries'
 import { applyTransition } from './state-machine'
 
 /**
@@ -98,30 +98,34 @@ function pauseCampaign(
   })
 }
 
-/** Logs `outside_schedule` once per closed window (`logged`: the next opening last logged, by campaign), not once per tick. */
-function noteOutsideSchedule(
-  ctx: AppContext,
-  logged: Map<number, number | null>,
-  campaign: RunningCampaign,
-  schedule: ScheduleConfig,
-  now: number,
-): void {
+/** Stored for a closed window whose next opening is more than 8 days away. */
+const NO_OPENING_NEAR = -1
+
+/**
+ * Logs `outside_schedule` once per closed window, whichever instance sees it first (the campaign row records the
+ * opening announced); `logged` keeps what this instance saw, so a tick outside the window writes nothing.
+ */
+function noteOutsideSchedule(dialer: Dialer, campaign: RunningCampaign, schedule: ScheduleConfig, now: number): void {
+  const { ctx } = dialer
   const nextOpening = nextWindowStart(schedule, new Date(now))?.getTime() ?? null
-  if (logged.has(campaign.id) && logged.get(campaign.id) === nextOpening) return
-  logged.set(campaign.id, nextOpening)
-  appendCampaignLog(
-    ctx,
-    campaign.id,
-    'info',
-    'outside_schedule',
-    nextOpening === null
-      ? 'Outside the schedule, and no slot opens in the next 8 days'
-      : `Outside the schedule: dialing resumes at ${new Date(nextOpening).toISOString()}`,
-    {
-      timezone: schedule.timezone,
-      next_window_start: nextOpening === null ? null : new Date(nextOpening).toISOString(),
-    },
-  )
+  if (dialer.outsideScheduleLogged.get(campaign.id) === nextOpening) return
+  dialer.outsideScheduleLogged.set(campaign.id, nextOpening)
+  transaction(ctx, () => {
+    if (!dialer.queries.noteOutsideSchedule(campaign.id, nextOpening ?? NO_OPENING_NEAR)) return
+    appendCampaignLog(
+      ctx,
+      campaign.id,
+      'info',
+      'outside_schedule',
+      nextOpening === null
+        ? 'Outside the schedule, and no slot opens in the next 8 days'
+        : `Outside the schedule: dialing resumes at ${new Date(nextOpening).toISOString()}`,
+      {
+        timezone: schedule.timezone,
+        next_window_start: nextOpening === null ? null : new Date(nextOpening).toISOString(),
+      },
+    )
+  })
 }
 
 /** The provider and caller id a campaign dials with now, or null after pausing the campaign. */
@@ -183,22 +187,6 @@ function runTarget(ctx: AppContext, plan: DialPlan, agentId: number, definitionI
   return found.target
 }
 
-/** The campaign's pacer, created on first use; its rate follows the campaign's rate_limit_per_second. */
-function pacerFor(pacers: Map<number, { rate: number; pacer: Pacer }>, campaign: RunningCampaign): Pacer {
-  let paced = pacers.get(campaign.id)
-  if (!paced)
-    pacers.set(
-      campaign.id,
-      (paced = { rate: campaign.rate_limit_per_second, pacer: createPacer(campaign.rate_limit_per_second) }),
-    )
-  // Only on a real change: setting the rate restarts the pacer's rhythm.
-  if (paced.rate !== campaign.rate_limit_per_second) {
-    paced.rate = campaign.rate_limit_per_second
-    paced.pacer.setRate(paced.rate)
-  }
-  return paced.pacer
-}
-
 /** Runs `tick` again after the delay it returns (at most MAX_TICK_MS), or sooner on `wake`. */
 function createTickLoop(
   tick: () => Promise<number>,
@@ -251,16 +239,15 @@ function createTickLoop(
 type Dialer = {
   ctx: AppContext
   queries: ReturnType<typeof schedulerQueries>
-  pacers: Map<number, { rate: number; pacer: Pacer }>
-  /** The next schedule opening last logged, by campaign (see noteOutsideSchedule). */
+  /** The next schedule opening this instance saw logged, by campaign (see noteOutsideSchedule). */
   outsideScheduleLogged: Map<number, number | null>
   telephonyPlans: Map<number, { plan: TelephonyPlan; until: number }>
   dialsInFlight: Set<Promise<unknown>>
   ticking: boolean
 }
 
-function completeCampaign(dialer: Dialer, campaign: RunningCampaign): void {
-  const { ctx } = dialer
+/** The applyTransition's conditional UPDATE decides which instance completes the campaign and logs it: only one. */
+function completeCampaign(ctx: AppContext, campaign: RunningCampaign): void {
   transaction(ctx, () => {
     if (applyTransition(ctx, campaign.id, 'complete') !== null)
       appendCampaignLog(
@@ -271,8 +258,6 @@ function completeCampaign(dialer: Dialer, campaign: RunningCampaign): void {
         'Campaign completed: every contact has been called',
       )
   })
-  dialer.pacers.delete(campaign.id)
-  dialer.outsideScheduleLogged.delete(campaign.id)
 }
 
 /** The provider and caller id a campaign dials with now (cached for TELEPHONY_PLAN_TTL_MS), or null after pausing it. */
@@ -284,65 +269,104 @@ function telephonyPlan(dialer: Dialer, campaign: RunningCampaign, now: number): 
   return plan
 }
 
-/** Claims the next due contact, writes its run in the same transaction, and dials. False when nothing is due. */
-function dialNextContact(dialer: Dialer, plan: DialPlan, now: number): boolean {
+const rhythmOf = (gate: DialGate): DialRhythm | null =>
+  gate.dial_rhythm_rate === null || gate.dial_rhythm_started_at === null || gate.last_dial_at === null
+    ? null
+    : {
+        rate: gate.dial_rhythm_rate,
+        startedAt: gate.dial_rhythm_started_at,
+        dials: gate.dial_rhythm_dials,
+        lastAt: gate.last_dial_at,
+      }
+
+/**
+ * Whether the campaign may dial at `now`, from the database alone so it holds for every instance dialling it: still
+ * running, under max_concurrency and the organization's concurrent call limit, and at its dial slot. Blocked: when to
+ * look again (Infinity: when something changes).
+ */
+function dialGate(dialer: Dialer, campaignId: number, now: number): { gate: DialGate } | { blockedUntil: number } {
+  const { ctx, queries } = dialer
+  const gate = queries.dialGate(campaignId)
+  if (gate?.state !== 'running') return { blockedUntil: Infinity }
+  const full =
+    gate.dialing >= (gate.max_concurrency ?? Infinity) ||
+    openCallCount(ctx, gate.organization_id) >= gate.concurrent_call_limit
+  if (full) return { blockedUntil: Infinity }
+  const rate = gate.rate_limit_per_second
+  // The window cannot bind when the latest dial is a second old; otherwise its start is `rate` dials back.
+  const recent = gate.last_dial_at !== null && gate.last_dial_at > now - WINDOW_MS
+  const windowStart = recent ? queries.dialStartBack(campaignId, rate - 1) : null
+  const slot = nextDialSlot(rhythmOf(gate), rate, windowStart, now)
+  return slot > now ? { blockedUntil: slot } : { gate }
+}
+
+/**
+ * Claims the next due contact when the campaign may dial (checked in the claim's transaction, which serializes every
+ * instance's claims), writes its run and the campaign's dial rhythm in that transaction, and dials. Returns null once
+ * dialled, else when to look again.
+ */
+function dialNextContact(dialer: Dialer, plan: DialPlan): number | null {
   const { ctx, queries } = dialer
   const { campaign } = plan
+  let blockedUntil = Infinity
+  let rhythm: DialRhythm
   const started = startOutboundCall(
     ctx,
     () => {
+      const now = ctx.clock.now()
+      const verdict = dialGate(dialer, campaign.id, now)
+      if ('blockedUntil' in verdict) {
+        blockedUntil = verdict.blockedUntil
+        return null
+      }
       const contact = queries.claimNextContact(campaign.id, now)
-      return contact
-        ? campaignCall(plan, contact, (agentId, definitionId) => runTarget(ctx, plan, agentId, definitionId))
-        : null
+      if (!contact) return null
+      // The dial counts from when its claim decided it: the claim's own duration (a few round trips to PostgreSQL)
+      // must not make every dial late and restart the rhythm.
+      rhythm = rhythmAfterDial(rhythmOf(verdict.gate), verdict.gate.rate_limit_per_second, now)
+      return campaignCall(plan, contact, (agentId, definitionId) => runTarget(ctx, plan, agentId, definitionId))
     },
-    (call, runId) => queries.recordDial(campaign.id, call.campaign!.contactId, runId, call.campaign!.trafficVariantId),
+    (call, runId) => {
+      const { contactId, trafficVariantId } = call.campaign!
+      queries.recordDial({ campaignId: campaign.id, contactId, runId, variantId: trafficVariantId }, rhythm)
+    },
   )
-  if (!started) return false
+  if (!started) return blockedUntil
   dialer.dialsInFlight.add(started.placed)
   void started.placed.finally(() => dialer.dialsInFlight.delete(started.placed))
-  return true
+  return null
 }
 
 /** Dials what one campaign may dial now; returns when its next dial slot opens (Infinity: nothing to wait for). */
 function serveCampaign(dialer: Dialer, campaign: RunningCampaign, now: number): number {
   const { ctx, queries } = dialer
   if (!queries.hasOpenContacts(campaign.id)) {
-    completeCampaign(dialer, campaign)
+    completeCampaign(ctx, campaign)
     return Infinity
   }
   const schedule = campaign.schedule_config ? (JSON.parse(campaign.schedule_config) as ScheduleConfig) : null
   if (schedule && !isWithinSchedule(schedule, new Date(now))) {
-    noteOutsideSchedule(ctx, dialer.outsideScheduleLogged, campaign, schedule, now)
+    noteOutsideSchedule(dialer, campaign, schedule, now)
     return Infinity
   }
-  dialer.outsideScheduleLogged.delete(campaign.id)
-  const pacer = pacerFor(dialer.pacers, campaign)
-  const campaignLimit = campaign.max_concurrency ?? Infinity
-  let capacity = Math.min(
-    campaignLimit - queries.dialingCount(campaign.id),
-    campaign.concurrent_call_limit - openCallCount(ctx, campaign.organization_id),
-  )
-  if (capacity <= 0 || !queries.hasDueContact(campaign.id, now)) return Infinity
-  if (pacer.nextSlot(now) > now) return pacer.nextSlot(now)
+  // A look without the write lock first: a campaign at its limits or between slots costs no transaction.
+  const verdict = dialGate(dialer, campaign.id, now)
+  if ('blockedUntil' in verdict) return verdict.blockedUntil
+  if (!queries.hasDueContact(campaign.id, now)) return Infinity
   const telephony = telephonyPlan(dialer, campaign, now)
-  if (!telephony) return Infinity
+  // Through ARI, dialled by the instance that holds the configuration's events connection.
+  if (!telephony || placedByAnotherInstance(ctx, telephony.line)) return Infinity
   const plan: DialPlan = { ...telephony, campaign }
-  // The pacer is asked and told with the time of each dial itself, not the tick's: claiming takes a little time.
-  while (capacity > 0 && pacer.nextSlot(ctx.clock.now()) <= ctx.clock.now()) {
-    let dialled: boolean
+  for (;;) {
     try {
-      dialled = dialNextContact(dialer, plan, now)
+      const blockedUntil = dialNextContact(dialer, plan)
+      if (blockedUntil !== null) return blockedUntil
     } catch (error) {
       if (!(error instanceof AgentUnavailableError)) throw error
       pauseCampaign(ctx, campaign, error.event, `Paused: ${error.message}`, {})
       return Infinity
     }
-    if (!dialled) return Infinity
-    pacer.record(ctx.clock.now())
-    capacity--
   }
-  return capacity > 0 ? pacer.nextSlot(ctx.clock.now()) : Infinity
 }
 
 /** One pass over every running campaign; returns the ms until a dial slot opens. */
@@ -361,7 +385,8 @@ async function tick(dialer: Dialer): Promise<number> {
       }
     }
     const runningIds = new Set(campaigns.map((campaign) => campaign.id))
-    for (const id of dialer.pacers.keys()) if (!runningIds.has(id)) dialer.pacers.delete(id)
+    for (const id of dialer.outsideScheduleLogged.keys())
+      if (!runningIds.has(id)) dialer.outsideScheduleLogged.delete(id)
     for (const id of dialer.telephonyPlans.keys()) if (!runningIds.has(id)) dialer.telephonyPlans.delete(id)
     return Math.max(0, nextSlot - now)
   } finally {
@@ -370,16 +395,16 @@ async function tick(dialer: Dialer): Promise<number> {
 }
 
 /**
- * The one loop that dials every running campaign: schedule windows, a pacer per campaign for
- * rate_limit_per_second, max_concurrency and the organization's concurrent call limit. Each attempt is claimed and
- * its run written in one transaction before the provider is asked to dial, so a crash can never dial an attempt twice.
- * The database is the truth; memory holds only pacers and which campaigns were already logged as outside schedule.
+ * The loop that dials every running campaign: schedule windows, rate_limit_per_second (campaigns/pacer.ts),
+ * max_concurrency and the organization's concurrent call limit. Each attempt is claimed, its limits checked and its run
+ * written in one transaction before the provider is asked to dial, so a crash can never dial an attempt twice and
+ * several instances sharing the database share each campaign and its limits. The database is the truth; memory holds
+ * only caches (telephony plans, the schedule openings already logged).
  */
 export function createCampaignScheduler(ctx: AppContext): CampaignScheduler {
   const dialer: Dialer = {
     ctx,
     queries: schedulerQueries(ctx),
-    pacers: new Map(),
     outsideScheduleLogged: new Map(),
     telephonyPlans: new Map(),
     dialsInFlight: new Set(),

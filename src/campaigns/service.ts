@@ -226,6 +226,7 @@ export async function createCampaign(
       circuitBreaker: resolveCircuitBreakerConfig(body.circuit_breaker),
       telephonyConfigurationId: config.id,
       modelOverrides: body.model_overrides ?? null,
+      importInstanceId: ctx.instanceId,
       createdAt: now,
       updatedAt: now,
     })

@@ -3,14 +3,73 @@ import { chmodSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import { MIGRATIONS, type Migration } from '../../migrations/index'
+import { POSTGRES_MIGRATIONS } from '../../migrations/pg/index'
+import { databaseLabel } from '../config'
+import { PostgresDatabase } from './postgres/client'
 import * as schema from './schema'
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
 
-/** The connection for raw SQL (plain ANSI SQL with `?` parameters outside src/db/), bulk work and pragmas. */
+/**
+ * The connection for raw SQL (plain ANSI SQL with `?` parameters outside src/db/), bulk work and pragmas: bun:sqlite's
+ * Database, or on PostgreSQL the client with the same API (./postgres/client.ts).
+ */
 export type SqlDatabase = Database
 
-export type OpenedDb = { db: Db; sqlite: SqlDatabase; applied: string[] }
+export type DatabaseBackend = 'sqlite' | 'postgresql'
+
+export type OpenedDb = { db: Db; sqlite: SqlDatabase; applied: string[]; backend: DatabaseBackend }
+
+/** Which engine holds the data behind a connection. */
+export const backendOf = (sqlite: SqlDatabase): DatabaseBackend =>
+  (sqlite as unknown) instanceof PostgresDatabase ? 'postgresql' : 'sqlite'
+
+/** SQLite in the data dir, or PostgreSQL at `databaseUrl`; migrated either way. */
+export function openConfiguredDatabase(config: { dataDir: string; databaseUrl: string | null }): OpenedDb {
+  return config.databaseUrl === null ? openDatabase(config.dataDir) : openPostgres(config.databaseUrl)
+}
+
+/**
+ * PostgreSQL at `url`, migrated. Instances starting together migrate one at a time: the migrations run in a write
+ * transaction, which holds the cluster-wide write lock.
+ */
+export function openPostgres(url: string, migrations: Migration[] = POSTGRES_MIGRATIONS): OpenedDb {
+  let client: PostgresDatabase
+  try {
+    client = new PostgresDatabase(url)
+  } catch (error) {
+    const reason = ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message
+    throw new Error(`PostgreSQL at ${databaseLabel(url)} could not be opened: ${reason}`)
+  }
+  const sqlite = client as unknown as SqlDatabase
+  try {
+    const applied = applyPostgresMigrations(client, migrations)
+    return { db: drizzle(sqlite, { schema }) as Db, sqlite, applied, backend: 'postgresql' }
+  } catch (error) {
+    client.close()
+    throw error
+  }
+}
+
+function applyPostgresMigrations(client: PostgresDatabase, migrations: Migration[]): string[] {
+  return client.transaction(() => {
+    client.run('CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)')
+    const done = new Set(
+      client
+        .query('SELECT name FROM _migrations')
+        .all()
+        .map((row) => row.name as string),
+    )
+    const pending = migrations.filter((migration) => !done.has(migration.name))
+    for (const migration of pending) {
+      client.run(migration.sql)
+      client
+        .query('INSERT INTO _migrations (name, applied_at) VALUES (?, ?)')
+        .run(migration.name, new Date().toISOString())
+    }
+    return pending.map((migration) => migration.name)
+  })()
+}
 
 /** The database's file name inside a data dir. */
 export const DATABASE_FILE = 'ringbase.db'
@@ -29,7 +88,7 @@ export function openDatabase(dataDir: string, migrations: Migration[] = MIGRATIO
   sqlite.run('PRAGMA synchronous = NORMAL')
   sqlite.run('PRAGMA foreign_keys = ON')
   const applied = applyMigrations(sqlite, migrations)
-  return { db: drizzle(sqlite, { schema }) as Db, sqlite, applied }
+  return { db: drizzle(sqlite, { schema }) as Db, sqlite, applied, backend: 'sqlite' }
 }
 
 /** Applies every pending migration, tracked by file name, all in one transaction. Returns the names applied. */

@@ -2,7 +2,7 @@ import { sqlPart, type SqlPart } from './sql-parts'
 
 /**
  * Substring search on runs' caller and called numbers (the usage filters callerNumber / calledNumber) through the FTS5
- * trigram index `workflow_run_numbers`, kept by triggers on workflow_runs. SQLite-specific (PostgreSQL: pg_trgm).
+ * trigram index `workflow_run_numbers`, kept by triggers on workflow_runs. SQLite only: on PostgreSQL every pattern is matched by scanning (`scanOnly`).
  */
 
 export type NumberPatterns = { callerNumber?: string; calledNumber?: string }

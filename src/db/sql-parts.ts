@@ -1,4 +1,5 @@
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
+import { backendOf } from './open'
 
 /**
  * SQL text with its `?` parameters, for queries composed per request on hot paths. Composing them with drizzle's `sql`
@@ -39,10 +40,14 @@ export function allRows<Row>(sqlite: Database, query: SqlPart): Row[] {
  * JS object or string per row (listing 20 agents over HTTP, that was ~10 µs of server CPU per request, much of it the
  * garbage collector's). `columns` are the query's result column names, in order; values come out as stored (integers,
  * text, null: no booleans). The elements keep the query's ORDER BY (SQLite keeps a subquery's order for an aggregate
- * over it; the list tests check the order). PostgreSQL: json_agg over json_build_object.
+ * over it; the list tests check the order). PostgreSQL: json_agg over json_build_object, which keeps the subquery's
+ * order too.
  */
 export function jsonRows(sqlite: Database, columns: readonly string[], query: SqlPart): string {
-  const object = `json_object(${columns.map((column) => `'${column}', "${column}"`).join(', ')})`
-  const text = `SELECT json_group_array(${object}) AS rows FROM (${query.text})`
+  const pairs = columns.map((column) => `'${column}', "${column}"`).join(', ')
+  const text =
+    backendOf(sqlite) === 'postgresql'
+      ? `SELECT coalesce(json_agg(json_build_object(${pairs})), '[]')::text AS rows FROM (${query.text}) AS listed`
+      : `SELECT json_group_array(json_object(${pairs})) AS rows FROM (${query.text})`
   return sqlite.query<{ rows: string }, SQLQueryBindings[]>(text).get(...query.params)!.rows
 }

@@ -24,9 +24,10 @@ function statementsOf(sqlite: SqlDatabase): TransactionStatements {
 
 /**
  * Runs `work` in one write transaction and returns its result; a throw rolls it back. On SQLite the transaction takes
- * the write lock at once (BEGIN IMMEDIATE), so a read-then-write inside cannot fail half way on a busy database;
- * another engine would use an ordinary transaction. Nested calls become savepoints. The statements are prepared once
- * per connection (bun:sqlite's `transaction()` builds four wrapped functions on every call).
+ * the write lock at once (BEGIN IMMEDIATE), so a read-then-write inside cannot fail half way on a busy database; on
+ * PostgreSQL the client (postgres/client.ts) begins and takes the lock every instance's write transactions share.
+ * Nested calls become savepoints. The statements are prepared once per connection (bun:sqlite's `transaction()` builds
+ * four wrapped functions on every call).
  */
 export function transaction<T>(owner: { sqlite: SqlDatabase }, work: () => T): T {
   const statements = statementsOf(owner.sqlite)

@@ -37,8 +37,16 @@ export class DocumentFailure extends Error {
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-/** Claims the oldest queued document, or one whose lease expired; null when there is none. */
+/**
+ * Claims the oldest queued document, or one whose lease expired; null when there is none. In one transaction, which
+ * serializes the claims of every instance: two never pick the same document, and neither comes back empty-handed
+ * because the other took the one it had picked.
+ */
 export function claimNextDocument(ctx: AppContext, leaseMs: number): KnowledgeDocumentRow | null {
+  return transaction(ctx, () => claimNext(ctx, leaseMs))
+}
+
+function claimNext(ctx: AppContext, leaseMs: number): KnowledgeDocumentRow | null {
   const now = ctx.clock.now()
   const claimable = and(
     eq(knowledgeBaseDocuments.isActive, true),

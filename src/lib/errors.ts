@@ -15,6 +15,7 @@ export type DomainErrorKind =
   | 'unsupported_type'
   | 'limit_reached' // a concurrency or rate limit
   | 'upstream_failed' // a provider we called failed or could not be reached
+  | 'unavailable' // this server cannot serve now: its database does not answer
 
 export type ErrorDetail = string | ValidationItem[] | Record<string, unknown>
 

@@ -4,6 +4,7 @@
  * beside it. Agents, tools and CSV rows name a recording by its `recording_id`; one still named cannot be renamed or
  * deleted (the reference platform rewrote prompts by prefix and left everything else dangling).
  */
+import { transaction } from '../db/transaction'
 import { and, desc, eq, inArray, ne } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import type { AgentDefinition, DefinitionError } from '../definition/definition'
@@ -184,10 +185,10 @@ export async function createRecordings(
     await ctx.objects.put(wideAudioKey(row.lineAudioKey), pcmBytes(decoded[index].pcm16k))
   }
   // Names checked again inside the write: another request may have taken one while this one decoded.
-  const created = ctx.db.transaction((tx) => {
+  const created = transaction(ctx, () => {
     const raced = nameConflicts(ctx, organizationId, items)
     if (raced.length > 0) throw conflict(`recording_id already used in this organization: ${raced.join(', ')}`)
-    return tx.insert(workflowRecordings).values(rows).returning().all()
+    return ctx.db.insert(workflowRecordings).values(rows).returning().all()
   })
   ctx.log.info({ organizationId, recordings: created.map((row) => row.recordingId) }, 'recordings created')
   return { recordings: created.map(recordingView) }

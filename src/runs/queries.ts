@@ -1,7 +1,9 @@
 import type { AppContext } from '../context'
 import { runsMatchingNumbers } from '../db/run-number-search'
 import { allRows, inList, joinSqlParts, limitOffset, sqlPart, type SqlPart } from '../db/sql-parts'
-import { USAGE_GROUP_KEYS, USAGE_GROUP_TOTALS, USAGE_LINK_PLACEHOLDERS, usageRunColumns } from '../db/usage-report'
+import { HANDLED_BY_NO_LIVE_INSTANCE } from '../instances/queries'
+import { USAGE_LINK_PLACEHOLDERS, usageReportSql } from '../db/usage-report'
+import { backendOf } from '../db/open'
 import { artifactLinksJsonArgs } from './artifacts'
 import type { RunCriteria } from './filters'
 
@@ -146,7 +148,8 @@ type RunPageIds = { total: number; ids: SqlPart | null }
 function findRunPage(ctx: AppContext, request: RunPageRequest): RunPageIds {
   const terms = termsOf(request.criteria)
   const present = new Set(terms.map((term) => term.key))
-  const numbers = runsMatchingNumbers(request.criteria)
+  // PostgreSQL has no trigram index of the numbers (docs/scale-out.md): it scans the organization's runs.
+  const numbers = runsMatchingNumbers(request.criteria, { scanOnly: backendOf(ctx.sqlite) === 'postgresql' })
   const countDriver = COUNT_DRIVERS.find((key) => present.has(key))
   // Date bounds share an index with every driver but the duration one.
   const narrowing = (key: TermKey) => key === countDriver || (key === 'created' && countDriver !== 'duration')
@@ -240,15 +243,18 @@ type OpenSessionRun = {
   definition: string
 }
 
-/** Runs without a call that are not completed (text chats, after a restart), with their version's definition JSON. */
-export function openSessionRuns(ctx: AppContext): OpenSessionRun[] {
+/**
+ * Runs without a call that are not completed and that no live instance handles (`liveSince`: the liveness cutoff): text
+ * chats of a process that stopped. With their version's definition JSON.
+ */
+export function openSessionRunsOfDeadInstances(ctx: AppContext, liveSince: string): OpenSessionRun[] {
   return ctx.sqlite
-    .query<OpenSessionRun, []>(
+    .query<OpenSessionRun, [string]>(
       `SELECT r.id, r.organization_id, r.logs, r.started_at, d.workflow_json AS definition
        FROM workflow_runs r JOIN workflow_definitions d ON d.id = r.definition_id
-      WHERE r.call_id IS NULL AND r.state <> 'completed'`,
+      WHERE r.call_id IS NULL AND r.state <> 'completed' AND ${HANDLED_BY_NO_LIVE_INSTANCE}`,
     )
-    .all()
+    .all(liveSince)
 }
 
 export type UsageGroupBy = 'outcome' | 'agent' | 'day'
@@ -280,7 +286,8 @@ export function usageGroups(
     createdTo?: string
   },
 ): UsageGroupRow[] {
-  const group = USAGE_GROUP_KEYS[request.groupBy]
+  const usage = usageReportSql(backendOf(ctx.sqlite))
+  const group = usage.groupKeys[request.groupBy]
   const offset = request.groupBy === 'day' ? [request.utcOffsetMinutes, request.utcOffsetMinutes] : []
   const where = joinSqlParts(
     [
@@ -293,7 +300,7 @@ export function usageGroups(
   return allRows<UsageGroupRow>(
     ctx.sqlite,
     sqlPart(
-      `SELECT ${group.key} AS key, min(${group.label}) AS label, ${USAGE_GROUP_TOTALS}
+      `SELECT ${group.key} AS key, min(${group.label}) AS label, ${usage.groupTotals}
       FROM workflow_runs run JOIN workflows agent ON agent.id = run.workflow_id
       WHERE ${where.text} GROUP BY 1 ORDER BY runs DESC, key LIMIT ${MAX_USAGE_GROUPS}`,
       ...offset,
@@ -306,7 +313,10 @@ export function usageGroups(
 export const runPageIds = (ctx: AppContext, request: RunPageRequest) =>
   readRunPage<{ id: number }>(ctx, request, sqlPart('run.id AS id'))
 
-const USAGE_RUN_COLUMNS = usageRunColumns(artifactLinksJsonArgs('run', USAGE_LINK_PLACEHOLDERS))
+const USAGE_RUN_COLUMNS = {
+  sqlite: usageReportSql('sqlite').runColumns(artifactLinksJsonArgs('run', USAGE_LINK_PLACEHOLDERS)),
+  postgresql: usageReportSql('postgresql').runColumns(artifactLinksJsonArgs('run', USAGE_LINK_PLACEHOLDERS)),
+}
 
 /** A run of the usage report: its tokens and seconds for the page's totals, and its item as JSON text. */
 export type UsageRunJson = { id: number; tokens: number; seconds: number; embedding_tokens: number; json: string }
@@ -316,7 +326,7 @@ export const usageRunPage = (ctx: AppContext, request: RunPageRequest, links: { 
   readRunPage<UsageRunJson>(
     ctx,
     request,
-    sqlPart(USAGE_RUN_COLUMNS, links.base, links.now),
+    sqlPart(USAGE_RUN_COLUMNS[backendOf(ctx.sqlite)], links.base, links.now),
     'JOIN workflows agent ON agent.id = run.workflow_id',
   )
 
@@ -338,6 +348,8 @@ export type NewRunRow = {
   initialContext: string
   gatheredContext: string
   createdAt: string
+  /** The instance that handles it (src/instances/). */
+  instanceId: string
 }
 
 /** Stores a run in state `initialized` (empty logs and annotations); returns its id. */
@@ -345,8 +357,8 @@ export function insertRun(ctx: AppContext, run: NewRunRow): number {
   return ctx.sqlite
     .query<{ id: number }, (string | number | null)[]>(
       `INSERT INTO workflow_runs (organization_id, workflow_id, definition_id, name, mode, call_type, campaign_id, campaign_contact_id,
-       telephony_configuration_id, call_id, provider_call_id, traffic_variant_id, model_overrides, initial_context, gathered_context, logs, annotations, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', ?) RETURNING id`,
+       telephony_configuration_id, call_id, provider_call_id, traffic_variant_id, model_overrides, initial_context, gathered_context, logs, annotations, created_at, instance_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', ?, ?) RETURNING id`,
     )
     .get(
       run.organizationId,
@@ -365,7 +377,27 @@ export function insertRun(ctx: AppContext, run: NewRunRow): number {
       run.initialContext,
       run.gatheredContext,
       run.createdAt,
+      run.instanceId,
     )!.id
+}
+
+/** The run is handled by this instance from now on (its conversation runs here). */
+export function setRunInstance(ctx: AppContext, runId: number, instanceId: string): void {
+  ctx.sqlite.query('UPDATE workflow_runs SET instance_id = ? WHERE id = ?').run(instanceId, runId)
+}
+
+/**
+ * Hands an open run that no live instance handles (`liveSince`: the liveness cutoff) to `instanceId`, for recovery.
+ * False when it is completed or a live instance handles it (another survivor claimed it first).
+ */
+export function claimRunOfDeadInstance(ctx: AppContext, runId: number, instanceId: string, liveSince: string): boolean {
+  return (
+    ctx.sqlite
+      .query(
+        `UPDATE workflow_runs SET instance_id = ? WHERE id = ? AND state <> 'completed' AND ${HANDLED_BY_NO_LIVE_INSTANCE}`,
+      )
+      .run(instanceId, runId, liveSince).changes > 0
+  )
 }
 
 /** The organization of a run, or null when there is no such run. */

@@ -70,6 +70,7 @@ import {
   type UsageInfo,
 } from '../models/usage'
 import { attachArtifact } from './artifacts'
+import { setRunInstance } from './queries'
 import { finishRun, markRunRunning, updateRun, WEB_CALL_MODE, type RunOutcome } from './service'
 import { reportedCall } from './call-end'
 import { withDefaultConfigurations, type AgentConfigurations } from '../definition/configurations'
@@ -234,6 +235,8 @@ export async function openRunSession(ctx: AppContext, runId: number, options: Ru
   // Before any await: a call's report from now on leaves the run's completion to this session (calls/outcomes.ts), so
   // a session that cannot open completes the run itself.
   updateRun(ctx, runId, { logs: { session: { channel: options.channel } } })
+  // A carrier's media stream may reach another instance than the one that placed the call: this one handles it now.
+  setRunInstance(ctx, runId, ctx.instanceId)
   try {
     return await startRunSession(ctx, loaded, options)
   } catch (error) {

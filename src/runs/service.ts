@@ -3,8 +3,10 @@ import type { AppContext } from '../context'
 import { workflowRuns, type CallType, type JsonObject, type WorkflowRunRow } from '../db/schema'
 import { isoNow } from '../lib/clock'
 import { transaction } from '../db/transaction'
+import { liveSince } from '../instances/registry'
 import {
   agentDispositionCodesJson,
+  claimRunOfDeadInstance,
   insertRun,
   markRunStarted,
   openRunJson,
@@ -72,9 +74,18 @@ export function createRun(ctx: AppContext, run: NewRun): CreatedRun {
     initialContext: JSON.stringify(run.initialContext ?? {}),
     gatheredContext: JSON.stringify(run.gatheredContext ?? {}),
     createdAt: isoNow(ctx.clock),
+    instanceId: ctx.instanceId,
   })
   ctx.events.publish({ kind: 'run', organizationId: run.organizationId, runId: id })
   return { id, name: run.name }
+}
+
+/**
+ * Claims an open run that no live instance handles (its instance died), for this one to recover it. In a transaction:
+ * of several surviving instances only one gets it. False when another did, or the run completed meanwhile.
+ */
+export function claimRunForRecovery(ctx: AppContext, runId: number): boolean {
+  return transaction(ctx, () => claimRunOfDeadInstance(ctx, runId, ctx.instanceId, liveSince(ctx)))
 }
 
 /** Tells the live events stream that the run changed (its organization looked up only when someone listens). */

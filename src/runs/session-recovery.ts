@@ -1,10 +1,11 @@
 import type { AppContext } from '../context'
-import { openSessionRuns } from './queries'
+import { openSessionRunsOfDeadInstances } from './queries'
 import { isPlainObject } from '../lib/values'
 import { costInfo, emptyUsageInfo } from '../models/usage'
 import { readPriceCard } from '../models/price-card'
 import { attachArtifact } from './artifacts'
-import { finishRun, INTERRUPTED_DISPOSITION } from './service'
+import { claimRunForRecovery, finishRun, INTERRUPTED_DISPOSITION } from './service'
+import { liveSince } from '../instances/registry'
 import { transaction } from '../db/transaction'
 import { transcriptText, type TranscriptTurn } from '../conversation/record'
 import { transcriptKeyFor } from './run-session'
@@ -15,15 +16,18 @@ import type { AgentDefinition } from '../definition/definition'
 export const RESTART_END_REASON = 'system_cancelled'
 
 /**
- * At start-up, no conversation from before can go on (the engine's state was in memory), so every run without a call
- * that is not completed (text chat, and any other channel without a telephony call; runs with a call are closed by
- * calls/recovery.ts) is completed now: disposition `interrupted`, `logs.session.end_reason` `system_cancelled`, the
+ * A conversation whose instance died cannot go on (the engine's state was in its memory), so every run without a call
+ * that is not completed and that no live instance handles (text chat, and any other channel without a telephony call;
+ * runs with a call are closed by calls/recovery.ts) is completed now, at start-up and after each heartbeat, by the
+ * instance that claims it (runs/service.ts claimRunForRecovery, so of several survivors one does): disposition `interrupted`, `logs.session.end_reason` `system_cancelled`, the
  * duration up to its last recorded turn, the transcript written so far stored as its file, its webhook deliveries
  * queued (no QA review: the model clients are gone). Returns how many.
  */
 export async function closeSessionsInterruptedByRestart(ctx: AppContext): Promise<number> {
-  const open = openSessionRuns(ctx)
-  for (const run of open) {
+  let closed = 0
+  for (const run of openSessionRunsOfDeadInstances(ctx, liveSince(ctx))) {
+    if (!claimRunForRecovery(ctx, run.id)) continue
+    closed++
     const logs = JSON.parse(run.logs) as Record<string, unknown>
     const session = isPlainObject(logs.session) ? logs.session : {}
     const transcript = (Array.isArray(logs.transcript) ? logs.transcript : []) as TranscriptTurn[]
@@ -44,7 +48,7 @@ export async function closeSessionsInterruptedByRestart(ctx: AppContext): Promis
         logs: {
           warnings: [
             ...(Array.isArray(logs.warnings) ? logs.warnings : []),
-            'The server stopped during the conversation; the run was closed when it started again',
+            'The server stopped during the conversation; the run was closed when it (or another instance) started again',
           ],
           session: { ...session, end_reason: RESTART_END_REASON, ended_at: new Date(ctx.clock.now()).toISOString() },
         },
@@ -59,5 +63,5 @@ export async function closeSessionsInterruptedByRestart(ctx: AppContext): Promis
     })
     ctx.log.warn({ runId: run.id, endReason: RESTART_END_REASON }, 'closed a conversation interrupted by a restart')
   }
-  return open.length
+  return closed
 }

@@ -1,9 +1,17 @@
 import { randomUUID } from 'node:crypto'
-import { and, eq, gte, lte } from 'drizzle-orm'
+import { and, eq, gte, inArray, isNull, lte, notInArray, or } from 'drizzle-orm'
 import type { AgentDefinition, AgentNode } from '../definition/definition'
 import type { AppContext } from '../context'
 import { readCredential } from '../credentials/store'
-import { webhookDeliveries, workflowDefinitions, workflowRuns, workflows, type WebhookDeliveryRow } from '../db/schema'
+import {
+  instances,
+  webhookDeliveries,
+  workflowDefinitions,
+  workflowRuns,
+  workflows,
+  type WebhookDeliveryRow,
+} from '../db/schema'
+import { liveSince } from '../instances/registry'
 import { transaction } from '../db/transaction'
 import { outboundFailureReason, OutboundRefused, sendOutbound, type OutboundPolicy } from '../egress/outbound'
 import { outboundPolicy } from '../egress/policy'
@@ -78,13 +86,33 @@ export function enqueueWebhookDeliveries(
   return nodes.length
 }
 
-/** Held deliveries become due: the run's (held) or, at start-up when no review can still be running, all of them. */
+/** The runs no live instance handles (their instance died, or they are from before instances were recorded). */
+function runsOfDeadInstances(ctx: AppContext) {
+  const live = ctx.db
+    .select({ id: instances.id })
+    .from(instances)
+    .where(gte(instances.heartbeatAt, liveSince(ctx)))
+  return ctx.db
+    .select({ id: workflowRuns.id })
+    .from(workflowRuns)
+    .where(or(isNull(workflowRuns.instanceId), notInArray(workflowRuns.instanceId, live)))
+}
+
+/**
+ * Held deliveries become due: the run's (its review is done) or, at start-up, those of runs whose instance died (no
+ * review of theirs can still be running; a live instance's reviews release their own).
+ */
 export function releaseHeldDeliveries(ctx: AppContext, runId?: number): void {
   ctx.db
     .update(webhookDeliveries)
     .set({ state: 'pending', nextAttemptAt: ctx.clock.now(), updatedAt: isoNow(ctx.clock) })
     .where(
-      and(eq(webhookDeliveries.state, 'held'), runId === undefined ? undefined : eq(webhookDeliveries.runId, runId)),
+      and(
+        eq(webhookDeliveries.state, 'held'),
+        runId === undefined
+          ? inArray(webhookDeliveries.runId, runsOfDeadInstances(ctx))
+          : eq(webhookDeliveries.runId, runId),
+      ),
     )
     .run()
 }

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { createTestApp, type TestApp } from '../support/app'
 import { sampleDefinition } from '../support/agents'
+import { failInsertsInto } from '../support/postgres-databases'
 
 let t: TestApp
 beforeEach(() => {
@@ -122,9 +123,7 @@ describe('credentials in node data', () => {
   })
 
   test('a failed save does not log them either', async () => {
-    t.ctx.sqlite.run(
-      "CREATE TRIGGER refuse_versions BEFORE INSERT ON workflow_definitions BEGIN SELECT RAISE(ABORT, 'disk full'); END",
-    )
+    failInsertsInto(t, 'workflow_definitions', 'disk full')
     const response = await t.request('POST', '/api/v1/workflow/create/definition', {
       body: { name: 'Lost', workflow_definition: definitionWithSecrets() },
     })

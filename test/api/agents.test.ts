@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { TestApp } from '../support/app'
 import { inProcessTest, NOW, httpTestAppPerTest, type HttpTestApp } from '../support/http-app'
 import { createAgent, sampleDefinition, seedRun } from '../support/agents'
-import { Database } from 'bun:sqlite'
+import { otherConnection } from '../support/postgres-databases'
 import { join } from 'node:path'
 import { Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
@@ -255,7 +255,7 @@ describe('concurrent creates (they share commits)', () => {
   })
 
   test('a create is answered only once it is committed: another connection sees it then', async () => {
-    const reader = new Database(join(t.dataDir, 'ringbase.db'), { readonly: true })
+    const reader = otherConnection(t)
     try {
       const responses = await Promise.all(
         Array.from({ length: 5 }, async (_, index) => {

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createTestApp, type TestApp } from '../support/app'
+import { otherConnection, storedDatabaseText } from '../support/postgres-databases'
 
 let t: TestApp
 beforeEach(() => {
@@ -33,10 +33,9 @@ describe('API keys', () => {
     })
   })
 
-  test('keys are stored hashed: the raw key is nowhere in the database file', async () => {
+  test('keys are stored hashed: the raw key is nowhere in the data at rest', async () => {
     const created = await t.request('POST', '/api/v1/user/api-keys', { body: { name: 'secret' } })
-    t.ctx.sqlite.run('PRAGMA wal_checkpoint(TRUNCATE)')
-    const raw = readFileSync(join(t.dataDir, 'ringbase.db')).toString('latin1')
+    const raw = storedDatabaseText(t)
     expect(raw).not.toContain(created.body.api_key)
     expect(raw).not.toContain(t.adminKey)
   })
@@ -65,9 +64,8 @@ describe('API keys', () => {
     expect((await t.request('GET', '/api/v1/workflow/fetch', { key })).status).toBe(200)
     expect((await t.request('GET', '/api/v1/workflow/fetch', { key })).status).toBe(200)
     // Another process: its own connection to the same database file.
-    const other = new Database(join(t.dataDir, 'ringbase.db'))
+    const other = otherConnection(t)
     try {
-      other.run('PRAGMA busy_timeout = 5000')
       other.query("UPDATE api_keys SET archived_at = '2026-01-05T10:00:00.000Z' WHERE id = ?").run(created.body.id)
       expect((await t.request('GET', '/api/v1/workflow/fetch', { key })).status).toBe(401)
       other.query('UPDATE api_keys SET archived_at = NULL WHERE id = ?').run(created.body.id)

@@ -902,4 +902,23 @@ describe('interrupted imports', () => {
       campaign.id,
     ])
   })
+
+  test('an import still running on another live instance is kept; one whose instance stopped heartbeating is removed', () => {
+    const now = new Date(t.ctx.clock.now()).toISOString()
+    const longAgo = new Date(t.ctx.clock.now() - 3_600_000).toISOString()
+    const instance = t.ctx.sqlite.query(
+      "INSERT INTO instances (id, started_at, heartbeat_at, version, hostname) VALUES (?, ?, ?, '0', 'h')",
+    )
+    instance.run('live-peer', longAgo, now)
+    instance.run('dead-peer', longAgo, longAgo)
+    const importing = t.ctx.sqlite.query(
+      `INSERT INTO campaigns (organization_id, name, state, source_type, source_id, retry_config, allocation_seed, circuit_breaker, import_instance_id, created_at, updated_at)
+       VALUES (1, ?, 'importing', 'csv', 'k', '{}', 's', '{}', ?, 'now', 'now')`,
+    )
+    importing.run('live', 'live-peer')
+    importing.run('dead', 'dead-peer')
+    expect(discardImportingCampaigns(t.ctx)).toBe(1)
+    const left = t.ctx.sqlite.query<{ name: string }, []>("SELECT name FROM campaigns WHERE state = 'importing'").all()
+    expect(left).toEqual([{ name: 'live' }])
+  })
 })

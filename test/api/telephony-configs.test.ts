@@ -5,6 +5,7 @@ import { getConfigCredentials, markInactive } from '../../src/telephony/config/c
 import { PROVIDER_NAMES, type ProviderName } from '../../src/telephony/config/providers'
 import { createTestApp, type TestApp } from '../support/app'
 import { addPhoneNumber, CONFIGS_PATH, createConfiguration, VALID_CONFIGS } from '../support/telephony'
+import { sqliteOnlyTest, storedDatabaseText } from '../support/postgres-databases'
 
 let t: TestApp
 beforeEach(() => {
@@ -24,14 +25,7 @@ async function createEveryProvider(): Promise<Record<ProviderName, any>> {
 const storedCredentials = (id: number) => getConfigCredentials(t.ctx, id)!.credentials
 
 /** The database file and its WAL, as text, after everything was written back to the file. */
-function rawDatabase(): string {
-  t.ctx.sqlite.run('PRAGMA wal_checkpoint(TRUNCATE)')
-  const path = join(t.dataDir, 'ringbase.db')
-  return [path, `${path}-wal`]
-    .filter(existsSync)
-    .map((file) => readFileSync(file).toString('latin1'))
-    .join('\n')
-}
+const rawDatabase = () => storedDatabaseText(t)
 
 describe('telephony configurations: the nine provider variants', () => {
   test.each(PROVIDER_NAMES.map((provider) => [provider]))(
@@ -251,7 +245,7 @@ describe('telephony configurations: the nine provider variants', () => {
 })
 
 describe('telephony configurations: secrets', () => {
-  test('no secret is stored in clear: the raw database file does not contain any', async () => {
+  test('no secret is stored in clear: the data at rest does not contain any', async () => {
     const created = await createEveryProvider()
     await t.request('PUT', `${CONFIGS_PATH}/${created.twilio.id}`, {
       body: { config: { auth_token: 'S3cr3t-twilio-rotated' } },
@@ -383,22 +377,25 @@ describe('telephony configurations: update, delete, names', () => {
     expect(concurrent.map((response) => response.status).sort()).toEqual([200, 409, 409])
   })
 
-  test('delete removes the configuration with its phone numbers; a campaign using it blocks it (409)', async () => {
-    const used = await createConfiguration(t, 'used', VALID_CONFIGS.twilio.config)
-    const free = await createConfiguration(t, 'free', VALID_CONFIGS.plivo.config)
-    await addPhoneNumber(t, free.id, { address: '+14155550100' })
-    insertCampaignUsing(used.id)
-    const blocked = await t.request('DELETE', `${CONFIGS_PATH}/${used.id}`)
-    expect(blocked.status).toBe(409)
-    expect(blocked.body).toEqual({
-      detail: `Telephony configuration ${used.id} is referenced by one or more campaigns and cannot be deleted.`,
-    })
-    const deleted = await t.request('DELETE', `${CONFIGS_PATH}/${free.id}`)
-    expect(deleted.body).toEqual({ message: 'Telephony configuration deleted' })
-    expect((await t.request('GET', `${CONFIGS_PATH}/${free.id}`)).status).toBe(404)
-    expect(t.ctx.sqlite.query('SELECT count(*) AS n FROM phone_numbers').get()).toEqual({ n: 0 })
-    expect((await t.request('DELETE', `${CONFIGS_PATH}/${free.id}`)).status).toBe(404)
-  })
+  sqliteOnlyTest(
+    'delete removes the configuration with its phone numbers; a campaign using it blocks it (409)',
+    async () => {
+      const used = await createConfiguration(t, 'used', VALID_CONFIGS.twilio.config)
+      const free = await createConfiguration(t, 'free', VALID_CONFIGS.plivo.config)
+      await addPhoneNumber(t, free.id, { address: '+14155550100' })
+      insertCampaignUsing(used.id)
+      const blocked = await t.request('DELETE', `${CONFIGS_PATH}/${used.id}`)
+      expect(blocked.status).toBe(409)
+      expect(blocked.body).toEqual({
+        detail: `Telephony configuration ${used.id} is referenced by one or more campaigns and cannot be deleted.`,
+      })
+      const deleted = await t.request('DELETE', `${CONFIGS_PATH}/${free.id}`)
+      expect(deleted.body).toEqual({ message: 'Telephony configuration deleted' })
+      expect((await t.request('GET', `${CONFIGS_PATH}/${free.id}`)).status).toBe(404)
+      expect(t.ctx.sqlite.query('SELECT count(*) AS n FROM phone_numbers').get()).toEqual({ n: 0 })
+      expect((await t.request('DELETE', `${CONFIGS_PATH}/${free.id}`)).status).toBe(404)
+    },
+  )
 })
 
 /** A campaign row pointing at the configuration, whether or not the campaigns migration has landed yet. */

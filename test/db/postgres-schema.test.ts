@@ -2,60 +2,130 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openDatabase } from '../../src/db/open'
-import { postgresCreateStatements } from '../../src/db/postgres-schema'
+import { MIGRATIONS } from '../../migrations/index'
+import { POSTGRES_MIGRATIONS } from '../../migrations/pg/index'
+import { openDatabase, openPostgres, type SqlDatabase } from '../../src/db/open'
 import { postgresMissing, startPostgres, type TestPostgres } from '../support/postgres'
 
 const missing = postgresMissing()
 if (missing) console.warn(missing)
 
-/** Every column of every ordinary table of a migrated SQLite database, as `table.column`. */
-function sqliteColumns(): string[] {
+type Shape = { columns: string[]; indexes: string[] }
+
+/** Every column (`table.column type notnull`) and index name of a migrated SQLite database. */
+function sqliteShape(): Shape {
   const dataDir = mkdtempSync(join(tmpdir(), 'ringbase-pg-compare-'))
   const { sqlite } = openDatabase(dataDir)
   try {
-    // Ordinary tables only: full-text indexes are virtual tables with shadow tables, SQLite's own start with sqlite_,
-    // and _migrations is the SQLite migrator's bookkeeping (each dialect's migrator keeps its own).
+    // Ordinary tables only: the full-text index is a virtual table with shadow tables (PostgreSQL scans instead),
+    // SQLite's own start with sqlite_, and each dialect's migrator keeps its own _migrations.
     const tables = sqlite
       .query<{ name: string }, []>(
-        `SELECT name FROM pragma_table_list
-         WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_migrations'`,
+        `SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%'
+           AND name <> '_migrations' AND name NOT LIKE 'workflow_run_numbers%'`,
       )
       .all()
       .map(({ name }) => name)
-    return tables
-      .flatMap((table) =>
-        sqlite
-          .query<{ name: string }, [string]>('SELECT name FROM pragma_table_info(?)')
-          .all(table)
-          .map(({ name }) => `${table}.${name}`),
+    const columns = tables.flatMap((table) =>
+      sqlite
+        .query<{ name: string; type: string; notnull: number; pk: number }, [string]>(
+          'SELECT name, type, "notnull", pk FROM pragma_table_xinfo(?)',
+        )
+        .all(table)
+        .map(
+          (column) =>
+            `${table}.${column.name} ${sqliteType(column.type)} ${column.notnull || column.pk ? 'not null' : 'null'}`,
+        ),
+    )
+    const indexes = sqlite
+      .query<{ name: string }, []>(
+        `SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name NOT LIKE 'workflow_run_numbers%'`,
       )
-      .sort()
+      .all()
+      .map(({ name }) => name)
+    return { columns: columns.sort(), indexes: indexes.sort() }
   } finally {
     sqlite.close()
     rmSync(dataDir, { recursive: true, force: true })
   }
 }
 
-describe.skipIf(missing !== null)('PostgreSQL schema derived from the declared tables', () => {
+const sqliteType = (declared: string) =>
+  ({ INTEGER: 'integer', REAL: 'real', BLOB: 'blob', TEXT: 'text' })[declared.toUpperCase()] ?? 'text'
+
+const POSTGRES_TYPES: Record<string, string> = {
+  bigint: 'integer',
+  'double precision': 'real',
+  bytea: 'blob',
+  text: 'text',
+}
+
+function postgresShape(sqlite: SqlDatabase): Shape {
+  const columns = sqlite
+    .query<{ table_name: string; column_name: string; data_type: string; is_nullable: string }, []>(
+      `SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns
+        WHERE table_schema = 'public' AND table_name <> '_migrations'`,
+    )
+    .all()
+    .map(
+      (column) =>
+        `${column.table_name}.${column.column_name} ${POSTGRES_TYPES[column.data_type] ?? column.data_type} ${column.is_nullable === 'NO' ? 'not null' : 'null'}`,
+    )
+  const indexes = sqlite
+    .query<{ indexname: string }, []>(
+      `SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_key'`,
+    )
+    .all()
+    .map((row) => row.indexname)
+  return { columns: columns.sort(), indexes: indexes.sort() }
+}
+
+describe.skipIf(missing !== null)('PostgreSQL migrations', () => {
   let postgres: TestPostgres
-  let db: InstanceType<typeof Bun.SQL>
   beforeAll(async () => {
     postgres = await startPostgres()
-    db = new Bun.SQL(postgres.url)
   })
-  afterAll(async () => {
-    await db?.close()
-    postgres?.stop()
+  afterAll(() => postgres?.stop())
+
+  test('give every SQLite table, column (type and NOT NULL) and named index its PostgreSQL counterpart', () => {
+    const { sqlite, applied } = openPostgres(postgres.url)
+    try {
+      expect(applied).toEqual(POSTGRES_MIGRATIONS.map((migration) => migration.name))
+      const expected = sqliteShape()
+      const actual = postgresShape(sqlite)
+      expect(expected.columns.length).toBeGreaterThan(100)
+      expect(actual.columns).toEqual(expected.columns)
+      expect(actual.indexes).toEqual(expected.indexes)
+    } finally {
+      sqlite.close()
+    }
   })
 
-  test('creates on a real PostgreSQL, and every SQLite table and column has its PostgreSQL counterpart', async () => {
-    for (const statement of postgresCreateStatements()) await db.unsafe(statement)
-    const rows: { table_name: string; column_name: string }[] = await db`
-      SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'`
-    const postgresColumns = new Set(rows.map((row) => `${row.table_name}.${row.column_name}`))
-    const sqlite = sqliteColumns()
-    expect(sqlite.length).toBeGreaterThan(100)
-    expect(sqlite.filter((column) => !postgresColumns.has(column))).toEqual([])
+  test('every SQLite migration after the baseline has its PostgreSQL twin of the same name', () => {
+    const baselineEnd = MIGRATIONS.findIndex((migration) => migration.name === '0018_web_calls')
+    const later = MIGRATIONS.slice(baselineEnd + 1).map((migration) => migration.name)
+    const twins = POSTGRES_MIGRATIONS.map((migration) => migration.name)
+    expect(later.filter((name) => !twins.includes(name))).toEqual([])
+  })
+
+  test('two instances starting together on an empty database migrate it once; a later start applies nothing', async () => {
+    const admin = openPostgres(postgres.url).sqlite
+    admin.exec('CREATE DATABASE racing')
+    admin.close()
+    const url = postgres.url.replace(/\/postgres$/, '/racing')
+    const script = `import { openPostgres } from './src/db/open'; openPostgres(process.argv[1]).sqlite.close()`
+    const starts = [0, 1].map(() =>
+      Bun.spawn([process.execPath, '-e', script, url], { cwd: join(import.meta.dir, '..', '..'), stderr: 'pipe' }),
+    )
+    const codes = await Promise.all(starts.map((start) => start.exited))
+    expect(codes).toEqual([0, 0])
+    const { sqlite, applied } = openPostgres(url)
+    try {
+      expect(applied).toEqual([])
+      const names = sqlite.query<{ name: string }, []>('SELECT name FROM _migrations ORDER BY name').all()
+      expect(names.map((row) => row.name)).toEqual(POSTGRES_MIGRATIONS.map((migration) => migration.name))
+    } finally {
+      sqlite.close()
+    }
   })
 })

@@ -10,6 +10,7 @@ import type { AppContext } from '../../src/context'
 import { manualClock, type Clock } from '../../src/lib/clock'
 import { createLogger } from '../../src/log'
 import { bootstrapInstallation, createApiKey, ensureOrganization, type ApiKeyScope } from '../../src/auth/keys'
+import { dropTestDatabase, freshTestDatabase, TEST_POSTGRES_URL } from './postgres-databases'
 
 /** A local port nothing listens on (discard service): connections are refused at once. */
 export const UNREACHABLE_URL = 'http://127.0.0.1:9'
@@ -47,8 +48,10 @@ export function createTestApp(
   options: { flags?: Flags; env?: Record<string, string>; clock?: Clock; restartOf?: TestApp } = {},
 ): TestApp {
   const dataDir = options.restartOf?.dataDir ?? mkdtempSync(join(tmpdir(), 'ringbase-test-'))
+  const databaseUrl =
+    options.restartOf?.ctx.config.databaseUrl ?? (TEST_POSTGRES_URL === null ? null : freshTestDatabase())
   const config = loadConfig(
-    { dir: dataDir, http: '127.0.0.1:8000', ...options.flags },
+    { dir: dataDir, http: '127.0.0.1:8000', ...(databaseUrl ? { 'database-url': databaseUrl } : {}), ...options.flags },
     { RINGBASE_LOG_LEVEL: 'debug', ...options.env },
   )
   const logChunks: string[] = []
@@ -104,7 +107,9 @@ export function createTestApp(
     close({ keepData = false } = {}) {
       void server?.stop(true)
       ctx.sqlite.close()
-      if (!keepData) rmSync(dataDir, { recursive: true, force: true })
+      if (keepData) return
+      rmSync(dataDir, { recursive: true, force: true })
+      if (databaseUrl !== null) dropTestDatabase(databaseUrl)
     },
   }
 }

@@ -6,6 +6,7 @@ import { DialError } from '../../src/telephony/provider'
 import { createAgent as createAgentBody, sampleDefinition } from './agents'
 import type { TestApp } from './app'
 import { createConfiguration } from './telephony'
+import { configureModelsNeverAsked } from './voice-models'
 
 /** An agent whose start prompt uses the given template variables; returns its id. */
 export async function createAgent(
@@ -32,6 +33,20 @@ export async function createAriConfiguration(t: TestApp, options: { key?: string
     app_password: 'pbx-secret',
   }
   return (await createConfiguration(t, 'PBX', config, { key: options.key, isDefaultOutbound: true })).id
+}
+
+/** A campaign calling `csv` with a new agent, the default ARI configuration and models, created and started. */
+export async function startedCampaign(t: TestApp, settings: Record<string, unknown>, csv: string): Promise<number> {
+  const workflowId = await createAgent(t)
+  await createAriConfiguration(t)
+  await configureModelsNeverAsked(t)
+  const sourceId = await uploadCsv(t, csv)
+  const created = await t.request('POST', '/api/v1/campaign/create', {
+    body: { name: 'Started', source_type: 'csv', workflow_id: workflowId, source_id: sourceId, ...settings },
+  })
+  expect(created.status, created.text).toBe(200)
+  expect((await t.request('POST', `/api/v1/campaign/${created.body.id}/start`)).status).toBe(200)
+  return created.body.id
 }
 
 /** Uploads a CSV through the signed-URL flow; returns its file_key. */
@@ -65,19 +80,34 @@ export type ScriptedAnswer = CallOutcome | 'refuse' | 'hold'
 
 export type ScriptedTelephony = {
   dials: DialRequest[]
+  /** Which of the apps placed each dial (its index), in dial order. */
+  dialledBy: number[]
   /** Ends a held call. */
   end(callId: string, outcome: CallOutcome, durationMs?: number): void
   alive: Set<string>
+  /** The most calls up at once so far. */
+  mostAlive(): number
 }
 
-/** A provider registered as `ari` that answers every dial by `script`, reporting through ctx.telephony like a real one. */
-export function scriptedTelephony(t: TestApp, script: (request: DialRequest) => ScriptedAnswer): ScriptedTelephony {
+/**
+ * A provider registered as `ari` that answers every dial by `script`, reporting through ctx.telephony like a real one.
+ * Several apps (instances on one data dir) share it as one PBX: it counts their calls together, and a call's reports
+ * go to the instance that placed it.
+ */
+export function scriptedTelephony(
+  apps: TestApp | TestApp[],
+  script: (request: DialRequest, instance: number) => ScriptedAnswer,
+): ScriptedTelephony {
   const dials: DialRequest[] = []
+  const dialledBy: number[] = []
   const alive = new Set<string>()
+  const placedBy = new Map<string, TestApp>()
+  let mostAlive = 0
   const end = (callId: string, outcome: CallOutcome, durationMs = 0) => {
     alive.delete(callId)
-    const at = t.ctx.clock.now()
-    t.ctx.telephony.report({
+    const { ctx } = placedBy.get(callId)!
+    const at = ctx.clock.now()
+    ctx.telephony.report({
       kind: 'ended',
       callId,
       outcome,
@@ -85,26 +115,31 @@ export function scriptedTelephony(t: TestApp, script: (request: DialRequest) => 
       answeredAt: outcome === 'completed' ? at - durationMs : null,
     })
   }
-  const provider: TelephonyProvider = {
-    async dial(request) {
-      dials.push(request)
-      const answer = script(request)
-      if (answer === 'refuse') throw new DialError('Allocation failed')
-      if (answer === 'hold') {
-        alive.add(request.callId)
-        return
-      }
-      end(request.callId, answer, 30_000)
-    },
-    async hangup(_configurationId, callId) {
-      if (alive.has(callId)) end(callId, 'completed')
-    },
-    async callState(_configurationId, callId) {
-      return alive.has(callId) ? 'alive' : 'gone'
-    },
-  }
-  t.ctx.telephony.register('ari', provider)
-  return { dials, end, alive }
+  ;[apps].flat().forEach((t, instance) => {
+    const provider: TelephonyProvider = {
+      async dial(request) {
+        dials.push(request)
+        dialledBy.push(instance)
+        placedBy.set(request.callId, t)
+        const answer = script(request, instance)
+        if (answer === 'refuse') throw new DialError('Allocation failed')
+        if (answer === 'hold') {
+          alive.add(request.callId)
+          mostAlive = Math.max(mostAlive, alive.size)
+          return
+        }
+        end(request.callId, answer, 30_000)
+      },
+      async hangup(_configurationId, callId) {
+        if (alive.has(callId)) end(callId, 'completed')
+      },
+      async callState(_configurationId, callId) {
+        return alive.has(callId) ? 'alive' : 'gone'
+      },
+    }
+    t.ctx.telephony.register('ari', provider)
+  })
+  return { dials, dialledBy, end, alive, mostAlive: () => mostAlive }
 }
 
 type ManualScheduler = CampaignScheduler & {

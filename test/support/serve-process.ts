@@ -1,4 +1,5 @@
 /** Driving a `ringbase serve` child process (the compiled binary or `bun src/main.ts`) from tests. */
+import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 
 export type ServeProcess = Bun.Subprocess<'ignore', 'pipe', 'pipe'>
@@ -83,4 +84,14 @@ export async function callApi(base: string, key: string, method: string, path: s
   const json = await response.json()
   if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`)
   return json
+}
+
+/** Rows of a query on the database of a data dir a server process uses, opened read-only for the query only. */
+export function readDataDir<T>(dataDir: string, sql: string): T[] {
+  const db = new Database(join(dataDir, 'ringbase.db'), { readonly: true })
+  try {
+    return db.query<T, []>(sql).all()
+  } finally {
+    db.close()
+  }
 }

@@ -1,5 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
+import { backendOf } from '../../db/open'
+import { liveInstanceCount } from '../../instances/registry'
 import { ariConnectionCounts } from '../../telephony/ari/manager'
 import { diskSpace } from '../../storage/disk-space'
 import { requirePrincipal } from '../auth'
@@ -10,10 +12,32 @@ export const HealthResponse = t.Object({
   backend_api_endpoint: t.String(),
   deployment_mode: t.String(),
   auth_provider: t.String(),
-  ari: t.Object({
-    connected: t.Integer({ description: 'Active ARI configurations whose events websocket is up.' }),
-    total: t.Integer({ description: 'Active ARI configurations (parked ones are not counted).' }),
-  }),
+  ari: t.Object(
+    {
+      connected: t.Integer({ description: 'Of those, the ones whose events websocket is up.' }),
+      total: t.Integer({
+        description:
+          'Active ARI configurations (parked ones are not counted) whose events connection this instance holds: with several instances, each configuration is held by one of them.',
+      }),
+    },
+    { description: "This instance's ARI events connections." },
+  ),
+  database: t.Object(
+    {
+      backend: t.Union([t.Literal('sqlite'), t.Literal('postgresql')]),
+      reachable: t.Boolean({ description: 'Whether the database answered just now (PostgreSQL may be down).' }),
+    },
+    { description: 'The database engine the server runs on.' },
+  ),
+  instances: t.Object(
+    {
+      live: t.Integer({
+        description:
+          'Ringbase instances sharing this database whose last heartbeat is at most three heartbeats old (15 seconds by default); 0 when the database cannot be reached.',
+      }),
+    },
+    { description: 'The server processes sharing the database (docs/scale-out.md).' },
+  ),
   object_store: t.Object(
     {
       kind: t.Union([t.Literal('local'), t.Literal('s3')]),
@@ -41,11 +65,22 @@ function isAdmin(ctx: AppContext, request: Request): boolean {
   }
 }
 
+/** The live instances, or null when the database did not answer. */
+function liveInstances(ctx: AppContext): number | null {
+  try {
+    return liveInstanceCount(ctx)
+  } catch (error) {
+    ctx.log.warn({ err: error }, 'health: the database did not answer')
+    return null
+  }
+}
+
 export const healthRoutes = (ctx: AppContext) =>
   new Elysia({ prefix: '/api/v1' }).get(
     '/health',
     async ({ request }) => {
       const disk = isAdmin(ctx, request) ? diskSpace(ctx.config.dataDir) : null
+      const live = liveInstances(ctx)
       return {
         status: 'ok',
         version: ctx.version,
@@ -53,6 +88,8 @@ export const healthRoutes = (ctx: AppContext) =>
         deployment_mode: 'oss',
         auth_provider: 'api_key',
         ari: ariConnectionCounts(ctx),
+        database: { backend: backendOf(ctx.sqlite), reachable: live !== null },
+        instances: { live: live ?? 0 },
         object_store: await ctx.objects.status(),
         ...(disk ? { disk } : {}),
       }
@@ -62,7 +99,7 @@ export const healthRoutes = (ctx: AppContext) =>
       detail: {
         tags: ['Health'],
         summary:
-          "Reachability, version and the object store's state (no API key); with an admin key, also the data dir's disk space",
+          "Reachability, version, the database, live instances and the object store's state (no API key); with an admin key, also the data dir's disk space",
         security: [],
       },
     },

@@ -102,6 +102,8 @@ export const workflowRuns = sqliteTable(
     modelOverrides: text('model_overrides', { mode: 'json' }).$type<JsonObject | null>(),
     /** Added by migrations/0010_carriers.sql. */
     providerCallId: text('provider_call_id'),
+    /** Added by migrations/0019_instances.sql: the instance handling the run (its call, its conversation). */
+    instanceId: text('instance_id'),
     callerNumber: text('caller_number').generatedAlwaysAs(generated),
     calledNumber: text('called_number').generatedAlwaysAs(generated),
     disposition: text('disposition').generatedAlwaysAs(generated),
@@ -132,6 +134,7 @@ export const workflowRuns = sqliteTable(
       .on(table.organizationId, table.channel, table.createdAt)
       .where(sql`usage_info IS NOT NULL`),
     uniqueIndex('workflow_runs_call').on(table.callId).where(sql`call_id IS NOT NULL`),
+    index('workflow_runs_open_instance').on(table.instanceId).where(sql`state <> 'completed'`),
     index('workflow_runs_open_calls').on(table.organizationId).where(sql`call_id IS NOT NULL AND state <> 'completed'`),
     uniqueIndex('workflow_runs_provider_call')
       .on(table.mode, table.providerCallId)

@@ -44,3 +44,18 @@ export const sessions = sqliteTable(
   },
   (table) => [index('sessions_expiry').on(table.expiresAt)],
 )
+
+/** Added by migrations/0019_instances.sql: the Ringbase processes sharing this database, live while they heartbeat. */
+export const instances = sqliteTable('instances', {
+  id: text('id').primaryKey(),
+  startedAt: text('started_at').notNull(),
+  heartbeatAt: text('heartbeat_at').notNull(),
+  version: text('version').notNull(),
+  hostname: text('hostname').notNull(),
+})
+
+/** Added by migrations/0021_installation.sql: facts of the installation as a whole (the master key's check value). */
+export const installation = sqliteTable('installation', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+})

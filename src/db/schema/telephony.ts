@@ -87,6 +87,13 @@ export const phoneNumbers = sqliteTable(
   ],
 )
 
+/** Added by migrations/0019_instances.sql: which instance holds an ARI configuration's events connection, until when. */
+export const ariLeases = sqliteTable('ari_leases', {
+  telephonyConfigurationId: integer('telephony_configuration_id').primaryKey(),
+  instanceId: text('instance_id').notNull(),
+  expiresAt: text('expires_at').notNull(),
+})
+
 export type TelephonyConfigurationRow = typeof telephonyConfigurations.$inferSelect
 export type TrunkRow = typeof trunks.$inferSelect
 export type PhoneNumberRow = typeof phoneNumbers.$inferSelect

@@ -3,13 +3,16 @@ import type { AriConfiguration } from '../provider'
 import type { Credentials } from '../../db/schema/telephony'
 import { createAriAdapter, type AriAdapter, type AriLink } from './adapter'
 import { createAriEvents, type AriEvents, type AriEventsOptions, type AriFailure } from './events'
+import { createAriLeases } from './leases'
 import { createAriRest, type AriRest } from './rest'
 import type { AriConnectionSettings } from './types'
 
 /**
- * One events websocket (and REST client) per active ARI configuration of every organization, kept in step with the
+ * One events websocket (and REST client) per active ARI configuration of every organization whose lease this instance
+ * holds (leases.ts: with several instances, each configuration's connection is held by one), kept in step with the
  * database: started at boot, and again by `syncAriConnections` whenever a configuration is created, updated,
- * reactivated or deleted (plus a periodic refresh as a safety net). Events go to the ARI adapter.
+ * reactivated or deleted, and on every heartbeat, which renews the leases, takes over those of a dead instance and
+ * closes a connection whose lease was lost. Events go to the ARI adapter.
  *
  * Parking: a configuration whose credentials ARI refuses PARK_AFTER_AUTH_FAILURES times in a row, or that fails
  * to connect for PARK_AFTER_FAILING_MS without a stable connection in between, is marked inactive with the reason,
@@ -19,8 +22,6 @@ import type { AriConnectionSettings } from './types'
 export type AriManagerOptions = {
   /** Websocket timings (backoff, heartbeat); tests shorten them. */
   events?: AriEventsOptions
-  /** How often the configurations are re-read even without a sync. */
-  refreshIntervalMs?: number
   /** How often the watchdog reconciles open calls and expires stuck ones. */
   watchdogIntervalMs?: number
   vanishGraceMs?: number
@@ -34,7 +35,12 @@ export type AriManager = {
   sync(): Promise<void>
   isConnected(configurationId: number): boolean
   counts(): AriConnectionCounts
-  /** Closes every connection and stops the timers; open calls are left to reconciliation at the next start. */
+  /** Another instance holds the configuration's events connection, so it places and answers its calls. */
+  heldElsewhere(configurationId: number): boolean
+  /**
+   * Closes every connection, stops the timers and releases the leases (another instance takes over at once); open
+   * calls are left to reconciliation at the next start.
+   */
   stop(): Promise<void>
 }
 
@@ -42,7 +48,6 @@ const PARK_AFTER_AUTH_FAILURES = 5
 export const PARK_AFTER_FAILING_MS = 3_600_000
 /** A connection that stayed up this long ends a failure streak. */
 const STABLE_CONNECTION_MS = 30_000
-const DEFAULT_REFRESH_INTERVAL_MS = 60_000
 const DEFAULT_WATCHDOG_INTERVAL_MS = 30_000
 
 type Connection = AriLink & {
@@ -144,6 +149,7 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
   const connections = new Map<number, Connection>()
   let syncing: Promise<void> = Promise.resolve()
   let stopped = false
+  const leases = createAriLeases(ctx)
 
   const adapter = createAriAdapter(ctx, {
     link: (configurationId) => connections.get(configurationId),
@@ -160,7 +166,9 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
 
   async function applyConfigurations() {
     if (stopped) return
-    const wanted = new Map(ctx.telephony.configurations.activeAri().map((config) => [config.id, config]))
+    const active = ctx.telephony.configurations.activeAri()
+    const held = leases.renew(active.map((config) => config.id))
+    const wanted = new Map(active.filter((config) => held.has(config.id)).map((config) => [config.id, config]))
     const closing: Promise<void>[] = []
     for (const [id, connection] of connections) {
       const config = wanted.get(id)
@@ -191,7 +199,7 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
     return syncing
   }
 
-  const refreshTimer = setInterval(() => void sync(), options.refreshIntervalMs ?? DEFAULT_REFRESH_INTERVAL_MS)
+  const refreshTimer = setInterval(() => void sync(), ctx.config.instanceHeartbeatMs)
   const watchdogTimer = setInterval(
     () => void adapter.sweep(),
     options.watchdogIntervalMs ?? DEFAULT_WATCHDOG_INTERVAL_MS,
@@ -205,6 +213,7 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
       connected: [...connections.values()].filter((connection) => connection.connected).length,
       total: connections.size,
     }),
+    heldElsewhere: leases.heldElsewhere,
     async stop() {
       stopped = true
       clearInterval(refreshTimer)
@@ -213,6 +222,7 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
       const closing = [...connections.values()].map((connection) => connection.events.stop())
       connections.clear()
       await Promise.all(closing)
+      leases.releaseAll()
     },
   }
   ctx.telephony.register('ari', adapter)

@@ -15,7 +15,7 @@ const activeNumbersWhere = (condition: string) => sql<number>`(SELECT count(*) F
  * numbers or trunks, through their configuration indexes): listing configurations with them is one query.
  */
 const setupFactColumns = {
-  activeNumberCount: activeNumbersWhere('1'),
+  activeNumberCount: activeNumbersWhere('TRUE'),
   activeNumbersWithoutTrunkCount: activeNumbersWhere('counted.telephony_trunk_id IS NULL'),
   activeNumbersWithInboundAgentCount: activeNumbersWhere('counted.inbound_workflow_id IS NOT NULL'),
   enabledTrunkCount: sql<number>`(SELECT count(*) FROM trunks AS counted

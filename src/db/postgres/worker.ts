@@ -1,0 +1,154 @@
+import { SQL } from 'bun'
+import type { MessagePort } from 'node:worker_threads'
+import type { BridgeAnswer, BridgeRequest, BridgeSetup } from './protocol'
+
+/**
+ * The PostgreSQL side of the synchronous client (./client.ts): one reserved connection, statements run one at a time
+ * in the order they arrive. Each answer goes to the answer port, then the shared flag wakes the waiting thread.
+ *
+ * A lost connection (the server restarted, a network cut, an administrator's terminate) fails the statement that met
+ * it, and the next one connects again. Lost inside a transaction, the transaction is gone with it: every statement
+ * fails until the client's ROLLBACK, so nothing meant for that transaction runs outside it.
+ */
+
+declare const self: Worker
+
+const BOOL = 16
+const INT8 = 20
+const NUMERIC = 1700
+const JSON_TYPES = new Set([114, 3802])
+
+type Connection = Awaited<ReturnType<SQL['reserve']>>
+
+let connection: Connection | null = null
+let pool: SQL | null = null
+/** Run on each new connection: the session's time limits. */
+let sessionSettings = ''
+let lostInTransaction = false
+let answers: MessagePort | null = null
+let signal: Int32Array | null = null
+
+/** A value as SQLite would give it: int8, numeric and booleans as numbers (every value here fits a double), JSON as text. */
+function sqliteValue(type: number, value: unknown): unknown {
+  if (value === null) return null
+  if (type === INT8 || type === NUMERIC) return Number(value)
+  if (type === BOOL) return value ? 1 : 0
+  if (JSON_TYPES.has(type)) return typeof value === 'string' ? value : JSON.stringify(value)
+  return value
+}
+
+function asSqliteValues(rows: unknown[][], types: number[]): unknown[][] {
+  const converted = types.flatMap((type, index) =>
+    type === INT8 || type === NUMERIC || type === BOOL || JSON_TYPES.has(type) ? [index] : [],
+  )
+  if (converted.length === 0) return rows
+  for (const row of rows) for (const index of converted) row[index] = sqliteValue(types[index], row[index])
+  return rows
+}
+
+class TransactionLost extends Error {}
+
+const DONE: BridgeAnswer = { kind: 'done', columns: [], rows: [], changes: 0 }
+const ROLLBACK = /^\s*ROLLBACK\s*;?\s*$/i
+
+async function connected(): Promise<Connection> {
+  if (!connection) {
+    connection = await pool!.reserve()
+    if (sessionSettings !== '') await connection.unsafe(sessionSettings).simple()
+  }
+  return connection
+}
+
+/** Not an error of the statement but of the connection: the server's admin or crash codes, or the client's own. */
+const connectionLost = (error: unknown) => {
+  const { code, errno } = error as { code?: string; errno?: string }
+  return code !== 'ERR_POSTGRES_SERVER_ERROR' || /^(08|57P)/.test(errno ?? '')
+}
+
+async function answer(request: Exclude<BridgeRequest, { kind: 'close' }>): Promise<BridgeAnswer> {
+  if (lostInTransaction) {
+    if (request.kind === 'script' && ROLLBACK.test(request.text)) {
+      lostInTransaction = false
+      return DONE
+    }
+    throw new TransactionLost('the connection to PostgreSQL was lost during this transaction, which was rolled back')
+  }
+  try {
+    return await run(await connected(), request)
+  } catch (error) {
+    if (connectionLost(error)) {
+      connection = null
+      lostInTransaction = request.inTransaction
+    }
+    throw error
+  }
+}
+
+async function run(session: Connection, request: Exclude<BridgeRequest, { kind: 'close' }>): Promise<BridgeAnswer> {
+  if (request.kind === 'script') {
+    await session.unsafe(request.text).simple()
+    return DONE
+  }
+  const result = await session.unsafe(request.text, request.params).values()
+  const columns = (result as unknown as { columns?: { name: string; type: number }[] }).columns ?? []
+  return {
+    kind: 'done',
+    columns: columns.map((column) => column.name),
+    rows: asSqliteValues(
+      result as unknown[][],
+      columns.map((column) => column.type),
+    ),
+    changes: (result as unknown as { affectedRows?: number }).affectedRows ?? result.count ?? 0,
+  }
+}
+
+function reply(message: BridgeAnswer): void {
+  answers!.postMessage(message)
+  Atomics.store(signal!, 0, 1)
+  Atomics.notify(signal!, 0)
+}
+
+function failure(error: unknown): BridgeAnswer {
+  const { message, errno, table, detail } = error as {
+    message: string
+    errno?: string
+    table?: string
+    detail?: string
+  }
+  return {
+    kind: 'error',
+    message,
+    sqlState: errno ?? null,
+    table: table ?? null,
+    detail: detail ?? null,
+    connectionLost: connectionLost(error) || error instanceof TransactionLost,
+  }
+}
+
+async function open(setup: BridgeSetup): Promise<void> {
+  answers = setup.answers
+  signal = new Int32Array(setup.signal)
+  try {
+    pool = new SQL(setup.url, { max: 1, bigint: true, idleTimeout: 0, connectionTimeout: setup.connectTimeoutSeconds })
+    sessionSettings = setup.sessionSettings
+    await connected()
+    reply(DONE)
+  } catch (error) {
+    reply(failure(error))
+  }
+}
+
+self.onmessage = async (event: MessageEvent<BridgeSetup | BridgeRequest>) => {
+  const message = event.data
+  if (message.kind === 'open') return open(message)
+  if (message.kind === 'close') {
+    connection?.release()
+    await pool?.close({ timeout: 1 })
+    return reply(DONE)
+  }
+  try {
+    reply(await answer(message))
+  } catch (error) {
+    reply(failure(error))
+  }
+}

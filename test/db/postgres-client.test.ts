@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { PostgresDatabase } from '../../src/db/postgres/client'
+import { toPostgres } from '../../src/db/postgres/translate'
+import { postgresMissing, startPostgres, type TestPostgres } from '../support/postgres'
+
+test('SQLite-flavoured SQL as PostgreSQL runs it', () => {
+  expect(
+    toPostgres("SELECT * FROM t WHERE a = ? AND b LIKE ? ESCAPE '\\' AND c = 'x?' ORDER BY d DESC, e ASC"),
+  ).toEqual({
+    text: "SELECT * FROM t WHERE a = $1 AND b ILIKE $2 ESCAPE '\\' AND c = 'x?' ORDER BY d DESC NULLS LAST, e ASC NULLS FIRST",
+    listParameters: [],
+  })
+  expect(toPostgres('SELECT id FROM t WHERE x = ? AND id IN (SELECT value FROM json_each(?)) LIMIT ?')).toEqual({
+    text: 'SELECT id FROM t WHERE x = $1 AND id = ANY($2) LIMIT $3',
+    listParameters: [1],
+  })
+  expect(toPostgres('SELECT ?1 || "select" || ?2, ? FROM t WHERE +t.a = 1 AND t.b+1 > 2').text).toBe(
+    'SELECT $1 || "select" || $2, $3 FROM t WHERE t.a = 1 AND t.b+1 > 2',
+  )
+  expect(toPostgres('insert into "t" ("a") values (?) on conflict ("t"."a") do update set "a" = ?').text).toBe(
+    'insert into "t" ("a") values ($1) on conflict ("a") do update set "a" = $2',
+  )
+})
+
+const missing = postgresMissing()
+describe.skipIf(missing !== null)('the synchronous PostgreSQL client', () => {
+  let postgres: TestPostgres
+  let db: PostgresDatabase
+  let admin: PostgresDatabase
+  beforeAll(async () => {
+    postgres = await startPostgres()
+    db = new PostgresDatabase(postgres.url)
+    admin = new PostgresDatabase(postgres.url)
+    db.exec('CREATE TABLE items (id BIGINT PRIMARY KEY, name TEXT, price DOUBLE PRECISION, data BYTEA)')
+  })
+  afterAll(() => {
+    db?.close()
+    admin?.close()
+    postgres?.stop()
+  })
+
+  /** What an administrator's pg_terminate_backend, or a server restart, does to the client's connection. */
+  const cutConnection = () =>
+    admin
+      .query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database()',
+      )
+      .all()
+
+  test('gives values as bun:sqlite does: integers, sums and booleans as numbers, bytes, NUL-free text', () => {
+    db.query('INSERT INTO items VALUES (?, ?, ?, ?)').run(1, 'a\u0000b', 1.5, new Uint8Array([1, 2]))
+    expect(
+      db.query('SELECT id, name, price, data, id = 1 AS is_one, sum(id) OVER () AS total FROM items').get(),
+    ).toEqual({
+      id: 1,
+      name: 'a\uFFFDb',
+      price: 1.5,
+      data: expect.any(Uint8Array),
+      is_one: 1,
+      total: 1,
+    })
+    expect(db.query('UPDATE items SET price = ? WHERE id = ?').run(2, 1).changes).toBe(1)
+  })
+
+  test('a unique violation is reported in SQLite’s words, which the services match', () => {
+    expect(() => db.query('INSERT INTO items (id) VALUES (?)').run(1)).toThrow('UNIQUE constraint failed: items.id')
+  })
+
+  test('a lost connection fails one statement; the next one connects again', () => {
+    cutConnection()
+    expect(() => db.query('SELECT count(*) AS n FROM items').get()).toThrow()
+    expect(db.query('SELECT count(*) AS n FROM items').get()).toEqual({ n: 1 })
+  })
+
+  test('lost inside a transaction: nothing more runs until the rollback, and nothing of it was written', () => {
+    db.run('BEGIN IMMEDIATE')
+    db.query('INSERT INTO items (id, name) VALUES (?, ?)').run(2, 'lost')
+    cutConnection()
+    expect(() => db.query('INSERT INTO items (id, name) VALUES (?, ?)').run(3, 'after')).toThrow()
+    let outside: unknown = null
+    try {
+      db.query('INSERT INTO items (id, name) VALUES (?, ?)').run(4, 'outside')
+    } catch (error) {
+      outside = error
+    }
+    // Answered as the database being unavailable (503 through the API), with the reason for the log.
+    expect(outside).toMatchObject({
+      kind: 'unavailable',
+      cause: { message: expect.stringMatching(/lost during this transaction/) },
+    })
+    db.run('ROLLBACK')
+    expect(db.inTransaction).toBe(false)
+    expect(db.query('SELECT id FROM items ORDER BY id').all()).toEqual([{ id: 1 }])
+  })
+})
