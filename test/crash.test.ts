@@ -5,10 +5,19 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { databaseProblems } from '../src/db/integrity'
 import { startFakeAri, type FakeAri } from './support/fake-ari'
-import { callApi, listeningUrl, outputOf, SOURCE_COMMAND, spawnServe, type ServeProcess } from './support/serve-process'
+import {
+  callApi,
+  listeningUrl,
+  outputOf,
+  SOURCE_COMMAND,
+  spawnServe,
+  uploadCsvTo,
+  type ServeProcess,
+} from './support/serve-process'
 import { waitFor } from './support/wait'
 import { configureModelsNeverAsked } from './support/voice-models'
 import { say, startFakeModels, type FakeModels } from './support/fake-models'
+import { CONTACT_RUNS_SQL, expectEveryContactSettledOnce, type ContactRuns } from './support/campaigns'
 
 // kill -9 of a server in the middle of a campaign, then a restart on the same data dir: no attempt is dialled twice,
 // no contact is lost, and the campaign finishes with exact counters. The server is a real `ringbase serve` process
@@ -75,20 +84,10 @@ test('kill -9 mid-campaign, restart: each attempt dialled at most once, every co
   await configureModelsNeverAsked((path, body) => api(url, 'POST', path, body), undefined, models.baseUrl)
   await waitFor('ARI connected', async () => (await api(url, 'GET', '/api/v1/health')).ari.connected === 1, 10_000)
   const csv = ['phone_number', ...Array.from({ length: CONTACTS }, (_, i) => String(1000 + i))].join('\n') + '\n'
-  const grant = await api(url, 'POST', '/api/v1/s3/presigned-upload-url', {
-    file_name: 'crash.csv',
-    file_size: csv.length,
-  })
-  const put = await fetch(grant.upload_url.replace(/^https?:\/\/[^/]+/, url), {
-    method: 'PUT',
-    body: csv,
-    headers: { 'content-type': 'text/csv' },
-  })
-  expect(put.status).toBe(200)
   const campaign = await api(url, 'POST', '/api/v1/campaign/create', {
     name: 'Crash',
     source_type: 'csv',
-    source_id: grant.file_key,
+    source_id: await uploadCsvTo(url, KEY, csv, 'crash.csv'),
     workflow_id: agent.id,
     rate_limit_per_second: 25,
     max_concurrency: 8,
@@ -116,21 +115,8 @@ test('kill -9 mid-campaign, restart: each attempt dialled at most once, every co
 
     const db = new Database(join(dataDir, 'ringbase.db'), { readonly: true })
     try {
-      const contacts = db
-        .query<{ state: string; attempts: number; runs: number; open_runs: number }, [number]>(
-          `SELECT c.state, c.attempts,
-                (SELECT count(*) FROM workflow_runs r WHERE r.campaign_contact_id = c.id) AS runs,
-                (SELECT count(*) FROM workflow_runs r WHERE r.campaign_contact_id = c.id AND r.state <> 'completed') AS open_runs
-           FROM campaign_contacts c WHERE c.campaign_id = ?`,
-        )
-        .all(campaign.id)
-      expect(contacts).toHaveLength(CONTACTS)
-      for (const contact of contacts) {
-        expect(contact.state).toBe('done')
-        expect(contact.open_runs).toBe(0)
-        // One run per attempt, never two dials for one run.
-        expect(contact.runs).toBe(contact.attempts)
-      }
+      const contacts = db.query<ContactRuns, [number]>(CONTACT_RUNS_SQL).all(campaign.id)
+      expectEveryContactSettledOnce(contacts, CONTACTS)
       const runCallIds = new Set(
         db
           .query<{ call_id: string }, [number]>('SELECT call_id FROM workflow_runs WHERE campaign_id = ?')

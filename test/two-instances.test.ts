@@ -7,9 +7,10 @@ import { compiledBinary } from './support/compiled-binary'
 import { startFakeAri, type FakeAri } from './support/fake-ari'
 import { say, startFakeModels, type FakeModels } from './support/fake-models'
 import { postgresMissing, startPostgres, type TestPostgres } from './support/postgres'
-import { callApi, startServe } from './support/serve-process'
+import { callApi, startServe, uploadCsvTo } from './support/serve-process'
 import { configureModelsNeverAsked } from './support/voice-models'
 import { waitFor } from './support/wait'
+import { CONTACT_RUNS_SQL, expectEveryContactSettledOnce, type ContactRuns } from './support/campaigns'
 
 // Two compiled `ringbase` processes, each with a data dir of its own, on one PostgreSQL database, dialling one campaign
 // of 200 contacts through a fake Asterisk; the instance that holds the Asterisk connection is killed with kill -9
@@ -41,8 +42,18 @@ describe.skipIf(missing !== null)('two instances on one PostgreSQL database', ()
     models = startFakeModels()
     models.chat.handler = () => say('Hello.')
     fake = await startFakeAri({ timeScale: 0.05 })
-  })
+    // Building the binary (once per run, shared by the binary tests) takes a while on a busy machine.
+  }, 180_000)
   afterAll(async () => {
+    if (process.env.DEBUG_PAIR)
+      for (const instance of instances)
+        console.error(
+          instance.output
+            .text()
+            .split('\n')
+            .filter((line) => /"level":(40|50|60)/.test(line))
+            .join('\n'),
+        )
     for (const instance of instances) instance.server.kill('SIGKILL')
     await Promise.all(instances.map((instance) => instance.server.exited))
     for (const instance of instances) rmSync(instance.dataDir, { recursive: true, force: true })
@@ -86,20 +97,10 @@ describe.skipIf(missing !== null)('two instances on one PostgreSQL database', ()
     })
     await configureModelsNeverAsked((path, body) => api(instance, 'POST', path, body), undefined, models.baseUrl)
     const csv = `${['phone_number', ...Array.from({ length: CONTACTS }, (_, i) => String(2000 + i))].join('\n')}\n`
-    const grant = await api(instance, 'POST', '/api/v1/s3/presigned-upload-url', {
-      file_name: 'pair.csv',
-      file_size: csv.length,
-    })
-    const put = await fetch(grant.upload_url.replace(/^https?:\/\/[^/]+/, instance.url), {
-      method: 'PUT',
-      body: csv,
-      headers: { 'content-type': 'text/csv' },
-    })
-    expect(put.status).toBe(200)
     const campaign = await api(instance, 'POST', '/api/v1/campaign/create', {
       name: 'Pair',
       source_type: 'csv',
-      source_id: grant.file_key,
+      source_id: await uploadCsvTo(instance.url, KEY, csv, 'pair.csv'),
       workflow_id: agent.id,
       rate_limit_per_second: 25,
       max_concurrency: MAX_CONCURRENCY,
@@ -141,7 +142,7 @@ describe.skipIf(missing !== null)('two instances on one PostgreSQL database', ()
     )
     const holder = (await health(first)).ari.connected === 1 ? first : second
     const survivor = holder === first ? second : first
-    expect((await health(first)).database).toEqual({ backend: 'postgresql' })
+    expect((await health(first)).database).toEqual({ backend: 'postgresql', reachable: true })
 
     const campaignId = await createCampaign(survivor)
     const concurrency = sampleConcurrency()
@@ -174,21 +175,8 @@ describe.skipIf(missing !== null)('two instances on one PostgreSQL database', ()
 
     const db = new PostgresDatabase(postgres.url)
     try {
-      const contacts = db
-        .query(
-          `SELECT c.state, c.attempts,
-                (SELECT count(*) FROM workflow_runs r WHERE r.campaign_contact_id = c.id) AS runs,
-                (SELECT count(*) FROM workflow_runs r WHERE r.campaign_contact_id = c.id AND r.state <> 'completed') AS open_runs
-           FROM campaign_contacts c WHERE c.campaign_id = ?`,
-        )
-        .all(campaignId)
-      expect(contacts).toHaveLength(CONTACTS)
-      for (const contact of contacts) {
-        expect(contact.state).toBe('done')
-        expect(contact.open_runs).toBe(0)
-        // One run per attempt, never two dials for one run.
-        expect(contact.runs).toBe(contact.attempts)
-      }
+      const contacts = db.query(CONTACT_RUNS_SQL).all(campaignId) as ContactRuns[]
+      expectEveryContactSettledOnce(contacts, CONTACTS)
       const runCallIds = new Set(
         db
           .query('SELECT call_id FROM workflow_runs WHERE campaign_id = ?')

@@ -62,6 +62,13 @@ describe.skipIf(missing !== null)('the synchronous PostgreSQL client', () => {
     expect(db.query('UPDATE items SET price = ? WHERE id = ?').run(2, 1).changes).toBe(1)
   })
 
+  test('every answer is its own statement’s, thousands in a row (none taken for the next one’s)', () => {
+    const echo = db.query('SELECT CAST(? AS BIGINT) AS n')
+    const wrong: number[] = []
+    for (let n = 0; n < 5000; n++) if ((echo.get(n) as { n: number }).n !== n) wrong.push(n)
+    expect(wrong).toEqual([])
+  })
+
   test('a unique violation is reported in SQLite’s words, which the services match', () => {
     expect(() => db.query('INSERT INTO items (id) VALUES (?)').run(1)).toThrow('UNIQUE constraint failed: items.id')
   })

@@ -167,3 +167,21 @@ export function manualScheduler(t: TestApp): ManualScheduler {
     },
   }
 }
+
+/** Each contact of a campaign (`?`) with its state, attempts, runs and runs still open: a crash test's invariants. */
+export const CONTACT_RUNS_SQL = `SELECT c.state, c.attempts,
+    (SELECT count(*) FROM workflow_runs r WHERE r.campaign_contact_id = c.id) AS runs,
+    (SELECT count(*) FROM workflow_runs r WHERE r.campaign_contact_id = c.id AND r.state <> 'completed') AS open_runs
+  FROM campaign_contacts c WHERE c.campaign_id = ?`
+
+export type ContactRuns = { state: string; attempts: number; runs: number; open_runs: number }
+
+/** Every contact was settled once: done, no run left open, one run per attempt (never two dials for one run). */
+export function expectEveryContactSettledOnce(contacts: ContactRuns[], count: number): void {
+  expect(contacts).toHaveLength(count)
+  for (const contact of contacts) {
+    expect(contact.state).toBe('done')
+    expect(contact.open_runs).toBe(0)
+    expect(contact.runs).toBe(contact.attempts)
+  }
+}

@@ -1,5 +1,5 @@
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads'
-import type { BridgeAnswer, BridgeRequest } from './protocol'
+import type { BridgeAnswer, BridgeReply, BridgeRequest, BridgeSetup } from './protocol'
 import { DomainError } from '../../lib/errors'
 import { toPostgres } from './translate'
 
@@ -38,6 +38,8 @@ export class PostgresError extends Error {
     this.name = 'PostgresError'
   }
 }
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 
 type Binding = string | number | bigint | boolean | null | Uint8Array | undefined
 type Row = Record<string, unknown>
@@ -110,6 +112,7 @@ export class PostgresDatabase {
   private readonly worker: Worker
   private readonly answers: MessagePort
   private readonly signal = new Int32Array(new SharedArrayBuffer(4))
+  private lastId = 0
   private readonly statements = new Map<string, PostgresStatementHandle>()
   private transactionDepth = 0
   private closed = false
@@ -225,23 +228,41 @@ export class PostgresDatabase {
     }
   }
 
-  private call(request: BridgeRequest | Parameters<Worker['postMessage']>[0], transfer: MessagePort[] = []) {
-    if (this.closed && (request as BridgeRequest).kind !== 'close')
-      throw new PostgresError('The database is closed', null)
-    Atomics.store(this.signal, 0, 0)
-    this.worker.postMessage(request, transfer)
-    if (Atomics.wait(this.signal, 0, 0, ANSWER_TIMEOUT_MS) === 'timed-out') {
-      // A late answer would be taken for the next statement's: this connection is done.
-      this.closed = true
-      this.worker.terminate()
-      throw new PostgresError('PostgreSQL did not answer in time', null)
+  /**
+   * Sends one request and waits for its answer. Each request has an id; the worker sets the shared signal to the id of
+   * each answer it posts. A posted message may show on the port a moment after the signal: it is waited for, and an
+   * answer to an earlier request (one given up on) is never taken for this one's.
+   */
+  private call(request: DistributiveOmit<BridgeRequest | BridgeSetup, 'id'>, transfer: MessagePort[] = []) {
+    if (this.closed && request.kind !== 'close') throw new PostgresError('The database is closed', null)
+    const id = ++this.lastId
+    this.worker.postMessage({ ...request, id }, transfer)
+    const deadline = performance.now() + ANSWER_TIMEOUT_MS
+    let answer: BridgeReply | undefined
+    while (answer?.id !== id) {
+      const remaining = deadline - performance.now()
+      const signalled = Atomics.load(this.signal, 0)
+      if (remaining <= 0) return this.giveUp()
+      if (signalled < id) Atomics.wait(this.signal, 0, signalled, remaining)
+      else answer = (receiveMessageOnPort(this.answers)?.message as BridgeReply | undefined) ?? this.pause(answer)
     }
-    const answer = receiveMessageOnPort(this.answers)?.message as BridgeAnswer | undefined
-    if (!answer) throw new PostgresError('PostgreSQL worker answered nothing', null)
     if (answer.kind === 'error') {
       // A failed statement aborts PostgreSQL's transaction; the caller's rollback then ends it.
       throw errorOf(answer)
     }
     return answer
+  }
+
+  /** Waits a millisecond for a message the worker has posted but the port does not show yet. */
+  private pause(previous: BridgeReply | undefined): BridgeReply | undefined {
+    Atomics.wait(this.signal, 0, Atomics.load(this.signal, 0), 1)
+    return previous
+  }
+
+  private giveUp(): never {
+    // A late answer would be waited for by nobody: this connection is done.
+    this.closed = true
+    this.worker.terminate()
+    throw new PostgresError('PostgreSQL did not answer in time', null)
   }
 }

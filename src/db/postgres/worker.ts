@@ -1,6 +1,6 @@
 import { SQL } from 'bun'
 import type { MessagePort } from 'node:worker_threads'
-import type { BridgeAnswer, BridgeRequest, BridgeSetup } from './protocol'
+import type { BridgeAnswer, BridgeReply, BridgeRequest, BridgeSetup } from './protocol'
 
 /**
  * The PostgreSQL side of the synchronous client (./client.ts): one reserved connection, statements run one at a time
@@ -102,9 +102,9 @@ async function run(session: Connection, request: Exclude<BridgeRequest, { kind: 
   }
 }
 
-function reply(message: BridgeAnswer): void {
-  answers!.postMessage(message)
-  Atomics.store(signal!, 0, 1)
+function reply(id: number, message: BridgeAnswer): void {
+  answers!.postMessage({ ...message, id } satisfies BridgeReply)
+  Atomics.store(signal!, 0, id)
   Atomics.notify(signal!, 0)
 }
 
@@ -132,9 +132,9 @@ async function open(setup: BridgeSetup): Promise<void> {
     pool = new SQL(setup.url, { max: 1, bigint: true, idleTimeout: 0, connectionTimeout: setup.connectTimeoutSeconds })
     sessionSettings = setup.sessionSettings
     await connected()
-    reply(DONE)
+    reply(setup.id, DONE)
   } catch (error) {
-    reply(failure(error))
+    reply(setup.id, failure(error))
   }
 }
 
@@ -144,11 +144,11 @@ self.onmessage = async (event: MessageEvent<BridgeSetup | BridgeRequest>) => {
   if (message.kind === 'close') {
     connection?.release()
     await pool?.close({ timeout: 1 })
-    return reply(DONE)
+    return reply(message.id, DONE)
   }
   try {
-    reply(await answer(message))
+    reply(message.id, await answer(message))
   } catch (error) {
-    reply(failure(error))
+    reply(message.id, failure(error))
   }
 }
