@@ -51,21 +51,30 @@ async function runFakes(): Promise<void> {
   const speech = await callerSpeech(UTTERANCE)
   const channels = new Map<string, { channel: FakeMediaChannel; spokeAt: number[] }>()
 
-  /** Frames missing inside agent turns: each turn is the played stretch between two caller utterances. */
-  function lateFrames(entry: { channel: FakeMediaChannel; spokeAt: number[] }): { played: number; late: number } {
+  /**
+   * Frames missing inside agent turns: each turn is the played stretch between two caller utterances. A gap's place
+   * (ms from the turn's first frame) tells a stutter at the start of a reply from one between its sentences.
+   */
+  function lateFrames(entry: { channel: FakeMediaChannel; spokeAt: number[] }) {
     const bounds = [...entry.spokeAt, Infinity]
     let late = 0
+    const gapsAtMs: number[] = []
     let previous: number | null = null
+    let turnStart = 0
     let window = 0
     for (const { atMs } of entry.channel.played) {
       while (atMs >= bounds[window]) {
         window++
         previous = null
       }
-      if (previous !== null && atMs - previous > FRAME_MS + 1) late += Math.round((atMs - previous) / FRAME_MS) - 1
+      if (previous === null) turnStart = atMs
+      else if (atMs - previous > FRAME_MS + 1) {
+        late += Math.round((atMs - previous) / FRAME_MS) - 1
+        gapsAtMs.push(previous - turnStart)
+      }
       previous = atMs
     }
-    return { played: entry.channel.played.length, late }
+    return { played: entry.channel.played.length, late, gapsAtMs }
   }
 
   const control = Bun.serve({
@@ -95,6 +104,7 @@ async function runFakes(): Promise<void> {
         return Response.json({
           played: all.reduce((n, s) => n + s.played, 0),
           late: all.reduce((n, s) => n + s.late, 0),
+          lateGapsAtMs: all.flatMap((s) => s.gapsAtMs),
           calls: all.length,
           llmRequests: models.requestsTo('/chat/completions').length,
         })
@@ -191,14 +201,24 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
   loop.enable()
   const cpuBefore = process.cpuUsage()
   const startedAt = performance.now()
-  // when the event loop stalled (more than 100 ms without running a 10 ms timer), from the phase's start
-  const stalls: { at_ms: number; gap_ms: number }[] = []
+  // when the event loop stalled (more than 100 ms without running a 10 ms timer), from the phase's start, and the CPU
+  // this process used meanwhile (about gap_ms: its own work; far less: it waited for a core the machine gave elsewhere)
+  const stalls: { at_ms: number; gap_ms: number; cpu_ms: number }[] = []
   let lastTick = startedAt
+  let lastCpu = process.cpuUsage()
   const stallWatch = setInterval(() => {
     const now = performance.now()
-    if (now - lastTick > 110)
-      stalls.push({ at_ms: Math.round(lastTick - startedAt), gap_ms: Math.round(now - lastTick) })
+    const cpuNow = process.cpuUsage()
+    if (now - lastTick > 110) {
+      const cpuMs = (cpuNow.user - lastCpu.user + cpuNow.system - lastCpu.system) / 1000
+      stalls.push({
+        at_ms: Math.round(lastTick - startedAt),
+        gap_ms: Math.round(now - lastTick),
+        cpu_ms: Math.round(cpuMs),
+      })
+    }
     lastTick = now
+    lastCpu = cpuNow
   }, 10)
   const speakAt = together ? SPEAK_AT_MS.map((at) => Date.now() + 2_000 + at) : undefined
   // calls start spread over two seconds, as a dialer would ramp up
@@ -215,6 +235,7 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
   const stats = (await (await fetch(`${endpoints.controlUrl}/stats`)).json()) as {
     played: number
     late: number
+    lateGapsAtMs: number[]
     llmRequests: number
   }
   const turns = results.flatMap((result) => result.turns)
@@ -257,6 +278,8 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
         cpu_percent_of_a_core_per_call: Math.round((coreShare / calls) * 100_000) / 1000,
         agent_frames_played: stats.played,
         agent_frames_late: stats.late,
+        // where in the agent's turn the audio ran out: ms from the turn's first frame to each gap
+        agent_audio_gaps_at_ms: distribution(stats.lateGapsAtMs),
         event_loop_stalls: stalls,
         event_loop_delay_ms: { p99: ms(loop.percentile(99) / 1e6), max: ms(loop.max / 1e6) },
       },

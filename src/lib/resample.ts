@@ -12,6 +12,11 @@ export type Resampler = {
   readonly toRate: number
   /** Resamples the next chunk of the stream. The result is a fresh array (its length varies by ±1 between chunks). */
   process(input: Int16Array): Int16Array
+  /**
+   * Starts a new stream (silent history, no pending output) on the same filter and work memory: the next output is
+   * exactly a fresh resampler's. One resampler serves every sentence of a call.
+   */
+  reset(): void
 }
 
 /** Kaiser window β for ≈ 80 dB stopband attenuation. */
@@ -57,41 +62,52 @@ function designPolyphaseFilter(up: number, down: number): Float64Array[] {
   return phases
 }
 
+/**
+ * Input samples filtered per pass: the work memory is fixed (history + one block, ≈ 35 KB of doubles), whatever the
+ * chunk size: a whole synthesised sentence (≈ 30,000 samples) costs no allocation but its output.
+ */
+const BLOCK_SAMPLES = 4096
+
 export function createResampler(fromRate: number, toRate: number): Resampler {
   const divisor = greatestCommonDivisor(fromRate, toRate)
   const up = toRate / divisor
   const down = fromRate / divisor
   const phases = designPolyphaseFilter(up, down)
-  const tapsPerPhase = phases[0].length
-  // history holds the last tapsPerPhase − 1 input samples, then the current chunk
-  let work = new Float64Array(tapsPerPhase - 1 + 4096)
-  const historyLength = tapsPerPhase - 1
-  // position of the next output in the upsampled domain, counted from the first sample of the current chunk
+  const historyLength = phases[0].length - 1
+  // the last historyLength input samples, then the block being filtered
+  const work = new Float64Array(historyLength + BLOCK_SAMPLES)
+  // position of the next output in the upsampled domain, counted from the first sample of the next block
   let nextPosition = 0
+
+  /** Filters `block` (at most BLOCK_SAMPLES) into `output` from `written`; returns the new count written. */
+  function filterBlock(block: Int16Array, output: Int16Array, written: number): number {
+    for (let i = 0; i < block.length; i++) work[historyLength + i] = block[i]
+    const end = block.length * up
+    let position = nextPosition
+    for (; position < end; position += down) {
+      const newest = historyLength + Math.floor(position / up)
+      const sum = up === 1 ? symmetricSum(phases[0], work, newest) : phaseSum(phases[position % up], work, newest)
+      output[written++] = sum > 32767 ? 32767 : sum < -32768 ? -32768 : Math.round(sum)
+    }
+    nextPosition = position - end
+    work.copyWithin(0, block.length, historyLength + block.length)
+    return written
+  }
 
   return {
     fromRate,
     toRate,
     process(input) {
-      const total = historyLength + input.length
-      if (work.length < total) {
-        const grown = new Float64Array(total * 2)
-        grown.set(work.subarray(0, historyLength))
-        work = grown
-      }
-      for (let i = 0; i < input.length; i++) work[historyLength + i] = input[i]
       const end = input.length * up
-      const count = nextPosition < end ? Math.ceil((end - nextPosition) / down) : 0
-      const output = new Int16Array(count)
-      let position = nextPosition
-      for (let o = 0; o < count; o++, position += down) {
-        const newest = historyLength + Math.floor(position / up)
-        const sum = up === 1 ? symmetricSum(phases[0], work, newest) : phaseSum(phases[position % up], work, newest)
-        output[o] = sum > 32767 ? 32767 : sum < -32768 ? -32768 : Math.round(sum)
-      }
-      nextPosition = position - end
-      work.copyWithin(0, input.length, total)
+      const output = new Int16Array(nextPosition < end ? Math.ceil((end - nextPosition) / down) : 0)
+      let written = 0
+      for (let start = 0; start < input.length; start += BLOCK_SAMPLES)
+        written = filterBlock(input.subarray(start, start + BLOCK_SAMPLES), output, written)
       return output
+    },
+    reset() {
+      work.fill(0, 0, historyLength)
+      nextPosition = 0
     },
   }
 }

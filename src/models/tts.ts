@@ -1,4 +1,4 @@
-import { pcm16FromBytes, readWavHeader, startsLikeWav } from '../lib/wav'
+import { readWavHeader, startsLikeWav } from '../lib/wav'
 import { requestModel, type ModelConnection, type ModelTimeouts } from './http'
 import { ModelServerError, type TtsClient } from './types'
 
@@ -26,45 +26,66 @@ type Chunk = { pcm: Int16Array; sampleRate: number }
 /**
  * Turns the bytes of a speech answer into sample chunks: raw PCM (rate from a `rate=` content-type parameter, else
  * 24 kHz), or a WAV recognised by its header whatever the content type said. Chunks may split a sample or the header.
+ * Once the header is behind, each piece is copied once, straight into its samples (a piece may be a whole sentence,
+ * and 100 calls' replies arrive at the same moment).
  */
 function speechDecoder(contentType: string, what: string) {
   const fail = (detail: string) => new ModelServerError(`${what} failed: ${detail}`)
   const declaredRate = Number(/rate=(\d+)/.exec(contentType)?.[1] ?? TTS_PCM_SAMPLE_RATE)
-  let pending = new Uint8Array(0)
+  /** Until the format is known: everything so far; after: the odd byte of a sample split between pieces. */
+  let pending: Uint8Array = new Uint8Array(0)
   let sampleRate: number | null = null
-  return (bytes: Uint8Array, final: boolean): Chunk | null => {
-    const joined = new Uint8Array(pending.length + bytes.length)
-    joined.set(pending)
-    joined.set(bytes, pending.length)
-    pending = joined
-    if (sampleRate === null) {
-      if (pending.length < 4 && !final) return null
-      if (!startsLikeWav(pending)) sampleRate = declaredRate
-      else {
-        let header: ReturnType<typeof readWavHeader>
-        try {
-          header = readWavHeader(pending)
-        } catch (error) {
-          throw fail(`the WAV answer is unusable: ${(error as Error).message}`)
-        }
-        if (!header) {
-          if (final) throw fail('the WAV answer ends inside its header')
-          // Kept whole until complete: a header that never ends would be copied again with every piece.
-          if (pending.length > WAV_HEADER_MAX_BYTES)
-            throw fail(`the WAV header is longer than ${WAV_HEADER_MAX_BYTES} bytes`)
-          return null
-        }
-        if (header.format.channels !== 1) throw fail(`a ${header.format.channels}-channel WAV is not supported`)
-        sampleRate = header.format.sampleRate
-        pending = pending.subarray(header.dataOffset)
-      }
+
+  /** The format from the bytes so far; null while more are needed. Leaves only sample bytes in `pending`. */
+  function readFormat(final: boolean): number | null {
+    if (pending.length < 4 && !final) return null
+    if (!startsLikeWav(pending)) return declaredRate
+    let header: ReturnType<typeof readWavHeader>
+    try {
+      header = readWavHeader(pending)
+    } catch (error) {
+      throw fail(`the WAV answer is unusable: ${(error as Error).message}`)
     }
-    const usable = pending.length - (pending.length % 2)
-    if (usable === 0) return null
-    const pcm = pcm16FromBytes(pending.subarray(0, usable))
-    pending = pending.slice(usable)
+    if (!header) {
+      if (final) throw fail('the WAV answer ends inside its header')
+      // Kept whole until complete: a header that never ends would be copied again with every piece.
+      if (pending.length > WAV_HEADER_MAX_BYTES)
+        throw fail(`the WAV header is longer than ${WAV_HEADER_MAX_BYTES} bytes`)
+      return null
+    }
+    if (header.format.channels !== 1) throw fail(`a ${header.format.channels}-channel WAV is not supported`)
+    pending = pending.subarray(header.dataOffset)
+    return header.format.sampleRate
+  }
+
+  return (bytes: Uint8Array, final: boolean): Chunk | null => {
+    if (sampleRate === null) {
+      pending = pending.length === 0 ? bytes : concatBytes(pending, bytes)
+      sampleRate = readFormat(final)
+      if (sampleRate === null) return null
+      bytes = pending
+      pending = new Uint8Array(0)
+    }
+    const count = (pending.length + bytes.length) >> 1
+    if (count === 0) {
+      pending = concatBytes(pending, bytes)
+      return null
+    }
+    const pcm = new Int16Array(count)
+    const pcmBytes = new Uint8Array(pcm.buffer)
+    const fromPiece = count * 2 - pending.length
+    pcmBytes.set(pending)
+    pcmBytes.set(bytes.subarray(0, fromPiece), pending.length)
+    pending = bytes.slice(fromPiece)
     return { pcm, sampleRate }
   }
+}
+
+function concatBytes(first: Uint8Array, second: Uint8Array): Uint8Array {
+  const joined = new Uint8Array(first.length + second.length)
+  joined.set(first)
+  joined.set(second, first.length)
+  return joined
 }
 
 /** Text to speech behind any OpenAI-compatible `/audio/speech` (speaches, kokoro-fastapi, hosted ones). */

@@ -81,6 +81,8 @@ export type Frame =
   | { kind: 'agent_turn_started'; turn: number }
   /** A sentence went to speech synthesis. */
   | { kind: 'sentence_started' }
+  /** Speech synthesis gave the sentence's first audio (it may be held a moment before it is sent: agent-voice.ts). */
+  | { kind: 'sentence_audio' }
   /** Agent audio, 8 kHz PCM, to the line; after the output stage: it was sent at `atMs`. */
   | { kind: 'agent_audio'; pcm: Int16Array; atMs: number }
 

@@ -3,6 +3,7 @@ import type { AgentDefinition as WorkflowDefinition } from '../../src/definition
 import { createConversation, type Conversation, type ConversationEvent } from '../../src/conversation/engine'
 import type { ConversationTools } from '../../src/conversation/tool-calls'
 import { decodeWav } from '../../src/lib/wav'
+import { resample } from '../../src/lib/resample'
 import { systemClock } from '../../src/lib/clock'
 import { createLlmClient } from '../../src/models/llm'
 import { createSttClient } from '../../src/models/stt'
@@ -21,7 +22,7 @@ import { loadVadEngine, type VadEngine } from '../../src/voice/vad'
 import { loadNoiseEngine } from '../../src/voice/noise'
 import { loudestWindow, noise, rms, sine, toneAmplitude } from '../support/audio'
 import { startFakeAriMedia, type FakeAriMedia, type FakeMediaChannel } from '../support/fake-ari-media'
-import { callTool, say, startFakeModels, type FakeModels } from '../support/fake-models'
+import { callTool, fakeSpeech, say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { waitFor } from '../support/wait'
 import { answeringMachine, callerSpeech, concatPcm, silence8k } from '../support/voice'
 
@@ -87,10 +88,20 @@ async function startCall(
     pipeline?: Partial<VoicePipelineOptions>
     tools?: ConversationTools
     recordings?: Map<string, { transcript: string; ulaw: Uint8Array }>
+    /** Collects every piece of agent audio handed to the transport, in order. */
+    sent?: Uint8Array[]
   } = {},
 ): Promise<Call> {
   const channel = media.addChannel()
   const transport = await connectAriMedia({ endpoint: media.url, connectionId: channel.connectionId })
+  const { sent } = options
+  if (sent) {
+    const send = transport.send
+    transport.send = (ulaw) => {
+      sent.push(ulaw.slice())
+      send(ulaw)
+    }
+  }
   const connection = { provider: 'openai', baseUrl: models.baseUrl }
   const events: ConversationEvent[] = []
   const warnings: string[] = []
@@ -182,6 +193,38 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     expect(rms(left)).toBe(0)
     expect(decodeWav(result.recording.agent).format.channels).toBe(1)
     expect(await call.channel.closed).toMatchObject({ code: 1000 })
+  })
+
+  test('sentence after sentence, the line gets exactly each sentence resampled on its own (24 → 8 kHz, nothing carried over)', async () => {
+    const sentences = ['Hello, this is Ava.', 'How can I help you today?', 'We are open late.']
+    const sent: Uint8Array[] = []
+    const call = await startCall({ definition: agent({ greeting: sentences.join(' ') }), sent })
+    await waitFor('the greeting to be played', () => marksProcessed(call.channel).length >= 3, 10_000)
+    expect(speechInputs()).toEqual(sentences)
+    const expected = sentences.map((text) => pcm16ToUlaw(resample(fakeSpeech(text), 24_000, 8000)))
+    expect(Buffer.concat(sent)).toEqual(Buffer.concat(expected))
+  })
+
+  test('speech that starts on a silent line is sent with a 300 ms lead, or whole when shorter: no stutter if the next piece is late', async () => {
+    // 100 ms pieces (24 kHz), 40 ms apart: sent as they came, the far end would play 100 ms, then wait
+    models.speech.handler = () => ({ chunkBytes: 4800, chunkDelayMs: 40 })
+    const sent: Uint8Array[] = []
+    const call = await startCall({ definition: agent({ greeting: 'Hello, this is Ava from Acme.' }), sent })
+    await greetingHeard(call)
+    // 29 characters: 580 ms of speech; the first piece sent holds at least 300 ms of it (2,400 µ-law bytes)
+    expect(sent[0].length).toBeGreaterThanOrEqual(2400)
+    expect(Buffer.concat(sent).length).toBe(
+      pcm16ToUlaw(resample(fakeSpeech('Hello, this is Ava from Acme.'), 24_000, 8000)).length,
+    )
+    await call.pipeline.stop('user_hangup')
+    await call.result
+
+    const short: Uint8Array[] = []
+    const second = await startCall({ definition: agent({ greeting: 'Hi.' }), sent: short })
+    await greetingHeard(second)
+    // 60 ms of speech in one piece, sent when its synthesis ended
+    expect(short).toHaveLength(1)
+    expect(short[0].length).toBe(480)
   })
 
   test('an utterance is transcribed (16 kHz WAV), answered sentence by sentence, and its response time measured', async () => {

@@ -58,6 +58,17 @@ describe('resampler', () => {
     expect(whole).toEqual(joined)
   })
 
+  test('a reset resampler starts a new stream: its output is exactly a fresh resampler’s', () => {
+    const first = sine(700, 24000, 300)
+    const second = sine(1300, 24000, 200)
+    const reused = createResampler(24000, 8000)
+    reused.process(first)
+    reused.reset()
+    // in two uneven pieces, one of them longer than a work block
+    const again = [reused.process(second.subarray(0, 4700)), reused.process(second.subarray(4700))]
+    expect([...again[0], ...again[1]]).toEqual([...createResampler(24000, 8000).process(second)])
+  })
+
   test('160 samples of 8 kHz always become 320 samples of 16 kHz', () => {
     const resampler = createResampler(8000, 16000)
     for (let frame = 0; frame < 10; frame++) expect(resampler.process(new Int16Array(160)).length).toBe(320)

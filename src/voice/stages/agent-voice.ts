@@ -16,6 +16,16 @@ import { createResampler, type Resampler } from '../../lib/resample'
 import { createSentenceSplitter, type SentenceSplitter } from '../sentences'
 import type { Stage, StageContext } from '../stage'
 import { LINE_RATE } from './caller-input'
+import { joinPcm } from '../../lib/wav'
+
+/**
+ * Speech that starts on a silent line is sent once this much of it is ready (or its sentence is complete): a jitter
+ * buffer. Sent at its first piece, the far end would play that piece, then silence until the next one came — a
+ * stutter the caller hears whenever the next piece is late (a busy event loop: 100 calls' replies at the same instant;
+ * a TTS server that streams unevenly). With a fast TTS the lead is there within milliseconds; it costs at most the
+ * time the TTS takes to produce 300 ms of audio, and that wait counts in the engine's share of the response time.
+ */
+const START_LEAD_SAMPLES = (300 * LINE_RATE) / 1000
 
 /** What the agent is saying in one conversation turn, until the caller has heard all of it. */
 type TurnSpeech = {
@@ -65,6 +75,8 @@ type VoiceState = {
   /** Agent turns up to this index were cut: their late text is ignored. */
   cutThroughTurn: number
   silentWaiters: (() => void)[]
+  /** The sentences' audio to the line's rate: one resampler per call (its filter and work memory), not per sentence. */
+  toLine: LineRateConverter
 }
 
 export function agentVoice(options: AgentVoiceOptions): AgentVoice {
@@ -76,6 +88,7 @@ export function agentVoice(options: AgentVoiceOptions): AgentVoice {
     speaking: false,
     cutThroughTurn: -1,
     silentWaiters: [],
+    toLine: lineRateConverter(),
   } as Omit<VoiceState, 'context'> as VoiceState
   return {
     name: 'agent voice',
@@ -104,7 +117,7 @@ export function agentVoice(options: AgentVoiceOptions): AgentVoice {
       return state.speeches.size === 0
     },
     whenSilent: () => whenSilent(state),
-    say: (text, signal) => synthesizeAndSend(state, text, signal),
+    say: (text, signal) => synthesizeAndSend(state, text, signal, lineRateConverter()),
   }
 }
 
@@ -172,7 +185,7 @@ async function speakSentences(state: VoiceState): Promise<void> {
     const sent =
       sentence.recordingId !== undefined
         ? playRecorded(state, sentence.recordingId)
-        : await synthesizeAndSend(state, sentence.text, controller.signal)
+        : await synthesizeAndSend(state, sentence.text, controller.signal, state.toLine)
     state.synthesis = null
     if (speeches.get(sentence.turn) !== speech) continue
     speech.pending -= 1
@@ -201,26 +214,69 @@ function playRecorded(state: VoiceState, recordingId: string): boolean {
 }
 
 /** Synthesises `text` and pushes its audio as it comes; true when any audio was pushed. */
-async function synthesizeAndSend(state: VoiceState, text: string, signal: AbortSignal): Promise<boolean> {
+async function synthesizeAndSend(
+  state: VoiceState,
+  text: string,
+  signal: AbortSignal,
+  toLine: LineRateConverter,
+): Promise<boolean> {
   const { tts } = state.options
-  let resampler: Resampler | undefined
   let sent = false
+  const send = (pcm: Int16Array) => {
+    void state.context.push({ kind: 'agent_audio', pcm, atMs: state.context.now() })
+    sent = true
+  }
+  // Audio that starts on a silent line waits for a lead (or the whole sentence): see START_LEAD_SAMPLES.
+  const lead: Int16Array[] | null = lineSpeaking(state) ? null : []
+  let leadSamples = 0
+  toLine.restart()
   state.options.onTtsText?.(text.length)
   try {
     for await (const chunk of tts.synthesize(text, { signal })) {
       if (signal.aborted) break
-      if (chunk.sampleRate !== LINE_RATE && resampler?.fromRate !== chunk.sampleRate)
-        resampler = createResampler(chunk.sampleRate, LINE_RATE)
-      const pcm = chunk.sampleRate === LINE_RATE ? chunk.pcm : resampler!.process(chunk.pcm)
-      void state.context.push({ kind: 'agent_audio', pcm, atMs: state.context.now() })
-      sent = true
+      if (!sent && leadSamples === 0) void state.context.push({ kind: 'sentence_audio' })
+      const pcm = toLine.convert(chunk.pcm, chunk.sampleRate)
+      if (!lead || sent) {
+        send(pcm)
+        continue
+      }
+      lead.push(pcm)
+      leadSamples += pcm.length
+      if (leadSamples >= START_LEAD_SAMPLES) send(joinPcm(lead))
     }
+    if (lead && !sent && leadSamples > 0 && !signal.aborted) send(joinPcm(lead))
   } catch (error) {
     if (!signal.aborted)
       state.context.warn(`Speech synthesis failed (${tts.ref.service}/${tts.ref.model}): ${(error as Error).message}`)
   }
   return sent && !signal.aborted
 }
+
+type LineRateConverter = {
+  /** A new stream of audio (a sentence): its output is exactly a fresh resampler's. */
+  restart(): void
+  convert(pcm: Int16Array, sampleRate: number): Int16Array
+}
+
+/**
+ * Synthesised speech (any rate) → 8 kHz. Its resampler is made once, at the first rate it meets, and restarted per
+ * sentence: a fresh one per sentence cost its filter design and a work buffer of twice the sentence, which with 100
+ * calls answering at once held the event loop long enough to make agent audio late.
+ */
+function lineRateConverter(): LineRateConverter {
+  let resampler: Resampler | undefined
+  return {
+    restart: () => resampler?.reset(),
+    convert(pcm, sampleRate) {
+      if (sampleRate === LINE_RATE) return pcm
+      if (resampler?.fromRate !== sampleRate) resampler = createResampler(sampleRate, LINE_RATE)
+      return resampler.process(pcm)
+    },
+  }
+}
+
+/** Agent audio was sent that the caller may not have heard yet (a sentence whose mark has not come back). */
+const lineSpeaking = (state: VoiceState) => [...state.speeches.values()].some((speech) => speech.marks > 0)
 
 /** A turn's speech is over when its text is complete and every sentence was played (or failed). */
 function settleTurn(state: VoiceState, speech: TurnSpeech): void {

@@ -30,7 +30,10 @@ export type VoiceTurnMetric = {
    * (its first token, then the rest of the sentence as fast as it streams).
    */
   firstSentenceMs: number | null
-  /** First sentence ready → its first audio (TTS time to first byte, resampling, encoding). */
+  /**
+   * First sentence ready → its first audio from speech synthesis (TTS time to first byte). What follows until the audio
+   * is sent (resampling, encoding, the start lead: agent-voice.ts) is the engine's share.
+   */
   firstAudioMs: number | null
   /** Knowledge-base retrievals inside firstTextMs (embedding the query and searching): 0 when none ran. */
   retrievalMs: number
@@ -55,6 +58,7 @@ type Measuring = {
   retrievalAtMessageMs: number
   firstTextAtMs?: number
   firstSentenceAtMs?: number
+  firstSpeechAtMs?: number
 }
 
 export function measureTurns(options: {
@@ -80,7 +84,10 @@ export function measureTurns(options: {
       firstTextMs: measuring.firstTextAtMs === undefined ? null : measuring.firstTextAtMs - measuring.messageAtMs,
       firstSentenceMs:
         measuring.firstSentenceAtMs === undefined ? null : measuring.firstSentenceAtMs - measuring.messageAtMs,
-      firstAudioMs: measuring.firstSentenceAtMs === undefined ? null : firstAudioAtMs - measuring.firstSentenceAtMs,
+      firstAudioMs:
+        measuring.firstSentenceAtMs === undefined
+          ? null
+          : (measuring.firstSpeechAtMs ?? firstAudioAtMs) - measuring.firstSentenceAtMs,
       retrievalMs: retrievalMsTotal() - measuring.retrievalAtMessageMs,
     })
   }
@@ -117,6 +124,9 @@ export function measureTurns(options: {
           return
         case 'sentence_started':
           if (measuring) measuring.firstSentenceAtMs ??= context.now()
+          return
+        case 'sentence_audio':
+          if (measuring?.firstSentenceAtMs !== undefined) measuring.firstSpeechAtMs ??= context.now()
           return
         case 'agent_audio':
           if (measuring) close(measuring, frame.atMs)
