@@ -12,8 +12,9 @@ const SUITES = [
     .filter((name) => name.endsWith('.test.ts') && name !== 'fuzz.test.ts')
     .map((name) => `test/api/${name}`),
   'test/security/isolation.test.ts',
-  // Two instances' schedulers on one database: limits and pacing held across them.
+  // Two instances on one database: the schedulers' limits and pacing, a carrier's callbacks reaching either.
   'test/campaigns/instances.test.ts',
+  'test/telephony/carriers/instances.test.ts',
 ]
 
 const missing = postgresMissing()

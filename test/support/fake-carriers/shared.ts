@@ -17,9 +17,16 @@ export type CarrierTestApp = TestApp & {
   stopServer(): void
 }
 
-/** A test app served on 127.0.0.1:0 with the public URL above. */
-export function createCarrierTestApp(options: { flags?: Flags; clock?: Clock } = {}): CarrierTestApp {
-  const t = createTestApp({ flags: { 'public-url': PUBLIC_URL, ...options.flags }, clock: options.clock })
+/**
+ * A test app served on 127.0.0.1:0 with the public URL above. `beside`: a second instance of that app's installation
+ * (its data dir and database), running at the same time.
+ */
+export function createCarrierTestApp(options: { flags?: Flags; clock?: Clock; beside?: TestApp } = {}): CarrierTestApp {
+  const t = createTestApp({
+    flags: { 'public-url': PUBLIC_URL, ...options.flags },
+    clock: options.clock,
+    restartOf: options.beside,
+  })
   const server = serveApi(t.ctx, t.app, {
     hostname: '127.0.0.1',
     port: 0,
