@@ -33,7 +33,8 @@ export const VERSION: string = packageJson.version
 /** Knowledge-base vectors kept in memory: 512 MiB holds ~170,000 chunks of 768 dimensions. */
 const KNOWLEDGE_CACHE_BYTES = 512 * 1024 * 1024
 
-function objectStoreFor(config: Config): ObjectStore {
+/** The store `--object-store` names: the data dir's `objects/`, or an S3-compatible bucket. */
+export function objectStoreFor(config: Config): ObjectStore {
   const { objectStore } = config
   return objectStore.kind === 's3' ? s3ObjectStore(objectStore) : localObjectStore(join(config.dataDir, 'objects'))
 }

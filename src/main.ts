@@ -23,8 +23,8 @@ Usage:
   ringbase migrate [--dir DATA_DIR] [--database-url postgres://…]
   ringbase keys create --org NAME [--name KEY_NAME] [--scope admin|trigger] [--dir DATA_DIR] [--database-url postgres://…]
   ringbase health [--http HOST:PORT]
-  ringbase backup --out FILE [--dir DATA_DIR]
-  ringbase restore --from FILE [--dir DATA_DIR]
+  ringbase backup --out FILE | --to-object-store [--dir DATA_DIR]
+  ringbase restore --from FILE | --from-object-store KEY [--dir DATA_DIR]
   ringbase openapi
   ringbase version
 `
@@ -160,10 +160,10 @@ async function main(argv: string[]): Promise<number> {
       return result.ok ? 0 : 1
     }
     case 'backup':
-      backupCommand(flags)
+      await backupCommand(flags)
       return 0
     case 'restore':
-      restoreCommand(flags)
+      await restoreCommand(flags)
       return 0
     case 'openapi':
       await printOpenApi()

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent as createCampaignAgent, createAriConfiguration, csvOf, uploadCsv } from '../support/campaigns'
@@ -101,6 +102,40 @@ describe('with an S3 object store', () => {
     expect(download.headers.get('content-length')).toBe('8')
     expect(download.headers.get('content-type')).toContain('audio/')
     expect([...new Uint8Array(await download.arrayBuffer())]).toEqual([...audio])
+  })
+
+  test('ringbase backup --to-object-store puts the archive in the bucket; restore --from-object-store brings it back', async () => {
+    const cli = async (args: string[]) => {
+      const run = Bun.spawn([process.execPath, join(import.meta.dir, '..', '..', 'src', 'main.ts'), ...args], {
+        env: { ...process.env, ...s3.env, RINGBASE_OBJECT_STORE: `s3://${s3.bucket}/${PREFIX}` },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      })
+      const [out, err] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text()])
+      return { exitCode: await run.exited, output: `${out}${err}` }
+    }
+    const backup = await cli(['backup', '--to-object-store', '--dir', t.dataDir])
+    expect(backup.exitCode, backup.output).toBe(0)
+    const key = /\/(backups\/ringbase-[^ ]+\.tar) /.exec(backup.output)?.[1]
+    expect(key).toBeDefined()
+    expect(s3.objectKeys(PREFIX)).toContain(key!)
+    expect(localObjects()).toEqual([])
+
+    const restored = mkdtempSync(join(tmpdir(), 'ringbase-restored-'))
+    rmSync(restored, { recursive: true })
+    try {
+      const restore = await cli(['restore', '--from-object-store', key!, '--dir', restored])
+      expect(restore.exitCode, restore.output).toBe(0)
+      expect(existsSync(join(restored, 'ringbase.db'))).toBe(true)
+      expect(readFileSync(join(restored, 'master.key'), 'utf8')).toBe(
+        readFileSync(join(t.dataDir, 'master.key'), 'utf8'),
+      )
+      const missing = await cli(['restore', '--from-object-store', 'backups/none.tar', '--dir', `${restored}-other`])
+      expect(missing.exitCode).toBe(2)
+      expect(missing.output).toContain(`no backup backups/none.tar in s3://${s3.bucket}/${PREFIX}`)
+    } finally {
+      rmSync(restored, { recursive: true, force: true })
+    }
   })
 
   test('with the bucket down: health says unreachable, an upload answers 502 and the URL stays usable', async () => {
