@@ -105,7 +105,7 @@ test('two instances on one data dir: both live, one holds the ARI events connect
   const [first, second] = await twoInstancesTheFirstConnected()
   expect((await health(first)).ari).toEqual({ connected: 1, total: 1 })
   expect((await health(second)).ari).toEqual({ connected: 0, total: 0 })
-  expect((await health(second)).database).toEqual({ backend: 'sqlite' })
+  expect((await health(second)).database).toEqual({ backend: 'sqlite', reachable: true })
   expect(fake.socketCount).toBe(1)
   expect(eventSocketsOpened()).toBe(1)
 

@@ -432,8 +432,41 @@ export async function fuzzCase(
   const before = fingerprint()
   const answer = await send(request)
   const problems = answerProblems(doc, request, answer)
-  if (answer.status >= 400) problems.push(...writtenOnError(before, fingerprint()))
+  if (answer.status >= 400) problems.push(...(await writtenByError(send, fingerprint, request, before)))
   return problems
+}
+
+/**
+ * What an error answer wrote. A commit seen during it may be the server's own (its heartbeat every few seconds, a lease
+ * taken after an earlier request changed a configuration) landing then: the request is sent again, up to three times,
+ * each once the database has been quiet for 300 ms, and it counts only when every try wrote.
+ */
+async function writtenByError(
+  send: Send,
+  fingerprint: () => DatabaseFingerprint,
+  request: FuzzRequest,
+  before: DatabaseFingerprint,
+): Promise<string[]> {
+  let written = writtenOnError(before, fingerprint())
+  for (let retry = 0; retry < 3 && written.length > 0; retry++) {
+    const quiet = await quietFingerprint(fingerprint)
+    const again = await send(request)
+    written = again.status >= 400 ? writtenOnError(quiet, fingerprint()) : []
+  }
+  return written
+}
+
+/** The fingerprint once it has not changed for 300 ms (at most 5 s of waiting). */
+async function quietFingerprint(fingerprint: () => DatabaseFingerprint): Promise<DatabaseFingerprint> {
+  let quiet = fingerprint()
+  let quietFor = 0
+  for (let waited = 0; waited < 5000 && quietFor < 300; waited += 50) {
+    await Bun.sleep(50)
+    const now = fingerprint()
+    quietFor = writtenOnError(quiet, now).length === 0 ? quietFor + 50 : 0
+    quiet = now
+  }
+  return quiet
 }
 
 export type FuzzSetup = { fixtures: Fixtures; keys: Record<KeyChoice, string | null> }
