@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { MIGRATIONS } from '../../migrations/index'
 import { POSTGRES_MIGRATIONS } from '../../migrations/pg/index'
 import { openDatabase, openPostgres, type SqlDatabase } from '../../src/db/open'
+import { compiledBinary } from '../support/compiled-binary'
 import { postgresMissing, startPostgres, type TestPostgres } from '../support/postgres'
 
 const missing = postgresMissing()
@@ -100,6 +101,32 @@ describe.skipIf(missing !== null)('PostgreSQL migrations', () => {
       sqlite.close()
     }
   })
+
+  test('the compiled `ringbase migrate --database-url` migrates an empty database, then `keys create` works on it', () => {
+    const admin = openPostgres(postgres.url).sqlite
+    admin.exec('CREATE DATABASE by_command')
+    admin.close()
+    const url = postgres.url.replace(/\/postgres$/, '/by_command')
+    const dataDir = mkdtempSync(join(tmpdir(), 'ringbase-pg-migrate-'))
+    try {
+      const run = (args: string[]) =>
+        Bun.spawnSync([compiledBinary(), ...args, '--dir', dataDir, '--database-url', url], {
+          stdout: 'pipe',
+          stderr: 'pipe',
+        })
+      const migrated = run(['migrate'])
+      expect(migrated.stdout.toString()).toBe('migrations applied\n')
+      const key = run(['keys', 'create', '--org', 'acme'])
+      expect(key.exitCode).toBe(0)
+      expect(key.stdout.toString()).toMatch(/^rb_\S+\n$/)
+      const { sqlite, applied } = openPostgres(url)
+      expect(applied).toEqual([])
+      expect(sqlite.query('SELECT name FROM organizations').all()).toEqual([{ name: 'acme' }])
+      sqlite.close()
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }, 180_000)
 
   test('every SQLite migration after the baseline has its PostgreSQL twin of the same name', () => {
     const baselineEnd = MIGRATIONS.findIndex((migration) => migration.name === '0018_web_calls')
