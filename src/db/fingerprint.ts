@@ -1,15 +1,21 @@
 import { Database } from 'bun:sqlite'
 import { databasePath } from './open'
 
-/** Row counts per table and a counter of commits: two equal fingerprints mean nothing was written in between. */
-export type DatabaseFingerprint = { commits: number; rows: Record<string, number> }
+/** Per table, its row count and a digest of its content: two equal fingerprints mean nothing was written in between. */
+export type DatabaseFingerprint = { rows: Record<string, number>; digests: Record<string, string> }
 
 export type FingerprintReader = { read(): DatabaseFingerprint; close(): void }
 
 /**
+ * Tables the server writes on its own, whatever the requests: its heartbeat and its ARI leases, renewed every few
+ * seconds. A commit there is no request's doing, so it is left out.
+ */
+const BOOKKEEPING_TABLES = new Set(['instances', 'ari_leases'])
+
+/**
  * Reads a data dir's database through a connection of its own, beside a server using it (tests, scripts/fuzz.ts).
- * `commits` is SQLite's data_version, which changes whenever another connection commits: with the row counts it also
- * catches an UPDATE, and a write rolled back is not counted.
+ * Content digests rather than SQLite's commit counter: an UPDATE is caught, a rolled-back write is not counted, and the
+ * server's own bookkeeping (BOOKKEEPING_TABLES) does not look like a request's write.
  */
 export function openFingerprintReader(dataDir: string): FingerprintReader {
   const sqlite = new Database(databasePath(dataDir), { readonly: true })
@@ -20,16 +26,21 @@ export function openFingerprintReader(dataDir: string): FingerprintReader {
     )
     .all()
     .map((row) => row.name)
-  const counts = sqlite.query<Record<string, number>, []>(
-    `SELECT ${tables.map((table, index) => `(SELECT count(*) FROM "${table}") AS t${index}`).join(', ')}`,
+    .filter((table) => !BOOKKEEPING_TABLES.has(table))
+  const contents = tables.map(
+    (table) => [table, sqlite.query<Record<string, unknown>, []>(`SELECT * FROM "${table}"`)] as const,
   )
-  const dataVersion = sqlite.query<{ data_version: number }, []>('PRAGMA data_version')
-  return {
-    read() {
-      const commits = dataVersion.get()!.data_version
-      const row = counts.get()!
-      return { commits, rows: Object.fromEntries(tables.map((table, index) => [table, row[`t${index}`]])) }
-    },
-    close: () => sqlite.close(),
-  }
+  const read = sqlite.transaction(() => {
+    const rows: Record<string, number> = {}
+    const digests: Record<string, string> = {}
+    for (const [table, query] of contents) {
+      const tableRows = query.values()
+      rows[table] = tableRows.length
+      digests[table] = Bun.hash(
+        JSON.stringify(tableRows, (_key, value) => (typeof value === 'bigint' ? `${value}` : value)),
+      ).toString(36)
+    }
+    return { rows, digests }
+  })
+  return { read: () => read(), close: () => sqlite.close() }
 }

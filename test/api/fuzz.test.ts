@@ -82,10 +82,10 @@ test('the checks catch what they look for', async () => {
     (await t.request('PUT', `/api/v1/workflow/${agentId}`, { body: { name: 'Renamed by the check' } })).status,
   ).toBe(200)
   const renamed = fingerprints.read()
-  expect(writtenOnError(before, renamed)).toEqual(['a commit on an error'])
+  expect(writtenOnError(before, renamed)).toEqual(['written on an error: workflows rows updated'])
   expect((await t.request('POST', '/api/v1/user/api-keys', { body: { name: 'one more' } })).status).toBe(200)
   const keys = renamed.rows.api_keys
   expect(writtenOnError(renamed, fingerprints.read())).toEqual([
-    `rows changed on an error: api_keys ${keys} → ${keys + 1}`,
+    `written on an error: api_keys ${keys} → ${keys + 1} rows`,
   ])
 })
