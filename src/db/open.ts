@@ -43,32 +43,12 @@ export function openPostgres(url: string, migrations: Migration[] = POSTGRES_MIG
   }
   const sqlite = client as unknown as SqlDatabase
   try {
-    const applied = applyPostgresMigrations(client, migrations)
+    const applied = applyMigrations(sqlite, migrations)
     return { db: drizzle(sqlite, { schema }) as Db, sqlite, applied, backend: 'postgresql' }
   } catch (error) {
     client.close()
     throw error
   }
-}
-
-function applyPostgresMigrations(client: PostgresDatabase, migrations: Migration[]): string[] {
-  return client.transaction(() => {
-    client.run('CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)')
-    const done = new Set(
-      client
-        .query('SELECT name FROM _migrations')
-        .all()
-        .map((row) => row.name as string),
-    )
-    const pending = migrations.filter((migration) => !done.has(migration.name))
-    for (const migration of pending) {
-      client.run(migration.sql)
-      client
-        .query('INSERT INTO _migrations (name, applied_at) VALUES (?, ?)')
-        .run(migration.name, new Date().toISOString())
-    }
-    return pending.map((migration) => migration.name)
-  })()
 }
 
 /** The database's file name inside a data dir. */
@@ -91,25 +71,27 @@ export function openDatabase(dataDir: string, migrations: Migration[] = MIGRATIO
   return { db: drizzle(sqlite, { schema }) as Db, sqlite, applied, backend: 'sqlite' }
 }
 
-/** Applies every pending migration, tracked by file name, all in one transaction. Returns the names applied. */
-export function applyMigrations(sqlite: Database, migrations: Migration[]): string[] {
-  sqlite.run('CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)')
-  const done = new Set(
-    sqlite
-      .query<{ name: string }, []>('SELECT name FROM _migrations')
-      .all()
-      .map((row) => row.name),
-  )
-  const pending = migrations.filter((migration) => !done.has(migration.name))
-  if (pending.length === 0) return []
-  const record = sqlite.prepare('INSERT INTO _migrations (name, applied_at) VALUES (?, ?)')
-  sqlite
+/**
+ * Applies every pending migration, tracked by file name, all in one write transaction, on either engine. The applied
+ * names are read inside it: two processes migrating at once apply each migration once. Returns the names applied.
+ */
+export function applyMigrations(sqlite: SqlDatabase, migrations: Migration[]): string[] {
+  return sqlite
     .transaction(() => {
+      sqlite.run('CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)')
+      const done = new Set(
+        sqlite
+          .query<{ name: string }, []>('SELECT name FROM _migrations')
+          .all()
+          .map((row) => row.name),
+      )
+      const pending = migrations.filter((migration) => !done.has(migration.name))
+      const record = sqlite.query('INSERT INTO _migrations (name, applied_at) VALUES (?, ?)')
       for (const migration of pending) {
         sqlite.run(migration.sql)
         record.run(migration.name, new Date().toISOString())
       }
+      return pending.map((migration) => migration.name)
     })
     .immediate()
-  return pending.map((migration) => migration.name)
 }
