@@ -72,17 +72,6 @@ export const recordingKeysFor = (organizationId: number, runId: number) =>
   }) satisfies Partial<Record<RunArtifact, string>>
 
 export function createVoiceConversations(ctx: AppContext, options: VoiceConversationOptions): ConversationHooks {
-  let vad: Promise<VadEngine> | null = null
-  const loadVad = () => {
-    vad ??= loadVadEngine()
-    return vad
-  }
-  let noise: Promise<NoiseEngine> | null = null
-  const loadNoise = () => {
-    noise ??= loadNoiseEngine()
-    return noise
-  }
-
   return {
     async onAnswered(answered) {
       const limit = timeLimitOf(ctx, answered)
@@ -128,7 +117,11 @@ export function createVoiceConversations(ctx: AppContext, options: VoiceConversa
           .then(() => session.finish(reason))
           .catch((error) => log.error({ err: error }, 'run not completed after the call'))
       try {
-        const result = await converse(ctx, voiceCall, session, { ...options, vad: loadVad, noise: loadNoise })
+        const result = await converse(ctx, voiceCall, session, {
+          ...options,
+          vad: loadVadEngine,
+          noise: loadNoiseEngine,
+        })
         finishAfterReport(result.endReason)
         return { voicemail: result.voicemail !== null, mediaLost: result.mediaLost !== null }
       } catch (error) {

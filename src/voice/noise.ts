@@ -21,7 +21,15 @@ export type NoiseSuppressor = {
 /** One loaded WASM instance; it hosts any number of suppressors (one per call). */
 export type NoiseEngine = { createSuppressor(inputRate: number, outputRate: number): NoiseSuppressor }
 
-export async function loadNoiseEngine(): Promise<NoiseEngine> {
+let loadedEngine: Promise<NoiseEngine> | null = null
+
+/** The process's one engine, loaded on first use: one, like the VAD's (see loadVadEngine in vad.ts). */
+export function loadNoiseEngine(): Promise<NoiseEngine> {
+  loadedEngine ??= loadEngine()
+  return loadedEngine
+}
+
+async function loadEngine(): Promise<NoiseEngine> {
   const wasmBinary = new Uint8Array(await Bun.file(rnnoiseWasmPath).arrayBuffer())
   const rnnoise = await createRnnoiseModule({ wasmBinary })
   return {

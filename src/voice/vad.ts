@@ -22,7 +22,20 @@ export type Vad = {
 /** One loaded WASM instance; it hosts any number of detectors (one per call). */
 export type VadEngine = { createVad(mode: VadMode): Vad }
 
-export async function loadVadEngine(): Promise<VadEngine> {
+let loadedEngine: Promise<VadEngine> | null = null
+
+/**
+ * The process's one engine, loaded on first use. One, not one per server: with an engine per server, a process running
+ * many servers (the test suite) kept so many WebAssembly instances alive that JavaScriptCore ran out of its fast
+ * memories (eight per process), and the built-in voice, which makes an instance per sentence, then took ~5 s a sentence
+ * instead of ~0.15 s.
+ */
+export function loadVadEngine(): Promise<VadEngine> {
+  loadedEngine ??= loadEngine()
+  return loadedEngine
+}
+
+async function loadEngine(): Promise<VadEngine> {
   const wasmBinary = new Uint8Array(await Bun.file(fvadWasmPath).arrayBuffer())
   const fvad = await createFvadModule({ wasmBinary })
   return {

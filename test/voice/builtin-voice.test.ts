@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { createBuiltinVoice } from '../../src/voice/builtin-voice'
 import type { FliteVoice } from '../../src/voice/flite'
+import { loadNoiseEngine } from '../../src/voice/noise'
+import { loadVadEngine } from '../../src/voice/vad'
 import { rms } from '../support/audio'
 
 async function collect(client: ReturnType<typeof createBuiltinVoice>, text: string, signal?: AbortSignal) {
@@ -41,5 +43,16 @@ describe('built-in voice in worker threads', () => {
     controller.abort()
     await expect(collect(createBuiltinVoice(), 'Hello.', controller.signal)).rejects.toThrow()
     expect(() => createBuiltinVoice({ voice: 'no_such_voice' as FliteVoice })).toThrow('unknown built-in voice')
+  })
+
+  test('servers in one process share one VAD engine and one noise engine', async () => {
+    // One each per server was one WebAssembly instance each per test app: with the apps of the whole suite alive in one
+    // process, JavaScriptCore's eight fast memories ran out and the built-in voice's per-sentence instances ran
+    // bounds-checked, ~5 s a sentence instead of ~0.15 s (the model-failure calls then timed out).
+    const engines = await Promise.all(
+      Array.from({ length: 3 }, () => Promise.all([loadVadEngine(), loadNoiseEngine()])),
+    )
+    expect(new Set(engines.map(([vad]) => vad)).size).toBe(1)
+    expect(new Set(engines.map(([, noise]) => noise)).size).toBe(1)
   })
 })
