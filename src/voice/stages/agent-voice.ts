@@ -235,14 +235,19 @@ async function synthesizeAndSend(
     for await (const chunk of tts.synthesize(text, { signal })) {
       if (signal.aborted) break
       if (!sent && leadSamples === 0) void state.context.push({ kind: 'sentence_audio' })
-      const pcm = toLine.convert(chunk.pcm, chunk.sampleRate)
-      if (!lead || sent) {
-        send(pcm)
-        continue
+      for (const [piece, more] of piecesOf(chunk.pcm, chunk.sampleRate / 2)) {
+        const pcm = toLine.convert(piece, chunk.sampleRate)
+        if (!lead || sent) send(pcm)
+        else {
+          lead.push(pcm)
+          leadSamples += pcm.length
+          if (leadSamples >= START_LEAD_SAMPLES) send(joinPcm(lead))
+        }
+        // Once this call's audio flows, the rest of a long chunk waits a turn: when many calls' speech arrives at
+        // once, every call's first audio goes out before any call's later half-seconds are converted.
+        if (sent && more) await nextTurn()
+        if (signal.aborted) break
       }
-      lead.push(pcm)
-      leadSamples += pcm.length
-      if (leadSamples >= START_LEAD_SAMPLES) send(joinPcm(lead))
     }
     if (lead && !sent && leadSamples > 0 && !signal.aborted) send(joinPcm(lead))
   } catch (error) {
@@ -251,6 +256,14 @@ async function synthesizeAndSend(
   }
   return sent && !signal.aborted
 }
+
+/** `pcm` in pieces of at most `size` samples (views, no copies), each with whether more follow. */
+function* piecesOf(pcm: Int16Array, size: number): Generator<[Int16Array, boolean]> {
+  for (let start = 0; start < pcm.length; start += size)
+    yield [pcm.subarray(start, Math.min(start + size, pcm.length)), start + size < pcm.length]
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 type LineRateConverter = {
   /** A new stream of audio (a sentence): its output is exactly a fresh resampler's. */
