@@ -79,6 +79,23 @@ describe.skipIf(missing !== null)('the synchronous PostgreSQL client', () => {
     expect(db.query('SELECT count(*) AS n FROM items').get()).toEqual({ n: 1 })
   })
 
+  test("a statement the client itself refuses is that statement's error: not a lost database, and the transaction goes on", () => {
+    const tooMany = Array.from({ length: 70_000 }, (_, index) => index)
+    db.run('BEGIN IMMEDIATE')
+    let refused: unknown = null
+    try {
+      db.query(`SELECT 1 AS one WHERE 1 IN (${tooMany.map(() => '?').join(', ')})`).get(...tooMany)
+    } catch (error) {
+      refused = error
+    }
+    expect(refused).toBeInstanceOf(Error)
+    expect(refused).not.toMatchObject({ kind: 'unavailable' })
+    db.query('INSERT INTO items (id, name) VALUES (?, ?)').run(5, 'kept')
+    db.run('COMMIT')
+    expect(db.query('SELECT name FROM items WHERE id = 5').get()).toEqual({ name: 'kept' })
+    db.query('DELETE FROM items WHERE id = 5').run()
+  })
+
   test('lost inside a transaction: nothing more runs until the rollback, and nothing of it was written', () => {
     db.run('BEGIN IMMEDIATE')
     db.query('INSERT INTO items (id, name) VALUES (?, ?)').run(2, 'lost')

@@ -59,10 +59,32 @@ async function connected(): Promise<Connection> {
   return connection
 }
 
-/** Not an error of the statement but of the connection: the server's admin or crash codes, or the client's own. */
+/** What Bun's client refuses in a statement before it reaches the server: the connection is as good as before. */
+const STATEMENT_REFUSED = new Set(
+  [
+    'SYNTAX_ERROR',
+    'TOO_MANY_PARAMETERS',
+    'INVALID_BINARY_DATA',
+    'INVALID_CHARACTER',
+    'INVALID_BYTE_SEQUENCE',
+    'UNSUPPORTED_INTEGER_SIZE',
+    'UNSUPPORTED_ARRAY_FORMAT',
+    'UNSUPPORTED_BYTEA_FORMAT',
+    'UNKNOWN_FORMAT_CODE',
+    'NOT_TAGGED_CALL',
+    'EXPECTED_STATEMENT',
+    'COPY_NOT_SUPPORTED',
+  ].map((name) => `ERR_POSTGRES_${name}`),
+)
+
+/**
+ * Not an error of the statement but of the connection: the server's admin or crash codes, or anything else the client
+ * reports (closed, refused, timed out, TLS, authentication, a garbled message).
+ */
 const connectionLost = (error: unknown) => {
   const { code, errno } = error as { code?: string; errno?: string }
-  return code !== 'ERR_POSTGRES_SERVER_ERROR' || /^(08|57P)/.test(errno ?? '')
+  if (code === 'ERR_POSTGRES_SERVER_ERROR') return /^(08|57P)/.test(errno ?? '')
+  return !STATEMENT_REFUSED.has(code ?? '')
 }
 
 async function answer(request: Exclude<BridgeRequest, { kind: 'close' }>): Promise<BridgeAnswer> {
