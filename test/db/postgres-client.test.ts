@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { PostgresDatabase } from '../../src/db/postgres/client'
 import { toPostgres } from '../../src/db/postgres/translate'
 import { postgresMissing, startPostgres, type TestPostgres } from '../support/postgres'
+import { waitFor } from '../support/wait'
 
 test('SQLite-flavoured SQL as PostgreSQL runs it', () => {
   expect(
@@ -115,5 +116,54 @@ describe.skipIf(missing !== null)('the synchronous PostgreSQL client', () => {
     db.run('ROLLBACK')
     expect(db.inTransaction).toBe(false)
     expect(db.query('SELECT id FROM items ORDER BY id').all()).toEqual([{ id: 1 }])
+  })
+
+  test('a server that stops answering holds the caller for one connect timeout, not on every statement; it is used again once it answers', async () => {
+    const port = new URL(postgres.url).port
+    const proxy = Bun.spawn([process.execPath, 'test/support/tcp-proxy.ts', port], { stdin: 'pipe', stdout: 'pipe' })
+    const lines = (async function* () {
+      let buffered = ''
+      for await (const chunk of proxy.stdout) {
+        buffered += new TextDecoder().decode(chunk)
+        for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
+          yield buffered.slice(0, end)
+          buffered = buffered.slice(end + 1)
+        }
+      }
+    })()
+    const command = async (line: string) => {
+      proxy.stdin.write(`${line}\n`)
+      proxy.stdin.flush()
+      expect((await lines.next()).value).toBe(`ok ${line}`)
+    }
+    const url = new URL(postgres.url)
+    url.port = (await lines.next()).value as string
+    const client = new PostgresDatabase(url.toString(), { connectTimeoutSeconds: 1 })
+    const attempt = () => {
+      const started = performance.now()
+      try {
+        return { answer: client.query('SELECT 1 AS one').get(), ms: performance.now() - started }
+      } catch (error) {
+        return { error, ms: performance.now() - started }
+      }
+    }
+    try {
+      expect(attempt().answer).toEqual({ one: 1 })
+      await command('blackhole')
+      expect(attempt().error).toMatchObject({ kind: 'unavailable' })
+      // Connecting again: nothing answers, so this statement waits for the connect timeout.
+      const connecting = attempt()
+      expect(connecting.error).toMatchObject({ kind: 'unavailable' })
+      expect(connecting.ms).toBeGreaterThan(900)
+      // Meanwhile the connection is made again in the background; statements are refused without waiting.
+      const refused = attempt()
+      expect(refused.error).toMatchObject({ kind: 'unavailable' })
+      expect(refused.ms).toBeLessThan(connecting.ms / 3)
+      await command('forward')
+      await waitFor('the server used again', () => attempt().answer !== undefined, 10_000, 200)
+    } finally {
+      client.close()
+      proxy.kill()
+    }
   })
 })

@@ -7,8 +7,11 @@ import type { BridgeAnswer, BridgeReply, BridgeRequest, BridgeSetup } from './pr
  * in the order they arrive. Each answer goes to the answer port, then the shared flag wakes the waiting thread.
  *
  * A lost connection (the server restarted, a network cut, an administrator's terminate) fails the statement that met
- * it, and the next one connects again. Lost inside a transaction, the transaction is gone with it: every statement
- * fails until the client's ROLLBACK, so nothing meant for that transaction runs outside it.
+ * it, and the next one connects again. When that connect fails too, the connection is made again in the background and
+ * statements fail at once meanwhile: the waiting thread is the server's event loop, and a server that does not answer
+ * would otherwise hold it for the whole connect timeout on every statement. Lost inside a transaction, the
+ * transaction is gone with it: every statement fails until the client's ROLLBACK, so nothing meant for that
+ * transaction runs outside it.
  */
 
 declare const self: Worker
@@ -47,6 +50,27 @@ function asSqliteValues(rows: unknown[][], types: number[]): unknown[][] {
 }
 
 class TransactionLost extends Error {}
+
+/** A statement refused at once while the connection is being made again. */
+class Reconnecting extends Error {}
+
+/** Between two connect attempts in the background. */
+const RECONNECT_PAUSE_MS = 1000
+let reconnecting: Promise<void> | null = null
+
+function reconnectInBackground(): void {
+  reconnecting ??= (async () => {
+    while (connection === null) {
+      try {
+        await connected()
+      } catch {
+        await Bun.sleep(RECONNECT_PAUSE_MS)
+      }
+    }
+  })().finally(() => {
+    reconnecting = null
+  })
+}
 
 const DONE: BridgeAnswer = { kind: 'done', columns: [], rows: [], changes: 0 }
 const ROLLBACK = /^\s*ROLLBACK\s*;?\s*$/i
@@ -95,10 +119,13 @@ async function answer(request: Exclude<BridgeRequest, { kind: 'close' }>): Promi
     }
     throw new TransactionLost('the connection to PostgreSQL was lost during this transaction, which was rolled back')
   }
+  if (reconnecting) throw new Reconnecting('PostgreSQL could not be reached; connecting again in the background')
   try {
     return await run(await connected(), request)
   } catch (error) {
     if (connectionLost(error)) {
+      // No connection to lose: connecting itself failed.
+      if (connection === null) reconnectInBackground()
       connection = null
       lostInTransaction = request.inTransaction
     }
