@@ -32,8 +32,8 @@ const listener = Bun.listen<Peer>({
             for (const chunk of client.data.early) server.write(chunk)
           },
           data: (_server, chunk) => void client.write(chunk),
-          close: () => client.end(),
-          error: () => client.end(),
+          close: () => void client.end(),
+          error: () => void client.end(),
         },
       })
     },
