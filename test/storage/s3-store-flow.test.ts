@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestApp, type TestApp } from '../support/app'
+import { compiledBinary } from '../support/compiled-binary'
 import { createAgent as createCampaignAgent, createAriConfiguration, csvOf, uploadCsv } from '../support/campaigns'
 import { createAgent, seedRun } from '../support/agents'
 import { createRecording, lineToneWav } from '../support/recordings'
@@ -104,9 +105,9 @@ describe('with an S3 object store', () => {
     expect([...new Uint8Array(await download.arrayBuffer())]).toEqual([...audio])
   })
 
-  test('ringbase backup --to-object-store puts the archive in the bucket; restore --from-object-store brings it back', async () => {
+  test('the compiled ringbase backup --to-object-store puts the archive in the bucket; restore --from-object-store brings it back', async () => {
     const cli = async (args: string[]) => {
-      const run = Bun.spawn([process.execPath, join(import.meta.dir, '..', '..', 'src', 'main.ts'), ...args], {
+      const run = Bun.spawn([compiledBinary(), ...args], {
         env: { ...process.env, ...s3.env, RINGBASE_OBJECT_STORE: `s3://${s3.bucket}/${PREFIX}` },
         stdout: 'pipe',
         stderr: 'pipe',
@@ -136,7 +137,7 @@ describe('with an S3 object store', () => {
     } finally {
       rmSync(restored, { recursive: true, force: true })
     }
-  })
+  }, 120_000)
 
   test('with the bucket down: health says unreachable, an upload answers 502 and the URL stays usable', async () => {
     const grant = await t.request('POST', '/api/v1/s3/presigned-upload-url', {
