@@ -36,11 +36,9 @@ export function openFingerprintReader(dataDir: string): FingerprintReader {
     for (const [table, query] of contents) {
       const tableRows = query.values()
       rows[table] = tableRows.length
-      digests[table] = Bun.hash(
-        JSON.stringify(tableRows, (_key, value) => (typeof value === 'bigint' ? `${value}` : value)),
-      ).toString(36)
+      digests[table] = Bun.hash(JSON.stringify(tableRows)).toString(36)
     }
     return { rows, digests }
   })
-  return { read: () => read(), close: () => sqlite.close() }
+  return { read, close: () => sqlite.close() }
 }

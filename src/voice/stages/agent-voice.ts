@@ -235,7 +235,7 @@ async function synthesizeAndSend(
     for await (const chunk of tts.synthesize(text, { signal })) {
       if (signal.aborted) break
       if (!sent && leadSamples === 0) void state.context.push({ kind: 'sentence_audio' })
-      for (const [piece, more] of piecesOf(chunk.pcm, chunk.sampleRate / 2)) {
+      for (const [piece, more] of piecesOf(chunk.pcm, Math.ceil(chunk.sampleRate / 2))) {
         const pcm = toLine.convert(piece, chunk.sampleRate)
         if (!lead || sent) send(pcm)
         else {
