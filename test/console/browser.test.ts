@@ -546,6 +546,8 @@ describe('the console', () => {
         .getByText(/checked/)
         .waitFor()
       await page.getByText(/^Data dir disk: [\d.]+ [KMGT]?B free of [\d.]+ [KMGT]?B$/).waitFor()
+      for (const line of ['Database (sqlite):', 'Files (data dir):'])
+        expect(await page.locator('li', { hasText: line }).locator('.badge').textContent()).toBe('ok')
       await inspect('overview-health')
       await go('/tools', 'Tools and credentials')
       await page.getByLabel('Credential name').fill(`CRM ${hostile('credential-name')}`)

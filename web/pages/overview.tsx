@@ -210,6 +210,15 @@ function Health() {
             <li>
               Server {health.version}: <StateBadge state={health.status} />
             </li>
+            <li>
+              Database ({health.database.backend}
+              {health.instances.live > 1 ? `, ${health.instances.live} live instances` : ''}):{' '}
+              <StateBadge state={health.database.reachable ? 'ok' : 'unreachable'} />
+            </li>
+            <li>
+              Files ({health.object_store.kind === 's3' ? 'S3 bucket' : 'data dir'}):{' '}
+              <StateBadge state={health.object_store.reachable ? 'ok' : 'unreachable'} />
+            </li>
             {health.disk ? (
               <li>
                 Data dir disk: {formatBytes(health.disk.free_bytes)} free of {formatBytes(health.disk.total_bytes)}
