@@ -17,6 +17,7 @@ import { createSentenceSplitter, type SentenceSplitter } from '../sentences'
 import type { Stage, StageContext } from '../stage'
 import { LINE_RATE } from './caller-input'
 import { joinPcm } from '../../lib/wav'
+import { inSlice } from '../../lib/slices'
 
 /**
  * Speech that starts on a silent line is sent once this much of it is ready (or its sentence is complete): a jitter
@@ -229,27 +230,32 @@ async function synthesizeAndSend(
   // Audio that starts on a silent line waits for a lead (or the whole sentence): see START_LEAD_SAMPLES.
   const lead: Int16Array[] | null = lineSpeaking(state) ? null : []
   let leadSamples = 0
+  const sendLead = () => {
+    void state.context.push({ kind: 'sentence_lead' })
+    send(joinPcm(lead!))
+  }
   toLine.restart()
   state.options.onTtsText?.(text.length)
   try {
     for await (const chunk of tts.synthesize(text, { signal })) {
       if (signal.aborted) break
       if (!sent && leadSamples === 0) void state.context.push({ kind: 'sentence_audio' })
-      for (const [piece, more] of piecesOf(chunk.pcm, Math.ceil(chunk.sampleRate / 2))) {
-        const pcm = toLine.convert(piece, chunk.sampleRate)
-        if (!lead || sent) send(pcm)
-        else {
-          lead.push(pcm)
-          leadSamples += pcm.length
-          if (leadSamples >= START_LEAD_SAMPLES) send(joinPcm(lead))
+      for (const piece of piecesOf(chunk.pcm, Math.ceil(chunk.sampleRate / 2))) {
+        if (lead && !sent) {
+          lead.push(toLine.convert(piece, chunk.sampleRate))
+          leadSamples += lead.at(-1)!.length
+          if (leadSamples >= START_LEAD_SAMPLES) sendLead()
+        } else {
+          // Audio follows what the line is already playing: it can wait a slice (lib/slices.ts), so that other
+          // calls' first audio goes out first when many replies arrive at once.
+          await inSlice(() => {
+            if (!signal.aborted) send(toLine.convert(piece, chunk.sampleRate))
+          })
         }
-        // Once this call's audio flows, the rest of a long chunk waits a turn: when many calls' speech arrives at
-        // once, every call's first audio goes out before any call's later half-seconds are converted.
-        if (sent && more) await nextTurn()
         if (signal.aborted) break
       }
     }
-    if (lead && !sent && leadSamples > 0 && !signal.aborted) send(joinPcm(lead))
+    if (lead && !sent && leadSamples > 0 && !signal.aborted) sendLead()
   } catch (error) {
     if (!signal.aborted)
       state.context.warn(`Speech synthesis failed (${tts.ref.service}/${tts.ref.model}): ${(error as Error).message}`)
@@ -257,13 +263,10 @@ async function synthesizeAndSend(
   return sent && !signal.aborted
 }
 
-/** `pcm` in pieces of at most `size` samples (views, no copies), each with whether more follow. */
-function* piecesOf(pcm: Int16Array, size: number): Generator<[Int16Array, boolean]> {
-  for (let start = 0; start < pcm.length; start += size)
-    yield [pcm.subarray(start, Math.min(start + size, pcm.length)), start + size < pcm.length]
+/** `pcm` in pieces of at most `size` samples (views, no copies). */
+function* piecesOf(pcm: Int16Array, size: number): Generator<Int16Array> {
+  for (let start = 0; start < pcm.length; start += size) yield pcm.subarray(start, Math.min(start + size, pcm.length))
 }
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 type LineRateConverter = {
   /** A new stream of audio (a sentence): its output is exactly a fresh resampler's. */
