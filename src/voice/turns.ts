@@ -123,10 +123,14 @@ export function createTurnDetector(
   function finishUtterance(endedAtMs: number): TurnEvent {
     const pcm = audioSoFar()
     const { startedAtMs, lastSpeechEndMs } = utterance!
+    forgetUtterance()
+    return { type: 'utterance', pcm, startedAtMs, endedAtMs, speechEndedAtMs: lastSpeechEndMs }
+  }
+
+  function forgetUtterance(): void {
     utterance = null
     candidateStartMs = null
     recent = []
-    return { type: 'utterance', pcm, startedAtMs, endedAtMs, speechEndedAtMs: lastSpeechEndMs }
   }
 
   function appendToUtterance(pcm: Int16Array, events: TurnEvent[]): void {
@@ -219,8 +223,6 @@ export function createTurnDetector(
     get nextEventAtMs() {
       return utterance ? utterance.lastSpeechEndMs + (pauses && !utterance.paused ? pauseMs : stopMs) : null
     },
-    endUtterance() {
-      if (utterance) finishUtterance(utterance.lastSpeechEndMs)
-    },
+    endUtterance: forgetUtterance,
   }
 }
