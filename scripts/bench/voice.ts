@@ -264,6 +264,7 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
           turns.flatMap((turn) => (turn.firstSentenceMs === null ? [] : [turn.firstSentenceMs])),
         ),
         first_audio_ms: distribution(turns.flatMap((turn) => (turn.firstAudioMs === null ? [] : [turn.firstAudioMs]))),
+        tts_lead_ms: distribution(turns.map((turn) => turn.ttsLeadMs)),
         engine_overhead_ms: distribution(turns.map(engineShareMs)),
         // the cost of speculation: LLM requests sent per answered turn (1 without it)
         llm_requests: stats.llmRequests,

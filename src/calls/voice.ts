@@ -361,6 +361,7 @@ function voiceLog(result: VoiceCallResult, warnings: string[]): Record<string, u
       first_text_ms: turn.firstTextMs === null ? null : Math.round(turn.firstTextMs),
       first_sentence_ms: turn.firstSentenceMs === null ? null : Math.round(turn.firstSentenceMs),
       first_audio_ms: turn.firstAudioMs === null ? null : Math.round(turn.firstAudioMs),
+      tts_lead_ms: Math.round(turn.ttsLeadMs),
       ...(turn.retrievalMs > 0 ? { retrieval_ms: Math.round(turn.retrievalMs * 10) / 10 } : {}),
       engine_ms: Math.round(engineShareMs(turn)),
     })),

@@ -83,6 +83,8 @@ export type Frame =
   | { kind: 'sentence_started' }
   /** Speech synthesis gave the sentence's first audio (it may be held a moment before it is sent: agent-voice.ts). */
   | { kind: 'sentence_audio' }
+  /** Speech starting on a silent line: its start lead (agent-voice.ts) is received, and goes out now. */
+  | { kind: 'sentence_lead' }
   /** Agent audio, 8 kHz PCM, to the line; after the output stage: it was sent at `atMs`. */
   | { kind: 'agent_audio'; pcm: Int16Array; atMs: number }
 

@@ -13,6 +13,7 @@ import { connectAriMedia } from '../../src/voice/ari-media'
 import { pcm16ToUlaw, ulawToPcm16 } from '../../src/voice/g711'
 import {
   createVoicePipeline,
+  engineShareMs,
   type VoiceCallResult,
   type VoicePipeline,
   type VoicePipelineOptions,
@@ -256,6 +257,19 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     // the caller's speech is on the left channel
     const { pcm } = decodeWav(result.recording.caller)
     expect(rms(pcm)).toBeGreaterThan(300)
+  })
+
+  test("the start lead's wait is the TTS streaming it, measured apart from the engine's share", async () => {
+    // 100 ms pieces 150 ms apart: the 300 ms lead of the answer is complete with its third piece, 300 ms after the first
+    models.speech.handler = () => ({ chunkBytes: 4800, chunkDelayMs: 150 })
+    const { call } = await callerSays('Can I book a table for two tonight?', 'Of course, we have a table at eight.')
+    await waitFor('the answer to be played', () => speechInputs().length === 2, 10_000)
+    await waitFor('the answer to be heard', () => marksProcessed(call.channel).length >= 2, 10_000)
+    await call.pipeline.stop('user_hangup')
+    const [turn] = (await call.result).turns
+    expect(turn.ttsLeadMs).toBeGreaterThanOrEqual(290)
+    expect(engineShareMs(turn)).toBeLessThan(turn.ttsLeadMs)
+    expect(turn.responseMs).toBeGreaterThanOrEqual(turn.ttsLeadMs + (turn.firstAudioMs ?? 0))
   })
 
   test('a stalled event loop: speech that arrives in one burst after the stall is still heard, transcribed whole, answered, and recorded', async () => {

@@ -30,21 +30,28 @@ export type VoiceTurnMetric = {
    * (its first token, then the rest of the sentence as fast as it streams).
    */
   firstSentenceMs: number | null
-  /**
-   * First sentence ready → its first audio from speech synthesis (TTS time to first byte). What follows until the audio
-   * is sent (resampling, encoding, the start lead: agent-voice.ts) is the engine's share.
-   */
+  /** First sentence ready → its first audio from speech synthesis (TTS time to first byte). */
   firstAudioMs: number | null
+  /**
+   * First audio → the start lead received (the TTS streaming the first 300 ms of speech, agent-voice.ts: the jitter
+   * buffer a reply starts with); 0 when its first piece held the lead. What follows until the audio is sent is the
+   * engine's share.
+   */
+  ttsLeadMs: number
   /** Knowledge-base retrievals inside firstTextMs (embedding the query and searching): 0 when none ran. */
   retrievalMs: number
 }
 
 /**
  * The engine's own share of a turn's response: what the models' measured times do not explain (STT, the LLM up to the
- * first whole sentence, TTS up to its first audio).
+ * first whole sentence, TTS up to its first audio and the start lead).
  */
 export const engineShareMs = (turn: VoiceTurnMetric) =>
-  turn.responseMs - turn.sttMs - (turn.firstSentenceMs ?? turn.firstTextMs ?? 0) - (turn.firstAudioMs ?? 0)
+  turn.responseMs -
+  turn.sttMs -
+  (turn.firstSentenceMs ?? turn.firstTextMs ?? 0) -
+  (turn.firstAudioMs ?? 0) -
+  turn.ttsLeadMs
 
 export type TurnMetrics = Stage & {
   readonly turns: VoiceTurnMetric[]
@@ -59,6 +66,7 @@ type Measuring = {
   firstTextAtMs?: number
   firstSentenceAtMs?: number
   firstSpeechAtMs?: number
+  leadAtMs?: number
 }
 
 export function measureTurns(options: {
@@ -88,6 +96,7 @@ export function measureTurns(options: {
         measuring.firstSentenceAtMs === undefined
           ? null
           : (measuring.firstSpeechAtMs ?? firstAudioAtMs) - measuring.firstSentenceAtMs,
+      ttsLeadMs: measuring.leadAtMs === undefined ? 0 : measuring.leadAtMs - measuring.firstSpeechAtMs!,
       retrievalMs: retrievalMsTotal() - measuring.retrievalAtMessageMs,
     })
   }
@@ -127,6 +136,9 @@ export function measureTurns(options: {
           return
         case 'sentence_audio':
           if (measuring?.firstSentenceAtMs !== undefined) measuring.firstSpeechAtMs ??= context.now()
+          return
+        case 'sentence_lead':
+          if (measuring?.firstSpeechAtMs !== undefined) measuring.leadAtMs ??= context.now()
           return
         case 'agent_audio':
           if (measuring) close(measuring, frame.atMs)
