@@ -2,6 +2,7 @@ import { isIP, isIPv6 } from 'node:net'
 import { bareHost, reachesThisMachine, targetsAppliance, type ApplianceAddress } from '../egress/network-policy'
 import { THIS_SERVER_MESSAGE } from '../egress/policy'
 import { readCappedText } from '../lib/capped-body'
+import { MultipartBody } from './multipart'
 import { ModelServerError, type ModelFailureKind } from './types'
 
 /**
@@ -117,7 +118,7 @@ export type ModelRequest = {
   path: string
   method?: 'GET' | 'POST'
   /** A plain object is sent as JSON. */
-  body?: FormData | Record<string, unknown>
+  body?: MultipartBody | Record<string, unknown>
   timeouts: ModelTimeouts
   /** The most the answer's body may hold (MODEL_ANSWER_MAX_BYTES unless said); past it the request fails. */
   maxBytes?: number
@@ -251,9 +252,11 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
 
   const headers: Record<string, string> = {}
   if (apiKey) headers.authorization = `Bearer ${apiKey}`
-  let body: FormData | string | undefined
-  if (request.body instanceof FormData) body = request.body
-  else if (request.body) {
+  let body: Uint8Array | string | undefined
+  if (request.body instanceof MultipartBody) {
+    headers['content-type'] = request.body.contentType
+    body = request.body.bytes
+  } else if (request.body) {
     headers['content-type'] = 'application/json'
     body = JSON.stringify(request.body)
   }
@@ -316,7 +319,7 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
  */
 async function fetchPinned(
   targets: PinnedTarget[],
-  init: { method: string; headers: Record<string, string>; body?: FormData | string },
+  init: { method: string; headers: Record<string, string>; body?: Uint8Array | string },
   signal: AbortSignal,
 ): Promise<Response> {
   for (let index = 0; ; index++) {

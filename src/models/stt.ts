@@ -1,5 +1,6 @@
 import { encodeWav } from '../lib/wav'
 import { parseJsonAnswer, readAnswer, requestModel, type ModelConnection, type ModelTimeouts } from './http'
+import { multipartBody } from './multipart'
 import { ModelServerError, type SttClient } from './types'
 
 export type SttSettings = { model: string; language?: string }
@@ -24,11 +25,12 @@ export function createSttClient(
     ref: { service: connection.provider, model: settings.model },
     async transcribe(pcm16k, { signal } = {}) {
       const what = 'transcription'
-      const form = new FormData()
-      form.append('file', new Blob([encodeWav(pcm16k, STT_SAMPLE_RATE)], { type: 'audio/wav' }), 'speech.wav')
-      form.append('model', settings.model)
-      if (settings.language) form.append('language', settings.language)
-      form.append('response_format', 'json')
+      const form = multipartBody([
+        { name: 'file', filename: 'speech.wav', contentType: 'audio/wav', bytes: encodeWav(pcm16k, STT_SAMPLE_RATE) },
+        { name: 'model', value: settings.model },
+        ...(settings.language ? [{ name: 'language', value: settings.language }] : []),
+        { name: 'response_format', value: 'json' },
+      ])
       const exchange = await requestModel(connection, {
         what,
         path: '/audio/transcriptions',
