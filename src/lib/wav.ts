@@ -26,24 +26,10 @@ export function encodeWav(tracks: Int16Array | Int16Array[], sampleRate: number)
   const channels = Array.isArray(tracks) ? tracks : [tracks]
   const frames = channels[0].length
   if (channels.some((track) => track.length !== frames)) throw new Error('WAV tracks must have the same length')
-  const dataBytes = frames * channels.length * 2
-  const bytes = new Uint8Array(HEADER_BYTES + dataBytes)
-  const view = new DataView(bytes.buffer)
-  writeAscii(bytes, 0, 'RIFF')
-  view.setUint32(4, 36 + dataBytes, true)
-  writeAscii(bytes, 8, 'WAVE')
-  writeAscii(bytes, 12, 'fmt ')
-  view.setUint32(16, 16, true)
-  view.setUint16(20, FORMAT_PCM, true)
-  view.setUint16(22, channels.length, true)
-  view.setUint32(24, sampleRate, true)
-  view.setUint32(28, sampleRate * channels.length * 2, true)
-  view.setUint16(32, channels.length * 2, true)
-  view.setUint16(34, 16, true)
-  writeAscii(bytes, 36, 'data')
-  view.setUint32(40, dataBytes, true)
+  const bytes = new Uint8Array(HEADER_BYTES + frames * channels.length * 2)
+  bytes.set(wavHeader(frames, sampleRate, channels.length))
   if (channels.length === 1) {
-    bytes.set(new Uint8Array(channels[0].buffer, channels[0].byteOffset, dataBytes), HEADER_BYTES)
+    bytes.set(pcmBytes(channels[0]), HEADER_BYTES)
     return bytes
   }
   const interleaved = new Int16Array(bytes.buffer, HEADER_BYTES, frames * channels.length)
@@ -53,6 +39,30 @@ export function encodeWav(tracks: Int16Array | Int16Array[], sampleRate: number)
   }
   return bytes
 }
+
+/** The 44-byte header of a WAV of `frames` 16-bit frames: what precedes the samples' bytes (`pcmBytes`). */
+export function wavHeader(frames: number, sampleRate: number, channels = 1): Uint8Array {
+  const dataBytes = frames * channels * 2
+  const bytes = new Uint8Array(HEADER_BYTES)
+  const view = new DataView(bytes.buffer)
+  writeAscii(bytes, 0, 'RIFF')
+  view.setUint32(4, 36 + dataBytes, true)
+  writeAscii(bytes, 8, 'WAVE')
+  writeAscii(bytes, 12, 'fmt ')
+  view.setUint32(16, 16, true)
+  view.setUint16(20, FORMAT_PCM, true)
+  view.setUint16(22, channels, true)
+  view.setUint32(24, sampleRate, true)
+  view.setUint32(28, sampleRate * channels * 2, true)
+  view.setUint16(32, channels * 2, true)
+  view.setUint16(34, 16, true)
+  writeAscii(bytes, 36, 'data')
+  view.setUint32(40, dataBytes, true)
+  return bytes
+}
+
+/** The samples' bytes as they are (little-endian), without a copy. */
+export const pcmBytes = (pcm: Int16Array) => new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength)
 
 /** Tracks of PCM one after the other, in one array. */
 export function joinPcm(pieces: Int16Array[]): Int16Array {

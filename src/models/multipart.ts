@@ -5,7 +5,8 @@
  */
 export type MultipartPart =
   | { name: string; value: string }
-  | { name: string; filename: string; contentType: string; bytes: Uint8Array }
+  /** A file's bytes, one piece or several laid end to end (a header and the samples, without joining them first). */
+  | { name: string; filename: string; contentType: string; bytes: Uint8Array | Uint8Array[] }
 
 export class MultipartBody {
   constructor(
@@ -28,7 +29,11 @@ export function multipartBody(parts: MultipartPart[]): MultipartBody {
       `--${boundary}\r\nContent-Disposition: form-data; name=${quoted(part.name)}` +
       (file ? `; filename=${quoted(part.filename)}\r\nContent-Type: ${part.contentType}` : '') +
       '\r\n\r\n'
-    pieces.push(encoder.encode(head), file ? part.bytes : encoder.encode(part.value), encoder.encode('\r\n'))
+    pieces.push(encoder.encode(head))
+    if (!file) pieces.push(encoder.encode(part.value))
+    else if (Array.isArray(part.bytes)) pieces.push(...part.bytes)
+    else pieces.push(part.bytes)
+    pieces.push(encoder.encode('\r\n'))
   }
   pieces.push(encoder.encode(`--${boundary}--\r\n`))
   const bytes = new Uint8Array(pieces.reduce((sum, piece) => sum + piece.length, 0))

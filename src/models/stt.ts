@@ -1,4 +1,4 @@
-import { encodeWav } from '../lib/wav'
+import { pcmBytes, wavHeader } from '../lib/wav'
 import { parseJsonAnswer, readAnswer, requestModel, type ModelConnection, type ModelTimeouts } from './http'
 import { multipartBody } from './multipart'
 import { ModelServerError, type SttClient } from './types'
@@ -26,7 +26,12 @@ export function createSttClient(
     async transcribe(pcm16k, { signal } = {}) {
       const what = 'transcription'
       const form = multipartBody([
-        { name: 'file', filename: 'speech.wav', contentType: 'audio/wav', bytes: encodeWav(pcm16k, STT_SAMPLE_RATE) },
+        {
+          name: 'file',
+          filename: 'speech.wav',
+          contentType: 'audio/wav',
+          bytes: [wavHeader(pcm16k.length, STT_SAMPLE_RATE), pcmBytes(pcm16k)],
+        },
         { name: 'model', value: settings.model },
         ...(settings.language ? [{ name: 'language', value: settings.language }] : []),
         { name: 'response_format', value: 'json' },

@@ -21,6 +21,7 @@ import { resample } from '../lib/resample'
 import { AudioImportError, decodeToLineAudio, LINE_RATE, WIDE_RATE, type LineAudio } from './line-audio'
 import { definitionMentions, toolMention } from '../definition/recording-references'
 import { existingRecordingIds } from '../tools/recordings'
+import { pcmBytes } from '../lib/wav'
 
 export const MAX_RECORDING_BYTES = 5 * 1024 * 1024
 export const RECORDING_CONTENT_TYPES = [
@@ -197,7 +198,6 @@ export async function createRecordings(
 const lineAudioKey = (storageKey: string) => `${storageKey}.line-8k.ulaw`
 /** The 16 kHz copy is kept beside the line audio, under a name derived from it (no column of its own). */
 const wideAudioKey = (lineKey: string) => lineKey.replace(/\.line-8k\.ulaw$/, '.wide-16k.pcm')
-const pcmBytes = (pcm: Int16Array) => new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength)
 
 async function decodeUpload(ctx: AppContext, storageKey: string, loc: (string | number)[]): Promise<LineAudio> {
   const object = await ctx.objects.get(storageKey)

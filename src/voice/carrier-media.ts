@@ -16,6 +16,7 @@
 import { pcm16ToUlaw, ulawToPcm16 } from './g711'
 import type { MarkOutcome, MediaClose, MediaTransport } from './media-transport'
 import { createResampler } from '../lib/resample'
+import { pcmBytes } from '../lib/wav'
 
 export type MediaFraming = 'twilio' | 'exotel' | 'telnyx' | 'plivo' | 'vonage'
 
@@ -59,8 +60,7 @@ type Framing = {
 const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
 const fromBase64 = (text: string) => new Uint8Array(Buffer.from(text, 'base64'))
 const identity = (ulaw: Uint8Array) => ulaw
-/** Little-endian 16-bit samples as bytes and back (every platform Bun runs on is little-endian). */
-const pcmBytes = (pcm: Int16Array) => new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength)
+/** Little-endian 16-bit samples from bytes (every platform Bun runs on is little-endian; `pcmBytes` goes the other way). */
 const pcmSamples = (bytes: Uint8Array) => {
   const aligned = new Uint8Array(bytes.byteLength - (bytes.byteLength % 2))
   aligned.set(bytes.subarray(0, aligned.byteLength))

@@ -17,6 +17,7 @@
 import { pcm16ToUlaw, ulawToPcm16 } from './g711'
 import type { MarkOutcome, MediaClose, MediaTransport } from './media-transport'
 import { createResampler } from '../lib/resample'
+import { pcmBytes } from '../lib/wav'
 
 export const WEB_CALL_SAMPLE_RATES = [8000, 16000, 24000, 44100, 48000] as const
 /** The longest audio frame the page may send. */
@@ -45,8 +46,6 @@ export type WebMediaTransport = MediaTransport & {
   /** Resolves once the page has declared its sample rate (audio flows from then on); never if the socket closes first. */
   readonly ready: Promise<number>
 }
-
-const pcmBytes = (pcm: Int16Array) => new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength)
 
 function parseMessage(text: string): Record<string, unknown> | null {
   try {
