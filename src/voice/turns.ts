@@ -80,23 +80,30 @@ function frameRmsDbfs(frame: Int16Array): number {
   return rms === 0 ? -Infinity : 20 * Math.log10(rms / 32768)
 }
 
-/** The utterance being heard: its audio in chunks, and whether the pause after its last speech was told. */
+/**
+ * The utterance being heard. Its audio is written into one buffer as it comes (doubled when full), and handed out as
+ * views of it: what was written is never written again, so a view stays true while the utterance goes on. Joining
+ * frames at the end of a turn instead touched fresh memory at that instant, which costs (page faults) when 100 callers
+ * stop speaking at once.
+ */
 type Utterance = {
-  chunks: Int16Array[]
+  audio: Int16Array
   samples: number
   startedAtMs: number
   lastSpeechEndMs: number
   paused: boolean
 }
 
-function joinChunks({ chunks, samples }: Utterance): Int16Array {
-  const pcm = new Int16Array(samples)
-  let offset = 0
-  for (const chunk of chunks) {
-    pcm.set(chunk, offset)
-    offset += chunk.length
-  }
-  return pcm
+/** An utterance's buffer starts with room for this much speech. */
+const INITIAL_UTTERANCE_MS = 4_000
+
+/** Room for `more` samples after the written ones (the rest of a fresh buffer is silence already). */
+function reserve(utterance: Utterance, more: number): void {
+  const needed = utterance.samples + more
+  if (needed <= utterance.audio.length) return
+  const grown = new Int16Array(Math.max(needed, utterance.audio.length * 2))
+  grown.set(utterance.audio.subarray(0, utterance.samples))
+  utterance.audio = grown
 }
 
 /** `liveAudio`: the utterance's audio is told as it is heard (`audio` events), for a recogniser that streams. */
@@ -118,7 +125,7 @@ export function createTurnDetector(
   let recent: { pcm: Int16Array; endMs: number }[] = []
   let candidateStartMs: number | null = null
   let utterance: Utterance | null = null
-  const audioSoFar = () => joinChunks(utterance!)
+  const audioSoFar = () => utterance!.audio.subarray(0, utterance!.samples)
 
   function finishUtterance(endedAtMs: number): TurnEvent {
     const pcm = audioSoFar()
@@ -134,9 +141,16 @@ export function createTurnDetector(
   }
 
   function appendToUtterance(pcm: Int16Array, events: TurnEvent[]): void {
-    utterance!.chunks.push(pcm)
+    reserve(utterance!, pcm.length)
+    utterance!.audio.set(pcm, utterance!.samples)
     utterance!.samples += pcm.length
     if (options.liveAudio) events.push({ type: 'audio', pcm })
+  }
+
+  function appendSilence(samples: number, events: TurnEvent[]): void {
+    reserve(utterance!, samples)
+    utterance!.samples += samples
+    if (options.liveAudio) events.push({ type: 'audio', pcm: new Int16Array(samples) })
   }
 
   function silenceEnds(nowMs: number, events: TurnEvent[]): void {
@@ -167,7 +181,7 @@ export function createTurnDetector(
       recent = []
       if (utterance) {
         silenceEnds(frameStartMs, events)
-        if (utterance) appendToUtterance(new Int16Array(Math.round(gapMs * SAMPLES_PER_MS)), events)
+        if (utterance) appendSilence(Math.round(gapMs * SAMPLES_PER_MS), events)
       }
     }
     lastFrameEndMs = endMs
@@ -191,7 +205,13 @@ export function createTurnDetector(
     candidateStartMs ??= frameStartMs
     if (endMs - candidateStartMs < startMs) return
     const kept = recent.filter((entry) => entry.endMs - FRAME_MS >= candidateStartMs! - preRollMs)
-    utterance = { chunks: [], samples: 0, startedAtMs: kept[0].endMs - FRAME_MS, lastSpeechEndMs: endMs, paused: false }
+    utterance = {
+      audio: new Int16Array(INITIAL_UTTERANCE_MS * SAMPLES_PER_MS),
+      samples: 0,
+      startedAtMs: kept[0].endMs - FRAME_MS,
+      lastSpeechEndMs: endMs,
+      paused: false,
+    }
     events.push({ type: 'speech_started', atMs: endMs })
     for (const entry of kept) appendToUtterance(entry.pcm, events)
     recent = []

@@ -109,6 +109,24 @@ describe('turn detector (timing, with a stand-in VAD)', () => {
     expect(utterance.speechEndedAtMs).toBe(second.endMs)
   })
 
+  test("audio handed out stays as it was: the pause's audio after the caller goes on past the first buffer, and the utterance whole", () => {
+    const { pauseMs, stopMs } = DEFAULT_TURN_PARAMETERS
+    const detector = createTurnDetector(loudIsSpeech, { preRollMs: 0, maxUtteranceMs: 60_000 })
+    const first = feed(detector, tone(600), 0)
+    const [pause] = detector.tick(first.endMs + pauseMs)
+    if (pause?.type !== 'pause') throw new Error('expected a pause')
+    const heardAtThePause = pause.pcm.slice()
+    // 8 s more of another tone: the utterance outgrows its first buffer
+    const goOn = sine(500, 16000, 8000)
+    const second = feed(detector, goOn, first.endMs + pauseMs)
+    const [utterance] = withoutPauses(detector.tick(second.endMs + stopMs))
+    if (utterance?.type !== 'utterance') throw new Error('expected an utterance')
+    expect(pause.pcm).toEqual(heardAtThePause)
+    expect(utterance.pcm.length).toBe(16 * (600 + pauseMs + 8000))
+    expect(utterance.pcm.subarray(0, 16 * 600)).toEqual(tone(600))
+    expect(utterance.pcm.subarray(16 * (600 + pauseMs))).toEqual(goOn)
+  })
+
   test('endUtterance closes the utterance at once: the next speech starts a new one; no pauses when pauseMs ≥ stopMs', () => {
     const detector = createTurnDetector(loudIsSpeech)
     const first = feed(detector, tone(600), 0)
