@@ -32,19 +32,24 @@ export type CallRecorder = {
   finish(endMs?: number): CallRecording
 }
 
-type Track = { samples: Int16Array; end: number }
+/**
+ * `written`: past it the array was never written, so it is silence already. The gap before a write is zeroed only below
+ * it (audio cut by a barge-in): zeroing untouched memory would only fault its pages in at a busy instant.
+ */
+type Track = { samples: Int16Array; end: number; written: number }
 
 function ensureCapacity(track: Track, needed: number): void {
   if (needed <= track.samples.length) return
   const grown = new Int16Array(Math.max(needed, track.samples.length * 2))
   grown.set(track.samples.subarray(0, track.end))
   track.samples = grown
+  track.written = track.end
 }
 
 export function createCallRecorder(startedAtMs: number, options: { maxDurationMs?: number } = {}): CallRecorder {
   const maxSamples = Math.round((options.maxDurationMs ?? 3_600_000) * SAMPLES_PER_MS)
-  const callerTrack: Track = { samples: new Int16Array(SAMPLE_RATE * 60), end: 0 }
-  const agentTrack: Track = { samples: new Int16Array(SAMPLE_RATE * 60), end: 0 }
+  const callerTrack: Track = { samples: new Int16Array(SAMPLE_RATE * 60), end: 0, written: 0 }
+  const agentTrack: Track = { samples: new Int16Array(SAMPLE_RATE * 60), end: 0, written: 0 }
 
   function offsetOf(atMs: number): number {
     return Math.max(0, Math.round((atMs - startedAtMs) * SAMPLES_PER_MS))
@@ -54,9 +59,10 @@ export function createCallRecorder(startedAtMs: number, options: { maxDurationMs
     const length = Math.min(pcm.length, maxSamples - at)
     if (length <= 0) return
     ensureCapacity(track, at + length)
-    if (at > track.end) track.samples.fill(0, track.end, at)
+    if (at > track.end && track.written > track.end) track.samples.fill(0, track.end, Math.min(at, track.written))
     track.samples.set(pcm.subarray(0, length), at)
     track.end = Math.max(track.end, at + length)
+    track.written = Math.max(track.written, track.end)
   }
 
   return {
