@@ -50,6 +50,14 @@ async function runFakes(): Promise<void> {
   models.transcription.handler = () => ({ text: UTTERANCE })
   const speech = await callerSpeech(UTTERANCE)
   const channels = new Map<string, { channel: FakeMediaChannel; spokeAt: number[] }>()
+  // The fakes' own event loop: when it stalls, the models' answers (and the caller's audio) come late for that reason.
+  let fakesStalls: number[] = []
+  let fakesLastTick = performance.now()
+  setInterval(() => {
+    const now = performance.now()
+    if (now - fakesLastTick > 110) fakesStalls.push(Math.round(now - fakesLastTick))
+    fakesLastTick = now
+  }, 10)
 
   /**
    * Frames missing inside agent turns: each turn is the played stretch between two caller utterances. A gap's place
@@ -107,11 +115,13 @@ async function runFakes(): Promise<void> {
           lateGapsAtMs: all.flatMap((s) => s.gapsAtMs),
           calls: all.length,
           llmRequests: models.requestsTo('/chat/completions').length,
+          fakesStalls,
         })
       }
       if (request.method === 'POST' && path === '/reset') {
         channels.clear()
         models.requests.length = 0
+        fakesStalls = []
         return Response.json({})
       }
       return new Response('not found', { status: 404 })
@@ -237,6 +247,7 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
     late: number
     lateGapsAtMs: number[]
     llmRequests: number
+    fakesStalls: number[]
   }
   const turns = results.flatMap((result) => result.turns)
   const speculation = results.map((result) => result.speculation)
@@ -282,6 +293,8 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
         // where in the agent's turn the audio ran out: ms from the turn's first frame to each gap
         agent_audio_gaps_at_ms: distribution(stats.lateGapsAtMs),
         event_loop_stalls: stalls,
+        // the child's (fakes') event loop: stalls there delay the models' answers, not Ringbase
+        fakes_event_loop_stalls_ms: stats.fakesStalls,
         event_loop_delay_ms: { p99: ms(loop.percentile(99) / 1e6), max: ms(loop.max / 1e6) },
       },
       null,
