@@ -27,6 +27,31 @@ describe('work in slices', () => {
     expect(order.indexOf('timer')).toBeLessThan(10)
   })
 
+  test('a job due soon goes first and runs whatever the budget; the backlog waits', async () => {
+    const order: string[] = []
+    const backlog = Array.from({ length: 20 }, (_, index) =>
+      inSlice(() => {
+        busy(2)
+        order.push(`backlog ${index}`)
+      }),
+    )
+    const dueAt = performance.now() + 100
+    const urgent = Array.from({ length: 6 }, (_, index) =>
+      inSlice(() => {
+        busy(2)
+        order.push(`due ${index}`)
+      }, dueAt),
+    )
+    setTimeout(() => order.push('timer'), 0)
+    await Promise.all([...backlog, ...urgent])
+    // the six due jobs (12 ms, past one slice's budget) ran first and together, before the timer's turn
+    expect(order.slice(0, 6)).toEqual(Array.from({ length: 6 }, (_, index) => `due ${index}`))
+    expect(order.indexOf('timer')).toBeGreaterThan(5)
+    expect(order.filter((entry) => entry.startsWith('backlog'))).toEqual(
+      Array.from({ length: 20 }, (_, index) => `backlog ${index}`),
+    )
+  })
+
   test('a job that throws rejects its own promise only; the queue goes on', async () => {
     const failing = inSlice(() => {
       throw new Error('broken job')

@@ -78,6 +78,8 @@ type VoiceState = {
   silentWaiters: (() => void)[]
   /** The sentences' audio to the line's rate: one resampler per call (its filter and work memory), not per sentence. */
   toLine: LineRateConverter
+  /** When the audio sent so far will have played (performance.now() time, an estimate): the next piece is due then. */
+  lineRunsDryAtMs: number
 }
 
 export function agentVoice(options: AgentVoiceOptions): AgentVoice {
@@ -90,6 +92,7 @@ export function agentVoice(options: AgentVoiceOptions): AgentVoice {
     cutThroughTurn: -1,
     silentWaiters: [],
     toLine: lineRateConverter(),
+    lineRunsDryAtMs: 0,
   } as Omit<VoiceState, 'context'> as VoiceState
   return {
     name: 'agent voice',
@@ -101,6 +104,7 @@ export function agentVoice(options: AgentVoiceOptions): AgentVoice {
       onConversationEvent(state, frame.event)
     },
     interrupt() {
+      state.lineRunsDryAtMs = 0
       state.sentences.length = 0
       state.synthesis?.controller.abort()
       for (const turn of state.speeches.keys()) state.cutThroughTurn = Math.max(state.cutThroughTurn, turn)
@@ -226,6 +230,7 @@ async function synthesizeAndSend(
   const send = (pcm: Int16Array) => {
     void state.context.push({ kind: 'agent_audio', pcm, atMs: state.context.now() })
     sent = true
+    state.lineRunsDryAtMs = Math.max(performance.now(), state.lineRunsDryAtMs) + (pcm.length * 1000) / LINE_RATE
   }
   // Audio that starts on a silent line waits for a lead (or the whole sentence): see START_LEAD_SAMPLES.
   const lead: Int16Array[] | null = lineSpeaking(state) ? null : []
@@ -246,11 +251,11 @@ async function synthesizeAndSend(
           leadSamples += lead.at(-1)!.length
           if (leadSamples >= START_LEAD_SAMPLES) sendLead()
         } else {
-          // Audio follows what the line is already playing: it can wait a slice (lib/slices.ts), so that other
-          // calls' first audio goes out first when many replies arrive at once.
+          // Audio follows what the line is already playing: it can wait a slice (lib/slices.ts) until shortly before
+          // the line runs dry, so that other calls' first audio goes out first when many replies arrive at once.
           await inSlice(() => {
             if (!signal.aborted) send(toLine.convert(piece, chunk.sampleRate))
-          })
+          }, state.lineRunsDryAtMs)
         }
         if (signal.aborted) break
       }

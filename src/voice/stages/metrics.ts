@@ -2,7 +2,7 @@
  * Per-turn response times, measured by the pipeline itself: from the end of the caller's speech to the first agent
  * audio sent, split into the stop window (the silence waited before the turn was known to be over: the short pause
  * when speculation ended it, else the full window) and the response after it (speech recognition, LLM first text, TTS
- * first audio, the engine's own share), with what speculation saved. That is the
+ * first audio and start lead, the engine's own share), with what speculation saved. That is the
  * engine's own overhead plus the models' latency, never hidden. Also how long answering-machine detection held the
  * answer to the caller's first turn.
  */
