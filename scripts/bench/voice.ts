@@ -1,7 +1,8 @@
 // Voice pipeline timing: `bun scripts/bench/voice.ts [latency calls] [load calls]` (defaults 20 and 100); pin it to one
 // core with `taskset -c 1 bun scripts/bench/voice.ts`. Conversations run through the fake chan_websocket endpoint with
-// instant fake STT/LLM/TTS. Both fakes and the scripted callers run in a child process (this file with --fakes), so
-// the CPU measured here is Ringbase's alone: pipeline, VAD, resampling, codecs, model clients and conversations.
+// instant fake STT/LLM/TTS. The fake PBX with its scripted callers, and the fake models, run in two child processes
+// (this file with --fake-pbx, --fake-models), so the CPU measured here is Ringbase's alone (pipeline, VAD, resampling,
+// codecs, model clients and conversations) and the models are not slowed by the fake PBX's load.
 //
 // Each call: the greeting, then the caller speaks (real speech from the built-in voice) at 1.5 s and 14 s, each time
 // answered with a 5-sentence reply (~8 s of audio); the call is hung up at 26 s.
@@ -42,23 +43,72 @@ const REPLY =
 const FRAME_MS = 20
 
 // ---------------------------------------------------------------------------------------------------------------
-// The child: fake models, fake chan_websocket, scripted callers
+// The children: the fake PBX (chan_websocket and the scripted callers) in one, the fake models in another, so that
+// "instant" models are not slowed by the fake PBX's own load. Each has a control server and watches its event loop.
 
-async function runFakes(): Promise<void> {
-  const media = startFakeAriMedia()
+/** Stalls (over 100 ms without running a 10 ms timer) of this process's event loop since the last reset. */
+function watchStalls() {
+  let stalls: number[] = []
+  let lastTick = performance.now()
+  setInterval(() => {
+    const now = performance.now()
+    if (now - lastTick > 110) stalls.push(Math.round(now - lastTick))
+    lastTick = now
+  }, 10)
+  return {
+    get stalls() {
+      return stalls
+    },
+    reset: () => {
+      stalls = []
+    },
+  }
+}
+
+/** A child's control server: its routes, plus `POST /reset`; prints `READY <service url> <control url>`. */
+function serveControl(
+  serviceUrl: string,
+  routes: (request: Request, path: string) => Promise<Response | null>,
+  reset: () => void,
+) {
+  const control = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      const path = new URL(request.url).pathname
+      if (request.method === 'POST' && path === '/reset') {
+        reset()
+        return Response.json({})
+      }
+      return (await routes(request, path)) ?? new Response('not found', { status: 404 })
+    },
+  })
+  console.log(`READY ${serviceUrl} http://127.0.0.1:${control.port}`)
+}
+
+async function runFakeModels(): Promise<void> {
   const models = startFakeModels()
   models.chat.handler = () => say(REPLY)
   models.transcription.handler = () => ({ text: UTTERANCE })
+  const loop = watchStalls()
+  serveControl(
+    models.baseUrl,
+    async (request, path) =>
+      request.method === 'GET' && path === '/stats'
+        ? Response.json({ llmRequests: models.requestsTo('/chat/completions').length, stalls: loop.stalls })
+        : null,
+    () => {
+      models.requests.length = 0
+      loop.reset()
+    },
+  )
+}
+
+async function runFakePbx(): Promise<void> {
+  const media = startFakeAriMedia()
   const speech = await callerSpeech(UTTERANCE)
   const channels = new Map<string, { channel: FakeMediaChannel; spokeAt: number[] }>()
-  // The fakes' own event loop: when it stalls, the models' answers (and the caller's audio) come late for that reason.
-  let fakesStalls: number[] = []
-  let fakesLastTick = performance.now()
-  setInterval(() => {
-    const now = performance.now()
-    if (now - fakesLastTick > 110) fakesStalls.push(Math.round(now - fakesLastTick))
-    fakesLastTick = now
-  }, 10)
+  const loop = watchStalls()
 
   /**
    * Frames missing inside agent turns: each turn is the played stretch between two caller utterances. A gap's place
@@ -86,11 +136,9 @@ async function runFakes(): Promise<void> {
     return { played: entry.channel.played.length, late, gapsAtMs }
   }
 
-  const control = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    async fetch(request) {
-      const path = new URL(request.url).pathname
+  serveControl(
+    media.url,
+    async (request, path) => {
       if (request.method === 'POST' && path === '/channels') {
         // `speakAt`: epoch ms at which the caller speaks (every caller of a phase at the same instants); else offsets
         // from the connection
@@ -115,20 +163,16 @@ async function runFakes(): Promise<void> {
           late: all.reduce((n, s) => n + s.late, 0),
           lateGapsAtMs: all.flatMap((s) => s.gapsAtMs),
           calls: all.length,
-          llmRequests: models.requestsTo('/chat/completions').length,
-          fakesStalls,
+          stalls: loop.stalls,
         })
       }
-      if (request.method === 'POST' && path === '/reset') {
-        channels.clear()
-        models.requests.length = 0
-        fakesStalls = []
-        return Response.json({})
-      }
-      return new Response('not found', { status: 404 })
+      return null
     },
-  })
-  console.log(`READY ${media.url} ${models.baseUrl} http://127.0.0.1:${control.port}`)
+    () => {
+      channels.clear()
+      loop.reset()
+    },
+  )
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -146,29 +190,33 @@ const definition: AgentDefinition = {
   edges: [],
 }
 
-type Endpoints = { mediaUrl: string; modelsUrl: string; controlUrl: string }
+type Child = { url: string; control: string; stop(): void }
+type Endpoints = { pbx: Child; models: Child }
 
-/** The fakes may use every core (this process may be pinned to one: its CPU is what is measured). */
-async function startChild(): Promise<{ endpoints: Endpoints; stop(): void }> {
-  const command = [process.execPath, import.meta.path, '--fakes']
+/** A fakes child (`role`: pbx or models); it may use every core (this process may be pinned to one: its CPU is measured). */
+async function startChild(role: 'pbx' | 'models'): Promise<Child> {
+  const command = [process.execPath, import.meta.path, `--fake-${role}`]
   const everyCore = Bun.which('taskset') ? ['taskset', '-c', `0-${navigator.hardwareConcurrency - 1}`] : []
   const child = Bun.spawn([...everyCore, ...command], { stdout: 'pipe', stderr: 'inherit' })
   const reader = child.stdout.getReader()
   let text = ''
   while (!text.includes('\n')) {
     const { value, done } = await reader.read()
-    if (done) throw new Error('the fakes process ended before it was ready')
+    if (done) throw new Error(`the fake ${role} process ended before it was ready`)
     text += new TextDecoder().decode(value)
   }
-  const [, mediaUrl, modelsUrl, controlUrl] = text.trim().split(/\s+/)
-  return { endpoints: { mediaUrl, modelsUrl, controlUrl }, stop: () => child.kill() }
+  const [, url, control] = text.trim().split(/\s+/)
+  return { url, control, stop: () => child.kill() }
 }
 
 async function oneCall(endpoints: Endpoints, vad: VadEngine, speakAt?: number[]): Promise<VoiceCallResult> {
-  const created = await fetch(`${endpoints.controlUrl}/channels`, { method: 'POST', body: JSON.stringify({ speakAt }) })
+  const created = await fetch(`${endpoints.pbx.control}/channels`, {
+    method: 'POST',
+    body: JSON.stringify({ speakAt }),
+  })
   const { connectionId } = (await created.json()) as { connectionId: string }
-  const transport = await connectAriMedia({ endpoint: endpoints.mediaUrl, connectionId })
-  const connection = { provider: 'openai', baseUrl: endpoints.modelsUrl }
+  const transport = await connectAriMedia({ endpoint: endpoints.pbx.url, connectionId })
+  const connection = { provider: 'openai', baseUrl: endpoints.models.url }
   const pipeline = createVoicePipeline({
     transport,
     vad,
@@ -207,7 +255,9 @@ function distribution(values: number[]) {
 
 /** `together`: every caller speaks at the same instants (all stop at once), else at offsets from its own start. */
 async function phase(name: string, calls: number, endpoints: Endpoints, vad: VadEngine, together = false) {
-  await fetch(`${endpoints.controlUrl}/reset`, { method: 'POST' })
+  await Promise.all(
+    [endpoints.pbx, endpoints.models].map((child) => fetch(`${child.control}/reset`, { method: 'POST' })),
+  )
   const loop = monitorEventLoopDelay({ resolution: 10 })
   loop.enable()
   const cpuBefore = process.cpuUsage()
@@ -243,12 +293,15 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
   const cpu = process.cpuUsage(cpuBefore)
   loop.disable()
   clearInterval(stallWatch)
-  const stats = (await (await fetch(`${endpoints.controlUrl}/stats`)).json()) as {
+  const pbx = (await (await fetch(`${endpoints.pbx.control}/stats`)).json()) as {
     played: number
     late: number
     lateGapsAtMs: number[]
+    stalls: number[]
+  }
+  const models = (await (await fetch(`${endpoints.models.control}/stats`)).json()) as {
     llmRequests: number
-    fakesStalls: number[]
+    stalls: number[]
   }
   const turns = results.flatMap((result) => result.turns)
   const speculation = results.map((result) => result.speculation)
@@ -278,9 +331,11 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
         first_audio_ms: distribution(turns.flatMap((turn) => (turn.firstAudioMs === null ? [] : [turn.firstAudioMs]))),
         tts_lead_ms: distribution(turns.map((turn) => turn.ttsLeadMs)),
         engine_overhead_ms: distribution(turns.map(engineShareMs)),
+        // as measured before the start lead was its own share
+        engine_overhead_with_start_lead_ms: distribution(turns.map((turn) => engineShareMs(turn) + turn.ttsLeadMs)),
         // the cost of speculation: LLM requests sent per answered turn (1 without it)
-        llm_requests: stats.llmRequests,
-        llm_requests_per_turn: Math.round((stats.llmRequests / Math.max(1, turns.length)) * 100) / 100,
+        llm_requests: models.llmRequests,
+        llm_requests_per_turn: Math.round((models.llmRequests / Math.max(1, turns.length)) * 100) / 100,
         speculation: {
           pauses_transcribed: sum('transcribed'),
           llm_requests_prepared: sum('prepared'),
@@ -289,13 +344,14 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
         },
         cpu_cores_used: Math.round(coreShare * 1000) / 1000,
         cpu_percent_of_a_core_per_call: Math.round((coreShare / calls) * 100_000) / 1000,
-        agent_frames_played: stats.played,
-        agent_frames_late: stats.late,
+        agent_frames_played: pbx.played,
+        agent_frames_late: pbx.late,
         // where in the agent's turn the audio ran out: ms from the turn's first frame to each gap
-        agent_audio_gaps_at_ms: distribution(stats.lateGapsAtMs),
+        agent_audio_gaps_at_ms: distribution(pbx.lateGapsAtMs),
         event_loop_stalls: stalls,
-        // the child's (fakes') event loop: stalls there delay the models' answers, not Ringbase
-        fakes_event_loop_stalls_ms: stats.fakesStalls,
+        // the fakes' event loops: stalls there delay the models' answers or the caller's audio, not Ringbase
+        fake_models_event_loop_stalls_ms: models.stalls,
+        fake_pbx_event_loop_stalls_ms: pbx.stalls,
         event_loop_delay_ms: { p99: ms(loop.percentile(99) / 1e6), max: ms(loop.max / 1e6) },
       },
       null,
@@ -343,20 +399,23 @@ async function builtinVoiceStalls() {
   console.log(JSON.stringify({ phase: 'builtin-voice', longest_event_loop_stall_ms: stalls }, null, 2))
 }
 
-if (process.argv.includes('--fakes')) {
-  await runFakes()
+if (process.argv.includes('--fake-pbx')) {
+  await runFakePbx()
+} else if (process.argv.includes('--fake-models')) {
+  await runFakeModels()
 } else {
   const latencyCalls = Number(process.argv[2] ?? 20)
   const loadCalls = Number(process.argv[3] ?? 100)
-  const child = await startChild()
+  const endpoints = { pbx: await startChild('pbx'), models: await startChild('models') }
   try {
     const vad = await loadVadEngine()
-    await phase('warm-up', 2, child.endpoints, vad)
-    await phase('latency', latencyCalls, child.endpoints, vad)
-    await phase('load', loadCalls, child.endpoints, vad)
-    await phase('load, all callers stop at once', loadCalls, child.endpoints, vad, true)
+    await phase('warm-up', 2, endpoints, vad)
+    await phase('latency', latencyCalls, endpoints, vad)
+    await phase('load', loadCalls, endpoints, vad)
+    await phase('load, all callers stop at once', loadCalls, endpoints, vad, true)
     await builtinVoiceStalls()
   } finally {
-    child.stop()
+    endpoints.pbx.stop()
+    endpoints.models.stop()
   }
 }
