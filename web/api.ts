@@ -21,19 +21,44 @@ export class ApiError extends Error {
       typeof detail === 'string'
         ? detail
         : Array.isArray(detail)
-          ? detail.map((item) => `${item.loc.slice(1).join('.')}: ${item.msg}`).join('; ')
+          ? detail.map(describeProblem).join('; ')
           : detail.errors.map((item) => item.message).join('; '),
     )
   }
 
+  /** The 422 problems a form's fields show next to themselves (`showAtField`): its error note leaves them out. */
+  readonly #shownAtFields = new Set<FieldError>()
+
   /** The 422 message for a body field (`loc` ['body', ...path]), if any. */
   fieldMessage(...path: (string | number)[]): string | undefined {
+    return this.#fieldProblem(path)?.msg
+  }
+
+  /** The same, for a field that shows it: the form's error note will not repeat it. */
+  showAtField(...path: (string | number)[]): string | undefined {
+    const problem = this.#fieldProblem(path)
+    if (problem) this.#shownAtFields.add(problem)
+    return problem?.msg
+  }
+
+  /** What no field shows: the 422 problems left (or a pointer to the fields), else the whole message. */
+  get messageBesideFields(): string {
+    if (!Array.isArray(this.detail) || this.#shownAtFields.size === 0) return this.message
+    const rest = this.detail.filter((item) => !this.#shownAtFields.has(item))
+    const shown = this.#shownAtFields.size
+    const pointer = `Not saved: ${shown === 1 ? 'a field needs' : `${shown} fields need`} a change (shown next to ${shown === 1 ? 'it' : 'them'}).`
+    return rest.length === 0 ? pointer : `${pointer} ${rest.map(describeProblem).join('; ')}`
+  }
+
+  #fieldProblem(path: (string | number)[]): FieldError | undefined {
     if (!Array.isArray(this.detail)) return undefined
     return this.detail.find(
       (item) => item.loc[0] === 'body' && path.every((part, index) => item.loc[index + 1] === part),
-    )?.msg
+    )
   }
 }
+
+const describeProblem = (item: FieldError) => `${item.loc.slice(1).join('.')}: ${item.msg}`
 
 let csrfToken: string | null = null
 

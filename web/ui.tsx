@@ -43,11 +43,12 @@ export function Page({ title, actions, children }: { title: string; actions?: Re
   )
 }
 
+/** An error's message; a 422's problems that fields show next to themselves are not repeated (render it after them). */
 export function ErrorNote({ error }: { error: Error | null | undefined }) {
   if (!error) return null
   return (
     <p className="error" role="alert">
-      {error.message}
+      {error instanceof ApiError ? error.messageBesideFields : error.message}
     </p>
   )
 }
@@ -182,7 +183,11 @@ function useFieldNotes(
   hint: string | undefined,
 ) {
   const id = useId()
-  const message = [...(path ? [path] : []), ...otherPaths].map((where) => error?.fieldMessage(...where)).find(Boolean)
+  let message: string | undefined
+  for (const where of [...(path ? [path] : []), ...otherPaths]) {
+    message = error?.showAtField(...where)
+    if (message) break
+  }
   const described = [hint ? `${id}-hint` : '', message ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
   const notes = (
     <>

@@ -119,6 +119,9 @@ describe('the models and usage pages', () => {
       expect(await language.getAttribute('aria-invalid')).toBe('true')
       expect(await form.getByLabel('Speech to text model').getAttribute('aria-invalid')).toBeNull()
       expect(await form.getByLabel('LLM max tokens').getAttribute('aria-invalid')).toBeNull()
+      // the form's note points at the fields instead of repeating their messages
+      const note = await form.getByRole('alert').textContent()
+      expect(note).toBe('Not saved: 2 fields need a change (shown next to them).')
       await inspect('model-configuration-refused')
       await temperature.fill('0.7')
       await language.fill('en')
