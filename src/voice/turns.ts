@@ -97,13 +97,36 @@ type Utterance = {
 /** An utterance's buffer starts with room for this much speech. */
 const INITIAL_UTTERANCE_MS = 4_000
 
-/** Room for `more` samples after the written ones (the rest of a fresh buffer is silence already). */
-function reserve(utterance: Utterance, more: number): void {
-  const needed = utterance.samples + more
-  if (needed <= utterance.audio.length) return
-  const grown = new Int16Array(Math.max(needed, utterance.audio.length * 2))
-  grown.set(utterance.audio.subarray(0, utterance.samples))
-  utterance.audio = grown
+const newUtterance = (startedAtMs: number, lastSpeechEndMs: number): Utterance => ({
+  audio: new Int16Array(INITIAL_UTTERANCE_MS * SAMPLES_PER_MS),
+  samples: 0,
+  startedAtMs,
+  lastSpeechEndMs,
+  paused: false,
+})
+
+/** Appends `audio` to the utterance: samples, or a count of silent ones (a fresh buffer's rest is silence already). */
+function append(utterance: Utterance, audio: Int16Array | number): void {
+  const length = typeof audio === 'number' ? audio : audio.length
+  const needed = utterance.samples + length
+  if (needed > utterance.audio.length) {
+    const grown = new Int16Array(Math.max(needed, utterance.audio.length * 2))
+    grown.set(utterance.audio.subarray(0, utterance.samples))
+    utterance.audio = grown
+  }
+  if (typeof audio !== 'number') utterance.audio.set(audio, utterance.samples)
+  utterance.samples = needed
+}
+
+/** The utterance's audio so far, as a view (see Utterance). */
+const audioOf = (utterance: Utterance) => utterance.audio.subarray(0, utterance.samples)
+
+/** Speech heard up to `endMs`: after a pause, the utterance is told as resumed. */
+function speechHeard(utterance: Utterance, endMs: number, events: TurnEvent[]): void {
+  utterance.lastSpeechEndMs = endMs
+  if (!utterance.paused) return
+  utterance.paused = false
+  events.push({ type: 'resumed', atMs: endMs })
 }
 
 /** `liveAudio`: the utterance's audio is told as it is heard (`audio` events), for a recogniser that streams. */
@@ -125,10 +148,9 @@ export function createTurnDetector(
   let recent: { pcm: Int16Array; endMs: number }[] = []
   let candidateStartMs: number | null = null
   let utterance: Utterance | null = null
-  const audioSoFar = () => utterance!.audio.subarray(0, utterance!.samples)
 
   function finishUtterance(endedAtMs: number): TurnEvent {
-    const pcm = audioSoFar()
+    const pcm = audioOf(utterance!)
     const { startedAtMs, lastSpeechEndMs } = utterance!
     forgetUtterance()
     return { type: 'utterance', pcm, startedAtMs, endedAtMs, speechEndedAtMs: lastSpeechEndMs }
@@ -140,17 +162,10 @@ export function createTurnDetector(
     recent = []
   }
 
-  function appendToUtterance(pcm: Int16Array, events: TurnEvent[]): void {
-    reserve(utterance!, pcm.length)
-    utterance!.audio.set(pcm, utterance!.samples)
-    utterance!.samples += pcm.length
-    if (options.liveAudio) events.push({ type: 'audio', pcm })
-  }
-
-  function appendSilence(samples: number, events: TurnEvent[]): void {
-    reserve(utterance!, samples)
-    utterance!.samples += samples
-    if (options.liveAudio) events.push({ type: 'audio', pcm: new Int16Array(samples) })
+  function appendToUtterance(audio: Int16Array | number, events: TurnEvent[]): void {
+    append(utterance!, audio)
+    if (options.liveAudio)
+      events.push({ type: 'audio', pcm: typeof audio === 'number' ? new Int16Array(audio) : audio })
   }
 
   function silenceEnds(nowMs: number, events: TurnEvent[]): void {
@@ -160,17 +175,9 @@ export function createTurnDetector(
       utterance.paused = true
       const { startedAtMs, lastSpeechEndMs } = utterance
       const endedAtMs = lastSpeechEndMs + pauseMs
-      events.push({ type: 'pause', pcm: audioSoFar(), startedAtMs, endedAtMs, speechEndedAtMs: lastSpeechEndMs })
+      events.push({ type: 'pause', pcm: audioOf(utterance), startedAtMs, endedAtMs, speechEndedAtMs: lastSpeechEndMs })
     }
     if (silentMs >= stopMs) events.push(finishUtterance(utterance.lastSpeechEndMs + stopMs))
-  }
-
-  function speechHeard(endMs: number, events: TurnEvent[]): void {
-    const current = utterance!
-    current.lastSpeechEndMs = endMs
-    if (!current.paused) return
-    current.paused = false
-    events.push({ type: 'resumed', atMs: endMs })
   }
 
   function onFrame(frame: Int16Array, endMs: number, events: TurnEvent[]): void {
@@ -181,7 +188,7 @@ export function createTurnDetector(
       recent = []
       if (utterance) {
         silenceEnds(frameStartMs, events)
-        if (utterance) appendSilence(Math.round(gapMs * SAMPLES_PER_MS), events)
+        if (utterance) appendToUtterance(Math.round(gapMs * SAMPLES_PER_MS), events)
       }
     }
     lastFrameEndMs = endMs
@@ -190,7 +197,7 @@ export function createTurnDetector(
 
     if (utterance) {
       appendToUtterance(copy, events)
-      if (speech) speechHeard(endMs, events)
+      if (speech) speechHeard(utterance, endMs, events)
       else silenceEnds(endMs, events)
       if (utterance && endMs - utterance.startedAtMs >= maxUtteranceMs) events.push(finishUtterance(endMs))
       return
@@ -205,13 +212,7 @@ export function createTurnDetector(
     candidateStartMs ??= frameStartMs
     if (endMs - candidateStartMs < startMs) return
     const kept = recent.filter((entry) => entry.endMs - FRAME_MS >= candidateStartMs! - preRollMs)
-    utterance = {
-      audio: new Int16Array(INITIAL_UTTERANCE_MS * SAMPLES_PER_MS),
-      samples: 0,
-      startedAtMs: kept[0].endMs - FRAME_MS,
-      lastSpeechEndMs: endMs,
-      paused: false,
-    }
+    utterance = newUtterance(kept[0].endMs - FRAME_MS, endMs)
     events.push({ type: 'speech_started', atMs: endMs })
     for (const entry of kept) appendToUtterance(entry.pcm, events)
     recent = []
