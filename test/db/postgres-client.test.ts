@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { PostgresDatabase } from '../../src/db/postgres/client'
 import { toPostgres } from '../../src/db/postgres/translate'
 import { postgresMissing, startPostgres, type TestPostgres } from '../support/postgres'
+import { startTcpProxy } from '../support/tcp-proxy'
 import { waitFor } from '../support/wait'
 
 test('SQLite-flavoured SQL as PostgreSQL runs it', () => {
@@ -119,25 +120,10 @@ describe.skipIf(missing !== null)('the synchronous PostgreSQL client', () => {
   })
 
   test('a server that stops answering holds the caller for one connect timeout, not on every statement; it is used again once it answers', async () => {
-    const port = new URL(postgres.url).port
-    const proxy = Bun.spawn([process.execPath, 'test/support/tcp-proxy.ts', port], { stdin: 'pipe', stdout: 'pipe' })
-    const lines = (async function* () {
-      let buffered = ''
-      for await (const chunk of proxy.stdout) {
-        buffered += new TextDecoder().decode(chunk)
-        for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
-          yield buffered.slice(0, end)
-          buffered = buffered.slice(end + 1)
-        }
-      }
-    })()
-    const command = async (line: string) => {
-      proxy.stdin.write(`${line}\n`)
-      proxy.stdin.flush()
-      expect((await lines.next()).value).toBe(`ok ${line}`)
-    }
+    const proxy = await startTcpProxy(new URL(postgres.url).port)
+    const { command } = proxy
     const url = new URL(postgres.url)
-    url.port = (await lines.next()).value as string
+    url.port = String(proxy.port)
     const client = new PostgresDatabase(url.toString(), { connectTimeoutSeconds: 1 })
     const attempt = () => {
       const started = performance.now()
@@ -163,7 +149,59 @@ describe.skipIf(missing !== null)('the synchronous PostgreSQL client', () => {
       await waitFor('the server used again', () => attempt().answer !== undefined, 10_000, 200)
     } finally {
       client.close()
-      proxy.kill()
+      proxy.stop()
+    }
+  })
+
+  test('a server that goes silent on an open connection (no error, no answer) fails the statement in seconds, not at the answer timeout', async () => {
+    const proxy = await startTcpProxy(new URL(postgres.url).port)
+    const url = new URL(postgres.url)
+    url.port = String(proxy.port)
+    const client = new PostgresDatabase(url.toString(), { connectTimeoutSeconds: 1 })
+    try {
+      client.exec('CREATE TEMP TABLE IF NOT EXISTS marks (id INTEGER)')
+      expect(client.query('SELECT 1 AS one').get()).toEqual({ one: 1 })
+      await proxy.command('silence')
+      const started = performance.now()
+      let failure: unknown
+      try {
+        client.query('SELECT 2 AS two').get()
+      } catch (error) {
+        failure = error
+      }
+      const waitedMs = performance.now() - started
+      // a check after 2 s on a new connection, which gets no answer in the connect timeout (1 s)
+      expect(failure).toMatchObject({
+        kind: 'unavailable',
+        cause: { message: expect.stringMatching(/stopped answering/) },
+      })
+      expect(waitedMs).toBeGreaterThan(1_900)
+      expect(waitedMs).toBeLessThan(10_000)
+      await proxy.command('forward')
+      await waitFor(
+        'the server used again',
+        () => {
+          try {
+            return client.query('SELECT 3 AS three').get() !== undefined
+          } catch {
+            return false
+          }
+        },
+        10_000,
+        200,
+      )
+    } finally {
+      client.close()
+      proxy.stop()
+    }
+  })
+
+  test('a statement that is only slow is left to finish: the server still answers the check', () => {
+    const client = new PostgresDatabase(postgres.url)
+    try {
+      expect(client.query('SELECT 7 AS seven FROM pg_sleep(3)').get()).toEqual({ seven: 7 })
+    } finally {
+      client.close()
     }
   })
 })

@@ -12,6 +12,12 @@ import type { BridgeAnswer, BridgeReply, BridgeRequest, BridgeSetup } from './pr
  * would otherwise hold it for the whole connect timeout on every statement. Lost inside a transaction, the
  * transaction is gone with it: every statement fails until the client's ROLLBACK, so nothing meant for that
  * transaction runs outside it.
+ *
+ * A server that stops answering on a connection already made (a network cut that drops packets) gives no error at
+ * all: a statement unanswered for PROBE_AFTER_MS makes the worker ask the server again on a second connection. If that
+ * gets no answer within the connect timeout either, the statement fails as a lost connection and the worker connects
+ * again in the background: the server's event loop waits seconds for a vanished database, not the client's last-resort
+ * answer timeout (client.ts).
  */
 
 declare const self: Worker
@@ -25,6 +31,8 @@ type Connection = Awaited<ReturnType<SQL['reserve']>>
 
 let connection: Connection | null = null
 let pool: SQL | null = null
+/** How to make the pool again (after a connection that stopped answering), and the liveness check's connections. */
+let poolSetup: { url: string; connectTimeoutSeconds: number } | null = null
 /** Run on each new connection: the session's time limits. */
 let sessionSettings = ''
 let lostInTransaction = false
@@ -53,6 +61,12 @@ class TransactionLost extends Error {}
 
 /** A statement refused at once while the connection is being made again. */
 class Reconnecting extends Error {}
+
+/** The server stopped answering on an established connection (see the header). */
+class ServerSilent extends Error {}
+
+/** A statement unanswered this long makes the worker check that the server still answers. */
+const PROBE_AFTER_MS = 2_000
 
 /** Between two connect attempts in the background. */
 const RECONNECT_PAUSE_MS = 1000
@@ -121,7 +135,7 @@ async function answer(request: Exclude<BridgeRequest, { kind: 'close' }>): Promi
   }
   if (reconnecting) throw new Reconnecting('PostgreSQL could not be reached; connecting again in the background')
   try {
-    return await run(await connected(), request)
+    return await runWatched(await connected(), request)
   } catch (error) {
     if (connectionLost(error)) {
       // No connection to lose: connecting itself failed.
@@ -132,6 +146,60 @@ async function answer(request: Exclude<BridgeRequest, { kind: 'close' }>): Promi
     throw error
   }
 }
+
+/** `run`, checking every PROBE_AFTER_MS that the server still answers; when it does not, the connection is dropped. */
+async function runWatched(
+  session: Connection,
+  request: Exclude<BridgeRequest, { kind: 'close' }>,
+): Promise<BridgeAnswer> {
+  const statement = run(session, request).then(
+    (answer) => ({ answer }),
+    (error: unknown) => ({ error }),
+  )
+  for (;;) {
+    const settled = await Promise.race([statement, Bun.sleep(PROBE_AFTER_MS).then(() => null)])
+    if (settled && 'error' in settled) throw settled.error
+    if (settled) return settled.answer
+    if (await serverAnswers()) continue
+    dropStuckConnection()
+    throw new ServerSilent(
+      `PostgreSQL stopped answering: a statement got no answer for ${PROBE_AFTER_MS / 1000} s, nor a check on a new connection`,
+    )
+  }
+}
+
+/**
+ * Whether the server answers a new connection within the connect timeout: `SELECT 1`, or any error of its own (too
+ * many connections still is an answer: the statement is only slow).
+ */
+async function serverAnswers(): Promise<boolean> {
+  const { url, connectTimeoutSeconds } = poolSetup!
+  const check = new SQL(url, { max: 1, idleTimeout: 0, connectionTimeout: connectTimeoutSeconds })
+  try {
+    const gaveUp = Bun.sleep(connectTimeoutSeconds * 1000).then(() => false)
+    return await Promise.race([check`SELECT 1`.then(() => true), gaveUp])
+  } catch (error) {
+    return (error as { code?: string }).code === 'ERR_POSTGRES_SERVER_ERROR'
+  } finally {
+    void check.close({ timeout: 0 }).catch(() => {})
+  }
+}
+
+/** Gives up the connection that stopped answering: its pool (of one) is closed and made again. */
+function dropStuckConnection(): void {
+  const stuck = pool!
+  connection = null
+  pool = newPool()
+  void stuck.close({ timeout: 0 }).catch(() => {})
+}
+
+const newPool = () =>
+  new SQL(poolSetup!.url, {
+    max: 1,
+    bigint: true,
+    idleTimeout: 0,
+    connectionTimeout: poolSetup!.connectTimeoutSeconds,
+  })
 
 async function run(session: Connection, request: Exclude<BridgeRequest, { kind: 'close' }>): Promise<BridgeAnswer> {
   if (request.kind === 'script') {
@@ -178,7 +246,8 @@ async function open(setup: BridgeSetup): Promise<void> {
   answers = setup.answers
   signal = new Int32Array(setup.signal)
   try {
-    pool = new SQL(setup.url, { max: 1, bigint: true, idleTimeout: 0, connectionTimeout: setup.connectTimeoutSeconds })
+    poolSetup = { url: setup.url, connectTimeoutSeconds: setup.connectTimeoutSeconds }
+    pool = newPool()
     sessionSettings = setup.sessionSettings
     await connected()
     reply(setup.id, DONE)
