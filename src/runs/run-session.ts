@@ -75,6 +75,7 @@ import { finishRun, markRunRunning, updateRun, WEB_CALL_MODE, type RunOutcome } 
 import { reportedCall } from './call-end'
 import { withDefaultConfigurations, type AgentConfigurations } from '../definition/configurations'
 import { transaction } from '../db/transaction'
+import { whenDatabaseAnswers } from '../db/when-answering'
 import { conversationTools } from './tools'
 import { runMentions } from '../definition/recording-references'
 import { loadPlayableRecordings, type PlayableRecording } from '../recordings/service'
@@ -327,7 +328,12 @@ async function startRunSession(ctx: AppContext, loaded: LoadedRun, options: RunS
       sessionWarnings.push('The transcript file could not be stored')
       return null
     })
-    if (!writeFinal(ctx, loaded, isTelephony, logsOf(record), { record, usage, transcriptKey }))
+    const final = { record, usage, transcriptKey }
+    const written = await whenDatabaseAnswers(() => writeFinal(ctx, loaded, isTelephony, logsOf(record), final), {
+      onWait: (error) =>
+        log.warn({ err: error }, 'the database does not answer: the run is written once it does (tried every 2 s)'),
+    })
+    if (!written)
       log.warn('the run was completed before its conversation ended: what the conversation produced is not stored')
     log.info({ endReason: record.end_reason, durationSeconds: record.call_duration_seconds }, 'run session finished')
     const work = postCallWork(ctx, loaded, record, clients, isTelephony, log).finally(() => clients.close())

@@ -22,14 +22,16 @@ export type AriVoiceApp = {
  * servers as the organization's models and an ARI configuration on the fake (`ari` over its connection fields) as the
  * default outbound one, connected; inbound calls are routed (the context's router, calls/inbound.ts). `conversation`:
  * options of the voice conversations (shorter model timeouts, pipeline timings); `fakeAri`: the fake Asterisk's
- * options (e.g. a default scenario that answers any extension, for calls placed at once on extensions of their own).
+ * options (e.g. a default scenario that answers any extension, for calls placed at once on extensions of their own);
+ * `flags`: the app's (e.g. its database URL).
  */
 export async function startAriVoiceApp(
   ari: Record<string, unknown>,
   conversation: Partial<VoiceConversationOptions> = {},
   fakeAri: FakeAriOptions = {},
+  flags: NonNullable<Parameters<typeof createTestApp>[0]>['flags'] = {},
 ): Promise<AriVoiceApp> {
-  const t = createTestApp({ clock: systemClock })
+  const t = createTestApp({ clock: systemClock, flags })
   const models = startFakeModels()
   const fake = await startFakeAri(fakeAri)
   await configureFakeVoiceModels(t, models)
