@@ -182,7 +182,25 @@ type FinalWrite = { record: ConversationRecord; usage: UsageInfo; transcriptKey:
  * Completes the run, once, with what the conversation produced and, on a call, the call's connected seconds its report
  * left on the run (calls/outcomes.ts). False when something else completed it first.
  */
+/**
+ * The run's final write, tried again while the database does not answer (db/when-answering.ts): the conversation's
+ * outcome is only in memory until then.
+ */
 function writeFinal(
+  ctx: AppContext,
+  loaded: LoadedRun,
+  telephony: boolean,
+  logs: Record<string, unknown>,
+  final: FinalWrite,
+  log: AppContext['log'],
+): Promise<boolean> {
+  return whenDatabaseAnswers(() => writeFinalOnce(ctx, loaded, telephony, logs, final), {
+    onWait: (error) =>
+      log.warn({ err: error }, 'the database does not answer: the run is written once it does (tried every 2 s)'),
+  })
+}
+
+function writeFinalOnce(
   ctx: AppContext,
   loaded: LoadedRun,
   telephony: boolean,
@@ -328,12 +346,7 @@ async function startRunSession(ctx: AppContext, loaded: LoadedRun, options: RunS
       sessionWarnings.push('The transcript file could not be stored')
       return null
     })
-    const final = { record, usage, transcriptKey }
-    const written = await whenDatabaseAnswers(() => writeFinal(ctx, loaded, isTelephony, logsOf(record), final), {
-      onWait: (error) =>
-        log.warn({ err: error }, 'the database does not answer: the run is written once it does (tried every 2 s)'),
-    })
-    if (!written)
+    if (!(await writeFinal(ctx, loaded, isTelephony, logsOf(record), { record, usage, transcriptKey }, log)))
       log.warn('the run was completed before its conversation ended: what the conversation produced is not stored')
     log.info({ endReason: record.end_reason, durationSeconds: record.call_duration_seconds }, 'run session finished')
     const work = postCallWork(ctx, loaded, record, clients, isTelephony, log).finally(() => clients.close())
