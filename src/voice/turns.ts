@@ -162,10 +162,11 @@ export function createTurnDetector(
     recent = []
   }
 
+  /** The live audio event is a view of what was appended: the frame given may be a buffer that is reused. */
   function appendToUtterance(audio: Int16Array | number, events: TurnEvent[]): void {
+    const from = utterance!.samples
     append(utterance!, audio)
-    if (options.liveAudio)
-      events.push({ type: 'audio', pcm: typeof audio === 'number' ? new Int16Array(audio) : audio })
+    if (options.liveAudio) events.push({ type: 'audio', pcm: utterance!.audio.subarray(from, utterance!.samples) })
   }
 
   function silenceEnds(nowMs: number, events: TurnEvent[]): void {
@@ -193,17 +194,16 @@ export function createTurnDetector(
     }
     lastFrameEndMs = endMs
     const speech = frameRmsDbfs(frame) >= minVolumeDbfs && vad.isSpeech(frame)
-    const copy = frame.slice()
 
     if (utterance) {
-      appendToUtterance(copy, events)
+      appendToUtterance(frame, events)
       if (speech) speechHeard(utterance, endMs, events)
       else silenceEnds(endMs, events)
       if (utterance && endMs - utterance.startedAtMs >= maxUtteranceMs) events.push(finishUtterance(endMs))
       return
     }
 
-    recent.push({ pcm: copy, endMs })
+    recent.push({ pcm: frame.slice(), endMs })
     while (recent.length > 0 && recent[0].endMs - FRAME_MS < endMs - preRollMs - startMs - FRAME_MS) recent.shift()
     if (!speech) {
       candidateStartMs = null

@@ -127,6 +127,27 @@ describe('turn detector (timing, with a stand-in VAD)', () => {
     expect(utterance.pcm.subarray(16 * (600 + pauseMs))).toEqual(goOn)
   })
 
+  test('with live audio, the audio events laid end to end are the utterance exactly, gaps as silence', () => {
+    const { stopMs } = DEFAULT_TURN_PARAMETERS
+    const detector = createTurnDetector(loudIsSpeech, { maxUtteranceMs: 60_000 }, { liveAudio: true })
+    const first = feed(detector, sine(500, 16000, 3000), 0)
+    const second = feed(detector, sine(700, 16000, 3000), first.endMs + 100)
+    const ended = detector.tick(second.endMs + stopMs)
+    const utterance = ended.find((event) => event.type === 'utterance')
+    if (utterance?.type !== 'utterance') throw new Error('expected an utterance')
+    const live = [...first.events, ...second.events, ...ended].flatMap((event) =>
+      event.type === 'audio' ? [event.pcm] : [],
+    )
+    const joined = new Int16Array(live.reduce((sum, pcm) => sum + pcm.length, 0))
+    let at = 0
+    for (const pcm of live) {
+      joined.set(pcm, at)
+      at += pcm.length
+    }
+    expect([...joined]).toEqual([...utterance.pcm])
+    expect(rms(utterance.pcm.subarray(16 * 3000, 16 * 3100))).toBe(0)
+  })
+
   test('endUtterance closes the utterance at once: the next speech starts a new one; no pauses when pauseMs ≥ stopMs', () => {
     const detector = createTurnDetector(loudIsSpeech)
     const first = feed(detector, tone(600), 0)
