@@ -142,16 +142,27 @@ class StdoutLog implements pino.DestinationStream {
   /** What becomes of a line once closed: written, or dropped when stdout stopped draining. Null while open. */
   #afterClose: 'write' | 'drop' | null = null
 
+  /** Bytes handed to the stream that it has not reported written: a write in flight (or queued behind one). */
+  #unwrittenBytes = 0
+
   constructor() {
     openStdoutLogs.add(this)
+    this.#stream.on('write', (bytes: number) => {
+      this.#unwrittenBytes -= bytes
+    })
   }
 
   /**
-   * A process that exits (an uncaught error, process.exit) runs no more turns: the batch goes to the stream, which
-   * pino's own exit handler (registered after this one) then writes out synchronously, in order.
+   * A process that exits (an uncaught error, process.exit) runs no more turns. With nothing in flight the batch is
+   * written here, synchronously: handed to the stream it would become an asynchronous write that pino's exit flush
+   * skips, and the process would end before the write ran (a busy machine lost every line that way). With a write in
+   * flight the batch must follow it: it goes to the stream, which pino's own exit handler (registered after this one)
+   * writes out synchronously.
    */
   handOverAtExit(): void {
-    this.#handOver()
+    if (this.#unwrittenBytes > 0) return this.#handOver()
+    if (this.#batch !== '') writeNow(this.#batch)
+    this.#batch = ''
   }
 
   write(line: string): void {
@@ -165,6 +176,7 @@ class StdoutLog implements pino.DestinationStream {
 
   readonly #handOver = () => {
     if (this.#batch === '') return
+    this.#unwrittenBytes += Buffer.byteLength(this.#batch)
     this.#stream.write(this.#batch)
     this.#batch = ''
   }
