@@ -22,7 +22,12 @@ export type Resampler = {
 /** Kaiser window β for ≈ 80 dB stopband attenuation. */
 const KAISER_BETA = 8
 const STOPBAND_DB = 80
-/** The transition band takes this fraction of the lower Nyquist frequency: 8 kHz → pass to 3.4 kHz, stop at 4 kHz. */
+/**
+ * The passband ends this fraction of the lower Nyquist frequency below it: at 8 kHz, 3.4 kHz (the telephone band).
+ * Upsampling stops at Nyquist (4 kHz: no image at all). Downsampling stops as far above it (4.6 kHz): what lies
+ * between folds back onto 3.4–4 kHz only, above the band, and the filter needs half the taps. Converting each call's
+ * synthesised speech to the line is the voice's largest share of CPU.
+ */
 const TRANSITION_FRACTION = 0.15
 
 function greatestCommonDivisor(a: number, b: number): number {
@@ -46,8 +51,10 @@ function besselI0(x: number): number {
  */
 function designPolyphaseFilter(up: number, down: number): Float64Array[] {
   const lowerNyquist = 0.5 / Math.max(up, down) // as a fraction of the upsampled rate
-  const transition = lowerNyquist * TRANSITION_FRACTION
-  const cutoff = lowerNyquist - transition / 2
+  const passEdge = lowerNyquist * (1 - TRANSITION_FRACTION)
+  const stopEdge = down > up ? lowerNyquist * (1 + TRANSITION_FRACTION) : lowerNyquist
+  const transition = stopEdge - passEdge
+  const cutoff = (passEdge + stopEdge) / 2
   const length = Math.ceil((STOPBAND_DB - 8) / (2.285 * 2 * Math.PI * transition) / up) * up + 1
   const tapsPerPhase = Math.ceil(length / up)
   const phases = Array.from({ length: up }, () => new Float64Array(tapsPerPhase))

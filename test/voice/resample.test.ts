@@ -39,6 +39,19 @@ describe('resampler', () => {
     expect(toneAmplitude(output, 3000, 8000)).toBeLessThan(10_000 / 1000)
   })
 
+  test.each([24000, 16000])(
+    '%i → 8 kHz folds nothing into the telephone band: a 4.7 kHz tone does not land on 3.3 kHz (≥ 60 dB down)',
+    (fromRate) => {
+      const output = settled(resample(sine(4700, fromRate, 500), fromRate, 8000), 8000)
+      expect(toneAmplitude(output, 3300, 8000)).toBeLessThan(10_000 / 1000)
+    },
+  )
+
+  test('8 → 16 kHz stops at 4 kHz: a 3.3 kHz tone gets no 4.7 kHz image (≥ 60 dB down)', () => {
+    const output = settled(resample(sine(3300, 8000, 500), 8000, 16000), 16000)
+    expect(toneAmplitude(output, 4700, 16000)).toBeLessThan(10_000 / 1000)
+  })
+
   test('8 → 16 kHz leaves no image: a 1 kHz tone gets no 7 kHz mirror (≥ 60 dB down)', () => {
     const output = settled(resample(sine(1000, 8000, 500), 8000, 16000), 16000)
     expect(toneAmplitude(output, 7000, 16000)).toBeLessThan(10_000 / 1000)
