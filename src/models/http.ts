@@ -252,10 +252,10 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
 
   const headers: Record<string, string> = {}
   if (apiKey) headers.authorization = `Bearer ${apiKey}`
-  let body: Uint8Array | string | undefined
+  let body: MultipartBody | string | undefined
   if (request.body instanceof MultipartBody) {
     headers['content-type'] = request.body.contentType
-    body = request.body.bytes
+    body = request.body
   } else if (request.body) {
     headers['content-type'] = 'application/json'
     body = JSON.stringify(request.body)
@@ -319,14 +319,16 @@ export async function requestModel(connection: ModelConnection, request: ModelRe
  */
 async function fetchPinned(
   targets: PinnedTarget[],
-  init: { method: string; headers: Record<string, string>; body?: Uint8Array | string },
+  init: { method: string; headers: Record<string, string>; body?: MultipartBody | string },
   signal: AbortSignal,
 ): Promise<Response> {
   for (let index = 0; ; index++) {
     const { url, host, servername } = targets[index]
     try {
       return await fetch(url, {
-        ...init,
+        method: init.method,
+        // laid out in the shared upload buffer in the same statement as fetch, which copies it
+        body: init.body instanceof MultipartBody ? init.body.laidOut() : init.body,
         headers: host ? { ...init.headers, host } : init.headers,
         ...(servername ? { tls: { serverName: servername } } : {}),
         signal,

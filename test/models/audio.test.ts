@@ -32,6 +32,18 @@ describe('STT client', () => {
     expect(sent.audio?.pcm).toEqual(utterance)
   })
 
+  test('uploads started together each reach the server whole (every upload is laid out in one shared buffer)', async () => {
+    const sum = (pcm: Int16Array) => pcm.reduce((total, sample, index) => (total + sample * (index + 1)) % 1_000_003, 0)
+    models.transcription.handler = (request) => ({ text: `${request.audio?.pcm.length}:${sum(request.audio!.pcm)}` })
+    const stt = createSttClient(connection(), { model: 'm' })
+    // longest first: a shorter upload laid out after it overwrites the start of the same buffer
+    const utterances = Array.from({ length: 12 }, (_, which) =>
+      Int16Array.from({ length: 48_000 - which * 3_000 }, (_, index) => ((index * (which + 3)) % 20_000) - 10_000),
+    )
+    const heard = await Promise.all(utterances.map((pcm) => stt.transcribe(pcm)))
+    expect(heard).toEqual(utterances.map((pcm) => `${pcm.length}:${sum(pcm)}`))
+  })
+
   test('no language field when none is set; a plain-text answer is understood', async () => {
     models.transcription.handler = () => ({ text: 'ignored' })
     models.transcription.queue(() => ({ text: 'plain words' }))
