@@ -137,6 +137,31 @@ function symmetricSum(taps: Float64Array, work: Float64Array, newest: number): n
   return sum
 }
 
+/** One stream of audio (a call's speech) to `toRate`, whatever rate each piece comes in. */
+export type RateConverter = {
+  /** A new stream of audio (a sentence): its output is exactly a fresh resampler's. */
+  restart(): void
+  convert(pcm: Int16Array, sampleRate: number): Int16Array
+}
+
+/**
+ * Its resampler is made once, at the first rate it meets (again only if the rate changes), and keeps its history
+ * across pieces, so piece boundaries leave no clicks. A fresh one per sentence or piece cost its filter design and a
+ * work buffer each time, which with 100 calls answering at once held the event loop long enough to make agent audio
+ * late.
+ */
+export function rateConverter(toRate: number): RateConverter {
+  let resampler: Resampler | undefined
+  return {
+    restart: () => resampler?.reset(),
+    convert(pcm, sampleRate) {
+      if (sampleRate === toRate) return pcm
+      if (resampler?.fromRate !== sampleRate) resampler = createResampler(sampleRate, toRate)
+      return resampler.process(pcm)
+    },
+  }
+}
+
 /** Resamples a whole signal at once (a fresh resampler; the filter delay is included). */
 export function resample(input: Int16Array, fromRate: number, toRate: number): Int16Array {
   return fromRate === toRate ? input.slice() : createResampler(fromRate, toRate).process(input)

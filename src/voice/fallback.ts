@@ -3,7 +3,7 @@ import type { TtsClient } from '../models/types'
 import { createBuiltinVoice } from './builtin-voice'
 import { pcm16ToUlaw } from './g711'
 import type { MarkOutcome, MediaTransport } from './media-transport'
-import { resample } from '../lib/resample'
+import { rateConverter } from '../lib/resample'
 
 /**
  * What a call's audio does when its models fail (models/failures.ts names the failure): a line said in the built-in voice
@@ -22,11 +22,11 @@ export async function speakBuiltinLine(
   text: string,
   onError: (error: unknown) => void,
 ): Promise<MarkOutcome> {
+  const toLine = rateConverter(LINE_RATE)
   try {
     for await (const chunk of createBuiltinVoice().synthesize(text)) {
       if (transport.closed) return 'closed'
-      const pcm8k = chunk.sampleRate === LINE_RATE ? chunk.pcm : resample(chunk.pcm, chunk.sampleRate, LINE_RATE)
-      transport.send(pcm16ToUlaw(pcm8k))
+      transport.send(pcm16ToUlaw(toLine.convert(chunk.pcm, chunk.sampleRate)))
     }
   } catch (error) {
     onError(error)

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { createResampler, resample } from '../../src/lib/resample.ts'
+import { createResampler, rateConverter, resample } from '../../src/lib/resample.ts'
 import { dominantFrequency, sine, toneAmplitude } from '../support/audio.ts'
 
 /** Skips the filter's start-up (its history starts silent). */
@@ -80,6 +80,18 @@ describe('resampler', () => {
     // in two uneven pieces, one of them longer than a work block
     const again = [reused.process(second.subarray(0, 4700)), reused.process(second.subarray(4700))]
     expect([...again[0], ...again[1]]).toEqual([...createResampler(24000, 8000).process(second)])
+  })
+
+  test('a rate converter keeps one stream across pieces (no restart of the filter at each), and passes the line rate as is', () => {
+    const toLine = rateConverter(8000)
+    const speech = sine(700, 16000, 300)
+    // pieces of a stream (the built-in voice's chunks): together exactly the one-shot result
+    const pieces = [speech.subarray(0, 1000), speech.subarray(1000, 3300), speech.subarray(3300)]
+    expect(pieces.flatMap((piece) => [...toLine.convert(piece, 16000)])).toEqual([...resample(speech, 16000, 8000)])
+    const line = sine(700, 8000, 20)
+    expect(toLine.convert(line, 8000)).toBe(line)
+    toLine.restart()
+    expect(toLine.convert(speech, 16000)).toEqual(resample(speech, 16000, 8000))
   })
 
   test('160 samples of 8 kHz always become 320 samples of 16 kHz', () => {

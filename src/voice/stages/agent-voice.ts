@@ -12,7 +12,7 @@ import type { ConversationEvent } from '../../conversation/engine'
 import type { TtsClient } from '../../models/types'
 import type { MarkOutcome } from '../media-transport'
 import { ulawToPcm16 } from '../g711'
-import { createResampler, type Resampler } from '../../lib/resample'
+import { rateConverter, type RateConverter } from '../../lib/resample'
 import { createSentenceSplitter, type SentenceSplitter } from '../sentences'
 import type { Stage, StageContext } from '../stage'
 import { LINE_RATE } from './caller-input'
@@ -77,7 +77,7 @@ type VoiceState = {
   cutThroughTurn: number
   silentWaiters: (() => void)[]
   /** The sentences' audio to the line's rate: one resampler per call (its filter and work memory), not per sentence. */
-  toLine: LineRateConverter
+  toLine: RateConverter
   /** When the audio sent so far will have played (performance.now() time, an estimate): the next piece is due then. */
   lineRunsDryAtMs: number
 }
@@ -91,7 +91,7 @@ export function agentVoice(options: AgentVoiceOptions): AgentVoice {
     speaking: false,
     cutThroughTurn: -1,
     silentWaiters: [],
-    toLine: lineRateConverter(),
+    toLine: rateConverter(LINE_RATE),
     lineRunsDryAtMs: 0,
   } as Omit<VoiceState, 'context'> as VoiceState
   return {
@@ -122,7 +122,7 @@ export function agentVoice(options: AgentVoiceOptions): AgentVoice {
       return state.speeches.size === 0
     },
     whenSilent: () => whenSilent(state),
-    say: (text, signal) => synthesizeAndSend(state, text, signal, lineRateConverter()),
+    say: (text, signal) => synthesizeAndSend(state, text, signal, rateConverter(LINE_RATE)),
   }
 }
 
@@ -223,7 +223,7 @@ async function synthesizeAndSend(
   state: VoiceState,
   text: string,
   signal: AbortSignal,
-  toLine: LineRateConverter,
+  toLine: RateConverter,
 ): Promise<boolean> {
   const { tts } = state.options
   let sent = false
@@ -271,29 +271,6 @@ async function synthesizeAndSend(
 /** `pcm` in pieces of at most `size` samples (views, no copies). */
 function* piecesOf(pcm: Int16Array, size: number): Generator<Int16Array> {
   for (let start = 0; start < pcm.length; start += size) yield pcm.subarray(start, Math.min(start + size, pcm.length))
-}
-
-type LineRateConverter = {
-  /** A new stream of audio (a sentence): its output is exactly a fresh resampler's. */
-  restart(): void
-  convert(pcm: Int16Array, sampleRate: number): Int16Array
-}
-
-/**
- * Synthesised speech (any rate) → 8 kHz. Its resampler is made once, at the first rate it meets, and restarted per
- * sentence: a fresh one per sentence cost its filter design and a work buffer of twice the sentence, which with 100
- * calls answering at once held the event loop long enough to make agent audio late.
- */
-function lineRateConverter(): LineRateConverter {
-  let resampler: Resampler | undefined
-  return {
-    restart: () => resampler?.reset(),
-    convert(pcm, sampleRate) {
-      if (sampleRate === LINE_RATE) return pcm
-      if (resampler?.fromRate !== sampleRate) resampler = createResampler(sampleRate, LINE_RATE)
-      return resampler.process(pcm)
-    },
-  }
 }
 
 /** Agent audio was sent that the caller may not have heard yet (a sentence whose mark has not come back). */
