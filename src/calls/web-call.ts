@@ -149,7 +149,12 @@ export function runWebCall(
   const reported = endReported(ctx.telephony, call.callId)
   const ended = new Promise<void>((resolve) => transport.onClose(() => resolve()))
   const sessionCheck = setInterval(() => {
-    if (!callerStillSignedIn()) transport.closeWith(4401, 'signed out')
+    try {
+      if (!callerStillSignedIn()) transport.closeWith(4401, 'signed out')
+    } catch (error) {
+      // the database is unreachable: the caller is not cut off for it; the next check asks again
+      log.warn({ err: error }, 'web call: the caller session could not be checked')
+    }
   }, SESSION_CHECK_MS)
   const hardStop = call.maxDurationMs === null ? undefined : setTimeout(() => transport.close(), call.maxDurationMs)
   transport.onClose((close) => {

@@ -268,11 +268,16 @@ export async function processClaimedDocument(
   }
   const renew = setInterval(
     () => {
-      ctx.db
-        .update(knowledgeBaseDocuments)
-        .set({ processingSince: isoNow(ctx.clock) })
-        .where(heldBy(claim))
-        .run()
+      try {
+        ctx.db
+          .update(knowledgeBaseDocuments)
+          .set({ processingSince: isoNow(ctx.clock) })
+          .where(heldBy(claim))
+          .run()
+      } catch (error) {
+        // the database is unreachable: the lease is renewed at the next beat, or lapses and the work is redone
+        ctx.log.warn({ err: error, documentUuid: claim.documentUuid }, 'document lease not renewed')
+      }
     },
     Math.max(10, Math.floor(options.leaseMs / 3)),
   )

@@ -288,7 +288,7 @@ export function createWebhookDispatcher(
 ): WebhookDispatcher {
   const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS
   let timer: ReturnType<typeof setInterval> | null = null
-  let running: Promise<number> | null = null
+  let running: Promise<void> | null = null
 
   /** Claims due deliveries: each attempt counted and leased before it is sent. */
   function claim(): WebhookDeliveryRow[] {
@@ -348,9 +348,12 @@ export function createWebhookDispatcher(
     tick,
     start() {
       timer ??= setInterval(() => {
-        running ??= tick().finally(() => {
-          running = null
-        })
+        // a database that cannot be reached fails the claim: the next tick tries again
+        running ??= tick()
+          .catch((error) => ctx.log.error({ err: error }, 'webhook deliveries could not be claimed'))
+          .then(() => {
+            running = null
+          })
       }, options.everyMs ?? 1000)
     },
     async stop() {

@@ -201,7 +201,7 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
 
   const refreshTimer = setInterval(() => void sync(), ctx.config.instanceHeartbeatMs)
   const watchdogTimer = setInterval(
-    () => void adapter.sweep(),
+    () => void adapter.sweep().catch((error) => ctx.log.error({ err: error }, 'ARI call watchdog failed')),
     options.watchdogIntervalMs ?? DEFAULT_WATCHDOG_INTERVAL_MS,
   )
 
