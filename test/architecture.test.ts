@@ -349,6 +349,68 @@ describe('functions of src/', () => {
   }, 60_000)
 })
 
+type DeclaredName = { file: string; name: string; topLevel: boolean }
+
+/** Every name src/ declares (variables, functions, parameters, classes, types, methods; not imports). */
+function declaredNames(): DeclaredName[] {
+  return FILES.flatMap((file) => {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true)
+    const names: DeclaredName[] = []
+    const collect = (name: ts.Node | undefined) => {
+      if (!name) return
+      if (ts.isIdentifier(name))
+        names.push({ file: rel(file), name: name.text, topLevel: name.parent.parent?.parent?.parent === source })
+      else if (ts.isObjectBindingPattern(name) || ts.isArrayBindingPattern(name))
+        for (const element of name.elements) if (ts.isBindingElement(element)) collect(element.name)
+    }
+    const visit = (node: ts.Node) => {
+      if (
+        ts.isVariableDeclaration(node) ||
+        ts.isFunctionDeclaration(node) ||
+        ts.isParameter(node) ||
+        ts.isClassDeclaration(node) ||
+        ts.isInterfaceDeclaration(node) ||
+        ts.isTypeAliasDeclaration(node) ||
+        ts.isEnumDeclaration(node) ||
+        ts.isMethodDeclaration(node)
+      )
+        collect(node.name)
+      ts.forEachChild(node, visit)
+    }
+    visit(source)
+    return names
+  })
+}
+
+describe('vocabulary (docs/architecture.md)', () => {
+  const names = declaredNames()
+
+  test('the names were read (sanity)', () => {
+    expect(names).toContainEqual({ file: 'src/agents/schemas.ts', name: 'CreateWorkflowBody', topLevel: true })
+  })
+
+  test("the contract's word `workflow` names only the HTTP edge, the database, and the TypeBox schemas the OpenAPI document names", () => {
+    const schema = ({ file, name }: DeclaredName) => file.endsWith('/schemas.ts') && /(Schema|Body)$/.test(name)
+    expect(
+      names.filter(
+        (declared) =>
+          /workflow/i.test(declared.name) &&
+          !declared.file.startsWith('src/api/') &&
+          !declared.file.startsWith('src/db/') &&
+          !schema(declared),
+      ),
+    ).toEqual([])
+  })
+
+  test('a carrier is a Carrier, `<name>Carrier` in telephony/carriers/<name>.ts: no driver, no adapter', () => {
+    const carriers = names.filter(({ file }) => file.startsWith('src/telephony/carriers/'))
+    expect(carriers.filter(({ name }) => /driver|adapter/i.test(name))).toEqual([])
+    const implementations = carriers.filter(({ name, topLevel }) => topLevel && /^[a-z]+Carrier$/.test(name))
+    for (const { file, name } of implementations) expect(file).toBe(`src/telephony/carriers/${name.slice(0, -7)}.ts`)
+    expect(implementations.length).toBeGreaterThanOrEqual(8)
+  })
+})
+
 describe('the console (web/) is a client of the API', () => {
   const WEB = join(ROOT, 'web')
   const webFiles = (dir: string): string[] =>

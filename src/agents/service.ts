@@ -53,7 +53,7 @@ function checkModelPin(
   if (problems.length > 0) throw invalid(problems)
 }
 
-const WORKFLOW_STATUSES: WorkflowStatus[] = ['active', 'archived']
+const AGENT_STATUSES: WorkflowStatus[] = ['active', 'archived']
 
 const agentNotFound = (id: number) => notFound(`Workflow with id ${id} not found`)
 
@@ -333,13 +333,13 @@ export function setAgentStatus(
 
 /** `active`, `archived` or both comma-separated; anything else is a 422 with a string detail. */
 function parseStatusFilter(raw: string | undefined): WorkflowStatus[] {
-  if (raw === undefined) return WORKFLOW_STATUSES
+  if (raw === undefined) return AGENT_STATUSES
   const requested = raw.split(',').map((token) => token.trim())
-  const unknown = requested.filter((token) => !WORKFLOW_STATUSES.includes(token as WorkflowStatus))
+  const unknown = requested.filter((token) => !AGENT_STATUSES.includes(token as WorkflowStatus))
   if (unknown.length > 0) {
     const pythonList = (values: string[]) => `[${values.map((value) => `'${value}'`).join(', ')}]`
     throw invalid(
-      `Invalid workflow status filter: ${pythonList(unknown)}. Allowed values: ${pythonList(WORKFLOW_STATUSES)}.`,
+      `Invalid workflow status filter: ${pythonList(unknown)}. Allowed values: ${pythonList(AGENT_STATUSES)}.`,
     )
   }
   return requested as WorkflowStatus[]
