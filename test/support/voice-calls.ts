@@ -98,14 +98,19 @@ export async function runDetail(t: HttpClient, agent: { id: number }, runId: num
 }
 
 /** The call's report completed the run, then its conversation was written over it (the transcript file is the last). */
-export async function untilWritten(t: HttpClient, agent: { id: number }, runId: number): Promise<Json> {
+export async function untilWritten(
+  t: HttpClient,
+  agent: { id: number },
+  runId: number,
+  timeoutMs = 15_000,
+): Promise<Json> {
   await waitFor(
     `run ${runId} completed and written`,
     async () => {
       const run = await runDetail(t, agent, runId)
       return run.is_completed && run.transcript_url !== null && run.logs.voice !== undefined
     },
-    15_000,
+    timeoutMs,
   )
   return runDetail(t, agent, runId)
 }

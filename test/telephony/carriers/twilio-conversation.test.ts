@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { createCarrierLine, startCarrierVoiceApp } from '../../support/fake-carriers/calls'
+import { createCarrierLine, placeCarrierCall, startCarrierVoiceApp } from '../../support/fake-carriers/calls'
 import { type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeTwilio, twilioCaller, type FakeTwilio } from '../../support/fake-carriers/twilio'
 import { say, type FakeModels } from '../../support/fake-models'
 import { callerSpeech, silence8k } from '../../support/voice'
+import { turnsOf, untilWritten } from '../../support/voice-calls'
 import { waitFor } from '../../support/wait'
 
 /**
@@ -70,24 +71,10 @@ test('the caller hears the greeting, is heard and answered, hangs up; the run ha
       },
     })
   ).body
-  const started = await t.request('POST', `/api/v1/public/agent/${triggerPath}`, {
-    body: { phone_number: '+14155550123' },
-  })
-  expect(started.status, started.text).toBe(200)
-  const runId = started.body.workflow_run_id
-
-  const detail = async () => (await t.request('GET', `/api/v1/workflow/${agent.id}/runs/${runId}`)).body
-  await waitFor(
-    'run completed and its conversation written',
-    async () => {
-      const run = await detail()
-      return run.is_completed && run.transcript_url !== null && run.logs.voice !== undefined
-    },
-    30_000,
-  )
-  const run = await detail()
+  const runId = await placeCarrierCall(t, { id: agent.id, triggerPath })
+  const run = await untilWritten(t, agent, runId, 30_000)
   expect(speechRequests()).toEqual([GREETING, 'Of course.', 'Which time suits you?'])
-  expect(run.logs.transcript.map((turn: { role: string; text: string }) => [turn.role, turn.text])).toEqual([
+  expect(turnsOf(run)).toEqual([
     ['agent', GREETING],
     ['user', 'Can I book a table for two tonight?'],
     ['agent', 'Of course. Which time suits you?'],
