@@ -228,6 +228,27 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     expect(short[0].length).toBe(480)
   })
 
+  test('a long reply is read from the TTS as the line plays: the next sentence is asked for once less than 2 s is left to play', async () => {
+    const long =
+      'This greeting goes on about the restaurant and its many rooms and its tables and its menus and its wines so that it lasts for several seconds.'
+    const next = 'How can I help?'
+    let playedWhenAsked = -1
+    const sent: Uint8Array[] = []
+    let call: Call | undefined
+    models.speech.handler = (request) => {
+      if (request.body.input === next) playedWhenAsked = call!.channel.played.length
+      return {}
+    }
+    call = await startCall({ definition: agent({ greeting: `${long} ${next}` }), sent })
+    await waitFor('the greeting to be played', () => marksProcessed(call!.channel).length >= 2, 15_000)
+    // 142 characters: 2.84 s of speech, all received at once; the second sentence was asked for with at most 2 s of
+    // it left to play (a 20 ms frame each), not as soon as the first had been received
+    expect(playedWhenAsked).toBeGreaterThanOrEqual((2840 - 2000 - 200) / 20)
+    expect(speechInputs()).toEqual([long, next])
+    const expected = [long, next].map((text) => pcm16ToUlaw(resample(fakeSpeech(text), 24_000, 8000)))
+    expect(Buffer.concat(sent)).toEqual(Buffer.concat(expected))
+  })
+
   test('an utterance is transcribed (16 kHz WAV), answered sentence by sentence, and its response time measured', async () => {
     const { call, speech } = await callerSays('Can I book a table for two tonight?', 'Of course. Which time suits you?')
     await waitFor('the answer to be played', () => marksProcessed(call.channel).length >= 3, 10_000)

@@ -28,6 +28,14 @@ import { inSlice } from '../../lib/slices'
  */
 const START_LEAD_SAMPLES = (300 * LINE_RATE) / 1000
 
+/**
+ * A reply's speech is read from the TTS while at most this much of it waits to be played, then as the line plays: read
+ * as fast as a fast TTS sends it, 100 replies at once (≈ 8 s of speech each) held the event loop for a third of a
+ * second with reads and copies of audio due seconds later. A streaming TTS waits meanwhile (TCP backpressure); the
+ * wait does not count as the server being idle (models/http.ts).
+ */
+const READ_AHEAD_MS = 2_000
+
 /** What the agent is saying in one conversation turn, until the caller has heard all of it. */
 type TurnSpeech = {
   turn: number
@@ -259,6 +267,7 @@ async function synthesizeAndSend(
         }
         if (signal.aborted) break
       }
+      await untilLineNeedsMore(state, signal)
     }
     if (lead && !sent && leadSamples > 0 && !signal.aborted) sendLead()
   } catch (error) {
@@ -266,6 +275,21 @@ async function synthesizeAndSend(
       state.context.warn(`Speech synthesis failed (${tts.ref.service}/${tts.ref.model}): ${(error as Error).message}`)
   }
   return sent && !signal.aborted
+}
+
+/** Waits while more than READ_AHEAD_MS of sent audio is still to play (or until `signal` aborts: a barge-in, the end). */
+function untilLineNeedsMore(state: VoiceState, signal: AbortSignal): Promise<void> {
+  const waitMs = state.lineRunsDryAtMs - performance.now() - READ_AHEAD_MS
+  if (waitMs <= 0 || signal.aborted) return Promise.resolve()
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, waitMs)
+    signal.addEventListener('abort', done)
+  })
 }
 
 /** `pcm` in pieces of at most `size` samples (views, no copies). */
