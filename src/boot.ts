@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import packageJson from '../package.json'
-import { applyCallReport } from './calls/outcomes'
+import { applyCallReport, orderedCallReports } from './calls/outcomes'
 import { contactAttempts } from './campaigns/attempts'
 import { routeInboundCall } from './calls/inbound'
 import type { Config } from './config'
@@ -76,12 +76,11 @@ export function buildContext(config: Config, overrides: { log?: Logger; clock?: 
   ctx.telephony.readConfigurationsFrom(storedConfigurations(ctx))
   ctx.telephony.routeInboundWith((offer) => routeInboundCall(ctx, offer))
   // Every provider's call reports land on their runs (and campaign contacts) here, whoever placed the call.
-  ctx.telephony.onReport((report) => {
-    try {
-      applyCallReport(ctx, report, contactAttempts)
-    } catch (error) {
-      log.error({ err: error, callId: report.callId, kind: report.kind }, 'call report not applied')
-    }
-  })
+  ctx.telephony.onReport(
+    orderedCallReports(
+      (report) => applyCallReport(ctx, report, contactAttempts),
+      (error, report) => log.error({ err: error, callId: report.callId, kind: report.kind }, 'call report not applied'),
+    ),
+  )
   return ctx
 }

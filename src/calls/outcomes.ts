@@ -1,6 +1,8 @@
 import type { AppContext } from '../context'
 import type { JsonObject } from '../db/schema'
 import { transaction } from '../db/transaction'
+import { whenDatabaseAnswers } from '../db/when-answering'
+import { DomainError } from '../lib/errors'
 import { isPlainObject } from '../lib/values'
 import { attachArtifact } from '../runs/artifacts'
 import { connectedSeconds, conversationUnderWay, reportedCallOf } from '../runs/call-end'
@@ -70,6 +72,38 @@ export function applyCallReport(ctx: AppContext, report: CallReport, attempts: C
       attempts.settle(ctx, run.campaign_contact_id, report.outcome, run.id)
     return finished
   })
+}
+
+/**
+ * Applies call reports in the order they come. One the database could not take (an outage) waits, with every report
+ * after it, and is applied once the database answers (tried every 2 s for 15 minutes): before, it was logged and lost,
+ * and a campaign contact whose call ended during the outage stayed dialling, holding a slot of the campaign's
+ * concurrency, until the next restart's recovery.
+ */
+export function orderedCallReports(
+  apply: (report: CallReport) => void,
+  onError: (error: unknown, report: CallReport) => void,
+  retryMs?: number,
+): (report: CallReport) => void {
+  const waiting: CallReport[] = []
+  async function drain(): Promise<void> {
+    while (waiting.length > 0) {
+      const report = waiting[0]
+      await whenDatabaseAnswers(() => apply(report), { retryMs }).catch((error) => onError(error, report))
+      waiting.shift()
+    }
+  }
+  return (report) => {
+    if (waiting.length === 0) {
+      try {
+        return apply(report)
+      } catch (error) {
+        if (!(error instanceof DomainError && error.kind === 'unavailable')) return onError(error, report)
+      }
+    }
+    waiting.push(report)
+    if (waiting.length === 1) void drain()
+  }
 }
 
 function callOutcome(report: Extract<CallReport, { kind: 'ended' }>): RunOutcome {
