@@ -157,3 +157,11 @@ export async function startCarrierVoiceApp(
   await configureFakeVoiceModels(t, models)
   return { t, models }
 }
+
+/** Stops what startCarrierVoiceApp started, and the carrier's fake when one was started. */
+export function stopCarrierVoiceApp(app: { t: CarrierTestApp; models: FakeModels }, fake?: { stop(): void }): void {
+  fake?.stop()
+  app.models.stop()
+  app.t.stopServer()
+  app.t.close()
+}

@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createCarrierLine, placeCarrierCall, startCarrierVoiceApp } from '../../support/fake-carriers/calls'
+import {
+  createCarrierLine,
+  placeCarrierCall,
+  startCarrierVoiceApp,
+  stopCarrierVoiceApp,
+} from '../../support/fake-carriers/calls'
 import type { CarrierTestApp, FakeServer, MediaClient } from '../../support/fake-carriers/shared'
 import { startFakeTelnyx } from '../../support/fake-carriers/telnyx'
 import { startFakeTwilio, twilioCaller } from '../../support/fake-carriers/twilio'
@@ -50,10 +55,7 @@ describe.each(Object.keys(CARRIERS))('an audio greeting over %s', (carrier) => {
     ;({ t, models } = await startCarrierVoiceApp({ tickIntervalMs: 20, mediaLossGraceMs: 100 }))
   })
   afterAll(() => {
-    fake?.stop()
-    models.stop()
-    t.stopServer()
-    t.close()
+    stopCarrierVoiceApp({ t, models }, fake)
   })
 
   test('reaches the stream byte for byte, with no speech synthesised', async () => {

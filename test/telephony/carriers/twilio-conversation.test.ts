@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { createCarrierLine, placeCarrierCall, startCarrierVoiceApp } from '../../support/fake-carriers/calls'
+import {
+  createCarrierLine,
+  placeCarrierCall,
+  startCarrierVoiceApp,
+  stopCarrierVoiceApp,
+} from '../../support/fake-carriers/calls'
 import { type CarrierTestApp } from '../../support/fake-carriers/shared'
 import { startFakeTwilio, twilioCaller, type FakeTwilio } from '../../support/fake-carriers/twilio'
 import { say, type FakeModels } from '../../support/fake-models'
@@ -22,10 +27,7 @@ beforeAll(async () => {
   ;({ t, models } = await startCarrierVoiceApp({ tickIntervalMs: 20, mediaLossGraceMs: 100 }))
 })
 afterAll(() => {
-  fake?.stop()
-  models.stop()
-  t.stopServer()
-  t.close()
+  stopCarrierVoiceApp({ t, models }, fake)
 })
 
 test('the caller hears the greeting, is heard and answered, hangs up; the run has the conversation and its recordings', async () => {

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { createCarrierLine, startCarrierVoiceApp } from '../../support/fake-carriers/calls'
+import { createCarrierLine, startCarrierVoiceApp, stopCarrierVoiceApp } from '../../support/fake-carriers/calls'
 import { startFakeTwilio, twilioCaller } from '../../support/fake-carriers/twilio'
 import { createVoiceAgent, runDetail } from '../../support/voice-calls'
 import { waitFor } from '../../support/wait'
@@ -48,9 +48,6 @@ test("the agent's max call duration ends the conversation and hangs the call up 
     expect(run.gathered_context.mapped_call_disposition).toBe('call_duration_exceeded')
     expect(run.logs.telephony).toMatchObject({ outcome: 'completed' })
   } finally {
-    fake.stop()
-    models.stop()
-    t.stopServer()
-    t.close()
+    stopCarrierVoiceApp({ t, models }, fake)
   }
 }, 60_000)

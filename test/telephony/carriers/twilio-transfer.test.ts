@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test'
-import { createCarrierLine, runRow, startCarrierVoiceApp } from '../../support/fake-carriers/calls'
+import { createCarrierLine, runRow, startCarrierVoiceApp, stopCarrierVoiceApp } from '../../support/fake-carriers/calls'
 import { PUBLIC_URL, type CarrierTestApp, type MediaClient } from '../../support/fake-carriers/shared'
 import {
   startFakeTwilio,
@@ -83,10 +83,7 @@ afterEach(async () => {
   models.reset()
 })
 afterAll(() => {
-  fake.stop()
-  models.stop()
-  t.stopServer()
-  t.close()
+  stopCarrierVoiceApp({ t, models }, fake)
 })
 
 const speechInputs = () => models.requestsTo('/audio/speech').map((request) => request.body.input)
