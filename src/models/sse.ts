@@ -7,61 +7,80 @@ import { ModelServerError } from './types'
 /** The longest line a server may send (a whole chunk of a streamed answer is one line; they are a few hundred bytes). */
 export const SSE_LINE_MAX_CHARS = 1024 * 1024
 
-/** The value of a `data:` line (one leading space is not part of it), or null for any other line. */
-const dataValue = (line: string) => (line.startsWith('data:') ? line.slice(line[5] === ' ' ? 6 : 5) : null)
-
 /**
- * Each piece is scanned once: the start of a line still unfinished is kept as pieces and joined when its end arrives,
- * so a server sending one endless line costs time in proportion to what it sent, and fails past `maxLineChars`.
+ * Each piece is scanned once, by native searches for the line ends (not character by character, and with no generator
+ * per line: 100 answers streaming at once are thousands of events a second): the start of a line still unfinished is
+ * kept as pieces and joined when its end arrives, so a server sending one endless line costs time in proportion to
+ * what it sent, and fails past `maxLineChars`.
  */
 export async function* readSseData(
   body: AsyncIterable<Uint8Array>,
   options: { what: string; maxLineChars?: number },
 ): AsyncGenerator<string> {
-  const maxLineChars = options.maxLineChars ?? SSE_LINE_MAX_CHARS
   const decoder = new TextDecoder()
+  const parser = sseParser(options.what, options.maxLineChars ?? SSE_LINE_MAX_CHARS)
+  for await (const chunk of body) yield* parser.push(decoder.decode(chunk, { stream: true }))
+  yield* parser.end(decoder.decode())
+}
+
+const LF = 10
+const CR = 13
+const SPACE = 32
+
+function sseParser(what: string, maxLineChars: number) {
   let unfinished: string[] = []
   let unfinishedLength = 0
   /** The last piece ended with a CR: an LF opening the next one belongs to it. */
   let afterCr = false
   let data: string[] = []
-  function* lineEnded(line: string): Generator<string> {
+
+  /** A whole line: a blank one ends the event (its data lines joined); only `data:` lines count. */
+  function lineEnded(line: string, events: string[]): void {
     if (line === '') {
-      if (data.length > 0) yield data.join('\n')
+      if (data.length > 0) events.push(data.join('\n'))
       data = []
-    }
-    const value = dataValue(line)
-    if (value !== null) data.push(value)
+    } else if (line.startsWith('data:')) data.push(line.slice(line.charCodeAt(5) === SPACE ? 6 : 5))
   }
-  function* completeEvents(text: string): Generator<string> {
-    let lineStart = afterCr && text.startsWith('\n') ? 1 : 0
+
+  /** The events `text` completes. */
+  function push(text: string): string[] {
+    const events: string[] = []
+    let lineStart = afterCr && text.charCodeAt(0) === LF ? 1 : 0
     if (text !== '') afterCr = false
-    for (let index = lineStart; index < text.length; index++) {
-      const character = text[index]
-      if (character !== '\n' && character !== '\r') continue
+    // the next LF and CR at or after lineStart, each searched again only once passed (-1: none left in `text`)
+    let lf = text.indexOf('\n', lineStart)
+    let cr = text.indexOf('\r', lineStart)
+    while (lf !== -1 || cr !== -1) {
+      const end = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr)
       const line =
-        unfinishedLength === 0 ? text.slice(lineStart, index) : unfinished.join('') + text.slice(lineStart, index)
+        unfinishedLength === 0 ? text.slice(lineStart, end) : unfinished.join('') + text.slice(lineStart, end)
       unfinished = []
       unfinishedLength = 0
-      if (character === '\r') {
-        if (index + 1 === text.length) afterCr = true
-        else if (text[index + 1] === '\n') index++
+      lineStart = end + 1
+      if (text.charCodeAt(end) === CR) {
+        if (lineStart === text.length) afterCr = true
+        else if (text.charCodeAt(lineStart) === LF) lineStart++
       }
-      lineStart = index + 1
-      yield* lineEnded(line)
+      if (lf !== -1 && lf < lineStart) lf = text.indexOf('\n', lineStart)
+      if (cr !== -1 && cr < lineStart) cr = text.indexOf('\r', lineStart)
+      lineEnded(line, events)
     }
     if (lineStart < text.length) {
       unfinished.push(text.slice(lineStart))
       unfinishedLength += text.length - lineStart
-      if (unfinishedLength > maxLineChars) {
-        throw new ModelServerError(
-          `${options.what} failed: the server sent a line longer than ${maxLineChars} characters`,
-        )
-      }
+      if (unfinishedLength > maxLineChars)
+        throw new ModelServerError(`${what} failed: the server sent a line longer than ${maxLineChars} characters`)
     }
+    return events
   }
-  for await (const chunk of body) yield* completeEvents(decoder.decode(chunk, { stream: true }))
-  yield* completeEvents(decoder.decode())
-  yield* lineEnded(unfinished.join(''))
-  if (data.length > 0) yield data.join('\n')
+
+  /** The stream ended: the events of its last piece, of a last line without its end, and a last event without its blank line. */
+  function end(text: string): string[] {
+    const events = push(text)
+    lineEnded(unfinished.join(''), events)
+    if (data.length > 0) events.push(data.join('\n'))
+    return events
+  }
+
+  return { push, end }
 }
