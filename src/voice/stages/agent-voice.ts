@@ -32,7 +32,8 @@ const START_LEAD_SAMPLES = (300 * LINE_RATE) / 1000
  * A reply's speech is read from the TTS while at most this much of it waits to be played, then as the line plays: read
  * as fast as a fast TTS sends it, 100 replies at once (≈ 8 s of speech each) held the event loop for a third of a
  * second with reads and copies of audio due seconds later. A streaming TTS waits meanwhile (TCP backpressure); the
- * wait does not count as the server being idle (models/http.ts).
+ * wait does not count as the server being idle (models/http.ts), and a sentence (at most 250 characters, about 20 s of
+ * speech: voice/sentences.ts) is read well inside the TTS request's 60 s limit.
  */
 const READ_AHEAD_MS = 2_000
 
