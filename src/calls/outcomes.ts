@@ -1,8 +1,7 @@
 import type { AppContext } from '../context'
 import type { JsonObject } from '../db/schema'
 import { transaction } from '../db/transaction'
-import { whenDatabaseAnswers } from '../db/when-answering'
-import { DomainError } from '../lib/errors'
+import { databaseUnavailable, whenDatabaseAnswers } from '../db/when-answering'
 import { isPlainObject } from '../lib/values'
 import { attachArtifact } from '../runs/artifacts'
 import { connectedSeconds, conversationUnderWay, reportedCallOf } from '../runs/call-end'
@@ -98,7 +97,7 @@ export function orderedCallReports(
       try {
         return apply(report)
       } catch (error) {
-        if (!(error instanceof DomainError && error.kind === 'unavailable')) return onError(error, report)
+        if (!databaseUnavailable(error)) return onError(error, report)
       }
     }
     waiting.push(report)

@@ -6,6 +6,10 @@
  */
 import { DomainError } from '../lib/errors'
 
+/** The database did not answer (PostgreSQL down or out of reach), as opposed to a statement it refused. */
+export const databaseUnavailable = (error: unknown): error is DomainError =>
+  error instanceof DomainError && error.kind === 'unavailable'
+
 export async function whenDatabaseAnswers<T>(
   write: () => T,
   options: { retryMs?: number; giveUpMs?: number; onWait?: (error: DomainError) => void } = {},
@@ -16,8 +20,7 @@ export async function whenDatabaseAnswers<T>(
     try {
       return write()
     } catch (error) {
-      const unavailable = error instanceof DomainError && error.kind === 'unavailable'
-      if (!unavailable || performance.now() + retryMs > giveUpAt) throw error
+      if (!databaseUnavailable(error) || performance.now() + retryMs > giveUpAt) throw error
       if (!waited) options.onWait?.(error)
       await Bun.sleep(retryMs)
     }
