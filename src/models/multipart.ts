@@ -33,11 +33,6 @@ export class MultipartBody {
     }
     return uploadBuffer.subarray(0, this.length)
   }
-
-  /** The body in a buffer of its own. */
-  bytes(): Uint8Array {
-    return this.laidOut().slice()
-  }
 }
 
 const encoder = new TextEncoder()
