@@ -69,5 +69,11 @@ describe.skipIf(missing !== null)('the compiled binary on PostgreSQL', () => {
     await waitFor('the API answering again', async () => (await listAgents()).status === 200, 30_000, 250)
     const back: any = await (await fetch(`${server.url}/api/v1/health`)).json()
     expect(back.database).toEqual({ backend: 'postgresql', reachable: true })
+
+    // the outbox failed every second of the outage: one error line for all of it, then one line once it works again
+    const { text } = await server.output.waitFor(/webhook deliveries are claimed again/)
+    const recovered = JSON.parse(text.split('\n').find((line) => line.includes('are claimed again'))!)
+    expect(recovered.failedPasses).toBeGreaterThan(1)
+    expect(text.match(/webhook deliveries could not be claimed/g)).toHaveLength(1)
   }, 120_000)
 })

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os'
 import type { AppContext } from '../context'
 import { isoNow } from '../lib/clock'
+import { failureStreak } from '../lib/failure-streak'
 import { countInstancesSeenSince, deleteInstance, deleteInstancesSilentSince, upsertInstance } from './queries'
 
 /**
@@ -51,13 +52,18 @@ export function startInstanceHeartbeat(ctx: AppContext, afterBeat: () => Promise
   beat(ctx, startedAt)
   ctx.log.info({ instanceId: ctx.instanceId }, 'instance registered')
   let running: Promise<void> | null = null
+  const beats = failureStreak(ctx.log, {
+    failed: 'instance heartbeat failed',
+    recovered: 'instance heartbeat works again',
+  })
   const timer = setInterval(() => {
     try {
       beat(ctx, startedAt)
     } catch (error) {
-      ctx.log.error({ err: error }, 'instance heartbeat failed')
+      beats.failed(error)
       return
     }
+    beats.succeeded()
     running ??= afterBeat()
       .catch((error) => ctx.log.error({ err: error }, 'periodic work after the heartbeat failed'))
       .finally(() => {

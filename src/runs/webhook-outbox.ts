@@ -16,6 +16,7 @@ import { transaction } from '../db/transaction'
 import { outboundFailureReason, OutboundRefused, sendOutbound, type OutboundPolicy } from '../egress/outbound'
 import { outboundPolicy } from '../egress/policy'
 import { isoNow } from '../lib/clock'
+import { failureStreak } from '../lib/failure-streak'
 import { artifactLinks, ensurePublicAccess } from './artifacts'
 import { updateRun } from './service'
 import { nodeName } from '../conversation/graph'
@@ -347,10 +348,14 @@ export function createWebhookDispatcher(
   return {
     tick,
     start() {
+      const claims = failureStreak(ctx.log, {
+        failed: 'webhook deliveries could not be claimed',
+        recovered: 'webhook deliveries are claimed again',
+      })
       timer ??= setInterval(() => {
         // a database that cannot be reached fails the claim: the next tick tries again
         running ??= tick()
-          .catch((error) => ctx.log.error({ err: error }, 'webhook deliveries could not be claimed'))
+          .then(claims.succeeded, claims.failed)
           .then(() => {
             running = null
           })
