@@ -35,54 +35,7 @@ export function RunPage({ workflowId, runId }: { workflowId: number; runId: numb
         const context = run.gathered_context ?? {}
         return (
           <Page title={run.name} actions={<a href={href('/runs')}>All runs</a>}>
-            <dl className="facts card">
-              <div>
-                <dt>Agent</dt>
-                <dd>{run.workflow_name}</dd>
-              </div>
-              <div>
-                <dt>State</dt>
-                <dd>
-                  <StateBadge state={run.is_completed ? 'completed' : 'in progress'} />
-                </dd>
-              </div>
-              <div>
-                <dt>Started</dt>
-                <dd>
-                  <Time at={run.created_at} />
-                </dd>
-              </div>
-              <div>
-                <dt>Direction</dt>
-                <dd>{run.call_type}</dd>
-              </div>
-              <div>
-                <dt>Channel</dt>
-                <dd>{run.mode}</dd>
-              </div>
-              <div>
-                <dt>Disposition</dt>
-                <dd>{context.mapped_call_disposition ?? '—'}</dd>
-              </div>
-              <div>
-                <dt>Duration</dt>
-                <dd>{formatDuration(run.usage_info?.call_duration_seconds)}</dd>
-              </div>
-              <div>
-                <dt>Cost</dt>
-                <dd>
-                  {typeof run.cost_info?.charge_usd === 'number' ? `$${run.cost_info.charge_usd.toFixed(4)}` : '—'}
-                </dd>
-              </div>
-              <div>
-                <dt>Tags</dt>
-                <dd>
-                  {Array.isArray(run.annotations?.tags) && run.annotations.tags.length
-                    ? run.annotations.tags.join(', ')
-                    : '—'}
-                </dd>
-              </div>
-            </dl>
+            <RunFacts run={run} />
             <section className="card" aria-labelledby="recording-title">
               <h2 id="recording-title">Recording</h2>
               {recording ? (
@@ -172,6 +125,57 @@ export function RunPage({ workflowId, runId }: { workflowId: number; runId: numb
         )
       }}
     </Show>
+  )
+}
+
+/** What kind of run it was, how it went and what it cost. */
+function RunFacts({ run }: { run: any }) {
+  const context = run.gathered_context ?? {}
+  return (
+    <dl className="facts card">
+      <div>
+        <dt>Agent</dt>
+        <dd>{run.workflow_name}</dd>
+      </div>
+      <div>
+        <dt>State</dt>
+        <dd>
+          <StateBadge state={run.is_completed ? 'completed' : 'in progress'} />
+        </dd>
+      </div>
+      <div>
+        <dt>Started</dt>
+        <dd>
+          <Time at={run.created_at} />
+        </dd>
+      </div>
+      <div>
+        <dt>Direction</dt>
+        <dd>{run.call_type}</dd>
+      </div>
+      <div>
+        <dt>Channel</dt>
+        <dd>{run.mode}</dd>
+      </div>
+      <div>
+        <dt>Disposition</dt>
+        <dd>{context.mapped_call_disposition ?? '—'}</dd>
+      </div>
+      <div>
+        <dt>Duration</dt>
+        <dd>{formatDuration(run.usage_info?.call_duration_seconds)}</dd>
+      </div>
+      <div>
+        <dt>Cost</dt>
+        <dd>{typeof run.cost_info?.charge_usd === 'number' ? `$${run.cost_info.charge_usd.toFixed(4)}` : '—'}</dd>
+      </div>
+      <div>
+        <dt>Tags</dt>
+        <dd>
+          {Array.isArray(run.annotations?.tags) && run.annotations.tags.length ? run.annotations.tags.join(', ') : '—'}
+        </dd>
+      </div>
+    </dl>
   )
 }
 
