@@ -119,7 +119,7 @@ export function RunPage({ workflowId, runId }: { workflowId: number; runId: numb
             <WebhookDeliveries workflowId={workflowId} runId={runId} />
             <section className="card" aria-labelledby="usage-title">
               <h2 id="usage-title">Usage</h2>
-              <KeyValues values={run.usage_info ?? {}} empty="No usage recorded." />
+              <UsageTable usage={run.usage_info ?? {}} />
             </section>
           </Page>
         )
@@ -191,6 +191,91 @@ function KeyValues({ values, empty }: { values: Record<string, unknown>; empty: 
         </div>
       ))}
     </dl>
+  )
+}
+
+/** What each service of `usage_info` is called, and the unit of its one number per model (an LLM's are named counts). */
+const USAGE_SERVICES = new Map<string, { label: string; unit?: string }>([
+  ['llm', { label: 'Language model' }],
+  ['stt', { label: 'Speech recognition', unit: 'seconds of audio' }],
+  ['tts', { label: 'Speech synthesis', unit: 'characters' }],
+  ['embeddings', { label: 'Embeddings (knowledge base)', unit: 'tokens' }],
+])
+
+/** An LLM's counts (src/models/usage.ts); others are shown by their own name. */
+const TOKEN_COUNTS = new Map([
+  ['prompt_tokens', 'input tokens'],
+  ['completion_tokens', 'output tokens'],
+  ['total_tokens', 'tokens in all'],
+  ['audio_prompt_tokens', 'audio input tokens'],
+  ['audio_completion_tokens', 'audio output tokens'],
+])
+
+/** The QA review's tokens stand under this name where other keys have the provider (src/runs/qa.ts). */
+const QA_USAGE = 'QAAnalysis'
+const KEY_SEPARATOR = '|||'
+
+const number = new Intl.NumberFormat()
+
+type UsageRow = { id: string; service: string; provider: string; model: string; used: string }
+
+/** An amount as text: a number with its unit, named counts one after the other, anything else as JSON. */
+function usedText(value: unknown, unit?: string): string {
+  if (typeof value === 'number') return unit ? `${number.format(value)} ${unit}` : number.format(value)
+  if (value !== null && typeof value === 'object' && !Array.isArray(value))
+    return Object.entries(value)
+      .map(([name, amount]) =>
+        typeof amount === 'number'
+          ? usedText(amount, TOKEN_COUNTS.get(name) ?? name.replaceAll('_', ' '))
+          : `${name}: ${JSON.stringify(amount)}`,
+      )
+      .join(', ')
+  return typeof value === 'string' ? value : String(JSON.stringify(value))
+}
+
+/**
+ * One row per service and model used: `usage_info.<service>["<provider>|||<model>"]` (src/models/usage.ts), the QA
+ * review's as `llm["QAAnalysis|||<model>"]`. A service that used nothing (`{}`) gives none; the call's duration is
+ * among the run's facts.
+ */
+function usageRows(usage: Record<string, unknown>): UsageRow[] {
+  return Object.entries(usage).flatMap(([service, used]): UsageRow[] => {
+    if (service === 'call_duration_seconds') return []
+    const known = USAGE_SERVICES.get(service)
+    const label = known?.label ?? service
+    if (used === null || typeof used !== 'object' || Array.isArray(used))
+      return [{ id: service, service: label, provider: '—', model: '—', used: usedText(used, known?.unit) }]
+    return Object.entries(used).map(([key, amount]) => {
+      const separator = key.indexOf(KEY_SEPARATOR)
+      const provider = separator >= 0 ? key.slice(0, separator) : '—'
+      const model = separator >= 0 ? key.slice(separator + KEY_SEPARATOR.length) : key
+      const review = service === 'llm' && provider === QA_USAGE
+      return {
+        id: `${service} ${key}`,
+        service: review ? `${label} (QA review)` : label,
+        provider: review ? '—' : provider,
+        model,
+        used: usedText(amount, known?.unit),
+      }
+    })
+  })
+}
+
+/** What the run used of each model, in a table. */
+function UsageTable({ usage }: { usage: Record<string, unknown> }) {
+  const rows = usageRows(usage)
+  if (rows.length === 0) return <Empty title="No usage recorded." />
+  return (
+    <Table card={false} columns={['Service', 'Provider', 'Model', 'Used']}>
+      {rows.map((row) => (
+        <tr key={row.id}>
+          <td>{row.service}</td>
+          <td>{row.provider}</td>
+          <td>{row.model}</td>
+          <td>{row.used}</td>
+        </tr>
+      ))}
+    </Table>
   )
 }
 

@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { createAgent } from '../support/agents'
+import { consoleSteps, launchConsoleBrowser, type ConsoleBrowser } from '../support/console-browser'
+import { compiledBinary } from '../support/compiled-binary'
+import { say, startFakeModels, type FakeModels } from '../support/fake-models'
+import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
+import { configureFakeVoiceModels } from '../support/voice-models'
+import { waitFor } from '../support/wait'
+
+/**
+ * A run's page in a real browser against the compiled binary: its usage as a table a person reads, and the page
+ * following the run (its end, its webhook deliveries) without a reload. Runs are text chats with the fake model server
+ * (the walk of test/console/browser.test.ts covers the rest of the page). Photographed into
+ * test-artifacts/console/run-page/.
+ */
+
+let t: HttpTestApp
+let models: FakeModels
+let consoleBrowser: ConsoleBrowser
+let page: Page
+let base: string
+
+beforeAll(async () => {
+  models = startFakeModels()
+  t = await startBinaryTestApp(compiledBinary(), { waitForLogLines: false })
+  base = await t.httpUrl()
+  await configureFakeVoiceModels(t, models)
+  consoleBrowser = await launchConsoleBrowser('run-page')
+  page = consoleBrowser.page
+  const signIn = await consoleBrowser.context.request.post(`${base}/api/v1/auth/session`, {
+    data: { api_key: t.adminKey },
+  })
+  expect(signIn.status()).toBe(200)
+}, 240_000)
+
+afterAll(async () => {
+  await consoleBrowser?.browser.close()
+  await t?.close()
+  models?.stop()
+})
+
+const { inspect, step } = consoleSteps(
+  () => consoleBrowser,
+  () => base,
+)
+
+const node = (id: string, type: string, data: Record<string, unknown>) => ({ id, type, position: { x: 0, y: 0 }, data })
+
+/** An agent that greets with a fixed line, plus `extra` nodes; returns its id. */
+async function agentWith(name: string, ...extra: ReturnType<typeof node>[]): Promise<number> {
+  const agent = await createAgent(t, name, undefined, {
+    nodes: [node('start', 'startCall', { name: 'Start', greeting: 'Hi.', prompt: 'Help.' }), ...extra],
+    edges: [],
+  })
+  return agent.id
+}
+
+const sessionsOf = (agentId: number) => `/api/v1/workflow/${agentId}/text-chat/sessions`
+
+/** Opens a text chat of the agent; returns its run's id. */
+async function openChat(agentId: number): Promise<number> {
+  const opened = await t.request('POST', sessionsOf(agentId), { body: {} })
+  expect(opened.status, opened.text).toBe(200)
+  return opened.body.workflow_run_id
+}
+
+async function endChat(agentId: number, runId: number): Promise<void> {
+  const ended = await t.request('POST', `${sessionsOf(agentId)}/${runId}/end`, { body: {} })
+  expect(ended.status, ended.text).toBe(200)
+}
+
+const runPath = (agentId: number, runId: number) => `/api/v1/workflow/${agentId}/runs/${runId}`
+
+describe("a run's page", () => {
+  step(
+    'usage: a row per service and model used, named for a person; no internal key, nothing for a service unused',
+    async () => {
+      const agentId = await agentWith('Reviewed', node('review', 'qa', { name: 'Review', qa_min_call_duration: 0 }))
+      const runId = await openChat(agentId)
+      models.chat.queue(
+        say('Sure.', { usage: { prompt_tokens: 120, completion_tokens: 34 } }),
+        say(JSON.stringify({ tags: [], overall_sentiment: 'positive', score: 9, summary: 'Helpful.' }), {
+          usage: { prompt_tokens: 300, completion_tokens: 20 },
+        }),
+      )
+      const message = await t.request('POST', `${sessionsOf(agentId)}/${runId}/messages`, { body: { text: 'Hello' } })
+      expect(message.status, message.text).toBe(200)
+      await endChat(agentId, runId)
+      await waitFor(
+        'the QA review written with its usage',
+        async () =>
+          'QAAnalysis|||fake-llm' in ((await t.request('GET', runPath(agentId, runId))).body.usage_info.llm ?? {}),
+        15_000,
+        20,
+      )
+      await page.goto(`${base}/#/runs/${agentId}/${runId}`)
+      const usage = page.getByRole('region', { name: 'Usage' })
+      await usage.locator('tbody tr').first().waitFor()
+      const rows = await usage
+        .locator('tbody tr')
+        .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)))
+      expect(rows).toEqual([
+        ['Language model', 'openai', 'fake-llm', '120 input tokens, 34 output tokens, 154 tokens in all'],
+        ['Language model (QA review)', '—', 'fake-llm', '300 input tokens, 20 output tokens, 320 tokens in all'],
+      ])
+      expect(await usage.locator('thead th').allTextContents()).toEqual(['Service', 'Provider', 'Model', 'Used'])
+      const text = (await usage.textContent()) ?? ''
+      expect(text).not.toContain('|||')
+      expect(text).not.toContain('{}')
+      expect(text).not.toContain('Speech')
+      await inspect('run-usage')
+    },
+    60_000,
+  )
+})
