@@ -1,8 +1,10 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { createTestApp, type TestApp } from '../support/app'
-import { createAgent } from '../support/agents'
+import { createAgent, sampleDefinition } from '../support/agents'
 import { createRun, finishRun, markRunRunning, updateRun } from '../../src/runs/service'
 import { applyTransition } from '../../src/campaigns/state-machine'
+import type { AgentDefinition } from '../../src/definition/definition'
+import { createWebhookDispatcher, enqueueWebhookDeliveries } from '../../src/runs/webhook-outbox'
 import { createAgent as createCampaignAgent, createAriConfiguration, csvOf, uploadCsv } from '../support/campaigns'
 
 // GET /api/v1/events: the organization's calls in progress, then run and campaign changes, as server-sent events.
@@ -124,6 +126,37 @@ describe('the events stream', () => {
     expect(message.data.id).toBe(mine.id)
     expect(stream.received.filter((item) => item.event === 'run').map((item) => item.data.id)).toEqual([mine.id])
     await stream.close()
+  })
+
+  test("a webhook delivery's attempt is a change of its run: told to the run's organization, never another's", async () => {
+    const receiver = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('ok') })
+    try {
+      const start = sampleDefinition({ triggerPath: null })
+      const webhook = { name: 'CRM', endpoint_url: `http://127.0.0.1:${receiver.port}/calls` }
+      const definition = {
+        ...start,
+        nodes: [...start.nodes, { id: 'crm', type: 'webhook', position: { x: 0, y: 0 }, data: webhook }],
+      }
+      const agent = await createAgent(t, 'Hooked', undefined, definition)
+      const run = newCall(1, agent, 'call-hooked')
+      finishRun(t.ctx, run.id, { durationSeconds: 5, disposition: 'completed' })
+      enqueueWebhookDeliveries(t.ctx, { id: run.id, organizationId: 1 }, definition as AgentDefinition, false)
+      const other = t.newOrg('other')
+      const otherAgent = await agentAndRun(other.key)
+      const stream = await openStream(t.adminKey)
+      const otherStream = await openStream(other.key)
+      await stream.next()
+      await otherStream.next()
+      expect(await createWebhookDispatcher(t.ctx).tick()).toBe(1)
+      expect(await stream.next()).toMatchObject({ event: 'run', data: { id: run.id, state: 'completed' } })
+      // the other organization's next message is its own run's: the attempt's came before it, or never
+      const otherRun = newCall(other.organizationId, otherAgent, 'call-other')
+      expect(await otherStream.next()).toMatchObject({ event: 'run', data: { id: otherRun.id } })
+      await stream.close()
+      await otherStream.close()
+    } finally {
+      receiver.stop(true)
+    }
   })
 
   test('campaign changes reach admin keys; a trigger key follows runs only', async () => {

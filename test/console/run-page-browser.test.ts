@@ -72,6 +72,26 @@ async function endChat(agentId: number, runId: number): Promise<void> {
 
 const runPath = (agentId: number, runId: number) => `/api/v1/workflow/${agentId}/runs/${runId}`
 
+/** A webhook receiver on 127.0.0.1 that holds every request until `answer()`, then answers each with 200. */
+function startHoldingReceiver() {
+  const received: string[] = []
+  const held = Promise.withResolvers<void>()
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      received.push(new URL(request.url).pathname)
+      await held.promise
+      return new Response('ok')
+    },
+  })
+  return { url: `http://127.0.0.1:${server.port}/calls`, received, answer: held.resolve, stop: () => server.stop(true) }
+}
+
+/** Marks the document, so a test can tell later that the page was not loaded again. */
+const markPage = () => page.evaluate('window.notReloaded = true')
+const stillMarked = () => page.evaluate('window.notReloaded === true')
+
 describe("a run's page", () => {
   step(
     'usage: a row per service and model used, named for a person; no internal key, nothing for a service unused',
@@ -110,6 +130,54 @@ describe("a run's page", () => {
       expect(text).not.toContain('{}')
       expect(text).not.toContain('Speech')
       await inspect('run-usage')
+    },
+    60_000,
+  )
+
+  step(
+    'a run in progress: the page shows it ending without a reload',
+    async () => {
+      const agentId = await agentWith('Followed')
+      const runId = await openChat(agentId)
+      await page.goto(`${base}/#/runs/${agentId}/${runId}`)
+      const state = page.locator('.facts div', { hasText: 'State' })
+      await state.locator('.badge', { hasText: 'in progress' }).waitFor()
+      await markPage()
+      await endChat(agentId, runId)
+      await state.locator('.badge', { hasText: 'completed' }).waitFor({ timeout: 10_000 })
+      await page.locator('.facts div', { hasText: 'Disposition' }).getByText('user_hangup').waitFor()
+      expect(await stillMarked()).toBe(true)
+    },
+    60_000,
+  )
+
+  step(
+    'a webhook delivery pending when the page opens shows delivered once it is, without a reload',
+    async () => {
+      const receiver = startHoldingReceiver()
+      try {
+        const agentId = await agentWith(
+          'Delivering',
+          node('crm', 'webhook', { name: 'CRM', endpoint_url: receiver.url }),
+        )
+        const runId = await openChat(agentId)
+        await endChat(agentId, runId)
+        await waitFor('the delivery sent and held by the receiver', () => receiver.received.length === 1, 15_000)
+        await page.goto(`${base}/#/runs/${agentId}/${runId}`)
+        const delivery = page.getByRole('region', { name: 'Webhook deliveries' }).locator('tbody tr')
+        await delivery.locator('.badge', { hasText: 'pending' }).waitFor()
+        await inspect('run-webhook-pending')
+        await markPage()
+        receiver.answer()
+        await delivery.locator('.badge', { hasText: 'delivered' }).waitFor({ timeout: 10_000 })
+        expect(await delivery.locator('li').allTextContents()).toEqual([
+          expect.stringMatching(/^#1 .+: delivered \(HTTP 200\)$/),
+        ])
+        expect(await stillMarked()).toBe(true)
+        await inspect('run-webhook-delivered')
+      } finally {
+        receiver.stop()
+      }
     },
     60_000,
   )

@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'react'
 import { api } from '../api'
+import { useLiveEvents } from '../events'
 import { href } from '../router'
-import { BarChart, Empty, formatDuration, Page, Show, StateBadge, Table, Time, useLoad } from '../ui'
+import { BarChart, Empty, formatDuration, type Loaded, Page, Show, StateBadge, Table, Time, useLoad } from '../ui'
 
 type Turn = {
   role: 'user' | 'agent'
@@ -21,6 +22,16 @@ const localLink = (url: string | null | undefined) => {
 
 export function RunPage({ workflowId, runId }: { workflowId: number; runId: number }) {
   const loaded = useLoad(() => api('GET', `/api/v1/workflow/${workflowId}/runs/${runId}`), [workflowId, runId])
+  const deliveries = useLoad(
+    () => api<{ deliveries: Delivery[] }>('GET', `/api/v1/workflow/${workflowId}/runs/${runId}/webhook-deliveries`),
+    [workflowId, runId],
+  )
+  // Each webhook attempt is written on the run too (logs.webhook_deliveries), so its `run` events tell of them as well.
+  useLiveEvents((event) => {
+    if (event.type !== 'run' || event.data.id !== runId) return
+    loaded.reload()
+    deliveries.reload()
+  })
   const audio = useRef<HTMLAudioElement>(null)
   const seek = (ms: number) => {
     if (!audio.current) return
@@ -116,7 +127,7 @@ export function RunPage({ workflowId, runId }: { workflowId: number; runId: numb
               )}
             </section>
             <QaResults annotations={run.annotations ?? {}} />
-            <WebhookDeliveries workflowId={workflowId} runId={runId} />
+            <WebhookDeliveries loaded={deliveries} />
             <section className="card" aria-labelledby="usage-title">
               <h2 id="usage-title">Usage</h2>
               <UsageTable usage={run.usage_info ?? {}} />
@@ -343,11 +354,7 @@ type Delivery = {
 }
 
 /** The run's webhook deliveries, with each attempt (GET …/runs/{id}/webhook-deliveries). */
-function WebhookDeliveries({ workflowId, runId }: { workflowId: number; runId: number }) {
-  const loaded = useLoad(
-    () => api<{ deliveries: Delivery[] }>('GET', `/api/v1/workflow/${workflowId}/runs/${runId}/webhook-deliveries`),
-    [workflowId, runId],
-  )
+function WebhookDeliveries({ loaded }: { loaded: Loaded<{ deliveries: Delivery[] }> }) {
   return (
     <section className="card" aria-labelledby="webhooks-title">
       <h2 id="webhooks-title">Webhook deliveries</h2>

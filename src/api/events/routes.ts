@@ -28,7 +28,8 @@ function describe(ctx: AppContext, principal: Principal, change: ChangeEvent): s
 
 /**
  * Server-sent events of the key's organization: first `snapshot` (the calls in progress), then `run` (a run created,
- * ringing, talking, moving to another node, finished) and `campaign` (its state changed) as they happen.
+ * ringing, talking, moving to another node, finished, one of its webhook attempts recorded) and `campaign` (its state
+ * changed) as they happen.
  */
 function eventStream(ctx: AppContext, principal: Principal): Response {
   const encoder = new TextEncoder()
