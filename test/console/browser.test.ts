@@ -164,6 +164,25 @@ describe('the console', () => {
         .click()
       expect(await page.getByRole('link', { name: 'Download the recording' }).count()).toBe(1)
       expect(await page.getByRole('link', { name: 'Download the transcript' }).count()).toBe(1)
+      // what the call used: the caller's words transcribed, the built-in voice's greeting (the model's answer may not
+      // have come before the hang-up)
+      const usage = page.getByRole('region', { name: 'Usage' })
+      const used = await usage
+        .locator('tbody tr')
+        .evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll('td')].map((cell) => cell.textContent)))
+      expect(used).toContainEqual([
+        'Speech recognition',
+        'openai',
+        'fake-stt',
+        expect.stringMatching(/^[\d,.]+ seconds of audio$/),
+      ])
+      expect(used).toContainEqual([
+        'Speech synthesis',
+        'built-in',
+        'flite',
+        expect.stringMatching(/^[\d,.]+ characters$/),
+      ])
+      expect(await usage.textContent()).not.toContain('|||')
       await inspect('run')
     },
     60_000,

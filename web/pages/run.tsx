@@ -224,6 +224,8 @@ const TOKEN_COUNTS = new Map([
 
 /** The QA review's tokens stand under this name where other keys have the provider (src/runs/qa.ts). */
 const QA_USAGE = 'QAAnalysis'
+/** The voice built into the binary stands under this provider (src/voice/flite.ts). */
+const BUILT_IN = 'builtin'
 const KEY_SEPARATOR = '|||'
 
 const number = new Intl.NumberFormat()
@@ -250,23 +252,25 @@ function usedText(value: unknown, unit?: string): string {
  * among the run's facts.
  */
 function usageRows(usage: Record<string, unknown>): UsageRow[] {
-  return Object.entries(usage).flatMap(([service, used]): UsageRow[] => {
+  // The stored order puts synthesis before recognition: known services go in USAGE_SERVICES' order, others after.
+  const order = [...USAGE_SERVICES.keys()]
+  const rank = (service: string) => (order.includes(service) ? order.indexOf(service) : order.length)
+  const services = Object.entries(usage).sort(([one], [other]) => rank(one) - rank(other))
+  return services.flatMap(([service, used]): UsageRow[] => {
     if (service === 'call_duration_seconds') return []
-    const known = USAGE_SERVICES.get(service)
-    const label = known?.label ?? service
+    const { label, unit } = USAGE_SERVICES.get(service) ?? { label: service }
     if (used === null || typeof used !== 'object' || Array.isArray(used))
-      return [{ id: service, service: label, provider: '—', model: '—', used: usedText(used, known?.unit) }]
+      return [{ id: service, service: label, provider: '—', model: '—', used: usedText(used, unit) }]
     return Object.entries(used).map(([key, amount]) => {
       const separator = key.indexOf(KEY_SEPARATOR)
       const provider = separator >= 0 ? key.slice(0, separator) : '—'
-      const model = separator >= 0 ? key.slice(separator + KEY_SEPARATOR.length) : key
       const review = service === 'llm' && provider === QA_USAGE
       return {
         id: `${service} ${key}`,
         service: review ? `${label} (QA review)` : label,
-        provider: review ? '—' : provider,
-        model,
-        used: usedText(amount, known?.unit),
+        provider: review ? '—' : provider === BUILT_IN ? 'built-in' : provider,
+        model: separator >= 0 ? key.slice(separator + KEY_SEPARATOR.length) : key,
+        used: usedText(amount, unit),
       }
     })
   })
