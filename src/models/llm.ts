@@ -132,23 +132,31 @@ export function createLlmClient(
     let finishReason: string | null = null
     let sawDone = false
     try {
-      for await (const data of readSseData(exchange.chunks(), { what })) {
-        if (data === '[DONE]') {
-          sawDone = true
-          break
+      for await (const events of readSseData(exchange.chunks(), { what })) {
+        // the text deltas of one read go on as one text event: a hop through each layer above per read, not per delta
+        let text = ''
+        let streamedError: string | null = null
+        for (const data of events) {
+          if (data === '[DONE]') {
+            sawDone = true
+            break
+          }
+          const chunk = parseJsonAnswer(data, what)
+          if (chunk?.error) {
+            streamedError = chunk.error.message ?? JSON.stringify(chunk.error)
+            break
+          }
+          if (chunk?.usage) usage = chunk.usage
+          const choice = chunk?.choices?.[0]
+          if (!choice) continue
+          if (typeof choice.delta?.content === 'string') text += choice.delta.content
+          for (const delta of choice.delta?.tool_calls ?? []) toolCalls.add(delta)
+          if (choice.finish_reason) finishReason = choice.finish_reason
         }
-        const chunk = parseJsonAnswer(data, what)
-        if (chunk?.error) {
-          const message = chunk.error.message ?? JSON.stringify(chunk.error)
-          throw new ModelServerError(`${what} failed: the server streamed an error: ${message}`)
-        }
-        if (chunk?.usage) usage = chunk.usage
-        const choice = chunk?.choices?.[0]
-        if (!choice) continue
-        const text = choice.delta?.content
-        if (typeof text === 'string' && text !== '') yield { type: 'text', text }
-        for (const delta of choice.delta?.tool_calls ?? []) toolCalls.add(delta)
-        if (choice.finish_reason) finishReason = choice.finish_reason
+        if (text !== '') yield { type: 'text', text }
+        if (streamedError !== null)
+          throw new ModelServerError(`${what} failed: the server streamed an error: ${streamedError}`)
+        if (sawDone) break
       }
     } catch (error) {
       throw exchange.failure(error)

@@ -8,6 +8,10 @@ import { ModelServerError } from './types'
 export const SSE_LINE_MAX_CHARS = 1024 * 1024
 
 /**
+ * The `data` of the events each piece of `body` completes, together: a server's events often arrive several to a
+ * network read (eight on average, and up to thirty, when 100 answers stream at once), and what a consumer does once
+ * per batch rather than per event (a hop through each async layer above) is what that instant costs.
+ *
  * Each piece is scanned once, by native searches for the line ends (not character by character, and with no generator
  * per line: 100 answers streaming at once are thousands of events a second): the start of a line still unfinished is
  * kept as pieces and joined when its end arrives, so a server sending one endless line costs time in proportion to
@@ -16,11 +20,15 @@ export const SSE_LINE_MAX_CHARS = 1024 * 1024
 export async function* readSseData(
   body: AsyncIterable<Uint8Array>,
   options: { what: string; maxLineChars?: number },
-): AsyncGenerator<string> {
+): AsyncGenerator<string[]> {
   const decoder = new TextDecoder()
   const parser = sseParser(options.what, options.maxLineChars ?? SSE_LINE_MAX_CHARS)
-  for await (const chunk of body) yield* parser.push(decoder.decode(chunk, { stream: true }))
-  yield* parser.end(decoder.decode())
+  for await (const chunk of body) {
+    const events = parser.push(decoder.decode(chunk, { stream: true }))
+    if (events.length > 0) yield events
+  }
+  const last = parser.end(decoder.decode())
+  if (last.length > 0) yield last
 }
 
 const LF = 10

@@ -35,7 +35,10 @@ async function collect(client: LlmClient, messages = hello, signal?: AbortSignal
 
 describe('LLM client: streaming', () => {
   test('text arrives in pieces, then done with the usage of the final chunk', async () => {
-    models.chat.queue(say('Good morning to you', { usage: { prompt_tokens: 21, completion_tokens: 4 } }))
+    // pieces sent apart (those that arrive together come out together: see below)
+    models.chat.queue(
+      say('Good morning to you', { usage: { prompt_tokens: 21, completion_tokens: 4 }, chunkDelayMs: 5 }),
+    )
     const llm = createLlmClient(connection(), { model: 'llama3.1', temperature: 0.2, maxTokens: 200 })
     const events = await collect(llm)
     const texts = events.filter((event) => event.type === 'text')
@@ -66,6 +69,7 @@ describe('LLM client: streaming', () => {
   test('two tool calls streamed in fragments come out whole, in order, after any text', async () => {
     models.chat.queue({
       text: 'Let me check.',
+      chunkDelayMs: 5,
       toolCalls: [
         { name: 'check_calendar', arguments: { day: 'monday', slots: ['09:00', '10:30'], note: 'a "quoted" word' } },
         { name: 'qualified', arguments: {} },
@@ -318,6 +322,36 @@ describe('LLM client: errors are ModelServerErrors that never show the key', () 
     expect(texts.join('')).toBe('Partial answer')
     expect(error.message).toContain('upstream overloaded')
     expect(error.message).not.toContain(API_KEY)
+  })
+
+  test('deltas that arrive in one read come out as one text event; an error among them after that text', async () => {
+    const delta = (content: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`
+    const bodies = [
+      `${delta('One, ')}${delta('two, ')}${delta('three.')}data: [DONE]\n\n`,
+      `${delta('Half ')}${delta('an answer')}data: {"error":{"message":"overloaded"}}\n\n`,
+    ]
+    const server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: () => new Response(bodies.shift(), { headers: { 'content-type': 'text/event-stream' } }),
+    })
+    try {
+      const llm = createLlmClient({ provider: 'openai', baseUrl: `http://127.0.0.1:${server.port}/v1` }, { model: 'm' })
+      const whole = await collect(llm)
+      expect(whole.filter((event) => event.type === 'text')).toEqual([{ type: 'text', text: 'One, two, three.' }])
+      expect(whole.at(-1)?.type).toBe('done')
+
+      const texts: string[] = []
+      const error = await modelServerFailure(
+        (async () => {
+          for await (const event of llm.stream({ messages: hello })) if (event.type === 'text') texts.push(event.text)
+        })(),
+      )
+      expect(texts).toEqual(['Half an answer'])
+      expect(error.message).toContain('overloaded')
+    } finally {
+      server.stop(true)
+    }
   })
 
   test('connection refused', async () => {

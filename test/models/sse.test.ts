@@ -16,7 +16,7 @@ function streamOf(bytes: Uint8Array, cuts: number[]): ReadableStream<Uint8Array>
 
 async function collect(stream: ReadableStream<Uint8Array>): Promise<string[]> {
   const events: string[] = []
-  for await (const data of readSseData(stream, { what: 'test' })) events.push(data)
+  for await (const batch of readSseData(stream, { what: 'test' })) events.push(...batch)
   return events
 }
 
