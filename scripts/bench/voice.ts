@@ -29,15 +29,22 @@ import { createFliteTts } from '../../src/voice/flite'
 import type { TtsClient } from '../../src/models/types'
 import { loadVadEngine, type VadEngine } from '../../src/voice/vad'
 import { startFakeAriMedia, type FakeMediaChannel } from '../../test/support/fake-ari-media'
-import { say, startFakeModels } from '../../test/support/fake-models'
+import {
+  FAKE_SPEECH_PIECE_BYTES,
+  FAKE_SPEECH_RATE,
+  type FakeModelRequest,
+  say,
+  startFakeModels,
+} from '../../test/support/fake-models'
 import { callerSpeech } from '../../test/support/voice'
 
 const UTTERANCE = 'Can I book a table for two tonight at eight?'
 const SPEAK_AT_MS = [1_500, 14_000]
 const CALL_MS = 26_000
 const GREETING = 'Hello, this is Ava from Acme.'
+const REPLY_FIRST_SENTENCE = 'Of course, I can help you with that booking tonight.'
 const REPLY =
-  'Of course, I can help you with that booking tonight. We have a quiet table by the window at eight. ' +
+  `${REPLY_FIRST_SENTENCE} We have a quiet table by the window at eight. ` +
   'It seats two people comfortably and looks over the garden. Would you like me to hold it under your name for you? ' +
   'I can also send a confirmation to your phone once it is booked.'
 const FRAME_MS = 20
@@ -86,6 +93,23 @@ function serveControl(
   console.log(`READY ${serviceUrl} http://127.0.0.1:${control.port}`)
 }
 
+/**
+ * The fake TTS's own share of each reply's start lead, per call (its voice names the call) in order: its first piece
+ * of audio handed to the connection → the piece that completes the first 300 ms (agent-voice.ts), for the replies'
+ * first sentences. A fake that shares the machine's cores with Ringbase is itself late when 100 answers are due at
+ * once; this tells its delay from Ringbase's, turn by turn.
+ */
+function replyLeadsSentMs(speeches: FakeModelRequest[]): Record<string, number[]> {
+  const leadPiece = Math.ceil((0.3 * FAKE_SPEECH_RATE * 2) / FAKE_SPEECH_PIECE_BYTES) - 1
+  const leads: Record<string, number[]> = {}
+  for (const { body, piecesSentAtMs: sentAt } of speeches) {
+    if (body?.input !== REPLY_FIRST_SENTENCE) continue
+    leads[body.voice] ??= []
+    leads[body.voice].push(sentAt.length > leadPiece ? sentAt[leadPiece] - sentAt[0] : Number.NaN)
+  }
+  return leads
+}
+
 async function runFakeModels(): Promise<void> {
   const models = startFakeModels()
   models.chat.handler = () => say(REPLY)
@@ -95,7 +119,11 @@ async function runFakeModels(): Promise<void> {
     models.baseUrl,
     async (request, path) =>
       request.method === 'GET' && path === '/stats'
-        ? Response.json({ llmRequests: models.requestsTo('/chat/completions').length, stalls: loop.stalls })
+        ? Response.json({
+            llmRequests: models.requestsTo('/chat/completions').length,
+            replyLeadsSentMs: replyLeadsSentMs(models.requestsTo('/audio/speech')),
+            stalls: loop.stalls,
+          })
         : null,
     () => {
       models.requests.length = 0
@@ -209,7 +237,12 @@ async function startChild(role: 'pbx' | 'models'): Promise<Child> {
   return { url, control, stop: () => child.kill() }
 }
 
-async function oneCall(endpoints: Endpoints, vad: VadEngine, speakAt?: number[]): Promise<VoiceCallResult> {
+async function oneCall(
+  endpoints: Endpoints,
+  vad: VadEngine,
+  voice: string,
+  speakAt?: number[],
+): Promise<VoiceCallResult> {
   const created = await fetch(`${endpoints.pbx.control}/channels`, {
     method: 'POST',
     body: JSON.stringify({ speakAt }),
@@ -222,7 +255,7 @@ async function oneCall(endpoints: Endpoints, vad: VadEngine, speakAt?: number[])
     vad,
     clock: systemClock,
     stt: createSttClient(connection, { model: 'fake-stt' }),
-    tts: createTtsClient(connection, { model: 'fake-tts', voice: 'alloy' }),
+    tts: createTtsClient(connection, { model: 'fake-tts', voice }),
   })
   const conversation = createConversation({
     definition,
@@ -286,7 +319,7 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
   const results = await Promise.all(
     Array.from({ length: calls }, async (_, index) => {
       await Bun.sleep((index * 2_000) / calls)
-      return oneCall(endpoints, vad, speakAt)
+      return oneCall(endpoints, vad, `call-${index}`, speakAt)
     }),
   )
   const wallMs = performance.now() - startedAt
@@ -301,9 +334,15 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
   }
   const models = (await (await fetch(`${endpoints.models.control}/stats`)).json()) as {
     llmRequests: number
+    replyLeadsSentMs: Record<string, number[]>
     stalls: number[]
   }
   const turns = results.flatMap((result) => result.turns)
+  // each turn's start lead beside the same lead as the fake TTS sent it (NaN: not found)
+  const leads = results.flatMap((result, index) =>
+    result.turns.map((turn, at) => ({ turn, sentMs: models.replyLeadsSentMs[`call-${index}`]?.[at] ?? Number.NaN })),
+  )
+  const matched = leads.filter(({ sentMs }) => !Number.isNaN(sentMs))
   const speculation = results.map((result) => result.speculation)
   const sum = (key: keyof VoiceCallResult['speculation']) => speculation.reduce((n, counts) => n + counts[key], 0)
   const coreShare = (cpu.user + cpu.system) / 1000 / wallMs
@@ -330,9 +369,16 @@ async function phase(name: string, calls: number, endpoints: Endpoints, vad: Vad
         ),
         first_audio_ms: distribution(turns.flatMap((turn) => (turn.firstAudioMs === null ? [] : [turn.firstAudioMs]))),
         tts_lead_ms: distribution(turns.map((turn) => turn.ttsLeadMs)),
+        // the same leads as the fake TTS sent them (its first piece → the piece completing 300 ms): the fake's own delay
+        tts_lead_sent_by_fake_ms: distribution(matched.map(({ sentMs }) => sentMs)),
+        tts_leads_matched: `${matched.length} of ${turns.length}`,
         engine_overhead_ms: distribution(turns.map(engineShareMs)),
         // as measured before the start lead was its own share
         engine_overhead_with_start_lead_ms: distribution(turns.map((turn) => engineShareMs(turn) + turn.ttsLeadMs)),
+        // with, of each turn's start lead, what the fake TTS's own delay does not explain (Ringbase reading it late)
+        engine_overhead_with_ringbase_share_of_lead_ms: distribution(
+          matched.map(({ turn, sentMs }) => engineShareMs(turn) + turn.ttsLeadMs - sentMs),
+        ),
         // the cost of speculation: LLM requests sent per answered turn (1 without it)
         llm_requests: models.llmRequests,
         llm_requests_per_turn: Math.round((models.llmRequests / Math.max(1, turns.length)) * 100) / 100,

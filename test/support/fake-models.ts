@@ -67,7 +67,7 @@ export type FakeSpeechAnswer = {
   format?: 'pcm' | 'wav' | 'mp3'
   /** Of a WAV answer (pcm is always 24 kHz). */
   sampleRate?: number
-  /** Bytes per chunk sent; odd by default so samples straddle chunks. */
+  /** Bytes per chunk sent (default FAKE_SPEECH_PIECE_BYTES). */
   chunkBytes?: number
   /** Pause between chunks. */
   chunkDelayMs?: number
@@ -110,6 +110,8 @@ export type FakeModelRequest = {
   aborted: boolean
   /** Of a flood answer: the bytes handed to the connection so far. */
   sentBytes: number
+  /** Of a streamed speech answer: when each piece was handed to the connection (`performance.now()`). */
+  piecesSentAtMs: number[]
 }
 
 type Scripted<Answer> = Answer | ((request: FakeModelRequest) => Answer | Promise<Answer>)
@@ -150,6 +152,8 @@ export const failWith = (status: number, body: unknown) => ({ fail: { status, bo
 
 /** OpenAI's `pcm`: 24 kHz. */
 export const FAKE_SPEECH_RATE = 24_000
+/** Bytes per piece of a streamed speech answer: odd, so that samples straddle pieces. */
+export const FAKE_SPEECH_PIECE_BYTES = 4801
 
 /** What the fake speaks for `text`: a 440 Hz tone lasting 20 ms per character. */
 export function fakeSpeech(text: string, sampleRate = FAKE_SPEECH_RATE): Int16Array {
@@ -211,6 +215,7 @@ function pacedBody(
   pieces: Uint8Array[],
   signal: AbortSignal,
   pacing: { firstDelayMs?: number; delayMs?: number; stallAfter?: number },
+  sentAtMs: number[] = [],
 ): ReadableStream<Uint8Array> {
   return new ReadableStream({
     async start(controller) {
@@ -222,6 +227,7 @@ function pacedBody(
         else {
           if (index > 0) await pause(pacing.delayMs ?? 0, signal)
           controller.enqueue(piece)
+          sentAtMs.push(performance.now())
         }
       }
       if (!signal.aborted) controller.close()
@@ -348,13 +354,14 @@ function speechAnswer(request: FakeModelRequest, answer: FakeSpeechAnswer, signa
   const sampleRate = format === 'wav' ? (answer.sampleRate ?? FAKE_SPEECH_RATE) : FAKE_SPEECH_RATE
   const pcm = fakeSpeech(String(request.body?.input ?? ''), sampleRate)
   const bytes = format === 'wav' ? encodeWav(pcm, sampleRate) : new Uint8Array(pcm.buffer)
-  const pieces = piecesOf(bytes, answer.chunkBytes ?? 4801)
+  const pieces = piecesOf(bytes, answer.chunkBytes ?? FAKE_SPEECH_PIECE_BYTES)
   return new Response(
-    pacedBody(pieces, signal, {
-      firstDelayMs: answer.delayMs,
-      delayMs: answer.chunkDelayMs,
-      stallAfter: answer.stallAfterChunks,
-    }),
+    pacedBody(
+      pieces,
+      signal,
+      { firstDelayMs: answer.delayMs, delayMs: answer.chunkDelayMs, stallAfter: answer.stallAfterChunks },
+      request.piecesSentAtMs,
+    ),
     {
       headers: { 'content-type': format === 'wav' ? 'audio/wav' : 'audio/pcm' },
     },
@@ -369,6 +376,7 @@ async function received(request: Request, path: string): Promise<FakeModelReques
     body: undefined,
     aborted: false,
     sentBytes: 0,
+    piecesSentAtMs: [],
   }
   if (request.method !== 'POST') return recorded
   if (path === '/audio/transcriptions') {
