@@ -10,7 +10,8 @@
 // goal p50 ≤ 600 ms), split into the stop window waited (the pause window when speculation ended the turn early, else
 // the full window), what speculation saved, and the response after it (`response_ms`): the models' first bytes (STT
 // answer, LLM first text, TTS first audio, as the fakes answered over HTTP), the TTS streaming the 300 ms start lead
-// (`tts_lead_ms`) and the rest (`engine_overhead_ms`, goal
+// (`tts_lead_ms`; `tts_lead_sent_by_fake_ms` is the same lead as the fake sent it, matched per turn, and
+// `engine_overhead_with_ringbase_share_of_lead_ms` counts only the rest of it) and the rest (`engine_overhead_ms`, goal
 // p99 < 50 ms; < 100 ms under load); the LLM requests sent per answered turn (speculation's cost); with `load calls`
 // simultaneous calls, the share of one core per call (goal < 2 %) and agent audio played late (frames missing inside
 // an agent turn because a chunk came late: goal 0), once with callers spread and once all stopping at the same instant. Last, the built-in voice: how long Flite holds the event
