@@ -291,12 +291,15 @@ export function createWebhookDispatcher(
   let timer: ReturnType<typeof setInterval> | null = null
   let running: Promise<void> | null = null
 
-  /** Claims due deliveries: each attempt counted and leased before it is sent. */
+  /**
+   * Claims due deliveries: each attempt counted and leased before it is sent. A delivery given up meanwhile (its last
+   * attempt lost) is told to the run's watchers (the console's run page), as an attempt is.
+   */
   function claim(): WebhookDeliveryRow[] {
     const now = ctx.clock.now()
-    return transaction(ctx, () => {
+    const { givenUp, claimed } = transaction(ctx, () => {
       // An attempt lost with its process after the last allowed one: nothing more will be sent.
-      ctx.db
+      const givenUp = ctx.db
         .update(webhookDeliveries)
         .set({
           state: 'dead',
@@ -310,7 +313,8 @@ export function createWebhookDispatcher(
             gte(webhookDeliveries.attempts, WEBHOOK_MAX_ATTEMPTS),
           ),
         )
-        .run()
+        .returning({ organizationId: webhookDeliveries.organizationId, runId: webhookDeliveries.runId })
+        .all()
       const due = ctx.db
         .select({ id: webhookDeliveries.id })
         .from(webhookDeliveries)
@@ -318,7 +322,7 @@ export function createWebhookDispatcher(
         .orderBy(webhookDeliveries.nextAttemptAt)
         .limit(BATCH)
         .all()
-      return due.map(({ id }) => {
+      const claimed = due.map(({ id }) => {
         const row = ctx.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).get()!
         return ctx.db
           .update(webhookDeliveries)
@@ -327,7 +331,10 @@ export function createWebhookDispatcher(
           .returning()
           .get()
       })
+      return { givenUp, claimed }
     })
+    for (const { organizationId, runId } of givenUp) ctx.events.publish({ kind: 'run', organizationId, runId })
+    return claimed
   }
 
   async function tick(): Promise<number> {

@@ -269,6 +269,41 @@ describe('webhook deliveries', () => {
     expect(attempts.find(({ node_id }) => node_id === 'down')!.error).toStartWith('Network error')
   })
 
+  test("a last attempt lost with its process is given up once its lease ends, and the run's watchers hear of it", async () => {
+    const workflowId = await agent(
+      agentWith(node('lost', 'webhook', { name: 'Lost', endpoint_url: `${receiver.url}/lost` })),
+    )
+    const chat = await post(`/api/v1/workflow/${workflowId}/text-chat/sessions`)
+    await post(`/api/v1/workflow/${workflowId}/text-chat/sessions/${chat.workflow_run_id}/end`)
+    // as the claim of a fifth attempt leaves it, the process then killed before any outcome was written
+    const { organization_id: organizationId } = t.ctx.sqlite
+      .query<{ organization_id: number }, [number, number]>(
+        'UPDATE webhook_deliveries SET attempts = 5, next_attempt_at = ? WHERE run_id = ? RETURNING organization_id',
+      )
+      .get(clock.now() + 60_000, chat.workflow_run_id)!
+    const heard: number[] = []
+    const stopListening = t.ctx.events.subscribe(organizationId, (event) => {
+      if (event.kind === 'run') heard.push(event.runId)
+    })
+    const dispatcher = createWebhookDispatcher(t.ctx)
+    try {
+      expect(await dispatcher.tick()).toBe(0)
+      expect(heard).toEqual([])
+      clock.advance(60_000)
+      expect(await dispatcher.tick()).toBe(0)
+      expect(heard).toEqual([chat.workflow_run_id])
+      const listed = await t.request(
+        'GET',
+        `/api/v1/workflow/${workflowId}/runs/${chat.workflow_run_id}/webhook-deliveries`,
+      )
+      const [delivery] = listed.body.deliveries
+      expect(delivery).toMatchObject({ state: 'dead', attempts: 5, last_error: 'No answer recorded after 5 attempts' })
+      expect(receiver.received.filter(({ path }) => path === '/lost')).toEqual([])
+    } finally {
+      stopListening()
+    }
+  })
+
   test("a run's deliveries over the API: state, next attempt and each attempt; another organization's run is a 404", async () => {
     const workflowId = await agent(
       agentWith(
