@@ -24,9 +24,9 @@ export interface AriConnections {
 }
 
 /**
- * A change of a run (created, ringing, talking, next node, finished, a webhook attempt recorded or a delivery given up) or of a campaign
- * (state): ids only, for the live events stream (GET /api/v1/events), whose readers look up what they show. Published
- * by the domain modules, wired in src/boot.ts.
+ * A change of a run (created, ringing, talking, next node, finished, a webhook attempt recorded or a delivery given
+ * up) or of a campaign (state): ids only, for the live events stream (GET /api/v1/events), whose readers look up what
+ * they show. Published by the domain modules, wired in src/boot.ts.
  */
 export type ChangeEvent =
   | { kind: 'run'; organizationId: number; runId: number }
