@@ -12,6 +12,13 @@ const SAMPLE_RATE = 8000
 const SAMPLES_PER_MS = SAMPLE_RATE / 1000
 /** A frame arriving this close to where the previous one ended continues it (arrival jitter), rather than leaving a gap. */
 const CONTIGUOUS_TOLERANCE_MS = 40
+/**
+ * The agent track's memory is written (silence) this far ahead of the caller's audio, a page at a time as the call
+ * goes on: the first write into fresh memory faults its pages in, and the agent's replies did that at the busiest
+ * instant (100 callers answered at once: 3–5 ms for their first 300 ms alone, against 0.04 ms in memory already
+ * touched). It covers the start lead and the read-ahead of a reply (agent-voice.ts).
+ */
+const AGENT_PREPARED_AHEAD_SAMPLES = 3 * SAMPLE_RATE
 
 export type CallRecording = {
   /** Left: caller, right: agent. */
@@ -33,23 +40,23 @@ export type CallRecorder = {
 }
 
 /**
- * `written`: past it the array was never written, so it is silence already. The gap before a write is zeroed only below
- * it (audio cut by a barge-in): zeroing untouched memory would only fault its pages in at a busy instant.
+ * Past `end` a track holds silence (a flush zeroes the audio it cuts), so audio after a gap is written alone.
+ * `touched`: memory written up to there (past it, pages may not be faulted in yet).
  */
-type Track = { samples: Int16Array; end: number; written: number }
+type Track = { samples: Int16Array; end: number; touched: number }
 
 function ensureCapacity(track: Track, needed: number): void {
   if (needed <= track.samples.length) return
   const grown = new Int16Array(Math.max(needed, track.samples.length * 2))
   grown.set(track.samples.subarray(0, track.end))
   track.samples = grown
-  track.written = track.end
+  track.touched = track.end
 }
 
 export function createCallRecorder(startedAtMs: number, options: { maxDurationMs?: number } = {}): CallRecorder {
   const maxSamples = Math.round((options.maxDurationMs ?? 3_600_000) * SAMPLES_PER_MS)
-  const callerTrack: Track = { samples: new Int16Array(SAMPLE_RATE * 60), end: 0, written: 0 }
-  const agentTrack: Track = { samples: new Int16Array(SAMPLE_RATE * 60), end: 0, written: 0 }
+  const callerTrack: Track = { samples: new Int16Array(SAMPLE_RATE * 60), end: 0, touched: 0 }
+  const agentTrack: Track = { samples: new Int16Array(SAMPLE_RATE * 60), end: 0, touched: 0 }
 
   function offsetOf(atMs: number): number {
     return Math.max(0, Math.round((atMs - startedAtMs) * SAMPLES_PER_MS))
@@ -59,10 +66,17 @@ export function createCallRecorder(startedAtMs: number, options: { maxDurationMs
     const length = Math.min(pcm.length, maxSamples - at)
     if (length <= 0) return
     ensureCapacity(track, at + length)
-    if (at > track.end && track.written > track.end) track.samples.fill(0, track.end, Math.min(at, track.written))
     track.samples.set(pcm.subarray(0, length), at)
     track.end = Math.max(track.end, at + length)
-    track.written = Math.max(track.written, track.end)
+    track.touched = Math.max(track.touched, track.end)
+  }
+
+  function prepareAgentTrack(upTo: number): void {
+    const end = Math.min(upTo, maxSamples)
+    if (end <= agentTrack.touched) return
+    ensureCapacity(agentTrack, end)
+    agentTrack.samples.fill(0, agentTrack.touched, end)
+    agentTrack.touched = end
   }
 
   return {
@@ -70,13 +84,16 @@ export function createCallRecorder(startedAtMs: number, options: { maxDurationMs
       let at = offsetOf(atMs) - pcm8k.length
       if (Math.abs(at - callerTrack.end) <= CONTIGUOUS_TOLERANCE_MS * SAMPLES_PER_MS) at = callerTrack.end
       write(callerTrack, pcm8k, Math.max(0, at))
+      prepareAgentTrack(callerTrack.end + AGENT_PREPARED_AHEAD_SAMPLES)
     },
     agent(pcm8k, atMs) {
       write(agentTrack, pcm8k, Math.max(offsetOf(atMs), agentTrack.end))
     },
     agentFlushed(atMs) {
       const at = offsetOf(atMs)
-      if (at < agentTrack.end) agentTrack.end = at
+      if (at >= agentTrack.end) return
+      agentTrack.samples.fill(0, at, agentTrack.end)
+      agentTrack.end = at
     },
     finish(endMs) {
       const length =
