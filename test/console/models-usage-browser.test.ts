@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import type { Page } from 'playwright-core'
-import { consoleSteps, launchConsoleBrowser, recordPuts, type ConsoleBrowser } from '../support/console-browser'
-import { compiledBinary } from '../support/compiled-binary'
-import { startFakeModels, type FakeModels } from '../support/fake-models'
-import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
+import {
+  type ConsoleBrowser,
+  type ConsoleOnBinary,
+  consoleSteps,
+  recordPuts,
+  startConsoleOnBinary,
+} from '../support/console-browser'
+import type { HttpTestApp } from '../support/http-app'
 import { createVoiceAgent, type VoiceAgent } from '../support/voice-calls'
-import { configureFakeVoiceModels } from '../support/voice-models'
 
 /**
  * The models page's configuration form with every service, and the usage page's export, in a real browser against
@@ -15,31 +18,19 @@ import { configureFakeVoiceModels } from '../support/voice-models'
  */
 
 let t: HttpTestApp
-let models: FakeModels
 let consoleBrowser: ConsoleBrowser
 let page: Page
 let base: string
 let agents: VoiceAgent[]
+let started: ConsoleOnBinary | undefined
 
 beforeAll(async () => {
-  models = startFakeModels()
-  t = await startBinaryTestApp(compiledBinary(), { waitForLogLines: false })
-  base = await t.httpUrl()
-  await configureFakeVoiceModels(t, models)
+  started = await startConsoleOnBinary('models-usage')
+  ;({ t, consoleBrowser, page, base } = started)
   agents = [await createVoiceAgent(t), await createVoiceAgent(t)]
-  consoleBrowser = await launchConsoleBrowser('models-usage')
-  page = consoleBrowser.page
-  const signIn = await consoleBrowser.context.request.post(`${base}/api/v1/auth/session`, {
-    data: { api_key: t.adminKey },
-  })
-  expect(signIn.status()).toBe(200)
 }, 240_000)
 
-afterAll(async () => {
-  await consoleBrowser?.browser.close()
-  await t?.close()
-  models?.stop()
-})
+afterAll(() => started?.close())
 
 const { inspect, step, go } = consoleSteps(
   () => consoleBrowser,

@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, describe, expect } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { createAgent } from '../support/agents'
-import { consoleSteps, launchConsoleBrowser, type ConsoleBrowser } from '../support/console-browser'
-import { compiledBinary } from '../support/compiled-binary'
-import { say, startFakeModels, type FakeModels } from '../support/fake-models'
-import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
-import { configureFakeVoiceModels } from '../support/voice-models'
+import {
+  type ConsoleBrowser,
+  type ConsoleOnBinary,
+  consoleSteps,
+  startConsoleOnBinary,
+} from '../support/console-browser'
+import { say, type FakeModels } from '../support/fake-models'
+import type { HttpTestApp } from '../support/http-app'
 import { waitFor } from '../support/wait'
 
 /**
@@ -20,25 +23,14 @@ let models: FakeModels
 let consoleBrowser: ConsoleBrowser
 let page: Page
 let base: string
+let started: ConsoleOnBinary | undefined
 
 beforeAll(async () => {
-  models = startFakeModels()
-  t = await startBinaryTestApp(compiledBinary(), { waitForLogLines: false })
-  base = await t.httpUrl()
-  await configureFakeVoiceModels(t, models)
-  consoleBrowser = await launchConsoleBrowser('run-page')
-  page = consoleBrowser.page
-  const signIn = await consoleBrowser.context.request.post(`${base}/api/v1/auth/session`, {
-    data: { api_key: t.adminKey },
-  })
-  expect(signIn.status()).toBe(200)
+  started = await startConsoleOnBinary('run-page')
+  ;({ t, models, consoleBrowser, page, base } = started)
 }, 240_000)
 
-afterAll(async () => {
-  await consoleBrowser?.browser.close()
-  await t?.close()
-  models?.stop()
-})
+afterAll(() => started?.close())
 
 const { inspect, step } = consoleSteps(
   () => consoleBrowser,

@@ -7,6 +7,10 @@ import { expect, test } from 'bun:test'
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { compiledBinary } from './compiled-binary'
+import { startFakeModels, type FakeModels } from './fake-models'
+import { startBinaryTestApp, type HttpTestApp } from './http-app'
+import { configureFakeVoiceModels } from './voice-models'
 
 const ROOT = join(import.meta.dir, '..', '..')
 export const SHOTS = join(ROOT, 'test-artifacts', 'console')
@@ -129,4 +133,41 @@ export function recordPuts(page: Page) {
   }
   page.on('request', listen)
   return { sent, stop: () => page.off('request', listen) }
+}
+
+export type ConsoleOnBinary = {
+  t: HttpTestApp
+  models: FakeModels
+  consoleBrowser: ConsoleBrowser
+  page: Page
+  base: string
+  close(): Promise<void>
+}
+
+/**
+ * The compiled binary with the fake model server configured as its voice models, and a browser signed in to its
+ * console with the admin key (the session cookie in the browser's context); `folder` as for launchConsoleBrowser.
+ */
+export async function startConsoleOnBinary(folder: string): Promise<ConsoleOnBinary> {
+  const models = startFakeModels()
+  const t = await startBinaryTestApp(compiledBinary(), { waitForLogLines: false })
+  const base = await t.httpUrl()
+  await configureFakeVoiceModels(t, models)
+  const consoleBrowser = await launchConsoleBrowser(folder)
+  const signIn = await consoleBrowser.context.request.post(`${base}/api/v1/auth/session`, {
+    data: { api_key: t.adminKey },
+  })
+  expect(signIn.status()).toBe(200)
+  return {
+    t,
+    models,
+    consoleBrowser,
+    page: consoleBrowser.page,
+    base,
+    async close() {
+      await consoleBrowser.browser.close()
+      await t.close()
+      models.stop()
+    },
+  }
 }
