@@ -82,6 +82,9 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
     credentials: 'same-origin',
+  }).catch(() => {
+    // the browser says only "Failed to fetch"
+    throw new Error('The server could not be reached (the network, or the server down). Try again in a moment.')
   })
   const text = await response.text()
   const json = text ? safeJson(text) : null

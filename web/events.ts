@@ -44,13 +44,23 @@ export function closeEvents() {
   source = null
 }
 
-/** Calls `onEvent` with every live event while the component is shown (a new snapshot on every reconnect). */
-export function useLiveEvents(onEvent: (event: LiveEvent) => void) {
-  const latest = useRef(onEvent)
-  latest.current = onEvent
+/**
+ * Calls `onEvent` with every live event while the component is shown (a new snapshot on every reconnect), and
+ * `catchUp` whenever the page may have missed some: the stream came back after a drop (a snapshot after its first),
+ * or the browser came back online (a re-read that failed meanwhile is retried by no event).
+ */
+export function useLiveEvents(onEvent: (event: LiveEvent) => void, catchUp?: () => void) {
+  const latest = useRef({ onEvent, catchUp })
+  latest.current = { onEvent, catchUp }
   useEffect(() => {
-    const listener = (event: LiveEvent) => latest.current(event)
+    let snapshots = 0
+    const listener = (event: LiveEvent) => {
+      if (event.type === 'snapshot' && ++snapshots > 1) latest.current.catchUp?.()
+      latest.current.onEvent(event)
+    }
+    const online = () => latest.current.catchUp?.()
     listeners.add(listener)
+    window.addEventListener('online', online)
     if (source) {
       // A page opened after the stream started: ask for a snapshot of its own by reconnecting.
       closeEvents()
@@ -58,6 +68,7 @@ export function useLiveEvents(onEvent: (event: LiveEvent) => void) {
     connect()
     return () => {
       listeners.delete(listener)
+      window.removeEventListener('online', online)
     }
   }, [])
 }

@@ -6,26 +6,36 @@ export type Loaded<T> = { data: T | null; error: Error | null; loading: boolean;
 
 /** Runs `load` now and whenever `deps` change or `reload` is called. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | null; error: Error | null; loading: boolean }>({
+  const [state, setState] = useState<{ data: T | null; error: Error | null; loading: boolean; of: string }>({
     data: null,
     error: null,
     loading: true,
+    of: '',
   })
   const [generation, setGeneration] = useState(0)
+  const subject = JSON.stringify(deps)
   // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what `load` reads (deps); generation is reload()'s
   useEffect(() => {
     let current = true
     setState((previous) => ({ ...previous, loading: true }))
     load().then(
-      (data) => current && setState({ data, error: null, loading: false }),
-      (error: Error) => current && setState({ data: null, error, loading: false }),
+      (data) => current && setState({ data, error: null, loading: false, of: subject }),
+      // a re-read that fails (the network gone a moment) keeps what the page showed of the same thing, beside its error
+      (error: Error) =>
+        current &&
+        setState((previous) => ({
+          data: previous.of === subject ? previous.data : null,
+          error,
+          loading: false,
+          of: subject,
+        })),
     )
     return () => {
       current = false
     }
   }, [...deps, generation])
   const reload = useCallback(() => setGeneration((value) => value + 1), [])
-  return { ...state, reload }
+  return { data: state.data, error: state.error, loading: state.loading, reload }
 }
 
 export function Page({ title, actions, children }: { title: string; actions?: ReactNode; children: ReactNode }) {
@@ -70,7 +80,7 @@ export function Empty({ title, children }: { title: string; children?: ReactNode
   )
 }
 
-/** Shows what a load gave, or its progress, or its error. */
+/** Shows what a load gave, or its progress, or its error (above what an earlier load gave, when a re-read failed). */
 export function Show<T>({
   loaded,
   what,
@@ -80,9 +90,13 @@ export function Show<T>({
   what: string
   children: (data: T) => ReactNode
 }) {
-  if (loaded.error) return <ErrorNote error={loaded.error} />
-  if (loaded.data === null) return <Loading what={what} />
-  return <>{children(loaded.data)}</>
+  if (loaded.data === null) return loaded.error ? <ErrorNote error={loaded.error} /> : <Loading what={what} />
+  return (
+    <>
+      <ErrorNote error={loaded.error} />
+      {children(loaded.data)}
+    </>
+  )
 }
 
 type FieldProps = {

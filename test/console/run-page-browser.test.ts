@@ -144,6 +144,33 @@ describe("a run's page", () => {
   )
 
   step(
+    'offline while the run ended: the page keeps what it showed, and catches up once back online, without a reload',
+    async () => {
+      const agentId = await agentWith('Reconnected')
+      const runId = await openChat(agentId)
+      await page.goto(`${base}/#/runs/${agentId}/${runId}`)
+      const state = page.locator('.facts div', { hasText: 'State' })
+      await state.locator('.badge', { hasText: 'in progress' }).waitFor()
+      await markPage()
+      await consoleBrowser.context.setOffline(true)
+      try {
+        await endChat(agentId, runId)
+        // the page hears of the end, and cannot read it: it keeps the run as it was, with the error above
+        await page.getByRole('alert').first().waitFor()
+        expect(await page.getByRole('alert').allTextContents()).toContain(
+          'The server could not be reached (the network, or the server down). Try again in a moment.',
+        )
+        expect(await state.locator('.badge').textContent()).toBe('in progress')
+      } finally {
+        await consoleBrowser.context.setOffline(false)
+      }
+      await state.locator('.badge', { hasText: 'completed' }).waitFor({ timeout: 15_000 })
+      expect(await stillMarked()).toBe(true)
+    },
+    60_000,
+  )
+
+  step(
     'a webhook delivery pending when the page opens shows delivered once it is, without a reload',
     async () => {
       const receiver = startHoldingReceiver()

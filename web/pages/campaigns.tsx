@@ -15,7 +15,7 @@ function CampaignList() {
   const loaded = useLoad(() => api<{ campaigns: any[] }>('GET', '/api/v1/campaign/'), [])
   useLiveEvents((event) => {
     if (event.type === 'campaign') loaded.reload()
-  })
+  }, loaded.reload)
   return (
     <Page
       title="Campaigns"
@@ -348,7 +348,7 @@ function CampaignPage({ id }: { id: number }) {
   useLiveEvents((event) => {
     if ((event.type === 'campaign' && event.data.id === id) || (event.type === 'run' && event.data.campaign_id === id))
       loaded.reload()
-  })
+  }, loaded.reload)
   const act = (action: string) =>
     submit(async () => {
       const made = await api('POST', `/api/v1/campaign/${id}/${action}`, action === 'redial' ? {} : undefined)

@@ -26,12 +26,14 @@ export function RunPage({ workflowId, runId }: { workflowId: number; runId: numb
     () => api<{ deliveries: Delivery[] }>('GET', `/api/v1/workflow/${workflowId}/runs/${runId}/webhook-deliveries`),
     [workflowId, runId],
   )
-  // Each webhook attempt is written on the run too (logs.webhook_deliveries), so its `run` events tell of them as well.
-  useLiveEvents((event) => {
-    if (event.type !== 'run' || event.data.id !== runId) return
+  const readAgain = () => {
     loaded.reload()
     deliveries.reload()
-  })
+  }
+  // Each webhook attempt is written on the run too (logs.webhook_deliveries), so its `run` events tell of them as well.
+  useLiveEvents((event) => {
+    if (event.type === 'run' && event.data.id === runId) readAgain()
+  }, readAgain)
   const audio = useRef<HTMLAudioElement>(null)
   const seek = (ms: number) => {
     if (!audio.current) return
