@@ -110,9 +110,10 @@ export function createCallRecorder(startedAtMs: number, options: { maxDurationMs
   }
 }
 
-/** The track's first `length` samples, silence past its end. */
+/** The track's first `length` samples, silence past its end (a view when the track is that long: silence is there). */
 function padded(track: Track, length: number): Int16Array {
+  if (length <= track.samples.length) return track.samples.subarray(0, length)
   const out = new Int16Array(length)
-  out.set(track.samples.subarray(0, Math.min(track.end, length)))
+  out.set(track.samples.subarray(0, track.end))
   return out
 }
