@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { PostgresDatabase } from '../../src/db/postgres/client'
 import { startAriVoiceApp, type AriVoiceApp } from '../support/ari-voice-app'
 import { say } from '../support/fake-models'
-import { postgresMissing, startPostgres, type TestPostgres } from '../support/postgres'
-import { startTcpProxy } from '../support/tcp-proxy'
+import { type PostgresBehindProxy, postgresMissing, startPostgresBehindProxy } from '../support/postgres'
 import { callerSpeech } from '../support/voice'
 import { createVoiceAgent, GREETING, marksProcessed, placeCall, turnsOf } from '../support/voice-calls'
 import { waitFor } from '../support/wait'
@@ -14,27 +12,20 @@ import { waitFor } from '../support/wait'
  */
 
 const missing = postgresMissing()
-let postgres: TestPostgres
-let proxy: Awaited<ReturnType<typeof startTcpProxy>>
+let database: PostgresBehindProxy
+let proxy: PostgresBehindProxy['proxy']
 let app: AriVoiceApp
 
 beforeAll(async () => {
   if (missing) return
-  postgres = await startPostgres()
-  const admin = new PostgresDatabase(postgres.url)
-  admin.exec('CREATE DATABASE outage')
-  admin.close()
-  proxy = await startTcpProxy(new URL(postgres.url).port)
-  const url = new URL(postgres.url)
-  url.port = String(proxy.port)
-  url.pathname = '/outage'
-  app = await startAriVoiceApp({ allow_raw_dial_strings: true }, {}, {}, { 'database-url': url.toString() })
+  database = await startPostgresBehindProxy('outage')
+  proxy = database.proxy
+  app = await startAriVoiceApp({ allow_raw_dial_strings: true }, {}, {}, { 'database-url': database.url })
 })
 
 afterAll(async () => {
   await app?.stop()
-  proxy?.stop()
-  postgres?.stop()
+  database?.stop()
 })
 
 test.skipIf(missing !== null)(

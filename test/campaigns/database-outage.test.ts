@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { PostgresDatabase } from '../../src/db/postgres/client'
 import type { manualClock } from '../../src/lib/clock'
 import { createTestApp, type TestApp } from '../support/app'
 import { csvOf, manualScheduler, scriptedTelephony, startedCampaign } from '../support/campaigns'
-import { postgresMissing, startPostgres, type TestPostgres } from '../support/postgres'
-import { startTcpProxy } from '../support/tcp-proxy'
+import { type PostgresBehindProxy, postgresMissing, startPostgresBehindProxy } from '../support/postgres'
 import { waitFor } from '../support/wait'
 
 /**
@@ -14,27 +12,20 @@ import { waitFor } from '../support/wait'
  */
 
 const missing = postgresMissing()
-let postgres: TestPostgres
-let proxy: Awaited<ReturnType<typeof startTcpProxy>>
+let database: PostgresBehindProxy
+let proxy: PostgresBehindProxy['proxy']
 let t: TestApp
 
 beforeAll(async () => {
   if (missing) return
-  postgres = await startPostgres()
-  const admin = new PostgresDatabase(postgres.url)
-  admin.exec('CREATE DATABASE campaign_outage')
-  admin.close()
-  proxy = await startTcpProxy(new URL(postgres.url).port)
-  const url = new URL(postgres.url)
-  url.port = String(proxy.port)
-  url.pathname = '/campaign_outage'
-  t = createTestApp({ flags: { 'database-url': url.toString() } })
+  database = await startPostgresBehindProxy('campaign_outage')
+  proxy = database.proxy
+  t = createTestApp({ flags: { 'database-url': database.url } })
 })
 
 afterAll(() => {
   t?.close()
-  proxy?.stop()
-  postgres?.stop()
+  database?.stop()
 })
 
 test.skipIf(missing !== null)(

@@ -1,6 +1,8 @@
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { PostgresDatabase } from '../../src/db/postgres/client'
+import { startTcpProxy } from './tcp-proxy'
 
 /** Where Debian's `postgresql` package puts the server binaries (one folder per major version). */
 const DEBIAN_ROOT = '/usr/lib/postgresql'
@@ -71,6 +73,35 @@ export async function startPostgres(): Promise<TestPostgres> {
     stop() {
       Bun.spawnSync(as([join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop']))
       rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+export type PostgresBehindProxy = {
+  postgres: TestPostgres
+  proxy: Awaited<ReturnType<typeof startTcpProxy>>
+  /** The database's URL through the proxy. */
+  url: string
+  stop(): void
+}
+
+/** A private PostgreSQL with the database `name` created in it, reached through a TCP proxy a test can cut. */
+export async function startPostgresBehindProxy(name: string): Promise<PostgresBehindProxy> {
+  const postgres = await startPostgres()
+  const admin = new PostgresDatabase(postgres.url)
+  admin.exec(`CREATE DATABASE ${name}`)
+  admin.close()
+  const proxy = await startTcpProxy(new URL(postgres.url).port)
+  const url = new URL(postgres.url)
+  url.port = String(proxy.port)
+  url.pathname = `/${name}`
+  return {
+    postgres,
+    proxy,
+    url: url.toString(),
+    stop() {
+      proxy.stop()
+      postgres.stop()
     },
   }
 }
