@@ -3,6 +3,7 @@ import type { AppContext } from '../context'
 import type { Principal } from '../auth/keys'
 import { transaction } from '../db/transaction'
 import { forbidden, limitReached, notFound, refused } from '../lib/errors'
+import { failureStreak } from '../lib/failure-streak'
 import { createRun, getRun, markRunRunning, openCallCount, openWebCallCount, WEB_CALL_MODE } from '../runs/service'
 import { clientContext, findTryOutTarget } from '../runs/target'
 import { endReported } from '../telephony/provider'
@@ -148,12 +149,17 @@ export function runWebCall(
   const answeredAt = ctx.clock.now()
   const reported = endReported(ctx.telephony, call.callId)
   const ended = new Promise<void>((resolve) => transport.onClose(() => resolve()))
+  const sessionChecks = failureStreak(log, {
+    failed: 'web call: the caller session could not be checked',
+    recovered: 'web call: the caller session is checked again',
+  })
   const sessionCheck = setInterval(() => {
     try {
       if (!callerStillSignedIn()) transport.closeWith(4401, 'signed out')
+      sessionChecks.succeeded()
     } catch (error) {
       // the database is unreachable: the caller is not cut off for it; the next check asks again
-      log.warn({ err: error }, 'web call: the caller session could not be checked')
+      sessionChecks.failed(error)
     }
   }, SESSION_CHECK_MS)
   const hardStop = call.maxDurationMs === null ? undefined : setTimeout(() => transport.close(), call.maxDurationMs)

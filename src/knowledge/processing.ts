@@ -5,6 +5,7 @@ import { knowledgeBaseChunks, knowledgeBaseDocuments, type KnowledgeDocumentRow 
 import { transaction } from '../db/transaction'
 import { incremented } from '../db/expressions'
 import { isoNow } from '../lib/clock'
+import { failureStreak } from '../lib/failure-streak'
 import { chunkText } from './chunking'
 import { NO_EMBEDDINGS, organizationEmbedder } from './embedder'
 import { extractInWorker } from './extract'
@@ -266,6 +267,10 @@ export async function processClaimedDocument(
       `processing was interrupted ${MAX_ATTEMPTS} times (the server stopped or restarted while it ran)`,
     )
   }
+  const renewals = failureStreak(ctx.log.child({ documentUuid: claim.documentUuid }), {
+    failed: 'document lease not renewed',
+    recovered: 'document lease renewed again',
+  })
   const renew = setInterval(
     () => {
       try {
@@ -274,9 +279,10 @@ export async function processClaimedDocument(
           .set({ processingSince: isoNow(ctx.clock) })
           .where(heldBy(claim))
           .run()
+        renewals.succeeded()
       } catch (error) {
         // the database is unreachable: the lease is renewed at the next beat, or lapses and the work is redone
-        ctx.log.warn({ err: error, documentUuid: claim.documentUuid }, 'document lease not renewed')
+        renewals.failed(error)
       }
     },
     Math.max(10, Math.floor(options.leaseMs / 3)),

@@ -1,3 +1,4 @@
+import { failureStreak } from '../../lib/failure-streak'
 import type { AppContext } from '../../context'
 import type { AriConfiguration } from '../provider'
 import type { Credentials } from '../../db/schema/telephony'
@@ -192,16 +193,22 @@ export function startAriManager(ctx: AppContext, options: AriManagerOptions = {}
     }
   }
 
+  const syncs = failureStreak(ctx.log, {
+    failed: 'ARI connection sync failed',
+    recovered: 'ARI connection sync works again',
+  })
   function sync(): Promise<void> {
-    syncing = syncing.then(applyConfigurations).catch((error) => {
-      ctx.log.error({ err: error }, 'ARI connection sync failed')
-    })
+    syncing = syncing.then(applyConfigurations).then(syncs.succeeded, syncs.failed)
     return syncing
   }
 
+  const sweeps = failureStreak(ctx.log, {
+    failed: 'ARI call watchdog failed',
+    recovered: 'ARI call watchdog works again',
+  })
   const refreshTimer = setInterval(() => void sync(), ctx.config.instanceHeartbeatMs)
   const watchdogTimer = setInterval(
-    () => void adapter.sweep().catch((error) => ctx.log.error({ err: error }, 'ARI call watchdog failed')),
+    () => void adapter.sweep().then(sweeps.succeeded, sweeps.failed),
     options.watchdogIntervalMs ?? DEFAULT_WATCHDOG_INTERVAL_MS,
   )
 
