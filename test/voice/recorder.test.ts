@@ -63,6 +63,32 @@ describe('call recorder', () => {
     expect(decodeWav(recording.agent).pcm).toEqual(agent)
   })
 
+  test("a call that ends past a track's first minute, its audio before: silence up to the end, in both tracks", () => {
+    const recorder = createCallRecorder(0)
+    recorder.caller(frame(100), 1_020)
+    recorder.agent(frame(200), 2_000)
+    const recording = recorder.finish(70_000)
+    expect(recording.durationMs).toBe(70_000)
+    const { caller, agent } = tracks(recording)
+    expect(caller.length).toBe(70_000 * 8)
+    expect([...new Set(span(caller, 1_000, 1_020))]).toEqual([100])
+    expect([...new Set(span(agent, 2_000, 2_020))]).toEqual([200])
+    expect(rms(span(caller, 1_020, 70_000))).toBe(0)
+    expect(rms(span(agent, 2_020, 70_000))).toBe(0)
+  })
+
+  test('past the first minute the tracks grow, the agent audio where it was played, silence around it', () => {
+    const recorder = createCallRecorder(0)
+    for (let atMs = 20; atMs <= 62_000; atMs += 20) recorder.caller(frame(100), atMs)
+    recorder.agent(frame(200), 61_000)
+    const { caller, agent } = tracks(recorder.finish())
+    expect(caller.length).toBe(62_000 * 8)
+    expect([...new Set(caller)]).toEqual([100])
+    expect([...new Set(span(agent, 61_000, 61_020))]).toEqual([200])
+    expect(rms(span(agent, 0, 61_000))).toBe(0)
+    expect(rms(span(agent, 61_020, 62_000))).toBe(0)
+  })
+
   test('audio past maxDurationMs is dropped', () => {
     const recorder = createCallRecorder(0, { maxDurationMs: 1000 })
     recorder.agent(new Int16Array(8 * 3000).fill(7), 0)
