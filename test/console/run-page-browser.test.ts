@@ -84,6 +84,17 @@ function startHoldingReceiver() {
 const markPage = () => page.evaluate('window.notReloaded = true')
 const stillMarked = () => page.evaluate('window.notReloaded === true')
 
+/** A text chat still open, its page shown (in progress) and marked; its state fact, to watch. */
+async function runPageInProgress(agentName: string) {
+  const agentId = await agentWith(agentName)
+  const runId = await openChat(agentId)
+  await page.goto(`${base}/#/runs/${agentId}/${runId}`)
+  const state = page.locator('.facts div', { hasText: 'State' })
+  await state.locator('.badge', { hasText: 'in progress' }).waitFor()
+  await markPage()
+  return { agentId, runId, state }
+}
+
 describe("a run's page", () => {
   step(
     'usage: a row per service and model used, named for a person; no internal key, nothing for a service unused',
@@ -129,12 +140,7 @@ describe("a run's page", () => {
   step(
     'a run in progress: the page shows it ending without a reload',
     async () => {
-      const agentId = await agentWith('Followed')
-      const runId = await openChat(agentId)
-      await page.goto(`${base}/#/runs/${agentId}/${runId}`)
-      const state = page.locator('.facts div', { hasText: 'State' })
-      await state.locator('.badge', { hasText: 'in progress' }).waitFor()
-      await markPage()
+      const { agentId, runId, state } = await runPageInProgress('Followed')
       await endChat(agentId, runId)
       await state.locator('.badge', { hasText: 'completed' }).waitFor({ timeout: 10_000 })
       await page.locator('.facts div', { hasText: 'Disposition' }).getByText('user_hangup').waitFor()
@@ -146,12 +152,7 @@ describe("a run's page", () => {
   step(
     'offline while the run ended: the page keeps what it showed, and catches up once back online, without a reload',
     async () => {
-      const agentId = await agentWith('Reconnected')
-      const runId = await openChat(agentId)
-      await page.goto(`${base}/#/runs/${agentId}/${runId}`)
-      const state = page.locator('.facts div', { hasText: 'State' })
-      await state.locator('.badge', { hasText: 'in progress' }).waitFor()
-      await markPage()
+      const { agentId, runId, state } = await runPageInProgress('Reconnected')
       await consoleBrowser.context.setOffline(true)
       try {
         await endChat(agentId, runId)
