@@ -63,6 +63,16 @@ export function ErrorNote({ error }: { error: Error | null | undefined }) {
   )
 }
 
+/** One fact of a `<dl className="facts">`: its label and what it is. */
+export function Fact({ label, title, children }: { label: string; title?: string; children: ReactNode }) {
+  return (
+    <div>
+      <dt>{label}</dt>
+      <dd title={title}>{children}</dd>
+    </div>
+  )
+}
+
 export function Loading({ what }: { what: string }) {
   return (
     <p className="muted" role="status">

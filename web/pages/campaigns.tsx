@@ -2,7 +2,20 @@ import { useRef, useState } from 'react'
 import { api, ApiError } from '../api'
 import { useLiveEvents } from '../events'
 import { href, navigate } from '../router'
-import { Empty, ErrorNote, Field, Page, Show, StateBadge, Table, Time, useLoad, useRowKeys, useSubmit } from '../ui'
+import {
+  Empty,
+  ErrorNote,
+  Fact,
+  Field,
+  Page,
+  Show,
+  StateBadge,
+  Table,
+  Time,
+  useLoad,
+  useRowKeys,
+  useSubmit,
+} from '../ui'
 import { CampaignProgress } from './overview'
 
 export function Campaigns({ path }: { path: string[] }) {
@@ -397,58 +410,22 @@ function CampaignPage({ id }: { id: number }) {
               <CampaignProgress campaign={campaign} progress={progress} />
             </ul>
             <dl className="facts">
-              <div>
-                <dt>State</dt>
-                <dd>
-                  <StateBadge state={campaign.state} />
-                </dd>
-              </div>
-              <div>
-                <dt>Contacts done</dt>
-                <dd>{progress.contacts.done}</dd>
-              </div>
-              <div>
-                <dt>In a call</dt>
-                <dd>{progress.contacts.dialing}</dd>
-              </div>
-              <div>
-                <dt>Retries due</dt>
-                <dd>{progress.contacts.retries_due}</dd>
-              </div>
-              <div>
-                <dt>Not dialled yet</dt>
-                <dd>{progress.contacts.waiting}</dd>
-              </div>
-              {progress.contacts.cancelled ? (
-                <div>
-                  <dt>Cancelled</dt>
-                  <dd>{progress.contacts.cancelled}</dd>
-                </div>
-              ) : null}
-              <div>
-                <dt>Dial attempts</dt>
-                <dd title="Calls placed, retries included">{progress.processed_rows}</dd>
-              </div>
-              <div>
-                <dt>Failed calls</dt>
-                <dd>{progress.failed_calls}</dd>
-              </div>
-              <div>
-                <dt>Agent</dt>
-                <dd>{campaign.workflow_name ?? 'traffic split'}</dd>
-              </div>
-              <div>
-                <dt>Telephony</dt>
-                <dd>{campaign.telephony_configuration_name ?? 'default'}</dd>
-              </div>
-              <div>
-                <dt>Calls at once</dt>
-                <dd>{campaign.max_concurrency ?? '—'}</dd>
-              </div>
-              <div>
-                <dt>Rate</dt>
-                <dd>{campaign.rate_limit_per_second}/s</dd>
-              </div>
+              <Fact label="State">
+                <StateBadge state={campaign.state} />
+              </Fact>
+              <Fact label="Contacts done">{progress.contacts.done}</Fact>
+              <Fact label="In a call">{progress.contacts.dialing}</Fact>
+              <Fact label="Retries due">{progress.contacts.retries_due}</Fact>
+              <Fact label="Not dialled yet">{progress.contacts.waiting}</Fact>
+              {progress.contacts.cancelled ? <Fact label="Cancelled">{progress.contacts.cancelled}</Fact> : null}
+              <Fact label="Dial attempts" title="Calls placed, retries included">
+                {progress.processed_rows}
+              </Fact>
+              <Fact label="Failed calls">{progress.failed_calls}</Fact>
+              <Fact label="Agent">{campaign.workflow_name ?? 'traffic split'}</Fact>
+              <Fact label="Telephony">{campaign.telephony_configuration_name ?? 'default'}</Fact>
+              <Fact label="Calls at once">{campaign.max_concurrency ?? '—'}</Fact>
+              <Fact label="Rate">{campaign.rate_limit_per_second}/s</Fact>
             </dl>
             <a href={href('/runs', { campaign: id })}>Runs of this campaign</a>
           </section>

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react'
 import { api } from '../api'
 import { useLiveEvents } from '../events'
 import { href } from '../router'
-import { BarChart, Empty, formatDuration, type Loaded, Page, Show, StateBadge, Table, Time, useLoad } from '../ui'
+import { BarChart, Empty, Fact, formatDuration, type Loaded, Page, Show, StateBadge, Table, Time, useLoad } from '../ui'
 
 type Turn = {
   role: 'user' | 'agent'
@@ -146,48 +146,23 @@ function RunFacts({ run }: { run: any }) {
   const context = run.gathered_context ?? {}
   return (
     <dl className="facts card">
-      <div>
-        <dt>Agent</dt>
-        <dd>{run.workflow_name}</dd>
-      </div>
-      <div>
-        <dt>State</dt>
-        <dd>
-          <StateBadge state={run.is_completed ? 'completed' : 'in progress'} />
-        </dd>
-      </div>
-      <div>
-        <dt>Started</dt>
-        <dd>
-          <Time at={run.created_at} />
-        </dd>
-      </div>
-      <div>
-        <dt>Direction</dt>
-        <dd>{run.call_type}</dd>
-      </div>
-      <div>
-        <dt>Channel</dt>
-        <dd>{run.mode}</dd>
-      </div>
-      <div>
-        <dt>Disposition</dt>
-        <dd>{context.mapped_call_disposition ?? '—'}</dd>
-      </div>
-      <div>
-        <dt>Duration</dt>
-        <dd>{formatDuration(run.usage_info?.call_duration_seconds)}</dd>
-      </div>
-      <div>
-        <dt>Cost</dt>
-        <dd>{typeof run.cost_info?.charge_usd === 'number' ? `$${run.cost_info.charge_usd.toFixed(4)}` : '—'}</dd>
-      </div>
-      <div>
-        <dt>Tags</dt>
-        <dd>
-          {Array.isArray(run.annotations?.tags) && run.annotations.tags.length ? run.annotations.tags.join(', ') : '—'}
-        </dd>
-      </div>
+      <Fact label="Agent">{run.workflow_name}</Fact>
+      <Fact label="State">
+        <StateBadge state={run.is_completed ? 'completed' : 'in progress'} />
+      </Fact>
+      <Fact label="Started">
+        <Time at={run.created_at} />
+      </Fact>
+      <Fact label="Direction">{run.call_type}</Fact>
+      <Fact label="Channel">{run.mode}</Fact>
+      <Fact label="Disposition">{context.mapped_call_disposition ?? '—'}</Fact>
+      <Fact label="Duration">{formatDuration(run.usage_info?.call_duration_seconds)}</Fact>
+      <Fact label="Cost">
+        {typeof run.cost_info?.charge_usd === 'number' ? `$${run.cost_info.charge_usd.toFixed(4)}` : '—'}
+      </Fact>
+      <Fact label="Tags">
+        {Array.isArray(run.annotations?.tags) && run.annotations.tags.length ? run.annotations.tags.join(', ') : '—'}
+      </Fact>
     </dl>
   )
 }
