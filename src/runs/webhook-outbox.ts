@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { and, eq, gte, inArray, isNull, lte, notInArray, or } from 'drizzle-orm'
+import { and, eq, gte, inArray, isNull, lte, notInArray, or, sql } from 'drizzle-orm'
 import type { AgentDefinition, AgentNode } from '../definition/definition'
 import type { AppContext } from '../context'
 import { readCredential } from '../credentials/store'
@@ -321,16 +321,16 @@ export function createWebhookDispatcher(
         .where(and(eq(webhookDeliveries.state, 'pending'), lte(webhookDeliveries.nextAttemptAt, now)))
         .orderBy(webhookDeliveries.nextAttemptAt)
         .limit(BATCH)
+      const claimed = ctx.db
+        .update(webhookDeliveries)
+        .set({
+          attempts: sql`${webhookDeliveries.attempts} + 1`,
+          nextAttemptAt: now + LEASE_MS,
+          updatedAt: isoNow(ctx.clock),
+        })
+        .where(inArray(webhookDeliveries.id, due))
+        .returning()
         .all()
-      const claimed = due.map(({ id }) => {
-        const row = ctx.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).get()!
-        return ctx.db
-          .update(webhookDeliveries)
-          .set({ attempts: row.attempts + 1, nextAttemptAt: now + LEASE_MS, updatedAt: isoNow(ctx.clock) })
-          .where(eq(webhookDeliveries.id, id))
-          .returning()
-          .get()
-      })
       return { givenUp, claimed }
     })
     for (const { organizationId, runId } of givenUp) ctx.events.publish({ kind: 'run', organizationId, runId })
