@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { and, eq, gte, inArray, isNull, lte, notInArray, or, sql } from 'drizzle-orm'
+import { and, eq, gte, inArray, isNull, lte, notInArray, or } from 'drizzle-orm'
 import type { AgentDefinition, AgentNode } from '../definition/definition'
 import type { AppContext } from '../context'
 import { readCredential } from '../credentials/store'
@@ -13,6 +13,7 @@ import {
 } from '../db/schema'
 import { liveSince } from '../instances/registry'
 import { transaction } from '../db/transaction'
+import { incremented } from '../db/expressions'
 import { outboundFailureReason, OutboundRefused, sendOutbound, type OutboundPolicy } from '../egress/outbound'
 import { outboundPolicy } from '../egress/policy'
 import { isoNow } from '../lib/clock'
@@ -324,7 +325,7 @@ export function createWebhookDispatcher(
       const claimed = ctx.db
         .update(webhookDeliveries)
         .set({
-          attempts: sql`${webhookDeliveries.attempts} + 1`,
+          attempts: incremented(webhookDeliveries.attempts),
           nextAttemptAt: now + LEASE_MS,
           updatedAt: isoNow(ctx.clock),
         })
