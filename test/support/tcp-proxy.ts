@@ -4,7 +4,8 @@
  * synchronous client. It prints its port, then reads commands on stdin: `blackhole` cuts every forwarded connection and
  * accepts new ones without ever answering (a server that stopped answering, packets dropped); `silence` does the same
  * but keeps the forwarded connections open, dropping what either side sends (a network cut: no error, no answer);
- * `forward` goes back to forwarding (new connections).
+ * `refuse` cuts every forwarded connection and closes new ones at once (a server restarting: the client fails at once,
+ * and may retry); `forward` goes back to forwarding (new connections).
  */
 import type { Socket } from 'bun'
 
@@ -26,7 +27,7 @@ export async function startTcpProxy(targetPort: string | number) {
   const port = Number((await lines.next()).value)
   return {
     port,
-    async command(line: 'blackhole' | 'silence' | 'forward') {
+    async command(line: 'blackhole' | 'silence' | 'refuse' | 'forward') {
       proxy.stdin.write(`${line}\n`)
       proxy.stdin.flush()
       const acknowledged = (await lines.next()).value
@@ -39,6 +40,7 @@ export async function startTcpProxy(targetPort: string | number) {
 async function runProxy(targetPort: number): Promise<void> {
   let blackhole = false
   let silent = false
+  let refusing = false
   const pairs = new Set<{ client: Socket<Peer>; server: Socket<Peer> | null }>()
 
   const listener = Bun.listen<Peer>({
@@ -47,6 +49,10 @@ async function runProxy(targetPort: number): Promise<void> {
     socket: {
       open(client) {
         client.data = { early: [] }
+        if (refusing) {
+          client.end()
+          return
+        }
         if (blackhole || silent) return
         const pair: { client: Socket<Peer>; server: Socket<Peer> | null } = { client, server: null }
         client.data.pair = pair
@@ -81,20 +87,28 @@ async function runProxy(targetPort: number): Promise<void> {
     },
   })
 
+  const cutForwarded = () => {
+    for (const pair of pairs) {
+      pair.client.end()
+      pair.server?.end()
+    }
+    pairs.clear()
+  }
+
   console.log(listener.port)
   for await (const line of console) {
     if (line.trim() === 'blackhole') {
       blackhole = true
-      for (const pair of pairs) {
-        pair.client.end()
-        pair.server?.end()
-      }
-      pairs.clear()
+      cutForwarded()
+    } else if (line.trim() === 'refuse') {
+      refusing = true
+      cutForwarded()
     } else if (line.trim() === 'silence') silent = true
     else if (line.trim() === 'forward') {
       if (silent) for (const pair of pairs) pair.client.end()
       blackhole = false
       silent = false
+      refusing = false
     }
     console.log(`ok ${line.trim()}`)
   }
