@@ -9,6 +9,7 @@ import {
 } from '../support/console-browser'
 import { say, type FakeModels } from '../support/fake-models'
 import type { HttpTestApp } from '../support/http-app'
+import { startTcpProxy } from '../support/tcp-proxy'
 import { waitFor } from '../support/wait'
 
 /**
@@ -84,11 +85,11 @@ function startHoldingReceiver() {
 const markPage = () => page.evaluate('window.notReloaded = true')
 const stillMarked = () => page.evaluate('window.notReloaded === true')
 
-/** A text chat still open, its page shown (in progress) and marked; its state fact, to watch. */
-async function runPageInProgress(agentName: string) {
+/** A text chat still open, its page shown (in progress; from `origin`) and marked; its state fact, to watch. */
+async function runPageInProgress(agentName: string, origin = base) {
   const agentId = await agentWith(agentName)
   const runId = await openChat(agentId)
-  await page.goto(`${base}/#/runs/${agentId}/${runId}`)
+  await page.goto(`${origin}/#/runs/${agentId}/${runId}`)
   const state = page.locator('.facts div', { hasText: 'State' })
   await state.locator('.badge', { hasText: 'in progress' }).waitFor()
   await markPage()
@@ -169,6 +170,39 @@ describe("a run's page", () => {
       expect(await stillMarked()).toBe(true)
     },
     60_000,
+  )
+
+  step(
+    'its event stream cut while the run ended: the page catches up when the stream reconnects, without a reload',
+    async () => {
+      // The browser reaches the binary through the proxy (the session cookie is the host's, whatever the port); the
+      // test's own requests go straight to the binary.
+      const proxy = await startTcpProxy(new URL(base).port)
+      try {
+        const { agentId, runId, state } = await runPageInProgress('Cut off', `http://127.0.0.1:${proxy.port}`)
+        await proxy.command('refuse')
+        await endChat(agentId, runId)
+        // the page tried to hear of it after the end (a reconnection, refused), and shows the run as it was
+        const attempt = await page.waitForEvent('request', {
+          predicate: (request) => new URL(request.url()).pathname === '/api/v1/events',
+          timeout: 5_000,
+        })
+        expect(await attempt.response()).toBeNull()
+        expect(await state.locator('.badge').textContent()).toBe('in progress')
+        const reconnected = page.waitForEvent('response', {
+          predicate: (response) => new URL(response.url()).pathname === '/api/v1/events',
+          timeout: 5_000,
+        })
+        await proxy.command('forward')
+        // the stream comes back (the server's `retry: 3000` away), and its snapshot is the page's cue to read the run
+        expect((await reconnected).status()).toBe(200)
+        await state.locator('.badge', { hasText: 'completed' }).waitFor({ timeout: 5_000 })
+        expect(await stillMarked()).toBe(true)
+      } finally {
+        proxy.stop()
+      }
+    },
+    30_000,
   )
 
   step(
