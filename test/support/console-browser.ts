@@ -146,17 +146,21 @@ export type ConsoleOnBinary = {
 
 /**
  * The compiled binary with the fake model server configured as its voice models, and a browser signed in to its
- * console with the admin key (the session cookie in the browser's context); `folder` as for launchConsoleBrowser.
+ * console (the session cookie in the browser's context) with the admin key, or with a trigger key of the admin's
+ * organization (`scope: 'trigger'`; `t` still requests as the admin); `folder` as for launchConsoleBrowser.
  */
-export async function startConsoleOnBinary(folder: string): Promise<ConsoleOnBinary> {
+export async function startConsoleOnBinary(
+  folder: string,
+  { scope = 'admin' }: { scope?: 'admin' | 'trigger' } = {},
+): Promise<ConsoleOnBinary> {
   const models = startFakeModels()
   const t = await startBinaryTestApp(compiledBinary(), { waitForLogLines: false })
   const base = await t.httpUrl()
   await configureFakeVoiceModels(t, models)
   const consoleBrowser = await launchConsoleBrowser(folder)
-  const signIn = await consoleBrowser.context.request.post(`${base}/api/v1/auth/session`, {
-    data: { api_key: t.adminKey },
-  })
+  // the bootstrap admin key's organization is 'default'
+  const key = scope === 'admin' ? t.adminKey : t.newOrg('default', 'trigger').key
+  const signIn = await consoleBrowser.context.request.post(`${base}/api/v1/auth/session`, { data: { api_key: key } })
   expect(signIn.status()).toBe(200)
   return {
     t,
