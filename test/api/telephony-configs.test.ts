@@ -162,6 +162,21 @@ describe('telephony configurations: the nine provider variants', () => {
       { type: 'value_error', loc: ['body', 'config', 'ari', 'external_pbx', 'non_agent_api'] },
     ],
     [
+      'ari: dial string template with Dial() options',
+      { ...VALID_CONFIGS.ari.config, dial_string_template: 'PJSIP/{number},30' },
+      { type: 'value_error', loc: ['body', 'config', 'ari', 'dial_string_template'] },
+    ],
+    [
+      'ari: dial string template ringing a second channel',
+      { ...VALID_CONFIGS.ari.config, dial_string_template: 'PJSIP/{number}&PJSIP/listener' },
+      { type: 'value_error', loc: ['body', 'config', 'ari', 'dial_string_template'] },
+    ],
+    [
+      'ari: dial string template without a channel technology',
+      { ...VALID_CONFIGS.ari.config, dial_string_template: '{number}@trunk' },
+      { type: 'value_error', loc: ['body', 'config', 'ari', 'dial_string_template'] },
+    ],
+    [
       'cloudonix: no domain',
       { provider: 'cloudonix', bearer_token: 'x' },
       { type: 'missing', loc: ['body', 'config', 'cloudonix', 'domain_id'] },
@@ -209,6 +224,20 @@ describe('telephony configurations: the nine provider variants', () => {
     expect(response.status).toBe(422)
     expect(response.body.detail).toContainEqual(expect.objectContaining(expected))
     expect((await t.request('GET', CONFIGS_PATH)).body.configurations).toEqual([])
+  })
+
+  test.each([
+    'Local/{number}@from-internal',
+    'PJSIP/mytrunk/sip:{number}@carrier.example.com',
+    'SIP/{number}@provider',
+    'DAHDI/g1/{number}',
+  ])('an ARI dial string template Asterisk reads as one channel is stored: %s', async (template) => {
+    const created = await t.request('POST', CONFIGS_PATH, {
+      body: { name: `pbx ${template}`, config: { ...VALID_CONFIGS.ari.config, dial_string_template: template } },
+    })
+    expect(created.status, created.text).toBe(200)
+    const read = await t.request('GET', `${CONFIGS_PATH}/${created.body.id}`)
+    expect(read.body.credentials.dial_string_template).toBe(template)
   })
 
   test('422 items of the tag errors are worded like the reference', async () => {

@@ -1,9 +1,9 @@
 import { Type as t } from '@sinclair/typebox'
-import { valueError } from '../../lib/validation'
+import { type Loc, type ValidationItem, valueError } from '../../lib/validation'
 import { isPlainObject } from '../../lib/values'
 import type { Credentials } from '../../db/schema/telephony'
 import { HTTP_URL_PATTERN, nullableString, providerTag, randomHex, type ProviderInfo } from '../provider-info'
-import type { DestinationRules } from '../../lib/phone'
+import { type DestinationRules, validateDialStringTemplate } from '../../lib/phone'
 import { MAX_NAME_LENGTH, MAX_SECRET_LENGTH, MAX_URL_LENGTH } from '../../lib/limits'
 
 // Asterisk ARI: the configuration schema, form fields, server-managed defaults and setup checklist of this provider.
@@ -219,16 +219,31 @@ export const ari: ProviderInfo = {
     return credentials
   },
   crossFieldItems(config, loc) {
-    if (!isPlainObject(config.external_pbx)) return []
-    const nonAgentApi = config.external_pbx.non_agent_api
-    if (!isPlainObject(nonAgentApi) || !nonAgentApi.url) return []
-    if (nonAgentApi.username && nonAgentApi.password) return []
-    return [
-      valueError(
-        [...loc, 'ari', 'external_pbx', 'non_agent_api'],
-        'non_agent_api needs url, username and password together',
-        nonAgentApi,
-      ),
-    ]
+    return [...dialStringTemplateItems(config, loc), ...nonAgentApiItems(config, loc)]
   },
+}
+
+// The schema's pattern only asks for {number}: what Asterisk would read as a separator (`,` options, `&` a second
+// channel) or a missing channel technology is refused here, next to the field.
+function dialStringTemplateItems(config: Record<string, unknown>, loc: Loc): ValidationItem[] {
+  const template = config.dial_string_template
+  if (typeof template !== 'string') return []
+  const problem = validateDialStringTemplate(template)
+  return problem
+    ? [valueError([...loc, 'ari', 'dial_string_template'], `dial_string_template ${problem}`, template)]
+    : []
+}
+
+function nonAgentApiItems(config: Record<string, unknown>, loc: Loc): ValidationItem[] {
+  if (!isPlainObject(config.external_pbx)) return []
+  const nonAgentApi = config.external_pbx.non_agent_api
+  if (!isPlainObject(nonAgentApi) || !nonAgentApi.url) return []
+  if (nonAgentApi.username && nonAgentApi.password) return []
+  return [
+    valueError(
+      [...loc, 'ari', 'external_pbx', 'non_agent_api'],
+      'non_agent_api needs url, username and password together',
+      nonAgentApi,
+    ),
+  ]
 }
