@@ -72,8 +72,6 @@ export const STREAM_DIALECTS = {
   },
 } satisfies Record<string, StreamDialect>
 
-export type StreamDialectName = keyof typeof STREAM_DIALECTS
-
 /** The dialect `stt.settings.streaming` names; null: not streaming. */
 export function streamDialectOf(streaming: unknown): StreamDialect | null {
   if (streaming === true || streaming === 'openai') return STREAM_DIALECTS.openai

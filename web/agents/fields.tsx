@@ -358,5 +358,3 @@ const VARIABLE_STATES = {
   optional: 'Has a default',
   new: 'Not a variable of this agent yet',
 }
-
-export const specsOf = (catalog: NodeSpec[], type: string) => catalog.find((spec) => spec.name === type)

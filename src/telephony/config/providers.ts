@@ -67,8 +67,6 @@ export const TelephonyConfigPatchSchema = t.Union(
   { discriminator: { propertyName: 'provider' } },
 )
 
-export type TelephonyConfig = Static<typeof TelephonyConfigSchema>
-
 /** A `config` that passed `validateConfig`; loosely typed because it still carries whatever else the client sent. */
 export type ValidatedConfig = { provider: ProviderName } & Record<string, unknown>
 
