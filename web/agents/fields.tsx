@@ -1,7 +1,7 @@
 // Node and edge forms generated from the node catalog (GET /api/v1/node-types): one control per property type.
 import { useId, type ReactNode } from 'react'
 import { useRowKeys } from '../ui'
-import type { NodeSpec, PropertySpec, RowPropertySpec } from '../../src/definition/rules'
+import type { PropertySpec, RowPropertySpec } from '../../src/definition/rules'
 import { isBuiltInVariable, placeholderSpans } from '../../src/definition/template-variables'
 
 type Spec = PropertySpec | RowPropertySpec
