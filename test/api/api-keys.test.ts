@@ -1,6 +1,4 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { createTestApp, type TestApp } from '../support/app'
 import { otherConnection, storedDatabaseText } from '../support/postgres-databases'
 

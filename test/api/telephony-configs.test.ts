@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { getConfigCredentials, markInactive } from '../../src/telephony/config/configurations'
 import { PROVIDER_NAMES, type ProviderName } from '../../src/telephony/config/providers'

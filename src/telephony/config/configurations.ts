@@ -15,7 +15,6 @@ import {
   setupChecklist,
   storableCredentials,
   type Credentials,
-  type ProviderCredentials,
   type ProviderName,
   type SetupChecklist,
   type SetupFacts,
