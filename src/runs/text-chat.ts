@@ -148,7 +148,7 @@ function requireChatRun(ctx: AppContext, organizationId: number, agentId: number
   return run
 }
 
-function view(ctx: AppContext, run: WorkflowRunRow): View {
+function view(run: WorkflowRunRow): View {
   const stored = isPlainObject(run.logs.text_chat) ? (run.logs.text_chat as SessionData & { revision: number }) : null
   const { revision = 0, ...data } = stored ?? {}
   const session = stored
@@ -183,7 +183,7 @@ function view(ctx: AppContext, run: WorkflowRunRow): View {
 }
 
 const currentView = (ctx: AppContext, organizationId: number, runId: number): View =>
-  view(ctx, getRun(ctx, organizationId, runId)!)
+  view(getRun(ctx, organizationId, runId)!)
 
 /** Starts a session on the agent's draft (else its published version) and runs the opening turn. */
 export async function createTextChat(
@@ -241,7 +241,7 @@ export async function createTextChat(
 }
 
 export function getTextChat(ctx: AppContext, organizationId: number, agentId: number, runId: number): View {
-  return view(ctx, requireChatRun(ctx, organizationId, agentId, runId))
+  return view(requireChatRun(ctx, organizationId, agentId, runId))
 }
 
 /** The session, if it can take a request: open, and at the revision the client expects. */
@@ -300,7 +300,7 @@ export async function endTextChat(
 ): Promise<View> {
   const run = requireChatRun(ctx, organizationId, agentId, runId)
   const chat = sessionsOf(ctx).get(run.id)
-  if (!chat || run.state === 'completed') return view(ctx, run)
+  if (!chat || run.state === 'completed') return view(run)
   await closeIfEnded(ctx, chat, 'user_hangup')
   chat.revision += 1
   save(ctx, chat)
