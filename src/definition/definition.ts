@@ -1,5 +1,5 @@
 import { listNodeTypes } from './node-catalog'
-import { checkDefinition, findTriggerNodes, type AgentDefinition, type DefinitionValidation } from './rules'
+import { checkDefinition, type DefinitionValidation } from './rules'
 
 export {
   findTriggerNodes,
@@ -23,9 +23,4 @@ function mintTriggerPath(data: Record<string, unknown>, type: string): void {
  */
 export function validateDefinition(input: unknown): DefinitionValidation {
   return checkDefinition(input, listNodeTypes(), mintTriggerPath)
-}
-
-/** Whether one of the definition's trigger nodes has this path (enabled or not: the caller decides what disabled means). */
-export function hasTriggerPath(definition: AgentDefinition, path: string): boolean {
-  return findTriggerNodes(definition).some((node) => node.data.trigger_path === path)
 }

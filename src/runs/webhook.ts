@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac } from 'node:crypto'
 import type { AgentNode } from '../definition/definition'
 import { isPlainObject } from '../lib/values'
 import { renderTemplate } from '../definition/template-variables'
@@ -43,23 +43,6 @@ const hmacHex = (secret: string, message: string) => createHmac('sha256', secret
 /** `X-Ringbase-Signature`: `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`. */
 export const signWebhook = (secret: string, body: string, unixSeconds: number): string =>
   `t=${unixSeconds},v1=${hmacHex(secret, `${unixSeconds}.${body}`)}`
-
-/** What a receiver does: the signature matches the body and is not older (or newer) than `toleranceSeconds`. */
-export function verifyWebhookSignature(
-  secret: string,
-  header: string,
-  body: string,
-  nowUnixSeconds: number,
-  toleranceSeconds = 300,
-): boolean {
-  const parts = new Map(header.split(',').map((part) => part.trim().split('=', 2) as [string, string]))
-  const timestamp = Number(parts.get('t'))
-  const given = parts.get('v1')
-  if (!Number.isInteger(timestamp) || !given || Math.abs(nowUnixSeconds - timestamp) > toleranceSeconds) return false
-  const expected = Buffer.from(hmacHex(secret, `${timestamp}.${body}`))
-  const received = Buffer.from(given)
-  return expected.length === received.length && timingSafeEqual(expected, received)
-}
 
 /** The facts about a finished run that payload templates may use. */
 export type WebhookRunFacts = {

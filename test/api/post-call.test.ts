@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { closeSessionsInterruptedByRestart } from '../../src/runs/session-recovery'
-import { verifyWebhookSignature } from '../../src/runs/webhook'
 import { createWebhookDispatcher, releaseHeldDeliveries } from '../../src/runs/webhook-outbox'
 import type { manualClock } from '../../src/lib/clock'
 import { createTestApp, UNREACHABLE_URL, type TestApp } from '../support/app'
 import { say, startFakeModels, type FakeModels } from '../support/fake-models'
 import { waitFor } from '../support/wait'
+import { verifyWebhookSignature } from '../support/webhook-signature'
 
 /**
  * After the call: pre-call fetch before the opening, QA nodes after the end, webhook deliveries through the durable

@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import {
   findTriggerNodes,
-  hasTriggerPath,
   validateDefinition,
   type DefinitionError,
   type AgentDefinition,
@@ -500,7 +499,7 @@ describe('validateDefinition: trigger paths', () => {
   })
 })
 
-describe('findTriggerNodes and hasTriggerPath', () => {
+describe('findTriggerNodes', () => {
   const { definition } = validateDefinition(
     withNodes(
       node('4', 'trigger', { trigger_path: 'crm' }),
@@ -511,12 +510,5 @@ describe('findTriggerNodes and hasTriggerPath', () => {
   test('find the trigger nodes in node order', () => {
     expect(findTriggerNodes(definition).map((n) => n.id)).toEqual(['4', '5'])
     expect(findTriggerNodes(validateDefinition(valid()).definition)).toEqual([])
-  })
-
-  test('match a path exactly, enabled or not', () => {
-    expect(hasTriggerPath(definition, 'crm')).toBe(true)
-    expect(hasTriggerPath(definition, 'old')).toBe(true)
-    expect(hasTriggerPath(definition, 'CRM')).toBe(false)
-    expect(hasTriggerPath(definition, '')).toBe(false)
   })
 })

@@ -9,10 +9,10 @@ import {
   classifyDelivery,
   retryDelaySeconds,
   signWebhook,
-  verifyWebhookSignature,
   webhookTemplateContext,
 } from '../../src/runs/webhook'
 import { ScriptedLlm } from '../support/scripted-llm'
+import { verifyWebhookSignature } from '../support/webhook-signature'
 
 const node = (id: string, type: string, data: Record<string, unknown>): AgentNode => ({ id, type, data })
 
