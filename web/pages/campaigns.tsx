@@ -17,6 +17,7 @@ import {
   useSubmit,
 } from '../ui'
 import { CampaignProgress } from './overview'
+import { putWithProgress } from '../upload'
 
 export function Campaigns({ path }: { path: string[] }) {
   if (path[1] === 'new') return <NewCampaign />
@@ -69,30 +70,6 @@ function CampaignList() {
       </Show>
     </Page>
   )
-}
-
-/** PUTs the file to the signed URL with upload progress (fetch has none for request bodies). */
-function putWithProgress(url: string, file: File, onProgress: (fraction: number) => void): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const request = new XMLHttpRequest()
-    request.open('PUT', url)
-    request.setRequestHeader('content-type', 'text/csv')
-    request.upload.onprogress = (event) => {
-      if (event.lengthComputable) onProgress(event.loaded / event.total)
-    }
-    request.onload = () =>
-      request.status < 300 ? resolve() : reject(new ApiError(request.status, safeDetail(request.responseText)))
-    request.onerror = () => reject(new ApiError(0, 'The upload failed: the server could not be reached'))
-    request.send(file)
-  })
-}
-
-const safeDetail = (text: string) => {
-  try {
-    return JSON.parse(text).detail ?? text
-  } catch {
-    return text
-  }
 }
 
 const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday']
@@ -148,8 +125,7 @@ function NewCampaign() {
         file_name: chosen.name,
         file_size: chosen.size,
       })
-      const target = new URL(grant.upload_url, window.location.origin)
-      await putWithProgress(`${target.pathname}${target.search}`, chosen, setProgress)
+      await putWithProgress(grant.upload_url, chosen, 'text/csv', setProgress)
       const campaign = await api('POST', '/api/v1/campaign/create', {
         name,
         source_type: 'csv',
