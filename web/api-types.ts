@@ -1504,6 +1504,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workflow-recordings/{recording_id}/audio": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A recording's audio as stored for playing (16 kHz mono PCM), as a WAV */
+        get: operations["get_workflow_recordings_audio_api_v1_workflow_recordings__recording_id__audio_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workflow-recordings/{id}": {
         parameters: {
             query?: never;
@@ -2271,6 +2288,8 @@ export interface components {
                 }[];
             }[];
         };
+        /** @description The audio as a WAV: 16 kHz mono 16-bit PCM */
+        GetWorkflowRecordingsAudioResponse: unknown;
         GetWorkflowRecordingsResponse: {
             recordings: components["schemas"]["UpdateWorkflowRecordingsResponse"][];
             total: number;
@@ -7241,6 +7260,32 @@ export interface operations {
             403: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
             502: components["responses"]["HTTPError"];
+        };
+    };
+    get_workflow_recordings_audio_api_v1_workflow_recordings__recording_id__audio_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                recording_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The audio as a WAV: 16 kHz mono 16-bit PCM */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetWorkflowRecordingsAudioResponse"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
         };
     };
     update_workflow_recordings_api_v1_workflow_recordings__id__patch: {

@@ -21,7 +21,7 @@ import { resample } from '../lib/resample'
 import { AudioImportError, decodeToLineAudio, LINE_RATE, WIDE_RATE, type LineAudio } from './line-audio'
 import { definitionMentions, toolMention } from '../definition/recording-references'
 import { existingRecordingIds } from '../tools/recordings'
-import { pcmBytes } from '../lib/wav'
+import { encodeWav, pcmBytes } from '../lib/wav'
 
 export const MAX_RECORDING_BYTES = 5 * 1024 * 1024
 export const RECORDING_CONTENT_TYPES = [
@@ -389,6 +389,24 @@ export async function loadLineAudio(
     ? new Int16Array(wide.buffer, wide.byteOffset, wide.byteLength >> 1)
     : resample(ulawToPcm16(ulaw), LINE_RATE, WIDE_RATE)
   return { transcript: row.transcript, ulaw, pcm16k }
+}
+
+/**
+ * A recording's audio as the web call plays it (16 kHz mono 16-bit PCM) in a WAV, for a browser's player; 404 when
+ * the organization has no such recording.
+ */
+export async function recordingAudioWav(ctx: AppContext, organizationId: number, recordingId: string) {
+  const recording = await loadLineAudio(ctx, organizationId, recordingId)
+  if (!recording) throw notFound(`Recording '${recordingId}' not found`)
+  const wav = encodeWav(recording.pcm16k, WIDE_RATE)
+  return new Response(wav, {
+    headers: {
+      'content-type': 'audio/wav',
+      'content-length': String(wav.byteLength),
+      'content-disposition': `inline; filename="recording-${recordingId}.wav"`,
+      'cache-control': 'private, no-store',
+    },
+  })
 }
 
 /** The organization's recordings among `ids`, loaded before a run starts so that playing one needs no I/O. */

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
-import { encodeWav } from '../../src/lib/wav'
+import { decodeWav, encodeWav } from '../../src/lib/wav'
 import { ulawToPcm16 } from '../../src/voice/g711'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent, sampleDefinition } from '../support/agents'
@@ -178,6 +178,39 @@ describe('list, rename, delete', () => {
     const refused = await t.request('DELETE', '/api/v1/workflow-recordings/bye')
     expect(refused.status).toBe(409)
     expect(refused.body.detail).toContain("tool 'Hang up'")
+  })
+})
+
+describe('audio', () => {
+  /** GET …/{recording_id}/audio with `key` (null: none), its answer's bytes. */
+  async function audioOf(recordingId: string, key: string | null = t.adminKey) {
+    const response = await t.app.handle(
+      new Request(`http://localhost/api/v1/workflow-recordings/${recordingId}/audio`, {
+        headers: key === null ? {} : { 'x-api-key': key },
+      }),
+    )
+    return { response, bytes: new Uint8Array(await response.arrayBuffer()) }
+  }
+
+  test("a recording's audio is its 16 kHz copy as a WAV, for its organization only", async () => {
+    const wav = encodeWav(sine(700, 48_000, 600), 48_000)
+    expect((await createRecording(t, 'played', wav)).status).toBe(200)
+    const { response, bytes } = await audioOf('played')
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toBe('audio/wav')
+    expect(response.headers.get('cache-control')).toBe('private, no-store')
+    const { format, pcm } = decodeWav(bytes)
+    expect(format).toEqual({ sampleRate: 16_000, channels: 1, bitsPerSample: 16 })
+    expect(Math.abs(pcm.length - 9600)).toBeLessThan(200)
+    expect(dominantFrequency(pcm.subarray(1600, 8000), 16_000)).toBe(700)
+
+    const other = t.newOrg('other')
+    const theirs = await audioOf('played', other.key)
+    expect(theirs.response.status).toBe(404)
+    expect(JSON.parse(new TextDecoder().decode(theirs.bytes))).toEqual({ detail: "Recording 'played' not found" })
+    expect((await audioOf('nowhere')).response.status).toBe(404)
+    expect((await audioOf('played', null)).response.status).toBe(401)
+    expect((await audioOf('played', t.newOrg('default', 'trigger').key)).response.status).toBe(403)
   })
 })
 

@@ -7,6 +7,7 @@ import {
   createUploadUrls,
   deleteRecording,
   listRecordings,
+  recordingAudioWav,
   renameRecording,
   transcribeUpload,
 } from '../../recordings/service'
@@ -59,6 +60,19 @@ export const workflowRecordingRoutes = (ctx: AppContext) =>
       response: { 200: RecordingList, ...authErrors },
       detail: { tags, summary: "List the organization's recordings, newest first" },
     })
+    .get(
+      '/:recording_id/audio',
+      ({ principal, params }) => recordingAudioWav(ctx, principal.organizationId, params.recording_id),
+      {
+        params: RecordingIdParam,
+        response: {
+          200: t.Unknown({ description: 'The audio as a WAV: 16 kHz mono 16-bit PCM' }),
+          404: ErrorDetail,
+          ...authErrors,
+        },
+        detail: { tags, summary: "A recording's audio as stored for playing (16 kHz mono PCM), as a WAV" },
+      },
+    )
     .patch(
       '/:id',
       ({ principal, params, body }) => renameRecording(ctx, principal.organizationId, params.id, body.recording_id),
