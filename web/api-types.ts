@@ -1534,7 +1534,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Rename a recording (by its numeric id); refused while an agent or tool names it */
+        /** Rename a recording (by its numeric id; refused while an agent or tool names it) and/or change its transcript */
         patch: operations["update_workflow_recordings_api_v1_workflow_recordings__id__patch"];
         trace?: never;
     };
@@ -3524,6 +3524,8 @@ export interface components {
         UpdateWorkflowRecordingsRequest: {
             /** @description The name agents, tools, CSV rows and prompts use */
             recording_id: string;
+            /** @description A new transcript (the reference renames only): used by the runs that start from now on */
+            transcript?: string;
         };
         UpdateWorkflowRecordingsResponse: {
             id: number;

@@ -302,36 +302,50 @@ const inUse = (recordingId: string, users: string[], action: string) =>
     `Recording '${recordingId}' cannot be ${action} while it is named by ${users.join('; ')}: change those first`,
   )
 
-/** Renames by primary key (as the reference does); 409 when the name is taken or something names the recording. */
-export function renameRecording(ctx: AppContext, organizationId: number, id: number, newRecordingId: string) {
+/**
+ * Renames by primary key (as the reference does; 409 when the name is taken or something names the recording), and
+ * sets a new transcript when one is given.
+ */
+export function updateRecording(
+  ctx: AppContext,
+  organizationId: number,
+  id: number,
+  change: { recording_id: string; transcript?: string },
+) {
   const row = ctx.db
     .select()
     .from(workflowRecordings)
     .where(and(eq(workflowRecordings.id, id), eq(workflowRecordings.organizationId, organizationId)))
     .get()
   if (!row) throw notFound(`Recording with id ${id} not found`)
-  if (row.recordingId === newRecordingId) return recordingView(row)
-  const taken = ctx.db
-    .select({ id: workflowRecordings.id })
-    .from(workflowRecordings)
-    .where(
-      and(
-        eq(workflowRecordings.organizationId, organizationId),
-        eq(workflowRecordings.recordingId, newRecordingId),
-        ne(workflowRecordings.id, id),
-      ),
-    )
-    .get()
-  if (taken) throw conflict(`recording_id '${newRecordingId}' is already used in this organization`)
-  const users = recordingUsers(ctx, organizationId, row.recordingId)
-  if (users.length > 0) throw inUse(row.recordingId, users, 'renamed')
-  const renamed = ctx.db
+  const newRecordingId = change.recording_id
+  const renamed = row.recordingId !== newRecordingId
+  if (renamed) {
+    const taken = ctx.db
+      .select({ id: workflowRecordings.id })
+      .from(workflowRecordings)
+      .where(
+        and(
+          eq(workflowRecordings.organizationId, organizationId),
+          eq(workflowRecordings.recordingId, newRecordingId),
+          ne(workflowRecordings.id, id),
+        ),
+      )
+      .get()
+    if (taken) throw conflict(`recording_id '${newRecordingId}' is already used in this organization`)
+    const users = recordingUsers(ctx, organizationId, row.recordingId)
+    if (users.length > 0) throw inUse(row.recordingId, users, 'renamed')
+  }
+  // A new transcript breaks no reference (agents name the recording_id): allowed while the recording is in use.
+  const transcript = change.transcript ?? row.transcript
+  if (!renamed && transcript === row.transcript) return recordingView(row)
+  const updated = ctx.db
     .update(workflowRecordings)
-    .set({ recordingId: newRecordingId })
+    .set({ recordingId: newRecordingId, transcript })
     .where(eq(workflowRecordings.id, id))
     .returning()
     .get()
-  return recordingView(renamed)
+  return recordingView(updated)
 }
 
 /** Deletes a recording and its audio; 409 while an agent or tool names it. */

@@ -155,7 +155,7 @@ describe('list, rename, delete', () => {
     expect((await createRecording(t, 'greeting_v2', lineToneWav(400, 200))).status).toBe(200)
   })
 
-  test('a recording an agent or tool names cannot be deleted or renamed', async () => {
+  test('a recording an agent or tool names cannot be deleted or renamed, but its transcript can change', async () => {
     const created = (await createRecording(t, 'welcome', lineToneWav(400, 200))).body.recordings[0]
     const definition = sampleDefinition()
     Object.assign(definition.nodes[0].data, { greeting_type: 'audio', greeting_recording_id: 'welcome' })
@@ -167,6 +167,21 @@ describe('list, rename, delete', () => {
       (await t.request('PATCH', `/api/v1/workflow-recordings/${created.id}`, { body: { recording_id: 'other' } }))
         .status,
     ).toBe(409)
+    // its transcript may change meanwhile (agents name the recording_id, not its words); a rename with it may not
+    const retold = await t.request('PATCH', `/api/v1/workflow-recordings/${created.id}`, {
+      body: { recording_id: 'welcome', transcript: 'Welcome to Acme, how can I help?' },
+    })
+    expect(retold.status, retold.text).toBe(200)
+    expect(retold.body).toMatchObject({ recording_id: 'welcome', transcript: 'Welcome to Acme, how can I help?' })
+    const both = await t.request('PATCH', `/api/v1/workflow-recordings/${created.id}`, {
+      body: { recording_id: 'other', transcript: 'Changed' },
+    })
+    expect(both.status).toBe(409)
+    const listed = await t.request('GET', '/api/v1/workflow-recordings/')
+    expect(listed.body.recordings.find((recording: { id: number }) => recording.id === created.id)).toMatchObject({
+      recording_id: 'welcome',
+      transcript: 'Welcome to Acme, how can I help?',
+    })
     await createRecording(t, 'bye', lineToneWav(400, 200))
     const tool = await t.request('POST', '/api/v1/tools/', {
       body: {

@@ -15,7 +15,7 @@ import { waitFor } from '../support/wait'
 
 /**
  * The Recordings page in a real browser against the compiled binary: files checked in the page, uploaded with
- * progress, transcribed by the (fake) speech to text, saved, refused in place, renamed, deleted after a confirmation;
+ * progress, transcribed by the (fake) speech to text, saved, refused in place, edited (id and transcript), deleted after a confirmation;
  * another organization's recordings never listed, hostile transcripts shown as text. Photographed into
  * test-artifacts/console/recordings/.
  */
@@ -177,17 +177,26 @@ describe('the Recordings page', () => {
     await inspect('list')
   })
 
-  step("rename a recording; a name against the API's rule is refused next to the field", async () => {
-    await page.getByRole('button', { name: 'Rename goodbye' }).click()
-    const field = page.getByLabel('New recording id')
-    await field.fill('bad name!')
-    await page.getByRole('button', { name: 'Rename', exact: true }).click()
-    expect(await field.getAttribute('aria-invalid')).toBe('true')
-    await field.fill('farewell')
-    await page.getByRole('button', { name: 'Rename', exact: true }).click()
-    await rowOf('farewell').waitFor()
-    expect(await listedIds()).toEqual(['farewell', 'welcome'])
-  })
+  step(
+    "edit a recording: a new id and transcript; a name against the API's rule is refused next to the field",
+    async () => {
+      await page.getByRole('button', { name: 'Edit goodbye' }).click()
+      const field = page.getByLabel('Recording id', { exact: true })
+      await field.fill('bad name!')
+      await page.getByRole('button', { name: 'Save', exact: true }).click()
+      expect(await field.getAttribute('aria-invalid')).toBe('true')
+      await field.fill('farewell')
+      await page.getByLabel('Transcript', { exact: true }).fill('Goodbye, and thank you for calling.')
+      await page.getByRole('button', { name: 'Save', exact: true }).click()
+      await rowOf('farewell').waitFor()
+      expect(await rowOf('farewell').textContent()).toContain('Goodbye, and thank you for calling.')
+      expect(await listedIds()).toEqual(['farewell', 'welcome'])
+      const stored = (await t.request('GET', '/api/v1/workflow-recordings/')).body.recordings
+      expect(
+        stored.find((recording: { recording_id: string }) => recording.recording_id === 'farewell').transcript,
+      ).toBe('Goodbye, and thank you for calling.')
+    },
+  )
 
   step("delete: confirmed in the page; refused with the API's reason while an agent names it", async () => {
     const definition = sampleDefinition()
@@ -199,6 +208,11 @@ describe('the Recordings page', () => {
     await refusal.waitFor()
     expect(await refusal.textContent()).toContain("agent 'Greeter'")
     expect(await listedIds()).toEqual(['farewell', 'welcome'])
+    // its words may still change: the agent names its id
+    await page.getByRole('button', { name: 'Edit welcome' }).click()
+    await page.getByLabel('Transcript', { exact: true }).fill('Welcome to Acme.')
+    await page.getByRole('button', { name: 'Save', exact: true }).click()
+    await rowOf('welcome').filter({ hasText: 'Welcome to Acme.' }).waitFor()
 
     await page.getByRole('button', { name: 'Delete farewell' }).click()
     // asked first: "Keep it" leaves it

@@ -354,9 +354,9 @@ function describeFormat(format: Recording['source_format']) {
   return `${format.container.toUpperCase()}, ${format.encoding}, ${format.sample_rate / 1000} kHz, ${channels}`
 }
 
-/** The stored recordings, each with its player, a rename and a delete (both refused while something names it). */
+/** The stored recordings, each with its player, an edit and a delete (a rename or delete is refused while something names it). */
 function RecordingTable({ recordings, onChanged }: { recordings: Recording[]; onChanged: () => void }) {
-  const [renaming, setRenaming] = useState<Recording | null>(null)
+  const [editing, setEditing] = useState<Recording | null>(null)
   const { error, submit } = useSubmit()
   const remove = (recording: Recording) =>
     submit(async () => {
@@ -366,12 +366,12 @@ function RecordingTable({ recordings, onChanged }: { recordings: Recording[]; on
   return (
     <>
       <ErrorNote error={error} />
-      {renaming ? (
-        <RenameForm
-          recording={renaming}
-          onClose={() => setRenaming(null)}
-          onRenamed={() => {
-            setRenaming(null)
+      {editing ? (
+        <EditForm
+          recording={editing}
+          onClose={() => setEditing(null)}
+          onSaved={() => {
+            setEditing(null)
             onChanged()
           }}
         />
@@ -406,10 +406,10 @@ function RecordingTable({ recordings, onChanged }: { recordings: Recording[]; on
                 <button
                   type="button"
                   className="secondary"
-                  onClick={() => setRenaming(recording)}
-                  aria-label={`Rename ${recording.recording_id}`}
+                  onClick={() => setEditing(recording)}
+                  aria-label={`Edit ${recording.recording_id}`}
                 >
-                  Rename
+                  Edit
                 </button>
                 <ConfirmButton
                   label={`Delete ${recording.recording_id}`}
@@ -427,39 +427,41 @@ function RecordingTable({ recordings, onChanged }: { recordings: Recording[]; on
   )
 }
 
-/** A new recording_id (the API's PATCH renames; the transcript is kept as created). */
-function RenameForm({
-  recording,
-  onClose,
-  onRenamed,
-}: {
-  recording: Recording
-  onClose: () => void
-  onRenamed: () => void
-}) {
+/** A new recording_id and/or transcript (the API's PATCH: a rename is refused while something names the recording). */
+function EditForm({ recording, onClose, onSaved }: { recording: Recording; onClose: () => void; onSaved: () => void }) {
   const [recordingId, setRecordingId] = useState(recording.recording_id)
+  const [transcript, setTranscript] = useState(recording.transcript)
   const { error, submit } = useSubmit()
-  const rename = submit(async () => {
+  const save = submit(async () => {
     if (!RECORDING_ID.test(recordingId))
       throw new ApiError(422, [
         { loc: ['body', 'recording_id'], msg: '1 to 64 of A–Z, a–z, 0–9, _ and -', type: 'pattern' },
       ])
-    await api('PATCH', `/api/v1/workflow-recordings/${recording.id}`, { recording_id: recordingId })
-    onRenamed()
+    await api('PATCH', `/api/v1/workflow-recordings/${recording.id}`, { recording_id: recordingId, transcript })
+    onSaved()
   })
   return (
-    <form className="inline-form" onSubmit={rename} aria-labelledby="rename-title">
-      <h3 id="rename-title">Rename {recording.recording_id}</h3>
+    <form className="inline-form" onSubmit={save} aria-labelledby="edit-title">
+      <h3 id="edit-title">Edit {recording.recording_id}</h3>
       <Field
-        label="New recording id"
+        label="Recording id"
         value={recordingId}
         onChange={setRecordingId}
         error={error}
         path={['recording_id']}
         required
-        hint="Refused while an agent or tool names the recording: change those first"
+        hint="A new id is refused while an agent or tool names the recording: change those first"
       />
-      <FormEnd error={error} saved={false} submitLabel="Rename" onClose={onClose} />
+      <Field
+        label="Transcript"
+        value={transcript}
+        onChange={setTranscript}
+        error={error}
+        path={['transcript']}
+        multiline={{ maxLength: 10_000 }}
+        hint="What the recording says: the agent's turn in transcripts and the model's context, from the next call on"
+      />
+      <FormEnd error={error} saved={false} submitLabel="Save" onClose={onClose} />
     </form>
   )
 }

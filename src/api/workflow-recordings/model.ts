@@ -41,16 +41,16 @@ export const UploadUrlResponse = t.Object({
   ),
 })
 
+const Transcript = t.String({
+  maxLength: 10_000,
+  description: "What the recording says: the agent's turn in transcripts and the model's context",
+})
+
 export const CreateRecordingsBody = t.Object({
   recordings: t.Array(
     t.Object({
       recording_id: RecordingName,
-      transcript: t.Optional(
-        t.String({
-          maxLength: 10_000,
-          description: "What the recording says: the agent's turn in transcripts and the model's context",
-        }),
-      ),
+      transcript: t.Optional(Transcript),
       storage_key: t.String({ maxLength: 1000, description: 'From the upload URL answer, once the PUT succeeded' }),
       tts_provider: Optional(t.String({ maxLength: MAX_NAME_LENGTH })),
       tts_model: Optional(t.String({ maxLength: MAX_NAME_LENGTH })),
@@ -95,7 +95,15 @@ export const ListQuery = t.Object({
 })
 
 export const RecordingIdParam = t.Object({ recording_id: t.String({ maxLength: 64 }) })
-export const RenameBody = t.Object({ recording_id: RecordingName })
+export const UpdateBody = t.Object({
+  recording_id: RecordingName,
+  transcript: t.Optional(
+    t.String({
+      maxLength: 10_000,
+      description: 'A new transcript (the reference renames only): used by the runs that start from now on',
+    }),
+  ),
+})
 
 export const TranscribeBody = t.Object({
   storage_key: t.String({ maxLength: 1000, description: 'A completed upload from POST /upload-url' }),

@@ -8,7 +8,7 @@ import {
   deleteRecording,
   listRecordings,
   recordingAudioWav,
-  renameRecording,
+  updateRecording,
   transcribeUpload,
 } from '../../recordings/service'
 import {
@@ -17,7 +17,7 @@ import {
   RecordingIdParam,
   RecordingList,
   RecordingView,
-  RenameBody,
+  UpdateBody,
   TranscribeBody,
   TranscribeResponse,
   UploadUrlBody,
@@ -73,16 +73,16 @@ export const workflowRecordingRoutes = (ctx: AppContext) =>
         detail: { tags, summary: "A recording's audio as stored for playing (16 kHz mono PCM), as a WAV" },
       },
     )
-    .patch(
-      '/:id',
-      ({ principal, params, body }) => renameRecording(ctx, principal.organizationId, params.id, body.recording_id),
-      {
-        params: IdParam('id'),
-        body: RenameBody,
-        response: { 200: RecordingView, ...recordingErrors },
-        detail: { tags, summary: 'Rename a recording (by its numeric id); refused while an agent or tool names it' },
+    .patch('/:id', ({ principal, params, body }) => updateRecording(ctx, principal.organizationId, params.id, body), {
+      params: IdParam('id'),
+      body: UpdateBody,
+      response: { 200: RecordingView, ...recordingErrors },
+      detail: {
+        tags,
+        summary:
+          'Rename a recording (by its numeric id; refused while an agent or tool names it) and/or change its transcript',
       },
-    )
+    })
     .delete(
       '/:recording_id',
       ({ principal, params }) => deleteRecording(ctx, principal.organizationId, params.recording_id),
