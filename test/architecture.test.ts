@@ -421,10 +421,18 @@ describe('the console (web/) is a client of the API', () => {
     })
   /** What the browser bundle may load: React, React Flow (the agent editor), and its own files. */
   const ALLOWED_PACKAGES = new Set(['react', 'react-dom/client', '@xyflow/react'])
-  /** The server modules it shares, pure, so the editor checks a definition and its placeholders as the API will. */
-  const SHARED = ['rules', 'template-variables'].map((name) => join(ROOT, 'src', 'definition', name))
+  /**
+   * The server modules it shares, pure, so the editor checks a definition and its placeholders as the API will, and
+   * the knowledge page refuses the file types the API would; each with the value imports it may have.
+   */
+  const SHARED_IMPORTS = new Map([
+    [join(ROOT, 'src', 'definition', 'rules'), ['../lib/values']],
+    [join(ROOT, 'src', 'definition', 'template-variables'), ['../lib/values']],
+    [join(ROOT, 'src', 'knowledge', 'formats'), []],
+  ])
+  const SHARED = [...SHARED_IMPORTS.keys()]
 
-  test('it imports only its own files, React, the pure definition rules, and nothing else of the server', () => {
+  test('it imports only its own files, React, the pure shared modules, and nothing else of the server', () => {
     const files = webFiles(WEB)
     expect(files.length).toBeGreaterThan(5)
     const offending = files.flatMap((file) =>
@@ -439,11 +447,11 @@ describe('the console (web/) is a client of the API', () => {
     expect(offending).toEqual([])
   })
 
-  test('the definition modules it shares stay pure: type-only imports, and lib/values', () => {
-    for (const shared of SHARED) {
+  test('the modules it shares stay pure: type-only imports, and lib/values', () => {
+    for (const [shared, allowed] of SHARED_IMPORTS) {
       const text = code(`${shared}.ts`)
       const valueImports = [...text.matchAll(/^import\s+(?!type\s)[^'"]*from\s*['"]([^'"]+)['"]/gm)].map((m) => m[1])
-      expect(valueImports).toEqual(['../lib/values'])
+      expect(valueImports).toEqual(allowed)
       expect(text).not.toMatch(/\b(Bun|process|require|crypto)\./)
     }
     expect(code(join(ROOT, 'src', 'lib', 'values.ts'))).not.toMatch(/^import\s(?!type\s)/m)
