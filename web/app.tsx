@@ -23,6 +23,7 @@ const Telephony = lazyPage(() => import('./pages/telephony'), 'Telephony')
 const Models = lazyPage(() => import('./pages/models'), 'Models')
 const Usage = lazyPage(() => import('./pages/usage'), 'Usage')
 const Tools = lazyPage(() => import('./pages/tools'), 'Tools')
+const Knowledge = lazyPage(() => import('./pages/knowledge'), 'Knowledge')
 const Recordings = lazyPage(() => import('./pages/recordings'), 'Recordings')
 const WebCallPage = lazyPage(() => import('./webcall/panel'), 'WebCallPage')
 const AgentList = lazyPage(() => import('./pages/agents'), 'AgentList')
@@ -39,6 +40,7 @@ const NAV: { path: string; label: string; adminOnly?: boolean }[] = [
   { path: '/telephony', label: 'Telephony', adminOnly: true },
   { path: '/models', label: 'Models', adminOnly: true },
   { path: '/tools', label: 'Tools', adminOnly: true },
+  { path: '/knowledge', label: 'Knowledge', adminOnly: true },
   { path: '/recordings', label: 'Recordings', adminOnly: true },
   { path: '/usage', label: 'Usage', adminOnly: true },
   { path: '/keys', label: 'API keys', adminOnly: true },
@@ -150,6 +152,9 @@ function Page({ who, path, params }: { who: Who; path: string[]; params: URLSear
       break
     case 'tools':
       if (admin) return <Tools />
+      break
+    case 'knowledge':
+      if (admin) return <Knowledge params={params} />
       break
     case 'recordings':
       if (admin) return <Recordings />
