@@ -136,6 +136,22 @@ export function inProcessClient(t: TestApp): Client {
   }
 }
 
+/** `put` for a server over HTTP at `base`: the signed URL's path and query sent there (the URL may name PUBLIC_URL). */
+export function httpClient(t: Pick<TestApp, 'request'>, base: string): Client {
+  return {
+    request: t.request,
+    async put(url, body, contentType) {
+      const { pathname, search } = new URL(url, base)
+      const response = await fetch(`${base}${pathname}${search}`, {
+        method: 'PUT',
+        body,
+        headers: { 'content-type': contentType },
+      })
+      return { status: response.status, text: await response.text() }
+    },
+  }
+}
+
 /** The connection and model `storeEmbeddedDocuments` says embedded its documents (no model server involved). */
 export const STORED_EMBEDDER = { connectionUuid: 'stored', model: 'stored-embed' }
 
