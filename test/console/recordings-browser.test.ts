@@ -75,7 +75,7 @@ describe('the Recordings page', () => {
     expect((await createRecording(t, 'theirs', toneWav(500, 16_000, 300), { key: other.key })).status).toBe(200)
     await go('/recordings', 'Recordings')
     const nav = await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()
-    expect(nav.indexOf('Recordings')).toBe(nav.indexOf('Tools') + 1)
+    expect(nav.indexOf('Recordings')).toBe(nav.indexOf('Knowledge') + 1)
     await page.getByText('No recording yet.').waitFor()
     expect(await page.locator('.empty').textContent()).toContain('greeting_recording_id')
     expect(await page.getByText('theirs').count()).toBe(0)
