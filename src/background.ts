@@ -15,6 +15,7 @@ import { startTextChatSweeper } from './runs/text-chat'
 import { createWebhookDispatcher, releaseHeldDeliveries } from './runs/webhook-outbox'
 import { startKnowledgeProcessor } from './knowledge/processing'
 import { preloadVectors } from './knowledge/search'
+import { startUnusedUploadSweeper } from './storage/uploads'
 
 /** The watchdog looks for calls that vanished every minute; a call is checked once open this long past ringing. */
 const WATCHDOG_SCHEDULE = '* * * * *'
@@ -64,6 +65,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   const stopWaking = ctx.telephony.onReport(() => scheduler.wake())
   scheduler.start()
   const textChats = startTextChatSweeper(ctx)
+  const unusedUploads = startUnusedUploadSweeper(ctx)
   // Documents queued or interrupted before a restart are taken up here (interrupted ones once their lease runs out).
   const knowledge = startKnowledgeProcessor(ctx, { leaseMs: ctx.config.knowledgeLeaseSeconds * 1000 })
   // Organizations' vectors into memory, sliced, so no call's first retrieval waits for them: begun a turn later, once
@@ -91,6 +93,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
       await watchdog.destroy()
       await knowledge.stop()
       await textChats.stop()
+      await unusedUploads.stop()
       await webhooks.stop()
       stopWaking()
       stopConversations()

@@ -8,6 +8,7 @@ import instances from './0019_instances.sql' with { type: 'text' }
 import campaignPacing from './0020_campaign_pacing.sql' with { type: 'text' }
 import installation from './0021_installation.sql' with { type: 'text' }
 import campaignImports from './0022_campaign_imports.sql' with { type: 'text' }
+import unusedUploads from './0023_unused_uploads.sql' with { type: 'text' }
 
 export const POSTGRES_MIGRATIONS: Migration[] = [
   { name: '0001_schema', sql: schema },
@@ -16,4 +17,5 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
   { name: '0020_campaign_pacing', sql: campaignPacing },
   { name: '0021_installation', sql: installation },
   { name: '0022_campaign_imports', sql: campaignImports },
+  { name: '0023_unused_uploads', sql: unusedUploads },
 ]

@@ -19,6 +19,7 @@ import { modelOverridesProblems } from '../models/resolve'
 import { runModelsProblem } from '../models/readiness'
 import { ariDestinationRules } from '../telephony/ari/metadata'
 import { findUpload } from './sources'
+import { markUploadUsed } from '../storage/uploads'
 import { applyTransition } from './state-machine'
 import type { CreateCampaignBody, RedialBody, UpdateCampaignBody } from './schemas'
 import { campaignViews, type CampaignRow, type CampaignView } from './view'
@@ -259,6 +260,10 @@ export async function createCampaign(
     throw error
   }
   applyTransition(ctx, campaignId, 'imported', { totalRows: contacts, totalQueuedCount: contacts })
+  // Taken once the campaign holds its contacts (a refused file stays unused). Only an upload a day old can have been
+  // removed meanwhile: the contacts were read, only the source's download is lost.
+  if (!markUploadUsed(ctx, organizationId, upload.fileKey))
+    ctx.log.warn({ campaignId, organizationId }, 'campaign created from an upload removed meanwhile (unused for a day)')
   ctx.log.info({ campaignId, organizationId, contacts }, 'campaign created')
   return getCampaign(ctx, organizationId, campaignId)
 }

@@ -12,7 +12,7 @@ import { transaction } from '../db/transaction'
 import { isoNow } from '../lib/clock'
 import { conflict, invalid, notFound, refused } from '../lib/errors'
 import { valueError } from '../lib/validation'
-import { completedUploadSize, sanitizeFileName, signUpload } from '../storage/uploads'
+import { completedUploadSize, markUploadUsed, sanitizeFileName, signUpload } from '../storage/uploads'
 import { nodeDocumentUuids } from '../tools/knowledge'
 import { NO_EMBEDDINGS, organizationEmbedder } from './embedder'
 import { DOCUMENT_LIMITS, EXTENSIONS, extensionOf, FORMATS, GENERIC_MIME_TYPE } from './formats'
@@ -182,6 +182,8 @@ export function submitDocument(ctx: AppContext, organizationId: number, input: P
   if (size === null) throw conflict('The file has not been uploaded yet: PUT it to the upload_url first.')
   if (size === 0)
     throw refused('The uploaded file is empty: ask for a new upload URL and upload the file with its content.')
+  if (!markUploadUsed(ctx, organizationId, row.fileKey))
+    throw conflict('The file has not been uploaded yet: PUT it to the upload_url first.')
   const queued = ctx.db
     .update(knowledgeBaseDocuments)
     .set({ processingStatus: 'pending', retrievalMode, fileSizeBytes: size, updatedAt: isoNow(ctx.clock) })

@@ -12,7 +12,7 @@ import { tools, workflowDefinitions, workflowRecordings, workflows, type Workflo
 import { conflict, invalid, notFound, refused, upstreamFailed } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { valueError, type ValidationItem } from '../lib/validation'
-import { completedUploadSize, sanitizeFileName, signUpload } from '../storage/uploads'
+import { completedUploadSize, markUploadUsed, sanitizeFileName, signUpload } from '../storage/uploads'
 import { ModelResolutionError, resolveRunModels } from '../models/resolve'
 import { createSttClient, STT_SAMPLE_RATE } from '../models/stt'
 import { ModelServerError } from '../models/types'
@@ -24,6 +24,7 @@ import { existingRecordingIds } from '../tools/recordings'
 import { encodeWav, pcmBytes } from '../lib/wav'
 
 export const MAX_RECORDING_BYTES = 5 * 1024 * 1024
+const UPLOAD_REMOVED = 'the upload was removed, unused a day after its grant: upload the file again'
 export const RECORDING_CONTENT_TYPES = [
   'audio/wav',
   'audio/x-wav',
@@ -189,6 +190,12 @@ export async function createRecordings(
   const created = transaction(ctx, () => {
     const raced = nameConflicts(ctx, organizationId, items)
     if (raced.length > 0) throw conflict(`recording_id already used in this organization: ${raced.join(', ')}`)
+    const gone = items.flatMap((item, index) =>
+      markUploadUsed(ctx, organizationId, item.storage_key)
+        ? []
+        : [valueError(['body', 'recordings', index, 'storage_key'], UPLOAD_REMOVED, item.storage_key)],
+    )
+    if (gone.length > 0) throw invalid(gone)
     return ctx.db.insert(workflowRecordings).values(rows).returning().all()
   })
   ctx.log.info({ organizationId, recordings: created.map((row) => row.recordingId) }, 'recordings created')

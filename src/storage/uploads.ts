@@ -1,10 +1,11 @@
-import { and, eq, isNull } from 'drizzle-orm'
+import { and, eq, inArray, isNull, lt } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import { uploads } from '../db/schema/campaigns'
 import { Type as t } from '@sinclair/typebox'
 import { checkValue } from '../lib/validation'
 import { conflict, invalid, notFound, refused, tooLarge, unsupportedType } from '../lib/errors'
 import { isoNow } from '../lib/clock'
+import { failureStreak } from '../lib/failure-streak'
 import { ObjectExistsError, ObjectTooLargeError } from './object-store'
 import { signedObjectUrl, verifySignedFields } from './signed-urls'
 
@@ -156,4 +157,72 @@ export async function serveDownload(ctx: AppContext, query: DownloadQuery): Prom
       'content-disposition': `attachment; filename="${name}"`,
     },
   })
+}
+
+/**
+ * An upload granted this long ago and never taken by what it was for is removed: its signed URL expired long before,
+ * and an admin who gave up on a campaign, a document or a recording would otherwise leave its file on disk for good.
+ */
+export const UNUSED_UPLOAD_TTL_MS = 24 * 3_600_000
+const SWEEP_BATCH = 100
+
+/**
+ * What the upload was granted for takes it (a campaign's contacts, a document, a recording): it is kept from then on.
+ * False when there is no such upload left (removed unused, a day after its grant).
+ */
+export function markUploadUsed(ctx: AppContext, organizationId: number, fileKey: string): boolean {
+  const marked = ctx.db
+    .update(uploads)
+    .set({ usedAt: isoNow(ctx.clock) })
+    .where(and(eq(uploads.fileKey, fileKey), eq(uploads.organizationId, organizationId)))
+    .returning({ id: uploads.id })
+    .get()
+  return marked !== undefined
+}
+
+/**
+ * Removes the uploads nothing took, UNUSED_UPLOAD_TTL_MS after their grant: the row first (only while still unused, so
+ * a campaign or document taking it at that moment keeps it, or finds it gone), then the file. Returns how many.
+ */
+export async function removeUnusedUploads(ctx: AppContext): Promise<number> {
+  const grantedBefore = new Date(ctx.clock.now() - UNUSED_UPLOAD_TTL_MS).toISOString()
+  const removed = ctx.db
+    .delete(uploads)
+    .where(
+      inArray(
+        uploads.id,
+        ctx.db
+          .select({ id: uploads.id })
+          .from(uploads)
+          .where(and(isNull(uploads.usedAt), lt(uploads.createdAt, grantedBefore)))
+          .limit(SWEEP_BATCH),
+      ),
+    )
+    .returning({ fileKey: uploads.fileKey, organizationId: uploads.organizationId })
+    .all()
+  for (const { fileKey } of removed) await ctx.objects.delete(fileKey)
+  if (removed.length > 0) ctx.log.info({ uploads: removed.length }, 'removed uploads nothing took within a day')
+  return removed.length
+}
+
+/** Removes unused uploads every `everyMs` (an hour), on every instance (a removal is one conditional statement). */
+export function startUnusedUploadSweeper(ctx: AppContext, everyMs = 3_600_000): { stop(): Promise<void> } {
+  const failures = failureStreak(ctx.log, {
+    failed: 'unused uploads could not be removed',
+    recovered: 'unused uploads are removed again',
+  })
+  let pass: Promise<void> | null = null
+  const timer = setInterval(() => {
+    pass ??= removeUnusedUploads(ctx)
+      .then(() => failures.succeeded(), failures.failed)
+      .finally(() => {
+        pass = null
+      })
+  }, everyMs)
+  return {
+    async stop() {
+      clearInterval(timer)
+      await pass
+    },
+  }
 }

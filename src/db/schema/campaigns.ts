@@ -54,8 +54,13 @@ export const uploads = sqliteTable(
     createdAt: text('created_at').notNull(),
     completedAt: text('completed_at'),
     receivingSince: text('receiving_since'),
+    /** Added by migrations/0023_unused_uploads.sql: when a campaign, a document or a recording took it. */
+    usedAt: text('used_at'),
   },
-  (table) => [index('uploads_org').on(table.organizationId, table.id)],
+  (table) => [
+    index('uploads_org').on(table.organizationId, table.id),
+    index('uploads_unused').on(table.usedAt, table.createdAt),
+  ],
 )
 
 export const campaigns = sqliteTable(
