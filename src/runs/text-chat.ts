@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import type { WorkflowRunRow } from '../db/schema'
 import { conflict, notFound, refused } from '../lib/errors'
+import { everyPass } from '../lib/periodic'
 import { isPlainObject } from '../lib/values'
 import { createRun, getRun, updateRun } from './service'
 import { clientContext, findTryOutTarget } from './target'
@@ -343,16 +344,5 @@ function pastMaxDuration(ctx: AppContext, session: RunSession): boolean {
 
 /** Sweeps once a second, never two passes at once; `stop` waits for a pass in progress. */
 export function startTextChatSweeper(ctx: AppContext, everyMs = 1000): { stop(): Promise<void> } {
-  let pass: Promise<void> | null = null
-  const timer = setInterval(() => {
-    pass ??= sweepTextChats(ctx).finally(() => {
-      pass = null
-    })
-  }, everyMs)
-  return {
-    async stop() {
-      clearInterval(timer)
-      await pass
-    },
-  }
+  return everyPass(everyMs, () => sweepTextChats(ctx))
 }

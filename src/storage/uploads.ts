@@ -6,6 +6,7 @@ import { checkValue } from '../lib/validation'
 import { conflict, invalid, notFound, refused, tooLarge, unsupportedType } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { failureStreak } from '../lib/failure-streak'
+import { everyPass } from '../lib/periodic'
 import { ObjectExistsError, ObjectTooLargeError } from './object-store'
 import { signedObjectUrl, verifySignedFields } from './signed-urls'
 
@@ -211,18 +212,5 @@ export function startUnusedUploadSweeper(ctx: AppContext, everyMs = 3_600_000): 
     failed: 'unused uploads could not be removed',
     recovered: 'unused uploads are removed again',
   })
-  let pass: Promise<void> | null = null
-  const timer = setInterval(() => {
-    pass ??= removeUnusedUploads(ctx)
-      .then(() => failures.succeeded(), failures.failed)
-      .finally(() => {
-        pass = null
-      })
-  }, everyMs)
-  return {
-    async stop() {
-      clearInterval(timer)
-      await pass
-    },
-  }
+  return everyPass(everyMs, () => removeUnusedUploads(ctx).then(() => failures.succeeded(), failures.failed))
 }
