@@ -1,12 +1,6 @@
-import { afterAll, beforeAll, describe, expect } from 'bun:test'
+import { describe, expect } from 'bun:test'
 import type { Page } from 'playwright-core'
-import {
-  type ConsoleBrowser,
-  type ConsoleOnBinary,
-  consoleSteps,
-  hostile,
-  startConsoleOnBinary,
-} from '../support/console-browser'
+import { type ConsoleBrowser, consoleOnBinarySuite, hostile } from '../support/console-browser'
 import type { FakeModels } from '../support/fake-models'
 import type { HttpTestApp } from '../support/http-app'
 import { httpClient, MIME, uploadDocument } from '../support/knowledge'
@@ -24,7 +18,6 @@ let models: FakeModels
 let consoleBrowser: ConsoleBrowser
 let page: Page
 let base: string
-let started: ConsoleOnBinary | undefined
 let other: { key: string }
 
 const DOCS = '/api/v1/knowledge-base/documents'
@@ -35,8 +28,7 @@ const REFUNDS = [
   'Shipping takes five working days, and parcels travel with a tracked courier.',
 ].join('\n')
 
-beforeAll(async () => {
-  started = await startConsoleOnBinary('knowledge')
+const { inspect, step, go } = consoleOnBinarySuite('knowledge', async (started) => {
   ;({ t, models, consoleBrowser, page, base } = started)
   // another organization's document, complete: the page must never list it
   other = t.newOrg('other')
@@ -50,14 +42,7 @@ beforeAll(async () => {
   )
   expect(theirs.status, theirs.text).toBe(200)
   await documentCompleted(theirs.body.document_uuid, other.key)
-}, 240_000)
-
-afterAll(() => started?.close())
-
-const { inspect, step, go } = consoleSteps(
-  () => consoleBrowser,
-  () => base,
-)
+})
 
 async function documentCompleted(uuid: string, key = t.adminKey) {
   await waitFor(

@@ -1,13 +1,7 @@
-import { afterAll, beforeAll, describe, expect } from 'bun:test'
+import { describe, expect } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import type { Page } from 'playwright-core'
-import {
-  type ConsoleBrowser,
-  type ConsoleOnBinary,
-  consoleSteps,
-  recordPuts,
-  startConsoleOnBinary,
-} from '../support/console-browser'
+import { consoleOnBinarySuite, recordPuts } from '../support/console-browser'
 import type { HttpTestApp } from '../support/http-app'
 import { createVoiceAgent, type VoiceAgent } from '../support/voice-calls'
 
@@ -18,24 +12,13 @@ import { createVoiceAgent, type VoiceAgent } from '../support/voice-calls'
  */
 
 let t: HttpTestApp
-let consoleBrowser: ConsoleBrowser
 let page: Page
-let base: string
 let agents: VoiceAgent[]
-let started: ConsoleOnBinary | undefined
 
-beforeAll(async () => {
-  started = await startConsoleOnBinary('models-usage')
-  ;({ t, consoleBrowser, page, base } = started)
+const { inspect, step, go } = consoleOnBinarySuite('models-usage', async (started) => {
+  ;({ t, page } = started)
   agents = [await createVoiceAgent(t), await createVoiceAgent(t)]
-}, 240_000)
-
-afterAll(() => started?.close())
-
-const { inspect, step, go } = consoleSteps(
-  () => consoleBrowser,
-  () => base,
-)
+})
 
 /** `count` finished runs of `agent`: text chats opened (a fixed greeting: no model asked) and ended at once. */
 async function finishedChats(agent: VoiceAgent, count: number) {

@@ -1,13 +1,7 @@
-import { afterAll, beforeAll, describe, expect } from 'bun:test'
+import { describe, expect } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
 import { createAgent, sampleDefinition } from '../support/agents'
-import {
-  type ConsoleBrowser,
-  type ConsoleOnBinary,
-  consoleSteps,
-  hostile,
-  startConsoleOnBinary,
-} from '../support/console-browser'
+import { type ConsoleBrowser, consoleOnBinarySuite, hostile } from '../support/console-browser'
 import type { FakeModels } from '../support/fake-models'
 import type { HttpTestApp } from '../support/http-app'
 import { createRecording, toneWav, uploadRecordingFile } from '../support/recordings'
@@ -24,25 +18,15 @@ let t: HttpTestApp
 let models: FakeModels
 let consoleBrowser: ConsoleBrowser
 let page: Page
-let base: string
-let started: ConsoleOnBinary | undefined
 /** The paths of the upload-url requests the page sends. */
 const uploadUrlRequests: string[] = []
 
-beforeAll(async () => {
-  started = await startConsoleOnBinary('recordings')
-  ;({ t, models, consoleBrowser, page, base } = started)
+const { inspect, step, go } = consoleOnBinarySuite('recordings', (started) => {
+  ;({ t, models, consoleBrowser, page } = started)
   page.on('request', (request) => {
     if (request.url().includes('/workflow-recordings/upload-url')) uploadUrlRequests.push(request.url())
   })
-}, 240_000)
-
-afterAll(() => started?.close())
-
-const { inspect, step, go } = consoleSteps(
-  () => consoleBrowser,
-  () => base,
-)
+})
 
 const FILES = '#recording-files'
 const wavFile = (name: string, durationMs = 800) => ({

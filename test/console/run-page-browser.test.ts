@@ -1,12 +1,7 @@
-import { afterAll, beforeAll, describe, expect } from 'bun:test'
+import { describe, expect } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { createAgent } from '../support/agents'
-import {
-  type ConsoleBrowser,
-  type ConsoleOnBinary,
-  consoleSteps,
-  startConsoleOnBinary,
-} from '../support/console-browser'
+import { type ConsoleBrowser, consoleOnBinarySuite } from '../support/console-browser'
 import { say, type FakeModels } from '../support/fake-models'
 import type { HttpTestApp } from '../support/http-app'
 import { startTcpProxy } from '../support/tcp-proxy'
@@ -24,19 +19,10 @@ let models: FakeModels
 let consoleBrowser: ConsoleBrowser
 let page: Page
 let base: string
-let started: ConsoleOnBinary | undefined
 
-beforeAll(async () => {
-  started = await startConsoleOnBinary('run-page')
+const { inspect, step } = consoleOnBinarySuite('run-page', (started) => {
   ;({ t, models, consoleBrowser, page, base } = started)
-}, 240_000)
-
-afterAll(() => started?.close())
-
-const { inspect, step } = consoleSteps(
-  () => consoleBrowser,
-  () => base,
-)
+})
 
 const node = (id: string, type: string, data: Record<string, unknown>) => ({ id, type, position: { x: 0, y: 0 }, data })
 

@@ -1,12 +1,7 @@
-import { afterAll, beforeAll, describe, expect } from 'bun:test'
+import { describe, expect } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { createAgent } from '../support/agents'
-import {
-  type ConsoleBrowser,
-  type ConsoleOnBinary,
-  consoleSteps,
-  startConsoleOnBinary,
-} from '../support/console-browser'
+import { consoleOnBinarySuite } from '../support/console-browser'
 import type { HttpTestApp } from '../support/http-app'
 
 /**
@@ -16,21 +11,15 @@ import type { HttpTestApp } from '../support/http-app'
  */
 
 let t: HttpTestApp
-let consoleBrowser: ConsoleBrowser
 let page: Page
 let base: string
-let started: ConsoleOnBinary | undefined
 
-beforeAll(async () => {
-  started = await startConsoleOnBinary('runs-list', { scope: 'trigger' })
-  ;({ t, consoleBrowser, page, base } = started)
-}, 240_000)
-
-afterAll(() => started?.close())
-
-const { inspect, step } = consoleSteps(
-  () => consoleBrowser,
-  () => base,
+const { inspect, step } = consoleOnBinarySuite(
+  'runs-list',
+  (started) => {
+    ;({ t, page, base } = started)
+  },
+  { scope: 'trigger' },
 )
 
 /** A start that greets: all a text chat needs. */

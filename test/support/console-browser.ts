@@ -3,7 +3,7 @@
  * page's real Content-Security-Policy, with a detector for hostile values that run. Shared by the browser suites of
  * test/console/; each photographs its pages into test-artifacts/console/ (a folder per suite but the first).
  */
-import { expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
@@ -149,7 +149,7 @@ export type ConsoleOnBinary = {
  * console (the session cookie in the browser's context) with the admin key, or with a trigger key of the admin's
  * organization (`scope: 'trigger'`; `t` still requests as the admin); `folder` as for launchConsoleBrowser.
  */
-export async function startConsoleOnBinary(
+async function startConsoleOnBinary(
   folder: string,
   { scope = 'admin' }: { scope?: 'admin' | 'trigger' } = {},
 ): Promise<ConsoleOnBinary> {
@@ -174,4 +174,25 @@ export async function startConsoleOnBinary(
       models.stop()
     },
   }
+}
+
+/**
+ * A browser suite on the compiled binary: the console started before its tests, `then` given it (to keep what the
+ * suite uses, and to set up what all its tests share), and closed after them; returns the suite's steps.
+ */
+export function consoleOnBinarySuite(
+  folder: string,
+  then: (started: ConsoleOnBinary) => void | Promise<void>,
+  options: { scope?: 'admin' | 'trigger' } = {},
+) {
+  let started: ConsoleOnBinary | undefined
+  beforeAll(async () => {
+    started = await startConsoleOnBinary(folder, options)
+    await then(started)
+  }, 240_000)
+  afterAll(() => started?.close())
+  return consoleSteps(
+    () => started!.consoleBrowser,
+    () => started!.base,
+  )
 }
