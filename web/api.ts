@@ -31,14 +31,14 @@ export class ApiError extends Error {
 
   /** The 422 message for a body field (`loc` ['body', ...path]), if any. */
   fieldMessage(...path: (string | number)[]): string | undefined {
-    return this.#fieldProblem(path)?.msg
+    return readable(this.#fieldProblem(path))
   }
 
   /** The same, for a field that shows it: the form's error note will not repeat it. */
   showAtField(...path: (string | number)[]): string | undefined {
     const problem = this.#fieldProblem(path)
     if (problem) this.#shownAtFields.add(problem)
-    return problem?.msg
+    return readable(problem)
   }
 
   /** What no field shows: the 422 problems left (or a pointer to the fields), else the whole message. */
@@ -58,7 +58,10 @@ export class ApiError extends Error {
   }
 }
 
-const describeProblem = (item: FieldError) => `${item.loc.slice(1).join('.')}: ${item.msg}`
+// The API words a rule across fields as Pydantic does ("Value error, …"): a person reads the message alone.
+const readable = (item: FieldError | undefined) => item?.msg.replace(/^Value error, /, '')
+
+const describeProblem = (item: FieldError) => `${item.loc.slice(1).join('.')}: ${readable(item)}`
 
 let csrfToken: string | null = null
 

@@ -174,7 +174,7 @@ describe('the knowledge page', () => {
         const modeField = page.locator('.field', { has: page.getByLabel('Retrieval mode') })
         await modeField.locator('.field-error').waitFor()
         expect(await modeField.locator('.field-error').textContent()).toBe(
-          'Value error, chunked documents need embeddings: no embeddings model is configured: add an `embeddings` section to the default model configuration, or use full_document',
+          'chunked documents need embeddings: no embeddings model is configured: add an `embeddings` section to the default model configuration, or use full_document',
         )
         expect(await page.getByLabel('Retrieval mode').getAttribute('aria-invalid')).toBe('true')
         expect(
