@@ -15,7 +15,10 @@ import { startTextChatSweeper } from './runs/text-chat'
 import { createWebhookDispatcher, releaseHeldDeliveries } from './runs/webhook-outbox'
 import { startKnowledgeProcessor } from './knowledge/processing'
 import { preloadVectors } from './knowledge/search'
-import { startUnusedUploadSweeper } from './storage/uploads'
+import { removeUnusedUploads } from './storage/uploads'
+import { removeDocumentsNeverUploaded } from './knowledge/documents'
+import { everyPass } from './lib/periodic'
+import { failureStreak } from './lib/failure-streak'
 
 /** The watchdog looks for calls that vanished every minute; a call is checked once open this long past ringing. */
 const WATCHDOG_SCHEDULE = '* * * * *'
@@ -27,6 +30,24 @@ export type BackgroundServices = { stop(): Promise<void> }
 function removeUnfinishedImports(ctx: AppContext): void {
   const removed = discardImportingCampaigns(ctx)
   if (removed > 0) ctx.log.warn({ campaigns: removed }, 'removed campaigns whose contacts import was interrupted')
+}
+
+/**
+ * Uploads nothing took (no campaign, document or recording) and the documents whose file never came, removed a day
+ * after their grant; once an hour, on every instance (each removal is one conditional statement).
+ */
+export async function removeWhatNothingTook(ctx: AppContext): Promise<void> {
+  await removeUnusedUploads(ctx)
+  const documents = removeDocumentsNeverUploaded(ctx)
+  if (documents > 0) ctx.log.info({ documents }, 'removed knowledge-base documents whose file never came')
+}
+
+function startUnusedUploadSweeper(ctx: AppContext): { stop(): Promise<void> } {
+  const failures = failureStreak(ctx.log, {
+    failed: 'unused uploads could not be removed',
+    recovered: 'unused uploads are removed again',
+  })
+  return everyPass(3_600_000, () => removeWhatNothingTook(ctx).then(() => failures.succeeded(), failures.failed))
 }
 
 /**

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte, inArray, lte, ne, sum } from 'drizzle-orm'
+import { and, count, desc, eq, gte, inArray, lt, lte, ne, sum } from 'drizzle-orm'
 import type { AgentDefinition, DefinitionError } from '../definition/definition'
 import type { AppContext } from '../context'
 import {
@@ -12,7 +12,13 @@ import { transaction } from '../db/transaction'
 import { isoNow } from '../lib/clock'
 import { conflict, invalid, notFound, refused } from '../lib/errors'
 import { valueError } from '../lib/validation'
-import { completedUploadSize, markUploadUsed, sanitizeFileName, signUpload } from '../storage/uploads'
+import {
+  completedUploadSize,
+  markUploadUsed,
+  sanitizeFileName,
+  signUpload,
+  UNUSED_UPLOAD_TTL_MS,
+} from '../storage/uploads'
 import { nodeDocumentUuids } from '../tools/knowledge'
 import { NO_EMBEDDINGS, organizationEmbedder } from './embedder'
 import { DOCUMENT_LIMITS, EXTENSIONS, extensionOf, FORMATS, GENERIC_MIME_TYPE } from './formats'
@@ -155,6 +161,24 @@ export function createDocumentUpload(ctx: AppContext, organizationId: number, in
     })
   })
   return { upload_url: grant.upload_url, document_uuid: documentUuid, s3_key: fileKey, expires_in: grant.expires_in }
+}
+
+/**
+ * Documents whose file never came within a day of their upload URL (storage/uploads.ts removes such uploads then): an
+ * `uploading` row nobody can see or submit any more. Returns how many were removed.
+ */
+export function removeDocumentsNeverUploaded(ctx: AppContext): number {
+  const grantedBefore = new Date(ctx.clock.now() - UNUSED_UPLOAD_TTL_MS).toISOString()
+  return ctx.db
+    .delete(knowledgeBaseDocuments)
+    .where(
+      and(
+        eq(knowledgeBaseDocuments.processingStatus, 'uploading'),
+        lt(knowledgeBaseDocuments.createdAt, grantedBefore),
+      ),
+    )
+    .returning({ id: knowledgeBaseDocuments.id })
+    .all().length
 }
 
 type ProcessInput = { document_uuid: string; s3_key: string; retrieval_mode?: RetrievalMode }

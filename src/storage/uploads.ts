@@ -5,8 +5,6 @@ import { Type as t } from '@sinclair/typebox'
 import { checkValue } from '../lib/validation'
 import { conflict, invalid, notFound, refused, tooLarge, unsupportedType } from '../lib/errors'
 import { isoNow } from '../lib/clock'
-import { failureStreak } from '../lib/failure-streak'
-import { everyPass } from '../lib/periodic'
 import { ObjectExistsError, ObjectTooLargeError } from './object-store'
 import { signedObjectUrl, verifySignedFields } from './signed-urls'
 
@@ -204,13 +202,4 @@ export async function removeUnusedUploads(ctx: AppContext): Promise<number> {
   for (const { fileKey } of removed) await ctx.objects.delete(fileKey)
   if (removed.length > 0) ctx.log.info({ uploads: removed.length }, 'removed uploads nothing took within a day')
   return removed.length
-}
-
-/** Removes unused uploads every `everyMs` (an hour), on every instance (a removal is one conditional statement). */
-export function startUnusedUploadSweeper(ctx: AppContext, everyMs = 3_600_000): { stop(): Promise<void> } {
-  const failures = failureStreak(ctx.log, {
-    failed: 'unused uploads could not be removed',
-    recovered: 'unused uploads are removed again',
-  })
-  return everyPass(everyMs, () => removeUnusedUploads(ctx).then(() => failures.succeeded(), failures.failed))
 }

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { manualClock } from '../../src/lib/clock'
+import { removeWhatNothingTook } from '../../src/background'
+import { knowledgeBaseDocuments } from '../../src/db/schema/knowledge'
 import { removeUnusedUploads, UNUSED_UPLOAD_TTL_MS } from '../../src/storage/uploads'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAriConfiguration, uploadCsv } from '../support/campaigns'
@@ -9,7 +11,8 @@ import { createAgent } from '../support/agents'
 
 /**
  * An upload granted and never taken by what it was for (a campaign, a knowledge-base document, a recording) is removed,
- * file and row, a day after its grant; one that was taken is kept for good.
+ * file and row, a day after its grant (and a document whose file never came, its row); one that was taken is kept for
+ * good.
  */
 
 let t: TestApp
@@ -99,5 +102,15 @@ describe('uploads nothing took', () => {
     // what was taken still works: the campaign's source is there, the recording plays
     expect((await t.request('GET', `/api/v1/campaign/${campaign.body.id}/source-download-url`)).status).toBe(200)
     expect((await t.request('GET', '/api/v1/workflow-recordings/kept/audio')).status).toBe(200)
+
+    // the hourly pass also drops the document whose file never came (its row, hidden as `uploading`)
+    const statuses = () =>
+      t.ctx.db
+        .select({ file: knowledgeBaseDocuments.fileKey, status: knowledgeBaseDocuments.processingStatus })
+        .from(knowledgeBaseDocuments)
+        .all()
+    expect(statuses()).toContainEqual({ file: leftDocument.fileKey, status: 'uploading' })
+    await removeWhatNothingTook(t.ctx)
+    expect(statuses()).toEqual([{ file: takenDocument.fileKey, status: 'pending' }])
   })
 })
