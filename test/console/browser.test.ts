@@ -756,6 +756,8 @@ describe('the console', () => {
           ['Telephony', 'Telephony'],
           ['Models', 'Models'],
           ['Tools', 'Tools and credentials'],
+          ['Knowledge', 'Knowledge base'],
+          ['Recordings', 'Recordings'],
           ['Usage', 'Usage and cost (last 30 days)'],
           ['API keys', 'API keys'],
           ['Overview', 'Overview'],
