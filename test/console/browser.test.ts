@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect } from 'bun:test'
-import type { BrowserContext, Page } from 'playwright-core'
+import type { BrowserContext, Page, Route } from 'playwright-core'
 import { join } from 'node:path'
 import {
   consoleSteps,
@@ -644,6 +644,12 @@ describe('the console', () => {
     async () => {
       await go('/models', 'Models')
       const { sent, stop } = recordPuts(page)
+      // the list read again after a save arrives late: an edit opened meanwhile must still show the stored key
+      const slowList = async (route: Route) => {
+        if (route.request().method() === 'GET') await Bun.sleep(800)
+        await route.continue()
+      }
+      await page.route('**/api/v1/organizations/provider-connections', slowList)
       await page.getByRole('button', { name: 'Edit server Lab server' }).click()
       let form = page.getByRole('form', { name: 'Edit “Lab server”' })
       await form.getByLabel('API key').fill('sk-lab-secret-1234')
@@ -657,6 +663,7 @@ describe('the console', () => {
       await page.getByRole('button', { name: 'Edit server Lab server' }).click()
       form = page.getByRole('form', { name: 'Edit “Lab server”' })
       await form.getByText(`Stored: ${server.api_key}. Leave empty to keep it.`).waitFor()
+      await page.unroute('**/api/v1/organizations/provider-connections', slowList)
       expect(await form.getByLabel('API key').inputValue()).toBe('')
       await form.getByRole('textbox', { name: 'Name' }).fill('Lab GPU')
       await form.getByRole('button', { name: 'Save server' }).click()

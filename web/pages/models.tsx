@@ -13,7 +13,11 @@ export function Models() {
     [],
   )
   const [checks, setChecks] = useState<Record<string, string>>({})
-  const [editingServer, setEditingServer] = useState<Connection | null>(null)
+  // the server being edited, by uuid: its form reads the latest list (a save re-reads it), never a stale row
+  const [editingServer, setEditingServer] = useState<string | null>(null)
+  const editedServer: Connection | undefined = connections.data?.connections.find(
+    (connection) => connection.uuid === editingServer,
+  )
   const [editingConfiguration, setEditingConfiguration] = useState<string | null>(null)
   const removal = useSubmit()
   const check = async (uuid: string) => {
@@ -55,7 +59,10 @@ export function Models() {
                       Check
                     </button>{' '}
                     <span role="status">{checks[connection.uuid] ?? ''}</span>{' '}
-                    <EditButton label={`Edit server ${connection.name}`} onClick={() => setEditingServer(connection)} />{' '}
+                    <EditButton
+                      label={`Edit server ${connection.name}`}
+                      onClick={() => setEditingServer(connection.uuid)}
+                    />{' '}
                     <ConfirmButton
                       label={`Delete server ${connection.name}`}
                       confirmText={`Delete “${connection.name}”`}
@@ -73,10 +80,10 @@ export function Models() {
           }
         </Show>
         <ErrorNote error={removal.error} />
-        {editingServer ? (
+        {editedServer ? (
           <ConnectionForm
-            key={editingServer.uuid}
-            editing={editingServer}
+            key={editedServer.uuid}
+            editing={editedServer}
             onSaved={connections.reload}
             onClose={() => setEditingServer(null)}
           />
@@ -158,6 +165,8 @@ function ConnectionForm({
   onSaved: () => void
   onClose?: () => void
 }) {
+  // named after the server as opened: a rename saved here does not retitle the form under the admin
+  const [title] = useState(editing ? `Edit “${editing.name}”` : 'Add a model server')
   const [name, setName] = useState(editing?.name ?? '')
   const [baseUrl, setBaseUrl] = useState(editing?.base_url ?? '')
   const [key, setKey] = useState('')
@@ -188,7 +197,7 @@ function ConnectionForm({
   })
   return (
     <form className="inline-form" onSubmit={save} aria-labelledby={titleId}>
-      <h3 id={titleId}>{editing ? `Edit “${editing.name}”` : 'Add a model server'}</h3>
+      <h3 id={titleId}>{title}</h3>
       <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
       <Field
         label="Base URL"
