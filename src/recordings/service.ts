@@ -401,15 +401,27 @@ export async function loadLineAudio(
 ): Promise<PlayableRecording | null> {
   const row = findByRecordingId(ctx, organizationId, recordingId)
   if (!row) return null
-  const line = await ctx.objects.get(row.lineAudioKey)
-  if (!line) return null
-  const ulaw = await line.bytes()
-  const wide = await (await ctx.objects.get(wideAudioKey(row.lineAudioKey)))?.bytes()
-  // Recordings created before the 16 kHz copy existed: their line audio upsampled, once per run.
-  const pcm16k = wide
-    ? new Int16Array(wide.buffer, wide.byteOffset, wide.byteLength >> 1)
-    : resample(ulawToPcm16(ulaw), LINE_RATE, WIDE_RATE)
+  const ulaw = await readObject(ctx, row.lineAudioKey)
+  if (!ulaw) return null
+  const pcm16k = (await wideAudio(ctx, row.lineAudioKey, async () => ulaw))!
   return { transcript: row.transcript, ulaw, pcm16k }
+}
+
+const readObject = async (ctx: AppContext, key: string) => (await ctx.objects.get(key))?.bytes() ?? null
+
+/**
+ * The 16 kHz copy stored beside the line audio. Recordings created before that copy existed: their line audio (read
+ * only then) upsampled.
+ */
+async function wideAudio(
+  ctx: AppContext,
+  lineAudioKey: string,
+  lineAudio: () => Promise<Uint8Array | null>,
+): Promise<Int16Array | null> {
+  const wide = await readObject(ctx, wideAudioKey(lineAudioKey))
+  if (wide) return new Int16Array(wide.buffer, wide.byteOffset, wide.byteLength >> 1)
+  const ulaw = await lineAudio()
+  return ulaw && resample(ulawToPcm16(ulaw), LINE_RATE, WIDE_RATE)
 }
 
 /**
@@ -417,9 +429,11 @@ export async function loadLineAudio(
  * the organization has no such recording.
  */
 export async function recordingAudioWav(ctx: AppContext, organizationId: number, recordingId: string) {
-  const recording = await loadLineAudio(ctx, organizationId, recordingId)
-  if (!recording) throw notFound(`Recording '${recordingId}' not found`)
-  const wav = encodeWav(recording.pcm16k, WIDE_RATE)
+  const row = findByRecordingId(ctx, organizationId, recordingId)
+  // the player needs the 16 kHz copy alone: the line audio is read only for a recording without one
+  const pcm16k = row && (await wideAudio(ctx, row.lineAudioKey, () => readObject(ctx, row.lineAudioKey)))
+  if (!pcm16k) throw notFound(`Recording '${recordingId}' not found`)
+  const wav = encodeWav(pcm16k, WIDE_RATE)
   return new Response(wav, {
     headers: {
       'content-type': 'audio/wav',

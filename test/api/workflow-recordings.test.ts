@@ -227,6 +227,21 @@ describe('audio', () => {
     expect((await audioOf('played', null)).response.status).toBe(401)
     expect((await audioOf('played', t.newOrg('default', 'trigger').key)).response.status).toBe(403)
   })
+
+  test('a recording made before the 16 kHz copy existed plays its line audio upsampled', async () => {
+    const created = await createRecording(t, 'older', encodeWav(sine(700, 48_000, 600), 48_000))
+    expect(created.status).toBe(200)
+    const storageKey: string = created.body.recordings[0].storage_key
+    const wideCopy = `${storageKey}.wide-16k.pcm`
+    expect(await t.ctx.objects.exists(wideCopy)).toBe(true)
+    await t.ctx.objects.delete(wideCopy)
+    const { response, bytes } = await audioOf('older')
+    expect(response.status).toBe(200)
+    const { format, pcm } = decodeWav(bytes)
+    expect(format.sampleRate).toBe(16_000)
+    expect(Math.abs(pcm.length - 9600)).toBeLessThan(200)
+    expect(dominantFrequency(pcm.subarray(1600, 8000), 16_000)).toBe(700)
+  })
 })
 
 describe('agents and tools naming recordings', () => {
