@@ -77,7 +77,11 @@ describe('LLM client: streaming', () => {
     })
     const llm = createLlmClient(connection(), { model: 'm' })
     const events = await collect(llm)
-    expect(events.map((event) => event.type)).toEqual(['text', 'text', 'text', 'tool_call', 'tool_call', 'done'])
+    // text deltas that share a network read are one event (how many reads depends on timing): all text comes first
+    const types = events.map((event) => event.type)
+    const texts = types.filter((type) => type === 'text').length
+    expect(texts).toBeGreaterThanOrEqual(1)
+    expect(types).toEqual([...Array(texts).fill('text'), 'tool_call', 'tool_call', 'done'])
     const calls = toolCallsOf(events)
     expect(calls.map((call) => call.name)).toEqual(['check_calendar', 'qualified'])
     expect(JSON.parse(calls[0].arguments)).toEqual({
