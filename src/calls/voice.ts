@@ -341,9 +341,9 @@ function turnOptions(
 async function storeRecordings(ctx: AppContext, call: AnsweredCall, recording: CallRecording): Promise<void> {
   if (recording.durationMs === 0) return
   const keys = recordingKeysFor(call.organizationId, call.runId)
-  const files = { recording: recording.stereo, user_recording: recording.caller, bot_recording: recording.agent }
+  const wavs = { recording: recording.stereo, user_recording: recording.caller, bot_recording: recording.agent }
   for (const artifact of ['recording', 'user_recording', 'bot_recording'] as const) {
-    await ctx.objects.put(keys[artifact], files[artifact])
+    await ctx.objects.put(keys[artifact], wavs[artifact]())
     attachArtifact(ctx, call.runId, artifact, keys[artifact])
   }
 }

@@ -28,16 +28,48 @@ export function encodeWav(tracks: Int16Array | Int16Array[], sampleRate: number)
   if (channels.some((track) => track.length !== frames)) throw new Error('WAV tracks must have the same length')
   const bytes = new Uint8Array(HEADER_BYTES + frames * channels.length * 2)
   bytes.set(wavHeader(frames, sampleRate, channels.length))
-  if (channels.length === 1) {
-    bytes.set(pcmBytes(channels[0]), HEADER_BYTES)
-    return bytes
-  }
-  const interleaved = new Int16Array(bytes.buffer, HEADER_BYTES, frames * channels.length)
-  for (let c = 0; c < channels.length; c++) {
-    const track = channels[c]
-    for (let i = 0, o = c; i < frames; i++, o += channels.length) interleaved[o] = track[i]
-  }
+  interleave(channels, 0, new Int16Array(bytes.buffer, HEADER_BYTES, frames * channels.length))
   return bytes
+}
+
+/**
+ * A WAV of `frames` frames, streamed a piece at a time as it is read, so no copy of the whole file is ever held (a
+ * call's recording is three WAVs of up to an hour each). A track shorter than `frames` is silent past its end.
+ */
+export function wavStream(
+  tracks: Int16Array[],
+  frames: number,
+  sampleRate: number,
+  framesPerPiece = sampleRate,
+): ReadableStream<Uint8Array> {
+  let nextFrame = -1
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (nextFrame < 0) {
+        controller.enqueue(wavHeader(frames, sampleRate, tracks.length))
+        nextFrame = 0
+      } else if (nextFrame >= frames) {
+        controller.close()
+      } else {
+        const count = Math.min(framesPerPiece, frames - nextFrame)
+        const piece = new Int16Array(count * tracks.length)
+        interleave(tracks, nextFrame, piece)
+        controller.enqueue(pcmBytes(piece))
+        nextFrame += count
+      }
+    },
+  })
+}
+
+/** Fills `out` with the tracks' frames from `fromFrame` on, interleaved; past a track's end its channel stays 0. */
+function interleave(tracks: Int16Array[], fromFrame: number, out: Int16Array): void {
+  const channels = tracks.length
+  const frames = out.length / channels
+  for (let c = 0; c < channels; c++) {
+    const track = tracks[c].subarray(fromFrame, fromFrame + frames)
+    if (channels === 1) out.set(track)
+    else for (let i = 0, o = c; i < track.length; i++, o += channels) out[o] = track[i]
+  }
 }
 
 /** The 44-byte header of a WAV of `frames` 16-bit frames: what precedes the samples' bytes (`pcmBytes`). */

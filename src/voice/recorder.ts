@@ -4,9 +4,10 @@
  * where it is actually played (after everything sent before it, as the PBX queues it) and cuts it at a flush.
  *
  * Memory: both tracks are kept as 8 kHz PCM16 in growable arrays (≈ 1 MB per track per minute; a 10-minute call
- * holds ≈ 19 MB, plus the WAVs built at the end). Audio past `maxDurationMs` is dropped.
+ * holds ≈ 19 MB). The WAVs are streamed from them a second at a time when stored, never built whole. Audio past
+ * `maxDurationMs` is dropped.
  */
-import { encodeWav } from '../lib/wav.ts'
+import { wavStream } from '../lib/wav.ts'
 
 const SAMPLE_RATE = 8000
 const SAMPLES_PER_MS = SAMPLE_RATE / 1000
@@ -20,11 +21,12 @@ const CONTIGUOUS_TOLERANCE_MS = 40
  */
 const AGENT_PREPARED_AHEAD_SAMPLES = 3 * SAMPLE_RATE
 
+/** The call's WAVs, each streamed from the tracks when asked for (each call gives a new stream). */
 export type CallRecording = {
   /** Left: caller, right: agent. */
-  stereo: Uint8Array
-  caller: Uint8Array
-  agent: Uint8Array
+  stereo(): ReadableStream<Uint8Array>
+  caller(): ReadableStream<Uint8Array>
+  agent(): ReadableStream<Uint8Array>
   durationMs: number
 }
 
@@ -98,22 +100,15 @@ export function createCallRecorder(startedAtMs: number, options: { maxDurationMs
     finish(endMs) {
       const length =
         endMs === undefined ? Math.max(callerTrack.end, agentTrack.end) : Math.min(offsetOf(endMs), maxSamples)
-      const caller = padded(callerTrack, length)
-      const agent = padded(agentTrack, length)
+      // Past a track's `end` its memory holds silence, and past its memory the stream writes silence.
+      const caller = callerTrack.samples.subarray(0, length)
+      const agent = agentTrack.samples.subarray(0, length)
       return {
-        stereo: encodeWav([caller, agent], SAMPLE_RATE),
-        caller: encodeWav(caller, SAMPLE_RATE),
-        agent: encodeWav(agent, SAMPLE_RATE),
+        stereo: () => wavStream([caller, agent], length, SAMPLE_RATE),
+        caller: () => wavStream([caller], length, SAMPLE_RATE),
+        agent: () => wavStream([agent], length, SAMPLE_RATE),
         durationMs: length / SAMPLES_PER_MS,
       }
     },
   }
-}
-
-/** The track's first `length` samples, silence past its end (a view when the track is that long: silence is there). */
-function padded(track: Track, length: number): Int16Array {
-  if (length <= track.samples.length) return track.samples.subarray(0, length)
-  const out = new Int16Array(length)
-  out.set(track.samples.subarray(0, track.end))
-  return out
 }

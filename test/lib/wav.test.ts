@@ -1,5 +1,13 @@
 import { describe, expect, test } from 'bun:test'
-import { decodeWav, encodeWav, pcm16FromBytes, readWavHeader, startsLikeWav, WavFormatError } from '../../src/lib/wav'
+import {
+  decodeWav,
+  encodeWav,
+  pcm16FromBytes,
+  readWavHeader,
+  startsLikeWav,
+  WavFormatError,
+  wavStream,
+} from '../../src/lib/wav'
 import { sine } from '../support/audio'
 
 const ascii = (text: string) => [...text].map((c) => c.charCodeAt(0))
@@ -51,6 +59,19 @@ describe('WAV', () => {
     expect(decoded.format.channels).toBe(2)
     expect([...decoded.pcm]).toEqual([1, -1, 2, -2, 3, -3])
     expect(() => encodeWav([new Int16Array(2), new Int16Array(3)], 8000)).toThrow('same length')
+  })
+
+  test('a streamed WAV is the header, then a piece at a time, the same bytes as the whole file; a short track is silent past its end', async () => {
+    const left = Int16Array.from([1, 2, 3, 4, 5])
+    const right = Int16Array.from([-1, -2])
+    const pieces: Uint8Array[] = []
+    for await (const piece of wavStream([left, right], 5, 8000, 2)) pieces.push(piece)
+    expect(pieces.map((piece) => piece.length)).toEqual([44, 8, 8, 4])
+    const whole = encodeWav([left, Int16Array.from([-1, -2, 0, 0, 0])], 8000)
+    expect(await new Response(new Blob(pieces)).bytes()).toEqual(whole)
+    const mono = await new Response(wavStream([left.subarray(0, 3)], 4, 16000)).bytes()
+    expect(decodeWav(mono).format).toMatchObject({ channels: 1, sampleRate: 16000 })
+    expect([...decodeWav(mono).pcm]).toEqual([1, 2, 3, 0])
   })
 
   test('a header still arriving reads as null until the data chunk starts', () => {

@@ -186,13 +186,13 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     await call.pipeline.stop('user_hangup')
     const result = await call.result
     expect(result.endReason).toBe('user_hangup')
-    const { format, pcm } = decodeWav(result.recording.stereo)
+    const { format, pcm } = decodeWav(await new Response(result.recording.stereo()).bytes())
     expect(format).toMatchObject({ channels: 2, sampleRate: 8000 })
     const right = pcm.filter((_, index) => index % 2 === 1)
     const left = pcm.filter((_, index) => index % 2 === 0)
     expect(toneAmplitude(loudestWindow(right, 800), 440, 8000)).toBeGreaterThan(4000)
     expect(rms(left)).toBe(0)
-    expect(decodeWav(result.recording.agent).format.channels).toBe(1)
+    expect(decodeWav(await new Response(result.recording.agent()).bytes()).format.channels).toBe(1)
     expect(await call.channel.closed).toMatchObject({ code: 1000 })
   })
 
@@ -276,7 +276,7 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
       ['agent', 'Of course. Which time suits you?'],
     ])
     // the caller's speech is on the left channel
-    const { pcm } = decodeWav(result.recording.caller)
+    const { pcm } = decodeWav(await new Response(result.recording.caller()).bytes())
     expect(rms(pcm)).toBeGreaterThan(300)
   })
 
@@ -307,7 +307,7 @@ describe('voice pipeline: fake chan_websocket + fake STT/LLM/TTS + a Conversatio
     await call.pipeline.stop('user_hangup')
     const result = await call.result
     // the burst is laid end to end on the caller's track, not piled onto one moment
-    const { pcm } = decodeWav(result.recording.caller)
+    const { pcm } = decodeWav(await new Response(result.recording.caller()).bytes())
     let voiced = 0
     for (let at = 0; at + 160 <= pcm.length; at += 160) if (rms(pcm.subarray(at, at + 160)) > 100) voiced++
     let spoken = 0

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { createCallRecorder } from '../../src/voice/recorder.ts'
+import { createCallRecorder, type CallRecording } from '../../src/voice/recorder.ts'
 import { decodeWav } from '../../src/lib/wav.ts'
 import { rms, sine } from '../support/audio.ts'
 
@@ -7,8 +7,10 @@ const frame = (value: number) => new Int16Array(160).fill(value)
 /** Samples [fromMs, toMs) of an 8 kHz track. */
 const span = (track: Int16Array, fromMs: number, toMs: number) => track.subarray(fromMs * 8, toMs * 8)
 
-function tracks(recording: { stereo: Uint8Array }) {
-  const { pcm: samples, format } = decodeWav(recording.stereo)
+const wav = async (stream: ReadableStream<Uint8Array>) => decodeWav(await new Response(stream).bytes())
+
+async function tracks(recording: CallRecording) {
+  const { pcm: samples, format } = await wav(recording.stereo())
   expect(format.channels).toBe(2)
   expect(format.sampleRate).toBe(8000)
   const caller = new Int16Array(samples.length / 2)
@@ -18,12 +20,12 @@ function tracks(recording: { stereo: Uint8Array }) {
 }
 
 describe('call recorder', () => {
-  test('caller frames land at their arrival time; jittered frames stay contiguous; a silent stretch stays silent', () => {
+  test('caller frames land at their arrival time; jittered frames stay contiguous; a silent stretch stays silent', async () => {
     const recorder = createCallRecorder(10_000)
     recorder.caller(frame(100), 10_120) // covers 100–120 ms
     recorder.caller(frame(200), 10_143) // 3 ms late: still right after the previous frame
     recorder.caller(frame(300), 10_520) // after 360 ms without frames
-    const { caller } = tracks(recorder.finish())
+    const { caller } = await tracks(recorder.finish())
     expect(caller.length).toBe(520 * 8)
     expect(rms(span(caller, 0, 100))).toBe(0)
     expect([...new Set(span(caller, 100, 120))]).toEqual([100])
@@ -32,13 +34,13 @@ describe('call recorder', () => {
     expect([...new Set(span(caller, 500, 520))]).toEqual([300])
   })
 
-  test('agent audio plays after what is still queued, and a flush cuts what was not played', () => {
+  test('agent audio plays after what is still queued, and a flush cuts what was not played', async () => {
     const recorder = createCallRecorder(0)
     recorder.agent(new Int16Array(8 * 1000).fill(1000), 100) // plays 100–1100 ms
     recorder.agent(new Int16Array(8 * 1000).fill(2000), 300) // queued behind it: 1100–2100 ms
     recorder.agentFlushed(1500) // barge-in
     recorder.agent(new Int16Array(8 * 200).fill(3000), 1800) // next reply after the flush: 1800–2000 ms
-    const { agent } = tracks(recorder.finish(2500))
+    const { agent } = await tracks(recorder.finish(2500))
     expect(rms(span(agent, 0, 100))).toBe(0)
     expect([...new Set(span(agent, 100, 1100))]).toEqual([1000])
     expect([...new Set(span(agent, 1100, 1500))]).toEqual([2000])
@@ -47,29 +49,29 @@ describe('call recorder', () => {
     expect(rms(span(agent, 2000, 2500))).toBe(0)
   })
 
-  test('stereo is left caller, right agent, aligned; the mono tracks equal the stereo channels', () => {
+  test('stereo is left caller, right agent, aligned; the mono tracks equal the stereo channels', async () => {
     const recorder = createCallRecorder(0)
     const greeting = sine(440, 8000, 1000)
     recorder.agent(greeting, 0)
     for (let atMs = 1220; atMs <= 2200; atMs += 20) recorder.caller(sine(300, 8000, 20), atMs)
     const recording = recorder.finish()
     expect(recording.durationMs).toBe(2200)
-    const { caller, agent } = tracks(recording)
+    const { caller, agent } = await tracks(recording)
     expect(span(agent, 0, 1000)).toEqual(greeting)
     expect(rms(span(agent, 1000, 2200))).toBe(0)
     expect(rms(span(caller, 0, 1200))).toBe(0)
     expect(rms(span(caller, 1200, 2200))).toBeGreaterThan(5000)
-    expect(decodeWav(recording.caller).pcm).toEqual(caller)
-    expect(decodeWav(recording.agent).pcm).toEqual(agent)
+    expect((await wav(recording.caller())).pcm).toEqual(caller)
+    expect((await wav(recording.agent())).pcm).toEqual(agent)
   })
 
-  test("a call that ends past a track's first minute, its audio before: silence up to the end, in both tracks", () => {
+  test("a call that ends past a track's first minute, its audio before: silence up to the end, in both tracks", async () => {
     const recorder = createCallRecorder(0)
     recorder.caller(frame(100), 1_020)
     recorder.agent(frame(200), 2_000)
     const recording = recorder.finish(70_000)
     expect(recording.durationMs).toBe(70_000)
-    const { caller, agent } = tracks(recording)
+    const { caller, agent } = await tracks(recording)
     expect(caller.length).toBe(70_000 * 8)
     expect([...new Set(span(caller, 1_000, 1_020))]).toEqual([100])
     expect([...new Set(span(agent, 2_000, 2_020))]).toEqual([200])
@@ -77,11 +79,11 @@ describe('call recorder', () => {
     expect(rms(span(agent, 2_020, 70_000))).toBe(0)
   })
 
-  test('past the first minute the tracks grow, the agent audio where it was played, silence around it', () => {
+  test('past the first minute the tracks grow, the agent audio where it was played, silence around it', async () => {
     const recorder = createCallRecorder(0)
     for (let atMs = 20; atMs <= 62_000; atMs += 20) recorder.caller(frame(100), atMs)
     recorder.agent(frame(200), 61_000)
-    const { caller, agent } = tracks(recorder.finish())
+    const { caller, agent } = await tracks(recorder.finish())
     expect(caller.length).toBe(62_000 * 8)
     expect([...new Set(caller)]).toEqual([100])
     expect([...new Set(span(agent, 61_000, 61_020))]).toEqual([200])
@@ -89,7 +91,7 @@ describe('call recorder', () => {
     expect(rms(span(agent, 61_020, 62_000))).toBe(0)
   })
 
-  test('audio past maxDurationMs is dropped', () => {
+  test('audio past maxDurationMs is dropped', async () => {
     const recorder = createCallRecorder(0, { maxDurationMs: 1000 })
     recorder.agent(new Int16Array(8 * 3000).fill(7), 0)
     expect(recorder.finish().durationMs).toBe(1000)
