@@ -42,12 +42,13 @@ export async function removeWhatNothingTook(ctx: AppContext): Promise<void> {
   if (documents > 0) ctx.log.info({ documents }, 'removed knowledge-base documents whose file never came')
 }
 
-function startUnusedUploadSweeper(ctx: AppContext): { stop(): Promise<void> } {
+/** Runs removeWhatNothingTook every `everyMs` (an hour), its failures logged once per streak. */
+export function startUnusedUploadSweeper(ctx: AppContext, everyMs = 3_600_000): { stop(): Promise<void> } {
   const failures = failureStreak(ctx.log, {
     failed: 'unused uploads could not be removed',
     recovered: 'unused uploads are removed again',
   })
-  return everyPass(3_600_000, () => removeWhatNothingTook(ctx).then(() => failures.succeeded(), failures.failed))
+  return everyPass(everyMs, () => removeWhatNothingTook(ctx).then(() => failures.succeeded(), failures.failed))
 }
 
 /**

@@ -180,26 +180,47 @@ export function markUploadUsed(ctx: AppContext, organizationId: number, fileKey:
 }
 
 /**
- * Removes the uploads nothing took, UNUSED_UPLOAD_TTL_MS after their grant: the row first (only while still unused, so
- * a campaign or document taking it at that moment keeps it, or finds it gone), then the file. Returns how many.
+ * Removes the uploads nothing took, UNUSED_UPLOAD_TTL_MS after their grant, a batch at a time until none is left: the
+ * row first (only while still unused, so a campaign or document taking it at that moment keeps it, or finds it gone),
+ * then the file. Returns how many.
  */
 export async function removeUnusedUploads(ctx: AppContext): Promise<number> {
   const grantedBefore = new Date(ctx.clock.now() - UNUSED_UPLOAD_TTL_MS).toISOString()
-  const removed = ctx.db
-    .delete(uploads)
-    .where(
-      inArray(
-        uploads.id,
-        ctx.db
-          .select({ id: uploads.id })
-          .from(uploads)
-          .where(and(isNull(uploads.usedAt), lt(uploads.createdAt, grantedBefore)))
-          .limit(SWEEP_BATCH),
-      ),
-    )
-    .returning({ fileKey: uploads.fileKey, organizationId: uploads.organizationId })
-    .all()
-  for (const { fileKey } of removed) await ctx.objects.delete(fileKey)
-  if (removed.length > 0) ctx.log.info({ uploads: removed.length }, 'removed uploads nothing took within a day')
-  return removed.length
+  let removedCount = 0
+  for (;;) {
+    const removed = ctx.db
+      .delete(uploads)
+      .where(
+        inArray(
+          uploads.id,
+          ctx.db
+            .select({ id: uploads.id })
+            .from(uploads)
+            .where(and(isNull(uploads.usedAt), lt(uploads.createdAt, grantedBefore)))
+            .limit(SWEEP_BATCH),
+        ),
+      )
+      .returning()
+      .all()
+    await removeFiles(ctx, removed)
+    removedCount += removed.length
+    if (removed.length < SWEEP_BATCH) break
+  }
+  if (removedCount > 0) ctx.log.info({ uploads: removedCount }, 'removed uploads nothing took within a day')
+  return removedCount
+}
+
+/**
+ * Deletes the removed uploads' files. When the store fails, the rows whose file is still there are put back, so the
+ * next pass tries again instead of leaving those files on disk (or in the bucket) with nothing pointing at them.
+ */
+async function removeFiles(ctx: AppContext, removed: (typeof uploads.$inferSelect)[]): Promise<void> {
+  for (const [index, { fileKey }] of removed.entries()) {
+    try {
+      await ctx.objects.delete(fileKey)
+    } catch (error) {
+      ctx.db.insert(uploads).values(removed.slice(index)).run()
+      throw error
+    }
+  }
 }

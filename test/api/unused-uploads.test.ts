@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { manualClock } from '../../src/lib/clock'
-import { removeWhatNothingTook } from '../../src/background'
+import { removeWhatNothingTook, startUnusedUploadSweeper } from '../../src/background'
+import { uploads } from '../../src/db/schema/campaigns'
 import { knowledgeBaseDocuments } from '../../src/db/schema/knowledge'
 import { removeUnusedUploads, UNUSED_UPLOAD_TTL_MS } from '../../src/storage/uploads'
 import { createTestApp, type TestApp } from '../support/app'
@@ -8,6 +9,7 @@ import { createAriConfiguration, uploadCsv } from '../support/campaigns'
 import { inProcessClient, MIME } from '../support/knowledge'
 import { lineToneWav, uploadRecordingFile } from '../support/recordings'
 import { createAgent } from '../support/agents'
+import { waitFor } from '../support/wait'
 
 /**
  * An upload granted and never taken by what it was for (a campaign, a knowledge-base document, a recording) is removed,
@@ -51,6 +53,28 @@ const createRecordingFrom = (storageKey: string, recordingId: string) =>
   t.request('POST', '/api/v1/workflow-recordings/', {
     body: { recordings: [{ recording_id: recordingId, transcript: 'Hello', storage_key: storageKey }] },
   })
+
+/** `count` uploads of a new organization, stored and granted a day and a minute ago: the next pass removes them. */
+async function grantedLongAgo(count: number): Promise<string[]> {
+  const { organizationId } = t.newOrg('Bulk')
+  const fileKeys = Array.from({ length: count }, (_, index) => `uploads/${organizationId}/bulk-${index}.csv`)
+  for (const fileKey of fileKeys) await t.ctx.objects.put(fileKey, 'phone_number\n')
+  const grantedAt = new Date(clock().now()).toISOString()
+  const row = { organizationId, fileName: 'bulk.csv', contentType: 'text/csv', declaredSize: 13, size: 13 }
+  t.ctx.db
+    .insert(uploads)
+    .values(fileKeys.map((fileKey) => ({ ...row, fileKey, createdAt: grantedAt, completedAt: grantedAt })))
+    .run()
+  clock().advance(UNUSED_UPLOAD_TTL_MS + 60_000)
+  return fileKeys
+}
+
+const uploadsLeft = () =>
+  t.ctx.db
+    .select({ fileKey: uploads.fileKey })
+    .from(uploads)
+    .all()
+    .map(({ fileKey }) => fileKey)
 
 describe('uploads nothing took', () => {
   test('are kept for a day after their grant, then removed with their file', async () => {
@@ -112,5 +136,37 @@ describe('uploads nothing took', () => {
     expect(statuses()).toContainEqual({ file: leftDocument.fileKey, status: 'uploading' })
     await removeWhatNothingTook(t.ctx)
     expect(statuses()).toEqual([{ file: takenDocument.fileKey, status: 'pending' }])
+  })
+
+  test('one pass removes them all, batch after batch', async () => {
+    const fileKeys = await grantedLongAgo(230)
+    expect(await removeUnusedUploads(t.ctx)).toBe(230)
+    expect(uploadsLeft()).toEqual([])
+    for (const fileKey of fileKeys) expect(await stored(fileKey)).toBe(false)
+  })
+
+  test('the periodic pass (every 20 ms here): a store that fails puts the rows back, is logged once, and they go when it answers again', async () => {
+    const fileKeys = await grantedLongAgo(230)
+    // the bucket stops answering after 150 files: the 80 uploads not removed stay listed, their files kept
+    const removeObject = t.ctx.objects.delete.bind(t.ctx.objects)
+    let deletes = 0
+    let refused = 0
+    t.ctx.objects.delete = async (fileKey) => {
+      if (++deletes > 150) throw new Error(`bucket unreachable (${++refused})`)
+      await removeObject(fileKey)
+    }
+    const sweeper = startUnusedUploadSweeper(t.ctx, 20)
+    // a failing pass claims its rows and puts them back without waiting on anything, so between passes all is settled
+    await waitFor('three failing passes', () => refused >= 3)
+    const left = uploadsLeft()
+    expect(left).toHaveLength(80)
+    for (const fileKey of fileKeys) expect(await stored(fileKey)).toBe(left.includes(fileKey))
+    expect(t.logText().split('unused uploads could not be removed').length - 1).toBe(1)
+
+    t.ctx.objects.delete = removeObject
+    await waitFor('the rest removed', () => uploadsLeft().length === 0)
+    await waitFor('the recovery logged', () => t.logText().includes('unused uploads are removed again'))
+    await sweeper.stop()
+    for (const fileKey of fileKeys) expect(await stored(fileKey)).toBe(false)
   })
 })
