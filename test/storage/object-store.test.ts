@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { encodeWav, wavStream } from '../../src/lib/wav'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -112,6 +113,19 @@ describe.each([
     await expect(store.put('big.bin', large, { maxBytes: 7 * 1024 * 1024 })).rejects.toBeInstanceOf(ObjectTooLargeError)
     expect(await (await store.get('big.bin'))!.text()).toBe('old')
     expect(harness.storedKeys()).toEqual(['big.bin'])
+  })
+
+  test("a call's recording streamed a second at a time, past 5 MiB (multipart on S3), reads back byte for byte", async () => {
+    const seconds = 200
+    const caller = Int16Array.from({ length: seconds * 8000 }, (_, index) => (index * 7) % 30_000)
+    const agent = Int16Array.from({ length: seconds * 8000 - 1234 }, (_, index) => -((index * 3) % 20_000))
+    expect(await store.put('recordings/1/9.wav', wavStream([caller, agent], caller.length, 8000))).toEqual({
+      size: 44 + seconds * 8000 * 4,
+    })
+    const stored = await (await store.get('recordings/1/9.wav'))!.bytes()
+    const padded = new Int16Array(caller.length)
+    padded.set(agent)
+    expect(Buffer.compare(stored, encodeWav([caller, padded], 8000))).toBe(0)
   })
 
   test('a body exactly maxBytes long is accepted', async () => {
