@@ -2,7 +2,7 @@ import cron from 'node-cron'
 import type { AppContext } from './context'
 import { cronLogger } from './log'
 import { closeCallsInterruptedByRestart, closeCallsOfDeadPeers, closeVanishedCalls } from './calls/recovery'
-import { createVoiceConversations } from './calls/voice'
+import { createVoiceConversations, removeRecordingSpills } from './calls/voice'
 import { contactAttempts } from './campaigns/attempts'
 import { discardImportingCampaigns } from './campaigns/lifecycle'
 import { createCampaignScheduler } from './campaigns/scheduler'
@@ -73,6 +73,7 @@ export async function startBackgroundServices(ctx: AppContext): Promise<Backgrou
   // PostgreSQL checkpoints by itself: only SQLite's WAL needs the worker.
   const checkpointer =
     backendOf(ctx.sqlite) === 'sqlite' ? await startCheckpointer(ctx.sqlite, databasePath(ctx.config.dataDir)) : null
+  removeRecordingSpills(ctx.config.dataDir)
   const conversations = createVoiceConversations(ctx, { attempts: contactAttempts })
   // Every transport's answered calls (ARI media legs, carrier media streams) get this conversation.
   const stopConversations = ctx.telephony.onAnswered((call) => conversations.onAnswered(call))

@@ -16,6 +16,9 @@ import {
   type VoicePipelineOptions,
 } from '../voice/pipeline'
 import type { CallRecording } from '../voice/recorder'
+import { PARTIAL_DIR } from '../storage/object-store'
+import { mkdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { loadVadEngine, type VadEngine } from '../voice/vad'
 import { loadNoiseEngine, type NoiseEngine } from '../voice/noise'
 import { speakBuiltinLine, ttsWithBuiltinFallback } from '../voice/fallback'
@@ -71,7 +74,16 @@ export const recordingKeysFor = (organizationId: number, runId: number) =>
     bot_recording: `recordings/${organizationId}/${runId}/bot.wav`,
   }) satisfies Partial<Record<RunArtifact, string>>
 
+/** Where calls in progress keep their recording's settled audio (voice/recorder.ts): in `.partial`, never backed up. */
+const recordingSpillDirOf = (dataDir: string) => join(dataDir, PARTIAL_DIR, 'call-recordings')
+
+/** At start-up, before any call: the files of calls a crash cut short are left there, and nothing reads them again. */
+export function removeRecordingSpills(dataDir: string): void {
+  rmSync(recordingSpillDirOf(dataDir), { recursive: true, force: true })
+}
+
 export function createVoiceConversations(ctx: AppContext, options: VoiceConversationOptions): ConversationHooks {
+  mkdirSync(recordingSpillDirOf(ctx.config.dataDir), { recursive: true, mode: 0o700 })
   return {
     async onAnswered(answered) {
       const limit = timeLimitOf(ctx, answered)
@@ -228,6 +240,7 @@ async function converse(
       ? realtimeModels(session, call, warn, failures.onFailure)
       : await speechModels(ctx, session, call, warn, failures.noteTtsFailure, options)),
     onWarning: warn,
+    recordingSpillPath: join(recordingSpillDirOf(ctx.config.dataDir), `${call.runId}.pcm`),
     ...options.pipeline,
   })
   voiceCall.pipeline = voice
@@ -339,12 +352,16 @@ function turnOptions(
 }
 
 async function storeRecordings(ctx: AppContext, call: AnsweredCall, recording: CallRecording): Promise<void> {
-  if (recording.durationMs === 0) return
-  const keys = recordingKeysFor(call.organizationId, call.runId)
-  const wavs = { recording: recording.stereo, user_recording: recording.caller, bot_recording: recording.agent }
-  for (const artifact of ['recording', 'user_recording', 'bot_recording'] as const) {
-    await ctx.objects.put(keys[artifact], wavs[artifact]())
-    attachArtifact(ctx, call.runId, artifact, keys[artifact])
+  try {
+    if (recording.durationMs === 0) return
+    const keys = recordingKeysFor(call.organizationId, call.runId)
+    const wavs = { recording: recording.stereo, user_recording: recording.caller, bot_recording: recording.agent }
+    for (const artifact of ['recording', 'user_recording', 'bot_recording'] as const) {
+      await ctx.objects.put(keys[artifact], wavs[artifact]())
+      attachArtifact(ctx, call.runId, artifact, keys[artifact])
+    }
+  } finally {
+    await recording.discard()
   }
 }
 

@@ -33,32 +33,51 @@ export function encodeWav(tracks: Int16Array | Int16Array[], sampleRate: number)
 }
 
 /**
- * A WAV of `frames` frames, streamed a piece at a time as it is read, so no copy of the whole file is ever held (a
- * call's recording is three WAVs of up to an hour each). A track shorter than `frames` is silent past its end.
+ * A WAV of `frames` frames of `channels` interleaved channels, streamed as its pieces are read, so no copy of the whole
+ * file is ever held (a call's recording is three WAVs of up to an hour each). The pieces must hold `frames` in all.
  */
 export function wavStream(
-  tracks: Int16Array[],
+  pieces: AsyncIterable<Int16Array> | Iterable<Int16Array>,
   frames: number,
   sampleRate: number,
-  framesPerPiece = sampleRate,
+  channels: number,
 ): ReadableStream<Uint8Array> {
-  let nextFrame = -1
+  const iterator =
+    Symbol.asyncIterator in pieces
+      ? pieces[Symbol.asyncIterator]()
+      : (pieces as Iterable<Int16Array>)[Symbol.iterator]()
+  let headerSent = false
   return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (nextFrame < 0) {
-        controller.enqueue(wavHeader(frames, sampleRate, tracks.length))
-        nextFrame = 0
-      } else if (nextFrame >= frames) {
-        controller.close()
-      } else {
-        const count = Math.min(framesPerPiece, frames - nextFrame)
-        const piece = new Int16Array(count * tracks.length)
-        interleave(tracks, nextFrame, piece)
-        controller.enqueue(pcmBytes(piece))
-        nextFrame += count
+    async pull(controller) {
+      if (!headerSent) {
+        headerSent = true
+        return controller.enqueue(wavHeader(frames, sampleRate, channels))
       }
+      const next = await iterator.next()
+      if (next.done) controller.close()
+      else controller.enqueue(pcmBytes(next.value))
+    },
+    async cancel() {
+      await iterator.return?.()
     },
   })
+}
+
+/**
+ * The tracks' frames `[fromFrame, toFrame)` interleaved, `framesPerPiece` at a time; a track shorter than that is
+ * silent past its end.
+ */
+export function* interleavedPieces(
+  tracks: Int16Array[],
+  fromFrame: number,
+  toFrame: number,
+  framesPerPiece: number,
+): Generator<Int16Array> {
+  for (let at = fromFrame; at < toFrame; at += framesPerPiece) {
+    const piece = new Int16Array(Math.min(framesPerPiece, toFrame - at) * tracks.length)
+    interleave(tracks, at, piece)
+    yield piece
+  }
 }
 
 /** Fills `out` with the tracks' frames from `fromFrame` on, interleaved; past a track's end its channel stays 0. */
@@ -70,6 +89,13 @@ function interleave(tracks: Int16Array[], fromFrame: number, out: Int16Array): v
     if (channels === 1) out.set(track)
     else for (let i = 0, o = c; i < track.length; i++, o += channels) out[o] = track[i]
   }
+}
+
+/** One channel of interleaved frames. */
+export function channelOf(interleaved: Int16Array, channel: number, channels: number): Int16Array {
+  const out = new Int16Array(interleaved.length / channels)
+  for (let i = 0, at = channel; i < out.length; i++, at += channels) out[i] = interleaved[at]
+  return out
 }
 
 /** The 44-byte header of a WAV of `frames` 16-bit frames: what precedes the samples' bytes (`pcmBytes`). */

@@ -112,6 +112,8 @@ export type VoicePipelineOptions = (SpeechModels | RealtimeModels) & {
   drainTimeoutMs?: number
   /** Problems the call survives (an STT or TTS failure): for the run's log. */
   onWarning?: (message: string) => void
+  /** A file of the call's own for the recording's settled audio (recorder.ts); absent: it stays in memory. */
+  recordingSpillPath?: string
   /** Seconds of audio sent to speech recognition, per utterance (usage). */
   onSttAudio?: (seconds: number) => void
   /** Characters sent to speech synthesis, per sentence (usage). */
@@ -199,7 +201,13 @@ export function createVoicePipeline(options: VoicePipelineOptions): VoicePipelin
   const turnParameters: TurnParameters = { ...DEFAULT_TURN_PARAMETERS, ...options.turn }
   const warn = (message: string) => options.onWarning?.(message)
   const end = createCallEnd()
-  const recorder = createCallRecorder(now())
+  const recorder = createCallRecorder(now(), {
+    spillPath: options.recordingSpillPath,
+    onSpillError: (error) =>
+      warn(
+        `The call recording's file could not be written (${(error as NodeJS.ErrnoException).code ?? 'error'}): the rest of the call is kept in memory`,
+      ),
+  })
 
   const { stages, voice, turns, answeringMachine, metrics, conversationStage, speculation } =
     'realtime' in options

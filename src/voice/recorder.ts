@@ -3,11 +3,13 @@
  * the call: the caller track places each received frame at its time (the pipeline's sample clock); the agent track places sent audio
  * where it is actually played (after everything sent before it, as the PBX queues it) and cuts it at a flush.
  *
- * Memory: both tracks are kept as 8 kHz PCM16 in growable arrays (≈ 1 MB per track per minute; a 10-minute call
- * holds ≈ 19 MB). The WAVs are streamed from them a second at a time when stored, never built whole. Audio past
- * `maxDurationMs` is dropped.
+ * Memory: both tracks are kept as 8 kHz PCM16 in growable arrays (≈ 1 MB per track per minute). With a `spillPath`,
+ * a long call's audio older than KEEP_SAMPLES is appended to that file (stereo PCM) whenever SPILL_AFTER_SAMPLES of it
+ * has gathered, so a call holds two minutes of audio per track in memory at most (≈ 4 MB), however long it lasts. The
+ * WAVs are streamed from the file and the tracks when stored, never built whole. Audio past `maxDurationMs` is dropped.
  */
-import { wavStream } from '../lib/wav.ts'
+import { appendFile, open, rm } from 'node:fs/promises'
+import { channelOf, interleavedPieces, pcmBytes, wavStream } from '../lib/wav.ts'
 
 const SAMPLE_RATE = 8000
 const SAMPLES_PER_MS = SAMPLE_RATE / 1000
@@ -20,14 +22,22 @@ const CONTIGUOUS_TOLERANCE_MS = 40
  * touched). It covers the start lead and the read-ahead of a reply (agent-voice.ts).
  */
 const AGENT_PREPARED_AHEAD_SAMPLES = 3 * SAMPLE_RATE
+/**
+ * Audio this far behind the caller's latest frame can no longer change (a flush cuts only what is still to be played,
+ * and frames held up by a stalled event loop arrive within seconds), so it may leave memory.
+ */
+const KEEP_SAMPLES = 15 * SAMPLE_RATE
+/** So many samples of settled audio are appended at once: a call shorter than this never touches the disk. */
+const SPILL_AFTER_SAMPLES = 60 * SAMPLE_RATE
 
-/** The call's WAVs, each streamed from the tracks when asked for (each call gives a new stream). */
+/** The call's WAVs, each streamed when asked for (each call gives a new stream); `discard` removes what was spilled. */
 export type CallRecording = {
   /** Left: caller, right: agent. */
   stereo(): ReadableStream<Uint8Array>
   caller(): ReadableStream<Uint8Array>
   agent(): ReadableStream<Uint8Array>
   durationMs: number
+  discard(): Promise<void>
 }
 
 export type CallRecorder = {
@@ -41,35 +51,52 @@ export type CallRecorder = {
   finish(endMs?: number): CallRecording
 }
 
+export type CallRecorderOptions = {
+  maxDurationMs?: number
+  /** A file of this call's own (its folder exists) where settled audio goes; absent: everything stays in memory. */
+  spillPath?: string
+  /** The spill file could not be written: the rest of the call stays in memory. */
+  onSpillError?: (error: unknown) => void
+}
+
 /**
- * Past `end` a track holds silence (a flush zeroes the audio it cuts), so audio after a gap is written alone.
- * `touched`: memory written up to there (past it, pages may not be faulted in yet).
+ * Sample `base + i` of the call is `samples[i]` (samples before `base` were spilled). Past `end` a track holds
+ * silence (a flush zeroes the audio it cuts), so audio after a gap is written alone. `touched`: memory written up to
+ * there (past it, pages may not be faulted in yet). `end` and `touched` count from the start of the call.
  */
 type Track = { samples: Int16Array; end: number; touched: number }
 
-function ensureCapacity(track: Track, needed: number): void {
-  if (needed <= track.samples.length) return
-  const grown = new Int16Array(Math.max(needed, track.samples.length * 2))
-  grown.set(track.samples.subarray(0, track.end))
-  track.samples = grown
-  track.touched = track.end
-}
+/** Settled audio (stereo frames) that left memory: `fileFrames` in the file, then `held` (after the file failed). */
+type Spill = { fileFrames: number; held: Int16Array[]; failed: boolean; writes: Promise<void> }
 
-export function createCallRecorder(startedAtMs: number, options: { maxDurationMs?: number } = {}): CallRecorder {
+export function createCallRecorder(startedAtMs: number, options: CallRecorderOptions = {}): CallRecorder {
   const maxSamples = Math.round((options.maxDurationMs ?? 3_600_000) * SAMPLES_PER_MS)
   const callerTrack: Track = { samples: new Int16Array(SAMPLE_RATE * 60), end: 0, touched: 0 }
   const agentTrack: Track = { samples: new Int16Array(SAMPLE_RATE * 60), end: 0, touched: 0 }
+  let base = 0
+  const spill: Spill = { fileFrames: 0, held: [], failed: false, writes: Promise.resolve() }
 
   function offsetOf(atMs: number): number {
     return Math.max(0, Math.round((atMs - startedAtMs) * SAMPLES_PER_MS))
   }
 
+  function ensureCapacity(track: Track, neededEnd: number): void {
+    const needed = neededEnd - base
+    if (needed <= track.samples.length) return
+    const grown = new Int16Array(Math.max(needed, track.samples.length * 2))
+    grown.set(track.samples.subarray(0, Math.max(0, track.end - base)))
+    track.samples = grown
+    track.touched = Math.max(base, track.end)
+  }
+
   function write(track: Track, pcm: Int16Array, at: number): void {
-    const length = Math.min(pcm.length, maxSamples - at)
+    const skipped = Math.max(0, base - at)
+    const from = at + skipped
+    const length = Math.min(pcm.length - skipped, maxSamples - from)
     if (length <= 0) return
-    ensureCapacity(track, at + length)
-    track.samples.set(pcm.subarray(0, length), at)
-    track.end = Math.max(track.end, at + length)
+    ensureCapacity(track, from + length)
+    track.samples.set(pcm.subarray(skipped, skipped + length), from - base)
+    track.end = Math.max(track.end, from + length)
     track.touched = Math.max(track.touched, track.end)
   }
 
@@ -77,8 +104,51 @@ export function createCallRecorder(startedAtMs: number, options: { maxDurationMs
     const end = Math.min(upTo, maxSamples)
     if (end <= agentTrack.touched) return
     ensureCapacity(agentTrack, end)
-    agentTrack.samples.fill(0, agentTrack.touched, end)
+    agentTrack.samples.fill(0, agentTrack.touched - base, end - base)
     agentTrack.touched = end
+  }
+
+  /** Moves the settled audio before `settledUpTo` out of memory once there is enough of it. */
+  function spillSettled(settledUpTo: number): void {
+    if (!options.spillPath || settledUpTo - base < SPILL_AFTER_SAMPLES) return
+    const frames = settledUpTo - base
+    const [piece] = interleavedPieces([callerTrack.samples, agentTrack.samples], 0, frames, frames)
+    for (const track of [callerTrack, agentTrack]) shiftOut(track, frames)
+    base = settledUpTo
+    queueSpill(piece)
+  }
+
+  /** Drops the track's first `frames` samples from memory; the pages already touched stay in use, zeroed. */
+  function shiftOut(track: Track, frames: number): void {
+    const touchedIndex = track.touched - base
+    track.samples.copyWithin(0, frames, touchedIndex)
+    track.samples.fill(0, Math.max(0, touchedIndex - frames), touchedIndex)
+    track.touched += frames
+  }
+
+  function queueSpill(piece: Int16Array): void {
+    const path = options.spillPath!
+    spill.writes = spill.writes.then(async () => {
+      if (!spill.failed) {
+        try {
+          await appendFile(path, pcmBytes(piece), { mode: 0o600 })
+          spill.fileFrames += piece.length / 2
+          return
+        } catch (error) {
+          spill.failed = true
+          options.onSpillError?.(error)
+        }
+      }
+      spill.held.push(piece)
+    })
+  }
+
+  /** The whole call as stereo pieces: what was spilled, then what is in memory, up to `length`. */
+  async function* stereoPieces(length: number): AsyncGenerator<Int16Array> {
+    await spill.writes
+    if (options.spillPath && spill.fileFrames > 0) yield* readSpilled(options.spillPath, spill.fileFrames)
+    yield* spill.held
+    yield* interleavedPieces([callerTrack.samples, agentTrack.samples], 0, length - base, SAMPLE_RATE)
   }
 
   return {
@@ -87,28 +157,55 @@ export function createCallRecorder(startedAtMs: number, options: { maxDurationMs
       if (Math.abs(at - callerTrack.end) <= CONTIGUOUS_TOLERANCE_MS * SAMPLES_PER_MS) at = callerTrack.end
       write(callerTrack, pcm8k, Math.max(0, at))
       prepareAgentTrack(callerTrack.end + AGENT_PREPARED_AHEAD_SAMPLES)
+      spillSettled(Math.min(offsetOf(atMs) - KEEP_SAMPLES, maxSamples))
     },
     agent(pcm8k, atMs) {
       write(agentTrack, pcm8k, Math.max(offsetOf(atMs), agentTrack.end))
     },
     agentFlushed(atMs) {
-      const at = offsetOf(atMs)
+      const at = Math.max(offsetOf(atMs), base)
       if (at >= agentTrack.end) return
-      agentTrack.samples.fill(0, at, agentTrack.end)
+      agentTrack.samples.fill(0, at - base, agentTrack.end - base)
       agentTrack.end = at
     },
     finish(endMs) {
-      const length =
+      const requested =
         endMs === undefined ? Math.max(callerTrack.end, agentTrack.end) : Math.min(offsetOf(endMs), maxSamples)
-      // Past a track's `end` its memory holds silence, and past its memory the stream writes silence.
-      const caller = callerTrack.samples.subarray(0, length)
-      const agent = agentTrack.samples.subarray(0, length)
+      const length = Math.max(requested, base)
+      const mono = (channel: number) => mapPieces(stereoPieces(length), (piece) => channelOf(piece, channel, 2))
       return {
-        stereo: () => wavStream([caller, agent], length, SAMPLE_RATE),
-        caller: () => wavStream([caller], length, SAMPLE_RATE),
-        agent: () => wavStream([agent], length, SAMPLE_RATE),
+        stereo: () => wavStream(stereoPieces(length), length, SAMPLE_RATE, 2),
+        caller: () => wavStream(mono(0), length, SAMPLE_RATE, 1),
+        agent: () => wavStream(mono(1), length, SAMPLE_RATE, 1),
         durationMs: length / SAMPLES_PER_MS,
+        async discard() {
+          await spill.writes
+          if (options.spillPath) await rm(options.spillPath, { force: true })
+        },
       }
     },
+  }
+}
+
+async function* mapPieces(
+  pieces: AsyncIterable<Int16Array>,
+  change: (piece: Int16Array) => Int16Array,
+): AsyncGenerator<Int16Array> {
+  for await (const piece of pieces) yield change(piece)
+}
+
+/** The spill file's first `frames` stereo frames (what was confirmed written), a second at a time. */
+async function* readSpilled(path: string, frames: number): AsyncGenerator<Int16Array> {
+  const file = await open(path, 'r')
+  try {
+    for (let at = 0; at < frames; at += SAMPLE_RATE) {
+      const piece = new Int16Array(Math.min(SAMPLE_RATE, frames - at) * 2)
+      const bytes = pcmBytes(piece)
+      const { bytesRead } = await file.read(bytes, 0, bytes.length, at * 4)
+      if (bytesRead < bytes.length) throw new Error(`call recording spill ${path} is shorter than written`)
+      yield piece
+    }
+  } finally {
+    await file.close()
   }
 }

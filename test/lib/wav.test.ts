@@ -6,6 +6,7 @@ import {
   readWavHeader,
   startsLikeWav,
   WavFormatError,
+  interleavedPieces,
   wavStream,
 } from '../../src/lib/wav'
 import { sine } from '../support/audio'
@@ -65,11 +66,13 @@ describe('WAV', () => {
     const left = Int16Array.from([1, 2, 3, 4, 5])
     const right = Int16Array.from([-1, -2])
     const pieces: Uint8Array[] = []
-    for await (const piece of wavStream([left, right], 5, 8000, 2)) pieces.push(piece)
+    for await (const piece of wavStream(interleavedPieces([left, right], 0, 5, 2), 5, 8000, 2)) pieces.push(piece)
     expect(pieces.map((piece) => piece.length)).toEqual([44, 8, 8, 4])
     const whole = encodeWav([left, Int16Array.from([-1, -2, 0, 0, 0])], 8000)
     expect(await new Response(new Blob(pieces)).bytes()).toEqual(whole)
-    const mono = await new Response(wavStream([left.subarray(0, 3)], 4, 16000)).bytes()
+    const mono = await new Response(
+      wavStream(interleavedPieces([left.subarray(0, 3)], 0, 4, 16000), 4, 16000, 1),
+    ).bytes()
     expect(decodeWav(mono).format).toMatchObject({ channels: 1, sampleRate: 16000 })
     expect([...decodeWav(mono).pcm]).toEqual([1, 2, 3, 0])
   })

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { encodeWav, wavStream } from '../../src/lib/wav'
+import { encodeWav, interleavedPieces, wavStream } from '../../src/lib/wav'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -119,7 +119,12 @@ describe.each([
     const seconds = 200
     const caller = Int16Array.from({ length: seconds * 8000 }, (_, index) => (index * 7) % 30_000)
     const agent = Int16Array.from({ length: seconds * 8000 - 1234 }, (_, index) => -((index * 3) % 20_000))
-    expect(await store.put('recordings/1/9.wav', wavStream([caller, agent], caller.length, 8000))).toEqual({
+    expect(
+      await store.put(
+        'recordings/1/9.wav',
+        wavStream(interleavedPieces([caller, agent], 0, caller.length, 8000), caller.length, 8000, 2),
+      ),
+    ).toEqual({
       size: 44 + seconds * 8000 * 4,
     })
     const stored = await (await store.get('recordings/1/9.wav'))!.bytes()

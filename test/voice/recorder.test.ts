@@ -1,5 +1,8 @@
 import { describe, expect, test } from 'bun:test'
-import { createCallRecorder, type CallRecording } from '../../src/voice/recorder.ts'
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createCallRecorder, type CallRecorder, type CallRecording } from '../../src/voice/recorder.ts'
 import { decodeWav } from '../../src/lib/wav.ts'
 import { rms, sine } from '../support/audio.ts'
 
@@ -95,5 +98,60 @@ describe('call recorder', () => {
     const recorder = createCallRecorder(0, { maxDurationMs: 1000 })
     recorder.agent(new Int16Array(8 * 3000).fill(7), 0)
     expect(recorder.finish().durationMs).toBe(1000)
+  })
+
+  describe('a long call with a spill file', () => {
+    const bytesOf = (stream: ReadableStream<Uint8Array>) => new Response(stream).bytes()
+    /** Ten minutes of caller frames (each its own value), a reply every 7 s, a barge-in every third one. */
+    function playLongCall(recorder: CallRecorder): void {
+      for (let frame = 1; frame <= 30_000; frame++) {
+        const atMs = frame * 20
+        recorder.caller(new Int16Array(160).fill((frame % 2000) + 1), atMs)
+        if (frame % 350 === 0) recorder.agent(new Int16Array(8 * 3000).fill(-((frame % 1000) + 1)), atMs)
+        if (frame % 1050 === 60) recorder.agentFlushed(atMs)
+      }
+    }
+
+    test('settled audio leaves memory for the file, and the WAVs are the same as a recording kept in memory', async () => {
+      const folder = mkdtempSync(join(tmpdir(), 'ringbase-recorder-'))
+      try {
+        const spillPath = join(folder, '7.pcm')
+        const spilling = createCallRecorder(0, { spillPath, onSpillError: (error) => expect(error).toBeNull() })
+        const inMemory = createCallRecorder(0)
+        playLongCall(spilling)
+        playLongCall(inMemory)
+        const spilled = spilling.finish(600_500)
+        const kept = inMemory.finish(600_500)
+        expect(spilled.durationMs).toBe(600_500)
+        for (const wav of ['stereo', 'caller', 'agent'] as const)
+          expect(Buffer.compare(await bytesOf(spilled[wav]()), await bytesOf(kept[wav]()))).toBe(0)
+        // whole minutes of stereo frames went to the file: all but the last 75 s at most
+        const fileFrames = statSync(spillPath).size / 4
+        expect(fileFrames % (60 * 8000)).toBe(0)
+        expect(fileFrames).toBeGreaterThanOrEqual((600_000 - 75_000) * 8)
+        const { caller } = await tracks(spilled)
+        expect([...new Set(span(caller, 0, 20))]).toEqual([2])
+        expect([...new Set(span(caller, 599_980, 600_000))]).toEqual([1])
+        await spilled.discard()
+        expect(existsSync(spillPath)).toBe(false)
+      } finally {
+        rmSync(folder, { recursive: true, force: true })
+      }
+    })
+
+    test('a spill file that cannot be written: told once, the audio stays in memory, the WAVs are whole', async () => {
+      const errors: unknown[] = []
+      const recorder = createCallRecorder(0, {
+        spillPath: join(tmpdir(), 'ringbase-no-such-folder', 'x', '8.pcm'),
+        onSpillError: (error) => errors.push(error),
+      })
+      const inMemory = createCallRecorder(0)
+      playLongCall(recorder)
+      playLongCall(inMemory)
+      const [failing, kept] = [recorder.finish(), inMemory.finish()]
+      expect(Buffer.compare(await bytesOf(failing.stereo()), await bytesOf(kept.stereo()))).toBe(0)
+      expect(errors).toHaveLength(1)
+      await failing.discard()
+    })
   })
 })
