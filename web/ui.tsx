@@ -1,6 +1,7 @@
 // Small shared pieces: loading data, showing errors, fields with their 422 message, times in the browser's zone, a chart.
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react'
 import { ApiError } from './api'
+import { useLeaveGuard } from './router'
 
 export type Loaded<T> = { data: T | null; error: Error | null; loading: boolean; reload: () => void }
 
@@ -483,5 +484,35 @@ export function ConfirmButton({
         Keep it
       </button>
     </>
+  )
+}
+
+/**
+ * While `when` (unsaved work), leaving the page asks first (useLeaveGuard): a link, Back or Forward opens this dialog
+ * with the focus on "Stay on this page"; Escape stays too. `message` says what leaving loses.
+ */
+export function LeaveGuard({ when, message }: { when: boolean; message: string }) {
+  const leaving = useLeaveGuard(when, message)
+  const dialog = useRef<HTMLDialogElement>(null)
+  const id = useId()
+  const asking = leaving !== null
+  useEffect(() => {
+    if (asking && !dialog.current?.open) dialog.current?.showModal()
+    if (!asking) dialog.current?.close()
+  }, [asking])
+  // Escape closes it without a cancel event at times: a close while asked is staying
+  return (
+    <dialog ref={dialog} className="card leave-dialog" aria-labelledby={id} onClose={() => leaving?.stay()}>
+      <h2 id={id}>Leave without saving?</h2>
+      <p>{message}</p>
+      <div className="dialog-actions">
+        <button type="button" onClick={() => leaving?.stay()}>
+          Stay on this page
+        </button>
+        <button type="button" className="danger" onClick={() => leaving?.leave()}>
+          Leave without saving
+        </button>
+      </div>
+    </dialog>
   )
 }

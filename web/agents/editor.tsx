@@ -4,7 +4,7 @@ import { ReactFlowProvider } from '@xyflow/react'
 import type { NodeSpec } from '../../src/definition/rules'
 import { checkDefinition, type DefinitionError } from '../../src/definition/rules'
 import { api, ApiError, type DefinitionErrors } from '../api'
-import { ErrorNote, Page, Show, useLoad } from '../ui'
+import { ErrorNote, LeaveGuard, Page, Show, useLoad } from '../ui'
 import { Canvas, type Selection } from './canvas'
 import type { Lookups } from './fields'
 import { change, errorsByPlace, redo, startHistory, undo, type Definition, type History } from './graph'
@@ -212,6 +212,10 @@ function EditorLoaded({
         </>
       }
     >
+      <LeaveGuard
+        when={dirty}
+        message="This agent has changes that are not saved: leaving the editor drops them (and their undo history)."
+      />
       <div className="editor-status" role="status">
         <span>
           Version {agent.version_number} ({agent.version_status}){dirty ? ' · unsaved changes' : ''}
