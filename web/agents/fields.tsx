@@ -1,5 +1,6 @@
 // Node and edge forms generated from the node catalog (GET /api/v1/node-types): one control per property type.
 import { useId, type ReactNode } from 'react'
+import { href } from '../router'
 import { useRowKeys } from '../ui'
 import type { PropertySpec, RowPropertySpec } from '../../src/definition/rules'
 import { isBuiltInVariable, placeholderSpans } from '../../src/definition/template-variables'
@@ -21,6 +22,26 @@ export type FormContext = {
   errors: Map<string, string[]>
   /** Variables a placeholder may name without becoming a new template variable. */
   knownVariables: Set<string>
+}
+
+/** Where what a picker offers is managed: the page, its link's text, and what the picker says when it offers nothing. */
+export type Managed = { page: string; link: string; none: string }
+
+const MANAGED: Partial<Record<Spec['type'], Managed>> = {
+  tool_refs: { page: '/tools', link: 'Manage tools', none: 'No tool in this organization yet.' },
+  document_refs: { page: '/knowledge', link: 'Add a document', none: 'No document in the knowledge base yet.' },
+  recording_ref: { page: '/recordings', link: 'Add a recording', none: 'No recording in this organization yet.' },
+  credential_ref: { page: '/tools', link: 'Manage credentials', none: 'No credential in this organization yet.' },
+}
+
+/** The link beside a picker to the page where what it offers is added; when it offers nothing, it says so first. */
+export function ManageLink({ where, empty }: { where: Managed; empty: boolean }) {
+  return (
+    <small className="manage-link">
+      {empty ? `${where.none} ` : null}
+      <a href={href(where.page)}>{where.link}</a>
+    </small>
+  )
 }
 
 const specValue = (spec: Spec, data: Data) => data[spec.name] ?? spec.default
@@ -130,12 +151,20 @@ function PropertyField({
     return <ChoicesField spec={spec} value={value} path={path} onChange={onChange} context={context} />
   const text =
     value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value)
+  const options = selectOptions(spec, context.lookups)
+  const managed = MANAGED[spec.type]
   return (
     <FieldShell
       spec={spec}
       path={path}
       context={context}
-      after={spec.type === 'mention_textarea' ? <Placeholders text={text} known={context.knownVariables} /> : null}
+      after={
+        spec.type === 'mention_textarea' ? (
+          <Placeholders text={text} known={context.knownVariables} />
+        ) : managed ? (
+          <ManageLink where={managed} empty={!options?.length} />
+        ) : null
+      }
     >
       {(id, described, invalid) => {
         const common = {
@@ -144,7 +173,6 @@ function PropertyField({
           'aria-invalid': invalid || undefined,
           required: spec.required ?? undefined,
         }
-        const options = selectOptions(spec, context.lookups)
         if (options)
           return (
             <select {...common} value={text} onChange={(event) => onChange(event.target.value)}>
@@ -253,10 +281,11 @@ function ChoicesField({ spec, value, path, onChange, context }: FieldProps) {
         ? context.lookups.documents
         : (spec.options ?? []).map((option) => ({ value: String(option.value), label: option.label }))
   const messages = context.errors.get(path) ?? []
+  const managed = MANAGED[spec.type]
   return (
     <fieldset className="field choices" data-field={path}>
       <legend>{spec.display_name}</legend>
-      {options.length === 0 ? <small className="muted">None in this organization yet.</small> : null}
+      {options.length === 0 && !managed ? <small className="muted">None to choose from.</small> : null}
       {options.map((option) => (
         <label key={option.value}>
           <input
@@ -271,6 +300,7 @@ function ChoicesField({ spec, value, path, onChange, context }: FieldProps) {
           {option.label}
         </label>
       ))}
+      {managed ? <ManageLink where={managed} empty={options.length === 0} /> : null}
       <small className="muted">{spec.description}</small>
       {messages.length ? <small className="field-error">{messages.join('; ')}</small> : null}
     </fieldset>

@@ -1,6 +1,7 @@
 // The agent's name and `workflow_configurations`: turn taking, voicemail, max duration, model, fallback lines.
 import { api, type ApiError } from '../api'
 import { Field, useLoad } from '../ui'
+import { ManageLink } from './fields'
 
 type Configurations = Record<string, unknown>
 
@@ -72,6 +73,10 @@ export function Settings({
         ['model_configuration_uuid'],
         Array.isArray(list) ? list.map((item) => [item.uuid, item.name]) : [],
       )}
+      <ManageLink
+        where={{ page: '/models', link: 'Manage model configurations', none: 'No model configuration yet.' }}
+        empty={models.data !== null && !(Array.isArray(list) && list.length)}
+      />
       <h2>Turn taking</h2>
       {field('End of turn after silence (seconds)', ['user_turn_stop_timeout'], 'number', '0.2 to 5; default 0.6.')}
       {choice(
