@@ -75,6 +75,28 @@ const editorJson = async () => {
   return json
 }
 
+const nodeTitle = (on: Page, id: string) => on.locator(`.react-flow__node[data-id="${id}"] .graph-node-title`)
+const leaveDialog = () => page.getByRole('dialog', { name: 'Leave without saving?' })
+const navLink = (name: string) =>
+  page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true })
+const hash = () => page.evaluate<string>('location.hash')
+const focused = () => page.evaluate<string | undefined>('document.activeElement?.textContent')
+const unsaved = async () => (await page.locator('.editor-status').textContent())!.includes('unsaved changes')
+
+/** Renames the Start node through its form: an edit of the graph (one step of undo), unsaved. */
+async function renameStart(on: Page, name: string) {
+  await on.locator('.react-flow__node[data-id="start"]').click()
+  await on.locator('form.node-form').getByLabel('Name', { exact: true }).fill(name)
+  await nodeTitle(on, 'start').filter({ hasText: name }).waitFor()
+}
+
+/** Marks the canvas: the mark is still there only if the editor was not shown again from scratch. */
+const markCanvas = () =>
+  page.locator('.canvas').evaluate((canvas) => {
+    canvas.dataset.probe = 'kept'
+  })
+const canvasMarked = async () => (await page.locator('.canvas').getAttribute('data-probe')) === 'kept'
+
 describe('the agent editor', () => {
   step('sign in; the agents list is empty and says what to do; a new agent from the blank template', async () => {
     await page.goto(`${base}/`)
@@ -241,6 +263,154 @@ describe('the agent editor', () => {
       voicemail_detection: { enabled: true },
     })
     await page.getByRole('button', { name: 'Graph', exact: true }).click()
+  })
+
+  step('unsaved edits: a nav link asks first; staying keeps the edit and its undo, leaving drops it', async () => {
+    const editor = `#/agents/${agentId}`
+    await renameStart(page, 'Front desk')
+    expect(await unsaved()).toBe(true)
+    // the editor's own tabs are not a way out
+    for (const tab of ['Settings', 'Versions', 'JSON', 'Graph'])
+      await page.getByRole('button', { name: tab, exact: true }).click()
+    expect(await leaveDialog().isVisible()).toBe(false)
+    await markCanvas()
+    await navLink('Tools').click()
+    await leaveDialog().waitFor()
+    expect(await focused()).toBe('Stay on this page')
+    await inspect('agent-editor-leave-dialog')
+    // Escape stays: the editor as it was, the focus back on the link
+    await page.keyboard.press('Escape')
+    await leaveDialog().waitFor({ state: 'hidden' })
+    expect(await hash()).toBe(editor)
+    expect(await focused()).toBe('Tools')
+    expect(await nodeTitle(page, 'start').textContent()).toBe('Front desk')
+    expect(await unsaved()).toBe(true)
+    await navLink('Tools').click()
+    await page.getByRole('button', { name: 'Stay on this page' }).click()
+    await leaveDialog().waitFor({ state: 'hidden' })
+    expect(await hash()).toBe(editor)
+    expect(await canvasMarked()).toBe(true)
+    await page.getByRole('button', { name: 'Undo' }).click()
+    await nodeTitle(page, 'start')
+      .filter({ hasText: /^Start$/ })
+      .waitFor()
+    await page.getByRole('button', { name: 'Redo' }).click()
+    await nodeTitle(page, 'start').filter({ hasText: 'Front desk' }).waitFor()
+    await navLink('Tools').click()
+    await page.getByRole('button', { name: 'Leave without saving' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Tools and credentials' }).waitFor()
+    expect(await hash()).toBe('#/tools')
+    await page.goBack()
+    await page.getByRole('heading', { level: 1, name: 'Booking line' }).waitFor()
+    expect(await nodeTitle(page, 'start').textContent()).toBe('Start')
+    expect(await unsaved()).toBe(false)
+  })
+
+  step('Back and Forward with unsaved edits ask too; once saved, nothing asks', async () => {
+    const editor = `#/agents/${agentId}`
+    await renameStart(page, 'Front desk')
+    await markCanvas()
+    await page.goBack()
+    await leaveDialog().waitFor()
+    await page.getByRole('button', { name: 'Stay on this page' }).click()
+    await waitFor('the editor entry again', async () => (await hash()) === editor, 10_000)
+    expect(await canvasMarked()).toBe(true)
+    expect(await nodeTitle(page, 'start').textContent()).toBe('Front desk')
+    // the Tools entry after the editor's is still there: Forward reaches it, and asks first
+    await page.goForward()
+    await leaveDialog().waitFor()
+    await page.keyboard.press('Escape')
+    await waitFor('the editor entry again', async () => (await hash()) === editor, 10_000)
+    expect(await canvasMarked()).toBe(true)
+    await page.getByRole('button', { name: 'Save draft' }).click()
+    await page.getByText(/Draft saved/).waitFor()
+    expect(await unsaved()).toBe(false)
+    await navLink('Tools').click()
+    await page.getByRole('heading', { level: 1, name: 'Tools and credentials' }).waitFor()
+    await page.goBack()
+    await page.getByRole('heading', { level: 1, name: 'Booking line' }).waitFor()
+    expect(await nodeTitle(page, 'start').textContent()).toBe('Front desk')
+  })
+
+  step('closing or reloading the tab with unsaved edits gets the browser prompt; once saved, none', async () => {
+    // a tab of its own: the suite's page answers every dialog itself, and counts them as hostile values that ran
+    const tab = await browser.context.newPage()
+    const asked: string[] = []
+    let answer: 'accept' | 'dismiss' = 'dismiss'
+    tab.on('dialog', (dialog) => {
+      asked.push(dialog.type())
+      void (answer === 'accept' ? dialog.accept() : dialog.dismiss())
+    })
+    const heading = tab.getByRole('heading', { level: 1, name: 'Booking line' })
+    try {
+      await tab.goto(`${base}/#/agents/${agentId}`)
+      await heading.waitFor()
+      // a click first: Chromium prompts only on a page the user has interacted with
+      await tab.locator('.react-flow__node[data-id="start"]').click()
+      await tab.reload()
+      await heading.waitFor()
+      expect(asked).toEqual([])
+      await renameStart(tab, 'Side desk')
+      await tab.close({ runBeforeUnload: true })
+      await waitFor('the beforeunload prompt', async () => asked.length === 1, 10_000)
+      expect(asked).toEqual(['beforeunload'])
+      // dismissed: the tab stays, with its edit
+      expect(tab.isClosed()).toBe(false)
+      expect(await nodeTitle(tab, 'start').textContent()).toBe('Side desk')
+      answer = 'accept'
+      await tab.reload()
+      await heading.waitFor()
+      expect(asked).toEqual(['beforeunload', 'beforeunload'])
+      expect(await nodeTitle(tab, 'start').textContent()).toBe('Front desk')
+      await renameStart(tab, 'Side desk')
+      await tab.getByRole('button', { name: 'Save draft' }).click()
+      await tab.getByText(/Draft saved/).waitFor()
+      await tab.reload()
+      await heading.waitFor()
+      expect(asked).toHaveLength(2)
+      expect(await nodeTitle(tab, 'start').textContent()).toBe('Side desk')
+    } finally {
+      await tab.close()
+    }
+  })
+
+  step('each picker links to the page where what it offers is added; an empty one says so', async () => {
+    await page.reload()
+    await page.getByRole('heading', { level: 1, name: 'Booking line' }).waitFor()
+    await page.locator('.react-flow__node[data-id="start"]').click()
+    const form = page.locator('form.node-form')
+    const tools = form.locator('[data-field="data.tool_uuids"]')
+    expect(await tools.getByRole('link', { name: 'Manage tools' }).getAttribute('href')).toBe('#/tools')
+    expect(await tools.textContent()).not.toContain('No tool')
+    const documents = form.locator('[data-field="data.document_uuids"]')
+    await documents.getByText('No document in the knowledge base yet.').waitFor()
+    expect(await documents.getByRole('link', { name: 'Add a document' }).getAttribute('href')).toBe('#/knowledge')
+    await form.getByLabel('Fetch data before the call').check()
+    const credential = form.locator('[data-field="data.pre_call_fetch_credential_uuid"]')
+    await credential.getByText('No credential in this organization yet.').waitFor()
+    expect(await credential.getByRole('link', { name: 'Manage credentials' }).getAttribute('href')).toBe('#/tools')
+    await form.getByLabel('Greeting type').selectOption('audio')
+    const recording = form.locator('[data-field="data.greeting_recording_id"]')
+    await recording.getByText('No recording in this organization yet.').waitFor()
+    await inspect('agent-editor-pickers')
+    // from the keyboard: the link comes right after its picker; with the edits unsaved, following it asks first
+    await recording.getByRole('combobox').focus()
+    await page.keyboard.press('Tab')
+    expect(await focused()).toBe('Add a recording')
+    await page.keyboard.press('Enter')
+    await leaveDialog().waitFor()
+    await page.getByRole('button', { name: 'Leave without saving' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Recordings' }).waitFor()
+    expect(await hash()).toBe('#/recordings')
+    await page.goBack()
+    await page.getByRole('heading', { level: 1, name: 'Booking line' }).waitFor()
+    await page.getByRole('button', { name: 'Settings', exact: true }).click()
+    const models = page.getByRole('link', { name: 'Manage model configurations' })
+    expect(await models.getAttribute('href')).toBe('#/models')
+    await models.click()
+    await page.getByRole('heading', { level: 1, name: 'Models' }).waitFor()
+    await page.goBack()
+    await page.getByRole('heading', { level: 1, name: 'Booking line' }).waitFor()
   })
 
   step("the API's 422 pinned to its node and field: a tool archived since it was picked", async () => {
