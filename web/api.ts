@@ -41,6 +41,13 @@ export class ApiError extends Error {
     return readable(problem)
   }
 
+  /** The same for a list's own problem (its `loc` ends at `path`, e.g. too many rows): its rows show those inside them. */
+  showAtList(...path: (string | number)[]): string | undefined {
+    const problem = this.#fieldProblem(path, true)
+    if (problem) this.#shownAtFields.add(problem)
+    return readable(problem)
+  }
+
   /** What no field shows: the 422 problems left (or a pointer to the fields), else the whole message. */
   get messageBesideFields(): string {
     if (!Array.isArray(this.detail) || this.#shownAtFields.size === 0) return this.message
@@ -50,10 +57,13 @@ export class ApiError extends Error {
     return rest.length === 0 ? pointer : `${pointer} ${rest.map(describeProblem).join('; ')}`
   }
 
-  #fieldProblem(path: (string | number)[]): FieldError | undefined {
+  #fieldProblem(path: (string | number)[], exact = false): FieldError | undefined {
     if (!Array.isArray(this.detail)) return undefined
     return this.detail.find(
-      (item) => item.loc[0] === 'body' && path.every((part, index) => item.loc[index + 1] === part),
+      (item) =>
+        item.loc[0] === 'body' &&
+        (!exact || item.loc.length === path.length + 1) &&
+        path.every((part, index) => item.loc[index + 1] === part),
     )
   }
 }
