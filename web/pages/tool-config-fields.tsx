@@ -174,11 +174,14 @@ export function sentValue(field: ConfigFieldMeta, value: ConfigValue): unknown {
 /** Where the API's 422 names a config field: under the definition's type (a union's branch), or without it. */
 export const configPath = (type: string, name: string): Path => ['definition', type, 'config', name]
 
+/** The field's description, after what the control takes and whether the API requires it. */
 function hintOf(field: ConfigFieldMeta, editor: Editor): string | undefined {
-  const description = field.description ?? undefined
-  if (editor === 'names') return `Names separated by commas. ${description ?? ''}`.trim()
-  if (editor === 'json') return `JSON. ${description ?? ''}`.trim()
-  return description
+  const parts = [
+    field.required ? 'Required.' : '',
+    editor === 'names' ? 'Names separated by commas.' : editor === 'json' ? 'JSON.' : '',
+    field.description ?? '',
+  ]
+  return parts.filter(Boolean).join(' ') || undefined
 }
 
 type ConfigFieldProps = {
