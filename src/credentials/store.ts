@@ -121,7 +121,7 @@ export function updateCredential(
   })
 }
 
-/** Deletes even when tools or webhook nodes still name it (not checked yet: `readCredential` then answers null). */
+/** Deletes the credential, named or not (tools/credential-users.ts refuses one that is named). */
 export function deleteCredential(ctx: AppContext, organizationId: number, credentialUuid: string): void {
   const row = requireRow(ctx, organizationId, credentialUuid)
   ctx.db.delete(credentials).where(eq(credentials.id, row.id)).run()

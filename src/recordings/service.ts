@@ -8,7 +8,7 @@ import { transaction } from '../db/transaction'
 import { and, desc, eq, inArray, ne } from 'drizzle-orm'
 import type { AppContext } from '../context'
 import type { AgentDefinition, DefinitionError } from '../definition/definition'
-import { tools, workflowDefinitions, workflowRecordings, workflows, type WorkflowRecordingRow } from '../db/schema'
+import { tools, workflowRecordings, type WorkflowRecordingRow } from '../db/schema'
 import { conflict, invalid, notFound, refused, upstreamFailed } from '../lib/errors'
 import { isoNow } from '../lib/clock'
 import { valueError, type ValidationItem } from '../lib/validation'
@@ -21,6 +21,7 @@ import { resample } from '../lib/resample'
 import { AudioImportError, decodeToLineAudio, LINE_RATE, WIDE_RATE, type LineAudio } from './line-audio'
 import { definitionMentions, toolMention } from '../definition/recording-references'
 import { existingRecordingIds } from '../tools/recordings'
+import { agentVersionLabel, liveAgentVersions } from '../db/agent-versions'
 import { encodeWav, pcmBytes } from '../lib/wav'
 
 export const MAX_RECORDING_BYTES = 5 * 1024 * 1024
@@ -273,27 +274,11 @@ export function listRecordings(ctx: AppContext, organizationId: number, query: L
 
 /** Where the organization's agents (draft and published versions) and active tools name `recordingId`. */
 export function recordingUsers(ctx: AppContext, organizationId: number, recordingId: string): string[] {
-  const versions = ctx.db
-    .select({
-      name: workflows.name,
-      id: workflows.id,
-      status: workflowDefinitions.status,
-      json: workflowDefinitions.workflowJson,
-    })
-    .from(workflowDefinitions)
-    .innerJoin(workflows, eq(workflows.id, workflowDefinitions.workflowId))
-    .where(
-      and(
-        eq(workflowDefinitions.organizationId, organizationId),
-        inArray(workflowDefinitions.status, ['draft', 'published']),
-      ),
-    )
-    .all()
-  const agentUsers = versions
+  const agentUsers = liveAgentVersions(ctx, organizationId)
     .filter((version) =>
       definitionMentions(version.json as AgentDefinition).some((mention) => mention.recordingId === recordingId),
     )
-    .map((version) => `agent '${version.name}' (id ${version.id}, ${version.status} version)`)
+    .map(agentVersionLabel)
   const toolUsers = ctx.db
     .select()
     .from(tools)

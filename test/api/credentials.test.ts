@@ -3,6 +3,8 @@ import { credentialHeaders } from '../../src/credentials/headers'
 import { readCredential } from '../../src/credentials/store'
 import { ensureOrganization } from '../../src/auth/keys'
 import { createTestApp, type TestApp } from '../support/app'
+import { createAgent, sampleDefinition } from '../support/agents'
+import { httpApiConfig } from '../support/tools'
 
 let t: TestApp
 beforeEach(() => {
@@ -100,6 +102,77 @@ describe('credentials CRUD', () => {
     expect((await t.request('PUT', `${BASE}/${other.uuid}`, { body: { name: 'CRM' } })).status).toBe(409)
     const { key } = t.newOrg('acme')
     expect((await t.request('POST', BASE, { key, body: bearer() })).status).toBe(200)
+  })
+})
+
+describe('a credential in use', () => {
+  /** An agent whose webhook node (and, with `preCallFetch`, start node's fetch) sends the credential. */
+  function definitionNaming(credentialUuid: string, preCallFetch = false) {
+    const start = sampleDefinition({ triggerPath: null })
+    const webhook = { name: 'CRM', endpoint_url: 'http://127.0.0.1:9/calls', credential_uuid: credentialUuid }
+    const [startNode, ...rest] = start.nodes
+    const fetching = {
+      ...startNode,
+      data: {
+        ...startNode.data,
+        pre_call_fetch_enabled: true,
+        pre_call_fetch_url: 'http://127.0.0.1:9/lookup',
+        pre_call_fetch_credential_uuid: credentialUuid,
+      },
+    }
+    return {
+      ...start,
+      nodes: [
+        preCallFetch ? fetching : startNode,
+        ...rest,
+        ...(preCallFetch ? [] : [{ id: 'crm', type: 'webhook', position: { x: 0, y: 0 }, data: webhook }]),
+      ],
+    }
+  }
+
+  test('is not deleted while an active tool, a webhook node or a pre-call fetch names it (409 naming them); once none does, it is', async () => {
+    const credential = await create()
+    const path = `${BASE}/${credential.uuid}`
+    const tool = await t.request('POST', '/api/v1/tools/', {
+      body: {
+        name: 'Lookup',
+        definition: {
+          type: 'http_api',
+          config: httpApiConfig({ url: 'http://127.0.0.1:9/lookup', credential_uuid: credential.uuid }),
+        },
+      },
+    })
+    expect(tool.status, tool.text).toBe(200)
+    const hooked = await createAgent(t, 'Hooked', undefined, definitionNaming(credential.uuid))
+    const fetching = await createAgent(t, 'Fetching', undefined, definitionNaming(credential.uuid, true))
+
+    const refused = await t.request('DELETE', path)
+    expect(refused.status).toBe(409)
+    expect(refused.body.detail).toContain("Credential 'CRM' cannot be deleted while it is named by")
+    for (const user of [`agent 'Hooked' (id ${hooked.id}`, `agent 'Fetching' (id ${fetching.id}`, `tool 'Lookup'`])
+      expect(refused.body.detail).toContain(user)
+    expect((await t.request('GET', path)).status).toBe(200)
+
+    // the tool archived and both agents changed: nothing names it any more
+    expect((await t.request('DELETE', `/api/v1/tools/${tool.body.tool_uuid}`)).status).toBe(200)
+    for (const agent of [hooked, fetching]) {
+      const changed = await t.request('PUT', `/api/v1/workflow/${agent.id}`, {
+        body: { workflow_definition: sampleDefinition({ triggerPath: null }) },
+      })
+      expect(changed.status, changed.text).toBe(200)
+    }
+    // the published versions still name it until the drafts are published
+    expect((await t.request('DELETE', path)).status).toBe(409)
+    for (const agent of [hooked, fetching])
+      expect((await t.request('POST', `/api/v1/workflow/${agent.id}/publish`)).status).toBe(200)
+    expect((await t.request('DELETE', path)).status).toBe(200)
+  })
+
+  test("another organization's agents and tools naming the same uuid do not hold it", async () => {
+    const credential = await create()
+    const other = t.newOrg('other')
+    await createAgent(t, 'Theirs', other.key, definitionNaming(credential.uuid))
+    expect((await t.request('DELETE', `${BASE}/${credential.uuid}`)).status).toBe(200)
   })
 })
 

@@ -10,13 +10,8 @@ import {
   UpdateCredentialBody,
 } from './model'
 import { checkCredentialBodyShape } from '../../credentials/data'
-import {
-  createCredential,
-  deleteCredential,
-  getCredential,
-  listCredentials,
-  updateCredential,
-} from '../../credentials/store'
+import { createCredential, getCredential, listCredentials, updateCredential } from '../../credentials/store'
+import { deleteUnusedCredential } from '../../tools/credential-users'
 
 const tags = ['Credentials']
 
@@ -63,12 +58,15 @@ export const credentialRoutes = (ctx: AppContext) =>
     .delete(
       '/:credential_uuid',
       ({ principal, params }) => {
-        deleteCredential(ctx, principal.organizationId, params.credential_uuid)
+        deleteUnusedCredential(ctx, principal.organizationId, params.credential_uuid)
         return { message: 'Credential deleted' }
       },
       {
         params: CredentialParams,
-        response: { 200: DeletedCredential, 404: ErrorDetail, ...authErrors },
-        detail: { tags, summary: 'Delete a credential (tools and webhook nodes that name it are not checked yet)' },
+        response: { 200: DeletedCredential, 404: ErrorDetail, 409: ErrorDetail, ...authErrors },
+        detail: {
+          tags,
+          summary: 'Delete a credential (409 while an agent or an active tool names it, naming them)',
+        },
       },
     )
