@@ -426,6 +426,14 @@ describe('the Tools page', () => {
       await doomedRow.getByRole('button', { name: 'Delete credential Doomed' }).click()
       await doomedRow.getByRole('button', { name: 'Delete “Doomed”' }).click()
       expect(await doomedRow.getByRole('alert').textContent()).toBe('Credential not found')
+
+      // one a tool sends: the API's 409 names the tool, and the credential stays
+      const crmRow = section.getByRole('row').filter({ hasText: 'CRM token' })
+      await crmRow.getByRole('button', { name: 'Delete credential CRM token' }).click()
+      await crmRow.getByRole('button', { name: 'Delete “CRM token”' }).click()
+      const refusal = await crmRow.getByRole('alert').textContent()
+      expect(refusal).toContain("Credential 'CRM token' cannot be deleted while it is named by tool 'Order lookup'")
+      expect((await t.request('GET', '/api/v1/credentials')).body.map((item: any) => item.name)).toContain('CRM token')
     },
   )
 
