@@ -281,14 +281,15 @@ describe('the agent editor', () => {
     // Escape stays: the editor as it was, the focus back on the link
     await page.keyboard.press('Escape')
     await leaveDialog().waitFor({ state: 'hidden' })
-    expect(await hash()).toBe(editor)
+    // the browser goes back to the editor's entry after the dialog closes (history.go is asynchronous)
+    await waitFor('the editor entry again', async () => (await hash()) === editor, 10_000)
     expect(await focused()).toBe('Tools')
     expect(await nodeTitle(page, 'start').textContent()).toBe('Front desk')
     expect(await unsaved()).toBe(true)
     await navLink('Tools').click()
     await page.getByRole('button', { name: 'Stay on this page' }).click()
     await leaveDialog().waitFor({ state: 'hidden' })
-    expect(await hash()).toBe(editor)
+    await waitFor('the editor entry again', async () => (await hash()) === editor, 10_000)
     expect(await canvasMarked()).toBe(true)
     await page.getByRole('button', { name: 'Undo' }).click()
     await nodeTitle(page, 'start')
@@ -443,6 +444,25 @@ describe('the agent editor', () => {
     await page.getByLabel('Search by name').fill('')
     await waitFor('2 of tr[data-agent-id]', async () => (await page.locator('tr[data-agent-id]').count()) === 2, 10_000)
     await inspect('agents')
+  })
+
+  step('signing out with unsaved edits asks first: staying keeps them, leaving signs out', async () => {
+    await go(`/agents/${agentId}`, 'Booking line')
+    await renameStart(page, 'Night desk')
+    const signOut = page.getByRole('button', { name: 'Sign out' })
+    await signOut.click()
+    await leaveDialog().waitFor()
+    await page.getByRole('button', { name: 'Stay on this page' }).click()
+    await leaveDialog().waitFor({ state: 'hidden' })
+    expect(await nodeTitle(page, 'start').textContent()).toBe('Night desk')
+    expect(await unsaved()).toBe(true)
+    expect(await signOut.isVisible()).toBe(true)
+    await signOut.click()
+    await page.getByRole('button', { name: 'Leave without saving' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Sign in to Ringbase' }).waitFor()
+    expect(
+      (await apiDefinition()).workflow_definition.nodes.find((node: any) => node.id === 'start').data.name,
+    ).not.toBe('Night desk')
   })
 
   step('after all of it: no hostile label or prompt ran, and the pages never broke their CSP', async () => {
