@@ -1,7 +1,7 @@
-import { type ComponentType, lazy, Suspense, useEffect, useState } from 'react'
+import { type ComponentType, lazy, type MouseEvent, Suspense, useEffect, useState } from 'react'
 import { api, rememberCsrfToken, whenSignedOut } from './api'
 import { closeEvents } from './events'
-import { href, useRoute } from './router'
+import { href, useRoute, whenLeaving } from './router'
 import { SignIn } from './pages/sign-in'
 import { Overview } from './pages/overview'
 import { Loading } from './ui'
@@ -45,6 +45,12 @@ const NAV: { path: string; label: string; adminOnly?: boolean }[] = [
   { path: '/usage', label: 'Usage', adminOnly: true },
   { path: '/keys', label: 'API keys', adminOnly: true },
 ]
+
+/** The fragment is the route here: the skip link moves the focus to the page's content instead of following `#main`. */
+function skipToContent(event: MouseEvent<HTMLAnchorElement>) {
+  event.preventDefault()
+  document.getElementById('main')?.focus()
+}
 
 export function App() {
   const [who, setWho] = useState<Who | null | undefined>(undefined)
@@ -91,7 +97,7 @@ export function App() {
   const section = `/${route.path[0] ?? ''}`
   return (
     <div className="shell">
-      <a className="skip" href="#main">
+      <a className="skip" href="#main" onClick={skipToContent}>
         Skip to content
       </a>
       <header className="topbar">
@@ -111,7 +117,7 @@ export function App() {
         </nav>
         <div className="who">
           <span className="muted">{admin ? 'Admin' : 'Trigger key'}</span>
-          <button type="button" className="secondary" onClick={signOut}>
+          <button type="button" className="secondary" onClick={() => whenLeaving(signOut)}>
             Sign out
           </button>
         </div>

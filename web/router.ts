@@ -36,6 +36,8 @@ const router = {
   guards: [] as Guard[],
   /** The guard whose question waits for an answer. */
   waiting: null as Guard | null,
+  /** What leaving does besides showing the fragment the browser is at (signing out: `whenLeaving`). */
+  leavingAction: null as (() => void) | null,
   listeners: new Set<() => void>(),
 }
 
@@ -50,8 +52,10 @@ function subscribe(listener: () => void) {
   }
 }
 
-/** Shows the route of the fragment the browser is at. */
+/** Shows the route of the fragment the browser is at, and does what leaving was asked for. */
 function show() {
+  const action = router.leavingAction
+  router.leavingAction = null
   router.waiting = null
   router.shownEntry = router.browserEntry
   if (location.hash !== router.shownHash) {
@@ -59,12 +63,14 @@ function show() {
     router.shown = routeOf(location.hash)
   }
   publish()
+  action?.()
 }
 
 /** Back to the page shown: the browser moves to its entry; a fragment replaced in place is put back. */
 function stay() {
   const distance = router.shownEntry - router.browserEntry
   router.waiting = null
+  router.leavingAction = null
   if (distance) history.go(distance)
   else history.replaceState(history.state, '', `${location.pathname}${location.search}${router.shownHash}`)
   publish()
@@ -112,6 +118,15 @@ export function useLeaveGuard(active: boolean, message: string): Leaving | null 
   }, [active, message])
   const waiting = useSyncExternalStore(subscribe, () => router.waiting)
   return waiting && waiting === own.current ? { message: waiting.message, stay, leave: show } : null
+}
+
+/** Does `action` (signing out) at once, or, while a page guards unsaved work, once the admin chooses to leave it. */
+export function whenLeaving(action: () => void): void {
+  const guard = router.guards.at(-1)
+  if (!guard) return action()
+  router.leavingAction = action
+  router.waiting = guard
+  publish()
 }
 
 export const href = (path: string, params?: Record<string, string | number | undefined>) => {

@@ -757,6 +757,13 @@ describe('the console', () => {
         await keyboard.keyboard.type(t.adminKey)
         await keyboard.keyboard.press('Enter')
         await keyboard.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+        // the first stop is the skip link: it moves the focus to the content and leaves the page (and its address) be
+        await keyboard.locator('body').focus()
+        expect(await tab()).toBe('Skip to content')
+        await keyboard.keyboard.press('Enter')
+        expect(await keyboard.evaluate<string>('document.activeElement.id')).toBe('main')
+        expect(await keyboard.evaluate<string>('location.hash')).toBe('')
+        await keyboard.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
         const pages: [string, string][] = [
           ['Runs', 'Runs'],
           ['Campaigns', 'Campaigns'],
