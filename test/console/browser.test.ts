@@ -713,6 +713,33 @@ describe('the console', () => {
   )
 
   step(
+    'the webhook signing secret: created and shown once, then only its last 4; rotated after a confirmation',
+    async () => {
+      await go('/keys', 'API keys')
+      const section = page.getByRole('region', { name: 'Webhook signing secret' })
+      await section.getByText('Deliveries are not signed.').waitFor()
+      await section.getByRole('button', { name: 'Create a signing secret' }).click()
+      const first = (await section.getByLabel('The new signing secret').textContent())!
+      const status = async () => (await t.request('GET', '/api/v1/organizations/webhook-signing-secret')).body
+      expect((await status()).hint).toBe(first.slice(-4))
+      await section.getByText(`ending in ${first.slice(-4)}`).waitFor()
+      await section.getByRole('button', { name: 'I have copied the secret' }).click()
+      expect(await page.content()).not.toContain(first)
+
+      await section.getByRole('button', { name: 'Rotate the webhook signing secret' }).click()
+      expect((await status()).hint).toBe(first.slice(-4))
+      await section.getByRole('button', { name: 'Rotate: receivers need the new secret' }).click()
+      const second = (await section.getByLabel('The new signing secret').textContent())!
+      expect(second).not.toBe(first)
+      expect((await status()).hint).toBe(second.slice(-4))
+      await section.getByText(`ending in ${second.slice(-4)}`).waitFor()
+      await inspect('webhook-signing-secret')
+      await section.getByRole('button', { name: 'I have copied the secret' }).click()
+      expect(await page.content()).not.toContain(second)
+    },
+  )
+
+  step(
     'the keyboard alone: sign in, reach every page, create a key, start and pause a campaign; focus always visible and named',
     async () => {
       const keyboardContext = await consoleBrowser.browser.newContext({ viewport: { width: 1280, height: 860 } })

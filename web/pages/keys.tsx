@@ -1,6 +1,6 @@
 import { useState } from 'react'
 import { api } from '../api'
-import { Empty, ErrorNote, Field, Page, Show, StateBadge, Table, Time, useLoad, useSubmit } from '../ui'
+import { ConfirmButton, Empty, ErrorNote, Field, Page, Show, StateBadge, Table, Time, useLoad, useSubmit } from '../ui'
 
 type Key = {
   id: number
@@ -104,6 +104,67 @@ export function Keys({ currentKeyId }: { currentKeyId: number }) {
           )
         }
       </Show>
+      <WebhookSigning />
     </Page>
+  )
+}
+
+type SigningStatus = { configured: boolean; hint: string | null; created_at: string | null }
+
+/** The secret webhook deliveries are signed with: created or rotated here, shown only once, then only its last 4. */
+function WebhookSigning() {
+  const status = useLoad(() => api<SigningStatus>('GET', '/api/v1/organizations/webhook-signing-secret'), [])
+  const [created, setCreated] = useState<string | null>(null)
+  const { error, submit } = useSubmit()
+  const createSecret = submit(async () => {
+    setCreated((await api<{ secret: string }>('POST', '/api/v1/organizations/webhook-signing-secret')).secret)
+    status.reload()
+  })
+  return (
+    <section className="card" aria-labelledby="signing-title">
+      <h2 id="signing-title">Webhook signing secret</h2>
+      <p className="muted">
+        Webhook nodes' deliveries carry <code>X-Ringbase-Signature</code>, an HMAC-SHA256 of the body with this secret,
+        so the receiver can tell they come from here.
+      </p>
+      <Show loaded={status} what="the signing secret">
+        {(current) =>
+          current.configured ? (
+            <>
+              <p>
+                Deliveries are signed with the secret ending in <code>{current.hint}</code>, created{' '}
+                <Time at={current.created_at} />.
+              </p>
+              <ConfirmButton
+                label="Rotate the webhook signing secret"
+                confirmText="Rotate: receivers need the new secret"
+                onConfirm={createSecret}
+              >
+                Rotate
+              </ConfirmButton>
+            </>
+          ) : (
+            <>
+              <p>Deliveries are not signed.</p>
+              <button type="button" onClick={createSecret}>
+                Create a signing secret
+              </button>
+            </>
+          )
+        }
+      </Show>
+      <ErrorNote error={error} />
+      {created ? (
+        <div className="notice" role="status">
+          <p>Copy the secret now: it is shown only this once.</p>
+          <output className="secret" aria-label="The new signing secret">
+            {created}
+          </output>
+          <button type="button" className="secondary" onClick={() => setCreated(null)}>
+            I have copied the secret
+          </button>
+        </div>
+      ) : null}
+    </section>
   )
 }
