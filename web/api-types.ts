@@ -1200,7 +1200,7 @@ export interface paths {
          */
         put: operations["update_credential_api_v1_credentials__credential_uuid__put"];
         post?: never;
-        /** Delete a credential (tools and webhook nodes that name it are not checked yet) */
+        /** Delete a credential (409 while an agent or an active tool names it, naming them) */
         delete: operations["delete_credential_api_v1_credentials__credential_uuid__delete"];
         options?: never;
         head?: never;
@@ -6584,6 +6584,7 @@ export interface operations {
             401: components["responses"]["HTTPError"];
             403: components["responses"]["HTTPError"];
             404: components["responses"]["HTTPError"];
+            409: components["responses"]["HTTPError"];
             422: components["responses"]["HTTPValidationError"];
         };
     };
