@@ -262,6 +262,9 @@ describe('MCP tools under the outbound rules', () => {
       content: '3\n[image image/png]',
     })
 
+    // refused while the tool names it; gone once the tool is archived (the conversation already holds the tool)
+    expect((await t.request('DELETE', `/api/v1/credentials/${credential.uuid}`)).status).toBe(409)
+    expect((await t.request('DELETE', `/api/v1/tools/${tool.tool_uuid}`)).status).toBe(200)
     expect((await t.request('DELETE', `/api/v1/credentials/${credential.uuid}`)).status).toBe(200)
     const calls = hostile.calls()
     models.chat.queue(callTool('mcp__ledger__add', { a: 1, b: 2 }), say('Sorry.'))
