@@ -178,7 +178,11 @@ export const configPath = (type: string, name: string): Path => ['definition', t
 function hintOf(field: ConfigFieldMeta, editor: Editor): string | undefined {
   const parts = [
     field.required ? 'Required.' : '',
-    editor === 'names' ? 'Names separated by commas.' : editor === 'json' ? 'JSON.' : '',
+    editor === 'names'
+      ? 'Names separated by commas.'
+      : editor === 'json' && !/JSON/.test(field.description ?? '')
+        ? 'JSON.'
+        : '',
     field.description ?? '',
   ]
   return parts.filter(Boolean).join(' ') || undefined
