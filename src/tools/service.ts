@@ -161,6 +161,23 @@ export function createTool(ctx: AppContext, organizationId: number, body: Create
   return toolView(row)
 }
 
+/**
+ * A tool restored as it was: its credential may have been deleted while it was archived (nothing names it then), and
+ * its requests would go out without it. The PUT that restores it may give it another one in a new definition.
+ */
+function checkCredentialStillThere(ctx: AppContext, organizationId: number, stored: ToolRow['definition']): void {
+  const credentialUuid = (stored as { config?: { credential_uuid?: unknown } }).config?.credential_uuid
+  if (typeof credentialUuid !== 'string' || credentialUuid === '') return
+  if (readCredential(ctx, organizationId, credentialUuid)) return
+  throw invalid([
+    valueError(
+      ['body', 'status'],
+      `the tool's credential '${credentialUuid}' was deleted while it was archived: send a definition naming another credential (or none) with the restore`,
+      'active',
+    ),
+  ])
+}
+
 /** Changes what is sent; a new definition may change the tool's type (its category follows). */
 export function updateTool(
   ctx: AppContext,
@@ -172,6 +189,8 @@ export function updateTool(
   const definition = body.definition
     ? keepDiscovery(checkedDefinition(ctx, organizationId, body.definition, null), current.definition)
     : current.definition
+  if (!body.definition && body.status === 'active' && current.status !== 'active')
+    checkCredentialStillThere(ctx, organizationId, current.definition)
   const row = ctx.db
     .update(tools)
     .set({

@@ -93,6 +93,34 @@ describe('tools resource', () => {
     expect(restored.body.status).toBe('active')
   })
 
+  test('a tool whose credential was deleted while it was archived is restored only with a definition naming another', async () => {
+    const credential = async (name: string) =>
+      (
+        await t.request('POST', '/api/v1/credentials', {
+          body: { name, credential_type: 'bearer_token', credential_data: { token: `${name}-token` } },
+        })
+      ).body.uuid as string
+    const first = await credential('first')
+    const config = (credential_uuid: string) => httpApiConfig({ url: 'http://127.0.0.1:9/orders', credential_uuid })
+    const tool = await create({ name: 'Orders', definition: { type: 'http_api', config: config(first) } })
+    expect((await t.request('DELETE', `/api/v1/tools/${tool.tool_uuid}`)).status).toBe(200)
+    expect((await t.request('DELETE', `/api/v1/credentials/${first}`)).status).toBe(200)
+
+    const refused = await t.request('PUT', `/api/v1/tools/${tool.tool_uuid}`, { body: { status: 'active' } })
+    expect(refused.status).toBe(422)
+    expect(refused.body.detail[0].loc).toEqual(['body', 'status'])
+    expect(refused.body.detail[0].msg).toContain(`the tool's credential '${first}' was deleted while it was archived`)
+    expect((await t.request('GET', `/api/v1/tools/${tool.tool_uuid}`)).body.status).toBe('archived')
+
+    const second = await credential('second')
+    const restored = await t.request('PUT', `/api/v1/tools/${tool.tool_uuid}`, {
+      body: { status: 'active', definition: { type: 'http_api', config: config(second) } },
+    })
+    expect(restored.status, restored.text).toBe(200)
+    expect(restored.body.status).toBe('active')
+    expect(restored.body.definition.config.credential_uuid).toBe(second)
+  })
+
   test('each type: end_call, transfer_call (static and chosen by the model), calculator; list filters by category', async () => {
     const endCall = await create({
       name: 'Hang up',
