@@ -109,6 +109,18 @@ describe('the console', () => {
       )
       expect(stored).not.toContain(t.adminKey)
       expect(stored).not.toContain(cookie.value)
+      // the way to a first call: models, an agent and telephony are there (set up over the API), no call yet
+      const setup = page.getByRole('region', { name: 'Getting started' })
+      await setup.getByRole('listitem').first().waitFor()
+      expect(await setup.getByRole('listitem').evaluateAll((items) => items.map((item) => item.dataset.done))).toEqual([
+        'true',
+        'true',
+        'false',
+        'true',
+      ])
+      const open = setup.getByRole('listitem').nth(2)
+      expect(await open.textContent()).toContain('Talk to it from this browser')
+      expect(await open.getByRole('link', { name: 'Agents' }).getAttribute('href')).toBe('#/agents')
       await inspect('overview-empty')
     },
     60_000,
@@ -548,12 +560,20 @@ describe('the console', () => {
       const asked: string[] = []
       const listen = (request: { url(): string }) => asked.push(request.url())
       page.on('request', listen)
+      const setupPaths = ['/model-configurations', '/workflow/count', '/usage/runs?limit=1', '/telephony-configs']
+      const setupRead = Promise.all(
+        setupPaths.map((path) => page.waitForResponse((response) => response.url().includes(path))),
+      )
       await go('/', 'Overview')
       // today's outcomes are the server's count for today in the browser's time zone, not a count of a page of runs
       const caption = page.getByRole('region', { name: "Today's calls by outcome" }).locator('figcaption')
       await caption.waitFor()
       page.off('request', listen)
-      expect(asked.filter((url) => url.includes('/usage/runs'))).toEqual([])
+      expect(asked.filter((url) => url.includes('/usage/runs') && !url.includes('limit=1'))).toEqual([])
+      // a call was made (the live call above): the way to a first call is no longer shown once it is read
+      await Promise.all((await setupRead).map((response) => response.finished()))
+      await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)))')
+      expect(await page.getByRole('region', { name: 'Getting started' }).count()).toBe(0)
       const summaryUrl = new URL(asked.find((url) => url.includes('/api/v1/organizations/usage/summary'))!)
       expect(summaryUrl.searchParams.get('group_by')).toBe('outcome')
       const localMidnight = await page.evaluate<string>('new Date(new Date().setHours(0, 0, 0, 0)).toISOString()')

@@ -41,6 +41,7 @@ export function Overview({ admin }: { admin: boolean }) {
   return (
     <Page title="Overview">
       <div className="grid">
+        {admin ? <GettingStarted /> : null}
         <section className="card wide" aria-labelledby="live-title">
           <h2 id="live-title">Calls in progress</h2>
           <LiveCalls calls={calls} />
@@ -50,6 +51,69 @@ export function Overview({ admin }: { admin: boolean }) {
         {admin ? <Health /> : null}
       </div>
     </Page>
+  )
+}
+
+type SetupStep = { title: string; done: boolean; link: string; linkText: string; how: string }
+
+/** Where a new installation stands on the way to its first call, from what the organization has. */
+async function setupSteps(): Promise<SetupStep[]> {
+  const [models, agents, runs, telephony] = await Promise.all([
+    api<Schemas['ModelConfigurationListResponse']>('GET', '/api/v1/organizations/model-configurations'),
+    api<Schemas['WorkflowCountResponse']>('GET', '/api/v1/workflow/count'),
+    api<Schemas['UsageHistoryResponse']>('GET', `/api/v1/organizations/usage/runs${query({ limit: 1 })}`),
+    api<Schemas['TelephonyConfigurationListResponse']>('GET', '/api/v1/organizations/telephony-configs'),
+  ])
+  return [
+    {
+      title: 'Tell Ringbase where your models are',
+      done: models.configurations.length > 0,
+      link: '/models',
+      linkText: 'Models',
+      how: 'a model server (Ollama, vLLM, speaches…), then a configuration naming its LLM, speech to text and voice',
+    },
+    {
+      title: 'Create an agent',
+      done: agents.active > 0,
+      link: '/agents',
+      linkText: 'Agents',
+      how: 'from a blank graph or a template',
+    },
+    {
+      title: 'Talk to it from this browser',
+      done: runs.total_count > 0,
+      link: '/agents',
+      linkText: 'Agents',
+      how: '"Test the agent" in its editor: a text chat, or a call through your microphone',
+    },
+    {
+      title: 'Connect your telephony',
+      done: telephony.configurations.length > 0,
+      link: '/telephony',
+      linkText: 'Telephony',
+      how: 'your Asterisk over ARI, or a carrier account; then a test call rings a real phone',
+    },
+  ]
+}
+
+/** The steps to a first call, while one is left: each says where it is done, and shows when it is (read on opening). */
+function GettingStarted() {
+  const loaded = useLoad(setupSteps, [])
+  const steps = loaded.data
+  if (!steps || steps.every((step) => step.done)) return null
+  return (
+    <section className="card wide" aria-labelledby="setup-title">
+      <h2 id="setup-title">Getting started</h2>
+      <ol className="setup-steps">
+        {steps.map((step) => (
+          <li key={step.title} data-done={step.done}>
+            <strong>{step.title}</strong>
+            <span className="muted">{step.done ? ' (done)' : `: ${step.how}.`}</span>{' '}
+            {step.done ? null : <a href={href(step.link)}>{step.linkText}</a>}
+          </li>
+        ))}
+      </ol>
+    </section>
   )
 }
 
