@@ -295,6 +295,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workflow/{workflow_id}/runs/{run_id}/recording-peaks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The run's recording as waveforms: per track (caller, agent), the loudest sample of each column (0 to 1) */
+        get: operations["get_workflow_runs_recording_peaks_api_v1_workflow__workflow_id__runs__run_id__recording_peaks_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workflow/{workflow_id}/runs/{run_id}/webhook-deliveries": {
         parameters: {
             query?: never;
@@ -2293,6 +2310,10 @@ export interface components {
         GetWorkflowRecordingsResponse: {
             recordings: components["schemas"]["UpdateWorkflowRecordingsResponse"][];
             total: number;
+        };
+        GetWorkflowRunsRecordingPeaksResponse: {
+            duration_seconds: number;
+            tracks: number[][];
         };
         GetWorkflowRunsWebhookDeliveriesResponse: {
             deliveries: {
@@ -4431,6 +4452,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WorkflowRunResponseSchema"];
+                };
+            };
+            401: components["responses"]["HTTPError"];
+            403: components["responses"]["HTTPError"];
+            404: components["responses"]["HTTPError"];
+            422: components["responses"]["HTTPValidationError"];
+        };
+    };
+    get_workflow_runs_recording_peaks_api_v1_workflow__workflow_id__runs__run_id__recording_peaks_get: {
+        parameters: {
+            query?: {
+                columns?: number;
+            };
+            header?: never;
+            path: {
+                workflow_id: number;
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetWorkflowRunsRecordingPeaksResponse"];
                 };
             };
             401: components["responses"]["HTTPError"];

@@ -13,6 +13,10 @@ export const DownloadQuery = t.Object({
   inline: t.Optional(t.Boolean({ default: false, description: 'Show in the browser instead of downloading' })),
 })
 
+export const PeaksQuery = t.Object({
+  columns: t.Optional(t.Integer({ minimum: 1, maximum: 2000, default: 300, description: 'How many columns' })),
+})
+
 export const RunListQuery = t.Object({
   page: t.Optional(t.Integer({ minimum: 1, default: 1 })),
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50 })),

@@ -6,8 +6,9 @@ import { authErrors, ErrorDetail, IdParam } from '../schemas'
 import { runDetail, RunDetailSchema } from '../../runs/detail'
 import { RunList } from '../../runs/list'
 import { runWebhookDeliveries, WebhookDeliveryList } from '../../runs/webhook-deliveries'
-import { DownloadParams, DownloadQuery, RunParams, RunListQuery } from './model'
+import { DownloadParams, DownloadQuery, PeaksQuery, RunParams, RunListQuery } from './model'
 import { downloadArtifact, listAgentRuns } from '../../runs/agent-runs'
+import { recordingPeaks, RecordingPeaks } from '../../runs/recording-peaks'
 
 const tags = ['Runs']
 
@@ -53,6 +54,21 @@ export const runRoutes = (ctx: AppContext) =>
             params: RunParams,
             response: { 200: RunDetailSchema, 404: ErrorDetail, ...authErrors },
             detail: { tags, summary: 'Get a run with its context, usage and artifact links' },
+          },
+        )
+        .get(
+          '/:run_id/recording-peaks',
+          ({ principal, params, query }) =>
+            recordingPeaks(ctx, principal.organizationId, params.workflow_id, params.run_id, query.columns ?? 300),
+          {
+            params: RunParams,
+            query: PeaksQuery,
+            response: { 200: RecordingPeaks, 404: ErrorDetail, ...authErrors },
+            detail: {
+              tags,
+              summary:
+                "The run's recording as waveforms: per track (caller, agent), the loudest sample of each column (0 to 1)",
+            },
           },
         )
         .get(
