@@ -158,10 +158,16 @@ describe('the console', () => {
     "a run's page: the recording in a player with its two tracks, seekable from the transcript; downloads",
     async () => {
       await go('/runs', 'Runs')
+      const asked: string[] = []
+      const listen = (request: { url(): string }) => asked.push(request.url())
+      page.on('request', listen)
       await page.locator(`a[href="#/runs/${agent.id}/${voiceRunId}"]`).click()
       await page.getByRole('heading', { name: 'Transcript' }).waitFor()
       expect(await page.locator('audio').getAttribute('src')).toMatch(/^\/api\/v1\/public\/download\//)
       await page.locator('.waveform svg').first().waitFor()
+      page.off('request', listen)
+      // the waveforms are the server's peaks of the recording, not drawn from the file downloaded whole
+      expect(asked.filter((url) => url.includes(`/runs/${voiceRunId}/recording-peaks?columns=300`))).toHaveLength(1)
       expect(await page.locator('.waveform svg').count()).toBe(2)
       // each track is drawn: its outline spans more than the flat line of silence
       const drawnHeights = (await page.evaluate(

@@ -61,7 +61,8 @@ export function RunPage({ workflowId, runId }: { workflowId: number; runId: numb
                     src={recording}
                     aria-label="Call recording (caller and agent)"
                   />
-                  <Waveform url={recording} />
+                  {/* drawn again when the recording changes (a run read again once its call is stored) */}
+                  <Waveform key={recording} workflowId={workflowId} runId={runId} />
                   <p className="downloads">
                     <a href={recording} download>
                       Download the recording
@@ -393,40 +394,34 @@ function LatencyChart({ transcript }: { transcript: Turn[] }) {
   )
 }
 
-/** Per column, the loudest sample of the track, scaled so the loudest column of the track is 1 (a quiet line still shows its shape). */
-function trackPeaks(samples: Float32Array, columns: number): number[] {
-  const size = Math.max(1, Math.floor(samples.length / columns))
-  const peaks = Array.from({ length: columns }, (_, column) => {
-    let peak = 0
-    for (let index = column * size; index < Math.min(samples.length, (column + 1) * size); index++)
-      peak = Math.max(peak, Math.abs(samples[index]))
-    return peak
-  })
-  const loudest = Math.max(...peaks)
-  return loudest > 0 ? peaks.map((peak) => peak / loudest) : peaks
+/** A track's peaks scaled so its loudest column is 1 (a quiet line still shows its shape); silence stays flat. */
+function scaled(track: number[]): number[] {
+  const loudest = Math.max(0, ...track)
+  return loudest > 0 ? track.map((peak) => peak / loudest) : track
 }
 
 const WAVE_COLUMNS = 300
 
-/** The two tracks of the stereo recording (caller left, agent right) as outlines; silence is the flat middle line. */
-function Waveform({ url }: { url: string }) {
+/**
+ * The two tracks of the stereo recording (caller left, agent right) as outlines; silence is the flat middle line. The
+ * server reads the peaks from the recording (`recording-peaks`): the file itself is not downloaded to draw them.
+ */
+function Waveform({ workflowId, runId }: { workflowId: number; runId: number }) {
   const [peaks, setPeaks] = useState<number[][] | null>(null)
   useEffect(() => {
     let current = true
-    fetch(url)
-      .then((response) => response.arrayBuffer())
-      .then(async (bytes) => {
-        const decoded = await new OfflineAudioContext(1, 1, 8000).decodeAudioData(bytes)
-        const tracks = Array.from({ length: Math.min(2, decoded.numberOfChannels) }, (_, channel) =>
-          trackPeaks(decoded.getChannelData(channel), WAVE_COLUMNS),
-        )
-        if (current) setPeaks(tracks)
+    api<{ tracks: number[][] }>(
+      'GET',
+      `/api/v1/workflow/${workflowId}/runs/${runId}/recording-peaks?columns=${WAVE_COLUMNS}`,
+    )
+      .then(({ tracks }) => {
+        if (current) setPeaks(tracks.slice(0, 2).map(scaled))
       })
       .catch(() => undefined)
     return () => {
       current = false
     }
-  }, [url])
+  }, [workflowId, runId])
   if (!peaks) return null
   return (
     <div className="waveform">
