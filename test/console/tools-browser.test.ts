@@ -232,6 +232,14 @@ describe('the Tools page', () => {
       expect(await form.getByLabel('Credential', { exact: true }).inputValue()).toBe(crmToken)
       const newUrl = 'https://crm.example.com/v2/orders/{{order_id}}'
       await form.getByLabel('URL', { exact: true }).fill(newUrl)
+      // the change not saved yet: leaving the page asks first, and staying keeps it
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview', exact: true }).click()
+      const leave = page.getByRole('dialog', { name: 'Leave without saving?' })
+      await leave.waitFor()
+      await leave.getByRole('button', { name: 'Stay on this page' }).click()
+      await leave.waitFor({ state: 'hidden' })
+      await waitFor('back on the tools page', async () => (await page.evaluate('location.hash')) === '#/tools', 10_000)
+      expect(await form.getByLabel('URL', { exact: true }).inputValue()).toBe(newUrl)
       const requests = recordRequests()
       try {
         await form.getByRole('button', { name: 'Save tool' }).click()
