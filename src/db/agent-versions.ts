@@ -4,7 +4,8 @@ import { workflowDefinitions, workflows } from './schema'
 
 /**
  * Every draft and published version of the organization's agents (what a call may run, or a publish make live), with
- * its agent's name: for the resources they name (recordings, credentials), which cannot go while named.
+ * its agent's name: for the resources they name (recordings, credentials, a model configuration), which cannot go
+ * while named.
  */
 export function liveAgentVersions(ctx: AppContext, organizationId: number) {
   return ctx.db
@@ -13,6 +14,7 @@ export function liveAgentVersions(ctx: AppContext, organizationId: number) {
       id: workflows.id,
       status: workflowDefinitions.status,
       json: workflowDefinitions.workflowJson,
+      configurations: workflowDefinitions.workflowConfigurations,
     })
     .from(workflowDefinitions)
     .innerJoin(workflows, eq(workflows.id, workflowDefinitions.workflowId))

@@ -1,11 +1,10 @@
-import { and, asc, eq, inArray } from 'drizzle-orm'
+import { and, asc, eq } from 'drizzle-orm'
 import type { Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
+import { liveAgentVersions } from '../db/agent-versions'
 import {
   modelConfigurationConnections,
   modelConfigurations,
-  workflowDefinitions,
-  workflows,
   type ModelConfigurationRow,
   type StoredModelSection,
 } from '../db/schema'
@@ -284,17 +283,7 @@ export function updateConfiguration(ctx: AppContext, organizationId: number, uui
 
 /** Names of the organization's agents whose draft or published version pins the configuration. */
 function agentsPinning(ctx: AppContext, organizationId: number, uuid: string): string[] {
-  const versions = ctx.db
-    .select({ name: workflows.name, configurations: workflowDefinitions.workflowConfigurations })
-    .from(workflowDefinitions)
-    .innerJoin(workflows, eq(workflows.id, workflowDefinitions.workflowId))
-    .where(
-      and(
-        eq(workflowDefinitions.organizationId, organizationId),
-        inArray(workflowDefinitions.status, ['draft', 'published']),
-      ),
-    )
-    .all()
+  const versions = liveAgentVersions(ctx, organizationId)
   return [
     ...new Set(
       versions.filter(({ configurations }) => configurations.model_configuration_uuid === uuid).map(({ name }) => name),
