@@ -4,6 +4,7 @@ import { type ConsoleBrowser, consoleOnBinarySuite, hostile } from '../support/c
 import type { HttpTestApp } from '../support/http-app'
 import { type HostileMcpServer, startHostileMcpServer } from '../support/mcp-servers'
 import { waitFor } from '../support/wait'
+import { httpApiConfig } from '../support/tools'
 
 /**
  * The Tools page in a real browser against the compiled binary: tools built from the metadata's fields (an HTTP tool
@@ -90,19 +91,13 @@ const ORDER_URL = 'https://crm.example.com/orders/{{order_id}}'
 const orderDefinition = (url = ORDER_URL) => ({
   schema_version: 1,
   type: 'http_api',
-  config: {
+  config: httpApiConfig({
     method: 'POST',
     url,
     headers: { 'X-Team': 'support' },
     credential_uuid: crmToken,
     parameters: [{ name: 'order_id', type: 'string', description: 'The order number', required: true }],
-    preset_parameters: [],
-    timeout_ms: 5000,
-    body_template: null,
-    customMessage: null,
-    customMessageType: null,
-    customMessageRecordingId: null,
-  },
+  }),
 })
 
 describe('the Tools page', () => {
