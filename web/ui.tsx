@@ -488,6 +488,16 @@ export function ConfirmButton({
 }
 
 /**
+ * Whether a form's values differ from the ones it was opened with or last saved (`markSaved`, called with the values
+ * as they were sent): what LeaveGuard guards.
+ */
+export function useUnsaved(values: unknown): { unsaved: boolean; markSaved: () => void } {
+  const current = JSON.stringify(values)
+  const [baseline, setBaseline] = useState(current)
+  return { unsaved: current !== baseline, markSaved: () => setBaseline(current) }
+}
+
+/**
  * While `when` (unsaved work), leaving the page asks first (useLeaveGuard): a link, Back or Forward opens this dialog
  * with the focus on "Stay on this page"; Escape stays too. `message` says what leaving loses.
  */

@@ -1,6 +1,6 @@
 import { useId, useState } from 'react'
 import { api, type ApiError, type Schemas } from '../api'
-import { Checkbox, Field, FormEnd, useSubmit } from '../ui'
+import { Checkbox, Field, FormEnd, LeaveGuard, useSubmit, useUnsaved } from '../ui'
 import { SERVICES, type Service, type Setting } from './model-settings'
 
 export type Configuration = Schemas['ModelConfigurationResponse']
@@ -101,6 +101,8 @@ export function ConfigurationForm({
 }) {
   const [values, setValues] = useState(() => formValues(editing))
   const [saved, setSaved] = useState(false)
+  // a new configuration's form is emptied once added: back to how it opened, so nothing is left unsaved
+  const { unsaved, markSaved } = useUnsaved(values)
   const { error, submit } = useSubmit()
   const titleId = useId()
   const setSection = (service: Service, section: SectionValues) =>
@@ -111,6 +113,7 @@ export function ConfigurationForm({
     if (editing) {
       await api('PUT', `/api/v1/organizations/model-configurations/${editing.uuid}`, body)
       setSaved(true)
+      markSaved()
     } else {
       await api('POST', '/api/v1/organizations/model-configurations', body)
       setValues(formValues())
@@ -120,6 +123,10 @@ export function ConfigurationForm({
   return (
     <form className="form configuration-form" onSubmit={save} aria-labelledby={titleId}>
       <h3 id={titleId}>{editing ? `Edit “${editing.name}”` : 'Add a configuration'}</h3>
+      <LeaveGuard
+        when={unsaved}
+        message="A model configuration's form has changes that are not saved: leaving the page drops them."
+      />
       <Field
         label="Name"
         value={values.name}

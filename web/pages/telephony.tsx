@@ -7,12 +7,14 @@ import {
   Empty,
   ErrorNote,
   Field,
+  LeaveGuard,
   Page,
   Show,
   StateBadge,
   Table,
   useLoad,
   useSubmit,
+  useUnsaved,
 } from '../ui'
 
 type UiField = {
@@ -170,6 +172,8 @@ function ConfigurationForm({
     Object.fromEntries(fields.map((field) => [field.name, storedText(field)])),
   )
   const [saved, setSaved] = useState<string | null>(null)
+  // what was typed; a new configuration's form is emptied once added, so it then holds nothing unsaved
+  const { unsaved, markSaved } = useUnsaved([name, Object.entries(values).filter(([, value]) => value !== '')])
   const { error, submit } = useSubmit()
   const save = submit(async () => {
     setSaved(null)
@@ -186,7 +190,8 @@ function ConfigurationForm({
       ? await api('PUT', `/api/v1/organizations/telephony-configs/${editing.id}`, body)
       : await api('POST', '/api/v1/organizations/telephony-configs', body)
     setSaved(result.name ?? name)
-    if (!editing) {
+    if (editing) markSaved()
+    else {
       setValues({})
       setName('')
     }
@@ -197,6 +202,10 @@ function ConfigurationForm({
   return (
     <form className="card form" onSubmit={save} aria-labelledby={titleId}>
       <h2 id={titleId}>{title}</h2>
+      <LeaveGuard
+        when={unsaved}
+        message="A telephony configuration's form has changes that are not saved: leaving the page drops them."
+      />
       {editing ? null : (
         <Field
           label="Provider"

@@ -1,6 +1,6 @@
 import { useId, useState } from 'react'
 import { api, ApiError, type FieldError, type Schemas } from '../api'
-import { Field, FormEnd, LeaveGuard, useSubmit } from '../ui'
+import { Field, FormEnd, LeaveGuard, useSubmit, useUnsaved } from '../ui'
 import {
   ConfigField,
   type ConfigValues,
@@ -73,8 +73,7 @@ export function ToolForm({
   const meta = types.find((item) => item.type === type)
   const [values, setValues] = useState(() => configValues(meta, stored?.config))
   const [saved, setSaved] = useState(false)
-  const formState = JSON.stringify([name, description, type, values])
-  const [savedState, setSavedState] = useState(formState)
+  const { unsaved, markSaved } = useUnsaved([name, description, type, values])
   const { error, submit } = useSubmit()
   const titleId = useId()
   const chooseType = (next: string) => {
@@ -94,14 +93,14 @@ export function ToolForm({
         })
       : await api<Tool>('POST', '/api/v1/tools/', { name, ...(description ? { description } : {}), definition })
     setSaved(Boolean(editing))
-    setSavedState(formState)
+    markSaved()
     onSaved(tool)
   })
   return (
     <form className="card form tool-form" onSubmit={save} aria-labelledby={titleId}>
       <h2 id={titleId}>{editing ? `Edit “${editing.name}”` : 'New tool'}</h2>
       <LeaveGuard
-        when={formState !== savedState}
+        when={unsaved}
         message="The tool's form has changes that are not saved: leaving the page drops them."
       />
       <Field
