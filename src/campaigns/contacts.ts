@@ -4,6 +4,7 @@ import type { GreetingOverride } from '../db/schema/campaigns'
 import { transaction } from '../db/transaction'
 import { ARI_PROVIDER, validateDestination, type DestinationRules } from '../lib/phone'
 import { CONTACT_INSERT_CHUNK_ROWS, contactImportQueries, type NewContactRow } from './queries'
+import { nextTurn } from '../lib/next-turn'
 
 /** A CSV that breaks a rule; `message` names the rows and is safe to show (400). */
 export class ContactsError extends Error {}
@@ -74,8 +75,6 @@ function greetingOverride(type: string, text: string, recordingId: string): Gree
 /** Records parsed from at most this many bytes are handled before the event loop gets a turn (a few ms of work). */
 const SLICE_BYTES = 32 * 1024
 const FIRST_SLICE_BYTES = 1024
-
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 /**
  * Feeds a byte stream to csv-parse in small slices and hands back the records of each slice, pausing for other work

@@ -9,6 +9,7 @@
  * 100,000 chunks of 768 dimensions: ~75 MiB, a few ms of one core per query (scripts/bench/knowledge.ts).
  */
 import { SCAN_STEP, scanOver } from './int8-scan'
+import { nextTurn } from '../lib/next-turn'
 
 /** One document's rows in its organization's memory. */
 export type IndexedDocument = {
@@ -50,8 +51,6 @@ export type WantedDocument = { id: number; version: string; dimension: number; c
 
 /** Up to `limit` of a document's stored vectors after chunk index `afterChunk`, in chunk order. */
 export type RowReader = (documentId: number, afterChunk: number, limit: number) => StoredVector[]
-
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 const PAGE = 65_536
 const INT8_MAX = 127

@@ -12,6 +12,7 @@ import { decodeMp3, mixDown, Mp3Error, startsLikeMp3 } from './mp3'
 import { alawToPcm16, pcm16ToUlaw, ulawToPcm16 } from '../voice/g711'
 import { createResampler } from '../lib/resample'
 import type { SourceFormat } from '../db/schema'
+import { nextTurn } from '../lib/next-turn'
 
 export const LINE_RATE = 8000
 /** The browser web call's rate. */
@@ -28,8 +29,6 @@ export type LineAudio = { ulaw: Uint8Array; pcm16k: Int16Array; durationMs: numb
 const SLICE_SAMPLES = 48_000
 /** A 10 ms frame is speech when a sample passes this (pipecat's threshold); silence around the clip is trimmed. */
 const SILENCE_THRESHOLD = 20
-
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 const tooLong = () => new AudioImportError(`The recording is longer than ${MAX_RECORDING_SECONDS} seconds`)
 

@@ -6,6 +6,7 @@
  */
 import minimp3WasmPath from 'minimp3-wasm/dist/decoder.opt.wasm' with { type: 'file' }
 import { joinPcm } from '../lib/wav'
+import { nextTurn } from '../lib/next-turn'
 
 type Minimp3 = {
   memory: WebAssembly.Memory
@@ -37,8 +38,6 @@ const minimp3Module = () => {
     .then((bytes) => WebAssembly.compile(bytes))
   return compiled
 }
-
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 /** An ID3v2 tag, or an MPEG audio frame's sync word, at the start. */
 export const startsLikeMp3 = (bytes: Uint8Array) =>
