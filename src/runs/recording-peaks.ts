@@ -4,6 +4,7 @@ import type { AppContext } from '../context'
 import { workflowRuns } from '../db/schema'
 import { notFound } from '../lib/errors'
 import { readWavHeader, WavFormatError } from '../lib/wav'
+import { nextTurn } from '../lib/next-turn'
 
 /**
  * A run's recording drawn as waveforms without sending it: the loudest sample of each track per column, read from the
@@ -17,35 +18,42 @@ export const RecordingPeaks = t.Object({
 })
 
 const FULL_SCALE = 32768
+/** The loop is given a turn this often: an hour's recording is 115 MB, read from a file without a pause otherwise. */
+const SLICE_MS = 5
 
 /** Accumulates the peaks of interleaved 16-bit frames arriving in pieces of any length. */
 function peakCounter(frames: number, channels: number, columns: number) {
   const framesPerColumn = Math.max(1, Math.ceil(frames / columns))
-  const peaks = Array.from({ length: channels }, () => new Array<number>(columns).fill(0))
+  const peaks = Array.from({ length: channels }, () => new Int32Array(columns))
   let frame = 0
   let channel = 0
-  let carry: number | null = null
-  const sample = (value: number) => {
-    const column = Math.min(columns - 1, Math.floor(frame / framesPerColumn))
-    const level = Math.abs(value) / FULL_SCALE
-    if (level > peaks[channel][column]) peaks[channel][column] = level
-    if (++channel === channels) {
-      channel = 0
-      frame++
-    }
-  }
+  /** The odd byte a piece ended with: the first half of a sample the next piece completes. */
+  let carry: Uint8Array | null = null
   return {
-    add(bytes: Uint8Array) {
-      let at = 0
-      if (carry !== null && bytes.length > 0) {
-        sample((((bytes[0] << 8) | carry) << 16) >> 16)
-        carry = null
-        at = 1
+    add(piece: Uint8Array) {
+      const bytes = carry ? concat(carry, piece) : piece
+      const whole = bytes.length - (bytes.length % 2)
+      carry = whole < bytes.length ? bytes.slice(whole) : null
+      const samples =
+        bytes.byteOffset % 2 === 0
+          ? new Int16Array(bytes.buffer, bytes.byteOffset, whole / 2)
+          : new Int16Array(bytes.slice(0, whole).buffer)
+      for (let index = 0; index < samples.length && frame < frames; index++) {
+        const value = samples[index]
+        const level = value < 0 ? -value : value
+        const track = peaks[channel]
+        const column = Math.min(columns - 1, (frame / framesPerColumn) | 0)
+        if (level > track[column]) track[column] = level
+        if (++channel === channels) {
+          channel = 0
+          frame++
+        }
       }
-      for (; at + 1 < bytes.length && frame < frames; at += 2) sample((((bytes[at + 1] << 8) | bytes[at]) << 16) >> 16)
-      if (at < bytes.length && frame < frames) carry = bytes[at]
     },
-    peaks: () => peaks.map((track) => track.map((level) => Math.round(Math.min(1, level) * 1000) / 1000)),
+    peaks: () =>
+      peaks.map((track) =>
+        Array.from(track, (level) => Math.round((Math.min(FULL_SCALE, level) / FULL_SCALE) * 1000) / 1000),
+      ),
   }
 }
 
@@ -74,7 +82,12 @@ export async function recordingPeaks(
   let head: Uint8Array = new Uint8Array(0)
   let counter: ReturnType<typeof peakCounter> | null = null
   let duration = 0
+  let sliceStartedAt = performance.now()
   for await (const piece of object.stream()) {
+    if (performance.now() - sliceStartedAt > SLICE_MS) {
+      await nextTurn()
+      sliceStartedAt = performance.now()
+    }
     if (counter) {
       counter.add(piece)
       continue
