@@ -72,15 +72,16 @@ export function runView(
  * The organization's run (of the agent `agentId` when given) as the API shows it, minting a public download token when it has
  * artifacts and no valid token; null when there is no such run.
  */
+/** The run of the organization (and of the agent, when given): how every read of one run is scoped. */
+export const runOfOrganization = (organizationId: number, runId: number, agentId?: number) =>
+  and(
+    eq(workflowRuns.id, runId),
+    eq(workflowRuns.organizationId, organizationId),
+    agentId === undefined ? undefined : eq(workflowRuns.workflowId, agentId),
+  )
+
 export function runDetail(ctx: AppContext, organizationId: number, runId: number, agentId?: number): RunDetail | null {
-  const found = selectRunsWithAgent(
-    ctx,
-    and(
-      eq(workflowRuns.id, runId),
-      eq(workflowRuns.organizationId, organizationId),
-      agentId === undefined ? undefined : eq(workflowRuns.workflowId, agentId),
-    ),
-  ).get()
+  const found = selectRunsWithAgent(ctx, runOfOrganization(organizationId, runId, agentId)).get()
   if (!found) return null
   return runView(ctx, found, ensurePublicAccess(ctx, found.run))
 }

@@ -1,10 +1,10 @@
-import { and, eq } from 'drizzle-orm'
 import { Type as t, type Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { workflowRuns } from '../db/schema'
 import { notFound } from '../lib/errors'
 import { readWavHeader, WavFormatError } from '../lib/wav'
 import { nextTurn } from '../lib/next-turn'
+import { runOfOrganization } from './detail'
 
 /**
  * A run's recording drawn as waveforms without sending it: the loudest sample of each track per column, read from the
@@ -68,13 +68,7 @@ export async function recordingPeaks(
   const run = ctx.db
     .select({ recordingKey: workflowRuns.recordingKey })
     .from(workflowRuns)
-    .where(
-      and(
-        eq(workflowRuns.id, runId),
-        eq(workflowRuns.organizationId, organizationId),
-        eq(workflowRuns.workflowId, agentId),
-      ),
-    )
+    .where(runOfOrganization(organizationId, runId, agentId))
     .get()
   if (!run) throw notFound('Workflow run not found')
   const object = run.recordingKey ? await ctx.objects.get(run.recordingKey) : null

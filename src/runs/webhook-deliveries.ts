@@ -4,6 +4,7 @@ import type { AgentDefinition } from '../definition/definition'
 import type { AppContext } from '../context'
 import { webhookDeliveries, workflowDefinitions, workflowRuns } from '../db/schema'
 import { nodeName } from '../conversation/graph'
+import { runOfOrganization } from './detail'
 
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()])
 
@@ -47,13 +48,7 @@ export function runWebhookDeliveries(
     .select({ logs: workflowRuns.logs, definition: workflowDefinitions.workflowJson })
     .from(workflowRuns)
     .innerJoin(workflowDefinitions, eq(workflowDefinitions.id, workflowRuns.definitionId))
-    .where(
-      and(
-        eq(workflowRuns.id, runId),
-        eq(workflowRuns.organizationId, organizationId),
-        eq(workflowRuns.workflowId, agentId),
-      ),
-    )
+    .where(runOfOrganization(organizationId, runId, agentId))
     .get()
   if (!run) return null
   const rows = ctx.db
