@@ -4,9 +4,9 @@
  * where it is actually played (after everything sent before it, as the PBX queues it) and cuts it at a flush.
  *
  * Memory: both tracks are kept as 8 kHz PCM16 in growable arrays (≈ 1 MB per track per minute). With a `spillPath`,
- * a long call's audio older than KEEP_SAMPLES is appended to that file (stereo PCM) whenever SPILL_AFTER_SAMPLES of it
- * has gathered, so a call holds two minutes of audio per track in memory at most (≈ 4 MB), however long it lasts. The
- * WAVs are streamed from the file and the tracks when stored, never built whole. Audio past `maxDurationMs` is dropped.
+ * a call's audio older than KEEP_SAMPLES is appended to that file (stereo PCM) every 5–10 s, so a call holds its first
+ * minute's arrays (≈ 2 MB) however long it lasts. The WAVs are streamed from the file and the tracks when stored, never
+ * built whole. Audio past `maxDurationMs` is dropped.
  */
 import { appendFile, open, rm } from 'node:fs/promises'
 import { channelOf, interleavedPieces, pcmBytes, wavStream } from '../lib/wav.ts'
@@ -27,8 +27,12 @@ const AGENT_PREPARED_AHEAD_SAMPLES = 3 * SAMPLE_RATE
  * and frames held up by a stalled event loop arrive within seconds), so it may leave memory.
  */
 const KEEP_SAMPLES = 15 * SAMPLE_RATE
-/** So many samples of settled audio are appended at once: a call shorter than this never touches the disk. */
-const SPILL_AFTER_SAMPLES = 60 * SAMPLE_RATE
+/**
+ * Settled audio is appended once this much of it has gathered, plus up to as much again, drawn per call: pieces this
+ * small cost a fraction of a millisecond to lay out (a minute's cost 2–13 ms), and calls answered at the same instant
+ * (a campaign's) do not all append at the same moment.
+ */
+const SPILL_AFTER_SAMPLES = 5 * SAMPLE_RATE
 
 /** The call's WAVs, each streamed when asked for (each call gives a new stream); `discard` removes what was spilled. */
 export type CallRecording = {
@@ -74,6 +78,7 @@ export function createCallRecorder(startedAtMs: number, options: CallRecorderOpt
   const callerTrack: Track = { samples: new Int16Array(SAMPLE_RATE * 60), end: 0, touched: 0 }
   const agentTrack: Track = { samples: new Int16Array(SAMPLE_RATE * 60), end: 0, touched: 0 }
   let base = 0
+  const spillAfterSamples = SPILL_AFTER_SAMPLES + Math.floor(Math.random() * SPILL_AFTER_SAMPLES)
   const spill: Spill = { fileFrames: 0, held: [], failed: false, writes: Promise.resolve() }
 
   function offsetOf(atMs: number): number {
@@ -110,7 +115,7 @@ export function createCallRecorder(startedAtMs: number, options: CallRecorderOpt
 
   /** Moves the settled audio before `settledUpTo` out of memory once there is enough of it. */
   function spillSettled(settledUpTo: number): void {
-    if (!options.spillPath || settledUpTo - base < SPILL_AFTER_SAMPLES) return
+    if (!options.spillPath || settledUpTo - base < spillAfterSamples) return
     const frames = settledUpTo - base
     const [piece] = interleavedPieces([callerTrack.samples, agentTrack.samples], 0, frames, frames)
     for (const track of [callerTrack, agentTrack]) shiftOut(track, frames)
