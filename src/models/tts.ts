@@ -1,6 +1,7 @@
 import { readWavHeader, startsLikeWav } from '../lib/wav'
 import { requestModel, type ModelConnection, type ModelTimeouts } from './http'
 import { ModelServerError, type TtsClient } from './types'
+import { concatBytes } from '../lib/bytes'
 
 export type TtsSettings = { model: string; voice: string; speed?: number }
 
@@ -79,13 +80,6 @@ function speechDecoder(contentType: string, what: string) {
     pending = bytes.slice(fromPiece)
     return { pcm, sampleRate }
   }
-}
-
-function concatBytes(first: Uint8Array, second: Uint8Array): Uint8Array {
-  const joined = new Uint8Array(first.length + second.length)
-  joined.set(first)
-  joined.set(second, first.length)
-  return joined
 }
 
 /** Text to speech behind any OpenAI-compatible `/audio/speech` (speaches, kokoro-fastapi, hosted ones). */

@@ -4,6 +4,7 @@ import { workflowRuns } from '../db/schema'
 import { notFound } from '../lib/errors'
 import { readWavHeader, WavFormatError } from '../lib/wav'
 import { nextTurn } from '../lib/next-turn'
+import { concatBytes } from '../lib/bytes'
 import { runOfOrganization } from './detail'
 
 /**
@@ -18,6 +19,7 @@ export const RecordingPeaks = t.Object({
 })
 
 const FULL_SCALE = 32768
+const noRecording = () => notFound('No recording available for this workflow run')
 /** The loop is given a turn this often: an hour's recording is 115 MB, read from a file without a pause otherwise. */
 const SLICE_MS = 5
 
@@ -31,7 +33,7 @@ function peakCounter(frames: number, channels: number, columns: number) {
   let carry: Uint8Array | null = null
   return {
     add(piece: Uint8Array) {
-      const bytes = carry ? concat(carry, piece) : piece
+      const bytes = carry ? concatBytes(carry, piece) : piece
       const whole = bytes.length - (bytes.length % 2)
       carry = whole < bytes.length ? bytes.slice(whole) : null
       const samples =
@@ -72,7 +74,7 @@ export async function recordingPeaks(
     .get()
   if (!run) throw notFound('Workflow run not found')
   const object = run.recordingKey ? await ctx.objects.get(run.recordingKey) : null
-  if (!object) throw notFound('No recording available for this workflow run')
+  if (!object) throw noRecording()
   let head: Uint8Array = new Uint8Array(0)
   let counter: ReturnType<typeof peakCounter> | null = null
   let duration = 0
@@ -86,7 +88,7 @@ export async function recordingPeaks(
       counter.add(piece)
       continue
     }
-    head = concat(head, piece)
+    head = concatBytes(head, piece)
     const header = readHeader(head)
     if (!header) continue
     const { format, dataOffset } = header
@@ -95,7 +97,7 @@ export async function recordingPeaks(
     counter = peakCounter(frames, format.channels, columns)
     counter.add(head.subarray(dataOffset))
   }
-  if (!counter) throw notFound('No recording available for this workflow run')
+  if (!counter) throw noRecording()
   return { duration_seconds: Math.round(duration * 1000) / 1000, tracks: counter.peaks() }
 }
 
@@ -106,14 +108,7 @@ function readHeader(bytes: Uint8Array) {
     if (!header && bytes.length > 65_536) throw new WavFormatError('no data chunk in the first 64 KiB')
     return header
   } catch (error) {
-    if (error instanceof WavFormatError) throw notFound('No recording available for this workflow run')
+    if (error instanceof WavFormatError) throw noRecording()
     throw error
   }
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const joined = new Uint8Array(a.length + b.length)
-  joined.set(a)
-  joined.set(b, a.length)
-  return joined
 }
