@@ -1,3 +1,5 @@
+import { concatBytes } from './bytes'
+
 /**
  * RIFF/WAVE with signed 16-bit little-endian PCM, the only kind Ringbase writes or reads: STT uploads, TTS answers
  * (whole or still arriving), the built-in voice's output and call recordings. Samples are copied as bytes, which is
@@ -159,6 +161,65 @@ export function readWavHeader(bytes: Uint8Array, options: WavReadOptions = {}): 
     offset += 8 + size + (size & 1)
   }
   return null
+}
+
+/** Where a stream's samples start and how they are laid out; `dataOffset` is 0 for headerless PCM. */
+export type PcmStreamHeader = { format: WavFormat; dataOffset: number }
+
+export type PcmStreamOptions = {
+  /** Bytes that do not start like a WAV are headerless PCM of this format; without it they are a WavFormatError. */
+  raw?: WavFormat
+  /** A header still incomplete past this many bytes is a WavFormatError (it is kept whole until complete). */
+  maxHeaderBytes?: number
+}
+
+/**
+ * Reads 16-bit PCM arriving in pieces of any length (a TTS answer, a stored recording): a WAV's header may span pieces
+ * and a sample may be split between two. `push` answers each piece's whole samples, or null while the header is
+ * incomplete or no whole sample arrived; once the header is behind, each byte is copied once, straight into its
+ * samples (a piece may be a whole sentence, and 100 calls' replies arrive at the same moment). `final` says no more
+ * bytes follow. Throws WavFormatError on a WAV it cannot read.
+ */
+export function pcmStreamReader(options: PcmStreamOptions = {}) {
+  const maxHeaderBytes = options.maxHeaderBytes ?? 64 * 1024
+  /** Until the header is read: every byte so far; after: the odd byte of a sample split between pieces. */
+  let pending: Uint8Array = new Uint8Array(0)
+  let header: PcmStreamHeader | null = null
+
+  function readHeader(final: boolean): PcmStreamHeader | null {
+    if (pending.length < 4 && !final) return null
+    if (options.raw && !startsLikeWav(pending)) return { format: options.raw, dataOffset: 0 }
+    const read = readWavHeader(pending)
+    if (read) return { format: read.format, dataOffset: read.dataOffset }
+    if (final) throw new WavFormatError(pending.length < 12 ? 'not a RIFF/WAVE file' : 'the WAV ends inside its header')
+    if (pending.length > maxHeaderBytes)
+      throw new WavFormatError(`the WAV header is longer than ${maxHeaderBytes} bytes`)
+    return null
+  }
+
+  function push(bytes: Uint8Array, final = false): Int16Array | null {
+    if (!header) {
+      pending = pending.length === 0 ? bytes : concatBytes(pending, bytes)
+      header = readHeader(final)
+      if (!header) return null
+      bytes = pending.subarray(header.dataOffset)
+      pending = new Uint8Array(0)
+    }
+    const count = (pending.length + bytes.length) >> 1
+    if (count === 0) {
+      pending = concatBytes(pending, bytes)
+      return null
+    }
+    const samples = new Int16Array(count)
+    const sampleBytes = new Uint8Array(samples.buffer)
+    const fromPiece = count * 2 - pending.length
+    sampleBytes.set(pending)
+    sampleBytes.set(bytes.subarray(0, fromPiece), pending.length)
+    pending = bytes.slice(fromPiece)
+    return samples
+  }
+
+  return { push, header: () => header }
 }
 
 /** Samples of 16-bit little-endian PCM bytes (a trailing odd byte is ignored). */

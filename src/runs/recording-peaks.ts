@@ -2,9 +2,8 @@ import { Type as t, type Static } from '@sinclair/typebox'
 import type { AppContext } from '../context'
 import { workflowRuns } from '../db/schema'
 import { notFound } from '../lib/errors'
-import { readWavHeader, WavFormatError } from '../lib/wav'
+import { pcmStreamReader, WavFormatError } from '../lib/wav'
 import { nextTurn } from '../lib/next-turn'
-import { concatBytes } from '../lib/bytes'
 import { runOfOrganization } from './detail'
 
 /**
@@ -23,23 +22,14 @@ const noRecording = () => notFound('No recording available for this workflow run
 /** The loop is given a turn this often: an hour's recording is 115 MB, read from a file without a pause otherwise. */
 const SLICE_MS = 5
 
-/** Accumulates the peaks of interleaved 16-bit frames arriving in pieces of any length. */
+/** Accumulates the peaks of interleaved frames arriving in pieces of any whole number of samples. */
 function peakCounter(frames: number, channels: number, columns: number) {
   const framesPerColumn = Math.max(1, Math.ceil(frames / columns))
   const peaks = Array.from({ length: channels }, () => new Int32Array(columns))
   let frame = 0
   let channel = 0
-  /** The odd byte a piece ended with: the first half of a sample the next piece completes. */
-  let carry: Uint8Array | null = null
   return {
-    add(piece: Uint8Array) {
-      const bytes = carry ? concatBytes(carry, piece) : piece
-      const whole = bytes.length - (bytes.length % 2)
-      carry = whole < bytes.length ? bytes.slice(whole) : null
-      const samples =
-        bytes.byteOffset % 2 === 0
-          ? new Int16Array(bytes.buffer, bytes.byteOffset, whole / 2)
-          : new Int16Array(bytes.slice(0, whole).buffer)
+    add(samples: Int16Array) {
       for (let index = 0; index < samples.length && frame < frames; index++) {
         const value = samples[index]
         const level = value < 0 ? -value : value
@@ -75,7 +65,7 @@ export async function recordingPeaks(
   if (!run) throw notFound('Workflow run not found')
   const object = run.recordingKey ? await ctx.objects.get(run.recordingKey) : null
   if (!object) throw noRecording()
-  let head: Uint8Array = new Uint8Array(0)
+  const reader = pcmStreamReader()
   let counter: ReturnType<typeof peakCounter> | null = null
   let duration = 0
   let sliceStartedAt = performance.now()
@@ -84,29 +74,23 @@ export async function recordingPeaks(
       await nextTurn()
       sliceStartedAt = performance.now()
     }
-    if (counter) {
-      counter.add(piece)
-      continue
+    const samples = readSamples(reader, piece)
+    const header = reader.header()
+    if (!counter && header) {
+      const frames = Math.floor((object.size - header.dataOffset) / (header.format.channels * 2))
+      duration = frames / header.format.sampleRate
+      counter = peakCounter(frames, header.format.channels, columns)
     }
-    head = concatBytes(head, piece)
-    const header = readHeader(head)
-    if (!header) continue
-    const { format, dataOffset } = header
-    const frames = Math.floor((object.size - dataOffset) / (format.channels * 2))
-    duration = frames / format.sampleRate
-    counter = peakCounter(frames, format.channels, columns)
-    counter.add(head.subarray(dataOffset))
+    if (samples) counter?.add(samples)
   }
   if (!counter) throw noRecording()
   return { duration_seconds: Math.round(duration * 1000) / 1000, tracks: counter.peaks() }
 }
 
-/** The WAV's header once its bytes reach the samples; a file Ringbase cannot read counts as no recording. */
-function readHeader(bytes: Uint8Array) {
+/** The piece's whole samples; a file Ringbase cannot read counts as no recording. */
+function readSamples(reader: ReturnType<typeof pcmStreamReader>, piece: Uint8Array): Int16Array | null {
   try {
-    const header = readWavHeader(bytes)
-    if (!header && bytes.length > 65_536) throw new WavFormatError('no data chunk in the first 64 KiB')
-    return header
+    return reader.push(piece)
   } catch (error) {
     if (error instanceof WavFormatError) throw noRecording()
     throw error

@@ -3,6 +3,7 @@ import {
   decodeWav,
   encodeWav,
   pcm16FromBytes,
+  pcmStreamReader,
   readWavHeader,
   startsLikeWav,
   WavFormatError,
@@ -110,5 +111,42 @@ describe('WAV', () => {
   test('PCM bytes of any alignment become samples; an odd last byte is ignored', () => {
     const bytes = Uint8Array.from([9, 0x10, 0x00, 0xff, 0xff, 0x05])
     expect([...pcm16FromBytes(bytes.subarray(1))]).toEqual([16, -1])
+  })
+
+  /** Every sample `reader` answers for `bytes` cut into pieces of `size`, then a final empty push. */
+  function readInPieces(reader: ReturnType<typeof pcmStreamReader>, bytes: Uint8Array, size: number): number[] {
+    const samples: number[] = []
+    for (let at = 0; at < bytes.length; at += size) samples.push(...(reader.push(bytes.subarray(at, at + size)) ?? []))
+    samples.push(...(reader.push(new Uint8Array(0), true) ?? []))
+    return samples
+  }
+
+  test("a stream read in pieces of any size, header and samples split anywhere, gives the whole file's samples", () => {
+    const wav = buildWav(pcmFmt(2, 16000), new Uint8Array(pcm.buffer), { before: LIST_CHUNK })
+    for (const size of [1, 2, 3, 5, 7, 13, 44, 1000]) {
+      const reader = pcmStreamReader()
+      expect(readInPieces(reader, wav, size)).toEqual([...pcm])
+      expect(reader.header()).toEqual({ format: { sampleRate: 16000, channels: 2, bitsPerSample: 16 }, dataOffset: 56 })
+    }
+  })
+
+  test('bytes not starting like a WAV are headerless PCM when a raw format is given, and refused otherwise', () => {
+    const raw = { sampleRate: 22050, channels: 1, bitsPerSample: 16 }
+    const bytes = new Uint8Array(pcm.buffer)
+    const reader = pcmStreamReader({ raw })
+    expect(readInPieces(reader, bytes, 3)).toEqual([...pcm])
+    expect(reader.header()).toEqual({ format: raw, dataOffset: 0 })
+    expect(() => readInPieces(pcmStreamReader(), new TextEncoder().encode('ID3 not a wav at all'), 4)).toThrow(
+      'not a RIFF/WAVE file',
+    )
+  })
+
+  test('a header that never ends is refused once past the limit; a stream ending inside its header is refused', () => {
+    const endless = Uint8Array.from([...ascii('RIFF'), 0, 0, 0, 0, ...ascii('WAVE'), ...ascii('junk'), 255, 255, 0, 0])
+    const reader = pcmStreamReader({ maxHeaderBytes: 100 })
+    expect(reader.push(endless)).toBeNull()
+    expect(() => reader.push(new Uint8Array(100))).toThrow('the WAV header is longer than 100 bytes')
+    const cut = encodeWav(new Int16Array(4), 8000).subarray(0, 30)
+    expect(() => readInPieces(pcmStreamReader(), cut, 8)).toThrow('the WAV ends inside its header')
   })
 })
