@@ -15,6 +15,7 @@ import {
   type AgentTool,
   type CreateToolInput,
   type ToolCategory,
+  type ToolDefinition,
   type ToolStatus,
   type ToolViewShape,
   type UpdateToolInput,
@@ -43,6 +44,32 @@ export function toolView(row: ToolRow): ToolViewShape {
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   }
+}
+
+/**
+ * What a valid definition names that must hold in the organization: its credential and recording exist, its URL is
+ * not this server. Checked at every save, and again when a tool is restored as it was (its credential or recording
+ * may have been deleted while it was archived, when nothing named them).
+ */
+function referenceProblems(ctx: AppContext, organizationId: number, checked: ToolDefinition): ValidationItem[] {
+  const at = ['body', 'definition', checked.type, 'config']
+  const items: ValidationItem[] = []
+  if (checked.type === 'http_api' || checked.type === 'mcp') {
+    const { credential_uuid: credentialUuid, url } = checked.config
+    if (credentialUuid && !readCredential(ctx, organizationId, credentialUuid)) {
+      items.push(
+        valueError(
+          [...at, 'credential_uuid'],
+          `credential '${credentialUuid}' is not a credential of this organization`,
+          credentialUuid,
+        ),
+      )
+    }
+    if (namesThisServer(ctx, url)) items.push(valueError([...at, 'url'], THIS_SERVER_MESSAGE, url))
+  }
+  const recordingProblem = toolRecordingProblem(ctx, organizationId, checked, at)
+  if (recordingProblem) items.push(recordingProblem)
+  return items
 }
 
 /** A comma-separated filter of allowed values, or the 422 naming the unknown ones. */
@@ -104,28 +131,7 @@ function checkedDefinition(
   category: ToolCategory | null | undefined,
 ) {
   const { definition: checked, problems } = checkDefinition(definition, ['body', 'definition'])
-  const items: ValidationItem[] = [...problems]
-  if (checked.type === 'http_api' || checked.type === 'mcp') {
-    const { credential_uuid: credentialUuid, url } = checked.config
-    if (credentialUuid && !readCredential(ctx, organizationId, credentialUuid)) {
-      items.push(
-        valueError(
-          ['body', 'definition', checked.type, 'config', 'credential_uuid'],
-          `credential '${credentialUuid}' is not a credential of this organization`,
-          credentialUuid,
-        ),
-      )
-    }
-    if (namesThisServer(ctx, url))
-      items.push(valueError(['body', 'definition', checked.type, 'config', 'url'], THIS_SERVER_MESSAGE, url))
-  }
-  const recordingProblem = toolRecordingProblem(ctx, organizationId, checked, [
-    'body',
-    'definition',
-    checked.type,
-    'config',
-  ])
-  if (recordingProblem) items.push(recordingProblem)
+  const items: ValidationItem[] = [...problems, ...referenceProblems(ctx, organizationId, checked)]
   if (category && category !== definition.type) {
     items.push(
       valueError(
@@ -162,20 +168,21 @@ export function createTool(ctx: AppContext, organizationId: number, body: Create
 }
 
 /**
- * A tool restored as it was: its credential may have been deleted while it was archived (nothing names it then), and
- * its requests would go out without it. The PUT that restores it may give it another one in a new definition.
+ * A tool restored as it was (no new definition) must still be able to run: what its definition names is checked again,
+ * and each problem is reported at `status`, which is what the request changes.
  */
-function checkCredentialStillThere(ctx: AppContext, organizationId: number, stored: ToolRow['definition']): void {
-  const credentialUuid = (stored as { config?: { credential_uuid?: unknown } }).config?.credential_uuid
-  if (typeof credentialUuid !== 'string' || credentialUuid === '') return
-  if (readCredential(ctx, organizationId, credentialUuid)) return
-  throw invalid([
-    valueError(
-      ['body', 'status'],
-      `the tool's credential '${credentialUuid}' was deleted while it was archived: send a definition naming another credential (or none) with the restore`,
-      'active',
+function checkStillRunnable(ctx: AppContext, organizationId: number, stored: ToolRow['definition']): void {
+  const problems = referenceProblems(ctx, organizationId, stored as ToolDefinition)
+  if (problems.length === 0) return
+  throw invalid(
+    problems.map((problem) =>
+      valueError(
+        ['body', 'status'],
+        `the tool cannot be restored as it is, it names what is gone: ${problem.msg}; send a definition that names another one (or none) with the restore`,
+        'active',
+      ),
     ),
-  ])
+  )
 }
 
 /** Changes what is sent; a new definition may change the tool's type (its category follows). */
@@ -190,7 +197,7 @@ export function updateTool(
     ? keepDiscovery(checkedDefinition(ctx, organizationId, body.definition, null), current.definition)
     : current.definition
   if (!body.definition && body.status === 'active' && current.status !== 'active')
-    checkCredentialStillThere(ctx, organizationId, current.definition)
+    checkStillRunnable(ctx, organizationId, current.definition)
   const row = ctx.db
     .update(tools)
     .set({

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { createTestApp, type TestApp } from '../support/app'
 import { createAgent, sampleDefinition } from '../support/agents'
 import { httpApiConfig } from '../support/tools'
+import { createRecording, lineToneWav } from '../support/recordings'
 import { CONFIGS_PATH, createConfiguration, VALID_CONFIGS } from '../support/telephony'
 
 let t: TestApp
@@ -109,7 +110,8 @@ describe('tools resource', () => {
     const refused = await t.request('PUT', `/api/v1/tools/${tool.tool_uuid}`, { body: { status: 'active' } })
     expect(refused.status).toBe(422)
     expect(refused.body.detail[0].loc).toEqual(['body', 'status'])
-    expect(refused.body.detail[0].msg).toContain(`the tool's credential '${first}' was deleted while it was archived`)
+    expect(refused.body.detail[0].msg).toContain('the tool cannot be restored as it is')
+    expect(refused.body.detail[0].msg).toContain(`credential '${first}' is not a credential of this organization`)
     expect((await t.request('GET', `/api/v1/tools/${tool.tool_uuid}`)).body.status).toBe('archived')
 
     const second = await credential('second')
@@ -119,6 +121,29 @@ describe('tools resource', () => {
     expect(restored.status, restored.text).toBe(200)
     expect(restored.body.status).toBe('active')
     expect(restored.body.definition.config.credential_uuid).toBe(second)
+  })
+
+  test('a tool whose recording was deleted while it was archived is restored only with a definition without it', async () => {
+    expect((await createRecording(t, 'goodbye', lineToneWav(400, 200))).status).toBe(200)
+    const audioConfig = { messageType: 'audio', audioRecordingId: 'goodbye' }
+    const tool = await create({ name: 'Hang up', definition: { type: 'end_call', config: audioConfig } })
+    expect((await t.request('DELETE', `/api/v1/tools/${tool.tool_uuid}`)).status).toBe(200)
+    expect((await t.request('DELETE', '/api/v1/workflow-recordings/goodbye')).status).toBe(200)
+
+    const refused = await t.request('PUT', `/api/v1/tools/${tool.tool_uuid}`, { body: { status: 'active' } })
+    expect(refused.status).toBe(422)
+    expect(refused.body.detail[0].loc).toEqual(['body', 'status'])
+    expect(refused.body.detail[0].msg).toContain("recording 'goodbye' is not a recording of this organization")
+    expect((await t.request('GET', `/api/v1/tools/${tool.tool_uuid}`)).body.status).toBe('archived')
+
+    const restored = await t.request('PUT', `/api/v1/tools/${tool.tool_uuid}`, {
+      body: {
+        status: 'active',
+        definition: { type: 'end_call', config: { messageType: 'custom', customMessage: 'Bye!' } },
+      },
+    })
+    expect(restored.status, restored.text).toBe(200)
+    expect(restored.body.status).toBe('active')
   })
 
   test('each type: end_call, transfer_call (static and chosen by the model), calculator; list filters by category', async () => {
