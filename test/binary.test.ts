@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { compiledBinary } from './support/compiled-binary'
@@ -102,6 +111,22 @@ describe('compiled binary', () => {
       server.kill('SIGTERM')
     }
     await server.exited
+  }, 30_000)
+
+  test('a start removes the recording audio a crash left behind, and keeps the data beside it', async () => {
+    const dataHome = mkdtempSync(join(tmpdir(), 'ringbase-serve-'))
+    const spillDir = join(dataHome, 'data', '.partial', 'call-recordings')
+    mkdirSync(spillDir, { recursive: true })
+    writeFileSync(join(spillDir, '42.pcm'), new Uint8Array(64_000))
+    const server = spawnServe(binary, [], {}, dataHome)
+    try {
+      await outputOf(server.stdout).waitFor(/"msg":"listening"/)
+      expect(readdirSync(spillDir)).toEqual([])
+      expect(existsSync(join(dataHome, 'data', 'ringbase.db'))).toBe(true)
+    } finally {
+      server.kill('SIGKILL')
+      rmSync(dataHome, { recursive: true, force: true })
+    }
   }, 30_000)
 
   test(
