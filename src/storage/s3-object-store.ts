@@ -1,6 +1,6 @@
 import { S3Client, type S3File } from 'bun'
 import type { S3StoreConfig } from '../config'
-import { upstreamFailed } from '../lib/errors'
+import { DomainError, upstreamFailed } from '../lib/errors'
 import { checkKey, chunksOf, ObjectExistsError, ObjectTooLargeError, type ObjectStore } from './object-store'
 
 /** How long the health probe waits for the bucket. */
@@ -15,6 +15,65 @@ const typeOfKey = (key: string) => Bun.file(key).type
 
 /** What callers see when the bucket fails: a 502 through the API, the S3 error only in the log. */
 const unavailable = (error: unknown) => upstreamFailed('The object store could not be reached', error)
+/** A failure as callers see it (a silence is one already). */
+const asUnavailable = (error: unknown) => (error instanceof DomainError ? error : unavailable(error))
+
+/**
+ * How long the bucket may stay silent: no answer to a request, no byte of an object being read, no part of one being
+ * written taken. Bun's S3 client waits for ever on its own, and a silent network held the end of every call (their
+ * recordings are stored before the run is closed) until the process restarted.
+ */
+const SILENCE_MS = 30_000
+
+export type S3StoreOptions = { silenceMs?: number }
+
+/**
+ * A promise that fails as `unavailable` once `silenceMs` pass without `heard()`; `pause()` stops counting while the
+ * wait is someone else's (an upload's own client sending slowly), `stop()` for good.
+ */
+function silenceWatch(silenceMs: number) {
+  let timer: Timer | undefined
+  let fail!: (error: unknown) => void
+  const silent = new Promise<never>((_, reject) => {
+    fail = reject
+  })
+  silent.catch(() => {})
+  const pause = () => clearTimeout(timer)
+  const heard = () => {
+    pause()
+    timer = setTimeout(() => fail(unavailable(new Error(`the object store was silent for ${silenceMs} ms`))), silenceMs)
+  }
+  heard()
+  return { silent, heard, pause, stop: pause }
+}
+
+/** `work`, failed as unavailable if it has not settled after `silenceMs` (what it started goes on, unheard). */
+async function withinSilence<T>(work: Promise<T>, silenceMs: number): Promise<T> {
+  const watch = silenceWatch(silenceMs)
+  try {
+    return await Promise.race([work, watch.silent])
+  } finally {
+    watch.stop()
+  }
+}
+
+/** The object's bytes as they arrive; a wait of `silenceMs` for the next piece fails it as unavailable. */
+function readWithinSilence(source: ReadableStream<Uint8Array>, silenceMs: number): ReadableStream<Uint8Array> {
+  const reader = source.getReader()
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await withinSilence(reader.read(), silenceMs)
+        if (next.done) controller.close()
+        else controller.enqueue(next.value)
+      } catch (error) {
+        void reader.cancel().catch(() => {})
+        controller.error(asUnavailable(error))
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  })
+}
 
 /**
  * Objects in an S3-compatible bucket, under `prefix/`, through Bun's built-in client. A body is streamed as it arrives
@@ -23,7 +82,8 @@ const unavailable = (error: unknown) => upstreamFailed('The object store could n
  * anything. The parts of such a multipart upload stay in the bucket, invisible, until a lifecycle rule
  * (AbortIncompleteMultipartUpload) removes them: docs/scale-out.md says how to set it.
  */
-export function s3ObjectStore(config: S3StoreConfig): ObjectStore {
+export function s3ObjectStore(config: S3StoreConfig, options: S3StoreOptions = {}): ObjectStore {
+  const silenceMs = options.silenceMs ?? SILENCE_MS
   const client = new S3Client({
     bucket: config.bucket,
     endpoint: config.endpoint,
@@ -38,11 +98,11 @@ export function s3ObjectStore(config: S3StoreConfig): ObjectStore {
   }
   /** The object's size and type, or null when there is none. */
   const statOf = (file: S3File) =>
-    file.stat().catch((error) => {
+    withinSilence(file.stat(), silenceMs).catch((error) => {
       if (isMissing(error)) return null
-      throw unavailable(error)
+      throw asUnavailable(error)
     })
-  const read = <T>(reading: Promise<T>) => reading.catch((error) => Promise.reject(unavailable(error)))
+  const stream = (file: S3File) => readWithinSilence(file.stream(), silenceMs)
 
   return {
     kind: 's3',
@@ -55,14 +115,20 @@ export function s3ObjectStore(config: S3StoreConfig): ObjectStore {
       const source = chunksOf(body)
       let size = 0
       let bodyError: unknown = null
+      // Silence is the bucket's only while the client waits on it, not while the body itself is slow to come.
+      const watch = silenceWatch(silenceMs)
       const counted = new ReadableStream<Uint8Array>({
         async pull(controller) {
+          watch.pause()
           try {
             const next = await source.next()
-            if (next.done) return controller.close()
-            size += next.value.byteLength
-            if (size > maxBytes) throw new ObjectTooLargeError(maxBytes)
-            controller.enqueue(next.value)
+            if (next.done) controller.close()
+            else {
+              size += next.value.byteLength
+              if (size > maxBytes) throw new ObjectTooLargeError(maxBytes)
+              controller.enqueue(next.value)
+            }
+            watch.heard()
           } catch (error) {
             bodyError = error
             controller.error(error)
@@ -73,9 +139,12 @@ export function s3ObjectStore(config: S3StoreConfig): ObjectStore {
         },
       })
       try {
-        await file.write(new Response(counted), { type: typeOfKey(key) })
+        await Promise.race([file.write(new Response(counted), { type: typeOfKey(key) }), watch.silent])
       } catch (error) {
-        throw bodyError ?? unavailable(error)
+        if (!bodyError) void source.return(undefined)
+        throw bodyError ?? asUnavailable(error)
+      } finally {
+        watch.stop()
       }
       if (bodyError) throw bodyError
       return { size }
@@ -88,9 +157,9 @@ export function s3ObjectStore(config: S3StoreConfig): ObjectStore {
       return {
         size: stats.size,
         type: stats.type || typeOfKey(key),
-        stream: () => file.stream(),
-        bytes: () => read(file.bytes()),
-        text: () => read(file.text()),
+        stream: () => stream(file),
+        bytes: async () => new Uint8Array(await new Response(stream(file)).arrayBuffer()),
+        text: () => new Response(stream(file)).text(),
       }
     },
 
@@ -99,7 +168,7 @@ export function s3ObjectStore(config: S3StoreConfig): ObjectStore {
     },
 
     async delete(key) {
-      await read(fileOf(key).delete())
+      await withinSilence(fileOf(key).delete(), silenceMs).catch((error) => Promise.reject(asUnavailable(error)))
     },
 
     async status() {

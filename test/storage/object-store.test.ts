@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { encodeWav, interleavedPieces, wavStream } from '../../src/lib/wav'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
@@ -246,5 +247,92 @@ describe('s3 object store, bucket out of reach', () => {
       secretAccessKey: 'not-the-secret',
     })
     expect((await wrongSecret.status()).reachable).toBe(false)
+  })
+})
+
+describe('s3 object store, bucket gone silent', () => {
+  const silenceMs = 200
+  const storeAt = (endpoint: string) =>
+    s3ObjectStore(
+      { bucket: 'b', prefix: '', endpoint, region: 'us-east-1', accessKeyId: 'a', secretAccessKey: 'b' },
+      { silenceMs },
+    )
+  const failureOf = (attempt: Promise<unknown>) =>
+    attempt.then(
+      () => null,
+      (failure) => failure,
+    )
+  const expectUpstreamFailure = (error: unknown) => {
+    expect(error).toBeInstanceOf(DomainError)
+    expect((error as DomainError).kind).toBe('upstream_failed')
+  }
+
+  test('a bucket that takes the connection and never answers fails every operation instead of waiting for ever', async () => {
+    const sockets: Socket[] = []
+    const silent = createServer((socket) => {
+      sockets.push(socket)
+      socket.on('data', () => {})
+    })
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    const store = storeAt(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`)
+    try {
+      for (const attempt of [
+        () => store.get('a.wav'),
+        () => store.exists('a.wav'),
+        () => store.delete('a.wav'),
+        () => store.put('a.wav', 'x'),
+        () => store.put('a.wav', streamOf('a', 'b')),
+      ])
+        expectUpstreamFailure(await failureOf(attempt()))
+    } finally {
+      for (const socket of sockets) socket.destroy()
+      silent.close()
+    }
+  })
+
+  test("an object whose bytes stop coming fails its reader; a slow body being stored is not the bucket's silence", async () => {
+    const stalled = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch(request) {
+        const headers = { 'content-length': '1000', etag: '"e"', 'last-modified': new Date().toUTCString() }
+        if (request.method === 'HEAD') return new Response(null, { headers })
+        if (request.method === 'PUT')
+          return request.arrayBuffer().then(() => new Response(null, { headers: { etag: '"e"' } }))
+        return new Response(
+          new ReadableStream({
+            start(controller) {
+              controller.enqueue(new Uint8Array(10))
+            },
+          }),
+          { headers },
+        )
+      },
+    })
+    const store = storeAt(`http://127.0.0.1:${stalled.port}`)
+    try {
+      const object = await store.get('a.wav')
+      expect(object?.size).toBe(1000)
+      expectUpstreamFailure(await failureOf(object!.bytes()))
+      expectUpstreamFailure(await failureOf(object!.text()))
+      expectUpstreamFailure(await failureOf(new Response(object!.stream()).arrayBuffer()))
+
+      let sendRest!: () => void
+      const slowBody = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('first half, '))
+          sendRest = () => {
+            controller.enqueue(new TextEncoder().encode('then the rest'))
+            controller.close()
+          }
+        },
+      })
+      const stored = store.put('b.txt', slowBody)
+      await Bun.sleep(silenceMs * 3)
+      sendRest()
+      expect(await stored).toEqual({ size: 25 })
+    } finally {
+      stalled.stop(true)
+    }
   })
 })
