@@ -33,8 +33,7 @@
  * A socket opened with `subscribeAll=true` gets every channel and bridge event of the fake (ws_edge_cases
  * multi_app_subscribeAll), so tests can tell the two apart.
  *
- * What the traces do not show (bridge recordings, stored recording files, other externalMedia modes, playing to a
- * bridge, removing a channel from one) is kept minimal and follows the Swagger descriptions in
+ * What the traces do not show (other externalMedia modes, playing to a bridge, removing a channel from one) is kept minimal and follows the Swagger descriptions in
  * shared/reference/ari/api-docs; playbacks answer and send events as trace app_play_then_hangup_103 does for a channel.
  */
 import type { Server, ServerWebSocket } from 'bun'
@@ -44,7 +43,6 @@ import type {
   CallerId,
   Channel,
   ChannelState,
-  LiveRecording,
   Playback,
 } from '../../src/telephony/ari/types'
 import { createFakeMediaHub, type FakeMediaChannel, type MediaSocketData } from './fake-ari-media'
@@ -329,8 +327,6 @@ export const DEFAULT_SCENARIOS: Record<string, FakeAriScenario> = {
 /** Any other technology fails like trace bad_technology. */
 const KNOWN_TECHNOLOGIES = new Set(['Local', 'PJSIP', 'SIP', 'IAX2', 'DAHDI'])
 
-const RECORDING_FORMATS = new Set(['wav', 'gsm', 'ulaw', 'alaw', 'sln', 'sln16', 'g722'])
-
 /** GET /asterisk/info as recorded. */
 const ASTERISK_INFO = {
   build: {
@@ -367,7 +363,7 @@ type FakeCall = {
   mediaSocketOpen?: boolean
 }
 
-type FakeBridge = { bridge: Bridge; recording?: LiveRecording }
+type FakeBridge = { bridge: Bridge }
 
 type SocketData = { apps: string[]; subscribeAll: boolean } | MediaSocketData
 
@@ -384,7 +380,6 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
   const requests: RecordedRequest[] = []
   const channels = new Map<string, { channel: Channel; call: FakeCall }>()
   const bridges = new Map<string, FakeBridge>()
-  const storedRecordings = new Map<string, { format: string; bytes: Uint8Array }>()
   const playbacks = new Map<string, { playback: Playback; app: string }>()
   /** The latest socket registered per app gets its events, as in Asterisk. */
   const appSockets = new Map<string, ServerWebSocket<SocketData>>()
@@ -716,7 +711,6 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
     ],
     ['POST', /^\/bridges\/([^/]+)\/addChannel$/, ({ params, query }) => addChannels(params[0], query)],
     ['DELETE', /^\/bridges\/([^/]+)$/, ({ params }) => destroyBridge(params[0])],
-    ['POST', /^\/bridges\/([^/]+)\/record$/, ({ params, query }) => recordBridge(params[0], query)],
     ['POST', /^\/bridges\/([^/]+)\/removeChannel$/, ({ params, query }) => removeChannels(params[0], query)],
     ['POST', /^\/bridges\/([^/]+)\/play$/, ({ params, query }) => playOnBridge(params[0], query)],
     [
@@ -727,24 +721,6 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
         if (!found) return message(404, 'Playback not found')
         finishPlayback(found.playback.id, 'done')
         return new Response(null, { status: 204 })
-      },
-    ],
-    [
-      'GET',
-      /^\/recordings\/stored\/([^/]+)\/file$/,
-      ({ params }) => {
-        const stored = storedRecordings.get(params[0])
-        if (!stored) return message(404, 'Recording not found')
-        const contentType = stored.format === 'wav' ? 'audio/wav' : 'application/octet-stream'
-        return new Response(stored.bytes, { headers: { 'content-type': contentType } })
-      },
-    ],
-    [
-      'DELETE',
-      /^\/recordings\/stored\/([^/]+)$/,
-      ({ params }) => {
-        const removed = storedRecordings.delete(params[0])
-        return removed ? new Response(null, { status: 204 }) : message(404, 'Recording not found')
       },
     ],
   ]
@@ -889,38 +865,14 @@ export async function startFakeAri(options: FakeAriOptions = {}): Promise<FakeAr
   function destroyBridge(bridgeId: string): Response {
     const found = bridges.get(bridgeId)
     if (!found) return message(404, 'Bridge not found')
-    const { bridge, recording } = found
+    const { bridge } = found
     setBridgePeers(bridge, () => '')
     for (const id of [...bridge.channels]) {
       const entry = channels.get(id)!
       leaveBridges(entry.channel, entry.call)
     }
-    if (recording) finishRecording(recording)
     bridges.delete(bridgeId)
     return new Response(null, { status: 204 })
-  }
-
-  function recordBridge(bridgeId: string, query: URLSearchParams): Response {
-    const found = bridges.get(bridgeId)
-    if (!found) return message(404, 'Bridge not found')
-    const name = query.get('name')
-    const format = query.get('format')
-    if (!name || !format) return message(400, 'Missing parameters')
-    if (!RECORDING_FORMATS.has(format)) return message(422, `Unknown format: ${format}`)
-    const liveWithName = [...bridges.values()].some((b) => b.recording?.name === name)
-    const ifExists = query.get('ifExists') ?? 'fail'
-    if (liveWithName || (storedRecordings.has(name) && ifExists === 'fail')) {
-      return message(409, 'A recording with the same name already exists on the system')
-    }
-    found.recording = { name, format, target_uri: `bridge:${bridgeId}`, state: 'queued' }
-    const started = { ...found.recording, state: 'recording' as const }
-    setTimeout(() => broadcast({ type: 'RecordingStarted', recording: started }), 0)
-    return Response.json(found.recording, { status: 201 })
-  }
-
-  function finishRecording(recording: LiveRecording) {
-    storedRecordings.set(recording.name, { format: recording.format, bytes: silentWav(200) })
-    broadcast({ type: 'RecordingFinished', recording: { ...recording, state: 'done', duration: 0 } })
   }
 
   function broadcast(event: { type: string; [field: string]: unknown }) {
@@ -1127,28 +1079,4 @@ function parseCallerId(callerId: string | null): CallerId {
   const named = callerId?.match(/^\s*"?([^"<]*?)"?\s*<([^>]*)>\s*$/)
   if (named) return { name: named[1], number: named[2] }
   return { name: '', number: callerId?.trim() ?? '' }
-}
-
-/** A mono 8 kHz 16-bit PCM WAV of silence. */
-function silentWav(durationMs: number): Uint8Array {
-  const sampleRate = 8000
-  const dataBytes = Math.round((sampleRate * durationMs) / 1000) * 2
-  const buffer = new ArrayBuffer(44 + dataBytes)
-  const view = new DataView(buffer)
-  const ascii = (offset: number, text: string) =>
-    [...text].forEach((c, i) => view.setUint8(offset + i, c.charCodeAt(0)))
-  ascii(0, 'RIFF')
-  view.setUint32(4, 36 + dataBytes, true)
-  ascii(8, 'WAVE')
-  ascii(12, 'fmt ')
-  view.setUint32(16, 16, true)
-  view.setUint16(20, 1, true) // PCM
-  view.setUint16(22, 1, true) // mono
-  view.setUint32(24, sampleRate, true)
-  view.setUint32(28, sampleRate * 2, true)
-  view.setUint16(32, 2, true)
-  view.setUint16(34, 16, true)
-  ascii(36, 'data')
-  view.setUint32(40, dataBytes, true)
-  return new Uint8Array(buffer)
 }

@@ -1,13 +1,5 @@
 import { readCappedText } from '../../lib/capped-body'
-import type {
-  AriConnectionSettings,
-  AsteriskInfo,
-  AsteriskPing,
-  Bridge,
-  Channel,
-  LiveRecording,
-  Playback,
-} from './types'
+import type { AriConnectionSettings, AsteriskInfo, AsteriskPing, Bridge, Channel, Playback } from './types'
 
 /**
  * A failed ARI request. `status` is the HTTP status, or null when no response came (refused, DNS, timeout).
@@ -65,16 +57,6 @@ export type ExternalMediaParams = {
   variables?: Record<string, string>
 }
 
-export type RecordBridgeParams = {
-  name: string
-  format: string
-  maxDurationSeconds?: number
-  maxSilenceSeconds?: number
-  ifExists?: 'fail' | 'overwrite' | 'append'
-  beep?: boolean
-  terminateOn?: 'none' | 'any' | '*' | '#'
-}
-
 export type AriRest = {
   /** POST /channels with our channelId, into the settings' Stasis app. */
   originate(params: OriginateParams): Promise<Channel>
@@ -95,10 +77,6 @@ export type AriRest = {
   /** DELETE /playbacks/{id}; one already finished throws AriError with status 404. */
   stopPlayback(playbackId: string): Promise<void>
   externalMedia(params: ExternalMediaParams): Promise<Channel>
-  recordBridge(bridgeId: string, params: RecordBridgeParams): Promise<LiveRecording>
-  /** The unread response: stream its body (e.g. `Bun.write(path, response)`) rather than buffering a long call. */
-  getStoredRecordingFile(recordingName: string): Promise<Response>
-  deleteStoredRecording(recordingName: string): Promise<void>
   /**
    * POST /applications/{app}/subscription: the settings' app also gets the events of these sources (`channel:<id>`,
    * `bridge:<id>`) until they are destroyed, even outside Stasis. Asterisk refuses all (422) if one does not exist.
@@ -241,18 +219,6 @@ export function createAriRest(settings: AriConnectionSettings, opts: AriRestOpti
         },
         variablesBody(params.variables),
       ),
-    recordBridge: (bridgeId, params) =>
-      json<LiveRecording>('POST', `/bridges/${segment(bridgeId)}/record`, {
-        name: params.name,
-        format: params.format,
-        maxDurationSeconds: params.maxDurationSeconds,
-        maxSilenceSeconds: params.maxSilenceSeconds,
-        ifExists: params.ifExists,
-        beep: params.beep,
-        terminateOn: params.terminateOn,
-      }),
-    getStoredRecordingFile: (recordingName) => request('GET', `/recordings/stored/${segment(recordingName)}/file`),
-    deleteStoredRecording: (recordingName) => noContent('DELETE', `/recordings/stored/${segment(recordingName)}`),
     subscribe: async (eventSources) => {
       const response = await request('POST', `/applications/${segment(settings.app)}/subscription`, {
         eventSource: eventSources.join(','),

@@ -69,20 +69,6 @@ export type Bridge = {
   bridgevars?: Record<string, string>
 }
 
-export type LiveRecordingState = 'queued' | 'recording' | 'paused' | 'done' | 'failed' | 'canceled'
-
-export type LiveRecording = {
-  name: string
-  format: string
-  /** `bridge:<id>` or `channel:<id>` */
-  target_uri: string
-  state: LiveRecordingState
-  duration?: number
-  talking_duration?: number
-  silence_duration?: number
-  cause?: string
-}
-
 export type Playback = {
   id: string
   media_uri: string
@@ -177,9 +163,6 @@ export type ChannelEnteredBridge = EventBase & { type: 'ChannelEnteredBridge'; b
 export type ChannelLeftBridge = EventBase & { type: 'ChannelLeftBridge'; bridge: Bridge; channel: Channel }
 export type BridgeCreated = EventBase & { type: 'BridgeCreated'; bridge: Bridge }
 export type BridgeDestroyed = EventBase & { type: 'BridgeDestroyed'; bridge: Bridge }
-export type RecordingStarted = EventBase & { type: 'RecordingStarted'; recording: LiveRecording }
-export type RecordingFinished = EventBase & { type: 'RecordingFinished'; recording: LiveRecording }
-export type RecordingFailed = EventBase & { type: 'RecordingFailed'; recording: LiveRecording }
 export type PlaybackStarted = EventBase & { type: 'PlaybackStarted'; playback: Playback }
 export type PlaybackFinished = EventBase & { type: 'PlaybackFinished'; playback: Playback }
 /** Another websocket registered the same app: this socket stays open but receives nothing more. */
@@ -230,9 +213,6 @@ export type AriEvent =
   | ChannelLeftBridge
   | BridgeCreated
   | BridgeDestroyed
-  | RecordingStarted
-  | RecordingFinished
-  | RecordingFailed
   | PlaybackStarted
   | PlaybackFinished
   | ApplicationReplaced
