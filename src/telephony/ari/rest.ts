@@ -106,14 +106,24 @@ export function basicAuthorization(settings: AriConnectionSettings): string {
   return `Basic ${Buffer.from(`${settings.username}:${settings.password}`, 'utf8').toString('base64')}`
 }
 
-/** The HTTP requests of an ARI client: authenticated, bounded in time, errors as AriError, JSON answers capped. */
+/**
+ * The HTTP requests of an ARI client: authenticated, errors as AriError, JSON answers capped, and bounded in time up to
+ * the answer's last byte (a PBX that sends its headers and then nothing would otherwise hold the call's step for ever).
+ */
 function ariRequests(settings: AriConnectionSettings, opts: AriRestOptions) {
   const baseUrl = ariBaseUrl(settings.endpoint)
   const authorization = basicAuthorization(settings)
   const fetchImpl = opts.fetch ?? fetch
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS
 
-  async function request(method: string, path: string, query: Record<string, QueryValue> = {}, body?: unknown) {
+  /** Sends the request and reads its answer with `read`, both within `timeoutMs`. */
+  async function request<T>(
+    method: string,
+    path: string,
+    query: Record<string, QueryValue>,
+    body: unknown,
+    read: (response: Response, operation: string) => Promise<T>,
+  ): Promise<T> {
     const url = new URL(baseUrl + path)
     for (const [name, value] of Object.entries(query)) {
       if (value !== undefined) url.searchParams.set(name, String(value))
@@ -123,7 +133,7 @@ function ariRequests(settings: AriConnectionSettings, opts: AriRestOptions) {
     if (body !== undefined) headers['content-type'] = 'application/json'
     const abort = new AbortController()
     const timer = setTimeout(() => abort.abort(), timeoutMs)
-    let response: Response
+    let response: Response | undefined
     try {
       response = await fetchImpl(url, {
         method,
@@ -131,38 +141,41 @@ function ariRequests(settings: AriConnectionSettings, opts: AriRestOptions) {
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: abort.signal,
       })
+      if (!response.ok) throw new AriError(response.status, await errorMessage(response), operation)
+      return await read(response, operation)
     } catch (cause) {
-      const message = abort.signal.aborted ? `no response within ${timeoutMs} ms` : describeCause(cause)
-      throw new AriError(null, message, operation, { cause })
+      if (cause instanceof AriError && !abort.signal.aborted) throw cause
+      const late = response ? `no complete answer within ${timeoutMs} ms` : `no response within ${timeoutMs} ms`
+      throw new AriError(response?.status ?? null, abort.signal.aborted ? late : describeCause(cause), operation, {
+        cause,
+      })
     } finally {
       clearTimeout(timer)
     }
-    if (!response.ok) throw new AriError(response.status, await errorMessage(response), operation)
-    return response
   }
 
-  async function json<T>(method: string, path: string, query?: Record<string, QueryValue>, body?: unknown) {
-    const response = await request(method, path, query, body)
-    const operation = `${method} ${path}`
-    const { text, truncated } = await readCappedText(response.body, ARI_ANSWER_MAX_BYTES)
-    if (truncated) throw new AriError(response.status, `an answer larger than ${ARI_ANSWER_MAX_BYTES} bytes`, operation)
-    try {
-      return JSON.parse(text) as T
-    } catch (cause) {
-      throw new AriError(response.status, 'an answer that is not JSON', operation, { cause })
-    }
-  }
+  const json = <T>(method: string, path: string, query: Record<string, QueryValue> = {}, body?: unknown) =>
+    request(method, path, query, body, async (response, operation) => {
+      const { text, truncated } = await readCappedText(response.body, ARI_ANSWER_MAX_BYTES)
+      if (truncated)
+        throw new AriError(response.status, `an answer larger than ${ARI_ANSWER_MAX_BYTES} bytes`, operation)
+      try {
+        return JSON.parse(text) as T
+      } catch (cause) {
+        throw new AriError(response.status, 'an answer that is not JSON', operation, { cause })
+      }
+    })
 
-  async function noContent(method: string, path: string, query?: Record<string, QueryValue>) {
-    const response = await request(method, path, query)
-    await response.body?.cancel()
-  }
+  const noContent = (method: string, path: string, query: Record<string, QueryValue> = {}) =>
+    request(method, path, query, undefined, async (response) => {
+      await response.body?.cancel()
+    })
 
-  return { request, json, noContent }
+  return { json, noContent }
 }
 
 export function createAriRest(settings: AriConnectionSettings, opts: AriRestOptions = {}): AriRest {
-  const { request, json, noContent } = ariRequests(settings, opts)
+  const { json, noContent } = ariRequests(settings, opts)
   const variablesBody = (variables?: Record<string, string>) => (variables ? { variables } : undefined)
   const segment = encodeURIComponent
 
@@ -219,12 +232,10 @@ export function createAriRest(settings: AriConnectionSettings, opts: AriRestOpti
         },
         variablesBody(params.variables),
       ),
-    subscribe: async (eventSources) => {
-      const response = await request('POST', `/applications/${segment(settings.app)}/subscription`, {
+    subscribe: (eventSources) =>
+      noContent('POST', `/applications/${segment(settings.app)}/subscription`, {
         eventSource: eventSources.join(','),
-      })
-      await response.body?.cancel()
-    },
+      }),
     ping: () => json<AsteriskPing>('GET', '/asterisk/ping'),
     asteriskInfo: () => json<AsteriskInfo>('GET', '/asterisk/info'),
   }

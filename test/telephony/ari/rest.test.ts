@@ -124,6 +124,28 @@ describe('ARI REST client', () => {
     expect(timedOut.message).toBe('no response within 20 ms')
   })
 
+  test('an answer whose headers come and then nothing more fails within the timeout, error answers too', async () => {
+    const stalledBody = (status: number, signal?: AbortSignal | null) =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode('[{"id":'))
+            signal?.addEventListener('abort', () => controller.error(new DOMException('aborted', 'AbortError')))
+          },
+        }),
+        { status, headers: { 'content-type': 'application/json' } },
+      )
+    for (const status of [200, 500]) {
+      const stalling = createAriRest(fake.settings(), {
+        timeoutMs: 20,
+        fetch: (async (_url: unknown, init?: RequestInit) => stalledBody(status, init?.signal)) as typeof fetch,
+      })
+      const timedOut = await ariError(stalling.listChannels())
+      expect(timedOut.status).toBe(status)
+      expect(timedOut.message).toBe('no complete answer within 20 ms')
+    }
+  })
+
   test('a non-JSON error body falls back to the status line', async () => {
     const proxy = createAriRest(fake.settings(), {
       fetch: (async () =>
