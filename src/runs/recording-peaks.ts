@@ -5,6 +5,7 @@ import { notFound } from '../lib/errors'
 import { pcmStreamReader, WavFormatError } from '../lib/wav'
 import { nextTurn } from '../lib/next-turn'
 import { runOfOrganization } from './detail'
+import type { StoredObject } from '../storage/object-store'
 
 /**
  * A run's recording drawn as waveforms without sending it: the loudest sample of each track per column, read from the
@@ -19,6 +20,14 @@ export const RecordingPeaks = t.Object({
 
 const FULL_SCALE = 32768
 const noRecording = () => notFound('No recording available for this workflow run')
+/**
+ * Peaks already drawn, the most recently asked last: a stored recording never changes, and an hour's call costs about
+ * 0.3 s of CPU to read again. Keyed by store location, object key, size and columns; requests arriving while one is
+ * being drawn share it.
+ */
+const drawn = new Map<string, Promise<Static<typeof RecordingPeaks>>>()
+const DRAWN_KEPT = 32
+
 /** The loop is given a turn this often: an hour's recording is 115 MB, read from a file without a pause otherwise. */
 const SLICE_MS = 5
 
@@ -65,6 +74,22 @@ export async function recordingPeaks(
   if (!run) throw notFound('Workflow run not found')
   const object = run.recordingKey ? await ctx.objects.get(run.recordingKey) : null
   if (!object) throw noRecording()
+  const key = `${ctx.objects.location}/${run.recordingKey}:${object.size}:${columns}`
+  const known = drawn.get(key)
+  if (known) {
+    drawn.delete(key)
+    drawn.set(key, known)
+    return known
+  }
+  const drawing = drawPeaks(object, columns)
+  drawn.set(key, drawing)
+  drawing.catch(() => drawn.delete(key))
+  if (drawn.size > DRAWN_KEPT) drawn.delete(drawn.keys().next().value!)
+  return drawing
+}
+
+/** Reads the stored WAV as it streams, giving the loop a turn every SLICE_MS. */
+async function drawPeaks(object: StoredObject, columns: number): Promise<Static<typeof RecordingPeaks>> {
   const reader = pcmStreamReader()
   let counter: ReturnType<typeof peakCounter> | null = null
   let duration = 0

@@ -34,7 +34,7 @@ async function runWithRecording(organizationId = 1, key?: string) {
     outcome: { durationSeconds: 2, disposition: 'completed' },
     artifacts: { recording: recordingKey },
   })
-  return { agent, run, path: `/api/v1/workflow/${agent.id}/runs/${run.id}/recording-peaks` }
+  return { agent, run, recordingKey, path: `/api/v1/workflow/${agent.id}/runs/${run.id}/recording-peaks` }
 }
 
 describe('recording peaks', () => {
@@ -51,6 +51,21 @@ describe('recording peaks', () => {
     })
     const byDefault = await t.request('GET', path)
     expect(byDefault.body.tracks.map((track: number[]) => track.length)).toEqual([300, 300])
+  })
+
+  test('a recording is read once per column count: asked again, the peaks drawn first answer; a deleted one is 404', async () => {
+    const { path, recordingKey } = await runWithRecording()
+    const first = (await t.request('GET', `${path}?columns=4`)).body
+    // Stored recordings never change: one replaced underneath, at the same size, shows whether it was read again.
+    const silent = encodeWav([new Int16Array(2 * RATE), new Int16Array(2 * RATE)], RATE)
+    await t.ctx.objects.put(recordingKey, silent)
+    expect((await t.request('GET', `${path}?columns=4`)).body).toEqual(first)
+    expect((await t.request('GET', `${path}?columns=2`)).body.tracks).toEqual([
+      [0, 0],
+      [0, 0],
+    ])
+    await t.ctx.objects.delete(recordingKey)
+    expect((await t.request('GET', `${path}?columns=4`)).status).toBe(404)
   })
 
   test('a WAV read in pieces of odd lengths gives the same peaks', async () => {
