@@ -1,4 +1,5 @@
 import type { LlmClient, LlmEvent, ModelRef } from './types'
+import { within } from '../lib/within'
 
 /** The run's `llm_fallback` rule `{condition:{type:"no_output", after_ms}, target}` with its target already a client. */
 export type LlmFallbackRule = { noOutputAfterMs: number; target: LlmClient }
@@ -13,23 +14,15 @@ export type LlmSwitch = { from: ModelRef; to: ModelRef; reason: 'no_output' | 'e
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown } | null
 
 /** How `promise` settled within `ms`, or null when it had not. */
-async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<Settled<T>> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const deadline = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), ms)
-  })
-  try {
-    return await Promise.race([
-      promise.then(
-        (value) => ({ ok: true as const, value }),
-        (error) => ({ ok: false as const, error }),
-      ),
-      deadline,
-    ])
-  } finally {
-    clearTimeout(timer)
-  }
-}
+const settledWithin = <T>(promise: Promise<T>, ms: number): Promise<Settled<T>> =>
+  within(
+    promise.then(
+      (value) => ({ ok: true as const, value }),
+      (error) => ({ ok: false as const, error }),
+    ),
+    ms,
+    () => null,
+  )
 
 /**
  * An LlmClient that tries `primary`, then each rule's target in turn: rule i watches the model before its target

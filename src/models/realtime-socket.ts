@@ -1,6 +1,7 @@
 import WebSocket from 'ws'
 import { pinnedTargets, type ModelConnection, type PinnedTarget } from './http'
 import { ModelServerError } from './types'
+import { within } from '../lib/within'
 
 /**
  * The WebSocket to a realtime speech-to-speech server (OpenAI Realtime API, `<base URL>/realtime?model=…`), bounded
@@ -41,16 +42,10 @@ export function realtimeUrl(baseUrl: string, query: Record<string, string>): str
 }
 
 /** Resolves what `work` resolves, or rejects (timeout) after `ms`. */
-function within<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new ModelServerError('The realtime model did not accept the connection in time', null, 'timeout')),
-      ms,
-    )
+const connectedWithin = <T>(work: Promise<T>, ms: number): Promise<T> =>
+  within(work, ms, () => {
+    throw new ModelServerError('The realtime model did not accept the connection in time', null, 'timeout')
   })
-  return Promise.race([work, late]).finally(() => clearTimeout(timer))
-}
 
 /**
  * Opens the socket; resolves once it is open, rejects (ModelServerError) when it cannot be within `connectMs`. An
@@ -63,7 +58,7 @@ export async function openRealtimeSocket(
   handlers: RealtimeSocketHandlers,
 ): Promise<RealtimeSocket> {
   const deadline = Date.now() + connectMs
-  const targets = await within(
+  const targets = await connectedWithin(
     pinnedTargets(connection, realtimeUrl(connection.baseUrl, query)).catch((error: ModelServerError) => {
       throw new ModelServerError(`The realtime model cannot be reached: ${error.message}`, null, error.kind)
     }),

@@ -1,6 +1,7 @@
 import { S3Client, type S3File } from 'bun'
 import type { S3StoreConfig } from '../config'
 import { DomainError, upstreamFailed } from '../lib/errors'
+import { within } from '../lib/within'
 import { checkKey, chunksOf, ObjectExistsError, ObjectTooLargeError, type ObjectStore } from './object-store'
 
 /** How long the health probe waits for the bucket. */
@@ -27,6 +28,8 @@ const SILENCE_MS = 30_000
 
 export type S3StoreOptions = { silenceMs?: number }
 
+const silenceFailure = (silenceMs: number) => unavailable(new Error(`the object store was silent for ${silenceMs} ms`))
+
 /**
  * A promise that fails as `unavailable` once `silenceMs` pass without `heard()`; `pause()` stops counting while the
  * wait is someone else's (an upload's own client sending slowly), `stop()` for good.
@@ -41,21 +44,17 @@ function silenceWatch(silenceMs: number) {
   const pause = () => clearTimeout(timer)
   const heard = () => {
     pause()
-    timer = setTimeout(() => fail(unavailable(new Error(`the object store was silent for ${silenceMs} ms`))), silenceMs)
+    timer = setTimeout(() => fail(silenceFailure(silenceMs)), silenceMs)
   }
   heard()
   return { silent, heard, pause, stop: pause }
 }
 
 /** `work`, failed as unavailable if it has not settled after `silenceMs` (what it started goes on, unheard). */
-async function withinSilence<T>(work: Promise<T>, silenceMs: number): Promise<T> {
-  const watch = silenceWatch(silenceMs)
-  try {
-    return await Promise.race([work, watch.silent])
-  } finally {
-    watch.stop()
-  }
-}
+const withinSilence = <T>(work: Promise<T>, silenceMs: number): Promise<T> =>
+  within(work, silenceMs, () => {
+    throw silenceFailure(silenceMs)
+  })
 
 /** The object's bytes as they arrive; a wait of `silenceMs` for the next piece fails it as unavailable. */
 function readWithinSilence(source: ReadableStream<Uint8Array>, silenceMs: number): ReadableStream<Uint8Array> {

@@ -6,6 +6,7 @@ import type { MediaTransport } from '../../voice/media-transport'
 import { AriError, type AriRest } from './rest'
 import { transferOverAri, type AriTransferResult, type ChannelWatch } from './transfer'
 import type { AriEvent } from './types'
+import { within } from '../../lib/within'
 
 /**
  * What happens to an answered ARI call (outbound or inbound) until it is over, and the seam where the conversation
@@ -261,17 +262,11 @@ function startConversation(session: Session, conversation: ConversationHooks, me
   })
 }
 
-async function withinMediaTimeout<T>(session: Session, step: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
+function withinMediaTimeout<T>(session: Session, step: Promise<T>, what: string): Promise<T> {
   const timeoutMs = session.options.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new MediaLegError(`${what} took longer than ${timeoutMs} ms`)), timeoutMs)
+  return within(step, timeoutMs, () => {
+    throw new MediaLegError(`${what} took longer than ${timeoutMs} ms`)
   })
-  try {
-    return await Promise.race([step, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
 }
 
 async function attachMedia(session: Session): Promise<MediaTransport> {
@@ -389,7 +384,7 @@ async function finishSession(session: Session, setup: Promise<MediaTransport | n
   session.ended.resolve()
   await setup
   const outcome = session.conversationDone
-    ? await settledWithin(session.conversationDone, CONVERSATION_FINISH_TIMEOUT_MS, undefined)
+    ? await within(session.conversationDone, CONVERSATION_FINISH_TIMEOUT_MS, () => undefined)
     : undefined
   try {
     session.transport?.close()
@@ -404,19 +399,6 @@ async function finishSession(session: Session, setup: Promise<MediaTransport | n
   return {
     ...(outcome?.voicemail ? { outcome: 'voicemail' as const } : {}),
     ...(providerStatus ? { providerStatus } : {}),
-  }
-}
-
-/** The promise's value, or `fallback` when it takes longer than `ms`. */
-async function settledWithin<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<T>((resolve) => {
-    timer = setTimeout(() => resolve(fallback), ms)
-  })
-  try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
   }
 }
 
