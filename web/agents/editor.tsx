@@ -11,7 +11,7 @@ import { change, errorsByPlace, redo, startHistory, undo, type Definition, type 
 import { Inspector } from './inspector'
 import { Settings } from './settings'
 import { TestPanel } from './test-panel'
-import { Versions } from './versions'
+import { Versions, type Version } from './versions'
 
 export type Agent = {
   id: number
@@ -95,16 +95,12 @@ function EditorLoaded({
     snapshot(loadedAgent.name, loadedAgent.workflow_definition, loadedAgent.workflow_configurations),
   )
   const [selection, setSelection] = useState<Selection>(null)
-  const [serverErrors, setServerErrors] = useState<DefinitionError[]>([])
-  const [requestError, setRequestError] = useState<ApiError | null>(null)
   const [notice, setNotice] = useState('')
   const [tab, setTab] = useState<Tab>('graph')
   const [testing, setTesting] = useState(false)
   const [versionsGeneration, setVersionsGeneration] = useState(0)
   const definition = history.present
   const localErrors = useMemo(() => checkDefinition(definition, catalog).errors, [definition, catalog])
-  const errors = useMemo(() => [...localErrors, ...serverErrors], [localErrors, serverErrors])
-  const places = useMemo(() => errorsByPlace(errors), [errors])
   const dirty = snapshot(name, definition, configurations) !== saved
 
   useEffect(() => {
@@ -113,154 +109,72 @@ function EditorLoaded({
 
   const edit = (next: Definition, mergeKey: string | null = null) => {
     setHistory((old) => change(old, next, mergeKey))
-    setServerErrors([])
+    clearServerErrors()
     setNotice('')
   }
 
-  const save = async (): Promise<boolean> => {
-    setRequestError(null)
-    setServerErrors([])
-    try {
-      const updated = await api<Agent>('PUT', `/api/v1/workflow/${agent.id}`, {
-        name,
-        workflow_definition: definition,
-        workflow_configurations: configurations,
-      })
-      setAgent(updated)
-      // the server mints trigger paths: what it stored is what the editor holds from now on
-      setHistory((old) => ({ ...old, present: updated.workflow_definition }))
-      setSaved(snapshot(updated.name, updated.workflow_definition, updated.workflow_configurations))
-      setConfigurations(updated.workflow_configurations)
-      setVersionsGeneration((value) => value + 1)
-      setNotice(`Draft saved (version ${updated.version_number}).`)
-      return true
-    } catch (caught) {
-      const error = caught instanceof ApiError ? caught : new ApiError(0, (caught as Error).message)
-      const detail = error.detail as DefinitionErrors
-      if (detail && typeof detail === 'object' && 'errors' in detail) setServerErrors(detail.errors)
-      setRequestError(error)
-      return false
-    }
+  const stored = (updated: Agent, how: 'saved' | 'published') => {
+    setAgent(updated)
+    setVersionsGeneration((value) => value + 1)
+    if (how === 'published') return setNotice(`Published version ${updated.version_number}.`)
+    // the server mints trigger paths: what it stored is what the editor holds from now on
+    setHistory((old) => ({ ...old, present: updated.workflow_definition }))
+    setSaved(snapshot(updated.name, updated.workflow_definition, updated.workflow_configurations))
+    setConfigurations(updated.workflow_configurations)
+    setNotice(`Draft saved (version ${updated.version_number}).`)
+  }
+  const { save, publish, serverErrors, requestError, clearServerErrors } = useSaving(
+    agent.id,
+    { name, workflow_definition: definition, workflow_configurations: configurations },
+    dirty,
+    stored,
+  )
+  const errors = useMemo(() => [...localErrors, ...serverErrors], [localErrors, serverErrors])
+
+  const restore = (version: Version) => {
+    edit(version.workflow_json as Definition)
+    setConfigurations(version.workflow_configurations)
+    setNotice(`Version ${version.version_number} restored into the editor: save the draft to keep it.`)
+    setTab('graph')
   }
 
-  const publish = async () => {
-    if (dirty && !(await save())) return
-    try {
-      const published = await api<Agent>('POST', `/api/v1/workflow/${agent.id}/publish`)
-      setAgent(published)
-      setVersionsGeneration((value) => value + 1)
-      setNotice(`Published version ${published.version_number}.`)
-    } catch (caught) {
-      setRequestError(caught as ApiError)
-    }
-  }
-
-  // Ctrl+Z, Ctrl+Shift+Z and Ctrl+Y undo and redo the graph, except in a text field (where they edit the text).
-  useEffect(() => {
-    const onKeyDown = (event: globalThis.KeyboardEvent) => {
-      const target = event.target as HTMLElement
-      if (/^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName) || !(event.ctrlKey || event.metaKey)) return
-      const key = event.key.toLowerCase()
-      if (key === 'z' && !event.shiftKey) setHistory(undo)
-      else if (key === 'y' || (key === 'z' && event.shiftKey)) setHistory(redo)
-      else return
-      event.preventDefault()
-    }
-    window.addEventListener('keydown', onKeyDown)
-    return () => window.removeEventListener('keydown', onKeyDown)
-  }, [])
-
-  const knownVariables = useMemo(() => {
-    const names = new Set(Object.keys(agent.template_context_variables))
-    for (const node of definition.nodes)
-      if (Array.isArray(node.data.extraction_variables))
-        for (const row of node.data.extraction_variables) if (row?.name) names.add(String(row.name).toLowerCase())
-    return names
-  }, [agent.template_context_variables, definition])
+  useUndoKeys(setHistory)
 
   return (
     <Page
       title={name || 'Agent'}
       actions={
-        <>
-          <button type="button" className="secondary" onClick={() => setHistory(undo)} disabled={!history.past.length}>
-            Undo
-          </button>
-          <button
-            type="button"
-            className="secondary"
-            onClick={() => setHistory(redo)}
-            disabled={!history.future.length}
-          >
-            Redo
-          </button>
-          <button type="button" className="secondary" onClick={save}>
-            Save draft
-          </button>
-          <button type="button" onClick={publish}>
-            Publish
-          </button>
-          <button
-            type="button"
-            className={testing ? '' : 'secondary'}
-            aria-expanded={testing}
-            aria-controls="test-panel"
-            onClick={() => setTesting(!testing)}
-          >
-            {testing ? 'Hide the test panel' : 'Test the agent'}
-          </button>
-        </>
+        <EditorActions
+          history={history}
+          onHistory={setHistory}
+          onSave={save}
+          onPublish={publish}
+          testing={testing}
+          onTesting={setTesting}
+        />
       }
     >
       <LeaveGuard
         when={dirty}
         message="This agent has changes that are not saved: leaving the editor drops them (and their undo history)."
       />
-      <div className="editor-status" role="status">
-        <span>
-          Version {agent.version_number} ({agent.version_status}){dirty ? ' · unsaved changes' : ''}
-          {localErrors.length ? ` · ${localErrors.length} problem${localErrors.length === 1 ? '' : 's'}` : ''}
-        </span>
-        {notice ? <span className="ok"> {notice}</span> : null}
-      </div>
+      <EditorStatus agent={agent} dirty={dirty} problems={localErrors.length} notice={notice} />
       {requestError ? <ErrorNote error={requestError} /> : null}
-      <fieldset className="tabs">
-        <legend className="visually-hidden">Editor sections</legend>
-        {TABS.map(([key, label]) => (
-          <button
-            key={key}
-            type="button"
-            className={tab === key ? '' : 'secondary'}
-            aria-pressed={tab === key}
-            onClick={() => setTab(key)}
-          >
-            {label}
-          </button>
-        ))}
-      </fieldset>
+      <EditorTabs tab={tab} onTab={setTab} />
       {/* The test panel takes a column only while it is open: the canvas has the room otherwise. */}
       <div className={testing ? 'editor testing' : 'editor'}>
         <div className="editor-main">
           {tab === 'graph' ? (
-            <div className="editor-graph">
-              <Canvas
-                definition={definition}
-                catalog={catalog}
-                problems={places}
-                selection={selection}
-                onSelect={setSelection}
-                onChange={edit}
-              />
-              <Inspector
-                definition={definition}
-                catalog={catalog}
-                selection={selection}
-                onSelect={setSelection}
-                onChange={edit}
-                errors={errors}
-                context={{ lookups, knownVariables, errors: new Map() }}
-              />
-            </div>
+            <GraphSection
+              definition={definition}
+              catalog={catalog}
+              errors={errors}
+              selection={selection}
+              onSelect={setSelection}
+              onChange={edit}
+              lookups={lookups}
+              templateVariables={agent.template_context_variables}
+            />
           ) : null}
           {tab === 'settings' ? (
             <Settings
@@ -276,23 +190,10 @@ function EditorLoaded({
               agentId={agent.id}
               generation={versionsGeneration}
               current={{ definition, configurations }}
-              onRestore={(version) => {
-                edit(version.workflow_json as Definition)
-                setConfigurations(version.workflow_configurations)
-                setNotice(`Version ${version.version_number} restored into the editor: save the draft to keep it.`)
-                setTab('graph')
-              }}
+              onRestore={restore}
             />
           ) : null}
-          {tab === 'json' ? (
-            <textarea
-              className="json card code"
-              aria-label="Definition JSON"
-              readOnly
-              rows={30}
-              value={JSON.stringify(definition, null, 2)}
-            />
-          ) : null}
+          {tab === 'json' ? <DefinitionJson definition={definition} /> : null}
         </div>
         <TestPanel
           hidden={!testing}
@@ -304,4 +205,186 @@ function EditorLoaded({
       </div>
     </Page>
   )
+}
+
+type Draft = Pick<Agent, 'name' | 'workflow_definition' | 'workflow_configurations'>
+
+/**
+ * Saving the draft and publishing it (the draft saved first when it has changes): `onStored` gets what the server
+ * stored; a refusal is kept to show, with the definition's problems at their places.
+ */
+function useSaving(
+  agentId: number,
+  draft: Draft,
+  dirty: boolean,
+  onStored: (agent: Agent, how: 'saved' | 'published') => void,
+) {
+  const [serverErrors, setServerErrors] = useState<DefinitionError[]>([])
+  const [requestError, setRequestError] = useState<ApiError | null>(null)
+  const save = async (): Promise<boolean> => {
+    setRequestError(null)
+    setServerErrors([])
+    try {
+      onStored(await api<Agent>('PUT', `/api/v1/workflow/${agentId}`, draft), 'saved')
+      return true
+    } catch (caught) {
+      const error = caught instanceof ApiError ? caught : new ApiError(0, (caught as Error).message)
+      const detail = error.detail as DefinitionErrors
+      if (detail && typeof detail === 'object' && 'errors' in detail) setServerErrors(detail.errors)
+      setRequestError(error)
+      return false
+    }
+  }
+  const publish = async () => {
+    if (dirty && !(await save())) return
+    try {
+      onStored(await api<Agent>('POST', `/api/v1/workflow/${agentId}/publish`), 'published')
+    } catch (caught) {
+      setRequestError(caught as ApiError)
+    }
+  }
+  return { save, publish, serverErrors, requestError, clearServerErrors: () => setServerErrors([]) }
+}
+
+/** The version being edited, whether it has unsaved changes or problems, and what the last action did. */
+function EditorStatus(props: { agent: Agent; dirty: boolean; problems: number; notice: string }) {
+  const { agent, problems, notice } = props
+  return (
+    <div className="editor-status" role="status">
+      <span>
+        Version {agent.version_number} ({agent.version_status}){props.dirty ? ' · unsaved changes' : ''}
+        {problems ? ` · ${problems} problem${problems === 1 ? '' : 's'}` : ''}
+      </span>
+      {notice ? <span className="ok"> {notice}</span> : null}
+    </div>
+  )
+}
+
+const DefinitionJson = ({ definition }: { definition: Definition }) => (
+  <textarea
+    className="json card code"
+    aria-label="Definition JSON"
+    readOnly
+    rows={30}
+    value={JSON.stringify(definition, null, 2)}
+  />
+)
+
+/** The canvas and, beside it, the form of what is selected; problems are shown at their places. */
+function GraphSection(props: {
+  definition: Definition
+  catalog: NodeSpec[]
+  errors: DefinitionError[]
+  selection: Selection
+  onSelect: (selection: Selection) => void
+  onChange: (next: Definition, mergeKey?: string | null) => void
+  lookups: Lookups
+  templateVariables: Record<string, string>
+}) {
+  const { definition, catalog, errors, selection, templateVariables } = props
+  const places = useMemo(() => errorsByPlace(errors), [errors])
+  const knownVariables = useMemo(() => knownVariablesOf(templateVariables, definition), [templateVariables, definition])
+  return (
+    <div className="editor-graph">
+      <Canvas
+        definition={definition}
+        catalog={catalog}
+        problems={places}
+        selection={selection}
+        onSelect={props.onSelect}
+        onChange={props.onChange}
+      />
+      <Inspector
+        definition={definition}
+        catalog={catalog}
+        selection={selection}
+        onSelect={props.onSelect}
+        onChange={props.onChange}
+        errors={errors}
+        context={{ lookups: props.lookups, knownVariables, errors: new Map() }}
+      />
+    </div>
+  )
+}
+
+/** The editor's buttons: undo and redo the graph, save, publish, and the test panel shown or hidden. */
+function EditorActions(props: {
+  history: History
+  onHistory: (change: (old: History) => History) => void
+  onSave: () => void
+  onPublish: () => void
+  testing: boolean
+  onTesting: (testing: boolean) => void
+}) {
+  const { history, onHistory, testing } = props
+  return (
+    <>
+      <button type="button" className="secondary" onClick={() => onHistory(undo)} disabled={!history.past.length}>
+        Undo
+      </button>
+      <button type="button" className="secondary" onClick={() => onHistory(redo)} disabled={!history.future.length}>
+        Redo
+      </button>
+      <button type="button" className="secondary" onClick={props.onSave}>
+        Save draft
+      </button>
+      <button type="button" onClick={props.onPublish}>
+        Publish
+      </button>
+      <button
+        type="button"
+        className={testing ? '' : 'secondary'}
+        aria-expanded={testing}
+        aria-controls="test-panel"
+        onClick={() => props.onTesting(!testing)}
+      >
+        {testing ? 'Hide the test panel' : 'Test the agent'}
+      </button>
+    </>
+  )
+}
+
+function EditorTabs({ tab, onTab }: { tab: Tab; onTab: (tab: Tab) => void }) {
+  return (
+    <fieldset className="tabs">
+      <legend className="visually-hidden">Editor sections</legend>
+      {TABS.map(([key, label]) => (
+        <button
+          key={key}
+          type="button"
+          className={tab === key ? '' : 'secondary'}
+          aria-pressed={tab === key}
+          onClick={() => onTab(key)}
+        >
+          {label}
+        </button>
+      ))}
+    </fieldset>
+  )
+}
+
+/** Ctrl+Z, Ctrl+Shift+Z and Ctrl+Y undo and redo the graph, except in a text field (where they edit the text). */
+function useUndoKeys(onHistory: (change: (old: History) => History) => void) {
+  useEffect(() => {
+    const onKeyDown = (event: globalThis.KeyboardEvent) => {
+      const target = event.target as HTMLElement
+      if (/^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName) || !(event.ctrlKey || event.metaKey)) return
+      const key = event.key.toLowerCase()
+      if (key === 'z' && !event.shiftKey) onHistory(undo)
+      else if (key === 'y' || (key === 'z' && event.shiftKey)) onHistory(redo)
+      else return
+      event.preventDefault()
+    }
+    window.addEventListener('keydown', onKeyDown)
+    return () => window.removeEventListener('keydown', onKeyDown)
+  }, [onHistory])
+}
+
+/** The variables a field may name: the agent's template context and every node's extraction variables. */
+function knownVariablesOf(templateVariables: Record<string, string>, definition: Definition): Set<string> {
+  const names = new Set(Object.keys(templateVariables))
+  for (const node of definition.nodes)
+    if (Array.isArray(node.data.extraction_variables))
+      for (const row of node.data.extraction_variables) if (row?.name) names.add(String(row.name).toLowerCase())
+  return names
 }
