@@ -46,6 +46,21 @@ function eventLine(event: ChatEvent, nodeName: (id: string) => string): string |
   }
 }
 
+/** What the conversation extracted so far, by variable name. */
+function ExtractedValues({ values }: { values: Record<string, unknown> }) {
+  if (Object.keys(values).length === 0) return null
+  return (
+    <dl className="key-values" aria-label="Extracted values">
+      {Object.entries(values).map(([name, value]) => (
+        <div key={name}>
+          <dt>{name}</dt>
+          <dd>{show(value)}</dd>
+        </div>
+      ))}
+    </dl>
+  )
+}
+
 export function TestPanel({
   hidden,
   agentId,
@@ -106,7 +121,6 @@ export function TestPanel({
       }),
     )
   }
-  const extracted = session?.gathered_context?.extracted_variables ?? {}
   return (
     <aside id="test-panel" className="test-panel card" aria-labelledby="test-panel-title" hidden={hidden}>
       <h2 id="test-panel-title">Test</h2>
@@ -140,16 +154,7 @@ export function TestPanel({
                 </li>
               ) : null}
             </ol>
-            {Object.keys(extracted).length ? (
-              <dl className="key-values" aria-label="Extracted values">
-                {Object.entries(extracted).map(([name, value]) => (
-                  <div key={name}>
-                    <dt>{name}</dt>
-                    <dd>{show(value)}</dd>
-                  </div>
-                ))}
-              </dl>
-            ) : null}
+            <ExtractedValues values={session.gathered_context?.extracted_variables ?? {}} />
             {session.is_completed ? (
               <p className="muted" role="status">
                 The conversation is over ({session.session_data.end_reason ?? 'ended'}). Restart to talk again.
