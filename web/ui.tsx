@@ -1,7 +1,7 @@
 // Small shared pieces: loading data, showing errors, fields with their 422 message, times in the browser's zone, a chart.
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react'
 import { ApiError } from './api'
-import { useLeaveGuard } from './router'
+import { href, useLeaveGuard } from './router'
 
 export type Loaded<T> = { data: T | null; error: Error | null; loading: boolean; reload: () => void }
 
@@ -445,6 +445,26 @@ export function FormEnd({
         </button>
       ) : null}
     </>
+  )
+}
+
+/** Where what a picker offers is managed: the page, its link's text, and what the picker says when it offers nothing. */
+export type Managed = { page: string; link: string; none: string }
+
+/** Where a picker of recordings sends the admin to add one. */
+export const RECORDINGS_MANAGED: Managed = {
+  page: '/recordings',
+  link: 'Add a recording',
+  none: 'No recording in this organization yet.',
+}
+
+/** The link beside a picker to the page where what it offers is added; when it offers nothing, it says so first. */
+export function ManageLink({ where, empty }: { where: Managed; empty: boolean }) {
+  return (
+    <small className="manage-link">
+      {empty ? `${where.none} ` : null}
+      <a href={href(where.page)}>{where.link}</a>
+    </small>
   )
 }
 

@@ -1,7 +1,6 @@
 // Node and edge forms generated from the node catalog (GET /api/v1/node-types): one control per property type.
 import { useId, type ReactNode } from 'react'
-import { href } from '../router'
-import { useRowKeys } from '../ui'
+import { type Managed, ManageLink, RECORDINGS_MANAGED, useRowKeys } from '../ui'
 import type { PropertySpec, RowPropertySpec } from '../../src/definition/rules'
 import { isBuiltInVariable, placeholderSpans } from '../../src/definition/template-variables'
 
@@ -24,24 +23,11 @@ export type FormContext = {
   knownVariables: Set<string>
 }
 
-/** Where what a picker offers is managed: the page, its link's text, and what the picker says when it offers nothing. */
-export type Managed = { page: string; link: string; none: string }
-
 const MANAGED: Partial<Record<Spec['type'], Managed>> = {
   tool_refs: { page: '/tools', link: 'Manage tools', none: 'No tool in this organization yet.' },
   document_refs: { page: '/knowledge', link: 'Add a document', none: 'No document in the knowledge base yet.' },
-  recording_ref: { page: '/recordings', link: 'Add a recording', none: 'No recording in this organization yet.' },
+  recording_ref: RECORDINGS_MANAGED,
   credential_ref: { page: '/tools', link: 'Manage credentials', none: 'No credential in this organization yet.' },
-}
-
-/** The link beside a picker to the page where what it offers is added; when it offers nothing, it says so first. */
-export function ManageLink({ where, empty }: { where: Managed; empty: boolean }) {
-  return (
-    <small className="manage-link">
-      {empty ? `${where.none} ` : null}
-      <a href={href(where.page)}>{where.link}</a>
-    </small>
-  )
 }
 
 const specValue = (spec: Spec, data: Data) => data[spec.name] ?? spec.default

@@ -1,7 +1,6 @@
 // The agent's name and `workflow_configurations`: turn taking, voicemail, max duration, model, fallback lines.
 import { api, type ApiError } from '../api'
-import { Field, useLoad } from '../ui'
-import { ManageLink } from './fields'
+import { Field, ManageLink, useLoad } from '../ui'
 
 type Configurations = Record<string, unknown>
 
