@@ -1,5 +1,6 @@
 // Small shared pieces: loading data, showing errors, fields with their 422 message, times in the browser's zone, a chart.
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react'
+import { flushSync } from 'react-dom'
 import { ApiError } from './api'
 import { href, useLeaveGuard } from './router'
 
@@ -508,13 +509,16 @@ export function ConfirmButton({
 }
 
 /**
- * Whether a form's values differ from the ones it was opened with or last saved (`markSaved`, called with the values
- * as they were sent): what LeaveGuard guards.
+ * Whether a form's values differ from the ones it was opened with or last saved: what LeaveGuard guards. `markSaved()`
+ * takes the values as they were sent; `markSaved(saved)` the values the form holds once its save emptied some (a
+ * secret typed once, a new item's name). It takes effect at once (flushSync), so a navigation right after it, to the
+ * item just created, is not asked about.
  */
-export function useUnsaved(values: unknown): { unsaved: boolean; markSaved: () => void } {
+export function useUnsaved(values: unknown): { unsaved: boolean; markSaved: (saved?: unknown) => void } {
   const current = JSON.stringify(values)
   const [baseline, setBaseline] = useState(current)
-  return { unsaved: current !== baseline, markSaved: () => setBaseline(current) }
+  const markSaved = (saved: unknown = values) => flushSync(() => setBaseline(JSON.stringify(saved)))
+  return { unsaved: current !== baseline, markSaved }
 }
 
 /**
