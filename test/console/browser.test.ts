@@ -5,6 +5,7 @@ import {
   consoleSteps,
   hostile,
   launchConsoleBrowser,
+  leavingAsksAndStays,
   recordPuts,
   type ConsoleBrowser,
 } from '../support/console-browser'
@@ -80,16 +81,6 @@ const { inspect, step, go } = consoleSteps(
   () => consoleBrowser,
   () => base,
 )
-
-/** With a form's changes not saved, a nav link asks first; staying puts the browser back on `hash`. */
-async function leavingAsksAndStays(hash: string) {
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs', exact: true }).click()
-  const leave = page.getByRole('dialog', { name: 'Leave without saving?' })
-  await leave.waitFor()
-  await leave.getByRole('button', { name: 'Stay on this page' }).click()
-  await leave.waitFor({ state: 'hidden' })
-  await waitFor(`back on ${hash}`, async () => (await page.evaluate('location.hash')) === hash, 10_000)
-}
 
 describe('the console', () => {
   step(
@@ -467,7 +458,7 @@ describe('the console', () => {
       await page.getByLabel('ARI URL').fill('not a url')
       await page.getByLabel('ARI Username').fill('ringbase')
       await page.getByLabel('ARI Password').fill('secret-password')
-      await leavingAsksAndStays('#/telephony')
+      await leavingAsksAndStays(page)
       expect(await page.getByLabel('ARI Username').inputValue()).toBe('ringbase')
       await page.getByRole('button', { name: 'Save configuration' }).click()
       const url = page.getByLabel('ARI URL')
@@ -563,7 +554,7 @@ describe('the console', () => {
       await page.getByText(/^OK: \d+ models/).waitFor()
       await page.getByRole('textbox', { name: 'Name' }).nth(1).fill('Lab voice')
       await page.getByLabel('LLM server').selectOption({ label: 'Lab server' })
-      await leavingAsksAndStays('#/models')
+      await leavingAsksAndStays(page)
       expect(await page.getByRole('textbox', { name: 'Name' }).nth(1).inputValue()).toBe('Lab voice')
       await page.getByRole('button', { name: 'Add configuration' }).click()
       await page.getByText('Lab voice').waitFor()

@@ -11,6 +11,7 @@ import { compiledBinary } from './compiled-binary'
 import { startFakeModels, type FakeModels } from './fake-models'
 import { startBinaryTestApp, type HttpTestApp } from './http-app'
 import { configureFakeVoiceModels } from './voice-models'
+import { waitFor } from './wait'
 
 const ROOT = join(import.meta.dir, '..', '..')
 export const SHOTS = join(ROOT, 'test-artifacts', 'console')
@@ -133,6 +134,29 @@ export function recordPuts(page: Page) {
   }
   page.on('request', listen)
   return { sent, stop: () => page.off('request', listen) }
+}
+
+/** The question a page with unsaved work asks before it is left (LeaveGuard in web/ui.tsx). */
+const leaveDialog = (page: Page) => page.getByRole('dialog', { name: 'Leave without saving?' })
+
+const runsLink = (page: Page) =>
+  page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs', exact: true })
+
+/** With a form's changes not saved, a nav link asks first; staying puts the browser back on the page's address. */
+export async function leavingAsksAndStays(page: Page) {
+  const hash = await page.evaluate<string>('location.hash')
+  await runsLink(page).click()
+  const leave = leaveDialog(page)
+  await leave.waitFor({ timeout: 5_000 })
+  await leave.getByRole('button', { name: 'Stay on this page' }).click()
+  await leave.waitFor({ state: 'hidden' })
+  await waitFor(`back on ${hash}`, async () => (await page.evaluate('location.hash')) === hash, 10_000)
+}
+
+/** With nothing unsaved, a nav link leaves at once: the Runs page shows, nothing asked. */
+export async function leavingDoesNotAsk(page: Page) {
+  await runsLink(page).click()
+  await page.getByRole('heading', { level: 1, name: 'Runs' }).waitFor({ timeout: 5_000 })
 }
 
 export type ConsoleOnBinary = {
