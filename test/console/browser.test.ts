@@ -6,6 +6,7 @@ import {
   hostile,
   launchConsoleBrowser,
   leavingAsksAndStays,
+  leavingDoesNotAsk,
   recordPuts,
   type ConsoleBrowser,
 } from '../support/console-browser'
@@ -549,6 +550,8 @@ describe('the console', () => {
       await go('/models', 'Models')
       await page.getByRole('textbox', { name: 'Name' }).first().fill('Lab server')
       await page.getByLabel('Base URL').fill(models.baseUrl)
+      await leavingAsksAndStays(page)
+      expect(await page.getByLabel('Base URL').inputValue()).toBe(models.baseUrl)
       await page.getByRole('button', { name: 'Add server' }).click()
       await page.getByRole('button', { name: 'Check Lab server' }).click()
       await page.getByText(/^OK: \d+ models/).waitFor()
@@ -560,12 +563,18 @@ describe('the console', () => {
       await page.getByText('Lab voice').waitFor()
       await page.getByLabel('Currency').fill('usd')
       await page.getByLabel('Telephony, per minute').fill('0.01')
+      await leavingAsksAndStays(page)
+      expect(await page.getByLabel('Telephony, per minute').inputValue()).toBe('0.01')
       await page.getByRole('button', { name: 'Save prices' }).click()
       await page.locator('.field-error', { hasText: "String should match pattern '^[A-Z]{3}$'" }).waitFor()
       expect(await page.getByLabel('Currency').getAttribute('aria-invalid')).toBe('true')
       await page.getByLabel('Currency').fill('EUR')
       await page.getByRole('button', { name: 'Save prices' }).click()
       await page.getByText('Saved: runs that finish from now on are costed with it.').waitFor()
+      // the server added, the configuration added and the prices saved: nothing left to ask about
+      await leavingDoesNotAsk(page)
+      await go('/models', 'Models')
+      expect(await page.getByLabel('Currency').inputValue()).toBe('EUR')
       await inspect('models')
       // the overview's health: the server just checked, and the data dir's disk space
       const asked: string[] = []
@@ -697,6 +706,8 @@ describe('the console', () => {
       await page.unroute('**/api/v1/organizations/provider-connections', slowList)
       expect(await form.getByLabel('API key').inputValue()).toBe('')
       await form.getByRole('textbox', { name: 'Name' }).fill('Lab GPU')
+      await leavingAsksAndStays(page)
+      expect(await form.getByRole('textbox', { name: 'Name' }).inputValue()).toBe('Lab GPU')
       await form.getByRole('button', { name: 'Save server' }).click()
       await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
       stop()
@@ -704,7 +715,13 @@ describe('the console', () => {
       const renamed = (await t.request('GET', `/api/v1/organizations/provider-connections/${server.uuid}`)).body
       expect(renamed).toMatchObject({ name: 'Lab GPU', api_key: server.api_key })
       expect(await page.content()).not.toContain('sk-lab-secret')
-      await page.getByRole('button', { name: 'Close' }).click()
+      // a key typed and saved: its field is emptied, and leaving asks nothing
+      await form.getByLabel('API key').fill('sk-lab-secret-5678')
+      await form.getByRole('button', { name: 'Save server' }).click()
+      await waitFor('the key saved', async () => (await form.getByLabel('API key').inputValue()) === '', 5_000, 20)
+      await leavingDoesNotAsk(page)
+      await go('/models', 'Models')
+      expect(await page.content()).not.toContain('sk-lab-secret')
       // in use by "Lab voice": the API's 409 is shown; deleted once its configuration is
       await page.getByRole('button', { name: 'Delete server Lab GPU' }).click()
       await page.getByRole('button', { name: 'Delete “Lab GPU”' }).click()

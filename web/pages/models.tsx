@@ -1,7 +1,20 @@
 import { useId, useState } from 'react'
 import { api } from '../api'
 import { ConfigurationForm, type Configuration } from './model-configuration'
-import { ConfirmButton, EditButton, Empty, ErrorNote, Field, FormEnd, Page, Show, useLoad, useSubmit } from '../ui'
+import {
+  ConfirmButton,
+  EditButton,
+  Empty,
+  ErrorNote,
+  Field,
+  FormEnd,
+  LeaveGuard,
+  Page,
+  Show,
+  useLoad,
+  useSubmit,
+  useUnsaved,
+} from '../ui'
 
 export function Models() {
   const connections = useLoad(
@@ -171,6 +184,8 @@ function ConnectionForm({
   const [baseUrl, setBaseUrl] = useState(editing?.base_url ?? '')
   const [key, setKey] = useState('')
   const [saved, setSaved] = useState(false)
+  // the key only as typed or not: its field starts empty and is emptied once saved (its value is kept out of this)
+  const { unsaved, markSaved } = useUnsaved([name, baseUrl, key !== ''])
   const { error, submit } = useSubmit()
   const titleId = useId()
   const save = submit(async () => {
@@ -182,6 +197,7 @@ function ConnectionForm({
         ...(key ? { api_key: key } : {}),
       })
       setSaved(true)
+      markSaved([name, baseUrl, false])
     } else {
       await api('POST', '/api/v1/organizations/provider-connections', {
         name,
@@ -198,6 +214,10 @@ function ConnectionForm({
   return (
     <form className="inline-form" onSubmit={save} aria-labelledby={titleId}>
       <h3 id={titleId}>{title}</h3>
+      <LeaveGuard
+        when={unsaved}
+        message="A model server's form has changes that are not saved: leaving the page drops them."
+      />
       <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
       <Field
         label="Base URL"
@@ -231,35 +251,47 @@ const PRICES = [
   ['telephony_per_minute', 'Telephony, per minute'],
 ] as const
 
+type PriceCardBody = Record<string, unknown> | null
+
 /** The prices runs are costed with (their cost_info). */
 function PriceCard() {
-  const loaded = useLoad(
-    () => api<{ price_card: Record<string, unknown> | null }>('GET', '/api/v1/organizations/price-card'),
-    [],
+  const loaded = useLoad(() => api<{ price_card: PriceCardBody }>('GET', '/api/v1/organizations/price-card'), [])
+  return (
+    <Show loaded={loaded} what="the price card">
+      {({ price_card }) => <PriceCardForm stored={price_card} />}
+    </Show>
   )
-  const [values, setValues] = useState<Record<string, string> | null>(null)
+}
+
+/** The price card as the form holds it: each price as text, by name. */
+const priceValues = (stored: PriceCardBody) =>
+  Object.fromEntries(Object.entries(stored ?? {}).map(([name, value]) => [name, String(value ?? '')]))
+
+function PriceCardForm({ stored }: { stored: PriceCardBody }) {
+  const [values, setValues] = useState(() => priceValues(stored))
   const [saved, setSaved] = useState(false)
+  const { unsaved, markSaved } = useUnsaved(values)
   const { error, submit } = useSubmit()
-  const shown =
-    values ??
-    Object.fromEntries(
-      Object.entries(loaded.data?.price_card ?? {}).map(([name, value]) => [name, String(value ?? '')]),
-    )
   const save = submit(async () => {
     setSaved(false)
     const body: Record<string, unknown> = {}
-    for (const [name, value] of Object.entries(shown))
+    for (const [name, value] of Object.entries(values))
       if (value !== '') body[name] = name === 'currency' ? value : Number(value)
     await api('PUT', '/api/v1/organizations/price-card', body)
     setSaved(true)
+    markSaved()
   })
-  const set = (name: string) => (value: string) => setValues({ ...shown, [name]: value })
+  const set = (name: string) => (value: string) => setValues({ ...values, [name]: value })
   return (
     <form className="card inline-form" onSubmit={save} aria-labelledby="price-card-title">
       <h2 id="price-card-title">Price card</h2>
+      <LeaveGuard
+        when={unsaved}
+        message="The price card has changes that are not saved: leaving the page drops them."
+      />
       <Field
         label="Currency"
-        value={shown.currency ?? ''}
+        value={values.currency ?? ''}
         onChange={set('currency')}
         error={error}
         path={['currency']}
@@ -270,7 +302,7 @@ function PriceCard() {
           key={name}
           label={label}
           type="number"
-          value={shown[name] ?? ''}
+          value={values[name] ?? ''}
           onChange={set(name)}
           error={error}
           path={[name]}
