@@ -477,9 +477,15 @@ describe('the console', () => {
       await page.getByRole('heading', { name: 'Phone numbers' }).waitFor()
       await page.getByLabel('Number', { exact: true }).fill('1000')
       await page.getByLabel('Inbound agent').selectOption(String(agent.id))
+      await leavingAsksAndStays(page)
+      expect(await page.getByLabel('Number', { exact: true }).inputValue()).toBe('1000')
       await page.getByRole('button', { name: 'Add number' }).click()
       await page.getByRole('cell', { name: agentName }).waitFor()
       await inspect('telephony-numbers')
+      // added: the number's form is emptied (its agent kept for the next), and leaving no longer asks
+      expect(await page.getByLabel('Number', { exact: true }).inputValue()).toBe('')
+      await leavingDoesNotAsk(page)
+      await go('/telephony', 'Telephony')
       // edited: the secret is shown masked as a hint, never sent back; the API's 422 lands by its field
       const [second] = (await t.request('GET', '/api/v1/organizations/telephony-configs')).body.configurations.filter(
         (config: { name: string }) => config.name === 'Second PBX',

@@ -312,6 +312,7 @@ function PhoneNumbers({ configurationId, onChanged }: { configurationId: number;
   const [address, setAddress] = useState('')
   const [label, setLabel] = useState('')
   const [inbound, setInbound] = useState('')
+  const { unsaved, markSaved } = useUnsaved([address, label, inbound])
   const { error, submit } = useSubmit()
   const add = submit(async () => {
     await api('POST', path, {
@@ -321,6 +322,8 @@ function PhoneNumbers({ configurationId, onChanged }: { configurationId: number;
     })
     setAddress('')
     setLabel('')
+    // emptied for the next number, its inbound agent kept: nothing left unsaved
+    markSaved(['', '', inbound])
     numbers.reload()
     onChanged()
   })
@@ -347,6 +350,10 @@ function PhoneNumbers({ configurationId, onChanged }: { configurationId: number;
       </Show>
       <form className="inline-form" onSubmit={add} aria-labelledby="new-number-title">
         <h3 id="new-number-title">Add a number</h3>
+        <LeaveGuard
+          when={unsaved}
+          message="The new phone number's form has changes that are not saved: leaving the page drops them."
+        />
         <Field
           label="Number"
           value={address}
