@@ -749,6 +749,8 @@ describe('the console', () => {
     async () => {
       await go('/keys', 'API keys')
       await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Integration')
+      await leavingAsksAndStays(page)
+      expect(await page.getByRole('textbox', { name: 'Name', exact: true }).inputValue()).toBe('Integration')
       await page.getByRole('button', { name: 'Create key' }).click()
       const shown = await page.getByLabel('The new API key').textContent()
       expect(shown).toMatch(/^rb_/)
@@ -759,6 +761,8 @@ describe('the console', () => {
       await page.getByRole('button', { name: 'Revoke key Integration' }).click()
       await page.getByRole('button', { name: 'Reactivate key Integration' }).waitFor()
       expect((await fetch(`${base}/api/v1/user/api-keys`, { headers: { 'x-api-key': shown! } })).status).toBe(401)
+      // created: the form is emptied, and leaving asks nothing
+      await leavingDoesNotAsk(page)
       await go('/usage', 'Usage and cost (last 30 days)')
       await page.getByText('Calls by outcome').waitFor()
       await inspect('usage')

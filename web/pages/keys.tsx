@@ -1,6 +1,20 @@
 import { useState } from 'react'
 import { api } from '../api'
-import { ConfirmButton, Empty, ErrorNote, Field, Page, Show, StateBadge, Table, Time, useLoad, useSubmit } from '../ui'
+import {
+  ConfirmButton,
+  Empty,
+  ErrorNote,
+  Field,
+  LeaveGuard,
+  Page,
+  Show,
+  StateBadge,
+  Table,
+  Time,
+  useLoad,
+  useSubmit,
+  useUnsaved,
+} from '../ui'
 
 type Key = {
   id: number
@@ -18,10 +32,13 @@ export function Keys({ currentKeyId }: { currentKeyId: number }) {
   const [name, setName] = useState('')
   const [scope, setScope] = useState('admin')
   const [created, setCreated] = useState<{ name: string; api_key: string } | null>(null)
+  const { unsaved, markSaved } = useUnsaved([name, scope])
   const { error, submit } = useSubmit()
   const create = submit(async () => {
     setCreated(await api('POST', '/api/v1/user/api-keys', { name, scope }))
     setName('')
+    // emptied for the next key, its scope kept
+    markSaved(['', scope])
     keys.reload()
   })
   const change = (key: Key) =>
@@ -34,6 +51,10 @@ export function Keys({ currentKeyId }: { currentKeyId: number }) {
     <Page title="API keys">
       <form className="card inline-form" onSubmit={create} aria-labelledby="new-key-title">
         <h2 id="new-key-title">New key</h2>
+        <LeaveGuard
+          when={unsaved}
+          message="The new key's form has changes that are not saved: leaving the page drops them."
+        />
         <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
         <Field
           label="Scope"
