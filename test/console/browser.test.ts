@@ -304,8 +304,15 @@ describe('the console', () => {
       await inspect('campaigns-empty')
       await page.getByRole('link', { name: 'New campaign' }).click()
       await page.getByRole('heading', { level: 1, name: 'New campaign' }).waitFor()
+      // nothing typed yet: leaving does not ask
+      await leavingDoesNotAsk(page)
+      await go('/campaigns/new', 'New campaign')
       await page.getByRole('textbox', { name: 'Name', exact: true }).fill(`Spring ${hostile('campaign-name')}`)
       await page.getByLabel('Agent', { exact: true }).selectOption(String(agent.id))
+      await leavingAsksAndStays(page)
+      expect(await page.getByRole('textbox', { name: 'Name', exact: true }).inputValue()).toBe(
+        `Spring ${hostile('campaign-name')}`,
+      )
       const cell = `"${hostile('csv-cell').replaceAll('"', '""')}"`
       const contacts = (phone: string) => ({
         name: 'contacts.csv',
@@ -319,6 +326,7 @@ describe('the console', () => {
       await inspect('campaign-new-row-error')
       await page.getByLabel(/^Contacts/).setInputFiles(contacts('104'))
       await page.getByRole('button', { name: 'Upload and create' }).click()
+      // created: the page goes on to the campaign without asking
       await page.getByRole('heading', { name: 'Progress' }).waitFor()
       expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(`Spring ${hostile('campaign-name')}`)
       await page.getByRole('button', { name: 'Start' }).click()

@@ -7,6 +7,7 @@ import {
   ErrorNote,
   Fact,
   Field,
+  LeaveGuard,
   Page,
   Show,
   StateBadge,
@@ -15,6 +16,7 @@ import {
   useLoad,
   useRowKeys,
   useSubmit,
+  useUnsaved,
 } from '../ui'
 import { CampaignProgress } from './overview'
 import { putWithProgress } from '../upload'
@@ -110,6 +112,18 @@ function NewCampaign() {
   const [timezone, setTimezone] = useState(Intl.DateTimeFormat().resolvedOptions().timeZone)
   const file = useRef<HTMLInputElement>(null)
   const [progress, setProgress] = useState<number | null>(null)
+  // what is typed or chosen; the CSV file is not (choosing it again loses no typing)
+  const { unsaved, markSaved } = useUnsaved([
+    name,
+    variants,
+    configuration,
+    concurrency,
+    rate,
+    retries,
+    retryDelay,
+    windows,
+    timezone,
+  ])
   const { error, submit } = useSubmit()
   const slots = scheduleSlots(windows)
   const setVariant = (index: number, change: Partial<Variant>) =>
@@ -150,6 +164,7 @@ function NewCampaign() {
           ...(Number(retries) > 0 ? { retry_delay_seconds: Number(retryDelay) } : {}),
         },
       })
+      markSaved()
       navigate(`/campaigns/${campaign.id}`)
     } finally {
       setProgress(null)
@@ -164,6 +179,10 @@ function NewCampaign() {
   return (
     <Page title="New campaign">
       <form className="card form" onSubmit={create} aria-label="New campaign">
+        <LeaveGuard
+          when={unsaved}
+          message="The new campaign's form has changes that are not saved: leaving the page drops them."
+        />
         <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
         <fieldset>
           <legend>Agents</legend>
