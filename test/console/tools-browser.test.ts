@@ -1,6 +1,12 @@
 import { afterAll, describe, expect } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
-import { type ConsoleBrowser, consoleOnBinarySuite, hostile } from '../support/console-browser'
+import {
+  type ConsoleBrowser,
+  consoleOnBinarySuite,
+  hostile,
+  leavingAsksAndStays,
+  leavingDoesNotAsk,
+} from '../support/console-browser'
 import type { HttpTestApp } from '../support/http-app'
 import { type HostileMcpServer, startHostileMcpServer } from '../support/mcp-servers'
 import { waitFor } from '../support/wait'
@@ -364,6 +370,9 @@ describe('the Tools page', () => {
       expect(await add.getByLabel('API key', { exact: true }).getAttribute('type')).toBe('password')
       await add.getByLabel('API key', { exact: true }).fill('sk-billing-secret-42')
       await add.getByLabel('Header name').fill('X-Billing-Key')
+      await leavingAsksAndStays(page)
+      expect(await add.getByLabel('Credential name').inputValue()).toBe('Billing key')
+      expect(await add.getByLabel('API key', { exact: true }).inputValue()).toBe('sk-billing-secret-42')
       const requests = recordRequests()
       try {
         await add.getByRole('button', { name: 'Add credential' }).click()
@@ -376,11 +385,16 @@ describe('the Tools page', () => {
           credential_data: { api_key: 'sk-billing-secret-42', header_name: 'X-Billing-Key' },
         })
         expect(await add.getByLabel('API key', { exact: true }).inputValue()).toBe('')
+        // added: the form is emptied (its type kept for the next one), and leaving asks nothing
+        await leavingDoesNotAsk(page)
+        await go('/tools', 'Tools and credentials')
 
         await credentialRow.getByRole('button', { name: 'Edit credential Billing key' }).click()
         const edit = section.getByRole('form', { name: 'Edit credential “Billing key”' })
         expect(await edit.getByLabel('API key', { exact: true }).inputValue()).toBe('')
         await edit.getByLabel('Credential name').fill('Billing key (prod)')
+        await leavingAsksAndStays(page)
+        expect(await edit.getByLabel('Credential name').inputValue()).toBe('Billing key (prod)')
         requests.sent.length = 0
         await edit.getByRole('button', { name: 'Save credential' }).click()
         await edit.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
@@ -392,7 +406,12 @@ describe('the Tools page', () => {
         await waitFor('the PUT', () => requests.changes().length === 1, 5_000, 20)
         await edit.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
         expect(requests.changes()[0].body).toEqual({ credential_data: { api_key: 'sk-billing-replaced-77' } })
-        await edit.getByRole('button', { name: 'Close' }).click()
+        const html = await page.content()
+        for (const secret of ['sk-billing-secret-42', 'sk-billing-replaced-77', 'crm-token-secret-1'])
+          expect(html).not.toContain(secret)
+        // saved, the secret's field emptied: leaving asks nothing
+        await leavingDoesNotAsk(page)
+        await go('/tools', 'Tools and credentials')
       } finally {
         requests.stop()
       }
@@ -400,9 +419,6 @@ describe('the Tools page', () => {
         (item: any) => item.name === 'Billing key (prod)',
       )
       expect(stored.credential_type).toBe('api_key')
-      const html = await page.content()
-      for (const secret of ['sk-billing-secret-42', 'sk-billing-replaced-77', 'crm-token-secret-1'])
-        expect(html).not.toContain(secret)
       await inspect('credentials')
 
       const renamed = section.getByRole('row').filter({ hasText: 'Billing key (prod)' })

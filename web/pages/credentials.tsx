@@ -7,11 +7,13 @@ import {
   ErrorNote,
   Field,
   FormEnd,
+  LeaveGuard,
   type Loaded,
   Show,
   Table,
   Time,
   useSubmit,
+  useUnsaved,
 } from '../ui'
 
 /**
@@ -137,6 +139,17 @@ function CredentialRow({
 
 const emptyData = () => ({}) as Record<string, string>
 
+/**
+ * What the form's guard compares: its data only as the fields typed in (they start empty and are emptied once saved),
+ * so no secret is kept beside the form's own state.
+ */
+const guardedValues = (name: string, description: string, type: CredentialType, data: Record<string, string>) => ({
+  name,
+  description,
+  type,
+  typed: Object.keys(data).filter((field) => data[field] !== ''),
+})
+
 /** The `credential_data` to send: every field of the type (the API replaces the secret whole), optional ones when typed. */
 function sentData(type: CredentialType, data: Record<string, string>) {
   return Object.fromEntries(
@@ -185,6 +198,7 @@ function CredentialForm({
   // what is stored now: a second save sends only what changed since the first
   const [stored, setStored] = useState(editing)
   const [saved, setSaved] = useState(false)
+  const { unsaved, markSaved } = useUnsaved(guardedValues(name, description, type, data))
   const { error, submit } = useSubmit()
   const titleId = useId()
   const save = submit(async () => {
@@ -193,16 +207,24 @@ function CredentialForm({
     if (stored) setStored(await api<Credential>('PUT', `${CREDENTIALS}/${stored.uuid}`, body))
     else await api('POST', CREDENTIALS, body)
     setData(emptyData())
-    if (stored) setSaved(true)
-    else {
+    if (stored) {
+      setSaved(true)
+      markSaved(guardedValues(name, description, type, emptyData()))
+    } else {
       setName('')
       setDescription('')
+      // emptied for the next credential, its type kept
+      markSaved(guardedValues('', '', type, emptyData()))
     }
     onSaved()
   })
   return (
     <form className="form" onSubmit={save} aria-labelledby={titleId}>
       <h3 id={titleId}>{editing ? `Edit credential “${editing.name}”` : 'Add a credential'}</h3>
+      <LeaveGuard
+        when={unsaved}
+        message="A credential's form has changes that are not saved: leaving the page drops them."
+      />
       <Field label="Credential name" value={name} onChange={setName} error={error} path={['name']} required />
       <Field
         label="Credential description"
