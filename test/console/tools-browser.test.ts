@@ -465,6 +465,8 @@ describe('the Tools page', () => {
     await form.getByLabel('Host 1', { exact: true }).fill('api.example.com')
     await form.getByRole('button', { name: 'Add a host' }).click()
     await form.getByLabel('Host 2', { exact: true }).fill('not a host!')
+    await leavingAsksAndStays(page)
+    expect(await form.getByLabel('Host 1', { exact: true }).inputValue()).toBe('api.example.com')
     await form.getByRole('button', { name: 'Save allowed hosts' }).click()
     await fieldError(form, 'Host 2').waitFor()
     expect(await form.getByLabel('Host 2', { exact: true }).getAttribute('aria-invalid')).toBe('true')
@@ -480,6 +482,10 @@ describe('the Tools page', () => {
     ])
     await region.getByText('Now: api.example.com, *.example.org:8443').waitFor()
     await inspect('allowed-hosts')
+    // saved (the host as the API stored it, in lower case): leaving asks nothing
+    expect(await form.getByLabel('Host 2', { exact: true }).inputValue()).toBe('*.example.org:8443')
+    await leavingDoesNotAsk(page)
+    await go('/tools', 'Tools and credentials')
 
     await form.getByLabel('Any host').check()
     await form.getByRole('button', { name: 'Save allowed hosts' }).click()

@@ -8,6 +8,7 @@ import {
   ErrorNote,
   Field,
   FormEnd,
+  LeaveGuard,
   Page,
   Show,
   StateBadge,
@@ -16,6 +17,7 @@ import {
   useLoad,
   useRowKeys,
   useSubmit,
+  useUnsaved,
 } from '../ui'
 import { Credentials } from './credentials'
 import { type Tool, ToolForm } from './tool-form'
@@ -262,19 +264,26 @@ function AllowedHostsForm({ stored, onSaved }: { stored: ToolSettings; onSaved: 
   const [hosts, setHosts] = useState<string[]>(stored.allowed_hosts ?? [])
   const rowKeys = useRowKeys(hosts.length)
   const [saved, setSaved] = useState(false)
+  const { unsaved, markSaved } = useUnsaved({ anyHost, hosts })
   const { error, submit } = useSubmit()
   const save = submit(async () => {
     setSaved(false)
     const answer = await api<ToolSettings>('PUT', '/api/v1/organizations/tool-settings', {
       allowed_hosts: anyHost ? null : hosts,
     })
+    // the hosts as the API stored them (lower case): what the form holds now
     setHosts(answer.allowed_hosts ?? [])
     setSaved(true)
+    markSaved({ anyHost, hosts: answer.allowed_hosts ?? [] })
     onSaved()
   })
   const listProblem = error?.showAtList('allowed_hosts')
   return (
     <form className="form" onSubmit={save} aria-label="Allowed hosts">
+      <LeaveGuard
+        when={unsaved}
+        message="The allowed hosts have changes that are not saved: leaving the page drops them."
+      />
       <Checkbox
         label="Any host"
         checked={anyHost}
