@@ -1,7 +1,13 @@
 import { describe, expect } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
 import { createAgent, sampleDefinition } from '../support/agents'
-import { type ConsoleBrowser, consoleOnBinarySuite, hostile } from '../support/console-browser'
+import {
+  type ConsoleBrowser,
+  consoleOnBinarySuite,
+  hostile,
+  leavingAsksAndStays,
+  leavingDoesNotAsk,
+} from '../support/console-browser'
 import type { FakeModels } from '../support/fake-models'
 import type { HttpTestApp } from '../support/http-app'
 import { createRecording, toneWav, uploadRecordingFile } from '../support/recordings'
@@ -100,6 +106,10 @@ describe('the Recordings page', () => {
     expect(await transcript.inputValue()).toBe('Welcome to Acme, how can I help?')
     expect(models.requestsTo('/audio/transcriptions').length).toBe(1)
     await inspect('add-form')
+    // uploaded, not saved yet: leaving asks first, and staying keeps the file, its name and its transcript
+    await leavingAsksAndStays(page)
+    expect(await idField.inputValue()).toBe('welcome')
+    expect(await transcript.inputValue()).toBe('Welcome to Acme, how can I help?')
     await page.getByRole('button', { name: 'Save recording' }).click()
     await page.getByRole('status').filter({ hasText: 'Saved: welcome.' }).waitFor()
     const row = rowOf('welcome')
@@ -119,6 +129,9 @@ describe('the Recordings page', () => {
       return audio.duration
     })
     expect(Math.abs(stored - 0.8)).toBeLessThan(0.05)
+    // saved: leaving asks nothing
+    await leavingDoesNotAsk(page)
+    await go('/recordings', 'Recordings')
   })
 
   step("a file that is not audio: the API's reason next to it, nothing created", async () => {
@@ -167,6 +180,11 @@ describe('the Recordings page', () => {
   step(
     "edit a recording: a new id and transcript; a name against the API's rule is refused next to the field",
     async () => {
+      // opened, nothing changed: leaving asks nothing
+      await page.getByRole('button', { name: 'Edit goodbye' }).click()
+      await page.getByRole('heading', { name: 'Edit goodbye' }).waitFor()
+      await leavingDoesNotAsk(page)
+      await go('/recordings', 'Recordings')
       await page.getByRole('button', { name: 'Edit goodbye' }).click()
       const field = page.getByLabel('Recording id', { exact: true })
       await field.fill('bad name!')
@@ -174,6 +192,8 @@ describe('the Recordings page', () => {
       expect(await field.getAttribute('aria-invalid')).toBe('true')
       await field.fill('farewell')
       await page.getByLabel('Transcript', { exact: true }).fill('Goodbye, and thank you for calling.')
+      await leavingAsksAndStays(page)
+      expect(await field.inputValue()).toBe('farewell')
       await page.getByRole('button', { name: 'Save', exact: true }).click()
       await rowOf('farewell').waitFor()
       expect(await rowOf('farewell').textContent()).toContain('Goodbye, and thank you for calling.')

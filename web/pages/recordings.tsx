@@ -1,7 +1,21 @@
 import { useEffect, useRef, useState } from 'react'
 import { api, ApiError, type Schemas } from '../api'
 import { href } from '../router'
-import { ConfirmButton, Empty, ErrorNote, Field, FormEnd, Page, Show, Table, Time, useLoad, useSubmit } from '../ui'
+import {
+  ConfirmButton,
+  Empty,
+  ErrorNote,
+  Field,
+  FormEnd,
+  LeaveGuard,
+  Page,
+  Show,
+  Table,
+  Time,
+  useLoad,
+  useSubmit,
+  useUnsaved,
+} from '../ui'
 import { putWithProgress } from '../upload'
 
 type Recording = Schemas['UpdateWorkflowRecordingsResponse']
@@ -79,6 +93,8 @@ function AddRecordings({ onCreated }: { onCreated: () => void }) {
   const [refused, setRefused] = useState<string[]>([])
   const [created, setCreated] = useState<string[]>([])
   const picking = useSubmit()
+  // files uploaded and not saved as recordings yet: the form opened with none, and holds none once they are saved
+  const { unsaved } = useUnsaved(drafts.map((draft) => [draft.storageKey, draft.recordingId, draft.transcript]))
   const { error, setError, submit } = useSubmit()
   const input = useRef<HTMLInputElement>(null)
   const shown = useRef<Draft[]>([])
@@ -162,6 +178,10 @@ function AddRecordings({ onCreated }: { onCreated: () => void }) {
   return (
     <section className="card" aria-labelledby="add-title">
       <h2 id="add-title">Add recordings</h2>
+      <LeaveGuard
+        when={unsaved}
+        message="Files uploaded here are not saved as recordings yet: leaving the page drops them."
+      />
       <div className="form">
         <div className="field">
           <label htmlFor="recording-files">Audio files (WAV or MP3, at most 5 MiB each)</label>
@@ -368,6 +388,7 @@ function RecordingTable({ recordings, onChanged }: { recordings: Recording[]; on
       <ErrorNote error={error} />
       {editing ? (
         <EditForm
+          key={editing.id}
           recording={editing}
           onClose={() => setEditing(null)}
           onSaved={() => {
@@ -431,6 +452,8 @@ function RecordingTable({ recordings, onChanged }: { recordings: Recording[]; on
 function EditForm({ recording, onClose, onSaved }: { recording: Recording; onClose: () => void; onSaved: () => void }) {
   const [recordingId, setRecordingId] = useState(recording.recording_id)
   const [transcript, setTranscript] = useState(recording.transcript)
+  // saving closes the form: nothing to mark saved
+  const { unsaved } = useUnsaved([recordingId, transcript])
   const { error, submit } = useSubmit()
   const save = submit(async () => {
     if (!RECORDING_ID.test(recordingId))
@@ -443,6 +466,7 @@ function EditForm({ recording, onClose, onSaved }: { recording: Recording; onClo
   return (
     <form className="inline-form" onSubmit={save} aria-labelledby="edit-title">
       <h3 id="edit-title">Edit {recording.recording_id}</h3>
+      <LeaveGuard when={unsaved} message="The recording's changes are not saved: leaving the page drops them." />
       <Field
         label="Recording id"
         value={recordingId}
