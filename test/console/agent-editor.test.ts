@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { consoleSteps, hostile, launchConsoleBrowser, type ConsoleBrowser } from '../support/console-browser'
+import {
+  consoleSteps,
+  hostile,
+  launchConsoleBrowser,
+  leavingAsksAndStays,
+  leavingDoesNotAsk,
+  type ConsoleBrowser,
+} from '../support/console-browser'
 import { compiledBinary } from '../support/compiled-binary'
 import { callTool, say, startFakeModels, type FakeModelRequest, type FakeModels } from '../support/fake-models'
 import { startBinaryTestApp, type HttpTestApp } from '../support/http-app'
@@ -108,11 +115,17 @@ describe('the agent editor', () => {
     await inspect('agents-empty')
     await page.getByRole('link', { name: 'New agent' }).click()
     await page.getByRole('heading', { level: 1, name: 'New agent' }).waitFor()
+    // nothing typed yet: leaving does not ask
+    await leavingDoesNotAsk(page)
+    await go('/agents/new', 'New agent')
     await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Booking line')
     await page.getByRole('radio', { name: /^Receptionist/ }).check()
     await page.getByLabel(/^Transfer to/).waitFor()
     await page.getByRole('radio', { name: /^Blank/ }).check()
+    await leavingAsksAndStays(page)
+    expect(await page.getByRole('textbox', { name: 'Name', exact: true }).inputValue()).toBe('Booking line')
     await inspect('agent-new')
+    // created: the page goes on to the editor without asking
     await page.getByRole('button', { name: 'Create agent' }).click()
     await page.getByRole('heading', { level: 1, name: 'Booking line' }).waitFor()
     agentId = Number(new URL(page.url()).hash.split('/').at(-1))

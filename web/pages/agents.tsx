@@ -4,7 +4,20 @@ import { api } from '../api'
 import { AGENT_TEMPLATES, templateDefinition, transferToolBody } from '../agents/templates'
 import { withoutTriggerPaths } from '../agents/graph'
 import { href, navigate } from '../router'
-import { Empty, ErrorNote, Field, Page, Show, StateBadge, Table, Time, useLoad, useSubmit } from '../ui'
+import {
+  Empty,
+  ErrorNote,
+  Field,
+  LeaveGuard,
+  Page,
+  Show,
+  StateBadge,
+  Table,
+  Time,
+  useLoad,
+  useSubmit,
+  useUnsaved,
+} from '../ui'
 
 type AgentItem = { id: number; name: string; status: 'active' | 'archived'; created_at: string; total_runs: number }
 
@@ -109,6 +122,7 @@ export function NewAgent() {
   const [name, setName] = useState('')
   const [templateKey, setTemplateKey] = useState('blank')
   const [transferTo, setTransferTo] = useState('')
+  const { unsaved, markSaved } = useUnsaved([name, templateKey, transferTo])
   const { error, submit } = useSubmit()
   const template = AGENT_TEMPLATES.find((item) => item.key === templateKey)!
   const create = submit(async () => {
@@ -120,11 +134,16 @@ export function NewAgent() {
       name,
       workflow_definition: templateDefinition(template, tool?.tool_uuid),
     })
+    markSaved()
     navigate(`/agents/${agent.id}`)
   })
   return (
     <Page title="New agent">
       <form className="card form" onSubmit={create}>
+        <LeaveGuard
+          when={unsaved}
+          message="The new agent's form has changes that are not saved: leaving the page drops them."
+        />
         <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
         <fieldset className="templates">
           <legend>Start from</legend>
