@@ -10,15 +10,16 @@ import {
 import type { HttpTestApp } from '../support/http-app'
 import { type HostileMcpServer, startHostileMcpServer } from '../support/mcp-servers'
 import { waitFor } from '../support/wait'
+import { createRecording, toneWav } from '../support/recordings'
 import { httpApiConfig } from '../support/tools'
 
 /**
  * The Tools page in a real browser against the compiled binary: tools built from the metadata's fields (an HTTP tool
- * with a parameter, a header and a credential, read back exactly; a transfer with destinations; MCP servers, listed
- * and listed again), the API's 422 next to its field and a JSON text refused in the page, edit, archive and restore;
- * credentials of any type added, renamed, their secret replaced and deleted, no secret ever in the page; the allowed
- * hosts; hostile names as text; a trigger key kept out; another organization's tools never listed. Photographed into
- * test-artifacts/console/tools/.
+ * with a parameter, a header and a credential, read back exactly; a transfer with destinations; an end call playing a
+ * recording picked by its name; MCP servers, listed and listed again), the API's 422 next to its field and a JSON text
+ * refused in the page, edit, archive and restore; credentials of any type added, renamed, their secret replaced and
+ * deleted, no secret ever in the page; the allowed hosts; hostile names as text; a trigger key kept out; another
+ * organization's tools never listed. Photographed into test-artifacts/console/tools/.
  */
 
 let t: HttpTestApp
@@ -308,6 +309,43 @@ describe('the Tools page', () => {
       },
     })
   })
+
+  step(
+    "a message's recording picked among the organization's by its name (a link to add one while there is none); its id saved",
+    async () => {
+      let form = await openNewTool('end_call')
+      const picker = () => form.getByLabel('Audio recording', { exact: true })
+      expect(await picker().locator('option').allTextContents()).toEqual(['None'])
+      await form.getByText('No recording in this organization yet.').waitFor()
+      expect(await form.getByRole('link', { name: 'Add a recording' }).getAttribute('href')).toBe('#/recordings')
+      await form.getByRole('button', { name: 'Close' }).click()
+      await form.waitFor({ state: 'detached' })
+
+      const made = await createRecording(t, 'goodbye_tone', toneWav(440, 16_000, 300), { transcript: 'Goodbye.' })
+      expect(made.status, made.text).toBe(200)
+      await page.reload()
+      await page.getByRole('heading', { level: 1, name: 'Tools and credentials' }).waitFor()
+      form = await openNewTool('end_call')
+      await picker().locator('option', { hasText: 'goodbye_tone' }).waitFor({ state: 'attached' })
+      expect(await picker().locator('option').allTextContents()).toEqual(['None', 'goodbye_tone'])
+      expect(await form.getByText('No recording in this organization yet.').count()).toBe(0)
+      await form.getByLabel('Name', { exact: true }).fill('Hang up with a tone')
+      await form.getByLabel('Message type', { exact: true }).selectOption('audio')
+      await picker().selectOption({ label: 'goodbye_tone' })
+      await inspect('recording-picker')
+      await form.getByRole('button', { name: 'Create tool' }).click()
+      await page.getByRole('status').filter({ hasText: 'Created “Hang up with a tone”.' }).waitFor()
+      const created = await toolNamed('Hang up with a tone')
+      const stored = (await t.request('GET', `${TOOLS}${created.tool_uuid}`)).body.definition.config
+      expect(stored).toMatchObject({ messageType: 'audio', audioRecordingId: 'goodbye_tone' })
+
+      await row('Hang up with a tone').getByRole('button', { name: 'Edit tool Hang up with a tone' }).click()
+      form = toolForm('Edit “Hang up with a tone”')
+      expect(await picker().inputValue()).toBe('goodbye_tone')
+      await form.getByRole('button', { name: 'Close' }).click()
+      await form.waitFor({ state: 'detached' })
+    },
+  )
 
   step(
     'MCP servers: what one offers shown in its row, an unreachable one\'s error as text; "List again" keeps the last list',

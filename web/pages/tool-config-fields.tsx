@@ -1,8 +1,8 @@
 // The fields of a tool type's `definition.config`, built from GET /api/v1/tools/metadata: the control each field gets
-// (text, number, checkbox, select, a credential, rows, a JSON text), its value as the form holds it and as the API
-// takes it.
+// (text, number, checkbox, select, a credential, a recording, rows, a JSON text), its value as the form holds it and as
+// the API takes it.
 import type { ApiError, Schemas } from '../api'
-import { Checkbox, Field, useRowKeys } from '../ui'
+import { Checkbox, Field, ManageLink, RECORDINGS_MANAGED, useRowKeys } from '../ui'
 
 export type ToolTypeMeta = Schemas['GetToolsMetadataResponse']['types'][number]
 export type ConfigFieldMeta = ToolTypeMeta['fields'][number]
@@ -53,6 +53,8 @@ const ROWS: Record<string, RowsSpec> = {
 }
 /** Arrays of names, typed comma-separated. */
 const NAME_LISTS = new Set(['tools_filter'])
+/** The recording a message plays, chosen among the organization's by its recording id. */
+const RECORDING_FIELDS = new Set(['customMessageRecordingId', 'audioRecordingId'])
 
 const LABELS: Record<string, string> = {
   url: 'URL',
@@ -62,8 +64,8 @@ const LABELS: Record<string, string> = {
   timeout: 'Ring timeout (seconds)',
   body_template: 'Body template (JSON)',
   tools_filter: 'Tools to offer',
-  customMessageRecordingId: 'Custom message recording id',
-  audioRecordingId: 'Audio recording id',
+  customMessageRecordingId: 'Custom message recording',
+  audioRecordingId: 'Audio recording',
 }
 
 /** `customMessageType` → "Custom message type", `destination_source` → "Destination source". */
@@ -76,10 +78,11 @@ export function labelOf(name: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1)
 }
 
-type Editor = 'text' | 'number' | 'checkbox' | 'select' | 'credential' | 'rows' | 'names' | 'json'
+type Editor = 'text' | 'number' | 'checkbox' | 'select' | 'credential' | 'recording' | 'rows' | 'names' | 'json'
 
 function editorOf(field: ConfigFieldMeta): Editor {
   if (field.name === 'credential_uuid') return 'credential'
+  if (RECORDING_FIELDS.has(field.name)) return 'recording'
   if (ROWS[field.name]) return 'rows'
   if (NAME_LISTS.has(field.name)) return 'names'
   switch (field.type) {
@@ -195,10 +198,12 @@ type ConfigFieldProps = {
   onChange: (value: ConfigValue) => void
   error: ApiError | null
   credentials: Credential[]
+  /** The organization's recording ids; null while they are read. */
+  recordings: string[] | null
 }
 
 /** One field of the config, with the API's 422 for it next to it. */
-export function ConfigField({ type, field, value, onChange, error, credentials }: ConfigFieldProps) {
+export function ConfigField({ type, field, value, onChange, error, credentials, recordings }: ConfigFieldProps) {
   const editor = editorOf(field)
   const label = labelOf(field.name)
   const path = configPath(type, field.name)
@@ -225,6 +230,18 @@ export function ConfigField({ type, field, value, onChange, error, credentials }
           options={editor === 'select' ? selectOptions(field) : credentialOptions(credentials, value as string)}
         />
       )
+    case 'recording':
+      return (
+        <>
+          <Field
+            {...common}
+            value={value as string}
+            onChange={onChange}
+            options={recordingOptions(recordings, value as string)}
+          />
+          <ManageLink where={RECORDINGS_MANAGED} empty={recordings?.length === 0} />
+        </>
+      )
     case 'number':
       return (
         <Field
@@ -247,16 +264,29 @@ function selectOptions(field: ConfigFieldMeta) {
   return field.required ? options : [{ value: '', label: 'None (the default)' }, ...options]
 }
 
-/** The organization's credentials; one stored that is no longer among them stays choosable, named by its uuid. */
-function credentialOptions(credentials: Credential[], chosen: string) {
-  const options = credentials.map((item) => ({ value: item.uuid, label: `${item.name} (${item.credential_type})` }))
-  const missing = chosen && !credentials.some((item) => item.uuid === chosen)
-  return [
-    { value: '', label: 'None' },
-    ...options,
-    ...(missing ? [{ value: chosen, label: `Unknown credential ${chosen}` }] : []),
-  ]
+type Option = { value: string; label: string }
+
+/** "None", then `options`; a stored choice that is no longer among them stays choosable, labelled `unknown`. */
+function pickerOptions(options: Option[], chosen: string, unknown: string): Option[] {
+  const missing = chosen !== '' && !options.some((option) => option.value === chosen)
+  return [{ value: '', label: 'None' }, ...options, ...(missing ? [{ value: chosen, label: unknown }] : [])]
 }
+
+/** The organization's credentials; one stored that is no longer among them is named by its uuid. */
+const credentialOptions = (credentials: Credential[], chosen: string) =>
+  pickerOptions(
+    credentials.map((item) => ({ value: item.uuid, label: `${item.name} (${item.credential_type})` })),
+    chosen,
+    `Unknown credential ${chosen}`,
+  )
+
+/** The organization's recordings, by recording id; while they are read, a stored one is shown by its id alone. */
+const recordingOptions = (recordings: string[] | null, chosen: string) =>
+  pickerOptions(
+    (recordings ?? []).map((id) => ({ value: id, label: id })),
+    chosen,
+    recordings === null ? chosen : `Unknown recording ${chosen}`,
+  )
 
 /** Rows of a list (parameters, destinations) or of an object (headers), each input with its 422 next to it. */
 function RowsEditor({

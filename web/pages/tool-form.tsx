@@ -56,12 +56,15 @@ function definitionBody(meta: ToolTypeMeta, values: ConfigValues) {
 export function ToolForm({
   types,
   credentials,
+  recordings,
   editing,
   onSaved,
   onClose,
 }: {
   types: ToolTypeMeta[]
   credentials: Credential[]
+  /** The organization's recording ids, which a message may play; null while they are read. */
+  recordings: string[] | null
   editing?: Tool
   onSaved: (tool: Tool) => void
   onClose: () => void
@@ -140,6 +143,7 @@ export function ToolForm({
           onChange={(value) => setValues((previous) => ({ ...previous, [field.name]: value }))}
           error={error}
           credentials={credentials}
+          recordings={recordings}
         />
       ))}
       <div className="row">

@@ -49,6 +49,10 @@ export function Tools() {
   const tools = useLoad(() => api<Tool[]>('GET', `${TOOLS}?status=${status}`), [status])
   const metadata = useLoad(() => api<Schemas['GetToolsMetadataResponse']>('GET', `${TOOLS}metadata`), [])
   const credentials = useLoad(() => api<Credential[]>('GET', '/api/v1/credentials'), [])
+  const recordings = useLoad(
+    () => api<Schemas['GetWorkflowRecordingsResponse']>('GET', '/api/v1/workflow-recordings/'),
+    [],
+  )
   const [editing, setEditing] = useState<Tool | 'new' | null>(null)
   const [created, setCreated] = useState<string | null>(null)
   const saved = (tool: Tool) => {
@@ -96,6 +100,7 @@ export function Tools() {
               key={editing === 'new' ? 'new' : editing.tool_uuid}
               types={types}
               credentials={credentials.data ?? []}
+              recordings={recordings.data?.recordings.map((recording) => recording.recording_id) ?? null}
               editing={editing === 'new' ? undefined : editing}
               onSaved={saved}
               onClose={() => setEditing(null)}
