@@ -81,9 +81,11 @@ const row = (name: string) =>
     .getByRole('row')
     .filter({ has: page.locator('td:first-child > span.text').getByText(name, { exact: true }) })
 const toolForm = (name = 'New tool') => page.getByRole('form', { name })
+/** A field's own block: its label, control, hint and message. */
+const fieldBlock = (form: Locator, label: string) =>
+  form.locator('.field', { has: page.getByLabel(label, { exact: true }) })
 /** The message the page shows next to a field (inside the field's own block). */
-const fieldError = (form: Locator, label: string) =>
-  form.locator('.field', { has: page.getByLabel(label, { exact: true }) }).locator('.field-error')
+const fieldError = (form: Locator, label: string) => fieldBlock(form, label).locator('.field-error')
 
 async function openNewTool(type: string) {
   await page.getByRole('button', { name: 'New tool' }).click()
@@ -126,6 +128,9 @@ describe('the Tools page', () => {
       // the metadata's defaults are filled in, a required field marked
       expect(await form.getByLabel('Timeout (ms)').inputValue()).toBe('5000')
       expect(await form.getByLabel('URL', { exact: true }).getAttribute('required')).not.toBeNull()
+      // "Required." only under a field that can be left empty: not under the Method select, which always holds one
+      expect(await fieldBlock(form, 'URL').textContent()).toContain('Required.')
+      expect(await fieldBlock(form, 'Method').textContent()).not.toContain('Required.')
       await form.getByLabel('Method').selectOption('POST')
       await form.getByLabel('URL', { exact: true }).fill(ORDER_URL)
       await form.getByRole('button', { name: 'Add parameter', exact: true }).click()

@@ -177,10 +177,13 @@ export function sentValue(field: ConfigFieldMeta, value: ConfigValue): unknown {
 /** Where the API's 422 names a config field: under the definition's type (a union's branch), or without it. */
 export const configPath = (type: string, name: string): Path => ['definition', type, 'config', name]
 
-/** The field's description, after what the control takes and whether the API requires it. */
+/** Controls that always hold a value: a checkbox, and a select of a required field (it offers no empty choice). */
+const neverEmpty = (editor: Editor) => editor === 'checkbox' || editor === 'select'
+
+/** The field's description, after what the control takes and whether the API requires it (when it can be left empty). */
 function hintOf(field: ConfigFieldMeta, editor: Editor): string | undefined {
   const parts = [
-    field.required ? 'Required.' : '',
+    field.required && !neverEmpty(editor) ? 'Required.' : '',
     editor === 'names'
       ? 'Names separated by commas.'
       : editor === 'json' && !/JSON/.test(field.description ?? '')
