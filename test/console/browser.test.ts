@@ -739,10 +739,15 @@ describe('the console', () => {
       // in use by "Lab voice": the API's 409 is shown; deleted once its configuration is
       await page.getByRole('button', { name: 'Delete server Lab GPU' }).click()
       await page.getByRole('button', { name: 'Delete “Lab GPU”' }).click()
-      await page.getByRole('alert').waitFor()
+      // the 409 is shown in the servers' card, where the delete was asked
+      await page
+        .getByRole('region', { name: 'Model servers' })
+        .getByRole('alert')
+        .filter({ hasText: 'Lab voice' })
+        .waitFor()
       await page.getByRole('button', { name: 'Delete configuration Lab voice' }).click()
       await page.getByRole('button', { name: 'Delete “Lab voice”' }).click()
-      await page.getByText('Lab voice').waitFor({ state: 'detached' })
+      await page.getByText('Lab voice', { exact: true }).waitFor({ state: 'detached' })
       await page.getByRole('button', { name: 'Delete server Lab GPU' }).click()
       await page.getByRole('button', { name: 'Delete “Lab GPU”' }).click()
       await page.getByRole('button', { name: 'Edit server Lab GPU' }).waitFor({ state: 'detached' })

@@ -1,4 +1,4 @@
-import { useRef, useState } from 'react'
+import { type Dispatch, type SetStateAction, useRef, useState } from 'react'
 import { api, ApiError } from '../api'
 import { useLiveEvents } from '../events'
 import { href, navigate } from '../router'
@@ -94,42 +94,222 @@ const scheduleSlots = (windows: DayWindow[]) =>
 
 const MAX_VARIANTS = 5
 
+/** The form's values, as typed. */
+type CampaignForm = {
+  name: string
+  variants: Variant[]
+  configuration: string
+  concurrency: string
+  rate: string
+  retries: string
+  retryDelay: string
+  windows: DayWindow[]
+  timezone: string
+}
+
+/** `POST /campaign/create` for the form, its contacts uploaded as `fileKey`. */
+function campaignBody(fileKey: string, form: CampaignForm) {
+  const { variants, retries } = form
+  const slots = scheduleSlots(form.windows)
+  return {
+    name: form.name,
+    source_type: 'csv',
+    source_id: fileKey,
+    ...(variants.length > 1
+      ? {
+          traffic_split: {
+            variants: variants.map((variant) => ({
+              workflow_id: Number(variant.agent),
+              weight: Number(variant.weight),
+            })),
+          },
+        }
+      : { workflow_id: Number(variants[0].agent) || null }),
+    ...(slots.length ? { schedule_config: { enabled: true, timezone: form.timezone, slots } } : {}),
+    telephony_configuration_id: form.configuration ? Number(form.configuration) : null,
+    max_concurrency: Number(form.concurrency) || null,
+    rate_limit_per_second: Number(form.rate) || 1,
+    retry_config: {
+      enabled: Number(retries) > 0,
+      max_retries: Number(retries) || 0,
+      ...(Number(retries) > 0 ? { retry_delay_seconds: Number(form.retryDelay) } : {}),
+    },
+  }
+}
+
+const agentOptions = (agents: { id: number; name: string; status: string }[]) => [
+  { value: '', label: 'Choose an agent' },
+  ...agents.filter((item) => item.status !== 'archived').map((item) => ({ value: String(item.id), label: item.name })),
+]
+
+/** The agent, or several sharing the contacts by weight (the traffic split), each with its 422 next to it. */
+function AgentsFieldset({
+  variants,
+  onVariants: setVariants,
+  options: agentOptions,
+  error,
+}: {
+  variants: Variant[]
+  onVariants: Dispatch<SetStateAction<Variant[]>>
+  options: { value: string; label: string }[]
+  error: ApiError | null
+}) {
+  const variantKeys = useRowKeys(variants.length)
+  const setVariant = (index: number, change: Partial<Variant>) =>
+    setVariants((previous) => previous.map((variant, at) => (at === index ? { ...variant, ...change } : variant)))
+  return (
+    <fieldset>
+      <legend>Agents</legend>
+      {variants.map((variant, index) => (
+        <div key={variantKeys.keys[index]} className="row">
+          <Field
+            label={index === 0 ? 'Agent' : `Agent ${index + 1}`}
+            value={variant.agent}
+            onChange={(agent) => setVariant(index, { agent })}
+            error={error}
+            path={variants.length > 1 ? ['traffic_split', 'variants', index, 'workflow_id'] : ['workflow_id']}
+            otherPaths={index === 0 ? [['traffic_split', 'variants'], ['traffic_split']] : []}
+            required
+            options={agentOptions}
+          />
+          {variants.length > 1 ? (
+            <>
+              <Field
+                label={`Share of agent ${index + 1} (%)`}
+                type="number"
+                value={variant.weight}
+                onChange={(weight) => setVariant(index, { weight })}
+                error={error}
+                path={['traffic_split', 'variants', index, 'weight']}
+              />
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => {
+                  variantKeys.removed(index)
+                  setVariants((previous) => evenWeights(previous.filter((_, at) => at !== index)))
+                }}
+              >
+                Remove agent {index + 1}
+              </button>
+            </>
+          ) : null}
+        </div>
+      ))}
+      {variants.length < MAX_VARIANTS ? (
+        <button
+          type="button"
+          className="secondary"
+          onClick={() => setVariants((previous) => evenWeights([...previous, { agent: '', weight: '0' }]))}
+        >
+          Split with another agent
+        </button>
+      ) : null}
+      <small className="muted">
+        With several agents each contact is called by one of them, by share (whole percentages totalling 100; up to{' '}
+        {MAX_VARIANTS}).
+      </small>
+    </fieldset>
+  )
+}
+
+/** The days and hours contacts may be dialled, in a time zone; each slot's 422 next to its day. */
+function WindowFieldset({
+  windows,
+  onWindows: setWindows,
+  timezone,
+  onTimezone: setTimezone,
+  error,
+}: {
+  windows: DayWindow[]
+  onWindows: Dispatch<SetStateAction<DayWindow[]>>
+  timezone: string
+  onTimezone: (timezone: string) => void
+  error: ApiError | null
+}) {
+  const slots = scheduleSlots(windows)
+  const setWindow = (day: number, change: Partial<DayWindow>) =>
+    setWindows((previous) => previous.map((window, at) => (at === day ? { ...window, ...change } : window)))
+  return (
+    <fieldset>
+      <legend>Dialling window</legend>
+      <small className="muted">
+        Optional: a day with both times set is dialled between them; a day without is not. No day set: any time.
+      </small>
+      {DAYS.map((day, index) => {
+        const slot = slots.findIndex((candidate) => candidate.day_of_week === index)
+        return (
+          <div key={day} className="row">
+            <Field
+              label={`${day} from`}
+              type="time"
+              value={windows[index].start}
+              onChange={(start) => setWindow(index, { start })}
+              error={error}
+              path={slot >= 0 ? ['schedule_config', 'slots', slot, 'start_time'] : undefined}
+            />
+            <Field
+              label={`${day} until`}
+              type="time"
+              value={windows[index].end}
+              onChange={(end) => setWindow(index, { end })}
+              error={error}
+              path={slot >= 0 ? ['schedule_config', 'slots', slot, 'end_time'] : undefined}
+              otherPaths={slot >= 0 ? [['schedule_config', 'slots', slot]] : []}
+            />
+          </div>
+        )
+      })}
+      <button
+        type="button"
+        className="secondary"
+        onClick={() =>
+          setWindows((previous) => previous.map((window, day) => (day > 0 && day < 5 ? previous[0] : window)))
+        }
+      >
+        Same hours as Monday, Tuesday to Friday
+      </button>
+      <Field
+        label="Time zone of the window"
+        value={timezone}
+        onChange={setTimezone}
+        error={error}
+        path={['schedule_config', 'timezone']}
+      />
+    </fieldset>
+  )
+}
+
 function NewCampaign() {
   const agents = useLoad(() => api<{ id: number; name: string; status: string }[]>('GET', '/api/v1/workflow/fetch'), [])
   const telephony = useLoad(
     () => api<{ configurations: { id: number; name: string }[] }>('GET', '/api/v1/organizations/telephony-configs'),
     [],
   )
-  const [name, setName] = useState('')
-  const [variants, setVariants] = useState<Variant[]>([{ agent: '', weight: '100' }])
-  const variantKeys = useRowKeys(variants.length)
-  const [configuration, setConfiguration] = useState('')
-  const [concurrency, setConcurrency] = useState('2')
-  const [rate, setRate] = useState('1')
-  const [retries, setRetries] = useState('2')
-  const [retryDelay, setRetryDelay] = useState('120')
-  const [windows, setWindows] = useState<DayWindow[]>(DAYS.map(() => ({ start: '', end: '' })))
-  const [timezone, setTimezone] = useState(Intl.DateTimeFormat().resolvedOptions().timeZone)
+  const [form, setForm] = useState<CampaignForm>(() => ({
+    name: '',
+    variants: [{ agent: '', weight: '100' }],
+    configuration: '',
+    concurrency: '2',
+    rate: '1',
+    retries: '2',
+    retryDelay: '120',
+    windows: DAYS.map(() => ({ start: '', end: '' })),
+    timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+  }))
+  const update =
+    <K extends keyof CampaignForm>(key: K) =>
+    (change: SetStateAction<CampaignForm[K]>) =>
+      setForm((previous) => ({
+        ...previous,
+        [key]:
+          typeof change === 'function' ? (change as (old: CampaignForm[K]) => CampaignForm[K])(previous[key]) : change,
+      }))
   const file = useRef<HTMLInputElement>(null)
   const [progress, setProgress] = useState<number | null>(null)
   // what is typed or chosen; the CSV file is not (choosing it again loses no typing)
-  const { unsaved, markSaved } = useUnsaved([
-    name,
-    variants,
-    configuration,
-    concurrency,
-    rate,
-    retries,
-    retryDelay,
-    windows,
-    timezone,
-  ])
+  const { unsaved, markSaved } = useUnsaved(form)
   const { error, submit } = useSubmit()
-  const slots = scheduleSlots(windows)
-  const setVariant = (index: number, change: Partial<Variant>) =>
-    setVariants((previous) => previous.map((variant, at) => (at === index ? { ...variant, ...change } : variant)))
-  const setWindow = (day: number, change: Partial<DayWindow>) =>
-    setWindows((previous) => previous.map((window, at) => (at === day ? { ...window, ...change } : window)))
   const create = submit(async () => {
     const chosen = file.current?.files?.[0]
     if (!chosen) throw new ApiError(0, 'Choose a CSV file of contacts')
@@ -140,42 +320,13 @@ function NewCampaign() {
         file_size: chosen.size,
       })
       await putWithProgress(grant.upload_url, chosen, 'text/csv', setProgress)
-      const campaign = await api('POST', '/api/v1/campaign/create', {
-        name,
-        source_type: 'csv',
-        source_id: grant.file_key,
-        ...(variants.length > 1
-          ? {
-              traffic_split: {
-                variants: variants.map((variant) => ({
-                  workflow_id: Number(variant.agent),
-                  weight: Number(variant.weight),
-                })),
-              },
-            }
-          : { workflow_id: Number(variants[0].agent) || null }),
-        ...(slots.length ? { schedule_config: { enabled: true, timezone, slots } } : {}),
-        telephony_configuration_id: configuration ? Number(configuration) : null,
-        max_concurrency: Number(concurrency) || null,
-        rate_limit_per_second: Number(rate) || 1,
-        retry_config: {
-          enabled: Number(retries) > 0,
-          max_retries: Number(retries) || 0,
-          ...(Number(retries) > 0 ? { retry_delay_seconds: Number(retryDelay) } : {}),
-        },
-      })
+      const campaign = await api('POST', '/api/v1/campaign/create', campaignBody(grant.file_key, form))
       markSaved()
       navigate(`/campaigns/${campaign.id}`)
     } finally {
       setProgress(null)
     }
   })
-  const agentOptions = [
-    { value: '', label: 'Choose an agent' },
-    ...(agents.data ?? [])
-      .filter((item) => item.status !== 'archived')
-      .map((item) => ({ value: String(item.id), label: item.name })),
-  ]
   return (
     <Page title="New campaign">
       <form className="card form" onSubmit={create} aria-label="New campaign">
@@ -183,109 +334,24 @@ function NewCampaign() {
           when={unsaved}
           message="The new campaign's form has changes that are not saved: leaving the page drops them."
         />
-        <Field label="Name" value={name} onChange={setName} error={error} path={['name']} required />
-        <fieldset>
-          <legend>Agents</legend>
-          {variants.map((variant, index) => (
-            <div key={variantKeys.keys[index]} className="row">
-              <Field
-                label={index === 0 ? 'Agent' : `Agent ${index + 1}`}
-                value={variant.agent}
-                onChange={(agent) => setVariant(index, { agent })}
-                error={error}
-                path={variants.length > 1 ? ['traffic_split', 'variants', index, 'workflow_id'] : ['workflow_id']}
-                otherPaths={index === 0 ? [['traffic_split', 'variants'], ['traffic_split']] : []}
-                required
-                options={agentOptions}
-              />
-              {variants.length > 1 ? (
-                <>
-                  <Field
-                    label={`Share of agent ${index + 1} (%)`}
-                    type="number"
-                    value={variant.weight}
-                    onChange={(weight) => setVariant(index, { weight })}
-                    error={error}
-                    path={['traffic_split', 'variants', index, 'weight']}
-                  />
-                  <button
-                    type="button"
-                    className="secondary"
-                    onClick={() => {
-                      variantKeys.removed(index)
-                      setVariants((previous) => evenWeights(previous.filter((_, at) => at !== index)))
-                    }}
-                  >
-                    Remove agent {index + 1}
-                  </button>
-                </>
-              ) : null}
-            </div>
-          ))}
-          {variants.length < MAX_VARIANTS ? (
-            <button
-              type="button"
-              className="secondary"
-              onClick={() => setVariants((previous) => evenWeights([...previous, { agent: '', weight: '0' }]))}
-            >
-              Split with another agent
-            </button>
-          ) : null}
-          <small className="muted">
-            With several agents each contact is called by one of them, by share (whole percentages totalling 100; up to{' '}
-            {MAX_VARIANTS}).
-          </small>
-        </fieldset>
-        <fieldset>
-          <legend>Dialling window</legend>
-          <small className="muted">
-            Optional: a day with both times set is dialled between them; a day without is not. No day set: any time.
-          </small>
-          {DAYS.map((day, index) => {
-            const slot = slots.findIndex((candidate) => candidate.day_of_week === index)
-            return (
-              <div key={day} className="row">
-                <Field
-                  label={`${day} from`}
-                  type="time"
-                  value={windows[index].start}
-                  onChange={(start) => setWindow(index, { start })}
-                  error={error}
-                  path={slot >= 0 ? ['schedule_config', 'slots', slot, 'start_time'] : undefined}
-                />
-                <Field
-                  label={`${day} until`}
-                  type="time"
-                  value={windows[index].end}
-                  onChange={(end) => setWindow(index, { end })}
-                  error={error}
-                  path={slot >= 0 ? ['schedule_config', 'slots', slot, 'end_time'] : undefined}
-                  otherPaths={slot >= 0 ? [['schedule_config', 'slots', slot]] : []}
-                />
-              </div>
-            )
-          })}
-          <button
-            type="button"
-            className="secondary"
-            onClick={() =>
-              setWindows((previous) => previous.map((window, day) => (day > 0 && day < 5 ? previous[0] : window)))
-            }
-          >
-            Same hours as Monday, Tuesday to Friday
-          </button>
-          <Field
-            label="Time zone of the window"
-            value={timezone}
-            onChange={setTimezone}
-            error={error}
-            path={['schedule_config', 'timezone']}
-          />
-        </fieldset>
+        <Field label="Name" value={form.name} onChange={update('name')} error={error} path={['name']} required />
+        <AgentsFieldset
+          variants={form.variants}
+          onVariants={update('variants')}
+          options={agentOptions(agents.data ?? [])}
+          error={error}
+        />
+        <WindowFieldset
+          windows={form.windows}
+          onWindows={update('windows')}
+          timezone={form.timezone}
+          onTimezone={update('timezone')}
+          error={error}
+        />
         <Field
           label="Telephony configuration"
-          value={configuration}
-          onChange={setConfiguration}
+          value={form.configuration}
+          onChange={update('configuration')}
           error={error}
           path={['telephony_configuration_id']}
           options={[
@@ -296,34 +362,34 @@ function NewCampaign() {
         <Field
           label="Calls at once"
           type="number"
-          value={concurrency}
-          onChange={setConcurrency}
+          value={form.concurrency}
+          onChange={update('concurrency')}
           error={error}
           path={['max_concurrency']}
         />
         <Field
           label="Calls started per second"
           type="number"
-          value={rate}
-          onChange={setRate}
+          value={form.rate}
+          onChange={update('rate')}
           error={error}
           path={['rate_limit_per_second']}
         />
         <Field
           label="Retries per contact"
           type="number"
-          value={retries}
-          onChange={setRetries}
+          value={form.retries}
+          onChange={update('retries')}
           error={error}
           path={['retry_config', 'max_retries']}
           hint="A busy or unanswered contact (or a voicemail) is dialled again, up to this many more times"
         />
-        {Number(retries) > 0 ? (
+        {Number(form.retries) > 0 ? (
           <Field
             label="Seconds between retries"
             type="number"
-            value={retryDelay}
-            onChange={setRetryDelay}
+            value={form.retryDelay}
+            onChange={update('retryDelay')}
             error={error}
             path={['retry_config', 'retry_delay_seconds']}
             hint="30 to 3600"

@@ -9,6 +9,7 @@ import {
   Field,
   FormEnd,
   LeaveGuard,
+  type Loaded,
   Page,
   Show,
   useLoad,
@@ -16,22 +17,27 @@ import {
   useUnsaved,
 } from '../ui'
 
+type Connections = { connections: Connection[] }
+type Configurations = { configurations: Configuration[] }
+
 export function Models() {
-  const connections = useLoad(
-    () => api<{ connections: any[] }>('GET', '/api/v1/organizations/provider-connections'),
-    [],
+  const connections = useLoad(() => api<Connections>('GET', '/api/v1/organizations/provider-connections'), [])
+  const configurations = useLoad(() => api<Configurations>('GET', '/api/v1/organizations/model-configurations'), [])
+  return (
+    <Page title="Models">
+      <ServersSection connections={connections} />
+      <ConfigurationsSection configurations={configurations} connections={connections} />
+      <PriceCard />
+    </Page>
   )
-  const configurations = useLoad(
-    () => api<{ configurations: Configuration[] }>('GET', '/api/v1/organizations/model-configurations'),
-    [],
-  )
+}
+
+/** The model servers: each checked, edited or deleted in place, and the form that adds one. */
+function ServersSection({ connections }: { connections: Loaded<Connections> }) {
   const [checks, setChecks] = useState<Record<string, string>>({})
   // the server being edited, by uuid: its form reads the latest list (a save re-reads it), never a stale row
   const [editingServer, setEditingServer] = useState<string | null>(null)
-  const editedServer: Connection | undefined = connections.data?.connections.find(
-    (connection) => connection.uuid === editingServer,
-  )
-  const [editingConfiguration, setEditingConfiguration] = useState<string | null>(null)
+  const editedServer = connections.data?.connections.find((connection) => connection.uuid === editingServer)
   const removal = useSubmit()
   const check = async (uuid: string) => {
     setChecks((previous) => ({ ...previous, [uuid]: 'Checking…' }))
@@ -46,124 +52,136 @@ export function Models() {
     }
   }
   return (
-    <Page title="Models">
-      <section className="card" aria-labelledby="connections-title">
-        <h2 id="connections-title">Model servers</h2>
-        <Show loaded={connections} what="model servers">
-          {({ connections: list }) =>
-            list.length === 0 ? (
-              <Empty title="No model server yet.">
-                Add an OpenAI-compatible server (vLLM, Ollama, a speech server) below.
-              </Empty>
-            ) : (
-              <ul className="plain">
-                {list.map((connection) => (
-                  <li key={connection.uuid}>
-                    <strong>{connection.name}</strong>{' '}
-                    <span className="muted">
-                      {connection.provider} · {connection.base_url} · key {connection.api_key ?? 'none'}
-                    </span>{' '}
-                    <button
-                      type="button"
-                      className="secondary"
-                      onClick={() => check(connection.uuid)}
-                      aria-label={`Check ${connection.name}`}
-                    >
-                      Check
-                    </button>{' '}
-                    <span role="status">{checks[connection.uuid] ?? ''}</span>{' '}
-                    <EditButton
-                      label={`Edit server ${connection.name}`}
-                      onClick={() => setEditingServer(connection.uuid)}
-                    />{' '}
-                    <ConfirmButton
-                      label={`Delete server ${connection.name}`}
-                      confirmText={`Delete “${connection.name}”`}
-                      onConfirm={removal.submit(async () => {
-                        await api('DELETE', `/api/v1/organizations/provider-connections/${connection.uuid}`)
-                        connections.reload()
-                      })}
-                    >
-                      Delete
-                    </ConfirmButton>
-                  </li>
-                ))}
-              </ul>
-            )
-          }
-        </Show>
-        <ErrorNote error={removal.error} />
-        {editedServer ? (
-          <ConnectionForm
-            key={editedServer.uuid}
-            editing={editedServer}
-            onSaved={connections.reload}
-            onClose={() => setEditingServer(null)}
-          />
-        ) : null}
-        <ConnectionForm onSaved={connections.reload} />
-      </section>
-      <section className="card" aria-labelledby="configurations-title">
-        <h2 id="configurations-title">Model configurations</h2>
-        <Show loaded={configurations} what="model configurations">
-          {({ configurations: list }) =>
-            list.length === 0 ? (
-              <Empty title="No model configuration yet.">
-                Create one: the LLM, and optionally speech to text, a voice, embeddings or a realtime model.
-              </Empty>
-            ) : (
-              <ul className="plain">
-                {list.map((item) => (
-                  <li key={item.uuid}>
-                    <strong>{item.name}</strong>
-                    {item.is_default ? <span className="muted"> (default)</span> : null}{' '}
-                    <EditButton
-                      label={`Edit configuration ${item.name}`}
-                      onClick={() => setEditingConfiguration(item.uuid)}
-                    />{' '}
-                    <ConfirmButton
-                      label={`Delete configuration ${item.name}`}
-                      confirmText={`Delete “${item.name}”`}
-                      onConfirm={removal.submit(async () => {
-                        await api('DELETE', `/api/v1/organizations/model-configurations/${item.uuid}`)
-                        configurations.reload()
-                      })}
-                    >
-                      Delete
-                    </ConfirmButton>
-                  </li>
-                ))}
-              </ul>
-            )
-          }
-        </Show>
-        <Show loaded={connections} what="model servers">
-          {({ connections: servers }) => {
-            // the stored configuration as last loaded: what the form compares its fields with after each save
-            const editing = configurations.data?.configurations.find((item) => item.uuid === editingConfiguration)
-            return (
-              <>
-                {editing ? (
-                  <ConfigurationForm
-                    key={editing.uuid}
-                    connections={servers}
-                    editing={editing}
-                    onSaved={configurations.reload}
-                    onClose={() => setEditingConfiguration(null)}
-                  />
-                ) : null}
-                <ConfigurationForm connections={servers} onSaved={configurations.reload} />
-              </>
-            )
-          }}
-        </Show>
-      </section>
-      <PriceCard />
-    </Page>
+    <section className="card" aria-labelledby="connections-title">
+      <h2 id="connections-title">Model servers</h2>
+      <Show loaded={connections} what="model servers">
+        {({ connections: list }) =>
+          list.length === 0 ? (
+            <Empty title="No model server yet.">
+              Add an OpenAI-compatible server (vLLM, Ollama, a speech server) below.
+            </Empty>
+          ) : (
+            <ul className="plain">
+              {list.map((connection) => (
+                <li key={connection.uuid}>
+                  <strong>{connection.name}</strong>{' '}
+                  <span className="muted">
+                    {connection.provider} · {connection.base_url} · key {connection.api_key ?? 'none'}
+                  </span>{' '}
+                  <button
+                    type="button"
+                    className="secondary"
+                    onClick={() => check(connection.uuid)}
+                    aria-label={`Check ${connection.name}`}
+                  >
+                    Check
+                  </button>{' '}
+                  <span role="status">{checks[connection.uuid] ?? ''}</span>{' '}
+                  <EditButton
+                    label={`Edit server ${connection.name}`}
+                    onClick={() => setEditingServer(connection.uuid)}
+                  />{' '}
+                  <ConfirmButton
+                    label={`Delete server ${connection.name}`}
+                    confirmText={`Delete “${connection.name}”`}
+                    onConfirm={removal.submit(async () => {
+                      await api('DELETE', `/api/v1/organizations/provider-connections/${connection.uuid}`)
+                      connections.reload()
+                    })}
+                  >
+                    Delete
+                  </ConfirmButton>
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </Show>
+      <ErrorNote error={removal.error} />
+      {editedServer ? (
+        <ConnectionForm
+          key={editedServer.uuid}
+          editing={editedServer}
+          onSaved={connections.reload}
+          onClose={() => setEditingServer(null)}
+        />
+      ) : null}
+      <ConnectionForm onSaved={connections.reload} />
+    </section>
   )
 }
 
-type Connection = { uuid: string; name: string; base_url: string; api_key: string | null }
+/** The model configurations: each edited or deleted in place, and the form that adds one. */
+function ConfigurationsSection({
+  configurations,
+  connections,
+}: {
+  configurations: Loaded<Configurations>
+  connections: Loaded<Connections>
+}) {
+  const [editingConfiguration, setEditingConfiguration] = useState<string | null>(null)
+  const removal = useSubmit()
+  return (
+    <section className="card" aria-labelledby="configurations-title">
+      <h2 id="configurations-title">Model configurations</h2>
+      <Show loaded={configurations} what="model configurations">
+        {({ configurations: list }) =>
+          list.length === 0 ? (
+            <Empty title="No model configuration yet.">
+              Create one: the LLM, and optionally speech to text, a voice, embeddings or a realtime model.
+            </Empty>
+          ) : (
+            <ul className="plain">
+              {list.map((item) => (
+                <li key={item.uuid}>
+                  <strong>{item.name}</strong>
+                  {item.is_default ? <span className="muted"> (default)</span> : null}{' '}
+                  <EditButton
+                    label={`Edit configuration ${item.name}`}
+                    onClick={() => setEditingConfiguration(item.uuid)}
+                  />{' '}
+                  <ConfirmButton
+                    label={`Delete configuration ${item.name}`}
+                    confirmText={`Delete “${item.name}”`}
+                    onConfirm={removal.submit(async () => {
+                      await api('DELETE', `/api/v1/organizations/model-configurations/${item.uuid}`)
+                      configurations.reload()
+                    })}
+                  >
+                    Delete
+                  </ConfirmButton>
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </Show>
+      <ErrorNote error={removal.error} />
+      <Show loaded={connections} what="model servers">
+        {({ connections: servers }) => {
+          // the stored configuration as last loaded: what the form compares its fields with after each save
+          const editing = configurations.data?.configurations.find((item) => item.uuid === editingConfiguration)
+          return (
+            <>
+              {editing ? (
+                <ConfigurationForm
+                  key={editing.uuid}
+                  connections={servers}
+                  editing={editing}
+                  onSaved={configurations.reload}
+                  onClose={() => setEditingConfiguration(null)}
+                />
+              ) : null}
+              <ConfigurationForm connections={servers} onSaved={configurations.reload} />
+            </>
+          )
+        }}
+      </Show>
+    </section>
+  )
+}
+
+type Connection = { uuid: string; name: string; provider: string; base_url: string; api_key: string | null }
 
 /**
  * A model server's form: a new one (POST), or `editing` one (PUT of the fields changed). Its stored key is shown

@@ -87,6 +87,46 @@ type Draft = {
   uploadError: Error | null
 }
 
+/** A signed upload URL for each accepted file, and its draft (named by the server, not uploaded yet). */
+async function grantUploads(accepted: { file: File; contentType: string }[]) {
+  const grant = await api<Schemas['CreateWorkflowRecordingsUploadUrlResponse']>(
+    'POST',
+    '/api/v1/workflow-recordings/upload-url',
+    {
+      files: accepted.map(({ file, contentType }) => ({
+        filename: file.name,
+        mime_type: contentType,
+        file_size: file.size,
+      })),
+    },
+  )
+  const added: Draft[] = accepted.map(({ file }, index) => ({
+    file,
+    objectUrl: URL.createObjectURL(file),
+    storageKey: grant.items[index].storage_key,
+    recordingId: grant.items[index].recording_id,
+    transcript: '',
+    progress: 0,
+    uploadError: null,
+  }))
+  return { added, uploadUrls: grant.items.map((item) => item.upload_url) }
+}
+
+/** The files the page refused before uploading, each with why. */
+function RefusedFiles({ reasons }: { reasons: string[] }) {
+  if (reasons.length === 0) return null
+  return (
+    <div role="alert" className="error">
+      <p>Not uploaded:</p>
+      <ul>
+        {reasons.map((reason) => (
+          <li key={reason}>{reason}</li>
+        ))}
+      </ul>
+    </div>
+  )
+}
+
 /** Files chosen, refused in the page or uploaded to signed URLs, each with its form; then created all at once. */
 function AddRecordings({ onCreated }: { onCreated: () => void }) {
   const [drafts, setDrafts] = useState<Draft[]>([])
@@ -121,30 +161,11 @@ function AddRecordings({ onCreated }: { onCreated: () => void }) {
     if (accepted.length === 0) return
     if (drafts.length + accepted.length > MAX_FILES)
       throw new ApiError(0, `At most ${MAX_FILES} files at once: save or remove some first`)
-    const grant = await api<Schemas['CreateWorkflowRecordingsUploadUrlResponse']>(
-      'POST',
-      '/api/v1/workflow-recordings/upload-url',
-      {
-        files: accepted.map(({ file, contentType }) => ({
-          filename: file.name,
-          mime_type: contentType,
-          file_size: file.size,
-        })),
-      },
-    )
-    const added = accepted.map(({ file }, index) => ({
-      file,
-      objectUrl: URL.createObjectURL(file),
-      storageKey: grant.items[index].storage_key,
-      recordingId: grant.items[index].recording_id,
-      transcript: '',
-      progress: 0,
-      uploadError: null,
-    }))
+    const { added, uploadUrls } = await grantUploads(accepted)
     setDrafts((previous) => [...previous, ...added])
     await Promise.all(
       added.map((draft, index) =>
-        putWithProgress(grant.items[index].upload_url, draft.file, accepted[index].contentType, (progress) =>
+        putWithProgress(uploadUrls[index], draft.file, accepted[index].contentType, (progress) =>
           change(draft.storageKey, { progress }),
         ).then(
           () => change(draft.storageKey, { progress: 1 }),
@@ -198,16 +219,7 @@ function AddRecordings({ onCreated }: { onCreated: () => void }) {
             Each file chosen is uploaded at once, then named and transcribed below before it is saved.
           </small>
         </div>
-        {refused.length > 0 ? (
-          <div role="alert" className="error">
-            <p>Not uploaded:</p>
-            <ul>
-              {refused.map((reason) => (
-                <li key={reason}>{reason}</li>
-              ))}
-            </ul>
-          </div>
-        ) : null}
+        <RefusedFiles reasons={refused} />
         <ErrorNote error={picking.error} />
       </div>
       {created.length > 0 ? (
