@@ -420,7 +420,7 @@ describe('the console (web/) is a client of the API', () => {
       return /\.tsx?$/.test(name) ? [path] : []
     })
   /** What the browser bundle may load: React, React Flow (the agent editor), and its own files. */
-  const ALLOWED_PACKAGES = new Set(['react', 'react-dom/client', '@xyflow/react'])
+  const ALLOWED_PACKAGES = new Set(['react', 'react-dom', 'react-dom/client', '@xyflow/react'])
   /**
    * The server modules it shares, pure, so the editor checks a definition and its placeholders as the API will, and
    * the knowledge page refuses the file types the API would; each with the value imports it may have.
