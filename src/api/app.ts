@@ -3,8 +3,9 @@ import type { AppContext } from '../context'
 import docsPage from './docs.html' with { type: 'text' }
 import { errorResponse, sentBodyItems } from './errors'
 import { invalid } from '../lib/errors'
+import type { ValidationItem } from '../lib/validation'
 import { openApiDocument } from './openapi-document'
-import { parseBody } from './request-body'
+import { keepSentBody, parseBody, sentBodyOf } from './request-body'
 import { loggedPath } from './request-log'
 import { logFlatInfo } from '../log'
 import { agentRoutes } from './agents/routes'
@@ -47,8 +48,7 @@ export function createApp(
 ) {
   usePlainFormatChecks()
   const startedAt = new WeakMap<Request, { id: string; at: number }>()
-  /** Parsed bodies before Elysia normalizes them (see `sentBodyItems`). */
-  const sentBodies = new WeakMap<Request, unknown>()
+  const sentBodyProblems = new WeakMap<Request, ValidationItem[]>()
   const app = new Elysia({ precompile: options.precompile ?? false })
     .onRequest(({ request, set }) => {
       const id = request.headers.get('x-request-id')?.slice(0, 64) || crypto.randomUUID()
@@ -58,13 +58,21 @@ export function createApp(
     // Every hook names the context fields it reads: Elysia prepares only those for each request (a hook handed the
     // whole context makes every request build a headers object, parse cookies and parse the query string).
     .onParse({ as: 'global' }, ({ request, route }, contentType) => parseBody(app, request, route, contentType))
-    .onTransform({ as: 'global' }, ({ request, body }) => {
-      sentBodies.set(request, body)
+    // The body as sent is checked before Elysia's normalizer sees it: that normalizer rebuilds a string sent for an
+    // object field character by character (a 1 MB string held the event loop for a second), and accepts the result.
+    // A body with problems goes on as `{}`; its 422, from the body as sent, is thrown before the handler rather than
+    // here so that authentication (a transform) answers first.
+    .onTransform({ as: 'global' }, (context) => {
+      const { request, route, body } = context
+      keepSentBody(request, body)
+      const items = sentBodyItems(app, request, route, body)
+      if (items.length === 0) return
+      sentBodyProblems.set(request, items)
+      context.body = {}
     })
-    // Checked before the handler rather than at transform time so that authentication (a transform) answers first.
-    .onBeforeHandle({ as: 'global' }, ({ request, route }) => {
-      const items = sentBodyItems(app, request, route, sentBodies.get(request))
-      if (items.length > 0) throw invalid(items)
+    .onBeforeHandle({ as: 'global' }, ({ request }) => {
+      const items = sentBodyProblems.get(request)
+      if (items) throw invalid(items)
     })
     .onError({ as: 'global' }, ({ code, error, request, route, params, set }) => {
       const response = errorResponse(app, ctx.log, {
@@ -74,7 +82,7 @@ export function createApp(
         route,
         params,
         set,
-        body: sentBodies.get(request),
+        body: sentBodyOf(request),
         requestId: startedAt.get(request)?.id,
       })
       set.status = response.status

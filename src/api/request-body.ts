@@ -5,6 +5,11 @@ import { invalid, tooLarge } from '../lib/errors'
 import { MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH } from '../lib/limits'
 import type { Loc } from '../lib/validation'
 
+/** Each request's parsed body as the client sent it, before Elysia's normalizer rebuilds it (see api/app.ts). */
+const sentBodies = new WeakMap<Request, unknown>()
+export const keepSentBody = (request: Request, body: unknown) => sentBodies.set(request, body)
+export const sentBodyOf = (request: Request): unknown => sentBodies.get(request)
+
 const bodyTooLarge = () =>
   tooLarge(`The request body is larger than the ${MAX_JSON_BODY_BYTES} bytes a request may carry`)
 

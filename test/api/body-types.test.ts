@@ -99,6 +99,25 @@ describe('a non-object where the schema wants an object is a 422, never coerced'
     ])
   })
 
+  test('a string at the body limit where an object is expected: the 422 names it, with or without a key', async () => {
+    // The normalizer would rebuild it a character at a time (scripts/bench/hostile-bodies.ts measures what it cost).
+    const long = 'é'.repeat(500_000 - 100)
+    const trigger = '/api/v1/public/agent/workflow/99999999999999999999'
+    for (const key of [undefined, null]) {
+      const response = await t.request('POST', trigger, {
+        key,
+        body: { phone_number: '+14155550100', initial_context: long },
+      })
+      expect(response.status).toBe(422)
+      expect(response.body.detail).toContainEqual(dictType('initial_context', long))
+    }
+    const configurations = await t.request('POST', CREATE_AGENT, {
+      body: { name: 'A', workflow_definition: sampleDefinition(), workflow_configurations: long },
+    })
+    expect(configurations.body).toEqual({ detail: [modelType(['body', 'workflow_configurations'], long)] })
+    expect((await t.request('GET', '/api/v1/workflow/count')).body.total).toBe(0)
+  })
+
   test('authentication still answers first: a bad key with a mistyped body is a 401', async () => {
     const response = await t.request('POST', CREATE_AGENT, {
       key: 'rb_wrong',

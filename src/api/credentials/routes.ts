@@ -12,6 +12,7 @@ import {
 import { checkCredentialBodyShape } from '../../credentials/data'
 import { createCredential, getCredential, listCredentials, updateCredential } from '../../credentials/store'
 import { deleteUnusedCredential } from '../../tools/credential-users'
+import { sentBodyOf } from '../request-body'
 
 const tags = ['Credentials']
 
@@ -24,7 +25,7 @@ export const credentialRoutes = (ctx: AppContext) =>
     })
     .post('', ({ principal, body }) => createCredential(ctx, principal.organizationId, body), {
       // Before the schema check, which would echo the whole body (secret included) for a missing field.
-      transform: ({ body }) => checkCredentialBodyShape(body, false),
+      transform: ({ request }) => checkCredentialBodyShape(sentBodyOf(request), false),
       body: CreateCredentialBody,
       response: { 200: CredentialView, 409: ErrorDetail, ...authErrors },
       detail: { tags, summary: 'Create a credential (the secret is encrypted at rest and never returned)' },
@@ -42,7 +43,7 @@ export const credentialRoutes = (ctx: AppContext) =>
       '/:credential_uuid',
       ({ principal, params, body }) => updateCredential(ctx, principal.organizationId, params.credential_uuid, body),
       {
-        transform: ({ body }) => checkCredentialBodyShape(body, true),
+        transform: ({ request }) => checkCredentialBodyShape(sentBodyOf(request), true),
         params: CredentialParams,
         body: UpdateCredentialBody,
         response: { 200: CredentialView, 404: ErrorDetail, 409: ErrorDetail, ...authErrors },
