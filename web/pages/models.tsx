@@ -32,6 +32,18 @@ export function Models() {
   )
 }
 
+/** An item's Edit and Delete (asked first) buttons, named for it ("Edit server Lab GPU"). */
+function EditAndDelete(props: { what: string; name: string; onEdit: () => void; onDelete: () => void }) {
+  return (
+    <>
+      <EditButton label={`Edit ${props.what}`} onClick={props.onEdit} />{' '}
+      <ConfirmButton label={`Delete ${props.what}`} confirmText={`Delete “${props.name}”`} onConfirm={props.onDelete}>
+        Delete
+      </ConfirmButton>
+    </>
+  )
+}
+
 /** The model servers: each checked, edited or deleted in place, and the form that adds one. */
 function ServersSection({ connections }: { connections: Loaded<Connections> }) {
   const [checks, setChecks] = useState<Record<string, string>>({})
@@ -77,20 +89,15 @@ function ServersSection({ connections }: { connections: Loaded<Connections> }) {
                     Check
                   </button>{' '}
                   <span role="status">{checks[connection.uuid] ?? ''}</span>{' '}
-                  <EditButton
-                    label={`Edit server ${connection.name}`}
-                    onClick={() => setEditingServer(connection.uuid)}
-                  />{' '}
-                  <ConfirmButton
-                    label={`Delete server ${connection.name}`}
-                    confirmText={`Delete “${connection.name}”`}
-                    onConfirm={removal.submit(async () => {
+                  <EditAndDelete
+                    what={`server ${connection.name}`}
+                    name={connection.name}
+                    onEdit={() => setEditingServer(connection.uuid)}
+                    onDelete={removal.submit(async () => {
                       await api('DELETE', `/api/v1/organizations/provider-connections/${connection.uuid}`)
                       connections.reload()
                     })}
-                  >
-                    Delete
-                  </ConfirmButton>
+                  />
                 </li>
               ))}
             </ul>
@@ -136,20 +143,15 @@ function ConfigurationsSection({
                 <li key={item.uuid}>
                   <strong>{item.name}</strong>
                   {item.is_default ? <span className="muted"> (default)</span> : null}{' '}
-                  <EditButton
-                    label={`Edit configuration ${item.name}`}
-                    onClick={() => setEditingConfiguration(item.uuid)}
-                  />{' '}
-                  <ConfirmButton
-                    label={`Delete configuration ${item.name}`}
-                    confirmText={`Delete “${item.name}”`}
-                    onConfirm={removal.submit(async () => {
+                  <EditAndDelete
+                    what={`configuration ${item.name}`}
+                    name={item.name}
+                    onEdit={() => setEditingConfiguration(item.uuid)}
+                    onDelete={removal.submit(async () => {
                       await api('DELETE', `/api/v1/organizations/model-configurations/${item.uuid}`)
                       configurations.reload()
                     })}
-                  >
-                    Delete
-                  </ConfirmButton>
+                  />
                 </li>
               ))}
             </ul>
