@@ -105,6 +105,38 @@ describe('outbound run starts and campaigns: refused before dialling', () => {
     expect(resume.body.detail).toContain('the LLM model server')
     expect(telephony.dials).toHaveLength(1)
   })
+
+  test('a redial is a draft campaign: started without models it is refused like any other, nothing more is dialled', async () => {
+    const telephony = scriptedTelephony(t, () => 'busy')
+    await createAriConfiguration(t)
+    await configureModelsNeverAsked(t)
+    const workflowId = await createAgent(t)
+    const sourceId = await uploadCsv(t, csvOf(['phone_number'], [['+14155550101']]))
+    const campaign = await post('/api/v1/campaign/create', {
+      name: 'Promo',
+      source_type: 'csv',
+      workflow_id: workflowId,
+      source_id: sourceId,
+      rate_limit_per_second: 100,
+      retry_config: { enabled: false, max_retries: 0 },
+    })
+    expect((await t.request('POST', `/api/v1/campaign/${campaign.id}/start`)).status).toBe(200)
+    const scheduler = manualScheduler(t)
+    await scheduler.tickEvery(200_000, 6)
+    expect((await t.request('GET', `/api/v1/campaign/${campaign.id}`)).body.state).toBe('completed')
+    const dialled = telephony.dials.length
+    expect(dialled).toBe(1)
+
+    for (const configuration of (await t.request('GET', CONFIGURATIONS)).body.configurations)
+      expect((await t.request('DELETE', `${CONFIGURATIONS}/${configuration.uuid}`)).status).toBe(200)
+    const child = await post(`/api/v1/campaign/${campaign.id}/redial`, {})
+    expect(child).toMatchObject({ state: 'draft', total_rows: 1 })
+    const refused = await t.request('POST', `/api/v1/campaign/${child.id}/start`)
+    expect(refused.status).toBe(400)
+    expect(refused.body.detail).toContain('no LLM is configured')
+    await scheduler.tickEvery(200_000, 3)
+    expect(telephony.dials).toHaveLength(dialled)
+  })
 })
 
 describe('voice agents through ARI', () => {
