@@ -23,6 +23,7 @@ import { definitionMentions, toolMention } from '../definition/recording-referen
 import { existingRecordingIds } from '../tools/recordings'
 import { agentVersionLabel, liveAgentVersions } from '../db/agent-versions'
 import { encodeWav, pcmBytes } from '../lib/wav'
+import { within } from '../lib/within'
 
 export const MAX_RECORDING_BYTES = 5 * 1024 * 1024
 const UPLOAD_REMOVED = 'the upload was removed, unused a day after its grant: upload the file again'
@@ -429,6 +430,13 @@ export async function recordingAudioWav(ctx: AppContext, organizationId: number,
   })
 }
 
+/**
+ * How long a run's start waits for its recordings: a caller is on the line meanwhile. One not read by then (an object
+ * store that is slow or silent) is left out with a warning; the conversation speaks instead, as for a recording it
+ * does not have.
+ */
+const RECORDINGS_LOAD_MS = 3_000
+
 /** The organization's recordings among `ids`, loaded before a run starts so that playing one needs no I/O. */
 export async function loadPlayableRecordings(
   ctx: AppContext,
@@ -436,9 +444,16 @@ export async function loadPlayableRecordings(
   ids: string[],
 ): Promise<Map<string, PlayableRecording>> {
   const loaded = new Map<string, PlayableRecording>()
-  for (const id of ids) {
-    const recording = await loadLineAudio(ctx, organizationId, id)
-    if (recording) loaded.set(id, recording)
+  const leftOut = (id: string, reason: unknown) => {
+    ctx.log.warn({ err: reason, recordingId: id }, 'recording not loaded for the run: left out')
+    return null
   }
+  await Promise.all(
+    ids.map(async (id) => {
+      const reading = loadLineAudio(ctx, organizationId, id).catch((error) => leftOut(id, error))
+      const recording = await within(reading, RECORDINGS_LOAD_MS, () => leftOut(id, 'not read in time'))
+      if (recording) loaded.set(id, recording)
+    }),
+  )
   return loaded
 }

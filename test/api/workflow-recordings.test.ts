@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs'
 import { decodeWav, encodeWav } from '../../src/lib/wav'
 import { ulawToPcm16 } from '../../src/voice/g711'
 import { createTestApp, type TestApp } from '../support/app'
+import { loadPlayableRecordings } from '../../src/recordings/service'
+import type { ObjectStore } from '../../src/storage/object-store'
 import { createAgent, sampleDefinition } from '../support/agents'
 import { dominantFrequency, sine } from '../support/audio'
 import { createRecording, g711Wav, lineToneWav, MP3_FIXTURE, toneWav, uploadRecordingFile } from '../support/recordings'
@@ -325,5 +327,26 @@ describe('transcribe', () => {
     } finally {
       models.stop()
     }
+  })
+})
+
+describe('loaded for a run', () => {
+  test('a recording the store does not answer for is left out after a short wait; the others are loaded', async () => {
+    expect((await createRecording(t, 'kept', lineToneWav(400, 200))).status).toBe(200)
+    expect((await createRecording(t, 'stalled', lineToneWav(500, 200))).status).toBe(200)
+    const { line_audio_key: stalledKey } = t.ctx.sqlite
+      .query<{ line_audio_key: string }, []>(
+        "SELECT line_audio_key FROM workflow_recordings WHERE recording_id = 'stalled'",
+      )
+      .get()!
+    const store = t.ctx.objects
+    // A bucket that takes the request for that recording's audio and never answers.
+    const silentForOne: ObjectStore = {
+      ...store,
+      get: (key) => (key.startsWith(stalledKey) ? new Promise(() => {}) : store.get(key)),
+    }
+    const loaded = await loadPlayableRecordings({ ...t.ctx, objects: silentForOne }, 1, ['kept', 'stalled', 'absent'])
+    expect([...loaded.keys()]).toEqual(['kept'])
+    expect(loaded.get('kept')!.ulaw.length).toBeGreaterThan(0)
   })
 })
