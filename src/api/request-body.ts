@@ -5,7 +5,10 @@ import { invalid, tooLarge } from '../lib/errors'
 import { MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH } from '../lib/limits'
 import type { Loc } from '../lib/validation'
 
-/** Each request's parsed body as the client sent it, before Elysia's normalizer rebuilds it (see api/app.ts). */
+/**
+ * Each request's parsed body as the client sent it, before Elysia's normalizer rebuilds it (see api/app.ts). A body
+ * with problems reaches route transforms as `{}`: a route's own check of the body reads it here (`sentBodyOf`).
+ */
 const sentBodies = new WeakMap<Request, unknown>()
 export const keepSentBody = (request: Request, body: unknown) => sentBodies.set(request, body)
 export const sentBodyOf = (request: Request): unknown => sentBodies.get(request)
